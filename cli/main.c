@@ -1,0 +1,213 @@
+/*
+ * main.c - the chandy command line.
+ *
+ *   chandy run SCENARIO.json [--seed N] [--out DIR] [--backend simgrid|sockets]
+ *   chandy validate SCENARIO.json...
+ *   chandy keygroup --parallelism P [--max-parallelism M]
+ *   chandy config
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "keygroup.h"
+#include "run.h"
+#include "scenario.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage:\n"
+            "  chandy run SCENARIO.json [--seed N] [--out DIR] [--backend simgrid|sockets]\n"
+            "             [--quiet] [--verbose]\n"
+            "      run a scenario, write DIR/run.json (default DIR: out/<scenario name>)\n"
+            "  chandy validate SCENARIO.json...\n"
+            "      check scenario files without running them\n"
+            "  chandy keygroup --parallelism P [--max-parallelism M]\n"
+            "      read keys from standard input, one a line, and print\n"
+            "      key<TAB>key group<TAB>subtask as Flink assigns them\n"
+            "  chandy config\n"
+            "      list the Flink configuration keys chandy understands\n");
+}
+
+static int parse_u64(const char *s, uint64_t max, uint64_t *out)
+{
+    if (!s || !*s || *s == '-')
+        return -1;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (*end || errno || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    ck_run_opts o = {0};
+    const char *path = NULL;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--seed")) {
+            if (parse_u64(val, UINT64_C(9007199254740991), &o.seed)) {
+                fprintf(stderr, "chandy run: --seed: expected a non-negative integer\n");
+                return 2;
+            }
+            o.have_seed = 1;
+            i++;
+        } else if (!strcmp(a, "--out")) {
+            if (!val) {
+                fprintf(stderr, "chandy run: --out: expected a directory\n");
+                return 2;
+            }
+            o.outdir = val;
+            i++;
+        } else if (!strcmp(a, "--backend")) {
+            if (val && !strcmp(val, "simgrid"))
+                o.backend = CK_BACKEND_SIMGRID;
+            else if (val && !strcmp(val, "sockets"))
+                o.backend = CK_BACKEND_SOCKETS;
+            else {
+                fprintf(stderr, "chandy run: --backend: expected simgrid or sockets\n");
+                return 2;
+            }
+            i++;
+        } else if (!strcmp(a, "--quiet")) {
+            o.quiet = 1;
+        } else if (!strcmp(a, "--verbose")) {
+            o.verbose = 1;
+        } else if (a[0] == '-') {
+            fprintf(stderr, "chandy run: unknown option %s\n", a);
+            return 2;
+        } else if (!path) {
+            path = a;
+        } else {
+            fprintf(stderr, "chandy run: one scenario at a time (got %s and %s)\n", path, a);
+            return 2;
+        }
+    }
+    if (!path) {
+        usage(stderr);
+        return 2;
+    }
+    return ck_run_main(path, &o);
+}
+
+static int cmd_validate(int argc, char **argv)
+{
+    if (argc == 0) {
+        usage(stderr);
+        return 2;
+    }
+    int status = 0;
+    for (int i = 0; i < argc; i++) {
+        static ck_scenario sc;
+        char err[1200];
+        if (ck_scenario_load(&sc, argv[i], err, sizeof(err))) {
+            fprintf(stderr, "chandy: %s\n", err);
+            status = 2;
+            continue;
+        }
+        printf("%s: ok\n", argv[i]);
+        ck_scenario_free(&sc);
+    }
+    return status;
+}
+
+static int cmd_keygroup(int argc, char **argv)
+{
+    uint64_t p = 0, m = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(argv[i], "--parallelism")) {
+            if (parse_u64(val, CK_KG_UPPER_BOUND_MAX_PARALLELISM, &p) || p == 0) {
+                fprintf(stderr, "chandy keygroup: --parallelism: expected 1 to %d\n",
+                        CK_KG_UPPER_BOUND_MAX_PARALLELISM);
+                return 2;
+            }
+            i++;
+        } else if (!strcmp(argv[i], "--max-parallelism")) {
+            if (parse_u64(val, CK_KG_UPPER_BOUND_MAX_PARALLELISM, &m) || m == 0) {
+                fprintf(stderr, "chandy keygroup: --max-parallelism: expected 1 to %d\n",
+                        CK_KG_UPPER_BOUND_MAX_PARALLELISM);
+                return 2;
+            }
+            i++;
+        } else {
+            fprintf(stderr, "chandy keygroup: unknown argument %s\n", argv[i]);
+            return 2;
+        }
+    }
+    if (p == 0) {
+        fprintf(stderr, "chandy keygroup: --parallelism is required\n");
+        return 2;
+    }
+    int maxp = m ? (int)m : ck_kg_default_max_parallelism((int)p);
+    if (ck_kg_check((int)p, maxp)) {
+        fprintf(stderr, "chandy keygroup: parallelism %llu exceeds max parallelism %d\n",
+                (unsigned long long)p, maxp);
+        return 2;
+    }
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    while ((n = getline(&line, &cap, stdin)) >= 0) {
+        size_t len = (size_t)n;
+        if (len > 0 && line[len - 1] == '\n')
+            len--; /* the separator only: the key is taken verbatim */
+        int kg = ck_kg_of_key(line, len, maxp);
+        fwrite(line, 1, len, stdout);
+        printf("\t%d\t%d\n", kg, ck_kg_subtask(kg, (int)p, maxp));
+    }
+    free(line);
+    if (ferror(stdin)) {
+        fprintf(stderr, "chandy keygroup: error reading standard input\n");
+        return 1;
+    }
+    return fflush(stdout) ? 1 : 0;
+}
+
+static int cmd_config(void)
+{
+    static const char *const types[] = {"integer", "boolean", "duration", "memory"};
+    for (int i = 0; i < CK_CFG_COUNT; i++) {
+        const ck_cfg_def *d = ck_config_def((ck_cfg_id)i);
+        char def[32], lo[32], hi[32];
+        ck_config_format((ck_cfg_id)i, d->def, def, sizeof(def));
+        ck_config_format((ck_cfg_id)i, d->min, lo, sizeof(lo));
+        ck_config_format((ck_cfg_id)i, d->max, hi, sizeof(hi));
+        printf("%s\n    %s, default %s", d->key, types[d->type], def);
+        if (d->type != CK_CFG_BOOL)
+            printf(", from %s to %s", lo, hi);
+        printf("\n    %s\n", d->desc);
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "run"))
+        return cmd_run(argc - 2, argv + 2);
+    if (!strcmp(cmd, "validate"))
+        return cmd_validate(argc - 2, argv + 2);
+    if (!strcmp(cmd, "keygroup"))
+        return cmd_keygroup(argc - 2, argv + 2);
+    if (!strcmp(cmd, "config"))
+        return cmd_config();
+    if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
+        usage(stdout);
+        return 0;
+    }
+    fprintf(stderr, "chandy: unknown command %s\n", cmd);
+    usage(stderr);
+    return 2;
+}

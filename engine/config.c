@@ -1,0 +1,178 @@
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "error.h"
+
+static const ck_cfg_def defs[CK_CFG_COUNT] = {
+#define CK_CFG_DEF(id, key, type, def, min, max, desc) {key, type, def, min, max, desc},
+    CK_CONFIG_KEYS(CK_CFG_DEF)
+#undef CK_CFG_DEF
+};
+
+void ck_config_defaults(ck_config *c)
+{
+    for (int i = 0; i < CK_CFG_COUNT; i++) {
+        c->v[i] = defs[i].def;
+        c->set[i] = 0;
+    }
+}
+
+const ck_cfg_def *ck_config_def(ck_cfg_id id)
+{
+    if ((int)id < 0 || id >= CK_CFG_COUNT)
+        return NULL;
+    return &defs[id];
+}
+
+int ck_config_find(const char *key)
+{
+    for (int i = 0; i < CK_CFG_COUNT; i++)
+        if (strcmp(defs[i].key, key) == 0)
+            return i;
+    return -1;
+}
+
+int ck_config_check(ck_cfg_id id, int64_t v)
+{
+    return (v < defs[id].min || v > defs[id].max) ? CK_ERANGE : CK_OK;
+}
+
+typedef struct unit {
+    const char *name;
+    int64_t mult;
+} unit;
+
+/* Flink's TimeUtils units; the first listed is how we print. */
+static const unit time_units[] = {
+    {"ns", 1}, {"nano", 1}, {"nanos", 1}, {"nanosecond", 1}, {"nanoseconds", 1},
+    {"us", 1000}, {"µs", 1000}, {"micro", 1000}, {"micros", 1000},
+    {"microsecond", 1000}, {"microseconds", 1000},
+    {"ms", CK_MS_}, {"milli", CK_MS_}, {"millis", CK_MS_},
+    {"millisecond", CK_MS_}, {"milliseconds", CK_MS_},
+    {"s", 1000 * CK_MS_}, {"sec", 1000 * CK_MS_}, {"secs", 1000 * CK_MS_},
+    {"second", 1000 * CK_MS_}, {"seconds", 1000 * CK_MS_},
+    {"min", 60000 * CK_MS_}, {"m", 60000 * CK_MS_}, {"minute", 60000 * CK_MS_},
+    {"minutes", 60000 * CK_MS_},
+    {"h", 3600000 * CK_MS_}, {"hour", 3600000 * CK_MS_}, {"hours", 3600000 * CK_MS_},
+    {"d", 86400000 * CK_MS_}, {"day", 86400000 * CK_MS_}, {"days", 86400000 * CK_MS_},
+};
+
+/* Flink's MemorySize units (case-insensitive). */
+static const unit mem_units[] = {
+    {"b", 1}, {"bytes", 1},
+    {"k", 1 << 10}, {"kb", 1 << 10}, {"kibibytes", 1 << 10},
+    {"m", 1 << 20}, {"mb", 1 << 20}, {"mebibytes", 1 << 20},
+    {"g", 1 << 30}, {"gb", 1 << 30}, {"gibibytes", 1 << 30},
+    {"t", INT64_C(1) << 40}, {"tb", INT64_C(1) << 40}, {"tebibytes", INT64_C(1) << 40},
+};
+
+/* Parses "<integer> [unit]"; a missing unit uses bare_mult. */
+static int parse_with_unit(const char *text, const unit *units, size_t nunits,
+                           int case_insensitive, int64_t bare_mult, int64_t *out)
+{
+    const char *p = text;
+    while (isspace((unsigned char)*p))
+        p++;
+    errno = 0;
+    char *end;
+    long long n = strtoll(p, &end, 10);
+    if (end == p || errno == ERANGE)
+        return CK_EINVAL;
+    while (isspace((unsigned char)*end))
+        end++;
+    size_t ulen = strlen(end);
+    while (ulen > 0 && isspace((unsigned char)end[ulen - 1]))
+        ulen--;
+    int64_t mult = bare_mult;
+    if (ulen > 0) {
+        mult = 0;
+        for (size_t i = 0; i < nunits; i++) {
+            if (strlen(units[i].name) != ulen)
+                continue;
+            int eq = case_insensitive ? strncasecmp(units[i].name, end, ulen) == 0
+                                      : strncmp(units[i].name, end, ulen) == 0;
+            if (eq) {
+                mult = units[i].mult;
+                break;
+            }
+        }
+        if (mult == 0)
+            return CK_EINVAL;
+    }
+    if (n != 0 && (n > INT64_MAX / mult || n < INT64_MIN / mult))
+        return CK_ERANGE;
+    *out = (int64_t)n * mult;
+    return CK_OK;
+}
+
+int ck_config_parse(ck_cfg_id id, const char *text, int64_t *out)
+{
+    const ck_cfg_def *d = &defs[id];
+    int64_t v = 0;
+    int rc;
+    switch (d->type) {
+    case CK_CFG_BOOL:
+        if (strcasecmp(text, "true") == 0)
+            v = 1;
+        else if (strcasecmp(text, "false") == 0)
+            v = 0;
+        else
+            return CK_EINVAL;
+        break;
+    case CK_CFG_INT:
+        rc = parse_with_unit(text, NULL, 0, 0, 1, &v);
+        if (rc)
+            return rc;
+        break;
+    case CK_CFG_DURATION:
+        rc = parse_with_unit(text, time_units, sizeof(time_units) / sizeof(time_units[0]), 0, CK_MS_, &v);
+        if (rc)
+            return rc;
+        break;
+    case CK_CFG_MEMORY:
+        rc = parse_with_unit(text, mem_units, sizeof(mem_units) / sizeof(mem_units[0]), 1, 1, &v);
+        if (rc)
+            return rc;
+        break;
+    }
+    if ((rc = ck_config_check(id, v)))
+        return rc;
+    *out = v;
+    return CK_OK;
+}
+
+void ck_config_format(ck_cfg_id id, int64_t v, char *buf, unsigned len)
+{
+    switch (defs[id].type) {
+    case CK_CFG_BOOL:
+        snprintf(buf, len, "%s", v ? "true" : "false");
+        break;
+    case CK_CFG_INT:
+        snprintf(buf, len, "%lld", (long long)v);
+        break;
+    case CK_CFG_DURATION:
+        if (v != 0 && v % (60000 * CK_MS_) == 0)
+            snprintf(buf, len, "%lld min", (long long)(v / (60000 * CK_MS_)));
+        else if (v != 0 && v % (1000 * CK_MS_) == 0)
+            snprintf(buf, len, "%lld s", (long long)(v / (1000 * CK_MS_)));
+        else if (v % CK_MS_ == 0)
+            snprintf(buf, len, "%lld ms", (long long)(v / CK_MS_));
+        else
+            snprintf(buf, len, "%lld ns", (long long)v);
+        break;
+    case CK_CFG_MEMORY:
+        if (v != 0 && v % (1 << 20) == 0)
+            snprintf(buf, len, "%lld mb", (long long)(v >> 20));
+        else if (v != 0 && v % (1 << 10) == 0)
+            snprintf(buf, len, "%lld kb", (long long)(v >> 10));
+        else
+            snprintf(buf, len, "%lld b", (long long)v);
+        break;
+    }
+}

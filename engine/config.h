@@ -1,0 +1,103 @@
+/*
+ * config.h - the engine's configuration, under Flink's key names.
+ *
+ * CK_CONFIG_KEYS is the one table of every key chandy understands: its
+ * Flink name, type, default and accepted range. The scenario loader checks
+ * a scenario's "config" object against it (an unknown key is an error, not
+ * a silent no-op) and `chandy config` prints it.
+ *
+ * Durations are held in nanoseconds, memory sizes in bytes.
+ */
+#ifndef CK_CONFIG_H
+#define CK_CONFIG_H
+
+#include <stdint.h>
+
+typedef enum ck_cfg_type {
+    CK_CFG_INT,
+    CK_CFG_BOOL,
+    CK_CFG_DURATION,
+    CK_CFG_MEMORY,
+} ck_cfg_type;
+
+#define CK_MS_ INT64_C(1000000)
+
+/* X(id, key, type, default, min, max, description) */
+#define CK_CONFIG_KEYS(X)                                                      \
+    X(SEGMENT_SIZE, "taskmanager.memory.segment-size", CK_CFG_MEMORY, 32768,   \
+      256, 16 << 20, "size of one network buffer")                             \
+    X(BUFFER_TIMEOUT, "execution.buffer-timeout", CK_CFG_DURATION,             \
+      100 * CK_MS_, -CK_MS_, 3600000 * CK_MS_,                                 \
+      "flush output buffers at least this often; 0 after every record, "       \
+      "-1 ms only when full")                                                  \
+    X(BUFFERS_PER_CHANNEL, "taskmanager.network.memory.buffers-per-channel",   \
+      CK_CFG_INT, 2, 1, 1000, "exclusive buffers (credits) per input channel") \
+    X(FLOATING_PER_GATE,                                                       \
+      "taskmanager.network.memory.floating-buffers-per-gate", CK_CFG_INT, 8,   \
+      0, 100000, "floating buffers shared by the channels of an input gate")   \
+    X(MAX_PER_CHANNEL, "taskmanager.network.memory.max-buffers-per-channel",   \
+      CK_CFG_INT, 10, 1, 100000,                                               \
+      "most buffers one output subpartition may hold")                         \
+    X(MAX_OVERDRAFT,                                                           \
+      "taskmanager.network.memory.max-overdraft-buffers-per-gate", CK_CFG_INT, \
+      5, 0, 1000, "extra output buffers a record in progress may take")        \
+    X(MAX_PARALLELISM, "pipeline.max-parallelism", CK_CFG_INT, -1, -1, 32768,  \
+      "key groups of keyed operators; -1: Flink's default rule")               \
+    X(AUTO_WATERMARK_INTERVAL, "pipeline.auto-watermark-interval",             \
+      CK_CFG_DURATION, 200 * CK_MS_, 0, 3600000 * CK_MS_,                      \
+      "how often sources emit watermarks; 0 disables them")                    \
+    X(CHAINING, "pipeline.operator-chaining.enabled", CK_CFG_BOOL, 1, 0, 1,    \
+      "chain forward-connected operators of equal parallelism")                \
+    X(PARALLELISM_DEFAULT, "parallelism.default", CK_CFG_INT, 1, 1, 32768,     \
+      "parallelism of operators that do not set one")                          \
+    X(TASK_SLOTS, "taskmanager.numberOfTaskSlots", CK_CFG_INT, 1, 1, 1024,     \
+      "slots per task manager (host)")
+
+typedef enum ck_cfg_id {
+#define CK_CFG_ENUM(id, key, type, def, min, max, desc) CK_CFG_##id,
+    CK_CONFIG_KEYS(CK_CFG_ENUM)
+#undef CK_CFG_ENUM
+        CK_CFG_COUNT
+} ck_cfg_id;
+
+typedef struct ck_cfg_def {
+    const char *key;
+    ck_cfg_type type;
+    int64_t def, min, max;
+    const char *desc;
+} ck_cfg_def;
+
+typedef struct ck_config {
+    int64_t v[CK_CFG_COUNT];
+    uint8_t set[CK_CFG_COUNT]; /* given explicitly */
+} ck_config;
+
+/* Fills every key with its default. */
+void ck_config_defaults(ck_config *c);
+
+/* The definition of a key, or NULL. */
+const ck_cfg_def *ck_config_def(ck_cfg_id id);
+
+/* Looks a key up by its Flink name; returns its id or -1. */
+int ck_config_find(const char *key);
+
+/*
+ * Parses a Flink-style value for key id from text: durations like "100 ms",
+ * "10s", "1 min" (a bare number is milliseconds), memory sizes like "32kb",
+ * "32 kb", "1m" (a bare number is bytes), booleans "true"/"false".
+ * Returns 0 and sets *out, CK_EINVAL (syntax) or CK_ERANGE.
+ */
+int ck_config_parse(ck_cfg_id id, const char *text, int64_t *out);
+
+/* Checks a numeric value against the key's range: 0 or CK_ERANGE. */
+int ck_config_check(ck_cfg_id id, int64_t v);
+
+/* Formats a value the way Flink would write it ("100 ms", "32 kb"). */
+void ck_config_format(ck_cfg_id id, int64_t v, char *buf, unsigned len);
+
+static inline int64_t ck_cfg(const ck_config *c, ck_cfg_id id)
+{
+    return c->v[id];
+}
+
+#endif

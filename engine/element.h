@@ -1,0 +1,96 @@
+/*
+ * element.h - stream elements (records, watermarks, end of partition) and
+ * their byte encoding in network buffers.
+ *
+ * An encoded element is
+ *
+ *   u32 len | u8 tag | body (len - 1 bytes)
+ *
+ * and may span any number of buffers: the writer cuts it wherever a buffer
+ * ends, the reader (ck_elem_reader) puts the pieces back together. Record
+ * body:
+ *
+ *   i64 ts (event time, ms) | i64 value | i64 ingest (ns) |
+ *   u16 key length | u32 payload length | key bytes | payload bytes
+ *
+ * A decoded record points into the buffer it came from (or into the
+ * reader's spill area when it spanned buffers): it stays valid until the
+ * next call on the reader.
+ */
+#ifndef CK_ELEMENT_H
+#define CK_ELEMENT_H
+
+#include "common.h"
+
+typedef enum ck_elem_tag {
+    CK_EL_RECORD = 1,
+    CK_EL_WATERMARK = 2,
+    CK_EL_END_OF_PARTITION = 3,
+    CK_EL_TAG_MAX = 3
+} ck_elem_tag;
+
+#define CK_ELEM_PREFIX 5       /* u32 len + u8 tag */
+#define CK_REC_FIXED 30        /* fixed part of a record body */
+#define CK_REC_MAX_KEY 65535u
+#define CK_REC_MAX_PAYLOAD (1u << 24)
+
+typedef struct ck_rec {
+    int64_t ts;     /* event time in ms */
+    int64_t value;  /* the number that aggregates add up */
+    int64_t ingest; /* platform time (ns) the record entered the source log */
+    const char *key;
+    const uint8_t *payload;
+    uint32_t klen;
+    uint32_t plen;
+} ck_rec;
+
+typedef struct ck_elem {
+    int tag;
+    union {
+        ck_rec rec;
+        int64_t wm;
+    } u;
+} ck_elem;
+
+/* Encoded size of an element, prefix included. */
+size_t ck_elem_size(const ck_elem *e);
+
+/* Encodes e into dst, which has ck_elem_size(e) bytes. */
+void ck_elem_encode(uint8_t *dst, const ck_elem *e);
+
+/*
+ * Decodes one element from p[0..n), which must hold exactly one encoded
+ * element (prefix included). Returns 0, or CK_ECORRUPT.
+ */
+int ck_elem_decode(const uint8_t *p, size_t n, ck_elem *e);
+
+/*
+ * The reading side of one channel: fed buffers in order, it hands back
+ * whole elements. It never owns the buffers it is fed; it copies the pieces
+ * of an element that spans buffers into its spill area.
+ */
+typedef struct ck_elem_reader {
+    const uint8_t *data; /* current buffer */
+    size_t len, pos;
+    uint8_t *spill;       /* a partial element being assembled */
+    size_t spill_len, spill_cap;
+    size_t spill_want;    /* total size once known, 0 while the prefix is partial */
+} ck_elem_reader;
+
+void ck_elem_reader_init(ck_elem_reader *r);
+void ck_elem_reader_free(ck_elem_reader *r);
+
+/* Starts reading a new buffer; the previous one must be exhausted. */
+void ck_elem_reader_feed(ck_elem_reader *r, const uint8_t *data, size_t len);
+
+/*
+ * Takes the next whole element. Returns 1 with *e set, 0 when the current
+ * buffer is exhausted (feed the next one), CK_ECORRUPT on a malformed
+ * element, CK_ENOMEM.
+ */
+int ck_elem_reader_next(ck_elem_reader *r, ck_elem *e);
+
+/* True when a partial element is waiting for the next buffer. */
+int ck_elem_reader_partial(const ck_elem_reader *r);
+
+#endif

@@ -1,0 +1,286 @@
+#include "gate.h"
+
+#include <stdlib.h>
+
+#include "error.h"
+
+int ck_gate_init(ck_gate *g, ck_platform *plat, uint16_t edge, uint32_t consumer,
+                 int nchan, const uint32_t *producer_eps, uint32_t exclusive,
+                 uint32_t floating)
+{
+    if (nchan < 1 || exclusive < 1)
+        return CK_EINVAL;
+    memset(g, 0, sizeof(*g));
+    g->chans = calloc((size_t)nchan, sizeof(*g->chans));
+    g->avail = calloc((size_t)nchan, sizeof(int));
+    g->waiters = calloc((size_t)nchan, sizeof(int));
+    if (!g->chans || !g->avail || !g->waiters) {
+        free(g->chans);
+        free(g->avail);
+        free(g->waiters);
+        return CK_ENOMEM;
+    }
+    g->plat = plat;
+    g->edge = edge;
+    g->consumer = consumer;
+    g->nchan = nchan;
+    g->exclusive = exclusive;
+    g->floating = floating;
+    g->pool_free = floating;
+    g->wm = CK_WM_MIN;
+    for (int i = 0; i < nchan; i++) {
+        ck_chan *c = &g->chans[i];
+        c->producer_ep = producer_eps[i];
+        c->owned = exclusive;
+        c->unannounced = exclusive; /* initial credit */
+        c->wm = CK_WM_MIN;
+        ck_elem_reader_init(&c->reader);
+    }
+    return CK_OK;
+}
+
+void ck_gate_free(ck_gate *g)
+{
+    if (!g->chans)
+        return;
+    for (int i = 0; i < g->nchan; i++) {
+        ck_bufq_clear(&g->chans[i].queue);
+        ck_buf_del(g->chans[i].cur);
+        ck_elem_reader_free(&g->chans[i].reader);
+    }
+    free(g->chans);
+    free(g->avail);
+    free(g->waiters);
+    memset(g, 0, sizeof(*g));
+}
+
+static inline uint32_t held(const ck_chan *c)
+{
+    return c->queue.n + (c->cur ? 1u : 0u);
+}
+
+static inline uint32_t required(const ck_gate *g, const ck_chan *c)
+{
+    return c->backlog + g->exclusive;
+}
+
+/* Turns every owned buffer that is neither lent out nor full into credit. */
+static void recredit(ck_chan *c)
+{
+    uint32_t used = c->outstanding + c->unannounced + held(c);
+    if (c->owned > used)
+        c->unannounced += c->owned - used;
+}
+
+static void avail_push(ck_gate *g, int i)
+{
+    ck_chan *c = &g->chans[i];
+    if (c->in_avail)
+        return;
+    c->in_avail = 1;
+    g->avail[(g->avail_head + g->avail_n) % g->nchan] = i;
+    g->avail_n++;
+}
+
+static int avail_pop(ck_gate *g)
+{
+    int i = g->avail[g->avail_head];
+    g->avail_head = (g->avail_head + 1) % g->nchan;
+    g->avail_n--;
+    g->chans[i].in_avail = 0;
+    return i;
+}
+
+/* Lends floating buffers to channel i up to what its backlog needs. */
+static void request_floating(ck_gate *g, int i)
+{
+    ck_chan *c = &g->chans[i];
+    while (c->owned < required(g, c) && g->pool_free > 0) {
+        g->pool_free--;
+        c->owned++;
+        c->floating++;
+    }
+    if (c->owned < required(g, c) && !c->waiting) {
+        c->waiting = 1;
+        g->waiters[(g->wait_head + g->wait_n) % g->nchan] = i;
+        g->wait_n++;
+    }
+    recredit(c);
+}
+
+/* A floating buffer came back to the pool: lend it to a waiting channel. */
+static void pool_returned(ck_gate *g)
+{
+    while (g->pool_free > 0 && g->wait_n > 0) {
+        int i = g->waiters[g->wait_head];
+        ck_chan *c = &g->chans[i];
+        if (c->owned >= required(g, c) || c->ended) {
+            g->wait_head = (g->wait_head + 1) % g->nchan;
+            g->wait_n--;
+            c->waiting = 0;
+            continue;
+        }
+        g->pool_free--;
+        c->owned++;
+        c->floating++;
+        recredit(c);
+        if (c->owned >= required(g, c)) {
+            g->wait_head = (g->wait_head + 1) % g->nchan;
+            g->wait_n--;
+            c->waiting = 0;
+        }
+    }
+}
+
+int ck_gate_on_data(ck_gate *g, const ck_wire_hdr *h, uint8_t *msg)
+{
+    if (h->src >= (uint32_t)g->nchan || h->dst != g->consumer) {
+        free(msg);
+        return CK_EPROTO;
+    }
+    ck_chan *c = &g->chans[h->src];
+    if (c->outstanding == 0 || h->seq != c->next_seq || c->ended) {
+        free(msg);
+        return CK_EPROTO;
+    }
+    ck_buf *b = ck_buf_wrap(msg, h->len);
+    if (!b) {
+        free(msg);
+        return CK_ENOMEM;
+    }
+    c->outstanding--;
+    c->next_seq++;
+    c->backlog = h->arg;
+    c->bytes_in += h->len;
+    c->bufs_in++;
+    g->bytes_in += h->len;
+    ck_bufq_push(&c->queue, b);
+    avail_push(g, (int)h->src);
+    if (c->owned < required(g, c))
+        request_floating(g, (int)h->src);
+    return CK_OK;
+}
+
+/* The channel finished reading its current buffer. */
+static void release_cur(ck_gate *g, ck_chan *c)
+{
+    ck_buf_del(c->cur);
+    c->cur = NULL;
+    if (c->floating > 0 && (c->owned > required(g, c) || c->ended)) {
+        c->owned--;
+        c->floating--;
+        g->pool_free++;
+        pool_returned(g);
+    }
+    recredit(c);
+}
+
+static int64_t min_open_wm(const ck_gate *g)
+{
+    int64_t m = CK_WM_MAX;
+    for (int i = 0; i < g->nchan; i++)
+        if (!g->chans[i].ended && g->chans[i].wm < m)
+            m = g->chans[i].wm;
+    return m;
+}
+
+/* Returns 1 and sets *e when the gate watermark rose. */
+static int advance_wm(ck_gate *g, ck_elem *e)
+{
+    if (g->nended == g->nchan)
+        return 0;
+    int64_t m = min_open_wm(g);
+    if (m > g->wm) {
+        g->wm = m;
+        e->tag = CK_EL_WATERMARK;
+        e->u.wm = m;
+        return 1;
+    }
+    return 0;
+}
+
+int ck_gate_next(ck_gate *g, ck_elem *e, int *released)
+{
+    *released = 0;
+    while (g->avail_n > 0) {
+        int i = g->avail[g->avail_head];
+        ck_chan *c = &g->chans[i];
+        if (!c->cur) {
+            c->cur = ck_bufq_pop(&c->queue);
+            if (!c->cur) {
+                avail_pop(g);
+                continue;
+            }
+            ck_elem_reader_feed(&c->reader, ck_buf_data(c->cur), c->cur->len);
+        }
+        int rc = ck_elem_reader_next(&c->reader, e);
+        if (rc < 0)
+            return rc;
+        if (rc == 0) {
+            /* Buffer read through: release it, rotate to the next channel. */
+            release_cur(g, c);
+            avail_pop(g);
+            if (c->queue.n > 0)
+                avail_push(g, i);
+            *released = 1;
+            continue;
+        }
+        switch (e->tag) {
+        case CK_EL_RECORD:
+            return 1;
+        case CK_EL_WATERMARK:
+            if (e->u.wm > c->wm)
+                c->wm = e->u.wm;
+            if (advance_wm(g, e))
+                return 1;
+            continue;
+        case CK_EL_END_OF_PARTITION:
+            if (c->queue.n > 0 || ck_elem_reader_partial(&c->reader))
+                return CK_EPROTO; /* data after the end */
+            c->ended = 1;
+            g->nended++;
+            if (g->nended == g->nchan) {
+                g->eop_delivered = 1;
+                e->tag = CK_EL_END_OF_PARTITION;
+                return 1;
+            }
+            if (advance_wm(g, e))
+                return 1;
+            continue;
+        default:
+            return CK_ECORRUPT;
+        }
+    }
+    return 0;
+}
+
+void ck_gate_announce(ck_gate *g)
+{
+    for (int i = 0; i < g->nchan; i++) {
+        ck_chan *c = &g->chans[i];
+        if (c->unannounced == 0 || c->ended)
+            continue;
+        uint8_t *m = malloc(CK_WIRE_HDR);
+        if (!m)
+            return; /* retried at the next announce */
+        ck_wire_hdr h = {
+            .type = CK_MSG_CREDIT,
+            .edge = g->edge,
+            .src = (uint32_t)i,
+            .dst = g->consumer,
+            .arg = c->unannounced,
+        };
+        ck_wire_encode(m, &h);
+        c->outstanding += c->unannounced;
+        c->unannounced = 0;
+        g->plat->ops->send(g->plat, c->producer_ep, m, CK_WIRE_HDR);
+    }
+}
+
+uint32_t ck_gate_queued(const ck_gate *g)
+{
+    uint32_t n = 0;
+    for (int i = 0; i < g->nchan; i++)
+        n += held(&g->chans[i]);
+    return n;
+}

@@ -1,0 +1,103 @@
+/*
+ * gate.h - an input gate: the consuming side of one job-graph edge in one
+ * subtask, with one input channel per producer subtask.
+ *
+ * Credit-based flow control, as in Flink: each channel owns `exclusive`
+ * buffers; the gate holds a pool of `floating` buffers lent to channels
+ * whose producer reports a backlog. A buffer the channel owns and that
+ * holds no data is announced to the producer as one credit. When a buffer
+ * has been read through it is released: it becomes a credit again, or, if
+ * it was a floating buffer the channel no longer needs, goes back to the
+ * pool for the next channel waiting for one.
+ *
+ * Invariants, per channel c:
+ *   c.owned = exclusive + c.floating
+ *   c.outstanding + c.unannounced + held(c) <= c.owned
+ *     (held = buffers received and not yet released)
+ *   a DATA message arrives only against an outstanding credit, and with
+ *   the next sequence number; anything else is a protocol violation.
+ * Per gate: pool_free + sum(c.floating) = floating.
+ *
+ * Channel states:
+ *
+ *   OPEN --END_OF_PARTITION read--> ENDED
+ *
+ * and the gate delivers END_OF_PARTITION once, when every channel ended.
+ * The gate's watermark is the minimum over its open channels' watermarks;
+ * ck_gate_next hands a WATERMARK element up only when that minimum rises.
+ */
+#ifndef CK_GATE_H
+#define CK_GATE_H
+
+#include "buffer.h"
+#include "element.h"
+#include "platform.h"
+
+typedef struct ck_chan {
+    uint32_t producer_ep; /* where CREDIT messages go */
+    ck_bufq queue;        /* received buffers not yet read */
+    ck_buf *cur;          /* buffer being read */
+    ck_elem_reader reader;
+    uint32_t owned, floating;
+    uint32_t outstanding; /* credits the producer holds */
+    uint32_t unannounced; /* credits to send at the next announce */
+    uint32_t backlog;     /* last backlog the producer reported */
+    uint32_t next_seq;
+    int64_t wm;
+    uint8_t ended, in_avail, waiting;
+    uint64_t bytes_in, bufs_in;
+} ck_chan;
+
+typedef struct ck_gate {
+    ck_platform *plat;
+    uint16_t edge;
+    uint32_t consumer; /* consumer subtask index */
+    int nchan;
+    ck_chan *chans;
+    uint32_t exclusive, floating, pool_free;
+    int *avail; /* ring of channel indices with data, FIFO */
+    int avail_head, avail_n;
+    int *waiters; /* ring of channels waiting for a floating buffer */
+    int wait_head, wait_n;
+    int nended;
+    int eop_delivered;
+    int64_t wm;
+    uint64_t bytes_in;
+} ck_gate;
+
+/*
+ * Initializes a gate with nchan channels fed by the producers at endpoints
+ * producer_eps[0..nchan). Returns 0, CK_ENOMEM, CK_EINVAL.
+ */
+int ck_gate_init(ck_gate *g, ck_platform *plat, uint16_t edge, uint32_t consumer,
+                 int nchan, const uint32_t *producer_eps, uint32_t exclusive,
+                 uint32_t floating);
+void ck_gate_free(ck_gate *g);
+
+/*
+ * Takes a DATA message (header already decoded into h; msg owned by the
+ * gate from now on). Returns 0, CK_EPROTO (no credit, wrong sequence,
+ * unknown channel), CK_ENOMEM.
+ */
+int ck_gate_on_data(ck_gate *g, const ck_wire_hdr *h, uint8_t *msg);
+
+/*
+ * Reads the next element. Returns 1 with *e set, 0 when no channel has
+ * data, CK_ECORRUPT. *released is set to 1 when the call read a buffer
+ * through and released it (a natural place to pause and charge CPU).
+ * Records stay valid until the next call.
+ */
+int ck_gate_next(ck_gate *g, ck_elem *e, int *released);
+
+static inline int ck_gate_has_data(const ck_gate *g)
+{
+    return g->avail_n > 0;
+}
+
+/* Sends CREDIT messages for every channel with unannounced credit. */
+void ck_gate_announce(ck_gate *g);
+
+/* Buffers received and not yet read, over all channels. */
+uint32_t ck_gate_queued(const ck_gate *g);
+
+#endif

@@ -1,0 +1,181 @@
+#include "graph.h"
+
+#include <stdio.h>
+
+#include "error.h"
+#include "keygroup.h"
+
+const char *ck_op_kind_name(ck_op_kind k)
+{
+    switch (k) {
+    case CK_OP_SOURCE:
+        return "source";
+    case CK_OP_MAP:
+        return "map";
+    case CK_OP_FILTER:
+        return "filter";
+    case CK_OP_AGGREGATE:
+        return "aggregate";
+    case CK_OP_WINDOW:
+        return "window";
+    case CK_OP_SINK:
+        return "sink";
+    }
+    return "?";
+}
+
+const char *ck_ship_name(ck_ship s)
+{
+    return s == CK_SHIP_HASH ? "hash" : "forward";
+}
+
+#define FAIL(op, ...)                                                          \
+    do {                                                                       \
+        *bad_op = (op);                                                        \
+        snprintf(err, errlen, __VA_ARGS__);                                    \
+        return CK_EINVAL;                                                      \
+    } while (0)
+
+int ck_graph_build(ck_graph *g, const ck_job_spec *spec, const ck_config *cfg,
+                   int *bad_op, char *err, size_t errlen)
+{
+    memset(g, 0, sizeof(*g));
+    g->spec = *spec;
+    ck_job_spec *s = &g->spec;
+    if (s->nops < 2)
+        FAIL(-1, "a job needs at least a source and a sink");
+    int nsucc[CK_MAX_OPS] = {0};
+    for (int i = 0; i < s->nops; i++) {
+        ck_op_spec *o = &s->ops[i];
+        for (int j = 0; j < i; j++)
+            if (strcmp(s->ops[j].name, o->name) == 0)
+                FAIL(i, "operator name \"%s\" is used twice", o->name);
+        if (o->parallelism == 0)
+            o->parallelism = (int)ck_cfg(cfg, CK_CFG_PARALLELISM_DEFAULT);
+        if (o->kind == CK_OP_SOURCE) {
+            if (o->input != -1)
+                FAIL(i, "a source has no input");
+        } else {
+            if (o->input < 0 || o->input >= i)
+                FAIL(i, "input must name an operator listed before this one");
+            if (s->ops[o->input].kind == CK_OP_SINK)
+                FAIL(i, "a sink has no output to read from");
+            nsucc[o->input]++;
+        }
+        if (ck_op_keyed(o->kind) && o->ship != CK_SHIP_HASH)
+            FAIL(i, "a %s operator is keyed: its input must use \"partition\": \"hash\"",
+                 ck_op_kind_name(o->kind));
+        /* Inputs come first, so the input's parallelism is resolved. */
+        if (o->kind != CK_OP_SOURCE && o->ship == CK_SHIP_FORWARD &&
+            s->ops[o->input].parallelism != o->parallelism)
+            FAIL(i, "forward partitioning needs equal parallelism, but \"%s\" has %d and this has %d",
+                 s->ops[o->input].name, s->ops[o->input].parallelism, o->parallelism);
+        int maxp = o->max_parallelism;
+        if (maxp == 0) {
+            int64_t cfgmax = ck_cfg(cfg, CK_CFG_MAX_PARALLELISM);
+            maxp = cfgmax > 0 ? (int)cfgmax : ck_kg_default_max_parallelism(o->parallelism);
+        }
+        if (ck_kg_check(o->parallelism, maxp))
+            FAIL(i, "parallelism %d exceeds max parallelism %d", o->parallelism, maxp);
+        o->max_parallelism = maxp;
+    }
+    for (int i = 0; i < s->nops; i++) {
+        if (s->ops[i].kind != CK_OP_SINK && nsucc[i] == 0)
+            FAIL(i, "\"%s\" has no downstream operator: every branch must end in a sink",
+                 s->ops[i].name);
+    }
+
+    /* Chain: an operator joins its input's vertex over a chainable edge. */
+    int chaining = (int)ck_cfg(cfg, CK_CFG_CHAINING);
+    for (int i = 0; i < s->nops; i++) {
+        ck_op_spec *o = &s->ops[i];
+        int in = o->input;
+        int chain = chaining && in >= 0 && o->ship == CK_SHIP_FORWARD &&
+                    s->ops[in].parallelism == o->parallelism;
+        if (chain) {
+            ck_vertex *v = &g->v[g->op_vertex[in]];
+            v->ops[v->nops++] = i;
+            g->op_vertex[i] = v->id;
+            size_t l = strlen(v->name);
+            snprintf(v->name + l, sizeof(v->name) - l, " -> %s", o->name);
+            continue;
+        }
+        ck_vertex *v = &g->v[g->nv];
+        v->id = g->nv++;
+        v->parallelism = o->parallelism;
+        v->ops[v->nops++] = i;
+        v->in_edge = -1;
+        snprintf(v->name, sizeof(v->name), "%s", o->name);
+        g->op_vertex[i] = v->id;
+        if (in >= 0) {
+            ck_edge *e = &g->e[g->ne];
+            e->id = g->ne++;
+            e->src_v = g->op_vertex[in];
+            e->dst_v = v->id;
+            e->src_op = in;
+            e->dst_op = i;
+            e->ship = o->ship;
+            e->dst_parallelism = o->parallelism;
+            e->dst_max_parallelism = o->max_parallelism;
+            v->in_edge = e->id;
+            ck_vertex *src = &g->v[e->src_v];
+            src->out_edges[src->nout++] = e->id;
+        }
+    }
+    uint32_t base = 0;
+    g->nslots = 0;
+    for (int i = 0; i < g->nv; i++) {
+        g->v[i].base = base;
+        base += (uint32_t)g->v[i].parallelism;
+        if (g->v[i].parallelism > g->nslots)
+            g->nslots = g->v[i].parallelism;
+    }
+    g->nsubtasks = base;
+    g->slots_per_host = (int)ck_cfg(cfg, CK_CFG_TASK_SLOTS);
+    return CK_OK;
+}
+
+void ck_graph_locate(const ck_graph *g, uint32_t global, int *vertex, int *subtask)
+{
+    int v = 0;
+    while (v + 1 < g->nv && g->v[v + 1].base <= global)
+        v++;
+    *vertex = v;
+    *subtask = (int)(global - g->v[v].base);
+}
+
+int ck_graph_host(const ck_graph *g, uint32_t global)
+{
+    int v, i;
+    ck_graph_locate(g, global, &v, &i);
+    return i / g->slots_per_host;
+}
+
+int ck_graph_hosts_needed(const ck_graph *g)
+{
+    return (g->nslots + g->slots_per_host - 1) / g->slots_per_host;
+}
+
+void ck_graph_describe(const ck_graph *g, char *buf, size_t len)
+{
+    size_t off = 0;
+    buf[0] = 0;
+    for (int i = 0; i < g->spec.nops && off < len; i++) {
+        const ck_op_spec *o = &g->spec.ops[i];
+        const char *sep = "";
+        if (i > 0) {
+            if (o->input != i - 1)
+                sep = "; ";
+            else
+                sep = o->ship == CK_SHIP_HASH ? " => " : " -> ";
+        }
+        if (i > 0 && o->input != i - 1)
+            off += (size_t)snprintf(buf + off, len - off, "%s%s %s %s(%d)", sep,
+                                    g->spec.ops[o->input].name,
+                                    o->ship == CK_SHIP_HASH ? "=>" : "->", o->name,
+                                    o->parallelism);
+        else
+            off += (size_t)snprintf(buf + off, len - off, "%s%s(%d)", sep, o->name,
+                                    o->parallelism);
+    }
+}

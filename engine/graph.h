@@ -1,0 +1,128 @@
+/*
+ * graph.h - the job graph: operators as the user wrote them (ck_job_spec),
+ * and the graph the runtime executes (ck_graph): operators chained into
+ * vertices, vertices joined by edges, and the placement of every subtask.
+ *
+ * Chaining follows Flink's rule: an operator joins its input's vertex when
+ * the edge is forward, the parallelisms are equal and chaining is enabled.
+ * A keyed operator (aggregate, window) is always fed by a hash edge and so
+ * always heads its vertex.
+ *
+ * Numbering: subtask i of vertex v has the global index v.base + i; its
+ * endpoint is CK_EP_TASK0 + global index; the job manager is CK_EP_JM.
+ * Placement follows Flink's slot sharing: subtask i of every vertex shares
+ * slot i, and slot s lives on task manager s / slots-per-task-manager.
+ */
+#ifndef CK_GRAPH_H
+#define CK_GRAPH_H
+
+#include "common.h"
+#include "config.h"
+#include "udf.h"
+
+#define CK_MAX_OPS 64
+#define CK_NAME_MAX 48
+#define CK_EP_JM 0u
+#define CK_EP_TASK0 1u
+
+typedef enum ck_op_kind {
+    CK_OP_SOURCE,
+    CK_OP_MAP,
+    CK_OP_FILTER,
+    CK_OP_AGGREGATE,
+    CK_OP_WINDOW,
+    CK_OP_SINK,
+} ck_op_kind;
+
+typedef enum ck_ship {
+    CK_SHIP_FORWARD, /* subtask i feeds subtask i */
+    CK_SHIP_HASH,    /* keyBy: by key group */
+} ck_ship;
+
+typedef struct ck_op_spec {
+    char name[CK_NAME_MAX];
+    ck_op_kind kind;
+    int parallelism;     /* 0: parallelism.default */
+    int max_parallelism; /* 0: pipeline.max-parallelism or Flink's default */
+    int input;           /* index of the input operator; -1 for a source */
+    ck_ship ship;        /* how records reach this operator */
+    double cpu_flops;    /* CPU cost per record processed */
+    ck_map_fn map_fn;
+    int64_t map_arg;
+    uint32_t filter_keep_ppm;
+    ck_agg_fn agg_fn;
+    int64_t window_ms;      /* window: tumbling window size */
+    int64_t ooo_ms;         /* source: bounded out-of-orderness of watermarks */
+} ck_op_spec;
+
+typedef struct ck_job_spec {
+    int nops;
+    ck_op_spec ops[CK_MAX_OPS];
+} ck_job_spec;
+
+typedef struct ck_vertex {
+    int id;
+    char name[160]; /* "source -> parse" */
+    int parallelism;
+    int nops;
+    int ops[CK_MAX_OPS]; /* chained operators, inputs before outputs */
+    int in_edge;         /* -1 for a source vertex */
+    int nout;
+    int out_edges[CK_MAX_OPS];
+    uint32_t base; /* global index of subtask 0 */
+} ck_vertex;
+
+typedef struct ck_edge {
+    int id;
+    int src_v, dst_v;
+    int src_op, dst_op;
+    ck_ship ship;
+    int dst_parallelism, dst_max_parallelism;
+} ck_edge;
+
+typedef struct ck_graph {
+    ck_job_spec spec; /* resolved: every parallelism set */
+    int nv, ne;
+    ck_vertex v[CK_MAX_OPS];
+    ck_edge e[CK_MAX_OPS];
+    int op_vertex[CK_MAX_OPS];
+    uint32_t nsubtasks;
+    int slots_per_host;
+    int nslots; /* slots the job needs: its largest parallelism */
+} ck_graph;
+
+/*
+ * Resolves defaults, checks and chains a job. On error returns CK_EINVAL,
+ * sets *bad_op to the operator at fault (-1 for the job as a whole) and
+ * writes a one-line reason into err.
+ */
+int ck_graph_build(ck_graph *g, const ck_job_spec *spec, const ck_config *cfg,
+                   int *bad_op, char *err, size_t errlen);
+
+/* Vertex and subtask index of a global subtask index. */
+void ck_graph_locate(const ck_graph *g, uint32_t global, int *vertex, int *subtask);
+
+/* Task-manager index hosting a global subtask. */
+int ck_graph_host(const ck_graph *g, uint32_t global);
+
+/* Task managers the job needs. */
+int ck_graph_hosts_needed(const ck_graph *g);
+
+static inline uint32_t ck_graph_endpoint(const ck_graph *g, int vertex, int subtask)
+{
+    return CK_EP_TASK0 + g->v[vertex].base + (uint32_t)subtask;
+}
+
+/* True for operators with keyed state (they need a hash input). */
+static inline int ck_op_keyed(ck_op_kind k)
+{
+    return k == CK_OP_AGGREGATE || k == CK_OP_WINDOW;
+}
+
+const char *ck_op_kind_name(ck_op_kind k);
+const char *ck_ship_name(ck_ship s);
+
+/* Writes "source(2) -> map(2) => count(4) -> sink(4)" style text. */
+void ck_graph_describe(const ck_graph *g, char *buf, size_t len);
+
+#endif

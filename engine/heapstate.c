@@ -1,0 +1,201 @@
+#include "heapstate.h"
+
+#include <stdlib.h>
+
+#include "error.h"
+#include "rng.h"
+
+typedef struct slot {
+    uint32_t hash;
+    uint32_t klen;
+    int64_t ns;
+    char *key;
+    /* value follows, 8-byte aligned */
+} slot;
+
+#define SLOT_HDR ((sizeof(slot) + 7) & ~(size_t)7)
+
+static inline slot *slot_at(const ck_heap *h, const ck_heap_kg *t, uint32_t i)
+{
+    return (slot *)(t->slots + (size_t)i * h->slot_size);
+}
+
+static inline void *slot_val(slot *s)
+{
+    return (uint8_t *)s + SLOT_HDR;
+}
+
+static inline uint32_t mix(int32_t jhash, int64_t ns)
+{
+    return (uint32_t)ck_mix64(((uint64_t)(uint32_t)jhash << 32) ^ (uint64_t)ns);
+}
+
+int ck_heap_init(ck_heap *h, int kg_start, int kg_end, size_t vsize)
+{
+    if (kg_end < kg_start || vsize > 64)
+        return CK_EINVAL;
+    memset(h, 0, sizeof(*h));
+    h->kgs = calloc((size_t)(kg_end - kg_start + 1), sizeof(*h->kgs));
+    if (!h->kgs)
+        return CK_ENOMEM;
+    h->kg_start = kg_start;
+    h->kg_end = kg_end;
+    h->vsize = vsize;
+    h->slot_size = SLOT_HDR + ((vsize + 7) & ~(size_t)7);
+    return CK_OK;
+}
+
+void ck_heap_free(ck_heap *h)
+{
+    if (!h->kgs)
+        return;
+    for (int g = 0; g <= h->kg_end - h->kg_start; g++) {
+        ck_heap_kg *t = &h->kgs[g];
+        for (uint32_t i = 0; i < t->cap; i++)
+            free(slot_at(h, t, i)->key);
+        free(t->slots);
+    }
+    free(h->kgs);
+    memset(h, 0, sizeof(*h));
+}
+
+static inline ck_heap_kg *table(ck_heap *h, int kg)
+{
+    if (kg < h->kg_start || kg > h->kg_end)
+        return NULL;
+    return &h->kgs[kg - h->kg_start];
+}
+
+/* Index of (key, ns) in t, or of the empty slot where it would go. */
+static uint32_t probe(const ck_heap *h, const ck_heap_kg *t, uint32_t hash,
+                      const char *key, uint32_t klen, int64_t ns, int *found)
+{
+    uint32_t mask = t->cap - 1;
+    for (uint32_t i = hash & mask;; i = (i + 1) & mask) {
+        slot *s = slot_at(h, t, i);
+        if (!s->key) {
+            *found = 0;
+            return i;
+        }
+        if (s->hash == hash && s->ns == ns && s->klen == klen &&
+            memcmp(s->key, key, klen) == 0) {
+            *found = 1;
+            return i;
+        }
+    }
+}
+
+static int grow(ck_heap *h, ck_heap_kg *t)
+{
+    uint32_t ncap = t->cap ? t->cap * 2 : 8;
+    uint8_t *ns = calloc(ncap, h->slot_size);
+    if (!ns)
+        return CK_ENOMEM;
+    ck_heap_kg nt = {ns, ncap, t->n};
+    for (uint32_t i = 0; i < t->cap; i++) {
+        slot *s = slot_at(h, t, i);
+        if (!s->key)
+            continue;
+        uint32_t mask = ncap - 1, j = s->hash & mask;
+        while (slot_at(h, &nt, j)->key)
+            j = (j + 1) & mask;
+        memcpy(slot_at(h, &nt, j), s, h->slot_size);
+    }
+    free(t->slots);
+    *t = nt;
+    return CK_OK;
+}
+
+void *ck_heap_get(ck_heap *h, int kg, int32_t jhash, const char *key,
+                  uint32_t klen, int64_t ns)
+{
+    ck_heap_kg *t = table(h, kg);
+    if (!t || t->n == 0)
+        return NULL;
+    int found;
+    uint32_t i = probe(h, t, mix(jhash, ns), key, klen, ns, &found);
+    return found ? slot_val(slot_at(h, t, i)) : NULL;
+}
+
+void *ck_heap_upsert(ck_heap *h, int kg, int32_t jhash, const char *key,
+                     uint32_t klen, int64_t ns, int *created)
+{
+    ck_heap_kg *t = table(h, kg);
+    if (!t)
+        return NULL;
+    if ((t->n + 1) * 4 > t->cap * 3 && grow(h, t))
+        return NULL;
+    uint32_t hash = mix(jhash, ns);
+    int found;
+    uint32_t i = probe(h, t, hash, key, klen, ns, &found);
+    slot *s = slot_at(h, t, i);
+    if (found) {
+        *created = 0;
+        return slot_val(s);
+    }
+    char *k = malloc(klen ? klen : 1);
+    if (!k)
+        return NULL;
+    memcpy(k, key, klen);
+    s->hash = hash;
+    s->klen = klen;
+    s->ns = ns;
+    s->key = k;
+    memset(slot_val(s), 0, h->vsize);
+    t->n++;
+    h->n++;
+    h->key_bytes += klen;
+    *created = 1;
+    return slot_val(s);
+}
+
+int ck_heap_remove(ck_heap *h, int kg, int32_t jhash, const char *key,
+                   uint32_t klen, int64_t ns)
+{
+    ck_heap_kg *t = table(h, kg);
+    if (!t || t->n == 0)
+        return CK_ENOTFOUND;
+    int found;
+    uint32_t i = probe(h, t, mix(jhash, ns), key, klen, ns, &found);
+    if (!found)
+        return CK_ENOTFOUND;
+    slot *s = slot_at(h, t, i);
+    free(s->key);
+    h->key_bytes -= s->klen;
+    s->key = NULL;
+    t->n--;
+    h->n--;
+    /* Backward-shift deletion keeps every probe chain unbroken. */
+    uint32_t mask = t->cap - 1, hole = i;
+    for (uint32_t j = (i + 1) & mask;; j = (j + 1) & mask) {
+        slot *sj = slot_at(h, t, j);
+        if (!sj->key)
+            break;
+        uint32_t home = sj->hash & mask;
+        /* Move sj into the hole unless its home lies in (hole, j]. */
+        int between = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
+        if (!between) {
+            memcpy(slot_at(h, t, hole), sj, h->slot_size);
+            sj->key = NULL;
+            hole = j;
+        }
+    }
+    return CK_OK;
+}
+
+void ck_heap_foreach(const ck_heap *h, int kg, ck_heap_visit fn, void *arg)
+{
+    if (kg < h->kg_start || kg > h->kg_end)
+        return;
+    const ck_heap_kg *t = &h->kgs[kg - h->kg_start];
+    for (uint32_t i = 0; i < t->cap; i++) {
+        slot *s = slot_at(h, t, i);
+        if (s->key)
+            fn(arg, s->key, s->klen, s->ns, slot_val(s));
+    }
+}
+
+uint64_t ck_heap_bytes(const ck_heap *h)
+{
+    return h->key_bytes + h->n * (h->vsize + 8);
+}

@@ -1,0 +1,63 @@
+/*
+ * heapstate.h - the heap keyed-state backend (Flink's "hashmap" backend).
+ *
+ * One ck_heap holds one keyed state of one operator subtask: a map from
+ * (key, namespace) to a fixed-size value, organised by key group as in
+ * Flink's StateTable, so that a key group can be snapshotted, moved or
+ * dropped as a unit. Each key group is an open-addressing hash table with
+ * linear probing and backward-shift deletion.
+ *
+ * Invariants:
+ *   - every entry's key group lies in [kg_start, kg_end] and is the group of
+ *     its key (the caller passes both; the heap trusts that pairing);
+ *   - a table is at most 3/4 full; an empty slot has key == NULL;
+ *   - value pointers returned stay valid until the next put or remove on
+ *     the same key group.
+ */
+#ifndef CK_HEAPSTATE_H
+#define CK_HEAPSTATE_H
+
+#include "common.h"
+
+typedef struct ck_heap_kg {
+    uint8_t *slots;
+    uint32_t cap, n;
+} ck_heap_kg;
+
+typedef struct ck_heap {
+    int kg_start, kg_end;
+    size_t vsize, slot_size;
+    ck_heap_kg *kgs;
+    uint64_t n;         /* entries */
+    uint64_t key_bytes; /* sum of key lengths */
+} ck_heap;
+
+/* Returns 0, CK_ENOMEM, CK_EINVAL. Values are vsize bytes (<= 64). */
+int ck_heap_init(ck_heap *h, int kg_start, int kg_end, size_t vsize);
+void ck_heap_free(ck_heap *h);
+
+/* The value of (key, ns) in key group kg, or NULL. jhash is the key's Java hash. */
+void *ck_heap_get(ck_heap *h, int kg, int32_t jhash, const char *key,
+                  uint32_t klen, int64_t ns);
+
+/*
+ * The value of (key, ns), inserted zero-filled when absent (*created = 1).
+ * Returns NULL when out of memory.
+ */
+void *ck_heap_upsert(ck_heap *h, int kg, int32_t jhash, const char *key,
+                     uint32_t klen, int64_t ns, int *created);
+
+/* Removes (key, ns). Returns 0 or CK_ENOTFOUND. */
+int ck_heap_remove(ck_heap *h, int kg, int32_t jhash, const char *key,
+                   uint32_t klen, int64_t ns);
+
+typedef void (*ck_heap_visit)(void *arg, const char *key, uint32_t klen,
+                              int64_t ns, const void *value);
+
+/* Visits every entry of key group kg, in table order. */
+void ck_heap_foreach(const ck_heap *h, int kg, ck_heap_visit fn, void *arg);
+
+/* Approximate bytes of state: keys + values + namespaces. */
+uint64_t ck_heap_bytes(const ck_heap *h);
+
+#endif

@@ -1,0 +1,345 @@
+#include "metrics.h"
+
+#include <stdlib.h>
+
+#include "error.h"
+
+static inline int bucket_of(int64_t v)
+{
+    if (v < 0)
+        v = 0;
+    if (v < CK_HIST_SUB)
+        return (int)v;
+    int e = 63 - __builtin_clzll((unsigned long long)v);
+    if (e > CK_HIST_MAX_EXP)
+        return CK_HIST_BUCKETS - 1;
+    int sub = (int)((v >> (e - 5)) & (CK_HIST_SUB - 1));
+    return (e - 4) * CK_HIST_SUB + sub;
+}
+
+/* Midpoint of bucket b. */
+static int64_t bucket_value(int b)
+{
+    if (b < CK_HIST_SUB)
+        return b;
+    int e = b / CK_HIST_SUB + 4, sub = b % CK_HIST_SUB;
+    int64_t lo = ((int64_t)(CK_HIST_SUB + sub)) << (e - 5);
+    int64_t width = (int64_t)1 << (e - 5);
+    return lo + width / 2;
+}
+
+void ck_hist_add(ck_hist *h, int64_t v)
+{
+    h->c[bucket_of(v)]++;
+    h->n++;
+    if (v > h->max)
+        h->max = v;
+}
+
+void ck_hist_merge(ck_hist *dst, const ck_hist *src)
+{
+    for (int i = 0; i < CK_HIST_BUCKETS; i++)
+        dst->c[i] += src->c[i];
+    dst->n += src->n;
+    if (src->max > dst->max)
+        dst->max = src->max;
+}
+
+int64_t ck_hist_quantile(const ck_hist *h, double q)
+{
+    if (h->n == 0)
+        return 0;
+    uint64_t rank = (uint64_t)(q * (double)h->n);
+    if (rank >= h->n)
+        rank = h->n - 1;
+    uint64_t seen = 0;
+    for (int i = 0; i < CK_HIST_BUCKETS; i++) {
+        seen += h->c[i];
+        if (seen > rank) {
+            int64_t v = bucket_value(i);
+            return v > h->max ? h->max : v;
+        }
+    }
+    return h->max;
+}
+
+void ck_metrics_init(ck_metrics *m)
+{
+    memset(m, 0, sizeof(*m));
+}
+
+void ck_metrics_free(ck_metrics *m)
+{
+    for (uint32_t i = 0; i < m->nsec; i++)
+        free(m->sec[i].lat);
+    free(m->sec);
+    free(m->lat);
+    memset(m, 0, sizeof(*m));
+}
+
+static ck_sec *sec_at(ck_metrics *m, ck_time t)
+{
+    if (t < 0)
+        t = 0;
+    int64_t s = t / CK_NS_PER_S;
+    if (s > 10000000)
+        return NULL;
+    if ((uint32_t)s >= m->nsec) {
+        uint32_t n = (uint32_t)s + 1;
+        ck_sec *ns = realloc(m->sec, n * sizeof(*ns));
+        if (!ns)
+            return NULL;
+        memset(ns + m->nsec, 0, (n - m->nsec) * sizeof(*ns));
+        m->sec = ns;
+        m->nsec = n;
+    }
+    return &m->sec[s];
+}
+
+int ck_metrics_in(ck_metrics *m, ck_time t, uint64_t n)
+{
+    ck_sec *s = sec_at(m, t);
+    if (!s)
+        return CK_ENOMEM;
+    s->in += n;
+    return CK_OK;
+}
+
+int ck_metrics_out(ck_metrics *m, ck_time t, int64_t lat_ns)
+{
+    ck_sec *s = sec_at(m, t);
+    if (!s)
+        return CK_ENOMEM;
+    if (!s->lat && !(s->lat = calloc(1, sizeof(ck_hist))))
+        return CK_ENOMEM;
+    if (!m->lat && !(m->lat = calloc(1, sizeof(ck_hist))))
+        return CK_ENOMEM;
+    s->out++;
+    ck_hist_add(s->lat, lat_ns);
+    ck_hist_add(m->lat, lat_ns);
+    return CK_OK;
+}
+
+int ck_metrics_merge(ck_metrics *dst, const ck_metrics *src)
+{
+    if (src->nsec > 0 && !sec_at(dst, (ck_time)(src->nsec - 1) * CK_NS_PER_S))
+        return CK_ENOMEM;
+    for (uint32_t i = 0; i < src->nsec; i++) {
+        ck_sec *d = &dst->sec[i];
+        const ck_sec *s = &src->sec[i];
+        d->in += s->in;
+        d->out += s->out;
+        if (s->lat) {
+            if (!d->lat && !(d->lat = calloc(1, sizeof(ck_hist))))
+                return CK_ENOMEM;
+            ck_hist_merge(d->lat, s->lat);
+        }
+    }
+    if (src->lat) {
+        if (!dst->lat && !(dst->lat = calloc(1, sizeof(ck_hist))))
+            return CK_ENOMEM;
+        ck_hist_merge(dst->lat, src->lat);
+    }
+    return CK_OK;
+}
+
+/* ---- encoding ------------------------------------------------------------ */
+
+#define METRICS_MAGIC 0x314d4b43u /* "CKM1" */
+
+typedef struct wbuf {
+    uint8_t *p;
+    size_t len, cap;
+    int err;
+} wbuf;
+
+static void w_reserve(wbuf *w, size_t n)
+{
+    if (w->err || w->len + n <= w->cap)
+        return;
+    size_t cap = w->cap ? w->cap : 256;
+    while (cap < w->len + n)
+        cap *= 2;
+    uint8_t *p = realloc(w->p, cap);
+    if (!p) {
+        w->err = 1;
+        return;
+    }
+    w->p = p;
+    w->cap = cap;
+}
+
+static void w_u32(wbuf *w, uint32_t v)
+{
+    w_reserve(w, 4);
+    if (!w->err) {
+        ck_put_u32(w->p + w->len, v);
+        w->len += 4;
+    }
+}
+
+static void w_u64(wbuf *w, uint64_t v)
+{
+    w_reserve(w, 8);
+    if (!w->err) {
+        ck_put_u64(w->p + w->len, v);
+        w->len += 8;
+    }
+}
+
+static void w_hist(wbuf *w, const ck_hist *h)
+{
+    if (!h) {
+        w_u32(w, 0xffffffffu);
+        return;
+    }
+    uint32_t nz = 0;
+    for (int i = 0; i < CK_HIST_BUCKETS; i++)
+        nz += h->c[i] != 0;
+    w_u32(w, nz);
+    w_u64(w, (uint64_t)h->max);
+    for (int i = 0; i < CK_HIST_BUCKETS; i++) {
+        if (h->c[i]) {
+            w_u32(w, (uint32_t)i);
+            w_u32(w, h->c[i]);
+        }
+    }
+}
+
+int ck_metrics_encode(const ck_metrics *m, uint8_t **out, size_t *len)
+{
+    wbuf w = {0};
+    const ck_task_stats *t = &m->task;
+    w_u32(&w, METRICS_MAGIC);
+    w_u32(&w, t->vertex);
+    w_u32(&w, t->subtask);
+    w_u32(&w, t->host);
+    w_u64(&w, t->records_in);
+    w_u64(&w, t->records_out);
+    w_u64(&w, t->bytes_in);
+    w_u64(&w, t->bytes_out);
+    w_u64(&w, t->buffers_in);
+    w_u64(&w, t->buffers_out);
+    w_u64(&w, t->late_dropped);
+    w_u64(&w, (uint64_t)t->busy_ns);
+    w_u64(&w, (uint64_t)t->backpressured_ns);
+    w_u64(&w, (uint64_t)t->idle_ns);
+    w_u64(&w, (uint64_t)t->start_ns);
+    w_u64(&w, (uint64_t)t->end_ns);
+    w_u32(&w, m->nsec);
+    for (uint32_t i = 0; i < m->nsec; i++) {
+        w_u64(&w, m->sec[i].in);
+        w_u64(&w, m->sec[i].out);
+        w_hist(&w, m->sec[i].lat);
+    }
+    w_hist(&w, m->lat);
+    if (w.err) {
+        free(w.p);
+        return CK_ENOMEM;
+    }
+    *out = w.p;
+    *len = w.len;
+    return CK_OK;
+}
+
+typedef struct rbuf {
+    const uint8_t *p;
+    size_t len, pos;
+    int err;
+} rbuf;
+
+static uint32_t r_u32(rbuf *r)
+{
+    if (r->err || r->len - r->pos < 4) {
+        r->err = 1;
+        return 0;
+    }
+    uint32_t v = ck_get_u32(r->p + r->pos);
+    r->pos += 4;
+    return v;
+}
+
+static uint64_t r_u64(rbuf *r)
+{
+    if (r->err || r->len - r->pos < 8) {
+        r->err = 1;
+        return 0;
+    }
+    uint64_t v = ck_get_u64(r->p + r->pos);
+    r->pos += 8;
+    return v;
+}
+
+static int r_hist(rbuf *r, ck_hist **out)
+{
+    uint32_t nz = r_u32(r);
+    *out = NULL;
+    if (r->err)
+        return CK_ECORRUPT;
+    if (nz == 0xffffffffu)
+        return CK_OK;
+    if (nz > CK_HIST_BUCKETS)
+        return CK_ECORRUPT;
+    ck_hist *h = calloc(1, sizeof(*h));
+    if (!h)
+        return CK_ENOMEM;
+    h->max = (int64_t)r_u64(r);
+    for (uint32_t k = 0; k < nz; k++) {
+        uint32_t i = r_u32(r), c = r_u32(r);
+        if (r->err || i >= CK_HIST_BUCKETS) {
+            free(h);
+            return CK_ECORRUPT;
+        }
+        h->c[i] += c;
+        h->n += c;
+    }
+    *out = h;
+    return CK_OK;
+}
+
+int ck_metrics_decode(ck_metrics *m, const uint8_t *p, size_t len)
+{
+    rbuf r = {p, len, 0, 0};
+    ck_metrics_init(m);
+    if (r_u32(&r) != METRICS_MAGIC)
+        return CK_ECORRUPT;
+    ck_task_stats *t = &m->task;
+    t->vertex = r_u32(&r);
+    t->subtask = r_u32(&r);
+    t->host = r_u32(&r);
+    t->records_in = r_u64(&r);
+    t->records_out = r_u64(&r);
+    t->bytes_in = r_u64(&r);
+    t->bytes_out = r_u64(&r);
+    t->buffers_in = r_u64(&r);
+    t->buffers_out = r_u64(&r);
+    t->late_dropped = r_u64(&r);
+    t->busy_ns = (int64_t)r_u64(&r);
+    t->backpressured_ns = (int64_t)r_u64(&r);
+    t->idle_ns = (int64_t)r_u64(&r);
+    t->start_ns = (int64_t)r_u64(&r);
+    t->end_ns = (int64_t)r_u64(&r);
+    uint32_t nsec = r_u32(&r);
+    /* Each second takes at least 20 bytes: reject counts the input cannot hold. */
+    if (r.err || nsec > (len - r.pos) / 20)
+        return CK_ECORRUPT;
+    if (nsec) {
+        m->sec = calloc(nsec, sizeof(ck_sec));
+        if (!m->sec)
+            return CK_ENOMEM;
+        m->nsec = nsec;
+    }
+    int rc = CK_OK;
+    for (uint32_t i = 0; i < nsec && !rc; i++) {
+        m->sec[i].in = r_u64(&r);
+        m->sec[i].out = r_u64(&r);
+        rc = r_hist(&r, &m->sec[i].lat);
+    }
+    if (!rc)
+        rc = r_hist(&r, &m->lat);
+    if (!rc && (r.err || r.pos != len))
+        rc = CK_ECORRUPT;
+    if (rc)
+        ck_metrics_free(m);
+    return rc;
+}

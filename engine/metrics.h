@@ -1,0 +1,74 @@
+/*
+ * metrics.h - what a run measures: counters, latency histograms and
+ * per-second time series, kept per subtask and merged by the job manager.
+ *
+ * The histogram is log-linear (32 sub-buckets per power of two, about 3 %
+ * relative error) over nanoseconds and mergeable by addition, so per-subtask
+ * histograms add up to exact job-wide percentiles at that precision.
+ *
+ * Subtasks ship their metrics to the job manager in TASK_FINISHED; the
+ * encoding is checked on decode like any other wire input.
+ */
+#ifndef CK_METRICS_H
+#define CK_METRICS_H
+
+#include "common.h"
+
+#define CK_HIST_SUB 32
+#define CK_HIST_MAX_EXP 45 /* values are clamped below 2^46 ns (~19 h) */
+#define CK_HIST_BUCKETS ((CK_HIST_MAX_EXP - 4 + 1) * CK_HIST_SUB)
+
+typedef struct ck_hist {
+    uint64_t n;
+    int64_t max;
+    uint32_t c[CK_HIST_BUCKETS];
+} ck_hist;
+
+void ck_hist_add(ck_hist *h, int64_t v);
+void ck_hist_merge(ck_hist *dst, const ck_hist *src);
+/* Value at quantile q in [0, 1] (midpoint of its bucket); 0 when empty. */
+int64_t ck_hist_quantile(const ck_hist *h, double q);
+
+/* One second of a time series. */
+typedef struct ck_sec {
+    uint64_t in;   /* records read by sources */
+    uint64_t out;  /* records written by sinks */
+    ck_hist *lat;  /* end-to-end latency at sinks, or NULL */
+} ck_sec;
+
+typedef struct ck_task_stats {
+    uint32_t vertex, subtask, host;
+    uint64_t records_in, records_out; /* into and out of the subtask */
+    uint64_t bytes_in, bytes_out;     /* network payload bytes */
+    uint64_t buffers_in, buffers_out;
+    uint64_t late_dropped;            /* records behind the watermark */
+    int64_t busy_ns, backpressured_ns, idle_ns;
+    int64_t start_ns, end_ns;
+} ck_task_stats;
+
+typedef struct ck_metrics {
+    ck_task_stats task;
+    uint32_t nsec;
+    ck_sec *sec;
+    ck_hist *lat; /* whole-run latency, or NULL */
+} ck_metrics;
+
+void ck_metrics_init(ck_metrics *m);
+void ck_metrics_free(ck_metrics *m);
+
+/* Counts n records read by a source at time t. Returns 0 or CK_ENOMEM. */
+int ck_metrics_in(ck_metrics *m, ck_time t, uint64_t n);
+
+/* Counts one record written by a sink at time t with latency lat_ns. */
+int ck_metrics_out(ck_metrics *m, ck_time t, int64_t lat_ns);
+
+/* Adds src's series and histograms to dst (task stats are not merged). */
+int ck_metrics_merge(ck_metrics *dst, const ck_metrics *src);
+
+/* Encodes m into a malloc'd block (*out, *len). Returns 0 or CK_ENOMEM. */
+int ck_metrics_encode(const ck_metrics *m, uint8_t **out, size_t *len);
+
+/* Decodes an encoded block into m (initialized here). 0 or CK_ECORRUPT/CK_ENOMEM. */
+int ck_metrics_decode(ck_metrics *m, const uint8_t *p, size_t len);
+
+#endif

@@ -1,0 +1,42 @@
+/*
+ * node.h - what a backend hosts: an endpoint's event-driven core.
+ *
+ * A node is a sans-I/O state machine (a subtask, the job manager). Its
+ * backend loop looks the same everywhere:
+ *
+ *   while (!finished(node)) {
+ *       if (deadline(node) <= now)   on_deadline(node);
+ *       for each arrived message:    on_message(node, msg, len);
+ *       for each store completion:   on_store(node, token, status, data, len);
+ *       if (work(node) == 0)         wait for a message or the deadline;
+ *   }
+ *
+ * work() does a bounded amount of processing and returns 1 when it could
+ * do more right away, 0 when it waits for input, credit or time.
+ */
+#ifndef CK_NODE_H
+#define CK_NODE_H
+
+#include "common.h"
+
+typedef struct ck_node_ops {
+    /* Takes ownership of msg. Returns 0, or a CK_E* code (node failed). */
+    int (*on_message)(void *self, uint8_t *msg, size_t len);
+    /* A store operation finished; takes ownership of data (get only). */
+    int (*on_store)(void *self, uint64_t token, int status, uint8_t *data,
+                    size_t len);
+    /* Earliest time the node wants on_deadline; CK_TIME_NEVER for none. */
+    ck_time (*deadline)(void *self);
+    int (*on_deadline)(void *self);
+    /* Returns 1 (more to do now), 0 (idle), or a CK_E* code (node failed). */
+    int (*work)(void *self);
+    /* True when the node has nothing left to do and its loop may end. */
+    int (*finished)(void *self);
+} ck_node_ops;
+
+typedef struct ck_node {
+    const ck_node_ops *ops;
+    void *self;
+} ck_node;
+
+#endif

@@ -1,0 +1,259 @@
+#include "operator.h"
+
+#include <stdlib.h>
+
+#include "error.h"
+#include "keygroup.h"
+
+/* Value layouts of keyed state. */
+typedef struct agg_val {
+    int64_t acc;
+} agg_val;
+
+typedef struct win_val {
+    int64_t acc;
+    int64_t max_ingest; /* latest ingest time among the window's records */
+} win_val;
+
+int ck_chain_init(ck_chain *c, const ck_graph *g, int vertex, int subtask,
+                  ck_rp_out *rps, int nrps)
+{
+    memset(c, 0, sizeof(*c));
+    const ck_vertex *v = &g->v[vertex];
+    c->g = g;
+    c->vertex = vertex;
+    c->subtask = subtask;
+    c->rps = rps;
+    c->nrps = nrps;
+    c->nops = v->nops;
+    for (int k = 0; k < v->nops; k++) {
+        ck_op *op = &c->ops[k];
+        const ck_op_spec *s = &g->spec.ops[v->ops[k]];
+        op->spec = s;
+        op->chain = c;
+        op->wm = CK_WM_MIN;
+        if (ck_op_keyed(s->kind)) {
+            ck_kg_range(subtask, s->parallelism, s->max_parallelism, &op->kg_start,
+                        &op->kg_end);
+            size_t vsize = s->kind == CK_OP_WINDOW ? sizeof(win_val) : sizeof(agg_val);
+            int rc = ck_heap_init(&op->heap, op->kg_start, op->kg_end, vsize);
+            if (rc) {
+                ck_chain_free(c);
+                return rc;
+            }
+            ck_timerq_init(&op->timers);
+        }
+        if (s->kind == CK_OP_SINK)
+            op->sink_id = ck_sink_id(v->ops[k], subtask);
+    }
+    /* Wire successors: chained operators and outgoing edges. */
+    for (int k = 0; k < v->nops; k++) {
+        ck_op *op = &c->ops[k];
+        int opi = v->ops[k];
+        for (int j = 0; j < v->nops; j++)
+            if (g->spec.ops[v->ops[j]].input == opi)
+                op->next[op->nnext++] = &c->ops[j];
+        for (int r = 0; r < nrps; r++)
+            if (rps[r].edge->src_op == opi)
+                op->rp[op->nrp++] = r;
+    }
+    return CK_OK;
+}
+
+void ck_chain_free(ck_chain *c)
+{
+    for (int k = 0; k < c->nops; k++) {
+        ck_op *op = &c->ops[k];
+        if (ck_op_keyed(op->spec->kind)) {
+            ck_heap_free(&op->heap);
+            ck_timerq_free(&op->timers);
+        }
+        free(op->out);
+        free(op->ingest);
+    }
+    c->nops = 0;
+}
+
+static int op_record(ck_op *op, ck_rec *r);
+
+/* Sends a record to every successor of op. */
+static int emit(ck_op *op, const ck_rec *r)
+{
+    int rc;
+    for (int i = 0; i < op->nnext; i++) {
+        ck_rec copy = *r;
+        if ((rc = op_record(op->next[i], &copy)))
+            return rc;
+    }
+    if (op->nrp == 0)
+        return CK_OK;
+    ck_elem e;
+    e.tag = CK_EL_RECORD;
+    e.u.rec = *r;
+    for (int i = 0; i < op->nrp; i++) {
+        ck_rp_out *o = &op->chain->rps[op->rp[i]];
+        int sub;
+        if (o->edge->ship == CK_SHIP_HASH) {
+            int kg = ck_kg_of_key(r->key, r->klen, o->edge->dst_max_parallelism);
+            sub = ck_kg_subtask(kg, o->edge->dst_parallelism,
+                                o->edge->dst_max_parallelism);
+        } else {
+            sub = op->chain->subtask;
+        }
+        if ((rc = ck_rp_emit(&o->rp, sub, &e)))
+            return rc;
+        op->chain->records_out++;
+    }
+    return CK_OK;
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return CK_OK;
+    size_t n = *cap ? *cap : 64;
+    while (n < need)
+        n *= 2;
+    void *q = realloc(*p, n * elem);
+    if (!q)
+        return CK_ENOMEM;
+    *p = q;
+    *cap = n;
+    return CK_OK;
+}
+
+static int sink_record(ck_op *op, const ck_rec *r)
+{
+    ck_elem e = {.tag = CK_EL_RECORD};
+    e.u.rec = *r;
+    e.u.rec.plen = 0; /* the sink keeps key, time, value and ingest time */
+    e.u.rec.payload = NULL;
+    size_t n = ck_elem_size(&e);
+    if (grow((void **)&op->out, &op->out_cap, op->out_len + n, 1) ||
+        grow((void **)&op->ingest, &op->cap_ingest, op->n_ingest + 1, sizeof(int64_t)))
+        return CK_ENOMEM;
+    ck_elem_encode(op->out + op->out_len, &e);
+    op->out_len += n;
+    op->ingest[op->n_ingest++] = r->ingest;
+    op->chain->records_out++;
+    return CK_OK;
+}
+
+static int aggregate_record(ck_op *op, ck_rec *r)
+{
+    int32_t jh = ck_kg_java_hash(r->key, r->klen);
+    int kg = ck_kg_of_hash(jh, op->spec->max_parallelism);
+    int created;
+    agg_val *v = ck_heap_upsert(&op->heap, kg, jh, r->key, r->klen, 0, &created);
+    if (!v)
+        return kg < op->kg_start || kg > op->kg_end ? CK_EPROTO : CK_ENOMEM;
+    v->acc += ck_udf_agg_add(op->spec->agg_fn, r);
+    ck_rec out = *r;
+    out.value = v->acc;
+    out.plen = 0;
+    out.payload = NULL;
+    return emit(op, &out);
+}
+
+static int window_record(ck_op *op, ck_rec *r)
+{
+    int64_t size = op->spec->window_ms;
+    int64_t start = ck_udf_window_start(r->ts, size);
+    int64_t max_ts = start + size - 1;
+    if (max_ts <= op->wm) {
+        op->chain->late_dropped++;
+        return CK_OK;
+    }
+    int32_t jh = ck_kg_java_hash(r->key, r->klen);
+    int kg = ck_kg_of_hash(jh, op->spec->max_parallelism);
+    int created;
+    win_val *v = ck_heap_upsert(&op->heap, kg, jh, r->key, r->klen, start, &created);
+    if (!v)
+        return kg < op->kg_start || kg > op->kg_end ? CK_EPROTO : CK_ENOMEM;
+    v->acc += ck_udf_agg_add(op->spec->agg_fn, r);
+    if (r->ingest > v->max_ingest)
+        v->max_ingest = r->ingest;
+    if (created)
+        return ck_timerq_add(&op->timers, max_ts, kg, jh, r->key, r->klen, start);
+    return CK_OK;
+}
+
+static int op_record(ck_op *op, ck_rec *r)
+{
+    const ck_op_spec *s = op->spec;
+    op->chain->flops += s->cpu_flops;
+    switch (s->kind) {
+    case CK_OP_SOURCE:
+        return emit(op, r);
+    case CK_OP_MAP:
+        ck_udf_map(s->map_fn, s->map_arg, r);
+        return emit(op, r);
+    case CK_OP_FILTER:
+        return ck_udf_filter(s->filter_keep_ppm, r) ? emit(op, r) : CK_OK;
+    case CK_OP_AGGREGATE:
+        return aggregate_record(op, r);
+    case CK_OP_WINDOW:
+        return window_record(op, r);
+    case CK_OP_SINK:
+        return sink_record(op, r);
+    }
+    return CK_EINTERNAL;
+}
+
+static int op_watermark(ck_op *op, int64_t wm)
+{
+    int rc;
+    if (wm <= op->wm)
+        return CK_OK;
+    op->wm = wm;
+    if (op->spec->kind == CK_OP_WINDOW) {
+        ck_timer t;
+        while (ck_timerq_pop(&op->timers, wm, &t)) {
+            win_val *v = ck_heap_get(&op->heap, t.kg, t.jhash, t.key, t.klen, t.ns);
+            if (v) {
+                ck_rec out = {
+                    .ts = t.ts,
+                    .value = v->acc,
+                    .ingest = v->max_ingest,
+                    .key = t.key,
+                    .klen = t.klen,
+                };
+                rc = emit(op, &out);
+                ck_heap_remove(&op->heap, t.kg, t.jhash, t.key, t.klen, t.ns);
+            } else {
+                rc = CK_OK;
+            }
+            free(t.key);
+            if (rc)
+                return rc;
+        }
+    }
+    for (int i = 0; i < op->nnext; i++)
+        if ((rc = op_watermark(op->next[i], wm)))
+            return rc;
+    ck_elem e = {.tag = CK_EL_WATERMARK};
+    e.u.wm = wm;
+    for (int i = 0; i < op->nrp; i++)
+        if ((rc = ck_rp_broadcast(&op->chain->rps[op->rp[i]].rp, &e)))
+            return rc;
+    return CK_OK;
+}
+
+int ck_chain_record(ck_chain *c, ck_rec *r)
+{
+    return op_record(&c->ops[0], r);
+}
+
+int ck_chain_watermark(ck_chain *c, int64_t wm)
+{
+    return op_watermark(&c->ops[0], wm);
+}
+
+uint64_t ck_chain_state_entries(const ck_chain *c)
+{
+    uint64_t n = 0;
+    for (int k = 0; k < c->nops; k++)
+        if (ck_op_keyed(c->ops[k].spec->kind))
+            n += c->ops[k].heap.n;
+    return n;
+}

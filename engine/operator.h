@@ -1,0 +1,97 @@
+/*
+ * operator.h - the operators of one subtask, chained: records flow from
+ * the head operator through direct calls to the chained ones, and leave the
+ * chain through result partitions (one per outgoing edge).
+ *
+ * Operators: source (emits what the task reads from its topic), map,
+ * filter, keyed aggregate (running count or sum per key, one update per
+ * record), keyed tumbling event-time window (count or sum per key and
+ * window, emitted when the watermark passes the window's end), sink.
+ *
+ * Keyed state lives in a heap backend per keyed operator, holding exactly
+ * the key groups of this subtask. A window registers an event-time timer at
+ * its maximum timestamp (end - 1) when its state is created; a watermark w
+ * fires every timer <= w, in timestamp order, then moves on downstream.
+ * A record whose window's maximum timestamp is <= the operator's watermark
+ * is late: dropped and counted, as Flink does with zero allowed lateness.
+ *
+ * A sink does not write directly: it stages its output and the ingest time
+ * of every record in the chain, and the task publishes the batch (and
+ * measures latency) once the batch's CPU cost has been charged.
+ */
+#ifndef CK_OPERATOR_H
+#define CK_OPERATOR_H
+
+#include "graph.h"
+#include "heapstate.h"
+#include "partition.h"
+#include "timers.h"
+
+typedef struct ck_chain ck_chain;
+
+typedef struct ck_op {
+    const ck_op_spec *spec;
+    ck_chain *chain;
+    int nnext;
+    struct ck_op *next[CK_MAX_OPS]; /* chained successors */
+    int nrp;
+    int rp[CK_MAX_OPS]; /* indices into chain->rps */
+    /* keyed operators */
+    int kg_start, kg_end;
+    ck_heap heap;
+    ck_timerq timers;
+    int64_t wm;
+    /* sink: output id and what the batch staged */
+    uint32_t sink_id;
+    uint8_t *out;
+    size_t out_len, out_cap;
+    int64_t *ingest;
+    size_t n_ingest, cap_ingest;
+} ck_op;
+
+/* The output a sink subtask writes to: operator index and subtask. */
+static inline uint32_t ck_sink_id(int op_index, int subtask)
+{
+    return ((uint32_t)op_index << 16) | (uint32_t)subtask;
+}
+
+typedef struct ck_rp_out {
+    ck_rp rp;
+    const ck_edge *edge;
+} ck_rp_out;
+
+struct ck_chain {
+    const ck_graph *g;
+    int vertex, subtask;
+    int nops;
+    ck_op ops[CK_MAX_OPS];
+    int nrps;
+    ck_rp_out *rps; /* owned by the task */
+    double flops;   /* CPU cost accumulated since the last charge */
+    uint64_t records_out; /* records leaving the subtask (network + sink) */
+    uint64_t late_dropped;
+    uint64_t state_entries;
+};
+
+/* Builds the chain of (vertex, subtask); rps are the task's partitions. */
+int ck_chain_init(ck_chain *c, const ck_graph *g, int vertex, int subtask,
+                  ck_rp_out *rps, int nrps);
+void ck_chain_free(ck_chain *c);
+
+/* Feeds a record to the head operator. Returns 0, CK_ENOMEM. */
+int ck_chain_record(ck_chain *c, ck_rec *r);
+
+/* Feeds a watermark to the head operator (and everything after it). */
+int ck_chain_watermark(ck_chain *c, int64_t wm);
+
+/* Clears a sink's staging after the task published it. */
+static inline void ck_op_clear_output(ck_op *op)
+{
+    op->out_len = 0;
+    op->n_ingest = 0;
+}
+
+/* Keyed state entries held by the chain's operators. */
+uint64_t ck_chain_state_entries(const ck_chain *c);
+
+#endif

@@ -1,0 +1,220 @@
+#include "partition.h"
+
+#include <stdlib.h>
+
+#include "error.h"
+
+int ck_rp_init(ck_rp *rp, ck_platform *plat, uint16_t edge, uint32_t producer,
+               int nsub, const uint32_t *dst_eps, const ck_rp_config *cfg)
+{
+    if (nsub < 1 || cfg->segment_size < 256 || cfg->max_per_channel < 1)
+        return CK_EINVAL;
+    memset(rp, 0, sizeof(*rp));
+    rp->subs = calloc((size_t)nsub, sizeof(*rp->subs));
+    if (!rp->subs)
+        return CK_ENOMEM;
+    rp->plat = plat;
+    rp->edge = edge;
+    rp->producer = producer;
+    rp->nsub = nsub;
+    /* Flink sizes an output pool as nsub * buffers-per-channel + floating. */
+    rp->pool_size = (uint32_t)nsub * cfg->buffers_per_channel + cfg->floating_per_gate;
+    if (rp->pool_size < (uint32_t)nsub + 1)
+        rp->pool_size = (uint32_t)nsub + 1;
+    rp->max_per_channel = cfg->max_per_channel;
+    rp->max_overdraft = cfg->max_overdraft;
+    for (int i = 0; i < nsub; i++) {
+        rp->subs[i].dst_ep = dst_eps[i];
+        rp->subs[i].buf_size = cfg->segment_size;
+    }
+    return CK_OK;
+}
+
+void ck_rp_free(ck_rp *rp)
+{
+    if (!rp->subs)
+        return;
+    for (int i = 0; i < rp->nsub; i++) {
+        ck_bufq_clear(&rp->subs[i].queue);
+        ck_buf_del(rp->subs[i].cur);
+    }
+    free(rp->subs);
+    free(rp->scratch);
+    memset(rp, 0, sizeof(*rp));
+}
+
+static inline uint32_t sub_held(const ck_subpart *s)
+{
+    return s->queue.n + (s->cur ? 1u : 0u);
+}
+
+/* Keeps nfull in step after sub_held(s) changed from `before`. */
+static inline void track_full(ck_rp *rp, const ck_subpart *s, uint32_t before)
+{
+    uint32_t after = sub_held(s);
+    int was = before >= rp->max_per_channel, is = after >= rp->max_per_channel;
+    rp->nfull += is - was;
+}
+
+static void finish_cur(ck_rp *rp, ck_subpart *s)
+{
+    if (!s->cur)
+        return;
+    if (s->cur->len == 0)
+        return;
+    uint32_t before = sub_held(s);
+    ck_bufq_push(&s->queue, s->cur);
+    s->cur = NULL;
+    track_full(rp, s, before);
+}
+
+static int new_cur(ck_rp *rp, ck_subpart *s)
+{
+    ck_buf *b = ck_buf_new(s->buf_size);
+    if (!b)
+        return CK_ENOMEM;
+    uint32_t before = sub_held(s);
+    s->cur = b;
+    rp->pool_used++;
+    track_full(rp, s, before);
+    return CK_OK;
+}
+
+/* Appends n bytes to subpartition s, cutting them across buffers. */
+static int write_bytes(ck_rp *rp, ck_subpart *s, const uint8_t *p, size_t n)
+{
+    while (n > 0) {
+        if (!s->cur) {
+            int rc = new_cur(rp, s);
+            if (rc)
+                return rc;
+        }
+        ck_buf *b = s->cur;
+        size_t room = b->cap - b->len;
+        size_t take = CK_MIN(room, n);
+        memcpy(ck_buf_data(b) + b->len, p, take);
+        b->len += (uint32_t)take;
+        p += take;
+        n -= take;
+        if (b->len == b->cap)
+            finish_cur(rp, s);
+    }
+    return CK_OK;
+}
+
+int ck_rp_emit(ck_rp *rp, int sub, const ck_elem *e)
+{
+    ck_subpart *s = &rp->subs[sub];
+    if (s->ended)
+        return CK_ESTATE;
+    size_t n = ck_elem_size(e);
+    int rc;
+    if (!s->cur && (rc = new_cur(rp, s)))
+        return rc;
+    ck_buf *b = s->cur;
+    if (b->cap - b->len >= n) {
+        /* Common case: the whole element fits in the current buffer. */
+        ck_elem_encode(ck_buf_data(b) + b->len, e);
+        b->len += (uint32_t)n;
+        if (b->len == b->cap)
+            finish_cur(rp, s);
+    } else {
+        if (n > rp->scratch_cap) {
+            uint8_t *p = realloc(rp->scratch, n);
+            if (!p)
+                return CK_ENOMEM;
+            rp->scratch = p;
+            rp->scratch_cap = n;
+        }
+        ck_elem_encode(rp->scratch, e);
+        if ((rc = write_bytes(rp, s, rp->scratch, n)))
+            return rc;
+    }
+    if (e->tag == CK_EL_END_OF_PARTITION) {
+        finish_cur(rp, s);
+        if (s->cur) { /* empty current buffer: give it back */
+            uint32_t before = sub_held(s);
+            ck_buf_del(s->cur);
+            s->cur = NULL;
+            rp->pool_used--;
+            track_full(rp, s, before);
+        }
+        s->ended = 1;
+        rp->nended++;
+    }
+    return CK_OK;
+}
+
+int ck_rp_broadcast(ck_rp *rp, const ck_elem *e)
+{
+    for (int i = 0; i < rp->nsub; i++) {
+        int rc = ck_rp_emit(rp, i, e);
+        if (rc)
+            return rc;
+    }
+    return CK_OK;
+}
+
+void ck_rp_flush(ck_rp *rp)
+{
+    for (int i = 0; i < rp->nsub; i++)
+        finish_cur(rp, &rp->subs[i]);
+}
+
+int ck_rp_on_credit(ck_rp *rp, int sub, uint32_t credits)
+{
+    if (sub < 0 || sub >= rp->nsub || credits > (1u << 20))
+        return CK_EPROTO;
+    rp->subs[sub].credit += (int32_t)credits;
+    return CK_OK;
+}
+
+int ck_rp_send(ck_rp *rp)
+{
+    int sent = 0;
+    for (int i = 0; i < rp->nsub; i++) {
+        ck_subpart *s = &rp->subs[i];
+        while (s->credit > 0 && s->queue.n > 0) {
+            uint32_t before = sub_held(s);
+            ck_buf *b = ck_bufq_pop(&s->queue);
+            track_full(rp, s, before);
+            rp->pool_used--;
+            s->credit--;
+            ck_wire_hdr h = {
+                .type = CK_MSG_DATA,
+                .edge = rp->edge,
+                .src = rp->producer,
+                .dst = (uint32_t)i,
+                .seq = s->seq++,
+                .arg = s->queue.n, /* backlog */
+                .len = b->len,
+            };
+            ck_wire_encode(b->mem, &h);
+            s->bytes_sent += b->len;
+            s->bufs_sent++;
+            rp->bytes_out += b->len;
+            size_t n = (size_t)CK_WIRE_HDR + b->len;
+            rp->plat->ops->send(rp->plat, s->dst_ep, ck_buf_release(b), n);
+            sent++;
+        }
+    }
+    return sent;
+}
+
+int ck_rp_drained(const ck_rp *rp)
+{
+    if (rp->nended < rp->nsub)
+        return 0;
+    for (int i = 0; i < rp->nsub; i++)
+        if (rp->subs[i].queue.n > 0 || rp->subs[i].cur)
+            return 0;
+    return 1;
+}
+
+uint32_t ck_rp_queued(const ck_rp *rp)
+{
+    uint32_t n = 0;
+    for (int i = 0; i < rp->nsub; i++)
+        n += rp->subs[i].queue.n;
+    return n;
+}

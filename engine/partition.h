@@ -1,0 +1,109 @@
+/*
+ * partition.h - a result partition: the producing side of one job-graph
+ * edge in one subtask, with one subpartition per consumer subtask.
+ *
+ * Elements are serialized into the subpartition's current buffer; a buffer
+ * is finished when it is full, on flush (buffer timeout, events), and then
+ * waits in the subpartition's queue until the consumer has granted credit:
+ * one credit is one buffer (credit-based flow control). Each DATA message
+ * tells the consumer the backlog still queued behind it.
+ *
+ * Invariants:
+ *   - a subpartition sends only while credit > 0; credit never goes below 0;
+ *   - sequence numbers of a subpartition are 0, 1, 2, ... without gaps;
+ *   - pool_used = sum over subpartitions of (queued + has current buffer),
+ *     the buffers taken from the task's output pool and not yet sent;
+ *   - ck_rp_available() is false when the pool or any subpartition's share
+ *     is exhausted: the task must stop producing (backpressure). The record
+ *     in progress may still finish, using up to max_overdraft extra buffers.
+ *
+ * Subpartition states (per subpartition):
+ *
+ *   OPEN --ck_rp_emit(EOP)/ck_rp_end--> ENDED --queue sent--> DRAINED
+ */
+#ifndef CK_PARTITION_H
+#define CK_PARTITION_H
+
+#include "buffer.h"
+#include "element.h"
+#include "platform.h"
+
+typedef struct ck_subpart {
+    ck_bufq queue;     /* finished buffers waiting for credit */
+    ck_buf *cur;       /* buffer being filled, or NULL */
+    int32_t credit;    /* buffers the consumer can take now */
+    uint32_t seq;      /* sequence number of the next DATA message */
+    uint32_t dst_ep;   /* consumer endpoint */
+    uint32_t buf_size; /* payload capacity of new buffers */
+    int ended;         /* END_OF_PARTITION serialized */
+    uint64_t bytes_sent, bufs_sent;
+} ck_subpart;
+
+typedef struct ck_rp_config {
+    uint32_t segment_size;         /* taskmanager.memory.segment-size */
+    uint32_t buffers_per_channel;  /* taskmanager.network.memory.buffers-per-channel */
+    uint32_t floating_per_gate;    /* taskmanager.network.memory.floating-buffers-per-gate */
+    uint32_t max_per_channel;      /* taskmanager.network.memory.max-buffers-per-channel */
+    uint32_t max_overdraft;        /* taskmanager.network.memory.max-overdraft-buffers-per-gate */
+} ck_rp_config;
+
+typedef struct ck_rp {
+    ck_platform *plat;
+    uint16_t edge;
+    uint32_t producer; /* producer subtask index */
+    int nsub;
+    ck_subpart *subs;
+    uint32_t pool_size, pool_used;
+    uint32_t max_per_channel, max_overdraft;
+    int nfull;        /* subpartitions at their max_per_channel share */
+    int nended;
+    uint8_t *scratch; /* for elements that span buffers */
+    size_t scratch_cap;
+    uint64_t bytes_out; /* payload bytes sent */
+} ck_rp;
+
+/*
+ * Initializes a partition with nsub subpartitions whose consumers are the
+ * endpoints dst_eps[0..nsub). Returns 0, CK_ENOMEM, CK_EINVAL.
+ */
+int ck_rp_init(ck_rp *rp, ck_platform *plat, uint16_t edge, uint32_t producer,
+               int nsub, const uint32_t *dst_eps, const ck_rp_config *cfg);
+void ck_rp_free(ck_rp *rp);
+
+/* Serializes e into subpartition sub. Returns 0, CK_ENOMEM, CK_ESTATE (ended). */
+int ck_rp_emit(ck_rp *rp, int sub, const ck_elem *e);
+
+/* Serializes e into every subpartition. */
+int ck_rp_broadcast(ck_rp *rp, const ck_elem *e);
+
+/* Finishes every non-empty current buffer so that it can be sent. */
+void ck_rp_flush(ck_rp *rp);
+
+/* Adds credit granted by the consumer of subpartition sub. */
+int ck_rp_on_credit(ck_rp *rp, int sub, uint32_t credits);
+
+/*
+ * Sends every queued buffer that has credit. Returns the number of
+ * buffers sent.
+ */
+int ck_rp_send(ck_rp *rp);
+
+/* True when the task may produce more output (no backpressure). */
+static inline int ck_rp_available(const ck_rp *rp)
+{
+    return rp->nfull == 0 && rp->pool_used < rp->pool_size;
+}
+
+/* True while the record in progress may take another buffer. */
+static inline int ck_rp_overdraft_ok(const ck_rp *rp)
+{
+    return rp->pool_used < rp->pool_size + rp->max_overdraft;
+}
+
+/* True when every subpartition has ended and sent all of its buffers. */
+int ck_rp_drained(const ck_rp *rp);
+
+/* Buffers queued (finished, unsent) over all subpartitions. */
+uint32_t ck_rp_queued(const ck_rp *rp);
+
+#endif

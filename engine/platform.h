@@ -1,0 +1,94 @@
+/*
+ * platform.h - everything the engine asks of the world.
+ *
+ * The engine is sans-I/O: it never calls SimGrid, sockets, a clock,
+ * rand() or the file system. Each endpoint (a subtask, the job manager) is
+ * given a ck_platform handle by the backend that hosts it, and does all of
+ * its I/O through that handle. Two backends implement it: sim/ (SimGrid,
+ * simulated time) and net/ (one process per host, TCP on loopback, real
+ * time).
+ *
+ * Inputs come the other way, through the ck_node interface (node.h): the
+ * backend feeds messages, store completions and deadlines to the node, and
+ * asks it to do work. Timers are pulled, not pushed: a node reports its
+ * next deadline and the backend calls it back at or after that time (the
+ * ngtcp2 get_expiry/handle_expiry shape).
+ *
+ * Ownership: send and store_put take ownership of the malloc'd block they
+ * are given, whatever they return. Completions hand a malloc'd block to the
+ * node, which then owns it.
+ */
+#ifndef CK_PLATFORM_H
+#define CK_PLATFORM_H
+
+#include "common.h"
+
+typedef struct ck_platform ck_platform;
+
+typedef struct ck_store_entry {
+    char *key;     /* malloc'd */
+    uint64_t size; /* bytes */
+} ck_store_entry;
+
+void ck_store_entries_free(ck_store_entry *e, size_t n);
+
+typedef enum ck_log_level { CK_LOG_ERROR, CK_LOG_WARN, CK_LOG_INFO, CK_LOG_DEBUG } ck_log_level;
+
+typedef struct ck_platform_ops {
+    /* The current time on the platform clock. */
+    ck_time (*now)(ck_platform *p);
+
+    /*
+     * Sends msg[0..len) to endpoint dst, asynchronously; messages from one
+     * endpoint to another arrive in the order they were sent. Takes
+     * ownership of msg. Returns 0, or CK_EUNREACH when dst is known to be
+     * gone (the message is then dropped).
+     */
+    int (*send)(ck_platform *p, uint32_t dst, uint8_t *msg, size_t len);
+
+    /*
+     * Charges CPU work to this endpoint's host. Under SimGrid it takes
+     * flops / host speed of simulated time (shared with the host's other
+     * work); with sockets it takes that much real time.
+     */
+    void (*cpu)(ck_platform *p, double flops);
+
+    /*
+     * The durable object store (checkpoint storage). put and get are
+     * asynchronous: the result arrives through ck_node_ops.on_store with
+     * the same token. put takes ownership of data. list and delete are
+     * immediate. Keys are relative paths such as "job/chk-3/_metadata".
+     * Return 0 or a CK_E* code (on error no completion follows).
+     */
+    int (*store_put)(ck_platform *p, const char *key, uint8_t *data, size_t len,
+                     uint64_t token);
+    int (*store_get)(ck_platform *p, const char *key, uint64_t token);
+    int (*store_list)(ck_platform *p, const char *prefix, ck_store_entry **out,
+                      size_t *n);
+    int (*store_delete)(ck_platform *p, const char *key);
+
+    /*
+     * Appends bytes to the external output of sink subtask `sink` (the
+     * system a sink writes to). Returns 0 or CK_EIO.
+     */
+    int (*output)(ck_platform *p, uint32_t sink, const uint8_t *data, size_t len);
+
+    /* One line of diagnostics (no newline). */
+    void (*log)(ck_platform *p, int level, const char *line);
+} ck_platform_ops;
+
+struct ck_platform {
+    const ck_platform_ops *ops;
+    uint32_t endpoint; /* the endpoint this handle belongs to */
+    int host;          /* its host index */
+};
+
+static inline ck_time ck_now(ck_platform *p)
+{
+    return p->ops->now(p);
+}
+
+void ck_logf(ck_platform *p, int level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#endif

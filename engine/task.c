@@ -1,0 +1,666 @@
+#include "task.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "error.h"
+
+/* Records a source reads from one partition before moving to the next. */
+#define SOURCE_SLICE 64
+/* Records a source reads in one work() call. */
+#define SOURCE_BATCH 512
+
+enum { ACCT_IDLE, ACCT_BUSY, ACCT_BP };
+
+struct ck_task {
+    ck_platform *plat;
+    const ck_job_env *env;
+    const ck_graph *g;
+    int vertex, subtask;
+    uint32_t global;
+    ck_task_state state;
+
+    int has_gate;
+    ck_gate gate;
+    int nrps;
+    ck_rp_out *rps;
+    ck_chain chain;
+
+    ck_time buffer_timeout; /* < 0: flush only when full */
+    ck_time tick0;          /* flush ticks at tick0 + k * buffer_timeout */
+    ck_time next_flush;     /* the tick that flushes pending output, or NEVER */
+
+    /* source */
+    int is_source;
+    int nparts;
+    int *parts;
+    int64_t *off, *end, *maxts;
+    int rr;
+    ck_time wm_interval, next_wm;
+    int64_t src_wm;
+    int64_t ooo_ms;
+
+    ck_metrics met;
+    ck_time acct_t;
+    int acct_mode;
+    int started;
+};
+
+const char *ck_task_state_name(ck_task_state s)
+{
+    switch (s) {
+    case CK_TASK_CREATED:
+        return "CREATED";
+    case CK_TASK_RUNNING:
+        return "RUNNING";
+    case CK_TASK_ENDING:
+        return "ENDING";
+    case CK_TASK_FINISHED:
+        return "FINISHED";
+    case CK_TASK_FAILED:
+        return "FAILED";
+    }
+    return "?";
+}
+
+static int source_init(ck_task *t)
+{
+    const ck_topic *tp = t->env->topic;
+    const ck_vertex *v = &t->g->v[t->vertex];
+    int total = tp->ops->npartitions(tp->ctx);
+    t->parts = calloc((size_t)total + 1, sizeof(int));
+    t->off = calloc((size_t)total + 1, sizeof(int64_t));
+    t->end = calloc((size_t)total + 1, sizeof(int64_t));
+    t->maxts = calloc((size_t)total + 1, sizeof(int64_t));
+    if (!t->parts || !t->off || !t->end || !t->maxts)
+        return CK_ENOMEM;
+    for (int p = 0; p < total; p++) {
+        if (ck_topic_owner(tp->name, p, v->parallelism) != t->subtask)
+            continue;
+        int k = t->nparts++;
+        t->parts[k] = p;
+        t->end[k] = tp->ops->size(tp->ctx, p);
+        t->maxts[k] = CK_WM_MIN;
+    }
+    t->ooo_ms = t->g->spec.ops[v->ops[0]].ooo_ms;
+    t->wm_interval = ck_cfg(t->env->cfg, CK_CFG_AUTO_WATERMARK_INTERVAL);
+    t->next_wm = t->wm_interval;
+    t->src_wm = CK_WM_MIN;
+    return CK_OK;
+}
+
+ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global)
+{
+    const ck_graph *g = env->g;
+    if (global >= g->nsubtasks)
+        return NULL;
+    ck_task *t = calloc(1, sizeof(*t));
+    if (!t)
+        return NULL;
+    t->plat = plat;
+    t->env = env;
+    t->g = g;
+    t->global = global;
+    ck_graph_locate(g, global, &t->vertex, &t->subtask);
+    const ck_vertex *v = &g->v[t->vertex];
+    const ck_config *cfg = env->cfg;
+    t->buffer_timeout = ck_cfg(cfg, CK_CFG_BUFFER_TIMEOUT);
+    t->next_flush = CK_TIME_NEVER;
+    t->met.task.vertex = (uint32_t)t->vertex;
+    t->met.task.subtask = (uint32_t)t->subtask;
+    t->met.task.host = (uint32_t)plat->host;
+
+    ck_rp_config rc = {
+        .segment_size = (uint32_t)ck_cfg(cfg, CK_CFG_SEGMENT_SIZE),
+        .buffers_per_channel = (uint32_t)ck_cfg(cfg, CK_CFG_BUFFERS_PER_CHANNEL),
+        .floating_per_gate = (uint32_t)ck_cfg(cfg, CK_CFG_FLOATING_PER_GATE),
+        .max_per_channel = (uint32_t)ck_cfg(cfg, CK_CFG_MAX_PER_CHANNEL),
+        .max_overdraft = (uint32_t)ck_cfg(cfg, CK_CFG_MAX_OVERDRAFT),
+    };
+    uint32_t *eps = calloc((size_t)g->nslots, sizeof(uint32_t));
+    if (!eps)
+        goto fail;
+    if (v->nout > 0) {
+        t->rps = calloc((size_t)v->nout, sizeof(*t->rps));
+        if (!t->rps)
+            goto fail;
+    }
+    for (int i = 0; i < v->nout; i++) {
+        const ck_edge *e = &g->e[v->out_edges[i]];
+        const ck_vertex *dv = &g->v[e->dst_v];
+        for (int s = 0; s < dv->parallelism; s++)
+            eps[s] = ck_graph_endpoint(g, dv->id, s);
+        t->rps[i].edge = e;
+        if (ck_rp_init(&t->rps[i].rp, plat, (uint16_t)e->id, (uint32_t)t->subtask,
+                       dv->parallelism, eps, &rc))
+            goto fail;
+        t->nrps++;
+    }
+    if (v->in_edge >= 0) {
+        const ck_edge *e = &g->e[v->in_edge];
+        const ck_vertex *sv = &g->v[e->src_v];
+        for (int s = 0; s < sv->parallelism; s++)
+            eps[s] = ck_graph_endpoint(g, sv->id, s);
+        if (ck_gate_init(&t->gate, plat, (uint16_t)e->id, (uint32_t)t->subtask,
+                         sv->parallelism, eps, rc.buffers_per_channel,
+                         rc.floating_per_gate))
+            goto fail;
+        t->has_gate = 1;
+    }
+    if (ck_chain_init(&t->chain, g, t->vertex, t->subtask, t->rps, t->nrps))
+        goto fail;
+    if (g->spec.ops[v->ops[0]].kind == CK_OP_SOURCE) {
+        t->is_source = 1;
+        if (source_init(t))
+            goto fail;
+    }
+    free(eps);
+    return t;
+fail:
+    free(eps);
+    ck_task_del(t);
+    return NULL;
+}
+
+void ck_task_del(ck_task *t)
+{
+    if (!t)
+        return;
+    ck_chain_free(&t->chain);
+    for (int i = 0; i < t->nrps; i++)
+        ck_rp_free(&t->rps[i].rp);
+    free(t->rps);
+    if (t->has_gate)
+        ck_gate_free(&t->gate);
+    free(t->parts);
+    free(t->off);
+    free(t->end);
+    free(t->maxts);
+    ck_metrics_free(&t->met);
+    free(t);
+}
+
+ck_task_state ck_task_get_state(const ck_task *t)
+{
+    return t->state;
+}
+
+const ck_metrics *ck_task_metrics(const ck_task *t)
+{
+    return &t->met;
+}
+
+/* ---- time accounting ------------------------------------------------------ */
+
+static void acct(ck_task *t, ck_time now, int mode)
+{
+    int64_t d = now - t->acct_t;
+    if (d > 0) {
+        if (t->acct_mode == ACCT_BUSY)
+            t->met.task.busy_ns += d;
+        else if (t->acct_mode == ACCT_BP)
+            t->met.task.backpressured_ns += d;
+        else
+            t->met.task.idle_ns += d;
+    }
+    t->acct_t = now;
+    t->acct_mode = mode;
+}
+
+/* ---- helpers ---------------------------------------------------------------- */
+
+static int outputs_available(const ck_task *t)
+{
+    for (int i = 0; i < t->nrps; i++)
+        if (!ck_rp_available(&t->rps[i].rp))
+            return 0;
+    return 1;
+}
+
+static int outputs_pending(const ck_task *t)
+{
+    for (int i = 0; i < t->nrps; i++)
+        for (int s = 0; s < t->rps[i].rp.nsub; s++) {
+            const ck_buf *b = t->rps[i].rp.subs[s].cur;
+            if (b && b->len > 0)
+                return 1;
+        }
+    return 0;
+}
+
+static void flush_all(ck_task *t)
+{
+    for (int i = 0; i < t->nrps; i++)
+        ck_rp_flush(&t->rps[i].rp);
+    t->next_flush = CK_TIME_NEVER;
+}
+
+static void send_all(ck_task *t)
+{
+    for (int i = 0; i < t->nrps; i++)
+        ck_rp_send(&t->rps[i].rp);
+    if (t->has_gate)
+        ck_gate_announce(&t->gate);
+}
+
+static ck_time next_tick(const ck_task *t, ck_time at);
+
+/* Output was written: flush now (timeout 0) or at the output flusher's next round. */
+static void arm_flush(ck_task *t)
+{
+    if (t->buffer_timeout == 0)
+        flush_all(t);
+    else if (t->buffer_timeout > 0 && t->next_flush == CK_TIME_NEVER && outputs_pending(t))
+        t->next_flush = next_tick(t, ck_now(t->plat));
+}
+
+/* Charges the batch's CPU and publishes what the sinks staged. */
+static int finish_batch(ck_task *t)
+{
+    ck_chain *c = &t->chain;
+    if (c->flops > 0) {
+        t->plat->ops->cpu(t->plat, c->flops);
+        c->flops = 0;
+    }
+    for (int k = 0; k < c->nops; k++) {
+        ck_op *sink = &c->ops[k];
+        if (sink->n_ingest == 0)
+            continue;
+        ck_time now = ck_now(t->plat);
+        int rc = t->plat->ops->output(t->plat, sink->sink_id, sink->out, sink->out_len);
+        if (rc)
+            return rc;
+        for (size_t i = 0; i < sink->n_ingest; i++)
+            if ((rc = ck_metrics_out(&t->met, now, now - sink->ingest[i])))
+                return rc;
+        ck_op_clear_output(sink);
+    }
+    arm_flush(t);
+    return CK_OK;
+}
+
+static void fail(ck_task *t, int rc, const char *what)
+{
+    if (t->state == CK_TASK_FAILED || t->state == CK_TASK_FINISHED)
+        return;
+    char msg[200];
+    const ck_vertex *v = &t->g->v[t->vertex];
+    int n = snprintf(msg, sizeof(msg), "%s (%d/%d): %s: %s", v->name, t->subtask + 1,
+                     v->parallelism, what, ck_strerror(rc));
+    ck_logf(t->plat, CK_LOG_ERROR, "%s", msg);
+    t->state = CK_TASK_FAILED;
+    uint8_t *m = malloc(CK_WIRE_HDR + (size_t)n);
+    if (!m)
+        return;
+    ck_wire_hdr h = {.type = CK_MSG_TASK_FAILED, .src = t->global, .dst = CK_EP_JM,
+                     .len = (uint32_t)n};
+    ck_wire_encode(m, &h);
+    memcpy(m + CK_WIRE_HDR, msg, (size_t)n);
+    t->plat->ops->send(t->plat, CK_EP_JM, m, CK_WIRE_HDR + (size_t)n);
+}
+
+/* Input is over: close every output with END_OF_PARTITION. */
+static int end_input(ck_task *t)
+{
+    ck_elem eop = {.tag = CK_EL_END_OF_PARTITION};
+    for (int i = 0; i < t->nrps; i++) {
+        int rc = ck_rp_broadcast(&t->rps[i].rp, &eop);
+        if (rc)
+            return rc;
+    }
+    t->state = CK_TASK_ENDING;
+    return CK_OK;
+}
+
+static void report_finished(ck_task *t)
+{
+    ck_time now = ck_now(t->plat);
+    acct(t, now, ACCT_IDLE);
+    t->met.task.end_ns = now;
+    t->met.task.records_out = t->chain.records_out;
+    t->met.task.late_dropped = t->chain.late_dropped;
+    for (int i = 0; i < t->nrps; i++) {
+        t->met.task.bytes_out += t->rps[i].rp.bytes_out;
+        for (int s = 0; s < t->rps[i].rp.nsub; s++)
+            t->met.task.buffers_out += t->rps[i].rp.subs[s].bufs_sent;
+    }
+    if (t->has_gate) {
+        t->met.task.bytes_in = t->gate.bytes_in;
+        for (int c = 0; c < t->gate.nchan; c++)
+            t->met.task.buffers_in += t->gate.chans[c].bufs_in;
+    }
+    uint8_t *body;
+    size_t n;
+    int rc = ck_metrics_encode(&t->met, &body, &n);
+    if (rc) {
+        fail(t, rc, "encoding metrics");
+        return;
+    }
+    uint8_t *m = malloc(CK_WIRE_HDR + n);
+    if (!m) {
+        free(body);
+        fail(t, CK_ENOMEM, "reporting");
+        return;
+    }
+    ck_wire_hdr h = {.type = CK_MSG_TASK_FINISHED, .src = t->global, .dst = CK_EP_JM,
+                     .len = (uint32_t)n};
+    ck_wire_encode(m, &h);
+    memcpy(m + CK_WIRE_HDR, body, n);
+    free(body);
+    t->state = CK_TASK_FINISHED;
+    t->plat->ops->send(t->plat, CK_EP_JM, m, CK_WIRE_HDR + n);
+}
+
+/* ---- source ----------------------------------------------------------------- */
+
+static int source_has_available(const ck_task *t, ck_time now)
+{
+    const ck_topic *tp = t->env->topic;
+    for (int k = 0; k < t->nparts; k++)
+        if (t->off[k] < t->end[k] &&
+            tp->ops->append_time(tp->ctx, t->parts[k], t->off[k]) <= now)
+            return 1;
+    return 0;
+}
+
+static int source_done(const ck_task *t)
+{
+    for (int k = 0; k < t->nparts; k++)
+        if (t->off[k] < t->end[k])
+            return 0;
+    return 1;
+}
+
+/* Earliest append time of an unread record, or CK_TIME_NEVER. */
+static ck_time source_next_append(const ck_task *t)
+{
+    const ck_topic *tp = t->env->topic;
+    ck_time best = CK_TIME_NEVER;
+    for (int k = 0; k < t->nparts; k++) {
+        if (t->off[k] >= t->end[k])
+            continue;
+        ck_time at = tp->ops->append_time(tp->ctx, t->parts[k], t->off[k]);
+        if (at < best)
+            best = at;
+    }
+    return best;
+}
+
+/* The source's watermark: the least of its open partitions' watermarks. */
+static int64_t source_watermark(const ck_task *t)
+{
+    int64_t wm = CK_WM_MAX;
+    for (int k = 0; k < t->nparts; k++) {
+        if (t->off[k] >= t->end[k])
+            continue;
+        int64_t pw = t->maxts[k] == CK_WM_MIN ? CK_WM_MIN : t->maxts[k] - t->ooo_ms - 1;
+        if (pw < wm)
+            wm = pw;
+    }
+    return wm;
+}
+
+static int source_emit_watermark(ck_task *t, int64_t wm)
+{
+    if (wm <= t->src_wm)
+        return CK_OK;
+    t->src_wm = wm;
+    return ck_chain_watermark(&t->chain, wm);
+}
+
+static int source_step(ck_task *t, ck_time now)
+{
+    const ck_topic *tp = t->env->topic;
+    int n = 0, rc;
+    int progress = 1;
+    acct(t, now, ACCT_BUSY);
+    while (n < SOURCE_BATCH && progress && outputs_available(t)) {
+        progress = 0;
+        for (int i = 0; i < t->nparts && n < SOURCE_BATCH; i++) {
+            int k = (t->rr + i) % t->nparts;
+            int p = t->parts[k];
+            for (int j = 0; j < SOURCE_SLICE && t->off[k] < t->end[k]; j++) {
+                if (tp->ops->append_time(tp->ctx, p, t->off[k]) > now)
+                    break;
+                if (!outputs_available(t))
+                    break;
+                ck_rec r;
+                tp->ops->read(tp->ctx, p, t->off[k], &r);
+                t->off[k]++;
+                if (r.ts > t->maxts[k])
+                    t->maxts[k] = r.ts;
+                if ((rc = ck_chain_record(&t->chain, &r)))
+                    return rc;
+                n++;
+                progress = 1;
+            }
+        }
+        if (t->nparts)
+            t->rr = (t->rr + 1) % t->nparts;
+    }
+    if (n > 0) {
+        t->met.task.records_in += (uint64_t)n;
+        if ((rc = ck_metrics_in(&t->met, now, (uint64_t)n)))
+            return rc;
+    }
+    if (source_done(t) && t->state == CK_TASK_RUNNING) {
+        /* A bounded source ends with the maximum watermark, as in Flink. */
+        if ((rc = source_emit_watermark(t, CK_WM_MAX)))
+            return rc;
+        if ((rc = finish_batch(t)))
+            return rc;
+        return end_input(t);
+    }
+    if ((rc = finish_batch(t)))
+        return rc;
+    return n > 0 ? 1 : 0;
+}
+
+/* ---- input ------------------------------------------------------------------ */
+
+static int input_step(ck_task *t, ck_time now)
+{
+    int rc, released = 0;
+    ck_elem e;
+    acct(t, now, ACCT_BUSY);
+    while (!released && outputs_available(t)) {
+        rc = ck_gate_next(&t->gate, &e, &released);
+        if (rc < 0)
+            return rc;
+        if (rc == 0)
+            break;
+        switch (e.tag) {
+        case CK_EL_RECORD:
+            t->met.task.records_in++;
+            rc = ck_chain_record(&t->chain, &e.u.rec);
+            break;
+        case CK_EL_WATERMARK:
+            rc = ck_chain_watermark(&t->chain, e.u.wm);
+            break;
+        case CK_EL_END_OF_PARTITION:
+            if ((rc = finish_batch(t)))
+                return rc;
+            return end_input(t);
+        }
+        if (rc)
+            return rc;
+    }
+    if ((rc = finish_batch(t)))
+        return rc;
+    return ck_gate_has_data(&t->gate) && outputs_available(t);
+}
+
+/* ---- node interface ----------------------------------------------------------- */
+
+static int task_on_message(void *self, uint8_t *msg, size_t len)
+{
+    ck_task *t = self;
+    ck_wire_hdr h;
+    int rc = ck_wire_decode(msg, len, &h);
+    if (rc) {
+        free(msg);
+        fail(t, rc, "malformed message");
+        return rc;
+    }
+    if (t->state == CK_TASK_FAILED || t->state == CK_TASK_FINISHED) {
+        free(msg);
+        return CK_OK;
+    }
+    switch (h.type) {
+    case CK_MSG_DATA:
+        if (!t->has_gate || h.edge != t->gate.edge) {
+            free(msg);
+            rc = CK_EPROTO;
+            break;
+        }
+        rc = ck_gate_on_data(&t->gate, &h, msg);
+        break;
+    case CK_MSG_CREDIT:
+        free(msg);
+        rc = CK_EPROTO;
+        for (int i = 0; i < t->nrps; i++) {
+            if (t->rps[i].edge->id == h.edge && h.src == (uint32_t)t->subtask) {
+                rc = ck_rp_on_credit(&t->rps[i].rp, (int)h.dst, h.arg);
+                break;
+            }
+        }
+        break;
+    default:
+        free(msg);
+        rc = CK_EPROTO;
+    }
+    if (rc)
+        fail(t, rc, "handling a message");
+    return rc;
+}
+
+static int task_on_store(void *self, uint64_t token, int status, uint8_t *data,
+                         size_t len)
+{
+    CK_UNUSED(self);
+    CK_UNUSED(token);
+    CK_UNUSED(status);
+    CK_UNUSED(len);
+    free(data);
+    return CK_OK;
+}
+
+/* The first flush tick at or after time at. */
+static ck_time next_tick(const ck_task *t, ck_time at)
+{
+    ck_time T = t->buffer_timeout;
+    if (at <= t->tick0)
+        return t->tick0;
+    ck_time k = (at - t->tick0 + T - 1) / T;
+    return t->tick0 + k * T;
+}
+
+static ck_time task_deadline(void *self)
+{
+    ck_task *t = self;
+    if (t->state != CK_TASK_RUNNING && t->state != CK_TASK_ENDING)
+        return CK_TIME_NEVER;
+    ck_time d = t->next_flush;
+    if (t->is_source && t->state == CK_TASK_RUNNING) {
+        ck_time at = source_next_append(t);
+        if (at < d)
+            d = at;
+        if (t->wm_interval > 0 && t->next_wm < d)
+            d = t->next_wm;
+    }
+    return d;
+}
+
+static int task_on_deadline(void *self)
+{
+    ck_task *t = self;
+    if (t->state != CK_TASK_RUNNING && t->state != CK_TASK_ENDING)
+        return CK_OK;
+    ck_time now = ck_now(t->plat);
+    if (now >= t->next_flush)
+        flush_all(t);
+    if (t->is_source && t->state == CK_TASK_RUNNING && t->wm_interval > 0 &&
+        now >= t->next_wm) {
+        int rc = source_emit_watermark(t, source_watermark(t));
+        if (rc) {
+            fail(t, rc, "emitting a watermark");
+            return rc;
+        }
+        arm_flush(t);
+        while (t->next_wm <= now)
+            t->next_wm += t->wm_interval;
+    }
+    send_all(t);
+    return CK_OK;
+}
+
+static int task_work(void *self)
+{
+    ck_task *t = self;
+    int rc = 0;
+    ck_time now = ck_now(t->plat);
+    if (t->state == CK_TASK_CREATED) {
+        t->state = CK_TASK_RUNNING;
+        t->met.task.start_ns = now;
+        t->acct_t = now;
+        t->tick0 = now;
+        t->next_wm += now;
+        t->next_flush = CK_TIME_NEVER;
+    }
+    if (t->state == CK_TASK_RUNNING) {
+        int has_input = t->is_source ? source_has_available(t, now)
+                                     : (t->has_gate && ck_gate_has_data(&t->gate));
+        if (has_input && outputs_available(t)) {
+            rc = t->is_source ? source_step(t, now) : input_step(t, now);
+            if (rc < 0) {
+                fail(t, rc, "processing");
+                return rc;
+            }
+        } else if (t->is_source && source_done(t)) {
+            rc = source_step(t, now); /* an empty source ends at once */
+            if (rc < 0) {
+                fail(t, rc, "processing");
+                return rc;
+            }
+        }
+    }
+    send_all(t);
+    if (t->state == CK_TASK_ENDING) {
+        flush_all(t);
+        send_all(t);
+        int drained = 1;
+        for (int i = 0; i < t->nrps; i++)
+            drained &= ck_rp_drained(&t->rps[i].rp);
+        if (drained)
+            report_finished(t);
+        return 0;
+    }
+    if (t->state != CK_TASK_RUNNING)
+        return 0;
+    now = ck_now(t->plat);
+    int has_input = t->is_source ? source_has_available(t, now)
+                                 : (t->has_gate && ck_gate_has_data(&t->gate));
+    acct(t, now, has_input && !outputs_available(t) ? ACCT_BP : ACCT_IDLE);
+    return rc > 0 && has_input && outputs_available(t) ? 1 : 0;
+}
+
+static int task_finished(void *self)
+{
+    const ck_task *t = self;
+    return t->state == CK_TASK_FINISHED || t->state == CK_TASK_FAILED;
+}
+
+static const ck_node_ops task_node_ops = {
+    .on_message = task_on_message,
+    .on_store = task_on_store,
+    .deadline = task_deadline,
+    .on_deadline = task_on_deadline,
+    .work = task_work,
+    .finished = task_finished,
+};
+
+ck_node ck_task_node(ck_task *t)
+{
+    ck_node n = {&task_node_ops, t};
+    return n;
+}

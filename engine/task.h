@@ -1,0 +1,69 @@
+/*
+ * task.h - a subtask: one parallel instance of a vertex (a chain of
+ * operators), with its input gate, its result partitions and, for a source,
+ * the topic partitions it reads.
+ *
+ * A task is a node (node.h): the backend feeds it DATA and CREDIT messages
+ * and deadlines, and calls ck_task work() to let it process. Each call
+ * processes a bounded batch (one input buffer, or a slice of the topic),
+ * charges the batch's CPU cost through the platform, publishes sink output,
+ * then sends every buffer that has credit and announces freed credit.
+ *
+ * State machine:
+ *
+ *   CREATED --first work(): announce initial credit--> RUNNING
+ *   RUNNING --input ended (END_OF_PARTITION on every channel, or every
+ *             topic partition read to its end): broadcast EOP--> ENDING
+ *   ENDING  --every partition drained: TASK_FINISHED to the JM--> FINISHED
+ *   any     --protocol or memory error: TASK_FAILED to the JM--> FAILED
+ *
+ * Invariants: the task processes input only while every result partition
+ * is available (otherwise it is backpressured and its unread buffers hold
+ * back credit upstream); busy + backpressured + idle time add up to the
+ * task's lifetime.
+ */
+#ifndef CK_TASK_H
+#define CK_TASK_H
+
+#include "gate.h"
+#include "graph.h"
+#include "metrics.h"
+#include "node.h"
+#include "operator.h"
+#include "topic.h"
+
+typedef enum ck_task_state {
+    CK_TASK_CREATED,
+    CK_TASK_RUNNING,
+    CK_TASK_ENDING,
+    CK_TASK_FINISHED,
+    CK_TASK_FAILED,
+} ck_task_state;
+
+/* What every task of a job shares, read-only. */
+typedef struct ck_job_env {
+    const ck_graph *g;
+    const ck_config *cfg;
+    const ck_topic *topic;
+} ck_job_env;
+
+typedef struct ck_task ck_task;
+
+/*
+ * Creates subtask `global` of the job, talking through plat.
+ * Returns NULL when out of memory.
+ */
+ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global);
+void ck_task_del(ck_task *t);
+
+/* The node interface of the task. */
+ck_node ck_task_node(ck_task *t);
+
+ck_task_state ck_task_get_state(const ck_task *t);
+
+/* The task's metrics so far (valid until the task is deleted). */
+const ck_metrics *ck_task_metrics(const ck_task *t);
+
+const char *ck_task_state_name(ck_task_state s);
+
+#endif

@@ -1,0 +1,44 @@
+#include "udf.h"
+
+#include "keygroup.h"
+#include "rng.h"
+
+void ck_udf_map(ck_map_fn fn, int64_t arg, ck_rec *r)
+{
+    switch (fn) {
+    case CK_MAP_IDENTITY:
+        break;
+    case CK_MAP_DROP_PAYLOAD:
+        r->plen = 0;
+        r->payload = NULL;
+        break;
+    case CK_MAP_SCALE:
+        r->value = (int64_t)((uint64_t)r->value * (uint64_t)arg);
+        break;
+    }
+}
+
+int ck_udf_filter(uint32_t keep_ppm, const ck_rec *r)
+{
+    uint64_t h = (uint64_t)(uint32_t)ck_kg_java_hash(r->key, r->klen);
+    h = ck_mix64(h ^ ck_mix64((uint64_t)r->ts) ^ ((uint64_t)r->value << 32));
+    return (uint32_t)(h % 1000000u) < keep_ppm;
+}
+
+const char *ck_map_fn_name(ck_map_fn fn)
+{
+    switch (fn) {
+    case CK_MAP_IDENTITY:
+        return "identity";
+    case CK_MAP_DROP_PAYLOAD:
+        return "drop_payload";
+    case CK_MAP_SCALE:
+        return "scale";
+    }
+    return "?";
+}
+
+const char *ck_agg_fn_name(ck_agg_fn fn)
+{
+    return fn == CK_AGG_COUNT ? "count" : "sum";
+}

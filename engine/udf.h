@@ -1,0 +1,49 @@
+/*
+ * udf.h - the per-record functions that map and filter operators apply.
+ *
+ * They are pure functions of the record, so that the reference computation
+ * in verify/ applies exactly the same transformation without going through
+ * the engine's runtime.
+ */
+#ifndef CK_UDF_H
+#define CK_UDF_H
+
+#include "element.h"
+
+typedef enum ck_map_fn {
+    CK_MAP_IDENTITY,     /* the record unchanged */
+    CK_MAP_DROP_PAYLOAD, /* projection: keep key, time and value */
+    CK_MAP_SCALE,        /* value * arg */
+} ck_map_fn;
+
+typedef enum ck_agg_fn {
+    CK_AGG_COUNT,
+    CK_AGG_SUM,
+} ck_agg_fn;
+
+/* Applies a map function to r in place. */
+void ck_udf_map(ck_map_fn fn, int64_t arg, ck_rec *r);
+
+/*
+ * True when the filter keeps r: a deterministic hash of the record's key,
+ * time and value, compared against keep_ppm parts per million.
+ */
+int ck_udf_filter(uint32_t keep_ppm, const ck_rec *r);
+
+/* The aggregate's contribution of one record. */
+static inline int64_t ck_udf_agg_add(ck_agg_fn fn, const ck_rec *r)
+{
+    return fn == CK_AGG_COUNT ? 1 : r->value;
+}
+
+/* Start of the tumbling window of size `size` (ms) holding ts (Flink's rule). */
+static inline int64_t ck_udf_window_start(int64_t ts, int64_t size)
+{
+    int64_t rem = ts % size;
+    return rem < 0 ? ts - (rem + size) : ts - rem;
+}
+
+const char *ck_map_fn_name(ck_map_fn fn);
+const char *ck_agg_fn_name(ck_agg_fn fn);
+
+#endif

@@ -1,0 +1,54 @@
+/*
+ * wire.h - framing of every message between endpoints.
+ *
+ * A message is a fixed 24-byte header followed by a body:
+ *
+ *   off size field
+ *     0    1 type     (CK_MSG_*)
+ *     1    1 version  (CK_WIRE_VERSION)
+ *     2    2 edge     (job-graph edge of a DATA or CREDIT message)
+ *     4    4 src      (sender: producer subtask, or endpoint)
+ *     8    4 dst      (receiver: consumer subtask, or endpoint)
+ *    12    4 seq      (per-channel sequence number of DATA)
+ *    16    4 arg      (DATA: backlog; CREDIT: credits; others: per type)
+ *    20    4 len      (body length)
+ *
+ * Every message that arrives from a platform goes through ck_wire_decode
+ * before the engine looks at it: a frame from a peer is untrusted input.
+ */
+#ifndef CK_WIRE_H
+#define CK_WIRE_H
+
+#include "common.h"
+
+#define CK_WIRE_HDR 24
+#define CK_WIRE_VERSION 1
+/* Largest body accepted: a buffer is at most 16 MiB; metrics can be more. */
+#define CK_WIRE_MAX_BODY (64u << 20)
+
+typedef enum ck_msg_type {
+    CK_MSG_DATA = 1,          /* a network buffer of serialized elements */
+    CK_MSG_CREDIT = 2,        /* consumer grants credits to a producer */
+    CK_MSG_TASK_FINISHED = 3, /* task -> job manager, body = metrics */
+    CK_MSG_TASK_FAILED = 4,   /* task -> job manager, body = message */
+    CK_MSG_TYPE_MAX = 4
+} ck_msg_type;
+
+typedef struct ck_wire_hdr {
+    uint8_t type;
+    uint16_t edge;
+    uint32_t src, dst, seq, arg, len;
+} ck_wire_hdr;
+
+void ck_wire_encode(uint8_t *dst, const ck_wire_hdr *h);
+
+/*
+ * Decodes and checks the header of a message of n bytes.
+ * Returns 0, or CK_ECORRUPT if the frame is too short, has an unknown type
+ * or version, or its body length does not match n.
+ */
+int ck_wire_decode(const uint8_t *msg, size_t n, ck_wire_hdr *h);
+
+const char *ck_wire_type_name(int type);
+
+#endif

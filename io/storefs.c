@@ -1,0 +1,228 @@
+#include "storefs.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "error.h"
+
+int ck_storefs_key_ok(const char *key)
+{
+    size_t len = strlen(key);
+    if (len == 0 || len >= CK_STORE_KEY_MAX || key[0] == '/')
+        return 0;
+    const char *p = key;
+    while (*p) {
+        const char *e = strchr(p, '/');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+            return 0;
+        if (n >= 5 && strncmp(p + n - 5, ".part", 5) == 0)
+            return 0; /* reserved for temporary files */
+        p += n;
+        if (*p == '/')
+            p++;
+        else
+            break;
+    }
+    return key[len - 1] != '/';
+}
+
+int ck_storefs_mkdirs(const char *dir)
+{
+    char buf[1024];
+    if (strlen(dir) >= sizeof(buf))
+        return CK_EIO;
+    snprintf(buf, sizeof(buf), "%s", dir);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = 0;
+        if (mkdir(buf, 0755) && errno != EEXIST)
+            return CK_EIO;
+        *p = '/';
+    }
+    if (mkdir(buf, 0755) && errno != EEXIST)
+        return CK_EIO;
+    return CK_OK;
+}
+
+static int fsync_dir(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_DIRECTORY);
+    if (fd < 0)
+        return CK_EIO;
+    int rc = fsync(fd);
+    close(fd);
+    return rc ? CK_EIO : CK_OK;
+}
+
+int ck_storefs_put(const char *root, const char *key, const uint8_t *data, size_t len,
+                   int durable)
+{
+    if (!ck_storefs_key_ok(key))
+        return CK_EINVAL;
+    char path[1400], tmp[1420], dir[1400];
+    snprintf(path, sizeof(path), "%s/%s", root, key);
+    snprintf(tmp, sizeof(tmp), "%s.part", path);
+    snprintf(dir, sizeof(dir), "%s", path);
+    char *slash = strrchr(dir, '/');
+    *slash = 0;
+    if (ck_storefs_mkdirs(dir))
+        return CK_EIO;
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0)
+        return CK_EIO;
+    size_t off = 0;
+    while (off < len) {
+        ssize_t w = write(fd, data + off, len - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            close(fd);
+            unlink(tmp);
+            return CK_EIO;
+        }
+        off += (size_t)w;
+    }
+    if ((durable && fsync(fd)) || close(fd)) {
+        unlink(tmp);
+        return CK_EIO;
+    }
+    if (rename(tmp, path)) {
+        unlink(tmp);
+        return CK_EIO;
+    }
+    return durable ? fsync_dir(dir) : CK_OK;
+}
+
+int ck_storefs_get(const char *root, const char *key, uint8_t **data, size_t *len)
+{
+    if (!ck_storefs_key_ok(key))
+        return CK_EINVAL;
+    char path[1400];
+    snprintf(path, sizeof(path), "%s/%s", root, key);
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return errno == ENOENT ? CK_ENOTFOUND : CK_EIO;
+    struct stat st;
+    if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return CK_EIO;
+    }
+    size_t n = (size_t)st.st_size;
+    uint8_t *buf = malloc(n ? n : 1);
+    if (!buf) {
+        close(fd);
+        return CK_ENOMEM;
+    }
+    size_t off = 0;
+    while (off < n) {
+        ssize_t r = read(fd, buf + off, n - off);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        off += (size_t)r;
+    }
+    close(fd);
+    if (off != n) {
+        free(buf);
+        return CK_EIO;
+    }
+    *data = buf;
+    *len = n;
+    return CK_OK;
+}
+
+typedef struct lst {
+    ck_store_entry *e;
+    size_t n, cap;
+    int err;
+} lst;
+
+static void walk(const char *root, const char *rel, const char *prefix, lst *L)
+{
+    char dir[1400];
+    snprintf(dir, sizeof(dir), "%s%s%s", root, rel[0] ? "/" : "", rel);
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *de;
+    while ((de = readdir(d)) && !L->err) {
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+            continue;
+        size_t nl = strlen(de->d_name);
+        if (nl >= 5 && !strcmp(de->d_name + nl - 5, ".part"))
+            continue;
+        char key[CK_STORE_KEY_MAX * 2], path[1700];
+        snprintf(key, sizeof(key), "%s%s%s", rel, rel[0] ? "/" : "", de->d_name);
+        snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+        struct stat st;
+        if (stat(path, &st))
+            continue;
+        if (S_ISDIR(st.st_mode)) {
+            /* Descend only where keys with the prefix can be. */
+            size_t kl = strlen(key), pl = strlen(prefix);
+            if (strncmp(key, prefix, kl < pl ? kl : pl) == 0)
+                walk(root, key, prefix, L);
+            continue;
+        }
+        if (strncmp(key, prefix, strlen(prefix)) != 0)
+            continue;
+        if (L->n == L->cap) {
+            size_t cap = L->cap ? L->cap * 2 : 16;
+            ck_store_entry *e = realloc(L->e, cap * sizeof(*e));
+            if (!e) {
+                L->err = CK_ENOMEM;
+                break;
+            }
+            L->e = e;
+            L->cap = cap;
+        }
+        L->e[L->n].key = strdup(key);
+        if (!L->e[L->n].key) {
+            L->err = CK_ENOMEM;
+            break;
+        }
+        L->e[L->n].size = (uint64_t)st.st_size;
+        L->n++;
+    }
+    closedir(d);
+}
+
+static int cmp_entry(const void *a, const void *b)
+{
+    return strcmp(((const ck_store_entry *)a)->key, ((const ck_store_entry *)b)->key);
+}
+
+int ck_storefs_list(const char *root, const char *prefix, ck_store_entry **out, size_t *n)
+{
+    lst L = {0};
+    walk(root, "", prefix, &L);
+    if (L.err) {
+        ck_store_entries_free(L.e, L.n);
+        return L.err;
+    }
+    if (L.n)
+        qsort(L.e, L.n, sizeof(*L.e), cmp_entry);
+    *out = L.e;
+    *n = L.n;
+    return CK_OK;
+}
+
+int ck_storefs_delete(const char *root, const char *key)
+{
+    if (!ck_storefs_key_ok(key))
+        return CK_EINVAL;
+    char path[1400];
+    snprintf(path, sizeof(path), "%s/%s", root, key);
+    if (unlink(path))
+        return errno == ENOENT ? CK_ENOTFOUND : CK_EIO;
+    return CK_OK;
+}

@@ -1,0 +1,39 @@
+/*
+ * storefs.h - the durable object store kept in a directory: one file per
+ * key, keys being relative paths ("job/chk-3/_metadata").
+ *
+ * A put writes a temporary file next to the target and renames it into
+ * place, so a reader never sees a half-written object; with `durable` it
+ * also fsyncs the file and its directory before and after the rename (the
+ * socket backend; the simulation charges time instead).
+ */
+#ifndef CK_STOREFS_H
+#define CK_STOREFS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "platform.h"
+
+#define CK_STORE_KEY_MAX 256
+
+/* True for a relative path without "." or ".." parts, empty parts or NULs. */
+int ck_storefs_key_ok(const char *key);
+
+/* mkdir -p. Returns 0 or CK_EIO. */
+int ck_storefs_mkdirs(const char *dir);
+
+/* Returns 0, CK_EINVAL (bad key), CK_EIO. */
+int ck_storefs_put(const char *root, const char *key, const uint8_t *data, size_t len,
+                   int durable);
+
+/* Reads an object into a malloc'd block. Returns 0, CK_ENOTFOUND, CK_EIO, CK_EINVAL. */
+int ck_storefs_get(const char *root, const char *key, uint8_t **data, size_t *len);
+
+/* Lists the keys that start with prefix, sorted. Returns 0, CK_ENOMEM, CK_EIO. */
+int ck_storefs_list(const char *root, const char *prefix, ck_store_entry **out, size_t *n);
+
+/* Returns 0, CK_ENOTFOUND, CK_EIO, CK_EINVAL. */
+int ck_storefs_delete(const char *root, const char *key);
+
+#endif

@@ -1,0 +1,859 @@
+/*
+ * sockets.c - the real-socket backend: one OS process per host, TCP on
+ * loopback between them, real time.
+ *
+ * The launching process creates a listening socket for every host, forks
+ * one process per task manager and keeps the job manager itself. Every
+ * process runs the same single-threaded epoll loop over the nodes it hosts
+ * (node.h): deadlines, inboxes, work(), socket I/O.
+ *
+ * Frames between processes are
+ *
+ *   u32 length (of what follows) | u32 destination endpoint |
+ *   u32 source endpoint | engine message
+ *
+ * over one TCP connection per (sending process, receiving process), so
+ * messages between two endpoints stay in order. Messages between endpoints
+ * of one process go straight to the receiver's inbox. A frame from a peer
+ * is untrusted: a bad length or an endpoint not hosted here closes the
+ * connection; the engine checks the message itself.
+ *
+ * CPU cost charged by the engine is spent spinning for flops / speed
+ * seconds, so that a slow operator is slow here too. The durable store is
+ * a directory (write, fsync, rename); sinks append to one file each.
+ *
+ * Lifecycle: the job manager's process ends the run when the job finishes
+ * or fails, or when a host process dies, and then stops the others.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "run.h"
+#include "storefs.h"
+
+#define FRAME_HDR 12
+#define FRAME_MAX (FRAME_HDR + CK_WIRE_HDR + CK_WIRE_MAX_BODY)
+
+typedef struct msgq_item {
+    struct msgq_item *next;
+    int kind; /* 0 message, 1 store completion */
+    uint8_t *data;
+    size_t len;
+    uint64_t token;
+    int status;
+} msgq_item;
+
+typedef struct net_world net_world;
+
+typedef struct net_node {
+    ck_platform plat; /* first member */
+    net_world *w;
+    ck_node node;
+    ck_task *task;
+    msgq_item *head, *tail;
+    int local; /* hosted by this process */
+} net_node;
+
+typedef struct conn {
+    int fd;
+    int peer_host;  /* for outgoing connections */
+    uint8_t *in;    /* bytes read, not yet framed */
+    size_t in_len, in_cap;
+    uint8_t *out;   /* bytes to write */
+    size_t out_len, out_cap, out_off;
+    int want_write;
+} conn;
+
+struct net_world {
+    ck_run *r;
+    int host;    /* this process: 0..ntm-1, or ntm for the job manager */
+    int ntm;
+    int *listen_fd;
+    int *port;
+    pid_t *pids;
+    struct timespec t0;
+    uint32_t nnodes;
+    net_node *nodes;
+    int epfd;
+    conn **out_conn; /* per host, lazily connected */
+    conn **in_conns;
+    int nin, in_cap;
+    int *sink_fd;    /* per sink id slot, lazily opened */
+    uint32_t *sink_id;
+    int nsinks, sinks_cap;
+    char store_dir[600];
+    char sink_dir[600];
+    double speed;
+    int failed;
+    char failure[256];
+};
+
+static ck_time mono_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (ck_time)t.tv_sec * CK_NS_PER_S + t.tv_nsec;
+}
+
+static ck_time world_now(const net_world *w)
+{
+    return mono_ns() - ((ck_time)w->t0.tv_sec * CK_NS_PER_S + w->t0.tv_nsec);
+}
+
+static int endpoint_host(const net_world *w, uint32_t ep)
+{
+    if (ep == CK_EP_JM)
+        return w->ntm;
+    return ck_graph_host(w->r->env.g, ep - CK_EP_TASK0);
+}
+
+static void q_push(net_node *n, msgq_item *it)
+{
+    it->next = NULL;
+    if (n->tail)
+        n->tail->next = it;
+    else
+        n->head = it;
+    n->tail = it;
+}
+
+static msgq_item *q_pop(net_node *n)
+{
+    msgq_item *it = n->head;
+    if (it) {
+        n->head = it->next;
+        if (!n->head)
+            n->tail = NULL;
+    }
+    return it;
+}
+
+/* ---- connections -------------------------------------------------------------- */
+
+static int grow(uint8_t **p, size_t *cap, size_t need)
+{
+    if (need <= *cap)
+        return CK_OK;
+    size_t c = *cap ? *cap : 65536;
+    while (c < need)
+        c *= 2;
+    uint8_t *q = realloc(*p, c);
+    if (!q)
+        return CK_ENOMEM;
+    *p = q;
+    *cap = c;
+    return CK_OK;
+}
+
+static void set_nonblock(int fd)
+{
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+static void conn_free(conn *c)
+{
+    if (!c)
+        return;
+    if (c->fd >= 0)
+        close(c->fd);
+    free(c->in);
+    free(c->out);
+    free(c);
+}
+
+static int conn_flush(net_world *w, conn *c)
+{
+    while (c->out_off < c->out_len) {
+        ssize_t n = write(c->fd, c->out + c->out_off, c->out_len - c->out_off);
+        if (n > 0) {
+            c->out_off += (size_t)n;
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            if (!c->want_write) {
+                struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT, .data.ptr = c};
+                epoll_ctl(w->epfd, EPOLL_CTL_MOD, c->fd, &ev);
+                c->want_write = 1;
+            }
+            return CK_OK;
+        }
+        return CK_EIO;
+    }
+    c->out_off = c->out_len = 0;
+    if (c->want_write) {
+        struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
+        epoll_ctl(w->epfd, EPOLL_CTL_MOD, c->fd, &ev);
+        c->want_write = 0;
+    }
+    return CK_OK;
+}
+
+static conn *out_conn(net_world *w, int host)
+{
+    if (w->out_conn[host])
+        return w->out_conn[host];
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return NULL;
+    struct sockaddr_in a = {.sin_family = AF_INET,
+                            .sin_port = htons((uint16_t)w->port[host]),
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    if (connect(fd, (struct sockaddr *)&a, sizeof(a))) {
+        close(fd);
+        return NULL;
+    }
+    set_nonblock(fd);
+    conn *c = calloc(1, sizeof(*c));
+    if (!c) {
+        close(fd);
+        return NULL;
+    }
+    c->fd = fd;
+    c->peer_host = host;
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
+    epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev);
+    w->out_conn[host] = c;
+    return c;
+}
+
+/* ---- platform operations ------------------------------------------------------------ */
+
+static ck_time op_now(ck_platform *p)
+{
+    return world_now(((net_node *)p)->w);
+}
+
+static int op_send(ck_platform *p, uint32_t dst, uint8_t *msg, size_t len)
+{
+    net_node *n = (net_node *)p;
+    net_world *w = n->w;
+    if (dst >= w->nnodes) {
+        free(msg);
+        return CK_EUNREACH;
+    }
+    w->r->messages++;
+    w->r->message_bytes += len;
+    net_node *d = &w->nodes[dst];
+    if (d->local) {
+        msgq_item *it = malloc(sizeof(*it));
+        if (!it) {
+            free(msg);
+            return CK_ENOMEM;
+        }
+        *it = (msgq_item){.kind = 0, .data = msg, .len = len};
+        q_push(d, it);
+        return CK_OK;
+    }
+    conn *c = out_conn(w, endpoint_host(w, dst));
+    if (!c || grow(&c->out, &c->out_cap, c->out_len + FRAME_HDR + len)) {
+        free(msg);
+        return CK_EUNREACH;
+    }
+    uint8_t *f = c->out + c->out_len;
+    ck_put_u32(f, (uint32_t)(8 + len));
+    ck_put_u32(f + 4, dst);
+    ck_put_u32(f + 8, p->endpoint);
+    memcpy(f + FRAME_HDR, msg, len);
+    c->out_len += FRAME_HDR + len;
+    free(msg);
+    return CK_OK;
+}
+
+static void op_cpu(ck_platform *p, double flops)
+{
+    net_node *n = (net_node *)p;
+    if (flops <= 0)
+        return;
+    ck_time until = mono_ns() + (ck_time)(flops / n->w->speed * 1e9);
+    while (mono_ns() < until)
+        ;
+}
+
+static void store_done(net_node *n, uint64_t token, int status, uint8_t *data, size_t len)
+{
+    msgq_item *it = malloc(sizeof(*it));
+    if (!it) {
+        free(data);
+        return;
+    }
+    *it = (msgq_item){.kind = 1, .data = data, .len = len, .token = token, .status = status};
+    q_push(n, it);
+}
+
+static int op_store_put(ck_platform *p, const char *key, uint8_t *data, size_t len,
+                        uint64_t token)
+{
+    net_node *n = (net_node *)p;
+    if (!ck_storefs_key_ok(key)) {
+        free(data);
+        return CK_EINVAL;
+    }
+    int status = ck_storefs_put(n->w->store_dir, key, data, len, 1);
+    free(data);
+    store_done(n, token, status, NULL, 0);
+    return CK_OK;
+}
+
+static int op_store_get(ck_platform *p, const char *key, uint64_t token)
+{
+    net_node *n = (net_node *)p;
+    if (!ck_storefs_key_ok(key))
+        return CK_EINVAL;
+    uint8_t *data = NULL;
+    size_t len = 0;
+    int status = ck_storefs_get(n->w->store_dir, key, &data, &len);
+    store_done(n, token, status, data, len);
+    return CK_OK;
+}
+
+static int op_store_list(ck_platform *p, const char *prefix, ck_store_entry **out, size_t *cnt)
+{
+    return ck_storefs_list(((net_node *)p)->w->store_dir, prefix, out, cnt);
+}
+
+static int op_store_delete(ck_platform *p, const char *key)
+{
+    return ck_storefs_delete(((net_node *)p)->w->store_dir, key);
+}
+
+static int op_output(ck_platform *p, uint32_t sink, const uint8_t *data, size_t len)
+{
+    net_world *w = ((net_node *)p)->w;
+    int fd = -1;
+    for (int i = 0; i < w->nsinks; i++)
+        if (w->sink_id[i] == sink)
+            fd = w->sink_fd[i];
+    if (fd < 0) {
+        if (w->nsinks == w->sinks_cap) {
+            int cap = w->sinks_cap ? w->sinks_cap * 2 : 8;
+            int *f = realloc(w->sink_fd, (size_t)cap * sizeof(int));
+            if (f)
+                w->sink_fd = f;
+            uint32_t *s = realloc(w->sink_id, (size_t)cap * sizeof(uint32_t));
+            if (s)
+                w->sink_id = s;
+            if (!f || !s)
+                return CK_ENOMEM;
+            w->sinks_cap = cap;
+        }
+        char path[700];
+        snprintf(path, sizeof(path), "%s/%08x.out", w->sink_dir, sink);
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd < 0)
+            return CK_EIO;
+        w->sink_fd[w->nsinks] = fd;
+        w->sink_id[w->nsinks] = sink;
+        w->nsinks++;
+    }
+    size_t off = 0;
+    while (off < len) {
+        ssize_t n = write(fd, data + off, len - off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return CK_EIO;
+        off += (size_t)n;
+    }
+    return CK_OK;
+}
+
+static void op_log(ck_platform *p, int level, const char *line)
+{
+    net_node *n = (net_node *)p;
+    if (level <= CK_LOG_WARN || n->w->r->verbose)
+        fprintf(stderr, "[%.6f] ep%u: %s\n", (double)world_now(n->w) / 1e9, p->endpoint, line);
+}
+
+static const ck_platform_ops net_ops = {
+    .now = op_now,
+    .send = op_send,
+    .cpu = op_cpu,
+    .store_put = op_store_put,
+    .store_get = op_store_get,
+    .store_list = op_store_list,
+    .store_delete = op_store_delete,
+    .output = op_output,
+    .log = op_log,
+};
+
+/* ---- receiving ------------------------------------------------------------------- */
+
+static void fail_world(net_world *w, const char *fmt, const char *detail)
+{
+    if (w->failed)
+        return;
+    w->failed = 1;
+    snprintf(w->failure, sizeof(w->failure), fmt, detail);
+    fprintf(stderr, "chandy: host %d: %s\n", w->host, w->failure);
+}
+
+/* Splits the connection's input into frames and queues them. 0, or -1 to close. */
+static int conn_parse(net_world *w, conn *c)
+{
+    size_t pos = 0;
+    while (c->in_len - pos >= 4) {
+        uint32_t flen = ck_get_u32(c->in + pos);
+        if (flen < 8 + CK_WIRE_HDR || flen > FRAME_MAX - 4)
+            return -1;
+        if (c->in_len - pos < 4 + (size_t)flen)
+            break;
+        uint32_t dst = ck_get_u32(c->in + pos + 4);
+        if (dst >= w->nnodes || !w->nodes[dst].local)
+            return -1;
+        size_t len = flen - 8;
+        uint8_t *msg = malloc(len);
+        msgq_item *it = malloc(sizeof(*it));
+        if (!msg || !it) {
+            free(msg);
+            free(it);
+            return -1;
+        }
+        memcpy(msg, c->in + pos + FRAME_HDR, len);
+        *it = (msgq_item){.kind = 0, .data = msg, .len = len};
+        q_push(&w->nodes[dst], it);
+        pos += 4 + (size_t)flen;
+    }
+    memmove(c->in, c->in + pos, c->in_len - pos);
+    c->in_len -= pos;
+    return 0;
+}
+
+static void conn_close_in(net_world *w, conn *c)
+{
+    epoll_ctl(w->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+    for (int i = 0; i < w->nin; i++)
+        if (w->in_conns[i] == c) {
+            w->in_conns[i] = w->in_conns[--w->nin];
+            break;
+        }
+    conn_free(c);
+}
+
+static void on_readable(net_world *w, conn *c)
+{
+    for (;;) {
+        if (grow(&c->in, &c->in_cap, c->in_len + 65536)) {
+            fail_world(w, "%s", "out of memory reading a connection");
+            return;
+        }
+        ssize_t n = read(c->fd, c->in + c->in_len, c->in_cap - c->in_len);
+        if (n > 0) {
+            c->in_len += (size_t)n;
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            break;
+        /* Closed by the peer (or an error): keep what was complete. */
+        conn_parse(w, c);
+        conn_close_in(w, c);
+        return;
+    }
+    if (conn_parse(w, c)) {
+        fprintf(stderr, "chandy: host %d: malformed frame from a peer: connection closed\n",
+                w->host);
+        conn_close_in(w, c);
+    }
+}
+
+static void on_accept(net_world *w, int lfd)
+{
+    for (;;) {
+        int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+        if (fd < 0)
+            return;
+        set_nonblock(fd);
+        if (w->nin == w->in_cap) {
+            int cap = w->in_cap ? w->in_cap * 2 : 16;
+            conn **v = realloc(w->in_conns, (size_t)cap * sizeof(*v));
+            if (!v) {
+                close(fd);
+                return;
+            }
+            w->in_conns = v;
+            w->in_cap = cap;
+        }
+        conn *c = calloc(1, sizeof(*c));
+        if (!c) {
+            close(fd);
+            return;
+        }
+        c->fd = fd;
+        c->peer_host = -1;
+        w->in_conns[w->nin++] = c;
+        struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
+        epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev);
+    }
+}
+
+/* ---- the loop ------------------------------------------------------------------ */
+
+static int all_local_finished(net_world *w)
+{
+    for (uint32_t i = 0; i < w->nnodes; i++)
+        if (w->nodes[i].local && !w->nodes[i].node.ops->finished(w->nodes[i].node.self))
+            return 0;
+    return 1;
+}
+
+/* One pass over the local nodes. Returns 1 when some node can do more now. */
+static int run_nodes(net_world *w)
+{
+    int busy = 0;
+    ck_time now = world_now(w);
+    for (uint32_t i = 0; i < w->nnodes; i++) {
+        net_node *n = &w->nodes[i];
+        if (!n->local)
+            continue;
+        const ck_node_ops *ops = n->node.ops;
+        void *self = n->node.self;
+        if (ops->finished(self)) {
+            msgq_item *it;
+            while ((it = q_pop(n))) {
+                free(it->data);
+                free(it);
+            }
+            continue;
+        }
+        if (ops->deadline(self) <= now)
+            ops->on_deadline(self);
+        msgq_item *it;
+        while ((it = q_pop(n))) {
+            if (it->kind == 0)
+                ops->on_message(self, it->data, it->len);
+            else
+                ops->on_store(self, it->token, it->status, it->data, it->len);
+            free(it);
+        }
+        if (ops->work(self) > 0 || n->head)
+            busy = 1;
+    }
+    return busy;
+}
+
+static ck_time next_deadline(net_world *w)
+{
+    ck_time d = CK_TIME_NEVER;
+    for (uint32_t i = 0; i < w->nnodes; i++) {
+        net_node *n = &w->nodes[i];
+        if (!n->local || n->node.ops->finished(n->node.self))
+            continue;
+        ck_time x = n->node.ops->deadline(n->node.self);
+        if (x < d)
+            d = x;
+    }
+    return d;
+}
+
+static void flush_all(net_world *w)
+{
+    for (int h = 0; h <= w->ntm; h++) {
+        conn *c = w->out_conn[h];
+        if (c && c->out_len > c->out_off && conn_flush(w, c)) {
+            char what[32];
+            snprintf(what, sizeof(what), "%d", h);
+            fail_world(w, "lost the connection to host %s", what);
+        }
+    }
+}
+
+/* The job manager's process: checks on the host processes. */
+static void check_children(net_world *w)
+{
+    int status;
+    pid_t pid;
+    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+        for (int h = 0; h < w->ntm; h++) {
+            if (w->pids[h] != pid)
+                continue;
+            w->pids[h] = 0;
+            char what[128];
+            if (WIFSIGNALED(status))
+                snprintf(what, sizeof(what), "tm%d was killed by signal %d", h, WTERMSIG(status));
+            else
+                snprintf(what, sizeof(what), "tm%d exited with status %d", h, WEXITSTATUS(status));
+            fail_world(w, "host process %s before the job finished", what);
+        }
+    }
+}
+
+static void loop(net_world *w, ck_time limit)
+{
+    struct epoll_event evs[64];
+    for (;;) {
+        int busy = run_nodes(w);
+        flush_all(w);
+        if (w->failed)
+            return;
+        if (w->host == w->ntm) {
+            if (all_local_finished(w))
+                return;
+            check_children(w);
+            if (world_now(w) > limit) {
+                fail_world(w, "%s", "the job did not finish in time");
+                return;
+            }
+        }
+        int timeout;
+        if (busy) {
+            timeout = 0;
+        } else {
+            ck_time d = next_deadline(w), now = world_now(w);
+            if (d == CK_TIME_NEVER)
+                timeout = 100;
+            else if (d <= now)
+                timeout = 0;
+            else
+                timeout = (int)CK_MIN((d - now + CK_NS_PER_MS - 1) / CK_NS_PER_MS, 100);
+        }
+        int n = epoll_wait(w->epfd, evs, 64, timeout);
+        for (int i = 0; i < n; i++) {
+            void *ptr = evs[i].data.ptr;
+            if (ptr == (void *)w->listen_fd) {
+                on_accept(w, w->listen_fd[w->host]);
+                continue;
+            }
+            conn *c = ptr;
+            if (evs[i].events & EPOLLOUT)
+                conn_flush(w, c);
+            if (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
+                if (c->peer_host >= 0) {
+                    /* An outgoing connection is never read from: the peer closed it. */
+                    char what[32];
+                    snprintf(what, sizeof(what), "%d", c->peer_host);
+                    epoll_ctl(w->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+                    w->out_conn[c->peer_host] = NULL;
+                    conn_free(c);
+                    if (w->host == w->ntm)
+                        fail_world(w, "host %s closed its connection", what);
+                } else {
+                    on_readable(w, c);
+                }
+            }
+        }
+    }
+}
+
+/* ---- setup ---------------------------------------------------------------------- */
+
+static int world_setup(net_world *w, int host)
+{
+    ck_run *r = w->r;
+    const ck_graph *g = r->env.g;
+    w->host = host;
+    w->epfd = epoll_create1(EPOLL_CLOEXEC);
+    if (w->epfd < 0)
+        return CK_EIO;
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = w->listen_fd};
+    epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->listen_fd[host], &ev);
+    w->out_conn = calloc((size_t)w->ntm + 1, sizeof(conn *));
+    w->nnodes = CK_EP_TASK0 + g->nsubtasks;
+    w->nodes = calloc(w->nnodes, sizeof(net_node));
+    if (!w->out_conn || !w->nodes)
+        return CK_ENOMEM;
+    for (uint32_t ep = 0; ep < w->nnodes; ep++) {
+        net_node *n = &w->nodes[ep];
+        n->plat.ops = &net_ops;
+        n->plat.endpoint = ep;
+        n->w = w;
+        n->local = endpoint_host(w, ep) == host;
+        if (!n->local)
+            continue;
+        if (ep == CK_EP_JM) {
+            n->plat.host = -1;
+            if (ck_jm_init(&r->jm, &n->plat, g))
+                return CK_ENOMEM;
+            r->jm_ready = 1;
+            n->node = ck_jm_node(&r->jm);
+        } else {
+            n->plat.host = host;
+            n->task = ck_task_new(&r->env, &n->plat, ep - CK_EP_TASK0);
+            if (!n->task)
+                return CK_ENOMEM;
+            n->node = ck_task_node(n->task);
+        }
+    }
+    return CK_OK;
+}
+
+static void world_free(net_world *w)
+{
+    if (w->nodes) {
+        for (uint32_t i = 0; i < w->nnodes; i++) {
+            msgq_item *it;
+            while ((it = q_pop(&w->nodes[i]))) {
+                free(it->data);
+                free(it);
+            }
+            ck_task_del(w->nodes[i].task);
+        }
+        free(w->nodes);
+        w->nodes = NULL;
+    }
+    if (w->out_conn)
+        for (int h = 0; h <= w->ntm; h++)
+            conn_free(w->out_conn[h]);
+    free(w->out_conn);
+    for (int i = 0; i < w->nin; i++)
+        conn_free(w->in_conns[i]);
+    free(w->in_conns);
+    for (int i = 0; i < w->nsinks; i++)
+        close(w->sink_fd[i]);
+    free(w->sink_fd);
+    free(w->sink_id);
+    if (w->epfd > 0)
+        close(w->epfd);
+}
+
+/* A task manager's process: serve until the job manager's process says stop. */
+static void host_main(net_world *w, int host)
+{
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    signal(SIGTERM, SIG_DFL);
+    for (int h = 0; h <= w->ntm; h++)
+        if (h != host)
+            close(w->listen_fd[h]);
+    if (world_setup(w, host)) {
+        fprintf(stderr, "chandy: host %d: setting up: out of memory\n", host);
+        _exit(3);
+    }
+    loop(w, CK_TIME_NEVER);
+    _exit(w->failed ? 4 : 0);
+}
+
+static int listen_on_loopback(int *port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0,
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t alen = sizeof(a);
+    if (bind(fd, (struct sockaddr *)&a, sizeof(a)) || listen(fd, 1024) ||
+        getsockname(fd, (struct sockaddr *)&a, &alen)) {
+        close(fd);
+        return -1;
+    }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    *port = ntohs(a.sin_port);
+    return fd;
+}
+
+static void load_outputs(net_world *w, ck_run *r)
+{
+    const ck_graph *g = r->env.g;
+    for (int op = 0; op < g->spec.nops; op++) {
+        if (g->spec.ops[op].kind != CK_OP_SINK)
+            continue;
+        for (int s = 0; s < g->spec.ops[op].parallelism; s++) {
+            uint32_t id = ck_sink_id(op, s);
+            char path[700];
+            snprintf(path, sizeof(path), "%s/%08x.out", w->sink_dir, id);
+            if (access(path, F_OK) == 0)
+                ck_sinkout_load(&r->out, id, path);
+        }
+    }
+}
+
+int ck_net_run(ck_run *r, char *err, size_t errlen)
+{
+    net_world w;
+    memset(&w, 0, sizeof(w));
+    w.r = r;
+    w.ntm = r->nhosts;
+    w.speed = r->sc->cluster.speed;
+    snprintf(w.store_dir, sizeof(w.store_dir), "%s/store", r->outdir);
+    snprintf(w.sink_dir, sizeof(w.sink_dir), "%s/sink", r->outdir);
+    if (ck_storefs_mkdirs(w.store_dir) || ck_storefs_mkdirs(w.sink_dir)) {
+        snprintf(err, errlen, "%s: cannot create the store and sink directories", r->outdir);
+        return CK_EIO;
+    }
+    w.listen_fd = calloc((size_t)w.ntm + 1, sizeof(int));
+    w.port = calloc((size_t)w.ntm + 1, sizeof(int));
+    w.pids = calloc((size_t)w.ntm, sizeof(pid_t));
+    if (!w.listen_fd || !w.port || !w.pids) {
+        free(w.listen_fd);
+        free(w.port);
+        free(w.pids);
+        snprintf(err, errlen, "out of memory");
+        return CK_ENOMEM;
+    }
+    for (int h = 0; h <= w.ntm; h++) {
+        w.listen_fd[h] = listen_on_loopback(&w.port[h]);
+        if (w.listen_fd[h] < 0) {
+            snprintf(err, errlen, "cannot listen on a loopback port: %s", strerror(errno));
+            for (int k = 0; k < h; k++)
+                close(w.listen_fd[k]);
+            free(w.listen_fd);
+            free(w.port);
+            free(w.pids);
+            return CK_EIO;
+        }
+    }
+    signal(SIGPIPE, SIG_IGN);
+    fflush(NULL);
+    clock_gettime(CLOCK_MONOTONIC, &w.t0);
+    for (int h = 0; h < w.ntm; h++) {
+        pid_t pid = fork();
+        if (pid == 0)
+            host_main(&w, h);
+        if (pid < 0) {
+            snprintf(err, errlen, "fork: %s", strerror(errno));
+            for (int k = 0; k < h; k++)
+                kill(w.pids[k], SIGKILL);
+            for (int k = 0; k < h; k++)
+                waitpid(w.pids[k], NULL, 0);
+            return CK_EIO;
+        }
+        w.pids[h] = pid;
+    }
+    for (int h = 0; h < w.ntm; h++)
+        close(w.listen_fd[h]);
+    int rc = world_setup(&w, w.ntm);
+    if (rc == CK_OK) {
+        /* Generous: the workload's length twice over, plus a minute. */
+        ck_time limit = 2 * r->sc->workload.duration + 60 * CK_NS_PER_S;
+        loop(&w, limit);
+    }
+    r->wall_s = (double)world_now(&w) / 1e9;
+    for (int h = 0; h < w.ntm; h++)
+        if (w.pids[h] > 0)
+            kill(w.pids[h], SIGTERM);
+    for (int h = 0; h < w.ntm; h++)
+        if (w.pids[h] > 0)
+            waitpid(w.pids[h], NULL, 0);
+    close(w.listen_fd[w.ntm]);
+    if (rc == CK_OK && w.failed && r->jm_ready && r->jm.state == CK_JOB_RUNNING) {
+        r->jm.state = CK_JOB_FAILED;
+        r->jm.end = world_now(&w);
+        snprintf(r->jm.failure, sizeof(r->jm.failure), "%s", w.failure);
+    }
+    load_outputs(&w, r);
+    world_free(&w);
+    free(w.listen_fd);
+    free(w.port);
+    free(w.pids);
+    if (rc) {
+        snprintf(err, errlen, "setting up the job manager: %s", ck_strerror(rc));
+        return rc;
+    }
+    return CK_OK;
+}

@@ -1,0 +1,299 @@
+#include "runjson.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+
+#define CHANDY_VERSION "0.1.0"
+
+/* Rounds to n decimals so that files stay readable (and stay deterministic). */
+static double round_to(double x, int n)
+{
+    double m = pow(10, n);
+    return round(x * m) / m;
+}
+
+static double ms(int64_t ns)
+{
+    return round_to((double)ns / 1e6, 3);
+}
+
+static double secs(int64_t ns)
+{
+    return round_to((double)ns / 1e9, 6);
+}
+
+static cJSON *latency_obj(const ck_hist *h)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!h || h->n == 0) {
+        cJSON_AddNullToObject(o, "p50");
+        cJSON_AddNullToObject(o, "p99");
+        cJSON_AddNullToObject(o, "p999");
+        cJSON_AddNullToObject(o, "max");
+        return o;
+    }
+    cJSON_AddNumberToObject(o, "p50", ms(ck_hist_quantile(h, 0.50)));
+    cJSON_AddNumberToObject(o, "p99", ms(ck_hist_quantile(h, 0.99)));
+    cJSON_AddNumberToObject(o, "p999", ms(ck_hist_quantile(h, 0.999)));
+    cJSON_AddNumberToObject(o, "max", ms(h->max));
+    return o;
+}
+
+static cJSON *config_obj(const ck_config *c)
+{
+    cJSON *o = cJSON_CreateObject();
+    for (int i = 0; i < CK_CFG_COUNT; i++) {
+        const ck_cfg_def *d = ck_config_def((ck_cfg_id)i);
+        char buf[64];
+        if (d->type == CK_CFG_BOOL) {
+            cJSON_AddBoolToObject(o, d->key, c->v[i] != 0);
+        } else if (d->type == CK_CFG_INT) {
+            cJSON_AddNumberToObject(o, d->key, (double)c->v[i]);
+        } else {
+            ck_config_format((ck_cfg_id)i, c->v[i], buf, sizeof(buf));
+            cJSON_AddStringToObject(o, d->key, buf);
+        }
+    }
+    return o;
+}
+
+static cJSON *job_obj(const ck_run *r)
+{
+    const ck_graph *g = r->env.g;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "state", ck_job_state_name(r->jm.state));
+    if (r->jm.failure[0])
+        cJSON_AddStringToObject(o, "failure", r->jm.failure);
+    else
+        cJSON_AddNullToObject(o, "failure");
+    char desc[1024];
+    ck_graph_describe(g, desc, sizeof(desc));
+    cJSON_AddStringToObject(o, "graph", desc);
+    cJSON_AddNumberToObject(o, "subtasks", g->nsubtasks);
+    cJSON_AddNumberToObject(o, "taskmanagers", r->nhosts);
+    cJSON_AddNumberToObject(o, "slots_per_taskmanager", g->slots_per_host);
+    cJSON *vs = cJSON_AddArrayToObject(o, "vertices");
+    for (int i = 0; i < g->nv; i++) {
+        const ck_vertex *v = &g->v[i];
+        cJSON *jv = cJSON_CreateObject();
+        cJSON_AddStringToObject(jv, "name", v->name);
+        cJSON_AddNumberToObject(jv, "parallelism", v->parallelism);
+        cJSON *ops = cJSON_AddArrayToObject(jv, "operators");
+        for (int k = 0; k < v->nops; k++) {
+            const ck_op_spec *s = &g->spec.ops[v->ops[k]];
+            cJSON *jo = cJSON_CreateObject();
+            cJSON_AddStringToObject(jo, "name", s->name);
+            cJSON_AddStringToObject(jo, "type", ck_op_kind_name(s->kind));
+            if (ck_op_keyed(s->kind))
+                cJSON_AddNumberToObject(jo, "max_parallelism", s->max_parallelism);
+            cJSON_AddItemToArray(ops, jo);
+        }
+        if (v->in_edge >= 0)
+            cJSON_AddStringToObject(jv, "input", ck_ship_name(g->e[v->in_edge].ship));
+        cJSON_AddItemToArray(vs, jv);
+    }
+    return o;
+}
+
+static cJSON *workload_obj(const ck_run *r)
+{
+    const ck_workload_spec *s = &r->wl.spec;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "topic", s->topic);
+    cJSON_AddNumberToObject(o, "records", (double)r->wl.total);
+    cJSON_AddNumberToObject(o, "partitions", s->partitions);
+    cJSON_AddNumberToObject(o, "keys", (double)s->keys);
+    cJSON_AddStringToObject(o, "distribution", s->dist == CK_KEYS_ZIPF ? "zipf" : "uniform");
+    cJSON_AddNumberToObject(o, "record_bytes", s->record_bytes);
+    cJSON_AddNumberToObject(o, "duration_s", secs(s->duration));
+    cJSON_AddStringToObject(o, "mode", s->backlog ? "backlog" : "live");
+    return o;
+}
+
+cJSON *ck_report_runjson(const ck_run *r, const ck_verdict *v)
+{
+    const ck_graph *g = r->env.g;
+    const ck_metrics *job = &r->jm.job;
+    cJSON *root = cJSON_CreateObject();
+    if (!root)
+        return NULL;
+    cJSON_AddStringToObject(root, "chandy_version", CHANDY_VERSION);
+    cJSON_AddStringToObject(root, "scenario", r->sc->name);
+    cJSON_AddStringToObject(root, "scenario_file", r->sc->path);
+    cJSON_AddNumberToObject(root, "seed", (double)r->seed);
+    cJSON_AddStringToObject(root, "backend", ck_backend_name(r->backend));
+    if (r->backend == CK_BACKEND_SIMGRID)
+        cJSON_AddStringToObject(root, "network_model", r->network_model);
+    double sim_s = secs(r->jm.end);
+    cJSON_AddNumberToObject(root, "sim_time_s", sim_s);
+    cJSON_AddNumberToObject(root, "wall_time_s", round_to(r->wall_s, 3));
+    cJSON_AddNumberToObject(root, "sim_speed",
+                            r->wall_s > 0 ? round_to(sim_s / r->wall_s, 2) : 0);
+
+    uint64_t in = 0, out = 0, late = 0, bytes = 0, bufs = 0;
+    for (uint32_t i = 0; i < g->nsubtasks; i++) {
+        const ck_task_stats *t = &r->jm.tasks[i].task;
+        late += t->late_dropped;
+        bytes += t->bytes_out;
+        bufs += t->buffers_out;
+    }
+    for (uint32_t s = 0; s < job->nsec; s++) {
+        in += job->sec[s].in;
+        out += job->sec[s].out;
+    }
+    cJSON_AddNumberToObject(root, "records_in", (double)in);
+    cJSON_AddNumberToObject(root, "records_out", (double)out);
+    cJSON_AddNumberToObject(root, "throughput_in_rps", sim_s > 0 ? round_to((double)in / sim_s, 1) : 0);
+    cJSON_AddNumberToObject(root, "throughput_out_rps", sim_s > 0 ? round_to((double)out / sim_s, 1) : 0);
+    cJSON_AddItemToObject(root, "latency_ms", latency_obj(job->lat));
+    cJSON_AddNumberToObject(root, "late_dropped", (double)late);
+
+    cJSON *net = cJSON_AddObjectToObject(root, "network");
+    if (r->backend == CK_BACKEND_SIMGRID) {
+        /* Every message of the run; the socket backend only sees its own process's. */
+        cJSON_AddNumberToObject(net, "messages", (double)r->messages);
+        cJSON_AddNumberToObject(net, "message_bytes", (double)r->message_bytes);
+    }
+    cJSON_AddNumberToObject(net, "buffers", (double)bufs);
+    cJSON_AddNumberToObject(net, "buffer_bytes", (double)bytes);
+
+    cJSON *ts = cJSON_AddArrayToObject(root, "timeseries");
+    for (uint32_t s = 0; s < job->nsec; s++) {
+        const ck_sec *sec = &job->sec[s];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "t_s", s);
+        cJSON_AddNumberToObject(o, "in_rps", (double)sec->in);
+        cJSON_AddNumberToObject(o, "out_rps", (double)sec->out);
+        if (sec->lat && sec->lat->n) {
+            cJSON_AddNumberToObject(o, "latency_p50_ms", ms(ck_hist_quantile(sec->lat, 0.5)));
+            cJSON_AddNumberToObject(o, "latency_p99_ms", ms(ck_hist_quantile(sec->lat, 0.99)));
+        } else {
+            cJSON_AddNullToObject(o, "latency_p50_ms");
+            cJSON_AddNullToObject(o, "latency_p99_ms");
+        }
+        cJSON_AddItemToArray(ts, o);
+    }
+
+    cJSON *tasks = cJSON_AddArrayToObject(root, "tasks");
+    for (uint32_t i = 0; i < g->nsubtasks; i++) {
+        const ck_task_stats *t = &r->jm.tasks[i].task;
+        int vtx, sub;
+        ck_graph_locate(g, i, &vtx, &sub);
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "vertex", g->v[vtx].name);
+        cJSON_AddNumberToObject(o, "subtask", sub);
+        char host[32];
+        snprintf(host, sizeof(host), "tm%d", ck_graph_host(g, i));
+        cJSON_AddStringToObject(o, "host", host);
+        cJSON_AddNumberToObject(o, "records_in", (double)t->records_in);
+        cJSON_AddNumberToObject(o, "records_out", (double)t->records_out);
+        cJSON_AddNumberToObject(o, "bytes_in", (double)t->bytes_in);
+        cJSON_AddNumberToObject(o, "bytes_out", (double)t->bytes_out);
+        double life = (double)(t->busy_ns + t->backpressured_ns + t->idle_ns);
+        cJSON_AddNumberToObject(o, "busy_ratio", life > 0 ? round_to(t->busy_ns / life, 4) : 0);
+        cJSON_AddNumberToObject(o, "backpressured_ratio",
+                                life > 0 ? round_to(t->backpressured_ns / life, 4) : 0);
+        cJSON_AddNumberToObject(o, "idle_ratio", life > 0 ? round_to(t->idle_ns / life, 4) : 0);
+        cJSON_AddNumberToObject(o, "finished_s", secs(t->end_ns));
+        cJSON_AddItemToArray(tasks, o);
+    }
+
+    cJSON *c = cJSON_AddObjectToObject(root, "correctness");
+    cJSON_AddNumberToObject(c, "expected", (double)v->expected);
+    cJSON_AddNumberToObject(c, "received", (double)v->received);
+    cJSON_AddNumberToObject(c, "lost", (double)v->lost);
+    cJSON_AddNumberToObject(c, "duplicated", (double)v->duplicated);
+    cJSON_AddNumberToObject(c, "unexpected", (double)v->unexpected);
+    cJSON_AddBoolToObject(c, "ok", v->ok);
+
+    cJSON_AddItemToObject(root, "job", job_obj(r));
+    cJSON_AddItemToObject(root, "workload", workload_obj(r));
+    cJSON_AddItemToObject(root, "config", config_obj(&r->sc->cfg));
+    return root;
+}
+
+int ck_report_write(const cJSON *root, const char *path)
+{
+    char *text = cJSON_Print(root);
+    if (!text)
+        return CK_ENOMEM;
+    char tmp[1100];
+    snprintf(tmp, sizeof(tmp), "%s.part", path);
+    FILE *f = fopen(tmp, "w");
+    int rc = CK_OK;
+    if (!f) {
+        rc = CK_EIO;
+    } else {
+        if (fputs(text, f) < 0 || fputc('\n', f) < 0)
+            rc = CK_EIO;
+        if (fclose(f))
+            rc = CK_EIO;
+        if (!rc && rename(tmp, path))
+            rc = CK_EIO;
+    }
+    free(text);
+    return rc;
+}
+
+void ck_report_summary(FILE *f, const ck_run *r, const ck_verdict *v, const char *runjson_path)
+{
+    const ck_graph *g = r->env.g;
+    const ck_metrics *job = &r->jm.job;
+    char desc[1024];
+    ck_graph_describe(g, desc, sizeof(desc));
+    double sim_s = (double)r->jm.end / 1e9;
+    uint64_t in = 0, out = 0, late = 0;
+    for (uint32_t s = 0; s < job->nsec; s++) {
+        in += job->sec[s].in;
+        out += job->sec[s].out;
+    }
+    for (uint32_t i = 0; i < g->nsubtasks; i++)
+        late += r->jm.tasks[i].task.late_dropped;
+    fprintf(f, "chandy run %s (%s, seed %llu)\n", r->sc->name, ck_backend_name(r->backend),
+            (unsigned long long)r->seed);
+    fprintf(f, "  job        %s\n", desc);
+    fprintf(f, "             %d vertices, %u subtasks on %d task managers: %s\n", g->nv,
+            g->nsubtasks, r->nhosts, ck_job_state_name(r->jm.state));
+    if (r->jm.failure[0])
+        fprintf(f, "  failure    %s\n", r->jm.failure);
+    if (r->backend == CK_BACKEND_SIMGRID)
+        fprintf(f, "  time       %.3f s simulated in %.2f s wall (%.1fx)\n", sim_s, r->wall_s,
+                r->wall_s > 0 ? sim_s / r->wall_s : 0);
+    else
+        fprintf(f, "  time       %.3f s\n", sim_s);
+    fprintf(f, "  records    %llu in, %llu out (%.0f/s in)", (unsigned long long)in,
+            (unsigned long long)out, sim_s > 0 ? (double)in / sim_s : 0);
+    if (late)
+        fprintf(f, ", %llu late and dropped", (unsigned long long)late);
+    fprintf(f, "\n");
+    if (job->lat && job->lat->n)
+        fprintf(f, "  latency    p50 %.2f ms, p99 %.2f ms, max %.2f ms\n",
+                (double)ck_hist_quantile(job->lat, 0.5) / 1e6,
+                (double)ck_hist_quantile(job->lat, 0.99) / 1e6, (double)job->lat->max / 1e6);
+    /* The most backpressured vertex, if any: where a user looks first. */
+    double worst = 0;
+    int worst_v = -1;
+    for (int vi = 0; vi < g->nv; vi++) {
+        double bp = 0, life = 0;
+        for (int s = 0; s < g->v[vi].parallelism; s++) {
+            const ck_task_stats *t = &r->jm.tasks[g->v[vi].base + (uint32_t)s].task;
+            bp += (double)t->backpressured_ns;
+            life += (double)(t->busy_ns + t->backpressured_ns + t->idle_ns);
+        }
+        if (life > 0 && bp / life > worst) {
+            worst = bp / life;
+            worst_v = vi;
+        }
+    }
+    if (worst_v >= 0 && worst >= 0.01)
+        fprintf(f, "  backpress. %s %.0f%% of its time\n", g->v[worst_v].name, worst * 100);
+    fprintf(f, "  output     %s: expected %llu, received %llu, lost %llu, duplicated %llu, "
+               "unexpected %llu\n",
+            v->ok ? "correct" : "WRONG", (unsigned long long)v->expected,
+            (unsigned long long)v->received, (unsigned long long)v->lost,
+            (unsigned long long)v->duplicated, (unsigned long long)v->unexpected);
+    fprintf(f, "  wrote      %s\n", runjson_path);
+}

@@ -1,0 +1,373 @@
+#include "jsonin.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+
+const ck_jin_unit ck_units_bandwidth[] = {
+    {"Bps", 1},      {"kBps", 1e3},   {"KBps", 1e3},    {"MBps", 1e6},
+    {"GBps", 1e9},   {"TBps", 1e12},  {"KiBps", 1024.0}, {"MiBps", 1048576.0},
+    {"GiBps", 1073741824.0},          {"bps", 0.125},   {"kbps", 125.0},
+    {"Kbps", 125.0}, {"Mbps", 125e3}, {"Gbps", 125e6},  {"Tbps", 125e9},
+    {NULL, 0},
+};
+
+const ck_jin_unit ck_units_speed[] = {
+    {"f", 1}, {"kf", 1e3}, {"Mf", 1e6}, {"Gf", 1e9}, {"Tf", 1e12}, {NULL, 0},
+};
+
+const ck_jin_unit ck_units_flops[] = {
+    {"f", 1}, {"kf", 1e3}, {"Mf", 1e6}, {"Gf", 1e9}, {NULL, 0},
+};
+
+static void pos_of(const char *text, const char *at, int *line, int *col)
+{
+    *line = 1;
+    *col = 1;
+    for (const char *p = text; p < at && *p; p++) {
+        if (*p == '\n') {
+            (*line)++;
+            *col = 1;
+        } else {
+            (*col)++;
+        }
+    }
+}
+
+cJSON *ck_jin_parse(ck_jin *j, const char *text)
+{
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
+    if (!root) {
+        int line, col;
+        pos_of(text, end ? end : text, &line, &col);
+        snprintf(j->err, sizeof(j->err), "%s: line %d, column %d: invalid JSON", j->file,
+                 line, col);
+        j->failed = 1;
+    }
+    return root;
+}
+
+size_t ck_jin_push_key(ck_jin *j, const char *key)
+{
+    size_t saved = strlen(j->path);
+    snprintf(j->path + saved, sizeof(j->path) - saved, "%s%s", saved ? "." : "", key);
+    return saved;
+}
+
+size_t ck_jin_push_index(ck_jin *j, int i)
+{
+    size_t saved = strlen(j->path);
+    snprintf(j->path + saved, sizeof(j->path) - saved, "[%d]", i);
+    return saved;
+}
+
+void ck_jin_pop(ck_jin *j, size_t saved)
+{
+    j->path[saved] = 0;
+}
+
+int ck_jin_fail(ck_jin *j, const char *fmt, ...)
+{
+    if (j->failed)
+        return CK_EINVAL;
+    char msg[700];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    snprintf(j->err, sizeof(j->err), "%s: %s: %s", j->file, j->path[0] ? j->path : "(top level)",
+             msg);
+    j->failed = 1;
+    return CK_EINVAL;
+}
+
+void ck_jin_describe(const cJSON *v, char *buf, size_t len)
+{
+    if (!v)
+        snprintf(buf, len, "nothing");
+    else if (cJSON_IsString(v))
+        snprintf(buf, len, "\"%.60s\"", v->valuestring);
+    else if (cJSON_IsNumber(v))
+        snprintf(buf, len, "%.17g", v->valuedouble);
+    else if (cJSON_IsBool(v))
+        snprintf(buf, len, "%s", cJSON_IsTrue(v) ? "true" : "false");
+    else if (cJSON_IsNull(v))
+        snprintf(buf, len, "null");
+    else if (cJSON_IsArray(v))
+        snprintf(buf, len, "an array");
+    else
+        snprintf(buf, len, "an object");
+}
+
+int ck_jin_object(ck_jin *j, const cJSON *obj, const char *const *allowed)
+{
+    if (j->failed)
+        return CK_EINVAL;
+    if (!cJSON_IsObject(obj)) {
+        char got[96];
+        ck_jin_describe(obj, got, sizeof(got));
+        return ck_jin_fail(j, "expected an object, got %s", got);
+    }
+    for (const cJSON *c = obj->child; c; c = c->next) {
+        int known = 0;
+        for (const char *const *a = allowed; *a; a++)
+            if (strcmp(*a, c->string) == 0)
+                known = 1;
+        if (!known) {
+            char list[400] = "";
+            size_t off = 0;
+            for (const char *const *a = allowed; *a && off < sizeof(list); a++)
+                off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%s",
+                                        a == allowed ? "" : ", ", *a);
+            size_t saved = ck_jin_push_key(j, c->string);
+            int rc = ck_jin_fail(j, "unknown key (expected one of: %s)", list);
+            ck_jin_pop(j, saved);
+            return rc;
+        }
+        for (const cJSON *d = c->next; d; d = d->next)
+            if (strcmp(c->string, d->string) == 0) {
+                size_t saved = ck_jin_push_key(j, c->string);
+                int rc = ck_jin_fail(j, "key given twice");
+                ck_jin_pop(j, saved);
+                return rc;
+            }
+    }
+    return CK_OK;
+}
+
+/* Fetches obj[key]; 1 present, 0 absent (fails if required), -1 failed. */
+static int fetch(ck_jin *j, const cJSON *obj, const char *key, int required,
+                 const cJSON **v, size_t *saved)
+{
+    if (j->failed)
+        return -1;
+    *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    *saved = ck_jin_push_key(j, key);
+    if (!*v) {
+        if (required) {
+            ck_jin_fail(j, "missing (required)");
+            ck_jin_pop(j, *saved);
+            return -1;
+        }
+        ck_jin_pop(j, *saved);
+        return 0;
+    }
+    return 1;
+}
+
+static int done(ck_jin *j, size_t saved, int rc)
+{
+    ck_jin_pop(j, saved);
+    return rc;
+}
+
+int ck_jin_int(ck_jin *j, const cJSON *obj, const char *key, int required,
+               int64_t min, int64_t max, int64_t *out)
+{
+    const cJSON *v;
+    size_t saved;
+    int r = fetch(j, obj, key, required, &v, &saved);
+    if (r <= 0)
+        return r < 0 ? CK_EINVAL : CK_OK;
+    double d = cJSON_IsNumber(v) ? v->valuedouble : NAN;
+    if (!cJSON_IsNumber(v) || d != floor(d) || d < (double)min || d > (double)max) {
+        char got[96];
+        ck_jin_describe(v, got, sizeof(got));
+        return done(j, saved,
+                    ck_jin_fail(j, "expected an integer from %lld to %lld, got %s",
+                                (long long)min, (long long)max, got));
+    }
+    *out = (int64_t)d;
+    return done(j, saved, CK_OK);
+}
+
+int ck_jin_number(ck_jin *j, const cJSON *obj, const char *key, int required,
+                  double min, double max, double *out)
+{
+    const cJSON *v;
+    size_t saved;
+    int r = fetch(j, obj, key, required, &v, &saved);
+    if (r <= 0)
+        return r < 0 ? CK_EINVAL : CK_OK;
+    if (!cJSON_IsNumber(v) || !(v->valuedouble >= min && v->valuedouble <= max)) {
+        char got[96];
+        ck_jin_describe(v, got, sizeof(got));
+        return done(j, saved,
+                    ck_jin_fail(j, "expected a number from %g to %g, got %s", min, max, got));
+    }
+    *out = v->valuedouble;
+    return done(j, saved, CK_OK);
+}
+
+int ck_jin_bool(ck_jin *j, const cJSON *obj, const char *key, int required, int *out)
+{
+    const cJSON *v;
+    size_t saved;
+    int r = fetch(j, obj, key, required, &v, &saved);
+    if (r <= 0)
+        return r < 0 ? CK_EINVAL : CK_OK;
+    if (!cJSON_IsBool(v)) {
+        char got[96];
+        ck_jin_describe(v, got, sizeof(got));
+        return done(j, saved, ck_jin_fail(j, "expected true or false, got %s", got));
+    }
+    *out = cJSON_IsTrue(v);
+    return done(j, saved, CK_OK);
+}
+
+int ck_jin_string(ck_jin *j, const cJSON *obj, const char *key, int required,
+                  char *out, size_t cap)
+{
+    const cJSON *v;
+    size_t saved;
+    int r = fetch(j, obj, key, required, &v, &saved);
+    if (r <= 0)
+        return r < 0 ? CK_EINVAL : CK_OK;
+    if (!cJSON_IsString(v) || strlen(v->valuestring) >= cap || !v->valuestring[0]) {
+        char got[96];
+        ck_jin_describe(v, got, sizeof(got));
+        return done(j, saved,
+                    ck_jin_fail(j, "expected a non-empty string of at most %zu bytes, got %s",
+                                cap - 1, got));
+    }
+    memcpy(out, v->valuestring, strlen(v->valuestring) + 1);
+    return done(j, saved, CK_OK);
+}
+
+int ck_jin_enum(ck_jin *j, const cJSON *obj, const char *key, int required,
+                const char *const *choices, int *out)
+{
+    const cJSON *v;
+    size_t saved;
+    int r = fetch(j, obj, key, required, &v, &saved);
+    if (r <= 0)
+        return r < 0 ? CK_EINVAL : CK_OK;
+    if (cJSON_IsString(v))
+        for (int i = 0; choices[i]; i++)
+            if (strcmp(choices[i], v->valuestring) == 0) {
+                *out = i;
+                return done(j, saved, CK_OK);
+            }
+    char list[300] = "";
+    size_t off = 0;
+    for (int i = 0; choices[i] && off < sizeof(list); i++)
+        off += (size_t)snprintf(list + off, sizeof(list) - off, "%s\"%s\"", i ? ", " : "",
+                                choices[i]);
+    char got[96];
+    ck_jin_describe(v, got, sizeof(got));
+    return done(j, saved, ck_jin_fail(j, "expected one of %s, got %s", list, got));
+}
+
+int ck_jin_parse_duration(const char *text, int64_t *ns)
+{
+    static const struct {
+        const char *u;
+        double mult;
+    } units[] = {
+        {"ns", 1},        {"us", 1e3},         {"µs", 1e3},     {"ms", 1e6},
+        {"s", 1e9},       {"sec", 1e9},        {"secs", 1e9},   {"second", 1e9},
+        {"seconds", 1e9}, {"min", 60e9},       {"minute", 60e9}, {"minutes", 60e9},
+        {"h", 3600e9},    {"hour", 3600e9},    {"hours", 3600e9},
+    };
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (end == text || errno == ERANGE || !isfinite(v))
+        return CK_EINVAL;
+    while (isspace((unsigned char)*end))
+        end++;
+    size_t len = strlen(end);
+    while (len && isspace((unsigned char)end[len - 1]))
+        len--;
+    double mult = 1e6; /* bare numbers are milliseconds */
+    if (len) {
+        mult = 0;
+        for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+            if (strlen(units[i].u) == len && strncmp(units[i].u, end, len) == 0)
+                mult = units[i].mult;
+        if (mult == 0)
+            return CK_EINVAL;
+    }
+    double r = v * mult;
+    if (r > 9.2e18 || r < -9.2e18)
+        return CK_EINVAL;
+    *ns = (int64_t)llround(r);
+    return CK_OK;
+}
+
+int ck_jin_duration(ck_jin *j, const cJSON *obj, const char *key, int required,
+                    int64_t min, int64_t max, int64_t *out)
+{
+    const cJSON *v;
+    size_t saved;
+    int r = fetch(j, obj, key, required, &v, &saved);
+    if (r <= 0)
+        return r < 0 ? CK_EINVAL : CK_OK;
+    int64_t ns = 0;
+    int ok = 0;
+    if (cJSON_IsNumber(v) && isfinite(v->valuedouble) && fabs(v->valuedouble) < 9e12) {
+        ns = (int64_t)llround(v->valuedouble * 1e6);
+        ok = 1;
+    } else if (cJSON_IsString(v)) {
+        ok = ck_jin_parse_duration(v->valuestring, &ns) == CK_OK;
+    }
+    if (!ok || ns < min || ns > max) {
+        char got[96];
+        ck_jin_describe(v, got, sizeof(got));
+        return done(j, saved,
+                    ck_jin_fail(j,
+                                "expected a duration from %g ms to %g ms (\"100 ms\", "
+                                "\"2 s\", or a number of ms), got %s",
+                                (double)min / 1e6, (double)max / 1e6, got));
+    }
+    *out = ns;
+    return done(j, saved, CK_OK);
+}
+
+int ck_jin_quantity(ck_jin *j, const cJSON *obj, const char *key, int required,
+                    const ck_jin_unit *units, const char *what, double min, double max,
+                    double *out)
+{
+    const cJSON *v;
+    size_t saved;
+    int r = fetch(j, obj, key, required, &v, &saved);
+    if (r <= 0)
+        return r < 0 ? CK_EINVAL : CK_OK;
+    double x = NAN;
+    if (cJSON_IsNumber(v)) {
+        x = v->valuedouble;
+    } else if (cJSON_IsString(v)) {
+        char *end;
+        errno = 0;
+        double n = strtod(v->valuestring, &end);
+        if (end != v->valuestring && errno == 0) {
+            while (isspace((unsigned char)*end))
+                end++;
+            if (!*end)
+                x = n;
+            for (const ck_jin_unit *u = units; u->name && isnan(x); u++)
+                if (strcmp(u->name, end) == 0)
+                    x = n * u->mult;
+        }
+    }
+    if (!(x >= min && x <= max)) {
+        char got[96], units_list[200] = "";
+        size_t off = 0;
+        for (const ck_jin_unit *u = units; u->name && off < sizeof(units_list); u++)
+            off += (size_t)snprintf(units_list + off, sizeof(units_list) - off, "%s%s",
+                                    u == units ? "" : " ", u->name);
+        ck_jin_describe(v, got, sizeof(got));
+        return done(j, saved,
+                    ck_jin_fail(j, "expected %s from %g to %g (units: %s), got %s", what, min,
+                                max, units_list, got));
+    }
+    *out = x;
+    return done(j, saved, CK_OK);
+}

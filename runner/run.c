@@ -1,0 +1,105 @@
+#include "run.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "expect.h"
+#include "runjson.h"
+#include "storefs.h"
+#include "verify.h"
+
+const char *ck_backend_name(ck_backend b)
+{
+    return b == CK_BACKEND_SOCKETS ? "sockets" : "simgrid";
+}
+
+int ck_run_main(const char *scenario_path, const ck_run_opts *o)
+{
+    static ck_scenario sc; /* large: keep it off the stack */
+    char err[1200];
+    int rc = ck_scenario_load(&sc, scenario_path, err, sizeof(err));
+    if (rc) {
+        fprintf(stderr, "chandy: %s\n", err);
+        return 2;
+    }
+    static ck_run r;
+    memset(&r, 0, sizeof(r));
+    r.sc = &sc;
+    r.seed = o->have_seed ? o->seed : sc.seed;
+    r.backend = o->backend;
+    r.verbose = o->verbose;
+    r.nhosts = ck_scenario_taskmanagers(&sc);
+    if (o->outdir)
+        snprintf(r.outdir, sizeof(r.outdir), "%s", o->outdir);
+    else
+        snprintf(r.outdir, sizeof(r.outdir), "out/%s", sc.name);
+    if (ck_storefs_mkdirs(r.outdir)) {
+        fprintf(stderr, "chandy: %s: cannot create the output directory: %s\n", r.outdir,
+                strerror(errno));
+        ck_scenario_free(&sc);
+        return 2;
+    }
+    rc = ck_workload_generate(&r.wl, &sc.workload, r.seed);
+    if (rc) {
+        fprintf(stderr, "chandy: %s: generating the workload: %s\n", scenario_path,
+                ck_strerror(rc));
+        ck_scenario_free(&sc);
+        return 1;
+    }
+    r.env.g = &sc.graph;
+    r.env.cfg = &sc.cfg;
+    r.env.topic = &r.wl.topic;
+    ck_sinkout_init(&r.out);
+
+    int status = 0;
+    rc = r.backend == CK_BACKEND_SIMGRID ? ck_sim_run(&r, err, sizeof(err))
+                                         : ck_net_run(&r, err, sizeof(err));
+    if (rc) {
+        fprintf(stderr, "chandy: %s: %s\n", scenario_path, err);
+        status = 1;
+        goto out;
+    }
+    ck_verdict v;
+    rc = ck_verify(&sc.graph, &r.wl, &r.out, &v, err, sizeof(err));
+    if (rc) {
+        fprintf(stderr, "chandy: %s: verifying the output: %s\n", scenario_path, err);
+        status = 1;
+        goto out;
+    }
+    cJSON *run = ck_report_runjson(&r, &v);
+    char path[700];
+    snprintf(path, sizeof(path), "%s/run.json", r.outdir);
+    if (!run || ck_report_write(run, path)) {
+        fprintf(stderr, "chandy: %s: cannot write\n", path);
+        cJSON_Delete(run);
+        status = 1;
+        goto out;
+    }
+    if (!o->quiet)
+        ck_report_summary(stdout, &r, &v, path);
+    if (sc.expect) {
+        char report[4096];
+        int failures = ck_expect_eval(sc.expect, run, report, sizeof(report));
+        if (failures < 0) {
+            fprintf(stderr, "chandy: %s: %s\n", scenario_path, report);
+            status = 2;
+        } else if (failures > 0) {
+            fprintf(stderr, "%s\n", report);
+            status = 1;
+        } else if (!o->quiet) {
+            printf("  expect     %d assertion%s held\n", cJSON_GetArraySize(sc.expect),
+                   cJSON_GetArraySize(sc.expect) == 1 ? "" : "s");
+        }
+    }
+    cJSON_Delete(run);
+out:
+    if (r.jm_ready)
+        ck_jm_free(&r.jm);
+    ck_sinkout_free(&r.out);
+    ck_workload_free(&r.wl);
+    ck_scenario_free(&sc);
+    return status;
+}

@@ -1,0 +1,66 @@
+/*
+ * run.h - one run of a scenario, and the contract between the runner and
+ * the backends (sim/ and net/).
+ *
+ * The runner fills the inputs (scenario, seed, output directory, the
+ * generated workload and the job environment); a backend executes the job
+ * and fills the results: the job manager's view of the job (state, end
+ * time, merged metrics, per-subtask metrics), what the sinks wrote, and
+ * figures about the platform itself. The runner then verifies the output
+ * and writes run.json.
+ */
+#ifndef CK_RUN_H
+#define CK_RUN_H
+
+#include "jobmanager.h"
+#include "scenario.h"
+#include "sinkout.h"
+#include "task.h"
+#include "workload.h"
+
+typedef enum ck_backend { CK_BACKEND_SIMGRID, CK_BACKEND_SOCKETS } ck_backend;
+
+typedef struct ck_run {
+    /* inputs */
+    const ck_scenario *sc;
+    uint64_t seed;
+    char outdir[512];
+    ck_backend backend;
+    int verbose;
+    ck_workload wl;
+    ck_job_env env;
+    int nhosts; /* task managers */
+
+    /* results */
+    ck_jm jm;          /* job state, end time, metrics (initialized by the backend) */
+    int jm_ready;
+    ck_sinkout out;    /* what every sink subtask wrote */
+    double wall_s;     /* wall-clock duration of the execution */
+    uint64_t messages, message_bytes;
+    char network_model[16];
+    char platform_file[600];
+} ck_run;
+
+/* Backends: run the job to its end. Return 0, or an error with err set. */
+int ck_sim_run(ck_run *r, char *err, size_t errlen);
+int ck_net_run(ck_run *r, char *err, size_t errlen);
+
+const char *ck_backend_name(ck_backend b);
+
+typedef struct ck_run_opts {
+    int have_seed;
+    uint64_t seed;
+    const char *outdir; /* NULL: out/<scenario name> */
+    ck_backend backend;
+    int verbose;
+    int quiet;
+} ck_run_opts;
+
+/*
+ * Loads, runs, verifies and reports one scenario. Returns the process exit
+ * status: 0 (ran; every expectation held), 1 (an expectation failed, or
+ * the run could not complete), 2 (the scenario or the options are wrong).
+ */
+int ck_run_main(const char *scenario_path, const ck_run_opts *o);
+
+#endif

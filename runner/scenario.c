@@ -1,0 +1,546 @@
+#include "scenario.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "expect.h"
+#include "jsonin.h"
+#include "keygroup.h"
+
+#define S_NS INT64_C(1000000000)
+#define MAX_DURATION (INT64_C(24) * 3600 * S_NS)
+
+static const char *const top_keys[] = {"name",   "description", "seed",   "cluster",
+                                       "workload", "job",       "config", "expect",
+                                       NULL};
+
+static void cluster_defaults(ck_cluster_spec *c)
+{
+    memset(c, 0, sizeof(*c));
+    c->cores = 2;
+    c->speed = 1e9;
+    c->link_bw = 1.25e9; /* 10 Gbit/s */
+    c->link_lat = 50 * 1000;
+    c->store_bw = 250e6; /* 2 Gbit/s to the object store */
+    c->store_lat = 1000 * 1000;
+    c->disk_read_bw = 500e6;
+    c->disk_write_bw = 300e6;
+    snprintf(c->network_model, sizeof(c->network_model), "CM02");
+}
+
+static void parse_cluster(ck_jin *j, const cJSON *o, ck_cluster_spec *c, const char *scenario_path)
+{
+    static const char *const keys[] = {"taskmanagers", "cores", "speed", "link", "store",
+                                       "network_model", "platform", NULL};
+    static const char *const link_keys[] = {"bandwidth", "latency", NULL};
+    static const char *const store_keys[] = {"bandwidth", "latency", "disk_read",
+                                             "disk_write", NULL};
+    static const char *const models[] = {"CM02", "LV08", NULL};
+    if (!o)
+        return;
+    size_t saved = ck_jin_push_key(j, "cluster");
+    ck_jin_object(j, o, keys);
+    int64_t v;
+    v = c->taskmanagers;
+    ck_jin_int(j, o, "taskmanagers", 0, 1, 4096, &v);
+    c->taskmanagers = (int)v;
+    v = c->cores;
+    ck_jin_int(j, o, "cores", 0, 1, 1024, &v);
+    c->cores = (int)v;
+    ck_jin_quantity(j, o, "speed", 0, ck_units_speed, "a CPU speed in flops/s", 1e3, 1e15,
+                    &c->speed);
+    const cJSON *link = cJSON_GetObjectItemCaseSensitive(o, "link");
+    if (link && !j->failed) {
+        size_t s2 = ck_jin_push_key(j, "link");
+        ck_jin_object(j, link, link_keys);
+        ck_jin_quantity(j, link, "bandwidth", 0, ck_units_bandwidth, "a bandwidth", 1e3,
+                        1e13, &c->link_bw);
+        ck_jin_duration(j, link, "latency", 0, 0, 10 * S_NS, &c->link_lat);
+        ck_jin_pop(j, s2);
+    }
+    const cJSON *store = cJSON_GetObjectItemCaseSensitive(o, "store");
+    if (store && !j->failed) {
+        size_t s2 = ck_jin_push_key(j, "store");
+        ck_jin_object(j, store, store_keys);
+        ck_jin_quantity(j, store, "bandwidth", 0, ck_units_bandwidth, "a bandwidth", 1e3,
+                        1e13, &c->store_bw);
+        ck_jin_duration(j, store, "latency", 0, 0, 10 * S_NS, &c->store_lat);
+        ck_jin_quantity(j, store, "disk_read", 0, ck_units_bandwidth, "a bandwidth", 1e3,
+                        1e13, &c->disk_read_bw);
+        ck_jin_quantity(j, store, "disk_write", 0, ck_units_bandwidth, "a bandwidth", 1e3,
+                        1e13, &c->disk_write_bw);
+        ck_jin_pop(j, s2);
+    }
+    int m = 0;
+    if (ck_jin_enum(j, o, "network_model", 0, models, &m) == 0 &&
+        cJSON_GetObjectItemCaseSensitive(o, "network_model"))
+        snprintf(c->network_model, sizeof(c->network_model), "%s", models[m]);
+    char plat[400] = "";
+    ck_jin_string(j, o, "platform", 0, plat, sizeof(plat));
+    if (plat[0] && !j->failed) {
+        if (plat[0] == '/') {
+            snprintf(c->platform, sizeof(c->platform), "%s", plat);
+        } else {
+            const char *slash = strrchr(scenario_path, '/');
+            int dirlen = slash ? (int)(slash - scenario_path) + 1 : 0;
+            snprintf(c->platform, sizeof(c->platform), "%.*s%s", dirlen, scenario_path, plat);
+        }
+    }
+    ck_jin_pop(j, saved);
+}
+
+static void workload_defaults(ck_workload_spec *w)
+{
+    memset(w, 0, sizeof(*w));
+    snprintf(w->topic, sizeof(w->topic), "events");
+    w->partitions = 4;
+    w->keys = 1000;
+    w->dist = CK_KEYS_UNIFORM;
+    w->zipf_s = 1.0;
+    w->record_bytes = 100;
+}
+
+static void parse_rate_list(ck_jin *j, const cJSON *arr, const char *key, ck_workload_spec *w)
+{
+    static const char *const step_keys[] = {"at", "rate", NULL};
+    static const char *const burst_keys[] = {"at", "duration", "rate", NULL};
+    int bursts = strcmp(key, "bursts") == 0;
+    size_t saved = ck_jin_push_key(j, key);
+    if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) > CK_WL_MAX_STEPS ||
+        (!bursts && cJSON_GetArraySize(arr) == 0)) {
+        ck_jin_fail(j, "expected %s list of 1 to %d {%s} objects", bursts ? "a" : "a",
+                    CK_WL_MAX_STEPS, bursts ? "at, duration, rate" : "at, rate");
+        ck_jin_pop(j, saved);
+        return;
+    }
+    int i = 0;
+    for (const cJSON *e = arr->child; e && !j->failed; e = e->next, i++) {
+        size_t s2 = ck_jin_push_index(j, i);
+        ck_jin_object(j, e, bursts ? burst_keys : step_keys);
+        int64_t at = 0, dur = 0;
+        double rps = 0;
+        ck_jin_duration(j, e, "at", 1, 0, MAX_DURATION, &at);
+        ck_jin_number(j, e, "rate", 1, 0, 1e9, &rps);
+        if (bursts) {
+            ck_jin_duration(j, e, "duration", 1, 1, MAX_DURATION, &dur);
+            w->bursts[w->nbursts++] = (ck_burst){at, dur, rps};
+        } else {
+            if (w->nsteps > 0 && at <= w->steps[w->nsteps - 1].at)
+                ck_jin_fail(j, "steps must be in increasing order of \"at\"");
+            w->steps[w->nsteps++] = (ck_rate_step){at, rps};
+        }
+        ck_jin_pop(j, s2);
+    }
+    ck_jin_pop(j, saved);
+}
+
+static void parse_workload(ck_jin *j, const cJSON *o, ck_workload_spec *w)
+{
+    static const char *const keys[] = {"topic", "duration", "rate", "bursts", "partitions",
+                                       "keys", "distribution", "zipf_exponent",
+                                       "record_bytes", "disorder", "mode", "arrivals", NULL};
+    static const char *const dists[] = {"uniform", "zipf", NULL};
+    static const char *const modes[] = {"live", "backlog", NULL};
+    static const char *const arrivals[] = {"uniform", "poisson", NULL};
+    size_t saved = ck_jin_push_key(j, "workload");
+    if (!o) {
+        ck_jin_fail(j, "missing (required)");
+        ck_jin_pop(j, saved);
+        return;
+    }
+    ck_jin_object(j, o, keys);
+    ck_jin_string(j, o, "topic", 0, w->topic, sizeof(w->topic));
+    ck_jin_duration(j, o, "duration", 1, 0, MAX_DURATION, &w->duration);
+    const cJSON *rate = cJSON_GetObjectItemCaseSensitive(o, "rate");
+    if (!j->failed) {
+        if (!rate) {
+            size_t s2 = ck_jin_push_key(j, "rate");
+            ck_jin_fail(j, "missing (required): records per second, or a list of steps");
+            ck_jin_pop(j, s2);
+        } else if (cJSON_IsNumber(rate)) {
+            double rps = 0;
+            ck_jin_number(j, o, "rate", 1, 0, 1e9, &rps);
+            w->steps[0] = (ck_rate_step){0, rps};
+            w->nsteps = 1;
+        } else {
+            parse_rate_list(j, rate, "rate", w);
+        }
+    }
+    const cJSON *bursts = cJSON_GetObjectItemCaseSensitive(o, "bursts");
+    if (bursts && !j->failed)
+        parse_rate_list(j, bursts, "bursts", w);
+    int64_t v = w->partitions;
+    ck_jin_int(j, o, "partitions", 0, 1, 100000, &v);
+    w->partitions = (int)v;
+    ck_jin_int(j, o, "keys", 0, 1, 100000000, &w->keys);
+    int d = 0;
+    ck_jin_enum(j, o, "distribution", 0, dists, &d);
+    w->dist = d ? CK_KEYS_ZIPF : CK_KEYS_UNIFORM;
+    ck_jin_number(j, o, "zipf_exponent", 0, 0.01, 10, &w->zipf_s);
+    v = w->record_bytes;
+    ck_jin_int(j, o, "record_bytes", 0, 1, CK_REC_MAX_PAYLOAD, &v);
+    w->record_bytes = (uint32_t)v;
+    int64_t dis = 0;
+    ck_jin_duration(j, o, "disorder", 0, 0, 3600 * S_NS, &dis);
+    w->disorder_ms = dis / 1000000;
+    int m = 0;
+    ck_jin_enum(j, o, "mode", 0, modes, &m);
+    w->backlog = m == 1;
+    int a = 0;
+    ck_jin_enum(j, o, "arrivals", 0, arrivals, &a);
+    w->poisson = a == 1;
+    ck_jin_pop(j, saved);
+}
+
+static int find_op(const ck_job_spec *job, const char *name, int before)
+{
+    for (int i = 0; i < before; i++)
+        if (strcmp(job->ops[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+static void parse_operator(ck_jin *j, const cJSON *o, ck_job_spec *job, int i)
+{
+    static const char *const keys[] = {
+        "name",           "type", "input", "partition", "parallelism", "max_parallelism",
+        "cpu_per_record", "fn",   "factor", "keep",     "size",        "out_of_orderness",
+        NULL};
+    static const char *const types[] = {"source", "map", "filter", "aggregate", "window",
+                                        "sink", NULL};
+    static const char *const ships[] = {"forward", "hash", NULL};
+    static const char *const map_fns[] = {"identity", "drop_payload", "scale", NULL};
+    static const char *const agg_fns[] = {"count", "sum", NULL};
+    ck_op_spec *op = &job->ops[i];
+    memset(op, 0, sizeof(*op));
+    ck_jin_object(j, o, keys);
+    int type = 0;
+    ck_jin_enum(j, o, "type", 1, types, &type);
+    op->kind = (ck_op_kind)type;
+    /* Unnamed operators are called after their type ("map", then "map-3"). */
+    snprintf(op->name, sizeof(op->name), "%s", types[type]);
+    if (find_op(job, op->name, i) >= 0)
+        snprintf(op->name, sizeof(op->name), "%s-%d", types[type], i);
+    ck_jin_string(j, o, "name", 0, op->name, sizeof(op->name));
+    if (j->failed)
+        return;
+    if (find_op(job, op->name, i) >= 0) {
+        size_t s2 = ck_jin_push_key(j, "name");
+        ck_jin_fail(j, "operator name \"%s\" is used twice", op->name);
+        ck_jin_pop(j, s2);
+        return;
+    }
+    /* Which keys make sense for which type. */
+    static const struct {
+        const char *key;
+        unsigned kinds; /* bit per ck_op_kind */
+    } only[] = {
+        {"input", ~(1u << CK_OP_SOURCE)},
+        {"partition", ~(1u << CK_OP_SOURCE)},
+        {"fn", (1u << CK_OP_MAP) | (1u << CK_OP_AGGREGATE) | (1u << CK_OP_WINDOW)},
+        {"factor", 1u << CK_OP_MAP},
+        {"keep", 1u << CK_OP_FILTER},
+        {"size", 1u << CK_OP_WINDOW},
+        {"out_of_orderness", 1u << CK_OP_SOURCE},
+    };
+    for (size_t k = 0; k < sizeof(only) / sizeof(only[0]); k++)
+        if (cJSON_GetObjectItemCaseSensitive(o, only[k].key) && !(only[k].kinds & (1u << type))) {
+            size_t s2 = ck_jin_push_key(j, only[k].key);
+            ck_jin_fail(j, "not a setting of a %s operator", types[type]);
+            ck_jin_pop(j, s2);
+            return;
+        }
+    op->input = -1;
+    if (op->kind != CK_OP_SOURCE) {
+        char in[CK_NAME_MAX] = "";
+        ck_jin_string(j, o, "input", 0, in, sizeof(in));
+        if (j->failed)
+            return;
+        if (in[0]) {
+            op->input = find_op(job, in, i);
+            if (op->input < 0) {
+                size_t s2 = ck_jin_push_key(j, "input");
+                ck_jin_fail(j, "expected the name of an operator listed before this one, got \"%s\"", in);
+                ck_jin_pop(j, s2);
+                return;
+            }
+        } else if (i == 0) {
+            ck_jin_fail(j, "the first operator must be a source");
+            return;
+        } else {
+            op->input = i - 1;
+        }
+        int ship = ck_op_keyed(op->kind) ? CK_SHIP_HASH : CK_SHIP_FORWARD;
+        ck_jin_enum(j, o, "partition", 0, ships, &ship);
+        op->ship = (ck_ship)ship;
+    }
+    int64_t v = 0;
+    ck_jin_int(j, o, "parallelism", 0, 1, CK_KG_UPPER_BOUND_MAX_PARALLELISM, &v);
+    op->parallelism = (int)v;
+    v = 0;
+    ck_jin_int(j, o, "max_parallelism", 0, 1, CK_KG_UPPER_BOUND_MAX_PARALLELISM, &v);
+    op->max_parallelism = (int)v;
+    ck_jin_quantity(j, o, "cpu_per_record", 0, ck_units_flops, "a CPU cost in flops", 0,
+                    1e12, &op->cpu_flops);
+    int fn = 0;
+    switch (op->kind) {
+    case CK_OP_MAP:
+        ck_jin_enum(j, o, "fn", 0, map_fns, &fn);
+        op->map_fn = (ck_map_fn)fn;
+        op->map_arg = 1;
+        ck_jin_int(j, o, "factor", 0, -1000000, 1000000, &op->map_arg);
+        if (cJSON_GetObjectItemCaseSensitive(o, "factor") && op->map_fn != CK_MAP_SCALE) {
+            size_t s2 = ck_jin_push_key(j, "factor");
+            ck_jin_fail(j, "only a map with \"fn\": \"scale\" takes a factor");
+            ck_jin_pop(j, s2);
+        }
+        break;
+    case CK_OP_FILTER: {
+        double keep = 1.0;
+        ck_jin_number(j, o, "keep", 0, 0, 1, &keep);
+        op->filter_keep_ppm = (uint32_t)(keep * 1e6 + 0.5);
+        break;
+    }
+    case CK_OP_AGGREGATE:
+    case CK_OP_WINDOW:
+        ck_jin_enum(j, o, "fn", 0, agg_fns, &fn);
+        op->agg_fn = (ck_agg_fn)fn;
+        if (op->kind == CK_OP_WINDOW) {
+            int64_t size = 0;
+            ck_jin_duration(j, o, "size", 1, 1000000, MAX_DURATION, &size);
+            if (!j->failed && size % 1000000) {
+                size_t s2 = ck_jin_push_key(j, "size");
+                ck_jin_fail(j, "expected a whole number of milliseconds");
+                ck_jin_pop(j, s2);
+            }
+            op->window_ms = size / 1000000;
+        }
+        break;
+    case CK_OP_SOURCE: {
+        int64_t ooo = 0;
+        ck_jin_duration(j, o, "out_of_orderness", 0, 0, 3600 * S_NS, &ooo);
+        op->ooo_ms = ooo / 1000000;
+        break;
+    }
+    case CK_OP_SINK:
+        break;
+    }
+}
+
+static void parse_job(ck_jin *j, const cJSON *o, ck_job_spec *job)
+{
+    static const char *const keys[] = {"operators", NULL};
+    size_t saved = ck_jin_push_key(j, "job");
+    if (!o) {
+        ck_jin_fail(j, "missing (required)");
+        ck_jin_pop(j, saved);
+        return;
+    }
+    ck_jin_object(j, o, keys);
+    const cJSON *ops = cJSON_GetObjectItemCaseSensitive(o, "operators");
+    size_t s2 = ck_jin_push_key(j, "operators");
+    if (!j->failed && (!cJSON_IsArray(ops) || cJSON_GetArraySize(ops) < 2 ||
+                       cJSON_GetArraySize(ops) > CK_MAX_OPS))
+        ck_jin_fail(j, "expected a list of 2 to %d operators, from sources to sinks", CK_MAX_OPS);
+    int i = 0;
+    for (const cJSON *e = ops ? ops->child : NULL; e && !j->failed; e = e->next, i++) {
+        size_t s3 = ck_jin_push_index(j, i);
+        parse_operator(j, e, job, i);
+        ck_jin_pop(j, s3);
+    }
+    job->nops = i;
+    ck_jin_pop(j, s2);
+    ck_jin_pop(j, saved);
+}
+
+static void parse_config(ck_jin *j, const cJSON *o, ck_config *cfg)
+{
+    if (!o)
+        return;
+    size_t saved = ck_jin_push_key(j, "config");
+    if (!cJSON_IsObject(o)) {
+        ck_jin_fail(j, "expected an object of Flink configuration keys");
+        ck_jin_pop(j, saved);
+        return;
+    }
+    for (const cJSON *c = o->child; c && !j->failed; c = c->next) {
+        size_t s2 = ck_jin_push_key(j, c->string);
+        int id = ck_config_find(c->string);
+        if (id < 0) {
+            ck_jin_fail(j, "unknown configuration key (`chandy config` lists the supported keys)");
+        } else if (cfg->set[id]) {
+            ck_jin_fail(j, "key given twice");
+        } else {
+            const ck_cfg_def *d = ck_config_def((ck_cfg_id)id);
+            char text[128];
+            int ok = 1;
+            if (cJSON_IsString(c))
+                snprintf(text, sizeof(text), "%s", c->valuestring);
+            else if (cJSON_IsBool(c) && d->type == CK_CFG_BOOL)
+                snprintf(text, sizeof(text), "%s", cJSON_IsTrue(c) ? "true" : "false");
+            else if (cJSON_IsNumber(c) && d->type != CK_CFG_BOOL &&
+                     c->valuedouble == (double)(int64_t)c->valuedouble)
+                snprintf(text, sizeof(text), "%lld", (long long)c->valuedouble);
+            else
+                ok = 0;
+            int64_t v;
+            int rc = ok ? ck_config_parse((ck_cfg_id)id, text, &v) : CK_EINVAL;
+            if (rc) {
+                char lo[32], hi[32], got[96];
+                ck_config_format((ck_cfg_id)id, d->min, lo, sizeof(lo));
+                ck_config_format((ck_cfg_id)id, d->max, hi, sizeof(hi));
+                ck_jin_describe(c, got, sizeof(got));
+                static const char *const what[] = {"an integer", "true or false",
+                                                   "a duration", "a memory size"};
+                if (d->type == CK_CFG_BOOL)
+                    ck_jin_fail(j, "expected true or false, got %s", got);
+                else
+                    ck_jin_fail(j, "expected %s from %s to %s, got %s", what[d->type], lo, hi,
+                                got);
+            } else {
+                cfg->v[id] = v;
+                cfg->set[id] = 1;
+            }
+        }
+        ck_jin_pop(j, s2);
+    }
+    ck_jin_pop(j, saved);
+}
+
+int ck_scenario_parse(ck_scenario *s, const char *path, const char *text, char *err,
+                      size_t errlen)
+{
+    memset(s, 0, sizeof(*s));
+    snprintf(s->path, sizeof(s->path), "%s", path);
+    ck_jin j = {.file = path};
+    cJSON *root = ck_jin_parse(&j, text);
+    if (!root) {
+        snprintf(err, errlen, "%s", j.err);
+        return CK_EINVAL;
+    }
+    ck_jin_object(&j, root, top_keys);
+    /* Default name: the file name without directory and ".json". */
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    size_t blen = strlen(base);
+    if (blen > 5 && strcmp(base + blen - 5, ".json") == 0)
+        blen -= 5;
+    snprintf(s->name, sizeof(s->name), "%.*s", (int)CK_MIN(blen, sizeof(s->name) - 1), base);
+    ck_jin_string(&j, root, "name", 0, s->name, sizeof(s->name));
+    ck_jin_string(&j, root, "description", 0, s->description, sizeof(s->description));
+    int64_t seed = 1;
+    ck_jin_int(&j, root, "seed", 0, 0, INT64_C(9007199254740991), &seed);
+    s->seed = (uint64_t)seed;
+    cluster_defaults(&s->cluster);
+    parse_cluster(&j, cJSON_GetObjectItemCaseSensitive(root, "cluster"), &s->cluster, path);
+    workload_defaults(&s->workload);
+    parse_workload(&j, cJSON_GetObjectItemCaseSensitive(root, "workload"), &s->workload);
+    ck_config_defaults(&s->cfg);
+    parse_config(&j, cJSON_GetObjectItemCaseSensitive(root, "config"), &s->cfg);
+    parse_job(&j, cJSON_GetObjectItemCaseSensitive(root, "job"), &s->job);
+    if (!j.failed) {
+        int bad = -1;
+        char why[300];
+        if (ck_graph_build(&s->graph, &s->job, &s->cfg, &bad, why, sizeof(why))) {
+            if (bad >= 0) {
+                snprintf(j.path, sizeof(j.path), "job.operators[%d]", bad);
+            } else {
+                snprintf(j.path, sizeof(j.path), "job.operators");
+            }
+            ck_jin_fail(&j, "%s", why);
+        }
+    }
+    if (!j.failed) {
+        /* The cluster must hold the job. */
+        int need = ck_graph_hosts_needed(&s->graph);
+        if (s->cluster.taskmanagers && s->cluster.taskmanagers < need) {
+            snprintf(j.path, sizeof(j.path), "cluster.taskmanagers");
+            ck_jin_fail(&j,
+                        "the job needs %d slots (its largest parallelism), and %d task "
+                        "managers with taskmanager.numberOfTaskSlots = %d hold %d",
+                        s->graph.nslots, s->cluster.taskmanagers, s->graph.slots_per_host,
+                        s->cluster.taskmanagers * s->graph.slots_per_host);
+        }
+    }
+    cJSON *expect = cJSON_GetObjectItemCaseSensitive(root, "expect");
+    if (expect && !j.failed) {
+        snprintf(j.path, sizeof(j.path), "expect");
+        char why[300];
+        const char *at = NULL;
+        if (ck_expect_check(expect, &at, why, sizeof(why))) {
+            if (at)
+                ck_jin_push_key(&j, at);
+            ck_jin_fail(&j, "%s", why);
+        }
+    }
+    if (j.failed) {
+        snprintf(err, errlen, "%s", j.err);
+        cJSON_Delete(root);
+        return CK_EINVAL;
+    }
+    if (expect)
+        s->expect = cJSON_DetachItemFromObjectCaseSensitive(root, "expect");
+    cJSON_Delete(root);
+    return CK_OK;
+}
+
+int ck_scenario_load(ck_scenario *s, const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        return CK_EIO;
+    }
+    size_t cap = 65536, len = 0;
+    char *text = malloc(cap);
+    size_t n;
+    while (text && (n = fread(text + len, 1, cap - len - 1, f)) > 0) {
+        len += n;
+        if (len + 1 == cap) {
+            if (cap >= (16u << 20)) {
+                fclose(f);
+                free(text);
+                snprintf(err, errlen, "%s: larger than 16 MiB: not a scenario", path);
+                return CK_EINVAL;
+            }
+            char *t = realloc(text, cap * 2);
+            if (!t) {
+                free(text);
+                text = NULL;
+                break;
+            }
+            text = t;
+            cap *= 2;
+        }
+    }
+    int rd_err = ferror(f);
+    fclose(f);
+    if (!text || rd_err) {
+        free(text);
+        snprintf(err, errlen, "%s: cannot read", path);
+        return CK_EIO;
+    }
+    text[len] = 0;
+    if (strlen(text) != len) {
+        free(text);
+        snprintf(err, errlen, "%s: contains a NUL byte: not a JSON text", path);
+        return CK_EINVAL;
+    }
+    int rc = ck_scenario_parse(s, path, text, err, errlen);
+    free(text);
+    return rc;
+}
+
+void ck_scenario_free(ck_scenario *s)
+{
+    cJSON_Delete(s->expect);
+    s->expect = NULL;
+}
+
+int ck_scenario_taskmanagers(const ck_scenario *s)
+{
+    return s->cluster.taskmanagers ? s->cluster.taskmanagers : ck_graph_hosts_needed(&s->graph);
+}

@@ -1,0 +1,66 @@
+#include "simplatform.h"
+
+#include "error.h"
+
+static void host_name(char *buf, size_t len, int i, int ntm)
+{
+    if (i < ntm)
+        snprintf(buf, len, "tm%d", i);
+    else if (i == ntm)
+        snprintf(buf, len, "jm");
+    else
+        snprintf(buf, len, "store");
+}
+
+int ck_simplat_write(FILE *f, const ck_cluster_spec *c, int ntm)
+{
+    int nh = ntm + 2;
+    char a[32], b[32];
+    fprintf(f, "<?xml version='1.0'?>\n"
+               "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+               "<platform version=\"4.1\">\n"
+               "<zone id=\"cluster\" routing=\"Full\">\n");
+    for (int i = 0; i < nh; i++) {
+        host_name(a, sizeof(a), i, ntm);
+        if (i == ntm + 1) {
+            fprintf(f,
+                    "  <host id=\"%s\" speed=\"%.17gf\" core=\"%d\">\n"
+                    "    <disk id=\"store_disk\" read_bw=\"%.17gBps\" write_bw=\"%.17gBps\"/>\n"
+                    "  </host>\n",
+                    a, c->speed, c->cores, c->disk_read_bw, c->disk_write_bw);
+        } else {
+            fprintf(f, "  <host id=\"%s\" speed=\"%.17gf\" core=\"%d\"/>\n", a, c->speed,
+                    c->cores);
+        }
+    }
+    for (int i = 0; i < nh; i++) {
+        host_name(a, sizeof(a), i, ntm);
+        int store = i == ntm + 1;
+        fprintf(f,
+                "  <link id=\"link_%s\" bandwidth=\"%.17gBps\" latency=\"%.17gs\" "
+                "sharing_policy=\"SPLITDUPLEX\"/>\n",
+                a,
+                store ? c->store_bw : c->link_bw,
+                (double)(store ? c->store_lat : c->link_lat) / 1e9);
+        fprintf(f,
+                "  <link id=\"lo_%s\" bandwidth=\"100GBps\" latency=\"0s\" "
+                "sharing_policy=\"FATPIPE\"/>\n",
+                a);
+    }
+    for (int i = 0; i < nh; i++) {
+        host_name(a, sizeof(a), i, ntm);
+        fprintf(f, "  <route src=\"%s\" dst=\"%s\"><link_ctn id=\"lo_%s\"/></route>\n", a, a, a);
+        for (int k = 0; k < nh; k++) {
+            if (k == i)
+                continue;
+            host_name(b, sizeof(b), k, ntm);
+            fprintf(f,
+                    "  <route src=\"%s\" dst=\"%s\" symmetrical=\"NO\">"
+                    "<link_ctn id=\"link_%s\" direction=\"UP\"/>"
+                    "<link_ctn id=\"link_%s\" direction=\"DOWN\"/></route>\n",
+                    a, b, a, b);
+        }
+    }
+    fprintf(f, "</zone>\n</platform>\n");
+    return ferror(f) ? CK_EIO : CK_OK;
+}

@@ -1,0 +1,24 @@
+/*
+ * simplatform.h - the SimGrid platform of a scenario's cluster.
+ *
+ * Hosts: tm0 .. tm<N-1> (the task managers: `cores` cores of `speed`
+ * flops/s each), jm (the job manager) and store (the durable object store,
+ * with one disk `store_disk`). Every host has its own link into a
+ * non-blocking switch (bandwidth and latency from the scenario; the store's
+ * link has its own); a route between two hosts crosses both hosts' links.
+ * Each host also has a loopback for traffic between its own subtasks.
+ *
+ * A scenario may bring its own platform file instead: it must declare the
+ * same host names and the disk.
+ */
+#ifndef CK_SIMPLATFORM_H
+#define CK_SIMPLATFORM_H
+
+#include <stdio.h>
+
+#include "scenario.h"
+
+/* Writes the platform of `ntm` task managers to f. Returns 0 or CK_EIO. */
+int ck_simplat_write(FILE *f, const ck_cluster_spec *c, int ntm);
+
+#endif

@@ -1,0 +1,37 @@
+/*
+ * verify.h - is the output right? The reference computation runs the job's
+ * operators over the whole generated input as a plain single-threaded
+ * loop (no partitions, buffers, channels or time), and the result is
+ * compared with what the sinks wrote, as multisets of (sink, key, event
+ * time, value):
+ *
+ *   lost       = expected occurrences missing from the output
+ *   duplicated = occurrences of expected records beyond their count
+ *   unexpected = output records the reference never produced
+ *
+ * The reference assumes no record is late (the watermark bound covers the
+ * generator's disorder); records the engine dropped as late therefore show
+ * up as lost or unexpected, and are reported separately by the run.
+ */
+#ifndef CK_VERIFY_H
+#define CK_VERIFY_H
+
+#include "graph.h"
+#include "sinkout.h"
+#include "workload.h"
+
+typedef struct ck_verdict {
+    uint64_t expected, received;
+    uint64_t lost, duplicated, unexpected;
+    int ok;
+} ck_verdict;
+
+/*
+ * Computes the reference output of job g over workload w, compares it with
+ * out and fills v. Returns 0, CK_ENOMEM, or CK_ECORRUPT (an output stream
+ * does not parse; err says which).
+ */
+int ck_verify(const ck_graph *g, const ck_workload *w, const ck_sinkout *out,
+              ck_verdict *v, char *err, size_t errlen);
+
+#endif
