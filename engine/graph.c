@@ -63,7 +63,7 @@ int ck_graph_build(ck_graph *g, const ck_job_spec *spec, const ck_config *cfg,
             nsucc[o->input]++;
         }
         if (ck_op_keyed(o->kind) && o->ship != CK_SHIP_HASH)
-            FAIL(i, "a %s operator is keyed: its input must use \"partition\": \"hash\"",
+            FAIL(i, "%s operators are keyed: their input must use \"partition\": \"hash\"",
                  ck_op_kind_name(o->kind));
         /* Inputs come first, so the input's parallelism is resolved. */
         if (o->kind != CK_OP_SOURCE && o->ship == CK_SHIP_FORWARD &&

@@ -3,54 +3,81 @@
 #include "error.h"
 
 /*
- * Decodes one code point from UTF-8 at s[0..len) following the Unicode
- * "maximal subpart" practice that Java's UTF-8 decoder applies: a malformed
- * sequence yields U+FFFD and consumes the longest prefix that could have
- * started a valid sequence (at least one byte).
+ * Decodes one code point from UTF-8 at s[0..len) the way Java's UTF-8
+ * decoder does when it builds a String (REPLACE on malformed input), so
+ * that String.hashCode sees the same UTF-16 code units:
+ *   - a malformed sequence becomes one U+FFFD; how many bytes it swallows
+ *     follows Java's rules (mostly the Unicode "maximal subpart", but a
+ *     3-byte sequence whose second byte is a continuation byte swallows
+ *     two, and an encoded surrogate ED A0..BF xx swallows three);
+ *   - a sequence cut short by the end of the input is one U+FFFD.
  */
+static inline int cont(uint8_t b)
+{
+    return (b & 0xC0) == 0x80;
+}
+
 static uint32_t utf8_next(const uint8_t *s, size_t len, size_t *used)
 {
-    uint8_t b0 = s[0];
-    if (b0 < 0x80) {
-        *used = 1;
-        return b0;
+    uint8_t b1 = s[0];
+    *used = 1;
+    if (b1 < 0x80)
+        return b1;
+    if (b1 >= 0xC2 && b1 <= 0xDF) {
+        if (len < 2)
+            return 0xFFFD;
+        if (!cont(s[1]))
+            return 0xFFFD;
+        *used = 2;
+        return ((uint32_t)(b1 & 0x1F) << 6) | (s[1] & 0x3F);
     }
-    int need;
-    uint32_t cp;
-    uint8_t lo = 0x80, hi = 0xBF;
-    if (b0 >= 0xC2 && b0 <= 0xDF) {
-        need = 1;
-        cp = b0 & 0x1F;
-    } else if (b0 >= 0xE0 && b0 <= 0xEF) {
-        need = 2;
-        cp = b0 & 0x0F;
-        if (b0 == 0xE0)
-            lo = 0xA0;
-        else if (b0 == 0xED)
-            hi = 0x9F;
-    } else if (b0 >= 0xF0 && b0 <= 0xF4) {
-        need = 3;
-        cp = b0 & 0x07;
-        if (b0 == 0xF0)
-            lo = 0x90;
-        else if (b0 == 0xF4)
-            hi = 0x8F;
-    } else {
-        *used = 1;
-        return 0xFFFD;
-    }
-    size_t i = 1;
-    for (int k = 0; k < need; k++, i++) {
-        if (i >= len || s[i] < lo || s[i] > hi) {
-            *used = i;
+    if (b1 >= 0xE0 && b1 <= 0xEF) {
+        if (len < 3) {
+            if (len > 1 && ((b1 == 0xE0 && (s[1] & 0xE0) == 0x80) || !cont(s[1])))
+                return 0xFFFD;
+            *used = len; /* truncated: the rest is one malformed sequence */
             return 0xFFFD;
         }
-        cp = (cp << 6) | (s[i] & 0x3F);
-        lo = 0x80;
-        hi = 0xBF;
+        uint8_t b2 = s[1], b3 = s[2];
+        if ((b1 == 0xE0 && (b2 & 0xE0) == 0x80) || !cont(b2) || !cont(b3)) {
+            *used = ((b1 == 0xE0 && (b2 & 0xE0) == 0x80) || !cont(b2)) ? 1 : 2;
+            return 0xFFFD;
+        }
+        uint32_t c = ((uint32_t)(b1 & 0x0F) << 12) | ((uint32_t)(b2 & 0x3F) << 6) | (b3 & 0x3F);
+        *used = 3;
+        return (c >= 0xD800 && c <= 0xDFFF) ? 0xFFFD : c;
     }
-    *used = i;
-    return cp;
+    if (b1 >= 0xF0 && b1 <= 0xF7) {
+        if (len < 4) {
+            if (b1 > 0xF4)
+                return 0xFFFD;
+            if (len > 1 && ((b1 == 0xF0 && (s[1] < 0x90 || s[1] > 0xBF)) ||
+                            (b1 == 0xF4 && (s[1] & 0xF0) != 0x80) || !cont(s[1])))
+                return 0xFFFD;
+            if (len > 2 && !cont(s[2])) {
+                *used = 2;
+                return 0xFFFD;
+            }
+            *used = len;
+            return 0xFFFD;
+        }
+        uint8_t b2 = s[1], b3 = s[2], b4 = s[3];
+        uint32_t c = ((uint32_t)(b1 & 0x07) << 18) | ((uint32_t)(b2 & 0x3F) << 12) |
+                     ((uint32_t)(b3 & 0x3F) << 6) | (b4 & 0x3F);
+        if (!cont(b2) || !cont(b3) || !cont(b4) || c < 0x10000 || c > 0x10FFFF) {
+            if (b1 > 0xF4 || (b1 == 0xF0 && (b2 < 0x90 || b2 > 0xBF)) ||
+                (b1 == 0xF4 && (b2 & 0xF0) != 0x80) || !cont(b2))
+                *used = 1;
+            else if (!cont(b3))
+                *used = 2;
+            else
+                *used = 3;
+            return 0xFFFD;
+        }
+        *used = 4;
+        return c;
+    }
+    return 0xFFFD; /* 80..C1, F8..FF */
 }
 
 int32_t ck_kg_java_hash(const char *key, size_t len)

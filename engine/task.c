@@ -562,8 +562,11 @@ static ck_time task_deadline(void *self)
         return CK_TIME_NEVER;
     ck_time d = t->next_flush;
     if (t->is_source && t->state == CK_TASK_RUNNING) {
+        /* Wake for the next record only when none is waiting: a waiting
+         * record that cannot be read is held back by credit, and credit
+         * arrives as a message. */
         ck_time at = source_next_append(t);
-        if (at < d)
+        if (at > ck_now(t->plat) && at < d)
             d = at;
         if (t->wm_interval > 0 && t->next_wm < d)
             d = t->next_wm;
@@ -607,6 +610,8 @@ static int task_work(void *self)
         t->next_wm += now;
         t->next_flush = CK_TIME_NEVER;
     }
+    /* Credit that arrived since the last call frees output buffers first. */
+    send_all(t);
     if (t->state == CK_TASK_RUNNING) {
         int has_input = t->is_source ? source_has_available(t, now)
                                      : (t->has_gate && ck_gate_has_data(&t->gate));
@@ -640,8 +645,9 @@ static int task_work(void *self)
     now = ck_now(t->plat);
     int has_input = t->is_source ? source_has_available(t, now)
                                  : (t->has_gate && ck_gate_has_data(&t->gate));
-    acct(t, now, has_input && !outputs_available(t) ? ACCT_BP : ACCT_IDLE);
-    return rc > 0 && has_input && outputs_available(t) ? 1 : 0;
+    int avail = outputs_available(t);
+    acct(t, now, has_input && !avail ? ACCT_BP : ACCT_IDLE);
+    return has_input && avail ? 1 : 0;
 }
 
 static int task_finished(void *self)

@@ -249,7 +249,7 @@ static void parse_operator(ck_jin *j, const cJSON *o, ck_job_spec *job, int i)
     for (size_t k = 0; k < sizeof(only) / sizeof(only[0]); k++)
         if (cJSON_GetObjectItemCaseSensitive(o, only[k].key) && !(only[k].kinds & (1u << type))) {
             size_t s2 = ck_jin_push_key(j, only[k].key);
-            ck_jin_fail(j, "not a setting of a %s operator", types[type]);
+            ck_jin_fail(j, "not a setting of %s operators", types[type]);
             ck_jin_pop(j, s2);
             return;
         }

@@ -46,6 +46,7 @@
 #include "error.h"
 #include "run.h"
 #include "sgshim.h"
+#include "simgrid.h"
 #include "simplatform.h"
 #include "storefs.h"
 
@@ -69,13 +70,13 @@ typedef struct peer {
     int used;
 } peer;
 
-typedef struct sim_world sim_world;
+typedef struct ck_sim sim_world;
 
 typedef struct sim_node {
     ck_platform plat; /* first member: a ck_platform * is a sim_node * */
     sim_world *w;
     ck_node node;
-    ck_task *task;
+    int ends_run;
     sg_host_t host;
     char mbname[32];
     sg_mailbox_t mb;
@@ -86,14 +87,16 @@ typedef struct sim_node {
     uint32_t npeers, peers_cap;
 } sim_node;
 
-struct sim_world {
-    ck_run *r;
+struct ck_sim {
     uint32_t nnodes;
     sim_node *nodes;
     sg_host_t store_host;
     sg_disk_t store_disk;
     char store_dir[600];
     uint64_t next_id;
+    ck_sinkout *out;
+    int verbose;
+    uint64_t messages, message_bytes;
 };
 
 static inline ck_time sim_now_ns(void)
@@ -223,8 +226,8 @@ static int op_send(ck_platform *p, uint32_t dst, uint8_t *msg, size_t len)
                  .len = len};
     sg_comm_t c = sg_mailbox_put_init(w->nodes[dst].mb, it, (long)len);
     sg_comm_detach(c, item_free);
-    w->r->messages++;
-    w->r->message_bytes += len;
+    w->messages++;
+    w->message_bytes += len;
     return CK_OK;
 }
 
@@ -403,13 +406,15 @@ static int op_store_delete(ck_platform *p, const char *key)
 static int op_output(ck_platform *p, uint32_t sink, const uint8_t *data, size_t len)
 {
     sim_node *n = (sim_node *)p;
-    return ck_sinkout_append(&n->w->r->out, sink, data, len);
+    if (!n->w->out)
+        return CK_EIO;
+    return ck_sinkout_append(n->w->out, sink, data, len);
 }
 
 static void op_log(ck_platform *p, int level, const char *line)
 {
     sim_node *n = (sim_node *)p;
-    if (level <= CK_LOG_WARN || n->w->r->verbose)
+    if (level <= CK_LOG_WARN || n->w->verbose)
         fprintf(stderr, "[%.6f] %s: %s\n", simgrid_get_clock(), n->mbname, line);
 }
 
@@ -478,48 +483,130 @@ static void node_main(int argc, char **argv)
             sg_cond_wait_for(n->cond, n->mutex, (double)(d - now) / 1e9);
     }
     sg_mutex_unlock(n->mutex);
-    if (n->plat.endpoint == CK_EP_JM)
-        sg_actor_kill_all(); /* the job is over: stop what is left */
+    if (n->ends_run)
+        sg_actor_kill_all(); /* the run is over: stop what is left */
 }
 
-/* ---- setup and teardown ----------------------------------------------------------- */
+/* ---- the world ---------------------------------------------------------------- */
 
-static int node_setup(sim_world *w, uint32_t ep, sg_host_t host, const char *name)
+static int initialized;
+
+ck_sim *ck_sim_new(const char *platform_file, const char *network_model, const char *store_dir,
+                   uint32_t nendpoints, int verbose, char *err, size_t errlen)
 {
+    if (initialized) {
+        snprintf(err, errlen, "SimGrid runs one simulation per process");
+        return NULL;
+    }
+    initialized = 1;
+    char model[64];
+    snprintf(model, sizeof(model), "--cfg=network/model:%s", network_model);
+    char *argv[] = {"chandy", model, "--log=root.thres:critical",
+                    "--cfg=contexts/stack-size:512", NULL};
+    int argc = 4;
+    simgrid_init(&argc, argv);
+    xbt_log_control_set("root.thres:critical");
+    simgrid_load_platform(platform_file);
+
+    sim_world *w = calloc(1, sizeof(*w));
+    if (!w) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    w->verbose = verbose;
+    snprintf(w->store_dir, sizeof(w->store_dir), "%s", store_dir);
+    if (ck_storefs_mkdirs(w->store_dir)) {
+        snprintf(err, errlen, "%s: cannot create: %s", w->store_dir, strerror(errno));
+        free(w);
+        return NULL;
+    }
+    w->store_host = sg_host_by_name("store");
+    if (!w->store_host) {
+        snprintf(err, errlen, "%s: the platform needs a host \"store\"", platform_file);
+        free(w);
+        return NULL;
+    }
+    unsigned ndisks = 0;
+    sg_disk_t *disks = NULL;
+    sg_host_get_disks(w->store_host, &ndisks, &disks);
+    if (ndisks < 1) {
+        free(disks);
+        snprintf(err, errlen, "%s: host \"store\" needs a disk", platform_file);
+        free(w);
+        return NULL;
+    }
+    w->store_disk = disks[0];
+    free(disks);
+    w->nnodes = nendpoints;
+    w->nodes = calloc(nendpoints, sizeof(sim_node));
+    if (!w->nodes) {
+        snprintf(err, errlen, "out of memory");
+        free(w);
+        return NULL;
+    }
+    return w;
+}
+
+void ck_sim_set_output(ck_sim *w, ck_sinkout *out)
+{
+    w->out = out;
+}
+
+ck_platform *ck_sim_endpoint(ck_sim *w, uint32_t ep, const char *host, int host_index)
+{
+    if (ep >= w->nnodes || w->nodes[ep].w)
+        return NULL;
+    sg_host_t h = sg_host_by_name(host);
+    if (!h)
+        return NULL;
     sim_node *n = &w->nodes[ep];
     n->plat.ops = &sim_ops;
     n->plat.endpoint = ep;
+    n->plat.host = host_index;
     n->w = w;
-    n->host = host;
+    n->host = h;
     snprintf(n->mbname, sizeof(n->mbname), "ep%u", ep);
     n->mb = sg_mailbox_by_name(n->mbname);
     n->cond = sg_cond_init();
     n->mutex = sg_mutex_init();
-    if (ep == CK_EP_JM) {
-        n->plat.host = -1;
-        if (ck_jm_init(&w->r->jm, &n->plat, w->r->env.g))
-            return CK_ENOMEM;
-        w->r->jm_ready = 1;
-        n->node = ck_jm_node(&w->r->jm);
-    } else {
-        n->plat.host = ck_graph_host(w->r->env.g, ep - CK_EP_TASK0);
-        n->task = ck_task_new(&w->r->env, &n->plat, ep - CK_EP_TASK0);
-        if (!n->task)
-            return CK_ENOMEM;
-        n->node = ck_task_node(n->task);
-    }
-    sg_actor_t rx = sg_actor_init("rx", host);
+    return &n->plat;
+}
+
+int ck_sim_attach(ck_sim *w, uint32_t ep, ck_node node, const char *name, int ends_run)
+{
+    if (ep >= w->nnodes || !w->nodes[ep].w)
+        return CK_EINVAL;
+    sim_node *n = &w->nodes[ep];
+    n->node = node;
+    n->ends_run = ends_run;
+    sg_actor_t rx = sg_actor_init("rx", n->host);
     sg_actor_set_data(rx, n);
     sg_actor_start(rx, receiver_main, 0, NULL);
-    sg_actor_t a = sg_actor_init(name, host);
+    sg_actor_t a = sg_actor_init(name, n->host);
     sg_actor_set_data(a, n);
     sg_actor_start(a, node_main, 0, NULL);
     return CK_OK;
 }
 
-static void world_free(sim_world *w)
+double ck_sim_run_all(ck_sim *w)
 {
-    if (!w->nodes)
+    CK_UNUSED(w);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    simgrid_run();
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    return (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+}
+
+void ck_sim_stats(const ck_sim *w, uint64_t *messages, uint64_t *bytes)
+{
+    *messages = w->messages;
+    *bytes = w->message_bytes;
+}
+
+void ck_sim_del(ck_sim *w)
+{
+    if (!w)
         return;
     for (uint32_t i = 0; i < w->nnodes; i++) {
         sim_node *n = &w->nodes[i];
@@ -535,22 +622,17 @@ static void world_free(sim_world *w)
             }
         }
         free(n->peers);
-        ck_task_del(n->task);
     }
     free(w->nodes);
-    w->nodes = NULL;
+    free(w);
 }
+
+/* ---- running a job ----------------------------------------------------------------- */
 
 int ck_sim_run(ck_run *r, char *err, size_t errlen)
 {
     const ck_scenario *sc = r->sc;
     const ck_graph *g = r->env.g;
-    static int initialized;
-    if (initialized) {
-        snprintf(err, errlen, "SimGrid runs one simulation per process");
-        return CK_ESTATE;
-    }
-    initialized = 1;
 
     /* The platform: the scenario's file, or one generated from its cluster. */
     if (sc->cluster.platform[0]) {
@@ -569,73 +651,55 @@ int ck_sim_run(ck_run *r, char *err, size_t errlen)
         }
     }
     snprintf(r->network_model, sizeof(r->network_model), "%s", sc->cluster.network_model);
-    char model[64];
-    snprintf(model, sizeof(model), "--cfg=network/model:%s", sc->cluster.network_model);
-    char *argv[] = {"chandy", model, "--log=root.thres:critical",
-                    "--cfg=contexts/stack-size:512", NULL};
-    int argc = 4;
-    simgrid_init(&argc, argv);
-    xbt_log_control_set("root.thres:critical");
-    simgrid_load_platform(r->platform_file);
-
-    sim_world w;
-    memset(&w, 0, sizeof(w));
-    w.r = r;
-    snprintf(w.store_dir, sizeof(w.store_dir), "%s/store", r->outdir);
-    if (ck_storefs_mkdirs(w.store_dir)) {
-        snprintf(err, errlen, "%s: cannot create: %s", w.store_dir, strerror(errno));
-        return CK_EIO;
-    }
-    w.store_host = sg_host_by_name("store");
-    sg_host_t jm_host = sg_host_by_name("jm");
-    if (!w.store_host || !jm_host) {
-        snprintf(err, errlen, "%s: the platform needs hosts \"jm\" and \"store\"",
-                 r->platform_file);
+    char store_dir[600];
+    snprintf(store_dir, sizeof(store_dir), "%s/store", r->outdir);
+    uint32_t nep = CK_EP_TASK0 + g->nsubtasks;
+    ck_sim *w = ck_sim_new(r->platform_file, sc->cluster.network_model, store_dir, nep,
+                           r->verbose, err, errlen);
+    if (!w)
         return CK_EINVAL;
+    ck_sim_set_output(w, &r->out);
+    ck_task **tasks = calloc(g->nsubtasks, sizeof(ck_task *));
+    int rc = tasks ? CK_OK : CK_ENOMEM;
+    ck_platform *jp = rc ? NULL : ck_sim_endpoint(w, CK_EP_JM, "jm", -1);
+    if (!rc && !jp) {
+        snprintf(err, errlen, "%s: the platform has no host \"jm\"", r->platform_file);
+        rc = CK_EINVAL;
     }
-    unsigned ndisks = 0;
-    sg_disk_t *disks = NULL;
-    sg_host_get_disks(w.store_host, &ndisks, &disks);
-    if (ndisks < 1) {
-        free(disks);
-        snprintf(err, errlen, "%s: host \"store\" needs a disk", r->platform_file);
-        return CK_EINVAL;
+    if (!rc && !(rc = ck_jm_init(&r->jm, jp, g))) {
+        r->jm_ready = 1;
+        rc = ck_sim_attach(w, CK_EP_JM, ck_jm_node(&r->jm), "jobmanager", 1);
     }
-    w.store_disk = disks[0];
-    free(disks);
-
-    w.nnodes = CK_EP_TASK0 + g->nsubtasks;
-    w.nodes = calloc(w.nnodes, sizeof(sim_node));
-    if (!w.nodes) {
-        snprintf(err, errlen, "out of memory");
-        return CK_ENOMEM;
-    }
-    int rc = node_setup(&w, CK_EP_JM, jm_host, "jobmanager");
     for (uint32_t s = 0; s < g->nsubtasks && !rc; s++) {
         char hname[32], aname[200];
-        int v, i;
+        int v, i, host = ck_graph_host(g, s);
         ck_graph_locate(g, s, &v, &i);
-        snprintf(hname, sizeof(hname), "tm%d", ck_graph_host(g, s));
-        sg_host_t h = sg_host_by_name(hname);
-        if (!h) {
+        snprintf(hname, sizeof(hname), "tm%d", host);
+        ck_platform *p = ck_sim_endpoint(w, CK_EP_TASK0 + s, hname, host);
+        if (!p) {
             snprintf(err, errlen, "%s: the platform has no host \"%s\"", r->platform_file, hname);
-            world_free(&w);
-            return CK_EINVAL;
+            rc = CK_EINVAL;
+            break;
+        }
+        tasks[s] = ck_task_new(&r->env, p, s);
+        if (!tasks[s]) {
+            rc = CK_ENOMEM;
+            break;
         }
         snprintf(aname, sizeof(aname), "%s (%d/%d)", g->v[v].name, i + 1, g->v[v].parallelism);
-        rc = node_setup(&w, CK_EP_TASK0 + s, h, aname);
+        rc = ck_sim_attach(w, CK_EP_TASK0 + s, ck_task_node(tasks[s]), aname, 0);
     }
-    if (rc) {
+    if (!rc)
+        r->wall_s = ck_sim_run_all(w);
+    else if (!err[0] || rc == CK_ENOMEM)
         snprintf(err, errlen, "setting up the job: %s", ck_strerror(rc));
-        world_free(&w);
+    ck_sim_stats(w, &r->messages, &r->message_bytes);
+    ck_sim_del(w);
+    for (uint32_t s = 0; tasks && s < g->nsubtasks; s++)
+        ck_task_del(tasks[s]);
+    free(tasks);
+    if (rc)
         return rc;
-    }
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    simgrid_run();
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    r->wall_s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-    world_free(&w);
     if (r->jm.state == CK_JOB_RUNNING) {
         snprintf(err, errlen, "the simulation ended before the job did (a deadlock)");
         return CK_EINTERNAL;

@@ -1,0 +1,44 @@
+/*
+ * simgrid.h - the SimGrid backend as a host for any nodes.
+ *
+ * ck_sim_run (run.h) uses it to run a job; tests use it to put a single
+ * node of their own on a simulated platform. SimGrid allows one simulation
+ * per process.
+ *
+ *   ck_sim *s = ck_sim_new(platform.xml, "CM02", store_dir, nendpoints, ...);
+ *   ck_platform *p = ck_sim_endpoint(s, ep, "tm0", 0);   per endpoint
+ *   ck_sim_attach(s, ep, node, "name", ends_run);        per endpoint
+ *   ck_sim_run_all(s);                                   until done
+ *   ck_sim_del(s);
+ */
+#ifndef CK_SIMGRID_H
+#define CK_SIMGRID_H
+
+#include "node.h"
+#include "platform.h"
+#include "sinkout.h"
+
+typedef struct ck_sim ck_sim;
+
+/* Starts SimGrid on a platform file. NULL on error (err says why). */
+ck_sim *ck_sim_new(const char *platform_file, const char *network_model, const char *store_dir,
+                   uint32_t nendpoints, int verbose, char *err, size_t errlen);
+
+/* Where sinks write; without it, output fails with CK_EIO. */
+void ck_sim_set_output(ck_sim *s, ck_sinkout *out);
+
+/* Creates endpoint ep on a host; its platform handle lives as long as s. NULL if
+ * the host is unknown or ep is taken. */
+ck_platform *ck_sim_endpoint(ck_sim *s, uint32_t ep, const char *host, int host_index);
+
+/* Runs node at endpoint ep. When a node with ends_run finishes, every other
+ * actor is stopped and the simulation ends. */
+int ck_sim_attach(ck_sim *s, uint32_t ep, ck_node node, const char *name, int ends_run);
+
+/* Runs the simulation to its end; returns the wall-clock seconds it took. */
+double ck_sim_run_all(ck_sim *s);
+
+void ck_sim_stats(const ck_sim *s, uint64_t *messages, uint64_t *bytes);
+void ck_sim_del(ck_sim *s);
+
+#endif

@@ -1,0 +1,154 @@
+/*
+ * fakeplat.h - a platform for unit tests: time is set by hand, sent
+ * messages pile up in a list the test reads, CPU charges add up, sink
+ * output goes to a byte array. Nothing happens unless the test says so
+ * (the nghttp2 scripted-callback style).
+ */
+#ifndef CK_FAKEPLAT_H
+#define CK_FAKEPLAT_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "platform.h"
+
+typedef struct fake_msg {
+    struct fake_msg *next;
+    uint32_t src, dst;
+    uint8_t *data;
+    size_t len;
+} fake_msg;
+
+typedef struct fake_world {
+    ck_time now;
+    fake_msg *head, *tail;
+    size_t nmsgs;
+    double flops;
+    uint8_t *out;
+    size_t out_len;
+    int logs;
+} fake_world;
+
+typedef struct fake_plat {
+    ck_platform plat;
+    fake_world *w;
+} fake_plat;
+
+static ck_time fake_now(ck_platform *p)
+{
+    return ((fake_plat *)p)->w->now;
+}
+
+static int fake_send(ck_platform *p, uint32_t dst, uint8_t *msg, size_t len)
+{
+    fake_world *w = ((fake_plat *)p)->w;
+    fake_msg *m = calloc(1, sizeof(*m));
+    m->src = p->endpoint;
+    m->dst = dst;
+    m->data = msg;
+    m->len = len;
+    if (w->tail)
+        w->tail->next = m;
+    else
+        w->head = m;
+    w->tail = m;
+    w->nmsgs++;
+    return 0;
+}
+
+static void fake_cpu(ck_platform *p, double flops)
+{
+    ((fake_plat *)p)->w->flops += flops;
+}
+
+static int fake_store_put(ck_platform *p, const char *k, uint8_t *d, size_t n, uint64_t t)
+{
+    (void)p, (void)k, (void)n, (void)t;
+    free(d);
+    return CK_EINVAL;
+}
+
+static int fake_store_get(ck_platform *p, const char *k, uint64_t t)
+{
+    (void)p, (void)k, (void)t;
+    return CK_EINVAL;
+}
+
+static int fake_store_list(ck_platform *p, const char *pre, ck_store_entry **o, size_t *n)
+{
+    (void)p, (void)pre;
+    *o = NULL;
+    *n = 0;
+    return 0;
+}
+
+static int fake_store_delete(ck_platform *p, const char *k)
+{
+    (void)p, (void)k;
+    return CK_ENOTFOUND;
+}
+
+static int fake_output(ck_platform *p, uint32_t sink, const uint8_t *d, size_t n)
+{
+    (void)sink;
+    fake_world *w = ((fake_plat *)p)->w;
+    w->out = realloc(w->out, w->out_len + n);
+    memcpy(w->out + w->out_len, d, n);
+    w->out_len += n;
+    return 0;
+}
+
+static void fake_log(ck_platform *p, int level, const char *line)
+{
+    ((fake_plat *)p)->w->logs++;
+    if (getenv("CK_TEST_VERBOSE"))
+        fprintf(stderr, "log %d: %s\n", level, line);
+}
+
+static const ck_platform_ops fake_ops = {
+    .now = fake_now,
+    .send = fake_send,
+    .cpu = fake_cpu,
+    .store_put = fake_store_put,
+    .store_get = fake_store_get,
+    .store_list = fake_store_list,
+    .store_delete = fake_store_delete,
+    .output = fake_output,
+    .log = fake_log,
+};
+
+static inline void fake_init(fake_plat *fp, fake_world *w, uint32_t endpoint)
+{
+    fp->plat.ops = &fake_ops;
+    fp->plat.endpoint = endpoint;
+    fp->plat.host = 0;
+    fp->w = w;
+}
+
+/* Takes the oldest message (the caller owns it and its data), or NULL. */
+static inline fake_msg *fake_pop(fake_world *w)
+{
+    fake_msg *m = w->head;
+    if (m) {
+        w->head = m->next;
+        if (!w->head)
+            w->tail = NULL;
+        w->nmsgs--;
+    }
+    return m;
+}
+
+static inline void fake_clear(fake_world *w)
+{
+    fake_msg *m;
+    while ((m = fake_pop(w))) {
+        free(m->data);
+        free(m);
+    }
+    free(w->out);
+    w->out = NULL;
+    w->out_len = 0;
+}
+
+#endif

@@ -1,0 +1,319 @@
+/*
+ * test_e2e.c - whole runs through the chandy binary: a scenario with every
+ * operator under SimGrid and under sockets, determinism, the example
+ * scenarios, exit statuses and the keygroup tool.
+ *
+ * Each run is a separate process (SimGrid runs one simulation per
+ * process), writing into a fresh temporary directory.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include <cmocka.h>
+#include <cjson/cJSON.h>
+
+#include "keygroup.h"
+
+static char tmp[64];
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(tmp, sizeof(tmp), "/tmp/chandy-e2e-XXXXXX");
+    return mkdtemp(tmp) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Runs `chandy <args>`; returns its exit status. Output goes to <tmp>/<tag>.{out,err}. */
+static int chandy(const char *tag, const char *args)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof(cmd), "cd %s && %s %s > %s/%s.out 2> %s/%s.err", CHANDY_SOURCE_DIR,
+             CHANDY_BIN, args, tmp, tag, tmp, tag);
+    int st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    size_t got = fread(s, 1, (size_t)n, f);
+    s[got] = 0;
+    fclose(f);
+    return s;
+}
+
+static cJSON *load_run(const char *dir)
+{
+    char path[256];
+    snprintf(path, sizeof(path), "%s/%s/run.json", tmp, dir);
+    char *text = slurp(path);
+    assert_non_null(text);
+    cJSON *j = cJSON_Parse(text);
+    free(text);
+    assert_non_null(j);
+    return j;
+}
+
+static double num(const cJSON *j, const char *a, const char *b)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(j, a);
+    if (b)
+        x = cJSON_GetObjectItemCaseSensitive(x, b);
+    assert_true(cJSON_IsNumber(x));
+    return x->valuedouble;
+}
+
+static void check_small_run(const cJSON *run, const char *backend)
+{
+    assert_string_equal(cJSON_GetObjectItem(run, "backend")->valuestring, backend);
+    assert_string_equal(cJSON_GetObjectItem(run, "scenario")->valuestring, "small");
+    assert_true(num(run, "seed", NULL) == 11);
+    const cJSON *job = cJSON_GetObjectItem(run, "job");
+    assert_string_equal(cJSON_GetObjectItem(job, "state")->valuestring, "FINISHED");
+    /* 1 s at 2000/s then 1 s at 4000/s, all read by the sources. */
+    double in = num(run, "records_in", NULL);
+    assert_true(in == 6000);
+    assert_true(num(run, "workload", "records") == 6000);
+    const cJSON *c = cJSON_GetObjectItem(run, "correctness");
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(c, "ok")));
+    assert_true(num(run, "correctness", "lost") == 0);
+    assert_true(num(run, "correctness", "duplicated") == 0);
+    assert_true(num(run, "correctness", "unexpected") == 0);
+    double expected = num(run, "correctness", "expected");
+    /* About 80 % pass the filter (one running total each), plus one count
+     * per key and 200 ms window: 200 zipf keys over 10 windows. */
+    assert_true(expected > 4500 && expected < 8000);
+    assert_true(num(run, "records_out", NULL) == expected);
+    assert_true(num(run, "sim_time_s", NULL) >= 1.99);
+    assert_true(num(run, "wall_time_s", NULL) > 0);
+    const cJSON *ts = cJSON_GetObjectItem(run, "timeseries");
+    assert_true(cJSON_GetArraySize(ts) >= 2);
+    const cJSON *s0 = cJSON_GetArrayItem(ts, 0);
+    assert_true(num(s0, "t_s", NULL) == 0);
+    double in0 = num(s0, "in_rps", NULL), in1 = num(cJSON_GetArrayItem(ts, 1), "in_rps", NULL);
+    if (!strcmp(backend, "simgrid")) {
+        /* Simulated time: every record is read when it is appended. */
+        assert_true(in0 == 2000);
+        assert_true(in1 == 4000);
+    } else {
+        /* Real time: a record may be read a little after its second ends. */
+        assert_true(in0 > 1800 && in0 <= 2000);
+        assert_true(in1 > 3600 && in1 < 4400);
+    }
+    double p50 = num(s0, "latency_p50_ms", NULL), p99 = num(s0, "latency_p99_ms", NULL);
+    assert_true(p50 > 0 && p99 >= p50);
+    assert_true(num(run, "latency_ms", "p99") >= num(run, "latency_ms", "p50"));
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(run, "tasks")), 2 + 3 + 2);
+    assert_true(num(run, "network", "buffers") > 0);
+}
+
+static void test_simgrid_run(void **state)
+{
+    (void)state;
+    char args[256];
+    snprintf(args, sizeof(args), "run tests/scenarios/small.json --out %s/sim", tmp);
+    assert_int_equal(chandy("sim", args), 0);
+    cJSON *run = load_run("sim");
+    check_small_run(run, "simgrid");
+    assert_string_equal(cJSON_GetObjectItem(run, "network_model")->valuestring, "CM02");
+    assert_true(num(run, "network", "messages") > 0);
+    cJSON_Delete(run);
+    char path[256];
+    snprintf(path, sizeof(path), "%s/sim/platform.xml", tmp);
+    char *xml = slurp(path);
+    assert_non_null(xml);
+    assert_non_null(strstr(xml, "<host id=\"tm1\""));
+    assert_non_null(strstr(xml, "<disk id=\"store_disk\""));
+    free(xml);
+    /* The summary names the run.json it wrote. */
+    snprintf(path, sizeof(path), "%s/sim.out", tmp);
+    char *out = slurp(path);
+    assert_non_null(strstr(out, "output     correct"));
+    free(out);
+}
+
+static void test_sockets_run(void **state)
+{
+    (void)state;
+    char args[256];
+    snprintf(args, sizeof(args), "run tests/scenarios/small.json --backend sockets --out %s/sock",
+             tmp);
+    assert_int_equal(chandy("sock", args), 0);
+    cJSON *run = load_run("sock");
+    check_small_run(run, "sockets");
+    cJSON_Delete(run);
+}
+
+static void strip_wall(cJSON *j)
+{
+    cJSON_DeleteItemFromObject(j, "wall_time_s");
+    cJSON_DeleteItemFromObject(j, "sim_speed");
+    cJSON_DeleteItemFromObject(j, "scenario_file");
+}
+
+static void test_determinism(void **state)
+{
+    (void)state;
+    char args[256];
+    snprintf(args, sizeof(args), "run scenarios/demo.json --out %s/d1 --quiet", tmp);
+    assert_int_equal(chandy("d1", args), 0);
+    snprintf(args, sizeof(args), "run scenarios/demo.json --out %s/d2 --quiet", tmp);
+    assert_int_equal(chandy("d2", args), 0);
+    snprintf(args, sizeof(args), "run scenarios/demo.json --out %s/d3 --quiet --seed 43", tmp);
+    assert_int_equal(chandy("d3", args), 0);
+    cJSON *a = load_run("d1"), *b = load_run("d2"), *c = load_run("d3");
+    strip_wall(a);
+    strip_wall(b);
+    strip_wall(c);
+    assert_true(cJSON_Compare(a, b, 1));  /* same seed: identical */
+    assert_false(cJSON_Compare(a, c, 1)); /* another seed: another run */
+    assert_true(num(c, "seed", NULL) == 43);
+    /* Byte-for-byte too, once the wall-clock lines are gone. */
+    char *ta = cJSON_Print(a), *tb = cJSON_Print(b);
+    assert_string_equal(ta, tb);
+    free(ta);
+    free(tb);
+    cJSON_Delete(a);
+    cJSON_Delete(b);
+    cJSON_Delete(c);
+}
+
+static void test_backpressure_scenario(void **state)
+{
+    (void)state;
+    char args[256];
+    snprintf(args, sizeof(args), "run scenarios/backpressure.json --out %s/bp", tmp);
+    assert_int_equal(chandy("bp", args), 0); /* its own expect block held */
+    cJSON *run = load_run("bp");
+    const cJSON *tasks = cJSON_GetObjectItem(run, "tasks");
+    const cJSON *t;
+    cJSON_ArrayForEach(t, tasks)
+    {
+        const char *v = cJSON_GetObjectItem(t, "vertex")->valuestring;
+        if (!strcmp(v, "source"))
+            assert_true(num(t, "backpressured_ratio", NULL) > 0.8);
+        else
+            assert_true(num(t, "busy_ratio", NULL) > 0.95);
+    }
+    /* The slow operator sets the pace: 2 x 5000 records/s, not 20000. */
+    double rate = num(run, "throughput_in_rps", NULL);
+    assert_true(rate > 9000 && rate < 10500);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(run, "correctness"), "ok")));
+    cJSON_Delete(run);
+}
+
+static void test_demo_scenario(void **state)
+{
+    (void)state;
+    char args[256];
+    snprintf(args, sizeof(args), "run scenarios/demo.json --out %s/demo", tmp);
+    assert_int_equal(chandy("demo", args), 0);
+}
+
+static void test_exit_statuses(void **state)
+{
+    (void)state;
+    char args[256];
+    snprintf(args, sizeof(args), "run tests/scenarios/failing-expect.json --out %s/fe", tmp);
+    assert_int_equal(chandy("fe", args), 1);
+    char path[256];
+    snprintf(path, sizeof(path), "%s/fe.err", tmp);
+    char *err = slurp(path);
+    assert_non_null(strstr(err, "expect failed: records_in = 500, wanted < 1"));
+    free(err);
+
+    snprintf(args, sizeof(args), "run tests/scenarios/bad-config.json --out %s/bc", tmp);
+    assert_int_equal(chandy("bc", args), 2);
+    snprintf(path, sizeof(path), "%s/bc.err", tmp);
+    err = slurp(path);
+    assert_non_null(strstr(err, "tests/scenarios/bad-config.json: "
+                                "config.execution.checkpointing.intervall: unknown configuration key"));
+    assert_int_equal(strchr(err, '\n') - err, (long)strlen(err) - 1); /* one line */
+    free(err);
+    assert_int_equal(chandy("nf", "run /nonexistent.json"), 2);
+    assert_int_equal(chandy("opt", "run scenarios/demo.json --backend carrier-pigeon"), 2);
+    assert_int_equal(chandy("val", "validate scenarios/demo.json scenarios/backpressure.json"), 0);
+    assert_int_equal(chandy("val2", "validate tests/scenarios/bad-config.json"), 2);
+}
+
+static void test_keygroup_tool(void **state)
+{
+    (void)state;
+    /* Keys taken verbatim: spaces, a carriage return, an empty line, UTF-8. */
+    const char keys[] = "user-1\n  padded  \nwith\rcr\n\nk\xc3\xa9y\nlast-without-newline";
+    char path[256], args[512];
+    snprintf(path, sizeof(path), "%s/keys.txt", tmp);
+    FILE *f = fopen(path, "wb");
+    fwrite(keys, 1, sizeof(keys) - 1, f);
+    fclose(f);
+    snprintf(args, sizeof(args), "keygroup --parallelism 3 --max-parallelism 1000 < %s", path);
+    assert_int_equal(chandy("kg", args), 0);
+    snprintf(path, sizeof(path), "%s/kg.out", tmp);
+    char *out = slurp(path);
+    const char *k = keys;
+    char *line = out;
+    int n = 0;
+    while (*k || n == 0) {
+        const char *nl = strchr(k, '\n');
+        size_t klen = nl ? (size_t)(nl - k) : strlen(k);
+        int kg = ck_kg_of_key(k, klen, 1000);
+        char want[256];
+        snprintf(want, sizeof(want), "%.*s\t%d\t%d\n", (int)klen, k, kg, ck_kg_subtask(kg, 3, 1000));
+        assert_memory_equal(line, want, strlen(want));
+        line += strlen(want);
+        n++;
+        if (!nl)
+            break;
+        k = nl + 1;
+    }
+    assert_int_equal(n, 6);
+    assert_int_equal(*line, 0);
+    free(out);
+    /* The default max parallelism is Flink's: 128 for 3 subtasks. */
+    snprintf(path, sizeof(path), "%s/one.txt", tmp);
+    f = fopen(path, "wb");
+    fputs("a\n", f);
+    fclose(f);
+    snprintf(args, sizeof(args), "keygroup --parallelism 4 < %s", path);
+    assert_int_equal(chandy("kg2", args), 0);
+    snprintf(path, sizeof(path), "%s/kg2.out", tmp);
+    out = slurp(path);
+    assert_string_equal(out, "a\t81\t2\n");
+    free(out);
+    assert_int_equal(chandy("kg3", "keygroup"), 2);
+    assert_int_equal(chandy("kg4", "keygroup --parallelism 300 --max-parallelism 200"), 2);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_simgrid_run),
+        cmocka_unit_test(test_sockets_run),
+        cmocka_unit_test(test_determinism),
+        cmocka_unit_test(test_backpressure_scenario),
+        cmocka_unit_test(test_demo_scenario),
+        cmocka_unit_test(test_exit_statuses),
+        cmocka_unit_test(test_keygroup_tool),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

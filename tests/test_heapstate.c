@@ -1,0 +1,121 @@
+/*
+ * test_heapstate.c - the heap keyed-state backend against a plain array
+ * model: random upserts, lookups and removals (which exercise
+ * backward-shift deletion), per-key-group iteration, namespaces.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <cmocka.h>
+
+#include "error.h"
+#include "heapstate.h"
+#include "keygroup.h"
+#include "rng.h"
+
+enum { NKEYS = 3000, MAXP = 128 };
+
+static int64_t model[NKEYS][2]; /* per key, per namespace: value, or -1 absent */
+
+static void key_of(int i, char *buf, uint32_t *len)
+{
+    *len = (uint32_t)snprintf(buf, 32, "key-%d", i);
+}
+
+static void count_visit(void *arg, const char *key, uint32_t klen, int64_t ns,
+                        const void *value)
+{
+    (void)key, (void)klen, (void)ns, (void)value;
+    (*(int *)arg)++;
+}
+
+static void test_against_model(void **state)
+{
+    (void)state;
+    ck_heap h;
+    assert_int_equal(ck_heap_init(&h, 0, MAXP - 1, sizeof(int64_t)), 0);
+    for (int i = 0; i < NKEYS; i++)
+        model[i][0] = model[i][1] = -1;
+    ck_rng r;
+    ck_rng_init(&r, 5, 5);
+    for (int step = 0; step < 200000; step++) {
+        int i = (int)ck_rng_below(&r, NKEYS);
+        int ns = (int)ck_rng_below(&r, 2);
+        char key[32];
+        uint32_t klen;
+        key_of(i, key, &klen);
+        int32_t jh = ck_kg_java_hash(key, klen);
+        int kg = ck_kg_of_hash(jh, MAXP);
+        switch (ck_rng_below(&r, 3)) {
+        case 0: {
+            int created;
+            int64_t *v = ck_heap_upsert(&h, kg, jh, key, klen, ns, &created);
+            assert_non_null(v);
+            assert_int_equal(created, model[i][ns] < 0);
+            *v = step;
+            model[i][ns] = step;
+            break;
+        }
+        case 1: {
+            int64_t *v = ck_heap_get(&h, kg, jh, key, klen, ns);
+            if (model[i][ns] < 0)
+                assert_null(v);
+            else
+                assert_true(v && *v == model[i][ns]);
+            break;
+        }
+        default: {
+            int rc = ck_heap_remove(&h, kg, jh, key, klen, ns);
+            assert_int_equal(rc, model[i][ns] < 0 ? CK_ENOTFOUND : 0);
+            model[i][ns] = -1;
+        }
+        }
+    }
+    uint64_t live = 0;
+    for (int i = 0; i < NKEYS; i++) {
+        char key[32];
+        uint32_t klen;
+        key_of(i, key, &klen);
+        int32_t jh = ck_kg_java_hash(key, klen);
+        int kg = ck_kg_of_hash(jh, MAXP);
+        for (int ns = 0; ns < 2; ns++) {
+            int64_t *v = ck_heap_get(&h, kg, jh, key, klen, ns);
+            if (model[i][ns] < 0)
+                assert_null(v);
+            else
+                assert_true(v && *v == model[i][ns]);
+            live += model[i][ns] >= 0;
+        }
+    }
+    assert_int_equal(h.n, live);
+    int visited = 0;
+    for (int kg = 0; kg < MAXP; kg++)
+        ck_heap_foreach(&h, kg, count_visit, &visited);
+    assert_int_equal((uint64_t)visited, live);
+    ck_heap_free(&h);
+}
+
+static void test_key_group_range_enforced(void **state)
+{
+    (void)state;
+    ck_heap h;
+    assert_int_equal(ck_heap_init(&h, 10, 20, 8), 0);
+    int created;
+    assert_null(ck_heap_upsert(&h, 9, 1, "x", 1, 0, &created));
+    assert_null(ck_heap_upsert(&h, 21, 1, "x", 1, 0, &created));
+    assert_non_null(ck_heap_upsert(&h, 10, 1, "x", 1, 0, &created));
+    assert_int_equal(ck_heap_init(&h, 5, 4, 8), CK_EINVAL);
+    ck_heap_free(&h);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_against_model),
+        cmocka_unit_test(test_key_group_range_enforced),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

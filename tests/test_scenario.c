@@ -1,0 +1,174 @@
+/*
+ * test_scenario.c - scenario validation: every mistake is one line naming
+ * the file, the JSON path and what was expected; a good file loads with
+ * its values and Flink's defaults.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <cmocka.h>
+
+#include "error.h"
+#include "expect.h"
+#include "scenario.h"
+
+static const char *base =
+    "{\n"
+    "  \"name\": \"t\", \"seed\": 3,\n"
+    "  \"cluster\": {\"taskmanagers\": 2, \"link\": {\"bandwidth\": \"1GBps\", \"latency\": \"100us\"}},\n"
+    "  \"workload\": {\"duration\": \"2 s\", \"rate\": 1000, \"keys\": 10, \"partitions\": 2},\n"
+    "  \"job\": {\"operators\": [\n"
+    "    {\"name\": \"src\", \"type\": \"source\", \"parallelism\": 2},\n"
+    "    {\"name\": \"agg\", \"type\": \"aggregate\", \"fn\": \"sum\", \"parallelism\": 2},\n"
+    "    {\"name\": \"out\", \"type\": \"sink\", \"parallelism\": 2}\n"
+    "  ]},\n"
+    "  \"config\": {\"execution.buffer-timeout\": \"10 ms\", \"taskmanager.memory.segment-size\": \"4kb\"},\n"
+    "  \"expect\": {\"correctness.ok\": true}\n"
+    "}\n";
+
+static ck_scenario sc;
+
+/* Replaces the first `from` in base by `to`, parses, returns the error text. */
+static int try(const char *from, const char *to, char *err, size_t errlen)
+{
+    char text[4096];
+    const char *at = strstr(base, from);
+    assert_non_null(at);
+    snprintf(text, sizeof(text), "%.*s%s%s", (int)(at - base), base, to, at + strlen(from));
+    int rc = ck_scenario_parse(&sc, "dir/t.json", text, err, errlen);
+    if (rc == 0)
+        ck_scenario_free(&sc);
+    return rc;
+}
+
+static void test_good_file(void **state)
+{
+    (void)state;
+    char err[1200];
+    assert_int_equal(ck_scenario_parse(&sc, "dir/t.json", base, err, sizeof(err)), 0);
+    assert_string_equal(sc.name, "t");
+    assert_int_equal(sc.seed, 3);
+    assert_int_equal(sc.cluster.taskmanagers, 2);
+    assert_true(sc.cluster.link_bw == 1e9);
+    assert_true(sc.cluster.link_lat == 100000);
+    assert_true(sc.workload.duration == 2 * CK_NS_PER_S);
+    assert_int_equal(sc.job.nops, 3);
+    assert_int_equal(sc.job.ops[1].ship, CK_SHIP_HASH); /* keyed: hash by default */
+    assert_int_equal(sc.job.ops[1].agg_fn, CK_AGG_SUM);
+    assert_true(ck_cfg(&sc.cfg, CK_CFG_BUFFER_TIMEOUT) == 10 * CK_NS_PER_MS);
+    assert_true(ck_cfg(&sc.cfg, CK_CFG_SEGMENT_SIZE) == 4096);
+    /* Flink's defaults where the file is silent. */
+    assert_true(ck_cfg(&sc.cfg, CK_CFG_BUFFERS_PER_CHANNEL) == 2);
+    assert_true(ck_cfg(&sc.cfg, CK_CFG_FLOATING_PER_GATE) == 8);
+    assert_true(ck_cfg(&sc.cfg, CK_CFG_AUTO_WATERMARK_INTERVAL) == 200 * CK_NS_PER_MS);
+    assert_int_equal(sc.graph.spec.ops[1].max_parallelism, 128);
+    assert_int_equal(sc.graph.nv, 2); /* agg and out chained */
+    assert_non_null(sc.expect);
+    ck_scenario_free(&sc);
+}
+
+typedef struct bad {
+    const char *from, *to;
+    const char *want; /* substring of the one-line error */
+} bad;
+
+static const bad cases[] = {
+    {"\"seed\": 3", "\"seed\": 3, \"colour\": 1", "dir/t.json: colour: unknown key"},
+    {"\"seed\": 3", "\"seed\": \"three\"", "dir/t.json: seed: expected an integer"},
+    {"\"seed\": 3", "\"seed\": -1", "seed: expected an integer from 0"},
+    {"\"taskmanagers\": 2", "\"taskmanagers\": 0", "cluster.taskmanagers: expected an integer from 1 to 4096, got 0"},
+    {"\"taskmanagers\": 2", "\"taskmanagers\": 1", "cluster.taskmanagers: the job needs 2 slots"},
+    {"\"1GBps\"", "\"1 parsec\"", "cluster.link.bandwidth: expected a bandwidth"},
+    {"\"100us\"", "\"soon\"", "cluster.link.latency: expected a duration"},
+    {"\"duration\": \"2 s\", ", "", "workload.duration: missing (required)"},
+    {"\"rate\": 1000", "\"rate\": -5", "workload.rate: expected a number from 0"},
+    {"\"rate\": 1000", "\"rate\": [{\"at\": \"1 s\", \"rate\": 5}, {\"at\": \"0 s\", \"rate\": 1}]",
+     "workload.rate[1]: steps must be in increasing order"},
+    {"\"keys\": 10", "\"keys\": 1.5", "workload.keys: expected an integer"},
+    {"\"partitions\": 2", "\"partitions\": 2, \"distribution\": \"pareto\"",
+     "workload.distribution: expected one of \"uniform\", \"zipf\", got \"pareto\""},
+    {"\"type\": \"aggregate\"", "\"type\": \"join\"", "job.operators[1].type: expected one of"},
+    {"\"fn\": \"sum\"", "\"fn\": \"avg\"", "job.operators[1].fn: expected one of \"count\", \"sum\""},
+    {"\"fn\": \"sum\"", "\"fn\": \"sum\", \"size\": \"1 s\"", "job.operators[1].size: not a setting of aggregate operators"},
+    {"\"fn\": \"sum\"", "\"fn\": \"sum\", \"partition\": \"forward\"",
+     "job.operators[1]: aggregate operators are keyed"},
+    {"{\"name\": \"out\", \"type\": \"sink\", \"parallelism\": 2}",
+     "{\"name\": \"out\", \"type\": \"sink\", \"parallelism\": 3}",
+     "job.operators[2]: forward partitioning needs equal parallelism"},
+    {"{\"name\": \"out\", \"type\": \"sink\", \"parallelism\": 2}",
+     "{\"name\": \"out\", \"type\": \"sink\", \"parallelism\": 2, \"input\": \"nope\"}",
+     "job.operators[2].input: expected the name of an operator listed before this one"},
+    {"{\"name\": \"out\", \"type\": \"sink\", \"parallelism\": 2}",
+     "{\"name\": \"src\", \"type\": \"sink\", \"parallelism\": 2}",
+     "job.operators[2].name: operator name \"src\" is used twice"},
+    {"{\"name\": \"out\", \"type\": \"sink\", \"parallelism\": 2}",
+     "{\"name\": \"out\", \"type\": \"map\", \"parallelism\": 2}",
+     "job.operators[2]: \"out\" has no downstream operator"},
+    {"\"parallelism\": 2}", "\"parallelism\": 2, \"max_parallelism\": 1}",
+     "job.operators[0]: parallelism 2 exceeds max parallelism 1"},
+    {"\"10 ms\"", "\"10 fortnights\"", "config.execution.buffer-timeout: expected a duration"},
+    {"\"4kb\"", "\"100b\"", "config.taskmanager.memory.segment-size: expected a memory size from 256 b"},
+    {"\"execution.buffer-timeout\"", "\"execution.buffer-timeoutt\"",
+     "config.execution.buffer-timeoutt: unknown configuration key"},
+    {"\"correctness.ok\": true", "\"correctness.ok\": {\"~=\": 1}", "expect.correctness.ok: unknown comparison"},
+    {"\"correctness.ok\": true", "\"records_out\": {\">\": \"many\"}", "expect.records_out: \">\" compares numbers"},
+    {"\"name\": \"t\",", "\"name\": \"t\",,", "dir/t.json: line 2, column"},
+    {"\"name\": \"t\",", "\"name\": \"t\", \"name\": \"u\",", "dir/t.json: name: key given twice"},
+};
+
+static void test_bad_files(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char err[1200] = "";
+        int rc = try(cases[i].from, cases[i].to, err, sizeof(err));
+        if (rc == 0 || !strstr(err, cases[i].want) || strchr(err, '\n')) {
+            print_error("case %zu: rc %d, error \"%s\", wanted \"%s\"\n", i, rc, err,
+                        cases[i].want);
+            fail();
+        }
+        assert_int_equal(rc, CK_EINVAL);
+    }
+}
+
+static void test_unreadable_file(void **state)
+{
+    (void)state;
+    char err[1200];
+    assert_int_equal(ck_scenario_load(&sc, "/nonexistent/x.json", err, sizeof(err)), CK_EIO);
+    assert_non_null(strstr(err, "/nonexistent/x.json: cannot open"));
+}
+
+static void test_expect_eval(void **state)
+{
+    (void)state;
+    cJSON *run = cJSON_Parse("{\"a\": {\"b\": [1, 2, 3]}, \"ok\": true, \"s\": \"x\"}");
+    cJSON *ex = cJSON_Parse("{\"a.b[-1]\": {\">=\": 3, \"<\": 4}, \"ok\": true, \"s\": \"x\"}");
+    char report[512];
+    assert_int_equal(ck_expect_eval(ex, run, report, sizeof(report)), 0);
+    cJSON_Delete(ex);
+    ex = cJSON_Parse("{\"a.b[0]\": {\">\": 1}, \"ok\": false}");
+    assert_int_equal(ck_expect_eval(ex, run, report, sizeof(report)), 2);
+    assert_non_null(strstr(report, "expect failed: a.b[0] = 1, wanted > 1"));
+    cJSON_Delete(ex);
+    ex = cJSON_Parse("{\"a.c\": 1}");
+    assert_int_equal(ck_expect_eval(ex, run, report, sizeof(report)), CK_EINVAL);
+    assert_non_null(strstr(report, "a.c: no such value"));
+    cJSON_Delete(ex);
+    cJSON_Delete(run);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_good_file),
+        cmocka_unit_test(test_bad_files),
+        cmocka_unit_test(test_unreadable_file),
+        cmocka_unit_test(test_expect_eval),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,214 @@
+/*
+ * test_store.c - the durable object store behind the platform interface.
+ *
+ * Under SimGrid: a node on tm0 puts a 10 MB object, reads it back, lists
+ * and deletes it. The bytes must round-trip exactly, be a real file under
+ * the store directory, and the put must take the time the platform
+ * charges: the route's latency and bottleneck bandwidth (CM02: latency +
+ * size / bandwidth), then the store's disk, then the acknowledgement.
+ *
+ * The directory store used by the socket backend: atomic puts, refused
+ * keys, sorted listings with sizes, deletes.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "error.h"
+#include "node.h"
+#include "scenario.h"
+#include "simgrid.h"
+#include "simplatform.h"
+#include "storefs.h"
+
+#define OBJ (10u * 1000 * 1000)
+
+typedef struct prober {
+    ck_platform *p;
+    int step;
+    ck_time put_start, put_done, get_done;
+    int put_status, get_status, get2_status;
+    uint8_t *want;
+    int same;
+    size_t listed;
+    uint64_t listed_size;
+    int done;
+} prober;
+
+static int pr_msg(void *self, uint8_t *msg, size_t len)
+{
+    (void)self, (void)len;
+    free(msg);
+    return 0;
+}
+
+static int pr_store(void *self, uint64_t token, int status, uint8_t *data, size_t len)
+{
+    prober *pr = self;
+    ck_time now = ck_now(pr->p);
+    if (token == 1) {
+        pr->put_done = now;
+        pr->put_status = status;
+        pr->p->ops->store_get(pr->p, "job/chk-1/_metadata", 2);
+    } else if (token == 2) {
+        pr->get_done = now;
+        pr->get_status = status;
+        pr->same = status == 0 && len == OBJ && memcmp(data, pr->want, OBJ) == 0;
+        ck_store_entry *e;
+        size_t n;
+        if (pr->p->ops->store_list(pr->p, "job/", &e, &n) == 0) {
+            pr->listed = n;
+            pr->listed_size = n ? e[0].size : 0;
+            ck_store_entries_free(e, n);
+        }
+        pr->p->ops->store_delete(pr->p, "job/chk-1/_metadata");
+        pr->p->ops->store_get(pr->p, "job/chk-1/_metadata", 3);
+    } else {
+        pr->get2_status = status;
+        pr->done = 1;
+    }
+    free(data);
+    return 0;
+}
+
+static ck_time pr_deadline(void *self)
+{
+    (void)self;
+    return CK_TIME_NEVER;
+}
+
+static int pr_on_deadline(void *self)
+{
+    (void)self;
+    return 0;
+}
+
+static int pr_work(void *self)
+{
+    prober *pr = self;
+    if (pr->step++ == 0) {
+        uint8_t *data = malloc(OBJ);
+        memcpy(data, pr->want, OBJ);
+        pr->put_start = ck_now(pr->p);
+        /* Bad keys are refused at once. */
+        assert_int_equal(pr->p->ops->store_put(pr->p, "../escape", malloc(1), 1, 9), CK_EINVAL);
+        assert_int_equal(pr->p->ops->store_put(pr->p, "job/chk-1/_metadata", data, OBJ, 1), 0);
+    }
+    return 0;
+}
+
+static int pr_finished(void *self)
+{
+    return ((prober *)self)->done;
+}
+
+static const ck_node_ops prober_ops = {pr_msg, pr_store, pr_deadline, pr_on_deadline,
+                                       pr_work, pr_finished};
+
+static void test_sim_store(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/chandy-store-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    ck_cluster_spec c = {.cores = 1, .speed = 1e9, .link_bw = 1e9, .link_lat = 100000,
+                         .store_bw = 100e6, .store_lat = 1000000, .disk_read_bw = 200e6,
+                         .disk_write_bw = 50e6};
+    char plat[300], store[300];
+    snprintf(plat, sizeof(plat), "%s/platform.xml", dir);
+    snprintf(store, sizeof(store), "%s/store", dir);
+    FILE *f = fopen(plat, "w");
+    assert_int_equal(ck_simplat_write(f, &c, 1), 0);
+    fclose(f);
+    char err[300];
+    ck_sim *s = ck_sim_new(plat, "CM02", store, 1, 0, err, sizeof(err));
+    assert_non_null(s);
+    static prober pr;
+    pr.want = malloc(OBJ);
+    for (size_t i = 0; i < OBJ; i++)
+        pr.want[i] = (uint8_t)(i * 2654435761u >> 13);
+    pr.p = ck_sim_endpoint(s, 0, "tm0", 0);
+    assert_non_null(pr.p);
+    ck_node node = {&prober_ops, &pr};
+    assert_int_equal(ck_sim_attach(s, 0, node, "prober", 1), 0);
+    ck_sim_run_all(s);
+    assert_true(pr.done);
+    assert_int_equal(pr.put_status, 0);
+    assert_int_equal(pr.get_status, 0);
+    assert_true(pr.same);
+    assert_int_equal(pr.listed, 1);
+    assert_int_equal(pr.listed_size, OBJ);
+    assert_int_equal(pr.get2_status, CK_ENOTFOUND);
+    /* Upload: 1.1 ms of latency + (10 MB + 64 B) at the 100 MB/s bottleneck;
+     * disk: 10 MB at 50 MB/s; acknowledgement: 1.1 ms + 64 B. */
+    double put_s = (double)(pr.put_done - pr.put_start) / 1e9;
+    double want = 0.0011 + (OBJ + 64) / 100e6 + OBJ / 50e6 + 0.0011 + 64 / 100e6;
+    print_message("put took %.6f s (model %.6f s)\n", put_s, want);
+    assert_true(put_s > want * 0.99 && put_s < want * 1.01);
+    /* Download: request, disk read at 200 MB/s, the bytes back at 100 MB/s. */
+    double get_s = (double)(pr.get_done - pr.put_done) / 1e9;
+    double want_get = 0.0011 + 64 / 100e6 + OBJ / 200e6 + 0.0011 + (OBJ + 64) / 100e6;
+    print_message("get took %.6f s (model %.6f s)\n", get_s, want_get);
+    assert_true(get_s > want_get * 0.99 && get_s < want_get * 1.01);
+    ck_sim_del(s);
+    free(pr.want);
+    char cmd[400];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+static void test_dir_store(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/chandy-fs-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    const char *bad[] = {"", "/abs", "a/../b", "a//b", "./a", "a/", "x.part", "..", NULL};
+    for (int i = 0; bad[i]; i++) {
+        assert_false(ck_storefs_key_ok(bad[i]));
+        assert_int_equal(ck_storefs_put(dir, bad[i], (const uint8_t *)"x", 1, 1), CK_EINVAL);
+    }
+    assert_int_equal(ck_storefs_put(dir, "job/chk-2/state", (const uint8_t *)"bbbb", 4, 1), 0);
+    assert_int_equal(ck_storefs_put(dir, "job/chk-1/_metadata", (const uint8_t *)"aa", 2, 1), 0);
+    assert_int_equal(ck_storefs_put(dir, "other", (const uint8_t *)"c", 1, 1), 0);
+    /* Overwrite is atomic: no temporary file stays behind. */
+    assert_int_equal(ck_storefs_put(dir, "job/chk-1/_metadata", (const uint8_t *)"AAA", 3, 1), 0);
+    char path[300];
+    snprintf(path, sizeof(path), "%s/job/chk-1/_metadata.part", dir);
+    assert_int_not_equal(access(path, F_OK), 0);
+    ck_store_entry *e;
+    size_t n;
+    assert_int_equal(ck_storefs_list(dir, "job/", &e, &n), 0);
+    assert_int_equal(n, 2);
+    assert_string_equal(e[0].key, "job/chk-1/_metadata");
+    assert_int_equal(e[0].size, 3);
+    assert_string_equal(e[1].key, "job/chk-2/state");
+    assert_int_equal(e[1].size, 4);
+    ck_store_entries_free(e, n);
+    uint8_t *data;
+    size_t len;
+    assert_int_equal(ck_storefs_get(dir, "job/chk-1/_metadata", &data, &len), 0);
+    assert_int_equal(len, 3);
+    assert_memory_equal(data, "AAA", 3);
+    free(data);
+    assert_int_equal(ck_storefs_delete(dir, "job/chk-1/_metadata"), 0);
+    assert_int_equal(ck_storefs_delete(dir, "job/chk-1/_metadata"), CK_ENOTFOUND);
+    assert_int_equal(ck_storefs_get(dir, "job/chk-1/_metadata", &data, &len), CK_ENOTFOUND);
+    char cmd[400];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sim_store),
+        cmocka_unit_test(test_dir_store),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,265 @@
+/*
+ * test_window.c - event time: tumbling windows fired by watermarks, late
+ * records, and the watermarks a source derives from its partitions.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "error.h"
+#include "fakeplat.h"
+#include "gate.h"
+#include "graph.h"
+#include "operator.h"
+#include "task.h"
+#include "udf.h"
+
+/* source(1) => window(1) -> sink(1) */
+static void build(ck_graph *g, ck_config *cfg, ck_agg_fn fn, int64_t size_ms)
+{
+    ck_config_defaults(cfg);
+    ck_job_spec spec = {.nops = 3};
+    spec.ops[0] = (ck_op_spec){.name = "src", .kind = CK_OP_SOURCE, .parallelism = 1, .input = -1};
+    spec.ops[1] = (ck_op_spec){.name = "win", .kind = CK_OP_WINDOW, .parallelism = 1, .input = 0,
+                               .ship = CK_SHIP_HASH, .agg_fn = fn, .window_ms = size_ms};
+    spec.ops[2] = (ck_op_spec){.name = "out", .kind = CK_OP_SINK, .parallelism = 1, .input = 1};
+    int bad;
+    char err[200];
+    assert_int_equal(ck_graph_build(g, &spec, cfg, &bad, err, sizeof(err)), 0);
+    assert_int_equal(g->nv, 2); /* window and sink chained */
+}
+
+typedef struct result {
+    char key[16];
+    int64_t ts, value, ingest;
+} result;
+
+/* Takes what the sink staged. */
+static int drain(ck_chain *c, result *out, int max)
+{
+    ck_op *sink = &c->ops[c->nops - 1];
+    int n = 0;
+    size_t pos = 0;
+    while (pos < sink->out_len) {
+        size_t len = ck_get_u32(sink->out + pos) + 4;
+        ck_elem e;
+        assert_int_equal(ck_elem_decode(sink->out + pos, len, &e), 0);
+        assert_true(n < max);
+        snprintf(out[n].key, sizeof(out[n].key), "%.*s", (int)e.u.rec.klen, e.u.rec.key);
+        out[n].ts = e.u.rec.ts;
+        out[n].value = e.u.rec.value;
+        out[n].ingest = e.u.rec.ingest;
+        n++;
+        pos += len;
+    }
+    ck_op_clear_output(sink);
+    return n;
+}
+
+static void rec(ck_chain *c, const char *key, int64_t ts, int64_t value, int64_t ingest)
+{
+    ck_rec r = {.ts = ts, .value = value, .ingest = ingest, .key = key,
+                .klen = (uint32_t)strlen(key)};
+    assert_int_equal(ck_chain_record(c, &r), 0);
+}
+
+static void test_tumbling_count(void **state)
+{
+    (void)state;
+    ck_graph g;
+    ck_config cfg;
+    build(&g, &cfg, CK_AGG_COUNT, 1000);
+    ck_chain c;
+    assert_int_equal(ck_chain_init(&c, &g, 1, 0, NULL, 0), 0);
+    result out[16];
+    rec(&c, "a", 100, 1, 10);
+    rec(&c, "a", 500, 1, 30);
+    rec(&c, "b", 1500, 1, 40);
+    rec(&c, "a", 999, 1, 20);
+    rec(&c, "c", 700, 1, 50);
+    assert_int_equal(ck_chain_watermark(&c, 998), 0);
+    assert_int_equal(drain(&c, out, 16), 0); /* window [0, 1000) still open */
+    assert_int_equal(ck_chain_watermark(&c, 999), 0);
+    int n = drain(&c, out, 16);
+    assert_int_equal(n, 2);
+    /* Same timestamp: fired in the order the windows were created. */
+    assert_string_equal(out[0].key, "a");
+    assert_true(out[0].ts == 999 && out[0].value == 3);
+    assert_true(out[0].ingest == 30); /* latest input of the window */
+    assert_string_equal(out[1].key, "c");
+    assert_true(out[1].ts == 999 && out[1].value == 1);
+    /* Late: its window's end is behind the watermark. Dropped and counted. */
+    rec(&c, "a", 200, 1, 60);
+    assert_int_equal(c.late_dropped, 1);
+    /* On time for the next window. */
+    rec(&c, "a", 1000, 1, 70);
+    assert_int_equal(ck_chain_watermark(&c, 5000), 0);
+    n = drain(&c, out, 16);
+    assert_int_equal(n, 2);
+    assert_string_equal(out[0].key, "b");
+    assert_true(out[0].ts == 1999 && out[0].value == 1);
+    assert_string_equal(out[1].key, "a");
+    assert_true(out[1].ts == 1999 && out[1].value == 1);
+    /* Fired windows leave no state behind. */
+    assert_int_equal(ck_chain_state_entries(&c), 0);
+    /* A watermark that does not advance does nothing. */
+    assert_int_equal(ck_chain_watermark(&c, 10), 0);
+    assert_int_equal(drain(&c, out, 16), 0);
+    ck_chain_free(&c);
+}
+
+static void test_sum_and_negative_time(void **state)
+{
+    (void)state;
+    ck_graph g;
+    ck_config cfg;
+    build(&g, &cfg, CK_AGG_SUM, 250);
+    ck_chain c;
+    assert_int_equal(ck_chain_init(&c, &g, 1, 0, NULL, 0), 0);
+    result out[8];
+    rec(&c, "k", -1, 5, 0);   /* window [-250, 0) */
+    rec(&c, "k", -250, 7, 0); /* same window */
+    rec(&c, "k", 0, 100, 0);  /* [0, 250) */
+    assert_true(ck_udf_window_start(-1, 250) == -250);
+    assert_true(ck_udf_window_start(-251, 250) == -500);
+    assert_int_equal(ck_chain_watermark(&c, CK_WM_MAX), 0);
+    int n = drain(&c, out, 8);
+    assert_int_equal(n, 2);
+    assert_true(out[0].ts == -1 && out[0].value == 12);
+    assert_true(out[1].ts == 249 && out[1].value == 100);
+    ck_chain_free(&c);
+}
+
+/* ---- a source task's watermarks -------------------------------------------- */
+
+typedef struct mini_topic {
+    int n[2];
+    int64_t ts[2][8];
+    ck_time at[2][8];
+} mini_topic;
+
+static int mt_np(const void *ctx)
+{
+    (void)ctx;
+    return 2;
+}
+static int64_t mt_size(const void *ctx, int p)
+{
+    return ((const mini_topic *)ctx)->n[p];
+}
+static ck_time mt_at(const void *ctx, int p, int64_t off)
+{
+    return ((const mini_topic *)ctx)->at[p][off];
+}
+static void mt_read(const void *ctx, int p, int64_t off, ck_rec *out)
+{
+    const mini_topic *t = ctx;
+    memset(out, 0, sizeof(*out));
+    out->key = p ? "q" : "p";
+    out->klen = 1;
+    out->ts = t->ts[p][off];
+    out->ingest = t->at[p][off];
+}
+static const ck_topic_ops mt_ops = {mt_np, mt_size, mt_at, mt_read};
+
+/* Reads the watermarks and END_OF_PARTITION out of the DATA sent so far. */
+static int collect(fake_world *w, int64_t *wms, int max, int *eop, int *records)
+{
+    int n = 0;
+    fake_msg *m;
+    while ((m = fake_pop(w))) {
+        ck_wire_hdr h;
+        assert_int_equal(ck_wire_decode(m->data, m->len, &h), 0);
+        if (h.type == CK_MSG_DATA) {
+            ck_elem_reader rd;
+            ck_elem_reader_init(&rd);
+            ck_elem_reader_feed(&rd, m->data + CK_WIRE_HDR, h.len);
+            ck_elem e;
+            while (ck_elem_reader_next(&rd, &e) == 1) {
+                if (e.tag == CK_EL_WATERMARK && n < max)
+                    wms[n++] = e.u.wm;
+                else if (e.tag == CK_EL_END_OF_PARTITION)
+                    (*eop)++;
+                else if (e.tag == CK_EL_RECORD)
+                    (*records)++;
+            }
+            ck_elem_reader_free(&rd);
+        }
+        free(m->data);
+        free(m);
+    }
+    return n;
+}
+
+static void test_source_watermarks(void **state)
+{
+    (void)state;
+    ck_graph g;
+    ck_config cfg;
+    build(&g, &cfg, CK_AGG_COUNT, 1000);
+    g.spec.ops[0].ooo_ms = 100;
+    mini_topic mt = {.n = {3, 2},
+                     .ts = {{1000, 1400, 1200}, {500, 2000}},
+                     .at = {{0, 0, 900 * CK_NS_PER_MS}, {0, 500 * CK_NS_PER_MS}}};
+    ck_topic topic = {&mt_ops, &mt, "t"};
+    ck_job_env env = {&g, &cfg, &topic};
+    fake_world w = {0};
+    fake_plat fp;
+    fake_init(&fp, &w, CK_EP_TASK0);
+    ck_task *t = ck_task_new(&env, &fp.plat, 0);
+    assert_non_null(t);
+    ck_node node = ck_task_node(t);
+    /* Give the source credit, as its consumer would. */
+    uint8_t *credit = malloc(CK_WIRE_HDR);
+    ck_wire_hdr ch = {.type = CK_MSG_CREDIT, .edge = 0, .src = 0, .dst = 0, .arg = 100};
+    ck_wire_encode(credit, &ch);
+    assert_int_equal(node.ops->on_message(node.self, credit, CK_WIRE_HDR), 0);
+
+    int64_t wms[16];
+    int eop = 0, records = 0, n;
+    /* t = 0: both partitions have a record; nothing is emitted before the interval. */
+    while (node.ops->work(node.self) > 0)
+        ;
+    /* Run the clock in 100 ms steps, honouring deadlines, up to 1 s. */
+    int64_t all[32];
+    int nall = 0;
+    for (w.now = 0; w.now <= CK_NS_PER_S; w.now += 100 * CK_NS_PER_MS) {
+        if (node.ops->deadline(node.self) <= w.now)
+            node.ops->on_deadline(node.self);
+        while (node.ops->work(node.self) > 0)
+            ;
+        n = collect(&w, wms, 16, &eop, &records);
+        for (int i = 0; i < n; i++)
+            all[nall++] = wms[i];
+    }
+    /* At 200 ms: partition 0 has seen 1400, partition 1 only 500:
+     * min(1400, 500) - 100 - 1 = 399. At 500 ms partition 1 reads its
+     * last record and ends; an ended partition no longer holds the
+     * watermark back, so at 600 ms it is 1400 - 101 = 1299. At 900 ms
+     * partition 0 ends too: the maximum watermark, then END_OF_PARTITION. */
+    assert_int_equal(nall, 3);
+    assert_true(all[0] == 399);
+    assert_true(all[1] == 1299);
+    assert_true(all[nall - 1] == CK_WM_MAX);
+    for (int i = 1; i < nall; i++)
+        assert_true(all[i] > all[i - 1]); /* watermarks only advance */
+    assert_int_equal(records, 5);
+    assert_int_equal(eop, 1);
+    assert_int_equal(ck_task_get_state(t), CK_TASK_FINISHED);
+    /* The task reported to the job manager. */
+    ck_task_del(t);
+    fake_clear(&w);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_tumbling_count),
+        cmocka_unit_test(test_sum_and_negative_time),
+        cmocka_unit_test(test_source_watermarks),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
