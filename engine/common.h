@@ -33,14 +33,29 @@ typedef int64_t ck_time;
 #define CK_MAX(a, b) ((a) > (b) ? (a) : (b))
 #define CK_UNUSED(x) ((void)(x))
 
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/* Little-endian machine: the wire order is the machine's own. */
+#define CK_LE_HOST 1
+#else
+#define CK_LE_HOST 0
+#endif
+
 static inline void ck_put_u16(uint8_t *p, uint16_t v)
 {
+    if (CK_LE_HOST) {
+        memcpy(p, &v, 2);
+        return;
+    }
     p[0] = (uint8_t)v;
     p[1] = (uint8_t)(v >> 8);
 }
 
 static inline void ck_put_u32(uint8_t *p, uint32_t v)
 {
+    if (CK_LE_HOST) {
+        memcpy(p, &v, 4);
+        return;
+    }
     p[0] = (uint8_t)v;
     p[1] = (uint8_t)(v >> 8);
     p[2] = (uint8_t)(v >> 16);
@@ -49,23 +64,42 @@ static inline void ck_put_u32(uint8_t *p, uint32_t v)
 
 static inline void ck_put_u64(uint8_t *p, uint64_t v)
 {
+    if (CK_LE_HOST) {
+        memcpy(p, &v, 8);
+        return;
+    }
     ck_put_u32(p, (uint32_t)v);
     ck_put_u32(p + 4, (uint32_t)(v >> 32));
 }
 
 static inline uint16_t ck_get_u16(const uint8_t *p)
 {
+    if (CK_LE_HOST) {
+        uint16_t v;
+        memcpy(&v, p, 2);
+        return v;
+    }
     return (uint16_t)(p[0] | (p[1] << 8));
 }
 
 static inline uint32_t ck_get_u32(const uint8_t *p)
 {
+    if (CK_LE_HOST) {
+        uint32_t v;
+        memcpy(&v, p, 4);
+        return v;
+    }
     return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
            ((uint32_t)p[3] << 24);
 }
 
 static inline uint64_t ck_get_u64(const uint8_t *p)
 {
+    if (CK_LE_HOST) {
+        uint64_t v;
+        memcpy(&v, p, 8);
+        return v;
+    }
     return (uint64_t)ck_get_u32(p) | ((uint64_t)ck_get_u32(p + 4) << 32);
 }
 

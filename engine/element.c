@@ -7,40 +7,6 @@
 /* Upper bound on one element: the largest record plus its prefix. */
 #define ELEM_MAX (CK_ELEM_PREFIX + CK_REC_FIXED + CK_REC_MAX_KEY + CK_REC_MAX_PAYLOAD)
 
-size_t ck_elem_size(const ck_elem *e)
-{
-    switch (e->tag) {
-    case CK_EL_RECORD:
-        return CK_ELEM_PREFIX + CK_REC_FIXED + e->u.rec.klen + e->u.rec.plen;
-    case CK_EL_WATERMARK:
-        return CK_ELEM_PREFIX + 8;
-    default:
-        return CK_ELEM_PREFIX;
-    }
-}
-
-void ck_elem_encode(uint8_t *dst, const ck_elem *e)
-{
-    size_t n = ck_elem_size(e);
-    ck_put_u32(dst, (uint32_t)(n - 4));
-    dst[4] = (uint8_t)e->tag;
-    uint8_t *p = dst + CK_ELEM_PREFIX;
-    if (e->tag == CK_EL_RECORD) {
-        const ck_rec *r = &e->u.rec;
-        ck_put_i64(p, r->ts);
-        ck_put_i64(p + 8, r->value);
-        ck_put_i64(p + 16, r->ingest);
-        ck_put_u16(p + 24, (uint16_t)r->klen);
-        ck_put_u32(p + 26, r->plen);
-        if (r->klen)
-            memcpy(p + CK_REC_FIXED, r->key, r->klen);
-        if (r->plen)
-            memcpy(p + CK_REC_FIXED + r->klen, r->payload, r->plen);
-    } else if (e->tag == CK_EL_WATERMARK) {
-        ck_put_i64(p, e->u.wm);
-    }
-}
-
 int ck_elem_decode(const uint8_t *p, size_t n, ck_elem *e)
 {
     if (n < CK_ELEM_PREFIX || ck_get_u32(p) != n - 4)

@@ -53,10 +53,46 @@ typedef struct ck_elem {
 } ck_elem;
 
 /* Encoded size of an element, prefix included. */
-size_t ck_elem_size(const ck_elem *e);
+static inline size_t ck_elem_size(const ck_elem *e)
+{
+    switch (e->tag) {
+    case CK_EL_RECORD:
+        return CK_ELEM_PREFIX + CK_REC_FIXED + e->u.rec.klen + e->u.rec.plen;
+    case CK_EL_WATERMARK:
+        return CK_ELEM_PREFIX + 8;
+    default:
+        return CK_ELEM_PREFIX;
+    }
+}
+
+/* Encodes e, of encoded size n (ck_elem_size), into dst[0..n). Inline: it
+ * is the per-record cost of every network exchange and every sink. */
+static inline void ck_elem_encode_n(uint8_t *dst, const ck_elem *e, size_t n)
+{
+    ck_put_u32(dst, (uint32_t)(n - 4));
+    dst[4] = (uint8_t)e->tag;
+    uint8_t *p = dst + CK_ELEM_PREFIX;
+    if (e->tag == CK_EL_RECORD) {
+        const ck_rec *r = &e->u.rec;
+        ck_put_u64(p, (uint64_t)r->ts);
+        ck_put_u64(p + 8, (uint64_t)r->value);
+        ck_put_u64(p + 16, (uint64_t)r->ingest);
+        ck_put_u16(p + 24, (uint16_t)r->klen);
+        ck_put_u32(p + 26, r->plen);
+        if (r->klen)
+            memcpy(p + CK_REC_FIXED, r->key, r->klen);
+        if (r->plen)
+            memcpy(p + CK_REC_FIXED + r->klen, r->payload, r->plen);
+    } else if (e->tag == CK_EL_WATERMARK) {
+        ck_put_u64(p, (uint64_t)e->u.wm);
+    }
+}
 
 /* Encodes e into dst, which has ck_elem_size(e) bytes. */
-void ck_elem_encode(uint8_t *dst, const ck_elem *e);
+static inline void ck_elem_encode(uint8_t *dst, const ck_elem *e)
+{
+    ck_elem_encode_n(dst, e, ck_elem_size(e));
+}
 
 /*
  * Decodes one element from p[0..n), which must hold exactly one encoded

@@ -1,5 +1,7 @@
 #include "keygroup.h"
 
+#include <string.h>
+
 #include "error.h"
 
 /*
@@ -85,7 +87,16 @@ int32_t ck_kg_java_hash(const char *key, size_t len)
     const uint8_t *s = (const uint8_t *)key;
     uint32_t h = 0;
     size_t i = 0;
-    /* ASCII fast path: one byte is one UTF-16 code unit. */
+    /* ASCII fast path: one byte is one UTF-16 code unit; four at a time,
+     * h = h * 31^4 + c0 * 31^3 + c1 * 31^2 + c2 * 31 + c3. */
+    while (i + 4 <= len) {
+        uint32_t w;
+        memcpy(&w, s + i, 4);
+        if (w & 0x80808080u)
+            break;
+        h = h * 923521u + s[i] * 29791u + s[i + 1] * 961u + s[i + 2] * 31u + s[i + 3];
+        i += 4;
+    }
     while (i < len && s[i] < 0x80)
         h = 31 * h + s[i++];
     while (i < len) {
@@ -132,7 +143,10 @@ int32_t ck_kg_murmur(int32_t code)
 
 int ck_kg_of_hash(int32_t hash, int max_parallelism)
 {
-    return ck_kg_murmur(hash) % max_parallelism;
+    int32_t m = ck_kg_murmur(hash); /* never negative */
+    if ((max_parallelism & (max_parallelism - 1)) == 0)
+        return m & (max_parallelism - 1); /* the default rule gives powers of two */
+    return m % max_parallelism;
 }
 
 int ck_kg_of_key(const char *key, size_t len, int max_parallelism)

@@ -73,7 +73,6 @@ void ck_metrics_free(ck_metrics *m)
     for (uint32_t i = 0; i < m->nsec; i++)
         free(m->sec[i].lat);
     free(m->sec);
-    free(m->lat);
     memset(m, 0, sizeof(*m));
 }
 
@@ -112,11 +111,30 @@ int ck_metrics_out(ck_metrics *m, ck_time t, int64_t lat_ns)
         return CK_ENOMEM;
     if (!s->lat && !(s->lat = calloc(1, sizeof(ck_hist))))
         return CK_ENOMEM;
-    if (!m->lat && !(m->lat = calloc(1, sizeof(ck_hist))))
-        return CK_ENOMEM;
     s->out++;
     ck_hist_add(s->lat, lat_ns);
-    ck_hist_add(m->lat, lat_ns);
+    return CK_OK;
+}
+
+int ck_metrics_out_batch(ck_metrics *m, ck_time t, const int64_t *ingest, size_t n)
+{
+    ck_sec *s = sec_at(m, t);
+    if (!s)
+        return CK_ENOMEM;
+    if (!s->lat && !(s->lat = calloc(1, sizeof(ck_hist))))
+        return CK_ENOMEM;
+    s->out += n;
+    for (size_t i = 0; i < n; i++)
+        ck_hist_add(s->lat, t - ingest[i]);
+    return CK_OK;
+}
+
+int ck_metrics_total_latency(const ck_metrics *m, ck_hist *out)
+{
+    memset(out, 0, sizeof(*out));
+    for (uint32_t i = 0; i < m->nsec; i++)
+        if (m->sec[i].lat)
+            ck_hist_merge(out, m->sec[i].lat);
     return CK_OK;
 }
 
@@ -134,11 +152,6 @@ int ck_metrics_merge(ck_metrics *dst, const ck_metrics *src)
                 return CK_ENOMEM;
             ck_hist_merge(d->lat, s->lat);
         }
-    }
-    if (src->lat) {
-        if (!dst->lat && !(dst->lat = calloc(1, sizeof(ck_hist))))
-            return CK_ENOMEM;
-        ck_hist_merge(dst->lat, src->lat);
     }
     return CK_OK;
 }
@@ -232,7 +245,6 @@ int ck_metrics_encode(const ck_metrics *m, uint8_t **out, size_t *len)
         w_u64(&w, m->sec[i].out);
         w_hist(&w, m->sec[i].lat);
     }
-    w_hist(&w, m->lat);
     if (w.err) {
         free(w.p);
         return CK_ENOMEM;
@@ -335,8 +347,6 @@ int ck_metrics_decode(ck_metrics *m, const uint8_t *p, size_t len)
         m->sec[i].out = r_u64(&r);
         rc = r_hist(&r, &m->sec[i].lat);
     }
-    if (!rc)
-        rc = r_hist(&r, &m->lat);
     if (!rc && (r.err || r.pos != len))
         rc = CK_ECORRUPT;
     if (rc)

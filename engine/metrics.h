@@ -50,7 +50,6 @@ typedef struct ck_metrics {
     ck_task_stats task;
     uint32_t nsec;
     ck_sec *sec;
-    ck_hist *lat; /* whole-run latency, or NULL */
 } ck_metrics;
 
 void ck_metrics_init(ck_metrics *m);
@@ -61,6 +60,12 @@ int ck_metrics_in(ck_metrics *m, ck_time t, uint64_t n);
 
 /* Counts one record written by a sink at time t with latency lat_ns. */
 int ck_metrics_out(ck_metrics *m, ck_time t, int64_t lat_ns);
+
+/* Counts n records written at time t, which entered the log at ingest[0..n). */
+int ck_metrics_out_batch(ck_metrics *m, ck_time t, const int64_t *ingest, size_t n);
+
+/* The whole run's latency: the sum of the per-second histograms. */
+int ck_metrics_total_latency(const ck_metrics *m, ck_hist *out);
 
 /* Adds src's series and histograms to dst (task stats are not merged). */
 int ck_metrics_merge(ck_metrics *dst, const ck_metrics *src);

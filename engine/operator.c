@@ -15,6 +15,32 @@ typedef struct win_val {
     int64_t max_ingest; /* latest ingest time among the window's records */
 } win_val;
 
+static int op_source(ck_op *op, ck_rec *r);
+static int op_map(ck_op *op, ck_rec *r);
+static int op_filter(ck_op *op, ck_rec *r);
+static int aggregate_record(ck_op *op, ck_rec *r);
+static int window_record(ck_op *op, ck_rec *r);
+static int sink_record(ck_op *op, ck_rec *r);
+
+static ck_op_fn process_fn(ck_op_kind k)
+{
+    switch (k) {
+    case CK_OP_SOURCE:
+        return op_source;
+    case CK_OP_MAP:
+        return op_map;
+    case CK_OP_FILTER:
+        return op_filter;
+    case CK_OP_AGGREGATE:
+        return aggregate_record;
+    case CK_OP_WINDOW:
+        return window_record;
+    case CK_OP_SINK:
+        return sink_record;
+    }
+    return NULL;
+}
+
 int ck_chain_init(ck_chain *c, const ck_graph *g, int vertex, int subtask,
                   ck_rp_out *rps, int nrps)
 {
@@ -31,6 +57,7 @@ int ck_chain_init(ck_chain *c, const ck_graph *g, int vertex, int subtask,
         const ck_op_spec *s = &g->spec.ops[v->ops[k]];
         op->spec = s;
         op->chain = c;
+        op->process = process_fn(s->kind);
         op->wm = CK_WM_MIN;
         if (ck_op_keyed(s->kind)) {
             ck_kg_range(subtask, s->parallelism, s->max_parallelism, &op->kg_start,
@@ -74,15 +101,16 @@ void ck_chain_free(ck_chain *c)
     c->nops = 0;
 }
 
-static int op_record(ck_op *op, ck_rec *r);
 
 /* Sends a record to every successor of op. */
 static int emit(ck_op *op, const ck_rec *r)
 {
     int rc;
     for (int i = 0; i < op->nnext; i++) {
+        ck_op *next = op->next[i];
         ck_rec copy = *r;
-        if ((rc = op_record(op->next[i], &copy)))
+        next->chain->flops += next->spec->cpu_flops;
+        if ((rc = next->process(next, &copy)))
             return rc;
     }
     if (op->nrp == 0)
@@ -95,8 +123,7 @@ static int emit(ck_op *op, const ck_rec *r)
         int sub;
         if (o->edge->ship == CK_SHIP_HASH) {
             int kg = ck_kg_of_key(r->key, r->klen, o->edge->dst_max_parallelism);
-            sub = ck_kg_subtask(kg, o->edge->dst_parallelism,
-                                o->edge->dst_max_parallelism);
+            sub = o->kg_sub[kg];
         } else {
             sub = op->chain->subtask;
         }
@@ -107,10 +134,8 @@ static int emit(ck_op *op, const ck_rec *r)
     return CK_OK;
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
+static int grow_slow(void **p, size_t *cap, size_t need, size_t elem)
 {
-    if (need <= *cap)
-        return CK_OK;
     size_t n = *cap ? *cap : 64;
     while (n < need)
         n *= 2;
@@ -122,7 +147,12 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem)
     return CK_OK;
 }
 
-static int sink_record(ck_op *op, const ck_rec *r)
+static inline int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+    return need <= *cap ? CK_OK : grow_slow(p, cap, need, elem);
+}
+
+static int sink_record(ck_op *op, ck_rec *r)
 {
     ck_elem e = {.tag = CK_EL_RECORD};
     e.u.rec = *r;
@@ -132,7 +162,7 @@ static int sink_record(ck_op *op, const ck_rec *r)
     if (grow((void **)&op->out, &op->out_cap, op->out_len + n, 1) ||
         grow((void **)&op->ingest, &op->cap_ingest, op->n_ingest + 1, sizeof(int64_t)))
         return CK_ENOMEM;
-    ck_elem_encode(op->out + op->out_len, &e);
+    ck_elem_encode_n(op->out + op->out_len, &e, n);
     op->out_len += n;
     op->ingest[op->n_ingest++] = r->ingest;
     op->chain->records_out++;
@@ -178,26 +208,20 @@ static int window_record(ck_op *op, ck_rec *r)
     return CK_OK;
 }
 
-static int op_record(ck_op *op, ck_rec *r)
+static int op_source(ck_op *op, ck_rec *r)
 {
-    const ck_op_spec *s = op->spec;
-    op->chain->flops += s->cpu_flops;
-    switch (s->kind) {
-    case CK_OP_SOURCE:
-        return emit(op, r);
-    case CK_OP_MAP:
-        ck_udf_map(s->map_fn, s->map_arg, r);
-        return emit(op, r);
-    case CK_OP_FILTER:
-        return ck_udf_filter(s->filter_keep_ppm, r) ? emit(op, r) : CK_OK;
-    case CK_OP_AGGREGATE:
-        return aggregate_record(op, r);
-    case CK_OP_WINDOW:
-        return window_record(op, r);
-    case CK_OP_SINK:
-        return sink_record(op, r);
-    }
-    return CK_EINTERNAL;
+    return emit(op, r);
+}
+
+static int op_map(ck_op *op, ck_rec *r)
+{
+    ck_udf_map(op->spec->map_fn, op->spec->map_arg, r);
+    return emit(op, r);
+}
+
+static int op_filter(ck_op *op, ck_rec *r)
+{
+    return ck_udf_filter(op->spec->filter_keep_ppm, r) ? emit(op, r) : CK_OK;
 }
 
 static int op_watermark(ck_op *op, int64_t wm)
@@ -241,7 +265,9 @@ static int op_watermark(ck_op *op, int64_t wm)
 
 int ck_chain_record(ck_chain *c, ck_rec *r)
 {
-    return op_record(&c->ops[0], r);
+    ck_op *head = &c->ops[0];
+    c->flops += head->spec->cpu_flops;
+    return head->process(head, r);
 }
 
 int ck_chain_watermark(ck_chain *c, int64_t wm)

@@ -29,9 +29,15 @@
 
 typedef struct ck_chain ck_chain;
 
-typedef struct ck_op {
+typedef struct ck_op ck_op;
+
+/* What an operator does with one record (chosen by kind at init). */
+typedef int (*ck_op_fn)(ck_op *op, ck_rec *r);
+
+struct ck_op {
     const ck_op_spec *spec;
     ck_chain *chain;
+    ck_op_fn process;
     int nnext;
     struct ck_op *next[CK_MAX_OPS]; /* chained successors */
     int nrp;
@@ -47,7 +53,7 @@ typedef struct ck_op {
     size_t out_len, out_cap;
     int64_t *ingest;
     size_t n_ingest, cap_ingest;
-} ck_op;
+};
 
 /* The output a sink subtask writes to: operator index and subtask. */
 static inline uint32_t ck_sink_id(int op_index, int subtask)
@@ -58,6 +64,7 @@ static inline uint32_t ck_sink_id(int op_index, int subtask)
 typedef struct ck_rp_out {
     ck_rp rp;
     const ck_edge *edge;
+    uint16_t *kg_sub; /* hash edges: subtask of each key group, precomputed */
 } ck_rp_out;
 
 struct ck_chain {

@@ -114,7 +114,7 @@ int ck_rp_emit(ck_rp *rp, int sub, const ck_elem *e)
     ck_buf *b = s->cur;
     if (b->cap - b->len >= n) {
         /* Common case: the whole element fits in the current buffer. */
-        ck_elem_encode(ck_buf_data(b) + b->len, e);
+        ck_elem_encode_n(ck_buf_data(b) + b->len, e, n);
         b->len += (uint32_t)n;
         if (b->len == b->cap)
             finish_cur(rp, s);
@@ -126,7 +126,7 @@ int ck_rp_emit(ck_rp *rp, int sub, const ck_elem *e)
             rp->scratch = p;
             rp->scratch_cap = n;
         }
-        ck_elem_encode(rp->scratch, e);
+        ck_elem_encode_n(rp->scratch, e, n);
         if ((rc = write_bytes(rp, s, rp->scratch, n)))
             return rc;
     }

@@ -2,14 +2,6 @@
 
 __extension__ typedef unsigned __int128 ck_u128;
 
-uint64_t ck_mix64(uint64_t x)
-{
-    x += UINT64_C(0x9e3779b97f4a7c15);
-    x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return x ^ (x >> 31);
-}
-
 void ck_rng_init(ck_rng *r, uint64_t seed, uint64_t stream)
 {
     uint64_t x = ck_mix64(seed) ^ ck_mix64(stream + UINT64_C(0x632be59bd9b4e019));

@@ -27,6 +27,12 @@ uint64_t ck_rng_below(ck_rng *r, uint64_t n);
 double ck_rng_double(ck_rng *r);
 
 /* splitmix64 step: a good 64-bit mixer, also used for hashing ids. */
-uint64_t ck_mix64(uint64_t x);
+static inline uint64_t ck_mix64(uint64_t x)
+{
+    x += UINT64_C(0x9e3779b97f4a7c15);
+    x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return x ^ (x >> 31);
+}
 
 #endif

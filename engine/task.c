@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "error.h"
+#include "keygroup.h"
 
 /* Records a source reads from one partition before moving to the next. */
 #define SOURCE_SLICE 64
@@ -135,6 +136,14 @@ ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global)
                        dv->parallelism, eps, &rc))
             goto fail;
         t->nrps++;
+        if (e->ship == CK_SHIP_HASH) {
+            int maxp = e->dst_max_parallelism;
+            t->rps[i].kg_sub = malloc((size_t)maxp * sizeof(uint16_t));
+            if (!t->rps[i].kg_sub)
+                goto fail;
+            for (int kg = 0; kg < maxp; kg++)
+                t->rps[i].kg_sub[kg] = (uint16_t)ck_kg_subtask(kg, e->dst_parallelism, maxp);
+        }
     }
     if (v->in_edge >= 0) {
         const ck_edge *e = &g->e[v->in_edge];
@@ -167,8 +176,10 @@ void ck_task_del(ck_task *t)
     if (!t)
         return;
     ck_chain_free(&t->chain);
-    for (int i = 0; i < t->nrps; i++)
+    for (int i = 0; i < t->nrps; i++) {
         ck_rp_free(&t->rps[i].rp);
+        free(t->rps[i].kg_sub);
+    }
     free(t->rps);
     if (t->has_gate)
         ck_gate_free(&t->gate);
@@ -270,9 +281,8 @@ static int finish_batch(ck_task *t)
         int rc = t->plat->ops->output(t->plat, sink->sink_id, sink->out, sink->out_len);
         if (rc)
             return rc;
-        for (size_t i = 0; i < sink->n_ingest; i++)
-            if ((rc = ck_metrics_out(&t->met, now, now - sink->ingest[i])))
-                return rc;
+        if ((rc = ck_metrics_out_batch(&t->met, now, sink->ingest, sink->n_ingest)))
+            return rc;
         ck_op_clear_output(sink);
     }
     arm_flush(t);
