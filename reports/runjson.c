@@ -259,8 +259,9 @@ void ck_report_summary(FILE *f, const ck_run *r, const ck_verdict *v, const char
     fprintf(f, "chandy run %s (%s, seed %llu)\n", r->sc->name, ck_backend_name(r->backend),
             (unsigned long long)r->seed);
     fprintf(f, "  job        %s\n", desc);
-    fprintf(f, "             %d vertices, %u subtasks on %d task managers: %s\n", g->nv,
-            g->nsubtasks, r->nhosts, ck_job_state_name(r->jm.state));
+    fprintf(f, "             %d vert%s, %u subtask%s on %d task manager%s: %s\n", g->nv,
+            g->nv == 1 ? "ex" : "ices", g->nsubtasks, g->nsubtasks == 1 ? "" : "s", r->nhosts,
+            r->nhosts == 1 ? "" : "s", ck_job_state_name(r->jm.state));
     if (r->jm.failure[0])
         fprintf(f, "  failure    %s\n", r->jm.failure);
     if (r->backend == CK_BACKEND_SIMGRID)
