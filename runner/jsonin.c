@@ -82,8 +82,19 @@ int ck_jin_fail(ck_jin *j, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    snprintf(j->err, sizeof(j->err), "%s: %s: %s", j->file, j->path[0] ? j->path : "(top level)",
-             msg);
+    char raw[sizeof(j->err)];
+    snprintf(raw, sizeof(raw), "%s: %s: %s", j->file, j->path[0] ? j->path : "(top level)", msg);
+    /* One line, whatever the file holds: control characters are escaped. */
+    size_t o = 0;
+    for (const unsigned char *p = (const unsigned char *)raw; *p && o + 5 < sizeof(j->err); p++) {
+        if (*p >= 0x20 && *p != 0x7f)
+            j->err[o++] = (char)*p;
+        else if (*p == '\n')
+            o += (size_t)snprintf(j->err + o, sizeof(j->err) - o, "\\n");
+        else
+            o += (size_t)snprintf(j->err + o, sizeof(j->err) - o, "\\x%02x", *p);
+    }
+    j->err[o] = 0;
     j->failed = 1;
     return CK_EINVAL;
 }

@@ -622,6 +622,10 @@ void ck_sim_del(ck_sim *w)
             }
         }
         free(n->peers);
+        if (n->cond)
+            sg_cond_destroy(n->cond);
+        if (n->mutex)
+            sg_mutex_destroy(n->mutex);
     }
     free(w->nodes);
     free(w);

@@ -1,0 +1,165 @@
+/*
+ * test_robust.c - bad input never crashes: thousands of mutated scenario
+ * files, and random or damaged frames fed to a subtask. Each must be
+ * refused cleanly (a one-line error, or a failed task that reports to the
+ * job manager), never crash. Run under valgrind or a sanitizer to see
+ * memory errors too.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <cmocka.h>
+
+#include "error.h"
+#include "fakeplat.h"
+#include "rng.h"
+#include "scenario.h"
+#include "task.h"
+#include "wire.h"
+
+static const char *base =
+    "{\"name\": \"r\", \"seed\": 3, \"cluster\": {\"taskmanagers\": 2},\n"
+    " \"workload\": {\"duration\": \"2 s\", \"rate\": [{\"at\": 0, \"rate\": 1000}],"
+    " \"bursts\": [{\"at\": \"1 s\", \"duration\": \"100 ms\", \"rate\": 5}], \"keys\": 10},\n"
+    " \"job\": {\"operators\": [{\"type\": \"source\", \"parallelism\": 2, \"out_of_orderness\": 5},"
+    " {\"type\": \"map\", \"fn\": \"scale\", \"factor\": 3, \"parallelism\": 2},"
+    " {\"name\": \"w\", \"type\": \"window\", \"size\": \"1 s\", \"parallelism\": 2},"
+    " {\"type\": \"sink\", \"parallelism\": 2}]},\n"
+    " \"config\": {\"execution.buffer-timeout\": \"10 ms\", \"pipeline.max-parallelism\": 64},\n"
+    " \"expect\": {\"records_out\": {\">\": 1}}}\n";
+
+static void test_mutated_scenarios(void **state)
+{
+    (void)state;
+    static ck_scenario sc;
+    char err[1200];
+    assert_int_equal(ck_scenario_parse(&sc, "r.json", base, err, sizeof(err)), 0);
+    ck_scenario_free(&sc);
+    ck_rng r;
+    ck_rng_init(&r, 2024, 1);
+    static const char alphabet[] = "{}[]\":,0123456789-.eE tfnaul\\x";
+    size_t blen = strlen(base);
+    int ok = 0, refused = 0;
+    for (int i = 0; i < 5000; i++) {
+        char text[2048];
+        memcpy(text, base, blen + 1);
+        size_t len = blen;
+        int edits = 1 + (int)ck_rng_below(&r, 4);
+        for (int k = 0; k < edits; k++) {
+            size_t at = (size_t)ck_rng_below(&r, len);
+            switch (ck_rng_below(&r, 3)) {
+            case 0: /* replace */
+                text[at] = alphabet[ck_rng_below(&r, sizeof(alphabet) - 1)];
+                break;
+            case 1: /* delete */
+                memmove(text + at, text + at + 1, len - at);
+                len--;
+                break;
+            default: /* insert */
+                if (len + 2 < sizeof(text)) {
+                    memmove(text + at + 1, text + at, len - at + 1);
+                    text[at] = alphabet[ck_rng_below(&r, sizeof(alphabet) - 1)];
+                    len++;
+                }
+            }
+        }
+        err[0] = 0;
+        int rc = ck_scenario_parse(&sc, "r.json", text, err, sizeof(err));
+        if (rc == 0) {
+            ok++;
+            ck_scenario_free(&sc);
+        } else {
+            assert_int_equal(rc, CK_EINVAL);
+            assert_true(strncmp(err, "r.json: ", 8) == 0); /* names the file */
+            assert_null(strchr(err, '\n'));                  /* one line */
+            refused++;
+        }
+    }
+    assert_true(refused > 1000);
+    assert_true(ok > 10);
+}
+
+/* source(2) => agg(2) -> sink(2): the test plays aggregate subtask 0. */
+static void build(ck_graph *g, ck_config *cfg)
+{
+    ck_config_defaults(cfg);
+    ck_job_spec spec = {.nops = 3};
+    spec.ops[0] = (ck_op_spec){.name = "src", .kind = CK_OP_SOURCE, .parallelism = 2, .input = -1};
+    spec.ops[1] = (ck_op_spec){.name = "agg", .kind = CK_OP_AGGREGATE, .parallelism = 2,
+                               .input = 0, .ship = CK_SHIP_HASH};
+    spec.ops[2] = (ck_op_spec){.name = "out", .kind = CK_OP_SINK, .parallelism = 2, .input = 1};
+    int bad;
+    char e[200];
+    assert_int_equal(ck_graph_build(g, &spec, cfg, &bad, e, sizeof(e)), 0);
+}
+
+static void test_random_frames(void **state)
+{
+    (void)state;
+    static ck_graph g;
+    ck_config cfg;
+    build(&g, &cfg);
+    ck_job_env env = {&g, &cfg, NULL};
+    ck_rng r;
+    ck_rng_init(&r, 77, 2);
+    int failed = 0;
+    for (int round = 0; round < 400; round++) {
+        fake_world w = {0};
+        fake_plat fp;
+        fake_init(&fp, &w, CK_EP_TASK0 + 2);
+        ck_task *t = ck_task_new(&env, &fp.plat, 2); /* agg subtask 0 */
+        assert_non_null(t);
+        ck_node n = ck_task_node(t);
+        n.ops->work(n.self); /* announces initial credit */
+        for (int k = 0; k < 20 && !n.ops->finished(n.self); k++) {
+            size_t len = (size_t)ck_rng_below(&r, 300);
+            uint8_t *m = malloc(len + CK_WIRE_HDR);
+            for (size_t i = 0; i < len + CK_WIRE_HDR; i++)
+                m[i] = (uint8_t)ck_rng_next(&r);
+            if (ck_rng_below(&r, 2)) {
+                /* A plausible header over a random body: DATA for this gate. */
+                ck_wire_hdr h = {.type = CK_MSG_DATA, .edge = 0,
+                                 .src = (uint32_t)ck_rng_below(&r, 3), .dst = 0,
+                                 .seq = (uint32_t)ck_rng_below(&r, 2), .arg = 0,
+                                 .len = (uint32_t)len};
+                ck_wire_encode(m, &h);
+                len += CK_WIRE_HDR;
+            } else {
+                len += CK_WIRE_HDR - (size_t)ck_rng_below(&r, CK_WIRE_HDR);
+            }
+            int rc = n.ops->on_message(n.self, m, len);
+            assert_true(rc == 0 || rc < 0);
+            n.ops->work(n.self);
+        }
+        if (ck_task_get_state(t) == CK_TASK_FAILED) {
+            failed++;
+            /* A failed task tells the job manager why. */
+            int reported = 0;
+            fake_msg *msg;
+            while ((msg = fake_pop(&w))) {
+                ck_wire_hdr h;
+                if (ck_wire_decode(msg->data, msg->len, &h) == 0 && h.type == CK_MSG_TASK_FAILED)
+                    reported = msg->dst == CK_EP_JM;
+                free(msg->data);
+                free(msg);
+            }
+            assert_true(reported);
+        }
+        ck_task_del(t);
+        fake_clear(&w);
+    }
+    assert_true(failed > 100);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_mutated_scenarios),
+        cmocka_unit_test(test_random_frames),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
