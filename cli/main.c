@@ -173,15 +173,23 @@ static int cmd_keygroup(int argc, char **argv)
 
 static int cmd_config(void)
 {
-    static const char *const types[] = {"integer", "boolean", "duration", "memory"};
+    static const char *const types[] = {"integer", "boolean", "duration", "memory", "one of"};
     for (int i = 0; i < CK_CFG_COUNT; i++) {
         const ck_cfg_def *d = ck_config_def((ck_cfg_id)i);
         char def[32], lo[32], hi[32];
         ck_config_format((ck_cfg_id)i, d->def, def, sizeof(def));
         ck_config_format((ck_cfg_id)i, d->min, lo, sizeof(lo));
         ck_config_format((ck_cfg_id)i, d->max, hi, sizeof(hi));
-        printf("%s\n    %s, default %s", d->key, types[d->type], def);
-        if (d->type != CK_CFG_BOOL)
+        if (d->type == CK_CFG_ENUM) {
+            const char *const *ch = ck_config_choices((ck_cfg_id)i);
+            printf("%s\n    one of", d->key);
+            for (int k = 0; ch && ch[k]; k++)
+                printf("%s %s", k ? "," : "", ch[k]);
+            printf("; default %s", def);
+        } else {
+            printf("%s\n    %s, default %s", d->key, types[d->type], def);
+        }
+        if (d->type != CK_CFG_BOOL && d->type != CK_CFG_ENUM)
             printf(", from %s to %s", lo, hi);
         printf("\n    %s\n", d->desc);
     }

@@ -38,6 +38,18 @@ int ck_config_find(const char *key)
     return -1;
 }
 
+static const char *const cp_modes[] = {"EXACTLY_ONCE", "AT_LEAST_ONCE", NULL};
+
+const char *const *ck_config_choices(ck_cfg_id id)
+{
+    switch (id) {
+    case CK_CFG_CP_MODE:
+        return cp_modes;
+    default:
+        return NULL;
+    }
+}
+
 int ck_config_check(ck_cfg_id id, int64_t v)
 {
     return (v < defs[id].min || v > defs[id].max) ? CK_ERANGE : CK_OK;
@@ -130,6 +142,16 @@ int ck_config_parse(ck_cfg_id id, const char *text, int64_t *out)
         if (rc)
             return rc;
         break;
+    case CK_CFG_ENUM: {
+        const char *const *c = ck_config_choices(id);
+        v = -1;
+        for (int i = 0; c && c[i]; i++)
+            if (strcasecmp(c[i], text) == 0)
+                v = i;
+        if (v < 0)
+            return CK_EINVAL;
+        break;
+    }
     case CK_CFG_DURATION:
         rc = parse_with_unit(text, time_units, sizeof(time_units) / sizeof(time_units[0]), 0, CK_MS_, &v);
         if (rc)
@@ -156,6 +178,11 @@ void ck_config_format(ck_cfg_id id, int64_t v, char *buf, unsigned len)
     case CK_CFG_INT:
         snprintf(buf, len, "%lld", (long long)v);
         break;
+    case CK_CFG_ENUM: {
+        const char *const *c = ck_config_choices(id);
+        snprintf(buf, len, "%s", c && v >= 0 && v <= defs[id].max ? c[v] : "?");
+        break;
+    }
     case CK_CFG_DURATION:
         if (v != 0 && v % (60000 * CK_MS_) == 0)
             snprintf(buf, len, "%lld min", (long long)(v / (60000 * CK_MS_)));

@@ -18,6 +18,7 @@ typedef enum ck_cfg_type {
     CK_CFG_BOOL,
     CK_CFG_DURATION,
     CK_CFG_MEMORY,
+    CK_CFG_ENUM, /* a choice among names; held as the choice's index */
 } ck_cfg_type;
 
 #define CK_MS_ INT64_C(1000000)
@@ -51,7 +52,23 @@ typedef enum ck_cfg_type {
     X(PARALLELISM_DEFAULT, "parallelism.default", CK_CFG_INT, 1, 1, 32768,     \
       "parallelism of operators that do not set one")                          \
     X(TASK_SLOTS, "taskmanager.numberOfTaskSlots", CK_CFG_INT, 1, 1, 1024,     \
-      "slots per task manager (host)")
+      "slots per task manager (host)")                                         \
+    X(CP_INTERVAL, "execution.checkpointing.interval", CK_CFG_DURATION, 0, 0,  \
+      86400000 * CK_MS_, "time between checkpoints; 0 (unset) disables them")  \
+    X(CP_MODE, "execution.checkpointing.mode", CK_CFG_ENUM, 0, 0, 1,           \
+      "EXACTLY_ONCE (aligned barriers) or AT_LEAST_ONCE (no alignment)")       \
+    X(CP_TIMEOUT, "execution.checkpointing.timeout", CK_CFG_DURATION,          \
+      600000 * CK_MS_, CK_MS_, 86400000 * CK_MS_,                              \
+      "a checkpoint not complete by then expires")                             \
+    X(CP_MIN_PAUSE, "execution.checkpointing.min-pause", CK_CFG_DURATION, 0,   \
+      0, 86400000 * CK_MS_, "least time from one checkpoint's end to the next") \
+    X(CP_MAX_CONCURRENT, "execution.checkpointing.max-concurrent-checkpoints", \
+      CK_CFG_INT, 1, 1, 100, "checkpoints in progress at once")               \
+    X(CP_TOLERABLE, "execution.checkpointing.tolerable-failed-checkpoints",    \
+      CK_CFG_INT, 0, 0, 1000000,                                               \
+      "consecutive failed checkpoints tolerated before the job fails over")    \
+    X(CP_RETAINED, "execution.checkpointing.num-retained", CK_CFG_INT, 1, 1,   \
+      1000, "completed checkpoints kept in the store")
 
 typedef enum ck_cfg_id {
 #define CK_CFG_ENUM(id, key, type, def, min, max, desc) CK_CFG_##id,
@@ -91,6 +108,11 @@ int ck_config_parse(ck_cfg_id id, const char *text, int64_t *out);
 
 /* Checks a numeric value against the key's range: 0 or CK_ERANGE. */
 int ck_config_check(ck_cfg_id id, int64_t v);
+
+/* The names of an enum key's choices (NULL-terminated), or NULL. */
+const char *const *ck_config_choices(ck_cfg_id id);
+
+enum { CK_CP_EXACTLY_ONCE = 0, CK_CP_AT_LEAST_ONCE = 1 };
 
 /* Formats a value the way Flink would write it ("100 ms", "32 kb"). */
 void ck_config_format(ck_cfg_id id, int64_t v, char *buf, unsigned len);

@@ -20,22 +20,37 @@ typedef struct slot {
     /* value follows, 8-byte aligned */
 } slot;
 
+/*
+ * A slot array is shared between the live table and the snapshot views
+ * taken of it (copy-on-write): it carries a reference count in front of
+ * its slots, and owns the out-of-line keys of its slots once it is the
+ * last holder.
+ */
+typedef struct arr {
+    uint32_t refs;
+    uint32_t pad;
+} arr;
+
+#define SLOT_HDR ((sizeof(slot) + 7) & ~(size_t)7)
+
 static inline const char *slot_key(const slot *s)
 {
     return s->klen1 - 1 <= INLINE_KEY ? s->key.inl : s->key.ptr;
 }
 
-static inline void slot_free_key(slot *s)
+static inline int key_out_of_line(const slot *s)
 {
-    if (s->klen1 - 1 > INLINE_KEY)
-        free(s->key.ptr);
+    return s->klen1 - 1 > INLINE_KEY;
 }
 
-#define SLOT_HDR ((sizeof(slot) + 7) & ~(size_t)7)
+static inline slot *slot_in(const uint8_t *slots, size_t slot_size, uint32_t i)
+{
+    return (slot *)(slots + (size_t)i * slot_size);
+}
 
 static inline slot *slot_at(const ck_heap *h, const ck_heap_kg *t, uint32_t i)
 {
-    return (slot *)(t->slots + (size_t)i * h->slot_size);
+    return slot_in(t->slots, h->slot_size, i);
 }
 
 static inline void *slot_val(slot *s)
@@ -46,6 +61,77 @@ static inline void *slot_val(slot *s)
 static inline uint32_t mix(int32_t jhash, int64_t ns)
 {
     return (uint32_t)ck_mix64(((uint64_t)(uint32_t)jhash << 32) ^ (uint64_t)ns);
+}
+
+static inline arr *arr_of(uint8_t *slots)
+{
+    return (arr *)(slots - sizeof(arr));
+}
+
+static uint8_t *arr_new(uint32_t cap, size_t slot_size)
+{
+    arr *a = calloc(1, sizeof(arr) + (size_t)cap * slot_size);
+    if (!a)
+        return NULL;
+    a->refs = 1;
+    return (uint8_t *)(a + 1);
+}
+
+/* Drops one reference; the last one frees the array and the keys it owns. */
+static void arr_unref(uint8_t *slots, uint32_t cap, size_t slot_size)
+{
+    if (!slots)
+        return;
+    arr *a = arr_of(slots);
+    if (--a->refs > 0)
+        return;
+    for (uint32_t i = 0; i < cap; i++) {
+        slot *s = slot_in(slots, slot_size, i);
+        if (s->klen1 && key_out_of_line(s))
+            free(s->key.ptr);
+    }
+    free(a);
+}
+
+/* Copies out-of-line keys so that a copied slot owns its own. */
+static int deep_copy_keys(uint8_t *slots, uint32_t cap, size_t slot_size)
+{
+    for (uint32_t i = 0; i < cap; i++) {
+        slot *s = slot_in(slots, slot_size, i);
+        if (!s->klen1 || !key_out_of_line(s))
+            continue;
+        char *k = malloc(s->klen1 - 1);
+        if (!k) {
+            /* Keys copied so far belong to the new array; the rest do not. */
+            for (uint32_t j = i; j < cap; j++) {
+                slot *r = slot_in(slots, slot_size, j);
+                if (r->klen1 && key_out_of_line(r))
+                    r->klen1 = 0;
+            }
+            return CK_ENOMEM;
+        }
+        memcpy(k, s->key.ptr, s->klen1 - 1);
+        s->key.ptr = k;
+    }
+    return CK_OK;
+}
+
+/* Before a write: a table whose slots a snapshot still shares gets its own copy. */
+static int make_private(const ck_heap *h, ck_heap_kg *t)
+{
+    if (!t->slots || arr_of(t->slots)->refs == 1)
+        return CK_OK;
+    uint8_t *copy = arr_new(t->cap, h->slot_size);
+    if (!copy)
+        return CK_ENOMEM;
+    memcpy(copy, t->slots, (size_t)t->cap * h->slot_size);
+    if (deep_copy_keys(copy, t->cap, h->slot_size)) {
+        arr_unref(copy, t->cap, h->slot_size);
+        return CK_ENOMEM;
+    }
+    arr_of(t->slots)->refs--; /* the snapshot keeps the old array */
+    t->slots = copy;
+    return CK_OK;
 }
 
 int ck_heap_init(ck_heap *h, int kg_start, int kg_end, size_t vsize)
@@ -67,13 +153,8 @@ void ck_heap_free(ck_heap *h)
 {
     if (!h->kgs)
         return;
-    for (int g = 0; g <= h->kg_end - h->kg_start; g++) {
-        ck_heap_kg *t = &h->kgs[g];
-        for (uint32_t i = 0; i < t->cap; i++)
-            if (slot_at(h, t, i)->klen1)
-                slot_free_key(slot_at(h, t, i));
-        free(t->slots);
-    }
+    for (int g = 0; g <= h->kg_end - h->kg_start; g++)
+        arr_unref(h->kgs[g].slots, h->kgs[g].cap, h->slot_size);
     free(h->kgs);
     memset(h, 0, sizeof(*h));
 }
@@ -104,10 +185,11 @@ static uint32_t probe(const ck_heap *h, const ck_heap_kg *t, uint32_t hash,
     }
 }
 
+/* Doubles a private table; slots (and the keys they own) move over. */
 static int grow(ck_heap *h, ck_heap_kg *t)
 {
     uint32_t ncap = t->cap ? t->cap * 2 : 8;
-    uint8_t *ns = calloc(ncap, h->slot_size);
+    uint8_t *ns = arr_new(ncap, h->slot_size);
     if (!ns)
         return CK_ENOMEM;
     ck_heap_kg nt = {ns, ncap, t->n};
@@ -120,7 +202,8 @@ static int grow(ck_heap *h, ck_heap_kg *t)
             j = (j + 1) & mask;
         memcpy(slot_at(h, &nt, j), s, h->slot_size);
     }
-    free(t->slots);
+    if (t->slots)
+        free(arr_of(t->slots)); /* private: its keys now belong to the new array */
     *t = nt;
     return CK_OK;
 }
@@ -140,7 +223,7 @@ void *ck_heap_upsert(ck_heap *h, int kg, int32_t jhash, const char *key,
                      uint32_t klen, int64_t ns, int *created)
 {
     ck_heap_kg *t = table(h, kg);
-    if (!t)
+    if (!t || make_private(h, t))
         return NULL;
     if ((t->n + 1) * 4 > t->cap * 3 && grow(h, t))
         return NULL;
@@ -182,8 +265,11 @@ int ck_heap_remove(ck_heap *h, int kg, int32_t jhash, const char *key,
     uint32_t i = probe(h, t, mix(jhash, ns), key, klen, ns, &found);
     if (!found)
         return CK_ENOTFOUND;
+    if (make_private(h, t))
+        return CK_ENOMEM;
     slot *s = slot_at(h, t, i);
-    slot_free_key(s);
+    if (key_out_of_line(s))
+        free(s->key.ptr);
     h->key_bytes -= s->klen1 - 1;
     s->klen1 = 0;
     t->n--;
@@ -206,19 +292,69 @@ int ck_heap_remove(ck_heap *h, int kg, int32_t jhash, const char *key,
     return CK_OK;
 }
 
-void ck_heap_foreach(const ck_heap *h, int kg, ck_heap_visit fn, void *arg)
+static void visit_slots(const uint8_t *slots, uint32_t cap, size_t slot_size,
+                        ck_heap_visit fn, void *arg)
 {
-    if (kg < h->kg_start || kg > h->kg_end)
-        return;
-    const ck_heap_kg *t = &h->kgs[kg - h->kg_start];
-    for (uint32_t i = 0; i < t->cap; i++) {
-        slot *s = slot_at(h, t, i);
+    for (uint32_t i = 0; i < cap; i++) {
+        slot *s = slot_in(slots, slot_size, i);
         if (s->klen1)
             fn(arg, slot_key(s), s->klen1 - 1, s->ns, slot_val(s));
     }
 }
 
+void ck_heap_foreach(const ck_heap *h, int kg, ck_heap_visit fn, void *arg)
+{
+    if (kg < h->kg_start || kg > h->kg_end)
+        return;
+    const ck_heap_kg *t = &h->kgs[kg - h->kg_start];
+    visit_slots(t->slots, t->cap, h->slot_size, fn, arg);
+}
+
 uint64_t ck_heap_bytes(const ck_heap *h)
 {
     return h->key_bytes + h->n * (h->vsize + 8);
+}
+
+int ck_heap_view_take(ck_heap *h, ck_heap_view *v)
+{
+    int nkg = h->kg_end - h->kg_start + 1;
+    v->kgs = malloc((size_t)nkg * sizeof(*v->kgs));
+    if (!v->kgs)
+        return CK_ENOMEM;
+    v->kg_start = h->kg_start;
+    v->kg_end = h->kg_end;
+    v->vsize = h->vsize;
+    v->slot_size = h->slot_size;
+    v->n = h->n;
+    for (int g = 0; g < nkg; g++) {
+        v->kgs[g] = h->kgs[g];
+        if (h->kgs[g].slots)
+            arr_of(h->kgs[g].slots)->refs++;
+    }
+    return CK_OK;
+}
+
+void ck_heap_view_foreach(const ck_heap_view *v, int kg, ck_heap_visit fn, void *arg)
+{
+    if (kg < v->kg_start || kg > v->kg_end)
+        return;
+    const ck_heap_kg *t = &v->kgs[kg - v->kg_start];
+    visit_slots(t->slots, t->cap, v->slot_size, fn, arg);
+}
+
+uint32_t ck_heap_view_count(const ck_heap_view *v, int kg)
+{
+    if (kg < v->kg_start || kg > v->kg_end)
+        return 0;
+    return v->kgs[kg - v->kg_start].n;
+}
+
+void ck_heap_view_release(ck_heap_view *v)
+{
+    if (!v->kgs)
+        return;
+    for (int g = 0; g <= v->kg_end - v->kg_start; g++)
+        arr_unref(v->kgs[g].slots, v->kgs[g].cap, v->slot_size);
+    free(v->kgs);
+    v->kgs = NULL;
 }

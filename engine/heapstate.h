@@ -7,10 +7,18 @@
  * dropped as a unit. Each key group is an open-addressing hash table with
  * linear probing and backward-shift deletion.
  *
+ * Snapshots are copy-on-write per key group (ck_heap_view_take): a view
+ * shares every key group's slot array with the live table; the first write
+ * to a shared key group after that copies its array, so the view keeps
+ * seeing the state as it was. Taking a view costs O(key groups); the
+ * copying is paid only by key groups written while the view lives.
+ *
  * Invariants:
  *   - every entry's key group lies in [kg_start, kg_end] and is the group of
  *     its key (the caller passes both; the heap trusts that pairing);
- *   - a table is at most 3/4 full; an empty slot has key == NULL;
+ *   - a table is at most 3/4 full; an empty slot has key length 0;
+ *   - a slot array's reference count is 1 (the live table) + the views that
+ *     share it; only a table whose array has count 1 is ever written;
  *   - value pointers returned stay valid until the next put or remove on
  *     the same key group.
  */
@@ -59,5 +67,20 @@ void ck_heap_foreach(const ck_heap *h, int kg, ck_heap_visit fn, void *arg);
 
 /* Approximate bytes of state: keys + values + namespaces. */
 uint64_t ck_heap_bytes(const ck_heap *h);
+
+/* A consistent, read-only view of a heap at one moment. */
+typedef struct ck_heap_view {
+    int kg_start, kg_end;
+    size_t vsize, slot_size;
+    uint64_t n;
+    ck_heap_kg *kgs;
+} ck_heap_view;
+
+/* Takes a view (copy-on-write). Returns 0 or CK_ENOMEM. */
+int ck_heap_view_take(ck_heap *h, ck_heap_view *v);
+void ck_heap_view_foreach(const ck_heap_view *v, int kg, ck_heap_visit fn, void *arg);
+uint32_t ck_heap_view_count(const ck_heap_view *v, int kg);
+/* Drops the view; the heap may then write its key groups in place again. */
+void ck_heap_view_release(ck_heap_view *v);
 
 #endif

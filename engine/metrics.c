@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 
+#include "bytes.h"
 #include "error.h"
 
 static inline int bucket_of(int64_t v)
@@ -160,89 +161,49 @@ int ck_metrics_merge(ck_metrics *dst, const ck_metrics *src)
 
 #define METRICS_MAGIC 0x314d4b43u /* "CKM1" */
 
-typedef struct wbuf {
-    uint8_t *p;
-    size_t len, cap;
-    int err;
-} wbuf;
-
-static void w_reserve(wbuf *w, size_t n)
-{
-    if (w->err || w->len + n <= w->cap)
-        return;
-    size_t cap = w->cap ? w->cap : 256;
-    while (cap < w->len + n)
-        cap *= 2;
-    uint8_t *p = realloc(w->p, cap);
-    if (!p) {
-        w->err = 1;
-        return;
-    }
-    w->p = p;
-    w->cap = cap;
-}
-
-static void w_u32(wbuf *w, uint32_t v)
-{
-    w_reserve(w, 4);
-    if (!w->err) {
-        ck_put_u32(w->p + w->len, v);
-        w->len += 4;
-    }
-}
-
-static void w_u64(wbuf *w, uint64_t v)
-{
-    w_reserve(w, 8);
-    if (!w->err) {
-        ck_put_u64(w->p + w->len, v);
-        w->len += 8;
-    }
-}
-
-static void w_hist(wbuf *w, const ck_hist *h)
+static void w_hist(ck_wbuf *w, const ck_hist *h)
 {
     if (!h) {
-        w_u32(w, 0xffffffffu);
+        ck_wbuf_u32(w, 0xffffffffu);
         return;
     }
     uint32_t nz = 0;
     for (int i = 0; i < CK_HIST_BUCKETS; i++)
         nz += h->c[i] != 0;
-    w_u32(w, nz);
-    w_u64(w, (uint64_t)h->max);
+    ck_wbuf_u32(w, nz);
+    ck_wbuf_u64(w, (uint64_t)h->max);
     for (int i = 0; i < CK_HIST_BUCKETS; i++) {
         if (h->c[i]) {
-            w_u32(w, (uint32_t)i);
-            w_u32(w, h->c[i]);
+            ck_wbuf_u32(w, (uint32_t)i);
+            ck_wbuf_u32(w, h->c[i]);
         }
     }
 }
 
 int ck_metrics_encode(const ck_metrics *m, uint8_t **out, size_t *len)
 {
-    wbuf w = {0};
+    ck_wbuf w = {0};
     const ck_task_stats *t = &m->task;
-    w_u32(&w, METRICS_MAGIC);
-    w_u32(&w, t->vertex);
-    w_u32(&w, t->subtask);
-    w_u32(&w, t->host);
-    w_u64(&w, t->records_in);
-    w_u64(&w, t->records_out);
-    w_u64(&w, t->bytes_in);
-    w_u64(&w, t->bytes_out);
-    w_u64(&w, t->buffers_in);
-    w_u64(&w, t->buffers_out);
-    w_u64(&w, t->late_dropped);
-    w_u64(&w, (uint64_t)t->busy_ns);
-    w_u64(&w, (uint64_t)t->backpressured_ns);
-    w_u64(&w, (uint64_t)t->idle_ns);
-    w_u64(&w, (uint64_t)t->start_ns);
-    w_u64(&w, (uint64_t)t->end_ns);
-    w_u32(&w, m->nsec);
+    ck_wbuf_u32(&w, METRICS_MAGIC);
+    ck_wbuf_u32(&w, t->vertex);
+    ck_wbuf_u32(&w, t->subtask);
+    ck_wbuf_u32(&w, t->host);
+    ck_wbuf_u64(&w, t->records_in);
+    ck_wbuf_u64(&w, t->records_out);
+    ck_wbuf_u64(&w, t->bytes_in);
+    ck_wbuf_u64(&w, t->bytes_out);
+    ck_wbuf_u64(&w, t->buffers_in);
+    ck_wbuf_u64(&w, t->buffers_out);
+    ck_wbuf_u64(&w, t->late_dropped);
+    ck_wbuf_u64(&w, (uint64_t)t->busy_ns);
+    ck_wbuf_u64(&w, (uint64_t)t->backpressured_ns);
+    ck_wbuf_u64(&w, (uint64_t)t->idle_ns);
+    ck_wbuf_u64(&w, (uint64_t)t->start_ns);
+    ck_wbuf_u64(&w, (uint64_t)t->end_ns);
+    ck_wbuf_u32(&w, m->nsec);
     for (uint32_t i = 0; i < m->nsec; i++) {
-        w_u64(&w, m->sec[i].in);
-        w_u64(&w, m->sec[i].out);
+        ck_wbuf_u64(&w, m->sec[i].in);
+        ck_wbuf_u64(&w, m->sec[i].out);
         w_hist(&w, m->sec[i].lat);
     }
     if (w.err) {
@@ -254,37 +215,9 @@ int ck_metrics_encode(const ck_metrics *m, uint8_t **out, size_t *len)
     return CK_OK;
 }
 
-typedef struct rbuf {
-    const uint8_t *p;
-    size_t len, pos;
-    int err;
-} rbuf;
-
-static uint32_t r_u32(rbuf *r)
+static int r_hist(ck_rbuf *r, ck_hist **out)
 {
-    if (r->err || r->len - r->pos < 4) {
-        r->err = 1;
-        return 0;
-    }
-    uint32_t v = ck_get_u32(r->p + r->pos);
-    r->pos += 4;
-    return v;
-}
-
-static uint64_t r_u64(rbuf *r)
-{
-    if (r->err || r->len - r->pos < 8) {
-        r->err = 1;
-        return 0;
-    }
-    uint64_t v = ck_get_u64(r->p + r->pos);
-    r->pos += 8;
-    return v;
-}
-
-static int r_hist(rbuf *r, ck_hist **out)
-{
-    uint32_t nz = r_u32(r);
+    uint32_t nz = ck_rbuf_u32(r);
     *out = NULL;
     if (r->err)
         return CK_ECORRUPT;
@@ -295,9 +228,9 @@ static int r_hist(rbuf *r, ck_hist **out)
     ck_hist *h = calloc(1, sizeof(*h));
     if (!h)
         return CK_ENOMEM;
-    h->max = (int64_t)r_u64(r);
+    h->max = (int64_t)ck_rbuf_u64(r);
     for (uint32_t k = 0; k < nz; k++) {
-        uint32_t i = r_u32(r), c = r_u32(r);
+        uint32_t i = ck_rbuf_u32(r), c = ck_rbuf_u32(r);
         if (r->err || i >= CK_HIST_BUCKETS) {
             free(h);
             return CK_ECORRUPT;
@@ -311,27 +244,27 @@ static int r_hist(rbuf *r, ck_hist **out)
 
 int ck_metrics_decode(ck_metrics *m, const uint8_t *p, size_t len)
 {
-    rbuf r = {p, len, 0, 0};
+    ck_rbuf r = {p, len, 0, 0};
     ck_metrics_init(m);
-    if (r_u32(&r) != METRICS_MAGIC)
+    if (ck_rbuf_u32(&r) != METRICS_MAGIC)
         return CK_ECORRUPT;
     ck_task_stats *t = &m->task;
-    t->vertex = r_u32(&r);
-    t->subtask = r_u32(&r);
-    t->host = r_u32(&r);
-    t->records_in = r_u64(&r);
-    t->records_out = r_u64(&r);
-    t->bytes_in = r_u64(&r);
-    t->bytes_out = r_u64(&r);
-    t->buffers_in = r_u64(&r);
-    t->buffers_out = r_u64(&r);
-    t->late_dropped = r_u64(&r);
-    t->busy_ns = (int64_t)r_u64(&r);
-    t->backpressured_ns = (int64_t)r_u64(&r);
-    t->idle_ns = (int64_t)r_u64(&r);
-    t->start_ns = (int64_t)r_u64(&r);
-    t->end_ns = (int64_t)r_u64(&r);
-    uint32_t nsec = r_u32(&r);
+    t->vertex = ck_rbuf_u32(&r);
+    t->subtask = ck_rbuf_u32(&r);
+    t->host = ck_rbuf_u32(&r);
+    t->records_in = ck_rbuf_u64(&r);
+    t->records_out = ck_rbuf_u64(&r);
+    t->bytes_in = ck_rbuf_u64(&r);
+    t->bytes_out = ck_rbuf_u64(&r);
+    t->buffers_in = ck_rbuf_u64(&r);
+    t->buffers_out = ck_rbuf_u64(&r);
+    t->late_dropped = ck_rbuf_u64(&r);
+    t->busy_ns = (int64_t)ck_rbuf_u64(&r);
+    t->backpressured_ns = (int64_t)ck_rbuf_u64(&r);
+    t->idle_ns = (int64_t)ck_rbuf_u64(&r);
+    t->start_ns = (int64_t)ck_rbuf_u64(&r);
+    t->end_ns = (int64_t)ck_rbuf_u64(&r);
+    uint32_t nsec = ck_rbuf_u32(&r);
     /* Each second takes at least 20 bytes: reject counts the input cannot hold. */
     if (r.err || nsec > (len - r.pos) / 20)
         return CK_ECORRUPT;
@@ -343,8 +276,8 @@ int ck_metrics_decode(ck_metrics *m, const uint8_t *p, size_t len)
     }
     int rc = CK_OK;
     for (uint32_t i = 0; i < nsec && !rc; i++) {
-        m->sec[i].in = r_u64(&r);
-        m->sec[i].out = r_u64(&r);
+        m->sec[i].in = ck_rbuf_u64(&r);
+        m->sec[i].out = ck_rbuf_u64(&r);
         rc = r_hist(&r, &m->sec[i].lat);
     }
     if (!rc && (r.err || r.pos != len))

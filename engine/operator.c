@@ -4,6 +4,7 @@
 
 #include "error.h"
 #include "keygroup.h"
+#include "snapshot.h"
 
 /* Value layouts of keyed state. */
 typedef struct agg_val {
@@ -282,4 +283,71 @@ uint64_t ck_chain_state_entries(const ck_chain *c)
         if (ck_op_keyed(c->ops[k].spec->kind))
             n += c->ops[k].heap.n;
     return n;
+}
+
+int ck_chain_capture(ck_chain *c, ck_capture *cap)
+{
+    const ck_vertex *v = &c->g->v[c->vertex];
+    for (int k = 0; k < c->nops; k++) {
+        ck_op *op = &c->ops[k];
+        if (!ck_op_keyed(op->spec->kind))
+            continue;
+        ck_keyed_capture *kc = &cap->keyed[cap->nkeyed];
+        kc->op = v->ops[k];
+        kc->kind = op->spec->kind;
+        kc->max_parallelism = op->spec->max_parallelism;
+        if (ck_heap_view_take(&op->heap, &kc->view))
+            goto fail;
+        cap->nkeyed++;
+        if (ck_timerq_copy(&op->timers, &kc->timers, &kc->ntimers))
+            goto fail;
+    }
+    return CK_OK;
+fail:
+    ck_capture_free(cap);
+    return CK_ENOMEM;
+}
+
+static ck_op *op_by_index(ck_chain *c, int index)
+{
+    const ck_vertex *v = &c->g->v[c->vertex];
+    for (int k = 0; k < c->nops; k++)
+        if (v->ops[k] == index)
+            return &c->ops[k];
+    return NULL;
+}
+
+int ck_chain_restore(ck_chain *c, const ck_snapshot *s)
+{
+    for (int i = 0; i < s->nkeyed; i++) {
+        const ck_snap_keyed *k = &s->keyed[i];
+        ck_op *op = op_by_index(c, k->op);
+        if (!op || op->spec->kind != k->kind || op->heap.vsize != k->vsize ||
+            op->spec->max_parallelism != k->max_parallelism)
+            return CK_ECORRUPT;
+        for (size_t e = 0; e < k->nentries; e++) {
+            const ck_snap_entry *en = &k->entries[e];
+            int32_t jh = ck_kg_java_hash(en->key, en->klen);
+            if (ck_kg_of_hash(jh, k->max_parallelism) != en->kg)
+                return CK_ECORRUPT;
+            if (en->kg < op->kg_start || en->kg > op->kg_end)
+                continue; /* another subtask's key group */
+            int created;
+            void *val = ck_heap_upsert(&op->heap, en->kg, jh, en->key, en->klen, en->ns, &created);
+            if (!val)
+                return CK_ENOMEM;
+            memcpy(val, en->value, k->vsize);
+        }
+        for (size_t t = 0; t < k->ntimers; t++) {
+            const ck_timer *tm = &k->timers[t];
+            if (tm->kg < op->kg_start || tm->kg > op->kg_end)
+                continue;
+            int32_t jh = ck_kg_java_hash(tm->key, tm->klen);
+            if (ck_kg_of_hash(jh, k->max_parallelism) != tm->kg)
+                return CK_ECORRUPT;
+            if (ck_timerq_add(&op->timers, tm->ts, tm->kg, jh, tm->key, tm->klen, tm->ns))
+                return CK_ENOMEM;
+        }
+    }
+    return CK_OK;
 }

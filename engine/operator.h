@@ -25,6 +25,7 @@
 #include "graph.h"
 #include "heapstate.h"
 #include "partition.h"
+#include "snapshot.h"
 #include "timers.h"
 
 typedef struct ck_chain ck_chain;
@@ -97,6 +98,21 @@ static inline void ck_op_clear_output(ck_op *op)
     op->out_len = 0;
     op->n_ingest = 0;
 }
+
+/*
+ * The synchronous phase of a snapshot: copy-on-write views of every keyed
+ * operator's state and copies of its timers, into cap (whose other parts
+ * the task fills). Returns 0 or CK_ENOMEM (cap is then released).
+ */
+int ck_chain_capture(ck_chain *c, ck_capture *cap);
+
+/*
+ * Loads keyed state and timers from a snapshot: every entry whose key
+ * group this subtask owns (all of them when the parallelism is unchanged).
+ * Returns 0, CK_ECORRUPT (an entry's key is not in the key group the file
+ * says, or the operators do not match), CK_ENOMEM.
+ */
+int ck_chain_restore(ck_chain *c, const ck_snapshot *s);
 
 /* Keyed state entries held by the chain's operators. */
 uint64_t ck_chain_state_entries(const ck_chain *c);

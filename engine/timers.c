@@ -75,3 +75,32 @@ int ck_timerq_pop(ck_timerq *q, int64_t wm, ck_timer *out)
         q->h[i] = last;
     return 1;
 }
+
+static int cmp_timer(const void *a, const void *b)
+{
+    const ck_timer *x = a, *y = b;
+    return before(x, y) ? -1 : before(y, x) ? 1 : 0;
+}
+
+int ck_timerq_copy(const ck_timerq *q, ck_timer **out, size_t *n)
+{
+    ck_timer *c = malloc((q->n ? q->n : 1) * sizeof(*c));
+    if (!c)
+        return CK_ENOMEM;
+    for (size_t i = 0; i < q->n; i++) {
+        c[i] = q->h[i];
+        c[i].key = malloc(q->h[i].klen ? q->h[i].klen : 1);
+        if (!c[i].key) {
+            while (i-- > 0)
+                free(c[i].key);
+            free(c);
+            return CK_ENOMEM;
+        }
+        memcpy(c[i].key, q->h[i].key, q->h[i].klen);
+    }
+    /* In firing order, so that a restore registers them in the same order. */
+    qsort(c, q->n, sizeof(*c), cmp_timer);
+    *out = c;
+    *n = q->n;
+    return CK_OK;
+}

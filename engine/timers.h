@@ -41,4 +41,8 @@ int ck_timerq_add(ck_timerq *q, int64_t ts, int kg, int32_t jhash,
  */
 int ck_timerq_pop(ck_timerq *q, int64_t wm, ck_timer *out);
 
+/* Copies every timer (keys duplicated) into a malloc'd array, in firing
+ * order. Returns 0 or CK_ENOMEM. */
+int ck_timerq_copy(const ck_timerq *q, ck_timer **out, size_t *n);
+
 #endif

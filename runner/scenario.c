@@ -394,9 +394,18 @@ static void parse_config(ck_jin *j, const cJSON *o, ck_config *cfg)
                 ck_config_format((ck_cfg_id)id, d->max, hi, sizeof(hi));
                 ck_jin_describe(c, got, sizeof(got));
                 static const char *const what[] = {"an integer", "true or false",
-                                                   "a duration", "a memory size"};
-                if (d->type == CK_CFG_BOOL)
+                                                   "a duration", "a memory size", ""};
+                if (d->type == CK_CFG_BOOL) {
                     ck_jin_fail(j, "expected true or false, got %s", got);
+                } else if (d->type == CK_CFG_ENUM) {
+                    char list[200] = "";
+                    size_t off = 0;
+                    const char *const *ch = ck_config_choices((ck_cfg_id)id);
+                    for (int k = 0; ch && ch[k] && off < sizeof(list); k++)
+                        off += (size_t)snprintf(list + off, sizeof(list) - off, "%s\"%s\"",
+                                                k ? ", " : "", ch[k]);
+                    ck_jin_fail(j, "expected one of %s, got %s", list, got);
+                }
                 else
                     ck_jin_fail(j, "expected %s from %s to %s, got %s", what[d->type], lo, hi,
                                 got);

@@ -111,10 +111,80 @@ static void test_key_group_range_enforced(void **state)
     ck_heap_free(&h);
 }
 
+static void sum_visit(void *arg, const char *key, uint32_t klen, int64_t ns, const void *value)
+{
+    (void)key, (void)ns;
+    int64_t *acc = arg;
+    acc[0] += *(const int64_t *)value;
+    acc[1] += klen;
+    acc[2]++;
+}
+
+/* Copy-on-write views: writes after the view never show through it. */
+static void test_views(void **state)
+{
+    (void)state;
+    ck_heap h;
+    assert_int_equal(ck_heap_init(&h, 0, MAXP - 1, sizeof(int64_t)), 0);
+    char key[64];
+    /* Short keys inline, long ones out of line. */
+    for (int i = 0; i < 2000; i++) {
+        uint32_t klen = (uint32_t)snprintf(key, sizeof(key), i % 3 ? "k%d" : "a-rather-long-key-%d", i);
+        int32_t jh = ck_kg_java_hash(key, klen);
+        int created;
+        int64_t *v = ck_heap_upsert(&h, ck_kg_of_hash(jh, MAXP), jh, key, klen, 0, &created);
+        *v = i;
+    }
+    int64_t before[3] = {0};
+    for (int kg = 0; kg < MAXP; kg++)
+        ck_heap_foreach(&h, kg, sum_visit, before);
+    ck_heap_view v1, v2;
+    assert_int_equal(ck_heap_view_take(&h, &v1), 0);
+    /* Update, remove and insert after the view. */
+    for (int i = 0; i < 2000; i += 2) {
+        uint32_t klen = (uint32_t)snprintf(key, sizeof(key), i % 3 ? "k%d" : "a-rather-long-key-%d", i);
+        int32_t jh = ck_kg_java_hash(key, klen);
+        int kg = ck_kg_of_hash(jh, MAXP);
+        if (i % 4 == 0) {
+            assert_int_equal(ck_heap_remove(&h, kg, jh, key, klen, 0), 0);
+        } else {
+            int created;
+            int64_t *v = ck_heap_upsert(&h, kg, jh, key, klen, 0, &created);
+            *v += 1000000;
+        }
+    }
+    assert_int_equal(ck_heap_view_take(&h, &v2), 0); /* a second view on top */
+    for (int i = 5000; i < 9000; i++) {
+        uint32_t klen = (uint32_t)snprintf(key, sizeof(key), "a-rather-long-new-key-%d", i);
+        int32_t jh = ck_kg_java_hash(key, klen);
+        int created;
+        *(int64_t *)ck_heap_upsert(&h, ck_kg_of_hash(jh, MAXP), jh, key, klen, 0, &created) = 1;
+    }
+    int64_t seen1[3] = {0}, seen2[3] = {0}, live[3] = {0};
+    for (int kg = 0; kg < MAXP; kg++) {
+        ck_heap_view_foreach(&v1, kg, sum_visit, seen1);
+        ck_heap_view_foreach(&v2, kg, sum_visit, seen2);
+        ck_heap_foreach(&h, kg, sum_visit, live);
+    }
+    assert_memory_equal(seen1, before, sizeof(before)); /* the first view did not move */
+    assert_true(seen2[2] == 2000 - 500);               /* 500 removed before the second */
+    assert_true(live[2] == 2000 - 500 + 4000);
+    assert_true(v1.n == 2000 && v2.n == 1500);
+    ck_heap_view_release(&v1);
+    /* The live heap is unaffected by releasing views, in any order. */
+    ck_heap_free(&h);
+    int64_t again[3] = {0};
+    for (int kg = 0; kg < MAXP; kg++)
+        ck_heap_view_foreach(&v2, kg, sum_visit, again);
+    assert_memory_equal(again, seen2, sizeof(seen2)); /* a view outlives its heap */
+    ck_heap_view_release(&v2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_against_model),
+        cmocka_unit_test(test_views),
         cmocka_unit_test(test_key_group_range_enforced),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

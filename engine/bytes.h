@@ -1,0 +1,98 @@
+/*
+ * bytes.h - growable byte writer and bounds-checked byte reader for the
+ * engine's binary formats (metrics blobs, snapshot files).
+ *
+ * Writer errors (out of memory) and reader errors (reading past the end)
+ * are sticky: check `err` once at the end instead of after every call.
+ */
+#ifndef CK_BYTES_H
+#define CK_BYTES_H
+
+#include <stdlib.h>
+
+#include "common.h"
+
+typedef struct ck_wbuf {
+    uint8_t *p;
+    size_t len, cap;
+    int err;
+} ck_wbuf;
+
+static inline uint8_t *ck_wbuf_room(ck_wbuf *w, size_t n)
+{
+    if (w->err)
+        return NULL;
+    if (w->len + n > w->cap) {
+        size_t cap = w->cap ? w->cap : 256;
+        while (cap < w->len + n)
+            cap *= 2;
+        uint8_t *p = realloc(w->p, cap);
+        if (!p) {
+            w->err = 1;
+            return NULL;
+        }
+        w->p = p;
+        w->cap = cap;
+    }
+    uint8_t *at = w->p + w->len;
+    w->len += n;
+    return at;
+}
+
+static inline void ck_wbuf_u32(ck_wbuf *w, uint32_t v)
+{
+    uint8_t *p = ck_wbuf_room(w, 4);
+    if (p)
+        ck_put_u32(p, v);
+}
+
+static inline void ck_wbuf_u64(ck_wbuf *w, uint64_t v)
+{
+    uint8_t *p = ck_wbuf_room(w, 8);
+    if (p)
+        ck_put_u64(p, v);
+}
+
+static inline void ck_wbuf_bytes(ck_wbuf *w, const void *data, size_t n)
+{
+    uint8_t *p = ck_wbuf_room(w, n);
+    if (p && n)
+        memcpy(p, data, n);
+}
+
+typedef struct ck_rbuf {
+    const uint8_t *p;
+    size_t len, pos;
+    int err;
+} ck_rbuf;
+
+static inline const uint8_t *ck_rbuf_take(ck_rbuf *r, size_t n)
+{
+    if (r->err || r->len - r->pos < n) {
+        r->err = 1;
+        return NULL;
+    }
+    const uint8_t *at = r->p + r->pos;
+    r->pos += n;
+    return at;
+}
+
+static inline uint32_t ck_rbuf_u32(ck_rbuf *r)
+{
+    const uint8_t *p = ck_rbuf_take(r, 4);
+    return p ? ck_get_u32(p) : 0;
+}
+
+static inline uint64_t ck_rbuf_u64(ck_rbuf *r)
+{
+    const uint8_t *p = ck_rbuf_take(r, 8);
+    return p ? ck_get_u64(p) : 0;
+}
+
+/* Bytes left to read. */
+static inline size_t ck_rbuf_left(const ck_rbuf *r)
+{
+    return r->err ? 0 : r->len - r->pos;
+}
+
+#endif

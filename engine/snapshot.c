@@ -1,0 +1,301 @@
+#include "snapshot.h"
+
+#include <stdlib.h>
+
+#include "bytes.h"
+#include "crc32c.h"
+#include "error.h"
+
+void ck_capture_free(ck_capture *c)
+{
+    for (int i = 0; i < c->nkeyed; i++) {
+        ck_heap_view_release(&c->keyed[i].view);
+        for (size_t t = 0; t < c->keyed[i].ntimers; t++)
+            free(c->keyed[i].timers[t].key);
+        free(c->keyed[i].timers);
+    }
+    free(c->source.parts);
+    free(c->source.offsets);
+    free(c->source.maxts);
+    memset(c, 0, sizeof(*c));
+}
+
+/* ---- encoding -------------------------------------------------------------- */
+
+typedef struct entry_writer {
+    ck_wbuf *w;
+    size_t vsize;
+} entry_writer;
+
+static void write_entry(void *arg, const char *key, uint32_t klen, int64_t ns, const void *value)
+{
+    entry_writer *ew = arg;
+    ck_wbuf_u32(ew->w, klen);
+    ck_wbuf_u64(ew->w, (uint64_t)ns);
+    ck_wbuf_bytes(ew->w, key, klen);
+    ck_wbuf_bytes(ew->w, value, ew->vsize);
+}
+
+/* Opens a section; returns where its length goes. */
+static size_t section_begin(ck_wbuf *w, uint32_t type, int op)
+{
+    ck_wbuf_u32(w, type);
+    ck_wbuf_u32(w, (uint32_t)op);
+    size_t at = w->len;
+    ck_wbuf_u64(w, 0);
+    return at;
+}
+
+static void section_end(ck_wbuf *w, size_t at)
+{
+    if (!w->err)
+        ck_put_u64(w->p + at, (uint64_t)(w->len - at - 8));
+}
+
+int ck_snap_encode(const ck_capture *c, uint8_t **out, size_t *len)
+{
+    ck_wbuf w = {0};
+    ck_wbuf_u32(&w, CK_SNAP_MAGIC);
+    ck_wbuf_u32(&w, CK_SNAP_VERSION);
+    ck_wbuf_u64(&w, c->checkpoint_id);
+    ck_wbuf_u32(&w, (uint32_t)c->vertex);
+    ck_wbuf_u32(&w, (uint32_t)c->subtask);
+    ck_wbuf_u32(&w, (uint32_t)c->parallelism);
+    ck_wbuf_u32(&w, (uint32_t)(c->nkeyed + c->nsinks + (c->has_source ? 1 : 0)));
+    for (int i = 0; i < c->nkeyed; i++) {
+        const ck_keyed_capture *k = &c->keyed[i];
+        size_t at = section_begin(&w, CK_SEC_KEYED, k->op);
+        ck_wbuf_u32(&w, (uint32_t)k->kind);
+        ck_wbuf_u32(&w, (uint32_t)k->max_parallelism);
+        ck_wbuf_u32(&w, (uint32_t)k->view.vsize);
+        uint32_t groups = 0;
+        for (int kg = k->view.kg_start; kg <= k->view.kg_end; kg++)
+            groups += ck_heap_view_count(&k->view, kg) > 0;
+        ck_wbuf_u32(&w, groups);
+        entry_writer ew = {&w, k->view.vsize};
+        for (int kg = k->view.kg_start; kg <= k->view.kg_end; kg++) {
+            uint32_t n = ck_heap_view_count(&k->view, kg);
+            if (n == 0)
+                continue;
+            ck_wbuf_u32(&w, (uint32_t)kg);
+            ck_wbuf_u32(&w, n);
+            ck_heap_view_foreach(&k->view, kg, write_entry, &ew);
+        }
+        ck_wbuf_u32(&w, (uint32_t)k->ntimers);
+        for (size_t t = 0; t < k->ntimers; t++) {
+            const ck_timer *tm = &k->timers[t];
+            ck_wbuf_u64(&w, (uint64_t)tm->ts);
+            ck_wbuf_u32(&w, (uint32_t)tm->kg);
+            ck_wbuf_u64(&w, (uint64_t)tm->ns);
+            ck_wbuf_u32(&w, tm->klen);
+            ck_wbuf_bytes(&w, tm->key, tm->klen);
+        }
+        section_end(&w, at);
+    }
+    if (c->has_source) {
+        const ck_source_capture *s = &c->source;
+        size_t at = section_begin(&w, CK_SEC_SOURCE, s->op);
+        ck_wbuf_u32(&w, (uint32_t)s->nparts);
+        for (int p = 0; p < s->nparts; p++) {
+            ck_wbuf_u32(&w, (uint32_t)s->parts[p]);
+            ck_wbuf_u64(&w, (uint64_t)s->offsets[p]);
+            ck_wbuf_u64(&w, (uint64_t)s->maxts[p]);
+        }
+        section_end(&w, at);
+    }
+    for (int i = 0; i < c->nsinks; i++) {
+        const ck_sink_capture *s = &c->sinks[i];
+        size_t at = section_begin(&w, CK_SEC_SINK, s->op);
+        ck_wbuf_u64(&w, s->open_txn);
+        ck_wbuf_u32(&w, (uint32_t)s->npending);
+        for (int k = 0; k < s->npending; k++)
+            ck_wbuf_u64(&w, s->pending[k]);
+        section_end(&w, at);
+    }
+    if (!w.err)
+        ck_wbuf_u32(&w, ck_crc32c(0, w.p, w.len));
+    if (w.err) {
+        free(w.p);
+        return CK_ENOMEM;
+    }
+    *out = w.p;
+    *len = w.len;
+    return CK_OK;
+}
+
+/* ---- decoding -------------------------------------------------------------- */
+
+void ck_snapshot_free(ck_snapshot *s)
+{
+    for (int i = 0; i < s->nkeyed; i++) {
+        free(s->keyed[i].entries);
+        free(s->keyed[i].timers);
+    }
+    free(s->source.parts);
+    free(s->source.offsets);
+    free(s->source.maxts);
+    memset(s, 0, sizeof(*s));
+}
+
+#define BAD(msg)                                                               \
+    do {                                                                       \
+        *why = (msg);                                                          \
+        return CK_ECORRUPT;                                                    \
+    } while (0)
+
+static int decode_keyed(ck_rbuf *r, ck_snap_keyed *k, const char **why)
+{
+    uint32_t kind = ck_rbuf_u32(r);
+    k->kind = (ck_op_kind)kind;
+    k->max_parallelism = (int)ck_rbuf_u32(r);
+    k->vsize = ck_rbuf_u32(r);
+    uint32_t groups = ck_rbuf_u32(r);
+    if (r->err || (kind != CK_OP_AGGREGATE && kind != CK_OP_WINDOW) || k->vsize > 64 ||
+        k->max_parallelism < 1 || k->max_parallelism > 32768 || groups > 32768)
+        BAD("bad keyed-state header");
+    /* First pass: count entries, checking every length against what is left. */
+    ck_rbuf scan = *r;
+    size_t total = 0;
+    for (uint32_t g = 0; g < groups; g++) {
+        uint32_t kg = ck_rbuf_u32(&scan), n = ck_rbuf_u32(&scan);
+        if (scan.err || kg >= (uint32_t)k->max_parallelism)
+            BAD("bad key group");
+        for (uint32_t e = 0; e < n; e++) {
+            uint32_t klen = ck_rbuf_u32(&scan);
+            ck_rbuf_u64(&scan);
+            if (scan.err || klen > 65535 || !ck_rbuf_take(&scan, (size_t)klen + k->vsize))
+                BAD("entry runs past the end");
+            total++;
+        }
+    }
+    k->entries = calloc(total ? total : 1, sizeof(*k->entries));
+    if (!k->entries)
+        return CK_ENOMEM;
+    for (uint32_t g = 0; g < groups; g++) {
+        int kg = (int)ck_rbuf_u32(r);
+        uint32_t n = ck_rbuf_u32(r);
+        for (uint32_t e = 0; e < n; e++) {
+            ck_snap_entry *en = &k->entries[k->nentries++];
+            en->kg = kg;
+            en->klen = ck_rbuf_u32(r);
+            en->ns = (int64_t)ck_rbuf_u64(r);
+            en->key = (const char *)ck_rbuf_take(r, en->klen);
+            en->value = ck_rbuf_take(r, k->vsize);
+        }
+    }
+    uint32_t ntimers = ck_rbuf_u32(r);
+    if (r->err || ntimers > ck_rbuf_left(r) / 24)
+        BAD("bad timer count");
+    k->timers = calloc(ntimers ? ntimers : 1, sizeof(*k->timers));
+    if (!k->timers)
+        return CK_ENOMEM;
+    for (uint32_t t = 0; t < ntimers; t++) {
+        ck_timer *tm = &k->timers[t];
+        tm->ts = (int64_t)ck_rbuf_u64(r);
+        tm->kg = (int)ck_rbuf_u32(r);
+        tm->ns = (int64_t)ck_rbuf_u64(r);
+        tm->klen = ck_rbuf_u32(r);
+        tm->key = (char *)ck_rbuf_take(r, tm->klen);
+        if (r->err || tm->kg < 0 || tm->kg >= k->max_parallelism)
+            BAD("bad timer");
+        k->ntimers++;
+    }
+    return r->err ? CK_ECORRUPT : CK_OK;
+}
+
+static int decode_source(ck_rbuf *r, ck_source_capture *s, const char **why)
+{
+    uint32_t n = ck_rbuf_u32(r);
+    if (r->err || n > ck_rbuf_left(r) / 20)
+        BAD("bad partition count");
+    s->parts = calloc(n + 1, sizeof(int));
+    s->offsets = calloc(n + 1, sizeof(int64_t));
+    s->maxts = calloc(n + 1, sizeof(int64_t));
+    if (!s->parts || !s->offsets || !s->maxts)
+        return CK_ENOMEM;
+    for (uint32_t i = 0; i < n; i++) {
+        s->parts[i] = (int)ck_rbuf_u32(r);
+        s->offsets[i] = (int64_t)ck_rbuf_u64(r);
+        s->maxts[i] = (int64_t)ck_rbuf_u64(r);
+        if (s->parts[i] < 0 || s->offsets[i] < 0)
+            BAD("bad partition offset");
+    }
+    s->nparts = (int)n;
+    return r->err ? CK_ECORRUPT : CK_OK;
+}
+
+int ck_snap_decode(const uint8_t *p, size_t len, ck_snapshot *s, const char **why)
+{
+    memset(s, 0, sizeof(*s));
+    *why = "";
+    if (len < 36) {
+        *why = "shorter than a header";
+        return CK_ECHECKSUM;
+    }
+    uint32_t want = ck_get_u32(p + len - 4);
+    if (ck_crc32c(0, p, len - 4) != want) {
+        *why = "checksum mismatch (truncated or damaged)";
+        return CK_ECHECKSUM;
+    }
+    ck_rbuf r = {p, len - 4, 0, 0};
+    if (ck_rbuf_u32(&r) != CK_SNAP_MAGIC || ck_rbuf_u32(&r) != CK_SNAP_VERSION)
+        BAD("not a chandy snapshot of this version");
+    s->checkpoint_id = ck_rbuf_u64(&r);
+    s->vertex = (int)ck_rbuf_u32(&r);
+    s->subtask = (int)ck_rbuf_u32(&r);
+    s->parallelism = (int)ck_rbuf_u32(&r);
+    uint32_t nsec = ck_rbuf_u32(&r);
+    if (r.err || nsec > 3 * CK_MAX_OPS)
+        BAD("bad section count");
+    int rc = CK_OK;
+    for (uint32_t i = 0; i < nsec && !rc; i++) {
+        uint32_t type = ck_rbuf_u32(&r), op = ck_rbuf_u32(&r);
+        uint64_t blen = ck_rbuf_u64(&r);
+        if (r.err || op >= CK_MAX_OPS || blen > ck_rbuf_left(&r)) {
+            ck_snapshot_free(s);
+            BAD("section runs past the end");
+        }
+        ck_rbuf body = {r.p + r.pos, (size_t)blen, 0, 0};
+        r.pos += (size_t)blen;
+        if (type == CK_SEC_KEYED && s->nkeyed < CK_MAX_OPS) {
+            ck_snap_keyed *k = &s->keyed[s->nkeyed++];
+            k->op = (int)op;
+            rc = decode_keyed(&body, k, why);
+        } else if (type == CK_SEC_SOURCE && !s->has_source) {
+            s->has_source = 1;
+            s->source.op = (int)op;
+            rc = decode_source(&body, &s->source, why);
+        } else if (type == CK_SEC_SINK && s->nsinks < CK_MAX_OPS) {
+            ck_sink_capture *k = &s->sinks[s->nsinks++];
+            k->op = (int)op;
+            k->open_txn = ck_rbuf_u64(&body);
+            uint32_t n = ck_rbuf_u32(&body);
+            if (body.err || n > CK_SNAP_MAX_PENDING) {
+                *why = "bad sink section";
+                rc = CK_ECORRUPT;
+                break;
+            }
+            k->npending = (int)n;
+            for (uint32_t t = 0; t < n; t++)
+                k->pending[t] = ck_rbuf_u64(&body);
+            if (body.err) {
+                *why = "bad sink section";
+                rc = CK_ECORRUPT;
+            }
+        } else {
+            *why = "unknown or repeated section";
+            rc = CK_ECORRUPT;
+        }
+        if (!rc && body.pos != body.len) {
+            *why = "section longer than its contents";
+            rc = CK_ECORRUPT;
+        }
+    }
+    if (!rc && r.pos != r.len) {
+        *why = "bytes after the last section";
+        rc = CK_ECORRUPT;
+    }
+    if (rc)
+        ck_snapshot_free(s);
+    return rc;
+}

@@ -1,0 +1,118 @@
+/*
+ * snapshot.h - the state of one subtask at a checkpoint: what the
+ * synchronous phase captures (ck_capture) and the file the asynchronous
+ * phase writes (ck_snap_encode) and a restore reads back (ck_snap_decode).
+ *
+ * The file format is canonical: keyed state is written per key group as
+ * (key, namespace, value) entries, independent of the state backend, so
+ * the same file serves as a checkpoint and as a savepoint and can be split
+ * by key group on restore. All integers little-endian:
+ *
+ *   u32 magic "CKS1" | u32 version | u64 checkpoint id |
+ *   u32 vertex | u32 subtask | u32 parallelism | u32 sections |
+ *   sections... | u32 CRC-32C of every byte before it
+ *
+ *   section: u32 type | u32 operator index | u64 body length | body
+ *   KEYED  : u32 kind | u32 max parallelism | u32 value size |
+ *            u32 groups | per group: u32 key group | u32 entries |
+ *                 per entry: u32 key length | u64 namespace | key | value
+ *            u32 timers | per timer: u64 time | u32 key group |
+ *                 u64 namespace | u32 key length | key
+ *   SOURCE : u32 partitions | per partition: u32 id | u64 offset | u64 max ts
+ *   SINK   : u64 open transaction | u32 pending | per pending: u64 transaction
+ *
+ * A decoded snapshot points into the buffer it was decoded from.
+ */
+#ifndef CK_SNAPSHOT_H
+#define CK_SNAPSHOT_H
+
+#include "graph.h"
+#include "heapstate.h"
+#include "timers.h"
+
+#define CK_SNAP_MAGIC 0x31534b43u /* "CKS1" */
+#define CK_SNAP_VERSION 1
+
+enum { CK_SEC_KEYED = 1, CK_SEC_SOURCE = 2, CK_SEC_SINK = 3 };
+
+#define CK_SNAP_MAX_PENDING 64
+
+/* ---- captured (synchronous phase) --------------------------------------- */
+
+typedef struct ck_keyed_capture {
+    int op;                /* operator index in the job */
+    ck_op_kind kind;
+    int max_parallelism;
+    ck_heap_view view;     /* copy-on-write */
+    ck_timer *timers;      /* copies; keys owned */
+    size_t ntimers;
+} ck_keyed_capture;
+
+typedef struct ck_source_capture {
+    int op;
+    int nparts;
+    int *parts;
+    int64_t *offsets, *maxts;
+} ck_source_capture;
+
+typedef struct ck_sink_capture {
+    int op;
+    uint64_t open_txn;                       /* the transaction that follows */
+    int npending;
+    uint64_t pending[CK_SNAP_MAX_PENDING];   /* pre-committed, awaiting commit */
+} ck_sink_capture;
+
+typedef struct ck_capture {
+    uint64_t checkpoint_id;
+    int vertex, subtask, parallelism;
+    int nkeyed, nsinks, has_source;
+    ck_keyed_capture keyed[CK_MAX_OPS];
+    ck_sink_capture sinks[CK_MAX_OPS];
+    ck_source_capture source;
+} ck_capture;
+
+/* Releases views and copies held by a capture. */
+void ck_capture_free(ck_capture *c);
+
+/* Encodes a capture into a malloc'd file image. Returns 0 or CK_ENOMEM. */
+int ck_snap_encode(const ck_capture *c, uint8_t **out, size_t *len);
+
+/* ---- decoded (restore) ---------------------------------------------------- */
+
+typedef struct ck_snap_entry {
+    const char *key;
+    uint32_t klen;
+    int kg;
+    int64_t ns;
+    const uint8_t *value;
+} ck_snap_entry;
+
+typedef struct ck_snap_keyed {
+    int op;
+    ck_op_kind kind;
+    int max_parallelism;
+    uint32_t vsize;
+    size_t nentries, ntimers;
+    ck_snap_entry *entries;
+    ck_timer *timers; /* keys point into the file image */
+} ck_snap_keyed;
+
+typedef struct ck_snapshot {
+    uint64_t checkpoint_id;
+    int vertex, subtask, parallelism;
+    int nkeyed, nsinks, has_source;
+    ck_snap_keyed keyed[CK_MAX_OPS];
+    ck_sink_capture sinks[CK_MAX_OPS];
+    ck_source_capture source; /* arrays owned by the snapshot */
+} ck_snapshot;
+
+/*
+ * Decodes and checks a file image: structure, every length against the
+ * bytes present, and the CRC. Returns 0, CK_ECHECKSUM (the bytes are not
+ * what was written), CK_ECORRUPT (a well-checksummed file that does not
+ * parse), CK_ENOMEM. On error *why says where.
+ */
+int ck_snap_decode(const uint8_t *p, size_t len, ck_snapshot *s, const char **why);
+void ck_snapshot_free(ck_snapshot *s);
+
+#endif
