@@ -37,6 +37,13 @@ int ck_elem_decode(const uint8_t *p, size_t n, ck_elem *e)
         return CK_OK;
     case CK_EL_END_OF_PARTITION:
         return blen == 0 ? CK_OK : CK_ECORRUPT;
+    case CK_EL_BARRIER:
+        if (blen != 20)
+            return CK_ECORRUPT;
+        e->u.barrier.id = ck_get_u64(b);
+        e->u.barrier.ts = ck_get_i64(b + 8);
+        e->u.barrier.flags = ck_get_u32(b + 16);
+        return e->u.barrier.id ? CK_OK : CK_ECORRUPT;
     }
     return CK_ECORRUPT;
 }

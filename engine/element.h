@@ -13,6 +13,9 @@
  *   i64 ts (event time, ms) | i64 value | i64 ingest (ns) |
  *   u16 key length | u32 payload length | key bytes | payload bytes
  *
+ * Watermark body: i64 watermark. Barrier body: u64 checkpoint id |
+ * i64 trigger time (ns) | u32 flags.
+ *
  * A decoded record points into the buffer it came from (or into the
  * reader's spill area when it spanned buffers): it stays valid until the
  * next call on the reader.
@@ -26,8 +29,12 @@ typedef enum ck_elem_tag {
     CK_EL_RECORD = 1,
     CK_EL_WATERMARK = 2,
     CK_EL_END_OF_PARTITION = 3,
-    CK_EL_TAG_MAX = 3
+    CK_EL_BARRIER = 4,
+    CK_EL_TAG_MAX = 4
 } ck_elem_tag;
+
+/* Barrier flags. */
+#define CK_BARRIER_SAVEPOINT 1u
 
 #define CK_ELEM_PREFIX 5       /* u32 len + u8 tag */
 #define CK_REC_FIXED 30        /* fixed part of a record body */
@@ -44,11 +51,18 @@ typedef struct ck_rec {
     uint32_t plen;
 } ck_rec;
 
+typedef struct ck_barrier {
+    uint64_t id;
+    int64_t ts;
+    uint32_t flags;
+} ck_barrier;
+
 typedef struct ck_elem {
     int tag;
     union {
         ck_rec rec;
         int64_t wm;
+        ck_barrier barrier;
     } u;
 } ck_elem;
 
@@ -60,6 +74,8 @@ static inline size_t ck_elem_size(const ck_elem *e)
         return CK_ELEM_PREFIX + CK_REC_FIXED + e->u.rec.klen + e->u.rec.plen;
     case CK_EL_WATERMARK:
         return CK_ELEM_PREFIX + 8;
+    case CK_EL_BARRIER:
+        return CK_ELEM_PREFIX + 20;
     default:
         return CK_ELEM_PREFIX;
     }
@@ -85,6 +101,10 @@ static inline void ck_elem_encode_n(uint8_t *dst, const ck_elem *e, size_t n)
             memcpy(p + CK_REC_FIXED + r->klen, r->payload, r->plen);
     } else if (e->tag == CK_EL_WATERMARK) {
         ck_put_u64(p, (uint64_t)e->u.wm);
+    } else if (e->tag == CK_EL_BARRIER) {
+        ck_put_u64(p, e->u.barrier.id);
+        ck_put_u64(p + 8, (uint64_t)e->u.barrier.ts);
+        ck_put_u32(p + 16, e->u.barrier.flags);
     }
 }
 

@@ -28,6 +28,7 @@ int ck_gate_init(ck_gate *g, ck_platform *plat, uint16_t edge, uint32_t consumer
     g->floating = floating;
     g->pool_free = floating;
     g->wm = CK_WM_MIN;
+    g->exactly_once = 1;
     for (int i = 0; i < nchan; i++) {
         ck_chan *c = &g->chans[i];
         c->producer_ep = producer_eps[i];
@@ -75,7 +76,7 @@ static void recredit(ck_chan *c)
 static void avail_push(ck_gate *g, int i)
 {
     ck_chan *c = &g->chans[i];
-    if (c->in_avail)
+    if (c->in_avail || c->blocked)
         return;
     c->in_avail = 1;
     g->avail[(g->avail_head + g->avail_n) % g->nchan] = i;
@@ -199,12 +200,74 @@ static int advance_wm(ck_gate *g, ck_elem *e)
     return 0;
 }
 
+/* True when every open channel has delivered the barrier being aligned. */
+static int aligned(const ck_gate *g)
+{
+    for (int i = 0; i < g->nchan; i++)
+        if (!g->chans[i].ended && g->chans[i].barrier < g->align_id)
+            return 0;
+    return 1;
+}
+
+static void unblock_all(ck_gate *g)
+{
+    for (int i = 0; i < g->nchan; i++) {
+        ck_chan *c = &g->chans[i];
+        if (!c->blocked)
+            continue;
+        c->blocked = 0;
+        if (c->cur || c->queue.n > 0)
+            avail_push(g, i);
+    }
+}
+
+/* Alignment done: hand the barrier up. */
+static int barrier_up(ck_gate *g, ck_elem *e)
+{
+    e->tag = CK_EL_BARRIER;
+    e->u.barrier = g->align_barrier;
+    g->last_align_ns = ck_now(g->plat) - g->align_start;
+    g->done_id = g->align_id;
+    g->align_id = 0;
+    unblock_all(g);
+    return 1;
+}
+
+/* A barrier arrived on channel c. Returns 1 when it completes an alignment. */
+static int on_barrier(ck_gate *g, ck_chan *c, ck_elem *e)
+{
+    const ck_barrier b = e->u.barrier;
+    if (b.id <= g->done_id || b.id < g->align_id || b.id <= c->barrier)
+        return 0; /* of a checkpoint handed up or abandoned already */
+    if (g->align_id && b.id > g->align_id) {
+        g->abandoned = g->align_id; /* a newer checkpoint overtakes this one */
+        g->done_id = g->align_id;
+        g->align_id = 0;
+        unblock_all(g);
+    }
+    if (!g->align_id) {
+        g->align_id = b.id;
+        g->align_barrier = b;
+        g->align_start = ck_now(g->plat);
+    }
+    c->barrier = b.id;
+    if (aligned(g))
+        return barrier_up(g, e);
+    if (g->exactly_once)
+        c->blocked = 1; /* popped from the available ring at the next turn */
+    return 0;
+}
+
 int ck_gate_next(ck_gate *g, ck_elem *e, int *released)
 {
     *released = 0;
     while (g->avail_n > 0) {
         int i = g->avail[g->avail_head];
         ck_chan *c = &g->chans[i];
+        if (c->blocked) {
+            avail_pop(g); /* back in when the alignment ends */
+            continue;
+        }
         if (!c->cur) {
             c->cur = ck_bufq_pop(&c->queue);
             if (!c->cur) {
@@ -235,16 +298,23 @@ int ck_gate_next(ck_gate *g, ck_elem *e, int *released)
                 return 1;
             continue;
         case CK_EL_END_OF_PARTITION:
-            if (c->queue.n > 0 || ck_elem_reader_partial(&c->reader))
+            if (c->queue.n > 0 || ck_elem_reader_partial(&c->reader) ||
+                c->reader.pos < c->reader.len)
                 return CK_EPROTO; /* data after the end */
             c->ended = 1;
             g->nended++;
+            if (g->align_id && g->nended < g->nchan && aligned(g))
+                return barrier_up(g, e); /* the last missing channel ended */
             if (g->nended == g->nchan) {
                 g->eop_delivered = 1;
                 e->tag = CK_EL_END_OF_PARTITION;
                 return 1;
             }
             if (advance_wm(g, e))
+                return 1;
+            continue;
+        case CK_EL_BARRIER:
+            if (on_barrier(g, c, e))
                 return 1;
             continue;
         default:

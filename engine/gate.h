@@ -25,6 +25,19 @@
  * and the gate delivers END_OF_PARTITION once, when every channel ended.
  * The gate's watermark is the minimum over its open channels' watermarks;
  * ck_gate_next hands a WATERMARK element up only when that minimum rises.
+ *
+ * Checkpoint barriers (asynchronous barrier snapshotting): the gate hands a
+ * BARRIER up once every open channel has delivered it (alignment). In
+ * exactly-once mode a channel that delivered barrier n is blocked until
+ * then: its later buffers wait unread (and so hold back credit). In
+ * at-least-once mode nothing is blocked. A barrier of a newer checkpoint
+ * abandons the alignment in progress (ck_gate.abandoned says which, for the
+ * task to decline it); barriers of checkpoints already handed up or
+ * abandoned are dropped.
+ *
+ *   IDLE --first barrier n--> ALIGNING(n) --barrier n on every open channel,
+ *        or the last missing channel ends--> IDLE (BARRIER n handed up)
+ *   ALIGNING(n) --barrier m > n--> ALIGNING(m) (n abandoned)
  */
 #ifndef CK_GATE_H
 #define CK_GATE_H
@@ -46,6 +59,8 @@ typedef struct ck_chan {
     int64_t wm;
     uint8_t ended, in_avail, waiting;
     uint64_t bytes_in, bufs_in;
+    uint64_t barrier; /* highest checkpoint barrier it delivered */
+    uint8_t blocked;  /* exactly-once alignment holds it back */
 } ck_chan;
 
 typedef struct ck_gate {
@@ -63,6 +78,14 @@ typedef struct ck_gate {
     int eop_delivered;
     int64_t wm;
     uint64_t bytes_in;
+    /* barrier alignment */
+    int exactly_once;
+    uint64_t align_id;      /* checkpoint being aligned, 0 when idle */
+    ck_barrier align_barrier;
+    ck_time align_start;    /* when its first barrier was read */
+    uint64_t done_id;       /* highest checkpoint handed up or abandoned */
+    uint64_t abandoned;     /* set when an alignment was abandoned; the task clears it */
+    ck_time last_align_ns;  /* alignment time of the barrier last handed up */
 } ck_gate;
 
 /*
@@ -73,6 +96,12 @@ int ck_gate_init(ck_gate *g, ck_platform *plat, uint16_t edge, uint32_t consumer
                  int nchan, const uint32_t *producer_eps, uint32_t exclusive,
                  uint32_t floating);
 void ck_gate_free(ck_gate *g);
+
+/* Exactly-once (block channels while aligning) or at-least-once. */
+static inline void ck_gate_set_exactly_once(ck_gate *g, int on)
+{
+    g->exactly_once = on;
+}
 
 /*
  * Takes a DATA message (header already decoded into h; msg owned by the

@@ -6,7 +6,8 @@
  * State machine of the job:
  *
  *   RUNNING --TASK_FINISHED from every subtask--> FINISHED
- *   RUNNING --TASK_FAILED from any subtask, or a bad message--> FAILED
+ *   RUNNING --TASK_FAILED from any subtask, a bad message, or more failed
+ *             checkpoints than tolerated--> FAILED
  *
  * Invariant: `nfinished` counts distinct subtasks; a second report from the
  * same subtask is a protocol violation.
@@ -14,6 +15,7 @@
 #ifndef CK_JOBMANAGER_H
 #define CK_JOBMANAGER_H
 
+#include "coordinator.h"
 #include "graph.h"
 #include "metrics.h"
 #include "node.h"
@@ -35,10 +37,12 @@ typedef struct ck_jm {
     ck_metrics job;      /* merged series and histograms */
     ck_time end;         /* when the job finished or failed */
     char failure[256];
+    ck_cc cc;            /* the checkpoint coordinator */
 } ck_jm;
 
 /* Returns 0 or CK_ENOMEM. */
-int ck_jm_init(ck_jm *jm, ck_platform *plat, const ck_graph *g);
+int ck_jm_init(ck_jm *jm, ck_platform *plat, const ck_graph *g, const ck_config *cfg,
+               const char *job_id);
 void ck_jm_free(ck_jm *jm);
 
 ck_node ck_jm_node(ck_jm *jm);

@@ -7,7 +7,7 @@
  *   while (!finished(node)) {
  *       if (deadline(node) <= now)   on_deadline(node);
  *       for each arrived message:    on_message(node, msg, len);
- *       for each store completion:   on_store(node, token, status, data, len);
+ *       for each completion:         on_complete(node, token, status, data, len);
  *       if (work(node) == 0)         wait for a message or the deadline;
  *   }
  *
@@ -22,9 +22,10 @@
 typedef struct ck_node_ops {
     /* Takes ownership of msg. Returns 0, or a CK_E* code (node failed). */
     int (*on_message)(void *self, uint8_t *msg, size_t len);
-    /* A store operation finished; takes ownership of data (get only). */
-    int (*on_store)(void *self, uint64_t token, int status, uint8_t *data,
-                    size_t len);
+    /* An asynchronous operation it started (a store put or get, background
+     * CPU work) finished; takes ownership of data (store get only). */
+    int (*on_complete)(void *self, uint64_t token, int status, uint8_t *data,
+                       size_t len);
     /* Earliest time the node wants on_deadline; CK_TIME_NEVER for none. */
     ck_time (*deadline)(void *self);
     int (*on_deadline)(void *self);

@@ -71,8 +71,10 @@ int ck_chain_init(ck_chain *c, const ck_graph *g, int vertex, int subtask,
             }
             ck_timerq_init(&op->timers);
         }
-        if (s->kind == CK_OP_SINK)
+        if (s->kind == CK_OP_SINK) {
             op->sink_id = ck_sink_id(v->ops[k], subtask);
+            op->txn = 0; /* the task turns on two-phase commit */
+        }
     }
     /* Wire successors: chained operators and outgoing edges. */
     for (int k = 0; k < v->nops; k++) {
@@ -98,6 +100,9 @@ void ck_chain_free(ck_chain *c)
         }
         free(op->out);
         free(op->ingest);
+        free(op->open.ingest);
+        for (int p = 0; p < op->npend; p++)
+            free(op->pend[p].ingest);
     }
     c->nops = 0;
 }
@@ -350,4 +355,37 @@ int ck_chain_restore(ck_chain *c, const ck_snapshot *s)
         }
     }
     return CK_OK;
+}
+
+int ck_sink_txn_add(ck_op *sink, const int64_t *ingest, size_t n)
+{
+    ck_txn *t = &sink->open;
+    if (grow((void **)&t->ingest, &t->cap, t->n + n, sizeof(int64_t)))
+        return CK_ENOMEM;
+    memcpy(t->ingest + t->n, ingest, n * sizeof(int64_t));
+    t->n += n;
+    return CK_OK;
+}
+
+int ck_sink_precommit(ck_op *sink, uint64_t cp)
+{
+    if (sink->npend == CK_SNAP_MAX_PENDING)
+        return CK_ETOOBIG;
+    ck_txn *p = &sink->pend[sink->npend++];
+    *p = sink->open;
+    p->txn = sink->txn;
+    p->cp = cp;
+    memset(&sink->open, 0, sizeof(sink->open));
+    sink->txn++;
+    return CK_OK;
+}
+
+int ck_sink_take_committable(ck_op *sink, uint64_t cp, ck_txn *out)
+{
+    if (sink->npend == 0 || sink->pend[0].cp > cp)
+        return 0;
+    *out = sink->pend[0];
+    memmove(sink->pend, sink->pend + 1, (size_t)(sink->npend - 1) * sizeof(ck_txn));
+    sink->npend--;
+    return 1;
 }

@@ -32,6 +32,14 @@ typedef struct ck_chain ck_chain;
 
 typedef struct ck_op ck_op;
 
+/* A sink transaction: its id, the checkpoint that pre-committed it, and the
+ * ingest times of its records. */
+typedef struct ck_txn {
+    uint64_t txn, cp;
+    int64_t *ingest;
+    size_t n, cap;
+} ck_txn;
+
 /* What an operator does with one record (chosen by kind at init). */
 typedef int (*ck_op_fn)(ck_op *op, ck_rec *r);
 
@@ -54,6 +62,14 @@ struct ck_op {
     size_t out_len, out_cap;
     int64_t *ingest;
     size_t n_ingest, cap_ingest;
+    /* sink with two-phase commit: the open transaction and the ingest times
+     * of its records (latency is measured at commit), and the transactions
+     * pre-committed at checkpoints, awaiting their checkpoint's completion */
+    int two_phase;
+    uint64_t txn;
+    ck_txn open;
+    int npend;
+    ck_txn pend[CK_SNAP_MAX_PENDING];
 };
 
 /* The output a sink subtask writes to: operator index and subtask. */
@@ -113,6 +129,24 @@ int ck_chain_capture(ck_chain *c, ck_capture *cap);
  * says, or the operators do not match), CK_ENOMEM.
  */
 int ck_chain_restore(ck_chain *c, const ck_snapshot *s);
+
+/* ---- two-phase commit sinks ---------------------------------------------- */
+
+/* Records that a batch of n records went into the open transaction. */
+int ck_sink_txn_add(ck_op *sink, const int64_t *ingest, size_t n);
+
+/*
+ * Pre-commits the open transaction for checkpoint cp and opens the next.
+ * Returns 0, CK_ETOOBIG (too many transactions await commit), CK_ENOMEM.
+ */
+int ck_sink_precommit(ck_op *sink, uint64_t cp);
+
+/*
+ * Takes the oldest pre-committed transaction whose checkpoint is <= cp
+ * (all of them with cp = UINT64_MAX): returns 1 and moves it to *out (the
+ * caller commits it and frees out->ingest), or 0.
+ */
+int ck_sink_take_committable(ck_op *sink, uint64_t cp, ck_txn *out);
 
 /* Keyed state entries held by the chain's operators. */
 uint64_t ck_chain_state_entries(const ck_chain *c);

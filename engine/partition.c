@@ -43,9 +43,12 @@ void ck_rp_free(ck_rp *rp)
     memset(rp, 0, sizeof(*rp));
 }
 
+/* A subpartition's share: finished buffers waiting to be sent. The buffer
+ * being filled does not count, or a share of 1 could block a producer on a
+ * half-empty buffer that nothing would ever flush. */
 static inline uint32_t sub_held(const ck_subpart *s)
 {
-    return s->queue.n + (s->cur ? 1u : 0u);
+    return s->queue.n;
 }
 
 /* Keeps nfull in step after sub_held(s) changed from `before`. */
@@ -163,8 +166,9 @@ void ck_rp_flush(ck_rp *rp)
 
 int ck_rp_on_credit(ck_rp *rp, int sub, uint32_t credits)
 {
-    if (sub < 0 || sub >= rp->nsub || credits > (1u << 20))
-        return CK_EPROTO;
+    if (sub < 0 || sub >= rp->nsub || credits > (1u << 20) ||
+        rp->subs[sub].credit > (1 << 20) - (int32_t)credits)
+        return CK_EPROTO; /* more than any consumer can own */
     rp->subs[sub].credit += (int32_t)credits;
     return CK_OK;
 }

@@ -13,6 +13,8 @@
  *   - sequence numbers of a subpartition are 0, 1, 2, ... without gaps;
  *   - pool_used = sum over subpartitions of (queued + has current buffer),
  *     the buffers taken from the task's output pool and not yet sent;
+ *   - a subpartition is full (nfull) when its queued buffers reach
+ *     max_per_channel;
  *   - ck_rp_available() is false when the pool or any subpartition's share
  *     is exhausted: the task must stop producing (backpressure). The record
  *     in progress may still finish, using up to max_overdraft extra buffers.

@@ -54,8 +54,16 @@ typedef struct ck_platform_ops {
     void (*cpu)(ck_platform *p, double flops);
 
     /*
+     * Starts CPU work that runs beside this endpoint's own (an asynchronous
+     * snapshot thread in Flink): under SimGrid it competes for the host's
+     * cores and completes through on_complete with `token`; with sockets the
+     * real work was already done by the caller and it completes at once.
+     */
+    void (*cpu_background)(ck_platform *p, double flops, uint64_t token);
+
+    /*
      * The durable object store (checkpoint storage). put and get are
-     * asynchronous: the result arrives through ck_node_ops.on_store with
+     * asynchronous: the result arrives through ck_node_ops.on_complete with
      * the same token. put takes ownership of data. list and delete are
      * immediate. Keys are relative paths such as "job/chk-3/_metadata".
      * Return 0 or a CK_E* code (on error no completion follows).
@@ -68,10 +76,18 @@ typedef struct ck_platform_ops {
     int (*store_delete)(ck_platform *p, const char *key);
 
     /*
-     * Appends bytes to the external output of sink subtask `sink` (the
-     * system a sink writes to). Returns 0 or CK_EIO.
+     * The external system a sink writes to, with transactions (a Kafka
+     * topic, a file system with staged files). `output` appends bytes to
+     * transaction `txn` of sink subtask `sink`; transaction 0 is committed
+     * at once (a sink without two-phase commit). Only committed bytes are
+     * visible. `commit` of a transaction already committed, or unknown,
+     * succeeds (commits are retried after a restore); `abort` discards.
+     * Return 0 or CK_EIO.
      */
-    int (*output)(ck_platform *p, uint32_t sink, const uint8_t *data, size_t len);
+    int (*output)(ck_platform *p, uint32_t sink, uint64_t txn, const uint8_t *data,
+                  size_t len);
+    int (*output_commit)(ck_platform *p, uint32_t sink, uint64_t txn);
+    int (*output_abort)(ck_platform *p, uint32_t sink, uint64_t txn);
 
     /* One line of diagnostics (no newline). */
     void (*log)(ck_platform *p, int level, const char *line);

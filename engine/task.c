@@ -3,13 +3,35 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "coordinator.h"
 #include "error.h"
 #include "keygroup.h"
+#include "snapshot.h"
 
 /* Records a source reads from one partition before moving to the next. */
 #define SOURCE_SLICE 64
 /* Records a source reads in one work() call. */
 #define SOURCE_BATCH 512
+/* Snapshots in their asynchronous phase at once. */
+#define MAX_SNAPS 16
+/* Cost model of snapshots: marking key groups copy-on-write and copying
+ * timers in the synchronous phase; serializing in the asynchronous one. */
+#define SYNC_FLOPS_PER_KEY_GROUP 200.0
+#define SYNC_FLOPS_PER_TIMER 50.0
+#define SERIALIZE_FLOPS_PER_BYTE 10.0
+
+enum { SNAP_SERIALIZING = 1, SNAP_UPLOADING = 2 };
+
+typedef struct snap_job {
+    uint64_t id;
+    int stage;
+    uint8_t *data; /* until handed to the store */
+    size_t len;
+    uint32_t crc;
+    int64_t sync_ns, align_ns;
+    ck_time async_start;
+    char key[200];
+} snap_job;
 
 enum { ACCT_IDLE, ACCT_BUSY, ACCT_BP };
 
@@ -45,6 +67,11 @@ struct ck_task {
     ck_time acct_t;
     int acct_mode;
     int started;
+
+    /* checkpoints */
+    int checkpointing;
+    int nsnaps;
+    snap_job snaps[MAX_SNAPS];
 };
 
 const char *ck_task_state_name(ck_task_state s)
@@ -155,6 +182,8 @@ ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global)
                          rc.floating_per_gate))
             goto fail;
         t->has_gate = 1;
+        ck_gate_set_exactly_once(&t->gate,
+                                 ck_cfg(cfg, CK_CFG_CP_MODE) == CK_CP_EXACTLY_ONCE);
     }
     if (ck_chain_init(&t->chain, g, t->vertex, t->subtask, t->rps, t->nrps))
         goto fail;
@@ -162,6 +191,17 @@ ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global)
         t->is_source = 1;
         if (source_init(t))
             goto fail;
+    }
+    t->checkpointing = ck_cfg(cfg, CK_CFG_CP_INTERVAL) > 0;
+    if (t->checkpointing && ck_cfg(cfg, CK_CFG_CP_MODE) == CK_CP_EXACTLY_ONCE) {
+        /* Exactly-once end to end: sinks write in transactions. */
+        for (int k = 0; k < t->chain.nops; k++) {
+            ck_op *op = &t->chain.ops[k];
+            if (op->spec->kind == CK_OP_SINK) {
+                op->two_phase = 1;
+                op->txn = 1;
+            }
+        }
     }
     free(eps);
     return t;
@@ -187,6 +227,8 @@ void ck_task_del(ck_task *t)
     free(t->off);
     free(t->end);
     free(t->maxts);
+    for (int i = 0; i < t->nsnaps; i++)
+        free(t->snaps[i].data);
     ck_metrics_free(&t->met);
     free(t);
 }
@@ -278,10 +320,14 @@ static int finish_batch(ck_task *t)
         if (sink->n_ingest == 0)
             continue;
         ck_time now = ck_now(t->plat);
-        int rc = t->plat->ops->output(t->plat, sink->sink_id, sink->out, sink->out_len);
+        int rc = t->plat->ops->output(t->plat, sink->sink_id, sink->txn, sink->out,
+                                      sink->out_len);
         if (rc)
             return rc;
-        if ((rc = ck_metrics_out_batch(&t->met, now, sink->ingest, sink->n_ingest)))
+        /* Without two-phase commit the output is visible now; with it, at commit. */
+        rc = sink->two_phase ? ck_sink_txn_add(sink, sink->ingest, sink->n_ingest)
+                             : ck_metrics_out_batch(&t->met, now, sink->ingest, sink->n_ingest);
+        if (rc)
             return rc;
         ck_op_clear_output(sink);
     }
@@ -297,6 +343,7 @@ static void fail(ck_task *t, int rc, const char *what)
     const ck_vertex *v = &t->g->v[t->vertex];
     int n = snprintf(msg, sizeof(msg), "%s (%d/%d): %s: %s", v->name, t->subtask + 1,
                      v->parallelism, what, ck_strerror(rc));
+    n = CK_MAX(0, CK_MIN(n, (int)sizeof(msg) - 1)); /* snprintf says what it would have written */
     ck_logf(t->plat, CK_LOG_ERROR, "%s", msg);
     t->state = CK_TASK_FAILED;
     uint8_t *m = malloc(CK_WIRE_HDR + (size_t)n);
@@ -309,15 +356,25 @@ static void fail(ck_task *t, int rc, const char *what)
     t->plat->ops->send(t->plat, CK_EP_JM, m, CK_WIRE_HDR + (size_t)n);
 }
 
+static int commit_upto(ck_task *t, uint64_t cp);
+
 /* Input is over: close every output with END_OF_PARTITION. */
 static int end_input(ck_task *t)
 {
-    ck_elem eop = {.tag = CK_EL_END_OF_PARTITION};
-    for (int i = 0; i < t->nrps; i++) {
-        int rc = ck_rp_broadcast(&t->rps[i].rp, &eop);
-        if (rc)
-            return rc;
+    /* Sinks commit what they hold: the end of a bounded input stands for
+     * its final checkpoint. */
+    for (int k = 0; k < t->chain.nops; k++) {
+        ck_op *op = &t->chain.ops[k];
+        if (op->two_phase && ck_sink_precommit(op, UINT64_MAX - 1))
+            return CK_ETOOBIG;
     }
+    int rc = commit_upto(t, UINT64_MAX);
+    if (rc)
+        return rc;
+    ck_elem eop = {.tag = CK_EL_END_OF_PARTITION};
+    for (int i = 0; i < t->nrps; i++)
+        if ((rc = ck_rp_broadcast(&t->rps[i].rp, &eop)))
+            return rc;
     t->state = CK_TASK_ENDING;
     return CK_OK;
 }
@@ -466,6 +523,219 @@ static int source_step(ck_task *t, ck_time now)
     return n > 0 ? 1 : 0;
 }
 
+/* ---- checkpoints -------------------------------------------------------------- */
+
+
+static void send_decline(ck_task *t, uint64_t id, uint32_t reason, const char *why)
+{
+    uint8_t body[12 + 100];
+    size_t wl = strlen(why);
+    if (wl > 100)
+        wl = 100;
+    ck_put_u64(body, id);
+    ck_put_u32(body + 8, reason);
+    memcpy(body + 12, why, wl);
+    size_t n;
+    uint8_t *m = ck_wire_msg(CK_MSG_CP_DECLINE, t->global, CK_EP_JM, body, 12 + wl, &n);
+    if (m)
+        t->plat->ops->send(t->plat, CK_EP_JM, m, n);
+}
+
+/* Commits every sink transaction that checkpoint cp covers; measures latency. */
+static int commit_upto(ck_task *t, uint64_t cp)
+{
+    for (int k = 0; k < t->chain.nops; k++) {
+        ck_op *op = &t->chain.ops[k];
+        if (!op->two_phase)
+            continue;
+        ck_txn x;
+        while (ck_sink_take_committable(op, cp, &x)) {
+            int rc = t->plat->ops->output_commit(t->plat, op->sink_id, x.txn);
+            ck_time now = ck_now(t->plat);
+            if (!rc && x.n)
+                rc = ck_metrics_out_batch(&t->met, now, x.ingest, x.n);
+            free(x.ingest);
+            if (rc)
+                return rc;
+        }
+    }
+    return CK_OK;
+}
+
+/* The synchronous phase of checkpoint b, then the barrier goes downstream. */
+static int take_checkpoint(ck_task *t, const ck_barrier *b, int64_t align_ns)
+{
+    if (t->nsnaps == MAX_SNAPS) {
+        send_decline(t, b->id, CK_DECLINE_FAILURE, "too many snapshots in progress");
+        return CK_OK;
+    }
+    ck_time t0 = ck_now(t->plat);
+    static const ck_capture empty;
+    ck_capture *cap = malloc(sizeof(*cap));
+    if (!cap)
+        return CK_ENOMEM;
+    *cap = empty;
+    cap->checkpoint_id = b->id;
+    cap->vertex = t->vertex;
+    cap->subtask = t->subtask;
+    cap->parallelism = t->g->v[t->vertex].parallelism;
+    int rc = ck_chain_capture(&t->chain, cap);
+    if (rc) {
+        free(cap);
+        return rc;
+    }
+    double flops = 0;
+    for (int i = 0; i < cap->nkeyed; i++)
+        flops += SYNC_FLOPS_PER_KEY_GROUP * (cap->keyed[i].view.kg_end - cap->keyed[i].view.kg_start + 1) +
+                 SYNC_FLOPS_PER_TIMER * (double)cap->keyed[i].ntimers;
+    if (t->is_source) {
+        ck_source_capture *sc = &cap->source;
+        cap->has_source = 1;
+        sc->op = t->g->v[t->vertex].ops[0];
+        sc->nparts = t->nparts;
+        sc->parts = malloc(((size_t)t->nparts + 1) * sizeof(int));
+        sc->offsets = malloc(((size_t)t->nparts + 1) * sizeof(int64_t));
+        sc->maxts = malloc(((size_t)t->nparts + 1) * sizeof(int64_t));
+        if (!sc->parts || !sc->offsets || !sc->maxts) {
+            ck_capture_free(cap);
+            free(cap);
+            return CK_ENOMEM;
+        }
+        memcpy(sc->parts, t->parts, (size_t)t->nparts * sizeof(int));
+        memcpy(sc->offsets, t->off, (size_t)t->nparts * sizeof(int64_t));
+        memcpy(sc->maxts, t->maxts, (size_t)t->nparts * sizeof(int64_t));
+    }
+    for (int k = 0; k < t->chain.nops; k++) {
+        ck_op *op = &t->chain.ops[k];
+        if (!op->two_phase)
+            continue;
+        if ((rc = ck_sink_precommit(op, b->id))) {
+            ck_capture_free(cap);
+            free(cap);
+            send_decline(t, b->id, CK_DECLINE_FAILURE, "too many transactions await commit");
+            return CK_OK;
+        }
+        ck_sink_capture *sk = &cap->sinks[cap->nsinks++];
+        sk->op = t->g->v[t->vertex].ops[k];
+        sk->open_txn = op->txn;
+        sk->npending = op->npend;
+        for (int p = 0; p < op->npend; p++)
+            sk->pending[p] = op->pend[p].txn;
+    }
+    if (flops > 0)
+        t->plat->ops->cpu(t->plat, flops);
+    int64_t sync_ns = ck_now(t->plat) - t0;
+
+    /* The barrier follows the state it closes, at once. */
+    ck_elem be = {.tag = CK_EL_BARRIER};
+    be.u.barrier = *b;
+    for (int i = 0; i < t->nrps; i++)
+        if ((rc = ck_rp_broadcast(&t->rps[i].rp, &be))) {
+            ck_capture_free(cap);
+            free(cap);
+            return rc;
+        }
+    flush_all(t);
+
+    /* Asynchronous phase: serialize (background CPU), then upload. */
+    snap_job *j = &t->snaps[t->nsnaps];
+    memset(j, 0, sizeof(*j));
+    rc = ck_snap_encode(cap, &j->data, &j->len);
+    ck_capture_free(cap);
+    free(cap);
+    if (rc)
+        return rc;
+    t->nsnaps++;
+    j->id = b->id;
+    j->stage = SNAP_SERIALIZING;
+    j->crc = ck_get_u32(j->data + j->len - 4);
+    j->sync_ns = sync_ns;
+    j->align_ns = align_ns;
+    j->async_start = ck_now(t->plat);
+    ck_cc_state_key(t->env->job_id, b->id, t->vertex, t->subtask, j->key, sizeof(j->key));
+    t->plat->ops->cpu_background(t->plat, SERIALIZE_FLOPS_PER_BYTE * (double)j->len,
+                                 (j->id << 2) | SNAP_SERIALIZING);
+    return CK_OK;
+}
+
+static snap_job *snap_find(ck_task *t, uint64_t id)
+{
+    for (int i = 0; i < t->nsnaps; i++)
+        if (t->snaps[i].id == id)
+            return &t->snaps[i];
+    return NULL;
+}
+
+static void snap_drop(ck_task *t, snap_job *j)
+{
+    free(j->data);
+    *j = t->snaps[--t->nsnaps];
+}
+
+/* A step of a snapshot's asynchronous phase finished. */
+static void snap_progress(ck_task *t, uint64_t token, int status)
+{
+    snap_job *j = snap_find(t, token >> 2);
+    if (!j || (int)(token & 3) != j->stage)
+        return; /* aborted meanwhile */
+    if (j->stage == SNAP_SERIALIZING) {
+        uint8_t *data = j->data;
+        j->data = NULL; /* the store owns it now */
+        j->stage = SNAP_UPLOADING;
+        int rc = t->plat->ops->store_put(t->plat, j->key, data, j->len,
+                                         (j->id << 2) | SNAP_UPLOADING);
+        if (rc) {
+            send_decline(t, j->id, CK_DECLINE_FAILURE, "the upload could not start");
+            snap_drop(t, j);
+        }
+        return;
+    }
+    if (status != CK_OK) {
+        send_decline(t, j->id, CK_DECLINE_FAILURE, "the upload failed");
+        snap_drop(t, j);
+        return;
+    }
+    ck_cp_ack ack = {.id = j->id, .bytes = j->len, .crc = j->crc, .sync_ns = j->sync_ns,
+                     .async_ns = ck_now(t->plat) - j->async_start, .align_ns = j->align_ns};
+    snprintf(ack.key, sizeof(ack.key), "%s", j->key);
+    uint8_t body[320];
+    size_t bl = ck_cp_ack_encode(&ack, body, sizeof(body)), n;
+    uint8_t *m = ck_wire_msg(CK_MSG_CP_ACK, t->global, CK_EP_JM, body, bl, &n);
+    if (m)
+        t->plat->ops->send(t->plat, CK_EP_JM, m, n);
+    snap_drop(t, j);
+}
+
+/* TRIGGER, COMPLETE, ABORT from the job manager. */
+static int on_checkpoint_message(ck_task *t, const ck_wire_hdr *h, const uint8_t *body)
+{
+    if (h->src != CK_EP_JM || h->len < 8)
+        return CK_EPROTO;
+    uint64_t id = ck_get_u64(body);
+    switch (h->type) {
+    case CK_MSG_CP_TRIGGER: {
+        if (h->len != 20 || !t->is_source)
+            return CK_EPROTO;
+        if (t->state != CK_TASK_RUNNING || source_done(t)) {
+            send_decline(t, id, CK_DECLINE_NOT_READY, "the source has finished");
+            return CK_OK;
+        }
+        ck_barrier b = {.id = id, .ts = ck_get_i64(body + 8), .flags = ck_get_u32(body + 16)};
+        int rc = finish_batch(t);
+        return rc ? rc : take_checkpoint(t, &b, 0);
+    }
+    case CK_MSG_CP_COMPLETE:
+        return commit_upto(t, id);
+    case CK_MSG_CP_ABORT: {
+        snap_job *j = snap_find(t, id);
+        if (j)
+            snap_drop(t, j);
+        return CK_OK;
+    }
+    }
+    return CK_EPROTO;
+}
+
 /* ---- input ------------------------------------------------------------------ */
 
 static int input_step(ck_task *t, ck_time now)
@@ -491,9 +761,22 @@ static int input_step(ck_task *t, ck_time now)
             if ((rc = finish_batch(t)))
                 return rc;
             return end_input(t);
+        case CK_EL_BARRIER:
+            /* Aligned: what came before the barrier is processed and published. */
+            if ((rc = finish_batch(t)))
+                return rc;
+            if ((rc = take_checkpoint(t, &e.u.barrier, t->gate.last_align_ns)))
+                return rc;
+            released = 1; /* send the barrier on its way before reading on */
+            break;
         }
         if (rc)
             return rc;
+        if (t->gate.abandoned) {
+            send_decline(t, t->gate.abandoned, CK_DECLINE_SUBSUMED,
+                         "a newer barrier overtook its alignment");
+            t->gate.abandoned = 0;
+        }
     }
     if ((rc = finish_batch(t)))
         return rc;
@@ -525,6 +808,12 @@ static int task_on_message(void *self, uint8_t *msg, size_t len)
         }
         rc = ck_gate_on_data(&t->gate, &h, msg);
         break;
+    case CK_MSG_CP_TRIGGER:
+    case CK_MSG_CP_COMPLETE:
+    case CK_MSG_CP_ABORT:
+        rc = on_checkpoint_message(t, &h, msg + CK_WIRE_HDR);
+        free(msg);
+        break;
     case CK_MSG_CREDIT:
         free(msg);
         rc = CK_EPROTO;
@@ -544,14 +833,14 @@ static int task_on_message(void *self, uint8_t *msg, size_t len)
     return rc;
 }
 
-static int task_on_store(void *self, uint64_t token, int status, uint8_t *data,
-                         size_t len)
+static int task_on_complete(void *self, uint64_t token, int status, uint8_t *data,
+                            size_t len)
 {
-    CK_UNUSED(self);
-    CK_UNUSED(token);
-    CK_UNUSED(status);
+    ck_task *t = self;
     CK_UNUSED(len);
     free(data);
+    if (t->state != CK_TASK_FAILED)
+        snap_progress(t, token, status);
     return CK_OK;
 }
 
@@ -668,7 +957,7 @@ static int task_finished(void *self)
 
 static const ck_node_ops task_node_ops = {
     .on_message = task_on_message,
-    .on_store = task_on_store,
+    .on_complete = task_on_complete,
     .deadline = task_deadline,
     .on_deadline = task_on_deadline,
     .work = task_work,

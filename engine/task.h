@@ -17,6 +17,14 @@
  *   ENDING  --every partition drained: TASK_FINISHED to the JM--> FINISHED
  *   any     --protocol or memory error: TASK_FAILED to the JM--> FAILED
  *
+ * Checkpoints: a source takes its snapshot when the job manager triggers
+ * one; any other task when its input gate has aligned the barrier. The
+ * synchronous phase captures state (copy-on-write), pre-commits the sinks'
+ * transactions and forwards the barrier; the asynchronous phase serializes
+ * the capture (background CPU), uploads it and acknowledges to the job
+ * manager. When the job manager reports a checkpoint complete, sinks commit
+ * the transactions it covers (two-phase commit; latency is measured then).
+ *
  * Invariants: the task processes input only while every result partition
  * is available (otherwise it is backpressured and its unread buffers hold
  * back credit upstream); busy + backpressured + idle time add up to the
@@ -45,6 +53,7 @@ typedef struct ck_job_env {
     const ck_graph *g;
     const ck_config *cfg;
     const ck_topic *topic;
+    const char *job_id; /* names the job's checkpoints in the store */
 } ck_job_env;
 
 typedef struct ck_task ck_task;

@@ -1,5 +1,7 @@
 #include "wire.h"
 
+#include <stdlib.h>
+
 #include "error.h"
 
 void ck_wire_encode(uint8_t *dst, const ck_wire_hdr *h)
@@ -44,6 +46,67 @@ const char *ck_wire_type_name(int type)
         return "TASK_FINISHED";
     case CK_MSG_TASK_FAILED:
         return "TASK_FAILED";
+    case CK_MSG_CP_TRIGGER:
+        return "CP_TRIGGER";
+    case CK_MSG_CP_ACK:
+        return "CP_ACK";
+    case CK_MSG_CP_DECLINE:
+        return "CP_DECLINE";
+    case CK_MSG_CP_COMPLETE:
+        return "CP_COMPLETE";
+    case CK_MSG_CP_ABORT:
+        return "CP_ABORT";
     }
     return "UNKNOWN";
+}
+
+uint8_t *ck_wire_msg(int type, uint32_t src, uint32_t dst, const void *body, size_t len,
+                     size_t *total)
+{
+    uint8_t *m = malloc(CK_WIRE_HDR + len);
+    if (!m)
+        return NULL;
+    ck_wire_hdr h = {.type = (uint8_t)type, .src = src, .dst = dst, .len = (uint32_t)len};
+    ck_wire_encode(m, &h);
+    if (len)
+        memcpy(m + CK_WIRE_HDR, body, len);
+    *total = CK_WIRE_HDR + len;
+    return m;
+}
+
+size_t ck_cp_ack_encode(const ck_cp_ack *a, uint8_t *out, size_t cap)
+{
+    size_t klen = 0;
+    while (klen < sizeof(a->key) - 1 && a->key[klen])
+        klen++;
+    size_t n = 48 + klen;
+    if (n > cap)
+        return 0;
+    ck_put_u64(out, a->id);
+    ck_put_u64(out + 8, a->bytes);
+    ck_put_u32(out + 16, a->crc);
+    ck_put_i64(out + 20, a->sync_ns);
+    ck_put_i64(out + 28, a->async_ns);
+    ck_put_i64(out + 36, a->align_ns);
+    ck_put_u32(out + 44, (uint32_t)klen);
+    memcpy(out + 48, a->key, klen);
+    return n;
+}
+
+int ck_cp_ack_decode(const uint8_t *p, size_t len, ck_cp_ack *a)
+{
+    if (len < 48)
+        return CK_ECORRUPT;
+    uint32_t klen = ck_get_u32(p + 44);
+    if (klen >= sizeof(a->key) || (size_t)klen + 48 != len)
+        return CK_ECORRUPT;
+    a->id = ck_get_u64(p);
+    a->bytes = ck_get_u64(p + 8);
+    a->crc = ck_get_u32(p + 16);
+    a->sync_ns = ck_get_i64(p + 20);
+    a->async_ns = ck_get_i64(p + 28);
+    a->align_ns = ck_get_i64(p + 36);
+    memcpy(a->key, p + 48, klen);
+    a->key[klen] = 0;
+    return CK_OK;
 }

@@ -31,8 +31,37 @@ typedef enum ck_msg_type {
     CK_MSG_CREDIT = 2,        /* consumer grants credits to a producer */
     CK_MSG_TASK_FINISHED = 3, /* task -> job manager, body = metrics */
     CK_MSG_TASK_FAILED = 4,   /* task -> job manager, body = message */
-    CK_MSG_TYPE_MAX = 4
+    CK_MSG_CP_TRIGGER = 5,    /* job manager -> source task: start checkpoint */
+    CK_MSG_CP_ACK = 6,        /* task -> job manager: its state is stored */
+    CK_MSG_CP_DECLINE = 7,    /* task -> job manager: it cannot take part */
+    CK_MSG_CP_COMPLETE = 8,   /* job manager -> tasks: checkpoint completed */
+    CK_MSG_CP_ABORT = 9,      /* job manager -> tasks: checkpoint failed */
+    CK_MSG_TYPE_MAX = 9
 } ck_msg_type;
+
+/*
+ * Checkpoint message bodies (little-endian):
+ *   TRIGGER : u64 id | i64 trigger time | u32 flags
+ *   ACK     : u64 id | u64 bytes | u32 crc | i64 sync ns | i64 async ns |
+ *             i64 alignment ns | u32 key length | key
+ *   DECLINE : u64 id | reason text
+ *   COMPLETE, ABORT: u64 id
+ */
+typedef struct ck_cp_ack {
+    uint64_t id, bytes;
+    uint32_t crc;
+    int64_t sync_ns, async_ns, align_ns;
+    char key[256];
+} ck_cp_ack;
+
+/* Builds a malloc'd message of `type` from src to dst with a body; NULL when
+ * out of memory. */
+uint8_t *ck_wire_msg(int type, uint32_t src, uint32_t dst, const void *body, size_t len,
+                     size_t *total);
+
+/* Encodes/decodes an ACK body. Decode returns 0 or CK_ECORRUPT. */
+size_t ck_cp_ack_encode(const ck_cp_ack *a, uint8_t *out, size_t cap);
+int ck_cp_ack_decode(const uint8_t *p, size_t len, ck_cp_ack *a);
 
 typedef struct ck_wire_hdr {
     uint8_t type;

@@ -224,5 +224,13 @@ int ck_storefs_delete(const char *root, const char *key)
     snprintf(path, sizeof(path), "%s/%s", root, key);
     if (unlink(path))
         return errno == ENOENT ? CK_ENOTFOUND : CK_EIO;
+    /* Directories left empty go too (a retired chk-<n>), up to the root. */
+    size_t rootlen = strlen(root);
+    char *slash;
+    while ((slash = strrchr(path, '/')) && (size_t)(slash - path) > rootlen) {
+        *slash = 0;
+        if (rmdir(path))
+            break;
+    }
     return CK_OK;
 }

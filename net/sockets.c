@@ -333,35 +333,37 @@ static int op_store_delete(ck_platform *p, const char *key)
     return ck_storefs_delete(((net_node *)p)->w->store_dir, key);
 }
 
-static int op_output(ck_platform *p, uint32_t sink, const uint8_t *data, size_t len)
+/* The file descriptor of a sink's committed stream, opened on first use. */
+static int sink_fd(net_world *w, uint32_t sink)
 {
-    net_world *w = ((net_node *)p)->w;
-    int fd = -1;
     for (int i = 0; i < w->nsinks; i++)
         if (w->sink_id[i] == sink)
-            fd = w->sink_fd[i];
-    if (fd < 0) {
-        if (w->nsinks == w->sinks_cap) {
-            int cap = w->sinks_cap ? w->sinks_cap * 2 : 8;
-            int *f = realloc(w->sink_fd, (size_t)cap * sizeof(int));
-            if (f)
-                w->sink_fd = f;
-            uint32_t *s = realloc(w->sink_id, (size_t)cap * sizeof(uint32_t));
-            if (s)
-                w->sink_id = s;
-            if (!f || !s)
-                return CK_ENOMEM;
-            w->sinks_cap = cap;
-        }
-        char path[700];
-        snprintf(path, sizeof(path), "%s/%08x.out", w->sink_dir, sink);
-        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        if (fd < 0)
-            return CK_EIO;
-        w->sink_fd[w->nsinks] = fd;
-        w->sink_id[w->nsinks] = sink;
-        w->nsinks++;
+            return w->sink_fd[i];
+    if (w->nsinks == w->sinks_cap) {
+        int cap = w->sinks_cap ? w->sinks_cap * 2 : 8;
+        int *f = realloc(w->sink_fd, (size_t)cap * sizeof(int));
+        if (f)
+            w->sink_fd = f;
+        uint32_t *s = realloc(w->sink_id, (size_t)cap * sizeof(uint32_t));
+        if (s)
+            w->sink_id = s;
+        if (!f || !s)
+            return -1;
+        w->sinks_cap = cap;
     }
+    char path[700];
+    snprintf(path, sizeof(path), "%s/%08x.out", w->sink_dir, sink);
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return -1;
+    w->sink_fd[w->nsinks] = fd;
+    w->sink_id[w->nsinks] = sink;
+    w->nsinks++;
+    return fd;
+}
+
+static int write_all(int fd, const uint8_t *data, size_t len)
+{
     size_t off = 0;
     while (off < len) {
         ssize_t n = write(fd, data + off, len - off);
@@ -372,6 +374,66 @@ static int op_output(ck_platform *p, uint32_t sink, const uint8_t *data, size_t 
         off += (size_t)n;
     }
     return CK_OK;
+}
+
+static void txn_path(const net_world *w, uint32_t sink, uint64_t txn, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s/%08x.txn-%llu", w->sink_dir, sink, (unsigned long long)txn);
+}
+
+/* Transaction 0 goes straight to the committed stream; others to a staged
+ * file that a commit appends and removes (two-phase commit on a file system). */
+static int op_output(ck_platform *p, uint32_t sink, uint64_t txn, const uint8_t *data,
+                     size_t len)
+{
+    net_world *w = ((net_node *)p)->w;
+    if (txn == 0) {
+        int fd = sink_fd(w, sink);
+        return fd < 0 ? CK_EIO : write_all(fd, data, len);
+    }
+    char path[720];
+    txn_path(w, sink, txn, path, sizeof(path));
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return CK_EIO;
+    int rc = write_all(fd, data, len);
+    close(fd);
+    return rc;
+}
+
+static int op_output_commit(ck_platform *p, uint32_t sink, uint64_t txn)
+{
+    net_world *w = ((net_node *)p)->w;
+    char path[720];
+    txn_path(w, sink, txn, path, sizeof(path));
+    int in = open(path, O_RDONLY | O_CLOEXEC);
+    if (in < 0)
+        return errno == ENOENT ? CK_OK : CK_EIO; /* committed before, or empty */
+    int fd = sink_fd(w, sink), rc = fd < 0 ? CK_EIO : CK_OK;
+    uint8_t buf[65536];
+    ssize_t n;
+    while (!rc && (n = read(in, buf, sizeof(buf))) > 0)
+        rc = write_all(fd, buf, (size_t)n);
+    close(in);
+    if (!rc && unlink(path))
+        rc = CK_EIO;
+    return rc;
+}
+
+static int op_output_abort(ck_platform *p, uint32_t sink, uint64_t txn)
+{
+    net_world *w = ((net_node *)p)->w;
+    char path[720];
+    txn_path(w, sink, txn, path, sizeof(path));
+    if (unlink(path) && errno != ENOENT)
+        return CK_EIO;
+    return CK_OK;
+}
+
+static void op_cpu_background(ck_platform *p, double flops, uint64_t token)
+{
+    CK_UNUSED(flops); /* the caller did the real work already */
+    store_done((net_node *)p, token, CK_OK, NULL, 0);
 }
 
 static void op_log(ck_platform *p, int level, const char *line)
@@ -385,11 +447,14 @@ static const ck_platform_ops net_ops = {
     .now = op_now,
     .send = op_send,
     .cpu = op_cpu,
+    .cpu_background = op_cpu_background,
     .store_put = op_store_put,
     .store_get = op_store_get,
     .store_list = op_store_list,
     .store_delete = op_store_delete,
     .output = op_output,
+    .output_commit = op_output_commit,
+    .output_abort = op_output_abort,
     .log = op_log,
 };
 
@@ -456,6 +521,13 @@ static void on_readable(net_world *w, conn *c)
         ssize_t n = read(c->fd, c->in + c->in_len, c->in_cap - c->in_len);
         if (n > 0) {
             c->in_len += (size_t)n;
+            /* Frame as we go: unparsed input stays under one frame. */
+            if (conn_parse(w, c)) {
+                fprintf(stderr, "chandy: host %d: malformed frame from a peer: connection closed\n",
+                        w->host);
+                conn_close_in(w, c);
+                return;
+            }
             continue;
         }
         if (n < 0 && errno == EINTR)
@@ -540,7 +612,7 @@ static int run_nodes(net_world *w)
             if (it->kind == 0)
                 ops->on_message(self, it->data, it->len);
             else
-                ops->on_store(self, it->token, it->status, it->data, it->len);
+                ops->on_complete(self, it->token, it->status, it->data, it->len);
             free(it);
         }
         if (ops->work(self) > 0 || n->head)
@@ -679,7 +751,7 @@ static int world_setup(net_world *w, int host)
             continue;
         if (ep == CK_EP_JM) {
             n->plat.host = -1;
-            if (ck_jm_init(&r->jm, &n->plat, g))
+            if (ck_jm_init(&r->jm, &n->plat, g, r->env.cfg, r->env.job_id))
                 return CK_ENOMEM;
             r->jm_ready = 1;
             n->node = ck_jm_node(&r->jm);

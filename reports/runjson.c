@@ -113,6 +113,90 @@ static cJSON *workload_obj(const ck_run *r)
     return o;
 }
 
+static cJSON *checkpoints_arr(const ck_run *r)
+{
+    const ck_cc *cc = &r->jm.cc;
+    const ck_graph *g = r->env.g;
+    cJSON *a = cJSON_CreateArray();
+    for (size_t i = 0; i < cc->ncps; i++) {
+        const ck_cp_record *c = &cc->cps[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "id", (double)c->id);
+        cJSON_AddStringToObject(o, "status", ck_cp_status_name(c->status));
+        cJSON_AddNumberToObject(o, "trigger_s", secs(c->trigger));
+        if (c->status == CK_CP_PENDING) {
+            cJSON_AddNullToObject(o, "complete_s");
+            cJSON_AddNullToObject(o, "duration_s");
+        } else {
+            cJSON_AddNumberToObject(o, "complete_s", secs(c->complete));
+            cJSON_AddNumberToObject(o, "duration_s", secs(c->complete - c->trigger));
+        }
+        int64_t amax = 0, smax = 0, asmax = 0;
+        cJSON *align = cJSON_CreateArray();
+        for (uint32_t s = 0; s < g->nsubtasks; s++) {
+            const ck_cp_task *t = &c->tasks[s];
+            if (!t->acked) {
+                cJSON_AddItemToArray(align, cJSON_CreateNull());
+                continue;
+            }
+            cJSON_AddItemToArray(align, cJSON_CreateNumber(secs(t->align_ns)));
+            amax = CK_MAX(amax, t->align_ns);
+            smax = CK_MAX(smax, t->sync_ns);
+            asmax = CK_MAX(asmax, t->async_ns);
+        }
+        cJSON_AddNumberToObject(o, "alignment_max_s", secs(amax));
+        cJSON_AddItemToObject(o, "alignment_s", align);
+        cJSON_AddNumberToObject(o, "sync_s", secs(smax));
+        cJSON_AddNumberToObject(o, "async_s", secs(asmax));
+        cJSON_AddNumberToObject(o, "bytes", (double)c->bytes);
+        cJSON_AddNumberToObject(o, "acknowledged", c->nacks);
+        if (c->reason[0])
+            cJSON_AddStringToObject(o, "reason", c->reason);
+        cJSON_AddItemToArray(a, o);
+    }
+    return a;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static cJSON *checkpoint_summary(const ck_run *r)
+{
+    const ck_cc *cc = &r->jm.cc;
+    cJSON *o = cJSON_CreateObject();
+    int counts[5] = {0};
+    int64_t *dur = malloc((cc->ncps + 1) * sizeof(int64_t));
+    size_t nd = 0;
+    uint64_t bytes = 0;
+    for (size_t i = 0; i < cc->ncps; i++) {
+        const ck_cp_record *c = &cc->cps[i];
+        counts[c->status]++;
+        if (c->status == CK_CP_COMPLETED && dur) {
+            dur[nd++] = c->complete - c->trigger;
+            bytes = c->bytes;
+        }
+    }
+    cJSON_AddBoolToObject(o, "enabled", cc->enabled);
+    cJSON_AddStringToObject(o, "mode", ck_cfg(r->env.cfg, CK_CFG_CP_MODE) == CK_CP_EXACTLY_ONCE
+                                           ? "EXACTLY_ONCE"
+                                           : "AT_LEAST_ONCE");
+    cJSON_AddNumberToObject(o, "triggered", (double)cc->ncps);
+    for (int s = 0; s < 5; s++)
+        if (s != CK_CP_PENDING)
+            cJSON_AddNumberToObject(o, ck_cp_status_name((ck_cp_status)s), counts[s]);
+    if (nd && dur) {
+        qsort(dur, nd, sizeof(*dur), cmp_i64);
+        cJSON_AddNumberToObject(o, "duration_p50_s", secs(dur[nd / 2]));
+        cJSON_AddNumberToObject(o, "duration_max_s", secs(dur[nd - 1]));
+        cJSON_AddNumberToObject(o, "last_bytes", (double)bytes);
+    }
+    free(dur);
+    return o;
+}
+
 cJSON *ck_report_runjson(const ck_run *r, const ck_verdict *v)
 {
     const ck_graph *g = r->env.g;
@@ -213,6 +297,8 @@ cJSON *ck_report_runjson(const ck_run *r, const ck_verdict *v)
     cJSON_AddNumberToObject(c, "unexpected", (double)v->unexpected);
     cJSON_AddBoolToObject(c, "ok", v->ok);
 
+    cJSON_AddItemToObject(root, "checkpoints", checkpoints_arr(r));
+    cJSON_AddItemToObject(root, "checkpoint_summary", checkpoint_summary(r));
     cJSON_AddItemToObject(root, "job", job_obj(r));
     cJSON_AddItemToObject(root, "workload", workload_obj(r));
     cJSON_AddItemToObject(root, "config", config_obj(&r->sc->cfg));
@@ -297,6 +383,24 @@ void ck_report_summary(FILE *f, const ck_run *r, const ck_verdict *v, const char
     }
     if (worst_v >= 0 && worst >= 0.01)
         fprintf(f, "  backpress. %s %.0f%% of its time\n", g->v[worst_v].name, worst * 100);
+    const ck_cc *cc = &r->jm.cc;
+    if (cc->enabled) {
+        int done = 0, failed = 0;
+        int64_t longest = 0;
+        uint64_t bytes = 0;
+        for (size_t i = 0; i < cc->ncps; i++) {
+            const ck_cp_record *c = &cc->cps[i];
+            if (c->status == CK_CP_COMPLETED) {
+                done++;
+                longest = CK_MAX(longest, c->complete - c->trigger);
+                bytes = c->bytes;
+            } else if (c->status == CK_CP_EXPIRED || c->status == CK_CP_DECLINED) {
+                failed++;
+            }
+        }
+        fprintf(f, "  checkpts   %d completed, %d failed, longest %.1f ms, last %llu bytes\n",
+                done, failed, (double)longest / 1e6, (unsigned long long)bytes);
+    }
     fprintf(f, "  output     %s: expected %llu, received %llu, lost %llu, duplicated %llu, "
                "unexpected %llu\n",
             v->ok ? "correct" : "WRONG", (unsigned long long)v->expected,

@@ -1,15 +1,41 @@
 #include "run.h"
 
 #include <errno.h>
+#include <ftw.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "error.h"
 #include "expect.h"
+#include "rng.h"
 #include "runjson.h"
 #include "storefs.h"
 #include "verify.h"
+
+static int rm_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+    CK_UNUSED(st);
+    CK_UNUSED(ftw);
+    return type == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+/* Empties what an earlier run left in the output directory: its store and
+ * its sinks' output must not be mistaken for this run's. */
+static int clean_outdir(const char *outdir)
+{
+    static const char *const parts[] = {"store", "sink"};
+    for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+        char path[700];
+        snprintf(path, sizeof(path), "%s/%s", outdir, parts[i]);
+        struct stat st;
+        if (lstat(path, &st) == 0 && nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS))
+            return CK_EIO;
+    }
+    return CK_OK;
+}
 
 const char *ck_backend_name(ck_backend b)
 {
@@ -36,8 +62,8 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
         snprintf(r.outdir, sizeof(r.outdir), "%s", o->outdir);
     else
         snprintf(r.outdir, sizeof(r.outdir), "out/%s", sc.name);
-    if (ck_storefs_mkdirs(r.outdir)) {
-        fprintf(stderr, "chandy: %s: cannot create the output directory: %s\n", r.outdir,
+    if (ck_storefs_mkdirs(r.outdir) || clean_outdir(r.outdir)) {
+        fprintf(stderr, "chandy: %s: cannot prepare the output directory: %s\n", r.outdir,
                 strerror(errno));
         ck_scenario_free(&sc);
         return 2;
@@ -49,9 +75,13 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
         ck_scenario_free(&sc);
         return 1;
     }
+    /* A job id in Flink's form (32 hex digits), from the seed: stable across reruns. */
+    snprintf(r.job_id, sizeof(r.job_id), "%016llx%016llx",
+             (unsigned long long)ck_mix64(r.seed), (unsigned long long)ck_mix64(r.seed + 1));
     r.env.g = &sc.graph;
     r.env.cfg = &sc.cfg;
     r.env.topic = &r.wl.topic;
+    r.env.job_id = r.job_id;
     ck_sinkout_init(&r.out);
 
     int status = 0;

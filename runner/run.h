@@ -29,6 +29,7 @@ typedef struct ck_run {
     int verbose;
     ck_workload wl;
     ck_job_env env;
+    char job_id[40];
     int nhosts; /* task managers */
 
     /* results */

@@ -382,6 +382,7 @@ static void parse_config(ck_jin *j, const cJSON *o, ck_config *cfg)
             else if (cJSON_IsBool(c) && d->type == CK_CFG_BOOL)
                 snprintf(text, sizeof(text), "%s", cJSON_IsTrue(c) ? "true" : "false");
             else if (cJSON_IsNumber(c) && d->type != CK_CFG_BOOL &&
+                     c->valuedouble > -9e18 && c->valuedouble < 9e18 &&
                      c->valuedouble == (double)(int64_t)c->valuedouble)
                 snprintf(text, sizeof(text), "%lld", (long long)c->valuedouble);
             else

@@ -50,7 +50,7 @@
 #include "simplatform.h"
 #include "storefs.h"
 
-enum { ITEM_MSG, ITEM_STORE };
+enum { ITEM_MSG, ITEM_DONE };
 
 typedef struct item {
     struct item *next;
@@ -254,7 +254,7 @@ static void send_store_done(sim_node *n, uint64_t token, int status, uint8_t *da
         free(data);
         return;
     }
-    *it = (item){.kind = ITEM_STORE, .src = UINT32_MAX, .data = data, .len = len,
+    *it = (item){.kind = ITEM_DONE, .src = UINT32_MAX, .data = data, .len = len,
                  .token = token, .status = status};
     /* The answer travels back over the network: a small header plus the data. */
     sg_comm_t c = sg_mailbox_put_init(n->mb, it, (long)(64 + len));
@@ -403,12 +403,60 @@ static int op_store_delete(ck_platform *p, const char *key)
     return ck_storefs_delete(sn->w->store_dir, key);
 }
 
-static int op_output(ck_platform *p, uint32_t sink, const uint8_t *data, size_t len)
+static int op_output(ck_platform *p, uint32_t sink, uint64_t txn, const uint8_t *data,
+                     size_t len)
 {
     sim_node *n = (sim_node *)p;
     if (!n->w->out)
         return CK_EIO;
-    return ck_sinkout_append(n->w->out, sink, data, len);
+    return ck_sinkout_append(n->w->out, sink, txn, data, len);
+}
+
+static int op_output_commit(ck_platform *p, uint32_t sink, uint64_t txn)
+{
+    sim_node *n = (sim_node *)p;
+    return n->w->out ? ck_sinkout_commit(n->w->out, sink, txn) : CK_EIO;
+}
+
+static int op_output_abort(ck_platform *p, uint32_t sink, uint64_t txn)
+{
+    sim_node *n = (sim_node *)p;
+    return n->w->out ? ck_sinkout_abort(n->w->out, sink, txn) : CK_EIO;
+}
+
+typedef struct bg_job {
+    sim_node *n;
+    double flops;
+    uint64_t token;
+} bg_job;
+
+/* On the node's host, beside the node: compute, then report. */
+static void background_main(int argc, char **argv)
+{
+    CK_UNUSED(argc);
+    CK_UNUSED(argv);
+    bg_job *j = sg_actor_self_get_data();
+    if (j->flops > 0)
+        sg_actor_execute(j->flops);
+    item *it = malloc(sizeof(*it));
+    if (it) {
+        *it = (item){.kind = ITEM_DONE, .src = UINT32_MAX, .token = j->token};
+        inbox_push(j->n, it);
+        sg_cond_notify_one(j->n->cond);
+    }
+    free(j);
+}
+
+static void op_cpu_background(ck_platform *p, double flops, uint64_t token)
+{
+    sim_node *n = (sim_node *)p;
+    bg_job *j = malloc(sizeof(*j));
+    if (!j)
+        return;
+    *j = (bg_job){n, flops, token};
+    sg_actor_t a = sg_actor_init("background", n->host);
+    sg_actor_set_data(a, j);
+    sg_actor_start(a, background_main, 0, NULL);
 }
 
 static void op_log(ck_platform *p, int level, const char *line)
@@ -422,11 +470,14 @@ static const ck_platform_ops sim_ops = {
     .now = op_now,
     .send = op_send,
     .cpu = op_cpu,
+    .cpu_background = op_cpu_background,
     .store_put = op_store_put,
     .store_get = op_store_get,
     .store_list = op_store_list,
     .store_delete = op_store_delete,
     .output = op_output,
+    .output_commit = op_output_commit,
+    .output_abort = op_output_abort,
     .log = op_log,
 };
 
@@ -465,7 +516,7 @@ static void node_main(int argc, char **argv)
             if (it->kind == ITEM_MSG)
                 ops->on_message(self, it->data, it->len);
             else
-                ops->on_store(self, it->token, it->status, it->data, it->len);
+                ops->on_complete(self, it->token, it->status, it->data, it->len);
             free(it);
         }
         int more = ops->work(self);
@@ -588,12 +639,15 @@ int ck_sim_attach(ck_sim *w, uint32_t ep, ck_node node, const char *name, int en
     return CK_OK;
 }
 
-double ck_sim_run_all(ck_sim *w)
+double ck_sim_run_all(ck_sim *w, double limit_s)
 {
     CK_UNUSED(w);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    simgrid_run();
+    if (limit_s > 0)
+        simgrid_run_until(limit_s);
+    else
+        simgrid_run();
     clock_gettime(CLOCK_MONOTONIC, &t1);
     return (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 }
@@ -670,7 +724,7 @@ int ck_sim_run(ck_run *r, char *err, size_t errlen)
         snprintf(err, errlen, "%s: the platform has no host \"jm\"", r->platform_file);
         rc = CK_EINVAL;
     }
-    if (!rc && !(rc = ck_jm_init(&r->jm, jp, g))) {
+    if (!rc && !(rc = ck_jm_init(&r->jm, jp, g, r->env.cfg, r->env.job_id))) {
         r->jm_ready = 1;
         rc = ck_sim_attach(w, CK_EP_JM, ck_jm_node(&r->jm), "jobmanager", 1);
     }
@@ -693,8 +747,10 @@ int ck_sim_run(ck_run *r, char *err, size_t errlen)
         snprintf(aname, sizeof(aname), "%s (%d/%d)", g->v[v].name, i + 1, g->v[v].parallelism);
         rc = ck_sim_attach(w, CK_EP_TASK0 + s, ck_task_node(tasks[s]), aname, 0);
     }
+    /* A stalled job keeps its watermark timers ticking: bound simulated time. */
+    double limit = 10.0 * (double)sc->workload.duration / 1e9 + 300.0;
     if (!rc)
-        r->wall_s = ck_sim_run_all(w);
+        r->wall_s = ck_sim_run_all(w, limit);
     else if (!err[0] || rc == CK_ENOMEM)
         snprintf(err, errlen, "setting up the job: %s", ck_strerror(rc));
     ck_sim_stats(w, &r->messages, &r->message_bytes);
@@ -705,8 +761,12 @@ int ck_sim_run(ck_run *r, char *err, size_t errlen)
     if (rc)
         return rc;
     if (r->jm.state == CK_JOB_RUNNING) {
-        snprintf(err, errlen, "the simulation ended before the job did (a deadlock)");
-        return CK_EINTERNAL;
+        /* Stalled (or deadlocked): report it as the job's failure. */
+        r->jm.state = CK_JOB_FAILED;
+        r->jm.end = (ck_time)llround(simgrid_get_clock() * 1e9);
+        snprintf(r->jm.failure, sizeof(r->jm.failure),
+                 "the job did not finish: it stalled, or ran past %.0f s of simulated time",
+                 limit);
     }
     return CK_OK;
 }

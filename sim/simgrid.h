@@ -8,7 +8,7 @@
  *   ck_sim *s = ck_sim_new(platform.xml, "CM02", store_dir, nendpoints, ...);
  *   ck_platform *p = ck_sim_endpoint(s, ep, "tm0", 0);   per endpoint
  *   ck_sim_attach(s, ep, node, "name", ends_run);        per endpoint
- *   ck_sim_run_all(s);                                   until done
+ *   ck_sim_run_all(s, 0);                                until done
  *   ck_sim_del(s);
  */
 #ifndef CK_SIMGRID_H
@@ -35,8 +35,9 @@ ck_platform *ck_sim_endpoint(ck_sim *s, uint32_t ep, const char *host, int host_
  * actor is stopped and the simulation ends. */
 int ck_sim_attach(ck_sim *s, uint32_t ep, ck_node node, const char *name, int ends_run);
 
-/* Runs the simulation to its end; returns the wall-clock seconds it took. */
-double ck_sim_run_all(ck_sim *s);
+/* Runs the simulation to its end, or to limit_s of simulated time when
+ * limit_s > 0; returns the wall-clock seconds it took. */
+double ck_sim_run_all(ck_sim *s, double limit_s);
 
 void ck_sim_stats(const ck_sim *s, uint64_t *messages, uint64_t *bytes);
 void ck_sim_del(ck_sim *s);

@@ -89,14 +89,26 @@ static int fake_store_delete(ck_platform *p, const char *k)
     return CK_ENOTFOUND;
 }
 
-static int fake_output(ck_platform *p, uint32_t sink, const uint8_t *d, size_t n)
+static int fake_output(ck_platform *p, uint32_t sink, uint64_t txn, const uint8_t *d, size_t n)
 {
-    (void)sink;
+    (void)sink, (void)txn;
     fake_world *w = ((fake_plat *)p)->w;
     w->out = realloc(w->out, w->out_len + n);
     memcpy(w->out + w->out_len, d, n);
     w->out_len += n;
     return 0;
+}
+
+static int fake_commit(ck_platform *p, uint32_t sink, uint64_t txn)
+{
+    (void)p, (void)sink, (void)txn;
+    return 0;
+}
+
+static void fake_cpu_background(ck_platform *p, double flops, uint64_t token)
+{
+    (void)token;
+    ((fake_plat *)p)->w->flops += flops;
 }
 
 static void fake_log(ck_platform *p, int level, const char *line)
@@ -110,11 +122,14 @@ static const ck_platform_ops fake_ops = {
     .now = fake_now,
     .send = fake_send,
     .cpu = fake_cpu,
+    .cpu_background = fake_cpu_background,
     .store_put = fake_store_put,
     .store_get = fake_store_get,
     .store_list = fake_store_list,
     .store_delete = fake_store_delete,
     .output = fake_output,
+    .output_commit = fake_commit,
+    .output_abort = fake_commit,
     .log = fake_log,
 };
 

@@ -103,7 +103,7 @@ static void test_random_frames(void **state)
     static ck_graph g;
     ck_config cfg;
     build(&g, &cfg);
-    ck_job_env env = {&g, &cfg, NULL};
+    ck_job_env env = {&g, &cfg, NULL, "test-job"};
     ck_rng r;
     ck_rng_init(&r, 77, 2);
     int failed = 0;

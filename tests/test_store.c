@@ -137,7 +137,7 @@ static void test_sim_store(void **state)
     assert_non_null(pr.p);
     ck_node node = {&prober_ops, &pr};
     assert_int_equal(ck_sim_attach(s, 0, node, "prober", 1), 0);
-    ck_sim_run_all(s);
+    ck_sim_run_all(s, 0);
     assert_true(pr.done);
     assert_int_equal(pr.put_status, 0);
     assert_int_equal(pr.get_status, 0);

@@ -205,7 +205,7 @@ static void test_source_watermarks(void **state)
                      .ts = {{1000, 1400, 1200}, {500, 2000}},
                      .at = {{0, 0, 900 * CK_NS_PER_MS}, {0, 500 * CK_NS_PER_MS}}};
     ck_topic topic = {&mt_ops, &mt, "t"};
-    ck_job_env env = {&g, &cfg, &topic};
+    ck_job_env env = {&g, &cfg, &topic, "test-job"};
     fake_world w = {0};
     fake_plat fp;
     fake_init(&fp, &w, CK_EP_TASK0);

@@ -1,0 +1,331 @@
+#include "coordinator.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "bytes.h"
+#include "crc32c.h"
+#include "error.h"
+
+#define METADATA_MAGIC 0x31504b43u /* "CKP1" */
+
+const char *ck_cp_status_name(ck_cp_status s)
+{
+    switch (s) {
+    case CK_CP_PENDING:
+        return "pending";
+    case CK_CP_COMPLETED:
+        return "completed";
+    case CK_CP_EXPIRED:
+        return "expired";
+    case CK_CP_DECLINED:
+        return "declined";
+    case CK_CP_ABORTED:
+        return "aborted";
+    }
+    return "?";
+}
+
+void ck_cc_state_key(const char *job_id, uint64_t id, int vertex, int subtask, char *buf,
+                     size_t len)
+{
+    snprintf(buf, len, "checkpoints/%s/chk-%llu/v%d-%d.state", job_id, (unsigned long long)id,
+             vertex, subtask);
+}
+
+void ck_cc_metadata_key(const char *job_id, uint64_t id, char *buf, size_t len)
+{
+    snprintf(buf, len, "checkpoints/%s/chk-%llu/_metadata", job_id, (unsigned long long)id);
+}
+
+int ck_cc_init(ck_cc *cc, ck_platform *plat, const ck_graph *g, const ck_config *cfg,
+               const char *job_id)
+{
+    memset(cc, 0, sizeof(*cc));
+    cc->plat = plat;
+    cc->g = g;
+    snprintf(cc->job_id, sizeof(cc->job_id), "%s", job_id);
+    cc->interval = ck_cfg(cfg, CK_CFG_CP_INTERVAL);
+    cc->enabled = cc->interval > 0;
+    cc->timeout = ck_cfg(cfg, CK_CFG_CP_TIMEOUT);
+    cc->min_pause = ck_cfg(cfg, CK_CFG_CP_MIN_PAUSE);
+    cc->max_concurrent = (int)ck_cfg(cfg, CK_CFG_CP_MAX_CONCURRENT);
+    cc->tolerable = (int)ck_cfg(cfg, CK_CFG_CP_TOLERABLE);
+    cc->retained = (int)ck_cfg(cfg, CK_CFG_CP_RETAINED);
+    cc->next_id = 1;
+    cc->next_trigger = cc->enabled ? cc->interval : CK_TIME_NEVER;
+    cc->last_complete = CK_TIME_NEVER;
+    return CK_OK;
+}
+
+static void record_free(ck_cc *cc, ck_cp_record *r)
+{
+    if (!r->tasks)
+        return;
+    for (uint32_t s = 0; s < cc->g->nsubtasks; s++)
+        free(r->tasks[s].key);
+    free(r->tasks);
+    r->tasks = NULL;
+}
+
+void ck_cc_free(ck_cc *cc)
+{
+    for (size_t i = 0; i < cc->ncps; i++)
+        record_free(cc, &cc->cps[i]);
+    free(cc->cps);
+    memset(cc, 0, sizeof(*cc));
+}
+
+static ck_cp_record *find(ck_cc *cc, uint64_t id)
+{
+    /* ids are dense from 1 and records are never removed */
+    if (id == 0 || id > cc->ncps)
+        return NULL;
+    return &cc->cps[id - 1];
+}
+
+static void send_all_tasks(ck_cc *cc, int type, uint64_t id)
+{
+    uint8_t body[8];
+    ck_put_u64(body, id);
+    for (uint32_t s = 0; s < cc->g->nsubtasks; s++) {
+        size_t n;
+        uint8_t *m = ck_wire_msg(type, CK_EP_JM, CK_EP_TASK0 + s, body, sizeof(body), &n);
+        if (m)
+            cc->plat->ops->send(cc->plat, CK_EP_TASK0 + s, m, n);
+    }
+}
+
+/* Deletes a checkpoint's files from the store (those the coordinator knows of). */
+static void discard(ck_cc *cc, ck_cp_record *r)
+{
+    for (uint32_t s = 0; s < cc->g->nsubtasks; s++)
+        if (r->tasks && r->tasks[s].key)
+            cc->plat->ops->store_delete(cc->plat, r->tasks[s].key);
+    if (r->status == CK_CP_COMPLETED) {
+        char key[256];
+        ck_cc_metadata_key(cc->job_id, r->id, key, sizeof(key));
+        cc->plat->ops->store_delete(cc->plat, key);
+    }
+}
+
+/* A slot for a new checkpoint opened: arm the trigger again if it waited. */
+static void rearm(ck_cc *cc, ck_time now)
+{
+    if (cc->next_trigger == CK_TIME_NEVER && !cc->stopped)
+        cc->next_trigger = now;
+}
+
+/* Ends a pending checkpoint without completing it. */
+static void fail_cp(ck_cc *cc, ck_cp_record *r, ck_cp_status status, int counted,
+                    const char *reason)
+{
+    if (r->status != CK_CP_PENDING)
+        return;
+    r->status = status;
+    r->complete = ck_now(cc->plat);
+    snprintf(r->reason, sizeof(r->reason), "%s", reason);
+    cc->npending--;
+    send_all_tasks(cc, CK_MSG_CP_ABORT, r->id);
+    discard(cc, r);
+    rearm(cc, r->complete);
+    if (!counted)
+        return;
+    cc->consecutive_failures++;
+    if (cc->consecutive_failures > cc->tolerable && !cc->failed) {
+        cc->failed = 1;
+        snprintf(cc->failure, sizeof(cc->failure),
+                 "exceeded checkpoint tolerable failure threshold (%d): checkpoint %llu %s",
+                 cc->tolerable, (unsigned long long)r->id, reason);
+    }
+}
+
+static int is_source_vertex(const ck_graph *g, int v)
+{
+    return g->spec.ops[g->v[v].ops[0]].kind == CK_OP_SOURCE;
+}
+
+static void trigger(ck_cc *cc, ck_time now)
+{
+    if (cc->ncps == cc->cap) {
+        size_t cap = cc->cap ? cc->cap * 2 : 16;
+        ck_cp_record *v = realloc(cc->cps, cap * sizeof(*v));
+        if (!v)
+            return;
+        cc->cps = v;
+        cc->cap = cap;
+    }
+    ck_cp_record *r = &cc->cps[cc->ncps];
+    memset(r, 0, sizeof(*r));
+    r->tasks = calloc(cc->g->nsubtasks, sizeof(*r->tasks));
+    if (!r->tasks)
+        return;
+    cc->ncps++;
+    r->id = cc->next_id++;
+    r->status = CK_CP_PENDING;
+    r->trigger = now;
+    cc->npending++;
+    uint8_t body[20];
+    ck_put_u64(body, r->id);
+    ck_put_i64(body + 8, now);
+    ck_put_u32(body + 16, 0);
+    for (int v = 0; v < cc->g->nv; v++) {
+        if (!is_source_vertex(cc->g, v))
+            continue;
+        for (int i = 0; i < cc->g->v[v].parallelism; i++) {
+            uint32_t ep = ck_graph_endpoint(cc->g, v, i);
+            size_t n;
+            uint8_t *m = ck_wire_msg(CK_MSG_CP_TRIGGER, CK_EP_JM, ep, body, sizeof(body), &n);
+            if (m)
+                cc->plat->ops->send(cc->plat, ep, m, n);
+        }
+    }
+}
+
+ck_time ck_cc_deadline(const ck_cc *cc)
+{
+    if (!cc->enabled)
+        return CK_TIME_NEVER;
+    ck_time d = cc->stopped || cc->failed ? CK_TIME_NEVER : cc->next_trigger;
+    for (size_t i = 0; i < cc->ncps; i++)
+        if (cc->cps[i].status == CK_CP_PENDING && cc->cps[i].trigger + cc->timeout < d)
+            d = cc->cps[i].trigger + cc->timeout;
+    return d;
+}
+
+void ck_cc_on_deadline(ck_cc *cc)
+{
+    if (!cc->enabled)
+        return;
+    ck_time now = ck_now(cc->plat);
+    for (size_t i = 0; i < cc->ncps; i++) {
+        ck_cp_record *r = &cc->cps[i];
+        if (r->status == CK_CP_PENDING && r->trigger + cc->timeout <= now)
+            fail_cp(cc, r, CK_CP_EXPIRED, 1, "expired before completing");
+    }
+    if (cc->stopped || cc->failed || now < cc->next_trigger)
+        return;
+    if (cc->npending >= cc->max_concurrent) {
+        cc->next_trigger = CK_TIME_NEVER; /* re-armed when one ends */
+        return;
+    }
+    if (cc->last_complete != CK_TIME_NEVER && now < cc->last_complete + cc->min_pause) {
+        cc->next_trigger = cc->last_complete + cc->min_pause;
+        return;
+    }
+    trigger(cc, now);
+    cc->next_trigger = now + cc->interval;
+}
+
+static int write_metadata(ck_cc *cc, ck_cp_record *r)
+{
+    ck_wbuf w = {0};
+    ck_wbuf_u32(&w, METADATA_MAGIC);
+    ck_wbuf_u64(&w, r->id);
+    ck_wbuf_u64(&w, (uint64_t)r->trigger);
+    ck_wbuf_u32(&w, cc->g->nsubtasks);
+    for (uint32_t s = 0; s < cc->g->nsubtasks; s++) {
+        const ck_cp_task *t = &r->tasks[s];
+        uint32_t klen = (uint32_t)strlen(t->key);
+        ck_wbuf_u32(&w, s);
+        ck_wbuf_u32(&w, klen);
+        ck_wbuf_bytes(&w, t->key, klen);
+        ck_wbuf_u64(&w, t->bytes);
+        ck_wbuf_u32(&w, t->crc);
+    }
+    if (!w.err)
+        ck_wbuf_u32(&w, ck_crc32c(0, w.p, w.len));
+    if (w.err) {
+        free(w.p);
+        return CK_ENOMEM;
+    }
+    char key[256];
+    ck_cc_metadata_key(cc->job_id, r->id, key, sizeof(key));
+    r->metadata_sent = 1;
+    return cc->plat->ops->store_put(cc->plat, key, w.p, w.len, r->id);
+}
+
+void ck_cc_on_ack(ck_cc *cc, uint32_t subtask, const ck_cp_ack *ack)
+{
+    ck_cp_record *r = find(cc, ack->id);
+    if (!r || subtask >= cc->g->nsubtasks || r->status != CK_CP_PENDING || r->tasks[subtask].acked)
+        return; /* late, unknown or repeated: ignore, as Flink does */
+    ck_cp_task *t = &r->tasks[subtask];
+    t->acked = 1;
+    t->bytes = ack->bytes;
+    t->crc = ack->crc;
+    t->sync_ns = ack->sync_ns;
+    t->async_ns = ack->async_ns;
+    t->align_ns = ack->align_ns;
+    t->key = malloc(strlen(ack->key) + 1);
+    if (t->key)
+        memcpy(t->key, ack->key, strlen(ack->key) + 1);
+    r->bytes += ack->bytes;
+    r->nacks++;
+    if (r->nacks == cc->g->nsubtasks && write_metadata(cc, r))
+        fail_cp(cc, r, CK_CP_DECLINED, 1, "could not write the metadata");
+}
+
+void ck_cc_on_stored(ck_cc *cc, uint64_t token, int status)
+{
+    ck_cp_record *r = find(cc, token);
+    if (!r || r->status != CK_CP_PENDING)
+        return;
+    ck_time now = ck_now(cc->plat);
+    if (status != CK_OK) {
+        fail_cp(cc, r, CK_CP_DECLINED, 1, "the metadata upload failed");
+        return;
+    }
+    r->status = CK_CP_COMPLETED;
+    r->complete = now;
+    cc->npending--;
+    cc->consecutive_failures = 0;
+    cc->last_complete = now;
+    send_all_tasks(cc, CK_MSG_CP_COMPLETE, r->id);
+    /* Older pending checkpoints are subsumed; old completed ones retired. */
+    int kept = 0;
+    for (size_t i = cc->ncps; i-- > 0;) {
+        ck_cp_record *o = &cc->cps[i];
+        if (o->id >= r->id)
+            continue;
+        if (o->status == CK_CP_PENDING)
+            fail_cp(cc, o, CK_CP_ABORTED, 0, "subsumed by a newer completed checkpoint");
+    }
+    for (size_t i = cc->ncps; i-- > 0;) {
+        ck_cp_record *o = &cc->cps[i];
+        if (o->status != CK_CP_COMPLETED || o->retired)
+            continue;
+        if (++kept > cc->retained) {
+            discard(cc, o);
+            o->retired = 1;
+        }
+    }
+    rearm(cc, now);
+}
+
+void ck_cc_on_decline(ck_cc *cc, uint32_t subtask, uint64_t id, uint32_t reason,
+                      const char *text)
+{
+    CK_UNUSED(subtask);
+    ck_cp_record *r = find(cc, id);
+    if (!r || r->status != CK_CP_PENDING)
+        return;
+    char why[96];
+    snprintf(why, sizeof(why), "declined: %s", text);
+    if (reason == CK_DECLINE_FAILURE)
+        fail_cp(cc, r, CK_CP_DECLINED, 1, why);
+    else
+        fail_cp(cc, r, CK_CP_ABORTED, 0, why);
+}
+
+void ck_cc_task_finished(ck_cc *cc, uint32_t subtask)
+{
+    if (!cc->enabled)
+        return;
+    cc->stopped = 1;
+    for (size_t i = 0; i < cc->ncps; i++) {
+        ck_cp_record *r = &cc->cps[i];
+        if (r->status == CK_CP_PENDING && subtask < cc->g->nsubtasks && !r->tasks[subtask].acked)
+            fail_cp(cc, r, CK_CP_ABORTED, 0, "a subtask finished before taking part");
+    }
+}

@@ -1,0 +1,118 @@
+/*
+ * coordinator.h - the checkpoint coordinator of the job manager
+ * (asynchronous barrier snapshotting, as Flink's CheckpointCoordinator).
+ *
+ * Every execution.checkpointing.interval it triggers checkpoint n at the
+ * source subtasks, which inject barrier n into the stream. Each subtask
+ * acknowledges once its state for n is in the durable store; when every
+ * subtask has, the coordinator writes <dir>/<job-id>/chk-<n>/_metadata
+ * (last, so a checkpoint without metadata is not one), and only when that
+ * write completes is n complete: subtasks are notified (sinks commit) and
+ * checkpoints beyond execution.checkpointing.num-retained are deleted.
+ *
+ * State machine of one checkpoint:
+ *
+ *   PENDING --every subtask acked--> (metadata write) --done--> COMPLETED
+ *   PENDING --timeout--> EXPIRED          (a failure)
+ *   PENDING --a subtask declined--> DECLINED (a failure unless the decline
+ *                                    says "not ready" or "subsumed")
+ *   PENDING --a subtask finished, or a newer checkpoint completed--> ABORTED
+ *
+ * Triggering respects max-concurrent-checkpoints and min-pause (measured
+ * from the end of the last completed checkpoint). More consecutive
+ * failures than tolerable-failed-checkpoints make `failed` true: the job
+ * must fail over. Triggering stops once any subtask has finished (a
+ * bounded job winding down).
+ *
+ * Invariants: ids increase from 1; a checkpoint is COMPLETED only after
+ * its metadata is stored; a completed checkpoint's files stay in the store
+ * until num-retained newer ones completed.
+ */
+#ifndef CK_COORDINATOR_H
+#define CK_COORDINATOR_H
+
+#include "config.h"
+#include "graph.h"
+#include "platform.h"
+#include "wire.h"
+
+typedef enum ck_cp_status {
+    CK_CP_PENDING,
+    CK_CP_COMPLETED,
+    CK_CP_EXPIRED,
+    CK_CP_DECLINED,
+    CK_CP_ABORTED,
+} ck_cp_status;
+
+/* Decline reasons (u32 after the id in a DECLINE body). */
+enum {
+    CK_DECLINE_FAILURE = 0,   /* counted as a failed checkpoint */
+    CK_DECLINE_NOT_READY = 1, /* the subtask is not running (finished) */
+    CK_DECLINE_SUBSUMED = 2,  /* a newer checkpoint overtook it */
+};
+
+typedef struct ck_cp_task {
+    int acked;
+    uint64_t bytes;
+    uint32_t crc;
+    int64_t sync_ns, async_ns, align_ns;
+    char *key;
+} ck_cp_task;
+
+typedef struct ck_cp_record {
+    uint64_t id;
+    ck_cp_status status;
+    ck_time trigger, complete;
+    uint32_t nacks;
+    uint64_t bytes;
+    ck_cp_task *tasks; /* per subtask */
+    int metadata_sent;
+    int retired; /* completed, then deleted from the store (num-retained) */
+    char reason[96];
+} ck_cp_record;
+
+typedef struct ck_cc {
+    ck_platform *plat;
+    const ck_graph *g;
+    char job_id[40];
+    int enabled;
+    ck_time interval, timeout, min_pause;
+    int max_concurrent, tolerable, retained;
+    uint64_t next_id;
+    ck_time next_trigger;
+    ck_time last_complete;
+    int npending;
+    int consecutive_failures;
+    int stopped;
+    int failed;
+    char failure[160];
+    ck_cp_record *cps; /* every checkpoint, in id order */
+    size_t ncps, cap;
+} ck_cc;
+
+/* Returns 0 or CK_ENOMEM. Disabled when the interval is 0. */
+int ck_cc_init(ck_cc *cc, ck_platform *plat, const ck_graph *g, const ck_config *cfg,
+               const char *job_id);
+void ck_cc_free(ck_cc *cc);
+
+/* The next time the coordinator needs on_deadline; CK_TIME_NEVER for none. */
+ck_time ck_cc_deadline(const ck_cc *cc);
+/* Triggers due checkpoints and expires late ones. */
+void ck_cc_on_deadline(ck_cc *cc);
+
+void ck_cc_on_ack(ck_cc *cc, uint32_t subtask, const ck_cp_ack *ack);
+void ck_cc_on_decline(ck_cc *cc, uint32_t subtask, uint64_t id, uint32_t reason,
+                      const char *text);
+/* The metadata write of a checkpoint finished (token = id). */
+void ck_cc_on_stored(ck_cc *cc, uint64_t token, int status);
+/* A subtask finished: no new checkpoints; those it did not ack are aborted. */
+void ck_cc_task_finished(ck_cc *cc, uint32_t subtask);
+
+/* Store key of a subtask's state file and of a checkpoint's metadata. */
+void ck_cc_state_key(const char *job_id, uint64_t id, int vertex, int subtask, char *buf,
+                     size_t len);
+void ck_cc_metadata_key(const char *job_id, uint64_t id, char *buf, size_t len);
+
+const char *ck_cp_status_name(ck_cp_status s);
+
+#endif

@@ -1,0 +1,446 @@
+/*
+ * test_checkpoint.c - asynchronous barrier snapshotting, piece by piece:
+ * barrier alignment in the input gate (exactly-once blocks, at-least-once
+ * does not, a newer barrier abandons an older alignment, an ending channel
+ * completes one), the checkpoint coordinator's life cycle against a
+ * scripted platform (trigger, acknowledgements, metadata written last,
+ * completion, retention, expiry, declines, tolerable failures, min pause,
+ * max concurrent), and the two-phase-commit sink's transactions.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <cmocka.h>
+
+#include "coordinator.h"
+#include "error.h"
+#include "fakeplat.h"
+#include "gate.h"
+#include "operator.h"
+#include "partition.h"
+
+/* ---- alignment ------------------------------------------------------------- */
+
+typedef struct rig {
+    fake_world w;
+    fake_plat pp[2], cp;
+    ck_rp rp[2];
+    ck_gate gate;
+} rig;
+
+static void rig_init(rig *r, int exactly_once)
+{
+    memset(r, 0, sizeof(*r));
+    ck_rp_config cfg = {.segment_size = 4096, .buffers_per_channel = 2, .floating_per_gate = 8,
+                        .max_per_channel = 10, .max_overdraft = 5};
+    uint32_t consumer = 10;
+    for (int i = 0; i < 2; i++) {
+        fake_init(&r->pp[i], &r->w, 20 + (uint32_t)i);
+        assert_int_equal(ck_rp_init(&r->rp[i], &r->pp[i].plat, 1, (uint32_t)i, 1, &consumer, &cfg), 0);
+    }
+    fake_init(&r->cp, &r->w, 10);
+    uint32_t eps[2] = {20, 21};
+    assert_int_equal(ck_gate_init(&r->gate, &r->cp.plat, 1, 0, 2, eps, 2, 8), 0);
+    ck_gate_set_exactly_once(&r->gate, exactly_once);
+    ck_gate_announce(&r->gate);
+}
+
+static void pump(rig *r)
+{
+    for (int i = 0; i < 2; i++) {
+        ck_rp_flush(&r->rp[i]);
+        ck_rp_send(&r->rp[i]);
+    }
+    fake_msg *m;
+    while ((m = fake_pop(&r->w))) {
+        ck_wire_hdr h;
+        assert_int_equal(ck_wire_decode(m->data, m->len, &h), 0);
+        if (h.type == CK_MSG_DATA)
+            assert_int_equal(ck_gate_on_data(&r->gate, &h, m->data), 0);
+        else {
+            assert_int_equal(ck_rp_on_credit(&r->rp[h.src], (int)h.dst, h.arg), 0);
+            free(m->data);
+        }
+        free(m);
+    }
+    for (int i = 0; i < 2; i++)
+        ck_rp_send(&r->rp[i]);
+    ck_gate_announce(&r->gate);
+}
+
+static void put_rec(rig *r, int p, int64_t v)
+{
+    ck_elem e = {.tag = CK_EL_RECORD};
+    e.u.rec.key = "k";
+    e.u.rec.klen = 1;
+    e.u.rec.ts = p;
+    e.u.rec.value = v;
+    assert_int_equal(ck_rp_emit(&r->rp[p], 0, &e), 0);
+}
+
+static void put_barrier(rig *r, int p, uint64_t id)
+{
+    ck_elem e = {.tag = CK_EL_BARRIER};
+    e.u.barrier.id = id;
+    e.u.barrier.ts = 5;
+    assert_int_equal(ck_rp_emit(&r->rp[p], 0, &e), 0);
+}
+
+/* Reads everything available; writes a trace like "0:1 0:2 B1 1:1". */
+static void drain(rig *r, char *trace, size_t len)
+{
+    ck_elem e;
+    int released, rc;
+    size_t off = strlen(trace);
+    while ((rc = ck_gate_next(&r->gate, &e, &released)) == 1) {
+        if (e.tag == CK_EL_RECORD)
+            off += (size_t)snprintf(trace + off, len - off, "%d:%d ", (int)e.u.rec.ts,
+                                    (int)e.u.rec.value);
+        else if (e.tag == CK_EL_BARRIER)
+            off += (size_t)snprintf(trace + off, len - off, "B%d ", (int)e.u.barrier.id);
+        else if (e.tag == CK_EL_END_OF_PARTITION)
+            off += (size_t)snprintf(trace + off, len - off, "EOP ");
+    }
+    assert_int_equal(rc, 0);
+}
+
+static void rig_free(rig *r)
+{
+    for (int i = 0; i < 2; i++)
+        ck_rp_free(&r->rp[i]);
+    ck_gate_free(&r->gate);
+    fake_clear(&r->w);
+}
+
+static void test_exactly_once_blocks(void **state)
+{
+    (void)state;
+    static rig r;
+    rig_init(&r, 1);
+    pump(&r);
+    put_rec(&r, 0, 1);
+    put_barrier(&r, 0, 1);
+    put_rec(&r, 0, 2); /* after the barrier: must wait */
+    put_rec(&r, 1, 1);
+    pump(&r);
+    char trace[256] = "";
+    drain(&r, trace, sizeof(trace));
+    assert_string_equal(trace, "0:1 1:1 ");
+    put_rec(&r, 1, 2);
+    put_barrier(&r, 1, 1);
+    put_rec(&r, 1, 3);
+    pump(&r);
+    trace[0] = 0;
+    drain(&r, trace, sizeof(trace));
+    /* Channel 1 catches up, the barrier goes up once, then both flow. */
+    assert_true(strstr(trace, "1:2 B1 ") == trace);
+    assert_non_null(strstr(trace, "0:2"));
+    assert_non_null(strstr(trace, "1:3"));
+    assert_true(r.gate.done_id == 1);
+    rig_free(&r);
+}
+
+static void test_at_least_once_does_not_block(void **state)
+{
+    (void)state;
+    static rig r;
+    rig_init(&r, 0);
+    pump(&r);
+    put_barrier(&r, 0, 1);
+    put_rec(&r, 0, 2); /* flows on although channel 1 has no barrier yet */
+    put_rec(&r, 1, 1);
+    pump(&r);
+    char trace[256] = "";
+    drain(&r, trace, sizeof(trace));
+    assert_non_null(strstr(trace, "0:2"));
+    assert_null(strstr(trace, "B1"));
+    put_barrier(&r, 1, 1);
+    pump(&r);
+    trace[0] = 0;
+    drain(&r, trace, sizeof(trace));
+    assert_string_equal(trace, "B1 ");
+    rig_free(&r);
+}
+
+static void test_newer_barrier_abandons(void **state)
+{
+    (void)state;
+    static rig r;
+    rig_init(&r, 1);
+    pump(&r);
+    put_barrier(&r, 0, 1); /* channel 1 never sends barrier 1 (say it was lost) */
+    put_barrier(&r, 1, 2);
+    pump(&r);
+    char trace[256] = "";
+    drain(&r, trace, sizeof(trace));
+    assert_true(r.gate.abandoned == 1); /* the task declines checkpoint 1 */
+    put_barrier(&r, 0, 2);
+    put_barrier(&r, 1, 1); /* stale by now: dropped */
+    pump(&r);
+    drain(&r, trace, sizeof(trace));
+    assert_string_equal(trace, "B2 ");
+    rig_free(&r);
+}
+
+static void test_ending_channel_completes_alignment(void **state)
+{
+    (void)state;
+    static rig r;
+    rig_init(&r, 1);
+    pump(&r);
+    put_barrier(&r, 0, 3);
+    put_rec(&r, 0, 9);
+    ck_elem eop = {.tag = CK_EL_END_OF_PARTITION};
+    assert_int_equal(ck_rp_emit(&r.rp[1], 0, &eop), 0);
+    pump(&r);
+    char trace[256] = "";
+    drain(&r, trace, sizeof(trace));
+    assert_string_equal(trace, "B3 0:9 ");
+    rig_free(&r);
+}
+
+/* ---- the coordinator --------------------------------------------------------- */
+
+typedef struct cc_rig {
+    fake_world w;
+    fake_plat jp;
+    ck_graph g;
+    ck_config cfg;
+    ck_cc cc;
+    int puts, deletes;
+    char last_put[256];
+} cc_rig;
+
+static cc_rig *the_rig;
+
+static int rig_store_put(ck_platform *p, const char *key, uint8_t *data, size_t len, uint64_t t)
+{
+    (void)p, (void)len, (void)t;
+    the_rig->puts++;
+    snprintf(the_rig->last_put, sizeof(the_rig->last_put), "%s", key);
+    free(data);
+    return 0;
+}
+
+static int rig_store_delete(ck_platform *p, const char *key)
+{
+    (void)p, (void)key;
+    the_rig->deletes++;
+    return 0;
+}
+
+static ck_platform_ops rig_ops;
+
+/* source(1) => agg(2): three subtasks; the source is subtask 0. */
+static void cc_setup(cc_rig *r, int64_t interval_ms, int tolerable, int retained)
+{
+    memset(r, 0, sizeof(*r));
+    the_rig = r;
+    rig_ops = fake_ops;
+    rig_ops.store_put = rig_store_put;
+    rig_ops.store_delete = rig_store_delete;
+    fake_init(&r->jp, &r->w, CK_EP_JM);
+    r->jp.plat.ops = &rig_ops;
+    ck_config_defaults(&r->cfg);
+    r->cfg.v[CK_CFG_CP_INTERVAL] = interval_ms * CK_NS_PER_MS;
+    r->cfg.v[CK_CFG_CP_TOLERABLE] = tolerable;
+    r->cfg.v[CK_CFG_CP_RETAINED] = retained;
+    r->cfg.v[CK_CFG_CP_TIMEOUT] = 500 * CK_NS_PER_MS;
+    ck_job_spec spec = {.nops = 3};
+    spec.ops[0] = (ck_op_spec){.name = "s", .kind = CK_OP_SOURCE, .parallelism = 1, .input = -1};
+    spec.ops[1] = (ck_op_spec){.name = "a", .kind = CK_OP_AGGREGATE, .parallelism = 2, .input = 0,
+                               .ship = CK_SHIP_HASH};
+    spec.ops[2] = (ck_op_spec){.name = "o", .kind = CK_OP_SINK, .parallelism = 2, .input = 1};
+    int bad;
+    char err[200];
+    assert_int_equal(ck_graph_build(&r->g, &spec, &r->cfg, &bad, err, sizeof(err)), 0);
+    assert_int_equal(ck_cc_init(&r->cc, &r->jp.plat, &r->g, &r->cfg, "job"), 0);
+}
+
+/* Counts messages of a type sent since the last call, and to whom. */
+static int sent(cc_rig *r, int type, uint32_t *first_dst)
+{
+    int n = 0;
+    fake_msg *m;
+    while ((m = fake_pop(&r->w))) {
+        ck_wire_hdr h;
+        assert_int_equal(ck_wire_decode(m->data, m->len, &h), 0);
+        if (h.type == type) {
+            if (n == 0 && first_dst)
+                *first_dst = m->dst;
+            n++;
+        }
+        free(m->data);
+        free(m);
+    }
+    return n;
+}
+
+static void ack(cc_rig *r, uint32_t subtask, uint64_t id)
+{
+    ck_cp_ack a = {.id = id, .bytes = 100 + subtask, .crc = 7, .sync_ns = 1, .async_ns = 2};
+    snprintf(a.key, sizeof(a.key), "checkpoints/job/chk-%llu/s%u", (unsigned long long)id, subtask);
+    ck_cc_on_ack(&r->cc, subtask, &a);
+}
+
+static void advance(cc_rig *r, ck_time to)
+{
+    r->w.now = to;
+    if (ck_cc_deadline(&r->cc) <= to)
+        ck_cc_on_deadline(&r->cc);
+}
+
+static void test_coordinator_lifecycle(void **state)
+{
+    (void)state;
+    static cc_rig r;
+    cc_setup(&r, 100, 0, 2);
+    assert_true(ck_cc_deadline(&r.cc) == 100 * CK_NS_PER_MS);
+    advance(&r, 99 * CK_NS_PER_MS);
+    assert_int_equal(r.cc.ncps, 0);
+    uint32_t dst = 0;
+    advance(&r, 100 * CK_NS_PER_MS);
+    assert_int_equal(r.cc.ncps, 1);
+    assert_int_equal(sent(&r, CK_MSG_CP_TRIGGER, &dst), 1); /* to the one source */
+    assert_int_equal(dst, CK_EP_TASK0 + 0);
+    /* Acks: the metadata is written only after the last one, and the
+     * checkpoint completes only when that write is done. */
+    ack(&r, 0, 1);
+    ack(&r, 1, 1);
+    ack(&r, 1, 1); /* repeated: ignored */
+    assert_int_equal(r.puts, 0);
+    ack(&r, 2, 1);
+    assert_int_equal(r.puts, 1);
+    assert_string_equal(r.last_put, "checkpoints/job/chk-1/_metadata");
+    assert_int_equal(r.cc.cps[0].status, CK_CP_PENDING);
+    r.w.now = 120 * CK_NS_PER_MS;
+    ck_cc_on_stored(&r.cc, 1, CK_OK);
+    assert_int_equal(r.cc.cps[0].status, CK_CP_COMPLETED);
+    assert_true(r.cc.cps[0].bytes == 303);
+    assert_int_equal(sent(&r, CK_MSG_CP_COMPLETE, NULL), 3); /* every subtask hears */
+    /* Three more complete: with two retained, the older ones are deleted. */
+    for (uint64_t id = 2; id <= 4; id++) {
+        advance(&r, (ck_time)(100 * id) * CK_NS_PER_MS);
+        for (uint32_t s = 0; s < 3; s++)
+            ack(&r, s, id);
+        ck_cc_on_stored(&r.cc, id, CK_OK);
+    }
+    assert_int_equal(r.cc.cps[3].status, CK_CP_COMPLETED);
+    assert_true(r.cc.cps[0].retired && r.cc.cps[1].retired);
+    assert_false(r.cc.cps[2].retired || r.cc.cps[3].retired);
+    assert_int_equal(r.deletes, 2 * (3 + 1)); /* state files + metadata of two */
+    ck_cc_free(&r.cc);
+    fake_clear(&r.w);
+}
+
+static void test_coordinator_failures(void **state)
+{
+    (void)state;
+    static cc_rig r;
+    cc_setup(&r, 100, 1, 1);
+    advance(&r, 100 * CK_NS_PER_MS); /* checkpoint 1 */
+    ack(&r, 0, 1);
+    /* Timeout 500 ms: checkpoint 1 expires at 600 ms. Max concurrent 1:
+     * no new trigger meanwhile. */
+    advance(&r, 300 * CK_NS_PER_MS);
+    assert_int_equal(r.cc.ncps, 1);
+    advance(&r, 600 * CK_NS_PER_MS);
+    assert_int_equal(r.cc.cps[0].status, CK_CP_EXPIRED);
+    assert_true(sent(&r, CK_MSG_CP_ABORT, NULL) == 3);
+    assert_false(r.cc.failed); /* one failure tolerated */
+    /* A decline that is not a failure (not ready) does not count... */
+    advance(&r, 700 * CK_NS_PER_MS);
+    assert_int_equal(r.cc.ncps, 2);
+    ck_cc_on_decline(&r.cc, 0, 2, CK_DECLINE_NOT_READY, "finished");
+    assert_int_equal(r.cc.cps[1].status, CK_CP_ABORTED);
+    assert_false(r.cc.failed);
+    /* ...a failing one does: two in a row exceed the tolerance. */
+    advance(&r, 800 * CK_NS_PER_MS);
+    assert_int_equal(r.cc.ncps, 3);
+    ck_cc_on_decline(&r.cc, 1, 3, CK_DECLINE_FAILURE, "disk full");
+    assert_int_equal(r.cc.cps[2].status, CK_CP_DECLINED);
+    assert_true(r.cc.failed);
+    assert_non_null(strstr(r.cc.failure, "tolerable failure threshold (1)"));
+    assert_true(ck_cc_deadline(&r.cc) == CK_TIME_NEVER); /* no more triggers */
+    ck_cc_free(&r.cc);
+    fake_clear(&r.w);
+}
+
+static void test_coordinator_min_pause_and_finish(void **state)
+{
+    (void)state;
+    static cc_rig r;
+    cc_setup(&r, 100, 0, 1);
+    r.cc.min_pause = 250 * CK_NS_PER_MS;
+    advance(&r, 100 * CK_NS_PER_MS);
+    for (uint32_t s = 0; s < 3; s++)
+        ack(&r, s, 1);
+    r.w.now = 150 * CK_NS_PER_MS;
+    ck_cc_on_stored(&r.cc, 1, CK_OK);
+    /* The next trigger waits for 150 + 250 ms. */
+    advance(&r, 200 * CK_NS_PER_MS);
+    assert_int_equal(r.cc.ncps, 1);
+    assert_true(ck_cc_deadline(&r.cc) == 400 * CK_NS_PER_MS);
+    advance(&r, 400 * CK_NS_PER_MS);
+    assert_int_equal(r.cc.ncps, 2);
+    /* A subtask finishes: what it did not ack is aborted, nothing new starts. */
+    ck_cc_task_finished(&r.cc, 2);
+    assert_int_equal(r.cc.cps[1].status, CK_CP_ABORTED);
+    assert_false(r.cc.failed);
+    advance(&r, 10 * CK_NS_PER_S);
+    assert_int_equal(r.cc.ncps, 2);
+    ck_cc_free(&r.cc);
+    fake_clear(&r.w);
+}
+
+/* ---- two-phase-commit sink transactions ------------------------------------------- */
+
+static void test_sink_transactions(void **state)
+{
+    (void)state;
+    ck_op sink;
+    memset(&sink, 0, sizeof(sink));
+    sink.two_phase = 1;
+    sink.txn = 1;
+    int64_t ing[3] = {1, 2, 3};
+    assert_int_equal(ck_sink_txn_add(&sink, ing, 3), 0);
+    assert_int_equal(ck_sink_precommit(&sink, 10), 0); /* txn 1 for checkpoint 10 */
+    assert_int_equal(ck_sink_txn_add(&sink, ing, 1), 0);
+    assert_int_equal(ck_sink_precommit(&sink, 11), 0); /* txn 2 for 11 */
+    assert_true(sink.txn == 3);
+    ck_txn x;
+    assert_int_equal(ck_sink_take_committable(&sink, 9, &x), 0); /* nothing covered yet */
+    /* Checkpoint 11 completes (10 failed, say): both commit, in order. */
+    assert_int_equal(ck_sink_take_committable(&sink, 11, &x), 1);
+    assert_true(x.txn == 1 && x.cp == 10 && x.n == 3);
+    free(x.ingest);
+    assert_int_equal(ck_sink_take_committable(&sink, 11, &x), 1);
+    assert_true(x.txn == 2 && x.n == 1);
+    free(x.ingest);
+    assert_int_equal(ck_sink_take_committable(&sink, 11, &x), 0);
+    for (int i = 0; i < CK_SNAP_MAX_PENDING; i++)
+        assert_int_equal(ck_sink_precommit(&sink, 20 + (uint64_t)i), 0);
+    assert_int_equal(ck_sink_precommit(&sink, 99), CK_ETOOBIG);
+    while (ck_sink_take_committable(&sink, UINT64_MAX, &x))
+        free(x.ingest);
+    free(sink.open.ingest);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_exactly_once_blocks),
+        cmocka_unit_test(test_at_least_once_does_not_block),
+        cmocka_unit_test(test_newer_barrier_abandons),
+        cmocka_unit_test(test_ending_channel_completes_alignment),
+        cmocka_unit_test(test_coordinator_lifecycle),
+        cmocka_unit_test(test_coordinator_failures),
+        cmocka_unit_test(test_coordinator_min_pause_and_finish),
+        cmocka_unit_test(test_sink_transactions),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
