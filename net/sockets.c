@@ -25,6 +25,7 @@
  * Lifecycle: the job manager's process ends the run when the job finishes
  * or fails, or when a host process dies, and then stops the others.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -93,6 +94,8 @@ struct net_world {
     int nin, in_cap;
     int *sink_fd;    /* per sink id slot, lazily opened */
     uint32_t *sink_id;
+    int *part_fd;    /* per sink id slot: the open transaction's part file, or -1 */
+    uint64_t *part_txn;
     int nsinks, sinks_cap;
     char store_dir[600];
     char sink_dir[600];
@@ -333,12 +336,12 @@ static int op_store_delete(ck_platform *p, const char *key)
     return ck_storefs_delete(((net_node *)p)->w->store_dir, key);
 }
 
-/* The file descriptor of a sink's committed stream, opened on first use. */
-static int sink_fd(net_world *w, uint32_t sink)
+/* The slot of a sink subtask, made on first use; -1 when out of memory. */
+static int sink_slot(net_world *w, uint32_t sink)
 {
     for (int i = 0; i < w->nsinks; i++)
         if (w->sink_id[i] == sink)
-            return w->sink_fd[i];
+            return i;
     if (w->nsinks == w->sinks_cap) {
         int cap = w->sinks_cap ? w->sinks_cap * 2 : 8;
         int *f = realloc(w->sink_fd, (size_t)cap * sizeof(int));
@@ -347,19 +350,36 @@ static int sink_fd(net_world *w, uint32_t sink)
         uint32_t *s = realloc(w->sink_id, (size_t)cap * sizeof(uint32_t));
         if (s)
             w->sink_id = s;
-        if (!f || !s)
+        int *pf = realloc(w->part_fd, (size_t)cap * sizeof(int));
+        if (pf)
+            w->part_fd = pf;
+        uint64_t *pt = realloc(w->part_txn, (size_t)cap * sizeof(uint64_t));
+        if (pt)
+            w->part_txn = pt;
+        if (!f || !s || !pf || !pt)
             return -1;
         w->sinks_cap = cap;
     }
-    char path[700];
-    snprintf(path, sizeof(path), "%s/%08x.out", w->sink_dir, sink);
-    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (fd < 0)
+    int i = w->nsinks++;
+    w->sink_id[i] = sink;
+    w->sink_fd[i] = -1;
+    w->part_fd[i] = -1;
+    w->part_txn[i] = 0;
+    return i;
+}
+
+/* The file descriptor of a sink's committed stream, opened on first use. */
+static int sink_fd(net_world *w, uint32_t sink)
+{
+    int i = sink_slot(w, sink);
+    if (i < 0)
         return -1;
-    w->sink_fd[w->nsinks] = fd;
-    w->sink_id[w->nsinks] = sink;
-    w->nsinks++;
-    return fd;
+    if (w->sink_fd[i] < 0) {
+        char path[700];
+        snprintf(path, sizeof(path), "%s/%08x.out", w->sink_dir, sink);
+        w->sink_fd[i] = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    }
+    return w->sink_fd[i];
 }
 
 static int write_all(int fd, const uint8_t *data, size_t len)
@@ -376,13 +396,27 @@ static int write_all(int fd, const uint8_t *data, size_t len)
     return CK_OK;
 }
 
-static void txn_path(const net_world *w, uint32_t sink, uint64_t txn, char *buf, size_t len)
+/* Two-phase commit on a file system, as Flink's FileSink does it: a
+ * transaction is an in-progress part file; a commit renames it into a
+ * finished part; an abort deletes it. */
+static void part_path(const net_world *w, uint32_t sink, uint64_t txn, int finished, char *buf,
+                      size_t len)
 {
-    snprintf(buf, len, "%s/%08x.txn-%llu", w->sink_dir, sink, (unsigned long long)txn);
+    snprintf(buf, len, "%s/%08x.part-%020llu%s", w->sink_dir, sink, (unsigned long long)txn,
+             finished ? "" : ".inprogress");
 }
 
-/* Transaction 0 goes straight to the committed stream; others to a staged
- * file that a commit appends and removes (two-phase commit on a file system). */
+/* Closes the part file kept open for transaction txn of a sink, if it is. */
+static void part_close(net_world *w, int slot, uint64_t txn)
+{
+    if (w->part_fd[slot] >= 0 && w->part_txn[slot] == txn) {
+        close(w->part_fd[slot]);
+        w->part_fd[slot] = -1;
+    }
+}
+
+/* Transaction 0 goes straight to the committed stream; others to the part
+ * file of the transaction, kept open while it is the one being written. */
 static int op_output(ck_platform *p, uint32_t sink, uint64_t txn, const uint8_t *data,
                      size_t len)
 {
@@ -391,40 +425,43 @@ static int op_output(ck_platform *p, uint32_t sink, uint64_t txn, const uint8_t 
         int fd = sink_fd(w, sink);
         return fd < 0 ? CK_EIO : write_all(fd, data, len);
     }
-    char path[720];
-    txn_path(w, sink, txn, path, sizeof(path));
-    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return CK_EIO;
-    int rc = write_all(fd, data, len);
-    close(fd);
-    return rc;
+    int slot = sink_slot(w, sink);
+    if (slot < 0)
+        return CK_ENOMEM;
+    if (w->part_fd[slot] < 0 || w->part_txn[slot] != txn) {
+        part_close(w, slot, w->part_txn[slot]);
+        char path[720];
+        part_path(w, sink, txn, 0, path, sizeof(path));
+        w->part_fd[slot] = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        w->part_txn[slot] = txn;
+        if (w->part_fd[slot] < 0)
+            return CK_EIO;
+    }
+    return write_all(w->part_fd[slot], data, len);
 }
 
 static int op_output_commit(ck_platform *p, uint32_t sink, uint64_t txn)
 {
     net_world *w = ((net_node *)p)->w;
-    char path[720];
-    txn_path(w, sink, txn, path, sizeof(path));
-    int in = open(path, O_RDONLY | O_CLOEXEC);
-    if (in < 0)
+    int slot = sink_slot(w, sink);
+    if (slot >= 0)
+        part_close(w, slot, txn);
+    char from[720], to[720];
+    part_path(w, sink, txn, 0, from, sizeof(from));
+    part_path(w, sink, txn, 1, to, sizeof(to));
+    if (rename(from, to))
         return errno == ENOENT ? CK_OK : CK_EIO; /* committed before, or empty */
-    int fd = sink_fd(w, sink), rc = fd < 0 ? CK_EIO : CK_OK;
-    uint8_t buf[65536];
-    ssize_t n;
-    while (!rc && (n = read(in, buf, sizeof(buf))) > 0)
-        rc = write_all(fd, buf, (size_t)n);
-    close(in);
-    if (!rc && unlink(path))
-        rc = CK_EIO;
-    return rc;
+    return CK_OK;
 }
 
 static int op_output_abort(ck_platform *p, uint32_t sink, uint64_t txn)
 {
     net_world *w = ((net_node *)p)->w;
+    int slot = sink_slot(w, sink);
+    if (slot >= 0)
+        part_close(w, slot, txn);
     char path[720];
-    txn_path(w, sink, txn, path, sizeof(path));
+    part_path(w, sink, txn, 0, path, sizeof(path));
     if (unlink(path) && errno != ENOENT)
         return CK_EIO;
     return CK_OK;
@@ -787,10 +824,16 @@ static void world_free(net_world *w)
     for (int i = 0; i < w->nin; i++)
         conn_free(w->in_conns[i]);
     free(w->in_conns);
-    for (int i = 0; i < w->nsinks; i++)
-        close(w->sink_fd[i]);
+    for (int i = 0; i < w->nsinks; i++) {
+        if (w->sink_fd[i] >= 0)
+            close(w->sink_fd[i]);
+        if (w->part_fd[i] >= 0)
+            close(w->part_fd[i]);
+    }
     free(w->sink_fd);
     free(w->sink_id);
+    free(w->part_fd);
+    free(w->part_txn);
     if (w->epfd > 0)
         close(w->epfd);
 }
@@ -829,20 +872,59 @@ static int listen_on_loopback(int *port)
     return fd;
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Reads back what the sinks committed: the direct stream, then the finished
+ * part files in transaction order (their names sort that way). */
 static void load_outputs(net_world *w, ck_run *r)
 {
-    const ck_graph *g = r->env.g;
-    for (int op = 0; op < g->spec.nops; op++) {
-        if (g->spec.ops[op].kind != CK_OP_SINK)
+    DIR *d = opendir(w->sink_dir);
+    if (!d)
+        return;
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        unsigned id;
+        int used = 0;
+        if (sscanf(de->d_name, "%8x.%n", &id, &used) != 1 || used != 9)
             continue;
-        for (int s = 0; s < g->spec.ops[op].parallelism; s++) {
-            uint32_t id = ck_sink_id(op, s);
-            char path[700];
-            snprintf(path, sizeof(path), "%s/%08x.out", w->sink_dir, id);
-            if (access(path, F_OK) == 0)
-                ck_sinkout_load(&r->out, id, path);
+        const char *rest = de->d_name + 9;
+        int direct = strcmp(rest, "out") == 0;
+        int part = strncmp(rest, "part-", 5) == 0 && !strstr(rest, ".inprogress");
+        if (!direct && !part)
+            continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 64;
+            char **v = realloc(names, cap * sizeof(*v));
+            if (!v)
+                break;
+            names = v;
         }
+        /* "out" sorts after "part-": put the direct stream first with a prefix. */
+        size_t len = strlen(de->d_name) + 2;
+        names[n] = malloc(len);
+        if (!names[n])
+            break;
+        snprintf(names[n], len, "%c%s", direct ? 'a' : 'b', de->d_name);
+        n++;
     }
+    closedir(d);
+    if (n)
+        qsort(names, n, sizeof(*names), cmp_str);
+    /* Streams are per sink subtask: group by id while keeping the order. */
+    for (size_t i = 0; i < n; i++) {
+        unsigned id = 0;
+        sscanf(names[i] + 1, "%8x", &id);
+        char path[900];
+        snprintf(path, sizeof(path), "%s/%s", w->sink_dir, names[i] + 1);
+        ck_sinkout_load(&r->out, id, path);
+        free(names[i]);
+    }
+    free(names);
 }
 
 int ck_net_run(ck_run *r, char *err, size_t errlen)
