@@ -117,10 +117,8 @@ static int deep_copy_keys(uint8_t *slots, uint32_t cap, size_t slot_size)
 }
 
 /* Before a write: a table whose slots a snapshot still shares gets its own copy. */
-static int make_private(const ck_heap *h, ck_heap_kg *t)
+static int copy_shared(const ck_heap *h, ck_heap_kg *t)
 {
-    if (!t->slots || arr_of(t->slots)->refs == 1)
-        return CK_OK;
     uint8_t *copy = arr_new(t->cap, h->slot_size);
     if (!copy)
         return CK_ENOMEM;
@@ -132,6 +130,25 @@ static int make_private(const ck_heap *h, ck_heap_kg *t)
     arr_of(t->slots)->refs--; /* the snapshot keeps the old array */
     t->slots = copy;
     return CK_OK;
+}
+
+static inline int make_private(const ck_heap *h, ck_heap_kg *t)
+{
+    return (!t->slots || arr_of(t->slots)->refs == 1) ? CK_OK : copy_shared(h, t);
+}
+
+/* Key equality; keys of 8 to 16 bytes (most) in two word compares. */
+static inline int key_eq(const char *a, const char *b, uint32_t n)
+{
+    if (n >= 8 && n <= 16) {
+        uint64_t x, y, u, v;
+        memcpy(&x, a, 8);
+        memcpy(&y, b, 8);
+        memcpy(&u, a + n - 8, 8);
+        memcpy(&v, b + n - 8, 8);
+        return x == y && u == v;
+    }
+    return memcmp(a, b, n) == 0;
 }
 
 int ck_heap_init(ck_heap *h, int kg_start, int kg_end, size_t vsize)
@@ -178,7 +195,7 @@ static uint32_t probe(const ck_heap *h, const ck_heap_kg *t, uint32_t hash,
             return i;
         }
         if (s->hash == hash && s->ns == ns && s->klen1 == klen + 1 &&
-            memcmp(slot_key(s), key, klen) == 0) {
+            key_eq(slot_key(s), key, klen)) {
             *found = 1;
             return i;
         }
