@@ -108,6 +108,30 @@ static inline void ck_elem_encode_n(uint8_t *dst, const ck_elem *e, size_t n)
     }
 }
 
+/* Encoded size of a record element whose payload is left out when plen is 0. */
+static inline size_t ck_rec_size(const ck_rec *r, uint32_t plen)
+{
+    return CK_ELEM_PREFIX + CK_REC_FIXED + r->klen + plen;
+}
+
+/* Encodes record r as an element of n = ck_rec_size(r, plen) bytes, with its
+ * first plen payload bytes (0 drops the payload). */
+static inline void ck_rec_encode(uint8_t *dst, const ck_rec *r, uint32_t plen, size_t n)
+{
+    ck_put_u32(dst, (uint32_t)(n - 4));
+    dst[4] = CK_EL_RECORD;
+    uint8_t *p = dst + CK_ELEM_PREFIX;
+    ck_put_u64(p, (uint64_t)r->ts);
+    ck_put_u64(p + 8, (uint64_t)r->value);
+    ck_put_u64(p + 16, (uint64_t)r->ingest);
+    ck_put_u16(p + 24, (uint16_t)r->klen);
+    ck_put_u32(p + 26, plen);
+    if (r->klen)
+        memcpy(p + CK_REC_FIXED, r->key, r->klen);
+    if (plen)
+        memcpy(p + CK_REC_FIXED + r->klen, r->payload, plen);
+}
+
 /* Encodes e into dst, which has ck_elem_size(e) bytes. */
 static inline void ck_elem_encode(uint8_t *dst, const ck_elem *e)
 {

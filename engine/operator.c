@@ -112,6 +112,13 @@ void ck_chain_free(ck_chain *c)
 static int emit(ck_op *op, const ck_rec *r)
 {
     int rc;
+    if (op->nnext == 1 && op->nrp == 0) {
+        /* One chained successor (the common case): no copy to protect. */
+        ck_op *next = op->next[0];
+        ck_rec copy = *r;
+        next->chain->flops += next->spec->cpu_flops;
+        return next->process(next, &copy);
+    }
     for (int i = 0; i < op->nnext; i++) {
         ck_op *next = op->next[i];
         ck_rec copy = *r;
@@ -119,11 +126,6 @@ static int emit(ck_op *op, const ck_rec *r)
         if ((rc = next->process(next, &copy)))
             return rc;
     }
-    if (op->nrp == 0)
-        return CK_OK;
-    ck_elem e;
-    e.tag = CK_EL_RECORD;
-    e.u.rec = *r;
     for (int i = 0; i < op->nrp; i++) {
         ck_rp_out *o = &op->chain->rps[op->rp[i]];
         int sub;
@@ -133,7 +135,7 @@ static int emit(ck_op *op, const ck_rec *r)
         } else {
             sub = op->chain->subtask;
         }
-        if ((rc = ck_rp_emit(&o->rp, sub, &e)))
+        if ((rc = ck_rp_emit_rec(&o->rp, sub, r)))
             return rc;
         op->chain->records_out++;
     }
@@ -160,15 +162,12 @@ static inline int grow(void **p, size_t *cap, size_t need, size_t elem)
 
 static int sink_record(ck_op *op, ck_rec *r)
 {
-    ck_elem e = {.tag = CK_EL_RECORD};
-    e.u.rec = *r;
-    e.u.rec.plen = 0; /* the sink keeps key, time, value and ingest time */
-    e.u.rec.payload = NULL;
-    size_t n = ck_elem_size(&e);
+    /* The sink keeps key, time, value and ingest time, not the payload. */
+    size_t n = ck_rec_size(r, 0);
     if (grow((void **)&op->out, &op->out_cap, op->out_len + n, 1) ||
         grow((void **)&op->ingest, &op->cap_ingest, op->n_ingest + 1, sizeof(int64_t)))
         return CK_ENOMEM;
-    ck_elem_encode_n(op->out + op->out_len, &e, n);
+    ck_rec_encode(op->out + op->out_len, r, 0, n);
     op->out_len += n;
     op->ingest[op->n_ingest++] = r->ingest;
     op->chain->records_out++;

@@ -148,6 +148,25 @@ int ck_rp_emit(ck_rp *rp, int sub, const ck_elem *e)
     return CK_OK;
 }
 
+int ck_rp_emit_rec(ck_rp *rp, int sub, const ck_rec *r)
+{
+    ck_subpart *s = &rp->subs[sub];
+    size_t n = ck_rec_size(r, r->plen);
+    ck_buf *b = s->cur;
+    if (!s->ended && b && b->cap - b->len >= n) {
+        /* Fast path: the record fits in the buffer being filled. */
+        ck_rec_encode(ck_buf_data(b) + b->len, r, r->plen, n);
+        b->len += (uint32_t)n;
+        if (b->len == b->cap)
+            finish_cur(rp, s);
+        return CK_OK;
+    }
+    ck_elem e;
+    e.tag = CK_EL_RECORD;
+    e.u.rec = *r;
+    return ck_rp_emit(rp, sub, &e);
+}
+
 int ck_rp_broadcast(ck_rp *rp, const ck_elem *e)
 {
     for (int i = 0; i < rp->nsub; i++) {

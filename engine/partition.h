@@ -75,6 +75,9 @@ void ck_rp_free(ck_rp *rp);
 /* Serializes e into subpartition sub. Returns 0, CK_ENOMEM, CK_ESTATE (ended). */
 int ck_rp_emit(ck_rp *rp, int sub, const ck_elem *e);
 
+/* Serializes record r into subpartition sub (ck_rp_emit for a record). */
+int ck_rp_emit_rec(ck_rp *rp, int sub, const ck_rec *r);
+
 /* Serializes e into every subpartition. */
 int ck_rp_broadcast(ck_rp *rp, const ck_elem *e);
 
