@@ -173,7 +173,8 @@ static int cmd_keygroup(int argc, char **argv)
 
 static int cmd_config(void)
 {
-    static const char *const types[] = {"integer", "boolean", "duration", "memory", "one of"};
+    static const char *const types[] = {"integer", "boolean", "duration", "memory", "one of",
+                                        "decimal"};
     for (int i = 0; i < CK_CFG_COUNT; i++) {
         const ck_cfg_def *d = ck_config_def((ck_cfg_id)i);
         char def[32], lo[32], hi[32];

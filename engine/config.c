@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <math.h>
 
 #include "error.h"
 
@@ -39,12 +40,19 @@ int ck_config_find(const char *key)
 }
 
 static const char *const cp_modes[] = {"EXACTLY_ONCE", "AT_LEAST_ONCE", NULL};
+static const char *const rs_types[] = {"default", "none", "fixed-delay", "failure-rate",
+                                       "exponential-delay", NULL};
+static const char *const failover[] = {"full", "region", NULL};
 
 const char *const *ck_config_choices(ck_cfg_id id)
 {
     switch (id) {
     case CK_CFG_CP_MODE:
         return cp_modes;
+    case CK_CFG_RS_TYPE:
+        return rs_types;
+    case CK_CFG_FAILOVER:
+        return failover;
     default:
         return NULL;
     }
@@ -142,6 +150,16 @@ int ck_config_parse(ck_cfg_id id, const char *text, int64_t *out)
         if (rc)
             return rc;
         break;
+    case CK_CFG_DECIMAL: {
+        char *end;
+        double x = strtod(text, &end);
+        while (isspace((unsigned char)*end))
+            end++;
+        if (end == text || *end || !(x > -9e15 && x < 9e15))
+            return CK_EINVAL;
+        v = (int64_t)llround(x * 1000.0);
+        break;
+    }
     case CK_CFG_ENUM: {
         const char *const *c = ck_config_choices(id);
         v = -1;
@@ -183,8 +201,13 @@ void ck_config_format(ck_cfg_id id, int64_t v, char *buf, unsigned len)
         snprintf(buf, len, "%s", c && v >= 0 && v <= defs[id].max ? c[v] : "?");
         break;
     }
+    case CK_CFG_DECIMAL:
+        snprintf(buf, len, "%g", (double)v / 1000.0);
+        break;
     case CK_CFG_DURATION:
-        if (v != 0 && v % (60000 * CK_MS_) == 0)
+        if (v != 0 && v % (3600000 * CK_MS_) == 0)
+            snprintf(buf, len, "%lld h", (long long)(v / (3600000 * CK_MS_)));
+        else if (v != 0 && v % (60000 * CK_MS_) == 0)
             snprintf(buf, len, "%lld min", (long long)(v / (60000 * CK_MS_)));
         else if (v != 0 && v % (1000 * CK_MS_) == 0)
             snprintf(buf, len, "%lld s", (long long)(v / (1000 * CK_MS_)));

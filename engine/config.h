@@ -18,7 +18,8 @@ typedef enum ck_cfg_type {
     CK_CFG_BOOL,
     CK_CFG_DURATION,
     CK_CFG_MEMORY,
-    CK_CFG_ENUM, /* a choice among names; held as the choice's index */
+    CK_CFG_ENUM,    /* a choice among names; held as the choice's index */
+    CK_CFG_DECIMAL, /* a decimal number; held in thousandths */
 } ck_cfg_type;
 
 #define CK_MS_ INT64_C(1000000)
@@ -68,7 +69,45 @@ typedef enum ck_cfg_type {
       CK_CFG_INT, 0, 0, 1000000,                                               \
       "consecutive failed checkpoints tolerated before the job fails over")    \
     X(CP_RETAINED, "execution.checkpointing.num-retained", CK_CFG_INT, 1, 1,   \
-      1000, "completed checkpoints kept in the store")
+      1000, "completed checkpoints kept in the store")                         \
+    X(RS_TYPE, "restart-strategy.type", CK_CFG_ENUM, 0, 0, 4,                  \
+      "how a job restarts after a failure; default: exponential-delay with "   \
+      "checkpointing, none without")                                           \
+    X(RS_FD_ATTEMPTS, "restart-strategy.fixed-delay.attempts", CK_CFG_INT, 1,  \
+      0, 1000000, "restarts before fixed-delay gives up")                      \
+    X(RS_FD_DELAY, "restart-strategy.fixed-delay.delay", CK_CFG_DURATION,      \
+      1000 * CK_MS_, 0, 86400000 * CK_MS_, "wait before each restart")         \
+    X(RS_FR_MAX, "restart-strategy.failure-rate.max-failures-per-interval",    \
+      CK_CFG_INT, 1, 1, 1000000, "failures tolerated within the interval")     \
+    X(RS_FR_INTERVAL, "restart-strategy.failure-rate.failure-rate-interval",   \
+      CK_CFG_DURATION, 60000 * CK_MS_, CK_MS_, 86400000 * CK_MS_,              \
+      "the window failure-rate counts failures in")                            \
+    X(RS_FR_DELAY, "restart-strategy.failure-rate.delay", CK_CFG_DURATION,     \
+      1000 * CK_MS_, 0, 86400000 * CK_MS_, "wait before each restart")         \
+    X(RS_EXP_INITIAL, "restart-strategy.exponential-delay.initial-backoff",    \
+      CK_CFG_DURATION, 1000 * CK_MS_, 0, 86400000 * CK_MS_,                    \
+      "wait before the first restart")                                         \
+    X(RS_EXP_MAX, "restart-strategy.exponential-delay.max-backoff",            \
+      CK_CFG_DURATION, 60000 * CK_MS_, 0, 86400000 * CK_MS_,                   \
+      "longest wait between restarts")                                         \
+    X(RS_EXP_MULT, "restart-strategy.exponential-delay.backoff-multiplier",    \
+      CK_CFG_DECIMAL, 1500, 1000, 1000000, "growth of the wait per restart")   \
+    X(RS_EXP_RESET, "restart-strategy.exponential-delay.reset-backoff-threshold", \
+      CK_CFG_DURATION, 3600000 * CK_MS_, CK_MS_, 86400000 * CK_MS_ * 365,      \
+      "a job this long without failure starts again from the initial wait")    \
+    X(RS_EXP_JITTER, "restart-strategy.exponential-delay.jitter-factor",       \
+      CK_CFG_DECIMAL, 100, 0, 1000, "random spread of the wait (fraction)")    \
+    X(RS_EXP_ATTEMPTS,                                                         \
+      "restart-strategy.exponential-delay.attempts-before-reset-backoff",      \
+      CK_CFG_INT, 2147483647, 1, 2147483647,                                   \
+      "restarts before exponential-delay gives up")                            \
+    X(FAILOVER, "jobmanager.execution.failover-strategy", CK_CFG_ENUM, 1, 0,   \
+      1, "full restarts every task; region restarts the failed region, which "  \
+      "is the whole job when it has a keyBy")                                  \
+    X(HB_INTERVAL, "heartbeat.interval", CK_CFG_DURATION, 10000 * CK_MS_,      \
+      CK_MS_, 86400000 * CK_MS_, "how often task managers report to the job manager") \
+    X(HB_TIMEOUT, "heartbeat.timeout", CK_CFG_DURATION, 50000 * CK_MS_,        \
+      CK_MS_, 86400000 * CK_MS_, "silence after which a task manager is lost")
 
 typedef enum ck_cfg_id {
 #define CK_CFG_ENUM(id, key, type, def, min, max, desc) CK_CFG_##id,
@@ -113,6 +152,13 @@ int ck_config_check(ck_cfg_id id, int64_t v);
 const char *const *ck_config_choices(ck_cfg_id id);
 
 enum { CK_CP_EXACTLY_ONCE = 0, CK_CP_AT_LEAST_ONCE = 1 };
+enum {
+    CK_RS_DEFAULT = 0,
+    CK_RS_NONE = 1,
+    CK_RS_FIXED_DELAY = 2,
+    CK_RS_FAILURE_RATE = 3,
+    CK_RS_EXPONENTIAL_DELAY = 4,
+};
 
 /* Formats a value the way Flink would write it ("100 ms", "32 kb"). */
 void ck_config_format(ck_cfg_id id, int64_t v, char *buf, unsigned len);

@@ -90,9 +90,10 @@ static void send_all_tasks(ck_cc *cc, int type, uint64_t id)
     ck_put_u64(body, id);
     for (uint32_t s = 0; s < cc->g->nsubtasks; s++) {
         size_t n;
-        uint8_t *m = ck_wire_msg(type, CK_EP_JM, CK_EP_TASK0 + s, body, sizeof(body), &n);
+        uint32_t ep = ck_ep_task(cc->g, cc->attempt, s);
+        uint8_t *m = ck_wire_msg(type, CK_EP_JM, ep, cc->attempt, body, sizeof(body), &n);
         if (m)
-            cc->plat->ops->send(cc->plat, CK_EP_TASK0 + s, m, n);
+            cc->plat->ops->send(cc->plat, ep, m, n);
     }
 }
 
@@ -173,9 +174,10 @@ static void trigger(ck_cc *cc, ck_time now)
         if (!is_source_vertex(cc->g, v))
             continue;
         for (int i = 0; i < cc->g->v[v].parallelism; i++) {
-            uint32_t ep = ck_graph_endpoint(cc->g, v, i);
+            uint32_t ep = ck_graph_endpoint(cc->g, cc->attempt, v, i);
             size_t n;
-            uint8_t *m = ck_wire_msg(CK_MSG_CP_TRIGGER, CK_EP_JM, ep, body, sizeof(body), &n);
+            uint8_t *m = ck_wire_msg(CK_MSG_CP_TRIGGER, CK_EP_JM, ep, cc->attempt, body,
+                                     sizeof(body), &n);
             if (m)
                 cc->plat->ops->send(cc->plat, ep, m, n);
         }
@@ -328,4 +330,21 @@ void ck_cc_task_finished(ck_cc *cc, uint32_t subtask)
         if (r->status == CK_CP_PENDING && subtask < cc->g->nsubtasks && !r->tasks[subtask].acked)
             fail_cp(cc, r, CK_CP_ABORTED, 0, "a subtask finished before taking part");
     }
+}
+
+void ck_cc_start_attempt(ck_cc *cc, uint32_t attempt, ck_time now)
+{
+    cc->attempt = attempt;
+    cc->stopped = 0;
+    cc->failed = 0;
+    cc->next_trigger = cc->enabled ? now + cc->interval : CK_TIME_NEVER;
+}
+
+void ck_cc_abort_all(ck_cc *cc, const char *reason)
+{
+    for (size_t i = 0; i < cc->ncps; i++)
+        if (cc->cps[i].status == CK_CP_PENDING)
+            fail_cp(cc, &cc->cps[i], CK_CP_ABORTED, 0, reason);
+    cc->stopped = 1;
+    cc->next_trigger = CK_TIME_NEVER;
 }

@@ -88,6 +88,7 @@ typedef struct ck_cc {
     char failure[160];
     ck_cp_record *cps; /* every checkpoint, in id order */
     size_t ncps, cap;
+    uint32_t attempt;  /* the job attempt checkpoints go to */
 } ck_cc;
 
 /* Returns 0 or CK_ENOMEM. Disabled when the interval is 0. */
@@ -107,6 +108,14 @@ void ck_cc_on_decline(ck_cc *cc, uint32_t subtask, uint64_t id, uint32_t reason,
 void ck_cc_on_stored(ck_cc *cc, uint64_t token, int status);
 /* A subtask finished: no new checkpoints; those it did not ack are aborted. */
 void ck_cc_task_finished(ck_cc *cc, uint32_t subtask);
+
+/* A new attempt of the job runs: checkpoints resume, the first one an
+ * interval from now. */
+void ck_cc_start_attempt(ck_cc *cc, uint32_t attempt, ck_time now);
+
+/* The job fails over: every pending checkpoint is aborted (not a failure)
+ * and no new one starts until ck_cc_start_attempt. */
+void ck_cc_abort_all(ck_cc *cc, const char *reason);
 
 /* Store key of a subtask's state file and of a checkpoint's metadata. */
 void ck_cc_state_key(const char *job_id, uint64_t id, int vertex, int subtask, char *buf,

@@ -339,6 +339,7 @@ void ck_gate_announce(ck_gate *g)
             .src = (uint32_t)i,
             .dst = g->consumer,
             .arg = c->unannounced,
+            .epoch = g->epoch,
         };
         ck_wire_encode(m, &h);
         c->outstanding += c->unannounced;

@@ -86,6 +86,7 @@ typedef struct ck_gate {
     uint64_t done_id;       /* highest checkpoint handed up or abandoned */
     uint64_t abandoned;     /* set when an alignment was abandoned; the task clears it */
     ck_time last_align_ns;  /* alignment time of the barrier last handed up */
+    uint32_t epoch;         /* stamped on every message */
 } ck_gate;
 
 /*

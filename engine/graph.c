@@ -151,6 +151,13 @@ int ck_graph_host(const ck_graph *g, uint32_t global)
     return i / g->slots_per_host;
 }
 
+int ck_graph_slot(const ck_graph *g, uint32_t global)
+{
+    int v, i;
+    ck_graph_locate(g, global, &v, &i);
+    return i;
+}
+
 int ck_graph_hosts_needed(const ck_graph *g)
 {
     return (g->nslots + g->slots_per_host - 1) / g->slots_per_host;

@@ -8,10 +8,14 @@
  * A keyed operator (aggregate, window) is always fed by a hash edge and so
  * always heads its vertex.
  *
- * Numbering: subtask i of vertex v has the global index v.base + i; its
- * endpoint is CK_EP_TASK0 + global index; the job manager is CK_EP_JM.
+ * Numbering: subtask i of vertex v has the global index v.base + i. Every
+ * attempt of the job (a restart is a new attempt) has its own endpoints:
+ * subtask g of attempt a is CK_EP_TASK0 + a * nsubtasks + g, so that a
+ * message of an old attempt never reaches a new one. The job manager is
+ * CK_EP_JM, task manager h is CK_EP_TM0 + h.
  * Placement follows Flink's slot sharing: subtask i of every vertex shares
- * slot i, and slot s lives on task manager s / slots-per-task-manager.
+ * slot i, and slot s lives on the (s / slots-per-task-manager)-th task
+ * manager the job manager has.
  */
 #ifndef CK_GRAPH_H
 #define CK_GRAPH_H
@@ -23,7 +27,9 @@
 #define CK_MAX_OPS 64
 #define CK_NAME_MAX 48
 #define CK_EP_JM 0u
-#define CK_EP_TASK0 1u
+#define CK_EP_TM0 1u
+#define CK_MAX_TM 4096
+#define CK_EP_TASK0 (CK_EP_TM0 + CK_MAX_TM)
 
 typedef enum ck_op_kind {
     CK_OP_SOURCE,
@@ -102,15 +108,36 @@ int ck_graph_build(ck_graph *g, const ck_job_spec *spec, const ck_config *cfg,
 /* Vertex and subtask index of a global subtask index. */
 void ck_graph_locate(const ck_graph *g, uint32_t global, int *vertex, int *subtask);
 
-/* Task-manager index hosting a global subtask. */
+/* Task-manager index hosting a global subtask when task managers 0..n-1 are
+ * all available (the first placement). */
 int ck_graph_host(const ck_graph *g, uint32_t global);
+
+/* The slot a global subtask takes (slot sharing: its subtask index). */
+int ck_graph_slot(const ck_graph *g, uint32_t global);
 
 /* Task managers the job needs. */
 int ck_graph_hosts_needed(const ck_graph *g);
 
-static inline uint32_t ck_graph_endpoint(const ck_graph *g, int vertex, int subtask)
+static inline uint32_t ck_ep_task(const ck_graph *g, uint32_t attempt, uint32_t global)
 {
-    return CK_EP_TASK0 + g->v[vertex].base + (uint32_t)subtask;
+    return CK_EP_TASK0 + attempt * g->nsubtasks + global;
+}
+
+static inline uint32_t ck_graph_endpoint(const ck_graph *g, uint32_t attempt, int vertex,
+                                         int subtask)
+{
+    return ck_ep_task(g, attempt, g->v[vertex].base + (uint32_t)subtask);
+}
+
+/* Splits a task endpoint into attempt and global subtask; 0 if it is not one. */
+static inline int ck_ep_task_split(const ck_graph *g, uint32_t ep, uint32_t *attempt,
+                                   uint32_t *global)
+{
+    if (ep < CK_EP_TASK0)
+        return 0;
+    *attempt = (ep - CK_EP_TASK0) / g->nsubtasks;
+    *global = (ep - CK_EP_TASK0) % g->nsubtasks;
+    return 1;
 }
 
 /* True for operators with keyed state (they need a hash input). */

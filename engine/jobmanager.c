@@ -4,13 +4,19 @@
 #include <stdlib.h>
 
 #include "error.h"
+#include "task.h"
+#include "taskmanager.h"
 #include "wire.h"
 
 const char *ck_job_state_name(ck_job_state s)
 {
     switch (s) {
+    case CK_JOB_WAITING:
+        return "WAITING";
     case CK_JOB_RUNNING:
         return "RUNNING";
+    case CK_JOB_RESTARTING:
+        return "RESTARTING";
     case CK_JOB_FINISHED:
         return "FINISHED";
     case CK_JOB_FAILED:
@@ -20,23 +26,41 @@ const char *ck_job_state_name(ck_job_state s)
 }
 
 int ck_jm_init(ck_jm *jm, ck_platform *plat, const ck_graph *g, const ck_config *cfg,
-               const char *job_id)
+               const char *job_id, int ntm, uint64_t seed)
 {
     memset(jm, 0, sizeof(*jm));
     jm->plat = plat;
     jm->g = g;
+    jm->cfg = cfg;
+    jm->ntm = ntm;
+    jm->state = CK_JOB_WAITING;
+    jm->tm_seen = malloc((size_t)ntm * sizeof(ck_time));
+    jm->placement = calloc(g->nsubtasks, sizeof(uint16_t));
     jm->done = calloc(g->nsubtasks, 1);
+    jm->running = calloc(g->nsubtasks, 1);
     jm->tasks = calloc(g->nsubtasks, sizeof(ck_metrics));
-    if (!jm->done || !jm->tasks) {
-        free(jm->done);
-        free(jm->tasks);
+    jm->lag_ns = calloc(g->nsubtasks, sizeof(int64_t));
+    if (!jm->tm_seen || !jm->placement || !jm->done || !jm->running || !jm->tasks ||
+        !jm->lag_ns) {
+        ck_jm_free(jm);
         return CK_ENOMEM;
     }
+    for (int h = 0; h < ntm; h++)
+        jm->tm_seen[h] = CK_TIME_NEVER;
+    for (uint32_t i = 0; i < g->nsubtasks; i++) {
+        int v, s;
+        ck_graph_locate(g, i, &v, &s);
+        jm->tasks[i].task.vertex = (uint32_t)v;
+        jm->tasks[i].task.subtask = (uint32_t)s;
+        jm->tasks[i].task.start_ns = CK_TIME_NEVER;
+    }
     ck_metrics_init(&jm->job);
+    ck_restart_init(&jm->rs, cfg, seed);
     if (ck_cc_init(&jm->cc, plat, g, cfg, job_id)) {
         ck_jm_free(jm);
         return CK_ENOMEM;
     }
+    jm->cc.stopped = 1; /* until the job runs */
     return CK_OK;
 }
 
@@ -47,26 +71,311 @@ void ck_jm_free(ck_jm *jm)
             ck_metrics_free(&jm->tasks[i]);
     free(jm->tasks);
     free(jm->done);
+    free(jm->running);
+    free(jm->tm_seen);
+    free(jm->placement);
+    free(jm->lag_ns);
+    free(jm->recoveries);
+    free(jm->damaged);
     ck_metrics_free(&jm->job);
-    ck_cc_free(&jm->cc);
+    ck_restart_free(&jm->rs);
+    if (jm->g)
+        ck_cc_free(&jm->cc);
     memset(jm, 0, sizeof(*jm));
 }
 
 static void job_fail(ck_jm *jm, const char *why)
 {
-    if (jm->state != CK_JOB_RUNNING)
+    if (jm->state == CK_JOB_FINISHED || jm->state == CK_JOB_FAILED)
         return;
     jm->state = CK_JOB_FAILED;
     jm->end = ck_now(jm->plat);
+    jm->cc.stopped = 1;
     snprintf(jm->failure, sizeof(jm->failure), "%s", why);
     ck_logf(jm->plat, CK_LOG_ERROR, "job failed: %s", why);
 }
 
-/* Too many failed checkpoints: the job must fail over (it fails, for now). */
+static ck_recovery *open_recovery(ck_jm *jm)
+{
+    if (jm->nrecoveries == 0)
+        return NULL;
+    return &jm->recoveries[jm->nrecoveries - 1];
+}
+
+/* ---- placement and deployment --------------------------------------------------- */
+
+static int tm_alive(const ck_jm *jm, int h)
+{
+    return jm->tm_seen[h] != CK_TIME_NEVER;
+}
+
+/* Places subtasks on live task managers (slot sharing). 0 if too few. */
+static int place(ck_jm *jm)
+{
+    int need = ck_graph_hosts_needed(jm->g), live = 0;
+    int *hosts = malloc((size_t)jm->ntm * sizeof(int));
+    if (!hosts)
+        return 0;
+    for (int h = 0; h < jm->ntm; h++)
+        if (tm_alive(jm, h))
+            hosts[live++] = h;
+    int ok = live >= need;
+    if (ok)
+        for (uint32_t i = 0; i < jm->g->nsubtasks; i++)
+            jm->placement[i] = (uint16_t)hosts[ck_graph_slot(jm->g, i) / jm->g->slots_per_host];
+    free(hosts);
+    return ok;
+}
+
+static int is_damaged(const ck_jm *jm, uint64_t id)
+{
+    for (size_t i = 0; i < jm->ndamaged; i++)
+        if (jm->damaged[i] == id)
+            return 1;
+    return 0;
+}
+
+/* The newest completed checkpoint still in the store and not found damaged. */
+static uint64_t latest_checkpoint(const ck_jm *jm)
+{
+    for (size_t i = jm->cc.ncps; i-- > 0;) {
+        const ck_cp_record *c = &jm->cc.cps[i];
+        if (c->status == CK_CP_COMPLETED && !c->retired && !is_damaged(jm, c->id))
+            return c->id;
+    }
+    return 0;
+}
+
+static void deploy(ck_jm *jm, ck_time now)
+{
+    if (jm->state == CK_JOB_RESTARTING)
+        jm->attempt++;
+    jm->restore_cp = jm->state == CK_JOB_RESTARTING ? latest_checkpoint(jm) : 0;
+    memset(jm->done, 0, jm->g->nsubtasks);
+    memset(jm->running, 0, jm->g->nsubtasks);
+    jm->nfinished = jm->nrunning = 0;
+    jm->plat->ops->set_routes(jm->plat, jm->attempt, jm->g->nsubtasks, jm->placement);
+    size_t blen;
+    uint8_t *body = ck_tm_deploy_body(jm->attempt, jm->restore_cp, jm->g->nsubtasks,
+                                      jm->placement, &blen);
+    if (!body) {
+        job_fail(jm, "out of memory deploying the job");
+        return;
+    }
+    for (int h = 0; h < jm->ntm; h++) {
+        if (!tm_alive(jm, h))
+            continue;
+        size_t n;
+        uint8_t *m = ck_wire_msg(CK_MSG_DEPLOY, CK_EP_JM, CK_EP_TM0 + (uint32_t)h, jm->attempt,
+                                 body, blen, &n);
+        if (m)
+            jm->plat->ops->send(jm->plat, CK_EP_TM0 + (uint32_t)h, m, n);
+    }
+    free(body);
+    ck_recovery *r = open_recovery(jm);
+    if (jm->state == CK_JOB_RESTARTING && r) {
+        r->restarted = now;
+        r->attempt = jm->attempt;
+        r->checkpoint = jm->restore_cp;
+    }
+    jm->state = CK_JOB_RUNNING;
+    ck_cc_start_attempt(&jm->cc, jm->attempt, now);
+    ck_logf(jm->plat, CK_LOG_INFO, "deployed attempt %u%s", jm->attempt,
+            jm->restore_cp ? " from a checkpoint" : "");
+}
+
+/* WAITING or RESTARTING: deploy when the delay passed and slots are there. */
+static void maybe_deploy(ck_jm *jm, ck_time now)
+{
+    if (jm->state == CK_JOB_RESTARTING && now < jm->restart_at)
+        return;
+    if (jm->state != CK_JOB_WAITING && jm->state != CK_JOB_RESTARTING)
+        return;
+    if (place(jm)) {
+        deploy(jm, now);
+        return;
+    }
+    if (now - jm->waiting_since > CK_SLOT_REQUEST_TIMEOUT) {
+        char why[160];
+        snprintf(why, sizeof(why),
+                 "could not get %d task managers with free slots within the slot request timeout",
+                 ck_graph_hosts_needed(jm->g));
+        job_fail(jm, why);
+    }
+}
+
+/* ---- failover ----------------------------------------------------------------------- */
+
+static int64_t source_lag(const ck_jm *jm)
+{
+    int64_t m = 0;
+    for (uint32_t i = 0; i < jm->g->nsubtasks; i++)
+        if (jm->lag_ns[i] > m)
+            m = jm->lag_ns[i];
+    return m;
+}
+
+static void failover(ck_jm *jm, const char *cause)
+{
+    if (jm->state != CK_JOB_RUNNING)
+        return;
+    ck_time now = ck_now(jm->plat);
+    if (jm->nrecoveries == jm->caprecoveries) {
+        size_t cap = jm->caprecoveries ? jm->caprecoveries * 2 : 4;
+        ck_recovery *v = realloc(jm->recoveries, cap * sizeof(*v));
+        if (!v) {
+            job_fail(jm, cause);
+            return;
+        }
+        jm->recoveries = v;
+        jm->caprecoveries = cap;
+    }
+    ck_recovery *r = &jm->recoveries[jm->nrecoveries++];
+    memset(r, 0, sizeof(*r));
+    r->detected = now;
+    r->restarted = r->restored = r->first_output = r->caught_up = CK_TIME_NEVER;
+    r->lag_before = source_lag(jm);
+    snprintf(r->cause, sizeof(r->cause), "%s", cause);
+    ck_logf(jm->plat, CK_LOG_WARN, "failure: %s", cause);
+    /* Cancel the attempt everywhere it may still run. */
+    for (int h = 0; h < jm->ntm; h++) {
+        if (!tm_alive(jm, h))
+            continue;
+        uint8_t body[4];
+        ck_put_u32(body, jm->attempt);
+        size_t n;
+        uint8_t *m = ck_wire_msg(CK_MSG_CANCEL, CK_EP_JM, CK_EP_TM0 + (uint32_t)h, jm->attempt,
+                                 body, sizeof(body), &n);
+        if (m)
+            jm->plat->ops->send(jm->plat, CK_EP_TM0 + (uint32_t)h, m, n);
+    }
+    ck_cc_abort_all(&jm->cc, "the job failed over");
+    ck_time delay;
+    if (!ck_restart_on_failure(&jm->rs, now, &delay)) {
+        char why[256];
+        snprintf(why, sizeof(why), "%.160s (restart strategy %s gave up after %d restarts)",
+                 cause, ck_restart_name(jm->rs.type), jm->rs.restarts);
+        job_fail(jm, why);
+        return;
+    }
+    jm->state = CK_JOB_RESTARTING;
+    jm->restart_at = now + delay;
+    jm->waiting_since = jm->restart_at;
+}
+
 static void check_checkpoints(ck_jm *jm)
 {
-    if (jm->cc.failed)
-        job_fail(jm, jm->cc.failure);
+    if (jm->cc.failed && jm->state == CK_JOB_RUNNING) {
+        jm->cc.failed = 0;
+        jm->cc.consecutive_failures = 0;
+        failover(jm, jm->cc.failure);
+    }
+}
+
+/* A task manager is gone: if it ran part of the job, fail over. */
+static void tm_lost(ck_jm *jm, int h, const char *why)
+{
+    if (h < 0 || h >= jm->ntm || !tm_alive(jm, h))
+        return;
+    jm->tm_seen[h] = CK_TIME_NEVER;
+    if (jm->state != CK_JOB_RUNNING)
+        return;
+    for (uint32_t i = 0; i < jm->g->nsubtasks; i++)
+        if (jm->placement[i] == h && !jm->done[i]) {
+            char cause[160];
+            snprintf(cause, sizeof(cause), "task manager tm%d: %s", h, why);
+            failover(jm, cause);
+            return;
+        }
+}
+
+/* ---- metrics ------------------------------------------------------------------------ */
+
+static void add_stats(ck_task_stats *sum, const ck_task_stats *d)
+{
+    sum->host = d->host;
+    sum->records_in += d->records_in;
+    sum->records_out += d->records_out;
+    sum->bytes_in += d->bytes_in;
+    sum->bytes_out += d->bytes_out;
+    sum->buffers_in += d->buffers_in;
+    sum->buffers_out += d->buffers_out;
+    sum->late_dropped += d->late_dropped;
+    sum->busy_ns += d->busy_ns;
+    sum->backpressured_ns += d->backpressured_ns;
+    sum->idle_ns += d->idle_ns;
+    if (d->start_ns < sum->start_ns)
+        sum->start_ns = d->start_ns;
+    if (d->end_ns > sum->end_ns)
+        sum->end_ns = d->end_ns;
+    sum->lag_records = d->lag_records;
+    sum->lag_ns = d->lag_ns;
+}
+
+/* A recovery progresses: first output, then the sources catching up. */
+static void track_recovery(ck_jm *jm, const ck_task_stats *d, ck_time now)
+{
+    ck_recovery *r = open_recovery(jm);
+    if (!r || r->attempt != jm->attempt || r->restarted == CK_TIME_NEVER)
+        return;
+    if (d->first_out_ns >= 0 && d->first_out_ns < r->first_output)
+        r->first_output = d->first_out_ns;
+    /* Caught up: the sources' lag back under its level before the failure
+     * (with a floor of 10 ms, the resolution of a loaded source). */
+    if (r->restored != CK_TIME_NEVER && r->caught_up == CK_TIME_NEVER &&
+        source_lag(jm) <= CK_MAX(r->lag_before, 10 * CK_NS_PER_MS))
+        r->caught_up = now;
+}
+
+static int on_metrics(ck_jm *jm, uint32_t g, const uint8_t *body, size_t len, int finished)
+{
+    ck_metrics d;
+    int rc = ck_metrics_decode(&d, body, len);
+    if (rc)
+        return rc;
+    rc = ck_metrics_merge(&jm->job, &d);
+    add_stats(&jm->tasks[g].task, &d.task);
+    int v = (int)d.task.vertex;
+    if (v < jm->g->nv && jm->g->spec.ops[jm->g->v[v].ops[0]].kind == CK_OP_SOURCE)
+        jm->lag_ns[g] = finished ? 0 : d.task.lag_ns;
+    track_recovery(jm, &d.task, ck_now(jm->plat));
+    ck_metrics_free(&d);
+    return rc;
+}
+
+/* ---- messages ---------------------------------------------------------------------- */
+
+static void on_task_failed(ck_jm *jm, const uint8_t *body, size_t len)
+{
+    char why[256] = "a task failed";
+    uint32_t code = CK_FAIL_TASK;
+    uint64_t cp = 0;
+    if (len >= 12) {
+        code = ck_get_u32(body);
+        cp = ck_get_u64(body + 4);
+        int n = (int)CK_MIN(len - 12, sizeof(why) - 1);
+        memcpy(why, body + 12, (size_t)n);
+        why[n] = 0;
+    }
+    if (code == CK_FAIL_RESTORE && cp && !is_damaged(jm, cp)) {
+        uint64_t *v = realloc(jm->damaged, (jm->ndamaged + 1) * sizeof(*v));
+        if (v) {
+            jm->damaged = v;
+            jm->damaged[jm->ndamaged++] = cp;
+        }
+        uint64_t next = latest_checkpoint(jm);
+        if (next)
+            ck_logf(jm->plat, CK_LOG_WARN,
+                    "checkpoint %llu cannot be restored (%s): falling back to checkpoint %llu",
+                    (unsigned long long)cp, why, (unsigned long long)next);
+        else {
+            char msg[300];
+            snprintf(msg, sizeof(msg), "no checkpoint left to restore: %s", why);
+            job_fail(jm, msg);
+            return;
+        }
+    }
+    failover(jm, why);
 }
 
 static int jm_on_message(void *self, uint8_t *msg, size_t len)
@@ -74,68 +383,84 @@ static int jm_on_message(void *self, uint8_t *msg, size_t len)
     ck_jm *jm = self;
     ck_wire_hdr h;
     int rc = ck_wire_decode(msg, len, &h);
-    if (rc || h.src >= jm->g->nsubtasks) {
-        free(msg);
-        job_fail(jm, "malformed message to the job manager");
-        return CK_OK;
-    }
-    if (h.type == CK_MSG_TASK_FAILED) {
-        char why[256];
-        int n = (int)CK_MIN(h.len, sizeof(why) - 1);
-        memcpy(why, msg + CK_WIRE_HDR, (size_t)n);
-        why[n] = 0;
-        free(msg);
-        job_fail(jm, why);
-        return CK_OK;
-    }
-    if (h.type == CK_MSG_CP_ACK) {
-        ck_cp_ack ack;
-        rc = ck_cp_ack_decode(msg + CK_WIRE_HDR, h.len, &ack);
-        free(msg);
-        if (rc)
-            job_fail(jm, "malformed checkpoint acknowledgement");
-        else
-            ck_cc_on_ack(&jm->cc, h.src, &ack);
-        check_checkpoints(jm);
-        return CK_OK;
-    }
-    if (h.type == CK_MSG_CP_DECLINE) {
-        if (h.len < 12) {
-            free(msg);
-            job_fail(jm, "malformed checkpoint decline");
-            return CK_OK;
-        }
-        char why[128];
-        int n = (int)CK_MIN(h.len - 12, sizeof(why) - 1);
-        memcpy(why, msg + CK_WIRE_HDR + 12, (size_t)n);
-        why[n] = 0;
-        ck_cc_on_decline(&jm->cc, h.src, ck_get_u64(msg + CK_WIRE_HDR),
-                         ck_get_u32(msg + CK_WIRE_HDR + 8), why);
-        free(msg);
-        check_checkpoints(jm);
-        return CK_OK;
-    }
-    if (h.type != CK_MSG_TASK_FINISHED || jm->done[h.src]) {
-        free(msg);
-        job_fail(jm, "unexpected message to the job manager");
-        return CK_OK;
-    }
-    ck_metrics *m = &jm->tasks[h.src];
-    rc = ck_metrics_decode(m, msg + CK_WIRE_HDR, h.len);
-    free(msg);
-    if (rc == CK_OK)
-        rc = ck_metrics_merge(&jm->job, m);
     if (rc) {
-        job_fail(jm, "bad metrics from a task");
+        free(msg);
+        ck_logf(jm->plat, CK_LOG_WARN, "job manager: dropped a malformed message");
         return CK_OK;
     }
-    jm->done[h.src] = 1;
-    jm->nfinished++;
-    ck_cc_task_finished(&jm->cc, h.src);
-    if (jm->nfinished == jm->g->nsubtasks && jm->state == CK_JOB_RUNNING) {
-        jm->state = CK_JOB_FINISHED;
-        jm->end = ck_now(jm->plat);
+    const uint8_t *body = msg + CK_WIRE_HDR;
+    ck_time now = ck_now(jm->plat);
+    if (h.type == CK_MSG_HEARTBEAT) {
+        int host = (int)h.arg;
+        if (host >= 0 && host < jm->ntm && h.src == CK_EP_TM0 + (uint32_t)host)
+            jm->tm_seen[host] = now;
+        free(msg);
+        maybe_deploy(jm, now);
+        return CK_OK;
     }
+    /* Everything else comes from a subtask of some attempt. */
+    if (h.src >= jm->g->nsubtasks || h.epoch != jm->attempt ||
+        (jm->state != CK_JOB_RUNNING && h.type != CK_MSG_TASK_FAILED)) {
+        free(msg);
+        return CK_OK; /* from another attempt, or too late */
+    }
+    uint32_t g = h.src;
+    switch (h.type) {
+    case CK_MSG_TASK_RUNNING:
+        if (!jm->running[g]) {
+            jm->running[g] = 1;
+            if (++jm->nrunning == jm->g->nsubtasks) {
+                ck_recovery *r = open_recovery(jm);
+                if (r && r->attempt == jm->attempt && r->restarted != CK_TIME_NEVER)
+                    r->restored = now;
+            }
+        }
+        break;
+    case CK_MSG_METRICS:
+        if (on_metrics(jm, g, body, h.len, 0))
+            ck_logf(jm->plat, CK_LOG_WARN, "job manager: bad metrics from subtask %u", g);
+        break;
+    case CK_MSG_TASK_FINISHED:
+        if (jm->done[g] || on_metrics(jm, g, body, h.len, 1)) {
+            failover(jm, "a subtask reported its end twice, or bad metrics");
+            break;
+        }
+        jm->done[g] = 1;
+        jm->nfinished++;
+        ck_cc_task_finished(&jm->cc, g);
+        if (jm->nfinished == jm->g->nsubtasks) {
+            jm->state = CK_JOB_FINISHED;
+            jm->end = now;
+            ck_recovery *r = open_recovery(jm);
+            if (r && r->caught_up == CK_TIME_NEVER && r->restored != CK_TIME_NEVER)
+                r->caught_up = now; /* the input ran out: nothing left to catch up */
+        }
+        break;
+    case CK_MSG_TASK_FAILED:
+        if (jm->state == CK_JOB_RUNNING)
+            on_task_failed(jm, body, h.len);
+        break;
+    case CK_MSG_CP_ACK: {
+        ck_cp_ack ack;
+        if (ck_cp_ack_decode(body, h.len, &ack) == CK_OK)
+            ck_cc_on_ack(&jm->cc, g, &ack);
+        break;
+    }
+    case CK_MSG_CP_DECLINE:
+        if (h.len >= 12) {
+            char why[128];
+            int n = (int)CK_MIN(h.len - 12, sizeof(why) - 1);
+            memcpy(why, body + 12, (size_t)n);
+            why[n] = 0;
+            ck_cc_on_decline(&jm->cc, g, ck_get_u64(body), ck_get_u32(body + 8), why);
+        }
+        break;
+    default:
+        ck_logf(jm->plat, CK_LOG_WARN, "job manager: unexpected %s from subtask %u",
+                ck_wire_type_name(h.type), g);
+    }
+    free(msg);
+    check_checkpoints(jm);
     return CK_OK;
 }
 
@@ -149,18 +474,41 @@ static int jm_on_complete(void *self, uint64_t token, int status, uint8_t *data,
     return CK_OK;
 }
 
+static int jm_on_peer_lost(void *self, int host)
+{
+    tm_lost(self, host, "the connection broke");
+    return CK_OK;
+}
+
 static ck_time jm_deadline(void *self)
 {
     ck_jm *jm = self;
-    return jm->state == CK_JOB_RUNNING ? ck_cc_deadline(&jm->cc) : CK_TIME_NEVER;
+    if (jm->state == CK_JOB_FINISHED || jm->state == CK_JOB_FAILED)
+        return CK_TIME_NEVER;
+    ck_time d = CK_TIME_NEVER, timeout = ck_cfg(jm->cfg, CK_CFG_HB_TIMEOUT);
+    for (int h = 0; h < jm->ntm; h++)
+        if (tm_alive(jm, h) && jm->tm_seen[h] + timeout < d)
+            d = jm->tm_seen[h] + timeout;
+    if (jm->state == CK_JOB_RUNNING)
+        return CK_MIN(d, ck_cc_deadline(&jm->cc));
+    if (jm->state == CK_JOB_RESTARTING && ck_now(jm->plat) < jm->restart_at)
+        return CK_MIN(d, jm->restart_at);
+    /* Waiting for task managers: a heartbeat wakes us, or the timeout. */
+    return CK_MIN(d, jm->waiting_since + CK_SLOT_REQUEST_TIMEOUT + 1);
 }
 
 static int jm_on_deadline(void *self)
 {
     ck_jm *jm = self;
+    ck_time now = ck_now(jm->plat), timeout = ck_cfg(jm->cfg, CK_CFG_HB_TIMEOUT);
+    for (int h = 0; h < jm->ntm; h++)
+        if (tm_alive(jm, h) && now - jm->tm_seen[h] > timeout)
+            tm_lost(jm, h, "heartbeat timed out");
     if (jm->state == CK_JOB_RUNNING) {
         ck_cc_on_deadline(&jm->cc);
         check_checkpoints(jm);
+    } else {
+        maybe_deploy(jm, now);
     }
     return CK_OK;
 }
@@ -174,12 +522,13 @@ static int jm_work(void *self)
 static int jm_finished(void *self)
 {
     const ck_jm *jm = self;
-    return jm->state != CK_JOB_RUNNING;
+    return jm->state == CK_JOB_FINISHED || jm->state == CK_JOB_FAILED;
 }
 
 static const ck_node_ops jm_node_ops = {
     .on_message = jm_on_message,
     .on_complete = jm_on_complete,
+    .on_peer_lost = jm_on_peer_lost,
     .deadline = jm_deadline,
     .on_deadline = jm_on_deadline,
     .work = jm_work,

@@ -1,16 +1,31 @@
 /*
- * jobmanager.h - the job manager: it tracks every subtask of the job,
- * collects their metrics when they finish and decides when the job is
- * over.
+ * jobmanager.h - the job manager: it places and deploys the job on the
+ * task managers that registered, watches them (heartbeats) and the job's
+ * subtasks, coordinates checkpoints, and when something fails, cancels the
+ * attempt and, as the restart strategy allows, redeploys a new attempt
+ * from the latest completed checkpoint (full failover: a job with a keyBy
+ * is one failover region).
  *
  * State machine of the job:
  *
- *   RUNNING --TASK_FINISHED from every subtask--> FINISHED
- *   RUNNING --TASK_FAILED from any subtask, a bad message, or more failed
- *             checkpoints than tolerated--> FAILED
+ *   WAITING    --enough task managers registered: DEPLOY attempt 0--> RUNNING
+ *   RUNNING    --every subtask finished--> FINISHED
+ *   RUNNING    --a subtask failed, a task manager was lost (heartbeat
+ *                timeout or broken connection), or too many checkpoints
+ *                failed: CANCEL the attempt--> RESTARTING
+ *   RESTARTING --the restart strategy refuses--> FAILED
+ *   RESTARTING --its delay passed and enough task managers are alive:
+ *                DEPLOY attempt n+1 restoring the latest checkpoint--> RUNNING
+ *   RESTARTING/WAITING --no resources within the slot request timeout--> FAILED
  *
- * Invariant: `nfinished` counts distinct subtasks; a second report from the
- * same subtask is a protocol violation.
+ * A restore that finds a checkpoint damaged marks it so, and the next
+ * attempt falls back to the previous completed checkpoint; with none left,
+ * the job fails naming the file.
+ *
+ * Invariants: messages from subtasks of another attempt than the current
+ * one are ignored; metrics arrive as increments and are added up per
+ * subtask across attempts; every failure while RUNNING opens one entry in
+ * `recoveries`.
  */
 #ifndef CK_JOBMANAGER_H
 #define CK_JOBMANAGER_H
@@ -20,29 +35,57 @@
 #include "metrics.h"
 #include "node.h"
 #include "platform.h"
+#include "restart.h"
 
 typedef enum ck_job_state {
+    CK_JOB_WAITING,
     CK_JOB_RUNNING,
+    CK_JOB_RESTARTING,
     CK_JOB_FINISHED,
     CK_JOB_FAILED,
 } ck_job_state;
 
+/* How long a job waits for task managers before it fails (Flink's
+ * slot.request.timeout). */
+#define CK_SLOT_REQUEST_TIMEOUT (300 * CK_NS_PER_S)
+
+typedef struct ck_recovery {
+    ck_time detected, restarted, restored, first_output, caught_up;
+    uint32_t attempt;      /* the attempt that recovered */
+    uint64_t checkpoint;   /* restored from (0: from the start) */
+    int64_t lag_before;    /* source lag (ns) reported before the failure */
+    char cause[200];
+} ck_recovery;
+
 typedef struct ck_jm {
     ck_platform *plat;
     const ck_graph *g;
+    const ck_config *cfg;
     ck_job_state state;
-    uint32_t nfinished;
-    uint8_t *done;       /* per subtask */
-    ck_metrics *tasks;   /* per subtask, as reported */
+    int ntm;
+    ck_time *tm_seen;    /* last heartbeat per task manager, CK_TIME_NEVER: not alive */
+    uint16_t *placement; /* host per global subtask, current attempt */
+    uint32_t attempt;
+    uint64_t restore_cp;
+    uint32_t nfinished, nrunning;
+    uint8_t *done, *running; /* per subtask, current attempt */
+    ck_metrics *tasks;   /* per subtask, summed over attempts */
     ck_metrics job;      /* merged series and histograms */
-    ck_time end;         /* when the job finished or failed */
+    int64_t *lag_ns;     /* per source subtask: last reported source lag */
+    ck_time end;
+    ck_time restart_at, waiting_since;
+    ck_restart rs;
+    ck_cc cc;
+    ck_recovery *recoveries;
+    size_t nrecoveries, caprecoveries;
+    uint64_t *damaged;   /* checkpoints found damaged on restore */
+    size_t ndamaged;
     char failure[256];
-    ck_cc cc;            /* the checkpoint coordinator */
 } ck_jm;
 
-/* Returns 0 or CK_ENOMEM. */
+/* Returns 0 or CK_ENOMEM. ntm: task managers the cluster has. */
 int ck_jm_init(ck_jm *jm, ck_platform *plat, const ck_graph *g, const ck_config *cfg,
-               const char *job_id);
+               const char *job_id, int ntm, uint64_t seed);
 void ck_jm_free(ck_jm *jm);
 
 ck_node ck_jm_node(ck_jm *jm);

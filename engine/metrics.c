@@ -200,6 +200,9 @@ int ck_metrics_encode(const ck_metrics *m, uint8_t **out, size_t *len)
     ck_wbuf_u64(&w, (uint64_t)t->idle_ns);
     ck_wbuf_u64(&w, (uint64_t)t->start_ns);
     ck_wbuf_u64(&w, (uint64_t)t->end_ns);
+    ck_wbuf_u64(&w, (uint64_t)t->lag_records);
+    ck_wbuf_u64(&w, (uint64_t)t->lag_ns);
+    ck_wbuf_u64(&w, (uint64_t)t->first_out_ns);
     ck_wbuf_u32(&w, m->nsec);
     for (uint32_t i = 0; i < m->nsec; i++) {
         ck_wbuf_u64(&w, m->sec[i].in);
@@ -264,6 +267,9 @@ int ck_metrics_decode(ck_metrics *m, const uint8_t *p, size_t len)
     t->idle_ns = (int64_t)ck_rbuf_u64(&r);
     t->start_ns = (int64_t)ck_rbuf_u64(&r);
     t->end_ns = (int64_t)ck_rbuf_u64(&r);
+    t->lag_records = (int64_t)ck_rbuf_u64(&r);
+    t->lag_ns = (int64_t)ck_rbuf_u64(&r);
+    t->first_out_ns = (int64_t)ck_rbuf_u64(&r);
     uint32_t nsec = ck_rbuf_u32(&r);
     /* Each second takes at least 20 bytes: reject counts the input cannot hold. */
     if (r.err || nsec > (len - r.pos) / 20)

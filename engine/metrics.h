@@ -44,6 +44,10 @@ typedef struct ck_task_stats {
     uint64_t late_dropped;            /* records behind the watermark */
     int64_t busy_ns, backpressured_ns, idle_ns;
     int64_t start_ns, end_ns;
+    /* gauges, as of the report */
+    int64_t lag_records;  /* source: records in its partitions not read yet */
+    int64_t lag_ns;       /* source: age of the oldest of them */
+    int64_t first_out_ns; /* when this attempt's sink output first became visible, or -1 */
 } ck_task_stats;
 
 typedef struct ck_metrics {

@@ -26,6 +26,9 @@ typedef struct ck_node_ops {
      * CPU work) finished; takes ownership of data (store get only). */
     int (*on_complete)(void *self, uint64_t token, int status, uint8_t *data,
                        size_t len);
+    /* The backend saw the connection to host `host` (a task manager index)
+     * break: its process or machine is gone. */
+    int (*on_peer_lost)(void *self, int host);
     /* Earliest time the node wants on_deadline; CK_TIME_NEVER for none. */
     ck_time (*deadline)(void *self);
     int (*on_deadline)(void *self);

@@ -210,6 +210,7 @@ int ck_rp_send(ck_rp *rp)
                 .dst = (uint32_t)i,
                 .seq = s->seq++,
                 .arg = s->queue.n, /* backlog */
+                .epoch = rp->epoch,
                 .len = b->len,
             };
             ck_wire_encode(b->mem, &h);

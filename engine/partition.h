@@ -62,6 +62,7 @@ typedef struct ck_rp {
     uint8_t *scratch; /* for elements that span buffers */
     size_t scratch_cap;
     uint64_t bytes_out; /* payload bytes sent */
+    uint32_t epoch;     /* stamped on every message */
 } ck_rp;
 
 /*

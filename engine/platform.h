@@ -89,6 +89,17 @@ typedef struct ck_platform_ops {
     int (*output_commit)(ck_platform *p, uint32_t sink, uint64_t txn);
     int (*output_abort)(ck_platform *p, uint32_t sink, uint64_t txn);
 
+    /*
+     * Task managers only. deploy starts subtask `global` of attempt
+     * `attempt` on this host, to restore checkpoint restore_cp (0: none);
+     * undeploy stops every subtask of `attempt` on this host; set_routes
+     * tells the backend where the subtasks of an attempt run (host index per
+     * global subtask), for backends that route by host. Return 0 or CK_E*.
+     */
+    int (*deploy)(ck_platform *p, uint32_t attempt, uint32_t global, uint64_t restore_cp);
+    void (*undeploy)(ck_platform *p, uint32_t attempt);
+    void (*set_routes)(ck_platform *p, uint32_t attempt, uint32_t n, const uint16_t *hosts);
+
     /* One line of diagnostics (no newline). */
     void (*log)(ck_platform *p, int level, const char *line);
 } ck_platform_ops;

@@ -72,13 +72,29 @@ struct ck_task {
     int checkpointing;
     int nsnaps;
     snap_job snaps[MAX_SNAPS];
+
+    /* this attempt */
+    uint32_t attempt;
+    uint64_t restore_cp;
+    char restore_key[200];
+
+    /* metrics reporting: totals already reported, next report */
+    struct {
+        uint64_t records_out, late, bytes_out, bufs_out, bytes_in, bufs_in;
+    } reported;
+    ck_time next_report;
+    int64_t first_out_ns;
 };
+
+#define RESTORE_TOKEN UINT64_MAX
 
 const char *ck_task_state_name(ck_task_state s)
 {
     switch (s) {
     case CK_TASK_CREATED:
         return "CREATED";
+    case CK_TASK_RESTORING:
+        return "RESTORING";
     case CK_TASK_RUNNING:
         return "RUNNING";
     case CK_TASK_ENDING:
@@ -117,7 +133,8 @@ static int source_init(ck_task *t)
     return CK_OK;
 }
 
-ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global)
+ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global,
+                     uint32_t attempt, uint64_t restore_cp)
 {
     const ck_graph *g = env->g;
     if (global >= g->nsubtasks)
@@ -129,6 +146,10 @@ ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global)
     t->env = env;
     t->g = g;
     t->global = global;
+    t->attempt = attempt;
+    t->restore_cp = restore_cp;
+    t->first_out_ns = -1;
+    t->next_report = CK_TIME_NEVER;
     ck_graph_locate(g, global, &t->vertex, &t->subtask);
     const ck_vertex *v = &g->v[t->vertex];
     const ck_config *cfg = env->cfg;
@@ -157,11 +178,12 @@ ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global)
         const ck_edge *e = &g->e[v->out_edges[i]];
         const ck_vertex *dv = &g->v[e->dst_v];
         for (int s = 0; s < dv->parallelism; s++)
-            eps[s] = ck_graph_endpoint(g, dv->id, s);
+            eps[s] = ck_graph_endpoint(g, attempt, dv->id, s);
         t->rps[i].edge = e;
         if (ck_rp_init(&t->rps[i].rp, plat, (uint16_t)e->id, (uint32_t)t->subtask,
                        dv->parallelism, eps, &rc))
             goto fail;
+        t->rps[i].rp.epoch = attempt;
         t->nrps++;
         if (e->ship == CK_SHIP_HASH) {
             int maxp = e->dst_max_parallelism;
@@ -176,12 +198,13 @@ ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global)
         const ck_edge *e = &g->e[v->in_edge];
         const ck_vertex *sv = &g->v[e->src_v];
         for (int s = 0; s < sv->parallelism; s++)
-            eps[s] = ck_graph_endpoint(g, sv->id, s);
+            eps[s] = ck_graph_endpoint(g, attempt, sv->id, s);
         if (ck_gate_init(&t->gate, plat, (uint16_t)e->id, (uint32_t)t->subtask,
                          sv->parallelism, eps, rc.buffers_per_channel,
                          rc.floating_per_gate))
             goto fail;
         t->has_gate = 1;
+        t->gate.epoch = attempt;
         ck_gate_set_exactly_once(&t->gate,
                                  ck_cfg(cfg, CK_CFG_CP_MODE) == CK_CP_EXACTLY_ONCE);
     }
@@ -327,6 +350,8 @@ static int finish_batch(ck_task *t)
         /* Without two-phase commit the output is visible now; with it, at commit. */
         rc = sink->two_phase ? ck_sink_txn_add(sink, sink->ingest, sink->n_ingest)
                              : ck_metrics_out_batch(&t->met, now, sink->ingest, sink->n_ingest);
+        if (!sink->two_phase && t->first_out_ns < 0)
+            t->first_out_ns = now;
         if (rc)
             return rc;
         ck_op_clear_output(sink);
@@ -335,25 +360,34 @@ static int finish_batch(ck_task *t)
     return CK_OK;
 }
 
-static void fail(ck_task *t, int rc, const char *what)
+/* Fails the task and tells the job manager why (code CK_FAIL_*, and the
+ * checkpoint whose restore failed). */
+static void fail_with(ck_task *t, uint32_t code, uint64_t cp, const char *msg)
 {
     if (t->state == CK_TASK_FAILED || t->state == CK_TASK_FINISHED)
         return;
-    char msg[200];
-    const ck_vertex *v = &t->g->v[t->vertex];
-    int n = snprintf(msg, sizeof(msg), "%s (%d/%d): %s: %s", v->name, t->subtask + 1,
-                     v->parallelism, what, ck_strerror(rc));
-    n = CK_MAX(0, CK_MIN(n, (int)sizeof(msg) - 1)); /* snprintf says what it would have written */
     ck_logf(t->plat, CK_LOG_ERROR, "%s", msg);
     t->state = CK_TASK_FAILED;
-    uint8_t *m = malloc(CK_WIRE_HDR + (size_t)n);
-    if (!m)
-        return;
-    ck_wire_hdr h = {.type = CK_MSG_TASK_FAILED, .src = t->global, .dst = CK_EP_JM,
-                     .len = (uint32_t)n};
-    ck_wire_encode(m, &h);
-    memcpy(m + CK_WIRE_HDR, msg, (size_t)n);
-    t->plat->ops->send(t->plat, CK_EP_JM, m, CK_WIRE_HDR + (size_t)n);
+    size_t ml = strlen(msg);
+    uint8_t body[12 + 300];
+    if (ml > 300)
+        ml = 300;
+    ck_put_u32(body, code);
+    ck_put_u64(body + 4, cp);
+    memcpy(body + 12, msg, ml);
+    size_t n;
+    uint8_t *m = ck_wire_msg(CK_MSG_TASK_FAILED, t->global, CK_EP_JM, t->attempt, body, 12 + ml, &n);
+    if (m)
+        t->plat->ops->send(t->plat, CK_EP_JM, m, n);
+}
+
+static void fail(ck_task *t, int rc, const char *what)
+{
+    char msg[300];
+    const ck_vertex *v = &t->g->v[t->vertex];
+    snprintf(msg, sizeof(msg), "%s (%d/%d): %s: %s", v->name, t->subtask + 1, v->parallelism,
+             what, ck_strerror(rc));
+    fail_with(t, CK_FAIL_TASK, 0, msg);
 }
 
 static int commit_upto(ck_task *t, uint64_t cp);
@@ -379,43 +413,70 @@ static int end_input(ck_task *t)
     return CK_OK;
 }
 
-static void report_finished(ck_task *t)
+static int64_t source_lag(const ck_task *t, ck_time now, int64_t *lag_ns);
+
+/*
+ * Sends the job manager what the task measured since its last report
+ * (METRICS), or the last of it (TASK_FINISHED). Counters are sent as
+ * increments, so that a crash loses at most one reporting interval.
+ */
+static void report(ck_task *t, int type)
 {
     ck_time now = ck_now(t->plat);
-    acct(t, now, ACCT_IDLE);
-    t->met.task.end_ns = now;
-    t->met.task.records_out = t->chain.records_out;
-    t->met.task.late_dropped = t->chain.late_dropped;
+    acct(t, now, t->acct_mode);
+    ck_task_stats *st = &t->met.task;
+    uint64_t out = t->chain.records_out, late = t->chain.late_dropped;
+    uint64_t bo = 0, bfo = 0, bi = 0, bfi = 0;
     for (int i = 0; i < t->nrps; i++) {
-        t->met.task.bytes_out += t->rps[i].rp.bytes_out;
+        bo += t->rps[i].rp.bytes_out;
         for (int s = 0; s < t->rps[i].rp.nsub; s++)
-            t->met.task.buffers_out += t->rps[i].rp.subs[s].bufs_sent;
+            bfo += t->rps[i].rp.subs[s].bufs_sent;
     }
     if (t->has_gate) {
-        t->met.task.bytes_in = t->gate.bytes_in;
+        bi = t->gate.bytes_in;
         for (int c = 0; c < t->gate.nchan; c++)
-            t->met.task.buffers_in += t->gate.chans[c].bufs_in;
+            bfi += t->gate.chans[c].bufs_in;
     }
+    st->records_out = out - t->reported.records_out;
+    st->late_dropped = late - t->reported.late;
+    st->bytes_out = bo - t->reported.bytes_out;
+    st->buffers_out = bfo - t->reported.bufs_out;
+    st->bytes_in = bi - t->reported.bytes_in;
+    st->buffers_in = bfi - t->reported.bufs_in;
+    st->end_ns = now;
+    st->lag_records = t->is_source ? source_lag(t, now, &st->lag_ns) : 0;
+    st->first_out_ns = t->first_out_ns;
     uint8_t *body;
     size_t n;
-    int rc = ck_metrics_encode(&t->met, &body, &n);
-    if (rc) {
-        fail(t, rc, "encoding metrics");
+    if (ck_metrics_encode(&t->met, &body, &n)) {
+        fail(t, CK_ENOMEM, "reporting metrics");
         return;
     }
-    uint8_t *m = malloc(CK_WIRE_HDR + n);
-    if (!m) {
-        free(body);
-        fail(t, CK_ENOMEM, "reporting");
-        return;
-    }
-    ck_wire_hdr h = {.type = CK_MSG_TASK_FINISHED, .src = t->global, .dst = CK_EP_JM,
-                     .len = (uint32_t)n};
-    ck_wire_encode(m, &h);
-    memcpy(m + CK_WIRE_HDR, body, n);
+    size_t mlen;
+    uint8_t *m = ck_wire_msg(type, t->global, CK_EP_JM, t->attempt, body, n, &mlen);
     free(body);
-    t->state = CK_TASK_FINISHED;
-    t->plat->ops->send(t->plat, CK_EP_JM, m, CK_WIRE_HDR + n);
+    if (!m) {
+        fail(t, CK_ENOMEM, "reporting metrics");
+        return;
+    }
+    t->reported.records_out = out;
+    t->reported.late = late;
+    t->reported.bytes_out = bo;
+    t->reported.bufs_out = bfo;
+    t->reported.bytes_in = bi;
+    t->reported.bufs_in = bfi;
+    /* What was sent is gone from here: start the next increment. */
+    ck_task_stats keep = *st;
+    ck_metrics_free(&t->met);
+    ck_metrics_init(&t->met);
+    t->met.task.vertex = keep.vertex;
+    t->met.task.subtask = keep.subtask;
+    t->met.task.host = keep.host;
+    t->met.task.start_ns = keep.start_ns;
+    if (type == CK_MSG_TASK_FINISHED)
+        t->state = CK_TASK_FINISHED;
+    t->next_report = now + CK_METRICS_INTERVAL;
+    t->plat->ops->send(t->plat, CK_EP_JM, m, mlen);
 }
 
 /* ---- source ----------------------------------------------------------------- */
@@ -465,6 +526,33 @@ static int64_t source_watermark(const ck_task *t)
             wm = pw;
     }
     return wm;
+}
+
+/* Records appended by now and not read yet, and the age of the oldest. */
+static int64_t source_lag(const ck_task *t, ck_time now, int64_t *lag_ns)
+{
+    const ck_topic *tp = t->env->topic;
+    int64_t lag = 0;
+    ck_time oldest = CK_TIME_NEVER;
+    for (int k = 0; k < t->nparts; k++) {
+        int64_t lo = t->off[k], hi = t->end[k];
+        if (lo >= hi || tp->ops->append_time(tp->ctx, t->parts[k], lo) > now)
+            continue;
+        ck_time at = tp->ops->append_time(tp->ctx, t->parts[k], lo);
+        if (at < oldest)
+            oldest = at;
+        /* append times are sorted: find the first one after now */
+        while (lo + 1 < hi) {
+            int64_t mid = lo + (hi - lo) / 2;
+            if (tp->ops->append_time(tp->ctx, t->parts[k], mid) <= now)
+                lo = mid;
+            else
+                hi = mid;
+        }
+        lag += lo + 1 - t->off[k];
+    }
+    *lag_ns = oldest == CK_TIME_NEVER ? 0 : now - oldest;
+    return lag;
 }
 
 static int source_emit_watermark(ck_task *t, int64_t wm)
@@ -536,7 +624,7 @@ static void send_decline(ck_task *t, uint64_t id, uint32_t reason, const char *w
     ck_put_u32(body + 8, reason);
     memcpy(body + 12, why, wl);
     size_t n;
-    uint8_t *m = ck_wire_msg(CK_MSG_CP_DECLINE, t->global, CK_EP_JM, body, 12 + wl, &n);
+    uint8_t *m = ck_wire_msg(CK_MSG_CP_DECLINE, t->global, CK_EP_JM, t->attempt, body, 12 + wl, &n);
     if (m)
         t->plat->ops->send(t->plat, CK_EP_JM, m, n);
 }
@@ -552,8 +640,11 @@ static int commit_upto(ck_task *t, uint64_t cp)
         while (ck_sink_take_committable(op, cp, &x)) {
             int rc = t->plat->ops->output_commit(t->plat, op->sink_id, x.txn);
             ck_time now = ck_now(t->plat);
-            if (!rc && x.n)
+            if (!rc && x.n) {
                 rc = ck_metrics_out_batch(&t->met, now, x.ingest, x.n);
+                if (t->first_out_ns < 0)
+                    t->first_out_ns = now;
+            }
             free(x.ingest);
             if (rc)
                 return rc;
@@ -700,7 +791,7 @@ static void snap_progress(ck_task *t, uint64_t token, int status)
     snprintf(ack.key, sizeof(ack.key), "%s", j->key);
     uint8_t body[320];
     size_t bl = ck_cp_ack_encode(&ack, body, sizeof(body)), n;
-    uint8_t *m = ck_wire_msg(CK_MSG_CP_ACK, t->global, CK_EP_JM, body, bl, &n);
+    uint8_t *m = ck_wire_msg(CK_MSG_CP_ACK, t->global, CK_EP_JM, t->attempt, body, bl, &n);
     if (m)
         t->plat->ops->send(t->plat, CK_EP_JM, m, n);
     snap_drop(t, j);
@@ -711,6 +802,8 @@ static int on_checkpoint_message(ck_task *t, const ck_wire_hdr *h, const uint8_t
 {
     if (h->src != CK_EP_JM || h->len < 8)
         return CK_EPROTO;
+    if (h->epoch != t->attempt)
+        return CK_OK; /* for another attempt of the job */
     uint64_t id = ck_get_u64(body);
     switch (h->type) {
     case CK_MSG_CP_TRIGGER: {
@@ -833,14 +926,100 @@ static int task_on_message(void *self, uint8_t *msg, size_t len)
     return rc;
 }
 
+static void fail_restore(ck_task *t, const char *what)
+{
+    char msg[300];
+    snprintf(msg, sizeof(msg), "checkpoint %llu: %s: %s", (unsigned long long)t->restore_cp,
+             t->restore_key, what);
+    fail_with(t, CK_FAIL_RESTORE, t->restore_cp, msg);
+}
+
+/* Puts a decoded snapshot in place: state, source offsets, sink transactions. */
+static int apply_snapshot(ck_task *t, const ck_snapshot *s, const char **why)
+{
+    *why = "it does not belong to this subtask";
+    if (s->checkpoint_id != t->restore_cp || s->vertex != t->vertex || s->subtask != t->subtask ||
+        s->parallelism != t->g->v[t->vertex].parallelism)
+        return CK_ECORRUPT;
+    *why = "its state does not match the job's operators";
+    int rc = ck_chain_restore(&t->chain, s);
+    if (rc)
+        return rc;
+    if (s->has_source != t->is_source)
+        return CK_ECORRUPT;
+    for (int i = 0; s->has_source && i < s->source.nparts; i++) {
+        int k = 0;
+        while (k < t->nparts && t->parts[k] != s->source.parts[i])
+            k++;
+        if (k == t->nparts || s->source.offsets[i] > t->end[k])
+            return CK_ECORRUPT;
+        t->off[k] = s->source.offsets[i];
+        t->maxts[k] = s->source.maxts[i];
+    }
+    const ck_vertex *v = &t->g->v[t->vertex];
+    for (int i = 0; i < s->nsinks; i++) {
+        const ck_sink_capture *sk = &s->sinks[i];
+        ck_op *op = NULL;
+        for (int k = 0; k < t->chain.nops; k++)
+            if (v->ops[k] == sk->op)
+                op = &t->chain.ops[k];
+        if (!op || op->spec->kind != CK_OP_SINK || !op->two_phase)
+            return CK_ECORRUPT;
+        /* Transactions pre-committed up to the restored checkpoint commit now
+         * (again, if they had); those begun after it are aborted, and the
+         * sink goes on from the transaction the checkpoint opened. */
+        for (int p = 0; p < sk->npending; p++)
+            if ((rc = t->plat->ops->output_commit(t->plat, op->sink_id, sk->pending[p])))
+                return rc;
+        if ((rc = t->plat->ops->output_abort(t->plat, op->sink_id, sk->open_txn)))
+            return rc;
+        op->txn = sk->open_txn;
+    }
+    return CK_OK;
+}
+
+static void started(ck_task *t);
+
+static void restore_done(ck_task *t, int status, uint8_t *data, size_t len)
+{
+    if (status) {
+        fail_restore(t, status == CK_ENOTFOUND ? "missing" : ck_strerror(status));
+        return;
+    }
+    ck_snapshot s;
+    const char *why;
+    int rc = ck_snap_decode(data, len, &s, &why);
+    if (rc) {
+        fail_restore(t, why);
+        return;
+    }
+    rc = apply_snapshot(t, &s, &why);
+    ck_snapshot_free(&s);
+    if (rc) {
+        fail_restore(t, rc == CK_ECORRUPT ? why : ck_strerror(rc));
+        return;
+    }
+    started(t);
+}
+
 static int task_on_complete(void *self, uint64_t token, int status, uint8_t *data,
                             size_t len)
 {
     ck_task *t = self;
-    CK_UNUSED(len);
-    free(data);
-    if (t->state != CK_TASK_FAILED)
+    if (token == RESTORE_TOKEN && t->state == CK_TASK_RESTORING)
+        restore_done(t, status, data, len);
+    else if (t->state != CK_TASK_FAILED)
         snap_progress(t, token, status);
+    free(data);
+    return CK_OK;
+}
+
+static int task_on_peer_lost(void *self, int host)
+{
+    ck_task *t = self;
+    char what[80];
+    snprintf(what, sizeof(what), "lost the connection to task manager tm%d", host);
+    fail(t, CK_EUNREACH, what);
     return CK_OK;
 }
 
@@ -859,7 +1038,7 @@ static ck_time task_deadline(void *self)
     ck_task *t = self;
     if (t->state != CK_TASK_RUNNING && t->state != CK_TASK_ENDING)
         return CK_TIME_NEVER;
-    ck_time d = t->next_flush;
+    ck_time d = CK_MIN(t->next_flush, t->next_report);
     if (t->is_source && t->state == CK_TASK_RUNNING) {
         /* Wake for the next record only when none is waiting: a waiting
          * record that cannot be read is held back by credit, and credit
@@ -879,6 +1058,11 @@ static int task_on_deadline(void *self)
     if (t->state != CK_TASK_RUNNING && t->state != CK_TASK_ENDING)
         return CK_OK;
     ck_time now = ck_now(t->plat);
+    if (now >= t->next_report) {
+        report(t, CK_MSG_METRICS);
+        if (t->state == CK_TASK_FAILED)
+            return CK_OK;
+    }
     if (now >= t->next_flush)
         flush_all(t);
     if (t->is_source && t->state == CK_TASK_RUNNING && t->wm_interval > 0 &&
@@ -896,19 +1080,42 @@ static int task_on_deadline(void *self)
     return CK_OK;
 }
 
+/* The task runs: tell the job manager, start accounting and reporting. */
+static void started(ck_task *t)
+{
+    ck_time now = ck_now(t->plat);
+    t->state = CK_TASK_RUNNING;
+    t->met.task.start_ns = now;
+    t->acct_t = now;
+    t->tick0 = now;
+    t->next_wm += now;
+    t->next_flush = CK_TIME_NEVER;
+    t->next_report = now + CK_METRICS_INTERVAL;
+    size_t n;
+    uint8_t *m = ck_wire_msg(CK_MSG_TASK_RUNNING, t->global, CK_EP_JM, t->attempt, NULL, 0, &n);
+    if (m)
+        t->plat->ops->send(t->plat, CK_EP_JM, m, n);
+}
+
 static int task_work(void *self)
 {
     ck_task *t = self;
     int rc = 0;
-    ck_time now = ck_now(t->plat);
     if (t->state == CK_TASK_CREATED) {
-        t->state = CK_TASK_RUNNING;
-        t->met.task.start_ns = now;
-        t->acct_t = now;
-        t->tick0 = now;
-        t->next_wm += now;
-        t->next_flush = CK_TIME_NEVER;
+        if (t->restore_cp) {
+            t->state = CK_TASK_RESTORING;
+            ck_cc_state_key(t->env->job_id, t->restore_cp, t->vertex, t->subtask, t->restore_key,
+                            sizeof(t->restore_key));
+            rc = t->plat->ops->store_get(t->plat, t->restore_key, RESTORE_TOKEN);
+            if (rc)
+                fail_restore(t, ck_strerror(rc));
+            return 0;
+        }
+        started(t);
     }
+    if (t->state == CK_TASK_RESTORING || t->state == CK_TASK_FAILED)
+        return 0;
+    ck_time now = ck_now(t->plat);
     /* Credit that arrived since the last call frees output buffers first. */
     send_all(t);
     if (t->state == CK_TASK_RUNNING) {
@@ -936,7 +1143,7 @@ static int task_work(void *self)
         for (int i = 0; i < t->nrps; i++)
             drained &= ck_rp_drained(&t->rps[i].rp);
         if (drained)
-            report_finished(t);
+            report(t, CK_MSG_TASK_FINISHED);
         return 0;
     }
     if (t->state != CK_TASK_RUNNING)
@@ -958,6 +1165,7 @@ static int task_finished(void *self)
 static const ck_node_ops task_node_ops = {
     .on_message = task_on_message,
     .on_complete = task_on_complete,
+    .on_peer_lost = task_on_peer_lost,
     .deadline = task_deadline,
     .on_deadline = task_on_deadline,
     .work = task_work,

@@ -11,11 +11,16 @@
  *
  * State machine:
  *
- *   CREATED --first work(): announce initial credit--> RUNNING
+ *   CREATED --first work(), nothing to restore: announce initial credit,
+ *             TASK_RUNNING to the JM--> RUNNING
+ *   CREATED --first work(), a checkpoint to restore: fetch its state file-->
+ *             RESTORING --file checked and loaded, sinks' transactions
+ *             recovered: TASK_RUNNING to the JM--> RUNNING
  *   RUNNING --input ended (END_OF_PARTITION on every channel, or every
  *             topic partition read to its end): broadcast EOP--> ENDING
  *   ENDING  --every partition drained: TASK_FINISHED to the JM--> FINISHED
- *   any     --protocol or memory error: TASK_FAILED to the JM--> FAILED
+ *   any     --protocol or memory error, a damaged state file, a lost
+ *             connection: TASK_FAILED to the JM--> FAILED
  *
  * Checkpoints: a source takes its snapshot when the job manager triggers
  * one; any other task when its input gate has aligned the barrier. The
@@ -42,6 +47,7 @@
 
 typedef enum ck_task_state {
     CK_TASK_CREATED,
+    CK_TASK_RESTORING,
     CK_TASK_RUNNING,
     CK_TASK_ENDING,
     CK_TASK_FINISHED,
@@ -59,10 +65,21 @@ typedef struct ck_job_env {
 typedef struct ck_task ck_task;
 
 /*
- * Creates subtask `global` of the job, talking through plat.
+ * Creates subtask `global` of attempt `attempt` of the job, talking through
+ * plat, to restore checkpoint restore_cp first (0: start fresh).
  * Returns NULL when out of memory.
  */
-ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global);
+ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global,
+                     uint32_t attempt, uint64_t restore_cp);
+
+/* TASK_FAILED body: u32 code | u64 checkpoint (restore failures) | text. */
+enum {
+    CK_FAIL_TASK = 0,    /* the task failed */
+    CK_FAIL_RESTORE = 1, /* the checkpoint's state file is damaged or missing */
+};
+
+/* Metrics reach the job manager at least this often (a metrics reporter). */
+#define CK_METRICS_INTERVAL (250 * CK_NS_PER_MS)
 void ck_task_del(ck_task *t);
 
 /* The node interface of the task. */

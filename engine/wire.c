@@ -13,7 +13,8 @@ void ck_wire_encode(uint8_t *dst, const ck_wire_hdr *h)
     ck_put_u32(dst + 8, h->dst);
     ck_put_u32(dst + 12, h->seq);
     ck_put_u32(dst + 16, h->arg);
-    ck_put_u32(dst + 20, h->len);
+    ck_put_u32(dst + 20, h->epoch);
+    ck_put_u32(dst + 24, h->len);
 }
 
 int ck_wire_decode(const uint8_t *msg, size_t n, ck_wire_hdr *h)
@@ -22,7 +23,7 @@ int ck_wire_decode(const uint8_t *msg, size_t n, ck_wire_hdr *h)
         return CK_ECORRUPT;
     if (msg[0] == 0 || msg[0] > CK_MSG_TYPE_MAX || msg[1] != CK_WIRE_VERSION)
         return CK_ECORRUPT;
-    uint32_t len = ck_get_u32(msg + 20);
+    uint32_t len = ck_get_u32(msg + 24);
     if (len > CK_WIRE_MAX_BODY || (size_t)len != n - CK_WIRE_HDR)
         return CK_ECORRUPT;
     h->type = msg[0];
@@ -31,6 +32,7 @@ int ck_wire_decode(const uint8_t *msg, size_t n, ck_wire_hdr *h)
     h->dst = ck_get_u32(msg + 8);
     h->seq = ck_get_u32(msg + 12);
     h->arg = ck_get_u32(msg + 16);
+    h->epoch = ck_get_u32(msg + 20);
     h->len = len;
     return CK_OK;
 }
@@ -56,17 +58,28 @@ const char *ck_wire_type_name(int type)
         return "CP_COMPLETE";
     case CK_MSG_CP_ABORT:
         return "CP_ABORT";
+    case CK_MSG_DEPLOY:
+        return "DEPLOY";
+    case CK_MSG_CANCEL:
+        return "CANCEL";
+    case CK_MSG_HEARTBEAT:
+        return "HEARTBEAT";
+    case CK_MSG_TASK_RUNNING:
+        return "TASK_RUNNING";
+    case CK_MSG_METRICS:
+        return "METRICS";
     }
     return "UNKNOWN";
 }
 
-uint8_t *ck_wire_msg(int type, uint32_t src, uint32_t dst, const void *body, size_t len,
-                     size_t *total)
+uint8_t *ck_wire_msg(int type, uint32_t src, uint32_t dst, uint32_t epoch, const void *body,
+                     size_t len, size_t *total)
 {
     uint8_t *m = malloc(CK_WIRE_HDR + len);
     if (!m)
         return NULL;
-    ck_wire_hdr h = {.type = (uint8_t)type, .src = src, .dst = dst, .len = (uint32_t)len};
+    ck_wire_hdr h = {.type = (uint8_t)type, .src = src, .dst = dst, .epoch = epoch,
+                     .len = (uint32_t)len};
     ck_wire_encode(m, &h);
     if (len)
         memcpy(m + CK_WIRE_HDR, body, len);

@@ -1,7 +1,7 @@
 /*
  * wire.h - framing of every message between endpoints.
  *
- * A message is a fixed 24-byte header followed by a body:
+ * A message is a fixed 28-byte header followed by a body:
  *
  *   off size field
  *     0    1 type     (CK_MSG_*)
@@ -11,7 +11,8 @@
  *     8    4 dst      (receiver: consumer subtask, or endpoint)
  *    12    4 seq      (per-channel sequence number of DATA)
  *    16    4 arg      (DATA: backlog; CREDIT: credits; others: per type)
- *    20    4 len      (body length)
+ *    20    4 epoch    (the job attempt the sender belongs to)
+ *    24    4 len      (body length)
  *
  * Every message that arrives from a platform goes through ck_wire_decode
  * before the engine looks at it: a frame from a peer is untrusted input.
@@ -21,8 +22,8 @@
 
 #include "common.h"
 
-#define CK_WIRE_HDR 24
-#define CK_WIRE_VERSION 1
+#define CK_WIRE_HDR 28
+#define CK_WIRE_VERSION 2
 /* Largest body accepted: a buffer is at most 16 MiB; metrics can be more. */
 #define CK_WIRE_MAX_BODY (64u << 20)
 
@@ -36,7 +37,12 @@ typedef enum ck_msg_type {
     CK_MSG_CP_DECLINE = 7,    /* task -> job manager: it cannot take part */
     CK_MSG_CP_COMPLETE = 8,   /* job manager -> tasks: checkpoint completed */
     CK_MSG_CP_ABORT = 9,      /* job manager -> tasks: checkpoint failed */
-    CK_MSG_TYPE_MAX = 9
+    CK_MSG_DEPLOY = 10,       /* job manager -> task manager: run an attempt */
+    CK_MSG_CANCEL = 11,       /* job manager -> task manager: stop an attempt */
+    CK_MSG_HEARTBEAT = 12,    /* task manager -> job manager: alive, arg = host */
+    CK_MSG_TASK_RUNNING = 13, /* task -> job manager: restored and running */
+    CK_MSG_METRICS = 14,      /* task -> job manager: metrics since the last report */
+    CK_MSG_TYPE_MAX = 14
 } ck_msg_type;
 
 /*
@@ -54,10 +60,10 @@ typedef struct ck_cp_ack {
     char key[256];
 } ck_cp_ack;
 
-/* Builds a malloc'd message of `type` from src to dst with a body; NULL when
- * out of memory. */
-uint8_t *ck_wire_msg(int type, uint32_t src, uint32_t dst, const void *body, size_t len,
-                     size_t *total);
+/* Builds a malloc'd message of `type` from src to dst, stamped with epoch,
+ * with a body; NULL when out of memory. */
+uint8_t *ck_wire_msg(int type, uint32_t src, uint32_t dst, uint32_t epoch, const void *body,
+                     size_t len, size_t *total);
 
 /* Encodes/decodes an ACK body. Decode returns 0 or CK_ECORRUPT. */
 size_t ck_cp_ack_encode(const ck_cp_ack *a, uint8_t *out, size_t cap);
@@ -66,7 +72,7 @@ int ck_cp_ack_decode(const uint8_t *p, size_t len, ck_cp_ack *a);
 typedef struct ck_wire_hdr {
     uint8_t type;
     uint16_t edge;
-    uint32_t src, dst, seq, arg, len;
+    uint32_t src, dst, seq, arg, epoch, len;
 } ck_wire_hdr;
 
 void ck_wire_encode(uint8_t *dst, const ck_wire_hdr *h);

@@ -44,13 +44,15 @@
 #include "error.h"
 #include "run.h"
 #include "storefs.h"
+#include "taskmanager.h"
 
 #define FRAME_HDR 12
 #define FRAME_MAX (FRAME_HDR + CK_WIRE_HDR + CK_WIRE_MAX_BODY)
 
 typedef struct msgq_item {
     struct msgq_item *next;
-    int kind; /* 0 message, 1 store completion */
+    int kind; /* 0 message, 1 completion, 2 peer lost */
+    uint32_t dst; /* while in limbo: the endpoint it waits for */
     uint8_t *data;
     size_t len;
     uint64_t token;
@@ -64,19 +66,29 @@ typedef struct net_node {
     net_world *w;
     ck_node node;
     ck_task *task;
+    ck_tm *tm;
+    int is_task, dead;
+    uint32_t attempt;
     msgq_item *head, *tail;
-    int local; /* hosted by this process */
+    struct net_node *next; /* every node of this process */
 } net_node;
 
 typedef struct conn {
     int fd;
-    int peer_host;  /* for outgoing connections */
+    int peer_host;  /* outgoing: where it goes; incoming: who sent (-1 until known) */
+    int outgoing;
     uint8_t *in;    /* bytes read, not yet framed */
     size_t in_len, in_cap;
     uint8_t *out;   /* bytes to write */
     size_t out_len, out_cap, out_off;
     int want_write;
 } conn;
+
+/* Where the subtasks of one attempt run. */
+typedef struct route {
+    uint32_t attempt;
+    uint16_t *hosts;
+} route;
 
 struct net_world {
     ck_run *r;
@@ -86,8 +98,10 @@ struct net_world {
     int *port;
     pid_t *pids;
     struct timespec t0;
-    uint32_t nnodes;
-    net_node *nodes;
+    net_node *nodes;      /* this process's nodes */
+    msgq_item *limbo;     /* messages for local endpoints not deployed yet */
+    route *routes;
+    int nroutes, routes_cap;
     int epfd;
     conn **out_conn; /* per host, lazily connected */
     conn **in_conns;
@@ -116,11 +130,27 @@ static ck_time world_now(const net_world *w)
     return mono_ns() - ((ck_time)w->t0.tv_sec * CK_NS_PER_S + w->t0.tv_nsec);
 }
 
+/* The host an endpoint lives on, or -1 when its attempt is not routed yet. */
 static int endpoint_host(const net_world *w, uint32_t ep)
 {
     if (ep == CK_EP_JM)
         return w->ntm;
-    return ck_graph_host(w->r->env.g, ep - CK_EP_TASK0);
+    if (ep < CK_EP_TASK0)
+        return (int)(ep - CK_EP_TM0) < w->ntm ? (int)(ep - CK_EP_TM0) : -1;
+    uint32_t attempt, global;
+    ck_ep_task_split(w->r->env.g, ep, &attempt, &global);
+    for (int i = 0; i < w->nroutes; i++)
+        if (w->routes[i].attempt == attempt)
+            return w->routes[i].hosts[global];
+    return -1;
+}
+
+static net_node *local_node(const net_world *w, uint32_t ep)
+{
+    for (net_node *n = w->nodes; n; n = n->next)
+        if (n->plat.endpoint == ep)
+            return n;
+    return NULL;
 }
 
 static void q_push(net_node *n, msgq_item *it)
@@ -230,6 +260,7 @@ static conn *out_conn(net_world *w, int host)
     }
     c->fd = fd;
     c->peer_host = host;
+    c->outgoing = 1;
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
     epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev);
     w->out_conn[host] = c;
@@ -243,28 +274,54 @@ static ck_time op_now(ck_platform *p)
     return world_now(((net_node *)p)->w);
 }
 
+static void limbo_push(net_world *w, uint32_t dst, uint8_t *data, size_t len)
+{
+    msgq_item *it = malloc(sizeof(*it));
+    if (!it) {
+        free(data);
+        return;
+    }
+    *it = (msgq_item){.kind = 0, .dst = dst, .data = data, .len = len, .next = w->limbo};
+    w->limbo = it;
+}
+
+/* Hands a message to a local endpoint: its inbox, or limbo until it is deployed. */
+static void local_deliver(net_world *w, uint32_t dst, uint8_t *data, size_t len)
+{
+    net_node *d = local_node(w, dst);
+    if (!d) {
+        limbo_push(w, dst, data, len);
+        return;
+    }
+    if (d->dead) {
+        free(data);
+        return;
+    }
+    msgq_item *it = malloc(sizeof(*it));
+    if (!it) {
+        free(data);
+        return;
+    }
+    *it = (msgq_item){.kind = 0, .data = data, .len = len};
+    q_push(d, it);
+}
+
 static int op_send(ck_platform *p, uint32_t dst, uint8_t *msg, size_t len)
 {
     net_node *n = (net_node *)p;
     net_world *w = n->w;
-    if (dst >= w->nnodes) {
+    w->r->messages++;
+    w->r->message_bytes += len;
+    int host = endpoint_host(w, dst);
+    if (host < 0) {
         free(msg);
         return CK_EUNREACH;
     }
-    w->r->messages++;
-    w->r->message_bytes += len;
-    net_node *d = &w->nodes[dst];
-    if (d->local) {
-        msgq_item *it = malloc(sizeof(*it));
-        if (!it) {
-            free(msg);
-            return CK_ENOMEM;
-        }
-        *it = (msgq_item){.kind = 0, .data = msg, .len = len};
-        q_push(d, it);
+    if (host == w->host) {
+        local_deliver(w, dst, msg, len);
         return CK_OK;
     }
-    conn *c = out_conn(w, endpoint_host(w, dst));
+    conn *c = out_conn(w, host);
     if (!c || grow(&c->out, &c->out_cap, c->out_len + FRAME_HDR + len)) {
         free(msg);
         return CK_EUNREACH;
@@ -480,6 +537,10 @@ static void op_log(ck_platform *p, int level, const char *line)
         fprintf(stderr, "[%.6f] ep%u: %s\n", (double)world_now(n->w) / 1e9, p->endpoint, line);
 }
 
+static int op_deploy(ck_platform *p, uint32_t attempt, uint32_t global, uint64_t restore_cp);
+static void op_undeploy(ck_platform *p, uint32_t attempt);
+static void op_set_routes(ck_platform *p, uint32_t attempt, uint32_t n, const uint16_t *hosts);
+
 static const ck_platform_ops net_ops = {
     .now = op_now,
     .send = op_send,
@@ -492,8 +553,98 @@ static const ck_platform_ops net_ops = {
     .output = op_output,
     .output_commit = op_output_commit,
     .output_abort = op_output_abort,
+    .deploy = op_deploy,
+    .undeploy = op_undeploy,
+    .set_routes = op_set_routes,
     .log = op_log,
 };
+
+/* ---- nodes, deployment, routes -------------------------------------------------------- */
+
+static net_node *node_new(net_world *w, uint32_t ep, int host)
+{
+    net_node *n = calloc(1, sizeof(*n));
+    if (!n)
+        return NULL;
+    n->plat.ops = &net_ops;
+    n->plat.endpoint = ep;
+    n->plat.host = host;
+    n->w = w;
+    n->next = w->nodes;
+    w->nodes = n;
+    return n;
+}
+
+/* Moves mail that waited in limbo to a node that now exists. */
+static void limbo_release(net_world *w, net_node *n)
+{
+    msgq_item **pp = &w->limbo, *mine = NULL;
+    while (*pp) {
+        msgq_item *it = *pp;
+        if (it->dst == n->plat.endpoint) {
+            *pp = it->next;
+            it->next = mine; /* reversed: limbo is newest first */
+            mine = it;
+        } else {
+            pp = &it->next;
+        }
+    }
+    while (mine) {
+        msgq_item *it = mine;
+        mine = it->next;
+        q_push(n, it);
+    }
+}
+
+static int op_deploy(ck_platform *p, uint32_t attempt, uint32_t global, uint64_t restore_cp)
+{
+    net_world *w = ((net_node *)p)->w;
+    uint32_t ep = ck_ep_task(w->r->env.g, attempt, global);
+    if (local_node(w, ep))
+        return CK_EEXIST;
+    net_node *n = node_new(w, ep, w->host);
+    if (!n)
+        return CK_ENOMEM;
+    n->is_task = 1;
+    n->attempt = attempt;
+    n->task = ck_task_new(&w->r->env, &n->plat, global, attempt, restore_cp);
+    if (!n->task) {
+        n->dead = 1;
+        return CK_ENOMEM;
+    }
+    n->node = ck_task_node(n->task);
+    limbo_release(w, n);
+    return CK_OK;
+}
+
+static void op_undeploy(ck_platform *p, uint32_t attempt)
+{
+    net_world *w = ((net_node *)p)->w;
+    for (net_node *n = w->nodes; n; n = n->next)
+        if (n->is_task && n->attempt == attempt)
+            n->dead = 1;
+}
+
+static void op_set_routes(ck_platform *p, uint32_t attempt, uint32_t n, const uint16_t *hosts)
+{
+    net_world *w = ((net_node *)p)->w;
+    for (int i = 0; i < w->nroutes; i++)
+        if (w->routes[i].attempt == attempt)
+            return;
+    if (w->nroutes == w->routes_cap) {
+        int cap = w->routes_cap ? w->routes_cap * 2 : 4;
+        route *v = realloc(w->routes, (size_t)cap * sizeof(*v));
+        if (!v)
+            return;
+        w->routes = v;
+        w->routes_cap = cap;
+    }
+    uint16_t *h = malloc((size_t)n * sizeof(uint16_t) + 1);
+    if (!h)
+        return;
+    memcpy(h, hosts, (size_t)n * sizeof(uint16_t));
+    w->routes[w->nroutes++] = (route){attempt, h};
+}
 
 /* ---- receiving ------------------------------------------------------------------- */
 
@@ -506,7 +657,21 @@ static void fail_world(net_world *w, const char *fmt, const char *detail)
     fprintf(stderr, "chandy: host %d: %s\n", w->host, w->failure);
 }
 
-/* Splits the connection's input into frames and queues them. 0, or -1 to close. */
+/* A peer host went away: every live node here hears of it. */
+static void peer_lost(net_world *w, int host)
+{
+    for (net_node *n = w->nodes; n; n = n->next) {
+        if (n->dead || n->tm)
+            continue;
+        msgq_item *it = malloc(sizeof(*it));
+        if (!it)
+            return;
+        *it = (msgq_item){.kind = 2, .token = (uint64_t)host};
+        q_push(n, it);
+    }
+}
+
+/* Splits the connection's input into frames and delivers them. 0, or -1 to close. */
 static int conn_parse(net_world *w, conn *c)
 {
     size_t pos = 0;
@@ -517,19 +682,18 @@ static int conn_parse(net_world *w, conn *c)
         if (c->in_len - pos < 4 + (size_t)flen)
             break;
         uint32_t dst = ck_get_u32(c->in + pos + 4);
-        if (dst >= w->nnodes || !w->nodes[dst].local)
-            return -1;
+        uint32_t src = ck_get_u32(c->in + pos + 8);
+        int dh = endpoint_host(w, dst);
+        if (dh >= 0 && dh != w->host)
+            return -1; /* not ours */
+        if (c->peer_host < 0)
+            c->peer_host = endpoint_host(w, src);
         size_t len = flen - 8;
         uint8_t *msg = malloc(len);
-        msgq_item *it = malloc(sizeof(*it));
-        if (!msg || !it) {
-            free(msg);
-            free(it);
+        if (!msg)
             return -1;
-        }
         memcpy(msg, c->in + pos + FRAME_HDR, len);
-        *it = (msgq_item){.kind = 0, .data = msg, .len = len};
-        q_push(&w->nodes[dst], it);
+        local_deliver(w, dst, msg, len);
         pos += 4 + (size_t)flen;
     }
     memmove(c->in, c->in + pos, c->in_len - pos);
@@ -571,15 +735,13 @@ static void on_readable(net_world *w, conn *c)
             continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
             break;
-        /* Closed by the peer (or an error): keep what was complete. */
+        /* Closed by the peer: its process is gone (or the run is over). */
         conn_parse(w, c);
+        int host = c->peer_host;
         conn_close_in(w, c);
+        if (host >= 0 && host != w->host)
+            peer_lost(w, host);
         return;
-    }
-    if (conn_parse(w, c)) {
-        fprintf(stderr, "chandy: host %d: malformed frame from a peer: connection closed\n",
-                w->host);
-        conn_close_in(w, c);
     }
 }
 
@@ -615,26 +777,15 @@ static void on_accept(net_world *w, int lfd)
 
 /* ---- the loop ------------------------------------------------------------------ */
 
-static int all_local_finished(net_world *w)
-{
-    for (uint32_t i = 0; i < w->nnodes; i++)
-        if (w->nodes[i].local && !w->nodes[i].node.ops->finished(w->nodes[i].node.self))
-            return 0;
-    return 1;
-}
-
 /* One pass over the local nodes. Returns 1 when some node can do more now. */
 static int run_nodes(net_world *w)
 {
     int busy = 0;
     ck_time now = world_now(w);
-    for (uint32_t i = 0; i < w->nnodes; i++) {
-        net_node *n = &w->nodes[i];
-        if (!n->local)
-            continue;
+    for (net_node *n = w->nodes; n; n = n->next) {
         const ck_node_ops *ops = n->node.ops;
         void *self = n->node.self;
-        if (ops->finished(self)) {
+        if (n->dead || !ops || ops->finished(self)) {
             msgq_item *it;
             while ((it = q_pop(n))) {
                 free(it->data);
@@ -645,13 +796,18 @@ static int run_nodes(net_world *w)
         if (ops->deadline(self) <= now)
             ops->on_deadline(self);
         msgq_item *it;
-        while ((it = q_pop(n))) {
+        while (!n->dead && (it = q_pop(n))) {
             if (it->kind == 0)
                 ops->on_message(self, it->data, it->len);
-            else
+            else if (it->kind == 2) {
+                ops->on_peer_lost(self, (int)it->token);
+                free(it->data);
+            } else
                 ops->on_complete(self, it->token, it->status, it->data, it->len);
             free(it);
         }
+        if (n->dead)
+            continue;
         if (ops->work(self) > 0 || n->head)
             busy = 1;
     }
@@ -661,9 +817,8 @@ static int run_nodes(net_world *w)
 static ck_time next_deadline(net_world *w)
 {
     ck_time d = CK_TIME_NEVER;
-    for (uint32_t i = 0; i < w->nnodes; i++) {
-        net_node *n = &w->nodes[i];
-        if (!n->local || n->node.ops->finished(n->node.self))
+    for (net_node *n = w->nodes; n; n = n->next) {
+        if (n->dead || !n->node.ops || n->node.ops->finished(n->node.self))
             continue;
         ck_time x = n->node.ops->deadline(n->node.self);
         if (x < d)
@@ -677,14 +832,57 @@ static void flush_all(net_world *w)
     for (int h = 0; h <= w->ntm; h++) {
         conn *c = w->out_conn[h];
         if (c && c->out_len > c->out_off && conn_flush(w, c)) {
-            char what[32];
-            snprintf(what, sizeof(what), "%d", h);
-            fail_world(w, "lost the connection to host %s", what);
+            /* The peer is gone: drop the connection; a later send reconnects. */
+            epoll_ctl(w->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+            conn_free(c);
+            w->out_conn[h] = NULL;
+            peer_lost(w, h);
         }
     }
 }
 
-/* The job manager's process: checks on the host processes. */
+/* The job manager's process: the timeline's faults, and host processes that died. */
+static void host_start(net_world *w, int h);
+
+static void apply_faults(net_world *w)
+{
+    ck_time now = world_now(w);
+    ck_run *r = w->r;
+    for (int i = 0; i < r->nfaults; i++) {
+        ck_fault_run *f = &r->faults[i];
+        int h = f->spec->host;
+        if (!f->applied && now >= f->spec->at) {
+            f->applied = 1;
+            f->applied_at = now;
+            if (w->pids[h] > 0) {
+                kill(w->pids[h], SIGKILL); /* kill -9: the machine is gone */
+                waitpid(w->pids[h], NULL, 0);
+                w->pids[h] = 0;
+            }
+        }
+        if (f->applied && !f->restarted && f->spec->restart_after > 0 &&
+            now >= f->spec->at + f->spec->restart_after) {
+            f->restarted = 1;
+            f->restarted_at = now;
+            if (w->pids[h] == 0)
+                host_start(w, h);
+        }
+    }
+}
+
+static ck_time next_fault(const net_world *w)
+{
+    ck_time d = CK_TIME_NEVER;
+    for (int i = 0; i < w->r->nfaults; i++) {
+        const ck_fault_run *f = &w->r->faults[i];
+        if (!f->applied)
+            d = CK_MIN(d, f->spec->at);
+        else if (!f->restarted && f->spec->restart_after > 0)
+            d = CK_MIN(d, f->spec->at + f->spec->restart_after);
+    }
+    return d;
+}
+
 static void check_children(net_world *w)
 {
     int status;
@@ -699,21 +897,32 @@ static void check_children(net_world *w)
                 snprintf(what, sizeof(what), "tm%d was killed by signal %d", h, WTERMSIG(status));
             else
                 snprintf(what, sizeof(what), "tm%d exited with status %d", h, WEXITSTATUS(status));
-            fail_world(w, "host process %s before the job finished", what);
+            fprintf(stderr, "chandy: host process %s\n", what);
         }
     }
+}
+
+static int jm_finished(net_world *w)
+{
+    for (net_node *n = w->nodes; n; n = n->next)
+        if (n->plat.endpoint == CK_EP_JM)
+            return n->node.ops->finished(n->node.self);
+    return 1;
 }
 
 static void loop(net_world *w, ck_time limit)
 {
     struct epoll_event evs[64];
+    int is_jm = w->host == w->ntm;
     for (;;) {
+        if (is_jm)
+            apply_faults(w);
         int busy = run_nodes(w);
         flush_all(w);
         if (w->failed)
             return;
-        if (w->host == w->ntm) {
-            if (all_local_finished(w))
+        if (is_jm) {
+            if (jm_finished(w))
                 return;
             check_children(w);
             if (world_now(w) > limit) {
@@ -726,6 +935,8 @@ static void loop(net_world *w, ck_time limit)
             timeout = 0;
         } else {
             ck_time d = next_deadline(w), now = world_now(w);
+            if (is_jm)
+                d = CK_MIN(d, next_fault(w));
             if (d == CK_TIME_NEVER)
                 timeout = 100;
             else if (d <= now)
@@ -744,15 +955,13 @@ static void loop(net_world *w, ck_time limit)
             if (evs[i].events & EPOLLOUT)
                 conn_flush(w, c);
             if (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
-                if (c->peer_host >= 0) {
+                if (c->outgoing) {
                     /* An outgoing connection is never read from: the peer closed it. */
-                    char what[32];
-                    snprintf(what, sizeof(what), "%d", c->peer_host);
+                    int host = c->peer_host;
                     epoll_ctl(w->epfd, EPOLL_CTL_DEL, c->fd, NULL);
-                    w->out_conn[c->peer_host] = NULL;
+                    w->out_conn[host] = NULL;
                     conn_free(c);
-                    if (w->host == w->ntm)
-                        fail_world(w, "host %s closed its connection", what);
+                    peer_lost(w, host);
                 } else {
                     on_readable(w, c);
                 }
@@ -766,7 +975,6 @@ static void loop(net_world *w, ck_time limit)
 static int world_setup(net_world *w, int host)
 {
     ck_run *r = w->r;
-    const ck_graph *g = r->env.g;
     w->host = host;
     w->epfd = epoll_create1(EPOLL_CLOEXEC);
     if (w->epfd < 0)
@@ -774,49 +982,51 @@ static int world_setup(net_world *w, int host)
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = w->listen_fd};
     epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->listen_fd[host], &ev);
     w->out_conn = calloc((size_t)w->ntm + 1, sizeof(conn *));
-    w->nnodes = CK_EP_TASK0 + g->nsubtasks;
-    w->nodes = calloc(w->nnodes, sizeof(net_node));
-    if (!w->out_conn || !w->nodes)
+    if (!w->out_conn)
         return CK_ENOMEM;
-    for (uint32_t ep = 0; ep < w->nnodes; ep++) {
-        net_node *n = &w->nodes[ep];
-        n->plat.ops = &net_ops;
-        n->plat.endpoint = ep;
-        n->w = w;
-        n->local = endpoint_host(w, ep) == host;
-        if (!n->local)
-            continue;
-        if (ep == CK_EP_JM) {
-            n->plat.host = -1;
-            if (ck_jm_init(&r->jm, &n->plat, g, r->env.cfg, r->env.job_id))
-                return CK_ENOMEM;
-            r->jm_ready = 1;
-            n->node = ck_jm_node(&r->jm);
-        } else {
-            n->plat.host = host;
-            n->task = ck_task_new(&r->env, &n->plat, ep - CK_EP_TASK0);
-            if (!n->task)
-                return CK_ENOMEM;
-            n->node = ck_task_node(n->task);
-        }
+    if (host == w->ntm) {
+        net_node *n = node_new(w, CK_EP_JM, -1);
+        if (!n)
+            return CK_ENOMEM;
+        if (ck_jm_init(&r->jm, &n->plat, r->env.g, r->env.cfg, r->env.job_id, w->ntm, r->seed))
+            return CK_ENOMEM;
+        r->jm_ready = 1;
+        n->node = ck_jm_node(&r->jm);
+    } else {
+        net_node *n = node_new(w, CK_EP_TM0 + (uint32_t)host, host);
+        if (!n || !(n->tm = malloc(sizeof(*n->tm))))
+            return CK_ENOMEM;
+        ck_tm_init(n->tm, &n->plat, r->env.g, r->env.cfg, host);
+        n->node = ck_tm_node(n->tm);
     }
     return CK_OK;
 }
 
 static void world_free(net_world *w)
 {
-    if (w->nodes) {
-        for (uint32_t i = 0; i < w->nnodes; i++) {
-            msgq_item *it;
-            while ((it = q_pop(&w->nodes[i]))) {
-                free(it->data);
-                free(it);
-            }
-            ck_task_del(w->nodes[i].task);
+    net_node *n = w->nodes;
+    while (n) {
+        net_node *next = n->next;
+        msgq_item *it;
+        while ((it = q_pop(n))) {
+            free(it->data);
+            free(it);
         }
-        free(w->nodes);
-        w->nodes = NULL;
+        ck_task_del(n->task);
+        free(n->tm);
+        free(n);
+        n = next;
     }
+    w->nodes = NULL;
+    while (w->limbo) {
+        msgq_item *it = w->limbo;
+        w->limbo = it->next;
+        free(it->data);
+        free(it);
+    }
+    for (int i = 0; i < w->nroutes; i++)
+        free(w->routes[i].hosts);
+    free(w->routes);
     if (w->out_conn)
         for (int h = 0; h <= w->ntm; h++)
             conn_free(w->out_conn[h]);
@@ -846,12 +1056,44 @@ static void host_main(net_world *w, int host)
     for (int h = 0; h <= w->ntm; h++)
         if (h != host)
             close(w->listen_fd[h]);
+    /* Forget what the parent process had (it forked with its own state). */
+    w->nodes = NULL;
+    w->limbo = NULL;
+    w->routes = NULL;
+    w->nroutes = w->routes_cap = 0;
+    for (int i = 0; i < w->nin; i++)
+        close(w->in_conns[i]->fd);
+    w->in_conns = NULL;
+    w->nin = w->in_cap = 0;
+    w->sink_fd = NULL;
+    w->sink_id = NULL;
+    w->part_fd = NULL;
+    w->part_txn = NULL;
+    w->nsinks = w->sinks_cap = 0;
+    if (w->epfd > 0)
+        close(w->epfd);
+    if (w->out_conn) {
+        for (int h = 0; h <= w->ntm; h++)
+            if (w->out_conn[h] && w->out_conn[h]->fd >= 0)
+                close(w->out_conn[h]->fd);
+        w->out_conn = NULL;
+    }
     if (world_setup(w, host)) {
         fprintf(stderr, "chandy: host %d: setting up: out of memory\n", host);
         _exit(3);
     }
     loop(w, CK_TIME_NEVER);
     _exit(w->failed ? 4 : 0);
+}
+
+static void host_start(net_world *w, int h)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0)
+        host_main(w, h);
+    if (pid > 0)
+        w->pids[h] = pid;
 }
 
 static int listen_on_loopback(int *port)
@@ -963,13 +1205,10 @@ int ck_net_run(ck_run *r, char *err, size_t errlen)
         }
     }
     signal(SIGPIPE, SIG_IGN);
-    fflush(NULL);
     clock_gettime(CLOCK_MONOTONIC, &w.t0);
     for (int h = 0; h < w.ntm; h++) {
-        pid_t pid = fork();
-        if (pid == 0)
-            host_main(&w, h);
-        if (pid < 0) {
+        host_start(&w, h);
+        if (w.pids[h] <= 0) {
             snprintf(err, errlen, "fork: %s", strerror(errno));
             for (int k = 0; k < h; k++)
                 kill(w.pids[k], SIGKILL);
@@ -977,14 +1216,15 @@ int ck_net_run(ck_run *r, char *err, size_t errlen)
                 waitpid(w.pids[k], NULL, 0);
             return CK_EIO;
         }
-        w.pids[h] = pid;
     }
-    for (int h = 0; h < w.ntm; h++)
-        close(w.listen_fd[h]);
+    /* The task managers' listening sockets stay open here: a host that
+     * restarts after a crash listens on its port again. */
     int rc = world_setup(&w, w.ntm);
     if (rc == CK_OK) {
-        /* Generous: the workload's length twice over, plus a minute. */
+        /* Generous: the workload's length twice over, plus a minute, plus the timeline. */
         ck_time limit = 2 * r->sc->workload.duration + 60 * CK_NS_PER_S;
+        for (int i = 0; i < r->nfaults; i++)
+            limit += r->faults[i].spec->at + r->faults[i].spec->restart_after;
         loop(&w, limit);
     }
     r->wall_s = (double)world_now(&w) / 1e9;
@@ -994,11 +1234,14 @@ int ck_net_run(ck_run *r, char *err, size_t errlen)
     for (int h = 0; h < w.ntm; h++)
         if (w.pids[h] > 0)
             waitpid(w.pids[h], NULL, 0);
-    close(w.listen_fd[w.ntm]);
-    if (rc == CK_OK && w.failed && r->jm_ready && r->jm.state == CK_JOB_RUNNING) {
+    for (int h = 0; h <= w.ntm; h++)
+        close(w.listen_fd[h]);
+    if (rc == CK_OK && r->jm_ready && r->jm.state != CK_JOB_FINISHED &&
+        r->jm.state != CK_JOB_FAILED) {
         r->jm.state = CK_JOB_FAILED;
         r->jm.end = world_now(&w);
-        snprintf(r->jm.failure, sizeof(r->jm.failure), "%s", w.failure);
+        snprintf(r->jm.failure, sizeof(r->jm.failure), "%s",
+                 w.failed ? w.failure : "the job did not finish");
     }
     load_outputs(&w, r);
     world_free(&w);

@@ -52,6 +52,8 @@ static cJSON *config_obj(const ck_config *c)
             cJSON_AddBoolToObject(o, d->key, c->v[i] != 0);
         } else if (d->type == CK_CFG_INT) {
             cJSON_AddNumberToObject(o, d->key, (double)c->v[i]);
+        } else if (d->type == CK_CFG_DECIMAL) {
+            cJSON_AddNumberToObject(o, d->key, (double)c->v[i] / 1000.0);
         } else {
             ck_config_format((ck_cfg_id)i, c->v[i], buf, sizeof(buf));
             cJSON_AddStringToObject(o, d->key, buf);
@@ -152,6 +154,74 @@ static cJSON *checkpoints_arr(const ck_run *r)
         cJSON_AddNumberToObject(o, "acknowledged", c->nacks);
         if (c->reason[0])
             cJSON_AddStringToObject(o, "reason", c->reason);
+        cJSON_AddItemToArray(a, o);
+    }
+    return a;
+}
+
+static void add_time(cJSON *o, const char *k, ck_time t)
+{
+    if (t == CK_TIME_NEVER)
+        cJSON_AddNullToObject(o, k);
+    else
+        cJSON_AddNumberToObject(o, k, secs(t));
+}
+
+/* The fault that caused a failure detected at `detected`: the latest one
+ * applied at or before it. */
+static ck_time failure_time(const ck_run *r, ck_time detected)
+{
+    ck_time best = CK_TIME_NEVER;
+    for (int i = 0; i < r->nfaults; i++) {
+        const ck_fault_run *f = &r->faults[i];
+        if (f->applied && f->applied_at <= detected &&
+            (best == CK_TIME_NEVER || f->applied_at > best))
+            best = f->applied_at;
+    }
+    return best == CK_TIME_NEVER ? detected : best;
+}
+
+static cJSON *recoveries_arr(const ck_run *r)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (size_t i = 0; i < r->jm.nrecoveries; i++) {
+        const ck_recovery *v = &r->jm.recoveries[i];
+        cJSON *o = cJSON_CreateObject();
+        ck_time failure = failure_time(r, v->detected);
+        add_time(o, "failure_s", failure);
+        add_time(o, "detected_s", v->detected);
+        add_time(o, "restarted_s", v->restarted);
+        add_time(o, "restored_s", v->restored);
+        add_time(o, "first_output_s", v->first_output);
+        add_time(o, "caught_up_s", v->caught_up);
+        if (v->caught_up == CK_TIME_NEVER)
+            cJSON_AddNullToObject(o, "recovery_s");
+        else
+            cJSON_AddNumberToObject(o, "recovery_s", secs(v->caught_up - failure));
+        cJSON_AddNumberToObject(o, "attempt", v->attempt);
+        if (v->checkpoint)
+            cJSON_AddNumberToObject(o, "checkpoint", (double)v->checkpoint);
+        else
+            cJSON_AddNullToObject(o, "checkpoint");
+        cJSON_AddNumberToObject(o, "lag_before_s", secs(v->lag_before));
+        cJSON_AddStringToObject(o, "cause", v->cause);
+        cJSON_AddItemToArray(a, o);
+    }
+    return a;
+}
+
+static cJSON *faults_arr(const ck_run *r)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; i < r->nfaults; i++) {
+        const ck_fault_run *f = &r->faults[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "action", "crash");
+        char host[16];
+        snprintf(host, sizeof(host), "tm%d", f->spec->host);
+        cJSON_AddStringToObject(o, "host", host);
+        add_time(o, "at_s", f->applied ? f->applied_at : CK_TIME_NEVER);
+        add_time(o, "restarted_s", f->restarted ? f->restarted_at : CK_TIME_NEVER);
         cJSON_AddItemToArray(a, o);
     }
     return a;
@@ -297,6 +367,8 @@ cJSON *ck_report_runjson(const ck_run *r, const ck_verdict *v)
     cJSON_AddNumberToObject(c, "unexpected", (double)v->unexpected);
     cJSON_AddBoolToObject(c, "ok", v->ok);
 
+    cJSON_AddItemToObject(root, "faults", faults_arr(r));
+    cJSON_AddItemToObject(root, "recoveries", recoveries_arr(r));
     cJSON_AddItemToObject(root, "checkpoints", checkpoints_arr(r));
     cJSON_AddItemToObject(root, "checkpoint_summary", checkpoint_summary(r));
     cJSON_AddItemToObject(root, "job", job_obj(r));
@@ -400,6 +472,19 @@ void ck_report_summary(FILE *f, const ck_run *r, const ck_verdict *v, const char
         }
         fprintf(f, "  checkpts   %d completed, %d failed, longest %.1f ms, last %llu bytes\n",
                 done, failed, (double)longest / 1e6, (unsigned long long)bytes);
+    }
+    for (size_t i = 0; i < r->jm.nrecoveries; i++) {
+        const ck_recovery *rv = &r->jm.recoveries[i];
+        ck_time failure = failure_time(r, rv->detected);
+        fprintf(f, "  recovery   failure at %.3f s, detected +%.0f ms", (double)failure / 1e9,
+                (double)(rv->detected - failure) / 1e6);
+        if (rv->restored != CK_TIME_NEVER)
+            fprintf(f, ", restored +%.0f ms", (double)(rv->restored - failure) / 1e6);
+        if (rv->caught_up != CK_TIME_NEVER)
+            fprintf(f, ", caught up +%.0f ms", (double)(rv->caught_up - failure) / 1e6);
+        if (rv->checkpoint)
+            fprintf(f, " (checkpoint %llu)", (unsigned long long)rv->checkpoint);
+        fprintf(f, "\n");
     }
     fprintf(f, "  output     %s: expected %llu, received %llu, lost %llu, duplicated %llu, "
                "unexpected %llu\n",

@@ -82,6 +82,9 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
     r.env.cfg = &sc.cfg;
     r.env.topic = &r.wl.topic;
     r.env.job_id = r.job_id;
+    r.nfaults = sc.nfaults;
+    for (int i = 0; i < sc.nfaults; i++)
+        r.faults[i].spec = &sc.faults[i];
     ck_sinkout_init(&r.out);
 
     int status = 0;

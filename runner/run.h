@@ -20,6 +20,13 @@
 
 typedef enum ck_backend { CK_BACKEND_SIMGRID, CK_BACKEND_SOCKETS } ck_backend;
 
+/* A fault of the timeline as it happened in this run. */
+typedef struct ck_fault_run {
+    const ck_fault *spec;
+    int applied, restarted;
+    ck_time applied_at, restarted_at;
+} ck_fault_run;
+
 typedef struct ck_run {
     /* inputs */
     const ck_scenario *sc;
@@ -40,6 +47,8 @@ typedef struct ck_run {
     uint64_t messages, message_bytes;
     char network_model[16];
     char platform_file[600];
+    int nfaults;
+    ck_fault_run faults[CK_MAX_FAULTS];
 } ck_run;
 
 /* Backends: run the job to its end. Return 0, or an error with err set. */

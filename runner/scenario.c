@@ -14,8 +14,8 @@
 #define MAX_DURATION (INT64_C(24) * 3600 * S_NS)
 
 static const char *const top_keys[] = {"name",   "description", "seed",   "cluster",
-                                       "workload", "job",       "config", "expect",
-                                       NULL};
+                                       "workload", "job",       "config", "events",
+                                       "expect", NULL};
 
 static void cluster_defaults(ck_cluster_spec *c)
 {
@@ -356,6 +356,49 @@ static void parse_job(ck_jin *j, const cJSON *o, ck_job_spec *job)
     ck_jin_pop(j, saved);
 }
 
+static void parse_events(ck_jin *j, const cJSON *o, ck_scenario *s)
+{
+    static const char *const keys[] = {"at", "action", "host", "restart_after", NULL};
+    static const char *const actions[] = {"crash", NULL};
+    if (!o)
+        return;
+    size_t saved = ck_jin_push_key(j, "events");
+    if (!cJSON_IsArray(o) || cJSON_GetArraySize(o) > CK_MAX_FAULTS) {
+        ck_jin_fail(j, "expected a list of at most %d events {at, action, ...}", CK_MAX_FAULTS);
+        ck_jin_pop(j, saved);
+        return;
+    }
+    int i = 0;
+    int ntm = ck_scenario_taskmanagers(s);
+    for (const cJSON *e = o->child; e && !j->failed; e = e->next, i++) {
+        size_t s2 = ck_jin_push_index(j, i);
+        ck_fault *f = &s->faults[s->nfaults];
+        memset(f, 0, sizeof(*f));
+        ck_jin_object(j, e, keys);
+        ck_jin_duration(j, e, "at", 1, 0, MAX_DURATION, &f->at);
+        int a = 0;
+        ck_jin_enum(j, e, "action", 1, actions, &a);
+        f->kind = (ck_fault_kind)a;
+        char host[32] = "";
+        ck_jin_string(j, e, "host", 1, host, sizeof(host));
+        if (!j->failed) {
+            int h = -1, used = 0;
+            if (sscanf(host, "tm%d%n", &h, &used) != 1 || host[used] || h < 0 || h >= ntm) {
+                size_t s3 = ck_jin_push_key(j, "host");
+                ck_jin_fail(j, "expected a task manager, tm0 to tm%d, got \"%s\"", ntm - 1, host);
+                ck_jin_pop(j, s3);
+            }
+            f->host = h;
+        }
+        ck_jin_duration(j, e, "restart_after", 0, 1, MAX_DURATION, &f->restart_after);
+        if (!j->failed && s->nfaults > 0 && f->at < s->faults[s->nfaults - 1].at)
+            ck_jin_fail(j, "events must be in order of \"at\"");
+        s->nfaults++;
+        ck_jin_pop(j, s2);
+    }
+    ck_jin_pop(j, saved);
+}
+
 static void parse_config(ck_jin *j, const cJSON *o, ck_config *cfg)
 {
     if (!o)
@@ -381,6 +424,8 @@ static void parse_config(ck_jin *j, const cJSON *o, ck_config *cfg)
                 snprintf(text, sizeof(text), "%s", c->valuestring);
             else if (cJSON_IsBool(c) && d->type == CK_CFG_BOOL)
                 snprintf(text, sizeof(text), "%s", cJSON_IsTrue(c) ? "true" : "false");
+            else if (cJSON_IsNumber(c) && d->type == CK_CFG_DECIMAL)
+                snprintf(text, sizeof(text), "%.17g", c->valuedouble);
             else if (cJSON_IsNumber(c) && d->type != CK_CFG_BOOL &&
                      c->valuedouble > -9e18 && c->valuedouble < 9e18 &&
                      c->valuedouble == (double)(int64_t)c->valuedouble)
@@ -395,7 +440,8 @@ static void parse_config(ck_jin *j, const cJSON *o, ck_config *cfg)
                 ck_config_format((ck_cfg_id)id, d->max, hi, sizeof(hi));
                 ck_jin_describe(c, got, sizeof(got));
                 static const char *const what[] = {"an integer", "true or false",
-                                                   "a duration", "a memory size", ""};
+                                                   "a duration", "a memory size", "",
+                                                   "a decimal number"};
                 if (d->type == CK_CFG_BOOL) {
                     ck_jin_fail(j, "expected true or false, got %s", got);
                 } else if (d->type == CK_CFG_ENUM) {
@@ -475,6 +521,8 @@ int ck_scenario_parse(ck_scenario *s, const char *path, const char *text, char *
                         s->cluster.taskmanagers * s->graph.slots_per_host);
         }
     }
+    if (!j.failed)
+        parse_events(&j, cJSON_GetObjectItemCaseSensitive(root, "events"), s);
     cJSON *expect = cJSON_GetObjectItemCaseSensitive(root, "expect");
     if (expect && !j.failed) {
         snprintf(j.path, sizeof(j.path), "expect");

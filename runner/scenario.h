@@ -29,6 +29,19 @@ typedef struct ck_cluster_spec {
     char platform[512];   /* a SimGrid platform file to use instead, or "" */
 } ck_cluster_spec;
 
+typedef enum ck_fault_kind {
+    CK_FAULT_CRASH, /* a task manager's machine goes down (and may come back) */
+} ck_fault_kind;
+
+#define CK_MAX_FAULTS 64
+
+typedef struct ck_fault {
+    ck_time at;
+    ck_fault_kind kind;
+    int host;              /* task manager index */
+    ck_time restart_after; /* 0: stays down */
+} ck_fault;
+
 typedef struct ck_scenario {
     char path[512];
     char name[64];
@@ -40,6 +53,8 @@ typedef struct ck_scenario {
     ck_config cfg;
     ck_graph graph; /* built and checked from job + cfg */
     cJSON *expect;  /* the "expect" object, or NULL */
+    int nfaults;
+    ck_fault faults[CK_MAX_FAULTS]; /* the "events" timeline, in order */
 } ck_scenario;
 
 /*

@@ -49,8 +49,9 @@
 #include "simgrid.h"
 #include "simplatform.h"
 #include "storefs.h"
+#include "taskmanager.h"
 
-enum { ITEM_MSG, ITEM_DONE };
+enum { ITEM_MSG, ITEM_DONE, ITEM_PEER_LOST };
 
 typedef struct item {
     struct item *next;
@@ -62,7 +63,8 @@ typedef struct item {
     int status;
 } item;
 
-/* What a node knows of one peer: sequence numbers both ways. */
+/* What a node knows of one peer: sequence numbers both ways (the transport
+ * of this backend: it restores per-sender order, as TCP would). */
 typedef struct peer {
     uint32_t ep;
     uint32_t tx_next, rx_next;
@@ -77,6 +79,12 @@ typedef struct sim_node {
     sim_world *w;
     ck_node node;
     int ends_run;
+    int dead;         /* stopped or crashed: its loop ends, its mail is dropped */
+    int host_index;   /* task manager index, -1 for others */
+    int is_task;
+    uint32_t attempt;
+    ck_task *task;    /* owned (tasks), freed with the world */
+    ck_tm *tm;        /* owned (task managers) */
     sg_host_t host;
     char mbname[32];
     sg_mailbox_t mb;
@@ -85,11 +93,13 @@ typedef struct sim_node {
     item *head, *tail;
     peer *peers;
     uint32_t npeers, peers_cap;
+    struct sim_node *all_next; /* every node ever made, for teardown */
 } sim_node;
 
 struct ck_sim {
-    uint32_t nnodes;
-    sim_node *nodes;
+    sim_node **map; /* endpoint -> current node */
+    uint32_t map_cap, map_n;
+    sim_node *all;
     sg_host_t store_host;
     sg_disk_t store_disk;
     char store_dir[600];
@@ -97,6 +107,11 @@ struct ck_sim {
     ck_sinkout *out;
     int verbose;
     uint64_t messages, message_bytes;
+    /* a job run */
+    const ck_job_env *env;
+    const ck_config *cfg;
+    int ntm;
+    sg_host_t *tm_hosts;
 };
 
 static inline ck_time sim_now_ns(void)
@@ -113,6 +128,58 @@ static void item_free(void *p)
     }
 }
 
+/* ---- the endpoint map ---------------------------------------------------------------- */
+
+static inline uint32_t ep_hash(uint32_t ep)
+{
+    return ep * 2654435761u;
+}
+
+static sim_node *node_of(const sim_world *w, uint32_t ep)
+{
+    if (!w->map_cap)
+        return NULL;
+    for (uint32_t j = ep_hash(ep) & (w->map_cap - 1);; j = (j + 1) & (w->map_cap - 1)) {
+        sim_node *n = w->map[j];
+        if (!n)
+            return NULL;
+        if (n->plat.endpoint == ep)
+            return n;
+    }
+}
+
+static int map_put(sim_world *w, sim_node *n)
+{
+    if ((w->map_n + 1) * 2 > w->map_cap) {
+        uint32_t ncap = w->map_cap ? w->map_cap * 2 : 64;
+        sim_node **nm = calloc(ncap, sizeof(*nm));
+        if (!nm)
+            return CK_ENOMEM;
+        for (uint32_t i = 0; i < w->map_cap; i++) {
+            if (!w->map[i])
+                continue;
+            uint32_t j = ep_hash(w->map[i]->plat.endpoint) & (ncap - 1);
+            while (nm[j])
+                j = (j + 1) & (ncap - 1);
+            nm[j] = w->map[i];
+        }
+        free(w->map);
+        w->map = nm;
+        w->map_cap = ncap;
+    }
+    for (uint32_t j = ep_hash(n->plat.endpoint) & (w->map_cap - 1);; j = (j + 1) & (w->map_cap - 1)) {
+        if (!w->map[j]) {
+            w->map[j] = n;
+            w->map_n++;
+            return CK_OK;
+        }
+        if (w->map[j]->plat.endpoint == n->plat.endpoint) {
+            w->map[j] = n; /* a new incarnation (a restarted task manager) */
+            return CK_OK;
+        }
+    }
+}
+
 /* ---- peers -------------------------------------------------------------------- */
 
 static peer *peer_get(sim_node *n, uint32_t ep)
@@ -125,7 +192,7 @@ static peer *peer_get(sim_node *n, uint32_t ep)
         for (uint32_t i = 0; i < n->peers_cap; i++) {
             if (!n->peers[i].used)
                 continue;
-            uint32_t j = (n->peers[i].ep * 2654435761u) & (ncap - 1);
+            uint32_t j = ep_hash(n->peers[i].ep) & (ncap - 1);
             while (np[j].used)
                 j = (j + 1) & (ncap - 1);
             np[j] = n->peers[i];
@@ -134,7 +201,7 @@ static peer *peer_get(sim_node *n, uint32_t ep)
         n->peers = np;
         n->peers_cap = ncap;
     }
-    for (uint32_t j = (ep * 2654435761u) & (n->peers_cap - 1);; j = (j + 1) & (n->peers_cap - 1)) {
+    for (uint32_t j = ep_hash(ep) & (n->peers_cap - 1);; j = (j + 1) & (n->peers_cap - 1)) {
         peer *p = &n->peers[j];
         if (!p->used) {
             memset(p, 0, sizeof(*p));
@@ -145,6 +212,16 @@ static peer *peer_get(sim_node *n, uint32_t ep)
         }
         if (p->ep == ep)
             return p;
+    }
+}
+
+static void peer_reset(peer *p)
+{
+    p->tx_next = p->rx_next = 0;
+    while (p->pending) {
+        item *q = p->pending;
+        p->pending = q->next;
+        item_free(q);
     }
 }
 
@@ -172,6 +249,10 @@ static item *inbox_pop(sim_node *n)
 /* Delivers an arrived message in its sender's order. */
 static void deliver(sim_node *n, item *it)
 {
+    if (n->dead) {
+        item_free(it);
+        return;
+    }
     if (it->kind != ITEM_MSG) {
         inbox_push(n, it);
         return;
@@ -211,10 +292,6 @@ static int op_send(ck_platform *p, uint32_t dst, uint8_t *msg, size_t len)
 {
     sim_node *n = (sim_node *)p;
     sim_world *w = n->w;
-    if (dst >= w->nnodes) {
-        free(msg);
-        return CK_EUNREACH;
-    }
     peer *pr = peer_get(n, dst);
     item *it = malloc(sizeof(*it));
     if (!pr || !it) {
@@ -224,7 +301,10 @@ static int op_send(ck_platform *p, uint32_t dst, uint8_t *msg, size_t len)
     }
     *it = (item){.kind = ITEM_MSG, .src = p->endpoint, .seq = pr->tx_next++, .data = msg,
                  .len = len};
-    sg_comm_t c = sg_mailbox_put_init(w->nodes[dst].mb, it, (long)len);
+    /* By name: an endpoint not deployed yet gets its mail once it is. */
+    char name[32];
+    snprintf(name, sizeof(name), "ep%u", dst);
+    sg_comm_t c = sg_mailbox_put_init(sg_mailbox_by_name(name), it, (long)len);
     sg_comm_detach(c, item_free);
     w->messages++;
     w->message_bytes += len;
@@ -466,6 +546,18 @@ static void op_log(ck_platform *p, int level, const char *line)
         fprintf(stderr, "[%.6f] %s: %s\n", simgrid_get_clock(), n->mbname, line);
 }
 
+static int op_deploy(ck_platform *p, uint32_t attempt, uint32_t global, uint64_t restore_cp);
+static void op_undeploy(ck_platform *p, uint32_t attempt);
+
+static void op_set_routes(ck_platform *p, uint32_t attempt, uint32_t n, const uint16_t *hosts)
+{
+    /* Mailboxes are found by endpoint: nothing to route. */
+    CK_UNUSED(p);
+    CK_UNUSED(attempt);
+    CK_UNUSED(n);
+    CK_UNUSED(hosts);
+}
+
 static const ck_platform_ops sim_ops = {
     .now = op_now,
     .send = op_send,
@@ -478,6 +570,9 @@ static const ck_platform_ops sim_ops = {
     .output = op_output,
     .output_commit = op_output_commit,
     .output_abort = op_output_abort,
+    .deploy = op_deploy,
+    .undeploy = op_undeploy,
+    .set_routes = op_set_routes,
     .log = op_log,
 };
 
@@ -507,20 +602,27 @@ static void node_main(int argc, char **argv)
     const ck_node_ops *ops = n->node.ops;
     void *self = n->node.self;
     sg_mutex_lock(n->mutex);
-    while (!ops->finished(self)) {
+    while (!n->dead && !ops->finished(self)) {
         ck_time now = sim_now_ns();
         if (ops->deadline(self) <= now)
             ops->on_deadline(self);
         item *it;
-        while ((it = inbox_pop(n))) {
-            if (it->kind == ITEM_MSG)
+        while (!n->dead && (it = inbox_pop(n))) {
+            if (it->kind == ITEM_MSG) {
                 ops->on_message(self, it->data, it->len);
-            else
+                free(it);
+            } else if (it->kind == ITEM_PEER_LOST) {
+                ops->on_peer_lost(self, (int)it->token);
+                free(it);
+            } else {
                 ops->on_complete(self, it->token, it->status, it->data, it->len);
-            free(it);
+                free(it);
+            }
         }
+        if (n->dead)
+            break;
         int more = ops->work(self);
-        if (ops->finished(self))
+        if (n->dead || ops->finished(self))
             break;
         if (more > 0 || n->head)
             continue;
@@ -543,7 +645,7 @@ static void node_main(int argc, char **argv)
 static int initialized;
 
 ck_sim *ck_sim_new(const char *platform_file, const char *network_model, const char *store_dir,
-                   uint32_t nendpoints, int verbose, char *err, size_t errlen)
+                   int verbose, char *err, size_t errlen)
 {
     if (initialized) {
         snprintf(err, errlen, "SimGrid runs one simulation per process");
@@ -588,13 +690,6 @@ ck_sim *ck_sim_new(const char *platform_file, const char *network_model, const c
     }
     w->store_disk = disks[0];
     free(disks);
-    w->nnodes = nendpoints;
-    w->nodes = calloc(nendpoints, sizeof(sim_node));
-    if (!w->nodes) {
-        snprintf(err, errlen, "out of memory");
-        free(w);
-        return NULL;
-    }
     return w;
 }
 
@@ -605,29 +700,34 @@ void ck_sim_set_output(ck_sim *w, ck_sinkout *out)
 
 ck_platform *ck_sim_endpoint(ck_sim *w, uint32_t ep, const char *host, int host_index)
 {
-    if (ep >= w->nnodes || w->nodes[ep].w)
-        return NULL;
     sg_host_t h = sg_host_by_name(host);
     if (!h)
         return NULL;
-    sim_node *n = &w->nodes[ep];
+    sim_node *n = calloc(1, sizeof(*n));
+    if (!n)
+        return NULL;
     n->plat.ops = &sim_ops;
     n->plat.endpoint = ep;
     n->plat.host = host_index;
+    n->host_index = host_index;
     n->w = w;
     n->host = h;
     snprintf(n->mbname, sizeof(n->mbname), "ep%u", ep);
     n->mb = sg_mailbox_by_name(n->mbname);
     n->cond = sg_cond_init();
     n->mutex = sg_mutex_init();
+    n->all_next = w->all;
+    w->all = n;
+    if (map_put(w, n))
+        return NULL;
     return &n->plat;
 }
 
 int ck_sim_attach(ck_sim *w, uint32_t ep, ck_node node, const char *name, int ends_run)
 {
-    if (ep >= w->nnodes || !w->nodes[ep].w)
+    sim_node *n = node_of(w, ep);
+    if (!n)
         return CK_EINVAL;
-    sim_node *n = &w->nodes[ep];
     n->node = node;
     n->ends_run = ends_run;
     sg_actor_t rx = sg_actor_init("rx", n->host);
@@ -662,30 +762,171 @@ void ck_sim_del(ck_sim *w)
 {
     if (!w)
         return;
-    for (uint32_t i = 0; i < w->nnodes; i++) {
-        sim_node *n = &w->nodes[i];
+    sim_node *n = w->all;
+    while (n) {
+        sim_node *next = n->all_next;
         item *it;
         while ((it = inbox_pop(n)))
             item_free(it);
-        for (uint32_t k = 0; k < n->peers_cap; k++) {
-            item *q = n->peers[k].pending;
-            while (q) {
-                item *nx = q->next;
-                item_free(q);
-                q = nx;
-            }
-        }
+        for (uint32_t k = 0; k < n->peers_cap; k++)
+            if (n->peers[k].used)
+                peer_reset(&n->peers[k]);
         free(n->peers);
         if (n->cond)
             sg_cond_destroy(n->cond);
         if (n->mutex)
             sg_mutex_destroy(n->mutex);
+        ck_task_del(n->task);
+        free(n->tm);
+        free(n);
+        n = next;
     }
-    free(w->nodes);
+    free(w->map);
+    free(w->tm_hosts);
     free(w);
 }
 
-/* ---- running a job ----------------------------------------------------------------- */
+/* ---- running a job: task managers, deployment, faults -------------------------------- */
+
+static int op_deploy(ck_platform *p, uint32_t attempt, uint32_t global, uint64_t restore_cp)
+{
+    sim_node *tmn = (sim_node *)p;
+    sim_world *w = tmn->w;
+    const ck_graph *g = w->env->g;
+    uint32_t ep = ck_ep_task(g, attempt, global);
+    sim_node *old = node_of(w, ep);
+    if (old && !old->dead)
+        return CK_EEXIST;
+    ck_platform *tp = ck_sim_endpoint(w, ep, sg_host_get_name(tmn->host), tmn->host_index);
+    if (!tp)
+        return CK_ENOMEM;
+    sim_node *n = (sim_node *)tp;
+    n->is_task = 1;
+    n->attempt = attempt;
+    n->task = ck_task_new(w->env, tp, global, attempt, restore_cp);
+    if (!n->task) {
+        n->dead = 1;
+        return CK_ENOMEM;
+    }
+    char name[200];
+    int v, i;
+    ck_graph_locate(g, global, &v, &i);
+    snprintf(name, sizeof(name), "%s (%d/%d) #%u", g->v[v].name, i + 1, g->v[v].parallelism,
+             attempt);
+    return ck_sim_attach(w, ep, ck_task_node(n->task), name, 0);
+}
+
+static void node_stop(sim_node *n)
+{
+    n->dead = 1;
+    sg_cond_notify_one(n->cond); /* its loop sees it and ends */
+}
+
+static void op_undeploy(ck_platform *p, uint32_t attempt)
+{
+    sim_node *tmn = (sim_node *)p;
+    for (sim_node *n = tmn->w->all; n; n = n->all_next)
+        if (n->is_task && !n->dead && n->attempt == attempt && n->host_index == tmn->host_index)
+            node_stop(n);
+}
+
+static int start_tm(sim_world *w, int h)
+{
+    char hname[32], aname[48];
+    snprintf(hname, sizeof(hname), "tm%d", h);
+    snprintf(aname, sizeof(aname), "taskmanager %d", h);
+    ck_platform *p = ck_sim_endpoint(w, CK_EP_TM0 + (uint32_t)h, hname, h);
+    if (!p)
+        return CK_ENOMEM;
+    sim_node *n = (sim_node *)p;
+    n->tm = malloc(sizeof(*n->tm));
+    if (!n->tm)
+        return CK_ENOMEM;
+    ck_tm_init(n->tm, p, w->env->g, w->cfg, h);
+    return ck_sim_attach(w, CK_EP_TM0 + (uint32_t)h, ck_tm_node(n->tm), aname, 0);
+}
+
+typedef struct injector {
+    sim_world *w;
+    ck_run *r;
+} injector;
+
+/* A host goes down: everything on it stops; whoever talked to it learns so. */
+static void crash_host(sim_world *w, int h)
+{
+    for (sim_node *n = w->all; n; n = n->all_next)
+        if (n->host_index == h && !n->dead)
+            n->dead = 1;
+    sg_host_turn_off(w->tm_hosts[h]);
+    for (sim_node *n = w->all; n; n = n->all_next) {
+        if (n->dead)
+            continue;
+        int talked = 0;
+        for (uint32_t k = 0; k < n->peers_cap; k++) {
+            peer *pr = &n->peers[k];
+            if (!pr->used)
+                continue;
+            sim_node *o = node_of(w, pr->ep);
+            if (o && o->host_index == h) {
+                talked = 1;
+                peer_reset(pr); /* the connection is gone */
+            }
+        }
+        if (talked) {
+            item *it = malloc(sizeof(*it));
+            if (it) {
+                *it = (item){.kind = ITEM_PEER_LOST, .src = UINT32_MAX, .token = (uint64_t)h};
+                inbox_push(n, it);
+                sg_cond_notify_one(n->cond);
+            }
+        }
+    }
+}
+
+static void injector_main(int argc, char **argv)
+{
+    CK_UNUSED(argc);
+    CK_UNUSED(argv);
+    injector *in = sg_actor_self_get_data();
+    sg_actor_daemonize(sg_actor_self());
+    ck_run *r = in->r;
+    /* The timeline, with restarts as events of their own, in time order. */
+    for (;;) {
+        ck_time next = CK_TIME_NEVER;
+        int which = -1, restart = 0;
+        for (int i = 0; i < r->nfaults; i++) {
+            ck_fault_run *f = &r->faults[i];
+            if (!f->applied && f->spec->at < next) {
+                next = f->spec->at;
+                which = i;
+                restart = 0;
+            }
+            if (f->applied && !f->restarted && f->spec->restart_after > 0 &&
+                f->spec->at + f->spec->restart_after < next) {
+                next = f->spec->at + f->spec->restart_after;
+                which = i;
+                restart = 1;
+            }
+        }
+        if (which < 0)
+            break;
+        sg_actor_sleep_until((double)next / 1e9);
+        ck_fault_run *f = &r->faults[which];
+        int h = f->spec->host;
+        if (!restart) {
+            f->applied = 1;
+            f->applied_at = sim_now_ns();
+            if (sg_host_is_on(in->w->tm_hosts[h]))
+                crash_host(in->w, h);
+        } else {
+            f->restarted = 1;
+            f->restarted_at = sim_now_ns();
+            sg_host_turn_on(in->w->tm_hosts[h]);
+            start_tm(in->w, h);
+        }
+    }
+    free(in);
+}
 
 int ck_sim_run(ck_run *r, char *err, size_t errlen)
 {
@@ -711,56 +952,60 @@ int ck_sim_run(ck_run *r, char *err, size_t errlen)
     snprintf(r->network_model, sizeof(r->network_model), "%s", sc->cluster.network_model);
     char store_dir[600];
     snprintf(store_dir, sizeof(store_dir), "%s/store", r->outdir);
-    uint32_t nep = CK_EP_TASK0 + g->nsubtasks;
-    ck_sim *w = ck_sim_new(r->platform_file, sc->cluster.network_model, store_dir, nep,
-                           r->verbose, err, errlen);
+    ck_sim *w = ck_sim_new(r->platform_file, sc->cluster.network_model, store_dir, r->verbose,
+                           err, errlen);
     if (!w)
         return CK_EINVAL;
     ck_sim_set_output(w, &r->out);
-    ck_task **tasks = calloc(g->nsubtasks, sizeof(ck_task *));
-    int rc = tasks ? CK_OK : CK_ENOMEM;
+    w->env = &r->env;
+    w->cfg = r->env.cfg;
+    w->ntm = r->nhosts;
+    w->tm_hosts = calloc((size_t)w->ntm, sizeof(sg_host_t));
+    int rc = w->tm_hosts ? CK_OK : CK_ENOMEM;
+    for (int h = 0; h < w->ntm && !rc; h++) {
+        char hname[32];
+        snprintf(hname, sizeof(hname), "tm%d", h);
+        w->tm_hosts[h] = sg_host_by_name(hname);
+        if (!w->tm_hosts[h]) {
+            snprintf(err, errlen, "%s: the platform has no host \"%s\"", r->platform_file, hname);
+            rc = CK_EINVAL;
+        }
+    }
     ck_platform *jp = rc ? NULL : ck_sim_endpoint(w, CK_EP_JM, "jm", -1);
     if (!rc && !jp) {
         snprintf(err, errlen, "%s: the platform has no host \"jm\"", r->platform_file);
         rc = CK_EINVAL;
     }
-    if (!rc && !(rc = ck_jm_init(&r->jm, jp, g, r->env.cfg, r->env.job_id))) {
+    if (!rc && !(rc = ck_jm_init(&r->jm, jp, g, r->env.cfg, r->env.job_id, r->nhosts, r->seed))) {
         r->jm_ready = 1;
         rc = ck_sim_attach(w, CK_EP_JM, ck_jm_node(&r->jm), "jobmanager", 1);
     }
-    for (uint32_t s = 0; s < g->nsubtasks && !rc; s++) {
-        char hname[32], aname[200];
-        int v, i, host = ck_graph_host(g, s);
-        ck_graph_locate(g, s, &v, &i);
-        snprintf(hname, sizeof(hname), "tm%d", host);
-        ck_platform *p = ck_sim_endpoint(w, CK_EP_TASK0 + s, hname, host);
-        if (!p) {
-            snprintf(err, errlen, "%s: the platform has no host \"%s\"", r->platform_file, hname);
-            rc = CK_EINVAL;
-            break;
-        }
-        tasks[s] = ck_task_new(&r->env, p, s);
-        if (!tasks[s]) {
+    for (int h = 0; h < w->ntm && !rc; h++)
+        rc = start_tm(w, h);
+    if (!rc && r->nfaults) {
+        injector *in = malloc(sizeof(*in));
+        if (!in) {
             rc = CK_ENOMEM;
-            break;
+        } else {
+            *in = (injector){w, r};
+            sg_actor_t a = sg_actor_init("faults", sg_host_by_name("jm"));
+            sg_actor_set_data(a, in);
+            sg_actor_start(a, injector_main, 0, NULL);
         }
-        snprintf(aname, sizeof(aname), "%s (%d/%d)", g->v[v].name, i + 1, g->v[v].parallelism);
-        rc = ck_sim_attach(w, CK_EP_TASK0 + s, ck_task_node(tasks[s]), aname, 0);
     }
-    /* A stalled job keeps its watermark timers ticking: bound simulated time. */
+    /* A stalled job keeps its timers ticking: bound simulated time. */
     double limit = 10.0 * (double)sc->workload.duration / 1e9 + 300.0;
+    for (int i = 0; i < r->nfaults; i++)
+        limit += (double)(r->faults[i].spec->at + r->faults[i].spec->restart_after) / 1e9;
     if (!rc)
         r->wall_s = ck_sim_run_all(w, limit);
     else if (!err[0] || rc == CK_ENOMEM)
         snprintf(err, errlen, "setting up the job: %s", ck_strerror(rc));
     ck_sim_stats(w, &r->messages, &r->message_bytes);
     ck_sim_del(w);
-    for (uint32_t s = 0; tasks && s < g->nsubtasks; s++)
-        ck_task_del(tasks[s]);
-    free(tasks);
     if (rc)
         return rc;
-    if (r->jm.state == CK_JOB_RUNNING) {
+    if (r->jm.state != CK_JOB_FINISHED && r->jm.state != CK_JOB_FAILED) {
         /* Stalled (or deadlocked): report it as the job's failure. */
         r->jm.state = CK_JOB_FAILED;
         r->jm.end = (ck_time)llround(simgrid_get_clock() * 1e9);

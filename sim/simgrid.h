@@ -5,7 +5,7 @@
  * node of their own on a simulated platform. SimGrid allows one simulation
  * per process.
  *
- *   ck_sim *s = ck_sim_new(platform.xml, "CM02", store_dir, nendpoints, ...);
+ *   ck_sim *s = ck_sim_new(platform.xml, "CM02", store_dir, verbose, ...);
  *   ck_platform *p = ck_sim_endpoint(s, ep, "tm0", 0);   per endpoint
  *   ck_sim_attach(s, ep, node, "name", ends_run);        per endpoint
  *   ck_sim_run_all(s, 0);                                until done
@@ -22,13 +22,13 @@ typedef struct ck_sim ck_sim;
 
 /* Starts SimGrid on a platform file. NULL on error (err says why). */
 ck_sim *ck_sim_new(const char *platform_file, const char *network_model, const char *store_dir,
-                   uint32_t nendpoints, int verbose, char *err, size_t errlen);
+                   int verbose, char *err, size_t errlen);
 
 /* Where sinks write; without it, output fails with CK_EIO. */
 void ck_sim_set_output(ck_sim *s, ck_sinkout *out);
 
-/* Creates endpoint ep on a host; its platform handle lives as long as s. NULL if
- * the host is unknown or ep is taken. */
+/* Creates endpoint ep on a host (replacing an earlier incarnation of it); its
+ * platform handle lives as long as s. NULL if the host is unknown. */
 ck_platform *ck_sim_endpoint(ck_sim *s, uint32_t ep, const char *host, int host_index);
 
 /* Runs node at endpoint ep. When a node with ends_run finishes, every other

@@ -111,7 +111,7 @@ static void test_random_frames(void **state)
         fake_world w = {0};
         fake_plat fp;
         fake_init(&fp, &w, CK_EP_TASK0 + 2);
-        ck_task *t = ck_task_new(&env, &fp.plat, 2); /* agg subtask 0 */
+        ck_task *t = ck_task_new(&env, &fp.plat, 2, 0, 0); /* agg subtask 0 */
         assert_non_null(t);
         ck_node n = ck_task_node(t);
         n.ops->work(n.self); /* announces initial credit */

@@ -109,7 +109,13 @@ static int pr_finished(void *self)
     return ((prober *)self)->done;
 }
 
-static const ck_node_ops prober_ops = {pr_msg, pr_store, pr_deadline, pr_on_deadline,
+static int pr_lost(void *self, int host)
+{
+    (void)self, (void)host;
+    return 0;
+}
+
+static const ck_node_ops prober_ops = {pr_msg, pr_store, pr_lost, pr_deadline, pr_on_deadline,
                                        pr_work, pr_finished};
 
 static void test_sim_store(void **state)
@@ -127,7 +133,7 @@ static void test_sim_store(void **state)
     assert_int_equal(ck_simplat_write(f, &c, 1), 0);
     fclose(f);
     char err[300];
-    ck_sim *s = ck_sim_new(plat, "CM02", store, 1, 0, err, sizeof(err));
+    ck_sim *s = ck_sim_new(plat, "CM02", store, 0, err, sizeof(err));
     assert_non_null(s);
     static prober pr;
     pr.want = malloc(OBJ);

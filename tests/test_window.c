@@ -209,7 +209,7 @@ static void test_source_watermarks(void **state)
     fake_world w = {0};
     fake_plat fp;
     fake_init(&fp, &w, CK_EP_TASK0);
-    ck_task *t = ck_task_new(&env, &fp.plat, 0);
+    ck_task *t = ck_task_new(&env, &fp.plat, 0, 0, 0);
     assert_non_null(t);
     ck_node node = ck_task_node(t);
     /* Give the source credit, as its consumer would. */

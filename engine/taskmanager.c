@@ -1,0 +1,153 @@
+#include "taskmanager.h"
+
+#include <stdlib.h>
+
+#include "error.h"
+#include "wire.h"
+
+void ck_tm_init(ck_tm *tm, ck_platform *plat, const ck_graph *g, const ck_config *cfg, int host)
+{
+    memset(tm, 0, sizeof(*tm));
+    tm->plat = plat;
+    tm->g = g;
+    tm->host = host;
+    tm->hb_interval = ck_cfg(cfg, CK_CFG_HB_INTERVAL);
+    tm->next_hb = CK_TIME_NEVER;
+}
+
+uint8_t *ck_tm_deploy_body(uint32_t attempt, uint64_t restore_cp, uint32_t n,
+                           const uint16_t *hosts, size_t *len)
+{
+    *len = 16 + 2 * (size_t)n;
+    uint8_t *b = malloc(*len);
+    if (!b)
+        return NULL;
+    ck_put_u32(b, attempt);
+    ck_put_u64(b + 4, restore_cp);
+    ck_put_u32(b + 12, n);
+    for (uint32_t i = 0; i < n; i++)
+        ck_put_u16(b + 16 + 2 * i, hosts[i]);
+    return b;
+}
+
+static void heartbeat(ck_tm *tm)
+{
+    size_t n;
+    uint8_t *m = ck_wire_msg(CK_MSG_HEARTBEAT, CK_EP_TM0 + (uint32_t)tm->host, CK_EP_JM, 0, NULL,
+                             0, &n);
+    if (m) {
+        ck_put_u32(m + 16, (uint32_t)tm->host); /* arg */
+        tm->plat->ops->send(tm->plat, CK_EP_JM, m, n);
+    }
+}
+
+static int on_deploy(ck_tm *tm, const uint8_t *b, size_t len)
+{
+    if (len < 16)
+        return CK_EPROTO;
+    uint32_t attempt = ck_get_u32(b);
+    uint64_t restore = ck_get_u64(b + 4);
+    uint32_t n = ck_get_u32(b + 12);
+    if (n != tm->g->nsubtasks || len != 16 + 2 * (size_t)n)
+        return CK_EPROTO;
+    uint16_t *hosts = malloc(2 * (size_t)n + 2);
+    if (!hosts)
+        return CK_ENOMEM;
+    for (uint32_t i = 0; i < n; i++)
+        hosts[i] = ck_get_u16(b + 16 + 2 * i);
+    tm->plat->ops->set_routes(tm->plat, attempt, n, hosts);
+    int rc = CK_OK;
+    for (uint32_t i = 0; i < n && !rc; i++)
+        if (hosts[i] == tm->host)
+            rc = tm->plat->ops->deploy(tm->plat, attempt, i, restore);
+    free(hosts);
+    return rc;
+}
+
+static int tm_on_message(void *self, uint8_t *msg, size_t len)
+{
+    ck_tm *tm = self;
+    ck_wire_hdr h;
+    int rc = ck_wire_decode(msg, len, &h);
+    if (rc == CK_OK && h.src != CK_EP_JM)
+        rc = CK_EPROTO;
+    if (rc == CK_OK && h.type == CK_MSG_DEPLOY)
+        rc = on_deploy(tm, msg + CK_WIRE_HDR, h.len);
+    else if (rc == CK_OK && h.type == CK_MSG_CANCEL && h.len == 4)
+        tm->plat->ops->undeploy(tm->plat, ck_get_u32(msg + CK_WIRE_HDR));
+    else if (rc == CK_OK)
+        rc = CK_EPROTO;
+    free(msg);
+    if (rc)
+        ck_logf(tm->plat, CK_LOG_WARN, "task manager %d: refused a message: %s", tm->host,
+                ck_strerror(rc));
+    return CK_OK; /* a bad message does not bring the task manager down */
+}
+
+static int tm_on_complete(void *self, uint64_t token, int status, uint8_t *data, size_t len)
+{
+    CK_UNUSED(self);
+    CK_UNUSED(token);
+    CK_UNUSED(status);
+    CK_UNUSED(len);
+    free(data);
+    return CK_OK;
+}
+
+static int tm_on_peer_lost(void *self, int host)
+{
+    CK_UNUSED(self);
+    CK_UNUSED(host);
+    return CK_OK;
+}
+
+static ck_time tm_deadline(void *self)
+{
+    return ((ck_tm *)self)->next_hb;
+}
+
+static int tm_on_deadline(void *self)
+{
+    ck_tm *tm = self;
+    ck_time now = ck_now(tm->plat);
+    if (now >= tm->next_hb) {
+        heartbeat(tm);
+        while (tm->next_hb <= now)
+            tm->next_hb += tm->hb_interval;
+    }
+    return CK_OK;
+}
+
+static int tm_work(void *self)
+{
+    ck_tm *tm = self;
+    if (!tm->started) {
+        /* Register at once with a first heartbeat. */
+        tm->started = 1;
+        heartbeat(tm);
+        tm->next_hb = ck_now(tm->plat) + tm->hb_interval;
+    }
+    return 0;
+}
+
+static int tm_finished(void *self)
+{
+    CK_UNUSED(self);
+    return 0; /* serves until the run ends */
+}
+
+static const ck_node_ops tm_node_ops = {
+    .on_message = tm_on_message,
+    .on_complete = tm_on_complete,
+    .on_peer_lost = tm_on_peer_lost,
+    .deadline = tm_deadline,
+    .on_deadline = tm_on_deadline,
+    .work = tm_work,
+    .finished = tm_finished,
+};
+
+ck_node ck_tm_node(ck_tm *tm)
+{
+    ck_node n = {&tm_node_ops, tm};
+    return n;
+}

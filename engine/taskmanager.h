@@ -1,0 +1,38 @@
+/*
+ * taskmanager.h - a task manager: the node on every worker host that the
+ * job manager talks to. It reports alive with a heartbeat every
+ * heartbeat.interval (its first heartbeat registers it), starts the
+ * subtasks the job manager deploys to it and stops them when told.
+ *
+ * DEPLOY body: u32 attempt | u64 checkpoint to restore (0: none) |
+ *              u32 subtasks | u16 host per global subtask
+ * CANCEL body: u32 attempt
+ *
+ * It holds no job state: a task manager that crashes and comes back
+ * registers again and gets new work from the job manager.
+ */
+#ifndef CK_TASKMANAGER_H
+#define CK_TASKMANAGER_H
+
+#include "config.h"
+#include "graph.h"
+#include "node.h"
+#include "platform.h"
+
+typedef struct ck_tm {
+    ck_platform *plat;
+    const ck_graph *g;
+    int host;
+    ck_time hb_interval, next_hb;
+    int started;
+} ck_tm;
+
+void ck_tm_init(ck_tm *tm, ck_platform *plat, const ck_graph *g, const ck_config *cfg, int host);
+
+ck_node ck_tm_node(ck_tm *tm);
+
+/* Builds a DEPLOY body (malloc'd). NULL when out of memory. */
+uint8_t *ck_tm_deploy_body(uint32_t attempt, uint64_t restore_cp, uint32_t n,
+                           const uint16_t *hosts, size_t *len);
+
+#endif
