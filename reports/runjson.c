@@ -360,6 +360,7 @@ cJSON *ck_report_runjson(const ck_run *r, const ck_verdict *v)
     }
 
     cJSON *c = cJSON_AddObjectToObject(root, "correctness");
+    cJSON_AddStringToObject(c, "guarantee", ck_guarantee_name(v->guarantee));
     cJSON_AddNumberToObject(c, "expected", (double)v->expected);
     cJSON_AddNumberToObject(c, "received", (double)v->received);
     cJSON_AddNumberToObject(c, "lost", (double)v->lost);
@@ -486,9 +487,9 @@ void ck_report_summary(FILE *f, const ck_run *r, const ck_verdict *v, const char
             fprintf(f, " (checkpoint %llu)", (unsigned long long)rv->checkpoint);
         fprintf(f, "\n");
     }
-    fprintf(f, "  output     %s: expected %llu, received %llu, lost %llu, duplicated %llu, "
+    fprintf(f, "  output     %s %s: expected %llu, received %llu, lost %llu, duplicated %llu, "
                "unexpected %llu\n",
-            v->ok ? "correct" : "WRONG", (unsigned long long)v->expected,
+            ck_guarantee_name(v->guarantee), v->ok ? "correct" : "WRONG", (unsigned long long)v->expected,
             (unsigned long long)v->received, (unsigned long long)v->lost,
             (unsigned long long)v->duplicated, (unsigned long long)v->unexpected);
     fprintf(f, "  wrote      %s\n", runjson_path);

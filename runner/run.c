@@ -95,8 +95,16 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
         status = 1;
         goto out;
     }
+    /* What the output must satisfy: exactly once with exactly-once checkpoints
+     * (or when nothing failed); at least once otherwise (at-least-once
+     * checkpoints, or a restart from the beginning without checkpoints). */
+    ck_guarantee guarantee = CK_EXACTLY_ONCE;
+    if (r.jm.nrecoveries > 0 &&
+        (ck_cfg(&sc.cfg, CK_CFG_CP_INTERVAL) == 0 ||
+         ck_cfg(&sc.cfg, CK_CFG_CP_MODE) == CK_CP_AT_LEAST_ONCE))
+        guarantee = CK_AT_LEAST_ONCE;
     ck_verdict v;
-    rc = ck_verify(&sc.graph, &r.wl, &r.out, &v, err, sizeof(err));
+    rc = ck_verify(&sc.graph, &r.wl, &r.out, guarantee, &v, err, sizeof(err));
     if (rc) {
         fprintf(stderr, "chandy: %s: verifying the output: %s\n", scenario_path, err);
         status = 1;

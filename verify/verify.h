@@ -9,6 +9,14 @@
  *   duplicated = occurrences of expected records beyond their count
  *   unexpected = output records the reference never produced
  *
+ * At least once, records may be processed twice, so a running aggregate
+ * can overshoot and a window can over-count. Then outputs are compared by
+ * group instead: per (sink, key) for a running aggregate, per (sink, key,
+ * window) for a window, an expected record is lost only when no output of
+ * its group reached its value; outputs beyond what is expected count as
+ * duplicated; groups the reference never produced are unexpected.
+ * Records passed through without aggregation are compared one by one.
+ *
  * The reference assumes no record is late (the watermark bound covers the
  * generator's disorder); records the engine dropped as late therefore show
  * up as lost or unexpected, and are reported separately by the run.
@@ -20,7 +28,13 @@
 #include "sinkout.h"
 #include "workload.h"
 
+typedef enum ck_guarantee {
+    CK_EXACTLY_ONCE, /* every expected record exactly once */
+    CK_AT_LEAST_ONCE /* nothing lost; duplicates counted, allowed */
+} ck_guarantee;
+
 typedef struct ck_verdict {
+    ck_guarantee guarantee;
     uint64_t expected, received;
     uint64_t lost, duplicated, unexpected;
     int ok;
@@ -32,6 +46,8 @@ typedef struct ck_verdict {
  * does not parse; err says which).
  */
 int ck_verify(const ck_graph *g, const ck_workload *w, const ck_sinkout *out,
-              ck_verdict *v, char *err, size_t errlen);
+              ck_guarantee guarantee, ck_verdict *v, char *err, size_t errlen);
+
+const char *ck_guarantee_name(ck_guarantee g);
 
 #endif
