@@ -148,7 +148,7 @@ static void test_simgrid_run(void **state)
     /* The summary names the run.json it wrote. */
     snprintf(path, sizeof(path), "%s/sim.out", tmp);
     char *out = slurp(path);
-    assert_non_null(strstr(out, "output     correct"));
+    assert_non_null(strstr(out, "output     exactly-once correct"));
     free(out);
 }
 
