@@ -191,6 +191,7 @@ static void maybe_deploy(ck_jm *jm, ck_time now)
         return;
     if (jm->state != CK_JOB_WAITING && jm->state != CK_JOB_RESTARTING)
         return;
+    jm->restart_due = 0; /* the delay has passed: from now on, wait for slots */
     if (place(jm)) {
         deploy(jm, now);
         return;
@@ -215,7 +216,8 @@ static int64_t source_lag(const ck_jm *jm)
     return m;
 }
 
-static void failover(ck_jm *jm, const char *cause)
+/* host: the task manager whose loss caused it, or -1. */
+static void failover(ck_jm *jm, const char *cause, int host)
 {
     if (jm->state != CK_JOB_RUNNING)
         return;
@@ -235,6 +237,7 @@ static void failover(ck_jm *jm, const char *cause)
     r->detected = now;
     r->restarted = r->restored = r->first_output = r->caught_up = CK_TIME_NEVER;
     r->lag_before = source_lag(jm);
+    r->host = host;
     snprintf(r->cause, sizeof(r->cause), "%s", cause);
     ck_logf(jm->plat, CK_LOG_WARN, "failure: %s", cause);
     /* Cancel the attempt everywhere it may still run. */
@@ -260,6 +263,7 @@ static void failover(ck_jm *jm, const char *cause)
     }
     jm->state = CK_JOB_RESTARTING;
     jm->restart_at = now + delay;
+    jm->restart_due = 1;
     jm->waiting_since = jm->restart_at;
 }
 
@@ -268,7 +272,7 @@ static void check_checkpoints(ck_jm *jm)
     if (jm->cc.failed && jm->state == CK_JOB_RUNNING) {
         jm->cc.failed = 0;
         jm->cc.consecutive_failures = 0;
-        failover(jm, jm->cc.failure);
+        failover(jm, jm->cc.failure, -1);
     }
 }
 
@@ -284,7 +288,7 @@ static void tm_lost(ck_jm *jm, int h, const char *why)
         if (jm->placement[i] == h && !jm->done[i]) {
             char cause[160];
             snprintf(cause, sizeof(cause), "task manager tm%d: %s", h, why);
-            failover(jm, cause);
+            failover(jm, cause, h);
             return;
         }
 }
@@ -375,7 +379,7 @@ static void on_task_failed(ck_jm *jm, const uint8_t *body, size_t len)
             return;
         }
     }
-    failover(jm, why);
+    failover(jm, why, code == CK_FAIL_PEER && cp < (uint64_t)jm->ntm ? (int)cp : -1);
 }
 
 static int jm_on_message(void *self, uint8_t *msg, size_t len)
@@ -422,7 +426,7 @@ static int jm_on_message(void *self, uint8_t *msg, size_t len)
         break;
     case CK_MSG_TASK_FINISHED:
         if (jm->done[g] || on_metrics(jm, g, body, h.len, 1)) {
-            failover(jm, "a subtask reported its end twice, or bad metrics");
+            failover(jm, "a subtask reported its end twice, or bad metrics", -1);
             break;
         }
         jm->done[g] = 1;
@@ -491,7 +495,7 @@ static ck_time jm_deadline(void *self)
             d = jm->tm_seen[h] + timeout;
     if (jm->state == CK_JOB_RUNNING)
         return CK_MIN(d, ck_cc_deadline(&jm->cc));
-    if (jm->state == CK_JOB_RESTARTING && ck_now(jm->plat) < jm->restart_at)
+    if (jm->state == CK_JOB_RESTARTING && jm->restart_due)
         return CK_MIN(d, jm->restart_at);
     /* Waiting for task managers: a heartbeat wakes us, or the timeout. */
     return CK_MIN(d, jm->waiting_since + CK_SLOT_REQUEST_TIMEOUT + 1);

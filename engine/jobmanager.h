@@ -54,6 +54,7 @@ typedef struct ck_recovery {
     uint32_t attempt;      /* the attempt that recovered */
     uint64_t checkpoint;   /* restored from (0: from the start) */
     int64_t lag_before;    /* source lag (ns) reported before the failure */
+    int host;              /* the task manager whose loss caused it, or -1 */
     char cause[200];
 } ck_recovery;
 
@@ -74,6 +75,7 @@ typedef struct ck_jm {
     int64_t *lag_ns;     /* per source subtask: last reported source lag */
     ck_time end;
     ck_time restart_at, waiting_since;
+    int restart_due;     /* RESTARTING: restart_at has not been acted on yet */
     ck_restart rs;
     ck_cc cc;
     ck_recovery *recoveries;

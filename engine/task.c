@@ -84,6 +84,7 @@ struct ck_task {
     } reported;
     ck_time next_report;
     int64_t first_out_ns;
+    int has_2pc; /* a sink of the chain writes in transactions */
 };
 
 #define RESTORE_TOKEN UINT64_MAX
@@ -105,6 +106,12 @@ const char *ck_task_state_name(ck_task_state s)
         return "FAILED";
     }
     return "?";
+}
+
+/* Transaction ids are unique per attempt: attempt << 32 | sequence. */
+static uint64_t first_txn(const ck_task *t)
+{
+    return ((uint64_t)t->attempt << 32) | 1;
 }
 
 static int source_init(ck_task *t)
@@ -222,7 +229,8 @@ ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global,
             ck_op *op = &t->chain.ops[k];
             if (op->spec->kind == CK_OP_SINK) {
                 op->two_phase = 1;
-                op->txn = 1;
+                op->txn = first_txn(t);
+                t->has_2pc = 1;
             }
         }
     }
@@ -817,8 +825,17 @@ static int on_checkpoint_message(ck_task *t, const ck_wire_hdr *h, const uint8_t
         int rc = finish_batch(t);
         return rc ? rc : take_checkpoint(t, &b, 0);
     }
-    case CK_MSG_CP_COMPLETE:
-        return commit_upto(t, id);
+    case CK_MSG_CP_COMPLETE: {
+        int rc = commit_upto(t, id);
+        /* What was just committed is reported at once: a crash before the
+         * next periodic report must not make committed output vanish
+         * from the figures. */
+        if (!rc && t->has_2pc && t->state == CK_TASK_RUNNING) {
+            report(t, CK_MSG_METRICS);
+            t->next_report = ck_now(t->plat) + CK_METRICS_INTERVAL;
+        }
+        return rc;
+    }
     case CK_MSG_CP_ABORT: {
         snap_job *j = snap_find(t, id);
         if (j)
@@ -966,14 +983,16 @@ static int apply_snapshot(ck_task *t, const ck_snapshot *s, const char **why)
         if (!op || op->spec->kind != CK_OP_SINK || !op->two_phase)
             return CK_ECORRUPT;
         /* Transactions pre-committed up to the restored checkpoint commit now
-         * (again, if they had); those begun after it are aborted, and the
-         * sink goes on from the transaction the checkpoint opened. */
+         * (again, if they had); the one it left open is aborted. Those the
+         * failed attempt began after it stay uncommitted for good: this
+         * attempt numbers its own transactions, so that it never writes
+         * into one of them (and commits its leftovers with its own). */
         for (int p = 0; p < sk->npending; p++)
             if ((rc = t->plat->ops->output_commit(t->plat, op->sink_id, sk->pending[p])))
                 return rc;
         if ((rc = t->plat->ops->output_abort(t->plat, op->sink_id, sk->open_txn)))
             return rc;
-        op->txn = sk->open_txn;
+        op->txn = first_txn(t);
     }
     return CK_OK;
 }
@@ -1019,7 +1038,10 @@ static int task_on_peer_lost(void *self, int host)
     ck_task *t = self;
     char what[80];
     snprintf(what, sizeof(what), "lost the connection to task manager tm%d", host);
-    fail(t, CK_EUNREACH, what);
+    char msg[300];
+    const ck_vertex *v = &t->g->v[t->vertex];
+    snprintf(msg, sizeof(msg), "%s (%d/%d): %s", v->name, t->subtask + 1, v->parallelism, what);
+    fail_with(t, CK_FAIL_PEER, (uint64_t)(int64_t)host, msg);
     return CK_OK;
 }
 

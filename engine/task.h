@@ -72,10 +72,12 @@ typedef struct ck_task ck_task;
 ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global,
                      uint32_t attempt, uint64_t restore_cp);
 
-/* TASK_FAILED body: u32 code | u64 checkpoint (restore failures) | text. */
+/* TASK_FAILED body: u32 code | u64 detail | text. The detail is the
+ * checkpoint for CK_FAIL_RESTORE and the task manager for CK_FAIL_PEER. */
 enum {
     CK_FAIL_TASK = 0,    /* the task failed */
     CK_FAIL_RESTORE = 1, /* the checkpoint's state file is damaged or missing */
+    CK_FAIL_PEER = 2,    /* the connection to a task manager broke */
 };
 
 /* Metrics reach the job manager at least this often (a metrics reporter). */

@@ -167,27 +167,35 @@ static void add_time(cJSON *o, const char *k, ck_time t)
         cJSON_AddNumberToObject(o, k, secs(t));
 }
 
-/* The fault that caused a failure detected at `detected`: the latest one
- * applied at or before it. */
-static ck_time failure_time(const ck_run *r, ck_time detected)
+/* The fault behind a failure detected at `detected` because task manager
+ * `host` was lost: the latest fault at or before it that involves that
+ * host and is not behind an earlier failure. Failures of no lost host
+ * (a checkpoint failure, a task's own error) have no fault: their failure
+ * time is their detection time. */
+static ck_time failure_time(const ck_run *r, ck_time detected, int host, uint8_t *claimed)
 {
-    ck_time best = CK_TIME_NEVER;
-    for (int i = 0; i < r->nfaults; i++) {
+    int best = -1;
+    for (int i = 0; host >= 0 && i < r->nfaults; i++) {
         const ck_fault_run *f = &r->faults[i];
-        if (f->applied && f->applied_at <= detected &&
-            (best == CK_TIME_NEVER || f->applied_at > best))
-            best = f->applied_at;
+        if (f->applied && !claimed[i] && f->applied_at <= detected &&
+            ck_fault_involves(f->spec, host) &&
+            (best < 0 || f->applied_at >= r->faults[best].applied_at))
+            best = i;
     }
-    return best == CK_TIME_NEVER ? detected : best;
+    if (best < 0)
+        return detected;
+    claimed[best] = 1;
+    return r->faults[best].applied_at;
 }
 
 static cJSON *recoveries_arr(const ck_run *r)
 {
     cJSON *a = cJSON_CreateArray();
+    uint8_t claimed[CK_MAX_FAULTS] = {0};
     for (size_t i = 0; i < r->jm.nrecoveries; i++) {
         const ck_recovery *v = &r->jm.recoveries[i];
         cJSON *o = cJSON_CreateObject();
-        ck_time failure = failure_time(r, v->detected);
+        ck_time failure = failure_time(r, v->detected, v->host, claimed);
         add_time(o, "failure_s", failure);
         add_time(o, "detected_s", v->detected);
         add_time(o, "restarted_s", v->restarted);
@@ -474,9 +482,10 @@ void ck_report_summary(FILE *f, const ck_run *r, const ck_verdict *v, const char
         fprintf(f, "  checkpts   %d completed, %d failed, longest %.1f ms, last %llu bytes\n",
                 done, failed, (double)longest / 1e6, (unsigned long long)bytes);
     }
+    uint8_t claimed[CK_MAX_FAULTS] = {0};
     for (size_t i = 0; i < r->jm.nrecoveries; i++) {
         const ck_recovery *rv = &r->jm.recoveries[i];
-        ck_time failure = failure_time(r, rv->detected);
+        ck_time failure = failure_time(r, rv->detected, rv->host, claimed);
         fprintf(f, "  recovery   failure at %.3f s, detected +%.0f ms", (double)failure / 1e9,
                 (double)(rv->detected - failure) / 1e6);
         if (rv->restored != CK_TIME_NEVER)

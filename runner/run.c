@@ -134,6 +134,12 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
             printf("  expect     %d assertion%s held\n", cJSON_GetArraySize(sc.expect),
                    cJSON_GetArraySize(sc.expect) == 1 ? "" : "s");
         }
+    } else if (r.jm.state != CK_JOB_FINISHED || !v.ok) {
+        /* Without an "expect" block, a run must finish with correct output. */
+        fprintf(stderr, "chandy: %s: %s\n", scenario_path,
+                r.jm.state != CK_JOB_FINISHED ? "the job did not finish"
+                                              : "the output broke its guarantee");
+        status = 1;
     }
     cJSON_Delete(run);
 out:

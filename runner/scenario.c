@@ -598,6 +598,11 @@ void ck_scenario_free(ck_scenario *s)
     s->expect = NULL;
 }
 
+int ck_fault_involves(const ck_fault *f, int host)
+{
+    return f->host == host;
+}
+
 int ck_scenario_taskmanagers(const ck_scenario *s)
 {
     return s->cluster.taskmanagers ? s->cluster.taskmanagers : ck_graph_hosts_needed(&s->graph);

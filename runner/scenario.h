@@ -69,6 +69,9 @@ int ck_scenario_parse(ck_scenario *s, const char *path, const char *text, char *
 
 void ck_scenario_free(ck_scenario *s);
 
+/* 1 when the fault acts on task manager `host` (crashes it, cuts it off). */
+int ck_fault_involves(const ck_fault *f, int host);
+
 /* Task managers the run uses: as given, or as many as the job needs. */
 int ck_scenario_taskmanagers(const ck_scenario *s);
 

@@ -292,6 +292,11 @@ static int op_send(ck_platform *p, uint32_t dst, uint8_t *msg, size_t len)
 {
     sim_node *n = (sim_node *)p;
     sim_world *w = n->w;
+    sim_node *to = node_of(w, dst);
+    if (to && to->dead && to->host_index >= 0 && !sg_host_is_on(to->host)) {
+        free(msg); /* its host is down: the bytes go nowhere */
+        return CK_OK;
+    }
     peer *pr = peer_get(n, dst);
     item *it = malloc(sizeof(*it));
     if (!pr || !it) {
@@ -329,6 +334,12 @@ typedef struct store_job {
 
 static void send_store_done(sim_node *n, uint64_t token, int status, uint8_t *data, size_t len)
 {
+    if (n->dead) {
+        /* Its host went down (SimGrid asserts on a transfer to a host that
+         * is off): the answer has nobody to go to. */
+        free(data);
+        return;
+    }
     item *it = malloc(sizeof(*it));
     if (!it) {
         free(data);

@@ -19,69 +19,8 @@
 #include <cjson/cJSON.h>
 
 #include "keygroup.h"
+#include "runutil.h"
 
-static char tmp[64];
-
-static int setup(void **state)
-{
-    (void)state;
-    snprintf(tmp, sizeof(tmp), "/tmp/chandy-e2e-XXXXXX");
-    return mkdtemp(tmp) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
-    return system(cmd) == 0 ? 0 : -1;
-}
-
-/* Runs `chandy <args>`; returns its exit status. Output goes to <tmp>/<tag>.{out,err}. */
-static int chandy(const char *tag, const char *args)
-{
-    char cmd[2048];
-    snprintf(cmd, sizeof(cmd), "cd %s && %s %s > %s/%s.out 2> %s/%s.err", CHANDY_SOURCE_DIR,
-             CHANDY_BIN, args, tmp, tag, tmp, tag);
-    int st = system(cmd);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-}
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    size_t got = fread(s, 1, (size_t)n, f);
-    s[got] = 0;
-    fclose(f);
-    return s;
-}
-
-static cJSON *load_run(const char *dir)
-{
-    char path[256];
-    snprintf(path, sizeof(path), "%s/%s/run.json", tmp, dir);
-    char *text = slurp(path);
-    assert_non_null(text);
-    cJSON *j = cJSON_Parse(text);
-    free(text);
-    assert_non_null(j);
-    return j;
-}
-
-static double num(const cJSON *j, const char *a, const char *b)
-{
-    const cJSON *x = cJSON_GetObjectItemCaseSensitive(j, a);
-    if (b)
-        x = cJSON_GetObjectItemCaseSensitive(x, b);
-    assert_true(cJSON_IsNumber(x));
-    return x->valuedouble;
-}
 
 static void check_small_run(const cJSON *run, const char *backend)
 {
@@ -409,5 +348,5 @@ int main(void)
         cmocka_unit_test(test_exit_statuses),
         cmocka_unit_test(test_keygroup_tool),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, ru_setup, ru_teardown);
 }

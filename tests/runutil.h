@@ -1,0 +1,102 @@
+/*
+ * runutil.h - helpers for tests that run the chandy binary: a fresh
+ * temporary directory per test program, running `chandy <args>` with its
+ * output captured, and reading the run.json it wrote.
+ *
+ * Each run is a separate process (SimGrid runs one simulation per process).
+ */
+#ifndef CK_RUNUTIL_H
+#define CK_RUNUTIL_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include <cjson/cJSON.h>
+
+static char tmp[64];
+
+static inline int ru_setup(void **state)
+{
+    (void)state;
+    snprintf(tmp, sizeof(tmp), "/tmp/chandy-test-XXXXXX");
+    return mkdtemp(tmp) ? 0 : -1;
+}
+
+static inline int ru_teardown(void **state)
+{
+    (void)state;
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Runs `chandy <args>` from the source tree; returns its exit status.
+ * Output goes to <tmp>/<tag>.{out,err}. */
+static inline int chandy(const char *tag, const char *args)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof(cmd), "cd %s && %s %s > %s/%s.out 2> %s/%s.err", CHANDY_SOURCE_DIR,
+             CHANDY_BIN, args, tmp, tag, tmp, tag);
+    int st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+static inline char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    size_t got = fread(s, 1, (size_t)n, f);
+    s[got] = 0;
+    fclose(f);
+    return s;
+}
+
+/* Writes text to <tmp>/<name>; returns the path (static buffer). */
+static inline const char *put_file(const char *name, const char *text)
+{
+    static char path[256];
+    snprintf(path, sizeof(path), "%s/%s", tmp, name);
+    FILE *f = fopen(path, "w");
+    if (!f || fputs(text, f) < 0 || fclose(f))
+        return NULL;
+    return path;
+}
+
+/* <tmp>/<dir>/run.json, parsed; NULL when missing or malformed. */
+static inline cJSON *try_load_run(const char *dir)
+{
+    char path[256];
+    snprintf(path, sizeof(path), "%s/%s/run.json", tmp, dir);
+    char *text = slurp(path);
+    if (!text)
+        return NULL;
+    cJSON *j = cJSON_Parse(text);
+    free(text);
+    return j;
+}
+
+static inline cJSON *load_run(const char *dir)
+{
+    cJSON *j = try_load_run(dir);
+    assert_non_null(j);
+    return j;
+}
+
+/* j.a(.b) as a number; fails the test when it is not one. */
+static inline double num(const cJSON *j, const char *a, const char *b)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(j, a);
+    if (b)
+        x = cJSON_GetObjectItemCaseSensitive(x, b);
+    assert_true(cJSON_IsNumber(x));
+    return x->valuedouble;
+}
+
+#endif
