@@ -30,6 +30,7 @@
 #define CK_EP_TM0 1u
 #define CK_MAX_TM 4096
 #define CK_EP_TASK0 (CK_EP_TM0 + CK_MAX_TM)
+#define CK_EP_CLIENT 0xfffffffeu /* a client of the job manager (the CLI, the fault timeline) */
 
 typedef enum ck_op_kind {
     CK_OP_SOURCE,

@@ -368,10 +368,18 @@ static void on_task_failed(ck_jm *jm, const uint8_t *body, size_t len)
             jm->damaged[jm->ndamaged++] = cp;
         }
         uint64_t next = latest_checkpoint(jm);
-        if (next)
+        if (next) {
             ck_logf(jm->plat, CK_LOG_WARN,
-                    "checkpoint %llu cannot be restored (%s): falling back to checkpoint %llu",
+                    "checkpoint %llu cannot be restored (%s): falling back to checkpoint %llu; "
+                    "output it committed will be produced again",
                     (unsigned long long)cp, why, (unsigned long long)next);
+            if (!jm->degraded[0])
+                snprintf(jm->degraded, sizeof(jm->degraded),
+                         "fell back from damaged checkpoint %llu to checkpoint %llu, replaying "
+                         "input whose output checkpoint %llu had committed",
+                         (unsigned long long)cp, (unsigned long long)next,
+                         (unsigned long long)cp);
+        }
         else {
             char msg[300];
             snprintf(msg, sizeof(msg), "no checkpoint left to restore: %s", why);
@@ -396,8 +404,16 @@ static int jm_on_message(void *self, uint8_t *msg, size_t len)
     ck_time now = ck_now(jm->plat);
     if (h.type == CK_MSG_HEARTBEAT) {
         int host = (int)h.arg;
-        if (host >= 0 && host < jm->ntm && h.src == CK_EP_TM0 + (uint32_t)host)
+        if (host >= 0 && host < jm->ntm && h.src == CK_EP_TM0 + (uint32_t)host) {
             jm->tm_seen[host] = now;
+            /* The answer: the task manager watches the job manager too. */
+            size_t n;
+            uint8_t *m = ck_wire_msg(CK_MSG_HEARTBEAT, CK_EP_JM, h.src, 0, NULL, 0, &n);
+            if (m) {
+                ck_put_u32(m + 16, (uint32_t)host);
+                jm->plat->ops->send(jm->plat, h.src, m, n);
+            }
+        }
         free(msg);
         maybe_deploy(jm, now);
         return CK_OK;
@@ -491,8 +507,8 @@ static ck_time jm_deadline(void *self)
         return CK_TIME_NEVER;
     ck_time d = CK_TIME_NEVER, timeout = ck_cfg(jm->cfg, CK_CFG_HB_TIMEOUT);
     for (int h = 0; h < jm->ntm; h++)
-        if (tm_alive(jm, h) && jm->tm_seen[h] + timeout < d)
-            d = jm->tm_seen[h] + timeout;
+        if (tm_alive(jm, h) && jm->tm_seen[h] + timeout + 1 < d)
+            d = jm->tm_seen[h] + timeout + 1; /* lost once past the timeout */
     if (jm->state == CK_JOB_RUNNING)
         return CK_MIN(d, ck_cc_deadline(&jm->cc));
     if (jm->state == CK_JOB_RESTARTING && jm->restart_due)

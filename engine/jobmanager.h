@@ -20,7 +20,9 @@
  *
  * A restore that finds a checkpoint damaged marks it so, and the next
  * attempt falls back to the previous completed checkpoint; with none left,
- * the job fails naming the file.
+ * the job fails naming the file. Falling back past a completed checkpoint
+ * replays input whose output that checkpoint already committed: the run
+ * can then only be at least once, and `degraded` says why.
  *
  * Invariants: messages from subtasks of another attempt than the current
  * one are ignored; metrics arrive as increments and are added up per
@@ -76,6 +78,7 @@ typedef struct ck_jm {
     ck_time end;
     ck_time restart_at, waiting_since;
     int restart_due;     /* RESTARTING: restart_at has not been acted on yet */
+    char degraded[200];  /* why the output can no longer be exactly once, or "" */
     ck_restart rs;
     ck_cc cc;
     ck_recovery *recoveries;

@@ -34,6 +34,8 @@ void ck_store_entries_free(ck_store_entry *e, size_t n);
 
 typedef enum ck_log_level { CK_LOG_ERROR, CK_LOG_WARN, CK_LOG_INFO, CK_LOG_DEBUG } ck_log_level;
 
+#define CK_ATTEMPT_ALL UINT32_MAX
+
 typedef struct ck_platform_ops {
     /* The current time on the platform clock. */
     ck_time (*now)(ck_platform *p);
@@ -92,7 +94,8 @@ typedef struct ck_platform_ops {
     /*
      * Task managers only. deploy starts subtask `global` of attempt
      * `attempt` on this host, to restore checkpoint restore_cp (0: none);
-     * undeploy stops every subtask of `attempt` on this host; set_routes
+     * undeploy stops every subtask of `attempt` (CK_ATTEMPT_ALL: of every
+     * attempt) on this host; set_routes
      * tells the backend where the subtasks of an attempt run (host index per
      * global subtask), for backends that route by host. Return 0 or CK_E*.
      */

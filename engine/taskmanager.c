@@ -12,6 +12,7 @@ void ck_tm_init(ck_tm *tm, ck_platform *plat, const ck_graph *g, const ck_config
     tm->g = g;
     tm->host = host;
     tm->hb_interval = ck_cfg(cfg, CK_CFG_HB_INTERVAL);
+    tm->hb_timeout = ck_cfg(cfg, CK_CFG_HB_TIMEOUT);
     tm->next_hb = CK_TIME_NEVER;
 }
 
@@ -71,7 +72,12 @@ static int tm_on_message(void *self, uint8_t *msg, size_t len)
     int rc = ck_wire_decode(msg, len, &h);
     if (rc == CK_OK && h.src != CK_EP_JM)
         rc = CK_EPROTO;
-    if (rc == CK_OK && h.type == CK_MSG_DEPLOY)
+    if (rc == CK_OK && h.type == CK_MSG_HEARTBEAT) {
+        tm->jm_seen = ck_now(tm->plat);
+        if (!tm->connected)
+            ck_logf(tm->plat, CK_LOG_INFO, "task manager %d: job manager reachable", tm->host);
+        tm->connected = 1;
+    } else if (rc == CK_OK && h.type == CK_MSG_DEPLOY)
         rc = on_deploy(tm, msg + CK_WIRE_HDR, h.len);
     else if (rc == CK_OK && h.type == CK_MSG_CANCEL && h.len == 4)
         tm->plat->ops->undeploy(tm->plat, ck_get_u32(msg + CK_WIRE_HDR));
@@ -103,13 +109,24 @@ static int tm_on_peer_lost(void *self, int host)
 
 static ck_time tm_deadline(void *self)
 {
-    return ((ck_tm *)self)->next_hb;
+    const ck_tm *tm = self;
+    if (tm->connected)
+        return CK_MIN(tm->next_hb, tm->jm_seen + tm->hb_timeout + 1);
+    return tm->next_hb;
 }
 
 static int tm_on_deadline(void *self)
 {
     ck_tm *tm = self;
     ck_time now = ck_now(tm->plat);
+    if (tm->connected && now - tm->jm_seen > tm->hb_timeout) {
+        ck_logf(tm->plat, CK_LOG_WARN,
+                "task manager %d: no heartbeat answer from the job manager for %.1f s: "
+                "cancelling its subtasks",
+                tm->host, (double)(now - tm->jm_seen) / 1e9);
+        tm->connected = 0;
+        tm->plat->ops->undeploy(tm->plat, CK_ATTEMPT_ALL);
+    }
     if (now >= tm->next_hb) {
         heartbeat(tm);
         while (tm->next_hb <= now)
@@ -124,6 +141,8 @@ static int tm_work(void *self)
     if (!tm->started) {
         /* Register at once with a first heartbeat. */
         tm->started = 1;
+        tm->connected = 1;
+        tm->jm_seen = ck_now(tm->plat);
         heartbeat(tm);
         tm->next_hb = ck_now(tm->plat) + tm->hb_interval;
     }

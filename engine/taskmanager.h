@@ -8,6 +8,15 @@
  *              u32 subtasks | u16 host per global subtask
  * CANCEL body: u32 attempt
  *
+ * The job manager answers every heartbeat. A task manager that hears
+ * nothing from it for heartbeat.timeout (a network partition) takes it
+ * for lost and cancels every subtask it runs, as Flink's task executor
+ * does when it disconnects from its job master; it keeps sending
+ * heartbeats, and the first one that gets through registers it again.
+ *
+ *   CONNECTED    --no answer within heartbeat.timeout: cancel all--> DISCONNECTED
+ *   DISCONNECTED --an answer arrives--> CONNECTED
+ *
  * It holds no job state: a task manager that crashes and comes back
  * registers again and gets new work from the job manager.
  */
@@ -23,8 +32,10 @@ typedef struct ck_tm {
     ck_platform *plat;
     const ck_graph *g;
     int host;
-    ck_time hb_interval, next_hb;
+    ck_time hb_interval, hb_timeout, next_hb;
+    ck_time jm_seen; /* last answer from the job manager */
     int started;
+    int connected;
 } ck_tm;
 
 void ck_tm_init(ck_tm *tm, ck_platform *plat, const ck_graph *g, const ck_config *cfg, int host);

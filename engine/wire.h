@@ -39,10 +39,11 @@ typedef enum ck_msg_type {
     CK_MSG_CP_ABORT = 9,      /* job manager -> tasks: checkpoint failed */
     CK_MSG_DEPLOY = 10,       /* job manager -> task manager: run an attempt */
     CK_MSG_CANCEL = 11,       /* job manager -> task manager: stop an attempt */
-    CK_MSG_HEARTBEAT = 12,    /* task manager -> job manager: alive, arg = host */
+    CK_MSG_HEARTBEAT = 12,    /* task manager -> job manager: alive (and the answer back), arg = host */
     CK_MSG_TASK_RUNNING = 13, /* task -> job manager: restored and running */
     CK_MSG_METRICS = 14,      /* task -> job manager: metrics since the last report */
-    CK_MSG_TYPE_MAX = 14
+    CK_MSG_SAVEPOINT = 15,    /* client -> job manager: take a savepoint, arg = 1 to stop */
+    CK_MSG_TYPE_MAX = 15
 } ck_msg_type;
 
 /*

@@ -234,3 +234,68 @@ int ck_storefs_delete(const char *root, const char *key)
     }
     return CK_OK;
 }
+
+/* The number n of a key ".../chk-<n>/<name>", 0 if it is not one; *name set. */
+static uint64_t chk_number(const char *key, const char **name)
+{
+    const char *p = strstr(key, "/chk-");
+    if (!p)
+        return 0;
+    char *end;
+    unsigned long long n = strtoull(p + 5, &end, 10);
+    if (end == p + 5 || *end != '/')
+        return 0;
+    *name = end + 1;
+    return n;
+}
+
+int ck_storefs_damage(const char *root, const char *prefix, int cut, char *key,
+                      size_t keylen)
+{
+    ck_store_entry *e;
+    size_t n;
+    int rc = ck_storefs_list(root, prefix, &e, &n);
+    if (rc)
+        return rc;
+    /* The newest checkpoint with its _metadata: the one a restore would use. */
+    uint64_t latest = 0;
+    const char *name;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t c = chk_number(e[i].key, &name);
+        if (c > latest && !strcmp(name, "_metadata"))
+            latest = c;
+    }
+    /* Its largest state file (the first in order among equals). */
+    size_t pick = n;
+    for (size_t i = 0; latest && i < n; i++) {
+        if (chk_number(e[i].key, &name) != latest || !strcmp(name, "_metadata") ||
+            e[i].size == 0)
+            continue;
+        if (pick == n || e[i].size > e[pick].size)
+            pick = i;
+    }
+    if (pick == n) {
+        ck_store_entries_free(e, n);
+        return CK_ENOTFOUND;
+    }
+    snprintf(key, keylen, "%s", e[pick].key);
+    uint64_t size = e[pick].size;
+    ck_store_entries_free(e, n);
+    char path[1400];
+    snprintf(path, sizeof(path), "%s/%s", root, key);
+    if (cut)
+        return truncate(path, (off_t)(size / 2)) ? CK_EIO : CK_OK;
+    /* Flip one bit in the middle of the file. */
+    int fd = open(path, O_RDWR);
+    if (fd < 0)
+        return CK_EIO;
+    uint8_t b;
+    off_t at = (off_t)(size / 2);
+    rc = pread(fd, &b, 1, at) == 1 ? CK_OK : CK_EIO;
+    b ^= 0x10;
+    if (!rc && pwrite(fd, &b, 1, at) != 1)
+        rc = CK_EIO;
+    if (close(fd))
+        rc = CK_EIO;
+    return rc;
+}

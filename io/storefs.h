@@ -36,4 +36,14 @@ int ck_storefs_list(const char *root, const char *prefix, ck_store_entry **out, 
 /* Returns 0, CK_ENOTFOUND, CK_EIO, CK_EINVAL. */
 int ck_storefs_delete(const char *root, const char *key);
 
+/*
+ * Damages the latest completed checkpoint under prefix (the newest chk-<n>
+ * with a _metadata): its largest state file is cut to half its length
+ * (cut) or has one bit flipped in the middle. The key damaged goes to key.
+ * Returns 0, CK_ENOTFOUND (no completed checkpoint), CK_EIO. A fault to
+ * inject, for the restore path's checksums to catch.
+ */
+int ck_storefs_damage(const char *root, const char *prefix, int cut, char *key,
+                      size_t keylen);
+
 #endif

@@ -97,6 +97,7 @@ struct net_world {
     int *listen_fd;
     int *port;
     pid_t *pids;
+    int *stopped;  /* per task manager: SIGSTOPped by a slow_cpu fault */
     struct timespec t0;
     net_node *nodes;      /* this process's nodes */
     msgq_item *limbo;     /* messages for local endpoints not deployed yet */
@@ -621,7 +622,7 @@ static void op_undeploy(ck_platform *p, uint32_t attempt)
 {
     net_world *w = ((net_node *)p)->w;
     for (net_node *n = w->nodes; n; n = n->next)
-        if (n->is_task && n->attempt == attempt)
+        if (n->is_task && (n->attempt == attempt || attempt == CK_ATTEMPT_ALL))
             n->dead = 1;
 }
 
@@ -844,43 +845,164 @@ static void flush_all(net_world *w)
 /* The job manager's process: the timeline's faults, and host processes that died. */
 static void host_start(net_world *w, int h);
 
+/* A slow host is stopped and continued (SIGSTOP, SIGCONT) in slices of
+ * this period, running `factor` of each: everything on it slows down. */
+#define SLOW_SLICE (10 * CK_NS_PER_MS)
+
+/* The lowest speed factor of the slow_cpu faults active on host h (1: none). */
+static double slow_factor(const net_world *w, int h)
+{
+    double f = 1.0;
+    for (int i = 0; i < w->r->nfaults; i++) {
+        const ck_fault_run *fr = &w->r->faults[i];
+        if (fr->spec->kind == CK_FAULT_SLOW_CPU && fr->spec->host == h && fr->applied &&
+            !fr->ended && fr->spec->factor < f)
+            f = fr->spec->factor;
+    }
+    return f;
+}
+
+/* Whether host h should be running at `now` (its slice), and when that changes. */
+static int slice_running(const net_world *w, int h, ck_time now, ck_time *next)
+{
+    double f = slow_factor(w, h);
+    if (f >= 1.0) {
+        *next = CK_TIME_NEVER;
+        return 1;
+    }
+    ck_time start = now - now % SLOW_SLICE, on = (ck_time)(f * (double)SLOW_SLICE);
+    if (now < start + on) {
+        *next = start + on;
+        return 1;
+    }
+    *next = start + SLOW_SLICE;
+    return 0;
+}
+
+static void apply_slowness(net_world *w, ck_time now)
+{
+    for (int h = 0; h < w->ntm; h++) {
+        ck_time next;
+        int run = slice_running(w, h, now, &next);
+        if (w->pids[h] > 0 && run != !w->stopped[h]) {
+            kill(w->pids[h], run ? SIGCONT : SIGSTOP);
+            w->stopped[h] = !run;
+        }
+    }
+}
+
+static void start_fault(net_world *w, ck_fault_run *f, ck_time now)
+{
+    const ck_fault *sp = f->spec;
+    f->applied = 1;
+    f->applied_at = now;
+    int h = sp->host;
+    switch (sp->kind) {
+    case CK_FAULT_CRASH:
+        if (w->pids[h] > 0) {
+            kill(w->pids[h], SIGKILL); /* kill -9: the machine is gone */
+            waitpid(w->pids[h], NULL, 0);
+            w->pids[h] = 0;
+            w->stopped[h] = 0;
+        }
+        break;
+    case CK_FAULT_SAVEPOINT: {
+        /* As `flink savepoint` would: a request in the job manager's inbox. */
+        net_node *jm = local_node(w, CK_EP_JM);
+        size_t n;
+        uint8_t *m = ck_wire_msg(CK_MSG_SAVEPOINT, CK_EP_CLIENT, CK_EP_JM, 0, NULL, 0, &n);
+        msgq_item *it = calloc(1, sizeof(*it));
+        if (!jm || !m || !it) {
+            free(m);
+            free(it);
+            f->failed = 1;
+            snprintf(f->detail, sizeof(f->detail), "the job manager is not there");
+            break;
+        }
+        ck_put_u32(m + 16, (uint32_t)sp->stop);
+        it->data = m;
+        it->len = n;
+        q_push(jm, it);
+        break;
+    }
+    case CK_FAULT_CORRUPT_CHECKPOINT: {
+        char prefix[128], key[CK_STORE_KEY_MAX];
+        snprintf(prefix, sizeof(prefix), "checkpoints/%s/", w->r->job_id);
+        int rc = ck_storefs_damage(w->store_dir, prefix, sp->how == CK_DAMAGE_TRUNCATE, key,
+                                   sizeof(key));
+        if (rc) {
+            f->failed = 1;
+            snprintf(f->detail, sizeof(f->detail), "%s",
+                     rc == CK_ENOTFOUND ? "no completed checkpoint to damage" : ck_strerror(rc));
+        } else {
+            snprintf(f->detail, sizeof(f->detail), "%s %s",
+                     sp->how == CK_DAMAGE_TRUNCATE ? "truncated" : "flipped a bit in", key);
+        }
+        break;
+    }
+    default:
+        break; /* slow_cpu: apply_slowness; the rest is refused before the run */
+    }
+}
+
+static void end_fault(net_world *w, ck_fault_run *f, ck_time now)
+{
+    f->ended = 1;
+    f->ended_at = now;
+    if (f->spec->kind == CK_FAULT_CRASH && w->pids[f->spec->host] == 0)
+        host_start(w, f->spec->host);
+}
+
 static void apply_faults(net_world *w)
 {
     ck_time now = world_now(w);
     ck_run *r = w->r;
     for (int i = 0; i < r->nfaults; i++) {
         ck_fault_run *f = &r->faults[i];
-        int h = f->spec->host;
-        if (!f->applied && now >= f->spec->at) {
-            f->applied = 1;
-            f->applied_at = now;
-            if (w->pids[h] > 0) {
-                kill(w->pids[h], SIGKILL); /* kill -9: the machine is gone */
-                waitpid(w->pids[h], NULL, 0);
-                w->pids[h] = 0;
-            }
-        }
-        if (f->applied && !f->restarted && f->spec->restart_after > 0 &&
-            now >= f->spec->at + f->spec->restart_after) {
-            f->restarted = 1;
-            f->restarted_at = now;
-            if (w->pids[h] == 0)
-                host_start(w, h);
-        }
+        if (!f->applied && now >= f->spec->at)
+            start_fault(w, f, now);
+        if (f->applied && !f->ended && !f->failed && now >= ck_fault_end(f->spec))
+            end_fault(w, f, now);
     }
+    apply_slowness(w, now);
 }
 
 static ck_time next_fault(const net_world *w)
 {
-    ck_time d = CK_TIME_NEVER;
+    ck_time d = CK_TIME_NEVER, now = world_now(w);
     for (int i = 0; i < w->r->nfaults; i++) {
         const ck_fault_run *f = &w->r->faults[i];
         if (!f->applied)
             d = CK_MIN(d, f->spec->at);
-        else if (!f->restarted && f->spec->restart_after > 0)
-            d = CK_MIN(d, f->spec->at + f->spec->restart_after);
+        else if (!f->ended && !f->failed)
+            d = CK_MIN(d, ck_fault_end(f->spec));
+    }
+    for (int h = 0; h < w->ntm; h++) {
+        ck_time next;
+        slice_running(w, h, now, &next);
+        d = CK_MIN(d, next);
     }
     return d;
+}
+
+/* The faults this backend cannot play, refused before the run. */
+static int check_faults(const ck_run *r, char *err, size_t errlen)
+{
+    for (int i = 0; i < r->nfaults; i++) {
+        const ck_fault *f = r->faults[i].spec;
+        const char *why = NULL;
+        if (f->kind == CK_FAULT_SLOW_LINK || f->kind == CK_FAULT_LINK_DOWN ||
+            f->kind == CK_FAULT_PARTITION)
+            why = "network faults need the simgrid backend";
+        else if (f->kind == CK_FAULT_SLOW_CPU && f->host >= r->nhosts)
+            why = "only task managers' processes can be slowed here";
+        if (why) {
+            snprintf(err, errlen, "events[%d]: action \"%s\": %s", i, ck_fault_name(f->kind),
+                     why);
+            return CK_EINVAL;
+        }
+    }
+    return CK_OK;
 }
 
 static void check_children(net_world *w)
@@ -1185,10 +1307,15 @@ int ck_net_run(ck_run *r, char *err, size_t errlen)
     w.listen_fd = calloc((size_t)w.ntm + 1, sizeof(int));
     w.port = calloc((size_t)w.ntm + 1, sizeof(int));
     w.pids = calloc((size_t)w.ntm, sizeof(pid_t));
-    if (!w.listen_fd || !w.port || !w.pids) {
+    w.stopped = calloc((size_t)w.ntm, sizeof(int));
+    if (!w.listen_fd || !w.port || !w.pids || !w.stopped || check_faults(r, err, errlen)) {
+        int bad = w.listen_fd && w.port && w.pids && w.stopped;
         free(w.listen_fd);
         free(w.port);
         free(w.pids);
+        free(w.stopped);
+        if (bad)
+            return CK_EINVAL;
         snprintf(err, errlen, "out of memory");
         return CK_ENOMEM;
     }
@@ -1201,6 +1328,7 @@ int ck_net_run(ck_run *r, char *err, size_t errlen)
             free(w.listen_fd);
             free(w.port);
             free(w.pids);
+            free(w.stopped);
             return CK_EIO;
         }
     }
@@ -1224,13 +1352,18 @@ int ck_net_run(ck_run *r, char *err, size_t errlen)
         /* Generous: the workload's length twice over, plus a minute, plus the timeline. */
         ck_time limit = 2 * r->sc->workload.duration + 60 * CK_NS_PER_S;
         for (int i = 0; i < r->nfaults; i++)
-            limit += r->faults[i].spec->at + r->faults[i].spec->restart_after;
+            limit += r->faults[i].spec->at + r->faults[i].spec->duration;
+        if (r->nfaults)
+            limit += 2 * ck_cfg(r->env.cfg, CK_CFG_HB_TIMEOUT);
         loop(&w, limit);
     }
     r->wall_s = (double)world_now(&w) / 1e9;
     for (int h = 0; h < w.ntm; h++)
-        if (w.pids[h] > 0)
+        if (w.pids[h] > 0) {
             kill(w.pids[h], SIGTERM);
+            if (w.stopped[h])
+                kill(w.pids[h], SIGCONT); /* a stopped process would never see the TERM */
+        }
     for (int h = 0; h < w.ntm; h++)
         if (w.pids[h] > 0)
             waitpid(w.pids[h], NULL, 0);
@@ -1248,6 +1381,7 @@ int ck_net_run(ck_run *r, char *err, size_t errlen)
     free(w.listen_fd);
     free(w.port);
     free(w.pids);
+    free(w.stopped);
     if (rc) {
         snprintf(err, errlen, "setting up the job manager: %s", ck_strerror(rc));
         return rc;

@@ -223,13 +223,45 @@ static cJSON *faults_arr(const ck_run *r)
     cJSON *a = cJSON_CreateArray();
     for (int i = 0; i < r->nfaults; i++) {
         const ck_fault_run *f = &r->faults[i];
+        const ck_fault *sp = f->spec;
         cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "action", "crash");
+        cJSON_AddStringToObject(o, "action", ck_fault_name(sp->kind));
         char host[16];
-        snprintf(host, sizeof(host), "tm%d", f->spec->host);
-        cJSON_AddStringToObject(o, "host", host);
+        switch (sp->kind) {
+        case CK_FAULT_CRASH:
+        case CK_FAULT_SLOW_CPU:
+        case CK_FAULT_SLOW_LINK:
+        case CK_FAULT_LINK_DOWN:
+            ck_host_name(sp->host, r->nhosts, host, sizeof(host));
+            cJSON_AddStringToObject(o, "host", host);
+            break;
+        case CK_FAULT_PARTITION:
+            for (int side = 0; side < 2; side++) {
+                cJSON *g = cJSON_CreateArray();
+                for (int k = 0; k < sp->nside; k++) {
+                    if (sp->side[k] != side)
+                        continue;
+                    ck_host_name(sp->side_host[k], r->nhosts, host, sizeof(host));
+                    cJSON_AddItemToArray(g, cJSON_CreateString(host));
+                }
+                cJSON_AddItemToObject(o, side ? "side_b" : "side_a", g);
+            }
+            break;
+        default:
+            break;
+        }
+        if (sp->kind == CK_FAULT_SLOW_CPU || sp->kind == CK_FAULT_SLOW_LINK)
+            cJSON_AddNumberToObject(o, "factor", sp->factor);
+        if (sp->kind == CK_FAULT_SLOW_LINK)
+            cJSON_AddNumberToObject(o, "added_latency_s", secs(sp->latency));
         add_time(o, "at_s", f->applied ? f->applied_at : CK_TIME_NEVER);
-        add_time(o, "restarted_s", f->restarted ? f->restarted_at : CK_TIME_NEVER);
+        if (sp->kind == CK_FAULT_CRASH)
+            add_time(o, "restarted_s", f->ended ? f->ended_at : CK_TIME_NEVER);
+        else if (ck_fault_end(sp) != CK_TIME_NEVER)
+            add_time(o, "ended_s", f->ended ? f->ended_at : CK_TIME_NEVER);
+        cJSON_AddBoolToObject(o, "applied", f->applied && !f->failed);
+        if (f->detail[0])
+            cJSON_AddStringToObject(o, "detail", f->detail);
         cJSON_AddItemToArray(a, o);
     }
     return a;
@@ -375,6 +407,10 @@ cJSON *ck_report_runjson(const ck_run *r, const ck_verdict *v)
     cJSON_AddNumberToObject(c, "duplicated", (double)v->duplicated);
     cJSON_AddNumberToObject(c, "unexpected", (double)v->unexpected);
     cJSON_AddBoolToObject(c, "ok", v->ok);
+    if (r->jm_ready && r->jm.degraded[0])
+        cJSON_AddStringToObject(c, "degraded", r->jm.degraded);
+    else
+        cJSON_AddNullToObject(c, "degraded");
 
     cJSON_AddItemToObject(root, "faults", faults_arr(r));
     cJSON_AddItemToObject(root, "recoveries", recoveries_arr(r));
@@ -501,5 +537,7 @@ void ck_report_summary(FILE *f, const ck_run *r, const ck_verdict *v, const char
             ck_guarantee_name(v->guarantee), v->ok ? "correct" : "WRONG", (unsigned long long)v->expected,
             (unsigned long long)v->received, (unsigned long long)v->lost,
             (unsigned long long)v->duplicated, (unsigned long long)v->unexpected);
+    if (r->jm_ready && r->jm.degraded[0])
+        fprintf(f, "             (not exactly once: the job %s)\n", r->jm.degraded);
     fprintf(f, "  wrote      %s\n", runjson_path);
 }

@@ -23,8 +23,10 @@ typedef enum ck_backend { CK_BACKEND_SIMGRID, CK_BACKEND_SOCKETS } ck_backend;
 /* A fault of the timeline as it happened in this run. */
 typedef struct ck_fault_run {
     const ck_fault *spec;
-    int applied, restarted;
-    ck_time applied_at, restarted_at;
+    int applied, ended;           /* ended: restarted, healed, back to speed */
+    ck_time applied_at, ended_at;
+    int failed;                   /* could not be applied (see detail) */
+    char detail[300];             /* what it did: the file damaged, the savepoint taken */
 } ck_fault_run;
 
 typedef struct ck_run {

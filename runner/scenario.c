@@ -356,10 +356,81 @@ static void parse_job(ck_jin *j, const cJSON *o, ck_job_spec *job)
     ck_jin_pop(j, saved);
 }
 
+/* The actions of the events timeline, in the order of ck_fault_kind. */
+static const char *const fault_names[] = {"crash",     "slow_cpu",  "slow_link",
+                                          "link_down", "partition", "savepoint",
+                                          "corrupt_checkpoint", NULL};
+
+/* A host named in an event: "tm<i>", or "jm" and "store" where allowed. */
+static int parse_host(ck_jin *j, const char *name, int ntm, int tm_only)
+{
+    int h = -1, used = 0;
+    if (sscanf(name, "tm%d%n", &h, &used) == 1 && !name[used] && h >= 0 && h < ntm)
+        return h;
+    if (!tm_only && !strcmp(name, "jm"))
+        return ntm;
+    if (!tm_only && !strcmp(name, "store"))
+        return ntm + 1;
+    if (tm_only)
+        ck_jin_fail(j, "expected a task manager, tm0 to tm%d, got \"%s\"", ntm - 1, name);
+    else
+        ck_jin_fail(j, "expected a host: tm0 to tm%d, jm or store, got \"%s\"", ntm - 1, name);
+    return -1;
+}
+
+static void parse_partition(ck_jin *j, const cJSON *e, ck_fault *f, int ntm)
+{
+    const cJSON *g = cJSON_GetObjectItemCaseSensitive(e, "groups");
+    size_t saved = ck_jin_push_key(j, "groups");
+    if (!cJSON_IsArray(g) || cJSON_GetArraySize(g) != 2) {
+        ck_jin_fail(j, "expected two lists of hosts, e.g. [[\"jm\", \"tm0\"], [\"tm1\"]]");
+        ck_jin_pop(j, saved);
+        return;
+    }
+    for (int side = 0; side < 2 && !j->failed; side++) {
+        const cJSON *list = cJSON_GetArrayItem(g, side);
+        size_t s2 = ck_jin_push_index(j, side);
+        if (!cJSON_IsArray(list) || cJSON_GetArraySize(list) == 0)
+            ck_jin_fail(j, "expected a non-empty list of hosts");
+        int i = 0;
+        for (const cJSON *x = list ? list->child : NULL; x && !j->failed; x = x->next, i++) {
+            size_t s3 = ck_jin_push_index(j, i);
+            if (!cJSON_IsString(x)) {
+                ck_jin_fail(j, "expected a host name");
+            } else {
+                int h = parse_host(j, x->valuestring, ntm, 0);
+                for (int k = 0; k < f->nside && !j->failed; k++)
+                    if (f->side_host[k] == h)
+                        ck_jin_fail(j, "\"%s\" is named twice", x->valuestring);
+                if (!j->failed && f->nside == CK_MAX_PARTITION_HOSTS)
+                    ck_jin_fail(j, "a partition names at most %d hosts",
+                                CK_MAX_PARTITION_HOSTS);
+                if (!j->failed) {
+                    f->side_host[f->nside] = h;
+                    f->side[f->nside++] = (uint8_t)side;
+                }
+            }
+            ck_jin_pop(j, s3);
+        }
+        ck_jin_pop(j, s2);
+    }
+    ck_jin_pop(j, saved);
+}
+
 static void parse_events(ck_jin *j, const cJSON *o, ck_scenario *s)
 {
-    static const char *const keys[] = {"at", "action", "host", "restart_after", NULL};
-    static const char *const actions[] = {"crash", NULL};
+    /* The fields each action takes besides "at" and "action". */
+    const char *const *actions = fault_names;
+    static const char *const fields[][6] = {
+        {"host", "restart_after", NULL},
+        {"host", "factor", "duration", NULL},
+        {"host", "factor", "latency", "duration", NULL},
+        {"host", "duration", NULL},
+        {"groups", "duration", NULL},
+        {"stop", NULL},
+        {"how", NULL},
+    };
+    static const char *const damages[] = {"bitflip", "truncate", NULL};
     if (!o)
         return;
     size_t saved = ck_jin_push_key(j, "events");
@@ -374,23 +445,63 @@ static void parse_events(ck_jin *j, const cJSON *o, ck_scenario *s)
         size_t s2 = ck_jin_push_index(j, i);
         ck_fault *f = &s->faults[s->nfaults];
         memset(f, 0, sizeof(*f));
-        ck_jin_object(j, e, keys);
-        ck_jin_duration(j, e, "at", 1, 0, MAX_DURATION, &f->at);
+        f->factor = 1.0;
         int a = 0;
+        if (!cJSON_IsObject(e))
+            ck_jin_fail(j, "expected an object {at, action, ...}");
         ck_jin_enum(j, e, "action", 1, actions, &a);
         f->kind = (ck_fault_kind)a;
-        char host[32] = "";
-        ck_jin_string(j, e, "host", 1, host, sizeof(host));
         if (!j->failed) {
-            int h = -1, used = 0;
-            if (sscanf(host, "tm%d%n", &h, &used) != 1 || host[used] || h < 0 || h >= ntm) {
-                size_t s3 = ck_jin_push_key(j, "host");
-                ck_jin_fail(j, "expected a task manager, tm0 to tm%d, got \"%s\"", ntm - 1, host);
-                ck_jin_pop(j, s3);
-            }
-            f->host = h;
+            const char *allowed[10] = {"at", "action"};
+            int n = 2;
+            for (int k = 0; fields[a][k]; k++)
+                allowed[n++] = fields[a][k];
+            allowed[n] = NULL;
+            ck_jin_object(j, e, allowed);
         }
-        ck_jin_duration(j, e, "restart_after", 0, 1, MAX_DURATION, &f->restart_after);
+        ck_jin_duration(j, e, "at", 1, 0, MAX_DURATION, &f->at);
+        if (!j->failed && cJSON_GetObjectItemCaseSensitive(e, "host") == NULL &&
+            (f->kind == CK_FAULT_CRASH || f->kind == CK_FAULT_SLOW_CPU ||
+             f->kind == CK_FAULT_SLOW_LINK || f->kind == CK_FAULT_LINK_DOWN))
+            ck_jin_fail(j, "action \"%s\" needs a \"host\"", actions[a]);
+        char host[32] = "";
+        ck_jin_string(j, e, "host", 0, host, sizeof(host));
+        if (host[0] && !j->failed) {
+            size_t s3 = ck_jin_push_key(j, "host");
+            /* Only task managers crash: job manager high availability is not modelled. */
+            f->host = parse_host(j, host, ntm, f->kind == CK_FAULT_CRASH);
+            ck_jin_pop(j, s3);
+        }
+        switch (f->kind) {
+        case CK_FAULT_CRASH:
+            ck_jin_duration(j, e, "restart_after", 0, 1, MAX_DURATION, &f->duration);
+            break;
+        case CK_FAULT_SLOW_CPU:
+            ck_jin_number(j, e, "factor", 1, 0.001, 1.0, &f->factor);
+            ck_jin_duration(j, e, "duration", 0, 1, MAX_DURATION, &f->duration);
+            break;
+        case CK_FAULT_SLOW_LINK:
+            ck_jin_number(j, e, "factor", 0, 0.0001, 1.0, &f->factor);
+            ck_jin_duration(j, e, "latency", 0, 0, 100 * S_NS, &f->latency);
+            if (!j->failed && f->factor == 1.0 && f->latency == 0)
+                ck_jin_fail(j, "action \"slow_link\" needs a \"factor\" below 1 or a \"latency\"");
+            ck_jin_duration(j, e, "duration", 0, 1, MAX_DURATION, &f->duration);
+            break;
+        case CK_FAULT_LINK_DOWN:
+            ck_jin_duration(j, e, "duration", 0, 1, MAX_DURATION, &f->duration);
+            break;
+        case CK_FAULT_PARTITION:
+            if (!j->failed)
+                parse_partition(j, e, f, ntm);
+            ck_jin_duration(j, e, "duration", 0, 1, MAX_DURATION, &f->duration);
+            break;
+        case CK_FAULT_SAVEPOINT:
+            ck_jin_bool(j, e, "stop", 0, &f->stop);
+            break;
+        case CK_FAULT_CORRUPT_CHECKPOINT:
+            ck_jin_enum(j, e, "how", 0, damages, &f->how);
+            break;
+        }
         if (!j->failed && s->nfaults > 0 && f->at < s->faults[s->nfaults - 1].at)
             ck_jin_fail(j, "events must be in order of \"at\"");
         s->nfaults++;
@@ -600,7 +711,52 @@ void ck_scenario_free(ck_scenario *s)
 
 int ck_fault_involves(const ck_fault *f, int host)
 {
-    return f->host == host;
+    switch (f->kind) {
+    case CK_FAULT_CRASH:
+    case CK_FAULT_LINK_DOWN:
+        return f->host == host;
+    case CK_FAULT_PARTITION:
+        for (int i = 0; i < f->nside; i++)
+            if (f->side_host[i] == host)
+                return 1;
+        return 0;
+    default:
+        return 0;
+    }
+}
+
+int ck_fault_cuts(const ck_fault *f, int a, int b)
+{
+    if (f->kind != CK_FAULT_PARTITION)
+        return 0;
+    int sa = -1, sb = -1;
+    for (int i = 0; i < f->nside; i++) {
+        if (f->side_host[i] == a)
+            sa = f->side[i];
+        if (f->side_host[i] == b)
+            sb = f->side[i];
+    }
+    return sa >= 0 && sb >= 0 && sa != sb;
+}
+
+const char *ck_fault_name(ck_fault_kind k)
+{
+    return (unsigned)k <= CK_FAULT_CORRUPT_CHECKPOINT ? fault_names[k] : "?";
+}
+
+void ck_host_name(int h, int ntm, char *buf, size_t len)
+{
+    if (h < ntm)
+        snprintf(buf, len, "tm%d", h);
+    else if (h == ntm)
+        snprintf(buf, len, "jm");
+    else
+        snprintf(buf, len, "store");
+}
+
+ck_time ck_fault_end(const ck_fault *f)
+{
+    return f->duration > 0 ? f->at + f->duration : CK_TIME_NEVER;
 }
 
 int ck_scenario_taskmanagers(const ck_scenario *s)

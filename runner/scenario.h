@@ -30,17 +30,37 @@ typedef struct ck_cluster_spec {
 } ck_cluster_spec;
 
 typedef enum ck_fault_kind {
-    CK_FAULT_CRASH, /* a task manager's machine goes down (and may come back) */
+    CK_FAULT_CRASH,              /* a task manager's machine goes down (and may come back) */
+    CK_FAULT_SLOW_CPU,           /* a host computes at a fraction of its speed */
+    CK_FAULT_SLOW_LINK,          /* a host's link loses bandwidth and/or gains latency */
+    CK_FAULT_LINK_DOWN,          /* a host's link carries nothing */
+    CK_FAULT_PARTITION,          /* two groups of hosts cannot reach each other */
+    CK_FAULT_SAVEPOINT,          /* a savepoint is triggered (and the job may stop) */
+    CK_FAULT_CORRUPT_CHECKPOINT, /* a file of the latest completed checkpoint is damaged */
 } ck_fault_kind;
 
 #define CK_MAX_FAULTS 64
+#define CK_MAX_PARTITION_HOSTS 64
 
+/*
+ * Hosts of a fault: task managers are 0..ntm-1, the job manager is ntm and
+ * the store is ntm+1 (the order of the generated platform).
+ */
 typedef struct ck_fault {
     ck_time at;
     ck_fault_kind kind;
-    int host;              /* task manager index */
-    ck_time restart_after; /* 0: stays down */
+    int host;              /* crash, slow_cpu, slow_link, link_down */
+    ck_time duration;      /* how long it lasts; 0: for good (crash: restart_after) */
+    double factor;         /* slow_cpu: speed multiplier; slow_link: bandwidth multiplier */
+    ck_time latency;       /* slow_link: latency added to the link */
+    int how;               /* corrupt_checkpoint: CK_DAMAGE_* */
+    int stop;              /* savepoint: stop the job once it is taken */
+    int nside;             /* partition: hosts named, and the side each is on (0/1) */
+    int side_host[CK_MAX_PARTITION_HOSTS];
+    uint8_t side[CK_MAX_PARTITION_HOSTS];
 } ck_fault;
+
+enum { CK_DAMAGE_BITFLIP = 0, CK_DAMAGE_TRUNCATE = 1 };
 
 typedef struct ck_scenario {
     char path[512];
@@ -71,6 +91,18 @@ void ck_scenario_free(ck_scenario *s);
 
 /* 1 when the fault acts on task manager `host` (crashes it, cuts it off). */
 int ck_fault_involves(const ck_fault *f, int host);
+
+/* The action's name in scenario files ("crash", "slow_link", ...). */
+const char *ck_fault_name(ck_fault_kind k);
+
+/* The name of host index h ("tm3", "jm", "store"). */
+void ck_host_name(int h, int ntm, char *buf, size_t len);
+
+/* When a fault that lasts ends (at + duration), or CK_TIME_NEVER. */
+ck_time ck_fault_end(const ck_fault *f);
+
+/* 1 when hosts a and b are on opposite sides of a partition fault. */
+int ck_fault_cuts(const ck_fault *f, int a, int b);
 
 /* Task managers the run uses: as given, or as many as the job needs. */
 int ck_scenario_taskmanagers(const ck_scenario *s);

@@ -19,6 +19,9 @@ int ck_sg_get(sg_mailbox_t mb, void **payload);
  * Returns 0, or -1 when the transfer failed (the payload is then not received). */
 int ck_sg_put(sg_mailbox_t mb, void *payload, long size);
 
+/* The link of that name, or NULL (sg_link_by_name aborts on unknown names). */
+sg_link_t ck_sg_link_or_null(const char *name);
+
 #ifdef __cplusplus
 }
 #endif

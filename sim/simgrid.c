@@ -39,6 +39,7 @@
 #include <simgrid/disk.h>
 #include <simgrid/engine.h>
 #include <simgrid/host.h>
+#include <simgrid/link.h>
 #include <simgrid/mailbox.h>
 #include <simgrid/mutex.h>
 #include <xbt/log.h>
@@ -56,7 +57,8 @@ enum { ITEM_MSG, ITEM_DONE, ITEM_PEER_LOST };
 typedef struct item {
     struct item *next;
     int kind;
-    uint32_t src, seq;
+    uint32_t src, dst, seq;
+    ck_time due; /* delayed by a slow link: when it leaves */
     uint8_t *data;
     size_t len;
     uint64_t token;
@@ -69,6 +71,7 @@ typedef struct peer {
     uint32_t ep;
     uint32_t tx_next, rx_next;
     item *pending; /* arrived early, sorted by seq */
+    item *held, *held_tail; /* sent while the network between us is cut */
     int used;
 } peer;
 
@@ -81,6 +84,7 @@ typedef struct sim_node {
     int ends_run;
     int dead;         /* stopped or crashed: its loop ends, its mail is dropped */
     int host_index;   /* task manager index, -1 for others */
+    int net_host;     /* host in the network: task managers 0..ntm-1, jm ntm */
     int is_task;
     uint32_t attempt;
     ck_task *task;    /* owned (tasks), freed with the world */
@@ -112,6 +116,21 @@ struct ck_sim {
     const ck_config *cfg;
     int ntm;
     sg_host_t *tm_hosts;
+    /* network faults: cut[a * nh + b] counts the faults that cut a from b
+     * (hosts 0..ntm-1, jm ntm, store ntm+1); heal wakes store transfers */
+    int nh;
+    int *cut;
+    sg_mutex_t heal_mutex;
+    sg_cond_t heal_cond;
+    /* slow links: latency added per host (ns), and the messages it delays,
+     * in order of when they are due, sent by the delay actor */
+    ck_time *lat_add;
+    item *delayed;
+    sg_cond_t delay_cond;
+    sg_mutex_t delay_mutex;
+    /* the placement of the latest attempt, for endpoints not deployed yet */
+    uint32_t routes_attempt;
+    uint16_t *routes;
 };
 
 static inline ck_time sim_now_ns(void)
@@ -223,6 +242,12 @@ static void peer_reset(peer *p)
         p->pending = q->next;
         item_free(q);
     }
+    while (p->held) {
+        item *q = p->held;
+        p->held = q->next;
+        item_free(q);
+    }
+    p->held_tail = NULL;
 }
 
 static void inbox_push(sim_node *n, item *it)
@@ -288,6 +313,83 @@ static ck_time op_now(ck_platform *p)
     return sim_now_ns();
 }
 
+/* The network host of endpoint ep: its node's, or for a subtask not
+ * deployed yet, where the latest placement puts it; -1 if unknown. */
+static int ep_host(const sim_world *w, uint32_t ep)
+{
+    const sim_node *n = node_of(w, ep);
+    if (n)
+        return n->net_host;
+    if (ep == CK_EP_JM)
+        return w->ntm;
+    if (ep >= CK_EP_TM0 && ep < CK_EP_TM0 + (uint32_t)w->ntm)
+        return (int)(ep - CK_EP_TM0);
+    if (w->routes && w->env && ep >= CK_EP_TASK0) {
+        uint32_t nsub = w->env->g->nsubtasks, k = ep - CK_EP_TASK0;
+        if (k / nsub == w->routes_attempt)
+            return w->routes[k % nsub];
+    }
+    return -1;
+}
+
+static int is_cut(const sim_world *w, int a, int b)
+{
+    return w->cut && a >= 0 && b >= 0 && a < w->nh && b < w->nh && w->cut[a * w->nh + b] > 0;
+}
+
+static void transmit(sim_world *w, item *it, uint32_t dst)
+{
+    /* By name: an endpoint not deployed yet gets its mail once it is. */
+    char name[32];
+    snprintf(name, sizeof(name), "ep%u", dst);
+    sg_comm_t c = sg_mailbox_put_init(sg_mailbox_by_name(name), it, (long)it->len);
+    sg_comm_detach(c, item_free);
+    w->messages++;
+    w->message_bytes += it->len;
+}
+
+/* Latency added between hosts a and b by slow links (both ends count). */
+static ck_time added_latency(const sim_world *w, int a, int b)
+{
+    if (!w->lat_add)
+        return 0;
+    return (a >= 0 && a < w->nh ? w->lat_add[a] : 0) + (b >= 0 && b < w->nh ? w->lat_add[b] : 0);
+}
+
+static void delay(sim_world *w, item *it, ck_time by)
+{
+    it->due = sim_now_ns() + by;
+    item **pp = &w->delayed;
+    while (*pp && (*pp)->due <= it->due)
+        pp = &(*pp)->next;
+    it->next = *pp;
+    *pp = it;
+    sg_cond_notify_one(w->delay_cond);
+}
+
+/* Sends delayed messages when they are due. */
+static void delay_main(int argc, char **argv)
+{
+    CK_UNUSED(argc);
+    CK_UNUSED(argv);
+    sim_world *w = sg_actor_self_get_data();
+    sg_actor_daemonize(sg_actor_self());
+    sg_mutex_lock(w->delay_mutex);
+    for (;;) {
+        ck_time now = sim_now_ns();
+        while (w->delayed && w->delayed->due <= now) {
+            item *it = w->delayed;
+            w->delayed = it->next;
+            it->next = NULL;
+            transmit(w, it, it->dst);
+        }
+        if (w->delayed)
+            sg_cond_wait_for(w->delay_cond, w->delay_mutex, (double)(w->delayed->due - now) / 1e9);
+        else
+            sg_cond_wait(w->delay_cond, w->delay_mutex);
+    }
+}
+
 static int op_send(ck_platform *p, uint32_t dst, uint8_t *msg, size_t len)
 {
     sim_node *n = (sim_node *)p;
@@ -304,16 +406,66 @@ static int op_send(ck_platform *p, uint32_t dst, uint8_t *msg, size_t len)
         free(msg);
         return CK_ENOMEM;
     }
-    *it = (item){.kind = ITEM_MSG, .src = p->endpoint, .seq = pr->tx_next++, .data = msg,
-                 .len = len};
-    /* By name: an endpoint not deployed yet gets its mail once it is. */
-    char name[32];
-    snprintf(name, sizeof(name), "ep%u", dst);
-    sg_comm_t c = sg_mailbox_put_init(sg_mailbox_by_name(name), it, (long)len);
-    sg_comm_detach(c, item_free);
-    w->messages++;
-    w->message_bytes += len;
+    *it = (item){.kind = ITEM_MSG, .src = p->endpoint, .dst = dst, .seq = pr->tx_next++,
+                 .data = msg, .len = len};
+    int to_host = ep_host(w, dst);
+    if (pr->held || is_cut(w, n->net_host, to_host)) {
+        /* Cut off: held, in order, until the network heals (TCP retransmits). */
+        it->next = NULL;
+        if (pr->held_tail)
+            pr->held_tail->next = it;
+        else
+            pr->held = it;
+        pr->held_tail = it;
+        return CK_OK;
+    }
+    ck_time lat = added_latency(w, n->net_host, to_host);
+    if (lat > 0)
+        delay(w, it, lat); /* the receiver restores the order by sequence number */
+    else
+        transmit(w, it, dst);
     return CK_OK;
+}
+
+/* After a network fault ends: what was held and can go now, goes. */
+static void release_held(sim_world *w)
+{
+    for (sim_node *n = w->all; n; n = n->all_next) {
+        if (n->dead)
+            continue;
+        for (uint32_t k = 0; k < n->peers_cap; k++) {
+            peer *pr = &n->peers[k];
+            if (!pr->used || !pr->held || is_cut(w, n->net_host, ep_host(w, pr->ep)))
+                continue;
+            ck_time lat = added_latency(w, n->net_host, ep_host(w, pr->ep));
+            while (pr->held) {
+                item *it = pr->held;
+                pr->held = it->next;
+                it->next = NULL;
+                if (lat > 0)
+                    delay(w, it, lat);
+                else
+                    transmit(w, it, pr->ep);
+            }
+            pr->held_tail = NULL;
+        }
+    }
+    sg_cond_notify_all(w->heal_cond);
+}
+
+/* In a transfer actor: wait while host a cannot reach host b, then for
+ * the latency slow links add. */
+static void wait_reachable(sim_world *w, int a, int b)
+{
+    ck_time lat = added_latency(w, a, b);
+    if (lat > 0)
+        sg_actor_sleep_for((double)lat / 1e9);
+    if (!is_cut(w, a, b))
+        return;
+    sg_mutex_lock(w->heal_mutex);
+    while (is_cut(w, a, b))
+        sg_cond_wait(w->heal_cond, w->heal_mutex);
+    sg_mutex_unlock(w->heal_mutex);
 }
 
 static void op_cpu(ck_platform *p, double flops)
@@ -334,6 +486,7 @@ typedef struct store_job {
 
 static void send_store_done(sim_node *n, uint64_t token, int status, uint8_t *data, size_t len)
 {
+    wait_reachable(n->w, n->w->ntm + 1, n->net_host);
     if (n->dead) {
         /* Its host went down (SimGrid asserts on a transfer to a host that
          * is off): the answer has nobody to go to. */
@@ -358,6 +511,7 @@ static void uploader_main(int argc, char **argv)
     CK_UNUSED(argc);
     CK_UNUSED(argv);
     store_job *j = sg_actor_self_get_data();
+    wait_reachable(j->n->w, j->n->net_host, j->n->w->ntm + 1);
     if (ck_sg_put(sg_mailbox_by_name(j->mbname), j, (long)(64 + j->len)) != 0) {
         /* The store never got it: the node learns through its own failure. */
         free(j->data);
@@ -428,6 +582,7 @@ static void requester_main(int argc, char **argv)
     CK_UNUSED(argc);
     CK_UNUSED(argv);
     store_job *j = sg_actor_self_get_data();
+    wait_reachable(j->n->w, j->n->net_host, j->n->w->ntm + 1);
     if (ck_sg_put(sg_mailbox_by_name(j->mbname), j, 64) != 0)
         free(j);
 }
@@ -562,11 +717,18 @@ static void op_undeploy(ck_platform *p, uint32_t attempt);
 
 static void op_set_routes(ck_platform *p, uint32_t attempt, uint32_t n, const uint16_t *hosts)
 {
-    /* Mailboxes are found by endpoint: nothing to route. */
-    CK_UNUSED(p);
-    CK_UNUSED(attempt);
-    CK_UNUSED(n);
-    CK_UNUSED(hosts);
+    /* Mailboxes are found by endpoint; the placement only tells network
+     * faults where subtasks not deployed yet will be. */
+    sim_world *w = ((sim_node *)p)->w;
+    if (w->routes && w->routes_attempt >= attempt)
+        return;
+    uint16_t *r = malloc((size_t)n * sizeof(*r) + 1);
+    if (!r)
+        return;
+    memcpy(r, hosts, (size_t)n * sizeof(*r));
+    free(w->routes);
+    w->routes = r;
+    w->routes_attempt = attempt;
 }
 
 static const ck_platform_ops sim_ops = {
@@ -678,6 +840,10 @@ ck_sim *ck_sim_new(const char *platform_file, const char *network_model, const c
         return NULL;
     }
     w->verbose = verbose;
+    w->heal_mutex = sg_mutex_init();
+    w->heal_cond = sg_cond_init();
+    w->delay_mutex = sg_mutex_init();
+    w->delay_cond = sg_cond_init();
     snprintf(w->store_dir, sizeof(w->store_dir), "%s", store_dir);
     if (ck_storefs_mkdirs(w->store_dir)) {
         snprintf(err, errlen, "%s: cannot create: %s", w->store_dir, strerror(errno));
@@ -721,6 +887,7 @@ ck_platform *ck_sim_endpoint(ck_sim *w, uint32_t ep, const char *host, int host_
     n->plat.endpoint = ep;
     n->plat.host = host_index;
     n->host_index = host_index;
+    n->net_host = host_index >= 0 ? host_index : w->ntm;
     n->w = w;
     n->host = h;
     snprintf(n->mbname, sizeof(n->mbname), "ep%u", ep);
@@ -794,6 +961,22 @@ void ck_sim_del(ck_sim *w)
     }
     free(w->map);
     free(w->tm_hosts);
+    free(w->cut);
+    free(w->lat_add);
+    while (w->delayed) {
+        item *it = w->delayed;
+        w->delayed = it->next;
+        item_free(it);
+    }
+    if (w->delay_cond)
+        sg_cond_destroy(w->delay_cond);
+    if (w->delay_mutex)
+        sg_mutex_destroy(w->delay_mutex);
+    free(w->routes);
+    if (w->heal_cond)
+        sg_cond_destroy(w->heal_cond);
+    if (w->heal_mutex)
+        sg_mutex_destroy(w->heal_mutex);
     free(w);
 }
 
@@ -837,7 +1020,8 @@ static void op_undeploy(ck_platform *p, uint32_t attempt)
 {
     sim_node *tmn = (sim_node *)p;
     for (sim_node *n = tmn->w->all; n; n = n->all_next)
-        if (n->is_task && !n->dead && n->attempt == attempt && n->host_index == tmn->host_index)
+        if (n->is_task && !n->dead && (n->attempt == attempt || attempt == CK_ATTEMPT_ALL) &&
+            n->host_index == tmn->host_index)
             node_stop(n);
 }
 
@@ -856,11 +1040,6 @@ static int start_tm(sim_world *w, int h)
     ck_tm_init(n->tm, p, w->env->g, w->cfg, h);
     return ck_sim_attach(w, CK_EP_TM0 + (uint32_t)h, ck_tm_node(n->tm), aname, 0);
 }
-
-typedef struct injector {
-    sim_world *w;
-    ck_run *r;
-} injector;
 
 /* A host goes down: everything on it stops; whoever talked to it learns so. */
 static void crash_host(sim_world *w, int h)
@@ -894,6 +1073,247 @@ static void crash_host(sim_world *w, int h)
     }
 }
 
+/*
+ * The fault injector: an actor that applies the scenario's timeline in
+ * simulated time. Slowdowns change the platform itself (a host's power
+ * state, a link's bandwidth and latency); network cuts are counted per
+ * pair of hosts and the transport holds what crosses them (op_send);
+ * crashes turn hosts off. Every change is recomputed from the faults
+ * active at that moment, so that overlapping faults add up and end cleanly.
+ */
+typedef struct injector {
+    sim_world *w;
+    ck_run *r;
+    sg_host_t *hosts;          /* per network host (nh) */
+    sg_link_t *up, *down;      /* its link, both directions (the same if not split) */
+    double *bw_up, *bw_down;   /* as the platform declares them */
+    unsigned long *pstate;     /* per fault: the power state of a slow_cpu */
+} injector;
+
+static void injector_free(injector *in)
+{
+    if (!in)
+        return;
+    free(in->hosts);
+    free(in->up);
+    free(in->down);
+    free(in->bw_up);
+    free(in->bw_down);
+    free(in->pstate);
+    free(in);
+}
+
+static int active(const ck_fault_run *f)
+{
+    return f->applied && !f->ended && !f->failed;
+}
+
+/* Checks that the platform can play the timeline; fills the injector. */
+static injector *injector_new(sim_world *w, ck_run *r, char *err, size_t errlen)
+{
+    int nh = w->ntm + 2;
+    injector *in = calloc(1, sizeof(*in));
+    if (!in)
+        return NULL;
+    in->w = w;
+    in->r = r;
+    in->hosts = calloc((size_t)nh, sizeof(*in->hosts));
+    in->up = calloc((size_t)nh, sizeof(*in->up));
+    in->down = calloc((size_t)nh, sizeof(*in->down));
+    in->bw_up = calloc((size_t)nh, sizeof(double));
+    in->bw_down = calloc((size_t)nh, sizeof(double));
+    in->pstate = calloc((size_t)r->nfaults + 1, sizeof(*in->pstate));
+    if (!in->hosts || !in->up || !in->down || !in->bw_up || !in->bw_down || !in->pstate) {
+        injector_free(in);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    for (int h = 0; h < nh; h++) {
+        char name[32];
+        ck_host_name(h, w->ntm, name, sizeof(name));
+        in->hosts[h] = sg_host_by_name(name);
+    }
+    for (int i = 0; i < r->nfaults; i++) {
+        const ck_fault *f = r->faults[i].spec;
+        char name[32], lname[64];
+        if (f->kind == CK_FAULT_SLOW_CPU) {
+            sg_host_t h = in->hosts[f->host];
+            ck_host_name(f->host, w->ntm, name, sizeof(name));
+            double want = sg_host_get_pstate_speed(h, 0) * f->factor;
+            unsigned long k, n = sg_host_get_nb_pstates(h);
+            for (k = 1; k < n; k++)
+                if (fabs(sg_host_get_pstate_speed(h, k) - want) <= 1e-9 * want)
+                    break;
+            if (k == n) {
+                snprintf(err, errlen,
+                         "%s: host \"%s\" has no power state at %g of its speed "
+                         "(events[%d] slows it)",
+                         r->platform_file, name, f->factor, i);
+                injector_free(in);
+                return NULL;
+            }
+            in->pstate[i] = k;
+        }
+        if (f->kind == CK_FAULT_SLOW_LINK && !in->up[f->host]) {
+            ck_host_name(f->host, w->ntm, name, sizeof(name));
+            snprintf(lname, sizeof(lname), "link_%s_UP", name);
+            in->up[f->host] = ck_sg_link_or_null(lname);
+            snprintf(lname, sizeof(lname), "link_%s_DOWN", name);
+            in->down[f->host] = ck_sg_link_or_null(lname);
+            if (!in->up[f->host] || !in->down[f->host]) {
+                snprintf(lname, sizeof(lname), "link_%s", name);
+                in->up[f->host] = in->down[f->host] = ck_sg_link_or_null(lname);
+            }
+            if (!in->up[f->host]) {
+                snprintf(err, errlen, "%s: no link \"link_%s\" for events[%d] to slow",
+                         r->platform_file, name, i);
+                injector_free(in);
+                return NULL;
+            }
+            in->bw_up[f->host] = sg_link_get_bandwidth(in->up[f->host]);
+            in->bw_down[f->host] = sg_link_get_bandwidth(in->down[f->host]);
+        }
+    }
+    return in;
+}
+
+/* The host's speed and link, from the slowdowns active on it now. */
+static void reslow(injector *in, int h)
+{
+    ck_run *r = in->r;
+    double factor = 1.0, bw = 1.0, lat = 0;
+    unsigned long pstate = 0;
+    for (int i = 0; i < r->nfaults; i++) {
+        const ck_fault *f = r->faults[i].spec;
+        if (f->host != h || !active(&r->faults[i]))
+            continue;
+        if (f->kind == CK_FAULT_SLOW_CPU && f->factor < factor) {
+            factor = f->factor;
+            pstate = in->pstate[i];
+        }
+        if (f->kind == CK_FAULT_SLOW_LINK) {
+            bw *= f->factor;
+            lat += (double)f->latency / 1e9;
+        }
+    }
+    if (in->hosts[h] && sg_host_is_on(in->hosts[h]) &&
+        sg_host_get_nb_pstates(in->hosts[h]) > pstate)
+        sg_host_set_pstate(in->hosts[h], pstate);
+    if (in->up[h]) {
+        sg_link_set_bandwidth(in->up[h], in->bw_up[h] * bw);
+        if (in->down[h] != in->up[h])
+            sg_link_set_bandwidth(in->down[h], in->bw_down[h] * bw);
+    }
+    /* Latency is added by the transport (SimGrid 3.32 cannot lower a link's
+     * latency under ongoing transfers): messages wait in the delay line. */
+    in->w->lat_add[h] = (ck_time)llround(lat * 1e9);
+}
+
+/* A network fault starts (delta 1) or ends (-1). */
+static void recut(sim_world *w, const ck_fault *f, int delta)
+{
+    for (int a = 0; a < w->nh; a++)
+        for (int b = 0; b < w->nh; b++) {
+            if (a == b)
+                continue;
+            int cuts = f->kind == CK_FAULT_LINK_DOWN ? (a == f->host || b == f->host)
+                                                     : ck_fault_cuts(f, a, b);
+            if (cuts)
+                w->cut[a * w->nh + b] += delta;
+        }
+    if (delta < 0)
+        release_held(w);
+}
+
+static void damage(injector *in, ck_fault_run *f)
+{
+    char prefix[128], key[CK_STORE_KEY_MAX];
+    snprintf(prefix, sizeof(prefix), "checkpoints/%s/", in->r->job_id);
+    int rc = ck_storefs_damage(in->w->store_dir, prefix, f->spec->how == CK_DAMAGE_TRUNCATE,
+                               key, sizeof(key));
+    if (rc) {
+        f->failed = 1;
+        snprintf(f->detail, sizeof(f->detail), "%s",
+                 rc == CK_ENOTFOUND ? "no completed checkpoint to damage" : ck_strerror(rc));
+    } else {
+        snprintf(f->detail, sizeof(f->detail), "%s %s",
+                 f->spec->how == CK_DAMAGE_TRUNCATE ? "truncated" : "flipped a bit in", key);
+    }
+}
+
+/* Asks the job manager for a savepoint, as `flink savepoint` (or `flink
+ * stop`) would: a message in its inbox. */
+static void trigger_savepoint(sim_world *w, ck_fault_run *f)
+{
+    sim_node *jm = node_of(w, CK_EP_JM);
+    size_t n;
+    uint8_t *m = ck_wire_msg(CK_MSG_SAVEPOINT, CK_EP_CLIENT, CK_EP_JM, 0, NULL, 0, &n);
+    item *it = malloc(sizeof(*it));
+    if (!jm || jm->dead || !m || !it) {
+        free(m);
+        free(it);
+        f->failed = 1;
+        snprintf(f->detail, sizeof(f->detail), "the job manager is not there");
+        return;
+    }
+    ck_put_u32(m + 16, (uint32_t)f->spec->stop);
+    *it = (item){.kind = ITEM_MSG, .src = CK_EP_CLIENT, .data = m, .len = n};
+    inbox_push(jm, it);
+    sg_cond_notify_one(jm->cond);
+}
+
+static void fault_start(injector *in, ck_fault_run *f)
+{
+    sim_world *w = in->w;
+    const ck_fault *sp = f->spec;
+    f->applied = 1;
+    f->applied_at = sim_now_ns();
+    switch (sp->kind) {
+    case CK_FAULT_CRASH:
+        if (sg_host_is_on(w->tm_hosts[sp->host]))
+            crash_host(w, sp->host);
+        break;
+    case CK_FAULT_SLOW_CPU:
+    case CK_FAULT_SLOW_LINK:
+        reslow(in, sp->host);
+        break;
+    case CK_FAULT_LINK_DOWN:
+    case CK_FAULT_PARTITION:
+        recut(w, sp, 1);
+        break;
+    case CK_FAULT_CORRUPT_CHECKPOINT:
+        damage(in, f);
+        break;
+    case CK_FAULT_SAVEPOINT:
+        trigger_savepoint(w, f);
+        break;
+    }
+}
+
+static void fault_end(injector *in, ck_fault_run *f)
+{
+    sim_world *w = in->w;
+    const ck_fault *sp = f->spec;
+    f->ended = 1;
+    f->ended_at = sim_now_ns();
+    switch (sp->kind) {
+    case CK_FAULT_CRASH:
+        sg_host_turn_on(w->tm_hosts[sp->host]);
+        start_tm(w, sp->host);
+        break;
+    case CK_FAULT_SLOW_CPU:
+    case CK_FAULT_SLOW_LINK:
+        reslow(in, sp->host);
+        break;
+    case CK_FAULT_LINK_DOWN:
+    case CK_FAULT_PARTITION:
+        recut(w, sp, -1);
+        break;
+    default:
+        break;
+    }
+}
+
 static void injector_main(int argc, char **argv)
 {
     CK_UNUSED(argc);
@@ -901,42 +1321,30 @@ static void injector_main(int argc, char **argv)
     injector *in = sg_actor_self_get_data();
     sg_actor_daemonize(sg_actor_self());
     ck_run *r = in->r;
-    /* The timeline, with restarts as events of their own, in time order. */
+    /* Starts and ends, in time order (ties: in the order of the timeline). */
     for (;;) {
         ck_time next = CK_TIME_NEVER;
-        int which = -1, restart = 0;
+        int which = -1, end = 0;
         for (int i = 0; i < r->nfaults; i++) {
             ck_fault_run *f = &r->faults[i];
-            if (!f->applied && f->spec->at < next) {
-                next = f->spec->at;
+            ck_time t = !f->applied ? f->spec->at
+                        : !f->ended && !f->failed ? ck_fault_end(f->spec)
+                                                  : CK_TIME_NEVER;
+            if (t < next) {
+                next = t;
                 which = i;
-                restart = 0;
-            }
-            if (f->applied && !f->restarted && f->spec->restart_after > 0 &&
-                f->spec->at + f->spec->restart_after < next) {
-                next = f->spec->at + f->spec->restart_after;
-                which = i;
-                restart = 1;
+                end = f->applied;
             }
         }
         if (which < 0)
             break;
         sg_actor_sleep_until((double)next / 1e9);
-        ck_fault_run *f = &r->faults[which];
-        int h = f->spec->host;
-        if (!restart) {
-            f->applied = 1;
-            f->applied_at = sim_now_ns();
-            if (sg_host_is_on(in->w->tm_hosts[h]))
-                crash_host(in->w, h);
-        } else {
-            f->restarted = 1;
-            f->restarted_at = sim_now_ns();
-            sg_host_turn_on(in->w->tm_hosts[h]);
-            start_tm(in->w, h);
-        }
+        if (end)
+            fault_end(in, &r->faults[which]);
+        else
+            fault_start(in, &r->faults[which]);
     }
-    free(in);
+    injector_free(in);
 }
 
 int ck_sim_run(ck_run *r, char *err, size_t errlen)
@@ -954,7 +1362,7 @@ int ck_sim_run(ck_run *r, char *err, size_t errlen)
             snprintf(err, errlen, "%s: cannot write: %s", r->platform_file, strerror(errno));
             return CK_EIO;
         }
-        int rc = ck_simplat_write(f, &sc->cluster, r->nhosts);
+        int rc = ck_simplat_write(f, sc, r->nhosts);
         if (fclose(f) || rc) {
             snprintf(err, errlen, "%s: cannot write", r->platform_file);
             return CK_EIO;
@@ -994,11 +1402,16 @@ int ck_sim_run(ck_run *r, char *err, size_t errlen)
     for (int h = 0; h < w->ntm && !rc; h++)
         rc = start_tm(w, h);
     if (!rc && r->nfaults) {
-        injector *in = malloc(sizeof(*in));
+        w->nh = w->ntm + 2;
+        w->cut = calloc((size_t)w->nh * (size_t)w->nh, sizeof(int));
+        w->lat_add = calloc((size_t)w->nh, sizeof(ck_time));
+        injector *in = w->cut && w->lat_add ? injector_new(w, r, err, errlen) : NULL;
         if (!in) {
-            rc = CK_ENOMEM;
+            rc = w->cut && w->lat_add ? CK_EINVAL : CK_ENOMEM;
         } else {
-            *in = (injector){w, r};
+            sg_actor_t d = sg_actor_init("delay", sg_host_by_name("jm"));
+            sg_actor_set_data(d, w);
+            sg_actor_start(d, delay_main, 0, NULL);
             sg_actor_t a = sg_actor_init("faults", sg_host_by_name("jm"));
             sg_actor_set_data(a, in);
             sg_actor_start(a, injector_main, 0, NULL);
@@ -1007,7 +1420,9 @@ int ck_sim_run(ck_run *r, char *err, size_t errlen)
     /* A stalled job keeps its timers ticking: bound simulated time. */
     double limit = 10.0 * (double)sc->workload.duration / 1e9 + 300.0;
     for (int i = 0; i < r->nfaults; i++)
-        limit += (double)(r->faults[i].spec->at + r->faults[i].spec->restart_after) / 1e9;
+        limit += (double)(r->faults[i].spec->at + r->faults[i].spec->duration) / 1e9;
+    if (!rc && r->nfaults)
+        limit += 2.0 * (double)ck_cfg(r->env.cfg, CK_CFG_HB_TIMEOUT) / 1e9;
     if (!rc)
         r->wall_s = ck_sim_run_all(w, limit);
     else if (!err[0] || rc == CK_ENOMEM)

@@ -4,16 +4,31 @@
 
 static void host_name(char *buf, size_t len, int i, int ntm)
 {
-    if (i < ntm)
-        snprintf(buf, len, "tm%d", i);
-    else if (i == ntm)
-        snprintf(buf, len, "jm");
-    else
-        snprintf(buf, len, "store");
+    ck_host_name(i, ntm, buf, len);
 }
 
-int ck_simplat_write(FILE *f, const ck_cluster_spec *c, int ntm)
+/* "speed,speed*f1,speed*f2..." for host h: a pstate per distinct slow_cpu factor. */
+static void speeds(char *buf, size_t len, const ck_scenario *sc, int h)
 {
+    double base = sc->cluster.speed;
+    size_t off = (size_t)snprintf(buf, len, "%.17gf", base);
+    for (int i = 0; i < sc->nfaults && off < len; i++) {
+        const ck_fault *f = &sc->faults[i];
+        if (f->kind != CK_FAULT_SLOW_CPU || f->host != h)
+            continue;
+        int seen = 0;
+        for (int k = 0; k < i; k++)
+            seen |= sc->faults[k].kind == CK_FAULT_SLOW_CPU && sc->faults[k].host == h &&
+                    sc->faults[k].factor == f->factor;
+        if (!seen)
+            off += (size_t)snprintf(buf + off, len - off, ",%.17gf", base * f->factor);
+    }
+}
+
+int ck_simplat_write(FILE *f, const ck_scenario *sc, int ntm)
+{
+    const ck_cluster_spec *c = &sc->cluster;
+    char sp[2048];
     int nh = ntm + 2;
     char a[32], b[32];
     fprintf(f, "<?xml version='1.0'?>\n"
@@ -22,15 +37,15 @@ int ck_simplat_write(FILE *f, const ck_cluster_spec *c, int ntm)
                "<zone id=\"cluster\" routing=\"Full\">\n");
     for (int i = 0; i < nh; i++) {
         host_name(a, sizeof(a), i, ntm);
+        speeds(sp, sizeof(sp), sc, i);
         if (i == ntm + 1) {
             fprintf(f,
-                    "  <host id=\"%s\" speed=\"%.17gf\" core=\"%d\">\n"
+                    "  <host id=\"%s\" speed=\"%s\" core=\"%d\">\n"
                     "    <disk id=\"store_disk\" read_bw=\"%.17gBps\" write_bw=\"%.17gBps\"/>\n"
                     "  </host>\n",
-                    a, c->speed, c->cores, c->disk_read_bw, c->disk_write_bw);
+                    a, sp, c->cores, c->disk_read_bw, c->disk_write_bw);
         } else {
-            fprintf(f, "  <host id=\"%s\" speed=\"%.17gf\" core=\"%d\"/>\n", a, c->speed,
-                    c->cores);
+            fprintf(f, "  <host id=\"%s\" speed=\"%s\" core=\"%d\"/>\n", a, sp, c->cores);
         }
     }
     for (int i = 0; i < nh; i++) {

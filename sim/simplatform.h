@@ -8,8 +8,11 @@
  * link has its own); a route between two hosts crosses both hosts' links.
  * Each host also has a loopback for traffic between its own subtasks.
  *
+ * A host that a slow_cpu event slows gets one extra power state (pstate)
+ * per distinct factor, after its normal speed (pstate 0).
+ *
  * A scenario may bring its own platform file instead: it must declare the
- * same host names and the disk.
+ * same host names and the disk (and the pstates and links its events use).
  */
 #ifndef CK_SIMPLATFORM_H
 #define CK_SIMPLATFORM_H
@@ -18,7 +21,8 @@
 
 #include "scenario.h"
 
-/* Writes the platform of `ntm` task managers to f. Returns 0 or CK_EIO. */
-int ck_simplat_write(FILE *f, const ck_cluster_spec *c, int ntm);
+/* Writes the platform of `ntm` task managers and the scenario's events to
+ * f. Returns 0 or CK_EIO. */
+int ck_simplat_write(FILE *f, const ck_scenario *sc, int ntm);
 
 #endif

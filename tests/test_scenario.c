@@ -118,6 +118,29 @@ static const bad cases[] = {
     {"\"correctness.ok\": true", "\"records_out\": {\">\": \"many\"}", "expect.records_out: \">\" compares numbers"},
     {"\"name\": \"t\",", "\"name\": \"t\",,", "dir/t.json: line 2, column"},
     {"\"name\": \"t\",", "\"name\": \"t\", \"name\": \"u\",", "dir/t.json: name: key given twice"},
+    /* the events timeline */
+    {"\"expect\"", "\"events\": [{\"at\": \"1 s\", \"action\": \"explode\"}], \"expect\"",
+     "events[0].action: expected one of \"crash\""},
+    {"\"expect\"", "\"events\": [{\"at\": \"1 s\", \"action\": \"crash\"}], \"expect\"",
+     "events[0]: action \"crash\" needs a \"host\""},
+    {"\"expect\"", "\"events\": [{\"at\": \"1 s\", \"action\": \"crash\", \"host\": \"jm\"}], \"expect\"",
+     "events[0].host: expected a task manager, tm0 to tm1, got \"jm\""},
+    {"\"expect\"", "\"events\": [{\"at\": \"1 s\", \"action\": \"crash\", \"host\": \"tm0\", \"factor\": 2}], \"expect\"",
+     "events[0].factor: unknown key"},
+    {"\"expect\"", "\"events\": [{\"at\": \"1 s\", \"action\": \"slow_cpu\", \"host\": \"store\", \"factor\": 0}], \"expect\"",
+     "events[0].factor: expected a number from 0.001 to 1"},
+    {"\"expect\"", "\"events\": [{\"at\": \"1 s\", \"action\": \"slow_link\", \"host\": \"tm1\"}], \"expect\"",
+     "events[0]: action \"slow_link\" needs a \"factor\" below 1 or a \"latency\""},
+    {"\"expect\"", "\"events\": [{\"at\": \"1 s\", \"action\": \"partition\", \"groups\": [[\"jm\"], [\"tm1\", \"jm\"]]}], \"expect\"",
+     "events[0].groups[1][1]: \"jm\" is named twice"},
+    {"\"expect\"", "\"events\": [{\"at\": \"1 s\", \"action\": \"partition\", \"groups\": [[\"jm\"]]}], \"expect\"",
+     "events[0].groups: expected two lists of hosts"},
+    {"\"expect\"", "\"events\": [{\"at\": \"1 s\", \"action\": \"link_down\", \"host\": \"tm7\"}], \"expect\"",
+     "events[0].host: expected a host: tm0 to tm1, jm or store, got \"tm7\""},
+    {"\"expect\"", "\"events\": [{\"at\": \"1 s\", \"action\": \"corrupt_checkpoint\", \"how\": \"melt\"}], \"expect\"",
+     "events[0].how: expected one of \"bitflip\", \"truncate\""},
+    {"\"expect\"", "\"events\": [{\"at\": \"2 s\", \"action\": \"savepoint\"}, {\"at\": \"1 s\", \"action\": \"savepoint\"}], \"expect\"",
+     "events[1]: events must be in order of \"at\""},
 };
 
 static void test_bad_files(void **state)
@@ -133,6 +156,49 @@ static void test_bad_files(void **state)
         }
         assert_int_equal(rc, CK_EINVAL);
     }
+}
+
+static void test_events(void **state)
+{
+    (void)state;
+    char text[4096], err[1200];
+    const char *ev =
+        "\"events\": ["
+        "{\"at\": \"1 s\", \"action\": \"crash\", \"host\": \"tm1\", \"restart_after\": \"2 s\"},"
+        "{\"at\": \"1 s\", \"action\": \"slow_cpu\", \"host\": \"store\", \"factor\": 0.25},"
+        "{\"at\": \"2 s\", \"action\": \"slow_link\", \"host\": \"jm\", \"latency\": \"20 ms\","
+        " \"duration\": \"1 s\"},"
+        "{\"at\": \"3 s\", \"action\": \"partition\", \"groups\": [[\"jm\", \"tm0\"], [\"tm1\"]],"
+        " \"duration\": \"500 ms\"},"
+        "{\"at\": \"4 s\", \"action\": \"savepoint\", \"stop\": true},"
+        "{\"at\": \"5 s\", \"action\": \"corrupt_checkpoint\", \"how\": \"truncate\"}],"
+        " \"expect\"";
+    const char *at = strstr(base, "\"expect\"");
+    snprintf(text, sizeof(text), "%.*s%s%s", (int)(at - base), base, ev, at + 8);
+    assert_int_equal(ck_scenario_parse(&sc, "dir/t.json", text, err, sizeof(err)), 0);
+    assert_int_equal(sc.nfaults, 6);
+    const ck_fault *f = sc.faults;
+    assert_int_equal(f[0].kind, CK_FAULT_CRASH);
+    assert_int_equal(f[0].host, 1);
+    assert_true(f[0].duration == 2 * CK_NS_PER_S);
+    assert_true(ck_fault_involves(&f[0], 1) && !ck_fault_involves(&f[0], 0));
+    assert_int_equal(f[1].kind, CK_FAULT_SLOW_CPU);
+    assert_int_equal(f[1].host, 3); /* tm0, tm1, jm, store */
+    assert_true(f[1].factor == 0.25);
+    assert_true(ck_fault_end(&f[1]) == CK_TIME_NEVER);
+    assert_int_equal(f[2].host, 2);
+    assert_true(f[2].latency == 20 * CK_NS_PER_MS && f[2].factor == 1.0);
+    assert_true(ck_fault_end(&f[2]) == 3 * CK_NS_PER_S);
+    assert_int_equal(f[3].kind, CK_FAULT_PARTITION);
+    assert_true(ck_fault_cuts(&f[3], 2, 1) && ck_fault_cuts(&f[3], 1, 0));
+    assert_false(ck_fault_cuts(&f[3], 0, 2));
+    assert_false(ck_fault_cuts(&f[3], 3, 1)); /* the store is on neither side */
+    assert_true(ck_fault_involves(&f[3], 0) && ck_fault_involves(&f[3], 1));
+    assert_int_equal(f[4].kind, CK_FAULT_SAVEPOINT);
+    assert_int_equal(f[4].stop, 1);
+    assert_int_equal(f[5].how, CK_DAMAGE_TRUNCATE);
+    assert_string_equal(ck_fault_name(f[5].kind), "corrupt_checkpoint");
+    ck_scenario_free(&sc);
 }
 
 static void test_unreadable_file(void **state)
@@ -167,6 +233,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_good_file),
         cmocka_unit_test(test_bad_files),
+        cmocka_unit_test(test_events),
         cmocka_unit_test(test_unreadable_file),
         cmocka_unit_test(test_expect_eval),
     };

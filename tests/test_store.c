@@ -123,14 +123,15 @@ static void test_sim_store(void **state)
     (void)state;
     char dir[] = "/tmp/chandy-store-XXXXXX";
     assert_non_null(mkdtemp(dir));
-    ck_cluster_spec c = {.cores = 1, .speed = 1e9, .link_bw = 1e9, .link_lat = 100000,
-                         .store_bw = 100e6, .store_lat = 1000000, .disk_read_bw = 200e6,
-                         .disk_write_bw = 50e6};
+    static ck_scenario sc;
+    sc.cluster = (ck_cluster_spec){.cores = 1, .speed = 1e9, .link_bw = 1e9, .link_lat = 100000,
+                                   .store_bw = 100e6, .store_lat = 1000000,
+                                   .disk_read_bw = 200e6, .disk_write_bw = 50e6};
     char plat[300], store[300];
     snprintf(plat, sizeof(plat), "%s/platform.xml", dir);
     snprintf(store, sizeof(store), "%s/store", dir);
     FILE *f = fopen(plat, "w");
-    assert_int_equal(ck_simplat_write(f, &c, 1), 0);
+    assert_int_equal(ck_simplat_write(f, &sc, 1), 0);
     fclose(f);
     char err[300];
     ck_sim *s = ck_sim_new(plat, "CM02", store, 0, err, sizeof(err));
