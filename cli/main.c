@@ -2,6 +2,8 @@
  * main.c - the chandy command line.
  *
  *   chandy run SCENARIO.json [--seed N] [--out DIR] [--backend simgrid|sockets]
+ *              [--from-savepoint DIR]
+ *   chandy savepoint DIR
  *   chandy validate SCENARIO.json...
  *   chandy keygroup --parallelism P [--max-parallelism M]
  *   chandy config
@@ -14,6 +16,8 @@
 #include "config.h"
 #include "keygroup.h"
 #include "run.h"
+#include "savepoint.h"
+#include "snapshot.h"
 #include "scenario.h"
 
 static void usage(FILE *f)
@@ -21,8 +25,11 @@ static void usage(FILE *f)
     fprintf(f,
             "usage:\n"
             "  chandy run SCENARIO.json [--seed N] [--out DIR] [--backend simgrid|sockets]\n"
-            "             [--quiet] [--verbose]\n"
-            "      run a scenario, write DIR/run.json (default DIR: out/<scenario name>)\n"
+            "             [--from-savepoint DIR] [--quiet] [--verbose]\n"
+            "      run a scenario, write DIR/run.json (default DIR: out/<scenario name>);\n"
+            "      with --from-savepoint (or -s), start the job from a savepoint\n"
+            "  chandy savepoint DIR\n"
+            "      check a savepoint (or retained checkpoint) and list what it holds\n"
             "  chandy validate SCENARIO.json...\n"
             "      check scenario files without running them\n"
             "  chandy keygroup --parallelism P [--max-parallelism M]\n"
@@ -76,6 +83,13 @@ static int cmd_run(int argc, char **argv)
                 return 2;
             }
             i++;
+        } else if (!strcmp(a, "--from-savepoint") || !strcmp(a, "-s")) {
+            if (!val) {
+                fprintf(stderr, "chandy run: %s: expected a savepoint directory\n", a);
+                return 2;
+            }
+            o.from_savepoint = val;
+            i++;
         } else if (!strcmp(a, "--quiet")) {
             o.quiet = 1;
         } else if (!strcmp(a, "--verbose")) {
@@ -95,6 +109,55 @@ static int cmd_run(int argc, char **argv)
         return 2;
     }
     return ck_run_main(path, &o);
+}
+
+/* Checks a savepoint and prints what it holds. 0: sound; 1: damaged. */
+static int cmd_savepoint(int argc, char **argv)
+{
+    if (argc != 1) {
+        usage(stderr);
+        return 2;
+    }
+    static ck_savepoint sp;
+    char err[1200];
+    if (ck_sp_open(&sp, argv[0], err, sizeof(err))) {
+        fprintf(stderr, "chandy savepoint: %s\n", err);
+        return 1;
+    }
+    const ck_cp_meta *m = &sp.meta;
+    printf("%s\n  %s %llu, taken at %.3f s, input %016llx, %u subtasks\n", sp.path,
+           (m->flags & CK_CP_FLAG_STOP)        ? "stop-with-savepoint"
+           : (m->flags & CK_CP_FLAG_SAVEPOINT) ? "savepoint"
+                                               : "checkpoint",
+           (unsigned long long)m->id, (double)m->trigger / 1e9,
+           (unsigned long long)m->input_fp, m->nsubtasks);
+    int status = 0;
+    for (uint32_t i = 0; i < m->nsubtasks; i++) {
+        const char *name = strrchr(m->tasks[i].key, '/') + 1;
+        ck_snapshot snap;
+        const char *why;
+        if (ck_snap_decode(sp.files[i].data, sp.files[i].len, &snap, &why)) {
+            fprintf(stderr, "chandy savepoint: %s/%s: %s\n", sp.path, name, why);
+            status = 1;
+            continue;
+        }
+        size_t entries = 0, timers = 0;
+        for (int k = 0; k < snap.nkeyed; k++) {
+            entries += snap.keyed[k].nentries;
+            timers += snap.keyed[k].ntimers;
+        }
+        printf("  %-16s %9zu bytes  vertex %d subtask %d/%d: %zu keyed entries, %zu timers",
+               name, sp.files[i].len, snap.vertex, snap.subtask + 1, snap.parallelism, entries,
+               timers);
+        if (snap.has_source)
+            printf(", offsets of %d partitions", snap.source.nparts);
+        if (snap.nsinks)
+            printf(", %d sink%s", snap.nsinks, snap.nsinks == 1 ? "" : "s");
+        printf("\n");
+        ck_snapshot_free(&snap);
+    }
+    ck_sp_free(&sp);
+    return status;
 }
 
 static int cmd_validate(int argc, char **argv)
@@ -174,7 +237,7 @@ static int cmd_keygroup(int argc, char **argv)
 static int cmd_config(void)
 {
     static const char *const types[] = {"integer", "boolean", "duration", "memory", "one of",
-                                        "decimal"};
+                                        "decimal", "path"};
     for (int i = 0; i < CK_CFG_COUNT; i++) {
         const ck_cfg_def *d = ck_config_def((ck_cfg_id)i);
         char def[32], lo[32], hi[32];
@@ -190,7 +253,7 @@ static int cmd_config(void)
         } else {
             printf("%s\n    %s, default %s", d->key, types[d->type], def);
         }
-        if (d->type != CK_CFG_BOOL && d->type != CK_CFG_ENUM)
+        if (d->type != CK_CFG_BOOL && d->type != CK_CFG_ENUM && d->type != CK_CFG_PATH)
             printf(", from %s to %s", lo, hi);
         printf("\n    %s\n", d->desc);
     }
@@ -208,6 +271,8 @@ int main(int argc, char **argv)
         return cmd_run(argc - 2, argv + 2);
     if (!strcmp(cmd, "validate"))
         return cmd_validate(argc - 2, argv + 2);
+    if (!strcmp(cmd, "savepoint"))
+        return cmd_savepoint(argc - 2, argv + 2);
     if (!strcmp(cmd, "keygroup"))
         return cmd_keygroup(argc - 2, argv + 2);
     if (!strcmp(cmd, "config"))

@@ -22,6 +22,7 @@ void ck_config_defaults(ck_config *c)
         c->v[i] = defs[i].def;
         c->set[i] = 0;
     }
+    c->path[0] = 0;
 }
 
 const ck_cfg_def *ck_config_def(ck_cfg_id id)
@@ -170,6 +171,9 @@ int ck_config_parse(ck_cfg_id id, const char *text, int64_t *out)
             return CK_EINVAL;
         break;
     }
+    case CK_CFG_PATH:
+        v = text[0] != 0; /* the text itself is kept by the caller */
+        break;
     case CK_CFG_DURATION:
         rc = parse_with_unit(text, time_units, sizeof(time_units) / sizeof(time_units[0]), 0, CK_MS_, &v);
         if (rc)
@@ -203,6 +207,9 @@ void ck_config_format(ck_cfg_id id, int64_t v, char *buf, unsigned len)
     }
     case CK_CFG_DECIMAL:
         snprintf(buf, len, "%g", (double)v / 1000.0);
+        break;
+    case CK_CFG_PATH:
+        snprintf(buf, len, "%s", v ? "(set)" : "(none)");
         break;
     case CK_CFG_DURATION:
         if (v != 0 && v % (3600000 * CK_MS_) == 0)

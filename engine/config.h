@@ -20,6 +20,7 @@ typedef enum ck_cfg_type {
     CK_CFG_MEMORY,
     CK_CFG_ENUM,    /* a choice among names; held as the choice's index */
     CK_CFG_DECIMAL, /* a decimal number; held in thousandths */
+    CK_CFG_PATH,    /* a file system path; held in ck_config.path, the value is 1 when set */
 } ck_cfg_type;
 
 #define CK_MS_ INT64_C(1000000)
@@ -107,7 +108,9 @@ typedef enum ck_cfg_type {
     X(HB_INTERVAL, "heartbeat.interval", CK_CFG_DURATION, 10000 * CK_MS_,      \
       CK_MS_, 86400000 * CK_MS_, "how often task managers report to the job manager") \
     X(HB_TIMEOUT, "heartbeat.timeout", CK_CFG_DURATION, 50000 * CK_MS_,        \
-      CK_MS_, 86400000 * CK_MS_, "silence after which a task manager is lost")
+      CK_MS_, 86400000 * CK_MS_, "silence after which a task manager is lost") \
+    X(RECOVERY_PATH, "execution.state-recovery.path", CK_CFG_PATH, 0, 0, 1,    \
+      "a savepoint (or retained checkpoint) directory to start the job from")
 
 typedef enum ck_cfg_id {
 #define CK_CFG_ENUM(id, key, type, def, min, max, desc) CK_CFG_##id,
@@ -126,6 +129,7 @@ typedef struct ck_cfg_def {
 typedef struct ck_config {
     int64_t v[CK_CFG_COUNT];
     uint8_t set[CK_CFG_COUNT]; /* given explicitly */
+    char path[512];            /* the one CK_CFG_PATH key: execution.state-recovery.path */
 } ck_config;
 
 /* Fills every key with its default. */

@@ -7,7 +7,7 @@
 #include "crc32c.h"
 #include "error.h"
 
-#define METADATA_MAGIC 0x31504b43u /* "CKP1" */
+#define METADATA_MAGIC 0x32504b43u /* "CKP2" */
 
 const char *ck_cp_status_name(ck_cp_status s)
 {
@@ -26,20 +26,33 @@ const char *ck_cp_status_name(ck_cp_status s)
     return "?";
 }
 
-void ck_cc_state_key(const char *job_id, uint64_t id, int vertex, int subtask, char *buf,
-                     size_t len)
+void ck_cc_dir(const char *job_id, uint64_t id, uint32_t flags, char *buf, size_t len)
 {
-    snprintf(buf, len, "checkpoints/%s/chk-%llu/v%d-%d.state", job_id, (unsigned long long)id,
-             vertex, subtask);
+    if (flags & CK_CP_FLAG_SAVEPOINT)
+        snprintf(buf, len, "savepoints/savepoint-%.6s-%llu/", job_id, (unsigned long long)id);
+    else
+        snprintf(buf, len, "checkpoints/%s/chk-%llu/", job_id, (unsigned long long)id);
 }
 
-void ck_cc_metadata_key(const char *job_id, uint64_t id, char *buf, size_t len)
+void ck_cc_state_key(const char *dir, int vertex, int subtask, char *buf, size_t len)
 {
-    snprintf(buf, len, "checkpoints/%s/chk-%llu/_metadata", job_id, (unsigned long long)id);
+    snprintf(buf, len, "%sv%d-%d.state", dir, vertex, subtask);
+}
+
+void ck_cc_metadata_key(const char *dir, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s_metadata", dir);
+}
+
+static void metadata_key(const ck_cc *cc, const ck_cp_record *r, char *buf, size_t len)
+{
+    char dir[200];
+    ck_cc_dir(cc->job_id, r->id, r->flags, dir, sizeof(dir));
+    ck_cc_metadata_key(dir, buf, len);
 }
 
 int ck_cc_init(ck_cc *cc, ck_platform *plat, const ck_graph *g, const ck_config *cfg,
-               const char *job_id)
+               const char *job_id, uint64_t first_id)
 {
     memset(cc, 0, sizeof(*cc));
     cc->plat = plat;
@@ -52,7 +65,7 @@ int ck_cc_init(ck_cc *cc, ck_platform *plat, const ck_graph *g, const ck_config 
     cc->max_concurrent = (int)ck_cfg(cfg, CK_CFG_CP_MAX_CONCURRENT);
     cc->tolerable = (int)ck_cfg(cfg, CK_CFG_CP_TOLERABLE);
     cc->retained = (int)ck_cfg(cfg, CK_CFG_CP_RETAINED);
-    cc->next_id = 1;
+    cc->first_id = cc->next_id = first_id ? first_id : 1;
     cc->next_trigger = cc->enabled ? cc->interval : CK_TIME_NEVER;
     cc->last_complete = CK_TIME_NEVER;
     return CK_OK;
@@ -78,10 +91,15 @@ void ck_cc_free(ck_cc *cc)
 
 static ck_cp_record *find(ck_cc *cc, uint64_t id)
 {
-    /* ids are dense from 1 and records are never removed */
-    if (id == 0 || id > cc->ncps)
+    /* ids are dense from first_id and records are never removed */
+    if (id < cc->first_id || id - cc->first_id >= cc->ncps)
         return NULL;
-    return &cc->cps[id - 1];
+    return &cc->cps[id - cc->first_id];
+}
+
+const ck_cp_record *ck_cc_find(const ck_cc *cc, uint64_t id)
+{
+    return find((ck_cc *)cc, id);
 }
 
 static void send_all_tasks(ck_cc *cc, int type, uint64_t id)
@@ -105,7 +123,7 @@ static void discard(ck_cc *cc, ck_cp_record *r)
             cc->plat->ops->store_delete(cc->plat, r->tasks[s].key);
     if (r->status == CK_CP_COMPLETED) {
         char key[256];
-        ck_cc_metadata_key(cc->job_id, r->id, key, sizeof(key));
+        metadata_key(cc, r, key, sizeof(key));
         cc->plat->ops->store_delete(cc->plat, key);
     }
 }
@@ -113,7 +131,7 @@ static void discard(ck_cc *cc, ck_cp_record *r)
 /* A slot for a new checkpoint opened: arm the trigger again if it waited. */
 static void rearm(ck_cc *cc, ck_time now)
 {
-    if (cc->next_trigger == CK_TIME_NEVER && !cc->stopped)
+    if (cc->next_trigger == CK_TIME_NEVER && !cc->stopped && !cc->paused)
         cc->next_trigger = now;
 }
 
@@ -127,11 +145,13 @@ static void fail_cp(ck_cc *cc, ck_cp_record *r, ck_cp_status status, int counted
     r->complete = ck_now(cc->plat);
     snprintf(r->reason, sizeof(r->reason), "%s", reason);
     cc->npending--;
+    if (r->flags & CK_CP_FLAG_STOP)
+        cc->paused = 0; /* the job goes on */
     send_all_tasks(cc, CK_MSG_CP_ABORT, r->id);
     discard(cc, r);
     rearm(cc, r->complete);
-    if (!counted)
-        return;
+    if (!counted || (r->flags & CK_CP_FLAG_SAVEPOINT))
+        return; /* savepoints do not count against tolerable failures */
     cc->consecutive_failures++;
     if (cc->consecutive_failures > cc->tolerable && !cc->failed) {
         cc->failed = 1;
@@ -146,13 +166,13 @@ static int is_source_vertex(const ck_graph *g, int v)
     return g->spec.ops[g->v[v].ops[0]].kind == CK_OP_SOURCE;
 }
 
-static void trigger(ck_cc *cc, ck_time now)
+static ck_cp_record *trigger(ck_cc *cc, ck_time now, uint32_t flags)
 {
     if (cc->ncps == cc->cap) {
         size_t cap = cc->cap ? cc->cap * 2 : 16;
         ck_cp_record *v = realloc(cc->cps, cap * sizeof(*v));
         if (!v)
-            return;
+            return NULL;
         cc->cps = v;
         cc->cap = cap;
     }
@@ -160,16 +180,17 @@ static void trigger(ck_cc *cc, ck_time now)
     memset(r, 0, sizeof(*r));
     r->tasks = calloc(cc->g->nsubtasks, sizeof(*r->tasks));
     if (!r->tasks)
-        return;
+        return NULL;
     cc->ncps++;
     r->id = cc->next_id++;
+    r->flags = flags;
     r->status = CK_CP_PENDING;
     r->trigger = now;
     cc->npending++;
     uint8_t body[20];
     ck_put_u64(body, r->id);
     ck_put_i64(body + 8, now);
-    ck_put_u32(body + 16, 0);
+    ck_put_u32(body + 16, flags);
     for (int v = 0; v < cc->g->nv; v++) {
         if (!is_source_vertex(cc->g, v))
             continue;
@@ -182,13 +203,27 @@ static void trigger(ck_cc *cc, ck_time now)
                 cc->plat->ops->send(cc->plat, ep, m, n);
         }
     }
+    return r;
+}
+
+uint64_t ck_cc_trigger_savepoint(ck_cc *cc, int stop)
+{
+    if (cc->stopped)
+        return 0; /* no attempt running, or it is winding down */
+    /* Forced, as in Flink: max-concurrent and min-pause do not hold it back. */
+    ck_cp_record *r = trigger(cc, ck_now(cc->plat),
+                              CK_CP_FLAG_SAVEPOINT | (stop ? CK_CP_FLAG_STOP : 0));
+    if (r && stop) {
+        cc->paused = 1; /* the job is about to end: no more checkpoints */
+        cc->next_trigger = CK_TIME_NEVER;
+    }
+    return r ? r->id : 0;
 }
 
 ck_time ck_cc_deadline(const ck_cc *cc)
 {
-    if (!cc->enabled)
-        return CK_TIME_NEVER;
-    ck_time d = cc->stopped || cc->failed ? CK_TIME_NEVER : cc->next_trigger;
+    ck_time d = cc->stopped || cc->paused || cc->failed || !cc->enabled ? CK_TIME_NEVER
+                                                                         : cc->next_trigger;
     for (size_t i = 0; i < cc->ncps; i++)
         if (cc->cps[i].status == CK_CP_PENDING && cc->cps[i].trigger + cc->timeout < d)
             d = cc->cps[i].trigger + cc->timeout;
@@ -197,15 +232,13 @@ ck_time ck_cc_deadline(const ck_cc *cc)
 
 void ck_cc_on_deadline(ck_cc *cc)
 {
-    if (!cc->enabled)
-        return;
     ck_time now = ck_now(cc->plat);
     for (size_t i = 0; i < cc->ncps; i++) {
         ck_cp_record *r = &cc->cps[i];
         if (r->status == CK_CP_PENDING && r->trigger + cc->timeout <= now)
             fail_cp(cc, r, CK_CP_EXPIRED, 1, "expired before completing");
     }
-    if (cc->stopped || cc->failed || now < cc->next_trigger)
+    if (!cc->enabled || cc->stopped || cc->paused || cc->failed || now < cc->next_trigger)
         return;
     if (cc->npending >= cc->max_concurrent) {
         cc->next_trigger = CK_TIME_NEVER; /* re-armed when one ends */
@@ -215,7 +248,7 @@ void ck_cc_on_deadline(ck_cc *cc)
         cc->next_trigger = cc->last_complete + cc->min_pause;
         return;
     }
-    trigger(cc, now);
+    trigger(cc, now, 0);
     cc->next_trigger = now + cc->interval;
 }
 
@@ -225,6 +258,8 @@ static int write_metadata(ck_cc *cc, ck_cp_record *r)
     ck_wbuf_u32(&w, METADATA_MAGIC);
     ck_wbuf_u64(&w, r->id);
     ck_wbuf_u64(&w, (uint64_t)r->trigger);
+    ck_wbuf_u32(&w, r->flags);
+    ck_wbuf_u64(&w, cc->input_fp);
     ck_wbuf_u32(&w, cc->g->nsubtasks);
     for (uint32_t s = 0; s < cc->g->nsubtasks; s++) {
         const ck_cp_task *t = &r->tasks[s];
@@ -242,7 +277,7 @@ static int write_metadata(ck_cc *cc, ck_cp_record *r)
         return CK_ENOMEM;
     }
     char key[256];
-    ck_cc_metadata_key(cc->job_id, r->id, key, sizeof(key));
+    metadata_key(cc, r, key, sizeof(key));
     r->metadata_sent = 1;
     return cc->plat->ops->store_put(cc->plat, key, w.p, w.len, r->id);
 }
@@ -281,6 +316,14 @@ void ck_cc_on_stored(ck_cc *cc, uint64_t token, int status)
     r->status = CK_CP_COMPLETED;
     r->complete = now;
     cc->npending--;
+    if (r->flags & CK_CP_FLAG_SAVEPOINT) {
+        /* An intermediate savepoint commits nothing and subsumes nothing;
+         * a stop-with-savepoint commits, and the tasks then finish. */
+        if (r->flags & CK_CP_FLAG_STOP)
+            send_all_tasks(cc, CK_MSG_CP_COMPLETE, r->id);
+        rearm(cc, now);
+        return;
+    }
     cc->consecutive_failures = 0;
     cc->last_complete = now;
     send_all_tasks(cc, CK_MSG_CP_COMPLETE, r->id);
@@ -288,15 +331,15 @@ void ck_cc_on_stored(ck_cc *cc, uint64_t token, int status)
     int kept = 0;
     for (size_t i = cc->ncps; i-- > 0;) {
         ck_cp_record *o = &cc->cps[i];
-        if (o->id >= r->id)
+        if (o->id >= r->id || (o->flags & CK_CP_FLAG_SAVEPOINT))
             continue;
         if (o->status == CK_CP_PENDING)
             fail_cp(cc, o, CK_CP_ABORTED, 0, "subsumed by a newer completed checkpoint");
     }
     for (size_t i = cc->ncps; i-- > 0;) {
         ck_cp_record *o = &cc->cps[i];
-        if (o->status != CK_CP_COMPLETED || o->retired)
-            continue;
+        if (o->status != CK_CP_COMPLETED || o->retired || (o->flags & CK_CP_FLAG_SAVEPOINT))
+            continue; /* savepoints belong to the user */
         if (++kept > cc->retained) {
             discard(cc, o);
             o->retired = 1;
@@ -322,8 +365,6 @@ void ck_cc_on_decline(ck_cc *cc, uint32_t subtask, uint64_t id, uint32_t reason,
 
 void ck_cc_task_finished(ck_cc *cc, uint32_t subtask)
 {
-    if (!cc->enabled)
-        return;
     cc->stopped = 1;
     for (size_t i = 0; i < cc->ncps; i++) {
         ck_cp_record *r = &cc->cps[i];
@@ -336,6 +377,7 @@ void ck_cc_start_attempt(ck_cc *cc, uint32_t attempt, ck_time now)
 {
     cc->attempt = attempt;
     cc->stopped = 0;
+    cc->paused = 0;
     cc->failed = 0;
     cc->next_trigger = cc->enabled ? now + cc->interval : CK_TIME_NEVER;
 }
@@ -347,4 +389,53 @@ void ck_cc_abort_all(ck_cc *cc, const char *reason)
             fail_cp(cc, &cc->cps[i], CK_CP_ABORTED, 0, reason);
     cc->stopped = 1;
     cc->next_trigger = CK_TIME_NEVER;
+}
+
+int ck_cp_meta_decode(const uint8_t *p, size_t len, ck_cp_meta *m, const char **why)
+{
+    memset(m, 0, sizeof(*m));
+    *why = "too short";
+    if (len < 40)
+        return CK_ECORRUPT;
+    *why = "checksum mismatch (truncated or damaged)";
+    if (ck_crc32c(0, p, len - 4) != ck_get_u32(p + len - 4))
+        return CK_ECORRUPT;
+    ck_rbuf r = {.p = p, .len = len - 4};
+    *why = "not a checkpoint's _metadata";
+    if (ck_rbuf_u32(&r) != METADATA_MAGIC)
+        return CK_ECORRUPT;
+    m->id = ck_rbuf_u64(&r);
+    m->trigger = (int64_t)ck_rbuf_u64(&r);
+    m->flags = ck_rbuf_u32(&r);
+    m->input_fp = ck_rbuf_u64(&r);
+    m->nsubtasks = ck_rbuf_u32(&r);
+    *why = "malformed";
+    if (r.err || m->nsubtasks == 0 || m->nsubtasks > ck_rbuf_left(&r) / 20)
+        return CK_ECORRUPT;
+    m->tasks = calloc(m->nsubtasks, sizeof(*m->tasks));
+    if (!m->tasks)
+        return CK_ENOMEM;
+    for (uint32_t s = 0; s < m->nsubtasks; s++) {
+        uint32_t idx = ck_rbuf_u32(&r), klen = ck_rbuf_u32(&r);
+        const uint8_t *key = klen < sizeof(m->tasks[s].key) ? ck_rbuf_take(&r, klen) : NULL;
+        if (!key || idx != s || memchr(key, 0, klen)) {
+            ck_cp_meta_free(m);
+            return CK_ECORRUPT;
+        }
+        memcpy(m->tasks[s].key, key, klen);
+        m->tasks[s].key[klen] = 0;
+        m->tasks[s].bytes = ck_rbuf_u64(&r);
+        m->tasks[s].crc = ck_rbuf_u32(&r);
+    }
+    if (r.err || ck_rbuf_left(&r) != 0) {
+        ck_cp_meta_free(m);
+        return CK_ECORRUPT;
+    }
+    return CK_OK;
+}
+
+void ck_cp_meta_free(ck_cp_meta *m)
+{
+    free(m->tasks);
+    m->tasks = NULL;
 }

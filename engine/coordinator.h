@@ -24,9 +24,17 @@
  * must fail over. Triggering stops once any subtask has finished (a
  * bounded job winding down).
  *
- * Invariants: ids increase from 1; a checkpoint is COMPLETED only after
- * its metadata is stored; a completed checkpoint's files stay in the store
- * until num-retained newer ones completed.
+ * Savepoints are checkpoints the user asks for (ck_cc_trigger_savepoint),
+ * as in Flink 1.15+: they share the id sequence, go to
+ * savepoints/savepoint-<job-id prefix>-<id>/, are never deleted, not
+ * counted against tolerable failures and not used for failover; an
+ * intermediate savepoint commits nothing (no COMPLETE is sent), while a
+ * stop-with-savepoint does, and the job then ends.
+ *
+ * Invariants: ids increase from first_id (1, or one past the savepoint the
+ * job started from); a checkpoint is COMPLETED only after its metadata is
+ * stored; a completed checkpoint's files stay in the store until
+ * num-retained newer ones completed.
  */
 #ifndef CK_COORDINATOR_H
 #define CK_COORDINATOR_H
@@ -51,6 +59,18 @@ enum {
     CK_DECLINE_SUBSUMED = 2,  /* a newer checkpoint overtook it */
 };
 
+/* What a checkpoint is (u32 flags of TRIGGER, of barriers, of _metadata). */
+#define CK_CP_FLAG_SAVEPOINT 1u /* = CK_BARRIER_SAVEPOINT */
+#define CK_CP_FLAG_STOP 2u      /* = CK_BARRIER_STOP: the job stops once it completes */
+
+/* Where a job (re)starts from: a checkpoint or savepoint and its directory
+ * in the store ("checkpoints/<job>/chk-3/", "savepoints/savepoint-ab12cd-7/"). */
+typedef struct ck_restore_point {
+    uint64_t id;
+    uint32_t flags;
+    char dir[160];
+} ck_restore_point;
+
 typedef struct ck_cp_task {
     int acked;
     uint64_t bytes;
@@ -61,6 +81,7 @@ typedef struct ck_cp_task {
 
 typedef struct ck_cp_record {
     uint64_t id;
+    uint32_t flags; /* CK_CP_FLAG_* */
     ck_cp_status status;
     ck_time trigger, complete;
     uint32_t nacks;
@@ -78,12 +99,14 @@ typedef struct ck_cc {
     int enabled;
     ck_time interval, timeout, min_pause;
     int max_concurrent, tolerable, retained;
-    uint64_t next_id;
+    uint64_t first_id, next_id;
+    uint64_t input_fp;  /* fingerprint of the job's input, written into _metadata */
     ck_time next_trigger;
     ck_time last_complete;
     int npending;
     int consecutive_failures;
     int stopped;
+    int paused;  /* a stop-with-savepoint is pending: no periodic checkpoints */
     int failed;
     char failure[160];
     ck_cp_record *cps; /* every checkpoint, in id order */
@@ -91,9 +114,17 @@ typedef struct ck_cc {
     uint32_t attempt;  /* the job attempt checkpoints go to */
 } ck_cc;
 
-/* Returns 0 or CK_ENOMEM. Disabled when the interval is 0. */
+/* Returns 0 or CK_ENOMEM. Periodic checkpoints are off when the interval
+ * is 0 (savepoints still work). Ids start at first_id. */
 int ck_cc_init(ck_cc *cc, ck_platform *plat, const ck_graph *g, const ck_config *cfg,
-               const char *job_id);
+               const char *job_id, uint64_t first_id);
+
+/* Triggers a savepoint now (stop: stop-with-savepoint). Returns its id, or
+ * 0 when no attempt is running. */
+uint64_t ck_cc_trigger_savepoint(ck_cc *cc, int stop);
+
+/* The record of checkpoint id, or NULL. */
+const ck_cp_record *ck_cc_find(const ck_cc *cc, uint64_t id);
 void ck_cc_free(ck_cc *cc);
 
 /* The next time the coordinator needs on_deadline; CK_TIME_NEVER for none. */
@@ -117,10 +148,32 @@ void ck_cc_start_attempt(ck_cc *cc, uint32_t attempt, ck_time now);
  * and no new one starts until ck_cc_start_attempt. */
 void ck_cc_abort_all(ck_cc *cc, const char *reason);
 
-/* Store key of a subtask's state file and of a checkpoint's metadata. */
-void ck_cc_state_key(const char *job_id, uint64_t id, int vertex, int subtask, char *buf,
-                     size_t len);
-void ck_cc_metadata_key(const char *job_id, uint64_t id, char *buf, size_t len);
+/* The directory of checkpoint or savepoint id in the store, with a
+ * trailing slash; a subtask's state file in it; its metadata. */
+void ck_cc_dir(const char *job_id, uint64_t id, uint32_t flags, char *buf, size_t len);
+void ck_cc_state_key(const char *dir, int vertex, int subtask, char *buf, size_t len);
+void ck_cc_metadata_key(const char *dir, char *buf, size_t len);
+
+/*
+ * _metadata: "CKP2" | u64 id | i64 trigger time | u32 flags |
+ *            u64 input fingerprint | u32 subtasks |
+ *            per subtask: u32 index | u32 key length | key | u64 bytes | u32 crc |
+ *            u32 crc32c of everything before.
+ */
+typedef struct ck_cp_meta {
+    uint64_t id, input_fp;
+    int64_t trigger;
+    uint32_t flags, nsubtasks;
+    struct {
+        char key[256];
+        uint64_t bytes;
+        uint32_t crc;
+    } *tasks; /* malloc'd, nsubtasks */
+} ck_cp_meta;
+
+/* Decodes a _metadata file; *why says what is wrong. 0, CK_ECORRUPT, CK_ENOMEM. */
+int ck_cp_meta_decode(const uint8_t *p, size_t len, ck_cp_meta *m, const char **why);
+void ck_cp_meta_free(ck_cp_meta *m);
 
 const char *ck_cp_status_name(ck_cp_status s);
 

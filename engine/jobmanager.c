@@ -25,9 +25,10 @@ const char *ck_job_state_name(ck_job_state s)
     return "?";
 }
 
-int ck_jm_init(ck_jm *jm, ck_platform *plat, const ck_graph *g, const ck_config *cfg,
-               const char *job_id, int ntm, uint64_t seed)
+int ck_jm_init(ck_jm *jm, ck_platform *plat, const ck_job_env *env, int ntm, uint64_t seed)
 {
+    const ck_graph *g = env->g;
+    const ck_config *cfg = env->cfg;
     memset(jm, 0, sizeof(*jm));
     jm->plat = plat;
     jm->g = g;
@@ -56,10 +57,13 @@ int ck_jm_init(ck_jm *jm, ck_platform *plat, const ck_graph *g, const ck_config 
     }
     ck_metrics_init(&jm->job);
     ck_restart_init(&jm->rs, cfg, seed);
-    if (ck_cc_init(&jm->cc, plat, g, cfg, job_id)) {
+    /* Started from a savepoint: checkpoint ids go on after its id. */
+    jm->base = env->start;
+    if (ck_cc_init(&jm->cc, plat, g, cfg, env->job_id, jm->base.id + 1)) {
         ck_jm_free(jm);
         return CK_ENOMEM;
     }
+    jm->cc.input_fp = env->input_fp;
     jm->cc.stopped = 1; /* until the job runs */
     return CK_OK;
 }
@@ -135,28 +139,50 @@ static int is_damaged(const ck_jm *jm, uint64_t id)
     return 0;
 }
 
-/* The newest completed checkpoint still in the store and not found damaged. */
-static uint64_t latest_checkpoint(const ck_jm *jm)
+/* Where a restart restores from: the newest completed checkpoint still in
+ * the store and not found damaged, or the savepoint the job started or
+ * resumed from if that is newer (ids are one sequence). 0: from scratch. */
+static uint64_t latest_checkpoint_point(const ck_jm *jm, ck_restore_point *out)
 {
+    memset(out, 0, sizeof(*out));
+    if (jm->base.id && !is_damaged(jm, jm->base.id))
+        *out = jm->base;
     for (size_t i = jm->cc.ncps; i-- > 0;) {
         const ck_cp_record *c = &jm->cc.cps[i];
-        if (c->status == CK_CP_COMPLETED && !c->retired && !is_damaged(jm, c->id))
-            return c->id;
+        if (c->status == CK_CP_COMPLETED && !c->retired && !(c->flags & CK_CP_FLAG_SAVEPOINT) &&
+            !is_damaged(jm, c->id)) {
+            if (c->id > out->id) {
+                out->id = c->id;
+                out->flags = c->flags;
+                ck_cc_dir(jm->cc.job_id, c->id, c->flags, out->dir, sizeof(out->dir));
+            }
+            break;
+        }
     }
-    return 0;
+    return out->id;
+}
+
+static uint64_t latest_checkpoint(const ck_jm *jm)
+{
+    ck_restore_point p;
+    return latest_checkpoint_point(jm, &p);
 }
 
 static void deploy(ck_jm *jm, ck_time now)
 {
     if (jm->state == CK_JOB_RESTARTING)
         jm->attempt++;
-    jm->restore_cp = jm->state == CK_JOB_RESTARTING ? latest_checkpoint(jm) : 0;
+    memset(&jm->restore, 0, sizeof(jm->restore));
+    if (jm->state == CK_JOB_RESTARTING || jm->base.id)
+        latest_checkpoint_point(jm, &jm->restore);
+    jm->restore_cp = jm->restore.id;
+    jm->stop_id = 0;
     memset(jm->done, 0, jm->g->nsubtasks);
     memset(jm->running, 0, jm->g->nsubtasks);
     jm->nfinished = jm->nrunning = 0;
     jm->plat->ops->set_routes(jm->plat, jm->attempt, jm->g->nsubtasks, jm->placement);
     size_t blen;
-    uint8_t *body = ck_tm_deploy_body(jm->attempt, jm->restore_cp, jm->g->nsubtasks,
+    uint8_t *body = ck_tm_deploy_body(jm->attempt, &jm->restore, jm->g->nsubtasks,
                                       jm->placement, &blen);
     if (!body) {
         job_fail(jm, "out of memory deploying the job");
@@ -180,8 +206,8 @@ static void deploy(ck_jm *jm, ck_time now)
     }
     jm->state = CK_JOB_RUNNING;
     ck_cc_start_attempt(&jm->cc, jm->attempt, now);
-    ck_logf(jm->plat, CK_LOG_INFO, "deployed attempt %u%s", jm->attempt,
-            jm->restore_cp ? " from a checkpoint" : "");
+    ck_logf(jm->plat, CK_LOG_INFO, "deployed attempt %u%s%s", jm->attempt,
+            jm->restore_cp ? " from " : "", jm->restore_cp ? jm->restore.dir : "");
 }
 
 /* WAITING or RESTARTING: deploy when the delay passed and slots are there. */
@@ -216,29 +242,39 @@ static int64_t source_lag(const ck_jm *jm)
     return m;
 }
 
-/* host: the task manager whose loss caused it, or -1. */
-static void failover(ck_jm *jm, const char *cause, int host)
+/* Opens an entry in `recoveries`; NULL when out of memory. */
+static ck_recovery *new_recovery(ck_jm *jm, const char *cause, int host, ck_time now)
 {
-    if (jm->state != CK_JOB_RUNNING)
-        return;
-    ck_time now = ck_now(jm->plat);
     if (jm->nrecoveries == jm->caprecoveries) {
         size_t cap = jm->caprecoveries ? jm->caprecoveries * 2 : 4;
         ck_recovery *v = realloc(jm->recoveries, cap * sizeof(*v));
-        if (!v) {
-            job_fail(jm, cause);
-            return;
-        }
+        if (!v)
+            return NULL;
         jm->recoveries = v;
         jm->caprecoveries = cap;
     }
     ck_recovery *r = &jm->recoveries[jm->nrecoveries++];
     memset(r, 0, sizeof(*r));
     r->detected = now;
+    r->failed = CK_TIME_NEVER;
     r->restarted = r->restored = r->first_output = r->caught_up = CK_TIME_NEVER;
     r->lag_before = source_lag(jm);
     r->host = host;
     snprintf(r->cause, sizeof(r->cause), "%s", cause);
+    return r;
+}
+
+/* host: the task manager whose loss caused it, or -1. */
+static void failover(ck_jm *jm, const char *cause, int host)
+{
+    if (jm->state != CK_JOB_RUNNING)
+        return;
+    ck_time now = ck_now(jm->plat);
+    ck_recovery *r = new_recovery(jm, cause, host, now);
+    if (!r) {
+        job_fail(jm, cause);
+        return;
+    }
     ck_logf(jm->plat, CK_LOG_WARN, "failure: %s", cause);
     /* Cancel the attempt everywhere it may still run. */
     for (int h = 0; h < jm->ntm; h++) {
@@ -253,6 +289,7 @@ static void failover(ck_jm *jm, const char *cause, int host)
             jm->plat->ops->send(jm->plat, CK_EP_TM0 + (uint32_t)h, m, n);
     }
     ck_cc_abort_all(&jm->cc, "the job failed over");
+    jm->stop_id = 0;
     ck_time delay;
     if (!ck_restart_on_failure(&jm->rs, now, &delay)) {
         char why[256];
@@ -267,8 +304,78 @@ static void failover(ck_jm *jm, const char *cause, int host)
     jm->waiting_since = jm->restart_at;
 }
 
+/* Every subtask ended. After a stop-with-savepoint the job ends, or
+ * restarts from the savepoint after the pause the stop asked for. */
+static void all_finished(ck_jm *jm, ck_time now)
+{
+    const ck_cp_record *sp = jm->stop_id ? ck_cc_find(&jm->cc, jm->stop_id) : NULL;
+    if (sp && sp->status != CK_CP_COMPLETED)
+        sp = NULL;
+    if (sp && jm->stop_resume > 0) {
+        char cause[200];
+        snprintf(cause, sizeof(cause), "stopped with savepoint %llu, resumed from it",
+                 (unsigned long long)sp->id);
+        ck_recovery *r = new_recovery(jm, cause, -1, now);
+        if (!r) {
+            job_fail(jm, "out of memory");
+            return;
+        }
+        r->failed = sp->trigger; /* the sources paused at its barrier */
+        jm->base.id = sp->id;
+        jm->base.flags = sp->flags;
+        ck_cc_dir(jm->cc.job_id, sp->id, sp->flags, jm->base.dir, sizeof(jm->base.dir));
+        ck_cc_abort_all(&jm->cc, "the job stopped");
+        ck_logf(jm->plat, CK_LOG_INFO, "stopped with savepoint %llu; resuming in %.3f s",
+                (unsigned long long)sp->id, (double)jm->stop_resume / 1e9);
+        jm->stop_id = 0;
+        jm->state = CK_JOB_RESTARTING;
+        jm->restart_at = now + jm->stop_resume;
+        jm->restart_due = 1;
+        jm->waiting_since = jm->restart_at;
+        return;
+    }
+    if (sp) {
+        jm->stopped_with = sp->id;
+        ck_logf(jm->plat, CK_LOG_INFO, "stopped with savepoint %llu", (unsigned long long)sp->id);
+    }
+    jm->state = CK_JOB_FINISHED;
+    jm->end = now;
+    ck_recovery *r = open_recovery(jm);
+    if (r && r->caught_up == CK_TIME_NEVER && r->restored != CK_TIME_NEVER)
+        r->caught_up = now; /* the input ran out: nothing left to catch up */
+}
+
+/* A savepoint request (the CLI, the fault timeline). */
+static void on_savepoint_request(ck_jm *jm, uint32_t stop, const uint8_t *body, size_t len)
+{
+    if (jm->state != CK_JOB_RUNNING || jm->stop_id) {
+        ck_logf(jm->plat, CK_LOG_WARN, "savepoint refused: the job is %s",
+                jm->stop_id ? "stopping" : ck_job_state_name(jm->state));
+        return;
+    }
+    uint64_t id = ck_cc_trigger_savepoint(&jm->cc, stop != 0);
+    if (!id) {
+        ck_logf(jm->plat, CK_LOG_WARN, "savepoint refused: the job is winding down");
+        return;
+    }
+    ck_logf(jm->plat, CK_LOG_INFO, "%s %llu triggered", stop ? "stop-with-savepoint" : "savepoint",
+            (unsigned long long)id);
+    if (stop) {
+        jm->stop_id = id;
+        jm->stop_resume = len >= CK_SAVEPOINT_BODY ? (ck_time)ck_get_i64(body) : 0;
+    }
+}
+
 static void check_checkpoints(ck_jm *jm)
 {
+    if (jm->stop_id) {
+        const ck_cp_record *sp = ck_cc_find(&jm->cc, jm->stop_id);
+        if (sp && sp->status != CK_CP_PENDING && sp->status != CK_CP_COMPLETED) {
+            ck_logf(jm->plat, CK_LOG_WARN, "stop-with-savepoint %llu failed (%s): the job goes on",
+                    (unsigned long long)sp->id, sp->reason);
+            jm->stop_id = 0;
+        }
+    }
     if (jm->cc.failed && jm->state == CK_JOB_RUNNING) {
         jm->cc.failed = 0;
         jm->cc.consecutive_failures = 0;
@@ -418,6 +525,11 @@ static int jm_on_message(void *self, uint8_t *msg, size_t len)
         maybe_deploy(jm, now);
         return CK_OK;
     }
+    if (h.type == CK_MSG_SAVEPOINT && h.src == CK_EP_CLIENT) {
+        on_savepoint_request(jm, h.arg, body, h.len);
+        free(msg);
+        return CK_OK;
+    }
     /* Everything else comes from a subtask of some attempt. */
     if (h.src >= jm->g->nsubtasks || h.epoch != jm->attempt ||
         (jm->state != CK_JOB_RUNNING && h.type != CK_MSG_TASK_FAILED)) {
@@ -448,13 +560,8 @@ static int jm_on_message(void *self, uint8_t *msg, size_t len)
         jm->done[g] = 1;
         jm->nfinished++;
         ck_cc_task_finished(&jm->cc, g);
-        if (jm->nfinished == jm->g->nsubtasks) {
-            jm->state = CK_JOB_FINISHED;
-            jm->end = now;
-            ck_recovery *r = open_recovery(jm);
-            if (r && r->caught_up == CK_TIME_NEVER && r->restored != CK_TIME_NEVER)
-                r->caught_up = now; /* the input ran out: nothing left to catch up */
-        }
+        if (jm->nfinished == jm->g->nsubtasks)
+            all_finished(jm, now);
         break;
     case CK_MSG_TASK_FAILED:
         if (jm->state == CK_JOB_RUNNING)

@@ -17,6 +17,9 @@
  *   RESTARTING --its delay passed and enough task managers are alive:
  *                DEPLOY attempt n+1 restoring the latest checkpoint--> RUNNING
  *   RESTARTING/WAITING --no resources within the slot request timeout--> FAILED
+ *   RUNNING    --a stop-with-savepoint completed and every subtask ended-->
+ *                FINISHED, or RESTARTING from the savepoint when the stop
+ *                asked to resume after a while (an upgrade, in one run)
  *
  * A restore that finds a checkpoint damaged marks it so, and the next
  * attempt falls back to the previous completed checkpoint; with none left,
@@ -38,6 +41,7 @@
 #include "node.h"
 #include "platform.h"
 #include "restart.h"
+#include "task.h"
 
 typedef enum ck_job_state {
     CK_JOB_WAITING,
@@ -52,6 +56,7 @@ typedef enum ck_job_state {
 #define CK_SLOT_REQUEST_TIMEOUT (300 * CK_NS_PER_S)
 
 typedef struct ck_recovery {
+    ck_time failed;        /* when it stopped working, if the job manager knows */
     ck_time detected, restarted, restored, first_output, caught_up;
     uint32_t attempt;      /* the attempt that recovered */
     uint64_t checkpoint;   /* restored from (0: from the start) */
@@ -69,7 +74,12 @@ typedef struct ck_jm {
     ck_time *tm_seen;    /* last heartbeat per task manager, CK_TIME_NEVER: not alive */
     uint16_t *placement; /* host per global subtask, current attempt */
     uint32_t attempt;
-    uint64_t restore_cp;
+    uint64_t restore_cp;     /* = restore.id */
+    ck_restore_point restore; /* what the current attempt restored */
+    ck_restore_point base;   /* a savepoint the job started or resumed from */
+    uint64_t stop_id;        /* a stop-with-savepoint under way */
+    ck_time stop_resume;     /* ...and how long after it the job resumes (0: it ends) */
+    uint64_t stopped_with;   /* the savepoint the job ended with */
     uint32_t nfinished, nrunning;
     uint8_t *done, *running; /* per subtask, current attempt */
     ck_metrics *tasks;   /* per subtask, summed over attempts */
@@ -88,9 +98,13 @@ typedef struct ck_jm {
     char failure[256];
 } ck_jm;
 
-/* Returns 0 or CK_ENOMEM. ntm: task managers the cluster has. */
-int ck_jm_init(ck_jm *jm, ck_platform *plat, const ck_graph *g, const ck_config *cfg,
-               const char *job_id, int ntm, uint64_t seed);
+/* Returns 0 or CK_ENOMEM. ntm: task managers the cluster has; the job
+ * starts from env->start when it names a savepoint. */
+int ck_jm_init(ck_jm *jm, ck_platform *plat, const ck_job_env *env, int ntm, uint64_t seed);
+
+/* The body of a SAVEPOINT request: u64 resume-after ns (stop only; 0: end).
+ * The header's arg is 1 for stop-with-savepoint. */
+#define CK_SAVEPOINT_BODY 8
 void ck_jm_free(ck_jm *jm);
 
 ck_node ck_jm_node(ck_jm *jm);

@@ -36,6 +36,8 @@ typedef enum ck_log_level { CK_LOG_ERROR, CK_LOG_WARN, CK_LOG_INFO, CK_LOG_DEBUG
 
 #define CK_ATTEMPT_ALL UINT32_MAX
 
+struct ck_restore_point; /* coordinator.h */
+
 typedef struct ck_platform_ops {
     /* The current time on the platform clock. */
     ck_time (*now)(ck_platform *p);
@@ -93,13 +95,15 @@ typedef struct ck_platform_ops {
 
     /*
      * Task managers only. deploy starts subtask `global` of attempt
-     * `attempt` on this host, to restore checkpoint restore_cp (0: none);
+     * `attempt` on this host, to restore checkpoint or savepoint `from`
+     * first (NULL: start fresh);
      * undeploy stops every subtask of `attempt` (CK_ATTEMPT_ALL: of every
      * attempt) on this host; set_routes
      * tells the backend where the subtasks of an attempt run (host index per
      * global subtask), for backends that route by host. Return 0 or CK_E*.
      */
-    int (*deploy)(ck_platform *p, uint32_t attempt, uint32_t global, uint64_t restore_cp);
+    int (*deploy)(ck_platform *p, uint32_t attempt, uint32_t global,
+                  const struct ck_restore_point *from);
     void (*undeploy)(ck_platform *p, uint32_t attempt);
     void (*set_routes)(ck_platform *p, uint32_t attempt, uint32_t n, const uint16_t *hosts);
 

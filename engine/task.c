@@ -75,8 +75,10 @@ struct ck_task {
 
     /* this attempt */
     uint32_t attempt;
-    uint64_t restore_cp;
+    uint64_t restore_cp;       /* = from.id */
+    ck_restore_point from;
     char restore_key[200];
+    uint64_t stop_id;          /* a stop-with-savepoint this task took part in */
 
     /* metrics reporting: totals already reported, next report */
     struct {
@@ -141,7 +143,7 @@ static int source_init(ck_task *t)
 }
 
 ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global,
-                     uint32_t attempt, uint64_t restore_cp)
+                     uint32_t attempt, const ck_restore_point *from)
 {
     const ck_graph *g = env->g;
     if (global >= g->nsubtasks)
@@ -154,7 +156,10 @@ ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global,
     t->g = g;
     t->global = global;
     t->attempt = attempt;
-    t->restore_cp = restore_cp;
+    if (from && from->id) {
+        t->from = *from;
+        t->restore_cp = from->id;
+    }
     t->first_out_ns = -1;
     t->next_report = CK_TIME_NEVER;
     ck_graph_locate(g, global, &t->vertex, &t->subtask);
@@ -751,7 +756,11 @@ static int take_checkpoint(ck_task *t, const ck_barrier *b, int64_t align_ns)
     j->sync_ns = sync_ns;
     j->align_ns = align_ns;
     j->async_start = ck_now(t->plat);
-    ck_cc_state_key(t->env->job_id, b->id, t->vertex, t->subtask, j->key, sizeof(j->key));
+    char dir[200];
+    ck_cc_dir(t->env->job_id, b->id, b->flags, dir, sizeof(dir));
+    ck_cc_state_key(dir, t->vertex, t->subtask, j->key, sizeof(j->key));
+    if (b->flags & CK_BARRIER_STOP)
+        t->stop_id = b->id; /* no more input until it completes or fails */
     t->plat->ops->cpu_background(t->plat, SERIALIZE_FLOPS_PER_BYTE * (double)j->len,
                                  (j->id << 2) | SNAP_SERIALIZING);
     return CK_OK;
@@ -827,6 +836,19 @@ static int on_checkpoint_message(ck_task *t, const ck_wire_hdr *h, const uint8_t
     }
     case CK_MSG_CP_COMPLETE: {
         int rc = commit_upto(t, id);
+        if (!rc && id == t->stop_id && t->state == CK_TASK_RUNNING) {
+            /* Stopped with a savepoint: committed up to it, the task ends
+             * (without ending its input: windows stay in the savepoint). */
+            for (int k = 0; k < t->chain.nops; k++) {
+                ck_op *op = &t->chain.ops[k];
+                if (op->two_phase)
+                    t->plat->ops->output_abort(t->plat, op->sink_id, op->txn);
+            }
+            flush_all(t);
+            send_all(t);
+            report(t, CK_MSG_TASK_FINISHED);
+            return CK_OK;
+        }
         /* What was just committed is reported at once: a crash before the
          * next periodic report must not make committed output vanish
          * from the figures. */
@@ -837,6 +859,8 @@ static int on_checkpoint_message(ck_task *t, const ck_wire_hdr *h, const uint8_t
         return rc;
     }
     case CK_MSG_CP_ABORT: {
+        if (id == t->stop_id)
+            t->stop_id = 0; /* the stop failed: the job goes on */
         snap_job *j = snap_find(t, id);
         if (j)
             snap_drop(t, j);
@@ -1061,7 +1085,7 @@ static ck_time task_deadline(void *self)
     if (t->state != CK_TASK_RUNNING && t->state != CK_TASK_ENDING)
         return CK_TIME_NEVER;
     ck_time d = CK_MIN(t->next_flush, t->next_report);
-    if (t->is_source && t->state == CK_TASK_RUNNING) {
+    if (t->is_source && t->state == CK_TASK_RUNNING && !t->stop_id) {
         /* Wake for the next record only when none is waiting: a waiting
          * record that cannot be read is held back by credit, and credit
          * arrives as a message. */
@@ -1087,7 +1111,7 @@ static int task_on_deadline(void *self)
     }
     if (now >= t->next_flush)
         flush_all(t);
-    if (t->is_source && t->state == CK_TASK_RUNNING && t->wm_interval > 0 &&
+    if (t->is_source && t->state == CK_TASK_RUNNING && t->wm_interval > 0 && !t->stop_id &&
         now >= t->next_wm) {
         int rc = source_emit_watermark(t, source_watermark(t));
         if (rc) {
@@ -1126,7 +1150,7 @@ static int task_work(void *self)
     if (t->state == CK_TASK_CREATED) {
         if (t->restore_cp) {
             t->state = CK_TASK_RESTORING;
-            ck_cc_state_key(t->env->job_id, t->restore_cp, t->vertex, t->subtask, t->restore_key,
+            ck_cc_state_key(t->from.dir, t->vertex, t->subtask, t->restore_key,
                             sizeof(t->restore_key));
             rc = t->plat->ops->store_get(t->plat, t->restore_key, RESTORE_TOKEN);
             if (rc)
@@ -1140,7 +1164,7 @@ static int task_work(void *self)
     ck_time now = ck_now(t->plat);
     /* Credit that arrived since the last call frees output buffers first. */
     send_all(t);
-    if (t->state == CK_TASK_RUNNING) {
+    if (t->state == CK_TASK_RUNNING && !(t->is_source && t->stop_id)) {
         int has_input = t->is_source ? source_has_available(t, now)
                                      : (t->has_gate && ck_gate_has_data(&t->gate));
         if (has_input && outputs_available(t)) {
@@ -1171,7 +1195,7 @@ static int task_work(void *self)
     if (t->state != CK_TASK_RUNNING)
         return 0;
     now = ck_now(t->plat);
-    int has_input = t->is_source ? source_has_available(t, now)
+    int has_input = t->is_source ? !t->stop_id && source_has_available(t, now)
                                  : (t->has_gate && ck_gate_has_data(&t->gate));
     int avail = outputs_available(t);
     acct(t, now, has_input && !avail ? ACCT_BP : ACCT_IDLE);

@@ -39,6 +39,7 @@
 #define CK_TASK_H
 
 #include "gate.h"
+#include "coordinator.h"
 #include "graph.h"
 #include "metrics.h"
 #include "node.h"
@@ -59,18 +60,20 @@ typedef struct ck_job_env {
     const ck_graph *g;
     const ck_config *cfg;
     const ck_topic *topic;
-    const char *job_id; /* names the job's checkpoints in the store */
+    const char *job_id;     /* names the job's checkpoints in the store */
+    uint64_t input_fp;      /* fingerprint of the input, recorded in checkpoints */
+    ck_restore_point start; /* a savepoint the job starts from (id 0: none) */
 } ck_job_env;
 
 typedef struct ck_task ck_task;
 
 /*
  * Creates subtask `global` of attempt `attempt` of the job, talking through
- * plat, to restore checkpoint restore_cp first (0: start fresh).
+ * plat, to restore checkpoint or savepoint `from` first (NULL: start fresh).
  * Returns NULL when out of memory.
  */
 ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global,
-                     uint32_t attempt, uint64_t restore_cp);
+                     uint32_t attempt, const ck_restore_point *from);
 
 /* TASK_FAILED body: u32 code | u64 detail | text. The detail is the
  * checkpoint for CK_FAIL_RESTORE and the task manager for CK_FAIL_PEER. */

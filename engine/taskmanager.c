@@ -1,6 +1,7 @@
 #include "taskmanager.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "error.h"
 #include "wire.h"
@@ -16,18 +17,24 @@ void ck_tm_init(ck_tm *tm, ck_platform *plat, const ck_graph *g, const ck_config
     tm->next_hb = CK_TIME_NEVER;
 }
 
-uint8_t *ck_tm_deploy_body(uint32_t attempt, uint64_t restore_cp, uint32_t n,
+uint8_t *ck_tm_deploy_body(uint32_t attempt, const ck_restore_point *from, uint32_t n,
                            const uint16_t *hosts, size_t *len)
 {
-    *len = 16 + 2 * (size_t)n;
+    uint64_t id = from ? from->id : 0;
+    size_t dl = id ? strlen(from->dir) : 0, off = 16 + 2 * (size_t)n;
+    *len = off + 6 + dl;
     uint8_t *b = malloc(*len);
     if (!b)
         return NULL;
     ck_put_u32(b, attempt);
-    ck_put_u64(b + 4, restore_cp);
+    ck_put_u64(b + 4, id);
     ck_put_u32(b + 12, n);
     for (uint32_t i = 0; i < n; i++)
         ck_put_u16(b + 16 + 2 * i, hosts[i]);
+    ck_put_u32(b + off, id ? from->flags : 0);
+    ck_put_u16(b + off + 4, (uint16_t)dl);
+    if (dl)
+        memcpy(b + off + 6, from->dir, dl);
     return b;
 }
 
@@ -47,10 +54,18 @@ static int on_deploy(ck_tm *tm, const uint8_t *b, size_t len)
     if (len < 16)
         return CK_EPROTO;
     uint32_t attempt = ck_get_u32(b);
-    uint64_t restore = ck_get_u64(b + 4);
+    ck_restore_point from = {.id = ck_get_u64(b + 4)};
     uint32_t n = ck_get_u32(b + 12);
-    if (n != tm->g->nsubtasks || len != 16 + 2 * (size_t)n)
+    size_t off = 16 + 2 * (size_t)n;
+    if (n != tm->g->nsubtasks || len < off + 6)
         return CK_EPROTO;
+    from.flags = ck_get_u32(b + off);
+    size_t dl = ck_get_u16(b + off + 4);
+    if (len != off + 6 + dl || dl >= sizeof(from.dir) || (from.id != 0) != (dl != 0) ||
+        memchr(b + off + 6, 0, dl))
+        return CK_EPROTO;
+    memcpy(from.dir, b + off + 6, dl);
+    from.dir[dl] = 0;
     uint16_t *hosts = malloc(2 * (size_t)n + 2);
     if (!hosts)
         return CK_ENOMEM;
@@ -60,7 +75,7 @@ static int on_deploy(ck_tm *tm, const uint8_t *b, size_t len)
     int rc = CK_OK;
     for (uint32_t i = 0; i < n && !rc; i++)
         if (hosts[i] == tm->host)
-            rc = tm->plat->ops->deploy(tm->plat, attempt, i, restore);
+            rc = tm->plat->ops->deploy(tm->plat, attempt, i, from.id ? &from : NULL);
     free(hosts);
     return rc;
 }

@@ -5,7 +5,8 @@
  * subtasks the job manager deploys to it and stops them when told.
  *
  * DEPLOY body: u32 attempt | u64 checkpoint to restore (0: none) |
- *              u32 subtasks | u16 host per global subtask
+ *              u32 subtasks | u16 host per global subtask |
+ *              u32 flags of the checkpoint | u16 length | its directory
  * CANCEL body: u32 attempt
  *
  * The job manager answers every heartbeat. A task manager that hears
@@ -24,6 +25,7 @@
 #define CK_TASKMANAGER_H
 
 #include "config.h"
+#include "coordinator.h"
 #include "graph.h"
 #include "node.h"
 #include "platform.h"
@@ -42,8 +44,9 @@ void ck_tm_init(ck_tm *tm, ck_platform *plat, const ck_graph *g, const ck_config
 
 ck_node ck_tm_node(ck_tm *tm);
 
-/* Builds a DEPLOY body (malloc'd). NULL when out of memory. */
-uint8_t *ck_tm_deploy_body(uint32_t attempt, uint64_t restore_cp, uint32_t n,
+/* Builds a DEPLOY body (malloc'd); from: NULL or id 0 to start fresh.
+ * NULL when out of memory. */
+uint8_t *ck_tm_deploy_body(uint32_t attempt, const ck_restore_point *from, uint32_t n,
                            const uint16_t *hosts, size_t *len);
 
 #endif

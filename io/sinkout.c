@@ -1,10 +1,13 @@
 #include "sinkout.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "error.h"
+#include "storefs.h"
 
 void ck_sinkout_init(ck_sinkout *o)
 {
@@ -145,5 +148,40 @@ int ck_sinkout_load(ck_sinkout *o, uint32_t sink_id, const char *path)
     if (!rc && ferror(f))
         rc = CK_EIO;
     fclose(f);
+    return rc;
+}
+
+int ck_sinkout_save(const ck_sinkout *o, const char *dir)
+{
+    if (ck_storefs_mkdirs(dir))
+        return CK_EIO;
+    for (int i = 0; i < o->n; i++) {
+        const ck_sinkout_stream *st = &o->s[i];
+        char key[32];
+        snprintf(key, sizeof(key), "%08x.out", st->sink_id);
+        if (ck_storefs_put(dir, key, st->data, st->len, 0))
+            return CK_EIO;
+    }
+    return CK_OK;
+}
+
+int ck_sinkout_load_dir(ck_sinkout *o, const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return errno == ENOENT ? CK_ENOTFOUND : CK_EIO;
+    int rc = CK_OK;
+    struct dirent *e;
+    while (!rc && (e = readdir(d))) {
+        unsigned id;
+        int used = 0;
+        if (sscanf(e->d_name, "%8x.out%n", &id, &used) != 1 || e->d_name[used] ||
+            strlen(e->d_name) != 12)
+            continue;
+        char path[1200];
+        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+        rc = ck_sinkout_load(o, id, path);
+    }
+    closedir(d);
     return rc;
 }

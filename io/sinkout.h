@@ -50,4 +50,13 @@ int ck_sinkout_abort(ck_sinkout *o, uint32_t sink_id, uint64_t txn);
  * CK_EIO, CK_ENOMEM. */
 int ck_sinkout_load(ck_sinkout *o, uint32_t sink_id, const char *path);
 
+/* Writes every committed stream to dir/<sink id, 8 hex digits>.out (the
+ * run's output, for a later run to be checked together with). Returns 0 or
+ * CK_EIO. */
+int ck_sinkout_save(const ck_sinkout *o, const char *dir);
+
+/* Loads every <sink id>.out file of dir into the committed streams.
+ * Returns 0, CK_ENOTFOUND (no such directory), CK_EIO, CK_ENOMEM. */
+int ck_sinkout_load_dir(ck_sinkout *o, const char *dir);
+
 #endif

@@ -538,7 +538,8 @@ static void op_log(ck_platform *p, int level, const char *line)
         fprintf(stderr, "[%.6f] ep%u: %s\n", (double)world_now(n->w) / 1e9, p->endpoint, line);
 }
 
-static int op_deploy(ck_platform *p, uint32_t attempt, uint32_t global, uint64_t restore_cp);
+static int op_deploy(ck_platform *p, uint32_t attempt, uint32_t global,
+                     const ck_restore_point *from);
 static void op_undeploy(ck_platform *p, uint32_t attempt);
 static void op_set_routes(ck_platform *p, uint32_t attempt, uint32_t n, const uint16_t *hosts);
 
@@ -597,7 +598,8 @@ static void limbo_release(net_world *w, net_node *n)
     }
 }
 
-static int op_deploy(ck_platform *p, uint32_t attempt, uint32_t global, uint64_t restore_cp)
+static int op_deploy(ck_platform *p, uint32_t attempt, uint32_t global,
+                     const ck_restore_point *from)
 {
     net_world *w = ((net_node *)p)->w;
     uint32_t ep = ck_ep_task(w->r->env.g, attempt, global);
@@ -608,7 +610,7 @@ static int op_deploy(ck_platform *p, uint32_t attempt, uint32_t global, uint64_t
         return CK_ENOMEM;
     n->is_task = 1;
     n->attempt = attempt;
-    n->task = ck_task_new(&w->r->env, &n->plat, global, attempt, restore_cp);
+    n->task = ck_task_new(&w->r->env, &n->plat, global, attempt, from);
     if (!n->task) {
         n->dead = 1;
         return CK_ENOMEM;
@@ -910,7 +912,9 @@ static void start_fault(net_world *w, ck_fault_run *f, ck_time now)
         /* As `flink savepoint` would: a request in the job manager's inbox. */
         net_node *jm = local_node(w, CK_EP_JM);
         size_t n;
-        uint8_t *m = ck_wire_msg(CK_MSG_SAVEPOINT, CK_EP_CLIENT, CK_EP_JM, 0, NULL, 0, &n);
+        uint8_t body[CK_SAVEPOINT_BODY];
+        ck_put_i64(body, sp->resume_after);
+        uint8_t *m = ck_wire_msg(CK_MSG_SAVEPOINT, CK_EP_CLIENT, CK_EP_JM, 0, body, sizeof(body), &n);
         msgq_item *it = calloc(1, sizeof(*it));
         if (!jm || !m || !it) {
             free(m);
@@ -1110,7 +1114,7 @@ static int world_setup(net_world *w, int host)
         net_node *n = node_new(w, CK_EP_JM, -1);
         if (!n)
             return CK_ENOMEM;
-        if (ck_jm_init(&r->jm, &n->plat, r->env.g, r->env.cfg, r->env.job_id, w->ntm, r->seed))
+        if (ck_jm_init(&r->jm, &n->plat, &r->env, w->ntm, r->seed))
             return CK_ENOMEM;
         r->jm_ready = 1;
         n->node = ck_jm_node(&r->jm);

@@ -62,6 +62,26 @@ static cJSON *config_obj(const ck_config *c)
     return o;
 }
 
+static void add_time(cJSON *o, const char *k, ck_time t);
+
+static const char *cp_kind(uint32_t flags)
+{
+    if (flags & CK_CP_FLAG_STOP)
+        return "stop-with-savepoint";
+    return flags & CK_CP_FLAG_SAVEPOINT ? "savepoint" : "checkpoint";
+}
+
+/* Where checkpoint id's files are on disk: <out>/store/<dir>. */
+static void cp_path(const ck_run *r, const ck_cp_record *c, char *buf, size_t len)
+{
+    char dir[200];
+    ck_cc_dir(r->jm.cc.job_id, c->id, c->flags, dir, sizeof(dir));
+    size_t dl = strlen(dir);
+    if (dl && dir[dl - 1] == '/')
+        dir[dl - 1] = 0;
+    snprintf(buf, len, "%s/store/%s", r->outdir, dir);
+}
+
 static cJSON *job_obj(const ck_run *r)
 {
     const ck_graph *g = r->env.g;
@@ -71,6 +91,19 @@ static cJSON *job_obj(const ck_run *r)
         cJSON_AddStringToObject(o, "failure", r->jm.failure);
     else
         cJSON_AddNullToObject(o, "failure");
+    const ck_cp_record *sp = r->jm.stopped_with ? ck_cc_find(&r->jm.cc, r->jm.stopped_with) : NULL;
+    if (sp) {
+        char path[800];
+        cp_path(r, sp, path, sizeof(path));
+        cJSON_AddStringToObject(o, "stopped_with_savepoint", path);
+    } else {
+        cJSON_AddNullToObject(o, "stopped_with_savepoint");
+    }
+    if (r->env.start.id) {
+        cJSON_AddStringToObject(o, "started_from", r->start_path);
+    } else {
+        cJSON_AddNullToObject(o, "started_from");
+    }
     char desc[1024];
     ck_graph_describe(g, desc, sizeof(desc));
     cJSON_AddStringToObject(o, "graph", desc);
@@ -115,6 +148,35 @@ static cJSON *workload_obj(const ck_run *r)
     return o;
 }
 
+/* The savepoints taken, with where they are (to start another run from). */
+static cJSON *savepoints_arr(const ck_run *r)
+{
+    const ck_cc *cc = &r->jm.cc;
+    cJSON *a = cJSON_CreateArray();
+    for (size_t i = 0; i < cc->ncps; i++) {
+        const ck_cp_record *c = &cc->cps[i];
+        if (!(c->flags & CK_CP_FLAG_SAVEPOINT))
+            continue;
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "id", (double)c->id);
+        cJSON_AddBoolToObject(o, "stop", (c->flags & CK_CP_FLAG_STOP) != 0);
+        cJSON_AddStringToObject(o, "status", ck_cp_status_name(c->status));
+        cJSON_AddNumberToObject(o, "trigger_s", secs(c->trigger));
+        add_time(o, "complete_s", c->status == CK_CP_PENDING ? CK_TIME_NEVER : c->complete);
+        cJSON_AddNumberToObject(o, "bytes", (double)c->bytes);
+        char path[800];
+        cp_path(r, c, path, sizeof(path));
+        if (c->status == CK_CP_COMPLETED)
+            cJSON_AddStringToObject(o, "path", path);
+        else
+            cJSON_AddNullToObject(o, "path");
+        if (c->reason[0])
+            cJSON_AddStringToObject(o, "reason", c->reason);
+        cJSON_AddItemToArray(a, o);
+    }
+    return a;
+}
+
 static cJSON *checkpoints_arr(const ck_run *r)
 {
     const ck_cc *cc = &r->jm.cc;
@@ -124,6 +186,7 @@ static cJSON *checkpoints_arr(const ck_run *r)
         const ck_cp_record *c = &cc->cps[i];
         cJSON *o = cJSON_CreateObject();
         cJSON_AddNumberToObject(o, "id", (double)c->id);
+        cJSON_AddStringToObject(o, "kind", cp_kind(c->flags));
         cJSON_AddStringToObject(o, "status", ck_cp_status_name(c->status));
         cJSON_AddNumberToObject(o, "trigger_s", secs(c->trigger));
         if (c->status == CK_CP_PENDING) {
@@ -195,7 +258,8 @@ static cJSON *recoveries_arr(const ck_run *r)
     for (size_t i = 0; i < r->jm.nrecoveries; i++) {
         const ck_recovery *v = &r->jm.recoveries[i];
         cJSON *o = cJSON_CreateObject();
-        ck_time failure = failure_time(r, v->detected, v->host, claimed);
+        ck_time failure = v->failed != CK_TIME_NEVER ? v->failed
+                                                     : failure_time(r, v->detected, v->host, claimed);
         add_time(o, "failure_s", failure);
         add_time(o, "detected_s", v->detected);
         add_time(o, "restarted_s", v->restarted);
@@ -279,10 +343,13 @@ static cJSON *checkpoint_summary(const ck_run *r)
     cJSON *o = cJSON_CreateObject();
     int counts[5] = {0};
     int64_t *dur = malloc((cc->ncps + 1) * sizeof(int64_t));
-    size_t nd = 0;
+    size_t nd = 0, triggered = 0;
     uint64_t bytes = 0;
     for (size_t i = 0; i < cc->ncps; i++) {
         const ck_cp_record *c = &cc->cps[i];
+        if (c->flags & CK_CP_FLAG_SAVEPOINT)
+            continue; /* listed under "savepoints" */
+        triggered++;
         counts[c->status]++;
         if (c->status == CK_CP_COMPLETED && dur) {
             dur[nd++] = c->complete - c->trigger;
@@ -293,7 +360,7 @@ static cJSON *checkpoint_summary(const ck_run *r)
     cJSON_AddStringToObject(o, "mode", ck_cfg(r->env.cfg, CK_CFG_CP_MODE) == CK_CP_EXACTLY_ONCE
                                            ? "EXACTLY_ONCE"
                                            : "AT_LEAST_ONCE");
-    cJSON_AddNumberToObject(o, "triggered", (double)cc->ncps);
+    cJSON_AddNumberToObject(o, "triggered", (double)triggered);
     for (int s = 0; s < 5; s++)
         if (s != CK_CP_PENDING)
             cJSON_AddNumberToObject(o, ck_cp_status_name((ck_cp_status)s), counts[s]);
@@ -401,6 +468,11 @@ cJSON *ck_report_runjson(const ck_run *r, const ck_verdict *v)
 
     cJSON *c = cJSON_AddObjectToObject(root, "correctness");
     cJSON_AddStringToObject(c, "guarantee", ck_guarantee_name(v->guarantee));
+    cJSON_AddBoolToObject(c, "partial", v->partial);
+    if (r->prior_output[0])
+        cJSON_AddStringToObject(c, "includes_output_of", r->prior_output);
+    else
+        cJSON_AddNullToObject(c, "includes_output_of");
     cJSON_AddNumberToObject(c, "expected", (double)v->expected);
     cJSON_AddNumberToObject(c, "received", (double)v->received);
     cJSON_AddNumberToObject(c, "lost", (double)v->lost);
@@ -414,6 +486,7 @@ cJSON *ck_report_runjson(const ck_run *r, const ck_verdict *v)
 
     cJSON_AddItemToObject(root, "faults", faults_arr(r));
     cJSON_AddItemToObject(root, "recoveries", recoveries_arr(r));
+    cJSON_AddItemToObject(root, "savepoints", savepoints_arr(r));
     cJSON_AddItemToObject(root, "checkpoints", checkpoints_arr(r));
     cJSON_AddItemToObject(root, "checkpoint_summary", checkpoint_summary(r));
     cJSON_AddItemToObject(root, "job", job_obj(r));
@@ -501,12 +574,17 @@ void ck_report_summary(FILE *f, const ck_run *r, const ck_verdict *v, const char
     if (worst_v >= 0 && worst >= 0.01)
         fprintf(f, "  backpress. %s %.0f%% of its time\n", g->v[worst_v].name, worst * 100);
     const ck_cc *cc = &r->jm.cc;
-    if (cc->enabled) {
+    if (cc->ncps) {
         int done = 0, failed = 0;
         int64_t longest = 0;
         uint64_t bytes = 0;
+        int sps = 0;
         for (size_t i = 0; i < cc->ncps; i++) {
             const ck_cp_record *c = &cc->cps[i];
+            if (c->flags & CK_CP_FLAG_SAVEPOINT) {
+                sps += c->status == CK_CP_COMPLETED;
+                continue;
+            }
             if (c->status == CK_CP_COMPLETED) {
                 done++;
                 longest = CK_MAX(longest, c->complete - c->trigger);
@@ -517,11 +595,21 @@ void ck_report_summary(FILE *f, const ck_run *r, const ck_verdict *v, const char
         }
         fprintf(f, "  checkpts   %d completed, %d failed, longest %.1f ms, last %llu bytes\n",
                 done, failed, (double)longest / 1e6, (unsigned long long)bytes);
+        for (size_t i = 0; sps && i < cc->ncps; i++) {
+            const ck_cp_record *c = &cc->cps[i];
+            if (!(c->flags & CK_CP_FLAG_SAVEPOINT) || c->status != CK_CP_COMPLETED)
+                continue;
+            char path[800];
+            cp_path(r, c, path, sizeof(path));
+            fprintf(f, "  savepoint  %llu%s at %.3f s: %s\n", (unsigned long long)c->id,
+                    (c->flags & CK_CP_FLAG_STOP) ? " (stop)" : "", (double)c->trigger / 1e9, path);
+        }
     }
     uint8_t claimed[CK_MAX_FAULTS] = {0};
     for (size_t i = 0; i < r->jm.nrecoveries; i++) {
         const ck_recovery *rv = &r->jm.recoveries[i];
-        ck_time failure = failure_time(r, rv->detected, rv->host, claimed);
+        ck_time failure = rv->failed != CK_TIME_NEVER ? rv->failed
+                                                      : failure_time(r, rv->detected, rv->host, claimed);
         fprintf(f, "  recovery   failure at %.3f s, detected +%.0f ms", (double)failure / 1e9,
                 (double)(rv->detected - failure) / 1e6);
         if (rv->restored != CK_TIME_NEVER)
@@ -532,12 +620,17 @@ void ck_report_summary(FILE *f, const ck_run *r, const ck_verdict *v, const char
             fprintf(f, " (checkpoint %llu)", (unsigned long long)rv->checkpoint);
         fprintf(f, "\n");
     }
-    fprintf(f, "  output     %s %s: expected %llu, received %llu, lost %llu, duplicated %llu, "
+    fprintf(f, "  output     %s%s %s: expected %llu, received %llu, lost %llu, duplicated %llu, "
                "unexpected %llu\n",
-            ck_guarantee_name(v->guarantee), v->ok ? "correct" : "WRONG", (unsigned long long)v->expected,
+            ck_guarantee_name(v->guarantee), v->partial ? " (partial output)" : "",
+            v->ok ? "correct" : "WRONG",
+            (unsigned long long)v->expected,
             (unsigned long long)v->received, (unsigned long long)v->lost,
             (unsigned long long)v->duplicated, (unsigned long long)v->unexpected);
     if (r->jm_ready && r->jm.degraded[0])
         fprintf(f, "             (not exactly once: the job %s)\n", r->jm.degraded);
+    if (r->prior_output[0])
+        fprintf(f, "             (with the output of %s, which took the savepoint)\n",
+                r->prior_output);
     fprintf(f, "  wrote      %s\n", runjson_path);
 }

@@ -12,6 +12,7 @@
 #include "expect.h"
 #include "rng.h"
 #include "runjson.h"
+#include "savepoint.h"
 #include "storefs.h"
 #include "verify.h"
 
@@ -26,7 +27,7 @@ static int rm_entry(const char *path, const struct stat *st, int type, struct FT
  * its sinks' output must not be mistaken for this run's. */
 static int clean_outdir(const char *outdir)
 {
-    static const char *const parts[] = {"store", "sink"};
+    static const char *const parts[] = {"store", "sink", "output"};
     for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
         char path[700];
         snprintf(path, sizeof(path), "%s/%s", outdir, parts[i]);
@@ -62,18 +63,84 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
         snprintf(r.outdir, sizeof(r.outdir), "%s", o->outdir);
     else
         snprintf(r.outdir, sizeof(r.outdir), "out/%s", sc.name);
-    if (ck_storefs_mkdirs(r.outdir) || clean_outdir(r.outdir)) {
-        fprintf(stderr, "chandy: %s: cannot prepare the output directory: %s\n", r.outdir,
-                strerror(errno));
-        ck_scenario_free(&sc);
-        return 2;
-    }
     rc = ck_workload_generate(&r.wl, &sc.workload, r.seed);
     if (rc) {
         fprintf(stderr, "chandy: %s: generating the workload: %s\n", scenario_path,
                 ck_strerror(rc));
         ck_scenario_free(&sc);
         return 1;
+    }
+    r.env.input_fp = ck_workload_fingerprint(&r.wl);
+
+    /* A savepoint to start from (flink run -s): read and checked before the
+     * output directory is emptied, since it may live in there. */
+    static ck_savepoint sp;
+    static ck_sinkout prior;
+    ck_sinkout_init(&prior);
+    const char *sp_path = o->from_savepoint ? o->from_savepoint
+                          : sc.cfg.v[CK_CFG_RECOVERY_PATH] ? sc.cfg.path
+                                                           : NULL;
+    int have_sp = 0;
+    if (sp_path) {
+        if (ck_sp_open(&sp, sp_path, err, sizeof(err)) == 0) {
+            have_sp = 1;
+            if (sp.meta.nsubtasks != sc.graph.nsubtasks) {
+                snprintf(err, sizeof(err),
+                         "%s: the savepoint holds the state of %u subtasks, the job has %u "
+                         "(changing parallelism on restore is not supported yet)",
+                         sp.path, sp.meta.nsubtasks, sc.graph.nsubtasks);
+                rc = CK_EINVAL;
+            }
+        } else {
+            rc = CK_EINVAL;
+        }
+        if (rc) {
+            fprintf(stderr, "chandy: %s\n", err);
+            if (have_sp)
+                ck_sp_free(&sp);
+            ck_workload_free(&r.wl);
+            ck_scenario_free(&sc);
+            return 2;
+        }
+        snprintf(r.start_path, sizeof(r.start_path), "%s", sp.path);
+        /* Stopped with this savepoint over the same input: check our output
+         * together with what that run committed before it. */
+        char prev[600], outd[700];
+        if ((sp.meta.flags & CK_CP_FLAG_STOP) && sp.meta.input_fp == r.env.input_fp &&
+            ck_sp_run_dir(&sp, prev, sizeof(prev))) {
+            snprintf(outd, sizeof(outd), "%s/output", prev);
+            if (ck_sinkout_load_dir(&prior, outd) == CK_OK)
+                snprintf(r.prior_output, sizeof(r.prior_output), "%s", prev);
+        }
+        if (sp.meta.input_fp != r.env.input_fp)
+            fprintf(stderr, "chandy: %s: the savepoint was taken over other input; the "
+                            "output is checked as partial\n", sp.path);
+    }
+    if (ck_storefs_mkdirs(r.outdir) || clean_outdir(r.outdir)) {
+        fprintf(stderr, "chandy: %s: cannot prepare the output directory: %s\n", r.outdir,
+                strerror(errno));
+        if (have_sp)
+            ck_sp_free(&sp);
+        ck_sinkout_free(&prior);
+        ck_workload_free(&r.wl);
+        ck_scenario_free(&sc);
+        return 2;
+    }
+    if (have_sp) {
+        char store[700];
+        snprintf(store, sizeof(store), "%s/store", r.outdir);
+        rc = ck_sp_install(&sp, store, err, sizeof(err));
+        r.env.start.id = sp.meta.id;
+        r.env.start.flags = sp.meta.flags;
+        snprintf(r.env.start.dir, sizeof(r.env.start.dir), "%s", sp.dir);
+        ck_sp_free(&sp);
+        if (rc) {
+            fprintf(stderr, "chandy: %s\n", err);
+            ck_sinkout_free(&prior);
+            ck_workload_free(&r.wl);
+            ck_scenario_free(&sc);
+            return 1;
+        }
     }
     /* A job id in Flink's form (32 hex digits), from the seed: stable across reruns. */
     snprintf(r.job_id, sizeof(r.job_id), "%016llx%016llx",
@@ -105,8 +172,20 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
         guarantee = CK_AT_LEAST_ONCE;
     if (r.jm_ready && r.jm.degraded[0])
         guarantee = CK_AT_LEAST_ONCE; /* the job itself gave exactly once up (run.json says why) */
+    /* The run's own output is kept; a run started from a savepoint is then
+     * checked together with the output of the run that took it. */
+    char outd[700];
+    snprintf(outd, sizeof(outd), "%s/output", r.outdir);
+    if (ck_sinkout_save(&r.out, outd))
+        fprintf(stderr, "chandy: %s: cannot write the output\n", outd);
+    for (int i = 0; i < prior.n; i++) {
+        const ck_sinkout_stream *st = &prior.s[i];
+        if (ck_sinkout_append(&r.out, st->sink_id, 0, st->data, st->len))
+            fprintf(stderr, "chandy: out of memory merging %s\n", r.prior_output);
+    }
+    int partial = (r.jm_ready && r.jm.stopped_with) || (r.env.start.id && !r.prior_output[0]);
     ck_verdict v;
-    rc = ck_verify(&sc.graph, &r.wl, &r.out, guarantee, &v, err, sizeof(err));
+    rc = ck_verify(&sc.graph, &r.wl, &r.out, guarantee, partial, &v, err, sizeof(err));
     if (rc) {
         fprintf(stderr, "chandy: %s: verifying the output: %s\n", scenario_path, err);
         status = 1;
@@ -148,6 +227,7 @@ out:
     if (r.jm_ready)
         ck_jm_free(&r.jm);
     ck_sinkout_free(&r.out);
+    ck_sinkout_free(&prior);
     ck_workload_free(&r.wl);
     ck_scenario_free(&sc);
     return status;

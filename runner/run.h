@@ -40,6 +40,8 @@ typedef struct ck_run {
     ck_job_env env;
     char job_id[40];
     int nhosts; /* task managers */
+    char start_path[600]; /* the savepoint the job starts from, as given */
+    char prior_output[600]; /* output of the run that took it, checked with ours ("": none) */
 
     /* results */
     ck_jm jm;          /* job state, end time, metrics (initialized by the backend) */
@@ -60,6 +62,7 @@ int ck_net_run(ck_run *r, char *err, size_t errlen);
 const char *ck_backend_name(ck_backend b);
 
 typedef struct ck_run_opts {
+    const char *from_savepoint; /* like `flink run -s`: overrides execution.state-recovery.path */
     int have_seed;
     uint64_t seed;
     const char *outdir; /* NULL: out/<scenario name> */

@@ -427,7 +427,7 @@ static void parse_events(ck_jin *j, const cJSON *o, ck_scenario *s)
         {"host", "factor", "latency", "duration", NULL},
         {"host", "duration", NULL},
         {"groups", "duration", NULL},
-        {"stop", NULL},
+        {"stop", "resume_after", NULL},
         {"how", NULL},
     };
     static const char *const damages[] = {"bitflip", "truncate", NULL};
@@ -497,6 +497,9 @@ static void parse_events(ck_jin *j, const cJSON *o, ck_scenario *s)
             break;
         case CK_FAULT_SAVEPOINT:
             ck_jin_bool(j, e, "stop", 0, &f->stop);
+            ck_jin_duration(j, e, "resume_after", 0, 1, MAX_DURATION, &f->resume_after);
+            if (!j->failed && f->resume_after && !f->stop)
+                ck_jin_fail(j, "\"resume_after\" needs \"stop\": true");
             break;
         case CK_FAULT_CORRUPT_CHECKPOINT:
             ck_jin_enum(j, e, "how", 0, damages, &f->how);
@@ -531,6 +534,18 @@ static void parse_config(ck_jin *j, const cJSON *o, ck_config *cfg)
             const ck_cfg_def *d = ck_config_def((ck_cfg_id)id);
             char text[128];
             int ok = 1;
+            if (d->type == CK_CFG_PATH) {
+                if (!cJSON_IsString(c) || !c->valuestring[0] ||
+                    strlen(c->valuestring) >= sizeof(cfg->path)) {
+                    ck_jin_fail(j, "expected a path (a non-empty string)");
+                } else {
+                    snprintf(cfg->path, sizeof(cfg->path), "%s", c->valuestring);
+                    cfg->v[id] = 1;
+                    cfg->set[id] = 1;
+                }
+                ck_jin_pop(j, s2);
+                continue;
+            }
             if (cJSON_IsString(c))
                 snprintf(text, sizeof(text), "%s", c->valuestring);
             else if (cJSON_IsBool(c) && d->type == CK_CFG_BOOL)

@@ -55,6 +55,7 @@ typedef struct ck_fault {
     ck_time latency;       /* slow_link: latency added to the link */
     int how;               /* corrupt_checkpoint: CK_DAMAGE_* */
     int stop;              /* savepoint: stop the job once it is taken */
+    ck_time resume_after;  /* savepoint with stop: restart from it after this (0: the job ends) */
     int nside;             /* partition: hosts named, and the side each is on (0/1) */
     int side_host[CK_MAX_PARTITION_HOSTS];
     uint8_t side[CK_MAX_PARTITION_HOSTS];

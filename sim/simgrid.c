@@ -712,7 +712,8 @@ static void op_log(ck_platform *p, int level, const char *line)
         fprintf(stderr, "[%.6f] %s: %s\n", simgrid_get_clock(), n->mbname, line);
 }
 
-static int op_deploy(ck_platform *p, uint32_t attempt, uint32_t global, uint64_t restore_cp);
+static int op_deploy(ck_platform *p, uint32_t attempt, uint32_t global,
+                     const ck_restore_point *from);
 static void op_undeploy(ck_platform *p, uint32_t attempt);
 
 static void op_set_routes(ck_platform *p, uint32_t attempt, uint32_t n, const uint16_t *hosts)
@@ -982,7 +983,8 @@ void ck_sim_del(ck_sim *w)
 
 /* ---- running a job: task managers, deployment, faults -------------------------------- */
 
-static int op_deploy(ck_platform *p, uint32_t attempt, uint32_t global, uint64_t restore_cp)
+static int op_deploy(ck_platform *p, uint32_t attempt, uint32_t global,
+                     const ck_restore_point *from)
 {
     sim_node *tmn = (sim_node *)p;
     sim_world *w = tmn->w;
@@ -997,7 +999,7 @@ static int op_deploy(ck_platform *p, uint32_t attempt, uint32_t global, uint64_t
     sim_node *n = (sim_node *)tp;
     n->is_task = 1;
     n->attempt = attempt;
-    n->task = ck_task_new(w->env, tp, global, attempt, restore_cp);
+    n->task = ck_task_new(w->env, tp, global, attempt, from);
     if (!n->task) {
         n->dead = 1;
         return CK_ENOMEM;
@@ -1247,7 +1249,9 @@ static void trigger_savepoint(sim_world *w, ck_fault_run *f)
 {
     sim_node *jm = node_of(w, CK_EP_JM);
     size_t n;
-    uint8_t *m = ck_wire_msg(CK_MSG_SAVEPOINT, CK_EP_CLIENT, CK_EP_JM, 0, NULL, 0, &n);
+    uint8_t body[CK_SAVEPOINT_BODY];
+    ck_put_i64(body, f->spec->resume_after);
+    uint8_t *m = ck_wire_msg(CK_MSG_SAVEPOINT, CK_EP_CLIENT, CK_EP_JM, 0, body, sizeof(body), &n);
     item *it = malloc(sizeof(*it));
     if (!jm || jm->dead || !m || !it) {
         free(m);
@@ -1350,7 +1354,6 @@ static void injector_main(int argc, char **argv)
 int ck_sim_run(ck_run *r, char *err, size_t errlen)
 {
     const ck_scenario *sc = r->sc;
-    const ck_graph *g = r->env.g;
 
     /* The platform: the scenario's file, or one generated from its cluster. */
     if (sc->cluster.platform[0]) {
@@ -1395,7 +1398,7 @@ int ck_sim_run(ck_run *r, char *err, size_t errlen)
         snprintf(err, errlen, "%s: the platform has no host \"jm\"", r->platform_file);
         rc = CK_EINVAL;
     }
-    if (!rc && !(rc = ck_jm_init(&r->jm, jp, g, r->env.cfg, r->env.job_id, r->nhosts, r->seed))) {
+    if (!rc && !(rc = ck_jm_init(&r->jm, jp, &r->env, r->nhosts, r->seed))) {
         r->jm_ready = 1;
         rc = ck_sim_attach(w, CK_EP_JM, ck_jm_node(&r->jm), "jobmanager", 1);
     }

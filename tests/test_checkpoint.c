@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "bytes.h"
 #include "coordinator.h"
 #include "error.h"
 #include "fakeplat.h"
@@ -258,7 +259,7 @@ static void cc_setup(cc_rig *r, int64_t interval_ms, int tolerable, int retained
     int bad;
     char err[200];
     assert_int_equal(ck_graph_build(&r->g, &spec, &r->cfg, &bad, err, sizeof(err)), 0);
-    assert_int_equal(ck_cc_init(&r->cc, &r->jp.plat, &r->g, &r->cfg, "job"), 0);
+    assert_int_equal(ck_cc_init(&r->cc, &r->jp.plat, &r->g, &r->cfg, "job", 1), 0);
 }
 
 /* Counts messages of a type sent since the last call, and to whom. */
@@ -399,6 +400,79 @@ static void test_coordinator_min_pause_and_finish(void **state)
 
 /* ---- two-phase-commit sink transactions ------------------------------------------- */
 
+/* Savepoints: forced, in their own directory, never retired, never a
+ * failure; an intermediate one commits nothing, a stop does and pauses
+ * periodic checkpoints; ids go on from the savepoint a job started from. */
+static void test_coordinator_savepoints(void **state)
+{
+    (void)state;
+    static cc_rig r;
+    cc_setup(&r, 100, 0, 1);
+    ck_cc_start_attempt(&r.cc, 0, 0);
+    advance(&r, 100 * CK_NS_PER_MS); /* checkpoint 1, pending */
+    sent(&r, CK_MSG_CP_TRIGGER, NULL);
+    r.w.now = 110 * CK_NS_PER_MS;
+    /* max-concurrent is 1, yet a savepoint goes. */
+    uint64_t sp = ck_cc_trigger_savepoint(&r.cc, 0);
+    assert_int_equal(sp, 2);
+    uint32_t dst;
+    fake_msg *m = fake_pop(&r.w);
+    assert_non_null(m);
+    ck_wire_hdr h;
+    assert_int_equal(ck_wire_decode(m->data, m->len, &h), 0);
+    assert_int_equal(h.type, CK_MSG_CP_TRIGGER);
+    assert_int_equal(ck_get_u32(m->data + CK_WIRE_HDR + 16), CK_CP_FLAG_SAVEPOINT);
+    free(m->data);
+    free(m);
+    for (uint32_t s = 0; s < 3; s++)
+        ack(&r, s, sp);
+    assert_string_equal(r.last_put, "savepoints/savepoint-job-2/_metadata");
+    ck_cc_on_stored(&r.cc, sp, CK_OK);
+    assert_int_equal(ck_cc_find(&r.cc, sp)->status, CK_CP_COMPLETED);
+    assert_int_equal(sent(&r, CK_MSG_CP_COMPLETE, NULL), 0); /* no side effects */
+    assert_int_equal(ck_cc_find(&r.cc, 1)->status, CK_CP_PENDING); /* not subsumed */
+    /* Checkpoint 1 completes; with one retained, the savepoint stays. */
+    for (uint32_t s = 0; s < 3; s++)
+        ack(&r, s, 1);
+    ck_cc_on_stored(&r.cc, 1, CK_OK);
+    advance(&r, 300 * CK_NS_PER_MS); /* checkpoint 3 */
+    for (uint32_t s = 0; s < 3; s++)
+        ack(&r, s, 3);
+    ck_cc_on_stored(&r.cc, 3, CK_OK);
+    assert_true(ck_cc_find(&r.cc, 1)->retired);
+    assert_false(ck_cc_find(&r.cc, sp)->retired);
+    /* A savepoint that expires is not a checkpoint failure. */
+    r.w.now = 310 * CK_NS_PER_MS;
+    uint64_t sp2 = ck_cc_trigger_savepoint(&r.cc, 0);
+    advance(&r, 900 * CK_NS_PER_MS);
+    assert_int_equal(ck_cc_find(&r.cc, sp2)->status, CK_CP_EXPIRED);
+    assert_false(r.cc.failed);
+    sent(&r, 0, NULL);
+    /* A stop commits, and no periodic checkpoint starts meanwhile. */
+    uint64_t stop = ck_cc_trigger_savepoint(&r.cc, 1);
+    assert_true(r.cc.next_trigger == CK_TIME_NEVER);
+    assert_true(ck_cc_deadline(&r.cc) == 1400 * CK_NS_PER_MS); /* only its timeout */
+    advance(&r, 1000 * CK_NS_PER_MS);
+    assert_int_equal(sent(&r, CK_MSG_CP_TRIGGER, &dst), 1); /* the stop's own */
+    for (uint32_t s = 0; s < 3; s++)
+        ack(&r, s, stop);
+    ck_cc_on_stored(&r.cc, stop, CK_OK);
+    assert_int_equal(sent(&r, CK_MSG_CP_COMPLETE, NULL), 3);
+    ck_cc_free(&r.cc);
+    fake_clear(&r.w);
+    /* Started from savepoint 41: the next id is 42. */
+    cc_setup(&r, 100, 0, 1);
+    ck_cc_free(&r.cc);
+    assert_int_equal(ck_cc_init(&r.cc, &r.jp.plat, &r.g, &r.cfg, "job", 42), 0);
+    ck_cc_start_attempt(&r.cc, 0, 0);
+    advance(&r, 100 * CK_NS_PER_MS);
+    assert_int_equal(r.cc.cps[0].id, 42);
+    assert_non_null(ck_cc_find(&r.cc, 42));
+    assert_null(ck_cc_find(&r.cc, 1));
+    ck_cc_free(&r.cc);
+    fake_clear(&r.w);
+}
+
 static void test_sink_transactions(void **state)
 {
     (void)state;
@@ -440,6 +514,7 @@ int main(void)
         cmocka_unit_test(test_coordinator_lifecycle),
         cmocka_unit_test(test_coordinator_failures),
         cmocka_unit_test(test_coordinator_min_pause_and_finish),
+        cmocka_unit_test(test_coordinator_savepoints),
         cmocka_unit_test(test_sink_transactions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

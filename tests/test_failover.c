@@ -8,6 +8,10 @@
  * job is still recovering from the first. Every run must keep its
  * guarantee (exactly-once: nothing lost, nothing duplicated; at-least-once:
  * nothing lost) and report its recoveries with phases in order.
+ *
+ * Then the rest of the fault timeline (partitions, links down, slowness,
+ * damaged checkpoints) and savepoints: stop and resume in one run, and a
+ * run started from another's savepoint, checked together with it.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -653,6 +657,150 @@ static void test_sockets_slow_and_refused(void **state)
     free(err);
 }
 
+/* ---- savepoints ------------------------------------------------------------------ */
+
+/* An intermediate savepoint at 1.2 s changes nothing; a stop-with-savepoint
+ * at 1.6 s ends the attempt, and the job resumes from it 500 ms later, as
+ * an upgrade would: the output is exactly once across the stop. */
+static void savepoint_stop_resume(const char *backend)
+{
+    char name[48];
+    snprintf(name, sizeof(name), "sp-resume-%s", backend);
+    cJSON *run = fault_run(name, 7, 1, 3, "",
+                           "{\"at\": \"1200 ms\", \"action\": \"savepoint\"},"
+                           " {\"at\": \"1600 ms\", \"action\": \"savepoint\", \"stop\": true,"
+                           " \"resume_after\": \"500 ms\"}",
+                           backend, 1);
+    const cJSON *sps = item(run, "savepoints");
+    assert_int_equal(cJSON_GetArraySize(sps), 2);
+    const cJSON *a = cJSON_GetArrayItem(sps, 0), *b = cJSON_GetArrayItem(sps, 1);
+    assert_false(cJSON_IsTrue(item(a, "stop")));
+    assert_true(cJSON_IsTrue(item(b, "stop")));
+    assert_string_equal(item(a, "status")->valuestring, "completed");
+    assert_string_equal(item(b, "status")->valuestring, "completed");
+    assert_non_null(strstr(item(b, "path")->valuestring, "/store/savepoints/savepoint-"));
+    const cJSON *r = cJSON_GetArrayItem(item(run, "recoveries"), 0);
+    assert_non_null(strstr(item(r, "cause")->valuestring, "stopped with savepoint"));
+    assert_true(num(r, "checkpoint", NULL) == num(b, "id", NULL));
+    assert_true(fabs(num(r, "failure_s", NULL) - 1.6) < 0.01);
+    assert_true(num(r, "restarted_s", NULL) >= num(r, "detected_s", NULL) + 0.4999);
+    /* Savepoints are not checkpoints: the summary counts neither. */
+    double completed = num(item(run, "checkpoint_summary"), "completed", NULL);
+    int ncp = 0;
+    const cJSON *cp;
+    cJSON_ArrayForEach(cp, item(run, "checkpoints"))
+        ncp += !strcmp(item(cp, "kind")->valuestring, "checkpoint") &&
+               !strcmp(item(cp, "status")->valuestring, "completed");
+    assert_true(completed == ncp);
+    cJSON_Delete(run);
+}
+
+static void test_savepoint_stop_resume(void **state)
+{
+    (void)state;
+    savepoint_stop_resume("simgrid");
+    savepoint_stop_resume("sockets");
+}
+
+/* Run A stops with a savepoint; run B starts from it (flink run -s) and is
+ * checked together with A's output: exactly once over both. */
+static void test_savepoint_across_runs(void **state)
+{
+    (void)state;
+    char text[4096], args[1024], sp[600];
+    scenario(text, sizeof(text), "sp-a", 8, "EXACTLY_ONCE", 3, "",
+             "{\"at\": \"1500 ms\", \"action\": \"savepoint\", \"stop\": true}");
+    const char *path = put_file("sp-a.json", text);
+    snprintf(args, sizeof(args), "run %s --out %s/sp-a", path, tmp);
+    assert_int_equal(chandy("sp-a", args), 0);
+    cJSON *a = load_run("sp-a");
+    const cJSON *ja = item(a, "job");
+    assert_string_equal(item(ja, "state")->valuestring, "FINISHED");
+    snprintf(sp, sizeof(sp), "%s", item(ja, "stopped_with_savepoint")->valuestring);
+    /* A alone: part of the output, all of it right. */
+    const cJSON *ca = item(a, "correctness");
+    assert_true(cJSON_IsTrue(item(ca, "partial")) && cJSON_IsTrue(item(ca, "ok")));
+    assert_true(num(ca, "lost", NULL) > 0 && num(ca, "duplicated", NULL) == 0);
+    assert_true(num(a, "sim_time_s", NULL) < 1.7);
+    cJSON_Delete(a);
+
+    snprintf(args, sizeof(args), "savepoint %s", sp);
+    assert_int_equal(chandy("sp-info", args), 0);
+    char f[256];
+    snprintf(f, sizeof(f), "%s/sp-info.out", tmp);
+    char *info = slurp(f);
+    assert_non_null(strstr(info, "stop-with-savepoint"));
+    assert_non_null(strstr(info, "6 subtasks"));
+    assert_non_null(strstr(info, "keyed entries"));
+    free(info);
+
+    scenario(text, sizeof(text), "sp-b", 8, "EXACTLY_ONCE", 3, "", "");
+    path = put_file("sp-b.json", text);
+    snprintf(args, sizeof(args), "run %s --out %s/sp-b --from-savepoint %s", path, tmp, sp);
+    assert_int_equal(chandy("sp-b", args), 0);
+    cJSON *b = load_run("sp-b");
+    const cJSON *cb = item(b, "correctness");
+    assert_true(cJSON_IsTrue(item(cb, "ok")));
+    assert_false(cJSON_IsTrue(item(cb, "partial")));
+    assert_true(num(cb, "lost", NULL) == 0 && num(cb, "duplicated", NULL) == 0);
+    assert_non_null(strstr(item(cb, "includes_output_of")->valuestring, "/sp-a"));
+    assert_string_equal(item(item(b, "job"), "started_from")->valuestring, sp);
+    /* Checkpoint ids go on after the savepoint's. */
+    const cJSON *c0 = cJSON_GetArrayItem(item(b, "checkpoints"), 0);
+    const char *last = strrchr(sp, '-');
+    assert_true(num(c0, "id", NULL) == atof(last + 1) + 1);
+    cJSON_Delete(b);
+
+    /* The same through the scenario's execution.state-recovery.path. */
+    char cfg[800];
+    snprintf(cfg, sizeof(cfg), ",\n   \"execution.state-recovery.path\": \"%s\"", sp);
+    scenario(text, sizeof(text), "sp-c", 8, "EXACTLY_ONCE", 3, cfg, "");
+    path = put_file("sp-c.json", text);
+    snprintf(args, sizeof(args), "run %s --out %s/sp-c", path, tmp);
+    assert_int_equal(chandy("sp-c", args), 0);
+}
+
+/* A damaged savepoint is refused before anything runs, naming the file;
+ * so is one of another job shape. */
+static void test_savepoint_refused(void **state)
+{
+    (void)state;
+    char text[4096], args[1024], sp[600], file[700];
+    scenario(text, sizeof(text), "sp-d", 9, "EXACTLY_ONCE", 3, "",
+             "{\"at\": \"1 s\", \"action\": \"savepoint\", \"stop\": true}");
+    const char *path = put_file("sp-d.json", text);
+    snprintf(args, sizeof(args), "run %s --out %s/sp-d", path, tmp);
+    assert_int_equal(chandy("sp-d", args), 0);
+    cJSON *d = load_run("sp-d");
+    snprintf(sp, sizeof(sp), "%s", item(item(d, "job"), "stopped_with_savepoint")->valuestring);
+    cJSON_Delete(d);
+    /* Flip a bit in the largest state file (v1-0 is the keyed count). */
+    snprintf(file, sizeof(file), "%s/v1-0.state", sp);
+    FILE *f = fopen(file, "r+b");
+    assert_non_null(f);
+    fseek(f, 40, SEEK_SET);
+    int c = fgetc(f);
+    fseek(f, 40, SEEK_SET);
+    fputc(c ^ 1, f);
+    fclose(f);
+    snprintf(args, sizeof(args), "savepoint %s", sp);
+    assert_int_equal(chandy("sp-d-info", args), 1);
+    snprintf(args, sizeof(args), "run %s --out %s/sp-e -s %s", path, tmp, sp);
+    assert_int_equal(chandy("sp-e", args), 2);
+    char ef[256];
+    snprintf(ef, sizeof(ef), "%s/sp-e.err", tmp);
+    char *err = slurp(ef);
+    assert_non_null(strstr(err, "v1-0.state: checksum mismatch"));
+    free(err);
+    /* Not a savepoint at all. */
+    snprintf(args, sizeof(args), "run %s --out %s/sp-f -s %s", path, tmp, tmp);
+    assert_int_equal(chandy("sp-f", args), 2);
+    snprintf(ef, sizeof(ef), "%s/sp-f.err", tmp);
+    err = slurp(ef);
+    assert_non_null(strstr(err, "_metadata: no such file"));
+    free(err);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -674,6 +822,9 @@ int main(void)
         cmocka_unit_test(test_damaged_checkpoint_falls_back),
         cmocka_unit_test(test_damaged_checkpoint_fails),
         cmocka_unit_test(test_sockets_slow_and_refused),
+        cmocka_unit_test(test_savepoint_stop_resume),
+        cmocka_unit_test(test_savepoint_across_runs),
+        cmocka_unit_test(test_savepoint_refused),
     };
     return cmocka_run_group_tests(tests, ru_setup, ru_teardown);
 }

@@ -103,7 +103,7 @@ static void test_random_frames(void **state)
     static ck_graph g;
     ck_config cfg;
     build(&g, &cfg);
-    ck_job_env env = {&g, &cfg, NULL, "test-job"};
+    ck_job_env env = {.g = &g, .cfg = &cfg, .job_id = "test-job"};
     ck_rng r;
     ck_rng_init(&r, 77, 2);
     int failed = 0;
@@ -111,7 +111,7 @@ static void test_random_frames(void **state)
         fake_world w = {0};
         fake_plat fp;
         fake_init(&fp, &w, CK_EP_TASK0 + 2);
-        ck_task *t = ck_task_new(&env, &fp.plat, 2, 0, 0); /* agg subtask 0 */
+        ck_task *t = ck_task_new(&env, &fp.plat, 2, 0, NULL); /* agg subtask 0 */
         assert_non_null(t);
         ck_node n = ck_task_node(t);
         n.ops->work(n.self); /* announces initial credit */

@@ -205,11 +205,11 @@ static void test_source_watermarks(void **state)
                      .ts = {{1000, 1400, 1200}, {500, 2000}},
                      .at = {{0, 0, 900 * CK_NS_PER_MS}, {0, 500 * CK_NS_PER_MS}}};
     ck_topic topic = {&mt_ops, &mt, "t"};
-    ck_job_env env = {&g, &cfg, &topic, "test-job"};
+    ck_job_env env = {.g = &g, .cfg = &cfg, .topic = &topic, .job_id = "test-job"};
     fake_world w = {0};
     fake_plat fp;
     fake_init(&fp, &w, CK_EP_TASK0);
-    ck_task *t = ck_task_new(&env, &fp.plat, 0, 0, 0);
+    ck_task *t = ck_task_new(&env, &fp.plat, 0, 0, NULL);
     assert_non_null(t);
     ck_node node = ck_task_node(t);
     /* Give the source credit, as its consumer would. */

@@ -35,6 +35,7 @@ typedef enum ck_guarantee {
 
 typedef struct ck_verdict {
     ck_guarantee guarantee;
+    int partial; /* the run produced part of the job's output: lost is allowed */
     uint64_t expected, received;
     uint64_t lost, duplicated, unexpected;
     int ok;
@@ -44,9 +45,14 @@ typedef struct ck_verdict {
  * Computes the reference output of job g over workload w, compares it with
  * out and fills v. Returns 0, CK_ENOMEM, or CK_ECORRUPT (an output stream
  * does not parse; err says which).
+ *
+ * partial: the output is only part of the job's (the job stopped with a
+ * savepoint, or started from one without the output from before it); what
+ * is there must still be right, and what is missing is counted as lost
+ * without failing the check.
  */
 int ck_verify(const ck_graph *g, const ck_workload *w, const ck_sinkout *out,
-              ck_guarantee guarantee, ck_verdict *v, char *err, size_t errlen);
+              ck_guarantee guarantee, int partial, ck_verdict *v, char *err, size_t errlen);
 
 const char *ck_guarantee_name(ck_guarantee g);
 

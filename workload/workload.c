@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "crc32c.h"
 #include "error.h"
 #include "rng.h"
 
@@ -278,4 +279,20 @@ void ck_workload_free(ck_workload *w)
     free(w->key_part);
     free(w->payload);
     memset(w, 0, sizeof(*w));
+}
+
+uint64_t ck_workload_fingerprint(const ck_workload *w)
+{
+    uint32_t a = 0, b = 0x9e3779b9u;
+    for (int p = 0; p < w->spec.partitions; p++) {
+        const ck_wl_part *q = &w->parts[p];
+        size_t n = (size_t)q->n;
+        a = ck_crc32c(a, &q->n, sizeof(q->n));
+        a = ck_crc32c(a, q->ts, n * sizeof(*q->ts));
+        a = ck_crc32c(a, q->at, n * sizeof(*q->at));
+        b = ck_crc32c(b, q->key, n * sizeof(*q->key));
+        b = ck_crc32c(b, q->value, n * sizeof(*q->value));
+    }
+    b = ck_crc32c(b, w->key_text, w->key_off[w->nkeys]);
+    return (uint64_t)a << 32 | b;
 }

@@ -73,6 +73,10 @@ typedef struct ck_workload {
     ck_topic topic;
 } ck_workload;
 
+/* A fingerprint of the generated log (every record of every partition and
+ * the keys): two runs with the same one read the same input. */
+uint64_t ck_workload_fingerprint(const ck_workload *w);
+
 /* Generates the log. Returns 0, CK_ENOMEM, CK_EINVAL. */
 int ck_workload_generate(ck_workload *w, const ck_workload_spec *spec, uint64_t seed);
 void ck_workload_free(ck_workload *w);
