@@ -260,6 +260,37 @@ static void test_checkpoints_sockets(void **state)
     assert_int_equal(count_entries(dir, "_metadata"), 1);
 }
 
+/* The fault-timeline examples hold their own expectations (exit 0); the
+ * savepoint pair runs in order, the second from the first's savepoint. */
+static void test_fault_scenarios(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"crash-recovery", "crash-during-checkpoint",
+                                        "savepoint-upgrade", "partition", "savepoint-stop"};
+    char args[512];
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        snprintf(args, sizeof(args), "run scenarios/%s.json --out %s/%s", names[i], tmp, names[i]);
+        int st = chandy(names[i], args);
+        if (st != 0)
+            fprintf(stderr, "%s: exit %d\n", names[i], st);
+        assert_int_equal(st, 0);
+    }
+    cJSON *stop = load_run("savepoint-stop");
+    char sp[600];
+    snprintf(sp, sizeof(sp), "%s",
+             cJSON_GetObjectItem(cJSON_GetObjectItem(stop, "job"), "stopped_with_savepoint")
+                 ->valuestring);
+    cJSON_Delete(stop);
+    snprintf(args, sizeof(args), "run scenarios/savepoint-restore.json --out %s/restore -s %s",
+             tmp, sp);
+    assert_int_equal(chandy("restore", args), 0);
+    cJSON *run = load_run("restore");
+    const cJSON *c = cJSON_GetObjectItem(run, "correctness");
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(c, "ok")));
+    assert_true(num(c, "lost", NULL) == 0 && num(c, "duplicated", NULL) == 0);
+    cJSON_Delete(run);
+}
+
 static void test_exit_statuses(void **state)
 {
     (void)state;
@@ -345,6 +376,7 @@ int main(void)
         cmocka_unit_test(test_checkpoints_exactly_once),
         cmocka_unit_test(test_checkpoints_at_least_once),
         cmocka_unit_test(test_checkpoints_sockets),
+        cmocka_unit_test(test_fault_scenarios),
         cmocka_unit_test(test_exit_statuses),
         cmocka_unit_test(test_keygroup_tool),
     };
