@@ -61,6 +61,17 @@ typedef struct msgq_item {
 
 typedef struct net_world net_world;
 
+/* A store request made while the store was cut off. */
+typedef struct held_store {
+    struct held_store *next;
+    struct net_node *n;
+    int get;
+    char key[CK_STORE_KEY_MAX];
+    uint8_t *data;
+    size_t len;
+    uint64_t token;
+} held_store;
+
 typedef struct net_node {
     ck_platform plat; /* first member */
     net_world *w;
@@ -98,6 +109,17 @@ struct net_world {
     int *port;
     pid_t *pids;
     int *stopped;  /* per task manager: SIGSTOPped by a slow_cpu fault */
+    /* network faults: cut[h] counts the faults that cut this process's
+     * host from host h (0..ntm-1, jm ntm, store ntm+1); what would cross a
+     * cut waits in the connection's buffer (and store requests in
+     * held_store) until it heals. The job manager's process keeps the
+     * whole matrix (cuts) and tells each task manager its row through a
+     * control pipe (ctl_w per host; ctl_r in the child). */
+    int *cut;
+    int *cuts;
+    int *ctl_w;
+    int ctl_r;
+    struct held_store *held_store, *held_store_tail;
     struct timespec t0;
     net_node *nodes;      /* this process's nodes */
     msgq_item *limbo;     /* messages for local endpoints not deployed yet */
@@ -212,6 +234,8 @@ static void conn_free(conn *c)
 
 static int conn_flush(net_world *w, conn *c)
 {
+    if (c->outgoing && w->cut && w->cut[c->peer_host] > 0)
+        return CK_OK; /* cut off: the bytes wait, as TCP would retransmit them */
     while (c->out_off < c->out_len) {
         ssize_t n = write(c->fd, c->out + c->out_off, c->out_len - c->out_off);
         if (n > 0) {
@@ -358,6 +382,33 @@ static void store_done(net_node *n, uint64_t token, int status, uint8_t *data, s
     q_push(n, it);
 }
 
+static int store_cut(const net_world *w)
+{
+    return w->cut && w->cut[w->ntm + 1] > 0;
+}
+
+static int hold_store(net_world *w, net_node *n, int get, const char *key, uint8_t *data,
+                      size_t len, uint64_t token)
+{
+    held_store *h = calloc(1, sizeof(*h));
+    if (!h) {
+        free(data);
+        return CK_ENOMEM;
+    }
+    h->n = n;
+    h->get = get;
+    snprintf(h->key, sizeof(h->key), "%s", key);
+    h->data = data;
+    h->len = len;
+    h->token = token;
+    if (w->held_store_tail)
+        w->held_store_tail->next = h;
+    else
+        w->held_store = h;
+    w->held_store_tail = h;
+    return CK_OK;
+}
+
 static int op_store_put(ck_platform *p, const char *key, uint8_t *data, size_t len,
                         uint64_t token)
 {
@@ -366,6 +417,8 @@ static int op_store_put(ck_platform *p, const char *key, uint8_t *data, size_t l
         free(data);
         return CK_EINVAL;
     }
+    if (store_cut(n->w))
+        return hold_store(n->w, n, 0, key, data, len, token);
     int status = ck_storefs_put(n->w->store_dir, key, data, len, 1);
     free(data);
     store_done(n, token, status, NULL, 0);
@@ -377,6 +430,8 @@ static int op_store_get(ck_platform *p, const char *key, uint64_t token)
     net_node *n = (net_node *)p;
     if (!ck_storefs_key_ok(key))
         return CK_EINVAL;
+    if (store_cut(n->w))
+        return hold_store(n->w, n, 1, key, NULL, 0, token);
     uint8_t *data = NULL;
     size_t len = 0;
     int status = ck_storefs_get(n->w->store_dir, key, &data, &len);
@@ -392,6 +447,51 @@ static int op_store_list(ck_platform *p, const char *prefix, ck_store_entry **ou
 static int op_store_delete(ck_platform *p, const char *key)
 {
     return ck_storefs_delete(((net_node *)p)->w->store_dir, key);
+}
+
+/* The store is reachable again: the requests made meanwhile go, in order. */
+static void release_store(net_world *w)
+{
+    while (w->held_store && !store_cut(w)) {
+        held_store *h = w->held_store;
+        w->held_store = h->next;
+        if (!w->held_store)
+            w->held_store_tail = NULL;
+        if (!h->n->dead) {
+            if (h->get) {
+                uint8_t *data = NULL;
+                size_t len = 0;
+                int status = ck_storefs_get(w->store_dir, h->key, &data, &len);
+                store_done(h->n, h->token, status, data, len);
+            } else {
+                int status = ck_storefs_put(w->store_dir, h->key, h->data, h->len, 1);
+                store_done(h->n, h->token, status, NULL, 0);
+            }
+        }
+        free(h->data);
+        free(h);
+    }
+}
+
+/* This process's host is cut from (delta 1) or reconnected to (-1) host peer. */
+static void apply_cut(net_world *w, int peer, int delta)
+{
+    if (!w->cut || peer < 0 || peer > w->ntm + 1)
+        return;
+    w->cut[peer] += delta;
+    if (w->cut[peer] == 0 && peer == w->ntm + 1)
+        release_store(w);
+    /* Held connection bytes go with the next flush_all. */
+}
+
+/* The control pipe from the job manager's process: i16 delta | u16 peer. */
+static void read_control(net_world *w)
+{
+    uint8_t b[4 * 64];
+    ssize_t n;
+    while ((n = read(w->ctl_r, b, sizeof(b))) > 0)
+        for (ssize_t i = 0; i + 4 <= n; i += 4)
+            apply_cut(w, ck_get_u16(b + i + 2), (int16_t)ck_get_u16(b + i));
 }
 
 /* The slot of a sink subtask, made on first use; -1 when out of memory. */
@@ -893,6 +993,38 @@ static void apply_slowness(net_world *w, ck_time now)
     }
 }
 
+/* Tells task manager h's process about a change of its row of the cut matrix. */
+static void send_cut(net_world *w, int h, int peer, int delta)
+{
+    if (h < 0 || h >= w->ntm || w->pids[h] <= 0 || w->ctl_w[h] < 0)
+        return;
+    uint8_t b[4];
+    ck_put_u16(b, (uint16_t)(int16_t)delta);
+    ck_put_u16(b + 2, (uint16_t)peer);
+    if (write(w->ctl_w[h], b, sizeof(b)) != (ssize_t)sizeof(b))
+        fail_world(w, "%s", "the control pipe to a task manager broke");
+}
+
+/* A network fault starts (delta 1) or ends (-1), for every pair it cuts. */
+static void recut(net_world *w, const ck_fault *f, int delta)
+{
+    int nh = w->ntm + 2;
+    for (int a = 0; a < nh; a++)
+        for (int b = 0; b < nh; b++) {
+            if (a == b)
+                continue;
+            int cuts = f->kind == CK_FAULT_LINK_DOWN ? (a == f->host || b == f->host)
+                                                     : ck_fault_cuts(f, a, b);
+            if (!cuts)
+                continue;
+            w->cuts[a * nh + b] += delta;
+            if (a == w->ntm)
+                apply_cut(w, b, delta); /* this process: the job manager */
+            else
+                send_cut(w, a, b, delta);
+        }
+}
+
 static void start_fault(net_world *w, ck_fault_run *f, ck_time now)
 {
     const ck_fault *sp = f->spec;
@@ -944,8 +1076,12 @@ static void start_fault(net_world *w, ck_fault_run *f, ck_time now)
         }
         break;
     }
+    case CK_FAULT_LINK_DOWN:
+    case CK_FAULT_PARTITION:
+        recut(w, sp, 1);
+        break;
     default:
-        break; /* slow_cpu: apply_slowness; the rest is refused before the run */
+        break; /* slow_cpu: apply_slowness; slow_link is refused before the run */
     }
 }
 
@@ -955,6 +1091,8 @@ static void end_fault(net_world *w, ck_fault_run *f, ck_time now)
     f->ended_at = now;
     if (f->spec->kind == CK_FAULT_CRASH && w->pids[f->spec->host] == 0)
         host_start(w, f->spec->host);
+    if (f->spec->kind == CK_FAULT_LINK_DOWN || f->spec->kind == CK_FAULT_PARTITION)
+        recut(w, f->spec, -1);
 }
 
 static void apply_faults(net_world *w)
@@ -995,9 +1133,8 @@ static int check_faults(const ck_run *r, char *err, size_t errlen)
     for (int i = 0; i < r->nfaults; i++) {
         const ck_fault *f = r->faults[i].spec;
         const char *why = NULL;
-        if (f->kind == CK_FAULT_SLOW_LINK || f->kind == CK_FAULT_LINK_DOWN ||
-            f->kind == CK_FAULT_PARTITION)
-            why = "network faults need the simgrid backend";
+        if (f->kind == CK_FAULT_SLOW_LINK)
+            why = "slow links need the simgrid backend";
         else if (f->kind == CK_FAULT_SLOW_CPU && f->host >= r->nhosts)
             why = "only task managers' processes can be slowed here";
         if (why) {
@@ -1077,6 +1214,10 @@ static void loop(net_world *w, ck_time limit)
                 on_accept(w, w->listen_fd[w->host]);
                 continue;
             }
+            if (ptr == (void *)&w->ctl_r) {
+                read_control(w);
+                continue;
+            }
             conn *c = ptr;
             if (evs[i].events & EPOLLOUT)
                 conn_flush(w, c);
@@ -1108,8 +1249,14 @@ static int world_setup(net_world *w, int host)
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = w->listen_fd};
     epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->listen_fd[host], &ev);
     w->out_conn = calloc((size_t)w->ntm + 1, sizeof(conn *));
-    if (!w->out_conn)
+    w->cut = calloc((size_t)w->ntm + 2, sizeof(int));
+    if (!w->out_conn || !w->cut)
         return CK_ENOMEM;
+    if (host < w->ntm && w->ctl_r >= 0) {
+        set_nonblock(w->ctl_r);
+        struct epoll_event cev = {.events = EPOLLIN, .data.ptr = &w->ctl_r};
+        epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->ctl_r, &cev);
+    }
     if (host == w->ntm) {
         net_node *n = node_new(w, CK_EP_JM, -1);
         if (!n)
@@ -1144,6 +1291,15 @@ static void world_free(net_world *w)
         n = next;
     }
     w->nodes = NULL;
+    while (w->held_store) {
+        held_store *h = w->held_store;
+        w->held_store = h->next;
+        free(h->data);
+        free(h);
+    }
+    w->held_store_tail = NULL;
+    free(w->cut);
+    w->cut = NULL;
     while (w->limbo) {
         msgq_item *it = w->limbo;
         w->limbo = it->next;
@@ -1179,6 +1335,13 @@ static void host_main(net_world *w, int host)
 {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     signal(SIGTERM, SIG_DFL);
+    for (int h = 0; h < w->ntm; h++)
+        if (w->ctl_w[h] >= 0)
+            close(w->ctl_w[h]);
+    free(w->cuts);
+    w->cuts = NULL;
+    w->cut = NULL;       /* the job manager's row: not ours */
+    w->held_store = w->held_store_tail = NULL;
     for (int h = 0; h <= w->ntm; h++)
         if (h != host)
             close(w->listen_fd[h]);
@@ -1214,12 +1377,30 @@ static void host_main(net_world *w, int host)
 
 static void host_start(net_world *w, int h)
 {
+    int ctl[2];
+    if (pipe2(ctl, O_CLOEXEC)) {
+        fail_world(w, "%s", "cannot make a control pipe");
+        return;
+    }
     fflush(NULL);
     pid_t pid = fork();
-    if (pid == 0)
+    if (pid == 0) {
+        close(ctl[1]);
+        w->ctl_r = ctl[0];
         host_main(w, h);
-    if (pid > 0)
+    }
+    close(ctl[0]);
+    if (w->ctl_w[h] >= 0)
+        close(w->ctl_w[h]);
+    w->ctl_w[h] = ctl[1];
+    if (pid > 0) {
         w->pids[h] = pid;
+        /* A process that (re)starts learns the cuts already in force. */
+        int nh = w->ntm + 2;
+        for (int b = 0; b < nh; b++)
+            if (w->cuts[h * nh + b])
+                send_cut(w, h, b, w->cuts[h * nh + b]);
+    }
 }
 
 static int listen_on_loopback(int *port)
@@ -1312,12 +1493,20 @@ int ck_net_run(ck_run *r, char *err, size_t errlen)
     w.port = calloc((size_t)w.ntm + 1, sizeof(int));
     w.pids = calloc((size_t)w.ntm, sizeof(pid_t));
     w.stopped = calloc((size_t)w.ntm, sizeof(int));
-    if (!w.listen_fd || !w.port || !w.pids || !w.stopped || check_faults(r, err, errlen)) {
-        int bad = w.listen_fd && w.port && w.pids && w.stopped;
+    w.ctl_w = malloc((size_t)w.ntm * sizeof(int));
+    w.cuts = calloc((size_t)(w.ntm + 2) * (size_t)(w.ntm + 2), sizeof(int));
+    w.ctl_r = -1;
+    for (int h = 0; w.ctl_w && h < w.ntm; h++)
+        w.ctl_w[h] = -1;
+    if (!w.listen_fd || !w.port || !w.pids || !w.stopped || !w.ctl_w || !w.cuts ||
+        check_faults(r, err, errlen)) {
+        int bad = w.listen_fd && w.port && w.pids && w.stopped && w.ctl_w && w.cuts;
         free(w.listen_fd);
         free(w.port);
         free(w.pids);
         free(w.stopped);
+        free(w.ctl_w);
+        free(w.cuts);
         if (bad)
             return CK_EINVAL;
         snprintf(err, errlen, "out of memory");
@@ -1333,6 +1522,8 @@ int ck_net_run(ck_run *r, char *err, size_t errlen)
             free(w.port);
             free(w.pids);
             free(w.stopped);
+            free(w.ctl_w);
+            free(w.cuts);
             return CK_EIO;
         }
     }
@@ -1386,6 +1577,11 @@ int ck_net_run(ck_run *r, char *err, size_t errlen)
     free(w.port);
     free(w.pids);
     free(w.stopped);
+    for (int h = 0; h < w.ntm; h++)
+        if (w.ctl_w[h] >= 0)
+            close(w.ctl_w[h]);
+    free(w.ctl_w);
+    free(w.cuts);
     if (rc) {
         snprintf(err, errlen, "setting up the job manager: %s", ck_strerror(rc));
         return rc;
