@@ -128,6 +128,7 @@ static int cmd_savepoint(int argc, char **argv)
     printf("%s\n  %s %llu, taken at %.3f s, input %016llx, %u subtasks\n", sp.path,
            (m->flags & CK_CP_FLAG_STOP)        ? "stop-with-savepoint"
            : (m->flags & CK_CP_FLAG_SAVEPOINT) ? "savepoint"
+           : (m->flags & CK_CP_FLAG_FINAL)     ? "final checkpoint"
                                                : "checkpoint",
            (unsigned long long)m->id, (double)m->trigger / 1e9,
            (unsigned long long)m->input_fp, m->nsubtasks);

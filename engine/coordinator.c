@@ -192,7 +192,7 @@ static ck_cp_record *trigger(ck_cc *cc, ck_time now, uint32_t flags)
     ck_put_i64(body + 8, now);
     ck_put_u32(body + 16, flags);
     for (int v = 0; v < cc->g->nv; v++) {
-        if (!is_source_vertex(cc->g, v))
+        if (!is_source_vertex(cc->g, v) && !(flags & CK_CP_FLAG_FINAL))
             continue;
         for (int i = 0; i < cc->g->v[v].parallelism; i++) {
             uint32_t ep = ck_graph_endpoint(cc->g, cc->attempt, v, i);
@@ -217,6 +217,12 @@ uint64_t ck_cc_trigger_savepoint(ck_cc *cc, int stop)
         cc->paused = 1; /* the job is about to end: no more checkpoints */
         cc->next_trigger = CK_TIME_NEVER;
     }
+    return r ? r->id : 0;
+}
+
+uint64_t ck_cc_trigger_final(ck_cc *cc)
+{
+    ck_cp_record *r = trigger(cc, ck_now(cc->plat), CK_CP_FLAG_FINAL);
     return r ? r->id : 0;
 }
 

@@ -62,6 +62,8 @@ enum {
 /* What a checkpoint is (u32 flags of TRIGGER, of barriers, of _metadata). */
 #define CK_CP_FLAG_SAVEPOINT 1u /* = CK_BARRIER_SAVEPOINT */
 #define CK_CP_FLAG_STOP 2u      /* = CK_BARRIER_STOP: the job stops once it completes */
+#define CK_CP_FLAG_FINAL 4u     /* the final checkpoint of a job whose input ended:
+                                 * triggered at every subtask, no barriers */
 
 /* Where a job (re)starts from: a checkpoint or savepoint and its directory
  * in the store ("checkpoints/<job>/chk-3/", "savepoints/savepoint-ab12cd-7/"). */
@@ -122,6 +124,10 @@ int ck_cc_init(ck_cc *cc, ck_platform *plat, const ck_graph *g, const ck_config 
 /* Triggers a savepoint now (stop: stop-with-savepoint). Returns its id, or
  * 0 when no attempt is running. */
 uint64_t ck_cc_trigger_savepoint(ck_cc *cc, int stop);
+
+/* Triggers the final checkpoint at every subtask (they have all ended
+ * their input). Returns its id, or 0. */
+uint64_t ck_cc_trigger_final(ck_cc *cc);
 
 /* The record of checkpoint id, or NULL. */
 const ck_cp_record *ck_cc_find(const ck_cc *cc, uint64_t id);

@@ -39,9 +39,10 @@ int ck_jm_init(ck_jm *jm, ck_platform *plat, const ck_job_env *env, int ntm, uin
     jm->placement = calloc(g->nsubtasks, sizeof(uint16_t));
     jm->done = calloc(g->nsubtasks, 1);
     jm->running = calloc(g->nsubtasks, 1);
+    jm->ended = calloc(g->nsubtasks, 1);
     jm->tasks = calloc(g->nsubtasks, sizeof(ck_metrics));
     jm->lag_ns = calloc(g->nsubtasks, sizeof(int64_t));
-    if (!jm->tm_seen || !jm->placement || !jm->done || !jm->running || !jm->tasks ||
+    if (!jm->tm_seen || !jm->placement || !jm->done || !jm->running || !jm->ended || !jm->tasks ||
         !jm->lag_ns) {
         ck_jm_free(jm);
         return CK_ENOMEM;
@@ -76,6 +77,7 @@ void ck_jm_free(ck_jm *jm)
     free(jm->tasks);
     free(jm->done);
     free(jm->running);
+    free(jm->ended);
     free(jm->tm_seen);
     free(jm->placement);
     free(jm->lag_ns);
@@ -179,7 +181,9 @@ static void deploy(ck_jm *jm, ck_time now)
     jm->stop_id = 0;
     memset(jm->done, 0, jm->g->nsubtasks);
     memset(jm->running, 0, jm->g->nsubtasks);
-    jm->nfinished = jm->nrunning = 0;
+    memset(jm->ended, 0, jm->g->nsubtasks);
+    jm->nfinished = jm->nrunning = jm->nended = 0;
+    jm->final_id = 0;
     jm->plat->ops->set_routes(jm->plat, jm->attempt, jm->g->nsubtasks, jm->placement);
     size_t blen;
     uint8_t *body = ck_tm_deploy_body(jm->attempt, &jm->restore, jm->g->nsubtasks,
@@ -366,6 +370,20 @@ static void on_savepoint_request(ck_jm *jm, uint32_t stop, const uint8_t *body, 
     }
 }
 
+/* Every subtask ended its input: the final checkpoint (again, if the last
+ * one failed; failures count as for any checkpoint). */
+static void maybe_final_checkpoint(ck_jm *jm)
+{
+    if (jm->state != CK_JOB_RUNNING || jm->nended < jm->g->nsubtasks)
+        return;
+    const ck_cp_record *f = jm->final_id ? ck_cc_find(&jm->cc, jm->final_id) : NULL;
+    if (f && (f->status == CK_CP_PENDING || f->status == CK_CP_COMPLETED))
+        return;
+    if (jm->cc.failed)
+        return; /* failing over instead */
+    jm->final_id = ck_cc_trigger_final(&jm->cc);
+}
+
 static void check_checkpoints(ck_jm *jm)
 {
     if (jm->stop_id) {
@@ -381,6 +399,7 @@ static void check_checkpoints(ck_jm *jm)
         jm->cc.consecutive_failures = 0;
         failover(jm, jm->cc.failure, -1);
     }
+    maybe_final_checkpoint(jm);
 }
 
 /* A task manager is gone: if it ran part of the job, fail over. */
@@ -551,6 +570,15 @@ static int jm_on_message(void *self, uint8_t *msg, size_t len)
     case CK_MSG_METRICS:
         if (on_metrics(jm, g, body, h.len, 0))
             ck_logf(jm->plat, CK_LOG_WARN, "job manager: bad metrics from subtask %u", g);
+        break;
+    case CK_MSG_TASK_ENDED:
+        if (jm->ended[g] || jm->done[g] || on_metrics(jm, g, body, h.len, 0)) {
+            failover(jm, "a subtask reported its end twice, or bad metrics", -1);
+            break;
+        }
+        jm->ended[g] = 1;
+        jm->nended++;
+        ck_cc_task_finished(&jm->cc, g); /* no more periodic checkpoints */
         break;
     case CK_MSG_TASK_FINISHED:
         if (jm->done[g] || on_metrics(jm, g, body, h.len, 1)) {

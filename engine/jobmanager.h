@@ -9,7 +9,9 @@
  * State machine of the job:
  *
  *   WAITING    --enough task managers registered: DEPLOY attempt 0--> RUNNING
- *   RUNNING    --every subtask finished--> FINISHED
+ *   RUNNING    --every subtask finished--> FINISHED (exactly once: every
+ *                subtask ended its input, the final checkpoint completed,
+ *                the sinks committed, then they finish)
  *   RUNNING    --a subtask failed, a task manager was lost (heartbeat
  *                timeout or broken connection), or too many checkpoints
  *                failed: CANCEL the attempt--> RESTARTING
@@ -80,8 +82,9 @@ typedef struct ck_jm {
     uint64_t stop_id;        /* a stop-with-savepoint under way */
     ck_time stop_resume;     /* ...and how long after it the job resumes (0: it ends) */
     uint64_t stopped_with;   /* the savepoint the job ended with */
-    uint32_t nfinished, nrunning;
-    uint8_t *done, *running; /* per subtask, current attempt */
+    uint32_t nfinished, nrunning, nended;
+    uint8_t *done, *running, *ended; /* per subtask, current attempt */
+    uint64_t final_id;   /* the final checkpoint of this attempt, once triggered */
     ck_metrics *tasks;   /* per subtask, summed over attempts */
     ck_metrics job;      /* merged series and histograms */
     int64_t *lag_ns;     /* per source subtask: last reported source lag */

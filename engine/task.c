@@ -79,6 +79,8 @@ struct ck_task {
     ck_restore_point from;
     char restore_key[200];
     uint64_t stop_id;          /* a stop-with-savepoint this task took part in */
+    int final_cp;              /* its input ends into a final checkpoint (exactly once) */
+    uint64_t final_id;         /* the final checkpoint it took part in */
 
     /* metrics reporting: totals already reported, next report */
     struct {
@@ -102,6 +104,8 @@ const char *ck_task_state_name(ck_task_state s)
         return "RUNNING";
     case CK_TASK_ENDING:
         return "ENDING";
+    case CK_TASK_ENDED:
+        return "ENDED";
     case CK_TASK_FINISHED:
         return "FINISHED";
     case CK_TASK_FAILED:
@@ -228,6 +232,7 @@ ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global,
             goto fail;
     }
     t->checkpointing = ck_cfg(cfg, CK_CFG_CP_INTERVAL) > 0;
+    t->final_cp = t->checkpointing && ck_cfg(cfg, CK_CFG_CP_MODE) == CK_CP_EXACTLY_ONCE;
     if (t->checkpointing && ck_cfg(cfg, CK_CFG_CP_MODE) == CK_CP_EXACTLY_ONCE) {
         /* Exactly-once end to end: sinks write in transactions. */
         for (int k = 0; k < t->chain.nops; k++) {
@@ -408,15 +413,10 @@ static int commit_upto(ck_task *t, uint64_t cp);
 /* Input is over: close every output with END_OF_PARTITION. */
 static int end_input(ck_task *t)
 {
-    /* Sinks commit what they hold: the end of a bounded input stands for
-     * its final checkpoint. */
-    for (int k = 0; k < t->chain.nops; k++) {
-        ck_op *op = &t->chain.ops[k];
-        if (op->two_phase && ck_sink_precommit(op, UINT64_MAX - 1))
-            return CK_ETOOBIG;
-    }
-    int rc = commit_upto(t, UINT64_MAX);
-    if (rc)
+    int rc;
+    /* Exactly once, sinks commit with the final checkpoint the job manager
+     * takes once every subtask ended; otherwise there is nothing to wait for. */
+    if (!t->final_cp && (rc = commit_upto(t, UINT64_MAX)))
         return rc;
     ck_elem eop = {.tag = CK_EL_END_OF_PARTITION};
     for (int i = 0; i < t->nrps; i++)
@@ -730,16 +730,20 @@ static int take_checkpoint(ck_task *t, const ck_barrier *b, int64_t align_ns)
         t->plat->ops->cpu(t->plat, flops);
     int64_t sync_ns = ck_now(t->plat) - t0;
 
-    /* The barrier follows the state it closes, at once. */
+    /* The barrier follows the state it closes, at once (the final
+     * checkpoint has none: every channel has ended). */
     ck_elem be = {.tag = CK_EL_BARRIER};
     be.u.barrier = *b;
-    for (int i = 0; i < t->nrps; i++)
+    for (int i = 0; i < t->nrps && t->state != CK_TASK_ENDED; i++)
         if ((rc = ck_rp_broadcast(&t->rps[i].rp, &be))) {
             ck_capture_free(cap);
             free(cap);
             return rc;
         }
-    flush_all(t);
+    if (t->state != CK_TASK_ENDED)
+        flush_all(t);
+    if (b->flags & CK_CP_FLAG_FINAL)
+        t->final_id = b->id;
 
     /* Asynchronous phase: serialize (background CPU), then upload. */
     snap_job *j = &t->snaps[t->nsnaps];
@@ -824,7 +828,17 @@ static int on_checkpoint_message(ck_task *t, const ck_wire_hdr *h, const uint8_t
     uint64_t id = ck_get_u64(body);
     switch (h->type) {
     case CK_MSG_CP_TRIGGER: {
-        if (h->len != 20 || !t->is_source)
+        if (h->len != 20)
+            return CK_EPROTO;
+        if (ck_get_u32(body + 16) & CK_CP_FLAG_FINAL) {
+            if (t->state != CK_TASK_ENDED) {
+                send_decline(t, id, CK_DECLINE_FAILURE, "the task has not ended its input");
+                return CK_OK;
+            }
+            ck_barrier b = {.id = id, .ts = ck_get_i64(body + 8), .flags = ck_get_u32(body + 16)};
+            return take_checkpoint(t, &b, 0);
+        }
+        if (!t->is_source)
             return CK_EPROTO;
         if (t->state != CK_TASK_RUNNING || source_done(t)) {
             send_decline(t, id, CK_DECLINE_NOT_READY, "the source has finished");
@@ -836,6 +850,11 @@ static int on_checkpoint_message(ck_task *t, const ck_wire_hdr *h, const uint8_t
     }
     case CK_MSG_CP_COMPLETE: {
         int rc = commit_upto(t, id);
+        if (!rc && t->state == CK_TASK_ENDED && t->final_id && id >= t->final_id) {
+            /* The final checkpoint is durable and its output committed. */
+            report(t, CK_MSG_TASK_FINISHED);
+            return CK_OK;
+        }
         if (!rc && id == t->stop_id && t->state == CK_TASK_RUNNING) {
             /* Stopped with a savepoint: committed up to it, the task ends
              * (without ending its input: windows stay in the savepoint). */
@@ -1188,8 +1207,13 @@ static int task_work(void *self)
         int drained = 1;
         for (int i = 0; i < t->nrps; i++)
             drained &= ck_rp_drained(&t->rps[i].rp);
-        if (drained)
+        if (drained && t->final_cp) {
+            report(t, CK_MSG_TASK_ENDED);
+            if (t->state == CK_TASK_ENDING)
+                t->state = CK_TASK_ENDED;
+        } else if (drained) {
             report(t, CK_MSG_TASK_FINISHED);
+        }
         return 0;
     }
     if (t->state != CK_TASK_RUNNING)

@@ -19,6 +19,12 @@
  *   RUNNING --input ended (END_OF_PARTITION on every channel, or every
  *             topic partition read to its end): broadcast EOP--> ENDING
  *   ENDING  --every partition drained: TASK_FINISHED to the JM--> FINISHED
+ *   ENDING  --every partition drained, exactly-once checkpoints: TASK_ENDED
+ *             to the JM--> ENDED (the final checkpoint, as Flink's FLIP-147:
+ *             once every subtask ended, the job manager triggers it at
+ *             every subtask; sinks commit when it completes)
+ *   ENDED   --the final checkpoint completed, sinks committed:
+ *             TASK_FINISHED--> FINISHED
  *   any     --protocol or memory error, a damaged state file, a lost
  *             connection: TASK_FAILED to the JM--> FAILED
  *
@@ -51,6 +57,7 @@ typedef enum ck_task_state {
     CK_TASK_RESTORING,
     CK_TASK_RUNNING,
     CK_TASK_ENDING,
+    CK_TASK_ENDED, /* input over, waiting for the final checkpoint */
     CK_TASK_FINISHED,
     CK_TASK_FAILED,
 } ck_task_state;

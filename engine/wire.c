@@ -66,6 +66,8 @@ const char *ck_wire_type_name(int type)
         return "HEARTBEAT";
     case CK_MSG_SAVEPOINT:
         return "SAVEPOINT";
+    case CK_MSG_TASK_ENDED:
+        return "TASK_ENDED";
     case CK_MSG_TASK_RUNNING:
         return "TASK_RUNNING";
     case CK_MSG_METRICS:

@@ -43,7 +43,8 @@ typedef enum ck_msg_type {
     CK_MSG_TASK_RUNNING = 13, /* task -> job manager: restored and running */
     CK_MSG_METRICS = 14,      /* task -> job manager: metrics since the last report */
     CK_MSG_SAVEPOINT = 15,    /* client -> job manager: take a savepoint, arg = 1 to stop */
-    CK_MSG_TYPE_MAX = 15
+    CK_MSG_TASK_ENDED = 16,   /* task -> job manager: input over, awaiting the final checkpoint */
+    CK_MSG_TYPE_MAX = 16
 } ck_msg_type;
 
 /*

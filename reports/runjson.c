@@ -68,6 +68,8 @@ static const char *cp_kind(uint32_t flags)
 {
     if (flags & CK_CP_FLAG_STOP)
         return "stop-with-savepoint";
+    if (flags & CK_CP_FLAG_FINAL)
+        return "final";
     return flags & CK_CP_FLAG_SAVEPOINT ? "savepoint" : "checkpoint";
 }
 

@@ -398,6 +398,44 @@ static void test_coordinator_min_pause_and_finish(void **state)
     fake_clear(&r.w);
 }
 
+/* The final checkpoint: every subtask has ended, periodic checkpoints have
+ * stopped; it is triggered at all three subtasks (not only the source),
+ * carries its flag, and completes and commits like a checkpoint. */
+static void test_coordinator_final(void **state)
+{
+    (void)state;
+    static cc_rig r;
+    cc_setup(&r, 100, 0, 1);
+    ck_cc_start_attempt(&r.cc, 0, 0);
+    for (uint32_t s = 0; s < 3; s++)
+        ck_cc_task_finished(&r.cc, s);
+    advance(&r, 500 * CK_NS_PER_MS);
+    assert_int_equal(r.cc.ncps, 0);
+    uint64_t id = ck_cc_trigger_final(&r.cc);
+    assert_int_equal(id, 1);
+    uint32_t seen = 0;
+    fake_msg *m;
+    while ((m = fake_pop(&r.w))) {
+        ck_wire_hdr h;
+        assert_int_equal(ck_wire_decode(m->data, m->len, &h), 0);
+        assert_int_equal(h.type, CK_MSG_CP_TRIGGER);
+        assert_int_equal(ck_get_u32(m->data + CK_WIRE_HDR + 16), CK_CP_FLAG_FINAL);
+        assert_true(m->dst >= CK_EP_TASK0 && m->dst < CK_EP_TASK0 + 3);
+        seen |= 1u << (m->dst - CK_EP_TASK0);
+        free(m->data);
+        free(m);
+    }
+    assert_int_equal(seen, 7);
+    for (uint32_t s = 0; s < 3; s++)
+        ack(&r, s, id);
+    assert_string_equal(r.last_put, "checkpoints/job/chk-1/_metadata");
+    ck_cc_on_stored(&r.cc, id, CK_OK);
+    assert_int_equal(ck_cc_find(&r.cc, id)->status, CK_CP_COMPLETED);
+    assert_int_equal(sent(&r, CK_MSG_CP_COMPLETE, NULL), 3);
+    ck_cc_free(&r.cc);
+    fake_clear(&r.w);
+}
+
 /* ---- two-phase-commit sink transactions ------------------------------------------- */
 
 /* Savepoints: forced, in their own directory, never retired, never a
@@ -515,6 +553,7 @@ int main(void)
         cmocka_unit_test(test_coordinator_failures),
         cmocka_unit_test(test_coordinator_min_pause_and_finish),
         cmocka_unit_test(test_coordinator_savepoints),
+        cmocka_unit_test(test_coordinator_final),
         cmocka_unit_test(test_sink_transactions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

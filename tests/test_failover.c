@@ -162,6 +162,9 @@ static void test_restart_exponential_delay(void **state)
  * (triggered at 0.5, 1.0, 1.5 s, ... until a failure), fixed-delay restarts
  * after 100 ms.
  */
+/* Extra settings of the windows sink (a test may make it slow). */
+static const char *windows_sink = "";
+
 static const char *scenario(char *buf, size_t len, const char *name, int seed, const char *mode,
                             int taskmanagers, const char *config, const char *events)
 {
@@ -180,7 +183,7 @@ static const char *scenario(char *buf, size_t len, const char *name, int seed, c
              "   {\"name\": \"counts\", \"type\": \"sink\", \"parallelism\": 2},\n"
              "   {\"name\": \"per-200ms\", \"type\": \"window\", \"input\": \"some\",\n"
              "    \"size\": \"200 ms\", \"fn\": \"count\", \"parallelism\": 2},\n"
-             "   {\"name\": \"windows\", \"type\": \"sink\", \"parallelism\": 2}]},\n"
+             "   {\"name\": \"windows\", \"type\": \"sink\", \"parallelism\": 2%s}]},\n"
              " \"config\": {\"taskmanager.numberOfTaskSlots\": 1,\n"
              "   \"execution.buffer-timeout\": \"20 ms\",\n"
              "   \"execution.checkpointing.interval\": \"500 ms\",\n"
@@ -189,7 +192,7 @@ static const char *scenario(char *buf, size_t len, const char *name, int seed, c
              "   \"restart-strategy.fixed-delay.attempts\": 10,\n"
              "   \"restart-strategy.fixed-delay.delay\": \"100 ms\"%s},\n"
              " \"events\": [%s]}\n",
-             name, seed, taskmanagers, mode, config, events);
+             name, seed, taskmanagers, windows_sink, mode, config, events);
     return buf;
 }
 
@@ -465,6 +468,44 @@ static void test_no_restart_fails_the_job(void **state)
     cJSON_Delete(run);
 }
 
+/* The windows sink is slow: when the input ends at 3 s, the counts sinks
+ * are done while the windows still drain for a quarter of a second. A
+ * crash then must not duplicate what the finished sinks wrote: with
+ * exactly-once checkpoints they commit only with the final checkpoint, taken
+ * once every subtask has ended (as Flink's FLIP-147). */
+static int reset_windows_sink(void **state)
+{
+    (void)state;
+    windows_sink = "";
+    return 0;
+}
+
+static void test_crash_after_some_ended(void **state)
+{
+    (void)state;
+    windows_sink = ", \"cpu_per_record\": \"500kf\"";
+    /* Two task managers: both run half the job (with a spare, which one
+     * is the spare depends on the order processes register in). */
+    for (int k = 0; k < 3; k++) {
+        int eo = k != 1;
+        const char *backend = k == 2 ? "sockets" : "simgrid";
+        char name[32];
+        snprintf(name, sizeof(name), "tail-%d", k);
+        cJSON *run = fault_run(name, 3, eo, 2, "",
+                               "{\"at\": \"3100 ms\", \"action\": \"crash\", \"host\": \"tm0\","
+                               " \"restart_after\": \"500 ms\"}",
+                               backend, 1);
+        if (eo && k == 0) {
+            /* The last checkpoint is the final one, taken after the input ended. */
+            const cJSON *cps = item(run, "checkpoints");
+            const cJSON *last = cJSON_GetArrayItem(cps, cJSON_GetArraySize(cps) - 1);
+            assert_string_equal(item(last, "status")->valuestring, "completed");
+            assert_true(num(last, "trigger_s", NULL) > 3.1);
+        }
+        cJSON_Delete(run);
+    }
+}
+
 /* ---- network, slowness, damage ---------------------------------------------------- */
 
 #define FAST_HEARTBEATS                                                                    \
@@ -689,12 +730,14 @@ static void savepoint_stop_resume(const char *backend)
     assert_true(num(r, "checkpoint", NULL) == num(b, "id", NULL));
     assert_true(fabs(num(r, "failure_s", NULL) - 1.6) < 0.01);
     assert_true(num(r, "restarted_s", NULL) >= num(r, "detected_s", NULL) + 0.4999);
-    /* Savepoints are not checkpoints: the summary counts neither. */
+    /* Savepoints are not checkpoints: the summary counts none (it counts
+     * the final checkpoint at the end of the input). */
     double completed = num(item(run, "checkpoint_summary"), "completed", NULL);
     int ncp = 0;
     const cJSON *cp;
     cJSON_ArrayForEach(cp, item(run, "checkpoints"))
-        ncp += !strcmp(item(cp, "kind")->valuestring, "checkpoint") &&
+        ncp += (!strcmp(item(cp, "kind")->valuestring, "checkpoint") ||
+                !strcmp(item(cp, "kind")->valuestring, "final")) &&
                !strcmp(item(cp, "status")->valuestring, "completed");
     assert_true(completed == ncp);
     cJSON_Delete(run);
@@ -821,6 +864,7 @@ int main(void)
         cmocka_unit_test(test_crash_during_recovery_at_least_once),
         cmocka_unit_test(test_crash_sockets),
         cmocka_unit_test(test_no_restart_fails_the_job),
+        cmocka_unit_test_teardown(test_crash_after_some_ended, reset_windows_sink),
         cmocka_unit_test(test_partition),
         cmocka_unit_test(test_link_down_short),
         cmocka_unit_test(test_slowness),
