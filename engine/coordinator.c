@@ -291,8 +291,19 @@ static int write_metadata(ck_cc *cc, ck_cp_record *r)
 void ck_cc_on_ack(ck_cc *cc, uint32_t subtask, const ck_cp_ack *ack)
 {
     ck_cp_record *r = find(cc, ack->id);
+    if (r && r->status != CK_CP_PENDING && r->status != CK_CP_COMPLETED && ack->key[0]) {
+        /* Late state of a checkpoint that failed meanwhile (a subtask was
+         * still uploading when it was aborted): nothing refers to it, so
+         * delete it, as Flink discards late subtask state. Only a file in
+         * that checkpoint's own directory. */
+        char dir[200];
+        ck_cc_dir(cc->job_id, r->id, r->flags, dir, sizeof(dir));
+        if (!strncmp(ack->key, dir, strlen(dir)) && !strstr(ack->key, ".."))
+            cc->plat->ops->store_delete(cc->plat, ack->key);
+        return;
+    }
     if (!r || subtask >= cc->g->nsubtasks || r->status != CK_CP_PENDING || r->tasks[subtask].acked)
-        return; /* late, unknown or repeated: ignore, as Flink does */
+        return; /* unknown or repeated: ignore, as Flink does */
     ck_cp_task *t = &r->tasks[subtask];
     t->acked = 1;
     t->bytes = ack->bytes;

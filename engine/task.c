@@ -30,6 +30,7 @@ typedef struct snap_job {
     uint32_t crc;
     int64_t sync_ns, align_ns;
     ck_time async_start;
+    int aborted;   /* aborted while its upload was in flight */
     char key[200];
 } snap_job;
 
@@ -802,6 +803,14 @@ static void snap_progress(ck_task *t, uint64_t token, int status)
         }
         return;
     }
+    if (j->aborted) {
+        /* The checkpoint failed while this file was on its way: nothing
+         * will refer to it. */
+        if (status == CK_OK)
+            t->plat->ops->store_delete(t->plat, j->key);
+        snap_drop(t, j);
+        return;
+    }
     if (status != CK_OK) {
         send_decline(t, j->id, CK_DECLINE_FAILURE, "the upload failed");
         snap_drop(t, j);
@@ -881,7 +890,9 @@ static int on_checkpoint_message(ck_task *t, const ck_wire_hdr *h, const uint8_t
         if (id == t->stop_id)
             t->stop_id = 0; /* the stop failed: the job goes on */
         snap_job *j = snap_find(t, id);
-        if (j)
+        if (j && j->stage == SNAP_UPLOADING)
+            j->aborted = 1; /* the file is deleted once written */
+        else if (j)
             snap_drop(t, j);
         return CK_OK;
     }

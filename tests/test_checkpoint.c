@@ -352,6 +352,19 @@ static void test_coordinator_failures(void **state)
     advance(&r, 600 * CK_NS_PER_MS);
     assert_int_equal(r.cc.cps[0].status, CK_CP_EXPIRED);
     assert_true(sent(&r, CK_MSG_CP_ABORT, NULL) == 3);
+    /* A subtask still uploading acknowledges late: its file is deleted
+     * (nothing refers to it), and the checkpoint stays expired. */
+    int deletes = r.deletes;
+    ack(&r, 1, 1);
+    assert_int_equal(r.deletes, deletes + 1);
+    assert_int_equal(r.cc.cps[0].status, CK_CP_EXPIRED);
+    /* ...but never a file outside that checkpoint's directory. */
+    ck_cp_ack bad = {.id = 1};
+    snprintf(bad.key, sizeof(bad.key), "checkpoints/job/chk-0/s1");
+    ck_cc_on_ack(&r.cc, 2, &bad);
+    snprintf(bad.key, sizeof(bad.key), "checkpoints/job/chk-1/../chk-0/s1");
+    ck_cc_on_ack(&r.cc, 2, &bad);
+    assert_int_equal(r.deletes, deletes + 1);
     assert_false(r.cc.failed); /* one failure tolerated */
     /* A decline that is not a failure (not ready) does not count... */
     advance(&r, 700 * CK_NS_PER_MS);
