@@ -5,7 +5,7 @@
  *
  * Per endpoint there are two actors:
  *   - the node actor runs the node loop (node.h): deadlines, inbox, work();
- *     it sleeps on a condition variable until a message arrives or its
+ *     it sleeps on a semaphore until something is put in its inbox or its
  *     next deadline passes;
  *   - a receiver daemon owns the endpoint's mailbox as its permanent
  *     receiver, so that transfers start as soon as they are sent (as a NIC
@@ -35,13 +35,12 @@
 
 #include <simgrid/actor.h>
 #include <simgrid/comm.h>
-#include <simgrid/cond.h>
 #include <simgrid/disk.h>
 #include <simgrid/engine.h>
 #include <simgrid/host.h>
 #include <simgrid/link.h>
 #include <simgrid/mailbox.h>
-#include <simgrid/mutex.h>
+#include <simgrid/semaphore.h>
 #include <xbt/log.h>
 
 #include "error.h"
@@ -92,8 +91,7 @@ typedef struct sim_node {
     sg_host_t host;
     char mbname[32];
     sg_mailbox_t mb;
-    sg_cond_t cond;
-    sg_mutex_t mutex;
+    sg_sem_t wake;    /* released for each thing put in its inbox (wake()) */
     item *head, *tail;
     peer *peers;
     uint32_t npeers, peers_cap;
@@ -120,14 +118,13 @@ struct ck_sim {
      * (hosts 0..ntm-1, jm ntm, store ntm+1); heal wakes store transfers */
     int nh;
     int *cut;
-    sg_mutex_t heal_mutex;
-    sg_cond_t heal_cond;
+    sg_sem_t heal;       /* released once per waiter when a cut heals */
+    int heal_waiters;
     /* slow links: latency added per host (ns), and the messages it delays,
      * in order of when they are due, sent by the delay actor */
     ck_time *lat_add;
     item *delayed;
-    sg_cond_t delay_cond;
-    sg_mutex_t delay_mutex;
+    sg_sem_t delay_wake;
     /* the placement of the latest attempt, for endpoints not deployed yet */
     uint32_t routes_attempt;
     uint16_t *routes;
@@ -356,6 +353,20 @@ static ck_time added_latency(const sim_world *w, int a, int b)
     return (a >= 0 && a < w->nh ? w->lat_add[a] : 0) + (b >= 0 && b < w->nh ? w->lat_add[b] : 0);
 }
 
+/*
+ * Wake-ups are semaphores, not condition variables: in SimGrid 3.32 a
+ * notify that another actor issues in the same scheduling round as a
+ * wait, after the waiter checked its inbox but before the wait took
+ * effect, is lost, and the waiter sleeps to its timeout (a message handled
+ * up to a deadline late). A release is counted instead; the waiter takes
+ * the ones that piled up before it looks at its inbox again.
+ */
+static void drain(sg_sem_t s)
+{
+    while (!sg_sem_would_block(s))
+        sg_sem_acquire(s);
+}
+
 static void delay(sim_world *w, item *it, ck_time by)
 {
     it->due = sim_now_ns() + by;
@@ -364,7 +375,7 @@ static void delay(sim_world *w, item *it, ck_time by)
         pp = &(*pp)->next;
     it->next = *pp;
     *pp = it;
-    sg_cond_notify_one(w->delay_cond);
+    sg_sem_release(w->delay_wake);
 }
 
 /* Sends delayed messages when they are due. */
@@ -374,8 +385,8 @@ static void delay_main(int argc, char **argv)
     CK_UNUSED(argv);
     sim_world *w = sg_actor_self_get_data();
     sg_actor_daemonize(sg_actor_self());
-    sg_mutex_lock(w->delay_mutex);
     for (;;) {
+        drain(w->delay_wake);
         ck_time now = sim_now_ns();
         while (w->delayed && w->delayed->due <= now) {
             item *it = w->delayed;
@@ -384,9 +395,9 @@ static void delay_main(int argc, char **argv)
             transmit(w, it, it->dst);
         }
         if (w->delayed)
-            sg_cond_wait_for(w->delay_cond, w->delay_mutex, (double)(w->delayed->due - now) / 1e9);
+            sg_sem_acquire_timeout(w->delay_wake, (double)(w->delayed->due - now) / 1e9);
         else
-            sg_cond_wait(w->delay_cond, w->delay_mutex);
+            sg_sem_acquire(w->delay_wake);
     }
 }
 
@@ -450,7 +461,8 @@ static void release_held(sim_world *w)
             pr->held_tail = NULL;
         }
     }
-    sg_cond_notify_all(w->heal_cond);
+    for (; w->heal_waiters > 0; w->heal_waiters--)
+        sg_sem_release(w->heal);
 }
 
 /* In a transfer actor: wait while host a cannot reach host b, then for
@@ -462,10 +474,10 @@ static void wait_reachable(sim_world *w, int a, int b)
         sg_actor_sleep_for((double)lat / 1e9);
     if (!is_cut(w, a, b))
         return;
-    sg_mutex_lock(w->heal_mutex);
-    while (is_cut(w, a, b))
-        sg_cond_wait(w->heal_cond, w->heal_mutex);
-    sg_mutex_unlock(w->heal_mutex);
+    while (is_cut(w, a, b)) {
+        w->heal_waiters++;
+        sg_sem_acquire(w->heal);
+    }
 }
 
 static void op_cpu(ck_platform *p, double flops)
@@ -688,7 +700,7 @@ static void background_main(int argc, char **argv)
     if (it) {
         *it = (item){.kind = ITEM_DONE, .src = UINT32_MAX, .token = j->token};
         inbox_push(j->n, it);
-        sg_cond_notify_one(j->n->cond);
+        sg_sem_release(j->n->wake);
     }
     free(j);
 }
@@ -764,7 +776,7 @@ static void receiver_main(int argc, char **argv)
         if (ck_sg_get(n->mb, &p) != 0)
             continue;
         deliver(n, p);
-        sg_cond_notify_one(n->cond);
+        sg_sem_release(n->wake);
     }
 }
 
@@ -775,8 +787,8 @@ static void node_main(int argc, char **argv)
     sim_node *n = sg_actor_self_get_data();
     const ck_node_ops *ops = n->node.ops;
     void *self = n->node.self;
-    sg_mutex_lock(n->mutex);
     while (!n->dead && !ops->finished(self)) {
+        drain(n->wake);
         ck_time now = sim_now_ns();
         if (ops->deadline(self) <= now)
             ops->on_deadline(self);
@@ -805,11 +817,10 @@ static void node_main(int argc, char **argv)
         if (d <= now)
             continue;
         if (d == CK_TIME_NEVER)
-            sg_cond_wait(n->cond, n->mutex);
+            sg_sem_acquire(n->wake);
         else
-            sg_cond_wait_for(n->cond, n->mutex, (double)(d - now) / 1e9);
+            sg_sem_acquire_timeout(n->wake, (double)(d - now) / 1e9);
     }
-    sg_mutex_unlock(n->mutex);
     if (n->ends_run)
         sg_actor_kill_all(); /* the run is over: stop what is left */
 }
@@ -841,10 +852,8 @@ ck_sim *ck_sim_new(const char *platform_file, const char *network_model, const c
         return NULL;
     }
     w->verbose = verbose;
-    w->heal_mutex = sg_mutex_init();
-    w->heal_cond = sg_cond_init();
-    w->delay_mutex = sg_mutex_init();
-    w->delay_cond = sg_cond_init();
+    w->heal = sg_sem_init(0);
+    w->delay_wake = sg_sem_init(0);
     snprintf(w->store_dir, sizeof(w->store_dir), "%s", store_dir);
     if (ck_storefs_mkdirs(w->store_dir)) {
         snprintf(err, errlen, "%s: cannot create: %s", w->store_dir, strerror(errno));
@@ -893,8 +902,7 @@ ck_platform *ck_sim_endpoint(ck_sim *w, uint32_t ep, const char *host, int host_
     n->host = h;
     snprintf(n->mbname, sizeof(n->mbname), "ep%u", ep);
     n->mb = sg_mailbox_by_name(n->mbname);
-    n->cond = sg_cond_init();
-    n->mutex = sg_mutex_init();
+    n->wake = sg_sem_init(0);
     n->all_next = w->all;
     w->all = n;
     if (map_put(w, n))
@@ -951,10 +959,8 @@ void ck_sim_del(ck_sim *w)
             if (n->peers[k].used)
                 peer_reset(&n->peers[k]);
         free(n->peers);
-        if (n->cond)
-            sg_cond_destroy(n->cond);
-        if (n->mutex)
-            sg_mutex_destroy(n->mutex);
+        if (n->wake)
+            sg_sem_destroy(n->wake);
         ck_task_del(n->task);
         free(n->tm);
         free(n);
@@ -969,15 +975,11 @@ void ck_sim_del(ck_sim *w)
         w->delayed = it->next;
         item_free(it);
     }
-    if (w->delay_cond)
-        sg_cond_destroy(w->delay_cond);
-    if (w->delay_mutex)
-        sg_mutex_destroy(w->delay_mutex);
+    if (w->delay_wake)
+        sg_sem_destroy(w->delay_wake);
     free(w->routes);
-    if (w->heal_cond)
-        sg_cond_destroy(w->heal_cond);
-    if (w->heal_mutex)
-        sg_mutex_destroy(w->heal_mutex);
+    if (w->heal)
+        sg_sem_destroy(w->heal);
     free(w);
 }
 
@@ -1015,7 +1017,7 @@ static int op_deploy(ck_platform *p, uint32_t attempt, uint32_t global,
 static void node_stop(sim_node *n)
 {
     n->dead = 1;
-    sg_cond_notify_one(n->cond); /* its loop sees it and ends */
+    sg_sem_release(n->wake); /* its loop sees it and ends */
 }
 
 static void op_undeploy(ck_platform *p, uint32_t attempt)
@@ -1069,7 +1071,7 @@ static void crash_host(sim_world *w, int h)
             if (it) {
                 *it = (item){.kind = ITEM_PEER_LOST, .src = UINT32_MAX, .token = (uint64_t)h};
                 inbox_push(n, it);
-                sg_cond_notify_one(n->cond);
+                sg_sem_release(n->wake);
             }
         }
     }
@@ -1263,7 +1265,7 @@ static void trigger_savepoint(sim_world *w, ck_fault_run *f)
     ck_put_u32(m + 16, (uint32_t)f->spec->stop);
     *it = (item){.kind = ITEM_MSG, .src = CK_EP_CLIENT, .data = m, .len = n};
     inbox_push(jm, it);
-    sg_cond_notify_one(jm->cond);
+    sg_sem_release(jm->wake);
 }
 
 static void fault_start(injector *in, ck_fault_run *f)
