@@ -222,6 +222,13 @@ static void maybe_deploy(ck_jm *jm, ck_time now)
     if (jm->state != CK_JOB_WAITING && jm->state != CK_JOB_RESTARTING)
         return;
     jm->restart_due = 0; /* the delay has passed: from now on, wait for slots */
+    if (jm->state == CK_JOB_WAITING && now - jm->waiting_since < CK_STARTUP_GRACE) {
+        int live = 0;
+        for (int h = 0; h < jm->ntm; h++)
+            live += tm_alive(jm, h);
+        if (live < jm->ntm)
+            return; /* the rest of the cluster is starting */
+    }
     if (place(jm)) {
         deploy(jm, now);
         return;
@@ -648,7 +655,10 @@ static ck_time jm_deadline(void *self)
         return CK_MIN(d, ck_cc_deadline(&jm->cc));
     if (jm->state == CK_JOB_RESTARTING && jm->restart_due)
         return CK_MIN(d, jm->restart_at);
-    /* Waiting for task managers: a heartbeat wakes us, or the timeout. */
+    /* Waiting for task managers: a heartbeat wakes us, or the start-up
+     * grace, or the timeout. */
+    if (jm->state == CK_JOB_WAITING && ck_now(jm->plat) < jm->waiting_since + CK_STARTUP_GRACE)
+        d = CK_MIN(d, jm->waiting_since + CK_STARTUP_GRACE);
     return CK_MIN(d, jm->waiting_since + CK_SLOT_REQUEST_TIMEOUT + 1);
 }
 

@@ -8,7 +8,8 @@
  *
  * State machine of the job:
  *
- *   WAITING    --enough task managers registered: DEPLOY attempt 0--> RUNNING
+ *   WAITING    --every task manager registered (or enough, once the
+ *                start-up grace passed): DEPLOY attempt 0--> RUNNING
  *   RUNNING    --every subtask finished--> FINISHED (exactly once: every
  *                subtask ended its input, the final checkpoint completed,
  *                the sinks committed, then they finish)
@@ -56,6 +57,12 @@ typedef enum ck_job_state {
 /* How long a job waits for task managers before it fails (Flink's
  * slot.request.timeout). */
 #define CK_SLOT_REQUEST_TIMEOUT (300 * CK_NS_PER_S)
+
+/* How long the first deployment waits for every task manager of the
+ * cluster to register, once enough have (as Flink's
+ * resourcemanager.standalone.start-up-time): the job is then placed on task
+ * managers in their order, whichever process started first. */
+#define CK_STARTUP_GRACE (1 * CK_NS_PER_S)
 
 typedef struct ck_recovery {
     ck_time failed;        /* when it stopped working, if the job manager knows */
