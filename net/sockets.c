@@ -18,9 +18,19 @@
  * is untrusted: a bad length or an endpoint not hosted here closes the
  * connection; the engine checks the message itself.
  *
- * CPU cost charged by the engine is spent spinning for flops / speed
- * seconds, so that a slow operator is slow here too. The durable store is
- * a directory (write, fsync, rename); sinks append to one file each.
+ * CPU cost charged by the engine (an operator's cpu_per_record) is
+ * virtual time, as a task thread's would be in Flink: the subtask is busy
+ * for flops / speed seconds on the earliest free of its host's cores
+ * (divided by a slow_cpu factor in force), and meanwhile takes no input,
+ * fires no timer and its clock reads the end of the busy spell; what it
+ * sends waits in its outbox until then. The rest of its process (other
+ * subtasks, the task manager's heartbeats) runs on, as other threads
+ * would: spinning instead would starve heartbeats whenever a burst of
+ * work took longer than heartbeat.timeout. The engine's real work costs
+ * real CPU, and a slow_cpu fault also stops and continues the process.
+ *
+ * The durable store is a directory (write, fsync, rename); sinks append to
+ * one file each.
  *
  * Lifecycle: the job manager's process ends the run when the job finishes
  * or fails, or when a host process dies, and then stops the others.
@@ -81,6 +91,8 @@ typedef struct net_node {
     int is_task, dead;
     uint32_t attempt;
     msgq_item *head, *tail;
+    ck_time busy_until;          /* virtual CPU: busy until then */
+    msgq_item *obox, *obox_tail; /* sent while busy: go at busy_until */
     struct net_node *next; /* every node of this process */
 } net_node;
 
@@ -109,6 +121,8 @@ struct net_world {
     int *port;
     pid_t *pids;
     int *stopped;  /* per task manager: SIGSTOPped by a slow_cpu fault */
+    int *slow_pm;  /* per task manager: the slow_cpu factor it was told, per mille
+                    * (0: none yet; shares stopped's allocation) */
     /* network faults: cut[h] counts the faults that cut this process's
      * host from host h (0..ntm-1, jm ntm, store ntm+1); what would cross a
      * cut waits in the connection's buffer (and store requests in
@@ -137,6 +151,9 @@ struct net_world {
     char store_dir[600];
     char sink_dir[600];
     double speed;
+    ck_time *core_free; /* per core of this host: busy until then */
+    int ncores;
+    double slow;        /* this host's slow_cpu factor in force (1: none) */
     int failed;
     char failure[256];
 };
@@ -296,7 +313,9 @@ static conn *out_conn(net_world *w, int host)
 
 static ck_time op_now(ck_platform *p)
 {
-    return world_now(((net_node *)p)->w);
+    net_node *n = (net_node *)p;
+    ck_time now = world_now(n->w);
+    return n->busy_until > now ? n->busy_until : now;
 }
 
 static void limbo_push(net_world *w, uint32_t dst, uint8_t *data, size_t len)
@@ -331,12 +350,56 @@ static void local_deliver(net_world *w, uint32_t dst, uint8_t *data, size_t len)
     q_push(d, it);
 }
 
+static int send_now(net_node *n, uint32_t dst, uint8_t *msg, size_t len);
+
 static int op_send(ck_platform *p, uint32_t dst, uint8_t *msg, size_t len)
 {
     net_node *n = (net_node *)p;
     net_world *w = n->w;
     w->r->messages++;
     w->r->message_bytes += len;
+    if (n->obox || n->busy_until > world_now(w)) {
+        /* Busy computing: it leaves when the work is done, in order. */
+        if (endpoint_host(w, dst) < 0) {
+            free(msg);
+            return CK_EUNREACH;
+        }
+        msgq_item *it = malloc(sizeof(*it));
+        if (!it) {
+            free(msg);
+            return CK_ENOMEM;
+        }
+        *it = (msgq_item){.dst = dst, .data = msg, .len = len};
+        if (n->obox_tail)
+            n->obox_tail->next = it;
+        else
+            n->obox = it;
+        n->obox_tail = it;
+        return CK_OK;
+    }
+    return send_now(n, dst, msg, len);
+}
+
+/* Sends what a node sent while busy, once it is not. */
+static void obox_release(net_node *n)
+{
+    msgq_item *it;
+    while ((it = n->obox)) {
+        n->obox = it->next;
+        if (!n->obox)
+            n->obox_tail = NULL;
+        if (n->dead)
+            free(it->data); /* cancelled mid-work: it never sent them */
+        else
+            send_now(n, it->dst, it->data, it->len);
+        free(it);
+    }
+}
+
+static int send_now(net_node *n, uint32_t dst, uint8_t *msg, size_t len)
+{
+    net_world *w = n->w;
+    ck_platform *p = &n->plat;
     int host = endpoint_host(w, dst);
     if (host < 0) {
         free(msg);
@@ -364,11 +427,19 @@ static int op_send(ck_platform *p, uint32_t dst, uint8_t *msg, size_t len)
 static void op_cpu(ck_platform *p, double flops)
 {
     net_node *n = (net_node *)p;
+    net_world *w = n->w;
     if (flops <= 0)
         return;
-    ck_time until = mono_ns() + (ck_time)(flops / n->w->speed * 1e9);
-    while (mono_ns() < until)
-        ;
+    ck_time start = op_now(p);
+    int c = 0;
+    for (int i = 1; i < w->ncores; i++)
+        if (w->core_free[i] < w->core_free[c])
+            c = i;
+    if (w->core_free[c] > start)
+        start = w->core_free[c];
+    ck_time end = start + (ck_time)(flops / (w->speed * w->slow) * 1e9);
+    w->core_free[c] = end;
+    n->busy_until = end;
 }
 
 static void store_done(net_node *n, uint64_t token, int status, uint8_t *data, size_t len)
@@ -484,14 +555,22 @@ static void apply_cut(net_world *w, int peer, int delta)
     /* Held connection bytes go with the next flush_all. */
 }
 
-/* The control pipe from the job manager's process: i16 delta | u16 peer. */
+/* The control pipe from the job manager's process: i16 delta | u16 peer,
+ * or, with peer CTL_SLOW, the host's slow_cpu factor per mille. */
+#define CTL_SLOW 0xFFFFu
+
 static void read_control(net_world *w)
 {
     uint8_t b[4 * 64];
     ssize_t n;
     while ((n = read(w->ctl_r, b, sizeof(b))) > 0)
-        for (ssize_t i = 0; i + 4 <= n; i += 4)
-            apply_cut(w, ck_get_u16(b + i + 2), (int16_t)ck_get_u16(b + i));
+        for (ssize_t i = 0; i + 4 <= n; i += 4) {
+            int v = (int16_t)ck_get_u16(b + i);
+            if (ck_get_u16(b + i + 2) == CTL_SLOW)
+                w->slow = v > 0 && v <= 1000 ? v / 1000.0 : 1.0;
+            else
+                apply_cut(w, ck_get_u16(b + i + 2), v);
+        }
 }
 
 /* The slot of a sink subtask, made on first use; -1 when out of memory. */
@@ -888,6 +967,9 @@ static int run_nodes(net_world *w)
     for (net_node *n = w->nodes; n; n = n->next) {
         const ck_node_ops *ops = n->node.ops;
         void *self = n->node.self;
+        if (n->busy_until > now)
+            continue; /* computing: input and timers wait */
+        obox_release(n);
         if (n->dead || !ops || ops->finished(self)) {
             msgq_item *it;
             while ((it = q_pop(n))) {
@@ -921,6 +1003,10 @@ static ck_time next_deadline(net_world *w)
 {
     ck_time d = CK_TIME_NEVER;
     for (net_node *n = w->nodes; n; n = n->next) {
+        if (n->busy_until > world_now(w)) {
+            d = CK_MIN(d, n->busy_until); /* it goes on then */
+            continue;
+        }
         if (n->dead || !n->node.ops || n->node.ops->finished(n->node.self))
             continue;
         ck_time x = n->node.ops->deadline(n->node.self);
@@ -981,9 +1067,19 @@ static int slice_running(const net_world *w, int h, ck_time now, ck_time *next)
     return 0;
 }
 
+static void send_cut(net_world *w, int h, int peer, int delta);
+
 static void apply_slowness(net_world *w, ck_time now)
 {
     for (int h = 0; h < w->ntm; h++) {
+        /* The process's virtual CPU time slows by the factor... */
+        int pm = (int)(slow_factor(w, h) * 1000 + 0.5);
+        pm = pm < 1 ? 1 : pm;
+        if (w->pids[h] > 0 && pm != w->slow_pm[h]) {
+            send_cut(w, h, CTL_SLOW, pm);
+            w->slow_pm[h] = pm;
+        }
+        /* ...and its real work runs in slices. */
         ck_time next;
         int run = slice_running(w, h, now, &next);
         if (w->pids[h] > 0 && run != !w->stopped[h]) {
@@ -1038,6 +1134,7 @@ static void start_fault(net_world *w, ck_fault_run *f, ck_time now)
             waitpid(w->pids[h], NULL, 0);
             w->pids[h] = 0;
             w->stopped[h] = 0;
+            w->slow_pm[h] = 0; /* a new process is told again */
         }
         break;
     case CK_FAULT_SAVEPOINT: {
@@ -1193,21 +1290,22 @@ static void loop(net_world *w, ck_time limit)
                 return;
             }
         }
-        int timeout;
-        if (busy) {
-            timeout = 0;
-        } else {
+        /* Wait to the nanosecond (a busy spell of virtual CPU often ends
+         * within a millisecond), at most 100 ms. */
+        ck_time wait = 0;
+        if (!busy) {
             ck_time d = next_deadline(w), now = world_now(w);
             if (is_jm)
                 d = CK_MIN(d, next_fault(w));
-            if (d == CK_TIME_NEVER)
-                timeout = 100;
-            else if (d <= now)
-                timeout = 0;
-            else
-                timeout = (int)CK_MIN((d - now + CK_NS_PER_MS - 1) / CK_NS_PER_MS, 100);
+            wait = d == CK_TIME_NEVER ? 100 * CK_NS_PER_MS
+                   : d <= now          ? 0
+                                       : CK_MIN(d - now, 100 * CK_NS_PER_MS);
         }
-        int n = epoll_wait(w->epfd, evs, 64, timeout);
+        struct timespec ts = {.tv_sec = (time_t)(wait / CK_NS_PER_S),
+                              .tv_nsec = (long)(wait % CK_NS_PER_S)};
+        int n = epoll_pwait2(w->epfd, evs, 64, &ts, NULL);
+        if (n < 0 && errno == ENOSYS) /* a kernel before 5.11 */
+            n = epoll_wait(w->epfd, evs, 64, (int)((wait + CK_NS_PER_MS - 1) / CK_NS_PER_MS));
         for (int i = 0; i < n; i++) {
             void *ptr = evs[i].data.ptr;
             if (ptr == (void *)w->listen_fd) {
@@ -1250,7 +1348,9 @@ static int world_setup(net_world *w, int host)
     epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->listen_fd[host], &ev);
     w->out_conn = calloc((size_t)w->ntm + 1, sizeof(conn *));
     w->cut = calloc((size_t)w->ntm + 2, sizeof(int));
-    if (!w->out_conn || !w->cut)
+    w->ncores = r->sc->cluster.cores > 0 ? r->sc->cluster.cores : 1;
+    w->core_free = calloc((size_t)w->ncores, sizeof(ck_time));
+    if (!w->out_conn || !w->cut || !w->core_free)
         return CK_ENOMEM;
     if (host < w->ntm && w->ctl_r >= 0) {
         set_nonblock(w->ctl_r);
@@ -1285,6 +1385,11 @@ static void world_free(net_world *w)
             free(it->data);
             free(it);
         }
+        while ((it = n->obox)) {
+            n->obox = it->next;
+            free(it->data);
+            free(it);
+        }
         ck_task_del(n->task);
         free(n->tm);
         free(n);
@@ -1300,6 +1405,8 @@ static void world_free(net_world *w)
     w->held_store_tail = NULL;
     free(w->cut);
     w->cut = NULL;
+    free(w->core_free);
+    w->core_free = NULL;
     while (w->limbo) {
         msgq_item *it = w->limbo;
         w->limbo = it->next;
@@ -1341,6 +1448,8 @@ static void host_main(net_world *w, int host)
     free(w->cuts);
     w->cuts = NULL;
     w->cut = NULL;       /* the job manager's row: not ours */
+    w->core_free = NULL; /* nor its cores */
+    w->slow = 1.0;
     w->held_store = w->held_store_tail = NULL;
     for (int h = 0; h <= w->ntm; h++)
         if (h != host)
@@ -1492,7 +1601,9 @@ int ck_net_run(ck_run *r, char *err, size_t errlen)
     w.listen_fd = calloc((size_t)w.ntm + 1, sizeof(int));
     w.port = calloc((size_t)w.ntm + 1, sizeof(int));
     w.pids = calloc((size_t)w.ntm, sizeof(pid_t));
-    w.stopped = calloc((size_t)w.ntm, sizeof(int));
+    w.stopped = calloc(2 * (size_t)w.ntm, sizeof(int));
+    w.slow_pm = w.stopped ? w.stopped + w.ntm : NULL;
+    w.slow = 1.0;
     w.ctl_w = malloc((size_t)w.ntm * sizeof(int));
     w.cuts = calloc((size_t)(w.ntm + 2) * (size_t)(w.ntm + 2), sizeof(int));
     w.ctl_r = -1;

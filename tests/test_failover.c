@@ -162,8 +162,8 @@ static void test_restart_exponential_delay(void **state)
  * (triggered at 0.5, 1.0, 1.5 s, ... until a failure), fixed-delay restarts
  * after 100 ms.
  */
-/* Extra settings of the windows sink (a test may make it slow). */
-static const char *windows_sink = "";
+/* Extra settings of the sinks (a test may make one slow). */
+static const char *windows_sink = "", *counts_sink = "";
 
 static const char *scenario(char *buf, size_t len, const char *name, int seed, const char *mode,
                             int taskmanagers, const char *config, const char *events)
@@ -180,7 +180,7 @@ static const char *scenario(char *buf, size_t len, const char *name, int seed, c
              "   {\"name\": \"some\", \"type\": \"filter\", \"keep\": 0.9, \"parallelism\": 2},\n"
              "   {\"name\": \"count\", \"type\": \"aggregate\", \"fn\": \"count\", \"parallelism\": 2,\n"
              "    \"cpu_per_record\": \"50kf\"},\n"
-             "   {\"name\": \"counts\", \"type\": \"sink\", \"parallelism\": 2},\n"
+             "   {\"name\": \"counts\", \"type\": \"sink\", \"parallelism\": 2%s},\n"
              "   {\"name\": \"per-200ms\", \"type\": \"window\", \"input\": \"some\",\n"
              "    \"size\": \"200 ms\", \"fn\": \"count\", \"parallelism\": 2},\n"
              "   {\"name\": \"windows\", \"type\": \"sink\", \"parallelism\": 2%s}]},\n"
@@ -192,7 +192,7 @@ static const char *scenario(char *buf, size_t len, const char *name, int seed, c
              "   \"restart-strategy.fixed-delay.attempts\": 10,\n"
              "   \"restart-strategy.fixed-delay.delay\": \"100 ms\"%s},\n"
              " \"events\": [%s]}\n",
-             name, seed, taskmanagers, windows_sink, mode, config, events);
+             name, seed, taskmanagers, counts_sink, windows_sink, mode, config, events);
     return buf;
 }
 
@@ -473,10 +473,10 @@ static void test_no_restart_fails_the_job(void **state)
  * crash then must not duplicate what the finished sinks wrote: with
  * exactly-once checkpoints they commit only with the final checkpoint, taken
  * once every subtask has ended (as Flink's FLIP-147). */
-static int reset_windows_sink(void **state)
+static int reset_sinks(void **state)
 {
     (void)state;
-    windows_sink = "";
+    windows_sink = counts_sink = "";
     return 0;
 }
 
@@ -703,6 +703,31 @@ static void test_sockets_slow_and_refused(void **state)
     free(err);
 }
 
+/* As processes, a subtask busy for seconds at a stretch (a sink at 1.5 ms
+ * a record behind a full input queue: 135% of its core) does not stop its
+ * task manager's heartbeats, as a Flink task thread would not: with a 1 s
+ * heartbeat timeout nothing fails, the job is just backpressured. */
+static void test_sockets_busy_subtask_keeps_heartbeats(void **state)
+{
+    (void)state;
+    counts_sink = ", \"cpu_per_record\": \"1500kf\"";
+    cJSON *run = fault_run("sockets-busy", 5, 1, 3, FAST_HEARTBEATS, "", "sockets", 0);
+    const cJSON *t;
+    int seen = 0;
+    cJSON_ArrayForEach(t, item(run, "tasks"))
+    {
+        const char *v = item(t, "vertex")->valuestring;
+        if (!strcmp(v, "count -> counts"))
+            assert_true(num(t, "busy_ratio", NULL) > 0.9), seen++;
+        else if (!strcmp(v, "source -> some"))
+            assert_true(num(t, "backpressured_ratio", NULL) > 0.4), seen++;
+    }
+    assert_int_equal(seen, 4);
+    /* 2 x 1350 records/s at 1.5 ms: the job runs well past its 3 s of input. */
+    assert_true(num(run, "sim_time_s", NULL) > 4.5);
+    cJSON_Delete(run);
+}
+
 /* ---- savepoints ------------------------------------------------------------------ */
 
 /* An intermediate savepoint at 1.2 s changes nothing; a stop-with-savepoint
@@ -864,13 +889,14 @@ int main(void)
         cmocka_unit_test(test_crash_during_recovery_at_least_once),
         cmocka_unit_test(test_crash_sockets),
         cmocka_unit_test(test_no_restart_fails_the_job),
-        cmocka_unit_test_teardown(test_crash_after_some_ended, reset_windows_sink),
+        cmocka_unit_test_teardown(test_crash_after_some_ended, reset_sinks),
         cmocka_unit_test(test_partition),
         cmocka_unit_test(test_link_down_short),
         cmocka_unit_test(test_slowness),
         cmocka_unit_test(test_damaged_checkpoint_falls_back),
         cmocka_unit_test(test_damaged_checkpoint_fails),
         cmocka_unit_test(test_sockets_slow_and_refused),
+        cmocka_unit_test_teardown(test_sockets_busy_subtask_keeps_heartbeats, reset_sinks),
         cmocka_unit_test(test_savepoint_stop_resume),
         cmocka_unit_test(test_savepoint_across_runs),
         cmocka_unit_test(test_savepoint_refused),
