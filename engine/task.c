@@ -1218,6 +1218,9 @@ static int task_work(void *self)
         int drained = 1;
         for (int i = 0; i < t->nrps; i++)
             drained &= ck_rp_drained(&t->rps[i].rp);
+        /* Its input is over: waiting for the outputs to drain is waiting
+         * for the consumers (backpressure), not work. */
+        acct(t, ck_now(t->plat), drained ? ACCT_IDLE : ACCT_BP);
         if (drained && t->final_cp) {
             report(t, CK_MSG_TASK_ENDED);
             if (t->state == CK_TASK_ENDING)
