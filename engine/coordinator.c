@@ -386,7 +386,7 @@ void ck_cc_task_finished(ck_cc *cc, uint32_t subtask)
     for (size_t i = 0; i < cc->ncps; i++) {
         ck_cp_record *r = &cc->cps[i];
         if (r->status == CK_CP_PENDING && subtask < cc->g->nsubtasks && !r->tasks[subtask].acked)
-            fail_cp(cc, r, CK_CP_ABORTED, 0, "a subtask finished before taking part");
+            fail_cp(cc, r, CK_CP_ABORTED, 0, "a subtask ended its input before taking part");
     }
 }
 

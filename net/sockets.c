@@ -32,6 +32,13 @@
  * The durable store is a directory (write, fsync, rename); sinks append to
  * one file each.
  *
+ * A slow_link fault shapes what crosses the host's link: each process
+ * paces the bytes it writes to a peer to the slower end's bandwidth
+ * (the cluster's link bandwidth times the fault's factor) and holds each
+ * frame for the latency both ends add; a store transfer completes after
+ * its bytes went through the link at that pace. The job manager's process
+ * tells the others which links are slow through the control pipe.
+ *
  * Lifecycle: the job manager's process ends the run when the job finishes
  * or fails, or when a host process dies, and then stops the others.
  */
@@ -63,6 +70,8 @@ typedef struct msgq_item {
     struct msgq_item *next;
     int kind; /* 0 message, 1 completion, 2 peer lost */
     uint32_t dst; /* while in limbo: the endpoint it waits for */
+    struct net_node *n; /* a completion delayed by a slow link: its node... */
+    ck_time due;        /* ...and when it is done */
     uint8_t *data;
     size_t len;
     uint64_t token;
@@ -105,6 +114,15 @@ typedef struct conn {
     uint8_t *out;   /* bytes to write */
     size_t out_len, out_cap, out_off;
     int want_write;
+    /* slow links: frames wait until their release time (marks, in order:
+     * the bytes up to `end` go at `at`), and bytes go no faster than the
+     * link allows (not before next_ok) */
+    struct mark {
+        size_t end;
+        ck_time at;
+    } *marks;
+    int mhead, mtail, mcap;
+    ck_time next_ok;
 } conn;
 
 /* Where the subtasks of one attempt run. */
@@ -154,6 +172,13 @@ struct net_world {
     ck_time *core_free; /* per core of this host: busy until then */
     int ncores;
     double slow;        /* this host's slow_cpu factor in force (1: none) */
+    /* slow links, per host (0..ntm-1, jm ntm, store ntm+1): bytes per
+     * second (0: not slowed) and latency added (ns); and for the job
+     * manager's process, what each task manager process was told */
+    int64_t *lrate, *llat;
+    int64_t *lrate_sent, *llat_sent;
+    ck_time store_free; /* this process's store transfers: link busy until then */
+    msgq_item *later;   /* completions of store transfers over a slow link, by due time */
     int failed;
     char failure[256];
 };
@@ -246,15 +271,96 @@ static void conn_free(conn *c)
         close(c->fd);
     free(c->in);
     free(c->out);
+    free(c->marks);
     free(c);
+}
+
+/* How the link between this host and host peer is slowed: bytes per second
+ * (0: not paced) and latency added (ns); both ends' links count. */
+static void shape(const net_world *w, int peer, int64_t *rate, int64_t *lat)
+{
+    *rate = 0;
+    *lat = 0;
+    if (!w->lrate)
+        return;
+    int ends[2] = {w->host, peer};
+    for (int k = 0; k < 2; k++) {
+        int h = ends[k];
+        if (h < 0 || h > w->ntm + 1)
+            continue;
+        if (w->lrate[h] > 0 && (*rate == 0 || w->lrate[h] < *rate))
+            *rate = w->lrate[h];
+        *lat += w->llat[h];
+    }
+}
+
+/* The bytes of c up to offset end may go at time at. */
+static int push_mark(conn *c, size_t end, ck_time at)
+{
+    if (c->mtail > c->mhead && c->marks[c->mtail - 1].at > at)
+        at = c->marks[c->mtail - 1].at; /* in order */
+    if (c->mtail == c->mcap) {
+        if (c->mhead > 0) {
+            memmove(c->marks, c->marks + c->mhead, (size_t)(c->mtail - c->mhead) * sizeof(*c->marks));
+            c->mtail -= c->mhead;
+            c->mhead = 0;
+        } else {
+            int cap = c->mcap ? c->mcap * 2 : 64;
+            struct mark *m = realloc(c->marks, (size_t)cap * sizeof(*m));
+            if (!m)
+                return CK_ENOMEM;
+            c->marks = m;
+            c->mcap = cap;
+        }
+    }
+    c->marks[c->mtail++] = (struct mark){end, at};
+    return CK_OK;
+}
+
+/* When a paced or delayed connection can write again (CK_TIME_NEVER: now
+ * or when the socket lets it). */
+static ck_time conn_wake(const net_world *w, const conn *c, ck_time now)
+{
+    if (c->out_off >= c->out_len || (w->cut && w->cut[c->peer_host] > 0))
+        return CK_TIME_NEVER;
+    ck_time t = CK_TIME_NEVER;
+    if (c->mhead < c->mtail && c->marks[c->mhead].at > now)
+        t = c->marks[c->mhead].at;
+    if (c->next_ok > now)
+        t = CK_MAX(t == CK_TIME_NEVER ? 0 : t, c->next_ok);
+    return t;
 }
 
 static int conn_flush(net_world *w, conn *c)
 {
     if (c->outgoing && w->cut && w->cut[c->peer_host] > 0)
         return CK_OK; /* cut off: the bytes wait, as TCP would retransmit them */
-    while (c->out_off < c->out_len) {
-        ssize_t n = write(c->fd, c->out + c->out_off, c->out_len - c->out_off);
+    size_t end = c->out_len;
+    int64_t rate = 0, lat = 0;
+    if (c->outgoing && (c->mhead < c->mtail || c->next_ok)) {
+        /* A slow link: what was sent waits for its latency... */
+        ck_time now = world_now(w);
+        while (c->mhead < c->mtail && c->marks[c->mhead].at <= now)
+            c->mhead++;
+        if (c->mhead < c->mtail)
+            end = c->mhead > 0 ? c->marks[c->mhead - 1].end : c->out_off;
+        if (end < c->out_off)
+            end = c->out_off;
+        /* ...and goes at the link's pace, 10 ms of it at a time. */
+        shape(w, c->peer_host, &rate, &lat);
+        if (rate > 0) {
+            if (now < c->next_ok)
+                return CK_OK;
+            size_t chunk = (size_t)CK_MAX(rate / 100, 1024);
+            if (end - c->out_off > chunk)
+                end = c->out_off + chunk;
+            c->next_ok = CK_MAX(c->next_ok, now) + (ck_time)((double)(end - c->out_off) * 1e9 / (double)rate);
+        } else {
+            c->next_ok = 0;
+        }
+    }
+    while (c->out_off < end) {
+        ssize_t n = write(c->fd, c->out + c->out_off, end - c->out_off);
         if (n > 0) {
             c->out_off += (size_t)n;
             continue;
@@ -271,7 +377,10 @@ static int conn_flush(net_world *w, conn *c)
         }
         return CK_EIO;
     }
+    if (c->out_off < c->out_len)
+        return CK_OK; /* the rest waits for the slow link */
     c->out_off = c->out_len = 0;
+    c->mhead = c->mtail = 0;
     if (c->want_write) {
         struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
         epoll_ctl(w->epfd, EPOLL_CTL_MOD, c->fd, &ev);
@@ -421,6 +530,12 @@ static int send_now(net_node *n, uint32_t dst, uint8_t *msg, size_t len)
     memcpy(f + FRAME_HDR, msg, len);
     c->out_len += FRAME_HDR + len;
     free(msg);
+    int64_t rate, lat;
+    shape(w, host, &rate, &lat);
+    if ((lat > 0 || c->mhead < c->mtail) && push_mark(c, c->out_len, world_now(w) + lat))
+        return CK_ENOMEM;
+    if (rate > 0 && !c->next_ok)
+        c->next_ok = world_now(w); /* paced from now on */
     return CK_OK;
 }
 
@@ -451,6 +566,37 @@ static void store_done(net_node *n, uint64_t token, int status, uint8_t *data, s
     }
     *it = (msgq_item){.kind = 1, .data = data, .len = len, .token = token, .status = status};
     q_push(n, it);
+}
+
+static void shape(const net_world *w, int peer, int64_t *rate, int64_t *lat);
+
+/* A store transfer of `bytes` done: over a slow link, its completion waits
+ * for the bytes to cross it (one transfer at a time) and a round trip. */
+static void store_done_link(net_node *n, uint64_t token, int status, uint8_t *data, size_t len,
+                            size_t bytes)
+{
+    net_world *w = n->w;
+    int64_t rate, lat;
+    shape(w, w->ntm + 1, &rate, &lat);
+    if (rate == 0 && lat == 0) {
+        store_done(n, token, status, data, len);
+        return;
+    }
+    msgq_item *it = malloc(sizeof(*it));
+    if (!it) {
+        free(data);
+        return;
+    }
+    ck_time now = world_now(w), start = CK_MAX(now, w->store_free);
+    ck_time end = start + (rate > 0 ? (ck_time)((double)bytes * 1e9 / (double)rate) : 0);
+    w->store_free = end;
+    *it = (msgq_item){.kind = 1, .data = data, .len = len, .token = token, .status = status,
+                      .n = n, .due = end + 2 * lat};
+    msgq_item **pp = &w->later;
+    while (*pp && (*pp)->due <= it->due)
+        pp = &(*pp)->next;
+    it->next = *pp;
+    *pp = it;
 }
 
 static int store_cut(const net_world *w)
@@ -492,7 +638,7 @@ static int op_store_put(ck_platform *p, const char *key, uint8_t *data, size_t l
         return hold_store(n->w, n, 0, key, data, len, token);
     int status = ck_storefs_put(n->w->store_dir, key, data, len, 1);
     free(data);
-    store_done(n, token, status, NULL, 0);
+    store_done_link(n, token, status, NULL, 0, len);
     return CK_OK;
 }
 
@@ -506,7 +652,7 @@ static int op_store_get(ck_platform *p, const char *key, uint64_t token)
     uint8_t *data = NULL;
     size_t len = 0;
     int status = ck_storefs_get(n->w->store_dir, key, &data, &len);
-    store_done(n, token, status, data, len);
+    store_done_link(n, token, status, data, len, len);
     return CK_OK;
 }
 
@@ -533,10 +679,10 @@ static void release_store(net_world *w)
                 uint8_t *data = NULL;
                 size_t len = 0;
                 int status = ck_storefs_get(w->store_dir, h->key, &data, &len);
-                store_done(h->n, h->token, status, data, len);
+                store_done_link(h->n, h->token, status, data, len, len);
             } else {
                 int status = ck_storefs_put(w->store_dir, h->key, h->data, h->len, 1);
-                store_done(h->n, h->token, status, NULL, 0);
+                store_done_link(h->n, h->token, status, NULL, 0, h->len);
             }
         }
         free(h->data);
@@ -555,21 +701,29 @@ static void apply_cut(net_world *w, int peer, int delta)
     /* Held connection bytes go with the next flush_all. */
 }
 
-/* The control pipe from the job manager's process: i16 delta | u16 peer,
- * or, with peer CTL_SLOW, the host's slow_cpu factor per mille. */
-#define CTL_SLOW 0xFFFFu
+/* The control pipe from the job manager's process, records of
+ * u16 kind | u16 host | u32 a | u32 b:
+ *   CTL_CUT   this host is cut from `host` (a = +1) or no longer (a = -1);
+ *   CTL_SLOW  this host computes at a per mille of its speed;
+ *   CTL_LINK  `host`'s link carries a bytes/s (0: not slowed) and adds b us. */
+enum { CTL_CUT, CTL_SLOW, CTL_LINK };
+#define CTL_REC 12
 
 static void read_control(net_world *w)
 {
-    uint8_t b[4 * 64];
+    uint8_t b[CTL_REC * 64];
     ssize_t n;
     while ((n = read(w->ctl_r, b, sizeof(b))) > 0)
-        for (ssize_t i = 0; i + 4 <= n; i += 4) {
-            int v = (int16_t)ck_get_u16(b + i);
-            if (ck_get_u16(b + i + 2) == CTL_SLOW)
-                w->slow = v > 0 && v <= 1000 ? v / 1000.0 : 1.0;
-            else
-                apply_cut(w, ck_get_u16(b + i + 2), v);
+        for (ssize_t i = 0; i + CTL_REC <= n; i += CTL_REC) {
+            int kind = ck_get_u16(b + i), host = ck_get_u16(b + i + 2);
+            uint32_t a = ck_get_u32(b + i + 4), v = ck_get_u32(b + i + 8);
+            if (kind == CTL_SLOW)
+                w->slow = a > 0 && a <= 1000 ? a / 1000.0 : 1.0;
+            else if (kind == CTL_LINK && host <= w->ntm + 1 && w->lrate) {
+                w->lrate[host] = a;
+                w->llat[host] = (int64_t)v * 1000;
+            } else if (kind == CTL_CUT)
+                apply_cut(w, host, (int32_t)a);
         }
 }
 
@@ -964,6 +1118,16 @@ static int run_nodes(net_world *w)
 {
     int busy = 0;
     ck_time now = world_now(w);
+    while (w->later && w->later->due <= now) {
+        msgq_item *it = w->later;
+        w->later = it->next;
+        if (it->n->dead) {
+            free(it->data);
+            free(it);
+        } else {
+            q_push(it->n, it);
+        }
+    }
     for (net_node *n = w->nodes; n; n = n->next) {
         const ck_node_ops *ops = n->node.ops;
         void *self = n->node.self;
@@ -1001,7 +1165,12 @@ static int run_nodes(net_world *w)
 
 static ck_time next_deadline(net_world *w)
 {
-    ck_time d = CK_TIME_NEVER;
+    ck_time d = CK_TIME_NEVER, now = world_now(w);
+    for (int h = 0; w->out_conn && h <= w->ntm; h++)
+        if (w->out_conn[h])
+            d = CK_MIN(d, conn_wake(w, w->out_conn[h], now));
+    if (w->later)
+        d = CK_MIN(d, w->later->due);
     for (net_node *n = w->nodes; n; n = n->next) {
         if (n->busy_until > world_now(w)) {
             d = CK_MIN(d, n->busy_until); /* it goes on then */
@@ -1067,16 +1236,48 @@ static int slice_running(const net_world *w, int h, ck_time now, ck_time *next)
     return 0;
 }
 
-static void send_cut(net_world *w, int h, int peer, int delta);
+static void send_ctl(net_world *w, int h, int kind, int host, uint32_t a, uint32_t v);
+static void send_link(net_world *w, int h, int l);
+
+/* Slow links in force: every process paces what crosses them. */
+static void apply_links(net_world *w)
+{
+    const ck_cluster_spec *cl = &w->r->sc->cluster;
+    for (int l = 0; w->lrate_sent && l <= w->ntm + 1; l++) {
+        double f = 1.0;
+        int64_t lat = 0;
+        for (int i = 0; i < w->r->nfaults; i++) {
+            const ck_fault_run *fr = &w->r->faults[i];
+            if (fr->spec->kind == CK_FAULT_SLOW_LINK && fr->spec->host == l && fr->applied &&
+                !fr->ended) {
+                f = CK_MIN(f, fr->spec->factor);
+                lat += fr->spec->latency;
+            }
+        }
+        double bw = l == w->ntm + 1 ? cl->store_bw : cl->link_bw;
+        int64_t rate = f < 1.0 ? (int64_t)CK_MIN(bw * f, 4e9) : 0;
+        if (f < 1.0 && rate < 1)
+            rate = 1;
+        w->lrate[l] = rate;
+        w->llat[l] = lat;
+        if (rate == w->lrate_sent[l] && lat == w->llat_sent[l])
+            continue;
+        w->lrate_sent[l] = rate;
+        w->llat_sent[l] = lat;
+        for (int h = 0; h < w->ntm; h++)
+            send_link(w, h, l);
+    }
+}
 
 static void apply_slowness(net_world *w, ck_time now)
 {
+    apply_links(w);
     for (int h = 0; h < w->ntm; h++) {
         /* The process's virtual CPU time slows by the factor... */
         int pm = (int)(slow_factor(w, h) * 1000 + 0.5);
         pm = pm < 1 ? 1 : pm;
         if (w->pids[h] > 0 && pm != w->slow_pm[h]) {
-            send_cut(w, h, CTL_SLOW, pm);
+            send_ctl(w, h, CTL_SLOW, 0, (uint32_t)pm, 0);
             w->slow_pm[h] = pm;
         }
         /* ...and its real work runs in slices. */
@@ -1090,15 +1291,28 @@ static void apply_slowness(net_world *w, ck_time now)
 }
 
 /* Tells task manager h's process about a change of its row of the cut matrix. */
-static void send_cut(net_world *w, int h, int peer, int delta)
+static void send_ctl(net_world *w, int h, int kind, int host, uint32_t a, uint32_t v)
 {
     if (h < 0 || h >= w->ntm || w->pids[h] <= 0 || w->ctl_w[h] < 0)
         return;
-    uint8_t b[4];
-    ck_put_u16(b, (uint16_t)(int16_t)delta);
-    ck_put_u16(b + 2, (uint16_t)peer);
+    uint8_t b[CTL_REC];
+    ck_put_u16(b, (uint16_t)kind);
+    ck_put_u16(b + 2, (uint16_t)host);
+    ck_put_u32(b + 4, a);
+    ck_put_u32(b + 8, v);
     if (write(w->ctl_w[h], b, sizeof(b)) != (ssize_t)sizeof(b))
         fail_world(w, "%s", "the control pipe to a task manager broke");
+}
+
+static void send_cut(net_world *w, int h, int peer, int delta)
+{
+    send_ctl(w, h, CTL_CUT, peer, (uint32_t)(int32_t)delta, 0);
+}
+
+/* Tells task manager process h how host l's link is slowed. */
+static void send_link(net_world *w, int h, int l)
+{
+    send_ctl(w, h, CTL_LINK, l, (uint32_t)w->lrate[l], (uint32_t)(w->llat[l] / 1000));
 }
 
 /* A network fault starts (delta 1) or ends (-1), for every pair it cuts. */
@@ -1230,9 +1444,7 @@ static int check_faults(const ck_run *r, char *err, size_t errlen)
     for (int i = 0; i < r->nfaults; i++) {
         const ck_fault *f = r->faults[i].spec;
         const char *why = NULL;
-        if (f->kind == CK_FAULT_SLOW_LINK)
-            why = "slow links need the simgrid backend";
-        else if (f->kind == CK_FAULT_SLOW_CPU && f->host >= r->nhosts)
+        if (f->kind == CK_FAULT_SLOW_CPU && f->host >= r->nhosts)
             why = "only task managers' processes can be slowed here";
         if (why) {
             snprintf(err, errlen, "events[%d]: action \"%s\": %s", i, ck_fault_name(f->kind),
@@ -1350,8 +1562,16 @@ static int world_setup(net_world *w, int host)
     w->cut = calloc((size_t)w->ntm + 2, sizeof(int));
     w->ncores = r->sc->cluster.cores > 0 ? r->sc->cluster.cores : 1;
     w->core_free = calloc((size_t)w->ncores, sizeof(ck_time));
-    if (!w->out_conn || !w->cut || !w->core_free)
+    /* lrate, llat; and in the job manager's process what it told the others */
+    size_t nl = (size_t)w->ntm + 2;
+    w->lrate = calloc((host == w->ntm ? 4 : 2) * nl, sizeof(int64_t));
+    if (!w->out_conn || !w->cut || !w->core_free || !w->lrate)
         return CK_ENOMEM;
+    w->llat = w->lrate + nl;
+    if (host == w->ntm) {
+        w->lrate_sent = w->lrate + 2 * nl;
+        w->llat_sent = w->lrate + 3 * nl;
+    }
     if (host < w->ntm && w->ctl_r >= 0) {
         set_nonblock(w->ctl_r);
         struct epoll_event cev = {.events = EPOLLIN, .data.ptr = &w->ctl_r};
@@ -1407,6 +1627,14 @@ static void world_free(net_world *w)
     w->cut = NULL;
     free(w->core_free);
     w->core_free = NULL;
+    free(w->lrate);
+    w->lrate = w->llat = w->lrate_sent = w->llat_sent = NULL;
+    while (w->later) {
+        msgq_item *it = w->later;
+        w->later = it->next;
+        free(it->data);
+        free(it);
+    }
     while (w->limbo) {
         msgq_item *it = w->limbo;
         w->limbo = it->next;
@@ -1450,6 +1678,9 @@ static void host_main(net_world *w, int host)
     w->cut = NULL;       /* the job manager's row: not ours */
     w->core_free = NULL; /* nor its cores */
     w->slow = 1.0;
+    w->lrate = w->llat = w->lrate_sent = w->llat_sent = NULL;
+    w->later = NULL;
+    w->store_free = 0;
     w->held_store = w->held_store_tail = NULL;
     for (int h = 0; h <= w->ntm; h++)
         if (h != host)
@@ -1504,11 +1735,15 @@ static void host_start(net_world *w, int h)
     w->ctl_w[h] = ctl[1];
     if (pid > 0) {
         w->pids[h] = pid;
-        /* A process that (re)starts learns the cuts already in force. */
+        /* A process that (re)starts learns the cuts and slow links
+         * already in force. */
         int nh = w->ntm + 2;
-        for (int b = 0; b < nh; b++)
+        for (int b = 0; b < nh; b++) {
             if (w->cuts[h * nh + b])
                 send_cut(w, h, b, w->cuts[h * nh + b]);
+            if (w->lrate_sent && (w->lrate_sent[b] || w->llat_sent[b]))
+                send_link(w, h, b);
+        }
     }
 }
 

@@ -689,18 +689,53 @@ static void test_sockets_slow_and_refused(void **state)
     const cJSON *f = cJSON_GetArrayItem(item(run, "faults"), 0);
     assert_true(num(f, "ended_s", NULL) >= 1.5);
     cJSON_Delete(run);
+    /* Only task managers run in processes of their own. */
     char text[4096], args[512];
-    scenario(text, sizeof(text), "sockets-cut", 3, "EXACTLY_ONCE", 2, "",
-             "{\"at\": \"1 s\", \"action\": \"slow_link\", \"host\": \"tm0\", \"factor\": 0.5}");
-    const char *path = put_file("sockets-cut.json", text);
-    snprintf(args, sizeof(args), "run %s --backend sockets --out %s/sockets-cut", path, tmp);
-    assert_int_equal(chandy("sockets-cut", args), 2);
+    scenario(text, sizeof(text), "sockets-jm", 3, "EXACTLY_ONCE", 2, "",
+             "{\"at\": \"1 s\", \"action\": \"slow_cpu\", \"host\": \"jm\", \"factor\": 0.5}");
+    const char *path = put_file("sockets-jm.json", text);
+    snprintf(args, sizeof(args), "run %s --backend sockets --out %s/sockets-jm", path, tmp);
+    assert_int_equal(chandy("sockets-jm", args), 2);
     char errf[256];
-    snprintf(errf, sizeof(errf), "%s/sockets-cut.err", tmp);
+    snprintf(errf, sizeof(errf), "%s/sockets-jm.err", tmp);
     char *err = slurp(errf);
-    assert_non_null(strstr(err, "events[0]: action \"slow_link\": slow links need the simgrid backend"));
+    assert_non_null(strstr(err, "events[0]: action \"slow_cpu\": only task managers' processes"));
     assert_true(strchr(err, '\n') == err + strlen(err) - 1); /* one line */
     free(err);
+}
+
+/* As processes, tm1's link slows to a trickle with 50 ms more latency from
+ * 1 s to 2 s: the checkpoint triggered at 1.5 s needs at least two
+ * crossings of it (the trigger to tm1's source, tm1's acknowledgements),
+ * the ones after the link heals are quick again, and the output stays
+ * exactly once. */
+static void test_sockets_slow_link(void **state)
+{
+    (void)state;
+    cJSON *run = fault_run("sockets-link", 5, 1, 2, "",
+                           "{\"at\": \"1 s\", \"action\": \"slow_link\", \"host\": \"tm1\","
+                           " \"factor\": 0.0001, \"latency\": \"50 ms\", \"duration\": \"1 s\"}",
+                           "sockets", 0);
+    const cJSON *f = cJSON_GetArrayItem(item(run, "faults"), 0);
+    assert_true(cJSON_IsTrue(item(f, "applied")));
+    assert_true(num(f, "ended_s", NULL) >= 2.0);
+    int during = 0, after = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, item(run, "checkpoints"))
+    {
+        double at = num(c, "trigger_s", NULL), d = num(c, "duration_s", NULL);
+        if (strcmp(item(c, "status")->valuestring, "completed"))
+            continue;
+        if (at > 1.05 && at < 1.9) {
+            assert_true(d > 0.1);
+            during++;
+        } else if (at > 2.6 && !strcmp(item(c, "kind")->valuestring, "checkpoint")) {
+            assert_true(d < 0.1);
+            after++;
+        }
+    }
+    assert_true(during >= 1 && after >= 1);
+    cJSON_Delete(run);
 }
 
 /* As processes, a subtask busy for seconds at a stretch (a sink at 1.5 ms
@@ -900,6 +935,7 @@ int main(void)
         cmocka_unit_test(test_damaged_checkpoint_falls_back),
         cmocka_unit_test(test_damaged_checkpoint_fails),
         cmocka_unit_test(test_sockets_slow_and_refused),
+        cmocka_unit_test(test_sockets_slow_link),
         cmocka_unit_test_teardown(test_sockets_busy_subtask_keeps_heartbeats, reset_sinks),
         cmocka_unit_test(test_savepoint_stop_resume),
         cmocka_unit_test(test_savepoint_across_runs),
