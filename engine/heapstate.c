@@ -129,12 +129,21 @@ static int copy_shared(const ck_heap *h, ck_heap_kg *t)
     }
     arr_of(t->slots)->refs--; /* the snapshot keeps the old array */
     t->slots = copy;
+    t->priv = 1;
     return CK_OK;
 }
 
+/* Before a write. The reference count lives with the slots, a cache line
+ * away from the table: look at it only after a view was taken. */
 static inline int make_private(const ck_heap *h, ck_heap_kg *t)
 {
-    return (!t->slots || arr_of(t->slots)->refs == 1) ? CK_OK : copy_shared(h, t);
+    if (t->priv || !t->slots)
+        return CK_OK;
+    if (arr_of(t->slots)->refs == 1) {
+        t->priv = 1;
+        return CK_OK;
+    }
+    return copy_shared(h, t);
 }
 
 /* Key equality; keys of 8 to 16 bytes (most) in two word compares. */
@@ -209,7 +218,7 @@ static int grow(ck_heap *h, ck_heap_kg *t)
     uint8_t *ns = arr_new(ncap, h->slot_size);
     if (!ns)
         return CK_ENOMEM;
-    ck_heap_kg nt = {ns, ncap, t->n};
+    ck_heap_kg nt = {ns, ncap, t->n, 1};
     for (uint32_t i = 0; i < t->cap; i++) {
         slot *s = slot_at(h, t, i);
         if (!s->klen1)
@@ -347,6 +356,7 @@ int ck_heap_view_take(ck_heap *h, ck_heap_view *v)
         v->kgs[g] = h->kgs[g];
         if (h->kgs[g].slots)
             arr_of(h->kgs[g].slots)->refs++;
+        h->kgs[g].priv = 0; /* shared now, until the next write copies */
     }
     return CK_OK;
 }

@@ -30,6 +30,8 @@
 typedef struct ck_heap_kg {
     uint8_t *slots;
     uint32_t cap, n;
+    uint32_t priv; /* known to be the only reference to its slots (no
+                    * snapshot view shares them): writes need not look */
 } ck_heap_kg;
 
 typedef struct ck_heap {
