@@ -99,7 +99,7 @@ static int spill_take(ck_elem_reader *r, size_t want)
     return CK_OK;
 }
 
-int ck_elem_reader_next(ck_elem_reader *r, ck_elem *e)
+int ck_elem_reader_next_slow(ck_elem_reader *r, ck_elem *e)
 {
     int rc;
     if (r->spill_len > 0) {

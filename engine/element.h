@@ -164,12 +164,39 @@ void ck_elem_reader_free(ck_elem_reader *r);
 /* Starts reading a new buffer; the previous one must be exhausted. */
 void ck_elem_reader_feed(ck_elem_reader *r, const uint8_t *data, size_t len);
 
+/* ck_elem_reader_next for everything but a whole record in the buffer. */
+int ck_elem_reader_next_slow(ck_elem_reader *r, ck_elem *e);
+
 /*
  * Takes the next whole element. Returns 1 with *e set, 0 when the current
  * buffer is exhausted (feed the next one), CK_ECORRUPT on a malformed
- * element, CK_ENOMEM.
+ * element, CK_ENOMEM. Inline for the common case, a record that lies
+ * whole in the buffer: it is the per-record cost of every input.
  */
-int ck_elem_reader_next(ck_elem_reader *r, ck_elem *e);
+static inline int ck_elem_reader_next(ck_elem_reader *r, ck_elem *e)
+{
+    size_t avail = r->len - r->pos;
+    if (r->spill_len == 0 && avail >= CK_ELEM_PREFIX + CK_REC_FIXED) {
+        const uint8_t *p = r->data + r->pos;
+        size_t n = (size_t)ck_get_u32(p) + 4;
+        const uint8_t *b = p + CK_ELEM_PREFIX;
+        if (p[4] == CK_EL_RECORD && n <= avail &&
+            n == (size_t)CK_ELEM_PREFIX + CK_REC_FIXED + ck_get_u16(b + 24) + ck_get_u32(b + 26)) {
+            ck_rec *rec = &e->u.rec;
+            e->tag = CK_EL_RECORD;
+            rec->ts = ck_get_i64(b);
+            rec->value = ck_get_i64(b + 8);
+            rec->ingest = ck_get_i64(b + 16);
+            rec->klen = ck_get_u16(b + 24);
+            rec->plen = ck_get_u32(b + 26);
+            rec->key = (const char *)(b + CK_REC_FIXED);
+            rec->payload = b + CK_REC_FIXED + rec->klen;
+            r->pos += n;
+            return 1;
+        }
+    }
+    return ck_elem_reader_next_slow(r, e);
+}
 
 /* True when a partial element is waiting for the next buffer. */
 int ck_elem_reader_partial(const ck_elem_reader *r);
