@@ -792,7 +792,10 @@ static void savepoint_stop_resume(const char *backend)
     const cJSON *r = cJSON_GetArrayItem(item(run, "recoveries"), 0);
     assert_non_null(strstr(item(r, "cause")->valuestring, "stopped with savepoint"));
     assert_true(num(r, "checkpoint", NULL) == num(b, "id", NULL));
-    assert_true(fabs(num(r, "failure_s", NULL) - 1.6) < 0.01);
+    /* The stop completes once the savepoint is durable: at once in
+     * simulation; after real uploads (fsync) as processes. */
+    double late = num(r, "failure_s", NULL) - 1.6;
+    assert_true(late >= -1e-9 && late < (strcmp(backend, "sockets") ? 0.01 : 0.25));
     assert_true(num(r, "restarted_s", NULL) >= num(r, "detected_s", NULL) + 0.4999);
     /* Savepoints are not checkpoints: the summary counts none (it counts
      * the final checkpoint at the end of the input). */
