@@ -24,6 +24,8 @@ int ck_elem_decode(const uint8_t *p, size_t n, ck_elem *e)
         r->ingest = ck_get_i64(b + 16);
         r->klen = ck_get_u16(b + 24);
         r->plen = ck_get_u32(b + 26);
+        r->jhash = (int32_t)ck_get_u32(b + 30);
+        r->hashed = 1;
         if ((size_t)CK_REC_FIXED + r->klen + r->plen != blen)
             return CK_ECORRUPT;
         r->key = (const char *)(b + CK_REC_FIXED);

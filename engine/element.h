@@ -11,7 +11,16 @@
  * body:
  *
  *   i64 ts (event time, ms) | i64 value | i64 ingest (ns) |
- *   u16 key length | u32 payload length | key bytes | payload bytes
+ *   u16 key length | u32 payload length | i32 key hash | key bytes |
+ *   payload bytes
+ *
+ * The key hash is the key's Java String.hashCode (keygroup.h): the sender
+ * that partitions by key computes it anyway, and the keyed operator that
+ * receives the record needs it again for the key group and its state, so
+ * it travels with the record instead of being computed twice. A decoded
+ * record trusts it: a wrong one can only come from a corrupt frame, and
+ * lands the key in a key group that is not this subtask's (an error) or
+ * in the wrong one of its own.
  *
  * Watermark body: i64 watermark. Barrier body: u64 checkpoint id |
  * i64 trigger time (ns) | u32 flags.
@@ -24,6 +33,7 @@
 #define CK_ELEMENT_H
 
 #include "common.h"
+#include "keygroup.h"
 
 typedef enum ck_elem_tag {
     CK_EL_RECORD = 1,
@@ -38,7 +48,7 @@ typedef enum ck_elem_tag {
 #define CK_BARRIER_STOP 2u /* a stop-with-savepoint: sources pause after it */
 
 #define CK_ELEM_PREFIX 5       /* u32 len + u8 tag */
-#define CK_REC_FIXED 30        /* fixed part of a record body */
+#define CK_REC_FIXED 34        /* fixed part of a record body */
 #define CK_REC_MAX_KEY 65535u
 #define CK_REC_MAX_PAYLOAD (1u << 24)
 
@@ -50,7 +60,15 @@ typedef struct ck_rec {
     const uint8_t *payload;
     uint32_t klen;
     uint32_t plen;
+    int32_t jhash;  /* the key's Java hash, when hashed */
+    uint32_t hashed;
 } ck_rec;
+
+/* The key's Java hash: carried, or computed. */
+static inline int32_t ck_rec_jhash(const ck_rec *r)
+{
+    return r->hashed ? r->jhash : ck_kg_java_hash(r->key, r->klen);
+}
 
 typedef struct ck_barrier {
     uint64_t id;
@@ -96,6 +114,7 @@ static inline void ck_elem_encode_n(uint8_t *dst, const ck_elem *e, size_t n)
         ck_put_u64(p + 16, (uint64_t)r->ingest);
         ck_put_u16(p + 24, (uint16_t)r->klen);
         ck_put_u32(p + 26, r->plen);
+        ck_put_u32(p + 30, (uint32_t)ck_rec_jhash(r));
         if (r->klen)
             memcpy(p + CK_REC_FIXED, r->key, r->klen);
         if (r->plen)
@@ -127,6 +146,7 @@ static inline void ck_rec_encode(uint8_t *dst, const ck_rec *r, uint32_t plen, s
     ck_put_u64(p + 16, (uint64_t)r->ingest);
     ck_put_u16(p + 24, (uint16_t)r->klen);
     ck_put_u32(p + 26, plen);
+    ck_put_u32(p + 30, (uint32_t)ck_rec_jhash(r));
     if (r->klen)
         memcpy(p + CK_REC_FIXED, r->key, r->klen);
     if (plen)
@@ -189,6 +209,8 @@ static inline int ck_elem_reader_next(ck_elem_reader *r, ck_elem *e)
             rec->ingest = ck_get_i64(b + 16);
             rec->klen = ck_get_u16(b + 24);
             rec->plen = ck_get_u32(b + 26);
+            rec->jhash = (int32_t)ck_get_u32(b + 30);
+            rec->hashed = 1;
             rec->key = (const char *)(b + CK_REC_FIXED);
             rec->payload = b + CK_REC_FIXED + rec->klen;
             r->pos += n;

@@ -109,15 +109,17 @@ void ck_chain_free(ck_chain *c)
 
 
 /* Sends a record to every successor of op. */
-static int emit(ck_op *op, const ck_rec *r)
+/* Hands r to the operators chained after op and to its network outputs
+ * (r is the caller's copy: the key's hash may be filled in). */
+static int emit(ck_op *op, ck_rec *r)
 {
     int rc;
     if (op->nnext == 1 && op->nrp == 0) {
-        /* One chained successor (the common case): no copy to protect. */
+        /* One chained successor (the common case): r is the caller's
+         * copy and nobody else reads it, so it is handed on as it is. */
         ck_op *next = op->next[0];
-        ck_rec copy = *r;
         next->chain->flops += next->spec->cpu_flops;
-        return next->process(next, &copy);
+        return next->process(next, r);
     }
     for (int i = 0; i < op->nnext; i++) {
         ck_op *next = op->next[i];
@@ -130,8 +132,11 @@ static int emit(ck_op *op, const ck_rec *r)
         ck_rp_out *o = &op->chain->rps[op->rp[i]];
         int sub;
         if (o->edge->ship == CK_SHIP_HASH) {
-            int kg = ck_kg_of_key(r->key, r->klen, o->edge->dst_max_parallelism);
-            sub = o->kg_sub[kg];
+            if (!r->hashed) { /* it goes with the record: the keyed operator needs it too */
+                r->jhash = ck_kg_java_hash(r->key, r->klen);
+                r->hashed = 1;
+            }
+            sub = o->kg_sub[ck_kg_of_hash(r->jhash, o->edge->dst_max_parallelism)];
         } else {
             sub = op->chain->subtask;
         }
@@ -176,7 +181,7 @@ static int sink_record(ck_op *op, ck_rec *r)
 
 static int aggregate_record(ck_op *op, ck_rec *r)
 {
-    int32_t jh = ck_kg_java_hash(r->key, r->klen);
+    int32_t jh = ck_rec_jhash(r);
     int kg = ck_kg_of_hash(jh, op->spec->max_parallelism);
     int created;
     agg_val *v = ck_heap_upsert(&op->heap, kg, jh, r->key, r->klen, 0, &created);
@@ -199,7 +204,7 @@ static int window_record(ck_op *op, ck_rec *r)
         op->chain->late_dropped++;
         return CK_OK;
     }
-    int32_t jh = ck_kg_java_hash(r->key, r->klen);
+    int32_t jh = ck_rec_jhash(r);
     int kg = ck_kg_of_hash(jh, op->spec->max_parallelism);
     int created;
     win_val *v = ck_heap_upsert(&op->heap, kg, jh, r->key, r->klen, start, &created);
@@ -226,6 +231,10 @@ static int op_map(ck_op *op, ck_rec *r)
 
 static int op_filter(ck_op *op, ck_rec *r)
 {
+    if (!r->hashed) { /* the filter hashes the key: keep it for a keyBy after */
+        r->jhash = ck_kg_java_hash(r->key, r->klen);
+        r->hashed = 1;
+    }
     return ck_udf_filter(op->spec->filter_keep_ppm, r) ? emit(op, r) : CK_OK;
 }
 
@@ -246,6 +255,8 @@ static int op_watermark(ck_op *op, int64_t wm)
                     .ingest = v->max_ingest,
                     .key = t.key,
                     .klen = t.klen,
+                    .jhash = t.jhash,
+                    .hashed = 1,
                 };
                 rc = emit(op, &out);
                 ck_heap_remove(&op->heap, t.kg, t.jhash, t.key, t.klen, t.ns);

@@ -595,6 +595,7 @@ static int source_step(ck_task *t, ck_time now)
                     break;
                 ck_rec r;
                 tp->ops->read(tp->ctx, p, t->off[k], &r);
+                r.hashed = 0;
                 t->off[k]++;
                 if (r.ts > t->maxts[k])
                     t->maxts[k] = r.ts;

@@ -20,7 +20,7 @@ void ck_udf_map(ck_map_fn fn, int64_t arg, ck_rec *r)
 
 int ck_udf_filter(uint32_t keep_ppm, const ck_rec *r)
 {
-    uint64_t h = (uint64_t)(uint32_t)ck_kg_java_hash(r->key, r->klen);
+    uint64_t h = (uint64_t)(uint32_t)ck_rec_jhash(r);
     h = ck_mix64(h ^ ck_mix64((uint64_t)r->ts) ^ ((uint64_t)r->value << 32));
     return (uint32_t)(h % 1000000u) < keep_ppm;
 }

@@ -171,6 +171,37 @@ static void test_decode_rejects(void **state)
     assert_int_equal(ck_elem_decode(buf, n, &out), CK_ECORRUPT);
 }
 
+/* A record carries its key's Java hash: computed when encoded if it was not
+ * known, taken as it is when it was, and known after decoding. */
+static void test_record_carries_key_hash(void **state)
+{
+    (void)state;
+    ck_elem e = {.tag = CK_EL_RECORD};
+    e.u.rec.key = "user-42";
+    e.u.rec.klen = 7;
+    uint8_t buf[64];
+    size_t n = ck_elem_size(&e);
+    assert_int_equal(n, CK_ELEM_PREFIX + CK_REC_FIXED + 7);
+    ck_elem_encode(buf, &e);
+    ck_elem out;
+    assert_int_equal(ck_elem_decode(buf, n, &out), 0);
+    assert_true(out.u.rec.hashed);
+    assert_int_equal(out.u.rec.jhash, ck_kg_java_hash("user-42", 7));
+    /* The reader's inline path gives the same. */
+    ck_elem_reader rd;
+    ck_elem_reader_init(&rd);
+    ck_elem_reader_feed(&rd, buf, n);
+    assert_int_equal(ck_elem_reader_next(&rd, &out), 1);
+    assert_int_equal(out.u.rec.jhash, ck_kg_java_hash("user-42", 7));
+    ck_elem_reader_free(&rd);
+    /* A known hash is not computed again. */
+    e.u.rec.jhash = 12345;
+    e.u.rec.hashed = 1;
+    ck_elem_encode(buf, &e);
+    assert_int_equal(ck_elem_decode(buf, n, &out), 0);
+    assert_int_equal(out.u.rec.jhash, 12345);
+}
+
 static void test_reader_survives_garbage(void **state)
 {
     (void)state;
@@ -220,6 +251,7 @@ int main(void)
         cmocka_unit_test(test_roundtrip_min_segment),
         cmocka_unit_test(test_roundtrip_odd_segment),
         cmocka_unit_test(test_decode_rejects),
+        cmocka_unit_test(test_record_carries_key_hash),
         cmocka_unit_test(test_reader_survives_garbage),
         cmocka_unit_test(test_wire_rejects),
     };

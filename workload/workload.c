@@ -136,6 +136,8 @@ static void t_read(const void *ctx, int partition, int64_t off, ck_rec *out)
     uint32_t fixed = CK_REC_FIXED + klen;
     out->plen = w->spec.record_bytes > fixed ? w->spec.record_bytes - fixed : 0;
     out->payload = w->payload + (size_t)(off % 61);
+    out->jhash = 0;
+    out->hashed = 0;
 }
 
 static const ck_topic_ops topic_ops = {
