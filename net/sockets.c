@@ -179,6 +179,7 @@ struct net_world {
     int64_t *lrate_sent, *llat_sent;
     ck_time store_free; /* this process's store transfers: link busy until then */
     msgq_item *later;   /* completions of store transfers over a slow link, by due time */
+    int kick;           /* a node was deployed during a pass: run another at once */
     int failed;
     char failure[256];
 };
@@ -950,6 +951,7 @@ static int op_deploy(ck_platform *p, uint32_t attempt, uint32_t global,
     }
     n->node = ck_task_node(n->task);
     limbo_release(w, n);
+    w->kick = 1; /* its first work() starts it */
     return CK_OK;
 }
 
@@ -1159,6 +1161,16 @@ static int run_nodes(net_world *w)
             continue;
         if (ops->work(self) > 0 || n->head)
             busy = 1;
+    }
+    /* A node visited early in the pass may have mail from one visited
+     * after it (subtasks of one process talk through their inboxes): it
+     * must not wait for the next timeout. */
+    for (net_node *n = w->nodes; n && !busy; n = n->next)
+        if (n->head && !n->dead && n->busy_until <= now)
+            busy = 1;
+    if (w->kick) {
+        w->kick = 0;
+        busy = 1;
     }
     return busy;
 }
