@@ -85,6 +85,25 @@ typedef struct ck_elem {
     } u;
 } ck_elem;
 
+/* Copies n bytes; keys and payloads are mostly a few bytes, for which a
+ * call to memcpy costs more than the copy. */
+static inline void ck_copy_small(uint8_t *dst, const void *src, size_t n)
+{
+    const uint8_t *s = (const uint8_t *)src;
+    if (n >= 8 && n <= 16) {
+        memcpy(dst, s, 8); /* two overlapping words */
+        memcpy(dst + n - 8, s + n - 8, 8);
+    } else if (n >= 4 && n < 8) {
+        memcpy(dst, s, 4);
+        memcpy(dst + n - 4, s + n - 4, 4);
+    } else if (n > 16) {
+        memcpy(dst, s, n);
+    } else {
+        for (size_t i = 0; i < n; i++)
+            dst[i] = s[i];
+    }
+}
+
 /* Encoded size of an element, prefix included. */
 static inline size_t ck_elem_size(const ck_elem *e)
 {
@@ -116,9 +135,9 @@ static inline void ck_elem_encode_n(uint8_t *dst, const ck_elem *e, size_t n)
         ck_put_u32(p + 26, r->plen);
         ck_put_u32(p + 30, (uint32_t)ck_rec_jhash(r));
         if (r->klen)
-            memcpy(p + CK_REC_FIXED, r->key, r->klen);
+            ck_copy_small(p + CK_REC_FIXED, r->key, r->klen);
         if (r->plen)
-            memcpy(p + CK_REC_FIXED + r->klen, r->payload, r->plen);
+            ck_copy_small(p + CK_REC_FIXED + r->klen, r->payload, r->plen);
     } else if (e->tag == CK_EL_WATERMARK) {
         ck_put_u64(p, (uint64_t)e->u.wm);
     } else if (e->tag == CK_EL_BARRIER) {
@@ -148,9 +167,9 @@ static inline void ck_rec_encode(uint8_t *dst, const ck_rec *r, uint32_t plen, s
     ck_put_u32(p + 26, plen);
     ck_put_u32(p + 30, (uint32_t)ck_rec_jhash(r));
     if (r->klen)
-        memcpy(p + CK_REC_FIXED, r->key, r->klen);
+        ck_copy_small(p + CK_REC_FIXED, r->key, r->klen);
     if (plen)
-        memcpy(p + CK_REC_FIXED + r->klen, r->payload, plen);
+        ck_copy_small(p + CK_REC_FIXED + r->klen, r->payload, plen);
 }
 
 /* Encodes e into dst, which has ck_elem_size(e) bytes. */
