@@ -37,6 +37,14 @@ void ck_hist_add(ck_hist *h, int64_t v)
         h->max = v;
 }
 
+void ck_hist_add_n(ck_hist *h, int64_t v, uint32_t n)
+{
+    h->c[bucket_of(v)] += n;
+    h->n += n;
+    if (v > h->max)
+        h->max = v;
+}
+
 void ck_hist_merge(ck_hist *dst, const ck_hist *src)
 {
     for (int i = 0; i < CK_HIST_BUCKETS; i++)
@@ -114,6 +122,25 @@ int ck_metrics_out(ck_metrics *m, ck_time t, int64_t lat_ns)
         return CK_ENOMEM;
     s->out++;
     ck_hist_add(s->lat, lat_ns);
+    return CK_OK;
+}
+
+int ck_metrics_out_buckets(ck_metrics *m, ck_time t, int64_t base, const uint32_t *cnt,
+                           size_t nb, int shift)
+{
+    ck_sec *s = sec_at(m, t);
+    if (!s)
+        return CK_ENOMEM;
+    if (!s->lat && !(s->lat = calloc(1, sizeof(ck_hist))))
+        return CK_ENOMEM;
+    for (size_t i = 0; i < nb; i++) {
+        if (!cnt[i])
+            continue;
+        int64_t mid = ((base + (int64_t)i) << shift) + ((int64_t)1 << (shift - 1));
+        int64_t v = t - mid;
+        ck_hist_add_n(s->lat, v > 0 ? v : 0, cnt[i]);
+        s->out += cnt[i];
+    }
     return CK_OK;
 }
 

@@ -25,6 +25,7 @@ typedef struct ck_hist {
 } ck_hist;
 
 void ck_hist_add(ck_hist *h, int64_t v);
+void ck_hist_add_n(ck_hist *h, int64_t v, uint32_t n);
 void ck_hist_merge(ck_hist *dst, const ck_hist *src);
 /* Value at quantile q in [0, 1] (midpoint of its bucket); 0 when empty. */
 int64_t ck_hist_quantile(const ck_hist *h, double q);
@@ -67,6 +68,10 @@ int ck_metrics_out(ck_metrics *m, ck_time t, int64_t lat_ns);
 
 /* Counts n records written at time t, which entered the log at ingest[0..n). */
 int ck_metrics_out_batch(ck_metrics *m, ck_time t, const int64_t *ingest, size_t n);
+/* The same for records counted by ingest time: cnt[i] records entered the
+ * source log in bucket base + i, of 2^shift ns each (taken at its middle). */
+int ck_metrics_out_buckets(ck_metrics *m, ck_time t, int64_t base, const uint32_t *cnt,
+                           size_t nb, int shift);
 
 /* The whole run's latency: the sum of the per-second histograms. */
 int ck_metrics_total_latency(const ck_metrics *m, ck_hist *out);

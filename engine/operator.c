@@ -100,9 +100,9 @@ void ck_chain_free(ck_chain *c)
         }
         free(op->out);
         free(op->ingest);
-        free(op->open.ingest);
+        free(op->open.cnt);
         for (int p = 0; p < op->npend; p++)
-            free(op->pend[p].ingest);
+            free(op->pend[p].cnt);
     }
     c->nops = 0;
 }
@@ -370,9 +370,36 @@ int ck_chain_restore(ck_chain *c, const ck_snapshot *s)
 int ck_sink_txn_add(ck_op *sink, const int64_t *ingest, size_t n)
 {
     ck_txn *t = &sink->open;
-    if (grow((void **)&t->ingest, &t->cap, t->n + n, sizeof(int64_t)))
-        return CK_ENOMEM;
-    memcpy(t->ingest + t->n, ingest, n * sizeof(int64_t));
+    for (size_t i = 0; i < n; i++) {
+        int64_t b = (ingest[i] > 0 ? ingest[i] : 0) >> CK_TXN_SHIFT;
+        if (t->nb == 0)
+            t->base = b;
+        if (b < t->base) {
+            /* Older than any so far: the buckets grow at the front. */
+            size_t more = (size_t)(t->base - b);
+            if (t->nb + more > CK_TXN_MAX_BUCKETS) {
+                b = t->base;
+            } else {
+                if (grow((void **)&t->cnt, &t->cap, t->nb + more, sizeof(uint32_t)))
+                    return CK_ENOMEM;
+                memmove(t->cnt + more, t->cnt, t->nb * sizeof(uint32_t));
+                memset(t->cnt, 0, more * sizeof(uint32_t));
+                t->nb += more;
+                t->base = b;
+            }
+        } else if ((size_t)(b - t->base) >= t->nb) {
+            size_t need = (size_t)(b - t->base) + 1;
+            if (need > CK_TXN_MAX_BUCKETS) {
+                b = t->base + (int64_t)t->nb - 1; /* kept open for hours */
+            } else {
+                if (grow((void **)&t->cnt, &t->cap, need, sizeof(uint32_t)))
+                    return CK_ENOMEM;
+                memset(t->cnt + t->nb, 0, (need - t->nb) * sizeof(uint32_t));
+                t->nb = need;
+            }
+        }
+        t->cnt[b - t->base]++;
+    }
     t->n += n;
     return CK_OK;
 }

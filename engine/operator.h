@@ -34,10 +34,20 @@ typedef struct ck_op ck_op;
 
 /* A sink transaction: its id, the checkpoint that pre-committed it, and the
  * ingest times of its records. */
+/*
+ * A sink transaction waiting for its checkpoint. For the latency to commit
+ * it keeps its records' ingest times counted per 2^CK_TXN_SHIFT ns (about
+ * a millisecond), from bucket `base` on: bounded by how long the
+ * transaction stays open, not by how many records it holds.
+ */
+#define CK_TXN_SHIFT 20
+#define CK_TXN_MAX_BUCKETS (1u << 24) /* 4.9 hours; older ones share the first */
 typedef struct ck_txn {
     uint64_t txn, cp;
-    int64_t *ingest;
-    size_t n, cap;
+    int64_t base;  /* ingest >> CK_TXN_SHIFT of cnt[0] */
+    uint32_t *cnt; /* records per bucket */
+    size_t nb, cap;
+    uint64_t n;    /* records */
 } ck_txn;
 
 /* What an operator does with one record (chosen by kind at init). */

@@ -656,11 +656,11 @@ static int commit_upto(ck_task *t, uint64_t cp)
             int rc = t->plat->ops->output_commit(t->plat, op->sink_id, x.txn);
             ck_time now = ck_now(t->plat);
             if (!rc && x.n) {
-                rc = ck_metrics_out_batch(&t->met, now, x.ingest, x.n);
+                rc = ck_metrics_out_buckets(&t->met, now, x.base, x.cnt, x.nb, CK_TXN_SHIFT);
                 if (t->first_out_ns < 0)
                     t->first_out_ns = now;
             }
-            free(x.ingest);
+            free(x.cnt);
             if (rc)
                 return rc;
         }

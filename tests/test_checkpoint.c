@@ -21,6 +21,7 @@
 #include "error.h"
 #include "fakeplat.h"
 #include "gate.h"
+#include "metrics.h"
 #include "operator.h"
 #include "partition.h"
 
@@ -542,17 +543,48 @@ static void test_sink_transactions(void **state)
     /* Checkpoint 11 completes (10 failed, say): both commit, in order. */
     assert_int_equal(ck_sink_take_committable(&sink, 11, &x), 1);
     assert_true(x.txn == 1 && x.cp == 10 && x.n == 3);
-    free(x.ingest);
+    free(x.cnt);
     assert_int_equal(ck_sink_take_committable(&sink, 11, &x), 1);
     assert_true(x.txn == 2 && x.n == 1);
-    free(x.ingest);
+    free(x.cnt);
     assert_int_equal(ck_sink_take_committable(&sink, 11, &x), 0);
     for (int i = 0; i < CK_SNAP_MAX_PENDING; i++)
         assert_int_equal(ck_sink_precommit(&sink, 20 + (uint64_t)i), 0);
     assert_int_equal(ck_sink_precommit(&sink, 99), CK_ETOOBIG);
     while (ck_sink_take_committable(&sink, UINT64_MAX, &x))
-        free(x.ingest);
-    free(sink.open.ingest);
+        free(x.cnt);
+    free(sink.open.cnt);
+}
+
+/* A transaction counts its records' ingest times per ~1 ms bucket, in
+ * whatever order they come; at commit each bucket's records get the latency
+ * from the bucket's middle. */
+static void test_sink_latency_buckets(void **state)
+{
+    (void)state;
+    ck_op sink;
+    memset(&sink, 0, sizeof(sink));
+    sink.two_phase = 1;
+    sink.txn = 1;
+    const int64_t B = (int64_t)1 << CK_TXN_SHIFT;
+    int64_t ing[5] = {10 * B + 1, 10 * B + 2, 12 * B, 7 * B + 5, 12 * B + 9};
+    assert_int_equal(ck_sink_txn_add(&sink, ing, 3), 0);
+    assert_int_equal(ck_sink_txn_add(&sink, ing + 3, 2), 0); /* an older one: grows in front */
+    assert_true(sink.open.n == 5 && sink.open.base == 7 && sink.open.nb == 6);
+    assert_true(sink.open.cnt[0] == 1 && sink.open.cnt[3] == 2 && sink.open.cnt[5] == 2);
+    assert_true(sink.open.cnt[1] == 0 && sink.open.cnt[2] == 0 && sink.open.cnt[4] == 0);
+    assert_int_equal(ck_sink_precommit(&sink, 1), 0);
+    ck_txn x;
+    assert_int_equal(ck_sink_take_committable(&sink, 1, &x), 1);
+    ck_metrics m;
+    ck_metrics_init(&m);
+    ck_time commit = 100 * B;
+    assert_int_equal(ck_metrics_out_buckets(&m, commit, x.base, x.cnt, x.nb, CK_TXN_SHIFT), 0);
+    const ck_sec *sec = &m.sec[0];
+    assert_true(sec->out == 5 && sec->lat->n == 5);
+    assert_true(sec->lat->max == commit - 7 * B - B / 2); /* the oldest bucket's middle */
+    ck_metrics_free(&m);
+    free(x.cnt);
 }
 
 int main(void)
@@ -568,6 +600,7 @@ int main(void)
         cmocka_unit_test(test_coordinator_savepoints),
         cmocka_unit_test(test_coordinator_final),
         cmocka_unit_test(test_sink_transactions),
+        cmocka_unit_test(test_sink_latency_buckets),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
