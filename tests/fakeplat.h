@@ -118,6 +118,11 @@ static void fake_log(ck_platform *p, int level, const char *line)
         fprintf(stderr, "log %d: %s\n", level, line);
 }
 
+static void fake_set_routes(ck_platform *p, uint32_t attempt, uint32_t n, const uint16_t *hosts)
+{
+    (void)p, (void)attempt, (void)n, (void)hosts;
+}
+
 static const ck_platform_ops fake_ops = {
     .now = fake_now,
     .send = fake_send,
@@ -130,6 +135,7 @@ static const ck_platform_ops fake_ops = {
     .output = fake_output,
     .output_commit = fake_commit,
     .output_abort = fake_commit,
+    .set_routes = fake_set_routes,
     .log = fake_log,
 };
 

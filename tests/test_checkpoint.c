@@ -21,6 +21,7 @@
 #include "error.h"
 #include "fakeplat.h"
 #include "gate.h"
+#include "jobmanager.h"
 #include "metrics.h"
 #include "operator.h"
 #include "partition.h"
@@ -450,6 +451,78 @@ static void test_coordinator_final(void **state)
     fake_clear(&r.w);
 }
 
+/* ---- the job manager's first deployment ---------------------------------------------- */
+
+static void jm_heartbeat(ck_jm *jm, int h)
+{
+    size_t n;
+    uint8_t *m = ck_wire_msg(CK_MSG_HEARTBEAT, CK_EP_TM0 + (uint32_t)h, CK_EP_JM, 0, NULL, 0, &n);
+    assert_non_null(m);
+    ck_put_u32(m + 16, (uint32_t)h);
+    ck_node nd = ck_jm_node(jm);
+    nd.ops->on_message(nd.self, m, n);
+}
+
+/* DEPLOYs sent since the last call; the placement of the last one in out. */
+static int deploys(fake_world *w, uint16_t *out, uint32_t nsub)
+{
+    int k = 0;
+    fake_msg *m;
+    while ((m = fake_pop(w))) {
+        ck_wire_hdr h;
+        assert_int_equal(ck_wire_decode(m->data, m->len, &h), 0);
+        if (h.type == CK_MSG_DEPLOY) {
+            const uint8_t *b = m->data + CK_WIRE_HDR;
+            assert_int_equal(ck_get_u32(b + 12), nsub);
+            for (uint32_t i = 0; i < nsub; i++)
+                out[i] = ck_get_u16(b + 16 + 2 * i);
+            k++;
+        }
+        free(m->data);
+        free(m);
+    }
+    return k;
+}
+
+/* Three task managers, two slots needed: the job manager waits for the
+ * third to register (up to the start-up grace), so the job lands on tm0
+ * and tm1 whichever registered first; without the third, it deploys on
+ * what it has once the grace is over. */
+static void test_jm_startup_waits_for_the_cluster(void **state)
+{
+    (void)state;
+    static cc_rig r;
+    for (int late = 0; late < 2; late++) {
+        cc_setup(&r, 0, 0, 1);
+        ck_cc_free(&r.cc);
+        ck_job_env env = {.g = &r.g, .cfg = &r.cfg, .job_id = "job"};
+        static ck_jm jm;
+        assert_int_equal(ck_jm_init(&jm, &r.jp.plat, &env, 3, 1), 0);
+        ck_node nd = ck_jm_node(&jm);
+        uint16_t place[8];
+        jm_heartbeat(&jm, 2);
+        jm_heartbeat(&jm, 0);
+        assert_int_equal(deploys(&r.w, place, r.g.nsubtasks), 0);
+        r.w.now = CK_STARTUP_GRACE / 2;
+        if (nd.ops->deadline(nd.self) <= r.w.now)
+            nd.ops->on_deadline(nd.self);
+        assert_int_equal(deploys(&r.w, place, r.g.nsubtasks), 0);
+        if (!late) {
+            jm_heartbeat(&jm, 1); /* the whole cluster: at once, in order */
+            assert_int_equal(deploys(&r.w, place, r.g.nsubtasks), 3);
+            assert_true(place[0] == 0 && place[1] == 0 && place[2] == 1);
+        } else {
+            assert_true(nd.ops->deadline(nd.self) <= CK_STARTUP_GRACE);
+            r.w.now = CK_STARTUP_GRACE;
+            nd.ops->on_deadline(nd.self);
+            assert_int_equal(deploys(&r.w, place, r.g.nsubtasks), 2);
+            assert_true(place[0] == 0 && place[1] == 0 && place[2] == 2);
+        }
+        ck_jm_free(&jm);
+        fake_clear(&r.w);
+    }
+}
+
 /* ---- two-phase-commit sink transactions ------------------------------------------- */
 
 /* Savepoints: forced, in their own directory, never retired, never a
@@ -599,6 +672,7 @@ int main(void)
         cmocka_unit_test(test_coordinator_min_pause_and_finish),
         cmocka_unit_test(test_coordinator_savepoints),
         cmocka_unit_test(test_coordinator_final),
+        cmocka_unit_test(test_jm_startup_waits_for_the_cluster),
         cmocka_unit_test(test_sink_transactions),
         cmocka_unit_test(test_sink_latency_buckets),
     };
