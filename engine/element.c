@@ -18,19 +18,7 @@ int ck_elem_decode(const uint8_t *p, size_t n, ck_elem *e)
     case CK_EL_RECORD: {
         if (blen < CK_REC_FIXED)
             return CK_ECORRUPT;
-        ck_rec *r = &e->u.rec;
-        r->ts = ck_get_i64(b);
-        r->value = ck_get_i64(b + 8);
-        r->ingest = ck_get_i64(b + 16);
-        r->klen = ck_get_u16(b + 24);
-        r->plen = ck_get_u32(b + 26);
-        r->jhash = (int32_t)ck_get_u32(b + 30);
-        r->hashed = 1;
-        if ((size_t)CK_REC_FIXED + r->klen + r->plen != blen)
-            return CK_ECORRUPT;
-        r->key = (const char *)(b + CK_REC_FIXED);
-        r->payload = b + CK_REC_FIXED + r->klen;
-        return CK_OK;
+        return ck_rec_decode_body(b, blen, &e->u.rec);
     }
     case CK_EL_WATERMARK:
         if (blen != 8)

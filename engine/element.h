@@ -33,6 +33,7 @@
 #define CK_ELEMENT_H
 
 #include "common.h"
+#include "error.h"
 #include "keygroup.h"
 
 typedef enum ck_elem_tag {
@@ -203,6 +204,24 @@ void ck_elem_reader_free(ck_elem_reader *r);
 /* Starts reading a new buffer; the previous one must be exhausted. */
 void ck_elem_reader_feed(ck_elem_reader *r, const uint8_t *data, size_t len);
 
+/* Decodes a record body b of blen bytes (CK_REC_FIXED at least) into rec.
+ * Returns 0, or CK_ECORRUPT when its lengths do not add up to blen. */
+static inline int ck_rec_decode_body(const uint8_t *b, size_t blen, ck_rec *rec)
+{
+    rec->ts = ck_get_i64(b);
+    rec->value = ck_get_i64(b + 8);
+    rec->ingest = ck_get_i64(b + 16);
+    rec->klen = ck_get_u16(b + 24);
+    rec->plen = ck_get_u32(b + 26);
+    rec->jhash = (int32_t)ck_get_u32(b + 30);
+    rec->hashed = 1;
+    if ((size_t)CK_REC_FIXED + rec->klen + rec->plen != blen)
+        return CK_ECORRUPT;
+    rec->key = (const char *)(b + CK_REC_FIXED);
+    rec->payload = b + CK_REC_FIXED + rec->klen;
+    return CK_OK;
+}
+
 /* ck_elem_reader_next for everything but a whole record in the buffer. */
 int ck_elem_reader_next_slow(ck_elem_reader *r, ck_elem *e);
 
@@ -218,20 +237,9 @@ static inline int ck_elem_reader_next(ck_elem_reader *r, ck_elem *e)
     if (r->spill_len == 0 && avail >= CK_ELEM_PREFIX + CK_REC_FIXED) {
         const uint8_t *p = r->data + r->pos;
         size_t n = (size_t)ck_get_u32(p) + 4;
-        const uint8_t *b = p + CK_ELEM_PREFIX;
-        if (p[4] == CK_EL_RECORD && n <= avail &&
-            n == (size_t)CK_ELEM_PREFIX + CK_REC_FIXED + ck_get_u16(b + 24) + ck_get_u32(b + 26)) {
-            ck_rec *rec = &e->u.rec;
+        if (p[4] == CK_EL_RECORD && n <= avail && n >= CK_ELEM_PREFIX + CK_REC_FIXED &&
+            ck_rec_decode_body(p + CK_ELEM_PREFIX, n - CK_ELEM_PREFIX, &e->u.rec) == CK_OK) {
             e->tag = CK_EL_RECORD;
-            rec->ts = ck_get_i64(b);
-            rec->value = ck_get_i64(b + 8);
-            rec->ingest = ck_get_i64(b + 16);
-            rec->klen = ck_get_u16(b + 24);
-            rec->plen = ck_get_u32(b + 26);
-            rec->jhash = (int32_t)ck_get_u32(b + 30);
-            rec->hashed = 1;
-            rec->key = (const char *)(b + CK_REC_FIXED);
-            rec->payload = b + CK_REC_FIXED + rec->klen;
             r->pos += n;
             return 1;
         }
