@@ -379,6 +379,15 @@ static int finish_batch(ck_task *t)
     return CK_OK;
 }
 
+/* Sends a message of this attempt to the job manager (lost when out of memory). */
+static void to_jm(ck_task *t, int type, const uint8_t *body, size_t len)
+{
+    size_t n;
+    uint8_t *m = ck_wire_msg(type, t->global, CK_EP_JM, t->attempt, body, len, &n);
+    if (m)
+        t->plat->ops->send(t->plat, CK_EP_JM, m, n);
+}
+
 /* Fails the task and tells the job manager why (code CK_FAIL_*, and the
  * checkpoint whose restore failed). */
 static void fail_with(ck_task *t, uint32_t code, uint64_t cp, const char *msg)
@@ -394,10 +403,7 @@ static void fail_with(ck_task *t, uint32_t code, uint64_t cp, const char *msg)
     ck_put_u32(body, code);
     ck_put_u64(body + 4, cp);
     memcpy(body + 12, msg, ml);
-    size_t n;
-    uint8_t *m = ck_wire_msg(CK_MSG_TASK_FAILED, t->global, CK_EP_JM, t->attempt, body, 12 + ml, &n);
-    if (m)
-        t->plat->ops->send(t->plat, CK_EP_JM, m, n);
+    to_jm(t, CK_MSG_TASK_FAILED, body, 12 + ml);
 }
 
 static void fail(ck_task *t, int rc, const char *what)
@@ -638,10 +644,7 @@ static void send_decline(ck_task *t, uint64_t id, uint32_t reason, const char *w
     ck_put_u64(body, id);
     ck_put_u32(body + 8, reason);
     memcpy(body + 12, why, wl);
-    size_t n;
-    uint8_t *m = ck_wire_msg(CK_MSG_CP_DECLINE, t->global, CK_EP_JM, t->attempt, body, 12 + wl, &n);
-    if (m)
-        t->plat->ops->send(t->plat, CK_EP_JM, m, n);
+    to_jm(t, CK_MSG_CP_DECLINE, body, 12 + wl);
 }
 
 /* Commits every sink transaction that checkpoint cp covers; measures latency. */
@@ -821,10 +824,7 @@ static void snap_progress(ck_task *t, uint64_t token, int status)
                      .async_ns = ck_now(t->plat) - j->async_start, .align_ns = j->align_ns};
     snprintf(ack.key, sizeof(ack.key), "%s", j->key);
     uint8_t body[320];
-    size_t bl = ck_cp_ack_encode(&ack, body, sizeof(body)), n;
-    uint8_t *m = ck_wire_msg(CK_MSG_CP_ACK, t->global, CK_EP_JM, t->attempt, body, bl, &n);
-    if (m)
-        t->plat->ops->send(t->plat, CK_EP_JM, m, n);
+    to_jm(t, CK_MSG_CP_ACK, body, ck_cp_ack_encode(&ack, body, sizeof(body)));
     snap_drop(t, j);
 }
 
@@ -1168,10 +1168,7 @@ static void started(ck_task *t)
     t->next_wm += now;
     t->next_flush = CK_TIME_NEVER;
     t->next_report = now + CK_METRICS_INTERVAL;
-    size_t n;
-    uint8_t *m = ck_wire_msg(CK_MSG_TASK_RUNNING, t->global, CK_EP_JM, t->attempt, NULL, 0, &n);
-    if (m)
-        t->plat->ops->send(t->plat, CK_EP_JM, m, n);
+    to_jm(t, CK_MSG_TASK_RUNNING, NULL, 0);
 }
 
 static int task_work(void *self)
