@@ -113,12 +113,19 @@ int ck_metrics_in(ck_metrics *m, ck_time t, uint64_t n)
     return CK_OK;
 }
 
-int ck_metrics_out(ck_metrics *m, ck_time t, int64_t lat_ns)
+/* The second of t, with its latency histogram; NULL when out of memory. */
+static ck_sec *sec_lat_at(ck_metrics *m, ck_time t)
 {
     ck_sec *s = sec_at(m, t);
+    if (s && !s->lat && !(s->lat = calloc(1, sizeof(ck_hist))))
+        return NULL;
+    return s;
+}
+
+int ck_metrics_out(ck_metrics *m, ck_time t, int64_t lat_ns)
+{
+    ck_sec *s = sec_lat_at(m, t);
     if (!s)
-        return CK_ENOMEM;
-    if (!s->lat && !(s->lat = calloc(1, sizeof(ck_hist))))
         return CK_ENOMEM;
     s->out++;
     ck_hist_add(s->lat, lat_ns);
@@ -128,10 +135,8 @@ int ck_metrics_out(ck_metrics *m, ck_time t, int64_t lat_ns)
 int ck_metrics_out_buckets(ck_metrics *m, ck_time t, int64_t base, const uint32_t *cnt,
                            size_t nb, int shift)
 {
-    ck_sec *s = sec_at(m, t);
+    ck_sec *s = sec_lat_at(m, t);
     if (!s)
-        return CK_ENOMEM;
-    if (!s->lat && !(s->lat = calloc(1, sizeof(ck_hist))))
         return CK_ENOMEM;
     for (size_t i = 0; i < nb; i++) {
         if (!cnt[i])
@@ -146,10 +151,8 @@ int ck_metrics_out_buckets(ck_metrics *m, ck_time t, int64_t base, const uint32_
 
 int ck_metrics_out_batch(ck_metrics *m, ck_time t, const int64_t *ingest, size_t n)
 {
-    ck_sec *s = sec_at(m, t);
+    ck_sec *s = sec_lat_at(m, t);
     if (!s)
-        return CK_ENOMEM;
-    if (!s->lat && !(s->lat = calloc(1, sizeof(ck_hist))))
         return CK_ENOMEM;
     s->out += n;
     for (size_t i = 0; i < n; i++)
