@@ -468,7 +468,7 @@ static int op_send(ck_platform *p, uint32_t dst, uint8_t *msg, size_t len)
     net_world *w = n->w;
     w->r->messages++;
     w->r->message_bytes += len;
-    if (n->obox || n->busy_until > world_now(w)) {
+    if (n->obox || (n->busy_until && n->busy_until > world_now(w))) {
         /* Busy computing: it leaves when the work is done, in order. */
         if (endpoint_host(w, dst) < 0) {
             free(msg);
@@ -1184,7 +1184,7 @@ static ck_time next_deadline(net_world *w)
     if (w->later)
         d = CK_MIN(d, w->later->due);
     for (net_node *n = w->nodes; n; n = n->next) {
-        if (n->busy_until > world_now(w)) {
+        if (n->busy_until > now) {
             d = CK_MIN(d, n->busy_until); /* it goes on then */
             continue;
         }
