@@ -33,6 +33,14 @@ typedef int64_t ck_time;
 #define CK_MAX(a, b) ((a) > (b) ? (a) : (b))
 #define CK_UNUSED(x) ((void)(x))
 
+/* Keeps a rarely taken path out of line, so that the hot path it is called
+ * from stays small (no register spills for the slow case). */
+#if defined(__GNUC__) || defined(__clang__)
+#define CK_NOINLINE __attribute__((noinline))
+#else
+#define CK_NOINLINE
+#endif
+
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 /* Little-endian machine: the wire order is the machine's own. */
 #define CK_LE_HOST 1

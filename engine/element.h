@@ -247,6 +247,24 @@ static inline int ck_elem_reader_next(ck_elem_reader *r, ck_elem *e)
     return ck_elem_reader_next_slow(r, e);
 }
 
+/*
+ * Looks at the element after the one last taken without taking it: 1 with
+ * the key's hash and the event time when it is a record lying whole in the
+ * current buffer, else 0. A hint only (for prefetching state); the element
+ * is checked when it is taken.
+ */
+static inline int ck_elem_reader_peek(const ck_elem_reader *r, int32_t *jhash, int64_t *ts)
+{
+    if (r->spill_len != 0 || r->len - r->pos < CK_ELEM_PREFIX + CK_REC_FIXED)
+        return 0;
+    const uint8_t *p = r->data + r->pos;
+    if (p[4] != CK_EL_RECORD)
+        return 0;
+    *ts = ck_get_i64(p + CK_ELEM_PREFIX);
+    *jhash = (int32_t)ck_get_u32(p + CK_ELEM_PREFIX + 30);
+    return 1;
+}
+
 /* True when a partial element is waiting for the next buffer. */
 int ck_elem_reader_partial(const ck_elem_reader *r);
 

@@ -119,6 +119,19 @@ int ck_gate_on_data(ck_gate *g, const ck_wire_hdr *h, uint8_t *msg);
  */
 int ck_gate_next(ck_gate *g, ck_elem *e, int *released);
 
+/*
+ * The key hash and event time of the record that ck_gate_next would most
+ * likely return next (the rest of the buffer being read): 1 when there is
+ * one, else 0. A hint, for prefetching its state.
+ */
+static inline int ck_gate_peek(const ck_gate *g, int32_t *jhash, int64_t *ts)
+{
+    if (g->avail_n == 0)
+        return 0;
+    const ck_chan *c = &g->chans[g->avail[g->avail_head]];
+    return c->cur && !c->blocked && ck_elem_reader_peek(&c->reader, jhash, ts);
+}
+
 static inline int ck_gate_has_data(const ck_gate *g)
 {
     return g->avail_n > 0;

@@ -60,7 +60,7 @@ static inline void *slot_val(slot *s)
 
 static inline uint32_t mix(int32_t jhash, int64_t ns)
 {
-    return (uint32_t)ck_mix64(((uint64_t)(uint32_t)jhash << 32) ^ (uint64_t)ns);
+    return ck_heap_hash(jhash, ns);
 }
 
 static inline arr *arr_of(uint8_t *slots)
@@ -146,17 +146,32 @@ static inline int make_private(const ck_heap *h, ck_heap_kg *t)
     return copy_shared(h, t);
 }
 
-/* Key equality; keys of 8 to 16 bytes (most) in two word compares. */
-static inline int key_eq(const char *a, const char *b, uint32_t n)
+/* Equality of keys of 4 to 16 bytes (most keys), in two word compares
+ * that overlap when the length is not twice the word. */
+static inline int key_eq_short(const char *a, const char *b, uint32_t n)
 {
-    if (n >= 8 && n <= 16) {
-        uint64_t x, y, u, v;
+    uint64_t x, y, u, v;
+    if (n >= 8) {
         memcpy(&x, a, 8);
         memcpy(&y, b, 8);
         memcpy(&u, a + n - 8, 8);
         memcpy(&v, b + n - 8, 8);
-        return x == y && u == v;
+    } else {
+        uint32_t x4, y4, u4, v4;
+        memcpy(&x4, a, 4);
+        memcpy(&y4, b, 4);
+        memcpy(&u4, a + n - 4, 4);
+        memcpy(&v4, b + n - 4, 4);
+        x = x4, y = y4, u = u4, v = v4;
     }
+    return x == y && u == v;
+}
+
+/* Key equality, any length. */
+static inline int key_eq(const char *a, const char *b, uint32_t n)
+{
+    if (n >= 4 && n <= 16)
+        return key_eq_short(a, b, n);
     return memcmp(a, b, n) == 0;
 }
 
@@ -245,15 +260,48 @@ void *ck_heap_get(ck_heap *h, int kg, int32_t jhash, const char *key,
     return found ? slot_val(slot_at(h, t, i)) : NULL;
 }
 
+static CK_NOINLINE void *upsert_slow(ck_heap *h, ck_heap_kg *t, uint32_t hash,
+                                     const char *key, uint32_t klen, int64_t ns, int *created);
+
 void *ck_heap_upsert(ck_heap *h, int kg, int32_t jhash, const char *key,
                      uint32_t klen, int64_t ns, int *created)
 {
+    return ck_heap_upsert_h(h, kg, mix(jhash, ns), key, klen, ns, created);
+}
+
+void *ck_heap_upsert_h(ck_heap *h, int kg, uint32_t hash, const char *key,
+                       uint32_t klen, int64_t ns, int *created)
+{
     ck_heap_kg *t = table(h, kg);
-    if (!t || make_private(h, t))
+    if (!t)
+        return NULL;
+    if (t->priv && klen >= 4 && klen <= INLINE_KEY) {
+        /* Fast path, the common case: an existing entry with a key of 4 to
+         * 16 bytes (kept in the slot, compared without a call) in a table
+         * no snapshot shares. */
+        uint32_t mask = t->cap - 1;
+        for (uint32_t i = hash & mask;; i = (i + 1) & mask) {
+            slot *s = slot_at(h, t, i);
+            if (!s->klen1)
+                break;
+            if (s->hash == hash && s->klen1 == klen + 1 && s->ns == ns &&
+                key_eq_short(s->key.inl, key, klen)) {
+                *created = 0;
+                return slot_val(s);
+            }
+        }
+    }
+    return upsert_slow(h, t, hash, key, klen, ns, created);
+}
+
+/* Inserts, or finds in a table that may need its own copy first. */
+static CK_NOINLINE void *upsert_slow(ck_heap *h, ck_heap_kg *t, uint32_t hash,
+                                     const char *key, uint32_t klen, int64_t ns, int *created)
+{
+    if (make_private(h, t))
         return NULL;
     if ((t->n + 1) * 4 > t->cap * 3 && grow(h, t))
         return NULL;
-    uint32_t hash = mix(jhash, ns);
     int found;
     uint32_t i = probe(h, t, hash, key, klen, ns, &found);
     slot *s = slot_at(h, t, i);
@@ -279,6 +327,18 @@ void *ck_heap_upsert(ck_heap *h, int kg, int32_t jhash, const char *key,
     h->key_bytes += klen;
     *created = 1;
     return slot_val(s);
+}
+
+void ck_heap_prefetch(const ck_heap *h, int kg, uint32_t hash)
+{
+    if (kg < h->kg_start || kg > h->kg_end)
+        return;
+    const ck_heap_kg *t = &h->kgs[kg - h->kg_start];
+    if (!t->slots)
+        return;
+    const uint8_t *s = (const uint8_t *)slot_at(h, t, hash & (t->cap - 1));
+    __builtin_prefetch(s, 1);
+    __builtin_prefetch(s + h->slot_size - 1, 1); /* a slot may straddle two lines */
 }
 
 int ck_heap_remove(ck_heap *h, int kg, int32_t jhash, const char *key,

@@ -26,6 +26,7 @@
 #define CK_HEAPSTATE_H
 
 #include "common.h"
+#include "rng.h"
 
 typedef struct ck_heap_kg {
     uint8_t *slots;
@@ -56,6 +57,23 @@ void *ck_heap_get(ck_heap *h, int kg, int32_t jhash, const char *key,
  */
 void *ck_heap_upsert(ck_heap *h, int kg, int32_t jhash, const char *key,
                      uint32_t klen, int64_t ns, int *created);
+
+/* The hash a heap files (key, ns) under, from the key's Java hash. */
+static inline uint32_t ck_heap_hash(int32_t jhash, int64_t ns)
+{
+    return (uint32_t)ck_mix64(((uint64_t)(uint32_t)jhash << 32) ^ (uint64_t)ns);
+}
+
+/* ck_heap_upsert with hash = ck_heap_hash(jhash, ns) computed already. */
+void *ck_heap_upsert_h(ck_heap *h, int kg, uint32_t hash, const char *key,
+                       uint32_t klen, int64_t ns, int *created);
+
+/*
+ * A hint that an entry of key group kg with hash ck_heap_hash(jhash, ns)
+ * is about to be looked up: starts loading the slot where its probe
+ * begins. Changes nothing; kg may be out of range.
+ */
+void ck_heap_prefetch(const ck_heap *h, int kg, uint32_t hash);
 
 /* Removes (key, ns). Returns 0 or CK_ENOTFOUND. */
 int ck_heap_remove(ck_heap *h, int kg, int32_t jhash, const char *key,

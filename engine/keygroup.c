@@ -114,41 +114,6 @@ int32_t ck_kg_java_hash(const char *key, size_t len)
     return (int32_t)h;
 }
 
-static inline uint32_t rotl32(uint32_t x, int k)
-{
-    return (x << k) | (x >> (32 - k));
-}
-
-int32_t ck_kg_murmur(int32_t code)
-{
-    uint32_t c = (uint32_t)code;
-    c *= 0xcc9e2d51u;
-    c = rotl32(c, 15);
-    c *= 0x1b873593u;
-    c = rotl32(c, 13);
-    c = c * 5 + 0xe6546b64u;
-    c ^= 4;
-    c ^= c >> 16;
-    c *= 0x85ebca6bu;
-    c ^= c >> 13;
-    c *= 0xc2b2ae35u;
-    c ^= c >> 16;
-    int32_t r = (int32_t)c;
-    if (r >= 0)
-        return r;
-    if (r != INT32_MIN)
-        return -r;
-    return 0;
-}
-
-int ck_kg_of_hash(int32_t hash, int max_parallelism)
-{
-    int32_t m = ck_kg_murmur(hash); /* never negative */
-    if ((max_parallelism & (max_parallelism - 1)) == 0)
-        return m & (max_parallelism - 1); /* the default rule gives powers of two */
-    return m % max_parallelism;
-}
-
 int ck_kg_of_key(const char *key, size_t len, int max_parallelism)
 {
     return ck_kg_of_hash(ck_kg_java_hash(key, len), max_parallelism);

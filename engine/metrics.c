@@ -45,6 +45,21 @@ void ck_hist_add_n(ck_hist *h, int64_t v, uint32_t n)
         h->max = v;
 }
 
+void ck_hist_add_lat(ck_hist *h, int64_t t, const int64_t *ingest, size_t n)
+{
+    if (n == 0)
+        return;
+    int64_t oldest = INT64_MAX;
+    for (size_t i = 0; i < n; i++) {
+        if (ingest[i] < oldest)
+            oldest = ingest[i];
+        h->c[bucket_of(t - ingest[i])]++;
+    }
+    h->n += n;
+    if (t - oldest > h->max)
+        h->max = t - oldest;
+}
+
 void ck_hist_merge(ck_hist *dst, const ck_hist *src)
 {
     for (int i = 0; i < CK_HIST_BUCKETS; i++)
@@ -155,8 +170,7 @@ int ck_metrics_out_batch(ck_metrics *m, ck_time t, const int64_t *ingest, size_t
     if (!s)
         return CK_ENOMEM;
     s->out += n;
-    for (size_t i = 0; i < n; i++)
-        ck_hist_add(s->lat, t - ingest[i]);
+    ck_hist_add_lat(s->lat, t, ingest, n);
     return CK_OK;
 }
 

@@ -26,6 +26,8 @@ typedef struct ck_hist {
 
 void ck_hist_add(ck_hist *h, int64_t v);
 void ck_hist_add_n(ck_hist *h, int64_t v, uint32_t n);
+/* Adds the latencies t - ingest[i] of n records. */
+void ck_hist_add_lat(ck_hist *h, int64_t t, const int64_t *ingest, size_t n);
 void ck_hist_merge(ck_hist *dst, const ck_hist *src);
 /* Value at quantile q in [0, 1] (midpoint of its bucket); 0 when empty. */
 int64_t ck_hist_quantile(const ck_hist *h, double q);

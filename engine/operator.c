@@ -70,12 +70,16 @@ int ck_chain_init(ck_chain *c, const ck_graph *g, int vertex, int subtask,
                 return rc;
             }
             ck_timerq_init(&op->timers);
+            for (int i = 0; i < 2; i++)
+                op->loc[i] = (ck_keyloc){i, ck_kg_of_hash(i, s->max_parallelism), 0,
+                                         ck_heap_hash(i, 0)};
         }
         if (s->kind == CK_OP_SINK) {
             op->sink_id = ck_sink_id(v->ops[k], subtask);
             op->txn = 0; /* the task turns on two-phase commit */
         }
     }
+    c->keyed_head = c->nops > 0 && ck_op_keyed(c->ops[0].spec->kind);
     /* Wire successors: chained operators and outgoing edges. */
     for (int k = 0; k < v->nops; k++) {
         ck_op *op = &c->ops[k];
@@ -108,7 +112,6 @@ void ck_chain_free(ck_chain *c)
 }
 
 
-/* Sends a record to every successor of op. */
 /* Hands r to the operators chained after op and to its network outputs
  * (r is the caller's copy: the key's hash may be filled in). */
 static int emit(ck_op *op, ck_rec *r)
@@ -118,13 +121,13 @@ static int emit(ck_op *op, ck_rec *r)
         /* One chained successor (the common case): r is the caller's
          * copy and nobody else reads it, so it is handed on as it is. */
         ck_op *next = op->next[0];
-        next->chain->flops += next->spec->cpu_flops;
+        next->nproc++;
         return next->process(next, r);
     }
     for (int i = 0; i < op->nnext; i++) {
         ck_op *next = op->next[i];
         ck_rec copy = *r;
-        next->chain->flops += next->spec->cpu_flops;
+        next->nproc++;
         if ((rc = next->process(next, &copy)))
             return rc;
     }
@@ -179,20 +182,28 @@ static int sink_record(ck_op *op, ck_rec *r)
     return CK_OK;
 }
 
+/* Where (key with hash jh, ns) lives; the last two prefetched are remembered. */
+static inline ck_keyloc locate(const ck_op *op, int32_t jh, int64_t ns)
+{
+    for (int i = 0; i < 2; i++)
+        if (op->loc[i].jhash == jh && op->loc[i].ns == ns)
+            return op->loc[i];
+    return (ck_keyloc){jh, ck_kg_of_hash(jh, op->spec->max_parallelism), ns, ck_heap_hash(jh, ns)};
+}
+
 static int aggregate_record(ck_op *op, ck_rec *r)
 {
-    int32_t jh = ck_rec_jhash(r);
-    int kg = ck_kg_of_hash(jh, op->spec->max_parallelism);
+    ck_keyloc l = locate(op, ck_rec_jhash(r), 0);
     int created;
-    agg_val *v = ck_heap_upsert(&op->heap, kg, jh, r->key, r->klen, 0, &created);
+    agg_val *v = ck_heap_upsert_h(&op->heap, l.kg, l.hash, r->key, r->klen, 0, &created);
     if (!v)
-        return kg < op->kg_start || kg > op->kg_end ? CK_EPROTO : CK_ENOMEM;
+        return l.kg < op->kg_start || l.kg > op->kg_end ? CK_EPROTO : CK_ENOMEM;
     v->acc += ck_udf_agg_add(op->spec->agg_fn, r);
-    ck_rec out = *r;
-    out.value = v->acc;
-    out.plen = 0;
-    out.payload = NULL;
-    return emit(op, &out);
+    /* r is the caller's copy: it becomes the output. */
+    r->value = v->acc;
+    r->plen = 0;
+    r->payload = NULL;
+    return emit(op, r);
 }
 
 static int window_record(ck_op *op, ck_rec *r)
@@ -204,17 +215,16 @@ static int window_record(ck_op *op, ck_rec *r)
         op->chain->late_dropped++;
         return CK_OK;
     }
-    int32_t jh = ck_rec_jhash(r);
-    int kg = ck_kg_of_hash(jh, op->spec->max_parallelism);
+    ck_keyloc l = locate(op, ck_rec_jhash(r), start);
     int created;
-    win_val *v = ck_heap_upsert(&op->heap, kg, jh, r->key, r->klen, start, &created);
+    win_val *v = ck_heap_upsert_h(&op->heap, l.kg, l.hash, r->key, r->klen, start, &created);
     if (!v)
-        return kg < op->kg_start || kg > op->kg_end ? CK_EPROTO : CK_ENOMEM;
+        return l.kg < op->kg_start || l.kg > op->kg_end ? CK_EPROTO : CK_ENOMEM;
     v->acc += ck_udf_agg_add(op->spec->agg_fn, r);
     if (r->ingest > v->max_ingest)
         v->max_ingest = r->ingest;
     if (created)
-        return ck_timerq_add(&op->timers, max_ts, kg, jh, r->key, r->klen, start);
+        return ck_timerq_add(&op->timers, max_ts, l.kg, l.jhash, r->key, r->klen, start);
     return CK_OK;
 }
 
@@ -282,8 +292,32 @@ static int op_watermark(ck_op *op, int64_t wm)
 int ck_chain_record(ck_chain *c, ck_rec *r)
 {
     ck_op *head = &c->ops[0];
-    c->flops += head->spec->cpu_flops;
+    head->nproc++;
     return head->process(head, r);
+}
+
+double ck_chain_take_flops(ck_chain *c)
+{
+    double flops = 0;
+    for (int k = 0; k < c->nops; k++) {
+        flops += (double)c->ops[k].nproc * c->ops[k].spec->cpu_flops;
+        c->ops[k].nproc = 0;
+    }
+    return flops;
+}
+
+void ck_chain_prefetch(ck_chain *c, int32_t jhash, int64_t ts)
+{
+    ck_op *op = &c->ops[0];
+    if (!c->keyed_head)
+        return;
+    int64_t ns = op->spec->kind == CK_OP_WINDOW ? ck_udf_window_start(ts, op->spec->window_ms) : 0;
+    /* Remembered for when the record comes: the one before it is still
+     * to come too (the hint runs one record ahead). */
+    ck_keyloc l = locate(op, jhash, ns);
+    op->loc[op->loc_next] = l;
+    op->loc_next ^= 1;
+    ck_heap_prefetch(&op->heap, l.kg, l.hash);
 }
 
 int ck_chain_watermark(ck_chain *c, int64_t wm)

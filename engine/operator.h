@@ -50,6 +50,14 @@ typedef struct ck_txn {
     uint64_t n;    /* records */
 } ck_txn;
 
+/* Where a (key, namespace) lives in keyed state: key group and heap hash. */
+typedef struct ck_keyloc {
+    int32_t jhash;
+    int kg;
+    int64_t ns;
+    uint32_t hash; /* ck_heap_hash(jhash, ns) */
+} ck_keyloc;
+
 /* What an operator does with one record (chosen by kind at init). */
 typedef int (*ck_op_fn)(ck_op *op, ck_rec *r);
 
@@ -57,12 +65,16 @@ struct ck_op {
     const ck_op_spec *spec;
     ck_chain *chain;
     ck_op_fn process;
+    uint64_t nproc; /* records processed since the CPU was last charged */
     int nnext;
     struct ck_op *next[CK_MAX_OPS]; /* chained successors */
     int nrp;
     int rp[CK_MAX_OPS]; /* indices into chain->rps */
-    /* keyed operators */
+    /* keyed operators; loc remembers where the last two keys prefetched
+     * live (the coming record's and the current one's) */
     int kg_start, kg_end;
+    ck_keyloc loc[2];
+    int loc_next;
     ck_heap heap;
     ck_timerq timers;
     int64_t wm;
@@ -101,10 +113,10 @@ struct ck_chain {
     ck_op ops[CK_MAX_OPS];
     int nrps;
     ck_rp_out *rps; /* owned by the task */
-    double flops;   /* CPU cost accumulated since the last charge */
     uint64_t records_out; /* records leaving the subtask (network + sink) */
     uint64_t late_dropped;
     uint64_t state_entries;
+    int keyed_head; /* the head operator keeps keyed state */
 };
 
 /* Builds the chain of (vertex, subtask); rps are the task's partitions. */
@@ -114,6 +126,22 @@ void ck_chain_free(ck_chain *c);
 
 /* Feeds a record to the head operator. Returns 0, CK_ENOMEM. */
 int ck_chain_record(ck_chain *c, ck_rec *r);
+
+/*
+ * A hint that a record with key hash jhash and event time ts comes soon:
+ * a keyed head operator starts loading its state. Changes no result.
+ */
+void ck_chain_prefetch(ck_chain *c, int32_t jhash, int64_t ts);
+
+/* True when the head operator is keyed (ck_chain_prefetch does something). */
+static inline int ck_chain_keyed(const ck_chain *c)
+{
+    return c->keyed_head;
+}
+
+/* The CPU cost (scenario flops) of the records processed since the last
+ * call, which starts counting again. */
+double ck_chain_take_flops(ck_chain *c);
 
 /* Feeds a watermark to the head operator (and everything after it). */
 int ck_chain_watermark(ck_chain *c, int64_t wm);

@@ -353,10 +353,9 @@ static void arm_flush(ck_task *t)
 static int finish_batch(ck_task *t)
 {
     ck_chain *c = &t->chain;
-    if (c->flops > 0) {
-        t->plat->ops->cpu(t->plat, c->flops);
-        c->flops = 0;
-    }
+    double flops = ck_chain_take_flops(c);
+    if (flops > 0)
+        t->plat->ops->cpu(t->plat, flops);
     for (int k = 0; k < c->nops; k++) {
         ck_op *sink = &c->ops[k];
         if (sink->n_ingest == 0)
@@ -915,10 +914,17 @@ static int input_step(ck_task *t, ck_time now)
         if (rc == 0)
             break;
         switch (e.tag) {
-        case CK_EL_RECORD:
+        case CK_EL_RECORD: {
             t->met.task.records_in++;
+            /* The next record's state starts loading while this one is
+             * processed: the state lookup is the record's cache miss. */
+            int32_t nh;
+            int64_t nts;
+            if (ck_chain_keyed(&t->chain) && ck_gate_peek(&t->gate, &nh, &nts))
+                ck_chain_prefetch(&t->chain, nh, nts);
             rc = ck_chain_record(&t->chain, &e.u.rec);
             break;
+        }
         case CK_EL_WATERMARK:
             rc = ck_chain_watermark(&t->chain, e.u.wm);
             break;

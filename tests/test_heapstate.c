@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -111,6 +112,56 @@ static void test_key_group_range_enforced(void **state)
     ck_heap_free(&h);
 }
 
+/* Keys that differ in one byte and share a hash (a collision, which the
+ * caller may present): every length, every position, including the
+ * lengths the fast path compares in overlapping words. */
+static void test_colliding_near_keys(void **state)
+{
+    (void)state;
+    ck_heap h;
+    assert_int_equal(ck_heap_init(&h, 0, MAXP - 1, sizeof(int64_t)), 0);
+    const int32_t jh = 7;
+    const int kg = ck_kg_of_hash(jh, MAXP);
+    int64_t tag = 0;
+    for (uint32_t n = 1; n <= 24; n++) {
+        char key[32];
+        memset(key, 'a', sizeof(key));
+        int created;
+        int64_t *v = ck_heap_upsert(&h, kg, jh, key, n, 0, &created);
+        assert_non_null(v);
+        assert_true(created);
+        *v = ++tag;
+        int64_t base = tag;
+        for (uint32_t p = 0; p < n; p++) {
+            key[p] = 'b';
+            ck_heap_prefetch(&h, kg, ck_heap_hash(jh, 0)); /* a hint: changes nothing */
+            int64_t *w = ck_heap_upsert_h(&h, kg, ck_heap_hash(jh, 0), key, n, 0, &created);
+            assert_non_null(w);
+            assert_true(created); /* not mistaken for the base key */
+            *w = ++tag;
+            int64_t *again = ck_heap_upsert(&h, kg, jh, key, n, 0, &created);
+            assert_non_null(again);
+            assert_false(created);
+            assert_int_equal(*again, tag);
+            key[p] = 'a';
+        }
+        /* The base key still finds its own value, through both entry points. */
+        int64_t *b = ck_heap_get(&h, kg, jh, key, n, 0);
+        assert_non_null(b);
+        assert_int_equal(*b, base);
+        b = ck_heap_upsert_h(&h, kg, ck_heap_hash(jh, 0), key, n, 0, &created);
+        assert_non_null(b);
+        assert_false(created);
+        assert_int_equal(*b, base);
+    }
+    assert_int_equal(h.n, (uint64_t)tag);
+    /* Hints for key groups out of range or not yet used are harmless. */
+    ck_heap_prefetch(&h, -1, 0);
+    ck_heap_prefetch(&h, MAXP, 0);
+    ck_heap_prefetch(&h, (kg + 1) % MAXP, 0);
+    ck_heap_free(&h);
+}
+
 static void sum_visit(void *arg, const char *key, uint32_t klen, int64_t ns, const void *value)
 {
     (void)key, (void)ns;
@@ -186,6 +237,7 @@ int main(void)
         cmocka_unit_test(test_against_model),
         cmocka_unit_test(test_views),
         cmocka_unit_test(test_key_group_range_enforced),
+        cmocka_unit_test(test_colliding_near_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,6 +13,7 @@
 #include "fakeplat.h"
 #include "gate.h"
 #include "graph.h"
+#include "keygroup.h"
 #include "operator.h"
 #include "task.h"
 #include "udf.h"
@@ -194,6 +195,57 @@ static int collect(fake_world *w, int64_t *wms, int max, int *eop, int *records)
     return n;
 }
 
+/* State prefetch hints (the next record's key and time) are only hints:
+ * right, wrong key, wrong window or none, the windows come out the same. */
+static void test_prefetch_hints_change_nothing(void **state)
+{
+    (void)state;
+    ck_graph g;
+    ck_config cfg;
+    build(&g, &cfg, CK_AGG_SUM, 100);
+    ck_chain hinted, plain;
+    assert_int_equal(ck_chain_init(&hinted, &g, 1, 0, NULL, 0), 0);
+    assert_int_equal(ck_chain_init(&plain, &g, 1, 0, NULL, 0), 0);
+    assert_true(ck_chain_keyed(&hinted));
+    static const char *keys[] = {"k1", "k2", "key-three", "a-longer-key-than-sixteen"};
+    for (int i = 0; i < 400; i++) {
+        const char *k = keys[(i * 7) % 4];
+        int64_t ts = i * 3;
+        int32_t jh = ck_kg_java_hash(k, strlen(k));
+        switch (i % 4) {
+        case 0: /* the right hint */
+            ck_chain_prefetch(&hinted, jh, ts);
+            break;
+        case 1: /* another key's */
+            ck_chain_prefetch(&hinted, ck_kg_java_hash(keys[(i + 1) % 4], strlen(keys[(i + 1) % 4])), ts);
+            break;
+        case 2: /* the right key, another window */
+            ck_chain_prefetch(&hinted, jh, ts + 1000);
+            break;
+        default: /* none */
+            break;
+        }
+        rec(&hinted, k, ts, i, 0);
+        rec(&plain, k, ts, i, 0);
+    }
+    assert_int_equal(ck_chain_watermark(&hinted, CK_WM_MAX), 0);
+    assert_int_equal(ck_chain_watermark(&plain, CK_WM_MAX), 0);
+    result a[64], b[64];
+    int na = drain(&hinted, a, 64), nb = drain(&plain, b, 64);
+    assert_int_equal(na, nb);
+    assert_true(na > 4 * 10); /* 12 windows of 100 ms, 4 keys in most */
+    int64_t total = 0;
+    for (int i = 0; i < na; i++) {
+        assert_string_equal(a[i].key, b[i].key);
+        assert_int_equal(a[i].ts, b[i].ts);
+        assert_int_equal(a[i].value, b[i].value);
+        total += a[i].value;
+    }
+    assert_int_equal(total, 399 * 400 / 2);
+    ck_chain_free(&hinted);
+    ck_chain_free(&plain);
+}
+
 static void test_source_watermarks(void **state)
 {
     (void)state;
@@ -260,6 +312,7 @@ int main(void)
         cmocka_unit_test(test_tumbling_count),
         cmocka_unit_test(test_sum_and_negative_time),
         cmocka_unit_test(test_source_watermarks),
+        cmocka_unit_test(test_prefetch_hints_change_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
