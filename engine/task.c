@@ -10,6 +10,7 @@
 
 /* Records a source reads from one partition before moving to the next. */
 #define SOURCE_SLICE 64
+#define SOURCE_RUN 16 /* records read from the topic at a time */
 /* Records a source reads in one work() call. */
 #define SOURCE_BATCH 512
 /* Snapshots in their asynchronous phase at once. */
@@ -593,21 +594,26 @@ static int source_step(ck_task *t, ck_time now)
         for (int i = 0; i < t->nparts && n < SOURCE_BATCH; i++) {
             int k = (t->rr + i) % t->nparts;
             int p = t->parts[k];
-            for (int j = 0; j < SOURCE_SLICE && t->off[k] < t->end[k]; j++) {
-                if (tp->ops->append_time(tp->ctx, p, t->off[k]) > now)
-                    break;
-                if (!outputs_available(t))
-                    break;
-                ck_rec r;
-                tp->ops->read(tp->ctx, p, t->off[k], &r);
-                r.hashed = 0;
-                t->off[k]++;
-                if (r.ts > t->maxts[k])
-                    t->maxts[k] = r.ts;
-                if ((rc = ck_chain_record(&t->chain, &r)))
-                    return rc;
-                n++;
-                progress = 1;
+            /* Up to a slice of what the partition holds by now, read in runs. */
+            int64_t end = ck_topic_readable(tp, p, t->off[k],
+                                            CK_MIN(t->end[k], t->off[k] + SOURCE_SLICE), now);
+            while (t->off[k] < end && outputs_available(t)) {
+                ck_rec run[SOURCE_RUN];
+                int m = (int)CK_MIN((int64_t)SOURCE_RUN, end - t->off[k]);
+                ck_topic_read_n(tp, p, t->off[k], m, run);
+                for (int j = 0; j < m; j++) {
+                    ck_rec *r = &run[j];
+                    r->hashed = 0;
+                    t->off[k]++;
+                    if (r->ts > t->maxts[k])
+                        t->maxts[k] = r->ts;
+                    if ((rc = ck_chain_record(&t->chain, r)))
+                        return rc;
+                    n++;
+                    progress = 1;
+                    if (!outputs_available(t))
+                        break; /* backpressure: the rest of the run is read again later */
+                }
             }
         }
         if (t->nparts)

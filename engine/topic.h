@@ -20,6 +20,12 @@ typedef struct ck_topic_ops {
     ck_time (*append_time)(const void *ctx, int partition, int64_t offset);
     /* Reads a record; its key and payload stay valid while the topic lives. */
     void (*read)(const void *ctx, int partition, int64_t offset, ck_rec *out);
+    /* Optional (NULL: worked out with the two above), for reading in runs:
+     * the end of the run of records in [offset, limit) appended by time
+     * now, and reading n records from offset on. */
+    int64_t (*readable)(const void *ctx, int partition, int64_t offset, int64_t limit,
+                        ck_time now);
+    void (*read_n)(const void *ctx, int partition, int64_t offset, int n, ck_rec *out);
 } ck_topic_ops;
 
 typedef struct ck_topic {
@@ -27,6 +33,30 @@ typedef struct ck_topic {
     const void *ctx;
     const char *name;
 } ck_topic;
+
+/* The first offset in [offset, limit) not yet appended at time now (limit
+ * when all are). */
+static inline int64_t ck_topic_readable(const ck_topic *t, int partition, int64_t offset,
+                                        int64_t limit, ck_time now)
+{
+    if (t->ops->readable)
+        return t->ops->readable(t->ctx, partition, offset, limit, now);
+    while (offset < limit && t->ops->append_time(t->ctx, partition, offset) <= now)
+        offset++;
+    return offset;
+}
+
+/* Reads records offset .. offset + n - 1 into out[0..n). */
+static inline void ck_topic_read_n(const ck_topic *t, int partition, int64_t offset, int n,
+                                   ck_rec *out)
+{
+    if (t->ops->read_n) {
+        t->ops->read_n(t->ctx, partition, offset, n, out);
+        return;
+    }
+    for (int i = 0; i < n; i++)
+        t->ops->read(t->ctx, partition, offset + i, &out[i]);
+}
 
 /*
  * The source subtask that reads a partition, as Flink's KafkaSource assigns

@@ -164,7 +164,7 @@ static void mt_read(const void *ctx, int p, int64_t off, ck_rec *out)
     out->ts = t->ts[p][off];
     out->ingest = t->at[p][off];
 }
-static const ck_topic_ops mt_ops = {mt_np, mt_size, mt_at, mt_read};
+static const ck_topic_ops mt_ops = {mt_np, mt_size, mt_at, mt_read, NULL, NULL};
 
 /* Reads the watermarks and END_OF_PARTITION out of the DATA sent so far. */
 static int collect(fake_world *w, int64_t *wms, int max, int *eop, int *records)
