@@ -112,11 +112,12 @@ void ck_chain_free(ck_chain *c)
 }
 
 
+static CK_NOINLINE int emit_all(ck_op *op, ck_rec *r);
+
 /* Hands r to the operators chained after op and to its network outputs
  * (r is the caller's copy: the key's hash may be filled in). */
-static int emit(ck_op *op, ck_rec *r)
+static inline int emit(ck_op *op, ck_rec *r)
 {
-    int rc;
     if (op->nnext == 1 && op->nrp == 0) {
         /* One chained successor (the common case): r is the caller's
          * copy and nobody else reads it, so it is handed on as it is. */
@@ -124,6 +125,13 @@ static int emit(ck_op *op, ck_rec *r)
         next->nproc++;
         return next->process(next, r);
     }
+    return emit_all(op, r);
+}
+
+/* emit, in general: copies for each chained successor, then the network. */
+static CK_NOINLINE int emit_all(ck_op *op, ck_rec *r)
+{
+    int rc;
     for (int i = 0; i < op->nnext; i++) {
         ck_op *next = op->next[i];
         ck_rec copy = *r;
