@@ -64,7 +64,9 @@ typedef struct slot {
     int64_t count;
 } slot;
 
-static double baseline(const ck_workload *w, const char *outpath, uint64_t *records)
+/* Not inlined, so that its instructions can be counted on their own:
+ * valgrind --tool=callgrind --toggle-collect=baseline bench_throughput 0.5 */
+static CK_NOINLINE double baseline(const ck_workload *w, const char *outpath, uint64_t *records)
 {
     size_t cap = 1;
     while (cap < (size_t)w->nkeys * 2)
