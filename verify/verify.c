@@ -9,21 +9,22 @@
 
 /*
  * The comparison, built to stay fast when runs produce tens of millions of
- * records. Expected and received outputs are two arrays of tuples, each
- * with a 64-bit hash of what is compared (the whole tuple, or its group at
- * least once). Both are partitioned in place by the hash's top bits into
- * partitions of a few thousand tuples; each partition is then matched with
- * a small hash table that stays in the CPU caches. Two sequential passes
- * and cache-resident work instead of a random memory access per record.
+ * records. Expected and received outputs are two arrays of 32-byte tuples,
+ * each with a 64-bit hash of what is compared (the whole tuple, or its
+ * group at least once) and its key as the workload's key id (received keys
+ * are looked up once, while the output streams are read in order). Both
+ * arrays are partitioned in place by the hash's top bytes into partitions
+ * of at most PART_MAX tuples; each partition is then matched with a small
+ * hash table that stays in the CPU caches. Sequential passes and
+ * cache-resident work instead of a random memory access per record.
  */
 
 /* One output record: expected (from the reference) or received. */
 typedef struct tuple {
-    uint64_t hash;   /* of (op, key, ts, value), or of (op, key, ts) when grouped */
-    const char *key; /* the workload's key table, or the sink's output stream */
-    int64_t ts;      /* event time; grouped: the group's time (window end, or 0) */
+    uint64_t hash; /* of (op, key, ts, value), or of (op, key, ts) when grouped */
+    int64_t ts;    /* event time; grouped: the group's time (window end, or 0) */
     int64_t value;
-    uint32_t klen;
+    uint32_t key;  /* key id in the workload */
     uint16_t op;
     uint16_t grouped; /* at least once through an aggregate: compared by group */
 } tuple;
@@ -33,18 +34,15 @@ typedef struct tvec {
     size_t n, cap;
 } tvec;
 
-static uint64_t tuple_hash(int op, const char *key, uint32_t klen, int64_t ts, int64_t value)
+static uint64_t tuple_hash(int op, uint32_t key, int64_t ts, int64_t value)
 {
-    uint64_t h = ck_mix64((uint64_t)op);
-    for (uint32_t i = 0; i < klen; i++)
-        h = (h ^ (uint8_t)key[i]) * 0x100000001b3ULL;
+    uint64_t h = ck_mix64(((uint64_t)op << 32) ^ key);
     h = ck_mix64(h ^ ck_mix64((uint64_t)ts));
     return ck_mix64(h ^ (uint64_t)value);
 }
 
 /* Appends a record of sink op; grouping as sink_grouping() (0 when exact). */
-static int tvec_push(tvec *a, int op, int grouping, const char *key, uint32_t klen, int64_t ts,
-                     int64_t value)
+static int tvec_push(tvec *a, int op, int grouping, uint32_t key, int64_t ts, int64_t value)
 {
     if (a->n == a->cap) {
         size_t ncap = a->cap ? a->cap * 2 : 1024;
@@ -56,26 +54,68 @@ static int tvec_push(tvec *a, int op, int grouping, const char *key, uint32_t kl
     }
     tuple *t = &a->t[a->n++];
     t->key = key;
-    t->klen = klen;
     t->op = (uint16_t)op;
     t->grouped = grouping != 0;
     t->value = value;
     /* A running aggregate's group is its key; a window's, key and window. */
     t->ts = grouping == 1 ? 0 : ts;
-    t->hash = tuple_hash(op, key, klen, t->ts, grouping ? INT64_MIN : value);
+    t->hash = tuple_hash(op, key, t->ts, grouping ? INT64_MIN : value);
     return CK_OK;
 }
 
 /* Same record (or, grouped, same group). */
 static inline int tuple_eq(const tuple *a, const tuple *b)
 {
-    if (a->hash != b->hash || a->op != b->op || a->ts != b->ts || a->klen != b->klen ||
-        (!a->grouped && a->value != b->value))
-        return 0;
-    for (uint32_t i = 0; i < a->klen; i++) /* short keys: no call */
-        if (a->key[i] != b->key[i])
-            return 0;
-    return 1;
+    return a->hash == b->hash && a->key == b->key && a->op == b->op && a->ts == b->ts &&
+           (a->grouped || a->value == b->value);
+}
+
+/* The workload's keys by their text, to name received keys by id. */
+typedef struct keymap {
+    const ck_workload *w;
+    uint32_t *slot; /* key id + 1; 0 is empty */
+    size_t cap;
+} keymap;
+
+static uint64_t text_hash(const char *k, uint32_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (uint32_t i = 0; i < n; i++)
+        h = (h ^ (uint8_t)k[i]) * 0x100000001b3ULL;
+    return ck_mix64(h);
+}
+
+/* The id of key k, or -1 when the workload has no such key. With insert,
+ * adds id (the key must be absent). */
+static int64_t keymap_find(keymap *m, const char *k, uint32_t n, int64_t insert)
+{
+    for (size_t j = text_hash(k, n) & (m->cap - 1);; j = (j + 1) & (m->cap - 1)) {
+        if (!m->slot[j]) {
+            if (insert >= 0)
+                m->slot[j] = (uint32_t)insert + 1;
+            return insert;
+        }
+        uint32_t len;
+        const char *have = ck_workload_key(m->w, m->slot[j] - 1, &len);
+        if (len == n && memcmp(have, k, n) == 0)
+            return m->slot[j] - 1;
+    }
+}
+
+static int keymap_build(keymap *m, const ck_workload *w)
+{
+    m->w = w;
+    m->cap = 16;
+    while (m->cap < 2 * (size_t)w->nkeys)
+        m->cap <<= 1;
+    if (!(m->slot = calloc(m->cap, sizeof(*m->slot))))
+        return CK_ENOMEM;
+    for (int64_t id = 0; id < w->nkeys; id++) {
+        uint32_t len;
+        const char *k = ck_workload_key(w, (uint32_t)id, &len);
+        keymap_find(m, k, len, id);
+    }
+    return CK_OK;
 }
 
 /* The radix digit of a hash at depth d: its d-th byte from the top. */
@@ -249,7 +289,7 @@ static void ref_process(ref *R, int opi, rrec r)
         break;
     }
     case CK_OP_SINK: {
-        if (tvec_push(&R->expected, opi, R->grouping[opi], key, klen, r.ts, r.value))
+        if (tvec_push(&R->expected, opi, R->grouping[opi], r.key, r.ts, r.value))
             R->err = CK_ENOMEM;
         break;
     }
@@ -339,9 +379,10 @@ static int sink_grouping(const ck_graph *g, int sink)
     return 0;
 }
 
-/* Collects the sinks' outputs as tuples. */
-static int collect_output(const ck_sinkout *out, const int *grouping, tvec *got, char *err,
-                          size_t errlen)
+/* Collects the sinks' outputs as tuples; records with keys the workload
+ * does not have are unexpected at once. */
+static int collect_output(const ck_sinkout *out, keymap *keys, const int *grouping, tvec *got,
+                          ck_verdict *v, char *err, size_t errlen)
 {
     for (int i = 0; i < out->n; i++) {
         const ck_sinkout_stream *s = &out->s[i];
@@ -359,7 +400,11 @@ static int collect_output(const ck_sinkout *out, const int *grouping, tvec *got,
             }
             pos += n;
             const ck_rec *r = &e.u.rec;
-            if (tvec_push(got, op, grouping[op], r->key, r->klen, r->ts, r->value))
+            v->received++;
+            int64_t key = keymap_find(keys, r->key, r->klen, -1);
+            if (key < 0)
+                v->unexpected++;
+            else if (tvec_push(got, op, grouping[op], (uint32_t)key, r->ts, r->value))
                 return CK_ENOMEM;
         }
     }
@@ -473,12 +518,14 @@ int ck_verify(const ck_graph *g, const ck_workload *w, const ck_sinkout *out,
         return rc;
     }
     tvec got = {0};
-    rc = collect_output(out, R.grouping, &got, err, errlen);
-    if (!rc) {
-        v->received = got.n;
-        if ((rc = match(&R.expected, &got, v)))
-            snprintf(err, errlen, "comparing outputs: %s", ck_strerror(rc));
-    }
+    keymap keys = {0};
+    if ((rc = keymap_build(&keys, w)))
+        snprintf(err, errlen, "comparing outputs: %s", ck_strerror(rc));
+    else
+        rc = collect_output(out, &keys, R.grouping, &got, v, err, errlen);
+    if (!rc && (rc = match(&R.expected, &got, v)))
+        snprintf(err, errlen, "comparing outputs: %s", ck_strerror(rc));
+    free(keys.slot);
     free(got.t);
     ref_free(&R);
     if (rc)
