@@ -248,21 +248,36 @@ static inline int ck_elem_reader_next(ck_elem_reader *r, ck_elem *e)
 }
 
 /*
- * Looks at the element after the one last taken without taking it: 1 with
- * the key's hash and the event time when it is a record lying whole in the
- * current buffer, else 0. A hint only (for prefetching state); the element
- * is checked when it is taken.
+ * Decodes the run of records lying whole in the current buffer from the
+ * read position on, up to max, without taking them: out[i] is record i and
+ * ends[i] the read position after it (ck_elem_reader_take). Stops before
+ * anything else (a watermark, an event, an element cut by the buffer's end,
+ * a malformed one, which ck_elem_reader_next then reports). The records
+ * stay valid while the buffer does. Returns how many.
  */
-static inline int ck_elem_reader_peek(const ck_elem_reader *r, int32_t *jhash, int64_t *ts)
+static inline int ck_elem_reader_run(const ck_elem_reader *r, ck_rec *out, size_t *ends,
+                                     int max)
 {
-    if (r->spill_len != 0 || r->len - r->pos < CK_ELEM_PREFIX + CK_REC_FIXED)
+    if (r->spill_len != 0)
         return 0;
-    const uint8_t *p = r->data + r->pos;
-    if (p[4] != CK_EL_RECORD)
-        return 0;
-    *ts = ck_get_i64(p + CK_ELEM_PREFIX);
-    *jhash = (int32_t)ck_get_u32(p + CK_ELEM_PREFIX + 30);
-    return 1;
+    size_t pos = r->pos;
+    int n = 0;
+    while (n < max && r->len - pos >= CK_ELEM_PREFIX + CK_REC_FIXED) {
+        const uint8_t *p = r->data + pos;
+        size_t len = (size_t)ck_get_u32(p) + 4;
+        if (p[4] != CK_EL_RECORD || len > r->len - pos || len < CK_ELEM_PREFIX + CK_REC_FIXED ||
+            ck_rec_decode_body(p + CK_ELEM_PREFIX, len - CK_ELEM_PREFIX, &out[n]) != CK_OK)
+            break;
+        pos += len;
+        ends[n++] = pos;
+    }
+    return n;
+}
+
+/* Takes what ck_elem_reader_run decoded, up to read position end. */
+static inline void ck_elem_reader_take(ck_elem_reader *r, size_t end)
+{
+    r->pos = end;
 }
 
 /* True when a partial element is waiting for the next buffer. */

@@ -120,16 +120,25 @@ int ck_gate_on_data(ck_gate *g, const ck_wire_hdr *h, uint8_t *msg);
 int ck_gate_next(ck_gate *g, ck_elem *e, int *released);
 
 /*
- * The key hash and event time of the record that ck_gate_next would most
- * likely return next (the rest of the buffer being read): 1 when there is
- * one, else 0. A hint, for prefetching its state.
+ * The run of records that ck_gate_next would return next, lying whole in
+ * the buffer being read: decoded into out[0..n) without being taken (see
+ * ck_elem_reader_run), n returned; 0 when ck_gate_next must be called
+ * (buffer read through, another element next, channel blocked). Take the
+ * first k with ck_gate_take(g, ends[k - 1]) before the next call.
  */
-static inline int ck_gate_peek(const ck_gate *g, int32_t *jhash, int64_t *ts)
+static inline int ck_gate_run(ck_gate *g, ck_rec *out, size_t *ends, int max)
 {
     if (g->avail_n == 0)
         return 0;
     const ck_chan *c = &g->chans[g->avail[g->avail_head]];
-    return c->cur && !c->blocked && ck_elem_reader_peek(&c->reader, jhash, ts);
+    if (!c->cur || c->blocked)
+        return 0;
+    return ck_elem_reader_run(&c->reader, out, ends, max);
+}
+
+static inline void ck_gate_take(ck_gate *g, size_t end)
+{
+    ck_elem_reader_take(&g->chans[g->avail[g->avail_head]].reader, end);
 }
 
 static inline int ck_gate_has_data(const ck_gate *g)

@@ -70,9 +70,6 @@ int ck_chain_init(ck_chain *c, const ck_graph *g, int vertex, int subtask,
                 return rc;
             }
             ck_timerq_init(&op->timers);
-            for (int i = 0; i < 2; i++)
-                op->loc[i] = (ck_keyloc){i, ck_kg_of_hash(i, s->max_parallelism), 0,
-                                         ck_heap_hash(i, 0)};
         }
         if (s->kind == CK_OP_SINK) {
             op->sink_id = ck_sink_id(v->ops[k], subtask);
@@ -190,12 +187,12 @@ static int sink_record(ck_op *op, ck_rec *r)
     return CK_OK;
 }
 
-/* Where (key with hash jh, ns) lives; the last two prefetched are remembered. */
+/* Where (key with hash jh, ns) lives: the task's hint when it is that. */
 static inline ck_keyloc locate(const ck_op *op, int32_t jh, int64_t ns)
 {
-    for (int i = 0; i < 2; i++)
-        if (op->loc[i].jhash == jh && op->loc[i].ns == ns)
-            return op->loc[i];
+    const ck_keyloc *h = op->hint;
+    if (h && h->jhash == jh && h->ns == ns)
+        return *h;
     return (ck_keyloc){jh, ck_kg_of_hash(jh, op->spec->max_parallelism), ns, ck_heap_hash(jh, ns)};
 }
 
@@ -314,18 +311,28 @@ double ck_chain_take_flops(ck_chain *c)
     return flops;
 }
 
-void ck_chain_prefetch(ck_chain *c, int32_t jhash, int64_t ts)
+ck_keyloc ck_chain_locate(const ck_chain *c, const ck_rec *r)
 {
-    ck_op *op = &c->ops[0];
-    if (!c->keyed_head)
-        return;
-    int64_t ns = op->spec->kind == CK_OP_WINDOW ? ck_udf_window_start(ts, op->spec->window_ms) : 0;
-    /* Remembered for when the record comes: the one before it is still
-     * to come too (the hint runs one record ahead). */
-    ck_keyloc l = locate(op, jhash, ns);
-    op->loc[op->loc_next] = l;
-    op->loc_next ^= 1;
-    ck_heap_prefetch(&op->heap, l.kg, l.hash);
+    const ck_op *op = &c->ops[0];
+    int64_t ns = op->spec->kind == CK_OP_WINDOW ? ck_udf_window_start(r->ts, op->spec->window_ms)
+                                                : 0;
+    int32_t jh = ck_rec_jhash(r);
+    return (ck_keyloc){jh, ck_kg_of_hash(jh, op->spec->max_parallelism), ns, ck_heap_hash(jh, ns)};
+}
+
+void ck_chain_prefetch(const ck_chain *c, const ck_keyloc *l)
+{
+    ck_heap_prefetch(&c->ops[0].heap, l->kg, l->hash);
+}
+
+int ck_chain_record_at(ck_chain *c, ck_rec *r, const ck_keyloc *l)
+{
+    ck_op *head = &c->ops[0];
+    head->nproc++;
+    head->hint = l;
+    int rc = head->process(head, r);
+    head->hint = NULL;
+    return rc;
 }
 
 int ck_chain_watermark(ck_chain *c, int64_t wm)

@@ -70,11 +70,10 @@ struct ck_op {
     struct ck_op *next[CK_MAX_OPS]; /* chained successors */
     int nrp;
     int rp[CK_MAX_OPS]; /* indices into chain->rps */
-    /* keyed operators; loc remembers where the last two keys prefetched
-     * live (the coming record's and the current one's) */
+    /* keyed operators; hint: where the record being processed lives,
+     * worked out ahead by the task (ck_chain_record_at), or NULL */
     int kg_start, kg_end;
-    ck_keyloc loc[2];
-    int loc_next;
+    const ck_keyloc *hint;
     ck_heap heap;
     ck_timerq timers;
     int64_t wm;
@@ -127,17 +126,21 @@ void ck_chain_free(ck_chain *c);
 /* Feeds a record to the head operator. Returns 0, CK_ENOMEM. */
 int ck_chain_record(ck_chain *c, ck_rec *r);
 
-/*
- * A hint that a record with key hash jhash and event time ts comes soon:
- * a keyed head operator starts loading its state. Changes no result.
- */
-void ck_chain_prefetch(ck_chain *c, int32_t jhash, int64_t ts);
-
-/* True when the head operator is keyed (ck_chain_prefetch does something). */
+/* True when the head operator keeps keyed state (the three below apply). */
 static inline int ck_chain_keyed(const ck_chain *c)
 {
     return c->keyed_head;
 }
+
+/* Where record r's state lives in the keyed head operator. */
+ck_keyloc ck_chain_locate(const ck_chain *c, const ck_rec *r);
+
+/* Starts loading the state at l (a hint: changes nothing). */
+void ck_chain_prefetch(const ck_chain *c, const ck_keyloc *l);
+
+/* ck_chain_record, with where r's state lives worked out already (l from
+ * ck_chain_locate; a location that is not r's is ignored). */
+int ck_chain_record_at(ck_chain *c, ck_rec *r, const ck_keyloc *l);
 
 /* The CPU cost (scenario flops) of the records processed since the last
  * call, which starts counting again. */

@@ -11,6 +11,10 @@
 /* Records a source reads from one partition before moving to the next. */
 #define SOURCE_SLICE 64
 #define SOURCE_RUN 16 /* records read from the topic at a time */
+/* Records taken from an input buffer at a time, and how far ahead of the
+ * one being processed a keyed operator's state is prefetched. */
+#define INPUT_RUN 32
+#define INPUT_AHEAD 4
 /* Records a source reads in one work() call. */
 #define SOURCE_BATCH 512
 /* Snapshots in their asynchronous phase at once. */
@@ -908,29 +912,66 @@ static int on_checkpoint_message(ck_task *t, const ck_wire_hdr *h, const uint8_t
 
 /* ---- input ------------------------------------------------------------------ */
 
+/*
+ * Processes the run of records lying whole in the buffer being read, if
+ * there is one: returns how many (0: none), or an error. A keyed head
+ * operator's state is located for the whole run first and prefetched
+ * INPUT_AHEAD records ahead of the one being processed: the state lookup
+ * is a record's cache miss, and this way it overlaps the records before.
+ */
+static int input_run(ck_task *t)
+{
+    ck_rec run[INPUT_RUN];
+    size_t ends[INPUT_RUN];
+    ck_keyloc loc[INPUT_RUN];
+    int m = ck_gate_run(&t->gate, run, ends, INPUT_RUN);
+    if (m == 0)
+        return 0;
+    int keyed = ck_chain_keyed(&t->chain), done = 0, rc = CK_OK;
+    if (keyed) {
+        for (int i = 0; i < m; i++)
+            loc[i] = ck_chain_locate(&t->chain, &run[i]);
+        for (int i = 0; i < m && i < INPUT_AHEAD; i++)
+            ck_chain_prefetch(&t->chain, &loc[i]);
+    }
+    /* The caller saw outputs available for the first record. */
+    while (done < m && (done == 0 || outputs_available(t))) {
+        if (keyed) {
+            if (done + INPUT_AHEAD < m)
+                ck_chain_prefetch(&t->chain, &loc[done + INPUT_AHEAD]);
+            rc = ck_chain_record_at(&t->chain, &run[done], &loc[done]);
+        } else {
+            rc = ck_chain_record(&t->chain, &run[done]);
+        }
+        done++;
+        if (rc)
+            break;
+    }
+    t->met.task.records_in += (uint64_t)done;
+    ck_gate_take(&t->gate, ends[done - 1]);
+    return rc ? rc : done;
+}
+
 static int input_step(ck_task *t, ck_time now)
 {
     int rc, released = 0;
     ck_elem e;
     acct(t, now, ACCT_BUSY);
     while (!released && outputs_available(t)) {
+        if ((rc = input_run(t)) < 0)
+            return rc;
+        if (rc > 0)
+            continue;
         rc = ck_gate_next(&t->gate, &e, &released);
         if (rc < 0)
             return rc;
         if (rc == 0)
             break;
         switch (e.tag) {
-        case CK_EL_RECORD: {
+        case CK_EL_RECORD:
             t->met.task.records_in++;
-            /* The next record's state starts loading while this one is
-             * processed: the state lookup is the record's cache miss. */
-            int32_t nh;
-            int64_t nts;
-            if (ck_chain_keyed(&t->chain) && ck_gate_peek(&t->gate, &nh, &nts))
-                ck_chain_prefetch(&t->chain, nh, nts);
             rc = ck_chain_record(&t->chain, &e.u.rec);
             break;
-        }
         case CK_EL_WATERMARK:
             rc = ck_chain_watermark(&t->chain, e.u.wm);
             break;

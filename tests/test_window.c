@@ -195,9 +195,10 @@ static int collect(fake_world *w, int64_t *wms, int max, int *eop, int *records)
     return n;
 }
 
-/* State prefetch hints (the next record's key and time) are only hints:
- * right, wrong key, wrong window or none, the windows come out the same. */
-static void test_prefetch_hints_change_nothing(void **state)
+/* Where a record's state lives, worked out ahead by the task, is only a
+ * hint: right, another key's, another window's or none, the windows come
+ * out the same. */
+static void test_location_hints_change_nothing(void **state)
 {
     (void)state;
     ck_graph g;
@@ -209,23 +210,34 @@ static void test_prefetch_hints_change_nothing(void **state)
     assert_true(ck_chain_keyed(&hinted));
     static const char *keys[] = {"k1", "k2", "key-three", "a-longer-key-than-sixteen"};
     for (int i = 0; i < 400; i++) {
-        const char *k = keys[(i * 7) % 4];
+        const char *k = keys[(i * 7) % 4], *other = keys[(i * 7 + 1) % 4];
         int64_t ts = i * 3;
-        int32_t jh = ck_kg_java_hash(k, strlen(k));
+        ck_rec r = {.ts = ts, .value = i, .key = k, .klen = (uint32_t)strlen(k)};
+        ck_rec o = {.ts = ts, .value = i, .key = other, .klen = (uint32_t)strlen(other)};
+        ck_rec later = r;
+        later.ts = ts + 1000;
+        ck_keyloc l;
         switch (i % 4) {
-        case 0: /* the right hint */
-            ck_chain_prefetch(&hinted, jh, ts);
+        case 0: /* the right one */
+            l = ck_chain_locate(&hinted, &r);
             break;
         case 1: /* another key's */
-            ck_chain_prefetch(&hinted, ck_kg_java_hash(keys[(i + 1) % 4], strlen(keys[(i + 1) % 4])), ts);
+            l = ck_chain_locate(&hinted, &o);
             break;
         case 2: /* the right key, another window */
-            ck_chain_prefetch(&hinted, jh, ts + 1000);
+            l = ck_chain_locate(&hinted, &later);
             break;
-        default: /* none */
+        default: /* a bogus location, only prefetched; the record goes unhinted */
+            l = ck_chain_locate(&hinted, &r);
+            l.kg = (l.kg + 1) % 128;
+            l.hash ^= 1;
             break;
         }
-        rec(&hinted, k, ts, i, 0);
+        ck_chain_prefetch(&hinted, &l);
+        if (i % 4 == 3)
+            assert_int_equal(ck_chain_record(&hinted, &r), 0); /* no hint at all */
+        else
+            assert_int_equal(ck_chain_record_at(&hinted, &r, &l), 0);
         rec(&plain, k, ts, i, 0);
     }
     assert_int_equal(ck_chain_watermark(&hinted, CK_WM_MAX), 0);
@@ -312,7 +324,7 @@ int main(void)
         cmocka_unit_test(test_tumbling_count),
         cmocka_unit_test(test_sum_and_negative_time),
         cmocka_unit_test(test_source_watermarks),
-        cmocka_unit_test(test_prefetch_hints_change_nothing),
+        cmocka_unit_test(test_location_hints_change_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
