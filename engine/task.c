@@ -12,9 +12,11 @@
 #define SOURCE_SLICE 64
 #define SOURCE_RUN 16 /* records read from the topic at a time */
 /* Records taken from an input buffer at a time, and how far ahead of the
- * one being processed a keyed operator's state is prefetched. */
+ * one being processed a keyed operator's state is prefetched: one ahead was
+ * fastest with a million keys (1.8 s against 2.2 s for two or four ahead,
+ * 2.6 s for eight: prefetching further only crowds the memory system). */
 #define INPUT_RUN 32
-#define INPUT_AHEAD 4
+#define INPUT_AHEAD 1
 /* Records a source reads in one work() call. */
 #define SOURCE_BATCH 512
 /* Snapshots in their asynchronous phase at once. */
