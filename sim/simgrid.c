@@ -128,6 +128,9 @@ struct ck_sim {
     /* the placement of the latest attempt, for endpoints not deployed yet */
     uint32_t routes_attempt;
     uint16_t *routes;
+    /* the fault injector's state: freed after the simulation, because the
+     * injector is a daemon that the end of the job may kill while it sleeps */
+    struct injector *injector;
 };
 
 static inline ck_time sim_now_ns(void)
@@ -1350,7 +1353,6 @@ static void injector_main(int argc, char **argv)
         else
             fault_start(in, &r->faults[which]);
     }
-    injector_free(in);
 }
 
 int ck_sim_run(ck_run *r, char *err, size_t errlen)
@@ -1420,6 +1422,7 @@ int ck_sim_run(ck_run *r, char *err, size_t errlen)
             sg_actor_t a = sg_actor_init("faults", sg_host_by_name("jm"));
             sg_actor_set_data(a, in);
             sg_actor_start(a, injector_main, 0, NULL);
+            w->injector = in;
         }
     }
     /* A stalled job keeps its timers ticking: bound simulated time. */
@@ -1433,6 +1436,8 @@ int ck_sim_run(ck_run *r, char *err, size_t errlen)
     else if (!err[0] || rc == CK_ENOMEM)
         snprintf(err, errlen, "setting up the job: %s", ck_strerror(rc));
     ck_sim_stats(w, &r->messages, &r->message_bytes);
+    injector_free(w->injector);
+    w->injector = NULL;
     ck_sim_del(w);
     if (rc)
         return rc;
