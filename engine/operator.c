@@ -187,13 +187,19 @@ static int sink_record(ck_op *op, ck_rec *r)
     return CK_OK;
 }
 
-/* Where (key with hash jh, ns) lives: the task's hint when it is that. */
+/* Where (key with hash jh, ns) lives in op's state. */
+static inline ck_keyloc loc_of(const ck_op *op, int32_t jh, int64_t ns)
+{
+    return (ck_keyloc){jh, ck_kg_of_hash(jh, op->spec->max_parallelism), ns, ck_heap_hash(jh, ns)};
+}
+
+/* loc_of, from the task's hint when the hint is that. */
 static inline ck_keyloc locate(const ck_op *op, int32_t jh, int64_t ns)
 {
     const ck_keyloc *h = op->hint;
     if (h && h->jhash == jh && h->ns == ns)
         return *h;
-    return (ck_keyloc){jh, ck_kg_of_hash(jh, op->spec->max_parallelism), ns, ck_heap_hash(jh, ns)};
+    return loc_of(op, jh, ns);
 }
 
 static int aggregate_record(ck_op *op, ck_rec *r)
@@ -316,8 +322,7 @@ ck_keyloc ck_chain_locate(const ck_chain *c, const ck_rec *r)
     const ck_op *op = &c->ops[0];
     int64_t ns = op->spec->kind == CK_OP_WINDOW ? ck_udf_window_start(r->ts, op->spec->window_ms)
                                                 : 0;
-    int32_t jh = ck_rec_jhash(r);
-    return (ck_keyloc){jh, ck_kg_of_hash(jh, op->spec->max_parallelism), ns, ck_heap_hash(jh, ns)};
+    return loc_of(op, ck_rec_jhash(r), ns);
 }
 
 void ck_chain_prefetch(const ck_chain *c, const ck_keyloc *l)
