@@ -29,20 +29,17 @@ static int64_t bucket_value(int b)
     return lo + width / 2;
 }
 
-void ck_hist_add(ck_hist *h, int64_t v)
-{
-    h->c[bucket_of(v)]++;
-    h->n++;
-    if (v > h->max)
-        h->max = v;
-}
-
 void ck_hist_add_n(ck_hist *h, int64_t v, uint32_t n)
 {
     h->c[bucket_of(v)] += n;
     h->n += n;
     if (v > h->max)
         h->max = v;
+}
+
+void ck_hist_add(ck_hist *h, int64_t v)
+{
+    ck_hist_add_n(h, v, 1);
 }
 
 void ck_hist_add_lat(ck_hist *h, int64_t t, const int64_t *ingest, size_t n)

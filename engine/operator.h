@@ -32,8 +32,6 @@ typedef struct ck_chain ck_chain;
 
 typedef struct ck_op ck_op;
 
-/* A sink transaction: its id, the checkpoint that pre-committed it, and the
- * ingest times of its records. */
 /*
  * A sink transaction waiting for its checkpoint. For the latency to commit
  * it keeps its records' ingest times counted per 2^CK_TXN_SHIFT ns (about

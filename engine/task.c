@@ -241,7 +241,7 @@ ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global,
     }
     t->checkpointing = ck_cfg(cfg, CK_CFG_CP_INTERVAL) > 0;
     t->final_cp = t->checkpointing && ck_cfg(cfg, CK_CFG_CP_MODE) == CK_CP_EXACTLY_ONCE;
-    if (t->checkpointing && ck_cfg(cfg, CK_CFG_CP_MODE) == CK_CP_EXACTLY_ONCE) {
+    if (t->final_cp) {
         /* Exactly-once end to end: sinks write in transactions. */
         for (int k = 0; k < t->chain.nops; k++) {
             ck_op *op = &t->chain.ops[k];
@@ -1276,7 +1276,7 @@ static int task_work(void *self)
         acct(t, ck_now(t->plat), drained ? ACCT_IDLE : ACCT_BP);
         if (drained && t->final_cp) {
             report(t, CK_MSG_TASK_ENDED);
-            if (t->state == CK_TASK_ENDING)
+            if (t->state == CK_TASK_ENDING) /* not failed while reporting */
                 t->state = CK_TASK_ENDED;
         } else if (drained) {
             report(t, CK_MSG_TASK_FINISHED);

@@ -678,7 +678,8 @@ static void test_damaged_checkpoint_fails(void **state)
 }
 
 /* Real processes: a task manager's process is stopped and continued so that
- * it runs a quarter of the time; slow links are refused up front. */
+ * it runs a quarter of the time; slowing the job manager's CPU (its process
+ * runs the world) is refused up front. */
 static void test_sockets_slow_and_refused(void **state)
 {
     (void)state;
