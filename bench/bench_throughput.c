@@ -104,6 +104,7 @@ static CK_NOINLINE double baseline(const ck_workload *w, const char *outpath, ui
             e.u.rec.jhash = (int32_t)jh; /* hashed once, as the engine does */
             e.u.rec.hashed = 1;
             e.u.rec.value = ++t[i].count;
+            e.u.rec.prov = ck_prov_of(p, off);
             e.u.rec.plen = 0;
             size_t sz = ck_elem_size(&e);
             if (out_len + sz > (1 << 20)) {

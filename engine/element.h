@@ -10,9 +10,22 @@
  * ends, the reader (ck_elem_reader) puts the pieces back together. Record
  * body:
  *
- *   i64 ts (event time, ms) | i64 value | i64 ingest (ns) |
+ *   i64 ts (event time, ms) | i64 value | i64 ingest (ns) | u64 provenance |
  *   u16 key length | u32 payload length | i32 key hash | key bytes |
  *   payload bytes
+ *
+ * (CK_REC_AT_* name the offsets of the fixed fields.) The provenance says
+ * which input record caused this one, so that the output check can tell
+ * a lost record from a duplicated one (verify.h):
+ *
+ *   bits 63..40  the source partition the input record was read from
+ *   bits 39..0   its offset in that partition
+ *
+ * set by the source (ck_prov_of) and passed on unchanged by map, filter and
+ * aggregate (an aggregate's update is caused by the record it adds). A
+ * window's result is caused by every record of its window: its provenance
+ * is CK_PROV_WINDOW (all ones, a partition no topic has), and the window is
+ * named by the result's key and event time (the window's last millisecond).
  *
  * The key hash is the key's Java String.hashCode (keygroup.h): the sender
  * that partitions by key computes it anyway, and the keyed operator that
@@ -49,14 +62,37 @@ typedef enum ck_elem_tag {
 #define CK_BARRIER_STOP 2u /* a stop-with-savepoint: sources pause after it */
 
 #define CK_ELEM_PREFIX 5       /* u32 len + u8 tag */
-#define CK_REC_FIXED 34        /* fixed part of a record body */
+#define CK_REC_FIXED 42        /* fixed part of a record body */
 #define CK_REC_MAX_KEY 65535u
 #define CK_REC_MAX_PAYLOAD (1u << 24)
+
+/* Offsets of the fixed fields in a record body. */
+enum {
+    CK_REC_AT_TS = 0,
+    CK_REC_AT_VALUE = 8,
+    CK_REC_AT_INGEST = 16,
+    CK_REC_AT_PROV = 24,
+    CK_REC_AT_KLEN = 32,
+    CK_REC_AT_PLEN = 34,
+    CK_REC_AT_JHASH = 38,
+};
+
+/* Provenance (see above). Partitions fit in 24 bits (a scenario has at most
+ * 100 000), offsets in 40 (10^12 records). */
+#define CK_PROV_OFFSET_BITS 40
+#define CK_PROV_WINDOW UINT64_MAX
+
+/* The provenance of the record at offset of a source partition. */
+static inline uint64_t ck_prov_of(int partition, int64_t offset)
+{
+    return (uint64_t)partition << CK_PROV_OFFSET_BITS | (uint64_t)offset;
+}
 
 typedef struct ck_rec {
     int64_t ts;     /* event time in ms */
     int64_t value;  /* the number that aggregates add up */
     int64_t ingest; /* platform time (ns) the record entered the source log */
+    uint64_t prov;  /* provenance: the input record that caused it (above) */
     const char *key;
     const uint8_t *payload;
     uint32_t klen;
@@ -129,12 +165,13 @@ static inline void ck_elem_encode_n(uint8_t *dst, const ck_elem *e, size_t n)
     uint8_t *p = dst + CK_ELEM_PREFIX;
     if (e->tag == CK_EL_RECORD) {
         const ck_rec *r = &e->u.rec;
-        ck_put_u64(p, (uint64_t)r->ts);
-        ck_put_u64(p + 8, (uint64_t)r->value);
-        ck_put_u64(p + 16, (uint64_t)r->ingest);
-        ck_put_u16(p + 24, (uint16_t)r->klen);
-        ck_put_u32(p + 26, r->plen);
-        ck_put_u32(p + 30, (uint32_t)ck_rec_jhash(r));
+        ck_put_u64(p + CK_REC_AT_TS, (uint64_t)r->ts);
+        ck_put_u64(p + CK_REC_AT_VALUE, (uint64_t)r->value);
+        ck_put_u64(p + CK_REC_AT_INGEST, (uint64_t)r->ingest);
+        ck_put_u64(p + CK_REC_AT_PROV, r->prov);
+        ck_put_u16(p + CK_REC_AT_KLEN, (uint16_t)r->klen);
+        ck_put_u32(p + CK_REC_AT_PLEN, r->plen);
+        ck_put_u32(p + CK_REC_AT_JHASH, (uint32_t)ck_rec_jhash(r));
         if (r->klen)
             ck_copy_small(p + CK_REC_FIXED, r->key, r->klen);
         if (r->plen)
@@ -161,12 +198,13 @@ static inline void ck_rec_encode(uint8_t *dst, const ck_rec *r, uint32_t plen, s
     ck_put_u32(dst, (uint32_t)(n - 4));
     dst[4] = CK_EL_RECORD;
     uint8_t *p = dst + CK_ELEM_PREFIX;
-    ck_put_u64(p, (uint64_t)r->ts);
-    ck_put_u64(p + 8, (uint64_t)r->value);
-    ck_put_u64(p + 16, (uint64_t)r->ingest);
-    ck_put_u16(p + 24, (uint16_t)r->klen);
-    ck_put_u32(p + 26, plen);
-    ck_put_u32(p + 30, (uint32_t)ck_rec_jhash(r));
+    ck_put_u64(p + CK_REC_AT_TS, (uint64_t)r->ts);
+    ck_put_u64(p + CK_REC_AT_VALUE, (uint64_t)r->value);
+    ck_put_u64(p + CK_REC_AT_INGEST, (uint64_t)r->ingest);
+    ck_put_u64(p + CK_REC_AT_PROV, r->prov);
+    ck_put_u16(p + CK_REC_AT_KLEN, (uint16_t)r->klen);
+    ck_put_u32(p + CK_REC_AT_PLEN, plen);
+    ck_put_u32(p + CK_REC_AT_JHASH, (uint32_t)ck_rec_jhash(r));
     if (r->klen)
         ck_copy_small(p + CK_REC_FIXED, r->key, r->klen);
     if (plen)
@@ -208,12 +246,13 @@ void ck_elem_reader_feed(ck_elem_reader *r, const uint8_t *data, size_t len);
  * Returns 0, or CK_ECORRUPT when its lengths do not add up to blen. */
 static inline int ck_rec_decode_body(const uint8_t *b, size_t blen, ck_rec *rec)
 {
-    rec->ts = ck_get_i64(b);
-    rec->value = ck_get_i64(b + 8);
-    rec->ingest = ck_get_i64(b + 16);
-    rec->klen = ck_get_u16(b + 24);
-    rec->plen = ck_get_u32(b + 26);
-    rec->jhash = (int32_t)ck_get_u32(b + 30);
+    rec->ts = ck_get_i64(b + CK_REC_AT_TS);
+    rec->value = ck_get_i64(b + CK_REC_AT_VALUE);
+    rec->ingest = ck_get_i64(b + CK_REC_AT_INGEST);
+    rec->prov = ck_get_u64(b + CK_REC_AT_PROV);
+    rec->klen = ck_get_u16(b + CK_REC_AT_KLEN);
+    rec->plen = ck_get_u32(b + CK_REC_AT_PLEN);
+    rec->jhash = (int32_t)ck_get_u32(b + CK_REC_AT_JHASH);
     rec->hashed = 1;
     if ((size_t)CK_REC_FIXED + rec->klen + rec->plen != blen)
         return CK_ECORRUPT;

@@ -274,6 +274,7 @@ static int op_watermark(ck_op *op, int64_t wm)
                     .ts = t.ts,
                     .value = v->acc,
                     .ingest = v->max_ingest,
+                    .prov = CK_PROV_WINDOW,
                     .key = t.key,
                     .klen = t.klen,
                     .jhash = t.jhash,

@@ -15,6 +15,9 @@
  * A record whose window's maximum timestamp is <= the operator's watermark
  * is late: dropped and counted, as Flink does with zero allowed lateness.
  *
+ * A record keeps its provenance (element.h) through map, filter and
+ * aggregate; a window's result has the provenance CK_PROV_WINDOW.
+ *
  * A sink does not write directly: it stages its output and the ingest time
  * of every record in the chain, and the task publishes the batch (and
  * measures latency) once the batch's CPU cost has been charged.

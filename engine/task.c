@@ -610,6 +610,7 @@ static int source_step(ck_task *t, ck_time now)
                 for (int j = 0; j < m; j++) {
                     ck_rec *r = &run[j];
                     r->hashed = 0;
+                    r->prov = ck_prov_of(p, t->off[k]);
                     t->off[k]++;
                     if (r->ts > t->maxts[k])
                         t->maxts[k] = r->ts;

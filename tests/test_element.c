@@ -33,6 +33,7 @@ static ck_elem make_record(ck_rng *r, char *keybuf, int i)
     e.u.rec.ts = (int64_t)ck_rng_next(r);
     e.u.rec.value = (int64_t)ck_rng_next(r) - i;
     e.u.rec.ingest = i * 1000;
+    e.u.rec.prov = i % 5 == 0 ? CK_PROV_WINDOW : ck_prov_of((int)ck_rng_below(r, 100000), i);
     uint32_t plen;
     switch (ck_rng_below(r, 4)) {
     case 0:
@@ -116,6 +117,7 @@ static void roundtrip(uint32_t segment)
             assert_true(e.u.rec.ts == x->u.rec.ts);
             assert_true(e.u.rec.value == x->u.rec.value);
             assert_true(e.u.rec.ingest == x->u.rec.ingest);
+            assert_true(e.u.rec.prov == x->u.rec.prov);
             assert_int_equal(e.u.rec.klen, x->u.rec.klen);
             assert_memory_equal(e.u.rec.key, x->u.rec.key, x->u.rec.klen);
             assert_int_equal(e.u.rec.plen, x->u.rec.plen);
@@ -167,7 +169,7 @@ static void test_decode_rejects(void **state)
     buf[4] = 9;                                                      /* unknown tag */
     assert_int_equal(ck_elem_decode(buf, n, &out), CK_ECORRUPT);
     buf[4] = CK_EL_RECORD;
-    ck_put_u16(buf + CK_ELEM_PREFIX + 24, 50); /* key longer than the body */
+    ck_put_u16(buf + CK_ELEM_PREFIX + CK_REC_AT_KLEN, 50); /* key longer than the body */
     assert_int_equal(ck_elem_decode(buf, n, &out), CK_ECORRUPT);
 }
 
@@ -273,6 +275,7 @@ static void test_reader_run_agrees(void **state)
                 assert_int_equal(e.tag, CK_EL_RECORD);
                 assert_int_equal(e.u.rec.ts, run[i].ts);
                 assert_int_equal(e.u.rec.value, run[i].value);
+                assert_true(e.u.rec.prov == run[i].prov);
                 assert_int_equal(e.u.rec.jhash, run[i].jhash);
                 assert_int_equal(e.u.rec.klen, run[i].klen);
                 assert_ptr_equal(e.u.rec.key, run[i].key);
