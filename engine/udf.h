@@ -1,9 +1,10 @@
 /*
  * udf.h - the per-record functions that map and filter operators apply.
  *
- * They are pure functions of the record, so that the reference computation
- * in verify/ applies exactly the same transformation without going through
- * the engine's runtime.
+ * They are pure functions of the record. The reference computation in
+ * verify/ does not call them: it has its own (verify/refops.h), so that a
+ * bug here shows up as wrong output instead of changing the expected
+ * output too. A change to what one of them computes must be made there too.
  */
 #ifndef CK_UDF_H
 #define CK_UDF_H

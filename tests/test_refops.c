@@ -4,14 +4,18 @@
  * strings (31 * h + c over the UTF-16 code units) and of malformed UTF-8
  * (each malformed sequence one U+FFFD, as the JDK's String(byte[], UTF_8)
  * decides), splitmix64's published outputs, Flink's window starts.
- * Only the last test looks at the engine: its key hash must agree with the
- * reference's on arbitrary bytes, or keys would land in different key
- * groups and filters.
+ * Then the engine: its key hash must agree with the reference's on
+ * arbitrary bytes, or keys would land in different key groups and filters;
+ * and verify/ must call no function of the engine's but the record decoder.
  */
+#include <ctype.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -147,6 +151,61 @@ static void test_engine_agrees(void **state)
     }
 }
 
+/* Functions verify/ may call that it does not define: the record decoder
+ * (and the byte reader for an element's length prefix), and the
+ * workload's key table, which is input, not engine. */
+static int allowed(const char *name)
+{
+    static const char *const ok[] = {"ck_elem_decode", "ck_get_u32", "ck_workload_key",
+                                     "ck_verify", "ck_guarantee_name", NULL};
+    if (strncmp(name, "ck_ref_", 7) == 0)
+        return 1;
+    for (int i = 0; ok[i]; i++)
+        if (strcmp(name, ok[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* Every call in verify/'s sources (an identifier ck_... followed by a
+ * parenthesis) is to verify's own functions or to the ones above. */
+static void test_verify_calls_no_engine_function(void **state)
+{
+    (void)state;
+    static const char *const files[] = {"verify/verify.c", "verify/verify.h", "verify/refops.c",
+                                        "verify/refops.h", NULL};
+    for (int f = 0; files[f]; f++) {
+        char path[512];
+        snprintf(path, sizeof(path), "%s/%s", CHANDY_SOURCE_DIR, files[f]);
+        FILE *in = fopen(path, "rb");
+        assert_non_null(in);
+        static char text[1 << 18];
+        size_t n = fread(text, 1, sizeof(text) - 1, in);
+        fclose(in);
+        assert_true(n > 0 && n < sizeof(text) - 1);
+        text[n] = 0;
+        int calls = 0;
+        for (size_t i = 0; i + 3 < n; i++) {
+            int starts = i == 0 || !(isalnum((unsigned char)text[i - 1]) || text[i - 1] == '_');
+            if (!starts || strncmp(text + i, "ck_", 3) != 0)
+                continue;
+            size_t e = i;
+            while (isalnum((unsigned char)text[e]) || text[e] == '_')
+                e++;
+            size_t p = e;
+            while (text[p] == ' ')
+                p++;
+            if (text[p] != '(')
+                continue;
+            char name[64];
+            snprintf(name, sizeof(name), "%.*s", (int)(e - i), text + i);
+            if (!allowed(name))
+                fail_msg("%s calls %s", files[f], name);
+            calls++;
+        }
+        assert_true(calls > 0);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -157,6 +216,7 @@ int main(void)
         cmocka_unit_test(test_map_and_aggregates),
         cmocka_unit_test(test_window_start),
         cmocka_unit_test(test_engine_agrees),
+        cmocka_unit_test(test_verify_calls_no_engine_function),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,25 +1,47 @@
 /*
  * verify.h - is the output right? The reference computation runs the job's
  * operators over the whole generated input as a plain single-threaded
- * loop (no partitions, buffers, channels or time), and the result is
- * compared with what the sinks wrote, as multisets of (sink, key, event
- * time, value):
+ * loop (no partitions, buffers, channels or time), with operator functions
+ * of its own (refops.h): it calls nothing in engine/ but the record
+ * decoder it reads the sinks' output with, so that a bug in the engine's
+ * functions cannot change the expected output along with the real one.
+ *
+ * Every output record carries its provenance (element.h): the source
+ * partition and offset of the input record that caused it, or, for a
+ * window's result, a marker (the window is named by key and end time).
+ * Each input record that passes the filters on its way to a sink causes
+ * exactly one output there, and each (key, window) one result, so an
+ * expected output is identified by (sink, key, event time, provenance).
+ *
+ * Exactly once, the output must equal the reference's as multisets of
+ * (sink, key, event time, value, provenance):
  *
  *   lost       = expected occurrences missing from the output
  *   duplicated = occurrences of expected records beyond their count
  *   unexpected = output records the reference never produced
  *
- * At least once, records may be processed twice, so a running aggregate
- * can overshoot and a window can over-count. Then outputs are compared by
- * group instead: per (sink, key) for a running aggregate, per (sink, key,
- * window) for a window, an expected record is lost only when no output of
- * its group reached its value; outputs beyond what is expected count as
- * duplicated; groups the reference never produced are unexpected.
- * Records passed through without aggregation are compared one by one.
+ * At least once, every expected output must be received at least once:
+ * one missing is lost, even when other outputs of its key arrived (a drop
+ * and a duplicate do not cancel out); copies beyond the first are counted
+ * as duplicated and allowed. A record replayed after a restore may be
+ * counted twice by a running aggregate or a window, so for a sink after an
+ * aggregate or window an output may carry more than the expected value,
+ * never less (less is unexpected, and the output counts as lost when no
+ * copy was right). That assumes replays only add: the values aggregated
+ * are not negative (counts; sums of the workload's values, scaled by a
+ * factor that is not negative) and no filter follows an aggregate or
+ * window (which outputs pass it would depend on replayed values). A job
+ * outside that may be reported wrong at least once when it is not.
+ * Records passed through without aggregation must be exact.
+ *
+ * Every received record is an expected occurrence, a duplicate or
+ * unexpected: received = expected - lost + duplicated + unexpected, and
+ * no counter is computed by a subtraction that could wrap.
  *
  * The reference assumes no record is late (the watermark bound covers the
  * generator's disorder); records the engine dropped as late therefore show
- * up as lost or unexpected, and are reported separately by the run.
+ * up as lost or unexpected, and are reported separately by the run. Which
+ * subtask of a sink wrote a record, and in what order, is not checked.
  */
 #ifndef CK_VERIFY_H
 #define CK_VERIFY_H
