@@ -2253,6 +2253,12 @@ int ck_net_run(ck_run *r, char *err, size_t errlen)
                  w.failed ? w.failure : "the job did not finish");
     }
     explicit_bzero(w.secret, sizeof(w.secret));
+    if (w.refused || w.dropped || w.cut_off)
+        fprintf(stderr,
+                "chandy: job manager's process: %llu connections refused, %llu frames dropped, "
+                "%llu connections cut off\n",
+                (unsigned long long)w.refused, (unsigned long long)w.dropped,
+                (unsigned long long)w.cut_off);
     load_outputs(&w, r);
     world_free(&w);
     free(w.listen_fd);

@@ -312,6 +312,13 @@ static void test_stranger(void **state)
                     count(log, "refused a connection: too many connections trying") >=
                 1);
     assert_true(count(log, "too many connections trying to authenticate") >= 1);
+    /* the job manager's process counts what it refused */
+    const char *sum = strstr(log, "chandy: job manager's process: ");
+    assert_non_null(sum);
+    unsigned long long refused = 0;
+    assert_int_equal(sscanf(sum, "chandy: job manager's process: %llu connections refused",
+                            &refused), 1);
+    assert_true(refused >= 5);
     free(log);
     printf("flood cut off after %ld bytes (kernel buffers included)\n", flood_max);
 }
