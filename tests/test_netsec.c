@@ -269,7 +269,10 @@ static void test_stranger(void **state)
     }
 
     /* 6. A flood of connections that never authenticate: the oldest are
-     * closed, the run goes on. */
+     * closed, the run goes on. (The run's own processes connected by now:
+     * a handshake of theirs caught in the middle of the flood could be
+     * cut short, which the job would survive as a failover.) */
+    sleep_ms(300);
     int many[48];
     for (int i = 0; i < 48; i++)
         many[i] = dial(ports[1]);
@@ -297,7 +300,8 @@ static void test_stranger(void **state)
     cJSON *run = load_run("sec");
     const cJSON *job = cJSON_GetObjectItem(run, "job");
     assert_string_equal(cJSON_GetObjectItem(job, "state")->valuestring, "FINISHED");
-    assert_true(num(run, "records_in", NULL) == 6000);
+    if (cJSON_GetArraySize(cJSON_GetObjectItem(run, "recoveries")) == 0)
+        assert_true(num(run, "records_in", NULL) == 6000);
     assert_true(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(run, "correctness"), "ok")));
     assert_true(num(run, "correctness", "lost") == 0);
     assert_true(num(run, "correctness", "duplicated") == 0);
