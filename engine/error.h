@@ -24,7 +24,8 @@
     X(ECORRUPT, -100, "malformed or corrupt data")                             \
     X(ECHECKSUM, -101, "checksum mismatch")                                    \
     X(EPROTO, -102, "protocol violation")                                      \
-    X(EINTERNAL, -103, "internal error")
+    X(EINTERNAL, -103, "internal error")                                       \
+    X(EAUTH, -104, "authentication failed")
 
 enum {
     CK_OK = 0,

@@ -27,6 +27,8 @@
 /* Largest body accepted: a buffer is at most 16 MiB; metrics can be more. */
 #define CK_WIRE_MAX_BODY (64u << 20)
 
+/* A new type must also be placed in ck_netframe_check (net/netframe.c):
+ * the socket backend drops a type it does not know who may send. */
 typedef enum ck_msg_type {
     CK_MSG_DATA = 1,          /* a network buffer of serialized elements */
     CK_MSG_CREDIT = 2,        /* consumer grants credits to a producer */

@@ -14,9 +14,23 @@
  *
  * over one TCP connection per (sending process, receiving process), so
  * messages between two endpoints stay in order. Messages between endpoints
- * of one process go straight to the receiver's inbox. A frame from a peer
- * is untrusted: a bad length or an endpoint not hosted here closes the
- * connection; the engine checks the message itself.
+ * of one process go straight to the receiver's inbox.
+ *
+ * Trust: the processes listen on 127.0.0.1 only, and every connection
+ * starts with a mutual challenge-response over the run's cluster secret
+ * (netauth.h), which the launching process draws and its children inherit
+ * in memory. Until a peer has proved the secret, what it sends is never
+ * read as frames; a failed, late (HS_TIMEOUT) or surplus (MAX_PENDING)
+ * handshake closes the connection. After it, frames are cut by netframe.h
+ * with a cap per connection and one per process (GLOBAL_CAP): a peer that
+ * goes past either is cut off. Each frame is then admitted or dropped
+ * (ck_netframe_admit): its message must name the frame's endpoints, its
+ * source must live on the host that authenticated, its destination must
+ * be here; a frame for a subtask of an attempt not deployed here yet waits
+ * in limbo (at most LIMBO_CAP bytes) and is admitted again at deployment.
+ * A dropped frame is counted and logged, the connection stays: only our
+ * own processes can authenticate, so a bad frame is a bug to report, not
+ * an attack to fence off, and closing would start a failover.
  *
  * CPU cost charged by the engine (an operator's cpu_per_record) is
  * virtual time, as a task thread's would be in Flink: the subtask is busy
@@ -42,12 +56,14 @@
  * Lifecycle: the job manager's process ends the run when the job finishes
  * or fails, or when a host process dies, and then stops the others.
  */
+#include <assert.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,17 +75,32 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "netauth.h"
+#include "netframe.h"
 #include "run.h"
 #include "storefs.h"
 #include "taskmanager.h"
 
-#define FRAME_HDR 12
-#define FRAME_MAX (FRAME_HDR + CK_WIRE_HDR + CK_WIRE_MAX_BODY)
+#define FRAME_HDR CK_NETFRAME_HDR
+/* A peer must authenticate within this long after it is accepted... */
+#define HS_TIMEOUT CK_NS_PER_S
+/* ...and at most this many may be trying at once (the oldest is closed). */
+#define MAX_PENDING 32
+/* Bytes received and not framed yet, over all of a process's connections. */
+#define GLOBAL_CAP ((size_t)256 << 20)
+/* Bytes of frames held for subtasks not deployed yet. */
+#define LIMBO_CAP ((size_t)64 << 20)
+/* Bytes read from one connection before the loop serves the others. */
+#define READ_BUDGET ((size_t)1 << 20)
+/* Security events logged by one process; later ones are only counted. */
+#define SEC_LOG_MAX 100
 
 typedef struct msgq_item {
     struct msgq_item *next;
     int kind; /* 0 message, 1 completion, 2 peer lost */
-    uint32_t dst; /* while in limbo: the endpoint it waits for */
+    uint32_t dst; /* while in limbo: the endpoint it waits for... */
+    uint32_t src; /* ...the frame's source... */
+    int peer;     /* ...and the host that sent it */
     struct net_node *n; /* a completion delayed by a slow link: its node... */
     ck_time due;        /* ...and when it is done */
     uint8_t *data;
@@ -107,10 +138,15 @@ typedef struct net_node {
 
 typedef struct conn {
     int fd;
-    int peer_host;  /* outgoing: where it goes; incoming: who sent (-1 until known) */
+    int peer_host;  /* outgoing: where it goes; incoming: who authenticated (-1 until then) */
     int outgoing;
-    uint8_t *in;    /* bytes read, not yet framed */
-    size_t in_len, in_cap;
+    ck_netauth auth;               /* frames flow once it is DONE */
+    uint8_t hs[CK_NETAUTH_REPLY];  /* handshake bytes to write, before any frame */
+    size_t hs_len, hs_off;
+    ck_time hs_deadline;           /* incoming: closed if not authenticated by then */
+    int evicted;                   /* ...or at once: too many were trying */
+    ck_netframe fr;                /* incoming: bytes read, not yet framed */
+    size_t counted;                /* of them, counted in the process's total */
     uint8_t *out;   /* bytes to write */
     size_t out_len, out_cap, out_off;
     int want_write;
@@ -155,8 +191,16 @@ struct net_world {
     struct timespec t0;
     net_node *nodes;      /* this process's nodes */
     msgq_item *limbo;     /* messages for local endpoints not deployed yet */
+    size_t limbo_bytes;
     route *routes;
     int nroutes, routes_cap;
+    int64_t newest_attempt; /* the newest attempt routed here (-1: none) */
+    uint8_t secret[CK_NETAUTH_KEY]; /* the run's cluster secret */
+    size_t buffered;      /* bytes read and not framed yet, over the connections */
+    int sec_logged;       /* security events logged */
+    uint64_t refused;     /* connections refused: no or a bad handshake */
+    uint64_t dropped;     /* frames dropped */
+    uint64_t cut_off;     /* authenticated connections closed: over a cap, malformed */
     int epfd;
     conn **out_conn; /* per host, lazily connected */
     conn **in_conns;
@@ -270,7 +314,7 @@ static void conn_free(conn *c)
         return;
     if (c->fd >= 0)
         close(c->fd);
-    free(c->in);
+    ck_netframe_free(&c->fr);
     free(c->out);
     free(c->marks);
     free(c);
@@ -322,7 +366,8 @@ static int push_mark(conn *c, size_t end, ck_time at)
  * or when the socket lets it). */
 static ck_time conn_wake(const net_world *w, const conn *c, ck_time now)
 {
-    if (c->out_off >= c->out_len || (w->cut && w->cut[c->peer_host] > 0))
+    if (c->out_off >= c->out_len || c->auth.state != CK_NETAUTH_DONE ||
+        (w->cut && w->cut[c->peer_host] > 0))
         return CK_TIME_NEVER;
     ck_time t = CK_TIME_NEVER;
     if (c->mhead < c->mtail && c->marks[c->mhead].at > now)
@@ -332,8 +377,54 @@ static ck_time conn_wake(const net_world *w, const conn *c, ck_time now)
     return t;
 }
 
+static void want_write(net_world *w, conn *c, int on)
+{
+    if (c->want_write == on)
+        return;
+    struct epoll_event ev = {.events = EPOLLIN | (on ? EPOLLOUT : 0), .data.ptr = c};
+    epoll_ctl(w->epfd, EPOLL_CTL_MOD, c->fd, &ev);
+    c->want_write = on;
+}
+
+/* Queues what the handshake has to send. */
+static void take_hs(conn *c)
+{
+    if (c->auth.out_len == 0)
+        return;
+    if (c->hs_off > 0) {
+        memmove(c->hs, c->hs + c->hs_off, c->hs_len - c->hs_off);
+        c->hs_len -= c->hs_off;
+        c->hs_off = 0;
+    }
+    assert(c->hs_len + c->auth.out_len <= sizeof(c->hs));
+    memcpy(c->hs + c->hs_len, c->auth.out, c->auth.out_len);
+    c->hs_len += c->auth.out_len;
+    c->auth.out_len = 0;
+}
+
 static int conn_flush(net_world *w, conn *c)
 {
+    /* The handshake goes first, across cuts and slow links alike (they
+     * hold frames); frames wait until the peer proved itself. */
+    while (c->hs_off < c->hs_len) {
+        ssize_t n = write(c->fd, c->hs + c->hs_off, c->hs_len - c->hs_off);
+        if (n > 0) {
+            c->hs_off += (size_t)n;
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            want_write(w, c, 1);
+            return CK_OK;
+        }
+        return CK_EIO;
+    }
+    c->hs_off = c->hs_len = 0;
+    if (c->auth.state != CK_NETAUTH_DONE) {
+        want_write(w, c, 0);
+        return CK_OK;
+    }
     if (c->outgoing && w->cut && w->cut[c->peer_host] > 0)
         return CK_OK; /* cut off: the bytes wait, as TCP would retransmit them */
     size_t end = c->out_len;
@@ -369,11 +460,7 @@ static int conn_flush(net_world *w, conn *c)
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-            if (!c->want_write) {
-                struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT, .data.ptr = c};
-                epoll_ctl(w->epfd, EPOLL_CTL_MOD, c->fd, &ev);
-                c->want_write = 1;
-            }
+            want_write(w, c, 1);
             return CK_OK;
         }
         return CK_EIO;
@@ -382,11 +469,7 @@ static int conn_flush(net_world *w, conn *c)
         return CK_OK; /* the rest waits for the slow link */
     c->out_off = c->out_len = 0;
     c->mhead = c->mtail = 0;
-    if (c->want_write) {
-        struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
-        epoll_ctl(w->epfd, EPOLL_CTL_MOD, c->fd, &ev);
-        c->want_write = 0;
-    }
+    want_write(w, c, 0);
     return CK_OK;
 }
 
@@ -416,6 +499,8 @@ static conn *out_conn(net_world *w, int host)
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
     epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev);
     w->out_conn[host] = c;
+    ck_netauth_client(&c->auth, w->secret, w->host, host, w->ntm + 1);
+    take_hs(c);
     return c;
 }
 
@@ -428,23 +513,31 @@ static ck_time op_now(ck_platform *p)
     return n->busy_until > now ? n->busy_until : now;
 }
 
-static void limbo_push(net_world *w, uint32_t dst, uint8_t *data, size_t len)
+/* Keeps a message for local endpoint dst until it is deployed; src and
+ * peer: the frame's source and the host that sent it. 0, or -1 when limbo
+ * is full (the message is freed). */
+static int limbo_push(net_world *w, uint32_t dst, uint32_t src, int peer, uint8_t *data,
+                      size_t len)
 {
-    msgq_item *it = malloc(sizeof(*it));
+    msgq_item *it = w->limbo_bytes + len <= LIMBO_CAP ? malloc(sizeof(*it)) : NULL;
     if (!it) {
         free(data);
-        return;
+        return -1;
     }
-    *it = (msgq_item){.kind = 0, .dst = dst, .data = data, .len = len, .next = w->limbo};
+    *it = (msgq_item){.kind = 0, .dst = dst, .src = src, .peer = peer, .data = data,
+                      .len = len, .next = w->limbo};
     w->limbo = it;
+    w->limbo_bytes += len;
+    return 0;
 }
 
-/* Hands a message to a local endpoint: its inbox, or limbo until it is deployed. */
+/* Hands a message from a local sender to a local endpoint: its inbox, or
+ * limbo until it is deployed. */
 static void local_deliver(net_world *w, uint32_t dst, uint8_t *data, size_t len)
 {
     net_node *d = local_node(w, dst);
     if (!d) {
-        limbo_push(w, dst, data, len);
+        limbo_push(w, dst, 0, w->host, data, len);
         return;
     }
     if (d->dead) {
@@ -911,6 +1004,29 @@ static net_node *node_new(net_world *w, uint32_t ep, int host)
     return n;
 }
 
+static ck_netframe_verdict admit(net_world *w, int peer, const ck_netframe_msg *f);
+static void sec_event(net_world *w, uint64_t *counter, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* A frame from another host that waited in limbo, decided on again now
+ * that placement changed. */
+static ck_netframe_verdict limbo_admit(net_world *w, const msgq_item *it)
+{
+    if (it->peer == w->host)
+        return CK_NETFRAME_DELIVER; /* from a node of this process */
+    ck_netframe_msg f = {.dst = it->dst, .src = it->src, .msg = it->data, .len = it->len};
+    return admit(w, it->peer, &f);
+}
+
+static void limbo_drop(net_world *w, msgq_item *it, ck_netframe_verdict v)
+{
+    sec_event(w, &w->dropped, "dropped a frame from host %d held for endpoint %u: %s", it->peer,
+              it->dst, ck_netframe_verdict_name(v));
+    w->limbo_bytes -= it->len;
+    free(it->data);
+    free(it);
+}
+
 /* Moves mail that waited in limbo to a node that now exists. */
 static void limbo_release(net_world *w, net_node *n)
 {
@@ -928,7 +1044,30 @@ static void limbo_release(net_world *w, net_node *n)
     while (mine) {
         msgq_item *it = mine;
         mine = it->next;
+        ck_netframe_verdict v = limbo_admit(w, it);
+        if (v != CK_NETFRAME_DELIVER) {
+            limbo_drop(w, it, v);
+            continue;
+        }
+        w->limbo_bytes -= it->len;
         q_push(n, it);
+    }
+}
+
+/* Placement of a new attempt is known: what waits for an endpoint that
+ * will not be deployed here goes. */
+static void limbo_purge(net_world *w)
+{
+    msgq_item **pp = &w->limbo;
+    while (*pp) {
+        msgq_item *it = *pp;
+        ck_netframe_verdict v = limbo_admit(w, it);
+        if (v == CK_NETFRAME_DELIVER || v == CK_NETFRAME_HOLD) {
+            pp = &it->next;
+            continue;
+        }
+        *pp = it->next;
+        limbo_drop(w, it, v);
     }
 }
 
@@ -982,6 +1121,9 @@ static void op_set_routes(ck_platform *p, uint32_t attempt, uint32_t n, const ui
         return;
     memcpy(h, hosts, (size_t)n * sizeof(uint16_t));
     w->routes[w->nroutes++] = (route){attempt, h};
+    if ((int64_t)attempt > w->newest_attempt)
+        w->newest_attempt = attempt;
+    limbo_purge(w);
 }
 
 /* ---- receiving ------------------------------------------------------------------- */
@@ -1009,34 +1151,73 @@ static void peer_lost(net_world *w, int host)
     }
 }
 
-/* Splits the connection's input into frames and delivers them. 0, or -1 to close. */
+/* A security event: counted, and logged while few were. */
+static void sec_event(net_world *w, uint64_t *counter, const char *fmt, ...)
+{
+    (*counter)++;
+    if (w->sec_logged > SEC_LOG_MAX)
+        return;
+    if (w->sec_logged++ == SEC_LOG_MAX) {
+        fprintf(stderr, "chandy: host %d: more refused connections and dropped frames are "
+                        "not logged\n", w->host);
+        return;
+    }
+    char line[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "chandy: host %d: %s\n", w->host, line);
+}
+
+static int host_of(void *ctx, uint32_t ep)
+{
+    return endpoint_host(ctx, ep);
+}
+
+static ck_netframe_verdict admit(net_world *w, int peer, const ck_netframe_msg *f)
+{
+    return ck_netframe_admit(w->r->env.g, w->host, peer, host_of, w, w->newest_attempt, f);
+}
+
+/* A frame from the authenticated host peer: to a node here, to limbo, or dropped. */
+static void on_frame(net_world *w, int peer, const ck_netframe_msg *f)
+{
+    ck_netframe_verdict v = admit(w, peer, f);
+    net_node *d = v == CK_NETFRAME_DELIVER ? local_node(w, f->dst) : NULL;
+    if (v == CK_NETFRAME_DELIVER && !d)
+        v = CK_NETFRAME_UNKNOWN; /* placed here, but its deployment failed */
+    if (v != CK_NETFRAME_DELIVER && v != CK_NETFRAME_HOLD) {
+        sec_event(w, &w->dropped, "dropped a frame from host %d (source %u, destination %u): %s",
+                  peer, f->src, f->dst, ck_netframe_verdict_name(v));
+        return;
+    }
+    uint8_t *msg = malloc(f->len);
+    if (!msg)
+        return;
+    memcpy(msg, f->msg, f->len);
+    if (v == CK_NETFRAME_DELIVER) {
+        local_deliver(w, f->dst, msg, f->len);
+        return;
+    }
+    if (limbo_push(w, f->dst, f->src, peer, msg, f->len))
+        sec_event(w, &w->dropped,
+                  "dropped a frame from host %d for endpoint %u: frames waiting for "
+                  "deployment hold %zu bytes already",
+                  peer, f->dst, w->limbo_bytes);
+}
+
+/* Hands out the whole frames a connection received. 0, or -1 to close. */
 static int conn_parse(net_world *w, conn *c)
 {
-    size_t pos = 0;
-    while (c->in_len - pos >= 4) {
-        uint32_t flen = ck_get_u32(c->in + pos);
-        if (flen < 8 + CK_WIRE_HDR || flen > FRAME_MAX - 4)
-            return -1;
-        if (c->in_len - pos < 4 + (size_t)flen)
-            break;
-        uint32_t dst = ck_get_u32(c->in + pos + 4);
-        uint32_t src = ck_get_u32(c->in + pos + 8);
-        int dh = endpoint_host(w, dst);
-        if (dh >= 0 && dh != w->host)
-            return -1; /* not ours */
-        if (c->peer_host < 0)
-            c->peer_host = endpoint_host(w, src);
-        size_t len = flen - 8;
-        uint8_t *msg = malloc(len);
-        if (!msg)
-            return -1;
-        memcpy(msg, c->in + pos + FRAME_HDR, len);
-        local_deliver(w, dst, msg, len);
-        pos += 4 + (size_t)flen;
-    }
-    memmove(c->in, c->in + pos, c->in_len - pos);
-    c->in_len -= pos;
-    return 0;
+    ck_netframe_msg f;
+    int rc;
+    while ((rc = ck_netframe_next(&c->fr, &f)) == 1)
+        on_frame(w, c->peer_host, &f);
+    size_t pending = ck_netframe_pending(&c->fr);
+    w->buffered = w->buffered - c->counted + pending;
+    c->counted = pending;
+    return rc < 0 ? -1 : 0;
 }
 
 static void conn_close_in(net_world *w, conn *c)
@@ -1047,24 +1228,90 @@ static void conn_close_in(net_world *w, conn *c)
             w->in_conns[i] = w->in_conns[--w->nin];
             break;
         }
+    w->buffered -= c->counted;
     conn_free(c);
+}
+
+/* Refuses a connection that did not authenticate. */
+static void refuse(net_world *w, conn *c, const char *why)
+{
+    sec_event(w, &w->refused, "refused a connection: %s", why);
+    conn_close_in(w, c);
+}
+
+/* Cuts off an authenticated connection. */
+static void cut_off(net_world *w, conn *c, const char *why)
+{
+    sec_event(w, &w->cut_off, "closed the connection from host %d: %s", c->peer_host, why);
+    conn_close_in(w, c);
+}
+
+/* The accepting side of the handshake: reads what the peer sent. 1 once
+ * authenticated (frames may follow), 0 to wait for more, -1 when the
+ * connection was closed. */
+static int server_handshake(net_world *w, conn *c)
+{
+    while (c->auth.state != CK_NETAUTH_DONE) {
+        uint8_t b[512];
+        ssize_t n = read(c->fd, b, sizeof(b));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return 0;
+        if (n <= 0) {
+            refuse(w, c, "closed before authenticating");
+            return -1;
+        }
+        size_t used;
+        if (ck_netauth_feed(&c->auth, b, (size_t)n, &used)) {
+            refuse(w, c, c->auth.why);
+            return -1;
+        }
+        take_hs(c);
+        if (conn_flush(w, c)) {
+            refuse(w, c, "it went away during the handshake");
+            return -1;
+        }
+        if (c->auth.state == CK_NETAUTH_DONE) {
+            c->peer_host = c->auth.peer;
+            if (ck_netframe_feed(&c->fr, b + used, (size_t)n - used) || conn_parse(w, c)) {
+                cut_off(w, c, "malformed frame");
+                return -1;
+            }
+        }
+    }
+    return 1;
 }
 
 static void on_readable(net_world *w, conn *c)
 {
-    for (;;) {
-        if (grow(&c->in, &c->in_cap, c->in_len + 65536)) {
+    if (c->auth.state != CK_NETAUTH_DONE && server_handshake(w, c) <= 0)
+        return;
+    /* Serve the other connections after a while: level-triggered epoll
+     * comes back for the rest. */
+    for (size_t budget = READ_BUDGET; budget > 0;) {
+        if (w->buffered >= GLOBAL_CAP) {
+            cut_off(w, c, "this process's receive buffers are full");
+            return;
+        }
+        uint8_t *space;
+        size_t room;
+        size_t want = CK_MIN(CK_MIN((size_t)65536, budget), GLOBAL_CAP - w->buffered);
+        if (ck_netframe_reserve(&c->fr, want, &space, &room)) {
             fail_world(w, "%s", "out of memory reading a connection");
             return;
         }
-        ssize_t n = read(c->fd, c->in + c->in_len, c->in_cap - c->in_len);
+        if (room == 0) {
+            cut_off(w, c, "it sent more than a connection may buffer without completing a frame");
+            return;
+        }
+        ssize_t n = read(c->fd, space, room);
         if (n > 0) {
-            c->in_len += (size_t)n;
+            ck_netframe_wrote(&c->fr, (size_t)n);
+            budget -= CK_MIN(budget, (size_t)n);
             /* Frame as we go: unparsed input stays under one frame. */
             if (conn_parse(w, c)) {
-                fprintf(stderr, "chandy: host %d: malformed frame from a peer: connection closed\n",
-                        w->host);
-                conn_close_in(w, c);
+                cut_off(w, c, "malformed frame");
                 return;
             }
             continue;
@@ -1083,6 +1330,48 @@ static void on_readable(net_world *w, conn *c)
     }
 }
 
+/* The dialling side of the handshake: the server's reply. 0, or -1 when
+ * the connection failed (closed, or the server could not prove the secret). */
+static int client_handshake(net_world *w, conn *c)
+{
+    while (c->auth.state != CK_NETAUTH_DONE) {
+        uint8_t b[CK_NETAUTH_REPLY];
+        ssize_t n = read(c->fd, b, sizeof(b));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return 0;
+        if (n <= 0)
+            return -1;
+        size_t used;
+        if (ck_netauth_feed(&c->auth, b, (size_t)n, &used) || used < (size_t)n) {
+            sec_event(w, &w->refused, "host %d did not authenticate: %s", c->peer_host,
+                      c->auth.why ? c->auth.why : "it sent more than its reply");
+            return -1;
+        }
+    }
+    take_hs(c);
+    return conn_flush(w, c) ? -1 : 0;
+}
+
+/* Closes connections that did not authenticate in time. What arrived in
+ * time counts, though this process (slowed by a slow_cpu fault) did not
+ * look at it in time. */
+static void expire_handshakes(net_world *w)
+{
+    ck_time now = world_now(w);
+    for (int i = 0; i < w->nin; i++) {
+        conn *c = w->in_conns[i];
+        if (c->auth.state == CK_NETAUTH_DONE || (!c->evicted && now < c->hs_deadline))
+            continue;
+        if (c->evicted)
+            refuse(w, c, "too many connections trying to authenticate");
+        else if (server_handshake(w, c) == 0)
+            refuse(w, c, "no handshake in time");
+        i = -1; /* the array may have changed */
+    }
+}
+
 static void on_accept(net_world *w, int lfd)
 {
     for (;;) {
@@ -1090,6 +1379,21 @@ static void on_accept(net_world *w, int lfd)
         if (fd < 0)
             return;
         set_nonblock(fd);
+        /* Too many handshakes under way: the oldest goes (ours take a
+         * millisecond; a stranger's wait is what is cut short). It is
+         * closed before the next wait: an event of this round may name it. */
+        int pending = 0;
+        conn *oldest = NULL;
+        for (int i = 0; i < w->nin; i++) {
+            conn *o = w->in_conns[i];
+            if (o->auth.state != CK_NETAUTH_DONE && !o->evicted) {
+                pending++;
+                if (!oldest || o->hs_deadline < oldest->hs_deadline)
+                    oldest = o;
+            }
+        }
+        if (pending >= MAX_PENDING && oldest)
+            oldest->evicted = 1;
         if (w->nin == w->in_cap) {
             int cap = w->in_cap ? w->in_cap * 2 : 16;
             conn **v = realloc(w->in_conns, (size_t)cap * sizeof(*v));
@@ -1107,6 +1411,9 @@ static void on_accept(net_world *w, int lfd)
         }
         c->fd = fd;
         c->peer_host = -1;
+        ck_netauth_server(&c->auth, w->secret, w->host, w->ntm + 1);
+        ck_netframe_init(&c->fr, CK_NETFRAME_CAP);
+        c->hs_deadline = world_now(w) + HS_TIMEOUT;
         w->in_conns[w->nin++] = c;
         struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
         epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev);
@@ -1183,6 +1490,9 @@ static ck_time next_deadline(net_world *w)
             d = CK_MIN(d, conn_wake(w, w->out_conn[h], now));
     if (w->later)
         d = CK_MIN(d, w->later->due);
+    for (int i = 0; i < w->nin; i++)
+        if (w->in_conns[i]->auth.state != CK_NETAUTH_DONE)
+            d = CK_MIN(d, w->in_conns[i]->evicted ? 0 : w->in_conns[i]->hs_deadline);
     for (net_node *n = w->nodes; n; n = n->next) {
         if (n->busy_until > now) {
             d = CK_MIN(d, n->busy_until); /* it goes on then */
@@ -1201,7 +1511,7 @@ static void flush_all(net_world *w)
 {
     for (int h = 0; h <= w->ntm; h++) {
         conn *c = w->out_conn[h];
-        if (c && c->out_len > c->out_off && conn_flush(w, c)) {
+        if (c && (c->out_len > c->out_off || c->hs_len > c->hs_off) && conn_flush(w, c)) {
             /* The peer is gone: drop the connection; a later send reconnects. */
             epoll_ctl(w->epfd, EPOLL_CTL_DEL, c->fd, NULL);
             conn_free(c);
@@ -1501,6 +1811,7 @@ static void loop(net_world *w, ck_time limit)
     for (;;) {
         if (is_jm)
             apply_faults(w);
+        expire_handshakes(w);
         int busy = run_nodes(w);
         flush_all(w);
         if (w->failed)
@@ -1545,7 +1856,11 @@ static void loop(net_world *w, ck_time limit)
                 conn_flush(w, c);
             if (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
                 if (c->outgoing) {
-                    /* An outgoing connection is never read from: the peer closed it. */
+                    /* An outgoing connection is read from during the
+                     * handshake only; after it, the peer closed it. */
+                    if (c->auth.state != CK_NETAUTH_DONE && !(evs[i].events & EPOLLERR) &&
+                        client_handshake(w, c) == 0)
+                        continue;
                     int host = c->peer_host;
                     epoll_ctl(w->epfd, EPOLL_CTL_DEL, c->fd, NULL);
                     w->out_conn[host] = NULL;
@@ -1565,6 +1880,7 @@ static int world_setup(net_world *w, int host)
 {
     ck_run *r = w->r;
     w->host = host;
+    w->newest_attempt = -1;
     w->epfd = epoll_create1(EPOLL_CLOEXEC);
     if (w->epfd < 0)
         return CK_EIO;
@@ -1653,6 +1969,7 @@ static void world_free(net_world *w)
         free(it->data);
         free(it);
     }
+    w->limbo_bytes = 0;
     for (int i = 0; i < w->nroutes; i++)
         free(w->routes[i].hosts);
     free(w->routes);
@@ -1700,6 +2017,10 @@ static void host_main(net_world *w, int host)
     /* Forget what the parent process had (it forked with its own state). */
     w->nodes = NULL;
     w->limbo = NULL;
+    w->limbo_bytes = 0;
+    w->buffered = 0;
+    w->sec_logged = 0;
+    w->refused = w->dropped = w->cut_off = 0;
     w->routes = NULL;
     w->nroutes = w->routes_cap = 0;
     for (int i = 0; i < w->nin; i++)
@@ -1837,6 +2158,12 @@ int ck_net_run(ck_run *r, char *err, size_t errlen)
     net_world w;
     memset(&w, 0, sizeof(w));
     w.r = r;
+    if (ck_netauth_global_init()) {
+        snprintf(err, errlen, "cannot initialize libsodium");
+        return CK_EINTERNAL;
+    }
+    /* The cluster secret: the children inherit it with their memory. */
+    ck_netauth_secret(w.secret);
     w.ntm = r->nhosts;
     w.speed = r->sc->cluster.speed;
     snprintf(w.store_dir, sizeof(w.store_dir), "%s/store", r->outdir);
@@ -1929,6 +2256,13 @@ int ck_net_run(ck_run *r, char *err, size_t errlen)
         snprintf(r->jm.failure, sizeof(r->jm.failure), "%s",
                  w.failed ? w.failure : "the job did not finish");
     }
+    explicit_bzero(w.secret, sizeof(w.secret));
+    if (w.refused || w.dropped || w.cut_off)
+        fprintf(stderr,
+                "chandy: job manager's process: %llu connections refused, %llu frames dropped, "
+                "%llu connections cut off\n",
+                (unsigned long long)w.refused, (unsigned long long)w.dropped,
+                (unsigned long long)w.cut_off);
     load_outputs(&w, r);
     world_free(&w);
     free(w.listen_fd);
