@@ -1,5 +1,6 @@
 #include "runjson.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -486,6 +487,11 @@ cJSON *ck_report_runjson(const ck_run *r, const ck_verdict *v)
     else
         cJSON_AddNullToObject(c, "degraded");
 
+    if (r->error[0])
+        cJSON_AddStringToObject(root, "error", r->error);
+    else
+        cJSON_AddNullToObject(root, "error");
+
     cJSON_AddItemToObject(root, "faults", faults_arr(r));
     cJSON_AddItemToObject(root, "recoveries", recoveries_arr(r));
     cJSON_AddItemToObject(root, "savepoints", savepoints_arr(r));
@@ -505,18 +511,26 @@ int ck_report_write(const cJSON *root, const char *path)
     char tmp[1100];
     snprintf(tmp, sizeof(tmp), "%s.part", path);
     FILE *f = fopen(tmp, "w");
-    int rc = CK_OK;
+    int rc = CK_OK, e = 0;
     if (!f) {
         rc = CK_EIO;
+        e = errno;
     } else {
-        if (fputs(text, f) < 0 || fputc('\n', f) < 0)
+        if (fputs(text, f) < 0 || fputc('\n', f) < 0) {
             rc = CK_EIO;
-        if (fclose(f))
+            e = errno;
+        }
+        if (fclose(f) && !rc) {
             rc = CK_EIO;
-        if (!rc && rename(tmp, path))
+            e = errno;
+        }
+        if (!rc && rename(tmp, path)) {
             rc = CK_EIO;
+            e = errno;
+        }
     }
     free(text);
+    errno = e;
     return rc;
 }
 
