@@ -99,35 +99,12 @@ int ck_jin_fail(ck_jin *j, const char *fmt, ...)
     return CK_EINVAL;
 }
 
-void ck_jin_quote(const char *s, size_t max, char *buf, size_t len)
-{
-    size_t o = 0;
-    if (len < 3) {
-        if (len)
-            buf[0] = 0;
-        return;
-    }
-    buf[o++] = '"';
-    for (size_t i = 0; s[i] && i < max; i++) {
-        unsigned char c = (unsigned char)s[i];
-        char esc[8];
-        int n = c < 0x20 || c == 0x7f ? snprintf(esc, sizeof(esc), "\\x%02x", c)
-                                      : snprintf(esc, sizeof(esc), "%c", c);
-        if (o + (size_t)n + 2 > len)
-            break;
-        memcpy(buf + o, esc, (size_t)n);
-        o += (size_t)n;
-    }
-    buf[o++] = '"';
-    buf[o] = 0;
-}
-
 void ck_jin_describe(const cJSON *v, char *buf, size_t len)
 {
     if (!v)
         snprintf(buf, len, "nothing");
     else if (cJSON_IsString(v))
-        ck_jin_quote(v->valuestring, 60, buf, len);
+        snprintf(buf, len, "\"%.60s\"", v->valuestring);
     else if (cJSON_IsNumber(v))
         snprintf(buf, len, "%.17g", v->valuedouble);
     else if (cJSON_IsBool(v))

@@ -67,10 +67,6 @@ int ck_jin_quantity(ck_jin *j, const cJSON *obj, const char *key, int required,
                     const ck_jin_unit *units, const char *what, double min, double max,
                     double *out);
 
-/* s in double quotes for a one-line message: at most max bytes of it,
- * control characters written as \xNN. */
-void ck_jin_quote(const char *s, size_t max, char *buf, size_t len);
-
 /* Short text for a value in an error message ("\"four\"", "3.5", "an object"). */
 void ck_jin_describe(const cJSON *v, char *buf, size_t len);
 

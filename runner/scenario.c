@@ -628,7 +628,7 @@ int ck_scenario_parse(ck_scenario *s, const char *path, const char *text, char *
     if (!j.failed && !ck_scenario_name_ok(s->name)) {
         /* It names the default output directory, out/<name>, which a run empties. */
         char got[96];
-        ck_jin_quote(s->name, 60, got, sizeof(got));
+        snprintf(got, sizeof(got), "\"%.60s\"", s->name); /* ck_jin_fail escapes control characters */
         size_t s2 = ck_jin_push_key(&j, "name");
         ck_jin_fail(&j, "expected a plain file name (no '/', not \".\" or \"..\", no control "
                         "characters)%s, got %s",
