@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
 #include <sys/stat.h>
@@ -49,6 +50,21 @@ static int clean_outdir(const char *outdir)
  */
 #define CK_RUN_MARKER ".chandy-run"
 
+/* 1 when dir/name is a run.json chandy wrote (it names chandy_version early on). */
+static int is_runjson(const char *dir, const char *name)
+{
+    char path[700], head[512];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    struct stat st;
+    if (fd < 0)
+        return 0;
+    ssize_t n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read(fd, head, sizeof(head) - 1) : 0;
+    close(fd);
+    head[n > 0 ? n : 0] = 0;
+    return strstr(head, "\"chandy_version\"") != NULL;
+}
+
 /* 0 when dir may be used as the output directory (or does not exist);
  * CK_EINVAL with one line in err when it must not. */
 static int check_outdir(const char *dir, char *err, size_t errlen)
@@ -75,8 +91,9 @@ static int check_outdir(const char *dir, char *err, size_t errlen)
         if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
             continue;
         empty = 0;
-        if (!strcmp(e->d_name, CK_RUN_MARKER) || !strcmp(e->d_name, "run.json") ||
-            !strcmp(e->d_name, "run.json.part"))
+        if (!strcmp(e->d_name, CK_RUN_MARKER) ||
+            ((!strcmp(e->d_name, "run.json") || !strcmp(e->d_name, "run.json.part")) &&
+             is_runjson(dir, e->d_name)))
             run = 1;
     }
     closedir(d);
@@ -215,8 +232,18 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
         if ((sp.meta.flags & CK_CP_FLAG_STOP) && sp.meta.input_fp == r.env.input_fp &&
             ck_sp_run_dir(&sp, prev, sizeof(prev))) {
             snprintf(outd, sizeof(outd), "%s/output", prev);
-            if (ck_sinkout_load_dir(&prior, outd) == CK_OK)
+            int lrc = ck_sinkout_load_dir(&prior, outd);
+            if (lrc == CK_OK) {
                 snprintf(r.prior_output, sizeof(r.prior_output), "%s", prev);
+            } else {
+                /* None of it, rather than part of it: our output is then checked as partial. */
+                if (lrc != CK_ENOTFOUND)
+                    fprintf(stderr, "chandy: %s: cannot read the output of the run that took "
+                                    "the savepoint (%s); the output is checked as partial\n",
+                            outd, ck_strerror(lrc));
+                ck_sinkout_free(&prior);
+                ck_sinkout_init(&prior);
+            }
         }
         if (sp.meta.input_fp != r.env.input_fp)
             fprintf(stderr, "chandy: %s: the savepoint was taken over other input; the "

@@ -741,11 +741,11 @@ int ck_scenario_load(ck_scenario *s, const char *path, char *err, size_t errlen)
             cap *= 2;
         }
     }
-    int rd_err = ferror(f);
+    int rd_err = ferror(f), e = errno;
     fclose(f);
     if (!text || rd_err) {
         free(text);
-        snprintf(err, errlen, "%s: cannot read", path);
+        snprintf(err, errlen, "%s: cannot read: %s", path, text ? strerror(e) : "out of memory");
         return CK_EIO;
     }
     text[len] = 0;
