@@ -1886,7 +1886,8 @@ int ck_net_run(ck_run *r, char *err, size_t errlen)
     snprintf(w.store_dir, sizeof(w.store_dir), "%s/store", r->outdir);
     snprintf(w.sink_dir, sizeof(w.sink_dir), "%s/sink", r->outdir);
     if (ck_storefs_mkdirs(w.store_dir) || ck_storefs_mkdirs(w.sink_dir)) {
-        snprintf(err, errlen, "%s: cannot create the store and sink directories", r->outdir);
+        snprintf(err, errlen, "%s: cannot create the store and sink directories: %s", r->outdir,
+                 strerror(errno));
         return CK_EIO;
     }
     w.listen_fd = calloc((size_t)w.ntm + 1, sizeof(int));

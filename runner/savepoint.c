@@ -166,13 +166,14 @@ int ck_sp_install(const ck_savepoint *sp, const char *store_root, char *err, siz
     for (uint32_t s = 0; s < sp->meta.nsubtasks; s++) {
         if (ck_storefs_put(store_root, sp->meta.tasks[s].key, sp->files[s].data, sp->files[s].len,
                            0)) {
-            snprintf(err, errlen, "%s/%s: cannot write", store_root, sp->meta.tasks[s].key);
+            snprintf(err, errlen, "%s/%s: cannot write: %s", store_root, sp->meta.tasks[s].key,
+                     strerror(errno));
             return CK_EIO;
         }
     }
     snprintf(key, sizeof(key), "%s_metadata", sp->dir);
     if (ck_storefs_put(store_root, key, sp->metadata, sp->metadata_len, 0)) {
-        snprintf(err, errlen, "%s/%s: cannot write", store_root, key);
+        snprintf(err, errlen, "%s/%s: cannot write: %s", store_root, key, strerror(errno));
         return CK_EIO;
     }
     return CK_OK;
