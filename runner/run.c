@@ -108,20 +108,22 @@ static int check_outdir(const char *dir, char *err, size_t errlen)
     return CK_OK;
 }
 
+/* Writes the marker; errno says why when it cannot. A link planted in its
+ * place is not followed. */
 static int write_marker(const char *dir, const char *scenario)
 {
-    char path[700];
+    char path[700], text[200];
     snprintf(path, sizeof(path), "%s/" CK_RUN_MARKER, dir);
-    FILE *f = fopen(path, "w");
-    if (!f)
+    int n = snprintf(text, sizeof(text), "chandy run directory (scenario %s)\n", scenario);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0)
         return CK_EIO;
-    int bad = fprintf(f, "chandy run directory (scenario %s)\n", scenario) < 0;
-    int e = errno;
-    if (fclose(f) || bad) {
-        errno = bad ? e : errno;
-        return CK_EIO;
-    }
-    return CK_OK;
+    ssize_t w = write(fd, text, (size_t)n);
+    int e = w < 0 ? errno : ENOSPC;
+    if (close(fd) == 0 && w == n)
+        return CK_OK;
+    errno = w == n ? errno : e;
+    return CK_EIO;
 }
 
 /* 1 when path lies in (or is) dir/store, dir/sink or dir/output: what a run into dir empties. */
@@ -141,6 +143,14 @@ static int inside_cleared(const char *path, const char *dir)
             return 1;
     }
     return 0;
+}
+
+/* 1 when a and b are the same existing directory. */
+static int same_dir(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
 }
 
 const char *ck_backend_name(ck_backend b)
@@ -206,7 +216,9 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
         if (ck_sp_open(&sp, sp_path, err, sizeof(err)) == 0) {
             have_sp = 1;
             rc = ck_sp_check_job(&sp, &sc.graph, &sc.cfg, &r.wl.topic, err, sizeof(err));
-            if (!rc && inside_cleared(sp.path, r.outdir)) {
+            char took[600];
+            if (!rc && (inside_cleared(sp.path, r.outdir) ||
+                        (ck_sp_run_dir(&sp, took, sizeof(took)) && same_dir(took, r.outdir)))) {
                 snprintf(err, sizeof(err),
                          "%s: the savepoint lies in what a run into %s empties (its store/, "
                          "sink/ and output/), with the output of the run that took it: run "

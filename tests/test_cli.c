@@ -362,6 +362,20 @@ static void test_savepoint_inside_out(void **state)
     free(after);
     assert_true(exists("stop/output/00040000.out"));
     assert_true(exists("stop/store/savepoints"));
+
+    /* A run directory whose store/ is a link elsewhere: emptying it would
+     * still delete the output of the run that took the savepoint. */
+    char cmd[1400];
+    snprintf(cmd, sizeof(cmd), "mkdir %s/w && cp -r %s/stop/output %s/stop/run.json %s/w/ && "
+                               "cp -r %s/stop/store %s/w-store && ln -s ../w-store %s/w/store",
+             tmp, tmp, tmp, tmp, tmp, tmp, tmp);
+    assert_int_equal(system(cmd), 0);
+    snprintf(args, sizeof(args),
+             "run scenarios/savepoint-restore.json --quiet -s %s/w/store/%s --out %s/w", tmp,
+             strstr(sp, "/store/") + 7, tmp);
+    assert_int_equal(run_sh(NULL, "", "inside3", args), 2);
+    err_says("inside3", "the savepoint lies in what a run into", NULL);
+    assert_true(exists("w/output/00040000.out"));
 }
 
 /* 7. An empty savepoint path is refused, however it is given. */
