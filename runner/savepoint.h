@@ -36,7 +36,11 @@ typedef struct ck_savepoint {
 } ck_savepoint;
 
 /* Opens the savepoint at path (its directory, or its _metadata file).
- * Returns 0, or CK_EIO / CK_ECORRUPT / CK_ENOMEM with one line in err. */
+ * Reads regular files only: the _metadata (at most 16 MiB), then each
+ * state file, of exactly the size the _metadata declares; a device or a
+ * FIFO is refused without being read. Returns 0, or CK_EINVAL (an empty
+ * or too long path), CK_EIO (with the system's reason), CK_ECORRUPT,
+ * CK_ENOMEM, with one line in err naming the file. */
 int ck_sp_open(ck_savepoint *sp, const char *path, char *err, size_t errlen);
 
 /* Checks up front that the savepoint is of this job: a state file for
