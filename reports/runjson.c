@@ -649,4 +649,6 @@ void ck_report_summary(FILE *f, const ck_run *r, const ck_verdict *v, const char
         fprintf(f, "             (with the output of %s, which took the savepoint)\n",
                 r->prior_output);
     fprintf(f, "  wrote      %s\n", runjson_path);
+    if (r->error[0])
+        fprintf(f, "  FAILED     %s\n", r->error);
 }
