@@ -709,6 +709,10 @@ int ck_scenario_name_ok(const char *name)
 
 int ck_scenario_load(ck_scenario *s, const char *path, char *err, size_t errlen)
 {
+    if (!path[0]) {
+        snprintf(err, errlen, "the scenario path is empty: expected a scenario file");
+        return CK_EINVAL;
+    }
     if (strlen(path) >= sizeof(s->path)) {
         snprintf(err, errlen, "%.200s...: the path is longer than %zu bytes", path,
                  sizeof(s->path) - 1);

@@ -384,7 +384,7 @@ static void test_savepoint_inside_out(void **state)
     assert_true(exists("w/output/00040000.out"));
 }
 
-/* 7. An empty savepoint path is refused, however it is given. */
+/* 7. An empty savepoint path is refused, however it is given (and an empty scenario path). */
 static void test_empty_savepoint_path(void **state)
 {
     (void)state;
@@ -404,6 +404,8 @@ static void test_empty_savepoint_path(void **state)
     snprintf(args, sizeof(args), "validate %s", path);
     assert_int_equal(run_sh(NULL, "", "rp-empty", args), 2);
     err_says("rp-empty", "config.execution.state-recovery.path: expected a path", NULL);
+    assert_int_equal(run_sh(NULL, "", "sc-empty", "validate ''"), 2);
+    err_says("sc-empty", "the scenario path is empty", NULL);
 }
 
 /* 8. Paths too long for chandy are errors naming them, never cut short. */
