@@ -340,6 +340,28 @@ static void test_savepoint_of_another_job(void **state)
     char args[1200];
     snprintf(args, sizeof(args), "run %s/same.json --quiet -s %s --out %s/same", tmp, sp, tmp);
     assert_int_equal(run_sh(NULL, "", "same", args), 0);
+    cJSON *run = load_run("same");
+    assert_true(cJSON_IsString(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(run, "correctness"), "includes_output_of")));
+    cJSON_Delete(run);
+
+    /* The output of the run that took it, read to check ours with, is a
+     * link to /dev/zero: not read (it would never end); ours is checked as
+     * partial instead, and says so. */
+    char cmd[1400];
+    snprintf(cmd, sizeof(cmd), "mkdir %s/z && cp -r %s/stop/store %s/stop/output %s/z/ && "
+                               "ln -sf /dev/zero %s/z/output/00040000.out",
+             tmp, tmp, tmp, tmp, tmp);
+    assert_int_equal(system(cmd), 0);
+    snprintf(args, sizeof(args), "run %s/same.json --quiet -s %s/z/store/%s --out %s/same-z", tmp,
+             tmp, strstr(sp, "/store/") + 7, tmp);
+    assert_int_equal(run_sh(NULL, "", "same-z", args), 0);
+    err_says("same-z", "cannot read the output of the run that took the savepoint", NULL);
+    run = load_run("same-z");
+    const cJSON *c = cJSON_GetObjectItem(run, "correctness");
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(c, "includes_output_of")));
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(c, "partial")));
+    cJSON_Delete(run);
 }
 
 /* 11. Starting from a savepoint inside --out would empty the run that took it. */
