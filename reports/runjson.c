@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "error.h"
 
@@ -528,6 +529,8 @@ int ck_report_write(const cJSON *root, const char *path)
             rc = CK_EIO;
             e = errno;
         }
+        if (rc)
+            unlink(tmp); /* no half-written run.json.part left behind */
     }
     free(text);
     errno = e;

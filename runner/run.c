@@ -26,11 +26,12 @@ static int rm_entry(const char *path, const struct stat *st, int type, struct FT
     return type == FTW_DP ? rmdir(path) : unlink(path);
 }
 
-/* Empties what an earlier run left in the output directory: its store and
- * its sinks' output must not be mistaken for this run's. */
+/* Empties what an earlier run left in the output directory: its store, its
+ * sinks' output and its run.json must not be mistaken for this run's (a
+ * run that cannot write its own must not leave the last one's standing). */
 static int clean_outdir(const char *outdir)
 {
-    static const char *const parts[] = {"store", "sink", "output"};
+    static const char *const parts[] = {"store", "sink", "output", "run.json", "run.json.part"};
     for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
         char path[700];
         snprintf(path, sizeof(path), "%s/%s", outdir, parts[i]);

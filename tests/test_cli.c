@@ -197,6 +197,15 @@ static void test_full_disk_fails_the_run(void **state)
     assert_int_equal(run_sh(NULL, "trap '' XFSZ; ulimit -f 8;", "full-8k", args), 1);
     err_says("full-8k", "run.json: cannot write: File too large", NULL);
     assert_null(try_load_run("full-8k"));
+    assert_false(exists("full-8k/run.json.part"));
+    /* Again into a directory with an earlier run.json: it must not stay to
+     * tell the earlier run's story as this one's. */
+    snprintf(args, sizeof(args), "run tests/scenarios/small.json --quiet --out %s/full-again",
+             tmp);
+    assert_int_equal(run_sh(NULL, "", "full-again", args), 0);
+    assert_non_null(try_load_run("full-again"));
+    assert_int_equal(run_sh(NULL, "trap '' XFSZ; ulimit -f 8;", "full-again", args), 1);
+    assert_null(try_load_run("full-again"));
 }
 
 /* Runs savepoint-stop into <tmp>/stop once; returns its savepoint path. */
