@@ -203,7 +203,9 @@ static void test_full_disk_fails_the_run(void **state)
     snprintf(args, sizeof(args), "run tests/scenarios/small.json --quiet --out %s/full-again",
              tmp);
     assert_int_equal(run_sh(NULL, "", "full-again", args), 0);
-    assert_non_null(try_load_run("full-again"));
+    cJSON *earlier = try_load_run("full-again");
+    assert_non_null(earlier);
+    cJSON_Delete(earlier);
     assert_int_equal(run_sh(NULL, "trap '' XFSZ; ulimit -f 8;", "full-again", args), 1);
     assert_null(try_load_run("full-again"));
 }
