@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "error.h"
 #include "keygroup.h"
 #include "run.h"
 #include "savepoint.h"
@@ -39,9 +40,10 @@ static void usage(FILE *f)
             "      list the Flink configuration keys chandy understands\n");
 }
 
+/* A decimal number and nothing else: no sign, no spaces, no other characters. */
 static int parse_u64(const char *s, uint64_t max, uint64_t *out)
 {
-    if (!s || !*s || *s == '-')
+    if (!s || *s < '0' || *s > '9')
         return -1;
     char *end;
     errno = 0;
@@ -50,6 +52,18 @@ static int parse_u64(const char *s, uint64_t max, uint64_t *out)
         return -1;
     *out = v;
     return 0;
+}
+
+/* Flushes standard output; on a write error (a full disk, /dev/full, a
+ * closed pipe) says so in one line. Returns the exit status: status, or 1. */
+static int finish_stdout(const char *cmd, int status)
+{
+    if (fflush(stdout) == 0 && !ferror(stdout))
+        return status;
+    int e = errno;
+    fprintf(stderr, "chandy %s: writing to standard output: %s\n", cmd,
+            e ? strerror(e) : "write error");
+    return 1;
 }
 
 static int cmd_run(int argc, char **argv)
@@ -108,7 +122,7 @@ static int cmd_run(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    return ck_run_main(path, &o);
+    return finish_stdout("run", ck_run_main(path, &o));
 }
 
 /* Checks a savepoint and prints what it holds. 0: sound; 1: damaged. */
@@ -120,9 +134,10 @@ static int cmd_savepoint(int argc, char **argv)
     }
     static ck_savepoint sp;
     char err[1200];
-    if (ck_sp_open(&sp, argv[0], err, sizeof(err))) {
+    int rc = ck_sp_open(&sp, argv[0], err, sizeof(err));
+    if (rc) {
         fprintf(stderr, "chandy savepoint: %s\n", err);
-        return 1;
+        return rc == CK_EINVAL ? 2 : 1; /* no path given, or a damaged savepoint */
     }
     const ck_cp_meta *m = &sp.meta;
     printf("%s\n  %s %llu, taken at %.3f s, input %016llx, %u subtasks\n", sp.path,
@@ -158,7 +173,7 @@ static int cmd_savepoint(int argc, char **argv)
         ck_snapshot_free(&snap);
     }
     ck_sp_free(&sp);
-    return status;
+    return finish_stdout("savepoint", status);
 }
 
 static int cmd_validate(int argc, char **argv)
@@ -179,7 +194,7 @@ static int cmd_validate(int argc, char **argv)
         printf("%s: ok\n", argv[i]);
         ck_scenario_free(&sc);
     }
-    return status;
+    return finish_stdout("validate", status);
 }
 
 static int cmd_keygroup(int argc, char **argv)
@@ -219,7 +234,7 @@ static int cmd_keygroup(int argc, char **argv)
     char *line = NULL;
     size_t cap = 0;
     ssize_t n;
-    while ((n = getline(&line, &cap, stdin)) >= 0) {
+    while ((n = getline(&line, &cap, stdin)) >= 0 && !ferror(stdout)) {
         size_t len = (size_t)n;
         if (len > 0 && line[len - 1] == '\n')
             len--; /* the separator only: the key is taken verbatim */
@@ -232,7 +247,7 @@ static int cmd_keygroup(int argc, char **argv)
         fprintf(stderr, "chandy keygroup: error reading standard input\n");
         return 1;
     }
-    return fflush(stdout) ? 1 : 0;
+    return finish_stdout("keygroup", 0);
 }
 
 static int cmd_config(void)
@@ -258,7 +273,7 @@ static int cmd_config(void)
             printf(", from %s to %s", lo, hi);
         printf("\n    %s\n", d->desc);
     }
-    return 0;
+    return finish_stdout("config", 0);
 }
 
 int main(int argc, char **argv)
@@ -280,7 +295,7 @@ int main(int argc, char **argv)
         return cmd_config();
     if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
         usage(stdout);
-        return 0;
+        return finish_stdout("help", 0);
     }
     fprintf(stderr, "chandy: unknown command %s\n", cmd);
     usage(stderr);

@@ -2,9 +2,12 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "error.h"
 #include "storefs.h"
@@ -135,9 +138,19 @@ int ck_sinkout_abort(ck_sinkout *o, uint32_t sink_id, uint64_t txn)
 
 int ck_sinkout_load(ck_sinkout *o, uint32_t sink_id, const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    /* A regular file only: a link to /dev/zero or a FIFO would never end. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    struct stat st;
+    if (fd >= 0 && (fstat(fd, &st) || !S_ISREG(st.st_mode))) {
+        close(fd);
         return CK_EIO;
+    }
+    FILE *f = fd < 0 ? NULL : fdopen(fd, "rb");
+    if (!f) {
+        if (fd >= 0)
+            close(fd);
+        return CK_EIO;
+    }
     uint8_t buf[65536];
     size_t n;
     int rc = CK_OK;

@@ -46,8 +46,8 @@ int ck_sinkout_commit(ck_sinkout *o, uint32_t sink_id, uint64_t txn);
 /* Discards a transaction. */
 int ck_sinkout_abort(ck_sinkout *o, uint32_t sink_id, uint64_t txn);
 
-/* Reads a whole file into the committed stream of sink_id. Returns 0,
- * CK_EIO, CK_ENOMEM. */
+/* Reads a whole regular file into the committed stream of sink_id (a
+ * device or a FIFO is CK_EIO, never read). Returns 0, CK_EIO, CK_ENOMEM. */
 int ck_sinkout_load(ck_sinkout *o, uint32_t sink_id, const char *path);
 
 /* Writes every committed stream to dir/<sink id, 8 hex digits>.out (the

@@ -36,8 +36,10 @@ int ck_storefs_key_ok(const char *key)
 int ck_storefs_mkdirs(const char *dir)
 {
     char buf[1024];
-    if (strlen(dir) >= sizeof(buf))
+    if (strlen(dir) >= sizeof(buf)) {
+        errno = ENAMETOOLONG;
         return CK_EIO;
+    }
     snprintf(buf, sizeof(buf), "%s", dir);
     for (char *p = buf + 1; *p; p++) {
         if (*p != '/')
@@ -84,18 +86,24 @@ int ck_storefs_put(const char *root, const char *key, const uint8_t *data, size_
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0) {
+            int e = w < 0 ? errno : ENOSPC;
             close(fd);
             unlink(tmp);
+            errno = e;
             return CK_EIO;
         }
         off += (size_t)w;
     }
     if ((durable && fsync(fd)) || close(fd)) {
+        int e = errno;
         unlink(tmp);
+        errno = e;
         return CK_EIO;
     }
     if (rename(tmp, path)) {
+        int e = errno;
         unlink(tmp);
+        errno = e;
         return CK_EIO;
     }
     return durable ? fsync_dir(dir) : CK_OK;

@@ -20,10 +20,10 @@
 /* True for a relative path without "." or ".." parts, empty parts or NULs. */
 int ck_storefs_key_ok(const char *key);
 
-/* mkdir -p. Returns 0 or CK_EIO. */
+/* mkdir -p. Returns 0 or CK_EIO (errno says why). */
 int ck_storefs_mkdirs(const char *dir);
 
-/* Returns 0, CK_EINVAL (bad key), CK_EIO. */
+/* Returns 0, CK_EINVAL (bad key), CK_EIO (errno says why). */
 int ck_storefs_put(const char *root, const char *key, const uint8_t *data, size_t len,
                    int durable);
 

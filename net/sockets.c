@@ -225,6 +225,7 @@ struct net_world {
     msgq_item *later;   /* completions of store transfers over a slow link, by due time */
     int kick;           /* a node was deployed during a pass: run another at once */
     int failed;
+    int io_failed;      /* failed writing under the output directory: a run that cannot record fails */
     char failure[256];
 };
 
@@ -720,6 +721,21 @@ static int hold_store(net_world *w, net_node *n, int get, const char *key, uint8
     return CK_OK;
 }
 
+static void fail_world(net_world *w, const char *fmt, const char *detail);
+
+/* A write under the output directory failed (errno says why: a full disk):
+ * the run cannot record what it did, so it fails now rather than retry. */
+static void fail_io(net_world *w, const char *what)
+{
+    char why[200];
+    snprintf(why, sizeof(why), "%s: %s", what, strerror(errno));
+    w->io_failed = 1;
+    if (w->host != w->ntm)
+        signal(SIGTERM, SIG_IGN); /* exit with status 5 even when told to stop: the job
+                                   * manager's process learns why from it */
+    fail_world(w, "%s", why);
+}
+
 static int op_store_put(ck_platform *p, const char *key, uint8_t *data, size_t len,
                         uint64_t token)
 {
@@ -731,6 +747,8 @@ static int op_store_put(ck_platform *p, const char *key, uint8_t *data, size_t l
     if (store_cut(n->w))
         return hold_store(n->w, n, 0, key, data, len, token);
     int status = ck_storefs_put(n->w->store_dir, key, data, len, 1);
+    if (status == CK_EIO)
+        fail_io(n->w, "cannot write to the store");
     free(data);
     store_done_link(n, token, status, NULL, 0, len);
     return CK_OK;
@@ -776,6 +794,8 @@ static void release_store(net_world *w)
                 store_done_link(h->n, h->token, status, data, len, len);
             } else {
                 int status = ck_storefs_put(w->store_dir, h->key, h->data, h->len, 1);
+                if (status == CK_EIO)
+                    fail_io(w, "cannot write to the store");
                 store_done_link(h->n, h->token, status, NULL, 0, h->len);
             }
         }
@@ -874,8 +894,11 @@ static int write_all(int fd, const uint8_t *data, size_t len)
         ssize_t n = write(fd, data + off, len - off);
         if (n < 0 && errno == EINTR)
             continue;
-        if (n <= 0)
+        if (n <= 0) {
+            if (n == 0)
+                errno = ENOSPC;
             return CK_EIO;
+        }
         off += (size_t)n;
     }
     return CK_OK;
@@ -908,7 +931,16 @@ static int op_output(ck_platform *p, uint32_t sink, uint64_t txn, const uint8_t 
     net_world *w = ((net_node *)p)->w;
     if (txn == 0) {
         int fd = sink_fd(w, sink);
-        return fd < 0 ? CK_EIO : write_all(fd, data, len);
+        off_t at = fd < 0 ? -1 : lseek(fd, 0, SEEK_END);
+        if (fd < 0 || at < 0 || write_all(fd, data, len)) {
+            int e = errno;
+            if (fd >= 0 && at >= 0 && ftruncate(fd, at)) /* no torn record in the committed stream */
+                e = errno;
+            errno = e;
+            fail_io(w, "cannot write the sinks' output");
+            return CK_EIO;
+        }
+        return CK_OK;
     }
     int slot = sink_slot(w, sink);
     if (slot < 0)
@@ -919,10 +951,16 @@ static int op_output(ck_platform *p, uint32_t sink, uint64_t txn, const uint8_t 
         part_path(w, sink, txn, 0, path, sizeof(path));
         w->part_fd[slot] = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
         w->part_txn[slot] = txn;
-        if (w->part_fd[slot] < 0)
+        if (w->part_fd[slot] < 0) {
+            fail_io(w, "cannot write the sinks' output");
             return CK_EIO;
+        }
     }
-    return write_all(w->part_fd[slot], data, len);
+    if (write_all(w->part_fd[slot], data, len)) {
+        fail_io(w, "cannot write the sinks' output");
+        return CK_EIO;
+    }
+    return CK_OK;
 }
 
 static int op_output_commit(ck_platform *p, uint32_t sink, uint64_t txn)
@@ -1792,6 +1830,12 @@ static void check_children(net_world *w)
             else
                 snprintf(what, sizeof(what), "tm%d exited with status %d", h, WEXITSTATUS(status));
             fprintf(stderr, "chandy: host process %s\n", what);
+            if (WIFEXITED(status) && WEXITSTATUS(status) == 5) {
+                /* It could not write its sinks' output or the store (said above). */
+                snprintf(what, sizeof(what), "tm%d could not write under the output directory", h);
+                w->io_failed = 1;
+                fail_world(w, "%s", what);
+            }
         }
     }
 }
@@ -2045,7 +2089,7 @@ static void host_main(net_world *w, int host)
         _exit(3);
     }
     loop(w, CK_TIME_NEVER);
-    _exit(w->failed ? 4 : 0);
+    _exit(w->io_failed ? 5 : w->failed ? 4 : 0);
 }
 
 static void host_start(net_world *w, int h)
@@ -2169,7 +2213,8 @@ int ck_net_run(ck_run *r, char *err, size_t errlen)
     snprintf(w.store_dir, sizeof(w.store_dir), "%s/store", r->outdir);
     snprintf(w.sink_dir, sizeof(w.sink_dir), "%s/sink", r->outdir);
     if (ck_storefs_mkdirs(w.store_dir) || ck_storefs_mkdirs(w.sink_dir)) {
-        snprintf(err, errlen, "%s: cannot create the store and sink directories", r->outdir);
+        snprintf(err, errlen, "%s: cannot create the store and sink directories: %s", r->outdir,
+                 strerror(errno));
         return CK_EIO;
     }
     w.listen_fd = calloc((size_t)w.ntm + 1, sizeof(int));
@@ -2244,9 +2289,16 @@ int ck_net_run(ck_run *r, char *err, size_t errlen)
             if (w.stopped[h])
                 kill(w.pids[h], SIGCONT); /* a stopped process would never see the TERM */
         }
-    for (int h = 0; h < w.ntm; h++)
-        if (w.pids[h] > 0)
-            waitpid(w.pids[h], NULL, 0);
+    for (int h = 0; h < w.ntm; h++) {
+        int st;
+        if (w.pids[h] > 0 && waitpid(w.pids[h], &st, 0) == w.pids[h] && WIFEXITED(st) &&
+            WEXITSTATUS(st) == 5 && !w.io_failed) {
+            /* It could not write, and the job may have ended of that before we heard. */
+            w.io_failed = 1;
+            snprintf(w.failure, sizeof(w.failure), "tm%d could not write under the output "
+                     "directory", h);
+        }
+    }
     for (int h = 0; h <= w.ntm; h++)
         close(w.listen_fd[h]);
     if (rc == CK_OK && r->jm_ready && r->jm.state != CK_JOB_FINISHED &&
@@ -2263,6 +2315,8 @@ int ck_net_run(ck_run *r, char *err, size_t errlen)
                 "%llu connections cut off\n",
                 (unsigned long long)w.refused, (unsigned long long)w.dropped,
                 (unsigned long long)w.cut_off);
+    if (w.io_failed) /* run.json's "error": the run could not record what it did */
+        snprintf(r->error, sizeof(r->error), "%s: %s", r->outdir, w.failure);
     load_outputs(&w, r);
     world_free(&w);
     free(w.listen_fd);

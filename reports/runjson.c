@@ -1,8 +1,10 @@
 #include "runjson.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "error.h"
 
@@ -486,6 +488,11 @@ cJSON *ck_report_runjson(const ck_run *r, const ck_verdict *v)
     else
         cJSON_AddNullToObject(c, "degraded");
 
+    if (r->error[0])
+        cJSON_AddStringToObject(root, "error", r->error);
+    else
+        cJSON_AddNullToObject(root, "error");
+
     cJSON_AddItemToObject(root, "faults", faults_arr(r));
     cJSON_AddItemToObject(root, "recoveries", recoveries_arr(r));
     cJSON_AddItemToObject(root, "savepoints", savepoints_arr(r));
@@ -505,18 +512,28 @@ int ck_report_write(const cJSON *root, const char *path)
     char tmp[1100];
     snprintf(tmp, sizeof(tmp), "%s.part", path);
     FILE *f = fopen(tmp, "w");
-    int rc = CK_OK;
+    int rc = CK_OK, e = 0;
     if (!f) {
         rc = CK_EIO;
+        e = errno;
     } else {
-        if (fputs(text, f) < 0 || fputc('\n', f) < 0)
+        if (fputs(text, f) < 0 || fputc('\n', f) < 0) {
             rc = CK_EIO;
-        if (fclose(f))
+            e = errno;
+        }
+        if (fclose(f) && !rc) {
             rc = CK_EIO;
-        if (!rc && rename(tmp, path))
+            e = errno;
+        }
+        if (!rc && rename(tmp, path)) {
             rc = CK_EIO;
+            e = errno;
+        }
+        if (rc)
+            unlink(tmp); /* no half-written run.json.part left behind */
     }
     free(text);
+    errno = e;
     return rc;
 }
 
@@ -635,4 +652,6 @@ void ck_report_summary(FILE *f, const ck_run *r, const ck_verdict *v, const char
         fprintf(f, "             (with the output of %s, which took the savepoint)\n",
                 r->prior_output);
     fprintf(f, "  wrote      %s\n", runjson_path);
+    if (r->error[0])
+        fprintf(f, "  FAILED     %s\n", r->error);
 }

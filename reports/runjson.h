@@ -19,7 +19,8 @@
 /* Builds the run.json tree of a finished run. NULL when out of memory. */
 cJSON *ck_report_runjson(const ck_run *r, const ck_verdict *v);
 
-/* Writes a tree to path (pretty-printed). Returns 0 or CK_EIO. */
+/* Writes a tree to path (pretty-printed), through path.part renamed into
+ * place. Returns 0, CK_ENOMEM or CK_EIO (errno says why). */
 int ck_report_write(const cJSON *root, const char *path);
 
 /* Prints the human summary of a run. */

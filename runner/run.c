@@ -1,7 +1,10 @@
 #include "run.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
+#include <limits.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <stdio.h>
@@ -23,11 +26,12 @@ static int rm_entry(const char *path, const struct stat *st, int type, struct FT
     return type == FTW_DP ? rmdir(path) : unlink(path);
 }
 
-/* Empties what an earlier run left in the output directory: its store and
- * its sinks' output must not be mistaken for this run's. */
+/* Empties what an earlier run left in the output directory: its store, its
+ * sinks' output and its run.json must not be mistaken for this run's (a
+ * run that cannot write its own must not leave the last one's standing). */
 static int clean_outdir(const char *outdir)
 {
-    static const char *const parts[] = {"store", "sink", "output"};
+    static const char *const parts[] = {"store", "sink", "output", "run.json", "run.json.part"};
     for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
         char path[700];
         snprintf(path, sizeof(path), "%s/%s", outdir, parts[i]);
@@ -36,6 +40,118 @@ static int clean_outdir(const char *outdir)
             return CK_EIO;
     }
     return CK_OK;
+}
+
+/*
+ * A run directory is recognised by its marker file, written at the start
+ * of every run before anything is emptied, or by the run.json (or
+ * run.json.part) of a run made before markers existed. A run only ever
+ * empties store/, sink/ and output/ of a run directory, or of a directory
+ * that is empty or does not exist yet.
+ */
+#define CK_RUN_MARKER ".chandy-run"
+
+/* 1 when dir/name is a run.json chandy wrote (it names chandy_version early on). */
+static int is_runjson(const char *dir, const char *name)
+{
+    char path[700], head[512];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    struct stat st;
+    if (fd < 0)
+        return 0;
+    ssize_t n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read(fd, head, sizeof(head) - 1) : 0;
+    close(fd);
+    head[n > 0 ? n : 0] = 0;
+    return strstr(head, "\"chandy_version\"") != NULL;
+}
+
+/* 0 when dir may be used as the output directory (or does not exist);
+ * CK_EINVAL with one line in err when it must not. */
+static int check_outdir(const char *dir, char *err, size_t errlen)
+{
+    struct stat st;
+    if (stat(dir, &st)) {
+        if (errno == ENOENT)
+            return CK_OK; /* created by the run */
+        snprintf(err, errlen, "%s: cannot use as the output directory: %s", dir, strerror(errno));
+        return CK_EINVAL;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "%s: not a directory (the output directory of a run is one)", dir);
+        return CK_EINVAL;
+    }
+    DIR *d = opendir(dir);
+    if (!d) {
+        snprintf(err, errlen, "%s: cannot use as the output directory: %s", dir, strerror(errno));
+        return CK_EINVAL;
+    }
+    int empty = 1, run = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        empty = 0;
+        if (!strcmp(e->d_name, CK_RUN_MARKER) ||
+            ((!strcmp(e->d_name, "run.json") || !strcmp(e->d_name, "run.json.part")) &&
+             is_runjson(dir, e->d_name)))
+            run = 1;
+    }
+    closedir(d);
+    if (!empty && !run) {
+        snprintf(err, errlen,
+                 "%s: not empty and not a chandy run directory (no " CK_RUN_MARKER
+                 " or run.json in it): a run empties its store/, sink/ and output/, so it "
+                 "writes only into a new, empty or earlier run directory",
+                 dir);
+        return CK_EINVAL;
+    }
+    return CK_OK;
+}
+
+/* Writes the marker; errno says why when it cannot. A link planted in its
+ * place is not followed. */
+static int write_marker(const char *dir, const char *scenario)
+{
+    char path[700], text[200];
+    snprintf(path, sizeof(path), "%s/" CK_RUN_MARKER, dir);
+    int n = snprintf(text, sizeof(text), "chandy run directory (scenario %s)\n", scenario);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return CK_EIO;
+    ssize_t w = write(fd, text, (size_t)n);
+    int e = w < 0 ? errno : ENOSPC;
+    if (close(fd) == 0 && w == n)
+        return CK_OK;
+    errno = w == n ? errno : e;
+    return CK_EIO;
+}
+
+/* 1 when path lies in (or is) dir/store, dir/sink or dir/output: what a run into dir empties. */
+static int inside_cleared(const char *path, const char *dir)
+{
+    char rp[PATH_MAX], rd[PATH_MAX];
+    if (!realpath(path, rp) || !realpath(dir, rd))
+        return 0; /* the savepoint was read, so it exists; a new dir holds nothing */
+    static const char *const parts[] = {"store", "sink", "output"};
+    size_t dl = strlen(rd);
+    if (strncmp(rp, rd, dl) || (rp[dl] != '/' && dl > 1))
+        return 0;
+    const char *rest = rp + dl + (dl > 1);
+    for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+        size_t pl = strlen(parts[i]);
+        if (!strncmp(rest, parts[i], pl) && (rest[pl] == '/' || !rest[pl]))
+            return 1;
+    }
+    return 0;
+}
+
+/* 1 when a and b are the same existing directory. */
+static int same_dir(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
 }
 
 const char *ck_backend_name(ck_backend b)
@@ -59,10 +175,26 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
     r.backend = o->backend;
     r.verbose = o->verbose;
     r.nhosts = ck_scenario_taskmanagers(&sc);
+    if (o->outdir && !o->outdir[0]) {
+        fprintf(stderr, "chandy: --out: expected a directory, got an empty path\n");
+        ck_scenario_free(&sc);
+        return 2;
+    }
+    if (o->outdir && strlen(o->outdir) >= sizeof(r.outdir)) {
+        fprintf(stderr, "chandy: %.200s...: the output directory's path is longer than %zu bytes\n",
+                o->outdir, sizeof(r.outdir) - 1);
+        ck_scenario_free(&sc);
+        return 2;
+    }
     if (o->outdir)
         snprintf(r.outdir, sizeof(r.outdir), "%s", o->outdir);
     else
         snprintf(r.outdir, sizeof(r.outdir), "out/%s", sc.name);
+    if (check_outdir(r.outdir, err, sizeof(err))) {
+        fprintf(stderr, "chandy: %s\n", err);
+        ck_scenario_free(&sc);
+        return 2;
+    }
     rc = ck_workload_generate(&r.wl, &sc.workload, r.seed);
     if (rc) {
         fprintf(stderr, "chandy: %s: generating the workload: %s\n", scenario_path,
@@ -84,11 +216,15 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
     if (sp_path) {
         if (ck_sp_open(&sp, sp_path, err, sizeof(err)) == 0) {
             have_sp = 1;
-            if (sp.meta.nsubtasks != sc.graph.nsubtasks) {
+            rc = ck_sp_check_job(&sp, &sc.graph, &sc.cfg, &r.wl.topic, err, sizeof(err));
+            char took[600];
+            if (!rc && (inside_cleared(sp.path, r.outdir) ||
+                        (ck_sp_run_dir(&sp, took, sizeof(took)) && same_dir(took, r.outdir)))) {
                 snprintf(err, sizeof(err),
-                         "%s: the savepoint holds the state of %u subtasks, the job has %u "
-                         "(changing parallelism on restore is not supported yet)",
-                         sp.path, sp.meta.nsubtasks, sc.graph.nsubtasks);
+                         "%s: the savepoint lies in what a run into %s empties (its store/, "
+                         "sink/ and output/), with the output of the run that took it: run "
+                         "into another --out",
+                         sp.path, r.outdir);
                 rc = CK_EINVAL;
             }
         } else {
@@ -109,14 +245,25 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
         if ((sp.meta.flags & CK_CP_FLAG_STOP) && sp.meta.input_fp == r.env.input_fp &&
             ck_sp_run_dir(&sp, prev, sizeof(prev))) {
             snprintf(outd, sizeof(outd), "%s/output", prev);
-            if (ck_sinkout_load_dir(&prior, outd) == CK_OK)
+            int lrc = ck_sinkout_load_dir(&prior, outd);
+            if (lrc == CK_OK) {
                 snprintf(r.prior_output, sizeof(r.prior_output), "%s", prev);
+            } else {
+                /* None of it, rather than part of it: our output is then checked as partial. */
+                if (lrc != CK_ENOTFOUND)
+                    fprintf(stderr, "chandy: %s: cannot read the output of the run that took "
+                                    "the savepoint (%s); the output is checked as partial\n",
+                            outd, ck_strerror(lrc));
+                ck_sinkout_free(&prior);
+                ck_sinkout_init(&prior);
+            }
         }
         if (sp.meta.input_fp != r.env.input_fp)
             fprintf(stderr, "chandy: %s: the savepoint was taken over other input; the "
                             "output is checked as partial\n", sp.path);
     }
-    if (ck_storefs_mkdirs(r.outdir) || clean_outdir(r.outdir)) {
+    if (ck_storefs_mkdirs(r.outdir) || write_marker(r.outdir, sc.name) ||
+        clean_outdir(r.outdir)) {
         fprintf(stderr, "chandy: %s: cannot prepare the output directory: %s\n", r.outdir,
                 strerror(errno));
         if (have_sp)
@@ -176,8 +323,12 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
      * checked together with the output of the run that took it. */
     char outd[700];
     snprintf(outd, sizeof(outd), "%s/output", r.outdir);
-    if (ck_sinkout_save(&r.out, outd))
-        fprintf(stderr, "chandy: %s: cannot write the output\n", outd);
+    if (ck_sinkout_save(&r.out, outd)) {
+        /* A run that could not record its output failed, whatever the verdict. */
+        snprintf(r.error, sizeof(r.error), "%s: cannot write the output: %s", outd,
+                 strerror(errno));
+        fprintf(stderr, "chandy: %s\n", r.error);
+    }
     for (int i = 0; i < prior.n; i++) {
         const ck_sinkout_stream *st = &prior.s[i];
         if (ck_sinkout_append(&r.out, st->sink_id, 0, st->data, st->len))
@@ -187,15 +338,18 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
     ck_verdict v;
     rc = ck_verify(&sc.graph, &r.wl, &r.out, guarantee, partial, &v, err, sizeof(err));
     if (rc) {
+        /* Output that cannot be checked is not correct; run.json still says what happened. */
         fprintf(stderr, "chandy: %s: verifying the output: %s\n", scenario_path, err);
-        status = 1;
-        goto out;
+        if (!r.error[0])
+            snprintf(r.error, sizeof(r.error), "verifying the output: %s", err);
+        v = (ck_verdict){.guarantee = guarantee, .partial = partial, .ok = 0};
     }
     cJSON *run = ck_report_runjson(&r, &v);
     char path[700];
     snprintf(path, sizeof(path), "%s/run.json", r.outdir);
-    if (!run || ck_report_write(run, path)) {
-        fprintf(stderr, "chandy: %s: cannot write\n", path);
+    if (!run || (rc = ck_report_write(run, path))) {
+        fprintf(stderr, "chandy: %s: cannot write: %s\n", path,
+                !run || rc == CK_ENOMEM ? "out of memory" : strerror(errno));
         cJSON_Delete(run);
         status = 1;
         goto out;
@@ -222,6 +376,8 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
                                               : "the output broke its guarantee");
         status = 1;
     }
+    if (r.error[0])
+        status = 1; /* said above; run.json says it too */
     cJSON_Delete(run);
 out:
     if (r.jm_ready)

@@ -53,6 +53,7 @@ typedef struct ck_run {
     char platform_file[600];
     int nfaults;
     ck_fault_run faults[CK_MAX_FAULTS];
+    char error[800]; /* why the run failed though the job ran (its output not recorded), or "" */
 } ck_run;
 
 /* Backends: run the job to its end. Return 0, or an error with err set. */

@@ -4,41 +4,68 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "bytes.h"
 #include "crc32c.h"
 #include "error.h"
+#include "snapshot.h"
 #include "storefs.h"
 
-/* Reads a whole file; CK_ENOTFOUND, CK_EIO, CK_ENOMEM. */
-static int read_file(const char *path, uint8_t **out, size_t *len)
+/*
+ * Reads a whole regular file of at most max bytes (exactly want bytes
+ * unless want is UINT64_MAX). Anything else (a device, a FIFO, a
+ * directory, a file of another size) is refused without reading it, so
+ * that a link to /dev/zero or a FIFO neither hangs nor fills memory.
+ * Returns 0, CK_ENOTFOUND, CK_EIO (why: the system's reason),
+ * CK_ECORRUPT (why: what is wrong with it), CK_ENOMEM.
+ */
+static int read_file(const char *path, uint64_t want, uint64_t max, uint8_t **out, size_t *len,
+                     const char **why)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
+        *why = strerror(errno);
         return errno == ENOENT ? CK_ENOTFOUND : CK_EIO;
-    size_t cap = 1 << 16, n = 0;
-    uint8_t *b = malloc(cap);
-    int rc = b ? CK_OK : CK_ENOMEM;
-    while (!rc) {
-        if (n == cap) {
-            uint8_t *nb = realloc(b, cap * 2);
-            if (!nb) {
-                rc = CK_ENOMEM;
-                break;
-            }
-            b = nb;
-            cap *= 2;
-        }
-        size_t got = fread(b + n, 1, cap - n, f);
-        n += got;
-        if (got == 0) {
-            if (ferror(f))
-                rc = CK_EIO;
-            break;
+    }
+    struct stat st;
+    if (fstat(fd, &st)) {
+        *why = strerror(errno);
+        close(fd);
+        return CK_EIO;
+    }
+    int rc = CK_OK;
+    if (!S_ISREG(st.st_mode)) {
+        *why = S_ISDIR(st.st_mode) ? "a directory, not a file" : "not a regular file";
+        rc = CK_ECORRUPT;
+    } else if (want != UINT64_MAX && (uint64_t)st.st_size != want) {
+        *why = "wrong size (truncated, or not this savepoint's file)";
+        rc = CK_ECORRUPT;
+    } else if ((uint64_t)st.st_size > max) {
+        *why = "too large for a _metadata file";
+        rc = CK_ECORRUPT;
+    }
+    size_t n = (size_t)st.st_size, off = 0;
+    uint8_t *b = rc ? NULL : malloc(n ? n : 1);
+    if (!rc && !b)
+        rc = CK_ENOMEM;
+    while (!rc && off < n) {
+        ssize_t got = read(fd, b + off, n - off);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0) {
+            *why = strerror(errno);
+            rc = CK_EIO;
+        } else if (got == 0) {
+            *why = "it shrank while being read";
+            rc = CK_EIO;
+        } else {
+            off += (size_t)got;
         }
     }
-    fclose(f);
+    close(fd);
     if (rc) {
         free(b);
         return rc;
@@ -48,25 +75,41 @@ static int read_file(const char *path, uint8_t **out, size_t *len)
     return CK_OK;
 }
 
+/* A _metadata file larger than this is not one (a subtask takes at least 40 bytes). */
+#define CK_SP_METADATA_MAX (16u << 20)
+
 int ck_sp_open(ck_savepoint *sp, const char *path, char *err, size_t errlen)
 {
     memset(sp, 0, sizeof(*sp));
+    if (!path[0]) {
+        snprintf(err, errlen, "the savepoint path is empty: expected a savepoint directory");
+        return CK_EINVAL;
+    }
+    if (strlen(path) >= sizeof(sp->path)) {
+        snprintf(err, errlen, "%.200s...: the savepoint path is longer than %zu bytes", path,
+                 sizeof(sp->path) - 1);
+        return CK_EINVAL;
+    }
     snprintf(sp->path, sizeof(sp->path), "%s", path);
     size_t pl = strlen(sp->path);
     while (pl > 1 && sp->path[pl - 1] == '/')
         sp->path[--pl] = 0;
     if (pl >= 10 && !strcmp(sp->path + pl - 10, "/_metadata"))
         sp->path[pl - 10] = 0;
-    char file[800];
+    else if (!strcmp(sp->path, "_metadata"))
+        snprintf(sp->path, sizeof(sp->path), ".");
+    char file[sizeof(sp->path) + CK_STORE_KEY_MAX + 16];
     snprintf(file, sizeof(file), "%s/_metadata", sp->path);
-    int rc = read_file(file, &sp->metadata, &sp->metadata_len);
+    const char *why = "";
+    int rc = read_file(file, UINT64_MAX, CK_SP_METADATA_MAX, &sp->metadata, &sp->metadata_len,
+                       &why);
     if (rc) {
         snprintf(err, errlen, "%s: %s", file,
                  rc == CK_ENOTFOUND ? "no such file: not a savepoint or checkpoint directory"
-                                    : ck_strerror(rc));
+                 : rc == CK_ENOMEM  ? "out of memory"
+                                    : why);
         return rc == CK_ENOTFOUND ? CK_EIO : rc;
     }
-    const char *why;
     rc = ck_cp_meta_decode(sp->metadata, sp->metadata_len, &sp->meta, &why);
     if (rc) {
         snprintf(err, errlen, "%s: %s", file, rc == CK_ENOMEM ? "out of memory" : why);
@@ -98,20 +141,18 @@ int ck_sp_open(ck_savepoint *sp, const char *path, char *err, size_t errlen)
         }
         snprintf(file, sizeof(file), "%s/%s", sp->path, key + dl);
         ck_sp_file *f = &sp->files[s];
-        rc = read_file(file, &f->data, &f->len);
+        rc = read_file(file, sp->meta.tasks[s].bytes, UINT64_MAX, &f->data, &f->len, &why);
         if (rc) {
             snprintf(err, errlen, "%s: %s", file,
-                     rc == CK_ENOTFOUND ? "missing (the _metadata lists it)" : ck_strerror(rc));
+                     rc == CK_ENOTFOUND ? "missing (the _metadata lists it)"
+                     : rc == CK_ENOMEM  ? "out of memory"
+                                        : why);
             ck_sp_free(sp);
             return rc == CK_ENOTFOUND ? CK_EIO : rc;
         }
-        if (f->len != sp->meta.tasks[s].bytes || f->len < 4 ||
-            ck_get_u32(f->data + f->len - 4) != sp->meta.tasks[s].crc ||
+        if (f->len < 4 || ck_get_u32(f->data + f->len - 4) != sp->meta.tasks[s].crc ||
             ck_crc32c(0, f->data, f->len - 4) != sp->meta.tasks[s].crc) {
-            snprintf(err, errlen, "%s: %s", file,
-                     f->len != sp->meta.tasks[s].bytes
-                         ? "wrong size (truncated, or not this savepoint's file)"
-                         : "checksum mismatch (damaged)");
+            snprintf(err, errlen, "%s: checksum mismatch (damaged)", file);
             ck_sp_free(sp);
             return CK_ECORRUPT;
         }
@@ -125,13 +166,14 @@ int ck_sp_install(const ck_savepoint *sp, const char *store_root, char *err, siz
     for (uint32_t s = 0; s < sp->meta.nsubtasks; s++) {
         if (ck_storefs_put(store_root, sp->meta.tasks[s].key, sp->files[s].data, sp->files[s].len,
                            0)) {
-            snprintf(err, errlen, "%s/%s: cannot write", store_root, sp->meta.tasks[s].key);
+            snprintf(err, errlen, "%s/%s: cannot write: %s", store_root, sp->meta.tasks[s].key,
+                     strerror(errno));
             return CK_EIO;
         }
     }
     snprintf(key, sizeof(key), "%s_metadata", sp->dir);
     if (ck_storefs_put(store_root, key, sp->metadata, sp->metadata_len, 0)) {
-        snprintf(err, errlen, "%s/%s: cannot write", store_root, key);
+        snprintf(err, errlen, "%s/%s: cannot write: %s", store_root, key, strerror(errno));
         return CK_EIO;
     }
     return CK_OK;
@@ -160,4 +202,144 @@ int ck_sp_run_dir(const ck_savepoint *sp, char *buf, size_t len)
         return 0;
     snprintf(buf, len, "%.*s", (int)(pl - tl), sp->path);
     return 1;
+}
+
+/* Index in g->v[v].ops of job operator op, or -1. */
+static int op_in_vertex(const ck_graph *g, int v, int op)
+{
+    for (int k = 0; k < g->v[v].nops; k++)
+        if (g->v[v].ops[k] == op)
+            return k;
+    return -1;
+}
+
+/* The check of one state file against vertex v, subtask i of the job. */
+static int check_file(const ck_savepoint *sp, const char *file, const ck_snapshot *s,
+                      const ck_graph *g, const ck_config *cfg, const ck_topic *topic, int v,
+                      int i, char *err, size_t errlen)
+{
+    const ck_vertex *vx = &g->v[v];
+    if (s->vertex != v || s->subtask != i || s->parallelism != vx->parallelism) {
+        snprintf(err, errlen,
+                 "%s/%s: holds subtask %d of %d of vertex %d, where the job has vertex %d "
+                 "\"%s\" with parallelism %d",
+                 sp->path, file, s->subtask, s->parallelism, s->vertex, v, vx->name,
+                 vx->parallelism);
+        return CK_EINVAL;
+    }
+    for (int k = 0; k < s->nkeyed; k++) {
+        const ck_snap_keyed *ks = &s->keyed[k];
+        const ck_op_spec *op = ks->op >= 0 && ks->op < g->spec.nops ? &g->spec.ops[ks->op] : NULL;
+        if (!op || op_in_vertex(g, v, ks->op) < 0 || op->kind != ks->kind) {
+            if (!op)
+                snprintf(err, errlen,
+                         "%s/%s: holds the keyed state of operator %d (of kind %s), and the job "
+                         "has %d operators",
+                         sp->path, file, ks->op, ck_op_kind_name(ks->kind), g->spec.nops);
+            else
+                snprintf(err, errlen,
+                         "%s/%s: holds the keyed state of operator %d (of kind %s) in vertex %d, "
+                         "where the job has operator %d \"%s\" (of kind %s) in vertex %d",
+                         sp->path, file, ks->op, ck_op_kind_name(ks->kind), v, ks->op, op->name,
+                         ck_op_kind_name(op->kind), g->op_vertex[ks->op]);
+            return CK_EINVAL;
+        }
+        if (op->max_parallelism != ks->max_parallelism) {
+            snprintf(err, errlen,
+                     "%s/%s: operator %d \"%s\" has its keyed state in %d key groups (max "
+                     "parallelism), the job's has %d",
+                     sp->path, file, ks->op, op->name, ks->max_parallelism, op->max_parallelism);
+            return CK_EINVAL;
+        }
+    }
+    int is_source = g->spec.ops[vx->ops[0]].kind == CK_OP_SOURCE;
+    if (s->has_source != is_source) {
+        snprintf(err, errlen, "%s/%s: %s source offsets, and the job's vertex %d \"%s\" %s",
+                 sp->path, file, s->has_source ? "holds" : "holds no", v, vx->name,
+                 is_source ? "is a source" : "is not a source");
+        return CK_EINVAL;
+    }
+    int nparts = topic->ops->npartitions(topic->ctx);
+    for (int k = 0; s->has_source && k < s->source.nparts; k++) {
+        int p = s->source.parts[k];
+        if (p < 0 || p >= nparts || ck_topic_owner(topic->name, p, vx->parallelism) != i) {
+            snprintf(err, errlen,
+                     "%s/%s: holds the offset of partition %d, which source subtask %d of the "
+                     "job does not read (the input has %d partitions)",
+                     sp->path, file, p, i, nparts);
+            return CK_EINVAL;
+        }
+        int64_t size = topic->ops->size(topic->ctx, p);
+        if (s->source.offsets[k] > size) {
+            snprintf(err, errlen,
+                     "%s/%s: partition %d was read up to offset %lld, past the end of this "
+                     "run's input (%lld records)",
+                     sp->path, file, p, (long long)s->source.offsets[k], (long long)size);
+            return CK_EINVAL;
+        }
+    }
+    int two_phase = ck_cfg(cfg, CK_CFG_CP_INTERVAL) > 0 &&
+                    ck_cfg(cfg, CK_CFG_CP_MODE) == CK_CP_EXACTLY_ONCE;
+    for (int k = 0; k < s->nsinks; k++) {
+        int op = s->sinks[k].op;
+        if (op < 0 || op >= g->spec.nops || op_in_vertex(g, v, op) < 0 ||
+            g->spec.ops[op].kind != CK_OP_SINK) {
+            snprintf(err, errlen,
+                     "%s/%s: holds the transactions of a sink, operator %d, which the job's "
+                     "vertex %d \"%s\" does not have",
+                     sp->path, file, op, v, vx->name);
+            return CK_EINVAL;
+        }
+        if (!two_phase) {
+            snprintf(err, errlen,
+                     "%s/%s: holds sink transactions, and the job's sinks write without them "
+                     "(they do with exactly-once checkpoints: "
+                     "execution.checkpointing.interval and .mode)",
+                     sp->path, file);
+            return CK_EINVAL;
+        }
+    }
+    return CK_OK;
+}
+
+int ck_sp_check_job(const ck_savepoint *sp, const ck_graph *g, const ck_config *cfg,
+                    const ck_topic *topic, char *err, size_t errlen)
+{
+    if (sp->meta.nsubtasks != g->nsubtasks) {
+        snprintf(err, errlen,
+                 "%s: the savepoint holds the state of %u subtasks, the job has %u "
+                 "(changing parallelism on restore is not supported yet)",
+                 sp->path, sp->meta.nsubtasks, g->nsubtasks);
+        return CK_EINVAL;
+    }
+    size_t dl = strlen(sp->dir);
+    for (int v = 0; v < g->nv; v++) {
+        for (int i = 0; i < g->v[v].parallelism; i++) {
+            char want[64];
+            snprintf(want, sizeof(want), "v%d-%d.state", v, i);
+            uint32_t f = 0;
+            while (f < sp->meta.nsubtasks && strcmp(sp->meta.tasks[f].key + dl, want))
+                f++;
+            if (f == sp->meta.nsubtasks) {
+                snprintf(err, errlen,
+                         "%s: holds no state for subtask %d of the job's vertex %d \"%s\" "
+                         "(%s): the savepoint is of another job",
+                         sp->path, i, v, g->v[v].name, want);
+                return CK_EINVAL;
+            }
+            ck_snapshot s;
+            const char *why;
+            int rc = ck_snap_decode(sp->files[f].data, sp->files[f].len, &s, &why);
+            if (rc) {
+                snprintf(err, errlen, "%s/%s: %s", sp->path, want,
+                         rc == CK_ENOMEM ? "out of memory" : why);
+                return rc == CK_ENOMEM ? CK_ENOMEM : CK_ECORRUPT;
+            }
+            rc = check_file(sp, want, &s, g, cfg, topic, v, i, err, errlen);
+            ck_snapshot_free(&s);
+            if (rc)
+                return rc;
+        }
+    }
+    return CK_OK;
 }

@@ -16,7 +16,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "config.h"
 #include "coordinator.h"
+#include "graph.h"
+#include "topic.h"
 
 typedef struct ck_sp_file {
     uint8_t *data;
@@ -33,8 +36,23 @@ typedef struct ck_savepoint {
 } ck_savepoint;
 
 /* Opens the savepoint at path (its directory, or its _metadata file).
- * Returns 0, or CK_EIO / CK_ECORRUPT / CK_ENOMEM with one line in err. */
+ * Reads regular files only: the _metadata (at most 16 MiB), then each
+ * state file, of exactly the size the _metadata declares; a device or a
+ * FIFO is refused without being read. Returns 0, or CK_EINVAL (an empty
+ * or too long path), CK_EIO (with the system's reason), CK_ECORRUPT,
+ * CK_ENOMEM, with one line in err naming the file. */
 int ck_sp_open(ck_savepoint *sp, const char *path, char *err, size_t errlen);
+
+/* Checks up front that the savepoint is of this job: a state file for
+ * every subtask, each of the vertex, subtask and parallelism the job has,
+ * keyed state of operators of the same kind and max parallelism, source
+ * offsets of partitions the subtask reads and within the input, sink
+ * transactions only where the sinks write in transactions. (The format
+ * holds operator indexes and kinds, not names.) Returns 0, CK_EINVAL
+ * (another job), CK_ECORRUPT (a state file does not decode), CK_ENOMEM,
+ * with one line in err naming the file and what differs. */
+int ck_sp_check_job(const ck_savepoint *sp, const ck_graph *g, const ck_config *cfg,
+                    const ck_topic *topic, char *err, size_t errlen);
 
 /* Writes it into the store rooted at store_root, under its own keys. */
 int ck_sp_install(const ck_savepoint *sp, const char *store_root, char *err, size_t errlen);

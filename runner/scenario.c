@@ -86,6 +86,12 @@ static void parse_cluster(ck_jin *j, const cJSON *o, ck_cluster_spec *c, const c
         } else {
             const char *slash = strrchr(scenario_path, '/');
             int dirlen = slash ? (int)(slash - scenario_path) + 1 : 0;
+            if ((size_t)dirlen + strlen(plat) >= sizeof(c->platform)) {
+                size_t s2 = ck_jin_push_key(j, "platform");
+                ck_jin_fail(j, "the platform file's path, next to the scenario, is longer than "
+                               "%zu bytes", sizeof(c->platform) - 1);
+                ck_jin_pop(j, s2);
+            }
             snprintf(c->platform, sizeof(c->platform), "%.*s%s", dirlen, scenario_path, plat);
         }
     }
@@ -537,7 +543,8 @@ static void parse_config(ck_jin *j, const cJSON *o, ck_config *cfg)
             if (d->type == CK_CFG_PATH) {
                 if (!cJSON_IsString(c) || !c->valuestring[0] ||
                     strlen(c->valuestring) >= sizeof(cfg->path)) {
-                    ck_jin_fail(j, "expected a path (a non-empty string)");
+                    ck_jin_fail(j, "expected a path (a non-empty string of at most %zu bytes)",
+                                sizeof(cfg->path) - 1);
                 } else {
                     snprintf(cfg->path, sizeof(cfg->path), "%s", c->valuestring);
                     cfg->v[id] = 1;
@@ -596,6 +603,11 @@ int ck_scenario_parse(ck_scenario *s, const char *path, const char *text, char *
                       size_t errlen)
 {
     memset(s, 0, sizeof(*s));
+    if (strlen(path) >= sizeof(s->path)) {
+        snprintf(err, errlen, "%.200s...: the path is longer than %zu bytes", path,
+                 sizeof(s->path) - 1);
+        return CK_EINVAL;
+    }
     snprintf(s->path, sizeof(s->path), "%s", path);
     ck_jin j = {.file = path};
     cJSON *root = ck_jin_parse(&j, text);
@@ -611,7 +623,18 @@ int ck_scenario_parse(ck_scenario *s, const char *path, const char *text, char *
     if (blen > 5 && strcmp(base + blen - 5, ".json") == 0)
         blen -= 5;
     snprintf(s->name, sizeof(s->name), "%.*s", (int)CK_MIN(blen, sizeof(s->name) - 1), base);
+    int named = cJSON_GetObjectItemCaseSensitive(root, "name") != NULL;
     ck_jin_string(&j, root, "name", 0, s->name, sizeof(s->name));
+    if (!j.failed && !ck_scenario_name_ok(s->name)) {
+        /* It names the default output directory, out/<name>, which a run empties. */
+        char got[96];
+        snprintf(got, sizeof(got), "\"%.60s\"", s->name); /* ck_jin_fail escapes control characters */
+        size_t s2 = ck_jin_push_key(&j, "name");
+        ck_jin_fail(&j, "expected a plain file name (no '/', not \".\" or \"..\", no control "
+                        "characters)%s, got %s",
+                    named ? "" : " (the default comes from the file name: give one)", got);
+        ck_jin_pop(&j, s2);
+    }
     ck_jin_string(&j, root, "description", 0, s->description, sizeof(s->description));
     int64_t seed = 1;
     ck_jin_int(&j, root, "seed", 0, 0, INT64_C(9007199254740991), &seed);
@@ -671,8 +694,30 @@ int ck_scenario_parse(ck_scenario *s, const char *path, const char *text, char *
     return CK_OK;
 }
 
+int ck_scenario_name_ok(const char *name)
+{
+    size_t n = strlen(name);
+    if (n == 0 || n > CK_SCENARIO_NAME_MAX || !strcmp(name, ".") || !strcmp(name, ".."))
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)name[i];
+        if (c == '/' || c < 0x20 || c == 0x7f)
+            return 0;
+    }
+    return 1;
+}
+
 int ck_scenario_load(ck_scenario *s, const char *path, char *err, size_t errlen)
 {
+    if (!path[0]) {
+        snprintf(err, errlen, "the scenario path is empty: expected a scenario file");
+        return CK_EINVAL;
+    }
+    if (strlen(path) >= sizeof(s->path)) {
+        snprintf(err, errlen, "%.200s...: the path is longer than %zu bytes", path,
+                 sizeof(s->path) - 1);
+        return CK_EINVAL;
+    }
     FILE *f = fopen(path, "rb");
     if (!f) {
         snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
@@ -700,11 +745,11 @@ int ck_scenario_load(ck_scenario *s, const char *path, char *err, size_t errlen)
             cap *= 2;
         }
     }
-    int rd_err = ferror(f);
+    int rd_err = ferror(f), e = errno;
     fclose(f);
     if (!text || rd_err) {
         free(text);
-        snprintf(err, errlen, "%s: cannot read", path);
+        snprintf(err, errlen, "%s: cannot read: %s", path, text ? strerror(e) : "out of memory");
         return CK_EIO;
     }
     text[len] = 0;

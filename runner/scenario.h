@@ -63,9 +63,11 @@ typedef struct ck_fault {
 
 enum { CK_DAMAGE_BITFLIP = 0, CK_DAMAGE_TRUNCATE = 1 };
 
+#define CK_SCENARIO_NAME_MAX 63
+
 typedef struct ck_scenario {
     char path[512];
-    char name[64];
+    char name[CK_SCENARIO_NAME_MAX + 1]; /* a plain file name (ck_scenario_name_ok) */
     char description[512];
     uint64_t seed;
     ck_cluster_spec cluster;
@@ -89,6 +91,10 @@ int ck_scenario_parse(ck_scenario *s, const char *path, const char *text, char *
                       size_t errlen);
 
 void ck_scenario_free(ck_scenario *s);
+
+/* 1 when name may name a run (and its default directory out/<name>): 1 to
+ * CK_SCENARIO_NAME_MAX bytes, no '/', not "." or "..", no control characters. */
+int ck_scenario_name_ok(const char *name);
 
 /* 1 when the fault acts on task manager `host` (crashes it, cuts it off). */
 int ck_fault_involves(const ck_fault *f, int host);

@@ -1,0 +1,532 @@
+/*
+ * test_cli.c - the chandy command given bad input, as a new user would:
+ * names and paths that point elsewhere, output directories that are not a
+ * run's, savepoints that are special files or of another job, a full disk,
+ * numbers with junk around them. Each must end in one line naming what is
+ * wrong and the documented exit status (2: wrong scenario or option; 1: the
+ * run failed), and must never delete or overwrite what is not a run's.
+ *
+ * A full disk is played with RLIMIT_FSIZE (`ulimit -f`, with SIGXFSZ
+ * ignored): a write past the limit fails with EFBIG as it would with
+ * ENOSPC, for the run and every process it forks, without root, a
+ * filesystem of our own or interposed libc calls. The limit sits above
+ * platform.xml and run.json and below the sinks' output.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "error.h"
+#include "runutil.h"
+#include "scenario.h"
+
+/* Runs `sh -c "<prefix> chandy <args>"` in dir (NULL: the source tree);
+ * output in <tmp>/<tag>.{out,err}. */
+static int run_sh(const char *dir, const char *prefix, const char *tag, const char *args)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof(cmd), "cd '%s' && %s timeout 60 %s %s > %s/%s.out 2> %s/%s.err",
+             dir ? dir : CHANDY_SOURCE_DIR, prefix, CHANDY_BIN, args, tmp, tag, tmp, tag);
+    int st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+/* <tmp>/<tag>.err holds one line that contains every one of the strings. */
+static void err_says(const char *tag, const char *a, const char *b)
+{
+    char path[256];
+    snprintf(path, sizeof(path), "%s/%s.err", tmp, tag);
+    char *text = slurp(path);
+    assert_non_null(text);
+    if ((a && !strstr(text, a)) || (b && !strstr(text, b)))
+        fprintf(stderr, "%s.err: %s\n", tag, text);
+    assert_non_null(strstr(text, a));
+    if (b)
+        assert_non_null(strstr(text, b));
+    free(text);
+}
+
+static int exists(const char *rel)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/%s", tmp, rel);
+    struct stat st;
+    return lstat(path, &st) == 0;
+}
+
+static void mkdir_in(const char *rel)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof(cmd), "mkdir -p '%s/%s'", tmp, rel);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* The small test scenario with "name" (and only it) replaced; written to
+ * <tmp>/<file>. */
+static const char *small_named(const char *file, const char *name_json)
+{
+    char *text = slurp(CHANDY_SOURCE_DIR "/tests/scenarios/small.json");
+    assert_non_null(text);
+    const char *at = strstr(text, "\"name\": \"small\"");
+    assert_non_null(at);
+    char *out = malloc(strlen(text) + strlen(name_json) + 16);
+    sprintf(out, "%.*s\"name\": %s%s", (int)(at - text), text, name_json,
+            at + strlen("\"name\": \"small\""));
+    const char *path = put_file(file, out);
+    free(out);
+    free(text);
+    assert_non_null(path);
+    return path;
+}
+
+/* 1. A name that climbs out of out/ must not pick the output directory. */
+static void test_name_is_a_file_name(void **state)
+{
+    (void)state;
+    mkdir_in("a/b");
+    mkdir_in("a/victim/store");
+    assert_non_null(put_file("a/victim/store/keep", "precious\n"));
+    small_named("a/b/evil.json", "\"../../victim\"");
+    char dir[300];
+    snprintf(dir, sizeof(dir), "%s/a/b", tmp);
+    assert_int_equal(run_sh(dir, "", "evil", "run evil.json --quiet"), 2);
+    err_says("evil", "evil.json: name: expected a plain file name", "../../victim");
+    assert_true(exists("a/victim/store/keep"));
+    assert_false(exists("a/b/out"));
+
+    static const char *const bad[] = {"\".\"", "\"..\"", "\"a/b\"", "\"/abs\"", "\"x\\ny\"",
+                                      "\"tab\\there\""};
+    static ck_scenario sc;
+    char err[1200];
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        const char *path = small_named("bad-name.json", bad[i]);
+        assert_int_equal(ck_scenario_load(&sc, path, err, sizeof(err)), CK_EINVAL);
+        assert_non_null(strstr(err, ": name: "));
+        assert_null(strchr(err, '\n')); /* one line, even for a name with a newline */
+    }
+    /* A name as long as allowed, and one byte longer. */
+    char longname[80];
+    snprintf(longname, sizeof(longname), "\"%063d\"", 7);
+    assert_int_equal(ck_scenario_load(&sc, small_named("n63.json", longname), err, sizeof(err)),
+                     0);
+    ck_scenario_free(&sc);
+    snprintf(longname, sizeof(longname), "\"%064d\"", 7);
+    assert_int_equal(ck_scenario_load(&sc, small_named("n64.json", longname), err, sizeof(err)),
+                     CK_EINVAL);
+    /* The default name comes from the file name: "..json" would be ".". */
+    char *text = slurp(CHANDY_SOURCE_DIR "/tests/scenarios/small.json");
+    char *nm = strstr(text, "\"name\": \"small\",");
+    memset(nm, ' ', strlen("\"name\": \"small\","));
+    assert_non_null(put_file("..json", text));
+    free(text);
+    char path[300];
+    snprintf(path, sizeof(path), "%s/..json", tmp);
+    assert_int_equal(ck_scenario_load(&sc, path, err, sizeof(err)), CK_EINVAL);
+    assert_non_null(strstr(err, "name"));
+}
+
+/* 2 and 6. --out: a user's directory, a file, an empty path. */
+static void test_out_must_be_a_run_directory(void **state)
+{
+    (void)state;
+    mkdir_in("user/store");
+    assert_non_null(put_file("user/notes", "mine\n"));
+    assert_non_null(put_file("user/store/f", "mine too\n"));
+    char args[600];
+    snprintf(args, sizeof(args), "run tests/scenarios/small.json --quiet --out %s/user", tmp);
+    assert_int_equal(run_sh(NULL, "", "user", args), 2);
+    err_says("user", "/user: not empty and not a chandy run directory", NULL);
+    assert_true(exists("user/store/f"));
+    assert_true(exists("user/notes"));
+
+    /* A file: exit 2 naming it (not platform.xml, not 1). */
+    assert_non_null(put_file("afile", "x\n"));
+    snprintf(args, sizeof(args), "run tests/scenarios/small.json --quiet --out %s/afile", tmp);
+    assert_int_equal(run_sh(NULL, "", "afile", args), 2);
+    err_says("afile", "/afile: not a directory", NULL);
+    assert_int_equal(run_sh(NULL, "", "empty", "run tests/scenarios/small.json --out ''"), 2);
+    err_says("empty", "--out", NULL);
+
+    /* A new directory, then the same again: a run directory may be reused. */
+    snprintf(args, sizeof(args), "run tests/scenarios/small.json --quiet --out %s/mine", tmp);
+    assert_int_equal(run_sh(NULL, "", "mine1", args), 0);
+    assert_true(exists("mine/.chandy-run"));
+    assert_int_equal(run_sh(NULL, "", "mine2", args), 0);
+    /* An empty directory is fine too. */
+    mkdir_in("emptydir");
+    snprintf(args, sizeof(args), "run tests/scenarios/small.json --quiet --out %s/emptydir", tmp);
+    assert_int_equal(run_sh(NULL, "", "emptydir", args), 0);
+}
+
+/* 3. A full disk under the output directory fails the run, under both backends. */
+static void test_full_disk_fails_the_run(void **state)
+{
+    (void)state;
+    /* Under sockets small-cp restarts after a failure: without failing at
+     * once it would run to its 64 s limit (and the 60 s timeout, 124). */
+    static const struct {
+        const char *backend, *scenario;
+    } runs[] = {{"simgrid", "small"}, {"sockets", "small"}, {"sockets", "small-cp"}};
+    for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+        char args[600], dir[64];
+        snprintf(dir, sizeof(dir), "full-%s-%s", runs[i].backend, runs[i].scenario);
+        snprintf(args, sizeof(args),
+                 "run tests/scenarios/%s.json --quiet --backend %s --out %s/%s",
+                 runs[i].scenario, runs[i].backend, tmp, dir);
+        /* 16 KiB: platform.xml (3 KB) and run.json (6 KB) fit, the output does not. */
+        assert_int_equal(run_sh(NULL, "trap '' XFSZ; ulimit -f 16;", dir, args), 1);
+        cJSON *run = load_run(dir);
+        const cJSON *e = cJSON_GetObjectItem(run, "error");
+        if (!cJSON_IsString(e))
+            fprintf(stderr, "%s: run.json has no error\n", dir);
+        assert_true(cJSON_IsString(e));
+        cJSON_Delete(run);
+        err_says(dir, "File too large", NULL);
+    }
+    /* 8 KiB: run.json cannot be written either; stderr says so. */
+    char args[600];
+    snprintf(args, sizeof(args), "run tests/scenarios/small.json --quiet --out %s/full-8k", tmp);
+    assert_int_equal(run_sh(NULL, "trap '' XFSZ; ulimit -f 8;", "full-8k", args), 1);
+    err_says("full-8k", "run.json: cannot write: File too large", NULL);
+    assert_null(try_load_run("full-8k"));
+    assert_false(exists("full-8k/run.json.part"));
+    /* Again into a directory with an earlier run.json: it must not stay to
+     * tell the earlier run's story as this one's. */
+    snprintf(args, sizeof(args), "run tests/scenarios/small.json --quiet --out %s/full-again",
+             tmp);
+    assert_int_equal(run_sh(NULL, "", "full-again", args), 0);
+    cJSON *earlier = try_load_run("full-again");
+    assert_non_null(earlier);
+    cJSON_Delete(earlier);
+    assert_int_equal(run_sh(NULL, "trap '' XFSZ; ulimit -f 8;", "full-again", args), 1);
+    assert_null(try_load_run("full-again"));
+}
+
+/* Runs savepoint-stop into <tmp>/stop once; returns its savepoint path. */
+static const char *stop_savepoint(void)
+{
+    static char sp[600];
+    if (sp[0])
+        return sp;
+    char args[600];
+    snprintf(args, sizeof(args), "run scenarios/savepoint-stop.json --quiet --out %s/stop", tmp);
+    assert_int_equal(run_sh(NULL, "", "stop", args), 0);
+    cJSON *run = load_run("stop");
+    const cJSON *p =
+        cJSON_GetObjectItem(cJSON_GetObjectItem(run, "job"), "stopped_with_savepoint");
+    assert_true(cJSON_IsString(p));
+    snprintf(sp, sizeof(sp), "%s", p->valuestring);
+    cJSON_Delete(run);
+    return sp;
+}
+
+/* 4. Special files in a savepoint are refused at once, never read. */
+static void test_savepoint_special_files(void **state)
+{
+    (void)state;
+    const char *sp = stop_savepoint();
+    mkdir_in("spz");
+    char cmd[1400];
+    snprintf(cmd, sizeof(cmd), "ln -s /dev/zero %s/spz/_metadata && mkdir %s/spf && mkfifo "
+                               "%s/spf/_metadata && cp -r %s %s/spl && ln -sf /dev/zero "
+                               "%s/spl/v0-0.state",
+             tmp, tmp, tmp, sp, tmp, tmp);
+    assert_int_equal(system(cmd), 0);
+    static const char *const dirs[] = {"spz", "spf", "spl"};
+    for (int i = 0; i < 3; i++) {
+        char args[600];
+        snprintf(args, sizeof(args), "savepoint %s/%s", tmp, dirs[i]);
+        assert_int_equal(run_sh(NULL, "", dirs[i], args), 1); /* timeout would give 124 */
+        err_says(dirs[i], "not a regular file", NULL);
+    }
+    /* A copy that is sound is read. */
+    snprintf(cmd, sizeof(cmd), "cp -r %s %s/spc", sp, tmp);
+    assert_int_equal(system(cmd), 0);
+    char args[600];
+    snprintf(args, sizeof(args), "savepoint %s/spc", tmp);
+    assert_int_equal(run_sh(NULL, "", "spc", args), 0);
+}
+
+/* Writes savepoint-restore.json with edits to <tmp>/<file>, without its recovery path. */
+static void restore_variant(const char *file, void (*edit)(cJSON *root))
+{
+    char *text = slurp(CHANDY_SOURCE_DIR "/scenarios/savepoint-restore.json");
+    cJSON *root = cJSON_Parse(text);
+    free(text);
+    assert_non_null(root);
+    cJSON_DeleteItemFromObject(cJSON_GetObjectItem(root, "config"),
+                               "execution.state-recovery.path");
+    cJSON_DeleteItemFromObject(root, "expect");
+    edit(root);
+    char *out = cJSON_Print(root);
+    assert_non_null(put_file(file, out));
+    free(out);
+    cJSON_Delete(root);
+}
+
+static cJSON *op(cJSON *root, int i)
+{
+    return cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(root, "job"), "operators"), i);
+}
+
+static void set_num(cJSON *o, const char *k, double v)
+{
+    cJSON_DeleteItemFromObject(o, k);
+    cJSON_AddNumberToObject(o, k, v);
+}
+
+static void set_str(cJSON *o, const char *k, const char *v)
+{
+    cJSON_DeleteItemFromObject(o, k);
+    cJSON_AddStringToObject(o, k, v);
+}
+
+/* The same 8 subtasks: count and its sink at 2, the window and its sink at 4. */
+static void moved_parallelism(cJSON *root)
+{
+    set_num(op(root, 3), "parallelism", 2);
+    set_num(op(root, 4), "parallelism", 2);
+    set_num(op(root, 5), "parallelism", 4);
+    set_num(op(root, 6), "parallelism", 4);
+}
+
+/* "count" becomes a window, "per-second" an aggregate. */
+static void swapped_kinds(cJSON *root)
+{
+    cJSON *a = op(root, 3), *w = op(root, 5);
+    set_str(a, "type", "window");
+    set_str(a, "size", "1 s");
+    set_str(w, "type", "aggregate");
+    cJSON_DeleteItemFromObject(w, "size");
+}
+
+static void other_max_parallelism(cJSON *root)
+{
+    set_num(cJSON_GetObjectItem(root, "config"), "pipeline.max-parallelism", 64);
+}
+
+static void other_partitions(cJSON *root)
+{
+    set_num(cJSON_GetObjectItem(root, "workload"), "partitions", 3);
+}
+
+static void unchanged(cJSON *root)
+{
+    (void)root;
+}
+
+/* 5. A savepoint of another job with as many subtasks is refused up front. */
+static void test_savepoint_of_another_job(void **state)
+{
+    (void)state;
+    const char *sp = stop_savepoint();
+    static const struct {
+        const char *file;
+        void (*edit)(cJSON *);
+        const char *says;
+    } cases[] = {
+        {"moved.json", moved_parallelism, "with parallelism 2"},
+        {"kinds.json", swapped_kinds, "(of kind window)"},
+        {"maxp.json", other_max_parallelism, "max parallelism"},
+        {"parts.json", other_partitions, "partition 3"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        restore_variant(cases[i].file, cases[i].edit);
+        char args[1200];
+        snprintf(args, sizeof(args), "run %s/%s --quiet -s %s --out %s/other", tmp,
+                 cases[i].file, sp, tmp);
+        assert_int_equal(run_sh(NULL, "", "other", args), 2);
+        err_says("other", ".state: ", cases[i].says);
+    }
+    /* The job itself is accepted. */
+    restore_variant("same.json", unchanged);
+    char args[1200];
+    snprintf(args, sizeof(args), "run %s/same.json --quiet -s %s --out %s/same", tmp, sp, tmp);
+    assert_int_equal(run_sh(NULL, "", "same", args), 0);
+    cJSON *run = load_run("same");
+    assert_true(cJSON_IsString(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(run, "correctness"), "includes_output_of")));
+    cJSON_Delete(run);
+
+    /* The output of the run that took it, read to check ours with, is a
+     * link to /dev/zero: not read (it would never end); ours is checked as
+     * partial instead, and says so. */
+    char cmd[1400];
+    snprintf(cmd, sizeof(cmd), "mkdir %s/z && cp -r %s/stop/store %s/stop/output %s/z/ && "
+                               "ln -sf /dev/zero %s/z/output/00040000.out",
+             tmp, tmp, tmp, tmp, tmp);
+    assert_int_equal(system(cmd), 0);
+    snprintf(args, sizeof(args), "run %s/same.json --quiet -s %s/z/store/%s --out %s/same-z", tmp,
+             tmp, strstr(sp, "/store/") + 7, tmp);
+    assert_int_equal(run_sh(NULL, "", "same-z", args), 0);
+    err_says("same-z", "cannot read the output of the run that took the savepoint", NULL);
+    run = load_run("same-z");
+    const cJSON *c = cJSON_GetObjectItem(run, "correctness");
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(c, "includes_output_of")));
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(c, "partial")));
+    cJSON_Delete(run);
+}
+
+/* 11. Starting from a savepoint inside --out would empty the run that took it. */
+static void test_savepoint_inside_out(void **state)
+{
+    (void)state;
+    const char *sp = stop_savepoint();
+    char before[300];
+    snprintf(before, sizeof(before), "%s/stop/run.json", tmp);
+    char *runjson = slurp(before);
+    char args[1200];
+    snprintf(args, sizeof(args), "run scenarios/savepoint-restore.json --quiet -s %s --out %s/stop",
+             sp, tmp);
+    assert_int_equal(run_sh(NULL, "", "inside", args), 2);
+    err_says("inside", "the savepoint lies in what a run into", NULL);
+    /* Relative, from inside the directory. */
+    char dir[300];
+    snprintf(dir, sizeof(dir), "%s/stop", tmp);
+    snprintf(args, sizeof(args),
+             "run %s/scenarios/savepoint-restore.json --quiet -s ./store/%s --out .",
+             CHANDY_SOURCE_DIR, strstr(sp, "/store/") + 7);
+    assert_int_equal(run_sh(dir, "", "inside2", args), 2);
+    char *after = slurp(before);
+    assert_string_equal(runjson, after); /* the stopping run is untouched */
+    free(runjson);
+    free(after);
+    assert_true(exists("stop/output/00040000.out"));
+    assert_true(exists("stop/store/savepoints"));
+
+    /* A run directory whose store/ is a link elsewhere: emptying it would
+     * still delete the output of the run that took the savepoint. */
+    char cmd[1400];
+    snprintf(cmd, sizeof(cmd), "mkdir %s/w && cp -r %s/stop/output %s/stop/run.json %s/w/ && "
+                               "cp -r %s/stop/store %s/w-store && ln -s ../w-store %s/w/store",
+             tmp, tmp, tmp, tmp, tmp, tmp, tmp);
+    assert_int_equal(system(cmd), 0);
+    snprintf(args, sizeof(args),
+             "run scenarios/savepoint-restore.json --quiet -s %s/w/store/%s --out %s/w", tmp,
+             strstr(sp, "/store/") + 7, tmp);
+    assert_int_equal(run_sh(NULL, "", "inside3", args), 2);
+    err_says("inside3", "the savepoint lies in what a run into", NULL);
+    assert_true(exists("w/output/00040000.out"));
+}
+
+/* 7. An empty savepoint path is refused, however it is given (and an empty scenario path). */
+static void test_empty_savepoint_path(void **state)
+{
+    (void)state;
+    assert_int_equal(run_sh(NULL, "", "sp-empty", "savepoint ''"), 2);
+    err_says("sp-empty", "savepoint path is empty", NULL);
+    assert_int_equal(run_sh(NULL, "", "s-empty", "run tests/scenarios/small.json -s ''"), 2);
+    err_says("s-empty", "savepoint path is empty", NULL);
+    char *text = slurp(CHANDY_SOURCE_DIR "/tests/scenarios/small.json");
+    char *cfg = strstr(text, "\"config\": {");
+    assert_non_null(cfg);
+    char out[8192];
+    snprintf(out, sizeof(out), "%.*s\"config\": {\"execution.state-recovery.path\": \"\", %s",
+             (int)(cfg - text), text, cfg + strlen("\"config\": {"));
+    free(text);
+    const char *path = put_file("rp-empty.json", out);
+    char args[400];
+    snprintf(args, sizeof(args), "validate %s", path);
+    assert_int_equal(run_sh(NULL, "", "rp-empty", args), 2);
+    err_says("rp-empty", "config.execution.state-recovery.path: expected a path", NULL);
+    assert_int_equal(run_sh(NULL, "", "sc-empty", "validate ''"), 2);
+    err_says("sc-empty", "the scenario path is empty", NULL);
+}
+
+/* 8. Paths too long for chandy are errors naming them, never cut short. */
+static void test_long_paths(void **state)
+{
+    (void)state;
+    char longdir[800];
+    int n = snprintf(longdir, sizeof(longdir), "%s/", tmp);
+    while (n < 620)
+        n += snprintf(longdir + n, sizeof(longdir) - (size_t)n, "dddddddddd/");
+    longdir[n - 1] = 0;
+    char args[1200];
+    snprintf(args, sizeof(args), "run tests/scenarios/small.json --quiet --out %s", longdir);
+    assert_int_equal(run_sh(NULL, "", "long-out", args), 2);
+    err_says("long-out", "longer than", NULL);
+    snprintf(args, sizeof(args), "savepoint %s", longdir);
+    assert_int_equal(run_sh(NULL, "", "long-sp", args), 2);
+    err_says("long-sp", "longer than", NULL);
+    snprintf(args, sizeof(args), "run tests/scenarios/small.json -s %s", longdir);
+    assert_int_equal(run_sh(NULL, "", "long-s", args), 2);
+    err_says("long-s", "longer than", NULL);
+    snprintf(args, sizeof(args), "validate %s/x.json", longdir);
+    assert_int_equal(run_sh(NULL, "", "long-sc", args), 2);
+    err_says("long-sc", "longer than", NULL);
+}
+
+/* 9. The system's reason, not "input/output error". */
+static void test_errno_is_reported(void **state)
+{
+    (void)state;
+    assert_non_null(put_file("plain", "x\n"));
+    char cmd[400];
+    snprintf(cmd, sizeof(cmd), "ln -s loop %s/loop", tmp);
+    assert_int_equal(system(cmd), 0);
+    char args[400];
+    snprintf(args, sizeof(args), "savepoint %s/plain/x", tmp);
+    assert_int_equal(run_sh(NULL, "", "enotdir", args), 1);
+    err_says("enotdir", "Not a directory", NULL);
+    snprintf(args, sizeof(args), "savepoint %s/loop", tmp);
+    assert_int_equal(run_sh(NULL, "", "eloop", args), 1);
+    err_says("eloop", "Too many levels of symbolic links", NULL);
+}
+
+/* 10. Numbers are digits only; write errors on standard output are said. */
+static void test_numbers_and_write_errors(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {"' 4'", "'4 '", "+4", "4x", "0x4", "''", "-4"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char args[200];
+        snprintf(args, sizeof(args), "keygroup --parallelism %s < /dev/null", bad[i]);
+        assert_int_equal(run_sh(NULL, "", "kg-bad", args), 2);
+        err_says("kg-bad", "--parallelism", NULL);
+        snprintf(args, sizeof(args), "run tests/scenarios/small.json --seed %s", bad[i]);
+        assert_int_equal(run_sh(NULL, "", "seed-bad", args), 2);
+    }
+    assert_int_equal(run_sh(NULL, "", "kg-ok", "keygroup --parallelism 4 < /dev/null"), 0);
+    /* /dev/full: every write fails with ENOSPC. */
+    static const char *const writers[] = {
+        "keygroup --parallelism 4 < tests/scenarios/small.json", "config",
+        "validate tests/scenarios/small.json", "help"};
+    for (size_t i = 0; i < sizeof(writers) / sizeof(writers[0]); i++) {
+        char args[200], tag[32];
+        snprintf(args, sizeof(args), "%s", writers[i]);
+        snprintf(tag, sizeof(tag), "full%zu", i);
+        char cmd[4096];
+        snprintf(cmd, sizeof(cmd), "cd %s && %s %s > /dev/full 2> %s/%s.err", CHANDY_SOURCE_DIR,
+                 CHANDY_BIN, args, tmp, tag);
+        int st = system(cmd);
+        assert_true(WIFEXITED(st));
+        assert_int_equal(WEXITSTATUS(st), 1);
+        err_says(tag, "writing to standard output: No space left on device", NULL);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_name_is_a_file_name),
+        cmocka_unit_test(test_out_must_be_a_run_directory),
+        cmocka_unit_test(test_full_disk_fails_the_run),
+        cmocka_unit_test(test_savepoint_special_files),
+        cmocka_unit_test(test_savepoint_of_another_job),
+        cmocka_unit_test(test_savepoint_inside_out),
+        cmocka_unit_test(test_empty_savepoint_path),
+        cmocka_unit_test(test_long_paths),
+        cmocka_unit_test(test_errno_is_reported),
+        cmocka_unit_test(test_numbers_and_write_errors),
+    };
+    return cmocka_run_group_tests(tests, ru_setup, ru_teardown);
+}
