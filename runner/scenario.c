@@ -645,6 +645,14 @@ int ck_scenario_parse(ck_scenario *s, const char *path, const char *text, char *
                         "managers with taskmanager.numberOfTaskSlots = %d hold %d",
                         s->graph.nslots, s->cluster.taskmanagers, s->graph.slots_per_host,
                         s->cluster.taskmanagers * s->graph.slots_per_host);
+        } else if (!s->cluster.taskmanagers && need > CK_MAX_TM) {
+            /* Left out, the count follows from the job: it must fit too. */
+            snprintf(j.path, sizeof(j.path), "job.operators");
+            ck_jin_fail(&j,
+                        "the job needs %d slots (its largest parallelism), which with "
+                        "taskmanager.numberOfTaskSlots = %d takes %d task managers, more than "
+                        "the %d a cluster may have: raise taskmanager.numberOfTaskSlots",
+                        s->graph.nslots, s->graph.slots_per_host, need, CK_MAX_TM);
         }
     }
     if (!j.failed)

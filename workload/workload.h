@@ -77,6 +77,10 @@ typedef struct ck_workload {
  * the keys): two runs with the same one read the same input. */
 uint64_t ck_workload_fingerprint(const ck_workload *w);
 
+/* Bytes of the texts of keys 0 .. n-1 ("user-0", "user-1", ...), back to
+ * back: the size of key_text. */
+uint64_t ck_workload_key_bytes(int64_t n);
+
 /* Generates the log. Returns 0, CK_ENOMEM, CK_EINVAL. */
 int ck_workload_generate(ck_workload *w, const ck_workload_spec *spec, uint64_t seed);
 void ck_workload_free(ck_workload *w);
