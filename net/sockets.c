@@ -182,6 +182,7 @@ struct net_world {
     int kick;           /* a node was deployed during a pass: run another at once */
     int failed;
     char failure[256];
+    int timed_out; /* the job manager's process stopped the run at its time limit */
 };
 
 static ck_time mono_ns(void)
@@ -1510,7 +1511,7 @@ static void loop(net_world *w, ck_time limit)
                 return;
             check_children(w);
             if (world_now(w) > limit) {
-                fail_world(w, "%s", "the job did not finish in time");
+                w->timed_out = 1; /* the job's state stays as it is */
                 return;
             }
         }
@@ -1901,15 +1902,14 @@ int ck_net_run(ck_run *r, char *err, size_t errlen)
     /* The task managers' listening sockets stay open here: a host that
      * restarts after a crash listens on its port again. */
     int rc = world_setup(&w, w.ntm);
-    if (rc == CK_OK) {
-        /* Generous: the workload's length twice over, plus a minute, plus the timeline. */
-        ck_time limit = 2 * r->sc->workload.duration + 60 * CK_NS_PER_S;
-        for (int i = 0; i < r->nfaults; i++)
-            limit += r->faults[i].spec->at + r->faults[i].spec->duration;
-        if (r->nfaults)
-            limit += 2 * ck_cfg(r->env.cfg, CK_CFG_HB_TIMEOUT);
+    /* Generous: the workload's length twice over, plus a minute, plus the timeline. */
+    ck_time limit = 2 * r->sc->workload.duration + 60 * CK_NS_PER_S;
+    for (int i = 0; i < r->nfaults; i++)
+        limit += r->faults[i].spec->at + r->faults[i].spec->duration;
+    if (r->nfaults)
+        limit += 2 * ck_cfg(r->env.cfg, CK_CFG_HB_TIMEOUT);
+    if (rc == CK_OK)
         loop(&w, limit);
-    }
     r->wall_s = (double)world_now(&w) / 1e9;
     for (int h = 0; h < w.ntm; h++)
         if (w.pids[h] > 0) {
@@ -1924,11 +1924,19 @@ int ck_net_run(ck_run *r, char *err, size_t errlen)
         close(w.listen_fd[h]);
     if (rc == CK_OK && r->jm_ready && r->jm.state != CK_JOB_FINISHED &&
         r->jm.state != CK_JOB_FAILED) {
-        r->jm.state = CK_JOB_FAILED;
         r->jm.end = world_now(&w);
-        snprintf(r->jm.failure, sizeof(r->jm.failure), "%s",
-                 w.failed ? w.failure : "the job did not finish");
+        if (w.timed_out && !w.failed) {
+            r->unfinished = "TIME_LIMIT";
+            snprintf(r->jm.failure, sizeof(r->jm.failure),
+                     "time limit %.6g s reached with the job %s", (double)limit / 1e9,
+                     ck_job_state_name(r->jm.state));
+        } else {
+            r->jm.state = CK_JOB_FAILED;
+            snprintf(r->jm.failure, sizeof(r->jm.failure), "%s",
+                     w.failed ? w.failure : "the job did not finish");
+        }
     }
+    r->time_limit_s = (double)limit / 1e9;
     load_outputs(&w, r);
     world_free(&w);
     free(w.listen_fd);

@@ -202,7 +202,11 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
     }
     if (!o->quiet)
         ck_report_summary(stdout, &r, &v, path);
-    if (sc.expect) {
+    if (r.unfinished) {
+        /* Whatever "expect" says, a run stopped before the job ended did not complete. */
+        fprintf(stderr, "chandy: %s: the job did not finish: %s\n", scenario_path, r.jm.failure);
+        status = 1;
+    } else if (sc.expect) {
         char report[4096];
         int failures = ck_expect_eval(sc.expect, run, report, sizeof(report));
         if (failures < 0) {

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "error.h"
 #include "expect.h"
@@ -29,6 +30,41 @@ static void cluster_defaults(ck_cluster_spec *c)
     c->disk_read_bw = 500e6;
     c->disk_write_bw = 300e6;
     snprintf(c->network_model, sizeof(c->network_model), "CM02");
+}
+
+/* A SimGrid platform file: a readable regular file that starts as XML does
+ * (what SimGrid then finds wrong in it, the run reports at load). */
+static void check_platform_file(ck_jin *j, const char *path)
+{
+    struct stat st;
+    if (stat(path, &st)) {
+        ck_jin_fail(j, "%s: %s", path, strerror(errno));
+        return;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        ck_jin_fail(j, "%s: not a regular file (a SimGrid platform file was expected)", path);
+        return;
+    }
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        ck_jin_fail(j, "%s: %s", path, strerror(errno));
+        return;
+    }
+    char head[256];
+    size_t n = fread(head, 1, sizeof(head), f);
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        ck_jin_fail(j, "%s: cannot read", path);
+        return;
+    }
+    size_t i = 0;
+    if (n >= 3 && !memcmp(head, "\xef\xbb\xbf", 3))
+        i = 3; /* a UTF-8 byte order mark */
+    while (i < n && (head[i] == ' ' || head[i] == '\t' || head[i] == '\r' || head[i] == '\n'))
+        i++;
+    if (i == n || head[i] != '<')
+        ck_jin_fail(j, "%s: not XML (a SimGrid platform file was expected)", path);
 }
 
 static void parse_cluster(ck_jin *j, const cJSON *o, ck_cluster_spec *c, const char *scenario_path)
@@ -81,13 +117,20 @@ static void parse_cluster(ck_jin *j, const cJSON *o, ck_cluster_spec *c, const c
     char plat[400] = "";
     ck_jin_string(j, o, "platform", 0, plat, sizeof(plat));
     if (plat[0] && !j->failed) {
+        size_t s2 = ck_jin_push_key(j, "platform");
+        int n;
         if (plat[0] == '/') {
-            snprintf(c->platform, sizeof(c->platform), "%s", plat);
+            n = snprintf(c->platform, sizeof(c->platform), "%s", plat);
         } else {
             const char *slash = strrchr(scenario_path, '/');
             int dirlen = slash ? (int)(slash - scenario_path) + 1 : 0;
-            snprintf(c->platform, sizeof(c->platform), "%.*s%s", dirlen, scenario_path, plat);
+            n = snprintf(c->platform, sizeof(c->platform), "%.*s%s", dirlen, scenario_path, plat);
         }
+        if (n < 0 || (size_t)n >= sizeof(c->platform))
+            ck_jin_fail(j, "the path is longer than %zu characters", sizeof(c->platform) - 1);
+        else
+            check_platform_file(j, c->platform);
+        ck_jin_pop(j, s2);
     }
     ck_jin_pop(j, saved);
 }
