@@ -10,6 +10,7 @@
 
 #include "error.h"
 #include "expect.h"
+#include "memory.h"
 #include "rng.h"
 #include "runjson.h"
 #include "savepoint.h"
@@ -63,6 +64,18 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
         snprintf(r.outdir, sizeof(r.outdir), "%s", o->outdir);
     else
         snprintf(r.outdir, sizeof(r.outdir), "out/%s", sc.name);
+    /* Everything the run holds grows with its input: refuse what cannot fit. */
+    ck_mem_estimate me;
+    ck_mem_estimate_run(&sc, &me);
+    double have = ck_mem_machine();
+    if (have > 0 && me.bytes > have) {
+        fprintf(stderr,
+                "chandy: %s: workload: needs about %.0f GB of memory for %.0f records "
+                "(rate x duration); this machine has %.0f GB\n",
+                scenario_path, me.bytes / 1e9 + 0.5, me.records, have / 1e9);
+        ck_scenario_free(&sc);
+        return 2;
+    }
     rc = ck_workload_generate(&r.wl, &sc.workload, r.seed);
     if (rc) {
         fprintf(stderr, "chandy: %s: generating the workload: %s\n", scenario_path,

@@ -78,6 +78,19 @@ static ck_time next_change(const ck_workload_spec *s, ck_time t)
     return best;
 }
 
+double ck_workload_expected_records(const ck_workload_spec *s)
+{
+    double n = 0;
+    for (ck_time t = 0; t < s->duration;) {
+        ck_time next = next_change(s, t);
+        if (next == CK_TIME_NEVER || next > s->duration)
+            next = s->duration;
+        n += ck_workload_rate(s, t) * (double)(next - t) / 1e9;
+        t = next;
+    }
+    return n;
+}
+
 static int part_push(ck_wl_part *p, ck_time at, int64_t ts, uint32_t key, int32_t value)
 {
     if (p->n == p->cap) {

@@ -88,6 +88,10 @@ void ck_workload_free(ck_workload *w);
 /* The rate (records/s) in force at time t. */
 double ck_workload_rate(const ck_workload_spec *s, ck_time t);
 
+/* The records the log will hold: the rate over the duration (for Poisson
+ * arrivals, the mean). */
+double ck_workload_expected_records(const ck_workload_spec *s);
+
 /* Kafka's murmur2 of a byte string (the default partitioner's hash). */
 int32_t ck_kafka_murmur2(const uint8_t *data, size_t len);
 
