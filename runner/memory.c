@@ -18,7 +18,11 @@
  * computation. */
 #define KEY_BYTES 32.0
 #define KEY_STATE_BYTES 192.0
-/* SimGrid, the engine's buffers and the rest that does not grow with the input. */
+/* Per channel (a producing and a consuming subtask of an edge): its state at
+ * both ends and its share of the buffers in flight (8 KiB measured with
+ * 256 x 256 subtasks). */
+#define CHANNEL_BYTES 8192.0
+/* SimGrid, the engine's buffers and the rest that does not grow. */
 #define FIXED_BYTES (256.0 * 1024 * 1024)
 
 /* At most how many records sink `k` receives for `records` input records:
@@ -58,9 +62,16 @@ void ck_mem_estimate_run(const ck_scenario *sc, ck_mem_estimate *e)
     }
     e->records = records;
     e->outputs = outputs;
+    /* A hash edge connects every producer to every consumer. */
+    double channels = 0;
+    for (int i = 0; i < sc->graph.ne; i++) {
+        const ck_edge *ed = &sc->graph.e[i];
+        double up = sc->graph.v[ed->src_v].parallelism, down = ed->dst_parallelism;
+        channels += ed->ship == CK_SHIP_HASH ? up * down : down;
+    }
     /* Keys have state once a record of theirs arrives. */
     double keys = (double)w->keys, used = records < keys ? records : keys;
-    e->bytes = FIXED_BYTES + records * TOPIC_BYTES +
+    e->bytes = FIXED_BYTES + channels * CHANNEL_BYTES + records * TOPIC_BYTES +
                outputs * (VERIFY_BYTES + OUTPUT_BYTES + keylen) + keys * (KEY_BYTES + keylen) +
                used * KEY_STATE_BYTES * (keyed + 1);
 }

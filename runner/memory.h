@@ -4,9 +4,11 @@
  *
  * A run keeps its whole input (the generated topic), what its sinks
  * committed and, to check it, a 32-byte tuple per expected and per received
- * output record, all at once. The estimate adds these up from the scenario
- * (records = rate x duration) so that a run that cannot fit is refused
- * before it starts instead of being killed by the kernel part-way.
+ * output record, all at once, and state per channel between subtasks (a
+ * hash edge has producers x consumers of them). The estimate adds these up
+ * from the scenario (records = rate x duration) so that a run that cannot
+ * fit is refused before it starts instead of being killed by the kernel
+ * part-way.
  */
 #ifndef CK_MEMORY_H
 #define CK_MEMORY_H

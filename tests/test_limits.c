@@ -253,6 +253,18 @@ static void test_memory_refused(void **state)
         }
         ck_scenario_free(&sc);
     }
+    /* 4096 x 4096 subtasks behind a hash edge: 16 M channels. */
+    assert_int_equal(ck_scenario_parse(&sc, "wide.json",
+                                       scenario_text("", "\"duration\": \"1 s\", \"rate\": 10",
+                                                     "", 4096,
+                                                     ", \"config\": {\"taskmanager."
+                                                     "numberOfTaskSlots\": 1024}"),
+                                       err, sizeof(err)),
+                     CK_OK);
+    ck_mem_estimate e;
+    ck_mem_estimate_run(&sc, &e);
+    assert_true(e.bytes > 1e11);
+    ck_scenario_free(&sc);
     /* Records scale it: twice the input, about twice the memory. */
     assert_int_equal(ck_scenario_parse(&sc, "x.json",
                                        scenario_text("", "\"duration\": \"100 s\", \"rate\": 1e6",
