@@ -1902,14 +1902,16 @@ int ck_net_run(ck_run *r, char *err, size_t errlen)
     /* The task managers' listening sockets stay open here: a host that
      * restarts after a crash listens on its port again. */
     int rc = world_setup(&w, w.ntm);
-    /* Generous: the workload's length twice over, plus a minute, plus the timeline. */
-    ck_time limit = 2 * r->sc->workload.duration + 60 * CK_NS_PER_S;
-    for (int i = 0; i < r->nfaults; i++)
-        limit += r->faults[i].spec->at + r->faults[i].spec->duration;
-    if (r->nfaults)
-        limit += 2 * ck_cfg(r->env.cfg, CK_CFG_HB_TIMEOUT);
-    if (rc == CK_OK)
+    if (rc == CK_OK) {
+        /* Generous: the workload's length twice over, plus a minute, plus the timeline. */
+        ck_time limit = 2 * r->sc->workload.duration + 60 * CK_NS_PER_S;
+        for (int i = 0; i < r->nfaults; i++)
+            limit += r->faults[i].spec->at + r->faults[i].spec->duration;
+        if (r->nfaults)
+            limit += 2 * ck_cfg(r->env.cfg, CK_CFG_HB_TIMEOUT);
         loop(&w, limit);
+        r->time_limit_s = (double)limit / 1e9;
+    }
     r->wall_s = (double)world_now(&w) / 1e9;
     for (int h = 0; h < w.ntm; h++)
         if (w.pids[h] > 0) {
@@ -1928,7 +1930,7 @@ int ck_net_run(ck_run *r, char *err, size_t errlen)
         if (w.timed_out && !w.failed) {
             r->unfinished = "TIME_LIMIT";
             snprintf(r->jm.failure, sizeof(r->jm.failure),
-                     "time limit %.6g s reached with the job %s", (double)limit / 1e9,
+                     "time limit %.6g s reached with the job %s", r->time_limit_s,
                      ck_job_state_name(r->jm.state));
         } else {
             r->jm.state = CK_JOB_FAILED;
@@ -1936,7 +1938,6 @@ int ck_net_run(ck_run *r, char *err, size_t errlen)
                      w.failed ? w.failure : "the job did not finish");
         }
     }
-    r->time_limit_s = (double)limit / 1e9;
     load_outputs(&w, r);
     world_free(&w);
     free(w.listen_fd);

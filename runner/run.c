@@ -53,17 +53,6 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
         fprintf(stderr, "chandy: %s\n", err);
         return 2;
     }
-    static ck_run r;
-    memset(&r, 0, sizeof(r));
-    r.sc = &sc;
-    r.seed = o->have_seed ? o->seed : sc.seed;
-    r.backend = o->backend;
-    r.verbose = o->verbose;
-    r.nhosts = ck_scenario_taskmanagers(&sc);
-    if (o->outdir)
-        snprintf(r.outdir, sizeof(r.outdir), "%s", o->outdir);
-    else
-        snprintf(r.outdir, sizeof(r.outdir), "out/%s", sc.name);
     /* Everything the run holds grows with its input: refuse what cannot fit. */
     ck_mem_estimate me;
     ck_mem_estimate_run(&sc, &me);
@@ -76,6 +65,17 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
         ck_scenario_free(&sc);
         return 2;
     }
+    static ck_run r;
+    memset(&r, 0, sizeof(r));
+    r.sc = &sc;
+    r.seed = o->have_seed ? o->seed : sc.seed;
+    r.backend = o->backend;
+    r.verbose = o->verbose;
+    r.nhosts = ck_scenario_taskmanagers(&sc);
+    if (o->outdir)
+        snprintf(r.outdir, sizeof(r.outdir), "%s", o->outdir);
+    else
+        snprintf(r.outdir, sizeof(r.outdir), "out/%s", sc.name);
     rc = ck_workload_generate(&r.wl, &sc.workload, r.seed);
     if (rc) {
         fprintf(stderr, "chandy: %s: generating the workload: %s\n", scenario_path,

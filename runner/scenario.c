@@ -117,19 +117,17 @@ static void parse_cluster(ck_jin *j, const cJSON *o, ck_cluster_spec *c, const c
     char plat[400] = "";
     ck_jin_string(j, o, "platform", 0, plat, sizeof(plat));
     if (plat[0] && !j->failed) {
-        size_t s2 = ck_jin_push_key(j, "platform");
-        int n;
         if (plat[0] == '/') {
-            n = snprintf(c->platform, sizeof(c->platform), "%s", plat);
+            snprintf(c->platform, sizeof(c->platform), "%s", plat);
         } else {
             const char *slash = strrchr(scenario_path, '/');
             int dirlen = slash ? (int)(slash - scenario_path) + 1 : 0;
-            n = snprintf(c->platform, sizeof(c->platform), "%.*s%s", dirlen, scenario_path, plat);
+            snprintf(c->platform, sizeof(c->platform), "%.*s%s", dirlen, scenario_path, plat);
         }
-        if (n < 0 || (size_t)n >= sizeof(c->platform))
-            ck_jin_fail(j, "the path is longer than %zu characters", sizeof(c->platform) - 1);
-        else
-            check_platform_file(j, c->platform);
+    }
+    if (plat[0] && !j->failed) {
+        size_t s2 = ck_jin_push_key(j, "platform");
+        check_platform_file(j, c->platform);
         ck_jin_pop(j, s2);
     }
     ck_jin_pop(j, saved);
