@@ -1479,13 +1479,19 @@ int ck_sim_run(ck_run *r, char *err, size_t errlen)
         return rc;
     if (r->jm.state != CK_JOB_FINISHED && r->jm.state != CK_JOB_FAILED) {
         /* Stopped at the time limit (a stalled job keeps its timers
-         * ticking), or every actor blocked for good: the job did not end. */
-        r->unfinished = reached ? "TIME_LIMIT" : "STALLED";
+         * ticking), or, should every actor ever wait for good, stalled. */
         r->jm.end = (ck_time)llround(simgrid_get_clock() * 1e9);
-        snprintf(r->jm.failure, sizeof(r->jm.failure),
-                 reached ? "simulated time limit %.6g s reached with the job %s"
-                         : "the simulation stopped at %.6g s with the job %s: every actor waits",
-                 reached ? limit : simgrid_get_clock(), ck_job_state_name(r->jm.state));
+        if (reached) {
+            r->unfinished = "TIME_LIMIT";
+            snprintf(r->jm.failure, sizeof(r->jm.failure),
+                     "simulated time limit %.6g s reached with the job %s", limit,
+                     ck_job_state_name(r->jm.state));
+        } else {
+            snprintf(r->jm.failure, sizeof(r->jm.failure),
+                     "the simulation stopped at %.6g s with the job %s: every actor waits",
+                     simgrid_get_clock(), ck_job_state_name(r->jm.state));
+            r->jm.state = CK_JOB_FAILED;
+        }
     }
     return CK_OK;
 }
