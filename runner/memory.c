@@ -50,8 +50,9 @@ void ck_mem_estimate_run(const ck_scenario *sc, ck_mem_estimate *e)
 {
     const ck_job_spec *job = &sc->graph.spec;
     const ck_workload_spec *w = &sc->workload;
-    /* Poisson arrivals vary about the mean: leave room. */
-    double records = ck_workload_expected_records(w) * (w->poisson ? 1.05 : 1.0);
+    /* Poisson arrivals vary about their mean: leave room. */
+    double mean = ck_workload_expected_records(w);
+    double records = mean * (w->poisson ? 1.05 : 1.0);
     double keylen = (double)ck_workload_key_bytes(w->keys) / (double)w->keys;
     double outputs = 0;
     int keyed = 0;
@@ -60,7 +61,7 @@ void ck_mem_estimate_run(const ck_scenario *sc, ck_mem_estimate *e)
             outputs += sink_outputs(sc, i, records);
         keyed += ck_op_keyed(job->ops[i].kind);
     }
-    e->records = records;
+    e->records = mean;
     e->outputs = outputs;
     /* A hash edge connects every producer to every consumer. */
     double channels = 0;

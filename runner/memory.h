@@ -13,8 +13,6 @@
 #ifndef CK_MEMORY_H
 #define CK_MEMORY_H
 
-#include <stdint.h>
-
 #include "scenario.h"
 
 typedef struct ck_mem_estimate {
