@@ -301,6 +301,14 @@ static void failover(ck_jm *jm, const char *cause, int host)
     }
     ck_cc_abort_all(&jm->cc, "the job failed over");
     jm->stop_id = 0;
+    /* Every attempt has endpoints of its own (graph.h): the next must fit. */
+    if (((uint64_t)jm->attempt + 2) * jm->g->nsubtasks + CK_EP_TASK0 >= CK_EP_CLIENT) {
+        char why[256];
+        snprintf(why, sizeof(why), "%.160s (no endpoints left for attempt %u)", cause,
+                 jm->attempt + 1);
+        job_fail(jm, why);
+        return;
+    }
     ck_time delay;
     if (!ck_restart_on_failure(&jm->rs, now, &delay)) {
         char why[256];

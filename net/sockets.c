@@ -227,6 +227,7 @@ struct net_world {
     int failed;
     int io_failed;      /* failed writing under the output directory: a run that cannot record fails */
     char failure[256];
+    int timed_out; /* the job manager's process stopped the run at its time limit */
 };
 
 static ck_time mono_ns(void)
@@ -1865,7 +1866,7 @@ static void loop(net_world *w, ck_time limit)
                 return;
             check_children(w);
             if (world_now(w) > limit) {
-                fail_world(w, "%s", "the job did not finish in time");
+                w->timed_out = 1; /* the job's state stays as it is */
                 return;
             }
         }
@@ -2281,6 +2282,7 @@ int ck_net_run(ck_run *r, char *err, size_t errlen)
         if (r->nfaults)
             limit += 2 * ck_cfg(r->env.cfg, CK_CFG_HB_TIMEOUT);
         loop(&w, limit);
+        r->time_limit_s = (double)limit / 1e9;
     }
     r->wall_s = (double)world_now(&w) / 1e9;
     for (int h = 0; h < w.ntm; h++)
@@ -2303,10 +2305,17 @@ int ck_net_run(ck_run *r, char *err, size_t errlen)
         close(w.listen_fd[h]);
     if (rc == CK_OK && r->jm_ready && r->jm.state != CK_JOB_FINISHED &&
         r->jm.state != CK_JOB_FAILED) {
-        r->jm.state = CK_JOB_FAILED;
         r->jm.end = world_now(&w);
-        snprintf(r->jm.failure, sizeof(r->jm.failure), "%s",
-                 w.failed ? w.failure : "the job did not finish");
+        if (w.timed_out && !w.failed) {
+            r->unfinished = "TIME_LIMIT";
+            snprintf(r->jm.failure, sizeof(r->jm.failure),
+                     "time limit %.6g s reached with the job %s", r->time_limit_s,
+                     ck_job_state_name(r->jm.state));
+        } else {
+            r->jm.state = CK_JOB_FAILED;
+            snprintf(r->jm.failure, sizeof(r->jm.failure), "%s",
+                     w.failed ? w.failure : "the job did not finish");
+        }
     }
     explicit_bzero(w.secret, sizeof(w.secret));
     if (w.refused || w.dropped || w.cut_off)

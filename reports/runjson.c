@@ -86,15 +86,23 @@ static void cp_path(const ck_run *r, const ck_cp_record *c, char *buf, size_t le
     snprintf(buf, len, "%s/store/%s", r->outdir, dir);
 }
 
+/* The job's state as run.json reports it: the job manager's, or why the
+ * backend stopped the run before the job finished or failed. */
+static const char *job_state(const ck_run *r)
+{
+    return r->unfinished ? r->unfinished : ck_job_state_name(r->jm.state);
+}
+
 static cJSON *job_obj(const ck_run *r)
 {
     const ck_graph *g = r->env.g;
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "state", ck_job_state_name(r->jm.state));
+    cJSON_AddStringToObject(o, "state", job_state(r));
     if (r->jm.failure[0])
         cJSON_AddStringToObject(o, "failure", r->jm.failure);
     else
         cJSON_AddNullToObject(o, "failure");
+    cJSON_AddNumberToObject(o, "time_limit_s", round_to(r->time_limit_s, 3));
     const ck_cp_record *sp = r->jm.stopped_with ? ck_cc_find(&r->jm.cc, r->jm.stopped_with) : NULL;
     if (sp) {
         char path[800];
@@ -556,7 +564,7 @@ void ck_report_summary(FILE *f, const ck_run *r, const ck_verdict *v, const char
     fprintf(f, "  job        %s\n", desc);
     fprintf(f, "             %d vert%s, %u subtask%s on %d task manager%s: %s\n", g->nv,
             g->nv == 1 ? "ex" : "ices", g->nsubtasks, g->nsubtasks == 1 ? "" : "s", r->nhosts,
-            r->nhosts == 1 ? "" : "s", ck_job_state_name(r->jm.state));
+            r->nhosts == 1 ? "" : "s", job_state(r));
     if (r->jm.failure[0])
         fprintf(f, "  failure    %s\n", r->jm.failure);
     if (r->backend == CK_BACKEND_SIMGRID)

@@ -13,6 +13,7 @@
 
 #include "error.h"
 #include "expect.h"
+#include "memory.h"
 #include "rng.h"
 #include "runjson.h"
 #include "savepoint.h"
@@ -166,6 +167,18 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
     int rc = ck_scenario_load(&sc, scenario_path, err, sizeof(err));
     if (rc) {
         fprintf(stderr, "chandy: %s\n", err);
+        return 2;
+    }
+    /* Everything the run holds grows with its input: refuse what cannot fit. */
+    ck_mem_estimate me;
+    ck_mem_estimate_run(&sc, &me);
+    double have = ck_mem_machine();
+    if (have > 0 && me.bytes > have) {
+        fprintf(stderr,
+                "chandy: %s: workload: needs about %.0f GB of memory for %.0f records "
+                "(rate x duration); this machine has %.0f GB\n",
+                scenario_path, me.bytes / 1e9 + 0.5, me.records, have / 1e9);
+        ck_scenario_free(&sc);
         return 2;
     }
     static ck_run r;
@@ -334,7 +347,10 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
         if (ck_sinkout_append(&r.out, st->sink_id, 0, st->data, st->len))
             fprintf(stderr, "chandy: out of memory merging %s\n", r.prior_output);
     }
-    int partial = (r.jm_ready && r.jm.stopped_with) || (r.env.start.id && !r.prior_output[0]);
+    /* A job stopped at the time limit wrote part of its output: what it
+     * wrote must be right (its state says it did not finish). */
+    int partial = (r.jm_ready && r.jm.stopped_with) || (r.env.start.id && !r.prior_output[0]) ||
+                  r.unfinished;
     ck_verdict v;
     rc = ck_verify(&sc.graph, &r.wl, &r.out, guarantee, partial, &v, err, sizeof(err));
     if (rc) {
@@ -356,7 +372,11 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
     }
     if (!o->quiet)
         ck_report_summary(stdout, &r, &v, path);
-    if (sc.expect) {
+    if (r.unfinished) {
+        /* Whatever "expect" says, a run stopped before the job ended did not complete. */
+        fprintf(stderr, "chandy: %s: the job did not finish: %s\n", scenario_path, r.jm.failure);
+        status = 1;
+    } else if (sc.expect) {
         char report[4096];
         int failures = ck_expect_eval(sc.expect, run, report, sizeof(report));
         if (failures < 0) {

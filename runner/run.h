@@ -48,6 +48,10 @@ typedef struct ck_run {
     int jm_ready;
     ck_sinkout out;    /* what every sink subtask wrote */
     double wall_s;     /* wall-clock duration of the execution */
+    double time_limit_s; /* the backend's limit of (simulated or real) time */
+    const char *unfinished; /* NULL, or "TIME_LIMIT" (run.json's job.state): the run
+                             * stopped at its time limit with the job neither
+                             * finished nor failed; jm.failure says more */
     uint64_t messages, message_bytes;
     char network_model[16];
     char platform_file[600];

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "error.h"
 #include "expect.h"
@@ -29,6 +30,41 @@ static void cluster_defaults(ck_cluster_spec *c)
     c->disk_read_bw = 500e6;
     c->disk_write_bw = 300e6;
     snprintf(c->network_model, sizeof(c->network_model), "CM02");
+}
+
+/* A SimGrid platform file: a readable regular file that starts as XML does
+ * (what SimGrid then finds wrong in it, the run reports at load). */
+static void check_platform_file(ck_jin *j, const char *path)
+{
+    struct stat st;
+    if (stat(path, &st)) {
+        ck_jin_fail(j, "%s: %s", path, strerror(errno));
+        return;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        ck_jin_fail(j, "%s: not a regular file (a SimGrid platform file was expected)", path);
+        return;
+    }
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        ck_jin_fail(j, "%s: %s", path, strerror(errno));
+        return;
+    }
+    char head[256];
+    size_t n = fread(head, 1, sizeof(head), f);
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        ck_jin_fail(j, "%s: cannot read", path);
+        return;
+    }
+    size_t i = 0;
+    if (n >= 3 && !memcmp(head, "\xef\xbb\xbf", 3))
+        i = 3; /* a UTF-8 byte order mark */
+    while (i < n && (head[i] == ' ' || head[i] == '\t' || head[i] == '\r' || head[i] == '\n'))
+        i++;
+    if (i == n || head[i] != '<')
+        ck_jin_fail(j, "%s: not XML (a SimGrid platform file was expected)", path);
 }
 
 static void parse_cluster(ck_jin *j, const cJSON *o, ck_cluster_spec *c, const char *scenario_path)
@@ -94,6 +130,11 @@ static void parse_cluster(ck_jin *j, const cJSON *o, ck_cluster_spec *c, const c
             }
             snprintf(c->platform, sizeof(c->platform), "%.*s%s", dirlen, scenario_path, plat);
         }
+    }
+    if (plat[0] && !j->failed) {
+        size_t s2 = ck_jin_push_key(j, "platform");
+        check_platform_file(j, c->platform);
+        ck_jin_pop(j, s2);
     }
     ck_jin_pop(j, saved);
 }
@@ -668,6 +709,14 @@ int ck_scenario_parse(ck_scenario *s, const char *path, const char *text, char *
                         "managers with taskmanager.numberOfTaskSlots = %d hold %d",
                         s->graph.nslots, s->cluster.taskmanagers, s->graph.slots_per_host,
                         s->cluster.taskmanagers * s->graph.slots_per_host);
+        } else if (!s->cluster.taskmanagers && need > CK_MAX_TM) {
+            /* Left out, the count follows from the job: it must fit too. */
+            snprintf(j.path, sizeof(j.path), "job.operators");
+            ck_jin_fail(&j,
+                        "the job needs %d slots (its largest parallelism), which with "
+                        "taskmanager.numberOfTaskSlots = %d takes %d task managers, more than "
+                        "the %d a cluster may have: raise taskmanager.numberOfTaskSlots",
+                        s->graph.nslots, s->graph.slots_per_host, need, CK_MAX_TM);
         }
     }
     if (!j.failed)

@@ -1,6 +1,10 @@
 #include "sgshim.h"
 
+#include <cstdio>
+#include <exception>
+
 #include <simgrid/Exception.hpp>
+#include <simgrid/engine.h>
 #include <simgrid/s4u/Link.hpp>
 #include <simgrid/s4u/Mailbox.hpp>
 
@@ -31,4 +35,21 @@ extern "C" int ck_sg_put(sg_mailbox_t mb, void *payload, long size)
 extern "C" sg_link_t ck_sg_link_or_null(const char *name)
 {
     return simgrid::s4u::Link::by_name_or_null(name);
+}
+
+extern "C" int ck_sg_load_platform(const char *file, char *err, size_t errlen)
+{
+    try {
+        simgrid_load_platform(file);
+        return 0;
+    } catch (const std::exception &e) {
+        /* SimGrid's message often names the file already; keep one line. */
+        std::snprintf(err, errlen, "%s", e.what());
+    } catch (...) {
+        std::snprintf(err, errlen, "SimGrid cannot load it");
+    }
+    for (char *p = err; *p; p++)
+        if (*p == '\n' || *p == '\r')
+            *p = ' ';
+    return -1;
 }

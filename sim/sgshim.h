@@ -1,10 +1,13 @@
 /*
  * sgshim.h - the few SimGrid calls C cannot make safely (SIMGRID-NOTES.md,
  * traps 1 and 2): blocking transfers that report a failed peer as an error
- * code instead of throwing a C++ exception through C frames.
+ * code instead of throwing a C++ exception through C frames, and loading a
+ * platform file that SimGrid refuses.
  */
 #ifndef CK_SGSHIM_H
 #define CK_SGSHIM_H
+
+#include <stddef.h>
 
 #include <simgrid/forward.h>
 
@@ -18,6 +21,10 @@ int ck_sg_get(sg_mailbox_t mb, void **payload);
 /* Sends one payload of `size` simulated bytes and waits until it is received.
  * Returns 0, or -1 when the transfer failed (the payload is then not received). */
 int ck_sg_put(sg_mailbox_t mb, void *payload, long size);
+
+/* Loads a platform file. Returns 0, or -1 with SimGrid's reason (one line)
+ * in err when it throws (no such file, not XML, an unknown link...). */
+int ck_sg_load_platform(const char *file, char *err, size_t errlen);
 
 /* The link of that name, or NULL (sg_link_by_name aborts on unknown names). */
 sg_link_t ck_sg_link_or_null(const char *name);

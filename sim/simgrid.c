@@ -131,6 +131,9 @@ struct ck_sim {
     /* the fault injector's state: freed after the simulation, because the
      * injector is a daemon that the end of the job may kill while it sleeps */
     struct injector *injector;
+    /* the limit of simulated time, and whether the run was stopped at it */
+    double limit_s;
+    int reached_limit;
 };
 
 static inline ck_time sim_now_ns(void)
@@ -847,7 +850,14 @@ ck_sim *ck_sim_new(const char *platform_file, const char *network_model, const c
     int argc = 4;
     simgrid_init(&argc, argv);
     xbt_log_control_set("root.thres:critical");
-    simgrid_load_platform(platform_file);
+    char why[400];
+    if (ck_sg_load_platform(platform_file, why, sizeof(why))) {
+        if (strstr(why, platform_file))
+            snprintf(err, errlen, "%s", why);
+        else
+            snprintf(err, errlen, "%s: %s", platform_file, why);
+        return NULL;
+    }
 
     sim_world *w = calloc(1, sizeof(*w));
     if (!w) {
@@ -929,17 +939,41 @@ int ck_sim_attach(ck_sim *w, uint32_t ep, ck_node node, const char *name, int en
     return CK_OK;
 }
 
+/*
+ * Ends the simulation at its time limit: a daemon (the end of the run kills
+ * it) that stops every actor, so that none is left waiting on a semaphore
+ * that ck_sim_del destroys (SimGrid aborts on that), and the run ends with
+ * the job's state as it was.
+ */
+static void limit_main(int argc, char **argv)
+{
+    CK_UNUSED(argc);
+    CK_UNUSED(argv);
+    sim_world *w = sg_actor_self_get_data();
+    sg_actor_daemonize(sg_actor_self());
+    sg_actor_sleep_until(w->limit_s);
+    w->reached_limit = 1;
+    sg_actor_kill_all();
+}
+
 double ck_sim_run_all(ck_sim *w, double limit_s)
 {
-    CK_UNUSED(w);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    if (limit_s > 0)
-        simgrid_run_until(limit_s);
-    else
-        simgrid_run();
+    if (limit_s > 0) {
+        w->limit_s = limit_s;
+        sg_actor_t a = sg_actor_init("time-limit", w->store_host);
+        sg_actor_set_data(a, w);
+        sg_actor_start(a, limit_main, 0, NULL);
+    }
+    simgrid_run();
     clock_gettime(CLOCK_MONOTONIC, &t1);
     return (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+}
+
+int ck_sim_reached_limit(const ck_sim *w)
+{
+    return w->reached_limit;
 }
 
 void ck_sim_stats(const ck_sim *w, uint64_t *messages, uint64_t *bytes)
@@ -1435,6 +1469,8 @@ int ck_sim_run(ck_run *r, char *err, size_t errlen)
         r->wall_s = ck_sim_run_all(w, limit);
     else if (!err[0] || rc == CK_ENOMEM)
         snprintf(err, errlen, "setting up the job: %s", ck_strerror(rc));
+    r->time_limit_s = limit;
+    int reached = ck_sim_reached_limit(w);
     ck_sim_stats(w, &r->messages, &r->message_bytes);
     injector_free(w->injector);
     w->injector = NULL;
@@ -1442,12 +1478,20 @@ int ck_sim_run(ck_run *r, char *err, size_t errlen)
     if (rc)
         return rc;
     if (r->jm.state != CK_JOB_FINISHED && r->jm.state != CK_JOB_FAILED) {
-        /* Stalled (or deadlocked): report it as the job's failure. */
-        r->jm.state = CK_JOB_FAILED;
+        /* Stopped at the time limit (a stalled job keeps its timers
+         * ticking), or, should every actor ever wait for good, stalled. */
         r->jm.end = (ck_time)llround(simgrid_get_clock() * 1e9);
-        snprintf(r->jm.failure, sizeof(r->jm.failure),
-                 "the job did not finish: it stalled, or ran past %.0f s of simulated time",
-                 limit);
+        if (reached) {
+            r->unfinished = "TIME_LIMIT";
+            snprintf(r->jm.failure, sizeof(r->jm.failure),
+                     "simulated time limit %.6g s reached with the job %s", limit,
+                     ck_job_state_name(r->jm.state));
+        } else {
+            snprintf(r->jm.failure, sizeof(r->jm.failure),
+                     "the simulation stopped at %.6g s with the job %s: every actor waits",
+                     simgrid_get_clock(), ck_job_state_name(r->jm.state));
+            r->jm.state = CK_JOB_FAILED;
+        }
     }
     return CK_OK;
 }

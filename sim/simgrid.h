@@ -35,9 +35,13 @@ ck_platform *ck_sim_endpoint(ck_sim *s, uint32_t ep, const char *host, int host_
  * actor is stopped and the simulation ends. */
 int ck_sim_attach(ck_sim *s, uint32_t ep, ck_node node, const char *name, int ends_run);
 
-/* Runs the simulation to its end, or to limit_s of simulated time when
- * limit_s > 0; returns the wall-clock seconds it took. */
+/* Runs the simulation to its end, or when limit_s > 0 at most to limit_s of
+ * simulated time, where every actor is stopped; returns the wall-clock
+ * seconds it took. */
 double ck_sim_run_all(ck_sim *s, double limit_s);
+
+/* 1 when ck_sim_run_all stopped the simulation at its limit. */
+int ck_sim_reached_limit(const ck_sim *s);
 
 void ck_sim_stats(const ck_sim *s, uint64_t *messages, uint64_t *bytes);
 void ck_sim_del(ck_sim *s);

@@ -6,7 +6,9 @@
  * with one disk `store_disk`). Every host has its own link into a
  * non-blocking switch (bandwidth and latency from the scenario; the store's
  * link has its own); a route between two hosts crosses both hosts' links.
- * Each host also has a loopback for traffic between its own subtasks.
+ * Each host also has a loopback for traffic between its own subtasks. The
+ * zone is SimGrid's Cluster (a star in 3.32: links attached with host_link),
+ * so that the file grows with the hosts, not with their pairs.
  *
  * A host that a slow_cpu event slows gets one extra power state (pstate)
  * per distinct factor, after its normal speed (pstate 0).

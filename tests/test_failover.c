@@ -706,10 +706,13 @@ static void test_sockets_slow_and_refused(void **state)
 }
 
 /* As processes, tm1's link slows to a trickle with 50 ms more latency from
- * 1 s to 2 s: the checkpoint triggered at 1.5 s needs at least two
- * crossings of it (the trigger to tm1's source, tm1's acknowledgements),
- * the ones after the link heals are quick again, and the output stays
- * exactly once. */
+ * 1 s to 2 s, and the output stays exactly once. The pacing shows in what
+ * the slow link forces whatever the machine's load (load only slows things
+ * further): a checkpoint triggered while the link is slow waits at least
+ * for the job manager's process to hold the trigger to tm1's source for the
+ * added 50 ms; checkpoints go on completing after it heals. When
+ * checkpoints are triggered, and how quick they are again, is wall-clock
+ * timing, which the test does not bound. */
 static void test_sockets_slow_link(void **state)
 {
     (void)state;
@@ -719,19 +722,19 @@ static void test_sockets_slow_link(void **state)
                            "sockets", 0);
     const cJSON *f = cJSON_GetArrayItem(item(run, "faults"), 0);
     assert_true(cJSON_IsTrue(item(f, "applied")));
-    assert_true(num(f, "ended_s", NULL) >= 2.0);
+    double slowed = num(f, "at_s", NULL), healed = num(f, "ended_s", NULL);
+    assert_true(slowed >= 1.0 && healed >= 2.0 && healed > slowed);
     int during = 0, after = 0;
     const cJSON *c;
     cJSON_ArrayForEach(c, item(run, "checkpoints"))
     {
-        double at = num(c, "trigger_s", NULL), d = num(c, "duration_s", NULL);
+        double at = num(c, "trigger_s", NULL);
         if (strcmp(item(c, "status")->valuestring, "completed"))
             continue;
-        if (at > 1.05 && at < 1.9) {
-            assert_true(d > 0.1);
+        if (at >= slowed && at < healed) {
+            assert_true(num(c, "duration_s", NULL) >= 0.05);
             during++;
-        } else if (at > 2.6 && !strcmp(item(c, "kind")->valuestring, "checkpoint")) {
-            assert_true(d < 0.1);
+        } else if (at > healed) {
             after++;
         }
     }

@@ -106,7 +106,7 @@ static void test_random_frames(void **state)
     ck_job_env env = {.g = &g, .cfg = &cfg, .job_id = "test-job"};
     ck_rng r;
     ck_rng_init(&r, 77, 2);
-    int failed = 0;
+    int failed = 0, undecodable = 0;
     for (int round = 0; round < 400; round++) {
         fake_world w = {0};
         fake_plat fp;
@@ -131,8 +131,20 @@ static void test_random_frames(void **state)
             } else {
                 len += CK_WIRE_HDR - (size_t)ck_rng_below(&r, CK_WIRE_HDR);
             }
+            /* The node's contract: 0, or a known error code and the task
+             * failed; a frame whose header does not decode is refused. */
+            ck_wire_hdr hh;
+            int decodes = ck_wire_decode(m, len, &hh) == 0;
             int rc = n.ops->on_message(n.self, m, len);
-            assert_true(rc == 0 || rc < 0);
+            assert_true(rc <= 0);
+            if (!decodes) {
+                assert_true(rc < 0);
+                undecodable++;
+            }
+            if (rc < 0) {
+                assert_string_not_equal(ck_errname(rc), "CK_EUNKNOWN");
+                assert_int_equal(ck_task_get_state(t), CK_TASK_FAILED);
+            }
             n.ops->work(n.self);
         }
         if (ck_task_get_state(t) == CK_TASK_FAILED) {
@@ -153,6 +165,8 @@ static void test_random_frames(void **state)
         fake_clear(&w);
     }
     assert_true(failed > 100);
+    /* Headers that do not decode were tried often. */
+    assert_true(undecodable > 100);
 }
 
 int main(void)

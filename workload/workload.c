@@ -1,5 +1,6 @@
 #include "workload.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,6 +76,19 @@ static ck_time next_change(const ck_workload_spec *s, ck_time t)
             best = b;
     }
     return best;
+}
+
+double ck_workload_expected_records(const ck_workload_spec *s)
+{
+    double n = 0;
+    for (ck_time t = 0; t < s->duration;) {
+        ck_time next = next_change(s, t);
+        if (next == CK_TIME_NEVER || next > s->duration)
+            next = s->duration;
+        n += ck_workload_rate(s, t) * (double)(next - t) / 1e9;
+        t = next;
+    }
+    return n;
 }
 
 static int part_push(ck_wl_part *p, ck_time at, int64_t ts, uint32_t key, int32_t value)
@@ -189,24 +203,34 @@ static const ck_topic_ops topic_ops = {
 
 /* ---- generation ------------------------------------------------------------------- */
 
+uint64_t ck_workload_key_bytes(int64_t n)
+{
+    uint64_t total = 0;
+    int64_t lo = 0, hi = 10; /* keys lo .. hi-1 have `digits` digits */
+    for (int digits = 1; lo < n; digits++, lo = hi, hi *= 10)
+        total += (uint64_t)(CK_MIN(hi, n) - lo) * (uint64_t)(5 + digits);
+    return total;
+}
+
 static int make_keys(ck_workload *w)
 {
     int64_t n = w->spec.keys;
     w->nkeys = n;
+    uint64_t bytes = ck_workload_key_bytes(n);
     w->key_off = malloc((size_t)(n + 1) * sizeof(uint64_t));
     w->key_part = malloc((size_t)n * sizeof(int));
-    size_t cap = (size_t)n * 12 + 16;
-    w->key_text = malloc(cap);
+    w->key_text = malloc((size_t)bytes + 1); /* + 1: snprintf's NUL after the last key */
     if (!w->key_off || !w->key_part || !w->key_text)
         return CK_ENOMEM;
     uint64_t off = 0;
     for (int64_t i = 0; i < n; i++) {
         w->key_off[i] = off;
-        int len = snprintf(w->key_text + off, cap - off, "user-%lld", (long long)i);
+        int len = snprintf(w->key_text + off, (size_t)(bytes + 1 - off), "user-%lld", (long long)i);
         w->key_part[i] = ck_kafka_partition(w->key_text + off, (size_t)len,
                                              w->spec.partitions);
         off += (uint64_t)len;
     }
+    assert(off == bytes);
     w->key_off[n] = off;
     return CK_OK;
 }

@@ -77,12 +77,20 @@ typedef struct ck_workload {
  * the keys): two runs with the same one read the same input. */
 uint64_t ck_workload_fingerprint(const ck_workload *w);
 
+/* Bytes of the texts of keys 0 .. n-1 ("user-0", "user-1", ...), back to
+ * back: the size of key_text. */
+uint64_t ck_workload_key_bytes(int64_t n);
+
 /* Generates the log. Returns 0, CK_ENOMEM, CK_EINVAL. */
 int ck_workload_generate(ck_workload *w, const ck_workload_spec *spec, uint64_t seed);
 void ck_workload_free(ck_workload *w);
 
 /* The rate (records/s) in force at time t. */
 double ck_workload_rate(const ck_workload_spec *s, ck_time t);
+
+/* The records the log will hold: the rate over the duration (for Poisson
+ * arrivals, the mean). */
+double ck_workload_expected_records(const ck_workload_spec *s);
 
 /* Kafka's murmur2 of a byte string (the default partitioner's hash). */
 int32_t ck_kafka_murmur2(const uint8_t *data, size_t len);
