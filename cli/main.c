@@ -15,6 +15,7 @@
 
 #include "config.h"
 #include "keygroup.h"
+#include "nemesis.h"
 #include "run.h"
 #include "savepoint.h"
 #include "snapshot.h"
@@ -90,7 +91,15 @@ static int cmd_run(int argc, char **argv)
             }
             o.from_savepoint = val;
             i++;
-        } else if (!strcmp(a, "--quiet")) {
+        } else if (!strcmp(a, "--swarm")) {
+            ck_nemesis_mode m;
+            if (ck_nemesis_mode_parse(val, &m)) {
+                fprintf(stderr, "chandy run: --swarm: expected safety or liveness\n");
+                return 2;
+            }
+            o.swarm = (int)m;
+            i++;
+        } else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
             o.quiet = 1;
         } else if (!strcmp(a, "--verbose")) {
             o.verbose = 1;

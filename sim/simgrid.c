@@ -131,7 +131,11 @@ struct ck_sim {
     /* the fault injector's state: freed after the simulation, because the
      * injector is a daemon that the end of the job may kill while it sleeps */
     struct injector *injector;
+    sg_sem_t inj_wake; /* the injector waits on it for moments (destroyed with the world) */
 };
+
+static void watch_send(sim_world *w, uint32_t src, const uint8_t *msg, size_t len);
+static void moment(sim_world *w, ck_moment m, uint64_t id, int has_id);
 
 static inline ck_time sim_now_ns(void)
 {
@@ -408,6 +412,7 @@ static int op_send(ck_platform *p, uint32_t dst, uint8_t *msg, size_t len)
 {
     sim_node *n = (sim_node *)p;
     sim_world *w = n->w;
+    watch_send(w, p->endpoint, msg, len);
     sim_node *to = node_of(w, dst);
     if (to && to->dead && to->host_index >= 0 && !sg_host_is_on(to->host)) {
         free(msg); /* its host is down: the bytes go nowhere */
@@ -588,6 +593,8 @@ static int op_store_put(ck_platform *p, const char *key, uint8_t *data, size_t l
     sg_actor_t u = sg_actor_init(name, n->host);
     sg_actor_set_data(u, j);
     sg_actor_start(u, uploader_main, 0, NULL);
+    if (n->is_task)
+        moment(w, CK_MOMENT_UPLOAD_STARTED, 0, 0);
     return CK_OK;
 }
 
@@ -649,6 +656,8 @@ static int op_store_get(ck_platform *p, const char *key, uint64_t token)
     sg_actor_t u = sg_actor_init(j->mbname, n->host);
     sg_actor_set_data(u, j);
     sg_actor_start(u, requester_main, 0, NULL);
+    if (n->is_task)
+        moment(w, CK_MOMENT_RESTORE_STARTED, 0, 0);
     return CK_OK;
 }
 
@@ -857,6 +866,7 @@ ck_sim *ck_sim_new(const char *platform_file, const char *network_model, const c
     w->verbose = verbose;
     w->heal = sg_sem_init(0);
     w->delay_wake = sg_sem_init(0);
+    w->inj_wake = sg_sem_init(0);
     snprintf(w->store_dir, sizeof(w->store_dir), "%s", store_dir);
     if (ck_storefs_mkdirs(w->store_dir)) {
         snprintf(err, errlen, "%s: cannot create: %s", w->store_dir, strerror(errno));
@@ -980,6 +990,8 @@ void ck_sim_del(ck_sim *w)
     }
     if (w->delay_wake)
         sg_sem_destroy(w->delay_wake);
+    if (w->inj_wake)
+        sg_sem_destroy(w->inj_wake);
     free(w->routes);
     if (w->heal)
         sg_sem_destroy(w->heal);
@@ -1095,6 +1107,16 @@ typedef struct injector {
     sg_link_t *up, *down;      /* its link, both directions (the same if not split) */
     double *bw_up, *bw_down;   /* as the platform declares them */
     unsigned long *pstate;     /* per fault: the power state of a slow_cpu */
+    /* triggered events: when each fault is due (CK_TIME_NEVER: its moment
+     * has not come yet), how often each moment happened, and the last
+     * checkpoint id seen per checkpoint moment (its messages go to many
+     * subtasks: a checkpoint is one occurrence) */
+    ck_time *due;
+    int ntriggered;
+    int count[CK_MOMENT_COUNT];
+    uint64_t last_id[CK_MOMENT_COUNT];
+    int seen_id[CK_MOMENT_COUNT];
+    sg_sem_t wake;             /* a moment made a fault due (the world's inj_wake) */
 } injector;
 
 static void injector_free(injector *in)
@@ -1107,6 +1129,7 @@ static void injector_free(injector *in)
     free(in->bw_up);
     free(in->bw_down);
     free(in->pstate);
+    free(in->due);
     free(in);
 }
 
@@ -1130,7 +1153,9 @@ static injector *injector_new(sim_world *w, ck_run *r, char *err, size_t errlen)
     in->bw_up = calloc((size_t)nh, sizeof(double));
     in->bw_down = calloc((size_t)nh, sizeof(double));
     in->pstate = calloc((size_t)r->nfaults + 1, sizeof(*in->pstate));
-    if (!in->hosts || !in->up || !in->down || !in->bw_up || !in->bw_down || !in->pstate) {
+    in->due = calloc((size_t)r->nfaults + 1, sizeof(*in->due));
+    if (!in->hosts || !in->up || !in->down || !in->bw_up || !in->bw_down || !in->pstate ||
+        !in->due) {
         injector_free(in);
         snprintf(err, errlen, "out of memory");
         return NULL;
@@ -1140,9 +1165,12 @@ static injector *injector_new(sim_world *w, ck_run *r, char *err, size_t errlen)
         ck_host_name(h, w->ntm, name, sizeof(name));
         in->hosts[h] = sg_host_by_name(name);
     }
+    in->wake = w->inj_wake;
     for (int i = 0; i < r->nfaults; i++) {
         const ck_fault *f = r->faults[i].spec;
         char name[32], lname[64];
+        in->due[i] = f->moment == CK_MOMENT_NONE ? f->at : CK_TIME_NEVER;
+        in->ntriggered += f->moment != CK_MOMENT_NONE;
         if (f->kind == CK_FAULT_SLOW_CPU) {
             sg_host_t h = in->hosts[f->host];
             ck_host_name(f->host, w->ntm, name, sizeof(name));
@@ -1279,8 +1307,14 @@ static void fault_start(injector *in, ck_fault_run *f)
     f->applied_at = sim_now_ns();
     switch (sp->kind) {
     case CK_FAULT_CRASH:
-        if (sg_host_is_on(w->tm_hosts[sp->host]))
+        if (sg_host_is_on(w->tm_hosts[sp->host])) {
             crash_host(w, sp->host);
+        } else {
+            /* Down already (an earlier crash): this one neither crashes
+             * nor restarts it. */
+            f->failed = 1;
+            snprintf(f->detail, sizeof(f->detail), "the host was down already");
+        }
         break;
     case CK_FAULT_SLOW_CPU:
     case CK_FAULT_SLOW_LINK:
@@ -1323,6 +1357,62 @@ static void fault_end(injector *in, ck_fault_run *f)
     }
 }
 
+/*
+ * A moment of the run happened (seen by the transport or the store): the
+ * triggered events waiting for its nth occurrence become due. `id` tells
+ * the messages of one checkpoint apart (0 for the store moments, each
+ * operation an occurrence of its own).
+ */
+static void moment(sim_world *w, ck_moment m, uint64_t id, int has_id)
+{
+    injector *in = w->injector;
+    if (!in || !in->ntriggered)
+        return;
+    if (has_id) {
+        if (in->seen_id[m] && in->last_id[m] == id)
+            return; /* the same checkpoint, to another subtask */
+        in->seen_id[m] = 1;
+        in->last_id[m] = id;
+    }
+    in->count[m]++;
+    int woke = 0;
+    for (int i = 0; i < in->r->nfaults; i++) {
+        const ck_fault *f = in->r->faults[i].spec;
+        if (f->moment == m && f->nth == in->count[m] && in->due[i] == CK_TIME_NEVER) {
+            in->due[i] = sim_now_ns() + f->at;
+            woke = 1;
+        }
+    }
+    if (woke)
+        sg_sem_release(in->wake);
+}
+
+/* The moments in a message the job manager sends: a checkpoint triggered
+ * at the sources, a completion on its way to the subtasks. */
+static void watch_send(sim_world *w, uint32_t src, const uint8_t *msg, size_t len)
+{
+    if (src != CK_EP_JM || len < CK_WIRE_HDR + 8 || !w->injector)
+        return;
+    if (msg[0] == CK_MSG_CP_TRIGGER)
+        moment(w, CK_MOMENT_CHECKPOINT_TRIGGERED, ck_get_u64(msg + CK_WIRE_HDR), 1);
+    else if (msg[0] == CK_MSG_CP_COMPLETE)
+        moment(w, CK_MOMENT_CHECKPOINT_COMPLETED, ck_get_u64(msg + CK_WIRE_HDR), 1);
+}
+
+/* When fault i next changes: it starts, or it ends (duration after it
+ * started); CK_TIME_NEVER when neither is to come. */
+static ck_time fault_next(const injector *in, int i, int *end)
+{
+    const ck_fault_run *f = &in->r->faults[i];
+    *end = f->applied;
+    if (!f->applied)
+        return in->due[i];
+    if (f->ended || f->failed || f->spec->duration <= 0)
+        return CK_TIME_NEVER;
+    return f->spec->moment == CK_MOMENT_NONE ? ck_fault_end(f->spec)
+                                             : f->applied_at + f->spec->duration;
+}
+
 static void injector_main(int argc, char **argv)
 {
     CK_UNUSED(argc);
@@ -1333,21 +1423,29 @@ static void injector_main(int argc, char **argv)
     /* Starts and ends, in time order (ties: in the order of the timeline). */
     for (;;) {
         ck_time next = CK_TIME_NEVER;
-        int which = -1, end = 0;
+        int which = -1, end = 0, waiting = 0;
         for (int i = 0; i < r->nfaults; i++) {
-            ck_fault_run *f = &r->faults[i];
-            ck_time t = !f->applied ? f->spec->at
-                        : !f->ended && !f->failed ? ck_fault_end(f->spec)
-                                                  : CK_TIME_NEVER;
+            int e;
+            ck_time t = fault_next(in, i, &e);
+            waiting += !r->faults[i].applied && t == CK_TIME_NEVER;
             if (t < next) {
                 next = t;
                 which = i;
-                end = f->applied;
+                end = e;
             }
         }
-        if (which < 0)
+        if (which < 0 && !waiting)
             break;
-        sg_actor_sleep_until((double)next / 1e9);
+        if (!in->ntriggered) {
+            sg_actor_sleep_until((double)next / 1e9);
+        } else if (which < 0) {
+            sg_sem_acquire(in->wake); /* until a moment makes an event due */
+            continue;
+        } else {
+            ck_time now = sim_now_ns();
+            if (next > now && !sg_sem_acquire_timeout(in->wake, (double)(next - now) / 1e9))
+                continue; /* a moment came first */
+        }
         if (end)
             fault_end(in, &r->faults[which]);
         else
