@@ -114,6 +114,9 @@ struct ck_sim {
     const ck_config *cfg;
     int ntm;
     sg_host_t *tm_hosts;
+    /* a task manager's host is going down or is down: set before the host
+     * is turned off, since other actors run while that takes effect */
+    uint8_t *tm_down;
     /* network faults: cut[a * nh + b] counts the faults that cut a from b
      * (hosts 0..ntm-1, jm ntm, store ntm+1); heal wakes store transfers */
     int nh;
@@ -343,6 +346,14 @@ static int is_cut(const sim_world *w, int a, int b)
 
 static void transmit(sim_world *w, item *it, uint32_t dst)
 {
+    /* To a node whose host crashed (or is crashing: turning it off lets
+     * other actors run before it takes effect): the bytes go nowhere.
+     * SimGrid asserts on a transfer to a host that is off. */
+    const sim_node *to = node_of(w, dst);
+    if (to && to->dead && to->host_index >= 0 && w->tm_down && w->tm_down[to->host_index]) {
+        item_free(it);
+        return;
+    }
     /* By name: an endpoint not deployed yet gets its mail once it is. */
     char name[32];
     snprintf(name, sizeof(name), "ep%u", dst);
@@ -981,6 +992,7 @@ void ck_sim_del(ck_sim *w)
     }
     free(w->map);
     free(w->tm_hosts);
+    free(w->tm_down);
     free(w->cut);
     free(w->lat_add);
     while (w->delayed) {
@@ -1063,6 +1075,7 @@ static int start_tm(sim_world *w, int h)
 /* A host goes down: everything on it stops; whoever talked to it learns so. */
 static void crash_host(sim_world *w, int h)
 {
+    w->tm_down[h] = 1;
     for (sim_node *n = w->all; n; n = n->all_next)
         if (n->host_index == h && !n->dead)
             n->dead = 1;
@@ -1341,6 +1354,7 @@ static void fault_end(injector *in, ck_fault_run *f)
     f->ended_at = sim_now_ns();
     switch (sp->kind) {
     case CK_FAULT_CRASH:
+        w->tm_down[sp->host] = 0;
         sg_host_turn_on(w->tm_hosts[sp->host]);
         start_tm(w, sp->host);
         break;
@@ -1485,7 +1499,8 @@ int ck_sim_run(ck_run *r, char *err, size_t errlen)
     w->cfg = r->env.cfg;
     w->ntm = r->nhosts;
     w->tm_hosts = calloc((size_t)w->ntm, sizeof(sg_host_t));
-    int rc = w->tm_hosts ? CK_OK : CK_ENOMEM;
+    w->tm_down = calloc((size_t)w->ntm, 1);
+    int rc = w->tm_hosts && w->tm_down ? CK_OK : CK_ENOMEM;
     for (int h = 0; h < w->ntm && !rc; h++) {
         char hname[32];
         snprintf(hname, sizeof(hname), "tm%d", h);
