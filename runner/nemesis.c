@@ -6,6 +6,8 @@
  *     task managers only, factors and durations are in range, timed events
  *     are in order of `at` (triggered ones follow them);
  *   - a crash is for good only while a spare task manager is left;
+ *   - one damaged checkpoint at most, and only when the configuration
+ *     keeps an older one (execution.checkpointing.num-retained >= 2);
  *   - disruptive faults (crashes, links of task managers or the job
  *     manager down, partitions) stay below what the restart strategy
  *     tolerates; the others are drawn instead;
@@ -189,7 +191,7 @@ void ck_nemesis_draw(ck_scenario *sc, uint64_t seed, ck_nemesis_mode mode)
     ck_time I = ck_cfg(&sc->cfg, CK_CFG_CP_INTERVAL);
     ck_time hb = ck_cfg(&sc->cfg, CK_CFG_HB_TIMEOUT);
     int nsub = (int)sc->graph.nsubtasks;
-    int cap = disruption_cap(sc), disruptive = 0;
+    int cap = disruption_cap(sc), disruptive = 0, corrupted = 0;
     /* Timed faults start within [w0, w1]. */
     ck_time w0 = T / 20, w1 = live ? T * 2 / 5 : T * 9 / 10;
     ck_time longest = tmax(10 * MS, T / 2);          /* slowness, crashes */
@@ -203,6 +205,13 @@ void ck_nemesis_draw(ck_scenario *sc, uint64_t seed, ck_nemesis_mode mode)
         memset(&f, 0, sizeof(f));
         f.factor = 1.0;
         f.kind = draw_kind(&g, I > 0);
+        /* One damaged checkpoint at most, and only with an older one kept
+         * to fall back to: with none left the job fails, as Flink's would. */
+        if (f.kind == CK_FAULT_CORRUPT_CHECKPOINT) {
+            if (corrupted || ck_cfg(&sc->cfg, CK_CFG_CP_RETAINED) < 2)
+                f.kind = CK_FAULT_SLOW_CPU;
+            corrupted = 1;
+        }
         /* The host first: whether the fault disrupts the job depends on it. */
         switch (f.kind) {
         case CK_FAULT_CRASH:

@@ -15,8 +15,9 @@
  * triggered by a moment (a checkpoint triggered or completed, a state
  * upload or a restore started) so that faults land in windows that last
  * microseconds. It keeps every schedule recoverable: crashes only on task
- * managers, for good only while a spare is left, and no more disruptive
- * faults than the restart strategy accepts.
+ * managers, for good only while a spare is left, no more disruptive
+ * faults than the restart strategy accepts, and a damaged checkpoint only
+ * when an older one is kept.
  */
 #ifndef CK_NEMESIS_H
 #define CK_NEMESIS_H

@@ -9,7 +9,8 @@
  *     "verdict": "ok"; a signal, another exit status or a missing run.json
  *     is a violation;
  *   - only directories this swarm made are deleted: DIR/runs/<seed> of a
- *     passing seed, and its log;
+ *     passing seed, and its log (unless --keep: then every seed keeps its
+ *     run directory and gets its DIR/seeds/<seed>.json);
  *   - the output directory is empty, or holds a swarm.json already.
  */
 #include "swarm.h"
@@ -385,10 +386,11 @@ static void finish(swarm *s, const child *c, int st)
                  r->exit_status);
     cJSON_Delete(run);
     s->done++;
-    if (!r->ok) {
+    if (!r->ok)
         s->violations++;
+    if (!r->ok || s->keep)
         write_seed_scenario(s, r->seed);
-    } else if (!s->keep) {
+    else {
         rm_tree(dir);
         unlink(log);
     }

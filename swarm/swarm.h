@@ -10,8 +10,8 @@
  * Every seed runs as a child process (`chandy run SCENARIO --seed N
  * --swarm MODE --out DIR/runs/N -q`), N at a time, so that a seed that
  * crashes or aborts is a violation and not the end of the swarm. A passing
- * seed's run directory is deleted (unless --keep); a failing seed keeps it
- * and gets DIR/seeds/N.json, the scenario with the drawn schedule, which
+ * seed's run directory is deleted (unless --keep); a failing seed (and with
+ * --keep every seed) keeps it and gets DIR/seeds/N.json, the scenario with the drawn schedule, which
  * `chandy run DIR/seeds/N.json --seed N` runs again. DIR/swarm.json holds
  * the totals and, per seed, the schedule, the verdict, the exit status and
  * a one-line replay command.
