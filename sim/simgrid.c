@@ -480,7 +480,12 @@ static void release_held(sim_world *w)
             pr->held_tail = NULL;
         }
     }
-    for (; w->heal_waiters > 0; w->heal_waiters--)
+    /* Counted first: a release lets the woken run at once, and one still
+     * cut off by another fault registers again; releasing while the count
+     * grows would go on forever in zero simulated time. */
+    int waiters = w->heal_waiters;
+    w->heal_waiters = 0;
+    while (waiters-- > 0)
         sg_sem_release(w->heal);
 }
 
@@ -1112,6 +1117,11 @@ static void crash_host(sim_world *w, int h)
  * pair of hosts and the transport holds what crosses them (op_send);
  * crashes turn hosts off. Every change is recomputed from the faults
  * active at that moment, so that overlapping faults add up and end cleanly.
+ *
+ * A triggered event (ck_fault.moment) is due only once its moment has
+ * happened nth times (moment(), called by the transport and the store
+ * operations); until then it waits, and a moment wakes the injector. A
+ * fault that lasts ends `duration` after it started.
  */
 typedef struct injector {
     sim_world *w;
