@@ -4,7 +4,7 @@
  *   chandy run SCENARIO.json [--seed N] [--out DIR] [--backend simgrid|sockets]
  *              [--from-savepoint DIR]
  *   chandy swarm SCENARIO.json --seeds A..B [--mode safety|liveness] [--jobs N]
- *                [--shard I/N] [--keep] --out DIR
+ *                [--shard I/N] [--timeout S] [--keep] --out DIR
  *   chandy swarm --merge DIR... --out DIR
  *   chandy savepoint DIR
  *   chandy validate SCENARIO.json...
@@ -35,7 +35,7 @@ static void usage(FILE *f)
             "      with --from-savepoint (or -s), start the job from a savepoint; with\n"
             "      --swarm, replace its events by the fault schedule the seed draws\n"
             "  chandy swarm SCENARIO.json --seeds A..B [--mode safety|liveness] [--jobs N]\n"
-            "               [--shard I/N] [--keep] --out DIR\n"
+            "               [--shard I/N] [--timeout S] [--keep] --out DIR\n"
             "      run the scenario once per seed, each with a random fault schedule;\n"
             "      write DIR/swarm.json, exit 1 if any seed broke the oracle\n"
             "  chandy swarm --merge DIR... --out DIR\n"

@@ -242,19 +242,21 @@ void ck_nemesis_draw(ck_scenario *sc, uint64_t seed, ck_nemesis_mode mode)
                 f.duration = log_uniform(&g, 20 * MS, longest);
             break;
         case CK_FAULT_SLOW_CPU: {
-            static const double factors[] = {0.5, 0.25, 0.1, 0.02};
-            f.factor = factors[ck_rng_below(&g, 4)];
+            static const double factors[] = {0.5, 0.25, 0.1, 0.02, 0.005};
+            f.factor = factors[ck_rng_below(&g, 5)];
             f.duration = log_uniform(&g, 10 * MS, longest);
             break;
         }
         case CK_FAULT_SLOW_LINK: {
             static const double factors[] = {0.5, 0.1, 0.01};
-            static const ck_time lats[] = {100 * US, 1 * MS, 5 * MS, 20 * MS};
+            /* Tens of milliseconds too: alignment must outlast a buffer
+             * timeout for records to overtake a late barrier. */
+            static const ck_time lats[] = {100 * US, 1 * MS, 5 * MS, 20 * MS, 50 * MS};
             int what = (int)ck_rng_below(&g, 3); /* bandwidth, latency, both */
             if (what != 1)
                 f.factor = factors[ck_rng_below(&g, 3)];
             if (what != 0)
-                f.latency = lats[ck_rng_below(&g, 4)];
+                f.latency = lats[ck_rng_below(&g, 5)];
             f.duration = log_uniform(&g, 10 * MS, longest);
             break;
         }

@@ -6,8 +6,9 @@
  *   - at most `jobs` children run at once; every child started is waited
  *     for, and its seed gets exactly one result;
  *   - a seed passes only when its child exited 0 and its run.json says
- *     "verdict": "ok"; a signal, another exit status or a missing run.json
- *     is a violation;
+ *     "verdict": "ok"; a signal, another exit status, a missing run.json or
+ *     a child killed after --timeout seconds of wall-clock time is a
+ *     violation;
  *   - only directories this swarm made are deleted: DIR/runs/<seed> of a
  *     passing seed, and its log (unless --keep: then every seed keeps its
  *     run directory and gets its DIR/seeds/<seed>.json);
@@ -52,6 +53,7 @@ typedef struct child {
     pid_t pid;
     size_t index; /* into results */
     struct timespec start;
+    int timed_out; /* killed for running past --timeout */
 } child;
 
 typedef struct swarm {
@@ -60,6 +62,7 @@ typedef struct swarm {
     uint64_t from, to;
     int shard_i, shard_n; /* shard_n 0: none */
     int jobs, keep, tty;
+    double timeout_s; /* wall-clock seconds a seed may take */
     ck_scenario sc;
     char *text; /* the scenario file */
     uint64_t fingerprint;
@@ -372,7 +375,10 @@ static void finish(swarm *s, const child *c, int st)
         r->sim_s = simt->valuedouble;
     int verdict_ok = cJSON_IsString(verdict) && !strcmp(verdict->valuestring, "ok");
     r->ok = verdict_ok && r->exit_status == 0;
-    if (r->signal)
+    if (c->timed_out)
+        snprintf(r->why, sizeof(r->why),
+                 "still running after %.0f s of wall-clock time (--timeout): killed", s->timeout_s);
+    else if (r->signal)
         snprintf(r->why, sizeof(r->why), "killed by signal %d (%s)%s", r->signal,
                  strsignal(r->signal), run ? "" : ", no run.json");
     else if (!run)
@@ -428,6 +434,7 @@ static int run_seeds(swarm *s)
                 if (!kids[k].pid)
                     c = &kids[k];
             c->index = next;
+            c->timed_out = 0;
             clock_gettime(CLOCK_MONOTONIC, &c->start);
             c->pid = spawn(s, s->res[next].seed);
             if (c->pid < 0) {
@@ -441,11 +448,20 @@ static int run_seeds(swarm *s)
         if (running == 0)
             break;
         int st;
-        pid_t pid = waitpid(-1, &st, 0);
-        if (pid < 0) {
-            if (errno == EINTR)
-                continue;
+        pid_t pid = waitpid(-1, &st, WNOHANG);
+        if (pid < 0 && errno != EINTR)
             break;
+        if (pid <= 0) {
+            /* A seed that runs too long (a livelock in zero simulated time
+             * never reaches the simulated-time limit) is killed. */
+            for (int k = 0; k < s->jobs; k++)
+                if (kids[k].pid && !kids[k].timed_out && since(&kids[k].start) > s->timeout_s) {
+                    kill(kids[k].pid, SIGKILL);
+                    kids[k].timed_out = 1;
+                }
+            struct timespec nap = {0, 10 * 1000 * 1000};
+            nanosleep(&nap, NULL);
+            continue;
         }
         for (int k = 0; k < s->jobs; k++)
             if (kids[k].pid == pid) {
@@ -514,6 +530,7 @@ int ck_swarm_main(int argc, char **argv, const char *argv0)
     s.mode = CK_NEMESIS_SAFETY;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     s.jobs = ncpu > 0 ? (int)ncpu : 1;
+    s.timeout_s = 600;
     int have_seeds = 0, merging = 0, ndirs = 0;
     char **dirs = calloc((size_t)argc + 1, sizeof(char *));
     if (!dirs)
@@ -556,6 +573,15 @@ int ck_swarm_main(int argc, char **argv, const char *argv0)
             }
             s.out = val;
             i++;
+        } else if (!strcmp(a, "--timeout")) {
+            const char *e;
+            uint64_t t;
+            if (parse_u64(val, &e, &t) || *e || t < 1 || t > 86400 * 7) {
+                fprintf(stderr, "chandy swarm: --timeout: expected seconds, 1 to 604800\n");
+                goto out;
+            }
+            s.timeout_s = (double)t;
+            i++;
         } else if (!strcmp(a, "--keep")) {
             s.keep = 1;
         } else if (!strcmp(a, "--merge")) {
@@ -587,7 +613,7 @@ int ck_swarm_main(int argc, char **argv, const char *argv0)
     }
     if (!s.scenario || !have_seeds) {
         fprintf(stderr, "usage: chandy swarm SCENARIO.json --seeds A..B [--mode safety|liveness] "
-                        "[--jobs N] [--shard I/N] [--keep] --out DIR\n"
+                        "[--jobs N] [--shard I/N] [--timeout S] [--keep] --out DIR\n"
                         "       chandy swarm --merge DIR... --out DIR\n");
         goto out;
     }
