@@ -494,7 +494,15 @@ void ck_nemesis_judge(const ck_run *r, const ck_verdict *v, ck_nemesis_mode mode
     const ck_scenario *sc = r->sc;
     memset(out, 0, sizeof(*out));
     int finished = r->jm_ready && r->jm.state == CK_JOB_FINISHED;
-    int gave_up = r->jm_ready && !finished && strstr(r->jm.failure, "gave up") != NULL;
+    /* Failures the schedule may cause on purpose: the restart strategy
+     * gave up, or every checkpoint left to restore was damaged. */
+    int damaged = 0;
+    for (int i = 0; i < r->nfaults; i++)
+        damaged |= r->faults[i].spec->kind == CK_FAULT_CORRUPT_CHECKPOINT &&
+                   r->faults[i].applied && !r->faults[i].failed;
+    int gave_up = r->jm_ready && !finished &&
+                  (strstr(r->jm.failure, "gave up") != NULL ||
+                   (damaged && strstr(r->jm.failure, "no checkpoint left to restore") != NULL));
     ck_time bound = tmax(sc->workload.duration, last_fault_end(r)) + 10 * S +
                     2 * ck_cfg(&sc->cfg, CK_CFG_HB_TIMEOUT) + restart_wait(sc);
     out->bound_s = (double)bound / 1e9;
@@ -516,7 +524,9 @@ void ck_nemesis_judge(const ck_run *r, const ck_verdict *v, ck_nemesis_mode mode
         else {
             out->ok = 1;
             snprintf(out->why, sizeof(out->why),
-                     "the restart strategy gave up (allowed); the output it committed is right");
+                     "the job failed as the schedule allowed (%.200s); the output it committed "
+                     "is right",
+                     r->jm.failure);
         }
     } else if (!finished) {
         snprintf(out->why, sizeof(out->why), "the job did not finish: %.300s", r->jm.failure);

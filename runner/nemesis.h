@@ -58,9 +58,10 @@ typedef struct ck_nemesis_verdict {
 /*
  * Judges a finished run under mode:
  *   safety: the output kept the run's guarantee and the job FINISHED; a job
- *     that FAILED because its restart strategy gave up passes when what it
+ *     that FAILED because its restart strategy gave up, or because a
+ *     damaged checkpoint left none to restore, passes when what it
  *     committed holds nothing duplicated (exactly-once) and nothing
- *     unexpected: the schedule was allowed to exhaust the strategy;
+ *     unexpected: the schedule was allowed to cause those failures;
  *   liveness: safety, and the job FINISHED by the bound: the end of the
  *     input or of the last fault (as it happened), whichever is later, plus
  *     10 s, twice heartbeat.timeout and the restart strategy's longest wait.
