@@ -6,8 +6,9 @@
  *     task managers only, factors and durations are in range, timed events
  *     are in order of `at` (triggered ones follow them);
  *   - a crash is for good only while a spare task manager is left;
- *   - one damaged checkpoint at most, and only when the configuration
- *     keeps an older one (execution.checkpointing.num-retained >= 2);
+ *   - one damaged checkpoint at most, only when the configuration keeps
+ *     an older one (execution.checkpointing.num-retained >= 2), and none
+ *     in liveness mode (with none left to restore, the job fails);
  *   - disruptive faults (crashes, links of task managers or the job
  *     manager down, partitions) stay below what the restart strategy
  *     tolerates; the others are drawn instead;
@@ -206,9 +207,10 @@ void ck_nemesis_draw(ck_scenario *sc, uint64_t seed, ck_nemesis_mode mode)
         f.factor = 1.0;
         f.kind = draw_kind(&g, I > 0);
         /* One damaged checkpoint at most, and only with an older one kept
-         * to fall back to: with none left the job fails, as Flink's would. */
+         * to fall back to: with none left the job fails, as Flink's would
+         * (so none in liveness mode, where the job must finish). */
         if (f.kind == CK_FAULT_CORRUPT_CHECKPOINT) {
-            if (corrupted || ck_cfg(&sc->cfg, CK_CFG_CP_RETAINED) < 2)
+            if (live || corrupted || ck_cfg(&sc->cfg, CK_CFG_CP_RETAINED) < 2)
                 f.kind = CK_FAULT_SLOW_CPU;
             corrupted = 1;
         }

@@ -129,6 +129,8 @@ static void test_schedules_validate_and_stay_recoverable(void **state)
                 }
                 if (m == CK_NEMESIS_LIVENESS && f->moment == CK_MOMENT_NONE)
                     assert_true(f->at <= sc.workload.duration * 2 / 5);
+                if (m == CK_NEMESIS_LIVENESS)
+                    assert_int_not_equal(f->kind, CK_FAULT_CORRUPT_CHECKPOINT);
                 if (m == CK_NEMESIS_LIVENESS && f->kind == CK_FAULT_SAVEPOINT)
                     assert_true(!f->stop || f->resume_after > 0);
             }
