@@ -6,7 +6,8 @@
  * backend refuses triggered events. A CI-sized swarm over a fixed seed
  * range passes and reports every seed; a seed's replay command and its
  * scenario file reproduce its run.json; --shard partitions the seeds and
- * --merge puts the shards back together, refusing another scenario's.
+ * --merge puts the shards back together, refusing another scenario's; a
+ * seed still running after --timeout is killed and counted.
  */
 #include <dirent.h>
 #include <math.h>
@@ -289,6 +290,35 @@ static void test_shard_merge_replay(void **state)
     cJSON_Delete(sw);
 }
 
+/* A seed still running after --timeout is killed and is a violation. */
+static void test_timeout_kills_a_seed(void **state)
+{
+    (void)state;
+    /* A minute of input at 20 000 records a second: many seconds of work. */
+    char path[256];
+    snprintf(path, sizeof(path), "%s/%s", CHANDY_SOURCE_DIR, SCENARIO);
+    char *text = slurp(path);
+    cJSON *root = cJSON_Parse(text);
+    free(text);
+    cJSON *wl = cJSON_GetObjectItemCaseSensitive(root, "workload");
+    cJSON_ReplaceItemInObjectCaseSensitive(wl, "duration", cJSON_CreateString("60 s"));
+    cJSON_ReplaceItemInObjectCaseSensitive(wl, "rate", cJSON_CreateNumber(20000));
+    char *out = cJSON_Print(root);
+    cJSON_Delete(root);
+    const char *sc = put_file("long.json", out);
+    free(out);
+    char args[700];
+    snprintf(args, sizeof(args), "swarm %s --seeds 1 --timeout 1 --jobs 1 --out %s/long", sc,
+             tmp);
+    assert_int_equal(chandy("long", args), 1);
+    cJSON *sw = load_json("long/swarm.json");
+    const cJSON *r = cJSON_GetArrayItem(at(sw, "results"), 0);
+    assert_string_equal(at(r, "verdict")->valuestring, "violation");
+    assert_non_null(strstr(at(r, "why")->valuestring, "--timeout"));
+    assert_int_equal(at(sw, "violating_seeds")->child->valueint, 1);
+    cJSON_Delete(sw);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -296,6 +326,7 @@ int main(void)
         cmocka_unit_test(test_sockets_refuse_triggered_events),
         cmocka_unit_test(test_swarm_ci),
         cmocka_unit_test(test_shard_merge_replay),
+        cmocka_unit_test(test_timeout_kills_a_seed),
     };
     return cmocka_run_group_tests(tests, ru_setup, ru_teardown);
 }
