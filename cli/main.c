@@ -3,6 +3,9 @@
  *
  *   chandy run SCENARIO.json [--seed N] [--out DIR] [--backend simgrid|sockets]
  *              [--from-savepoint DIR]
+ *   chandy swarm SCENARIO.json --seeds A..B [--mode safety|liveness] [--jobs N]
+ *                [--shard I/N] [--timeout S] [--keep] --out DIR
+ *   chandy swarm --merge DIR... --out DIR
  *   chandy savepoint DIR
  *   chandy validate SCENARIO.json...
  *   chandy keygroup --parallelism P [--max-parallelism M]
@@ -16,9 +19,11 @@
 #include "config.h"
 #include "error.h"
 #include "keygroup.h"
+#include "nemesis.h"
 #include "run.h"
 #include "savepoint.h"
 #include "snapshot.h"
+#include "swarm.h"
 #include "scenario.h"
 
 static void usage(FILE *f)
@@ -26,9 +31,16 @@ static void usage(FILE *f)
     fprintf(f,
             "usage:\n"
             "  chandy run SCENARIO.json [--seed N] [--out DIR] [--backend simgrid|sockets]\n"
-            "             [--from-savepoint DIR] [--quiet] [--verbose]\n"
+            "             [--from-savepoint DIR] [--swarm safety|liveness] [--quiet] [--verbose]\n"
             "      run a scenario, write DIR/run.json (default DIR: out/<scenario name>);\n"
-            "      with --from-savepoint (or -s), start the job from a savepoint\n"
+            "      with --from-savepoint (or -s), start the job from a savepoint; with\n"
+            "      --swarm, replace its events by the fault schedule the seed draws\n"
+            "  chandy swarm SCENARIO.json --seeds A..B [--mode safety|liveness] [--jobs N]\n"
+            "               [--shard I/N] [--timeout S] [--keep] --out DIR\n"
+            "      run the scenario once per seed, each with a random fault schedule;\n"
+            "      write DIR/swarm.json, exit 1 if any seed broke the oracle\n"
+            "  chandy swarm --merge DIR... --out DIR\n"
+            "      combine the swarm.json files of shards into one\n"
             "  chandy savepoint DIR\n"
             "      check a savepoint (or retained checkpoint) and list what it holds\n"
             "  chandy validate SCENARIO.json...\n"
@@ -104,7 +116,15 @@ static int cmd_run(int argc, char **argv)
             }
             o.from_savepoint = val;
             i++;
-        } else if (!strcmp(a, "--quiet")) {
+        } else if (!strcmp(a, "--swarm")) {
+            ck_nemesis_mode m;
+            if (ck_nemesis_mode_parse(val, &m)) {
+                fprintf(stderr, "chandy run: --swarm: expected safety or liveness\n");
+                return 2;
+            }
+            o.swarm = (int)m;
+            i++;
+        } else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
             o.quiet = 1;
         } else if (!strcmp(a, "--verbose")) {
             o.verbose = 1;
@@ -285,6 +305,8 @@ int main(int argc, char **argv)
     const char *cmd = argv[1];
     if (!strcmp(cmd, "run"))
         return cmd_run(argc - 2, argv + 2);
+    if (!strcmp(cmd, "swarm"))
+        return ck_swarm_main(argc - 2, argv + 2, argv[0]);
     if (!strcmp(cmd, "validate"))
         return cmd_validate(argc - 2, argv + 2);
     if (!strcmp(cmd, "savepoint"))

@@ -302,6 +302,12 @@ static cJSON *faults_arr(const ck_run *r)
         const ck_fault *sp = f->spec;
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "action", ck_fault_name(sp->kind));
+        if (sp->moment != CK_MOMENT_NONE) {
+            cJSON *after = cJSON_AddObjectToObject(o, "after");
+            cJSON_AddStringToObject(after, "moment", ck_moment_name(sp->moment));
+            cJSON_AddNumberToObject(after, "nth", sp->nth);
+            cJSON_AddNumberToObject(after, "delay_s", secs(sp->at));
+        }
         char host[16];
         switch (sp->kind) {
         case CK_FAULT_CRASH:

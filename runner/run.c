@@ -14,6 +14,7 @@
 #include "error.h"
 #include "expect.h"
 #include "memory.h"
+#include "nemesis.h"
 #include "rng.h"
 #include "runjson.h"
 #include "savepoint.h"
@@ -185,6 +186,23 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
     memset(&r, 0, sizeof(r));
     r.sc = &sc;
     r.seed = o->have_seed ? o->seed : sc.seed;
+    if (o->swarm) {
+        /* The seed's schedule instead of the scenario's own events, judged
+         * by the swarm's verdict instead of its expect block. */
+        ck_nemesis_draw(&sc, r.seed, (ck_nemesis_mode)o->swarm);
+        cJSON_Delete(sc.expect);
+        sc.expect = NULL;
+    }
+    if (o->backend == CK_BACKEND_SOCKETS)
+        for (int i = 0; i < sc.nfaults; i++)
+            if (sc.faults[i].moment != CK_MOMENT_NONE) {
+                fprintf(stderr,
+                        "chandy: %s: events[%d].after: triggered events need the simgrid "
+                        "backend\n",
+                        scenario_path, i);
+                ck_scenario_free(&sc);
+                return 2;
+            }
     r.backend = o->backend;
     r.verbose = o->verbose;
     r.nhosts = ck_scenario_taskmanagers(&sc);
@@ -361,6 +379,13 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
         v = (ck_verdict){.guarantee = guarantee, .partial = partial, .ok = 0};
     }
     cJSON *run = ck_report_runjson(&r, &v);
+    ck_nemesis_verdict nv;
+    if (o->swarm && run) {
+        ck_nemesis_judge(&r, &v, (ck_nemesis_mode)o->swarm, &nv);
+        cJSON *sw = ck_nemesis_report(&r, (ck_nemesis_mode)o->swarm, &nv);
+        if (sw)
+            cJSON_AddItemToObject(run, "swarm", sw);
+    }
     char path[700];
     snprintf(path, sizeof(path), "%s/run.json", r.outdir);
     if (!run || (rc = ck_report_write(run, path))) {
@@ -372,7 +397,15 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
     }
     if (!o->quiet)
         ck_report_summary(stdout, &r, &v, path);
-    if (r.unfinished) {
+    if (o->swarm) {
+        /* The schedule's verdict decides (a job that did not finish is a violation). */
+        if (!nv.ok) {
+            fprintf(stderr, "chandy: %s: seed %llu: swarm %s violation: %s\n", scenario_path,
+                    (unsigned long long)r.seed, ck_nemesis_mode_name((ck_nemesis_mode)o->swarm),
+                    nv.why);
+            status = 1;
+        }
+    } else if (r.unfinished) {
         /* Whatever "expect" says, a run stopped before the job ended did not complete. */
         fprintf(stderr, "chandy: %s: the job did not finish: %s\n", scenario_path, r.jm.failure);
         status = 1;

@@ -74,12 +74,16 @@ typedef struct ck_run_opts {
     ck_backend backend;
     int verbose;
     int quiet;
+    int swarm; /* ck_nemesis_mode: draw the seed's fault schedule and judge the run by it */
 } ck_run_opts;
 
 /*
  * Loads, runs, verifies and reports one scenario. Returns the process exit
  * status: 0 (ran; every expectation held), 1 (an expectation failed, or
  * the run could not complete), 2 (the scenario or the options are wrong).
+ * With o->swarm, the scenario's events and expect are replaced by the
+ * seed's drawn schedule and the swarm verdict (runner/nemesis.h): 0 when
+ * it holds, 1 when it does not.
  */
 int ck_run_main(const char *scenario_path, const ck_run_opts *o);
 

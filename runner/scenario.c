@@ -408,6 +408,38 @@ static const char *const fault_names[] = {"crash",     "slow_cpu",  "slow_link",
                                           "link_down", "partition", "savepoint",
                                           "corrupt_checkpoint", NULL};
 
+/* The moments of triggered events, in the order of ck_moment (from 1). */
+static const char *const moment_names[] = {"checkpoint_triggered", "checkpoint_completed",
+                                           "upload_started", "restore_started", NULL};
+
+const char *ck_moment_name(ck_moment m)
+{
+    return m > CK_MOMENT_NONE && m < CK_MOMENT_COUNT ? moment_names[m - 1] : "time";
+}
+
+/* "after": {"moment": ..., "nth": N}: the event starts `at` after it. */
+static void parse_after(ck_jin *j, const cJSON *e, ck_fault *f)
+{
+    static const char *const keys[] = {"moment", "nth", NULL};
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(e, "after");
+    if (!a)
+        return;
+    size_t saved = ck_jin_push_key(j, "after");
+    if (!cJSON_IsObject(a)) {
+        ck_jin_fail(j, "expected an object {\"moment\": ..., \"nth\": N}");
+        ck_jin_pop(j, saved);
+        return;
+    }
+    ck_jin_object(j, a, keys);
+    int m = 0;
+    ck_jin_enum(j, a, "moment", 1, moment_names, &m);
+    int64_t nth = 1;
+    ck_jin_int(j, a, "nth", 0, 1, 1000000, &nth);
+    f->moment = (ck_moment)(m + 1);
+    f->nth = (int)nth;
+    ck_jin_pop(j, saved);
+}
+
 /* A host named in an event: "tm<i>", or "jm" and "store" where allowed. */
 static int parse_host(ck_jin *j, const char *name, int ntm, int tm_only)
 {
@@ -499,14 +531,16 @@ static void parse_events(ck_jin *j, const cJSON *o, ck_scenario *s)
         ck_jin_enum(j, e, "action", 1, actions, &a);
         f->kind = (ck_fault_kind)a;
         if (!j->failed) {
-            const char *allowed[10] = {"at", "action"};
-            int n = 2;
+            const char *allowed[10] = {"at", "action", "after"};
+            int n = 3;
             for (int k = 0; fields[a][k]; k++)
                 allowed[n++] = fields[a][k];
             allowed[n] = NULL;
             ck_jin_object(j, e, allowed);
         }
         ck_jin_duration(j, e, "at", 1, 0, MAX_DURATION, &f->at);
+        if (!j->failed)
+            parse_after(j, e, f);
         if (!j->failed && cJSON_GetObjectItemCaseSensitive(e, "host") == NULL &&
             (f->kind == CK_FAULT_CRASH || f->kind == CK_FAULT_SLOW_CPU ||
              f->kind == CK_FAULT_SLOW_LINK || f->kind == CK_FAULT_LINK_DOWN))
@@ -552,8 +586,14 @@ static void parse_events(ck_jin *j, const cJSON *o, ck_scenario *s)
             ck_jin_enum(j, e, "how", 0, damages, &f->how);
             break;
         }
-        if (!j->failed && s->nfaults > 0 && f->at < s->faults[s->nfaults - 1].at)
-            ck_jin_fail(j, "events must be in order of \"at\"");
+        /* Timed events in order; triggered ones may stand anywhere. */
+        if (!j->failed && f->moment == CK_MOMENT_NONE)
+            for (int k = s->nfaults - 1; k >= 0; k--)
+                if (s->faults[k].moment == CK_MOMENT_NONE) {
+                    if (f->at < s->faults[k].at)
+                        ck_jin_fail(j, "events must be in order of \"at\"");
+                    break;
+                }
         s->nfaults++;
         ck_jin_pop(j, s2);
     }

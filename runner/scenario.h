@@ -39,6 +39,24 @@ typedef enum ck_fault_kind {
     CK_FAULT_CORRUPT_CHECKPOINT, /* a file of the latest completed checkpoint is damaged */
 } ck_fault_kind;
 
+/*
+ * A triggered event starts `at` after a moment of the run instead of at a
+ * time: the nth time that moment happens (SimGrid only). The backend sees
+ * the moments from outside the engine, in the messages and store
+ * operations it carries.
+ */
+typedef enum ck_moment {
+    CK_MOMENT_NONE,                 /* `at` is a time from the start */
+    CK_MOMENT_CHECKPOINT_TRIGGERED, /* the job manager triggers a checkpoint (any kind) */
+    CK_MOMENT_CHECKPOINT_COMPLETED, /* the job manager sends a checkpoint's completion */
+    CK_MOMENT_UPLOAD_STARTED,       /* a subtask starts writing its state to the store */
+    CK_MOMENT_RESTORE_STARTED,      /* a subtask starts reading state from the store */
+    CK_MOMENT_COUNT
+} ck_moment;
+
+/* The moment's name in scenario files ("checkpoint_completed", ...). */
+const char *ck_moment_name(ck_moment m);
+
 #define CK_MAX_FAULTS 64
 #define CK_MAX_PARTITION_HOSTS 64
 
@@ -47,7 +65,9 @@ typedef enum ck_fault_kind {
  * the store is ntm+1 (the order of the generated platform).
  */
 typedef struct ck_fault {
-    ck_time at;
+    ck_time at;            /* from the start, or after the moment */
+    ck_moment moment;      /* CK_MOMENT_NONE, or what `at` counts from */
+    int nth;               /* the moment's occurrence (1: the first) */
     ck_fault_kind kind;
     int host;              /* crash, slow_cpu, slow_link, link_down */
     ck_time duration;      /* how long it lasts; 0: for good (crash: restart_after) */
@@ -105,7 +125,8 @@ const char *ck_fault_name(ck_fault_kind k);
 /* The name of host index h ("tm3", "jm", "store"). */
 void ck_host_name(int h, int ntm, char *buf, size_t len);
 
-/* When a fault that lasts ends (at + duration), or CK_TIME_NEVER. */
+/* When a fault that lasts ends (at + duration), or CK_TIME_NEVER; for a
+ * triggered fault, relative to when it started. */
 ck_time ck_fault_end(const ck_fault *f);
 
 /* 1 when hosts a and b are on opposite sides of a partition fault. */

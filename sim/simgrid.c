@@ -114,6 +114,9 @@ struct ck_sim {
     const ck_config *cfg;
     int ntm;
     sg_host_t *tm_hosts;
+    /* a task manager's host is going down or is down: set before the host
+     * is turned off, since other actors run while that takes effect */
+    uint8_t *tm_down;
     /* network faults: cut[a * nh + b] counts the faults that cut a from b
      * (hosts 0..ntm-1, jm ntm, store ntm+1); heal wakes store transfers */
     int nh;
@@ -134,7 +137,11 @@ struct ck_sim {
     /* the limit of simulated time, and whether the run was stopped at it */
     double limit_s;
     int reached_limit;
+    sg_sem_t inj_wake; /* the injector waits on it for moments (destroyed with the world) */
 };
+
+static void watch_send(sim_world *w, uint32_t src, const uint8_t *msg, size_t len);
+static void moment(sim_world *w, ck_moment m, uint64_t id, int has_id);
 
 static inline ck_time sim_now_ns(void)
 {
@@ -342,6 +349,14 @@ static int is_cut(const sim_world *w, int a, int b)
 
 static void transmit(sim_world *w, item *it, uint32_t dst)
 {
+    /* To a node whose host crashed (or is crashing: turning it off lets
+     * other actors run before it takes effect): the bytes go nowhere.
+     * SimGrid asserts on a transfer to a host that is off. */
+    const sim_node *to = node_of(w, dst);
+    if (to && to->dead && to->host_index >= 0 && w->tm_down && w->tm_down[to->host_index]) {
+        item_free(it);
+        return;
+    }
     /* By name: an endpoint not deployed yet gets its mail once it is. */
     char name[32];
     snprintf(name, sizeof(name), "ep%u", dst);
@@ -411,6 +426,7 @@ static int op_send(ck_platform *p, uint32_t dst, uint8_t *msg, size_t len)
 {
     sim_node *n = (sim_node *)p;
     sim_world *w = n->w;
+    watch_send(w, p->endpoint, msg, len);
     sim_node *to = node_of(w, dst);
     if (to && to->dead && to->host_index >= 0 && !sg_host_is_on(to->host)) {
         free(msg); /* its host is down: the bytes go nowhere */
@@ -467,7 +483,12 @@ static void release_held(sim_world *w)
             pr->held_tail = NULL;
         }
     }
-    for (; w->heal_waiters > 0; w->heal_waiters--)
+    /* Counted first: a release lets the woken run at once, and one still
+     * cut off by another fault registers again; releasing while the count
+     * grows would go on forever in zero simulated time. */
+    int waiters = w->heal_waiters;
+    w->heal_waiters = 0;
+    while (waiters-- > 0)
         sg_sem_release(w->heal);
 }
 
@@ -591,6 +612,8 @@ static int op_store_put(ck_platform *p, const char *key, uint8_t *data, size_t l
     sg_actor_t u = sg_actor_init(name, n->host);
     sg_actor_set_data(u, j);
     sg_actor_start(u, uploader_main, 0, NULL);
+    if (n->is_task)
+        moment(w, CK_MOMENT_UPLOAD_STARTED, 0, 0);
     return CK_OK;
 }
 
@@ -652,6 +675,8 @@ static int op_store_get(ck_platform *p, const char *key, uint64_t token)
     sg_actor_t u = sg_actor_init(j->mbname, n->host);
     sg_actor_set_data(u, j);
     sg_actor_start(u, requester_main, 0, NULL);
+    if (n->is_task)
+        moment(w, CK_MOMENT_RESTORE_STARTED, 0, 0);
     return CK_OK;
 }
 
@@ -867,6 +892,7 @@ ck_sim *ck_sim_new(const char *platform_file, const char *network_model, const c
     w->verbose = verbose;
     w->heal = sg_sem_init(0);
     w->delay_wake = sg_sem_init(0);
+    w->inj_wake = sg_sem_init(0);
     snprintf(w->store_dir, sizeof(w->store_dir), "%s", store_dir);
     if (ck_storefs_mkdirs(w->store_dir)) {
         snprintf(err, errlen, "%s: cannot create: %s", w->store_dir, strerror(errno));
@@ -1005,6 +1031,7 @@ void ck_sim_del(ck_sim *w)
     }
     free(w->map);
     free(w->tm_hosts);
+    free(w->tm_down);
     free(w->cut);
     free(w->lat_add);
     while (w->delayed) {
@@ -1014,6 +1041,8 @@ void ck_sim_del(ck_sim *w)
     }
     if (w->delay_wake)
         sg_sem_destroy(w->delay_wake);
+    if (w->inj_wake)
+        sg_sem_destroy(w->inj_wake);
     free(w->routes);
     if (w->heal)
         sg_sem_destroy(w->heal);
@@ -1085,6 +1114,7 @@ static int start_tm(sim_world *w, int h)
 /* A host goes down: everything on it stops; whoever talked to it learns so. */
 static void crash_host(sim_world *w, int h)
 {
+    w->tm_down[h] = 1;
     for (sim_node *n = w->all; n; n = n->all_next)
         if (n->host_index == h && !n->dead)
             n->dead = 1;
@@ -1121,6 +1151,11 @@ static void crash_host(sim_world *w, int h)
  * pair of hosts and the transport holds what crosses them (op_send);
  * crashes turn hosts off. Every change is recomputed from the faults
  * active at that moment, so that overlapping faults add up and end cleanly.
+ *
+ * A triggered event (ck_fault.moment) is due only once its moment has
+ * happened nth times (moment(), called by the transport and the store
+ * operations); until then it waits, and a moment wakes the injector. A
+ * fault that lasts ends `duration` after it started.
  */
 typedef struct injector {
     sim_world *w;
@@ -1129,6 +1164,16 @@ typedef struct injector {
     sg_link_t *up, *down;      /* its link, both directions (the same if not split) */
     double *bw_up, *bw_down;   /* as the platform declares them */
     unsigned long *pstate;     /* per fault: the power state of a slow_cpu */
+    /* triggered events: when each fault is due (CK_TIME_NEVER: its moment
+     * has not come yet), how often each moment happened, and the last
+     * checkpoint id seen per checkpoint moment (its messages go to many
+     * subtasks: a checkpoint is one occurrence) */
+    ck_time *due;
+    int ntriggered;
+    int count[CK_MOMENT_COUNT];
+    uint64_t last_id[CK_MOMENT_COUNT];
+    int seen_id[CK_MOMENT_COUNT];
+    sg_sem_t wake;             /* a moment made a fault due (the world's inj_wake) */
 } injector;
 
 static void injector_free(injector *in)
@@ -1141,6 +1186,7 @@ static void injector_free(injector *in)
     free(in->bw_up);
     free(in->bw_down);
     free(in->pstate);
+    free(in->due);
     free(in);
 }
 
@@ -1164,7 +1210,9 @@ static injector *injector_new(sim_world *w, ck_run *r, char *err, size_t errlen)
     in->bw_up = calloc((size_t)nh, sizeof(double));
     in->bw_down = calloc((size_t)nh, sizeof(double));
     in->pstate = calloc((size_t)r->nfaults + 1, sizeof(*in->pstate));
-    if (!in->hosts || !in->up || !in->down || !in->bw_up || !in->bw_down || !in->pstate) {
+    in->due = calloc((size_t)r->nfaults + 1, sizeof(*in->due));
+    if (!in->hosts || !in->up || !in->down || !in->bw_up || !in->bw_down || !in->pstate ||
+        !in->due) {
         injector_free(in);
         snprintf(err, errlen, "out of memory");
         return NULL;
@@ -1174,9 +1222,12 @@ static injector *injector_new(sim_world *w, ck_run *r, char *err, size_t errlen)
         ck_host_name(h, w->ntm, name, sizeof(name));
         in->hosts[h] = sg_host_by_name(name);
     }
+    in->wake = w->inj_wake;
     for (int i = 0; i < r->nfaults; i++) {
         const ck_fault *f = r->faults[i].spec;
         char name[32], lname[64];
+        in->due[i] = f->moment == CK_MOMENT_NONE ? f->at : CK_TIME_NEVER;
+        in->ntriggered += f->moment != CK_MOMENT_NONE;
         if (f->kind == CK_FAULT_SLOW_CPU) {
             sg_host_t h = in->hosts[f->host];
             ck_host_name(f->host, w->ntm, name, sizeof(name));
@@ -1313,8 +1364,14 @@ static void fault_start(injector *in, ck_fault_run *f)
     f->applied_at = sim_now_ns();
     switch (sp->kind) {
     case CK_FAULT_CRASH:
-        if (sg_host_is_on(w->tm_hosts[sp->host]))
+        if (sg_host_is_on(w->tm_hosts[sp->host])) {
             crash_host(w, sp->host);
+        } else {
+            /* Down already (an earlier crash): this one neither crashes
+             * nor restarts it. */
+            f->failed = 1;
+            snprintf(f->detail, sizeof(f->detail), "the host was down already");
+        }
         break;
     case CK_FAULT_SLOW_CPU:
     case CK_FAULT_SLOW_LINK:
@@ -1341,6 +1398,7 @@ static void fault_end(injector *in, ck_fault_run *f)
     f->ended_at = sim_now_ns();
     switch (sp->kind) {
     case CK_FAULT_CRASH:
+        w->tm_down[sp->host] = 0;
         sg_host_turn_on(w->tm_hosts[sp->host]);
         start_tm(w, sp->host);
         break;
@@ -1357,6 +1415,62 @@ static void fault_end(injector *in, ck_fault_run *f)
     }
 }
 
+/*
+ * A moment of the run happened (seen by the transport or the store): the
+ * triggered events waiting for its nth occurrence become due. `id` tells
+ * the messages of one checkpoint apart (0 for the store moments, each
+ * operation an occurrence of its own).
+ */
+static void moment(sim_world *w, ck_moment m, uint64_t id, int has_id)
+{
+    injector *in = w->injector;
+    if (!in || !in->ntriggered)
+        return;
+    if (has_id) {
+        if (in->seen_id[m] && in->last_id[m] == id)
+            return; /* the same checkpoint, to another subtask */
+        in->seen_id[m] = 1;
+        in->last_id[m] = id;
+    }
+    in->count[m]++;
+    int woke = 0;
+    for (int i = 0; i < in->r->nfaults; i++) {
+        const ck_fault *f = in->r->faults[i].spec;
+        if (f->moment == m && f->nth == in->count[m] && in->due[i] == CK_TIME_NEVER) {
+            in->due[i] = sim_now_ns() + f->at;
+            woke = 1;
+        }
+    }
+    if (woke)
+        sg_sem_release(in->wake);
+}
+
+/* The moments in a message the job manager sends: a checkpoint triggered
+ * at the sources, a completion on its way to the subtasks. */
+static void watch_send(sim_world *w, uint32_t src, const uint8_t *msg, size_t len)
+{
+    if (src != CK_EP_JM || len < CK_WIRE_HDR + 8 || !w->injector)
+        return;
+    if (msg[0] == CK_MSG_CP_TRIGGER)
+        moment(w, CK_MOMENT_CHECKPOINT_TRIGGERED, ck_get_u64(msg + CK_WIRE_HDR), 1);
+    else if (msg[0] == CK_MSG_CP_COMPLETE)
+        moment(w, CK_MOMENT_CHECKPOINT_COMPLETED, ck_get_u64(msg + CK_WIRE_HDR), 1);
+}
+
+/* When fault i next changes: it starts, or it ends (duration after it
+ * started); CK_TIME_NEVER when neither is to come. */
+static ck_time fault_next(const injector *in, int i, int *end)
+{
+    const ck_fault_run *f = &in->r->faults[i];
+    *end = f->applied;
+    if (!f->applied)
+        return in->due[i];
+    if (f->ended || f->failed || f->spec->duration <= 0)
+        return CK_TIME_NEVER;
+    return f->spec->moment == CK_MOMENT_NONE ? ck_fault_end(f->spec)
+                                             : f->applied_at + f->spec->duration;
+}
+
 static void injector_main(int argc, char **argv)
 {
     CK_UNUSED(argc);
@@ -1367,21 +1481,29 @@ static void injector_main(int argc, char **argv)
     /* Starts and ends, in time order (ties: in the order of the timeline). */
     for (;;) {
         ck_time next = CK_TIME_NEVER;
-        int which = -1, end = 0;
+        int which = -1, end = 0, waiting = 0;
         for (int i = 0; i < r->nfaults; i++) {
-            ck_fault_run *f = &r->faults[i];
-            ck_time t = !f->applied ? f->spec->at
-                        : !f->ended && !f->failed ? ck_fault_end(f->spec)
-                                                  : CK_TIME_NEVER;
+            int e;
+            ck_time t = fault_next(in, i, &e);
+            waiting += !r->faults[i].applied && t == CK_TIME_NEVER;
             if (t < next) {
                 next = t;
                 which = i;
-                end = f->applied;
+                end = e;
             }
         }
-        if (which < 0)
+        if (which < 0 && !waiting)
             break;
-        sg_actor_sleep_until((double)next / 1e9);
+        if (!in->ntriggered) {
+            sg_actor_sleep_until((double)next / 1e9);
+        } else if (which < 0) {
+            sg_sem_acquire(in->wake); /* until a moment makes an event due */
+            continue;
+        } else {
+            ck_time now = sim_now_ns();
+            if (next > now && !sg_sem_acquire_timeout(in->wake, (double)(next - now) / 1e9))
+                continue; /* a moment came first */
+        }
         if (end)
             fault_end(in, &r->faults[which]);
         else
@@ -1421,7 +1543,8 @@ int ck_sim_run(ck_run *r, char *err, size_t errlen)
     w->cfg = r->env.cfg;
     w->ntm = r->nhosts;
     w->tm_hosts = calloc((size_t)w->ntm, sizeof(sg_host_t));
-    int rc = w->tm_hosts ? CK_OK : CK_ENOMEM;
+    w->tm_down = calloc((size_t)w->ntm, 1);
+    int rc = w->tm_hosts && w->tm_down ? CK_OK : CK_ENOMEM;
     for (int h = 0; h < w->ntm && !rc; h++) {
         char hname[32];
         snprintf(hname, sizeof(hname), "tm%d", h);

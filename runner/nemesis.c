@@ -1,0 +1,565 @@
+/*
+ * nemesis.c - random fault schedules and the swarm verdict (nemesis.h).
+ *
+ * Invariants of a drawn schedule (what keeps it valid and recoverable):
+ *   - every event would pass ck_scenario_parse: hosts exist, crashes hit
+ *     task managers only, factors and durations are in range, timed events
+ *     are in order of `at` (triggered ones follow them);
+ *   - a crash is for good only while a spare task manager is left;
+ *   - one damaged checkpoint at most, only when the configuration keeps
+ *     an older one (execution.checkpointing.num-retained >= 2), and none
+ *     in liveness mode (with none left to restore, the job fails);
+ *   - disruptive faults (crashes, links of task managers or the job
+ *     manager down, partitions) stay below what the restart strategy
+ *     tolerates; the others are drawn instead;
+ *   - in liveness mode, every timed fault starts in the first 40 % of the
+ *     input and lasts a bounded time;
+ *   - times are whole microseconds, so that the scenario text written for
+ *     a seed reads back to the same schedule.
+ */
+#include "nemesis.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "error.h"
+#include "rng.h"
+
+#define US INT64_C(1000)
+#define MS INT64_C(1000000)
+#define S INT64_C(1000000000)
+
+/* The generator's stream for schedules: apart from the workload's and the engine's. */
+#define NEMESIS_STREAM UINT64_C(0x6e656d6573697300)
+
+static const char *const mode_names[] = {"off", "safety", "liveness"};
+
+const char *ck_nemesis_mode_name(ck_nemesis_mode m)
+{
+    return (unsigned)m <= CK_NEMESIS_LIVENESS ? mode_names[m] : "?";
+}
+
+int ck_nemesis_mode_parse(const char *s, ck_nemesis_mode *m)
+{
+    for (int i = CK_NEMESIS_SAFETY; s && i <= CK_NEMESIS_LIVENESS; i++)
+        if (!strcmp(s, mode_names[i])) {
+            *m = (ck_nemesis_mode)i;
+            return CK_OK;
+        }
+    return CK_EINVAL;
+}
+
+/* ---- drawing ------------------------------------------------------------------------ */
+
+static ck_time round_us(double ns)
+{
+    ck_time t = (ck_time)llround(ns / 1e3) * US;
+    return t < 0 ? 0 : t;
+}
+
+/* Uniform in [lo, hi], whole microseconds. */
+static ck_time uniform(ck_rng *g, ck_time lo, ck_time hi)
+{
+    if (hi <= lo)
+        return round_us((double)lo);
+    return round_us((double)lo + ck_rng_double(g) * (double)(hi - lo));
+}
+
+/* Log-uniform in [lo, hi] (short ones as likely as long ones), at least 1 us. */
+static ck_time log_uniform(ck_rng *g, ck_time lo, ck_time hi)
+{
+    if (lo < US)
+        lo = US;
+    if (hi <= lo)
+        return round_us((double)lo);
+    double l = log((double)lo), h = log((double)hi);
+    ck_time t = round_us(exp(l + ck_rng_double(g) * (h - l)));
+    return t < US ? US : t;
+}
+
+static ck_time tmin(ck_time a, ck_time b)
+{
+    return a < b ? a : b;
+}
+
+static ck_time tmax(ck_time a, ck_time b)
+{
+    return a > b ? a : b;
+}
+
+/* Restart strategy of the scenario, resolved as the job manager does. */
+static int restart_type(const ck_scenario *sc)
+{
+    int t = (int)ck_cfg(&sc->cfg, CK_CFG_RS_TYPE);
+    if (t == CK_RS_DEFAULT)
+        t = ck_cfg(&sc->cfg, CK_CFG_CP_INTERVAL) > 0 ? CK_RS_EXPONENTIAL_DELAY : CK_RS_NONE;
+    return t;
+}
+
+/* How many disruptive faults a schedule may hold: fewer than the failures
+ * the restart strategy tolerates (a fault may cause more than one). */
+static int disruption_cap(const ck_scenario *sc)
+{
+    int64_t n;
+    switch (restart_type(sc)) {
+    case CK_RS_FIXED_DELAY:
+        n = ck_cfg(&sc->cfg, CK_CFG_RS_FD_ATTEMPTS) - 1;
+        break;
+    case CK_RS_FAILURE_RATE:
+        n = ck_cfg(&sc->cfg, CK_CFG_RS_FR_MAX) - 1;
+        break;
+    case CK_RS_EXPONENTIAL_DELAY:
+        n = ck_cfg(&sc->cfg, CK_CFG_RS_EXP_ATTEMPTS) - 1;
+        break;
+    default:
+        n = 0;
+    }
+    return n < 0 ? 0 : n > 8 ? 8 : (int)n;
+}
+
+/* The longest wait the restart strategy puts before a restart. */
+static ck_time restart_wait(const ck_scenario *sc)
+{
+    switch (restart_type(sc)) {
+    case CK_RS_FIXED_DELAY:
+        return ck_cfg(&sc->cfg, CK_CFG_RS_FD_DELAY);
+    case CK_RS_FAILURE_RATE:
+        return ck_cfg(&sc->cfg, CK_CFG_RS_FR_DELAY);
+    case CK_RS_EXPONENTIAL_DELAY:
+        return ck_cfg(&sc->cfg, CK_CFG_RS_EXP_MAX);
+    default:
+        return 0;
+    }
+}
+
+/* Relative weights of the kinds, in the order of ck_fault_kind. */
+static const int kind_weight[] = {30, 10, 12, 12, 12, 14, 10};
+
+static ck_fault_kind draw_kind(ck_rng *g, int checkpoints)
+{
+    int total = 0;
+    for (int k = 0; k <= CK_FAULT_CORRUPT_CHECKPOINT; k++)
+        if (checkpoints || (k != CK_FAULT_SAVEPOINT && k != CK_FAULT_CORRUPT_CHECKPOINT))
+            total += kind_weight[k];
+    int x = (int)ck_rng_below(g, (uint64_t)total);
+    for (int k = 0; k <= CK_FAULT_CORRUPT_CHECKPOINT; k++) {
+        if (!checkpoints && (k == CK_FAULT_SAVEPOINT || k == CK_FAULT_CORRUPT_CHECKPOINT))
+            continue;
+        if (x < kind_weight[k])
+            return (ck_fault_kind)k;
+        x -= kind_weight[k];
+    }
+    return CK_FAULT_SLOW_LINK;
+}
+
+/* A partition: the job manager and a random half of the task managers on
+ * one side, the others (at least one) on the other; the store on either
+ * side or on none. */
+static void draw_partition(ck_rng *g, ck_fault *f, int ntm)
+{
+    int side[CK_MAX_PARTITION_HOSTS];
+    int n = ntm < CK_MAX_PARTITION_HOSTS - 2 ? ntm : CK_MAX_PARTITION_HOSTS - 2;
+    int nb = 0;
+    for (int h = 0; h < n; h++) {
+        side[h] = (int)ck_rng_below(g, 2);
+        nb += side[h];
+    }
+    if (nb == 0)
+        side[ck_rng_below(g, (uint64_t)n)] = 1;
+    f->nside = 0;
+    f->side_host[f->nside] = ntm; /* jm */
+    f->side[f->nside++] = 0;
+    for (int h = 0; h < n; h++) {
+        f->side_host[f->nside] = h;
+        f->side[f->nside++] = (uint8_t)side[h];
+    }
+    int st = (int)ck_rng_below(g, 3);
+    if (st < 2) {
+        f->side_host[f->nside] = ntm + 1; /* store */
+        f->side[f->nside++] = (uint8_t)st;
+    }
+}
+
+void ck_nemesis_draw(ck_scenario *sc, uint64_t seed, ck_nemesis_mode mode)
+{
+    ck_rng g;
+    ck_rng_init(&g, seed, NEMESIS_STREAM + (uint64_t)mode);
+    int live = mode == CK_NEMESIS_LIVENESS;
+    ck_time T = sc->workload.duration > 0 ? sc->workload.duration : S;
+    int ntm = ck_scenario_taskmanagers(sc);
+    int spare = ntm - ck_graph_hosts_needed(&sc->graph);
+    ck_time I = ck_cfg(&sc->cfg, CK_CFG_CP_INTERVAL);
+    ck_time hb = ck_cfg(&sc->cfg, CK_CFG_HB_TIMEOUT);
+    int nsub = (int)sc->graph.nsubtasks;
+    int cap = disruption_cap(sc), disruptive = 0, corrupted = 0;
+    /* Timed faults start within [w0, w1]. */
+    ck_time w0 = T / 20, w1 = live ? T * 2 / 5 : T * 9 / 10;
+    ck_time longest = tmax(10 * MS, T / 2);          /* slowness, crashes */
+    ck_time cut_longest = tmax(10 * MS, tmin(T / 2, 3 * hb)); /* network cuts */
+    int n = 1 + (int)ck_rng_below(&g, live ? 4 : 5);
+
+    ck_fault timed[CK_MAX_FAULTS], trig[CK_MAX_FAULTS];
+    int ntimed = 0, ntrig = 0;
+    for (int k = 0; k < n; k++) {
+        ck_fault f;
+        memset(&f, 0, sizeof(f));
+        f.factor = 1.0;
+        f.kind = draw_kind(&g, I > 0);
+        /* One damaged checkpoint at most, and only with an older one kept
+         * to fall back to: with none left the job fails, as Flink's would
+         * (so none in liveness mode, where the job must finish). */
+        if (f.kind == CK_FAULT_CORRUPT_CHECKPOINT) {
+            if (live || corrupted || ck_cfg(&sc->cfg, CK_CFG_CP_RETAINED) < 2)
+                f.kind = CK_FAULT_SLOW_CPU;
+            corrupted = 1;
+        }
+        /* The host first: whether the fault disrupts the job depends on it. */
+        switch (f.kind) {
+        case CK_FAULT_CRASH:
+        case CK_FAULT_SLOW_CPU:
+            f.host = (int)ck_rng_below(&g, (uint64_t)ntm);
+            break;
+        case CK_FAULT_SLOW_LINK:
+        case CK_FAULT_LINK_DOWN:
+            f.host = (int)ck_rng_below(&g, (uint64_t)ntm + 2);
+            break;
+        default:
+            break;
+        }
+        int disrupts = f.kind == CK_FAULT_CRASH || f.kind == CK_FAULT_PARTITION ||
+                       (f.kind == CK_FAULT_LINK_DOWN && f.host <= ntm);
+        if (disrupts && disruptive >= cap) {
+            /* The restart strategy would give up: slow the host down instead. */
+            f.kind = CK_FAULT_SLOW_LINK;
+            f.host = (int)ck_rng_below(&g, (uint64_t)ntm + 2);
+        } else if (disrupts) {
+            disruptive++;
+        }
+        switch (f.kind) {
+        case CK_FAULT_CRASH:
+            if (spare > 0 && ck_rng_below(&g, 3) == 0)
+                spare--; /* for good: a spare takes its place */
+            else
+                f.duration = log_uniform(&g, 20 * MS, longest);
+            break;
+        case CK_FAULT_SLOW_CPU: {
+            static const double factors[] = {0.5, 0.25, 0.1, 0.02, 0.005};
+            f.factor = factors[ck_rng_below(&g, 5)];
+            f.duration = log_uniform(&g, 10 * MS, longest);
+            break;
+        }
+        case CK_FAULT_SLOW_LINK: {
+            static const double factors[] = {0.5, 0.1, 0.01};
+            /* Tens of milliseconds too: alignment must outlast a buffer
+             * timeout for records to overtake a late barrier. */
+            static const ck_time lats[] = {100 * US, 1 * MS, 5 * MS, 20 * MS, 50 * MS};
+            int what = (int)ck_rng_below(&g, 3); /* bandwidth, latency, both */
+            if (what != 1)
+                f.factor = factors[ck_rng_below(&g, 3)];
+            if (what != 0)
+                f.latency = lats[ck_rng_below(&g, 5)];
+            f.duration = log_uniform(&g, 10 * MS, longest);
+            break;
+        }
+        case CK_FAULT_LINK_DOWN:
+            f.duration = log_uniform(&g, 1 * MS, cut_longest);
+            break;
+        case CK_FAULT_PARTITION:
+            draw_partition(&g, &f, ntm);
+            f.duration = log_uniform(&g, 1 * MS, cut_longest);
+            break;
+        case CK_FAULT_SAVEPOINT:
+            if (ck_rng_below(&g, 3) == 0) {
+                f.stop = 1;
+                f.resume_after = log_uniform(&g, 10 * MS, 500 * MS);
+            }
+            break;
+        case CK_FAULT_CORRUPT_CHECKPOINT:
+            f.how = (int)ck_rng_below(&g, 2);
+            break;
+        }
+        /* When: at a time, or at a moment (with checkpoints on). */
+        if (I > 0 && ck_rng_below(&g, 2)) {
+            int x = (int)ck_rng_below(&g, 100);
+            int ncp = (int)tmax(1, w1 / I);
+            if (x < 30) {
+                f.moment = CK_MOMENT_CHECKPOINT_TRIGGERED;
+                f.nth = 1 + (int)ck_rng_below(&g, (uint64_t)ncp);
+            } else if (x < 60) {
+                f.moment = CK_MOMENT_CHECKPOINT_COMPLETED;
+                f.nth = 1 + (int)ck_rng_below(&g, (uint64_t)ncp);
+            } else if (x < 85) {
+                f.moment = CK_MOMENT_UPLOAD_STARTED;
+                f.nth = 1 + (int)ck_rng_below(&g, (uint64_t)ncp * (uint64_t)nsub);
+            } else {
+                f.moment = CK_MOMENT_RESTORE_STARTED;
+                f.nth = 1 + (int)ck_rng_below(&g, 2 * (uint64_t)nsub);
+            }
+            /* Mostly within microseconds to a millisecond of it: barriers
+             * align, commits travel and uploads run in such windows. */
+            int y = (int)ck_rng_below(&g, 100);
+            f.at = y < 25 ? 0
+                   : y < 65 ? log_uniform(&g, 1 * US, 1 * MS)
+                            : log_uniform(&g, 1 * MS, tmax(2 * MS, tmin(I, 200 * MS)));
+            trig[ntrig++] = f;
+        } else {
+            f.at = uniform(&g, w0, w1);
+            int i = ntimed++;
+            while (i > 0 && timed[i - 1].at > f.at) {
+                timed[i] = timed[i - 1];
+                i--;
+            }
+            timed[i] = f;
+        }
+    }
+    sc->nfaults = 0;
+    for (int i = 0; i < ntimed; i++)
+        sc->faults[sc->nfaults++] = timed[i];
+    for (int i = 0; i < ntrig; i++)
+        sc->faults[sc->nfaults++] = trig[i];
+}
+
+/* ---- writing ------------------------------------------------------------------------ */
+
+/* A duration as the scenario format reads it back exactly. */
+static void fmt_dur(char *buf, size_t len, ck_time t)
+{
+    if (t % US == 0)
+        snprintf(buf, len, "%lld us", (long long)(t / US));
+    else
+        snprintf(buf, len, "%lld ns", (long long)t);
+}
+
+static void add_dur(cJSON *o, const char *key, ck_time t)
+{
+    char buf[48];
+    fmt_dur(buf, sizeof(buf), t);
+    cJSON_AddStringToObject(o, key, buf);
+}
+
+cJSON *ck_nemesis_events_json(const ck_scenario *sc)
+{
+    static const char *const hows[] = {"bitflip", "truncate"};
+    int ntm = ck_scenario_taskmanagers(sc);
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; a && i < sc->nfaults; i++) {
+        const ck_fault *f = &sc->faults[i];
+        cJSON *o = cJSON_CreateObject();
+        char host[32];
+        if (!o) {
+            cJSON_Delete(a);
+            return NULL;
+        }
+        cJSON_AddItemToArray(a, o);
+        if (f->moment != CK_MOMENT_NONE) {
+            cJSON *after = cJSON_AddObjectToObject(o, "after");
+            cJSON_AddStringToObject(after, "moment", ck_moment_name(f->moment));
+            cJSON_AddNumberToObject(after, "nth", f->nth);
+        }
+        add_dur(o, "at", f->at);
+        cJSON_AddStringToObject(o, "action", ck_fault_name(f->kind));
+        switch (f->kind) {
+        case CK_FAULT_CRASH:
+        case CK_FAULT_SLOW_CPU:
+        case CK_FAULT_SLOW_LINK:
+        case CK_FAULT_LINK_DOWN:
+            ck_host_name(f->host, ntm, host, sizeof(host));
+            cJSON_AddStringToObject(o, "host", host);
+            break;
+        case CK_FAULT_PARTITION: {
+            cJSON *groups = cJSON_AddArrayToObject(o, "groups");
+            for (int side = 0; side < 2; side++) {
+                cJSON *list = cJSON_CreateArray();
+                for (int k = 0; k < f->nside; k++)
+                    if (f->side[k] == side) {
+                        ck_host_name(f->side_host[k], ntm, host, sizeof(host));
+                        cJSON_AddItemToArray(list, cJSON_CreateString(host));
+                    }
+                cJSON_AddItemToArray(groups, list);
+            }
+            break;
+        }
+        case CK_FAULT_SAVEPOINT:
+            if (f->stop)
+                cJSON_AddBoolToObject(o, "stop", 1);
+            if (f->resume_after)
+                add_dur(o, "resume_after", f->resume_after);
+            break;
+        case CK_FAULT_CORRUPT_CHECKPOINT:
+            cJSON_AddStringToObject(o, "how", hows[f->how ? 1 : 0]);
+            break;
+        }
+        if (f->kind == CK_FAULT_SLOW_CPU || (f->kind == CK_FAULT_SLOW_LINK && f->factor != 1.0))
+            cJSON_AddNumberToObject(o, "factor", f->factor);
+        if (f->kind == CK_FAULT_SLOW_LINK && f->latency)
+            add_dur(o, "latency", f->latency);
+        if (f->duration)
+            add_dur(o, f->kind == CK_FAULT_CRASH ? "restart_after" : "duration", f->duration);
+    }
+    return a;
+}
+
+/* A time, short: "300us", "12.5ms", "1.234s". */
+static void fmt_short(char *buf, size_t len, ck_time t)
+{
+    if (t < MS)
+        snprintf(buf, len, "%.4gus", (double)t / 1e3);
+    else if (t < S)
+        snprintf(buf, len, "%.4gms", (double)t / 1e6);
+    else
+        snprintf(buf, len, "%.6gs", (double)t / 1e9);
+}
+
+void ck_nemesis_describe(const ck_fault *f, int ntm, char *buf, size_t len)
+{
+    char what[160] = "", when[96], d[32], host[32];
+    ck_host_name(f->host, ntm, host, sizeof(host));
+    fmt_short(d, sizeof(d), f->duration);
+    switch (f->kind) {
+    case CK_FAULT_CRASH:
+        if (f->duration)
+            snprintf(what, sizeof(what), "crash %s, back after %s", host, d);
+        else
+            snprintf(what, sizeof(what), "crash %s for good", host);
+        break;
+    case CK_FAULT_SLOW_CPU:
+        snprintf(what, sizeof(what), "slow_cpu %s x%g for %s", host, f->factor, d);
+        break;
+    case CK_FAULT_SLOW_LINK: {
+        char lat[32];
+        fmt_short(lat, sizeof(lat), f->latency);
+        snprintf(what, sizeof(what), "slow_link %s x%g +%s for %s", host, f->factor, lat, d);
+        break;
+    }
+    case CK_FAULT_LINK_DOWN:
+        snprintf(what, sizeof(what), "link_down %s for %s", host, d);
+        break;
+    case CK_FAULT_PARTITION: {
+        size_t off = (size_t)snprintf(what, sizeof(what), "partition");
+        for (int side = 0; side < 2; side++) {
+            off += (size_t)snprintf(what + off, sizeof(what) - off, side ? " |" : "");
+            for (int k = 0; k < f->nside && off < sizeof(what); k++)
+                if (f->side[k] == side) {
+                    ck_host_name(f->side_host[k], ntm, host, sizeof(host));
+                    off += (size_t)snprintf(what + off, sizeof(what) - off, " %s", host);
+                }
+        }
+        if (off < sizeof(what))
+            snprintf(what + off, sizeof(what) - off, " for %s", d);
+        break;
+    }
+    case CK_FAULT_SAVEPOINT:
+        if (f->stop) {
+            char r[32];
+            fmt_short(r, sizeof(r), f->resume_after);
+            snprintf(what, sizeof(what), "stop-with-savepoint, resume after %s", r);
+        } else {
+            snprintf(what, sizeof(what), "savepoint");
+        }
+        break;
+    case CK_FAULT_CORRUPT_CHECKPOINT:
+        snprintf(what, sizeof(what), "corrupt_checkpoint %s", f->how ? "truncate" : "bitflip");
+        break;
+    }
+    char at[32];
+    fmt_short(at, sizeof(at), f->at);
+    if (f->moment != CK_MOMENT_NONE)
+        snprintf(when, sizeof(when), "%s after %s#%d", at, ck_moment_name(f->moment), f->nth);
+    else
+        snprintf(when, sizeof(when), "at %s", at);
+    snprintf(buf, len, "%s %s", when, what);
+}
+
+/* ---- judging -------------------------------------------------------------------------- */
+
+/* When the last fault of the run ended, as it happened (its start for
+ * the instant ones); 0 when none applied. */
+static ck_time last_fault_end(const ck_run *r)
+{
+    ck_time last = 0;
+    for (int i = 0; i < r->nfaults; i++) {
+        const ck_fault_run *f = &r->faults[i];
+        if (!f->applied || f->failed)
+            continue;
+        ck_time t = f->ended ? f->ended_at : f->applied_at;
+        if (f->spec->kind == CK_FAULT_SAVEPOINT)
+            t = f->applied_at + f->spec->resume_after;
+        last = tmax(last, t);
+    }
+    return last;
+}
+
+void ck_nemesis_judge(const ck_run *r, const ck_verdict *v, ck_nemesis_mode mode,
+                      ck_nemesis_verdict *out)
+{
+    const ck_scenario *sc = r->sc;
+    memset(out, 0, sizeof(*out));
+    int finished = r->jm_ready && r->jm.state == CK_JOB_FINISHED;
+    /* Failures the schedule may cause on purpose: the restart strategy
+     * gave up, or every checkpoint left to restore was damaged. */
+    int damaged = 0;
+    for (int i = 0; i < r->nfaults; i++)
+        damaged |= r->faults[i].spec->kind == CK_FAULT_CORRUPT_CHECKPOINT &&
+                   r->faults[i].applied && !r->faults[i].failed;
+    int gave_up = r->jm_ready && !finished &&
+                  (strstr(r->jm.failure, "gave up") != NULL ||
+                   (damaged && strstr(r->jm.failure, "no checkpoint left to restore") != NULL));
+    ck_time bound = tmax(sc->workload.duration, last_fault_end(r)) + 10 * S +
+                    2 * ck_cfg(&sc->cfg, CK_CFG_HB_TIMEOUT) + restart_wait(sc);
+    out->bound_s = (double)bound / 1e9;
+    const char *g = ck_guarantee_name(v->guarantee);
+    if (!r->jm_ready) {
+        snprintf(out->why, sizeof(out->why), "the job manager never started");
+    } else if (finished && !v->ok) {
+        snprintf(out->why, sizeof(out->why),
+                 "the output broke its %s guarantee: %llu lost, %llu duplicated, %llu unexpected",
+                 g, (unsigned long long)v->lost, (unsigned long long)v->duplicated,
+                 (unsigned long long)v->unexpected);
+    } else if (gave_up && mode == CK_NEMESIS_SAFETY) {
+        if (v->unexpected || (v->guarantee == CK_EXACTLY_ONCE && v->duplicated))
+            snprintf(out->why, sizeof(out->why),
+                     "the job failed (%.200s) and its committed output broke its %s "
+                     "guarantee: %llu duplicated, %llu unexpected",
+                     r->jm.failure, g, (unsigned long long)v->duplicated,
+                     (unsigned long long)v->unexpected);
+        else {
+            out->ok = 1;
+            snprintf(out->why, sizeof(out->why),
+                     "the job failed as the schedule allowed (%.200s); the output it committed "
+                     "is right",
+                     r->jm.failure);
+        }
+    } else if (!finished) {
+        snprintf(out->why, sizeof(out->why), "the job did not finish: %.300s", r->jm.failure);
+    } else if (mode == CK_NEMESIS_LIVENESS && r->jm.end > bound) {
+        snprintf(out->why, sizeof(out->why),
+                 "the job finished at %.3f s, after its bound %.3f s", (double)r->jm.end / 1e9,
+                 out->bound_s);
+    } else {
+        out->ok = 1;
+        if (mode == CK_NEMESIS_LIVENESS)
+            snprintf(out->why, sizeof(out->why), "finished at %.3f s (bound %.3f s), %s held",
+                     (double)r->jm.end / 1e9, out->bound_s, g);
+        else
+            snprintf(out->why, sizeof(out->why), "finished, %s held", g);
+    }
+}
+
+cJSON *ck_nemesis_report(const ck_run *r, ck_nemesis_mode mode, const ck_nemesis_verdict *nv)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return NULL;
+    cJSON_AddStringToObject(o, "mode", ck_nemesis_mode_name(mode));
+    cJSON *ev = ck_nemesis_events_json(r->sc);
+    if (ev)
+        cJSON_AddItemToObject(o, "events", ev);
+    cJSON_AddStringToObject(o, "verdict", nv->ok ? "ok" : "violation");
+    cJSON_AddStringToObject(o, "why", nv->why);
+    if (mode == CK_NEMESIS_LIVENESS)
+        cJSON_AddNumberToObject(o, "bound_s", round(nv->bound_s * 1e6) / 1e6);
+    else
+        cJSON_AddNullToObject(o, "bound_s");
+    return o;
+}

@@ -1,0 +1,825 @@
+/*
+ * swarm.c - `chandy swarm` (swarm.h): seeds run as child processes, N at a
+ * time, each judged by the verdict its run.json carries.
+ *
+ * Invariants:
+ *   - at most `jobs` children run at once; every child started is waited
+ *     for, and its seed gets exactly one result;
+ *   - a seed passes only when its child exited 0 and its run.json says
+ *     "verdict": "ok"; a signal, another exit status, a missing run.json or
+ *     a child killed after --timeout seconds of wall-clock time is a
+ *     violation;
+ *   - only directories this swarm made are deleted: DIR/runs/<seed> of a
+ *     passing seed, and its log (unless --keep: then every seed keeps its
+ *     run directory and gets its DIR/seeds/<seed>.json);
+ *   - the output directory is empty, or holds a swarm.json already.
+ */
+#include "swarm.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "error.h"
+#include "nemesis.h"
+#include "runjson.h"
+#include "scenario.h"
+#include "storefs.h"
+
+#define MAX_SEED UINT64_C(9007199254740991)
+
+typedef struct result {
+    uint64_t seed;
+    int ok;
+    int exit_status; /* -1: killed by a signal */
+    int signal;
+    double wall_s, sim_s;
+    char why[440];
+} result;
+
+typedef struct child {
+    pid_t pid;
+    size_t index; /* into results */
+    struct timespec start;
+    int timed_out; /* killed for running past --timeout */
+} child;
+
+typedef struct swarm {
+    const char *scenario, *argv0, *out;
+    ck_nemesis_mode mode;
+    uint64_t from, to;
+    int shard_i, shard_n; /* shard_n 0: none */
+    int jobs, keep, tty;
+    double timeout_s; /* wall-clock seconds a seed may take */
+    ck_scenario sc;
+    char *text; /* the scenario file */
+    uint64_t fingerprint;
+    result *res;
+    size_t nres, done, violations;
+    struct timespec t0, last_save;
+} swarm;
+
+static double since(const struct timespec *a)
+{
+    struct timespec b;
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    return (double)(b.tv_sec - a->tv_sec) + (double)(b.tv_nsec - a->tv_nsec) / 1e9;
+}
+
+/* FNV-1a over the scenario file: shards of one swarm must share it. */
+static uint64_t fnv64(const char *s)
+{
+    uint64_t h = UINT64_C(0xcbf29ce484222325);
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * UINT64_C(0x100000001b3);
+    return h;
+}
+
+static char *slurp(const char *path, size_t max)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 4096, len = 0, n;
+    char *s = malloc(cap);
+    while (s && (n = fread(s + len, 1, cap - len - 1, f)) > 0) {
+        len += n;
+        if (len + 1 == cap) {
+            char *t = cap < max ? realloc(s, cap * 2) : NULL;
+            if (!t) {
+                free(s);
+                s = NULL;
+                break;
+            }
+            s = t;
+            cap *= 2;
+        }
+    }
+    fclose(f);
+    if (s)
+        s[len] = 0;
+    return s;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+    (void)st;
+    (void)ftw;
+    return type == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+static void rm_tree(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) == 0)
+        nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* The output directory: made, or one that is empty or holds a swarm.json. */
+static int prepare_out(const char *out)
+{
+    if (ck_storefs_mkdirs(out)) {
+        fprintf(stderr, "chandy swarm: %s: cannot create: %s\n", out, strerror(errno));
+        return 2;
+    }
+    char p[PATH_MAX];
+    snprintf(p, sizeof(p), "%s/swarm.json", out);
+    if (access(p, F_OK) == 0)
+        return 0;
+    DIR *d = opendir(out);
+    if (!d) {
+        fprintf(stderr, "chandy swarm: %s: cannot open: %s\n", out, strerror(errno));
+        return 2;
+    }
+    struct dirent *e;
+    int empty = 1;
+    while ((e = readdir(d)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+            empty = 0;
+    closedir(d);
+    if (!empty) {
+        fprintf(stderr,
+                "chandy swarm: %s: not empty and not a swarm directory (no swarm.json): "
+                "give an empty or new directory\n",
+                out);
+        return 2;
+    }
+    return 0;
+}
+
+/* A word for a shell command line: quoted when it needs to be. */
+static void shell_word(char *buf, size_t len, const char *w)
+{
+    int plain = *w != 0;
+    for (const char *c = w; *c; c++)
+        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./-+=:,", *c))
+            plain = 0;
+    if (plain) {
+        snprintf(buf, len, "%s", w);
+        return;
+    }
+    size_t o = 0;
+    if (o + 1 < len)
+        buf[o++] = '\'';
+    for (const char *c = w; *c && o + 5 < len; c++) {
+        if (*c == '\'') {
+            memcpy(buf + o, "'\\''", 4);
+            o += 4;
+        } else {
+            buf[o++] = *c;
+        }
+    }
+    if (o + 1 < len)
+        buf[o++] = '\'';
+    buf[o < len ? o : len - 1] = 0;
+}
+
+static void replay_cmd(const swarm *s, uint64_t seed, char *buf, size_t len)
+{
+    char a[PATH_MAX + 8], sc[PATH_MAX + 8], out[PATH_MAX + 8], dir[PATH_MAX];
+    shell_word(a, sizeof(a), s->argv0);
+    shell_word(sc, sizeof(sc), s->scenario);
+    snprintf(dir, sizeof(dir), "%s/runs/%llu", s->out, (unsigned long long)seed);
+    shell_word(out, sizeof(out), dir);
+    snprintf(buf, len, "%s run %s --seed %llu --swarm %s --out %s", a, sc,
+             (unsigned long long)seed, ck_nemesis_mode_name(s->mode), out);
+}
+
+/* ---- swarm.json ------------------------------------------------------------------ */
+
+static cJSON *schedule_json(swarm *s, uint64_t seed)
+{
+    ck_nemesis_draw(&s->sc, seed, s->mode);
+    cJSON *a = cJSON_CreateArray();
+    int ntm = ck_scenario_taskmanagers(&s->sc);
+    for (int i = 0; a && i < s->sc.nfaults; i++) {
+        char line[300];
+        ck_nemesis_describe(&s->sc.faults[i], ntm, line, sizeof(line));
+        cJSON_AddItemToArray(a, cJSON_CreateString(line));
+    }
+    return a;
+}
+
+static cJSON *result_json(swarm *s, const result *r)
+{
+    cJSON *o = cJSON_CreateObject();
+    char cmd[3 * PATH_MAX];
+    cJSON_AddNumberToObject(o, "seed", (double)r->seed);
+    cJSON_AddStringToObject(o, "verdict", r->ok ? "ok" : "violation");
+    cJSON_AddStringToObject(o, "why", r->why);
+    if (r->exit_status >= 0)
+        cJSON_AddNumberToObject(o, "exit_status", r->exit_status);
+    else
+        cJSON_AddNullToObject(o, "exit_status");
+    if (r->signal)
+        cJSON_AddNumberToObject(o, "signal", r->signal);
+    else
+        cJSON_AddNullToObject(o, "signal");
+    if (r->sim_s >= 0)
+        cJSON_AddNumberToObject(o, "sim_time_s", r->sim_s);
+    else
+        cJSON_AddNullToObject(o, "sim_time_s");
+    cJSON_AddNumberToObject(o, "wall_s", (double)(int64_t)(r->wall_s * 1000) / 1000);
+    cJSON_AddItemToObject(o, "schedule", schedule_json(s, r->seed));
+    replay_cmd(s, r->seed, cmd, sizeof(cmd));
+    cJSON_AddStringToObject(o, "replay", cmd);
+    return o;
+}
+
+static double per_minute(size_t n, double wall)
+{
+    return wall > 0 ? (double)(int64_t)((double)n / wall * 60.0 * 10) / 10 : 0;
+}
+
+static int save(swarm *s, int complete)
+{
+    cJSON *o = cJSON_CreateObject();
+    char fp[24];
+    snprintf(fp, sizeof(fp), "%016llx", (unsigned long long)s->fingerprint);
+    cJSON_AddStringToObject(o, "scenario", s->scenario);
+    cJSON_AddStringToObject(o, "scenario_name", s->sc.name);
+    cJSON_AddStringToObject(o, "scenario_fingerprint", fp);
+    cJSON_AddStringToObject(o, "mode", ck_nemesis_mode_name(s->mode));
+    cJSON *seeds = cJSON_AddObjectToObject(o, "seeds");
+    cJSON_AddNumberToObject(seeds, "from", (double)s->from);
+    cJSON_AddNumberToObject(seeds, "to", (double)s->to);
+    if (s->shard_n) {
+        cJSON *sh = cJSON_AddObjectToObject(o, "shard");
+        cJSON_AddNumberToObject(sh, "index", s->shard_i);
+        cJSON_AddNumberToObject(sh, "count", s->shard_n);
+    } else {
+        cJSON_AddNullToObject(o, "shard");
+    }
+    cJSON_AddNumberToObject(o, "jobs", s->jobs);
+    cJSON_AddBoolToObject(o, "complete", complete);
+    cJSON_AddNumberToObject(o, "runs", (double)s->done);
+    cJSON_AddNumberToObject(o, "passed", (double)(s->done - s->violations));
+    cJSON_AddNumberToObject(o, "violations", (double)s->violations);
+    double wall = since(&s->t0);
+    cJSON_AddNumberToObject(o, "wall_s", (double)(int64_t)(wall * 1000) / 1000);
+    cJSON_AddNumberToObject(o, "seeds_per_minute", per_minute(s->done, wall));
+    cJSON *bad = cJSON_AddArrayToObject(o, "violating_seeds");
+    cJSON *all = cJSON_AddArrayToObject(o, "results");
+    for (size_t i = 0; i < s->nres; i++) {
+        const result *r = &s->res[i];
+        if (!r->why[0])
+            continue; /* not run (yet) */
+        if (!r->ok)
+            cJSON_AddItemToArray(bad, cJSON_CreateNumber((double)r->seed));
+        cJSON_AddItemToArray(all, result_json(s, r));
+    }
+    char path[PATH_MAX];
+    snprintf(path, sizeof(path), "%s/swarm.json", s->out);
+    int rc = ck_report_write(o, path);
+    cJSON_Delete(o);
+    if (rc)
+        fprintf(stderr, "chandy swarm: %s: cannot write\n", path);
+    clock_gettime(CLOCK_MONOTONIC, &s->last_save);
+    return rc;
+}
+
+/* DIR/seeds/<seed>.json: the scenario with the seed's schedule as its
+ * events and without its expect block (the swarm verdict judged it). */
+static void write_seed_scenario(swarm *s, uint64_t seed)
+{
+    cJSON *root = cJSON_Parse(s->text);
+    if (!root)
+        return;
+    ck_nemesis_draw(&s->sc, seed, s->mode);
+    cJSON_DeleteItemFromObjectCaseSensitive(root, "events");
+    cJSON_DeleteItemFromObjectCaseSensitive(root, "expect");
+    cJSON_DeleteItemFromObjectCaseSensitive(root, "name");
+    cJSON_DeleteItemFromObjectCaseSensitive(root, "seed");
+    cJSON_AddStringToObject(root, "name", s->sc.name);
+    cJSON_AddNumberToObject(root, "seed", (double)seed);
+    cJSON *ev = ck_nemesis_events_json(&s->sc);
+    if (ev)
+        cJSON_AddItemToObject(root, "events", ev);
+    /* A platform file named relative to the scenario: make it absolute. */
+    cJSON *cl = cJSON_GetObjectItemCaseSensitive(root, "cluster");
+    char abs[PATH_MAX];
+    if (s->sc.cluster.platform[0] && cJSON_GetObjectItemCaseSensitive(cl, "platform") &&
+        realpath(s->sc.cluster.platform, abs)) {
+        cJSON_DeleteItemFromObjectCaseSensitive(cl, "platform");
+        cJSON_AddStringToObject(cl, "platform", abs);
+    }
+    char dir[PATH_MAX], path[PATH_MAX + 32];
+    snprintf(dir, sizeof(dir), "%s/seeds", s->out);
+    snprintf(path, sizeof(path), "%s/%llu.json", dir, (unsigned long long)seed);
+    if (ck_storefs_mkdirs(dir) || ck_report_write(root, path))
+        fprintf(stderr, "chandy swarm: %s: cannot write\n", path);
+    cJSON_Delete(root);
+}
+
+/* ---- running seeds ------------------------------------------------------------------ */
+
+static pid_t spawn(swarm *s, uint64_t seed)
+{
+    char seedstr[32], out[PATH_MAX], log[PATH_MAX + 8];
+    snprintf(seedstr, sizeof(seedstr), "%llu", (unsigned long long)seed);
+    snprintf(out, sizeof(out), "%s/runs/%s", s->out, seedstr);
+    snprintf(log, sizeof(log), "%s.log", out);
+    rm_tree(out); /* an earlier swarm's run of this seed */
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid != 0)
+        return pid;
+    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int nul = open("/dev/null", O_RDONLY);
+    if (fd < 0 || nul < 0)
+        _exit(127);
+    dup2(nul, 0);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    close(fd);
+    close(nul);
+    char *args[] = {"chandy", "run", (char *)s->scenario, "--seed", seedstr, "--swarm",
+                    (char *)ck_nemesis_mode_name(s->mode), "--out", out, "-q", NULL};
+    execv("/proc/self/exe", args);
+    fprintf(stderr, "chandy swarm: cannot run /proc/self/exe: %s\n", strerror(errno));
+    _exit(127);
+}
+
+/* A child ended: its seed's verdict. */
+static void finish(swarm *s, const child *c, int st)
+{
+    result *r = &s->res[c->index];
+    r->wall_s = since(&c->start);
+    r->sim_s = -1;
+    r->exit_status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    r->signal = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
+    char dir[PATH_MAX], path[PATH_MAX + 16], log[PATH_MAX + 8];
+    snprintf(dir, sizeof(dir), "%s/runs/%llu", s->out, (unsigned long long)r->seed);
+    snprintf(path, sizeof(path), "%s/run.json", dir);
+    snprintf(log, sizeof(log), "%s.log", dir);
+    char *text = slurp(path, 1u << 30);
+    cJSON *run = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    const cJSON *sw = cJSON_GetObjectItemCaseSensitive(run, "swarm");
+    const cJSON *verdict = cJSON_GetObjectItemCaseSensitive(sw, "verdict");
+    const cJSON *why = cJSON_GetObjectItemCaseSensitive(sw, "why");
+    const cJSON *simt = cJSON_GetObjectItemCaseSensitive(run, "sim_time_s");
+    if (cJSON_IsNumber(simt))
+        r->sim_s = simt->valuedouble;
+    int verdict_ok = cJSON_IsString(verdict) && !strcmp(verdict->valuestring, "ok");
+    r->ok = verdict_ok && r->exit_status == 0;
+    if (c->timed_out)
+        snprintf(r->why, sizeof(r->why),
+                 "still running after %.0f s of wall-clock time (--timeout): killed", s->timeout_s);
+    else if (r->signal)
+        snprintf(r->why, sizeof(r->why), "killed by signal %d (%s)%s", r->signal,
+                 strsignal(r->signal), run ? "" : ", no run.json");
+    else if (!run)
+        snprintf(r->why, sizeof(r->why), "exit status %d and no run.json (see runs/%llu.log)",
+                 r->exit_status, (unsigned long long)r->seed);
+    else if (cJSON_IsString(why) && (!r->ok || verdict_ok))
+        snprintf(r->why, sizeof(r->why), "%s%s", why->valuestring,
+                 verdict_ok && !r->ok ? " (but chandy run exited with an error)" : "");
+    else
+        snprintf(r->why, sizeof(r->why), "run.json has no swarm verdict (exit status %d)",
+                 r->exit_status);
+    cJSON_Delete(run);
+    s->done++;
+    if (!r->ok)
+        s->violations++;
+    if (!r->ok || s->keep)
+        write_seed_scenario(s, r->seed);
+    else {
+        rm_tree(dir);
+        unlink(log);
+    }
+    /* Progress: one updating line on a terminal, plain lines otherwise. */
+    double wall = since(&s->t0);
+    if (s->tty) {
+        if (!r->ok)
+            fprintf(stderr, "\r\033[Kseed %llu: violation: %s\n", (unsigned long long)r->seed,
+                    r->why);
+        fprintf(stderr, "\r\033[Kswarm %s: %zu/%zu seeds, %zu violation%s, %.1f seeds/min",
+                s->sc.name, s->done, s->nres, s->violations, s->violations == 1 ? "" : "s",
+                per_minute(s->done, wall));
+    } else {
+        fprintf(stderr, "seed %llu: %s: %s (%zu/%zu)\n", (unsigned long long)r->seed,
+                r->ok ? "ok" : "violation", r->why, s->done, s->nres);
+    }
+    if (!r->ok) {
+        char cmd[3 * PATH_MAX];
+        replay_cmd(s, r->seed, cmd, sizeof(cmd));
+        fprintf(stderr, "%s  replay: %s\n", s->tty ? "\r\033[K" : "", cmd);
+    }
+}
+
+static int run_seeds(swarm *s)
+{
+    child *kids = calloc((size_t)s->jobs, sizeof(*kids));
+    if (!kids)
+        return 2;
+    size_t next = 0;
+    int running = 0;
+    while (next < s->nres || running > 0) {
+        while (running < s->jobs && next < s->nres) {
+            child *c = NULL;
+            for (int k = 0; k < s->jobs && !c; k++)
+                if (!kids[k].pid)
+                    c = &kids[k];
+            c->index = next;
+            c->timed_out = 0;
+            clock_gettime(CLOCK_MONOTONIC, &c->start);
+            c->pid = spawn(s, s->res[next].seed);
+            if (c->pid < 0) {
+                fprintf(stderr, "chandy swarm: cannot start a seed: %s\n", strerror(errno));
+                c->pid = 0;
+                break;
+            }
+            next++;
+            running++;
+        }
+        if (running == 0)
+            break;
+        int st;
+        pid_t pid = waitpid(-1, &st, WNOHANG);
+        if (pid < 0 && errno != EINTR)
+            break;
+        if (pid <= 0) {
+            /* A seed that runs too long (a livelock in zero simulated time
+             * never reaches the simulated-time limit) is killed. */
+            for (int k = 0; k < s->jobs; k++)
+                if (kids[k].pid && !kids[k].timed_out && since(&kids[k].start) > s->timeout_s) {
+                    kill(kids[k].pid, SIGKILL);
+                    kids[k].timed_out = 1;
+                }
+            struct timespec nap = {0, 10 * 1000 * 1000};
+            nanosleep(&nap, NULL);
+            continue;
+        }
+        for (int k = 0; k < s->jobs; k++)
+            if (kids[k].pid == pid) {
+                finish(s, &kids[k], st);
+                kids[k].pid = 0;
+                running--;
+            }
+        if (since(&s->last_save) > 10)
+            save(s, 0);
+    }
+    free(kids);
+    if (s->tty)
+        fprintf(stderr, "\n");
+    return next == s->nres ? 0 : 2;
+}
+
+/* ---- options ---------------------------------------------------------------------- */
+
+static int parse_u64(const char *p, const char **end, uint64_t *v)
+{
+    if (!p || *p < '0' || *p > '9')
+        return -1;
+    char *e;
+    errno = 0;
+    unsigned long long x = strtoull(p, &e, 10);
+    if (errno || x > MAX_SEED)
+        return -1;
+    *v = x;
+    *end = e;
+    return 0;
+}
+
+static int parse_seeds(const char *v, uint64_t *a, uint64_t *b)
+{
+    const char *e;
+    if (parse_u64(v, &e, a))
+        return -1;
+    if (!*e) {
+        *b = *a;
+        return 0;
+    }
+    if (strncmp(e, "..", 2) || parse_u64(e + 2, &e, b) || *e || *b < *a)
+        return -1;
+    return 0;
+}
+
+static int parse_shard(const char *v, int *i, int *n)
+{
+    const char *e;
+    uint64_t a, b;
+    if (parse_u64(v, &e, &a) || *e != '/' || parse_u64(e + 1, &e, &b) || *e || b == 0 ||
+        b > 1000000 || a >= b)
+        return -1;
+    *i = (int)a;
+    *n = (int)b;
+    return 0;
+}
+
+static int merge(char **dirs, int ndirs, const char *out);
+
+int ck_swarm_main(int argc, char **argv, const char *argv0)
+{
+    static swarm s;
+    memset(&s, 0, sizeof(s));
+    s.argv0 = argv0;
+    s.mode = CK_NEMESIS_SAFETY;
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    s.jobs = ncpu > 0 ? (int)ncpu : 1;
+    s.timeout_s = 600;
+    int have_seeds = 0, merging = 0, ndirs = 0;
+    char **dirs = calloc((size_t)argc + 1, sizeof(char *));
+    if (!dirs)
+        return 2;
+    int status = 2;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--seeds")) {
+            if (parse_seeds(val, &s.from, &s.to)) {
+                fprintf(stderr, "chandy swarm: --seeds: expected A..B (0 <= A <= B) or N\n");
+                goto out;
+            }
+            have_seeds = 1;
+            i++;
+        } else if (!strcmp(a, "--mode")) {
+            if (ck_nemesis_mode_parse(val, &s.mode)) {
+                fprintf(stderr, "chandy swarm: --mode: expected safety or liveness\n");
+                goto out;
+            }
+            i++;
+        } else if (!strcmp(a, "--jobs") || !strcmp(a, "-j")) {
+            const char *e;
+            uint64_t j;
+            if (parse_u64(val, &e, &j) || *e || j < 1 || j > 4096) {
+                fprintf(stderr, "chandy swarm: %s: expected 1 to 4096\n", a);
+                goto out;
+            }
+            s.jobs = (int)j;
+            i++;
+        } else if (!strcmp(a, "--shard")) {
+            if (parse_shard(val, &s.shard_i, &s.shard_n)) {
+                fprintf(stderr, "chandy swarm: --shard: expected I/N with 0 <= I < N\n");
+                goto out;
+            }
+            i++;
+        } else if (!strcmp(a, "--out")) {
+            if (!val || !*val) {
+                fprintf(stderr, "chandy swarm: --out: expected a directory\n");
+                goto out;
+            }
+            s.out = val;
+            i++;
+        } else if (!strcmp(a, "--timeout")) {
+            const char *e;
+            uint64_t t;
+            if (parse_u64(val, &e, &t) || *e || t < 1 || t > 86400 * 7) {
+                fprintf(stderr, "chandy swarm: --timeout: expected seconds, 1 to 604800\n");
+                goto out;
+            }
+            s.timeout_s = (double)t;
+            i++;
+        } else if (!strcmp(a, "--keep")) {
+            s.keep = 1;
+        } else if (!strcmp(a, "--merge")) {
+            merging = 1;
+        } else if (a[0] == '-') {
+            fprintf(stderr, "chandy swarm: unknown option %s\n", a);
+            goto out;
+        } else if (merging) {
+            dirs[ndirs++] = argv[i];
+        } else if (!s.scenario) {
+            s.scenario = a;
+        } else {
+            fprintf(stderr, "chandy swarm: one scenario at a time (got %s and %s)\n", s.scenario,
+                    a);
+            goto out;
+        }
+    }
+    if (!s.out) {
+        fprintf(stderr, "chandy swarm: --out DIR is required\n");
+        goto out;
+    }
+    if (merging) {
+        if (s.scenario || ndirs == 0 || have_seeds || s.shard_n) {
+            fprintf(stderr, "chandy swarm: --merge takes swarm directories and --out only\n");
+            goto out;
+        }
+        status = merge(dirs, ndirs, s.out);
+        goto out;
+    }
+    if (!s.scenario || !have_seeds) {
+        fprintf(stderr, "usage: chandy swarm SCENARIO.json --seeds A..B [--mode safety|liveness] "
+                        "[--jobs N] [--shard I/N] [--timeout S] [--keep] --out DIR\n"
+                        "       chandy swarm --merge DIR... --out DIR\n");
+        goto out;
+    }
+    char err[1200];
+    if (ck_scenario_load(&s.sc, s.scenario, err, sizeof(err))) {
+        fprintf(stderr, "chandy: %s\n", err);
+        goto out;
+    }
+    s.text = slurp(s.scenario, 16u << 20);
+    if (!s.text) {
+        fprintf(stderr, "chandy swarm: %s: cannot read\n", s.scenario);
+        goto out_sc;
+    }
+    s.fingerprint = fnv64(s.text);
+    if ((status = prepare_out(s.out)) != 0)
+        goto out_sc;
+    char runs[PATH_MAX];
+    snprintf(runs, sizeof(runs), "%s/runs", s.out);
+    if (ck_storefs_mkdirs(runs)) {
+        fprintf(stderr, "chandy swarm: %s: cannot create: %s\n", runs, strerror(errno));
+        status = 2;
+        goto out_sc;
+    }
+    /* The seeds of this shard. */
+    uint64_t span = s.to - s.from + 1;
+    if (span > 100000000) {
+        fprintf(stderr, "chandy swarm: --seeds: at most 100000000 seeds at once\n");
+        status = 2;
+        goto out_sc;
+    }
+    s.res = calloc(s.shard_n ? span / (uint64_t)s.shard_n + 1 : span, sizeof(result));
+    if (!s.res) {
+        fprintf(stderr, "chandy swarm: out of memory\n");
+        status = 2;
+        goto out_sc;
+    }
+    for (uint64_t seed = s.from; seed <= s.to; seed++)
+        if (!s.shard_n || seed % (uint64_t)s.shard_n == (uint64_t)s.shard_i)
+            s.res[s.nres++].seed = seed;
+    s.tty = isatty(STDERR_FILENO);
+    clock_gettime(CLOCK_MONOTONIC, &s.t0);
+    s.last_save = s.t0;
+    int rc = run_seeds(&s);
+    int wrc = save(&s, rc == 0);
+    double wall = since(&s.t0);
+    char path[PATH_MAX + 16];
+    snprintf(path, sizeof(path), "%s/swarm.json", s.out);
+    fprintf(stderr, "swarm %s (%s): %zu seeds in %.1f s, %zu violation%s, %.1f seeds/min; %s\n",
+            s.sc.name, ck_nemesis_mode_name(s.mode), s.done, wall, s.violations,
+            s.violations == 1 ? "" : "s", per_minute(s.done, wall), path);
+    status = rc ? rc : wrc ? 1 : s.violations ? 1 : 0;
+    free(s.res);
+out_sc:
+    free(s.text);
+    ck_scenario_free(&s.sc);
+out:
+    free(dirs);
+    return status;
+}
+
+/* ---- merging ------------------------------------------------------------------------ */
+
+static const char *jstr(const cJSON *o, const char *k)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsString(x) ? x->valuestring : NULL;
+}
+
+static double jnum(const cJSON *o, const char *k, double def)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsNumber(x) ? x->valuedouble : def;
+}
+
+static int by_seed(const void *a, const void *b)
+{
+    double x = jnum(*(cJSON *const *)a, "seed", 0), y = jnum(*(cJSON *const *)b, "seed", 0);
+    return x < y ? -1 : x > y;
+}
+
+static int merge(char **dirs, int ndirs, const char *out)
+{
+    cJSON **in = calloc((size_t)ndirs, sizeof(*in));
+    cJSON *m = NULL;
+    cJSON **all = NULL;
+    int status = 2;
+    size_t nall = 0, cap = 0;
+    if (!in)
+        return 2;
+    for (int i = 0; i < ndirs; i++) {
+        char path[PATH_MAX + 16];
+        snprintf(path, sizeof(path), "%s/swarm.json", dirs[i]);
+        char *text = slurp(path, 1u << 30);
+        int readable = text != NULL;
+        in[i] = text ? cJSON_Parse(text) : NULL;
+        free(text);
+        if (!in[i] || !jstr(in[i], "scenario_fingerprint") || !jstr(in[i], "mode") ||
+            !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(in[i], "results"))) {
+            fprintf(stderr, "chandy swarm: %s: %s\n", path,
+                    readable ? "not a swarm.json" : "cannot read");
+            goto fail;
+        }
+        if (i > 0 && (strcmp(jstr(in[i], "scenario_fingerprint"),
+                             jstr(in[0], "scenario_fingerprint")) ||
+                      strcmp(jstr(in[i], "mode"), jstr(in[0], "mode")))) {
+            fprintf(stderr,
+                    "chandy swarm: %s: scenario %s (%s, %s mode) differs from %s/swarm.json's "
+                    "%s (%s, %s mode): not the same swarm\n",
+                    path, jstr(in[i], "scenario") ? jstr(in[i], "scenario") : "?",
+                    jstr(in[i], "scenario_fingerprint"), jstr(in[i], "mode"), dirs[0],
+                    jstr(in[0], "scenario") ? jstr(in[0], "scenario") : "?",
+                    jstr(in[0], "scenario_fingerprint"), jstr(in[0], "mode"));
+            goto fail;
+        }
+        cJSON *r;
+        cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(in[i], "results"))
+        {
+            if (nall == cap) {
+                cap = cap ? cap * 2 : 256;
+                cJSON **t = realloc(all, cap * sizeof(*t));
+                if (!t)
+                    goto fail;
+                all = t;
+            }
+            all[nall++] = r;
+        }
+    }
+    if ((status = prepare_out(out)) != 0)
+        goto fail;
+    status = 2;
+    qsort(all, nall, sizeof(*all), by_seed);
+    m = cJSON_CreateObject();
+    cJSON_AddStringToObject(m, "scenario", jstr(in[0], "scenario"));
+    cJSON_AddStringToObject(m, "scenario_name",
+                            jstr(in[0], "scenario_name") ? jstr(in[0], "scenario_name") : "");
+    cJSON_AddStringToObject(m, "scenario_fingerprint", jstr(in[0], "scenario_fingerprint"));
+    cJSON_AddStringToObject(m, "mode", jstr(in[0], "mode"));
+    double from = 0, to = 0, wall = 0, rate = 0;
+    int complete = 1;
+    cJSON *shards = cJSON_CreateArray(), *merged = cJSON_CreateArray();
+    for (int i = 0; i < ndirs; i++) {
+        const cJSON *seeds = cJSON_GetObjectItemCaseSensitive(in[i], "seeds");
+        double f = jnum(seeds, "from", 0), t = jnum(seeds, "to", 0);
+        from = i == 0 || f < from ? f : from;
+        to = i == 0 || t > to ? t : to;
+        wall = jnum(in[i], "wall_s", 0) > wall ? jnum(in[i], "wall_s", 0) : wall;
+        rate += jnum(in[i], "seeds_per_minute", 0); /* shards run side by side */
+        complete &= cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(in[i], "complete"));
+        const cJSON *sh = cJSON_GetObjectItemCaseSensitive(in[i], "shard");
+        cJSON_AddItemToArray(shards, cJSON_IsObject(sh) ? cJSON_Duplicate(sh, 1)
+                                                        : cJSON_CreateNull());
+        cJSON_AddItemToArray(merged, cJSON_CreateString(dirs[i]));
+    }
+    cJSON *seeds = cJSON_AddObjectToObject(m, "seeds");
+    cJSON_AddNumberToObject(seeds, "from", from);
+    cJSON_AddNumberToObject(seeds, "to", to);
+    cJSON_AddItemToObject(m, "shards", shards);
+    cJSON_AddItemToObject(m, "merged_from", merged);
+    cJSON_AddBoolToObject(m, "complete", complete);
+    /* One result per seed: the first one given; seeds run twice are noted. */
+    cJSON *results = cJSON_CreateArray(), *bad = cJSON_CreateArray();
+    cJSON *overlap = cJSON_CreateArray();
+    size_t runs = 0, violations = 0;
+    for (size_t i = 0; i < nall; i++) {
+        double seed = jnum(all[i], "seed", -1);
+        if (i > 0 && seed == jnum(all[i - 1], "seed", -2)) {
+            int n = cJSON_GetArraySize(overlap);
+            if (!n || cJSON_GetArrayItem(overlap, n - 1)->valuedouble != seed)
+                cJSON_AddItemToArray(overlap, cJSON_CreateNumber(seed));
+            continue;
+        }
+        runs++;
+        const char *v = jstr(all[i], "verdict");
+        if (!v || strcmp(v, "ok")) {
+            violations++;
+            cJSON_AddItemToArray(bad, cJSON_CreateNumber(seed));
+        }
+        cJSON_AddItemToArray(results, cJSON_Duplicate(all[i], 1));
+    }
+    cJSON_AddNumberToObject(m, "runs", (double)runs);
+    cJSON_AddNumberToObject(m, "passed", (double)(runs - violations));
+    cJSON_AddNumberToObject(m, "violations", (double)violations);
+    cJSON_AddNumberToObject(m, "wall_s", wall);
+    cJSON_AddNumberToObject(m, "seeds_per_minute", (double)(int64_t)(rate * 10) / 10);
+    cJSON_AddItemToObject(m, "overlapping_seeds", overlap);
+    cJSON_AddItemToObject(m, "violating_seeds", bad);
+    cJSON_AddItemToObject(m, "results", results);
+    char path[PATH_MAX + 16];
+    snprintf(path, sizeof(path), "%s/swarm.json", out);
+    if (ck_report_write(m, path)) {
+        fprintf(stderr, "chandy swarm: %s: cannot write\n", path);
+        status = 1;
+        goto fail;
+    }
+    fprintf(stderr, "swarm %s (%s): merged %d director%s: %zu seeds, %zu violation%s%s; %s\n",
+            jstr(m, "scenario_name"), jstr(m, "mode"), ndirs, ndirs == 1 ? "y" : "ies", runs,
+            violations, violations == 1 ? "" : "s",
+            cJSON_GetArraySize(overlap) ? ", some seeds ran more than once (overlapping_seeds)"
+                                        : "",
+            path);
+    status = violations ? 1 : 0;
+fail:
+    cJSON_Delete(m);
+    for (int i = 0; i < ndirs; i++)
+        cJSON_Delete(in[i]);
+    free(in);
+    free(all);
+    return status;
+}

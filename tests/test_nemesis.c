@@ -1,0 +1,253 @@
+/*
+ * test_nemesis.c - drawn fault schedules and triggered events.
+ *
+ * A schedule is a pure function of scenario, seed and mode; schedules of
+ * different seeds differ; every drawn schedule reads back through the
+ * scenario loader to the same schedule; they stay inside the cluster and
+ * keep the job recoverable; over many seeds every kind of fault and every
+ * moment is drawn. Triggered events (`after`) are checked like every
+ * other key.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <cjson/cJSON.h>
+
+#include "nemesis.h"
+#include "scenario.h"
+
+#define SCENARIO CHANDY_SOURCE_DIR "/scenarios/swarm-crash.json"
+
+static ck_scenario sc, back;
+
+static char *events_text(const ck_scenario *s)
+{
+    cJSON *ev = ck_nemesis_events_json(s);
+    assert_non_null(ev);
+    char *t = cJSON_PrintUnformatted(ev);
+    cJSON_Delete(ev);
+    return t;
+}
+
+static void load(void)
+{
+    char err[1200];
+    int rc = ck_scenario_load(&sc, SCENARIO, err, sizeof(err));
+    if (rc)
+        fprintf(stderr, "%s\n", err);
+    assert_int_equal(rc, 0);
+}
+
+static void test_deterministic_per_seed(void **state)
+{
+    (void)state;
+    load();
+    for (ck_nemesis_mode m = CK_NEMESIS_SAFETY; m <= CK_NEMESIS_LIVENESS; m++) {
+        char *seen[50];
+        int distinct = 0;
+        for (uint64_t seed = 0; seed < 50; seed++) {
+            ck_nemesis_draw(&sc, seed, m);
+            char *a = events_text(&sc);
+            ck_nemesis_draw(&sc, seed + 1000, m); /* something else in between */
+            ck_nemesis_draw(&sc, seed, m);
+            char *b = events_text(&sc);
+            assert_string_equal(a, b);
+            free(b);
+            int dup = 0;
+            for (int k = 0; k < distinct; k++)
+                dup |= !strcmp(seen[k], a);
+            if (dup)
+                free(a);
+            else
+                seen[distinct++] = a;
+        }
+        /* Different seeds, different schedules. */
+        assert_true(distinct >= 45);
+        for (int k = 0; k < distinct; k++)
+            free(seen[k]);
+    }
+    /* The modes draw apart. */
+    ck_nemesis_draw(&sc, 7, CK_NEMESIS_SAFETY);
+    char *a = events_text(&sc);
+    ck_nemesis_draw(&sc, 7, CK_NEMESIS_LIVENESS);
+    char *b = events_text(&sc);
+    assert_string_not_equal(a, b);
+    free(a);
+    free(b);
+    ck_scenario_free(&sc);
+}
+
+/* The scenario file with `events` replaced by the drawn ones, as text. */
+static char *with_events(const char *file_text, const ck_scenario *s)
+{
+    cJSON *root = cJSON_Parse(file_text);
+    assert_non_null(root);
+    cJSON_DeleteItemFromObjectCaseSensitive(root, "events");
+    cJSON_AddItemToObject(root, "events", ck_nemesis_events_json(s));
+    char *t = cJSON_Print(root);
+    cJSON_Delete(root);
+    return t;
+}
+
+static char *read_all(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    static char buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    return strdup(buf);
+}
+
+static void test_schedules_validate_and_stay_recoverable(void **state)
+{
+    (void)state;
+    load();
+    char *file = read_all(SCENARIO);
+    int ntm = ck_scenario_taskmanagers(&sc);
+    int spare = ntm - ck_graph_hosts_needed(&sc.graph);
+    int kinds[CK_FAULT_CORRUPT_CHECKPOINT + 1] = {0}, moments[CK_MOMENT_COUNT] = {0};
+    for (ck_nemesis_mode m = CK_NEMESIS_SAFETY; m <= CK_NEMESIS_LIVENESS; m++)
+        for (uint64_t seed = 0; seed < 400; seed++) {
+            ck_nemesis_draw(&sc, seed, m);
+            assert_true(sc.nfaults >= 1 && sc.nfaults <= 5);
+            int for_good = 0;
+            for (int i = 0; i < sc.nfaults; i++) {
+                const ck_fault *f = &sc.faults[i];
+                kinds[f->kind]++;
+                moments[f->moment]++;
+                if (f->kind == CK_FAULT_CRASH) {
+                    assert_true(f->host >= 0 && f->host < ntm); /* task managers only */
+                    for_good += f->duration == 0;
+                }
+                if (m == CK_NEMESIS_LIVENESS && f->moment == CK_MOMENT_NONE)
+                    assert_true(f->at <= sc.workload.duration * 2 / 5);
+                if (m == CK_NEMESIS_LIVENESS)
+                    assert_int_not_equal(f->kind, CK_FAULT_CORRUPT_CHECKPOINT);
+                if (m == CK_NEMESIS_LIVENESS && f->kind == CK_FAULT_SAVEPOINT)
+                    assert_true(!f->stop || f->resume_after > 0);
+            }
+            assert_true(for_good <= spare);
+            /* Reads back as a scenario, to the same schedule. */
+            char *drawn = events_text(&sc);
+            char *text = with_events(file, &sc);
+            char err[1200] = "";
+            int rc = ck_scenario_parse(&back, "drawn.json", text, err, sizeof(err));
+            if (rc)
+                fprintf(stderr, "seed %llu: %s\n", (unsigned long long)seed, err);
+            assert_int_equal(rc, 0);
+            char *reread = events_text(&back);
+            assert_string_equal(drawn, reread);
+            ck_scenario_free(&back);
+            free(drawn);
+            free(text);
+            free(reread);
+        }
+    /* Over many seeds, every kind of fault and every moment comes up. */
+    for (int k = 0; k <= CK_FAULT_CORRUPT_CHECKPOINT; k++)
+        assert_true(kinds[k] > 0);
+    for (int m = 0; m < CK_MOMENT_COUNT; m++)
+        assert_true(moments[m] > 0);
+    free(file);
+    ck_scenario_free(&sc);
+}
+
+static void test_describe(void **state)
+{
+    (void)state;
+    ck_fault f = {.kind = CK_FAULT_CRASH, .host = 1, .at = 300000, .duration = 1200000000,
+                  .moment = CK_MOMENT_CHECKPOINT_COMPLETED, .nth = 2, .factor = 1};
+    char buf[200];
+    ck_nemesis_describe(&f, 3, buf, sizeof(buf));
+    assert_string_equal(buf, "300us after checkpoint_completed#2 crash tm1, back after 1.2s");
+    ck_nemesis_mode m;
+    assert_int_equal(ck_nemesis_mode_parse("liveness", &m), 0);
+    assert_int_equal(m, CK_NEMESIS_LIVENESS);
+    assert_int_not_equal(ck_nemesis_mode_parse("safe", &m), 0);
+}
+
+static const char *const base =
+    "{\"workload\": {\"duration\": \"1 s\", \"rate\": 100},"
+    " \"cluster\": {\"taskmanagers\": 2},"
+    " \"job\": {\"operators\": [{\"type\": \"source\"}, {\"type\": \"sink\"}]},"
+    " \"events\": %s}";
+
+static int parse_events(const char *events, char *err, size_t errlen)
+{
+    char text[2048];
+    snprintf(text, sizeof(text), base, events);
+    int rc = ck_scenario_parse(&back, "t.json", text, err, errlen);
+    return rc;
+}
+
+static void test_after_is_checked(void **state)
+{
+    (void)state;
+    char err[1200];
+    /* A triggered event may stand before timed ones with a smaller "at". */
+    assert_int_equal(parse_events("[{\"at\": \"2 s\", \"action\": \"savepoint\"},"
+                                  " {\"after\": {\"moment\": \"upload_started\", \"nth\": 3},"
+                                  "  \"at\": \"300 us\", \"action\": \"crash\", \"host\": \"tm1\"},"
+                                  " {\"at\": \"2500 ms\", \"action\": \"savepoint\"}]",
+                                  err, sizeof(err)),
+                     0);
+    assert_int_equal(back.faults[1].moment, CK_MOMENT_UPLOAD_STARTED);
+    assert_int_equal(back.faults[1].nth, 3);
+    assert_int_equal(back.faults[1].at, 300000);
+    ck_scenario_free(&back);
+    /* nth defaults to the first. */
+    assert_int_equal(parse_events("[{\"after\": {\"moment\": \"restore_started\"}, \"at\": 0,"
+                                  " \"action\": \"corrupt_checkpoint\"}]",
+                                  err, sizeof(err)),
+                     0);
+    assert_int_equal(back.faults[0].nth, 1);
+    ck_scenario_free(&back);
+    /* Timed events still in order. */
+    assert_int_not_equal(parse_events("[{\"at\": \"2 s\", \"action\": \"savepoint\"},"
+                                      " {\"at\": \"1 s\", \"action\": \"savepoint\"}]",
+                                      err, sizeof(err)),
+                         0);
+    assert_non_null(strstr(err, "events[1]"));
+    static const struct {
+        const char *events, *want;
+    } bad[] = {
+        {"[{\"after\": {\"moment\": \"lunch\"}, \"at\": 0, \"action\": \"savepoint\"}]",
+         "t.json: events[0].after.moment: "},
+        {"[{\"after\": {\"moment\": \"upload_started\", \"nth\": 0}, \"at\": 0, \"action\": "
+         "\"savepoint\"}]",
+         "t.json: events[0].after.nth: "},
+        {"[{\"after\": {\"moment\": \"upload_started\", \"when\": 1}, \"at\": 0, \"action\": "
+         "\"savepoint\"}]",
+         "t.json: events[0].after"},
+        {"[{\"after\": \"checkpoint_completed\", \"at\": 0, \"action\": \"savepoint\"}]",
+         "t.json: events[0].after: expected an object"},
+        {"[{\"after\": {\"nth\": 2}, \"at\": 0, \"action\": \"savepoint\"}]",
+         "t.json: events[0].after.moment: "},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        err[0] = 0;
+        assert_int_not_equal(parse_events(bad[i].events, err, sizeof(err)), 0);
+        if (strncmp(err, bad[i].want, strlen(bad[i].want)))
+            fprintf(stderr, "got: %s\nwant: %s...\n", err, bad[i].want);
+        assert_true(strncmp(err, bad[i].want, strlen(bad[i].want)) == 0);
+        assert_null(strchr(err, '\n'));
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_deterministic_per_seed),
+        cmocka_unit_test(test_schedules_validate_and_stay_recoverable),
+        cmocka_unit_test(test_describe),
+        cmocka_unit_test(test_after_is_checked),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

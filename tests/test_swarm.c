@@ -1,0 +1,332 @@
+/*
+ * test_swarm.c - `chandy swarm` and triggered events, through the binary.
+ *
+ * A crash triggered 0 us after the second checkpoint completes lands at
+ * that completion and is followed by a recovery from it; the sockets
+ * backend refuses triggered events. A CI-sized swarm over a fixed seed
+ * range passes and reports every seed; a seed's replay command and its
+ * scenario file reproduce its run.json; --shard partitions the seeds and
+ * --merge puts the shards back together, refusing another scenario's; a
+ * seed still running after --timeout is killed and counted.
+ */
+#include <dirent.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cmocka.h>
+#include <cjson/cJSON.h>
+
+#include "runutil.h"
+
+#define SCENARIO "scenarios/swarm-crash.json"
+
+/* swarm-crash.json with its events replaced. */
+static const char *scenario_with(const char *name, const char *events)
+{
+    char path[256];
+    snprintf(path, sizeof(path), "%s/%s", CHANDY_SOURCE_DIR, SCENARIO);
+    char *text = slurp(path);
+    assert_non_null(text);
+    cJSON *root = cJSON_Parse(text);
+    free(text);
+    assert_non_null(root);
+    cJSON_DeleteItemFromObjectCaseSensitive(root, "events");
+    cJSON *ev = cJSON_Parse(events);
+    assert_non_null(ev);
+    cJSON_AddItemToObject(root, "events", ev);
+    char *out = cJSON_Print(root);
+    cJSON_Delete(root);
+    const char *p = put_file(name, out);
+    free(out);
+    assert_non_null(p);
+    return p;
+}
+
+static cJSON *load_json(const char *rel)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/%s", tmp, rel);
+    char *text = slurp(path);
+    assert_non_null(text);
+    cJSON *j = cJSON_Parse(text);
+    free(text);
+    assert_non_null(j);
+    return j;
+}
+
+static const cJSON *at(const cJSON *j, const char *k)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(j, k);
+    assert_non_null(x);
+    return x;
+}
+
+static void test_triggered_crash_at_completion(void **state)
+{
+    (void)state;
+    const char *sc = scenario_with(
+        "trig.json", "[{\"after\": {\"moment\": \"checkpoint_completed\", \"nth\": 2},"
+                     "  \"at\": \"0 us\", \"action\": \"crash\", \"host\": \"tm0\","
+                     "  \"restart_after\": \"500 ms\"}]");
+    char args[700];
+    snprintf(args, sizeof(args), "run %s --seed 3 --out %s/trig -q", sc, tmp);
+    assert_int_equal(chandy("trig", args), 0);
+    cJSON *run = load_run("trig");
+    const cJSON *f = cJSON_GetArrayItem(at(run, "faults"), 0);
+    assert_true(cJSON_IsTrue(at(f, "applied")));
+    assert_string_equal(at(at(f, "after"), "moment")->valuestring, "checkpoint_completed");
+    /* The second completed checkpoint: the crash lands at its completion. */
+    const cJSON *c, *second = NULL;
+    int completed = 0;
+    cJSON_ArrayForEach(c, at(run, "checkpoints"))
+    {
+        if (!strcmp(at(c, "status")->valuestring, "completed") && ++completed == 2) {
+            second = c;
+            break;
+        }
+    }
+    assert_non_null(second);
+    double crash = at(f, "at_s")->valuedouble, done = at(second, "complete_s")->valuedouble;
+    if (fabs(crash - done) > 2e-6)
+        fprintf(stderr, "crash at %.6f s, checkpoint completed at %.6f s\n", crash, done);
+    assert_true(fabs(crash - done) <= 2e-6);
+    /* A recovery follows, from that checkpoint, and the output stays exactly once. */
+    const cJSON *rec = cJSON_GetArrayItem(at(run, "recoveries"), 0);
+    assert_non_null(rec);
+    assert_true(fabs(at(rec, "failure_s")->valuedouble - crash) <= 1e-6);
+    assert_int_equal(at(rec, "checkpoint")->valueint, at(second, "id")->valueint);
+    assert_true(cJSON_IsTrue(at(at(run, "correctness"), "ok")));
+    cJSON_Delete(run);
+}
+
+static void test_sockets_refuse_triggered_events(void **state)
+{
+    (void)state;
+    const char *sc = scenario_with(
+        "trig-sock.json", "[{\"after\": {\"moment\": \"upload_started\"}, \"at\": 0,"
+                          " \"action\": \"savepoint\"}]");
+    char args[700];
+    snprintf(args, sizeof(args), "run %s --backend sockets --out %s/trig-sock -q", sc, tmp);
+    assert_int_equal(chandy("trig-sock", args), 2);
+    char path[256];
+    snprintf(path, sizeof(path), "%s/trig-sock.err", tmp);
+    char *err = slurp(path);
+    assert_non_null(strstr(err, "events[0].after: triggered events need the simgrid backend"));
+    assert_non_null(strchr(err, '\n'));
+    assert_null(strchr(strchr(err, '\n') + 1, '\n')); /* one line */
+    free(err);
+}
+
+static int dir_entries(const char *rel)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/%s", tmp, rel);
+    DIR *d = opendir(path);
+    if (!d)
+        return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    closedir(d);
+    return n;
+}
+
+/* The CI-sized swarm: 12 seeds, 2 at a time. */
+static void test_swarm_ci(void **state)
+{
+    (void)state;
+    char args[700];
+    snprintf(args, sizeof(args), "swarm %s --seeds 1..12 --jobs 2 --out %s/ci", SCENARIO, tmp);
+    int rc = chandy("ci", args);
+    cJSON *sw = load_json("ci/swarm.json");
+    if (rc)
+        fprintf(stderr, "%s\n", cJSON_Print(at(sw, "violating_seeds")));
+    assert_int_equal(rc, 0);
+    assert_string_equal(at(sw, "mode")->valuestring, "safety");
+    assert_string_equal(at(sw, "scenario_name")->valuestring, "swarm-crash");
+    assert_int_equal(at(sw, "runs")->valueint, 12);
+    assert_int_equal(at(sw, "violations")->valueint, 0);
+    assert_true(cJSON_IsTrue(at(sw, "complete")));
+    assert_true(at(sw, "seeds_per_minute")->valuedouble > 0);
+    assert_int_equal(at(at(sw, "seeds"), "from")->valueint, 1);
+    assert_int_equal(at(at(sw, "seeds"), "to")->valueint, 12);
+    assert_int_equal(cJSON_GetArraySize(at(sw, "results")), 12);
+    int seen[13] = {0};
+    const cJSON *r;
+    cJSON_ArrayForEach(r, at(sw, "results"))
+    {
+        int seed = at(r, "seed")->valueint;
+        assert_true(seed >= 1 && seed <= 12 && !seen[seed]);
+        seen[seed] = 1;
+        assert_string_equal(at(r, "verdict")->valuestring, "ok");
+        assert_int_equal(at(r, "exit_status")->valueint, 0);
+        assert_true(cJSON_GetArraySize(at(r, "schedule")) >= 1);
+        char want[64];
+        snprintf(want, sizeof(want), " --seed %d --swarm safety --out ", seed);
+        assert_non_null(strstr(at(r, "replay")->valuestring, want));
+    }
+    /* Passing seeds leave nothing behind. */
+    assert_int_equal(dir_entries("ci/runs"), 0);
+    cJSON_Delete(sw);
+    /* Bad options: exit 2. */
+    assert_int_equal(chandy("bad1", "swarm " SCENARIO " --seeds 5..2 --out x"), 2);
+    assert_int_equal(chandy("bad2", "swarm " SCENARIO " --seeds 1..2 --shard 2/2 --out x"), 2);
+    assert_int_equal(chandy("bad3", "swarm " SCENARIO " --seeds 1..2"), 2);
+    assert_int_equal(chandy("bad4", "swarm " SCENARIO " --seeds 1..2 --mode chaos --out x"), 2);
+    /* An output directory with someone's files in it is refused. */
+    put_file("notswarm.txt", "mine");
+    snprintf(args, sizeof(args), "swarm %s --seeds 1 --out %s", SCENARIO, tmp);
+    assert_int_equal(chandy("bad5", args), 2);
+}
+
+/* run.json without the fields that may differ between a run and its
+ * replay: wall-clock figures, the scenario file, the swarm verdict, and
+ * savepoint paths (under the output directory). */
+static char *comparable(cJSON *run)
+{
+    cJSON *sp;
+    cJSON_ArrayForEach(sp, cJSON_GetObjectItemCaseSensitive(run, "savepoints"))
+        cJSON_DeleteItemFromObjectCaseSensitive(sp, "path");
+    cJSON_DeleteItemFromObjectCaseSensitive(run, "wall_time_s");
+    cJSON_DeleteItemFromObjectCaseSensitive(run, "sim_speed");
+    cJSON_DeleteItemFromObjectCaseSensitive(run, "scenario_file");
+    cJSON_DeleteItemFromObjectCaseSensitive(run, "swarm");
+    char *t = cJSON_PrintUnformatted(run);
+    cJSON_Delete(run);
+    return t;
+}
+
+static void test_shard_merge_replay(void **state)
+{
+    (void)state;
+    char args[700];
+    for (int i = 0; i < 2; i++) {
+        char tag[16];
+        snprintf(tag, sizeof(tag), "shard%d", i);
+        snprintf(args, sizeof(args), "swarm %s --seeds 1..6 --shard %d/2 --jobs 2 --keep --out %s/%s",
+                 SCENARIO, i, tmp, tag);
+        assert_int_equal(chandy(tag, args), 0);
+        char rel[64];
+        snprintf(rel, sizeof(rel), "%s/swarm.json", tag);
+        cJSON *sw = load_json(rel);
+        assert_int_equal(at(sw, "runs")->valueint, 3);
+        assert_int_equal(at(at(sw, "shard"), "index")->valueint, i);
+        assert_int_equal(at(at(sw, "shard"), "count")->valueint, 2);
+        const cJSON *r;
+        cJSON_ArrayForEach(r, at(sw, "results"))
+            assert_int_equal(at(r, "seed")->valueint % 2, i); /* seed % N == I */
+        cJSON_Delete(sw);
+    }
+    /* Merged: every seed once, none overlapping. */
+    snprintf(args, sizeof(args), "swarm --merge %s/shard0 %s/shard1 --out %s/merged", tmp, tmp,
+             tmp);
+    assert_int_equal(chandy("merge", args), 0);
+    cJSON *m = load_json("merged/swarm.json");
+    assert_int_equal(at(m, "runs")->valueint, 6);
+    assert_int_equal(at(m, "violations")->valueint, 0);
+    assert_int_equal(cJSON_GetArraySize(at(m, "overlapping_seeds")), 0);
+    for (int k = 0; k < 6; k++)
+        assert_int_equal(at(cJSON_GetArrayItem(at(m, "results"), k), "seed")->valueint, k + 1);
+    cJSON_Delete(m);
+    /* The same shard twice: its seeds are noted as overlapping. */
+    snprintf(args, sizeof(args), "swarm --merge %s/shard0 %s/shard0 --out %s/merged2", tmp, tmp,
+             tmp);
+    assert_int_equal(chandy("merge2", args), 0);
+    m = load_json("merged2/swarm.json");
+    assert_int_equal(at(m, "runs")->valueint, 3);
+    assert_int_equal(cJSON_GetArraySize(at(m, "overlapping_seeds")), 3);
+    cJSON_Delete(m);
+    /* Another scenario's swarm is refused. */
+    cJSON *other = load_json("shard1/swarm.json");
+    cJSON_ReplaceItemInObjectCaseSensitive(other, "scenario_fingerprint",
+                                           cJSON_CreateString("0123456789abcdef"));
+    char *t = cJSON_Print(other);
+    cJSON_Delete(other);
+    char dir[300];
+    snprintf(dir, sizeof(dir), "%s/other", tmp);
+    mkdir(dir, 0755);
+    assert_non_null(put_file("other/swarm.json", t));
+    free(t);
+    snprintf(args, sizeof(args), "swarm --merge %s/shard0 %s/other --out %s/merged3", tmp, tmp,
+             tmp);
+    assert_int_equal(chandy("merge3", args), 2);
+
+    /* Replay: the one-line command, and the seed's scenario file, give the
+     * run.json the swarm got. */
+    cJSON *sw = load_json("shard1/swarm.json");
+    const cJSON *r = cJSON_GetArrayItem(at(sw, "results"), 1);
+    int seed = at(r, "seed")->valueint;
+    char rel[64];
+    snprintf(rel, sizeof(rel), "shard1/runs/%d", seed);
+    char *orig = comparable(load_run(rel));
+    /* The replay command, with another output directory. */
+    char cmd[700];
+    snprintf(cmd, sizeof(cmd), "%s", at(r, "replay")->valuestring);
+    char *outp = strstr(cmd, " --out ");
+    assert_non_null(outp);
+    snprintf(outp, sizeof(cmd) - (size_t)(outp - cmd), " --out %s/replay -q", tmp);
+    const char *sub = strstr(cmd, " run ");
+    assert_non_null(sub);
+    assert_int_equal(chandy("replay", sub + 1), 0);
+    char *again = comparable(load_run("replay"));
+    assert_string_equal(orig, again);
+    free(again);
+    /* The scenario file the swarm wrote for it. */
+    snprintf(args, sizeof(args), "run %s/shard1/seeds/%d.json --seed %d --out %s/fromfile -q", tmp,
+             seed, seed, tmp);
+    assert_int_equal(chandy("fromfile", args), 0);
+    again = comparable(load_run("fromfile"));
+    assert_string_equal(orig, again);
+    free(again);
+    free(orig);
+    cJSON_Delete(sw);
+}
+
+/* A seed still running after --timeout is killed and is a violation. */
+static void test_timeout_kills_a_seed(void **state)
+{
+    (void)state;
+    /* A minute of input at 20 000 records a second: many seconds of work. */
+    char path[256];
+    snprintf(path, sizeof(path), "%s/%s", CHANDY_SOURCE_DIR, SCENARIO);
+    char *text = slurp(path);
+    cJSON *root = cJSON_Parse(text);
+    free(text);
+    cJSON *wl = cJSON_GetObjectItemCaseSensitive(root, "workload");
+    cJSON_ReplaceItemInObjectCaseSensitive(wl, "duration", cJSON_CreateString("60 s"));
+    cJSON_ReplaceItemInObjectCaseSensitive(wl, "rate", cJSON_CreateNumber(20000));
+    char *out = cJSON_Print(root);
+    cJSON_Delete(root);
+    const char *sc = put_file("long.json", out);
+    free(out);
+    char args[700];
+    snprintf(args, sizeof(args), "swarm %s --seeds 1 --timeout 1 --jobs 1 --out %s/long", sc,
+             tmp);
+    assert_int_equal(chandy("long", args), 1);
+    cJSON *sw = load_json("long/swarm.json");
+    const cJSON *r = cJSON_GetArrayItem(at(sw, "results"), 0);
+    assert_string_equal(at(r, "verdict")->valuestring, "violation");
+    assert_non_null(strstr(at(r, "why")->valuestring, "--timeout"));
+    assert_int_equal(at(sw, "violating_seeds")->child->valueint, 1);
+    cJSON_Delete(sw);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_triggered_crash_at_completion),
+        cmocka_unit_test(test_sockets_refuse_triggered_events),
+        cmocka_unit_test(test_swarm_ci),
+        cmocka_unit_test(test_shard_merge_replay),
+        cmocka_unit_test(test_timeout_kills_a_seed),
+    };
+    return cmocka_run_group_tests(tests, ru_setup, ru_teardown);
+}
