@@ -404,24 +404,34 @@ static void take_hs(conn *c)
     c->auth.out_len = 0;
 }
 
-static int conn_flush(net_world *w, conn *c)
+/* Writes buf[*off .. end) to c's socket. Returns 1 when all of it went,
+ * 0 when the socket is full (c then waits to be writable), CK_EIO. */
+static int write_upto(net_world *w, conn *c, const uint8_t *buf, size_t *off, size_t end)
 {
-    /* The handshake goes first, across cuts and slow links alike (they
-     * hold frames); frames wait until the peer proved itself. */
-    while (c->hs_off < c->hs_len) {
-        ssize_t n = write(c->fd, c->hs + c->hs_off, c->hs_len - c->hs_off);
+    while (*off < end) {
+        ssize_t n = write(c->fd, buf + *off, end - *off);
         if (n > 0) {
-            c->hs_off += (size_t)n;
+            *off += (size_t)n;
             continue;
         }
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
             want_write(w, c, 1);
-            return CK_OK;
+            return 0;
         }
         return CK_EIO;
     }
+    return 1;
+}
+
+static int conn_flush(net_world *w, conn *c)
+{
+    /* The handshake goes first, across cuts and slow links alike (they
+     * hold frames); frames wait until the peer proved itself. */
+    int rc = write_upto(w, c, c->hs, &c->hs_off, c->hs_len);
+    if (rc <= 0)
+        return rc;
     c->hs_off = c->hs_len = 0;
     if (c->auth.state != CK_NETAUTH_DONE) {
         want_write(w, c, 0);
@@ -453,20 +463,8 @@ static int conn_flush(net_world *w, conn *c)
             c->next_ok = 0;
         }
     }
-    while (c->out_off < end) {
-        ssize_t n = write(c->fd, c->out + c->out_off, end - c->out_off);
-        if (n > 0) {
-            c->out_off += (size_t)n;
-            continue;
-        }
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-            want_write(w, c, 1);
-            return CK_OK;
-        }
-        return CK_EIO;
-    }
+    if ((rc = write_upto(w, c, c->out, &c->out_off, end)) <= 0)
+        return rc;
     if (c->out_off < c->out_len)
         return CK_OK; /* the rest waits for the slow link */
     c->out_off = c->out_len = 0;
