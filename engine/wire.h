@@ -67,7 +67,8 @@ typedef struct ck_cp_ack {
 uint8_t *ck_wire_msg(int type, uint32_t src, uint32_t dst, uint32_t epoch, const void *body,
                      size_t len, size_t *total);
 
-/* Encodes/decodes an ACK body. Decode returns 0 or CK_ECORRUPT. */
+/* Encodes/decodes an ACK body. Decode returns 0, or CK_ECORRUPT when the
+ * lengths do not add up or the key holds a NUL byte. */
 size_t ck_cp_ack_encode(const ck_cp_ack *a, uint8_t *out, size_t cap);
 int ck_cp_ack_decode(const uint8_t *p, size_t len, ck_cp_ack *a);
 

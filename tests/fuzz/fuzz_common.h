@@ -193,7 +193,7 @@ static inline void fuzz_drain(fake_world *w)
 /* Lets a node do what it can now: due deadlines, then bounded work. */
 static inline void fuzz_settle(ck_node n, fake_world *w)
 {
-    for (int round = 0; round < 4; round++) {
+    for (int round = 0; round < 2; round++) {
         if (n.ops->deadline(n.self) <= w->now)
             n.ops->on_deadline(n.self);
         int k = 0;

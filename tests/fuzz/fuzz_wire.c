@@ -104,7 +104,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     const uint8_t *p = data + 1;
     size_t left = size - 1;
-    for (int frames = 0; left >= 2 && frames < 256 && !n.ops->finished(n.self); frames++) {
+    for (int frames = 0; left >= 2 && frames < 64 && !n.ops->finished(n.self); frames++) {
         size_t len = ck_get_u16(p);
         p += 2;
         left -= 2;
