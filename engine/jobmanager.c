@@ -472,8 +472,10 @@ static int on_metrics(ck_jm *jm, uint32_t g, const uint8_t *body, size_t len, in
         return rc;
     rc = ck_metrics_merge(&jm->job, &d);
     add_stats(&jm->tasks[g].task, &d.task);
-    int v = (int)d.task.vertex;
-    if (v < jm->g->nv && jm->g->spec.ops[jm->g->v[v].ops[0]].kind == CK_OP_SOURCE)
+    /* The subtask's vertex is the graph's, not what the message claims. */
+    int v, sub;
+    ck_graph_locate(jm->g, g, &v, &sub);
+    if (jm->g->spec.ops[jm->g->v[v].ops[0]].kind == CK_OP_SOURCE)
         jm->lag_ns[g] = finished ? 0 : d.task.lag_ns;
     track_recovery(jm, &d.task, ck_now(jm->plat));
     ck_metrics_free(&d);

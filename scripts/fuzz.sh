@@ -23,6 +23,10 @@ while [ $# -gt 0 ]; do
 done
 case "$seconds" in ''|*[!0-9]*) echo "fuzz: --seconds wants a whole number, not '$seconds'" >&2; exit 2 ;; esac
 
+if ! command -v clang > /dev/null || ! command -v clang++ > /dev/null; then
+  echo "fuzz: needs clang and libFuzzer: apt-get install clang libclang-rt-14-dev" >&2
+  exit 2
+fi
 cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCHANDY_FUZZ=ON \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ > /dev/null
 cmake --build build-fuzz --target fuzz -j "$(nproc)"
@@ -47,9 +51,11 @@ for t in "${targets[@]}"; do
   dict=()
   [ -f "tests/fuzz/$t.dict" ] && dict=(-dict="tests/fuzz/$t.dict")
   rc=0
+  start=$(date +%s)
   "$bin/fuzz_$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
     -print_final_stats=1 -artifact_prefix="$out/" "${dict[@]}" \
     "$out/corpus" "tests/fuzz/corpus/$t" > "$out/log" 2>&1 || rc=$?
+  took=$(( $(date +%s) - start ))
   execs=$(awk '/stat::number_of_executed_units/ {print $2}' "$out/log" | tail -1)
   found=$(ls "$out"/crash-* "$out"/leak-* "$out"/timeout-* "$out"/oom-* 2>/dev/null || true)
   n=0
@@ -58,7 +64,7 @@ for t in "${targets[@]}"; do
     echo "fuzz: $t exited with $rc and left no input: see $out/log" >&2
     status=1
   fi
-  echo "fuzz: $t: ${execs:-?} executions in ${seconds} s, $n finding(s) (log: $out/log)"
+  echo "fuzz: $t: ${execs:-?} executions in ${took} s, $n finding(s) (log: $out/log)"
   if [ "$n" -gt 0 ]; then
     status=1
     echo "$found" | sed 's/^/  reproduce: build-fuzz\/tests\/fuzz\/fuzz_'"$t"' /'

@@ -523,6 +523,46 @@ static void test_jm_startup_waits_for_the_cluster(void **state)
     }
 }
 
+/* Found by fuzz_wire: a subtask's metrics named a vertex out of range
+ * (0xffff0000 read as a negative index). The job manager now takes the
+ * vertex from the graph: a subtask cannot report for another one. */
+static void jm_metrics(ck_jm *jm, uint32_t g, uint32_t vertex, int64_t lag)
+{
+    ck_metrics m;
+    ck_metrics_init(&m);
+    m.task.vertex = vertex;
+    m.task.lag_ns = lag;
+    uint8_t *body;
+    size_t len, n;
+    assert_int_equal(ck_metrics_encode(&m, &body, &len), 0);
+    uint8_t *msg = ck_wire_msg(CK_MSG_METRICS, g, CK_EP_JM, jm->attempt, body, len, &n);
+    ck_node nd = ck_jm_node(jm);
+    nd.ops->on_message(nd.self, msg, n);
+    free(body);
+    ck_metrics_free(&m);
+}
+
+static void test_jm_metrics_vertex_from_graph(void **state)
+{
+    (void)state;
+    static cc_rig r;
+    cc_setup(&r, 0, 0, 1);
+    ck_cc_free(&r.cc);
+    ck_job_env env = {.g = &r.g, .cfg = &r.cfg, .job_id = "job"};
+    static ck_jm jm;
+    assert_int_equal(ck_jm_init(&jm, &r.jp.plat, &env, 2, 1), 0);
+    jm_heartbeat(&jm, 0);
+    jm_heartbeat(&jm, 1);
+    assert_int_equal(jm.state, CK_JOB_RUNNING);
+    jm_metrics(&jm, 0, 0xffff0000u, 123); /* the source, claiming a bogus vertex */
+    assert_true(jm.lag_ns[0] == 123);
+    jm_metrics(&jm, 1, 0, 77);            /* an aggregate, claiming the source's */
+    assert_true(jm.lag_ns[1] == 0);
+    assert_int_equal(jm.state, CK_JOB_RUNNING);
+    ck_jm_free(&jm);
+    fake_clear(&r.w);
+}
+
 /* ---- two-phase-commit sink transactions ------------------------------------------- */
 
 /* Savepoints: forced, in their own directory, never retired, never a
@@ -673,6 +713,7 @@ int main(void)
         cmocka_unit_test(test_coordinator_savepoints),
         cmocka_unit_test(test_coordinator_final),
         cmocka_unit_test(test_jm_startup_waits_for_the_cluster),
+        cmocka_unit_test(test_jm_metrics_vertex_from_graph),
         cmocka_unit_test(test_sink_transactions),
         cmocka_unit_test(test_sink_latency_buckets),
     };
