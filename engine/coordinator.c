@@ -459,7 +459,7 @@ int ck_cp_meta_decode(const uint8_t *p, size_t len, ck_cp_meta *m, const char **
     for (uint32_t s = 0; s < m->nsubtasks; s++) {
         uint32_t idx = ck_rbuf_u32(&r), klen = ck_rbuf_u32(&r);
         const uint8_t *key = klen < sizeof(m->tasks[s].key) ? ck_rbuf_take(&r, klen) : NULL;
-        if (!key || idx != s || memchr(key, 0, klen)) {
+        if (!key || idx != s || !ck_wire_key_ok(key, klen)) {
             ck_cp_meta_free(m);
             return CK_ECORRUPT;
         }

@@ -115,8 +115,8 @@ int ck_cp_ack_decode(const uint8_t *p, size_t len, ck_cp_ack *a)
     if (len < 48)
         return CK_ECORRUPT;
     uint32_t klen = ck_get_u32(p + 44);
-    if (klen >= sizeof(a->key) || (size_t)klen + 48 != len || memchr(p + 48, 0, klen))
-        return CK_ECORRUPT; /* a key with a NUL in it would name another file */
+    if (klen >= sizeof(a->key) || (size_t)klen + 48 != len || !ck_wire_key_ok(p + 48, klen))
+        return CK_ECORRUPT;
     a->id = ck_get_u64(p);
     a->bytes = ck_get_u64(p + 8);
     a->crc = ck_get_u32(p + 16);

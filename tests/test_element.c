@@ -329,6 +329,8 @@ static void test_ack_rejects_nul_key(void **state)
     assert_string_equal(out.key, a.key);
     b[48 + 5] = 0;
     assert_int_equal(ck_cp_ack_decode(b, n, &out), CK_ECORRUPT);
+    b[48 + 5] = '\n'; /* nor a control character: keys end up in log lines */
+    assert_int_equal(ck_cp_ack_decode(b, n, &out), CK_ECORRUPT);
 }
 
 /* Found while fuzzing the element reader: a prefix claiming a 16 MiB
