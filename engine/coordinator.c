@@ -260,32 +260,26 @@ void ck_cc_on_deadline(ck_cc *cc)
 
 static int write_metadata(ck_cc *cc, ck_cp_record *r)
 {
-    ck_wbuf w = {0};
-    ck_wbuf_u32(&w, METADATA_MAGIC);
-    ck_wbuf_u64(&w, r->id);
-    ck_wbuf_u64(&w, (uint64_t)r->trigger);
-    ck_wbuf_u32(&w, r->flags);
-    ck_wbuf_u64(&w, cc->input_fp);
-    ck_wbuf_u32(&w, cc->g->nsubtasks);
-    for (uint32_t s = 0; s < cc->g->nsubtasks; s++) {
-        const ck_cp_task *t = &r->tasks[s];
-        uint32_t klen = (uint32_t)strlen(t->key);
-        ck_wbuf_u32(&w, s);
-        ck_wbuf_u32(&w, klen);
-        ck_wbuf_bytes(&w, t->key, klen);
-        ck_wbuf_u64(&w, t->bytes);
-        ck_wbuf_u32(&w, t->crc);
-    }
-    if (!w.err)
-        ck_wbuf_u32(&w, ck_crc32c(0, w.p, w.len));
-    if (w.err) {
-        free(w.p);
+    ck_cp_meta m = {.id = r->id, .input_fp = cc->input_fp, .trigger = r->trigger,
+                    .flags = r->flags, .nsubtasks = cc->g->nsubtasks};
+    m.tasks = calloc(m.nsubtasks, sizeof(*m.tasks));
+    if (!m.tasks)
         return CK_ENOMEM;
+    for (uint32_t s = 0; s < m.nsubtasks; s++) {
+        snprintf(m.tasks[s].key, sizeof(m.tasks[s].key), "%s", r->tasks[s].key);
+        m.tasks[s].bytes = r->tasks[s].bytes;
+        m.tasks[s].crc = r->tasks[s].crc;
     }
+    uint8_t *p;
+    size_t len;
+    int rc = ck_cp_meta_encode(&m, &p, &len);
+    ck_cp_meta_free(&m);
+    if (rc)
+        return rc;
     char key[256];
     metadata_key(cc, r, key, sizeof(key));
     r->metadata_sent = 1;
-    return cc->plat->ops->store_put(cc->plat, key, w.p, w.len, r->id);
+    return cc->plat->ops->store_put(cc->plat, key, p, len, r->id);
 }
 
 void ck_cc_on_ack(ck_cc *cc, uint32_t subtask, const ck_cp_ack *ack)
@@ -408,6 +402,36 @@ void ck_cc_abort_all(ck_cc *cc, const char *reason)
     cc->next_trigger = CK_TIME_NEVER;
 }
 
+int ck_cp_meta_encode(const ck_cp_meta *m, uint8_t **out, size_t *len)
+{
+    ck_wbuf w = {0};
+    ck_wbuf_u32(&w, METADATA_MAGIC);
+    ck_wbuf_u64(&w, m->id);
+    ck_wbuf_u64(&w, (uint64_t)m->trigger);
+    ck_wbuf_u32(&w, m->flags);
+    ck_wbuf_u64(&w, m->input_fp);
+    ck_wbuf_u32(&w, m->nsubtasks);
+    for (uint32_t s = 0; s < m->nsubtasks; s++) {
+        uint32_t klen = 0;
+        while (klen < sizeof(m->tasks[s].key) - 1 && m->tasks[s].key[klen])
+            klen++;
+        ck_wbuf_u32(&w, s);
+        ck_wbuf_u32(&w, klen);
+        ck_wbuf_bytes(&w, m->tasks[s].key, klen);
+        ck_wbuf_u64(&w, m->tasks[s].bytes);
+        ck_wbuf_u32(&w, m->tasks[s].crc);
+    }
+    if (!w.err)
+        ck_wbuf_u32(&w, ck_crc32c(0, w.p, w.len));
+    if (w.err) {
+        free(w.p);
+        return CK_ENOMEM;
+    }
+    *out = w.p;
+    *len = w.len;
+    return CK_OK;
+}
+
 int ck_cp_meta_decode(const uint8_t *p, size_t len, ck_cp_meta *m, const char **why)
 {
     memset(m, 0, sizeof(*m));
@@ -435,7 +459,7 @@ int ck_cp_meta_decode(const uint8_t *p, size_t len, ck_cp_meta *m, const char **
     for (uint32_t s = 0; s < m->nsubtasks; s++) {
         uint32_t idx = ck_rbuf_u32(&r), klen = ck_rbuf_u32(&r);
         const uint8_t *key = klen < sizeof(m->tasks[s].key) ? ck_rbuf_take(&r, klen) : NULL;
-        if (!key || idx != s || memchr(key, 0, klen)) {
+        if (!key || idx != s || !ck_wire_key_ok(key, klen)) {
             ck_cp_meta_free(m);
             return CK_ECORRUPT;
         }

@@ -177,7 +177,10 @@ typedef struct ck_cp_meta {
     } *tasks; /* malloc'd, nsubtasks */
 } ck_cp_meta;
 
-/* Decodes a _metadata file; *why says what is wrong. 0, CK_ECORRUPT, CK_ENOMEM. */
+/* Encodes m into a malloc'd _metadata file image. 0 or CK_ENOMEM. */
+int ck_cp_meta_encode(const ck_cp_meta *m, uint8_t **out, size_t *len);
+/* Decodes a _metadata file; *why says what is wrong. 0, CK_ECORRUPT (also
+ * for a state file's key that fails ck_wire_key_ok), CK_ENOMEM. */
 int ck_cp_meta_decode(const uint8_t *p, size_t len, ck_cp_meta *m, const char **why);
 void ck_cp_meta_free(ck_cp_meta *m);
 

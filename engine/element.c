@@ -76,14 +76,17 @@ static int spill_reserve(ck_elem_reader *r, size_t want)
     return CK_OK;
 }
 
-/* Appends up to `want - spill_len` bytes of the current buffer to the spill. */
+/* Appends up to `want - spill_len` bytes of the current buffer to the spill.
+ * The spill grows with the bytes that arrived, not with the length an
+ * element's prefix claims: nine bytes of a peer must not cost 16 MiB. */
 static int spill_take(ck_elem_reader *r, size_t want)
 {
-    int rc = spill_reserve(r, want);
+    size_t take = CK_MIN(want - r->spill_len, r->len - r->pos);
+    int rc = spill_reserve(r, r->spill_len + take);
     if (rc)
         return rc;
-    size_t take = CK_MIN(want - r->spill_len, r->len - r->pos);
-    memcpy(r->spill + r->spill_len, r->data + r->pos, take);
+    if (take)
+        memcpy(r->spill + r->spill_len, r->data + r->pos, take);
     r->spill_len += take;
     r->pos += take;
     return CK_OK;

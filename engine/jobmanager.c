@@ -436,6 +436,15 @@ static void tm_lost(ck_jm *jm, int h, const char *why)
 
 /* ---- metrics ------------------------------------------------------------------------ */
 
+/* a + b, held at the int64 limits: the terms come from peers' messages. */
+static int64_t sat_add(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_add_overflow(a, b, &r))
+        return b > 0 ? INT64_MAX : INT64_MIN;
+    return r;
+}
+
 static void add_stats(ck_task_stats *sum, const ck_task_stats *d)
 {
     sum->host = d->host;
@@ -446,9 +455,9 @@ static void add_stats(ck_task_stats *sum, const ck_task_stats *d)
     sum->buffers_in += d->buffers_in;
     sum->buffers_out += d->buffers_out;
     sum->late_dropped += d->late_dropped;
-    sum->busy_ns += d->busy_ns;
-    sum->backpressured_ns += d->backpressured_ns;
-    sum->idle_ns += d->idle_ns;
+    sum->busy_ns = sat_add(sum->busy_ns, d->busy_ns);
+    sum->backpressured_ns = sat_add(sum->backpressured_ns, d->backpressured_ns);
+    sum->idle_ns = sat_add(sum->idle_ns, d->idle_ns);
     if (d->start_ns < sum->start_ns)
         sum->start_ns = d->start_ns;
     if (d->end_ns > sum->end_ns)
@@ -480,8 +489,10 @@ static int on_metrics(ck_jm *jm, uint32_t g, const uint8_t *body, size_t len, in
         return rc;
     rc = ck_metrics_merge(&jm->job, &d);
     add_stats(&jm->tasks[g].task, &d.task);
-    int v = (int)d.task.vertex;
-    if (v < jm->g->nv && jm->g->spec.ops[jm->g->v[v].ops[0]].kind == CK_OP_SOURCE)
+    /* The subtask's vertex is the graph's, not what the message claims. */
+    int v, sub;
+    ck_graph_locate(jm->g, g, &v, &sub);
+    if (jm->g->spec.ops[jm->g->v[v].ops[0]].kind == CK_OP_SOURCE)
         jm->lag_ns[g] = finished ? 0 : d.task.lag_ns;
     track_recovery(jm, &d.task, ck_now(jm->plat));
     ck_metrics_free(&d);

@@ -259,7 +259,7 @@ int ck_metrics_encode(const ck_metrics *m, uint8_t **out, size_t *len)
     return CK_OK;
 }
 
-static int r_hist(ck_rbuf *r, ck_hist **out)
+static int r_hist(ck_rbuf *r, ck_hist **out, uint32_t *nhists)
 {
     uint32_t nz = ck_rbuf_u32(r);
     *out = NULL;
@@ -267,7 +267,7 @@ static int r_hist(ck_rbuf *r, ck_hist **out)
         return CK_ECORRUPT;
     if (nz == 0xffffffffu)
         return CK_OK;
-    if (nz > CK_HIST_BUCKETS)
+    if (nz > CK_HIST_BUCKETS || ++*nhists > CK_METRICS_MAX_HISTS)
         return CK_ECORRUPT;
     ck_hist *h = calloc(1, sizeof(*h));
     if (!h)
@@ -322,10 +322,11 @@ int ck_metrics_decode(ck_metrics *m, const uint8_t *p, size_t len)
         m->nsec = nsec;
     }
     int rc = CK_OK;
+    uint32_t nhists = 0;
     for (uint32_t i = 0; i < nsec && !rc; i++) {
         m->sec[i].in = ck_rbuf_u64(&r);
         m->sec[i].out = ck_rbuf_u64(&r);
-        rc = r_hist(&r, &m->sec[i].lat);
+        rc = r_hist(&r, &m->sec[i].lat, &nhists);
     }
     if (!rc && (r.err || r.pos != len))
         rc = CK_ECORRUPT;

@@ -84,7 +84,14 @@ int ck_metrics_merge(ck_metrics *dst, const ck_metrics *src);
 /* Encodes m into a malloc'd block (*out, *len). Returns 0 or CK_ENOMEM. */
 int ck_metrics_encode(const ck_metrics *m, uint8_t **out, size_t *len);
 
-/* Decodes an encoded block into m (initialized here). 0 or CK_ECORRUPT/CK_ENOMEM. */
+/* Latency histograms one encoded block may hold. A task reports at least
+ * every CK_METRICS_INTERVAL, so its block spans a second or two; a
+ * histogram decodes to 5 KiB from a dozen bytes, and a block of a peer
+ * with millions of them would take gigabytes. */
+#define CK_METRICS_MAX_HISTS 1024
+
+/* Decodes an encoded block into m (initialized here). 0, or CK_ECORRUPT
+ * (malformed, or more than CK_METRICS_MAX_HISTS histograms), CK_ENOMEM. */
 int ck_metrics_decode(ck_metrics *m, const uint8_t *p, size_t len);
 
 #endif

@@ -155,6 +155,13 @@ static CK_NOINLINE int emit_all(ck_op *op, ck_rec *r)
     return CK_OK;
 }
 
+/* a + b wrapping around as Java's long does (Flink's sum): values come
+ * from other subtasks' frames, and signed overflow would be undefined. */
+static inline int64_t wrap_add(int64_t a, int64_t b)
+{
+    return (int64_t)((uint64_t)a + (uint64_t)b);
+}
+
 static int grow_slow(void **p, size_t *cap, size_t need, size_t elem)
 {
     size_t n = *cap ? *cap : 64;
@@ -209,7 +216,7 @@ static int aggregate_record(ck_op *op, ck_rec *r)
     agg_val *v = ck_heap_upsert_h(&op->heap, l.kg, l.hash, r->key, r->klen, 0, &created);
     if (!v)
         return l.kg < op->kg_start || l.kg > op->kg_end ? CK_EPROTO : CK_ENOMEM;
-    v->acc += ck_udf_agg_add(op->spec->agg_fn, r);
+    v->acc = wrap_add(v->acc, ck_udf_agg_add(op->spec->agg_fn, r));
     /* r is the caller's copy: it becomes the output. */
     r->value = v->acc;
     r->plen = 0;
@@ -220,6 +227,12 @@ static int aggregate_record(ck_op *op, ck_rec *r)
 static int window_record(ck_op *op, ck_rec *r)
 {
     int64_t size = op->spec->window_ms;
+    if (r->ts < INT64_MIN + size || r->ts > INT64_MAX - size) {
+        /* Its window would end beyond the int64 range: no watermark can
+         * close it. Only a damaged frame carries such a time. */
+        op->chain->late_dropped++;
+        return CK_OK;
+    }
     int64_t start = ck_udf_window_start(r->ts, size);
     int64_t max_ts = start + size - 1;
     if (max_ts <= op->wm) {
@@ -231,7 +244,7 @@ static int window_record(ck_op *op, ck_rec *r)
     win_val *v = ck_heap_upsert_h(&op->heap, l.kg, l.hash, r->key, r->klen, start, &created);
     if (!v)
         return l.kg < op->kg_start || l.kg > op->kg_end ? CK_EPROTO : CK_ENOMEM;
-    v->acc += ck_udf_agg_add(op->spec->agg_fn, r);
+    v->acc = wrap_add(v->acc, ck_udf_agg_add(op->spec->agg_fn, r));
     if (r->ingest > v->max_ingest)
         v->max_ingest = r->ingest;
     if (created)

@@ -37,11 +37,14 @@ static inline int64_t ck_udf_agg_add(ck_agg_fn fn, const ck_rec *r)
     return fn == CK_AGG_COUNT ? 1 : r->value;
 }
 
-/* Start of the tumbling window of size `size` (ms) holding ts (Flink's rule). */
+/* Start of the tumbling window of size `size` (ms) holding ts (Flink's
+ * rule); INT64_MIN when that start lies below the int64 range. */
 static inline int64_t ck_udf_window_start(int64_t ts, int64_t size)
 {
     int64_t rem = ts % size;
-    return rem < 0 ? ts - (rem + size) : ts - rem;
+    if (rem >= 0)
+        return ts - rem;
+    return ts - rem < INT64_MIN + size ? INT64_MIN : ts - rem - size;
 }
 
 const char *ck_map_fn_name(ck_map_fn fn);

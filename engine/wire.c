@@ -115,7 +115,7 @@ int ck_cp_ack_decode(const uint8_t *p, size_t len, ck_cp_ack *a)
     if (len < 48)
         return CK_ECORRUPT;
     uint32_t klen = ck_get_u32(p + 44);
-    if (klen >= sizeof(a->key) || (size_t)klen + 48 != len)
+    if (klen >= sizeof(a->key) || (size_t)klen + 48 != len || !ck_wire_key_ok(p + 48, klen))
         return CK_ECORRUPT;
     a->id = ck_get_u64(p);
     a->bytes = ck_get_u64(p + 8);

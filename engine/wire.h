@@ -69,7 +69,19 @@ typedef struct ck_cp_ack {
 uint8_t *ck_wire_msg(int type, uint32_t src, uint32_t dst, uint32_t epoch, const void *body,
                      size_t len, size_t *total);
 
-/* Encodes/decodes an ACK body. Decode returns 0 or CK_ECORRUPT. */
+/* 1 when the n bytes at p can be a store key read from a message or file:
+ * no NUL (it would cut the key short) and no control character (a key
+ * ends up in one-line messages). */
+static inline int ck_wire_key_ok(const uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i] < 0x20 || p[i] == 0x7f)
+            return 0;
+    return 1;
+}
+
+/* Encodes/decodes an ACK body. Decode returns 0, or CK_ECORRUPT when the
+ * lengths do not add up or the key fails ck_wire_key_ok. */
 size_t ck_cp_ack_encode(const ck_cp_ack *a, uint8_t *out, size_t cap);
 int ck_cp_ack_decode(const uint8_t *p, size_t len, ck_cp_ack *a);
 

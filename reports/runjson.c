@@ -475,7 +475,7 @@ cJSON *ck_report_runjson(const ck_run *r, const ck_verdict *v)
         cJSON_AddNumberToObject(o, "records_out", (double)t->records_out);
         cJSON_AddNumberToObject(o, "bytes_in", (double)t->bytes_in);
         cJSON_AddNumberToObject(o, "bytes_out", (double)t->bytes_out);
-        double life = (double)(t->busy_ns + t->backpressured_ns + t->idle_ns);
+        double life = (double)t->busy_ns + (double)t->backpressured_ns + (double)t->idle_ns;
         cJSON_AddNumberToObject(o, "busy_ratio", life > 0 ? round_to(t->busy_ns / life, 4) : 0);
         cJSON_AddNumberToObject(o, "backpressured_ratio",
                                 life > 0 ? round_to(t->backpressured_ns / life, 4) : 0);
@@ -597,7 +597,7 @@ void ck_report_summary(FILE *f, const ck_run *r, const ck_verdict *v, const char
         for (int s = 0; s < g->v[vi].parallelism; s++) {
             const ck_task_stats *t = &r->jm.tasks[g->v[vi].base + (uint32_t)s].task;
             bp += (double)t->backpressured_ns;
-            life += (double)(t->busy_ns + t->backpressured_ns + t->idle_ns);
+            life += (double)t->busy_ns + (double)t->backpressured_ns + (double)t->idle_ns;
         }
         if (life > 0 && bp / life > worst) {
             worst = bp / life;

@@ -544,12 +544,44 @@ static void send_store_done(sim_node *n, uint64_t token, int status, uint8_t *da
     sg_comm_detach(c, item_free);
 }
 
+/* A store request's actor on the node's host was killed (its host
+ * crashed) while it still owned the job. */
+static void job_killed(int failed, void *p)
+{
+    store_job *j = p;
+    if (failed) {
+        free(j->data);
+        free(j);
+    }
+}
+
+/* The actor that serves a store request on the store host: its mailbox,
+ * and the job once received. It owns both until it ends, however it ends
+ * (a request whose sender crashed is never received: the actor is killed
+ * at the end of the simulation). */
+typedef struct store_handler {
+    char mbname[48];
+    store_job *j;
+} store_handler;
+
+static void handler_exit(int failed, void *p)
+{
+    CK_UNUSED(failed);
+    store_handler *h = p;
+    if (h->j) {
+        free(h->j->data);
+        free(h->j);
+    }
+    free(h);
+}
+
 /* On the node's host: push the bytes to the store. */
 static void uploader_main(int argc, char **argv)
 {
     CK_UNUSED(argc);
     CK_UNUSED(argv);
     store_job *j = sg_actor_self_get_data();
+    sg_actor_on_exit(job_killed, j);
     wait_reachable(j->n->w, j->n->net_host, j->n->w->ntm + 1);
     if (ck_sg_put(sg_mailbox_by_name(j->mbname), j, (long)(64 + j->len)) != 0) {
         /* The store never got it: the node learns through its own failure. */
@@ -563,20 +595,17 @@ static void put_handler_main(int argc, char **argv)
 {
     CK_UNUSED(argc);
     CK_UNUSED(argv);
-    const char *mbname = sg_actor_self_get_data();
+    store_handler *h = sg_actor_self_get_data();
+    sg_actor_on_exit(handler_exit, h);
     void *p;
-    int rc = ck_sg_get(sg_mailbox_by_name(mbname), &p);
-    free((void *)mbname);
-    if (rc != 0)
+    if (ck_sg_get(sg_mailbox_by_name(h->mbname), &p) != 0)
         return;
-    store_job *j = p;
+    store_job *j = h->j = p;
     sim_world *w = j->n->w;
     if (j->len)
         sg_disk_write(w->store_disk, (sg_size_t)j->len);
     int status = ck_storefs_put(w->store_dir, j->key, j->data, j->len, 0);
     send_store_done(j->n, j->token, status, NULL, 0);
-    free(j->data);
-    free(j);
 }
 
 static int op_store_put(ck_platform *p, const char *key, uint8_t *data, size_t len,
@@ -589,10 +618,10 @@ static int op_store_put(ck_platform *p, const char *key, uint8_t *data, size_t l
         return CK_EINVAL;
     }
     store_job *j = calloc(1, sizeof(*j));
-    char *mbname = malloc(48);
-    if (!j || !mbname) {
+    store_handler *sh = calloc(1, sizeof(*sh));
+    if (!j || !sh) {
         free(j);
-        free(mbname);
+        free(sh);
         free(data);
         return CK_ENOMEM;
     }
@@ -600,14 +629,14 @@ static int op_store_put(ck_platform *p, const char *key, uint8_t *data, size_t l
     j->n = n;
     snprintf(j->key, sizeof(j->key), "%s", key);
     snprintf(j->mbname, sizeof(j->mbname), "store-put-%llu", (unsigned long long)id);
-    snprintf(mbname, 48, "%s", j->mbname);
+    snprintf(sh->mbname, sizeof(sh->mbname), "%s", j->mbname);
     j->data = data;
     j->len = len;
     j->token = token;
     char name[64];
     snprintf(name, sizeof(name), "store-put-%llu", (unsigned long long)id);
     sg_actor_t h = sg_actor_init(name, w->store_host);
-    sg_actor_set_data(h, mbname);
+    sg_actor_set_data(h, sh);
     sg_actor_start(h, put_handler_main, 0, NULL);
     sg_actor_t u = sg_actor_init(name, n->host);
     sg_actor_set_data(u, j);
@@ -623,6 +652,7 @@ static void requester_main(int argc, char **argv)
     CK_UNUSED(argc);
     CK_UNUSED(argv);
     store_job *j = sg_actor_self_get_data();
+    sg_actor_on_exit(job_killed, j);
     wait_reachable(j->n->w, j->n->net_host, j->n->w->ntm + 1);
     if (ck_sg_put(sg_mailbox_by_name(j->mbname), j, 64) != 0)
         free(j);
@@ -633,13 +663,12 @@ static void get_handler_main(int argc, char **argv)
 {
     CK_UNUSED(argc);
     CK_UNUSED(argv);
-    const char *mbname = sg_actor_self_get_data();
+    store_handler *h = sg_actor_self_get_data();
+    sg_actor_on_exit(handler_exit, h);
     void *p;
-    int rc = ck_sg_get(sg_mailbox_by_name(mbname), &p);
-    free((void *)mbname);
-    if (rc != 0)
+    if (ck_sg_get(sg_mailbox_by_name(h->mbname), &p) != 0)
         return;
-    store_job *j = p;
+    store_job *j = h->j = p;
     sim_world *w = j->n->w;
     uint8_t *data = NULL;
     size_t len = 0;
@@ -647,7 +676,6 @@ static void get_handler_main(int argc, char **argv)
     if (status == CK_OK && len)
         sg_disk_read(w->store_disk, (sg_size_t)len);
     send_store_done(j->n, j->token, status, data, len);
-    free(j);
 }
 
 static int op_store_get(ck_platform *p, const char *key, uint64_t token)
@@ -657,20 +685,20 @@ static int op_store_get(ck_platform *p, const char *key, uint64_t token)
     if (!ck_storefs_key_ok(key))
         return CK_EINVAL;
     store_job *j = calloc(1, sizeof(*j));
-    char *mbname = malloc(48);
-    if (!j || !mbname) {
+    store_handler *sh = calloc(1, sizeof(*sh));
+    if (!j || !sh) {
         free(j);
-        free(mbname);
+        free(sh);
         return CK_ENOMEM;
     }
     uint64_t id = w->next_id++;
     j->n = n;
     snprintf(j->key, sizeof(j->key), "%s", key);
     snprintf(j->mbname, sizeof(j->mbname), "store-get-%llu", (unsigned long long)id);
-    snprintf(mbname, 48, "%s", j->mbname);
+    snprintf(sh->mbname, sizeof(sh->mbname), "%s", j->mbname);
     j->token = token;
     sg_actor_t h = sg_actor_init(j->mbname, w->store_host);
-    sg_actor_set_data(h, mbname);
+    sg_actor_set_data(h, sh);
     sg_actor_start(h, get_handler_main, 0, NULL);
     sg_actor_t u = sg_actor_init(j->mbname, n->host);
     sg_actor_set_data(u, j);
@@ -870,9 +898,19 @@ ck_sim *ck_sim_new(const char *platform_file, const char *network_model, const c
     initialized = 1;
     char model[64];
     snprintf(model, sizeof(model), "--cfg=network/model:%s", network_model);
+#ifdef CK_SIM_THREAD_CONTEXTS
+    /* A sanitizer build (CHANDY_SANITIZE): SimGrid's default contexts
+     * switch between stacks it allocates on the heap, which ASan does not
+     * know as stacks (false reports at the first exception). Thread
+     * contexts still run one actor at a time, in the same order. */
+    char *argv[] = {"chandy", model, "--log=root.thres:critical",
+                    "--cfg=contexts/stack-size:2048", "--cfg=contexts/factory:thread", NULL};
+    int argc = 5;
+#else
     char *argv[] = {"chandy", model, "--log=root.thres:critical",
                     "--cfg=contexts/stack-size:512", NULL};
     int argc = 4;
+#endif
     simgrid_init(&argc, argv);
     xbt_log_control_set("root.thres:critical");
     char why[400];

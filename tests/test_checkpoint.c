@@ -523,6 +523,88 @@ static void test_jm_startup_waits_for_the_cluster(void **state)
     }
 }
 
+/* Found by fuzz_wire: a subtask's metrics named a vertex out of range
+ * (0xffff0000 read as a negative index). The job manager now takes the
+ * vertex from the graph: a subtask cannot report for another one. */
+static void jm_metrics(ck_jm *jm, uint32_t g, uint32_t vertex, int64_t lag)
+{
+    ck_metrics m;
+    ck_metrics_init(&m);
+    m.task.vertex = vertex;
+    m.task.lag_ns = lag;
+    uint8_t *body;
+    size_t len, n;
+    assert_int_equal(ck_metrics_encode(&m, &body, &len), 0);
+    uint8_t *msg = ck_wire_msg(CK_MSG_METRICS, g, CK_EP_JM, jm->attempt, body, len, &n);
+    ck_node nd = ck_jm_node(jm);
+    nd.ops->on_message(nd.self, msg, n);
+    free(body);
+    ck_metrics_free(&m);
+}
+
+static void test_jm_metrics_vertex_from_graph(void **state)
+{
+    (void)state;
+    static cc_rig r;
+    cc_setup(&r, 0, 0, 1);
+    ck_cc_free(&r.cc);
+    ck_job_env env = {.g = &r.g, .cfg = &r.cfg, .job_id = "job"};
+    static ck_jm jm;
+    assert_int_equal(ck_jm_init(&jm, &r.jp.plat, &env, 2, 1), 0);
+    jm_heartbeat(&jm, 0);
+    jm_heartbeat(&jm, 1);
+    assert_int_equal(jm.state, CK_JOB_RUNNING);
+    jm_metrics(&jm, 0, 0xffff0000u, 123); /* the source, claiming a bogus vertex */
+    assert_true(jm.lag_ns[0] == 123);
+    jm_metrics(&jm, 1, 0, 77);            /* an aggregate, claiming the source's */
+    assert_true(jm.lag_ns[1] == 0);
+    assert_int_equal(jm.state, CK_JOB_RUNNING);
+    ck_jm_free(&jm);
+    fake_clear(&r.w);
+}
+
+/* _metadata: what is encoded decodes back. Found by fuzz_metadata: a
+ * state file's key with a newline in it was accepted, and the error about
+ * it (`chandy savepoint`, `run -s`) came out on two lines; keys with
+ * control characters are refused as malformed. */
+static void test_metadata_roundtrip_and_bad_keys(void **state)
+{
+    (void)state;
+    ck_cp_meta m = {.id = 7, .trigger = 5, .flags = CK_CP_FLAG_SAVEPOINT, .input_fp = 99,
+                    .nsubtasks = 2};
+    m.tasks = calloc(2, sizeof(*m.tasks));
+    assert_non_null(m.tasks);
+    for (int s = 0; s < 2; s++) {
+        snprintf(m.tasks[s].key, sizeof(m.tasks[s].key), "savepoints/sp-7/v0-%d.state", s);
+        m.tasks[s].bytes = 100u + (unsigned)s;
+        m.tasks[s].crc = 0xabcu + (unsigned)s;
+    }
+    for (int bad = 0; bad < 3; bad++) {
+        if (bad == 1)
+            m.tasks[1].key[4] = '\n';
+        if (bad == 2)
+            m.tasks[1].key[4] = 0x7f;
+        uint8_t *p;
+        size_t len;
+        assert_int_equal(ck_cp_meta_encode(&m, &p, &len), 0);
+        ck_cp_meta d;
+        const char *why;
+        int rc = ck_cp_meta_decode(p, len, &d, &why);
+        if (bad) {
+            assert_int_equal(rc, CK_ECORRUPT);
+        } else {
+            assert_int_equal(rc, 0);
+            assert_true(d.id == 7 && d.trigger == 5 && d.input_fp == 99 && d.nsubtasks == 2);
+            assert_int_equal(d.flags, CK_CP_FLAG_SAVEPOINT);
+            assert_string_equal(d.tasks[1].key, m.tasks[1].key);
+            assert_true(d.tasks[1].bytes == 101 && d.tasks[1].crc == 0xabd);
+            ck_cp_meta_free(&d);
+        }
+        free(p);
+    }
+    ck_cp_meta_free(&m);
+}
+
 /* ---- two-phase-commit sink transactions ------------------------------------------- */
 
 /* Savepoints: forced, in their own directory, never retired, never a
@@ -673,6 +755,8 @@ int main(void)
         cmocka_unit_test(test_coordinator_savepoints),
         cmocka_unit_test(test_coordinator_final),
         cmocka_unit_test(test_jm_startup_waits_for_the_cluster),
+        cmocka_unit_test(test_jm_metrics_vertex_from_graph),
+        cmocka_unit_test(test_metadata_roundtrip_and_bad_keys),
         cmocka_unit_test(test_sink_transactions),
         cmocka_unit_test(test_sink_latency_buckets),
     };

@@ -326,6 +326,45 @@ static void test_wire_rejects(void **state)
     assert_int_equal(ck_wire_decode(m, sizeof(m), &out), CK_ECORRUPT);
 }
 
+/* Found by fuzz_wire: an ACK whose key holds a NUL byte was accepted, and
+ * the coordinator then saw a shorter key, naming another file. */
+static void test_ack_rejects_nul_key(void **state)
+{
+    (void)state;
+    ck_cp_ack a = {.id = 3, .bytes = 10, .crc = 7};
+    snprintf(a.key, sizeof(a.key), "checkpoints/j/chk-3/v0-0.state");
+    uint8_t b[320];
+    size_t n = ck_cp_ack_encode(&a, b, sizeof(b));
+    assert_int_equal(n, 48 + strlen(a.key));
+    ck_cp_ack out;
+    assert_int_equal(ck_cp_ack_decode(b, n, &out), 0);
+    assert_string_equal(out.key, a.key);
+    b[48 + 5] = 0;
+    assert_int_equal(ck_cp_ack_decode(b, n, &out), CK_ECORRUPT);
+    b[48 + 5] = '\n'; /* nor a control character: keys end up in log lines */
+    assert_int_equal(ck_cp_ack_decode(b, n, &out), CK_ECORRUPT);
+}
+
+/* Found while fuzzing the element reader: a prefix claiming a 16 MiB
+ * element made the reader allocate all of it before any of it arrived. */
+static void test_reader_spill_grows_with_data(void **state)
+{
+    (void)state;
+    uint8_t b[9] = {0};
+    ck_put_u32(b, CK_REC_MAX_PAYLOAD); /* within the limit: waits for the rest */
+    b[4] = CK_EL_RECORD;
+    ck_elem_reader rd;
+    ck_elem_reader_init(&rd);
+    ck_elem e;
+    for (int i = 0; i < 3; i++) {
+        ck_elem_reader_feed(&rd, b, sizeof(b));
+        assert_int_equal(ck_elem_reader_next(&rd, &e), 0);
+        assert_true(ck_elem_reader_partial(&rd));
+    }
+    assert_true(rd.spill_cap <= 1024);
+    ck_elem_reader_free(&rd);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -337,6 +376,8 @@ int main(void)
         cmocka_unit_test(test_reader_survives_garbage),
         cmocka_unit_test(test_reader_run_agrees),
         cmocka_unit_test(test_wire_rejects),
+        cmocka_unit_test(test_ack_rejects_nul_key),
+        cmocka_unit_test(test_reader_spill_grows_with_data),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

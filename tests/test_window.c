@@ -134,6 +134,33 @@ static void test_sum_and_negative_time(void **state)
     ck_chain_free(&c);
 }
 
+/* Found by fuzz_wire (UBSan): a record timed near the ends of the int64
+ * range overflowed its window's start and end; sums overflowed too. Such a
+ * record is dropped as late (no watermark can close its window), and sums
+ * wrap around as Java's long does. */
+static void test_extreme_times_and_sums(void **state)
+{
+    (void)state;
+    ck_graph g;
+    ck_config cfg;
+    build(&g, &cfg, CK_AGG_SUM, 250);
+    ck_chain c;
+    assert_int_equal(ck_chain_init(&c, &g, 1, 0, NULL, 0), 0);
+    assert_true(ck_udf_window_start(INT64_MIN, 250) == INT64_MIN);
+    assert_true(ck_udf_window_start(INT64_MIN + 250, 250) <= INT64_MIN + 250);
+    rec(&c, "k", INT64_MIN, 1, 0);
+    rec(&c, "k", INT64_MAX, 1, 0);
+    rec(&c, "k", INT64_MAX - 100, 1, 0);
+    assert_true(c.late_dropped == 3);
+    rec(&c, "k", 10, INT64_MAX, 0);
+    rec(&c, "k", 20, 2, 0);
+    assert_int_equal(ck_chain_watermark(&c, CK_WM_MAX), 0);
+    result out[4];
+    assert_int_equal(drain(&c, out, 4), 1);
+    assert_true(out[0].value == INT64_MIN + 1);
+    ck_chain_free(&c);
+}
+
 /* ---- a source task's watermarks -------------------------------------------- */
 
 typedef struct mini_topic {
@@ -323,6 +350,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tumbling_count),
         cmocka_unit_test(test_sum_and_negative_time),
+        cmocka_unit_test(test_extreme_times_and_sums),
         cmocka_unit_test(test_source_watermarks),
         cmocka_unit_test(test_location_hints_change_nothing),
     };

@@ -1,0 +1,534 @@
+/*
+ * gen_corpus - writes the seed corpora of the fuzz targets from the
+ * project's own encoders: frames for the job of fuzz_common.h, element
+ * streams, state files and _metadata files. Run once; the outputs are
+ * committed under tests/fuzz/corpus/<target>/ (the scenario target's seeds
+ * are the scenario files of the tree, copied).
+ *
+ * Usage: gen_corpus DIR
+ */
+#include "fuzz_common.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <sys/stat.h>
+
+#include "coordinator.h"
+#include "crc32c.h"
+#include "element.h"
+#include "heapstate.h"
+#include "keygroup.h"
+#include "metrics.h"
+#include "snapshot.h"
+#include "taskmanager.h"
+
+static const char *root;
+
+typedef struct blob {
+    uint8_t *p;
+    size_t len, cap;
+} blob;
+
+static void put(blob *b, const void *data, size_t n)
+{
+    if (b->len + n > b->cap) {
+        b->cap = (b->len + n) * 2 + 64;
+        b->p = realloc(b->p, b->cap);
+        FUZZ_CHECK(b->p);
+    }
+    if (n)
+        memcpy(b->p + b->len, data, n);
+    b->len += n;
+}
+
+static void put_u8(blob *b, uint8_t v)
+{
+    put(b, &v, 1);
+}
+
+static void put_u16(blob *b, uint16_t v)
+{
+    uint8_t x[2];
+    ck_put_u16(x, v);
+    put(b, x, 2);
+}
+
+static void save(const char *target, const char *name, const blob *b)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/%s", root, target);
+    if (mkdir(path, 0755) && errno != EEXIST) {
+        perror(path);
+        exit(1);
+    }
+    snprintf(path, sizeof(path), "%s/%s/%s", root, target, name);
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(b->p, 1, b->len, f) != b->len || fclose(f)) {
+        perror(path);
+        exit(1);
+    }
+}
+
+/* ---- frames --------------------------------------------------------------- */
+
+/* Appends one frame (u16 length | message) to a fuzz_wire input. */
+static void frame(blob *b, int type, uint32_t src, uint32_t dst, uint32_t epoch, uint32_t arg,
+                  uint16_t edge, uint32_t seq, const void *body, size_t len)
+{
+    size_t n;
+    uint8_t *m = ck_wire_msg(type, src, dst, epoch, body, len, &n);
+    FUZZ_CHECK(m);
+    ck_put_u16(m + 2, edge);
+    ck_put_u32(m + 12, seq);
+    ck_put_u32(m + 16, arg);
+    put_u16(b, (uint16_t)n);
+    put(b, m, n);
+    free(m);
+}
+
+static uint8_t *metrics_body(uint32_t vertex, uint32_t subtask, size_t *len)
+{
+    ck_metrics m;
+    ck_metrics_init(&m);
+    m.task.vertex = vertex;
+    m.task.subtask = subtask;
+    m.task.records_in = 40;
+    m.task.busy_ns = 3 * CK_NS_PER_MS;
+    FUZZ_CHECK(ck_metrics_in(&m, 0, 10) == CK_OK);
+    FUZZ_CHECK(ck_metrics_in(&m, CK_NS_PER_S + 5, 30) == CK_OK);
+    FUZZ_CHECK(ck_metrics_out(&m, CK_NS_PER_S + 9, 2 * CK_NS_PER_MS) == CK_OK);
+    uint8_t *p;
+    FUZZ_CHECK(ck_metrics_encode(&m, &p, len) == CK_OK);
+    ck_metrics_free(&m);
+    return p;
+}
+
+static void wire_jm(const ck_graph *g)
+{
+    blob b = {0};
+    put_u8(&b, 0);
+    for (uint32_t s = 0; s < g->nsubtasks; s++)
+        frame(&b, CK_MSG_TASK_RUNNING, s, CK_EP_JM, 0, 0, 0, 0, NULL, 0);
+    size_t ml;
+    uint8_t *mb = metrics_body(0, 0, &ml);
+    frame(&b, CK_MSG_METRICS, 0, CK_EP_JM, 0, 0, 0, 0, mb, ml);
+    save("wire", "jm-running-metrics", &b);
+
+    /* The first checkpoint is triggered at 300 ms (7 ms a frame), then acked. */
+    b.len = 0;
+    put_u8(&b, 0);
+    for (int i = 0; i < 45; i++)
+        frame(&b, CK_MSG_HEARTBEAT, CK_EP_TM0 + (uint32_t)(i % 2), CK_EP_JM, 0, (uint32_t)(i % 2),
+              0, 0, NULL, 0);
+    for (uint32_t s = 0; s < g->nsubtasks; s++) {
+        ck_cp_ack a = {.id = 1, .bytes = 120 + s, .crc = 0x1234 + s, .sync_ns = 1000,
+                       .async_ns = 2000, .align_ns = 30};
+        snprintf(a.key, sizeof(a.key), "checkpoints/fuzzjob/chk-1/v0-%u.state", s);
+        uint8_t body[320];
+        frame(&b, CK_MSG_CP_ACK, s, CK_EP_JM, 0, 0, 0, 0, body,
+              ck_cp_ack_encode(&a, body, sizeof(body)));
+    }
+    save("wire", "jm-checkpoint-acks", &b);
+
+    b.len = 0;
+    put_u8(&b, 0);
+    uint8_t dec[12 + 8];
+    ck_put_u64(dec, 1);
+    ck_put_u32(dec + 8, 1);
+    memcpy(dec + 12, "too late", 8);
+    frame(&b, CK_MSG_CP_DECLINE, 2, CK_EP_JM, 0, 0, 0, 0, dec, sizeof(dec));
+    uint8_t fail[12 + 6];
+    ck_put_u32(fail, 1); /* CK_FAIL_RESTORE */
+    ck_put_u64(fail + 4, 1);
+    memcpy(fail + 12, "broken", 6);
+    frame(&b, CK_MSG_TASK_FAILED, 3, CK_EP_JM, 0, 0, 0, 0, fail, sizeof(fail));
+    save("wire", "jm-decline-failed", &b);
+
+    b.len = 0;
+    put_u8(&b, 0);
+    uint8_t sp[8];
+    ck_put_u64(sp, 0);
+    frame(&b, CK_MSG_SAVEPOINT, CK_EP_CLIENT, CK_EP_JM, 0, 1, 0, 0, sp, sizeof(sp));
+    for (uint32_t s = 0; s < g->nsubtasks; s++)
+        frame(&b, CK_MSG_TASK_ENDED, s, CK_EP_JM, 0, 0, 0, 0, mb, ml);
+    for (uint32_t s = 0; s < g->nsubtasks; s++)
+        frame(&b, CK_MSG_TASK_FINISHED, s, CK_EP_JM, 0, 0, 0, 0, mb, ml);
+    frame(&b, CK_MSG_HEARTBEAT, CK_EP_TM0 + 1, CK_EP_JM, 0, 1, 0, 0, NULL, 0);
+    save("wire", "jm-savepoint-ended-finished", &b);
+    free(mb);
+    free(b.p);
+}
+
+static void wire_tm(const ck_graph *g)
+{
+    blob b = {0};
+    put_u8(&b, 1);
+    frame(&b, CK_MSG_HEARTBEAT, CK_EP_JM, CK_EP_TM0, 0, 0, 0, 0, NULL, 0);
+    uint16_t hosts[64];
+    for (uint32_t s = 0; s < g->nsubtasks; s++)
+        hosts[s] = (uint16_t)ck_graph_host(g, s);
+    size_t len;
+    uint8_t *d = ck_tm_deploy_body(0, NULL, g->nsubtasks, hosts, &len);
+    frame(&b, CK_MSG_DEPLOY, CK_EP_JM, CK_EP_TM0, 0, 0, 0, 0, d, len);
+    free(d);
+    uint8_t cancel[4];
+    ck_put_u32(cancel, 0);
+    frame(&b, CK_MSG_CANCEL, CK_EP_JM, CK_EP_TM0, 0, 0, 0, 0, cancel, 4);
+    ck_restore_point from = {.id = 3, .flags = 0};
+    snprintf(from.dir, sizeof(from.dir), "checkpoints/fuzzjob/chk-3/");
+    d = ck_tm_deploy_body(1, &from, g->nsubtasks, hosts, &len);
+    frame(&b, CK_MSG_DEPLOY, CK_EP_JM, CK_EP_TM0, 1, 0, 0, 0, d, len);
+    free(d);
+    save("wire", "tm-deploy-cancel-redeploy", &b);
+    free(b.p);
+}
+
+/* Keys of key groups [lo, hi] of max parallelism maxp (all when maxp is 0). */
+static int lo_kg, hi_kg, max_kg;
+
+static const char *key_in_range(int i)
+{
+    static char key[32];
+    for (int k = i;; k++) {
+        snprintf(key, sizeof(key), "key-%d", k);
+        if (max_kg == 0)
+            return key;
+        int kg = ck_kg_of_hash(ck_kg_java_hash(key, strlen(key)), max_kg);
+        if (kg >= lo_kg && kg <= hi_kg)
+            return key;
+    }
+}
+
+/* Encodes elements into a buffer body. */
+static size_t elements(uint8_t *out, int nrec, int with_barrier, int end)
+{
+    size_t n = 0;
+    for (int i = 0; i < nrec; i++) {
+        const char *key = key_in_range(i * 7);
+        ck_elem e = {.tag = CK_EL_RECORD};
+        e.u.rec = (ck_rec){.ts = 10 * i, .value = i + 1, .ingest = i * CK_NS_PER_MS,
+                           .key = key, .klen = (uint32_t)strlen(key)};
+        ck_elem_encode(out + n, &e);
+        n += ck_elem_size(&e);
+        if (i == nrec / 2) {
+            ck_elem wm = {.tag = CK_EL_WATERMARK, .u.wm = 10 * i - 5};
+            ck_elem_encode(out + n, &wm);
+            n += ck_elem_size(&wm);
+        }
+    }
+    if (with_barrier) {
+        ck_elem bar = {.tag = CK_EL_BARRIER, .u.barrier = {.id = 1, .ts = 5, .flags = 0}};
+        ck_elem_encode(out + n, &bar);
+        n += ck_elem_size(&bar);
+    }
+    if (end) {
+        ck_elem eop = {.tag = CK_EL_END_OF_PARTITION};
+        ck_elem_encode(out + n, &eop);
+        n += ck_elem_size(&eop);
+    }
+    return n;
+}
+
+static void wire_tasks(const ck_graph *g, int ntm)
+{
+    blob b = {0};
+    uint8_t body[4096];
+    uint8_t cp[20];
+    /* A source subtask: credit, a checkpoint trigger, complete, abort. */
+    const ck_vertex *src = &g->v[0];
+    put_u8(&b, (uint8_t)(1 + ntm + src->base));
+    for (int e = 0; e < src->nout; e++)
+        for (uint32_t c = 0; c < (uint32_t)g->e[src->out_edges[e]].dst_parallelism; c++)
+            frame(&b, CK_MSG_CREDIT, 0, c, 0, 8, (uint16_t)src->out_edges[e], 0, NULL, 0);
+    ck_put_u64(cp, 1);
+    ck_put_u64(cp + 8, 5 * CK_NS_PER_MS);
+    ck_put_u32(cp + 16, 0);
+    frame(&b, CK_MSG_CP_TRIGGER, CK_EP_JM, 0, 0, 0, 0, 0, cp, 20);
+    frame(&b, CK_MSG_CP_COMPLETE, CK_EP_JM, 0, 0, 0, 0, 0, cp, 8);
+    ck_put_u64(cp, 2);
+    frame(&b, CK_MSG_CP_TRIGGER, CK_EP_JM, 0, 0, 0, 0, 0, cp, 20);
+    frame(&b, CK_MSG_CP_ABORT, CK_EP_JM, 0, 0, 0, 0, 0, cp, 8);
+    save("wire", "source-credit-checkpoints", &b);
+
+    /* Every keyed subtask: data from each producer, with a barrier, then the end. */
+    for (int v = 1; v < g->nv; v++) {
+        const ck_vertex *vx = &g->v[v];
+        const ck_edge *in = &g->e[vx->in_edge];
+        int producers = g->v[in->src_v].parallelism;
+        b.len = 0;
+        put_u8(&b, (uint8_t)(1 + ntm + vx->base));
+        max_kg = g->spec.ops[vx->ops[0]].max_parallelism;
+        ck_kg_range(0, vx->parallelism, max_kg, &lo_kg, &hi_kg);
+        for (int p = 0; p < producers; p++) {
+            size_t n = elements(body, 6, 1, 0);
+            frame(&b, CK_MSG_DATA, (uint32_t)p, 0, 0, 0, (uint16_t)in->id, 0, body, n);
+        }
+        ck_put_u64(cp, 1);
+        frame(&b, CK_MSG_CP_COMPLETE, CK_EP_JM, 0, 0, 0, 0, 0, cp, 8);
+        for (int p = 0; p < producers; p++) {
+            size_t n = elements(body, 3, 0, 1);
+            frame(&b, CK_MSG_DATA, (uint32_t)p, 0, 0, 0, (uint16_t)in->id, 1, body, n);
+        }
+        char name[64];
+        snprintf(name, sizeof(name), "vertex%d-data-barrier-end", v);
+        save("wire", name, &b);
+    }
+    free(b.p);
+}
+
+/* ---- element streams ------------------------------------------------------- */
+
+static void element_seeds(void)
+{
+    uint8_t body[4096];
+    blob b = {0};
+    struct {
+        const char *name;
+        int nrec, barrier, end;
+        uint16_t cuts[3];
+        int ncuts;
+    } seeds[] = {
+        {"records-whole", 5, 0, 0, {0}, 0},
+        {"records-cut", 5, 0, 0, {3, 50, 200}, 3},
+        {"all-kinds-cut", 7, 1, 1, {41, 80, 300}, 3},
+        {"prefix-cut", 2, 1, 1, {2, 4, 45}, 3},
+    };
+    for (size_t i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++) {
+        b.len = 0;
+        put_u8(&b, (uint8_t)seeds[i].ncuts);
+        for (int c = 0; c < seeds[i].ncuts; c++)
+            put_u16(&b, seeds[i].cuts[c]);
+        put(&b, body, elements(body, seeds[i].nrec, seeds[i].barrier, seeds[i].end));
+        save("element", seeds[i].name, &b);
+    }
+    /* A record with a payload, cut in its key. */
+    const char payload[] = "payload bytes";
+    ck_elem e = {.tag = CK_EL_RECORD};
+    e.u.rec = (ck_rec){.ts = 7, .value = -3, .ingest = 9, .key = "payload-key", .klen = 11,
+                       .payload = (const uint8_t *)payload, .plen = sizeof(payload) - 1};
+    ck_elem_encode(body, &e);
+    b.len = 0;
+    put_u8(&b, 1);
+    put_u16(&b, 42);
+    put(&b, body, ck_elem_size(&e));
+    save("element", "payload-record", &b);
+    free(b.p);
+}
+
+/* ---- state files ------------------------------------------------------------- */
+
+static void add_state(ck_heap *h, int maxp, const char *key, int64_t ns, int64_t v)
+{
+    uint32_t klen = (uint32_t)strlen(key);
+    int32_t jh = ck_kg_java_hash(key, klen);
+    int kg = ck_kg_of_hash(jh, maxp);
+    if (kg < h->kg_start || kg > h->kg_end)
+        return;
+    int created;
+    void *val = ck_heap_upsert(h, kg, jh, key, klen, ns, &created);
+    FUZZ_CHECK(val);
+    memcpy(val, &v, sizeof(v) <= h->vsize ? sizeof(v) : h->vsize);
+}
+
+/* A state file of vertex v, subtask s of the fuzz job, as a checkpoint
+ * would write it: keyed state of its keyed operator, source offsets, sinks. */
+static void state_file(const ck_graph *g, int v, int s, int with_timers, blob *out)
+{
+    const ck_vertex *vx = &g->v[v];
+    static ck_capture c;
+    memset(&c, 0, sizeof(c));
+    c.checkpoint_id = 1;
+    c.vertex = v;
+    c.subtask = s;
+    c.parallelism = vx->parallelism;
+    ck_heap heap;
+    int have_heap = 0;
+    for (int k = 0; k < vx->nops; k++) {
+        const ck_op_spec *op = &g->spec.ops[vx->ops[k]];
+        if (op->kind == CK_OP_SOURCE) {
+            c.has_source = 1;
+            c.source.op = vx->ops[k];
+            c.source.parts = calloc(FUZZ_PARTS, sizeof(int));
+            c.source.offsets = calloc(FUZZ_PARTS, sizeof(int64_t));
+            c.source.maxts = calloc(FUZZ_PARTS, sizeof(int64_t));
+            for (int p = 0; p < FUZZ_PARTS; p++) {
+                if (ck_topic_owner("fuzz", p, vx->parallelism) != s)
+                    continue;
+                int i = c.source.nparts++;
+                c.source.parts[i] = p;
+                c.source.offsets[i] = 3 + i;
+                c.source.maxts[i] = 20;
+            }
+        } else if (ck_op_keyed(op->kind)) {
+            int maxp = op->max_parallelism;
+            int lo, hi;
+            ck_kg_range(s, vx->parallelism, maxp, &lo, &hi);
+            size_t vsize = op->kind == CK_OP_WINDOW ? 16 : 8; /* operator.c's value layouts */
+            FUZZ_CHECK(ck_heap_init(&heap, lo, hi, vsize) == CK_OK);
+            have_heap = 1;
+            for (int i = 0; i < 40; i++) {
+                char key[16];
+                snprintf(key, sizeof(key), "key-%d", i);
+                add_state(&heap, maxp, key, op->kind == CK_OP_WINDOW ? 200 * (i % 3) : 0, i);
+            }
+            ck_keyed_capture *kc = &c.keyed[c.nkeyed++];
+            kc->op = vx->ops[k];
+            kc->kind = op->kind;
+            kc->max_parallelism = maxp;
+            FUZZ_CHECK(ck_heap_view_take(&heap, &kc->view) == CK_OK);
+            if (with_timers && op->kind == CK_OP_WINDOW) {
+                kc->timers = calloc(2, sizeof(ck_timer));
+                for (int t = 0; t < 40 && kc->ntimers < 2; t++) {
+                    char key[16];
+                    snprintf(key, sizeof(key), "key-%d", t);
+                    int32_t jh = ck_kg_java_hash(key, strlen(key));
+                    int kg = ck_kg_of_hash(jh, maxp);
+                    if (kg < lo || kg > hi)
+                        continue;
+                    ck_timer *tm = &kc->timers[kc->ntimers++];
+                    tm->ts = 199;
+                    tm->kg = kg;
+                    tm->ns = 0;
+                    tm->jhash = jh;
+                    tm->klen = (uint32_t)strlen(key);
+                    tm->key = strdup(key);
+                }
+            }
+        } else if (op->kind == CK_OP_SINK) {
+            ck_sink_capture *sk = &c.sinks[c.nsinks++];
+            sk->op = vx->ops[k];
+            sk->open_txn = 5;
+            sk->npending = 1;
+            sk->pending[0] = 4;
+        }
+    }
+    uint8_t *p;
+    size_t len;
+    FUZZ_CHECK(ck_snap_encode(&c, &p, &len) == CK_OK);
+    ck_capture_free(&c);
+    if (have_heap)
+        ck_heap_free(&heap);
+    out->len = 0;
+    put(out, p, len);
+    free(p);
+}
+
+static void snapshot_seeds(const ck_graph *g)
+{
+    blob b = {0}, f = {0};
+    for (int v = 0; v < g->nv; v++) {
+        state_file(g, v, 0, 1, &f);
+        for (int mode = 0; mode < 2; mode++) {
+            b.len = 0;
+            put_u8(&b, (uint8_t)mode); /* bit 0: fix the CRC; the file's is right */
+            put(&b, f.p, f.len);
+            char name[64];
+            snprintf(name, sizeof(name), "vertex%d-subtask0%s", v, mode ? "-fixcrc" : "");
+            save("snapshot", name, &b);
+        }
+    }
+    free(b.p);
+    free(f.p);
+}
+
+static void metadata_seeds(const ck_graph *g)
+{
+    blob b = {0};
+    for (int sp = 0; sp < 2; sp++) {
+        ck_cp_meta m = {.id = 3, .trigger = 900 * CK_NS_PER_MS, .input_fp = 0x1234abcd,
+                        .flags = sp ? CK_CP_FLAG_SAVEPOINT : 0, .nsubtasks = g->nsubtasks};
+        m.tasks = calloc(m.nsubtasks, sizeof(*m.tasks));
+        char dir[200];
+        ck_cc_dir("fuzzjob", m.id, m.flags, dir, sizeof(dir));
+        for (uint32_t s = 0; s < m.nsubtasks; s++) {
+            int v, sub;
+            ck_graph_locate(g, s, &v, &sub);
+            ck_cc_state_key(dir, v, sub, m.tasks[s].key, sizeof(m.tasks[s].key));
+            m.tasks[s].bytes = 100 + s;
+            m.tasks[s].crc = 0xabc00 + s;
+        }
+        uint8_t *p;
+        size_t len;
+        FUZZ_CHECK(ck_cp_meta_encode(&m, &p, &len) == CK_OK);
+        b.len = 0;
+        put_u8(&b, 0);
+        put(&b, p, len);
+        save("metadata", sp ? "savepoint" : "checkpoint", &b);
+        free(p);
+        ck_cp_meta_free(&m);
+    }
+    free(b.p);
+}
+
+/* ---- socket frames ------------------------------------------------------ */
+
+/*
+ * The frame parser's seeds (fuzz_netframe): every fuzz_wire seed's messages
+ * as a connection carries them, u32 length | u32 destination | u32 source
+ * | message, after fuzz_netframe's head (u8 c: 3 cut points | u8 self |
+ * u8 peer | the cut points).
+ */
+static void netframe_seeds(void)
+{
+    char dir[512];
+    snprintf(dir, sizeof(dir), "%s/wire", root);
+    DIR *d = opendir(dir);
+    FUZZ_CHECK(d);
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (de->d_name[0] == '.' || strncmp(de->d_name, "regress-", 8) == 0)
+            continue;
+        char path[800];
+        snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+        FILE *f = fopen(path, "rb");
+        FUZZ_CHECK(f);
+        uint8_t in[1 << 16];
+        size_t n = fread(in, 1, sizeof(in), f);
+        fclose(f);
+        blob b = {0};
+        put_u8(&b, 3);
+        put_u8(&b, 2); /* received by the job manager's host... */
+        put_u8(&b, 0); /* ...from task manager 0's */
+        put_u16(&b, 7);
+        put_u16(&b, 40);
+        put_u16(&b, 301);
+        for (size_t at = 1; at + 2 <= n;) {
+            size_t len = ck_get_u16(in + at);
+            ck_wire_hdr h;
+            if (at + 2 + len > n)
+                break;
+            if (ck_wire_decode(in + at + 2, len, &h) == CK_OK) {
+                uint8_t x[12];
+                ck_put_u32(x, (uint32_t)(8 + len));
+                ck_put_u32(x + 4, h.dst);
+                ck_put_u32(x + 8, h.src);
+                put(&b, x, sizeof(x));
+                put(&b, in + at + 2, len);
+            }
+            at += 2 + len;
+        }
+        save("netframe", de->d_name, &b);
+        free(b.p);
+    }
+    closedir(d);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: gen_corpus DIR\n");
+        return 2;
+    }
+    root = argv[1];
+    fuzz_job *job = fuzz_job_get();
+    const ck_graph *g = job->env.g;
+    int ntm = ck_scenario_taskmanagers(&job->sc);
+    wire_jm(g);
+    wire_tm(g);
+    wire_tasks(g, ntm);
+    element_seeds();
+    snapshot_seeds(g);
+    metadata_seeds(g);
+    netframe_seeds();
+    return 0;
+}
