@@ -55,6 +55,10 @@ enum { ITEM_MSG, ITEM_DONE, ITEM_PEER_LOST };
 
 typedef struct item {
     struct item *next;
+    /* every item not freed yet, in its world (ck_sim.live): a run stopped at
+     * its time limit leaves transfers SimGrid never delivers nor frees */
+    struct item *live_prev, *live_next;
+    struct ck_sim *w;
     int kind;
     uint32_t src, dst, seq;
     ck_time due; /* delayed by a slow link: when it leaves */
@@ -134,6 +138,7 @@ struct ck_sim {
     /* the fault injector's state: freed after the simulation, because the
      * injector is a daemon that the end of the job may kill while it sleeps */
     struct injector *injector;
+    item *live; /* every item not freed yet (item_new) */
     /* the limit of simulated time, and whether the run was stopped at it */
     double limit_s;
     int reached_limit;
@@ -148,12 +153,62 @@ static inline ck_time sim_now_ns(void)
     return (ck_time)llround(simgrid_get_clock() * 1e9);
 }
 
+/*
+ * Items a simulation left behind when its world was freed (ck_sim_del):
+ * SimGrid frees the transfers still queued in mailboxes when it shuts down
+ * at exit (through item_free); those it never frees (transfers cut short by
+ * the time limit's kill) are freed after that (free_orphans). SimGrid runs
+ * one simulation per process, so this list is the process's.
+ */
+static item *orphans;
+
+/* The list an item is on: its world's, or the orphans'. */
+static item **live_list(item *it)
+{
+    return it->w ? &it->w->live : &orphans;
+}
+
+/* A new item, init with its links; NULL when out of memory. */
+static item *item_new(sim_world *w, item init)
+{
+    item *it = malloc(sizeof(*it));
+    if (!it)
+        return NULL;
+    *it = init;
+    it->w = w;
+    it->live_prev = NULL;
+    it->live_next = w->live;
+    if (w->live)
+        w->live->live_prev = it;
+    w->live = it;
+    return it;
+}
+
+/* Takes an item off the list it is on. */
+static void item_unlink(item *it)
+{
+    if (it->live_prev)
+        it->live_prev->live_next = it->live_next;
+    else
+        *live_list(it) = it->live_next;
+    if (it->live_next)
+        it->live_next->live_prev = it->live_prev;
+}
+
+/* Frees an item but not its data (handed on). */
+static void item_release(item *it)
+{
+    item_unlink(it);
+    free(it);
+}
+
+/* Frees an item and its data (also SimGrid's clean-up of a detached transfer). */
 static void item_free(void *p)
 {
     item *it = p;
     if (it) {
         free(it->data);
-        free(it);
+        item_release(it);
     }
 }
 
@@ -433,14 +488,14 @@ static int op_send(ck_platform *p, uint32_t dst, uint8_t *msg, size_t len)
         return CK_OK;
     }
     peer *pr = peer_get(n, dst);
-    item *it = malloc(sizeof(*it));
-    if (!pr || !it) {
-        free(it);
+    item *it = pr ? item_new(w, (item){.kind = ITEM_MSG, .src = p->endpoint, .dst = dst,
+                                       .seq = pr->tx_next, .data = msg, .len = len})
+                  : NULL;
+    if (!it) {
         free(msg);
         return CK_ENOMEM;
     }
-    *it = (item){.kind = ITEM_MSG, .src = p->endpoint, .dst = dst, .seq = pr->tx_next++,
-                 .data = msg, .len = len};
+    pr->tx_next++;
     int to_host = ep_host(w, dst);
     if (pr->held || is_cut(w, n->net_host, to_host)) {
         /* Cut off: held, in order, until the network heals (TCP retransmits). */
@@ -532,13 +587,12 @@ static void send_store_done(sim_node *n, uint64_t token, int status, uint8_t *da
         free(data);
         return;
     }
-    item *it = malloc(sizeof(*it));
+    item *it = item_new(n->w, (item){.kind = ITEM_DONE, .src = UINT32_MAX, .data = data,
+                                     .len = len, .token = token, .status = status});
     if (!it) {
         free(data);
         return;
     }
-    *it = (item){.kind = ITEM_DONE, .src = UINT32_MAX, .data = data, .len = len,
-                 .token = token, .status = status};
     /* The answer travels back over the network: a small header plus the data. */
     sg_comm_t c = sg_mailbox_put_init(n->mb, it, (long)(64 + len));
     sg_comm_detach(c, item_free);
@@ -755,9 +809,8 @@ static void background_main(int argc, char **argv)
     bg_job *j = sg_actor_self_get_data();
     if (j->flops > 0)
         sg_actor_execute(j->flops);
-    item *it = malloc(sizeof(*it));
+    item *it = item_new(j->n->w, (item){.kind = ITEM_DONE, .src = UINT32_MAX, .token = j->token});
     if (it) {
-        *it = (item){.kind = ITEM_DONE, .src = UINT32_MAX, .token = j->token};
         inbox_push(j->n, it);
         sg_sem_release(j->n->wake);
     }
@@ -855,13 +908,13 @@ static void node_main(int argc, char **argv)
         while (!n->dead && (it = inbox_pop(n))) {
             if (it->kind == ITEM_MSG) {
                 ops->on_message(self, it->data, it->len);
-                free(it);
+                item_release(it);
             } else if (it->kind == ITEM_PEER_LOST) {
                 ops->on_peer_lost(self, (int)it->token);
-                free(it);
+                item_release(it);
             } else {
                 ops->on_complete(self, it->token, it->status, it->data, it->len);
-                free(it);
+                item_release(it);
             }
         }
         if (n->dead)
@@ -888,6 +941,13 @@ static void node_main(int argc, char **argv)
 
 static int initialized;
 
+/* At exit, after SimGrid's own shutdown (registered before it starts). */
+static void free_orphans(void)
+{
+    while (orphans)
+        item_free(orphans);
+}
+
 ck_sim *ck_sim_new(const char *platform_file, const char *network_model, const char *store_dir,
                    int verbose, char *err, size_t errlen)
 {
@@ -896,6 +956,7 @@ ck_sim *ck_sim_new(const char *platform_file, const char *network_model, const c
         return NULL;
     }
     initialized = 1;
+    atexit(free_orphans);
     char model[64];
     snprintf(model, sizeof(model), "--cfg=network/model:%s", network_model);
 #ifdef CK_SIM_THREAD_CONTEXTS
@@ -928,9 +989,6 @@ ck_sim *ck_sim_new(const char *platform_file, const char *network_model, const c
         return NULL;
     }
     w->verbose = verbose;
-    w->heal = sg_sem_init(0);
-    w->delay_wake = sg_sem_init(0);
-    w->inj_wake = sg_sem_init(0);
     snprintf(w->store_dir, sizeof(w->store_dir), "%s", store_dir);
     if (ck_storefs_mkdirs(w->store_dir)) {
         snprintf(err, errlen, "%s: cannot create: %s", w->store_dir, strerror(errno));
@@ -954,6 +1012,10 @@ ck_sim *ck_sim_new(const char *platform_file, const char *network_model, const c
     }
     w->store_disk = disks[0];
     free(disks);
+    /* Last: the checks above free w without destroying anything. */
+    w->heal = sg_sem_init(0);
+    w->delay_wake = sg_sem_init(0);
+    w->inj_wake = sg_sem_init(0);
     return w;
 }
 
@@ -1084,6 +1146,18 @@ void ck_sim_del(ck_sim *w)
     free(w->routes);
     if (w->heal)
         sg_sem_destroy(w->heal);
+    /* Transfers the simulation left undelivered outlive the world: SimGrid
+     * frees them at exit, or free_orphans does. */
+    while (w->live) {
+        item *it = w->live;
+        item_unlink(it);
+        it->w = NULL;
+        it->live_prev = NULL;
+        it->live_next = orphans;
+        if (orphans)
+            orphans->live_prev = it;
+        orphans = it;
+    }
     free(w);
 }
 
@@ -1172,9 +1246,9 @@ static void crash_host(sim_world *w, int h)
             }
         }
         if (talked) {
-            item *it = malloc(sizeof(*it));
+            item *it = item_new(
+                w, (item){.kind = ITEM_PEER_LOST, .src = UINT32_MAX, .token = (uint64_t)h});
             if (it) {
-                *it = (item){.kind = ITEM_PEER_LOST, .src = UINT32_MAX, .token = (uint64_t)h};
                 inbox_push(n, it);
                 sg_sem_release(n->wake);
             }
@@ -1380,16 +1454,16 @@ static void trigger_savepoint(sim_world *w, ck_fault_run *f)
     uint8_t body[CK_SAVEPOINT_BODY];
     ck_put_i64(body, f->spec->resume_after);
     uint8_t *m = ck_wire_msg(CK_MSG_SAVEPOINT, CK_EP_CLIENT, CK_EP_JM, 0, body, sizeof(body), &n);
-    item *it = malloc(sizeof(*it));
-    if (!jm || jm->dead || !m || !it) {
+    item *it = jm && !jm->dead && m ? item_new(w, (item){.kind = ITEM_MSG, .src = CK_EP_CLIENT,
+                                                          .data = m, .len = n})
+                                    : NULL;
+    if (!it) {
         free(m);
-        free(it);
         f->failed = 1;
         snprintf(f->detail, sizeof(f->detail), "the job manager is not there");
         return;
     }
     ck_put_u32(m + 16, (uint32_t)f->spec->stop);
-    *it = (item){.kind = ITEM_MSG, .src = CK_EP_CLIENT, .data = m, .len = n};
     inbox_push(jm, it);
     sg_sem_release(jm->wake);
 }
