@@ -1226,10 +1226,16 @@ static int start_tm(sim_world *w, int h)
 /* A host goes down: everything on it stops; whoever talked to it learns so. */
 static void crash_host(sim_world *w, int h)
 {
-    w->tm_down[h] = 1;
+    w->tm_down[h] = 1; /* nothing new is sent to it (transmit) */
     for (sim_node *n = w->all; n; n = n->all_next)
         if (n->host_index == h && !n->dead)
             n->dead = 1;
+    /* Transfers to it that other actors posted in this scheduling round
+     * start before it goes off (SimGrid 3.32 asserts when a transfer
+     * starts towards a host that is off; one that is running when the
+     * host goes off fails cleanly). Two hosts crashing in one instant:
+     * the first one's failover sends to the second. */
+    sg_actor_yield();
     sg_host_turn_off(w->tm_hosts[h]);
     for (sim_node *n = w->all; n; n = n->all_next) {
         if (n->dead)
