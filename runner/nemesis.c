@@ -15,7 +15,10 @@
  *   - in liveness mode, every timed fault starts in the first 40 % of the
  *     input and lasts a bounded time;
  *   - times are whole microseconds, so that the scenario text written for
- *     a seed reads back to the same schedule.
+ *     a seed reads back to the same schedule;
+ *   - a focused pair (safety mode, a third of the seeds) is a skew at
+ *     checkpoint n's trigger and a crash at its completion, for the same
+ *     n, counted among the disruptive faults.
  */
 #include "nemesis.h"
 
@@ -181,6 +184,57 @@ static void draw_partition(ck_rng *g, ck_fault *f, int ntm)
     }
 }
 
+/* The first fault of a focused pair: within a millisecond of checkpoint
+ * nth's trigger, a task manager in use gets a slow link (tens of
+ * milliseconds of latency: longer than a buffer timeout, so that records
+ * after the barrier on its peers' channels arrive while the barrier on
+ * its own is still on the way) or a slow CPU, for 20 to 200 ms. */
+static void draw_skew(ck_rng *g, ck_fault *f, const ck_scenario *sc, int nth, ck_time longest)
+{
+    static const ck_time lats[] = {5 * MS, 10 * MS, 20 * MS, 50 * MS};
+    static const double cpu[] = {0.1, 0.02};
+    int inuse = ck_graph_hosts_needed(&sc->graph);
+    memset(f, 0, sizeof(*f));
+    f->factor = 1.0;
+    f->host = (int)ck_rng_below(g, (uint64_t)(inuse > 0 ? inuse : 1));
+    if (ck_rng_below(g, 4) != 0) {
+        f->kind = CK_FAULT_SLOW_LINK;
+        f->latency = lats[ck_rng_below(g, 4)];
+    } else {
+        f->kind = CK_FAULT_SLOW_CPU;
+        f->factor = cpu[ck_rng_below(g, 2)];
+    }
+    f->duration = log_uniform(g, 20 * MS, tmin(200 * MS, longest));
+    f->moment = CK_MOMENT_CHECKPOINT_TRIGGERED;
+    f->nth = nth;
+    f->at = ck_rng_below(g, 4) == 0 ? 0 : log_uniform(g, 1 * US, 1 * MS);
+}
+
+/* The second: a crash of a task manager once checkpoint nth completes,
+ * mostly before its commit reaches the sinks (within a millisecond),
+ * else before the next checkpoint completes, so that nth is the one
+ * restored. With a restart, or for good while a spare is left. */
+static void draw_crash_at_completion(ck_rng *g, ck_fault *f, const ck_scenario *sc, int nth,
+                                     int *spare, ck_time longest)
+{
+    ck_time I = ck_cfg(&sc->cfg, CK_CFG_CP_INTERVAL);
+    int inuse = ck_graph_hosts_needed(&sc->graph);
+    memset(f, 0, sizeof(*f));
+    f->factor = 1.0;
+    f->kind = CK_FAULT_CRASH;
+    f->host = (int)ck_rng_below(g, (uint64_t)(inuse > 0 ? inuse : 1));
+    if (*spare > 0 && ck_rng_below(g, 3) == 0)
+        (*spare)--;
+    else
+        f->duration = log_uniform(g, 20 * MS, longest);
+    f->moment = CK_MOMENT_CHECKPOINT_COMPLETED;
+    f->nth = nth;
+    int y = (int)ck_rng_below(g, 100);
+    f->at = y < 25   ? 0
+            : y < 70 ? log_uniform(g, 1 * US, 1 * MS)
+                     : log_uniform(g, 1 * MS, tmax(2 * MS, I / 2));
+}
+
 void ck_nemesis_draw(ck_scenario *sc, uint64_t seed, ck_nemesis_mode mode)
 {
     ck_rng g;
@@ -201,6 +255,17 @@ void ck_nemesis_draw(ck_scenario *sc, uint64_t seed, ck_nemesis_mode mode)
 
     ck_fault timed[CK_MAX_FAULTS], trig[CK_MAX_FAULTS];
     int ntimed = 0, ntrig = 0;
+    /* A third of the safety schedules start with a focused pair: the
+     * channels of checkpoint n skewed as it is triggered, then a crash as
+     * it completes. The rest is drawn as usual, up to 3 faults more. */
+    if (!live && I > 0 && cap >= 1 && ck_rng_below(&g, 3) == 0) {
+        int ncp = (int)tmax(2, w1 / I);
+        int nth = 1 + (int)ck_rng_below(&g, (uint64_t)ncp - 1);
+        draw_skew(&g, &trig[ntrig++], sc, nth, longest);
+        draw_crash_at_completion(&g, &trig[ntrig++], sc, nth, &spare, longest);
+        disruptive++;
+        n = (int)ck_rng_below(&g, 4);
+    }
     for (int k = 0; k < n; k++) {
         ck_fault f;
         memset(&f, 0, sizeof(f));

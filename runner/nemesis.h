@@ -14,7 +14,12 @@
  * checkpoints, savepoints and stop-and-resume), each at a time or
  * triggered by a moment (a checkpoint triggered or completed, a state
  * upload or a restore started) so that faults land in windows that last
- * microseconds. It keeps every schedule recoverable: crashes only on task
+ * microseconds. A third of the safety schedules begin with a focused
+ * pair: checkpoint n's channels skewed as it is triggered (a slow link or
+ * CPU on a task manager in use), then a crash as it completes, so that
+ * the checkpoint restored is one whose alignment lasted tens of
+ * milliseconds and whose commit may not have reached the sinks. It keeps
+ * every schedule recoverable: crashes only on task
  * managers, for good only while a spare is left, no more disruptive
  * faults than the restart strategy accepts, and a damaged checkpoint only
  * when an older one is kept.

@@ -159,6 +159,52 @@ static void test_schedules_validate_and_stay_recoverable(void **state)
     ck_scenario_free(&sc);
 }
 
+/* A third of the safety schedules start with a focused pair (the first
+ * two triggered faults): checkpoint n's channels skewed by tens of
+ * milliseconds on a task manager in use, within a millisecond of its
+ * trigger, then a crash of one in use after the same checkpoint
+ * completes. Liveness schedules hold none. */
+static void test_focused_pairs(void **state)
+{
+    (void)state;
+    load();
+    int inuse = ck_graph_hosts_needed(&sc.graph);
+    int ncp = (int)(sc.workload.duration * 9 / 10 / ck_cfg(&sc.cfg, CK_CFG_CP_INTERVAL));
+    int pairs[2] = {0, 0}, early = 0, slow_links = 0, slow_cpus = 0;
+    for (ck_nemesis_mode m = CK_NEMESIS_SAFETY; m <= CK_NEMESIS_LIVENESS; m++)
+        for (uint64_t seed = 0; seed < 300; seed++) {
+            ck_nemesis_draw(&sc, seed, m);
+            int i = 0;
+            while (i < sc.nfaults && sc.faults[i].moment == CK_MOMENT_NONE)
+                i++;
+            if (i + 1 >= sc.nfaults)
+                continue;
+            const ck_fault *a = &sc.faults[i], *b = &sc.faults[i + 1];
+            int skew = (a->kind == CK_FAULT_SLOW_LINK && a->latency >= 5000000 &&
+                        a->factor == 1.0) ||
+                       (a->kind == CK_FAULT_SLOW_CPU && a->factor <= 0.1);
+            if (!(skew && a->moment == CK_MOMENT_CHECKPOINT_TRIGGERED && a->at <= 1000000 &&
+                  a->duration >= 20000000 && a->duration <= 200000000 &&
+                  b->kind == CK_FAULT_CRASH && b->moment == CK_MOMENT_CHECKPOINT_COMPLETED &&
+                  b->nth == a->nth))
+                continue;
+            pairs[m - CK_NEMESIS_SAFETY]++;
+            assert_true(a->nth >= 1 && a->nth < ncp);
+            assert_true(a->host >= 0 && a->host < inuse);
+            assert_true(b->host >= 0 && b->host < inuse);
+            assert_true(b->at <= ck_cfg(&sc.cfg, CK_CFG_CP_INTERVAL) / 2);
+            early += b->at <= 1000000;
+            slow_links += a->kind == CK_FAULT_SLOW_LINK;
+            slow_cpus += a->kind == CK_FAULT_SLOW_CPU;
+        }
+    /* 300 draws at 1/3: 100 expected, sd 8.2. */
+    assert_in_range(pairs[0], 70, 130);
+    assert_int_equal(pairs[1], 0);
+    assert_true(early * 2 > pairs[0]); /* mostly before the commit reaches the sinks */
+    assert_true(slow_links > 0 && slow_cpus > 0);
+    ck_scenario_free(&sc);
+}
+
 static void test_describe(void **state)
 {
     (void)state;
@@ -246,6 +292,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_deterministic_per_seed),
         cmocka_unit_test(test_schedules_validate_and_stay_recoverable),
+        cmocka_unit_test(test_focused_pairs),
         cmocka_unit_test(test_describe),
         cmocka_unit_test(test_after_is_checked),
     };
