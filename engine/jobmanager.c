@@ -90,7 +90,14 @@ void ck_jm_free(ck_jm *jm)
     memset(jm, 0, sizeof(*jm));
 }
 
-static void job_fail(ck_jm *jm, const char *why)
+const char *ck_job_failure_name(ck_job_failure f)
+{
+    static const char *const names[] = {"none", "restarts_exhausted", "no_checkpoint",
+                                        "no_slots", "no_endpoints", "out_of_memory", "stalled"};
+    return (unsigned)f < sizeof(names) / sizeof(names[0]) ? names[f] : "?";
+}
+
+static void job_fail(ck_jm *jm, ck_job_failure because, const char *why)
 {
     if (jm->state == CK_JOB_FINISHED || jm->state == CK_JOB_FAILED)
         return;
@@ -98,6 +105,7 @@ static void job_fail(ck_jm *jm, const char *why)
     jm->end = ck_now(jm->plat);
     jm->cc.stopped = 1;
     snprintf(jm->failure, sizeof(jm->failure), "%s", why);
+    jm->failed_because = because;
     ck_logf(jm->plat, CK_LOG_ERROR, "job failed: %s", why);
 }
 
@@ -189,7 +197,7 @@ static void deploy(ck_jm *jm, ck_time now)
     uint8_t *body = ck_tm_deploy_body(jm->attempt, &jm->restore, jm->g->nsubtasks,
                                       jm->placement, &blen);
     if (!body) {
-        job_fail(jm, "out of memory deploying the job");
+        job_fail(jm, CK_JOBFAIL_OUT_OF_MEMORY, "out of memory deploying the job");
         return;
     }
     for (int h = 0; h < jm->ntm; h++) {
@@ -238,7 +246,7 @@ static void maybe_deploy(ck_jm *jm, ck_time now)
         snprintf(why, sizeof(why),
                  "could not get %d task managers with free slots within the slot request timeout",
                  ck_graph_hosts_needed(jm->g));
-        job_fail(jm, why);
+        job_fail(jm, CK_JOBFAIL_NO_SLOTS, why);
     }
 }
 
@@ -283,7 +291,9 @@ static void failover(ck_jm *jm, const char *cause, int host)
     ck_time now = ck_now(jm->plat);
     ck_recovery *r = new_recovery(jm, cause, host, now);
     if (!r) {
-        job_fail(jm, cause);
+        char why[256];
+        snprintf(why, sizeof(why), "out of memory recording a failure: %.200s", cause);
+        job_fail(jm, CK_JOBFAIL_OUT_OF_MEMORY, why);
         return;
     }
     ck_logf(jm->plat, CK_LOG_WARN, "failure: %s", cause);
@@ -306,7 +316,7 @@ static void failover(ck_jm *jm, const char *cause, int host)
         char why[256];
         snprintf(why, sizeof(why), "%.160s (no endpoints left for attempt %u)", cause,
                  jm->attempt + 1);
-        job_fail(jm, why);
+        job_fail(jm, CK_JOBFAIL_NO_ENDPOINTS, why);
         return;
     }
     ck_time delay;
@@ -314,7 +324,7 @@ static void failover(ck_jm *jm, const char *cause, int host)
         char why[256];
         snprintf(why, sizeof(why), "%.160s (restart strategy %s gave up after %d restarts)",
                  cause, ck_restart_name(jm->rs.type), jm->rs.restarts);
-        job_fail(jm, why);
+        job_fail(jm, CK_JOBFAIL_RESTARTS_EXHAUSTED, why);
         return;
     }
     jm->state = CK_JOB_RESTARTING;
@@ -336,7 +346,7 @@ static void all_finished(ck_jm *jm, ck_time now)
                  (unsigned long long)sp->id);
         ck_recovery *r = new_recovery(jm, cause, -1, now);
         if (!r) {
-            job_fail(jm, "out of memory");
+            job_fail(jm, CK_JOBFAIL_OUT_OF_MEMORY, "out of memory");
             return;
         }
         r->failed = sp->trigger; /* the sources paused at its barrier */
@@ -535,7 +545,7 @@ static void on_task_failed(ck_jm *jm, const uint8_t *body, size_t len)
         else {
             char msg[300];
             snprintf(msg, sizeof(msg), "no checkpoint left to restore: %s", why);
-            job_fail(jm, msg);
+            job_fail(jm, CK_JOBFAIL_NO_CHECKPOINT, msg);
             return;
         }
     }

@@ -54,6 +54,20 @@ typedef enum ck_job_state {
     CK_JOB_FAILED,
 } ck_job_state;
 
+/* Why a job FAILED (Flink's job goes FAILED for the same reasons). */
+typedef enum ck_job_failure {
+    CK_JOBFAIL_NONE = 0,
+    CK_JOBFAIL_RESTARTS_EXHAUSTED, /* the restart strategy gave up */
+    CK_JOBFAIL_NO_CHECKPOINT,      /* every checkpoint left to restore was damaged */
+    CK_JOBFAIL_NO_SLOTS,           /* no task managers within the slot request timeout */
+    CK_JOBFAIL_NO_ENDPOINTS,       /* no endpoints left for another attempt */
+    CK_JOBFAIL_OUT_OF_MEMORY,
+    CK_JOBFAIL_STALLED,            /* the backend ended the run: nothing left to happen */
+} ck_job_failure;
+
+/* "restarts_exhausted", ...; "none" for CK_JOBFAIL_NONE. */
+const char *ck_job_failure_name(ck_job_failure f);
+
 /* How long a job waits for task managers before it fails (Flink's
  * slot.request.timeout). */
 #define CK_SLOT_REQUEST_TIMEOUT (300 * CK_NS_PER_S)
@@ -105,7 +119,8 @@ typedef struct ck_jm {
     size_t nrecoveries, caprecoveries;
     uint64_t *damaged;   /* checkpoints found damaged on restore */
     size_t ndamaged;
-    char failure[256];
+    char failure[256];   /* FAILED: why, one line */
+    ck_job_failure failed_because;
 } ck_jm;
 
 /* Returns 0 or CK_ENOMEM. ntm: task managers the cluster has; the job

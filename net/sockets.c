@@ -2311,6 +2311,7 @@ int ck_net_run(ck_run *r, char *err, size_t errlen)
                      ck_job_state_name(r->jm.state));
         } else {
             r->jm.state = CK_JOB_FAILED;
+            r->jm.failed_because = CK_JOBFAIL_STALLED;
             snprintf(r->jm.failure, sizeof(r->jm.failure), "%s",
                      w.failed ? w.failure : "the job did not finish");
         }

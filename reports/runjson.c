@@ -102,6 +102,10 @@ static cJSON *job_obj(const ck_run *r)
         cJSON_AddStringToObject(o, "failure", r->jm.failure);
     else
         cJSON_AddNullToObject(o, "failure");
+    if (r->jm.state == CK_JOB_FAILED)
+        cJSON_AddStringToObject(o, "failed_because", ck_job_failure_name(r->jm.failed_because));
+    else
+        cJSON_AddNullToObject(o, "failed_because");
     cJSON_AddNumberToObject(o, "time_limit_s", round_to(r->time_limit_s, 3));
     const ck_cp_record *sp = r->jm.stopped_with ? ck_cc_find(&r->jm.cc, r->jm.stopped_with) : NULL;
     if (sp) {

@@ -567,9 +567,9 @@ void ck_nemesis_judge(const ck_run *r, const ck_verdict *v, ck_nemesis_mode mode
     for (int i = 0; i < r->nfaults; i++)
         damaged |= r->faults[i].spec->kind == CK_FAULT_CORRUPT_CHECKPOINT &&
                    r->faults[i].applied && !r->faults[i].failed;
-    int gave_up = r->jm_ready && !finished &&
-                  (strstr(r->jm.failure, "gave up") != NULL ||
-                   (damaged && strstr(r->jm.failure, "no checkpoint left to restore") != NULL));
+    int gave_up = r->jm_ready && r->jm.state == CK_JOB_FAILED &&
+                  (r->jm.failed_because == CK_JOBFAIL_RESTARTS_EXHAUSTED ||
+                   (damaged && r->jm.failed_because == CK_JOBFAIL_NO_CHECKPOINT));
     ck_time bound = tmax(sc->workload.duration, last_fault_end(r)) + 10 * S +
                     2 * ck_cfg(&sc->cfg, CK_CFG_HB_TIMEOUT) + restart_wait(sc);
     out->bound_s = (double)bound / 1e9;

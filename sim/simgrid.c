@@ -1732,6 +1732,7 @@ int ck_sim_run(ck_run *r, char *err, size_t errlen)
                      "the simulation stopped at %.6g s with the job %s: every actor waits",
                      simgrid_get_clock(), ck_job_state_name(r->jm.state));
             r->jm.state = CK_JOB_FAILED;
+            r->jm.failed_because = CK_JOBFAIL_STALLED;
         }
     }
     return CK_OK;

@@ -465,6 +465,7 @@ static void test_no_restart_fails_the_job(void **state)
     assert_string_equal(item(job, "state")->valuestring, "FAILED");
     assert_non_null(strstr(item(job, "failure")->valuestring, "tm0"));
     assert_non_null(strstr(item(job, "failure")->valuestring, "none"));
+    assert_string_equal(item(job, "failed_because")->valuestring, "restarts_exhausted");
     cJSON_Delete(run);
 }
 
@@ -668,6 +669,7 @@ static void test_damaged_checkpoint_fails(void **state)
     assert_string_equal(item(job, "state")->valuestring, "FAILED");
     const char *why = item(job, "failure")->valuestring;
     assert_non_null(strstr(why, "no checkpoint left to restore"));
+    assert_string_equal(item(job, "failed_because")->valuestring, "no_checkpoint");
     assert_non_null(strstr(why, "/chk-3/v"));
     assert_non_null(strstr(why, ".state"));
     /* Nothing was lost silently: the verdict says the output is incomplete. */

@@ -192,6 +192,7 @@ static void test_time_limit(void **state)
     const char *why = cJSON_GetObjectItem(job, "failure")->valuestring;
     assert_non_null(strstr(why, "simulated time limit"));
     assert_non_null(strstr(why, "reached with the job RUNNING"));
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(job, "failed_because")));
     /* 10 x 1 s + 300 s + the crash (at 0.5 s, back 1 s later) + 2 x the 50 s heartbeat timeout. */
     double limit = num(job, "time_limit_s", NULL);
     assert_true(limit == 411.5);
