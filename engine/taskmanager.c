@@ -6,12 +6,14 @@
 #include "error.h"
 #include "wire.h"
 
-void ck_tm_init(ck_tm *tm, ck_platform *plat, const ck_graph *g, const ck_config *cfg, int host)
+void ck_tm_init(ck_tm *tm, ck_platform *plat, const ck_graph *g, const ck_config *cfg, int host,
+                int ntm)
 {
     memset(tm, 0, sizeof(*tm));
     tm->plat = plat;
     tm->g = g;
     tm->host = host;
+    tm->ntm = ntm;
     tm->hb_interval = ck_cfg(cfg, CK_CFG_HB_INTERVAL);
     tm->hb_timeout = ck_cfg(cfg, CK_CFG_HB_TIMEOUT);
     tm->next_hb = CK_TIME_NEVER;
@@ -69,8 +71,13 @@ static int on_deploy(ck_tm *tm, const uint8_t *b, size_t len)
     uint16_t *hosts = malloc(2 * (size_t)n + 2);
     if (!hosts)
         return CK_ENOMEM;
-    for (uint32_t i = 0; i < n; i++)
+    for (uint32_t i = 0; i < n; i++) {
         hosts[i] = ck_get_u16(b + 16 + 2 * i);
+        if (hosts[i] >= tm->ntm) { /* a host the cluster does not have */
+            free(hosts);
+            return CK_EPROTO;
+        }
+    }
     tm->plat->ops->set_routes(tm->plat, attempt, n, hosts);
     int rc = CK_OK;
     for (uint32_t i = 0; i < n && !rc; i++)

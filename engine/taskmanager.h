@@ -34,13 +34,16 @@ typedef struct ck_tm {
     ck_platform *plat;
     const ck_graph *g;
     int host;
+    int ntm;         /* task managers in the cluster: hosts a DEPLOY may name */
     ck_time hb_interval, hb_timeout, next_hb;
     ck_time jm_seen; /* last answer from the job manager */
     int started;
     int connected;
 } ck_tm;
 
-void ck_tm_init(ck_tm *tm, ck_platform *plat, const ck_graph *g, const ck_config *cfg, int host);
+/* host: this task manager's index, of ntm in the cluster. */
+void ck_tm_init(ck_tm *tm, ck_platform *plat, const ck_graph *g, const ck_config *cfg, int host,
+                int ntm);
 
 ck_node ck_tm_node(ck_tm *tm);
 

@@ -1960,7 +1960,7 @@ static int world_setup(net_world *w, int host)
         net_node *n = node_new(w, CK_EP_TM0 + (uint32_t)host, host);
         if (!n || !(n->tm = malloc(sizeof(*n->tm))))
             return CK_ENOMEM;
-        ck_tm_init(n->tm, &n->plat, r->env.g, r->env.cfg, host);
+        ck_tm_init(n->tm, &n->plat, r->env.g, r->env.cfg, host, w->ntm);
         n->node = ck_tm_node(n->tm);
     }
     return CK_OK;

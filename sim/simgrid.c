@@ -1219,7 +1219,7 @@ static int start_tm(sim_world *w, int h)
     n->tm = malloc(sizeof(*n->tm));
     if (!n->tm)
         return CK_ENOMEM;
-    ck_tm_init(n->tm, p, w->env->g, w->cfg, h);
+    ck_tm_init(n->tm, p, w->env->g, w->cfg, h, w->ntm);
     return ck_sim_attach(w, CK_EP_TM0 + (uint32_t)h, ck_tm_node(n->tm), aname, 0);
 }
 

@@ -28,6 +28,7 @@ typedef struct fake_world {
     uint8_t *out;
     size_t out_len;
     int logs;
+    int routes_set, deploys; /* set_routes and deploy calls */
 } fake_world;
 
 typedef struct fake_plat {
@@ -120,7 +121,16 @@ static void fake_log(ck_platform *p, int level, const char *line)
 
 static void fake_set_routes(ck_platform *p, uint32_t attempt, uint32_t n, const uint16_t *hosts)
 {
-    (void)p, (void)attempt, (void)n, (void)hosts;
+    (void)attempt, (void)n, (void)hosts;
+    ((fake_plat *)p)->w->routes_set++;
+}
+
+static int fake_deploy(ck_platform *p, uint32_t attempt, uint32_t global,
+                       const struct ck_restore_point *from)
+{
+    (void)attempt, (void)global, (void)from;
+    ((fake_plat *)p)->w->deploys++;
+    return 0;
 }
 
 static const ck_platform_ops fake_ops = {
@@ -136,6 +146,7 @@ static const ck_platform_ops fake_ops = {
     .output_commit = fake_commit,
     .output_abort = fake_commit,
     .set_routes = fake_set_routes,
+    .deploy = fake_deploy,
     .log = fake_log,
 };
 

@@ -19,6 +19,7 @@
 #include "rng.h"
 #include "scenario.h"
 #include "task.h"
+#include "taskmanager.h"
 #include "wire.h"
 
 static const char *base =
@@ -169,10 +170,58 @@ static void test_random_frames(void **state)
     assert_true(undecodable > 100);
 }
 
+/* A task manager deploys what a DEPLOY names for it, and refuses one that
+ * places a subtask on a host the cluster does not have: no routes set,
+ * nothing deployed, a warning logged, the task manager still up. */
+static void test_deploy_names_known_hosts(void **state)
+{
+    (void)state;
+    static ck_graph g;
+    ck_config cfg;
+    build(&g, &cfg);
+    fake_world w = {0};
+    fake_plat fp;
+    fake_init(&fp, &w, CK_EP_TM0 + 1);
+    ck_tm tm;
+    ck_tm_init(&tm, &fp.plat, &g, &cfg, 1, 2);
+    ck_node n = ck_tm_node(&tm);
+    uint16_t hosts[64];
+    assert_true(g.nsubtasks <= 64);
+    int mine = 0;
+    for (uint32_t i = 0; i < g.nsubtasks; i++) {
+        hosts[i] = (uint16_t)(i % 2);
+        mine += hosts[i] == 1;
+    }
+    for (int bad = 0; bad <= 2; bad++) {
+        /* 0: every host known; 1: host 2 of 2; 2: host 65535. */
+        if (bad)
+            hosts[g.nsubtasks - 1] = bad == 1 ? 2 : 0xffff;
+        size_t blen, len;
+        uint8_t *body = ck_tm_deploy_body(1, NULL, g.nsubtasks, hosts, &blen);
+        assert_non_null(body);
+        uint8_t *m = ck_wire_msg(CK_MSG_DEPLOY, CK_EP_JM, CK_EP_TM0 + 1, 1, body, blen, &len);
+        free(body);
+        assert_non_null(m);
+        int routes = w.routes_set, deploys = w.deploys, logs = w.logs;
+        assert_int_equal(n.ops->on_message(n.self, m, len), 0); /* the node stays up */
+        if (!bad) {
+            assert_int_equal(w.routes_set, routes + 1);
+            assert_int_equal(w.deploys, deploys + mine);
+            assert_int_equal(w.logs, logs);
+        } else {
+            assert_int_equal(w.routes_set, routes);
+            assert_int_equal(w.deploys, deploys);
+            assert_int_equal(w.logs, logs + 1);
+        }
+    }
+    fake_clear(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mutated_scenarios),
+        cmocka_unit_test(test_deploy_names_known_hosts),
         cmocka_unit_test(test_random_frames),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

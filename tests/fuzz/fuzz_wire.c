@@ -91,7 +91,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fuzz_plat_init(&fp, &w, CK_EP_TM0 + (uint32_t)h, h);
         tm = calloc(1, sizeof(*tm));
         FUZZ_CHECK(tm);
-        ck_tm_init(tm, &fp.fp.plat, g, job->env.cfg, h);
+        ck_tm_init(tm, &fp.fp.plat, g, job->env.cfg, h, ntm);
         n = ck_tm_node(tm);
     } else {
         uint32_t global = (uint32_t)(which - 1 - ntm);
