@@ -11,6 +11,8 @@
 #include <stdlib.h>
 
 #include "common.h"
+#include "crc32c.h"
+#include "error.h"
 
 typedef struct ck_wbuf {
     uint8_t *p;
@@ -58,6 +60,23 @@ static inline void ck_wbuf_bytes(ck_wbuf *w, const void *data, size_t n)
     uint8_t *p = ck_wbuf_room(w, n);
     if (p && n)
         memcpy(p, data, n);
+}
+
+/* Ends a file or message whose last 4 bytes are the CRC32C of all
+ * before them: appends it and hands the buffer to the caller (*out, *len).
+ * 0, or CK_ENOMEM with the buffer freed. */
+static inline int ck_wbuf_seal_crc(ck_wbuf *w, uint8_t **out, size_t *len)
+{
+    if (!w->err)
+        ck_wbuf_u32(w, ck_crc32c(0, w->p, w->len));
+    if (w->err) {
+        free(w->p);
+        w->p = NULL;
+        return CK_ENOMEM;
+    }
+    *out = w->p;
+    *len = w->len;
+    return CK_OK;
 }
 
 typedef struct ck_rbuf {

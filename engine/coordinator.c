@@ -421,15 +421,7 @@ int ck_cp_meta_encode(const ck_cp_meta *m, uint8_t **out, size_t *len)
         ck_wbuf_u64(&w, m->tasks[s].bytes);
         ck_wbuf_u32(&w, m->tasks[s].crc);
     }
-    if (!w.err)
-        ck_wbuf_u32(&w, ck_crc32c(0, w.p, w.len));
-    if (w.err) {
-        free(w.p);
-        return CK_ENOMEM;
-    }
-    *out = w.p;
-    *len = w.len;
-    return CK_OK;
+    return ck_wbuf_seal_crc(&w, out, len);
 }
 
 int ck_cp_meta_decode(const uint8_t *p, size_t len, ck_cp_meta *m, const char **why)

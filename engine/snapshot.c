@@ -112,15 +112,7 @@ int ck_snap_encode(const ck_capture *c, uint8_t **out, size_t *len)
             ck_wbuf_u64(&w, s->pending[k]);
         section_end(&w, at);
     }
-    if (!w.err)
-        ck_wbuf_u32(&w, ck_crc32c(0, w.p, w.len));
-    if (w.err) {
-        free(w.p);
-        return CK_ENOMEM;
-    }
-    *out = w.p;
-    *len = w.len;
-    return CK_OK;
+    return ck_wbuf_seal_crc(&w, out, len);
 }
 
 /* ---- decoding -------------------------------------------------------------- */

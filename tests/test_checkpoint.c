@@ -25,6 +25,7 @@
 #include "metrics.h"
 #include "operator.h"
 #include "partition.h"
+#include "testgraph.h"
 
 /* ---- alignment ------------------------------------------------------------- */
 
@@ -253,14 +254,7 @@ static void cc_setup(cc_rig *r, int64_t interval_ms, int tolerable, int retained
     r->cfg.v[CK_CFG_CP_TOLERABLE] = tolerable;
     r->cfg.v[CK_CFG_CP_RETAINED] = retained;
     r->cfg.v[CK_CFG_CP_TIMEOUT] = 500 * CK_NS_PER_MS;
-    ck_job_spec spec = {.nops = 3};
-    spec.ops[0] = (ck_op_spec){.name = "s", .kind = CK_OP_SOURCE, .parallelism = 1, .input = -1};
-    spec.ops[1] = (ck_op_spec){.name = "a", .kind = CK_OP_AGGREGATE, .parallelism = 2, .input = 0,
-                               .ship = CK_SHIP_HASH};
-    spec.ops[2] = (ck_op_spec){.name = "o", .kind = CK_OP_SINK, .parallelism = 2, .input = 1};
-    int bad;
-    char err[200];
-    assert_int_equal(ck_graph_build(&r->g, &spec, &r->cfg, &bad, err, sizeof(err)), 0);
+    test_graph_keyed(&r->g, &r->cfg, 1);
     assert_int_equal(ck_cc_init(&r->cc, &r->jp.plat, &r->g, &r->cfg, "job", 1), 0);
 }
 

@@ -450,19 +450,20 @@ static void test_long_paths(void **state)
     while (n < 620)
         n += snprintf(longdir + n, sizeof(longdir) - (size_t)n, "dddddddddd/");
     longdir[n - 1] = 0;
-    char args[1200];
-    snprintf(args, sizeof(args), "run tests/scenarios/small.json --quiet --out %s", longdir);
-    assert_int_equal(run_sh(NULL, "", "long-out", args), 2);
-    err_says("long-out", "longer than", NULL);
-    snprintf(args, sizeof(args), "savepoint %s", longdir);
-    assert_int_equal(run_sh(NULL, "", "long-sp", args), 2);
-    err_says("long-sp", "longer than", NULL);
-    snprintf(args, sizeof(args), "run tests/scenarios/small.json -s %s", longdir);
-    assert_int_equal(run_sh(NULL, "", "long-s", args), 2);
-    err_says("long-s", "longer than", NULL);
-    snprintf(args, sizeof(args), "validate %s/x.json", longdir);
-    assert_int_equal(run_sh(NULL, "", "long-sc", args), 2);
-    err_says("long-sc", "longer than", NULL);
+    static const struct {
+        const char *name, *before, *after;
+    } uses[] = {
+        {"long-out", "run tests/scenarios/small.json --quiet --out ", ""},
+        {"long-sp", "savepoint ", ""},
+        {"long-s", "run tests/scenarios/small.json -s ", ""},
+        {"long-sc", "validate ", "/x.json"},
+    };
+    for (size_t i = 0; i < sizeof(uses) / sizeof(uses[0]); i++) {
+        char args[1200];
+        snprintf(args, sizeof(args), "%s%s%s", uses[i].before, longdir, uses[i].after);
+        assert_int_equal(run_sh(NULL, "", uses[i].name, args), 2);
+        err_says(uses[i].name, "longer than", NULL);
+    }
 }
 
 /* 9. The system's reason, not "input/output error". */

@@ -15,6 +15,7 @@
 
 #include "error.h"
 #include "netframe.h"
+#include "testgraph.h"
 #include "wire.h"
 
 /* A frame dst <- src carrying an engine message; returns its size. */
@@ -202,14 +203,7 @@ static void build(void)
 {
     ck_config cfg;
     ck_config_defaults(&cfg);
-    ck_job_spec spec = {.nops = 3};
-    spec.ops[0] = (ck_op_spec){.name = "src", .kind = CK_OP_SOURCE, .parallelism = 2, .input = -1};
-    spec.ops[1] = (ck_op_spec){.name = "agg", .kind = CK_OP_AGGREGATE, .parallelism = 2,
-                               .input = 0, .ship = CK_SHIP_HASH};
-    spec.ops[2] = (ck_op_spec){.name = "out", .kind = CK_OP_SINK, .parallelism = 2, .input = 1};
-    int bad;
-    char e[200];
-    assert_int_equal(ck_graph_build(&g, &spec, &cfg, &bad, e, sizeof(e)), 0);
+    test_graph_keyed(&g, &cfg, 2);
     assert_int_equal(g.nsubtasks, 4);
     assert_int_equal(g.ne, 1);
 }
