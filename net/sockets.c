@@ -77,7 +77,7 @@
 #include "error.h"
 #include "netauth.h"
 #include "netframe.h"
-#include "run.h"
+#include "sockets.h"
 #include "storefs.h"
 #include "taskmanager.h"
 
@@ -168,7 +168,8 @@ typedef struct route {
 } route;
 
 struct net_world {
-    ck_run *r;
+    const ck_backend_job *job;
+    ck_backend_result *r;
     int host;    /* this process: 0..ntm-1, or ntm for the job manager */
     int ntm;
     int *listen_fd;
@@ -250,7 +251,7 @@ static int endpoint_host(const net_world *w, uint32_t ep)
     if (ep < CK_EP_TASK0)
         return (int)(ep - CK_EP_TM0) < w->ntm ? (int)(ep - CK_EP_TM0) : -1;
     uint32_t attempt, global;
-    ck_ep_task_split(w->r->env.g, ep, &attempt, &global);
+    ck_ep_task_split(w->job->env.g, ep, &attempt, &global);
     for (int i = 0; i < w->nroutes; i++)
         if (w->routes[i].attempt == attempt)
             return w->routes[i].hosts[global];
@@ -998,7 +999,7 @@ static void op_cpu_background(ck_platform *p, double flops, uint64_t token)
 static void op_log(ck_platform *p, int level, const char *line)
 {
     net_node *n = (net_node *)p;
-    if (level <= CK_LOG_WARN || n->w->r->verbose)
+    if (level <= CK_LOG_WARN || n->w->job->verbose)
         fprintf(stderr, "[%.6f] ep%u: %s\n", (double)world_now(n->w) / 1e9, p->endpoint, line);
 }
 
@@ -1112,7 +1113,7 @@ static int op_deploy(ck_platform *p, uint32_t attempt, uint32_t global,
                      const ck_restore_point *from)
 {
     net_world *w = ((net_node *)p)->w;
-    uint32_t ep = ck_ep_task(w->r->env.g, attempt, global);
+    uint32_t ep = ck_ep_task(w->job->env.g, attempt, global);
     if (local_node(w, ep))
         return CK_EEXIST;
     net_node *n = node_new(w, ep, w->host);
@@ -1120,7 +1121,7 @@ static int op_deploy(ck_platform *p, uint32_t attempt, uint32_t global,
         return CK_ENOMEM;
     n->is_task = 1;
     n->attempt = attempt;
-    n->task = ck_task_new(&w->r->env, &n->plat, global, attempt, from);
+    n->task = ck_task_new(&w->job->env, &n->plat, global, attempt, from);
     if (!n->task) {
         n->dead = 1;
         return CK_ENOMEM;
@@ -1214,7 +1215,7 @@ static int host_of(void *ctx, uint32_t ep)
 
 static ck_netframe_verdict admit(net_world *w, int peer, const ck_netframe_msg *f)
 {
-    return ck_netframe_admit(w->r->env.g, w->host, peer, host_of, w, w->newest_attempt, f);
+    return ck_netframe_admit(w->job->env.g, w->host, peer, host_of, w, w->newest_attempt, f);
 }
 
 /* A frame from the authenticated host peer: to a node here, to limbo, or dropped. */
@@ -1601,7 +1602,7 @@ static void send_link(net_world *w, int h, int l);
 /* Slow links in force: every process paces what crosses them. */
 static void apply_links(net_world *w)
 {
-    const ck_cluster_spec *cl = &w->r->sc->cluster;
+    const ck_cluster_spec *cl = w->job->cluster;
     for (int l = 0; w->lrate_sent && l <= w->ntm + 1; l++) {
         double f = 1.0;
         int64_t lat = 0;
@@ -1733,7 +1734,7 @@ static void start_fault(net_world *w, ck_fault_run *f, ck_time now)
     }
     case CK_FAULT_CORRUPT_CHECKPOINT: {
         char prefix[128], key[CK_STORE_KEY_MAX];
-        snprintf(prefix, sizeof(prefix), "checkpoints/%s/", w->r->job_id);
+        snprintf(prefix, sizeof(prefix), "checkpoints/%s/", w->job->env.job_id);
         int rc = ck_storefs_damage(w->store_dir, prefix, sp->how == CK_DAMAGE_TRUNCATE, key,
                                    sizeof(key));
         if (rc) {
@@ -1768,7 +1769,7 @@ static void end_fault(net_world *w, ck_fault_run *f, ck_time now)
 static void apply_faults(net_world *w)
 {
     ck_time now = world_now(w);
-    ck_run *r = w->r;
+    ck_backend_result *r = w->r;
     for (int i = 0; i < r->nfaults; i++) {
         ck_fault_run *f = &r->faults[i];
         if (!f->applied && now >= f->spec->at)
@@ -1798,12 +1799,12 @@ static ck_time next_fault(const net_world *w)
 }
 
 /* The faults this backend cannot play, refused before the run. */
-static int check_faults(const ck_run *r, char *err, size_t errlen)
+static int check_faults(const ck_backend_job *job, char *err, size_t errlen)
 {
-    for (int i = 0; i < r->nfaults; i++) {
-        const ck_fault *f = r->faults[i].spec;
+    for (int i = 0; i < job->nfaults; i++) {
+        const ck_fault *f = &job->faults[i];
         const char *why = NULL;
-        if (f->kind == CK_FAULT_SLOW_CPU && f->host >= r->nhosts)
+        if (f->kind == CK_FAULT_SLOW_CPU && f->host >= job->ntm)
             why = "only task managers' processes can be slowed here";
         if (why) {
             snprintf(err, errlen, "events[%d]: action \"%s\": %s", i, ck_fault_name(f->kind),
@@ -1921,7 +1922,7 @@ static void loop(net_world *w, ck_time limit)
 
 static int world_setup(net_world *w, int host)
 {
-    ck_run *r = w->r;
+    ck_backend_result *r = w->r;
     w->host = host;
     w->newest_attempt = -1;
     w->epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -1931,7 +1932,7 @@ static int world_setup(net_world *w, int host)
     epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->listen_fd[host], &ev);
     w->out_conn = calloc((size_t)w->ntm + 1, sizeof(conn *));
     w->cut = calloc((size_t)w->ntm + 2, sizeof(int));
-    w->ncores = r->sc->cluster.cores > 0 ? r->sc->cluster.cores : 1;
+    w->ncores = w->job->cluster->cores > 0 ? w->job->cluster->cores : 1;
     w->core_free = calloc((size_t)w->ncores, sizeof(ck_time));
     /* lrate, llat; and in the job manager's process what it told the others */
     size_t nl = (size_t)w->ntm + 2;
@@ -1952,7 +1953,7 @@ static int world_setup(net_world *w, int host)
         net_node *n = node_new(w, CK_EP_JM, -1);
         if (!n)
             return CK_ENOMEM;
-        if (ck_jm_init(&r->jm, &n->plat, &r->env, w->ntm, r->seed))
+        if (ck_jm_init(&r->jm, &n->plat, &w->job->env, w->ntm, w->job->seed))
             return CK_ENOMEM;
         r->jm_ready = 1;
         n->node = ck_jm_node(&r->jm);
@@ -1960,7 +1961,7 @@ static int world_setup(net_world *w, int host)
         net_node *n = node_new(w, CK_EP_TM0 + (uint32_t)host, host);
         if (!n || !(n->tm = malloc(sizeof(*n->tm))))
             return CK_ENOMEM;
-        ck_tm_init(n->tm, &n->plat, r->env.g, r->env.cfg, host, w->ntm);
+        ck_tm_init(n->tm, &n->plat, w->job->env.g, w->job->env.cfg, host, w->ntm);
         n->node = ck_tm_node(n->tm);
     }
     return CK_OK;
@@ -2148,7 +2149,7 @@ static int cmp_str(const void *a, const void *b)
 
 /* Reads back what the sinks committed: the direct stream, then the finished
  * part files in transaction order (their names sort that way). */
-static void load_outputs(net_world *w, ck_run *r)
+static void load_outputs(net_world *w, ck_backend_result *r)
 {
     DIR *d = opendir(w->sink_dir);
     if (!d)
@@ -2196,10 +2197,11 @@ static void load_outputs(net_world *w, ck_run *r)
     free(names);
 }
 
-int ck_net_run(ck_run *r, char *err, size_t errlen)
+static int net_run(const ck_backend_job *job, ck_backend_result *r, char *err, size_t errlen)
 {
     net_world w;
     memset(&w, 0, sizeof(w));
+    w.job = job;
     w.r = r;
     if (ck_netauth_global_init()) {
         snprintf(err, errlen, "cannot initialize libsodium");
@@ -2207,12 +2209,12 @@ int ck_net_run(ck_run *r, char *err, size_t errlen)
     }
     /* The cluster secret: the children inherit it with their memory. */
     ck_netauth_secret(w.secret);
-    w.ntm = r->nhosts;
-    w.speed = r->sc->cluster.speed;
-    snprintf(w.store_dir, sizeof(w.store_dir), "%s/store", r->outdir);
-    snprintf(w.sink_dir, sizeof(w.sink_dir), "%s/sink", r->outdir);
+    w.ntm = job->ntm;
+    w.speed = job->cluster->speed;
+    snprintf(w.store_dir, sizeof(w.store_dir), "%s/store", job->outdir);
+    snprintf(w.sink_dir, sizeof(w.sink_dir), "%s/sink", job->outdir);
     if (ck_storefs_mkdirs(w.store_dir) || ck_storefs_mkdirs(w.sink_dir)) {
-        snprintf(err, errlen, "%s: cannot create the store and sink directories: %s", r->outdir,
+        snprintf(err, errlen, "%s: cannot create the store and sink directories: %s", job->outdir,
                  strerror(errno));
         return CK_EIO;
     }
@@ -2228,7 +2230,7 @@ int ck_net_run(ck_run *r, char *err, size_t errlen)
     for (int h = 0; w.ctl_w && h < w.ntm; h++)
         w.ctl_w[h] = -1;
     if (!w.listen_fd || !w.port || !w.pids || !w.stopped || !w.ctl_w || !w.cuts ||
-        check_faults(r, err, errlen)) {
+        check_faults(job, err, errlen)) {
         int bad = w.listen_fd && w.port && w.pids && w.stopped && w.ctl_w && w.cuts;
         free(w.listen_fd);
         free(w.port);
@@ -2274,11 +2276,11 @@ int ck_net_run(ck_run *r, char *err, size_t errlen)
     int rc = world_setup(&w, w.ntm);
     if (rc == CK_OK) {
         /* Generous: the workload's length twice over, plus a minute, plus the timeline. */
-        ck_time limit = 2 * r->sc->workload.duration + 60 * CK_NS_PER_S;
+        ck_time limit = 2 * job->input_duration + 60 * CK_NS_PER_S;
         for (int i = 0; i < r->nfaults; i++)
             limit += r->faults[i].spec->at + r->faults[i].spec->duration;
         if (r->nfaults)
-            limit += 2 * ck_cfg(r->env.cfg, CK_CFG_HB_TIMEOUT);
+            limit += 2 * ck_cfg(job->env.cfg, CK_CFG_HB_TIMEOUT);
         loop(&w, limit);
         r->time_limit_s = (double)limit / 1e9;
     }
@@ -2324,7 +2326,7 @@ int ck_net_run(ck_run *r, char *err, size_t errlen)
                 (unsigned long long)w.refused, (unsigned long long)w.dropped,
                 (unsigned long long)w.cut_off);
     if (w.io_failed) /* run.json's "error": the run could not record what it did */
-        snprintf(r->error, sizeof(r->error), "%s: %s", r->outdir, w.failure);
+        snprintf(r->error, sizeof(r->error), "%s: %s", job->outdir, w.failure);
     load_outputs(&w, r);
     world_free(&w);
     free(w.listen_fd);
@@ -2342,3 +2344,5 @@ int ck_net_run(ck_run *r, char *err, size_t errlen)
     }
     return CK_OK;
 }
+
+const ck_backend_ops ck_backend_sockets = {"sockets", net_run};

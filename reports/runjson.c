@@ -79,7 +79,7 @@ static const char *cp_kind(uint32_t flags)
 static void cp_path(const ck_run *r, const ck_cp_record *c, char *buf, size_t len)
 {
     char dir[200];
-    ck_cc_dir(r->jm.cc.job_id, c->id, c->flags, dir, sizeof(dir));
+    ck_cc_dir(r->res.jm.cc.job_id, c->id, c->flags, dir, sizeof(dir));
     size_t dl = strlen(dir);
     if (dl && dir[dl - 1] == '/')
         dir[dl - 1] = 0;
@@ -90,24 +90,24 @@ static void cp_path(const ck_run *r, const ck_cp_record *c, char *buf, size_t le
  * backend stopped the run before the job finished or failed. */
 static const char *job_state(const ck_run *r)
 {
-    return r->unfinished ? r->unfinished : ck_job_state_name(r->jm.state);
+    return r->res.unfinished ? r->res.unfinished : ck_job_state_name(r->res.jm.state);
 }
 
 static cJSON *job_obj(const ck_run *r)
 {
-    const ck_graph *g = r->env.g;
+    const ck_graph *g = r->job.env.g;
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "state", job_state(r));
-    if (r->jm.failure[0])
-        cJSON_AddStringToObject(o, "failure", r->jm.failure);
+    if (r->res.jm.failure[0])
+        cJSON_AddStringToObject(o, "failure", r->res.jm.failure);
     else
         cJSON_AddNullToObject(o, "failure");
-    if (r->jm.state == CK_JOB_FAILED)
-        cJSON_AddStringToObject(o, "failed_because", ck_job_failure_name(r->jm.failed_because));
+    if (r->res.jm.state == CK_JOB_FAILED)
+        cJSON_AddStringToObject(o, "failed_because", ck_job_failure_name(r->res.jm.failed_because));
     else
         cJSON_AddNullToObject(o, "failed_because");
-    cJSON_AddNumberToObject(o, "time_limit_s", round_to(r->time_limit_s, 3));
-    const ck_cp_record *sp = r->jm.stopped_with ? ck_cc_find(&r->jm.cc, r->jm.stopped_with) : NULL;
+    cJSON_AddNumberToObject(o, "time_limit_s", round_to(r->res.time_limit_s, 3));
+    const ck_cp_record *sp = r->res.jm.stopped_with ? ck_cc_find(&r->res.jm.cc, r->res.jm.stopped_with) : NULL;
     if (sp) {
         char path[800];
         cp_path(r, sp, path, sizeof(path));
@@ -115,7 +115,7 @@ static cJSON *job_obj(const ck_run *r)
     } else {
         cJSON_AddNullToObject(o, "stopped_with_savepoint");
     }
-    if (r->env.start.id) {
+    if (r->job.env.start.id) {
         cJSON_AddStringToObject(o, "started_from", r->start_path);
     } else {
         cJSON_AddNullToObject(o, "started_from");
@@ -124,7 +124,7 @@ static cJSON *job_obj(const ck_run *r)
     ck_graph_describe(g, desc, sizeof(desc));
     cJSON_AddStringToObject(o, "graph", desc);
     cJSON_AddNumberToObject(o, "subtasks", g->nsubtasks);
-    cJSON_AddNumberToObject(o, "taskmanagers", r->nhosts);
+    cJSON_AddNumberToObject(o, "taskmanagers", r->job.ntm);
     cJSON_AddNumberToObject(o, "slots_per_taskmanager", g->slots_per_host);
     cJSON *vs = cJSON_AddArrayToObject(o, "vertices");
     for (int i = 0; i < g->nv; i++) {
@@ -167,7 +167,7 @@ static cJSON *workload_obj(const ck_run *r)
 /* The savepoints taken, with where they are (to start another run from). */
 static cJSON *savepoints_arr(const ck_run *r)
 {
-    const ck_cc *cc = &r->jm.cc;
+    const ck_cc *cc = &r->res.jm.cc;
     cJSON *a = cJSON_CreateArray();
     for (size_t i = 0; i < cc->ncps; i++) {
         const ck_cp_record *c = &cc->cps[i];
@@ -195,8 +195,8 @@ static cJSON *savepoints_arr(const ck_run *r)
 
 static cJSON *checkpoints_arr(const ck_run *r)
 {
-    const ck_cc *cc = &r->jm.cc;
-    const ck_graph *g = r->env.g;
+    const ck_cc *cc = &r->res.jm.cc;
+    const ck_graph *g = r->job.env.g;
     cJSON *a = cJSON_CreateArray();
     for (size_t i = 0; i < cc->ncps; i++) {
         const ck_cp_record *c = &cc->cps[i];
@@ -254,25 +254,25 @@ static void add_time(cJSON *o, const char *k, ck_time t)
 static ck_time failure_time(const ck_run *r, ck_time detected, int host, uint8_t *claimed)
 {
     int best = -1;
-    for (int i = 0; host >= 0 && i < r->nfaults; i++) {
-        const ck_fault_run *f = &r->faults[i];
+    for (int i = 0; host >= 0 && i < r->res.nfaults; i++) {
+        const ck_fault_run *f = &r->res.faults[i];
         if (f->applied && !claimed[i] && f->applied_at <= detected &&
             ck_fault_involves(f->spec, host) &&
-            (best < 0 || f->applied_at >= r->faults[best].applied_at))
+            (best < 0 || f->applied_at >= r->res.faults[best].applied_at))
             best = i;
     }
     if (best < 0)
         return detected;
     claimed[best] = 1;
-    return r->faults[best].applied_at;
+    return r->res.faults[best].applied_at;
 }
 
 static cJSON *recoveries_arr(const ck_run *r)
 {
     cJSON *a = cJSON_CreateArray();
     uint8_t claimed[CK_MAX_FAULTS] = {0};
-    for (size_t i = 0; i < r->jm.nrecoveries; i++) {
-        const ck_recovery *v = &r->jm.recoveries[i];
+    for (size_t i = 0; i < r->res.jm.nrecoveries; i++) {
+        const ck_recovery *v = &r->res.jm.recoveries[i];
         cJSON *o = cJSON_CreateObject();
         ck_time failure = v->failed != CK_TIME_NEVER ? v->failed
                                                      : failure_time(r, v->detected, v->host, claimed);
@@ -301,8 +301,8 @@ static cJSON *recoveries_arr(const ck_run *r)
 static cJSON *faults_arr(const ck_run *r)
 {
     cJSON *a = cJSON_CreateArray();
-    for (int i = 0; i < r->nfaults; i++) {
-        const ck_fault_run *f = &r->faults[i];
+    for (int i = 0; i < r->res.nfaults; i++) {
+        const ck_fault_run *f = &r->res.faults[i];
         const ck_fault *sp = f->spec;
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "action", ck_fault_name(sp->kind));
@@ -318,7 +318,7 @@ static cJSON *faults_arr(const ck_run *r)
         case CK_FAULT_SLOW_CPU:
         case CK_FAULT_SLOW_LINK:
         case CK_FAULT_LINK_DOWN:
-            ck_host_name(sp->host, r->nhosts, host, sizeof(host));
+            ck_host_name(sp->host, r->job.ntm, host, sizeof(host));
             cJSON_AddStringToObject(o, "host", host);
             break;
         case CK_FAULT_PARTITION:
@@ -327,7 +327,7 @@ static cJSON *faults_arr(const ck_run *r)
                 for (int k = 0; k < sp->nside; k++) {
                     if (sp->side[k] != side)
                         continue;
-                    ck_host_name(sp->side_host[k], r->nhosts, host, sizeof(host));
+                    ck_host_name(sp->side_host[k], r->job.ntm, host, sizeof(host));
                     cJSON_AddItemToArray(g, cJSON_CreateString(host));
                 }
                 cJSON_AddItemToObject(o, side ? "side_b" : "side_a", g);
@@ -361,7 +361,7 @@ static int cmp_i64(const void *a, const void *b)
 
 static cJSON *checkpoint_summary(const ck_run *r)
 {
-    const ck_cc *cc = &r->jm.cc;
+    const ck_cc *cc = &r->res.jm.cc;
     cJSON *o = cJSON_CreateObject();
     int counts[5] = {0};
     int64_t *dur = malloc((cc->ncps + 1) * sizeof(int64_t));
@@ -379,7 +379,7 @@ static cJSON *checkpoint_summary(const ck_run *r)
         }
     }
     cJSON_AddBoolToObject(o, "enabled", cc->enabled);
-    cJSON_AddStringToObject(o, "mode", ck_cfg(r->env.cfg, CK_CFG_CP_MODE) == CK_CP_EXACTLY_ONCE
+    cJSON_AddStringToObject(o, "mode", ck_cfg(r->job.env.cfg, CK_CFG_CP_MODE) == CK_CP_EXACTLY_ONCE
                                            ? "EXACTLY_ONCE"
                                            : "AT_LEAST_ONCE");
     cJSON_AddNumberToObject(o, "triggered", (double)triggered);
@@ -398,8 +398,8 @@ static cJSON *checkpoint_summary(const ck_run *r)
 
 cJSON *ck_report_runjson(const ck_run *r, const ck_verdict *v)
 {
-    const ck_graph *g = r->env.g;
-    const ck_metrics *job = &r->jm.job;
+    const ck_graph *g = r->job.env.g;
+    const ck_metrics *job = &r->res.jm.job;
     cJSON *root = cJSON_CreateObject();
     if (!root)
         return NULL;
@@ -409,16 +409,16 @@ cJSON *ck_report_runjson(const ck_run *r, const ck_verdict *v)
     cJSON_AddNumberToObject(root, "seed", (double)r->seed);
     cJSON_AddStringToObject(root, "backend", ck_backend_name(r->backend));
     if (r->backend == CK_BACKEND_SIMGRID)
-        cJSON_AddStringToObject(root, "network_model", r->network_model);
-    double sim_s = secs(r->jm.end);
+        cJSON_AddStringToObject(root, "network_model", r->res.network_model);
+    double sim_s = secs(r->res.jm.end);
     cJSON_AddNumberToObject(root, "sim_time_s", sim_s);
-    cJSON_AddNumberToObject(root, "wall_time_s", round_to(r->wall_s, 3));
+    cJSON_AddNumberToObject(root, "wall_time_s", round_to(r->res.wall_s, 3));
     cJSON_AddNumberToObject(root, "sim_speed",
-                            r->wall_s > 0 ? round_to(sim_s / r->wall_s, 2) : 0);
+                            r->res.wall_s > 0 ? round_to(sim_s / r->res.wall_s, 2) : 0);
 
     uint64_t in = 0, out = 0, late = 0, bytes = 0, bufs = 0;
     for (uint32_t i = 0; i < g->nsubtasks; i++) {
-        const ck_task_stats *t = &r->jm.tasks[i].task;
+        const ck_task_stats *t = &r->res.jm.tasks[i].task;
         late += t->late_dropped;
         bytes += t->bytes_out;
         bufs += t->buffers_out;
@@ -441,8 +441,8 @@ cJSON *ck_report_runjson(const ck_run *r, const ck_verdict *v)
     cJSON *net = cJSON_AddObjectToObject(root, "network");
     if (r->backend == CK_BACKEND_SIMGRID) {
         /* Every message of the run; the socket backend only sees its own process's. */
-        cJSON_AddNumberToObject(net, "messages", (double)r->messages);
-        cJSON_AddNumberToObject(net, "message_bytes", (double)r->message_bytes);
+        cJSON_AddNumberToObject(net, "messages", (double)r->res.messages);
+        cJSON_AddNumberToObject(net, "message_bytes", (double)r->res.message_bytes);
     }
     cJSON_AddNumberToObject(net, "buffers", (double)bufs);
     cJSON_AddNumberToObject(net, "buffer_bytes", (double)bytes);
@@ -466,7 +466,7 @@ cJSON *ck_report_runjson(const ck_run *r, const ck_verdict *v)
 
     cJSON *tasks = cJSON_AddArrayToObject(root, "tasks");
     for (uint32_t i = 0; i < g->nsubtasks; i++) {
-        const ck_task_stats *t = &r->jm.tasks[i].task;
+        const ck_task_stats *t = &r->res.jm.tasks[i].task;
         int vtx, sub;
         ck_graph_locate(g, i, &vtx, &sub);
         cJSON *o = cJSON_CreateObject();
@@ -501,13 +501,13 @@ cJSON *ck_report_runjson(const ck_run *r, const ck_verdict *v)
     cJSON_AddNumberToObject(c, "duplicated", (double)v->duplicated);
     cJSON_AddNumberToObject(c, "unexpected", (double)v->unexpected);
     cJSON_AddBoolToObject(c, "ok", v->ok);
-    if (r->jm_ready && r->jm.degraded[0])
-        cJSON_AddStringToObject(c, "degraded", r->jm.degraded);
+    if (r->res.jm_ready && r->res.jm.degraded[0])
+        cJSON_AddStringToObject(c, "degraded", r->res.jm.degraded);
     else
         cJSON_AddNullToObject(c, "degraded");
 
-    if (r->error[0])
-        cJSON_AddStringToObject(root, "error", r->error);
+    if (r->res.error[0])
+        cJSON_AddStringToObject(root, "error", r->res.error);
     else
         cJSON_AddNullToObject(root, "error");
 
@@ -557,29 +557,29 @@ int ck_report_write(const cJSON *root, const char *path)
 
 void ck_report_summary(FILE *f, const ck_run *r, const ck_verdict *v, const char *runjson_path)
 {
-    const ck_graph *g = r->env.g;
-    const ck_metrics *job = &r->jm.job;
+    const ck_graph *g = r->job.env.g;
+    const ck_metrics *job = &r->res.jm.job;
     char desc[1024];
     ck_graph_describe(g, desc, sizeof(desc));
-    double sim_s = (double)r->jm.end / 1e9;
+    double sim_s = (double)r->res.jm.end / 1e9;
     uint64_t in = 0, out = 0, late = 0;
     for (uint32_t s = 0; s < job->nsec; s++) {
         in += job->sec[s].in;
         out += job->sec[s].out;
     }
     for (uint32_t i = 0; i < g->nsubtasks; i++)
-        late += r->jm.tasks[i].task.late_dropped;
+        late += r->res.jm.tasks[i].task.late_dropped;
     fprintf(f, "chandy run %s (%s, seed %llu)\n", r->sc->name, ck_backend_name(r->backend),
             (unsigned long long)r->seed);
     fprintf(f, "  job        %s\n", desc);
     fprintf(f, "             %d vert%s, %u subtask%s on %d task manager%s: %s\n", g->nv,
-            g->nv == 1 ? "ex" : "ices", g->nsubtasks, g->nsubtasks == 1 ? "" : "s", r->nhosts,
-            r->nhosts == 1 ? "" : "s", job_state(r));
-    if (r->jm.failure[0])
-        fprintf(f, "  failure    %s\n", r->jm.failure);
+            g->nv == 1 ? "ex" : "ices", g->nsubtasks, g->nsubtasks == 1 ? "" : "s", r->job.ntm,
+            r->job.ntm == 1 ? "" : "s", job_state(r));
+    if (r->res.jm.failure[0])
+        fprintf(f, "  failure    %s\n", r->res.jm.failure);
     if (r->backend == CK_BACKEND_SIMGRID)
-        fprintf(f, "  time       %.3f s simulated in %.2f s wall (%.1fx)\n", sim_s, r->wall_s,
-                r->wall_s > 0 ? sim_s / r->wall_s : 0);
+        fprintf(f, "  time       %.3f s simulated in %.2f s wall (%.1fx)\n", sim_s, r->res.wall_s,
+                r->res.wall_s > 0 ? sim_s / r->res.wall_s : 0);
     else
         fprintf(f, "  time       %.3f s\n", sim_s);
     fprintf(f, "  records    %llu in, %llu out (%.0f/s in)", (unsigned long long)in,
@@ -599,7 +599,7 @@ void ck_report_summary(FILE *f, const ck_run *r, const ck_verdict *v, const char
     for (int vi = 0; vi < g->nv; vi++) {
         double bp = 0, life = 0;
         for (int s = 0; s < g->v[vi].parallelism; s++) {
-            const ck_task_stats *t = &r->jm.tasks[g->v[vi].base + (uint32_t)s].task;
+            const ck_task_stats *t = &r->res.jm.tasks[g->v[vi].base + (uint32_t)s].task;
             bp += (double)t->backpressured_ns;
             life += (double)t->busy_ns + (double)t->backpressured_ns + (double)t->idle_ns;
         }
@@ -610,7 +610,7 @@ void ck_report_summary(FILE *f, const ck_run *r, const ck_verdict *v, const char
     }
     if (worst_v >= 0 && worst >= 0.01)
         fprintf(f, "  backpress. %s %.0f%% of its time\n", g->v[worst_v].name, worst * 100);
-    const ck_cc *cc = &r->jm.cc;
+    const ck_cc *cc = &r->res.jm.cc;
     if (cc->ncps) {
         int done = 0, failed = 0;
         int64_t longest = 0;
@@ -643,8 +643,8 @@ void ck_report_summary(FILE *f, const ck_run *r, const ck_verdict *v, const char
         }
     }
     uint8_t claimed[CK_MAX_FAULTS] = {0};
-    for (size_t i = 0; i < r->jm.nrecoveries; i++) {
-        const ck_recovery *rv = &r->jm.recoveries[i];
+    for (size_t i = 0; i < r->res.jm.nrecoveries; i++) {
+        const ck_recovery *rv = &r->res.jm.recoveries[i];
         ck_time failure = rv->failed != CK_TIME_NEVER ? rv->failed
                                                       : failure_time(r, rv->detected, rv->host, claimed);
         fprintf(f, "  recovery   failure at %.3f s, detected +%.0f ms", (double)failure / 1e9,
@@ -664,12 +664,12 @@ void ck_report_summary(FILE *f, const ck_run *r, const ck_verdict *v, const char
             (unsigned long long)v->expected,
             (unsigned long long)v->received, (unsigned long long)v->lost,
             (unsigned long long)v->duplicated, (unsigned long long)v->unexpected);
-    if (r->jm_ready && r->jm.degraded[0])
-        fprintf(f, "             (not exactly once: the job %s)\n", r->jm.degraded);
+    if (r->res.jm_ready && r->res.jm.degraded[0])
+        fprintf(f, "             (not exactly once: the job %s)\n", r->res.jm.degraded);
     if (r->prior_output[0])
         fprintf(f, "             (with the output of %s, which took the savepoint)\n",
                 r->prior_output);
     fprintf(f, "  wrote      %s\n", runjson_path);
-    if (r->error[0])
-        fprintf(f, "  FAILED     %s\n", r->error);
+    if (r->res.error[0])
+        fprintf(f, "  FAILED     %s\n", r->res.error);
 }

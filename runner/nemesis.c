@@ -543,8 +543,8 @@ void ck_nemesis_describe(const ck_fault *f, int ntm, char *buf, size_t len)
 static ck_time last_fault_end(const ck_run *r)
 {
     ck_time last = 0;
-    for (int i = 0; i < r->nfaults; i++) {
-        const ck_fault_run *f = &r->faults[i];
+    for (int i = 0; i < r->res.nfaults; i++) {
+        const ck_fault_run *f = &r->res.faults[i];
         if (!f->applied || f->failed)
             continue;
         ck_time t = f->ended ? f->ended_at : f->applied_at;
@@ -560,21 +560,21 @@ void ck_nemesis_judge(const ck_run *r, const ck_verdict *v, ck_nemesis_mode mode
 {
     const ck_scenario *sc = r->sc;
     memset(out, 0, sizeof(*out));
-    int finished = r->jm_ready && r->jm.state == CK_JOB_FINISHED;
+    int finished = r->res.jm_ready && r->res.jm.state == CK_JOB_FINISHED;
     /* Failures the schedule may cause on purpose: the restart strategy
      * gave up, or every checkpoint left to restore was damaged. */
     int damaged = 0;
-    for (int i = 0; i < r->nfaults; i++)
-        damaged |= r->faults[i].spec->kind == CK_FAULT_CORRUPT_CHECKPOINT &&
-                   r->faults[i].applied && !r->faults[i].failed;
-    int gave_up = r->jm_ready && r->jm.state == CK_JOB_FAILED &&
-                  (r->jm.failed_because == CK_JOBFAIL_RESTARTS_EXHAUSTED ||
-                   (damaged && r->jm.failed_because == CK_JOBFAIL_NO_CHECKPOINT));
+    for (int i = 0; i < r->res.nfaults; i++)
+        damaged |= r->res.faults[i].spec->kind == CK_FAULT_CORRUPT_CHECKPOINT &&
+                   r->res.faults[i].applied && !r->res.faults[i].failed;
+    int gave_up = r->res.jm_ready && r->res.jm.state == CK_JOB_FAILED &&
+                  (r->res.jm.failed_because == CK_JOBFAIL_RESTARTS_EXHAUSTED ||
+                   (damaged && r->res.jm.failed_because == CK_JOBFAIL_NO_CHECKPOINT));
     ck_time bound = tmax(sc->workload.duration, last_fault_end(r)) + 10 * S +
                     2 * ck_cfg(&sc->cfg, CK_CFG_HB_TIMEOUT) + restart_wait(sc);
     out->bound_s = (double)bound / 1e9;
     const char *g = ck_guarantee_name(v->guarantee);
-    if (!r->jm_ready) {
+    if (!r->res.jm_ready) {
         snprintf(out->why, sizeof(out->why), "the job manager never started");
     } else if (finished && !v->ok) {
         snprintf(out->why, sizeof(out->why),
@@ -586,26 +586,26 @@ void ck_nemesis_judge(const ck_run *r, const ck_verdict *v, ck_nemesis_mode mode
             snprintf(out->why, sizeof(out->why),
                      "the job failed (%.200s) and its committed output broke its %s "
                      "guarantee: %llu duplicated, %llu unexpected",
-                     r->jm.failure, g, (unsigned long long)v->duplicated,
+                     r->res.jm.failure, g, (unsigned long long)v->duplicated,
                      (unsigned long long)v->unexpected);
         else {
             out->ok = 1;
             snprintf(out->why, sizeof(out->why),
                      "the job failed as the schedule allowed (%.200s); the output it committed "
                      "is right",
-                     r->jm.failure);
+                     r->res.jm.failure);
         }
     } else if (!finished) {
-        snprintf(out->why, sizeof(out->why), "the job did not finish: %.300s", r->jm.failure);
-    } else if (mode == CK_NEMESIS_LIVENESS && r->jm.end > bound) {
+        snprintf(out->why, sizeof(out->why), "the job did not finish: %.300s", r->res.jm.failure);
+    } else if (mode == CK_NEMESIS_LIVENESS && r->res.jm.end > bound) {
         snprintf(out->why, sizeof(out->why),
-                 "the job finished at %.3f s, after its bound %.3f s", (double)r->jm.end / 1e9,
+                 "the job finished at %.3f s, after its bound %.3f s", (double)r->res.jm.end / 1e9,
                  out->bound_s);
     } else {
         out->ok = 1;
         if (mode == CK_NEMESIS_LIVENESS)
             snprintf(out->why, sizeof(out->why), "finished at %.3f s (bound %.3f s), %s held",
-                     (double)r->jm.end / 1e9, out->bound_s, g);
+                     (double)r->res.jm.end / 1e9, out->bound_s, g);
         else
             snprintf(out->why, sizeof(out->why), "finished, %s held", g);
     }

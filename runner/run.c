@@ -18,6 +18,8 @@
 #include "rng.h"
 #include "runjson.h"
 #include "savepoint.h"
+#include "simgrid.h"
+#include "sockets.h"
 #include "storefs.h"
 #include "verify.h"
 
@@ -205,7 +207,7 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
             }
     r.backend = o->backend;
     r.verbose = o->verbose;
-    r.nhosts = ck_scenario_taskmanagers(&sc);
+    r.job.ntm = ck_scenario_taskmanagers(&sc);
     if (o->outdir && !o->outdir[0]) {
         fprintf(stderr, "chandy: --out: expected a directory, got an empty path\n");
         ck_scenario_free(&sc);
@@ -233,7 +235,7 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
         ck_scenario_free(&sc);
         return 1;
     }
-    r.env.input_fp = ck_workload_fingerprint(&r.wl);
+    r.job.env.input_fp = ck_workload_fingerprint(&r.wl);
 
     /* A savepoint to start from (flink run -s): read and checked before the
      * output directory is emptied, since it may live in there. */
@@ -273,7 +275,7 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
         /* Stopped with this savepoint over the same input: check our output
          * together with what that run committed before it. */
         char prev[600], outd[700];
-        if ((sp.meta.flags & CK_CP_FLAG_STOP) && sp.meta.input_fp == r.env.input_fp &&
+        if ((sp.meta.flags & CK_CP_FLAG_STOP) && sp.meta.input_fp == r.job.env.input_fp &&
             ck_sp_run_dir(&sp, prev, sizeof(prev))) {
             snprintf(outd, sizeof(outd), "%s/output", prev);
             int lrc = ck_sinkout_load_dir(&prior, outd);
@@ -289,7 +291,7 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
                 ck_sinkout_init(&prior);
             }
         }
-        if (sp.meta.input_fp != r.env.input_fp)
+        if (sp.meta.input_fp != r.job.env.input_fp)
             fprintf(stderr, "chandy: %s: the savepoint was taken over other input; the "
                             "output is checked as partial\n", sp.path);
     }
@@ -308,9 +310,9 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
         char store[700];
         snprintf(store, sizeof(store), "%s/store", r.outdir);
         rc = ck_sp_install(&sp, store, err, sizeof(err));
-        r.env.start.id = sp.meta.id;
-        r.env.start.flags = sp.meta.flags;
-        snprintf(r.env.start.dir, sizeof(r.env.start.dir), "%s", sp.dir);
+        r.job.env.start.id = sp.meta.id;
+        r.job.env.start.flags = sp.meta.flags;
+        snprintf(r.job.env.start.dir, sizeof(r.job.env.start.dir), "%s", sp.dir);
         ck_sp_free(&sp);
         if (rc) {
             fprintf(stderr, "chandy: %s\n", err);
@@ -323,18 +325,23 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
     /* A job id in Flink's form (32 hex digits), from the seed: stable across reruns. */
     snprintf(r.job_id, sizeof(r.job_id), "%016llx%016llx",
              (unsigned long long)ck_mix64(r.seed), (unsigned long long)ck_mix64(r.seed + 1));
-    r.env.g = &sc.graph;
-    r.env.cfg = &sc.cfg;
-    r.env.topic = &r.wl.topic;
-    r.env.job_id = r.job_id;
-    r.nfaults = sc.nfaults;
-    for (int i = 0; i < sc.nfaults; i++)
-        r.faults[i].spec = &sc.faults[i];
-    ck_sinkout_init(&r.out);
+    r.job.env.g = &sc.graph;
+    r.job.env.cfg = &sc.cfg;
+    r.job.env.topic = &r.wl.topic;
+    r.job.env.job_id = r.job_id;
+    r.job.cluster = &sc.cluster;
+    r.job.faults = sc.faults;
+    r.job.nfaults = sc.nfaults;
+    r.job.input_duration = sc.workload.duration;
+    r.job.outdir = r.outdir;
+    r.job.seed = r.seed;
+    r.job.verbose = r.verbose;
+    ck_backend_result_init(&r.res, &r.job);
 
     int status = 0;
-    rc = r.backend == CK_BACKEND_SIMGRID ? ck_sim_run(&r, err, sizeof(err))
-                                         : ck_net_run(&r, err, sizeof(err));
+    const ck_backend_ops *be =
+        r.backend == CK_BACKEND_SIMGRID ? &ck_backend_simgrid : &ck_backend_sockets;
+    rc = be->run(&r.job, &r.res, err, sizeof(err));
     if (rc) {
         fprintf(stderr, "chandy: %s: %s\n", scenario_path, err);
         status = rc == CK_EINVAL ? 2 : 1; /* the scenario asks what the backend cannot do */
@@ -344,38 +351,38 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
      * (or when nothing failed); at least once otherwise (at-least-once
      * checkpoints, or a restart from the beginning without checkpoints). */
     ck_guarantee guarantee = CK_EXACTLY_ONCE;
-    if (r.jm.nrecoveries > 0 &&
+    if (r.res.jm.nrecoveries > 0 &&
         (ck_cfg(&sc.cfg, CK_CFG_CP_INTERVAL) == 0 ||
          ck_cfg(&sc.cfg, CK_CFG_CP_MODE) == CK_CP_AT_LEAST_ONCE))
         guarantee = CK_AT_LEAST_ONCE;
-    if (r.jm_ready && r.jm.degraded[0])
+    if (r.res.jm_ready && r.res.jm.degraded[0])
         guarantee = CK_AT_LEAST_ONCE; /* the job itself gave exactly once up (run.json says why) */
     /* The run's own output is kept; a run started from a savepoint is then
      * checked together with the output of the run that took it. */
     char outd[700];
     snprintf(outd, sizeof(outd), "%s/output", r.outdir);
-    if (ck_sinkout_save(&r.out, outd)) {
+    if (ck_sinkout_save(&r.res.out, outd)) {
         /* A run that could not record its output failed, whatever the verdict. */
-        snprintf(r.error, sizeof(r.error), "%s: cannot write the output: %s", outd,
+        snprintf(r.res.error, sizeof(r.res.error), "%s: cannot write the output: %s", outd,
                  strerror(errno));
-        fprintf(stderr, "chandy: %s\n", r.error);
+        fprintf(stderr, "chandy: %s\n", r.res.error);
     }
     for (int i = 0; i < prior.n; i++) {
         const ck_sinkout_stream *st = &prior.s[i];
-        if (ck_sinkout_append(&r.out, st->sink_id, 0, st->data, st->len))
+        if (ck_sinkout_append(&r.res.out, st->sink_id, 0, st->data, st->len))
             fprintf(stderr, "chandy: out of memory merging %s\n", r.prior_output);
     }
     /* A job stopped at the time limit wrote part of its output: what it
      * wrote must be right (its state says it did not finish). */
-    int partial = (r.jm_ready && r.jm.stopped_with) || (r.env.start.id && !r.prior_output[0]) ||
-                  r.unfinished;
+    int partial = (r.res.jm_ready && r.res.jm.stopped_with) || (r.job.env.start.id && !r.prior_output[0]) ||
+                  r.res.unfinished;
     ck_verdict v;
-    rc = ck_verify(&sc.graph, &r.wl, &r.out, guarantee, partial, &v, err, sizeof(err));
+    rc = ck_verify(&sc.graph, &r.wl, &r.res.out, guarantee, partial, &v, err, sizeof(err));
     if (rc) {
         /* Output that cannot be checked is not correct; run.json still says what happened. */
         fprintf(stderr, "chandy: %s: verifying the output: %s\n", scenario_path, err);
-        if (!r.error[0])
-            snprintf(r.error, sizeof(r.error), "verifying the output: %s", err);
+        if (!r.res.error[0])
+            snprintf(r.res.error, sizeof(r.res.error), "verifying the output: %s", err);
         v = (ck_verdict){.guarantee = guarantee, .partial = partial, .ok = 0};
     }
     cJSON *run = ck_report_runjson(&r, &v);
@@ -405,9 +412,9 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
                     nv.why);
             status = 1;
         }
-    } else if (r.unfinished) {
+    } else if (r.res.unfinished) {
         /* Whatever "expect" says, a run stopped before the job ended did not complete. */
-        fprintf(stderr, "chandy: %s: the job did not finish: %s\n", scenario_path, r.jm.failure);
+        fprintf(stderr, "chandy: %s: the job did not finish: %s\n", scenario_path, r.res.jm.failure);
         status = 1;
     } else if (sc.expect) {
         char report[4096];
@@ -422,20 +429,18 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
             printf("  expect     %d assertion%s held\n", cJSON_GetArraySize(sc.expect),
                    cJSON_GetArraySize(sc.expect) == 1 ? "" : "s");
         }
-    } else if (r.jm.state != CK_JOB_FINISHED || !v.ok) {
+    } else if (r.res.jm.state != CK_JOB_FINISHED || !v.ok) {
         /* Without an "expect" block, a run must finish with correct output. */
         fprintf(stderr, "chandy: %s: %s\n", scenario_path,
-                r.jm.state != CK_JOB_FINISHED ? "the job did not finish"
+                r.res.jm.state != CK_JOB_FINISHED ? "the job did not finish"
                                               : "the output broke its guarantee");
         status = 1;
     }
-    if (r.error[0])
+    if (r.res.error[0])
         status = 1; /* said above; run.json says it too */
     cJSON_Delete(run);
 out:
-    if (r.jm_ready)
-        ck_jm_free(&r.jm);
-    ck_sinkout_free(&r.out);
+    ck_backend_result_free(&r.res);
     ck_sinkout_free(&prior);
     ck_workload_free(&r.wl);
     ck_scenario_free(&sc);

@@ -403,20 +403,6 @@ static void parse_job(ck_jin *j, const cJSON *o, ck_job_spec *job)
     ck_jin_pop(j, saved);
 }
 
-/* The actions of the events timeline, in the order of ck_fault_kind. */
-static const char *const fault_names[] = {"crash",     "slow_cpu",  "slow_link",
-                                          "link_down", "partition", "savepoint",
-                                          "corrupt_checkpoint", NULL};
-
-/* The moments of triggered events, in the order of ck_moment (from 1). */
-static const char *const moment_names[] = {"checkpoint_triggered", "checkpoint_completed",
-                                           "upload_started", "restore_started", NULL};
-
-const char *ck_moment_name(ck_moment m)
-{
-    return m > CK_MOMENT_NONE && m < CK_MOMENT_COUNT ? moment_names[m - 1] : "time";
-}
-
 /* "after": {"moment": ..., "nth": N}: the event starts `at` after it. */
 static void parse_after(ck_jin *j, const cJSON *e, ck_fault *f)
 {
@@ -432,7 +418,7 @@ static void parse_after(ck_jin *j, const cJSON *e, ck_fault *f)
     }
     ck_jin_object(j, a, keys);
     int m = 0;
-    ck_jin_enum(j, a, "moment", 1, moment_names, &m);
+    ck_jin_enum(j, a, "moment", 1, ck_moment_names, &m);
     int64_t nth = 1;
     ck_jin_int(j, a, "nth", 0, 1, 1000000, &nth);
     f->moment = (ck_moment)(m + 1);
@@ -499,7 +485,7 @@ static void parse_partition(ck_jin *j, const cJSON *e, ck_fault *f, int ntm)
 static void parse_events(ck_jin *j, const cJSON *o, ck_scenario *s)
 {
     /* The fields each action takes besides "at" and "action". */
-    const char *const *actions = fault_names;
+    const char *const *actions = ck_fault_names;
     static const char *const fields[][6] = {
         {"host", "restart_after", NULL},
         {"host", "factor", "duration", NULL},
@@ -856,56 +842,6 @@ void ck_scenario_free(ck_scenario *s)
 {
     cJSON_Delete(s->expect);
     s->expect = NULL;
-}
-
-int ck_fault_involves(const ck_fault *f, int host)
-{
-    switch (f->kind) {
-    case CK_FAULT_CRASH:
-    case CK_FAULT_LINK_DOWN:
-        return f->host == host;
-    case CK_FAULT_PARTITION:
-        for (int i = 0; i < f->nside; i++)
-            if (f->side_host[i] == host)
-                return 1;
-        return 0;
-    default:
-        return 0;
-    }
-}
-
-int ck_fault_cuts(const ck_fault *f, int a, int b)
-{
-    if (f->kind != CK_FAULT_PARTITION)
-        return 0;
-    int sa = -1, sb = -1;
-    for (int i = 0; i < f->nside; i++) {
-        if (f->side_host[i] == a)
-            sa = f->side[i];
-        if (f->side_host[i] == b)
-            sb = f->side[i];
-    }
-    return sa >= 0 && sb >= 0 && sa != sb;
-}
-
-const char *ck_fault_name(ck_fault_kind k)
-{
-    return (unsigned)k <= CK_FAULT_CORRUPT_CHECKPOINT ? fault_names[k] : "?";
-}
-
-void ck_host_name(int h, int ntm, char *buf, size_t len)
-{
-    if (h < ntm)
-        snprintf(buf, len, "tm%d", h);
-    else if (h == ntm)
-        snprintf(buf, len, "jm");
-    else
-        snprintf(buf, len, "store");
-}
-
-ck_time ck_fault_end(const ck_fault *f)
-{
-    return f->duration > 0 ? f->at + f->duration : CK_TIME_NEVER;
 }
 
 int ck_scenario_taskmanagers(const ck_scenario *s)

@@ -44,7 +44,6 @@
 #include <xbt/log.h>
 
 #include "error.h"
-#include "run.h"
 #include "sgshim.h"
 #include "simgrid.h"
 #include "simplatform.h"
@@ -1277,7 +1276,8 @@ static void crash_host(sim_world *w, int h)
  */
 typedef struct injector {
     sim_world *w;
-    ck_run *r;
+    const ck_backend_job *job;
+    ck_backend_result *r;
     sg_host_t *hosts;          /* per network host (nh) */
     sg_link_t *up, *down;      /* its link, both directions (the same if not split) */
     double *bw_up, *bw_down;   /* as the platform declares them */
@@ -1314,13 +1314,15 @@ static int active(const ck_fault_run *f)
 }
 
 /* Checks that the platform can play the timeline; fills the injector. */
-static injector *injector_new(sim_world *w, ck_run *r, char *err, size_t errlen)
+static injector *injector_new(sim_world *w, const ck_backend_job *job, ck_backend_result *r,
+                             char *err, size_t errlen)
 {
     int nh = w->ntm + 2;
     injector *in = calloc(1, sizeof(*in));
     if (!in)
         return NULL;
     in->w = w;
+    in->job = job;
     in->r = r;
     in->hosts = calloc((size_t)nh, sizeof(*in->hosts));
     in->up = calloc((size_t)nh, sizeof(*in->up));
@@ -1390,7 +1392,7 @@ static injector *injector_new(sim_world *w, ck_run *r, char *err, size_t errlen)
 /* The host's speed and link, from the slowdowns active on it now. */
 static void reslow(injector *in, int h)
 {
-    ck_run *r = in->r;
+    ck_backend_result *r = in->r;
     double factor = 1.0, bw = 1.0, lat = 0;
     unsigned long pstate = 0;
     for (int i = 0; i < r->nfaults; i++) {
@@ -1438,7 +1440,7 @@ static void recut(sim_world *w, const ck_fault *f, int delta)
 static void damage(injector *in, ck_fault_run *f)
 {
     char prefix[128], key[CK_STORE_KEY_MAX];
-    snprintf(prefix, sizeof(prefix), "checkpoints/%s/", in->r->job_id);
+    snprintf(prefix, sizeof(prefix), "checkpoints/%s/", in->job->env.job_id);
     int rc = ck_storefs_damage(in->w->store_dir, prefix, f->spec->how == CK_DAMAGE_TRUNCATE,
                                key, sizeof(key));
     if (rc) {
@@ -1595,7 +1597,7 @@ static void injector_main(int argc, char **argv)
     CK_UNUSED(argv);
     injector *in = sg_actor_self_get_data();
     sg_actor_daemonize(sg_actor_self());
-    ck_run *r = in->r;
+    ck_backend_result *r = in->r;
     /* Starts and ends, in time order (ties: in the order of the timeline). */
     for (;;) {
         ck_time next = CK_TIME_NEVER;
@@ -1629,37 +1631,37 @@ static void injector_main(int argc, char **argv)
     }
 }
 
-int ck_sim_run(ck_run *r, char *err, size_t errlen)
+static int sim_run(const ck_backend_job *job, ck_backend_result *r, char *err, size_t errlen)
 {
-    const ck_scenario *sc = r->sc;
+    const ck_cluster_spec *cl = job->cluster;
 
     /* The platform: the scenario's file, or one generated from its cluster. */
-    if (sc->cluster.platform[0]) {
-        snprintf(r->platform_file, sizeof(r->platform_file), "%s", sc->cluster.platform);
+    if (cl->platform[0]) {
+        snprintf(r->platform_file, sizeof(r->platform_file), "%s", cl->platform);
     } else {
-        snprintf(r->platform_file, sizeof(r->platform_file), "%s/platform.xml", r->outdir);
+        snprintf(r->platform_file, sizeof(r->platform_file), "%s/platform.xml", job->outdir);
         FILE *f = fopen(r->platform_file, "w");
         if (!f) {
             snprintf(err, errlen, "%s: cannot write: %s", r->platform_file, strerror(errno));
             return CK_EIO;
         }
-        int rc = ck_simplat_write(f, sc, r->nhosts);
+        int rc = ck_simplat_write(f, cl, job->faults, job->nfaults, job->ntm);
         if (fclose(f) || rc) {
             snprintf(err, errlen, "%s: cannot write", r->platform_file);
             return CK_EIO;
         }
     }
-    snprintf(r->network_model, sizeof(r->network_model), "%s", sc->cluster.network_model);
+    snprintf(r->network_model, sizeof(r->network_model), "%s", cl->network_model);
     char store_dir[600];
-    snprintf(store_dir, sizeof(store_dir), "%s/store", r->outdir);
-    ck_sim *w = ck_sim_new(r->platform_file, sc->cluster.network_model, store_dir, r->verbose,
+    snprintf(store_dir, sizeof(store_dir), "%s/store", job->outdir);
+    ck_sim *w = ck_sim_new(r->platform_file, cl->network_model, store_dir, job->verbose,
                            err, errlen);
     if (!w)
         return CK_EINVAL;
     ck_sim_set_output(w, &r->out);
-    w->env = &r->env;
-    w->cfg = r->env.cfg;
-    w->ntm = r->nhosts;
+    w->env = &job->env;
+    w->cfg = job->env.cfg;
+    w->ntm = job->ntm;
     w->tm_hosts = calloc((size_t)w->ntm, sizeof(sg_host_t));
     w->tm_down = calloc((size_t)w->ntm, 1);
     int rc = w->tm_hosts && w->tm_down ? CK_OK : CK_ENOMEM;
@@ -1677,7 +1679,7 @@ int ck_sim_run(ck_run *r, char *err, size_t errlen)
         snprintf(err, errlen, "%s: the platform has no host \"jm\"", r->platform_file);
         rc = CK_EINVAL;
     }
-    if (!rc && !(rc = ck_jm_init(&r->jm, jp, &r->env, r->nhosts, r->seed))) {
+    if (!rc && !(rc = ck_jm_init(&r->jm, jp, &job->env, job->ntm, job->seed))) {
         r->jm_ready = 1;
         rc = ck_sim_attach(w, CK_EP_JM, ck_jm_node(&r->jm), "jobmanager", 1);
     }
@@ -1687,7 +1689,7 @@ int ck_sim_run(ck_run *r, char *err, size_t errlen)
         w->nh = w->ntm + 2;
         w->cut = calloc((size_t)w->nh * (size_t)w->nh, sizeof(int));
         w->lat_add = calloc((size_t)w->nh, sizeof(ck_time));
-        injector *in = w->cut && w->lat_add ? injector_new(w, r, err, errlen) : NULL;
+        injector *in = w->cut && w->lat_add ? injector_new(w, job, r, err, errlen) : NULL;
         if (!in) {
             rc = w->cut && w->lat_add ? CK_EINVAL : CK_ENOMEM;
         } else {
@@ -1701,11 +1703,11 @@ int ck_sim_run(ck_run *r, char *err, size_t errlen)
         }
     }
     /* A stalled job keeps its timers ticking: bound simulated time. */
-    double limit = 10.0 * (double)sc->workload.duration / 1e9 + 300.0;
+    double limit = 10.0 * (double)job->input_duration / 1e9 + 300.0;
     for (int i = 0; i < r->nfaults; i++)
         limit += (double)(r->faults[i].spec->at + r->faults[i].spec->duration) / 1e9;
     if (!rc && r->nfaults)
-        limit += 2.0 * (double)ck_cfg(r->env.cfg, CK_CFG_HB_TIMEOUT) / 1e9;
+        limit += 2.0 * (double)ck_cfg(job->env.cfg, CK_CFG_HB_TIMEOUT) / 1e9;
     if (!rc)
         r->wall_s = ck_sim_run_all(w, limit);
     else if (!err[0] || rc == CK_ENOMEM)
@@ -1737,3 +1739,5 @@ int ck_sim_run(ck_run *r, char *err, size_t errlen)
     }
     return CK_OK;
 }
+
+const ck_backend_ops ck_backend_simgrid = {"simgrid", sim_run};

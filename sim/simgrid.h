@@ -1,9 +1,9 @@
 /*
  * simgrid.h - the SimGrid backend as a host for any nodes.
  *
- * ck_sim_run (run.h) uses it to run a job; tests use it to put a single
- * node of their own on a simulated platform. SimGrid allows one simulation
- * per process.
+ * ck_backend_simgrid runs a job on it (backend/backend.h); tests use it
+ * to put a single node of their own on a simulated platform. SimGrid
+ * allows one simulation per process.
  *
  *   ck_sim *s = ck_sim_new(platform.xml, "CM02", store_dir, verbose, ...);
  *   ck_platform *p = ck_sim_endpoint(s, ep, "tm0", 0);   per endpoint
@@ -14,9 +14,13 @@
 #ifndef CK_SIMGRID_H
 #define CK_SIMGRID_H
 
+#include "backend.h"
 #include "node.h"
 #include "platform.h"
 #include "sinkout.h"
+
+/* The backend: a job on a simulated cluster (backend.h). */
+extern const ck_backend_ops ck_backend_simgrid;
 
 typedef struct ck_sim ck_sim;
 

@@ -8,26 +8,27 @@ static void host_name(char *buf, size_t len, int i, int ntm)
 }
 
 /* "speed,speed*f1,speed*f2..." for host h: a pstate per distinct slow_cpu factor. */
-static void speeds(char *buf, size_t len, const ck_scenario *sc, int h)
+static void speeds(char *buf, size_t len, const ck_cluster_spec *c, const ck_fault *faults,
+                   int nfaults, int h)
 {
-    double base = sc->cluster.speed;
+    double base = c->speed;
     size_t off = (size_t)snprintf(buf, len, "%.17gf", base);
-    for (int i = 0; i < sc->nfaults && off < len; i++) {
-        const ck_fault *f = &sc->faults[i];
+    for (int i = 0; i < nfaults && off < len; i++) {
+        const ck_fault *f = &faults[i];
         if (f->kind != CK_FAULT_SLOW_CPU || f->host != h)
             continue;
         int seen = 0;
         for (int k = 0; k < i; k++)
-            seen |= sc->faults[k].kind == CK_FAULT_SLOW_CPU && sc->faults[k].host == h &&
-                    sc->faults[k].factor == f->factor;
+            seen |= faults[k].kind == CK_FAULT_SLOW_CPU && faults[k].host == h &&
+                    faults[k].factor == f->factor;
         if (!seen)
             off += (size_t)snprintf(buf + off, len - off, ",%.17gf", base * f->factor);
     }
 }
 
-int ck_simplat_write(FILE *f, const ck_scenario *sc, int ntm)
+int ck_simplat_write(FILE *f, const ck_cluster_spec *c, const ck_fault *faults, int nfaults,
+                     int ntm)
 {
-    const ck_cluster_spec *c = &sc->cluster;
     char sp[2048];
     int nh = ntm + 2;
     char a[32];
@@ -40,7 +41,7 @@ int ck_simplat_write(FILE *f, const ck_scenario *sc, int ntm)
                "<zone id=\"cluster\" routing=\"Cluster\">\n");
     for (int i = 0; i < nh; i++) {
         host_name(a, sizeof(a), i, ntm);
-        speeds(sp, sizeof(sp), sc, i);
+        speeds(sp, sizeof(sp), c, faults, nfaults, i);
         if (i == ntm + 1) {
             fprintf(f,
                     "  <host id=\"%s\" speed=\"%s\" core=\"%d\">\n"

@@ -21,10 +21,11 @@
 
 #include <stdio.h>
 
-#include "scenario.h"
+#include "faults.h"
 
-/* Writes the platform of `ntm` task managers and the scenario's events to
- * f. Returns 0 or CK_EIO. */
-int ck_simplat_write(FILE *f, const ck_scenario *sc, int ntm);
+/* Writes the platform of cluster c with `ntm` task managers, and the
+ * power states the slow_cpu faults need, to f. Returns 0 or CK_EIO. */
+int ck_simplat_write(FILE *f, const ck_cluster_spec *c, const ck_fault *faults, int nfaults,
+                     int ntm);
 
 #endif

@@ -152,7 +152,7 @@ static void test_platform_linear(void **state)
         char *buf = NULL;
         FILE *f = open_memstream(&buf, &size[i]);
         assert_non_null(f);
-        assert_int_equal(ck_simplat_write(f, &sc, ntm[i]), CK_OK);
+        assert_int_equal(ck_simplat_write(f, &sc.cluster, sc.faults, sc.nfaults, ntm[i]), CK_OK);
         fclose(f);
         assert_non_null(strstr(buf, "<host id=\"tm9\""));
         assert_non_null(strstr(buf, "<host_link id=\"tm0\" up=\"link_tm0_UP\""));

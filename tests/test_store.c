@@ -131,7 +131,7 @@ static void test_sim_store(void **state)
     snprintf(plat, sizeof(plat), "%s/platform.xml", dir);
     snprintf(store, sizeof(store), "%s/store", dir);
     FILE *f = fopen(plat, "w");
-    assert_int_equal(ck_simplat_write(f, &sc, 1), 0);
+    assert_int_equal(ck_simplat_write(f, &sc.cluster, sc.faults, sc.nfaults, 1), 0);
     fclose(f);
     char err[300];
     ck_sim *s = ck_sim_new(plat, "CM02", store, 0, err, sizeof(err));

@@ -1,0 +1,107 @@
+/*
+ * faults.h - what a backend is told about the cluster it runs on and the
+ * faults it injects: the cluster's description, and the events timeline
+ * (crashes, slow CPUs and links, cuts, savepoints, damaged checkpoints),
+ * timed or triggered by a moment of the run.
+ *
+ * These are plain values: the runner reads them from a scenario file
+ * (runner/scenario.h), a backend acts on them. Names are those of the
+ * scenario format (docs/SCENARIOS.md).
+ */
+#ifndef CK_FAULTS_H
+#define CK_FAULTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common.h"
+
+typedef struct ck_cluster_spec {
+    int taskmanagers;     /* 0: as many as the job needs */
+    int cores;
+    double speed;         /* flops per second per core */
+    double link_bw;       /* bytes per second, each host's link */
+    int64_t link_lat;     /* ns */
+    double store_bw;      /* store host's link */
+    int64_t store_lat;
+    double disk_read_bw, disk_write_bw;
+    char network_model[16];
+    char platform[512];   /* a SimGrid platform file to use instead, or "" */
+} ck_cluster_spec;
+
+typedef enum ck_fault_kind {
+    CK_FAULT_CRASH,              /* a task manager's machine goes down (and may come back) */
+    CK_FAULT_SLOW_CPU,           /* a host computes at a fraction of its speed */
+    CK_FAULT_SLOW_LINK,          /* a host's link loses bandwidth and/or gains latency */
+    CK_FAULT_LINK_DOWN,          /* a host's link carries nothing */
+    CK_FAULT_PARTITION,          /* two groups of hosts cannot reach each other */
+    CK_FAULT_SAVEPOINT,          /* a savepoint is triggered (and the job may stop) */
+    CK_FAULT_CORRUPT_CHECKPOINT, /* a file of the latest completed checkpoint is damaged */
+} ck_fault_kind;
+
+/*
+ * A triggered event starts `at` after a moment of the run instead of at a
+ * time: the nth time that moment happens (SimGrid only). The backend sees
+ * the moments from outside the engine, in the messages and store
+ * operations it carries.
+ */
+typedef enum ck_moment {
+    CK_MOMENT_NONE,                 /* `at` is a time from the start */
+    CK_MOMENT_CHECKPOINT_TRIGGERED, /* the job manager triggers a checkpoint (any kind) */
+    CK_MOMENT_CHECKPOINT_COMPLETED, /* the job manager sends a checkpoint's completion */
+    CK_MOMENT_UPLOAD_STARTED,       /* a subtask starts writing its state to the store */
+    CK_MOMENT_RESTORE_STARTED,      /* a subtask starts reading state from the store */
+    CK_MOMENT_COUNT
+} ck_moment;
+
+/* The moment's name in scenario files ("checkpoint_completed", ...). */
+const char *ck_moment_name(ck_moment m);
+
+#define CK_MAX_FAULTS 64
+#define CK_MAX_PARTITION_HOSTS 64
+
+/*
+ * Hosts of a fault: task managers are 0..ntm-1, the job manager is ntm and
+ * the store is ntm+1 (the order of the generated platform).
+ */
+typedef struct ck_fault {
+    ck_time at;            /* from the start, or after the moment */
+    ck_moment moment;      /* CK_MOMENT_NONE, or what `at` counts from */
+    int nth;               /* the moment's occurrence (1: the first) */
+    ck_fault_kind kind;
+    int host;              /* crash, slow_cpu, slow_link, link_down */
+    ck_time duration;      /* how long it lasts; 0: for good (crash: restart_after) */
+    double factor;         /* slow_cpu: speed multiplier; slow_link: bandwidth multiplier */
+    ck_time latency;       /* slow_link: latency added to the link */
+    int how;               /* corrupt_checkpoint: CK_DAMAGE_* */
+    int stop;              /* savepoint: stop the job once it is taken */
+    ck_time resume_after;  /* savepoint with stop: restart from it after this (0: the job ends) */
+    int nside;             /* partition: hosts named, and the side each is on (0/1) */
+    int side_host[CK_MAX_PARTITION_HOSTS];
+    uint8_t side[CK_MAX_PARTITION_HOSTS];
+} ck_fault;
+
+enum { CK_DAMAGE_BITFLIP = 0, CK_DAMAGE_TRUNCATE = 1 };
+
+/* Names in scenario files, in the order of ck_fault_kind and of ck_moment
+ * (from CK_MOMENT_CHECKPOINT_TRIGGERED), each list ending in NULL. */
+extern const char *const ck_fault_names[];
+extern const char *const ck_moment_names[];
+
+/* 1 when the fault acts on task manager `host` (crashes it, cuts it off). */
+int ck_fault_involves(const ck_fault *f, int host);
+
+/* The action's name in scenario files ("crash", "slow_link", ...). */
+const char *ck_fault_name(ck_fault_kind k);
+
+/* The name of host index h ("tm3", "jm", "store"). */
+void ck_host_name(int h, int ntm, char *buf, size_t len);
+
+/* When a fault that lasts ends (at + duration), or CK_TIME_NEVER; for a
+ * triggered fault, relative to when it started. */
+ck_time ck_fault_end(const ck_fault *f);
+
+/* 1 when hosts a and b are on opposite sides of a partition fault. */
+int ck_fault_cuts(const ck_fault *f, int a, int b);
+
+#endif
