@@ -4,12 +4,12 @@
 
 /* The actions of the events timeline, in the order of ck_fault_kind. */
 const char *const ck_fault_names[] = {"crash",     "slow_cpu",  "slow_link",
-                                          "link_down", "partition", "savepoint",
-                                          "corrupt_checkpoint", NULL};
+                                      "link_down", "partition", "savepoint",
+                                      "corrupt_checkpoint", NULL};
 
 /* The moments of triggered events, in the order of ck_moment (from 1). */
 const char *const ck_moment_names[] = {"checkpoint_triggered", "checkpoint_completed",
-                                           "upload_started", "restore_started", NULL};
+                                       "upload_started", "restore_started", NULL};
 
 const char *ck_moment_name(ck_moment m)
 {
