@@ -75,6 +75,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "faultplan.h"
 #include "netauth.h"
 #include "netframe.h"
 #include "sockets.h"
@@ -181,11 +182,12 @@ struct net_world {
     /* network faults: cut[h] counts the faults that cut this process's
      * host from host h (0..ntm-1, jm ntm, store ntm+1); what would cross a
      * cut waits in the connection's buffer (and store requests in
-     * held_store) until it heals. The job manager's process keeps the
-     * whole matrix (cuts) and tells each task manager its row through a
-     * control pipe (ctl_w per host; ctl_r in the child). */
+     * held_store) until it heals. The job manager's process plays the
+     * timeline (plan: backend/faultplan.h, whose cut matrix it keeps) and
+     * tells each task manager its row through a control pipe (ctl_w per
+     * host; ctl_r in the child). */
     int *cut;
-    int *cuts;
+    ck_plan plan;
     int *ctl_w;
     int ctl_r;
     struct held_store *held_store, *held_store_tail;
@@ -1566,17 +1568,10 @@ static void host_start(net_world *w, int h);
  * this period, running `factor` of each: everything on it slows down. */
 #define SLOW_SLICE (10 * CK_NS_PER_MS)
 
-/* The lowest speed factor of the slow_cpu faults active on host h (1: none). */
+/* Host h's speed factor in force (1: not slowed). */
 static double slow_factor(const net_world *w, int h)
 {
-    double f = 1.0;
-    for (int i = 0; i < w->r->nfaults; i++) {
-        const ck_fault_run *fr = &w->r->faults[i];
-        if (fr->spec->kind == CK_FAULT_SLOW_CPU && fr->spec->host == h && fr->applied &&
-            !fr->ended && fr->spec->factor < f)
-            f = fr->spec->factor;
-    }
-    return f;
+    return w->plan.cpu && h >= 0 && h < w->plan.nh ? w->plan.cpu[h] : 1.0;
 }
 
 /* Whether host h should be running at `now` (its slice), and when that changes. */
@@ -1604,16 +1599,8 @@ static void apply_links(net_world *w)
 {
     const ck_cluster_spec *cl = w->job->cluster;
     for (int l = 0; w->lrate_sent && l <= w->ntm + 1; l++) {
-        double f = 1.0;
-        int64_t lat = 0;
-        for (int i = 0; i < w->r->nfaults; i++) {
-            const ck_fault_run *fr = &w->r->faults[i];
-            if (fr->spec->kind == CK_FAULT_SLOW_LINK && fr->spec->host == l && fr->applied &&
-                !fr->ended) {
-                f = CK_MIN(f, fr->spec->factor);
-                lat += fr->spec->latency;
-            }
-        }
+        double f = w->plan.bw[l];
+        int64_t lat = w->plan.lat[l];
         double bw = l == w->ntm + 1 ? cl->store_bw : cl->link_bw;
         int64_t rate = f < 1.0 ? (int64_t)CK_MIN(bw * f, 4e9) : 0;
         if (f < 1.0 && rate < 1)
@@ -1675,19 +1662,15 @@ static void send_link(net_world *w, int h, int l)
     send_ctl(w, h, CTL_LINK, l, (uint32_t)w->lrate[l], (uint32_t)(w->llat[l] / 1000));
 }
 
-/* A network fault starts (delta 1) or ends (-1), for every pair it cuts. */
+/* A network fault started (delta 1) or ended (-1): every pair it cuts is
+ * told (the plan counts them). */
 static void recut(net_world *w, const ck_fault *f, int delta)
 {
     int nh = w->ntm + 2;
     for (int a = 0; a < nh; a++)
         for (int b = 0; b < nh; b++) {
-            if (a == b)
+            if (!ck_plan_fault_cuts(f, a, b))
                 continue;
-            int cuts = f->kind == CK_FAULT_LINK_DOWN ? (a == f->host || b == f->host)
-                                                     : ck_fault_cuts(f, a, b);
-            if (!cuts)
-                continue;
-            w->cuts[a * nh + b] += delta;
             if (a == w->ntm)
                 apply_cut(w, b, delta); /* this process: the job manager */
             else
@@ -1695,11 +1678,13 @@ static void recut(net_world *w, const ck_fault *f, int delta)
         }
 }
 
-static void start_fault(net_world *w, ck_fault_run *f, ck_time now)
+static void start_fault(net_world *w, int i, ck_time now)
 {
+    ck_fault_run *f = &w->r->faults[i];
     const ck_fault *sp = f->spec;
-    f->applied = 1;
-    f->applied_at = now;
+    ck_plan_start(&w->plan, i, now);
+    if (f->failed)
+        return; /* a crash of a host that is down already */
     int h = sp->host;
     switch (sp->kind) {
     case CK_FAULT_CRASH:
@@ -1722,8 +1707,7 @@ static void start_fault(net_world *w, ck_fault_run *f, ck_time now)
         if (!jm || !m || !it) {
             free(m);
             free(it);
-            f->failed = 1;
-            snprintf(f->detail, sizeof(f->detail), "the job manager is not there");
+            ck_plan_failed(&w->plan, i, "the job manager is not there");
             break;
         }
         ck_put_u32(m + 16, (uint32_t)sp->stop);
@@ -1738,9 +1722,9 @@ static void start_fault(net_world *w, ck_fault_run *f, ck_time now)
         int rc = ck_storefs_damage(w->store_dir, prefix, sp->how == CK_DAMAGE_TRUNCATE, key,
                                    sizeof(key));
         if (rc) {
-            f->failed = 1;
-            snprintf(f->detail, sizeof(f->detail), "%s",
-                     rc == CK_ENOTFOUND ? "no completed checkpoint to damage" : ck_strerror(rc));
+            ck_plan_failed(&w->plan, i,
+                           rc == CK_ENOTFOUND ? "no completed checkpoint to damage"
+                                              : ck_strerror(rc));
         } else {
             snprintf(f->detail, sizeof(f->detail), "%s %s",
                      sp->how == CK_DAMAGE_TRUNCATE ? "truncated" : "flipped a bit in", key);
@@ -1752,44 +1736,38 @@ static void start_fault(net_world *w, ck_fault_run *f, ck_time now)
         recut(w, sp, 1);
         break;
     default:
-        break; /* slow_cpu: apply_slowness; slow_link is refused before the run */
+        break; /* slow_cpu, slow_link: apply_slowness, from the plan */
     }
 }
 
-static void end_fault(net_world *w, ck_fault_run *f, ck_time now)
+static void end_fault(net_world *w, int i, ck_time now)
 {
-    f->ended = 1;
-    f->ended_at = now;
-    if (f->spec->kind == CK_FAULT_CRASH && w->pids[f->spec->host] == 0)
-        host_start(w, f->spec->host);
-    if (f->spec->kind == CK_FAULT_LINK_DOWN || f->spec->kind == CK_FAULT_PARTITION)
-        recut(w, f->spec, -1);
+    const ck_fault *sp = &w->plan.faults[i];
+    ck_plan_end(&w->plan, i, now);
+    if (sp->kind == CK_FAULT_CRASH && w->pids[sp->host] == 0)
+        host_start(w, sp->host);
+    if (sp->kind == CK_FAULT_LINK_DOWN || sp->kind == CK_FAULT_PARTITION)
+        recut(w, sp, -1);
 }
 
+/* The timeline up to now: every start and end that is due, in order. */
 static void apply_faults(net_world *w)
 {
     ck_time now = world_now(w);
-    ck_backend_result *r = w->r;
-    for (int i = 0; i < r->nfaults; i++) {
-        ck_fault_run *f = &r->faults[i];
-        if (!f->applied && now >= f->spec->at)
-            start_fault(w, f, now);
-        if (f->applied && !f->ended && !f->failed && now >= ck_fault_end(f->spec))
-            end_fault(w, f, now);
+    int which, end, waiting;
+    while (ck_plan_next(&w->plan, &which, &end, &waiting) <= now && which >= 0) {
+        if (end)
+            end_fault(w, which, now);
+        else
+            start_fault(w, which, now);
     }
     apply_slowness(w, now);
 }
 
 static ck_time next_fault(const net_world *w)
 {
-    ck_time d = CK_TIME_NEVER, now = world_now(w);
-    for (int i = 0; i < w->r->nfaults; i++) {
-        const ck_fault_run *f = &w->r->faults[i];
-        if (!f->applied)
-            d = CK_MIN(d, f->spec->at);
-        else if (!f->ended && !f->failed)
-            d = CK_MIN(d, ck_fault_end(f->spec));
-    }
+    int which, end, waiting;
+    ck_time d = ck_plan_next(&w->plan, &which, &end, &waiting), now = world_now(w);
     for (int h = 0; h < w->ntm; h++) {
         ck_time next;
         slice_running(w, h, now, &next);
@@ -2046,8 +2024,7 @@ static void host_main(net_world *w, int host)
     for (int h = 0; h < w->ntm; h++)
         if (w->ctl_w[h] >= 0)
             close(w->ctl_w[h]);
-    free(w->cuts);
-    w->cuts = NULL;
+    ck_plan_free(&w->plan); /* the job manager's process plays the timeline */
     w->cut = NULL;       /* the job manager's row: not ours */
     w->core_free = NULL; /* nor its cores */
     w->slow = 1.0;
@@ -2116,8 +2093,8 @@ static void host_start(net_world *w, int h)
          * already in force. */
         int nh = w->ntm + 2;
         for (int b = 0; b < nh; b++) {
-            if (w->cuts[h * nh + b])
-                send_cut(w, h, b, w->cuts[h * nh + b]);
+            if (w->plan.cut[h * nh + b])
+                send_cut(w, h, b, w->plan.cut[h * nh + b]);
             if (w->lrate_sent && (w->lrate_sent[b] || w->llat_sent[b]))
                 send_link(w, h, b);
         }
@@ -2225,19 +2202,19 @@ static int net_run(const ck_backend_job *job, ck_backend_result *r, char *err, s
     w.slow_pm = w.stopped ? w.stopped + w.ntm : NULL;
     w.slow = 1.0;
     w.ctl_w = malloc((size_t)w.ntm * sizeof(int));
-    w.cuts = calloc((size_t)(w.ntm + 2) * (size_t)(w.ntm + 2), sizeof(int));
+    int planned = ck_plan_init(&w.plan, job->faults, r->nfaults, w.ntm, r->faults) == CK_OK;
     w.ctl_r = -1;
     for (int h = 0; w.ctl_w && h < w.ntm; h++)
         w.ctl_w[h] = -1;
-    if (!w.listen_fd || !w.port || !w.pids || !w.stopped || !w.ctl_w || !w.cuts ||
+    if (!w.listen_fd || !w.port || !w.pids || !w.stopped || !w.ctl_w || !planned ||
         check_faults(job, err, errlen)) {
-        int bad = w.listen_fd && w.port && w.pids && w.stopped && w.ctl_w && w.cuts;
+        int bad = w.listen_fd && w.port && w.pids && w.stopped && w.ctl_w && planned;
         free(w.listen_fd);
         free(w.port);
         free(w.pids);
         free(w.stopped);
         free(w.ctl_w);
-        free(w.cuts);
+        ck_plan_free(&w.plan);
         if (bad)
             return CK_EINVAL;
         snprintf(err, errlen, "out of memory");
@@ -2254,7 +2231,7 @@ static int net_run(const ck_backend_job *job, ck_backend_result *r, char *err, s
             free(w.pids);
             free(w.stopped);
             free(w.ctl_w);
-            free(w.cuts);
+            ck_plan_free(&w.plan);
             return CK_EIO;
         }
     }
@@ -2337,7 +2314,7 @@ static int net_run(const ck_backend_job *job, ck_backend_result *r, char *err, s
         if (w.ctl_w[h] >= 0)
             close(w.ctl_w[h]);
     free(w.ctl_w);
-    free(w.cuts);
+    ck_plan_free(&w.plan);
     if (rc) {
         snprintf(err, errlen, "setting up the job manager: %s", ck_strerror(rc));
         return rc;

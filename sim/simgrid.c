@@ -44,6 +44,7 @@
 #include <xbt/log.h>
 
 #include "error.h"
+#include "faultplan.h"
 #include "sgshim.h"
 #include "simgrid.h"
 #include "simplatform.h"
@@ -120,15 +121,13 @@ struct ck_sim {
     /* a task manager's host is going down or is down: set before the host
      * is turned off, since other actors run while that takes effect */
     uint8_t *tm_down;
-    /* network faults: cut[a * nh + b] counts the faults that cut a from b
-     * (hosts 0..ntm-1, jm ntm, store ntm+1); heal wakes store transfers */
-    int nh;
-    int *cut;
+    /* the timeline and the conditions in force (backend/faultplan.h;
+     * plan.cut is NULL without faults); heal wakes store transfers */
+    ck_plan plan;
     sg_sem_t heal;       /* released once per waiter when a cut heals */
     int heal_waiters;
-    /* slow links: latency added per host (ns), and the messages it delays,
-     * in order of when they are due, sent by the delay actor */
-    ck_time *lat_add;
+    /* the messages that slow links delay (plan.lat), in order of when
+     * they are due, sent by the delay actor */
     item *delayed;
     sg_sem_t delay_wake;
     /* the placement of the latest attempt, for endpoints not deployed yet */
@@ -398,7 +397,7 @@ static int ep_host(const sim_world *w, uint32_t ep)
 
 static int is_cut(const sim_world *w, int a, int b)
 {
-    return w->cut && a >= 0 && b >= 0 && a < w->nh && b < w->nh && w->cut[a * w->nh + b] > 0;
+    return ck_plan_is_cut(&w->plan, a, b);
 }
 
 static void transmit(sim_world *w, item *it, uint32_t dst)
@@ -423,9 +422,10 @@ static void transmit(sim_world *w, item *it, uint32_t dst)
 /* Latency added between hosts a and b by slow links (both ends count). */
 static ck_time added_latency(const sim_world *w, int a, int b)
 {
-    if (!w->lat_add)
+    const ck_plan *p = &w->plan;
+    if (!p->lat)
         return 0;
-    return (a >= 0 && a < w->nh ? w->lat_add[a] : 0) + (b >= 0 && b < w->nh ? w->lat_add[b] : 0);
+    return (a >= 0 && a < p->nh ? p->lat[a] : 0) + (b >= 0 && b < p->nh ? p->lat[b] : 0);
 }
 
 /*
@@ -1131,8 +1131,7 @@ void ck_sim_del(ck_sim *w)
     free(w->map);
     free(w->tm_hosts);
     free(w->tm_down);
-    free(w->cut);
-    free(w->lat_add);
+    ck_plan_free(&w->plan);
     while (w->delayed) {
         item *it = w->delayed;
         w->delayed = it->next;
@@ -1282,15 +1281,6 @@ typedef struct injector {
     sg_link_t *up, *down;      /* its link, both directions (the same if not split) */
     double *bw_up, *bw_down;   /* as the platform declares them */
     unsigned long *pstate;     /* per fault: the power state of a slow_cpu */
-    /* triggered events: when each fault is due (CK_TIME_NEVER: its moment
-     * has not come yet), how often each moment happened, and the last
-     * checkpoint id seen per checkpoint moment (its messages go to many
-     * subtasks: a checkpoint is one occurrence) */
-    ck_time *due;
-    int ntriggered;
-    int count[CK_MOMENT_COUNT];
-    uint64_t last_id[CK_MOMENT_COUNT];
-    int seen_id[CK_MOMENT_COUNT];
     sg_sem_t wake;             /* a moment made a fault due (the world's inj_wake) */
 } injector;
 
@@ -1304,13 +1294,7 @@ static void injector_free(injector *in)
     free(in->bw_up);
     free(in->bw_down);
     free(in->pstate);
-    free(in->due);
     free(in);
-}
-
-static int active(const ck_fault_run *f)
-{
-    return f->applied && !f->ended && !f->failed;
 }
 
 /* Checks that the platform can play the timeline; fills the injector. */
@@ -1330,9 +1314,7 @@ static injector *injector_new(sim_world *w, const ck_backend_job *job, ck_backen
     in->bw_up = calloc((size_t)nh, sizeof(double));
     in->bw_down = calloc((size_t)nh, sizeof(double));
     in->pstate = calloc((size_t)r->nfaults + 1, sizeof(*in->pstate));
-    in->due = calloc((size_t)r->nfaults + 1, sizeof(*in->due));
-    if (!in->hosts || !in->up || !in->down || !in->bw_up || !in->bw_down || !in->pstate ||
-        !in->due) {
+    if (!in->hosts || !in->up || !in->down || !in->bw_up || !in->bw_down || !in->pstate) {
         injector_free(in);
         snprintf(err, errlen, "out of memory");
         return NULL;
@@ -1346,8 +1328,6 @@ static injector *injector_new(sim_world *w, const ck_backend_job *job, ck_backen
     for (int i = 0; i < r->nfaults; i++) {
         const ck_fault *f = r->faults[i].spec;
         char name[32], lname[64];
-        in->due[i] = f->moment == CK_MOMENT_NONE ? f->at : CK_TIME_NEVER;
-        in->ntriggered += f->moment != CK_MOMENT_NONE;
         if (f->kind == CK_FAULT_SLOW_CPU) {
             sg_host_t h = in->hosts[f->host];
             ck_host_name(f->host, w->ntm, name, sizeof(name));
@@ -1389,52 +1369,21 @@ static injector *injector_new(sim_world *w, const ck_backend_job *job, ck_backen
     return in;
 }
 
-/* The host's speed and link, from the slowdowns active on it now. */
+/* The host's speed and link, as the plan says they are now. The latency
+ * it adds is applied by the transport (SimGrid 3.32 cannot lower a link's
+ * latency under ongoing transfers): messages wait in the delay line. */
 static void reslow(injector *in, int h)
 {
-    ck_backend_result *r = in->r;
-    double factor = 1.0, bw = 1.0, lat = 0;
-    unsigned long pstate = 0;
-    for (int i = 0; i < r->nfaults; i++) {
-        const ck_fault *f = r->faults[i].spec;
-        if (f->host != h || !active(&r->faults[i]))
-            continue;
-        if (f->kind == CK_FAULT_SLOW_CPU && f->factor < factor) {
-            factor = f->factor;
-            pstate = in->pstate[i];
-        }
-        if (f->kind == CK_FAULT_SLOW_LINK) {
-            bw *= f->factor;
-            lat += (double)f->latency / 1e9;
-        }
-    }
+    const ck_plan *p = &in->w->plan;
+    unsigned long pstate = p->cpu_by[h] >= 0 ? in->pstate[p->cpu_by[h]] : 0;
     if (in->hosts[h] && sg_host_is_on(in->hosts[h]) &&
         sg_host_get_nb_pstates(in->hosts[h]) > pstate)
         sg_host_set_pstate(in->hosts[h], pstate);
     if (in->up[h]) {
-        sg_link_set_bandwidth(in->up[h], in->bw_up[h] * bw);
+        sg_link_set_bandwidth(in->up[h], in->bw_up[h] * p->bw[h]);
         if (in->down[h] != in->up[h])
-            sg_link_set_bandwidth(in->down[h], in->bw_down[h] * bw);
+            sg_link_set_bandwidth(in->down[h], in->bw_down[h] * p->bw[h]);
     }
-    /* Latency is added by the transport (SimGrid 3.32 cannot lower a link's
-     * latency under ongoing transfers): messages wait in the delay line. */
-    in->w->lat_add[h] = (ck_time)llround(lat * 1e9);
-}
-
-/* A network fault starts (delta 1) or ends (-1). */
-static void recut(sim_world *w, const ck_fault *f, int delta)
-{
-    for (int a = 0; a < w->nh; a++)
-        for (int b = 0; b < w->nh; b++) {
-            if (a == b)
-                continue;
-            int cuts = f->kind == CK_FAULT_LINK_DOWN ? (a == f->host || b == f->host)
-                                                     : ck_fault_cuts(f, a, b);
-            if (cuts)
-                w->cut[a * w->nh + b] += delta;
-        }
-    if (delta < 0)
-        release_held(w);
 }
 
 static void damage(injector *in, ck_fault_run *f)
@@ -1476,22 +1425,17 @@ static void trigger_savepoint(sim_world *w, ck_fault_run *f)
     sg_sem_release(jm->wake);
 }
 
-static void fault_start(injector *in, ck_fault_run *f)
+static void fault_start(injector *in, int i)
 {
     sim_world *w = in->w;
+    ck_fault_run *f = &in->r->faults[i];
     const ck_fault *sp = f->spec;
-    f->applied = 1;
-    f->applied_at = sim_now_ns();
+    ck_plan_start(&w->plan, i, sim_now_ns());
+    if (f->failed)
+        return; /* a crash of a host that is down already */
     switch (sp->kind) {
     case CK_FAULT_CRASH:
-        if (sg_host_is_on(w->tm_hosts[sp->host])) {
-            crash_host(w, sp->host);
-        } else {
-            /* Down already (an earlier crash): this one neither crashes
-             * nor restarts it. */
-            f->failed = 1;
-            snprintf(f->detail, sizeof(f->detail), "the host was down already");
-        }
+        crash_host(w, sp->host);
         break;
     case CK_FAULT_SLOW_CPU:
     case CK_FAULT_SLOW_LINK:
@@ -1499,8 +1443,7 @@ static void fault_start(injector *in, ck_fault_run *f)
         break;
     case CK_FAULT_LINK_DOWN:
     case CK_FAULT_PARTITION:
-        recut(w, sp, 1);
-        break;
+        break; /* the transport holds what the plan says is cut */
     case CK_FAULT_CORRUPT_CHECKPOINT:
         damage(in, f);
         break;
@@ -1510,12 +1453,11 @@ static void fault_start(injector *in, ck_fault_run *f)
     }
 }
 
-static void fault_end(injector *in, ck_fault_run *f)
+static void fault_end(injector *in, int i)
 {
     sim_world *w = in->w;
-    const ck_fault *sp = f->spec;
-    f->ended = 1;
-    f->ended_at = sim_now_ns();
+    const ck_fault *sp = in->r->faults[i].spec;
+    ck_plan_end(&w->plan, i, sim_now_ns());
     switch (sp->kind) {
     case CK_FAULT_CRASH:
         w->tm_down[sp->host] = 0;
@@ -1528,7 +1470,7 @@ static void fault_end(injector *in, ck_fault_run *f)
         break;
     case CK_FAULT_LINK_DOWN:
     case CK_FAULT_PARTITION:
-        recut(w, sp, -1);
+        release_held(w);
         break;
     default:
         break;
@@ -1543,26 +1485,8 @@ static void fault_end(injector *in, ck_fault_run *f)
  */
 static void moment(sim_world *w, ck_moment m, uint64_t id, int has_id)
 {
-    injector *in = w->injector;
-    if (!in || !in->ntriggered)
-        return;
-    if (has_id) {
-        if (in->seen_id[m] && in->last_id[m] == id)
-            return; /* the same checkpoint, to another subtask */
-        in->seen_id[m] = 1;
-        in->last_id[m] = id;
-    }
-    in->count[m]++;
-    int woke = 0;
-    for (int i = 0; i < in->r->nfaults; i++) {
-        const ck_fault *f = in->r->faults[i].spec;
-        if (f->moment == m && f->nth == in->count[m] && in->due[i] == CK_TIME_NEVER) {
-            in->due[i] = sim_now_ns() + f->at;
-            woke = 1;
-        }
-    }
-    if (woke)
-        sg_sem_release(in->wake);
+    if (w->injector && ck_plan_moment(&w->plan, m, id, has_id, sim_now_ns()))
+        sg_sem_release(w->injector->wake);
 }
 
 /* The moments in a message the job manager sends: a checkpoint triggered
@@ -1577,44 +1501,20 @@ static void watch_send(sim_world *w, uint32_t src, const uint8_t *msg, size_t le
         moment(w, CK_MOMENT_CHECKPOINT_COMPLETED, ck_get_u64(msg + CK_WIRE_HDR), 1);
 }
 
-/* When fault i next changes: it starts, or it ends (duration after it
- * started); CK_TIME_NEVER when neither is to come. */
-static ck_time fault_next(const injector *in, int i, int *end)
-{
-    const ck_fault_run *f = &in->r->faults[i];
-    *end = f->applied;
-    if (!f->applied)
-        return in->due[i];
-    if (f->ended || f->failed || f->spec->duration <= 0)
-        return CK_TIME_NEVER;
-    return f->spec->moment == CK_MOMENT_NONE ? ck_fault_end(f->spec)
-                                             : f->applied_at + f->spec->duration;
-}
-
 static void injector_main(int argc, char **argv)
 {
     CK_UNUSED(argc);
     CK_UNUSED(argv);
     injector *in = sg_actor_self_get_data();
     sg_actor_daemonize(sg_actor_self());
-    ck_backend_result *r = in->r;
+    const ck_plan *p = &in->w->plan;
     /* Starts and ends, in time order (ties: in the order of the timeline). */
     for (;;) {
-        ck_time next = CK_TIME_NEVER;
-        int which = -1, end = 0, waiting = 0;
-        for (int i = 0; i < r->nfaults; i++) {
-            int e;
-            ck_time t = fault_next(in, i, &e);
-            waiting += !r->faults[i].applied && t == CK_TIME_NEVER;
-            if (t < next) {
-                next = t;
-                which = i;
-                end = e;
-            }
-        }
+        int which, end, waiting;
+        ck_time next = ck_plan_next(p, &which, &end, &waiting);
         if (which < 0 && !waiting)
             break;
-        if (!in->ntriggered) {
+        if (!p->ntriggered) {
             sg_actor_sleep_until((double)next / 1e9);
         } else if (which < 0) {
             sg_sem_acquire(in->wake); /* until a moment makes an event due */
@@ -1625,9 +1525,9 @@ static void injector_main(int argc, char **argv)
                 continue; /* a moment came first */
         }
         if (end)
-            fault_end(in, &r->faults[which]);
+            fault_end(in, which);
         else
-            fault_start(in, &r->faults[which]);
+            fault_start(in, which);
     }
 }
 
@@ -1686,12 +1586,10 @@ static int sim_run(const ck_backend_job *job, ck_backend_result *r, char *err, s
     for (int h = 0; h < w->ntm && !rc; h++)
         rc = start_tm(w, h);
     if (!rc && r->nfaults) {
-        w->nh = w->ntm + 2;
-        w->cut = calloc((size_t)w->nh * (size_t)w->nh, sizeof(int));
-        w->lat_add = calloc((size_t)w->nh, sizeof(ck_time));
-        injector *in = w->cut && w->lat_add ? injector_new(w, job, r, err, errlen) : NULL;
+        rc = ck_plan_init(&w->plan, job->faults, r->nfaults, w->ntm, r->faults);
+        injector *in = rc ? NULL : injector_new(w, job, r, err, errlen);
         if (!in) {
-            rc = w->cut && w->lat_add ? CK_EINVAL : CK_ENOMEM;
+            rc = rc ? rc : CK_EINVAL;
         } else {
             sg_actor_t d = sg_actor_init("delay", sg_host_by_name("jm"));
             sg_actor_set_data(d, w);

@@ -1,0 +1,219 @@
+#include "faultplan.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+
+static int in_force(const ck_fault_run *r)
+{
+    return r->applied && !r->ended && !r->failed;
+}
+
+int ck_plan_init(ck_plan *p, const ck_fault *faults, int n, int ntm, ck_fault_run *runs)
+{
+    memset(p, 0, sizeof(*p));
+    p->faults = faults;
+    p->runs = runs;
+    p->n = n;
+    p->ntm = ntm;
+    p->nh = ntm + 2;
+    size_t nh = (size_t)p->nh;
+    p->due = calloc((size_t)n + 1, sizeof(*p->due));
+    p->cut = calloc(nh * nh, sizeof(*p->cut));
+    p->cpu = calloc(nh, sizeof(*p->cpu));
+    p->cpu_by = calloc(nh, sizeof(*p->cpu_by));
+    p->bw = calloc(nh, sizeof(*p->bw));
+    p->lat = calloc(nh, sizeof(*p->lat));
+    p->down = calloc((size_t)ntm + 1, 1);
+    if (!p->due || !p->cut || !p->cpu || !p->cpu_by || !p->bw || !p->lat || !p->down) {
+        ck_plan_free(p);
+        return CK_ENOMEM;
+    }
+    for (int i = 0; i < n; i++) {
+        if (faults[i].moment == CK_MOMENT_NONE) {
+            p->due[i] = faults[i].at;
+        } else {
+            p->due[i] = CK_TIME_NEVER;
+            p->ntriggered++;
+        }
+    }
+    ck_plan_conditions(p);
+    return CK_OK;
+}
+
+void ck_plan_free(ck_plan *p)
+{
+    free(p->due);
+    free(p->cut);
+    free(p->cpu);
+    free(p->cpu_by);
+    free(p->bw);
+    free(p->lat);
+    free(p->down);
+    memset(p, 0, sizeof(*p));
+}
+
+int ck_plan_fault_cuts(const ck_fault *f, int a, int b)
+{
+    if (a == b)
+        return 0;
+    if (f->kind == CK_FAULT_LINK_DOWN)
+        return a == f->host || b == f->host;
+    return ck_fault_cuts(f, a, b);
+}
+
+/* When fault i next changes: it starts, or it ends (duration after it
+ * started: a timed fault's end is on the timeline, a triggered one's
+ * follows its start); CK_TIME_NEVER when neither is to come. */
+static ck_time fault_next(const ck_plan *p, int i, int *end)
+{
+    const ck_fault_run *r = &p->runs[i];
+    const ck_fault *f = &p->faults[i];
+    *end = r->applied;
+    if (!r->applied)
+        return p->due[i];
+    if (r->ended || r->failed || f->duration <= 0)
+        return CK_TIME_NEVER;
+    return f->moment == CK_MOMENT_NONE ? ck_fault_end(f) : r->applied_at + f->duration;
+}
+
+ck_time ck_plan_next(const ck_plan *p, int *which, int *end, int *waiting)
+{
+    ck_time next = CK_TIME_NEVER;
+    *which = -1;
+    *end = 0;
+    *waiting = 0;
+    for (int i = 0; i < p->n; i++) {
+        int e;
+        ck_time t = fault_next(p, i, &e);
+        *waiting += !p->runs[i].applied && t == CK_TIME_NEVER;
+        if (t < next) {
+            next = t;
+            *which = i;
+            *end = e;
+        }
+    }
+    return next;
+}
+
+int ck_plan_moment(ck_plan *p, ck_moment m, uint64_t id, int has_id, ck_time now)
+{
+    if (!p->ntriggered || m <= CK_MOMENT_NONE || m >= CK_MOMENT_COUNT)
+        return 0;
+    if (has_id) {
+        if (p->seen_id[m] && p->last_id[m] == id)
+            return 0; /* the same checkpoint, to another subtask */
+        p->seen_id[m] = 1;
+        p->last_id[m] = id;
+    }
+    p->count[m]++;
+    int woke = 0;
+    for (int i = 0; i < p->n; i++) {
+        const ck_fault *f = &p->faults[i];
+        if (f->moment == m && f->nth == p->count[m] && p->due[i] == CK_TIME_NEVER) {
+            p->due[i] = now + f->at;
+            woke = 1;
+        }
+    }
+    return woke;
+}
+
+static void recut(ck_plan *p, const ck_fault *f, int delta)
+{
+    for (int a = 0; a < p->nh; a++)
+        for (int b = 0; b < p->nh; b++)
+            if (ck_plan_fault_cuts(f, a, b))
+                p->cut[a * p->nh + b] += delta;
+}
+
+void ck_plan_conditions(ck_plan *p)
+{
+    for (int h = 0; h < p->nh; h++) {
+        p->cpu[h] = 1.0;
+        p->cpu_by[h] = -1;
+        p->bw[h] = 1.0;
+        p->lat[h] = 0;
+    }
+    for (int i = 0; i < p->n; i++) {
+        const ck_fault *f = &p->faults[i];
+        if (!in_force(&p->runs[i]) || f->host < 0 || f->host >= p->nh)
+            continue;
+        if (f->kind == CK_FAULT_SLOW_CPU && f->factor < p->cpu[f->host]) {
+            p->cpu[f->host] = f->factor;
+            p->cpu_by[f->host] = i;
+        } else if (f->kind == CK_FAULT_SLOW_LINK) {
+            if (f->factor < p->bw[f->host])
+                p->bw[f->host] = f->factor;
+            p->lat[f->host] += f->latency;
+        }
+    }
+}
+
+void ck_plan_start(ck_plan *p, int i, ck_time now)
+{
+    ck_fault_run *r = &p->runs[i];
+    const ck_fault *f = &p->faults[i];
+    r->applied = 1;
+    r->applied_at = now;
+    switch (f->kind) {
+    case CK_FAULT_CRASH:
+        if (f->host < 0 || f->host >= p->ntm)
+            ck_plan_failed(p, i, "no such task manager");
+        else if (p->down[f->host])
+            /* Down already (an earlier crash): this one neither crashes
+             * nor restarts it. */
+            ck_plan_failed(p, i, "the host was down already");
+        else
+            p->down[f->host] = 1;
+        break;
+    case CK_FAULT_LINK_DOWN:
+    case CK_FAULT_PARTITION:
+        recut(p, f, 1);
+        break;
+    case CK_FAULT_SLOW_CPU:
+    case CK_FAULT_SLOW_LINK:
+        ck_plan_conditions(p);
+        break;
+    default:
+        break;
+    }
+}
+
+void ck_plan_end(ck_plan *p, int i, ck_time now)
+{
+    ck_fault_run *r = &p->runs[i];
+    const ck_fault *f = &p->faults[i];
+    if (!in_force(r))
+        return;
+    r->ended = 1;
+    r->ended_at = now;
+    switch (f->kind) {
+    case CK_FAULT_CRASH:
+        p->down[f->host] = 0;
+        break;
+    case CK_FAULT_LINK_DOWN:
+    case CK_FAULT_PARTITION:
+        recut(p, f, -1);
+        break;
+    case CK_FAULT_SLOW_CPU:
+    case CK_FAULT_SLOW_LINK:
+        ck_plan_conditions(p);
+        break;
+    default:
+        break;
+    }
+}
+
+void ck_plan_failed(ck_plan *p, int i, const char *why)
+{
+    ck_fault_run *r = &p->runs[i];
+    const ck_fault *f = &p->faults[i];
+    if (in_force(r) && (f->kind == CK_FAULT_LINK_DOWN || f->kind == CK_FAULT_PARTITION))
+        recut(p, f, -1);
+    r->failed = 1;
+    snprintf(r->detail, sizeof(r->detail), "%s", why);
+    if (f->kind == CK_FAULT_SLOW_CPU || f->kind == CK_FAULT_SLOW_LINK)
+        ck_plan_conditions(p);
+}

@@ -1,0 +1,215 @@
+/*
+ * test_faultplan.c - the timeline as both backends play it
+ * (backend/faultplan.h): when each fault starts and ends, triggered
+ * faults waiting for their moment, and the conditions in force when
+ * faults overlap.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "error.h"
+#include "faultplan.h"
+
+#define MS INT64_C(1000000)
+
+/* 2 task managers: hosts tm0 0, tm1 1, jm 2, store 3. */
+enum { TM0, TM1, JM, STORE, NTM = 2 };
+
+static ck_fault faults[8];
+static ck_fault_run runs[8];
+static ck_plan plan;
+
+static void setup_plan(int n)
+{
+    memset(runs, 0, sizeof(runs));
+    for (int i = 0; i < n; i++)
+        runs[i].spec = &faults[i];
+    assert_int_equal(ck_plan_init(&plan, faults, n, NTM, runs), CK_OK);
+}
+
+static ck_fault slow_link(ck_time at, ck_time dur, int host, double factor, ck_time lat)
+{
+    return (ck_fault){.kind = CK_FAULT_SLOW_LINK, .at = at, .duration = dur, .host = host,
+                      .factor = factor, .latency = lat};
+}
+
+/* Plays every change due up to t; returns how many. */
+static int play_until(ck_time t)
+{
+    int which, end, waiting, n = 0;
+    ck_time next;
+    while ((next = ck_plan_next(&plan, &which, &end, &waiting)) <= t && which >= 0) {
+        if (end)
+            ck_plan_end(&plan, which, next);
+        else
+            ck_plan_start(&plan, which, next);
+        n++;
+    }
+    return n;
+}
+
+static void test_overlapping_slowdowns(void **state)
+{
+    (void)state;
+    faults[0] = slow_link(10 * MS, 100 * MS, TM0, 0.5, 1 * MS);
+    faults[1] = slow_link(20 * MS, 30 * MS, TM0, 0.1, 2 * MS);
+    faults[2] = (ck_fault){.kind = CK_FAULT_SLOW_CPU, .at = 15 * MS, .duration = 50 * MS,
+                           .host = TM1, .factor = 0.25};
+    faults[3] = (ck_fault){.kind = CK_FAULT_SLOW_CPU, .at = 16 * MS, .duration = 10 * MS,
+                           .host = TM1, .factor = 0.5};
+    setup_plan(4);
+    assert_true(plan.bw[TM0] == 1.0 && plan.lat[TM0] == 0 && plan.cpu[TM1] == 1.0);
+    assert_int_equal(play_until(10 * MS), 1);
+    assert_true(plan.bw[TM0] == 0.5);
+    assert_int_equal(plan.lat[TM0], 1 * MS);
+    /* Both in force: the lowest bandwidth factor, the latencies added. */
+    assert_int_equal(play_until(25 * MS), 3);
+    assert_true(plan.bw[TM0] == 0.1);
+    assert_int_equal(plan.lat[TM0], 3 * MS);
+    /* The slowest CPU wins, and says which fault sets it. */
+    assert_true(plan.cpu[TM1] == 0.25);
+    assert_int_equal(plan.cpu_by[TM1], 2);
+    assert_true(plan.bw[TM1] == 1.0 && plan.cpu[TM0] == 1.0); /* other hosts untouched */
+    /* 26 ms: fault 3 ends; 50 ms: fault 1 ends, fault 0 alone again. */
+    assert_int_equal(play_until(50 * MS), 2);
+    assert_true(plan.cpu[TM1] == 0.25);
+    assert_true(plan.bw[TM0] == 0.5);
+    assert_int_equal(plan.lat[TM0], 1 * MS);
+    assert_int_equal(play_until(1000 * MS), 2);
+    assert_true(plan.bw[TM0] == 1.0 && plan.lat[TM0] == 0 && plan.cpu[TM1] == 1.0);
+    assert_int_equal(plan.cpu_by[TM1], -1);
+    for (int i = 0; i < 4; i++) {
+        assert_true(runs[i].applied && runs[i].ended);
+        assert_int_equal(runs[i].applied_at, faults[i].at);
+        assert_int_equal(runs[i].ended_at, faults[i].at + faults[i].duration);
+    }
+    ck_plan_free(&plan);
+}
+
+static void test_overlapping_cuts(void **state)
+{
+    (void)state;
+    /* tm0's link down 10..40 ms; jm and tm0 apart from tm1 20..60 ms. */
+    faults[0] = (ck_fault){.kind = CK_FAULT_LINK_DOWN, .at = 10 * MS, .duration = 30 * MS,
+                           .host = TM0};
+    faults[1] = (ck_fault){.kind = CK_FAULT_PARTITION, .at = 20 * MS, .duration = 40 * MS,
+                           .nside = 3, .side_host = {JM, TM0, TM1}, .side = {0, 0, 1}};
+    setup_plan(2);
+    assert_false(ck_plan_is_cut(&plan, TM0, JM));
+    play_until(10 * MS);
+    for (int h = 0; h < 4; h++)
+        if (h != TM0)
+            assert_true(ck_plan_is_cut(&plan, TM0, h) && ck_plan_is_cut(&plan, h, TM0));
+    assert_false(ck_plan_is_cut(&plan, TM1, JM));
+    assert_false(ck_plan_is_cut(&plan, TM0, TM0));
+    play_until(20 * MS);
+    assert_int_equal(plan.cut[TM0 * plan.nh + TM1], 2); /* cut twice */
+    assert_true(ck_plan_is_cut(&plan, TM1, JM));
+    assert_false(ck_plan_is_cut(&plan, TM1, STORE)); /* the store is on neither side */
+    play_until(40 * MS); /* the link is back; the partition still holds tm0 from tm1 */
+    assert_true(ck_plan_is_cut(&plan, TM0, TM1));
+    assert_false(ck_plan_is_cut(&plan, TM0, JM));
+    assert_false(ck_plan_is_cut(&plan, TM0, STORE));
+    play_until(60 * MS);
+    for (int a = 0; a < plan.nh * plan.nh; a++)
+        assert_int_equal(plan.cut[a], 0);
+    /* A cut the backend could not apply is lifted. */
+    faults[0].at = 0;
+    faults[0].duration = 0; /* for good */
+    setup_plan(1);
+    play_until(0);
+    assert_true(ck_plan_is_cut(&plan, TM0, TM1));
+    ck_plan_failed(&plan, 0, "no such link");
+    assert_false(ck_plan_is_cut(&plan, TM0, TM1));
+    assert_string_equal(runs[0].detail, "no such link");
+    ck_plan_free(&plan);
+}
+
+static void test_order_and_triggers(void **state)
+{
+    (void)state;
+    /* Two at 5 ms (ties: timeline order), one triggered 2 ms after the
+     * second checkpoint completes, lasting 10 ms. */
+    faults[0] = (ck_fault){.kind = CK_FAULT_SAVEPOINT, .at = 5 * MS};
+    faults[1] = slow_link(5 * MS, 1 * MS, TM1, 0.5, 0);
+    faults[2] = slow_link(2 * MS, 10 * MS, TM0, 1.0, 5 * MS);
+    faults[2].moment = CK_MOMENT_CHECKPOINT_COMPLETED;
+    faults[2].nth = 2;
+    setup_plan(3);
+    assert_int_equal(plan.ntriggered, 1);
+    int which, end, waiting;
+    assert_int_equal(ck_plan_next(&plan, &which, &end, &waiting), 5 * MS);
+    assert_int_equal(which, 0);
+    assert_int_equal(end, 0);
+    assert_int_equal(waiting, 1);
+    ck_plan_start(&plan, 0, 5 * MS);
+    assert_int_equal(ck_plan_next(&plan, &which, &end, &waiting), 5 * MS);
+    assert_int_equal(which, 1);
+    ck_plan_start(&plan, 1, 5 * MS);
+    assert_int_equal(ck_plan_next(&plan, &which, &end, &waiting), 6 * MS);
+    assert_true(which == 1 && end == 1);
+    ck_plan_end(&plan, 1, 6 * MS);
+    /* The savepoint is instant: nothing ends it. Fault 2 waits. */
+    assert_int_equal(ck_plan_next(&plan, &which, &end, &waiting), CK_TIME_NEVER);
+    assert_int_equal(which, -1);
+    assert_int_equal(waiting, 1);
+    /* Checkpoint 7 completes: the first occurrence, told to many subtasks. */
+    assert_int_equal(ck_plan_moment(&plan, CK_MOMENT_CHECKPOINT_COMPLETED, 7, 1, 100 * MS), 0);
+    assert_int_equal(ck_plan_moment(&plan, CK_MOMENT_CHECKPOINT_COMPLETED, 7, 1, 101 * MS), 0);
+    assert_int_equal(ck_plan_moment(&plan, CK_MOMENT_CHECKPOINT_TRIGGERED, 8, 1, 110 * MS), 0);
+    assert_int_equal(ck_plan_next(&plan, &which, &end, &waiting), CK_TIME_NEVER);
+    /* Checkpoint 8 completes: the second; due 2 ms later. */
+    assert_int_equal(ck_plan_moment(&plan, CK_MOMENT_CHECKPOINT_COMPLETED, 8, 1, 200 * MS), 1);
+    assert_int_equal(ck_plan_moment(&plan, CK_MOMENT_CHECKPOINT_COMPLETED, 8, 1, 200 * MS), 0);
+    assert_int_equal(ck_plan_next(&plan, &which, &end, &waiting), 202 * MS);
+    assert_int_equal(which, 2);
+    assert_int_equal(waiting, 0);
+    ck_plan_start(&plan, 2, 202 * MS);
+    assert_int_equal(plan.lat[TM0], 5 * MS);
+    /* A triggered fault ends `duration` after it started. */
+    assert_int_equal(ck_plan_next(&plan, &which, &end, &waiting), 212 * MS);
+    assert_true(which == 2 && end == 1);
+    /* A third completion makes nothing due again. */
+    assert_int_equal(ck_plan_moment(&plan, CK_MOMENT_CHECKPOINT_COMPLETED, 9, 1, 300 * MS), 0);
+    ck_plan_free(&plan);
+}
+
+static void test_crashes(void **state)
+{
+    (void)state;
+    /* tm0 crashes for good at 1 ms; a second crash of it at 2 ms finds it
+     * down; tm1 crashes at 3 ms and is back at 8 ms. */
+    faults[0] = (ck_fault){.kind = CK_FAULT_CRASH, .at = 1 * MS, .host = TM0};
+    faults[1] = (ck_fault){.kind = CK_FAULT_CRASH, .at = 2 * MS, .duration = 1 * MS, .host = TM0};
+    faults[2] = (ck_fault){.kind = CK_FAULT_CRASH, .at = 3 * MS, .duration = 5 * MS, .host = TM1};
+    setup_plan(3);
+    play_until(3 * MS);
+    assert_true(plan.down[TM0] && plan.down[TM1]);
+    assert_false(runs[0].failed);
+    assert_true(runs[1].failed);
+    assert_string_equal(runs[1].detail, "the host was down already");
+    play_until(100 * MS);
+    assert_true(plan.down[TM0]);           /* for good, and the failed one restarts nothing */
+    assert_false(plan.down[TM1]);
+    assert_false(runs[1].ended);
+    assert_true(runs[2].ended && runs[2].ended_at == 8 * MS);
+    int which, end, waiting;
+    assert_int_equal(ck_plan_next(&plan, &which, &end, &waiting), CK_TIME_NEVER);
+    ck_plan_free(&plan);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_overlapping_slowdowns),
+        cmocka_unit_test(test_overlapping_cuts),
+        cmocka_unit_test(test_order_and_triggers),
+        cmocka_unit_test(test_crashes),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
