@@ -1594,17 +1594,18 @@ static int slice_running(const net_world *w, int h, ck_time now, ck_time *next)
 static void send_ctl(net_world *w, int h, int kind, int host, uint32_t a, uint32_t v);
 static void send_link(net_world *w, int h, int l);
 
-/* Slow links in force: every process paces what crosses them. */
+/* Every host's link as the cluster declares it (`cluster.link`, and
+ * `cluster.store` for the store's), slowed by the faults in force: every
+ * process paces what crosses it and holds each frame for its latency.
+ * Links at 4 GB/s or more are not paced (loopback is no faster). */
 static void apply_links(net_world *w)
 {
     const ck_cluster_spec *cl = w->job->cluster;
     for (int l = 0; w->lrate_sent && l <= w->ntm + 1; l++) {
-        double f = w->plan.bw[l];
-        int64_t lat = w->plan.lat[l];
-        double bw = l == w->ntm + 1 ? cl->store_bw : cl->link_bw;
-        int64_t rate = f < 1.0 ? (int64_t)CK_MIN(bw * f, 4e9) : 0;
-        if (f < 1.0 && rate < 1)
-            rate = 1;
+        int store = l == w->ntm + 1;
+        double bw = (store ? cl->store_bw : cl->link_bw) * w->plan.bw[l];
+        int64_t lat = (store ? cl->store_lat : cl->link_lat) + w->plan.lat[l];
+        int64_t rate = bw >= 4e9 ? 0 : bw < 1 ? 1 : (int64_t)bw;
         w->lrate[l] = rate;
         w->llat[l] = lat;
         if (rate == w->lrate_sent[l] && lat == w->llat_sent[l])

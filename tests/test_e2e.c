@@ -303,6 +303,35 @@ static void test_fault_scenarios(void **state)
     cJSON_Delete(run);
 }
 
+/* The socket backend honours cluster.store: crash-during-checkpoint's
+ * 5 MB/s store makes its fourth checkpoint's upload last long enough for
+ * the crash to abort it there too, and the job restores the third (the
+ * scenario's own expectations). */
+static void test_store_link_over_sockets(void **state)
+{
+    (void)state;
+    char args[512];
+    snprintf(args, sizeof(args),
+             "run scenarios/crash-during-checkpoint.json --backend sockets --out %s/cdc-sock -q",
+             tmp);
+    assert_int_equal(chandy("cdc-sock", args), 0);
+    cJSON *run = load_run("cdc-sock");
+    /* Each task manager's process uploads through the 5 MB/s store link
+     * (each paces its own transfers: three at most at once). */
+    const cJSON *cp;
+    int completed = 0;
+    cJSON_ArrayForEach(cp, cJSON_GetObjectItem(run, "checkpoints"))
+    {
+        if (strcmp(cJSON_GetObjectItem(cp, "status")->valuestring, "completed"))
+            continue;
+        completed++;
+        assert_true(num(cp, "bytes", NULL) > 3e5);
+        assert_true(num(cp, "duration_s", NULL) >= num(cp, "bytes", NULL) / 15e6);
+    }
+    assert_true(completed >= 5);
+    cJSON_Delete(run);
+}
+
 static void test_exit_statuses(void **state)
 {
     (void)state;
@@ -388,6 +417,7 @@ int main(void)
         cmocka_unit_test(test_checkpoints_exactly_once),
         cmocka_unit_test(test_checkpoints_at_least_once),
         cmocka_unit_test(test_checkpoints_sockets),
+        cmocka_unit_test(test_store_link_over_sockets),
         cmocka_unit_test(test_fault_scenarios),
         cmocka_unit_test(test_exit_statuses),
         cmocka_unit_test(test_keygroup_tool),
