@@ -78,6 +78,7 @@
 #include "faultplan.h"
 #include "netauth.h"
 #include "netframe.h"
+#include "sinkfs.h"
 #include "sockets.h"
 #include "storefs.h"
 #include "taskmanager.h"
@@ -208,11 +209,7 @@ struct net_world {
     conn **out_conn; /* per host, lazily connected */
     conn **in_conns;
     int nin, in_cap;
-    int *sink_fd;    /* per sink id slot, lazily opened */
-    uint32_t *sink_id;
-    int *part_fd;    /* per sink id slot: the open transaction's part file, or -1 */
-    uint64_t *part_txn;
-    int nsinks, sinks_cap;
+    ck_sinkfs sinks;      /* this process's sinks write here (io/sinkfs.h) */
     char store_dir[600];
     char sink_dir[600];
     double speed;
@@ -843,153 +840,25 @@ static void read_control(net_world *w)
         }
 }
 
-/* The slot of a sink subtask, made on first use; -1 when out of memory. */
-static int sink_slot(net_world *w, uint32_t sink)
-{
-    for (int i = 0; i < w->nsinks; i++)
-        if (w->sink_id[i] == sink)
-            return i;
-    if (w->nsinks == w->sinks_cap) {
-        int cap = w->sinks_cap ? w->sinks_cap * 2 : 8;
-        int *f = realloc(w->sink_fd, (size_t)cap * sizeof(int));
-        if (f)
-            w->sink_fd = f;
-        uint32_t *s = realloc(w->sink_id, (size_t)cap * sizeof(uint32_t));
-        if (s)
-            w->sink_id = s;
-        int *pf = realloc(w->part_fd, (size_t)cap * sizeof(int));
-        if (pf)
-            w->part_fd = pf;
-        uint64_t *pt = realloc(w->part_txn, (size_t)cap * sizeof(uint64_t));
-        if (pt)
-            w->part_txn = pt;
-        if (!f || !s || !pf || !pt)
-            return -1;
-        w->sinks_cap = cap;
-    }
-    int i = w->nsinks++;
-    w->sink_id[i] = sink;
-    w->sink_fd[i] = -1;
-    w->part_fd[i] = -1;
-    w->part_txn[i] = 0;
-    return i;
-}
-
-/* The file descriptor of a sink's committed stream, opened on first use. */
-static int sink_fd(net_world *w, uint32_t sink)
-{
-    int i = sink_slot(w, sink);
-    if (i < 0)
-        return -1;
-    if (w->sink_fd[i] < 0) {
-        char path[700];
-        snprintf(path, sizeof(path), "%s/%08x.out", w->sink_dir, sink);
-        w->sink_fd[i] = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    }
-    return w->sink_fd[i];
-}
-
-static int write_all(int fd, const uint8_t *data, size_t len)
-{
-    size_t off = 0;
-    while (off < len) {
-        ssize_t n = write(fd, data + off, len - off);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            if (n == 0)
-                errno = ENOSPC;
-            return CK_EIO;
-        }
-        off += (size_t)n;
-    }
-    return CK_OK;
-}
-
-/* Two-phase commit on a file system, as Flink's FileSink does it: a
- * transaction is an in-progress part file; a commit renames it into a
- * finished part; an abort deletes it. */
-static void part_path(const net_world *w, uint32_t sink, uint64_t txn, int finished, char *buf,
-                      size_t len)
-{
-    snprintf(buf, len, "%s/%08x.part-%020llu%s", w->sink_dir, sink, (unsigned long long)txn,
-             finished ? "" : ".inprogress");
-}
-
-/* Closes the part file kept open for transaction txn of a sink, if it is. */
-static void part_close(net_world *w, int slot, uint64_t txn)
-{
-    if (w->part_fd[slot] >= 0 && w->part_txn[slot] == txn) {
-        close(w->part_fd[slot]);
-        w->part_fd[slot] = -1;
-    }
-}
-
-/* Transaction 0 goes straight to the committed stream; others to the part
- * file of the transaction, kept open while it is the one being written. */
+/* The sinks' external system: files, with two-phase commit (io/sinkfs.h). */
 static int op_output(ck_platform *p, uint32_t sink, uint64_t txn, const uint8_t *data,
                      size_t len)
 {
     net_world *w = ((net_node *)p)->w;
-    if (txn == 0) {
-        int fd = sink_fd(w, sink);
-        off_t at = fd < 0 ? -1 : lseek(fd, 0, SEEK_END);
-        if (fd < 0 || at < 0 || write_all(fd, data, len)) {
-            int e = errno;
-            if (fd >= 0 && at >= 0 && ftruncate(fd, at)) /* no torn record in the committed stream */
-                e = errno;
-            errno = e;
-            fail_io(w, "cannot write the sinks' output");
-            return CK_EIO;
-        }
-        return CK_OK;
-    }
-    int slot = sink_slot(w, sink);
-    if (slot < 0)
-        return CK_ENOMEM;
-    if (w->part_fd[slot] < 0 || w->part_txn[slot] != txn) {
-        part_close(w, slot, w->part_txn[slot]);
-        char path[720];
-        part_path(w, sink, txn, 0, path, sizeof(path));
-        w->part_fd[slot] = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-        w->part_txn[slot] = txn;
-        if (w->part_fd[slot] < 0) {
-            fail_io(w, "cannot write the sinks' output");
-            return CK_EIO;
-        }
-    }
-    if (write_all(w->part_fd[slot], data, len)) {
+    int rc = ck_sinkfs_write(&w->sinks, sink, txn, data, len);
+    if (rc == CK_EIO)
         fail_io(w, "cannot write the sinks' output");
-        return CK_EIO;
-    }
-    return CK_OK;
+    return rc;
 }
 
 static int op_output_commit(ck_platform *p, uint32_t sink, uint64_t txn)
 {
-    net_world *w = ((net_node *)p)->w;
-    int slot = sink_slot(w, sink);
-    if (slot >= 0)
-        part_close(w, slot, txn);
-    char from[720], to[720];
-    part_path(w, sink, txn, 0, from, sizeof(from));
-    part_path(w, sink, txn, 1, to, sizeof(to));
-    if (rename(from, to))
-        return errno == ENOENT ? CK_OK : CK_EIO; /* committed before, or empty */
-    return CK_OK;
+    return ck_sinkfs_commit(&((net_node *)p)->w->sinks, sink, txn);
 }
 
 static int op_output_abort(ck_platform *p, uint32_t sink, uint64_t txn)
 {
-    net_world *w = ((net_node *)p)->w;
-    int slot = sink_slot(w, sink);
-    if (slot >= 0)
-        part_close(w, slot, txn);
-    char path[720];
-    part_path(w, sink, txn, 0, path, sizeof(path));
-    if (unlink(path) && errno != ENOENT)
-        return CK_EIO;
-    return CK_OK;
+    return ck_sinkfs_abort(&((net_node *)p)->w->sinks, sink, txn);
 }
 
 static void op_cpu_background(ck_platform *p, double flops, uint64_t token)
@@ -2003,16 +1872,7 @@ static void world_free(net_world *w)
     for (int i = 0; i < w->nin; i++)
         conn_free(w->in_conns[i]);
     free(w->in_conns);
-    for (int i = 0; i < w->nsinks; i++) {
-        if (w->sink_fd[i] >= 0)
-            close(w->sink_fd[i]);
-        if (w->part_fd[i] >= 0)
-            close(w->part_fd[i]);
-    }
-    free(w->sink_fd);
-    free(w->sink_id);
-    free(w->part_fd);
-    free(w->part_txn);
+    ck_sinkfs_close(&w->sinks);
     if (w->epfd > 0)
         close(w->epfd);
 }
@@ -2049,11 +1909,8 @@ static void host_main(net_world *w, int host)
         close(w->in_conns[i]->fd);
     w->in_conns = NULL;
     w->nin = w->in_cap = 0;
-    w->sink_fd = NULL;
-    w->sink_id = NULL;
-    w->part_fd = NULL;
-    w->part_txn = NULL;
-    w->nsinks = w->sinks_cap = 0;
+    w->sinks.s = NULL; /* the job manager's process writes no sink */
+    w->sinks.n = w->sinks.cap = 0;
     if (w->epfd > 0)
         close(w->epfd);
     if (w->out_conn) {
@@ -2120,61 +1977,6 @@ static int listen_on_loopback(int *port)
     return fd;
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Reads back what the sinks committed: the direct stream, then the finished
- * part files in transaction order (their names sort that way). */
-static void load_outputs(net_world *w, ck_backend_result *r)
-{
-    DIR *d = opendir(w->sink_dir);
-    if (!d)
-        return;
-    char **names = NULL;
-    size_t n = 0, cap = 0;
-    struct dirent *de;
-    while ((de = readdir(d))) {
-        unsigned id;
-        int used = 0;
-        if (sscanf(de->d_name, "%8x.%n", &id, &used) != 1 || used != 9)
-            continue;
-        const char *rest = de->d_name + 9;
-        int direct = strcmp(rest, "out") == 0;
-        int part = strncmp(rest, "part-", 5) == 0 && !strstr(rest, ".inprogress");
-        if (!direct && !part)
-            continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 64;
-            char **v = realloc(names, cap * sizeof(*v));
-            if (!v)
-                break;
-            names = v;
-        }
-        /* "out" sorts after "part-": put the direct stream first with a prefix. */
-        size_t len = strlen(de->d_name) + 2;
-        names[n] = malloc(len);
-        if (!names[n])
-            break;
-        snprintf(names[n], len, "%c%s", direct ? 'a' : 'b', de->d_name);
-        n++;
-    }
-    closedir(d);
-    if (n)
-        qsort(names, n, sizeof(*names), cmp_str);
-    /* Streams are per sink subtask: group by id while keeping the order. */
-    for (size_t i = 0; i < n; i++) {
-        unsigned id = 0;
-        sscanf(names[i] + 1, "%8x", &id);
-        char path[900];
-        snprintf(path, sizeof(path), "%s/%s", w->sink_dir, names[i] + 1);
-        ck_sinkout_load(&r->out, id, path);
-        free(names[i]);
-    }
-    free(names);
-}
-
 static int net_run(const ck_backend_job *job, ck_backend_result *r, char *err, size_t errlen)
 {
     net_world w;
@@ -2191,7 +1993,8 @@ static int net_run(const ck_backend_job *job, ck_backend_result *r, char *err, s
     w.speed = job->cluster->speed;
     snprintf(w.store_dir, sizeof(w.store_dir), "%s/store", job->outdir);
     snprintf(w.sink_dir, sizeof(w.sink_dir), "%s/sink", job->outdir);
-    if (ck_storefs_mkdirs(w.store_dir) || ck_storefs_mkdirs(w.sink_dir)) {
+    if (ck_storefs_mkdirs(w.store_dir) || ck_storefs_mkdirs(w.sink_dir) ||
+        ck_sinkfs_init(&w.sinks, w.sink_dir)) {
         snprintf(err, errlen, "%s: cannot create the store and sink directories: %s", job->outdir,
                  strerror(errno));
         return CK_EIO;
@@ -2305,7 +2108,12 @@ static int net_run(const ck_backend_job *job, ck_backend_result *r, char *err, s
                 (unsigned long long)w.cut_off);
     if (w.io_failed) /* run.json's "error": the run could not record what it did */
         snprintf(r->error, sizeof(r->error), "%s: %s", job->outdir, w.failure);
-    load_outputs(&w, r);
+    /* What the sinks committed, read back: a run that cannot read it could
+     * not record its output. */
+    int lrc = ck_sinkfs_load(w.sink_dir, &r->out);
+    if (lrc && !r->error[0])
+        snprintf(r->error, sizeof(r->error), "%s: cannot read the sinks' output: %s", w.sink_dir,
+                 ck_strerror(lrc));
     world_free(&w);
     free(w.listen_fd);
     free(w.port);

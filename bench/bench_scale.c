@@ -1,0 +1,173 @@
+/*
+ * bench_scale.c - how the SimGrid backend's cost grows with the job.
+ *
+ * One job, source -> map -> keyBy -> count -> sink (two chained tasks,
+ * source+map and count+sink: two subtasks per unit of parallelism), at
+ * parallelism 16, 64, 256 and 1024 by default; task managers of 4 slots
+ * and 2 cores; 1 000 records/s per source subtask, so the rate
+ * grows with the job; 10 simulated seconds with a checkpoint every second.
+ * Each point runs `chandy run` as a child process and prints subtasks,
+ * hosts, records, simulated transfers, wall time, simulated seconds per
+ * wall second, wall microseconds per record and peak memory (the child's
+ * maximum resident set). A last line says how wall time per record grows
+ * from the first point to the last that finished. Asserts nothing.
+ *
+ *   bench_scale [--limit SECONDS] [P...]   (default: 16 64 256 1024; a
+ *                                            point over the limit, 1800 s
+ *                                            by default, is stopped and
+ *                                            the larger ones skipped)
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "benchutil.h"
+
+#define MAX_POINTS 16
+
+static int write_scenario(const char *path, int p)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    fprintf(f,
+            "{\n"
+            "  \"name\": \"scale-%d\",\n"
+            "  \"description\": \"bench_scale: parallelism %d, 1000 records/s per source subtask\",\n"
+            "  \"seed\": 1,\n"
+            "  \"workload\": {\"topic\": \"scale\", \"duration\": \"10 s\", \"rate\": %d,\n"
+            "                \"partitions\": %d, \"keys\": 100000, \"record_bytes\": 100},\n"
+            "  \"job\": {\"operators\": [\n"
+            "    {\"name\": \"source\", \"type\": \"source\", \"parallelism\": %d},\n"
+            "    {\"name\": \"map\", \"type\": \"map\", \"fn\": \"drop_payload\", \"parallelism\": %d},\n"
+            "    {\"name\": \"count\", \"type\": \"aggregate\", \"fn\": \"count\", \"partition\": \"hash\","
+            " \"parallelism\": %d},\n"
+            "    {\"name\": \"sink\", \"type\": \"sink\", \"parallelism\": %d}\n"
+            "  ]},\n"
+            "  \"config\": {\"taskmanager.numberOfTaskSlots\": 4,\n"
+            "             \"execution.checkpointing.interval\": \"1 s\"}\n"
+            "}\n",
+            p, p, 1000 * p, p, p, p, p, p);
+    return fclose(f) ? -1 : 0;
+}
+
+/* Runs chandy with argv; *rss_kb: the child's peak resident set. Returns
+ * its exit status, or -1 when it was stopped at the limit. */
+static int run_child(char *const argv[], double limit_s, long *rss_kb, double *wall)
+{
+    double t0 = bench_now_s();
+    pid_t pid = fork();
+    if (pid < 0)
+        return -2;
+    if (pid == 0) {
+        int null = open("/dev/null", 1);
+        if (null >= 0) {
+            dup2(null, 1);
+            dup2(null, 2);
+        }
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    int st = 0;
+    struct rusage ru;
+    for (;;) {
+        pid_t got = wait4(pid, &st, WNOHANG, &ru);
+        if (got == pid)
+            break;
+        if (got < 0 && errno != EINTR)
+            return -2;
+        if (bench_now_s() - t0 > limit_s) {
+            kill(pid, SIGKILL);
+            wait4(pid, &st, 0, &ru);
+            *rss_kb = ru.ru_maxrss;
+            *wall = bench_now_s() - t0;
+            return -1;
+        }
+        usleep(20000);
+    }
+    *wall = bench_now_s() - t0;
+    *rss_kb = ru.ru_maxrss;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -2;
+}
+
+int main(int argc, char **argv)
+{
+    int ps[MAX_POINTS], np = 0;
+    double limit = 1800;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--limit") && i + 1 < argc) {
+            limit = atof(argv[++i]);
+        } else if (np < MAX_POINTS && atoi(argv[i]) > 0) {
+            ps[np++] = atoi(argv[i]);
+        } else {
+            fprintf(stderr, "usage: bench_scale [--limit SECONDS] [PARALLELISM...]\n");
+            return 2;
+        }
+    }
+    if (np == 0) {
+        static const int def[] = {16, 64, 256, 1024};
+        for (int i = 0; i < 4; i++)
+            ps[np++] = def[i];
+    }
+    char dir[200];
+    if (bench_tmpdir(dir, sizeof(dir))) {
+        perror("bench_scale: a scratch directory");
+        return 1;
+    }
+    printf("%-11s %8s %5s %9s %11s %9s %12s %10s %9s\n", "parallelism", "subtasks", "hosts",
+           "records", "transfers", "wall s", "sim s/wall s", "us/record", "peak MB");
+    double first_us = -1, last_us = -1;
+    int first_p = 0, last_p = 0;
+    for (int i = 0; i < np; i++) {
+        char sc[300], out[300], runjson[340];
+        snprintf(sc, sizeof(sc), "%s/scale-%d.json", dir, ps[i]);
+        snprintf(out, sizeof(out), "%s/out-%d", dir, ps[i]);
+        snprintf(runjson, sizeof(runjson), "%s/run.json", out);
+        if (write_scenario(sc, ps[i])) {
+            perror(sc);
+            return 1;
+        }
+        char *args[] = {(char *)CHANDY_BIN, "run", sc, "--out", out, "--quiet", NULL};
+        long rss = 0;
+        double wall = 0;
+        int rc = run_child(args, limit, &rss, &wall);
+        if (rc == -1) {
+            printf("%-11d stopped after %.0f s (--limit), peak %.0f MB; larger points skipped\n",
+                   ps[i], wall, rss / 1024.0);
+            break;
+        }
+        cJSON *run = bench_read_json(runjson);
+        if (!run) {
+            printf("%-11d chandy exited %d without run.json\n", ps[i], rc);
+            break;
+        }
+        double subtasks = bench_field(run, "job", "subtasks");
+        double hosts = bench_field(run, "job", "taskmanagers");
+        double records = bench_field(run, "records_in", NULL);
+        double transfers = bench_field(run, "network", "messages");
+        double sim = bench_field(run, "sim_time_s", NULL);
+        double us = records > 0 ? wall * 1e6 / records : 0;
+        printf("%-11d %8.0f %5.0f %9.0f %11.0f %9.2f %12.2f %10.2f %9.0f%s\n", ps[i], subtasks,
+               hosts, records, transfers, wall, sim / wall, us, rss / 1024.0,
+               rc ? " (exit status not 0)" : "");
+        fflush(stdout);
+        cJSON_Delete(run);
+        if (first_us < 0) {
+            first_us = us;
+            first_p = ps[i];
+        }
+        last_us = us;
+        last_p = ps[i];
+    }
+    if (first_us > 0 && last_p != first_p)
+        printf("wall time per record grows %.1fx from parallelism %d to %d\n", last_us / first_us,
+               first_p, last_p);
+    char cmd[300];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    return system(cmd) == 0 ? 0 : 1;
+}

@@ -1,0 +1,201 @@
+#include "sinkfs.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "error.h"
+
+int ck_sinkfs_init(ck_sinkfs *f, const char *dir)
+{
+    memset(f, 0, sizeof(*f));
+    if (strlen(dir) + 48 >= sizeof(f->dir))
+        return CK_EINVAL;
+    snprintf(f->dir, sizeof(f->dir), "%s", dir);
+    return CK_OK;
+}
+
+void ck_sinkfs_close(ck_sinkfs *f)
+{
+    for (int i = 0; i < f->n; i++) {
+        if (f->s[i].fd >= 0)
+            close(f->s[i].fd);
+        if (f->s[i].part_fd >= 0)
+            close(f->s[i].part_fd);
+    }
+    free(f->s);
+    f->s = NULL;
+    f->n = f->cap = 0;
+}
+
+/* The slot of a sink, made on first use; NULL when out of memory. */
+static ck_sinkfs_slot *slot(ck_sinkfs *f, uint32_t sink)
+{
+    for (int i = 0; i < f->n; i++)
+        if (f->s[i].sink == sink)
+            return &f->s[i];
+    if (f->n == f->cap) {
+        int cap = f->cap ? f->cap * 2 : 8;
+        ck_sinkfs_slot *v = realloc(f->s, (size_t)cap * sizeof(*v));
+        if (!v)
+            return NULL;
+        f->s = v;
+        f->cap = cap;
+    }
+    ck_sinkfs_slot *s = &f->s[f->n++];
+    *s = (ck_sinkfs_slot){.sink = sink, .fd = -1, .part_fd = -1};
+    return s;
+}
+
+static void part_path(const ck_sinkfs *f, uint32_t sink, uint64_t txn, int finished, char *buf,
+                      size_t len)
+{
+    snprintf(buf, len, "%s/%08x.part-%020llu%s", f->dir, sink, (unsigned long long)txn,
+             finished ? "" : ".inprogress");
+}
+
+/* Closes the part kept open for transaction txn, if it is. */
+static void part_close(ck_sinkfs_slot *s, uint64_t txn)
+{
+    if (s->part_fd >= 0 && s->part_txn == txn) {
+        close(s->part_fd);
+        s->part_fd = -1;
+    }
+}
+
+static int write_all(int fd, const uint8_t *data, size_t len)
+{
+    size_t off = 0;
+    while (off < len) {
+        ssize_t n = write(fd, data + off, len - off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            if (n == 0)
+                errno = ENOSPC;
+            return CK_EIO;
+        }
+        off += (size_t)n;
+    }
+    return CK_OK;
+}
+
+int ck_sinkfs_write(ck_sinkfs *f, uint32_t sink, uint64_t txn, const uint8_t *data, size_t len)
+{
+    ck_sinkfs_slot *s = slot(f, sink);
+    if (!s)
+        return CK_ENOMEM;
+    char path[720];
+    if (txn == 0) {
+        if (s->fd < 0) {
+            snprintf(path, sizeof(path), "%s/%08x.out", f->dir, sink);
+            s->fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        }
+        off_t at = s->fd < 0 ? -1 : lseek(s->fd, 0, SEEK_END);
+        if (s->fd < 0 || at < 0 || write_all(s->fd, data, len)) {
+            int e = errno;
+            if (s->fd >= 0 && at >= 0 && ftruncate(s->fd, at)) /* no torn record */
+                e = errno;
+            errno = e;
+            return CK_EIO;
+        }
+        return CK_OK;
+    }
+    if (s->part_fd < 0 || s->part_txn != txn) {
+        part_close(s, s->part_txn);
+        part_path(f, sink, txn, 0, path, sizeof(path));
+        s->part_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        s->part_txn = txn;
+        if (s->part_fd < 0)
+            return CK_EIO;
+    }
+    return write_all(s->part_fd, data, len);
+}
+
+int ck_sinkfs_commit(ck_sinkfs *f, uint32_t sink, uint64_t txn)
+{
+    ck_sinkfs_slot *s = slot(f, sink);
+    if (s)
+        part_close(s, txn);
+    char from[720], to[720];
+    part_path(f, sink, txn, 0, from, sizeof(from));
+    part_path(f, sink, txn, 1, to, sizeof(to));
+    if (rename(from, to))
+        return errno == ENOENT ? CK_OK : CK_EIO; /* committed before, or empty */
+    return CK_OK;
+}
+
+int ck_sinkfs_abort(ck_sinkfs *f, uint32_t sink, uint64_t txn)
+{
+    ck_sinkfs_slot *s = slot(f, sink);
+    if (s)
+        part_close(s, txn);
+    char path[720];
+    part_path(f, sink, txn, 0, path, sizeof(path));
+    if (unlink(path) && errno != ENOENT)
+        return CK_EIO;
+    return CK_OK;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int ck_sinkfs_load(const char *dir, ck_sinkout *out)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return errno == ENOENT ? CK_ENOTFOUND : CK_EIO;
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    int rc = CK_OK;
+    struct dirent *de;
+    while (!rc && (de = readdir(d))) {
+        unsigned id;
+        int used = 0;
+        if (sscanf(de->d_name, "%8x.%n", &id, &used) != 1 || used != 9)
+            continue;
+        const char *rest = de->d_name + 9;
+        int direct = strcmp(rest, "out") == 0;
+        int part = strncmp(rest, "part-", 5) == 0 && strlen(rest) == 25;
+        if (!direct && !part)
+            continue; /* in progress, or not ours */
+        if (n == cap) {
+            cap = cap ? cap * 2 : 64;
+            char **v = realloc(names, cap * sizeof(*v));
+            if (!v) {
+                rc = CK_ENOMEM;
+                break;
+            }
+            names = v;
+        }
+        /* "out" sorts after "part-": the direct stream first, by a prefix. */
+        size_t len = strlen(de->d_name) + 2;
+        if (!(names[n] = malloc(len))) {
+            rc = CK_ENOMEM;
+            break;
+        }
+        snprintf(names[n], len, "%c%s", direct ? 'a' : 'b', de->d_name);
+        n++;
+    }
+    closedir(d);
+    if (n)
+        qsort(names, n, sizeof(*names), cmp_str);
+    /* A sink's streams in order: its .out, then its parts by transaction. */
+    for (size_t i = 0; i < n; i++) {
+        unsigned id = 0;
+        sscanf(names[i] + 1, "%8x", &id);
+        char path[900];
+        snprintf(path, sizeof(path), "%s/%s", dir, names[i] + 1);
+        if (!rc)
+            rc = ck_sinkout_load(out, id, path);
+        free(names[i]);
+    }
+    free(names);
+    return rc;
+}

@@ -1,0 +1,64 @@
+/*
+ * sinkfs.h - a transactional sink on a file system, as Flink's FileSink
+ * does two-phase commit: the external system the socket backend's sinks
+ * write to (one process per host, so the output lives in files that the
+ * run reads back once the job ends).
+ *
+ * In a directory, per sink subtask (its ck_sink_id, 8 hex digits):
+ *   <id>.out                              what transaction 0 wrote: committed at once
+ *   <id>.part-<txn, 20 digits>.inprogress an open or pre-committed transaction
+ *   <id>.part-<txn, 20 digits>            a committed one
+ *
+ * A transaction:
+ *
+ *   (none) --write--> IN PROGRESS --commit (rename)--> COMMITTED
+ *                          |
+ *                          +-----abort (unlink)------> (none)
+ *
+ * Invariants: the committed output of a sink is its .out file followed by
+ * its committed parts in transaction order (their names sort that way);
+ * an in-progress part is never read back; committing or aborting a
+ * transaction that has no part (empty, or committed before) does nothing,
+ * so that a restore may commit again what a failed attempt committed; a
+ * failed write to .out leaves no torn record (it is truncated back).
+ */
+#ifndef CK_SINKFS_H
+#define CK_SINKFS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sinkout.h"
+
+typedef struct ck_sinkfs_slot {
+    uint32_t sink;
+    int fd;            /* <id>.out, opened on first use, or -1 */
+    int part_fd;       /* the part being written, or -1 */
+    uint64_t part_txn; /* its transaction */
+} ck_sinkfs_slot;
+
+typedef struct ck_sinkfs {
+    char dir[600];
+    ck_sinkfs_slot *s;
+    int n, cap;
+} ck_sinkfs;
+
+/* Writes into dir (which exists). 0, or CK_EINVAL when its path is too long. */
+int ck_sinkfs_init(ck_sinkfs *f, const char *dir);
+
+/* Closes every file (what is in progress stays in progress). */
+void ck_sinkfs_close(ck_sinkfs *f);
+
+/* Appends to transaction txn of sink (0: committed at once). 0, CK_ENOMEM,
+ * or CK_EIO with errno set. */
+int ck_sinkfs_write(ck_sinkfs *f, uint32_t sink, uint64_t txn, const uint8_t *data, size_t len);
+
+/* Commits or aborts transaction txn of sink. 0, or CK_EIO with errno set. */
+int ck_sinkfs_commit(ck_sinkfs *f, uint32_t sink, uint64_t txn);
+int ck_sinkfs_abort(ck_sinkfs *f, uint32_t sink, uint64_t txn);
+
+/* Reads what dir's sinks committed into out's committed streams, in
+ * order. 0, CK_ENOTFOUND (no such directory), CK_EIO or CK_ENOMEM. */
+int ck_sinkfs_load(const char *dir, ck_sinkout *out);
+
+#endif
