@@ -19,12 +19,8 @@ void ck_sinkout_init(ck_sinkout *o)
 
 void ck_sinkout_free(ck_sinkout *o)
 {
-    for (int i = 0; i < o->n; i++) {
-        for (int t = 0; t < o->s[i].ntxn; t++)
-            free(o->s[i].txns[t].data);
-        free(o->s[i].txns);
+    for (int i = 0; i < o->n; i++)
         free(o->s[i].data);
-    }
     free(o->s);
     memset(o, 0, sizeof(*o));
 }
@@ -66,74 +62,12 @@ static int append_bytes(uint8_t **p, size_t *len, size_t *cap, const uint8_t *da
     return CK_OK;
 }
 
-static ck_sinkout_txn *txn_find(ck_sinkout_stream *s, uint64_t txn, int create)
-{
-    for (int t = 0; t < s->ntxn; t++)
-        if (s->txns[t].txn == txn)
-            return &s->txns[t];
-    if (!create)
-        return NULL;
-    if (s->ntxn == s->txn_cap) {
-        int cap = s->txn_cap ? s->txn_cap * 2 : 4;
-        ck_sinkout_txn *v = realloc(s->txns, (size_t)cap * sizeof(*v));
-        if (!v)
-            return NULL;
-        s->txns = v;
-        s->txn_cap = cap;
-    }
-    ck_sinkout_txn *x = &s->txns[s->ntxn++];
-    memset(x, 0, sizeof(*x));
-    x->txn = txn;
-    return x;
-}
-
-int ck_sinkout_append(ck_sinkout *o, uint32_t sink_id, uint64_t txn, const uint8_t *data,
-                      size_t len)
+int ck_sinkout_append(ck_sinkout *o, uint32_t sink_id, const uint8_t *data, size_t len)
 {
     ck_sinkout_stream *s = stream(o, sink_id);
     if (!s)
         return CK_ENOMEM;
-    if (txn == 0)
-        return append_bytes(&s->data, &s->len, &s->cap, data, len);
-    ck_sinkout_txn *x = txn_find(s, txn, 1);
-    if (!x)
-        return CK_ENOMEM;
-    return append_bytes(&x->data, &x->len, &x->cap, data, len);
-}
-
-static void txn_drop(ck_sinkout_stream *s, ck_sinkout_txn *x)
-{
-    free(x->data);
-    *x = s->txns[--s->ntxn];
-}
-
-int ck_sinkout_commit(ck_sinkout *o, uint32_t sink_id, uint64_t txn)
-{
-    ck_sinkout_stream *s = stream(o, sink_id);
-    if (!s)
-        return CK_ENOMEM;
-    ck_sinkout_txn *x = txn_find(s, txn, 0);
-    if (!x)
-        return CK_OK; /* committed before, or nothing was written in it */
-    int rc = append_bytes(&s->data, &s->len, &s->cap, x->data, x->len);
-    if (rc)
-        return rc;
-    txn_drop(s, x);
-    s->commits++;
-    return CK_OK;
-}
-
-int ck_sinkout_abort(ck_sinkout *o, uint32_t sink_id, uint64_t txn)
-{
-    ck_sinkout_stream *s = stream(o, sink_id);
-    if (!s)
-        return CK_ENOMEM;
-    ck_sinkout_txn *x = txn_find(s, txn, 0);
-    if (x) {
-        txn_drop(s, x);
-        s->aborts++;
-    }
-    return CK_OK;
+    return append_bytes(&s->data, &s->len, &s->cap, data, len);
 }
 
 int ck_sinkout_load(ck_sinkout *o, uint32_t sink_id, const char *path)
@@ -157,7 +91,7 @@ int ck_sinkout_load(ck_sinkout *o, uint32_t sink_id, const char *path)
     if (!stream(o, sink_id))
         rc = CK_ENOMEM;
     while (!rc && (n = fread(buf, 1, sizeof(buf), f)) > 0)
-        rc = ck_sinkout_append(o, sink_id, 0, buf, n);
+        rc = ck_sinkout_append(o, sink_id, buf, n);
     if (!rc && ferror(f))
         rc = CK_EIO;
     fclose(f);

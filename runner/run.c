@@ -369,7 +369,7 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
     }
     for (int i = 0; i < prior.n; i++) {
         const ck_sinkout_stream *st = &prior.s[i];
-        if (ck_sinkout_append(&r.res.out, st->sink_id, 0, st->data, st->len))
+        if (ck_sinkout_append(&r.res.out, st->sink_id, st->data, st->len))
             fprintf(stderr, "chandy: out of memory merging %s\n", r.prior_output);
     }
     /* A job stopped at the time limit wrote part of its output: what it

@@ -48,6 +48,7 @@
 #include "sgshim.h"
 #include "simgrid.h"
 #include "simplatform.h"
+#include "sinkfs.h"
 #include "storefs.h"
 #include "taskmanager.h"
 
@@ -110,7 +111,9 @@ struct ck_sim {
     sg_disk_t store_disk;
     char store_dir[600];
     uint64_t next_id;
-    ck_sinkout *out;
+    ck_sinkfs sinks;     /* the sinks' external system: files (io/sinkfs.h) */
+    int have_sinks;
+    char sink_error[200]; /* the first failed write to it, or "" */
     int verbose;
     uint64_t messages, message_bytes;
     /* a job run */
@@ -773,25 +776,37 @@ static int op_store_delete(ck_platform *p, const char *key)
     return ck_storefs_delete(sn->w->store_dir, key);
 }
 
+/* The sinks write real bytes to files with two-phase commit, as over
+ * sockets (io/sinkfs.h); the external system costs no simulated time. */
+static int sink_rc(sim_world *w, int rc)
+{
+    if (rc == CK_EIO && !w->sink_error[0]) {
+        snprintf(w->sink_error, sizeof(w->sink_error), "cannot write the sinks' output: %s",
+                 strerror(errno));
+        fprintf(stderr, "chandy: %s: %s\n", w->sinks.dir, w->sink_error);
+    }
+    return rc;
+}
+
 static int op_output(ck_platform *p, uint32_t sink, uint64_t txn, const uint8_t *data,
                      size_t len)
 {
-    sim_node *n = (sim_node *)p;
-    if (!n->w->out)
+    sim_world *w = ((sim_node *)p)->w;
+    if (!w->have_sinks)
         return CK_EIO;
-    return ck_sinkout_append(n->w->out, sink, txn, data, len);
+    return sink_rc(w, ck_sinkfs_write(&w->sinks, sink, txn, data, len));
 }
 
 static int op_output_commit(ck_platform *p, uint32_t sink, uint64_t txn)
 {
-    sim_node *n = (sim_node *)p;
-    return n->w->out ? ck_sinkout_commit(n->w->out, sink, txn) : CK_EIO;
+    sim_world *w = ((sim_node *)p)->w;
+    return w->have_sinks ? sink_rc(w, ck_sinkfs_commit(&w->sinks, sink, txn)) : CK_EIO;
 }
 
 static int op_output_abort(ck_platform *p, uint32_t sink, uint64_t txn)
 {
-    sim_node *n = (sim_node *)p;
-    return n->w->out ? ck_sinkout_abort(n->w->out, sink, txn) : CK_EIO;
+    sim_world *w = ((sim_node *)p)->w;
+    return w->have_sinks ? sink_rc(w, ck_sinkfs_abort(&w->sinks, sink, txn)) : CK_EIO;
 }
 
 typedef struct bg_job {
@@ -1018,9 +1033,12 @@ ck_sim *ck_sim_new(const char *platform_file, const char *network_model, const c
     return w;
 }
 
-void ck_sim_set_output(ck_sim *w, ck_sinkout *out)
+int ck_sim_set_sink_dir(ck_sim *w, const char *dir)
 {
-    w->out = out;
+    if (ck_storefs_mkdirs(dir) || ck_sinkfs_init(&w->sinks, dir))
+        return CK_EIO;
+    w->have_sinks = 1;
+    return CK_OK;
 }
 
 ck_platform *ck_sim_endpoint(ck_sim *w, uint32_t ep, const char *host, int host_index)
@@ -1132,6 +1150,7 @@ void ck_sim_del(ck_sim *w)
     free(w->tm_hosts);
     free(w->tm_down);
     ck_plan_free(&w->plan);
+    ck_sinkfs_close(&w->sinks);
     while (w->delayed) {
         item *it = w->delayed;
         w->delayed = it->next;
@@ -1558,7 +1577,13 @@ static int sim_run(const ck_backend_job *job, ck_backend_result *r, char *err, s
                            err, errlen);
     if (!w)
         return CK_EINVAL;
-    ck_sim_set_output(w, &r->out);
+    char sink_dir[600];
+    snprintf(sink_dir, sizeof(sink_dir), "%s/sink", job->outdir);
+    if (ck_sim_set_sink_dir(w, sink_dir)) {
+        snprintf(err, errlen, "%s: cannot create: %s", sink_dir, strerror(errno));
+        ck_sim_del(w);
+        return CK_EIO;
+    }
     w->env = &job->env;
     w->cfg = job->env.cfg;
     w->ntm = job->ntm;
@@ -1615,9 +1640,17 @@ static int sim_run(const ck_backend_job *job, ck_backend_result *r, char *err, s
     ck_sim_stats(w, &r->messages, &r->message_bytes);
     injector_free(w->injector);
     w->injector = NULL;
+    if (w->sink_error[0])
+        snprintf(r->error, sizeof(r->error), "%s: %s", job->outdir, w->sink_error);
     ck_sim_del(w);
     if (rc)
         return rc;
+    /* What the sinks committed, read back (a run that cannot, could not
+     * record its output). */
+    int lrc = ck_sinkfs_load(sink_dir, &r->out);
+    if (lrc && !r->error[0])
+        snprintf(r->error, sizeof(r->error), "%s: cannot read the sinks' output: %s", sink_dir,
+                 ck_strerror(lrc));
     if (r->jm.state != CK_JOB_FINISHED && r->jm.state != CK_JOB_FAILED) {
         /* Stopped at the time limit (a stalled job keeps its timers
          * ticking), or, should every actor ever wait for good, stalled. */

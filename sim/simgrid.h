@@ -17,7 +17,6 @@
 #include "backend.h"
 #include "node.h"
 #include "platform.h"
-#include "sinkout.h"
 
 /* The backend: a job on a simulated cluster (backend.h). */
 extern const ck_backend_ops ck_backend_simgrid;
@@ -28,8 +27,10 @@ typedef struct ck_sim ck_sim;
 ck_sim *ck_sim_new(const char *platform_file, const char *network_model, const char *store_dir,
                    int verbose, char *err, size_t errlen);
 
-/* Where sinks write; without it, output fails with CK_EIO. */
-void ck_sim_set_output(ck_sim *s, ck_sinkout *out);
+/* The directory the sinks write to (made if missing), as a transactional
+ * file sink (io/sinkfs.h); without it, output fails with CK_EIO. 0 or
+ * CK_EIO. */
+int ck_sim_set_sink_dir(ck_sim *s, const char *dir);
 
 /* Creates endpoint ep on a host (replacing an earlier incarnation of it); its
  * platform handle lives as long as s. NULL if the host is unknown. */

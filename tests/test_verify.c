@@ -100,15 +100,15 @@ static void teardown(fixture *f)
     ck_scenario_free(&f->sc);
 }
 
-/* Writes r into sink subtask sub's stream, in transaction txn (0: at once). */
-static void put(ck_sinkout *o, const fixture *f, orec r, int sub, uint64_t txn)
+/* Writes r into sink subtask sub's stream of o. */
+static void put(ck_sinkout *o, const fixture *f, orec r, int sub)
 {
     ck_rec rec = {.ts = r.ts, .value = r.value, .prov = r.prov};
     rec.key = ck_workload_key(&f->w, r.key, &rec.klen);
     uint8_t buf[256];
     size_t n = ck_rec_size(&rec, 0);
     ck_rec_encode(buf, &rec, 0, n);
-    assert_int_equal(ck_sinkout_append(o, ck_sink_id(r.sink, sub), txn, buf, n), 0);
+    assert_int_equal(ck_sinkout_append(o, ck_sink_id(r.sink, sub), buf, n), 0);
 }
 
 enum { NONE, DROP, DUP, VALUE_UP, VALUE_DOWN, KEY, TS, SINK, PROV, SWAP, DROP_DUP };
@@ -148,12 +148,15 @@ static uint64_t txn_of(int64_t i)
  */
 static ck_verdict check(const fixture *f, damage d, ck_guarantee g, int partial)
 {
-    ck_sinkout o;
+    /* Each transaction staged apart, then committed in order: 1, then 2. */
+    ck_sinkout o, txns[2];
     ck_sinkout_init(&o);
+    ck_sinkout_init(&txns[0]);
+    ck_sinkout_init(&txns[1]);
     for (int64_t i = 0; i < f->n; i++) {
         orec r = f->out[i];
         int sub = stream_of(i);
-        uint64_t txn = txn_of(i);
+        ck_sinkout *txn = &txns[txn_of(i) - 1];
         if (i == d.at) {
             switch (d.kind) {
             case DROP:
@@ -184,13 +187,16 @@ static ck_verdict check(const fixture *f, damage d, ck_guarantee g, int partial)
         }
         if (i == d.at2 && d.kind == SWAP)
             r.value = f->out[d.at].value;
-        put(&o, f, r, sub, txn);
+        put(txn, f, r, sub);
         if ((i == d.at && d.kind == DUP) || (i == d.at2 && d.kind == DROP_DUP))
-            put(&o, f, r, 1 - sub, txn);
+            put(txn, f, r, 1 - sub);
     }
-    for (int i = 0; i < o.n; i++) {
-        ck_sinkout_commit(&o, o.s[i].sink_id, 1);
-        ck_sinkout_commit(&o, o.s[i].sink_id, 2);
+    for (int t = 0; t < 2; t++) {
+        for (int i = 0; i < txns[t].n; i++)
+            assert_int_equal(ck_sinkout_append(&o, txns[t].s[i].sink_id, txns[t].s[i].data,
+                                               txns[t].s[i].len),
+                             0);
+        ck_sinkout_free(&txns[t]);
     }
     ck_verdict v = verdict(f, &o, g, partial);
     ck_sinkout_free(&o);
@@ -369,12 +375,12 @@ static void test_at_least_once(void **state)
     ck_sinkout o;
     ck_sinkout_init(&o);
     for (int64_t i = 0; i < f.n; i++)
-        put(&o, &f, f.out[i], 0, 0);
+        put(&o, &f, f.out[i], 0);
     ck_rec r = {.ts = 1, .value = 1, .key = "no-such-key", .klen = 11};
     uint8_t buf[128];
     size_t n = ck_rec_size(&r, 0);
     ck_rec_encode(buf, &r, 0, n);
-    assert_int_equal(ck_sinkout_append(&o, ck_sink_id(COUNTS, 0), 0, buf, n), 0);
+    assert_int_equal(ck_sinkout_append(&o, ck_sink_id(COUNTS, 0), buf, n), 0);
     v = verdict(&f, &o, CK_AT_LEAST_ONCE, 0);
     assert_false(v.ok);
     assert_int_equal(v.unexpected, 1);
@@ -394,13 +400,13 @@ static void test_counters_do_not_wrap(void **state)
     ck_sinkout o;
     ck_sinkout_init(&o);
     for (int64_t i = 2; i < f.n; i++) /* two lost */
-        put(&o, &f, f.out[i], 0, 0);
+        put(&o, &f, f.out[i], 0);
     for (int k = 0; k < 3; k++) { /* three unexpected */
         ck_rec r = {.ts = k, .value = 1, .key = "stranger", .klen = 8};
         uint8_t buf[128];
         size_t n = ck_rec_size(&r, 0);
         ck_rec_encode(buf, &r, 0, n);
-        assert_int_equal(ck_sinkout_append(&o, ck_sink_id(PASS, 0), 0, buf, n), 0);
+        assert_int_equal(ck_sinkout_append(&o, ck_sink_id(PASS, 0), buf, n), 0);
     }
     ck_verdict v = verdict(&f, &o, CK_AT_LEAST_ONCE, 0);
     assert_int_equal(v.received, f.n + 1);
@@ -410,7 +416,7 @@ static void test_counters_do_not_wrap(void **state)
     assert_false(v.ok);
 
     for (int k = 0; k < 100000; k++)
-        put(&o, &f, f.out[5], 1, 0);
+        put(&o, &f, f.out[5], 1);
     v = verdict(&f, &o, CK_AT_LEAST_ONCE, 0);
     assert_int_equal(v.received, f.n + 100001);
     assert_int_equal(v.duplicated, 100000);
@@ -462,9 +468,9 @@ static void test_malformed_output(void **state)
     setup(&f, 1000, 3);
     ck_sinkout o;
     ck_sinkout_init(&o);
-    put(&o, &f, f.out[0], 0, 0);
+    put(&o, &f, f.out[0], 0);
     const uint8_t junk[] = {40, 0, 0, 0, CK_EL_RECORD, 1, 2, 3};
-    assert_int_equal(ck_sinkout_append(&o, ck_sink_id(PASS, 0), 0, junk, sizeof(junk)), 0);
+    assert_int_equal(ck_sinkout_append(&o, ck_sink_id(PASS, 0), junk, sizeof(junk)), 0);
     ck_verdict v;
     char err[300];
     assert_int_equal(ck_verify(&f.sc.graph, &f.w, &o, CK_EXACTLY_ONCE, 0, &v, err, sizeof(err)),
