@@ -151,26 +151,16 @@ void ck_plan_conditions(ck_plan *p)
     }
 }
 
-void ck_plan_start(ck_plan *p, int i, ck_time now)
+/* Fault f comes into force (delta 1) or out of it (-1). */
+static void change(ck_plan *p, const ck_fault *f, int delta)
 {
-    ck_fault_run *r = &p->runs[i];
-    const ck_fault *f = &p->faults[i];
-    r->applied = 1;
-    r->applied_at = now;
     switch (f->kind) {
     case CK_FAULT_CRASH:
-        if (f->host < 0 || f->host >= p->ntm)
-            ck_plan_failed(p, i, "no such task manager");
-        else if (p->down[f->host])
-            /* Down already (an earlier crash): this one neither crashes
-             * nor restarts it. */
-            ck_plan_failed(p, i, "the host was down already");
-        else
-            p->down[f->host] = 1;
+        p->down[f->host] = delta > 0;
         break;
     case CK_FAULT_LINK_DOWN:
     case CK_FAULT_PARTITION:
-        recut(p, f, 1);
+        recut(p, f, delta);
         break;
     case CK_FAULT_SLOW_CPU:
     case CK_FAULT_SLOW_LINK:
@@ -181,29 +171,30 @@ void ck_plan_start(ck_plan *p, int i, ck_time now)
     }
 }
 
-void ck_plan_end(ck_plan *p, int i, ck_time now)
+void ck_plan_start(ck_plan *p, int i, ck_time now)
 {
     ck_fault_run *r = &p->runs[i];
     const ck_fault *f = &p->faults[i];
+    r->applied = 1;
+    r->applied_at = now;
+    if (f->kind == CK_FAULT_CRASH && (f->host < 0 || f->host >= p->ntm))
+        ck_plan_failed(p, i, "no such task manager");
+    else if (f->kind == CK_FAULT_CRASH && p->down[f->host])
+        /* Down already (an earlier crash): this one neither crashes nor
+         * restarts it. */
+        ck_plan_failed(p, i, "the host was down already");
+    else
+        change(p, f, 1);
+}
+
+void ck_plan_end(ck_plan *p, int i, ck_time now)
+{
+    ck_fault_run *r = &p->runs[i];
     if (!in_force(r))
         return;
     r->ended = 1;
     r->ended_at = now;
-    switch (f->kind) {
-    case CK_FAULT_CRASH:
-        p->down[f->host] = 0;
-        break;
-    case CK_FAULT_LINK_DOWN:
-    case CK_FAULT_PARTITION:
-        recut(p, f, -1);
-        break;
-    case CK_FAULT_SLOW_CPU:
-    case CK_FAULT_SLOW_LINK:
-        ck_plan_conditions(p);
-        break;
-    default:
-        break;
-    }
+    change(p, &p->faults[i], -1);
 }
 
 void ck_plan_failed(ck_plan *p, int i, const char *why)
