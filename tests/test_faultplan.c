@@ -118,6 +118,7 @@ static void test_overlapping_cuts(void **state)
     play_until(60 * MS);
     for (int a = 0; a < plan.nh * plan.nh; a++)
         assert_int_equal(plan.cut[a], 0);
+    ck_plan_free(&plan);
     /* A cut the backend could not apply is lifted. */
     faults[0].at = 0;
     faults[0].duration = 0; /* for good */
