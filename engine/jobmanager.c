@@ -151,7 +151,11 @@ static int is_damaged(const ck_jm *jm, uint64_t id)
 
 /* Where a restart restores from: the newest completed checkpoint still in
  * the store and not found damaged, or the savepoint the job started or
- * resumed from if that is newer (ids are one sequence). 0: from scratch. */
+ * resumed from if that is newer (ids are one sequence). 0: from scratch.
+ * A stop-with-savepoint counts as a checkpoint here: it committed the
+ * sinks' transactions, so a failure while the job stops must restore it
+ * or replay what it committed (Flink 1.15+ recovers from synchronous
+ * savepoints, not from intermediate ones, which commit nothing). */
 static uint64_t latest_checkpoint_point(const ck_jm *jm, ck_restore_point *out)
 {
     memset(out, 0, sizeof(*out));
@@ -159,8 +163,8 @@ static uint64_t latest_checkpoint_point(const ck_jm *jm, ck_restore_point *out)
         *out = jm->base;
     for (size_t i = jm->cc.ncps; i-- > 0;) {
         const ck_cp_record *c = &jm->cc.cps[i];
-        if (c->status == CK_CP_COMPLETED && !c->retired && !(c->flags & CK_CP_FLAG_SAVEPOINT) &&
-            !is_damaged(jm, c->id)) {
+        int restorable = !(c->flags & CK_CP_FLAG_SAVEPOINT) || (c->flags & CK_CP_FLAG_STOP);
+        if (c->status == CK_CP_COMPLETED && !c->retired && restorable && !is_damaged(jm, c->id)) {
             if (c->id > out->id) {
                 out->id = c->id;
                 out->flags = c->flags;
@@ -568,6 +572,19 @@ static int jm_on_message(void *self, uint8_t *msg, size_t len)
         int host = (int)h.arg;
         if (host >= 0 && host < jm->ntm && h.src == CK_EP_TM0 + (uint32_t)host) {
             jm->tm_seen[host] = now;
+            /* It cancelled its part of this attempt (it heard nothing from
+             * us for heartbeat.timeout, though we still heard it). */
+            if (h.epoch == jm->attempt + 1 && jm->state == CK_JOB_RUNNING)
+                for (uint32_t i = 0; i < jm->g->nsubtasks; i++)
+                    if (jm->placement[i] == host && !jm->done[i]) {
+                        char cause[160];
+                        snprintf(cause, sizeof(cause),
+                                 "task manager tm%d cancelled its subtasks: it heard nothing "
+                                 "from the job manager for heartbeat.timeout",
+                                 host);
+                        failover(jm, cause, host);
+                        break;
+                    }
             /* The answer: the task manager watches the job manager too. */
             size_t n;
             uint8_t *m = ck_wire_msg(CK_MSG_HEARTBEAT, CK_EP_JM, h.src, 0, NULL, 0, &n);

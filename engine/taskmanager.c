@@ -43,8 +43,8 @@ uint8_t *ck_tm_deploy_body(uint32_t attempt, const ck_restore_point *from, uint3
 static void heartbeat(ck_tm *tm)
 {
     size_t n;
-    uint8_t *m = ck_wire_msg(CK_MSG_HEARTBEAT, CK_EP_TM0 + (uint32_t)tm->host, CK_EP_JM, 0, NULL,
-                             0, &n);
+    uint8_t *m = ck_wire_msg(CK_MSG_HEARTBEAT, CK_EP_TM0 + (uint32_t)tm->host, CK_EP_JM,
+                             tm->cancelled, NULL, 0, &n);
     if (m) {
         ck_put_u32(m + 16, (uint32_t)tm->host); /* arg */
         tm->plat->ops->send(tm->plat, CK_EP_JM, m, n);
@@ -81,8 +81,11 @@ static int on_deploy(ck_tm *tm, const uint8_t *b, size_t len)
     tm->plat->ops->set_routes(tm->plat, attempt, n, hosts);
     int rc = CK_OK;
     for (uint32_t i = 0; i < n && !rc; i++)
-        if (hosts[i] == tm->host)
+        if (hosts[i] == tm->host) {
             rc = tm->plat->ops->deploy(tm->plat, attempt, i, from.id ? &from : NULL);
+            tm->has_attempt = 1;
+            tm->attempt = attempt;
+        }
     free(hosts);
     return rc;
 }
@@ -148,6 +151,8 @@ static int tm_on_deadline(void *self)
                 tm->host, (double)(now - tm->jm_seen) / 1e9);
         tm->connected = 0;
         tm->plat->ops->undeploy(tm->plat, CK_ATTEMPT_ALL);
+        if (tm->has_attempt)
+            tm->cancelled = tm->attempt + 1;
     }
     if (now >= tm->next_hb) {
         heartbeat(tm);

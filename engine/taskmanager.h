@@ -14,6 +14,11 @@
  * for lost and cancels every subtask it runs, as Flink's task executor
  * does when it disconnects from its job master; it keeps sending
  * heartbeats, and the first one that gets through registers it again.
+ * Its heartbeats carry, as their epoch, 1 + the attempt it cancelled so:
+ * a job manager that did not see the task manager as lost (the cut was
+ * shorter on its side) learns that part of the running attempt is gone
+ * and fails over, as Flink's job master does when a task executor's slot
+ * report no longer holds the slots it allocated.
  *
  *   CONNECTED    --no answer within heartbeat.timeout: cancel all--> DISCONNECTED
  *   DISCONNECTED --an answer arrives--> CONNECTED
@@ -39,6 +44,9 @@ typedef struct ck_tm {
     ck_time jm_seen; /* last answer from the job manager */
     int started;
     int connected;
+    int has_attempt;    /* some subtask of `attempt` was deployed here */
+    uint32_t attempt;   /* the newest such attempt */
+    uint32_t cancelled; /* 1 + the attempt cancelled for the job manager's silence (0: none) */
 } ck_tm;
 
 /* host: this task manager's index, of ntm in the cluster. */

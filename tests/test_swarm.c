@@ -133,6 +133,72 @@ static void test_two_crashes_in_one_instant(void **state)
     cJSON_Delete(run);
 }
 
+/* Found by the swarm (seed 9627): a stop-with-savepoint commits the sinks'
+ * transactions; a crash while the job stops must restore that savepoint
+ * (Flink recovers from synchronous savepoints), not the checkpoint before
+ * it, which replayed what the savepoint had committed: 364 duplicates. */
+static void test_crash_while_stopping_restores_the_stop_savepoint(void **state)
+{
+    (void)state;
+    const char *sc = scenario_with(
+        "stopcrash.json",
+        "[{\"at\": \"740665 us\", \"action\": \"savepoint\"},"
+        " {\"at\": \"788782 us\", \"action\": \"savepoint\", \"stop\": true,"
+        "  \"resume_after\": \"13276 us\"},"
+        " {\"after\": {\"moment\": \"checkpoint_triggered\", \"nth\": 3}, \"at\": \"14 us\","
+        "  \"action\": \"slow_link\", \"host\": \"tm1\", \"latency\": \"10 ms\","
+        "  \"duration\": \"136316 us\"},"
+        " {\"after\": {\"moment\": \"checkpoint_completed\", \"nth\": 3}, \"at\": \"299 us\","
+        "  \"action\": \"crash\", \"host\": \"tm0\", \"restart_after\": \"91762 us\"}]");
+    char args[700];
+    snprintf(args, sizeof(args), "run %s --seed 9627 --out %s/stopcrash -q", sc, tmp);
+    assert_int_equal(chandy("stopcrash", args), 0);
+    cJSON *run = load_run("stopcrash");
+    int stop_id = -1;
+    const cJSON *cp;
+    cJSON_ArrayForEach(cp, at(run, "checkpoints"))
+    {
+        if (!strcmp(at(cp, "kind")->valuestring, "stop-with-savepoint"))
+            stop_id = at(cp, "id")->valueint;
+    }
+    assert_true(stop_id > 0);
+    /* The crash came after the savepoint completed, before the job resumed. */
+    const cJSON *rec = cJSON_GetArrayItem(at(run, "recoveries"), 0);
+    assert_non_null(strstr(at(rec, "cause")->valuestring, "tm0"));
+    assert_int_equal(at(rec, "checkpoint")->valueint, stop_id);
+    const cJSON *c = at(run, "correctness");
+    assert_true(cJSON_IsTrue(at(c, "ok")));
+    assert_int_equal(at(c, "duplicated")->valueint, 0);
+    cJSON_Delete(run);
+}
+
+/* Found by the swarm (seed 1649): tm1's link is down for a little less
+ * than heartbeat.timeout. The task manager hears nothing for longer than
+ * the timeout on its side and cancels its subtasks; the job manager still
+ * heard it in time. The job hung until the time limit; now the task
+ * manager's next heartbeat says it cancelled the attempt, and the job
+ * manager fails over. */
+static void test_job_manager_learns_a_task_manager_cancelled(void **state)
+{
+    (void)state;
+    const char *sc = scenario_with(
+        "tmcancel.json", "[{\"at\": \"1400013 us\", \"action\": \"link_down\","
+                         " \"host\": \"tm1\", \"duration\": \"477620 us\"}]");
+    char args[700];
+    snprintf(args, sizeof(args), "run %s --out %s/tmcancel -q", sc, tmp);
+    assert_int_equal(chandy("tmcancel", args), 0);
+    cJSON *run = load_run("tmcancel");
+    assert_string_equal(at(at(run, "job"), "state")->valuestring, "FINISHED");
+    const cJSON *rec = cJSON_GetArrayItem(at(run, "recoveries"), 0);
+    assert_non_null(rec);
+    assert_non_null(strstr(at(rec, "cause")->valuestring, "tm1 cancelled its subtasks"));
+    /* Noticed once the link was back: after the cut, within a heartbeat interval or two. */
+    double detected = at(rec, "detected_s")->valuedouble;
+    assert_true(detected >= 1.877 && detected <= 1.877 + 0.25);
+    assert_true(cJSON_IsTrue(at(at(run, "correctness"), "ok")));
+    cJSON_Delete(run);
+}
+
 static void test_sockets_refuse_triggered_events(void **state)
 {
     (void)state;
@@ -351,6 +417,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_triggered_crash_at_completion),
         cmocka_unit_test(test_two_crashes_in_one_instant),
+        cmocka_unit_test(test_crash_while_stopping_restores_the_stop_savepoint),
+        cmocka_unit_test(test_job_manager_learns_a_task_manager_cancelled),
         cmocka_unit_test(test_sockets_refuse_triggered_events),
         cmocka_unit_test(test_swarm_ci),
         cmocka_unit_test(test_shard_merge_replay),
