@@ -69,17 +69,28 @@ static const cJSON *at(const cJSON *j, const char *k)
     return x;
 }
 
+/* Runs the swarm scenario with `events` instead of its own (seed 0: the
+ * scenario's), asserts that it exits 0, and returns its run.json. */
+static cJSON *run_events(const char *name, const char *events, unsigned seed)
+{
+    char file[80], args[800], sd[32] = "";
+    snprintf(file, sizeof(file), "%s.json", name);
+    const char *sc = scenario_with(file, events);
+    if (seed)
+        snprintf(sd, sizeof(sd), " --seed %u", seed);
+    snprintf(args, sizeof(args), "run %s%s --out %s/%s -q", sc, sd, tmp, name);
+    assert_int_equal(chandy(name, args), 0);
+    return load_run(name);
+}
+
 static void test_triggered_crash_at_completion(void **state)
 {
     (void)state;
-    const char *sc = scenario_with(
-        "trig.json", "[{\"after\": {\"moment\": \"checkpoint_completed\", \"nth\": 2},"
-                     "  \"at\": \"0 us\", \"action\": \"crash\", \"host\": \"tm0\","
-                     "  \"restart_after\": \"500 ms\"}]");
-    char args[700];
-    snprintf(args, sizeof(args), "run %s --seed 3 --out %s/trig -q", sc, tmp);
-    assert_int_equal(chandy("trig", args), 0);
-    cJSON *run = load_run("trig");
+    cJSON *run = run_events("trig",
+                            "[{\"after\": {\"moment\": \"checkpoint_completed\", \"nth\": 2},"
+                            "  \"at\": \"0 us\", \"action\": \"crash\", \"host\": \"tm0\","
+                            "  \"restart_after\": \"500 ms\"}]",
+                            3);
     const cJSON *f = cJSON_GetArrayItem(at(run, "faults"), 0);
     assert_true(cJSON_IsTrue(at(f, "applied")));
     assert_string_equal(at(at(f, "after"), "moment")->valuestring, "checkpoint_completed");
@@ -113,17 +124,14 @@ static void test_triggered_crash_at_completion(void **state)
 static void test_two_crashes_in_one_instant(void **state)
 {
     (void)state;
-    const char *sc = scenario_with(
-        "two.json", "[{\"after\": {\"moment\": \"checkpoint_triggered\", \"nth\": 1},"
-                    "  \"at\": \"0 us\", \"action\": \"crash\", \"host\": \"tm1\","
-                    "  \"restart_after\": \"200 ms\"},"
-                    " {\"after\": {\"moment\": \"checkpoint_triggered\", \"nth\": 1},"
-                    "  \"at\": \"0 us\", \"action\": \"crash\", \"host\": \"tm0\","
-                    "  \"restart_after\": \"250 ms\"}]");
-    char args[700];
-    snprintf(args, sizeof(args), "run %s --seed 1 --out %s/two -q", sc, tmp);
-    assert_int_equal(chandy("two", args), 0);
-    cJSON *run = load_run("two");
+    cJSON *run = run_events("two",
+                            "[{\"after\": {\"moment\": \"checkpoint_triggered\", \"nth\": 1},"
+                            "  \"at\": \"0 us\", \"action\": \"crash\", \"host\": \"tm1\","
+                            "  \"restart_after\": \"200 ms\"},"
+                            " {\"after\": {\"moment\": \"checkpoint_triggered\", \"nth\": 1},"
+                            "  \"at\": \"0 us\", \"action\": \"crash\", \"host\": \"tm0\","
+                            "  \"restart_after\": \"250 ms\"}]",
+                            1);
     const cJSON *f0 = cJSON_GetArrayItem(at(run, "faults"), 0);
     const cJSON *f1 = cJSON_GetArrayItem(at(run, "faults"), 1);
     assert_true(cJSON_IsTrue(at(f0, "applied")) && cJSON_IsTrue(at(f1, "applied")));
@@ -140,8 +148,8 @@ static void test_two_crashes_in_one_instant(void **state)
 static void test_crash_while_stopping_restores_the_stop_savepoint(void **state)
 {
     (void)state;
-    const char *sc = scenario_with(
-        "stopcrash.json",
+    cJSON *run = run_events(
+        "stopcrash",
         "[{\"at\": \"740665 us\", \"action\": \"savepoint\"},"
         " {\"at\": \"788782 us\", \"action\": \"savepoint\", \"stop\": true,"
         "  \"resume_after\": \"13276 us\"},"
@@ -149,11 +157,8 @@ static void test_crash_while_stopping_restores_the_stop_savepoint(void **state)
         "  \"action\": \"slow_link\", \"host\": \"tm1\", \"latency\": \"10 ms\","
         "  \"duration\": \"136316 us\"},"
         " {\"after\": {\"moment\": \"checkpoint_completed\", \"nth\": 3}, \"at\": \"299 us\","
-        "  \"action\": \"crash\", \"host\": \"tm0\", \"restart_after\": \"91762 us\"}]");
-    char args[700];
-    snprintf(args, sizeof(args), "run %s --seed 9627 --out %s/stopcrash -q", sc, tmp);
-    assert_int_equal(chandy("stopcrash", args), 0);
-    cJSON *run = load_run("stopcrash");
+        "  \"action\": \"crash\", \"host\": \"tm0\", \"restart_after\": \"91762 us\"}]",
+        9627);
     int stop_id = -1;
     const cJSON *cp;
     cJSON_ArrayForEach(cp, at(run, "checkpoints"))
@@ -181,13 +186,10 @@ static void test_crash_while_stopping_restores_the_stop_savepoint(void **state)
 static void test_job_manager_learns_a_task_manager_cancelled(void **state)
 {
     (void)state;
-    const char *sc = scenario_with(
-        "tmcancel.json", "[{\"at\": \"1400013 us\", \"action\": \"link_down\","
-                         " \"host\": \"tm1\", \"duration\": \"477620 us\"}]");
-    char args[700];
-    snprintf(args, sizeof(args), "run %s --out %s/tmcancel -q", sc, tmp);
-    assert_int_equal(chandy("tmcancel", args), 0);
-    cJSON *run = load_run("tmcancel");
+    cJSON *run = run_events("tmcancel",
+                            "[{\"at\": \"1400013 us\", \"action\": \"link_down\","
+                            " \"host\": \"tm1\", \"duration\": \"477620 us\"}]",
+                            0);
     assert_string_equal(at(at(run, "job"), "state")->valuestring, "FINISHED");
     const cJSON *rec = cJSON_GetArrayItem(at(run, "recoveries"), 0);
     assert_non_null(rec);
