@@ -58,7 +58,8 @@ typedef struct ck_backend_result {
     const char *unfinished; /* NULL, or "TIME_LIMIT" (run.json's job.state): the run
                              * stopped at its time limit with the job neither
                              * finished nor failed; jm.failure says more */
-    uint64_t messages, message_bytes;
+    uint64_t messages, message_bytes; /* engine messages sent between endpoints */
+    uint64_t transfers; /* SimGrid: simulated network transfers (frames batched per host pair) */
     char network_model[16];
     char platform_file[600];
     int nfaults;

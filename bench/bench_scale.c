@@ -149,7 +149,7 @@ int main(int argc, char **argv)
         double subtasks = bench_field(run, "job", "subtasks");
         double hosts = bench_field(run, "job", "taskmanagers");
         double records = bench_field(run, "records_in", NULL);
-        double transfers = bench_field(run, "network", "messages");
+        double transfers = bench_field(run, "network", "transfers");
         double sim = bench_field(run, "sim_time_s", NULL);
         double us = records > 0 ? wall * 1e6 / records : 0;
         printf("%-11d %8.0f %5.0f %9.0f %11.0f %9.2f %12.2f %10.2f %9.0f%s\n", ps[i], subtasks,

@@ -82,8 +82,9 @@
 #include "sockets.h"
 #include "storefs.h"
 #include "taskmanager.h"
+#include "transport.h"
 
-#define FRAME_HDR CK_NETFRAME_HDR
+_Static_assert(CK_TP_HDR == CK_NETFRAME_HDR, "one frame header for both sides");
 /* A peer must authenticate within this long after it is accepted... */
 #define HS_TIMEOUT CK_NS_PER_S
 /* ...and at most this many may be trying at once (the oldest is closed). */
@@ -149,18 +150,10 @@ typedef struct conn {
     int evicted;                   /* ...or at once: too many were trying */
     ck_netframe fr;                /* incoming: bytes read, not yet framed */
     size_t counted;                /* of them, counted in the process's total */
-    uint8_t *out;   /* bytes to write */
-    size_t out_len, out_cap, out_off;
+    /* outgoing: the frames to write, held by cuts, delayed and paced by
+     * slow links as the shared transport says (transport.h) */
+    ck_tp_out tx;
     int want_write;
-    /* slow links: frames wait until their release time (marks, in order:
-     * the bytes up to `end` go at `at`), and bytes go no faster than the
-     * link allows (not before next_ok) */
-    struct mark {
-        size_t end;
-        ck_time at;
-    } *marks;
-    int mhead, mtail, mcap;
-    ck_time next_ok;
 } conn;
 
 /* Where the subtasks of one attempt run. */
@@ -288,21 +281,6 @@ static msgq_item *q_pop(net_node *n)
 
 /* ---- connections -------------------------------------------------------------- */
 
-static int grow(uint8_t **p, size_t *cap, size_t need)
-{
-    if (need <= *cap)
-        return CK_OK;
-    size_t c = *cap ? *cap : 65536;
-    while (c < need)
-        c *= 2;
-    uint8_t *q = realloc(*p, c);
-    if (!q)
-        return CK_ENOMEM;
-    *p = q;
-    *cap = c;
-    return CK_OK;
-}
-
 static void set_nonblock(int fd)
 {
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
@@ -317,8 +295,7 @@ static void conn_free(conn *c)
     if (c->fd >= 0)
         close(c->fd);
     ck_netframe_free(&c->fr);
-    free(c->out);
-    free(c->marks);
+    ck_tp_free(&c->tx);
     free(c);
 }
 
@@ -341,42 +318,13 @@ static void shape(const net_world *w, int peer, int64_t *rate, int64_t *lat)
     }
 }
 
-/* The bytes of c up to offset end may go at time at. */
-static int push_mark(conn *c, size_t end, ck_time at)
-{
-    if (c->mtail > c->mhead && c->marks[c->mtail - 1].at > at)
-        at = c->marks[c->mtail - 1].at; /* in order */
-    if (c->mtail == c->mcap) {
-        if (c->mhead > 0) {
-            memmove(c->marks, c->marks + c->mhead, (size_t)(c->mtail - c->mhead) * sizeof(*c->marks));
-            c->mtail -= c->mhead;
-            c->mhead = 0;
-        } else {
-            int cap = c->mcap ? c->mcap * 2 : 64;
-            struct mark *m = realloc(c->marks, (size_t)cap * sizeof(*m));
-            if (!m)
-                return CK_ENOMEM;
-            c->marks = m;
-            c->mcap = cap;
-        }
-    }
-    c->marks[c->mtail++] = (struct mark){end, at};
-    return CK_OK;
-}
-
 /* When a paced or delayed connection can write again (CK_TIME_NEVER: now
  * or when the socket lets it). */
 static ck_time conn_wake(const net_world *w, const conn *c, ck_time now)
 {
-    if (c->out_off >= c->out_len || c->auth.state != CK_NETAUTH_DONE ||
-        (w->cut && w->cut[c->peer_host] > 0))
+    if (c->auth.state != CK_NETAUTH_DONE || (w->cut && w->cut[c->peer_host] > 0))
         return CK_TIME_NEVER;
-    ck_time t = CK_TIME_NEVER;
-    if (c->mhead < c->mtail && c->marks[c->mhead].at > now)
-        t = c->marks[c->mhead].at;
-    if (c->next_ok > now)
-        t = CK_MAX(t == CK_TIME_NEVER ? 0 : t, c->next_ok);
-    return t;
+    return ck_tp_wake(&c->tx, now);
 }
 
 static void want_write(net_world *w, conn *c, int on)
@@ -437,38 +385,23 @@ static int conn_flush(net_world *w, conn *c)
         want_write(w, c, 0);
         return CK_OK;
     }
-    if (c->outgoing && w->cut && w->cut[c->peer_host] > 0)
-        return CK_OK; /* cut off: the bytes wait, as TCP would retransmit them */
-    size_t end = c->out_len;
-    int64_t rate = 0, lat = 0;
-    if (c->outgoing && (c->mhead < c->mtail || c->next_ok)) {
-        /* A slow link: what was sent waits for its latency... */
-        ck_time now = world_now(w);
-        while (c->mhead < c->mtail && c->marks[c->mhead].at <= now)
-            c->mhead++;
-        if (c->mhead < c->mtail)
-            end = c->mhead > 0 ? c->marks[c->mhead - 1].end : c->out_off;
-        if (end < c->out_off)
-            end = c->out_off;
-        /* ...and goes at the link's pace, 10 ms of it at a time. */
-        shape(w, c->peer_host, &rate, &lat);
-        if (rate > 0) {
-            if (now < c->next_ok)
-                return CK_OK;
-            size_t chunk = (size_t)CK_MAX(rate / 100, 1024);
-            if (end - c->out_off > chunk)
-                end = c->out_off + chunk;
-            c->next_ok = CK_MAX(c->next_ok, now) + (ck_time)((double)(end - c->out_off) * 1e9 / (double)rate);
-        } else {
-            c->next_ok = 0;
-        }
+    if (!c->outgoing || !ck_tp_pending(&c->tx)) {
+        want_write(w, c, 0);
+        return CK_OK;
     }
-    if ((rc = write_upto(w, c, c->out, &c->out_off, end)) <= 0)
+    if (w->cut && w->cut[c->peer_host] > 0)
+        return CK_OK; /* cut off: the bytes wait, as TCP would retransmit them */
+    /* A slow link: what was sent waits for its latency, and goes at the
+     * link's pace (transport.h). */
+    int64_t rate = 0, lat = 0;
+    shape(w, c->peer_host, &rate, &lat);
+    size_t end = ck_tp_due(&c->tx, world_now(w), rate), off = c->tx.off;
+    rc = write_upto(w, c, c->tx.buf, &off, end);
+    ck_tp_sent(&c->tx, off);
+    if (rc <= 0)
         return rc;
-    if (c->out_off < c->out_len)
+    if (ck_tp_pending(&c->tx))
         return CK_OK; /* the rest waits for the slow link */
-    c->out_off = c->out_len = 0;
-    c->mhead = c->mtail = 0;
     want_write(w, c, 0);
     return CK_OK;
 }
@@ -613,24 +546,15 @@ static int send_now(net_node *n, uint32_t dst, uint8_t *msg, size_t len)
         return CK_OK;
     }
     conn *c = out_conn(w, host);
-    if (!c || grow(&c->out, &c->out_cap, c->out_len + FRAME_HDR + len)) {
+    if (!c) {
         free(msg);
         return CK_EUNREACH;
     }
-    uint8_t *f = c->out + c->out_len;
-    ck_put_u32(f, (uint32_t)(8 + len));
-    ck_put_u32(f + 4, dst);
-    ck_put_u32(f + 8, p->endpoint);
-    memcpy(f + FRAME_HDR, msg, len);
-    c->out_len += FRAME_HDR + len;
-    free(msg);
     int64_t rate, lat;
     shape(w, host, &rate, &lat);
-    if ((lat > 0 || c->mhead < c->mtail) && push_mark(c, c->out_len, world_now(w) + lat))
-        return CK_ENOMEM;
-    if (rate > 0 && !c->next_ok)
-        c->next_ok = world_now(w); /* paced from now on */
-    return CK_OK;
+    int rc = ck_tp_put(&c->tx, dst, p->endpoint, msg, len, world_now(w), lat, rate);
+    free(msg);
+    return rc;
 }
 
 static void op_cpu(ck_platform *p, double flops)
@@ -1420,7 +1344,7 @@ static void flush_all(net_world *w)
 {
     for (int h = 0; h <= w->ntm; h++) {
         conn *c = w->out_conn[h];
-        if (c && (c->out_len > c->out_off || c->hs_len > c->hs_off) && conn_flush(w, c)) {
+        if (c && (ck_tp_pending(&c->tx) || c->hs_len > c->hs_off) && conn_flush(w, c)) {
             /* The peer is gone: drop the connection; a later send reconnects. */
             epoll_ctl(w->epfd, EPOLL_CTL_DEL, c->fd, NULL);
             conn_free(c);

@@ -443,6 +443,7 @@ cJSON *ck_report_runjson(const ck_run *r, const ck_verdict *v)
         /* Every message of the run; the socket backend only sees its own process's. */
         cJSON_AddNumberToObject(net, "messages", (double)r->res.messages);
         cJSON_AddNumberToObject(net, "message_bytes", (double)r->res.message_bytes);
+        cJSON_AddNumberToObject(net, "transfers", (double)r->res.transfers);
     }
     cJSON_AddNumberToObject(net, "buffers", (double)bufs);
     cJSON_AddNumberToObject(net, "buffer_bytes", (double)bytes);

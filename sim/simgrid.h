@@ -48,7 +48,9 @@ double ck_sim_run_all(ck_sim *s, double limit_s);
 /* 1 when ck_sim_run_all stopped the simulation at its limit. */
 int ck_sim_reached_limit(const ck_sim *s);
 
-void ck_sim_stats(const ck_sim *s, uint64_t *messages, uint64_t *bytes);
+/* Engine messages sent and their bytes; simulated transfers (batches of
+ * frames between hosts, and store answers). */
+void ck_sim_stats(const ck_sim *s, uint64_t *messages, uint64_t *bytes, uint64_t *transfers);
 void ck_sim_del(ck_sim *s);
 
 #endif

@@ -1,6 +1,6 @@
 /*
  * test_netframe.c - the socket backend's frame parser and frame admission
- * (net/netframe.c), driven with byte buffers: frames split at every byte,
+ * (backend/netframe.c), driven with byte buffers: frames split at every byte,
  * two in one read, oversized and malformed ones, the per-connection cap,
  * and frames whose source is not the peer that authenticated.
  */

@@ -1,5 +1,5 @@
 /*
- * fuzz_netframe - the socket backend's frame parser (net/netframe.h) on
+ * fuzz_netframe - the frame parser (backend/netframe.h) on
  * arbitrary bytes, as a connection receives them, and the admission of
  * every frame it hands out.
  *

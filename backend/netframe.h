@@ -1,9 +1,10 @@
 /*
- * netframe.h - the socket backend's frames: a sans-I/O parser of the bytes
- * one connection received, and the check that a frame's engine message
- * names the endpoints the frame carries.
+ * netframe.h - the frames of a connection between two hosts (both
+ * backends: transport.h queues them): a sans-I/O parser of the bytes one
+ * connection received, and for the socket backend the check that a
+ * frame's engine message names the endpoints the frame carries.
  *
- * A frame on a connection between two host processes is
+ * A frame on a connection between two hosts is
  *
  *   u32 length (of what follows) | u32 destination endpoint |
  *   u32 source endpoint | engine message (wire.h: 28-byte header, body)
