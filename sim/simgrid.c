@@ -51,6 +51,7 @@
 #include <xbt/log.h>
 
 #include "error.h"
+#include "drive.h"
 #include "faultplan.h"
 #include "netframe.h"
 #include "sgshim.h"
@@ -61,7 +62,7 @@
 #include "taskmanager.h"
 #include "transport.h"
 
-enum { ITEM_MSG, ITEM_DONE, ITEM_PEER_LOST, ITEM_BATCH };
+enum { ITEM_MSG, ITEM_DONE, ITEM_BATCH };
 
 typedef struct item {
     struct item *next;
@@ -101,15 +102,22 @@ typedef struct sim_host {
     int tx_kicked;
     sim_conn *list;    /* connections with bytes waiting, not yet on the wire */
     ck_netframe rx;    /* frames cut out of the batches that arrive */
-    int up;            /* its sender and receiver run */
+    int up;            /* its driver, sender and receiver run */
+    unsigned incarnation; /* how many times it was started */
+    /* its driver: the nodes it runs, woken for each thing put in their
+     * inboxes; the host's cores, and background work finishing on them */
+    struct sim_node *nodes, *nodes_tail;
+    sg_sem_t wake;
+    ck_cores cores;
+    ck_dlater later;
 } sim_host;
 
 typedef struct sim_node {
     ck_platform plat; /* first member: a ck_platform * is a sim_node * */
     sim_world *w;
-    ck_node node;
+    ck_dnode d;       /* the node, its inbox, busy spell and outbox (drive.h);
+                       * d.dead: stopped or crashed, its mail is dropped */
     int ends_run;
-    int dead;         /* stopped or crashed: its loop ends, its mail is dropped */
     int host_index;   /* task manager index, -1 for others */
     int net_host;     /* host in the network: task managers 0..ntm-1, jm ntm */
     int is_task;
@@ -118,11 +126,11 @@ typedef struct sim_node {
     ck_tm *tm;        /* owned (task managers) */
     sg_host_t host;
     char mbname[32];  /* its name in logs */
-    sg_sem_t wake;    /* released for each thing put in its inbox (wake()) */
-    item *head, *tail;
     uint8_t *talked;  /* bit per network host it exchanged frames with */
     uint32_t talked_len;
-    struct sim_node *all_next; /* every node ever made, for teardown */
+    int on_host;      /* on its host's list of nodes to drive */
+    struct sim_node *host_next; /* the nodes its host's driver runs */
+    struct sim_node *all_next;  /* every node ever made, for teardown */
 } sim_node;
 
 struct ck_sim {
@@ -292,25 +300,19 @@ static int map_put(sim_world *w, sim_node *n)
 
 /* ---- inboxes ------------------------------------------------------------------ */
 
-static void inbox_push(sim_node *n, item *it)
+/* Wakes the driver of node n's host (something is in n's inbox, or n stopped). */
+static void wake(sim_node *n)
 {
-    it->next = NULL;
-    if (n->tail)
-        n->tail->next = it;
-    else
-        n->head = it;
-    n->tail = it;
+    sim_world *w = n->w;
+    if (n->net_host < w->nnet && w->hosts[n->net_host].w)
+        sg_sem_release(w->hosts[n->net_host].wake);
 }
 
-static item *inbox_pop(sim_node *n)
+/* Puts an entry in node n's inbox and wakes its driver; data is taken. */
+static void post(sim_node *n, int kind, uint64_t token, int status, uint8_t *data, size_t len)
 {
-    item *it = n->head;
-    if (it) {
-        n->head = it->next;
-        if (!n->head)
-            n->tail = NULL;
-    }
-    return it;
+    if (ck_drive_post(&n->d, kind, token, status, data, len) == CK_OK)
+        wake(n);
 }
 
 /* Node n exchanged frames with network host h (it hears when h is lost). */
@@ -381,27 +383,19 @@ static void deliver(sim_world *w, int from, uint32_t dst, uint32_t src, uint8_t 
         limbo_push(w, dst, src, msg, len);
         return;
     }
-    if (n->dead) {
-        free(msg);
-        return;
-    }
-    item *it = item_new(w, (item){.kind = ITEM_MSG, .src = src, .dst = dst, .data = msg,
-                                  .len = len});
-    if (!it) {
+    if (n->d.dead) {
         free(msg);
         return;
     }
     talk_mark(n, from);
-    inbox_push(n, it);
-    sg_sem_release(n->wake);
+    post(n, CK_DMSG_MESSAGE, 0, 0, msg, len);
 }
 
 /* ---- platform operations ---------------------------------------------------------- */
 
 static ck_time op_now(ck_platform *p)
 {
-    CK_UNUSED(p);
-    return sim_now_ns();
+    return ck_drive_now(&((sim_node *)p)->d, sim_now_ns());
 }
 
 /* The network host of endpoint ep: its node's, or for a subtask not
@@ -656,17 +650,19 @@ static void rx_main(int argc, char **argv)
         item *it = p;
         if (it->kind == ITEM_BATCH) {
             on_batch(w, hs, it);
-        } else if (!it->to || it->to->dead) {
+        } else if (!it->to || it->to->d.dead) {
             item_free(it);
         } else {
-            sim_node *n = it->to;
-            inbox_push(n, it);
-            sg_sem_release(n->wake);
+            /* A store answer: its data goes on to the node. */
+            post(it->to, CK_DMSG_COMPLETE, it->token, it->status, it->data, it->len);
+            item_release(it);
         }
     }
 }
 
-/* Starts host h's sender and receiver (again after a crash). */
+static void driver_main(int argc, char **argv);
+
+/* Starts host h's driver, sender and receiver (again after a crash). */
 static int host_up(sim_world *w, int h, sg_host_t host)
 {
     sim_host *hs = host_get(w, h);
@@ -677,15 +673,31 @@ static int host_up(sim_world *w, int h, sg_host_t host)
     if (!hs->w) {
         hs->w = w;
         hs->host = host;
-        snprintf(hs->mbname, sizeof(hs->mbname), "net%d", h);
-        hs->mb = sg_mailbox_by_name(hs->mbname);
         hs->tx_wake = sg_sem_init(0);
+        hs->wake = sg_sem_init(0);
         ck_netframe_init(&hs->rx, CK_NETFRAME_CAP);
+        int cores = sg_host_core_count(host);
+        double speed = sg_host_get_nb_pstates(host) > 0 ? sg_host_get_pstate_speed(host, 0)
+                                                         : sg_host_get_speed(host);
+        if (ck_cores_init(&hs->cores, cores, speed))
+            return CK_ENOMEM;
     }
+    /* A mailbox per incarnation of the host: SimGrid 3.32 left a transfer
+     * posted to a restarted host's mailbox, whose permanent receiver had
+     * died in the crash, undelivered to the new receiver (seed 49 of
+     * swarm-crash stalled on it). */
+    snprintf(hs->mbname, sizeof(hs->mbname), "net%d.%u", h, hs->incarnation++);
+    hs->mb = sg_mailbox_by_name(hs->mbname);
     drain(hs->tx_wake);
+    drain(hs->wake);
     hs->tx_kicked = 0;
     hs->list = NULL;
+    for (int i = 0; i < hs->cores.n; i++)
+        hs->cores.free[i] = 0; /* a restarted host: its cores are idle */
     hs->up = 1;
+    sg_actor_t drv = sg_actor_init("driver", host);
+    sg_actor_set_data(drv, hs);
+    sg_actor_start(drv, driver_main, 0, NULL);
     sg_actor_t rx = sg_actor_init("rx", host);
     sg_actor_set_data(rx, hs);
     sg_actor_start(rx, rx_main, 0, NULL);
@@ -707,6 +719,10 @@ static void host_crashed(sim_world *w, int h)
         hs->list = NULL;
         ck_netframe_free(&hs->rx);
         ck_netframe_init(&hs->rx, CK_NETFRAME_CAP);
+        ck_dlater_clear(&hs->later);
+        for (sim_node *n = hs->nodes; n; n = n->host_next)
+            n->on_host = 0;
+        hs->nodes = hs->nodes_tail = NULL; /* all dead */
     }
     for (int o = 0; o < w->conns_n; o++) {
         sim_conn *c = conn_find(w, h, o);
@@ -717,9 +733,10 @@ static void host_crashed(sim_world *w, int h)
     }
 }
 
-static int op_send(ck_platform *p, uint32_t dst, uint8_t *msg, size_t len)
+/* Sends a message now (the node is not busy). */
+static int send_now(sim_node *n, uint32_t dst, uint8_t *msg, size_t len)
 {
-    sim_node *n = (sim_node *)p;
+    ck_platform *p = &n->plat;
     sim_world *w = n->w;
     watch_send(w, p->endpoint, msg, len);
     w->messages++;
@@ -749,6 +766,20 @@ static int op_send(ck_platform *p, uint32_t dst, uint8_t *msg, size_t len)
     if (!c->busy && !is_cut(w, n->net_host, to))
         conn_kick(w, c);
     return CK_OK;
+}
+
+static void send_held(void *ctx, ck_dnode *d, uint32_t dst, uint8_t *msg, size_t len)
+{
+    CK_UNUSED(d);
+    send_now(ctx, dst, msg, len);
+}
+
+static int op_send(ck_platform *p, uint32_t dst, uint8_t *msg, size_t len)
+{
+    sim_node *n = (sim_node *)p;
+    if (ck_drive_busy(&n->d, sim_now_ns()))
+        return ck_drive_hold(&n->d, dst, msg, len); /* it leaves when the work is done */
+    return send_now(n, dst, msg, len);
 }
 
 /* After a network fault ends: what was held and can go now, goes. */
@@ -784,11 +815,19 @@ static void wait_reachable(sim_world *w, int a, int b)
     }
 }
 
+/* The slow_cpu factor in force on network host h (1: none). */
+static double cpu_factor(const sim_world *w, int h)
+{
+    return w->plan.cpu && h >= 0 && h < w->plan.nh ? w->plan.cpu[h] : 1.0;
+}
+
+/* CPU work: the node is busy on one of its host's cores (drive.h). */
 static void op_cpu(ck_platform *p, double flops)
 {
-    CK_UNUSED(p);
-    if (flops > 0)
-        sg_actor_execute(flops);
+    sim_node *n = (sim_node *)p;
+    sim_world *w = n->w;
+    ck_drive_cpu(&n->d, &w->hosts[n->net_host].cores, sim_now_ns(), flops,
+                 cpu_factor(w, n->net_host));
 }
 
 typedef struct store_job {
@@ -803,7 +842,7 @@ typedef struct store_job {
 static void send_store_done(sim_node *n, uint64_t token, int status, uint8_t *data, size_t len)
 {
     wait_reachable(n->w, n->w->ntm + 1, n->net_host);
-    if (n->dead) {
+    if (n->d.dead) {
         /* Its host went down (SimGrid asserts on a transfer to a host that
          * is off): the answer has nobody to go to. */
         free(data);
@@ -1031,38 +1070,22 @@ static int op_output_abort(ck_platform *p, uint32_t sink, uint64_t txn)
     return w->have_sinks ? sink_rc(w, ck_sinkfs_abort(&w->sinks, sink, txn)) : CK_EIO;
 }
 
-typedef struct bg_job {
-    sim_node *n;
-    double flops;
-    uint64_t token;
-} bg_job;
-
-/* On the node's host, beside the node: compute, then report. */
-static void background_main(int argc, char **argv)
-{
-    CK_UNUSED(argc);
-    CK_UNUSED(argv);
-    bg_job *j = sg_actor_self_get_data();
-    if (j->flops > 0)
-        sg_actor_execute(j->flops);
-    item *it = item_new(j->n->w, (item){.kind = ITEM_DONE, .src = UINT32_MAX, .token = j->token});
-    if (it) {
-        inbox_push(j->n, it);
-        sg_sem_release(j->n->wake);
-    }
-    free(j);
-}
-
+/* Work beside the node (an asynchronous snapshot): a core of its host from
+ * the end of the node's own work, then its completion. */
 static void op_cpu_background(ck_platform *p, double flops, uint64_t token)
 {
     sim_node *n = (sim_node *)p;
-    bg_job *j = malloc(sizeof(*j));
-    if (!j)
+    sim_world *w = n->w;
+    sim_host *hs = &w->hosts[n->net_host];
+    ck_dmsg *m = malloc(sizeof(*m));
+    if (!m)
         return;
-    *j = (bg_job){n, flops, token};
-    sg_actor_t a = sg_actor_init("background", n->host);
-    sg_actor_set_data(a, j);
-    sg_actor_start(a, background_main, 0, NULL);
+    *m = (ck_dmsg){.kind = CK_DMSG_COMPLETE, .token = token, .to = &n->d};
+    ck_time now = op_now(p);
+    ck_dlater_add(&hs->later, m, flops > 0 ? ck_cores_run(&hs->cores, now, flops,
+                                                          cpu_factor(w, n->net_host))
+                                           : now);
+    wake(n);
 }
 
 static void op_log(ck_platform *p, int level, const char *line)
@@ -1112,49 +1135,51 @@ static const ck_platform_ops sim_ops = {
 
 /* ---- actors ------------------------------------------------------------------------ */
 
-static void node_main(int argc, char **argv)
+/*
+ * A host's driver: runs every node of the host (drive.h). A pass gives
+ * each node that is not busy a step at the current time, after sending
+ * what it held while busy; the driver then sleeps until a node's busy
+ * spell ends, a deadline passes, background work completes, or something
+ * is put in an inbox. When the node that ends the run finishes, every
+ * actor is stopped.
+ */
+static void driver_main(int argc, char **argv)
 {
     CK_UNUSED(argc);
     CK_UNUSED(argv);
-    sim_node *n = sg_actor_self_get_data();
-    const ck_node_ops *ops = n->node.ops;
-    void *self = n->node.self;
-    while (!n->dead && !ops->finished(self)) {
-        drain(n->wake);
+    sim_host *hs = sg_actor_self_get_data();
+    for (;;) {
+        drain(hs->wake);
         ck_time now = sim_now_ns();
-        if (ops->deadline(self) <= now)
-            ops->on_deadline(self);
-        item *it;
-        while (!n->dead && (it = inbox_pop(n))) {
-            if (it->kind == ITEM_MSG) {
-                ops->on_message(self, it->data, it->len);
-                item_release(it);
-            } else if (it->kind == ITEM_PEER_LOST) {
-                ops->on_peer_lost(self, (int)it->token);
-                item_release(it);
-            } else {
-                ops->on_complete(self, it->token, it->status, it->data, it->len);
-                item_release(it);
+        ck_time next = ck_dlater_run(&hs->later, now);
+        int more = 0;
+        sim_node **pp = &hs->nodes, *n, *last = NULL;
+        while ((n = *pp)) {
+            if (n->d.busy_until <= now)
+                ck_drive_release(&n->d, send_held, n);
+            int r = ck_drive_step(&n->d, now);
+            if (r < 0) {
+                if (n->ends_run && !n->d.dead) {
+                    sg_actor_kill_all(); /* the run is over: stop what is left */
+                    return;
+                }
+                *pp = n->host_next; /* stopped: off the list */
+                n->on_host = 0;
+                continue;
             }
+            more |= r > 0;
+            next = CK_MIN(next, ck_drive_next(&n->d, now));
+            last = n;
+            pp = &n->host_next;
         }
-        if (n->dead)
-            break;
-        int more = ops->work(self);
-        if (n->dead || ops->finished(self))
-            break;
-        if (more > 0 || n->head)
+        hs->nodes_tail = last;
+        if (more || next <= now)
             continue;
-        ck_time d = ops->deadline(self);
-        now = sim_now_ns();
-        if (d <= now)
-            continue;
-        if (d == CK_TIME_NEVER)
-            sg_sem_acquire(n->wake);
+        if (next == CK_TIME_NEVER)
+            sg_sem_acquire(hs->wake);
         else
-            sg_sem_acquire_timeout(n->wake, (double)(d - now) / 1e9);
+            sg_sem_acquire_timeout(hs->wake, (double)(next - now) / 1e9);
     }
-    if (n->ends_run)
-        sg_actor_kill_all(); /* the run is over: stop what is left */
 }
 
 /* ---- the world ---------------------------------------------------------------- */
@@ -1262,7 +1287,6 @@ ck_platform *ck_sim_endpoint(ck_sim *w, uint32_t ep, const char *host, int host_
     n->w = w;
     n->host = h;
     snprintf(n->mbname, sizeof(n->mbname), "ep%u", ep);
-    n->wake = sg_sem_init(0);
     n->all_next = w->all;
     w->all = n;
     if (map_put(w, n))
@@ -1274,8 +1298,8 @@ ck_platform *ck_sim_endpoint(ck_sim *w, uint32_t ep, const char *host, int host_
         item *it = *pp;
         if (it->dst == ep) {
             *pp = it->next;
-            inbox_push(n, it);
-            sg_sem_release(n->wake);
+            post(n, CK_DMSG_MESSAGE, 0, 0, it->data, it->len);
+            item_release(it);
         } else {
             w->limbo_tail = it;
             pp = &it->next;
@@ -1286,17 +1310,25 @@ ck_platform *ck_sim_endpoint(ck_sim *w, uint32_t ep, const char *host, int host_
 
 int ck_sim_attach(ck_sim *w, uint32_t ep, ck_node node, const char *name, int ends_run)
 {
+    CK_UNUSED(name);
     sim_node *n = node_of(w, ep);
-    if (!n)
+    if (!n || n->on_host)
         return CK_EINVAL;
-    n->node = node;
+    n->d.node = node;
     n->ends_run = ends_run;
     int rc = host_up(w, n->net_host, n->host);
     if (rc)
         return rc;
-    sg_actor_t a = sg_actor_init(name, n->host);
-    sg_actor_set_data(a, n);
-    sg_actor_start(a, node_main, 0, NULL);
+    /* Its host's driver runs it from now on. */
+    sim_host *hs = &w->hosts[n->net_host];
+    n->on_host = 1;
+    n->host_next = NULL;
+    if (hs->nodes_tail)
+        hs->nodes_tail->host_next = n;
+    else
+        hs->nodes = n;
+    hs->nodes_tail = n;
+    wake(n);
     return CK_OK;
 }
 
@@ -1351,12 +1383,8 @@ void ck_sim_del(ck_sim *w)
     sim_node *n = w->all;
     while (n) {
         sim_node *next = n->all_next;
-        item *it;
-        while ((it = inbox_pop(n)))
-            item_free(it);
+        ck_drive_clear(&n->d);
         free(n->talked);
-        if (n->wake)
-            sg_sem_destroy(n->wake);
         ck_task_del(n->task);
         free(n->tm);
         free(n);
@@ -1381,7 +1409,10 @@ void ck_sim_del(ck_sim *w)
     for (int h = 0; h < w->nnet; h++)
         if (w->hosts[h].w) {
             sg_sem_destroy(w->hosts[h].tx_wake);
+            sg_sem_destroy(w->hosts[h].wake);
             ck_netframe_free(&w->hosts[h].rx);
+            ck_cores_free(&w->hosts[h].cores);
+            ck_dlater_clear(&w->hosts[h].later);
         }
     free(w->hosts);
     if (w->inj_wake)
@@ -1414,7 +1445,7 @@ static int op_deploy(ck_platform *p, uint32_t attempt, uint32_t global,
     const ck_graph *g = w->env->g;
     uint32_t ep = ck_ep_task(g, attempt, global);
     sim_node *old = node_of(w, ep);
-    if (old && !old->dead)
+    if (old && !old->d.dead)
         return CK_EEXIST;
     ck_platform *tp = ck_sim_endpoint(w, ep, sg_host_get_name(tmn->host), tmn->host_index);
     if (!tp)
@@ -1424,7 +1455,7 @@ static int op_deploy(ck_platform *p, uint32_t attempt, uint32_t global,
     n->attempt = attempt;
     n->task = ck_task_new(w->env, tp, global, attempt, from);
     if (!n->task) {
-        n->dead = 1;
+        n->d.dead = 1;
         return CK_ENOMEM;
     }
     char name[200];
@@ -1437,15 +1468,15 @@ static int op_deploy(ck_platform *p, uint32_t attempt, uint32_t global,
 
 static void node_stop(sim_node *n)
 {
-    n->dead = 1;
-    sg_sem_release(n->wake); /* its loop sees it and ends */
+    n->d.dead = 1;
+    wake(n); /* its driver sees it and drops it */
 }
 
 static void op_undeploy(ck_platform *p, uint32_t attempt)
 {
     sim_node *tmn = (sim_node *)p;
     for (sim_node *n = tmn->w->all; n; n = n->all_next)
-        if (n->is_task && !n->dead && (n->attempt == attempt || attempt == CK_ATTEMPT_ALL) &&
+        if (n->is_task && !n->d.dead && (n->attempt == attempt || attempt == CK_ATTEMPT_ALL) &&
             n->host_index == tmn->host_index)
             node_stop(n);
 }
@@ -1471,8 +1502,8 @@ static void crash_host(sim_world *w, int h)
 {
     w->tm_down[h] = 1; /* nothing new is sent to it (host_down) */
     for (sim_node *n = w->all; n; n = n->all_next)
-        if (n->host_index == h && !n->dead)
-            n->dead = 1;
+        if (n->host_index == h && !n->d.dead)
+            n->d.dead = 1;
     /* Transfers to it that other actors posted in this scheduling round
      * start before it goes off (SimGrid 3.32 asserts when a transfer
      * starts towards a host that is off; one that is running when the
@@ -1482,16 +1513,8 @@ static void crash_host(sim_world *w, int h)
     sg_host_turn_off(w->tm_hosts[h]);
     host_crashed(w, h);
     for (sim_node *n = w->all; n; n = n->all_next) {
-        if (n->dead)
-            continue;
-        if (talk_forget(n, h)) {
-            item *it = item_new(
-                w, (item){.kind = ITEM_PEER_LOST, .src = UINT32_MAX, .token = (uint64_t)h});
-            if (it) {
-                inbox_push(n, it);
-                sg_sem_release(n->wake);
-            }
-        }
+        if (!n->d.dead && talk_forget(n, h))
+            post(n, CK_DMSG_PEER_LOST, (uint64_t)h, 0, NULL, 0);
     }
 }
 
@@ -1646,18 +1669,14 @@ static void trigger_savepoint(sim_world *w, ck_fault_run *f)
     uint8_t body[CK_SAVEPOINT_BODY];
     ck_put_i64(body, f->spec->resume_after);
     uint8_t *m = ck_wire_msg(CK_MSG_SAVEPOINT, CK_EP_CLIENT, CK_EP_JM, 0, body, sizeof(body), &n);
-    item *it = jm && !jm->dead && m ? item_new(w, (item){.kind = ITEM_MSG, .src = CK_EP_CLIENT,
-                                                          .data = m, .len = n})
-                                    : NULL;
-    if (!it) {
+    if (!jm || jm->d.dead || !m) {
         free(m);
         f->failed = 1;
         snprintf(f->detail, sizeof(f->detail), "the job manager is not there");
         return;
     }
     ck_put_u32(m + 16, (uint32_t)f->spec->stop);
-    inbox_push(jm, it);
-    sg_sem_release(jm->wake);
+    post(jm, CK_DMSG_MESSAGE, 0, 0, m, n);
 }
 
 static void fault_start(injector *in, int i)

@@ -180,6 +180,33 @@ static void test_crash_while_stopping_restores_the_stop_savepoint(void **state)
     cJSON_Delete(run);
 }
 
+/* Found by the swarm (seed 49, with one connection per pair of hosts): a
+ * transfer to a task manager that had crashed and restarted sat in its
+ * host's mailbox, whose permanent receiver died in the crash, and never
+ * reached the new receiver; the job stalled until the time limit. Each
+ * incarnation of a host now has its own mailbox. */
+static void test_restarted_host_gets_its_mail(void **state)
+{
+    (void)state;
+    cJSON *run = run_events(
+        "restarted",
+        "[{\"at\": \"909407 us\", \"action\": \"partition\","
+        "  \"groups\": [[\"jm\", \"tm1\", \"tm2\", \"store\"], [\"tm0\"]], \"duration\": \"2871 us\"},"
+        " {\"at\": \"997834 us\", \"action\": \"crash\", \"host\": \"tm0\", \"restart_after\": \"30171 us\"},"
+        " {\"at\": \"1597355 us\", \"action\": \"crash\", \"host\": \"tm1\", \"restart_after\": \"61059 us\"}]",
+        49);
+    assert_string_equal(at(at(run, "job"), "state")->valuestring, "FINISHED");
+    const cJSON *rec;
+    int restored = 0;
+    cJSON_ArrayForEach(rec, at(run, "recoveries"))
+    {
+        restored += cJSON_IsNumber(at(rec, "restored_s"));
+    }
+    assert_int_equal(restored, 2);
+    assert_true(cJSON_IsTrue(at(at(run, "correctness"), "ok")));
+    cJSON_Delete(run);
+}
+
 /* Found by the swarm (seed 1649): tm1's link is down for a little less
  * than heartbeat.timeout. The task manager hears nothing for longer than
  * the timeout on its side and cancels its subtasks; the job manager still
@@ -423,6 +450,7 @@ int main(void)
         cmocka_unit_test(test_triggered_crash_at_completion),
         cmocka_unit_test(test_two_crashes_in_one_instant),
         cmocka_unit_test(test_crash_while_stopping_restores_the_stop_savepoint),
+        cmocka_unit_test(test_restarted_host_gets_its_mail),
         cmocka_unit_test(test_job_manager_learns_a_task_manager_cancelled),
         cmocka_unit_test(test_sockets_refuse_triggered_events),
         cmocka_unit_test(test_swarm_ci),

@@ -1,0 +1,133 @@
+/*
+ * drive.h - how a backend drives the nodes of one host (node.h), the same
+ * on both backends: their inboxes, their CPU as virtual time on the host's
+ * cores, and one step of a node's loop.
+ *
+ * A host has a number of cores of one speed. CPU work that the engine
+ * charges (ck_platform_ops.cpu: an operator's cpu_per_record, a snapshot's
+ * synchronous part) does not block: it makes the node busy on the
+ * earliest free core for flops / (speed x slow factor) seconds, as a task
+ * thread would be in Flink. Meanwhile the node takes no input and fires no
+ * timer, its clock reads the end of the busy spell (ck_drive_now), and
+ * what it sends waits in its outbox until then; the host's other nodes run
+ * on. Work beside a node (a snapshot's asynchronous part,
+ * cpu_background) takes a core the same way and completes at its end.
+ * Time and work are inputs and outputs, as in ngtcp2: the backend gives
+ * a step `now`, and the step tells it when the node wants the next.
+ *
+ * A node's inbox holds, in arrival order, messages, completions and
+ * "peer lost" notices; a step hands them all over after the deadline, and
+ * then asks for work:
+ *
+ *   IDLE --message, completion, deadline--> RUNNABLE --step--> IDLE
+ *   RUNNABLE --step charges CPU--> BUSY --busy_until passes--> RUNNABLE
+ *   any --the node is stopped (dead)--> DEAD (its inbox is dropped)
+ *
+ * Invariants: a node is stepped only when busy_until <= now; its outbox
+ * is empty whenever it is not busy (ck_drive_release runs before a step);
+ * core_free[i] is when core i is next free; a timed completion is
+ * delivered at its due time, in due order.
+ */
+#ifndef CK_DRIVE_H
+#define CK_DRIVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common.h"
+#include "node.h"
+
+enum { CK_DMSG_MESSAGE, CK_DMSG_COMPLETE, CK_DMSG_PEER_LOST, CK_DMSG_SEND };
+
+/* An inbox entry (or, in the outbox, a message to send: kind CK_DMSG_SEND,
+ * token the destination endpoint). */
+typedef struct ck_dmsg {
+    struct ck_dmsg *next;
+    int kind;
+    uint64_t token; /* completion: its token; peer lost: the host; send: the destination */
+    int status;
+    uint8_t *data;  /* owned */
+    size_t len;
+    ck_time due;    /* a timed completion: when it is done */
+    struct ck_dnode *to;
+} ck_dmsg;
+
+typedef struct ck_dnode {
+    ck_node node;
+    ck_dmsg *head, *tail; /* inbox */
+    ck_dmsg *obox, *obox_tail; /* sent while busy */
+    ck_time busy_until;
+    int dead;
+} ck_dnode;
+
+/* A host's cores, as virtual time. */
+typedef struct ck_cores {
+    ck_time *free; /* per core: busy until then */
+    int n;
+    double speed;  /* flops per second of one core */
+} ck_cores;
+
+int ck_cores_init(ck_cores *c, int n, double speed);
+void ck_cores_free(ck_cores *c);
+
+/* Runs flops of work from `start` on the earliest free core at speed x
+ * factor (a slow_cpu fault's); returns when it ends. */
+ck_time ck_cores_run(ck_cores *c, ck_time start, double flops, double factor);
+
+/* The node's clock: now, or the end of its busy spell. */
+static inline ck_time ck_drive_now(const ck_dnode *n, ck_time now)
+{
+    return n->busy_until > now ? n->busy_until : now;
+}
+
+/* The node charged flops at time now (ck_platform_ops.cpu). */
+void ck_drive_cpu(ck_dnode *n, ck_cores *c, ck_time now, double flops, double factor);
+
+/* Whether a message the node sends at time now must wait for its busy
+ * spell to end (ck_drive_hold it then). */
+static inline int ck_drive_busy(const ck_dnode *n, ck_time now)
+{
+    return n->obox != NULL || n->busy_until > now;
+}
+
+/* Keeps a message (taken) to dst until the node's busy spell ends.
+ * 0 or CK_ENOMEM (msg freed). */
+int ck_drive_hold(ck_dnode *n, uint32_t dst, uint8_t *msg, size_t len);
+
+/* Hands what the node held to send(ctx, n, dst, msg, len) in order
+ * (dropped if it died meanwhile: it never sent them). */
+typedef void (*ck_drive_send_fn)(void *ctx, ck_dnode *n, uint32_t dst, uint8_t *msg, size_t len);
+void ck_drive_release(ck_dnode *n, ck_drive_send_fn send, void *ctx);
+
+/* Appends to the node's inbox (takes it; dropped if the node is dead). */
+void ck_drive_push(ck_dnode *n, ck_dmsg *m);
+
+/* Makes and appends an entry; data is taken. 0 or CK_ENOMEM (data freed). */
+int ck_drive_post(ck_dnode *n, int kind, uint64_t token, int status, uint8_t *data, size_t len);
+
+/* One step of the node at time now, if it is not busy and its outbox is
+ * empty (ck_drive_release first): its deadline, its inbox, then work().
+ * Returns 1 when it could do more at once, 0 when it waits (ck_drive_next
+ * says until when), -1 when it is dead, or finished with its last work
+ * done and sent (its inbox dropped). */
+int ck_drive_step(ck_dnode *n, ck_time now);
+
+/* When the node next wants a step: the end of its busy spell, its
+ * deadline, now if its inbox has something, or CK_TIME_NEVER. */
+ck_time ck_drive_next(const ck_dnode *n, ck_time now);
+
+/* Drops everything in the node's inbox and outbox. */
+void ck_drive_clear(ck_dnode *n);
+
+/* Timed completions, in due order (a host's background work). */
+typedef struct ck_dlater {
+    ck_dmsg *head;
+} ck_dlater;
+
+/* Delivers (to m->to) at time due. */
+void ck_dlater_add(ck_dlater *l, ck_dmsg *m, ck_time due);
+/* Moves those due by now to their nodes' inboxes; returns the next due time. */
+ck_time ck_dlater_run(ck_dlater *l, ck_time now);
+void ck_dlater_clear(ck_dlater *l);
+
+#endif
