@@ -74,6 +74,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "drive.h"
 #include "error.h"
 #include "faultplan.h"
 #include "netauth.h"
@@ -98,18 +99,14 @@ _Static_assert(CK_TP_HDR == CK_NETFRAME_HDR, "one frame header for both sides");
 /* Security events logged by one process; later ones are only counted. */
 #define SEC_LOG_MAX 100
 
+/* A frame waiting in limbo for a local endpoint not deployed yet. */
 typedef struct msgq_item {
     struct msgq_item *next;
-    int kind; /* 0 message, 1 completion, 2 peer lost */
-    uint32_t dst; /* while in limbo: the endpoint it waits for... */
+    uint32_t dst; /* the endpoint it waits for... */
     uint32_t src; /* ...the frame's source... */
     int peer;     /* ...and the host that sent it */
-    struct net_node *n; /* a completion delayed by a slow link: its node... */
-    ck_time due;        /* ...and when it is done */
     uint8_t *data;
     size_t len;
-    uint64_t token;
-    int status;
 } msgq_item;
 
 typedef struct net_world net_world;
@@ -128,14 +125,11 @@ typedef struct held_store {
 typedef struct net_node {
     ck_platform plat; /* first member */
     net_world *w;
-    ck_node node;
+    ck_dnode d;       /* the node, its inbox, busy spell and outbox (drive.h) */
     ck_task *task;
     ck_tm *tm;
-    int is_task, dead;
+    int is_task;
     uint32_t attempt;
-    msgq_item *head, *tail;
-    ck_time busy_until;          /* virtual CPU: busy until then */
-    msgq_item *obox, *obox_tail; /* sent while busy: go at busy_until */
     struct net_node *next; /* every node of this process */
 } net_node;
 
@@ -206,8 +200,7 @@ struct net_world {
     char store_dir[600];
     char sink_dir[600];
     double speed;
-    ck_time *core_free; /* per core of this host: busy until then */
-    int ncores;
+    ck_cores cores;     /* this host's cores, as virtual time (drive.h) */
     double slow;        /* this host's slow_cpu factor in force (1: none) */
     /* slow links, per host (0..ntm-1, jm ntm, store ntm+1): bytes per
      * second (0: not slowed) and latency added (ns); and for the job
@@ -215,7 +208,7 @@ struct net_world {
     int64_t *lrate, *llat;
     int64_t *lrate_sent, *llat_sent;
     ck_time store_free; /* this process's store transfers: link busy until then */
-    msgq_item *later;   /* completions of store transfers over a slow link, by due time */
+    ck_dlater later;    /* completions of store transfers over a slow link, by due time */
     int kick;           /* a node was deployed during a pass: run another at once */
     int failed;
     int io_failed;      /* failed writing under the output directory: a run that cannot record fails */
@@ -256,27 +249,6 @@ static net_node *local_node(const net_world *w, uint32_t ep)
         if (n->plat.endpoint == ep)
             return n;
     return NULL;
-}
-
-static void q_push(net_node *n, msgq_item *it)
-{
-    it->next = NULL;
-    if (n->tail)
-        n->tail->next = it;
-    else
-        n->head = it;
-    n->tail = it;
-}
-
-static msgq_item *q_pop(net_node *n)
-{
-    msgq_item *it = n->head;
-    if (it) {
-        n->head = it->next;
-        if (!n->head)
-            n->tail = NULL;
-    }
-    return it;
 }
 
 /* ---- connections -------------------------------------------------------------- */
@@ -442,8 +414,7 @@ static conn *out_conn(net_world *w, int host)
 static ck_time op_now(ck_platform *p)
 {
     net_node *n = (net_node *)p;
-    ck_time now = world_now(n->w);
-    return n->busy_until > now ? n->busy_until : now;
+    return ck_drive_now(&n->d, world_now(n->w));
 }
 
 /* Keeps a message for local endpoint dst until it is deployed; src and
@@ -457,7 +428,7 @@ static int limbo_push(net_world *w, uint32_t dst, uint32_t src, int peer, uint8_
         free(data);
         return -1;
     }
-    *it = (msgq_item){.kind = 0, .dst = dst, .src = src, .peer = peer, .data = data,
+    *it = (msgq_item){.dst = dst, .src = src, .peer = peer, .data = data,
                       .len = len, .next = w->limbo};
     w->limbo = it;
     w->limbo_bytes += len;
@@ -473,17 +444,7 @@ static void local_deliver(net_world *w, uint32_t dst, uint8_t *data, size_t len)
         limbo_push(w, dst, 0, w->host, data, len);
         return;
     }
-    if (d->dead) {
-        free(data);
-        return;
-    }
-    msgq_item *it = malloc(sizeof(*it));
-    if (!it) {
-        free(data);
-        return;
-    }
-    *it = (msgq_item){.kind = 0, .data = data, .len = len};
-    q_push(d, it);
+    ck_drive_post(&d->d, CK_DMSG_MESSAGE, 0, 0, data, len);
 }
 
 static int send_now(net_node *n, uint32_t dst, uint8_t *msg, size_t len);
@@ -494,42 +455,22 @@ static int op_send(ck_platform *p, uint32_t dst, uint8_t *msg, size_t len)
     net_world *w = n->w;
     w->r->messages++;
     w->r->message_bytes += len;
-    if (n->obox || (n->busy_until && n->busy_until > world_now(w))) {
+    if (ck_drive_busy(&n->d, world_now(w))) {
         /* Busy computing: it leaves when the work is done, in order. */
         if (endpoint_host(w, dst) < 0) {
             free(msg);
             return CK_EUNREACH;
         }
-        msgq_item *it = malloc(sizeof(*it));
-        if (!it) {
-            free(msg);
-            return CK_ENOMEM;
-        }
-        *it = (msgq_item){.dst = dst, .data = msg, .len = len};
-        if (n->obox_tail)
-            n->obox_tail->next = it;
-        else
-            n->obox = it;
-        n->obox_tail = it;
-        return CK_OK;
+        return ck_drive_hold(&n->d, dst, msg, len);
     }
     return send_now(n, dst, msg, len);
 }
 
-/* Sends what a node sent while busy, once it is not. */
-static void obox_release(net_node *n)
+/* Sends what a node sent while busy, once it is not (ck_drive_release). */
+static void send_held(void *ctx, ck_dnode *d, uint32_t dst, uint8_t *msg, size_t len)
 {
-    msgq_item *it;
-    while ((it = n->obox)) {
-        n->obox = it->next;
-        if (!n->obox)
-            n->obox_tail = NULL;
-        if (n->dead)
-            free(it->data); /* cancelled mid-work: it never sent them */
-        else
-            send_now(n, it->dst, it->data, it->len);
-        free(it);
-    }
+    CK_UNUSED(d);
+    send_now(ctx, dst, msg, len);
 }
 
 static int send_now(net_node *n, uint32_t dst, uint8_t *msg, size_t len)
@@ -560,30 +501,12 @@ static int send_now(net_node *n, uint32_t dst, uint8_t *msg, size_t len)
 static void op_cpu(ck_platform *p, double flops)
 {
     net_node *n = (net_node *)p;
-    net_world *w = n->w;
-    if (flops <= 0)
-        return;
-    ck_time start = op_now(p);
-    int c = 0;
-    for (int i = 1; i < w->ncores; i++)
-        if (w->core_free[i] < w->core_free[c])
-            c = i;
-    if (w->core_free[c] > start)
-        start = w->core_free[c];
-    ck_time end = start + (ck_time)(flops / (w->speed * w->slow) * 1e9);
-    w->core_free[c] = end;
-    n->busy_until = end;
+    ck_drive_cpu(&n->d, &n->w->cores, world_now(n->w), flops, n->w->slow);
 }
 
 static void store_done(net_node *n, uint64_t token, int status, uint8_t *data, size_t len)
 {
-    msgq_item *it = malloc(sizeof(*it));
-    if (!it) {
-        free(data);
-        return;
-    }
-    *it = (msgq_item){.kind = 1, .data = data, .len = len, .token = token, .status = status};
-    q_push(n, it);
+    ck_drive_post(&n->d, CK_DMSG_COMPLETE, token, status, data, len);
 }
 
 static void shape(const net_world *w, int peer, int64_t *rate, int64_t *lat);
@@ -600,21 +523,17 @@ static void store_done_link(net_node *n, uint64_t token, int status, uint8_t *da
         store_done(n, token, status, data, len);
         return;
     }
-    msgq_item *it = malloc(sizeof(*it));
-    if (!it) {
+    ck_dmsg *m = malloc(sizeof(*m));
+    if (!m) {
         free(data);
         return;
     }
     ck_time now = world_now(w), start = CK_MAX(now, w->store_free);
     ck_time end = start + (rate > 0 ? (ck_time)((double)bytes * 1e9 / (double)rate) : 0);
     w->store_free = end;
-    *it = (msgq_item){.kind = 1, .data = data, .len = len, .token = token, .status = status,
-                      .n = n, .due = end + 2 * lat};
-    msgq_item **pp = &w->later;
-    while (*pp && (*pp)->due <= it->due)
-        pp = &(*pp)->next;
-    it->next = *pp;
-    *pp = it;
+    *m = (ck_dmsg){.kind = CK_DMSG_COMPLETE, .data = data, .len = len, .token = token,
+                   .status = status, .to = &n->d};
+    ck_dlater_add(&w->later, m, end + 2 * lat);
 }
 
 static int store_cut(const net_world *w)
@@ -709,7 +628,7 @@ static void release_store(net_world *w)
         w->held_store = h->next;
         if (!w->held_store)
             w->held_store_tail = NULL;
-        if (!h->n->dead) {
+        if (!h->n->d.dead) {
             if (h->get) {
                 uint8_t *data = NULL;
                 size_t len = 0;
@@ -785,10 +704,18 @@ static int op_output_abort(ck_platform *p, uint32_t sink, uint64_t txn)
     return ck_sinkfs_abort(&((net_node *)p)->w->sinks, sink, txn);
 }
 
+/* Work beside the node: the caller did the real work already; its
+ * virtual CPU takes a core of the host, and it completes at the end. */
 static void op_cpu_background(ck_platform *p, double flops, uint64_t token)
 {
-    CK_UNUSED(flops); /* the caller did the real work already */
-    store_done((net_node *)p, token, CK_OK, NULL, 0);
+    net_node *n = (net_node *)p;
+    net_world *w = n->w;
+    ck_dmsg *m = malloc(sizeof(*m));
+    if (!m)
+        return;
+    *m = (ck_dmsg){.kind = CK_DMSG_COMPLETE, .token = token, .to = &n->d};
+    ck_time now = op_now(p);
+    ck_dlater_add(&w->later, m, flops > 0 ? ck_cores_run(&w->cores, now, flops, w->slow) : now);
 }
 
 static void op_log(ck_platform *p, int level, const char *line)
@@ -883,7 +810,8 @@ static void limbo_release(net_world *w, net_node *n)
             continue;
         }
         w->limbo_bytes -= it->len;
-        q_push(n, it);
+        ck_drive_post(&n->d, CK_DMSG_MESSAGE, 0, 0, it->data, it->len);
+        free(it);
     }
 }
 
@@ -918,10 +846,10 @@ static int op_deploy(ck_platform *p, uint32_t attempt, uint32_t global,
     n->attempt = attempt;
     n->task = ck_task_new(&w->job->env, &n->plat, global, attempt, from);
     if (!n->task) {
-        n->dead = 1;
+        n->d.dead = 1;
         return CK_ENOMEM;
     }
-    n->node = ck_task_node(n->task);
+    n->d.node = ck_task_node(n->task);
     limbo_release(w, n);
     w->kick = 1; /* its first work() starts it */
     return CK_OK;
@@ -932,7 +860,7 @@ static void op_undeploy(ck_platform *p, uint32_t attempt)
     net_world *w = ((net_node *)p)->w;
     for (net_node *n = w->nodes; n; n = n->next)
         if (n->is_task && (n->attempt == attempt || attempt == CK_ATTEMPT_ALL))
-            n->dead = 1;
+            n->d.dead = 1;
 }
 
 static void op_set_routes(ck_platform *p, uint32_t attempt, uint32_t n, const uint16_t *hosts)
@@ -974,13 +902,8 @@ static void fail_world(net_world *w, const char *fmt, const char *detail)
 static void peer_lost(net_world *w, int host)
 {
     for (net_node *n = w->nodes; n; n = n->next) {
-        if (n->dead || n->tm)
-            continue;
-        msgq_item *it = malloc(sizeof(*it));
-        if (!it)
-            return;
-        *it = (msgq_item){.kind = 2, .token = (uint64_t)host};
-        q_push(n, it);
+        if (!n->d.dead && !n->tm)
+            ck_drive_post(&n->d, CK_DMSG_PEER_LOST, (uint64_t)host, 0, NULL, 0);
     }
 }
 
@@ -1260,53 +1183,18 @@ static int run_nodes(net_world *w)
 {
     int busy = 0;
     ck_time now = world_now(w);
-    while (w->later && w->later->due <= now) {
-        msgq_item *it = w->later;
-        w->later = it->next;
-        if (it->n->dead) {
-            free(it->data);
-            free(it);
-        } else {
-            q_push(it->n, it);
-        }
-    }
+    ck_dlater_run(&w->later, now);
     for (net_node *n = w->nodes; n; n = n->next) {
-        const ck_node_ops *ops = n->node.ops;
-        void *self = n->node.self;
-        if (n->busy_until > now)
-            continue; /* computing: input and timers wait */
-        obox_release(n);
-        if (n->dead || !ops || ops->finished(self)) {
-            msgq_item *it;
-            while ((it = q_pop(n))) {
-                free(it->data);
-                free(it);
-            }
-            continue;
-        }
-        if (ops->deadline(self) <= now)
-            ops->on_deadline(self);
-        msgq_item *it;
-        while (!n->dead && (it = q_pop(n))) {
-            if (it->kind == 0)
-                ops->on_message(self, it->data, it->len);
-            else if (it->kind == 2) {
-                ops->on_peer_lost(self, (int)it->token);
-                free(it->data);
-            } else
-                ops->on_complete(self, it->token, it->status, it->data, it->len);
-            free(it);
-        }
-        if (n->dead)
-            continue;
-        if (ops->work(self) > 0 || n->head)
+        if (n->d.busy_until <= now)
+            ck_drive_release(&n->d, send_held, n);
+        if (ck_drive_step(&n->d, now) > 0)
             busy = 1;
     }
     /* A node visited early in the pass may have mail from one visited
      * after it (subtasks of one process talk through their inboxes): it
      * must not wait for the next timeout. */
     for (net_node *n = w->nodes; n && !busy; n = n->next)
-        if (n->head && !n->dead && n->busy_until <= now)
+        if (ck_drive_next(&n->d, now) <= now)
             busy = 1;
     if (w->kick) {
         w->kick = 0;
@@ -1321,22 +1209,13 @@ static ck_time next_deadline(net_world *w)
     for (int h = 0; w->out_conn && h <= w->ntm; h++)
         if (w->out_conn[h])
             d = CK_MIN(d, conn_wake(w, w->out_conn[h], now));
-    if (w->later)
-        d = CK_MIN(d, w->later->due);
+    if (w->later.head)
+        d = CK_MIN(d, w->later.head->due);
     for (int i = 0; i < w->nin; i++)
         if (w->in_conns[i]->auth.state != CK_NETAUTH_DONE)
             d = CK_MIN(d, w->in_conns[i]->evicted ? 0 : w->in_conns[i]->hs_deadline);
-    for (net_node *n = w->nodes; n; n = n->next) {
-        if (n->busy_until > now) {
-            d = CK_MIN(d, n->busy_until); /* it goes on then */
-            continue;
-        }
-        if (n->dead || !n->node.ops || n->node.ops->finished(n->node.self))
-            continue;
-        ck_time x = n->node.ops->deadline(n->node.self);
-        if (x < d)
-            d = x;
-    }
+    for (net_node *n = w->nodes; n; n = n->next)
+        d = CK_MIN(d, ck_drive_next(&n->d, now)); /* a busy one goes on when its work ends */
     return d;
 }
 
@@ -1497,17 +1376,13 @@ static void start_fault(net_world *w, int i, ck_time now)
         uint8_t body[CK_SAVEPOINT_BODY];
         ck_put_i64(body, sp->resume_after);
         uint8_t *m = ck_wire_msg(CK_MSG_SAVEPOINT, CK_EP_CLIENT, CK_EP_JM, 0, body, sizeof(body), &n);
-        msgq_item *it = calloc(1, sizeof(*it));
-        if (!jm || !m || !it) {
+        if (!jm || !m) {
             free(m);
-            free(it);
             ck_plan_failed(&w->plan, i, "the job manager is not there");
             break;
         }
         ck_put_u32(m + 16, (uint32_t)sp->stop);
-        it->data = m;
-        it->len = n;
-        q_push(jm, it);
+        ck_drive_post(&jm->d, CK_DMSG_MESSAGE, 0, 0, m, n);
         break;
     }
     case CK_FAULT_CORRUPT_CHECKPOINT: {
@@ -1616,7 +1491,7 @@ static int jm_finished(net_world *w)
 {
     for (net_node *n = w->nodes; n; n = n->next)
         if (n->plat.endpoint == CK_EP_JM)
-            return n->node.ops->finished(n->node.self);
+            return n->d.node.ops->finished(n->d.node.self);
     return 1;
 }
 
@@ -1704,12 +1579,11 @@ static int world_setup(net_world *w, int host)
     epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->listen_fd[host], &ev);
     w->out_conn = calloc((size_t)w->ntm + 1, sizeof(conn *));
     w->cut = calloc((size_t)w->ntm + 2, sizeof(int));
-    w->ncores = w->job->cluster->cores > 0 ? w->job->cluster->cores : 1;
-    w->core_free = calloc((size_t)w->ncores, sizeof(ck_time));
+    int cores_rc = ck_cores_init(&w->cores, w->job->cluster->cores, w->speed);
     /* lrate, llat; and in the job manager's process what it told the others */
     size_t nl = (size_t)w->ntm + 2;
     w->lrate = calloc((host == w->ntm ? 4 : 2) * nl, sizeof(int64_t));
-    if (!w->out_conn || !w->cut || !w->core_free || !w->lrate)
+    if (!w->out_conn || !w->cut || cores_rc || !w->lrate)
         return CK_ENOMEM;
     w->llat = w->lrate + nl;
     if (host == w->ntm) {
@@ -1728,13 +1602,13 @@ static int world_setup(net_world *w, int host)
         if (ck_jm_init(&r->jm, &n->plat, &w->job->env, w->ntm, w->job->seed))
             return CK_ENOMEM;
         r->jm_ready = 1;
-        n->node = ck_jm_node(&r->jm);
+        n->d.node = ck_jm_node(&r->jm);
     } else {
         net_node *n = node_new(w, CK_EP_TM0 + (uint32_t)host, host);
         if (!n || !(n->tm = malloc(sizeof(*n->tm))))
             return CK_ENOMEM;
         ck_tm_init(n->tm, &n->plat, w->job->env.g, w->job->env.cfg, host, w->ntm);
-        n->node = ck_tm_node(n->tm);
+        n->d.node = ck_tm_node(n->tm);
     }
     return CK_OK;
 }
@@ -1744,16 +1618,7 @@ static void world_free(net_world *w)
     net_node *n = w->nodes;
     while (n) {
         net_node *next = n->next;
-        msgq_item *it;
-        while ((it = q_pop(n))) {
-            free(it->data);
-            free(it);
-        }
-        while ((it = n->obox)) {
-            n->obox = it->next;
-            free(it->data);
-            free(it);
-        }
+        ck_drive_clear(&n->d);
         ck_task_del(n->task);
         free(n->tm);
         free(n);
@@ -1769,16 +1634,10 @@ static void world_free(net_world *w)
     w->held_store_tail = NULL;
     free(w->cut);
     w->cut = NULL;
-    free(w->core_free);
-    w->core_free = NULL;
+    ck_cores_free(&w->cores);
     free(w->lrate);
     w->lrate = w->llat = w->lrate_sent = w->llat_sent = NULL;
-    while (w->later) {
-        msgq_item *it = w->later;
-        w->later = it->next;
-        free(it->data);
-        free(it);
-    }
+    ck_dlater_clear(&w->later);
     while (w->limbo) {
         msgq_item *it = w->limbo;
         w->limbo = it->next;
@@ -1811,10 +1670,10 @@ static void host_main(net_world *w, int host)
             close(w->ctl_w[h]);
     ck_plan_free(&w->plan); /* the job manager's process plays the timeline */
     w->cut = NULL;       /* the job manager's row: not ours */
-    w->core_free = NULL; /* nor its cores */
+    w->cores = (ck_cores){0}; /* nor its cores */
     w->slow = 1.0;
     w->lrate = w->llat = w->lrate_sent = w->llat_sent = NULL;
-    w->later = NULL;
+    w->later = (ck_dlater){0};
     w->store_free = 0;
     w->held_store = w->held_store_tail = NULL;
     for (int h = 0; h <= w->ntm; h++)
