@@ -152,6 +152,7 @@ int ck_drive_step(ck_dnode *n, ck_time now)
         return ended(n, now);
     if (n->busy_until > now)
         return 0;
+    n->again = 0;
     if (ops->deadline(self) <= now)
         ops->on_deadline(self);
     ck_dmsg *m;
@@ -168,15 +169,27 @@ int ck_drive_step(ck_dnode *n, ck_time now)
     }
     if (n->dead || ops->finished(self))
         return ended(n, now);
-    if (n->busy_until > now)
-        return 0; /* what is left waits for the busy spell's end */
+    if (n->busy_until > now) {
+        n->again = 1; /* what is left waits for the busy spell's end */
+        return 0;
+    }
     int more = ops->work(self);
     if (n->dead || ops->finished(self))
         return ended(n, now);
+    n->again = more > 0 || n->busy_until > now;
     return more > 0 && n->busy_until <= now ? 1 : 0;
 }
 
-ck_time ck_drive_next(const ck_dnode *n, ck_time now)
+int ck_drive_wants(const ck_dnode *n, ck_time now)
+{
+    const ck_node_ops *ops = n->node.ops;
+    if (!ops || n->busy_until > now)
+        return 0;
+    return n->dead || n->again || n->head || n->obox || n->due <= now ||
+           ops->finished(n->node.self) || ops->deadline(n->node.self) <= now;
+}
+
+static ck_time next_of(const ck_dnode *n, ck_time now)
 {
     const ck_node_ops *ops = n->node.ops;
     if (n->dead || !ops)
@@ -185,9 +198,14 @@ ck_time ck_drive_next(const ck_dnode *n, ck_time now)
         return n->busy_until;
     if (ops->finished(n->node.self))
         return n->obox ? now : CK_TIME_NEVER;
-    if (n->head)
+    if (n->head || n->again)
         return now;
     return ops->deadline(n->node.self);
+}
+
+ck_time ck_drive_next(ck_dnode *n, ck_time now)
+{
+    return n->due = next_of(n, now);
 }
 
 void ck_dlater_add(ck_dlater *l, ck_dmsg *m, ck_time due)

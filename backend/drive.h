@@ -58,6 +58,8 @@ typedef struct ck_dnode {
     ck_dmsg *obox, *obox_tail; /* sent while busy */
     ck_time busy_until;
     int dead;
+    int again; /* its last step could do more, or ended busy: step it again */
+    ck_time due; /* when ck_drive_next last said it wants a step */
 } ck_dnode;
 
 /* A host's cores, as virtual time. */
@@ -112,9 +114,19 @@ int ck_drive_post(ck_dnode *n, int kind, uint64_t token, int status, uint8_t *da
  * done and sent (its inbox dropped). */
 int ck_drive_step(ck_dnode *n, ck_time now);
 
+/* Whether a step at time now has anything to do: the node is not busy,
+ * and its inbox or outbox holds something, its deadline passed (or the
+ * time ck_drive_next gave: a source's deadline is its next record's time
+ * only until that time comes), or its last step could do more or made it
+ * busy. A node's work() waits only for input, credit or time (node.h), so
+ * stepping only these is enough; it is what keeps a host of many idle
+ * nodes cheap. */
+int ck_drive_wants(const ck_dnode *n, ck_time now);
+
 /* When the node next wants a step: the end of its busy spell, its
- * deadline, now if its inbox has something, or CK_TIME_NEVER. */
-ck_time ck_drive_next(const ck_dnode *n, ck_time now);
+ * deadline, now if its inbox has something, or CK_TIME_NEVER; remembered
+ * for ck_drive_wants. */
+ck_time ck_drive_next(ck_dnode *n, ck_time now);
 
 /* Drops everything in the node's inbox and outbox. */
 void ck_drive_clear(ck_dnode *n);

@@ -759,6 +759,7 @@ static net_node *node_new(net_world *w, uint32_t ep, int host)
     n->plat.endpoint = ep;
     n->plat.host = host;
     n->w = w;
+    n->d.again = 1; /* its first step */
     n->next = w->nodes;
     w->nodes = n;
     return n;
@@ -1185,8 +1186,9 @@ static int run_nodes(net_world *w)
     ck_time now = world_now(w);
     ck_dlater_run(&w->later, now);
     for (net_node *n = w->nodes; n; n = n->next) {
-        if (n->d.busy_until <= now)
-            ck_drive_release(&n->d, send_held, n);
+        if (!ck_drive_wants(&n->d, now))
+            continue;
+        ck_drive_release(&n->d, send_held, n);
         if (ck_drive_step(&n->d, now) > 0)
             busy = 1;
     }

@@ -1155,9 +1155,11 @@ static void driver_main(int argc, char **argv)
         int more = 0;
         sim_node **pp = &hs->nodes, *n, *last = NULL;
         while ((n = *pp)) {
-            if (n->d.busy_until <= now)
+            int r = 0;
+            if (ck_drive_wants(&n->d, now)) {
                 ck_drive_release(&n->d, send_held, n);
-            int r = ck_drive_step(&n->d, now);
+                r = ck_drive_step(&n->d, now);
+            }
             if (r < 0) {
                 if (n->ends_run && !n->d.dead) {
                     sg_actor_kill_all(); /* the run is over: stop what is left */
@@ -1315,6 +1317,7 @@ int ck_sim_attach(ck_sim *w, uint32_t ep, ck_node node, const char *name, int en
     if (!n || n->on_host)
         return CK_EINVAL;
     n->d.node = node;
+    n->d.again = 1; /* its first step */
     n->ends_run = ends_run;
     int rc = host_up(w, n->net_host, n->host);
     if (rc)
