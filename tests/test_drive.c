@@ -1,0 +1,295 @@
+/*
+ * test_drive.c - how both backends drive a host's nodes
+ * (backend/drive.h): CPU as virtual time on the host's cores, input and
+ * output held while a node is busy, a finished node kept until its last
+ * output is sent, timed completions, and which nodes a pass must step.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "drive.h"
+#include "error.h"
+
+#define MS INT64_C(1000000)
+
+/* A node that records what it was given and does what the test says. */
+typedef struct fake {
+    ck_dnode *d;
+    ck_cores *cores;
+    int messages, completions, lost, works, deadlines;
+    double cpu_per_message; /* flops charged by each message */
+    int more;               /* work() returns this */
+    int finished;
+    int send_in_work;       /* messages work() sends (through ck_drive_hold when busy) */
+    ck_time deadline;
+    ck_time now;            /* the time the test steps at */
+    int sent_now;           /* messages that went at once */
+} fake;
+
+static int f_message(void *self, uint8_t *msg, size_t len)
+{
+    fake *f = self;
+    (void)len;
+    free(msg);
+    f->messages++;
+    ck_drive_cpu(f->d, f->cores, f->now, f->cpu_per_message, 1.0);
+    return 0;
+}
+
+static int f_complete(void *self, uint64_t token, int status, uint8_t *data, size_t len)
+{
+    fake *f = self;
+    (void)token, (void)status, (void)len;
+    free(data);
+    f->completions++;
+    return 0;
+}
+
+static int f_lost(void *self, int host)
+{
+    fake *f = self;
+    (void)host;
+    f->lost++;
+    return 0;
+}
+
+static ck_time f_deadline(void *self)
+{
+    return ((fake *)self)->deadline;
+}
+
+static int f_on_deadline(void *self)
+{
+    fake *f = self;
+    f->deadlines++;
+    f->deadline = CK_TIME_NEVER;
+    return 0;
+}
+
+static int f_work(void *self)
+{
+    fake *f = self;
+    f->works++;
+    for (int i = 0; i < f->send_in_work; i++) {
+        uint8_t *m = malloc(4);
+        assert_non_null(m);
+        if (ck_drive_busy(f->d, f->now))
+            assert_int_equal(ck_drive_hold(f->d, 7, m, 4), CK_OK);
+        else {
+            free(m);
+            f->sent_now++;
+        }
+    }
+    f->send_in_work = 0;
+    return f->more;
+}
+
+static int f_finished(void *self)
+{
+    return ((fake *)self)->finished;
+}
+
+static const ck_node_ops fake_ops = {f_message, f_complete, f_lost, f_deadline,
+                                     f_on_deadline, f_work, f_finished};
+
+static int released;
+static void count_send(void *ctx, ck_dnode *d, uint32_t dst, uint8_t *msg, size_t len)
+{
+    (void)ctx, (void)d, (void)len;
+    assert_int_equal(dst, 7);
+    free(msg);
+    released++;
+}
+
+static void setup(fake *f, ck_dnode *d, ck_cores *c)
+{
+    memset(f, 0, sizeof(*f));
+    memset(d, 0, sizeof(*d));
+    f->d = d;
+    f->cores = c;
+    f->deadline = CK_TIME_NEVER;
+    d->node = (ck_node){&fake_ops, f};
+    d->again = 1;
+}
+
+static void test_cores_are_virtual_time(void **state)
+{
+    (void)state;
+    ck_cores c;
+    assert_int_equal(ck_cores_init(&c, 2, 1e9), CK_OK); /* 2 cores of 1 Gflop/s */
+    /* Three jobs of 10 ms at once: two run side by side, the third after. */
+    assert_int_equal(ck_cores_run(&c, 0, 1e7, 1.0), 10 * MS);
+    assert_int_equal(ck_cores_run(&c, 0, 1e7, 1.0), 10 * MS);
+    assert_int_equal(ck_cores_run(&c, 0, 1e7, 1.0), 20 * MS);
+    /* A slow_cpu factor of 0.5 doubles the time. */
+    assert_int_equal(ck_cores_run(&c, 30 * MS, 1e7, 0.5), 50 * MS);
+    ck_cores_free(&c);
+}
+
+static void test_busy_holds_input_and_output(void **state)
+{
+    (void)state;
+    ck_cores c;
+    assert_int_equal(ck_cores_init(&c, 1, 1e9), CK_OK);
+    fake f;
+    ck_dnode d;
+    setup(&f, &d, &c);
+    f.cpu_per_message = 5e6; /* 5 ms each */
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(ck_drive_post(&d, CK_DMSG_MESSAGE, 0, 0, malloc(1), 1), CK_OK);
+    f.now = 0;
+    assert_true(ck_drive_wants(&d, 0));
+    assert_int_equal(ck_drive_step(&d, 0), 0);
+    /* The first message made it busy: the others wait, and so does work(). */
+    assert_int_equal(f.messages, 1);
+    assert_int_equal(f.works, 0);
+    assert_int_equal(ck_drive_now(&d, 0), 5 * MS);
+    assert_false(ck_drive_wants(&d, 1 * MS));
+    assert_int_equal(ck_drive_next(&d, 1 * MS), 5 * MS);
+    /* Work that sends while busy holds the messages until the spell ends. */
+    f.now = 5 * MS;
+    f.send_in_work = 0;
+    assert_int_equal(ck_drive_step(&d, 5 * MS), 0);
+    assert_int_equal(f.messages, 2);
+    f.now = 10 * MS;
+    assert_int_equal(ck_drive_step(&d, 10 * MS), 0);
+    assert_int_equal(f.messages, 3);
+    assert_int_equal(f.works, 0);
+    f.send_in_work = 2;
+    f.now = 12 * MS; /* still busy until 15 ms: work() is not called */
+    assert_int_equal(ck_drive_step(&d, 12 * MS), 0);
+    assert_int_equal(f.works, 0);
+    f.now = 15 * MS;
+    assert_true(ck_drive_wants(&d, 15 * MS)); /* it ended busy: stepped again */
+    assert_int_equal(ck_drive_step(&d, 15 * MS), 0);
+    assert_int_equal(f.works, 1);
+    assert_int_equal(f.sent_now, 2); /* not busy any more: they went at once */
+    ck_drive_clear(&d);
+    ck_cores_free(&c);
+}
+
+static void test_finished_node_sends_its_last_output(void **state)
+{
+    (void)state;
+    ck_cores c;
+    assert_int_equal(ck_cores_init(&c, 1, 1e9), CK_OK);
+    fake f;
+    ck_dnode d;
+    setup(&f, &d, &c);
+    /* Its last work costs 2 ms and sends 3 messages, then it is finished. */
+    f.now = 0;
+    ck_drive_cpu(&d, &c, 0, 2e6, 1.0);
+    f.send_in_work = 3;
+    assert_int_equal(ck_drive_step(&d, 0), 0); /* busy: nothing yet */
+    f.now = 2 * MS;
+    assert_int_equal(ck_drive_step(&d, 2 * MS), 0);
+    assert_int_equal(f.sent_now, 3);
+    /* The same, finished while busy with held output: not ended until sent. */
+    ck_drive_cpu(&d, &c, 2 * MS, 2e6, 1.0);
+    released = 0;
+    d.again = 1;
+    assert_int_equal(ck_drive_step(&d, 3 * MS), 0); /* busy until 4 ms */
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(ck_drive_hold(&d, 7, malloc(4), 4), CK_OK);
+    f.finished = 1;
+    assert_int_equal(ck_drive_step(&d, 3 * MS), 0);
+    assert_int_equal(ck_drive_next(&d, 3 * MS), 4 * MS);
+    assert_true(ck_drive_wants(&d, 4 * MS));
+    assert_int_equal(ck_drive_step(&d, 4 * MS), 0); /* its outbox first */
+    ck_drive_release(&d, count_send, NULL);
+    assert_int_equal(released, 2);
+    assert_int_equal(ck_drive_step(&d, 4 * MS), -1);
+    assert_int_equal(ck_drive_next(&d, 4 * MS), CK_TIME_NEVER);
+    ck_cores_free(&c);
+}
+
+static void test_wants_and_due(void **state)
+{
+    (void)state;
+    ck_cores c;
+    assert_int_equal(ck_cores_init(&c, 1, 1e9), CK_OK);
+    fake f;
+    ck_dnode d;
+    setup(&f, &d, &c);
+    assert_int_equal(ck_drive_step(&d, 0), 0); /* its first step */
+    assert_int_equal(f.works, 1);
+    f.deadline = 10 * MS;
+    assert_int_equal(ck_drive_next(&d, 0), 10 * MS);
+    assert_false(ck_drive_wants(&d, 5 * MS)); /* idle: nothing to do */
+    /* A deadline that moves away when its time comes (a source's next
+     * record) is still due at the time ck_drive_next gave. */
+    f.deadline = 100 * MS;
+    assert_true(ck_drive_wants(&d, 10 * MS));
+    assert_int_equal(ck_drive_step(&d, 10 * MS), 0);
+    assert_int_equal(f.works, 2);
+    assert_int_equal(ck_drive_next(&d, 10 * MS), 100 * MS);
+    assert_false(ck_drive_wants(&d, 50 * MS));
+    /* Mail, a completion and a lost peer each want a step, in order. */
+    assert_int_equal(ck_drive_post(&d, CK_DMSG_PEER_LOST, 3, 0, NULL, 0), CK_OK);
+    assert_int_equal(ck_drive_post(&d, CK_DMSG_COMPLETE, 1, 0, NULL, 0), CK_OK);
+    assert_true(ck_drive_wants(&d, 50 * MS));
+    assert_int_equal(ck_drive_step(&d, 50 * MS), 0);
+    assert_int_equal(f.lost, 1);
+    assert_int_equal(f.completions, 1);
+    /* work() saying it could do more wants another step at once. */
+    f.more = 1;
+    d.again = 1;
+    assert_int_equal(ck_drive_step(&d, 60 * MS), 1);
+    assert_true(ck_drive_wants(&d, 60 * MS));
+    assert_int_equal(ck_drive_next(&d, 60 * MS), 60 * MS);
+    /* A dead node drops its mail. */
+    d.dead = 1;
+    assert_int_equal(ck_drive_post(&d, CK_DMSG_MESSAGE, 0, 0, malloc(1), 1), CK_OK);
+    assert_null(d.head);
+    assert_int_equal(ck_drive_step(&d, 60 * MS), -1);
+    ck_cores_free(&c);
+}
+
+static void test_timed_completions(void **state)
+{
+    (void)state;
+    ck_cores c;
+    assert_int_equal(ck_cores_init(&c, 1, 1e9), CK_OK);
+    fake f;
+    ck_dnode d;
+    setup(&f, &d, &c);
+    ck_dlater l = {0};
+    ck_time due[3] = {30 * MS, 10 * MS, 20 * MS};
+    for (int i = 0; i < 3; i++) {
+        ck_dmsg *m = calloc(1, sizeof(*m));
+        assert_non_null(m);
+        m->kind = CK_DMSG_COMPLETE;
+        m->token = (uint64_t)due[i];
+        m->to = &d;
+        ck_dlater_add(&l, m, due[i]);
+    }
+    assert_int_equal(ck_dlater_run(&l, 5 * MS), 10 * MS);
+    assert_null(d.head);
+    assert_int_equal(ck_dlater_run(&l, 20 * MS), 30 * MS);
+    assert_non_null(d.head);
+    assert_int_equal(d.head->token, 10 * MS); /* in due order */
+    assert_int_equal(d.head->next->token, 20 * MS);
+    assert_null(d.head->next->next);
+    ck_dlater_clear(&l);
+    assert_null(l.head);
+    ck_drive_clear(&d);
+    ck_cores_free(&c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cores_are_virtual_time),
+        cmocka_unit_test(test_busy_holds_input_and_output),
+        cmocka_unit_test(test_finished_node_sends_its_last_output),
+        cmocka_unit_test(test_wants_and_due),
+        cmocka_unit_test(test_timed_completions),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
