@@ -4,7 +4,8 @@
  *
  * Runs each scenario once under SimGrid (its own seed) with a given chandy
  * binary and prints one line per scenario: simulated seconds per wall
- * second, simulated transfers, throughput in, latency p50 and p99,
+ * second, simulated transfers (messages, from a chandy that counted no
+ * transfers: each message was one), throughput in, latency p50 and p99,
  * checkpoint duration p50 and max, the longest alignment, the most
  * backpressured subtask's ratio, each recovery's time, and the verdict.
  * Run it with the binaries of two commits and compare the tables (the
@@ -112,7 +113,10 @@ int main(int argc, char **argv)
         const cJSON *state = cJSON_GetObjectItemCaseSensitive(
             cJSON_GetObjectItemCaseSensitive(j, "job"), "state");
         char tr[32], c50[32], cmax[32];
-        fig(tr, sizeof(tr), "%.0f", bench_field(j, "network", "transfers"), 1);
+        /* Before run.json counted transfers, every message was one. */
+        double transfers = bench_field(j, "network", "transfers");
+        fig(tr, sizeof(tr), "%.0f",
+            transfers >= 0 ? transfers : bench_field(j, "network", "messages"), 1);
         fig(c50, sizeof(c50), "%.2f", bench_field(j, "checkpoint_summary", "duration_p50_s"), 1e3);
         fig(cmax, sizeof(cmax), "%.2f", bench_field(j, "checkpoint_summary", "duration_max_s"), 1e3);
         printf("%-24s %8.1f %9s %9.0f %8.1f %8.1f %8s %8s %8.2f %6.2f %-14s %s %s\n", name,

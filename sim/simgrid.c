@@ -1,7 +1,7 @@
 /*
- * simgrid.c - the SimGrid backend: every endpoint of the job (the job
- * manager, each subtask) is a SimGrid actor on its host, driving its
- * sans-I/O node with simulated time.
+ * simgrid.c - the SimGrid backend: the endpoints of the job (the job
+ * manager, the task managers, each subtask) are sans-I/O nodes that one
+ * driver actor per host runs with simulated time (backend/drive.h).
  *
  * The network is shaped like a Flink cluster's (backend/transport.h):
  *   - between two hosts, one connection per direction carries the frames
@@ -12,20 +12,24 @@
  *     time, not with channels and records;
  *   - a message between two endpoints of one host is handed over in
  *     memory (Flink's local channels): no transfer;
- *   - per host, a sender actor starts the transfers of the host's
- *     connections, and a receiver daemon owns the host's mailbox as its
- *     permanent receiver (so that transfers start as soon as they are
- *     sent, as a NIC receives while the CPU computes) and hands the frames
- *     that arrive to the nodes' inboxes;
+ *   - per host, a network actor starts the transfers of the host's
+ *     connections and hands the frames of those that arrive to the nodes'
+ *     inboxes; a transfer's time comes from a model of the hosts' links
+ *     (link_transfer: each direction carries one batch at a time at its
+ *     bandwidth, plus both links' latency), not from SimGrid's flow
+ *     solver, whose cost grows with the number of flows sharing links;
+ *   - store transfers are SimGrid transfers over the store host's link
+ *     and disk; a receiver daemon per host owns the host's mailbox, where
+ *     the store's answers arrive;
  *   - faults act on the connections: a cut holds what would cross it, a
- *     slow link delays what is queued by the latency it adds (SimGrid's
- *     link bandwidth paces it), a crash breaks every connection of the
+ *     slow link delays what is queued by the latency it adds and slows its
+ *     bandwidth by its factor, a crash breaks every connection of the
  *     host and loses what they held.
  *
  * Messages are the engine's real bytes, framed as over sockets; the
- * simulated size of a transfer is their real length. CPU cost is charged
- * with sg_actor_execute; store uploads and downloads travel over the store
- * host's link and its disk, and the bytes are real files under
+ * simulated size of a transfer is their real length. CPU is virtual time
+ * on the host's cores (drive.h); store uploads and downloads travel over
+ * the store host's link and its disk, and the bytes are real files under
  * <out>/store/.
  *
  * Everything runs in one OS thread, in SimGrid's deterministic order: no
@@ -72,7 +76,8 @@ typedef struct item {
     struct ck_sim *w;
     int kind;
     uint32_t src, dst;  /* endpoints; for a batch, hosts */
-    uint32_t gen;       /* a batch: its connection's generation */
+    uint32_t gen;       /* a batch: its connection's generation... */
+    ck_time due;        /* ...and when it arrives */
     struct sim_node *to; /* a store answer: the node it is for */
     uint8_t *data;
     size_t len;
@@ -101,6 +106,12 @@ typedef struct sim_host {
     sg_sem_t tx_wake;  /* its sender has connections to look at */
     int tx_kicked;
     sim_conn *list;    /* connections with bytes waiting, not yet on the wire */
+    /* its link, as the transport's model uses it: bandwidth each way
+     * (bytes/s, as the platform declares it), latency, and when each
+     * direction is next free */
+    double bw_up, bw_down;
+    ck_time lat, up_free, down_free;
+    item *arrivals, *arrivals_tail; /* batches on their way here, in order of arrival */
     ck_netframe rx;    /* frames cut out of the batches that arrive */
     int up;            /* its driver, sender and receiver run */
     unsigned incarnation; /* how many times it was started */
@@ -519,9 +530,66 @@ static void conn_break(sim_conn *c)
     c->gen++;
 }
 
-/* Host a's sender: starts a transfer on every connection of the host that
- * has bytes due and none on the wire; sleeps until one is kicked or a
- * delayed frame is due. */
+static void on_batch(sim_world *w, sim_host *hs, item *it);
+
+/* The bandwidth factor slow links put on host h's link (1: none). */
+static double bw_factor(const sim_world *w, int h)
+{
+    return w->plan.bw && h >= 0 && h < w->plan.nh ? w->plan.bw[h] : 1.0;
+}
+
+/*
+ * A batch of len bytes leaves host a for host b at time now; returns when
+ * it arrives. The model of the links (not SimGrid's flow solver, whose
+ * cost grows with the number of flows sharing links: at parallelism 256
+ * it took 91 % of the time): each direction of a host's link carries one
+ * batch at a time, in the order they come, at its bandwidth (times a slow
+ * link's factor); a batch goes through a's link up and b's link down,
+ * cut-through (b's side may start as soon as a's does), and arrives the
+ * latency of both links after its last byte went down.
+ */
+static ck_time link_transfer(sim_world *w, int a, int b, size_t len, ck_time now)
+{
+    sim_host *ha = &w->hosts[a], *hb = &w->hosts[b];
+    double bu = ha->bw_up * bw_factor(w, a), bd = hb->bw_down * bw_factor(w, b);
+    ck_time start = CK_MAX(now, ha->up_free);
+    ck_time up_end = start + (ck_time)((double)len * 1e9 / bu);
+    ha->up_free = up_end;
+    ck_time down_start = CK_MAX(start, hb->down_free);
+    ck_time down_end = CK_MAX(up_end, down_start + (ck_time)((double)len * 1e9 / bd));
+    hb->down_free = down_end;
+    return down_end + ha->lat + hb->lat;
+}
+
+/* Puts a batch on its way to host hb, to arrive at `due` (in order of
+ * arrival; ties in the order sent). */
+static void arrive(item *it, sim_host *hb, ck_time due)
+{
+    it->due = due;
+    it->next = NULL;
+    if (!hb->arrivals || hb->arrivals_tail->due <= due) {
+        if (hb->arrivals_tail)
+            hb->arrivals_tail->next = it;
+        else
+            hb->arrivals = it;
+        hb->arrivals_tail = it;
+    } else {
+        item **pp = &hb->arrivals;
+        while ((*pp)->due <= due)
+            pp = &(*pp)->next;
+        it->next = *pp;
+        *pp = it;
+    }
+    if (!hb->tx_kicked) {
+        hb->tx_kicked = 1;
+        sg_sem_release(hb->tx_wake);
+    }
+}
+
+/* Host h's network actor: hands over the batches that arrived on the
+ * host, and starts a transfer on every connection of the host that has
+ * bytes due and none on the wire; sleeps until one is kicked, a batch
+ * arrives or a delayed frame is due. */
 static void tx_main(int argc, char **argv)
 {
     CK_UNUSED(argc);
@@ -533,6 +601,15 @@ static void tx_main(int argc, char **argv)
         drain(hs->tx_wake);
         hs->tx_kicked = 0;
         ck_time now = sim_now_ns(), next = CK_TIME_NEVER;
+        while (hs->arrivals && hs->arrivals->due <= now) {
+            item *it = hs->arrivals;
+            hs->arrivals = it->next;
+            if (!hs->arrivals)
+                hs->arrivals_tail = NULL;
+            on_batch(w, hs, it);
+        }
+        if (hs->arrivals)
+            next = hs->arrivals->due;
         sim_conn *c = hs->list, *keep = NULL;
         hs->list = NULL;
         while (c) {
@@ -541,8 +618,8 @@ static void tx_main(int argc, char **argv)
             if (!ck_tp_pending(&c->tx) || c->busy || is_cut(w, c->from, c->to)) {
                 /* nothing to do, or woken again by its transfer's arrival
                  * or by the cut's end (release_held) */
-            } else if (host_down(w, c->to)) {
-                conn_break(c);
+            } else if (host_down(w, c->to) || c->to >= w->nnet || !w->hosts[c->to].up) {
+                conn_break(c); /* nobody there to receive */
             } else {
                 size_t end = ck_tp_due(&c->tx, now, 0);
                 if (end > c->tx.off) {
@@ -560,8 +637,7 @@ static void tx_main(int argc, char **argv)
                         memcpy(data, c->tx.buf + c->tx.off, len);
                         ck_tp_sent(&c->tx, end);
                         c->busy = 1;
-                        sg_comm_t cm = sg_mailbox_put_init(w->hosts[c->to].mb, it, (long)len);
-                        sg_comm_detach(cm, item_free);
+                        arrive(it, &w->hosts[c->to], link_transfer(w, c->from, c->to, len, now));
                         w->transfers++;
                     }
                 } else {
@@ -634,13 +710,13 @@ static void on_batch(sim_world *w, sim_host *hs, item *it)
     item_free(it);
 }
 
-/* Host b's receiver: owns the host's mailbox as its permanent receiver. */
+/* Host b's receiver: owns the host's mailbox as its permanent receiver; the
+ * store's answers come there (batches of frames arrive through tx_main). */
 static void rx_main(int argc, char **argv)
 {
     CK_UNUSED(argc);
     CK_UNUSED(argv);
     sim_host *hs = sg_actor_self_get_data();
-    sim_world *w = hs->w;
     sg_actor_daemonize(sg_actor_self());
     sg_mailbox_set_receiver(hs->mbname);
     for (;;) {
@@ -648,9 +724,7 @@ static void rx_main(int argc, char **argv)
         if (ck_sg_get(hs->mb, &p) != 0)
             continue;
         item *it = p;
-        if (it->kind == ITEM_BATCH) {
-            on_batch(w, hs, it);
-        } else if (!it->to || it->to->d.dead) {
+        if (!it->to || it->to->d.dead) {
             item_free(it);
         } else {
             /* A store answer: its data goes on to the node. */
@@ -681,6 +755,29 @@ static int host_up(sim_world *w, int h, sg_host_t host)
                                                          : sg_host_get_speed(host);
         if (ck_cores_init(&hs->cores, cores, speed))
             return CK_ENOMEM;
+        /* Its link as the platform declares it (before any fault slows
+         * it): a generated platform's link_NAME_UP and _DOWN, or link_NAME;
+         * else the route to the store. */
+        char ln[96];
+        const char *name = sg_host_get_name(host);
+        snprintf(ln, sizeof(ln), "link_%s_UP", name);
+        sg_link_t up = ck_sg_link_or_null(ln);
+        snprintf(ln, sizeof(ln), "link_%s_DOWN", name);
+        sg_link_t down = ck_sg_link_or_null(ln);
+        if (!up || !down) {
+            snprintf(ln, sizeof(ln), "link_%s", name);
+            up = down = ck_sg_link_or_null(ln);
+        }
+        if (up) {
+            hs->bw_up = sg_link_get_bandwidth(up);
+            hs->bw_down = sg_link_get_bandwidth(down);
+            hs->lat = (ck_time)llround(sg_link_get_latency(up) * 1e9);
+        } else if (host != w->store_host) {
+            hs->bw_up = hs->bw_down = sg_host_get_route_bandwidth(host, w->store_host);
+            hs->lat = (ck_time)llround(sg_host_get_route_latency(host, w->store_host) * 1e9 / 2);
+        }
+        if (!(hs->bw_up > 0) || !(hs->bw_down > 0))
+            hs->bw_up = hs->bw_down = 1.25e9; /* nothing declared: 10 Gbit/s */
     }
     /* A mailbox per incarnation of the host: SimGrid 3.32 left a transfer
      * posted to a restarted host's mailbox, whose permanent receiver had
@@ -720,6 +817,12 @@ static void host_crashed(sim_world *w, int h)
         ck_netframe_free(&hs->rx);
         ck_netframe_init(&hs->rx, CK_NETFRAME_CAP);
         ck_dlater_clear(&hs->later);
+        while (hs->arrivals) {
+            item *it = hs->arrivals;
+            hs->arrivals = it->next;
+            item_free(it); /* on their way to a host that went down */
+        }
+        hs->arrivals_tail = NULL;
         for (sim_node *n = hs->nodes; n; n = n->host_next)
             n->on_host = 0;
         hs->nodes = hs->nodes_tail = NULL; /* all dead */
@@ -1416,6 +1519,11 @@ void ck_sim_del(ck_sim *w)
             ck_netframe_free(&w->hosts[h].rx);
             ck_cores_free(&w->hosts[h].cores);
             ck_dlater_clear(&w->hosts[h].later);
+            while (w->hosts[h].arrivals) {
+                item *it = w->hosts[h].arrivals;
+                w->hosts[h].arrivals = it->next;
+                item_free(it);
+            }
         }
     free(w->hosts);
     if (w->inj_wake)
