@@ -34,6 +34,7 @@ int ck_gate_init(ck_gate *g, ck_platform *plat, uint16_t edge, uint32_t consumer
         c->producer_ep = producer_eps[i];
         c->owned = exclusive;
         c->unannounced = exclusive; /* initial credit */
+        g->to_announce |= exclusive > 0;
         c->wm = CK_WM_MIN;
         ck_elem_reader_init(&c->reader);
     }
@@ -66,11 +67,13 @@ static inline uint32_t required(const ck_gate *g, const ck_chan *c)
 }
 
 /* Turns every owned buffer that is neither lent out nor full into credit. */
-static void recredit(ck_chan *c)
+static void recredit(ck_gate *g, ck_chan *c)
 {
     uint32_t used = c->outstanding + c->unannounced + held(c);
-    if (c->owned > used)
+    if (c->owned > used) {
         c->unannounced += c->owned - used;
+        g->to_announce = 1;
+    }
 }
 
 static void avail_push(ck_gate *g, int i)
@@ -106,7 +109,7 @@ static void request_floating(ck_gate *g, int i)
         g->waiters[(g->wait_head + g->wait_n) % g->nchan] = i;
         g->wait_n++;
     }
-    recredit(c);
+    recredit(g, c);
 }
 
 /* A floating buffer came back to the pool: lend it to a waiting channel. */
@@ -124,7 +127,7 @@ static void pool_returned(ck_gate *g)
         g->pool_free--;
         c->owned++;
         c->floating++;
-        recredit(c);
+        recredit(g, c);
         if (c->owned >= required(g, c)) {
             g->wait_head = (g->wait_head + 1) % g->nchan;
             g->wait_n--;
@@ -173,7 +176,7 @@ static void release_cur(ck_gate *g, ck_chan *c)
         g->pool_free++;
         pool_returned(g);
     }
-    recredit(c);
+    recredit(g, c);
 }
 
 static int64_t min_open_wm(const ck_gate *g)
@@ -326,6 +329,8 @@ int ck_gate_next(ck_gate *g, ck_elem *e, int *released)
 
 void ck_gate_announce(ck_gate *g)
 {
+    if (!g->to_announce)
+        return; /* no channel has credit to announce: skip the scan */
     for (int i = 0; i < g->nchan; i++) {
         ck_chan *c = &g->chans[i];
         if (c->unannounced == 0 || c->ended)
@@ -346,6 +351,7 @@ void ck_gate_announce(ck_gate *g)
         c->unannounced = 0;
         g->plat->ops->send(g->plat, c->producer_ep, m, CK_WIRE_HDR);
     }
+    g->to_announce = 0;
 }
 
 uint32_t ck_gate_queued(const ck_gate *g)

@@ -76,6 +76,7 @@ typedef struct ck_gate {
     int wait_head, wait_n;
     int nended;
     int eop_delivered;
+    int to_announce; /* some channel may have credit to announce (0: none has) */
     int64_t wm;
     uint64_t bytes_in;
     /* barrier alignment */

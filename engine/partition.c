@@ -67,6 +67,7 @@ static void finish_cur(ck_rp *rp, ck_subpart *s)
         return;
     uint32_t before = sub_held(s);
     ck_bufq_push(&s->queue, s->cur);
+    rp->nqueued++;
     s->cur = NULL;
     track_full(rp, s, before);
 }
@@ -195,11 +196,14 @@ int ck_rp_on_credit(ck_rp *rp, int sub, uint32_t credits)
 int ck_rp_send(ck_rp *rp)
 {
     int sent = 0;
+    if (rp->nqueued == 0)
+        return 0; /* nothing finished to send: skip the scan */
     for (int i = 0; i < rp->nsub; i++) {
         ck_subpart *s = &rp->subs[i];
         while (s->credit > 0 && s->queue.n > 0) {
             uint32_t before = sub_held(s);
             ck_buf *b = ck_bufq_pop(&s->queue);
+            rp->nqueued--;
             track_full(rp, s, before);
             rp->pool_used--;
             s->credit--;

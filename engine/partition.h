@@ -58,6 +58,7 @@ typedef struct ck_rp {
     uint32_t pool_size, pool_used;
     uint32_t max_per_channel, max_overdraft;
     int nfull;        /* subpartitions at their max_per_channel share */
+    uint32_t nqueued; /* finished buffers queued over all subpartitions */
     int nended;
     uint8_t *scratch; /* for elements that span buffers */
     size_t scratch_cap;
