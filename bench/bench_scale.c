@@ -7,7 +7,8 @@
  * and 2 cores; 1 000 records/s per source subtask, so the rate
  * grows with the job; 10 simulated seconds with a checkpoint every second.
  * Each point runs `chandy run` as a child process and prints subtasks,
- * hosts, records, simulated transfers, wall time, simulated seconds per
+ * hosts, records, simulated transfers, wall time, CPU time (user and
+ * system: what the run cost one core, however loaded the machine), simulated seconds per
  * wall second, wall microseconds per record and peak memory (the child's
  * maximum resident set). A last line says how wall time per record grows
  * from the first point to the last that finished. Asserts nothing.
@@ -56,9 +57,17 @@ static int write_scenario(const char *path, int p)
     return fclose(f) ? -1 : 0;
 }
 
+/* The CPU time (user and system) a child used: what it costs on one
+ * core, whatever else the machine runs. */
+static double cpu_s(const struct rusage *ru)
+{
+    return (double)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) +
+           (double)(ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) / 1e6;
+}
+
 /* Runs chandy with argv; *rss_kb: the child's peak resident set. Returns
  * its exit status, or -1 when it was stopped at the limit. */
-static int run_child(char *const argv[], double limit_s, long *rss_kb, double *wall)
+static int run_child(char *const argv[], double limit_s, long *rss_kb, double *wall, double *cpu)
 {
     double t0 = bench_now_s();
     pid_t pid = fork();
@@ -86,12 +95,14 @@ static int run_child(char *const argv[], double limit_s, long *rss_kb, double *w
             wait4(pid, &st, 0, &ru);
             *rss_kb = ru.ru_maxrss;
             *wall = bench_now_s() - t0;
+            *cpu = cpu_s(&ru);
             return -1;
         }
         usleep(20000);
     }
     *wall = bench_now_s() - t0;
     *rss_kb = ru.ru_maxrss;
+    *cpu = cpu_s(&ru);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -2;
 }
 
@@ -119,8 +130,8 @@ int main(int argc, char **argv)
         perror("bench_scale: a scratch directory");
         return 1;
     }
-    printf("%-11s %8s %5s %9s %11s %9s %12s %10s %9s\n", "parallelism", "subtasks", "hosts",
-           "records", "transfers", "wall s", "sim s/wall s", "us/record", "peak MB");
+    printf("%-11s %8s %5s %9s %11s %9s %8s %12s %10s %9s\n", "parallelism", "subtasks", "hosts",
+           "records", "transfers", "wall s", "cpu s", "sim s/wall s", "us/record", "peak MB");
     double first_us = -1, last_us = -1;
     int first_p = 0, last_p = 0;
     for (int i = 0; i < np; i++) {
@@ -134,8 +145,8 @@ int main(int argc, char **argv)
         }
         char *args[] = {(char *)CHANDY_BIN, "run", sc, "--out", out, "--quiet", NULL};
         long rss = 0;
-        double wall = 0;
-        int rc = run_child(args, limit, &rss, &wall);
+        double wall = 0, cpu = 0;
+        int rc = run_child(args, limit, &rss, &wall, &cpu);
         if (rc == -1) {
             printf("%-11d stopped after %.0f s (--limit), peak %.0f MB; larger points skipped\n",
                    ps[i], wall, rss / 1024.0);
@@ -152,8 +163,8 @@ int main(int argc, char **argv)
         double transfers = bench_field(run, "network", "transfers");
         double sim = bench_field(run, "sim_time_s", NULL);
         double us = records > 0 ? wall * 1e6 / records : 0;
-        printf("%-11d %8.0f %5.0f %9.0f %11.0f %9.2f %12.2f %10.2f %9.0f%s\n", ps[i], subtasks,
-               hosts, records, transfers, wall, sim / wall, us, rss / 1024.0,
+        printf("%-11d %8.0f %5.0f %9.0f %11.0f %9.2f %8.2f %12.2f %10.2f %9.0f%s\n", ps[i],
+               subtasks, hosts, records, transfers, wall, cpu, sim / wall, us, rss / 1024.0,
                rc ? " (exit status not 0)" : "");
         fflush(stdout);
         cJSON_Delete(run);
