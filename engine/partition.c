@@ -11,8 +11,12 @@ int ck_rp_init(ck_rp *rp, ck_platform *plat, uint16_t edge, uint32_t producer,
         return CK_EINVAL;
     memset(rp, 0, sizeof(*rp));
     rp->subs = calloc((size_t)nsub, sizeof(*rp->subs));
-    if (!rp->subs)
+    rp->ready = calloc((size_t)nsub, sizeof(*rp->ready));
+    if (!rp->subs || !rp->ready) {
+        free(rp->subs);
+        free(rp->ready);
         return CK_ENOMEM;
+    }
     rp->plat = plat;
     rp->edge = edge;
     rp->producer = producer;
@@ -39,6 +43,7 @@ void ck_rp_free(ck_rp *rp)
         ck_buf_del(rp->subs[i].cur);
     }
     free(rp->subs);
+    free(rp->ready);
     free(rp->scratch);
     memset(rp, 0, sizeof(*rp));
 }
@@ -49,6 +54,17 @@ void ck_rp_free(ck_rp *rp)
 static inline uint32_t sub_held(const ck_subpart *s)
 {
     return s->queue.n;
+}
+
+/* Subpartition i may send now (credit and a finished buffer): on the
+ * ready list, once, so that ck_rp_send looks at these only. */
+static inline void mark_ready(ck_rp *rp, int i)
+{
+    ck_subpart *s = &rp->subs[i];
+    if (!s->in_ready && s->credit > 0 && s->queue.n > 0) {
+        s->in_ready = 1;
+        rp->ready[rp->nready++] = i;
+    }
 }
 
 /* Keeps nfull in step after sub_held(s) changed from `before`. */
@@ -67,9 +83,9 @@ static void finish_cur(ck_rp *rp, ck_subpart *s)
         return;
     uint32_t before = sub_held(s);
     ck_bufq_push(&s->queue, s->cur);
-    rp->nqueued++;
     s->cur = NULL;
     track_full(rp, s, before);
+    mark_ready(rp, (int)(s - rp->subs));
 }
 
 static int new_cur(ck_rp *rp, ck_subpart *s)
@@ -190,20 +206,30 @@ int ck_rp_on_credit(ck_rp *rp, int sub, uint32_t credits)
         rp->subs[sub].credit > (1 << 20) - (int32_t)credits)
         return CK_EPROTO; /* more than any consumer can own */
     rp->subs[sub].credit += (int32_t)credits;
+    mark_ready(rp, sub);
     return CK_OK;
+}
+
+static int by_index(const void *a, const void *b)
+{
+    return *(const int *)a - *(const int *)b;
 }
 
 int ck_rp_send(ck_rp *rp)
 {
     int sent = 0;
-    if (rp->nqueued == 0)
-        return 0; /* nothing finished to send: skip the scan */
-    for (int i = 0; i < rp->nsub; i++) {
+    if (rp->nready == 0)
+        return 0;
+    /* The subpartitions that can send, in index order (as a scan over all
+     * of them would send), without scanning all of them. */
+    qsort(rp->ready, (size_t)rp->nready, sizeof(*rp->ready), by_index);
+    for (int k = 0; k < rp->nready; k++) {
+        int i = rp->ready[k];
         ck_subpart *s = &rp->subs[i];
+        s->in_ready = 0;
         while (s->credit > 0 && s->queue.n > 0) {
             uint32_t before = sub_held(s);
             ck_buf *b = ck_bufq_pop(&s->queue);
-            rp->nqueued--;
             track_full(rp, s, before);
             rp->pool_used--;
             s->credit--;
@@ -226,6 +252,7 @@ int ck_rp_send(ck_rp *rp)
             sent++;
         }
     }
+    rp->nready = 0;
     return sent;
 }
 

@@ -38,6 +38,7 @@ typedef struct ck_subpart {
     uint32_t dst_ep;   /* consumer endpoint */
     uint32_t buf_size; /* payload capacity of new buffers */
     int ended;         /* END_OF_PARTITION serialized */
+    int in_ready;      /* on its partition's ready list */
     uint64_t bytes_sent, bufs_sent;
 } ck_subpart;
 
@@ -58,7 +59,8 @@ typedef struct ck_rp {
     uint32_t pool_size, pool_used;
     uint32_t max_per_channel, max_overdraft;
     int nfull;        /* subpartitions at their max_per_channel share */
-    uint32_t nqueued; /* finished buffers queued over all subpartitions */
+    int *ready;       /* subpartitions with credit and a finished buffer, each once */
+    int nready;
     int nended;
     uint8_t *scratch; /* for elements that span buffers */
     size_t scratch_cap;
