@@ -51,17 +51,20 @@ typedef struct ck_platform_ops {
     int (*send)(ck_platform *p, uint32_t dst, uint8_t *msg, size_t len);
 
     /*
-     * Charges CPU work to this endpoint's host. Under SimGrid it takes
-     * flops / host speed of simulated time (shared with the host's other
-     * work); with sockets it takes that much real time.
+     * Charges CPU work to this endpoint's host. It never blocks: the
+     * endpoint is busy for flops / (host speed x slow factor) on one of its
+     * host's cores (virtual time on both backends); meanwhile its clock
+     * (now) reads the end of that work, what it sends leaves then, and the
+     * backend gives it no input until then.
      */
     void (*cpu)(ck_platform *p, double flops);
 
     /*
      * Starts CPU work that runs beside this endpoint's own (an asynchronous
-     * snapshot thread in Flink): under SimGrid it competes for the host's
-     * cores and completes through on_complete with `token`; with sockets the
-     * real work was already done by the caller and it completes at once.
+     * snapshot thread in Flink): it takes one of the host's cores (virtual
+     * time, after the endpoint's own work charged so far) and completes
+     * through on_complete with `token` when it ends; the real work was
+     * already done by the caller.
      */
     void (*cpu_background)(ck_platform *p, double flops, uint64_t token);
 
