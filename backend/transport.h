@@ -17,8 +17,8 @@
  *     queued before it (a mark per frame, kept in order);
  *   - pacing: with a rate (bytes per second, 0: none), bytes leave in
  *     slices of 10 ms worth of the rate, each after the previous one's
- *     time at that rate (the socket backend paces itself; SimGrid's links
- *     pace the simulated ones, so it passes 0); what was queued before
+ *     time at that rate (the socket backend paces itself; SimGrid's link
+ *     model times whole batches, so it passes 0); what was queued before
  *     a link slowed is paced too, once it is;
  *   - holding: while the plan cuts the two hosts, nothing leaves (the
  *     caller asks ck_plan_is_cut and does not call ck_tp_due); the bytes

@@ -100,10 +100,9 @@ typedef struct sim_conn {
 /* A network host (task managers 0..ntm-1, the job manager ntm). */
 typedef struct sim_host {
     struct ck_sim *w;
-    sg_host_t host;
     char mbname[32];
-    sg_mailbox_t mb;   /* what arrives on it: batches and store answers */
-    sg_sem_t tx_wake;  /* its sender has connections to look at */
+    sg_mailbox_t mb;   /* what arrives on it: the store's answers */
+    sg_sem_t tx_wake;  /* its network actor has batches or connections to look at */
     int tx_kicked;
     sim_conn *list;    /* connections with bytes waiting, not yet on the wire */
     /* its link, as the transport's model uses it: bandwidth each way
@@ -747,7 +746,6 @@ static int host_up(sim_world *w, int h, sg_host_t host)
         return CK_OK;
     if (!hs->w) {
         hs->w = w;
-        hs->host = host;
         hs->tx_wake = sg_sem_init(0);
         hs->wake = sg_sem_init(0);
         ck_netframe_init(&hs->rx, CK_NETFRAME_CAP);
@@ -1757,9 +1755,10 @@ static injector *injector_new(sim_world *w, const ck_backend_job *job, ck_backen
     return in;
 }
 
-/* The host's speed and link, as the plan says they are now. The latency
- * it adds is applied by the transport (SimGrid 3.32 cannot lower a link's
- * latency under ongoing transfers): messages wait in the delay line. */
+/* The host's power state and SimGrid link, as the plan says they are now
+ * (for store transfers; connections read the plan's factors themselves:
+ * link_transfer, cpu_factor). The latency a slow link adds delays what is
+ * queued on connections (ck_tp_put). */
 static void reslow(injector *in, int h)
 {
     const ck_plan *p = &in->w->plan;
