@@ -50,11 +50,7 @@ int ck_drive_hold(ck_dnode *n, uint32_t dst, uint8_t *msg, size_t len)
         return CK_ENOMEM;
     }
     *m = (ck_dmsg){.kind = CK_DMSG_SEND, .token = dst, .data = msg, .len = len};
-    if (n->obox_tail)
-        n->obox_tail->next = m;
-    else
-        n->obox = m;
-    n->obox_tail = m;
+    CK_QUEUE_APPEND(n->obox, n->obox_tail, m);
     return CK_OK;
 }
 
@@ -80,12 +76,7 @@ void ck_drive_push(ck_dnode *n, ck_dmsg *m)
         free(m);
         return;
     }
-    m->next = NULL;
-    if (n->tail)
-        n->tail->next = m;
-    else
-        n->head = m;
-    n->tail = m;
+    CK_QUEUE_APPEND(n->head, n->tail, m);
 }
 
 int ck_drive_post(ck_dnode *n, int kind, uint64_t token, int status, uint8_t *data, size_t len)

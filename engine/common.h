@@ -33,6 +33,17 @@ typedef int64_t ck_time;
 #define CK_MAX(a, b) ((a) > (b) ? (a) : (b))
 #define CK_UNUSED(x) ((void)(x))
 
+/* Appends `it` to the singly linked queue head..tail (linked by ->next). */
+#define CK_QUEUE_APPEND(head, tail, it)                                                           \
+    do {                                                                                          \
+        (it)->next = NULL;                                                                        \
+        if (tail)                                                                                 \
+            (tail)->next = (it);                                                                  \
+        else                                                                                      \
+            (head) = (it);                                                                        \
+        (tail) = (it);                                                                            \
+    } while (0)
+
 /* Keeps a rarely taken path out of line, so that the hot path it is called
  * from stays small (no register spills for the slow case). */
 #if defined(__GNUC__) || defined(__clang__)

@@ -74,6 +74,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bnode.h"
 #include "drive.h"
 #include "error.h"
 #include "faultplan.h"
@@ -123,13 +124,8 @@ typedef struct held_store {
 } held_store;
 
 typedef struct net_node {
-    ck_platform plat; /* first member */
+    ck_bnode b;       /* first member: a ck_platform * is a net_node * (bnode.h) */
     net_world *w;
-    ck_dnode d;       /* the node, its inbox, busy spell and outbox (drive.h) */
-    ck_task *task;
-    ck_tm *tm;
-    int is_task;
-    uint32_t attempt;
     struct net_node *next; /* every node of this process */
 } net_node;
 
@@ -200,15 +196,16 @@ struct net_world {
     char store_dir[600];
     char sink_dir[600];
     double speed;
-    ck_cores cores;     /* this host's cores, as virtual time (drive.h) */
-    double slow;        /* this host's slow_cpu factor in force (1: none) */
+    /* this host's cores as virtual time, its slow_cpu factor, and timed
+     * completions: background work, and store transfers over a slow link */
+    ck_bhost bh;
+    ck_bworld bw;       /* what its nodes share (bnode.h) */
     /* slow links, per host (0..ntm-1, jm ntm, store ntm+1): bytes per
      * second (0: not slowed) and latency added (ns); and for the job
      * manager's process, what each task manager process was told */
     int64_t *lrate, *llat;
     int64_t *lrate_sent, *llat_sent;
     ck_time store_free; /* this process's store transfers: link busy until then */
-    ck_dlater later;    /* completions of store transfers over a slow link, by due time */
     int kick;           /* a node was deployed during a pass: run another at once */
     int failed;
     int io_failed;      /* failed writing under the output directory: a run that cannot record fails */
@@ -246,7 +243,7 @@ static int endpoint_host(const net_world *w, uint32_t ep)
 static net_node *local_node(const net_world *w, uint32_t ep)
 {
     for (net_node *n = w->nodes; n; n = n->next)
-        if (n->plat.endpoint == ep)
+        if (n->b.plat.endpoint == ep)
             return n;
     return NULL;
 }
@@ -296,7 +293,13 @@ static ck_time conn_wake(const net_world *w, const conn *c, ck_time now)
 {
     if (c->auth.state != CK_NETAUTH_DONE || (w->cut && w->cut[c->peer_host] > 0))
         return CK_TIME_NEVER;
-    return ck_tp_wake(&c->tx, now);
+    ck_time t = ck_tp_wake(&c->tx, now);
+    /* Bytes that came due since the last flush (real time runs on while a
+     * pass works) leave at once; while the socket is full, its EPOLLOUT
+     * wakes the loop instead. */
+    if (t == CK_TIME_NEVER && ck_tp_pending(&c->tx) && !c->want_write)
+        return now;
+    return t;
 }
 
 static void want_write(net_world *w, conn *c, int on)
@@ -411,10 +414,9 @@ static conn *out_conn(net_world *w, int host)
 
 /* ---- platform operations ------------------------------------------------------------ */
 
-static ck_time op_now(ck_platform *p)
+static ck_time net_clock(const ck_bnode *b)
 {
-    net_node *n = (net_node *)p;
-    return ck_drive_now(&n->d, world_now(n->w));
+    return world_now(((const net_node *)b)->w);
 }
 
 /* Keeps a message for local endpoint dst until it is deployed; src and
@@ -444,26 +446,14 @@ static void local_deliver(net_world *w, uint32_t dst, uint8_t *data, size_t len)
         limbo_push(w, dst, 0, w->host, data, len);
         return;
     }
-    ck_drive_post(&d->d, CK_DMSG_MESSAGE, 0, 0, data, len);
+    ck_drive_post(&d->b.d, CK_DMSG_MESSAGE, 0, 0, data, len);
 }
 
 static int send_now(net_node *n, uint32_t dst, uint8_t *msg, size_t len);
 
-static int op_send(ck_platform *p, uint32_t dst, uint8_t *msg, size_t len)
+static int net_send(ck_bnode *b, uint32_t dst, uint8_t *msg, size_t len)
 {
-    net_node *n = (net_node *)p;
-    net_world *w = n->w;
-    w->r->messages++;
-    w->r->message_bytes += len;
-    if (ck_drive_busy(&n->d, world_now(w))) {
-        /* Busy computing: it leaves when the work is done, in order. */
-        if (endpoint_host(w, dst) < 0) {
-            free(msg);
-            return CK_EUNREACH;
-        }
-        return ck_drive_hold(&n->d, dst, msg, len);
-    }
-    return send_now(n, dst, msg, len);
+    return send_now((net_node *)b, dst, msg, len);
 }
 
 /* Sends what a node sent while busy, once it is not (ck_drive_release). */
@@ -476,7 +466,9 @@ static void send_held(void *ctx, ck_dnode *d, uint32_t dst, uint8_t *msg, size_t
 static int send_now(net_node *n, uint32_t dst, uint8_t *msg, size_t len)
 {
     net_world *w = n->w;
-    ck_platform *p = &n->plat;
+    ck_platform *p = &n->b.plat;
+    w->r->messages++;
+    w->r->message_bytes += len;
     int host = endpoint_host(w, dst);
     if (host < 0) {
         free(msg);
@@ -498,15 +490,9 @@ static int send_now(net_node *n, uint32_t dst, uint8_t *msg, size_t len)
     return rc;
 }
 
-static void op_cpu(ck_platform *p, double flops)
-{
-    net_node *n = (net_node *)p;
-    ck_drive_cpu(&n->d, &n->w->cores, world_now(n->w), flops, n->w->slow);
-}
-
 static void store_done(net_node *n, uint64_t token, int status, uint8_t *data, size_t len)
 {
-    ck_drive_post(&n->d, CK_DMSG_COMPLETE, token, status, data, len);
+    ck_drive_post(&n->b.d, CK_DMSG_COMPLETE, token, status, data, len);
 }
 
 static void shape(const net_world *w, int peer, int64_t *rate, int64_t *lat);
@@ -532,8 +518,8 @@ static void store_done_link(net_node *n, uint64_t token, int status, uint8_t *da
     ck_time end = start + (rate > 0 ? (ck_time)((double)bytes * 1e9 / (double)rate) : 0);
     w->store_free = end;
     *m = (ck_dmsg){.kind = CK_DMSG_COMPLETE, .data = data, .len = len, .token = token,
-                   .status = status, .to = &n->d};
-    ck_dlater_add(&w->later, m, end + 2 * lat);
+                   .status = status, .to = &n->b.d};
+    ck_dlater_add(&w->bh.later, m, end + 2 * lat);
 }
 
 static int store_cut(const net_world *w)
@@ -555,11 +541,7 @@ static int hold_store(net_world *w, net_node *n, int get, const char *key, uint8
     h->data = data;
     h->len = len;
     h->token = token;
-    if (w->held_store_tail)
-        w->held_store_tail->next = h;
-    else
-        w->held_store = h;
-    w->held_store_tail = h;
+    CK_QUEUE_APPEND(w->held_store, w->held_store_tail, h);
     return CK_OK;
 }
 
@@ -578,14 +560,10 @@ static void fail_io(net_world *w, const char *what)
     fail_world(w, "%s", why);
 }
 
-static int op_store_put(ck_platform *p, const char *key, uint8_t *data, size_t len,
-                        uint64_t token)
+static int net_store_put(ck_bnode *b, const char *key, uint8_t *data, size_t len,
+                         uint64_t token)
 {
-    net_node *n = (net_node *)p;
-    if (!ck_storefs_key_ok(key)) {
-        free(data);
-        return CK_EINVAL;
-    }
+    net_node *n = (net_node *)b;
     if (store_cut(n->w))
         return hold_store(n->w, n, 0, key, data, len, token);
     int status = ck_storefs_put(n->w->store_dir, key, data, len, 1);
@@ -596,11 +574,9 @@ static int op_store_put(ck_platform *p, const char *key, uint8_t *data, size_t l
     return CK_OK;
 }
 
-static int op_store_get(ck_platform *p, const char *key, uint64_t token)
+static int net_store_get(ck_bnode *b, const char *key, uint64_t token)
 {
-    net_node *n = (net_node *)p;
-    if (!ck_storefs_key_ok(key))
-        return CK_EINVAL;
+    net_node *n = (net_node *)b;
     if (store_cut(n->w))
         return hold_store(n->w, n, 1, key, NULL, 0, token);
     uint8_t *data = NULL;
@@ -608,16 +584,6 @@ static int op_store_get(ck_platform *p, const char *key, uint64_t token)
     int status = ck_storefs_get(n->w->store_dir, key, &data, &len);
     store_done_link(n, token, status, data, len, len);
     return CK_OK;
-}
-
-static int op_store_list(ck_platform *p, const char *prefix, ck_store_entry **out, size_t *cnt)
-{
-    return ck_storefs_list(((net_node *)p)->w->store_dir, prefix, out, cnt);
-}
-
-static int op_store_delete(ck_platform *p, const char *key)
-{
-    return ck_storefs_delete(((net_node *)p)->w->store_dir, key);
 }
 
 /* The store is reachable again: the requests made meanwhile go, in order. */
@@ -628,7 +594,7 @@ static void release_store(net_world *w)
         w->held_store = h->next;
         if (!w->held_store)
             w->held_store_tail = NULL;
-        if (!h->n->d.dead) {
+        if (!h->n->b.d.dead) {
             if (h->get) {
                 uint8_t *data = NULL;
                 size_t len = 0;
@@ -674,7 +640,7 @@ static void read_control(net_world *w)
             int kind = ck_get_u16(b + i), host = ck_get_u16(b + i + 2);
             uint32_t a = ck_get_u32(b + i + 4), v = ck_get_u32(b + i + 8);
             if (kind == CTL_SLOW)
-                w->slow = a > 0 && a <= 1000 ? a / 1000.0 : 1.0;
+                w->bh.slow = a > 0 && a <= 1000 ? a / 1000.0 : 1.0;
             else if (kind == CTL_LINK && host <= w->ntm + 1 && w->lrate) {
                 w->lrate[host] = a;
                 w->llat[host] = (int64_t)v * 1000;
@@ -683,69 +649,28 @@ static void read_control(net_world *w)
         }
 }
 
-/* The sinks' external system: files, with two-phase commit (io/sinkfs.h). */
-static int op_output(ck_platform *p, uint32_t sink, uint64_t txn, const uint8_t *data,
-                     size_t len)
+/* A write of the sinks' output failed (bnode.h). */
+static void net_io_failed(ck_bnode *b, const char *what)
 {
-    net_world *w = ((net_node *)p)->w;
-    int rc = ck_sinkfs_write(&w->sinks, sink, txn, data, len);
-    if (rc == CK_EIO)
-        fail_io(w, "cannot write the sinks' output");
-    return rc;
+    fail_io(((net_node *)b)->w, what);
 }
 
-static int op_output_commit(ck_platform *p, uint32_t sink, uint64_t txn)
-{
-    return ck_sinkfs_commit(&((net_node *)p)->w->sinks, sink, txn);
-}
+static int net_deploy(ck_bnode *b, uint32_t attempt, uint32_t global,
+                      const ck_restore_point *from);
+static void net_undeploy(ck_bnode *b, uint32_t attempt);
+static void net_set_routes(ck_bnode *b, uint32_t attempt, uint32_t n, const uint16_t *hosts);
 
-static int op_output_abort(ck_platform *p, uint32_t sink, uint64_t txn)
-{
-    return ck_sinkfs_abort(&((net_node *)p)->w->sinks, sink, txn);
-}
-
-/* Work beside the node: the caller did the real work already; its
- * virtual CPU takes a core of the host, and it completes at the end. */
-static void op_cpu_background(ck_platform *p, double flops, uint64_t token)
-{
-    net_node *n = (net_node *)p;
-    net_world *w = n->w;
-    ck_dmsg *m = malloc(sizeof(*m));
-    if (!m)
-        return;
-    *m = (ck_dmsg){.kind = CK_DMSG_COMPLETE, .token = token, .to = &n->d};
-    ck_time now = op_now(p);
-    ck_dlater_add(&w->later, m, flops > 0 ? ck_cores_run(&w->cores, now, flops, w->slow) : now);
-}
-
-static void op_log(ck_platform *p, int level, const char *line)
-{
-    net_node *n = (net_node *)p;
-    if (level <= CK_LOG_WARN || n->w->job->verbose)
-        fprintf(stderr, "[%.6f] ep%u: %s\n", (double)world_now(n->w) / 1e9, p->endpoint, line);
-}
-
-static int op_deploy(ck_platform *p, uint32_t attempt, uint32_t global,
-                     const ck_restore_point *from);
-static void op_undeploy(ck_platform *p, uint32_t attempt);
-static void op_set_routes(ck_platform *p, uint32_t attempt, uint32_t n, const uint16_t *hosts);
-
-static const ck_platform_ops net_ops = {
-    .now = op_now,
-    .send = op_send,
-    .cpu = op_cpu,
-    .cpu_background = op_cpu_background,
-    .store_put = op_store_put,
-    .store_get = op_store_get,
-    .store_list = op_store_list,
-    .store_delete = op_store_delete,
-    .output = op_output,
-    .output_commit = op_output_commit,
-    .output_abort = op_output_abort,
-    .deploy = op_deploy,
-    .undeploy = op_undeploy,
-    .set_routes = op_set_routes,
-    .log = op_log,
+/* What differs from the SimGrid backend (bnode.h): the real clock, sockets
+ * between processes, the store directory reached directly. */
+static const ck_bnode_io net_io = {
+    .clock = net_clock,
+    .send = net_send,
+    .store_put = net_store_put,
+    .store_get = net_store_get,
+    .deploy = net_deploy,
+    .undeploy = net_undeploy,
+    .set_routes = net_set_routes,
+    .io_failed = net_io_failed,
 };
 
 /* ---- nodes, deployment, routes -------------------------------------------------------- */
@@ -755,11 +680,11 @@ static net_node *node_new(net_world *w, uint32_t ep, int host)
     net_node *n = calloc(1, sizeof(*n));
     if (!n)
         return NULL;
-    n->plat.ops = &net_ops;
-    n->plat.endpoint = ep;
-    n->plat.host = host;
+    char name[32];
+    snprintf(name, sizeof(name), "ep%u", ep);
+    ck_bnode_init(&n->b, &w->bw, &w->bh, ep, host, name);
     n->w = w;
-    n->d.again = 1; /* its first step */
+    n->b.d.again = 1; /* its first step */
     n->next = w->nodes;
     w->nodes = n;
     return n;
@@ -794,7 +719,7 @@ static void limbo_release(net_world *w, net_node *n)
     msgq_item **pp = &w->limbo, *mine = NULL;
     while (*pp) {
         msgq_item *it = *pp;
-        if (it->dst == n->plat.endpoint) {
+        if (it->dst == n->b.plat.endpoint) {
             *pp = it->next;
             it->next = mine; /* reversed: limbo is newest first */
             mine = it;
@@ -811,7 +736,7 @@ static void limbo_release(net_world *w, net_node *n)
             continue;
         }
         w->limbo_bytes -= it->len;
-        ck_drive_post(&n->d, CK_DMSG_MESSAGE, 0, 0, it->data, it->len);
+        ck_drive_post(&n->b.d, CK_DMSG_MESSAGE, 0, 0, it->data, it->len);
         free(it);
     }
 }
@@ -833,40 +758,35 @@ static void limbo_purge(net_world *w)
     }
 }
 
-static int op_deploy(ck_platform *p, uint32_t attempt, uint32_t global,
-                     const ck_restore_point *from)
+static int net_deploy(ck_bnode *b, uint32_t attempt, uint32_t global,
+                      const ck_restore_point *from)
 {
-    net_world *w = ((net_node *)p)->w;
+    net_world *w = ((net_node *)b)->w;
     uint32_t ep = ck_ep_task(w->job->env.g, attempt, global);
     if (local_node(w, ep))
         return CK_EEXIST;
     net_node *n = node_new(w, ep, w->host);
     if (!n)
         return CK_ENOMEM;
-    n->is_task = 1;
-    n->attempt = attempt;
-    n->task = ck_task_new(&w->job->env, &n->plat, global, attempt, from);
-    if (!n->task) {
-        n->d.dead = 1;
-        return CK_ENOMEM;
-    }
-    n->d.node = ck_task_node(n->task);
+    int rc = ck_bnode_make_task(&n->b, &w->job->env, attempt, global, from);
+    if (rc)
+        return rc;
     limbo_release(w, n);
     w->kick = 1; /* its first work() starts it */
     return CK_OK;
 }
 
-static void op_undeploy(ck_platform *p, uint32_t attempt)
+static void net_undeploy(ck_bnode *b, uint32_t attempt)
 {
-    net_world *w = ((net_node *)p)->w;
+    net_world *w = ((net_node *)b)->w;
     for (net_node *n = w->nodes; n; n = n->next)
-        if (n->is_task && (n->attempt == attempt || attempt == CK_ATTEMPT_ALL))
-            n->d.dead = 1;
+        if (n->b.is_task && (n->b.attempt == attempt || attempt == CK_ATTEMPT_ALL))
+            n->b.d.dead = 1;
 }
 
-static void op_set_routes(ck_platform *p, uint32_t attempt, uint32_t n, const uint16_t *hosts)
+static void net_set_routes(ck_bnode *b, uint32_t attempt, uint32_t n, const uint16_t *hosts)
 {
-    net_world *w = ((net_node *)p)->w;
+    net_world *w = ((net_node *)b)->w;
     for (int i = 0; i < w->nroutes; i++)
         if (w->routes[i].attempt == attempt)
             return;
@@ -903,8 +823,8 @@ static void fail_world(net_world *w, const char *fmt, const char *detail)
 static void peer_lost(net_world *w, int host)
 {
     for (net_node *n = w->nodes; n; n = n->next) {
-        if (!n->d.dead && !n->tm)
-            ck_drive_post(&n->d, CK_DMSG_PEER_LOST, (uint64_t)host, 0, NULL, 0);
+        if (!n->b.d.dead && !n->b.tm)
+            ck_drive_post(&n->b.d, CK_DMSG_PEER_LOST, (uint64_t)host, 0, NULL, 0);
     }
 }
 
@@ -1184,19 +1104,19 @@ static int run_nodes(net_world *w)
 {
     int busy = 0;
     ck_time now = world_now(w);
-    ck_dlater_run(&w->later, now);
+    ck_dlater_run(&w->bh.later, now);
     for (net_node *n = w->nodes; n; n = n->next) {
-        if (!ck_drive_wants(&n->d, now))
+        if (!ck_drive_wants(&n->b.d, now))
             continue;
-        ck_drive_release(&n->d, send_held, n);
-        if (ck_drive_step(&n->d, now) > 0)
+        ck_drive_release(&n->b.d, send_held, n);
+        if (ck_drive_step(&n->b.d, now) > 0)
             busy = 1;
     }
     /* A node visited early in the pass may have mail from one visited
      * after it (subtasks of one process talk through their inboxes): it
      * must not wait for the next timeout. */
     for (net_node *n = w->nodes; n && !busy; n = n->next)
-        if (ck_drive_next(&n->d, now) <= now)
+        if (ck_drive_next(&n->b.d, now) <= now)
             busy = 1;
     if (w->kick) {
         w->kick = 0;
@@ -1211,13 +1131,13 @@ static ck_time next_deadline(net_world *w)
     for (int h = 0; w->out_conn && h <= w->ntm; h++)
         if (w->out_conn[h])
             d = CK_MIN(d, conn_wake(w, w->out_conn[h], now));
-    if (w->later.head)
-        d = CK_MIN(d, w->later.head->due);
+    if (w->bh.later.head)
+        d = CK_MIN(d, w->bh.later.head->due);
     for (int i = 0; i < w->nin; i++)
         if (w->in_conns[i]->auth.state != CK_NETAUTH_DONE)
             d = CK_MIN(d, w->in_conns[i]->evicted ? 0 : w->in_conns[i]->hs_deadline);
     for (net_node *n = w->nodes; n; n = n->next)
-        d = CK_MIN(d, ck_drive_next(&n->d, now)); /* a busy one goes on when its work ends */
+        d = CK_MIN(d, ck_drive_next(&n->b.d, now)); /* a busy one goes on when its work ends */
     return d;
 }
 
@@ -1384,7 +1304,7 @@ static void start_fault(net_world *w, int i, ck_time now)
             break;
         }
         ck_put_u32(m + 16, (uint32_t)sp->stop);
-        ck_drive_post(&jm->d, CK_DMSG_MESSAGE, 0, 0, m, n);
+        ck_drive_post(&jm->b.d, CK_DMSG_MESSAGE, 0, 0, m, n);
         break;
     }
     case CK_FAULT_CORRUPT_CHECKPOINT: {
@@ -1492,8 +1412,8 @@ static void check_children(net_world *w)
 static int jm_finished(net_world *w)
 {
     for (net_node *n = w->nodes; n; n = n->next)
-        if (n->plat.endpoint == CK_EP_JM)
-            return n->d.node.ops->finished(n->d.node.self);
+        if (n->b.plat.endpoint == CK_EP_JM)
+            return n->b.d.node.ops->finished(n->b.d.node.self);
     return 1;
 }
 
@@ -1581,7 +1501,7 @@ static int world_setup(net_world *w, int host)
     epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->listen_fd[host], &ev);
     w->out_conn = calloc((size_t)w->ntm + 1, sizeof(conn *));
     w->cut = calloc((size_t)w->ntm + 2, sizeof(int));
-    int cores_rc = ck_cores_init(&w->cores, w->job->cluster->cores, w->speed);
+    int cores_rc = ck_bhost_init(&w->bh, w->job->cluster->cores, w->speed);
     /* lrate, llat; and in the job manager's process what it told the others */
     size_t nl = (size_t)w->ntm + 2;
     w->lrate = calloc((host == w->ntm ? 4 : 2) * nl, sizeof(int64_t));
@@ -1601,16 +1521,16 @@ static int world_setup(net_world *w, int host)
         net_node *n = node_new(w, CK_EP_JM, -1);
         if (!n)
             return CK_ENOMEM;
-        if (ck_jm_init(&r->jm, &n->plat, &w->job->env, w->ntm, w->job->seed))
+        if (ck_jm_init(&r->jm, &n->b.plat, &w->job->env, w->ntm, w->job->seed))
             return CK_ENOMEM;
         r->jm_ready = 1;
-        n->d.node = ck_jm_node(&r->jm);
+        n->b.d.node = ck_jm_node(&r->jm);
     } else {
         net_node *n = node_new(w, CK_EP_TM0 + (uint32_t)host, host);
-        if (!n || !(n->tm = malloc(sizeof(*n->tm))))
+        if (!n || !(n->b.tm = malloc(sizeof(*n->b.tm))))
             return CK_ENOMEM;
-        ck_tm_init(n->tm, &n->plat, w->job->env.g, w->job->env.cfg, host, w->ntm);
-        n->d.node = ck_tm_node(n->tm);
+        ck_tm_init(n->b.tm, &n->b.plat, w->job->env.g, w->job->env.cfg, host, w->ntm);
+        n->b.d.node = ck_tm_node(n->b.tm);
     }
     return CK_OK;
 }
@@ -1620,9 +1540,9 @@ static void world_free(net_world *w)
     net_node *n = w->nodes;
     while (n) {
         net_node *next = n->next;
-        ck_drive_clear(&n->d);
-        ck_task_del(n->task);
-        free(n->tm);
+        ck_drive_clear(&n->b.d);
+        ck_task_del(n->b.task);
+        free(n->b.tm);
         free(n);
         n = next;
     }
@@ -1636,10 +1556,9 @@ static void world_free(net_world *w)
     w->held_store_tail = NULL;
     free(w->cut);
     w->cut = NULL;
-    ck_cores_free(&w->cores);
+    ck_bhost_free(&w->bh);
     free(w->lrate);
     w->lrate = w->llat = w->lrate_sent = w->llat_sent = NULL;
-    ck_dlater_clear(&w->later);
     while (w->limbo) {
         msgq_item *it = w->limbo;
         w->limbo = it->next;
@@ -1672,10 +1591,8 @@ static void host_main(net_world *w, int host)
             close(w->ctl_w[h]);
     ck_plan_free(&w->plan); /* the job manager's process plays the timeline */
     w->cut = NULL;       /* the job manager's row: not ours */
-    w->cores = (ck_cores){0}; /* nor its cores */
-    w->slow = 1.0;
+    w->bh = (ck_bhost){.slow = 1.0}; /* nor its cores */
     w->lrate = w->llat = w->lrate_sent = w->llat_sent = NULL;
-    w->later = (ck_dlater){0};
     w->store_free = 0;
     w->held_store = w->held_store_tail = NULL;
     for (int h = 0; h <= w->ntm; h++)
@@ -1778,6 +1695,8 @@ static int net_run(const ck_backend_job *job, ck_backend_result *r, char *err, s
     w.speed = job->cluster->speed;
     snprintf(w.store_dir, sizeof(w.store_dir), "%s/store", job->outdir);
     snprintf(w.sink_dir, sizeof(w.sink_dir), "%s/sink", job->outdir);
+    w.bw = (ck_bworld){.io = &net_io, .store_dir = w.store_dir, .sinks = &w.sinks,
+                       .verbose = job->verbose};
     if (ck_storefs_mkdirs(w.store_dir) || ck_storefs_mkdirs(w.sink_dir) ||
         ck_sinkfs_init(&w.sinks, w.sink_dir)) {
         snprintf(err, errlen, "%s: cannot create the store and sink directories: %s", job->outdir,
@@ -1789,7 +1708,7 @@ static int net_run(const ck_backend_job *job, ck_backend_result *r, char *err, s
     w.pids = calloc((size_t)w.ntm, sizeof(pid_t));
     w.stopped = calloc(2 * (size_t)w.ntm, sizeof(int));
     w.slow_pm = w.stopped ? w.stopped + w.ntm : NULL;
-    w.slow = 1.0;
+    w.bh.slow = 1.0;
     w.ctl_w = malloc((size_t)w.ntm * sizeof(int));
     int planned = ck_plan_init(&w.plan, job->faults, r->nfaults, w.ntm, r->faults) == CK_OK;
     w.ctl_r = -1;

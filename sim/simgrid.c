@@ -54,6 +54,7 @@
 #include <simgrid/semaphore.h>
 #include <xbt/log.h>
 
+#include "bnode.h"
 #include "error.h"
 #include "drive.h"
 #include "faultplan.h"
@@ -118,24 +119,17 @@ typedef struct sim_host {
      * inboxes; the host's cores, and background work finishing on them */
     struct sim_node *nodes, *nodes_tail;
     sg_sem_t wake;
-    ck_cores cores;
-    ck_dlater later;
+    ck_bhost *bh;      /* its cores and background work (bnode.h) */
 } sim_host;
 
 typedef struct sim_node {
-    ck_platform plat; /* first member: a ck_platform * is a sim_node * */
+    ck_bnode b;       /* first member: a ck_platform * is a sim_node * (bnode.h);
+                       * b.d.dead: stopped or crashed, its mail is dropped */
     sim_world *w;
-    ck_dnode d;       /* the node, its inbox, busy spell and outbox (drive.h);
-                       * d.dead: stopped or crashed, its mail is dropped */
     int ends_run;
     int host_index;   /* task manager index, -1 for others */
     int net_host;     /* host in the network: task managers 0..ntm-1, jm ntm */
-    int is_task;
-    uint32_t attempt;
-    ck_task *task;    /* owned (tasks), freed with the world */
-    ck_tm *tm;        /* owned (task managers) */
     sg_host_t host;
-    char mbname[32];  /* its name in logs */
     uint8_t *talked;  /* bit per network host it exchanged frames with */
     uint32_t talked_len;
     int on_host;      /* on its host's list of nodes to drive */
@@ -153,9 +147,8 @@ struct ck_sim {
     char store_dir[600];
     uint64_t next_id;
     ck_sinkfs sinks;     /* the sinks' external system: files (io/sinkfs.h) */
-    int have_sinks;
     char sink_error[200]; /* the first failed write to it, or "" */
-    int verbose;
+    ck_bworld bw;        /* what its nodes share (bnode.h); bw.sinks once open */
     uint64_t messages, message_bytes, transfers;
     /* the network: hosts, and connections per ordered pair (nnet * nnet) */
     sim_host *hosts;
@@ -272,7 +265,7 @@ static sim_node *node_of(const sim_world *w, uint32_t ep)
         sim_node *n = w->map[j];
         if (!n)
             return NULL;
-        if (n->plat.endpoint == ep)
+        if (n->b.plat.endpoint == ep)
             return n;
     }
 }
@@ -287,7 +280,7 @@ static int map_put(sim_world *w, sim_node *n)
         for (uint32_t i = 0; i < w->map_cap; i++) {
             if (!w->map[i])
                 continue;
-            uint32_t j = ep_hash(w->map[i]->plat.endpoint) & (ncap - 1);
+            uint32_t j = ep_hash(w->map[i]->b.plat.endpoint) & (ncap - 1);
             while (nm[j])
                 j = (j + 1) & (ncap - 1);
             nm[j] = w->map[i];
@@ -296,13 +289,13 @@ static int map_put(sim_world *w, sim_node *n)
         w->map = nm;
         w->map_cap = ncap;
     }
-    for (uint32_t j = ep_hash(n->plat.endpoint) & (w->map_cap - 1);; j = (j + 1) & (w->map_cap - 1)) {
+    for (uint32_t j = ep_hash(n->b.plat.endpoint) & (w->map_cap - 1);; j = (j + 1) & (w->map_cap - 1)) {
         if (!w->map[j]) {
             w->map[j] = n;
             w->map_n++;
             return CK_OK;
         }
-        if (w->map[j]->plat.endpoint == n->plat.endpoint) {
+        if (w->map[j]->b.plat.endpoint == n->b.plat.endpoint) {
             w->map[j] = n; /* a new incarnation (a restarted task manager) */
             return CK_OK;
         }
@@ -322,7 +315,7 @@ static void wake(sim_node *n)
 /* Puts an entry in node n's inbox and wakes its driver; data is taken. */
 static void post(sim_node *n, int kind, uint64_t token, int status, uint8_t *data, size_t len)
 {
-    if (ck_drive_post(&n->d, kind, token, status, data, len) == CK_OK)
+    if (ck_drive_post(&n->b.d, kind, token, status, data, len) == CK_OK)
         wake(n);
 }
 
@@ -378,12 +371,7 @@ static void limbo_push(sim_world *w, uint32_t dst, uint32_t src, uint8_t *msg, s
         free(msg);
         return;
     }
-    it->next = NULL;
-    if (w->limbo_tail)
-        w->limbo_tail->next = it;
-    else
-        w->limbo = it;
-    w->limbo_tail = it;
+    CK_QUEUE_APPEND(w->limbo, w->limbo_tail, it);
 }
 
 /* Hands message msg (taken) from host `from` to endpoint dst of this world. */
@@ -394,7 +382,7 @@ static void deliver(sim_world *w, int from, uint32_t dst, uint32_t src, uint8_t 
         limbo_push(w, dst, src, msg, len);
         return;
     }
-    if (n->d.dead) {
+    if (n->b.d.dead) {
         free(msg);
         return;
     }
@@ -404,9 +392,10 @@ static void deliver(sim_world *w, int from, uint32_t dst, uint32_t src, uint8_t 
 
 /* ---- platform operations ---------------------------------------------------------- */
 
-static ck_time op_now(ck_platform *p)
+static ck_time sim_clock(const ck_bnode *n)
 {
-    return ck_drive_now(&((sim_node *)p)->d, sim_now_ns());
+    CK_UNUSED(n);
+    return sim_now_ns();
 }
 
 /* The network host of endpoint ep: its node's, or for a subtask not
@@ -566,13 +555,8 @@ static ck_time link_transfer(sim_world *w, int a, int b, size_t len, ck_time now
 static void arrive(item *it, sim_host *hb, ck_time due)
 {
     it->due = due;
-    it->next = NULL;
     if (!hb->arrivals || hb->arrivals_tail->due <= due) {
-        if (hb->arrivals_tail)
-            hb->arrivals_tail->next = it;
-        else
-            hb->arrivals = it;
-        hb->arrivals_tail = it;
+        CK_QUEUE_APPEND(hb->arrivals, hb->arrivals_tail, it);
     } else {
         item **pp = &hb->arrivals;
         while ((*pp)->due <= due)
@@ -724,7 +708,7 @@ static void rx_main(int argc, char **argv)
         if (ck_sg_get(hs->mb, &p) != 0)
             continue;
         item *it = p;
-        if (!it->to || it->to->d.dead) {
+        if (!it->to || it->to->b.d.dead) {
             item_free(it);
         } else {
             /* A store answer: its data goes on to the node. */
@@ -736,24 +720,28 @@ static void rx_main(int argc, char **argv)
 
 static void driver_main(int argc, char **argv);
 
-/* Starts host h's driver, sender and receiver (again after a crash). */
-static int host_up(sim_world *w, int h, sg_host_t host)
+/* Network host h's record, set up on first use from SimGrid host `host`;
+ * NULL when out of memory. */
+static sim_host *host_init(sim_world *w, int h, sg_host_t host)
 {
     sim_host *hs = host_get(w, h);
-    if (!hs)
-        return CK_ENOMEM;
-    if (hs->up)
-        return CK_OK;
-    if (!hs->w) {
+    if (!hs || hs->w)
+        return hs;
+    {
+        int cores = sg_host_core_count(host);
+        double speed = sg_host_get_nb_pstates(host) > 0 ? sg_host_get_pstate_speed(host, 0)
+                                                         : sg_host_get_speed(host);
+        hs->bh = malloc(sizeof(*hs->bh));
+        if (!hs->bh || ck_bhost_init(hs->bh, cores, speed)) {
+            free(hs->bh);
+            hs->bh = NULL;
+            return NULL;
+        }
+        hs->bh->slow = w->plan.cpu && h < w->plan.nh ? w->plan.cpu[h] : 1.0;
         hs->w = w;
         hs->tx_wake = sg_sem_init(0);
         hs->wake = sg_sem_init(0);
         ck_netframe_init(&hs->rx, CK_NETFRAME_CAP);
-        int cores = sg_host_core_count(host);
-        double speed = sg_host_get_nb_pstates(host) > 0 ? sg_host_get_pstate_speed(host, 0)
-                                                         : sg_host_get_speed(host);
-        if (ck_cores_init(&hs->cores, cores, speed))
-            return CK_ENOMEM;
         /* Its link as the platform declares it (before any fault slows
          * it): a generated platform's link_NAME_UP and _DOWN, or link_NAME;
          * else the route to the store. */
@@ -778,6 +766,17 @@ static int host_up(sim_world *w, int h, sg_host_t host)
         if (!(hs->bw_up > 0) || !(hs->bw_down > 0))
             hs->bw_up = hs->bw_down = 1.25e9; /* nothing declared: 10 Gbit/s */
     }
+    return hs;
+}
+
+/* Starts host h's driver, sender and receiver (again after a crash). */
+static int host_up(sim_world *w, int h, sg_host_t host)
+{
+    sim_host *hs = host_init(w, h, host);
+    if (!hs)
+        return CK_ENOMEM;
+    if (hs->up)
+        return CK_OK;
     /* A mailbox per incarnation of the host: SimGrid 3.32 left a transfer
      * posted to a restarted host's mailbox, whose permanent receiver had
      * died in the crash, undelivered to the new receiver (seed 49 of
@@ -788,8 +787,8 @@ static int host_up(sim_world *w, int h, sg_host_t host)
     drain(hs->wake);
     hs->tx_kicked = 0;
     hs->list = NULL;
-    for (int i = 0; i < hs->cores.n; i++)
-        hs->cores.free[i] = 0; /* a restarted host: its cores are idle */
+    for (int i = 0; i < hs->bh->cores.n; i++)
+        hs->bh->cores.free[i] = 0; /* a restarted host: its cores are idle */
     hs->up = 1;
     sg_actor_t drv = sg_actor_init("driver", host);
     sg_actor_set_data(drv, hs);
@@ -815,7 +814,7 @@ static void host_crashed(sim_world *w, int h)
         hs->list = NULL;
         ck_netframe_free(&hs->rx);
         ck_netframe_init(&hs->rx, CK_NETFRAME_CAP);
-        ck_dlater_clear(&hs->later);
+        ck_dlater_clear(&hs->bh->later);
         while (hs->arrivals) {
             item *it = hs->arrivals;
             hs->arrivals = it->next;
@@ -838,7 +837,7 @@ static void host_crashed(sim_world *w, int h)
 /* Sends a message now (the node is not busy). */
 static int send_now(sim_node *n, uint32_t dst, uint8_t *msg, size_t len)
 {
-    ck_platform *p = &n->plat;
+    ck_platform *p = &n->b.plat;
     sim_world *w = n->w;
     watch_send(w, p->endpoint, msg, len);
     w->messages++;
@@ -876,12 +875,9 @@ static void send_held(void *ctx, ck_dnode *d, uint32_t dst, uint8_t *msg, size_t
     send_now(ctx, dst, msg, len);
 }
 
-static int op_send(ck_platform *p, uint32_t dst, uint8_t *msg, size_t len)
+static int sim_send(ck_bnode *b, uint32_t dst, uint8_t *msg, size_t len)
 {
-    sim_node *n = (sim_node *)p;
-    if (ck_drive_busy(&n->d, sim_now_ns()))
-        return ck_drive_hold(&n->d, dst, msg, len); /* it leaves when the work is done */
-    return send_now(n, dst, msg, len);
+    return send_now((sim_node *)b, dst, msg, len);
 }
 
 /* After a network fault ends: what was held and can go now, goes. */
@@ -917,20 +913,6 @@ static void wait_reachable(sim_world *w, int a, int b)
     }
 }
 
-/* The slow_cpu factor in force on network host h (1: none). */
-static double cpu_factor(const sim_world *w, int h)
-{
-    return w->plan.cpu && h >= 0 && h < w->plan.nh ? w->plan.cpu[h] : 1.0;
-}
-
-/* CPU work: the node is busy on one of its host's cores (drive.h). */
-static void op_cpu(ck_platform *p, double flops)
-{
-    sim_node *n = (sim_node *)p;
-    sim_world *w = n->w;
-    ck_drive_cpu(&n->d, &w->hosts[n->net_host].cores, sim_now_ns(), flops,
-                 cpu_factor(w, n->net_host));
-}
 
 typedef struct store_job {
     sim_node *n;
@@ -944,7 +926,7 @@ typedef struct store_job {
 static void send_store_done(sim_node *n, uint64_t token, int status, uint8_t *data, size_t len)
 {
     wait_reachable(n->w, n->w->ntm + 1, n->net_host);
-    if (n->d.dead) {
+    if (n->b.d.dead) {
         /* Its host went down (SimGrid asserts on a transfer to a host that
          * is off): the answer has nobody to go to. */
         free(data);
@@ -1045,15 +1027,11 @@ static void put_handler_main(int argc, char **argv)
     send_store_done(j->n, j->token, status, NULL, 0);
 }
 
-static int op_store_put(ck_platform *p, const char *key, uint8_t *data, size_t len,
-                        uint64_t token)
+static int sim_store_put(ck_bnode *b, const char *key, uint8_t *data, size_t len,
+                         uint64_t token)
 {
-    sim_node *n = (sim_node *)p;
+    sim_node *n = (sim_node *)b;
     sim_world *w = n->w;
-    if (!ck_storefs_key_ok(key)) {
-        free(data);
-        return CK_EINVAL;
-    }
     store_job *j = calloc(1, sizeof(*j));
     store_handler *sh = calloc(1, sizeof(*sh));
     if (!j || !sh) {
@@ -1078,7 +1056,7 @@ static int op_store_put(ck_platform *p, const char *key, uint8_t *data, size_t l
     sg_actor_t u = sg_actor_init(name, n->host);
     sg_actor_set_data(u, j);
     sg_actor_start(u, uploader_main, 0, NULL);
-    if (n->is_task)
+    if (n->b.is_task)
         moment(w, CK_MOMENT_UPLOAD_STARTED, 0, 0);
     return CK_OK;
 }
@@ -1115,12 +1093,10 @@ static void get_handler_main(int argc, char **argv)
     send_store_done(j->n, j->token, status, data, len);
 }
 
-static int op_store_get(ck_platform *p, const char *key, uint64_t token)
+static int sim_store_get(ck_bnode *b, const char *key, uint64_t token)
 {
-    sim_node *n = (sim_node *)p;
+    sim_node *n = (sim_node *)b;
     sim_world *w = n->w;
-    if (!ck_storefs_key_ok(key))
-        return CK_EINVAL;
     store_job *j = calloc(1, sizeof(*j));
     store_handler *sh = calloc(1, sizeof(*sh));
     if (!j || !sh) {
@@ -1140,90 +1116,36 @@ static int op_store_get(ck_platform *p, const char *key, uint64_t token)
     sg_actor_t u = sg_actor_init(j->mbname, n->host);
     sg_actor_set_data(u, j);
     sg_actor_start(u, requester_main, 0, NULL);
-    if (n->is_task)
+    if (n->b.is_task)
         moment(w, CK_MOMENT_RESTORE_STARTED, 0, 0);
     return CK_OK;
 }
 
-static int op_store_list(ck_platform *p, const char *prefix, ck_store_entry **out, size_t *n)
+/* A write of the sinks' output failed: the run records the first. */
+static void sim_io_failed(ck_bnode *b, const char *what)
 {
-    sim_node *sn = (sim_node *)p;
-    return ck_storefs_list(sn->w->store_dir, prefix, out, n);
-}
-
-static int op_store_delete(ck_platform *p, const char *key)
-{
-    sim_node *sn = (sim_node *)p;
-    return ck_storefs_delete(sn->w->store_dir, key);
-}
-
-/* The sinks write real bytes to files with two-phase commit, as over
- * sockets (io/sinkfs.h); the external system costs no simulated time. */
-static int sink_rc(sim_world *w, int rc)
-{
-    if (rc == CK_EIO && !w->sink_error[0]) {
-        snprintf(w->sink_error, sizeof(w->sink_error), "cannot write the sinks' output: %s",
-                 strerror(errno));
+    sim_world *w = ((sim_node *)b)->w;
+    if (!w->sink_error[0]) {
+        snprintf(w->sink_error, sizeof(w->sink_error), "%s: %s", what, strerror(errno));
         fprintf(stderr, "chandy: %s: %s\n", w->sinks.dir, w->sink_error);
     }
-    return rc;
 }
 
-static int op_output(ck_platform *p, uint32_t sink, uint64_t txn, const uint8_t *data,
-                     size_t len)
+/* Background work was queued on the node's host: its driver looks again. */
+static void sim_wake(ck_bnode *b)
 {
-    sim_world *w = ((sim_node *)p)->w;
-    if (!w->have_sinks)
-        return CK_EIO;
-    return sink_rc(w, ck_sinkfs_write(&w->sinks, sink, txn, data, len));
+    wake((sim_node *)b);
 }
 
-static int op_output_commit(ck_platform *p, uint32_t sink, uint64_t txn)
-{
-    sim_world *w = ((sim_node *)p)->w;
-    return w->have_sinks ? sink_rc(w, ck_sinkfs_commit(&w->sinks, sink, txn)) : CK_EIO;
-}
+static int sim_deploy(ck_bnode *b, uint32_t attempt, uint32_t global,
+                      const ck_restore_point *from);
+static void sim_undeploy(ck_bnode *b, uint32_t attempt);
 
-static int op_output_abort(ck_platform *p, uint32_t sink, uint64_t txn)
-{
-    sim_world *w = ((sim_node *)p)->w;
-    return w->have_sinks ? sink_rc(w, ck_sinkfs_abort(&w->sinks, sink, txn)) : CK_EIO;
-}
-
-/* Work beside the node (an asynchronous snapshot): a core of its host from
- * the end of the node's own work, then its completion. */
-static void op_cpu_background(ck_platform *p, double flops, uint64_t token)
-{
-    sim_node *n = (sim_node *)p;
-    sim_world *w = n->w;
-    sim_host *hs = &w->hosts[n->net_host];
-    ck_dmsg *m = malloc(sizeof(*m));
-    if (!m)
-        return;
-    *m = (ck_dmsg){.kind = CK_DMSG_COMPLETE, .token = token, .to = &n->d};
-    ck_time now = op_now(p);
-    ck_dlater_add(&hs->later, m, flops > 0 ? ck_cores_run(&hs->cores, now, flops,
-                                                          cpu_factor(w, n->net_host))
-                                           : now);
-    wake(n);
-}
-
-static void op_log(ck_platform *p, int level, const char *line)
-{
-    sim_node *n = (sim_node *)p;
-    if (level <= CK_LOG_WARN || n->w->verbose)
-        fprintf(stderr, "[%.6f] %s: %s\n", simgrid_get_clock(), n->mbname, line);
-}
-
-static int op_deploy(ck_platform *p, uint32_t attempt, uint32_t global,
-                     const ck_restore_point *from);
-static void op_undeploy(ck_platform *p, uint32_t attempt);
-
-static void op_set_routes(ck_platform *p, uint32_t attempt, uint32_t n, const uint16_t *hosts)
+static void sim_set_routes(ck_bnode *b, uint32_t attempt, uint32_t n, const uint16_t *hosts)
 {
     /* Mailboxes are found by endpoint; the placement only tells network
      * faults where subtasks not deployed yet will be. */
-    sim_world *w = ((sim_node *)p)->w;
+    sim_world *w = ((sim_node *)b)->w;
     if (w->routes && w->routes_attempt >= attempt)
         return;
     uint16_t *r = malloc((size_t)n * sizeof(*r) + 1);
@@ -1235,22 +1157,18 @@ static void op_set_routes(ck_platform *p, uint32_t attempt, uint32_t n, const ui
     w->routes_attempt = attempt;
 }
 
-static const ck_platform_ops sim_ops = {
-    .now = op_now,
-    .send = op_send,
-    .cpu = op_cpu,
-    .cpu_background = op_cpu_background,
-    .store_put = op_store_put,
-    .store_get = op_store_get,
-    .store_list = op_store_list,
-    .store_delete = op_store_delete,
-    .output = op_output,
-    .output_commit = op_output_commit,
-    .output_abort = op_output_abort,
-    .deploy = op_deploy,
-    .undeploy = op_undeploy,
-    .set_routes = op_set_routes,
-    .log = op_log,
+/* What differs from the socket backend (bnode.h): SimGrid's clock, the
+ * simulated network and store, and the drivers of its hosts. */
+static const ck_bnode_io sim_io = {
+    .clock = sim_clock,
+    .send = sim_send,
+    .store_put = sim_store_put,
+    .store_get = sim_store_get,
+    .deploy = sim_deploy,
+    .undeploy = sim_undeploy,
+    .set_routes = sim_set_routes,
+    .wake = sim_wake,
+    .io_failed = sim_io_failed,
 };
 
 /* ---- actors ------------------------------------------------------------------------ */
@@ -1271,17 +1189,17 @@ static void driver_main(int argc, char **argv)
     for (;;) {
         drain(hs->wake);
         ck_time now = sim_now_ns();
-        ck_time next = ck_dlater_run(&hs->later, now);
+        ck_time next = ck_dlater_run(&hs->bh->later, now);
         int more = 0;
         sim_node **pp = &hs->nodes, *n, *last = NULL;
         while ((n = *pp)) {
             int r = 0;
-            if (ck_drive_wants(&n->d, now)) {
-                ck_drive_release(&n->d, send_held, n);
-                r = ck_drive_step(&n->d, now);
+            if (ck_drive_wants(&n->b.d, now)) {
+                ck_drive_release(&n->b.d, send_held, n);
+                r = ck_drive_step(&n->b.d, now);
             }
             if (r < 0) {
-                if (n->ends_run && !n->d.dead) {
+                if (n->ends_run && !n->b.d.dead) {
                     sg_actor_kill_all(); /* the run is over: stop what is left */
                     return;
                 }
@@ -1290,7 +1208,7 @@ static void driver_main(int argc, char **argv)
                 continue;
             }
             more |= r > 0;
-            next = CK_MIN(next, ck_drive_next(&n->d, now));
+            next = CK_MIN(next, ck_drive_next(&n->b.d, now));
             last = n;
             pp = &n->host_next;
         }
@@ -1355,7 +1273,7 @@ ck_sim *ck_sim_new(const char *platform_file, const char *network_model, const c
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    w->verbose = verbose;
+    w->bw = (ck_bworld){.io = &sim_io, .store_dir = w->store_dir, .verbose = verbose};
     snprintf(w->store_dir, sizeof(w->store_dir), "%s", store_dir);
     if (ck_storefs_mkdirs(w->store_dir)) {
         snprintf(err, errlen, "%s: cannot create: %s", w->store_dir, strerror(errno));
@@ -1389,7 +1307,7 @@ int ck_sim_set_sink_dir(ck_sim *w, const char *dir)
 {
     if (ck_storefs_mkdirs(dir) || ck_sinkfs_init(&w->sinks, dir))
         return CK_EIO;
-    w->have_sinks = 1;
+    w->bw.sinks = &w->sinks;
     return CK_OK;
 }
 
@@ -1398,17 +1316,18 @@ ck_platform *ck_sim_endpoint(ck_sim *w, uint32_t ep, const char *host, int host_
     sg_host_t h = sg_host_by_name(host);
     if (!h)
         return NULL;
-    sim_node *n = calloc(1, sizeof(*n));
+    int net_host = host_index >= 0 ? host_index : w->ntm;
+    sim_host *hs = host_init(w, net_host, h);
+    sim_node *n = hs ? calloc(1, sizeof(*n)) : NULL;
     if (!n)
         return NULL;
-    n->plat.ops = &sim_ops;
-    n->plat.endpoint = ep;
-    n->plat.host = host_index;
+    char name[32];
+    snprintf(name, sizeof(name), "ep%u", ep);
+    ck_bnode_init(&n->b, &w->bw, hs->bh, ep, host_index, name);
     n->host_index = host_index;
-    n->net_host = host_index >= 0 ? host_index : w->ntm;
+    n->net_host = net_host;
     n->w = w;
     n->host = h;
-    snprintf(n->mbname, sizeof(n->mbname), "ep%u", ep);
     n->all_next = w->all;
     w->all = n;
     if (map_put(w, n))
@@ -1427,7 +1346,7 @@ ck_platform *ck_sim_endpoint(ck_sim *w, uint32_t ep, const char *host, int host_
             pp = &it->next;
         }
     }
-    return &n->plat;
+    return &n->b.plat;
 }
 
 int ck_sim_attach(ck_sim *w, uint32_t ep, ck_node node, const char *name, int ends_run)
@@ -1436,8 +1355,8 @@ int ck_sim_attach(ck_sim *w, uint32_t ep, ck_node node, const char *name, int en
     sim_node *n = node_of(w, ep);
     if (!n || n->on_host)
         return CK_EINVAL;
-    n->d.node = node;
-    n->d.again = 1; /* its first step */
+    n->b.d.node = node;
+    n->b.d.again = 1; /* its first step */
     n->ends_run = ends_run;
     int rc = host_up(w, n->net_host, n->host);
     if (rc)
@@ -1506,10 +1425,8 @@ void ck_sim_del(ck_sim *w)
     sim_node *n = w->all;
     while (n) {
         sim_node *next = n->all_next;
-        ck_drive_clear(&n->d);
+        ck_bnode_clear(&n->b);
         free(n->talked);
-        ck_task_del(n->task);
-        free(n->tm);
         free(n);
         n = next;
     }
@@ -1534,8 +1451,9 @@ void ck_sim_del(ck_sim *w)
             sg_sem_destroy(w->hosts[h].tx_wake);
             sg_sem_destroy(w->hosts[h].wake);
             ck_netframe_free(&w->hosts[h].rx);
-            ck_cores_free(&w->hosts[h].cores);
-            ck_dlater_clear(&w->hosts[h].later);
+            if (w->hosts[h].bh)
+                ck_bhost_free(w->hosts[h].bh);
+            free(w->hosts[h].bh);
             while (w->hosts[h].arrivals) {
                 item *it = w->hosts[h].arrivals;
                 w->hosts[h].arrivals = it->next;
@@ -1565,46 +1483,42 @@ void ck_sim_del(ck_sim *w)
 
 /* ---- running a job: task managers, deployment, faults -------------------------------- */
 
-static int op_deploy(ck_platform *p, uint32_t attempt, uint32_t global,
-                     const ck_restore_point *from)
+static int sim_deploy(ck_bnode *b, uint32_t attempt, uint32_t global,
+                      const ck_restore_point *from)
 {
-    sim_node *tmn = (sim_node *)p;
+    sim_node *tmn = (sim_node *)b;
     sim_world *w = tmn->w;
     const ck_graph *g = w->env->g;
     uint32_t ep = ck_ep_task(g, attempt, global);
     sim_node *old = node_of(w, ep);
-    if (old && !old->d.dead)
+    if (old && !old->b.d.dead)
         return CK_EEXIST;
     ck_platform *tp = ck_sim_endpoint(w, ep, sg_host_get_name(tmn->host), tmn->host_index);
     if (!tp)
         return CK_ENOMEM;
     sim_node *n = (sim_node *)tp;
-    n->is_task = 1;
-    n->attempt = attempt;
-    n->task = ck_task_new(w->env, tp, global, attempt, from);
-    if (!n->task) {
-        n->d.dead = 1;
-        return CK_ENOMEM;
-    }
+    int rc = ck_bnode_make_task(&n->b, w->env, attempt, global, from);
+    if (rc)
+        return rc;
     char name[200];
     int v, i;
     ck_graph_locate(g, global, &v, &i);
     snprintf(name, sizeof(name), "%s (%d/%d) #%u", g->v[v].name, i + 1, g->v[v].parallelism,
              attempt);
-    return ck_sim_attach(w, ep, ck_task_node(n->task), name, 0);
+    return ck_sim_attach(w, ep, ck_task_node(n->b.task), name, 0);
 }
 
 static void node_stop(sim_node *n)
 {
-    n->d.dead = 1;
+    n->b.d.dead = 1;
     wake(n); /* its driver sees it and drops it */
 }
 
-static void op_undeploy(ck_platform *p, uint32_t attempt)
+static void sim_undeploy(ck_bnode *b, uint32_t attempt)
 {
-    sim_node *tmn = (sim_node *)p;
+    sim_node *tmn = (sim_node *)b;
     for (sim_node *n = tmn->w->all; n; n = n->all_next)
-        if (n->is_task && !n->d.dead && (n->attempt == attempt || attempt == CK_ATTEMPT_ALL) &&
+        if (n->b.is_task && !n->b.d.dead && (n->b.attempt == attempt || attempt == CK_ATTEMPT_ALL) &&
             n->host_index == tmn->host_index)
             node_stop(n);
 }
@@ -1618,11 +1532,11 @@ static int start_tm(sim_world *w, int h)
     if (!p)
         return CK_ENOMEM;
     sim_node *n = (sim_node *)p;
-    n->tm = malloc(sizeof(*n->tm));
-    if (!n->tm)
+    n->b.tm = malloc(sizeof(*n->b.tm));
+    if (!n->b.tm)
         return CK_ENOMEM;
-    ck_tm_init(n->tm, p, w->env->g, w->cfg, h, w->ntm);
-    return ck_sim_attach(w, CK_EP_TM0 + (uint32_t)h, ck_tm_node(n->tm), aname, 0);
+    ck_tm_init(n->b.tm, p, w->env->g, w->cfg, h, w->ntm);
+    return ck_sim_attach(w, CK_EP_TM0 + (uint32_t)h, ck_tm_node(n->b.tm), aname, 0);
 }
 
 /* A host goes down: everything on it stops; whoever talked to it learns so. */
@@ -1630,8 +1544,8 @@ static void crash_host(sim_world *w, int h)
 {
     w->tm_down[h] = 1; /* nothing new is sent to it (host_down) */
     for (sim_node *n = w->all; n; n = n->all_next)
-        if (n->host_index == h && !n->d.dead)
-            n->d.dead = 1;
+        if (n->host_index == h && !n->b.d.dead)
+            n->b.d.dead = 1;
     /* Transfers to it that other actors posted in this scheduling round
      * start before it goes off (SimGrid 3.32 asserts when a transfer
      * starts towards a host that is off; one that is running when the
@@ -1641,7 +1555,7 @@ static void crash_host(sim_world *w, int h)
     sg_host_turn_off(w->tm_hosts[h]);
     host_crashed(w, h);
     for (sim_node *n = w->all; n; n = n->all_next) {
-        if (!n->d.dead && talk_forget(n, h))
+        if (!n->b.d.dead && talk_forget(n, h))
             post(n, CK_DMSG_PEER_LOST, (uint64_t)h, 0, NULL, 0);
     }
 }
@@ -1762,6 +1676,8 @@ static injector *injector_new(sim_world *w, const ck_backend_job *job, ck_backen
 static void reslow(injector *in, int h)
 {
     const ck_plan *p = &in->w->plan;
+    if (h < in->w->nnet && in->w->hosts[h].bh)
+        in->w->hosts[h].bh->slow = p->cpu[h]; /* the CPU its nodes charge (bnode.h) */
     unsigned long pstate = p->cpu_by[h] >= 0 ? in->pstate[p->cpu_by[h]] : 0;
     if (in->hosts[h] && sg_host_is_on(in->hosts[h]) &&
         sg_host_get_nb_pstates(in->hosts[h]) > pstate)
@@ -1798,7 +1714,7 @@ static void trigger_savepoint(sim_world *w, ck_fault_run *f)
     uint8_t body[CK_SAVEPOINT_BODY];
     ck_put_i64(body, f->spec->resume_after);
     uint8_t *m = ck_wire_msg(CK_MSG_SAVEPOINT, CK_EP_CLIENT, CK_EP_JM, 0, body, sizeof(body), &n);
-    if (!jm || jm->d.dead || !m) {
+    if (!jm || jm->b.d.dead || !m) {
         free(m);
         f->failed = 1;
         snprintf(f->detail, sizeof(f->detail), "the job manager is not there");

@@ -1,0 +1,193 @@
+#include "bnode.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "error.h"
+#include "storefs.h"
+
+static ck_bnode *bn(ck_platform *p)
+{
+    return (ck_bnode *)p;
+}
+
+int ck_bhost_init(ck_bhost *h, int cores, double speed)
+{
+    h->later = (ck_dlater){0};
+    h->slow = 1.0;
+    return ck_cores_init(&h->cores, cores, speed);
+}
+
+void ck_bhost_free(ck_bhost *h)
+{
+    ck_cores_free(&h->cores);
+    ck_dlater_clear(&h->later);
+}
+
+void ck_bnode_init(ck_bnode *n, const ck_bworld *bw, ck_bhost *h, uint32_t ep, int host,
+                   const char *name)
+{
+    n->plat.ops = &ck_bnode_ops;
+    n->plat.endpoint = ep;
+    n->plat.host = host;
+    n->bw = bw;
+    n->host = h;
+    snprintf(n->name, sizeof(n->name), "%s", name);
+}
+
+int ck_bnode_make_task(ck_bnode *n, const ck_job_env *env, uint32_t attempt, uint32_t global,
+                       const struct ck_restore_point *from)
+{
+    n->is_task = 1;
+    n->attempt = attempt;
+    n->task = ck_task_new(env, &n->plat, global, attempt, from);
+    if (!n->task) {
+        n->d.dead = 1;
+        return CK_ENOMEM;
+    }
+    n->d.node = ck_task_node(n->task);
+    return CK_OK;
+}
+
+void ck_bnode_clear(ck_bnode *n)
+{
+    ck_drive_clear(&n->d);
+    ck_task_del(n->task);
+    n->task = NULL;
+    free(n->tm);
+    n->tm = NULL;
+}
+
+/* ---- the platform's operations -------------------------------------------------- */
+
+static ck_time op_now(ck_platform *p)
+{
+    return ck_bnode_now(bn(p));
+}
+
+/* A message a busy node sends leaves when its work is done, in order. */
+static int op_send(ck_platform *p, uint32_t dst, uint8_t *msg, size_t len)
+{
+    ck_bnode *n = bn(p);
+    if (ck_drive_busy(&n->d, n->bw->io->clock(n)))
+        return ck_drive_hold(&n->d, dst, msg, len);
+    return n->bw->io->send(n, dst, msg, len);
+}
+
+static void op_cpu(ck_platform *p, double flops)
+{
+    ck_bnode *n = bn(p);
+    ck_drive_cpu(&n->d, &n->host->cores, n->bw->io->clock(n), flops, n->host->slow);
+}
+
+/* Work beside the node: the caller did the real work already; its virtual
+ * CPU takes a core of the host from the end of the node's own work, and
+ * it completes at the end. */
+static void op_cpu_background(ck_platform *p, double flops, uint64_t token)
+{
+    ck_bnode *n = bn(p);
+    ck_dmsg *m = malloc(sizeof(*m));
+    if (!m)
+        return;
+    *m = (ck_dmsg){.kind = CK_DMSG_COMPLETE, .token = token, .to = &n->d};
+    ck_time now = ck_bnode_now(n);
+    ck_bhost *h = n->host;
+    ck_dlater_add(&h->later, m, flops > 0 ? ck_cores_run(&h->cores, now, flops, h->slow) : now);
+    if (n->bw->io->wake)
+        n->bw->io->wake(n);
+}
+
+static int op_store_put(ck_platform *p, const char *key, uint8_t *data, size_t len,
+                        uint64_t token)
+{
+    if (!ck_storefs_key_ok(key)) {
+        free(data);
+        return CK_EINVAL;
+    }
+    return bn(p)->bw->io->store_put(bn(p), key, data, len, token);
+}
+
+static int op_store_get(ck_platform *p, const char *key, uint64_t token)
+{
+    if (!ck_storefs_key_ok(key))
+        return CK_EINVAL;
+    return bn(p)->bw->io->store_get(bn(p), key, token);
+}
+
+static int op_store_list(ck_platform *p, const char *prefix, ck_store_entry **out, size_t *cnt)
+{
+    return ck_storefs_list(bn(p)->bw->store_dir, prefix, out, cnt);
+}
+
+static int op_store_delete(ck_platform *p, const char *key)
+{
+    return ck_storefs_delete(bn(p)->bw->store_dir, key);
+}
+
+/* The sinks' external system costs no time of the run's. */
+static int sink_rc(ck_bnode *n, int rc)
+{
+    if (rc == CK_EIO && n->bw->io->io_failed)
+        n->bw->io->io_failed(n, "cannot write the sinks' output");
+    return rc;
+}
+
+static int op_output(ck_platform *p, uint32_t sink, uint64_t txn, const uint8_t *data,
+                     size_t len)
+{
+    ck_sinkfs *s = bn(p)->bw->sinks;
+    return s ? sink_rc(bn(p), ck_sinkfs_write(s, sink, txn, data, len)) : CK_EIO;
+}
+
+static int op_output_commit(ck_platform *p, uint32_t sink, uint64_t txn)
+{
+    ck_sinkfs *s = bn(p)->bw->sinks;
+    return s ? sink_rc(bn(p), ck_sinkfs_commit(s, sink, txn)) : CK_EIO;
+}
+
+static int op_output_abort(ck_platform *p, uint32_t sink, uint64_t txn)
+{
+    ck_sinkfs *s = bn(p)->bw->sinks;
+    return s ? sink_rc(bn(p), ck_sinkfs_abort(s, sink, txn)) : CK_EIO;
+}
+
+static int op_deploy(ck_platform *p, uint32_t attempt, uint32_t global,
+                     const struct ck_restore_point *from)
+{
+    return bn(p)->bw->io->deploy(bn(p), attempt, global, from);
+}
+
+static void op_undeploy(ck_platform *p, uint32_t attempt)
+{
+    bn(p)->bw->io->undeploy(bn(p), attempt);
+}
+
+static void op_set_routes(ck_platform *p, uint32_t attempt, uint32_t count, const uint16_t *hosts)
+{
+    bn(p)->bw->io->set_routes(bn(p), attempt, count, hosts);
+}
+
+static void op_log(ck_platform *p, int level, const char *line)
+{
+    ck_bnode *n = bn(p);
+    if (level <= CK_LOG_WARN || n->bw->verbose)
+        fprintf(stderr, "[%.6f] %s: %s\n", (double)n->bw->io->clock(n) / 1e9, n->name, line);
+}
+
+const ck_platform_ops ck_bnode_ops = {
+    .now = op_now,
+    .send = op_send,
+    .cpu = op_cpu,
+    .cpu_background = op_cpu_background,
+    .store_put = op_store_put,
+    .store_get = op_store_get,
+    .store_list = op_store_list,
+    .store_delete = op_store_delete,
+    .output = op_output,
+    .output_commit = op_output_commit,
+    .output_abort = op_output_abort,
+    .deploy = op_deploy,
+    .undeploy = op_undeploy,
+    .set_routes = op_set_routes,
+    .log = op_log,
+};

@@ -1,0 +1,117 @@
+/*
+ * bnode.h - a node on a backend: the engine's platform (platform.h) for
+ * one endpoint, written once for both backends over the few things that
+ * really differ between them (ck_bnode_io): the clock, how a message
+ * travels, how the store is reached, and how subtasks are deployed and
+ * routed. What the two backends do alike lives here:
+ *
+ *   - CPU is virtual time on the host's cores (drive.h): a node that
+ *     charges work is busy, and what it sends meanwhile waits in its
+ *     outbox until the busy spell ends;
+ *   - work beside the node (an asynchronous snapshot) takes a core of its
+ *     host and completes, as a timed completion, at its end;
+ *   - the sinks' external system is files with two-phase commit
+ *     (io/sinkfs.h); a write that fails is reported to the backend, which
+ *     fails the run (it could not record what it did);
+ *   - listing and deleting in the store are the store directory's
+ *     (io/storefs.h); uploads and downloads are the backend's, since their
+ *     bytes travel;
+ *   - a log line carries the backend's time and the node's name.
+ *
+ * A backend's node type starts with a ck_bnode, so that the ck_platform *
+ * the engine holds is the backend's node as well. Each host has a
+ * ck_bhost: its cores, the background work finishing on them, and the
+ * slow_cpu factor in force, which the backend keeps up to date.
+ *
+ * Invariants: n->plat.ops is ck_bnode_ops; n->host and n->bw outlive n;
+ * a node's clock (ck_bnode_now) never reads earlier than the backend's.
+ */
+#ifndef CK_BNODE_H
+#define CK_BNODE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "drive.h"
+#include "platform.h"
+#include "sinkfs.h"
+#include "task.h"
+#include "taskmanager.h"
+
+typedef struct ck_bnode ck_bnode;
+
+/* What differs between the backends (each pointer required, but wake and
+ * io_failed may be NULL). */
+typedef struct ck_bnode_io {
+    /* The backend's time, in ns. */
+    ck_time (*clock)(const ck_bnode *n);
+    /* Sends msg (taken) to endpoint dst now: the node is not busy. */
+    int (*send)(ck_bnode *n, uint32_t dst, uint8_t *msg, size_t len);
+    /* An upload (data taken) or a download of a checked key, answered by a
+     * completion with the token (platform.h). */
+    int (*store_put)(ck_bnode *n, const char *key, uint8_t *data, size_t len, uint64_t token);
+    int (*store_get)(ck_bnode *n, const char *key, uint64_t token);
+    /* A task manager's deployment of subtasks (platform.h). */
+    int (*deploy)(ck_bnode *n, uint32_t attempt, uint32_t global,
+                  const struct ck_restore_point *from);
+    void (*undeploy)(ck_bnode *n, uint32_t attempt);
+    void (*set_routes)(ck_bnode *n, uint32_t attempt, uint32_t count, const uint16_t *hosts);
+    /* Something was put in the node's host's timed completions. */
+    void (*wake)(ck_bnode *n);
+    /* A write under the run's output directory failed; errno says why. */
+    void (*io_failed)(ck_bnode *n, const char *what);
+} ck_bnode_io;
+
+/* What every node of one backend's world shares. */
+typedef struct ck_bworld {
+    const ck_bnode_io *io;
+    const char *store_dir; /* the durable store (io/storefs.h) */
+    ck_sinkfs *sinks;      /* the sinks' external system; NULL: none here */
+    int verbose;           /* log every line, not only warnings */
+} ck_bworld;
+
+/* What the nodes of one host share. */
+typedef struct ck_bhost {
+    ck_cores cores;
+    ck_dlater later; /* background work finishing on them */
+    double slow;     /* the slow_cpu factor in force (1: none) */
+} ck_bhost;
+
+struct ck_bnode {
+    ck_platform plat;   /* first member: the engine's handle is the node */
+    ck_dnode d;         /* its inbox, busy spell and outbox (drive.h) */
+    ck_bhost *host;
+    const ck_bworld *bw;
+    char name[32];      /* in log lines */
+    /* what runs on it: a subtask (owned), a task manager (owned), or
+     * neither (the job manager, a test's node) */
+    ck_task *task;
+    ck_tm *tm;
+    int is_task;
+    uint32_t attempt;   /* a subtask's */
+};
+
+extern const ck_platform_ops ck_bnode_ops;
+
+int ck_bhost_init(ck_bhost *h, int cores, double speed);
+void ck_bhost_free(ck_bhost *h);
+
+/* A node for endpoint ep on host index `host` (-1: none), named in logs. */
+void ck_bnode_init(ck_bnode *n, const ck_bworld *bw, ck_bhost *h, uint32_t ep, int host,
+                   const char *name);
+
+/* Makes the node subtask `global` of `attempt`, restoring `from`
+ * (platform.h deploy). 0 or CK_ENOMEM (the node is then dead). */
+int ck_bnode_make_task(ck_bnode *n, const ck_job_env *env, uint32_t attempt, uint32_t global,
+                       const struct ck_restore_point *from);
+
+/* Frees what the node owns (not the node). */
+void ck_bnode_clear(ck_bnode *n);
+
+/* The node's clock: the backend's, or the end of its busy spell. */
+static inline ck_time ck_bnode_now(const ck_bnode *n)
+{
+    return ck_drive_now(&n->d, n->bw->io->clock(n));
+}
+
+#endif
