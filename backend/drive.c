@@ -173,11 +173,9 @@ int ck_drive_step(ck_dnode *n, ck_time now)
 
 int ck_drive_wants(const ck_dnode *n, ck_time now)
 {
-    const ck_node_ops *ops = n->node.ops;
-    if (!ops || n->busy_until > now)
+    if (!n->node.ops || n->busy_until > now)
         return 0;
-    return n->dead || n->again || n->head || n->obox || n->due <= now ||
-           ops->finished(n->node.self) || ops->deadline(n->node.self) <= now;
+    return n->dead || n->again || n->head || n->obox || n->due <= now;
 }
 
 static ck_time next_of(const ck_dnode *n, ck_time now)

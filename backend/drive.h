@@ -115,12 +115,13 @@ int ck_drive_post(ck_dnode *n, int kind, uint64_t token, int status, uint8_t *da
 int ck_drive_step(ck_dnode *n, ck_time now);
 
 /* Whether a step at time now has anything to do: the node is not busy,
- * and its inbox or outbox holds something, its deadline passed (or the
- * time ck_drive_next gave: a source's deadline is its next record's time
- * only until that time comes), or its last step could do more or made it
- * busy. A node's work() waits only for input, credit or time (node.h), so
- * stepping only these is enough; it is what keeps a host of many idle
- * nodes cheap. */
+ * and its inbox or outbox holds something, the time ck_drive_next last
+ * gave has come (a source's deadline is its next record's time only until
+ * that time comes), or its last step could do more or made it busy. A
+ * node's work() waits only for input, credit or time (node.h), and its
+ * deadline and state change only in its own steps, so this needs no call
+ * into the node; the caller asks ck_drive_next after every step. It is
+ * what keeps a host of many idle nodes cheap. */
 int ck_drive_wants(const ck_dnode *n, ck_time now);
 
 /* When the node next wants a step: the end of its busy spell, its

@@ -142,6 +142,14 @@ ck_time ck_tp_wake(const ck_tp_out *o, ck_time now)
     return t;
 }
 
+ck_time ck_tp_next(const ck_tp_out *o, ck_time now)
+{
+    if (o->off >= o->len)
+        return CK_TIME_NEVER;
+    ck_time t = ck_tp_wake(o, now);
+    return t == CK_TIME_NEVER ? now : t;
+}
+
 void ck_tp_reset(ck_tp_out *o)
 {
     o->off = o->len = 0;

@@ -84,6 +84,12 @@ static inline size_t ck_tp_pending(const ck_tp_out *o)
  * or CK_TIME_NEVER when nothing waits or what waits may leave now. */
 ck_time ck_tp_wake(const ck_tp_out *o, ck_time now);
 
+/* When bytes queued next may leave: now if some may leave now (whether or
+ * not ck_tp_due was asked since they came due), the time a latency or the
+ * pace holds them until, or CK_TIME_NEVER when nothing waits. For a loop
+ * whose clock runs on while it works (sockets). */
+ck_time ck_tp_next(const ck_tp_out *o, ck_time now);
+
 /* Drops everything queued (the connection broke). */
 void ck_tp_reset(ck_tp_out *o);
 

@@ -2,12 +2,15 @@
 
 #include <stdlib.h>
 
+#include "error.h"
+
 ck_buf *ck_buf_new(uint32_t cap)
 {
     ck_buf *b = malloc(sizeof(*b));
     if (!b)
         return NULL;
-    b->mem = malloc((size_t)CK_WIRE_HDR + cap);
+    b->alloc = CK_MIN(cap, CK_BUF_FIRST);
+    b->mem = malloc((size_t)CK_WIRE_HDR + b->alloc);
     if (!b->mem) {
         free(b);
         return NULL;
@@ -16,6 +19,19 @@ ck_buf *ck_buf_new(uint32_t cap)
     b->len = 0;
     b->cap = cap;
     return b;
+}
+
+int ck_buf_grow(ck_buf *b, uint32_t need)
+{
+    uint32_t a = b->alloc ? b->alloc : 1;
+    while (a < need)
+        a = a > b->cap / 2 ? b->cap : a * 2;
+    uint8_t *m = realloc(b->mem, (size_t)CK_WIRE_HDR + a);
+    if (!m)
+        return CK_ENOMEM;
+    b->mem = m;
+    b->alloc = a;
+    return CK_OK;
 }
 
 ck_buf *ck_buf_wrap(uint8_t *msg, uint32_t len)
@@ -27,6 +43,7 @@ ck_buf *ck_buf_wrap(uint8_t *msg, uint32_t len)
     b->mem = msg;
     b->len = len;
     b->cap = len;
+    b->alloc = len;
     return b;
 }
 

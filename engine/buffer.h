@@ -6,6 +6,12 @@
  * payload. Sending a buffer fills in the header and hands the block to the
  * platform without a copy; a received DATA message becomes a buffer the
  * same way.
+ *
+ * A buffer holds up to cap payload bytes (the segment size: it is full at
+ * cap), but its memory grows as it fills (ck_buf_room), from a small block
+ * up to cap: most buffers leave by the flush timeout or a barrier holding
+ * a few records, and a segment-sized block for each cost more in malloc
+ * than the engine's own work.
  */
 #ifndef CK_BUFFER_H
 #define CK_BUFFER_H
@@ -18,7 +24,19 @@ typedef struct ck_buf {
     uint8_t *mem;  /* header room + payload; owned by the buffer */
     uint32_t len;  /* payload bytes used */
     uint32_t cap;  /* payload capacity */
+    uint32_t alloc; /* payload bytes allocated: len <= alloc <= cap */
 } ck_buf;
+
+/* The first allocation of a buffer's payload. */
+#define CK_BUF_FIRST 1024u
+
+int ck_buf_grow(ck_buf *b, uint32_t need);
+
+/* Makes room for n more payload bytes (len + n <= cap). 0 or CK_ENOMEM. */
+static inline int ck_buf_room(ck_buf *b, size_t n)
+{
+    return b->len + n <= b->alloc ? 0 : ck_buf_grow(b, b->len + (uint32_t)n);
+}
 
 static inline uint8_t *ck_buf_data(const ck_buf *b)
 {

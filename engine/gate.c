@@ -14,7 +14,9 @@ int ck_gate_init(ck_gate *g, ck_platform *plat, uint16_t edge, uint32_t consumer
     g->chans = calloc((size_t)nchan, sizeof(*g->chans));
     g->avail = calloc((size_t)nchan, sizeof(int));
     g->waiters = calloc((size_t)nchan, sizeof(int));
-    if (!g->chans || !g->avail || !g->waiters) {
+    g->announce = calloc((size_t)nchan, sizeof(int));
+    if (!g->chans || !g->avail || !g->waiters || !g->announce) {
+        free(g->announce);
         free(g->chans);
         free(g->avail);
         free(g->waiters);
@@ -34,7 +36,8 @@ int ck_gate_init(ck_gate *g, ck_platform *plat, uint16_t edge, uint32_t consumer
         c->producer_ep = producer_eps[i];
         c->owned = exclusive;
         c->unannounced = exclusive; /* initial credit */
-        g->to_announce |= exclusive > 0;
+        c->in_announce = 1;
+        g->announce[g->nannounce++] = i;
         c->wm = CK_WM_MIN;
         ck_elem_reader_init(&c->reader);
     }
@@ -53,6 +56,7 @@ void ck_gate_free(ck_gate *g)
     free(g->chans);
     free(g->avail);
     free(g->waiters);
+    free(g->announce);
     memset(g, 0, sizeof(*g));
 }
 
@@ -72,7 +76,10 @@ static void recredit(ck_gate *g, ck_chan *c)
     uint32_t used = c->outstanding + c->unannounced + held(c);
     if (c->owned > used) {
         c->unannounced += c->owned - used;
-        g->to_announce = 1;
+        if (!c->in_announce) {
+            c->in_announce = 1;
+            g->announce[g->nannounce++] = (int)(c - g->chans);
+        }
     }
 }
 
@@ -327,17 +334,29 @@ int ck_gate_next(ck_gate *g, ck_elem *e, int *released)
     return 0;
 }
 
+static int by_index(const void *a, const void *b)
+{
+    return *(const int *)a - *(const int *)b;
+}
+
 void ck_gate_announce(ck_gate *g)
 {
-    if (!g->to_announce)
-        return; /* no channel has credit to announce: skip the scan */
-    for (int i = 0; i < g->nchan; i++) {
+    /* The channels with credit, in index order (as a scan over all of
+     * them would announce), without scanning all of them. */
+    if (g->nannounce > 1)
+        qsort(g->announce, (size_t)g->nannounce, sizeof(*g->announce), by_index);
+    int k = 0;
+    for (; k < g->nannounce; k++) {
+        int i = g->announce[k];
         ck_chan *c = &g->chans[i];
-        if (c->unannounced == 0 || c->ended)
+        if (c->unannounced == 0 || c->ended) {
+            c->in_announce = 0;
             continue;
+        }
         uint8_t *m = malloc(CK_WIRE_HDR);
         if (!m)
-            return; /* retried at the next announce */
+            break; /* the rest are retried at the next announce */
+        c->in_announce = 0;
         ck_wire_hdr h = {
             .type = CK_MSG_CREDIT,
             .edge = g->edge,
@@ -351,7 +370,9 @@ void ck_gate_announce(ck_gate *g)
         c->unannounced = 0;
         g->plat->ops->send(g->plat, c->producer_ep, m, CK_WIRE_HDR);
     }
-    g->to_announce = 0;
+    /* What was not announced stays listed. */
+    memmove(g->announce, g->announce + k, (size_t)(g->nannounce - k) * sizeof(*g->announce));
+    g->nannounce -= k;
 }
 
 uint32_t ck_gate_queued(const ck_gate *g)

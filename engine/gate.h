@@ -58,6 +58,7 @@ typedef struct ck_chan {
     uint32_t next_seq;
     int64_t wm;
     uint8_t ended, in_avail, waiting;
+    uint8_t in_announce;  /* on the gate's list of channels with credit to announce */
     uint64_t bytes_in, bufs_in;
     uint64_t barrier; /* highest checkpoint barrier it delivered */
     uint8_t blocked;  /* exactly-once alignment holds it back */
@@ -76,7 +77,8 @@ typedef struct ck_gate {
     int wait_head, wait_n;
     int nended;
     int eop_delivered;
-    int to_announce; /* some channel may have credit to announce (0: none has) */
+    int *announce;   /* channels that may have credit to announce, each once */
+    int nannounce;
     int64_t wm;
     uint64_t bytes_in;
     /* barrier alignment */

@@ -112,6 +112,8 @@ static int write_bytes(ck_rp *rp, ck_subpart *s, const uint8_t *p, size_t n)
         ck_buf *b = s->cur;
         size_t room = b->cap - b->len;
         size_t take = CK_MIN(room, n);
+        if (ck_buf_room(b, take))
+            return CK_ENOMEM;
         memcpy(ck_buf_data(b) + b->len, p, take);
         b->len += (uint32_t)take;
         p += take;
@@ -134,6 +136,8 @@ int ck_rp_emit(ck_rp *rp, int sub, const ck_elem *e)
     ck_buf *b = s->cur;
     if (b->cap - b->len >= n) {
         /* Common case: the whole element fits in the current buffer. */
+        if (ck_buf_room(b, n))
+            return CK_ENOMEM;
         ck_elem_encode_n(ck_buf_data(b) + b->len, e, n);
         b->len += (uint32_t)n;
         if (b->len == b->cap)
@@ -170,7 +174,7 @@ int ck_rp_emit_rec(ck_rp *rp, int sub, const ck_rec *r)
     ck_subpart *s = &rp->subs[sub];
     size_t n = ck_rec_size(r, r->plen);
     ck_buf *b = s->cur;
-    if (!s->ended && b && b->cap - b->len >= n) {
+    if (!s->ended && b && b->cap - b->len >= n && ck_buf_room(b, n) == 0) {
         /* Fast path: the record fits in the buffer being filled. */
         ck_rec_encode(ck_buf_data(b) + b->len, r, r->plen, n);
         b->len += (uint32_t)n;

@@ -293,13 +293,11 @@ static ck_time conn_wake(const net_world *w, const conn *c, ck_time now)
 {
     if (c->auth.state != CK_NETAUTH_DONE || (w->cut && w->cut[c->peer_host] > 0))
         return CK_TIME_NEVER;
-    ck_time t = ck_tp_wake(&c->tx, now);
     /* Bytes that came due since the last flush (real time runs on while a
      * pass works) leave at once; while the socket is full, its EPOLLOUT
      * wakes the loop instead. */
-    if (t == CK_TIME_NEVER && ck_tp_pending(&c->tx) && !c->want_write)
-        return now;
-    return t;
+    ck_time t = ck_tp_next(&c->tx, now);
+    return t <= now && c->want_write ? CK_TIME_NEVER : t;
 }
 
 static void want_write(net_world *w, conn *c, int on)

@@ -1,7 +1,8 @@
 /*
  * simgrid.c - the SimGrid backend: the endpoints of the job (the job
- * manager, the task managers, each subtask) are sans-I/O nodes that one
- * driver actor per host runs with simulated time (backend/drive.h).
+ * manager, the task managers, each subtask) are sans-I/O nodes (bnode.h)
+ * that one scheduler actor runs, host by host, in simulated time
+ * (sched_main; backend/drive.h for one host's nodes).
  *
  * The network is shaped like a Flink cluster's (backend/transport.h):
  *   - between two hosts, one connection per direction carries the frames
@@ -12,9 +13,11 @@
  *     time, not with channels and records;
  *   - a message between two endpoints of one host is handed over in
  *     memory (Flink's local channels): no transfer;
- *   - per host, a network actor starts the transfers of the host's
- *     connections and hands the frames of those that arrive to the nodes'
- *     inboxes; a transfer's time comes from a model of the hosts' links
+ *   - a host's pass hands the frames of the batches that arrived to the
+ *     nodes' inboxes, steps the nodes, then starts a transfer on each of
+ *     the host's connections with what its nodes queued (so what they send
+ *     at one instant leaves together); a transfer's time comes from a
+ *     model of the hosts' links
  *     (link_transfer: each direction carries one batch at a time at its
  *     bandwidth, plus both links' latency), not from SimGrid's flow
  *     solver, whose cost grows with the number of flows sharing links;
@@ -32,8 +35,9 @@
  * the store host's link and its disk, and the bytes are real files under
  * <out>/store/.
  *
- * Everything runs in one OS thread, in SimGrid's deterministic order: no
- * wall clock, no unseeded randomness.
+ * Everything runs in one OS thread, in SimGrid's deterministic order and
+ * the scheduler's (by time, then host): no wall clock, no unseeded
+ * randomness.
  */
 #include <errno.h>
 #include <dirent.h>
@@ -103,8 +107,6 @@ typedef struct sim_host {
     struct ck_sim *w;
     char mbname[32];
     sg_mailbox_t mb;   /* what arrives on it: the store's answers */
-    sg_sem_t tx_wake;  /* its network actor has batches or connections to look at */
-    int tx_kicked;
     sim_conn *list;    /* connections with bytes waiting, not yet on the wire */
     /* its link, as the transport's model uses it: bandwidth each way
      * (bytes/s, as the platform declares it), latency, and when each
@@ -113,13 +115,20 @@ typedef struct sim_host {
     ck_time lat, up_free, down_free;
     item *arrivals, *arrivals_tail; /* batches on their way here, in order of arrival */
     ck_netframe rx;    /* frames cut out of the batches that arrive */
-    int up;            /* its driver, sender and receiver run */
+    int up;            /* it runs (its receiver is there) */
     unsigned incarnation; /* how many times it was started */
-    /* its driver: the nodes it runs, woken for each thing put in their
-     * inboxes; the host's cores, and background work finishing on them */
+    /* the nodes it runs; the host's cores, and background work finishing
+     * on them */
     struct sim_node *nodes, *nodes_tail;
-    sg_sem_t wake;
     ck_bhost *bh;      /* its cores and background work (bnode.h) */
+    /* when the scheduler next runs a pass of it (CK_TIME_NEVER: nothing to
+     * do), and its place in the scheduler's heap (-1: not there) */
+    ck_time due;
+    int heap_i;
+    /* during its own pass: wishes made meanwhile (a node posted to one the
+     * pass visited already), applied when the pass ends */
+    int in_pass;
+    ck_time want;
 } sim_host;
 
 typedef struct sim_node {
@@ -133,7 +142,7 @@ typedef struct sim_node {
     uint8_t *talked;  /* bit per network host it exchanged frames with */
     uint32_t talked_len;
     int on_host;      /* on its host's list of nodes to drive */
-    struct sim_node *host_next; /* the nodes its host's driver runs */
+    struct sim_node *host_next; /* the nodes of its host, in the order its passes step them */
     struct sim_node *all_next;  /* every node ever made, for teardown */
 } sim_node;
 
@@ -181,6 +190,18 @@ struct ck_sim {
     double limit_s;
     int reached_limit;
     sg_sem_t inj_wake; /* the injector waits on it for moments (destroyed with the world) */
+    /* the scheduler (sched_main): its clock, the hosts by when they next
+     * want a pass, its wake-up, and what lets it run ahead of SimGrid's
+     * clock (see there) */
+    ck_time now;
+    int *heap, heap_n, heap_cap;
+    sg_sem_t wake;
+    int woken;        /* wake was released since the scheduler last looked */
+    int in_sched;     /* the scheduler actor is the one running */
+    int poke;         /* a SimGrid actor was made ready: let it run before going on */
+    int sg_live;      /* store actors and store answers on their way */
+    ck_time inj_next; /* the injector sleeps until then (CK_TIME_NEVER: until a moment) */
+    ck_time limit_ns; /* the time limit's actor ends the run then */
 };
 
 static void watch_send(sim_world *w, uint32_t src, const uint8_t *msg, size_t len);
@@ -189,6 +210,22 @@ static void moment(sim_world *w, ck_moment m, uint64_t id, int has_id);
 static inline ck_time sim_now_ns(void)
 {
     return (ck_time)llround(simgrid_get_clock() * 1e9);
+}
+
+/* The time of whoever runs: the scheduler's clock, which may be ahead of
+ * SimGrid's (sched_main), or SimGrid's for its other actors. */
+static inline ck_time cur_now(const sim_world *w)
+{
+    return w->in_sched ? w->now : sim_now_ns();
+}
+
+/* Before the scheduler, running ahead of SimGrid's clock, starts or wakes
+ * anything in SimGrid, SimGrid's clock catches up with its own (nothing
+ * else in SimGrid is due before: sched_main). */
+static void catch_up(sim_world *w)
+{
+    if (w->in_sched && sim_now_ns() < w->now)
+        sg_actor_sleep_until((double)w->now / 1e9);
 }
 
 /*
@@ -214,6 +251,8 @@ static item *item_new(sim_world *w, item init)
         return NULL;
     *it = init;
     it->w = w;
+    if (it->kind == ITEM_DONE)
+        w->sg_live++; /* a store answer on its way (sched_main) */
     it->live_prev = NULL;
     it->live_next = w->live;
     if (w->live)
@@ -225,6 +264,8 @@ static item *item_new(sim_world *w, item init)
 /* Takes an item off the list it is on. */
 static void item_unlink(item *it)
 {
+    if (it->kind == ITEM_DONE && it->w)
+        it->w->sg_live--;
     if (it->live_prev)
         it->live_prev->live_next = it->live_next;
     else
@@ -304,15 +345,101 @@ static int map_put(sim_world *w, sim_node *n)
 
 /* ---- inboxes ------------------------------------------------------------------ */
 
-/* Wakes the driver of node n's host (something is in n's inbox, or n stopped). */
-static void wake(sim_node *n)
+/* ---- the scheduler's heap of hosts, by when they next want a pass ---------------- */
+
+static int host_before(const sim_world *w, int a, int b)
 {
-    sim_world *w = n->w;
-    if (n->net_host < w->nnet && w->hosts[n->net_host].w)
-        sg_sem_release(w->hosts[n->net_host].wake);
+    ck_time da = w->hosts[a].due, db = w->hosts[b].due;
+    return da < db || (da == db && a < b);
 }
 
-/* Puts an entry in node n's inbox and wakes its driver; data is taken. */
+static void heap_put(sim_world *w, int i, int h)
+{
+    w->heap[i] = h;
+    w->hosts[h].heap_i = i;
+}
+
+static void heap_up(sim_world *w, int i)
+{
+    int h = w->heap[i];
+    while (i > 0 && host_before(w, h, w->heap[(i - 1) / 2])) {
+        heap_put(w, i, w->heap[(i - 1) / 2]);
+        i = (i - 1) / 2;
+    }
+    heap_put(w, i, h);
+}
+
+static void heap_down(sim_world *w, int i)
+{
+    int h = w->heap[i];
+    for (;;) {
+        int c = 2 * i + 1;
+        if (c >= w->heap_n)
+            break;
+        if (c + 1 < w->heap_n && host_before(w, w->heap[c + 1], w->heap[c]))
+            c++;
+        if (!host_before(w, w->heap[c], h))
+            break;
+        heap_put(w, i, w->heap[c]);
+        i = c;
+    }
+    heap_put(w, i, h);
+}
+
+/* Host h next wants a pass at `due` (CK_TIME_NEVER: none). The heap has
+ * room for every host (host_get). */
+static void host_set_due(sim_world *w, int h, ck_time due)
+{
+    sim_host *hs = &w->hosts[h];
+    int i = hs->heap_i;
+    hs->due = due;
+    if (due == CK_TIME_NEVER) {
+        if (i < 0)
+            return;
+        hs->heap_i = -1;
+        int last = w->heap[--w->heap_n];
+        if (i < w->heap_n) {
+            heap_put(w, i, last);
+            heap_up(w, i);
+            heap_down(w, w->hosts[last].heap_i);
+        }
+        return;
+    }
+    if (i < 0) {
+        i = w->heap_n++;
+        heap_put(w, i, h);
+    }
+    heap_up(w, i);
+    heap_down(w, hs->heap_i);
+}
+
+/* Host h wants a pass by time t (an earlier wish stands); the scheduler
+ * is woken if another actor asks. */
+static void host_wake(sim_world *w, int h, ck_time t)
+{
+    if (h < 0 || h >= w->nnet)
+        return;
+    sim_host *hs = &w->hosts[h];
+    if (hs->in_pass) {
+        hs->want = CK_MIN(hs->want, t);
+        return;
+    }
+    if (!hs->up || (hs->heap_i >= 0 && hs->due <= t))
+        return;
+    host_set_due(w, h, t);
+    if (!w->in_sched && !w->woken) {
+        w->woken = 1;
+        sg_sem_release(w->wake);
+    }
+}
+
+/* Node n has something in its inbox, or stopped: its host wants a pass. */
+static void wake(sim_node *n)
+{
+    host_wake(n->w, n->net_host, cur_now(n->w));
+}
+
+/* Puts an entry in node n's inbox and wakes its host; data is taken. */
 static void post(sim_node *n, int kind, uint64_t token, int status, uint8_t *data, size_t len)
 {
     if (ck_drive_post(&n->b.d, kind, token, status, data, len) == CK_OK)
@@ -394,8 +521,7 @@ static void deliver(sim_world *w, int from, uint32_t dst, uint32_t src, uint8_t 
 
 static ck_time sim_clock(const ck_bnode *n)
 {
-    CK_UNUSED(n);
-    return sim_now_ns();
+    return cur_now(((const sim_node *)n)->w);
 }
 
 /* The network host of endpoint ep: its node's, or for a subtask not
@@ -452,7 +578,15 @@ static sim_host *host_get(sim_world *w, int h)
         if (!hs)
             return NULL;
         memset(hs + w->nnet, 0, (size_t)(n - w->nnet) * sizeof(*hs));
+        for (int i = w->nnet; i < n; i++) {
+            hs[i].heap_i = -1;
+            hs[i].due = CK_TIME_NEVER;
+        }
         w->hosts = hs;
+        int *heap = realloc(w->heap, (size_t)n * sizeof(*heap));
+        if (!heap)
+            return NULL;
+        w->heap = heap;
         w->nnet = n;
     }
     return &w->hosts[h];
@@ -493,7 +627,7 @@ static sim_conn *conn_find(const sim_world *w, int a, int b)
     return w->conns[(size_t)a * (size_t)w->conns_n + (size_t)b];
 }
 
-/* Asks host a's sender to look at connection c. */
+/* Asks host a's pass to look at connection c. */
 static void conn_kick(sim_world *w, sim_conn *c)
 {
     sim_host *hs = c->from < w->nnet ? &w->hosts[c->from] : NULL;
@@ -504,10 +638,7 @@ static void conn_kick(sim_world *w, sim_conn *c)
         c->next_listed = hs->list;
         hs->list = c;
     }
-    if (!hs->tx_kicked) {
-        hs->tx_kicked = 1;
-        sg_sem_release(hs->tx_wake);
-    }
+    host_wake(w, c->from, cur_now(w));
 }
 
 /* The connection broke (a host at one end crashed): what it held is lost,
@@ -552,8 +683,9 @@ static ck_time link_transfer(sim_world *w, int a, int b, size_t len, ck_time now
 
 /* Puts a batch on its way to host hb, to arrive at `due` (in order of
  * arrival; ties in the order sent). */
-static void arrive(item *it, sim_host *hb, ck_time due)
+static void arrive(sim_world *w, item *it, int b, ck_time due)
 {
+    sim_host *hb = &w->hosts[b];
     it->due = due;
     if (!hb->arrivals || hb->arrivals_tail->due <= due) {
         CK_QUEUE_APPEND(hb->arrivals, hb->arrivals_tail, it);
@@ -564,90 +696,64 @@ static void arrive(item *it, sim_host *hb, ck_time due)
         it->next = *pp;
         *pp = it;
     }
-    if (!hb->tx_kicked) {
-        hb->tx_kicked = 1;
-        sg_sem_release(hb->tx_wake);
-    }
+    host_wake(w, b, due);
 }
 
-/* Host h's network actor: hands over the batches that arrived on the
- * host, and starts a transfer on every connection of the host that has
- * bytes due and none on the wire; sleeps until one is kicked, a batch
- * arrives or a delayed frame is due. */
-static void tx_main(int argc, char **argv)
+/* Starts a transfer on every connection of host hs that has bytes due and
+ * none on the wire; returns when one that a slow link delays wants looking
+ * at again (CK_TIME_NEVER: none). */
+static ck_time start_batches(sim_world *w, sim_host *hs, ck_time now)
 {
-    CK_UNUSED(argc);
-    CK_UNUSED(argv);
-    sim_host *hs = sg_actor_self_get_data();
-    sim_world *w = hs->w;
-    sg_actor_daemonize(sg_actor_self());
-    for (;;) {
-        drain(hs->tx_wake);
-        hs->tx_kicked = 0;
-        ck_time now = sim_now_ns(), next = CK_TIME_NEVER;
-        while (hs->arrivals && hs->arrivals->due <= now) {
-            item *it = hs->arrivals;
-            hs->arrivals = it->next;
-            if (!hs->arrivals)
-                hs->arrivals_tail = NULL;
-            on_batch(w, hs, it);
-        }
-        if (hs->arrivals)
-            next = hs->arrivals->due;
-        sim_conn *c = hs->list, *keep = NULL;
-        hs->list = NULL;
-        while (c) {
-            sim_conn *nc = c->next_listed;
-            c->listed = 0;
-            if (!ck_tp_pending(&c->tx) || c->busy || is_cut(w, c->from, c->to)) {
-                /* nothing to do, or woken again by its transfer's arrival
-                 * or by the cut's end (release_held) */
-            } else if (host_down(w, c->to) || c->to >= w->nnet || !w->hosts[c->to].up) {
-                conn_break(c); /* nobody there to receive */
-            } else {
-                size_t end = ck_tp_due(&c->tx, now, 0);
-                if (end > c->tx.off) {
-                    size_t len = end - c->tx.off;
-                    uint8_t *data = malloc(len);
-                    item *it = data ? item_new(w, (item){.kind = ITEM_BATCH,
-                                                         .src = (uint32_t)c->from,
-                                                         .dst = (uint32_t)c->to, .gen = c->gen,
-                                                         .data = data, .len = len})
-                                    : NULL;
-                    if (!it) {
-                        free(data);
-                        conn_break(c); /* out of memory: as if it broke */
-                    } else {
-                        memcpy(data, c->tx.buf + c->tx.off, len);
-                        ck_tp_sent(&c->tx, end);
-                        c->busy = 1;
-                        arrive(it, &w->hosts[c->to], link_transfer(w, c->from, c->to, len, now));
-                        w->transfers++;
-                    }
+    ck_time next = CK_TIME_NEVER;
+    sim_conn *c = hs->list, *keep = NULL;
+    hs->list = NULL;
+    while (c) {
+        sim_conn *nc = c->next_listed;
+        c->listed = 0;
+        if (!ck_tp_pending(&c->tx) || c->busy || is_cut(w, c->from, c->to)) {
+            /* nothing to do, or kicked again by its transfer's arrival or
+             * by the cut's end (release_held) */
+        } else if (host_down(w, c->to) || c->to >= w->nnet || !w->hosts[c->to].up) {
+            conn_break(c); /* nobody there to receive */
+        } else {
+            size_t end = ck_tp_due(&c->tx, now, 0);
+            if (end > c->tx.off) {
+                size_t len = end - c->tx.off;
+                uint8_t *data = malloc(len);
+                item *it = data ? item_new(w, (item){.kind = ITEM_BATCH, .src = (uint32_t)c->from,
+                                                     .dst = (uint32_t)c->to, .gen = c->gen,
+                                                     .data = data, .len = len})
+                                : NULL;
+                if (!it) {
+                    free(data);
+                    conn_break(c); /* out of memory: as if it broke */
                 } else {
-                    ck_time t = ck_tp_wake(&c->tx, now);
-                    if (t != CK_TIME_NEVER) {
-                        next = CK_MIN(next, t);
-                        c->listed = 1; /* delayed by a slow link: looked at again then */
-                        c->next_listed = keep;
-                        keep = c;
-                    }
+                    memcpy(data, c->tx.buf + c->tx.off, len);
+                    ck_tp_sent(&c->tx, end);
+                    c->busy = 1;
+                    arrive(w, it, c->to, link_transfer(w, c->from, c->to, len, now));
+                    w->transfers++;
+                }
+            } else {
+                ck_time t = ck_tp_wake(&c->tx, now);
+                if (t != CK_TIME_NEVER) {
+                    next = CK_MIN(next, t);
+                    c->listed = 1; /* delayed by a slow link: looked at again then */
+                    c->next_listed = keep;
+                    keep = c;
                 }
             }
-            c = nc;
         }
-        /* Those kicked meanwhile are on hs->list already. */
-        while (keep) {
-            sim_conn *nc = keep->next_listed;
-            keep->next_listed = hs->list;
-            hs->list = keep;
-            keep = nc;
-        }
-        if (next == CK_TIME_NEVER)
-            sg_sem_acquire(hs->tx_wake);
-        else
-            sg_sem_acquire_timeout(hs->tx_wake, (double)(next - now) / 1e9);
+        c = nc;
     }
+    /* Those kicked meanwhile are on hs->list already. */
+    while (keep) {
+        sim_conn *nc = keep->next_listed;
+        keep->next_listed = hs->list;
+        hs->list = keep;
+        keep = nc;
+    }
+    return next;
 }
 
 /* A batch of frames arrived on host b over the connection from host
@@ -695,7 +801,7 @@ static void on_batch(sim_world *w, sim_host *hs, item *it)
 }
 
 /* Host b's receiver: owns the host's mailbox as its permanent receiver; the
- * store's answers come there (batches of frames arrive through tx_main). */
+ * store's answers come there (batches of frames arrive in host passes). */
 static void rx_main(int argc, char **argv)
 {
     CK_UNUSED(argc);
@@ -718,8 +824,6 @@ static void rx_main(int argc, char **argv)
     }
 }
 
-static void driver_main(int argc, char **argv);
-
 /* Network host h's record, set up on first use from SimGrid host `host`;
  * NULL when out of memory. */
 static sim_host *host_init(sim_world *w, int h, sg_host_t host)
@@ -739,8 +843,6 @@ static sim_host *host_init(sim_world *w, int h, sg_host_t host)
         }
         hs->bh->slow = w->plan.cpu && h < w->plan.nh ? w->plan.cpu[h] : 1.0;
         hs->w = w;
-        hs->tx_wake = sg_sem_init(0);
-        hs->wake = sg_sem_init(0);
         ck_netframe_init(&hs->rx, CK_NETFRAME_CAP);
         /* Its link as the platform declares it (before any fault slows
          * it): a generated platform's link_NAME_UP and _DOWN, or link_NAME;
@@ -769,7 +871,7 @@ static sim_host *host_init(sim_world *w, int h, sg_host_t host)
     return hs;
 }
 
-/* Starts host h's driver, sender and receiver (again after a crash). */
+/* Starts host h: its receiver, and passes of it (again after a crash). */
 static int host_up(sim_world *w, int h, sg_host_t host)
 {
     sim_host *hs = host_init(w, h, host);
@@ -783,22 +885,15 @@ static int host_up(sim_world *w, int h, sg_host_t host)
      * swarm-crash stalled on it). */
     snprintf(hs->mbname, sizeof(hs->mbname), "net%d.%u", h, hs->incarnation++);
     hs->mb = sg_mailbox_by_name(hs->mbname);
-    drain(hs->tx_wake);
-    drain(hs->wake);
-    hs->tx_kicked = 0;
     hs->list = NULL;
     for (int i = 0; i < hs->bh->cores.n; i++)
         hs->bh->cores.free[i] = 0; /* a restarted host: its cores are idle */
     hs->up = 1;
-    sg_actor_t drv = sg_actor_init("driver", host);
-    sg_actor_set_data(drv, hs);
-    sg_actor_start(drv, driver_main, 0, NULL);
+    catch_up(w);
     sg_actor_t rx = sg_actor_init("rx", host);
     sg_actor_set_data(rx, hs);
     sg_actor_start(rx, rx_main, 0, NULL);
-    sg_actor_t tx = sg_actor_init("tx", host);
-    sg_actor_set_data(tx, hs);
-    sg_actor_start(tx, tx_main, 0, NULL);
+    host_wake(w, h, cur_now(w));
     return CK_OK;
 }
 
@@ -809,6 +904,7 @@ static void host_crashed(sim_world *w, int h)
     if (h < w->nnet) {
         sim_host *hs = &w->hosts[h];
         hs->up = 0;
+        host_set_due(w, h, CK_TIME_NEVER);
         for (sim_conn *c = hs->list; c; c = c->next_listed)
             c->listed = 0;
         hs->list = NULL;
@@ -856,7 +952,7 @@ static int send_now(sim_node *n, uint32_t dst, uint8_t *msg, size_t len)
         return CK_OK;
     }
     sim_conn *c = conn_get(w, n->net_host, to);
-    int rc = c ? ck_tp_put(&c->tx, dst, p->endpoint, msg, len, sim_now_ns(),
+    int rc = c ? ck_tp_put(&c->tx, dst, p->endpoint, msg, len, cur_now(w),
                            added_latency(w, n->net_host, to), 0)
                : CK_ENOMEM;
     free(msg);
@@ -965,6 +1061,31 @@ typedef struct store_handler {
     store_job *j;
 } store_handler;
 
+/*
+ * Store actors alive, counted in the world's sg_live (sched_main): one more
+ * when started (store_actor), one less when it ends, however it ends. An
+ * actor SimGrid kills at exit, after the world is gone, counts nowhere.
+ */
+static sim_world *live_world;
+
+static void live_exit(int failed, void *p)
+{
+    CK_UNUSED(failed);
+    CK_UNUSED(p);
+    if (live_world)
+        live_world->sg_live--;
+}
+
+static void store_actor(sim_world *w, const char *name, sg_host_t host, void (*fn)(int, char **),
+                        void *data)
+{
+    catch_up(w); /* it starts at the scheduler's time */
+    w->sg_live++;
+    sg_actor_t a = sg_actor_init(name, host);
+    sg_actor_set_data(a, data);
+    sg_actor_start(a, fn, 0, NULL);
+}
+
 static void handler_exit(int failed, void *p)
 {
     CK_UNUSED(failed);
@@ -1000,6 +1121,7 @@ static void uploader_main(int argc, char **argv)
     CK_UNUSED(argc);
     CK_UNUSED(argv);
     store_job *j = sg_actor_self_get_data();
+    sg_actor_on_exit(live_exit, NULL);
     sg_actor_on_exit(job_killed, j);
     wait_reachable(j->n->w, j->n->net_host, j->n->w->ntm + 1);
     if (ck_sg_put(sg_mailbox_by_name(j->mbname), j, (long)(64 + j->len)) != 0) {
@@ -1015,6 +1137,7 @@ static void put_handler_main(int argc, char **argv)
     CK_UNUSED(argc);
     CK_UNUSED(argv);
     store_handler *h = sg_actor_self_get_data();
+    sg_actor_on_exit(live_exit, NULL);
     sg_actor_on_exit(handler_exit, h);
     void *p;
     if (ck_sg_get(sg_mailbox_by_name(h->mbname), &p) != 0)
@@ -1050,12 +1173,8 @@ static int sim_store_put(ck_bnode *b, const char *key, uint8_t *data, size_t len
     j->token = token;
     char name[64];
     snprintf(name, sizeof(name), "store-put-%llu", (unsigned long long)id);
-    sg_actor_t h = sg_actor_init(name, w->store_host);
-    sg_actor_set_data(h, sh);
-    sg_actor_start(h, put_handler_main, 0, NULL);
-    sg_actor_t u = sg_actor_init(name, n->host);
-    sg_actor_set_data(u, j);
-    sg_actor_start(u, uploader_main, 0, NULL);
+    store_actor(w, name, w->store_host, put_handler_main, sh);
+    store_actor(w, name, n->host, uploader_main, j);
     if (n->b.is_task)
         moment(w, CK_MOMENT_UPLOAD_STARTED, 0, 0);
     return CK_OK;
@@ -1067,6 +1186,7 @@ static void requester_main(int argc, char **argv)
     CK_UNUSED(argc);
     CK_UNUSED(argv);
     store_job *j = sg_actor_self_get_data();
+    sg_actor_on_exit(live_exit, NULL);
     sg_actor_on_exit(job_killed, j);
     wait_reachable(j->n->w, j->n->net_host, j->n->w->ntm + 1);
     if (ck_sg_put(sg_mailbox_by_name(j->mbname), j, 64) != 0)
@@ -1079,6 +1199,7 @@ static void get_handler_main(int argc, char **argv)
     CK_UNUSED(argc);
     CK_UNUSED(argv);
     store_handler *h = sg_actor_self_get_data();
+    sg_actor_on_exit(live_exit, NULL);
     sg_actor_on_exit(handler_exit, h);
     void *p;
     if (ck_sg_get(sg_mailbox_by_name(h->mbname), &p) != 0)
@@ -1110,12 +1231,8 @@ static int sim_store_get(ck_bnode *b, const char *key, uint64_t token)
     snprintf(j->mbname, sizeof(j->mbname), "store-get-%llu", (unsigned long long)id);
     snprintf(sh->mbname, sizeof(sh->mbname), "%s", j->mbname);
     j->token = token;
-    sg_actor_t h = sg_actor_init(j->mbname, w->store_host);
-    sg_actor_set_data(h, sh);
-    sg_actor_start(h, get_handler_main, 0, NULL);
-    sg_actor_t u = sg_actor_init(j->mbname, n->host);
-    sg_actor_set_data(u, j);
-    sg_actor_start(u, requester_main, 0, NULL);
+    store_actor(w, j->mbname, w->store_host, get_handler_main, sh);
+    store_actor(w, j->mbname, n->host, requester_main, j);
     if (n->b.is_task)
         moment(w, CK_MOMENT_RESTORE_STARTED, 0, 0);
     return CK_OK;
@@ -1131,7 +1248,7 @@ static void sim_io_failed(ck_bnode *b, const char *what)
     }
 }
 
-/* Background work was queued on the node's host: its driver looks again. */
+/* Background work was queued on the node's host: its host wants a pass. */
 static void sim_wake(ck_bnode *b)
 {
     wake((sim_node *)b);
@@ -1158,7 +1275,7 @@ static void sim_set_routes(ck_bnode *b, uint32_t attempt, uint32_t n, const uint
 }
 
 /* What differs from the socket backend (bnode.h): SimGrid's clock, the
- * simulated network and store, and the drivers of its hosts. */
+ * simulated network and store, and the scheduler of its hosts. */
 static const ck_bnode_io sim_io = {
     .clock = sim_clock,
     .send = sim_send,
@@ -1174,51 +1291,123 @@ static const ck_bnode_io sim_io = {
 /* ---- actors ------------------------------------------------------------------------ */
 
 /*
- * A host's driver: runs every node of the host (drive.h). A pass gives
- * each node that is not busy a step at the current time, after sending
- * what it held while busy; the driver then sleeps until a node's busy
- * spell ends, a deadline passes, background work completes, or something
- * is put in an inbox. When the node that ends the run finishes, every
- * actor is stopped.
+ * A pass of host h at the scheduler's time: the batches that arrived go to
+ * their nodes' inboxes, background work that is done completes, each node
+ * that has something to do gets a step (drive.h), after sending what it
+ * held while busy; then the host's connections start their transfers. The
+ * host is due again when a node's busy spell ends, a deadline passes,
+ * background work completes, a batch arrives or a delayed frame may go,
+ * or at once if a node could do more. Returns 1 when the node that ends
+ * the run finished.
  */
-static void driver_main(int argc, char **argv)
+static int host_pass(sim_world *w, int h)
+{
+    sim_host *hs = &w->hosts[h];
+    ck_time now = w->now;
+    hs->in_pass = 1;
+    hs->want = CK_TIME_NEVER;
+    while (hs->arrivals && hs->arrivals->due <= now) {
+        item *it = hs->arrivals;
+        hs->arrivals = it->next;
+        if (!hs->arrivals)
+            hs->arrivals_tail = NULL;
+        on_batch(w, hs, it);
+    }
+    ck_time next = ck_dlater_run(&hs->bh->later, now);
+    int more = 0;
+    sim_node **pp = &hs->nodes, *n, *last = NULL;
+    while ((n = *pp)) {
+        int r = 0;
+        if (!ck_drive_wants(&n->b.d, now)) {
+            next = CK_MIN(next, n->b.d.due); /* as its last step left it (drive.h) */
+            last = n;
+            pp = &n->host_next;
+            continue;
+        }
+        ck_drive_release(&n->b.d, send_held, n);
+        r = ck_drive_step(&n->b.d, now);
+        if (r < 0) {
+            if (n->ends_run && !n->b.d.dead) {
+                hs->in_pass = 0;
+                return 1;
+            }
+            *pp = n->host_next; /* stopped: off the list */
+            n->on_host = 0;
+            continue;
+        }
+        more |= r > 0;
+        next = CK_MIN(next, ck_drive_next(&n->b.d, now));
+        last = n;
+        pp = &n->host_next;
+    }
+    hs->nodes_tail = last;
+    next = CK_MIN(next, start_batches(w, hs, now));
+    if (hs->arrivals)
+        next = CK_MIN(next, hs->arrivals->due);
+    hs->in_pass = 0;
+    next = CK_MIN(next, hs->want);
+    if (hs->up)
+        host_set_due(w, h, more ? now : next);
+    return 0;
+}
+
+/*
+ * The scheduler: one actor runs every host's nodes and connections, pass
+ * by pass, in time order (ties: by host), on a clock of its own. SimGrid
+ * has the store's transfers and disk, the fault injector and the time
+ * limit; while none of its actors has anything due (no store transfer or
+ * answer on its way, w->sg_live == 0) before the next pass, the scheduler
+ * moves its clock on by itself, without a timed wait in SimGrid for each
+ * event: that cost more than the engine's own work. Before it starts or
+ * wakes anything in SimGrid while ahead, SimGrid's clock catches up
+ * (catch_up); an actor it made ready runs before the next pass (poke).
+ * Otherwise it waits in SimGrid until the next pass is due or another
+ * actor wakes it (a store answer, the injector, a restarted host). When
+ * the node that ends the run finishes, every actor is stopped.
+ *
+ * Invariant: no SimGrid actor has anything due before w->now.
+ */
+static void sched_main(int argc, char **argv)
 {
     CK_UNUSED(argc);
     CK_UNUSED(argv);
-    sim_host *hs = sg_actor_self_get_data();
+    sim_world *w = sg_actor_self_get_data();
     for (;;) {
-        drain(hs->wake);
-        ck_time now = sim_now_ns();
-        ck_time next = ck_dlater_run(&hs->bh->later, now);
-        int more = 0;
-        sim_node **pp = &hs->nodes, *n, *last = NULL;
-        while ((n = *pp)) {
-            int r = 0;
-            if (ck_drive_wants(&n->b.d, now)) {
-                ck_drive_release(&n->b.d, send_held, n);
-                r = ck_drive_step(&n->b.d, now);
+        drain(w->wake);
+        w->woken = 0;
+        ck_time sg = sim_now_ns();
+        if (sg > w->now)
+            w->now = sg;
+        w->in_sched = 1;
+        while (w->heap_n && !w->poke) {
+            int h = w->heap[0];
+            ck_time t = w->hosts[h].due;
+            if (t > w->now) {
+                if (w->sg_live > 0 || t >= CK_MIN(w->inj_next, w->limit_ns))
+                    break; /* SimGrid may have something due first: wait there */
+                w->now = t; /* nothing in SimGrid is due before t */
             }
-            if (r < 0) {
-                if (n->ends_run && !n->b.d.dead) {
-                    sg_actor_kill_all(); /* the run is over: stop what is left */
-                    return;
-                }
-                *pp = n->host_next; /* stopped: off the list */
-                n->on_host = 0;
-                continue;
+            if (host_pass(w, h)) {
+                catch_up(w);
+                w->in_sched = 0;
+                sg_actor_kill_all(); /* the run is over: stop what is left */
+                return;
             }
-            more |= r > 0;
-            next = CK_MIN(next, ck_drive_next(&n->b.d, now));
-            last = n;
-            pp = &n->host_next;
         }
-        hs->nodes_tail = last;
-        if (more || next <= now)
+        if (w->poke) {
+            catch_up(w);
+            w->in_sched = 0;
+            w->poke = 0;
+            sg_actor_yield(); /* what it made ready runs at this time first */
             continue;
-        if (next == CK_TIME_NEVER)
-            sg_sem_acquire(hs->wake);
-        else
-            sg_sem_acquire_timeout(hs->wake, (double)(next - now) / 1e9);
+        }
+        w->in_sched = 0;
+        ck_time t = w->heap_n ? w->hosts[w->heap[0]].due : CK_TIME_NEVER;
+        sg = sim_now_ns();
+        if (t == CK_TIME_NEVER)
+            sg_sem_acquire(w->wake);
+        else if (t > sg)
+            sg_sem_acquire_timeout(w->wake, (double)(t - sg) / 1e9);
     }
 }
 
@@ -1300,6 +1489,9 @@ ck_sim *ck_sim_new(const char *platform_file, const char *network_model, const c
     /* Last: the checks above free w without destroying anything. */
     w->heal = sg_sem_init(0);
     w->inj_wake = sg_sem_init(0);
+    w->wake = sg_sem_init(0);
+    w->inj_next = w->limit_ns = CK_TIME_NEVER;
+    live_world = w;
     return w;
 }
 
@@ -1361,7 +1553,7 @@ int ck_sim_attach(ck_sim *w, uint32_t ep, ck_node node, const char *name, int en
     int rc = host_up(w, n->net_host, n->host);
     if (rc)
         return rc;
-    /* Its host's driver runs it from now on. */
+    /* Its host's passes step it from now on. */
     sim_host *hs = &w->hosts[n->net_host];
     n->on_host = 1;
     n->host_next = NULL;
@@ -1397,10 +1589,14 @@ double ck_sim_run_all(ck_sim *w, double limit_s)
     clock_gettime(CLOCK_MONOTONIC, &t0);
     if (limit_s > 0) {
         w->limit_s = limit_s;
+        w->limit_ns = (ck_time)llround(limit_s * 1e9);
         sg_actor_t a = sg_actor_init("time-limit", w->store_host);
         sg_actor_set_data(a, w);
         sg_actor_start(a, limit_main, 0, NULL);
     }
+    sg_actor_t sc = sg_actor_init("scheduler", w->store_host);
+    sg_actor_set_data(sc, w);
+    sg_actor_start(sc, sched_main, 0, NULL);
     simgrid_run();
     clock_gettime(CLOCK_MONOTONIC, &t1);
     return (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
@@ -1448,8 +1644,6 @@ void ck_sim_del(ck_sim *w)
     free(w->conns);
     for (int h = 0; h < w->nnet; h++)
         if (w->hosts[h].w) {
-            sg_sem_destroy(w->hosts[h].tx_wake);
-            sg_sem_destroy(w->hosts[h].wake);
             ck_netframe_free(&w->hosts[h].rx);
             if (w->hosts[h].bh)
                 ck_bhost_free(w->hosts[h].bh);
@@ -1461,8 +1655,12 @@ void ck_sim_del(ck_sim *w)
             }
         }
     free(w->hosts);
+    free(w->heap);
+    live_world = NULL;
     if (w->inj_wake)
         sg_sem_destroy(w->inj_wake);
+    if (w->wake)
+        sg_sem_destroy(w->wake);
     free(w->routes);
     if (w->heal)
         sg_sem_destroy(w->heal);
@@ -1511,7 +1709,7 @@ static int sim_deploy(ck_bnode *b, uint32_t attempt, uint32_t global,
 static void node_stop(sim_node *n)
 {
     n->b.d.dead = 1;
-    wake(n); /* its driver sees it and drops it */
+    wake(n); /* its host's next pass drops it */
 }
 
 static void sim_undeploy(ck_bnode *b, uint32_t attempt)
@@ -1784,8 +1982,14 @@ static void fault_end(injector *in, int i)
  */
 static void moment(sim_world *w, ck_moment m, uint64_t id, int has_id)
 {
-    if (w->injector && ck_plan_moment(&w->plan, m, id, has_id, sim_now_ns()))
+    if (w->injector && ck_plan_moment(&w->plan, m, id, has_id, cur_now(w))) {
+        /* The injector acts at this time, before the scheduler goes on. */
+        catch_up(w);
+        w->inj_next = cur_now(w);
+        if (w->in_sched)
+            w->poke = 1;
         sg_sem_release(w->injector->wake);
+    }
 }
 
 /* The moments in a message the job manager sends: a checkpoint triggered
@@ -1811,6 +2015,9 @@ static void injector_main(int argc, char **argv)
     for (;;) {
         int which, end, waiting;
         ck_time next = ck_plan_next(p, &which, &end, &waiting);
+        /* The scheduler runs ahead of SimGrid's clock no further than
+         * where the injector wakes (sched_main). */
+        in->w->inj_next = which < 0 ? CK_TIME_NEVER : next;
         if (which < 0 && !waiting)
             break;
         if (!p->ntriggered) {
@@ -1900,6 +2107,7 @@ static int sim_run(const ck_backend_job *job, ck_backend_result *r, char *err, s
             sg_actor_set_data(a, in);
             sg_actor_start(a, injector_main, 0, NULL);
             w->injector = in;
+            w->inj_next = 0; /* until it sleeps for the first time */
         }
     }
     /* A stalled job keeps its timers ticking: bound simulated time. */

@@ -303,25 +303,6 @@ static void test_fault_scenarios(void **state)
     cJSON_Delete(run);
 }
 
-/* Over sockets, frames delayed by the link's latency leave as soon as
- * they are due, even when that comes while a pass of the loop works: the
- * job stopped with a savepoint at 4 s ends well before 4.1 s (it ended at
- * 4.116 s when the loop slept its 100 ms cap with such frames queued). */
-static void test_stop_with_savepoint_over_sockets(void **state)
-{
-    (void)state;
-    char args[512];
-    snprintf(args, sizeof(args),
-             "run scenarios/savepoint-stop.json --backend sockets --out %s/sps-sock -q", tmp);
-    assert_int_equal(chandy("sps-sock", args), 0);
-    cJSON *run = load_run("sps-sock");
-    assert_true(num(run, "sim_time_s", NULL) < 4.1);
-    const cJSON *sp = cJSON_GetArrayItem(cJSON_GetObjectItem(run, "savepoints"), 0);
-    assert_non_null(sp);
-    assert_true(num(sp, "complete_s", NULL) - num(sp, "trigger_s", NULL) < 0.09);
-    cJSON_Delete(run);
-}
-
 /* The socket backend honours cluster.store: crash-during-checkpoint's
  * 5 MB/s store makes its fourth checkpoint's upload last long enough for
  * the crash to abort it there too, and the job restores the third (the
@@ -437,7 +418,6 @@ int main(void)
         cmocka_unit_test(test_checkpoints_at_least_once),
         cmocka_unit_test(test_checkpoints_sockets),
         cmocka_unit_test(test_store_link_over_sockets),
-        cmocka_unit_test(test_stop_with_savepoint_over_sockets),
         cmocka_unit_test(test_fault_scenarios),
         cmocka_unit_test(test_exit_statuses),
         cmocka_unit_test(test_keygroup_tool),

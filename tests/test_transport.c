@@ -77,6 +77,7 @@ static void test_fifo_and_whole_frames(void **state)
     ck_tp_sent(&o, end);
     assert_int_equal(ck_tp_pending(&o), 0);
     assert_int_equal(ck_tp_wake(&o, 0), CK_TIME_NEVER);
+    assert_int_equal(ck_tp_next(&o, 0), CK_TIME_NEVER);
     ck_tp_free(&o);
 }
 
@@ -94,6 +95,12 @@ static void test_latency_delays_in_order(void **state)
     assert_int_equal(t[0], 1);
     ck_tp_sent(&o, end);
     assert_int_equal(ck_tp_wake(&o, 2 * MS), 51 * MS);
+    assert_int_equal(ck_tp_next(&o, 2 * MS), 51 * MS);
+    /* A loop whose clock ran past 51 ms before it asked what is due: the
+     * bytes may leave now (ck_tp_wake says only that they wait for no
+     * time; sockets slept 100 ms on that). */
+    assert_int_equal(ck_tp_wake(&o, 70 * MS), CK_TIME_NEVER);
+    assert_int_equal(ck_tp_next(&o, 70 * MS), 70 * MS);
     /* At 20 ms frame 3 is past its own time, but not frame 2's. */
     assert_int_equal(ck_tp_due(&o, 20 * MS, 0), o.off);
     assert_int_equal(ck_tp_wake(&o, 20 * MS), 51 * MS);
