@@ -21,7 +21,7 @@ static int grow(ck_tp_out *o, size_t need)
         if (need <= o->cap)
             return CK_OK;
     }
-    size_t c = o->cap ? o->cap : 65536;
+    size_t c = o->cap ? o->cap : CK_TP_FIRST;
     while (c < need)
         c *= 2;
     uint8_t *b = realloc(o->buf, c);
@@ -123,6 +123,13 @@ void ck_tp_sent(ck_tp_out *o, size_t end)
     if (o->off == o->len) {
         o->off = o->len = 0;
         o->mhead = o->mtail = 0;
+        if (o->cap > CK_TP_KEEP) {
+            /* A burst grew it: an idle connection does not keep that
+             * (a cluster of 256 hosts has 65 280 of them). */
+            free(o->buf);
+            o->buf = NULL;
+            o->cap = 0;
+        }
     }
 }
 

@@ -71,6 +71,11 @@ int ck_tp_put(ck_tp_out *o, uint32_t dst, uint32_t src, const uint8_t *msg, size
  * ck_tp_sent what was. */
 size_t ck_tp_due(ck_tp_out *o, ck_time now, int64_t rate);
 
+/* A connection's queue starts this big, doubles as needed, and is let go
+ * when it empties above CK_TP_KEEP. */
+#define CK_TP_FIRST 4096
+#define CK_TP_KEEP 65536
+
 /* The bytes up to offset end left (off <= end <= len). */
 void ck_tp_sent(ck_tp_out *o, size_t end);
 

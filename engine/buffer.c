@@ -4,12 +4,12 @@
 
 #include "error.h"
 
-ck_buf *ck_buf_new(uint32_t cap)
+ck_buf *ck_buf_new(uint32_t cap, uint32_t first)
 {
     ck_buf *b = malloc(sizeof(*b));
     if (!b)
         return NULL;
-    b->alloc = CK_MIN(cap, CK_BUF_FIRST);
+    b->alloc = CK_MIN(cap, first ? first : CK_BUF_FIRST);
     b->mem = malloc((size_t)CK_WIRE_HDR + b->alloc);
     if (!b->mem) {
         free(b);

@@ -9,7 +9,8 @@
  *
  * A buffer holds up to cap payload bytes (the segment size: it is full at
  * cap), but its memory grows as it fills (ck_buf_room), from a small block
- * up to cap: most buffers leave by the flush timeout or a barrier holding
+ * up to cap (a subpartition starts its next buffer at what the last grew
+ * to): most buffers leave by the flush timeout or a barrier holding
  * a few records, and a segment-sized block for each cost more in malloc
  * than the engine's own work.
  */
@@ -28,7 +29,7 @@ typedef struct ck_buf {
 } ck_buf;
 
 /* The first allocation of a buffer's payload. */
-#define CK_BUF_FIRST 1024u
+#define CK_BUF_FIRST 256u
 
 int ck_buf_grow(ck_buf *b, uint32_t need);
 
@@ -43,8 +44,9 @@ static inline uint8_t *ck_buf_data(const ck_buf *b)
     return b->mem + CK_WIRE_HDR;
 }
 
-/* Allocates an empty buffer with cap payload bytes; NULL when out of memory. */
-ck_buf *ck_buf_new(uint32_t cap);
+/* Allocates an empty buffer of cap payload bytes, with memory for `first`
+ * of them to start with (0: CK_BUF_FIRST); NULL when out of memory. */
+ck_buf *ck_buf_new(uint32_t cap, uint32_t first);
 
 /* Wraps a received message (header + len payload bytes); takes ownership. */
 ck_buf *ck_buf_wrap(uint8_t *msg, uint32_t len);

@@ -14,9 +14,9 @@ int ck_gate_init(ck_gate *g, ck_platform *plat, uint16_t edge, uint32_t consumer
     g->chans = calloc((size_t)nchan, sizeof(*g->chans));
     g->avail = calloc((size_t)nchan, sizeof(int));
     g->waiters = calloc((size_t)nchan, sizeof(int));
-    g->announce = calloc((size_t)nchan, sizeof(int));
-    if (!g->chans || !g->avail || !g->waiters || !g->announce) {
-        free(g->announce);
+    int brc = ck_bitset_init(&g->announce, nchan);
+    if (!g->chans || !g->avail || !g->waiters || brc) {
+        ck_bitset_free(&g->announce);
         free(g->chans);
         free(g->avail);
         free(g->waiters);
@@ -30,14 +30,15 @@ int ck_gate_init(ck_gate *g, ck_platform *plat, uint16_t edge, uint32_t consumer
     g->floating = floating;
     g->pool_free = floating;
     g->wm = CK_WM_MIN;
+    g->wm_min = CK_WM_MIN;
+    g->wm_min_n = nchan;
     g->exactly_once = 1;
     for (int i = 0; i < nchan; i++) {
         ck_chan *c = &g->chans[i];
         c->producer_ep = producer_eps[i];
         c->owned = exclusive;
         c->unannounced = exclusive; /* initial credit */
-        c->in_announce = 1;
-        g->announce[g->nannounce++] = i;
+        ck_bitset_add(&g->announce, i);
         c->wm = CK_WM_MIN;
         ck_elem_reader_init(&c->reader);
     }
@@ -56,7 +57,7 @@ void ck_gate_free(ck_gate *g)
     free(g->chans);
     free(g->avail);
     free(g->waiters);
-    free(g->announce);
+    ck_bitset_free(&g->announce);
     memset(g, 0, sizeof(*g));
 }
 
@@ -76,10 +77,7 @@ static void recredit(ck_gate *g, ck_chan *c)
     uint32_t used = c->outstanding + c->unannounced + held(c);
     if (c->owned > used) {
         c->unannounced += c->owned - used;
-        if (!c->in_announce) {
-            c->in_announce = 1;
-            g->announce[g->nannounce++] = (int)(c - g->chans);
-        }
+        ck_bitset_add(&g->announce, (int)(c - g->chans));
     }
 }
 
@@ -186,13 +184,32 @@ static void release_cur(ck_gate *g, ck_chan *c)
     recredit(g, c);
 }
 
-static int64_t min_open_wm(const ck_gate *g)
+/* Scans the open channels for the lowest watermark and how many hold it. */
+static void scan_wm_min(ck_gate *g)
 {
     int64_t m = CK_WM_MAX;
-    for (int i = 0; i < g->nchan; i++)
-        if (!g->chans[i].ended && g->chans[i].wm < m)
-            m = g->chans[i].wm;
-    return m;
+    int n = 0;
+    for (int i = 0; i < g->nchan; i++) {
+        const ck_chan *c = &g->chans[i];
+        if (c->ended)
+            continue;
+        if (c->wm < m) {
+            m = c->wm;
+            n = 1;
+        } else if (c->wm == m) {
+            n++;
+        }
+    }
+    g->wm_min = m;
+    g->wm_min_n = n;
+}
+
+/* Channel c's watermark was `old` and it moved on or the channel ended:
+ * the minimum over the open channels changes only if c held it last. */
+static void left_wm(ck_gate *g, int64_t old)
+{
+    if (old == g->wm_min && --g->wm_min_n == 0)
+        scan_wm_min(g);
 }
 
 /* Returns 1 and sets *e when the gate watermark rose. */
@@ -200,7 +217,7 @@ static int advance_wm(ck_gate *g, ck_elem *e)
 {
     if (g->nended == g->nchan)
         return 0;
-    int64_t m = min_open_wm(g);
+    int64_t m = g->wm_min;
     if (m > g->wm) {
         g->wm = m;
         e->tag = CK_EL_WATERMARK;
@@ -213,10 +230,7 @@ static int advance_wm(ck_gate *g, ck_elem *e)
 /* True when every open channel has delivered the barrier being aligned. */
 static int aligned(const ck_gate *g)
 {
-    for (int i = 0; i < g->nchan; i++)
-        if (!g->chans[i].ended && g->chans[i].barrier < g->align_id)
-            return 0;
-    return 1;
+    return g->align_have >= g->nchan - g->nended;
 }
 
 static void unblock_all(ck_gate *g)
@@ -255,12 +269,17 @@ static int on_barrier(ck_gate *g, ck_chan *c, ck_elem *e)
         g->align_id = 0;
         unblock_all(g);
     }
+    c->barrier = b.id;
     if (!g->align_id) {
         g->align_id = b.id;
         g->align_barrier = b;
         g->align_start = ck_now(g->plat);
+        g->align_have = 0;
+        for (int i = 0; i < g->nchan; i++)
+            g->align_have += !g->chans[i].ended && g->chans[i].barrier >= b.id;
+    } else {
+        g->align_have++; /* b.id is align_id, and c had not delivered it */
     }
-    c->barrier = b.id;
     if (aligned(g))
         return barrier_up(g, e);
     if (g->exactly_once)
@@ -302,8 +321,11 @@ int ck_gate_next(ck_gate *g, ck_elem *e, int *released)
         case CK_EL_RECORD:
             return 1;
         case CK_EL_WATERMARK:
-            if (e->u.wm > c->wm)
+            if (e->u.wm > c->wm) {
+                int64_t old = c->wm;
                 c->wm = e->u.wm;
+                left_wm(g, old);
+            }
             if (advance_wm(g, e))
                 return 1;
             continue;
@@ -313,6 +335,9 @@ int ck_gate_next(ck_gate *g, ck_elem *e, int *released)
                 return CK_EPROTO; /* data after the end */
             c->ended = 1;
             g->nended++;
+            left_wm(g, c->wm);
+            if (g->align_id && c->barrier >= g->align_id)
+                g->align_have--; /* counted among the open ones */
             if (g->align_id && g->nended < g->nchan && aligned(g))
                 return barrier_up(g, e); /* the last missing channel ended */
             if (g->nended == g->nchan) {
@@ -334,45 +359,45 @@ int ck_gate_next(ck_gate *g, ck_elem *e, int *released)
     return 0;
 }
 
-static int by_index(const void *a, const void *b)
+/* Sends channel i's unannounced credit. 0, or CK_ENOMEM (kept for later). */
+static int announce_chan(ck_gate *g, int i)
 {
-    return *(const int *)a - *(const int *)b;
+    ck_chan *c = &g->chans[i];
+    if (c->unannounced == 0 || c->ended)
+        return CK_OK;
+    uint8_t *m = malloc(CK_WIRE_HDR);
+    if (!m)
+        return CK_ENOMEM;
+    ck_wire_hdr h = {
+        .type = CK_MSG_CREDIT,
+        .edge = g->edge,
+        .src = (uint32_t)i,
+        .dst = g->consumer,
+        .arg = c->unannounced,
+        .epoch = g->epoch,
+    };
+    ck_wire_encode(m, &h);
+    c->outstanding += c->unannounced;
+    c->unannounced = 0;
+    g->plat->ops->send(g->plat, c->producer_ep, m, CK_WIRE_HDR);
+    return CK_OK;
 }
 
 void ck_gate_announce(ck_gate *g)
 {
     /* The channels with credit, in index order (as a scan over all of
      * them would announce), without scanning all of them. */
-    if (g->nannounce > 1)
-        qsort(g->announce, (size_t)g->nannounce, sizeof(*g->announce), by_index);
-    int k = 0;
-    for (; k < g->nannounce; k++) {
-        int i = g->announce[k];
-        ck_chan *c = &g->chans[i];
-        if (c->unannounced == 0 || c->ended) {
-            c->in_announce = 0;
-            continue;
+    for (int k = 0; g->announce.n > 0 && k < g->announce.nw; k++) {
+        uint64_t bits = ck_bitset_take_word(&g->announce, k);
+        while (bits) {
+            int i = ck_bitset_next(&bits, k);
+            if (announce_chan(g, i)) {
+                /* out of memory: the rest are announced next time */
+                ck_bitset_put_word(&g->announce, k, bits | ((uint64_t)1 << (i & 63)));
+                return;
+            }
         }
-        uint8_t *m = malloc(CK_WIRE_HDR);
-        if (!m)
-            break; /* the rest are retried at the next announce */
-        c->in_announce = 0;
-        ck_wire_hdr h = {
-            .type = CK_MSG_CREDIT,
-            .edge = g->edge,
-            .src = (uint32_t)i,
-            .dst = g->consumer,
-            .arg = c->unannounced,
-            .epoch = g->epoch,
-        };
-        ck_wire_encode(m, &h);
-        c->outstanding += c->unannounced;
-        c->unannounced = 0;
-        g->plat->ops->send(g->plat, c->producer_ep, m, CK_WIRE_HDR);
     }
-    /* What was not announced stays listed. */
-    memmove(g->announce, g->announce + k, (size_t)(g->nannounce - k) * sizeof(*g->announce));
-    g->nannounce -= k;
 }
 
 uint32_t ck_gate_queued(const ck_gate *g)

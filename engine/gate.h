@@ -42,6 +42,7 @@
 #ifndef CK_GATE_H
 #define CK_GATE_H
 
+#include "bitset.h"
 #include "buffer.h"
 #include "element.h"
 #include "platform.h"
@@ -58,7 +59,6 @@ typedef struct ck_chan {
     uint32_t next_seq;
     int64_t wm;
     uint8_t ended, in_avail, waiting;
-    uint8_t in_announce;  /* on the gate's list of channels with credit to announce */
     uint64_t bytes_in, bufs_in;
     uint64_t barrier; /* highest checkpoint barrier it delivered */
     uint8_t blocked;  /* exactly-once alignment holds it back */
@@ -77,13 +77,16 @@ typedef struct ck_gate {
     int wait_head, wait_n;
     int nended;
     int eop_delivered;
-    int *announce;   /* channels that may have credit to announce, each once */
-    int nannounce;
+    ck_bitset announce; /* channels that may have credit to announce */
     int64_t wm;
+    int64_t wm_min;  /* the lowest watermark of an open channel (CK_WM_MAX: none open) */
+    int wm_min_n;    /* open channels at wm_min: the minimum is scanned again only
+                      * when the last of them moves on or ends */
     uint64_t bytes_in;
     /* barrier alignment */
     int exactly_once;
     uint64_t align_id;      /* checkpoint being aligned, 0 when idle */
+    int align_have;         /* open channels that delivered its barrier */
     ck_barrier align_barrier;
     ck_time align_start;    /* when its first barrier was read */
     uint64_t done_id;       /* highest checkpoint handed up or abandoned */

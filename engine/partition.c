@@ -11,10 +11,9 @@ int ck_rp_init(ck_rp *rp, ck_platform *plat, uint16_t edge, uint32_t producer,
         return CK_EINVAL;
     memset(rp, 0, sizeof(*rp));
     rp->subs = calloc((size_t)nsub, sizeof(*rp->subs));
-    rp->ready = calloc((size_t)nsub, sizeof(*rp->ready));
-    if (!rp->subs || !rp->ready) {
+    if (!rp->subs || ck_bitset_init(&rp->ready, nsub)) {
         free(rp->subs);
-        free(rp->ready);
+        rp->subs = NULL;
         return CK_ENOMEM;
     }
     rp->plat = plat;
@@ -43,7 +42,7 @@ void ck_rp_free(ck_rp *rp)
         ck_buf_del(rp->subs[i].cur);
     }
     free(rp->subs);
-    free(rp->ready);
+    ck_bitset_free(&rp->ready);
     free(rp->scratch);
     memset(rp, 0, sizeof(*rp));
 }
@@ -57,14 +56,12 @@ static inline uint32_t sub_held(const ck_subpart *s)
 }
 
 /* Subpartition i may send now (credit and a finished buffer): on the
- * ready list, once, so that ck_rp_send looks at these only. */
+ * ready set, so that ck_rp_send looks at these only. */
 static inline void mark_ready(ck_rp *rp, int i)
 {
     ck_subpart *s = &rp->subs[i];
-    if (!s->in_ready && s->credit > 0 && s->queue.n > 0) {
-        s->in_ready = 1;
-        rp->ready[rp->nready++] = i;
-    }
+    if (s->credit > 0 && s->queue.n > 0)
+        ck_bitset_add(&rp->ready, i);
 }
 
 /* Keeps nfull in step after sub_held(s) changed from `before`. */
@@ -82,6 +79,7 @@ static void finish_cur(ck_rp *rp, ck_subpart *s)
     if (s->cur->len == 0)
         return;
     uint32_t before = sub_held(s);
+    s->buf_first = s->cur->alloc;
     ck_bufq_push(&s->queue, s->cur);
     s->cur = NULL;
     track_full(rp, s, before);
@@ -90,7 +88,7 @@ static void finish_cur(ck_rp *rp, ck_subpart *s)
 
 static int new_cur(ck_rp *rp, ck_subpart *s)
 {
-    ck_buf *b = ck_buf_new(s->buf_size);
+    ck_buf *b = ck_buf_new(s->buf_size, s->buf_first);
     if (!b)
         return CK_ENOMEM;
     uint32_t before = sub_held(s);
@@ -214,49 +212,48 @@ int ck_rp_on_credit(ck_rp *rp, int sub, uint32_t credits)
     return CK_OK;
 }
 
-static int by_index(const void *a, const void *b)
+/* Sends subpartition i's queued buffers while it has credit. */
+static int send_sub(ck_rp *rp, int i)
 {
-    return *(const int *)a - *(const int *)b;
+    ck_subpart *s = &rp->subs[i];
+    int sent = 0;
+    while (s->credit > 0 && s->queue.n > 0) {
+        uint32_t before = sub_held(s);
+        ck_buf *b = ck_bufq_pop(&s->queue);
+        track_full(rp, s, before);
+        rp->pool_used--;
+        s->credit--;
+        ck_wire_hdr h = {
+            .type = CK_MSG_DATA,
+            .edge = rp->edge,
+            .src = rp->producer,
+            .dst = (uint32_t)i,
+            .seq = s->seq++,
+            .arg = s->queue.n, /* backlog */
+            .epoch = rp->epoch,
+            .len = b->len,
+        };
+        ck_wire_encode(b->mem, &h);
+        s->bytes_sent += b->len;
+        s->bufs_sent++;
+        rp->bytes_out += b->len;
+        size_t n = (size_t)CK_WIRE_HDR + b->len;
+        rp->plat->ops->send(rp->plat, s->dst_ep, ck_buf_release(b), n);
+        sent++;
+    }
+    return sent;
 }
 
 int ck_rp_send(ck_rp *rp)
 {
     int sent = 0;
-    if (rp->nready == 0)
-        return 0;
     /* The subpartitions that can send, in index order (as a scan over all
      * of them would send), without scanning all of them. */
-    qsort(rp->ready, (size_t)rp->nready, sizeof(*rp->ready), by_index);
-    for (int k = 0; k < rp->nready; k++) {
-        int i = rp->ready[k];
-        ck_subpart *s = &rp->subs[i];
-        s->in_ready = 0;
-        while (s->credit > 0 && s->queue.n > 0) {
-            uint32_t before = sub_held(s);
-            ck_buf *b = ck_bufq_pop(&s->queue);
-            track_full(rp, s, before);
-            rp->pool_used--;
-            s->credit--;
-            ck_wire_hdr h = {
-                .type = CK_MSG_DATA,
-                .edge = rp->edge,
-                .src = rp->producer,
-                .dst = (uint32_t)i,
-                .seq = s->seq++,
-                .arg = s->queue.n, /* backlog */
-                .epoch = rp->epoch,
-                .len = b->len,
-            };
-            ck_wire_encode(b->mem, &h);
-            s->bytes_sent += b->len;
-            s->bufs_sent++;
-            rp->bytes_out += b->len;
-            size_t n = (size_t)CK_WIRE_HDR + b->len;
-            rp->plat->ops->send(rp->plat, s->dst_ep, ck_buf_release(b), n);
-            sent++;
-        }
+    for (int k = 0; rp->ready.n > 0 && k < rp->ready.nw; k++) {
+        uint64_t bits = ck_bitset_take_word(&rp->ready, k);
+        while (bits)
+            sent += send_sub(rp, ck_bitset_next(&bits, k));
     }
-    rp->nready = 0;
     return sent;
 }
 

@@ -26,6 +26,7 @@
 #ifndef CK_PARTITION_H
 #define CK_PARTITION_H
 
+#include "bitset.h"
 #include "buffer.h"
 #include "element.h"
 #include "platform.h"
@@ -37,8 +38,8 @@ typedef struct ck_subpart {
     uint32_t seq;      /* sequence number of the next DATA message */
     uint32_t dst_ep;   /* consumer endpoint */
     uint32_t buf_size; /* payload capacity of new buffers */
+    uint32_t buf_first; /* memory a new buffer starts with: what the last one grew to */
     int ended;         /* END_OF_PARTITION serialized */
-    int in_ready;      /* on its partition's ready list */
     uint64_t bytes_sent, bufs_sent;
 } ck_subpart;
 
@@ -59,8 +60,7 @@ typedef struct ck_rp {
     uint32_t pool_size, pool_used;
     uint32_t max_per_channel, max_overdraft;
     int nfull;        /* subpartitions at their max_per_channel share */
-    int *ready;       /* subpartitions with credit and a finished buffer, each once */
-    int nready;
+    ck_bitset ready;  /* subpartitions with credit and a finished buffer */
     int nended;
     uint8_t *scratch; /* for elements that span buffers */
     size_t scratch_cap;
