@@ -41,11 +41,6 @@ static inline void ck_bitset_free(ck_bitset *s)
     s->nw = s->n = 0;
 }
 
-static inline int ck_bitset_has(const ck_bitset *s, int i)
-{
-    return (int)((s->w[i >> 6] >> (i & 63)) & 1u);
-}
-
 /* Adds index i; returns 1 if it was not in the set. */
 static inline int ck_bitset_add(ck_bitset *s, int i)
 {

@@ -1538,9 +1538,7 @@ static void world_free(net_world *w)
     net_node *n = w->nodes;
     while (n) {
         net_node *next = n->next;
-        ck_drive_clear(&n->b.d);
-        ck_task_del(n->b.task);
-        free(n->b.tm);
+        ck_bnode_clear(&n->b);
         free(n);
         n = next;
     }
@@ -1706,7 +1704,6 @@ static int net_run(const ck_backend_job *job, ck_backend_result *r, char *err, s
     w.pids = calloc((size_t)w.ntm, sizeof(pid_t));
     w.stopped = calloc(2 * (size_t)w.ntm, sizeof(int));
     w.slow_pm = w.stopped ? w.stopped + w.ntm : NULL;
-    w.bh.slow = 1.0;
     w.ctl_w = malloc((size_t)w.ntm * sizeof(int));
     int planned = ck_plan_init(&w.plan, job->faults, r->nfaults, w.ntm, r->faults) == CK_OK;
     w.ctl_r = -1;

@@ -186,15 +186,14 @@ struct ck_sim {
      * injector is a daemon that the end of the job may kill while it sleeps */
     struct injector *injector;
     item *live; /* every item not freed yet (item_new) */
-    /* the limit of simulated time, and whether the run was stopped at it */
-    double limit_s;
+    /* whether the run was stopped at its limit of simulated time (limit_ns) */
     int reached_limit;
     sg_sem_t inj_wake; /* the injector waits on it for moments (destroyed with the world) */
     /* the scheduler (sched_main): its clock, the hosts by when they next
      * want a pass, its wake-up, and what lets it run ahead of SimGrid's
      * clock (see there) */
     ck_time now;
-    int *heap, heap_n, heap_cap;
+    int *heap, heap_n;
     sg_sem_t wake;
     int woken;        /* wake was released since the scheduler last looked */
     int in_sched;     /* the scheduler actor is the one running */
@@ -831,43 +830,41 @@ static sim_host *host_init(sim_world *w, int h, sg_host_t host)
     sim_host *hs = host_get(w, h);
     if (!hs || hs->w)
         return hs;
-    {
-        int cores = sg_host_core_count(host);
-        double speed = sg_host_get_nb_pstates(host) > 0 ? sg_host_get_pstate_speed(host, 0)
-                                                         : sg_host_get_speed(host);
-        hs->bh = malloc(sizeof(*hs->bh));
-        if (!hs->bh || ck_bhost_init(hs->bh, cores, speed)) {
-            free(hs->bh);
-            hs->bh = NULL;
-            return NULL;
-        }
-        hs->bh->slow = w->plan.cpu && h < w->plan.nh ? w->plan.cpu[h] : 1.0;
-        hs->w = w;
-        ck_netframe_init(&hs->rx, CK_NETFRAME_CAP);
-        /* Its link as the platform declares it (before any fault slows
-         * it): a generated platform's link_NAME_UP and _DOWN, or link_NAME;
-         * else the route to the store. */
-        char ln[96];
-        const char *name = sg_host_get_name(host);
-        snprintf(ln, sizeof(ln), "link_%s_UP", name);
-        sg_link_t up = ck_sg_link_or_null(ln);
-        snprintf(ln, sizeof(ln), "link_%s_DOWN", name);
-        sg_link_t down = ck_sg_link_or_null(ln);
-        if (!up || !down) {
-            snprintf(ln, sizeof(ln), "link_%s", name);
-            up = down = ck_sg_link_or_null(ln);
-        }
-        if (up) {
-            hs->bw_up = sg_link_get_bandwidth(up);
-            hs->bw_down = sg_link_get_bandwidth(down);
-            hs->lat = (ck_time)llround(sg_link_get_latency(up) * 1e9);
-        } else if (host != w->store_host) {
-            hs->bw_up = hs->bw_down = sg_host_get_route_bandwidth(host, w->store_host);
-            hs->lat = (ck_time)llround(sg_host_get_route_latency(host, w->store_host) * 1e9 / 2);
-        }
-        if (!(hs->bw_up > 0) || !(hs->bw_down > 0))
-            hs->bw_up = hs->bw_down = 1.25e9; /* nothing declared: 10 Gbit/s */
+    int cores = sg_host_core_count(host);
+    double speed = sg_host_get_nb_pstates(host) > 0 ? sg_host_get_pstate_speed(host, 0)
+                                                     : sg_host_get_speed(host);
+    hs->bh = malloc(sizeof(*hs->bh));
+    if (!hs->bh || ck_bhost_init(hs->bh, cores, speed)) {
+        free(hs->bh);
+        hs->bh = NULL;
+        return NULL;
     }
+    hs->bh->slow = w->plan.cpu && h < w->plan.nh ? w->plan.cpu[h] : 1.0;
+    hs->w = w;
+    ck_netframe_init(&hs->rx, CK_NETFRAME_CAP);
+    /* Its link as the platform declares it (before any fault slows
+     * it): a generated platform's link_NAME_UP and _DOWN, or link_NAME;
+     * else the route to the store. */
+    char ln[96];
+    const char *name = sg_host_get_name(host);
+    snprintf(ln, sizeof(ln), "link_%s_UP", name);
+    sg_link_t up = ck_sg_link_or_null(ln);
+    snprintf(ln, sizeof(ln), "link_%s_DOWN", name);
+    sg_link_t down = ck_sg_link_or_null(ln);
+    if (!up || !down) {
+        snprintf(ln, sizeof(ln), "link_%s", name);
+        up = down = ck_sg_link_or_null(ln);
+    }
+    if (up) {
+        hs->bw_up = sg_link_get_bandwidth(up);
+        hs->bw_down = sg_link_get_bandwidth(down);
+        hs->lat = (ck_time)llround(sg_link_get_latency(up) * 1e9);
+    } else if (host != w->store_host) {
+        hs->bw_up = hs->bw_down = sg_host_get_route_bandwidth(host, w->store_host);
+        hs->lat = (ck_time)llround(sg_host_get_route_latency(host, w->store_host) * 1e9 / 2);
+    }
+    if (!(hs->bw_up > 0) || !(hs->bw_down > 0))
+        hs->bw_up = hs->bw_down = 1.25e9; /* nothing declared: 10 Gbit/s */
     return hs;
 }
 
@@ -1578,7 +1575,7 @@ static void limit_main(int argc, char **argv)
     CK_UNUSED(argv);
     sim_world *w = sg_actor_self_get_data();
     sg_actor_daemonize(sg_actor_self());
-    sg_actor_sleep_until(w->limit_s);
+    sg_actor_sleep_until((double)w->limit_ns / 1e9);
     w->reached_limit = 1;
     sg_actor_kill_all();
 }
@@ -1588,7 +1585,6 @@ double ck_sim_run_all(ck_sim *w, double limit_s)
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     if (limit_s > 0) {
-        w->limit_s = limit_s;
         w->limit_ns = (ck_time)llround(limit_s * 1e9);
         sg_actor_t a = sg_actor_init("time-limit", w->store_host);
         sg_actor_set_data(a, w);
@@ -1869,7 +1865,7 @@ static injector *injector_new(sim_world *w, const ck_backend_job *job, ck_backen
 
 /* The host's power state and SimGrid link, as the plan says they are now
  * (for store transfers; connections read the plan's factors themselves:
- * link_transfer, cpu_factor). The latency a slow link adds delays what is
+ * link_transfer, the host's ck_bhost). The latency a slow link adds delays what is
  * queued on connections (ck_tp_put). */
 static void reslow(injector *in, int h)
 {
