@@ -25,6 +25,7 @@
 #include "jobmanager.h"
 #include "sinkout.h"
 #include "task.h"
+#include "wire.h"
 
 /* What to run. Every pointer stays valid while the backend runs. */
 typedef struct ck_backend_job {
@@ -48,6 +49,23 @@ typedef struct ck_fault_run {
     char detail[300];             /* what it did: the file damaged, the savepoint taken */
 } ck_fault_run;
 
+/* Engine messages sent between endpoints, by kind: network buffers
+ * (DATA), credit grants (CREDIT), and the rest (control: checkpoints,
+ * deployment, heartbeats, metrics). */
+typedef struct ck_msgcount {
+    uint64_t messages, bytes;
+    uint64_t data, credit;
+} ck_msgcount;
+
+/* Counts msg (a wire message, header first) of len bytes. */
+static inline void ck_msgcount_add(ck_msgcount *c, const uint8_t *msg, size_t len)
+{
+    c->messages++;
+    c->bytes += len;
+    c->data += msg[0] == CK_MSG_DATA;
+    c->credit += msg[0] == CK_MSG_CREDIT;
+}
+
 /* What came of it. */
 typedef struct ck_backend_result {
     ck_jm jm;          /* job state, end time, metrics (initialized by the backend) */
@@ -58,7 +76,7 @@ typedef struct ck_backend_result {
     const char *unfinished; /* NULL, or "TIME_LIMIT" (run.json's job.state): the run
                              * stopped at its time limit with the job neither
                              * finished nor failed; jm.failure says more */
-    uint64_t messages, message_bytes; /* engine messages sent between endpoints */
+    ck_msgcount msgs; /* engine messages sent between endpoints */
     uint64_t transfers; /* SimGrid: simulated network transfers (frames batched per host pair) */
     char network_model[16];
     char platform_file[600];

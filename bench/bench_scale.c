@@ -31,7 +31,7 @@
 
 #define MAX_POINTS 16
 
-static int write_scenario(const char *path, int p)
+static int write_scenario(const char *path, int p, int watermarks)
 {
     FILE *f = fopen(path, "w");
     if (!f)
@@ -50,11 +50,50 @@ static int write_scenario(const char *path, int p)
             " \"parallelism\": %d},\n"
             "    {\"name\": \"sink\", \"type\": \"sink\", \"parallelism\": %d}\n"
             "  ]},\n"
-            "  \"config\": {\"taskmanager.numberOfTaskSlots\": 4,\n"
+            "  \"config\": {\"taskmanager.numberOfTaskSlots\": 4,%s\n"
             "             \"execution.checkpointing.interval\": \"1 s\"}\n"
             "}\n",
-            p, p, 1000 * p, p, p, p, p, p);
+            p, p, 1000 * p, p, p, p, p, p,
+            watermarks ? "" : " \"pipeline.auto-watermark-interval\": 0,");
     return fclose(f) ? -1 : 0;
+}
+
+/*
+ * Is the simulator's cost linear in the simulated work? Fits
+ * wall = a * records + b * messages (least squares, no constant) over the
+ * points and prints a, b and the largest relative miss: when every point
+ * lies near the fit, the cost per unit of work does not grow with the job.
+ */
+static void fit_report(const double *rec, const double *msg, const double *wall, int n)
+{
+    if (n < 3)
+        return;
+    /* Relative least squares (each point weighted by 1/wall^2), so that
+     * the small points count as much as the large ones. */
+    double srr = 0, srm = 0, smm = 0, srw = 0, smw = 0;
+    for (int i = 0; i < n; i++) {
+        double w = wall[i] > 0 ? 1 / (wall[i] * wall[i]) : 0;
+        srr += w * rec[i] * rec[i];
+        srm += w * rec[i] * msg[i];
+        smm += w * msg[i] * msg[i];
+        srw += w * rec[i] * wall[i];
+        smw += w * msg[i] * wall[i];
+    }
+    double det = srr * smm - srm * srm;
+    if (det == 0)
+        return;
+    double a = (srw * smm - smw * srm) / det, b = (smw * srr - srw * srm) / det;
+    double worst = 0;
+    for (int i = 0; i < n; i++) {
+        double miss = wall[i] > 0 ? (a * rec[i] + b * msg[i] - wall[i]) / wall[i] : 0;
+        if (miss < 0)
+            miss = -miss;
+        if (miss > worst)
+            worst = miss;
+    }
+    printf("fit: wall s = %.2f us x records + %.2f us x messages; the farthest point is %.0f %% "
+           "off it\n",
+           a * 1e6, b * 1e6, worst * 100);
 }
 
 /* The CPU time (user and system) a child used: what it costs on one
@@ -108,15 +147,18 @@ static int run_child(char *const argv[], double limit_s, long *rss_kb, double *w
 
 int main(int argc, char **argv)
 {
-    int ps[MAX_POINTS], np = 0;
+    int ps[MAX_POINTS], np = 0, watermarks = 1;
     double limit = 1800;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--limit") && i + 1 < argc) {
             limit = atof(argv[++i]);
+        } else if (!strcmp(argv[i], "--no-watermarks")) {
+            watermarks = 0;
         } else if (np < MAX_POINTS && atoi(argv[i]) > 0) {
             ps[np++] = atoi(argv[i]);
         } else {
-            fprintf(stderr, "usage: bench_scale [--limit SECONDS] [PARALLELISM...]\n");
+            fprintf(stderr, "usage: bench_scale [--limit SECONDS] [--no-watermarks] "
+                            "[PARALLELISM...]\n");
             return 2;
         }
     }
@@ -130,9 +172,11 @@ int main(int argc, char **argv)
         perror("bench_scale: a scratch directory");
         return 1;
     }
-    printf("%-11s %8s %5s %9s %11s %11s %9s %8s %12s %10s %10s %9s\n", "parallelism", "subtasks",
-           "hosts", "records", "messages", "transfers", "wall s", "cpu s", "sim s/wall s",
-           "us/record", "us/message", "peak MB");
+    printf("%-11s %8s %5s %9s %11s %7s %7s %7s %10s %8s %8s %7s %9s %10s %8s\n", "parallelism",
+           "subtasks", "hosts", "records", "messages", "msg/rec", "buf/rec", "crd/rec",
+           "transfers", "wall s", "cpu s", "sim/wall", "us/record", "us/message", "peak MB");
+    double fit_rec[MAX_POINTS], fit_msg[MAX_POINTS], fit_wall[MAX_POINTS];
+    int nfit = 0;
     double first_us = -1, last_us = -1, first_um = -1, last_um = -1;
     int first_p = 0, last_p = 0;
     for (int i = 0; i < np; i++) {
@@ -140,7 +184,7 @@ int main(int argc, char **argv)
         snprintf(sc, sizeof(sc), "%s/scale-%d.json", dir, ps[i]);
         snprintf(out, sizeof(out), "%s/out-%d", dir, ps[i]);
         snprintf(runjson, sizeof(runjson), "%s/run.json", out);
-        if (write_scenario(sc, ps[i])) {
+        if (write_scenario(sc, ps[i], watermarks)) {
             perror(sc);
             return 1;
         }
@@ -162,13 +206,21 @@ int main(int argc, char **argv)
         double hosts = bench_field(run, "job", "taskmanagers");
         double records = bench_field(run, "records_in", NULL);
         double messages = bench_field(run, "network", "messages");
+        double data = bench_field(run, "network", "data_messages");
+        double credit = bench_field(run, "network", "credit_messages");
         double transfers = bench_field(run, "network", "transfers");
         double sim = bench_field(run, "sim_time_s", NULL);
         double us = records > 0 ? wall * 1e6 / records : 0;
         double um = messages > 0 ? wall * 1e6 / messages : 0;
-        printf("%-11d %8.0f %5.0f %9.0f %11.0f %11.0f %9.2f %8.2f %12.2f %10.2f %10.3f %9.0f%s\n",
-               ps[i], subtasks, hosts, records, messages, transfers, wall, cpu, sim / wall, us, um,
-               rss / 1024.0, rc ? " (exit status not 0)" : "");
+        double per = records > 0 ? 1 / records : 0;
+        printf("%-11d %8.0f %5.0f %9.0f %11.0f %7.2f %7.2f %7.2f %10.0f %8.2f %8.2f %7.2f %9.2f "
+               "%10.3f %8.0f%s\n",
+               ps[i], subtasks, hosts, records, messages, messages * per, data * per,
+               credit * per, transfers, wall, cpu, sim / wall, us, um, rss / 1024.0,
+               rc ? " (exit status not 0)" : "");
+        fit_rec[nfit] = records;
+        fit_msg[nfit] = messages;
+        fit_wall[nfit++] = wall;
         fflush(stdout);
         cJSON_Delete(run);
         if (first_us < 0) {
@@ -190,6 +242,7 @@ int main(int argc, char **argv)
         printf("wall time per record grows %.1fx and per simulated message %.1fx from "
                "parallelism %d to %d\n",
                last_us / first_us, first_um > 0 ? last_um / first_um : 0, first_p, last_p);
+    fit_report(fit_rec, fit_msg, fit_wall, nfit);
     char cmd[300];
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
     return system(cmd) == 0 ? 0 : 1;

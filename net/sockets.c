@@ -465,8 +465,7 @@ static int send_now(net_node *n, uint32_t dst, uint8_t *msg, size_t len)
 {
     net_world *w = n->w;
     ck_platform *p = &n->b.plat;
-    w->r->messages++;
-    w->r->message_bytes += len;
+    ck_msgcount_add(&w->r->msgs, msg, len);
     int host = endpoint_host(w, dst);
     if (host < 0) {
         free(msg);

@@ -17,6 +17,7 @@
 #include "nemesis.h"
 #include "rng.h"
 #include "runjson.h"
+#include "summary.h"
 #include "savepoint.h"
 #include "simgrid.h"
 #include "sockets.h"
@@ -385,7 +386,7 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
             snprintf(r.res.error, sizeof(r.res.error), "verifying the output: %s", err);
         v = (ck_verdict){.guarantee = guarantee, .partial = partial, .ok = 0};
     }
-    cJSON *run = ck_report_runjson(&r, &v);
+    cJSON *run = ck_runjson_build(&r, &v);
     ck_nemesis_verdict nv;
     if (o->swarm && run) {
         ck_nemesis_judge(&r, &v, (ck_nemesis_mode)o->swarm, &nv);
@@ -395,7 +396,7 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
     }
     char path[700];
     snprintf(path, sizeof(path), "%s/run.json", r.outdir);
-    if (!run || (rc = ck_report_write(run, path))) {
+    if (!run || (rc = ck_runjson_write(run, path))) {
         fprintf(stderr, "chandy: %s: cannot write: %s\n", path,
                 !run || rc == CK_ENOMEM ? "out of memory" : strerror(errno));
         cJSON_Delete(run);
@@ -403,7 +404,7 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
         goto out;
     }
     if (!o->quiet)
-        ck_report_summary(stdout, &r, &v, path);
+        ck_summary_print(stdout, run, path);
     if (o->swarm) {
         /* The schedule's verdict decides (a job that did not finish is a violation). */
         if (!nv.ok) {

@@ -158,7 +158,8 @@ struct ck_sim {
     ck_sinkfs sinks;     /* the sinks' external system: files (io/sinkfs.h) */
     char sink_error[200]; /* the first failed write to it, or "" */
     ck_bworld bw;        /* what its nodes share (bnode.h); bw.sinks once open */
-    uint64_t messages, message_bytes, transfers;
+    ck_msgcount msgs;
+    uint64_t transfers;
     /* the network: hosts, and connections per ordered pair (nnet * nnet) */
     sim_host *hosts;
     int nnet;
@@ -933,8 +934,7 @@ static int send_now(sim_node *n, uint32_t dst, uint8_t *msg, size_t len)
     ck_platform *p = &n->b.plat;
     sim_world *w = n->w;
     watch_send(w, p->endpoint, msg, len);
-    w->messages++;
-    w->message_bytes += len;
+    ck_msgcount_add(&w->msgs, msg, len);
     int to = ep_host(w, dst);
     if (to < 0) {
         limbo_push(w, dst, p->endpoint, msg, len); /* its host is not known yet */
@@ -1603,10 +1603,9 @@ int ck_sim_reached_limit(const ck_sim *w)
     return w->reached_limit;
 }
 
-void ck_sim_stats(const ck_sim *w, uint64_t *messages, uint64_t *bytes, uint64_t *transfers)
+void ck_sim_stats(const ck_sim *w, ck_msgcount *msgs, uint64_t *transfers)
 {
-    *messages = w->messages;
-    *bytes = w->message_bytes;
+    *msgs = w->msgs;
     *transfers = w->transfers;
 }
 
@@ -2118,7 +2117,7 @@ static int sim_run(const ck_backend_job *job, ck_backend_result *r, char *err, s
         snprintf(err, errlen, "setting up the job: %s", ck_strerror(rc));
     r->time_limit_s = limit;
     int reached = ck_sim_reached_limit(w);
-    ck_sim_stats(w, &r->messages, &r->message_bytes, &r->transfers);
+    ck_sim_stats(w, &r->msgs, &r->transfers);
     injector_free(w->injector);
     w->injector = NULL;
     if (w->sink_error[0])

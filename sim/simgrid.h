@@ -50,7 +50,7 @@ int ck_sim_reached_limit(const ck_sim *s);
 
 /* Engine messages sent and their bytes; simulated transfers (batches of
  * frames between hosts, and store answers). */
-void ck_sim_stats(const ck_sim *s, uint64_t *messages, uint64_t *bytes, uint64_t *transfers);
+void ck_sim_stats(const ck_sim *s, ck_msgcount *msgs, uint64_t *transfers);
 void ck_sim_del(ck_sim *s);
 
 #endif

@@ -282,7 +282,7 @@ static int save(swarm *s, int complete)
     }
     char path[PATH_MAX];
     snprintf(path, sizeof(path), "%s/swarm.json", s->out);
-    int rc = ck_report_write(o, path);
+    int rc = ck_runjson_write(o, path);
     cJSON_Delete(o);
     if (rc)
         fprintf(stderr, "chandy swarm: %s: cannot write\n", path);
@@ -318,7 +318,7 @@ static void write_seed_scenario(swarm *s, uint64_t seed)
     char dir[PATH_MAX], path[PATH_MAX + 32];
     snprintf(dir, sizeof(dir), "%s/seeds", s->out);
     snprintf(path, sizeof(path), "%s/%llu.json", dir, (unsigned long long)seed);
-    if (ck_storefs_mkdirs(dir) || ck_report_write(root, path))
+    if (ck_storefs_mkdirs(dir) || ck_runjson_write(root, path))
         fprintf(stderr, "chandy swarm: %s: cannot write\n", path);
     cJSON_Delete(root);
 }
@@ -803,7 +803,7 @@ static int merge(char **dirs, int ndirs, const char *out)
     cJSON_AddItemToObject(m, "results", results);
     char path[PATH_MAX + 16];
     snprintf(path, sizeof(path), "%s/swarm.json", out);
-    if (ck_report_write(m, path)) {
+    if (ck_runjson_write(m, path)) {
         fprintf(stderr, "chandy swarm: %s: cannot write\n", path);
         status = 1;
         goto fail;

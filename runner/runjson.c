@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -144,6 +145,19 @@ static cJSON *job_obj(const ck_run *r)
         }
         if (v->in_edge >= 0)
             cJSON_AddStringToObject(jv, "input", ck_ship_name(g->e[v->in_edge].ship));
+        /* Flink's busy / backpressured / idle time of the vertex: its
+         * subtasks' times added up, as fractions of their lives. */
+        double busy = 0, bp = 0, idle = 0;
+        for (int s = 0; r->res.jm_ready && s < v->parallelism; s++) {
+            const ck_task_stats *t = &r->res.jm.tasks[v->base + (uint32_t)s].task;
+            busy += (double)t->busy_ns;
+            bp += (double)t->backpressured_ns;
+            idle += (double)t->idle_ns;
+        }
+        double life = busy + bp + idle;
+        cJSON_AddNumberToObject(jv, "busy_ratio", life > 0 ? round_to(busy / life, 4) : 0);
+        cJSON_AddNumberToObject(jv, "backpressured_ratio", life > 0 ? round_to(bp / life, 4) : 0);
+        cJSON_AddNumberToObject(jv, "idle_ratio", life > 0 ? round_to(idle / life, 4) : 0);
         cJSON_AddItemToArray(vs, jv);
     }
     return o;
@@ -396,7 +410,7 @@ static cJSON *checkpoint_summary(const ck_run *r)
     return o;
 }
 
-cJSON *ck_report_runjson(const ck_run *r, const ck_verdict *v)
+cJSON *ck_runjson_build(const ck_run *r, const ck_verdict *v)
 {
     const ck_graph *g = r->job.env.g;
     const ck_metrics *job = &r->res.jm.job;
@@ -441,8 +455,12 @@ cJSON *ck_report_runjson(const ck_run *r, const ck_verdict *v)
     cJSON *net = cJSON_AddObjectToObject(root, "network");
     if (r->backend == CK_BACKEND_SIMGRID) {
         /* Every message of the run; the socket backend only sees its own process's. */
-        cJSON_AddNumberToObject(net, "messages", (double)r->res.messages);
-        cJSON_AddNumberToObject(net, "message_bytes", (double)r->res.message_bytes);
+        const ck_msgcount *m = &r->res.msgs;
+        cJSON_AddNumberToObject(net, "messages", (double)m->messages);
+        cJSON_AddNumberToObject(net, "message_bytes", (double)m->bytes);
+        cJSON_AddNumberToObject(net, "data_messages", (double)m->data);
+        cJSON_AddNumberToObject(net, "credit_messages", (double)m->credit);
+        cJSON_AddNumberToObject(net, "control_messages", (double)(m->messages - m->data - m->credit));
         cJSON_AddNumberToObject(net, "transfers", (double)r->res.transfers);
     }
     cJSON_AddNumberToObject(net, "buffers", (double)bufs);
@@ -523,7 +541,7 @@ cJSON *ck_report_runjson(const ck_run *r, const ck_verdict *v)
     return root;
 }
 
-int ck_report_write(const cJSON *root, const char *path)
+int ck_runjson_write(const cJSON *root, const char *path)
 {
     char *text = cJSON_Print(root);
     if (!text)
@@ -554,123 +572,4 @@ int ck_report_write(const cJSON *root, const char *path)
     free(text);
     errno = e;
     return rc;
-}
-
-void ck_report_summary(FILE *f, const ck_run *r, const ck_verdict *v, const char *runjson_path)
-{
-    const ck_graph *g = r->job.env.g;
-    const ck_metrics *job = &r->res.jm.job;
-    char desc[1024];
-    ck_graph_describe(g, desc, sizeof(desc));
-    double sim_s = (double)r->res.jm.end / 1e9;
-    uint64_t in = 0, out = 0, late = 0;
-    for (uint32_t s = 0; s < job->nsec; s++) {
-        in += job->sec[s].in;
-        out += job->sec[s].out;
-    }
-    for (uint32_t i = 0; i < g->nsubtasks; i++)
-        late += r->res.jm.tasks[i].task.late_dropped;
-    fprintf(f, "chandy run %s (%s, seed %llu)\n", r->sc->name, ck_backend_name(r->backend),
-            (unsigned long long)r->seed);
-    fprintf(f, "  job        %s\n", desc);
-    fprintf(f, "             %d vert%s, %u subtask%s on %d task manager%s: %s\n", g->nv,
-            g->nv == 1 ? "ex" : "ices", g->nsubtasks, g->nsubtasks == 1 ? "" : "s", r->job.ntm,
-            r->job.ntm == 1 ? "" : "s", job_state(r));
-    if (r->res.jm.failure[0])
-        fprintf(f, "  failure    %s\n", r->res.jm.failure);
-    if (r->backend == CK_BACKEND_SIMGRID)
-        fprintf(f, "  time       %.3f s simulated in %.2f s wall (%.1fx)\n", sim_s, r->res.wall_s,
-                r->res.wall_s > 0 ? sim_s / r->res.wall_s : 0);
-    else
-        fprintf(f, "  time       %.3f s\n", sim_s);
-    fprintf(f, "  records    %llu in, %llu out (%.0f/s in)", (unsigned long long)in,
-            (unsigned long long)out, sim_s > 0 ? (double)in / sim_s : 0);
-    if (late)
-        fprintf(f, ", %llu late and dropped", (unsigned long long)late);
-    fprintf(f, "\n");
-    ck_hist *total = calloc(1, sizeof(*total));
-    if (total && ck_metrics_total_latency(job, total) == 0 && total->n)
-        fprintf(f, "  latency    p50 %.2f ms, p99 %.2f ms, max %.2f ms\n",
-                (double)ck_hist_quantile(total, 0.5) / 1e6,
-                (double)ck_hist_quantile(total, 0.99) / 1e6, (double)total->max / 1e6);
-    free(total);
-    /* The most backpressured vertex, if any: where a user looks first. */
-    double worst = 0;
-    int worst_v = -1;
-    for (int vi = 0; vi < g->nv; vi++) {
-        double bp = 0, life = 0;
-        for (int s = 0; s < g->v[vi].parallelism; s++) {
-            const ck_task_stats *t = &r->res.jm.tasks[g->v[vi].base + (uint32_t)s].task;
-            bp += (double)t->backpressured_ns;
-            life += (double)t->busy_ns + (double)t->backpressured_ns + (double)t->idle_ns;
-        }
-        if (life > 0 && bp / life > worst) {
-            worst = bp / life;
-            worst_v = vi;
-        }
-    }
-    if (worst_v >= 0 && worst >= 0.01)
-        fprintf(f, "  backpress. %s %.0f%% of its time\n", g->v[worst_v].name, worst * 100);
-    const ck_cc *cc = &r->res.jm.cc;
-    if (cc->ncps) {
-        int done = 0, failed = 0;
-        int64_t longest = 0;
-        uint64_t bytes = 0;
-        int sps = 0;
-        for (size_t i = 0; i < cc->ncps; i++) {
-            const ck_cp_record *c = &cc->cps[i];
-            if (c->flags & CK_CP_FLAG_SAVEPOINT) {
-                sps += c->status == CK_CP_COMPLETED;
-                continue;
-            }
-            if (c->status == CK_CP_COMPLETED) {
-                done++;
-                longest = CK_MAX(longest, c->complete - c->trigger);
-                bytes = c->bytes;
-            } else if (c->status == CK_CP_EXPIRED || c->status == CK_CP_DECLINED) {
-                failed++;
-            }
-        }
-        fprintf(f, "  checkpts   %d completed, %d failed, longest %.1f ms, last %llu bytes\n",
-                done, failed, (double)longest / 1e6, (unsigned long long)bytes);
-        for (size_t i = 0; sps && i < cc->ncps; i++) {
-            const ck_cp_record *c = &cc->cps[i];
-            if (!(c->flags & CK_CP_FLAG_SAVEPOINT) || c->status != CK_CP_COMPLETED)
-                continue;
-            char path[800];
-            cp_path(r, c, path, sizeof(path));
-            fprintf(f, "  savepoint  %llu%s at %.3f s: %s\n", (unsigned long long)c->id,
-                    (c->flags & CK_CP_FLAG_STOP) ? " (stop)" : "", (double)c->trigger / 1e9, path);
-        }
-    }
-    uint8_t claimed[CK_MAX_FAULTS] = {0};
-    for (size_t i = 0; i < r->res.jm.nrecoveries; i++) {
-        const ck_recovery *rv = &r->res.jm.recoveries[i];
-        ck_time failure = rv->failed != CK_TIME_NEVER ? rv->failed
-                                                      : failure_time(r, rv->detected, rv->host, claimed);
-        fprintf(f, "  recovery   failure at %.3f s, detected +%.0f ms", (double)failure / 1e9,
-                (double)(rv->detected - failure) / 1e6);
-        if (rv->restored != CK_TIME_NEVER)
-            fprintf(f, ", restored +%.0f ms", (double)(rv->restored - failure) / 1e6);
-        if (rv->caught_up != CK_TIME_NEVER)
-            fprintf(f, ", caught up +%.0f ms", (double)(rv->caught_up - failure) / 1e6);
-        if (rv->checkpoint)
-            fprintf(f, " (checkpoint %llu)", (unsigned long long)rv->checkpoint);
-        fprintf(f, "\n");
-    }
-    fprintf(f, "  output     %s%s %s: expected %llu, received %llu, lost %llu, duplicated %llu, "
-               "unexpected %llu\n",
-            ck_guarantee_name(v->guarantee), v->partial ? " (partial output)" : "",
-            v->ok ? "correct" : "WRONG",
-            (unsigned long long)v->expected,
-            (unsigned long long)v->received, (unsigned long long)v->lost,
-            (unsigned long long)v->duplicated, (unsigned long long)v->unexpected);
-    if (r->res.jm_ready && r->res.jm.degraded[0])
-        fprintf(f, "             (not exactly once: the job %s)\n", r->res.jm.degraded);
-    if (r->prior_output[0])
-        fprintf(f, "             (with the output of %s, which took the savepoint)\n",
-                r->prior_output);
-    fprintf(f, "  wrote      %s\n", runjson_path);
-    if (r->res.error[0])
-        fprintf(f, "  FAILED     %s\n", r->res.error);
 }

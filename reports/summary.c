@@ -1,0 +1,142 @@
+#include "summary.h"
+
+#include <string.h>
+
+#include "runfile.h"
+
+static int is_savepoint(const char *kind)
+{
+    return kind && (!strcmp(kind, "savepoint") || !strcmp(kind, "stop-with-savepoint"));
+}
+
+static const cJSON *savepoint_entry(const cJSON *run, double id)
+{
+    const cJSON *e;
+    cJSON_ArrayForEach(e, ck_rf_arr(run, "savepoints")) if (ck_rf_num(e, "id", -1) == id) return e;
+    return NULL;
+}
+
+static void checkpoints(FILE *f, const cJSON *run)
+{
+    const cJSON *cps = ck_rf_arr(run, "checkpoints");
+    if (!cJSON_GetArraySize(cps))
+        return;
+    int done = 0, failed = 0;
+    double longest = 0, bytes = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cps)
+    {
+        const char *status = ck_rf_str(c, "status");
+        if (is_savepoint(ck_rf_str(c, "kind")) || !status)
+            continue;
+        if (!strcmp(status, "completed")) {
+            done++;
+            double d = ck_rf_num(c, "duration_s", 0);
+            if (d > longest)
+                longest = d;
+            bytes = ck_rf_num(c, "bytes", 0);
+        } else if (!strcmp(status, "expired") || !strcmp(status, "declined")) {
+            failed++;
+        }
+    }
+    fprintf(f, "  checkpts   %d completed, %d failed, longest %.1f ms, last %.0f bytes\n", done,
+            failed, longest * 1e3, bytes);
+    cJSON_ArrayForEach(c, cps)
+    {
+        const char *kind = ck_rf_str(c, "kind"), *status = ck_rf_str(c, "status");
+        if (!is_savepoint(kind) || !status || strcmp(status, "completed"))
+            continue;
+        double id = ck_rf_num(c, "id", 0);
+        const char *path = ck_rf_str(savepoint_entry(run, id), "path");
+        fprintf(f, "  savepoint  %.0f%s at %.3f s: %s\n", id,
+                !strcmp(kind, "stop-with-savepoint") ? " (stop)" : "",
+                ck_rf_num(c, "trigger_s", 0), path ? path : "?");
+    }
+}
+
+static void recoveries(FILE *f, const cJSON *run)
+{
+    const cJSON *rv;
+    cJSON_ArrayForEach(rv, ck_rf_arr(run, "recoveries"))
+    {
+        double failure = ck_rf_num(rv, "failure_s", 0);
+        fprintf(f, "  recovery   failure at %.3f s, detected +%.0f ms", failure,
+                (ck_rf_num(rv, "detected_s", failure) - failure) * 1e3);
+        if (ck_rf_has_num(rv, "restored_s"))
+            fprintf(f, ", restored +%.0f ms", (ck_rf_num(rv, "restored_s", 0) - failure) * 1e3);
+        if (ck_rf_has_num(rv, "caught_up_s"))
+            fprintf(f, ", caught up +%.0f ms", (ck_rf_num(rv, "caught_up_s", 0) - failure) * 1e3);
+        if (ck_rf_has_num(rv, "checkpoint"))
+            fprintf(f, " (checkpoint %.0f)", ck_rf_num(rv, "checkpoint", 0));
+        fprintf(f, "\n");
+    }
+}
+
+void ck_summary_print(FILE *f, const cJSON *run, const char *runjson_path)
+{
+    const char *backend = ck_rf_str(run, "backend");
+    const char *state = ck_rf_str(run, "job.state"), *failure = ck_rf_str(run, "job.failure");
+    const char *graph = ck_rf_str(run, "job.graph");
+    int nv = cJSON_GetArraySize(ck_rf_arr(run, "job.vertices"));
+    int subtasks = (int)ck_rf_num(run, "job.subtasks", 0);
+    int tms = (int)ck_rf_num(run, "job.taskmanagers", 0);
+    fprintf(f, "chandy run %s (%s, seed %.0f)\n", ck_rf_str(run, "scenario"),
+            backend ? backend : "?", ck_rf_num(run, "seed", 0));
+    fprintf(f, "  job        %s\n", graph ? graph : "?");
+    fprintf(f, "             %d vert%s, %d subtask%s on %d task manager%s: %s\n", nv,
+            nv == 1 ? "ex" : "ices", subtasks, subtasks == 1 ? "" : "s", tms,
+            tms == 1 ? "" : "s", state ? state : "?");
+    if (failure)
+        fprintf(f, "  failure    %s\n", failure);
+    double sim_s = ck_rf_num(run, "sim_time_s", 0), wall = ck_rf_num(run, "wall_time_s", 0);
+    if (backend && !strcmp(backend, "simgrid"))
+        fprintf(f, "  time       %.3f s simulated in %.2f s wall (%.1fx)\n", sim_s, wall,
+                wall > 0 ? sim_s / wall : 0);
+    else
+        fprintf(f, "  time       %.3f s\n", sim_s);
+    double in = ck_rf_num(run, "records_in", 0), late = ck_rf_num(run, "late_dropped", 0);
+    fprintf(f, "  records    %.0f in, %.0f out (%.0f/s in)", in, ck_rf_num(run, "records_out", 0),
+            sim_s > 0 ? in / sim_s : 0);
+    if (late > 0)
+        fprintf(f, ", %.0f late and dropped", late);
+    fprintf(f, "\n");
+    if (ck_rf_has_num(run, "latency_ms.p50"))
+        fprintf(f, "  latency    p50 %.2f ms, p99 %.2f ms, max %.2f ms\n",
+                ck_rf_num(run, "latency_ms.p50", 0), ck_rf_num(run, "latency_ms.p99", 0),
+                ck_rf_num(run, "latency_ms.max", 0));
+    /* The most backpressured vertex, if any: where a user looks first. */
+    double worst = 0;
+    const char *worst_v = NULL;
+    const cJSON *v;
+    cJSON_ArrayForEach(v, ck_rf_arr(run, "job.vertices"))
+    {
+        double bp = ck_rf_num(v, "backpressured_ratio", 0);
+        if (bp > worst) {
+            worst = bp;
+            worst_v = ck_rf_str(v, "name");
+        }
+    }
+    if (worst_v && worst >= 0.01)
+        fprintf(f, "  backpress. %s %.0f%% of its time\n", worst_v, worst * 100);
+    checkpoints(f, run);
+    recoveries(f, run);
+    const cJSON *c = ck_rf_get(run, "correctness");
+    const char *g = ck_rf_str(c, "guarantee");
+    fprintf(f,
+            "  output     %s%s %s: expected %.0f, received %.0f, lost %.0f, duplicated %.0f, "
+            "unexpected %.0f\n",
+            g ? g : "?", ck_rf_bool(c, "partial") ? " (partial output)" : "",
+            ck_rf_bool(c, "ok") ? "correct" : "WRONG", ck_rf_num(c, "expected", 0),
+            ck_rf_num(c, "received", 0), ck_rf_num(c, "lost", 0), ck_rf_num(c, "duplicated", 0),
+            ck_rf_num(c, "unexpected", 0));
+    const char *degraded = ck_rf_str(c, "degraded");
+    if (degraded && *degraded)
+        fprintf(f, "             (not exactly once: the job %s)\n", degraded);
+    const char *prior = ck_rf_str(c, "includes_output_of");
+    if (prior)
+        fprintf(f, "             (with the output of %s, which took the savepoint)\n", prior);
+    fprintf(f, "  wrote      %s\n", runjson_path);
+    const char *error = ck_rf_str(run, "error");
+    if (error)
+        fprintf(f, "  FAILED     %s\n", error);
+}
