@@ -6,6 +6,7 @@
  *   chandy swarm SCENARIO.json --seeds A..B [--mode safety|liveness] [--jobs N]
  *                [--shard I/N] [--timeout S] [--keep] --out DIR
  *   chandy swarm --merge DIR... --out DIR
+ *   chandy report RUN_DIR... -o OUT_DIR
  *   chandy savepoint DIR
  *   chandy validate SCENARIO.json...
  *   chandy keygroup --parallelism P [--max-parallelism M]
@@ -20,6 +21,7 @@
 #include "error.h"
 #include "keygroup.h"
 #include "nemesis.h"
+#include "report.h"
 #include "run.h"
 #include "savepoint.h"
 #include "snapshot.h"
@@ -41,6 +43,9 @@ static void usage(FILE *f)
             "      write DIR/swarm.json, exit 1 if any seed broke the oracle\n"
             "  chandy swarm --merge DIR... --out DIR\n"
             "      combine the swarm.json files of shards into one\n"
+            "  chandy report RUN_DIR... -o OUT_DIR\n"
+            "      put runs side by side: OUT_DIR/index.html (plots, tables),\n"
+            "      OUT_DIR/summary.md and a CSV file per series\n"
             "  chandy savepoint DIR\n"
             "      check a savepoint (or retained checkpoint) and list what it holds\n"
             "  chandy validate SCENARIO.json...\n"
@@ -296,6 +301,44 @@ static int cmd_config(void)
     return finish_stdout("config", 0);
 }
 
+static int cmd_report(int argc, char **argv)
+{
+    const char *out = NULL;
+    const char *runs[CK_REPORT_MAX_RUNS];
+    int n = 0;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--out")) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "chandy report: %s: expected a directory after it\n", argv[i]);
+                return 2;
+            }
+            out = argv[++i];
+        } else if (argv[i][0] == '-') {
+            fprintf(stderr, "chandy report: unknown option %s\n", argv[i]);
+            usage(stderr);
+            return 2;
+        } else if (n == CK_REPORT_MAX_RUNS) {
+            fprintf(stderr, "chandy report: at most %d runs in one report\n", CK_REPORT_MAX_RUNS);
+            return 2;
+        } else {
+            runs[n++] = argv[i];
+        }
+    }
+    if (!n || !out) {
+        fprintf(stderr, "chandy report: expected RUN_DIR... -o OUT_DIR\n");
+        usage(stderr);
+        return 2;
+    }
+    char err[1200];
+    if (ck_report_make(runs, n, out, err, sizeof(err))) {
+        fprintf(stderr, "chandy report: %s\n", err);
+        return 1;
+    }
+    printf("wrote %s/index.html, %s/summary.md and CSV files (%d run%s)\n", out, out, n,
+           n == 1 ? "" : "s");
+    return finish_stdout("report", 0);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -311,6 +354,8 @@ int main(int argc, char **argv)
         return cmd_validate(argc - 2, argv + 2);
     if (!strcmp(cmd, "savepoint"))
         return cmd_savepoint(argc - 2, argv + 2);
+    if (!strcmp(cmd, "report"))
+        return cmd_report(argc - 2, argv + 2);
     if (!strcmp(cmd, "keygroup"))
         return cmd_keygroup(argc - 2, argv + 2);
     if (!strcmp(cmd, "config"))

@@ -140,9 +140,12 @@ const cJSON *ck_rf_get(const cJSON *o, const char *k)
             return NULL;
         memcpy(part, k, n);
         part[n] = 0;
-        if (!cJSON_IsObject(o))
+        if (cJSON_IsArray(o) && n && strspn(part, "0123456789") == n)
+            o = cJSON_GetArrayItem(o, atoi(part));
+        else if (cJSON_IsObject(o))
+            o = cJSON_GetObjectItemCaseSensitive(o, part);
+        else
             return NULL;
-        o = cJSON_GetObjectItemCaseSensitive(o, part);
         k = dot ? dot + 1 : NULL;
     }
     return o;

@@ -28,8 +28,10 @@ typedef struct ck_runfile {
 int ck_runfile_load(ck_runfile *rf, const char *path, char *err, size_t errlen);
 void ck_runfile_free(ck_runfile *rf);
 
-/* The field k of o (a dotted path such as "network.messages" is followed
- * through objects); NULL when absent. */
+/* The field k of o; NULL when absent. A dotted path is followed through
+ * objects, a number in it indexes an array ("recoveries.0.detected_s").
+ * Configuration keys hold dots themselves: look them up in "config" with
+ * cJSON_GetObjectItemCaseSensitive. */
 const cJSON *ck_rf_get(const cJSON *o, const char *k);
 
 /* A number, string, boolean or array field; def / NULL / 0 when absent or

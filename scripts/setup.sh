@@ -4,7 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(build-essential cmake pkg-config libsimgrid-dev librocksdb-dev libcjson-dev libcmocka-dev libsodium-dev)
+# chromium and a font: the report test renders a report in a real browser.
+packages=(build-essential cmake pkg-config libsimgrid-dev librocksdb-dev libcjson-dev libcmocka-dev libsodium-dev
+  chromium fonts-liberation)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
