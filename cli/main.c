@@ -6,6 +6,7 @@
  *   chandy swarm SCENARIO.json --seeds A..B [--mode safety|liveness] [--jobs N]
  *                [--shard I/N] [--timeout S] [--keep] --out DIR
  *   chandy swarm --merge DIR... --out DIR
+ *   chandy sweep SCENARIO.json --out DIR [--jobs N] [--timeout S]
  *   chandy report RUN_DIR... -o OUT_DIR
  *   chandy savepoint DIR
  *   chandy validate SCENARIO.json...
@@ -26,6 +27,7 @@
 #include "savepoint.h"
 #include "snapshot.h"
 #include "swarm.h"
+#include "sweep.h"
 #include "scenario.h"
 
 static void usage(FILE *f)
@@ -43,6 +45,9 @@ static void usage(FILE *f)
             "      write DIR/swarm.json, exit 1 if any seed broke the oracle\n"
             "  chandy swarm --merge DIR... --out DIR\n"
             "      combine the swarm.json files of shards into one\n"
+            "  chandy sweep SCENARIO.json --out DIR [--jobs N] [--timeout S]\n"
+            "      run every point of the scenario's \"sweep\" (settings crossed, each\n"
+            "      over its seeds), then write DIR/report/; run again to resume\n"
             "  chandy report RUN_DIR... -o OUT_DIR\n"
             "      put runs side by side: OUT_DIR/index.html (plots, tables),\n"
             "      OUT_DIR/summary.md and a CSV file per series\n"
@@ -354,6 +359,8 @@ int main(int argc, char **argv)
         return cmd_validate(argc - 2, argv + 2);
     if (!strcmp(cmd, "savepoint"))
         return cmd_savepoint(argc - 2, argv + 2);
+    if (!strcmp(cmd, "sweep"))
+        return finish_stdout("sweep", ck_sweep_main(argc - 2, argv + 2));
     if (!strcmp(cmd, "report"))
         return cmd_report(argc - 2, argv + 2);
     if (!strcmp(cmd, "keygroup"))

@@ -215,6 +215,35 @@ static double upper(double hi)
     return nt ? ceil(hi * 1.02 / step) * step : 1;
 }
 
+/* The spread of a series over seeds: a translucent band from lo to hi
+ * along each unbroken stretch, in the series' colour. */
+static void spread(ck_sb *b, const ck_plot_series *se, double x0, double x1, double y0,
+                   double y1)
+{
+    if (!se->lo || !se->hi)
+        return;
+    double pw = W - ML - MR;
+    size_t i = 0;
+    while (i < se->n) {
+        size_t a = i;
+        while (i < se->n && isfinite(se->x[i]) && isfinite(se->lo[i]) && isfinite(se->hi[i]))
+            i++;
+        if (i - a >= 2) {
+            ck_sb_printf(b, "<polygon class=\"spread\" fill=\"%s\" fill-opacity=\"0.15\" points=\"",
+                         ck_plot_color(se->run));
+            for (size_t k = a; k < i; k++)
+                ck_sb_printf(b, "%.1f,%.1f ", ML + (se->x[k] - x0) / (x1 - x0) * pw,
+                             MT + PH - (se->hi[k] - y0) / (y1 - y0) * PH);
+            for (size_t k = i; k-- > a;)
+                ck_sb_printf(b, "%.1f,%.1f ", ML + (se->x[k] - x0) / (x1 - x0) * pw,
+                             MT + PH - (se->lo[k] - y0) / (y1 - y0) * PH);
+            ck_sb_puts(b, "\"/>\n");
+        }
+        if (i == a)
+            i++;
+    }
+}
+
 void ck_plot_xy_svg(ck_sb *b, const ck_plot_xy *p)
 {
     double x0 = INFINITY, x1 = -INFINITY, y0 = 0, y1 = -INFINITY;
@@ -229,6 +258,10 @@ void ck_plot_xy_svg(ck_sb *b, const ck_plot_xy *p)
             x1 = fmax(x1, x);
             y0 = fmin(y0, y);
             y1 = fmax(y1, y);
+            if (p->series[s].hi && isfinite(p->series[s].hi[i]))
+                y1 = fmax(y1, p->series[s].hi[i]);
+            if (p->series[s].lo && isfinite(p->series[s].lo[i]))
+                y0 = fmin(y0, p->series[s].lo[i]);
         }
     legend_item items[64];
     size_t ni = 0;
@@ -298,6 +331,7 @@ void ck_plot_xy_svg(ck_sb *b, const ck_plot_xy *p)
         ck_sb_printf(b, "<g class=\"series\" data-label=\"");
         ck_sb_html(b, se->label);
         ck_sb_puts(b, "\">\n");
+        spread(b, se, x0, x1, y0, y1);
         if (p->lines) {
             int open = 0;
             for (size_t i = 0; i < se->n; i++) {

@@ -30,6 +30,7 @@ typedef struct ck_plot_series {
     int run;              /* colour and marker */
     int style;            /* CK_PLOT_SOLID, _DASHED, _DOTTED */
     const double *x, *y;  /* n points; a NaN y is a gap */
+    const double *lo, *hi; /* NULL, or the spread around each y (over seeds): shaded */
     size_t n;
 } ck_plot_series;
 

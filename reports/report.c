@@ -12,20 +12,23 @@
 #include "runfile.h"
 #include "strbuf.h"
 
-typedef struct run {
-    ck_runfile rf;
+/* An entry: one run, or a sweep point's runs over seeds. */
+typedef struct entry {
+    ck_runfile *rf;
+    int nrf;
     char tag[8];     /* #1 */
-    char label[600]; /* #1 scenario, backend, seed, differing keys */
-} run;
+    char label[700]; /* #1 and what names it */
+} entry;
 
 typedef struct rep {
-    run *runs;
+    entry *e;
     int n;
-    const char **keys; /* configuration keys whose values differ */
+    const char **keys; /* configuration keys whose values differ between entries */
     int nkeys;
-    int diff_scenario, diff_backend, diff_seed;
     ck_sb html, md;
 } rep;
+
+#define ROOT(E, r) ((E)->rf[r].root)
 
 /* ---- small helpers ------------------------------------------------------------ */
 
@@ -69,15 +72,6 @@ static double num_or_nan(const cJSON *o, const char *k)
     return ck_rf_has_num(o, k) ? ck_rf_num(o, k, 0) : NAN;
 }
 
-/* A value as table text: "-" when absent. */
-static void fmt(char *buf, size_t len, double v, const char *f)
-{
-    if (isfinite(v))
-        snprintf(buf, len, f, v);
-    else
-        snprintf(buf, len, "-");
-}
-
 /* A configuration value as text, for comparing and printing. */
 static char *cfg_text(const cJSON *cfg, const char *key)
 {
@@ -89,7 +83,58 @@ static char *cfg_text(const cJSON *cfg, const char *key)
     return cJSON_PrintUnformatted(x);
 }
 
-/* ---- naming the runs ------------------------------------------------------------ */
+/* ---- aggregation over an entry's runs -------------------------------------------- */
+
+/* Median and spread of the finite values among v[0..n) (reordered). */
+typedef struct agg {
+    double med, lo, hi;
+    int n;
+} agg;
+
+static agg agg_of(double *v, size_t n)
+{
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (isfinite(v[i]))
+            v[m++] = v[i];
+    agg a = {NAN, NAN, NAN, (int)m};
+    if (!m)
+        return a;
+    qsort(v, m, sizeof(*v), cmp_d);
+    a.lo = v[0];
+    a.hi = v[m - 1];
+    a.med = m % 2 ? v[m / 2] : (v[m / 2 - 1] + v[m / 2]) / 2;
+    return a;
+}
+
+/* A field of every run of e (a dotted path), aggregated. */
+static agg field_agg(const entry *e, const char *k)
+{
+    double v[CK_REPORT_MAX_SEEDS];
+    int n = 0;
+    for (int r = 0; r < e->nrf && n < CK_REPORT_MAX_SEEDS; r++)
+        v[n++] = num_or_nan(ROOT(e, r), k);
+    return agg_of(v, (size_t)n);
+}
+
+/* "5.7", or "5.7 (5.1-6.2)" when the runs differ; "-" when none has it. */
+static void fmt_agg(char *buf, size_t len, agg a, const char *f)
+{
+    if (!a.n) {
+        snprintf(buf, len, "-");
+        return;
+    }
+    char m[48], lo[48], hi[48];
+    snprintf(m, sizeof(m), f, a.med);
+    snprintf(lo, sizeof(lo), f, a.lo);
+    snprintf(hi, sizeof(hi), f, a.hi);
+    if (a.n == 1 || !strcmp(lo, hi))
+        snprintf(buf, len, "%s", m);
+    else
+        snprintf(buf, len, "%s (%s–%s)", m, lo, hi);
+}
+
+/* ---- naming the entries ---------------------------------------------------------- */
 
 static int has_key(const rep *R, const char *k)
 {
@@ -99,19 +144,46 @@ static int has_key(const rep *R, const char *k)
     return 0;
 }
 
-static void find_differences(rep *R)
+static const cJSON *cfg_of(const entry *e)
+{
+    return ck_rf_get(ROOT(e, 0), "config");
+}
+
+/* The seeds of an entry: "42", "1..3" or "1, 5, 9". */
+static void seeds_text(const entry *e, char *buf, size_t len)
+{
+    double v[CK_REPORT_MAX_SEEDS];
+    int n = 0;
+    for (int r = 0; r < e->nrf && n < CK_REPORT_MAX_SEEDS; r++)
+        v[n++] = ck_rf_num(ROOT(e, r), "seed", 0);
+    qsort(v, (size_t)n, sizeof(*v), cmp_d);
+    int run = 1;
+    for (int i = 1; i < n; i++)
+        run &= v[i] == v[i - 1] + 1;
+    if (n == 1)
+        snprintf(buf, len, "%.0f", v[0]);
+    else if (run)
+        snprintf(buf, len, "%.0f..%.0f", v[0], v[n - 1]);
+    else {
+        size_t at = 0;
+        for (int i = 0; i < n && at < len; i++)
+            at += (size_t)snprintf(buf + at, len - at, "%s%.0f", i ? ", " : "", v[i]);
+    }
+}
+
+static void find_differences(rep *R, const ck_report_entry *spec)
 {
     R->keys = calloc(1, sizeof(*R->keys));
     for (int i = 0; i < R->n; i++) {
-        const cJSON *cfg = ck_rf_get(R->runs[i].rf.root, "config"), *e;
-        cJSON_ArrayForEach(e, cfg)
+        const cJSON *e;
+        cJSON_ArrayForEach(e, cfg_of(&R->e[i]))
         {
             if (has_key(R, e->string))
                 continue;
-            char *first = cfg_text(ck_rf_get(R->runs[0].rf.root, "config"), e->string);
+            char *first = cfg_text(cfg_of(&R->e[0]), e->string);
             int differs = 0;
             for (int j = 1; j < R->n && !differs; j++) {
-                char *t = cfg_text(ck_rf_get(R->runs[j].rf.root, "config"), e->string);
+                char *t = cfg_text(cfg_of(&R->e[j]), e->string);
                 differs = !first || !t || strcmp(first, t) != 0;
                 free(t);
             }
@@ -125,25 +197,24 @@ static void find_differences(rep *R)
             R->keys[R->nkeys++] = e->string;
         }
     }
-    for (int j = 1; j < R->n; j++) {
-        const cJSON *a = R->runs[0].rf.root, *b = R->runs[j].rf.root;
-        R->diff_scenario |= strcmp(ck_rf_str(a, "scenario"), ck_rf_str(b, "scenario")) != 0;
-        R->diff_backend |= strcmp(ck_rf_str(a, "backend"), ck_rf_str(b, "backend")) != 0;
-        R->diff_seed |= ck_rf_num(a, "seed", 0) != ck_rf_num(b, "seed", 0);
-    }
     for (int i = 0; i < R->n; i++) {
-        run *r = &R->runs[i];
-        const cJSON *root = r->rf.root;
-        snprintf(r->tag, sizeof(r->tag), "#%d", i + 1);
+        entry *E = &R->e[i];
+        const cJSON *root = ROOT(E, 0);
+        snprintf(E->tag, sizeof(E->tag), "#%d", i + 1);
+        char seeds[200];
+        seeds_text(E, seeds, sizeof(seeds));
         ck_sb l = {0};
-        ck_sb_printf(&l, "%s %s, %s, seed %.0f", r->tag, ck_rf_str(root, "scenario"),
-                     ck_rf_str(root, "backend"), ck_rf_num(root, "seed", 0));
-        for (int k = 0; k < R->nkeys; k++) {
-            char *t = cfg_text(ck_rf_get(root, "config"), R->keys[k]);
+        ck_sb_printf(&l, "%s ", E->tag);
+        if (spec[i].label)
+            ck_sb_printf(&l, "%s, ", spec[i].label);
+        ck_sb_printf(&l, "%s, %s, seed%s %s", ck_rf_str(root, "scenario"),
+                     ck_rf_str(root, "backend"), E->nrf > 1 ? "s" : "", seeds);
+        for (int k = 0; k < R->nkeys && !spec[i].label; k++) {
+            char *t = cfg_text(cfg_of(E), R->keys[k]);
             ck_sb_printf(&l, ", %s=%s", R->keys[k], t ? t : "?");
             free(t);
         }
-        snprintf(r->label, sizeof(r->label), "%s", l.p ? l.p : r->tag);
+        snprintf(E->label, sizeof(E->label), "%s", l.p ? l.p : E->tag);
         ck_sb_free(&l);
     }
 }
@@ -229,19 +300,37 @@ static void section(rep *R, const char *id, const char *title, const char *note)
 
 static void runs_table(rep *R)
 {
-    static const char *const head[] = {"run", "scenario", "backend", "seed", "job",
+    static const char *const head[] = {"entry", "scenario", "backend", "seeds", "job",
                                        "time (s)", "wall (s)"};
     table t;
     t_begin(&t, R, "Runs", head, 7);
     for (int i = 0; i < R->n; i++) {
-        const cJSON *o = R->runs[i].rf.root;
-        char seed[32], tm[32], wall[32];
-        fmt(seed, sizeof(seed), ck_rf_num(o, "seed", NAN), "%.0f");
-        fmt(tm, sizeof(tm), num_or_nan(o, "sim_time_s"), "%.3f");
-        fmt(wall, sizeof(wall), num_or_nan(o, "wall_time_s"), "%.2f");
-        const char *state = ck_rf_str(o, "job.state");
-        const char *cells[] = {R->runs[i].tag, ck_rf_str(o, "scenario"), ck_rf_str(o, "backend"),
-                               seed, state ? state : "-", tm, wall};
+        const entry *E = &R->e[i];
+        const cJSON *o = ROOT(E, 0);
+        char seeds[200], tm[80], wall[80], state[200];
+        seeds_text(E, seeds, sizeof(seeds));
+        fmt_agg(tm, sizeof(tm), field_agg(E, "sim_time_s"), "%.3f");
+        fmt_agg(wall, sizeof(wall), field_agg(E, "wall_time_s"), "%.2f");
+        /* The job's end state, and how many runs ended so when they differ. */
+        size_t at = 0;
+        state[0] = 0;
+        for (int r = 0; r < E->nrf; r++) {
+            const char *st = ck_rf_str(ROOT(E, r), "job.state");
+            st = st ? st : "-";
+            int seen = 0, count = 0;
+            for (int q = 0; q < E->nrf; q++) {
+                const char *o2 = ck_rf_str(ROOT(E, q), "job.state");
+                int same = !strcmp(o2 ? o2 : "-", st);
+                seen |= same && q < r;
+                count += same;
+            }
+            if (!seen && at < sizeof(state))
+                at += (size_t)snprintf(state + at, sizeof(state) - at,
+                                       count == E->nrf ? "%s%s" : "%s%s x%d", at ? ", " : "", st,
+                                       count);
+        }
+        const char *cells[] = {E->tag, ck_rf_str(o, "scenario"), ck_rf_str(o, "backend"),
+                               seeds, state, tm, wall};
         t_row(&t, cells);
     }
     t_end(&t);
@@ -252,9 +341,9 @@ static void config_table(rep *R)
     const char *head[1 + CK_REPORT_MAX_RUNS];
     head[0] = "configuration key";
     for (int i = 0; i < R->n; i++)
-        head[1 + i] = R->runs[i].tag;
+        head[1 + i] = R->e[i].tag;
     table t;
-    t_begin(&t, R, "Configuration that differs between the runs", head, 1 + R->n);
+    t_begin(&t, R, "Configuration that differs between the entries", head, 1 + R->n);
     if (!R->nkeys)
         t_none(&t);
     for (int k = 0; k < R->nkeys; k++) {
@@ -262,7 +351,7 @@ static void config_table(rep *R)
         const char *cells[1 + CK_REPORT_MAX_RUNS];
         cells[0] = R->keys[k];
         for (int i = 0; i < R->n; i++) {
-            vals[i] = cfg_text(ck_rf_get(R->runs[i].rf.root, "config"), R->keys[k]);
+            vals[i] = cfg_text(cfg_of(&R->e[i]), R->keys[k]);
             cells[1 + i] = vals[i] ? vals[i] : "?";
         }
         t_row(&t, cells);
@@ -284,52 +373,70 @@ static int completed(const cJSON *c)
     return s && !strcmp(s, "completed");
 }
 
+/* One run's checkpoint figures: completed, failed, duration p50 p90 p99
+ * max (ms), size p50, last size (bytes), alignment p50 and max (ms). */
+#define CP_FIGS 10
+static void cp_figures(const cJSON *root, double out[CP_FIGS])
+{
+    dvec dur = {0}, size = {0}, al = {0};
+    int done = 0, failed = 0;
+    double last = NAN;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, ck_rf_arr(root, "checkpoints"))
+    {
+        if (!is_checkpoint(c))
+            continue;
+        if (!completed(c)) {
+            const char *s = ck_rf_str(c, "status");
+            failed += s && (!strcmp(s, "expired") || !strcmp(s, "declined"));
+            continue;
+        }
+        done++;
+        dv_push(&dur, ck_rf_num(c, "duration_s", 0) * 1e3);
+        dv_push(&size, ck_rf_num(c, "bytes", 0));
+        last = ck_rf_num(c, "bytes", 0);
+        if (ck_rf_has_num(c, "alignment_max_s"))
+            dv_push(&al, ck_rf_num(c, "alignment_max_s", 0) * 1e3);
+    }
+    out[0] = done;
+    out[1] = failed;
+    out[2] = quantile(dur.v, dur.n, 0.5);
+    out[3] = quantile(dur.v, dur.n, 0.9);
+    out[4] = quantile(dur.v, dur.n, 0.99);
+    out[5] = quantile(dur.v, dur.n, 1.0);
+    out[6] = quantile(size.v, size.n, 0.5);
+    out[7] = last;
+    out[8] = quantile(al.v, al.n, 0.5);
+    out[9] = quantile(al.v, al.n, 1.0);
+    free(dur.v);
+    free(size.v);
+    free(al.v);
+}
+
 static void checkpoint_table(rep *R)
 {
     static const char *const head[] = {
-        "run", "completed", "failed", "duration p50 (ms)", "p90", "p99", "max",
+        "entry", "completed", "failed", "duration p50 (ms)", "p90", "p99", "max",
         "size p50 (bytes)", "last size (bytes)", "alignment p50 (ms)", "alignment max (ms)"};
+    static const char *const f[CP_FIGS] = {"%.0f", "%.0f", "%.1f", "%.1f", "%.1f",
+                                           "%.1f", "%.0f", "%.0f", "%.1f", "%.1f"};
     table t;
     t_begin(&t, R, "Checkpoints (completed ones; savepoints apart)", head, 11);
     for (int i = 0; i < R->n; i++) {
-        dvec dur = {0}, size = {0}, al = {0};
-        int done = 0, failed = 0;
-        double last = NAN;
-        const cJSON *c;
-        cJSON_ArrayForEach(c, ck_rf_arr(R->runs[i].rf.root, "checkpoints"))
-        {
-            if (!is_checkpoint(c))
-                continue;
-            if (!completed(c)) {
-                const char *s = ck_rf_str(c, "status");
-                failed += s && (!strcmp(s, "expired") || !strcmp(s, "declined"));
-                continue;
-            }
-            done++;
-            dv_push(&dur, ck_rf_num(c, "duration_s", 0) * 1e3);
-            dv_push(&size, ck_rf_num(c, "bytes", 0));
-            last = ck_rf_num(c, "bytes", 0);
-            if (ck_rf_has_num(c, "alignment_max_s"))
-                dv_push(&al, ck_rf_num(c, "alignment_max_s", 0) * 1e3);
+        const entry *E = &R->e[i];
+        double fig[CK_REPORT_MAX_SEEDS][CP_FIGS];
+        for (int r = 0; r < E->nrf; r++)
+            cp_figures(ROOT(E, r), fig[r]);
+        char cell[CP_FIGS + 1][80];
+        const char *cells[CP_FIGS + 1] = {E->tag};
+        for (int k = 0; k < CP_FIGS; k++) {
+            double v[CK_REPORT_MAX_SEEDS];
+            for (int r = 0; r < E->nrf; r++)
+                v[r] = fig[r][k];
+            fmt_agg(cell[k + 1], sizeof(cell[0]), agg_of(v, (size_t)E->nrf), f[k]);
+            cells[k + 1] = cell[k + 1];
         }
-        char cells_s[11][40];
-        snprintf(cells_s[1], 40, "%d", done);
-        snprintf(cells_s[2], 40, "%d", failed);
-        fmt(cells_s[3], 40, quantile(dur.v, dur.n, 0.5), "%.1f");
-        fmt(cells_s[4], 40, quantile(dur.v, dur.n, 0.9), "%.1f");
-        fmt(cells_s[5], 40, quantile(dur.v, dur.n, 0.99), "%.1f");
-        fmt(cells_s[6], 40, quantile(dur.v, dur.n, 1.0), "%.1f");
-        fmt(cells_s[7], 40, quantile(size.v, size.n, 0.5), "%.0f");
-        fmt(cells_s[8], 40, last, "%.0f");
-        fmt(cells_s[9], 40, quantile(al.v, al.n, 0.5), "%.1f");
-        fmt(cells_s[10], 40, quantile(al.v, al.n, 1.0), "%.1f");
-        const char *cells[11] = {R->runs[i].tag};
-        for (int k = 1; k < 11; k++)
-            cells[k] = cells_s[k];
         t_row(&t, cells);
-        free(dur.v);
-        free(size.v);
-        free(al.v);
     }
     t_end(&t);
 }
@@ -349,33 +456,65 @@ static void phases(const cJSON *rv, double ph[4])
 
 static const char *const phase_names[] = {"detection", "restart", "restore", "catch-up"};
 
+/* The most recoveries any run of e had. */
+static int max_recoveries(const entry *e)
+{
+    int m = 0;
+    for (int r = 0; r < e->nrf; r++) {
+        int n = cJSON_GetArraySize(ck_rf_arr(ROOT(e, r), "recoveries"));
+        m = n > m ? n : m;
+    }
+    return m;
+}
+
+/* Recovery k of e: figure j (0-3 phases, 4 total, 5 failure time) over its runs. */
+static agg recovery_agg(const entry *e, int k, int j)
+{
+    double v[CK_REPORT_MAX_SEEDS];
+    int n = 0;
+    for (int r = 0; r < e->nrf; r++) {
+        const cJSON *rv = cJSON_GetArrayItem(ck_rf_arr(ROOT(e, r), "recoveries"), k);
+        if (!rv)
+            continue;
+        double ph[4];
+        phases(rv, ph);
+        v[n++] = j < 4 ? ph[j] : j == 4 ? num_or_nan(rv, "recovery_s") : num_or_nan(rv, "failure_s");
+    }
+    return agg_of(v, (size_t)n);
+}
+
 static void recovery_table(rep *R)
 {
-    static const char *const head[] = {"run",         "recovery",    "failure at (s)",
+    static const char *const head[] = {"entry",         "recovery",    "failure at (s)",
                                        "detection (s)", "restart (s)", "restore (s)",
-                                       "catch-up (s)", "total (s)",   "from checkpoint"};
+                                       "catch-up (s)",  "total (s)",   "from checkpoint"};
     table t;
     t_begin(&t, R, "Recoveries", head, 9);
     int rows = 0;
     for (int i = 0; i < R->n; i++) {
-        const cJSON *rv;
-        int k = 0;
-        cJSON_ArrayForEach(rv, ck_rf_arr(R->runs[i].rf.root, "recoveries"))
-        {
-            double ph[4];
-            phases(rv, ph);
-            char s[9][40];
-            snprintf(s[1], 40, "%d", ++k);
-            fmt(s[2], 40, num_or_nan(rv, "failure_s"), "%.3f");
+        const entry *E = &R->e[i];
+        for (int k = 0; k < max_recoveries(E); k++) {
+            char s[9][80];
+            snprintf(s[1], sizeof(s[1]), "%d", k + 1);
+            fmt_agg(s[2], sizeof(s[2]), recovery_agg(E, k, 5), "%.3f");
             for (int p = 0; p < 4; p++)
-                fmt(s[3 + p], 40, ph[p], "%.3f");
-            fmt(s[7], 40, num_or_nan(rv, "recovery_s"), "%.3f");
-            fmt(s[8], 40, num_or_nan(rv, "checkpoint"), "%.0f");
-            if (!ck_rf_has_num(rv, "checkpoint"))
-                snprintf(s[8], 40, "none (the start)");
-            const char *cells[9] = {R->runs[i].tag};
-            for (int c = 1; c < 9; c++)
-                cells[c] = s[c];
+                fmt_agg(s[3 + p], sizeof(s[3]), recovery_agg(E, k, p), "%.3f");
+            fmt_agg(s[7], sizeof(s[7]), recovery_agg(E, k, 4), "%.3f");
+            double v[CK_REPORT_MAX_SEEDS];
+            int n = 0;
+            for (int r = 0; r < E->nrf; r++) {
+                const cJSON *rv = cJSON_GetArrayItem(ck_rf_arr(ROOT(E, r), "recoveries"), k);
+                if (rv)
+                    v[n++] = ck_rf_has_num(rv, "checkpoint") ? ck_rf_num(rv, "checkpoint", 0) : 0;
+            }
+            agg c = agg_of(v, (size_t)n);
+            if (c.n && c.hi == 0)
+                snprintf(s[8], sizeof(s[8]), "none (the start)");
+            else
+                fmt_agg(s[8], sizeof(s[8]), c, "%.0f");
+            const char *cells[9] = {E->tag};
+            for (int c2 = 1; c2 < 9; c2++)
+                cells[c2] = s[c2];
             t_row(&t, cells);
             rows++;
         }
@@ -387,7 +526,7 @@ static void recovery_table(rep *R)
 
 static void throughput_table(rep *R)
 {
-    static const char *const head[] = {"run",
+    static const char *const head[] = {"entry",
                                        "records in",
                                        "records out",
                                        "throughput in (records/s)",
@@ -395,21 +534,19 @@ static void throughput_table(rep *R)
                                        "latency p50 (ms)",
                                        "p99 (ms)",
                                        "max (ms)"};
+    static const char *const k[] = {"records_in",        "records_out",    "throughput_in_rps",
+                                    "throughput_out_rps", "latency_ms.p50", "latency_ms.p99",
+                                    "latency_ms.max"};
+    static const char *const f[] = {"%.0f", "%.0f", "%.0f", "%.0f", "%.2f", "%.2f", "%.2f"};
     table t;
     t_begin(&t, R, "Throughput and end-to-end latency", head, 8);
     for (int i = 0; i < R->n; i++) {
-        const cJSON *o = R->runs[i].rf.root;
-        char s[8][40];
-        fmt(s[1], 40, num_or_nan(o, "records_in"), "%.0f");
-        fmt(s[2], 40, num_or_nan(o, "records_out"), "%.0f");
-        fmt(s[3], 40, num_or_nan(o, "throughput_in_rps"), "%.0f");
-        fmt(s[4], 40, num_or_nan(o, "throughput_out_rps"), "%.0f");
-        fmt(s[5], 40, num_or_nan(o, "latency_ms.p50"), "%.2f");
-        fmt(s[6], 40, num_or_nan(o, "latency_ms.p99"), "%.2f");
-        fmt(s[7], 40, num_or_nan(o, "latency_ms.max"), "%.2f");
-        const char *cells[8] = {R->runs[i].tag};
-        for (int c = 1; c < 8; c++)
-            cells[c] = s[c];
+        char s[8][80];
+        const char *cells[8] = {R->e[i].tag};
+        for (int c = 0; c < 7; c++) {
+            fmt_agg(s[c + 1], sizeof(s[0]), field_agg(&R->e[i], k[c]), f[c]);
+            cells[c + 1] = s[c + 1];
+        }
         t_row(&t, cells);
     }
     t_end(&t);
@@ -417,34 +554,53 @@ static void throughput_table(rep *R)
 
 static void verdict_table(rep *R)
 {
-    static const char *const head[] = {"run",  "guarantee",  "verdict",    "expected",
-                                       "received", "lost", "duplicated", "unexpected"};
+    static const char *const head[] = {"entry",    "guarantee", "verdict",    "expected",
+                                       "received", "lost",      "duplicated", "unexpected"};
+    static const char *const k[] = {"expected", "received", "lost", "duplicated", "unexpected"};
     table t;
-    t_begin(&t, R, "Correctness of the output", head, 8);
+    t_begin(&t, R, "Correctness of the output (counts added up over an entry's runs)", head, 8);
     for (int i = 0; i < R->n; i++) {
-        const cJSON *c = ck_rf_get(R->runs[i].rf.root, "correctness");
-        char s[8][60];
-        const char *g = ck_rf_str(c, "guarantee");
-        snprintf(s[1], 60, "%s%s", g ? g : "-", ck_rf_bool(c, "partial") ? " (partial)" : "");
-        snprintf(s[2], 60, "%s", !c ? "-" : ck_rf_bool(c, "ok") ? "correct" : "WRONG");
-        fmt(s[3], 60, num_or_nan(c, "expected"), "%.0f");
-        fmt(s[4], 60, num_or_nan(c, "received"), "%.0f");
-        fmt(s[5], 60, num_or_nan(c, "lost"), "%.0f");
-        fmt(s[6], 60, num_or_nan(c, "duplicated"), "%.0f");
-        fmt(s[7], 60, num_or_nan(c, "unexpected"), "%.0f");
-        const char *cells[8] = {R->runs[i].tag};
-        for (int k = 1; k < 8; k++)
-            cells[k] = s[k];
+        const entry *E = &R->e[i];
+        const cJSON *c0 = ck_rf_get(ROOT(E, 0), "correctness");
+        char s[8][80];
+        const char *g = ck_rf_str(c0, "guarantee");
+        int partial = 0, wrong = 0, missing = 0;
+        double sum[5] = {0};
+        for (int r = 0; r < E->nrf; r++) {
+            const cJSON *c = ck_rf_get(ROOT(E, r), "correctness");
+            missing += !c;
+            partial |= ck_rf_bool(c, "partial");
+            wrong += c && !ck_rf_bool(c, "ok");
+            for (int j = 0; j < 5; j++)
+                sum[j] += ck_rf_num(c, k[j], 0);
+        }
+        snprintf(s[1], sizeof(s[1]), "%s%s", g ? g : "-", partial ? " (partial)" : "");
+        if (missing == E->nrf)
+            snprintf(s[2], sizeof(s[2]), "-");
+        else if (!wrong)
+            snprintf(s[2], sizeof(s[2]), "correct");
+        else if (E->nrf == 1)
+            snprintf(s[2], sizeof(s[2]), "WRONG");
+        else
+            snprintf(s[2], sizeof(s[2]), "WRONG in %d of %d runs", wrong, E->nrf);
+        const char *cells[8] = {E->tag, s[1], s[2]};
+        for (int j = 0; j < 5; j++) {
+            if (missing == E->nrf)
+                snprintf(s[3 + j], sizeof(s[0]), "-");
+            else
+                snprintf(s[3 + j], sizeof(s[0]), "%.0f", sum[j]);
+            cells[3 + j] = s[3 + j];
+        }
         t_row(&t, cells);
     }
     t_end(&t);
 }
 
-/* Flink's published figures next to the runs of the scenarios that
+/* Flink's published figures next to the entries of the scenarios that
  * reproduce them. */
 static void published_table(rep *R, const cJSON *pub)
 {
-    static const char *const head[] = {"run", "figure", "Flink", "chandy", "source"};
+    static const char *const head[] = {"entry", "figure", "Flink", "chandy", "source"};
     table t;
     t_begin(&t, R, "Published Flink figures these runs reproduce", head, 5);
     int rows = 0;
@@ -452,24 +608,27 @@ static void published_table(rep *R, const cJSON *pub)
     cJSON_ArrayForEach(f, ck_rf_arr(pub, "figures"))
     {
         const char *sc = ck_rf_str(f, "scenario"), *metric = ck_rf_str(f, "metric");
-        const char *unit = ck_rf_str(f, "unit");
+        const char *unit = ck_rf_str(f, "unit"), *minus = ck_rf_str(f, "minus");
         for (int i = 0; sc && metric && i < R->n; i++) {
-            const cJSON *o = R->runs[i].rf.root;
-            if (strcmp(sc, ck_rf_str(o, "scenario")))
+            const entry *E = &R->e[i];
+            if (strcmp(sc, ck_rf_str(ROOT(E, 0), "scenario")))
                 continue;
-            char fl[80], ch[80];
-            const char *spread = ck_rf_str(f, "spread");
-            snprintf(fl, sizeof(fl), "%g%s%s %s", ck_rf_num(f, "flink", NAN),
-                     spread ? " " : "", spread ? spread : "", unit ? unit : "");
-            const char *minus = ck_rf_str(f, "minus");
-            double v = (num_or_nan(o, metric) - (minus ? num_or_nan(o, minus) : 0)) *
+            double v[CK_REPORT_MAX_SEEDS];
+            for (int r = 0; r < E->nrf; r++)
+                v[r] = (num_or_nan(ROOT(E, r), metric) -
+                        (minus ? num_or_nan(ROOT(E, r), minus) : 0)) *
                        ck_rf_num(f, "scale", 1);
-            if (isfinite(v))
-                snprintf(ch, sizeof(ch), "%.4g %s", v, unit ? unit : "");
+            char fl[100], ch[120], fmtd[80];
+            const char *spread = ck_rf_str(f, "spread");
+            snprintf(fl, sizeof(fl), "%g%s%s %s", ck_rf_num(f, "flink", NAN), spread ? " " : "",
+                     spread ? spread : "", unit ? unit : "");
+            agg a = agg_of(v, (size_t)E->nrf);
+            fmt_agg(fmtd, sizeof(fmtd), a, "%.4g");
+            if (a.n)
+                snprintf(ch, sizeof(ch), "%s %s", fmtd, unit ? unit : "");
             else
                 snprintf(ch, sizeof(ch), "- (no %s in run.json)", metric);
-            const char *cells[] = {R->runs[i].tag, ck_rf_str(f, "figure"), fl, ch,
-                                   ck_rf_str(f, "source")};
+            const char *cells[] = {E->tag, ck_rf_str(f, "figure"), fl, ch, ck_rf_str(f, "source")};
             t_row(&t, cells);
             rows++;
         }
@@ -492,40 +651,78 @@ static void chart_close(rep *R, const char *csv)
                  csv, csv);
 }
 
-/* Up to max_per_run series for each run are built by fill(); frees them after drawing. */
+#define MAX_SERIES (CK_REPORT_MAX_RUNS * 4)
+
+/* The series of one chart, with their points. */
 typedef struct series_set {
-    ck_plot_series s[CK_REPORT_MAX_RUNS * 4];
-    dvec x[CK_REPORT_MAX_RUNS * 4], y[CK_REPORT_MAX_RUNS * 4];
-    char label[CK_REPORT_MAX_RUNS * 4][96];
+    ck_plot_series s[MAX_SERIES];
+    dvec x[MAX_SERIES], y[MAX_SERIES], lo[MAX_SERIES], hi[MAX_SERIES];
+    int spread[MAX_SERIES];
+    char label[MAX_SERIES][96];
     size_t n;
 } series_set;
 
 static int ss_add(series_set *ss, int ri, int style, const char *fmtlabel, const char *tag)
 {
-    if (ss->n >= sizeof(ss->s) / sizeof(ss->s[0]))
+    if (ss->n >= MAX_SERIES)
         return -1;
     size_t k = ss->n++;
     snprintf(ss->label[k], sizeof(ss->label[k]), fmtlabel, tag);
-    ss->x[k] = (dvec){0};
-    ss->y[k] = (dvec){0};
+    ss->x[k] = ss->y[k] = ss->lo[k] = ss->hi[k] = (dvec){0};
+    ss->spread[k] = 0;
     ss->s[k] = (ck_plot_series){.label = ss->label[k], .run = ri, .style = style};
     return (int)k;
 }
 
-static void ss_point(series_set *ss, int k, double x, double y)
+/* Extracts one run's points of a series, by ordinal (the i-th point of
+ * every run is aggregated with the i-th of the others). */
+typedef void (*extract_fn)(const cJSON *root, const void *arg, dvec *x, dvec *y);
+
+/* Series k: the points of e's runs, each the median over the runs that
+ * have it, with the spread when there are several. */
+static void ss_fill(series_set *ss, int k, const entry *e, extract_fn f, const void *arg)
 {
     if (k < 0)
         return;
-    dv_push(&ss->x[k], x);
-    dv_push(&ss->y[k], y);
+    dvec xs[CK_REPORT_MAX_SEEDS] = {{0}}, ys[CK_REPORT_MAX_SEEDS] = {{0}};
+    size_t most = 0;
+    for (int r = 0; r < e->nrf; r++) {
+        f(ROOT(e, r), arg, &xs[r], &ys[r]);
+        most = xs[r].n > most ? xs[r].n : most;
+    }
+    ss->spread[k] = e->nrf > 1;
+    for (size_t i = 0; i < most; i++) {
+        double xv[CK_REPORT_MAX_SEEDS], yv[CK_REPORT_MAX_SEEDS];
+        int n = 0, m = 0;
+        for (int r = 0; r < e->nrf; r++)
+            if (i < xs[r].n && i < ys[r].n) {
+                xv[n++] = xs[r].v[i];
+                yv[m++] = ys[r].v[i];
+            }
+        agg ax = agg_of(xv, (size_t)n), ay = agg_of(yv, (size_t)m);
+        dv_push(&ss->x[k], ax.med);
+        dv_push(&ss->y[k], ay.med);
+        dv_push(&ss->lo[k], ay.lo);
+        dv_push(&ss->hi[k], ay.hi);
+    }
+    for (int r = 0; r < e->nrf; r++) {
+        free(xs[r].v);
+        free(ys[r].v);
+    }
 }
 
 static void ss_finish(series_set *ss)
 {
     for (size_t k = 0; k < ss->n; k++) {
+        size_t n = ss->x[k].n;
+        n = ss->y[k].n < n ? ss->y[k].n : n;
+        n = ss->lo[k].n < n ? ss->lo[k].n : n;
+        n = ss->hi[k].n < n ? ss->hi[k].n : n;
         ss->s[k].x = ss->x[k].v;
         ss->s[k].y = ss->y[k].v;
-        ss->s[k].n = ss->x[k].n < ss->y[k].n ? ss->x[k].n : ss->y[k].n;
+        ss->s[k].lo = ss->spread[k] ? ss->lo[k].v : NULL;
+        ss->s[k].hi = ss->spread[k] ? ss->hi[k].v : NULL;
+        ss->s[k].n = n;
     }
 }
 
@@ -534,69 +731,85 @@ static void ss_free(series_set *ss)
     for (size_t k = 0; k < ss->n; k++) {
         free(ss->x[k].v);
         free(ss->y[k].v);
+        free(ss->lo[k].v);
+        free(ss->hi[k].v);
     }
     ss->n = 0;
 }
 
-/* The faults of every run as shaded intervals; one shared by every run
+/* The faults of every entry as shaded intervals; one in every entry
  * (same event, same times) is drawn once, in grey. */
 typedef struct bands {
     ck_plot_band b[256];
-    char label[256][96];
+    char label[256][120];
     char what[256][80];
-    int open[256];           /* lasted to the end of its run */
-    unsigned long long runs[256]; /* which runs had it (bit i: run i) */
+    int open[256];                /* lasted to the end of its run */
+    unsigned long long ents[256]; /* which entries had it (bit i: entry i) */
     size_t n;
 } bands;
 
 static void fault_bands(rep *R, bands *B)
 {
     B->n = 0;
-    for (int i = 0; i < R->n; i++) {
-        const cJSON *root = R->runs[i].rf.root, *f;
-        double end = ck_rf_num(root, "sim_time_s", 0);
-        cJSON_ArrayForEach(f, ck_rf_arr(root, "faults"))
-        {
-            if (!ck_rf_has_num(f, "at_s") || B->n >= 256)
-                continue;
-            double a = ck_rf_num(f, "at_s", 0);
-            int open = !ck_rf_has_num(f, "ended_s") && !ck_rf_has_num(f, "restarted_s");
-            double z = ck_rf_has_num(f, "ended_s")       ? ck_rf_num(f, "ended_s", 0)
-                       : ck_rf_has_num(f, "restarted_s") ? ck_rf_num(f, "restarted_s", 0)
-                                                         : end;
-            const char *action = ck_rf_str(f, "action"), *host = ck_rf_str(f, "host");
-            char what[80];
-            snprintf(what, sizeof(what), "%s%s%s%s", action ? action : "fault", host ? " " : "",
-                     host ? host : "", open ? " (to the end)" : "");
-            /* The same event at the same times in an earlier run: shared. */
-            size_t k;
-            for (k = 0; k < B->n; k++)
-                if (B->b[k].x0 == a && B->open[k] == open && (open || B->b[k].x1 == z) &&
-                    !strcmp(B->what[k], what))
-                    break;
-            if (k == B->n) {
-                B->b[B->n] = (ck_plot_band){a, z, B->label[B->n], i};
-                B->open[B->n] = open;
-                B->runs[B->n] = 0;
-                snprintf(B->what[B->n], sizeof(B->what[B->n]), "%s", what);
-                B->n++;
+    for (int i = 0; i < R->n; i++)
+        for (int r = 0; r < R->e[i].nrf; r++) {
+            const cJSON *root = ROOT(&R->e[i], r), *f;
+            double end = ck_rf_num(root, "sim_time_s", 0);
+            cJSON_ArrayForEach(f, ck_rf_arr(root, "faults"))
+            {
+                if (!ck_rf_has_num(f, "at_s") || B->n >= 256)
+                    continue;
+                double a = ck_rf_num(f, "at_s", 0);
+                int open = !ck_rf_has_num(f, "ended_s") && !ck_rf_has_num(f, "restarted_s");
+                double z = ck_rf_has_num(f, "ended_s")       ? ck_rf_num(f, "ended_s", 0)
+                           : ck_rf_has_num(f, "restarted_s") ? ck_rf_num(f, "restarted_s", 0)
+                                                             : end;
+                const char *action = ck_rf_str(f, "action"), *host = ck_rf_str(f, "host");
+                char what[80];
+                snprintf(what, sizeof(what), "%s%s%s%s", action ? action : "fault",
+                         host ? " " : "", host ? host : "", open ? " (to the end)" : "");
+                /* The same event at the same times already: shared. */
+                size_t k;
+                for (k = 0; k < B->n; k++)
+                    if (B->b[k].x0 == a && B->open[k] == open && (open || B->b[k].x1 == z) &&
+                        !strcmp(B->what[k], what))
+                        break;
+                if (k == B->n) {
+                    B->b[k] = (ck_plot_band){a, z, B->label[k], i};
+                    B->open[k] = open;
+                    B->ents[k] = 0;
+                    snprintf(B->what[k], sizeof(B->what[k]), "%s", what);
+                    B->n++;
+                }
+                B->ents[k] |= 1ull << i;
+                if (z > B->b[k].x1)
+                    B->b[k].x1 = z;
             }
-            B->runs[k] |= 1ull << i;
-            if (z > B->b[k].x1)
-                B->b[k].x1 = z;
         }
-    }
-    /* Labelled with the runs that had it, unless every run did (grey). */
+    /* Labelled with the entries that had it, unless every one did (grey). */
     unsigned long long all = R->n >= 64 ? ~0ull : (1ull << R->n) - 1;
     for (size_t k = 0; k < B->n; k++) {
         char tags[200] = "";
         size_t at = 0;
-        for (int i = 0; i < R->n && B->runs[k] != all; i++)
-            if (B->runs[k] >> i & 1 && at < sizeof(tags) - 8)
-                at += (size_t)snprintf(tags + at, sizeof(tags) - at, "%s ", R->runs[i].tag);
-        if (B->runs[k] == all || (B->runs[k] & (B->runs[k] - 1)))
-            B->b[k].run = -1; /* more than one run: grey */
+        for (int i = 0; i < R->n && B->ents[k] != all; i++)
+            if (B->ents[k] >> i & 1 && at < sizeof(tags) - 8)
+                at += (size_t)snprintf(tags + at, sizeof(tags) - at, "%s ", R->e[i].tag);
+        if (B->ents[k] == all || (B->ents[k] & (B->ents[k] - 1)))
+            B->b[k].run = -1; /* in more than one entry: grey */
         snprintf(B->label[k], sizeof(B->label[k]), "%s%s", tags, B->what[k]);
+    }
+}
+
+/* Completed checkpoints: trigger time, and the field named by arg (s -> ms). */
+static void x_checkpoints(const cJSON *root, const void *arg, dvec *x, dvec *y)
+{
+    const cJSON *c;
+    cJSON_ArrayForEach(c, ck_rf_arr(root, "checkpoints"))
+    {
+        if (!is_checkpoint(c) || !completed(c))
+            continue;
+        dv_push(x, ck_rf_num(c, "trigger_s", NAN));
+        dv_push(y, num_or_nan(c, (const char *)arg) * 1e3);
     }
 }
 
@@ -604,17 +817,10 @@ static void plot_checkpoints(rep *R, series_set *ss)
 {
     ss->n = 0;
     for (int i = 0; i < R->n; i++) {
-        int d = ss_add(ss, i, CK_PLOT_SOLID, "%s duration", R->runs[i].tag);
-        int a = ss_add(ss, i, CK_PLOT_DASHED, "%s alignment (longest subtask)", R->runs[i].tag);
-        const cJSON *c;
-        cJSON_ArrayForEach(c, ck_rf_arr(R->runs[i].rf.root, "checkpoints"))
-        {
-            if (!is_checkpoint(c) || !completed(c))
-                continue;
-            double at = ck_rf_num(c, "trigger_s", NAN);
-            ss_point(ss, d, at, ck_rf_num(c, "duration_s", NAN) * 1e3);
-            ss_point(ss, a, at, num_or_nan(c, "alignment_max_s") * 1e3);
-        }
+        int d = ss_add(ss, i, CK_PLOT_SOLID, "%s duration", R->e[i].tag);
+        int a = ss_add(ss, i, CK_PLOT_DASHED, "%s alignment (longest subtask)", R->e[i].tag);
+        ss_fill(ss, d, &R->e[i], x_checkpoints, "duration_s");
+        ss_fill(ss, a, &R->e[i], x_checkpoints, "alignment_max_s");
     }
     ss_finish(ss);
     chart_open(R);
@@ -640,34 +846,57 @@ static const struct {
     {"persisted_inflight_bytes", "in flight"},
 };
 
-static void plot_sizes(rep *R, series_set *ss)
+static int split_sizes(const cJSON *c)
 {
-    ss->n = 0;
-    for (int i = 0; i < R->n; i++) {
-        int kind_series[4] = {-1, -1, -1, -1};
+    int split = 0;
+    for (int k = 0; k < 4; k++)
+        split |= ck_rf_has_num(c, size_kinds[k].field);
+    return split;
+}
+
+/* Sizes of kind *arg (MB) of completed checkpoints. */
+static void x_sizes(const cJSON *root, const void *arg, dvec *x, dvec *y)
+{
+    int k = *(const int *)arg;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, ck_rf_arr(root, "checkpoints"))
+    {
+        if (!is_checkpoint(c) || !completed(c))
+            continue;
+        double v = split_sizes(c) ? num_or_nan(c, size_kinds[k].field)
+                                  : (k == 0 ? ck_rf_num(c, "bytes", NAN) : NAN);
+        dv_push(x, ck_rf_num(c, "trigger_s", NAN));
+        dv_push(y, v / 1e6);
+    }
+}
+
+static int entry_has_kind(const entry *e, int k)
+{
+    for (int r = 0; r < e->nrf; r++) {
         const cJSON *c;
-        cJSON_ArrayForEach(c, ck_rf_arr(R->runs[i].rf.root, "checkpoints"))
+        cJSON_ArrayForEach(c, ck_rf_arr(ROOT(e, r), "checkpoints"))
         {
             if (!is_checkpoint(c) || !completed(c))
                 continue;
-            double at = ck_rf_num(c, "trigger_s", NAN);
-            int split = 0;
-            for (int k = 0; k < 4; k++)
-                split |= ck_rf_has_num(c, size_kinds[k].field);
-            for (int k = 0; k < 4; k++) {
-                double v = split ? num_or_nan(c, size_kinds[k].field)
-                                 : (k == 0 ? ck_rf_num(c, "bytes", NAN) : NAN);
-                if (!isfinite(v))
-                    continue;
-                if (kind_series[k] < 0) {
-                    char f[64];
-                    snprintf(f, sizeof(f), "%%s %s", size_kinds[k].name);
-                    kind_series[k] = ss_add(ss, i, k % 3, f, R->runs[i].tag);
-                }
-                ss_point(ss, kind_series[k], at, v / 1e6);
-            }
+            if (split_sizes(c) ? ck_rf_has_num(c, size_kinds[k].field) : k == 0)
+                return 1;
         }
     }
+    return 0;
+}
+
+static void plot_sizes(rep *R, series_set *ss)
+{
+    static const int kinds[4] = {0, 1, 2, 3};
+    ss->n = 0;
+    for (int i = 0; i < R->n; i++)
+        for (int k = 0; k < 4; k++) {
+            if (!entry_has_kind(&R->e[i], k))
+                continue;
+            char f[64];
+            snprintf(f, sizeof(f), "%%s %s", size_kinds[k].name);
+            ss_fill(ss, ss_add(ss, i, k % 3, f, R->e[i].tag), &R->e[i], x_sizes, &kinds[k]);
+        }
     ss_finish(ss);
     chart_open(R);
     ck_plot_xy_svg(&R->html, &(ck_plot_xy){.id = "plot-checkpoint-size",
@@ -681,26 +910,29 @@ static void plot_sizes(rep *R, series_set *ss)
     ss_free(ss);
 }
 
+/* The per-second field named by arg. */
+static void x_seconds(const cJSON *root, const void *arg, dvec *x, dvec *y)
+{
+    const cJSON *p;
+    cJSON_ArrayForEach(p, ck_rf_arr(root, "timeseries"))
+    {
+        dv_push(x, ck_rf_num(p, "t_s", NAN));
+        dv_push(y, num_or_nan(p, (const char *)arg));
+    }
+}
+
 static void plot_timeseries(rep *R, series_set *ss, const bands *B, const char *id,
                             const char *title, const char *ylabel, const char *const field[2],
-                            const char *const name[2], double scale)
+                            const char *const name[2])
 {
     ss->n = 0;
-    for (int i = 0; i < R->n; i++) {
-        int k[2];
+    for (int i = 0; i < R->n; i++)
         for (int j = 0; j < 2; j++) {
             char f[64];
             snprintf(f, sizeof(f), "%%s %s", name[j]);
-            k[j] = ss_add(ss, i, j ? CK_PLOT_DASHED : CK_PLOT_SOLID, f, R->runs[i].tag);
+            ss_fill(ss, ss_add(ss, i, j ? CK_PLOT_DASHED : CK_PLOT_SOLID, f, R->e[i].tag),
+                    &R->e[i], x_seconds, field[j]);
         }
-        const cJSON *p;
-        cJSON_ArrayForEach(p, ck_rf_arr(R->runs[i].rf.root, "timeseries"))
-        {
-            double t = ck_rf_num(p, "t_s", NAN);
-            for (int j = 0; j < 2; j++)
-                ss_point(ss, k[j], t, num_or_nan(p, field[j]) * scale);
-        }
-    }
     ss_finish(ss);
     chart_open(R);
     ck_plot_xy_svg(&R->html, &(ck_plot_xy){.id = id,
@@ -722,19 +954,14 @@ static void plot_recoveries(rep *R)
     double seg[256][4];
     char labels[256][24];
     size_t nb = 0;
-    for (int i = 0; i < R->n; i++) {
-        const cJSON *rv;
-        int k = 0;
-        cJSON_ArrayForEach(rv, ck_rf_arr(R->runs[i].rf.root, "recoveries"))
-        {
-            if (nb >= 256)
-                break;
-            phases(rv, seg[nb]);
-            snprintf(labels[nb], sizeof(labels[nb]), "%s r%d", R->runs[i].tag, ++k);
-            bars[nb] = (ck_plot_bar){R->runs[i].tag, labels[nb], i, seg[nb]};
+    for (int i = 0; i < R->n; i++)
+        for (int k = 0; k < max_recoveries(&R->e[i]) && nb < 256; k++) {
+            for (int p = 0; p < 4; p++)
+                seg[nb][p] = recovery_agg(&R->e[i], k, p).med;
+            snprintf(labels[nb], sizeof(labels[nb]), "%s r%d", R->e[i].tag, k + 1);
+            bars[nb] = (ck_plot_bar){R->e[i].tag, labels[nb], i, seg[nb]};
             nb++;
         }
-    }
     chart_open(R);
     ck_plot_bars_svg(&R->html, &(ck_plot_bars){.id = "plot-recovery",
                                                .title = "Recovery time by phase",
@@ -746,6 +973,18 @@ static void plot_recoveries(rep *R)
     chart_close(R, "recoveries.csv");
 }
 
+static const cJSON *vertex_of(const cJSON *root, const char *name)
+{
+    const cJSON *v;
+    cJSON_ArrayForEach(v, ck_rf_arr(root, "job.vertices"))
+    {
+        const char *n = ck_rf_str(v, "name");
+        if (n && !strcmp(n, name) && ck_rf_has_num(v, "busy_ratio"))
+            return v;
+    }
+    return NULL;
+}
+
 static void plot_vertices(rep *R)
 {
     static const char *const names[] = {"busy", "backpressured", "idle"};
@@ -753,12 +992,12 @@ static void plot_vertices(rep *R)
     ck_plot_bar bars[512];
     double seg[512][3];
     size_t nb = 0;
-    /* Grouped by vertex, in the first run's order, then any others'. */
+    /* Grouped by vertex, in the first entry's order, then any others'. */
     const char *seen[128];
     size_t nseen = 0;
     for (int i = 0; i < R->n; i++) {
         const cJSON *v;
-        cJSON_ArrayForEach(v, ck_rf_arr(R->runs[i].rf.root, "job.vertices"))
+        cJSON_ArrayForEach(v, ck_rf_arr(ROOT(&R->e[i], 0), "job.vertices"))
         {
             const char *name = ck_rf_str(v, "name");
             size_t k;
@@ -771,17 +1010,24 @@ static void plot_vertices(rep *R)
     }
     for (size_t k = 0; k < nseen; k++)
         for (int i = 0; i < R->n && nb < 512; i++) {
-            const cJSON *v;
-            cJSON_ArrayForEach(v, ck_rf_arr(R->runs[i].rf.root, "job.vertices"))
-            {
-                const char *name = ck_rf_str(v, "name");
-                if (!name || strcmp(name, seen[k]) || !ck_rf_has_num(v, "busy_ratio"))
-                    continue;
-                for (int j = 0; j < 3; j++)
-                    seg[nb][j] = ck_rf_num(v, fields[j], 0) * 100;
-                bars[nb] = (ck_plot_bar){seen[k], R->runs[i].tag, i, seg[nb]};
-                nb++;
+            const entry *E = &R->e[i];
+            int any = 0;
+            for (int j = 0; j < 3; j++) {
+                double v[CK_REPORT_MAX_SEEDS];
+                int n = 0;
+                for (int r = 0; r < E->nrf; r++) {
+                    const cJSON *vx = vertex_of(ROOT(E, r), seen[k]);
+                    if (vx)
+                        v[n++] = ck_rf_num(vx, fields[j], 0) * 100;
+                }
+                agg a = agg_of(v, (size_t)n);
+                seg[nb][j] = a.med;
+                any |= a.n > 0;
             }
+            if (!any)
+                continue;
+            bars[nb] = (ck_plot_bar){seen[k], E->tag, i, seg[nb]};
+            nb++;
         }
     chart_open(R);
     ck_plot_bars_svg(&R->html, &(ck_plot_bars){.id = "plot-vertices",
@@ -795,7 +1041,7 @@ static void plot_vertices(rep *R)
     chart_close(R, "vertices.csv");
 }
 
-/* ---- CSV ------------------------------------------------------------------------- */
+/* ---- CSV: every run's points, not aggregated -------------------------------------- */
 
 static void csv_num(ck_sb *b, double v)
 {
@@ -805,103 +1051,103 @@ static void csv_num(ck_sb *b, double v)
         ck_sb_puts(b, ",");
 }
 
+static void csv_str(ck_sb *b, const char *s)
+{
+    ck_sb_puts(b, ",");
+    ck_sb_csv(b, s);
+}
+
 static int write_csvs(rep *R, const char *dir, char *err, size_t errlen)
 {
     ck_sb f[6] = {{0}};
     static const char *const files[6] = {"runs.csv",       "timeseries.csv", "checkpoints.csv",
                                          "recoveries.csv", "vertices.csv",   "faults.csv"};
-    ck_sb_puts(&f[0], "run,label,scenario,backend,seed,state,sim_time_s,records_in,records_out,"
-                      "throughput_in_rps,latency_p50_ms,latency_p99_ms,ok\n");
-    ck_sb_puts(&f[1], "run,t_s,in_rps,out_rps,latency_p50_ms,latency_p99_ms\n");
-    ck_sb_puts(&f[2], "run,id,kind,status,trigger_s,duration_s,alignment_max_s,sync_s,async_s,"
-                      "bytes\n");
-    ck_sb_puts(&f[3], "run,recovery,failure_s,detected_s,restarted_s,restored_s,"
+    ck_sb_puts(&f[0], "entry,seed,label,scenario,backend,state,sim_time_s,records_in,records_out,"
+                      "throughput_in_rps,latency_p50_ms,latency_p99_ms,ok,path\n");
+    ck_sb_puts(&f[1], "entry,seed,t_s,in_rps,out_rps,latency_p50_ms,latency_p99_ms\n");
+    ck_sb_puts(&f[2], "entry,seed,id,kind,status,trigger_s,duration_s,alignment_max_s,sync_s,"
+                      "async_s,bytes\n");
+    ck_sb_puts(&f[3], "entry,seed,recovery,failure_s,detected_s,restarted_s,restored_s,"
                       "first_output_s,caught_up_s,recovery_s,detection_s,restart_s,restore_s,"
                       "catch_up_s,checkpoint\n");
-    ck_sb_puts(&f[4], "run,vertex,parallelism,busy_ratio,backpressured_ratio,idle_ratio\n");
-    ck_sb_puts(&f[5], "run,action,host,at_s,ended_s,restarted_s,applied\n");
-    for (int i = 0; i < R->n; i++) {
-        const cJSON *o = R->runs[i].rf.root, *e;
-        const char *tag = R->runs[i].tag;
-        ck_sb_puts(&f[0], tag);
-        ck_sb_puts(&f[0], ",");
-        ck_sb_csv(&f[0], R->runs[i].label);
-        ck_sb_puts(&f[0], ",");
-        ck_sb_csv(&f[0], ck_rf_str(o, "scenario"));
-        ck_sb_puts(&f[0], ",");
-        ck_sb_csv(&f[0], ck_rf_str(o, "backend"));
-        csv_num(&f[0], ck_rf_num(o, "seed", NAN));
-        ck_sb_puts(&f[0], ",");
-        ck_sb_csv(&f[0], ck_rf_str(o, "job.state"));
-        csv_num(&f[0], num_or_nan(o, "sim_time_s"));
-        csv_num(&f[0], num_or_nan(o, "records_in"));
-        csv_num(&f[0], num_or_nan(o, "records_out"));
-        csv_num(&f[0], num_or_nan(o, "throughput_in_rps"));
-        csv_num(&f[0], num_or_nan(o, "latency_ms.p50"));
-        csv_num(&f[0], num_or_nan(o, "latency_ms.p99"));
-        ck_sb_printf(&f[0], ",%d\n", ck_rf_bool(o, "correctness.ok"));
-        cJSON_ArrayForEach(e, ck_rf_arr(o, "timeseries"))
-        {
-            ck_sb_puts(&f[1], tag);
-            csv_num(&f[1], num_or_nan(e, "t_s"));
-            csv_num(&f[1], num_or_nan(e, "in_rps"));
-            csv_num(&f[1], num_or_nan(e, "out_rps"));
-            csv_num(&f[1], num_or_nan(e, "latency_p50_ms"));
-            csv_num(&f[1], num_or_nan(e, "latency_p99_ms"));
-            ck_sb_puts(&f[1], "\n");
-        }
-        cJSON_ArrayForEach(e, ck_rf_arr(o, "checkpoints"))
-        {
-            ck_sb_puts(&f[2], tag);
-            csv_num(&f[2], num_or_nan(e, "id"));
-            ck_sb_puts(&f[2], ",");
-            ck_sb_csv(&f[2], ck_rf_str(e, "kind"));
-            ck_sb_puts(&f[2], ",");
-            ck_sb_csv(&f[2], ck_rf_str(e, "status"));
-            static const char *const k[] = {"trigger_s", "duration_s", "alignment_max_s",
-                                            "sync_s",    "async_s",    "bytes"};
+    ck_sb_puts(&f[4], "entry,seed,vertex,parallelism,busy_ratio,backpressured_ratio,idle_ratio\n");
+    ck_sb_puts(&f[5], "entry,seed,action,host,at_s,ended_s,restarted_s,applied\n");
+    for (int i = 0; i < R->n; i++)
+        for (int r = 0; r < R->e[i].nrf; r++) {
+            const cJSON *o = ROOT(&R->e[i], r), *e;
+            char lead[64];
+            snprintf(lead, sizeof(lead), "%s,%.0f", R->e[i].tag, ck_rf_num(o, "seed", 0));
+            ck_sb_puts(&f[0], lead);
+            csv_str(&f[0], R->e[i].label);
+            csv_str(&f[0], ck_rf_str(o, "scenario"));
+            csv_str(&f[0], ck_rf_str(o, "backend"));
+            csv_str(&f[0], ck_rf_str(o, "job.state"));
+            static const char *const rk[] = {"sim_time_s",        "records_in",
+                                             "records_out",       "throughput_in_rps",
+                                             "latency_ms.p50",    "latency_ms.p99"};
             for (int j = 0; j < 6; j++)
-                csv_num(&f[2], num_or_nan(e, k[j]));
-            ck_sb_puts(&f[2], "\n");
+                csv_num(&f[0], num_or_nan(o, rk[j]));
+            ck_sb_printf(&f[0], ",%d", ck_rf_bool(o, "correctness.ok"));
+            csv_str(&f[0], R->e[i].rf[r].path);
+            ck_sb_puts(&f[0], "\n");
+            cJSON_ArrayForEach(e, ck_rf_arr(o, "timeseries"))
+            {
+                ck_sb_puts(&f[1], lead);
+                static const char *const k[] = {"t_s", "in_rps", "out_rps", "latency_p50_ms",
+                                                "latency_p99_ms"};
+                for (int j = 0; j < 5; j++)
+                    csv_num(&f[1], num_or_nan(e, k[j]));
+                ck_sb_puts(&f[1], "\n");
+            }
+            cJSON_ArrayForEach(e, ck_rf_arr(o, "checkpoints"))
+            {
+                ck_sb_puts(&f[2], lead);
+                csv_num(&f[2], num_or_nan(e, "id"));
+                csv_str(&f[2], ck_rf_str(e, "kind"));
+                csv_str(&f[2], ck_rf_str(e, "status"));
+                static const char *const k[] = {"trigger_s", "duration_s", "alignment_max_s",
+                                                "sync_s",    "async_s",    "bytes"};
+                for (int j = 0; j < 6; j++)
+                    csv_num(&f[2], num_or_nan(e, k[j]));
+                ck_sb_puts(&f[2], "\n");
+            }
+            int nr = 0;
+            cJSON_ArrayForEach(e, ck_rf_arr(o, "recoveries"))
+            {
+                ck_sb_printf(&f[3], "%s,%d", lead, ++nr);
+                static const char *const k[] = {"failure_s",  "detected_s",     "restarted_s",
+                                                "restored_s", "first_output_s", "caught_up_s",
+                                                "recovery_s"};
+                for (int j = 0; j < 7; j++)
+                    csv_num(&f[3], num_or_nan(e, k[j]));
+                double ph[4];
+                phases(e, ph);
+                for (int j = 0; j < 4; j++)
+                    csv_num(&f[3], ph[j]);
+                csv_num(&f[3], num_or_nan(e, "checkpoint"));
+                ck_sb_puts(&f[3], "\n");
+            }
+            cJSON_ArrayForEach(e, ck_rf_arr(o, "job.vertices"))
+            {
+                ck_sb_puts(&f[4], lead);
+                csv_str(&f[4], ck_rf_str(e, "name"));
+                static const char *const k[] = {"parallelism", "busy_ratio", "backpressured_ratio",
+                                                "idle_ratio"};
+                for (int j = 0; j < 4; j++)
+                    csv_num(&f[4], num_or_nan(e, k[j]));
+                ck_sb_puts(&f[4], "\n");
+            }
+            cJSON_ArrayForEach(e, ck_rf_arr(o, "faults"))
+            {
+                ck_sb_puts(&f[5], lead);
+                csv_str(&f[5], ck_rf_str(e, "action"));
+                csv_str(&f[5], ck_rf_str(e, "host"));
+                csv_num(&f[5], num_or_nan(e, "at_s"));
+                csv_num(&f[5], num_or_nan(e, "ended_s"));
+                csv_num(&f[5], num_or_nan(e, "restarted_s"));
+                ck_sb_printf(&f[5], ",%d\n", ck_rf_bool(e, "applied"));
+            }
         }
-        int nr = 0;
-        cJSON_ArrayForEach(e, ck_rf_arr(o, "recoveries"))
-        {
-            ck_sb_printf(&f[3], "%s,%d", tag, ++nr);
-            static const char *const k[] = {"failure_s",      "detected_s",  "restarted_s",
-                                            "restored_s",     "first_output_s", "caught_up_s",
-                                            "recovery_s"};
-            for (int j = 0; j < 7; j++)
-                csv_num(&f[3], num_or_nan(e, k[j]));
-            double ph[4];
-            phases(e, ph);
-            for (int j = 0; j < 4; j++)
-                csv_num(&f[3], ph[j]);
-            csv_num(&f[3], num_or_nan(e, "checkpoint"));
-            ck_sb_puts(&f[3], "\n");
-        }
-        cJSON_ArrayForEach(e, ck_rf_arr(o, "job.vertices"))
-        {
-            ck_sb_printf(&f[4], "%s,", tag);
-            ck_sb_csv(&f[4], ck_rf_str(e, "name"));
-            csv_num(&f[4], num_or_nan(e, "parallelism"));
-            csv_num(&f[4], num_or_nan(e, "busy_ratio"));
-            csv_num(&f[4], num_or_nan(e, "backpressured_ratio"));
-            csv_num(&f[4], num_or_nan(e, "idle_ratio"));
-            ck_sb_puts(&f[4], "\n");
-        }
-        cJSON_ArrayForEach(e, ck_rf_arr(o, "faults"))
-        {
-            ck_sb_printf(&f[5], "%s,", tag);
-            ck_sb_csv(&f[5], ck_rf_str(e, "action"));
-            ck_sb_puts(&f[5], ",");
-            ck_sb_csv(&f[5], ck_rf_str(e, "host"));
-            csv_num(&f[5], num_or_nan(e, "at_s"));
-            csv_num(&f[5], num_or_nan(e, "ended_s"));
-            csv_num(&f[5], num_or_nan(e, "restarted_s"));
-            ck_sb_printf(&f[5], ",%d\n", ck_rf_bool(e, "applied"));
-        }
-    }
     int rc = 0;
     for (int k = 0; k < 6; k++) {
         char path[1100];
@@ -931,29 +1177,52 @@ static const char css[] =
     "margin-right:0.4em;vertical-align:baseline}"
     "@media print{h2{page-break-before:auto}figure{page-break-inside:avoid}}";
 
-static void page_head(rep *R)
+static void page_head(rep *R, const char *title)
 {
     ck_sb *h = &R->html;
     ck_sb_puts(h, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
                   "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-                  "<title>chandy report</title>\n<style>");
+                  "<title>");
+    ck_sb_html(h, title);
+    ck_sb_puts(h, "</title>\n<style>");
     ck_sb_puts(h, css);
-    ck_sb_puts(h, "</style>\n</head>\n<body>\n<h1>chandy report</h1>\n<ul class=\"runs\">\n");
-    ck_sb_puts(&R->md, "# chandy report\n\n");
+    ck_sb_puts(h, "</style>\n</head>\n<body>\n<h1>");
+    ck_sb_html(h, title);
+    ck_sb_puts(h, "</h1>\n<ul class=\"runs\">\n");
+    ck_sb_printf(&R->md, "# %s\n\n", title);
+    int several = 0;
     for (int i = 0; i < R->n; i++) {
+        const entry *E = &R->e[i];
+        several |= E->nrf > 1;
         ck_sb_printf(h, "<li><span class=\"swatch\" style=\"background:%s\"></span>",
                      ck_plot_color(i));
-        ck_sb_html(h, R->runs[i].label);
-        ck_sb_puts(h, " <small>(");
-        ck_sb_html(h, R->runs[i].rf.path);
-        ck_sb_puts(h, ")</small></li>\n");
+        ck_sb_html(h, E->label);
         ck_sb_puts(&R->md, "- ");
-        ck_sb_md(&R->md, R->runs[i].label);
-        ck_sb_puts(&R->md, " (`");
-        ck_sb_md(&R->md, R->runs[i].rf.path);
-        ck_sb_puts(&R->md, "`)\n");
+        ck_sb_md(&R->md, E->label);
+        if (E->nrf == 1) {
+            ck_sb_puts(h, " <small>(");
+            ck_sb_html(h, E->rf[0].path);
+            ck_sb_puts(h, ")</small>");
+            ck_sb_puts(&R->md, " (`");
+            ck_sb_md(&R->md, E->rf[0].path);
+            ck_sb_puts(&R->md, "`)");
+        } else {
+            ck_sb_printf(h, " <small>(%d runs)</small>", E->nrf);
+            ck_sb_printf(&R->md, " (%d runs)", E->nrf);
+        }
+        ck_sb_puts(h, "</li>\n");
+        ck_sb_puts(&R->md, "\n");
     }
-    ck_sb_puts(h, "</ul>\n<nav><a href=\"#checkpoints\">checkpoints</a> · "
+    ck_sb_puts(h, "</ul>\n");
+    if (several) {
+        static const char note[] =
+            "An entry of several runs (seeds) shows the median of each figure, with the spread "
+            "from the least to the greatest in brackets; plots draw the median as a line and "
+            "the spread as a band.";
+        ck_sb_printf(h, "<p class=\"note\">%s</p>\n", note);
+        ck_sb_printf(&R->md, "\n%s\n", note);
+    }
+    ck_sb_puts(h, "<nav><a href=\"#checkpoints\">checkpoints</a> · "
                   "<a href=\"#throughput\">throughput and latency</a> · "
                   "<a href=\"#recovery\">recovery</a> · <a href=\"#vertices\">vertices</a> · "
                   "<a href=\"#network\">in-flight data</a> · "
@@ -979,43 +1248,61 @@ const char *ck_report_published(void)
     return ck_published_json;
 }
 
-/* Does any run have a time series field k? */
+/* Does any run have the time series field k? */
 static int any_series(rep *R, const char *k)
 {
-    for (int i = 0; i < R->n; i++) {
-        const cJSON *p;
-        cJSON_ArrayForEach(p, ck_rf_arr(R->runs[i].rf.root, "timeseries")) if (ck_rf_has_num(p, k)) return 1;
-    }
+    for (int i = 0; i < R->n; i++)
+        for (int r = 0; r < R->e[i].nrf; r++) {
+            const cJSON *p;
+            cJSON_ArrayForEach(p, ck_rf_arr(ROOT(&R->e[i], r), "timeseries"))
+            {
+                if (ck_rf_has_num(p, k))
+                    return 1;
+            }
+        }
     return 0;
 }
 
-int ck_report_make(const char *const *paths, int n, const char *outdir, char *err, size_t errlen)
+int ck_report_make_entries(const ck_report_entry *spec, int n, const char *outdir,
+                           const char *title, char *err, size_t errlen)
 {
     if (n < 1 || n > CK_REPORT_MAX_RUNS) {
-        snprintf(err, errlen, "report: expected 1 to %d run directories, got %d",
-                 CK_REPORT_MAX_RUNS, n);
+        snprintf(err, errlen, "report: expected 1 to %d entries, got %d", CK_REPORT_MAX_RUNS, n);
         return -1;
     }
     rep R = {0};
-    R.runs = calloc((size_t)n, sizeof(*R.runs));
+    R.e = calloc((size_t)n, sizeof(*R.e));
     series_set *ss = calloc(1, sizeof(*ss));
     bands *B = calloc(1, sizeof(*B));
     cJSON *pub = cJSON_Parse(ck_published_json);
     int rc = -1;
-    if (!R.runs || !ss || !B) {
+    if (!R.e || !ss || !B) {
         snprintf(err, errlen, "report: out of memory");
         goto out;
     }
-    for (; R.n < n; R.n++)
-        if (ck_runfile_load(&R.runs[R.n].rf, paths[R.n], err, errlen))
+    for (; R.n < n; R.n++) {
+        entry *E = &R.e[R.n];
+        if (spec[R.n].nruns < 1 || spec[R.n].nruns > CK_REPORT_MAX_SEEDS) {
+            snprintf(err, errlen, "report: entry %d: expected 1 to %d runs, got %d", R.n + 1,
+                     CK_REPORT_MAX_SEEDS, spec[R.n].nruns);
             goto out;
+        }
+        E->rf = calloc((size_t)spec[R.n].nruns, sizeof(*E->rf));
+        if (!E->rf) {
+            snprintf(err, errlen, "report: out of memory");
+            goto out;
+        }
+        for (; E->nrf < spec[R.n].nruns; E->nrf++)
+            if (ck_runfile_load(&E->rf[E->nrf], spec[R.n].runs[E->nrf], err, errlen))
+                goto out;
+    }
     if (mkdir_p(outdir)) {
         snprintf(err, errlen, "%s: cannot create the report's directory: %s", outdir,
                  strerror(errno));
         goto out;
     }
-    find_differences(&R);
-    page_head(&R);
+    find_differences(&R, spec);
+    page_head(&R, title ? title : "chandy report");
     runs_table(&R);
     config_table(&R);
 
@@ -1029,11 +1316,11 @@ int ck_report_make(const char *const *paths, int n, const char *outdir, char *er
             "crashed host: until it restarted).");
     fault_bands(&R, B);
     static const char *const tf[2] = {"in_rps", "out_rps"}, *const tn[2] = {"in", "out"};
-    plot_timeseries(&R, ss, B, "plot-throughput", "Throughput over time", "records/s", tf, tn, 1);
+    plot_timeseries(&R, ss, B, "plot-throughput", "Throughput over time", "records/s", tf, tn);
     static const char *const lf[2] = {"latency_p50_ms", "latency_p99_ms"},
                              *const ln[2] = {"p50", "p99"};
     plot_timeseries(&R, ss, B, "plot-latency", "End-to-end latency over time", "latency (ms)",
-                    lf, ln, 1);
+                    lf, ln);
     throughput_table(&R);
 
     section(&R, "recovery", "Recovery",
@@ -1051,7 +1338,7 @@ int ck_report_make(const char *const *paths, int n, const char *outdir, char *er
                              *const nn[2] = {"in flight", "buffer size"};
     if (any_series(&R, nf[0]) || any_series(&R, nf[1]))
         plot_timeseries(&R, ss, B, "plot-inflight", "In-flight data and buffer size over time",
-                        "bytes", nf, nn, 1);
+                        "bytes", nf, nn);
     else {
         ck_sb_puts(&R.html, "<p class=\"none\">none: no run recorded in-flight data.</p>\n");
         ck_sb_puts(&R.md, "\nnone: no run recorded in-flight data.\n");
@@ -1061,7 +1348,8 @@ int ck_report_make(const char *const *paths, int n, const char *outdir, char *er
     verdict_table(&R);
     published_table(&R, pub);
     ck_sb_puts(&R.html, "<p class=\"note\">Written by <code>chandy report</code>; the data of "
-                        "every plot is in the CSV files beside this page.</p>\n</body>\n</html>\n");
+                        "every plot, run by run, is in the CSV files beside this page.</p>\n"
+                        "</body>\n</html>\n");
 
     char path[1100];
     snprintf(path, sizeof(path), "%s/index.html", outdir);
@@ -1078,9 +1366,12 @@ int ck_report_make(const char *const *paths, int n, const char *outdir, char *er
         goto out;
     rc = 0;
 out:
-    for (int i = 0; i < R.n; i++)
-        ck_runfile_free(&R.runs[i].rf);
-    free(R.runs);
+    for (int i = 0; i < n && R.e; i++) {
+        for (int r = 0; r < R.e[i].nrf; r++)
+            ck_runfile_free(&R.e[i].rf[r]);
+        free(R.e[i].rf);
+    }
+    free(R.e);
     free(R.keys);
     free(ss);
     free(B);
@@ -1088,4 +1379,17 @@ out:
     ck_sb_free(&R.html);
     ck_sb_free(&R.md);
     return rc;
+}
+
+int ck_report_make(const char *const *paths, int n, const char *outdir, char *err, size_t errlen)
+{
+    if (n < 1 || n > CK_REPORT_MAX_RUNS) {
+        snprintf(err, errlen, "report: expected 1 to %d run directories, got %d",
+                 CK_REPORT_MAX_RUNS, n);
+        return -1;
+    }
+    ck_report_entry e[CK_REPORT_MAX_RUNS];
+    for (int i = 0; i < n; i++)
+        e[i] = (ck_report_entry){NULL, &paths[i], 1};
+    return ck_report_make_entries(e, n, outdir, NULL, err, errlen);
 }

@@ -10,8 +10,10 @@
  *               `run` column: runs.csv, timeseries.csv, checkpoints.csv,
  *               recoveries.csv, vertices.csv, faults.csv.
  *
- * A run is named by its number (#1, #2, ...), scenario, backend, seed and
- * the configuration keys whose values differ between the runs. Figures
+ * An entry is one run or the runs of one sweep point over several seeds
+ * (figures: median, with the spread from least to greatest). It is named
+ * by its number (#1, #2, ...), scenario, backend, seeds and the
+ * configuration keys whose values differ between the entries. Figures
  * Flink published are kept in reports/published.json and shown next to a
  * run of the scenario that reproduces them.
  */
@@ -20,15 +22,29 @@
 
 #include <stddef.h>
 
-/* The most runs one report compares. */
+/* The most entries one report compares, and runs (seeds) in one entry. */
 #define CK_REPORT_MAX_RUNS 64
+#define CK_REPORT_MAX_SEEDS 1000
 
 /*
  * Writes the report of the n runs (run directories or run.json paths) to
- * outdir (created). Returns 0, or -1 with a one-line reason in err that
- * names the file at fault.
+ * outdir (created), each run an entry of its own. Returns 0, or -1 with a
+ * one-line reason in err that names the file at fault.
  */
 int ck_report_make(const char *const *runs, int n, const char *outdir, char *err, size_t errlen);
+
+/* One entry of a report: one run, or the runs of one point of a sweep
+ * over several seeds, whose figures are shown as their median with their
+ * spread (least to greatest). */
+typedef struct ck_report_entry {
+    const char *label;       /* NULL: named from its runs (scenario, backend, seeds) */
+    const char *const *runs; /* run directories or run.json paths */
+    int nruns;
+} ck_report_entry;
+
+/* Same, for n entries, under a title (NULL: "chandy report"). */
+int ck_report_make_entries(const ck_report_entry *e, int n, const char *outdir,
+                           const char *title, char *err, size_t errlen);
 
 /* The published figures (reports/published.json, built in): a JSON text. */
 const char *ck_report_published(void);

@@ -10,13 +10,14 @@
 #include "expect.h"
 #include "jsonin.h"
 #include "keygroup.h"
+#include "sweep.h"
 
 #define S_NS INT64_C(1000000000)
 #define MAX_DURATION (INT64_C(24) * 3600 * S_NS)
 
 static const char *const top_keys[] = {"name",   "description", "seed",   "cluster",
                                        "workload", "job",       "config", "events",
-                                       "expect", NULL};
+                                       "expect", "sweep",       NULL};
 
 static void cluster_defaults(ck_cluster_spec *c)
 {
@@ -703,6 +704,13 @@ int ck_scenario_parse(ck_scenario *s, const char *path, const char *text, char *
         ck_jin_pop(&j, s2);
     }
     ck_jin_string(&j, root, "description", 0, s->description, sizeof(s->description));
+    const cJSON *sweep = cJSON_GetObjectItemCaseSensitive(root, "sweep");
+    char sweep_why[400];
+    if (sweep && !j.failed && ck_sweep_check(sweep, sweep_why, sizeof(sweep_why))) {
+        size_t s3 = ck_jin_push_key(&j, "sweep");
+        ck_jin_fail(&j, "%s", sweep_why);
+        ck_jin_pop(&j, s3);
+    }
     int64_t seed = 1;
     ck_jin_int(&j, root, "seed", 0, 0, INT64_C(9007199254740991), &seed);
     s->seed = (uint64_t)seed;

@@ -222,7 +222,7 @@ static void two_runs_side_by_side(void **state)
 
     /* The tables; the configuration table lists the one key that differs. */
     static const char *const captions[] = {
-        "Runs", "Configuration that differs between the runs", "Checkpoints (completed",
+        "Runs", "Configuration that differs between the entries", "Checkpoints (completed",
         "Throughput and end-to-end latency", "Recoveries", "Correctness of the output",
         "Published Flink figures"};
     for (size_t i = 0; i < sizeof(captions) / sizeof(captions[0]); i++)
