@@ -7,6 +7,7 @@
  *                [--shard I/N] [--timeout S] [--keep] --out DIR
  *   chandy swarm --merge DIR... --out DIR
  *   chandy sweep SCENARIO.json --out DIR [--jobs N] [--timeout S]
+ *   chandy suite SUITE.json --out DIR [--jobs N]
  *   chandy report RUN_DIR... -o OUT_DIR
  *   chandy savepoint DIR
  *   chandy validate SCENARIO.json...
@@ -27,6 +28,7 @@
 #include "savepoint.h"
 #include "snapshot.h"
 #include "swarm.h"
+#include "suite.h"
 #include "sweep.h"
 #include "scenario.h"
 
@@ -48,6 +50,9 @@ static void usage(FILE *f)
             "  chandy sweep SCENARIO.json --out DIR [--jobs N] [--timeout S]\n"
             "      run every point of the scenario's \"sweep\" (settings crossed, each\n"
             "      over its seeds), then write DIR/report/; run again to resume\n"
+            "  chandy suite SUITE.json --out DIR [--jobs N]\n"
+            "      run a suite's comparisons (suites/demo.json: the default demo) and\n"
+            "      write DIR/index.html with each one's chart, key figures and report\n"
             "  chandy report RUN_DIR... -o OUT_DIR\n"
             "      put runs side by side: OUT_DIR/index.html (plots, tables),\n"
             "      OUT_DIR/summary.md and a CSV file per series\n"
@@ -359,6 +364,8 @@ int main(int argc, char **argv)
         return cmd_validate(argc - 2, argv + 2);
     if (!strcmp(cmd, "savepoint"))
         return cmd_savepoint(argc - 2, argv + 2);
+    if (!strcmp(cmd, "suite"))
+        return finish_stdout("suite", ck_suite_main(argc - 2, argv + 2));
     if (!strcmp(cmd, "sweep"))
         return finish_stdout("sweep", ck_sweep_main(argc - 2, argv + 2));
     if (!strcmp(cmd, "report"))

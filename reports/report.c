@@ -22,7 +22,9 @@ typedef struct entry {
 
 typedef struct rep {
     entry *e;
-    int n;
+    int n, cap; /* entries loaded, allocated */
+    char idp[16]; /* prefix of the charts' ids: unique on a page of several reports */
+    char csvdir[40]; /* where the CSV files are, from the page ("" or "c1/") */
     const char **keys; /* configuration keys whose values differ between entries */
     int nkeys;
     ck_sb html, md;
@@ -640,6 +642,13 @@ static void published_table(rep *R, const cJSON *pub)
 
 /* ---- the plots ------------------------------------------------------------------- */
 
+/* A chart's id on the page. */
+static const char *pid(const rep *R, char *buf, const char *id)
+{
+    snprintf(buf, 64, "%s%s", R->idp, id);
+    return buf;
+}
+
 static void chart_open(rep *R)
 {
     ck_sb_puts(&R->html, "<figure>\n");
@@ -647,8 +656,9 @@ static void chart_open(rep *R)
 
 static void chart_close(rep *R, const char *csv)
 {
-    ck_sb_printf(&R->html, "<figcaption>Data: <a href=\"%s\">%s</a></figcaption>\n</figure>\n",
-                 csv, csv);
+    ck_sb_printf(&R->html,
+                 "<figcaption>Data: <a href=\"%s%s\">%s</a></figcaption>\n</figure>\n",
+                 R->csvdir, csv, csv);
 }
 
 #define MAX_SERIES (CK_REPORT_MAX_RUNS * 4)
@@ -815,6 +825,7 @@ static void x_checkpoints(const cJSON *root, const void *arg, dvec *x, dvec *y)
 
 static void plot_checkpoints(rep *R, series_set *ss)
 {
+    char idb[64];
     ss->n = 0;
     for (int i = 0; i < R->n; i++) {
         int d = ss_add(ss, i, CK_PLOT_SOLID, "%s duration", R->e[i].tag);
@@ -824,7 +835,7 @@ static void plot_checkpoints(rep *R, series_set *ss)
     }
     ss_finish(ss);
     chart_open(R);
-    ck_plot_xy_svg(&R->html, &(ck_plot_xy){.id = "plot-checkpoint-duration",
+    ck_plot_xy_svg(&R->html, &(ck_plot_xy){.id = pid(R, idb, "plot-checkpoint-duration"),
                                            .title = "Checkpoint duration and alignment",
                                            .xlabel = "checkpoint triggered at (s)",
                                            .ylabel = "duration (ms)",
@@ -887,6 +898,7 @@ static int entry_has_kind(const entry *e, int k)
 
 static void plot_sizes(rep *R, series_set *ss)
 {
+    char idb[64];
     static const int kinds[4] = {0, 1, 2, 3};
     ss->n = 0;
     for (int i = 0; i < R->n; i++)
@@ -899,7 +911,7 @@ static void plot_sizes(rep *R, series_set *ss)
         }
     ss_finish(ss);
     chart_open(R);
-    ck_plot_xy_svg(&R->html, &(ck_plot_xy){.id = "plot-checkpoint-size",
+    ck_plot_xy_svg(&R->html, &(ck_plot_xy){.id = pid(R, idb, "plot-checkpoint-size"),
                                            .title = "Checkpoint size by kind",
                                            .xlabel = "checkpoint triggered at (s)",
                                            .ylabel = "state written (MB)",
@@ -925,6 +937,7 @@ static void plot_timeseries(rep *R, series_set *ss, const bands *B, const char *
                             const char *title, const char *ylabel, const char *const field[2],
                             const char *const name[2])
 {
+    char idb[64];
     ss->n = 0;
     for (int i = 0; i < R->n; i++)
         for (int j = 0; j < 2; j++) {
@@ -935,7 +948,7 @@ static void plot_timeseries(rep *R, series_set *ss, const bands *B, const char *
         }
     ss_finish(ss);
     chart_open(R);
-    ck_plot_xy_svg(&R->html, &(ck_plot_xy){.id = id,
+    ck_plot_xy_svg(&R->html, &(ck_plot_xy){.id = pid(R, idb, id),
                                            .title = title,
                                            .xlabel = "time (s)",
                                            .ylabel = ylabel,
@@ -950,6 +963,7 @@ static void plot_timeseries(rep *R, series_set *ss, const bands *B, const char *
 
 static void plot_recoveries(rep *R)
 {
+    char idb[64];
     ck_plot_bar bars[256];
     double seg[256][4];
     char labels[256][24];
@@ -963,7 +977,7 @@ static void plot_recoveries(rep *R)
             nb++;
         }
     chart_open(R);
-    ck_plot_bars_svg(&R->html, &(ck_plot_bars){.id = "plot-recovery",
+    ck_plot_bars_svg(&R->html, &(ck_plot_bars){.id = pid(R, idb, "plot-recovery"),
                                                .title = "Recovery time by phase",
                                                .ylabel = "time (s)",
                                                .seg_names = phase_names,
@@ -987,6 +1001,7 @@ static const cJSON *vertex_of(const cJSON *root, const char *name)
 
 static void plot_vertices(rep *R)
 {
+    char idb[64];
     static const char *const names[] = {"busy", "backpressured", "idle"};
     static const char *const fields[] = {"busy_ratio", "backpressured_ratio", "idle_ratio"};
     ck_plot_bar bars[512];
@@ -1030,7 +1045,7 @@ static void plot_vertices(rep *R)
             nb++;
         }
     chart_open(R);
-    ck_plot_bars_svg(&R->html, &(ck_plot_bars){.id = "plot-vertices",
+    ck_plot_bars_svg(&R->html, &(ck_plot_bars){.id = pid(R, idb, "plot-vertices"),
                                                .title = "Busy, backpressured and idle time per vertex",
                                                .ylabel = "share of the subtasks' time (%)",
                                                .seg_names = names,
@@ -1263,45 +1278,71 @@ static int any_series(rep *R, const char *k)
     return 0;
 }
 
-int ck_report_make_entries(const ck_report_entry *spec, int n, const char *outdir,
-                           const char *title, char *err, size_t errlen)
+/* Loads the entries' run files into R (named after find_differences). */
+static int rep_load(rep *R, const ck_report_entry *spec, int n, char *err, size_t errlen)
 {
     if (n < 1 || n > CK_REPORT_MAX_RUNS) {
         snprintf(err, errlen, "report: expected 1 to %d entries, got %d", CK_REPORT_MAX_RUNS, n);
         return -1;
     }
+    R->e = calloc((size_t)n, sizeof(*R->e));
+    if (!R->e) {
+        snprintf(err, errlen, "report: out of memory");
+        return -1;
+    }
+    R->cap = n;
+    for (; R->n < n; R->n++) {
+        entry *E = &R->e[R->n];
+        if (spec[R->n].nruns < 1 || spec[R->n].nruns > CK_REPORT_MAX_SEEDS) {
+            snprintf(err, errlen, "report: entry %d: expected 1 to %d runs, got %d", R->n + 1,
+                     CK_REPORT_MAX_SEEDS, spec[R->n].nruns);
+            return -1;
+        }
+        E->rf = calloc((size_t)spec[R->n].nruns, sizeof(*E->rf));
+        if (!E->rf) {
+            snprintf(err, errlen, "report: out of memory");
+            return -1;
+        }
+        for (; E->nrf < spec[R->n].nruns; E->nrf++)
+            if (ck_runfile_load(&E->rf[E->nrf], spec[R->n].runs[E->nrf], err, errlen))
+                return -1;
+    }
+    find_differences(R, spec);
+    return 0;
+}
+
+static void rep_free(rep *R)
+{
+    for (int i = 0; R->e && i < R->cap; i++) {
+        for (int r = 0; r < R->e[i].nrf; r++)
+            ck_runfile_free(&R->e[i].rf[r]);
+        free(R->e[i].rf);
+    }
+    free(R->e);
+    free(R->keys);
+    ck_sb_free(&R->html);
+    ck_sb_free(&R->md);
+}
+
+int ck_report_make_entries(const ck_report_entry *spec, int n, const char *outdir,
+                           const char *title, char *err, size_t errlen)
+{
     rep R = {0};
-    R.e = calloc((size_t)n, sizeof(*R.e));
     series_set *ss = calloc(1, sizeof(*ss));
     bands *B = calloc(1, sizeof(*B));
     cJSON *pub = cJSON_Parse(ck_published_json);
     int rc = -1;
-    if (!R.e || !ss || !B) {
+    if (!ss || !B) {
         snprintf(err, errlen, "report: out of memory");
         goto out;
     }
-    for (; R.n < n; R.n++) {
-        entry *E = &R.e[R.n];
-        if (spec[R.n].nruns < 1 || spec[R.n].nruns > CK_REPORT_MAX_SEEDS) {
-            snprintf(err, errlen, "report: entry %d: expected 1 to %d runs, got %d", R.n + 1,
-                     CK_REPORT_MAX_SEEDS, spec[R.n].nruns);
-            goto out;
-        }
-        E->rf = calloc((size_t)spec[R.n].nruns, sizeof(*E->rf));
-        if (!E->rf) {
-            snprintf(err, errlen, "report: out of memory");
-            goto out;
-        }
-        for (; E->nrf < spec[R.n].nruns; E->nrf++)
-            if (ck_runfile_load(&E->rf[E->nrf], spec[R.n].runs[E->nrf], err, errlen))
-                goto out;
-    }
+    if (rep_load(&R, spec, n, err, errlen))
+        goto out;
     if (mkdir_p(outdir)) {
         snprintf(err, errlen, "%s: cannot create the report's directory: %s", outdir,
                  strerror(errno));
         goto out;
     }
-    find_differences(&R, spec);
     page_head(&R, title ? title : "chandy report");
     runs_table(&R);
     config_table(&R);
@@ -1366,18 +1407,10 @@ int ck_report_make_entries(const ck_report_entry *spec, int n, const char *outdi
         goto out;
     rc = 0;
 out:
-    for (int i = 0; i < n && R.e; i++) {
-        for (int r = 0; r < R.e[i].nrf; r++)
-            ck_runfile_free(&R.e[i].rf[r]);
-        free(R.e[i].rf);
-    }
-    free(R.e);
-    free(R.keys);
+    rep_free(&R);
     free(ss);
     free(B);
     cJSON_Delete(pub);
-    ck_sb_free(&R.html);
-    ck_sb_free(&R.md);
     return rc;
 }
 
@@ -1392,4 +1425,174 @@ int ck_report_make(const char *const *paths, int n, const char *outdir, char *er
     for (int i = 0; i < n; i++)
         e[i] = (ck_report_entry){NULL, &paths[i], 1};
     return ck_report_make_entries(e, n, outdir, NULL, err, errlen);
+}
+
+/* ---- a suite's index ------------------------------------------------------------- */
+
+/* The most backpressured vertex of a run, as a share; NaN without vertices. */
+static double worst_backpressure(const cJSON *root)
+{
+    double worst = NAN;
+    const cJSON *v;
+    cJSON_ArrayForEach(v, ck_rf_arr(root, "job.vertices"))
+    {
+        double bp = num_or_nan(v, "backpressured_ratio");
+        if (isfinite(bp) && !(bp <= worst))
+            worst = bp;
+    }
+    return worst;
+}
+
+static void key_figures(rep *R)
+{
+    static const char *const head[] = {"entry",
+                                       "checkpoint p50 (ms)",
+                                       "alignment max (ms)",
+                                       "recovery (s)",
+                                       "throughput in (records/s)",
+                                       "latency p99 (ms)",
+                                       "most backpressured vertex (%)",
+                                       "output"};
+    table t;
+    t_begin(&t, R, "Key figures", head, 8);
+    for (int i = 0; i < R->n; i++) {
+        const entry *E = &R->e[i];
+        double v[6][CK_REPORT_MAX_SEEDS];
+        int wrong = 0;
+        for (int r = 0; r < E->nrf; r++) {
+            const cJSON *o = ROOT(E, r);
+            double cp[CP_FIGS];
+            cp_figures(o, cp);
+            v[0][r] = cp[2];
+            v[1][r] = cp[9];
+            /* Every recovery's total time, added up. */
+            double rec = 0;
+            int nrec = 0;
+            const cJSON *rv;
+            cJSON_ArrayForEach(rv, ck_rf_arr(o, "recoveries"))
+            {
+                rec += ck_rf_num(rv, "recovery_s", NAN);
+                nrec++;
+            }
+            v[2][r] = nrec ? rec : NAN;
+            v[3][r] = num_or_nan(o, "throughput_in_rps");
+            v[4][r] = num_or_nan(o, "latency_ms.p99");
+            v[5][r] = worst_backpressure(o) * 100;
+            wrong += !ck_rf_bool(o, "correctness.ok");
+        }
+        static const char *const f[6] = {"%.1f", "%.1f", "%.3f", "%.0f", "%.1f", "%.0f"};
+        char s[7][80];
+        const char *cells[8] = {E->label};
+        for (int k = 0; k < 6; k++) {
+            fmt_agg(s[k], sizeof(s[k]), agg_of(v[k], (size_t)E->nrf), f[k]);
+            cells[1 + k] = s[k];
+        }
+        snprintf(s[6], sizeof(s[6]), "%s", !wrong ? "correct" : "WRONG");
+        cells[7] = s[6];
+        t_row(&t, cells);
+    }
+    t_end(&t);
+}
+
+int ck_report_index(const ck_report_section *sec, int n, const char *outdir, const char *title,
+                    const char *about, char *err, size_t errlen)
+{
+    ck_sb html = {0}, md = {0};
+    series_set *ss = calloc(1, sizeof(*ss));
+    bands *B = calloc(1, sizeof(*B));
+    int rc = -1;
+    if (!ss || !B) {
+        snprintf(err, errlen, "report: out of memory");
+        goto out;
+    }
+    ck_sb_puts(&html, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+                      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+                      "<title>");
+    ck_sb_html(&html, title);
+    ck_sb_puts(&html, "</title>\n<style>");
+    ck_sb_puts(&html, css);
+    ck_sb_puts(&html, "</style>\n</head>\n<body>\n<h1>");
+    ck_sb_html(&html, title);
+    ck_sb_puts(&html, "</h1>\n");
+    ck_sb_printf(&md, "# %s\n", title);
+    if (about) {
+        ck_sb_puts(&html, "<p>");
+        ck_sb_html(&html, about);
+        ck_sb_puts(&html, "</p>\n");
+        ck_sb_printf(&md, "\n%s\n", about);
+    }
+    ck_sb_puts(&html, "<nav>");
+    for (int k = 0; k < n; k++) {
+        ck_sb_printf(&html, "%s<a href=\"#c%d\">", k ? " · " : "", k + 1);
+        ck_sb_html(&html, sec[k].title);
+        ck_sb_puts(&html, "</a>");
+    }
+    ck_sb_puts(&html, "</nav>\n");
+    for (int k = 0; k < n; k++) {
+        rep R = {0};
+        if (rep_load(&R, sec[k].entries, sec[k].n, err, errlen)) {
+            rep_free(&R);
+            goto out;
+        }
+        /* The section writes into the index's buffers. */
+        R.html = html;
+        R.md = md;
+        char id[16];
+        snprintf(id, sizeof(id), "c%d", k + 1);
+        snprintf(R.idp, sizeof(R.idp), "c%d-", k + 1);
+        snprintf(R.csvdir, sizeof(R.csvdir), "%.30s/", sec[k].dir);
+        section(&R, id, sec[k].title, sec[k].note);
+        const char *plot = sec[k].plot ? sec[k].plot : "checkpoints";
+        fault_bands(&R, B);
+        if (!strcmp(plot, "throughput")) {
+            static const char *const tf[2] = {"in_rps", "out_rps"}, *const tn[2] = {"in", "out"};
+            plot_timeseries(&R, ss, B, "plot-throughput", "Throughput over time", "records/s",
+                            tf, tn);
+        } else if (!strcmp(plot, "latency")) {
+            static const char *const lf[2] = {"latency_p50_ms", "latency_p99_ms"},
+                                     *const ln[2] = {"p50", "p99"};
+            plot_timeseries(&R, ss, B, "plot-latency", "End-to-end latency over time",
+                            "latency (ms)", lf, ln);
+        } else if (!strcmp(plot, "recovery")) {
+            plot_recoveries(&R);
+        } else if (!strcmp(plot, "vertices")) {
+            plot_vertices(&R);
+        } else {
+            plot_checkpoints(&R, ss);
+        }
+        key_figures(&R);
+        ck_sb_printf(&R.html, "<p><a href=\"%s/index.html\">The full report</a> (every chart "
+                              "and table, CSV files).</p>\n",
+                     sec[k].dir);
+        ck_sb_printf(&R.md, "\nThe full report: `%s/index.html`.\n", sec[k].dir);
+        html = R.html;
+        md = R.md;
+        R.html = (ck_sb){0};
+        R.md = (ck_sb){0};
+        rep_free(&R);
+    }
+    ck_sb_puts(&html, "<p class=\"note\">Written by <code>chandy suite</code>.</p>\n</body>\n"
+                      "</html>\n");
+    if (mkdir_p(outdir)) {
+        snprintf(err, errlen, "%s: cannot create: %s", outdir, strerror(errno));
+        goto out;
+    }
+    char path[1100];
+    snprintf(path, sizeof(path), "%s/index.html", outdir);
+    if (ck_sb_write(&html, path)) {
+        snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+        goto out;
+    }
+    snprintf(path, sizeof(path), "%s/summary.md", outdir);
+    if (ck_sb_write(&md, path)) {
+        snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+        goto out;
+    }
+    rc = 0;
+out:
+    ck_sb_free(&html);
+    ck_sb_free(&md);
+    free(ss);
+    free(B);
+    return rc;
 }

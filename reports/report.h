@@ -46,6 +46,26 @@ typedef struct ck_report_entry {
 int ck_report_make_entries(const ck_report_entry *e, int n, const char *outdir,
                            const char *title, char *err, size_t errlen);
 
+/* One comparison of a suite's index page. */
+typedef struct ck_report_section {
+    const char *title, *note; /* note: what to look at (NULL: none) */
+    const char *dir;          /* its full report, relative to the index */
+    const char *plot;         /* the chart shown: "throughput", "latency", "checkpoints",
+                               * "recovery" or "vertices" (NULL: checkpoints) */
+    const ck_report_entry *entries;
+    int n;
+} ck_report_section;
+
+/*
+ * Writes a suite's index (index.html and summary.md in outdir): for each
+ * section its title and note, one chart, a table of the key figures of
+ * its entries (checkpoint duration and alignment, recovery time,
+ * throughput, latency, backpressure, verdict) and a link to its full
+ * report. Returns 0, or -1 with a reason in err.
+ */
+int ck_report_index(const ck_report_section *sec, int n, const char *outdir, const char *title,
+                    const char *about, char *err, size_t errlen);
+
 /* The published figures (reports/published.json, built in): a JSON text. */
 const char *ck_report_published(void);
 

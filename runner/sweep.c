@@ -166,6 +166,33 @@ static const char *set_path(cJSON *root, const char *path, const cJSON *v, char 
     return NULL;
 }
 
+const char *ck_sweep_apply(cJSON *scenario, const char *key, const cJSON *v, char *why,
+                           size_t len)
+{
+    if (ck_config_find(key) < 0) {
+        if (strncmp(key, "cluster.", 8) && strncmp(key, "workload.", 9) && strncmp(key, "job.", 4)) {
+            snprintf(why, len,
+                     "%.100s: neither a configuration key (chandy config lists them) nor a path "
+                     "under cluster, workload or job",
+                     key);
+            return why;
+        }
+        return set_path(scenario, key, v, why, len);
+    }
+    cJSON *cfg = cJSON_GetObjectItemCaseSensitive(scenario, "config");
+    if (!cfg)
+        cfg = cJSON_AddObjectToObject(scenario, "config");
+    cJSON *copy = cJSON_Duplicate(v, 1);
+    if (!cfg || !copy) {
+        cJSON_Delete(copy);
+        return "out of memory";
+    }
+    /* A key with dots of its own: set as it is. */
+    cJSON_DeleteItemFromObjectCaseSensitive(cfg, key);
+    cJSON_AddItemToObject(cfg, key, copy);
+    return NULL;
+}
+
 static void value_text(const cJSON *v, char *buf, size_t len)
 {
     if (cJSON_IsString(v))
@@ -294,21 +321,7 @@ int ck_sweep_expand(ck_sweep *sw, const char *path, char *err, size_t errlen)
                                    k ? ", " : "", sw->keys[k], vt);
             if (at >= 256)
                 at = 255;
-            if (sw->is_config[k]) {
-                cJSON *cfg = cJSON_GetObjectItemCaseSensitive(pt, "config");
-                if (!cfg)
-                    cfg = cJSON_AddObjectToObject(pt, "config");
-                cJSON *copy = cJSON_Duplicate(v, 1);
-                bad = cfg && copy ? NULL : "out of memory";
-                if (!bad) { /* a key with dots of its own: set as it is */
-                    cJSON_DeleteItemFromObjectCaseSensitive(cfg, sw->keys[k]);
-                    cJSON_AddItemToObject(cfg, sw->keys[k], copy);
-                } else {
-                    cJSON_Delete(copy);
-                }
-            } else {
-                bad = set_path(pt, sw->keys[k], v, why, sizeof(why));
-            }
+            bad = ck_sweep_apply(pt, sw->keys[k], v, why, sizeof(why));
             if (bad) {
                 snprintf(err, errlen, "%s: sweep point %d (%s): %s", path, p + 1, sw->labels[p],
                          bad);

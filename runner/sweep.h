@@ -63,6 +63,12 @@ const char *ck_sweep_check(const cJSON *sweep, char *why, size_t len);
 int ck_sweep_expand(ck_sweep *sw, const char *path, char *err, size_t errlen);
 void ck_sweep_free(ck_sweep *sw);
 
+/* Sets key (a configuration key, or a path under cluster, workload or
+ * job) of a scenario's JSON to a copy of v. Returns NULL, or what is
+ * wrong, written to why. */
+const char *ck_sweep_apply(cJSON *scenario, const char *key, const cJSON *v, char *why,
+                           size_t len);
+
 /* `chandy sweep SCENARIO.json --out DIR [--jobs N] [--timeout S]`:
  * 0 when every run finished (whatever its verdict), 1 when a run did not
  * (no run.json), 2 on bad usage or input. */

@@ -1,0 +1,176 @@
+/*
+ * test_suite.c - `chandy suite`: comparisons run together (identical runs
+ * once), an index with each comparison's chart, key figures and a link to
+ * its full report; a suite file's mistakes named by JSON path before
+ * anything runs; and the default demo suite (the README's main command)
+ * running with every output correct and its index rendering cleanly in
+ * Chromium.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "runutil.h"
+
+static int count(const char *s, const char *needle)
+{
+    int n = 0;
+    for (const char *p = s; (p = strstr(p, needle)); p += strlen(needle))
+        n++;
+    return n;
+}
+
+static int exists(const char *fmt, const char *a)
+{
+    char path[512];
+    snprintf(path, sizeof(path), fmt, tmp, a);
+    return access(path, F_OK) == 0;
+}
+
+static void comparisons_side_by_side(void **state)
+{
+    (void)state;
+    const char *suite = put_file(
+        "two.json",
+        "{\"name\": \"two\", \"description\": \"A test suite.\", \"comparisons\": [\n"
+        " {\"title\": \"Interval\", \"plot\": \"checkpoints\", \"note\": \"300 against 600 ms.\","
+        "  \"runs\": [\"" CHANDY_SOURCE_DIR "/tests/scenarios/small-cp.json\","
+        "   {\"scenario\": \"" CHANDY_SOURCE_DIR "/tests/scenarios/small-cp.json\","
+        "    \"label\": \"every 600 ms\", \"set\": {\"execution.checkpointing.interval\": "
+        "\"600 ms\"}}]},\n"
+        " {\"title\": \"Again\", \"plot\": \"throughput\","
+        "  \"runs\": [\"" CHANDY_SOURCE_DIR "/tests/scenarios/small-cp.json\"]}]}\n");
+    assert_non_null(suite);
+    char args[600], path[512];
+    snprintf(args, sizeof(args), "suite %s --out %s/s --jobs 2", suite, tmp);
+    assert_int_equal(chandy("suite", args), 0);
+    /* Three runs listed, two different: two run. */
+    assert_true(exists("%s/s/runs/r%s", "1"));
+    assert_true(exists("%s/s/runs/r%s", "2"));
+    assert_false(exists("%s/s/runs/r%s", "3"));
+    /* The changed scenario was written, without the original's expectations. */
+    snprintf(path, sizeof(path), "%s/s/scenarios/r2.json", tmp);
+    char *sc = slurp(path);
+    assert_non_null(strstr(sc, "\"600 ms\""));
+    assert_null(strstr(sc, "\"expect\""));
+    free(sc);
+    cJSON *r2 = load_run("s/runs/r2");
+    assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(r2, "config"),
+                                            "execution.checkpointing.interval")
+                            ->valuestring,
+                        "600 ms");
+    cJSON_Delete(r2);
+
+    snprintf(path, sizeof(path), "%s/s/index.html", tmp);
+    char *html = slurp(path);
+    assert_non_null(html);
+    assert_non_null(strstr(html, "<h2 id=\"c1\">Interval</h2>"));
+    assert_non_null(strstr(html, "<h2 id=\"c2\">Again</h2>"));
+    assert_non_null(strstr(html, "300 against 600 ms."));
+    assert_non_null(strstr(html, "id=\"c1-plot-checkpoint-duration\""));
+    assert_non_null(strstr(html, "id=\"c2-plot-throughput\""));
+    assert_int_equal(count(html, "<caption>Key figures</caption>"), 2);
+    assert_non_null(strstr(html, "#2 every 600 ms, small-cp, simgrid, seed 11"));
+    assert_non_null(strstr(html, "href=\"c1/index.html\""));
+    assert_non_null(strstr(html, "href=\"c1/checkpoints.csv\""));
+    free(html);
+    /* Each comparison's full report, with its own runs. */
+    snprintf(path, sizeof(path), "%s/s/c1/summary.md", tmp);
+    char *md = slurp(path);
+    assert_non_null(md);
+    assert_non_null(strstr(md, "# Interval"));
+    assert_non_null(strstr(md, "| execution.checkpointing.interval | 300 ms | 600 ms |"));
+    free(md);
+    assert_true(exists("%s/s/c2/%s", "index.html"));
+}
+
+static void bad_suites_are_named(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text, *says;
+    } bad[] = {
+        {"{\"comparisons\": []}", "comparisons: expected a list of 1 to"},
+        {"{\"comparisons\": [{\"runs\": [\"x.json\"]}]}", "comparisons[0].title"},
+        {"{\"comparisons\": [{\"title\": \"t\", \"runs\": [\"nowhere.json\"]}]}",
+         "nowhere.json: No such file"},
+        {"{\"comparisons\": [{\"title\": \"t\", \"plot\": \"pie\", \"runs\": [\"x.json\"]}]}",
+         "comparisons[0].plot"},
+        {"{\"comparisons\": [{\"title\": \"t\", \"runs\": [{\"scenario\": \"" CHANDY_SOURCE_DIR
+         "/tests/scenarios/small-cp.json\", \"set\": {\"no.such.key\": 1}}]}]}",
+         "comparisons[0].runs[0].set: no.such.key: neither a configuration key"},
+        {"{\"comparisons\": [{\"title\": \"t\", \"runs\": [{\"scenario\": \"" CHANDY_SOURCE_DIR
+         "/tests/scenarios/small-cp.json\", \"set\": {\"cluster.taskmanagers\": 0}}]}]}",
+         "cluster.taskmanagers"},
+        {"{\"comparisons\": [{\"title\": \"t\", \"runs\": [7]}]}",
+         "comparisons[0].runs[0]: expected a scenario file"},
+        {"{\"comparisons\": [{\"title\": \"t\", \"extra\": 1, \"runs\": [\"x.json\"]}]}", "extra"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char name[32], args[600], path[512];
+        snprintf(name, sizeof(name), "bad%zu.json", i);
+        const char *f = put_file(name, bad[i].text);
+        snprintf(args, sizeof(args), "suite %s --out %s/bad%zu", f, tmp, i);
+        assert_int_equal(chandy("bad", args), 2);
+        snprintf(path, sizeof(path), "%s/bad.err", tmp);
+        char *err = slurp(path);
+        if (!strstr(err, bad[i].says) || !strstr(err, name))
+            fail_msg("suite %s: expected \"%s\" and the file's name in: %s", bad[i].text,
+                     bad[i].says, err);
+        free(err);
+        /* Nothing ran. */
+        snprintf(path, sizeof(path), "%s/bad%zu/runs/r1", tmp, i);
+        assert_int_not_equal(access(path, F_OK), 0);
+    }
+}
+
+/* The README's main command runs this suite. */
+static void default_demo_suite(void **state)
+{
+    (void)state;
+    char args[600], path[512];
+    snprintf(args, sizeof(args), "suite suites/demo.json --out %s/demo", tmp);
+    assert_int_equal(chandy("demo", args), 0);
+    snprintf(path, sizeof(path), "%s/demo/index.html", tmp);
+    char *html = slurp(path);
+    assert_non_null(html);
+    assert_int_equal(count(html, "<caption>Key figures</caption>"), 4);
+    assert_int_equal(count(html, ">correct</td>"), 7);
+    assert_null(strstr(html, "WRONG"));
+    free(html);
+    /* What each comparison is there to show. */
+    cJSON *slow = load_run("demo/runs/r1"), *fast = load_run("demo/runs/r2");
+    assert_true(num(slow, "latency_ms", "p99") > 10 * num(fast, "latency_ms", "p99"));
+    cJSON_Delete(slow);
+    cJSON_Delete(fast);
+    cJSON *bp = load_run("demo/runs/r3"), *room = load_run("demo/runs/r4");
+    assert_true(num(bp, "checkpoint_summary", "duration_p50_s") >
+                5 * num(room, "checkpoint_summary", "duration_p50_s"));
+    cJSON_Delete(bp);
+    cJSON_Delete(room);
+    /* Rendered by Chromium with nothing on the console and no request. */
+    char cmd[1400];
+    snprintf(cmd, sizeof(cmd), "%s/scripts/render.sh %s %s/demo.png > %s/render.out 2>&1",
+             CHANDY_SOURCE_DIR, path, tmp, tmp);
+    int st = system(cmd);
+    if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+        snprintf(path, sizeof(path), "%s/render.out", tmp);
+        char *out = slurp(path);
+        fail_msg("render.sh failed on the demo suite's index:\n%s", out ? out : "");
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(comparisons_side_by_side),
+        cmocka_unit_test(bad_suites_are_named),
+        cmocka_unit_test(default_demo_suite),
+    };
+    return cmocka_run_group_tests(tests, ru_setup, ru_teardown);
+}
