@@ -8,6 +8,7 @@
  *   chandy swarm --merge DIR... --out DIR
  *   chandy sweep SCENARIO.json --out DIR [--jobs N] [--timeout S]
  *   chandy suite SUITE.json --out DIR [--jobs N]
+ *   chandy fidelity SCENARIO.json --out DIR [--seed N] [--band F]
  *   chandy report RUN_DIR... -o OUT_DIR
  *   chandy savepoint DIR
  *   chandy validate SCENARIO.json...
@@ -21,6 +22,7 @@
 
 #include "config.h"
 #include "error.h"
+#include "fidelity.h"
 #include "keygroup.h"
 #include "nemesis.h"
 #include "report.h"
@@ -53,6 +55,9 @@ static void usage(FILE *f)
             "  chandy suite SUITE.json --out DIR [--jobs N]\n"
             "      run a suite's comparisons (suites/demo.json: the default demo) and\n"
             "      write DIR/index.html with each one's chart, key figures and report\n"
+            "  chandy fidelity SCENARIO.json --out DIR [--seed N] [--band F]\n"
+            "      run the scenario under SimGrid and over sockets, and write each\n"
+            "      figure side by side with its ratio and a verdict (+-25 %% by default)\n"
             "  chandy report RUN_DIR... -o OUT_DIR\n"
             "      put runs side by side: OUT_DIR/index.html (plots, tables),\n"
             "      OUT_DIR/summary.md and a CSV file per series\n"
@@ -364,6 +369,8 @@ int main(int argc, char **argv)
         return cmd_validate(argc - 2, argv + 2);
     if (!strcmp(cmd, "savepoint"))
         return cmd_savepoint(argc - 2, argv + 2);
+    if (!strcmp(cmd, "fidelity"))
+        return finish_stdout("fidelity", ck_fidelity_main(argc - 2, argv + 2));
     if (!strcmp(cmd, "suite"))
         return finish_stdout("suite", ck_suite_main(argc - 2, argv + 2));
     if (!strcmp(cmd, "sweep"))

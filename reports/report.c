@@ -1596,3 +1596,185 @@ out:
     free(B);
     return rc;
 }
+
+/* ---- simulated against real -------------------------------------------------------- */
+
+/* The figures compared, from one run: NaN when the run has none. */
+typedef struct fid_fig {
+    const char *name, *unit;
+    double floor; /* closer than this (in unit) agrees whatever the ratio: the two
+                   * clocks' resolution and a scheduler's slice, not the system */
+    const char *believe; /* which side to believe, and why */
+} fid_fig;
+
+static const fid_fig fid_figs[] = {
+    {"checkpoint duration p50", "ms", 2,
+     "SimGrid for a cluster you do not have (its links and store are modelled); sockets for "
+     "the engine's own cost of taking the snapshot"},
+    {"checkpoint alignment p50 (longest subtask)", "ms", 2,
+     "SimGrid: alignment is set by buffers in flight and link latency, which it models; "
+     "loopback has none"},
+    {"recovery: detection", "s", 0.02,
+     "both: set by configuration (a broken connection at once, else heartbeat.timeout); a "
+     "difference is a bug"},
+    {"recovery: restart", "s", 0.02, "both: the restart strategy's delay; a difference is a bug"},
+    {"recovery: restore", "s", 0.02,
+     "SimGrid for the store's bandwidth at scale; sockets for the real cost of reading and "
+     "rebuilding state"},
+    {"recovery: catch-up", "s", 0.02,
+     "sockets for the engine's real speed at draining a backlog; SimGrid when CPU is modelled "
+     "by cpu_per_record"},
+    {"recovery: total", "s", 0.02, "as its phases"},
+    {"throughput in", "records/s", 0,
+     "sources read at the workload's rate on both; a difference means one side could not keep "
+     "up"},
+    {"latency p50", "ms", 5,
+     "SimGrid for modelled CPU and network; sockets adds the real engine's work and the OS's "
+     "scheduling"},
+    {"latency p99", "ms", 5, "as p50; tails on sockets also carry the machine's noise"},
+    {"most backpressured vertex", "%", 5,
+     "SimGrid when the bottleneck is modelled (cpu_per_record, links); sockets when it is the "
+     "engine's real work"},
+};
+#define NFID (sizeof(fid_figs) / sizeof(fid_figs[0]))
+
+static void fid_values(const cJSON *o, double v[NFID])
+{
+    double cp[CP_FIGS];
+    cp_figures(o, cp);
+    v[0] = cp[2];
+    v[1] = cp[8];
+    const cJSON *rv = cJSON_GetArrayItem(ck_rf_arr(o, "recoveries"), 0);
+    double ph[4] = {NAN, NAN, NAN, NAN};
+    if (rv)
+        phases(rv, ph);
+    for (int k = 0; k < 4; k++)
+        v[2 + k] = ph[k];
+    v[6] = rv ? num_or_nan(rv, "recovery_s") : NAN;
+    v[7] = num_or_nan(o, "throughput_in_rps");
+    v[8] = num_or_nan(o, "latency_ms.p50");
+    v[9] = num_or_nan(o, "latency_ms.p99");
+    v[10] = worst_backpressure(o) * 100;
+}
+
+int ck_report_fidelity(const char *sim, const char *real, const char *outdir, double band,
+                       char *err, size_t errlen)
+{
+    const char *paths[2] = {sim, real};
+    ck_report_entry e[2] = {{"simulated (SimGrid)", &paths[0], 1},
+                            {"real (sockets)", &paths[1], 1}};
+    char sub[1100];
+    snprintf(sub, sizeof(sub), "%s/report", outdir);
+    if (ck_report_make_entries(e, 2, sub, "simulated against real: the two runs", err, errlen))
+        return -1;
+    rep R = {0};
+    int rc = -1;
+    if (rep_load(&R, e, 2, err, errlen))
+        goto out;
+    const char *b0 = ck_rf_str(ROOT(&R.e[0], 0), "backend"), *b1 = ck_rf_str(ROOT(&R.e[1], 0), "backend");
+    if (strcmp(b0, "simgrid") || strcmp(b1, "sockets")) {
+        snprintf(err, errlen, "fidelity: expected a simgrid run and a sockets run, got %s and %s",
+                 b0, b1);
+        goto out;
+    }
+    double vs[NFID], vr[NFID];
+    fid_values(ROOT(&R.e[0], 0), vs);
+    fid_values(ROOT(&R.e[1], 0), vr);
+    char title[300];
+    snprintf(title, sizeof(title), "Simulated against real: %s", ck_rf_str(ROOT(&R.e[0], 0), "scenario"));
+    ck_sb *h = &R.html;
+    ck_sb_puts(h, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>");
+    ck_sb_html(h, title);
+    ck_sb_puts(h, "</title>\n<style>");
+    ck_sb_puts(h, css);
+    ck_sb_puts(h, "</style>\n</head>\n<body>\n<h1>");
+    ck_sb_html(h, title);
+    ck_sb_puts(h, "</h1>\n");
+    ck_sb_printf(&R.md, "# %s\n", title);
+    char note[600];
+    snprintf(note, sizeof(note),
+             "The same scenario and seed under SimGrid (simulated time) and over sockets (one "
+             "process per host, real time). A figure agrees when real / simulated is within "
+             "%.0f %% of 1, or when the two are closer than the figure's floor (2 ms for "
+             "checkpoints, 20 ms for recovery phases, 5 ms for latency, 5 points of "
+             "backpressure: below that, the clocks and the scheduler decide, not the system).",
+             band * 100);
+    ck_sb_printf(h, "<p>%s</p>\n", note);
+    ck_sb_printf(&R.md, "\n%s\n", note);
+    static const char *const head[] = {"figure", "simulated", "real", "real / simulated",
+                                       "verdict", "believe"};
+    table t;
+    t_begin(&t, &R, "Figures side by side", head, 6);
+    ck_sb csv = {0};
+    ck_sb_puts(&csv, "figure,unit,simulated,real,ratio,verdict\n");
+    int agree = 0, differ = 0;
+    for (size_t k = 0; k < NFID; k++) {
+        char name[120], s1[48], s2[48], ratio[48], verdict[48];
+        snprintf(name, sizeof(name), "%s (%s)", fid_figs[k].name, fid_figs[k].unit);
+        snprintf(s1, sizeof(s1), isfinite(vs[k]) ? "%.4g" : "-", vs[k]);
+        snprintf(s2, sizeof(s2), isfinite(vr[k]) ? "%.4g" : "-", vr[k]);
+        double q = vr[k] / vs[k];
+        if (!isfinite(vs[k]) || !isfinite(vr[k])) {
+            snprintf(ratio, sizeof(ratio), "-");
+            snprintf(verdict, sizeof(verdict), "n/a (%s)", isfinite(vs[k]) || isfinite(vr[k])
+                                                              ? "one side has none"
+                                                              : "neither has it");
+        } else if (vs[k] == 0 && vr[k] == 0) {
+            snprintf(ratio, sizeof(ratio), "-");
+            snprintf(verdict, sizeof(verdict), "agree (both 0)");
+            agree++;
+        } else {
+            if (isfinite(q))
+                snprintf(ratio, sizeof(ratio), "%.2f", q);
+            else
+                snprintf(ratio, sizeof(ratio), "inf");
+            int near = fabs(vr[k] - vs[k]) <= fid_figs[k].floor;
+            int ok = near || (isfinite(q) && fabs(q - 1) <= band);
+            if (ok && !(isfinite(q) && fabs(q - 1) <= band))
+                snprintf(verdict, sizeof(verdict), "agree (within %g %s)", fid_figs[k].floor,
+                         fid_figs[k].unit);
+            else
+                snprintf(verdict, sizeof(verdict), "%s", ok ? "agree" : "DIFFER");
+            ok ? agree++ : differ++;
+        }
+        const char *cells[] = {name, s1, s2, ratio, verdict, fid_figs[k].believe};
+        t_row(&t, cells);
+        ck_sb_csv(&csv, fid_figs[k].name);
+        csv_str(&csv, fid_figs[k].unit);
+        csv_num(&csv, vs[k]);
+        csv_num(&csv, vr[k]);
+        csv_num(&csv, isfinite(vs[k]) && isfinite(vr[k]) && vs[k] != 0 ? q : NAN);
+        csv_str(&csv, verdict);
+        ck_sb_puts(&csv, "\n");
+    }
+    t_end(&t);
+    ck_sb_printf(h, "<p>%d figure%s agree, %d differ.</p>\n", agree, agree == 1 ? "" : "s",
+                 differ);
+    ck_sb_printf(&R.md, "\n%d figure%s agree, %d differ.\n", agree, agree == 1 ? "" : "s",
+                 differ);
+    runs_table(&R);
+    ck_sb_puts(h, "<p><a href=\"report/index.html\">Both runs side by side</a> (every chart "
+                  "and table, CSV files).</p>\n</body>\n</html>\n");
+    ck_sb_puts(&R.md, "\nBoth runs side by side: `report/index.html`.\n");
+    if (mkdir_p(outdir)) {
+        snprintf(err, errlen, "%s: cannot create: %s", outdir, strerror(errno));
+        ck_sb_free(&csv);
+        goto out;
+    }
+    char path[1100];
+    static const char *const names[3] = {"index.html", "summary.md", "fidelity.csv"};
+    const ck_sb *bufs[3] = {&R.html, &R.md, &csv};
+    for (int k = 0; k < 3; k++) {
+        snprintf(path, sizeof(path), "%s/%s", outdir, names[k]);
+        if (ck_sb_write(bufs[k], path)) {
+            snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+            ck_sb_free(&csv);
+            goto out;
+        }
+    }
+    ck_sb_free(&csv);
+    rc = 0;
+out:
+    rep_free(&R);
+    return rc;
+}

@@ -66,6 +66,18 @@ typedef struct ck_report_section {
 int ck_report_index(const ck_report_section *sec, int n, const char *outdir, const char *title,
                     const char *about, char *err, size_t errlen);
 
+/*
+ * The fidelity report of one scenario run under SimGrid (sim) and over
+ * sockets (real): in outdir, index.html, summary.md and fidelity.csv with
+ * each figure side by side (checkpoint duration and alignment, the first
+ * recovery's phases, throughput, latency, backpressure), the ratio
+ * real / simulated and a verdict against the band (0.25: agree within
+ * +-25 %), and report/, the two runs' full report. Returns 0, or -1 with
+ * a reason in err.
+ */
+int ck_report_fidelity(const char *sim, const char *real, const char *outdir, double band,
+                       char *err, size_t errlen);
+
 /* The published figures (reports/published.json, built in): a JSON text. */
 const char *ck_report_published(void);
 

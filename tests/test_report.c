@@ -426,6 +426,120 @@ static void published_figures_beside_their_scenario(void **state)
     free(md);
 }
 
+/* A run.json for the fidelity report: one checkpoint and one recovery. */
+static const char *fid_run(const char *dir, const char *backend, double cp_s, double detect_s,
+                           double tput)
+{
+    static char paths[4][300];
+    static int next;
+    char text[1200], file[300];
+    snprintf(text, sizeof(text),
+             "{\"scenario\": \"fid\", \"backend\": \"%s\", \"seed\": 1, \"sim_time_s\": 10,"
+             " \"throughput_in_rps\": %g, \"config\": {},"
+             " \"checkpoints\": [{\"id\": 1, \"kind\": \"checkpoint\", \"status\": \"completed\","
+             " \"trigger_s\": 1, \"duration_s\": %g, \"alignment_max_s\": 0.001, \"bytes\": 10}],"
+             " \"recoveries\": [{\"failure_s\": 4, \"detected_s\": %g, \"restarted_s\": %g,"
+             " \"restored_s\": %g, \"caught_up_s\": %g, \"recovery_s\": %g}]}",
+             backend, tput, cp_s, 4 + detect_s, 4.5 + detect_s, 4.6 + detect_s, 5 + detect_s,
+             1 + detect_s);
+    char d[300];
+    snprintf(d, sizeof(d), "%s/%s", tmp, dir);
+    mkdir(d, 0755);
+    snprintf(file, sizeof(file), "%s/run.json", dir);
+    assert_non_null(put_file(file, text));
+    char *p = paths[next++ % 4];
+    snprintf(p, 300, "%s", d);
+    return p;
+}
+
+/* The row of figure name in a Markdown table, or NULL. */
+static char *md_row(const char *md, const char *name)
+{
+    char key[200];
+    snprintf(key, sizeof(key), "| %s", name);
+    const char *a = strstr(md, key);
+    if (!a)
+        return NULL;
+    const char *z = strchr(a, '\n');
+    return strndup(a, z ? (size_t)(z - a) : strlen(a));
+}
+
+static void fidelity_verdicts(void **state)
+{
+    (void)state;
+    char err[600], out[300];
+    snprintf(out, sizeof(out), "%s/fid", tmp);
+    /* 100 ms against 120 ms: within 25 %; detection 0 against 15 ms: under
+     * its 20 ms floor; throughput 1000 against 500: differs. */
+    const char *sim = fid_run("fid-sim", "simgrid", 0.100, 0, 1000);
+    const char *real = fid_run("fid-real", "sockets", 0.120, 0.015, 500);
+    assert_int_equal(ck_report_fidelity(sim, real, out, 0.25, err, sizeof(err)), 0);
+    char path[400];
+    snprintf(path, sizeof(path), "%s/summary.md", out);
+    char *md = slurp(path);
+    assert_non_null(md);
+    char *row = md_row(md, "checkpoint duration p50 (ms)");
+    assert_non_null(strstr(row, "| 100 | 120 | 1.20 | agree |"));
+    free(row);
+    row = md_row(md, "recovery: detection (s)");
+    assert_non_null(strstr(row, "| 0 | 0.015 | inf | agree (within 0.02 s) |"));
+    free(row);
+    row = md_row(md, "recovery: restart (s)");
+    assert_non_null(strstr(row, "| agree |"));
+    free(row);
+    row = md_row(md, "throughput in (records/s)");
+    assert_non_null(strstr(row, "| 1000 | 500 | 0.50 | DIFFER |"));
+    free(row);
+    row = md_row(md, "latency p50 (ms)");
+    assert_non_null(strstr(row, "n/a (neither has it)"));
+    free(row);
+    free(md);
+    snprintf(path, sizeof(path), "%s/fidelity.csv", out);
+    char *csv = slurp(path);
+    assert_non_null(strstr(csv, "throughput in,records/s,1000,500,0.5,DIFFER"));
+    free(csv);
+    snprintf(path, sizeof(path), "%s/report/index.html", out);
+    assert_int_equal(access(path, R_OK), 0);
+    /* A narrower band: 20 % off now differs. */
+    snprintf(out, sizeof(out), "%s/fid-narrow", tmp);
+    assert_int_equal(ck_report_fidelity(sim, real, out, 0.1, err, sizeof(err)), 0);
+    snprintf(path, sizeof(path), "%s/summary.md", out);
+    md = slurp(path);
+    row = md_row(md, "checkpoint duration p50 (ms)");
+    assert_non_null(strstr(row, "| 1.20 | DIFFER |"));
+    free(row);
+    free(md);
+    /* Two simulated runs are not a fidelity report. */
+    assert_int_equal(ck_report_fidelity(sim, sim, out, 0.25, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "expected a simgrid run and a sockets run"));
+}
+
+/* The command: a short scenario under SimGrid and over sockets. */
+static void fidelity_command(void **state)
+{
+    (void)state;
+    char args[600], path[400];
+    snprintf(args, sizeof(args), "fidelity tests/scenarios/small-cp.json --out %s/fc", tmp);
+    assert_int_equal(chandy("fidelity", args), 0);
+    cJSON *sim = load_run("fc/sim"), *real = load_run("fc/real");
+    assert_string_equal(cJSON_GetObjectItem(sim, "backend")->valuestring, "simgrid");
+    assert_string_equal(cJSON_GetObjectItem(real, "backend")->valuestring, "sockets");
+    snprintf(path, sizeof(path), "%s/fc/summary.md", tmp);
+    char *md = slurp(path);
+    assert_non_null(md);
+    /* The simulated side is the SimGrid run's own figure. */
+    char want[80];
+    snprintf(want, sizeof(want), "| %.4g |", num(sim, "throughput_in_rps", NULL));
+    char *row = md_row(md, "throughput in (records/s)");
+    assert_non_null(strstr(row, want));
+    free(row);
+    assert_int_equal(count(md, "| recovery: "), 5); /* no crash: n/a, but listed */
+    assert_non_null(strstr(md, "figures agree"));
+    free(md);
+    cJSON_Delete(sim);
+    cJSON_Delete(real);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -434,6 +548,8 @@ int main(void)
         cmocka_unit_test(empty_series_are_none),
         cmocka_unit_test(bad_run_files_are_named),
         cmocka_unit_test(published_figures_beside_their_scenario),
+        cmocka_unit_test(fidelity_verdicts),
+        cmocka_unit_test(fidelity_command),
     };
     return cmocka_run_group_tests(tests, ru_setup, ru_teardown);
 }
