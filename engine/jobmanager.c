@@ -42,8 +42,9 @@ int ck_jm_init(ck_jm *jm, ck_platform *plat, const ck_job_env *env, int ntm, uin
     jm->ended = calloc(g->nsubtasks, 1);
     jm->tasks = calloc(g->nsubtasks, sizeof(ck_metrics));
     jm->lag_ns = calloc(g->nsubtasks, sizeof(int64_t));
+    jm->vertices = calloc((size_t)g->nv, sizeof(ck_metrics));
     if (!jm->tm_seen || !jm->placement || !jm->done || !jm->running || !jm->ended || !jm->tasks ||
-        !jm->lag_ns) {
+        !jm->lag_ns || !jm->vertices) {
         ck_jm_free(jm);
         return CK_ENOMEM;
     }
@@ -75,6 +76,10 @@ void ck_jm_free(ck_jm *jm)
         for (uint32_t i = 0; i < jm->g->nsubtasks; i++)
             ck_metrics_free(&jm->tasks[i]);
     free(jm->tasks);
+    if (jm->vertices)
+        for (int v = 0; v < jm->g->nv; v++)
+            ck_metrics_free(&jm->vertices[v]);
+    free(jm->vertices);
     free(jm->done);
     free(jm->running);
     free(jm->ended);
@@ -506,6 +511,8 @@ static int on_metrics(ck_jm *jm, uint32_t g, const uint8_t *body, size_t len, in
     /* The subtask's vertex is the graph's, not what the message claims. */
     int v, sub;
     ck_graph_locate(jm->g, g, &v, &sub);
+    if (!rc)
+        rc = ck_metrics_merge_counts(&jm->vertices[v], &d);
     if (jm->g->spec.ops[jm->g->v[v].ops[0]].kind == CK_OP_SOURCE)
         jm->lag_ns[g] = finished ? 0 : d.task.lag_ns;
     track_recovery(jm, &d.task, ck_now(jm->plat));

@@ -108,6 +108,7 @@ typedef struct ck_jm {
     uint64_t final_id;   /* the final checkpoint of this attempt, once triggered */
     ck_metrics *tasks;   /* per subtask, summed over attempts */
     ck_metrics job;      /* merged series and histograms */
+    ck_metrics *vertices; /* per vertex: its subtasks' series merged, without histograms */
     int64_t *lag_ns;     /* per source subtask: last reported source lag */
     ck_time end;
     ck_time restart_at, waiting_since;

@@ -180,7 +180,26 @@ int ck_metrics_total_latency(const ck_metrics *m, ck_hist *out)
     return CK_OK;
 }
 
-int ck_metrics_merge(ck_metrics *dst, const ck_metrics *src)
+int ck_metrics_time(ck_metrics *m, ck_time from, ck_time to, int mode)
+{
+    while (from < to) {
+        ck_sec *s = sec_at(m, from);
+        if (!s)
+            return CK_ENOMEM;
+        ck_time end = (from / CK_NS_PER_S + 1) * CK_NS_PER_S;
+        int64_t d = (end < to ? end : to) - from;
+        if (mode == CK_TIME_BUSY)
+            s->busy_ns += d;
+        else if (mode == CK_TIME_BACKPRESSURED)
+            s->bp_ns += d;
+        else
+            s->idle_ns += d;
+        from += d;
+    }
+    return CK_OK;
+}
+
+static int merge(ck_metrics *dst, const ck_metrics *src, int hists)
 {
     if (src->nsec > 0 && !sec_at(dst, (ck_time)(src->nsec - 1) * CK_NS_PER_S))
         return CK_ENOMEM;
@@ -189,13 +208,26 @@ int ck_metrics_merge(ck_metrics *dst, const ck_metrics *src)
         const ck_sec *s = &src->sec[i];
         d->in += s->in;
         d->out += s->out;
-        if (s->lat) {
+        d->busy_ns += s->busy_ns;
+        d->bp_ns += s->bp_ns;
+        d->idle_ns += s->idle_ns;
+        if (hists && s->lat) {
             if (!d->lat && !(d->lat = calloc(1, sizeof(ck_hist))))
                 return CK_ENOMEM;
             ck_hist_merge(d->lat, s->lat);
         }
     }
     return CK_OK;
+}
+
+int ck_metrics_merge(ck_metrics *dst, const ck_metrics *src)
+{
+    return merge(dst, src, 1);
+}
+
+int ck_metrics_merge_counts(ck_metrics *dst, const ck_metrics *src)
+{
+    return merge(dst, src, 0);
 }
 
 /* ---- encoding ------------------------------------------------------------ */
@@ -244,10 +276,20 @@ int ck_metrics_encode(const ck_metrics *m, uint8_t **out, size_t *len)
     ck_wbuf_u64(&w, (uint64_t)t->lag_records);
     ck_wbuf_u64(&w, (uint64_t)t->lag_ns);
     ck_wbuf_u64(&w, (uint64_t)t->first_out_ns);
-    ck_wbuf_u32(&w, m->nsec);
-    for (uint32_t i = 0; i < m->nsec; i++) {
+    /* The seconds from the first with anything in it: a report covers the
+     * last second or two, not the whole run. */
+    uint32_t first = 0;
+    while (first < m->nsec && !m->sec[first].in && !m->sec[first].out && !m->sec[first].lat &&
+           !m->sec[first].busy_ns && !m->sec[first].bp_ns && !m->sec[first].idle_ns)
+        first++;
+    ck_wbuf_u32(&w, first);
+    ck_wbuf_u32(&w, m->nsec - first);
+    for (uint32_t i = first; i < m->nsec; i++) {
         ck_wbuf_u64(&w, m->sec[i].in);
         ck_wbuf_u64(&w, m->sec[i].out);
+        ck_wbuf_u64(&w, (uint64_t)m->sec[i].busy_ns);
+        ck_wbuf_u64(&w, (uint64_t)m->sec[i].bp_ns);
+        ck_wbuf_u64(&w, (uint64_t)m->sec[i].idle_ns);
         w_hist(&w, m->sec[i].lat);
     }
     if (w.err) {
@@ -311,10 +353,12 @@ int ck_metrics_decode(ck_metrics *m, const uint8_t *p, size_t len)
     t->lag_records = (int64_t)ck_rbuf_u64(&r);
     t->lag_ns = (int64_t)ck_rbuf_u64(&r);
     t->first_out_ns = (int64_t)ck_rbuf_u64(&r);
-    uint32_t nsec = ck_rbuf_u32(&r);
-    /* Each second takes at least 20 bytes: reject counts the input cannot hold. */
-    if (r.err || nsec > (len - r.pos) / 20)
+    uint32_t first = ck_rbuf_u32(&r), count = ck_rbuf_u32(&r);
+    /* Each second takes at least 44 bytes: reject counts the input cannot hold. */
+    if (r.err || count > (len - r.pos) / 44 || first > CK_METRICS_MAX_SECOND ||
+        count > CK_METRICS_MAX_SECOND - first)
         return CK_ECORRUPT;
+    uint32_t nsec = first + count;
     if (nsec) {
         m->sec = calloc(nsec, sizeof(ck_sec));
         if (!m->sec)
@@ -323,10 +367,20 @@ int ck_metrics_decode(ck_metrics *m, const uint8_t *p, size_t len)
     }
     int rc = CK_OK;
     uint32_t nhists = 0;
-    for (uint32_t i = 0; i < nsec && !rc; i++) {
-        m->sec[i].in = ck_rbuf_u64(&r);
-        m->sec[i].out = ck_rbuf_u64(&r);
-        rc = r_hist(&r, &m->sec[i].lat, &nhists);
+    for (uint32_t i = first; i < nsec && !rc; i++) {
+        ck_sec *sc = &m->sec[i];
+        sc->in = ck_rbuf_u64(&r);
+        sc->out = ck_rbuf_u64(&r);
+        sc->busy_ns = (int64_t)ck_rbuf_u64(&r);
+        sc->bp_ns = (int64_t)ck_rbuf_u64(&r);
+        sc->idle_ns = (int64_t)ck_rbuf_u64(&r);
+        /* Times of one second: at most a second per subtask merged into it,
+         * and no subtask sends more than its own. */
+        if (sc->busy_ns < 0 || sc->bp_ns < 0 || sc->idle_ns < 0 || sc->busy_ns > CK_NS_PER_S ||
+            sc->bp_ns > CK_NS_PER_S || sc->idle_ns > CK_NS_PER_S)
+            rc = CK_ECORRUPT;
+        else
+            rc = r_hist(&r, &sc->lat, &nhists);
     }
     if (!rc && (r.err || r.pos != len))
         rc = CK_ECORRUPT;

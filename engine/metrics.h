@@ -37,7 +37,13 @@ typedef struct ck_sec {
     uint64_t in;   /* records read by sources */
     uint64_t out;  /* records written by sinks */
     ck_hist *lat;  /* end-to-end latency at sinks, or NULL */
+    /* Flink's busy / backpressured / idle time spent in this second (ns,
+     * added up over the subtasks merged here) */
+    int64_t busy_ns, bp_ns, idle_ns;
 } ck_sec;
+
+/* How a subtask spends its time (ck_metrics_time). */
+enum { CK_TIME_BUSY = 0, CK_TIME_BACKPRESSURED = 1, CK_TIME_IDLE = 2 };
 
 typedef struct ck_task_stats {
     uint32_t vertex, subtask, host;
@@ -75,11 +81,18 @@ int ck_metrics_out_batch(ck_metrics *m, ck_time t, const int64_t *ingest, size_t
 int ck_metrics_out_buckets(ck_metrics *m, ck_time t, int64_t base, const uint32_t *cnt,
                            size_t nb, int shift);
 
+/* Accounts the span [from, to) as `mode` (CK_TIME_*), split into the
+ * seconds it covers. Returns 0 or CK_ENOMEM. */
+int ck_metrics_time(ck_metrics *m, ck_time from, ck_time to, int mode);
+
 /* The whole run's latency: the sum of the per-second histograms. */
 int ck_metrics_total_latency(const ck_metrics *m, ck_hist *out);
 
 /* Adds src's series and histograms to dst (task stats are not merged). */
 int ck_metrics_merge(ck_metrics *dst, const ck_metrics *src);
+
+/* The same without the latency histograms: counts and times only. */
+int ck_metrics_merge_counts(ck_metrics *dst, const ck_metrics *src);
 
 /* Encodes m into a malloc'd block (*out, *len). Returns 0 or CK_ENOMEM. */
 int ck_metrics_encode(const ck_metrics *m, uint8_t **out, size_t *len);
@@ -90,8 +103,13 @@ int ck_metrics_encode(const ck_metrics *m, uint8_t **out, size_t *len);
  * with millions of them would take gigabytes. */
 #define CK_METRICS_MAX_HISTS 1024
 
+/* The latest second an encoded block may name: 11 days, beyond any run's
+ * time limit (a corrupt block cannot make the job manager allocate more). */
+#define CK_METRICS_MAX_SECOND 1000000
+
 /* Decodes an encoded block into m (initialized here). 0, or CK_ECORRUPT
- * (malformed, or more than CK_METRICS_MAX_HISTS histograms), CK_ENOMEM. */
+ * (malformed, a second past CK_METRICS_MAX_SECOND, or more than
+ * CK_METRICS_MAX_HISTS histograms), CK_ENOMEM. */
 int ck_metrics_decode(ck_metrics *m, const uint8_t *p, size_t len);
 
 #endif

@@ -304,6 +304,11 @@ static void acct(ck_task *t, ck_time now, int mode)
             t->met.task.backpressured_ns += d;
         else
             t->met.task.idle_ns += d;
+        /* Per second too (out of memory: the series misses it, the totals not). */
+        (void)ck_metrics_time(&t->met, t->acct_t, now,
+                              t->acct_mode == ACCT_BUSY ? CK_TIME_BUSY
+                              : t->acct_mode == ACCT_BP ? CK_TIME_BACKPRESSURED
+                                                        : CK_TIME_IDLE);
     }
     t->acct_t = now;
     t->acct_mode = mode;

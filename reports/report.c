@@ -796,6 +796,47 @@ static void fault_bands(rep *R, bands *B)
                     B->b[k].x1 = z;
             }
         }
+    /* Backpressure: the stretches of seconds in which a vertex was
+     * backpressured at least half of its time (Flink's HIGH), in each
+     * entry's first run, named by the vertex most backpressured at their
+     * start. */
+    for (int i = 0; i < R->n; i++) {
+        const cJSON *ts = ck_rf_arr(ROOT(&R->e[i], 0), "timeseries"), *p;
+        double start = NAN, last = NAN;
+        char who[80] = "";
+        int idx = 0, n = cJSON_GetArraySize(ts);
+        cJSON_ArrayForEach(p, ts)
+        {
+            double worst = 0;
+            const char *wv = NULL;
+            const cJSON *v;
+            cJSON_ArrayForEach(v, ck_rf_get(p, "vertex_backpressured_ratio"))
+            {
+                if (cJSON_IsNumber(v) && v->valuedouble > worst) {
+                    worst = v->valuedouble;
+                    wv = v->string;
+                }
+            }
+            double t = ck_rf_num(p, "t_s", NAN);
+            int high = worst >= 0.5 && isfinite(t);
+            if (high && !isfinite(start)) {
+                start = t;
+                snprintf(who, sizeof(who), "%s", wv);
+            }
+            if (high)
+                last = t;
+            idx++;
+            if (isfinite(start) && (!high || idx == n) && B->n < 256) {
+                size_t k = B->n++;
+                double end = ck_rf_num(ROOT(&R->e[i], 0), "sim_time_s", last + 1);
+                B->b[k] = (ck_plot_band){start, last + 1 < end ? last + 1 : end, B->label[k], i};
+                B->open[k] = 0;
+                B->ents[k] = 1ull << i;
+                snprintf(B->what[k], sizeof(B->what[k]), "backpressure: %.50s", who);
+                start = NAN;
+            }
+        }
+    }
     /* Labelled with the entries that had it, unless every one did (grey). */
     unsigned long long all = R->n >= 64 ? ~0ull : (1ull << R->n) - 1;
     for (size_t k = 0; k < B->n; k++) {
@@ -1354,7 +1395,8 @@ int ck_report_make_entries(const ck_report_entry *spec, int n, const char *outdi
 
     section(&R, "throughput", "Throughput and latency",
             "Shaded: the faults of the timeline, from when they hit to when they ended (a "
-            "crashed host: until it restarted).");
+            "crashed host: until it restarted), and the seconds in which a vertex was "
+            "backpressured at least half of its time (Flink's HIGH).");
     fault_bands(&R, B);
     static const char *const tf[2] = {"in_rps", "out_rps"}, *const tn[2] = {"in", "out"};
     plot_timeseries(&R, ss, B, "plot-throughput", "Throughput over time", "records/s", tf, tn);

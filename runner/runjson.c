@@ -480,6 +480,23 @@ cJSON *ck_runjson_build(const ck_run *r, const ck_verdict *v)
             cJSON_AddNullToObject(o, "latency_p50_ms");
             cJSON_AddNullToObject(o, "latency_p99_ms");
         }
+        /* Flink's backpressured time in this second: over every subtask, and
+         * per vertex (its subtasks' time added up). */
+        double life = (double)(sec->busy_ns + sec->bp_ns + sec->idle_ns);
+        if (life > 0)
+            cJSON_AddNumberToObject(o, "backpressured_ratio", round_to(sec->bp_ns / life, 4));
+        else
+            cJSON_AddNullToObject(o, "backpressured_ratio");
+        cJSON *vb = cJSON_AddObjectToObject(o, "vertex_backpressured_ratio");
+        for (int vi = 0; r->res.jm_ready && vi < g->nv; vi++) {
+            const ck_metrics *vm = &r->res.jm.vertices[vi];
+            if (s >= vm->nsec)
+                continue;
+            const ck_sec *vs = &vm->sec[s];
+            double vl = (double)(vs->busy_ns + vs->bp_ns + vs->idle_ns);
+            if (vl > 0)
+                cJSON_AddNumberToObject(vb, g->v[vi].name, round_to(vs->bp_ns / vl, 4));
+        }
         cJSON_AddItemToArray(ts, o);
     }
 

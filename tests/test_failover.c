@@ -268,8 +268,16 @@ static cJSON *fault_run(const char *name, int seed, int exactly_once, int taskma
 
     /* Every recovery that finished went through its phases in order. */
     const cJSON *recs = item(run, "recoveries");
-    assert_true(recovers ? cJSON_GetArraySize(recs) >= 1 : cJSON_GetArraySize(recs) == 0);
     const cJSON *r;
+    if (recovers ? cJSON_GetArraySize(recs) < 1 : cJSON_GetArraySize(recs) != 0)
+        cJSON_ArrayForEach(r, recs) /* say why, for a failure seen only under load */
+        {
+            const cJSON *cause = cJSON_GetObjectItemCaseSensitive(r, "cause");
+            fprintf(stderr, "%s (seed %d): unexpected recovery at %.3f s: %s\n", name, seed,
+                    num(r, "failure_s", NULL),
+                    cJSON_IsString(cause) ? cause->valuestring : "(no cause)");
+        }
+    assert_true(recovers ? cJSON_GetArraySize(recs) >= 1 : cJSON_GetArraySize(recs) == 0);
     cJSON_ArrayForEach(r, recs) {
         double f = num(r, "failure_s", NULL), d = num(r, "detected_s", NULL);
         assert_true(f <= d);
