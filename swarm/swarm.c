@@ -34,6 +34,7 @@
 
 #include "error.h"
 #include "nemesis.h"
+#include "pool.h"
 #include "runjson.h"
 #include "scenario.h"
 #include "storefs.h"
@@ -48,13 +49,6 @@ typedef struct result {
     double wall_s, sim_s;
     char why[440];
 } result;
-
-typedef struct child {
-    pid_t pid;
-    size_t index; /* into results */
-    struct timespec start;
-    int timed_out; /* killed for running past --timeout */
-} child;
 
 typedef struct swarm {
     const char *scenario, *argv0, *out;
@@ -325,38 +319,28 @@ static void write_seed_scenario(swarm *s, uint64_t seed)
 
 /* ---- running seeds ------------------------------------------------------------------ */
 
-static pid_t spawn(swarm *s, uint64_t seed)
+/* Seed i's `chandy run` (pool.h): into DIR/runs/<seed>, its output in
+ * DIR/runs/<seed>.log. */
+static int prepare(void *ctx, size_t i, const char **argv, char *log, size_t loglen)
 {
-    char seedstr[32], out[PATH_MAX], log[PATH_MAX + 8];
-    snprintf(seedstr, sizeof(seedstr), "%llu", (unsigned long long)seed);
+    swarm *s = ctx;
+    static char seedstr[32], out[PATH_MAX];
+    snprintf(seedstr, sizeof(seedstr), "%llu", (unsigned long long)s->res[i].seed);
     snprintf(out, sizeof(out), "%s/runs/%s", s->out, seedstr);
-    snprintf(log, sizeof(log), "%s.log", out);
+    snprintf(log, loglen, "%s.log", out);
     rm_tree(out); /* an earlier swarm's run of this seed */
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid != 0)
-        return pid;
-    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int nul = open("/dev/null", O_RDONLY);
-    if (fd < 0 || nul < 0)
-        _exit(127);
-    dup2(nul, 0);
-    dup2(fd, 1);
-    dup2(fd, 2);
-    close(fd);
-    close(nul);
-    char *args[] = {"chandy", "run", (char *)s->scenario, "--seed", seedstr, "--swarm",
-                    (char *)ck_nemesis_mode_name(s->mode), "--out", out, "-q", NULL};
-    execv("/proc/self/exe", args);
-    fprintf(stderr, "chandy swarm: cannot run /proc/self/exe: %s\n", strerror(errno));
-    _exit(127);
+    const char *args[] = {"run", s->scenario, "--seed", seedstr, "--swarm",
+                          ck_nemesis_mode_name(s->mode), "--out", out, "-q", NULL};
+    memcpy(argv, args, sizeof(args));
+    return 0;
 }
 
-/* A child ended: its seed's verdict. */
-static void finish(swarm *s, const child *c, int st)
+/* Seed i's child ended (pool.h): its verdict. */
+static void finish(void *ctx, size_t i, int st, double wall_s, int timed_out)
 {
-    result *r = &s->res[c->index];
-    r->wall_s = since(&c->start);
+    swarm *s = ctx;
+    result *r = &s->res[i];
+    r->wall_s = wall_s;
     r->sim_s = -1;
     r->exit_status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
     r->signal = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
@@ -375,7 +359,7 @@ static void finish(swarm *s, const child *c, int st)
         r->sim_s = simt->valuedouble;
     int verdict_ok = cJSON_IsString(verdict) && !strcmp(verdict->valuestring, "ok");
     r->ok = verdict_ok && r->exit_status == 0;
-    if (c->timed_out)
+    if (timed_out)
         snprintf(r->why, sizeof(r->why),
                  "still running after %.0f s of wall-clock time (--timeout): killed", s->timeout_s);
     else if (r->signal)
@@ -420,62 +404,25 @@ static void finish(swarm *s, const child *c, int st)
     }
 }
 
+static void tick(void *ctx)
+{
+    swarm *s = ctx;
+    if (since(&s->last_save) > 10)
+        save(s, 0);
+}
+
+/* Runs every seed, `jobs` at a time; a seed that runs too long (a
+ * livelock in zero simulated time never reaches the simulated-time limit)
+ * is killed. Returns 0, or 2 when a child could not be started. */
 static int run_seeds(swarm *s)
 {
-    child *kids = calloc((size_t)s->jobs, sizeof(*kids));
-    if (!kids)
-        return 2;
-    size_t next = 0;
-    int running = 0;
-    while (next < s->nres || running > 0) {
-        while (running < s->jobs && next < s->nres) {
-            child *c = NULL;
-            for (int k = 0; k < s->jobs && !c; k++)
-                if (!kids[k].pid)
-                    c = &kids[k];
-            c->index = next;
-            c->timed_out = 0;
-            clock_gettime(CLOCK_MONOTONIC, &c->start);
-            c->pid = spawn(s, s->res[next].seed);
-            if (c->pid < 0) {
-                fprintf(stderr, "chandy swarm: cannot start a seed: %s\n", strerror(errno));
-                c->pid = 0;
-                break;
-            }
-            next++;
-            running++;
-        }
-        if (running == 0)
-            break;
-        int st;
-        pid_t pid = waitpid(-1, &st, WNOHANG);
-        if (pid < 0 && errno != EINTR)
-            break;
-        if (pid <= 0) {
-            /* A seed that runs too long (a livelock in zero simulated time
-             * never reaches the simulated-time limit) is killed. */
-            for (int k = 0; k < s->jobs; k++)
-                if (kids[k].pid && !kids[k].timed_out && since(&kids[k].start) > s->timeout_s) {
-                    kill(kids[k].pid, SIGKILL);
-                    kids[k].timed_out = 1;
-                }
-            struct timespec nap = {0, 10 * 1000 * 1000};
-            nanosleep(&nap, NULL);
-            continue;
-        }
-        for (int k = 0; k < s->jobs; k++)
-            if (kids[k].pid == pid) {
-                finish(s, &kids[k], st);
-                kids[k].pid = 0;
-                running--;
-            }
-        if (since(&s->last_save) > 10)
-            save(s, 0);
-    }
-    free(kids);
+    ck_pool_ops ops = {prepare, finish, tick};
+    int rc = ck_pool_run(s->nres, s->jobs, s->timeout_s, &ops, s);
+    if (rc)
+        fprintf(stderr, "chandy swarm: cannot start a seed: %s\n", strerror(errno));
     if (s->tty)
         fprintf(stderr, "\n");
-    return next == s->nres ? 0 : 2;
+    return rc ? 2 : 0;
 }
 
 /* ---- options ---------------------------------------------------------------------- */
