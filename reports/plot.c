@@ -174,12 +174,16 @@ static void svg_open(ck_sb *b, const char *id, double h, const char *title)
     text(b, ML, 20, "start", 15, title);
 }
 
-static void none(ck_sb *b, double y)
+/* An empty chart: its frame, "none" in it, and the end of the <svg>. */
+static void none(ck_sb *b)
 {
+    ck_sb_printf(b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" "
+                    "stroke=\"#999\"/>\n",
+                 ML, MT, W - ML - MR, PH);
     ck_sb_printf(b,
                  "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"14\" "
-                 "fill=\"#666\" class=\"none\">none</text>\n",
-                 (ML + W - MR) / 2.0, y);
+                 "fill=\"#666\" class=\"none\">none</text>\n</svg>\n",
+                 (ML + W - MR) / 2.0, MT + PH / 2.0);
 }
 
 /* The y axis from 0 (or the least value, when negative) up: its ticks,
@@ -273,11 +277,7 @@ void ck_plot_xy_svg(ck_sb *b, const ck_plot_xy *p)
     double h = MT + PH + XL + rows * LEG_ROW + 6;
     svg_open(b, p->id, h, p->title);
     if (!points) {
-        ck_sb_printf(b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" "
-                        "stroke=\"#999\"/>\n",
-                     ML, MT, W - ML - MR, PH);
-        none(b, MT + PH / 2.0);
-        ck_sb_puts(b, "</svg>\n");
+        none(b);
         return;
     }
     for (size_t k = 0; k < p->nbands; k++) {
@@ -389,11 +389,7 @@ void ck_plot_bars_svg(ck_sb *b, const ck_plot_bars *p)
         top = fmax(top, sum);
     }
     if (!p->nbars || !any) {
-        ck_sb_printf(b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" "
-                        "stroke=\"#999\"/>\n",
-                     ML, MT, W - ML - MR, PH);
-        none(b, MT + PH / 2.0);
-        ck_sb_puts(b, "</svg>\n");
+        none(b);
         return;
     }
     double y1 = p->ymax > 0 ? p->ymax : upper(top);

@@ -99,4 +99,28 @@ static inline double num(const cJSON *j, const char *a, const char *b)
     return x->valuedouble;
 }
 
+/* How many times needle occurs in s. */
+static inline int count_of(const char *s, const char *needle)
+{
+    int n = 0;
+    for (const char *p = s; (p = strstr(p, needle)); p += strlen(needle))
+        n++;
+    return n;
+}
+
+/* Renders page with scripts/render.sh (headless Chromium: nothing on the
+ * console, no request) into <tmp>/<shot>; fails the test with what it said. */
+static inline void render_ok(const char *page, const char *shot)
+{
+    char cmd[1400], out[300];
+    snprintf(out, sizeof(out), "%s/%s.out", tmp, shot);
+    snprintf(cmd, sizeof(cmd), "%s/scripts/render.sh %s %s/%s > %s 2>&1", CHANDY_SOURCE_DIR, page,
+             tmp, shot, out);
+    int st = system(cmd);
+    if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+        char *text = slurp(out);
+        fail_msg("render.sh failed on %s:\n%s", page, text ? text : "");
+    }
+}
+
 #endif

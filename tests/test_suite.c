@@ -17,13 +17,6 @@
 
 #include "runutil.h"
 
-static int count(const char *s, const char *needle)
-{
-    int n = 0;
-    for (const char *p = s; (p = strstr(p, needle)); p += strlen(needle))
-        n++;
-    return n;
-}
 
 static int exists(const char *fmt, const char *a)
 {
@@ -74,7 +67,7 @@ static void comparisons_side_by_side(void **state)
     assert_non_null(strstr(html, "300 against 600 ms."));
     assert_non_null(strstr(html, "id=\"c1-plot-checkpoint-duration\""));
     assert_non_null(strstr(html, "id=\"c2-plot-throughput\""));
-    assert_int_equal(count(html, "<caption>Key figures</caption>"), 2);
+    assert_int_equal(count_of(html, "<caption>Key figures</caption>"), 2);
     assert_non_null(strstr(html, "#2 every 600 ms, small-cp, simgrid, seed 11"));
     assert_non_null(strstr(html, "href=\"c1/index.html\""));
     assert_non_null(strstr(html, "href=\"c1/checkpoints.csv\""));
@@ -139,8 +132,8 @@ static void default_demo_suite(void **state)
     snprintf(path, sizeof(path), "%s/demo/index.html", tmp);
     char *html = slurp(path);
     assert_non_null(html);
-    assert_int_equal(count(html, "<caption>Key figures</caption>"), 4);
-    assert_int_equal(count(html, ">correct</td>"), 7);
+    assert_int_equal(count_of(html, "<caption>Key figures</caption>"), 4);
+    assert_int_equal(count_of(html, ">correct</td>"), 7);
     assert_null(strstr(html, "WRONG"));
     free(html);
     /* What each comparison is there to show. */
@@ -154,15 +147,7 @@ static void default_demo_suite(void **state)
     cJSON_Delete(bp);
     cJSON_Delete(room);
     /* Rendered by Chromium with nothing on the console and no request. */
-    char cmd[1400];
-    snprintf(cmd, sizeof(cmd), "%s/scripts/render.sh %s %s/demo.png > %s/render.out 2>&1",
-             CHANDY_SOURCE_DIR, path, tmp, tmp);
-    int st = system(cmd);
-    if (!WIFEXITED(st) || WEXITSTATUS(st)) {
-        snprintf(path, sizeof(path), "%s/render.out", tmp);
-        char *out = slurp(path);
-        fail_msg("render.sh failed on the demo suite's index:\n%s", out ? out : "");
-    }
+    render_ok(path, "demo.png");
 }
 
 int main(void)

@@ -39,13 +39,6 @@ static const char *sweep_file(const char *name, const char *sweep_json)
     return path;
 }
 
-static int count(const char *s, const char *needle)
-{
-    int n = 0;
-    for (const char *p = s; (p = strstr(p, needle)); p += strlen(needle))
-        n++;
-    return n;
-}
 
 static void grid_runs_and_resumes(void **state)
 {
@@ -88,7 +81,7 @@ static void grid_runs_and_resumes(void **state)
     snprintf(path, sizeof(path), "%s/sw/report/summary.md", tmp);
     char *md = slurp(path);
     assert_non_null(md);
-    assert_int_equal(count(md, "(2 runs)"), 4);
+    assert_int_equal(count_of(md, "(2 runs)"), 4);
     assert_non_null(strstr(md, "#4 execution.checkpointing.interval=500 ms, "
                                "cluster.taskmanagers=3"));
     assert_non_null(strstr(md, "| execution.checkpointing.interval | 200 ms | 200 ms | 500 ms | "
@@ -96,7 +89,7 @@ static void grid_runs_and_resumes(void **state)
     free(md);
     snprintf(path, sizeof(path), "%s/sw/report/runs.csv", tmp);
     char *csv = slurp(path);
-    assert_int_equal(count(csv, "\n"), 9); /* a header and every run */
+    assert_int_equal(count_of(csv, "\n"), 9); /* a header and every run */
     free(csv);
 
     /* Resumed: only the missing run runs again. */
@@ -106,7 +99,7 @@ static void grid_runs_and_resumes(void **state)
     snprintf(path, sizeof(path), "%s/resume.err", tmp);
     char *err = slurp(path);
     assert_non_null(strstr(err, "8 runs, 1 to run"));
-    assert_int_equal(count(err, "finished in"), 1);
+    assert_int_equal(count_of(err, "finished in"), 1);
     free(err);
     run = load_run("sw/runs/p2-s1");
     cJSON_Delete(run);
@@ -199,7 +192,7 @@ static void entries_aggregate_over_seeds(void **state)
     snprintf(path, sizeof(path), "%s/index.html", out);
     char *html = slurp(path);
     /* The throughput's median line, with its spread as a band. */
-    assert_int_equal(count(html, "class=\"spread\""), 1);
+    assert_int_equal(count_of(html, "class=\"spread\""), 1);
     free(html);
 }
 
