@@ -258,7 +258,17 @@ static void t_row(table *t, const char *const *cells)
     ck_sb_puts(&R->html, "<tr>");
     ck_sb_puts(&R->md, "|");
     for (int c = 0; c < t->cols; c++) {
-        ck_sb_puts(&R->html, c ? "<td class=\"n\">" : "<td>");
+        const char *full = NULL;
+        for (int i = 0; !c && i < R->n; i++)
+            if (!strcmp(cells[0], R->e[i].tag))
+                full = R->e[i].label;
+        if (full) { /* an entry's tag: its name on hover */
+            ck_sb_puts(&R->html, "<td title=\"");
+            ck_sb_html(&R->html, full);
+            ck_sb_puts(&R->html, "\">");
+        } else {
+            ck_sb_puts(&R->html, c ? "<td class=\"n\">" : "<td>");
+        }
         ck_sb_html(&R->html, cells[c]);
         ck_sb_puts(&R->html, "</td>");
         ck_sb_puts(&R->md, " ");
@@ -654,10 +664,18 @@ static void chart_open(rep *R)
     ck_sb_puts(&R->html, "<figure>\n");
 }
 
+/* Under each chart: its runs by name (scenario, backend, seeds, the keys
+ * that differ), in their colours, and where its data is. */
 static void chart_close(rep *R, const char *csv)
 {
-    ck_sb_printf(&R->html,
-                 "<figcaption>Data: <a href=\"%s%s\">%s</a></figcaption>\n</figure>\n",
+    ck_sb_puts(&R->html, "<figcaption>");
+    for (int i = 0; i < R->n; i++) {
+        ck_sb_printf(&R->html, "<span class=\"swatch\" style=\"background:%s\"></span>",
+                     ck_plot_color(i));
+        ck_sb_html(&R->html, R->e[i].label);
+        ck_sb_puts(&R->html, "<br>");
+    }
+    ck_sb_printf(&R->html, "Data: <a href=\"%s%s\">%s</a></figcaption>\n</figure>\n",
                  R->csvdir, csv, csv);
 }
 
