@@ -372,7 +372,8 @@ void ck_plot_bars_svg(ck_sb *b, const ck_plot_bars *p)
 {
     legend_item items[16];
     size_t ni = 0;
-    for (size_t k = 0; k < p->nseg && ni < 16; k++)
+    /* One segment: bars in their runs' colours, named under them; no legend. */
+    for (size_t k = 0; p->nseg > 1 && k < p->nseg && ni < 16; k++)
         items[ni++] = (legend_item){p->seg_names[k], 0, -1, seg_fill[k % 7]};
     int rows = legend_rows(items, ni);
     double h = MT + PH + XL + 14 + rows * LEG_ROW + 6;
@@ -387,6 +388,8 @@ void ck_plot_bars_svg(ck_sb *b, const ck_plot_bars *p)
                 any = 1;
             }
         top = fmax(top, sum);
+        if (p->bars[i].spread && isfinite(p->bars[i].hi))
+            top = fmax(top, p->bars[i].hi);
     }
     if (!p->nbars || !any) {
         none(b);
@@ -423,7 +426,8 @@ void ck_plot_bars_svg(ck_sb *b, const ck_plot_bars *p)
             ck_sb_printf(b,
                          "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" "
                          "stroke=\"#fff\" stroke-width=\"0.5\"><title>",
-                         cx - bw / 2, ya, bw, hh, seg_fill[k % 7]);
+                         cx - bw / 2, ya, bw, hh,
+                         p->nseg == 1 ? ck_plot_color(br->run) : seg_fill[k % 7]);
             char tip[300];
             snprintf(tip, sizeof(tip), "%s, %s: %g", br->label, p->seg_names[k], v);
             ck_sb_html(b, tip);
@@ -435,6 +439,18 @@ void ck_plot_bars_svg(ck_sb *b, const ck_plot_bars *p)
                      "stroke=\"%s\" stroke-width=\"2\"/>\n",
                      cx - bw / 2, MT + PH - acc / y1 * PH, bw, acc / y1 * PH,
                      ck_plot_color(br->run));
+        if (br->spread && isfinite(br->lo) && isfinite(br->hi)) {
+            double ylo = MT + PH - br->lo / y1 * PH, yhi = MT + PH - br->hi / y1 * PH;
+            ck_sb_printf(b,
+                         "<path class=\"whisker\" d=\"M%.1f %.1fV%.1fM%.1f %.1fh10M%.1f %.1fh10\" "
+                         "stroke=\"#222\" stroke-width=\"1.2\"><title>",
+                         cx, ylo, yhi, cx - 5, ylo, cx - 5, yhi);
+            char tip[300];
+            snprintf(tip, sizeof(tip), "%s: from %g to %g over its runs", br->label, br->lo,
+                     br->hi);
+            ck_sb_html(b, tip);
+            ck_sb_puts(b, "</title></path>\n");
+        }
         ck_sb_puts(b, "</g>\n");
         text(b, cx, MT + PH + 14, "middle", 11, br->label);
         x += slot;

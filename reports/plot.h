@@ -58,6 +58,8 @@ typedef struct ck_plot_bar {
     const char *label;    /* under the bar (the run) */
     int run;              /* its outline's colour */
     const double *seg;    /* nseg values, stacked from the axis up; NaN: none */
+    int spread;           /* 1: whiskers from lo to hi (the total's spread over seeds) */
+    double lo, hi;
 } ck_plot_bar;
 
 typedef struct ck_plot_bars {

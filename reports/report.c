@@ -1032,7 +1032,7 @@ static void plot_recoveries(rep *R)
             for (int p = 0; p < 4; p++)
                 seg[nb][p] = recovery_agg(&R->e[i], k, p).med;
             snprintf(labels[nb], sizeof(labels[nb]), "%s r%d", R->e[i].tag, k + 1);
-            bars[nb] = (ck_plot_bar){R->e[i].tag, labels[nb], i, seg[nb]};
+            bars[nb] = (ck_plot_bar){R->e[i].tag, labels[nb], i, seg[nb], 0, NAN, NAN};
             nb++;
         }
     chart_open(R);
@@ -1100,7 +1100,7 @@ static void plot_vertices(rep *R)
             }
             if (!any)
                 continue;
-            bars[nb] = (ck_plot_bar){seen[k], E->tag, i, seg[nb]};
+            bars[nb] = (ck_plot_bar){seen[k], E->tag, i, seg[nb], 0, NAN, NAN};
             nb++;
         }
     chart_open(R);
@@ -1113,6 +1113,69 @@ static void plot_vertices(rep *R)
                                                .nbars = nb,
                                                .ymax = 100});
     chart_close(R, "vertices.csv");
+}
+
+/* The headline figures of every entry as bars (median, whiskers for the
+ * spread over seeds): one chart per figure that any entry has. */
+static void plot_glance(rep *R)
+{
+    static const struct {
+        const char *id, *title, *ylabel;
+        int fig; /* -1 field, else cp_figures index */
+        const char *field;
+        double scale;
+    } figs[] = {
+        {"plot-glance-checkpoint", "Checkpoint duration p50", "duration (ms)", 2, NULL, 1},
+        {"plot-glance-recovery", "Recovery time (all recoveries of a run)", "time (s)", -2, NULL, 1},
+        {"plot-glance-throughput", "Throughput in", "records/s", -1, "throughput_in_rps", 1},
+        {"plot-glance-latency", "End-to-end latency p99", "latency (ms)", -1, "latency_ms.p99", 1},
+    };
+    static const char *const one[] = {"median"}; /* one segment: no legend */
+    char idb[64];
+    for (size_t f = 0; f < sizeof(figs) / sizeof(figs[0]); f++) {
+        ck_plot_bar bars[CK_REPORT_MAX_RUNS];
+        double seg[CK_REPORT_MAX_RUNS][1];
+        int any = 0;
+        for (int i = 0; i < R->n; i++) {
+            const entry *E = &R->e[i];
+            double v[CK_REPORT_MAX_SEEDS];
+            for (int r = 0; r < E->nrf; r++) {
+                const cJSON *o = ROOT(E, r);
+                if (figs[f].fig >= 0) {
+                    double cp[CP_FIGS];
+                    cp_figures(o, cp);
+                    v[r] = cp[figs[f].fig];
+                } else if (figs[f].fig == -2) {
+                    double t = 0;
+                    int n = 0;
+                    const cJSON *rv;
+                    cJSON_ArrayForEach(rv, ck_rf_arr(o, "recoveries"))
+                    {
+                        t += ck_rf_num(rv, "recovery_s", NAN);
+                        n++;
+                    }
+                    v[r] = n ? t : NAN;
+                } else {
+                    v[r] = num_or_nan(o, figs[f].field) * figs[f].scale;
+                }
+            }
+            agg a = agg_of(v, (size_t)E->nrf);
+            any |= a.n > 0;
+            seg[i][0] = a.med;
+            bars[i] = (ck_plot_bar){NULL, E->tag, i, seg[i], a.n > 1, a.lo, a.hi};
+        }
+        if (!any)
+            continue;
+        chart_open(R);
+        ck_plot_bars_svg(&R->html, &(ck_plot_bars){.id = pid(R, idb, figs[f].id),
+                                                   .title = figs[f].title,
+                                                   .ylabel = figs[f].ylabel,
+                                                   .seg_names = one,
+                                                   .nseg = 1,
+                                                   .bars = bars,
+                                                   .nbars = (size_t)R->n});
+        chart_close(R, "runs.csv");
+    }
 }
 
 /* ---- CSV: every run's points, not aggregated -------------------------------------- */
@@ -1405,6 +1468,12 @@ int ck_report_make_entries(const ck_report_entry *spec, int n, const char *outdi
     page_head(&R, title ? title : "chandy report");
     runs_table(&R);
     config_table(&R);
+    if (R.n > 1) {
+        section(&R, "glance", "At a glance",
+                "Each entry's headline figures: the median over its runs, with whiskers from "
+                "the least to the greatest where it has several.");
+        plot_glance(&R);
+    }
 
     section(&R, "checkpoints", "Checkpoints", NULL);
     plot_checkpoints(&R, ss);

@@ -87,6 +87,16 @@ static void grid_runs_and_resumes(void **state)
     assert_non_null(strstr(md, "| execution.checkpointing.interval | 200 ms | 200 ms | 500 ms | "
                                "500 ms |"));
     free(md);
+    /* At a glance: a bar per point, with whiskers over its two seeds. */
+    snprintf(path, sizeof(path), "%s/sw/report/index.html", tmp);
+    char *html = slurp(path);
+    const char *glance = strstr(html, "id=\"plot-glance-throughput\"");
+    assert_non_null(glance);
+    char *svg = strndup(glance, (size_t)(strstr(glance, "</svg>") - glance));
+    assert_int_equal(count_of(svg, "<g class=\"bar\""), 4);
+    assert_int_equal(count_of(svg, "class=\"whisker\""), 4);
+    free(svg);
+    free(html);
     snprintf(path, sizeof(path), "%s/sw/report/runs.csv", tmp);
     char *csv = slurp(path);
     assert_int_equal(count_of(csv, "\n"), 9); /* a header and every run */
