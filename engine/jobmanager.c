@@ -42,9 +42,11 @@ int ck_jm_init(ck_jm *jm, ck_platform *plat, const ck_job_env *env, int ntm, uin
     jm->ended = calloc(g->nsubtasks, 1);
     jm->tasks = calloc(g->nsubtasks, sizeof(ck_metrics));
     jm->lag_ns = calloc(g->nsubtasks, sizeof(int64_t));
+    jm->lag_recent = calloc((size_t)g->nsubtasks * CK_JM_LAG_REPORTS, sizeof(int64_t));
+    jm->lag_count = calloc(g->nsubtasks, sizeof(uint32_t));
     jm->vertices = calloc((size_t)g->nv, sizeof(ck_metrics));
     if (!jm->tm_seen || !jm->placement || !jm->done || !jm->running || !jm->ended || !jm->tasks ||
-        !jm->lag_ns || !jm->vertices) {
+        !jm->lag_ns || !jm->lag_recent || !jm->lag_count || !jm->vertices) {
         ck_jm_free(jm);
         return CK_ENOMEM;
     }
@@ -86,6 +88,8 @@ void ck_jm_free(ck_jm *jm)
     free(jm->tm_seen);
     free(jm->placement);
     free(jm->lag_ns);
+    free(jm->lag_recent);
+    free(jm->lag_count);
     free(jm->recoveries);
     free(jm->damaged);
     ck_metrics_free(&jm->job);
@@ -187,6 +191,14 @@ static uint64_t latest_checkpoint(const ck_jm *jm)
     return latest_checkpoint_point(jm, &p);
 }
 
+/* Whether subtask g runs a source. */
+static int is_source(const ck_jm *jm, uint32_t g)
+{
+    int v, sub;
+    ck_graph_locate(jm->g, g, &v, &sub);
+    return jm->g->spec.ops[jm->g->v[v].ops[0]].kind == CK_OP_SOURCE;
+}
+
 static void deploy(ck_jm *jm, ck_time now)
 {
     if (jm->state == CK_JOB_RESTARTING)
@@ -201,6 +213,15 @@ static void deploy(ck_jm *jm, ck_time now)
     memset(jm->ended, 0, jm->g->nsubtasks);
     jm->nfinished = jm->nrunning = jm->nended = 0;
     jm->final_id = 0;
+    /* The last attempt's lag says nothing of this one's: a restart from an
+     * old checkpoint replays a backlog the new sources have not reported
+     * yet, and a report of any other subtask must not find the job caught
+     * up before they have. */
+    for (uint32_t i = 0; i < jm->g->nsubtasks; i++)
+        if (is_source(jm, i)) {
+            jm->lag_ns[i] = -1;
+            jm->lag_count[i] = 0;
+        }
     jm->plat->ops->set_routes(jm->plat, jm->attempt, jm->g->nsubtasks, jm->placement);
     size_t blen;
     uint8_t *body = ck_tm_deploy_body(jm->attempt, &jm->restore, jm->g->nsubtasks,
@@ -261,14 +282,22 @@ static void maybe_deploy(ck_jm *jm, ck_time now)
 
 /* ---- failover ----------------------------------------------------------------------- */
 
-static int64_t source_lag(const ck_jm *jm)
+/* The sources' lag: the greatest any source subtask of this attempt
+ * reported. *all: every source has reported since the attempt started (a
+ * source that has not is -1 in lag_ns: its lag is not known yet). */
+static int64_t source_lag(const ck_jm *jm, int *all)
 {
     int64_t m = 0;
-    for (uint32_t i = 0; i < jm->g->nsubtasks; i++)
-        if (jm->lag_ns[i] > m)
+    *all = 1;
+    for (uint32_t i = 0; i < jm->g->nsubtasks; i++) {
+        if (jm->lag_ns[i] < 0)
+            *all = 0;
+        else if (jm->lag_ns[i] > m)
             m = jm->lag_ns[i];
+    }
     return m;
 }
+
 
 /* Opens an entry in `recoveries`; NULL when out of memory. */
 static ck_recovery *new_recovery(ck_jm *jm, const char *cause, int host, ck_time now)
@@ -286,7 +315,14 @@ static ck_recovery *new_recovery(ck_jm *jm, const char *cause, int host, ck_time
     r->detected = now;
     r->failed = CK_TIME_NEVER;
     r->restarted = r->restored = r->first_output = r->caught_up = CK_TIME_NEVER;
-    r->lag_before = source_lag(jm);
+    /* The sources' level before the failure: the greatest lag of their
+     * last few reports in this attempt (one report is a sample of a lag
+     * that moves with every step a source takes). */
+    int64_t before = 0;
+    for (uint32_t i = 0; i < jm->g->nsubtasks; i++)
+        for (uint32_t k = 0; k < CK_MIN(jm->lag_count[i], (uint32_t)CK_JM_LAG_REPORTS); k++)
+            before = CK_MAX(before, jm->lag_recent[(size_t)i * CK_JM_LAG_REPORTS + k]);
+    r->lag_before = before;
     r->host = host;
     snprintf(r->cause, sizeof(r->cause), "%s", cause);
     return r;
@@ -495,8 +531,10 @@ static void track_recovery(ck_jm *jm, const ck_task_stats *d, ck_time now)
         r->first_output = d->first_out_ns;
     /* Caught up: the sources' lag back under its level before the failure
      * (with a floor of 10 ms, the resolution of a loaded source). */
-    if (r->restored != CK_TIME_NEVER && r->caught_up == CK_TIME_NEVER &&
-        source_lag(jm) <= CK_MAX(r->lag_before, 10 * CK_NS_PER_MS))
+    int all;
+    int64_t lag = source_lag(jm, &all);
+    if (r->restored != CK_TIME_NEVER && r->caught_up == CK_TIME_NEVER && all &&
+        lag <= CK_MAX(r->lag_before, 10 * CK_NS_PER_MS))
         r->caught_up = now;
 }
 
@@ -513,8 +551,12 @@ static int on_metrics(ck_jm *jm, uint32_t g, const uint8_t *body, size_t len, in
     ck_graph_locate(jm->g, g, &v, &sub);
     if (!rc)
         rc = ck_metrics_merge_counts(&jm->vertices[v], &d);
-    if (jm->g->spec.ops[jm->g->v[v].ops[0]].kind == CK_OP_SOURCE)
-        jm->lag_ns[g] = finished ? 0 : d.task.lag_ns;
+    if (is_source(jm, g)) {
+        jm->lag_ns[g] = finished ? 0 : CK_MAX(d.task.lag_ns, 0);
+        jm->lag_recent[(size_t)g * CK_JM_LAG_REPORTS + jm->lag_count[g] % CK_JM_LAG_REPORTS] =
+            jm->lag_ns[g];
+        jm->lag_count[g]++;
+    }
     track_recovery(jm, &d.task, ck_now(jm->plat));
     ck_metrics_free(&d);
     return rc;

@@ -88,6 +88,10 @@ typedef struct ck_recovery {
     char cause[200];
 } ck_recovery;
 
+/* Reports over which a source's lag before a failure is taken: its level
+ * then is the greatest of them, not one sample of a lag that jitters. */
+#define CK_JM_LAG_REPORTS 4
+
 typedef struct ck_jm {
     ck_platform *plat;
     const ck_graph *g;
@@ -109,7 +113,10 @@ typedef struct ck_jm {
     ck_metrics *tasks;   /* per subtask, summed over attempts */
     ck_metrics job;      /* merged series and histograms */
     ck_metrics *vertices; /* per vertex: its subtasks' series merged, without histograms */
-    int64_t *lag_ns;     /* per source subtask: last reported source lag */
+    int64_t *lag_ns;     /* per source subtask: its last reported lag; -1 until the
+                          * current attempt's first report */
+    int64_t *lag_recent; /* per source subtask: its last CK_JM_LAG_REPORTS lags... */
+    uint32_t *lag_count; /* ...of which this many are this attempt's (a ring) */
     ck_time end;
     ck_time restart_at, waiting_since;
     int restart_due;     /* RESTARTING: restart_at has not been acted on yet */

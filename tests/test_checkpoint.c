@@ -557,6 +557,73 @@ static void test_jm_metrics_vertex_from_graph(void **state)
     fake_clear(&r.w);
 }
 
+/* A message of `type` from subtask g of the current attempt. */
+static void jm_from_task(ck_jm *jm, int type, uint32_t g, const uint8_t *body, size_t len)
+{
+    size_t n;
+    uint8_t *msg = ck_wire_msg(type, g, CK_EP_JM, jm->attempt, body, len, &n);
+    assert_non_null(msg);
+    ck_node nd = ck_jm_node(jm);
+    nd.ops->on_message(nd.self, msg, n);
+}
+
+/* Found by a review: after a restart the job manager kept the old
+ * attempt's source lag, so a report from any other subtask found the job
+ * caught up at once, while the new sources were replaying their backlog.
+ * Caught up now waits for every source of the new attempt to report a lag
+ * back at its level before the failure. */
+static void test_jm_caught_up_from_the_new_attempt(void **state)
+{
+    (void)state;
+    static cc_rig r;
+    cc_setup(&r, 0, 0, 1);
+    ck_cc_free(&r.cc);
+    r.cfg.v[CK_CFG_RS_TYPE] = CK_RS_FIXED_DELAY;
+    r.cfg.v[CK_CFG_RS_FD_DELAY] = 100 * CK_NS_PER_MS;
+    ck_job_env env = {.g = &r.g, .cfg = &r.cfg, .job_id = "job"};
+    static ck_jm jm;
+    assert_int_equal(ck_jm_init(&jm, &r.jp.plat, &env, 2, 1), 0);
+    ck_node nd = ck_jm_node(&jm);
+    jm_heartbeat(&jm, 0);
+    jm_heartbeat(&jm, 1);
+    assert_int_equal(jm.state, CK_JOB_RUNNING);
+    for (uint32_t g = 0; g < r.g.nsubtasks; g++)
+        jm_from_task(&jm, CK_MSG_TASK_RUNNING, g, NULL, 0);
+    jm_metrics(&jm, 0, 0, 2 * CK_NS_PER_MS); /* the source keeps up */
+    /* Subtask 1 fails: failover, restart after 100 ms. */
+    uint8_t body[12 + 4] = {0};
+    memcpy(body + 12, "boom", 4);
+    r.w.now = CK_NS_PER_S;
+    jm_from_task(&jm, CK_MSG_TASK_FAILED, 1, body, sizeof(body));
+    assert_int_equal(jm.state, CK_JOB_RESTARTING);
+    assert_int_equal((int)jm.nrecoveries, 1);
+    r.w.now = CK_NS_PER_S + 200 * CK_NS_PER_MS;
+    jm_heartbeat(&jm, 0);
+    jm_heartbeat(&jm, 1);
+    if (nd.ops->deadline(nd.self) <= r.w.now)
+        nd.ops->on_deadline(nd.self);
+    assert_int_equal(jm.state, CK_JOB_RUNNING);
+    assert_int_equal((int)jm.attempt, 1);
+    for (uint32_t g = 0; g < r.g.nsubtasks; g++)
+        jm_from_task(&jm, CK_MSG_TASK_RUNNING, g, NULL, 0);
+    const ck_recovery *rv = &jm.recoveries[0];
+    assert_true(rv->restored != CK_TIME_NEVER);
+    /* Another subtask reports first: the new source's lag is not known. */
+    r.w.now += CK_NS_PER_MS;
+    jm_metrics(&jm, 1, 0, 0);
+    assert_true(rv->caught_up == CK_TIME_NEVER);
+    /* The source replays: 5 s behind. */
+    r.w.now += CK_NS_PER_MS;
+    jm_metrics(&jm, 0, 0, 5 * CK_NS_PER_S);
+    assert_true(rv->caught_up == CK_TIME_NEVER);
+    /* Back at its level: caught up, now. */
+    r.w.now += CK_NS_PER_S;
+    jm_metrics(&jm, 0, 0, CK_NS_PER_MS);
+    assert_true(rv->caught_up == r.w.now);
+    ck_jm_free(&jm);
+    fake_clear(&r.w);
+}
+
 /* _metadata: what is encoded decodes back. Found by fuzz_metadata: a
  * state file's key with a newline in it was accepted, and the error about
  * it (`chandy savepoint`, `run -s`) came out on two lines; keys with
@@ -750,6 +817,7 @@ int main(void)
         cmocka_unit_test(test_coordinator_final),
         cmocka_unit_test(test_jm_startup_waits_for_the_cluster),
         cmocka_unit_test(test_jm_metrics_vertex_from_graph),
+        cmocka_unit_test(test_jm_caught_up_from_the_new_attempt),
         cmocka_unit_test(test_metadata_roundtrip_and_bad_keys),
         cmocka_unit_test(test_sink_transactions),
         cmocka_unit_test(test_sink_latency_buckets),
