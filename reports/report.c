@@ -1,3 +1,15 @@
+/*
+ * report.c - the pages of report.h: a comparison of entries
+ * (ck_report_make_entries), a suite's index (ck_report_index) and the
+ * fidelity table (ck_report_fidelity), from tables and charts written once.
+ *
+ * Invariants: everything shown comes from run.json trees through the
+ * runfile.h accessors (a field a run lacks is "-" in a table and a gap or
+ * "none" in a chart, never an error); an entry of several runs shows the
+ * median and the spread (agg_of), one of a single run its value; the HTML
+ * and the Markdown of a table are written together (t_begin, t_row), so
+ * they hold the same cells; the CSV files hold every run's own values.
+ */
 #include "report.h"
 
 #include <errno.h>
