@@ -28,7 +28,7 @@ typedef enum ck_cfg_type {
 /* X(id, key, type, default, min, max, description) */
 #define CK_CONFIG_KEYS(X)                                                      \
     X(SEGMENT_SIZE, "taskmanager.memory.segment-size", CK_CFG_MEMORY, 32768,   \
-      256, 16 << 20, "size of one network buffer")                             \
+      4096, 16 << 20, "size of one network buffer (a power of two)")           \
     X(BUFFER_TIMEOUT, "execution.buffer-timeout", CK_CFG_DURATION,             \
       100 * CK_MS_, -CK_MS_, 3600000 * CK_MS_,                                 \
       "flush output buffers at least this often; 0 after every record, "       \
@@ -56,11 +56,12 @@ typedef enum ck_cfg_type {
     X(TASK_SLOTS, "taskmanager.numberOfTaskSlots", CK_CFG_INT, 1, 1, 1024,     \
       "slots per task manager (host)")                                         \
     X(CP_INTERVAL, "execution.checkpointing.interval", CK_CFG_DURATION, 0, 0,  \
-      86400000 * CK_MS_, "time between checkpoints; 0 (unset) disables them")  \
+      86400000 * CK_MS_,                                                       \
+      "time between checkpoints (at least 10 ms); 0 (unset) disables them")    \
     X(CP_MODE, "execution.checkpointing.mode", CK_CFG_ENUM, 0, 0, 1,           \
       "EXACTLY_ONCE (aligned barriers) or AT_LEAST_ONCE (no alignment)")       \
     X(CP_TIMEOUT, "execution.checkpointing.timeout", CK_CFG_DURATION,          \
-      600000 * CK_MS_, CK_MS_, 86400000 * CK_MS_,                              \
+      600000 * CK_MS_, 10 * CK_MS_, 86400000 * CK_MS_,                         \
       "a checkpoint not complete by then expires")                             \
     X(CP_MIN_PAUSE, "execution.checkpointing.min-pause", CK_CFG_DURATION, 0,   \
       0, 86400000 * CK_MS_, "least time from one checkpoint's end to the next") \

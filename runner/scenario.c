@@ -587,6 +587,38 @@ static void parse_events(ck_jin *j, const cJSON *o, ck_scenario *s)
     ck_jin_pop(j, saved);
 }
 
+/* Rules between keys, or beyond a key's range, that Flink checks too. */
+static void check_config(ck_jin *j, const ck_config *cfg)
+{
+    if (j->failed)
+        return;
+    size_t saved = ck_jin_push_key(j, "config");
+    char a[32], b[32];
+    int64_t seg = ck_cfg(cfg, CK_CFG_SEGMENT_SIZE);
+    int64_t cpi = ck_cfg(cfg, CK_CFG_CP_INTERVAL);
+    int64_t hbi = ck_cfg(cfg, CK_CFG_HB_INTERVAL), hbt = ck_cfg(cfg, CK_CFG_HB_TIMEOUT);
+    if (seg & (seg - 1)) { /* NettyShuffleEnvironmentOptions: a power of two */
+        size_t s2 = ck_jin_push_key(j, "taskmanager.memory.segment-size");
+        ck_config_format(CK_CFG_SEGMENT_SIZE, seg, a, sizeof(a));
+        ck_jin_fail(j, "expected a power of two from 4 kb to 16 mb, got %s", a);
+        ck_jin_pop(j, s2);
+    } else if (cpi > 0 && cpi < 10 * CK_MS_) { /* CheckpointConfig: the least interval */
+        size_t s2 = ck_jin_push_key(j, "execution.checkpointing.interval");
+        ck_config_format(CK_CFG_CP_INTERVAL, cpi, a, sizeof(a));
+        ck_jin_fail(j, "expected 0 (no checkpoints) or at least 10 ms, got %s", a);
+        ck_jin_pop(j, s2);
+    } else if (hbt < hbi) { /* HeartbeatServicesImpl: the timeout covers an interval */
+        size_t s2 = ck_jin_push_key(j, "heartbeat.timeout");
+        ck_config_format(CK_CFG_HB_TIMEOUT, hbt, a, sizeof(a));
+        ck_config_format(CK_CFG_HB_INTERVAL, hbi, b, sizeof(b));
+        ck_jin_fail(j, "%s is shorter than heartbeat.interval (%s): a task manager would be "
+                       "declared lost between two of its heartbeats",
+                    a, b);
+        ck_jin_pop(j, s2);
+    }
+    ck_jin_pop(j, saved);
+}
+
 static void parse_config(ck_jin *j, const cJSON *o, ck_config *cfg)
 {
     if (!o)
@@ -720,6 +752,7 @@ int ck_scenario_parse(ck_scenario *s, const char *path, const char *text, char *
     parse_workload(&j, cJSON_GetObjectItemCaseSensitive(root, "workload"), &s->workload);
     ck_config_defaults(&s->cfg);
     parse_config(&j, cJSON_GetObjectItemCaseSensitive(root, "config"), &s->cfg);
+    check_config(&j, &s->cfg);
     parse_job(&j, cJSON_GetObjectItemCaseSensitive(root, "job"), &s->job);
     if (!j.failed) {
         int bad = -1;
