@@ -167,6 +167,23 @@ int ck_config_parse(ck_cfg_id id, const char *text, int64_t *out)
         for (int i = 0; c && c[i]; i++)
             if (strcasecmp(c[i], text) == 0)
                 v = i;
+        if (id == CK_CFG_RS_TYPE) {
+            /* RestartStrategyOptions' other names; "default" is not one of
+             * Flink's values (it stands for the key left unset). */
+            static const struct {
+                const char *alias;
+                int is;
+            } aliases[] = {{"off", CK_RS_NONE},
+                           {"disable", CK_RS_NONE},
+                           {"fixeddelay", CK_RS_FIXED_DELAY},
+                           {"failurerate", CK_RS_FAILURE_RATE},
+                           {"exponentialdelay", CK_RS_EXPONENTIAL_DELAY}};
+            for (size_t i = 0; i < sizeof(aliases) / sizeof(aliases[0]); i++)
+                if (strcasecmp(aliases[i].alias, text) == 0)
+                    v = aliases[i].is;
+            if (v == CK_RS_DEFAULT)
+                v = -1;
+        }
         if (v < 0)
             return CK_EINVAL;
         break;

@@ -87,13 +87,14 @@ typedef enum ck_cfg_type {
     X(RS_FR_DELAY, "restart-strategy.failure-rate.delay", CK_CFG_DURATION,     \
       1000 * CK_MS_, 0, 86400000 * CK_MS_, "wait before each restart")         \
     X(RS_EXP_INITIAL, "restart-strategy.exponential-delay.initial-backoff",    \
-      CK_CFG_DURATION, 1000 * CK_MS_, 0, 86400000 * CK_MS_,                    \
+      CK_CFG_DURATION, 1000 * CK_MS_, CK_MS_, 86400000 * CK_MS_,               \
       "wait before the first restart")                                         \
     X(RS_EXP_MAX, "restart-strategy.exponential-delay.max-backoff",            \
-      CK_CFG_DURATION, 60000 * CK_MS_, 0, 86400000 * CK_MS_,                   \
+      CK_CFG_DURATION, 60000 * CK_MS_, CK_MS_, 86400000 * CK_MS_,              \
       "longest wait between restarts")                                         \
     X(RS_EXP_MULT, "restart-strategy.exponential-delay.backoff-multiplier",    \
-      CK_CFG_DECIMAL, 1500, 1000, 1000000, "growth of the wait per restart")   \
+      CK_CFG_DECIMAL, 1500, 1001, 1000000,                                     \
+      "growth of the wait per restart (more than 1)")                          \
     X(RS_EXP_RESET, "restart-strategy.exponential-delay.reset-backoff-threshold", \
       CK_CFG_DURATION, 3600000 * CK_MS_, CK_MS_, 86400000 * CK_MS_ * 365,      \
       "a job this long without failure starts again from the initial wait")    \

@@ -1,5 +1,6 @@
 #include "restart.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 const char *ck_restart_name(int type)
@@ -25,8 +26,7 @@ void ck_restart_init(ck_restart *r, const ck_config *cfg, uint64_t seed)
     if (r->type == CK_RS_DEFAULT)
         r->type = ck_cfg(cfg, CK_CFG_CP_INTERVAL) > 0 ? CK_RS_EXPONENTIAL_DELAY : CK_RS_NONE;
     ck_rng_init(&r->rng, seed, 0x72657374617274ULL); /* "restart" */
-    r->backoff = ck_cfg(cfg, CK_CFG_RS_EXP_INITIAL);
-    r->last_failure = CK_TIME_NEVER;
+    r->next_restart = CK_TIME_NEVER;
 }
 
 void ck_restart_free(ck_restart *r)
@@ -66,20 +66,26 @@ int ck_restart_on_failure(ck_restart *r, ck_time now, ck_time *delay)
         break;
     }
     case CK_RS_EXPONENTIAL_DELAY: {
-        if (r->last_failure != CK_TIME_NEVER &&
-            now - r->last_failure >= ck_cfg(c, CK_CFG_RS_EXP_RESET)) {
-            r->backoff = ck_cfg(c, CK_CFG_RS_EXP_INITIAL); /* ran long enough: start over */
+        /* The job ran long enough since its last restart: start over. */
+        if (r->next_restart == CK_TIME_NEVER ||
+            now - r->next_restart >= ck_cfg(c, CK_CFG_RS_EXP_RESET)) {
+            r->attempt = 0;
             r->restarts = 0;
         }
         if (r->restarts >= ck_cfg(c, CK_CFG_RS_EXP_ATTEMPTS))
             return 0;
+        double initial = (double)ck_cfg(c, CK_CFG_RS_EXP_INITIAL);
+        double max = (double)ck_cfg(c, CK_CFG_RS_EXP_MAX);
+        double mult = (double)ck_cfg(c, CK_CFG_RS_EXP_MULT) / 1000.0;
+        double backoff = initial * pow(mult, r->attempt);
+        if (backoff > max)
+            backoff = max; /* (no overflow into the jitter below) */
         double jitter = (double)ck_cfg(c, CK_CFG_RS_EXP_JITTER) / 1000.0;
-        double spread = jitter * (2.0 * ck_rng_double(&r->rng) - 1.0);
-        *delay = (ck_time)((double)r->backoff * (1.0 + spread));
-        double next = (double)r->backoff * (double)ck_cfg(c, CK_CFG_RS_EXP_MULT) / 1000.0;
-        ck_time cap = ck_cfg(c, CK_CFG_RS_EXP_MAX);
-        r->backoff = next > (double)cap ? cap : (ck_time)next;
-        r->last_failure = now;
+        double d = backoff + backoff * jitter * (2.0 * ck_rng_double(&r->rng) - 1.0);
+        d = d < initial ? initial : d > max ? max : d;
+        *delay = (ck_time)d;
+        r->next_restart = now + *delay;
+        r->attempt++;
         break;
     }
     default:

@@ -7,11 +7,15 @@
  *   failure-rate      restart after `delay` unless more than
  *                     max-failures-per-interval failures fell within the
  *                     last failure-rate-interval
- *   exponential-delay wait initial-backoff, then multiply by
- *                     backoff-multiplier up to max-backoff, with +/- jitter;
- *                     a job that ran reset-backoff-threshold without failing
- *                     starts over from initial-backoff; gives up after
- *                     attempts-before-reset-backoff restarts
+ *   exponential-delay as Flink 1.19+ (ExponentialDelayRestartBackoffTimeStrategy):
+ *                     restart k waits initial-backoff x multiplier^k, plus a
+ *                     jitter of +/- jitter-factor of it, clamped to
+ *                     [initial-backoff, max-backoff]; a failure at least
+ *                     reset-backoff-threshold after the last restart starts
+ *                     over from k = 0; gives up after
+ *                     attempts-before-reset-backoff restarts (a failure while
+ *                     a restart is pending is merged into it by the job
+ *                     manager, which is then not running)
  *
  * Flink's default: exponential-delay when checkpointing is on, none when
  * off. Jitter draws from the run's seeded generator.
@@ -30,8 +34,8 @@ typedef struct ck_restart {
     int restarts;      /* restarts granted so far */
     ck_time *failures; /* failure-rate: recent failure times */
     int nfail, capfail;
-    ck_time backoff;   /* exponential-delay: the next wait */
-    ck_time last_failure;
+    int attempt;          /* exponential-delay: restarts since the last reset */
+    ck_time next_restart; /* ...and when the last one was due (NEVER: none yet) */
 } ck_restart;
 
 void ck_restart_init(ck_restart *r, const ck_config *cfg, uint64_t seed);

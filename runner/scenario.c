@@ -607,6 +607,14 @@ static void check_config(ck_jin *j, const ck_config *cfg)
         ck_config_format(CK_CFG_CP_INTERVAL, cpi, a, sizeof(a));
         ck_jin_fail(j, "expected 0 (no checkpoints) or at least 10 ms, got %s", a);
         ck_jin_pop(j, s2);
+    } else if (ck_cfg(cfg, CK_CFG_RS_EXP_INITIAL) > ck_cfg(cfg, CK_CFG_RS_EXP_MAX)) {
+        /* ExponentialDelayRestartBackoffTimeStrategy's precondition */
+        size_t s2 = ck_jin_push_key(j, "restart-strategy.exponential-delay.initial-backoff");
+        ck_config_format(CK_CFG_RS_EXP_INITIAL, ck_cfg(cfg, CK_CFG_RS_EXP_INITIAL), a,
+                         sizeof(a));
+        ck_config_format(CK_CFG_RS_EXP_MAX, ck_cfg(cfg, CK_CFG_RS_EXP_MAX), b, sizeof(b));
+        ck_jin_fail(j, "%s is more than max-backoff (%s)", a, b);
+        ck_jin_pop(j, s2);
     } else if (hbt < hbi) { /* HeartbeatServicesImpl: the timeout covers an interval */
         size_t s2 = ck_jin_push_key(j, "heartbeat.timeout");
         ck_config_format(CK_CFG_HB_TIMEOUT, hbt, a, sizeof(a));
@@ -681,10 +689,17 @@ static void parse_config(ck_jin *j, const cJSON *o, ck_config *cfg)
                     char list[200] = "";
                     size_t off = 0;
                     const char *const *ch = ck_config_choices((ck_cfg_id)id);
-                    for (int k = 0; ch && ch[k] && off < sizeof(list); k++)
+                    /* restart-strategy.type's "default" is the key unset, not a value. */
+                    int first = id == CK_CFG_RS_TYPE ? 1 : 0;
+                    for (int k = first; ch && ch[k] && off < sizeof(list); k++)
                         off += (size_t)snprintf(list + off, sizeof(list) - off, "%s\"%s\"",
-                                                k ? ", " : "", ch[k]);
-                    ck_jin_fail(j, "expected one of %s, got %s", list, got);
+                                                k > first ? ", " : "", ch[k]);
+                    ck_jin_fail(j, "expected one of %s%s, got %s", list,
+                                id == CK_CFG_RS_TYPE
+                                    ? " (or Flink's other names: off, disable, fixeddelay, "
+                                      "failurerate, exponentialdelay)"
+                                    : "",
+                                got);
                 }
                 else
                     ck_jin_fail(j, "expected %s from %s to %s, got %s", what[d->type], lo, hi,

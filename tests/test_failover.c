@@ -115,7 +115,9 @@ static void test_restart_exponential_delay(void **state)
     set(&c, "restart-strategy.exponential-delay.reset-backoff-threshold", "1 min");
     ck_restart r;
     ck_restart_init(&r, &c, 7);
-    /* 1, 2, 4, 5, 5 s, each within +/- 10 %. */
+    /* 1, 2, 4, 5, 5 s, each within +/- 10 %, and clamped to [initial, max]
+     * after the jitter, as Flink 1.19's ExponentialDelayRestartBackoffTimeStrategy:
+     * the first never under 1 s, the capped ones never over 5 s. */
     const double want[] = {1, 2, 4, 5, 5};
     ck_time now = 0, d = 0;
     int jittered = 0;
@@ -123,14 +125,20 @@ static void test_restart_exponential_delay(void **state)
         assert_int_equal(ck_restart_on_failure(&r, now, &d), 1);
         double s = (double)d / 1e9;
         assert_true(s >= want[i] * 0.9 - 1e-9 && s <= want[i] * 1.1 + 1e-9);
+        assert_true(s >= 1.0 - 1e-9 && s <= 5.0 + 1e-9);
         jittered += s != want[i];
         now += d + 1000 * MS;
     }
     assert_true(jittered > 0);
-    /* A minute without failure: back to the initial backoff. */
-    now += 61000 * MS;
+    /* A minute after the last restart (not the last failure): back to the
+     * initial backoff. */
+    ck_time last_restart = now - 1000 * MS;
+    now = last_restart + 59000 * MS; /* under a minute: still growing */
     assert_int_equal(ck_restart_on_failure(&r, now, &d), 1);
-    assert_true((double)d / 1e9 <= 1.1);
+    assert_true((double)d / 1e9 >= 5.0 - 1e-9);
+    now += d + 60000 * MS;
+    assert_int_equal(ck_restart_on_failure(&r, now, &d), 1);
+    assert_true((double)d / 1e9 >= 1.0 - 1e-9 && (double)d / 1e9 <= 1.1);
     ck_restart_free(&r);
     /* The jitter is the run's: same seed, same delays. */
     ck_restart a, b;
