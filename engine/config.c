@@ -32,18 +32,37 @@ const ck_cfg_def *ck_config_def(ck_cfg_id id)
     return &defs[id];
 }
 
+/* Keys Flink renamed: the old name still works, as in Flink. */
+static const struct {
+    const char *old;
+    ck_cfg_id id;
+} deprecated[] = {
+    {"execution.buffer-timeout", CK_CFG_BUFFER_TIMEOUT}, /* renamed in Flink 1.19 */
+};
+
+const char *ck_config_deprecated_name(ck_cfg_id id)
+{
+    for (size_t i = 0; i < sizeof(deprecated) / sizeof(deprecated[0]); i++)
+        if (deprecated[i].id == id)
+            return deprecated[i].old;
+    return NULL;
+}
+
 int ck_config_find(const char *key)
 {
     for (int i = 0; i < CK_CFG_COUNT; i++)
         if (strcmp(defs[i].key, key) == 0)
             return i;
+    for (size_t i = 0; i < sizeof(deprecated) / sizeof(deprecated[0]); i++)
+        if (strcmp(deprecated[i].old, key) == 0)
+            return (int)deprecated[i].id;
     return -1;
 }
 
 static const char *const cp_modes[] = {"EXACTLY_ONCE", "AT_LEAST_ONCE", NULL};
 static const char *const rs_types[] = {"default", "none", "fixed-delay", "failure-rate",
                                        "exponential-delay", NULL};
-static const char *const failover[] = {"full", "region", NULL};
+static const char *const failover[] = {"full", NULL};
 
 const char *const *ck_config_choices(ck_cfg_id id)
 {

@@ -29,10 +29,13 @@ typedef enum ck_cfg_type {
 #define CK_CONFIG_KEYS(X)                                                      \
     X(SEGMENT_SIZE, "taskmanager.memory.segment-size", CK_CFG_MEMORY, 32768,   \
       4096, 16 << 20, "size of one network buffer (a power of two)")           \
-    X(BUFFER_TIMEOUT, "execution.buffer-timeout", CK_CFG_DURATION,             \
+    X(BUFFER_TIMEOUT, "execution.buffer-timeout.interval", CK_CFG_DURATION,    \
       100 * CK_MS_, -CK_MS_, 3600000 * CK_MS_,                                 \
-      "flush output buffers at least this often; 0 after every record, "       \
-      "-1 ms only when full")                                                  \
+      "flush output buffers at least this often; 0 after every record "        \
+      "(execution.buffer-timeout is its deprecated name, where -1 ms "         \
+      "means only when full)")                                                 \
+    X(BUFFER_TIMEOUT_ENABLED, "execution.buffer-timeout.enabled", CK_CFG_BOOL, \
+      1, 0, 1, "false: flush output buffers only when full")                   \
     X(BUFFERS_PER_CHANNEL, "taskmanager.network.memory.buffers-per-channel",   \
       CK_CFG_INT, 2, 1, 1000, "exclusive buffers (credits) per input channel") \
     X(FLOATING_PER_GATE,                                                       \
@@ -104,9 +107,9 @@ typedef enum ck_cfg_type {
       "restart-strategy.exponential-delay.attempts-before-reset-backoff",      \
       CK_CFG_INT, 2147483647, 1, 2147483647,                                   \
       "restarts before exponential-delay gives up")                            \
-    X(FAILOVER, "jobmanager.execution.failover-strategy", CK_CFG_ENUM, 1, 0,   \
-      1, "full restarts every task; region restarts the failed region, which "  \
-      "is the whole job when it has a keyBy")                                  \
+    X(FAILOVER, "jobmanager.execution.failover-strategy", CK_CFG_ENUM, 0, 0,   \
+      0, "full: a failure restarts every task (region, Flink's default, is "   \
+      "not built yet and is refused rather than ignored)")                     \
     X(HB_INTERVAL, "heartbeat.interval", CK_CFG_DURATION, 10000 * CK_MS_,      \
       CK_MS_, 86400000 * CK_MS_, "how often task managers report to the job manager") \
     X(HB_TIMEOUT, "heartbeat.timeout", CK_CFG_DURATION, 50000 * CK_MS_,        \
@@ -153,6 +156,9 @@ int ck_config_parse(ck_cfg_id id, const char *text, int64_t *out);
 
 /* Checks a numeric value against the key's range: 0 or CK_ERANGE. */
 int ck_config_check(ck_cfg_id id, int64_t v);
+
+/* The key id's deprecated name, or NULL (ck_config_find takes it too). */
+const char *ck_config_deprecated_name(ck_cfg_id id);
 
 /* The names of an enum key's choices (NULL-terminated), or NULL. */
 const char *const *ck_config_choices(ck_cfg_id id);

@@ -177,7 +177,10 @@ ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global,
     ck_graph_locate(g, global, &t->vertex, &t->subtask);
     const ck_vertex *v = &g->v[t->vertex];
     const ck_config *cfg = env->cfg;
-    t->buffer_timeout = ck_cfg(cfg, CK_CFG_BUFFER_TIMEOUT);
+    /* Flink's execution.buffer-timeout.enabled false: flush only when full. */
+    t->buffer_timeout = ck_cfg(cfg, CK_CFG_BUFFER_TIMEOUT_ENABLED)
+                            ? ck_cfg(cfg, CK_CFG_BUFFER_TIMEOUT)
+                            : -CK_NS_PER_MS;
     t->next_flush = CK_TIME_NEVER;
     t->met.task.vertex = (uint32_t)t->vertex;
     t->met.task.subtask = (uint32_t)t->subtask;

@@ -597,6 +597,11 @@ static void check_config(ck_jin *j, const ck_config *cfg)
     int64_t seg = ck_cfg(cfg, CK_CFG_SEGMENT_SIZE);
     int64_t cpi = ck_cfg(cfg, CK_CFG_CP_INTERVAL);
     int64_t hbi = ck_cfg(cfg, CK_CFG_HB_INTERVAL), hbt = ck_cfg(cfg, CK_CFG_HB_TIMEOUT);
+    if (!ck_cfg(cfg, CK_CFG_BUFFER_TIMEOUT_ENABLED) && ck_cfg(cfg, CK_CFG_BUFFER_TIMEOUT) == 0) {
+        size_t s2 = ck_jin_push_key(j, "execution.buffer-timeout.enabled");
+        ck_jin_fail(j, "false contradicts a buffer timeout of 0 (flush after every record)");
+        ck_jin_pop(j, s2);
+    }
     if (seg & (seg - 1)) { /* NettyShuffleEnvironmentOptions: a power of two */
         size_t s2 = ck_jin_push_key(j, "taskmanager.memory.segment-size");
         ck_config_format(CK_CFG_SEGMENT_SIZE, seg, a, sizeof(a));
@@ -642,8 +647,17 @@ static void parse_config(ck_jin *j, const cJSON *o, ck_config *cfg)
         int id = ck_config_find(c->string);
         if (id < 0) {
             ck_jin_fail(j, "unknown configuration key (`chandy config` lists the supported keys)");
+        } else if (!strcmp(c->string, "jobmanager.execution.failover-strategy") &&
+                   cJSON_IsString(c) && !strcasecmp(c->valuestring, "region")) {
+            ck_jin_fail(j, "\"region\" (Flink's default) is not built yet: chandy restarts the "
+                           "whole job on any failure; say \"full\" or leave the key out");
         } else if (cfg->set[id]) {
-            ck_jin_fail(j, "key given twice");
+            const char *old = ck_config_deprecated_name((ck_cfg_id)id);
+            if (old)
+                ck_jin_fail(j, "key given twice (%s is the deprecated name of %s)", old,
+                            ck_config_def((ck_cfg_id)id)->key);
+            else
+                ck_jin_fail(j, "key given twice");
         } else {
             const ck_cfg_def *d = ck_config_def((ck_cfg_id)id);
             char text[128];
