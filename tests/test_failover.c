@@ -277,7 +277,7 @@ static cJSON *fault_run(const char *name, int seed, int exactly_once, int taskma
     /* Every recovery that finished went through its phases in order. */
     const cJSON *recs = item(run, "recoveries");
     const cJSON *r;
-    if (recovers ? cJSON_GetArraySize(recs) < 1 : cJSON_GetArraySize(recs) != 0)
+    if (recovers ? cJSON_GetArraySize(recs) < 1 : cJSON_GetArraySize(recs) != 0) {
         cJSON_ArrayForEach(r, recs) /* say why, for a failure seen only under load */
         {
             const cJSON *cause = cJSON_GetObjectItemCaseSensitive(r, "cause");
@@ -285,6 +285,15 @@ static cJSON *fault_run(const char *name, int seed, int exactly_once, int taskma
                     num(r, "failure_s", NULL),
                     cJSON_IsString(cause) ? cause->valuestring : "(no cause)");
         }
+        /* ...and what the run logged about its connections. */
+        char errf[256];
+        snprintf(errf, sizeof(errf), "%s/%s.err", tmp, name);
+        char *err = slurp(errf);
+        for (char *line = err ? strtok(err, "\n") : NULL; line; line = strtok(NULL, "\n"))
+            if (strstr(line, "connection") || strstr(line, "refused") || strstr(line, "cut"))
+                fprintf(stderr, "  %s\n", line);
+        free(err);
+    }
     assert_true(recovers ? cJSON_GetArraySize(recs) >= 1 : cJSON_GetArraySize(recs) == 0);
     cJSON_ArrayForEach(r, recs) {
         double f = num(r, "failure_s", NULL), d = num(r, "detected_s", NULL);
