@@ -382,3 +382,60 @@ int ck_jin_quantity(ck_jin *j, const cJSON *obj, const char *key, int required,
     *out = x;
     return done(j, saved, CK_OK);
 }
+
+char *ck_jin_read(const char *path, size_t max, const char *what, int *rc, char *err,
+                  size_t errlen)
+{
+    char dummy[8];
+    int rc_dummy;
+    if (!rc)
+        rc = &rc_dummy;
+    *rc = CK_EIO;
+    if (!err) {
+        err = dummy;
+        errlen = sizeof(dummy);
+    }
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
+    size_t cap = 65536, len = 0, n;
+    char *text = malloc(cap);
+    while (text && (n = fread(text + len, 1, cap - len - 1, f)) > 0) {
+        len += n;
+        if (len + 1 == cap) {
+            if (cap > max) {
+                fclose(f);
+                free(text);
+                snprintf(err, errlen, "%s: larger than %zu MiB: not %s", path, max >> 20, what);
+                *rc = CK_EINVAL;
+                return NULL;
+            }
+            char *t = realloc(text, cap * 2);
+            if (!t) {
+                free(text);
+                text = NULL;
+                break;
+            }
+            text = t;
+            cap *= 2;
+        }
+    }
+    int rd_err = ferror(f), e = errno;
+    fclose(f);
+    if (!text || rd_err) {
+        snprintf(err, errlen, "%s: cannot read: %s", path, text ? strerror(e) : "out of memory");
+        free(text);
+        return NULL;
+    }
+    text[len] = 0;
+    *rc = CK_OK;
+    if (strlen(text) != len) {
+        free(text);
+        snprintf(err, errlen, "%s: contains a NUL byte: not %s", path, what);
+        *rc = CK_EINVAL;
+        return NULL;
+    }
+    return text;
+}

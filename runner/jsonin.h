@@ -26,6 +26,17 @@ typedef struct ck_jin {
     int failed;
 } ck_jin;
 
+/*
+ * Reads the whole file at path into a malloc'd, NUL-terminated text of at
+ * most max bytes. NULL on error, with a one-line reason naming the file in
+ * err (when err is not NULL): cannot open or read it, larger than max, or
+ * a NUL byte in it (not a JSON text). `what` names what was expected ("a
+ * scenario") in the messages. *rc (when rc is not NULL): CK_EIO when the
+ * file could not be read, CK_EINVAL when it is not what was expected.
+ */
+char *ck_jin_read(const char *path, size_t max, const char *what, int *rc, char *err,
+                  size_t errlen);
+
 /* Parses text; on a syntax error reports the line and column. NULL on error. */
 cJSON *ck_jin_parse(ck_jin *j, const char *text);
 

@@ -17,7 +17,7 @@ typedef struct kid {
     int timed_out;
 } kid;
 
-static double since(const struct timespec *a)
+double ck_pool_since(const struct timespec *a)
 {
     struct timespec b;
     clock_gettime(CLOCK_MONOTONIC, &b);
@@ -87,7 +87,7 @@ int ck_pool_run(size_t n, int jobs, double timeout_s, const ck_pool_ops *ops, vo
         if (pid <= 0) {
             for (int j = 0; j < jobs; j++)
                 if (kids[j].pid && !kids[j].timed_out && timeout_s > 0 &&
-                    since(&kids[j].start) > timeout_s) {
+                    ck_pool_since(&kids[j].start) > timeout_s) {
                     kill(kids[j].pid, SIGKILL);
                     kids[j].timed_out = 1;
                 }
@@ -101,7 +101,7 @@ int ck_pool_run(size_t n, int jobs, double timeout_s, const ck_pool_ops *ops, vo
             if (kids[j].pid == pid) {
                 kids[j].pid = 0;
                 running--;
-                ops->done(ctx, kids[j].index, st, since(&kids[j].start), kids[j].timed_out);
+                ops->done(ctx, kids[j].index, st, ck_pool_since(&kids[j].start), kids[j].timed_out);
             }
         if (rc)
             break;
@@ -111,7 +111,7 @@ int ck_pool_run(size_t n, int jobs, double timeout_s, const ck_pool_ops *ops, vo
         if (kids[j].pid) {
             int st;
             if (waitpid(kids[j].pid, &st, 0) == kids[j].pid)
-                ops->done(ctx, kids[j].index, st, since(&kids[j].start), kids[j].timed_out);
+                ops->done(ctx, kids[j].index, st, ck_pool_since(&kids[j].start), kids[j].timed_out);
         }
     free(kids);
     return rc;

@@ -27,6 +27,10 @@ typedef struct ck_pool_ops {
     void (*tick)(void *ctx);
 } ck_pool_ops;
 
+/* Wall-clock seconds since t (CLOCK_MONOTONIC): the runs' progress lines. */
+struct timespec;
+double ck_pool_since(const struct timespec *t);
+
 /* Runs jobs 0..n-1, `jobs` at a time. Returns 0, or -1 when a child could
  * not be started (errno says why; the ones started are still waited for). */
 int ck_pool_run(size_t n, int jobs, double timeout_s, const ck_pool_ops *ops, void *ctx);

@@ -863,47 +863,11 @@ int ck_scenario_load(ck_scenario *s, const char *path, char *err, size_t errlen)
                  sizeof(s->path) - 1);
         return CK_EINVAL;
     }
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-        return CK_EIO;
-    }
-    size_t cap = 65536, len = 0;
-    char *text = malloc(cap);
-    size_t n;
-    while (text && (n = fread(text + len, 1, cap - len - 1, f)) > 0) {
-        len += n;
-        if (len + 1 == cap) {
-            if (cap >= (16u << 20)) {
-                fclose(f);
-                free(text);
-                snprintf(err, errlen, "%s: larger than 16 MiB: not a scenario", path);
-                return CK_EINVAL;
-            }
-            char *t = realloc(text, cap * 2);
-            if (!t) {
-                free(text);
-                text = NULL;
-                break;
-            }
-            text = t;
-            cap *= 2;
-        }
-    }
-    int rd_err = ferror(f), e = errno;
-    fclose(f);
-    if (!text || rd_err) {
-        free(text);
-        snprintf(err, errlen, "%s: cannot read: %s", path, text ? strerror(e) : "out of memory");
-        return CK_EIO;
-    }
-    text[len] = 0;
-    if (strlen(text) != len) {
-        free(text);
-        snprintf(err, errlen, "%s: contains a NUL byte: not a JSON text", path);
-        return CK_EINVAL;
-    }
-    int rc = ck_scenario_parse(s, path, text, err, errlen);
+    int rc;
+    char *text = ck_jin_read(path, 16u << 20, "a scenario", &rc, err, errlen);
+    if (!text)
+        return rc;
+    rc = ck_scenario_parse(s, path, text, err, errlen);
     free(text);
     return rc;
 }

@@ -66,17 +66,12 @@ static void dir_of(const char *path, char *buf, size_t len)
  * checked (a changed one written to DIR/scenarios/). */
 static int load(suite *S, char *err, size_t errlen)
 {
-    FILE *f = fopen(S->file, "rb");
-    if (!f) {
-        snprintf(err, errlen, "%s: cannot read: %s", S->file, strerror(errno));
+    char *text = ck_jin_read(S->file, 16u << 20, "a suite", NULL, err, errlen);
+    if (!text)
         return -1;
-    }
-    static char text[1 << 20];
-    size_t n = fread(text, 1, sizeof(text) - 1, f);
-    fclose(f);
-    text[n] = 0;
     ck_jin j = {.file = S->file};
     cJSON *root = ck_jin_parse(&j, text);
+    free(text);
     if (!root) {
         snprintf(err, errlen, "%s", j.err);
         return -1;
@@ -154,15 +149,14 @@ static int load(suite *S, char *err, size_t errlen)
             else
                 snprintf(path, sizeof(path), "%s/%s", base, scen);
             /* The scenario with its changes, checked now. */
-            FILE *sf = fopen(path, "rb");
-            static char stext[4 << 20];
-            size_t sn = sf ? fread(stext, 1, sizeof(stext) - 1, sf) : 0;
-            if (sf)
-                fclose(sf);
-            stext[sn] = 0;
-            cJSON *sc = sf ? cJSON_Parse(stext) : NULL;
+            char rerr[700];
+            char *stext = ck_jin_read(path, 16u << 20, "a scenario", NULL, rerr, sizeof(rerr));
+            cJSON *sc = stext ? cJSON_Parse(stext) : NULL;
+            if (stext && !sc)
+                snprintf(rerr, sizeof(rerr), "%.600s: not valid JSON", path);
+            free(stext);
             if (!sc) {
-                ck_jin_fail(&j, "%s: %s", path, sf ? "not valid JSON" : strerror(errno));
+                ck_jin_fail(&j, "%s", rerr);
                 ck_jin_pop(&j, at_i);
                 break;
             }

@@ -215,17 +215,12 @@ void ck_sweep_free(ck_sweep *sw)
 int ck_sweep_expand(ck_sweep *sw, const char *path, char *err, size_t errlen)
 {
     memset(sw, 0, sizeof(*sw));
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
+    char *text = ck_jin_read(path, 16u << 20, "a scenario", NULL, err, errlen);
+    if (!text)
         return -1;
-    }
-    static char text[4 << 20];
-    size_t n = fread(text, 1, sizeof(text) - 1, f);
-    fclose(f);
-    text[n] = 0;
     ck_jin j = {.file = path};
     cJSON *root = ck_jin_parse(&j, text);
+    free(text);
     if (!root) {
         snprintf(err, errlen, "%s", j.err);
         return -1;
@@ -374,13 +369,6 @@ typedef struct sweeper {
     char argbuf[4][PATH_MAX];
 } sweeper;
 
-static double since(const struct timespec *a)
-{
-    struct timespec b;
-    clock_gettime(CLOCK_MONOTONIC, &b);
-    return (double)(b.tv_sec - a->tv_sec) + (double)(b.tv_nsec - a->tv_nsec) / 1e9;
-}
-
 static int has_run_json(const char *dir)
 {
     ck_runfile rf;
@@ -432,7 +420,7 @@ static void save(const sweeper *s)
 
 static void progress(sweeper *s, int final)
 {
-    double el = since(&s->t0);
+    double el = ck_pool_since(&s->t0);
     size_t left = s->ntodo - s->done_now;
     double eta = s->done_now ? s->spent / (double)s->done_now * (double)left / s->jobs : -1;
     size_t total = s->nruns, done = s->finished + s->failed;
@@ -498,7 +486,7 @@ static void done(void *ctx, size_t i, int status, double wall_s, int timed_out)
 static void tick(void *ctx)
 {
     sweeper *s = ctx;
-    if (s->tty && since(&s->last_line) > 0.5) {
+    if (s->tty && ck_pool_since(&s->last_line) > 0.5) {
         progress(s, 0);
         clock_gettime(CLOCK_MONOTONIC, &s->last_line);
     }
@@ -509,13 +497,12 @@ static int prepare_out(sweeper *s)
 {
     char path[PATH_MAX + 16];
     snprintf(path, sizeof(path), "%s/sweep.json", s->out);
-    FILE *f = fopen(path, "rb");
-    if (f) {
-        static char text[1 << 20];
-        size_t n = fread(text, 1, sizeof(text) - 1, f);
-        fclose(f);
-        text[n] = 0;
-        cJSON *old = cJSON_Parse(text), *now = definition(s);
+    char *text = access(path, F_OK) == 0 ? ck_jin_read(path, 256u << 20, "a sweep.json", NULL,
+                                                        NULL, 0)
+                                         : NULL;
+    if (text || access(path, F_OK) == 0) { /* one there, read or not: compare */
+        cJSON *old = text ? cJSON_Parse(text) : NULL, *now = definition(s);
+        free(text);
         cJSON *po = cJSON_GetObjectItem(old, "points"), *pn = cJSON_GetObjectItem(now, "points");
         cJSON *so = cJSON_GetObjectItem(old, "seeds"), *sn = cJSON_GetObjectItem(now, "seeds");
         int same = po && so && cJSON_Compare(po, pn, 1) && cJSON_Compare(so, sn, 1);

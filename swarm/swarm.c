@@ -33,6 +33,7 @@
 #include <cjson/cJSON.h>
 
 #include "error.h"
+#include "jsonin.h"
 #include "nemesis.h"
 #include "pool.h"
 #include "runjson.h"
@@ -65,13 +66,6 @@ typedef struct swarm {
     struct timespec t0, last_save;
 } swarm;
 
-static double since(const struct timespec *a)
-{
-    struct timespec b;
-    clock_gettime(CLOCK_MONOTONIC, &b);
-    return (double)(b.tv_sec - a->tv_sec) + (double)(b.tv_nsec - a->tv_nsec) / 1e9;
-}
-
 /* FNV-1a over the scenario file: shards of one swarm must share it. */
 static uint64_t fnv64(const char *s)
 {
@@ -79,32 +73,6 @@ static uint64_t fnv64(const char *s)
     for (; *s; s++)
         h = (h ^ (uint8_t)*s) * UINT64_C(0x100000001b3);
     return h;
-}
-
-static char *slurp(const char *path, size_t max)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    size_t cap = 4096, len = 0, n;
-    char *s = malloc(cap);
-    while (s && (n = fread(s + len, 1, cap - len - 1, f)) > 0) {
-        len += n;
-        if (len + 1 == cap) {
-            char *t = cap < max ? realloc(s, cap * 2) : NULL;
-            if (!t) {
-                free(s);
-                s = NULL;
-                break;
-            }
-            s = t;
-            cap *= 2;
-        }
-    }
-    fclose(f);
-    if (s)
-        s[len] = 0;
-    return s;
 }
 
 static int rm_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
@@ -261,7 +229,7 @@ static int save(swarm *s, int complete)
     cJSON_AddNumberToObject(o, "runs", (double)s->done);
     cJSON_AddNumberToObject(o, "passed", (double)(s->done - s->violations));
     cJSON_AddNumberToObject(o, "violations", (double)s->violations);
-    double wall = since(&s->t0);
+    double wall = ck_pool_since(&s->t0);
     cJSON_AddNumberToObject(o, "wall_s", (double)(int64_t)(wall * 1000) / 1000);
     cJSON_AddNumberToObject(o, "seeds_per_minute", per_minute(s->done, wall));
     cJSON *bad = cJSON_AddArrayToObject(o, "violating_seeds");
@@ -348,7 +316,7 @@ static void finish(void *ctx, size_t i, int st, double wall_s, int timed_out)
     snprintf(dir, sizeof(dir), "%s/runs/%llu", s->out, (unsigned long long)r->seed);
     snprintf(path, sizeof(path), "%s/run.json", dir);
     snprintf(log, sizeof(log), "%s.log", dir);
-    char *text = slurp(path, 1u << 30);
+    char *text = ck_jin_read(path, 1u << 30, "a run.json", NULL, NULL, 0);
     cJSON *run = text ? cJSON_Parse(text) : NULL;
     free(text);
     const cJSON *sw = cJSON_GetObjectItemCaseSensitive(run, "swarm");
@@ -385,7 +353,7 @@ static void finish(void *ctx, size_t i, int st, double wall_s, int timed_out)
         unlink(log);
     }
     /* Progress: one updating line on a terminal, plain lines otherwise. */
-    double wall = since(&s->t0);
+    double wall = ck_pool_since(&s->t0);
     if (s->tty) {
         if (!r->ok)
             fprintf(stderr, "\r\033[Kseed %llu: violation: %s\n", (unsigned long long)r->seed,
@@ -407,7 +375,7 @@ static void finish(void *ctx, size_t i, int st, double wall_s, int timed_out)
 static void tick(void *ctx)
 {
     swarm *s = ctx;
-    if (since(&s->last_save) > 10)
+    if (ck_pool_since(&s->last_save) > 10)
         save(s, 0);
 }
 
@@ -569,7 +537,7 @@ int ck_swarm_main(int argc, char **argv, const char *argv0)
         fprintf(stderr, "chandy: %s\n", err);
         goto out;
     }
-    s.text = slurp(s.scenario, 16u << 20);
+    s.text = ck_jin_read(s.scenario, 16u << 20, "a scenario", NULL, NULL, 0);
     if (!s.text) {
         fprintf(stderr, "chandy swarm: %s: cannot read\n", s.scenario);
         goto out_sc;
@@ -605,7 +573,7 @@ int ck_swarm_main(int argc, char **argv, const char *argv0)
     s.last_save = s.t0;
     int rc = run_seeds(&s);
     int wrc = save(&s, rc == 0);
-    double wall = since(&s.t0);
+    double wall = ck_pool_since(&s.t0);
     char path[PATH_MAX + 16];
     snprintf(path, sizeof(path), "%s/swarm.json", s.out);
     fprintf(stderr, "swarm %s (%s): %zu seeds in %.1f s, %zu violation%s, %.1f seeds/min; %s\n",
@@ -653,7 +621,7 @@ static int merge(char **dirs, int ndirs, const char *out)
     for (int i = 0; i < ndirs; i++) {
         char path[PATH_MAX + 16];
         snprintf(path, sizeof(path), "%s/swarm.json", dirs[i]);
-        char *text = slurp(path, 1u << 30);
+        char *text = ck_jin_read(path, 1u << 30, "a run.json", NULL, NULL, 0);
         int readable = text != NULL;
         in[i] = text ? cJSON_Parse(text) : NULL;
         free(text);

@@ -91,7 +91,7 @@ static void bad_suites_are_named(void **state)
         {"{\"comparisons\": []}", "comparisons: expected a list of 1 to"},
         {"{\"comparisons\": [{\"runs\": [\"x.json\"]}]}", "comparisons[0].title"},
         {"{\"comparisons\": [{\"title\": \"t\", \"runs\": [\"nowhere.json\"]}]}",
-         "nowhere.json: No such file"},
+         "nowhere.json: cannot open: No such file"},
         {"{\"comparisons\": [{\"title\": \"t\", \"plot\": \"pie\", \"runs\": [\"x.json\"]}]}",
          "comparisons[0].plot"},
         {"{\"comparisons\": [{\"title\": \"t\", \"runs\": [{\"scenario\": \"" CHANDY_SOURCE_DIR
