@@ -777,8 +777,9 @@ static void ss_free(series_set *ss)
     ss->n = 0;
 }
 
-/* The faults of every entry as shaded intervals; one in every entry
- * (same event, same times) is drawn once, in grey. */
+/* What the time plots shade: the faults of every entry (one in several
+ * entries, same event and times, is drawn once, in grey) and stretches of
+ * high backpressure. */
 typedef struct bands {
     ck_plot_band b[256];
     char label[256][120];
@@ -788,7 +789,7 @@ typedef struct bands {
     size_t n;
 } bands;
 
-static void fault_bands(rep *R, bands *B)
+static void time_bands(rep *R, bands *B)
 {
     B->n = 0;
     for (int i = 0; i < R->n; i++)
@@ -1496,7 +1497,7 @@ int ck_report_make_entries(const ck_report_entry *spec, int n, const char *outdi
             "Shaded: the faults of the timeline, from when they hit to when they ended (a "
             "crashed host: until it restarted), and the seconds in which a vertex was "
             "backpressured at least half of its time (Flink's HIGH).");
-    fault_bands(&R, B);
+    time_bands(&R, B);
     static const char *const tf[2] = {"in_rps", "out_rps"}, *const tn[2] = {"in", "out"};
     plot_timeseries(&R, ss, B, "plot-throughput", "Throughput over time", "records/s", tf, tn);
     static const char *const lf[2] = {"latency_p50_ms", "latency_p99_ms"},
@@ -1684,7 +1685,7 @@ int ck_report_index(const ck_report_section *sec, int n, const char *outdir, con
         snprintf(R.csvdir, sizeof(R.csvdir), "%.30s/", sec[k].dir);
         section(&R, id, sec[k].title, sec[k].note);
         const char *plot = sec[k].plot ? sec[k].plot : "checkpoints";
-        fault_bands(&R, B);
+        time_bands(&R, B);
         if (!strcmp(plot, "throughput")) {
             static const char *const tf[2] = {"in_rps", "out_rps"}, *const tn[2] = {"in", "out"};
             plot_timeseries(&R, ss, B, "plot-throughput", "Throughput over time", "records/s",
