@@ -3,6 +3,8 @@
 #include <stdio.h>
 
 /* The actions of the events timeline, in the order of ck_fault_kind. */
+const char *const ck_crash_kind_names[] = {"process", "host", NULL};
+
 const char *const ck_fault_names[] = {"crash",     "slow_cpu",  "slow_link",
                                       "link_down", "partition", "savepoint",
                                       "corrupt_checkpoint", NULL};

@@ -74,6 +74,7 @@ typedef struct ck_fault {
     double factor;         /* slow_cpu: speed multiplier; slow_link: bandwidth multiplier */
     ck_time latency;       /* slow_link: latency added to the link */
     int how;               /* corrupt_checkpoint: CK_DAMAGE_* */
+    int crash;             /* crash: CK_CRASH_PROCESS or CK_CRASH_HOST */
     int stop;              /* savepoint: stop the job once it is taken */
     ck_time resume_after;  /* savepoint with stop: restart from it after this (0: the job ends) */
     int nside;             /* partition: hosts named, and the side each is on (0/1) */
@@ -82,6 +83,20 @@ typedef struct ck_fault {
 } ck_fault;
 
 enum { CK_DAMAGE_BITFLIP = 0, CK_DAMAGE_TRUNCATE = 1 };
+
+/*
+ * What a crash takes down. A killed process leaves its host up: the host's
+ * kernel resets the process's connections, and every peer that talked to
+ * it notices at once. A lost host (power, kernel panic, its network gone)
+ * resets nothing: its peers hear silence, and the job manager notices by
+ * heartbeat.timeout. If the host comes back, its new kernel refuses the old
+ * connections: peers notice then, and the job manager's heartbeat RPCs to
+ * it fail (heartbeat.rpc-failure-threshold).
+ */
+enum { CK_CRASH_PROCESS = 0, CK_CRASH_HOST = 1 };
+
+/* "process", "host"; ending in NULL. */
+extern const char *const ck_crash_kind_names[];
 
 /* Names in scenario files, in the order of ck_fault_kind and of ck_moment
  * (from CK_MOMENT_CHECKPOINT_TRIGGERED), each list ending in NULL. */

@@ -114,6 +114,9 @@ typedef enum ck_cfg_type {
       CK_MS_, 86400000 * CK_MS_, "how often task managers report to the job manager") \
     X(HB_TIMEOUT, "heartbeat.timeout", CK_CFG_DURATION, 50000 * CK_MS_,        \
       CK_MS_, 86400000 * CK_MS_, "silence after which a task manager is lost") \
+    X(HB_RPC_FAILURES, "heartbeat.rpc-failure-threshold", CK_CFG_INT, 2, -1,   \
+      1000000, "failed heartbeat RPCs in a row (the connection refused or "    \
+      "reset) after which a task manager is lost; -1: only the timeout")       \
     X(RECOVERY_PATH, "execution.state-recovery.path", CK_CFG_PATH, 0, 0, 1,    \
       "a savepoint (or retained checkpoint) directory to start the job from")
 

@@ -36,6 +36,7 @@ int ck_jm_init(ck_jm *jm, ck_platform *plat, const ck_job_env *env, int ntm, uin
     jm->ntm = ntm;
     jm->state = CK_JOB_WAITING;
     jm->tm_seen = malloc((size_t)ntm * sizeof(ck_time));
+    jm->tm_refused = malloc((size_t)ntm * sizeof(ck_time));
     jm->placement = calloc(g->nsubtasks, sizeof(uint16_t));
     jm->done = calloc(g->nsubtasks, 1);
     jm->running = calloc(g->nsubtasks, 1);
@@ -45,13 +46,13 @@ int ck_jm_init(ck_jm *jm, ck_platform *plat, const ck_job_env *env, int ntm, uin
     jm->lag_recent = calloc((size_t)g->nsubtasks * CK_JM_LAG_REPORTS, sizeof(int64_t));
     jm->lag_count = calloc(g->nsubtasks, sizeof(uint32_t));
     jm->vertices = calloc((size_t)g->nv, sizeof(ck_metrics));
-    if (!jm->tm_seen || !jm->placement || !jm->done || !jm->running || !jm->ended || !jm->tasks ||
+    if (!jm->tm_seen || !jm->tm_refused || !jm->placement || !jm->done || !jm->running || !jm->ended || !jm->tasks ||
         !jm->lag_ns || !jm->lag_recent || !jm->lag_count || !jm->vertices) {
         ck_jm_free(jm);
         return CK_ENOMEM;
     }
     for (int h = 0; h < ntm; h++)
-        jm->tm_seen[h] = CK_TIME_NEVER;
+        jm->tm_seen[h] = jm->tm_refused[h] = CK_TIME_NEVER;
     for (uint32_t i = 0; i < g->nsubtasks; i++) {
         int v, s;
         ck_graph_locate(g, i, &v, &s);
@@ -86,6 +87,7 @@ void ck_jm_free(ck_jm *jm)
     free(jm->running);
     free(jm->ended);
     free(jm->tm_seen);
+    free(jm->tm_refused);
     free(jm->placement);
     free(jm->lag_ns);
     free(jm->lag_recent);
@@ -132,6 +134,14 @@ static int tm_alive(const ck_jm *jm, int h)
     return jm->tm_seen[h] != CK_TIME_NEVER;
 }
 
+/* Alive, and its connection not refused: the job is placed only there
+ * (Flink's slot pool keeps a task manager whose heartbeat RPCs fail until
+ * it is released; chandy does not deploy onto it meanwhile). */
+static int tm_usable(const ck_jm *jm, int h)
+{
+    return tm_alive(jm, h) && jm->tm_refused[h] == CK_TIME_NEVER;
+}
+
 /* Places subtasks on live task managers (slot sharing). 0 if too few. */
 static int place(ck_jm *jm)
 {
@@ -140,7 +150,7 @@ static int place(ck_jm *jm)
     if (!hosts)
         return 0;
     for (int h = 0; h < jm->ntm; h++)
-        if (tm_alive(jm, h))
+        if (tm_usable(jm, h))
             hosts[live++] = h;
     int ok = live >= need;
     if (ok)
@@ -263,7 +273,7 @@ static void maybe_deploy(ck_jm *jm, ck_time now)
     if (jm->state == CK_JOB_WAITING && now - jm->waiting_since < CK_STARTUP_GRACE) {
         int live = 0;
         for (int h = 0; h < jm->ntm; h++)
-            live += tm_alive(jm, h);
+            live += tm_usable(jm, h);
         if (live < jm->ntm)
             return; /* the rest of the cluster is starting */
     }
@@ -477,7 +487,7 @@ static void tm_lost(ck_jm *jm, int h, const char *why)
 {
     if (h < 0 || h >= jm->ntm || !tm_alive(jm, h))
         return;
-    jm->tm_seen[h] = CK_TIME_NEVER;
+    jm->tm_seen[h] = jm->tm_refused[h] = CK_TIME_NEVER;
     if (jm->state != CK_JOB_RUNNING)
         return;
     for (uint32_t i = 0; i < jm->g->nsubtasks; i++)
@@ -620,7 +630,13 @@ static int jm_on_message(void *self, uint8_t *msg, size_t len)
     if (h.type == CK_MSG_HEARTBEAT) {
         int host = (int)h.arg;
         if (host >= 0 && host < jm->ntm && h.src == CK_EP_TM0 + (uint32_t)host) {
+            /* A task manager process that registers while its host's
+             * earlier process still ran part of the job: that process is
+             * gone (a host that came back; in Flink, a new ResourceID). */
+            if (h.len >= 1 && body[0] == CK_HB_REGISTER)
+                tm_lost(jm, host, "it registered again: the process that ran its subtasks is gone");
             jm->tm_seen[host] = now;
+            jm->tm_refused[host] = CK_TIME_NEVER; /* a heartbeat got through */
             /* It cancelled its part of this attempt (it heard nothing from
              * us for heartbeat.timeout, though we still heard it). */
             if (h.epoch == jm->attempt + 1 && jm->state == CK_JOB_RUNNING)
@@ -731,10 +747,32 @@ static int jm_on_complete(void *self, uint64_t token, int status, uint8_t *data,
     return CK_OK;
 }
 
+/* The connection to a task manager was refused or reset (its process is
+ * gone, or its host came back without it): from now on the job manager's
+ * heartbeat RPCs to it fail, one per heartbeat.interval, and it is lost
+ * once heartbeat.rpc-failure-threshold of them failed in a row (as Flink's
+ * HeartbeatMonitorImpl counts RecipientUnreachableException). A host that
+ * is merely gone refuses nothing: only heartbeat.timeout notices it. */
 static int jm_on_peer_lost(void *self, int host)
 {
-    tm_lost(self, host, "the connection broke");
+    ck_jm *jm = self;
+    int64_t threshold = ck_cfg(jm->cfg, CK_CFG_HB_RPC_FAILURES);
+    if (host < 0 || host >= jm->ntm || !tm_alive(jm, host) || threshold < 0)
+        return CK_OK;
+    if (jm->tm_refused[host] == CK_TIME_NEVER)
+        jm->tm_refused[host] = ck_now(jm->plat);
+    if (threshold <= 1)
+        tm_lost(jm, host, "its connection was refused: 1 heartbeat RPC failed");
     return CK_OK;
+}
+
+/* When task manager h is lost for failed heartbeat RPCs, or CK_TIME_NEVER. */
+static ck_time refused_deadline(const ck_jm *jm, int h)
+{
+    int64_t threshold = ck_cfg(jm->cfg, CK_CFG_HB_RPC_FAILURES);
+    if (threshold < 1 || !tm_alive(jm, h) || jm->tm_refused[h] == CK_TIME_NEVER)
+        return CK_TIME_NEVER;
+    return jm->tm_refused[h] + (threshold - 1) * ck_cfg(jm->cfg, CK_CFG_HB_INTERVAL);
 }
 
 static ck_time jm_deadline(void *self)
@@ -744,8 +782,11 @@ static ck_time jm_deadline(void *self)
         return CK_TIME_NEVER;
     ck_time d = CK_TIME_NEVER, timeout = ck_cfg(jm->cfg, CK_CFG_HB_TIMEOUT);
     for (int h = 0; h < jm->ntm; h++)
+    {
         if (tm_alive(jm, h) && jm->tm_seen[h] + timeout + 1 < d)
             d = jm->tm_seen[h] + timeout + 1; /* lost once past the timeout */
+        d = CK_MIN(d, refused_deadline(jm, h));
+    }
     if (jm->state == CK_JOB_RUNNING)
         return CK_MIN(d, ck_cc_deadline(&jm->cc));
     if (jm->state == CK_JOB_RESTARTING && jm->restart_due)
@@ -762,8 +803,17 @@ static int jm_on_deadline(void *self)
     ck_jm *jm = self;
     ck_time now = ck_now(jm->plat), timeout = ck_cfg(jm->cfg, CK_CFG_HB_TIMEOUT);
     for (int h = 0; h < jm->ntm; h++)
+    {
         if (tm_alive(jm, h) && now - jm->tm_seen[h] > timeout)
             tm_lost(jm, h, "heartbeat timed out");
+        if (now >= refused_deadline(jm, h)) {
+            char why[120];
+            snprintf(why, sizeof(why),
+                     "its connection was refused: %lld heartbeat RPCs failed in a row",
+                     (long long)ck_cfg(jm->cfg, CK_CFG_HB_RPC_FAILURES));
+            tm_lost(jm, h, why);
+        }
+    }
     if (jm->state == CK_JOB_RUNNING) {
         ck_cc_on_deadline(&jm->cc);
         check_checkpoints(jm);

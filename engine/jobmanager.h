@@ -14,8 +14,10 @@
  *                subtask ended its input, the final checkpoint completed,
  *                the sinks committed, then they finish)
  *   RUNNING    --a subtask failed, a task manager was lost (heartbeat
- *                timeout or broken connection), or too many checkpoints
- *                failed: CANCEL the attempt--> RESTARTING
+ *                timeout; heartbeat.rpc-failure-threshold failed heartbeat
+ *                RPCs once its connection is refused; or a new process of
+ *                its host registering), or too many checkpoints failed:
+ *                CANCEL the attempt--> RESTARTING
  *   RESTARTING --the restart strategy refuses--> FAILED
  *   RESTARTING --its delay passed and enough task managers are alive:
  *                DEPLOY attempt n+1 restoring the latest checkpoint--> RUNNING
@@ -99,6 +101,8 @@ typedef struct ck_jm {
     ck_job_state state;
     int ntm;
     ck_time *tm_seen;    /* last heartbeat per task manager, CK_TIME_NEVER: not alive */
+    ck_time *tm_refused; /* since when its connection is refused (heartbeat RPCs fail),
+                          * CK_TIME_NEVER: reachable */
     uint16_t *placement; /* host per global subtask, current attempt */
     uint32_t attempt;
     uint64_t restore_cp;     /* = restore.id */

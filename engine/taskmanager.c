@@ -40,11 +40,12 @@ uint8_t *ck_tm_deploy_body(uint32_t attempt, const ck_restore_point *from, uint3
     return b;
 }
 
-static void heartbeat(ck_tm *tm)
+static void heartbeat(ck_tm *tm, int registering)
 {
     size_t n;
+    uint8_t body[1] = {registering ? CK_HB_REGISTER : 0};
     uint8_t *m = ck_wire_msg(CK_MSG_HEARTBEAT, CK_EP_TM0 + (uint32_t)tm->host, CK_EP_JM,
-                             tm->cancelled, NULL, 0, &n);
+                             tm->cancelled, body, sizeof(body), &n);
     if (m) {
         ck_put_u32(m + 16, (uint32_t)tm->host); /* arg */
         tm->plat->ops->send(tm->plat, CK_EP_JM, m, n);
@@ -155,7 +156,7 @@ static int tm_on_deadline(void *self)
             tm->cancelled = tm->attempt + 1;
     }
     if (now >= tm->next_hb) {
-        heartbeat(tm);
+        heartbeat(tm, 0);
         while (tm->next_hb <= now)
             tm->next_hb += tm->hb_interval;
     }
@@ -170,7 +171,7 @@ static int tm_work(void *self)
         tm->started = 1;
         tm->connected = 1;
         tm->jm_seen = ck_now(tm->plat);
-        heartbeat(tm);
+        heartbeat(tm, 1);
         tm->next_hb = ck_now(tm->plat) + tm->hb_interval;
     }
     return 0;

@@ -23,6 +23,9 @@
 #include "common.h"
 
 #define CK_WIRE_HDR 28
+
+/* The body of a task manager's first heartbeat: it registers. */
+#define CK_HB_REGISTER 1
 #define CK_WIRE_VERSION 2
 /* Largest body accepted: a buffer is at most 16 MiB; metrics can be more. */
 #define CK_WIRE_MAX_BODY (64u << 20)
@@ -41,7 +44,8 @@ typedef enum ck_msg_type {
     CK_MSG_CP_ABORT = 9,      /* job manager -> tasks: checkpoint failed */
     CK_MSG_DEPLOY = 10,       /* job manager -> task manager: run an attempt */
     CK_MSG_CANCEL = 11,       /* job manager -> task manager: stop an attempt */
-    CK_MSG_HEARTBEAT = 12,    /* task manager -> job manager: alive (and the answer back), arg = host */
+    CK_MSG_HEARTBEAT = 12,    /* task manager -> job manager: alive (and the answer back), arg = host;
+                               * body u8: CK_HB_REGISTER on a process's first one */
     CK_MSG_TASK_RUNNING = 13, /* task -> job manager: restored and running */
     CK_MSG_METRICS = 14,      /* task -> job manager: metrics since the last report */
     CK_MSG_SAVEPOINT = 15,    /* client -> job manager: take a savepoint, arg = 1 to stop */

@@ -163,6 +163,9 @@ struct net_world {
     int *stopped;  /* per task manager: SIGSTOPped by a slow_cpu fault */
     int *slow_pm;  /* per task manager: the slow_cpu factor it was told, per mille
                     * (0: none yet; shares stopped's allocation) */
+    int *frozen;   /* per task manager: SIGSTOPped as a lost host (a crash of kind
+                    * "host"), until the job manager notices or the host comes back
+                    * (shares stopped's allocation too) */
     /* network faults: cut[h] counts the faults that cut this process's
      * host from host h (0..ntm-1, jm ntm, store ntm+1); what would cross a
      * cut waits in the connection's buffer (and store requests in
@@ -1222,7 +1225,7 @@ static void apply_slowness(net_world *w, ck_time now)
         /* ...and its real work runs in slices. */
         ck_time next;
         int run = slice_running(w, h, now, &next);
-        if (w->pids[h] > 0 && run != !w->stopped[h]) {
+        if (w->pids[h] > 0 && !w->frozen[h] && run != !w->stopped[h]) {
             kill(w->pids[h], run ? SIGCONT : SIGSTOP);
             w->stopped[h] = !run;
         }
@@ -1270,6 +1273,19 @@ static void recut(net_world *w, const ck_fault *f, int delta)
         }
 }
 
+/* Task manager h's process ends at once (SIGKILL); the kernel resets its
+ * connections. */
+static void host_kill(net_world *w, int h)
+{
+    if (w->pids[h] <= 0)
+        return;
+    kill(w->pids[h], SIGKILL);
+    waitpid(w->pids[h], NULL, 0);
+    w->pids[h] = 0;
+    w->stopped[h] = w->frozen[h] = 0;
+    w->slow_pm[h] = 0; /* a new process is told again */
+}
+
 static void start_fault(net_world *w, int i, ck_time now)
 {
     ck_fault_run *f = &w->r->faults[i];
@@ -1280,12 +1296,13 @@ static void start_fault(net_world *w, int i, ck_time now)
     int h = sp->host;
     switch (sp->kind) {
     case CK_FAULT_CRASH:
-        if (w->pids[h] > 0) {
-            kill(w->pids[h], SIGKILL); /* kill -9: the machine is gone */
-            waitpid(w->pids[h], NULL, 0);
-            w->pids[h] = 0;
-            w->stopped[h] = 0;
-            w->slow_pm[h] = 0; /* a new process is told again */
+        if (w->pids[h] > 0 && sp->crash == CK_CRASH_HOST) {
+            /* A lost host answers nothing and resets nothing: its process
+             * stops with its connections open (host_kill, once noticed). */
+            kill(w->pids[h], SIGSTOP);
+            w->frozen[h] = 1;
+        } else if (w->pids[h] > 0) {
+            host_kill(w, h); /* kill -9: its connections reset */
         }
         break;
     case CK_FAULT_SAVEPOINT: {
@@ -1332,16 +1349,23 @@ static void end_fault(net_world *w, int i, ck_time now)
 {
     const ck_fault *sp = &w->plan.faults[i];
     ck_plan_end(&w->plan, i, now);
+    if (sp->kind == CK_FAULT_CRASH && w->frozen[sp->host])
+        host_kill(w, sp->host); /* a lost host back: its old connections are refused */
     if (sp->kind == CK_FAULT_CRASH && w->pids[sp->host] == 0)
         host_start(w, sp->host);
     if (sp->kind == CK_FAULT_LINK_DOWN || sp->kind == CK_FAULT_PARTITION)
         recut(w, sp, -1);
 }
 
-/* The timeline up to now: every start and end that is due, in order. */
+/* The timeline up to now: every start and end that is due, in order. A
+ * lost host's process is killed once the job manager has noticed the loss
+ * (and so has stopped counting on it). */
 static void apply_faults(net_world *w)
 {
     ck_time now = world_now(w);
+    for (int h = 0; h < w->ntm; h++)
+        if (w->frozen[h] && w->r->jm_ready && w->r->jm.tm_seen[h] == CK_TIME_NEVER)
+            host_kill(w, h);
     int which, end, waiting;
     while (ck_plan_next(&w->plan, &which, &end, &waiting) <= now && which >= 0) {
         if (end)
@@ -1701,8 +1725,9 @@ static int net_run(const ck_backend_job *job, ck_backend_result *r, char *err, s
     w.listen_fd = calloc((size_t)w.ntm + 1, sizeof(int));
     w.port = calloc((size_t)w.ntm + 1, sizeof(int));
     w.pids = calloc((size_t)w.ntm, sizeof(pid_t));
-    w.stopped = calloc(2 * (size_t)w.ntm, sizeof(int));
+    w.stopped = calloc(3 * (size_t)w.ntm, sizeof(int));
     w.slow_pm = w.stopped ? w.stopped + w.ntm : NULL;
+    w.frozen = w.stopped ? w.stopped + 2 * w.ntm : NULL;
     w.ctl_w = malloc((size_t)w.ntm * sizeof(int));
     int planned = ck_plan_init(&w.plan, job->faults, r->nfaults, w.ntm, r->faults) == CK_OK;
     w.ctl_r = -1;
@@ -1766,8 +1791,8 @@ static int net_run(const ck_backend_job *job, ck_backend_result *r, char *err, s
     r->wall_s = (double)world_now(&w) / 1e9;
     for (int h = 0; h < w.ntm; h++)
         if (w.pids[h] > 0) {
-            kill(w.pids[h], SIGTERM);
-            if (w.stopped[h])
+            kill(w.pids[h], w.frozen[h] ? SIGKILL : SIGTERM);
+            if (w.stopped[h] || w.frozen[h])
                 kill(w.pids[h], SIGCONT); /* a stopped process would never see the TERM */
         }
     for (int h = 0; h < w.ntm; h++) {

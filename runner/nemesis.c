@@ -383,6 +383,14 @@ void ck_nemesis_draw(ck_scenario *sc, uint64_t seed, ck_nemesis_mode mode)
         sc->faults[sc->nfaults++] = timed[i];
     for (int i = 0; i < ntrig; i++)
         sc->faults[sc->nfaults++] = trig[i];
+    /* A third of the crashes lose the host rather than kill the process:
+     * drawn from a stream of their own, so that a seed's schedule is
+     * otherwise the one it drew before crashes had kinds. */
+    ck_rng kinds;
+    ck_rng_init(&kinds, seed, NEMESIS_STREAM + 0x100 + (uint64_t)mode);
+    for (int i = 0; i < sc->nfaults; i++)
+        if (sc->faults[i].kind == CK_FAULT_CRASH && ck_rng_below(&kinds, 3) == 0)
+            sc->faults[i].crash = CK_CRASH_HOST;
 }
 
 /* ---- writing ------------------------------------------------------------------------ */
@@ -431,6 +439,8 @@ cJSON *ck_nemesis_events_json(const ck_scenario *sc)
         case CK_FAULT_LINK_DOWN:
             ck_host_name(f->host, ntm, host, sizeof(host));
             cJSON_AddStringToObject(o, "host", host);
+            if (f->kind == CK_FAULT_CRASH && f->crash == CK_CRASH_HOST)
+                cJSON_AddStringToObject(o, "kind", "host");
             break;
         case CK_FAULT_PARTITION: {
             cJSON *groups = cJSON_AddArrayToObject(o, "groups");
@@ -484,9 +494,11 @@ void ck_nemesis_describe(const ck_fault *f, int ntm, char *buf, size_t len)
     switch (f->kind) {
     case CK_FAULT_CRASH:
         if (f->duration)
-            snprintf(what, sizeof(what), "crash %s, back after %s", host, d);
+            snprintf(what, sizeof(what), "%s %s, back after %s",
+                     f->crash == CK_CRASH_HOST ? "lose host" : "crash", host, d);
         else
-            snprintf(what, sizeof(what), "crash %s for good", host);
+            snprintf(what, sizeof(what), "%s %s for good",
+                     f->crash == CK_CRASH_HOST ? "lose host" : "crash", host);
         break;
     case CK_FAULT_SLOW_CPU:
         snprintf(what, sizeof(what), "slow_cpu %s x%g for %s", host, f->factor, d);

@@ -292,6 +292,9 @@ static cJSON *recoveries_arr(const ck_run *r)
                                                      : failure_time(r, v->detected, v->host, claimed);
         add_time(o, "failure_s", failure);
         add_time(o, "detected_s", v->detected);
+        add_time(o, "detection_s", failure == CK_TIME_NEVER || v->detected == CK_TIME_NEVER
+                                       ? CK_TIME_NEVER
+                                       : v->detected - failure);
         add_time(o, "restarted_s", v->restarted);
         add_time(o, "restored_s", v->restored);
         add_time(o, "first_output_s", v->first_output);
@@ -334,6 +337,8 @@ static cJSON *faults_arr(const ck_run *r)
         case CK_FAULT_LINK_DOWN:
             ck_host_name(sp->host, r->job.ntm, host, sizeof(host));
             cJSON_AddStringToObject(o, "host", host);
+            if (sp->kind == CK_FAULT_CRASH)
+                cJSON_AddStringToObject(o, "kind", ck_crash_kind_names[sp->crash]);
             break;
         case CK_FAULT_PARTITION:
             for (int side = 0; side < 2; side++) {

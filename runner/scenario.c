@@ -488,7 +488,7 @@ static void parse_events(ck_jin *j, const cJSON *o, ck_scenario *s)
     /* The fields each action takes besides "at" and "action". */
     const char *const *actions = ck_fault_names;
     static const char *const fields[][6] = {
-        {"host", "restart_after", NULL},
+        {"host", "restart_after", "kind", NULL},
         {"host", "factor", "duration", NULL},
         {"host", "factor", "latency", "duration", NULL},
         {"host", "duration", NULL},
@@ -543,6 +543,7 @@ static void parse_events(ck_jin *j, const cJSON *o, ck_scenario *s)
         switch (f->kind) {
         case CK_FAULT_CRASH:
             ck_jin_duration(j, e, "restart_after", 0, 1, MAX_DURATION, &f->duration);
+            ck_jin_enum(j, e, "kind", 0, ck_crash_kind_names, &f->crash);
             break;
         case CK_FAULT_SLOW_CPU:
             ck_jin_number(j, e, "factor", 1, 0.001, 1.0, &f->factor);
@@ -627,6 +628,10 @@ static void check_config(ck_jin *j, const ck_config *cfg)
         ck_jin_fail(j, "%s is shorter than heartbeat.interval (%s): a task manager would be "
                        "declared lost between two of its heartbeats",
                     a, b);
+        ck_jin_pop(j, s2);
+    } else if (ck_cfg(cfg, CK_CFG_HB_RPC_FAILURES) == 0) { /* HeartbeatManagerOptions */
+        size_t s2 = ck_jin_push_key(j, "heartbeat.rpc-failure-threshold");
+        ck_jin_fail(j, "expected a positive number of failed RPCs, or -1 to turn it off, got 0");
         ck_jin_pop(j, s2);
     }
     ck_jin_pop(j, saved);

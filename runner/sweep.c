@@ -87,10 +87,10 @@ const char *ck_sweep_check(const cJSON *sweep, char *why, size_t len)
         }
         if (strlen(e->string) >= 128 || !strcmp(e->string, "name") ||
             !strcmp(e->string, "seed") || !strncmp(e->string, "sweep", 5) ||
-            !strncmp(e->string, "expect", 6) || !strncmp(e->string, "events", 6)) {
+            !strncmp(e->string, "expect", 6) || !strcmp(e->string, "events")) {
             snprintf(why, len,
                      "%.60s: cannot be swept (sweep configuration keys, or scenario paths such "
-                     "as cluster.taskmanagers; seeds with \"seeds\")",
+                     "as cluster.taskmanagers or events.0.at; seeds with \"seeds\")",
                      e->string);
             return why;
         }
@@ -166,18 +166,35 @@ static const char *set_path(cJSON *root, const char *path, const cJSON *v, char 
     return NULL;
 }
 
+/* NULL when key, not a configuration key, is a path a sweep may set in
+ * the scenario; else why not. */
+static const char *check_path(const cJSON *scenario, const char *key, char *why, size_t len)
+{
+    if (strncmp(key, "cluster.", 8) && strncmp(key, "workload.", 9) && strncmp(key, "job.", 4) &&
+        strncmp(key, "events.", 7)) {
+        snprintf(why, len,
+                 "%.100s: neither a configuration key (chandy config lists them) nor a path "
+                 "under cluster, workload, job or events",
+                 key);
+        return why;
+    }
+    /* An event is changed, never made: its index must exist. */
+    size_t digits = strspn(key + 7, "0123456789");
+    if (!strncmp(key, "events.", 7) &&
+        (digits == 0 || key[7 + digits] != '.' ||
+         atoi(key + 7) >= cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(scenario, "events")))) {
+        snprintf(why, len, "%.100s: expected events.N.field, N an event of the scenario", key);
+        return why;
+    }
+    return NULL;
+}
+
 const char *ck_sweep_apply(cJSON *scenario, const char *key, const cJSON *v, char *why,
                            size_t len)
 {
     if (ck_config_find(key) < 0) {
-        if (strncmp(key, "cluster.", 8) && strncmp(key, "workload.", 9) && strncmp(key, "job.", 4)) {
-            snprintf(why, len,
-                     "%.100s: neither a configuration key (chandy config lists them) nor a path "
-                     "under cluster, workload or job",
-                     key);
-            return why;
-        }
-        return set_path(scenario, key, v, why, len);
+        const char *bad = check_path(scenario, key, why, len);
+        return bad ? bad : set_path(scenario, key, v, why, len);
     }
     cJSON *cfg = cJSON_GetObjectItemCaseSensitive(scenario, "config");
     if (!cfg)
@@ -274,12 +291,9 @@ int ck_sweep_expand(ck_sweep *sw, const char *path, char *err, size_t errlen)
             goto out;
         }
         sw->npoints *= sw->nvalues[k];
-        if (!sw->is_config[k] && strncmp(e->string, "cluster.", 8) &&
-            strncmp(e->string, "workload.", 9) && strncmp(e->string, "job.", 4)) {
-            snprintf(err, errlen,
-                     "%s: sweep.%s: neither a configuration key (chandy config lists them) "
-                     "nor a path under cluster, workload or job",
-                     path, e->string);
+        char notpath[200];
+        if (!sw->is_config[k] && check_path(root, e->string, notpath, sizeof(notpath))) {
+            snprintf(err, errlen, "%s: sweep.%s", path, notpath);
             goto out;
         }
     }

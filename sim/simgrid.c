@@ -1732,8 +1732,19 @@ static int start_tm(sim_world *w, int h)
     return ck_sim_attach(w, CK_EP_TM0 + (uint32_t)h, ck_tm_node(n->b.tm), aname, 0);
 }
 
-/* A host goes down: everything on it stops; whoever talked to it learns so. */
-static void crash_host(sim_world *w, int h)
+/* Whoever talked to task manager h learns that the connection broke. */
+static void tell_peers_lost(sim_world *w, int h)
+{
+    for (sim_node *n = w->all; n; n = n->all_next) {
+        if (!n->b.d.dead && talk_forget(n, h))
+            post(n, CK_DMSG_PEER_LOST, (uint64_t)h, 0, NULL, 0);
+    }
+}
+
+/* A host goes down: everything on it stops. A killed process's host resets
+ * its connections, so whoever talked to it learns so at once; a lost host
+ * says nothing (its peers learn when it comes back: fault_end). */
+static void crash_host(sim_world *w, int h, int kind)
 {
     w->tm_down[h] = 1; /* nothing new is sent to it (host_down) */
     for (sim_node *n = w->all; n; n = n->all_next)
@@ -1747,10 +1758,8 @@ static void crash_host(sim_world *w, int h)
     sg_actor_yield();
     sg_host_turn_off(w->tm_hosts[h]);
     host_crashed(w, h);
-    for (sim_node *n = w->all; n; n = n->all_next) {
-        if (!n->b.d.dead && talk_forget(n, h))
-            post(n, CK_DMSG_PEER_LOST, (uint64_t)h, 0, NULL, 0);
-    }
+    if (kind == CK_CRASH_PROCESS)
+        tell_peers_lost(w, h);
 }
 
 /*
@@ -1927,7 +1936,7 @@ static void fault_start(injector *in, int i)
         return; /* a crash of a host that is down already */
     switch (sp->kind) {
     case CK_FAULT_CRASH:
-        crash_host(w, sp->host);
+        crash_host(w, sp->host, sp->crash);
         break;
     case CK_FAULT_SLOW_CPU:
     case CK_FAULT_SLOW_LINK:
@@ -1952,6 +1961,9 @@ static void fault_end(injector *in, int i)
     ck_plan_end(&w->plan, i, sim_now_ns());
     switch (sp->kind) {
     case CK_FAULT_CRASH:
+        /* A lost host back: its new kernel refuses the old connections. */
+        if (sp->crash == CK_CRASH_HOST)
+            tell_peers_lost(w, sp->host);
         w->tm_down[sp->host] = 0;
         sg_host_turn_on(w->tm_hosts[sp->host]);
         start_tm(w, sp->host);

@@ -457,6 +457,18 @@ static void jm_heartbeat(ck_jm *jm, int h)
     nd.ops->on_message(nd.self, m, n);
 }
 
+/* A task manager process's first heartbeat: it registers. */
+static void jm_register(ck_jm *jm, int h)
+{
+    size_t n;
+    uint8_t body[1] = {CK_HB_REGISTER};
+    uint8_t *m = ck_wire_msg(CK_MSG_HEARTBEAT, CK_EP_TM0 + (uint32_t)h, CK_EP_JM, 0, body, 1, &n);
+    assert_non_null(m);
+    ck_put_u32(m + 16, (uint32_t)h);
+    ck_node nd = ck_jm_node(jm);
+    nd.ops->on_message(nd.self, m, n);
+}
+
 /* DEPLOYs sent since the last call; the placement of the last one in out. */
 static int deploys(fake_world *w, uint16_t *out, uint32_t nsub)
 {
@@ -622,6 +634,86 @@ static void test_jm_caught_up_from_the_new_attempt(void **state)
     assert_true(rv->caught_up == r.w.now);
     ck_jm_free(&jm);
     fake_clear(&r.w);
+}
+
+static void jm_at(cc_rig *r, ck_jm *jm, ck_time t)
+{
+    r->w.now = t;
+    ck_node nd = ck_jm_node(jm);
+    if (nd.ops->deadline(nd.self) <= t)
+        nd.ops->on_deadline(nd.self);
+}
+
+/* How the job manager notices a task manager (Flink's HeartbeatMonitorImpl):
+ * a refused connection makes its heartbeat RPCs fail, one per interval,
+ * and heartbeat.rpc-failure-threshold of them in a row lose it (-1: only
+ * the timeout does); a heartbeat that gets through resets the count; a
+ * process that registers while its host's earlier one ran subtasks means
+ * that earlier one is gone. */
+static void test_jm_heartbeat_rpc_failures_and_registration(void **state)
+{
+    (void)state;
+    static cc_rig r;
+    for (int mode = 0; mode < 3; mode++) { /* threshold 2, -1, and a re-registration */
+        cc_setup(&r, 0, 0, 1);
+        ck_cc_free(&r.cc);
+        r.cfg.v[CK_CFG_HB_RPC_FAILURES] = mode == 1 ? -1 : 2;
+        ck_job_env env = {.g = &r.g, .cfg = &r.cfg, .job_id = "job"};
+        static ck_jm jm;
+        assert_int_equal(ck_jm_init(&jm, &r.jp.plat, &env, 3, 1), 0);
+        ck_node nd = ck_jm_node(&jm);
+        uint16_t place[8];
+        for (int h = 0; h < 3; h++)
+            jm_register(&jm, h);
+        assert_int_equal(deploys(&r.w, place, r.g.nsubtasks), 3);
+        assert_true(place[0] == 0 && place[2] == 1); /* tm2 is spare */
+        for (uint32_t g = 0; g < r.g.nsubtasks; g++)
+            jm_from_task(&jm, CK_MSG_TASK_RUNNING, g, NULL, 0);
+        if (mode == 2) {
+            /* tm1's host came back with a new process: the old one is gone. */
+            jm_at(&r, &jm, 5 * CK_NS_PER_S);
+            jm_register(&jm, 1);
+            assert_int_equal((int)jm.nrecoveries, 1);
+            assert_non_null(strstr(jm.recoveries[0].cause, "registered again"));
+            assert_true(jm.tm_seen[1] == 5 * CK_NS_PER_S); /* the new one is there */
+            ck_jm_free(&jm);
+            fake_clear(&r.w);
+            continue;
+        }
+        /* The spare's connection is refused at 1 s: lost at 11 s (2 RPCs). */
+        jm_at(&r, &jm, CK_NS_PER_S);
+        nd.ops->on_peer_lost(nd.self, 2);
+        jm_at(&r, &jm, 10 * CK_NS_PER_S);
+        assert_true(jm.tm_seen[2] != CK_TIME_NEVER);
+        jm_at(&r, &jm, 11 * CK_NS_PER_S);
+        assert_true(mode == 1 ? jm.tm_seen[2] != CK_TIME_NEVER : jm.tm_seen[2] == CK_TIME_NEVER);
+        assert_int_equal((int)jm.nrecoveries, 0); /* it ran nothing */
+        /* tm1's connection is refused, then a heartbeat gets through. */
+        jm_at(&r, &jm, 12 * CK_NS_PER_S);
+        nd.ops->on_peer_lost(nd.self, 1);
+        jm_at(&r, &jm, 15 * CK_NS_PER_S);
+        jm_heartbeat(&jm, 1);
+        jm_at(&r, &jm, 25 * CK_NS_PER_S);
+        assert_int_equal(jm.state, CK_JOB_RUNNING);
+        /* Refused again, and nothing gets through: the job fails over. */
+        jm_at(&r, &jm, 30 * CK_NS_PER_S);
+        nd.ops->on_peer_lost(nd.self, 1);
+        jm_at(&r, &jm, 40 * CK_NS_PER_S);
+        if (mode == 0) {
+            assert_int_equal((int)jm.nrecoveries, 1);
+            assert_non_null(strstr(jm.recoveries[0].cause, "2 heartbeat RPCs failed"));
+            assert_true(jm.recoveries[0].detected == 40 * CK_NS_PER_S);
+        } else {
+            /* Only timeouts lose task managers: first tm0, unheard since 0 s. */
+            assert_int_equal((int)jm.nrecoveries, 0);
+            jm_at(&r, &jm, nd.ops->deadline(nd.self));
+            assert_int_equal((int)jm.nrecoveries, 1);
+            assert_non_null(strstr(jm.recoveries[0].cause, "heartbeat timed out"));
+            assert_true(jm.recoveries[0].detected == 50 * CK_NS_PER_S + 1); /* tm0: never heard since 0 */
+        }
+        ck_jm_free(&jm);
+        fake_clear(&r.w);
+    }
 }
 
 /* _metadata: what is encoded decodes back. Found by fuzz_metadata: a
@@ -818,6 +910,7 @@ int main(void)
         cmocka_unit_test(test_jm_startup_waits_for_the_cluster),
         cmocka_unit_test(test_jm_metrics_vertex_from_graph),
         cmocka_unit_test(test_jm_caught_up_from_the_new_attempt),
+        cmocka_unit_test(test_jm_heartbeat_rpc_failures_and_registration),
         cmocka_unit_test(test_metadata_roundtrip_and_bad_keys),
         cmocka_unit_test(test_sink_transactions),
         cmocka_unit_test(test_sink_latency_buckets),

@@ -537,6 +537,46 @@ static void test_crash_after_some_ended(void **state)
 #define FAST_HEARTBEATS                                                                    \
     ",\n   \"heartbeat.interval\": \"200 ms\", \"heartbeat.timeout\": \"1 s\""
 
+/* tm0 goes down at 1.3 s under both backends: as a killed process, its
+ * peers' connections reset and the job fails over at once; as a lost host,
+ * nothing resets and the job manager notices when tm0's heartbeats have
+ * been missing for heartbeat.timeout (1 s, a heartbeat every 200 ms: 0.8
+ * to 1 s after the crash); as a lost host back after 300 ms, its new kernel
+ * refuses the old connections, and the job fails over then. */
+static void test_lost_host_against_killed_process(void **state)
+{
+    (void)state;
+    static const char *const kinds[] = {"process", "host", "host\", \"restart_after\": \"300 ms"};
+    for (int b = 0; b < 2; b++)
+        for (int k = 0; k < 3; k++) {
+            const char *backend = b ? "sockets" : "simgrid";
+            char name[64], ev[256];
+            snprintf(name, sizeof(name), "lost-%s-%d", backend, k);
+            snprintf(ev, sizeof(ev),
+                     "{\"at\": \"1300 ms\", \"action\": \"crash\", \"host\": \"tm0\","
+                     " \"kind\": \"%s\"}",
+                     kinds[k]);
+            cJSON *run = fault_run(name, 4, 1, 3, FAST_HEARTBEATS, ev, backend, 1);
+            const cJSON *f = cJSON_GetArrayItem(item(run, "faults"), 0);
+            assert_string_equal(item(f, "kind")->valuestring, k ? "host" : "process");
+            const cJSON *r = cJSON_GetArrayItem(item(run, "recoveries"), 0);
+            double detection = num(r, "detection_s", NULL);
+            const char *cause = item(r, "cause")->valuestring;
+            double slack = b ? 0.25 : 0.001; /* sockets: wall-clock scheduling */
+            if (k == 0) {
+                assert_true(detection < slack);
+            } else if (k == 1) {
+                if (!(detection >= 0.8 - slack && detection <= 1.0 + slack))
+                    fprintf(stderr, "%s: detection %.3f s (%s)\n", name, detection, cause);
+                assert_true(detection >= 0.8 - slack && detection <= 1.0 + slack);
+                assert_non_null(strstr(cause, "heartbeat timed out"));
+            } else {
+                assert_true(detection >= 0.3 - slack / 5 && detection < 0.3 + slack);
+            }
+            cJSON_Delete(run);
+        }
+}
+
 /* tm1 (running half the job) is cut off from the job manager, the store and
  * the other task managers for 2 s. Nothing breaks a connection: the job
  * manager notices the silence after heartbeat.timeout and fails over to the
@@ -963,6 +1003,7 @@ int main(void)
         cmocka_unit_test(test_crash_sockets),
         cmocka_unit_test(test_no_restart_fails_the_job),
         cmocka_unit_test_teardown(test_crash_after_some_ended, reset_sinks),
+        cmocka_unit_test(test_lost_host_against_killed_process),
         cmocka_unit_test(test_partition),
         cmocka_unit_test(test_link_down_short),
         cmocka_unit_test(test_slowness),

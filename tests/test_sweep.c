@@ -138,6 +138,8 @@ static void bad_sweeps_are_named(void **state)
         {"{\"seeds\": \"5..2\"}", "seeds: expected a range", 1},
         {"{\"name\": [\"a\"]}", "name: cannot be swept", 1},
         {"{\"no.such.key\": [1]}", "neither a configuration key", 0},
+        {"{\"events\": [1]}", "events: cannot be swept", 1},
+        {"{\"events.7.at\": [\"1 s\"]}", "expected events.N.field, N an event of the scenario", 0},
         {"{\"cluster.taskmanagers\": [2, 0]}", "sweep point 2 (cluster.taskmanagers=0)", 0},
         {"{\"execution.checkpointing.interval\": [\"soon\"]}", "sweep point 1", 0},
     };
