@@ -197,6 +197,12 @@ static int cmd_savepoint(int argc, char **argv)
             status = 1;
             continue;
         }
+        if (snap.finished) {
+            printf("  %-16s %9zu bytes  vertex %d subtask %d/%d: finished (restored, it stays so)\n",
+                   name, sp.files[i].len, snap.vertex, snap.subtask + 1, snap.parallelism);
+            ck_snapshot_free(&snap);
+            continue;
+        }
         size_t entries = 0, timers = 0;
         for (int k = 0; k < snap.nkeyed; k++) {
             entries += snap.keyed[k].nentries;

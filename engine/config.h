@@ -75,6 +75,9 @@ typedef enum ck_cfg_type {
       "consecutive failed checkpoints tolerated before the job fails over")    \
     X(CP_RETAINED, "execution.checkpointing.num-retained", CK_CFG_INT, 1, 1,   \
       1000, "completed checkpoints kept in the store")                         \
+    X(CP_AFTER_FINISH, "execution.checkpointing.checkpoints-after-tasks-finish", \
+      CK_CFG_BOOL, 1, 0, 1, "go on checkpointing the subtasks still running "  \
+      "once some have finished (FLIP-147); false: checkpoints stop then")       \
     X(RS_TYPE, "restart-strategy.type", CK_CFG_ENUM, 0, 0, 4,                  \
       "how a job restarts after a failure; default: exponential-delay with "   \
       "checkpointing, none without")                                           \

@@ -6,8 +6,13 @@
 #include "bytes.h"
 #include "crc32c.h"
 #include "error.h"
+#include "snapshot.h"
 
 #define METADATA_MAGIC 0x32504b43u /* "CKP2" */
+
+/* The store token of a finished subtask's state file for checkpoint id
+ * (the metadata's token is the id itself). */
+#define MARKER_TOKEN (UINT64_C(1) << 62)
 
 const char *ck_cp_status_name(ck_cp_status s)
 {
@@ -68,6 +73,14 @@ int ck_cc_init(ck_cc *cc, ck_platform *plat, const ck_graph *g, const ck_config 
     cc->first_id = cc->next_id = first_id ? first_id : 1;
     cc->next_trigger = cc->enabled ? cc->interval : CK_TIME_NEVER;
     cc->last_complete = CK_TIME_NEVER;
+    cc->after_finish = (int)ck_cfg(cfg, CK_CFG_CP_AFTER_FINISH);
+    cc->ended = calloc(g->nsubtasks, 1);
+    cc->finished = calloc(g->nsubtasks, 1);
+    if (!cc->ended || !cc->finished) {
+        free(cc->ended);
+        free(cc->finished);
+        return CK_ENOMEM;
+    }
     return CK_OK;
 }
 
@@ -86,6 +99,8 @@ void ck_cc_free(ck_cc *cc)
     for (size_t i = 0; i < cc->ncps; i++)
         record_free(cc, &cc->cps[i]);
     free(cc->cps);
+    free(cc->ended);
+    free(cc->finished);
     memset(cc, 0, sizeof(*cc));
 }
 
@@ -166,6 +181,29 @@ static int is_source_vertex(const ck_graph *g, int v)
     return g->spec.ops[g->v[v].ops[0]].kind == CK_OP_SOURCE;
 }
 
+static void send_trigger(ck_cc *cc, const ck_cp_record *r, uint32_t s)
+{
+    uint8_t body[20];
+    ck_put_u64(body, r->id);
+    ck_put_i64(body + 8, r->trigger);
+    ck_put_u32(body + 16, r->flags);
+    uint32_t ep = ck_ep_task(cc->g, cc->attempt, s);
+    size_t n;
+    uint8_t *m = ck_wire_msg(CK_MSG_CP_TRIGGER, CK_EP_JM, ep, cc->attempt, body, sizeof(body), &n);
+    if (m)
+        cc->plat->ops->send(cc->plat, ep, m, n);
+}
+
+/* Subtask s had finished: it counts as acknowledged, its state a marker. */
+static void ack_finished(ck_cp_record *r, uint32_t s)
+{
+    if (r->tasks[s].acked)
+        return;
+    r->tasks[s].acked = 1;
+    r->tasks[s].finished = 1;
+    r->nacks++;
+}
+
 static ck_cp_record *trigger(ck_cc *cc, ck_time now, uint32_t flags)
 {
     if (cc->ncps == cc->cap) {
@@ -184,24 +222,20 @@ static ck_cp_record *trigger(ck_cc *cc, ck_time now, uint32_t flags)
     cc->ncps++;
     r->id = cc->next_id++;
     r->flags = flags;
+    r->attempt = cc->attempt;
     r->status = CK_CP_PENDING;
     r->trigger = now;
     cc->npending++;
-    uint8_t body[20];
-    ck_put_u64(body, r->id);
-    ck_put_i64(body + 8, now);
-    ck_put_u32(body + 16, flags);
-    for (int v = 0; v < cc->g->nv; v++) {
-        if (!is_source_vertex(cc->g, v) && !(flags & CK_CP_FLAG_FINAL))
-            continue;
-        for (int i = 0; i < cc->g->v[v].parallelism; i++) {
-            uint32_t ep = ck_graph_endpoint(cc->g, cc->attempt, v, i);
-            size_t n;
-            uint8_t *m = ck_wire_msg(CK_MSG_CP_TRIGGER, CK_EP_JM, ep, cc->attempt, body,
-                                     sizeof(body), &n);
-            if (m)
-                cc->plat->ops->send(cc->plat, ep, m, n);
-        }
+    /* The subtasks to trigger: running sources inject barriers; subtasks
+     * that ended their input snapshot without one; finished ones are
+     * acknowledged as such (CheckpointPlanCalculator). */
+    for (uint32_t s = 0; s < cc->g->nsubtasks; s++) {
+        int v, i;
+        ck_graph_locate(cc->g, s, &v, &i);
+        if (cc->finished[s])
+            ack_finished(r, s);
+        else if ((flags & CK_CP_FLAG_FINAL) || is_source_vertex(cc->g, v) || cc->ended[s])
+            send_trigger(cc, r, s);
     }
     return r;
 }
@@ -222,6 +256,8 @@ uint64_t ck_cc_trigger_savepoint(ck_cc *cc, int stop)
 
 uint64_t ck_cc_trigger_final(ck_cc *cc)
 {
+    cc->stopped = 1; /* the last one: the job is winding down */
+    cc->next_trigger = CK_TIME_NEVER;
     ck_cp_record *r = trigger(cc, ck_now(cc->plat), CK_CP_FLAG_FINAL);
     return r ? r->id : 0;
 }
@@ -282,6 +318,51 @@ static int write_metadata(ck_cc *cc, ck_cp_record *r)
     return cc->plat->ops->store_put(cc->plat, key, p, len, r->id);
 }
 
+/* Every subtask acknowledged: the finished ones' state files are stored
+ * first, then the metadata. */
+static void maybe_complete(ck_cc *cc, ck_cp_record *r)
+{
+    if (r->status != CK_CP_PENDING || r->nacks != cc->g->nsubtasks || r->metadata_sent ||
+        r->markers_pending)
+        return;
+    char dir[200];
+    ck_cc_dir(cc->job_id, r->id, r->flags, dir, sizeof(dir));
+    for (uint32_t s = 0; s < cc->g->nsubtasks; s++) {
+        if (!r->tasks[s].finished || r->tasks[s].key)
+            continue;
+        ck_capture c;
+        memset(&c, 0, sizeof(c));
+        int v, i;
+        ck_graph_locate(cc->g, s, &v, &i);
+        c.checkpoint_id = r->id;
+        c.vertex = v;
+        c.subtask = i;
+        c.parallelism = cc->g->v[v].parallelism;
+        c.finished = 1;
+        uint8_t *data;
+        size_t len;
+        char key[256];
+        ck_cc_state_key(dir, v, i, key, sizeof(key));
+        r->tasks[s].key = malloc(strlen(key) + 1);
+        if (!r->tasks[s].key || ck_snap_encode(&c, &data, &len)) {
+            fail_cp(cc, r, CK_CP_DECLINED, 1, "out of memory writing a finished subtask's state");
+            return;
+        }
+        memcpy(r->tasks[s].key, key, strlen(key) + 1);
+        r->tasks[s].bytes = len;
+        r->tasks[s].crc = ck_get_u32(data + len - 4);
+        r->bytes += len;
+        r->markers_pending++;
+        if (cc->plat->ops->store_put(cc->plat, key, data, len, MARKER_TOKEN | r->id)) {
+            r->markers_pending--;
+            fail_cp(cc, r, CK_CP_DECLINED, 1, "could not store a finished subtask's state");
+            return;
+        }
+    }
+    if (!r->markers_pending && write_metadata(cc, r))
+        fail_cp(cc, r, CK_CP_DECLINED, 1, "could not write the metadata");
+}
+
 void ck_cc_on_ack(ck_cc *cc, uint32_t subtask, const ck_cp_ack *ack)
 {
     ck_cp_record *r = find(cc, ack->id);
@@ -305,20 +386,28 @@ void ck_cc_on_ack(ck_cc *cc, uint32_t subtask, const ck_cp_ack *ack)
     t->sync_ns = ack->sync_ns;
     t->async_ns = ack->async_ns;
     t->align_ns = ack->align_ns;
+    t->input_ended = (ack->flags & CK_ACK_INPUT_ENDED) != 0;
     t->key = malloc(strlen(ack->key) + 1);
     if (t->key)
         memcpy(t->key, ack->key, strlen(ack->key) + 1);
     r->bytes += ack->bytes;
     r->nacks++;
-    if (r->nacks == cc->g->nsubtasks && write_metadata(cc, r))
-        fail_cp(cc, r, CK_CP_DECLINED, 1, "could not write the metadata");
+    maybe_complete(cc, r);
 }
 
 void ck_cc_on_stored(ck_cc *cc, uint64_t token, int status)
 {
-    ck_cp_record *r = find(cc, token);
+    ck_cp_record *r = find(cc, token & ~MARKER_TOKEN);
     if (!r || r->status != CK_CP_PENDING)
         return;
+    if (token & MARKER_TOKEN) {
+        r->markers_pending--;
+        if (status != CK_OK)
+            fail_cp(cc, r, CK_CP_DECLINED, 1, "a finished subtask's state could not be stored");
+        else
+            maybe_complete(cc, r);
+        return;
+    }
     ck_time now = ck_now(cc->plat);
     if (status != CK_OK) {
         fail_cp(cc, r, CK_CP_DECLINED, 1, "the metadata upload failed");
@@ -362,10 +451,10 @@ void ck_cc_on_stored(ck_cc *cc, uint64_t token, int status)
 void ck_cc_on_decline(ck_cc *cc, uint32_t subtask, uint64_t id, uint32_t reason,
                       const char *text)
 {
-    CK_UNUSED(subtask);
     ck_cp_record *r = find(cc, id);
-    if (!r || r->status != CK_CP_PENDING)
-        return;
+    if (!r || r->status != CK_CP_PENDING ||
+        (subtask < cc->g->nsubtasks && r->tasks[subtask].finished))
+        return; /* a finished subtask's late word on a checkpoint it is in as finished */
     char why[96];
     snprintf(why, sizeof(why), "declined: %s", text);
     if (reason == CK_DECLINE_FAILURE)
@@ -374,19 +463,77 @@ void ck_cc_on_decline(ck_cc *cc, uint32_t subtask, uint64_t id, uint32_t reason,
         fail_cp(cc, r, CK_CP_ABORTED, 0, why);
 }
 
-void ck_cc_task_finished(ck_cc *cc, uint32_t subtask)
+/* Without checkpoints after tasks finish: no more checkpoints, and the
+ * pending ones the subtask did not acknowledge abort. */
+static void stop_for(ck_cc *cc, uint32_t subtask)
 {
     cc->stopped = 1;
     for (size_t i = 0; i < cc->ncps; i++) {
         ck_cp_record *r = &cc->cps[i];
-        if (r->status == CK_CP_PENDING && subtask < cc->g->nsubtasks && !r->tasks[subtask].acked)
+        if (r->status == CK_CP_PENDING && !r->tasks[subtask].acked)
             fail_cp(cc, r, CK_CP_ABORTED, 0, "a subtask ended its input before taking part");
     }
+}
+
+void ck_cc_task_ended(ck_cc *cc, uint32_t subtask)
+{
+    if (subtask >= cc->g->nsubtasks || cc->ended[subtask])
+        return;
+    cc->ended[subtask] = 1;
+    if (!cc->after_finish) {
+        stop_for(cc, subtask);
+        return;
+    }
+    /* It will see no barrier of the checkpoints it has not taken part in:
+     * it takes them now, its input over (a barrier it aligned first is
+     * acknowledged already, or on its way: it ignores the trigger). */
+    for (size_t i = 0; i < cc->ncps; i++) {
+        ck_cp_record *r = &cc->cps[i];
+        if (r->status == CK_CP_PENDING && !r->tasks[subtask].acked &&
+            !(r->flags & CK_CP_FLAG_FINAL))
+            send_trigger(cc, r, subtask);
+    }
+}
+
+void ck_cc_task_finished(ck_cc *cc, uint32_t subtask)
+{
+    if (subtask >= cc->g->nsubtasks || cc->finished[subtask])
+        return;
+    cc->finished[subtask] = 1;
+    if (!cc->after_finish) {
+        stop_for(cc, subtask);
+        return;
+    }
+    for (size_t i = 0; i < cc->ncps; i++) {
+        ck_cp_record *r = &cc->cps[i];
+        if (r->status == CK_CP_PENDING && !r->tasks[subtask].acked) {
+            ack_finished(r, subtask);
+            maybe_complete(cc, r);
+        }
+    }
+}
+
+int ck_cc_needs_final(const ck_cc *cc)
+{
+    if (cc->npending > 0)
+        return 0;
+    const ck_cp_record *last = NULL;
+    for (size_t i = cc->ncps; i-- > 0 && !last;)
+        if (cc->cps[i].status == CK_CP_COMPLETED && !(cc->cps[i].flags & CK_CP_FLAG_SAVEPOINT))
+            last = &cc->cps[i];
+    if (last && last->attempt != cc->attempt)
+        last = NULL;
+    for (uint32_t s = 0; s < cc->g->nsubtasks; s++)
+        if (cc->ended[s] && !cc->finished[s] && !(last && last->tasks[s].input_ended))
+            return 1;
+    return 0;
 }
 
 void ck_cc_start_attempt(ck_cc *cc, uint32_t attempt, ck_time now)
 {
     cc->attempt = attempt;
+    memset(cc->ended, 0, cc->g->nsubtasks);
+    memset(cc->finished, 0, cc->g->nsubtasks);
     cc->stopped = 0;
     cc->paused = 0;
     cc->failed = 0;

@@ -16,13 +16,28 @@
  *   PENDING --timeout--> EXPIRED          (a failure)
  *   PENDING --a subtask declined--> DECLINED (a failure unless the decline
  *                                    says "not ready" or "subsumed")
- *   PENDING --a subtask finished, or a newer checkpoint completed--> ABORTED
+ *   PENDING --a newer checkpoint completed--> ABORTED
  *
  * Triggering respects max-concurrent-checkpoints and min-pause (measured
  * from the end of the last completed checkpoint). More consecutive
  * failures than tolerable-failed-checkpoints make `failed` true: the job
- * must fail over. Triggering stops once any subtask has finished (a
- * bounded job winding down).
+ * must fail over.
+ *
+ * Checkpoints after tasks finish (FLIP-147, as Flink's
+ * CheckpointPlanCalculator; execution.checkpointing.
+ * checkpoints-after-tasks-finish, on by default):
+ *   - a subtask that ended its input (ENDED: its outputs closed with
+ *     END_OF_PARTITION) is triggered directly, takes its snapshot and sends
+ *     no barrier; downstream, a channel that ended counts as aligned. One
+ *     that ends while a checkpoint it has not acknowledged is pending is
+ *     triggered for it then;
+ *   - a subtask that finished counts as acknowledged, with a state file
+ *     the coordinator writes that says "finished" (the _metadata is
+ *     written once those are stored): restored, it stays finished;
+ *   - once every subtask has ended or finished, the final checkpoint is
+ *     triggered at once (FLINK-28386) at the ended ones.
+ * With the option off, triggering stops once any subtask ends, and the
+ * pending checkpoints it has not acknowledged abort.
  *
  * Savepoints are checkpoints the user asks for (ck_cc_trigger_savepoint),
  * as in Flink 1.15+: they share the id sequence, go to
@@ -78,18 +93,22 @@ typedef struct ck_cp_task {
     uint64_t bytes;
     uint32_t crc;
     int64_t sync_ns, async_ns, align_ns;
+    int finished;  /* had finished: acknowledged by the coordinator's marker file */
+    int input_ended; /* its snapshot was taken with its input over */
     char *key;
 } ck_cp_task;
 
 typedef struct ck_cp_record {
     uint64_t id;
     uint32_t flags; /* CK_CP_FLAG_* */
+    uint32_t attempt; /* the job attempt it was taken of */
     ck_cp_status status;
     ck_time trigger, complete;
     uint32_t nacks;
     uint64_t bytes;
     ck_cp_task *tasks; /* per subtask */
     int metadata_sent;
+    int markers_pending; /* finished subtasks' state files still being stored */
     int retired; /* completed, then deleted from the store (num-retained) */
     char reason[96];
 } ck_cp_record;
@@ -114,6 +133,9 @@ typedef struct ck_cc {
     ck_cp_record *cps; /* every checkpoint, in id order */
     size_t ncps, cap;
     uint32_t attempt;  /* the job attempt checkpoints go to */
+    int after_finish;  /* execution.checkpointing.checkpoints-after-tasks-finish */
+    uint8_t *ended;    /* per subtask, this attempt: ended its input (TASK_ENDED) */
+    uint8_t *finished; /* per subtask, this attempt: finished (TASK_FINISHED) */
 } ck_cc;
 
 /* Returns 0 or CK_ENOMEM. Periodic checkpoints are off when the interval
@@ -143,8 +165,16 @@ void ck_cc_on_decline(ck_cc *cc, uint32_t subtask, uint64_t id, uint32_t reason,
                       const char *text);
 /* The metadata write of a checkpoint finished (token = id). */
 void ck_cc_on_stored(ck_cc *cc, uint64_t token, int status);
-/* A subtask finished: no new checkpoints; those it did not ack are aborted. */
+/* A subtask ended its input (TASK_ENDED): triggered directly from now on,
+ * and at once for the pending checkpoints it has not acknowledged. */
+void ck_cc_task_ended(ck_cc *cc, uint32_t subtask);
+/* A subtask finished (TASK_FINISHED): acknowledged as finished in the
+ * pending checkpoints and in every later one. */
 void ck_cc_task_finished(ck_cc *cc, uint32_t subtask);
+/* 1 when a subtask that ended its input waits for a checkpoint no pending
+ * or completed one gives it: one whose snapshot it took with its input
+ * over. (While a checkpoint is pending, 0: it may be that one.) */
+int ck_cc_needs_final(const ck_cc *cc);
 
 /* A new attempt of the job runs: checkpoints resume, the first one an
  * interval from now. */

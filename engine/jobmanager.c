@@ -422,6 +422,8 @@ static void all_finished(ck_jm *jm, ck_time now)
         jm->stopped_with = sp->id;
         ck_logf(jm->plat, CK_LOG_INFO, "stopped with savepoint %llu", (unsigned long long)sp->id);
     }
+    /* A checkpoint still pending has nothing left to wait for. */
+    ck_cc_abort_all(&jm->cc, "the job finished");
     jm->state = CK_JOB_FINISHED;
     jm->end = now;
     ck_recovery *r = open_recovery(jm);
@@ -452,13 +454,19 @@ static void on_savepoint_request(ck_jm *jm, uint32_t stop, const uint8_t *body, 
 
 /* Every subtask ended its input: the final checkpoint (again, if the last
  * one failed; failures count as for any checkpoint). */
+/* Once every subtask has ended its input or finished, the final
+ * checkpoint is triggered at once (FLINK-28386, Flink 1.18+) rather than at
+ * the next interval: the subtasks waiting for it finish when it completes. */
 static void maybe_final_checkpoint(ck_jm *jm)
 {
-    if (jm->state != CK_JOB_RUNNING || jm->nended < jm->g->nsubtasks)
+    if (jm->state != CK_JOB_RUNNING || jm->nended + jm->nfinished < jm->g->nsubtasks ||
+        jm->nended == 0)
         return;
-    const ck_cp_record *f = jm->final_id ? ck_cc_find(&jm->cc, jm->final_id) : NULL;
-    if (f && (f->status == CK_CP_PENDING || f->status == CK_CP_COMPLETED))
-        return;
+    for (uint32_t i = 0; i < jm->g->nsubtasks; i++)
+        if (!jm->ended[i] && !jm->done[i])
+            return;
+    if (!ck_cc_needs_final(&jm->cc))
+        return; /* a checkpoint pending or just completed finishes them */
     if (jm->cc.failed)
         return; /* failing over instead */
     jm->final_id = ck_cc_trigger_final(&jm->cc);
@@ -696,7 +704,7 @@ static int jm_on_message(void *self, uint8_t *msg, size_t len)
         }
         jm->ended[g] = 1;
         jm->nended++;
-        ck_cc_task_finished(&jm->cc, g); /* no more periodic checkpoints */
+        ck_cc_task_ended(&jm->cc, g);
         break;
     case CK_MSG_TASK_FINISHED:
         if (jm->done[g] || on_metrics(jm, g, body, h.len, 1)) {

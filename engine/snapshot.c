@@ -61,6 +61,11 @@ int ck_snap_encode(const ck_capture *c, uint8_t **out, size_t *len)
     ck_wbuf_u32(&w, (uint32_t)c->vertex);
     ck_wbuf_u32(&w, (uint32_t)c->subtask);
     ck_wbuf_u32(&w, (uint32_t)c->parallelism);
+    if (c->finished) {
+        ck_wbuf_u32(&w, 1);
+        section_end(&w, section_begin(&w, CK_SEC_FINISHED, 0));
+        return ck_wbuf_seal_crc(&w, out, len);
+    }
     ck_wbuf_u32(&w, (uint32_t)(c->nkeyed + c->nsinks + (c->has_source ? 1 : 0)));
     for (int i = 0; i < c->nkeyed; i++) {
         const ck_keyed_capture *k = &c->keyed[i];
@@ -274,6 +279,8 @@ int ck_snap_decode(const uint8_t *p, size_t len, ck_snapshot *s, const char **wh
                 *why = "bad sink section";
                 rc = CK_ECORRUPT;
             }
+        } else if (type == CK_SEC_FINISHED && nsec == 1) {
+            s->finished = 1;
         } else {
             *why = "unknown or repeated section";
             rc = CK_ECORRUPT;

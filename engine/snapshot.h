@@ -20,6 +20,10 @@
  *                 u64 namespace | u32 key length | key
  *   SOURCE : u32 partitions | per partition: u32 id | u64 offset | u64 max ts
  *   SINK   : u64 open transaction | u32 pending | per pending: u64 transaction
+ *   FINISHED: (empty) the subtask had finished before the checkpoint: it has
+ *            no state, and a restore keeps it finished (Flink's
+ *            FinishedOperatorSubtaskState, FLIP-147); such a file has no
+ *            other section, and the job manager writes it
  *
  * A decoded snapshot points into the buffer it was decoded from.
  */
@@ -33,7 +37,7 @@
 #define CK_SNAP_MAGIC 0x31534b43u /* "CKS1" */
 #define CK_SNAP_VERSION 1
 
-enum { CK_SEC_KEYED = 1, CK_SEC_SOURCE = 2, CK_SEC_SINK = 3 };
+enum { CK_SEC_KEYED = 1, CK_SEC_SOURCE = 2, CK_SEC_SINK = 3, CK_SEC_FINISHED = 4 };
 
 #define CK_SNAP_MAX_PENDING 64
 
@@ -66,6 +70,7 @@ typedef struct ck_capture {
     uint64_t checkpoint_id;
     int vertex, subtask, parallelism;
     int nkeyed, nsinks, has_source;
+    int finished;          /* the subtask had finished: no other section */
     ck_keyed_capture keyed[CK_MAX_OPS];
     ck_sink_capture sinks[CK_MAX_OPS];
     ck_source_capture source;
@@ -101,6 +106,7 @@ typedef struct ck_snapshot {
     uint64_t checkpoint_id;
     int vertex, subtask, parallelism;
     int nkeyed, nsinks, has_source;
+    int finished;             /* a finished subtask's: nothing else */
     ck_snap_keyed keyed[CK_MAX_OPS];
     ck_sink_capture sinks[CK_MAX_OPS];
     ck_source_capture source; /* arrays owned by the snapshot */

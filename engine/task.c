@@ -38,6 +38,7 @@ typedef struct snap_job {
     int64_t sync_ns, align_ns;
     ck_time async_start;
     int aborted;   /* aborted while its upload was in flight */
+    int input_ended; /* taken with the input over */
     char key[200];
 } snap_job;
 
@@ -88,7 +89,11 @@ struct ck_task {
     char restore_key[200];
     uint64_t stop_id;          /* a stop-with-savepoint this task took part in */
     int final_cp;              /* its input ends into a final checkpoint (exactly once) */
-    uint64_t final_id;         /* the final checkpoint it took part in */
+    uint64_t last_snap;        /* the latest checkpoint it took a snapshot of */
+    uint64_t ended_snap;       /* the first snapshot it took with its input over: once
+                                * a checkpoint from it on completes, it finishes */
+    uint64_t completed;        /* the latest checkpoint reported complete */
+    int restored_finished;     /* restored from a checkpoint that had it finished */
 
     /* metrics reporting: totals already reported, next report */
     struct {
@@ -692,8 +697,18 @@ static int commit_upto(ck_task *t, uint64_t cp)
 }
 
 /* The synchronous phase of checkpoint b, then the barrier goes downstream. */
+/* Its outputs are closed (END_OF_PARTITION sent): snapshots send no barrier. */
+static int outputs_closed(const ck_task *t)
+{
+    return t->state == CK_TASK_ENDING || t->state == CK_TASK_ENDED;
+}
+
 static int take_checkpoint(ck_task *t, const ck_barrier *b, int64_t align_ns)
 {
+    if (b->id > t->last_snap)
+        t->last_snap = b->id;
+    if (outputs_closed(t) && !t->ended_snap)
+        t->ended_snap = b->id;
     if (t->nsnaps == MAX_SNAPS) {
         send_decline(t, b->id, CK_DECLINE_FAILURE, "too many snapshots in progress");
         return CK_OK;
@@ -755,20 +770,18 @@ static int take_checkpoint(ck_task *t, const ck_barrier *b, int64_t align_ns)
         t->plat->ops->cpu(t->plat, flops);
     int64_t sync_ns = ck_now(t->plat) - t0;
 
-    /* The barrier follows the state it closes, at once (the final
-     * checkpoint has none: every channel has ended). */
+    /* The barrier follows the state it closes, at once (none once the
+     * outputs are closed: downstream, an ended channel counts as aligned). */
     ck_elem be = {.tag = CK_EL_BARRIER};
     be.u.barrier = *b;
-    for (int i = 0; i < t->nrps && t->state != CK_TASK_ENDED; i++)
+    for (int i = 0; i < t->nrps && !outputs_closed(t); i++)
         if ((rc = ck_rp_broadcast(&t->rps[i].rp, &be))) {
             ck_capture_free(cap);
             free(cap);
             return rc;
         }
-    if (t->state != CK_TASK_ENDED)
+    if (!outputs_closed(t))
         flush_all(t);
-    if (b->flags & CK_CP_FLAG_FINAL)
-        t->final_id = b->id;
 
     /* Asynchronous phase: serialize (background CPU), then upload. */
     snap_job *j = &t->snaps[t->nsnaps];
@@ -784,6 +797,7 @@ static int take_checkpoint(ck_task *t, const ck_barrier *b, int64_t align_ns)
     j->crc = ck_get_u32(j->data + j->len - 4);
     j->sync_ns = sync_ns;
     j->align_ns = align_ns;
+    j->input_ended = outputs_closed(t);
     j->async_start = ck_now(t->plat);
     char dir[200];
     ck_cc_dir(t->env->job_id, b->id, b->flags, dir, sizeof(dir));
@@ -841,7 +855,8 @@ static void snap_progress(ck_task *t, uint64_t token, int status)
         return;
     }
     ck_cp_ack ack = {.id = j->id, .bytes = j->len, .crc = j->crc, .sync_ns = j->sync_ns,
-                     .async_ns = ck_now(t->plat) - j->async_start, .align_ns = j->align_ns};
+                     .async_ns = ck_now(t->plat) - j->async_start, .align_ns = j->align_ns,
+                     .flags = j->input_ended ? CK_ACK_INPUT_ENDED : 0};
     snprintf(ack.key, sizeof(ack.key), "%s", j->key);
     uint8_t body[320];
     to_jm(t, CK_MSG_CP_ACK, body, ck_cp_ack_encode(&ack, body, sizeof(body)));
@@ -860,28 +875,34 @@ static int on_checkpoint_message(ck_task *t, const ck_wire_hdr *h, const uint8_t
     case CK_MSG_CP_TRIGGER: {
         if (h->len != 20)
             return CK_EPROTO;
-        if (ck_get_u32(body + 16) & CK_CP_FLAG_FINAL) {
+        ck_barrier b = {.id = id, .ts = ck_get_i64(body + 8), .flags = ck_get_u32(body + 16)};
+        if (id <= t->last_snap)
+            return CK_OK; /* taken already: its barrier aligned before the input ended */
+        if (b.flags & CK_CP_FLAG_FINAL) {
             if (t->state != CK_TASK_ENDED) {
                 send_decline(t, id, CK_DECLINE_FAILURE, "the task has not ended its input");
                 return CK_OK;
             }
-            ck_barrier b = {.id = id, .ts = ck_get_i64(body + 8), .flags = ck_get_u32(body + 16)};
             return take_checkpoint(t, &b, 0);
         }
-        if (!t->is_source)
-            return CK_EPROTO;
-        if (t->state != CK_TASK_RUNNING || source_done(t)) {
-            send_decline(t, id, CK_DECLINE_NOT_READY, "the source has finished");
+        /* Its input over: a snapshot without a barrier (FLIP-147). */
+        if (outputs_closed(t))
+            return take_checkpoint(t, &b, 0);
+        if (!t->is_source || t->state != CK_TASK_RUNNING) {
+            send_decline(t, id, CK_DECLINE_NOT_READY, "the subtask is not running");
             return CK_OK;
         }
-        ck_barrier b = {.id = id, .ts = ck_get_i64(body + 8), .flags = ck_get_u32(body + 16)};
         int rc = finish_batch(t);
         return rc ? rc : take_checkpoint(t, &b, 0);
     }
     case CK_MSG_CP_COMPLETE: {
         int rc = commit_upto(t, id);
-        if (!rc && t->state == CK_TASK_ENDED && t->final_id && id >= t->final_id) {
-            /* The final checkpoint is durable and its output committed. */
+        if (id > t->completed)
+            t->completed = id;
+        if (!rc && t->state == CK_TASK_ENDED && t->ended_snap && id >= t->ended_snap) {
+            /* A checkpoint taken after its input ended is durable and its
+             * output committed: the task finishes (Flink's rule for the
+             * final checkpoint of a task). */
             report(t, CK_MSG_TASK_FINISHED);
             return CK_OK;
         }
@@ -1077,6 +1098,15 @@ static int apply_snapshot(ck_task *t, const ck_snapshot *s, const char **why)
     if (s->checkpoint_id != t->restore_cp || s->vertex != t->vertex || s->subtask != t->subtask ||
         s->parallelism != t->g->v[t->vertex].parallelism)
         return CK_ECORRUPT;
+    if (s->finished) {
+        /* It had finished: it stays so. A source reads nothing; the rest
+         * pass their upstreams' END_OF_PARTITION on, and it reports
+         * finished without waiting for a checkpoint. */
+        t->restored_finished = 1;
+        for (int k = 0; k < t->nparts; k++)
+            t->off[k] = t->end[k];
+        return CK_OK;
+    }
     *why = "its state does not match the job's operators";
     int rc = ck_chain_restore(&t->chain, s);
     if (rc)
@@ -1283,10 +1313,13 @@ static int task_work(void *self)
         /* Its input is over: waiting for the outputs to drain is waiting
          * for the consumers (backpressure), not work. */
         acct(t, ck_now(t->plat), drained ? ACCT_IDLE : ACCT_BP);
-        if (drained && t->final_cp) {
+        if (drained && t->final_cp && !t->restored_finished) {
             report(t, CK_MSG_TASK_ENDED);
             if (t->state == CK_TASK_ENDING) /* not failed while reporting */
                 t->state = CK_TASK_ENDED;
+            /* A checkpoint it took while draining completed already. */
+            if (t->state == CK_TASK_ENDED && t->ended_snap && t->completed >= t->ended_snap)
+                report(t, CK_MSG_TASK_FINISHED);
         } else if (drained) {
             report(t, CK_MSG_TASK_FINISHED);
         }

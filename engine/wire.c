@@ -105,7 +105,7 @@ size_t ck_cp_ack_encode(const ck_cp_ack *a, uint8_t *out, size_t cap)
     ck_put_i64(out + 20, a->sync_ns);
     ck_put_i64(out + 28, a->async_ns);
     ck_put_i64(out + 36, a->align_ns);
-    ck_put_u32(out + 44, (uint32_t)klen);
+    ck_put_u32(out + 44, (uint32_t)klen | (a->flags & 0xffffu) << 16); /* u16 length, u16 flags */
     memcpy(out + 48, a->key, klen);
     return n;
 }
@@ -114,7 +114,8 @@ int ck_cp_ack_decode(const uint8_t *p, size_t len, ck_cp_ack *a)
 {
     if (len < 48)
         return CK_ECORRUPT;
-    uint32_t klen = ck_get_u32(p + 44);
+    uint32_t klen = ck_get_u32(p + 44) & 0xffffu;
+    a->flags = ck_get_u32(p + 44) >> 16;
     if (klen >= sizeof(a->key) || (size_t)klen + 48 != len || !ck_wire_key_ok(p + 48, klen))
         return CK_ECORRUPT;
     a->id = ck_get_u64(p);

@@ -65,8 +65,13 @@ typedef struct ck_cp_ack {
     uint64_t id, bytes;
     uint32_t crc;
     int64_t sync_ns, async_ns, align_ns;
+    uint32_t flags; /* CK_ACK_* */
     char key[256];
 } ck_cp_ack;
+
+/* The snapshot was taken with the subtask's input over (FLIP-147): once
+ * its checkpoint completes, the subtask finishes. */
+#define CK_ACK_INPUT_ENDED 1u
 
 /* Builds a malloc'd message of `type` from src to dst, stamped with epoch,
  * with a body; NULL when out of memory. */

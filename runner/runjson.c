@@ -407,7 +407,8 @@ static cJSON *checkpoint_summary(const ck_run *r)
             cJSON_AddNumberToObject(o, ck_cp_status_name((ck_cp_status)s), counts[s]);
     if (nd && dur) {
         qsort(dur, nd, sizeof(*dur), cmp_i64);
-        cJSON_AddNumberToObject(o, "duration_p50_s", secs(dur[nd / 2]));
+        /* Nearest rank, as the reports take percentiles. */
+        cJSON_AddNumberToObject(o, "duration_p50_s", secs(dur[(nd + 1) / 2 - 1]));
         cJSON_AddNumberToObject(o, "duration_max_s", secs(dur[nd - 1]));
         cJSON_AddNumberToObject(o, "last_bytes", (double)bytes);
     }

@@ -227,6 +227,8 @@ static int check_file(const ck_savepoint *sp, const char *file, const ck_snapsho
                  vx->parallelism);
         return CK_EINVAL;
     }
+    if (s->finished)
+        return CK_OK; /* finished there: it has no state, and stays finished */
     for (int k = 0; k < s->nkeyed; k++) {
         const ck_snap_keyed *ks = &s->keyed[k];
         const ck_op_spec *op = ks->op >= 0 && ks->op < g->spec.nops ? &g->spec.ops[ks->op] : NULL;

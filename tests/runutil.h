@@ -27,6 +27,10 @@ static inline int ru_setup(void **state)
 static inline int ru_teardown(void **state)
 {
     (void)state;
+    if (getenv("CHANDY_KEEP_TEST_DIR")) { /* to look at what a failing test ran */
+        fprintf(stderr, "kept %s\n", tmp);
+        return 0;
+    }
     char cmd[128];
     snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
     return system(cmd) == 0 ? 0 : -1;

@@ -397,7 +397,9 @@ static void test_coordinator_min_pause_and_finish(void **state)
     assert_true(ck_cc_deadline(&r.cc) == 400 * CK_NS_PER_MS);
     advance(&r, 400 * CK_NS_PER_MS);
     assert_int_equal(r.cc.ncps, 2);
-    /* A subtask finishes: what it did not ack is aborted, nothing new starts. */
+    /* Without checkpoints after tasks finish: a subtask finishes, what it
+     * did not ack is aborted, nothing new starts. */
+    r.cc.after_finish = 0;
     ck_cc_task_finished(&r.cc, 2);
     assert_int_equal(r.cc.cps[1].status, CK_CP_ABORTED);
     assert_false(r.cc.failed);
@@ -407,9 +409,65 @@ static void test_coordinator_min_pause_and_finish(void **state)
     fake_clear(&r.w);
 }
 
-/* The final checkpoint: every subtask has ended, periodic checkpoints have
- * stopped; it is triggered at all three subtasks (not only the source),
- * carries its flag, and completes and commits like a checkpoint. */
+/* Checkpoints after tasks finish (FLIP-147). Subtask 2 finishes: the
+ * pending checkpoint counts it as finished, its "finished" state file is
+ * stored before the metadata; checkpoints go on, triggered at the source
+ * only. Subtask 1 ends its input while checkpoint 2 is pending: it is
+ * triggered for it directly, and for every later checkpoint. */
+static void test_coordinator_after_tasks_finish(void **state)
+{
+    (void)state;
+    static cc_rig r;
+    cc_setup(&r, 100, 0, 1);
+    ck_cc_start_attempt(&r.cc, 0, 0);
+    advance(&r, 100 * CK_NS_PER_MS);
+    uint32_t dst;
+    assert_int_equal(sent(&r, CK_MSG_CP_TRIGGER, &dst), 1);
+    assert_int_equal(dst, CK_EP_TASK0);
+    ck_cc_task_finished(&r.cc, 2);
+    ack(&r, 0, 1);
+    ack(&r, 1, 1);
+    /* The marker first; the metadata only once it is stored. */
+    assert_string_equal(r.last_put, "checkpoints/job/chk-1/v1-1.state");
+    assert_int_equal(r.puts, 1);
+    ck_cc_on_stored(&r.cc, (UINT64_C(1) << 62) | 1, CK_OK);
+    assert_string_equal(r.last_put, "checkpoints/job/chk-1/_metadata");
+    r.w.now = 120 * CK_NS_PER_MS;
+    ck_cc_on_stored(&r.cc, 1, CK_OK);
+    assert_int_equal(ck_cc_find(&r.cc, 1)->status, CK_CP_COMPLETED);
+    assert_true(ck_cc_find(&r.cc, 1)->tasks[2].finished);
+    assert_int_equal(sent(&r, CK_MSG_CP_COMPLETE, NULL), 3);
+    /* Checkpoint 2 at the source only; subtask 1 ends before its barrier. */
+    advance(&r, 200 * CK_NS_PER_MS);
+    assert_int_equal(sent(&r, CK_MSG_CP_TRIGGER, &dst), 1);
+    assert_int_equal(dst, CK_EP_TASK0);
+    ck_cc_task_ended(&r.cc, 1);
+    assert_int_equal(sent(&r, CK_MSG_CP_TRIGGER, &dst), 1);
+    assert_int_equal(dst, CK_EP_TASK0 + 1);
+    /* A late decline of finished subtask 2 changes nothing. */
+    ck_cc_on_decline(&r.cc, 2, 2, CK_DECLINE_NOT_READY, "the subtask is not running");
+    assert_int_equal(ck_cc_find(&r.cc, 2)->status, CK_CP_PENDING);
+    ack(&r, 0, 2);
+    ack(&r, 1, 2);
+    ck_cc_on_stored(&r.cc, (UINT64_C(1) << 62) | 2, CK_OK);
+    ck_cc_on_stored(&r.cc, 2, CK_OK);
+    assert_int_equal(ck_cc_find(&r.cc, 2)->status, CK_CP_COMPLETED);
+    sent(&r, CK_MSG_CP_COMPLETE, NULL);
+    /* Checkpoint 3: the source and ended subtask 1. */
+    advance(&r, 300 * CK_NS_PER_MS);
+    assert_int_equal(sent(&r, CK_MSG_CP_TRIGGER, NULL), 2);
+    /* A marker that cannot be stored fails the checkpoint. */
+    ack(&r, 0, 3);
+    ack(&r, 1, 3);
+    ck_cc_on_stored(&r.cc, (UINT64_C(1) << 62) | 3, CK_EIO);
+    assert_int_equal(ck_cc_find(&r.cc, 3)->status, CK_CP_DECLINED);
+    ck_cc_free(&r.cc);
+    fake_clear(&r.w);
+}
+
+/* The final checkpoint: every subtask has ended; it is triggered at all
+ * three subtasks (not only the source), carries its flag, and completes
+ * and commits like a checkpoint. */
 static void test_coordinator_final(void **state)
 {
     (void)state;
@@ -417,9 +475,7 @@ static void test_coordinator_final(void **state)
     cc_setup(&r, 100, 0, 1);
     ck_cc_start_attempt(&r.cc, 0, 0);
     for (uint32_t s = 0; s < 3; s++)
-        ck_cc_task_finished(&r.cc, s);
-    advance(&r, 500 * CK_NS_PER_MS);
-    assert_int_equal(r.cc.ncps, 0);
+        ck_cc_task_ended(&r.cc, s);
     uint64_t id = ck_cc_trigger_final(&r.cc);
     assert_int_equal(id, 1);
     uint32_t seen = 0;
@@ -906,6 +962,7 @@ int main(void)
         cmocka_unit_test(test_coordinator_failures),
         cmocka_unit_test(test_coordinator_min_pause_and_finish),
         cmocka_unit_test(test_coordinator_savepoints),
+        cmocka_unit_test(test_coordinator_after_tasks_finish),
         cmocka_unit_test(test_coordinator_final),
         cmocka_unit_test(test_jm_startup_waits_for_the_cluster),
         cmocka_unit_test(test_jm_metrics_vertex_from_graph),

@@ -532,6 +532,74 @@ static void test_crash_after_some_ended(void **state)
     }
 }
 
+/* Checkpoints after tasks finish (FLIP-147): four source subtasks on two
+ * partitions, two of them idle from the start, checkpoints every second,
+ * tm0 killed at 7 s. Periodic checkpoints complete all along, the restore
+ * takes the latest one, and the idle sources are in the checkpoints as
+ * finished. With the option off, no periodic checkpoint completes and the
+ * job restarts from the beginning. Both backends. */
+static void test_checkpoints_after_tasks_finish(void **state)
+{
+    (void)state;
+    char args[600], path[512];
+    for (int k = 0; k < 3; k++) {
+        const char *backend = k == 1 ? "sockets" : "simgrid";
+        int off = k == 2;
+        char name[32];
+        snprintf(name, sizeof(name), "idle-%d", k);
+        const char *scen = "tests/scenarios/idle-sources.json";
+        if (off) {
+            char *text = slurp(CHANDY_SOURCE_DIR "/tests/scenarios/idle-sources.json");
+            assert_non_null(text);
+            cJSON *j = cJSON_Parse(text);
+            free(text);
+            cJSON_AddFalseToObject(cJSON_GetObjectItem(j, "config"),
+                                   "execution.checkpointing.checkpoints-after-tasks-finish");
+            cJSON_DeleteItemFromObject(j, "expect");
+            char *out = cJSON_Print(j);
+            cJSON_Delete(j);
+            scen = put_file("idle-off.json", out);
+            free(out);
+        }
+        snprintf(args, sizeof(args), "run %s --backend %s --out %s/%s", scen, backend, tmp, name);
+        assert_int_equal(chandy(name, args), 0);
+        cJSON *run = load_run(name);
+        assert_true(cJSON_IsTrue(item(item(run, "correctness"), "ok")));
+        int before = 0;
+        double latest = 0;
+        const cJSON *c;
+        cJSON_ArrayForEach(c, item(run, "checkpoints"))
+        {
+            if (!strcmp(item(c, "status")->valuestring, "completed") &&
+                num(c, "trigger_s", NULL) < 7.0) {
+                before++;
+                latest = num(c, "id", NULL);
+            }
+        }
+        const cJSON *r = cJSON_GetArrayItem(item(run, "recoveries"), 0);
+        if (off) {
+            assert_int_equal(before, 0);
+            assert_true(is_null(r, "checkpoint"));
+        } else {
+            assert_true(before >= 6); /* one a second, none lost to the idle sources */
+            assert_true(num(r, "checkpoint", NULL) == latest);
+        }
+        /* The last checkpoint has the idle sources as finished. */
+        if (!off) {
+            const cJSON *cps = item(run, "checkpoints");
+            const cJSON *last = cJSON_GetArrayItem(cps, cJSON_GetArraySize(cps) - 1);
+            snprintf(path, sizeof(path), "savepoint %s/%s/store/checkpoints/*/chk-%.0f", tmp, name,
+                     num(last, "id", NULL));
+            assert_int_equal(chandy("idle-info", path), 0);
+            snprintf(path, sizeof(path), "%s/idle-info.out", tmp);
+            char *info = slurp(path);
+            assert_int_equal(count_of(info, ": finished"), 2);
+            free(info);
+        }
+        cJSON_Delete(run);
+    }
+}
+
 /* ---- network, slowness, damage ---------------------------------------------------- */
 
 #define FAST_HEARTBEATS                                                                    \
@@ -1003,6 +1071,7 @@ int main(void)
         cmocka_unit_test(test_crash_sockets),
         cmocka_unit_test(test_no_restart_fails_the_job),
         cmocka_unit_test_teardown(test_crash_after_some_ended, reset_sinks),
+        cmocka_unit_test(test_checkpoints_after_tasks_finish),
         cmocka_unit_test(test_lost_host_against_killed_process),
         cmocka_unit_test(test_partition),
         cmocka_unit_test(test_link_down_short),

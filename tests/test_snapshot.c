@@ -159,11 +159,44 @@ static void test_checksummed_garbage(void **state)
     }
 }
 
+/* A finished subtask's file (FLIP-147): nothing but its FINISHED section,
+ * which stands alone; a file that adds another section is refused. */
+static void test_finished_marker(void **state)
+{
+    (void)state;
+    ck_capture c;
+    memset(&c, 0, sizeof(c));
+    c.checkpoint_id = 9;
+    c.vertex = 1;
+    c.subtask = 2;
+    c.parallelism = 4;
+    c.finished = 1;
+    uint8_t *p;
+    size_t len;
+    assert_int_equal(ck_snap_encode(&c, &p, &len), 0);
+    ck_snapshot s;
+    const char *why;
+    assert_int_equal(ck_snap_decode(p, len, &s, &why), 0);
+    assert_true(s.finished && s.checkpoint_id == 9 && s.vertex == 1 && s.subtask == 2);
+    assert_true(s.nkeyed == 0 && s.nsinks == 0 && !s.has_source);
+    ck_snapshot_free(&s);
+    /* Two sections, the second a FINISHED one: refused. */
+    uint8_t two[128];
+    memcpy(two, p, len - 4);
+    ck_put_u32(two + 28, 2);
+    memcpy(two + len - 4, p + 32, 16); /* the section again */
+    size_t n2 = len - 4 + 16;
+    ck_put_u32(two + n2, ck_crc32c(0, two, n2));
+    assert_int_equal(ck_snap_decode(two, n2 + 4, &s, &why), CK_ECORRUPT);
+    free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_capture_encode_restore),
         cmocka_unit_test(test_checksummed_garbage),
+        cmocka_unit_test(test_finished_marker),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
