@@ -56,8 +56,11 @@ static void metadata_key(const ck_cc *cc, const ck_cp_record *r, char *buf, size
     ck_cc_metadata_key(dir, buf, len);
 }
 
+/* The stream of the coordinator's draws (rng.h). */
+#define CC_STREAM UINT64_C(0x636f6f7264)
+
 int ck_cc_init(ck_cc *cc, ck_platform *plat, const ck_graph *g, const ck_config *cfg,
-               const char *job_id, uint64_t first_id)
+               const char *job_id, uint64_t first_id, uint64_t seed)
 {
     memset(cc, 0, sizeof(*cc));
     cc->plat = plat;
@@ -74,6 +77,7 @@ int ck_cc_init(ck_cc *cc, ck_platform *plat, const ck_graph *g, const ck_config 
     cc->next_trigger = cc->enabled ? cc->interval : CK_TIME_NEVER;
     cc->last_complete = CK_TIME_NEVER;
     cc->after_finish = (int)ck_cfg(cfg, CK_CFG_CP_AFTER_FINISH);
+    ck_rng_init(&cc->rng, seed, CC_STREAM);
     cc->ended = calloc(g->nsubtasks, 1);
     cc->finished = calloc(g->nsubtasks, 1);
     if (!cc->ended || !cc->finished) {
@@ -416,6 +420,7 @@ void ck_cc_on_stored(ck_cc *cc, uint64_t token, int status)
     r->status = CK_CP_COMPLETED;
     r->complete = now;
     cc->npending--;
+    cc->last_complete = now; /* min-pause counts from savepoints too */
     if (r->flags & CK_CP_FLAG_SAVEPOINT) {
         /* An intermediate savepoint commits nothing and subsumes nothing;
          * a stop-with-savepoint commits, and the tasks then finish. */
@@ -425,7 +430,6 @@ void ck_cc_on_stored(ck_cc *cc, uint64_t token, int status)
         return;
     }
     cc->consecutive_failures = 0;
-    cc->last_complete = now;
     send_all_tasks(cc, CK_MSG_CP_COMPLETE, r->id);
     /* Older pending checkpoints are subsumed; old completed ones retired. */
     int kept = 0;
@@ -537,7 +541,14 @@ void ck_cc_start_attempt(ck_cc *cc, uint32_t attempt, ck_time now)
     cc->stopped = 0;
     cc->paused = 0;
     cc->failed = 0;
-    cc->next_trigger = cc->enabled ? now + cc->interval : CK_TIME_NEVER;
+    cc->next_trigger = CK_TIME_NEVER;
+    if (cc->enabled) {
+        int64_t lo = cc->min_pause / CK_NS_PER_MS, hi = cc->interval / CK_NS_PER_MS;
+        if (hi < lo)
+            hi = lo;
+        uint64_t ms = (uint64_t)lo + ck_rng_below(&cc->rng, (uint64_t)(hi - lo) + 1);
+        cc->next_trigger = now + (ck_time)ms * CK_NS_PER_MS;
+    }
 }
 
 void ck_cc_abort_all(ck_cc *cc, const char *reason)

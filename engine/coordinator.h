@@ -19,7 +19,7 @@
  *   PENDING --a newer checkpoint completed--> ABORTED
  *
  * Triggering respects max-concurrent-checkpoints and min-pause (measured
- * from the end of the last completed checkpoint). More consecutive
+ * from the end of the last completed checkpoint or savepoint). More consecutive
  * failures than tolerable-failed-checkpoints make `failed` true: the job
  * must fail over.
  *
@@ -57,6 +57,7 @@
 #include "config.h"
 #include "graph.h"
 #include "platform.h"
+#include "rng.h"
 #include "wire.h"
 
 typedef enum ck_cp_status {
@@ -136,12 +137,14 @@ typedef struct ck_cc {
     int after_finish;  /* execution.checkpointing.checkpoints-after-tasks-finish */
     uint8_t *ended;    /* per subtask, this attempt: ended its input (TASK_ENDED) */
     uint8_t *finished; /* per subtask, this attempt: finished (TASK_FINISHED) */
+    ck_rng rng;        /* the first checkpoint's delay of every attempt */
 } ck_cc;
 
 /* Returns 0 or CK_ENOMEM. Periodic checkpoints are off when the interval
- * is 0 (savepoints still work). Ids start at first_id. */
+ * is 0 (savepoints still work). Ids start at first_id. The seed draws each
+ * attempt's first checkpoint time. */
 int ck_cc_init(ck_cc *cc, ck_platform *plat, const ck_graph *g, const ck_config *cfg,
-               const char *job_id, uint64_t first_id);
+               const char *job_id, uint64_t first_id, uint64_t seed);
 
 /* Triggers a savepoint now (stop: stop-with-savepoint). Returns its id, or
  * 0 when no attempt is running. */
@@ -176,8 +179,10 @@ void ck_cc_task_finished(ck_cc *cc, uint32_t subtask);
  * over. (While a checkpoint is pending, 0: it may be that one.) */
 int ck_cc_needs_final(const ck_cc *cc);
 
-/* A new attempt of the job runs: checkpoints resume, the first one an
- * interval from now. */
+/* A new attempt of the job runs: checkpoints resume, the first one after
+ * a delay drawn uniformly in [min-pause, interval] (whole milliseconds), as
+ * Flink's CheckpointCoordinator.getRandomInitDelay, so that jobs started
+ * together do not checkpoint in step. */
 void ck_cc_start_attempt(ck_cc *cc, uint32_t attempt, ck_time now);
 
 /* The job fails over: every pending checkpoint is aborted (not a failure)

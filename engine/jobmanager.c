@@ -64,7 +64,7 @@ int ck_jm_init(ck_jm *jm, ck_platform *plat, const ck_job_env *env, int ntm, uin
     ck_restart_init(&jm->rs, cfg, seed);
     /* Started from a savepoint: checkpoint ids go on after its id. */
     jm->base = env->start;
-    if (ck_cc_init(&jm->cc, plat, g, cfg, env->job_id, jm->base.id + 1)) {
+    if (ck_cc_init(&jm->cc, plat, g, cfg, env->job_id, jm->base.id + 1, seed)) {
         ck_jm_free(jm);
         return CK_ENOMEM;
     }

@@ -255,7 +255,7 @@ static void cc_setup(cc_rig *r, int64_t interval_ms, int tolerable, int retained
     r->cfg.v[CK_CFG_CP_RETAINED] = retained;
     r->cfg.v[CK_CFG_CP_TIMEOUT] = 500 * CK_NS_PER_MS;
     test_graph_keyed(&r->g, &r->cfg, 1);
-    assert_int_equal(ck_cc_init(&r->cc, &r->jp.plat, &r->g, &r->cfg, "job", 1), 0);
+    assert_int_equal(ck_cc_init(&r->cc, &r->jp.plat, &r->g, &r->cfg, "job", 1, 1), 0);
 }
 
 /* Counts messages of a type sent since the last call, and to whom. */
@@ -879,7 +879,7 @@ static void test_coordinator_savepoints(void **state)
     /* Started from savepoint 41: the next id is 42. */
     cc_setup(&r, 100, 0, 1);
     ck_cc_free(&r.cc);
-    assert_int_equal(ck_cc_init(&r.cc, &r.jp.plat, &r.g, &r.cfg, "job", 42), 0);
+    assert_int_equal(ck_cc_init(&r.cc, &r.jp.plat, &r.g, &r.cfg, "job", 42, 1), 0);
     ck_cc_start_attempt(&r.cc, 0, 0);
     advance(&r, 100 * CK_NS_PER_MS);
     assert_int_equal(r.cc.cps[0].id, 42);
