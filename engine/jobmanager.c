@@ -556,19 +556,33 @@ static void track_recovery(ck_jm *jm, const ck_task_stats *d, ck_time now)
         r->caught_up = now;
 }
 
-static int on_metrics(ck_jm *jm, uint32_t g, const uint8_t *body, size_t len, int finished)
+/* A report of subtask g of the current attempt, or (current 0) the last
+ * one of a cancelled attempt's: that one only adds to the counts. */
+static int on_metrics(ck_jm *jm, uint32_t g, const uint8_t *body, size_t len, int finished,
+                      int current)
 {
     ck_metrics d;
     int rc = ck_metrics_decode(&d, body, len);
     if (rc)
         return rc;
     rc = ck_metrics_merge(&jm->job, &d);
-    add_stats(&jm->tasks[g].task, &d.task);
+    ck_task_stats *sum = &jm->tasks[g].task;
+    ck_task_stats keep = *sum;
+    add_stats(sum, &d.task);
+    if (!current) {
+        sum->host = keep.host;
+        sum->lag_records = keep.lag_records;
+        sum->lag_ns = keep.lag_ns;
+    }
     /* The subtask's vertex is the graph's, not what the message claims. */
     int v, sub;
     ck_graph_locate(jm->g, g, &v, &sub);
     if (!rc)
         rc = ck_metrics_merge_counts(&jm->vertices[v], &d);
+    if (!current) {
+        ck_metrics_free(&d);
+        return rc;
+    }
     if (is_source(jm, g)) {
         jm->lag_ns[g] = finished ? 0 : CK_MAX(d.task.lag_ns, 0);
         jm->lag_recent[(size_t)g * CK_JM_LAG_REPORTS + jm->lag_count[g] % CK_JM_LAG_REPORTS] =
@@ -675,7 +689,15 @@ static int jm_on_message(void *self, uint8_t *msg, size_t len)
         free(msg);
         return CK_OK;
     }
-    /* Everything else comes from a subtask of some attempt. */
+    /* Everything else comes from a subtask of some attempt. The last
+     * report of a cancelled one counts what it read. */
+    if (h.type == CK_MSG_METRICS && h.src < jm->g->nsubtasks && h.epoch <= jm->attempt &&
+        (h.epoch != jm->attempt || jm->state != CK_JOB_RUNNING)) {
+        if (on_metrics(jm, h.src, body, h.len, 0, 0))
+            ck_logf(jm->plat, CK_LOG_WARN, "job manager: bad metrics from subtask %u", h.src);
+        free(msg);
+        return CK_OK;
+    }
     if (h.src >= jm->g->nsubtasks || h.epoch != jm->attempt ||
         (jm->state != CK_JOB_RUNNING && h.type != CK_MSG_TASK_FAILED)) {
         free(msg);
@@ -694,11 +716,11 @@ static int jm_on_message(void *self, uint8_t *msg, size_t len)
         }
         break;
     case CK_MSG_METRICS:
-        if (on_metrics(jm, g, body, h.len, 0))
+        if (on_metrics(jm, g, body, h.len, 0, 1))
             ck_logf(jm->plat, CK_LOG_WARN, "job manager: bad metrics from subtask %u", g);
         break;
     case CK_MSG_TASK_ENDED:
-        if (jm->ended[g] || jm->done[g] || on_metrics(jm, g, body, h.len, 0)) {
+        if (jm->ended[g] || jm->done[g] || on_metrics(jm, g, body, h.len, 0, 1)) {
             failover(jm, "a subtask reported its end twice, or bad metrics", -1);
             break;
         }
@@ -707,7 +729,7 @@ static int jm_on_message(void *self, uint8_t *msg, size_t len)
         ck_cc_task_ended(&jm->cc, g);
         break;
     case CK_MSG_TASK_FINISHED:
-        if (jm->done[g] || on_metrics(jm, g, body, h.len, 1)) {
+        if (jm->done[g] || on_metrics(jm, g, body, h.len, 1, 1)) {
             failover(jm, "a subtask reported its end twice, or bad metrics", -1);
             break;
         }

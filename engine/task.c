@@ -268,6 +268,15 @@ fail:
     return NULL;
 }
 
+static void report(ck_task *t, int type);
+
+void ck_task_cancel(ck_task *t)
+{
+    if (t && (t->state == CK_TASK_RUNNING || t->state == CK_TASK_ENDING ||
+              t->state == CK_TASK_ENDED))
+        report(t, CK_MSG_METRICS);
+}
+
 void ck_task_del(ck_task *t)
 {
     if (!t)
@@ -414,7 +423,12 @@ static void fail_with(ck_task *t, uint32_t code, uint64_t cp, const char *msg)
     if (t->state == CK_TASK_FAILED || t->state == CK_TASK_FINISHED)
         return;
     ck_logf(t->plat, CK_LOG_ERROR, "%s", msg);
+    ck_task_state was = t->state;
     t->state = CK_TASK_FAILED;
+    /* What it read since its last report counts (records_in of every
+     * attempt); an error while reporting ends here, the task failed. */
+    if (was == CK_TASK_RUNNING || was == CK_TASK_ENDING || was == CK_TASK_ENDED)
+        report(t, CK_MSG_METRICS);
     size_t ml = strlen(msg);
     uint8_t body[12 + 300];
     if (ml > 300)
@@ -798,6 +812,10 @@ static int take_checkpoint(ck_task *t, const ck_barrier *b, int64_t align_ns)
     j->sync_ns = sync_ns;
     j->align_ns = align_ns;
     j->input_ended = outputs_closed(t);
+    /* A source reports what it read up to its snapshot: a replay from this
+     * checkpoint then never leaves records_in short of the input. */
+    if (t->is_source)
+        report(t, CK_MSG_METRICS);
     j->async_start = ck_now(t->plat);
     char dir[200];
     ck_cc_dir(t->env->job_id, b->id, b->flags, dir, sizeof(dir));

@@ -94,6 +94,13 @@ enum {
 #define CK_METRICS_INTERVAL (250 * CK_NS_PER_MS)
 void ck_task_del(ck_task *t);
 
+/* The task is cancelled (its attempt failed over): it sends the job
+ * manager what it measured since its last report, so that what every
+ * attempt read is counted. A task on a host that crashed cannot: what it
+ * read after its last report (at most CK_METRICS_INTERVAL, and never past
+ * its latest snapshot, when a source reports too) is lost with it. */
+void ck_task_cancel(ck_task *t);
+
 /* The node interface of the task. */
 ck_node ck_task_node(ck_task *t);
 

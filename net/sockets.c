@@ -780,8 +780,10 @@ static void net_undeploy(ck_bnode *b, uint32_t attempt)
 {
     net_world *w = ((net_node *)b)->w;
     for (net_node *n = w->nodes; n; n = n->next)
-        if (n->b.is_task && (n->b.attempt == attempt || attempt == CK_ATTEMPT_ALL))
+        if (n->b.is_task && !n->b.d.dead && (n->b.attempt == attempt || attempt == CK_ATTEMPT_ALL)) {
+            ck_task_cancel(n->b.task);
             n->b.d.dead = 1;
+        }
 }
 
 static void net_set_routes(ck_bnode *b, uint32_t attempt, uint32_t n, const uint16_t *hosts)

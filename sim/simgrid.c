@@ -1712,8 +1712,10 @@ static void sim_undeploy(ck_bnode *b, uint32_t attempt)
     sim_node *tmn = (sim_node *)b;
     for (sim_node *n = tmn->w->all; n; n = n->all_next)
         if (n->b.is_task && !n->b.d.dead && (n->b.attempt == attempt || attempt == CK_ATTEMPT_ALL) &&
-            n->host_index == tmn->host_index)
+            n->host_index == tmn->host_index) {
+            ck_task_cancel(n->b.task);
             node_stop(n);
+        }
 }
 
 static int start_tm(sim_world *w, int h)

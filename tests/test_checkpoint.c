@@ -594,6 +594,7 @@ static void jm_metrics(ck_jm *jm, uint32_t g, uint32_t vertex, int64_t lag)
     ck_metrics_init(&m);
     m.task.vertex = vertex;
     m.task.lag_ns = lag;
+    m.task.records_in = 10;
     uint8_t *body;
     size_t len, n;
     assert_int_equal(ck_metrics_encode(&m, &body, &len), 0);
@@ -770,6 +771,39 @@ static void test_jm_heartbeat_rpc_failures_and_registration(void **state)
         ck_jm_free(&jm);
         fake_clear(&r.w);
     }
+}
+
+/* records_in counts what every attempt read: the last report of a
+ * cancelled subtask, arriving after the failover, adds to its counts
+ * (and changes nothing else). */
+static void test_jm_counts_cancelled_attempts(void **state)
+{
+    (void)state;
+    static cc_rig r;
+    cc_setup(&r, 0, 0, 1);
+    ck_cc_free(&r.cc);
+    r.cfg.v[CK_CFG_RS_TYPE] = CK_RS_FIXED_DELAY;
+    r.cfg.v[CK_CFG_RS_FD_DELAY] = 100 * CK_NS_PER_MS;
+    ck_job_env env = {.g = &r.g, .cfg = &r.cfg, .job_id = "job"};
+    static ck_jm jm;
+    assert_int_equal(ck_jm_init(&jm, &r.jp.plat, &env, 2, 1), 0);
+    jm_heartbeat(&jm, 0);
+    jm_heartbeat(&jm, 1);
+    for (uint32_t g = 0; g < r.g.nsubtasks; g++)
+        jm_from_task(&jm, CK_MSG_TASK_RUNNING, g, NULL, 0);
+    jm_metrics(&jm, 0, 0, 2 * CK_NS_PER_MS);
+    uint64_t before = jm.tasks[0].task.records_in;
+    uint8_t body[12 + 4] = {0};
+    memcpy(body + 12, "boom", 4);
+    r.w.now = CK_NS_PER_S;
+    jm_from_task(&jm, CK_MSG_TASK_FAILED, 1, body, sizeof(body));
+    assert_int_equal(jm.state, CK_JOB_RESTARTING);
+    /* The cancelled source's last report, while the job restarts. */
+    jm_metrics(&jm, 0, 0, 7 * CK_NS_PER_S);
+    assert_true(jm.tasks[0].task.records_in > before);
+    assert_true(jm.tasks[0].task.lag_ns == 2 * CK_NS_PER_MS); /* its lag is not taken */
+    ck_jm_free(&jm);
+    fake_clear(&r.w);
 }
 
 /* _metadata: what is encoded decodes back. Found by fuzz_metadata: a
@@ -968,6 +1002,7 @@ int main(void)
         cmocka_unit_test(test_jm_metrics_vertex_from_graph),
         cmocka_unit_test(test_jm_caught_up_from_the_new_attempt),
         cmocka_unit_test(test_jm_heartbeat_rpc_failures_and_registration),
+        cmocka_unit_test(test_jm_counts_cancelled_attempts),
         cmocka_unit_test(test_metadata_roundtrip_and_bad_keys),
         cmocka_unit_test(test_sink_transactions),
         cmocka_unit_test(test_sink_latency_buckets),
