@@ -461,6 +461,7 @@ void ck_cc_on_decline(ck_cc *cc, uint32_t subtask, uint64_t id, uint32_t reason,
         return; /* a finished subtask's late word on a checkpoint it is in as finished */
     char why[96];
     snprintf(why, sizeof(why), "declined: %s", text);
+    r->task_declined = 1;
     if (reason == CK_DECLINE_FAILURE)
         fail_cp(cc, r, CK_CP_DECLINED, 1, why);
     else

@@ -73,6 +73,7 @@ enum {
     CK_DECLINE_FAILURE = 0,   /* counted as a failed checkpoint */
     CK_DECLINE_NOT_READY = 1, /* the subtask is not running (finished) */
     CK_DECLINE_SUBSUMED = 2,  /* a newer checkpoint overtook it */
+    CK_DECLINE_CANCELLED = 3, /* declined upstream: its cancel marker came instead */
 };
 
 /* What a checkpoint is (u32 flags of TRIGGER, of barriers, of _metadata). */
@@ -110,6 +111,7 @@ typedef struct ck_cp_record {
     ck_cp_task *tasks; /* per subtask */
     int metadata_sent;
     int markers_pending; /* finished subtasks' state files still being stored */
+    int task_declined;   /* it failed because a subtask declined it */
     int retired; /* completed, then deleted from the store (num-retained) */
     char reason[96];
 } ck_cp_record;

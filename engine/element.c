@@ -28,6 +28,7 @@ int ck_elem_decode(const uint8_t *p, size_t n, ck_elem *e)
     case CK_EL_END_OF_PARTITION:
         return blen == 0 ? CK_OK : CK_ECORRUPT;
     case CK_EL_BARRIER:
+    case CK_EL_CANCEL:
         if (blen != 20)
             return CK_ECORRUPT;
         e->u.barrier.id = ck_get_u64(b);

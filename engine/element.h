@@ -54,7 +54,9 @@ typedef enum ck_elem_tag {
     CK_EL_WATERMARK = 2,
     CK_EL_END_OF_PARTITION = 3,
     CK_EL_BARRIER = 4,
-    CK_EL_TAG_MAX = 4
+    CK_EL_CANCEL = 5, /* checkpoint u.barrier.id was declined upstream (Flink's
+                       * CancelCheckpointMarker); encoded as a barrier */
+    CK_EL_TAG_MAX = 5
 } ck_elem_tag;
 
 /* Barrier flags. */
@@ -150,6 +152,7 @@ static inline size_t ck_elem_size(const ck_elem *e)
     case CK_EL_WATERMARK:
         return CK_ELEM_PREFIX + 8;
     case CK_EL_BARRIER:
+    case CK_EL_CANCEL:
         return CK_ELEM_PREFIX + 20;
     default:
         return CK_ELEM_PREFIX;
@@ -178,7 +181,7 @@ static inline void ck_elem_encode_n(uint8_t *dst, const ck_elem *e, size_t n)
             ck_copy_small(p + CK_REC_FIXED + r->klen, r->payload, r->plen);
     } else if (e->tag == CK_EL_WATERMARK) {
         ck_put_u64(p, (uint64_t)e->u.wm);
-    } else if (e->tag == CK_EL_BARRIER) {
+    } else if (e->tag == CK_EL_BARRIER || e->tag == CK_EL_CANCEL) {
         ck_put_u64(p, e->u.barrier.id);
         ck_put_u64(p + 8, (uint64_t)e->u.barrier.ts);
         ck_put_u32(p + 16, e->u.barrier.flags);

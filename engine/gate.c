@@ -287,6 +287,25 @@ static int on_barrier(ck_gate *g, ck_chan *c, ck_elem *e)
     return 0;
 }
 
+/* A cancel marker arrived on channel c: checkpoint n was declined
+ * upstream, and its alignment ends here at once (Flink's
+ * SingleCheckpointBarrierHandler.processCancellationBarrier). Returns 1
+ * when it is news, to hand up. */
+static int on_cancel(ck_gate *g, ck_chan *c, const ck_elem *e)
+{
+    uint64_t n = e->u.barrier.id;
+    if (n > c->barrier)
+        c->barrier = n;
+    if (n <= g->done_id || (g->align_id && n < g->align_id))
+        return 0;
+    if (g->align_id && n > g->align_id)
+        g->abandoned = g->align_id; /* an older one is abandoned on the way */
+    g->done_id = n;
+    g->align_id = 0;
+    unblock_all(g);
+    return 1;
+}
+
 int ck_gate_next(ck_gate *g, ck_elem *e, int *released)
 {
     *released = 0;
@@ -350,6 +369,10 @@ int ck_gate_next(ck_gate *g, ck_elem *e, int *released)
             continue;
         case CK_EL_BARRIER:
             if (on_barrier(g, c, e))
+                return 1;
+            continue;
+        case CK_EL_CANCEL:
+            if (on_cancel(g, c, e))
                 return 1;
             continue;
         default:

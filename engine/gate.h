@@ -38,6 +38,9 @@
  *   IDLE --first barrier n--> ALIGNING(n) --barrier n on every open channel,
  *        or the last missing channel ends--> IDLE (BARRIER n handed up)
  *   ALIGNING(n) --barrier m > n--> ALIGNING(m) (n abandoned)
+ *   IDLE or ALIGNING(<= n) --cancel marker n (checkpoint n declined
+ *        upstream)--> IDLE (CANCEL n handed up, once; the channels unblocked;
+ *        later barriers and markers of n dropped)
  */
 #ifndef CK_GATE_H
 #define CK_GATE_H

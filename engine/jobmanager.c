@@ -477,9 +477,20 @@ static void check_checkpoints(ck_jm *jm)
     if (jm->stop_id) {
         const ck_cp_record *sp = ck_cc_find(&jm->cc, jm->stop_id);
         if (sp && sp->status != CK_CP_PENDING && sp->status != CK_CP_COMPLETED) {
-            ck_logf(jm->plat, CK_LOG_WARN, "stop-with-savepoint %llu failed (%s): the job goes on",
-                    (unsigned long long)sp->id, sp->reason);
             jm->stop_id = 0;
+            if (sp->task_declined && jm->state == CK_JOB_RUNNING) {
+                /* It failed on a task manager: the sources may have stopped
+                 * at its barrier, so the job fails over, as Flink's
+                 * StopWithSavepointTerminationHandler does. */
+                char cause[200];
+                snprintf(cause, sizeof(cause), "stop-with-savepoint %llu failed on a task manager (%s)",
+                         (unsigned long long)sp->id, sp->reason);
+                failover(jm, cause, -1);
+            } else {
+                ck_logf(jm->plat, CK_LOG_WARN,
+                        "stop-with-savepoint %llu failed (%s): the job goes on",
+                        (unsigned long long)sp->id, sp->reason);
+            }
         }
     }
     if (jm->cc.failed && jm->state == CK_JOB_RUNNING) {

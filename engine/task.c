@@ -686,6 +686,28 @@ static void send_decline(ck_task *t, uint64_t id, uint32_t reason, const char *w
     to_jm(t, CK_MSG_CP_DECLINE, body, 12 + wl);
 }
 
+static int outputs_closed(const ck_task *t);
+static void flush_all(ck_task *t);
+
+/* Checkpoint id ends here without a snapshot: the job manager hears why,
+ * and downstream a cancel marker ends its alignment at once instead of
+ * waiting for the next barrier (Flink's CancelCheckpointMarker). */
+static int decline_and_cancel(ck_task *t, uint64_t id, uint32_t reason, const char *why)
+{
+    send_decline(t, id, reason, why);
+    if (outputs_closed(t))
+        return CK_OK;
+    ck_elem ce = {.tag = CK_EL_CANCEL};
+    ce.u.barrier.id = id;
+    for (int i = 0; i < t->nrps; i++) {
+        int rc = ck_rp_broadcast(&t->rps[i].rp, &ce);
+        if (rc)
+            return rc;
+    }
+    flush_all(t);
+    return CK_OK;
+}
+
 /* Commits every sink transaction that checkpoint cp covers; measures latency. */
 static int commit_upto(ck_task *t, uint64_t cp)
 {
@@ -723,10 +745,8 @@ static int take_checkpoint(ck_task *t, const ck_barrier *b, int64_t align_ns)
         t->last_snap = b->id;
     if (outputs_closed(t) && !t->ended_snap)
         t->ended_snap = b->id;
-    if (t->nsnaps == MAX_SNAPS) {
-        send_decline(t, b->id, CK_DECLINE_FAILURE, "too many snapshots in progress");
-        return CK_OK;
-    }
+    if (t->nsnaps == MAX_SNAPS)
+        return decline_and_cancel(t, b->id, CK_DECLINE_FAILURE, "too many snapshots in progress");
     ck_time t0 = ck_now(t->plat);
     static const ck_capture empty;
     ck_capture *cap = malloc(sizeof(*cap));
@@ -768,10 +788,18 @@ static int take_checkpoint(ck_task *t, const ck_barrier *b, int64_t align_ns)
         if (!op->two_phase)
             continue;
         if ((rc = ck_sink_precommit(op, b->id))) {
+            /* A failure of the synchronous phase fails the task (failover),
+             * as in Flink; it is not a tolerable checkpoint failure. */
             ck_capture_free(cap);
             free(cap);
-            send_decline(t, b->id, CK_DECLINE_FAILURE, "too many transactions await commit");
-            return CK_OK;
+            char msg[200];
+            snprintf(msg, sizeof(msg),
+                     "%s (%d/%d): checkpoint %llu failed in its synchronous phase: too many "
+                     "transactions await commit",
+                     t->g->v[t->vertex].name, t->subtask + 1, t->g->v[t->vertex].parallelism,
+                     (unsigned long long)b->id);
+            fail_with(t, CK_FAIL_TASK, 0, msg);
+            return rc;
         }
         ck_sink_capture *sk = &cap->sinks[cap->nsinks++];
         sk->op = t->g->v[t->vertex].ops[k];
@@ -1037,13 +1065,22 @@ static int input_step(ck_task *t, ck_time now)
                 return rc;
             released = 1; /* send the barrier on its way before reading on */
             break;
+        case CK_EL_CANCEL:
+            if ((rc = finish_batch(t)))
+                return rc;
+            rc = decline_and_cancel(t, e.u.barrier.id, CK_DECLINE_CANCELLED,
+                                    "declined upstream (cancel marker)");
+            released = 1;
+            break;
         }
         if (rc)
             return rc;
         if (t->gate.abandoned) {
-            send_decline(t, t->gate.abandoned, CK_DECLINE_SUBSUMED,
-                         "a newer barrier overtook its alignment");
+            uint64_t old = t->gate.abandoned;
             t->gate.abandoned = 0;
+            if ((rc = decline_and_cancel(t, old, CK_DECLINE_SUBSUMED,
+                                         "a newer barrier overtook its alignment")))
+                return rc;
         }
     }
     if ((rc = finish_batch(t)))

@@ -106,6 +106,8 @@ static void drain(rig *r, char *trace, size_t len)
                                     (int)e.u.rec.value);
         else if (e.tag == CK_EL_BARRIER)
             off += (size_t)snprintf(trace + off, len - off, "B%d ", (int)e.u.barrier.id);
+        else if (e.tag == CK_EL_CANCEL)
+            off += (size_t)snprintf(trace + off, len - off, "C%d ", (int)e.u.barrier.id);
         else if (e.tag == CK_EL_END_OF_PARTITION)
             off += (size_t)snprintf(trace + off, len - off, "EOP ");
     }
@@ -204,6 +206,35 @@ static void test_ending_channel_completes_alignment(void **state)
     char trace[256] = "";
     drain(&r, trace, sizeof(trace));
     assert_string_equal(trace, "B3 0:9 ");
+    rig_free(&r);
+}
+
+/* A cancel marker (checkpoint 3 declined upstream) ends the alignment at
+ * once: the blocked channel's records flow, the marker is handed up once,
+ * and checkpoint 3's barrier arriving late on the other channel is
+ * dropped; checkpoint 4 aligns as usual. */
+static void test_cancel_marker_ends_alignment(void **state)
+{
+    (void)state;
+    static rig r;
+    rig_init(&r, 1);
+    pump(&r);
+    put_barrier(&r, 0, 3);
+    put_rec(&r, 0, 9);
+    pump(&r);
+    char trace[256] = "";
+    drain(&r, trace, sizeof(trace));
+    assert_string_equal(trace, ""); /* channel 0 waits for channel 1 */
+    ck_elem ce = {.tag = CK_EL_CANCEL};
+    ce.u.barrier.id = 3;
+    assert_int_equal(ck_rp_emit(&r.rp[1], 0, &ce), 0);
+    put_rec(&r, 1, 1);
+    put_barrier(&r, 1, 3); /* late: dropped */
+    put_barrier(&r, 0, 4);
+    put_barrier(&r, 1, 4);
+    pump(&r);
+    drain(&r, trace, sizeof(trace));
+    assert_string_equal(trace, "C3 1:1 0:9 B4 "); /* channel 0 back in the ring behind 1 */
     rig_free(&r);
 }
 
@@ -806,6 +837,57 @@ static void test_jm_counts_cancelled_attempts(void **state)
     fake_clear(&r.w);
 }
 
+/* A stop-with-savepoint that a subtask declines (it failed on a task
+ * manager) fails the job over, as Flink's StopWithSavepointTermination-
+ * Handler; one that expires lets the job go on. */
+static void test_jm_stop_with_savepoint_failures(void **state)
+{
+    (void)state;
+    static cc_rig r;
+    for (int declined = 0; declined < 2; declined++) {
+        cc_setup(&r, 0, 0, 1);
+        ck_cc_free(&r.cc);
+        r.cfg.v[CK_CFG_RS_TYPE] = CK_RS_FIXED_DELAY;
+        r.cfg.v[CK_CFG_CP_TIMEOUT] = CK_NS_PER_S;
+        ck_job_env env = {.g = &r.g, .cfg = &r.cfg, .job_id = "job"};
+        static ck_jm jm;
+        assert_int_equal(ck_jm_init(&jm, &r.jp.plat, &env, 2, 1), 0);
+        ck_node nd = ck_jm_node(&jm);
+        jm_heartbeat(&jm, 0);
+        jm_heartbeat(&jm, 1);
+        for (uint32_t g = 0; g < r.g.nsubtasks; g++)
+            jm_from_task(&jm, CK_MSG_TASK_RUNNING, g, NULL, 0);
+        uint8_t sb[CK_SAVEPOINT_BODY] = {0};
+        size_t n;
+        uint8_t *m = ck_wire_msg(CK_MSG_SAVEPOINT, CK_EP_CLIENT, CK_EP_JM, 0, sb, sizeof(sb), &n);
+        ck_put_u32(m + 16, 1); /* stop */
+        nd.ops->on_message(nd.self, m, n);
+        uint64_t id = jm.stop_id;
+        assert_true(id != 0);
+        if (declined) {
+            uint8_t body[12 + 6];
+            ck_put_u64(body, id);
+            ck_put_u32(body + 8, CK_DECLINE_FAILURE);
+            memcpy(body + 12, "boom!!", 6);
+            jm_from_task(&jm, CK_MSG_CP_DECLINE, 1, body, sizeof(body));
+        } else {
+            r.w.now = 2 * CK_NS_PER_S; /* it expires */
+            nd.ops->on_deadline(nd.self);
+        }
+        if (declined) {
+            assert_int_equal((int)jm.nrecoveries, 1);
+            assert_non_null(strstr(jm.recoveries[0].cause, "stop-with-savepoint"));
+            assert_int_equal(jm.state, CK_JOB_RESTARTING);
+        } else {
+            assert_int_equal((int)jm.nrecoveries, 0);
+            assert_int_equal(jm.state, CK_JOB_RUNNING);
+        }
+        assert_true(jm.stop_id == 0);
+        ck_jm_free(&jm);
+        fake_clear(&r.w);
+    }
+}
+
 /* _metadata: what is encoded decodes back. Found by fuzz_metadata: a
  * state file's key with a newline in it was accepted, and the error about
  * it (`chandy savepoint`, `run -s`) came out on two lines; keys with
@@ -992,6 +1074,7 @@ int main(void)
         cmocka_unit_test(test_at_least_once_does_not_block),
         cmocka_unit_test(test_newer_barrier_abandons),
         cmocka_unit_test(test_ending_channel_completes_alignment),
+        cmocka_unit_test(test_cancel_marker_ends_alignment),
         cmocka_unit_test(test_coordinator_lifecycle),
         cmocka_unit_test(test_coordinator_failures),
         cmocka_unit_test(test_coordinator_min_pause_and_finish),
@@ -1003,6 +1086,7 @@ int main(void)
         cmocka_unit_test(test_jm_caught_up_from_the_new_attempt),
         cmocka_unit_test(test_jm_heartbeat_rpc_failures_and_registration),
         cmocka_unit_test(test_jm_counts_cancelled_attempts),
+        cmocka_unit_test(test_jm_stop_with_savepoint_failures),
         cmocka_unit_test(test_metadata_roundtrip_and_bad_keys),
         cmocka_unit_test(test_sink_transactions),
         cmocka_unit_test(test_sink_latency_buckets),

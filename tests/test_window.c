@@ -345,6 +345,73 @@ static void test_source_watermarks(void **state)
     fake_clear(&w);
 }
 
+/* Sends the task a checkpoint message from the job manager: 0, or an
+ * error with the task failed (the node's contract). */
+static void cp_msg(ck_node node, ck_task *t, int type, uint64_t id)
+{
+    uint8_t body[20] = {0};
+    ck_put_u64(body, id);
+    size_t n;
+    uint8_t *m = ck_wire_msg(type, CK_EP_JM, CK_EP_TASK0, 0, body,
+                             type == CK_MSG_CP_TRIGGER ? 20 : 8, &n);
+    int rc = node.ops->on_message(node.self, m, n);
+    assert_true(rc == 0 || (rc < 0 && ck_task_get_state(t) == CK_TASK_FAILED));
+}
+
+/* A failure in a checkpoint's synchronous phase fails the task, as in
+ * Flink (not a declined checkpoint counted against tolerable failures):
+ * an exactly-once source -> sink task whose checkpoints are all aborted
+ * keeps their transactions pre-committed, and the 65th has no room. */
+static void test_sync_phase_failure_fails_the_task(void **state)
+{
+    (void)state;
+    ck_graph g;
+    ck_config cfg;
+    ck_config_defaults(&cfg);
+    cfg.v[CK_CFG_CP_INTERVAL] = CK_NS_PER_S;
+    ck_job_spec spec = {.nops = 2};
+    spec.ops[0] = (ck_op_spec){.name = "src", .kind = CK_OP_SOURCE, .parallelism = 1, .input = -1};
+    spec.ops[1] = (ck_op_spec){.name = "out", .kind = CK_OP_SINK, .parallelism = 1, .input = 0};
+    int bad;
+    char err[200];
+    assert_int_equal(ck_graph_build(&g, &spec, &cfg, &bad, err, sizeof(err)), 0);
+    mini_topic mt = {.n = {1, 0}, .ts = {{1}}, .at = {{100 * CK_NS_PER_S}}}; /* not yet */
+    ck_topic topic = {&mt_ops, &mt, "t"};
+    ck_job_env env = {.g = &g, .cfg = &cfg, .topic = &topic, .job_id = "test-job"};
+    fake_world w = {0};
+    fake_plat fp;
+    fake_init(&fp, &w, CK_EP_TASK0);
+    ck_task *t = ck_task_new(&env, &fp.plat, 0, 0, NULL);
+    assert_non_null(t);
+    ck_node node = ck_task_node(t);
+    while (node.ops->work(node.self) > 0)
+        ;
+    int fails = 0, declines = 0;
+    for (uint64_t id = 1; id <= 65; id++) {
+        assert_int_equal(ck_task_get_state(t), CK_TASK_RUNNING);
+        cp_msg(node, t, CK_MSG_CP_TRIGGER, id);
+        cp_msg(node, t, CK_MSG_CP_ABORT, id);
+        fake_msg *m;
+        while ((m = fake_pop(&w))) {
+            ck_wire_hdr h;
+            if (ck_wire_decode(m->data, m->len, &h) == 0) {
+                fails += h.type == CK_MSG_TASK_FAILED;
+                declines += h.type == CK_MSG_CP_DECLINE && id == 65;
+                if (h.type == CK_MSG_TASK_FAILED)
+                    assert_non_null(strstr((const char *)m->data + CK_WIRE_HDR + 12,
+                                           "checkpoint 65 failed in its synchronous phase"));
+            }
+            free(m->data);
+            free(m);
+        }
+    }
+    assert_int_equal(fails, 1);
+    assert_int_equal(declines, 0);
+    assert_int_equal(ck_task_get_state(t), CK_TASK_FAILED);
+    ck_task_del(t);
+    fake_clear(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -353,6 +420,7 @@ int main(void)
         cmocka_unit_test(test_extreme_times_and_sums),
         cmocka_unit_test(test_source_watermarks),
         cmocka_unit_test(test_location_hints_change_nothing),
+        cmocka_unit_test(test_sync_phase_failure_fails_the_task),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
