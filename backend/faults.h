@@ -91,7 +91,7 @@ enum { CK_DAMAGE_BITFLIP = 0, CK_DAMAGE_TRUNCATE = 1 };
  * resets nothing: its peers hear silence, and the job manager notices by
  * heartbeat.timeout. If the host comes back, its new kernel refuses the old
  * connections: peers notice then, and the job manager's heartbeat RPCs to
- * it fail (heartbeat.rpc-failure-threshold).
+ * it fail (heartbeat.rpc-failure-threshold; CK_PEER_REFUSED).
  */
 enum { CK_CRASH_PROCESS = 0, CK_CRASH_HOST = 1 };
 

@@ -509,6 +509,13 @@ void ck_cc_task_finished(ck_cc *cc, uint32_t subtask)
         stop_for(cc, subtask);
         return;
     }
+    /* The last one: the job finishes, and its pending checkpoints abort
+     * (a checkpoint of finished subtasks only would restore nothing). */
+    uint32_t nfin = 0;
+    for (uint32_t s = 0; s < cc->g->nsubtasks; s++)
+        nfin += cc->finished[s];
+    if (nfin == cc->g->nsubtasks)
+        return;
     for (size_t i = 0; i < cc->ncps; i++) {
         ck_cp_record *r = &cc->cps[i];
         if (r->status == CK_CP_PENDING && !r->tasks[subtask].acked) {

@@ -37,6 +37,7 @@ int ck_jm_init(ck_jm *jm, ck_platform *plat, const ck_job_env *env, int ntm, uin
     jm->state = CK_JOB_WAITING;
     jm->tm_seen = malloc((size_t)ntm * sizeof(ck_time));
     jm->tm_refused = malloc((size_t)ntm * sizeof(ck_time));
+    jm->tm_newer = calloc((size_t)ntm, 1);
     jm->placement = calloc(g->nsubtasks, sizeof(uint16_t));
     jm->done = calloc(g->nsubtasks, 1);
     jm->running = calloc(g->nsubtasks, 1);
@@ -46,7 +47,7 @@ int ck_jm_init(ck_jm *jm, ck_platform *plat, const ck_job_env *env, int ntm, uin
     jm->lag_recent = calloc((size_t)g->nsubtasks * CK_JM_LAG_REPORTS, sizeof(int64_t));
     jm->lag_count = calloc(g->nsubtasks, sizeof(uint32_t));
     jm->vertices = calloc((size_t)g->nv, sizeof(ck_metrics));
-    if (!jm->tm_seen || !jm->tm_refused || !jm->placement || !jm->done || !jm->running || !jm->ended || !jm->tasks ||
+    if (!jm->tm_seen || !jm->tm_refused || !jm->tm_newer || !jm->placement || !jm->done || !jm->running || !jm->ended || !jm->tasks ||
         !jm->lag_ns || !jm->lag_recent || !jm->lag_count || !jm->vertices) {
         ck_jm_free(jm);
         return CK_ENOMEM;
@@ -88,6 +89,7 @@ void ck_jm_free(ck_jm *jm)
     free(jm->ended);
     free(jm->tm_seen);
     free(jm->tm_refused);
+    free(jm->tm_newer);
     free(jm->placement);
     free(jm->lag_ns);
     free(jm->lag_recent);
@@ -501,12 +503,22 @@ static void check_checkpoints(ck_jm *jm)
     maybe_final_checkpoint(jm);
 }
 
+/* Whether task manager h runs a subtask of the attempt that has not finished. */
+static int runs_part(const ck_jm *jm, int h)
+{
+    for (uint32_t i = 0; i < jm->g->nsubtasks; i++)
+        if (jm->placement[i] == h && !jm->done[i])
+            return 1;
+    return 0;
+}
+
 /* A task manager is gone: if it ran part of the job, fail over. */
 static void tm_lost(ck_jm *jm, int h, const char *why)
 {
     if (h < 0 || h >= jm->ntm || !tm_alive(jm, h))
         return;
     jm->tm_seen[h] = jm->tm_refused[h] = CK_TIME_NEVER;
+    jm->tm_newer[h] = 0; /* the next heartbeat is the new process's */
     if (jm->state != CK_JOB_RUNNING)
         return;
     for (uint32_t i = 0; i < jm->g->nsubtasks; i++)
@@ -664,12 +676,17 @@ static int jm_on_message(void *self, uint8_t *msg, size_t len)
         int host = (int)h.arg;
         if (host >= 0 && host < jm->ntm && h.src == CK_EP_TM0 + (uint32_t)host) {
             /* A task manager process that registers while its host's
-             * earlier process still ran part of the job: that process is
-             * gone (a host that came back; in Flink, a new ResourceID). */
-            if (h.len >= 1 && body[0] == CK_HB_REGISTER)
-                tm_lost(jm, host, "it registered again: the process that ran its subtasks is gone");
-            jm->tm_seen[host] = now;
-            jm->tm_refused[host] = CK_TIME_NEVER; /* a heartbeat got through */
+             * earlier one still runs part of the job is another instance
+             * (in Flink, a new ResourceID): its heartbeats say nothing of
+             * the earlier one, which is lost by heartbeat.timeout or by
+             * failed heartbeat RPCs. */
+            if (h.len >= 1 && body[0] == CK_HB_REGISTER && tm_alive(jm, host) &&
+                jm->state == CK_JOB_RUNNING && runs_part(jm, host))
+                jm->tm_newer[host] = 1;
+            if (!jm->tm_newer[host]) {
+                jm->tm_seen[host] = now;
+                jm->tm_refused[host] = CK_TIME_NEVER; /* a heartbeat got through */
+            }
             /* It cancelled its part of this attempt (it heard nothing from
              * us for heartbeat.timeout, though we still heard it). */
             if (h.epoch == jm->attempt + 1 && jm->state == CK_JOB_RUNNING)
@@ -788,15 +805,23 @@ static int jm_on_complete(void *self, uint64_t token, int status, uint8_t *data,
     return CK_OK;
 }
 
-/* The connection to a task manager was refused or reset (its process is
- * gone, or its host came back without it): from now on the job manager's
- * heartbeat RPCs to it fail, one per heartbeat.interval, and it is lost
- * once heartbeat.rpc-failure-threshold of them failed in a row (as Flink's
+/* The connection to a task manager broke. Reset by a host whose process
+ * died: lost at once. Refused by a host that came back after it was lost
+ * (CK_PEER_REFUSED): from now on the job manager's heartbeat RPCs to the
+ * process it knew fail, one per heartbeat.interval, and it is lost once
+ * heartbeat.rpc-failure-threshold of them failed in a row (as Flink's
  * HeartbeatMonitorImpl counts RecipientUnreachableException). A host that
  * is merely gone refuses nothing: only heartbeat.timeout notices it. */
 static int jm_on_peer_lost(void *self, int host)
 {
     ck_jm *jm = self;
+    int refused = (host & CK_PEER_REFUSED) != 0;
+    host &= ~CK_PEER_REFUSED;
+    if (!refused) {
+        /* Its process died and its host reset the connection. */
+        tm_lost(jm, host, "the connection broke");
+        return CK_OK;
+    }
     int64_t threshold = ck_cfg(jm->cfg, CK_CFG_HB_RPC_FAILURES);
     if (host < 0 || host >= jm->ntm || !tm_alive(jm, host) || threshold < 0)
         return CK_OK;

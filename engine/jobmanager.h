@@ -103,6 +103,8 @@ typedef struct ck_jm {
     ck_time *tm_seen;    /* last heartbeat per task manager, CK_TIME_NEVER: not alive */
     ck_time *tm_refused; /* since when its connection is refused (heartbeat RPCs fail),
                           * CK_TIME_NEVER: reachable */
+    uint8_t *tm_newer;   /* a new process of its host registered while the one the job
+                          * runs on is still counted: its heartbeats are not that one's */
     uint16_t *placement; /* host per global subtask, current attempt */
     uint32_t attempt;
     uint64_t restore_cp;     /* = restore.id */

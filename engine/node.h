@@ -19,6 +19,10 @@
 
 #include "common.h"
 
+/* on_peer_lost: the connection is refused by a host that came back, not
+ * reset by a process that died. */
+#define CK_PEER_REFUSED (1 << 24)
+
 typedef struct ck_node_ops {
     /* Takes ownership of msg. Returns 0, or a CK_E* code (node failed). */
     int (*on_message)(void *self, uint8_t *msg, size_t len);
@@ -27,7 +31,10 @@ typedef struct ck_node_ops {
     int (*on_complete)(void *self, uint64_t token, int status, uint8_t *data,
                        size_t len);
     /* The backend saw the connection to host `host` (a task manager index)
-     * break: its process or machine is gone. */
+     * break: its process is gone. With CK_PEER_REFUSED or'ed in, the host
+     * came back after it was lost and its new kernel refuses the old
+     * connections: whoever uses one finds out (the job manager through its
+     * heartbeat RPCs). */
     int (*on_peer_lost)(void *self, int host);
     /* Earliest time the node wants on_deadline; CK_TIME_NEVER for none. */
     ck_time (*deadline)(void *self);

@@ -1240,6 +1240,7 @@ static int task_on_complete(void *self, uint64_t token, int status, uint8_t *dat
 static int task_on_peer_lost(void *self, int host)
 {
     ck_task *t = self;
+    host &= ~CK_PEER_REFUSED; /* its channels fail either way */
     char what[80];
     snprintf(what, sizeof(what), "lost the connection to task manager tm%d", host);
     char msg[300];

@@ -166,6 +166,8 @@ struct net_world {
     int *frozen;   /* per task manager: SIGSTOPped as a lost host (a crash of kind
                     * "host"), until the job manager notices or the host comes back
                     * (shares stopped's allocation too) */
+    int *back_refused; /* per task manager: a lost host came back, so the breaking of
+                    * its connections here is a refusal (CK_PEER_REFUSED); same */
     /* network faults: cut[h] counts the faults that cut this process's
      * host from host h (0..ntm-1, jm ntm, store ntm+1); what would cross a
      * cut waits in the connection's buffer (and store requests in
@@ -821,12 +823,18 @@ static void fail_world(net_world *w, const char *fmt, const char *detail)
     fprintf(stderr, "chandy: host %d: %s\n", w->host, w->failure);
 }
 
-/* A peer host went away: every live node here hears of it. */
+/* A peer host went away: every live node here hears of it (refused, when
+ * it is a lost host that came back: the job manager's process knows). */
 static void peer_lost(net_world *w, int host)
 {
+    int flags = 0;
+    if (w->back_refused && host >= 0 && host < w->ntm && w->back_refused[host]) {
+        flags = CK_PEER_REFUSED;
+        w->back_refused[host] = 0;
+    }
     for (net_node *n = w->nodes; n; n = n->next) {
         if (!n->b.d.dead && !n->b.tm)
-            ck_drive_post(&n->b.d, CK_DMSG_PEER_LOST, (uint64_t)host, 0, NULL, 0);
+            ck_drive_post(&n->b.d, CK_DMSG_PEER_LOST, (uint64_t)(host | flags), 0, NULL, 0);
     }
 }
 
@@ -1351,8 +1359,10 @@ static void end_fault(net_world *w, int i, ck_time now)
 {
     const ck_fault *sp = &w->plan.faults[i];
     ck_plan_end(&w->plan, i, now);
-    if (sp->kind == CK_FAULT_CRASH && w->frozen[sp->host])
-        host_kill(w, sp->host); /* a lost host back: its old connections are refused */
+    if (sp->kind == CK_FAULT_CRASH && w->frozen[sp->host]) {
+        w->back_refused[sp->host] = 1; /* a lost host back: its old connections are refused */
+        host_kill(w, sp->host);
+    }
     if (sp->kind == CK_FAULT_CRASH && w->pids[sp->host] == 0)
         host_start(w, sp->host);
     if (sp->kind == CK_FAULT_LINK_DOWN || sp->kind == CK_FAULT_PARTITION)
@@ -1727,9 +1737,10 @@ static int net_run(const ck_backend_job *job, ck_backend_result *r, char *err, s
     w.listen_fd = calloc((size_t)w.ntm + 1, sizeof(int));
     w.port = calloc((size_t)w.ntm + 1, sizeof(int));
     w.pids = calloc((size_t)w.ntm, sizeof(pid_t));
-    w.stopped = calloc(3 * (size_t)w.ntm, sizeof(int));
+    w.stopped = calloc(4 * (size_t)w.ntm, sizeof(int));
     w.slow_pm = w.stopped ? w.stopped + w.ntm : NULL;
     w.frozen = w.stopped ? w.stopped + 2 * w.ntm : NULL;
+    w.back_refused = w.stopped ? w.stopped + 3 * w.ntm : NULL;
     w.ctl_w = malloc((size_t)w.ntm * sizeof(int));
     int planned = ck_plan_init(&w.plan, job->faults, r->nfaults, w.ntm, r->faults) == CK_OK;
     w.ctl_r = -1;

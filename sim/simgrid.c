@@ -1734,12 +1734,13 @@ static int start_tm(sim_world *w, int h)
     return ck_sim_attach(w, CK_EP_TM0 + (uint32_t)h, ck_tm_node(n->b.tm), aname, 0);
 }
 
-/* Whoever talked to task manager h learns that the connection broke. */
-static void tell_peers_lost(sim_world *w, int h)
+/* Whoever talked to task manager h learns that the connection broke
+ * (flags: CK_PEER_REFUSED when a host that came back refuses it). */
+static void tell_peers_lost(sim_world *w, int h, int flags)
 {
     for (sim_node *n = w->all; n; n = n->all_next) {
         if (!n->b.d.dead && talk_forget(n, h))
-            post(n, CK_DMSG_PEER_LOST, (uint64_t)h, 0, NULL, 0);
+            post(n, CK_DMSG_PEER_LOST, (uint64_t)(h | flags), 0, NULL, 0);
     }
 }
 
@@ -1761,7 +1762,7 @@ static void crash_host(sim_world *w, int h, int kind)
     sg_host_turn_off(w->tm_hosts[h]);
     host_crashed(w, h);
     if (kind == CK_CRASH_PROCESS)
-        tell_peers_lost(w, h);
+        tell_peers_lost(w, h, 0);
 }
 
 /*
@@ -1965,7 +1966,7 @@ static void fault_end(injector *in, int i)
     case CK_FAULT_CRASH:
         /* A lost host back: its new kernel refuses the old connections. */
         if (sp->crash == CK_CRASH_HOST)
-            tell_peers_lost(w, sp->host);
+            tell_peers_lost(w, sp->host, CK_PEER_REFUSED);
         w->tm_down[sp->host] = 0;
         sg_host_turn_on(w->tm_hosts[sp->host]);
         start_tm(w, sp->host);

@@ -733,11 +733,13 @@ static void jm_at(cc_rig *r, ck_jm *jm, ck_time t)
 }
 
 /* How the job manager notices a task manager (Flink's HeartbeatMonitorImpl):
- * a refused connection makes its heartbeat RPCs fail, one per interval,
- * and heartbeat.rpc-failure-threshold of them in a row lose it (-1: only
- * the timeout does); a heartbeat that gets through resets the count; a
- * process that registers while its host's earlier one ran subtasks means
- * that earlier one is gone. */
+ * a connection reset (its process died) loses it at once; a connection
+ * refused by a host that came back makes its heartbeat RPCs fail, one per
+ * interval, and heartbeat.rpc-failure-threshold of them in a row lose it
+ * (-1: only the timeout does); a heartbeat that gets through resets the
+ * count; a new process that registers while the earlier one runs
+ * subtasks is another instance, whose heartbeats do not keep the earlier
+ * one alive. */
 static void test_jm_heartbeat_rpc_failures_and_registration(void **state)
 {
     (void)state;
@@ -758,19 +760,32 @@ static void test_jm_heartbeat_rpc_failures_and_registration(void **state)
         for (uint32_t g = 0; g < r.g.nsubtasks; g++)
             jm_from_task(&jm, CK_MSG_TASK_RUNNING, g, NULL, 0);
         if (mode == 2) {
-            /* tm1's host came back with a new process: the old one is gone. */
+            /* tm1's host came back at 5 s with a new process: it registers
+             * (and keeps sending heartbeats), its old connections are
+             * refused; the one the job ran on is lost after 2 failed RPCs. */
             jm_at(&r, &jm, 5 * CK_NS_PER_S);
+            nd.ops->on_peer_lost(nd.self, 1 | CK_PEER_REFUSED);
             jm_register(&jm, 1);
+            jm_at(&r, &jm, 10 * CK_NS_PER_S);
+            jm_heartbeat(&jm, 1);
+            jm_at(&r, &jm, 14 * CK_NS_PER_S);
+            assert_int_equal((int)jm.nrecoveries, 0);
+            jm_at(&r, &jm, 15 * CK_NS_PER_S);
             assert_int_equal((int)jm.nrecoveries, 1);
-            assert_non_null(strstr(jm.recoveries[0].cause, "registered again"));
-            assert_true(jm.tm_seen[1] == 5 * CK_NS_PER_S); /* the new one is there */
+            assert_non_null(strstr(jm.recoveries[0].cause, "2 heartbeat RPCs failed"));
+            jm_heartbeat(&jm, 1); /* the new process is there */
+            assert_true(jm.tm_seen[1] == 15 * CK_NS_PER_S);
+            /* A reset connection (tm0's process died): lost at once. */
+            jm_at(&r, &jm, 16 * CK_NS_PER_S);
+            nd.ops->on_peer_lost(nd.self, 0);
+            assert_true(jm.tm_seen[0] == CK_TIME_NEVER);
             ck_jm_free(&jm);
             fake_clear(&r.w);
             continue;
         }
         /* The spare's connection is refused at 1 s: lost at 11 s (2 RPCs). */
         jm_at(&r, &jm, CK_NS_PER_S);
-        nd.ops->on_peer_lost(nd.self, 2);
+        nd.ops->on_peer_lost(nd.self, 2 | CK_PEER_REFUSED);
         jm_at(&r, &jm, 10 * CK_NS_PER_S);
         assert_true(jm.tm_seen[2] != CK_TIME_NEVER);
         jm_at(&r, &jm, 11 * CK_NS_PER_S);
@@ -778,14 +793,14 @@ static void test_jm_heartbeat_rpc_failures_and_registration(void **state)
         assert_int_equal((int)jm.nrecoveries, 0); /* it ran nothing */
         /* tm1's connection is refused, then a heartbeat gets through. */
         jm_at(&r, &jm, 12 * CK_NS_PER_S);
-        nd.ops->on_peer_lost(nd.self, 1);
+        nd.ops->on_peer_lost(nd.self, 1 | CK_PEER_REFUSED);
         jm_at(&r, &jm, 15 * CK_NS_PER_S);
         jm_heartbeat(&jm, 1);
         jm_at(&r, &jm, 25 * CK_NS_PER_S);
         assert_int_equal(jm.state, CK_JOB_RUNNING);
         /* Refused again, and nothing gets through: the job fails over. */
         jm_at(&r, &jm, 30 * CK_NS_PER_S);
-        nd.ops->on_peer_lost(nd.self, 1);
+        nd.ops->on_peer_lost(nd.self, 1 | CK_PEER_REFUSED);
         jm_at(&r, &jm, 40 * CK_NS_PER_S);
         if (mode == 0) {
             assert_int_equal((int)jm.nrecoveries, 1);
