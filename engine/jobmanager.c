@@ -94,6 +94,8 @@ void ck_jm_free(ck_jm *jm)
     free(jm->lag_ns);
     free(jm->lag_recent);
     free(jm->lag_count);
+    for (size_t i = 0; i < jm->nrecoveries; i++)
+        free(jm->recoveries[i].subtasks);
     free(jm->recoveries);
     free(jm->damaged);
     ck_metrics_free(&jm->job);
@@ -322,8 +324,13 @@ static ck_recovery *new_recovery(ck_jm *jm, const char *cause, int host, ck_time
         jm->recoveries = v;
         jm->caprecoveries = cap;
     }
+    uint8_t *restarted = malloc(jm->g->nsubtasks);
+    if (!restarted)
+        return NULL;
+    memset(restarted, 1, jm->g->nsubtasks); /* full failover: all of them */
     ck_recovery *r = &jm->recoveries[jm->nrecoveries++];
     memset(r, 0, sizeof(*r));
+    r->subtasks = restarted;
     r->detected = now;
     r->failed = CK_TIME_NEVER;
     r->restarted = r->restored = r->first_output = r->caught_up = CK_TIME_NEVER;

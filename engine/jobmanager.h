@@ -87,6 +87,8 @@ typedef struct ck_recovery {
     uint64_t checkpoint;   /* restored from (0: from the start) */
     int64_t lag_before;    /* source lag (ns) reported before the failure */
     int host;              /* the task manager whose loss caused it, or -1 */
+    uint8_t *subtasks;     /* per global subtask: 1 when this recovery restarted it
+                            * (failover is full: every one) */
     char cause[200];
 } ck_recovery;
 

@@ -310,6 +310,10 @@ static cJSON *recoveries_arr(const ck_run *r)
             cJSON_AddNullToObject(o, "checkpoint");
         cJSON_AddNumberToObject(o, "lag_before_s", secs(v->lag_before));
         cJSON_AddStringToObject(o, "cause", v->cause);
+        cJSON *rs = cJSON_AddArrayToObject(o, "restarted_subtasks");
+        for (uint32_t g = 0; v->subtasks && g < r->job.env.g->nsubtasks; g++)
+            if (v->subtasks[g])
+                cJSON_AddItemToArray(rs, cJSON_CreateNumber(g));
         cJSON_AddItemToArray(a, o);
     }
     return a;

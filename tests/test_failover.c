@@ -298,6 +298,11 @@ static cJSON *fault_run(const char *name, int seed, int exactly_once, int taskma
     cJSON_ArrayForEach(r, recs) {
         double f = num(r, "failure_s", NULL), d = num(r, "detected_s", NULL);
         assert_true(f <= d);
+        /* Failover is full: every subtask restarted, listed in order. */
+        const cJSON *rsubs = item(r, "restarted_subtasks");
+        assert_int_equal(cJSON_GetArraySize(rsubs), cJSON_GetArraySize(item(run, "tasks")));
+        for (int k = 0; k < cJSON_GetArraySize(rsubs); k++)
+            assert_true(cJSON_GetArrayItem(rsubs, k)->valuedouble == k);
         if (is_null(r, "restarted_s"))
             continue;
         double rs = num(r, "restarted_s", NULL);
