@@ -88,7 +88,7 @@ struct ck_task {
     ck_restore_point from;
     char restore_key[200];
     uint64_t stop_id;          /* a stop-with-savepoint this task took part in */
-    int final_cp;              /* its input ends into a final checkpoint (exactly once) */
+    int final_cp;              /* its input ends into a final checkpoint (checkpoints on) */
     uint64_t last_snap;        /* the latest checkpoint it took a snapshot of */
     uint64_t ended_snap;       /* the first snapshot it took with its input over: once
                                 * a checkpoint from it on completes, it finishes */
@@ -248,8 +248,10 @@ ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global,
             goto fail;
     }
     t->checkpointing = ck_cfg(cfg, CK_CFG_CP_INTERVAL) > 0;
-    t->final_cp = t->checkpointing && ck_cfg(cfg, CK_CFG_CP_MODE) == CK_CP_EXACTLY_ONCE;
-    if (t->final_cp) {
+    /* With checkpoints on, in either mode, a subtask whose input ended waits
+     * for a checkpoint it takes then (Flink's StreamTask, FLIP-147). */
+    t->final_cp = t->checkpointing;
+    if (t->checkpointing && ck_cfg(cfg, CK_CFG_CP_MODE) == CK_CP_EXACTLY_ONCE) {
         /* Exactly-once end to end: sinks write in transactions. */
         for (int k = 0; k < t->chain.nops; k++) {
             ck_op *op = &t->chain.ops[k];

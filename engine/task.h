@@ -18,13 +18,13 @@
  *             recovered: TASK_RUNNING to the JM--> RUNNING
  *   RUNNING --input ended (END_OF_PARTITION on every channel, or every
  *             topic partition read to its end): broadcast EOP--> ENDING
- *   ENDING  --every partition drained: TASK_FINISHED to the JM--> FINISHED
- *   ENDING  --every partition drained, exactly-once checkpoints: TASK_ENDED
- *             to the JM--> ENDED (the final checkpoint, as Flink's FLIP-147:
- *             once every subtask ended, the job manager triggers it at
- *             every subtask; sinks commit when it completes)
- *   ENDED   --the final checkpoint completed, sinks committed:
- *             TASK_FINISHED--> FINISHED
+ *   ENDING  --every partition drained, no checkpoints (or restored as
+ *             finished): TASK_FINISHED to the JM--> FINISHED
+ *   ENDING  --every partition drained, checkpoints on: TASK_ENDED to the
+ *             JM--> ENDED (Flink's FLIP-147: it goes on taking part in
+ *             checkpoints, triggered directly, without barriers)
+ *   ENDED   --a checkpoint it took with its input over completed, sinks
+ *             committed: TASK_FINISHED--> FINISHED
  *   any     --protocol or memory error, a damaged state file, a lost
  *             connection: TASK_FAILED to the JM--> FAILED
  *
