@@ -1,6 +1,7 @@
 #include "graph.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "error.h"
 #include "keygroup.h"
@@ -161,6 +162,53 @@ int ck_graph_slot(const ck_graph *g, uint32_t global)
 int ck_graph_hosts_needed(const ck_graph *g)
 {
     return (g->nslots + g->slots_per_host - 1) / g->slots_per_host;
+}
+
+static uint32_t uf_find(uint32_t *parent, uint32_t x)
+{
+    while (parent[x] != x) {
+        parent[x] = parent[parent[x]];
+        x = parent[x];
+    }
+    return x;
+}
+
+static void uf_union(uint32_t *parent, uint32_t a, uint32_t b)
+{
+    a = uf_find(parent, a);
+    b = uf_find(parent, b);
+    if (a != b)
+        parent[a > b ? a : b] = a < b ? a : b; /* the lower index is the root */
+}
+
+int ck_graph_regions(const ck_graph *g, uint32_t *region)
+{
+    uint32_t *parent = malloc((size_t)g->nsubtasks * sizeof(*parent));
+    if (!parent)
+        return CK_ENOMEM;
+    for (uint32_t i = 0; i < g->nsubtasks; i++)
+        parent[i] = i;
+    for (int e = 0; e < g->ne; e++) {
+        const ck_vertex *u = &g->v[g->e[e].src_v], *v = &g->v[g->e[e].dst_v];
+        if (g->e[e].ship == CK_SHIP_FORWARD) {
+            for (int i = 0; i < u->parallelism && i < v->parallelism; i++)
+                uf_union(parent, u->base + (uint32_t)i, v->base + (uint32_t)i);
+        } else {
+            for (int i = 0; i < u->parallelism; i++)
+                uf_union(parent, u->base, u->base + (uint32_t)i);
+            for (int i = 0; i < v->parallelism; i++)
+                uf_union(parent, u->base, v->base + (uint32_t)i);
+        }
+    }
+    /* Dense ids: a root has the lowest index of its region, so it comes
+     * first in order and has its id before any member asks. */
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < g->nsubtasks; i++) {
+        uint32_t r = uf_find(parent, i);
+        region[i] = r == i ? n++ : region[r];
+    }
+    free(parent);
+    return (int)n;
 }
 
 void ck_graph_describe(const ck_graph *g, char *buf, size_t len)

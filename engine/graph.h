@@ -119,6 +119,18 @@ int ck_graph_slot(const ck_graph *g, uint32_t global);
 /* Task managers the job needs. */
 int ck_graph_hosts_needed(const ck_graph *g);
 
+/*
+ * Pipelined regions, as Flink's PipelinedRegionComputeUtil computes them:
+ * subtasks joined by pipelined edges (every edge of a streaming job) form
+ * one region; a hash (all-to-all) edge joins every subtask of both
+ * vertices, a forward edge subtask i to subtask i. A job with a keyBy is
+ * one region; forward-only chains are one region per subtask index. Region
+ * failover restarts only the failed subtasks' regions. Writes each global
+ * subtask's region (numbered densely, in the order of their first
+ * subtask) and returns how many there are, or CK_ENOMEM.
+ */
+int ck_graph_regions(const ck_graph *g, uint32_t *region);
+
 static inline uint32_t ck_ep_task(const ck_graph *g, uint32_t attempt, uint32_t global)
 {
     return CK_EP_TASK0 + attempt * g->nsubtasks + global;

@@ -127,6 +127,12 @@ static cJSON *job_obj(const ck_run *r)
     cJSON_AddNumberToObject(o, "subtasks", g->nsubtasks);
     cJSON_AddNumberToObject(o, "taskmanagers", r->job.ntm);
     cJSON_AddNumberToObject(o, "slots_per_taskmanager", g->slots_per_host);
+    /* Flink's pipelined regions: what region failover would restart. */
+    uint32_t *region = malloc((size_t)g->nsubtasks * sizeof(*region));
+    int nregions = region ? ck_graph_regions(g, region) : CK_ENOMEM;
+    if (nregions > 0)
+        cJSON_AddNumberToObject(o, "pipelined_regions", nregions);
+    free(region);
     cJSON *vs = cJSON_AddArrayToObject(o, "vertices");
     for (int i = 0; i < g->nv; i++) {
         const ck_vertex *v = &g->v[i];
@@ -511,6 +517,11 @@ cJSON *ck_runjson_build(const ck_run *r, const ck_verdict *v)
     }
 
     cJSON *tasks = cJSON_AddArrayToObject(root, "tasks");
+    uint32_t *region = malloc((size_t)g->nsubtasks * sizeof(*region) + 1);
+    if (region && ck_graph_regions(g, region) < 0) {
+        free(region);
+        region = NULL;
+    }
     for (uint32_t i = 0; i < g->nsubtasks; i++) {
         const ck_task_stats *t = &r->res.jm.tasks[i].task;
         int vtx, sub;
@@ -531,8 +542,11 @@ cJSON *ck_runjson_build(const ck_run *r, const ck_verdict *v)
                                 life > 0 ? round_to(t->backpressured_ns / life, 4) : 0);
         cJSON_AddNumberToObject(o, "idle_ratio", life > 0 ? round_to(t->idle_ns / life, 4) : 0);
         cJSON_AddNumberToObject(o, "finished_s", secs(t->end_ns));
+        if (region)
+            cJSON_AddNumberToObject(o, "region", region[i]);
         cJSON_AddItemToArray(tasks, o);
     }
+    free(region);
 
     cJSON *c = cJSON_AddObjectToObject(root, "correctness");
     cJSON_AddStringToObject(c, "guarantee", ck_guarantee_name(v->guarantee));

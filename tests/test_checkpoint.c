@@ -238,6 +238,44 @@ static void test_cancel_marker_ends_alignment(void **state)
     rig_free(&r);
 }
 
+/* Pipelined regions (Flink's PipelinedRegionComputeUtil): a keyBy joins
+ * everything; forward-only chains are one region per subtask index; two
+ * independent pipelines do not share one. */
+static void test_pipelined_regions(void **state)
+{
+    (void)state;
+    ck_config cfg;
+    ck_config_defaults(&cfg);
+    ck_graph g;
+    uint32_t reg[16];
+    test_graph_keyed(&g, &cfg, 3);
+    assert_int_equal(ck_graph_regions(&g, reg), 1);
+    for (uint32_t i = 0; i < g.nsubtasks; i++)
+        assert_int_equal(reg[i], 0);
+    /* Two pipelines, a: src(3) -> map -> out, b: src(2) -> out; chaining
+     * off, so that the forward edges are edges. */
+    cfg.v[CK_CFG_CHAINING] = 0;
+    ck_job_spec spec = {.nops = 5};
+    spec.ops[0] = (ck_op_spec){.name = "a", .kind = CK_OP_SOURCE, .parallelism = 3, .input = -1};
+    spec.ops[1] = (ck_op_spec){.name = "am", .kind = CK_OP_MAP, .parallelism = 3, .input = 0};
+    spec.ops[2] = (ck_op_spec){.name = "ao", .kind = CK_OP_SINK, .parallelism = 3, .input = 1};
+    spec.ops[3] = (ck_op_spec){.name = "b", .kind = CK_OP_SOURCE, .parallelism = 2, .input = -1};
+    spec.ops[4] = (ck_op_spec){.name = "bo", .kind = CK_OP_SINK, .parallelism = 2, .input = 3};
+    int bad;
+    char e[200];
+    assert_int_equal(ck_graph_build(&g, &spec, &cfg, &bad, e, sizeof(e)), 0);
+    assert_int_equal((int)g.nsubtasks, 13);
+    assert_int_equal(ck_graph_regions(&g, reg), 5);
+    /* Pipeline a's subtask i of every vertex share region i. */
+    for (int v = 0; v < 3; v++)
+        for (uint32_t i = 0; i < 3; i++)
+            assert_int_equal(reg[g.v[g.op_vertex[v]].base + i], i);
+    for (uint32_t i = 0; i < 2; i++)
+        assert_int_equal(reg[g.v[g.op_vertex[3]].base + i], reg[g.v[g.op_vertex[4]].base + i]);
+    assert_true(reg[g.v[g.op_vertex[3]].base] >= 3 && reg[g.v[g.op_vertex[3]].base + 1] >= 3);
+    assert_true(reg[g.v[g.op_vertex[3]].base] != reg[g.v[g.op_vertex[3]].base + 1]);
+}
+
 /* ---- the coordinator --------------------------------------------------------- */
 
 typedef struct cc_rig {
@@ -1090,6 +1128,7 @@ int main(void)
         cmocka_unit_test(test_newer_barrier_abandons),
         cmocka_unit_test(test_ending_channel_completes_alignment),
         cmocka_unit_test(test_cancel_marker_ends_alignment),
+        cmocka_unit_test(test_pipelined_regions),
         cmocka_unit_test(test_coordinator_lifecycle),
         cmocka_unit_test(test_coordinator_failures),
         cmocka_unit_test(test_coordinator_min_pause_and_finish),
