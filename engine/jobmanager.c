@@ -47,8 +47,9 @@ int ck_jm_init(ck_jm *jm, ck_platform *plat, const ck_job_env *env, int ntm, uin
     jm->lag_recent = calloc((size_t)g->nsubtasks * CK_JM_LAG_REPORTS, sizeof(int64_t));
     jm->lag_count = calloc(g->nsubtasks, sizeof(uint32_t));
     jm->vertices = calloc((size_t)g->nv, sizeof(ck_metrics));
-    if (!jm->tm_seen || !jm->tm_refused || !jm->tm_newer || !jm->placement || !jm->done || !jm->running || !jm->ended || !jm->tasks ||
-        !jm->lag_ns || !jm->lag_recent || !jm->lag_count || !jm->vertices) {
+    if (!jm->tm_seen || !jm->tm_refused || !jm->tm_newer || !jm->placement || !jm->done ||
+        !jm->running || !jm->ended || !jm->tasks || !jm->lag_ns || !jm->lag_recent ||
+        !jm->lag_count || !jm->vertices) {
         ck_jm_free(jm);
         return CK_ENOMEM;
     }
@@ -461,11 +462,10 @@ static void on_savepoint_request(ck_jm *jm, uint32_t stop, const uint8_t *body, 
     }
 }
 
-/* Every subtask ended its input: the final checkpoint (again, if the last
- * one failed; failures count as for any checkpoint). */
 /* Once every subtask has ended its input or finished, the final
  * checkpoint is triggered at once (FLINK-28386, Flink 1.18+) rather than at
- * the next interval: the subtasks waiting for it finish when it completes. */
+ * the next interval, and again if it failed (failures count as for any
+ * checkpoint): the subtasks waiting for it finish when it completes. */
 static void maybe_final_checkpoint(ck_jm *jm)
 {
     if (jm->state != CK_JOB_RUNNING || jm->nended + jm->nfinished < jm->g->nsubtasks ||
@@ -492,7 +492,8 @@ static void check_checkpoints(ck_jm *jm)
                  * at its barrier, so the job fails over, as Flink's
                  * StopWithSavepointTerminationHandler does. */
                 char cause[200];
-                snprintf(cause, sizeof(cause), "stop-with-savepoint %llu failed on a task manager (%s)",
+                snprintf(cause, sizeof(cause),
+                         "stop-with-savepoint %llu failed on a task manager (%s)",
                          (unsigned long long)sp->id, sp->reason);
                 failover(jm, cause, -1);
             } else {
