@@ -505,16 +505,14 @@ void ck_cc_task_finished(ck_cc *cc, uint32_t subtask)
     if (subtask >= cc->g->nsubtasks || cc->finished[subtask])
         return;
     cc->finished[subtask] = 1;
+    cc->nfinished++;
     if (!cc->after_finish) {
         stop_for(cc, subtask);
         return;
     }
     /* The last one: the job finishes, and its pending checkpoints abort
      * (a checkpoint of finished subtasks only would restore nothing). */
-    uint32_t nfin = 0;
-    for (uint32_t s = 0; s < cc->g->nsubtasks; s++)
-        nfin += cc->finished[s];
-    if (nfin == cc->g->nsubtasks)
+    if (cc->nfinished == cc->g->nsubtasks)
         return;
     for (size_t i = 0; i < cc->ncps; i++) {
         ck_cp_record *r = &cc->cps[i];
@@ -546,6 +544,7 @@ void ck_cc_start_attempt(ck_cc *cc, uint32_t attempt, ck_time now)
     cc->attempt = attempt;
     memset(cc->ended, 0, cc->g->nsubtasks);
     memset(cc->finished, 0, cc->g->nsubtasks);
+    cc->nfinished = 0;
     cc->stopped = 0;
     cc->paused = 0;
     cc->failed = 0;

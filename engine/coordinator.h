@@ -139,6 +139,7 @@ typedef struct ck_cc {
     int after_finish;  /* execution.checkpointing.checkpoints-after-tasks-finish */
     uint8_t *ended;    /* per subtask, this attempt: ended its input (TASK_ENDED) */
     uint8_t *finished; /* per subtask, this attempt: finished (TASK_FINISHED) */
+    uint32_t nfinished; /* how many are */
     ck_rng rng;        /* the first checkpoint's delay of every attempt */
 } ck_cc;
 

@@ -227,7 +227,6 @@ static void deploy(ck_jm *jm, ck_time now)
     memset(jm->running, 0, jm->g->nsubtasks);
     memset(jm->ended, 0, jm->g->nsubtasks);
     jm->nfinished = jm->nrunning = jm->nended = 0;
-    jm->final_id = 0;
     /* The last attempt's lag says nothing of this one's: a restart from an
      * old checkpoint replays a backlog the new sources have not reported
      * yet, and a report of any other subtask must not find the job caught
@@ -478,7 +477,7 @@ static void maybe_final_checkpoint(ck_jm *jm)
         return; /* a checkpoint pending or just completed finishes them */
     if (jm->cc.failed)
         return; /* failing over instead */
-    jm->final_id = ck_cc_trigger_final(&jm->cc);
+    ck_cc_trigger_final(&jm->cc);
 }
 
 static void check_checkpoints(ck_jm *jm)

@@ -117,7 +117,6 @@ typedef struct ck_jm {
     uint64_t stopped_with;   /* the savepoint the job ended with */
     uint32_t nfinished, nrunning, nended;
     uint8_t *done, *running, *ended; /* per subtask, current attempt */
-    uint64_t final_id;   /* the final checkpoint of this attempt, once triggered */
     ck_metrics *tasks;   /* per subtask, summed over attempts */
     ck_metrics job;      /* merged series and histograms */
     ck_metrics *vertices; /* per vertex: its subtasks' series merged, without histograms */

@@ -94,7 +94,9 @@ static const char *job_state(const ck_run *r)
     return r->res.unfinished ? r->res.unfinished : ck_job_state_name(r->res.jm.state);
 }
 
-static cJSON *job_obj(const ck_run *r)
+/* nregions: the job's pipelined regions (ck_graph_regions), or < 0 when
+ * they could not be computed. */
+static cJSON *job_obj(const ck_run *r, int nregions)
 {
     const ck_graph *g = r->job.env.g;
     cJSON *o = cJSON_CreateObject();
@@ -128,11 +130,8 @@ static cJSON *job_obj(const ck_run *r)
     cJSON_AddNumberToObject(o, "taskmanagers", r->job.ntm);
     cJSON_AddNumberToObject(o, "slots_per_taskmanager", g->slots_per_host);
     /* Flink's pipelined regions: what region failover would restart. */
-    uint32_t *region = malloc((size_t)g->nsubtasks * sizeof(*region));
-    int nregions = region ? ck_graph_regions(g, region) : CK_ENOMEM;
     if (nregions > 0)
         cJSON_AddNumberToObject(o, "pipelined_regions", nregions);
-    free(region);
     cJSON *vs = cJSON_AddArrayToObject(o, "vertices");
     for (int i = 0; i < g->nv; i++) {
         const ck_vertex *v = &g->v[i];
@@ -518,7 +517,8 @@ cJSON *ck_runjson_build(const ck_run *r, const ck_verdict *v)
 
     cJSON *tasks = cJSON_AddArrayToObject(root, "tasks");
     uint32_t *region = malloc((size_t)g->nsubtasks * sizeof(*region) + 1);
-    if (region && ck_graph_regions(g, region) < 0) {
+    int nregions = region ? ck_graph_regions(g, region) : CK_ENOMEM;
+    if (nregions < 0) {
         free(region);
         region = NULL;
     }
@@ -546,7 +546,6 @@ cJSON *ck_runjson_build(const ck_run *r, const ck_verdict *v)
             cJSON_AddNumberToObject(o, "region", region[i]);
         cJSON_AddItemToArray(tasks, o);
     }
-    free(region);
 
     cJSON *c = cJSON_AddObjectToObject(root, "correctness");
     cJSON_AddStringToObject(c, "guarantee", ck_guarantee_name(v->guarantee));
@@ -576,7 +575,8 @@ cJSON *ck_runjson_build(const ck_run *r, const ck_verdict *v)
     cJSON_AddItemToObject(root, "savepoints", savepoints_arr(r));
     cJSON_AddItemToObject(root, "checkpoints", checkpoints_arr(r));
     cJSON_AddItemToObject(root, "checkpoint_summary", checkpoint_summary(r));
-    cJSON_AddItemToObject(root, "job", job_obj(r));
+    cJSON_AddItemToObject(root, "job", job_obj(r, nregions));
+    free(region);
     cJSON_AddItemToObject(root, "workload", workload_obj(r));
     cJSON_AddItemToObject(root, "config", config_obj(&r->sc->cfg));
     return root;

@@ -705,6 +705,24 @@ static void jm_from_task(ck_jm *jm, int type, uint32_t g, const uint8_t *body, s
     nd.ops->on_message(nd.self, msg, n);
 }
 
+/* A job manager over two task managers running the rig's job, every
+ * subtask running; fixed-delay restarts after 100 ms, checkpoints off
+ * (the rig's coordinator is replaced by the job manager's). */
+static void jm_running(cc_rig *r, ck_jm *jm)
+{
+    cc_setup(r, 0, 0, 1);
+    ck_cc_free(&r->cc);
+    r->cfg.v[CK_CFG_RS_TYPE] = CK_RS_FIXED_DELAY;
+    r->cfg.v[CK_CFG_RS_FD_DELAY] = 100 * CK_NS_PER_MS;
+    ck_job_env env = {.g = &r->g, .cfg = &r->cfg, .job_id = "job"};
+    assert_int_equal(ck_jm_init(jm, &r->jp.plat, &env, 2, 1), 0);
+    jm_heartbeat(jm, 0);
+    jm_heartbeat(jm, 1);
+    assert_int_equal(jm->state, CK_JOB_RUNNING);
+    for (uint32_t g = 0; g < r->g.nsubtasks; g++)
+        jm_from_task(jm, CK_MSG_TASK_RUNNING, g, NULL, 0);
+}
+
 /* Found by a review: after a restart the job manager kept the old
  * attempt's source lag, so a report from any other subtask found the job
  * caught up at once, while the new sources were replaying their backlog.
@@ -714,19 +732,9 @@ static void test_jm_caught_up_from_the_new_attempt(void **state)
 {
     (void)state;
     static cc_rig r;
-    cc_setup(&r, 0, 0, 1);
-    ck_cc_free(&r.cc);
-    r.cfg.v[CK_CFG_RS_TYPE] = CK_RS_FIXED_DELAY;
-    r.cfg.v[CK_CFG_RS_FD_DELAY] = 100 * CK_NS_PER_MS;
-    ck_job_env env = {.g = &r.g, .cfg = &r.cfg, .job_id = "job"};
     static ck_jm jm;
-    assert_int_equal(ck_jm_init(&jm, &r.jp.plat, &env, 2, 1), 0);
+    jm_running(&r, &jm);
     ck_node nd = ck_jm_node(&jm);
-    jm_heartbeat(&jm, 0);
-    jm_heartbeat(&jm, 1);
-    assert_int_equal(jm.state, CK_JOB_RUNNING);
-    for (uint32_t g = 0; g < r.g.nsubtasks; g++)
-        jm_from_task(&jm, CK_MSG_TASK_RUNNING, g, NULL, 0);
     jm_metrics(&jm, 0, 0, 2 * CK_NS_PER_MS); /* the source keeps up */
     /* Subtask 1 fails: failover, restart after 100 ms. */
     uint8_t body[12 + 4] = {0};
@@ -864,17 +872,8 @@ static void test_jm_counts_cancelled_attempts(void **state)
 {
     (void)state;
     static cc_rig r;
-    cc_setup(&r, 0, 0, 1);
-    ck_cc_free(&r.cc);
-    r.cfg.v[CK_CFG_RS_TYPE] = CK_RS_FIXED_DELAY;
-    r.cfg.v[CK_CFG_RS_FD_DELAY] = 100 * CK_NS_PER_MS;
-    ck_job_env env = {.g = &r.g, .cfg = &r.cfg, .job_id = "job"};
     static ck_jm jm;
-    assert_int_equal(ck_jm_init(&jm, &r.jp.plat, &env, 2, 1), 0);
-    jm_heartbeat(&jm, 0);
-    jm_heartbeat(&jm, 1);
-    for (uint32_t g = 0; g < r.g.nsubtasks; g++)
-        jm_from_task(&jm, CK_MSG_TASK_RUNNING, g, NULL, 0);
+    jm_running(&r, &jm);
     jm_metrics(&jm, 0, 0, 2 * CK_NS_PER_MS);
     uint64_t before = jm.tasks[0].task.records_in;
     uint8_t body[12 + 4] = {0};
@@ -898,18 +897,9 @@ static void test_jm_stop_with_savepoint_failures(void **state)
     (void)state;
     static cc_rig r;
     for (int declined = 0; declined < 2; declined++) {
-        cc_setup(&r, 0, 0, 1);
-        ck_cc_free(&r.cc);
-        r.cfg.v[CK_CFG_RS_TYPE] = CK_RS_FIXED_DELAY;
-        r.cfg.v[CK_CFG_CP_TIMEOUT] = CK_NS_PER_S;
-        ck_job_env env = {.g = &r.g, .cfg = &r.cfg, .job_id = "job"};
         static ck_jm jm;
-        assert_int_equal(ck_jm_init(&jm, &r.jp.plat, &env, 2, 1), 0);
+        jm_running(&r, &jm);
         ck_node nd = ck_jm_node(&jm);
-        jm_heartbeat(&jm, 0);
-        jm_heartbeat(&jm, 1);
-        for (uint32_t g = 0; g < r.g.nsubtasks; g++)
-            jm_from_task(&jm, CK_MSG_TASK_RUNNING, g, NULL, 0);
         uint8_t sb[CK_SAVEPOINT_BODY] = {0};
         size_t n;
         uint8_t *m = ck_wire_msg(CK_MSG_SAVEPOINT, CK_EP_CLIENT, CK_EP_JM, 0, sb, sizeof(sb), &n);
