@@ -40,6 +40,7 @@ int ck_bnode_make_task(ck_bnode *n, const ck_job_env *env, uint32_t attempt, uin
 {
     n->is_task = 1;
     n->attempt = attempt;
+    n->global = global;
     n->task = ck_task_new(env, &n->plat, global, attempt, from);
     if (!n->task) {
         n->d.dead = 1;
@@ -49,6 +50,39 @@ int ck_bnode_make_task(ck_bnode *n, const ck_job_env *env, uint32_t attempt, uin
     return CK_OK;
 }
 
+void ck_bnode_talk_mark(ck_bnode *n, int h)
+{
+    if (h < 0)
+        return;
+    uint32_t byte = (uint32_t)h / 8;
+    if (byte >= n->talked_len) {
+        uint32_t len = CK_MAX(byte + 1, n->talked_len * 2);
+        uint8_t *t = realloc(n->talked, len);
+        if (!t)
+            return;
+        memset(t + n->talked_len, 0, len - n->talked_len);
+        n->talked = t;
+        n->talked_len = len;
+    }
+    n->talked[byte] |= (uint8_t)(1u << (h % 8));
+}
+
+int ck_bnode_talk_forget(ck_bnode *n, int h)
+{
+    uint32_t byte = (uint32_t)h / 8;
+    if (h < 0 || byte >= n->talked_len || !(n->talked[byte] & (1u << (h % 8))))
+        return 0;
+    n->talked[byte] &= (uint8_t)~(1u << (h % 8));
+    return 1;
+}
+
+int ck_bnode_undeploys(const ck_bnode *n, uint32_t attempt, uint32_t global)
+{
+    if (!n->is_task || n->d.dead)
+        return 0;
+    return attempt == CK_ATTEMPT_ALL || (n->attempt == attempt && n->global == global);
+}
+
 void ck_bnode_clear(ck_bnode *n)
 {
     ck_drive_clear(&n->d);
@@ -56,6 +90,9 @@ void ck_bnode_clear(ck_bnode *n)
     n->task = NULL;
     free(n->tm);
     n->tm = NULL;
+    free(n->talked);
+    n->talked = NULL;
+    n->talked_len = 0;
 }
 
 /* ---- the platform's operations -------------------------------------------------- */
@@ -157,9 +194,9 @@ static int op_deploy(ck_platform *p, uint32_t attempt, uint32_t global,
     return bn(p)->bw->io->deploy(bn(p), attempt, global, from);
 }
 
-static void op_undeploy(ck_platform *p, uint32_t attempt)
+static void op_undeploy(ck_platform *p, uint32_t attempt, uint32_t global)
 {
-    bn(p)->bw->io->undeploy(bn(p), attempt);
+    bn(p)->bw->io->undeploy(bn(p), attempt, global);
 }
 
 static void op_set_routes(ck_platform *p, uint32_t attempt, uint32_t count, const uint16_t *hosts)

@@ -54,7 +54,7 @@ typedef struct ck_bnode_io {
     /* A task manager's deployment of subtasks (platform.h). */
     int (*deploy)(ck_bnode *n, uint32_t attempt, uint32_t global,
                   const struct ck_restore_point *from);
-    void (*undeploy)(ck_bnode *n, uint32_t attempt);
+    void (*undeploy)(ck_bnode *n, uint32_t attempt, uint32_t global);
     void (*set_routes)(ck_bnode *n, uint32_t attempt, uint32_t count, const uint16_t *hosts);
     /* Something was put in the node's host's timed completions. */
     void (*wake)(ck_bnode *n);
@@ -88,7 +88,10 @@ struct ck_bnode {
     ck_task *task;
     ck_tm *tm;
     int is_task;
+    uint8_t *talked;    /* bit per host it exchanged messages with over the network */
+    uint32_t talked_len;
     uint32_t attempt;   /* a subtask's */
+    uint32_t global;    /* ...and its global index */
 };
 
 extern const ck_platform_ops ck_bnode_ops;
@@ -104,6 +107,17 @@ void ck_bnode_init(ck_bnode *n, const ck_bworld *bw, ck_bhost *h, uint32_t ep, i
  * (platform.h deploy). 0 or CK_ENOMEM (the node is then dead). */
 int ck_bnode_make_task(ck_bnode *n, const ck_job_env *env, uint32_t attempt, uint32_t global,
                        const struct ck_restore_point *from);
+
+/* Node n exchanged a message with host h over the network: it hears when
+ * the connection to h breaks (as a Flink task hears of the remote
+ * partitions it reads or writes; one that never talked to h does not). */
+void ck_bnode_talk_mark(ck_bnode *n, int h);
+/* Whether n talked with h; forgets it (the connection is gone). */
+int ck_bnode_talk_forget(ck_bnode *n, int h);
+
+/* Whether the node is a live subtask that undeploy(attempt, global) stops
+ * (platform.h). */
+int ck_bnode_undeploys(const ck_bnode *n, uint32_t attempt, uint32_t global);
 
 /* Frees what the node owns (not the node). */
 void ck_bnode_clear(ck_bnode *n);

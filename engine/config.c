@@ -62,7 +62,7 @@ int ck_config_find(const char *key)
 static const char *const cp_modes[] = {"EXACTLY_ONCE", "AT_LEAST_ONCE", NULL};
 static const char *const rs_types[] = {"default", "none", "fixed-delay", "failure-rate",
                                        "exponential-delay", NULL};
-static const char *const failover[] = {"full", NULL};
+static const char *const failover[] = {"full", "region", NULL};
 
 const char *const *ck_config_choices(ck_cfg_id id)
 {

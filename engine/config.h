@@ -110,9 +110,9 @@ typedef enum ck_cfg_type {
       "restart-strategy.exponential-delay.attempts-before-reset-backoff",      \
       CK_CFG_INT, 2147483647, 1, 2147483647,                                   \
       "restarts before exponential-delay gives up")                            \
-    X(FAILOVER, "jobmanager.execution.failover-strategy", CK_CFG_ENUM, 0, 0,   \
-      0, "full: a failure restarts every task (region, Flink's default, is "   \
-      "not built yet and is refused rather than ignored)")                     \
+    X(FAILOVER, "jobmanager.execution.failover-strategy", CK_CFG_ENUM, 1, 0,   \
+      1, "region: a failure restarts the failed tasks' pipelined regions; "     \
+      "full: every task")                                                      \
     X(HB_INTERVAL, "heartbeat.interval", CK_CFG_DURATION, 10000 * CK_MS_,      \
       CK_MS_, 86400000 * CK_MS_, "how often task managers report to the job manager") \
     X(HB_TIMEOUT, "heartbeat.timeout", CK_CFG_DURATION, 50000 * CK_MS_,        \
@@ -170,6 +170,7 @@ const char *ck_config_deprecated_name(ck_cfg_id id);
 const char *const *ck_config_choices(ck_cfg_id id);
 
 enum { CK_CP_EXACTLY_ONCE = 0, CK_CP_AT_LEAST_ONCE = 1 };
+enum { CK_FAILOVER_FULL = 0, CK_FAILOVER_REGION = 1 };
 enum {
     CK_RS_DEFAULT = 0,
     CK_RS_NONE = 1,

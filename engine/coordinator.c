@@ -80,9 +80,11 @@ int ck_cc_init(ck_cc *cc, ck_platform *plat, const ck_graph *g, const ck_config 
     ck_rng_init(&cc->rng, seed, CC_STREAM);
     cc->ended = calloc(g->nsubtasks, 1);
     cc->finished = calloc(g->nsubtasks, 1);
-    if (!cc->ended || !cc->finished) {
+    cc->attempts = calloc(g->nsubtasks, sizeof(uint32_t));
+    if (!cc->ended || !cc->finished || !cc->attempts) {
         free(cc->ended);
         free(cc->finished);
+        free(cc->attempts);
         return CK_ENOMEM;
     }
     return CK_OK;
@@ -105,6 +107,7 @@ void ck_cc_free(ck_cc *cc)
     free(cc->cps);
     free(cc->ended);
     free(cc->finished);
+    free(cc->attempts);
     memset(cc, 0, sizeof(*cc));
 }
 
@@ -127,8 +130,8 @@ static void send_all_tasks(ck_cc *cc, int type, uint64_t id)
     ck_put_u64(body, id);
     for (uint32_t s = 0; s < cc->g->nsubtasks; s++) {
         size_t n;
-        uint32_t ep = ck_ep_task(cc->g, cc->attempt, s);
-        uint8_t *m = ck_wire_msg(type, CK_EP_JM, ep, cc->attempt, body, sizeof(body), &n);
+        uint32_t ep = ck_ep_task(cc->g, cc->attempts[s], s);
+        uint8_t *m = ck_wire_msg(type, CK_EP_JM, ep, cc->attempts[s], body, sizeof(body), &n);
         if (m)
             cc->plat->ops->send(cc->plat, ep, m, n);
     }
@@ -191,9 +194,10 @@ static void send_trigger(ck_cc *cc, const ck_cp_record *r, uint32_t s)
     ck_put_u64(body, r->id);
     ck_put_i64(body + 8, r->trigger);
     ck_put_u32(body + 16, r->flags);
-    uint32_t ep = ck_ep_task(cc->g, cc->attempt, s);
+    uint32_t ep = ck_ep_task(cc->g, cc->attempts[s], s);
     size_t n;
-    uint8_t *m = ck_wire_msg(CK_MSG_CP_TRIGGER, CK_EP_JM, ep, cc->attempt, body, sizeof(body), &n);
+    uint8_t *m = ck_wire_msg(CK_MSG_CP_TRIGGER, CK_EP_JM, ep, cc->attempts[s], body, sizeof(body),
+                             &n);
     if (m)
         cc->plat->ops->send(cc->plat, ep, m, n);
 }
@@ -226,7 +230,6 @@ static ck_cp_record *trigger(ck_cc *cc, ck_time now, uint32_t flags)
     cc->ncps++;
     r->id = cc->next_id++;
     r->flags = flags;
-    r->attempt = cc->attempt;
     r->status = CK_CP_PENDING;
     r->trigger = now;
     cc->npending++;
@@ -246,8 +249,8 @@ static ck_cp_record *trigger(ck_cc *cc, ck_time now, uint32_t flags)
 
 uint64_t ck_cc_trigger_savepoint(ck_cc *cc, int stop)
 {
-    if (cc->stopped)
-        return 0; /* no attempt running, or it is winding down */
+    if (cc->stopped || cc->restoring)
+        return 0; /* no attempt running, it is winding down, or part of it restarts */
     /* Forced, as in Flink: max-concurrent and min-pause do not hold it back. */
     ck_cp_record *r = trigger(cc, ck_now(cc->plat),
                               CK_CP_FLAG_SAVEPOINT | (stop ? CK_CP_FLAG_STOP : 0));
@@ -268,8 +271,9 @@ uint64_t ck_cc_trigger_final(ck_cc *cc)
 
 ck_time ck_cc_deadline(const ck_cc *cc)
 {
-    ck_time d = cc->stopped || cc->paused || cc->failed || !cc->enabled ? CK_TIME_NEVER
-                                                                         : cc->next_trigger;
+    ck_time d = cc->stopped || cc->paused || cc->failed || cc->restoring || !cc->enabled
+                    ? CK_TIME_NEVER
+                    : cc->next_trigger;
     for (size_t i = 0; i < cc->ncps; i++)
         if (cc->cps[i].status == CK_CP_PENDING && cc->cps[i].trigger + cc->timeout < d)
             d = cc->cps[i].trigger + cc->timeout;
@@ -284,7 +288,8 @@ void ck_cc_on_deadline(ck_cc *cc)
         if (r->status == CK_CP_PENDING && r->trigger + cc->timeout <= now)
             fail_cp(cc, r, CK_CP_EXPIRED, 1, "expired before completing");
     }
-    if (!cc->enabled || cc->stopped || cc->paused || cc->failed || now < cc->next_trigger)
+    if (!cc->enabled || cc->stopped || cc->paused || cc->failed || cc->restoring ||
+        now < cc->next_trigger)
         return;
     if (cc->npending >= cc->max_concurrent) {
         cc->next_trigger = CK_TIME_NEVER; /* re-armed when one ends */
@@ -391,6 +396,7 @@ void ck_cc_on_ack(ck_cc *cc, uint32_t subtask, const ck_cp_ack *ack)
     t->async_ns = ack->async_ns;
     t->align_ns = ack->align_ns;
     t->input_ended = (ack->flags & CK_ACK_INPUT_ENDED) != 0;
+    t->attempt = cc->attempts[subtask];
     t->key = malloc(strlen(ack->key) + 1);
     if (t->key)
         memcpy(t->key, ack->key, strlen(ack->key) + 1);
@@ -531,17 +537,19 @@ int ck_cc_needs_final(const ck_cc *cc)
     for (size_t i = cc->ncps; i-- > 0 && !last;)
         if (cc->cps[i].status == CK_CP_COMPLETED && !(cc->cps[i].flags & CK_CP_FLAG_SAVEPOINT))
             last = &cc->cps[i];
-    if (last && last->attempt != cc->attempt)
-        last = NULL;
+    /* Only what the subtask's running attempt acknowledged counts. */
     for (uint32_t s = 0; s < cc->g->nsubtasks; s++)
-        if (cc->ended[s] && !cc->finished[s] && !(last && last->tasks[s].input_ended))
+        if (cc->ended[s] && !cc->finished[s] &&
+            !(last && last->tasks[s].input_ended && last->tasks[s].attempt == cc->attempts[s]))
             return 1;
     return 0;
 }
 
 void ck_cc_start_attempt(ck_cc *cc, uint32_t attempt, ck_time now)
 {
-    cc->attempt = attempt;
+    for (uint32_t s = 0; s < cc->g->nsubtasks; s++)
+        cc->attempts[s] = attempt;
+    cc->restoring = 0;
     memset(cc->ended, 0, cc->g->nsubtasks);
     memset(cc->finished, 0, cc->g->nsubtasks);
     cc->nfinished = 0;
@@ -556,6 +564,42 @@ void ck_cc_start_attempt(ck_cc *cc, uint32_t attempt, ck_time now)
         uint64_t ms = (uint64_t)lo + ck_rng_below(&cc->rng, (uint64_t)(hi - lo) + 1);
         cc->next_trigger = now + (ck_time)ms * CK_NS_PER_MS;
     }
+}
+
+void ck_cc_hold(ck_cc *cc, const char *reason)
+{
+    for (size_t i = 0; i < cc->ncps; i++)
+        if (cc->cps[i].status == CK_CP_PENDING)
+            fail_cp(cc, &cc->cps[i], CK_CP_ABORTED, 0, reason);
+    cc->restoring = 1;
+}
+
+void ck_cc_restart_subtasks(ck_cc *cc, uint32_t attempt, const uint8_t *mask)
+{
+    int any_ended = 0;
+    cc->nfinished = 0;
+    for (uint32_t s = 0; s < cc->g->nsubtasks; s++) {
+        if (mask[s]) {
+            cc->attempts[s] = attempt;
+            cc->ended[s] = cc->finished[s] = 0;
+        }
+        any_ended |= cc->ended[s] | cc->finished[s];
+        cc->nfinished += cc->finished[s];
+    }
+    /* The final checkpoint was for a job whose input had all ended: the
+     * restarted subtasks read again, and periodic checkpoints go on (with
+     * the option off, they stopped for good once a subtask ended). */
+    cc->stopped = !cc->after_finish && any_ended;
+}
+
+void ck_cc_release(ck_cc *cc, ck_time now)
+{
+    if (!cc->restoring)
+        return;
+    cc->restoring = 0;
+    /* The ticks that passed meanwhile were skipped. */
+    if (cc->next_trigger != CK_TIME_NEVER && cc->next_trigger < now && cc->interval > 0)
+        cc->next_trigger += ((now - cc->next_trigger) / cc->interval + 1) * cc->interval;
 }
 
 void ck_cc_abort_all(ck_cc *cc, const char *reason)

@@ -97,13 +97,13 @@ typedef struct ck_cp_task {
     int64_t sync_ns, async_ns, align_ns;
     int finished;  /* had finished: acknowledged by the coordinator's marker file */
     int input_ended; /* its snapshot was taken with its input over */
+    uint32_t attempt; /* the attempt of the subtask that acknowledged */
     char *key;
 } ck_cp_task;
 
 typedef struct ck_cp_record {
     uint64_t id;
     uint32_t flags; /* CK_CP_FLAG_* */
-    uint32_t attempt; /* the job attempt it was taken of */
     ck_cp_status status;
     ck_time trigger, complete;
     uint32_t nacks;
@@ -135,7 +135,9 @@ typedef struct ck_cc {
     char failure[160];
     ck_cp_record *cps; /* every checkpoint, in id order */
     size_t ncps, cap;
-    uint32_t attempt;  /* the job attempt checkpoints go to */
+    uint32_t *attempts; /* per subtask: the attempt it runs (region failover restarts
+                         * some subtasks in a new attempt, the others keep theirs) */
+    int restoring;     /* part of the job is restarting: no checkpoint starts */
     int after_finish;  /* execution.checkpointing.checkpoints-after-tasks-finish */
     uint8_t *ended;    /* per subtask, this attempt: ended its input (TASK_ENDED) */
     uint8_t *finished; /* per subtask, this attempt: finished (TASK_FINISHED) */
@@ -191,6 +193,23 @@ void ck_cc_start_attempt(ck_cc *cc, uint32_t attempt, ck_time now);
 /* The job fails over: every pending checkpoint is aborted (not a failure)
  * and no new one starts until ck_cc_start_attempt. */
 void ck_cc_abort_all(ck_cc *cc, const char *reason);
+
+/*
+ * Region failover, as Flink's scheduler drives its CheckpointCoordinator
+ * while the job stays RUNNING:
+ *  - ck_cc_hold: part of the job failed: the pending checkpoints abort (not
+ *    a failure: Flink's JOB_FAILOVER_REGION), and periodic triggers are
+ *    skipped meanwhile (Flink's trigger fails its pre-flight check,
+ *    NOT_ALL_REQUIRED_TASKS_RUNNING, which is not counted); savepoints are
+ *    refused;
+ *  - ck_cc_restart_subtasks: the subtasks in mask (1 per global subtask)
+ *    run again as `attempt`, their ended and finished marks cleared;
+ *  - ck_cc_release: they all run: the next periodic trigger on the
+ *    interval's grid starts a checkpoint.
+ */
+void ck_cc_hold(ck_cc *cc, const char *reason);
+void ck_cc_restart_subtasks(ck_cc *cc, uint32_t attempt, const uint8_t *mask);
+void ck_cc_release(ck_cc *cc, ck_time now);
 
 /* The directory of checkpoint or savepoint id in the store, with a
  * trailing slash; a subtask's state file in it; its metadata. */

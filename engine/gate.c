@@ -143,11 +143,12 @@ static void pool_returned(ck_gate *g)
 
 int ck_gate_on_data(ck_gate *g, const ck_wire_hdr *h, uint8_t *msg)
 {
-    if (h->src >= (uint32_t)g->nchan || h->dst != g->consumer) {
+    uint32_t ch = h->src - g->first; /* wraps below first: refused below */
+    if (ch >= (uint32_t)g->nchan || h->dst != g->consumer) {
         free(msg);
         return CK_EPROTO;
     }
-    ck_chan *c = &g->chans[h->src];
+    ck_chan *c = &g->chans[ch];
     if (c->outstanding == 0 || h->seq != c->next_seq || c->ended) {
         free(msg);
         return CK_EPROTO;
@@ -164,9 +165,9 @@ int ck_gate_on_data(ck_gate *g, const ck_wire_hdr *h, uint8_t *msg)
     c->bufs_in++;
     g->bytes_in += h->len;
     ck_bufq_push(&c->queue, b);
-    avail_push(g, (int)h->src);
+    avail_push(g, (int)ch);
     if (c->owned < required(g, c))
-        request_floating(g, (int)h->src);
+        request_floating(g, (int)ch);
     return CK_OK;
 }
 
@@ -394,7 +395,7 @@ static int announce_chan(ck_gate *g, int i)
     ck_wire_hdr h = {
         .type = CK_MSG_CREDIT,
         .edge = g->edge,
-        .src = (uint32_t)i,
+        .src = g->first + (uint32_t)i,
         .dst = g->consumer,
         .arg = c->unannounced,
         .epoch = g->epoch,

@@ -71,6 +71,8 @@ typedef struct ck_gate {
     ck_platform *plat;
     uint16_t edge;
     uint32_t consumer; /* consumer subtask index */
+    uint32_t first;    /* producer subtask of channel 0 (0; a pointwise edge has one
+                        * channel, from the producer of its own index) */
     int nchan;
     ck_chan *chans;
     uint32_t exclusive, floating, pool_free;

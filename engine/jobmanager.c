@@ -47,12 +47,18 @@ int ck_jm_init(ck_jm *jm, ck_platform *plat, const ck_job_env *env, int ntm, uin
     jm->lag_recent = calloc((size_t)g->nsubtasks * CK_JM_LAG_REPORTS, sizeof(int64_t));
     jm->lag_count = calloc(g->nsubtasks, sizeof(uint32_t));
     jm->vertices = calloc((size_t)g->nv, sizeof(ck_metrics));
+    jm->lhost = calloc((size_t)ck_graph_hosts_needed(g), sizeof(uint16_t));
+    jm->sub_attempt = calloc(g->nsubtasks, sizeof(uint32_t));
+    jm->region = calloc(g->nsubtasks, sizeof(uint32_t));
+    jm->restarting = calloc(g->nsubtasks, 1);
     if (!jm->tm_seen || !jm->tm_refused || !jm->tm_newer || !jm->placement || !jm->done ||
         !jm->running || !jm->ended || !jm->tasks || !jm->lag_ns || !jm->lag_recent ||
-        !jm->lag_count || !jm->vertices) {
+        !jm->lag_count || !jm->vertices || !jm->lhost || !jm->sub_attempt || !jm->region ||
+        !jm->restarting || ck_graph_regions(g, jm->region) < 0) {
         ck_jm_free(jm);
         return CK_ENOMEM;
     }
+    jm->region_failover = ck_cfg(cfg, CK_CFG_FAILOVER) == CK_FAILOVER_REGION;
     for (int h = 0; h < ntm; h++)
         jm->tm_seen[h] = jm->tm_refused[h] = CK_TIME_NEVER;
     for (uint32_t i = 0; i < g->nsubtasks; i++) {
@@ -92,6 +98,10 @@ void ck_jm_free(ck_jm *jm)
     free(jm->tm_refused);
     free(jm->tm_newer);
     free(jm->placement);
+    free(jm->lhost);
+    free(jm->sub_attempt);
+    free(jm->region);
+    free(jm->restarting);
     free(jm->lag_ns);
     free(jm->lag_recent);
     free(jm->lag_count);
@@ -147,6 +157,12 @@ static int tm_usable(const ck_jm *jm, int h)
     return tm_alive(jm, h) && jm->tm_refused[h] == CK_TIME_NEVER;
 }
 
+/* The group of slots (one task manager's worth) subtask i takes. */
+static int lhost_of(const ck_jm *jm, uint32_t i)
+{
+    return ck_graph_slot(jm->g, i) / jm->g->slots_per_host;
+}
+
 /* Places subtasks on live task managers (slot sharing). 0 if too few. */
 static int place(ck_jm *jm)
 {
@@ -158,10 +174,58 @@ static int place(ck_jm *jm)
         if (tm_usable(jm, h))
             hosts[live++] = h;
     int ok = live >= need;
-    if (ok)
+    if (ok) {
+        for (int l = 0; l < need; l++)
+            jm->lhost[l] = (uint16_t)hosts[l];
         for (uint32_t i = 0; i < jm->g->nsubtasks; i++)
-            jm->placement[i] = (uint16_t)hosts[ck_graph_slot(jm->g, i) / jm->g->slots_per_host];
+            jm->placement[i] = jm->lhost[lhost_of(jm, i)];
+    }
     free(hosts);
+    return ok;
+}
+
+/* Places the subtasks whose regions restart. Their group of slots stays
+ * on its task manager if that is usable; otherwise the group moves to the
+ * first usable one that no subtask still to run occupies (a finished
+ * subtask holds no slot). The others stay where they run. 0 if too few. */
+static int place_restarting(ck_jm *jm)
+{
+    int need = ck_graph_hosts_needed(jm->g), ok = 1;
+    uint16_t *want = malloc((size_t)need * sizeof(uint16_t));
+    uint8_t *move = calloc((size_t)need, 1), *busy = calloc((size_t)jm->ntm, 1);
+    if (!want || !move || !busy) {
+        free(want), free(move), free(busy);
+        return 0;
+    }
+    memcpy(want, jm->lhost, (size_t)need * sizeof(uint16_t));
+    for (uint32_t i = 0; i < jm->g->nsubtasks; i++)
+        if (jm->restarting[i] && !tm_usable(jm, jm->lhost[lhost_of(jm, i)]))
+            move[lhost_of(jm, i)] = 1;
+    for (uint32_t i = 0; i < jm->g->nsubtasks; i++) {
+        int l = lhost_of(jm, i);
+        if (jm->restarting[i] && !move[l])
+            busy[jm->lhost[l]] = 1;
+        else if (!jm->restarting[i] && !jm->done[i])
+            busy[jm->placement[i]] = 1;
+    }
+    for (int l = 0; l < need && ok; l++) {
+        if (!move[l])
+            continue;
+        ok = 0;
+        for (int h = 0; h < jm->ntm && !ok; h++)
+            if (tm_usable(jm, h) && !busy[h]) {
+                want[l] = (uint16_t)h;
+                busy[h] = 1;
+                ok = 1;
+            }
+    }
+    if (ok) {
+        memcpy(jm->lhost, want, (size_t)need * sizeof(uint16_t));
+        for (uint32_t i = 0; i < jm->g->nsubtasks; i++)
+            if (jm->restarting[i])
+                jm->placement[i] = jm->lhost[lhost_of(jm, i)];
+    }
+    free(want), free(move), free(busy);
     return ok;
 }
 
@@ -214,32 +278,47 @@ static int is_source(const ck_jm *jm, uint32_t g)
     return jm->g->spec.ops[jm->g->v[v].ops[0]].kind == CK_OP_SOURCE;
 }
 
-static void deploy(ck_jm *jm, ck_time now)
+/* Deploys a new attempt: of every subtask (mask NULL: the job's first
+ * deployment or a full restart, state WAITING or RESTARTING), or of the
+ * subtasks in mask alone (a region restart; the job is RUNNING). */
+static void deploy(ck_jm *jm, ck_time now, const uint8_t *mask)
 {
-    if (jm->state == CK_JOB_RESTARTING)
+    int restart = jm->state == CK_JOB_RESTARTING || mask;
+    if (restart)
         jm->attempt++;
     memset(&jm->restore, 0, sizeof(jm->restore));
-    if (jm->state == CK_JOB_RESTARTING || jm->base.id)
+    if (restart || jm->base.id)
         latest_checkpoint_point(jm, &jm->restore);
     jm->restore_cp = jm->restore.id;
-    jm->stop_id = 0;
-    memset(jm->done, 0, jm->g->nsubtasks);
-    memset(jm->running, 0, jm->g->nsubtasks);
-    memset(jm->ended, 0, jm->g->nsubtasks);
-    jm->nfinished = jm->nrunning = jm->nended = 0;
-    /* The last attempt's lag says nothing of this one's: a restart from an
-     * old checkpoint replays a backlog the new sources have not reported
-     * yet, and a report of any other subtask must not find the job caught
-     * up before they have. */
-    for (uint32_t i = 0; i < jm->g->nsubtasks; i++)
+    if (!mask)
+        jm->stop_id = 0;
+    uint16_t *hosts = malloc((size_t)jm->g->nsubtasks * sizeof(uint16_t) + 1);
+    if (!hosts) {
+        job_fail(jm, CK_JOBFAIL_OUT_OF_MEMORY, "out of memory deploying the job");
+        return;
+    }
+    for (uint32_t i = 0; i < jm->g->nsubtasks; i++) {
+        hosts[i] = CK_HOST_NONE;
+        if (mask && !mask[i])
+            continue;
+        hosts[i] = jm->placement[i];
+        jm->sub_attempt[i] = jm->attempt;
+        jm->nfinished -= jm->done[i];
+        jm->nended -= jm->ended[i];
+        jm->done[i] = jm->running[i] = jm->ended[i] = 0;
+        /* The last attempt's lag says nothing of this one's: a restart
+         * from an old checkpoint replays a backlog the new sources have
+         * not reported yet, and a report of any other subtask must not
+         * find the job caught up before they have. */
         if (is_source(jm, i)) {
             jm->lag_ns[i] = -1;
             jm->lag_count[i] = 0;
         }
-    jm->plat->ops->set_routes(jm->plat, jm->attempt, jm->g->nsubtasks, jm->placement);
+    }
+    jm->plat->ops->set_routes(jm->plat, jm->attempt, jm->g->nsubtasks, hosts);
     size_t blen;
-    uint8_t *body = ck_tm_deploy_body(jm->attempt, &jm->restore, jm->g->nsubtasks,
-                                      jm->placement, &blen);
+    uint8_t *body = ck_tm_deploy_body(jm->attempt, &jm->restore, jm->g->nsubtasks, hosts, &blen);
+    free(hosts);
     if (!body) {
         job_fail(jm, CK_JOBFAIL_OUT_OF_MEMORY, "out of memory deploying the job");
         return;
@@ -255,23 +334,32 @@ static void deploy(ck_jm *jm, ck_time now)
     }
     free(body);
     ck_recovery *r = open_recovery(jm);
-    if (jm->state == CK_JOB_RESTARTING && r) {
+    if (restart && r) {
         r->restarted = now;
         r->attempt = jm->attempt;
         r->checkpoint = jm->restore_cp;
     }
     jm->state = CK_JOB_RUNNING;
-    ck_cc_start_attempt(&jm->cc, jm->attempt, now);
-    ck_logf(jm->plat, CK_LOG_INFO, "deployed attempt %u%s%s", jm->attempt,
-            jm->restore_cp ? " from " : "", jm->restore_cp ? jm->restore.dir : "");
+    if (mask) {
+        ck_cc_restart_subtasks(&jm->cc, jm->attempt, mask);
+        memset(jm->restarting, 0, jm->g->nsubtasks);
+        jm->nrestarting = 0;
+    } else {
+        ck_cc_start_attempt(&jm->cc, jm->attempt, now);
+    }
+    ck_logf(jm->plat, CK_LOG_INFO, "deployed attempt %u%s%s%s", jm->attempt,
+            mask ? " (the failed regions)" : "", jm->restore_cp ? " from " : "",
+            jm->restore_cp ? jm->restore.dir : "");
 }
 
-/* WAITING or RESTARTING: deploy when the delay passed and slots are there. */
+/* WAITING or RESTARTING, or RUNNING with regions restarting: deploy when
+ * the delay passed and slots are there. */
 static void maybe_deploy(ck_jm *jm, ck_time now)
 {
-    if (jm->state == CK_JOB_RESTARTING && now < jm->restart_at)
+    int regions = jm->state == CK_JOB_RUNNING && jm->nrestarting > 0;
+    if ((jm->state == CK_JOB_RESTARTING || regions) && now < jm->restart_at)
         return;
-    if (jm->state != CK_JOB_WAITING && jm->state != CK_JOB_RESTARTING)
+    if (jm->state != CK_JOB_WAITING && jm->state != CK_JOB_RESTARTING && !regions)
         return;
     jm->restart_due = 0; /* the delay has passed: from now on, wait for slots */
     if (jm->state == CK_JOB_WAITING && now - jm->waiting_since < CK_STARTUP_GRACE) {
@@ -281,8 +369,8 @@ static void maybe_deploy(ck_jm *jm, ck_time now)
         if (live < jm->ntm)
             return; /* the rest of the cluster is starting */
     }
-    if (place(jm)) {
-        deploy(jm, now);
+    if (regions ? place_restarting(jm) : place(jm)) {
+        deploy(jm, now, regions ? jm->restarting : NULL);
         return;
     }
     if (now - jm->waiting_since > CK_SLOT_REQUEST_TIMEOUT) {
@@ -313,8 +401,10 @@ static int64_t source_lag(const ck_jm *jm, int *all)
 }
 
 
-/* Opens an entry in `recoveries`; NULL when out of memory. */
-static ck_recovery *new_recovery(ck_jm *jm, const char *cause, int host, ck_time now)
+/* Opens an entry in `recoveries` for the subtasks in mask (NULL: all);
+ * NULL when out of memory. */
+static ck_recovery *new_recovery(ck_jm *jm, const char *cause, int host, ck_time now,
+                                 const uint8_t *mask)
 {
     if (jm->nrecoveries == jm->caprecoveries) {
         size_t cap = jm->caprecoveries ? jm->caprecoveries * 2 : 4;
@@ -327,7 +417,10 @@ static ck_recovery *new_recovery(ck_jm *jm, const char *cause, int host, ck_time
     uint8_t *restarted = malloc(jm->g->nsubtasks);
     if (!restarted)
         return NULL;
-    memset(restarted, 1, jm->g->nsubtasks); /* full failover: all of them */
+    if (mask)
+        memcpy(restarted, mask, jm->g->nsubtasks);
+    else
+        memset(restarted, 1, jm->g->nsubtasks);
     ck_recovery *r = &jm->recoveries[jm->nrecoveries++];
     memset(r, 0, sizeof(*r));
     r->subtasks = restarted;
@@ -347,36 +440,100 @@ static ck_recovery *new_recovery(ck_jm *jm, const char *cause, int host, ck_time
     return r;
 }
 
-/* host: the task manager whose loss caused it, or -1. */
-static void failover(ck_jm *jm, const char *cause, int host)
+/* What a failure of the subtasks in `failed` restarts (NULL: a failure of
+ * the job as a whole): with region failover, every subtask of their
+ * pipelined regions; otherwise, and for a global failure, every subtask.
+ * A finished subtask of such a region restarts too (restored, it finishes
+ * at once), as in Flink. */
+static void restart_set(const ck_jm *jm, const uint8_t *failed, uint8_t *mask)
+{
+    uint32_t n = jm->g->nsubtasks;
+    if (!failed || !jm->region_failover) {
+        memset(mask, 1, n);
+        return;
+    }
+    memset(mask, 0, n);
+    for (uint32_t i = 0; i < n; i++)
+        if (failed[i])
+            for (uint32_t k = 0; k < n; k++)
+                if (jm->region[k] == jm->region[i])
+                    mask[k] = 1;
+}
+
+/* Tells every live task manager to stop the running attempts of the
+ * subtasks in mask. */
+static void cancel_subtasks(ck_jm *jm, const uint8_t *mask)
+{
+    uint32_t count = 0;
+    for (uint32_t i = 0; i < jm->g->nsubtasks; i++)
+        count += mask[i];
+    uint8_t *body = malloc(4 + 8 * (size_t)count);
+    if (!body)
+        return; /* each task manager's subtasks fail on their own: their peers are gone */
+    ck_put_u32(body, count);
+    for (uint32_t i = 0, k = 0; i < jm->g->nsubtasks; i++)
+        if (mask[i]) {
+            ck_put_u32(body + 4 + 8 * k, jm->sub_attempt[i]);
+            ck_put_u32(body + 8 + 8 * k, i);
+            k++;
+        }
+    for (int h = 0; h < jm->ntm; h++) {
+        if (!tm_alive(jm, h))
+            continue;
+        size_t n;
+        uint8_t *m = ck_wire_msg(CK_MSG_CANCEL, CK_EP_JM, CK_EP_TM0 + (uint32_t)h, jm->attempt,
+                                 body, 4 + 8 * (size_t)count, &n);
+        if (m)
+            jm->plat->ops->send(jm->plat, CK_EP_TM0 + (uint32_t)h, m, n);
+    }
+    free(body);
+}
+
+/* The subtasks in `failed` failed (NULL: the job as a whole); host: the
+ * task manager whose loss caused it, or -1. */
+static void failover(ck_jm *jm, const char *cause, int host, const uint8_t *failed)
 {
     if (jm->state != CK_JOB_RUNNING)
         return;
     ck_time now = ck_now(jm->plat);
-    ck_recovery *r = new_recovery(jm, cause, host, now);
+    uint32_t n = jm->g->nsubtasks;
+    uint8_t *mask = malloc(n), *fresh = malloc(n);
+    if (!mask || !fresh) {
+        free(mask), free(fresh);
+        job_fail(jm, CK_JOBFAIL_OUT_OF_MEMORY, "out of memory handling a failure");
+        return;
+    }
+    restart_set(jm, failed, mask);
+    /* A region restart is pending: this failure joins it. */
+    int joins = jm->nrestarting > 0, any = 0, all = 1;
+    for (uint32_t i = 0; i < n; i++) {
+        fresh[i] = mask[i] && !jm->restarting[i];
+        any |= fresh[i];
+        mask[i] |= jm->restarting[i];
+        all &= mask[i];
+    }
+    if (!any) {
+        free(mask), free(fresh);
+        return; /* what failed is restarting already */
+    }
+    ck_recovery *r = joins ? open_recovery(jm) : new_recovery(jm, cause, host, now, mask);
     if (!r) {
+        free(mask), free(fresh);
         char why[256];
         snprintf(why, sizeof(why), "out of memory recording a failure: %.200s", cause);
         job_fail(jm, CK_JOBFAIL_OUT_OF_MEMORY, why);
         return;
     }
-    ck_logf(jm->plat, CK_LOG_WARN, "failure: %s", cause);
-    /* Cancel the attempt everywhere it may still run. */
-    for (int h = 0; h < jm->ntm; h++) {
-        if (!tm_alive(jm, h))
-            continue;
-        uint8_t body[4];
-        ck_put_u32(body, jm->attempt);
-        size_t n;
-        uint8_t *m = ck_wire_msg(CK_MSG_CANCEL, CK_EP_JM, CK_EP_TM0 + (uint32_t)h, jm->attempt,
-                                 body, sizeof(body), &n);
-        if (m)
-            jm->plat->ops->send(jm->plat, CK_EP_TM0 + (uint32_t)h, m, n);
-    }
-    ck_cc_abort_all(&jm->cc, "the job failed over");
-    jm->stop_id = 0;
+    if (joins)
+        memcpy(r->subtasks, mask, n);
+    ck_logf(jm->plat, CK_LOG_WARN, "failure: %s%s", cause,
+            all ? "" : joins ? " (joins the pending region restart)" : " (region failover)");
+    /* Cancel what failed wherever it may still run. */
+    cancel_subtasks(jm, fresh);
+    free(fresh);
     /* Every attempt has endpoints of its own (graph.h): the next must fit. */
     if (((uint64_t)jm->attempt + 2) * jm->g->nsubtasks + CK_EP_TASK0 >= CK_EP_CLIENT) {
+        free(mask);
         char why[256];
         snprintf(why, sizeof(why), "%.160s (no endpoints left for attempt %u)", cause,
                  jm->attempt + 1);
@@ -385,16 +542,64 @@ static void failover(ck_jm *jm, const char *cause, int host)
     }
     ck_time delay;
     if (!ck_restart_on_failure(&jm->rs, now, &delay)) {
+        free(mask);
         char why[256];
         snprintf(why, sizeof(why), "%.160s (restart strategy %s gave up after %d restarts)",
                  cause, ck_restart_name(jm->rs.type), jm->rs.restarts);
         job_fail(jm, CK_JOBFAIL_RESTARTS_EXHAUSTED, why);
         return;
     }
-    jm->state = CK_JOB_RESTARTING;
-    jm->restart_at = now + delay;
+    ck_time at = now + delay;
+    if (all) {
+        ck_cc_abort_all(&jm->cc, "the job failed over");
+        jm->stop_id = 0;
+        memset(jm->restarting, 0, n);
+        jm->nrestarting = 0;
+        jm->state = CK_JOB_RESTARTING;
+        if (joins)
+            at = CK_MAX(at, jm->restart_at);
+    } else {
+        ck_cc_hold(&jm->cc, "a region of the job failed over");
+        memcpy(jm->restarting, mask, n);
+        jm->nrestarting = 0;
+        for (uint32_t i = 0; i < n; i++)
+            jm->nrestarting += mask[i];
+        if (joins)
+            at = CK_MAX(at, jm->restart_at);
+    }
+    free(mask);
+    jm->restart_at = at;
     jm->restart_due = 1;
     jm->waiting_since = jm->restart_at;
+}
+
+/* Marks in mask (when not NULL) the subtasks that run on task manager h,
+ * have not finished and are not restarting; returns whether there are any.
+ * below: only those whose attempt is older (UINT32_MAX: all). */
+static int tm_subtasks(const ck_jm *jm, int h, uint32_t below, uint8_t *mask)
+{
+    int any = 0;
+    for (uint32_t i = 0; i < jm->g->nsubtasks; i++) {
+        int m = jm->placement[i] == h && !jm->done[i] && !jm->restarting[i] &&
+                (below == UINT32_MAX || jm->sub_attempt[i] < below);
+        if (mask)
+            mask[i] = (uint8_t)m;
+        any |= m;
+    }
+    return any;
+}
+
+/* Task manager h lost the subtasks tm_subtasks names: they fail over. */
+static void tm_failed(ck_jm *jm, int h, uint32_t below, const char *cause)
+{
+    uint8_t *mask = malloc(jm->g->nsubtasks);
+    if (!mask) {
+        job_fail(jm, CK_JOBFAIL_OUT_OF_MEMORY, "out of memory handling a failure");
+        return;
+    }
+    if (tm_subtasks(jm, h, below, mask))
+        failover(jm, cause, h, mask);
+    free(mask);
 }
 
 /* Every subtask ended. After a stop-with-savepoint the job ends, or
@@ -408,7 +613,7 @@ static void all_finished(ck_jm *jm, ck_time now)
         char cause[200];
         snprintf(cause, sizeof(cause), "stopped with savepoint %llu, resumed from it",
                  (unsigned long long)sp->id);
-        ck_recovery *r = new_recovery(jm, cause, -1, now);
+        ck_recovery *r = new_recovery(jm, cause, -1, now, NULL);
         if (!r) {
             job_fail(jm, CK_JOBFAIL_OUT_OF_MEMORY, "out of memory");
             return;
@@ -494,7 +699,7 @@ static void check_checkpoints(ck_jm *jm)
                 snprintf(cause, sizeof(cause),
                          "stop-with-savepoint %llu failed on a task manager (%s)",
                          (unsigned long long)sp->id, sp->reason);
-                failover(jm, cause, -1);
+                failover(jm, cause, -1, NULL);
             } else {
                 ck_logf(jm->plat, CK_LOG_WARN,
                         "stop-with-savepoint %llu failed (%s): the job goes on",
@@ -505,18 +710,9 @@ static void check_checkpoints(ck_jm *jm)
     if (jm->cc.failed && jm->state == CK_JOB_RUNNING) {
         jm->cc.failed = 0;
         jm->cc.consecutive_failures = 0;
-        failover(jm, jm->cc.failure, -1);
+        failover(jm, jm->cc.failure, -1, NULL);
     }
     maybe_final_checkpoint(jm);
-}
-
-/* Whether task manager h runs a subtask of the attempt that has not finished. */
-static int runs_part(const ck_jm *jm, int h)
-{
-    for (uint32_t i = 0; i < jm->g->nsubtasks; i++)
-        if (jm->placement[i] == h && !jm->done[i])
-            return 1;
-    return 0;
 }
 
 /* A task manager is gone: if it ran part of the job, fail over. */
@@ -528,13 +724,9 @@ static void tm_lost(ck_jm *jm, int h, const char *why)
     jm->tm_newer[h] = 0; /* the next heartbeat is the new process's */
     if (jm->state != CK_JOB_RUNNING)
         return;
-    for (uint32_t i = 0; i < jm->g->nsubtasks; i++)
-        if (jm->placement[i] == h && !jm->done[i]) {
-            char cause[160];
-            snprintf(cause, sizeof(cause), "task manager tm%d: %s", h, why);
-            failover(jm, cause, h);
-            return;
-        }
+    char cause[160];
+    snprintf(cause, sizeof(cause), "task manager tm%d: %s", h, why);
+    tm_failed(jm, h, UINT32_MAX, cause);
 }
 
 /* ---- metrics ------------------------------------------------------------------------ */
@@ -569,13 +761,14 @@ static void add_stats(ck_task_stats *sum, const ck_task_stats *d)
     sum->lag_ns = d->lag_ns;
 }
 
-/* A recovery progresses: first output, then the sources catching up. */
-static void track_recovery(ck_jm *jm, const ck_task_stats *d, ck_time now)
+/* A recovery progresses: first output (of a subtask it restarted), then
+ * the sources catching up. */
+static void track_recovery(ck_jm *jm, uint32_t g, const ck_task_stats *d, ck_time now)
 {
     ck_recovery *r = open_recovery(jm);
     if (!r || r->attempt != jm->attempt || r->restarted == CK_TIME_NEVER)
         return;
-    if (d->first_out_ns >= 0 && d->first_out_ns < r->first_output)
+    if (r->subtasks[g] && d->first_out_ns >= 0 && d->first_out_ns < r->first_output)
         r->first_output = d->first_out_ns;
     /* Caught up: the sources' lag back under its level before the failure
      * (with a floor of 10 ms, the resolution of a loaded source). */
@@ -619,14 +812,42 @@ static int on_metrics(ck_jm *jm, uint32_t g, const uint8_t *body, size_t len, in
             jm->lag_ns[g];
         jm->lag_count[g]++;
     }
-    track_recovery(jm, &d.task, ck_now(jm->plat));
+    track_recovery(jm, g, &d.task, ck_now(jm->plat));
     ck_metrics_free(&d);
     return rc;
 }
 
 /* ---- messages ---------------------------------------------------------------------- */
 
-static void on_task_failed(ck_jm *jm, const uint8_t *body, size_t len)
+/* A subtask runs: once every subtask the last deployment restarted does,
+ * the recovery has restored, and checkpoints may start again. */
+static void check_restored(ck_jm *jm, ck_time now)
+{
+    ck_recovery *r = open_recovery(jm);
+    if (!r || r->attempt != jm->attempt || r->restarted == CK_TIME_NEVER ||
+        r->restored != CK_TIME_NEVER || jm->nrestarting > 0)
+        return;
+    for (uint32_t i = 0; i < jm->g->nsubtasks; i++)
+        if (r->subtasks[i] && !jm->running[i])
+            return;
+    r->restored = now;
+    ck_cc_release(&jm->cc, now);
+}
+
+/* Subtask g failed. */
+static void subtask_failed(ck_jm *jm, uint32_t g, const char *cause, int host)
+{
+    uint8_t *mask = calloc(jm->g->nsubtasks, 1);
+    if (!mask) {
+        job_fail(jm, CK_JOBFAIL_OUT_OF_MEMORY, "out of memory handling a failure");
+        return;
+    }
+    mask[g] = 1;
+    failover(jm, cause, host, mask);
+    free(mask);
+}
+
+static void on_task_failed(ck_jm *jm, uint32_t g, const uint8_t *body, size_t len)
 {
     char why[256] = "a task failed";
     uint32_t code = CK_FAIL_TASK;
@@ -664,7 +885,7 @@ static void on_task_failed(ck_jm *jm, const uint8_t *body, size_t len)
             return;
         }
     }
-    failover(jm, why, code == CK_FAIL_PEER && cp < (uint64_t)jm->ntm ? (int)cp : -1);
+    subtask_failed(jm, g, why, code == CK_FAIL_PEER && cp < (uint64_t)jm->ntm ? (int)cp : -1);
 }
 
 static int jm_on_message(void *self, uint8_t *msg, size_t len)
@@ -688,25 +909,24 @@ static int jm_on_message(void *self, uint8_t *msg, size_t len)
              * the earlier one, which is lost by heartbeat.timeout or by
              * failed heartbeat RPCs. */
             if (h.len >= 1 && body[0] == CK_HB_REGISTER && tm_alive(jm, host) &&
-                jm->state == CK_JOB_RUNNING && runs_part(jm, host))
+                jm->state == CK_JOB_RUNNING && tm_subtasks(jm, host, UINT32_MAX, NULL))
                 jm->tm_newer[host] = 1;
             if (!jm->tm_newer[host]) {
                 jm->tm_seen[host] = now;
                 jm->tm_refused[host] = CK_TIME_NEVER; /* a heartbeat got through */
             }
-            /* It cancelled its part of this attempt (it heard nothing from
-             * us for heartbeat.timeout, though we still heard it). */
-            if (h.epoch == jm->attempt + 1 && jm->state == CK_JOB_RUNNING)
-                for (uint32_t i = 0; i < jm->g->nsubtasks; i++)
-                    if (jm->placement[i] == host && !jm->done[i]) {
-                        char cause[160];
-                        snprintf(cause, sizeof(cause),
-                                 "task manager tm%d cancelled its subtasks: it heard nothing "
-                                 "from the job manager for heartbeat.timeout",
-                                 host);
-                        failover(jm, cause, host);
-                        break;
-                    }
+            /* It cancelled what it ran of every attempt before the epoch
+             * (it heard nothing from us for heartbeat.timeout, though we
+             * still heard it). */
+            if (h.epoch > 0 && jm->state == CK_JOB_RUNNING &&
+                tm_subtasks(jm, host, h.epoch, NULL)) {
+                char cause[160];
+                snprintf(cause, sizeof(cause),
+                         "task manager tm%d cancelled its subtasks: it heard nothing "
+                         "from the job manager for heartbeat.timeout",
+                         host);
+                tm_failed(jm, host, h.epoch, cause);
+            }
             /* The answer: the task manager watches the job manager too. */
             size_t n;
             uint8_t *m = ck_wire_msg(CK_MSG_HEARTBEAT, CK_EP_JM, h.src, 0, NULL, 0, &n);
@@ -724,30 +944,29 @@ static int jm_on_message(void *self, uint8_t *msg, size_t len)
         free(msg);
         return CK_OK;
     }
-    /* Everything else comes from a subtask of some attempt. The last
-     * report of a cancelled one counts what it read. */
-    if (h.type == CK_MSG_METRICS && h.src < jm->g->nsubtasks && h.epoch <= jm->attempt &&
-        (h.epoch != jm->attempt || jm->state != CK_JOB_RUNNING)) {
-        if (on_metrics(jm, h.src, body, h.len, 0, 0))
-            ck_logf(jm->plat, CK_LOG_WARN, "job manager: bad metrics from subtask %u", h.src);
+    /* Everything else comes from a subtask of some attempt: the one it
+     * runs, or one cancelled, whose last report counts what it read. */
+    if (h.src >= jm->g->nsubtasks) {
         free(msg);
         return CK_OK;
     }
-    if (h.src >= jm->g->nsubtasks || h.epoch != jm->attempt ||
-        (jm->state != CK_JOB_RUNNING && h.type != CK_MSG_TASK_FAILED)) {
+    uint32_t g = h.src;
+    int current = jm->state == CK_JOB_RUNNING && !jm->restarting[g] && h.epoch == jm->sub_attempt[g];
+    if (!current && h.type == CK_MSG_METRICS && h.epoch <= jm->sub_attempt[g]) {
+        if (on_metrics(jm, g, body, h.len, 0, 0))
+            ck_logf(jm->plat, CK_LOG_WARN, "job manager: bad metrics from subtask %u", g);
+        free(msg);
+        return CK_OK;
+    }
+    if (!current) {
         free(msg);
         return CK_OK; /* from another attempt, or too late */
     }
-    uint32_t g = h.src;
     switch (h.type) {
     case CK_MSG_TASK_RUNNING:
         if (!jm->running[g]) {
             jm->running[g] = 1;
-            if (++jm->nrunning == jm->g->nsubtasks) {
-                ck_recovery *r = open_recovery(jm);
-                if (r && r->attempt == jm->attempt && r->restarted != CK_TIME_NEVER)
-                    r->restored = now;
-            }
+            check_restored(jm, now);
         }
         break;
     case CK_MSG_METRICS:
@@ -756,7 +975,7 @@ static int jm_on_message(void *self, uint8_t *msg, size_t len)
         break;
     case CK_MSG_TASK_ENDED:
         if (jm->ended[g] || jm->done[g] || on_metrics(jm, g, body, h.len, 0, 1)) {
-            failover(jm, "a subtask reported its end twice, or bad metrics", -1);
+            subtask_failed(jm, g, "a subtask reported its end twice, or bad metrics", -1);
             break;
         }
         jm->ended[g] = 1;
@@ -765,7 +984,7 @@ static int jm_on_message(void *self, uint8_t *msg, size_t len)
         break;
     case CK_MSG_TASK_FINISHED:
         if (jm->done[g] || on_metrics(jm, g, body, h.len, 1, 1)) {
-            failover(jm, "a subtask reported its end twice, or bad metrics", -1);
+            subtask_failed(jm, g, "a subtask reported its end twice, or bad metrics", -1);
             break;
         }
         jm->done[g] = 1;
@@ -775,8 +994,7 @@ static int jm_on_message(void *self, uint8_t *msg, size_t len)
             all_finished(jm, now);
         break;
     case CK_MSG_TASK_FAILED:
-        if (jm->state == CK_JOB_RUNNING)
-            on_task_failed(jm, body, h.len);
+        on_task_failed(jm, g, body, h.len);
         break;
     case CK_MSG_CP_ACK: {
         ck_cp_ack ack;
@@ -860,9 +1078,11 @@ static ck_time jm_deadline(void *self)
             d = jm->tm_seen[h] + timeout + 1; /* lost once past the timeout */
         d = CK_MIN(d, refused_deadline(jm, h));
     }
-    if (jm->state == CK_JOB_RUNNING)
+    if (jm->state == CK_JOB_RUNNING && jm->nrestarting == 0)
         return CK_MIN(d, ck_cc_deadline(&jm->cc));
-    if (jm->state == CK_JOB_RESTARTING && jm->restart_due)
+    if (jm->state == CK_JOB_RUNNING)
+        d = CK_MIN(d, ck_cc_deadline(&jm->cc)); /* regions restarting: and as below */
+    if (jm->restart_due)
         return CK_MIN(d, jm->restart_at);
     /* Waiting for task managers: a heartbeat wakes us, or the start-up
      * grace, or the timeout. */
@@ -890,9 +1110,8 @@ static int jm_on_deadline(void *self)
     if (jm->state == CK_JOB_RUNNING) {
         ck_cc_on_deadline(&jm->cc);
         check_checkpoints(jm);
-    } else {
-        maybe_deploy(jm, now);
     }
+    maybe_deploy(jm, now);
     return CK_OK;
 }
 

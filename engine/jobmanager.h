@@ -1,10 +1,22 @@
 /*
  * jobmanager.h - the job manager: it places and deploys the job on the
  * task managers that registered, watches them (heartbeats) and the job's
- * subtasks, coordinates checkpoints, and when something fails, cancels the
- * attempt and, as the restart strategy allows, redeploys a new attempt
- * from the latest completed checkpoint (full failover: a job with a keyBy
- * is one failover region).
+ * subtasks, coordinates checkpoints, and when something fails, cancels
+ * what failed and, as the restart strategy allows, redeploys it as a new
+ * attempt from the latest completed checkpoint.
+ *
+ * What a failure restarts (jobmanager.execution.failover-strategy, as
+ * Flink's RestartPipelinedRegionFailoverStrategy and
+ * RestartAllFailoverStrategy): with `region` (the default) the pipelined
+ * regions of the subtasks that failed, with `full` every subtask. A job
+ * with a keyBy is one region, so both restart all of it. A failure of the
+ * job as a whole (too many checkpoint failures, a stop-with-savepoint that
+ * failed on a task) restarts everything, as Flink's global failover does.
+ * A region restart leaves the job RUNNING: the other regions go on, and
+ * the checkpoint coordinator aborts the pending checkpoints and starts none
+ * until the restarted subtasks run (ck_cc_hold). Every deployment is a new
+ * attempt number, so subtasks of several attempts run at once; each
+ * subtask's own attempt is sub_attempt[].
  *
  * State machine of the job:
  *
@@ -17,7 +29,13 @@
  *                timeout; heartbeat.rpc-failure-threshold failed heartbeat
  *                RPCs once its connection is refused; or a new process of
  *                its host registering), or too many checkpoints failed:
- *                CANCEL the attempt--> RESTARTING
+ *                CANCEL what it restarts; all of it--> RESTARTING
+ *   RUNNING    --the same, but some regions go on: CANCEL the failed
+ *                regions--> RUNNING with them restarting; after the delay,
+ *                once slots are there, DEPLOY them alone as attempt n+1
+ *                restoring the latest checkpoint (a failure meanwhile joins
+ *                the pending restart; one that covers every subtask makes
+ *                it full)
  *   RESTARTING --the restart strategy refuses--> FAILED
  *   RESTARTING --its delay passed and enough task managers are alive:
  *                DEPLOY attempt n+1 restoring the latest checkpoint--> RUNNING
@@ -32,10 +50,11 @@
  * replays input whose output that checkpoint already committed: the run
  * can then only be at least once, and `degraded` says why.
  *
- * Invariants: messages from subtasks of another attempt than the current
- * one are ignored; metrics arrive as increments and are added up per
- * subtask across attempts; every failure while RUNNING opens one entry in
- * `recoveries`.
+ * Invariants: messages from a subtask's other attempts than the one it
+ * runs (sub_attempt), or while it is restarting, are ignored; metrics
+ * arrive as increments and are added up per subtask across attempts;
+ * every failure while RUNNING opens one entry in `recoveries`, unless a
+ * region restart is pending, which it joins.
  */
 #ifndef CK_JOBMANAGER_H
 #define CK_JOBMANAGER_H
@@ -88,7 +107,8 @@ typedef struct ck_recovery {
     int64_t lag_before;    /* source lag (ns) reported before the failure */
     int host;              /* the task manager whose loss caused it, or -1 */
     uint8_t *subtasks;     /* per global subtask: 1 when this recovery restarted it
-                            * (failover is full: every one) */
+                            * (full failover: every one; region failover: the
+                            * failed subtasks' regions) */
     char cause[200];
 } ck_recovery;
 
@@ -107,16 +127,22 @@ typedef struct ck_jm {
                           * CK_TIME_NEVER: reachable */
     uint8_t *tm_newer;   /* a new process of its host registered while the one the job
                           * runs on is still counted: its heartbeats are not that one's */
-    uint16_t *placement; /* host per global subtask, current attempt */
-    uint32_t attempt;
+    uint16_t *placement; /* host per global subtask, its running attempt */
+    uint16_t *lhost;     /* task manager per group of slots-per-task-manager slots */
+    uint32_t attempt;    /* the newest attempt deployed */
+    uint32_t *sub_attempt; /* per subtask: the attempt it runs */
+    int region_failover; /* jobmanager.execution.failover-strategy: region */
+    uint32_t *region;    /* per subtask: its pipelined region (ck_graph_regions) */
+    uint8_t *restarting; /* per subtask: cancelled, its region waits to be redeployed */
+    uint32_t nrestarting;
     uint64_t restore_cp;     /* = restore.id */
     ck_restore_point restore; /* what the current attempt restored */
     ck_restore_point base;   /* a savepoint the job started or resumed from */
     uint64_t stop_id;        /* a stop-with-savepoint under way */
     ck_time stop_resume;     /* ...and how long after it the job resumes (0: it ends) */
     uint64_t stopped_with;   /* the savepoint the job ended with */
-    uint32_t nfinished, nrunning, nended;
-    uint8_t *done, *running, *ended; /* per subtask, current attempt */
+    uint32_t nfinished, nended;
+    uint8_t *done, *running, *ended; /* per subtask, its running attempt */
     ck_metrics *tasks;   /* per subtask, summed over attempts */
     ck_metrics job;      /* merged series and histograms */
     ck_metrics *vertices; /* per vertex: its subtasks' series merged, without histograms */

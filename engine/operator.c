@@ -146,7 +146,7 @@ static CK_NOINLINE int emit_all(ck_op *op, ck_rec *r)
             }
             sub = o->kg_sub[ck_kg_of_hash(r->jhash, o->edge->dst_max_parallelism)];
         } else {
-            sub = op->chain->subtask;
+            sub = op->chain->subtask - (int)o->rp.first; /* forward: its one subpartition */
         }
         if ((rc = ck_rp_emit_rec(&o->rp, sub, r)))
             return rc;

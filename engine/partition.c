@@ -202,8 +202,9 @@ void ck_rp_flush(ck_rp *rp)
         finish_cur(rp, &rp->subs[i]);
 }
 
-int ck_rp_on_credit(ck_rp *rp, int sub, uint32_t credits)
+int ck_rp_on_credit(ck_rp *rp, int consumer, uint32_t credits)
 {
+    int sub = consumer - (int)rp->first;
     if (sub < 0 || sub >= rp->nsub || credits > (1u << 20) ||
         rp->subs[sub].credit > (1 << 20) - (int32_t)credits)
         return CK_EPROTO; /* more than any consumer can own */
@@ -227,7 +228,7 @@ static int send_sub(ck_rp *rp, int i)
             .type = CK_MSG_DATA,
             .edge = rp->edge,
             .src = rp->producer,
-            .dst = (uint32_t)i,
+            .dst = rp->first + (uint32_t)i,
             .seq = s->seq++,
             .arg = s->queue.n, /* backlog */
             .epoch = rp->epoch,

@@ -55,6 +55,8 @@ typedef struct ck_rp {
     ck_platform *plat;
     uint16_t edge;
     uint32_t producer; /* producer subtask index */
+    uint32_t first;    /* consumer subtask of subpartition 0 (0; a pointwise edge has one
+                        * subpartition, for the consumer of its own index) */
     int nsub;
     ck_subpart *subs;
     uint32_t pool_size, pool_used;
@@ -88,8 +90,8 @@ int ck_rp_broadcast(ck_rp *rp, const ck_elem *e);
 /* Finishes every non-empty current buffer so that it can be sent. */
 void ck_rp_flush(ck_rp *rp);
 
-/* Adds credit granted by the consumer of subpartition sub. */
-int ck_rp_on_credit(ck_rp *rp, int sub, uint32_t credits);
+/* Adds credit granted by consumer subtask `consumer` (its subpartition's). */
+int ck_rp_on_credit(ck_rp *rp, int consumer, uint32_t credits);
 
 /*
  * Sends every queued buffer that has credit. Returns the number of

@@ -35,6 +35,8 @@ void ck_store_entries_free(ck_store_entry *e, size_t n);
 typedef enum ck_log_level { CK_LOG_ERROR, CK_LOG_WARN, CK_LOG_INFO, CK_LOG_DEBUG } ck_log_level;
 
 #define CK_ATTEMPT_ALL UINT32_MAX
+/* In a route table: the attempt does not deploy this subtask. */
+#define CK_HOST_NONE 0xffffu
 
 struct ck_restore_point; /* coordinator.h */
 
@@ -100,14 +102,16 @@ typedef struct ck_platform_ops {
      * Task managers only. deploy starts subtask `global` of attempt
      * `attempt` on this host, to restore checkpoint or savepoint `from`
      * first (NULL: start fresh);
-     * undeploy stops every subtask of `attempt` (CK_ATTEMPT_ALL: of every
-     * attempt) on this host; set_routes
-     * tells the backend where the subtasks of an attempt run (host index per
-     * global subtask), for backends that route by host. Return 0 or CK_E*.
+     * undeploy stops subtask `global` of `attempt` on this host if it runs
+     * here (attempt CK_ATTEMPT_ALL: every subtask of every attempt);
+     * set_routes tells the backend where the subtasks of an attempt run
+     * (host index per global subtask, CK_HOST_NONE for one the attempt does
+     * not deploy: region failover restarts part of the job), for backends
+     * that route by host. Return 0 or CK_E*.
      */
     int (*deploy)(ck_platform *p, uint32_t attempt, uint32_t global,
                   const struct ck_restore_point *from);
-    void (*undeploy)(ck_platform *p, uint32_t attempt);
+    void (*undeploy)(ck_platform *p, uint32_t attempt, uint32_t global);
     void (*set_routes)(ck_platform *p, uint32_t attempt, uint32_t n, const uint16_t *hosts);
 
     /* One line of diagnostics (no newline). */

@@ -206,15 +206,19 @@ ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global,
         if (!t->rps)
             goto fail;
     }
+    /* A forward edge is pointwise, as Flink's: one channel, between the
+     * subtasks of the same index. A hash edge joins every pair. */
     for (int i = 0; i < v->nout; i++) {
         const ck_edge *e = &g->e[v->out_edges[i]];
         const ck_vertex *dv = &g->v[e->dst_v];
-        for (int s = 0; s < dv->parallelism; s++)
-            eps[s] = ck_graph_endpoint(g, attempt, dv->id, s);
+        int fwd = e->ship == CK_SHIP_FORWARD, first = fwd ? t->subtask : 0;
+        int n = fwd ? 1 : dv->parallelism;
+        for (int s = 0; s < n; s++)
+            eps[s] = ck_graph_endpoint(g, attempt, dv->id, first + s);
         t->rps[i].edge = e;
-        if (ck_rp_init(&t->rps[i].rp, plat, (uint16_t)e->id, (uint32_t)t->subtask,
-                       dv->parallelism, eps, &rc))
+        if (ck_rp_init(&t->rps[i].rp, plat, (uint16_t)e->id, (uint32_t)t->subtask, n, eps, &rc))
             goto fail;
+        t->rps[i].rp.first = (uint32_t)first;
         t->rps[i].rp.epoch = attempt;
         t->nrps++;
         if (e->ship == CK_SHIP_HASH) {
@@ -229,12 +233,14 @@ ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global,
     if (v->in_edge >= 0) {
         const ck_edge *e = &g->e[v->in_edge];
         const ck_vertex *sv = &g->v[e->src_v];
-        for (int s = 0; s < sv->parallelism; s++)
-            eps[s] = ck_graph_endpoint(g, attempt, sv->id, s);
-        if (ck_gate_init(&t->gate, plat, (uint16_t)e->id, (uint32_t)t->subtask,
-                         sv->parallelism, eps, rc.buffers_per_channel,
-                         rc.floating_per_gate))
+        int fwd = e->ship == CK_SHIP_FORWARD, first = fwd ? t->subtask : 0;
+        int n = fwd ? 1 : sv->parallelism;
+        for (int s = 0; s < n; s++)
+            eps[s] = ck_graph_endpoint(g, attempt, sv->id, first + s);
+        if (ck_gate_init(&t->gate, plat, (uint16_t)e->id, (uint32_t)t->subtask, n, eps,
+                         rc.buffers_per_channel, rc.floating_per_gate))
             goto fail;
+        t->gate.first = (uint32_t)first;
         t->has_gate = 1;
         t->gate.epoch = attempt;
         ck_gate_set_exactly_once(&t->gate,

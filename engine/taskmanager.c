@@ -74,7 +74,7 @@ static int on_deploy(ck_tm *tm, const uint8_t *b, size_t len)
         return CK_ENOMEM;
     for (uint32_t i = 0; i < n; i++) {
         hosts[i] = ck_get_u16(b + 16 + 2 * i);
-        if (hosts[i] >= tm->ntm) { /* a host the cluster does not have */
+        if (hosts[i] >= tm->ntm && hosts[i] != CK_HOST_NONE) { /* a host the cluster does not have */
             free(hosts);
             return CK_EPROTO;
         }
@@ -91,6 +91,19 @@ static int on_deploy(ck_tm *tm, const uint8_t *b, size_t len)
     return rc;
 }
 
+/* Stops the listed subtasks of the listed attempts that run here. */
+static int on_cancel(ck_tm *tm, const uint8_t *b, size_t len)
+{
+    if (len < 4 || (len - 4) % 8 || (len - 4) / 8 != ck_get_u32(b))
+        return CK_EPROTO;
+    for (uint32_t i = 0, n = ck_get_u32(b); i < n; i++) {
+        uint32_t attempt = ck_get_u32(b + 4 + 8 * i), global = ck_get_u32(b + 8 + 8 * i);
+        if (attempt != CK_ATTEMPT_ALL && global < tm->g->nsubtasks)
+            tm->plat->ops->undeploy(tm->plat, attempt, global);
+    }
+    return CK_OK;
+}
+
 static int tm_on_message(void *self, uint8_t *msg, size_t len)
 {
     ck_tm *tm = self;
@@ -105,8 +118,8 @@ static int tm_on_message(void *self, uint8_t *msg, size_t len)
         tm->connected = 1;
     } else if (rc == CK_OK && h.type == CK_MSG_DEPLOY)
         rc = on_deploy(tm, msg + CK_WIRE_HDR, h.len);
-    else if (rc == CK_OK && h.type == CK_MSG_CANCEL && h.len == 4)
-        tm->plat->ops->undeploy(tm->plat, ck_get_u32(msg + CK_WIRE_HDR));
+    else if (rc == CK_OK && h.type == CK_MSG_CANCEL)
+        rc = on_cancel(tm, msg + CK_WIRE_HDR, h.len);
     else if (rc == CK_OK)
         rc = CK_EPROTO;
     free(msg);
@@ -151,7 +164,7 @@ static int tm_on_deadline(void *self)
                 "cancelling its subtasks",
                 tm->host, (double)(now - tm->jm_seen) / 1e9);
         tm->connected = 0;
-        tm->plat->ops->undeploy(tm->plat, CK_ATTEMPT_ALL);
+        tm->plat->ops->undeploy(tm->plat, CK_ATTEMPT_ALL, 0);
         if (tm->has_attempt)
             tm->cancelled = tm->attempt + 1;
     }

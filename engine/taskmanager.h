@@ -5,9 +5,10 @@
  * subtasks the job manager deploys to it and stops them when told.
  *
  * DEPLOY body: u32 attempt | u64 checkpoint to restore (0: none) |
- *              u32 subtasks | u16 host per global subtask |
+ *              u32 subtasks | u16 host per global subtask (CK_HOST_NONE:
+ *              not in this attempt, whose regions are restarting) |
  *              u32 flags of the checkpoint | u16 length | its directory
- * CANCEL body: u32 attempt
+ * CANCEL body: u32 count | count x (u32 attempt | u32 global subtask)
  *
  * The job manager answers every heartbeat. A task manager that hears
  * nothing from it for heartbeat.timeout (a network partition) takes it

@@ -80,6 +80,7 @@
 #include "faultplan.h"
 #include "netauth.h"
 #include "netframe.h"
+#include "routes.h"
 #include "sinkfs.h"
 #include "sockets.h"
 #include "storefs.h"
@@ -146,12 +147,6 @@ typedef struct conn {
     int want_write;
 } conn;
 
-/* Where the subtasks of one attempt run. */
-typedef struct route {
-    uint32_t attempt;
-    uint16_t *hosts;
-} route;
-
 struct net_world {
     const ck_backend_job *job;
     ck_backend_result *r;
@@ -184,9 +179,7 @@ struct net_world {
     net_node *nodes;      /* this process's nodes */
     msgq_item *limbo;     /* messages for local endpoints not deployed yet */
     size_t limbo_bytes;
-    route *routes;
-    int nroutes, routes_cap;
-    int64_t newest_attempt; /* the newest attempt routed here (-1: none) */
+    ck_routes routes;     /* where each attempt's subtasks run (routes.h) */
     uint8_t secret[CK_NETAUTH_KEY]; /* the run's cluster secret */
     size_t buffered;      /* bytes read and not framed yet, over the connections */
     int sec_logged;       /* security events logged */
@@ -237,12 +230,7 @@ static int endpoint_host(const net_world *w, uint32_t ep)
         return w->ntm;
     if (ep < CK_EP_TASK0)
         return (int)(ep - CK_EP_TM0) < w->ntm ? (int)(ep - CK_EP_TM0) : -1;
-    uint32_t attempt, global;
-    ck_ep_task_split(w->job->env.g, ep, &attempt, &global);
-    for (int i = 0; i < w->nroutes; i++)
-        if (w->routes[i].attempt == attempt)
-            return w->routes[i].hosts[global];
-    return -1;
+    return ck_routes_host(&w->routes, w->job->env.g, ep);
 }
 
 static net_node *local_node(const net_world *w, uint32_t ep)
@@ -485,6 +473,7 @@ static int send_now(net_node *n, uint32_t dst, uint8_t *msg, size_t len)
         free(msg);
         return CK_EUNREACH;
     }
+    ck_bnode_talk_mark(&n->b, host);
     int64_t rate, lat;
     shape(w, host, &rate, &lat);
     int rc = ck_tp_put(&c->tx, dst, p->endpoint, msg, len, world_now(w), lat, rate);
@@ -659,7 +648,7 @@ static void net_io_failed(ck_bnode *b, const char *what)
 
 static int net_deploy(ck_bnode *b, uint32_t attempt, uint32_t global,
                       const ck_restore_point *from);
-static void net_undeploy(ck_bnode *b, uint32_t attempt);
+static void net_undeploy(ck_bnode *b, uint32_t attempt, uint32_t global);
 static void net_set_routes(ck_bnode *b, uint32_t attempt, uint32_t n, const uint16_t *hosts);
 
 /* What differs from the SimGrid backend (bnode.h): the real clock, sockets
@@ -738,6 +727,8 @@ static void limbo_release(net_world *w, net_node *n)
             continue;
         }
         w->limbo_bytes -= it->len;
+        if (it->peer != w->host)
+            ck_bnode_talk_mark(&n->b, it->peer);
         ck_drive_post(&n->b.d, CK_DMSG_MESSAGE, 0, 0, it->data, it->len);
         free(it);
     }
@@ -778,11 +769,11 @@ static int net_deploy(ck_bnode *b, uint32_t attempt, uint32_t global,
     return CK_OK;
 }
 
-static void net_undeploy(ck_bnode *b, uint32_t attempt)
+static void net_undeploy(ck_bnode *b, uint32_t attempt, uint32_t global)
 {
     net_world *w = ((net_node *)b)->w;
     for (net_node *n = w->nodes; n; n = n->next)
-        if (n->b.is_task && !n->b.d.dead && (n->b.attempt == attempt || attempt == CK_ATTEMPT_ALL)) {
+        if (ck_bnode_undeploys(&n->b, attempt, global)) {
             ck_task_cancel(n->b.task);
             n->b.d.dead = 1;
         }
@@ -791,24 +782,8 @@ static void net_undeploy(ck_bnode *b, uint32_t attempt)
 static void net_set_routes(ck_bnode *b, uint32_t attempt, uint32_t n, const uint16_t *hosts)
 {
     net_world *w = ((net_node *)b)->w;
-    for (int i = 0; i < w->nroutes; i++)
-        if (w->routes[i].attempt == attempt)
-            return;
-    if (w->nroutes == w->routes_cap) {
-        int cap = w->routes_cap ? w->routes_cap * 2 : 4;
-        route *v = realloc(w->routes, (size_t)cap * sizeof(*v));
-        if (!v)
-            return;
-        w->routes = v;
-        w->routes_cap = cap;
-    }
-    uint16_t *h = malloc((size_t)n * sizeof(uint16_t) + 1);
-    if (!h)
+    if (ck_routes_set(&w->routes, attempt, n, hosts))
         return;
-    memcpy(h, hosts, (size_t)n * sizeof(uint16_t));
-    w->routes[w->nroutes++] = (route){attempt, h};
-    if ((int64_t)attempt > w->newest_attempt)
-        w->newest_attempt = attempt;
     limbo_purge(w);
 }
 
@@ -833,7 +808,7 @@ static void peer_lost(net_world *w, int host)
         w->back_refused[host] = 0;
     }
     for (net_node *n = w->nodes; n; n = n->next) {
-        if (!n->b.d.dead && !n->b.tm)
+        if (!n->b.d.dead && !n->b.tm && ck_bnode_talk_forget(&n->b, host))
             ck_drive_post(&n->b.d, CK_DMSG_PEER_LOST, (uint64_t)(host | flags), 0, NULL, 0);
     }
 }
@@ -864,7 +839,7 @@ static int host_of(void *ctx, uint32_t ep)
 
 static ck_netframe_verdict admit(net_world *w, int peer, const ck_netframe_msg *f)
 {
-    return ck_netframe_admit(w->job->env.g, w->host, peer, host_of, w, w->newest_attempt, f);
+    return ck_netframe_admit(w->job->env.g, w->host, peer, host_of, w, w->routes.newest, f);
 }
 
 /* A frame from the authenticated host peer: to a node here, to limbo, or dropped. */
@@ -884,6 +859,7 @@ static void on_frame(net_world *w, int peer, const ck_netframe_msg *f)
         return;
     memcpy(msg, f->msg, f->len);
     if (v == CK_NETFRAME_DELIVER) {
+        ck_bnode_talk_mark(&d->b, peer);
         local_deliver(w, f->dst, msg, f->len);
         return;
     }
@@ -1526,7 +1502,7 @@ static int world_setup(net_world *w, int host)
 {
     ck_backend_result *r = w->r;
     w->host = host;
-    w->newest_attempt = -1;
+    ck_routes_init(&w->routes, w->job->env.g->nsubtasks);
     w->epfd = epoll_create1(EPOLL_CLOEXEC);
     if (w->epfd < 0)
         return CK_EIO;
@@ -1597,9 +1573,7 @@ static void world_free(net_world *w)
         free(it);
     }
     w->limbo_bytes = 0;
-    for (int i = 0; i < w->nroutes; i++)
-        free(w->routes[i].hosts);
-    free(w->routes);
+    ck_routes_free(&w->routes);
     if (w->out_conn)
         for (int h = 0; h <= w->ntm; h++)
             conn_free(w->out_conn[h]);
@@ -1636,8 +1610,6 @@ static void host_main(net_world *w, int host)
     w->buffered = 0;
     w->sec_logged = 0;
     w->refused = w->dropped = w->cut_off = 0;
-    w->routes = NULL;
-    w->nroutes = w->routes_cap = 0;
     for (int i = 0; i < w->nin; i++)
         close(w->in_conns[i]->fd);
     w->in_conns = NULL;

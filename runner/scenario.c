@@ -652,10 +652,6 @@ static void parse_config(ck_jin *j, const cJSON *o, ck_config *cfg)
         int id = ck_config_find(c->string);
         if (id < 0) {
             ck_jin_fail(j, "unknown configuration key (`chandy config` lists the supported keys)");
-        } else if (!strcmp(c->string, "jobmanager.execution.failover-strategy") &&
-                   cJSON_IsString(c) && !strcasecmp(c->valuestring, "region")) {
-            ck_jin_fail(j, "\"region\" (Flink's default) is not built yet: chandy restarts the "
-                           "whole job on any failure; say \"full\" or leave the key out");
         } else if (cfg->set[id]) {
             const char *old = ck_config_deprecated_name((ck_cfg_id)id);
             if (old)

@@ -63,6 +63,7 @@
 #include "drive.h"
 #include "faultplan.h"
 #include "netframe.h"
+#include "routes.h"
 #include "sgshim.h"
 #include "simgrid.h"
 #include "simplatform.h"
@@ -139,8 +140,6 @@ typedef struct sim_node {
     int host_index;   /* task manager index, -1 for others */
     int net_host;     /* host in the network: task managers 0..ntm-1, jm ntm */
     sg_host_t host;
-    uint8_t *talked;  /* bit per network host it exchanged frames with */
-    uint32_t talked_len;
     int on_host;      /* on its host's list of nodes to drive */
     struct sim_node *host_next; /* the nodes of its host, in the order its passes step them */
     struct sim_node *all_next;  /* every node ever made, for teardown */
@@ -180,9 +179,8 @@ struct ck_sim {
     ck_plan plan;
     sg_sem_t heal;       /* released once per waiter when a cut heals */
     int heal_waiters;
-    /* the placement of the latest attempt, for endpoints not deployed yet */
-    uint32_t routes_attempt;
-    uint16_t *routes;
+    /* where each attempt's subtasks run, for endpoints not deployed yet */
+    ck_routes routes;
     /* the fault injector's state: freed after the simulation, because the
      * injector is a daemon that the end of the job may kill while it sleeps */
     struct injector *injector;
@@ -449,29 +447,8 @@ static void post(sim_node *n, int kind, uint64_t token, int status, uint8_t *dat
 /* Node n exchanged frames with network host h (it hears when h is lost). */
 static void talk_mark(sim_node *n, int h)
 {
-    if (h < 0 || h == n->net_host)
-        return;
-    uint32_t byte = (uint32_t)h / 8;
-    if (byte >= n->talked_len) {
-        uint32_t len = CK_MAX(byte + 1, n->talked_len * 2);
-        uint8_t *t = realloc(n->talked, len);
-        if (!t)
-            return;
-        memset(t + n->talked_len, 0, len - n->talked_len);
-        n->talked = t;
-        n->talked_len = len;
-    }
-    n->talked[byte] |= (uint8_t)(1u << (h % 8));
-}
-
-/* Whether n talked with h; forgets it (the connection is gone). */
-static int talk_forget(sim_node *n, int h)
-{
-    uint32_t byte = (uint32_t)h / 8;
-    if (h < 0 || byte >= n->talked_len || !(n->talked[byte] & (1u << (h % 8))))
-        return 0;
-    n->talked[byte] &= (uint8_t)~(1u << (h % 8));
-    return 1;
+    if (h != n->net_host)
+        ck_bnode_talk_mark(&n->b, h);
 }
 
 /*
@@ -535,11 +512,8 @@ static int ep_host(const sim_world *w, uint32_t ep)
         return w->ntm;
     if (ep >= CK_EP_TM0 && ep < CK_EP_TM0 + (uint32_t)w->ntm)
         return (int)(ep - CK_EP_TM0);
-    if (w->routes && w->env && ep >= CK_EP_TASK0) {
-        uint32_t nsub = w->env->g->nsubtasks, k = ep - CK_EP_TASK0;
-        if (k / nsub == w->routes_attempt)
-            return w->routes[k % nsub];
-    }
+    if (w->env)
+        return ck_routes_host(&w->routes, w->env->g, ep);
     return -1;
 }
 
@@ -1253,22 +1227,14 @@ static void sim_wake(ck_bnode *b)
 
 static int sim_deploy(ck_bnode *b, uint32_t attempt, uint32_t global,
                       const ck_restore_point *from);
-static void sim_undeploy(ck_bnode *b, uint32_t attempt);
+static void sim_undeploy(ck_bnode *b, uint32_t attempt, uint32_t global);
 
 static void sim_set_routes(ck_bnode *b, uint32_t attempt, uint32_t n, const uint16_t *hosts)
 {
     /* Mailboxes are found by endpoint; the placement only tells network
      * faults where subtasks not deployed yet will be. */
     sim_world *w = ((sim_node *)b)->w;
-    if (w->routes && w->routes_attempt >= attempt)
-        return;
-    uint16_t *r = malloc((size_t)n * sizeof(*r) + 1);
-    if (!r)
-        return;
-    memcpy(r, hosts, (size_t)n * sizeof(*r));
-    free(w->routes);
-    w->routes = r;
-    w->routes_attempt = attempt;
+    ck_routes_set(&w->routes, attempt, n, hosts);
 }
 
 /* What differs from the socket backend (bnode.h): SimGrid's clock, the
@@ -1617,7 +1583,6 @@ void ck_sim_del(ck_sim *w)
     while (n) {
         sim_node *next = n->all_next;
         ck_bnode_clear(&n->b);
-        free(n->talked);
         free(n);
         n = next;
     }
@@ -1656,7 +1621,7 @@ void ck_sim_del(ck_sim *w)
         sg_sem_destroy(w->inj_wake);
     if (w->wake)
         sg_sem_destroy(w->wake);
-    free(w->routes);
+    ck_routes_free(&w->routes);
     if (w->heal)
         sg_sem_destroy(w->heal);
     /* Transfers the simulation left undelivered outlive the world: SimGrid
@@ -1707,12 +1672,11 @@ static void node_stop(sim_node *n)
     wake(n); /* its host's next pass drops it */
 }
 
-static void sim_undeploy(ck_bnode *b, uint32_t attempt)
+static void sim_undeploy(ck_bnode *b, uint32_t attempt, uint32_t global)
 {
     sim_node *tmn = (sim_node *)b;
     for (sim_node *n = tmn->w->all; n; n = n->all_next)
-        if (n->b.is_task && !n->b.d.dead && (n->b.attempt == attempt || attempt == CK_ATTEMPT_ALL) &&
-            n->host_index == tmn->host_index) {
+        if (ck_bnode_undeploys(&n->b, attempt, global) && n->host_index == tmn->host_index) {
             ck_task_cancel(n->b.task);
             node_stop(n);
         }
@@ -1739,7 +1703,7 @@ static int start_tm(sim_world *w, int h)
 static void tell_peers_lost(sim_world *w, int h, int flags)
 {
     for (sim_node *n = w->all; n; n = n->all_next) {
-        if (!n->b.d.dead && talk_forget(n, h))
+        if (!n->b.d.dead && ck_bnode_talk_forget(&n->b, h))
             post(n, CK_DMSG_PEER_LOST, (uint64_t)(h | flags), 0, NULL, 0);
     }
 }
@@ -2082,6 +2046,7 @@ static int sim_run(const ck_backend_job *job, ck_backend_result *r, char *err, s
         return CK_EIO;
     }
     w->env = &job->env;
+    ck_routes_init(&w->routes, job->env.g->nsubtasks);
     w->cfg = job->env.cfg;
     w->ntm = job->ntm;
     w->tm_hosts = calloc((size_t)w->ntm, sizeof(sg_host_t));

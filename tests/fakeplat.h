@@ -28,7 +28,8 @@ typedef struct fake_world {
     uint8_t *out;
     size_t out_len;
     int logs;
-    int routes_set, deploys; /* set_routes and deploy calls */
+    int routes_set, deploys, undeploys; /* set_routes, deploy and undeploy calls */
+    uint32_t undeployed[2];             /* the last undeploy's attempt and subtask */
 } fake_world;
 
 typedef struct fake_plat {
@@ -133,6 +134,14 @@ static int fake_deploy(ck_platform *p, uint32_t attempt, uint32_t global,
     return 0;
 }
 
+static void fake_undeploy(ck_platform *p, uint32_t attempt, uint32_t global)
+{
+    fake_world *w = ((fake_plat *)p)->w;
+    w->undeploys++;
+    w->undeployed[0] = attempt;
+    w->undeployed[1] = global;
+}
+
 static const ck_platform_ops fake_ops = {
     .now = fake_now,
     .send = fake_send,
@@ -147,6 +156,7 @@ static const ck_platform_ops fake_ops = {
     .output_abort = fake_commit,
     .set_routes = fake_set_routes,
     .deploy = fake_deploy,
+    .undeploy = fake_undeploy,
     .log = fake_log,
 };
 

@@ -173,26 +173,36 @@ static void test_restart_exponential_delay(void **state)
 /* Extra settings of the sinks (a test may make one slow). */
 static const char *windows_sink = "", *counts_sink = "";
 
+/* A test's own job and slots per task manager instead (NULL: the job above). */
+static const char *other_job;
+static int other_slots;
+
 static const char *scenario(char *buf, size_t len, const char *name, int seed, const char *mode,
                             int taskmanagers, const char *config, const char *events)
 {
+    char job[1024];
+    if (other_job)
+        snprintf(job, sizeof(job), "%s", other_job);
+    else
+        snprintf(job, sizeof(job),
+                 "   {\"name\": \"source\", \"type\": \"source\", \"parallelism\": 2,\n"
+                 "    \"out_of_orderness\": \"100 ms\"},\n"
+                 "   {\"name\": \"some\", \"type\": \"filter\", \"keep\": 0.9, \"parallelism\": 2},\n"
+                 "   {\"name\": \"count\", \"type\": \"aggregate\", \"fn\": \"count\", \"parallelism\": 2,\n"
+                 "    \"cpu_per_record\": \"50kf\"},\n"
+                 "   {\"name\": \"counts\", \"type\": \"sink\", \"parallelism\": 2%s},\n"
+                 "   {\"name\": \"per-200ms\", \"type\": \"window\", \"input\": \"some\",\n"
+                 "    \"size\": \"200 ms\", \"fn\": \"count\", \"parallelism\": 2},\n"
+                 "   {\"name\": \"windows\", \"type\": \"sink\", \"parallelism\": 2%s}",
+                 counts_sink, windows_sink);
     snprintf(buf, len,
              "{\"name\": \"%s\", \"seed\": %d,\n"
              " \"cluster\": {\"taskmanagers\": %d, \"cores\": 2, \"store\": {\"bandwidth\": \"1MBps\"}},\n"
              " \"workload\": {\"duration\": \"3 s\", \"rate\": 3000, \"partitions\": 4,\n"
              "   \"keys\": 20000, \"distribution\": \"uniform\", \"record_bytes\": 80,\n"
              "   \"disorder\": \"50 ms\"},\n"
-             " \"job\": {\"operators\": [\n"
-             "   {\"name\": \"source\", \"type\": \"source\", \"parallelism\": 2,\n"
-             "    \"out_of_orderness\": \"100 ms\"},\n"
-             "   {\"name\": \"some\", \"type\": \"filter\", \"keep\": 0.9, \"parallelism\": 2},\n"
-             "   {\"name\": \"count\", \"type\": \"aggregate\", \"fn\": \"count\", \"parallelism\": 2,\n"
-             "    \"cpu_per_record\": \"50kf\"},\n"
-             "   {\"name\": \"counts\", \"type\": \"sink\", \"parallelism\": 2%s},\n"
-             "   {\"name\": \"per-200ms\", \"type\": \"window\", \"input\": \"some\",\n"
-             "    \"size\": \"200 ms\", \"fn\": \"count\", \"parallelism\": 2},\n"
-             "   {\"name\": \"windows\", \"type\": \"sink\", \"parallelism\": 2%s}]},\n"
-             " \"config\": {\"taskmanager.numberOfTaskSlots\": 1,\n"
+             " \"job\": {\"operators\": [\n%s]},\n"
+             " \"config\": {\"taskmanager.numberOfTaskSlots\": %d,\n"
              "   \"execution.buffer-timeout\": \"20 ms\",\n"
              "   \"execution.checkpointing.interval\": \"500 ms\",\n"
              "   \"execution.checkpointing.mode\": \"%s\",\n"
@@ -200,7 +210,7 @@ static const char *scenario(char *buf, size_t len, const char *name, int seed, c
              "   \"restart-strategy.fixed-delay.attempts\": 10,\n"
              "   \"restart-strategy.fixed-delay.delay\": \"100 ms\"%s},\n"
              " \"events\": [%s]}\n",
-             name, seed, taskmanagers, counts_sink, windows_sink, mode, config, events);
+             name, seed, taskmanagers, job, other_job ? other_slots : 1, mode, config, events);
     return buf;
 }
 
@@ -298,11 +308,26 @@ static cJSON *fault_run(const char *name, int seed, int exactly_once, int taskma
     cJSON_ArrayForEach(r, recs) {
         double f = num(r, "failure_s", NULL), d = num(r, "detected_s", NULL);
         assert_true(f <= d);
-        /* Failover is full: every subtask restarted, listed in order. */
-        const cJSON *rsubs = item(r, "restarted_subtasks");
-        assert_int_equal(cJSON_GetArraySize(rsubs), cJSON_GetArraySize(item(run, "tasks")));
-        for (int k = 0; k < cJSON_GetArraySize(rsubs); k++)
-            assert_true(cJSON_GetArrayItem(rsubs, k)->valuedouble == k);
+        /* What restarted is whole pipelined regions, listed in order (a
+         * job with a keyBy is one region: every subtask). */
+        const cJSON *rsubs = item(r, "restarted_subtasks"), *tasks = item(run, "tasks");
+        int ntasks = cJSON_GetArraySize(tasks), in[256] = {0}, region_in[256];
+        assert_true(ntasks <= 256 && cJSON_GetArraySize(rsubs) >= 1);
+        for (int k = 0; k < cJSON_GetArraySize(rsubs); k++) {
+            int g = (int)cJSON_GetArrayItem(rsubs, k)->valuedouble;
+            assert_true(g >= 0 && g < ntasks && !in[g]);
+            assert_true(k == 0 || g > (int)cJSON_GetArrayItem(rsubs, k - 1)->valuedouble);
+            in[g] = 1;
+        }
+        for (int k = 0; k < 256; k++)
+            region_in[k] = -1;
+        for (int g = 0; g < ntasks; g++) {
+            int reg = (int)num(cJSON_GetArrayItem(tasks, g), "region", NULL);
+            assert_true(reg >= 0 && reg < 256);
+            if (region_in[reg] < 0)
+                region_in[reg] = in[g];
+            assert_int_equal(region_in[reg], in[g]);
+        }
         if (is_null(r, "restarted_s"))
             continue;
         double rs = num(r, "restarted_s", NULL);
@@ -485,6 +510,90 @@ static void test_crash_sockets(void **state)
 
 /* Without restarts, a crash fails the job: exit status 1, and run.json
  * says why. */
+/* source -> parse -> sink, forward only and not chained, parallelism 4
+ * on task managers of 2 slots: four pipelined regions (one per subtask
+ * index), tm0 running indices 0 and 1, tm1 indices 2 and 3. */
+static const char *const forward_job =
+    "   {\"name\": \"source\", \"type\": \"source\", \"parallelism\": 4,\n"
+    "    \"out_of_orderness\": \"100 ms\"},\n"
+    "   {\"name\": \"parse\", \"type\": \"map\", \"fn\": \"drop_payload\", \"parallelism\": 4,\n"
+    "    \"cpu_per_record\": \"50kf\"},\n"
+    "   {\"name\": \"clean\", \"type\": \"sink\", \"parallelism\": 4}";
+
+static void region_run(const char *backend, int seeds)
+{
+    other_job = forward_job;
+    other_slots = 2;
+    for (int seed = 1; seed <= seeds; seed++) {
+        char name[64], ev[256];
+        snprintf(name, sizeof(name), "region-%s-%d", backend, seed);
+        int at = 600 + (seed * 97) % 1800, host = seed % 2;
+        snprintf(ev, sizeof(ev),
+                 "{\"at\": \"%d ms\", \"action\": \"crash\", \"host\": \"tm%d\","
+                 " \"restart_after\": \"1 s\"}",
+                 at, host);
+        cJSON *run = fault_run(name, seed, 1, 3, ", \"pipeline.operator-chaining.enabled\": false",
+                               ev, backend, 1);
+        assert_int_equal((int)num(item(run, "job"), "pipelined_regions", NULL), 4);
+        const cJSON *recs = item(run, "recoveries");
+        assert_int_equal(cJSON_GetArraySize(recs), 1);
+        const cJSON *r = cJSON_GetArrayItem(recs, 0);
+        /* Only the crashed task manager's two regions restarted: subtask
+         * indices 2h and 2h+1 of each of the three vertices. */
+        const cJSON *rsubs = item(r, "restarted_subtasks");
+        assert_int_equal(cJSON_GetArraySize(rsubs), 6);
+        for (int k = 0; k < 6; k++)
+            assert_int_equal((int)cJSON_GetArrayItem(rsubs, k)->valuedouble,
+                             (k / 2) * 4 + 2 * host + k % 2);
+        /* ...restoring a checkpoint once there is one (the first completes
+         * within about 500 ms). */
+        if (at > 800)
+            assert_true(restored_checkpoint(run) >= 1);
+        cJSON_Delete(run);
+    }
+    other_job = NULL;
+}
+
+/* Region failover (Flink's default) on a job of four regions, the crash
+ * at a time the seed chooses: exactly once over 20 seeds. */
+static void test_region_failover(void **state)
+{
+    (void)state;
+    region_run("simgrid", SEEDS);
+}
+
+static void test_region_failover_sockets(void **state)
+{
+    (void)state;
+    region_run("sockets", 1);
+}
+
+/* A second task manager crashes while the first one's regions wait for
+ * their restart: the failure joins the pending restart, which now covers
+ * every region and so becomes a full one (one recovery), deployed once
+ * enough task managers are back. */
+static void test_region_failure_joins_pending_restart(void **state)
+{
+    (void)state;
+    other_job = forward_job;
+    other_slots = 2;
+    const char *ev = "{\"at\": \"1200 ms\", \"action\": \"crash\", \"host\": \"tm0\","
+                     " \"restart_after\": \"1 s\"},"
+                     "{\"at\": \"1250 ms\", \"action\": \"crash\", \"host\": \"tm1\","
+                     " \"restart_after\": \"1 s\"}";
+    cJSON *run = fault_run("region-joins", 7, 1, 3,
+                           ", \"pipeline.operator-chaining.enabled\": false", ev, "simgrid", 1);
+    const cJSON *recs = item(run, "recoveries");
+    assert_int_equal(cJSON_GetArraySize(recs), 1);
+    const cJSON *r = cJSON_GetArrayItem(recs, 0);
+    assert_int_equal(cJSON_GetArraySize(item(r, "restarted_subtasks")), 12);
+    /* One task manager is left until tm0 is back at 2.2 s: the job needs two. */
+    assert_true(num(r, "restarted_s", NULL) >= 2.2);
+    assert_true(restored_checkpoint(run) >= 1);
+    cJSON_Delete(run);
+    other_job = NULL;
+}
+
 static void test_no_restart_fails_the_job(void **state)
 {
     (void)state;
@@ -1082,6 +1191,9 @@ int main(void)
         cmocka_unit_test(test_crash_during_recovery_exactly_once),
         cmocka_unit_test(test_crash_during_recovery_at_least_once),
         cmocka_unit_test(test_crash_sockets),
+        cmocka_unit_test(test_region_failover),
+        cmocka_unit_test(test_region_failover_sockets),
+        cmocka_unit_test(test_region_failure_joins_pending_restart),
         cmocka_unit_test(test_no_restart_fails_the_job),
         cmocka_unit_test_teardown(test_crash_after_some_ended, reset_sinks),
         cmocka_unit_test(test_checkpoints_after_tasks_finish),

@@ -187,9 +187,9 @@ static void test_deploy_names_known_hosts(void **state)
         mine += hosts[i] == 1;
     }
     for (int bad = 0; bad <= 2; bad++) {
-        /* 0: every host known; 1: host 2 of 2; 2: host 65535. */
+        /* 0: every host known; 1: host 2 of 2; 2: host 65534. */
         if (bad)
-            hosts[g.nsubtasks - 1] = bad == 1 ? 2 : 0xffff;
+            hosts[g.nsubtasks - 1] = bad == 1 ? 2 : 0xfffe;
         size_t blen, len;
         uint8_t *body = ck_tm_deploy_body(1, NULL, g.nsubtasks, hosts, &blen);
         assert_non_null(body);
@@ -205,6 +205,47 @@ static void test_deploy_names_known_hosts(void **state)
         } else {
             assert_int_equal(w.routes_set, routes);
             assert_int_equal(w.deploys, deploys);
+            assert_int_equal(w.logs, logs + 1);
+        }
+    }
+    /* A region restart's deployment names no host for the subtasks it
+     * leaves alone (CK_HOST_NONE): only the others start. */
+    int now_mine = 0;
+    for (uint32_t i = 0; i < g.nsubtasks; i++) {
+        hosts[i] = i % 3 == 0 ? CK_HOST_NONE : (uint16_t)(i % 2);
+        now_mine += hosts[i] == 1;
+    }
+    assert_true(g.nsubtasks > 3 && now_mine < mine); /* subtask 3 is left out */
+    int routes = w.routes_set, deploys = w.deploys, logs = w.logs;
+    size_t blen, len;
+    uint8_t *body = ck_tm_deploy_body(2, NULL, g.nsubtasks, hosts, &blen);
+    uint8_t *m = ck_wire_msg(CK_MSG_DEPLOY, CK_EP_JM, CK_EP_TM0 + 1, 2, body, blen, &len);
+    free(body);
+    assert_int_equal(n.ops->on_message(n.self, m, len), 0);
+    assert_int_equal(w.routes_set, routes + 1);
+    assert_int_equal(w.deploys, deploys + now_mine);
+    assert_int_equal(w.logs, logs);
+    /* CANCEL names attempt and subtask pairs; a body of another length is
+     * refused without stopping anything. */
+    uint8_t cancel[4 + 16];
+    ck_put_u32(cancel, 2);
+    ck_put_u32(cancel + 4, 1);
+    ck_put_u32(cancel + 8, 3);
+    ck_put_u32(cancel + 12, 2);
+    ck_put_u32(cancel + 16, 0);
+    const size_t lens[] = {20, 16, 12, 4, 0};
+    for (size_t k = 0; k < sizeof(lens) / sizeof(lens[0]); k++) {
+        int undeploys = w.undeploys;
+        logs = w.logs;
+        m = ck_wire_msg(CK_MSG_CANCEL, CK_EP_JM, CK_EP_TM0 + 1, 2, cancel, lens[k], &len);
+        assert_int_equal(n.ops->on_message(n.self, m, len), 0);
+        if (lens[k] == sizeof(cancel)) {
+            assert_int_equal(w.undeploys, undeploys + 2);
+            assert_int_equal(w.undeployed[0], 2);
+            assert_int_equal(w.undeployed[1], 0);
+            assert_int_equal(w.logs, logs);
+        } else {
+            assert_int_equal(w.undeploys, undeploys);
             assert_int_equal(w.logs, logs + 1);
         }
     }

@@ -154,9 +154,9 @@ static int fuzz_deploy(ck_platform *p, uint32_t attempt, uint32_t global,
     return CK_OK; /* a task manager's deployment: nothing runs here */
 }
 
-static void fuzz_undeploy(ck_platform *p, uint32_t attempt)
+static void fuzz_undeploy(ck_platform *p, uint32_t attempt, uint32_t global)
 {
-    (void)p, (void)attempt;
+    (void)p, (void)attempt, (void)global;
 }
 
 static inline const ck_platform_ops *fuzz_ops(void)

@@ -171,9 +171,11 @@ static void wire_tm(const ck_graph *g)
     uint8_t *d = ck_tm_deploy_body(0, NULL, g->nsubtasks, hosts, &len);
     frame(&b, CK_MSG_DEPLOY, CK_EP_JM, CK_EP_TM0, 0, 0, 0, 0, d, len);
     free(d);
-    uint8_t cancel[4];
-    ck_put_u32(cancel, 0);
-    frame(&b, CK_MSG_CANCEL, CK_EP_JM, CK_EP_TM0, 0, 0, 0, 0, cancel, 4);
+    uint8_t cancel[12];
+    ck_put_u32(cancel, 1);
+    ck_put_u32(cancel + 4, 0);
+    ck_put_u32(cancel + 8, 0);
+    frame(&b, CK_MSG_CANCEL, CK_EP_JM, CK_EP_TM0, 0, 0, 0, 0, cancel, sizeof(cancel));
     ck_restore_point from = {.id = 3, .flags = 0};
     snprintf(from.dir, sizeof(from.dir), "checkpoints/fuzzjob/chk-3/");
     d = ck_tm_deploy_body(1, &from, g->nsubtasks, hosts, &len);

@@ -1,0 +1,46 @@
+/*
+ * routes.h - where the subtasks of each attempt run: a host index per
+ * global subtask, one table per attempt that the job manager deployed
+ * (platform.h set_routes). Both backends route a message to a subtask
+ * that is not deployed yet (or was not deployed here) by it.
+ *
+ * With region failover several attempts run at once: the regions that
+ * did not fail keep theirs, and a restarted region's attempt deploys only
+ * its own subtasks (CK_HOST_NONE for the others). So there is a table per
+ * attempt, not one for the latest.
+ *
+ * Invariants: an attempt's table is set once (a second set_routes for it
+ * changes nothing); `newest` is the greatest attempt set, -1 before any.
+ */
+#ifndef CK_ROUTES_H
+#define CK_ROUTES_H
+
+#include <stdint.h>
+
+#include "graph.h"
+#include "platform.h"
+
+typedef struct ck_route {
+    uint32_t attempt;
+    uint16_t *hosts; /* per global subtask, CK_HOST_NONE: not in the attempt */
+} ck_route;
+
+typedef struct ck_routes {
+    ck_route *v;
+    int n, cap;
+    uint32_t nsubtasks;
+    int64_t newest;
+} ck_routes;
+
+void ck_routes_init(ck_routes *rt, uint32_t nsubtasks);
+void ck_routes_free(ck_routes *rt);
+
+/* Records attempt's table (hosts: n = nsubtasks entries). 0, CK_EINVAL
+ * (another length) or CK_ENOMEM. */
+int ck_routes_set(ck_routes *rt, uint32_t attempt, uint32_t n, const uint16_t *hosts);
+
+/* The host of subtask endpoint ep, or -1: not a subtask's endpoint, its
+ * attempt not routed, or the attempt does not deploy it. */
+int ck_routes_host(const ck_routes *rt, const ck_graph *g, uint32_t ep);
+
+#endif
