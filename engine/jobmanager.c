@@ -444,11 +444,15 @@ static ck_recovery *new_recovery(ck_jm *jm, const char *cause, int host, ck_time
  * the job as a whole): with region failover, every subtask of their
  * pipelined regions; otherwise, and for a global failure, every subtask.
  * A finished subtask of such a region restarts too (restored, it finishes
- * at once), as in Flink. */
+ * at once), as in Flink. A failure while a stop-with-savepoint is under
+ * way fails the job as a whole (Flink's StopWithSavepointTerminationHandler
+ * fails over globally): subtasks that stopped at the savepoint's barrier
+ * finished without ending their input, and only a restart of everything
+ * from the savepoint goes on from where they stopped. */
 static void restart_set(const ck_jm *jm, const uint8_t *failed, uint8_t *mask)
 {
     uint32_t n = jm->g->nsubtasks;
-    if (!failed || !jm->region_failover) {
+    if (!failed || !jm->region_failover || jm->stop_id) {
         memset(mask, 1, n);
         return;
     }
@@ -648,9 +652,11 @@ static void all_finished(ck_jm *jm, ck_time now)
 /* A savepoint request (the CLI, the fault timeline). */
 static void on_savepoint_request(ck_jm *jm, uint32_t stop, const uint8_t *body, size_t len)
 {
-    if (jm->state != CK_JOB_RUNNING || jm->stop_id) {
+    if (jm->state != CK_JOB_RUNNING || jm->stop_id || jm->cc.restoring) {
         ck_logf(jm->plat, CK_LOG_WARN, "savepoint refused: the job is %s",
-                jm->stop_id ? "stopping" : ck_job_state_name(jm->state));
+                jm->stop_id        ? "stopping"
+                : jm->cc.restoring ? "restarting a region"
+                                   : ck_job_state_name(jm->state));
         return;
     }
     uint64_t id = ck_cc_trigger_savepoint(&jm->cc, stop != 0);

@@ -132,8 +132,8 @@ static void default_demo_suite(void **state)
     snprintf(path, sizeof(path), "%s/demo/index.html", tmp);
     char *html = slurp(path);
     assert_non_null(html);
-    assert_int_equal(count_of(html, "<caption>Key figures</caption>"), 5);
-    assert_int_equal(count_of(html, ">correct</td>"), 10);
+    assert_int_equal(count_of(html, "<caption>Key figures</caption>"), 6);
+    assert_int_equal(count_of(html, ">correct</td>"), 12);
     assert_null(strstr(html, "WRONG"));
     free(html);
     /* What each comparison is there to show. */
@@ -160,6 +160,16 @@ static void default_demo_suite(void **state)
     cJSON_Delete(killed);
     cJSON_Delete(lost);
     cJSON_Delete(tuned);
+    /* Region failover restarts tm0's two regions of four; full failover
+     * all four, and reads more input again. */
+    cJSON *region = load_run("demo/runs/r10"), *full = load_run("demo/runs/r11");
+    const cJSON *rr = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(region, "recoveries"), 0);
+    const cJSON *rf = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(full, "recoveries"), 0);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(rr, "restarted_subtasks")), 2);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(rf, "restarted_subtasks")), 4);
+    assert_true(num(region, "records_in", NULL) < num(full, "records_in", NULL));
+    cJSON_Delete(region);
+    cJSON_Delete(full);
     /* Rendered by Chromium with nothing on the console and no request. */
     render_ok(path, "demo.png");
 }
