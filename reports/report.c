@@ -511,14 +511,15 @@ static void recovery_table(rep *R)
 {
     static const char *const head[] = {"entry",         "recovery",    "failure at (s)",
                                        "detection (s)", "restart (s)", "restore (s)",
-                                       "catch-up (s)",  "total (s)",   "from checkpoint"};
+                                       "catch-up (s)",  "total (s)",   "from checkpoint",
+                                       "restarted subtasks"};
     table t;
-    t_begin(&t, R, "Recoveries", head, 9);
+    t_begin(&t, R, "Recoveries", head, 10);
     int rows = 0;
     for (int i = 0; i < R->n; i++) {
         const entry *E = &R->e[i];
         for (int k = 0; k < max_recoveries(E); k++) {
-            char s[9][80];
+            char s[10][80];
             snprintf(s[1], sizeof(s[1]), "%d", k + 1);
             fmt_agg(s[2], sizeof(s[2]), recovery_agg(E, k, 5), "%.3f");
             for (int p = 0; p < 4; p++)
@@ -536,8 +537,21 @@ static void recovery_table(rep *R)
                 snprintf(s[8], sizeof(s[8]), "none (the start)");
             else
                 fmt_agg(s[8], sizeof(s[8]), c, "%.0f");
-            const char *cells[9] = {E->tag};
-            for (int c2 = 1; c2 < 9; c2++)
+            /* How much of the job it restarted (region failover: its
+             * failed regions), of how many subtasks. */
+            n = 0;
+            double of = 0;
+            for (int r = 0; r < E->nrf; r++) {
+                const cJSON *rv = cJSON_GetArrayItem(ck_rf_arr(ROOT(E, r), "recoveries"), k);
+                if (rv)
+                    v[n++] = cJSON_GetArraySize(ck_rf_arr(rv, "restarted_subtasks"));
+                of = num_or_nan(ROOT(E, r), "job.subtasks");
+            }
+            fmt_agg(s[9], sizeof(s[9]), agg_of(v, (size_t)n), "%.0f");
+            if (of == of && strlen(s[9]) + 24 < sizeof(s[9]))
+                snprintf(s[9] + strlen(s[9]), sizeof(s[9]) - strlen(s[9]), " of %.0f", of);
+            const char *cells[10] = {E->tag};
+            for (int c2 = 1; c2 < 10; c2++)
                 cells[c2] = s[c2];
             t_row(&t, cells);
             rows++;
@@ -1219,7 +1233,7 @@ static int write_csvs(rep *R, const char *dir, char *err, size_t errlen)
                       "async_s,bytes\n");
     ck_sb_puts(&f[3], "entry,seed,recovery,failure_s,detected_s,restarted_s,restored_s,"
                       "first_output_s,caught_up_s,recovery_s,detection_s,restart_s,restore_s,"
-                      "catch_up_s,checkpoint\n");
+                      "catch_up_s,checkpoint,restarted_subtasks\n");
     ck_sb_puts(&f[4], "entry,seed,vertex,parallelism,busy_ratio,backpressured_ratio,idle_ratio\n");
     ck_sb_puts(&f[5], "entry,seed,action,host,at_s,ended_s,restarted_s,applied\n");
     for (int i = 0; i < R->n; i++)
@@ -1275,6 +1289,7 @@ static int write_csvs(rep *R, const char *dir, char *err, size_t errlen)
                 for (int j = 0; j < 4; j++)
                     csv_num(&f[3], ph[j]);
                 csv_num(&f[3], num_or_nan(e, "checkpoint"));
+                csv_num(&f[3], cJSON_GetArraySize(ck_rf_arr(e, "restarted_subtasks")));
                 ck_sb_puts(&f[3], "\n");
             }
             cJSON_ArrayForEach(e, ck_rf_arr(o, "job.vertices"))

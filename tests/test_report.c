@@ -248,6 +248,8 @@ static void two_runs_side_by_side(void **state)
     assert_non_null(md);
     assert_non_null(strstr(md, "| restart-strategy.fixed-delay.delay | 500 ms | 200 ms |"));
     assert_non_null(strstr(md, "**Recoveries**"));
+    /* crash-recovery's job is one region: its 8 subtasks restart. */
+    assert_non_null(strstr(md, "| 5 | 8 of 8 |"));
     free(md);
 
     /* The CSV files hold the points the plots draw. */
