@@ -566,11 +566,17 @@ void ck_cc_start_attempt(ck_cc *cc, uint32_t attempt, ck_time now)
     }
 }
 
-void ck_cc_hold(ck_cc *cc, const char *reason)
+/* Aborts every pending checkpoint (not a failure). */
+static void abort_pending(ck_cc *cc, const char *reason)
 {
     for (size_t i = 0; i < cc->ncps; i++)
         if (cc->cps[i].status == CK_CP_PENDING)
             fail_cp(cc, &cc->cps[i], CK_CP_ABORTED, 0, reason);
+}
+
+void ck_cc_hold(ck_cc *cc, const char *reason)
+{
+    abort_pending(cc, reason);
     cc->restoring = 1;
 }
 
@@ -604,9 +610,7 @@ void ck_cc_release(ck_cc *cc, ck_time now)
 
 void ck_cc_abort_all(ck_cc *cc, const char *reason)
 {
-    for (size_t i = 0; i < cc->ncps; i++)
-        if (cc->cps[i].status == CK_CP_PENDING)
-            fail_cp(cc, &cc->cps[i], CK_CP_ABORTED, 0, reason);
+    abort_pending(cc, reason);
     cc->stopped = 1;
     cc->next_trigger = CK_TIME_NEVER;
 }

@@ -403,6 +403,70 @@ static void test_coordinator_lifecycle(void **state)
     fake_clear(&r.w);
 }
 
+/* A region restart: pending checkpoints abort without counting as
+ * failures, no checkpoint starts until the restarted subtasks run, the
+ * trigger then keeps the interval's grid, and every subtask is addressed
+ * at its own attempt's endpoint. */
+static void test_coordinator_region_restart(void **state)
+{
+    (void)state;
+    static cc_rig r;
+    cc_setup(&r, 100, 0, 1);
+    advance(&r, 100 * CK_NS_PER_MS);
+    assert_int_equal(r.cc.ncps, 1);
+    ack(&r, 0, 1);
+    sent(&r, CK_MSG_CP_TRIGGER, NULL);
+    /* Subtask 2 ended its input; 1 and 2 fail over as one region. */
+    ck_cc_task_ended(&r.cc, 2);
+    r.w.now = 130 * CK_NS_PER_MS;
+    ck_cc_hold(&r.cc, "a region failed over");
+    assert_int_equal(r.cc.cps[0].status, CK_CP_ABORTED);
+    assert_int_equal(r.cc.consecutive_failures, 0);
+    assert_int_equal(sent(&r, CK_MSG_CP_ABORT, NULL), 3);
+    assert_true(ck_cc_deadline(&r.cc) == CK_TIME_NEVER);
+    assert_int_equal(ck_cc_trigger_savepoint(&r.cc, 0), 0); /* refused meanwhile */
+    advance(&r, 350 * CK_NS_PER_MS);
+    assert_int_equal(r.cc.ncps, 1); /* the ticks at 200 and 300 ms are skipped */
+    uint8_t mask[3] = {0, 1, 1};
+    ck_cc_restart_subtasks(&r.cc, 4, mask);
+    assert_int_equal(r.cc.attempts[0], 0);
+    assert_int_equal(r.cc.attempts[1], 4);
+    assert_int_equal(r.cc.attempts[2], 4);
+    assert_int_equal(r.cc.ended[2], 0);
+    ck_cc_release(&r.cc, 360 * CK_NS_PER_MS);
+    assert_true(ck_cc_deadline(&r.cc) == 400 * CK_NS_PER_MS); /* the interval's grid */
+    uint32_t dst = 0;
+    advance(&r, 400 * CK_NS_PER_MS);
+    assert_int_equal(r.cc.ncps, 2);
+    assert_int_equal(sent(&r, CK_MSG_CP_TRIGGER, &dst), 1);
+    assert_int_equal(dst, ck_ep_task(&r.g, 0, 0)); /* the source kept attempt 0 */
+    for (uint32_t s = 0; s < 3; s++)
+        ack(&r, s, 2);
+    ck_cc_on_stored(&r.cc, 2, CK_OK);
+    assert_int_equal(r.cc.cps[1].status, CK_CP_COMPLETED);
+    /* COMPLETE reaches each subtask at its own attempt's endpoint. */
+    int to_new = 0, total = 0;
+    fake_msg *m;
+    while ((m = fake_pop(&r.w))) {
+        ck_wire_hdr h;
+        assert_int_equal(ck_wire_decode(m->data, m->len, &h), 0);
+        if (h.type == CK_MSG_CP_COMPLETE) {
+            uint32_t a, gl;
+            assert_true(ck_ep_task_split(&r.g, m->dst, &a, &gl));
+            assert_int_equal(a, gl == 0 ? 0 : 4);
+            assert_int_equal(h.epoch, a);
+            to_new += a == 4;
+            total++;
+        }
+        free(m->data);
+        free(m);
+    }
+    assert_int_equal(total, 3);
+    assert_int_equal(to_new, 2);
+    ck_cc_free(&r.cc);
+    fake_clear(&r.w);
+}
+
 static void test_coordinator_failures(void **state)
 {
     (void)state;
@@ -1120,6 +1184,7 @@ int main(void)
         cmocka_unit_test(test_cancel_marker_ends_alignment),
         cmocka_unit_test(test_pipelined_regions),
         cmocka_unit_test(test_coordinator_lifecycle),
+        cmocka_unit_test(test_coordinator_region_restart),
         cmocka_unit_test(test_coordinator_failures),
         cmocka_unit_test(test_coordinator_min_pause_and_finish),
         cmocka_unit_test(test_coordinator_savepoints),
