@@ -553,23 +553,20 @@ static void failover(ck_jm *jm, const char *cause, int host, const uint8_t *fail
         job_fail(jm, CK_JOBFAIL_RESTARTS_EXHAUSTED, why);
         return;
     }
-    ck_time at = now + delay;
+    /* Joined, the restart waits for the later of the two delays. */
+    ck_time at = joins ? CK_MAX(now + delay, jm->restart_at) : now + delay;
     if (all) {
         ck_cc_abort_all(&jm->cc, "the job failed over");
         jm->stop_id = 0;
         memset(jm->restarting, 0, n);
         jm->nrestarting = 0;
         jm->state = CK_JOB_RESTARTING;
-        if (joins)
-            at = CK_MAX(at, jm->restart_at);
     } else {
         ck_cc_hold(&jm->cc, "a region of the job failed over");
         memcpy(jm->restarting, mask, n);
         jm->nrestarting = 0;
         for (uint32_t i = 0; i < n; i++)
             jm->nrestarting += mask[i];
-        if (joins)
-            at = CK_MAX(at, jm->restart_at);
     }
     free(mask);
     jm->restart_at = at;
