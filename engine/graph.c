@@ -27,7 +27,69 @@ const char *ck_op_kind_name(ck_op_kind k)
 
 const char *ck_ship_name(ck_ship s)
 {
-    return s == CK_SHIP_HASH ? "hash" : "forward";
+    static const char *const names[] = {"forward", "hash", "rebalance", "rescale", "broadcast"};
+    return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "?";
+}
+
+static int pointwise(ck_ship s)
+{
+    return s == CK_SHIP_FORWARD || s == CK_SHIP_RESCALE;
+}
+
+/* The consumers producer p of a pointwise edge feeds, of S producers and
+ * T consumers (Flink's getConsumerExecutionVerticesPointwise, with its
+ * float arithmetic and its "mirror" for uneven counts). */
+static void pointwise_targets(int S, int T, int p, int *first, int *n)
+{
+    if (S == T) {
+        *first = p, *n = 1;
+    } else if (S > T) {
+        *n = 1;
+        if (S % T == 0) {
+            *first = p / (S / T);
+        } else {
+            float factor = (float)S / (float)T;
+            int mirror = S - 1 - p;
+            *first = T - 1 - (int)((float)mirror / factor);
+        }
+    } else if (T % S == 0) {
+        *first = p * (T / S), *n = T / S;
+    } else {
+        float factor = (float)T / (float)S;
+        int mirror = S - 1 - p;
+        int start = (int)((float)mirror * factor);
+        int end = mirror == S - 1 ? T : (int)((float)(mirror + 1) * factor);
+        /* targets T-1-start down to T-end */
+        *first = T - end, *n = end - start;
+    }
+}
+
+void ck_graph_edge_outputs(const ck_graph *g, const ck_edge *e, int p, int *first, int *n)
+{
+    int S = g->v[e->src_v].parallelism, T = g->v[e->dst_v].parallelism;
+    if (pointwise(e->ship))
+        pointwise_targets(S, T, p, first, n);
+    else
+        *first = 0, *n = T;
+}
+
+void ck_graph_edge_inputs(const ck_graph *g, const ck_edge *e, int c, int *first, int *n)
+{
+    int S = g->v[e->src_v].parallelism, T = g->v[e->dst_v].parallelism;
+    if (!pointwise(e->ship)) {
+        *first = 0, *n = S;
+        return;
+    }
+    *first = -1, *n = 0;
+    for (int p = 0; p < S; p++) {
+        int f, k;
+        pointwise_targets(S, T, p, &f, &k);
+        if (c >= f && c < f + k) {
+            if (*first < 0)
+                *first = p;
+            (*n)++;
+        }
+    }
 }
 
 #define FAIL(op, ...)                                                          \
@@ -190,9 +252,13 @@ int ck_graph_regions(const ck_graph *g, uint32_t *region)
         parent[i] = i;
     for (int e = 0; e < g->ne; e++) {
         const ck_vertex *u = &g->v[g->e[e].src_v], *v = &g->v[g->e[e].dst_v];
-        if (g->e[e].ship == CK_SHIP_FORWARD) {
-            for (int i = 0; i < u->parallelism && i < v->parallelism; i++)
-                uf_union(parent, u->base + (uint32_t)i, v->base + (uint32_t)i);
+        if (pointwise(g->e[e].ship)) {
+            for (int i = 0; i < u->parallelism; i++) {
+                int f, n;
+                ck_graph_edge_outputs(g, &g->e[e], i, &f, &n);
+                for (int k = 0; k < n; k++)
+                    uf_union(parent, u->base + (uint32_t)i, v->base + (uint32_t)(f + k));
+            }
         } else {
             for (int i = 0; i < u->parallelism; i++)
                 uf_union(parent, u->base, u->base + (uint32_t)i);
@@ -217,20 +283,20 @@ void ck_graph_describe(const ck_graph *g, char *buf, size_t len)
     buf[0] = 0;
     for (int i = 0; i < g->spec.nops && off < len; i++) {
         const ck_op_spec *o = &g->spec.ops[i];
-        const char *sep = "";
-        if (i > 0) {
-            if (o->input != i - 1)
-                sep = "; ";
-            else
-                sep = o->ship == CK_SHIP_HASH ? " => " : " -> ";
-        }
-        if (i > 0 && o->input != i - 1)
-            off += (size_t)snprintf(buf + off, len - off, "%s%s %s %s(%d)", sep,
-                                    g->spec.ops[o->input].name,
-                                    o->ship == CK_SHIP_HASH ? "=>" : "->", o->name,
-                                    o->parallelism);
+        /* -> forward, => hash, -rebalance-> and the like for the others */
+        char arrow[24];
+        if (o->ship == CK_SHIP_FORWARD || o->ship == CK_SHIP_HASH)
+            snprintf(arrow, sizeof(arrow), "%s", o->ship == CK_SHIP_HASH ? "=>" : "->");
         else
-            off += (size_t)snprintf(buf + off, len - off, "%s%s(%d)", sep, o->name,
+            snprintf(arrow, sizeof(arrow), "-%s->", ck_ship_name(o->ship));
+        if (o->input < 0) /* a source: a pipeline of its own begins */
+            off += (size_t)snprintf(buf + off, len - off, "%s%s(%d)", i > 0 ? "; " : "",
+                                    o->name, o->parallelism);
+        else if (o->input != i - 1)
+            off += (size_t)snprintf(buf + off, len - off, "; %s %s %s(%d)",
+                                    g->spec.ops[o->input].name, arrow, o->name, o->parallelism);
+        else
+            off += (size_t)snprintf(buf + off, len - off, " %s %s(%d)", arrow, o->name,
                                     o->parallelism);
     }
 }

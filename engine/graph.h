@@ -41,10 +41,17 @@ typedef enum ck_op_kind {
     CK_OP_SINK,
 } ck_op_kind;
 
+/* How records reach an operator (Flink's partitioners). Forward and
+ * rescale are pointwise: a producer subtask has channels to some consumer
+ * subtasks only (ck_graph_edge_outputs); the others join every pair. */
 typedef enum ck_ship {
-    CK_SHIP_FORWARD, /* subtask i feeds subtask i */
-    CK_SHIP_HASH,    /* keyBy: by key group */
+    CK_SHIP_FORWARD,   /* subtask i feeds subtask i (equal parallelism) */
+    CK_SHIP_HASH,      /* keyBy: by key group */
+    CK_SHIP_REBALANCE, /* round robin over every consumer subtask */
+    CK_SHIP_RESCALE,   /* round robin over the consumers a pointwise edge connects */
+    CK_SHIP_BROADCAST, /* every record to every consumer subtask */
 } ck_ship;
+
 
 typedef struct ck_op_spec {
     char name[CK_NAME_MAX];
@@ -130,6 +137,18 @@ int ck_graph_hosts_needed(const ck_graph *g);
  * subtask) and returns how many there are, or CK_ENOMEM.
  */
 int ck_graph_regions(const ck_graph *g, uint32_t *region);
+
+/*
+ * The channels of edge e, as Flink's EdgeManagerBuildUtil connects them:
+ * producer subtask p sends to the consumer subtasks [*first, *first + *n),
+ * consumer subtask c reads from the producer subtasks [*first, *first + *n).
+ * All-to-all edges (hash, rebalance, broadcast) connect every pair; a
+ * forward edge subtask i to subtask i; a rescale edge is pointwise: with
+ * more producers than consumers each consumer reads a run of them, with
+ * fewer each producer feeds a run of consumers (Flink's rounding).
+ */
+void ck_graph_edge_outputs(const ck_graph *g, const ck_edge *e, int p, int *first, int *n);
+void ck_graph_edge_inputs(const ck_graph *g, const ck_edge *e, int c, int *first, int *n);
 
 static inline uint32_t ck_ep_task(const ck_graph *g, uint32_t attempt, uint32_t global)
 {

@@ -104,6 +104,7 @@ typedef struct ck_rp_out {
     ck_rp rp;
     const ck_edge *edge;
     uint16_t *kg_sub; /* hash edges: subtask of each key group, precomputed */
+    int rr;           /* rebalance, rescale: the subpartition of the next record */
 } ck_rp_out;
 
 struct ck_chain {

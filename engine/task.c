@@ -206,19 +206,23 @@ ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global,
         if (!t->rps)
             goto fail;
     }
-    /* A forward edge is pointwise, as Flink's: one channel, between the
-     * subtasks of the same index. A hash edge joins every pair. */
+    /* Forward and rescale edges are pointwise, as Flink's: channels only
+     * to the subtasks the edge connects (graph.h); the others join every
+     * pair. */
     for (int i = 0; i < v->nout; i++) {
         const ck_edge *e = &g->e[v->out_edges[i]];
         const ck_vertex *dv = &g->v[e->dst_v];
-        int fwd = e->ship == CK_SHIP_FORWARD, first = fwd ? t->subtask : 0;
-        int n = fwd ? 1 : dv->parallelism;
+        int first, n;
+        ck_graph_edge_outputs(g, e, t->subtask, &first, &n);
         for (int s = 0; s < n; s++)
             eps[s] = ck_graph_endpoint(g, attempt, dv->id, first + s);
         t->rps[i].edge = e;
         if (ck_rp_init(&t->rps[i].rp, plat, (uint16_t)e->id, (uint32_t)t->subtask, n, eps, &rc))
             goto fail;
         t->rps[i].rp.first = (uint32_t)first;
+        /* Round robin starts at a channel of its own per producer (Flink's
+         * RebalancePartitioner draws it at random). */
+        t->rps[i].rr = e->ship == CK_SHIP_REBALANCE ? t->subtask % n : 0;
         t->rps[i].rp.epoch = attempt;
         t->nrps++;
         if (e->ship == CK_SHIP_HASH) {
@@ -233,8 +237,8 @@ ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global,
     if (v->in_edge >= 0) {
         const ck_edge *e = &g->e[v->in_edge];
         const ck_vertex *sv = &g->v[e->src_v];
-        int fwd = e->ship == CK_SHIP_FORWARD, first = fwd ? t->subtask : 0;
-        int n = fwd ? 1 : sv->parallelism;
+        int first, n;
+        ck_graph_edge_inputs(g, e, t->subtask, &first, &n);
         for (int s = 0; s < n; s++)
             eps[s] = ck_graph_endpoint(g, attempt, sv->id, first + s);
         if (ck_gate_init(&t->gate, plat, (uint16_t)e->id, (uint32_t)t->subtask, n, eps,

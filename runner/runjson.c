@@ -559,6 +559,7 @@ cJSON *ck_runjson_build(const ck_run *r, const ck_verdict *v)
     cJSON_AddNumberToObject(c, "lost", (double)v->lost);
     cJSON_AddNumberToObject(c, "duplicated", (double)v->duplicated);
     cJSON_AddNumberToObject(c, "unexpected", (double)v->unexpected);
+    cJSON_AddNumberToObject(c, "wrong_totals", (double)v->wrong_totals);
     cJSON_AddBoolToObject(c, "ok", v->ok);
     if (r->res.jm_ready && r->res.jm.degraded[0])
         cJSON_AddStringToObject(c, "degraded", r->res.jm.degraded);

@@ -259,7 +259,8 @@ static void parse_operator(ck_jin *j, const cJSON *o, ck_job_spec *job, int i)
         NULL};
     static const char *const types[] = {"source", "map", "filter", "aggregate", "window",
                                         "sink", NULL};
-    static const char *const ships[] = {"forward", "hash", NULL};
+    static const char *const ships[] = {"forward", "hash", "rebalance", "rescale", "broadcast",
+                                        NULL};
     static const char *const map_fns[] = {"identity", "drop_payload", "scale", NULL};
     static const char *const agg_fns[] = {"count", "sum", NULL};
     ck_op_spec *op = &job->ops[i];

@@ -276,6 +276,60 @@ static void test_pipelined_regions(void **state)
     assert_true(reg[g.v[g.op_vertex[3]].base] != reg[g.v[g.op_vertex[3]].base + 1]);
 }
 
+/* Channels of each partitioner, as Flink's EdgeManagerBuildUtil connects
+ * them (its pointwise rounding worked out by hand), and the regions they
+ * make. */
+static void test_edge_channels(void **state)
+{
+    (void)state;
+    ck_config cfg;
+    ck_config_defaults(&cfg);
+    static const struct {
+        ck_ship ship;
+        int S, T;
+        int out[4][2]; /* per producer: first consumer, how many */
+        int in[4][2];  /* per consumer: first producer, how many */
+        int regions;   /* of source(S) -ship-> map(T) -> sink(T), unchained */
+    } cases[] = {
+        {CK_SHIP_RESCALE, 4, 2, {{0, 1}, {0, 1}, {1, 1}, {1, 1}}, {{0, 2}, {2, 2}}, 2},
+        {CK_SHIP_RESCALE, 2, 4, {{0, 2}, {2, 2}}, {{0, 1}, {0, 1}, {1, 1}, {1, 1}}, 2},
+        {CK_SHIP_RESCALE, 3, 2, {{0, 1}, {1, 1}, {1, 1}}, {{0, 1}, {1, 2}}, 2},
+        {CK_SHIP_RESCALE, 2, 3, {{0, 2}, {2, 1}}, {{0, 1}, {0, 1}, {1, 1}}, 2},
+        {CK_SHIP_RESCALE, 3, 3, {{0, 1}, {1, 1}, {2, 1}}, {{0, 1}, {1, 1}, {2, 1}}, 3},
+        {CK_SHIP_REBALANCE, 2, 3, {{0, 3}, {0, 3}}, {{0, 2}, {0, 2}, {0, 2}}, 1},
+        {CK_SHIP_BROADCAST, 3, 2, {{0, 2}, {0, 2}, {0, 2}}, {{0, 3}, {0, 3}}, 1},
+    };
+    cfg.v[CK_CFG_CHAINING] = 0;
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        ck_job_spec spec = {.nops = 3};
+        spec.ops[0] = (ck_op_spec){.name = "s", .kind = CK_OP_SOURCE, .parallelism = cases[c].S,
+                                   .input = -1};
+        spec.ops[1] = (ck_op_spec){.name = "m", .kind = CK_OP_MAP, .parallelism = cases[c].T,
+                                   .input = 0, .ship = cases[c].ship};
+        spec.ops[2] = (ck_op_spec){.name = "o", .kind = CK_OP_SINK, .parallelism = cases[c].T,
+                                   .input = 1};
+        static ck_graph g;
+        int bad;
+        char e[200];
+        assert_int_equal(ck_graph_build(&g, &spec, &cfg, &bad, e, sizeof(e)), 0);
+        const ck_edge *edge = &g.e[0];
+        for (int p = 0; p < cases[c].S; p++) {
+            int f, n;
+            ck_graph_edge_outputs(&g, edge, p, &f, &n);
+            assert_int_equal(f, cases[c].out[p][0]);
+            assert_int_equal(n, cases[c].out[p][1]);
+        }
+        for (int q = 0; q < cases[c].T; q++) {
+            int f, n;
+            ck_graph_edge_inputs(&g, edge, q, &f, &n);
+            assert_int_equal(f, cases[c].in[q][0]);
+            assert_int_equal(n, cases[c].in[q][1]);
+        }
+        uint32_t reg[16];
+        assert_int_equal(ck_graph_regions(&g, reg), cases[c].regions);
+    }
+}
+
 /* ---- the coordinator --------------------------------------------------------- */
 
 typedef struct cc_rig {
@@ -1184,6 +1238,7 @@ int main(void)
         cmocka_unit_test(test_cancel_marker_ends_alignment),
         cmocka_unit_test(test_pipelined_regions),
         cmocka_unit_test(test_coordinator_lifecycle),
+        cmocka_unit_test(test_edge_channels),
         cmocka_unit_test(test_coordinator_region_restart),
         cmocka_unit_test(test_coordinator_failures),
         cmocka_unit_test(test_coordinator_min_pause_and_finish),

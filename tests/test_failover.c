@@ -653,6 +653,50 @@ static void test_region_crash_while_stopping(void **state)
     other_job = NULL;
 }
 
+/* Every partitioner in one job: a running count behind a rebalance and a
+ * rescale, and a broadcast to a sink. */
+static const char *const partitioners_job =
+    "   {\"name\": \"source\", \"type\": \"source\", \"parallelism\": 2,\n"
+    "    \"out_of_orderness\": \"100 ms\"},\n"
+    "   {\"name\": \"spread\", \"type\": \"map\", \"fn\": \"drop_payload\",\n"
+    "    \"partition\": \"rebalance\", \"parallelism\": 3},\n"
+    "   {\"name\": \"narrow\", \"type\": \"filter\", \"keep\": 0.9, \"partition\": \"rescale\",\n"
+    "    \"parallelism\": 2},\n"
+    "   {\"name\": \"count\", \"type\": \"aggregate\", \"fn\": \"count\", \"parallelism\": 2,\n"
+    "    \"cpu_per_record\": \"50kf\"},\n"
+    "   {\"name\": \"counts\", \"type\": \"sink\", \"parallelism\": 2},\n"
+    "   {\"name\": \"everywhere\", \"type\": \"map\", \"input\": \"source\",\n"
+    "    \"partition\": \"broadcast\", \"parallelism\": 2},\n"
+    "   {\"name\": \"copies\", \"type\": \"sink\", \"parallelism\": 2}";
+
+/* Rebalance, rescale and broadcast through a crash at a time the seed
+ * chooses: the output stays exactly once (at least once in that mode),
+ * the broadcast's copies and the reordered running counts included. */
+static void test_partitioners_crash(void **state)
+{
+    (void)state;
+    other_job = partitioners_job;
+    other_slots = 2;
+    for (int seed = 1; seed <= 8; seed++) {
+        char name[64], ev[256];
+        int eo = seed != 8;
+        snprintf(name, sizeof(name), "partitioners-%d", seed);
+        int at = 600 + (seed * 211) % 1800;
+        snprintf(ev, sizeof(ev),
+                 "{\"at\": \"%d ms\", \"action\": \"crash\", \"host\": \"tm%d\","
+                 " \"restart_after\": \"1 s\"}",
+                 at, seed % 2);
+        cJSON *run = fault_run(name, seed, eo, 3, "", ev, "simgrid", 1);
+        /* 9 000 records read: the broadcast doubles them at its sink. */
+        const cJSON *c = item(run, "correctness");
+        assert_true(num(c, "expected", NULL) > 2 * 9000 * 0.99);
+        assert_true(num(c, "wrong_totals", NULL) == 0);
+        assert_int_equal((int)num(item(run, "job"), "pipelined_regions", NULL), 1);
+        cJSON_Delete(run);
+    }
+    other_job = NULL;
+}
+
 static void test_no_restart_fails_the_job(void **state)
 {
     (void)state;
@@ -1254,6 +1298,7 @@ int main(void)
         cmocka_unit_test_teardown(test_region_failover_sockets, reset_job),
         cmocka_unit_test_teardown(test_region_failure_joins_pending_restart, reset_job),
         cmocka_unit_test_teardown(test_region_crash_while_stopping, reset_job),
+        cmocka_unit_test_teardown(test_partitioners_crash, reset_job),
         cmocka_unit_test(test_no_restart_fails_the_job),
         cmocka_unit_test_teardown(test_crash_after_some_ended, reset_sinks),
         cmocka_unit_test(test_checkpoints_after_tasks_finish),

@@ -34,8 +34,17 @@ typedef struct tuple {
     uint64_t prov; /* provenance (element.h) */
     uint32_t key;  /* key id in the workload */
     uint16_t op;
-    uint16_t grouped; /* at least once after an aggregate or window: value at least */
+    uint16_t grouped; /* GROUPED_*: how its value is compared */
 } tuple;
+
+/* How a sink's output values are compared (tuple.grouped). */
+enum {
+    GROUPED_NO = 0,        /* the value is part of the identity */
+    GROUPED_AT_LEAST = 1,  /* at least once after an aggregate or window: value at least */
+    GROUPED_UNORDERED = 2, /* a running aggregate behind an edge that reorders a key's
+                            * records: each value depends on arrival order; only the
+                            * key's final value is checked (ref.final) */
+};
 
 typedef struct tvec {
     tuple *t;
@@ -66,7 +75,7 @@ static int tvec_push(tvec *a, int op, int grouped, uint32_t key, int64_t ts, int
     tuple *t = &a->t[a->n++];
     t->key = key;
     t->op = (uint16_t)op;
-    t->grouped = grouped != 0;
+    t->grouped = (uint16_t)grouped;
     t->ts = ts;
     t->value = value;
     t->prov = prov;
@@ -214,7 +223,9 @@ typedef struct ref {
     int64_t *agg[CK_MAX_OPS]; /* per aggregate op: accumulator per key id */
     wtable win[CK_MAX_OPS];   /* per window op */
     tvec expected;
-    int grouped[CK_MAX_OPS]; /* per sink: outputs compared by value at least */
+    int grouped[CK_MAX_OPS]; /* per sink: GROUPED_* */
+    int64_t *final[CK_MAX_OPS]; /* per GROUPED_UNORDERED sink: the last value per key id... */
+    uint8_t *has[CK_MAX_OPS];   /* ...when it had one: 1; 2 once an output carried it */
     int err;
 } ref;
 
@@ -276,8 +287,12 @@ static void ref_emit(ref *R, int opi, rrec r)
 {
     const ck_job_spec *s = &R->g->spec;
     for (int d = opi + 1; d < s->nops && !R->err; d++)
-        if (s->ops[d].input == opi)
-            ref_process(R, d, r);
+        if (s->ops[d].input == opi) {
+            /* A broadcast edge hands every consumer subtask a copy. */
+            int copies = s->ops[d].ship == CK_SHIP_BROADCAST ? s->ops[d].parallelism : 1;
+            for (int c = 0; c < copies && !R->err; c++)
+                ref_process(R, d, r);
+        }
 }
 
 static void ref_process(ref *R, int opi, rrec r)
@@ -318,6 +333,12 @@ static void ref_process(ref *R, int opi, rrec r)
     case CK_OP_SINK: {
         if (tvec_push(&R->expected, opi, R->grouped[opi], r.key, r.ts, r.value, r.prov))
             R->err = CK_ENOMEM;
+        /* Running values after a reordering edge: the last one of a key is
+         * the same in any order (counts and sums commute). */
+        if (R->final[opi] && r.prov != CK_PROV_WINDOW) {
+            R->final[opi][r.key] = r.value;
+            R->has[opi][r.key] = 1;
+        }
         break;
     }
     }
@@ -384,6 +405,8 @@ static void ref_free(ref *R)
     for (int i = 0; i < CK_MAX_OPS; i++) {
         free(R->agg[i]);
         free(R->win[i].e);
+        free(R->final[i]);
+        free(R->has[i]);
     }
     free(R->expected.t);
 }
@@ -393,6 +416,29 @@ static void ref_free(ref *R)
 const char *ck_guarantee_name(ck_guarantee g)
 {
     return g == CK_EXACTLY_ONCE ? "exactly-once" : "at-least-once";
+}
+
+/* True when a running aggregate on sink's input path has, upstream of it,
+ * an edge that may reorder a key's records: rebalance, broadcast (the
+ * copies of several producers interleave), or rescale to more consumers
+ * than producers (round robin). Forward, hash and rescale to fewer keep a
+ * key's records, which come from one source partition, in order. */
+static int unordered(const ck_graph *g, int sink)
+{
+    const ck_job_spec *s = &g->spec;
+    int agg = 0;
+    for (int o = s->ops[sink].input; o >= 0; o = s->ops[o].input) {
+        if (s->ops[o].kind == CK_OP_AGGREGATE)
+            agg = 1;
+        int in = s->ops[o].input;
+        if (!agg || in < 0)
+            continue;
+        ck_ship sh = s->ops[o].ship;
+        if (sh == CK_SHIP_REBALANCE || sh == CK_SHIP_BROADCAST ||
+            (sh == CK_SHIP_RESCALE && s->ops[in].parallelism < s->ops[o].parallelism))
+            return 1;
+    }
+    return 0;
 }
 
 /* True when sink's input passed through an aggregate or a window. */
@@ -406,9 +452,10 @@ static int after_aggregate(const ck_graph *g, int sink)
 
 /* Collects the sinks' outputs as tuples; records with keys the workload
  * does not have are unexpected at once. */
-static int collect_output(const ck_sinkout *out, keymap *keys, const int *grouped, tvec *got,
+static int collect_output(const ck_sinkout *out, keymap *keys, ref *R, tvec *got,
                           ck_verdict *v, char *err, size_t errlen)
 {
+    const int *grouped = R->grouped;
     for (int i = 0; i < out->n; i++) {
         const ck_sinkout_stream *s = &out->s[i];
         int op = (int)(s->sink_id >> 16);
@@ -431,6 +478,11 @@ static int collect_output(const ck_sinkout *out, keymap *keys, const int *groupe
                 v->unexpected++;
             else if (tvec_push(got, op, grouped[op], (uint32_t)key, r->ts, r->value, r->prov))
                 return CK_ENOMEM;
+            /* A key's final running value, at least once: or more. */
+            if (key >= 0 && R->final[op] && R->has[op][key] == 1 && r->prov != CK_PROV_WINDOW &&
+                (r->value == R->final[op][key] ||
+                 (v->guarantee == CK_AT_LEAST_ONCE && r->value > R->final[op][key])))
+                R->has[op][key] = 2;
         }
     }
     return CK_OK;
@@ -466,7 +518,7 @@ static void match_partition(ptable *pt, const tuple *exp, size_t ne, const tuple
         ptable_find(pt, &exp[i], 1)->exp++;
     for (size_t i = 0; i < ng; i++) {
         entry *e = ptable_find(pt, &got[i], 0);
-        if (!e || (got[i].grouped && got[i].value < e->rep->value))
+        if (!e || (got[i].grouped == GROUPED_AT_LEAST && got[i].value < e->rep->value))
             v->unexpected++;
         else
             e->seen++;
@@ -524,9 +576,22 @@ int ck_verify(const ck_graph *g, const ck_workload *w, const ck_sinkout *out,
     memset(&R, 0, sizeof(R));
     R.g = g;
     R.w = w;
-    for (int i = 0; i < g->spec.nops; i++)
-        if (g->spec.ops[i].kind == CK_OP_SINK && guarantee == CK_AT_LEAST_ONCE)
-            R.grouped[i] = after_aggregate(g, i);
+    for (int i = 0; i < g->spec.nops; i++) {
+        if (g->spec.ops[i].kind != CK_OP_SINK)
+            continue;
+        if (unordered(g, i)) {
+            R.grouped[i] = GROUPED_UNORDERED;
+            R.final[i] = calloc((size_t)w->nkeys + 1, sizeof(int64_t));
+            R.has[i] = calloc((size_t)w->nkeys + 1, 1);
+            if (!R.final[i] || !R.has[i]) {
+                snprintf(err, errlen, "reference computation: out of memory");
+                ref_free(&R);
+                return CK_ENOMEM;
+            }
+        } else if (guarantee == CK_AT_LEAST_ONCE && after_aggregate(g, i)) {
+            R.grouped[i] = GROUPED_AT_LEAST;
+        }
+    }
     int rc = ref_run(&R);
     if (rc) {
         snprintf(err, errlen, "reference computation: out of memory");
@@ -538,15 +603,18 @@ int ck_verify(const ck_graph *g, const ck_workload *w, const ck_sinkout *out,
     if ((rc = keymap_build(&keys, w)))
         snprintf(err, errlen, "comparing outputs: out of memory");
     else
-        rc = collect_output(out, &keys, R.grouped, &got, v, err, errlen);
+        rc = collect_output(out, &keys, &R, &got, v, err, errlen);
     if (!rc && (rc = match(&R.expected, &got, v)))
         snprintf(err, errlen, "comparing outputs: out of memory");
+    for (int i = 0; i < g->spec.nops && !rc && !partial; i++)
+        for (int64_t k = 0; R.final[i] && k < w->nkeys; k++)
+            v->wrong_totals += R.has[i][k] == 1;
     free(keys.slot);
     free(got.t);
     ref_free(&R);
     if (rc)
         return rc;
-    v->ok = (partial || v->lost == 0) && v->unexpected == 0 &&
+    v->ok = (partial || v->lost == 0) && v->unexpected == 0 && v->wrong_totals == 0 &&
             (guarantee == CK_AT_LEAST_ONCE || v->duplicated == 0);
     return CK_OK;
 }

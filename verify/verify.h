@@ -34,6 +34,15 @@
  * outside that may be reported wrong at least once when it is not.
  * Records passed through without aggregation must be exact.
  *
+ * A running aggregate behind an edge that may reorder a key's records
+ * (rebalance, broadcast, rescale to more consumers) emits values that
+ * depend on arrival order, as in Flink. Its outputs are matched by
+ * identity without their values, and for each key the reference's final
+ * value (the same in any order: counts and sums commute) must be carried
+ * by some output of that key (at least once: that value or more);
+ * wrong_totals counts the keys where none does. A broadcast edge hands
+ * each consumer subtask a copy, and the reference does the same.
+ *
  * Every received record is an expected occurrence, a duplicate or
  * unexpected: received = expected - lost + duplicated + unexpected, and
  * no counter is computed by a subtraction that could wrap.
@@ -60,6 +69,7 @@ typedef struct ck_verdict {
     int partial; /* the run produced part of the job's output: lost is allowed */
     uint64_t expected, received;
     uint64_t lost, duplicated, unexpected;
+    uint64_t wrong_totals; /* keys whose final running value no output carried (below) */
     int ok;
 } ck_verdict;
 
