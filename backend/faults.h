@@ -37,6 +37,8 @@ typedef enum ck_fault_kind {
     CK_FAULT_PARTITION,          /* two groups of hosts cannot reach each other */
     CK_FAULT_SAVEPOINT,          /* a savepoint is triggered (and the job may stop) */
     CK_FAULT_CORRUPT_CHECKPOINT, /* a file of the latest completed checkpoint is damaged */
+    CK_FAULT_SLOW_OPERATOR,      /* an operator's CPU cost per record grows (the engine
+                                  * applies it: ck_job_env.slowdowns; backends only time it) */
 } ck_fault_kind;
 
 /*
@@ -69,9 +71,11 @@ typedef struct ck_fault {
     ck_moment moment;      /* CK_MOMENT_NONE, or what `at` counts from */
     int nth;               /* the moment's occurrence (1: the first) */
     ck_fault_kind kind;
-    int host;              /* crash, slow_cpu, slow_link, link_down */
+    int host;              /* crash, slow_cpu, slow_link, link_down; -1 for the others */
+    int op;                /* slow_operator: the operator's index in the job */
     ck_time duration;      /* how long it lasts; 0: for good (crash: restart_after) */
-    double factor;         /* slow_cpu: speed multiplier; slow_link: bandwidth multiplier */
+    double factor;         /* slow_cpu: speed multiplier; slow_link: bandwidth multiplier;
+                            * slow_operator: CPU per record multiplier (> 1) */
     ck_time latency;       /* slow_link: latency added to the link */
     int how;               /* corrupt_checkpoint: CK_DAMAGE_* */
     int crash;             /* crash: CK_CRASH_PROCESS or CK_CRASH_HOST */

@@ -334,11 +334,17 @@ int ck_chain_record(ck_chain *c, ck_rec *r)
     return head->process(head, r);
 }
 
-double ck_chain_take_flops(ck_chain *c)
+double ck_chain_take_flops(ck_chain *c, ck_time now)
 {
     double flops = 0;
     for (int k = 0; k < c->nops; k++) {
-        flops += (double)c->ops[k].nproc * c->ops[k].spec->cpu_flops;
+        double f = (double)c->ops[k].nproc * c->ops[k].spec->cpu_flops, factor = 1;
+        int opi = (int)(c->ops[k].spec - c->g->spec.ops);
+        for (int i = 0; i < c->nslow; i++)
+            if (c->slow[i].op == opi && now >= c->slow[i].from && now < c->slow[i].to &&
+                c->slow[i].factor > factor)
+                factor = c->slow[i].factor;
+        flops += f * factor;
         c->ops[k].nproc = 0;
     }
     return flops;

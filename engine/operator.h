@@ -107,8 +107,20 @@ typedef struct ck_rp_out {
     int rr;           /* rebalance, rescale: the subpartition of the next record */
 } ck_rp_out;
 
+/* A slow_operator fault: operator `op` (its index in the job) costs
+ * `factor` times its CPU per record from `from` to `to` (the run's time:
+ * both backends' clocks start at the run's start). Overlapping ones on one
+ * operator: the largest factor, as slow_cpu faults combine. */
+typedef struct ck_op_slowdown {
+    int op;
+    ck_time from, to;
+    double factor;
+} ck_op_slowdown;
+
 struct ck_chain {
     const ck_graph *g;
+    const ck_op_slowdown *slow; /* the job's slow_operator faults (ck_job_env) */
+    int nslow;
     int vertex, subtask;
     int nops;
     ck_op ops[CK_MAX_OPS];
@@ -145,8 +157,9 @@ void ck_chain_prefetch(const ck_chain *c, const ck_keyloc *l);
 int ck_chain_record_at(ck_chain *c, ck_rec *r, const ck_keyloc *l);
 
 /* The CPU cost (scenario flops) of the records processed since the last
- * call, which starts counting again. */
-double ck_chain_take_flops(ck_chain *c);
+ * call, which starts counting again; an operator slowed at `now`
+ * (ck_op_slowdown) costs its factor times more. */
+double ck_chain_take_flops(ck_chain *c, ck_time now);
 
 /* Feeds a watermark to the head operator (and everything after it). */
 int ck_chain_watermark(ck_chain *c, int64_t wm);

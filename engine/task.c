@@ -252,6 +252,8 @@ ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global,
     }
     if (ck_chain_init(&t->chain, g, t->vertex, t->subtask, t->rps, t->nrps))
         goto fail;
+    t->chain.slow = env->slowdowns;
+    t->chain.nslow = env->nslowdowns;
     if (g->spec.ops[v->ops[0]].kind == CK_OP_SOURCE) {
         t->is_source = 1;
         if (source_init(t))
@@ -394,7 +396,7 @@ static void arm_flush(ck_task *t)
 static int finish_batch(ck_task *t)
 {
     ck_chain *c = &t->chain;
-    double flops = ck_chain_take_flops(c);
+    double flops = ck_chain_take_flops(c, ck_now(t->plat));
     if (flops > 0)
         t->plat->ops->cpu(t->plat, flops);
     for (int k = 0; k < c->nops; k++) {

@@ -343,6 +343,8 @@ void ck_nemesis_draw(ck_scenario *sc, uint64_t seed, ck_nemesis_mode mode)
         case CK_FAULT_CORRUPT_CHECKPOINT:
             f.how = (int)ck_rng_below(&g, 2);
             break;
+        case CK_FAULT_SLOW_OPERATOR:
+            break; /* not drawn (draw_kind): it slows, it does not break */
         }
         /* When: at a time, or at a moment (with checkpoints on). */
         if (I > 0 && ck_rng_below(&g, 2)) {
@@ -464,6 +466,11 @@ cJSON *ck_nemesis_events_json(const ck_scenario *sc)
         case CK_FAULT_CORRUPT_CHECKPOINT:
             cJSON_AddStringToObject(o, "how", hows[f->how ? 1 : 0]);
             break;
+        case CK_FAULT_SLOW_OPERATOR:
+            if (f->op >= 0 && f->op < sc->job.nops)
+                cJSON_AddStringToObject(o, "operator", sc->job.ops[f->op].name);
+            cJSON_AddNumberToObject(o, "factor", f->factor);
+            break;
         }
         if (f->kind == CK_FAULT_SLOW_CPU || (f->kind == CK_FAULT_SLOW_LINK && f->factor != 1.0))
             cJSON_AddNumberToObject(o, "factor", f->factor);
@@ -537,6 +544,9 @@ void ck_nemesis_describe(const ck_fault *f, int ntm, char *buf, size_t len)
         break;
     case CK_FAULT_CORRUPT_CHECKPOINT:
         snprintf(what, sizeof(what), "corrupt_checkpoint %s", f->how ? "truncate" : "bitflip");
+        break;
+    case CK_FAULT_SLOW_OPERATOR:
+        snprintf(what, sizeof(what), "slow_operator #%d x%g for %s", f->op, f->factor, d);
         break;
     }
     char at[32];

@@ -333,6 +333,13 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
     r.job.cluster = &sc.cluster;
     r.job.faults = sc.faults;
     r.job.nfaults = sc.nfaults;
+    /* The engine applies slow_operator faults itself, by its clock. */
+    for (int i = 0; i < sc.nfaults; i++)
+        if (sc.faults[i].kind == CK_FAULT_SLOW_OPERATOR)
+            r.slowdowns[r.job.env.nslowdowns++] =
+                (ck_op_slowdown){sc.faults[i].op, sc.faults[i].at,
+                                 sc.faults[i].at + sc.faults[i].duration, sc.faults[i].factor};
+    r.job.env.slowdowns = r.slowdowns;
     r.job.input_duration = sc.workload.duration;
     r.job.outdir = r.outdir;
     r.job.seed = r.seed;

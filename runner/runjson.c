@@ -361,10 +361,15 @@ static cJSON *faults_arr(const ck_run *r)
                 cJSON_AddItemToObject(o, side ? "side_b" : "side_a", g);
             }
             break;
+        case CK_FAULT_SLOW_OPERATOR:
+            if (sp->op >= 0 && sp->op < r->job.env.g->spec.nops)
+                cJSON_AddStringToObject(o, "operator", r->job.env.g->spec.ops[sp->op].name);
+            break;
         default:
             break;
         }
-        if (sp->kind == CK_FAULT_SLOW_CPU || sp->kind == CK_FAULT_SLOW_LINK)
+        if (sp->kind == CK_FAULT_SLOW_CPU || sp->kind == CK_FAULT_SLOW_LINK ||
+            sp->kind == CK_FAULT_SLOW_OPERATOR)
             cJSON_AddNumberToObject(o, "factor", sp->factor);
         if (sp->kind == CK_FAULT_SLOW_LINK)
             cJSON_AddNumberToObject(o, "added_latency_s", secs(sp->latency));

@@ -496,6 +496,7 @@ static void parse_events(ck_jin *j, const cJSON *o, ck_scenario *s)
         {"groups", "duration", NULL},
         {"stop", "resume_after", NULL},
         {"how", NULL},
+        {"operator", "factor", "duration", NULL},
     };
     static const char *const damages[] = {"bitflip", "truncate", NULL};
     if (!o)
@@ -574,6 +575,26 @@ static void parse_events(ck_jin *j, const cJSON *o, ck_scenario *s)
         case CK_FAULT_CORRUPT_CHECKPOINT:
             ck_jin_enum(j, e, "how", 0, damages, &f->how);
             break;
+        case CK_FAULT_SLOW_OPERATOR: {
+            f->host = -1; /* no host: the operator's subtasks, wherever they run */
+            char name[CK_NAME_MAX] = "";
+            ck_jin_string(j, e, "operator", 1, name, sizeof(name));
+            f->op = -1;
+            for (int k = 0; k < s->job.nops && !j->failed; k++)
+                if (!strcmp(s->job.ops[k].name, name))
+                    f->op = k;
+            if (!j->failed && f->op < 0) {
+                size_t s3 = ck_jin_push_key(j, "operator");
+                ck_jin_fail(j, "no operator named \"%s\" in the job", name);
+                ck_jin_pop(j, s3);
+            }
+            ck_jin_number(j, e, "factor", 1, 1.001, 10000.0, &f->factor);
+            ck_jin_duration(j, e, "duration", 1, 1, MAX_DURATION, &f->duration);
+            /* The engine applies it by its clock: a time, not a moment. */
+            if (!j->failed && f->moment != CK_MOMENT_NONE)
+                ck_jin_fail(j, "\"slow_operator\" starts at a time (\"at\"), not \"after\" a moment");
+            break;
+        }
         }
         /* Timed events in order; triggered ones may stand anywhere. */
         if (!j->failed && f->moment == CK_MOMENT_NONE)

@@ -1918,6 +1918,8 @@ static void fault_start(injector *in, int i)
     case CK_FAULT_SAVEPOINT:
         trigger_savepoint(w, f);
         break;
+    case CK_FAULT_SLOW_OPERATOR:
+        break; /* the engine applies it (ck_job_env.slowdowns) */
     }
 }
 

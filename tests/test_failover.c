@@ -956,6 +956,26 @@ static void test_slowness(void **state)
     const cJSON *f = cJSON_GetArrayItem(item(slink, "faults"), 0);
     assert_true(num(f, "factor", NULL) == 0.001);
     assert_true(fabs(num(f, "added_latency_s", NULL) - 0.02) < 1e-9);
+    /* slow_operator: the keyed count costs 40 times its 50 kflop a record
+     * for a second, on every host: the sources are held back (they were
+     * not at all without it) and latency grows; nothing is lost. */
+    const char *ev = "{\"at\": \"1 s\", \"action\": \"slow_operator\", \"operator\": \"count\","
+                     " \"factor\": 40, \"duration\": \"1 s\"}";
+    for (int sockets = 0; sockets <= 1; sockets++) {
+        cJSON *sop = fault_run(sockets ? "slow-op-sockets" : "slow-op", 4, 0, 3, "", ev,
+                               sockets ? "sockets" : "simgrid", 0);
+        f = cJSON_GetArrayItem(item(sop, "faults"), 0);
+        assert_string_equal(item(f, "action")->valuestring, "slow_operator");
+        assert_string_equal(item(f, "operator")->valuestring, "count");
+        assert_true(num(f, "factor", NULL) == 40);
+        assert_true(cJSON_IsTrue(item(f, "applied")));
+        const cJSON *v0 = cJSON_GetArrayItem(item(item(sop, "job"), "vertices"), 0);
+        const cJSON *b0 = cJSON_GetArrayItem(item(item(base, "job"), "vertices"), 0);
+        assert_true(num(b0, "backpressured_ratio", NULL) < 0.02);
+        assert_true(num(v0, "backpressured_ratio", NULL) > 0.1);
+        assert_true(num(sop, "latency_ms", "p99") > 2 * num(base, "latency_ms", "p99"));
+        cJSON_Delete(sop);
+    }
     cJSON_Delete(base);
     cJSON_Delete(scpu);
     cJSON_Delete(slink);
