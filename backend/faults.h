@@ -39,6 +39,8 @@ typedef enum ck_fault_kind {
     CK_FAULT_CORRUPT_CHECKPOINT, /* a file of the latest completed checkpoint is damaged */
     CK_FAULT_SLOW_OPERATOR,      /* an operator's CPU cost per record grows (the engine
                                   * applies it: ck_job_env.slowdowns; backends only time it) */
+    CK_FAULT_HOT_KEY,            /* a share of the input goes to one key (the workload has
+                                  * it: ck_workload_spec.hot; backends only time it) */
 } ck_fault_kind;
 
 /*
@@ -75,7 +77,8 @@ typedef struct ck_fault {
     int op;                /* slow_operator: the operator's index in the job */
     ck_time duration;      /* how long it lasts; 0: for good (crash: restart_after) */
     double factor;         /* slow_cpu: speed multiplier; slow_link: bandwidth multiplier;
-                            * slow_operator: CPU per record multiplier (> 1) */
+                            * slow_operator: CPU per record multiplier (> 1);
+                            * hot_key: the share of the records (0 to 1) */
     ck_time latency;       /* slow_link: latency added to the link */
     int how;               /* corrupt_checkpoint: CK_DAMAGE_* */
     int crash;             /* crash: CK_CRASH_PROCESS or CK_CRASH_HOST */

@@ -344,7 +344,8 @@ void ck_nemesis_draw(ck_scenario *sc, uint64_t seed, ck_nemesis_mode mode)
             f.how = (int)ck_rng_below(&g, 2);
             break;
         case CK_FAULT_SLOW_OPERATOR:
-            break; /* not drawn (draw_kind): it slows, it does not break */
+        case CK_FAULT_HOT_KEY:
+            break; /* not drawn (draw_kind): they slow, they do not break */
         }
         /* When: at a time, or at a moment (with checkpoints on). */
         if (I > 0 && ck_rng_below(&g, 2)) {
@@ -471,6 +472,9 @@ cJSON *ck_nemesis_events_json(const ck_scenario *sc)
                 cJSON_AddStringToObject(o, "operator", sc->job.ops[f->op].name);
             cJSON_AddNumberToObject(o, "factor", f->factor);
             break;
+        case CK_FAULT_HOT_KEY:
+            cJSON_AddNumberToObject(o, "share", f->factor);
+            break;
         }
         if (f->kind == CK_FAULT_SLOW_CPU || (f->kind == CK_FAULT_SLOW_LINK && f->factor != 1.0))
             cJSON_AddNumberToObject(o, "factor", f->factor);
@@ -547,6 +551,9 @@ void ck_nemesis_describe(const ck_fault *f, int ntm, char *buf, size_t len)
         break;
     case CK_FAULT_SLOW_OPERATOR:
         snprintf(what, sizeof(what), "slow_operator #%d x%g for %s", f->op, f->factor, d);
+        break;
+    case CK_FAULT_HOT_KEY:
+        snprintf(what, sizeof(what), "hot_key %g for %s", f->factor, d);
         break;
     }
     char at[32];

@@ -229,6 +229,14 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
         ck_scenario_free(&sc);
         return 2;
     }
+    /* The timeline's hot keys are part of the input (after a swarm drew
+     * its own timeline, that one's). */
+    sc.workload.nhot = 0;
+    for (int i = 0; i < sc.nfaults && sc.workload.nhot < CK_WL_MAX_STEPS; i++)
+        if (sc.faults[i].kind == CK_FAULT_HOT_KEY)
+            sc.workload.hot[sc.workload.nhot++] =
+                (ck_hot_key){sc.faults[i].at, sc.faults[i].at + sc.faults[i].duration,
+                             sc.faults[i].factor};
     rc = ck_workload_generate(&r.wl, &sc.workload, r.seed);
     if (rc) {
         fprintf(stderr, "chandy: %s: generating the workload: %s\n", scenario_path,

@@ -365,6 +365,9 @@ static cJSON *faults_arr(const ck_run *r)
             if (sp->op >= 0 && sp->op < r->job.env.g->spec.nops)
                 cJSON_AddStringToObject(o, "operator", r->job.env.g->spec.ops[sp->op].name);
             break;
+        case CK_FAULT_HOT_KEY:
+            cJSON_AddNumberToObject(o, "share", sp->factor);
+            break;
         default:
             break;
         }

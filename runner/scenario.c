@@ -497,6 +497,7 @@ static void parse_events(ck_jin *j, const cJSON *o, ck_scenario *s)
         {"stop", "resume_after", NULL},
         {"how", NULL},
         {"operator", "factor", "duration", NULL},
+        {"share", "duration", NULL},
     };
     static const char *const damages[] = {"bitflip", "truncate", NULL};
     if (!o)
@@ -595,6 +596,14 @@ static void parse_events(ck_jin *j, const cJSON *o, ck_scenario *s)
                 ck_jin_fail(j, "\"slow_operator\" starts at a time (\"at\"), not \"after\" a moment");
             break;
         }
+        case CK_FAULT_HOT_KEY:
+            f->host = -1;
+            ck_jin_number(j, e, "share", 1, 0.0, 1.0, &f->factor);
+            ck_jin_duration(j, e, "duration", 1, 1, MAX_DURATION, &f->duration);
+            /* The input is generated before the run: a time, not a moment. */
+            if (!j->failed && f->moment != CK_MOMENT_NONE)
+                ck_jin_fail(j, "\"hot_key\" starts at a time (\"at\"), not \"after\" a moment");
+            break;
         }
         /* Timed events in order; triggered ones may stand anywhere. */
         if (!j->failed && f->moment == CK_MOMENT_NONE)

@@ -1919,7 +1919,8 @@ static void fault_start(injector *in, int i)
         trigger_savepoint(w, f);
         break;
     case CK_FAULT_SLOW_OPERATOR:
-        break; /* the engine applies it (ck_job_env.slowdowns) */
+    case CK_FAULT_HOT_KEY:
+        break; /* the engine applies it (ck_job_env.slowdowns), the workload has it */
     }
 }
 

@@ -277,8 +277,9 @@ int ck_workload_generate(ck_workload *w, const ck_workload_spec *spec, uint64_t 
             cdf[i] /= sum;
     }
     ck_rng_init(&rng, seed, 0x6172726976616cULL); /* "arrival" */
-    ck_rng krng, vrng;
+    ck_rng krng, vrng, hrng;
     ck_rng_init(&krng, seed, 0x6b657973ULL);  /* "keys" */
+    ck_rng_init(&hrng, seed, 0x686f74ULL);    /* "hot": drawn only while a key is hot */
     ck_rng_init(&vrng, seed, 0x76616c7565ULL); /* "value" */
     double t = 0;
     while (t < (double)s->duration) {
@@ -310,6 +311,12 @@ int ck_workload_generate(ck_workload *w, const ck_workload_spec *spec, uint64_t 
         } else {
             key = (uint32_t)ck_rng_below(&krng, (uint64_t)s->keys);
         }
+        double share = 0;
+        for (int h = 0; h < s->nhot; h++)
+            if (now >= s->hot[h].from && now < s->hot[h].to && s->hot[h].share > share)
+                share = s->hot[h].share;
+        if (share > 0 && ck_rng_double(&hrng) < share)
+            key = 0;
         int32_t value = 1 + (int32_t)ck_rng_below(&vrng, 100);
         int64_t jitter = s->disorder_ms > 0
                              ? (int64_t)ck_rng_below(&vrng, (uint64_t)s->disorder_ms + 1)

@@ -35,6 +35,14 @@ typedef struct ck_burst {
     double rps; /* replaces the step rate during the burst */
 } ck_burst;
 
+/* A hot_key event: from `from` to `to` (append time), `share` of the
+ * records go to key 0, "user-0" (the most frequent one under Zipf) instead
+ * of the key drawn. Overlapping ones: the largest share. */
+typedef struct ck_hot_key {
+    ck_time from, to;
+    double share;
+} ck_hot_key;
+
 typedef struct ck_workload_spec {
     char topic[64];
     ck_time duration;
@@ -50,6 +58,8 @@ typedef struct ck_workload_spec {
     int64_t disorder_ms;
     int backlog;
     int poisson;
+    int nhot;                     /* the timeline's hot_key events */
+    ck_hot_key hot[CK_WL_MAX_STEPS];
 } ck_workload_spec;
 
 typedef struct ck_wl_part {
