@@ -117,6 +117,12 @@ static void op_cpu(ck_platform *p, double flops)
     ck_drive_cpu(&n->d, &n->host->cores, n->bw->io->clock(n), flops, n->host->slow);
 }
 
+static void op_wait(ck_platform *p, ck_time ns)
+{
+    ck_bnode *n = bn(p);
+    ck_drive_wait(&n->d, n->bw->io->clock(n), ns);
+}
+
 /* Work beside the node: the caller did the real work already; its virtual
  * CPU takes a core of the host from the end of the node's own work, and
  * it completes at the end. */
@@ -225,6 +231,7 @@ const ck_platform_ops ck_bnode_ops = {
     .output_abort = op_output_abort,
     .deploy = op_deploy,
     .undeploy = op_undeploy,
+    .wait = op_wait,
     .set_routes = op_set_routes,
     .log = op_log,
 };

@@ -42,6 +42,12 @@ void ck_drive_cpu(ck_dnode *n, ck_cores *c, ck_time now, double flops, double fa
     n->busy_until = ck_cores_run(c, ck_drive_now(n, now), flops, factor);
 }
 
+void ck_drive_wait(ck_dnode *n, ck_time now, ck_time ns)
+{
+    if (ns > 0)
+        n->busy_until = ck_drive_now(n, now) + ns;
+}
+
 int ck_drive_hold(ck_dnode *n, uint32_t dst, uint8_t *msg, size_t len)
 {
     ck_dmsg *m = malloc(sizeof(*m));

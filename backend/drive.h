@@ -85,6 +85,9 @@ static inline ck_time ck_drive_now(const ck_dnode *n, ck_time now)
 /* The node charged flops at time now (ck_platform_ops.cpu). */
 void ck_drive_cpu(ck_dnode *n, ck_cores *c, ck_time now, double flops, double factor);
 
+/* The node waits ns from time now, on no core (ck_platform_ops.wait). */
+void ck_drive_wait(ck_dnode *n, ck_time now, ck_time ns);
+
 /* Whether a message the node sends at time now must wait for its busy
  * spell to end (ck_drive_hold it then). */
 static inline int ck_drive_busy(const ck_dnode *n, ck_time now)

@@ -7,7 +7,7 @@ const char *const ck_crash_kind_names[] = {"process", "host", NULL};
 
 const char *const ck_fault_names[] = {"crash",     "slow_cpu",  "slow_link",
                                       "link_down", "partition", "savepoint",
-                                      "corrupt_checkpoint", "slow_operator", "hot_key", NULL};
+                                      "corrupt_checkpoint", "slow_operator", "hot_key", "slow_sink", NULL};
 
 /* The moments of triggered events, in the order of ck_moment (from 1). */
 const char *const ck_moment_names[] = {"checkpoint_triggered", "checkpoint_completed",
@@ -50,7 +50,7 @@ int ck_fault_cuts(const ck_fault *f, int a, int b)
 
 const char *ck_fault_name(ck_fault_kind k)
 {
-    return (unsigned)k <= CK_FAULT_HOT_KEY ? ck_fault_names[k] : "?";
+    return (unsigned)k <= CK_FAULT_SLOW_SINK ? ck_fault_names[k] : "?";
 }
 
 void ck_host_name(int h, int ntm, char *buf, size_t len)

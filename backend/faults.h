@@ -41,6 +41,8 @@ typedef enum ck_fault_kind {
                                   * applies it: ck_job_env.slowdowns; backends only time it) */
     CK_FAULT_HOT_KEY,            /* a share of the input goes to one key (the workload has
                                   * it: ck_workload_spec.hot; backends only time it) */
+    CK_FAULT_SLOW_SINK,          /* a sink's external system accepts writes more slowly
+                                  * (the engine applies it, as slow_operator) */
 } ck_fault_kind;
 
 /*
@@ -74,10 +76,11 @@ typedef struct ck_fault {
     int nth;               /* the moment's occurrence (1: the first) */
     ck_fault_kind kind;
     int host;              /* crash, slow_cpu, slow_link, link_down; -1 for the others */
-    int op;                /* slow_operator: the operator's index in the job */
+    int op;                /* slow_operator, slow_sink: the operator's index in the job */
     ck_time duration;      /* how long it lasts; 0: for good (crash: restart_after) */
     double factor;         /* slow_cpu: speed multiplier; slow_link: bandwidth multiplier;
                             * slow_operator: CPU per record multiplier (> 1);
+                            * slow_sink: write time multiplier (> 1);
                             * hot_key: the share of the records (0 to 1) */
     ck_time latency;       /* slow_link: latency added to the link */
     int how;               /* corrupt_checkpoint: CK_DAMAGE_* */

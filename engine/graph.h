@@ -67,6 +67,8 @@ typedef struct ck_op_spec {
     ck_agg_fn agg_fn;
     int64_t window_ms;      /* window: tumbling window size */
     int64_t ooo_ms;         /* source: bounded out-of-orderness of watermarks */
+    int64_t write_ns;       /* sink: time its external system takes to accept a record
+                             * (waited, not computed: no core; 0: at once) */
 } ck_op_spec;
 
 typedef struct ck_job_spec {

@@ -334,19 +334,30 @@ int ck_chain_record(ck_chain *c, ck_rec *r)
     return head->process(head, r);
 }
 
-double ck_chain_take_flops(ck_chain *c, ck_time now)
+/* The largest factor of the slowdowns of kind `write` in force on op at now. */
+static double slowed(const ck_chain *c, int opi, ck_time now, int write)
 {
-    double flops = 0;
+    double factor = 1;
+    for (int i = 0; i < c->nslow; i++)
+        if (c->slow[i].op == opi && c->slow[i].write == write && now >= c->slow[i].from &&
+            now < c->slow[i].to && c->slow[i].factor > factor)
+            factor = c->slow[i].factor;
+    return factor;
+}
+
+double ck_chain_take_flops(ck_chain *c, ck_time now, ck_time *wait_ns)
+{
+    double flops = 0, wait = 0;
     for (int k = 0; k < c->nops; k++) {
-        double f = (double)c->ops[k].nproc * c->ops[k].spec->cpu_flops, factor = 1;
-        int opi = (int)(c->ops[k].spec - c->g->spec.ops);
-        for (int i = 0; i < c->nslow; i++)
-            if (c->slow[i].op == opi && now >= c->slow[i].from && now < c->slow[i].to &&
-                c->slow[i].factor > factor)
-                factor = c->slow[i].factor;
-        flops += f * factor;
+        const ck_op_spec *s = c->ops[k].spec;
+        int opi = (int)(s - c->g->spec.ops);
+        double n = (double)c->ops[k].nproc;
+        flops += n * s->cpu_flops * slowed(c, opi, now, 0);
+        if (s->write_ns > 0)
+            wait += n * (double)s->write_ns * slowed(c, opi, now, 1);
         c->ops[k].nproc = 0;
     }
+    *wait_ns = (ck_time)wait;
     return flops;
 }
 

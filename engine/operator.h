@@ -115,6 +115,7 @@ typedef struct ck_op_slowdown {
     int op;
     ck_time from, to;
     double factor;
+    int write; /* slow_sink: it multiplies the sink's write time, not its CPU */
 } ck_op_slowdown;
 
 struct ck_chain {
@@ -158,8 +159,10 @@ int ck_chain_record_at(ck_chain *c, ck_rec *r, const ck_keyloc *l);
 
 /* The CPU cost (scenario flops) of the records processed since the last
  * call, which starts counting again; an operator slowed at `now`
- * (ck_op_slowdown) costs its factor times more. */
-double ck_chain_take_flops(ck_chain *c, ck_time now);
+ * (ck_op_slowdown) costs its factor times more. *wait_ns: the time the
+ * sinks' external systems took to accept them (write_ns each, times a
+ * slow_sink's factor). */
+double ck_chain_take_flops(ck_chain *c, ck_time now, ck_time *wait_ns);
 
 /* Feeds a watermark to the head operator (and everything after it). */
 int ck_chain_watermark(ck_chain *c, int64_t wm);

@@ -62,6 +62,13 @@ typedef struct ck_platform_ops {
     void (*cpu)(ck_platform *p, double flops);
 
     /*
+     * The endpoint waits ns for something outside the cluster (a sink's
+     * external system accepting writes): busy as after cpu, but on no core,
+     * since a thread blocked on I/O leaves its core to others.
+     */
+    void (*wait)(ck_platform *p, ck_time ns);
+
+    /*
      * Starts CPU work that runs beside this endpoint's own (an asynchronous
      * snapshot thread in Flink): it takes one of the host's cores (virtual
      * time, after the endpoint's own work charged so far) and completes

@@ -396,9 +396,12 @@ static void arm_flush(ck_task *t)
 static int finish_batch(ck_task *t)
 {
     ck_chain *c = &t->chain;
-    double flops = ck_chain_take_flops(c, ck_now(t->plat));
+    ck_time wait;
+    double flops = ck_chain_take_flops(c, ck_now(t->plat), &wait);
     if (flops > 0)
         t->plat->ops->cpu(t->plat, flops);
+    if (wait > 0)
+        t->plat->ops->wait(t->plat, wait); /* the sinks' external systems */
     for (int k = 0; k < c->nops; k++) {
         ck_op *sink = &c->ops[k];
         if (sink->n_ingest == 0)

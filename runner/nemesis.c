@@ -344,6 +344,7 @@ void ck_nemesis_draw(ck_scenario *sc, uint64_t seed, ck_nemesis_mode mode)
             f.how = (int)ck_rng_below(&g, 2);
             break;
         case CK_FAULT_SLOW_OPERATOR:
+        case CK_FAULT_SLOW_SINK:
         case CK_FAULT_HOT_KEY:
             break; /* not drawn (draw_kind): they slow, they do not break */
         }
@@ -468,6 +469,7 @@ cJSON *ck_nemesis_events_json(const ck_scenario *sc)
             cJSON_AddStringToObject(o, "how", hows[f->how ? 1 : 0]);
             break;
         case CK_FAULT_SLOW_OPERATOR:
+        case CK_FAULT_SLOW_SINK:
             if (f->op >= 0 && f->op < sc->job.nops)
                 cJSON_AddStringToObject(o, "operator", sc->job.ops[f->op].name);
             cJSON_AddNumberToObject(o, "factor", f->factor);
@@ -550,7 +552,9 @@ void ck_nemesis_describe(const ck_fault *f, int ntm, char *buf, size_t len)
         snprintf(what, sizeof(what), "corrupt_checkpoint %s", f->how ? "truncate" : "bitflip");
         break;
     case CK_FAULT_SLOW_OPERATOR:
-        snprintf(what, sizeof(what), "slow_operator #%d x%g for %s", f->op, f->factor, d);
+    case CK_FAULT_SLOW_SINK:
+        snprintf(what, sizeof(what), "%s #%d x%g for %s", ck_fault_name(f->kind), f->op,
+                 f->factor, d);
         break;
     case CK_FAULT_HOT_KEY:
         snprintf(what, sizeof(what), "hot_key %g for %s", f->factor, d);

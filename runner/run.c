@@ -343,10 +343,10 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
     r.job.nfaults = sc.nfaults;
     /* The engine applies slow_operator faults itself, by its clock. */
     for (int i = 0; i < sc.nfaults; i++)
-        if (sc.faults[i].kind == CK_FAULT_SLOW_OPERATOR)
-            r.slowdowns[r.job.env.nslowdowns++] =
-                (ck_op_slowdown){sc.faults[i].op, sc.faults[i].at,
-                                 sc.faults[i].at + sc.faults[i].duration, sc.faults[i].factor};
+        if (sc.faults[i].kind == CK_FAULT_SLOW_OPERATOR || sc.faults[i].kind == CK_FAULT_SLOW_SINK)
+            r.slowdowns[r.job.env.nslowdowns++] = (ck_op_slowdown){
+                sc.faults[i].op, sc.faults[i].at, sc.faults[i].at + sc.faults[i].duration,
+                sc.faults[i].factor, sc.faults[i].kind == CK_FAULT_SLOW_SINK};
     r.job.env.slowdowns = r.slowdowns;
     r.job.input_duration = sc.workload.duration;
     r.job.outdir = r.outdir;

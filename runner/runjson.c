@@ -362,6 +362,7 @@ static cJSON *faults_arr(const ck_run *r)
             }
             break;
         case CK_FAULT_SLOW_OPERATOR:
+        case CK_FAULT_SLOW_SINK:
             if (sp->op >= 0 && sp->op < r->job.env.g->spec.nops)
                 cJSON_AddStringToObject(o, "operator", r->job.env.g->spec.ops[sp->op].name);
             break;
@@ -372,7 +373,7 @@ static cJSON *faults_arr(const ck_run *r)
             break;
         }
         if (sp->kind == CK_FAULT_SLOW_CPU || sp->kind == CK_FAULT_SLOW_LINK ||
-            sp->kind == CK_FAULT_SLOW_OPERATOR)
+            sp->kind == CK_FAULT_SLOW_OPERATOR || sp->kind == CK_FAULT_SLOW_SINK)
             cJSON_AddNumberToObject(o, "factor", sp->factor);
         if (sp->kind == CK_FAULT_SLOW_LINK)
             cJSON_AddNumberToObject(o, "added_latency_s", secs(sp->latency));

@@ -256,7 +256,7 @@ static void parse_operator(ck_jin *j, const cJSON *o, ck_job_spec *job, int i)
     static const char *const keys[] = {
         "name",           "type", "input", "partition", "parallelism", "max_parallelism",
         "cpu_per_record", "fn",   "factor", "keep",     "size",        "out_of_orderness",
-        NULL};
+        "write_time",     NULL};
     static const char *const types[] = {"source", "map", "filter", "aggregate", "window",
                                         "sink", NULL};
     static const char *const ships[] = {"forward", "hash", "rebalance", "rescale", "broadcast",
@@ -294,6 +294,7 @@ static void parse_operator(ck_jin *j, const cJSON *o, ck_job_spec *job, int i)
         {"keep", 1u << CK_OP_FILTER},
         {"size", 1u << CK_OP_WINDOW},
         {"out_of_orderness", 1u << CK_OP_SOURCE},
+        {"write_time", 1u << CK_OP_SINK},
     };
     for (size_t k = 0; k < sizeof(only) / sizeof(only[0]); k++)
         if (cJSON_GetObjectItemCaseSensitive(o, only[k].key) && !(only[k].kinds & (1u << type))) {
@@ -334,6 +335,7 @@ static void parse_operator(ck_jin *j, const cJSON *o, ck_job_spec *job, int i)
     op->max_parallelism = (int)v;
     ck_jin_quantity(j, o, "cpu_per_record", 0, ck_units_flops, "a CPU cost in flops", 0,
                     1e12, &op->cpu_flops);
+    ck_jin_duration(j, o, "write_time", 0, 0, 10 * S_NS, &op->write_ns);
     int fn = 0;
     switch (op->kind) {
     case CK_OP_MAP:
@@ -498,6 +500,7 @@ static void parse_events(ck_jin *j, const cJSON *o, ck_scenario *s)
         {"how", NULL},
         {"operator", "factor", "duration", NULL},
         {"share", "duration", NULL},
+        {"operator", "factor", "duration", NULL},
     };
     static const char *const damages[] = {"bitflip", "truncate", NULL};
     if (!o)
@@ -576,7 +579,8 @@ static void parse_events(ck_jin *j, const cJSON *o, ck_scenario *s)
         case CK_FAULT_CORRUPT_CHECKPOINT:
             ck_jin_enum(j, e, "how", 0, damages, &f->how);
             break;
-        case CK_FAULT_SLOW_OPERATOR: {
+        case CK_FAULT_SLOW_OPERATOR:
+        case CK_FAULT_SLOW_SINK: {
             f->host = -1; /* no host: the operator's subtasks, wherever they run */
             char name[CK_NAME_MAX] = "";
             ck_jin_string(j, e, "operator", 1, name, sizeof(name));
@@ -589,11 +593,20 @@ static void parse_events(ck_jin *j, const cJSON *o, ck_scenario *s)
                 ck_jin_fail(j, "no operator named \"%s\" in the job", name);
                 ck_jin_pop(j, s3);
             }
+            if (!j->failed && f->kind == CK_FAULT_SLOW_SINK &&
+                (s->job.ops[f->op].kind != CK_OP_SINK || s->job.ops[f->op].write_ns == 0)) {
+                size_t s3 = ck_jin_push_key(j, "operator");
+                ck_jin_fail(j, "\"%s\" is not a sink with a \"write_time\" (the time its external "
+                               "system takes per record, which slow_sink multiplies)",
+                            name);
+                ck_jin_pop(j, s3);
+            }
             ck_jin_number(j, e, "factor", 1, 1.001, 10000.0, &f->factor);
             ck_jin_duration(j, e, "duration", 1, 1, MAX_DURATION, &f->duration);
             /* The engine applies it by its clock: a time, not a moment. */
             if (!j->failed && f->moment != CK_MOMENT_NONE)
-                ck_jin_fail(j, "\"slow_operator\" starts at a time (\"at\"), not \"after\" a moment");
+                ck_jin_fail(j, "\"%s\" starts at a time (\"at\"), not \"after\" a moment",
+                            ck_fault_name(f->kind));
             break;
         }
         case CK_FAULT_HOT_KEY:

@@ -1919,6 +1919,7 @@ static void fault_start(injector *in, int i)
         trigger_savepoint(w, f);
         break;
     case CK_FAULT_SLOW_OPERATOR:
+    case CK_FAULT_SLOW_SINK:
     case CK_FAULT_HOT_KEY:
         break; /* the engine applies it (ck_job_env.slowdowns), the workload has it */
     }

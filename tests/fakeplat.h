@@ -142,6 +142,11 @@ static void fake_undeploy(ck_platform *p, uint32_t attempt, uint32_t global)
     w->undeployed[1] = global;
 }
 
+static void fake_wait(ck_platform *p, ck_time ns)
+{
+    ((fake_plat *)p)->w->now += ns;
+}
+
 static const ck_platform_ops fake_ops = {
     .now = fake_now,
     .send = fake_send,
@@ -157,6 +162,7 @@ static const ck_platform_ops fake_ops = {
     .set_routes = fake_set_routes,
     .deploy = fake_deploy,
     .undeploy = fake_undeploy,
+    .wait = fake_wait,
     .log = fake_log,
 };
 

@@ -1009,6 +1009,39 @@ static void test_slowness(void **state)
     cJSON_Delete(slink);
 }
 
+/* A sink whose external system takes 100 us a record keeps up (1 500
+ * records/s per subtask need 0.15 s a second); 30 times slower for a
+ * second, it cannot, and holds its upstream back. Waiting takes no core:
+ * the other subtasks of its host compute meanwhile. */
+static void test_slow_sink(void **state)
+{
+    (void)state;
+    counts_sink = ", \"write_time\": \"100 us\"";
+    cJSON *base = fault_run("sink-writes", 4, 1, 3, "", "", "simgrid", 0);
+    cJSON *slow = fault_run("slow-sink", 4, 1, 3, "",
+                            "{\"at\": \"1 s\", \"action\": \"slow_sink\", \"operator\": \"counts\","
+                            " \"factor\": 30, \"duration\": \"1 s\"}",
+                            "simgrid", 0);
+    const cJSON *f = cJSON_GetArrayItem(item(slow, "faults"), 0);
+    assert_string_equal(item(f, "action")->valuestring, "slow_sink");
+    assert_string_equal(item(f, "operator")->valuestring, "counts");
+    /* The count's vertex (count -> counts) is busy writing; the sources
+     * and the filter before it are held back. */
+    const cJSON *sv = cJSON_GetArrayItem(item(item(slow, "job"), "vertices"), 0);
+    const cJSON *bv = cJSON_GetArrayItem(item(item(base, "job"), "vertices"), 0);
+    assert_true(num(bv, "backpressured_ratio", NULL) < 0.02);
+    assert_true(num(sv, "backpressured_ratio", NULL) > 0.1);
+    /* Blocked on its writes, the sink's task counts as busy, as a Flink
+     * task blocked in its sink's invoke() does. */
+    const cJSON *sc = cJSON_GetArrayItem(item(item(slow, "job"), "vertices"), 1);
+    const cJSON *bc = cJSON_GetArrayItem(item(item(base, "job"), "vertices"), 1);
+    assert_true(num(sc, "busy_ratio", NULL) > 2 * num(bc, "busy_ratio", NULL));
+    assert_true(num(bc, "busy_ratio", NULL) > 0.1); /* 1 500 writes a second take 0.15 s */
+    assert_true(num(slow, "latency_ms", "p99") > 1.3 * num(base, "latency_ms", "p99"));
+    cJSON_Delete(base);
+    cJSON_Delete(slow);
+}
+
 /* Checkpoint 3 completes at about 1.75 s; at 1.8 s a file of it is damaged,
  * at 1.85 s tm0 crashes. The restore finds the damage by its checksum. */
 /* 50 and 100 ms after checkpoint 3 completed: before the next one does. */
@@ -1354,6 +1387,7 @@ int main(void)
         cmocka_unit_test(test_partition),
         cmocka_unit_test(test_link_down_short),
         cmocka_unit_test(test_slowness),
+        cmocka_unit_test_teardown(test_slow_sink, reset_sinks),
         cmocka_unit_test(test_damaged_checkpoint_falls_back),
         cmocka_unit_test(test_damaged_checkpoint_fails),
         cmocka_unit_test(test_sockets_slow_and_refused),
