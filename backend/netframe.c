@@ -156,13 +156,17 @@ int ck_netframe_check(const ck_graph *g, uint32_t src, uint32_t dst, const uint8
     uint32_t a, global;
     switch (h.type) {
     case CK_MSG_DATA:
-    case CK_MSG_CREDIT: {
+    case CK_MSG_EVENT:
+    case CK_MSG_CREDIT:
+    case CK_MSG_BUFFER_SIZE: {
         const ck_edge *e = edge_of(g, h.edge);
         if (!e)
             return CK_EPROTO;
-        /* DATA: producer h.src -> consumer h.dst; CREDIT goes back. */
-        uint32_t prod = h.type == CK_MSG_DATA ? src : dst;
-        uint32_t cons = h.type == CK_MSG_DATA ? dst : src;
+        /* DATA and EVENT: producer h.src -> consumer h.dst; CREDIT and
+         * BUFFER_SIZE go back. */
+        int down = h.type == CK_MSG_DATA || h.type == CK_MSG_EVENT;
+        uint32_t prod = down ? src : dst;
+        uint32_t cons = down ? dst : src;
         if (!is_subtask(g, prod, h.epoch, e->src_v, h.src) ||
             !is_subtask(g, cons, h.epoch, e->dst_v, h.dst))
             return CK_EPROTO;

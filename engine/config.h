@@ -47,6 +47,22 @@ typedef enum ck_cfg_type {
     X(MAX_OVERDRAFT,                                                           \
       "taskmanager.network.memory.max-overdraft-buffers-per-gate", CK_CFG_INT, \
       5, 0, 1000, "extra output buffers a record in progress may take")        \
+    X(DEBLOAT, "taskmanager.network.memory.buffer-debloat.enabled",           \
+      CK_CFG_BOOL, 0, 0, 1, "size network buffers to the throughput, so that " \
+      "the data in flight takes about the target to consume")                 \
+    X(DEBLOAT_TARGET, "taskmanager.network.memory.buffer-debloat.target",     \
+      CK_CFG_DURATION, 1000 * CK_MS_, CK_MS_, 3600000 * CK_MS_,                \
+      "time to consume the data in flight that buffer debloating aims at")    \
+    X(DEBLOAT_PERIOD, "taskmanager.network.memory.buffer-debloat.period",     \
+      CK_CFG_DURATION, 200 * CK_MS_, CK_MS_, 3600000 * CK_MS_,                 \
+      "how often the throughput is measured and the buffer size recomputed")  \
+    X(DEBLOAT_SAMPLES, "taskmanager.network.memory.buffer-debloat.samples",   \
+      CK_CFG_INT, 20, 1, 100000,                                               \
+      "samples the buffer size is averaged over (EMA alpha = 2 / (n + 1))")   \
+    X(DEBLOAT_THRESHOLD,                                                       \
+      "taskmanager.network.memory.buffer-debloat.threshold-percentages",      \
+      CK_CFG_INT, 25, 0, 100,                                                  \
+      "a new buffer size differing less than this from the last is not sent") \
     X(MAX_PARALLELISM, "pipeline.max-parallelism", CK_CFG_INT, -1, -1, 32768,  \
       "key groups of keyed operators; -1: Flink's default rule")               \
     X(AUTO_WATERMARK_INTERVAL, "pipeline.auto-watermark-interval",             \
@@ -75,6 +91,13 @@ typedef enum ck_cfg_type {
       "consecutive failed checkpoints tolerated before the job fails over")    \
     X(CP_RETAINED, "execution.checkpointing.num-retained", CK_CFG_INT, 1, 1,   \
       1000, "completed checkpoints kept in the store")                         \
+    X(CP_UNALIGNED, "execution.checkpointing.unaligned.enabled", CK_CFG_BOOL, \
+      0, 0, 1, "barriers overtake in-flight data, which is stored with the "  \
+      "checkpoint (exactly-once only; savepoints stay aligned)")               \
+    X(CP_ALIGNED_TIMEOUT, "execution.checkpointing.aligned-checkpoint-timeout", \
+      CK_CFG_DURATION, 0, 0, 86400000 * CK_MS_,                                \
+      "with unaligned checkpoints on: start aligned, and go unaligned once "   \
+      "this long has passed since the checkpoint started; 0: unaligned at once") \
     X(CP_AFTER_FINISH, "execution.checkpointing.checkpoints-after-tasks-finish", \
       CK_CFG_BOOL, 1, 0, 1, "go on checkpointing the subtasks still running "  \
       "once some have finished (FLIP-147); false: checkpoints stop then")       \

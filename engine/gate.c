@@ -164,6 +164,7 @@ int ck_gate_on_data(ck_gate *g, const ck_wire_hdr *h, uint8_t *msg)
     c->bytes_in += h->len;
     c->bufs_in++;
     g->bytes_in += h->len;
+    g->held_bytes += h->len;
     ck_bufq_push(&c->queue, b);
     avail_push(g, (int)ch);
     if (c->owned < required(g, c))
@@ -174,6 +175,8 @@ int ck_gate_on_data(ck_gate *g, const ck_wire_hdr *h, uint8_t *msg)
 /* The channel finished reading its current buffer. */
 static void release_cur(ck_gate *g, ck_chan *c)
 {
+    g->bytes_read += c->cur->len;
+    g->held_bytes -= c->cur->len;
     ck_buf_del(c->cur);
     c->cur = NULL;
     if (c->floating > 0 && (c->owned > required(g, c) || c->ended)) {
@@ -430,4 +433,39 @@ uint32_t ck_gate_queued(const ck_gate *g)
     for (int i = 0; i < g->nchan; i++)
         n += held(&g->chans[i]);
     return n;
+}
+
+uint32_t ck_gate_buffers_in_use(const ck_gate *g)
+{
+    uint32_t n = 0;
+    for (int i = 0; i < g->nchan; i++) {
+        const ck_chan *c = &g->chans[i];
+        if (!c->ended)
+            n += held(c) + c->backlog;
+    }
+    return n;
+}
+
+int ck_gate_announce_size(ck_gate *g, uint32_t size)
+{
+    g->buf_size = size;
+    for (int i = 0; i < g->nchan; i++) {
+        const ck_chan *c = &g->chans[i];
+        if (c->ended)
+            continue;
+        uint8_t *m = malloc(CK_WIRE_HDR);
+        if (!m)
+            return CK_ENOMEM;
+        ck_wire_hdr h = {
+            .type = CK_MSG_BUFFER_SIZE,
+            .edge = g->edge,
+            .src = g->first + (uint32_t)i,
+            .dst = g->consumer,
+            .arg = size,
+            .epoch = g->epoch,
+        };
+        ck_wire_encode(m, &h);
+        g->plat->ops->send(g->plat, c->producer_ep, m, CK_WIRE_HDR);
+    }
+    return CK_OK;
 }

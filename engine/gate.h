@@ -88,6 +88,9 @@ typedef struct ck_gate {
     int wm_min_n;    /* open channels at wm_min: the minimum is scanned again only
                       * when the last of them moves on or ends */
     uint64_t bytes_in;
+    uint64_t bytes_read;   /* payload bytes of the buffers read through */
+    uint64_t held_bytes;   /* payload bytes received and not yet released (in flight) */
+    uint32_t buf_size;     /* buffer size last announced upstream (0: never, the segment) */
     /* barrier alignment */
     int exactly_once;
     uint64_t align_id;      /* checkpoint being aligned, 0 when idle */
@@ -162,5 +165,15 @@ void ck_gate_announce(ck_gate *g);
 
 /* Buffers received and not yet read, over all channels. */
 uint32_t ck_gate_queued(const ck_gate *g);
+
+/* Buffers in use for buffer debloating, as Flink counts them: over the
+ * open channels, the buffers held plus the backlog their producers
+ * reported. */
+uint32_t ck_gate_buffers_in_use(const ck_gate *g);
+
+/* Announces a new buffer size to the producer of every open channel
+ * (BUFFER_SIZE, arg = size): they cut their buffers at it from now on.
+ * 0, or CK_ENOMEM (the rest are told at the next announcement). */
+int ck_gate_announce_size(ck_gate *g, uint32_t size);
 
 #endif

@@ -805,6 +805,8 @@ static int on_metrics(ck_jm *jm, uint32_t g, const uint8_t *body, size_t len, in
     ck_graph_locate(jm->g, g, &v, &sub);
     if (!rc)
         rc = ck_metrics_merge_counts(&jm->vertices[v], &d);
+    if (!rc)
+        rc = ck_metrics_merge_gauges(&jm->tasks[g], &d);
     if (!current) {
         ck_metrics_free(&d);
         return rc;

@@ -125,6 +125,37 @@ int ck_metrics_in(ck_metrics *m, ck_time t, uint64_t n)
     return CK_OK;
 }
 
+int ck_metrics_gauges(ck_metrics *m, ck_time t, int64_t inflight_in, int64_t inflight_out,
+                      int64_t buf_size)
+{
+    ck_sec *s = sec_at(m, t);
+    if (!s)
+        return CK_ENOMEM;
+    s->inflight_in = CK_MAX(s->inflight_in, inflight_in);
+    s->inflight_out = CK_MAX(s->inflight_out, inflight_out);
+    s->buf_size = CK_MAX(s->buf_size, buf_size);
+    return CK_OK;
+}
+
+static int has_gauges(const ck_sec *s)
+{
+    return s->inflight_in || s->inflight_out || s->buf_size;
+}
+
+int ck_metrics_merge_gauges(ck_metrics *dst, const ck_metrics *src)
+{
+    for (uint32_t i = 0; i < src->nsec; i++) {
+        const ck_sec *s = &src->sec[i];
+        if (!has_gauges(s))
+            continue;
+        int rc = ck_metrics_gauges(dst, (ck_time)i * CK_NS_PER_S, s->inflight_in,
+                                   s->inflight_out, s->buf_size);
+        if (rc)
+            return rc;
+    }
+    return CK_OK;
+}
+
 /* The second of t, with its latency histogram; NULL when out of memory. */
 static ck_sec *sec_lat_at(ck_metrics *m, ck_time t)
 {
@@ -211,6 +242,9 @@ static int merge(ck_metrics *dst, const ck_metrics *src, int hists)
         d->busy_ns += s->busy_ns;
         d->bp_ns += s->bp_ns;
         d->idle_ns += s->idle_ns;
+        d->inflight_in = CK_MAX(d->inflight_in, s->inflight_in);
+        d->inflight_out = CK_MAX(d->inflight_out, s->inflight_out);
+        d->buf_size = CK_MAX(d->buf_size, s->buf_size);
         if (hists && s->lat) {
             if (!d->lat && !(d->lat = calloc(1, sizeof(ck_hist))))
                 return CK_ENOMEM;
@@ -232,7 +266,8 @@ int ck_metrics_merge_counts(ck_metrics *dst, const ck_metrics *src)
 
 /* ---- encoding ------------------------------------------------------------ */
 
-#define METRICS_MAGIC 0x314d4b43u /* "CKM1" */
+#define METRICS_MAGIC 0x324d4b43u /* "CKM2": seconds carry gauges */
+#define CK_GAUGE_MAX (INT64_C(1) << 48) /* no subtask holds a quarter petabyte in flight */
 
 static void w_hist(ck_wbuf *w, const ck_hist *h)
 {
@@ -280,7 +315,8 @@ int ck_metrics_encode(const ck_metrics *m, uint8_t **out, size_t *len)
      * last second or two, not the whole run. */
     uint32_t first = 0;
     while (first < m->nsec && !m->sec[first].in && !m->sec[first].out && !m->sec[first].lat &&
-           !m->sec[first].busy_ns && !m->sec[first].bp_ns && !m->sec[first].idle_ns)
+           !m->sec[first].busy_ns && !m->sec[first].bp_ns && !m->sec[first].idle_ns &&
+           !has_gauges(&m->sec[first]))
         first++;
     ck_wbuf_u32(&w, first);
     ck_wbuf_u32(&w, m->nsec - first);
@@ -290,6 +326,9 @@ int ck_metrics_encode(const ck_metrics *m, uint8_t **out, size_t *len)
         ck_wbuf_u64(&w, (uint64_t)m->sec[i].busy_ns);
         ck_wbuf_u64(&w, (uint64_t)m->sec[i].bp_ns);
         ck_wbuf_u64(&w, (uint64_t)m->sec[i].idle_ns);
+        ck_wbuf_u64(&w, (uint64_t)m->sec[i].inflight_in);
+        ck_wbuf_u64(&w, (uint64_t)m->sec[i].inflight_out);
+        ck_wbuf_u64(&w, (uint64_t)m->sec[i].buf_size);
         w_hist(&w, m->sec[i].lat);
     }
     if (w.err) {
@@ -354,8 +393,8 @@ int ck_metrics_decode(ck_metrics *m, const uint8_t *p, size_t len)
     t->lag_ns = (int64_t)ck_rbuf_u64(&r);
     t->first_out_ns = (int64_t)ck_rbuf_u64(&r);
     uint32_t first = ck_rbuf_u32(&r), count = ck_rbuf_u32(&r);
-    /* Each second takes at least 44 bytes: reject counts the input cannot hold. */
-    if (r.err || count > (len - r.pos) / 44 || first > CK_METRICS_MAX_SECOND ||
+    /* Each second takes at least 68 bytes: reject counts the input cannot hold. */
+    if (r.err || count > (len - r.pos) / 68 || first > CK_METRICS_MAX_SECOND ||
         count > CK_METRICS_MAX_SECOND - first)
         return CK_ECORRUPT;
     uint32_t nsec = first + count;
@@ -374,10 +413,15 @@ int ck_metrics_decode(ck_metrics *m, const uint8_t *p, size_t len)
         sc->busy_ns = (int64_t)ck_rbuf_u64(&r);
         sc->bp_ns = (int64_t)ck_rbuf_u64(&r);
         sc->idle_ns = (int64_t)ck_rbuf_u64(&r);
+        sc->inflight_in = (int64_t)ck_rbuf_u64(&r);
+        sc->inflight_out = (int64_t)ck_rbuf_u64(&r);
+        sc->buf_size = (int64_t)ck_rbuf_u64(&r);
         /* Times of one second: at most a second per subtask merged into it,
          * and no subtask sends more than its own. */
         if (sc->busy_ns < 0 || sc->bp_ns < 0 || sc->idle_ns < 0 || sc->busy_ns > CK_NS_PER_S ||
-            sc->bp_ns > CK_NS_PER_S || sc->idle_ns > CK_NS_PER_S)
+            sc->bp_ns > CK_NS_PER_S || sc->idle_ns > CK_NS_PER_S || sc->inflight_in < 0 ||
+            sc->inflight_out < 0 || sc->buf_size < 0 || sc->inflight_in > CK_GAUGE_MAX ||
+            sc->inflight_out > CK_GAUGE_MAX || sc->buf_size > CK_GAUGE_MAX)
             rc = CK_ECORRUPT;
         else
             rc = r_hist(&r, &sc->lat, &nhists);

@@ -40,6 +40,10 @@ typedef struct ck_sec {
     /* Flink's busy / backpressured / idle time spent in this second (ns,
      * added up over the subtasks merged here) */
     int64_t busy_ns, bp_ns, idle_ns;
+    /* gauges of one subtask, the most sampled in this second: payload bytes
+     * in flight in its input gate and its output queues, and its input
+     * buffer size (0: not debloating). Merged by maximum. */
+    int64_t inflight_in, inflight_out, buf_size;
 } ck_sec;
 
 /* How a subtask spends its time (ck_metrics_time). */
@@ -84,6 +88,14 @@ int ck_metrics_out_buckets(ck_metrics *m, ck_time t, int64_t base, const uint32_
 /* Accounts the span [from, to) as `mode` (CK_TIME_*), split into the
  * seconds it covers. Returns 0 or CK_ENOMEM. */
 int ck_metrics_time(ck_metrics *m, ck_time from, ck_time to, int mode);
+
+/* Samples a subtask's gauges at time t (kept: the most of the second). */
+int ck_metrics_gauges(ck_metrics *m, ck_time t, int64_t inflight_in, int64_t inflight_out,
+                      int64_t buf_size);
+
+/* Adds src's gauges to dst's series, second by second, by maximum (one
+ * subtask's reports into its own series). */
+int ck_metrics_merge_gauges(ck_metrics *dst, const ck_metrics *src);
 
 /* The whole run's latency: the sum of the per-second histograms. */
 int ck_metrics_total_latency(const ck_metrics *m, ck_hist *out);

@@ -26,6 +26,7 @@ int ck_rp_init(ck_rp *rp, ck_platform *plat, uint16_t edge, uint32_t producer,
         rp->pool_size = (uint32_t)nsub + 1;
     rp->max_per_channel = cfg->max_per_channel;
     rp->max_overdraft = cfg->max_overdraft;
+    rp->segment_size = cfg->segment_size;
     for (int i = 0; i < nsub; i++) {
         rp->subs[i].dst_ep = dst_eps[i];
         rp->subs[i].buf_size = cfg->segment_size;
@@ -80,6 +81,7 @@ static void finish_cur(ck_rp *rp, ck_subpart *s)
         return;
     uint32_t before = sub_held(s);
     s->buf_first = s->cur->alloc;
+    rp->queued_bytes += s->cur->len;
     ck_bufq_push(&s->queue, s->cur);
     s->cur = NULL;
     track_full(rp, s, before);
@@ -235,6 +237,7 @@ static int send_sub(ck_rp *rp, int i)
             .len = b->len,
         };
         ck_wire_encode(b->mem, &h);
+        rp->queued_bytes -= b->len;
         s->bytes_sent += b->len;
         s->bufs_sent++;
         rp->bytes_out += b->len;
@@ -273,5 +276,36 @@ uint32_t ck_rp_queued(const ck_rp *rp)
     uint32_t n = 0;
     for (int i = 0; i < rp->nsub; i++)
         n += rp->subs[i].queue.n;
+    return n;
+}
+
+int ck_rp_set_buffer_size(ck_rp *rp, int consumer, uint32_t size)
+{
+    int sub = consumer - (int)rp->first;
+    if (sub < 0 || sub >= rp->nsub || size < CK_RP_MIN_BUFFER || size > rp->segment_size)
+        return CK_EPROTO;
+    ck_subpart *s = &rp->subs[sub];
+    s->buf_size = size;
+    if (s->buf_first > size)
+        s->buf_first = size;
+    ck_buf *b = s->cur;
+    if (b) {
+        /* The buffer being filled is cut at the new size too (Flink trims
+         * its buffer builder). */
+        b->cap = CK_MAX(size, b->len);
+        if (b->alloc > b->cap)
+            b->alloc = b->cap; /* the memory beyond stays allocated, unused */
+        if (b->len == b->cap)
+            finish_cur(rp, s);
+    }
+    return CK_OK;
+}
+
+uint64_t ck_rp_inflight(const ck_rp *rp)
+{
+    uint64_t n = rp->queued_bytes;
+    for (int i = 0; i < rp->nsub; i++)
+        if (rp->subs[i].cur)
+            n += rp->subs[i].cur->len;
     return n;
 }

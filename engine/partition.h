@@ -67,6 +67,8 @@ typedef struct ck_rp {
     uint8_t *scratch; /* for elements that span buffers */
     size_t scratch_cap;
     uint64_t bytes_out; /* payload bytes sent */
+    uint64_t queued_bytes; /* payload bytes of finished buffers not yet sent */
+    uint32_t segment_size;
     uint32_t epoch;     /* stamped on every message */
 } ck_rp;
 
@@ -113,6 +115,18 @@ static inline int ck_rp_overdraft_ok(const ck_rp *rp)
 
 /* True when every subpartition has ended and sent all of its buffers. */
 int ck_rp_drained(const ck_rp *rp);
+
+/*
+ * The consumer of subpartition `consumer` announced a buffer size
+ * (debloating): buffers are cut at it from now on, the one being filled
+ * too. Returns 0, or CK_EPROTO (no such subpartition, a size outside
+ * [CK_RP_MIN_BUFFER, segment size]).
+ */
+#define CK_RP_MIN_BUFFER 256u
+int ck_rp_set_buffer_size(ck_rp *rp, int consumer, uint32_t size);
+
+/* Payload bytes in the output queues: finished and being filled. */
+uint64_t ck_rp_inflight(const ck_rp *rp);
 
 /* Buffers queued (finished, unsent) over all subpartitions. */
 uint32_t ck_rp_queued(const ck_rp *rp);

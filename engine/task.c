@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "coordinator.h"
+#include "debloat.h"
 #include "error.h"
 #include "keygroup.h"
 #include "snapshot.h"
@@ -76,6 +77,14 @@ struct ck_task {
     ck_time acct_t;
     int acct_mode;
     int started;
+    int64_t idle_total_ns; /* idle time over the task's life (met's resets at reports) */
+
+    /* buffer debloating of the input gate */
+    int debloat;
+    ck_debloat dbl;
+    ck_time dbl_period, next_debloat, dbl_t0;
+    uint64_t dbl_bytes0, dbl_throughput;
+    int64_t dbl_idle0;
 
     /* checkpoints */
     int checkpointing;
@@ -249,6 +258,13 @@ ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global,
         t->gate.epoch = attempt;
         ck_gate_set_exactly_once(&t->gate,
                                  ck_cfg(cfg, CK_CFG_CP_MODE) == CK_CP_EXACTLY_ONCE);
+        if (ck_cfg(cfg, CK_CFG_DEBLOAT)) {
+            t->debloat = 1;
+            t->dbl_period = ck_cfg(cfg, CK_CFG_DEBLOAT_PERIOD);
+            ck_debloat_init(&t->dbl, rc.segment_size, ck_cfg(cfg, CK_CFG_DEBLOAT_TARGET),
+                            (uint32_t)ck_cfg(cfg, CK_CFG_DEBLOAT_SAMPLES),
+                            (uint32_t)ck_cfg(cfg, CK_CFG_DEBLOAT_THRESHOLD));
+        }
     }
     if (ck_chain_init(&t->chain, g, t->vertex, t->subtask, t->rps, t->nrps))
         goto fail;
@@ -333,8 +349,10 @@ static void acct(ck_task *t, ck_time now, int mode)
             t->met.task.busy_ns += d;
         else if (t->acct_mode == ACCT_BP)
             t->met.task.backpressured_ns += d;
-        else
+        else {
             t->met.task.idle_ns += d;
+            t->idle_total_ns += d;
+        }
         /* Per second too (out of memory: the series misses it, the totals not). */
         (void)ck_metrics_time(&t->met, t->acct_t, now,
                               t->acct_mode == ACCT_BUSY ? CK_TIME_BUSY
@@ -490,10 +508,13 @@ static int64_t source_lag(const ck_task *t, ck_time now, int64_t *lag_ns);
  * (METRICS), or the last of it (TASK_FINISHED). Counters are sent as
  * increments, so that a crash loses at most one reporting interval.
  */
+static void sample_gauges(ck_task *t, ck_time now);
+
 static void report(ck_task *t, int type)
 {
     ck_time now = ck_now(t->plat);
     acct(t, now, t->acct_mode);
+    sample_gauges(t, now);
     ck_task_stats *st = &t->met.task;
     uint64_t out = t->chain.records_out, late = t->chain.late_dropped;
     uint64_t bo = 0, bfo = 0, bi = 0, bfi = 0;
@@ -547,6 +568,37 @@ static void report(ck_task *t, int type)
         t->state = CK_TASK_FINISHED;
     t->next_report = now + CK_METRICS_INTERVAL;
     t->plat->ops->send(t->plat, CK_EP_JM, m, mlen);
+}
+
+/* Samples the data in flight in the task's input gate and output queues,
+ * and its buffer size (out of memory: the series misses the sample). */
+static void sample_gauges(ck_task *t, ck_time now)
+{
+    int64_t in = t->has_gate ? (int64_t)t->gate.held_bytes : 0, out = 0;
+    for (int i = 0; i < t->nrps; i++)
+        out += (int64_t)ck_rp_inflight(&t->rps[i].rp);
+    int64_t bs = t->debloat ? (int64_t)t->dbl.last : 0;
+    if (in || out || bs)
+        (void)ck_metrics_gauges(&t->met, now, in, out, bs);
+}
+
+/* A debloating period ended: measure the throughput over the time the task
+ * was not idle, and announce a new buffer size upstream if it changed
+ * enough (Flink's StreamTask.debloat). */
+static int debloat_tick(ck_task *t, ck_time now)
+{
+    acct(t, now, t->acct_mode);
+    int64_t busy = (now - t->dbl_t0) - (t->idle_total_ns - t->dbl_idle0);
+    t->dbl_throughput = ck_debloat_throughput(t->gate.bytes_read - t->dbl_bytes0, busy,
+                                              t->dbl_throughput);
+    t->dbl_t0 = now;
+    t->dbl_bytes0 = t->gate.bytes_read;
+    t->dbl_idle0 = t->idle_total_ns;
+    while (t->next_debloat <= now)
+        t->next_debloat += t->dbl_period;
+    uint32_t size = ck_debloat_update(&t->dbl, t->dbl_throughput, ck_gate_buffers_in_use(&t->gate));
+    sample_gauges(t, now);
+    return size ? ck_gate_announce_size(&t->gate, size) : CK_OK;
 }
 
 /* ---- source ----------------------------------------------------------------- */
@@ -1137,11 +1189,14 @@ static int task_on_message(void *self, uint8_t *msg, size_t len)
         free(msg);
         break;
     case CK_MSG_CREDIT:
+    case CK_MSG_BUFFER_SIZE:
         free(msg);
         rc = CK_EPROTO;
         for (int i = 0; i < t->nrps; i++) {
             if (t->rps[i].edge->id == h.edge && h.src == (uint32_t)t->subtask) {
-                rc = ck_rp_on_credit(&t->rps[i].rp, (int)h.dst, h.arg);
+                rc = h.type == CK_MSG_CREDIT
+                         ? ck_rp_on_credit(&t->rps[i].rp, (int)h.dst, h.arg)
+                         : ck_rp_set_buffer_size(&t->rps[i].rp, (int)h.dst, h.arg);
                 break;
             }
         }
@@ -1283,6 +1338,8 @@ static ck_time task_deadline(void *self)
     if (t->state != CK_TASK_RUNNING && t->state != CK_TASK_ENDING)
         return CK_TIME_NEVER;
     ck_time d = CK_MIN(t->next_flush, t->next_report);
+    if (t->debloat && t->state == CK_TASK_RUNNING && t->next_debloat < d)
+        d = t->next_debloat;
     if (t->is_source && t->state == CK_TASK_RUNNING && !t->stop_id) {
         /* Wake for the next record only when none is waiting: a waiting
          * record that cannot be read is held back by credit, and credit
@@ -1309,6 +1366,13 @@ static int task_on_deadline(void *self)
     }
     if (now >= t->next_flush)
         flush_all(t);
+    if (t->debloat && t->state == CK_TASK_RUNNING && now >= t->next_debloat) {
+        int rc = debloat_tick(t, now);
+        if (rc) {
+            fail(t, rc, "announcing a buffer size");
+            return rc;
+        }
+    }
     if (t->is_source && t->state == CK_TASK_RUNNING && t->wm_interval > 0 && !t->stop_id &&
         now >= t->next_wm) {
         int rc = source_emit_watermark(t, source_watermark(t));
@@ -1335,6 +1399,8 @@ static void started(ck_task *t)
     t->next_wm += now;
     t->next_flush = CK_TIME_NEVER;
     t->next_report = now + CK_METRICS_INTERVAL;
+    t->next_debloat = t->debloat ? now + t->dbl_period : CK_TIME_NEVER;
+    t->dbl_t0 = now;
     to_jm(t, CK_MSG_TASK_RUNNING, NULL, 0);
 }
 

@@ -72,6 +72,10 @@ const char *ck_wire_type_name(int type)
         return "TASK_RUNNING";
     case CK_MSG_METRICS:
         return "METRICS";
+    case CK_MSG_BUFFER_SIZE:
+        return "BUFFER_SIZE";
+    case CK_MSG_EVENT:
+        return "EVENT";
     }
     return "UNKNOWN";
 }

@@ -50,7 +50,10 @@ typedef enum ck_msg_type {
     CK_MSG_METRICS = 14,      /* task -> job manager: metrics since the last report */
     CK_MSG_SAVEPOINT = 15,    /* client -> job manager: take a savepoint, arg = 1 to stop */
     CK_MSG_TASK_ENDED = 16,   /* task -> job manager: input over, awaiting the final checkpoint */
-    CK_MSG_TYPE_MAX = 16
+    CK_MSG_BUFFER_SIZE = 17,  /* consumer -> producer: cut buffers at arg bytes (debloating) */
+    CK_MSG_EVENT = 18,        /* producer -> consumer: a priority event (an unaligned
+                               * barrier) that overtakes the channel's data, without credit */
+    CK_MSG_TYPE_MAX = 18
 } ck_msg_type;
 
 /*

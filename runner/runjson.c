@@ -511,6 +511,26 @@ cJSON *ck_runjson_build(const ck_run *r, const ck_verdict *v)
             cJSON_AddNumberToObject(o, "backpressured_ratio", round_to(sec->bp_ns / life, 4));
         else
             cJSON_AddNullToObject(o, "backpressured_ratio");
+        /* In flight: over the subtasks, the most each held in this second;
+         * the buffer size: the mean over the subtasks debloating. */
+        double inflight = 0, bsum = 0;
+        int nb = 0, any = 0;
+        for (uint32_t i = 0; r->res.jm_ready && i < g->nsubtasks; i++) {
+            const ck_metrics *tm = &r->res.jm.tasks[i];
+            if (s >= tm->nsec)
+                continue;
+            const ck_sec *q = &tm->sec[s];
+            inflight += (double)(q->inflight_in + q->inflight_out);
+            any |= q->inflight_in || q->inflight_out || q->buf_size;
+            if (q->buf_size) {
+                bsum += (double)q->buf_size;
+                nb++;
+            }
+        }
+        if (any)
+            cJSON_AddNumberToObject(o, "inflight_bytes", inflight);
+        if (nb)
+            cJSON_AddNumberToObject(o, "buffer_size_bytes", round_to(bsum / nb, 0));
         cJSON *vb = cJSON_AddObjectToObject(o, "vertex_backpressured_ratio");
         for (int vi = 0; r->res.jm_ready && vi < g->nv; vi++) {
             const ck_metrics *vm = &r->res.jm.vertices[vi];
@@ -553,6 +573,24 @@ cJSON *ck_runjson_build(const ck_run *r, const ck_verdict *v)
         cJSON_AddNumberToObject(o, "finished_s", secs(t->end_ns));
         if (region)
             cJSON_AddNumberToObject(o, "region", region[i]);
+        /* Per second: the most in flight in its input and output queues
+         * (payload bytes), and its input buffer size when debloating. */
+        const ck_metrics *tm = &r->res.jm.tasks[i];
+        cJSON *nets = NULL;
+        for (uint32_t s = 0; s < tm->nsec; s++) {
+            const ck_sec *q = &tm->sec[s];
+            if (!q->inflight_in && !q->inflight_out && !q->buf_size)
+                continue;
+            if (!nets)
+                nets = cJSON_AddArrayToObject(o, "network");
+            cJSON *p = cJSON_CreateObject();
+            cJSON_AddNumberToObject(p, "t_s", s);
+            cJSON_AddNumberToObject(p, "inflight_in_bytes", (double)q->inflight_in);
+            cJSON_AddNumberToObject(p, "inflight_out_bytes", (double)q->inflight_out);
+            if (q->buf_size)
+                cJSON_AddNumberToObject(p, "buffer_size_bytes", (double)q->buf_size);
+            cJSON_AddItemToArray(nets, p);
+        }
         cJSON_AddItemToArray(tasks, o);
     }
 

@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "debloat.h"
 #include "error.h"
 #include "fakeplat.h"
 #include "gate.h"
@@ -36,11 +37,14 @@ typedef struct rig {
     int bp_rounds;             /* rounds in which a producer was backpressured */
     uint32_t max_queued;       /* most buffers a producer held */
     uint32_t max_owned;        /* most buffers a channel owned */
+    uint32_t max_data;         /* the largest DATA payload delivered */
+    uint32_t segment;
 } rig;
 
 static void rig_init(rig *r, uint32_t segment)
 {
     memset(r, 0, sizeof(*r));
+    r->segment = segment;
     ck_rp_config cfg = {.segment_size = segment, .buffers_per_channel = 2,
                         .floating_per_gate = 8, .max_per_channel = 10, .max_overdraft = 5};
     uint32_t consumer = EP_CONSUMER;
@@ -62,8 +66,14 @@ static void deliver(rig *r)
         assert_int_equal(ck_wire_decode(m->data, m->len, &h), 0);
         if (h.type == CK_MSG_DATA) {
             assert_int_equal(m->dst, EP_CONSUMER);
+            if (h.len > r->max_data)
+                r->max_data = h.len;
             /* Refused (CK_EPROTO) if it came without credit or out of order. */
             assert_int_equal(ck_gate_on_data(&r->gate, &h, m->data), 0);
+        } else if (h.type == CK_MSG_BUFFER_SIZE) {
+            assert_int_equal(m->dst, EP_PROD0 + h.src);
+            assert_int_equal(ck_rp_set_buffer_size(&r->rp[h.src], (int)h.dst, h.arg), 0);
+            free(m->data);
         } else {
             assert_int_equal(h.type, CK_MSG_CREDIT);
             assert_int_equal(m->dst, EP_PROD0 + h.src);
@@ -105,8 +115,11 @@ static void produce(rig *r, int max_records)
         uint32_t q = r->rp[i].pool_used;
         if (q > r->max_queued)
             r->max_queued = q;
-        /* Never more buffers than the pool plus the overdraft. */
+        /* Never more buffers than the pool plus the overdraft, nor more
+         * bytes in flight than they hold. */
         assert_true(q <= r->rp[i].pool_size + r->rp[i].max_overdraft);
+        assert_true(ck_rp_inflight(&r->rp[i]) <=
+                    (uint64_t)(r->rp[i].pool_size + r->rp[i].max_overdraft) * r->segment);
     }
 }
 
@@ -136,6 +149,9 @@ static void consume(rig *r, int buffers)
         assert_true(ch->outstanding + ch->unannounced + ch->queue.n + (ch->cur ? 1u : 0u) <=
                     ch->owned);
     }
+    /* The bytes in flight in the gate fit in the buffers it has. */
+    assert_true(r->gate.held_bytes <=
+                (uint64_t)(NPROD * r->gate.exclusive + r->gate.floating) * r->segment);
     ck_gate_announce(&r->gate);
 }
 
@@ -218,6 +234,90 @@ static void test_data_without_credit_refused(void **state)
     rig_free(&r);
 }
 
+/* Flink's BufferSizeEMA with 20 samples (alpha 2/21): a desired size of 0
+ * shrinks a 32 KiB buffer by a tenth each time, a huge one grows it by at
+ * most as much (capped at twice the size). The values are those of its
+ * code, which keeps the average unrounded; the example in its comment
+ * (29647, 26823, 24268, ...) rounds at every step. */
+static void test_debloat_ema(void **state)
+{
+    (void)state;
+    ck_debloat d;
+    ck_debloat_init(&d, 32768, CK_NS_PER_S, 20, 0);
+    const uint32_t shrink[] = {29647, 26824, 24269, 21958, 19867};
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(ck_debloat_update(&d, 0, 1), shrink[i]);
+    const uint32_t grow[] = {21759, 23831, 26100, 28586, 31309, 32768};
+    for (int i = 0; i < 6; i++)
+        assert_int_equal(ck_debloat_update(&d, UINT64_C(1) << 40, 1), grow[i]);
+    assert_int_equal(ck_debloat_update(&d, UINT64_C(1) << 40, 1), 0); /* at the bound, unchanged */
+
+    /* With a 25 % threshold only changes of a quarter are announced: the
+     * first is 24269 (8499 below 32768), then one at least 6067 below it. */
+    ck_debloat_init(&d, 32768, CK_NS_PER_S, 20, 25);
+    assert_int_equal(ck_debloat_update(&d, 0, 1), 0);
+    assert_int_equal(ck_debloat_update(&d, 0, 1), 0);
+    assert_int_equal(ck_debloat_update(&d, 0, 1), 24269);
+    uint32_t got = 0;
+    int n = 0;
+    while (!(got = ck_debloat_update(&d, 0, 1)))
+        n++;
+    assert_true(got <= 24269 - 24269 / 4);
+    assert_true(n >= 1);
+    /* Never below the minimum, which is announced even though close. */
+    for (int i = 0; i < 200; i++)
+        ck_debloat_update(&d, 0, 1);
+    assert_int_equal(d.last, CK_DEBLOAT_MIN);
+
+    /* The steady state: throughput x target over the buffers in use. 1 MB/s
+     * for 100 ms over 10 buffers is 10 000 bytes. */
+    ck_debloat_init(&d, 32768, 100 * CK_NS_PER_MS, 1, 0); /* alpha 1: no smoothing */
+    assert_int_equal(ck_debloat_update(&d, 1000000, 10), 10000);
+    assert_int_equal(ck_debloat_throughput(500000, CK_NS_PER_S / 2, 7), 1000000);
+    assert_int_equal(ck_debloat_throughput(500000, 0, 7), 7); /* no busy time: as before */
+}
+
+/* A gate announces a buffer size: its producers cut their buffers at it. */
+static void test_buffer_size_announced(void **state)
+{
+    (void)state;
+    static rig r;
+    rig_init(&r, 4096);
+    consume(&r, 0); /* initial credit */
+    deliver(&r);
+    produce(&r, 1000);
+    deliver(&r);
+    assert_true(r.max_data > 1024); /* full segments first */
+    /* Drain what was cut at the segment size. */
+    for (int round = 0; round < 100 && (r.rp[0].pool_used || r.rp[1].pool_used); round++) {
+        consume(&r, 1000);
+        deliver(&r);
+        ck_rp_send(&r.rp[0]);
+        ck_rp_send(&r.rp[1]);
+        deliver(&r);
+    }
+    assert_int_equal(r.rp[0].pool_used + r.rp[1].pool_used, 0);
+    assert_int_equal(ck_gate_announce_size(&r.gate, 512), 0);
+    deliver(&r); /* credits and the new size reach the producers */
+    r.max_data = 0;
+    for (int round = 0; round < 20000 && !r.eop_seen; round++) {
+        produce(&r, 200);
+        deliver(&r);
+        consume(&r, 3);
+        deliver(&r);
+    }
+    assert_true(r.eop_seen);
+    assert_true(r.max_data > 0 && r.max_data <= 512);
+    for (int i = 0; i < NPROD; i++)
+        assert_int_equal(r.expect[i], PER_PRODUCER);
+    /* Sizes no consumer may announce are refused. */
+    assert_int_equal(ck_rp_set_buffer_size(&r.rp[0], 0, 255), CK_EPROTO);
+    assert_int_equal(ck_rp_set_buffer_size(&r.rp[0], 0, 8192), CK_EPROTO);
+    assert_int_equal(ck_rp_set_buffer_size(&r.rp[0], 3, 512), CK_EPROTO);
+    assert_int_equal(ck_rp_set_buffer_size(&r.rp[0], 0, 4096), 0);
+    rig_free(&r);
+}
+
 static void test_watermark_min_over_channels(void **state)
 {
     (void)state;
@@ -267,6 +367,8 @@ int main(void)
         cmocka_unit_test(test_slow_consumer),
         cmocka_unit_test(test_data_without_credit_refused),
         cmocka_unit_test(test_watermark_min_over_channels),
+        cmocka_unit_test(test_debloat_ema),
+        cmocka_unit_test(test_buffer_size_announced),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
