@@ -77,6 +77,11 @@ int ck_cc_init(ck_cc *cc, ck_platform *plat, const ck_graph *g, const ck_config 
     cc->next_trigger = cc->enabled ? cc->interval : CK_TIME_NEVER;
     cc->last_complete = CK_TIME_NEVER;
     cc->after_finish = (int)ck_cfg(cfg, CK_CFG_CP_AFTER_FINISH);
+    /* Unaligned checkpoints only in exactly-once mode (Flink turns them off
+     * in at-least-once, where barriers block nothing anyway); savepoints
+     * stay aligned. */
+    if (ck_cfg(cfg, CK_CFG_CP_UNALIGNED) && ck_cfg(cfg, CK_CFG_CP_MODE) == CK_CP_EXACTLY_ONCE)
+        cc->cp_flags = CK_CP_FLAG_UNALIGNED;
     ck_rng_init(&cc->rng, seed, CC_STREAM);
     cc->ended = calloc(g->nsubtasks, 1);
     cc->finished = calloc(g->nsubtasks, 1);
@@ -299,7 +304,7 @@ void ck_cc_on_deadline(ck_cc *cc)
         cc->next_trigger = cc->last_complete + cc->min_pause;
         return;
     }
-    trigger(cc, now, 0);
+    trigger(cc, now, cc->cp_flags);
     cc->next_trigger = now + cc->interval;
 }
 
@@ -396,6 +401,10 @@ void ck_cc_on_ack(ck_cc *cc, uint32_t subtask, const ck_cp_ack *ack)
     t->async_ns = ack->async_ns;
     t->align_ns = ack->align_ns;
     t->input_ended = (ack->flags & CK_ACK_INPUT_ENDED) != 0;
+    t->unaligned = (ack->flags & CK_ACK_UNALIGNED) != 0;
+    t->inflight = ack->inflight;
+    r->inflight += ack->inflight;
+    r->unaligned |= t->unaligned;
     t->attempt = cc->attempts[subtask];
     t->key = malloc(strlen(ack->key) + 1);
     if (t->key)

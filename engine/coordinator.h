@@ -81,6 +81,7 @@ enum {
 #define CK_CP_FLAG_STOP 2u      /* = CK_BARRIER_STOP: the job stops once it completes */
 #define CK_CP_FLAG_FINAL 4u     /* the final checkpoint of a job whose input ended:
                                  * triggered at every subtask, no barriers */
+#define CK_CP_FLAG_UNALIGNED 8u /* = CK_BARRIER_UNALIGNED: barriers overtake data */
 
 /* Where a job (re)starts from: a checkpoint or savepoint and its directory
  * in the store ("checkpoints/<job>/chk-3/", "savepoints/savepoint-ab12cd-7/"). */
@@ -97,6 +98,8 @@ typedef struct ck_cp_task {
     int64_t sync_ns, async_ns, align_ns;
     int finished;  /* had finished: acknowledged by the coordinator's marker file */
     int input_ended; /* its snapshot was taken with its input over */
+    int unaligned;   /* a barrier of its snapshot overtook data */
+    uint64_t inflight; /* bytes of channel state in its file */
     uint32_t attempt; /* the attempt of the subtask that acknowledged */
     char *key;
 } ck_cp_task;
@@ -108,6 +111,8 @@ typedef struct ck_cp_record {
     ck_time trigger, complete;
     uint32_t nacks;
     uint64_t bytes;
+    uint64_t inflight; /* of which channel state (unaligned) */
+    int unaligned;     /* a barrier overtook data somewhere */
     ck_cp_task *tasks; /* per subtask */
     int metadata_sent;
     int markers_pending; /* finished subtasks' state files still being stored */
@@ -123,6 +128,7 @@ typedef struct ck_cc {
     int enabled;
     ck_time interval, timeout, min_pause;
     int max_concurrent, tolerable, retained;
+    uint32_t cp_flags;  /* of every periodic checkpoint: CK_CP_FLAG_UNALIGNED or 0 */
     uint64_t first_id, next_id;
     uint64_t input_fp;  /* fingerprint of the job's input, written into _metadata */
     ck_time next_trigger;

@@ -51,9 +51,13 @@ void ck_gate_free(ck_gate *g)
         return;
     for (int i = 0; i < g->nchan; i++) {
         ck_bufq_clear(&g->chans[i].queue);
+        ck_bufq_clear(&g->chans[i].replay);
         ck_buf_del(g->chans[i].cur);
         ck_elem_reader_free(&g->chans[i].reader);
+        if (g->uc_state)
+            free(g->uc_state[i].p);
     }
+    free(g->uc_state);
     free(g->chans);
     free(g->avail);
     free(g->waiters);
@@ -63,7 +67,7 @@ void ck_gate_free(ck_gate *g)
 
 static inline uint32_t held(const ck_chan *c)
 {
-    return c->queue.n + (c->cur ? 1u : 0u);
+    return c->queue.n + (c->cur && !c->cur_replay ? 1u : 0u);
 }
 
 static inline uint32_t required(const ck_gate *g, const ck_chan *c)
@@ -169,6 +173,12 @@ int ck_gate_on_data(ck_gate *g, const ck_wire_hdr *h, uint8_t *msg)
     avail_push(g, (int)ch);
     if (c->owned < required(g, c))
         request_floating(g, (int)ch);
+    if (c->spilling) {
+        /* Sent before the channel's barrier: channel state. */
+        ck_wbuf_bytes(&g->uc_state[ch], ck_buf_data(b), b->len);
+        if (g->uc_state[ch].err)
+            return CK_ENOMEM;
+    }
     return CK_OK;
 }
 
@@ -179,6 +189,10 @@ static void release_cur(ck_gate *g, ck_chan *c)
     g->held_bytes -= c->cur->len;
     ck_buf_del(c->cur);
     c->cur = NULL;
+    if (c->cur_replay) {
+        c->cur_replay = 0; /* restored state: none of the channel's buffers */
+        return;
+    }
     if (c->floating > 0 && (c->owned > required(g, c) || c->ended)) {
         c->owned--;
         c->floating--;
@@ -261,10 +275,26 @@ static int barrier_up(ck_gate *g, ck_elem *e)
     return 1;
 }
 
+/* The unaligned checkpoint being collected is given up: the task hears of
+ * it through uc_abandoned. */
+static void uc_abandon(ck_gate *g)
+{
+    g->uc_abandoned = g->uc_id;
+    for (int i = 0; i < g->nchan; i++) {
+        g->chans[i].spilling = 0;
+        g->uc_state[i].len = 0;
+        g->uc_state[i].err = 0;
+    }
+    g->uc_id = 0;
+    g->uc_pending = 0;
+}
+
 /* A barrier arrived on channel c. Returns 1 when it completes an alignment. */
 static int on_barrier(ck_gate *g, ck_chan *c, ck_elem *e)
 {
     const ck_barrier b = e->u.barrier;
+    if (g->uc_id && b.id > g->uc_id)
+        uc_abandon(g); /* a newer checkpoint overtakes it */
     if (b.id <= g->done_id || b.id < g->align_id || b.id <= c->barrier)
         return 0; /* of a checkpoint handed up or abandoned already */
     if (g->align_id && b.id > g->align_id) {
@@ -300,6 +330,8 @@ static int on_cancel(ck_gate *g, ck_chan *c, const ck_elem *e)
     uint64_t n = e->u.barrier.id;
     if (n > c->barrier)
         c->barrier = n;
+    if (g->uc_id && n >= g->uc_id)
+        uc_abandon(g); /* declined upstream, or a newer one declined */
     if (n <= g->done_id || (g->align_id && n < g->align_id))
         return 0;
     if (g->align_id && n > g->align_id)
@@ -321,7 +353,10 @@ int ck_gate_next(ck_gate *g, ck_elem *e, int *released)
             continue;
         }
         if (!c->cur) {
-            c->cur = ck_bufq_pop(&c->queue);
+            c->cur = ck_bufq_pop(&c->replay);
+            c->cur_replay = c->cur != NULL;
+            if (!c->cur)
+                c->cur = ck_bufq_pop(&c->queue);
             if (!c->cur) {
                 avail_pop(g);
                 continue;
@@ -335,7 +370,7 @@ int ck_gate_next(ck_gate *g, ck_elem *e, int *released)
             /* Buffer read through: release it, rotate to the next channel. */
             release_cur(g, c);
             avail_pop(g);
-            if (c->queue.n > 0)
+            if (c->queue.n > 0 || c->replay.n > 0)
                 avail_push(g, i);
             *released = 1;
             continue;
@@ -353,11 +388,22 @@ int ck_gate_next(ck_gate *g, ck_elem *e, int *released)
                 return 1;
             continue;
         case CK_EL_END_OF_PARTITION:
-            if (c->queue.n > 0 || ck_elem_reader_partial(&c->reader) ||
+            if (c->queue.n > 0 || c->replay.n > 0 || ck_elem_reader_partial(&c->reader) ||
                 c->reader.pos < c->reader.len)
                 return CK_EPROTO; /* data after the end */
             c->ended = 1;
             g->nended++;
+            if (c->spilling) {
+                /* No barrier will come: its state is complete, without the
+                 * END_OF_PARTITION, which its producer, restored, sends
+                 * again (it took its snapshot with its output closed). */
+                ck_wbuf *w = &g->uc_state[i];
+                if (w->len >= CK_ELEM_PREFIX && w->p[w->len - 1] == CK_EL_END_OF_PARTITION &&
+                    ck_get_u32(w->p + w->len - CK_ELEM_PREFIX) == 1)
+                    w->len -= CK_ELEM_PREFIX;
+                c->spilling = 0;
+                g->uc_pending--;
+            }
             left_wm(g, c->wm);
             if (g->align_id && c->barrier >= g->align_id)
                 g->align_have--; /* counted among the open ones */
@@ -467,5 +513,113 @@ int ck_gate_announce_size(ck_gate *g, uint32_t size)
         ck_wire_encode(m, &h);
         g->plat->ops->send(g->plat, c->producer_ep, m, CK_WIRE_HDR);
     }
+    return CK_OK;
+}
+
+/* Appends what channel i received and has not read to its channel state. */
+static void spill_unread(ck_gate *g, int i)
+{
+    ck_chan *c = &g->chans[i];
+    ck_wbuf *w = &g->uc_state[i];
+    if (ck_elem_reader_partial(&c->reader))
+        ck_wbuf_bytes(w, c->reader.spill, c->reader.spill_len);
+    if (c->cur)
+        ck_wbuf_bytes(w, c->reader.data + c->reader.pos, c->reader.len - c->reader.pos);
+    for (const ck_buf *b = c->replay.head; b; b = b->next)
+        ck_wbuf_bytes(w, ck_buf_data(b), b->len);
+    for (const ck_buf *b = c->queue.head; b; b = b->next)
+        ck_wbuf_bytes(w, ck_buf_data(b), b->len);
+}
+
+int ck_gate_on_event(ck_gate *g, const ck_wire_hdr *h, const uint8_t *body, ck_barrier *b)
+{
+    uint32_t ch = h->src - g->first;
+    if (!g->uc_edge || ch >= (uint32_t)g->nchan || h->dst != g->consumer)
+        return CK_EPROTO;
+    ck_chan *c = &g->chans[ch];
+    if (c->ended)
+        return CK_EPROTO;
+    ck_elem e;
+    if (ck_elem_decode(body, h->len, &e) || e.tag != CK_EL_BARRIER)
+        return CK_ECORRUPT;
+    uint64_t n = e.u.barrier.id;
+    if (n <= c->barrier || (n <= g->done_id && n != g->uc_id))
+        return 0; /* of a checkpoint handed up or given up already */
+    c->barrier = n;
+    if (g->align_id && n > g->align_id) {
+        g->abandoned = g->align_id; /* an aligned one in progress is overtaken */
+        g->done_id = g->align_id;
+        g->align_id = 0;
+        unblock_all(g);
+    }
+    if (g->uc_id && n > g->uc_id)
+        uc_abandon(g);
+    if (g->uc_id == n) {
+        if (c->spilling) {
+            c->spilling = 0; /* its state is complete */
+            g->uc_pending--;
+        }
+        return 0;
+    }
+    /* The first barrier of checkpoint n: everything received and not read
+     * yet was sent before it, on every channel; the channels without their
+     * barrier keep what they receive until it comes. */
+    if (!g->uc_state && !(g->uc_state = calloc((size_t)g->nchan, sizeof(*g->uc_state))))
+        return CK_ENOMEM;
+    g->uc_id = n;
+    g->done_id = n;
+    g->uc_pending = 0;
+    for (int i = 0; i < g->nchan; i++) {
+        ck_chan *ci = &g->chans[i];
+        g->uc_state[i].len = 0;
+        if (ci->ended)
+            continue;
+        spill_unread(g, i);
+        if (g->uc_state[i].err)
+            return CK_ENOMEM;
+        if (ci->barrier < n) {
+            ci->spilling = 1;
+            g->uc_pending++;
+        }
+    }
+    *b = e.u.barrier;
+    g->last_align_ns = 0;
+    return 1;
+}
+
+ck_wbuf *ck_gate_uc_take(ck_gate *g)
+{
+    ck_wbuf *st = g->uc_state;
+    g->uc_state = NULL;
+    g->uc_id = 0;
+    g->uc_pending = 0;
+    return st;
+}
+
+void ck_gate_uc_cancel(ck_gate *g, uint64_t id)
+{
+    if (g->uc_id && g->uc_id == id) {
+        uc_abandon(g);
+        g->uc_abandoned = 0; /* the task knows */
+    }
+}
+
+int ck_gate_replay(ck_gate *g, uint32_t peer, const uint8_t *data, size_t len)
+{
+    uint32_t ch = peer - g->first;
+    if (ch >= (uint32_t)g->nchan || len == 0 || len > CK_WIRE_MAX_BODY)
+        return CK_ECORRUPT;
+    uint8_t *m = malloc((size_t)CK_WIRE_HDR + len);
+    if (!m)
+        return CK_ENOMEM;
+    memcpy(m + CK_WIRE_HDR, data, len);
+    ck_buf *b = ck_buf_wrap(m, (uint32_t)len);
+    if (!b) {
+        free(m);
+        return CK_ENOMEM;
+    }
+    ck_bufq_push(&g->chans[ch].replay, b);
+    g->held_bytes += len;
+    avail_push(g, (int)ch);
     return CK_OK;
 }

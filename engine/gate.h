@@ -41,12 +41,33 @@
  *   IDLE or ALIGNING(<= n) --cancel marker n (checkpoint n declined
  *        upstream)--> IDLE (CANCEL n handed up, once; the channels unblocked;
  *        later barriers and markers of n dropped)
+ *
+ * Unaligned checkpoints (on an edge that allows them: hash and rebalance,
+ * not pointwise or broadcast ones, as in Flink): the barrier comes as an
+ * EVENT message that overtook the data queued at its producer. The first
+ * one of checkpoint n makes the task snapshot at once (ck_gate_on_event
+ * returns 1); nothing is blocked. What the barrier overtook is channel
+ * state: on the channel it came on, the data received and not yet read;
+ * on every other open channel, the data not yet read plus whatever
+ * arrives until that channel's barrier does (or it ends). The data is
+ * still read and processed as usual meanwhile.
+ *
+ *   IDLE --EVENT barrier n--> COLLECTING(n) (handed up; channels without
+ *        their barrier spilling)
+ *   COLLECTING(n) --barrier n on every open channel, or the last spilling
+ *        one ends--> COMPLETE(n) (ck_gate_uc_take takes the state)--> IDLE
+ *   COLLECTING(n) --barrier m > n, a cancel marker >= n, or
+ *        ck_gate_uc_cancel--> IDLE (uc_abandoned = n for the task)
+ *
+ * Restored channel state (ck_gate_replay) is read before anything the
+ * channel receives; it takes no credit.
  */
 #ifndef CK_GATE_H
 #define CK_GATE_H
 
 #include "bitset.h"
 #include "buffer.h"
+#include "bytes.h"
 #include "element.h"
 #include "platform.h"
 
@@ -65,6 +86,9 @@ typedef struct ck_chan {
     uint64_t bytes_in, bufs_in;
     uint64_t barrier; /* highest checkpoint barrier it delivered */
     uint8_t blocked;  /* exactly-once alignment holds it back */
+    uint8_t spilling; /* an unaligned checkpoint keeps what arrives until its barrier */
+    uint8_t cur_replay; /* cur is restored channel state (not one of the owned buffers) */
+    ck_bufq replay;   /* restored channel state, read before the queue */
 } ck_chan;
 
 typedef struct ck_gate {
@@ -101,6 +125,12 @@ typedef struct ck_gate {
     uint64_t abandoned;     /* set when an alignment was abandoned; the task clears it */
     ck_time last_align_ns;  /* alignment time of the barrier last handed up */
     uint32_t epoch;         /* stamped on every message */
+    /* unaligned checkpoints */
+    int uc_edge;            /* the edge takes unaligned barriers */
+    uint64_t uc_id;         /* checkpoint whose channel state is being collected, 0: none */
+    int uc_pending;         /* channels still spilling */
+    ck_wbuf *uc_state;      /* per channel: the bytes the barrier overtook */
+    uint64_t uc_abandoned;  /* an unaligned checkpoint given up; the task clears it */
 } ck_gate;
 
 /*
@@ -159,6 +189,33 @@ static inline int ck_gate_has_data(const ck_gate *g)
 {
     return g->avail_n > 0;
 }
+
+/*
+ * Takes an EVENT message (a priority barrier; the header decoded into h,
+ * the body after it). Returns 1 with *b set when it is the first barrier
+ * of its checkpoint: the task snapshots now. 0 when there is nothing to do,
+ * CK_EPROTO (not an unaligned edge, unknown or ended channel), CK_ECORRUPT
+ * (not a barrier), CK_ENOMEM.
+ */
+int ck_gate_on_event(ck_gate *g, const ck_wire_hdr *h, const uint8_t *body, ck_barrier *b);
+
+/* True when the channel state of checkpoint g->uc_id is complete. */
+static inline int ck_gate_uc_complete(const ck_gate *g)
+{
+    return g->uc_id && g->uc_pending == 0;
+}
+
+/* Takes the complete channel state: the per-channel bytes (nchan of them,
+ * caller frees each .p and the array), and goes back to IDLE. */
+ck_wbuf *ck_gate_uc_take(ck_gate *g);
+
+/* Stops collecting checkpoint id (aborted); no-op for another id. */
+void ck_gate_uc_cancel(ck_gate *g, uint64_t id);
+
+/* Restores the channel state of the channel from producer subtask peer:
+ * read before anything the channel receives. 0, CK_ECORRUPT (no such
+ * channel), CK_ENOMEM. */
+int ck_gate_replay(ck_gate *g, uint32_t peer, const uint8_t *data, size_t len);
 
 /* Sends CREDIT messages for every channel with unannounced credit. */
 void ck_gate_announce(ck_gate *g);

@@ -164,6 +164,16 @@ int ck_chain_record_at(ck_chain *c, ck_rec *r, const ck_keyloc *l);
  * slow_sink's factor). */
 double ck_chain_take_flops(ck_chain *c, ck_time now, ck_time *wait_ns);
 
+/* The CPU cost of the records processed since ck_chain_take_flops, before
+ * slowdowns: what the batch in progress will charge, about. */
+static inline double ck_chain_pending_flops(const ck_chain *c)
+{
+    double f = 0;
+    for (int k = 0; k < c->nops; k++)
+        f += (double)c->ops[k].nproc * c->ops[k].spec->cpu_flops;
+    return f;
+}
+
 /* Feeds a watermark to the head operator (and everything after it). */
 int ck_chain_watermark(ck_chain *c, int64_t wm);
 

@@ -309,3 +309,59 @@ uint64_t ck_rp_inflight(const ck_rp *rp)
             n += rp->subs[i].cur->len;
     return n;
 }
+
+int ck_rp_priority_barrier(ck_rp *rp, const ck_elem *e, ck_wbuf *state)
+{
+    size_t n = ck_elem_size(e);
+    for (int i = 0; i < rp->nsub; i++) {
+        ck_subpart *s = &rp->subs[i];
+        if (s->ended)
+            continue;
+        finish_cur(rp, s);
+        for (const ck_buf *b = s->queue.head; b; b = b->next)
+            ck_wbuf_bytes(&state[i], ck_buf_data(b), b->len);
+        if (state[i].err)
+            return CK_ENOMEM;
+        uint8_t *m = malloc((size_t)CK_WIRE_HDR + n);
+        if (!m)
+            return CK_ENOMEM;
+        ck_wire_hdr h = {
+            .type = CK_MSG_EVENT,
+            .edge = rp->edge,
+            .src = rp->producer,
+            .dst = rp->first + (uint32_t)i,
+            .epoch = rp->epoch,
+            .len = (uint32_t)n,
+        };
+        ck_wire_encode(m, &h);
+        ck_elem_encode_n(m + CK_WIRE_HDR, e, n);
+        rp->plat->ops->send(rp->plat, s->dst_ep, m, (size_t)CK_WIRE_HDR + n);
+    }
+    return CK_OK;
+}
+
+int ck_rp_replay(ck_rp *rp, uint32_t consumer, const uint8_t *data, size_t len)
+{
+    uint32_t sub = consumer - rp->first;
+    if (sub >= (uint32_t)rp->nsub || rp->subs[sub].ended)
+        return CK_ECORRUPT;
+    ck_subpart *s = &rp->subs[sub];
+    /* In segments, as it was sent: the consumer's buffers are that big. */
+    while (len > 0) {
+        uint32_t take = (uint32_t)CK_MIN((size_t)rp->segment_size, len);
+        ck_buf *b = ck_buf_new(rp->segment_size, take);
+        if (!b)
+            return CK_ENOMEM;
+        memcpy(ck_buf_data(b), data, take);
+        b->len = take;
+        uint32_t before = sub_held(s);
+        rp->pool_used++;
+        rp->queued_bytes += take;
+        ck_bufq_push(&s->queue, b);
+        track_full(rp, s, before);
+        mark_ready(rp, (int)sub);
+        data += take;
+        len -= take;
+    }
+    return CK_OK;
+}

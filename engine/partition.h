@@ -28,6 +28,7 @@
 
 #include "bitset.h"
 #include "buffer.h"
+#include "bytes.h"
 #include "element.h"
 #include "platform.h"
 
@@ -88,6 +89,20 @@ int ck_rp_emit_rec(ck_rp *rp, int sub, const ck_rec *r);
 
 /* Serializes e into every subpartition. */
 int ck_rp_broadcast(ck_rp *rp, const ck_elem *e);
+
+/*
+ * An unaligned barrier: on every open subpartition, the barrier e goes out
+ * at once as an EVENT message, without credit, ahead of the buffers
+ * queued there (the one being filled is finished first); their bytes are
+ * appended to state[sub] (output channel state) and they are sent after
+ * it as credit allows. Returns 0 or CK_ENOMEM.
+ */
+int ck_rp_priority_barrier(ck_rp *rp, const ck_elem *e, ck_wbuf *state);
+
+/* Restores a subpartition's output channel state (consumer subtask
+ * `consumer`): queued to be sent before anything else. 0, CK_ECORRUPT (no
+ * such subpartition), CK_ENOMEM. */
+int ck_rp_replay(ck_rp *rp, uint32_t consumer, const uint8_t *data, size_t len);
 
 /* Finishes every non-empty current buffer so that it can be sent. */
 void ck_rp_flush(ck_rp *rp);

@@ -17,6 +17,9 @@ void ck_capture_free(ck_capture *c)
     free(c->source.parts);
     free(c->source.offsets);
     free(c->source.maxts);
+    for (int i = 0; i < c->nchans; i++)
+        free(c->chans[i].data);
+    free(c->chans);
     memset(c, 0, sizeof(*c));
 }
 
@@ -66,7 +69,8 @@ int ck_snap_encode(const ck_capture *c, uint8_t **out, size_t *len)
         section_end(&w, section_begin(&w, CK_SEC_FINISHED, 0));
         return ck_wbuf_seal_crc(&w, out, len);
     }
-    ck_wbuf_u32(&w, (uint32_t)(c->nkeyed + c->nsinks + (c->has_source ? 1 : 0)));
+    ck_wbuf_u32(&w, (uint32_t)(c->nkeyed + c->nsinks + (c->has_source ? 1 : 0) +
+                               (c->nchans ? 1 : 0)));
     for (int i = 0; i < c->nkeyed; i++) {
         const ck_keyed_capture *k = &c->keyed[i];
         size_t at = section_begin(&w, CK_SEC_KEYED, k->op);
@@ -117,6 +121,18 @@ int ck_snap_encode(const ck_capture *c, uint8_t **out, size_t *len)
             ck_wbuf_u64(&w, s->pending[k]);
         section_end(&w, at);
     }
+    if (c->nchans) {
+        size_t at = section_begin(&w, CK_SEC_CHANNELS, 0);
+        ck_wbuf_u32(&w, (uint32_t)c->nchans);
+        for (int i = 0; i < c->nchans; i++) {
+            const ck_chan_state *cs = &c->chans[i];
+            ck_wbuf_u32(&w, (uint32_t)cs->out << 16 | cs->edge);
+            ck_wbuf_u32(&w, cs->peer);
+            ck_wbuf_u64(&w, (uint64_t)cs->len);
+            ck_wbuf_bytes(&w, cs->data, cs->len);
+        }
+        section_end(&w, at);
+    }
     return ck_wbuf_seal_crc(&w, out, len);
 }
 
@@ -131,6 +147,7 @@ void ck_snapshot_free(ck_snapshot *s)
     free(s->source.parts);
     free(s->source.offsets);
     free(s->source.maxts);
+    free(s->chans);
     memset(s, 0, sizeof(*s));
 }
 
@@ -221,6 +238,31 @@ static int decode_source(ck_rbuf *r, ck_source_capture *s, const char **why)
     return r->err ? CK_ECORRUPT : CK_OK;
 }
 
+static int decode_channels(ck_rbuf *r, ck_snapshot *s, const char **why)
+{
+    uint32_t n = ck_rbuf_u32(r);
+    /* Each takes at least 16 bytes. */
+    if (r->err || n == 0 || n > CK_SNAP_MAX_CHANS || n > ck_rbuf_left(r) / 16)
+        BAD("bad channel state count");
+    s->chans = calloc(n, sizeof(*s->chans));
+    if (!s->chans)
+        return CK_ENOMEM;
+    for (uint32_t i = 0; i < n; i++) {
+        ck_chan_state *cs = &s->chans[s->nchans++];
+        uint32_t w = ck_rbuf_u32(r);
+        cs->out = (uint8_t)(w >> 16);
+        cs->edge = (uint16_t)w;
+        cs->peer = ck_rbuf_u32(r);
+        uint64_t l = ck_rbuf_u64(r);
+        if (r->err || (w >> 16) > 1 || l == 0 || l > ck_rbuf_left(r))
+            BAD("bad channel state");
+        cs->data = (uint8_t *)(uintptr_t)(r->p + r->pos);
+        cs->len = (size_t)l;
+        r->pos += (size_t)l;
+    }
+    return CK_OK;
+}
+
 int ck_snap_decode(const uint8_t *p, size_t len, ck_snapshot *s, const char **why)
 {
     memset(s, 0, sizeof(*s));
@@ -242,7 +284,7 @@ int ck_snap_decode(const uint8_t *p, size_t len, ck_snapshot *s, const char **wh
     s->subtask = (int)ck_rbuf_u32(&r);
     s->parallelism = (int)ck_rbuf_u32(&r);
     uint32_t nsec = ck_rbuf_u32(&r);
-    if (r.err || nsec > 3 * CK_MAX_OPS)
+    if (r.err || nsec > 3 * CK_MAX_OPS + 1)
         BAD("bad section count");
     int rc = CK_OK;
     for (uint32_t i = 0; i < nsec && !rc; i++) {
@@ -281,6 +323,8 @@ int ck_snap_decode(const uint8_t *p, size_t len, ck_snapshot *s, const char **wh
             }
         } else if (type == CK_SEC_FINISHED && nsec == 1) {
             s->finished = 1;
+        } else if (type == CK_SEC_CHANNELS && !s->chans) {
+            rc = decode_channels(&body, s, why);
         } else {
             *why = "unknown or repeated section";
             rc = CK_ECORRUPT;

@@ -37,7 +37,8 @@
 #define CK_SNAP_MAGIC 0x31534b43u /* "CKS1" */
 #define CK_SNAP_VERSION 1
 
-enum { CK_SEC_KEYED = 1, CK_SEC_SOURCE = 2, CK_SEC_SINK = 3, CK_SEC_FINISHED = 4 };
+enum { CK_SEC_KEYED = 1, CK_SEC_SOURCE = 2, CK_SEC_SINK = 3, CK_SEC_FINISHED = 4,
+       CK_SEC_CHANNELS = 5 };
 
 #define CK_SNAP_MAX_PENDING 64
 
@@ -66,6 +67,20 @@ typedef struct ck_sink_capture {
     uint64_t pending[CK_SNAP_MAX_PENDING];   /* pre-committed, awaiting commit */
 } ck_sink_capture;
 
+/* Channel state of an unaligned checkpoint: the bytes of serialized
+ * elements a barrier overtook on one channel, replayed on restore before
+ * any new data (Flink's InputChannelStateHandle and
+ * ResultSubpartitionStateHandle). */
+typedef struct ck_chan_state {
+    uint8_t out;   /* 1: an output subpartition's (sent again), 0: an input channel's (read again) */
+    uint16_t edge;
+    uint32_t peer; /* the subtask at the other end of the channel */
+    uint8_t *data; /* a capture owns it; a decoded snapshot's points into the file image */
+    size_t len;
+} ck_chan_state;
+
+#define CK_SNAP_MAX_CHANS (1u << 20)
+
 typedef struct ck_capture {
     uint64_t checkpoint_id;
     int vertex, subtask, parallelism;
@@ -74,6 +89,8 @@ typedef struct ck_capture {
     ck_keyed_capture keyed[CK_MAX_OPS];
     ck_sink_capture sinks[CK_MAX_OPS];
     ck_source_capture source;
+    int nchans;
+    ck_chan_state *chans;  /* malloc'd, data owned */
 } ck_capture;
 
 /* Releases views and copies held by a capture. */
@@ -110,6 +127,8 @@ typedef struct ck_snapshot {
     ck_snap_keyed keyed[CK_MAX_OPS];
     ck_sink_capture sinks[CK_MAX_OPS];
     ck_source_capture source; /* arrays owned by the snapshot */
+    int nchans;
+    ck_chan_state *chans;     /* malloc'd; data in the file image */
 } ck_snapshot;
 
 /*

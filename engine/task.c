@@ -20,6 +20,11 @@
 #define INPUT_AHEAD 1
 /* Records a source reads in one work() call. */
 #define SOURCE_BATCH 512
+/* The CPU an input batch may spend before the task yields (2 ms of a
+ * 1 Gflop/s core): messages wait for the batch in progress, and Flink
+ * looks at its mailbox between two records, so a priority barrier or a
+ * trigger must not wait behind a buffer of expensive records. */
+#define BATCH_FLOPS 2e6
 /* Snapshots in their asynchronous phase at once. */
 #define MAX_SNAPS 16
 /* Cost model of snapshots: marking key groups copy-on-write and copying
@@ -28,7 +33,7 @@
 #define SYNC_FLOPS_PER_TIMER 50.0
 #define SERIALIZE_FLOPS_PER_BYTE 10.0
 
-enum { SNAP_SERIALIZING = 1, SNAP_UPLOADING = 2 };
+enum { SNAP_SERIALIZING = 1, SNAP_UPLOADING = 2, SNAP_CHANNELS = 3 /* not a token */ };
 
 typedef struct snap_job {
     uint64_t id;
@@ -40,6 +45,9 @@ typedef struct snap_job {
     ck_time async_start;
     int aborted;   /* aborted while its upload was in flight */
     int input_ended; /* taken with the input over */
+    int unaligned;   /* a barrier overtook data */
+    uint64_t inflight; /* bytes of channel state */
+    ck_capture *cap; /* until encoded: SNAP_CHANNELS waits for the input's channel state */
     char key[200];
 } snap_job;
 
@@ -140,6 +148,14 @@ const char *ck_task_state_name(ck_task_state s)
 static uint64_t first_txn(const ck_task *t)
 {
     return ((uint64_t)t->attempt << 32) | 1;
+}
+
+/* Edges a barrier may overtake data on: not pointwise or broadcast ones,
+ * which stay aligned, as in Flink (their partitioners do not support
+ * unaligned checkpoints). */
+static int unaligned_edge(const ck_edge *e)
+{
+    return e->ship == CK_SHIP_HASH || e->ship == CK_SHIP_REBALANCE;
 }
 
 static int source_init(ck_task *t)
@@ -258,6 +274,7 @@ ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global,
         t->gate.epoch = attempt;
         ck_gate_set_exactly_once(&t->gate,
                                  ck_cfg(cfg, CK_CFG_CP_MODE) == CK_CP_EXACTLY_ONCE);
+        t->gate.uc_edge = unaligned_edge(e);
         if (ck_cfg(cfg, CK_CFG_DEBLOAT)) {
             t->debloat = 1;
             t->dbl_period = ck_cfg(cfg, CK_CFG_DEBLOAT_PERIOD);
@@ -323,8 +340,13 @@ void ck_task_del(ck_task *t)
     free(t->off);
     free(t->end);
     free(t->maxts);
-    for (int i = 0; i < t->nsnaps; i++)
+    for (int i = 0; i < t->nsnaps; i++) {
         free(t->snaps[i].data);
+        if (t->snaps[i].cap) {
+            ck_capture_free(t->snaps[i].cap);
+            free(t->snaps[i].cap);
+        }
+    }
     ck_metrics_free(&t->met);
     free(t);
 }
@@ -808,6 +830,11 @@ static int outputs_closed(const ck_task *t)
     return t->state == CK_TASK_ENDING || t->state == CK_TASK_ENDED;
 }
 
+static snap_job *snap_find(ck_task *t, uint64_t id);
+static void snap_drop(ck_task *t, snap_job *j);
+static int overtake_output(ck_task *t, snap_job *j, int i, const ck_elem *be);
+static int start_async(ck_task *t, snap_job *j);
+
 static int take_checkpoint(ck_task *t, const ck_barrier *b, int64_t align_ns)
 {
     if (b->id > t->last_snap)
@@ -881,34 +908,30 @@ static int take_checkpoint(ck_task *t, const ck_barrier *b, int64_t align_ns)
         t->plat->ops->cpu(t->plat, flops);
     int64_t sync_ns = ck_now(t->plat) - t0;
 
-    /* The barrier follows the state it closes, at once (none once the
-     * outputs are closed: downstream, an ended channel counts as aligned). */
-    ck_elem be = {.tag = CK_EL_BARRIER};
-    be.u.barrier = *b;
-    for (int i = 0; i < t->nrps && !outputs_closed(t); i++)
-        if ((rc = ck_rp_broadcast(&t->rps[i].rp, &be))) {
-            ck_capture_free(cap);
-            free(cap);
-            return rc;
-        }
-    if (!outputs_closed(t))
-        flush_all(t);
-
-    /* Asynchronous phase: serialize (background CPU), then upload. */
-    snap_job *j = &t->snaps[t->nsnaps];
+    snap_job *j = &t->snaps[t->nsnaps++];
     memset(j, 0, sizeof(*j));
-    rc = ck_snap_encode(cap, &j->data, &j->len);
-    ck_capture_free(cap);
-    free(cap);
-    if (rc)
-        return rc;
-    t->nsnaps++;
     j->id = b->id;
-    j->stage = SNAP_SERIALIZING;
-    j->crc = ck_get_u32(j->data + j->len - 4);
+    j->cap = cap;
     j->sync_ns = sync_ns;
     j->align_ns = align_ns;
     j->input_ended = outputs_closed(t);
+
+    /* The barrier follows the state it closes, at once (none once the
+     * outputs are closed: downstream, an ended channel counts as aligned).
+     * An unaligned one overtakes what is queued, which joins the snapshot. */
+    ck_elem be = {.tag = CK_EL_BARRIER};
+    be.u.barrier = *b;
+    for (int i = 0; i < t->nrps && !outputs_closed(t); i++) {
+        if ((b->flags & CK_BARRIER_UNALIGNED) && unaligned_edge(t->rps[i].edge))
+            rc = overtake_output(t, j, i, &be);
+        else
+            rc = ck_rp_broadcast(&t->rps[i].rp, &be);
+        if (rc)
+            return rc; /* the task fails; ck_task_del frees the capture */
+    }
+    if (!outputs_closed(t))
+        flush_all(t);
+
     /* A source reports what it read up to its snapshot: a replay from this
      * checkpoint then never leaves records_in short of the input. */
     if (t->is_source)
@@ -919,9 +942,130 @@ static int take_checkpoint(ck_task *t, const ck_barrier *b, int64_t align_ns)
     ck_cc_state_key(dir, t->vertex, t->subtask, j->key, sizeof(j->key));
     if (b->flags & CK_BARRIER_STOP)
         t->stop_id = b->id; /* no more input until it completes or fails */
+    if (t->has_gate && t->gate.uc_id == b->id && !ck_gate_uc_complete(&t->gate)) {
+        j->stage = SNAP_CHANNELS; /* until the input's channel state is complete */
+        return CK_OK;
+    }
+    return start_async(t, j);
+}
+
+/* Adds a channel's state to a capture, taking w's bytes (none: nothing). */
+static int add_chan(ck_capture *cap, int out, uint16_t edge, uint32_t peer, ck_wbuf *w)
+{
+    if (w->err || w->len == 0) {
+        int rc = w->err ? CK_ENOMEM : CK_OK;
+        free(w->p);
+        return rc;
+    }
+    if (cap->nchans % 16 == 0) {
+        ck_chan_state *v = realloc(cap->chans, ((size_t)cap->nchans + 16) * sizeof(*v));
+        if (!v) {
+            free(w->p);
+            return CK_ENOMEM;
+        }
+        cap->chans = v;
+    }
+    cap->chans[cap->nchans++] = (ck_chan_state){(uint8_t)out, edge, peer, w->p, w->len};
+    return CK_OK;
+}
+
+/* The unaligned barrier overtakes output i's queued buffers: they become
+ * output channel state of snapshot j. */
+static int overtake_output(ck_task *t, snap_job *j, int i, const ck_elem *be)
+{
+    ck_rp *rp = &t->rps[i].rp;
+    ck_wbuf *st = calloc((size_t)rp->nsub, sizeof(*st));
+    if (!st)
+        return CK_ENOMEM;
+    int rc = ck_rp_priority_barrier(rp, be, st);
+    for (int s = 0; s < rp->nsub; s++) {
+        int r2 = rc ? (free(st[s].p), CK_OK)
+                    : add_chan(j->cap, 1, (uint16_t)t->rps[i].edge->id, rp->first + (uint32_t)s,
+                               &st[s]);
+        if (!rc)
+            rc = r2;
+    }
+    free(st);
+    j->unaligned = 1;
+    return rc;
+}
+
+/* The asynchronous phase of snapshot j: the input's channel state joins
+ * it if it was unaligned, then it is serialized (background CPU) and
+ * uploaded. */
+static int start_async(ck_task *t, snap_job *j)
+{
+    ck_capture *cap = j->cap;
+    int rc = CK_OK;
+    if (t->has_gate && t->gate.uc_id == j->id && ck_gate_uc_complete(&t->gate)) {
+        ck_wbuf *st = ck_gate_uc_take(&t->gate);
+        for (int i = 0; i < t->gate.nchan; i++) {
+            int r2 = rc ? (free(st[i].p), CK_OK)
+                        : add_chan(cap, 0, t->gate.edge, t->gate.first + (uint32_t)i, &st[i]);
+            if (!rc)
+                rc = r2;
+        }
+        free(st);
+        j->unaligned = 1;
+        if (rc)
+            return rc;
+    }
+    for (int i = 0; i < cap->nchans; i++)
+        j->inflight += cap->chans[i].len;
+    rc = ck_snap_encode(cap, &j->data, &j->len);
+    ck_capture_free(cap);
+    free(cap);
+    j->cap = NULL;
+    if (rc)
+        return rc;
+    j->stage = SNAP_SERIALIZING;
+    j->crc = ck_get_u32(j->data + j->len - 4);
     t->plat->ops->cpu_background(t->plat, SERIALIZE_FLOPS_PER_BYTE * (double)j->len,
                                  (j->id << 2) | SNAP_SERIALIZING);
     return CK_OK;
+}
+
+/* What the input gate says of unaligned checkpoints: one given up is
+ * declined; one whose channel state is complete goes on to its
+ * asynchronous phase. */
+static int uc_poll(ck_task *t)
+{
+    if (!t->has_gate)
+        return CK_OK;
+    if (t->gate.uc_abandoned) {
+        uint64_t id = t->gate.uc_abandoned;
+        t->gate.uc_abandoned = 0;
+        snap_job *j = snap_find(t, id);
+        if (j && j->stage == SNAP_CHANNELS) {
+            snap_drop(t, j);
+            send_decline(t, id, CK_DECLINE_SUBSUMED,
+                         "its channel state was cut short by a newer barrier or a cancel marker");
+        }
+    }
+    if (!ck_gate_uc_complete(&t->gate))
+        return CK_OK;
+    snap_job *j = snap_find(t, t->gate.uc_id);
+    if (j && j->stage == SNAP_CHANNELS)
+        return start_async(t, j);
+    /* No snapshot waits for it (declined meanwhile): drop it. */
+    ck_wbuf *st = ck_gate_uc_take(&t->gate);
+    for (int i = 0; st && i < t->gate.nchan; i++)
+        free(st[i].p);
+    free(st);
+    return CK_OK;
+}
+
+/* The first unaligned barrier of a checkpoint reached the input gate: the
+ * snapshot is taken now, between two batches. */
+static int unaligned_snapshot(ck_task *t, const ck_barrier *b)
+{
+    if (t->state != CK_TASK_RUNNING) {
+        ck_gate_uc_cancel(&t->gate, b->id);
+        send_decline(t, b->id, CK_DECLINE_NOT_READY, "the subtask is not running");
+        return CK_OK;
+    }
+    int rc = finish_batch(t);
+    return rc ? rc : take_checkpoint(t, b, 0);
 }
 
 static snap_job *snap_find(ck_task *t, uint64_t id)
@@ -935,6 +1079,10 @@ static snap_job *snap_find(ck_task *t, uint64_t id)
 static void snap_drop(ck_task *t, snap_job *j)
 {
     free(j->data);
+    if (j->cap) {
+        ck_capture_free(j->cap);
+        free(j->cap);
+    }
     *j = t->snaps[--t->nsnaps];
 }
 
@@ -971,7 +1119,9 @@ static void snap_progress(ck_task *t, uint64_t token, int status)
     }
     ck_cp_ack ack = {.id = j->id, .bytes = j->len, .crc = j->crc, .sync_ns = j->sync_ns,
                      .async_ns = ck_now(t->plat) - j->async_start, .align_ns = j->align_ns,
-                     .flags = j->input_ended ? CK_ACK_INPUT_ENDED : 0};
+                     .flags = (j->input_ended ? CK_ACK_INPUT_ENDED : 0) |
+                              (j->unaligned ? CK_ACK_UNALIGNED : 0),
+                     .inflight = j->inflight};
     snprintf(ack.key, sizeof(ack.key), "%s", j->key);
     uint8_t body[320];
     to_jm(t, CK_MSG_CP_ACK, body, ck_cp_ack_encode(&ack, body, sizeof(body)));
@@ -1051,6 +1201,8 @@ static int on_checkpoint_message(ck_task *t, const ck_wire_hdr *h, const uint8_t
             j->aborted = 1; /* the file is deleted once written */
         else if (j)
             snap_drop(t, j);
+        if (t->has_gate)
+            ck_gate_uc_cancel(&t->gate, id); /* its channel state is not needed */
         return CK_OK;
     }
     }
@@ -1082,7 +1234,8 @@ static int input_run(ck_task *t)
             ck_chain_prefetch(&t->chain, &loc[i]);
     }
     /* The caller saw outputs available for the first record. */
-    while (done < m && (done == 0 || outputs_available(t))) {
+    while (done < m && (done == 0 || (outputs_available(t) &&
+                                      ck_chain_pending_flops(&t->chain) < BATCH_FLOPS))) {
         if (keyed) {
             if (done + INPUT_AHEAD < m)
                 ck_chain_prefetch(&t->chain, &loc[done + INPUT_AHEAD]);
@@ -1104,7 +1257,8 @@ static int input_step(ck_task *t, ck_time now)
     int rc, released = 0;
     ck_elem e;
     acct(t, now, ACCT_BUSY);
-    while (!released && outputs_available(t)) {
+    while (!released && outputs_available(t) &&
+           ck_chain_pending_flops(&t->chain) < BATCH_FLOPS) {
         if ((rc = input_run(t)) < 0)
             return rc;
         if (rc > 0)
@@ -1124,6 +1278,8 @@ static int input_step(ck_task *t, ck_time now)
             break;
         case CK_EL_END_OF_PARTITION:
             if ((rc = finish_batch(t)))
+                return rc;
+            if ((rc = uc_poll(t))) /* the last channel's end completes channel state */
                 return rc;
             return end_input(t);
         case CK_EL_BARRIER:
@@ -1154,6 +1310,8 @@ static int input_step(ck_task *t, ck_time now)
     }
     if ((rc = finish_batch(t)))
         return rc;
+    if ((rc = uc_poll(t))) /* a channel that ended completed the state, or a marker cut it */
+        return rc;
     return ck_gate_has_data(&t->gate) && outputs_available(t);
 }
 
@@ -1182,6 +1340,17 @@ static int task_on_message(void *self, uint8_t *msg, size_t len)
         }
         rc = ck_gate_on_data(&t->gate, &h, msg);
         break;
+    case CK_MSG_EVENT: {
+        ck_barrier b;
+        if (!t->has_gate || h.edge != t->gate.edge)
+            rc = CK_EPROTO;
+        else if ((rc = ck_gate_on_event(&t->gate, &h, msg + CK_WIRE_HDR, &b)) == 1)
+            rc = unaligned_snapshot(t, &b);
+        if (rc == CK_OK)
+            rc = uc_poll(t);
+        free(msg);
+        break;
+    }
     case CK_MSG_CP_TRIGGER:
     case CK_MSG_CP_COMPLETE:
     case CK_MSG_CP_ABORT:
@@ -1240,6 +1409,26 @@ static int apply_snapshot(ck_task *t, const ck_snapshot *s, const char **why)
         return rc;
     if (s->has_source != t->is_source)
         return CK_ECORRUPT;
+    /* Channel state (an unaligned checkpoint): what its barriers overtook
+     * is sent and read again before anything new. */
+    *why = "its channel state does not match the job's channels";
+    for (int i = 0; i < s->nchans; i++) {
+        const ck_chan_state *cs = &s->chans[i];
+        rc = CK_ECORRUPT;
+        if (cs->out) {
+            for (int k = 0; k < t->nrps; k++)
+                if (t->rps[k].edge->id == cs->edge)
+                    rc = ck_rp_replay(&t->rps[k].rp, cs->peer, cs->data, cs->len);
+        } else if (t->has_gate && t->gate.edge == cs->edge) {
+            rc = ck_gate_replay(&t->gate, cs->peer, cs->data, cs->len);
+        }
+        if (rc)
+            return rc;
+    }
+    /* Barriers and cancel markers of checkpoints up to the restored one,
+     * replayed from the state, are old news. */
+    if (s->nchans && t->has_gate)
+        t->gate.done_id = t->restore_cp;
     for (int i = 0; s->has_source && i < s->source.nparts; i++) {
         int k = 0;
         while (k < t->nparts && t->parts[k] != s->source.parts[i])

@@ -100,7 +100,7 @@ size_t ck_cp_ack_encode(const ck_cp_ack *a, uint8_t *out, size_t cap)
     size_t klen = 0;
     while (klen < sizeof(a->key) - 1 && a->key[klen])
         klen++;
-    size_t n = 48 + klen;
+    size_t n = 56 + klen;
     if (n > cap)
         return 0;
     ck_put_u64(out, a->id);
@@ -110,17 +110,18 @@ size_t ck_cp_ack_encode(const ck_cp_ack *a, uint8_t *out, size_t cap)
     ck_put_i64(out + 28, a->async_ns);
     ck_put_i64(out + 36, a->align_ns);
     ck_put_u32(out + 44, (uint32_t)klen | (a->flags & 0xffffu) << 16); /* u16 length, u16 flags */
-    memcpy(out + 48, a->key, klen);
+    ck_put_u64(out + 48, a->inflight);
+    memcpy(out + 56, a->key, klen);
     return n;
 }
 
 int ck_cp_ack_decode(const uint8_t *p, size_t len, ck_cp_ack *a)
 {
-    if (len < 48)
+    if (len < 56)
         return CK_ECORRUPT;
     uint32_t klen = ck_get_u32(p + 44) & 0xffffu;
     a->flags = ck_get_u32(p + 44) >> 16;
-    if (klen >= sizeof(a->key) || (size_t)klen + 48 != len || !ck_wire_key_ok(p + 48, klen))
+    if (klen >= sizeof(a->key) || (size_t)klen + 56 != len || !ck_wire_key_ok(p + 56, klen))
         return CK_ECORRUPT;
     a->id = ck_get_u64(p);
     a->bytes = ck_get_u64(p + 8);
@@ -128,7 +129,10 @@ int ck_cp_ack_decode(const uint8_t *p, size_t len, ck_cp_ack *a)
     a->sync_ns = ck_get_i64(p + 20);
     a->async_ns = ck_get_i64(p + 28);
     a->align_ns = ck_get_i64(p + 36);
-    memcpy(a->key, p + 48, klen);
+    a->inflight = ck_get_u64(p + 48);
+    if (a->inflight > a->bytes)
+        return CK_ECORRUPT; /* channel state is part of the file */
+    memcpy(a->key, p + 56, klen);
     a->key[klen] = 0;
     return CK_OK;
 }

@@ -60,7 +60,8 @@ typedef enum ck_msg_type {
  * Checkpoint message bodies (little-endian):
  *   TRIGGER : u64 id | i64 trigger time | u32 flags
  *   ACK     : u64 id | u64 bytes | u32 crc | i64 sync ns | i64 async ns |
- *             i64 alignment ns | u32 key length | key
+ *             i64 alignment ns | u16 key length | u16 flags | u64 channel
+ *             state bytes | key
  *   DECLINE : u64 id | reason text
  *   COMPLETE, ABORT: u64 id
  */
@@ -69,12 +70,15 @@ typedef struct ck_cp_ack {
     uint32_t crc;
     int64_t sync_ns, async_ns, align_ns;
     uint32_t flags; /* CK_ACK_* */
+    uint64_t inflight; /* bytes of channel state in the file (unaligned) */
     char key[256];
 } ck_cp_ack;
 
 /* The snapshot was taken with the subtask's input over (FLIP-147): once
  * its checkpoint completes, the subtask finishes. */
 #define CK_ACK_INPUT_ENDED 1u
+/* A barrier of the snapshot overtook data (an unaligned checkpoint). */
+#define CK_ACK_UNALIGNED 2u
 
 /* Builds a malloc'd message of `type` from src to dst, stamped with epoch,
  * with a body; NULL when out of memory. */

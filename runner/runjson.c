@@ -249,6 +249,8 @@ static cJSON *checkpoints_arr(const ck_run *r)
         cJSON_AddNumberToObject(o, "sync_s", secs(smax));
         cJSON_AddNumberToObject(o, "async_s", secs(asmax));
         cJSON_AddNumberToObject(o, "bytes", (double)c->bytes);
+        cJSON_AddBoolToObject(o, "unaligned", c->unaligned);
+        cJSON_AddNumberToObject(o, "persisted_inflight_bytes", (double)c->inflight);
         cJSON_AddNumberToObject(o, "acknowledged", c->nacks);
         if (c->reason[0])
             cJSON_AddStringToObject(o, "reason", c->reason);
