@@ -191,10 +191,57 @@ static void test_finished_marker(void **state)
     free(p);
 }
 
+/* Channel state (unaligned checkpoints): kept byte for byte with its
+ * direction, edge and peer; a file whose channel state claims more bytes
+ * than it holds, or a direction that is neither, is refused by its checks,
+ * not read past its end. */
+static void test_channel_state(void **state)
+{
+    (void)state;
+    ck_capture c;
+    memset(&c, 0, sizeof(c));
+    c.checkpoint_id = 5;
+    c.parallelism = 2;
+    c.nchans = 2;
+    c.chans = calloc(2, sizeof(*c.chans));
+    const char *in = "input bytes", *out = "output channel bytes";
+    c.chans[0] = (ck_chan_state){0, 3, 1, (uint8_t *)strdup(in), strlen(in)};
+    c.chans[1] = (ck_chan_state){1, 4, 0, (uint8_t *)strdup(out), strlen(out)};
+    uint8_t *p;
+    size_t len;
+    assert_int_equal(ck_snap_encode(&c, &p, &len), 0);
+    ck_capture_free(&c);
+    ck_snapshot s;
+    const char *why;
+    assert_int_equal(ck_snap_decode(p, len, &s, &why), 0);
+    assert_int_equal(s.nchans, 2);
+    assert_true(s.chans[0].out == 0 && s.chans[0].edge == 3 && s.chans[0].peer == 1);
+    assert_int_equal(s.chans[0].len, strlen(in));
+    assert_memory_equal(s.chans[0].data, in, strlen(in));
+    assert_true(s.chans[1].out == 1 && s.chans[1].edge == 4 && s.chans[1].peer == 0);
+    assert_memory_equal(s.chans[1].data, out, strlen(out));
+    ck_snapshot_free(&s);
+    /* The section: type, op, u64 length at 32; count at 48; the first
+     * channel's direction|edge at 52, peer at 56, length at 60. */
+    uint8_t *bad = malloc(len);
+    memcpy(bad, p, len);
+    ck_put_u64(bad + 60, 1u << 20); /* more than the file holds */
+    ck_put_u32(bad + len - 4, ck_crc32c(0, bad, len - 4));
+    assert_int_equal(ck_snap_decode(bad, len, &s, &why), CK_ECORRUPT);
+    assert_string_equal(why, "bad channel state");
+    memcpy(bad, p, len);
+    ck_put_u32(bad + 52, 2u << 16 | 3); /* a direction that is neither */
+    ck_put_u32(bad + len - 4, ck_crc32c(0, bad, len - 4));
+    assert_int_equal(ck_snap_decode(bad, len, &s, &why), CK_ECORRUPT);
+    free(bad);
+    free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_capture_encode_restore),
+        cmocka_unit_test(test_channel_state),
         cmocka_unit_test(test_checksummed_garbage),
         cmocka_unit_test(test_finished_marker),
     };

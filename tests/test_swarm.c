@@ -27,12 +27,13 @@
 #include "runutil.h"
 
 #define SCENARIO "scenarios/swarm-crash.json"
+#define SCENARIO_UC "scenarios/swarm-unaligned.json"
 
-/* swarm-crash.json with its events replaced. */
-static const char *scenario_with(const char *name, const char *events)
+/* A scenario (swarm-crash.json by default) with its events replaced. */
+static const char *scenario_from(const char *base, const char *name, const char *events)
 {
     char path[256];
-    snprintf(path, sizeof(path), "%s/%s", CHANDY_SOURCE_DIR, SCENARIO);
+    snprintf(path, sizeof(path), "%s/%s", CHANDY_SOURCE_DIR, base);
     char *text = slurp(path);
     assert_non_null(text);
     cJSON *root = cJSON_Parse(text);
@@ -48,6 +49,11 @@ static const char *scenario_with(const char *name, const char *events)
     free(out);
     assert_non_null(p);
     return p;
+}
+
+static const char *scenario_with(const char *name, const char *events)
+{
+    return scenario_from(SCENARIO, name, events);
 }
 
 static cJSON *load_json(const char *rel)
@@ -71,16 +77,91 @@ static const cJSON *at(const cJSON *j, const char *k)
 
 /* Runs the swarm scenario with `events` instead of its own (seed 0: the
  * scenario's), asserts that it exits 0, and returns its run.json. */
-static cJSON *run_events(const char *name, const char *events, unsigned seed)
+static cJSON *run_base_events(const char *base, const char *name, const char *events,
+                              unsigned seed)
 {
     char file[80], args[800], sd[32] = "";
     snprintf(file, sizeof(file), "%s.json", name);
-    const char *sc = scenario_with(file, events);
+    const char *sc = scenario_from(base, file, events);
     if (seed)
         snprintf(sd, sizeof(sd), " --seed %u", seed);
     snprintf(args, sizeof(args), "run %s%s --out %s/%s -q", sc, sd, tmp, name);
     assert_int_equal(chandy(name, args), 0);
     return load_run(name);
+}
+
+static cJSON *run_events(const char *name, const char *events, unsigned seed)
+{
+    return run_base_events(SCENARIO, name, events, seed);
+}
+
+static const cJSON *checkpoint_by_id(const cJSON *run, int id)
+{
+    const cJSON *c;
+    cJSON_ArrayForEach(c, at(run, "checkpoints"))
+        if (at(c, "id")->valueint == id)
+            return c;
+    return NULL;
+}
+
+/*
+ * Unaligned checkpoints across crashes, at the moments they are about, on
+ * a backpressured job (swarm-unaligned.json), over several seeds: a crash
+ * while a checkpoint's channel state is being collected (2 ms after its
+ * trigger: its barriers are on their way and channels spill), one while
+ * its state files (channel state in them) are being uploaded, and one
+ * while the job restores channel state after a first crash. Each time the
+ * job recovers from an unaligned checkpoint that stored channel state, and
+ * the output is exactly once.
+ */
+static void test_unaligned_crashes(void **state)
+{
+    (void)state;
+    static const char *const events[] = {
+        "[{\"after\": {\"moment\": \"checkpoint_triggered\", \"nth\": 4}, \"at\": \"2 ms\","
+        "  \"action\": \"crash\", \"host\": \"tm0\", \"restart_after\": \"300 ms\"}]",
+        "[{\"after\": {\"moment\": \"upload_started\", \"nth\": 35}, \"at\": \"0 us\","
+        "  \"action\": \"crash\", \"host\": \"tm1\", \"restart_after\": \"300 ms\"}]",
+        "[{\"at\": \"900 ms\", \"action\": \"crash\", \"host\": \"tm0\", \"restart_after\": \"300 ms\"},"
+        " {\"after\": {\"moment\": \"restore_started\", \"nth\": 1}, \"at\": \"0 us\","
+        "  \"action\": \"crash\", \"host\": \"tm1\", \"restart_after\": \"300 ms\"}]",
+    };
+    for (int e = 0; e < 3; e++) {
+        for (unsigned seed = 1; seed <= 3; seed++) {
+            char name[32];
+            snprintf(name, sizeof(name), "uc%d-%u", e, seed);
+            cJSON *run = run_base_events(SCENARIO_UC, name, events[e], seed);
+            const cJSON *f;
+            cJSON_ArrayForEach(f, at(run, "faults"))
+                assert_true(cJSON_IsTrue(at(f, "applied")));
+            const cJSON *rec;
+            int n = 0;
+            cJSON_ArrayForEach(rec, at(run, "recoveries"))
+            {
+                const cJSON *cp = checkpoint_by_id(run, at(rec, "checkpoint")->valueint);
+                assert_non_null(cp);
+                assert_true(cJSON_IsTrue(at(cp, "unaligned")));
+                assert_true(at(cp, "persisted_inflight_bytes")->valuedouble > 0);
+                n++;
+            }
+            assert_true(n >= (e == 2 ? 2 : 1));
+            if (e == 0) {
+                /* The checkpoint in progress at the crash did not complete. */
+                const cJSON *c, *fourth = NULL;
+                int k = 0;
+                cJSON_ArrayForEach(c, at(run, "checkpoints"))
+                    if (!strcmp(at(c, "kind")->valuestring, "checkpoint") && ++k == 4 && !fourth)
+                        fourth = c;
+                assert_non_null(fourth);
+                assert_string_not_equal(at(fourth, "status")->valuestring, "completed");
+            }
+            const cJSON *cor = at(run, "correctness");
+            assert_true(cJSON_IsTrue(at(cor, "ok")));
+            assert_int_equal(at(cor, "lost")->valueint, 0);
+            assert_int_equal(at(cor, "duplicated")->valueint, 0);
+            cJSON_Delete(run);
+        }
+    }
 }
 
 static void test_triggered_crash_at_completion(void **state)
@@ -269,6 +350,17 @@ static void test_swarm_ci(void **state)
 {
     (void)state;
     char args[700];
+    /* Unaligned checkpoints too: channel state stored and restored. */
+    snprintf(args, sizeof(args), "swarm %s --seeds 1..16 --jobs 2 --out %s/ciuc", SCENARIO_UC, tmp);
+    int rcu = chandy("ciuc", args);
+    cJSON *swu = load_json("ciuc/swarm.json");
+    if (rcu)
+        fprintf(stderr, "%s\n", cJSON_Print(at(swu, "violating_seeds")));
+    assert_int_equal(rcu, 0);
+    assert_int_equal(at(swu, "violations")->valueint, 0);
+    assert_int_equal(at(swu, "runs")->valueint, 16);
+    cJSON_Delete(swu);
+
     snprintf(args, sizeof(args), "swarm %s --seeds 1..12 --jobs 2 --out %s/ci", SCENARIO, tmp);
     int rc = chandy("ci", args);
     cJSON *sw = load_json("ci/swarm.json");
@@ -454,6 +546,7 @@ int main(void)
         cmocka_unit_test(test_job_manager_learns_a_task_manager_cancelled),
         cmocka_unit_test(test_sockets_refuse_triggered_events),
         cmocka_unit_test(test_swarm_ci),
+        cmocka_unit_test(test_unaligned_crashes),
         cmocka_unit_test(test_shard_merge_replay),
         cmocka_unit_test(test_timeout_kills_a_seed),
     };
