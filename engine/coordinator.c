@@ -81,7 +81,8 @@ int ck_cc_init(ck_cc *cc, ck_platform *plat, const ck_graph *g, const ck_config 
      * in at-least-once, where barriers block nothing anyway); savepoints
      * stay aligned. */
     if (ck_cfg(cfg, CK_CFG_CP_UNALIGNED) && ck_cfg(cfg, CK_CFG_CP_MODE) == CK_CP_EXACTLY_ONCE)
-        cc->cp_flags = CK_CP_FLAG_UNALIGNED;
+        cc->cp_flags = ck_cfg(cfg, CK_CFG_CP_ALIGNED_TIMEOUT) > 0 ? CK_CP_FLAG_TIMEOUTABLE
+                                                                  : CK_CP_FLAG_UNALIGNED;
     ck_rng_init(&cc->rng, seed, CC_STREAM);
     cc->ended = calloc(g->nsubtasks, 1);
     cc->finished = calloc(g->nsubtasks, 1);

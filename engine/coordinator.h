@@ -82,6 +82,7 @@ enum {
 #define CK_CP_FLAG_FINAL 4u     /* the final checkpoint of a job whose input ended:
                                  * triggered at every subtask, no barriers */
 #define CK_CP_FLAG_UNALIGNED 8u /* = CK_BARRIER_UNALIGNED: barriers overtake data */
+#define CK_CP_FLAG_TIMEOUTABLE 16u /* = CK_BARRIER_TIMEOUTABLE: aligned, then unaligned */
 
 /* Where a job (re)starts from: a checkpoint or savepoint and its directory
  * in the store ("checkpoints/<job>/chk-3/", "savepoints/savepoint-ab12cd-7/"). */
@@ -128,7 +129,8 @@ typedef struct ck_cc {
     int enabled;
     ck_time interval, timeout, min_pause;
     int max_concurrent, tolerable, retained;
-    uint32_t cp_flags;  /* of every periodic checkpoint: CK_CP_FLAG_UNALIGNED or 0 */
+    uint32_t cp_flags;  /* of every periodic checkpoint: CK_CP_FLAG_UNALIGNED,
+                         * CK_CP_FLAG_TIMEOUTABLE or 0 */
     uint64_t first_id, next_id;
     uint64_t input_fp;  /* fingerprint of the job's input, written into _metadata */
     ck_time next_trigger;

@@ -41,6 +41,7 @@ int ck_gate_init(ck_gate *g, ck_platform *plat, uint16_t edge, uint32_t consumer
         ck_bitset_add(&g->announce, i);
         c->wm = CK_WM_MIN;
         ck_elem_reader_init(&c->reader);
+        ck_elem_reader_init(&c->scan);
     }
     return CK_OK;
 }
@@ -54,6 +55,7 @@ void ck_gate_free(ck_gate *g)
         ck_bufq_clear(&g->chans[i].replay);
         ck_buf_del(g->chans[i].cur);
         ck_elem_reader_free(&g->chans[i].reader);
+        ck_elem_reader_free(&g->chans[i].scan);
         if (g->uc_state)
             free(g->uc_state[i].p);
     }
@@ -145,6 +147,47 @@ static void pool_returned(ck_gate *g)
     }
 }
 
+/* Channel i's spill ends: its barrier or its end came. */
+static void spill_done(ck_gate *g, int i)
+{
+    ck_chan *c = &g->chans[i];
+    c->spilling = 0;
+    g->uc_pending--;
+    ck_elem_reader_free(&c->scan);
+    ck_elem_reader_init(&c->scan);
+}
+
+/*
+ * Bytes channel i received while spilling: every element up to its
+ * barrier of the checkpoint being collected (or a newer one) or its
+ * END_OF_PARTITION joins the channel state; neither of those does (a
+ * producer restored with its output closed sends END_OF_PARTITION again).
+ * Elements may span buffers: the scan reader puts them together.
+ */
+static int spill(ck_gate *g, int i, const uint8_t *data, size_t len)
+{
+    ck_chan *c = &g->chans[i];
+    ck_wbuf *w = &g->uc_state[i];
+    ck_elem e;
+    int rc;
+    ck_elem_reader_feed(&c->scan, data, len);
+    while (c->spilling && (rc = ck_elem_reader_next(&c->scan, &e)) == 1) {
+        if ((e.tag == CK_EL_BARRIER && e.u.barrier.id >= g->uc_id) ||
+            e.tag == CK_EL_END_OF_PARTITION) {
+            spill_done(g, i);
+            break;
+        }
+        size_t n = ck_elem_size(&e);
+        uint8_t *p = ck_wbuf_room(w, n);
+        if (!p)
+            return CK_ENOMEM;
+        ck_elem_encode_n(p, &e, n);
+    }
+    if (c->spilling && rc < 0)
+        return rc;
+    return w->err ? CK_ENOMEM : CK_OK;
+}
+
 int ck_gate_on_data(ck_gate *g, const ck_wire_hdr *h, uint8_t *msg)
 {
     uint32_t ch = h->src - g->first; /* wraps below first: refused below */
@@ -173,12 +216,8 @@ int ck_gate_on_data(ck_gate *g, const ck_wire_hdr *h, uint8_t *msg)
     avail_push(g, (int)ch);
     if (c->owned < required(g, c))
         request_floating(g, (int)ch);
-    if (c->spilling) {
-        /* Sent before the channel's barrier: channel state. */
-        ck_wbuf_bytes(&g->uc_state[ch], ck_buf_data(b), b->len);
-        if (g->uc_state[ch].err)
-            return CK_ENOMEM;
-    }
+    if (c->spilling)
+        return spill(g, (int)ch, ck_buf_data(b), b->len);
     return CK_OK;
 }
 
@@ -281,7 +320,8 @@ static void uc_abandon(ck_gate *g)
 {
     g->uc_abandoned = g->uc_id;
     for (int i = 0; i < g->nchan; i++) {
-        g->chans[i].spilling = 0;
+        if (g->chans[i].spilling)
+            spill_done(g, i);
         g->uc_state[i].len = 0;
         g->uc_state[i].err = 0;
     }
@@ -393,17 +433,8 @@ int ck_gate_next(ck_gate *g, ck_elem *e, int *released)
                 return CK_EPROTO; /* data after the end */
             c->ended = 1;
             g->nended++;
-            if (c->spilling) {
-                /* No barrier will come: its state is complete, without the
-                 * END_OF_PARTITION, which its producer, restored, sends
-                 * again (it took its snapshot with its output closed). */
-                ck_wbuf *w = &g->uc_state[i];
-                if (w->len >= CK_ELEM_PREFIX && w->p[w->len - 1] == CK_EL_END_OF_PARTITION &&
-                    ck_get_u32(w->p + w->len - CK_ELEM_PREFIX) == 1)
-                    w->len -= CK_ELEM_PREFIX;
-                c->spilling = 0;
-                g->uc_pending--;
-            }
+            if (c->spilling)
+                spill_done(g, i); /* the scan saw its end already */
             left_wm(g, c->wm);
             if (g->align_id && c->barrier >= g->align_id)
                 g->align_have--; /* counted among the open ones */
@@ -516,19 +547,65 @@ int ck_gate_announce_size(ck_gate *g, uint32_t size)
     return CK_OK;
 }
 
-/* Appends what channel i received and has not read to its channel state. */
-static void spill_unread(ck_gate *g, int i)
+/* Channel i starts spilling: what it received and has not read goes
+ * through the scan first (it may hold the barrier already). */
+static int spill_unread(ck_gate *g, int i)
 {
     ck_chan *c = &g->chans[i];
-    ck_wbuf *w = &g->uc_state[i];
+    int rc = CK_OK;
+    c->spilling = 1;
+    g->uc_pending++;
     if (ck_elem_reader_partial(&c->reader))
-        ck_wbuf_bytes(w, c->reader.spill, c->reader.spill_len);
-    if (c->cur)
-        ck_wbuf_bytes(w, c->reader.data + c->reader.pos, c->reader.len - c->reader.pos);
-    for (const ck_buf *b = c->replay.head; b; b = b->next)
-        ck_wbuf_bytes(w, ck_buf_data(b), b->len);
-    for (const ck_buf *b = c->queue.head; b; b = b->next)
-        ck_wbuf_bytes(w, ck_buf_data(b), b->len);
+        rc = spill(g, i, c->reader.spill, c->reader.spill_len);
+    if (!rc && c->cur && c->spilling)
+        rc = spill(g, i, c->reader.data + c->reader.pos, c->reader.len - c->reader.pos);
+    for (const ck_buf *b = c->replay.head; !rc && b && c->spilling; b = b->next)
+        rc = spill(g, i, ck_buf_data(b), b->len);
+    for (const ck_buf *b = c->queue.head; !rc && b && c->spilling; b = b->next)
+        rc = spill(g, i, ck_buf_data(b), b->len);
+    return rc;
+}
+
+/* Checkpoint n goes unaligned here: channel `except` (-1: none) had its
+ * barrier come as an EVENT just now, the channels that delivered it in
+ * the data are unblocked, every other open one spills. */
+static int go_unaligned(ck_gate *g, uint64_t n, int except)
+{
+    if (!g->uc_state && !(g->uc_state = calloc((size_t)g->nchan, sizeof(*g->uc_state))))
+        return CK_ENOMEM;
+    if (g->align_id == n) {
+        g->last_align_ns = ck_now(g->plat) - g->align_start;
+        g->align_id = 0;
+        unblock_all(g);
+    } else {
+        g->last_align_ns = 0;
+    }
+    g->uc_id = n;
+    g->done_id = n;
+    g->uc_pending = 0;
+    for (int i = 0; i < g->nchan; i++) {
+        ck_chan *ci = &g->chans[i];
+        g->uc_state[i].len = 0;
+        g->uc_state[i].err = 0;
+        if (ci->ended || (i != except && ci->barrier >= n))
+            continue; /* after its barrier: not state */
+        int rc = spill_unread(g, i);
+        if (rc)
+            return rc;
+        if (i == except && ci->spilling)
+            spill_done(g, i); /* its barrier came: all it had unread is state */
+    }
+    return CK_OK;
+}
+
+int ck_gate_timeout(ck_gate *g, ck_barrier *b)
+{
+    if (!g->uc_edge || !g->align_id || !(g->align_barrier.flags & CK_BARRIER_TIMEOUTABLE))
+        return 0;
+    *b = g->align_barrier;
+    b->flags |= CK_BARRIER_UNALIGNED;
+    int rc = go_unaligned(g, b->id, -1);
+    return rc ? rc : 1;
 }
 
 int ck_gate_on_event(ck_gate *g, const ck_wire_hdr *h, const uint8_t *body, ck_barrier *b)
@@ -545,7 +622,6 @@ int ck_gate_on_event(ck_gate *g, const ck_wire_hdr *h, const uint8_t *body, ck_b
     uint64_t n = e.u.barrier.id;
     if (n <= c->barrier || (n <= g->done_id && n != g->uc_id))
         return 0; /* of a checkpoint handed up or given up already */
-    c->barrier = n;
     if (g->align_id && n > g->align_id) {
         g->abandoned = g->align_id; /* an aligned one in progress is overtaken */
         g->done_id = g->align_id;
@@ -555,35 +631,21 @@ int ck_gate_on_event(ck_gate *g, const ck_wire_hdr *h, const uint8_t *body, ck_b
     if (g->uc_id && n > g->uc_id)
         uc_abandon(g);
     if (g->uc_id == n) {
-        if (c->spilling) {
-            c->spilling = 0; /* its state is complete */
-            g->uc_pending--;
-        }
+        c->barrier = n;
+        if (c->spilling)
+            spill_done(g, (int)ch); /* its state is complete */
         return 0;
     }
-    /* The first barrier of checkpoint n: everything received and not read
-     * yet was sent before it, on every channel; the channels without their
-     * barrier keep what they receive until it comes. */
-    if (!g->uc_state && !(g->uc_state = calloc((size_t)g->nchan, sizeof(*g->uc_state))))
-        return CK_ENOMEM;
-    g->uc_id = n;
-    g->done_id = n;
-    g->uc_pending = 0;
-    for (int i = 0; i < g->nchan; i++) {
-        ck_chan *ci = &g->chans[i];
-        g->uc_state[i].len = 0;
-        if (ci->ended)
-            continue;
-        spill_unread(g, i);
-        if (g->uc_state[i].err)
-            return CK_ENOMEM;
-        if (ci->barrier < n) {
-            ci->spilling = 1;
-            g->uc_pending++;
-        }
-    }
+    /* The first barrier of checkpoint n to come unaligned (an alignment of
+     * n in progress turns unaligned): everything received and not read
+     * yet was sent before it, on every channel without its barrier; those
+     * keep what they receive until it comes. */
+    int rc = go_unaligned(g, n, (int)ch);
+    c->barrier = n;
+    if (rc)
+        return rc;
     *b = e.u.barrier;
-    g->last_align_ns = 0;
+    b->flags |= CK_BARRIER_UNALIGNED;
     return 1;
 }
 

@@ -59,6 +59,18 @@
  *   COLLECTING(n) --barrier m > n, a cancel marker >= n, or
  *        ck_gate_uc_cancel--> IDLE (uc_abandoned = n for the task)
  *
+ * With the aligned-checkpoint timeout, a barrier starts aligned (in the
+ * data, blocking as above) and the alignment turns unaligned once it has
+ * lasted past the checkpoint's start plus the timeout (ck_gate_timeout),
+ * or when the barrier of a channel not yet aligned comes as an EVENT
+ * (its producer timed out first): the channels that delivered the barrier
+ * are unblocked, the others spill until theirs, which may still come in
+ * the data: a spilling channel's bytes are scanned element by element,
+ * and the spill ends at its barrier or its END_OF_PARTITION, neither of
+ * them kept.
+ *
+ *   ALIGNING(n) --timeout, or an EVENT barrier n--> COLLECTING(n)
+ *
  * Restored channel state (ck_gate_replay) is read before anything the
  * channel receives; it takes no credit.
  */
@@ -88,6 +100,7 @@ typedef struct ck_chan {
     uint8_t blocked;  /* exactly-once alignment holds it back */
     uint8_t spilling; /* an unaligned checkpoint keeps what arrives until its barrier */
     uint8_t cur_replay; /* cur is restored channel state (not one of the owned buffers) */
+    ck_elem_reader scan; /* a spilling channel's bytes, element by element */
     ck_bufq replay;   /* restored channel state, read before the queue */
 } ck_chan;
 
@@ -208,6 +221,13 @@ static inline int ck_gate_uc_complete(const ck_gate *g)
 /* Takes the complete channel state: the per-channel bytes (nchan of them,
  * caller frees each .p and the array), and goes back to IDLE. */
 ck_wbuf *ck_gate_uc_take(ck_gate *g);
+
+/* The alignment in progress (a barrier with CK_BARRIER_TIMEOUTABLE, on an
+ * edge that allows unaligned ones) turns unaligned: returns 1 with *b set
+ * (flagged CK_BARRIER_UNALIGNED) for the task to snapshot now, 0 when
+ * there is none, CK_ENOMEM. The caller decides when: at the checkpoint's
+ * start plus the timeout. */
+int ck_gate_timeout(ck_gate *g, ck_barrier *b);
 
 /* Stops collecting checkpoint id (aborted); no-op for another id. */
 void ck_gate_uc_cancel(ck_gate *g, uint64_t id);

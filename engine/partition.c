@@ -41,6 +41,7 @@ void ck_rp_free(ck_rp *rp)
     for (int i = 0; i < rp->nsub; i++) {
         ck_bufq_clear(&rp->subs[i].queue);
         ck_buf_del(rp->subs[i].cur);
+        rp->subs[i].bar_buf = NULL;
     }
     free(rp->subs);
     ck_bitset_free(&rp->ready);
@@ -224,6 +225,10 @@ static int send_sub(ck_rp *rp, int i)
         uint32_t before = sub_held(s);
         ck_buf *b = ck_bufq_pop(&s->queue);
         track_full(rp, s, before);
+        if (b == s->bar_buf) {
+            s->bar_buf = NULL; /* the barrier leaves aligned */
+            rp->bar_pending--;
+        }
         rp->pool_used--;
         s->credit--;
         ck_wire_hdr h = {
@@ -364,4 +369,69 @@ int ck_rp_replay(ck_rp *rp, uint32_t consumer, const uint8_t *data, size_t len)
         len -= take;
     }
     return CK_OK;
+}
+
+int ck_rp_emit_timeoutable(ck_rp *rp, const ck_elem *e)
+{
+    for (int i = 0; i < rp->nsub; i++)
+        rp->subs[i].bar_buf = NULL; /* an older one stays where it is, aligned */
+    rp->bar_pending = 0;
+    rp->bar_id = e->u.barrier.id;
+    for (int i = 0; i < rp->nsub; i++) {
+        ck_subpart *s = &rp->subs[i];
+        if (s->ended)
+            continue;
+        finish_cur(rp, s); /* the barrier starts a buffer of its own */
+        int rc = ck_rp_emit(rp, i, e);
+        if (rc)
+            return rc;
+        ck_buf *b = s->cur;
+        finish_cur(rp, s);
+        s->bar_buf = b;
+        rp->bar_pending++;
+    }
+    return CK_OK;
+}
+
+int ck_rp_timeout_barrier(ck_rp *rp, ck_wbuf *state)
+{
+    int n = 0;
+    for (int i = 0; i < rp->nsub && rp->bar_pending > 0; i++) {
+        ck_subpart *s = &rp->subs[i];
+        ck_buf *bar = s->bar_buf;
+        if (!bar)
+            continue;
+        /* What is queued before it is output channel state. */
+        ck_buf *prev = NULL;
+        for (ck_buf *b = s->queue.head; b != bar; prev = b, b = b->next)
+            ck_wbuf_bytes(&state[i], ck_buf_data(b), b->len);
+        if (state[i].err)
+            return CK_ENOMEM;
+        uint32_t before = sub_held(s);
+        if (prev)
+            prev->next = bar->next;
+        else
+            s->queue.head = bar->next;
+        if (s->queue.tail == bar)
+            s->queue.tail = prev;
+        s->queue.n--;
+        track_full(rp, s, before);
+        rp->pool_used--;
+        rp->queued_bytes -= bar->len;
+        s->bar_buf = NULL;
+        rp->bar_pending--;
+        ck_wire_hdr h = {
+            .type = CK_MSG_EVENT,
+            .edge = rp->edge,
+            .src = rp->producer,
+            .dst = rp->first + (uint32_t)i,
+            .epoch = rp->epoch,
+            .len = bar->len,
+        };
+        ck_wire_encode(bar->mem, &h);
+        size_t len = (size_t)CK_WIRE_HDR + bar->len;
+        rp->plat->ops->send(rp->plat, s->dst_ep, ck_buf_release(bar), len);
+        n++;
+    }
+    return n;
 }

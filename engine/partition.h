@@ -41,6 +41,7 @@ typedef struct ck_subpart {
     uint32_t buf_size; /* payload capacity of new buffers */
     uint32_t buf_first; /* memory a new buffer starts with: what the last one grew to */
     int ended;         /* END_OF_PARTITION serialized */
+    ck_buf *bar_buf;   /* the queued buffer holding only a timeoutable barrier, or NULL */
     uint64_t bytes_sent, bufs_sent;
 } ck_subpart;
 
@@ -69,6 +70,8 @@ typedef struct ck_rp {
     size_t scratch_cap;
     uint64_t bytes_out; /* payload bytes sent */
     uint64_t queued_bytes; /* payload bytes of finished buffers not yet sent */
+    uint64_t bar_id;       /* the timeoutable barrier queued in bar_buf of some subpartitions */
+    int bar_pending;       /* subpartitions whose bar_buf is still queued */
     uint32_t segment_size;
     uint32_t epoch;     /* stamped on every message */
 } ck_rp;
@@ -98,6 +101,23 @@ int ck_rp_broadcast(ck_rp *rp, const ck_elem *e);
  * it as credit allows. Returns 0 or CK_ENOMEM.
  */
 int ck_rp_priority_barrier(ck_rp *rp, const ck_elem *e, ck_wbuf *state);
+
+/*
+ * A barrier of the aligned-checkpoint timeout: e goes into every open
+ * subpartition in a buffer of its own, and the partition remembers where,
+ * until it is sent (aligned) or ck_rp_timeout_barrier overtakes with it.
+ * A newer one makes the partition forget an older one (it stays aligned).
+ * Returns 0, CK_ENOMEM.
+ */
+int ck_rp_emit_timeoutable(ck_rp *rp, const ck_elem *e);
+
+/*
+ * The timeout of barrier rp->bar_id passed: on every subpartition where it
+ * is still queued, it leaves at once as an EVENT, ahead of the buffers
+ * before it, whose bytes are appended to state[sub]. Returns the number
+ * of subpartitions it overtook on, or CK_ENOMEM.
+ */
+int ck_rp_timeout_barrier(ck_rp *rp, ck_wbuf *state);
 
 /* Restores a subpartition's output channel state (consumer subtask
  * `consumer`): queued to be sent before anything else. 0, CK_ECORRUPT (no

@@ -87,6 +87,10 @@ struct ck_task {
     int started;
     int64_t idle_total_ns; /* idle time over the task's life (met's resets at reports) */
 
+    /* the aligned-checkpoint timeout (0: none) and the start of the
+     * timeoutable barrier last sent into the outputs */
+    ck_time aligned_timeout, bar_ts;
+
     /* buffer debloating of the input gate */
     int debloat;
     ck_debloat dbl;
@@ -293,6 +297,7 @@ ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global,
             goto fail;
     }
     t->checkpointing = ck_cfg(cfg, CK_CFG_CP_INTERVAL) > 0;
+    t->aligned_timeout = ck_cfg(cfg, CK_CFG_CP_ALIGNED_TIMEOUT);
     /* With checkpoints on, in either mode, a subtask whose input ended waits
      * for a checkpoint it takes then (Flink's StreamTask, FLIP-147). */
     t->final_cp = t->checkpointing;
@@ -832,6 +837,7 @@ static int outputs_closed(const ck_task *t)
 
 static snap_job *snap_find(ck_task *t, uint64_t id);
 static void snap_drop(ck_task *t, snap_job *j);
+static int snap_channels_ready(const ck_task *t, uint64_t id);
 static int overtake_output(ck_task *t, snap_job *j, int i, const ck_elem *be);
 static int start_async(ck_task *t, snap_job *j);
 
@@ -922,10 +928,14 @@ static int take_checkpoint(ck_task *t, const ck_barrier *b, int64_t align_ns)
     ck_elem be = {.tag = CK_EL_BARRIER};
     be.u.barrier = *b;
     for (int i = 0; i < t->nrps && !outputs_closed(t); i++) {
-        if ((b->flags & CK_BARRIER_UNALIGNED) && unaligned_edge(t->rps[i].edge))
+        if ((b->flags & CK_BARRIER_UNALIGNED) && unaligned_edge(t->rps[i].edge)) {
             rc = overtake_output(t, j, i, &be);
-        else
+        } else if ((b->flags & CK_BARRIER_TIMEOUTABLE) && unaligned_edge(t->rps[i].edge)) {
+            rc = ck_rp_emit_timeoutable(&t->rps[i].rp, &be); /* aligned until it times out */
+            t->bar_ts = b->ts;
+        } else {
             rc = ck_rp_broadcast(&t->rps[i].rp, &be);
+        }
         if (rc)
             return rc; /* the task fails; ck_task_del frees the capture */
     }
@@ -942,11 +952,30 @@ static int take_checkpoint(ck_task *t, const ck_barrier *b, int64_t align_ns)
     ck_cc_state_key(dir, t->vertex, t->subtask, j->key, sizeof(j->key));
     if (b->flags & CK_BARRIER_STOP)
         t->stop_id = b->id; /* no more input until it completes or fails */
-    if (t->has_gate && t->gate.uc_id == b->id && !ck_gate_uc_complete(&t->gate)) {
-        j->stage = SNAP_CHANNELS; /* until the input's channel state is complete */
+    if (!snap_channels_ready(t, j->id)) {
+        j->stage = SNAP_CHANNELS; /* until its channel state is complete */
         return CK_OK;
     }
     return start_async(t, j);
+}
+
+/* An output still holds checkpoint id's barrier that may time out. */
+static int outputs_hold_barrier(const ck_task *t, uint64_t id)
+{
+    for (int i = 0; i < t->nrps; i++)
+        if (t->rps[i].rp.bar_pending > 0 && t->rps[i].rp.bar_id == id)
+            return 1;
+    return 0;
+}
+
+/* Snapshot id's channel state is complete: the input gate is not
+ * collecting it, and no output holds its barrier that may still overtake
+ * data. */
+static int snap_channels_ready(const ck_task *t, uint64_t id)
+{
+    if (t->has_gate && t->gate.uc_id == id && !ck_gate_uc_complete(&t->gate))
+        return 0;
+    return !outputs_hold_barrier(t, id);
 }
 
 /* Adds a channel's state to a capture, taking w's bytes (none: nothing). */
@@ -1025,11 +1054,20 @@ static int start_async(ck_task *t, snap_job *j)
     return CK_OK;
 }
 
-/* What the input gate says of unaligned checkpoints: one given up is
+/* Snapshots waiting for channel state: one the input gate gave up is
  * declined; one whose channel state is complete goes on to its
  * asynchronous phase. */
 static int uc_poll(ck_task *t)
 {
+    for (int i = 0; i < t->nsnaps; i++) {
+        snap_job *j = &t->snaps[i];
+        if (j->stage == SNAP_CHANNELS && !(t->has_gate && t->gate.uc_abandoned == j->id) &&
+            snap_channels_ready(t, j->id)) {
+            int rc = start_async(t, j);
+            if (rc)
+                return rc;
+        }
+    }
     if (!t->has_gate)
         return CK_OK;
     if (t->gate.uc_abandoned) {
@@ -1045,8 +1083,11 @@ static int uc_poll(ck_task *t)
     if (!ck_gate_uc_complete(&t->gate))
         return CK_OK;
     snap_job *j = snap_find(t, t->gate.uc_id);
-    if (j && j->stage == SNAP_CHANNELS)
+    if (j && j->stage == SNAP_CHANNELS) {
+        if (!snap_channels_ready(t, j->id))
+            return CK_OK; /* its outputs still hold its barrier */
         return start_async(t, j);
+    }
     /* No snapshot waits for it (declined meanwhile): drop it. */
     ck_wbuf *st = ck_gate_uc_take(&t->gate);
     for (int i = 0; st && i < t->gate.nchan; i++)
@@ -1065,7 +1106,62 @@ static int unaligned_snapshot(ck_task *t, const ck_barrier *b)
         return CK_OK;
     }
     int rc = finish_batch(t);
-    return rc ? rc : take_checkpoint(t, b, 0);
+    return rc ? rc : take_checkpoint(t, b, t->gate.last_align_ns);
+}
+
+/* When the aligned-checkpoint timeout next passes for this task: for the
+ * alignment in progress, or for a barrier its outputs still hold. */
+static ck_time timeout_deadline(const ck_task *t)
+{
+    ck_time d = CK_TIME_NEVER;
+    if (t->aligned_timeout <= 0)
+        return d;
+    if (t->has_gate && t->gate.uc_edge && t->gate.align_id &&
+        (t->gate.align_barrier.flags & CK_BARRIER_TIMEOUTABLE))
+        d = t->gate.align_barrier.ts + t->aligned_timeout;
+    for (int i = 0; i < t->nrps; i++)
+        if (t->rps[i].rp.bar_pending > 0)
+            d = CK_MIN(d, t->bar_ts + t->aligned_timeout);
+    return d;
+}
+
+/* The aligned-checkpoint timeout passed: the alignment in progress turns
+ * unaligned (the task snapshots now), and barriers still queued in the
+ * outputs overtake what is before them, which joins their snapshot. */
+static int timeouts(ck_task *t, ck_time now)
+{
+    int rc;
+    ck_barrier b;
+    if (t->has_gate && t->gate.align_id &&
+        now >= t->gate.align_barrier.ts + t->aligned_timeout &&
+        (rc = ck_gate_timeout(&t->gate, &b)) != 0) {
+        if (rc < 0 || (rc = unaligned_snapshot(t, &b)))
+            return rc;
+    }
+    for (int i = 0; i < t->nrps; i++) {
+        ck_rp *rp = &t->rps[i].rp;
+        if (rp->bar_pending == 0 || now < t->bar_ts + t->aligned_timeout)
+            continue;
+        ck_wbuf *st = calloc((size_t)rp->nsub, sizeof(*st));
+        if (!st)
+            return CK_ENOMEM;
+        snap_job *j = snap_find(t, rp->bar_id);
+        rc = ck_rp_timeout_barrier(rp, st);
+        for (int s = 0; s < rp->nsub; s++) {
+            int r2 = rc < 0 || !j || !j->cap
+                         ? (free(st[s].p), CK_OK)
+                         : add_chan(j->cap, 1, (uint16_t)t->rps[i].edge->id,
+                                    rp->first + (uint32_t)s, &st[s]);
+            if (rc >= 0 && r2)
+                rc = r2;
+        }
+        free(st);
+        if (rc < 0)
+            return rc;
+        if (j && rc > 0)
+            j->unaligned = 1;
+    }
+    return uc_poll(t);
 }
 
 static snap_job *snap_find(ck_task *t, uint64_t id)
@@ -1529,6 +1625,7 @@ static ck_time task_deadline(void *self)
     ck_time d = CK_MIN(t->next_flush, t->next_report);
     if (t->debloat && t->state == CK_TASK_RUNNING && t->next_debloat < d)
         d = t->next_debloat;
+    d = CK_MIN(d, timeout_deadline(t));
     if (t->is_source && t->state == CK_TASK_RUNNING && !t->stop_id) {
         /* Wake for the next record only when none is waiting: a waiting
          * record that cannot be read is held back by credit, and credit
@@ -1559,6 +1656,13 @@ static int task_on_deadline(void *self)
         int rc = debloat_tick(t, now);
         if (rc) {
             fail(t, rc, "announcing a buffer size");
+            return rc;
+        }
+    }
+    if (now >= timeout_deadline(t)) {
+        int rc = timeouts(t, now);
+        if (rc) {
+            fail(t, rc, "turning a checkpoint unaligned");
             return rc;
         }
     }
@@ -1632,6 +1736,11 @@ static int task_work(void *self)
         }
     }
     send_all(t);
+    /* A timeoutable barrier left aligned: its snapshot may be complete. */
+    if (t->nsnaps && (rc = uc_poll(t)) < 0) {
+        fail(t, rc, "completing a snapshot");
+        return rc;
+    }
     if (t->state == CK_TASK_ENDING) {
         flush_all(t);
         send_all(t);

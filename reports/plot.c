@@ -216,7 +216,8 @@ static double upper(double hi)
     int nt = ck_plot_ticks(0, hi > 0 ? hi * 1.05 : 1, 6, t);
     /* Up to the tick above the largest value, so that the top has a label. */
     double step = nt > 1 ? t[1] - t[0] : 1;
-    return nt ? ceil(hi * 1.02 / step) * step : 1;
+    /* All zero: one step, not a zero-height axis (every y would be 0/0). */
+    return nt ? fmax(ceil(hi * 1.02 / step), 1) * step : 1;
 }
 
 /* The spread of a series over seeds: a translucent band from lo to hi

@@ -358,6 +358,82 @@ static void test_unaligned_channel_state(void **state)
     rig_free(&r);
 }
 
+/*
+ * The aligned-checkpoint timeout. In the gate: checkpoint 1 aligns in the
+ * data (channel 0 blocked behind its barrier) until the timeout turns it
+ * unaligned: channel 0 is unblocked and keeps nothing (what follows its
+ * barrier is not state), channel 1 keeps what it had not read up to its
+ * barrier, which was already there in the data, and stops there. In the
+ * partition: a timeoutable barrier waits in a buffer of its own until the
+ * timeout sends it ahead of what was queued before it, which becomes
+ * output state; what came after it stays queued.
+ */
+static void test_aligned_timeout(void **state)
+{
+    (void)state;
+    static rig r;
+    rig_init(&r, 1);
+    r.gate.uc_edge = 1;
+    pump(&r);
+    ck_elem be = {.tag = CK_EL_BARRIER};
+    be.u.barrier.id = 1;
+    be.u.barrier.ts = 5;
+    be.u.barrier.flags = CK_BARRIER_TIMEOUTABLE;
+    put_rec(&r, 0, 1);
+    assert_int_equal(ck_rp_emit(&r.rp[0], 0, &be), 0);
+    put_rec(&r, 0, 2);
+    put_rec(&r, 1, 1);
+    pump(&r);
+    char trace[256] = "";
+    drain(&r, trace, sizeof(trace));
+    assert_string_equal(trace, "0:1 1:1 "); /* channel 0 blocked behind its barrier */
+    assert_int_equal(r.gate.align_id, 1);
+    put_rec(&r, 1, 2);
+    assert_int_equal(ck_rp_emit(&r.rp[1], 0, &be), 0);
+    put_rec(&r, 1, 3);
+    pump(&r);
+    ck_barrier b;
+    assert_int_equal(ck_gate_timeout(&r.gate, &b), 1);
+    assert_true(b.id == 1 && (b.flags & CK_BARRIER_UNALIGNED));
+    assert_int_equal(r.gate.align_id, 0);
+    assert_true(ck_gate_uc_complete(&r.gate)); /* channel 1's barrier was in its data */
+    ck_wbuf *st = ck_gate_uc_take(&r.gate);
+    assert_int_equal(st[0].len, 0);
+    trace_bytes(&st[1], trace, sizeof(trace));
+    assert_string_equal(trace, "1:2 ");
+    free(st[0].p);
+    free(st[1].p);
+    free(st);
+    trace[0] = 0;
+    drain(&r, trace, sizeof(trace)); /* the late barrier is dropped */
+    assert_string_equal(trace, "1:2 1:3 0:2 ");
+    assert_int_equal(ck_gate_timeout(&r.gate, &b), 0); /* nothing aligning */
+
+    /* The partition: no credit yet, so everything waits in its queue. */
+    static rig q;
+    rig_init(&q, 1);
+    q.gate.uc_edge = 1;
+    put_rec(&q, 0, 1);
+    be.u.barrier.id = 2;
+    assert_int_equal(ck_rp_emit_timeoutable(&q.rp[0], &be), 0);
+    put_rec(&q, 0, 2);
+    ck_rp_flush(&q.rp[0]);
+    assert_int_equal(q.rp[0].bar_pending, 1);
+    assert_int_equal(q.rp[0].subs[0].queue.n, 3);
+    ck_wbuf o = {0};
+    assert_int_equal(ck_rp_timeout_barrier(&q.rp[0], &o), 1);
+    trace_bytes(&o, trace, sizeof(trace));
+    assert_string_equal(trace, "0:1 ");
+    assert_int_equal(q.rp[0].bar_pending, 0);
+    assert_int_equal(q.rp[0].subs[0].queue.n, 2); /* 0:1 and 0:2 stay, to be sent */
+    assert_int_equal(ck_rp_timeout_barrier(&q.rp[0], &o), 0);
+    pump(&q);
+    assert_int_equal(q.snapshot, 2); /* the EVENT overtook them */
+    free(o.p);
+    rig_free(&q);
+    rig_free(&r);
+}
+
 static void test_pipelined_regions(void **state)
 {
     (void)state;
@@ -1354,6 +1430,7 @@ int main(void)
         cmocka_unit_test(test_ending_channel_completes_alignment),
         cmocka_unit_test(test_cancel_marker_ends_alignment),
         cmocka_unit_test(test_unaligned_channel_state),
+        cmocka_unit_test(test_aligned_timeout),
         cmocka_unit_test(test_pipelined_regions),
         cmocka_unit_test(test_coordinator_lifecycle),
         cmocka_unit_test(test_edge_channels),

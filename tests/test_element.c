@@ -335,13 +335,13 @@ static void test_ack_rejects_nul_key(void **state)
     snprintf(a.key, sizeof(a.key), "checkpoints/j/chk-3/v0-0.state");
     uint8_t b[320];
     size_t n = ck_cp_ack_encode(&a, b, sizeof(b));
-    assert_int_equal(n, 48 + strlen(a.key));
+    assert_int_equal(n, 56 + strlen(a.key));
     ck_cp_ack out;
     assert_int_equal(ck_cp_ack_decode(b, n, &out), 0);
     assert_string_equal(out.key, a.key);
-    b[48 + 5] = 0;
+    b[56 + 5] = 0;
     assert_int_equal(ck_cp_ack_decode(b, n, &out), CK_ECORRUPT);
-    b[48 + 5] = '\n'; /* nor a control character: keys end up in log lines */
+    b[56 + 5] = '\n'; /* nor a control character: keys end up in log lines */
     assert_int_equal(ck_cp_ack_decode(b, n, &out), CK_ECORRUPT);
 }
 
