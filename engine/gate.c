@@ -685,3 +685,12 @@ int ck_gate_replay(ck_gate *g, uint32_t peer, const uint8_t *data, size_t len)
     avail_push(g, (int)ch);
     return CK_OK;
 }
+
+uint64_t ck_gate_bytes_consumed(const ck_gate *g)
+{
+    uint64_t n = g->bytes_read;
+    for (int i = 0; i < g->nchan; i++)
+        if (g->chans[i].cur)
+            n += g->chans[i].reader.pos;
+    return n;
+}

@@ -243,6 +243,10 @@ void ck_gate_announce(ck_gate *g);
 /* Buffers received and not yet read, over all channels. */
 uint32_t ck_gate_queued(const ck_gate *g);
 
+/* Payload bytes read so far: the buffers read through and the part read
+ * of those being read. */
+uint64_t ck_gate_bytes_consumed(const ck_gate *g);
+
 /* Buffers in use for buffer debloating, as Flink counts them: over the
  * open channels, the buffers held plus the backlog their producers
  * reported. */

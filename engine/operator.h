@@ -174,6 +174,16 @@ static inline double ck_chain_pending_flops(const ck_chain *c)
     return f;
 }
 
+/* The time the sinks' external systems will take for the records
+ * processed since ck_chain_take_flops, before slowdowns. */
+static inline ck_time ck_chain_pending_wait(const ck_chain *c)
+{
+    ck_time w = 0;
+    for (int k = 0; k < c->nops; k++)
+        w += (ck_time)c->ops[k].nproc * c->ops[k].spec->write_ns;
+    return w;
+}
+
 /* Feeds a watermark to the head operator (and everything after it). */
 int ck_chain_watermark(ck_chain *c, int64_t wm);
 

@@ -21,10 +21,12 @@
 /* Records a source reads in one work() call. */
 #define SOURCE_BATCH 512
 /* The CPU an input batch may spend before the task yields (2 ms of a
- * 1 Gflop/s core): messages wait for the batch in progress, and Flink
- * looks at its mailbox between two records, so a priority barrier or a
- * trigger must not wait behind a buffer of expensive records. */
+ * 1 Gflop/s core), and the time its sinks' external systems may take:
+ * messages wait for the batch in progress, and Flink looks at its mailbox
+ * between two records, so a priority barrier or a trigger must not wait
+ * behind a buffer of expensive records. */
 #define BATCH_FLOPS 2e6
+#define BATCH_WAIT (2 * CK_NS_PER_MS)
 /* Snapshots in their asynchronous phase at once. */
 #define MAX_SNAPS 16
 /* Cost model of snapshots: marking key groups copy-on-write and copying
@@ -616,10 +618,10 @@ static int debloat_tick(ck_task *t, ck_time now)
 {
     acct(t, now, t->acct_mode);
     int64_t busy = (now - t->dbl_t0) - (t->idle_total_ns - t->dbl_idle0);
-    t->dbl_throughput = ck_debloat_throughput(t->gate.bytes_read - t->dbl_bytes0, busy,
-                                              t->dbl_throughput);
+    uint64_t read = ck_gate_bytes_consumed(&t->gate);
+    t->dbl_throughput = ck_debloat_throughput(read - t->dbl_bytes0, busy, t->dbl_throughput);
     t->dbl_t0 = now;
-    t->dbl_bytes0 = t->gate.bytes_read;
+    t->dbl_bytes0 = read;
     t->dbl_idle0 = t->idle_total_ns;
     while (t->next_debloat <= now)
         t->next_debloat += t->dbl_period;
@@ -1314,6 +1316,12 @@ static int on_checkpoint_message(ck_task *t, const ck_wire_hdr *h, const uint8_t
  * INPUT_AHEAD records ahead of the one being processed: the state lookup
  * is a record's cache miss, and this way it overlaps the records before.
  */
+static int batch_full(const ck_task *t)
+{
+    return ck_chain_pending_flops(&t->chain) >= BATCH_FLOPS ||
+           ck_chain_pending_wait(&t->chain) >= BATCH_WAIT;
+}
+
 static int input_run(ck_task *t)
 {
     ck_rec run[INPUT_RUN];
@@ -1330,8 +1338,7 @@ static int input_run(ck_task *t)
             ck_chain_prefetch(&t->chain, &loc[i]);
     }
     /* The caller saw outputs available for the first record. */
-    while (done < m && (done == 0 || (outputs_available(t) &&
-                                      ck_chain_pending_flops(&t->chain) < BATCH_FLOPS))) {
+    while (done < m && (done == 0 || (outputs_available(t) && !batch_full(t)))) {
         if (keyed) {
             if (done + INPUT_AHEAD < m)
                 ck_chain_prefetch(&t->chain, &loc[done + INPUT_AHEAD]);
@@ -1353,8 +1360,7 @@ static int input_step(ck_task *t, ck_time now)
     int rc, released = 0;
     ck_elem e;
     acct(t, now, ACCT_BUSY);
-    while (!released && outputs_available(t) &&
-           ck_chain_pending_flops(&t->chain) < BATCH_FLOPS) {
+    while (!released && outputs_available(t) && !batch_full(t)) {
         if ((rc = input_run(t)) < 0)
             return rc;
         if (rc > 0)
