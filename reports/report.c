@@ -634,6 +634,21 @@ static void verdict_table(rep *R)
     t_end(&t);
 }
 
+/* A published figure's configuration values (its "config", if any) are
+ * those of the run: the same scenario may be run another way. */
+static int config_matches(const cJSON *fig, const cJSON *root)
+{
+    const cJSON *want = cJSON_GetObjectItemCaseSensitive(fig, "config"), *kv;
+    const cJSON *have = cJSON_GetObjectItemCaseSensitive(root, "config");
+    cJSON_ArrayForEach(kv, want)
+    {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(have, kv->string);
+        if (!v || !cJSON_Compare(v, kv, 1))
+            return 0;
+    }
+    return 1;
+}
+
 /* Flink's published figures next to the entries of the scenarios that
  * reproduce them. */
 static void published_table(rep *R, const cJSON *pub)
@@ -649,7 +664,7 @@ static void published_table(rep *R, const cJSON *pub)
         const char *unit = ck_rf_str(f, "unit"), *minus = ck_rf_str(f, "minus");
         for (int i = 0; sc && metric && i < R->n; i++) {
             const entry *E = &R->e[i];
-            if (strcmp(sc, ck_rf_str(ROOT(E, 0), "scenario")))
+            if (strcmp(sc, ck_rf_str(ROOT(E, 0), "scenario")) || !config_matches(f, ROOT(E, 0)))
                 continue;
             double v[CK_REPORT_MAX_SEEDS];
             for (int r = 0; r < E->nrf; r++)
