@@ -88,6 +88,7 @@ struct ck_task {
     int acct_mode;
     int started;
     int64_t idle_total_ns; /* idle time over the task's life (met's resets at reports) */
+    int costly;            /* a run of INPUT_RUN records may fill a batch: check per record */
 
     /* the aligned-checkpoint timeout (0: none) and the start of the
      * timeoutable barrier last sent into the outputs */
@@ -280,7 +281,9 @@ ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global,
         t->gate.epoch = attempt;
         ck_gate_set_exactly_once(&t->gate,
                                  ck_cfg(cfg, CK_CFG_CP_MODE) == CK_CP_EXACTLY_ONCE);
-        t->gate.uc_edge = unaligned_edge(e);
+        /* EVENT barriers only where unaligned checkpoints may send them. */
+        t->gate.uc_edge = unaligned_edge(e) && ck_cfg(cfg, CK_CFG_CP_UNALIGNED) &&
+                          ck_cfg(cfg, CK_CFG_CP_MODE) == CK_CP_EXACTLY_ONCE;
         if (ck_cfg(cfg, CK_CFG_DEBLOAT)) {
             t->debloat = 1;
             t->dbl_period = ck_cfg(cfg, CK_CFG_DEBLOAT_PERIOD);
@@ -293,6 +296,16 @@ ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global,
         goto fail;
     t->chain.slow = env->slowdowns;
     t->chain.nslow = env->nslowdowns;
+    {
+        double f = 0, w = 0;
+        for (int k = 0; k < t->chain.nops; k++) {
+            f += t->chain.ops[k].spec->cpu_flops;
+            w += (double)t->chain.ops[k].spec->write_ns;
+        }
+        /* A slowed operator costs up to 10000 times more. */
+        t->costly = env->nslowdowns > 0 || f * INPUT_RUN >= BATCH_FLOPS ||
+                    w * INPUT_RUN >= (double)BATCH_WAIT;
+    }
     if (g->spec.ops[v->ops[0]].kind == CK_OP_SOURCE) {
         t->is_source = 1;
         if (source_init(t))
@@ -1338,7 +1351,7 @@ static int input_run(ck_task *t)
             ck_chain_prefetch(&t->chain, &loc[i]);
     }
     /* The caller saw outputs available for the first record. */
-    while (done < m && (done == 0 || (outputs_available(t) && !batch_full(t)))) {
+    while (done < m && (done == 0 || (outputs_available(t) && !(t->costly && batch_full(t))))) {
         if (keyed) {
             if (done + INPUT_AHEAD < m)
                 ck_chain_prefetch(&t->chain, &loc[done + INPUT_AHEAD]);

@@ -264,6 +264,17 @@ static void test_admit(void **state)
     ck_wire_hdr cr = {.type = CK_MSG_CREDIT, .edge = 0, .src = 1, .dst = 0, .arg = 2, .epoch = 1};
     assert_int_equal(judge(1, 0, src1, agg0, &cr), CK_NETFRAME_DELIVER);
     assert_int_equal(judge(1, 2, src1, agg0, &cr), CK_NETFRAME_SPOOFED);
+    /* BUFFER_SIZE goes back as CREDIT does, EVENT (a priority barrier)
+     * forward as DATA does; either the wrong way is refused. */
+    ck_wire_hdr bs = cr;
+    bs.type = CK_MSG_BUFFER_SIZE;
+    bs.arg = 512;
+    assert_int_equal(judge(1, 0, src1, agg0, &bs), CK_NETFRAME_DELIVER);
+    assert_int_equal(judge(0, 1, agg0, src1, &bs), CK_NETFRAME_BAD);
+    ck_wire_hdr ev = d;
+    ev.type = CK_MSG_EVENT;
+    assert_int_equal(judge(0, 1, agg0, src1, &ev), CK_NETFRAME_DELIVER);
+    assert_int_equal(judge(1, 0, src1, agg0, &ev), CK_NETFRAME_BAD);
 
     /* Attempt 2 is not placed here yet: its frames wait, whoever says
      * they sent them, and are judged again at deployment; attempt 0 is

@@ -98,6 +98,11 @@ static void test_random_frames(void **state)
     static ck_graph g;
     ck_config cfg;
     build(&g, &cfg);
+    /* Checkpoints, unaligned, and debloating: EVENT and BUFFER_SIZE frames
+     * reach the gate's and the partitions' checks. */
+    cfg.v[CK_CFG_CP_INTERVAL] = CK_NS_PER_S;
+    cfg.v[CK_CFG_CP_UNALIGNED] = 1;
+    cfg.v[CK_CFG_DEBLOAT] = 1;
     ck_job_env env = {.g = &g, .cfg = &cfg, .job_id = "test-job"};
     ck_rng r;
     ck_rng_init(&r, 77, 2);
@@ -116,8 +121,13 @@ static void test_random_frames(void **state)
             for (size_t i = 0; i < len + CK_WIRE_HDR; i++)
                 m[i] = (uint8_t)ck_rng_next(&r);
             if (ck_rng_below(&r, 2)) {
-                /* A plausible header over a random body: DATA for this gate. */
-                ck_wire_hdr h = {.type = CK_MSG_DATA, .edge = 0,
+                /* A plausible header over a random body: DATA or an EVENT
+                 * for this gate, a CREDIT or BUFFER_SIZE for its output. */
+                static const uint8_t types[] = {CK_MSG_DATA, CK_MSG_DATA, CK_MSG_EVENT,
+                                                CK_MSG_CREDIT, CK_MSG_BUFFER_SIZE};
+                uint8_t type = types[ck_rng_below(&r, sizeof(types))];
+                int back = type == CK_MSG_CREDIT || type == CK_MSG_BUFFER_SIZE;
+                ck_wire_hdr h = {.type = type, .edge = (uint16_t)back,
                                  .src = (uint32_t)ck_rng_below(&r, 3), .dst = 0,
                                  .seq = (uint32_t)ck_rng_below(&r, 2), .arg = 0,
                                  .len = (uint32_t)len};

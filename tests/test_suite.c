@@ -132,8 +132,8 @@ static void default_demo_suite(void **state)
     snprintf(path, sizeof(path), "%s/demo/index.html", tmp);
     char *html = slurp(path);
     assert_non_null(html);
-    assert_int_equal(count_of(html, "<caption>Key figures</caption>"), 6);
-    assert_int_equal(count_of(html, ">correct</td>"), 12);
+    assert_int_equal(count_of(html, "<caption>Key figures</caption>"), 8);
+    assert_int_equal(count_of(html, ">correct</td>"), 21); /* 20 runs, one in two comparisons */
     assert_null(strstr(html, "WRONG"));
     free(html);
     /* What each comparison is there to show. */
@@ -146,10 +146,38 @@ static void default_demo_suite(void **state)
                 5 * num(room, "checkpoint_summary", "duration_p50_s"));
     cJSON_Delete(bp);
     cJSON_Delete(room);
+    /* Two exchanges under backpressure: full buffers take longest, debloated
+     * ones less, unaligned checkpoints far less (they store the data they
+     * overtook), and a 100 ms aligned-checkpoint timeout about 100 ms. */
+    cJSON *full_b = load_run("demo/runs/r5"), *deb = load_run("demo/runs/r6"),
+          *unal = load_run("demo/runs/r7"), *tmo = load_run("demo/runs/r8");
+    double pf = num(full_b, "checkpoint_summary", "duration_p50_s"),
+           pd = num(deb, "checkpoint_summary", "duration_p50_s"),
+           pu = num(unal, "checkpoint_summary", "duration_p50_s"),
+           pt = num(tmo, "checkpoint_summary", "duration_p50_s");
+    assert_true(pf > 2 * pd && pd > 20 * pu);
+    assert_true(pt >= 0.1 && pt < 0.2);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(unal, "checkpoints"), 3), "unaligned")));
+    cJSON_Delete(full_b);
+    cJSON_Delete(deb);
+    cJSON_Delete(unal);
+    cJSON_Delete(tmo);
+    /* N x T: checkpoints grow with the exchanges (r6 is the second). */
+    static const char *const nxt[] = {"demo/runs/r9", "demo/runs/r6", "demo/runs/r10",
+                                      "demo/runs/r11", "demo/runs/r12"};
+    double prev = 0;
+    for (int n = 0; n < 5; n++) {
+        cJSON *x = load_run(nxt[n]);
+        double d = num(x, "checkpoint_summary", "duration_p50_s");
+        assert_true(d > prev);
+        prev = d;
+        cJSON_Delete(x);
+    }
     /* A killed process is noticed at once; a lost host only by the
      * heartbeat timeout, which is then most of the recovery. */
-    cJSON *killed = load_run("demo/runs/r7"), *lost = load_run("demo/runs/r8"),
-          *tuned = load_run("demo/runs/r9");
+    cJSON *killed = load_run("demo/runs/r15"), *lost = load_run("demo/runs/r16"),
+          *tuned = load_run("demo/runs/r17");
     double dk = num(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(killed, "recoveries"), 0), "detection_s", NULL);
     const cJSON *rl = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(lost, "recoveries"), 0);
     double dl = num(rl, "detection_s", NULL);
@@ -162,7 +190,7 @@ static void default_demo_suite(void **state)
     cJSON_Delete(tuned);
     /* Region failover restarts tm0's two regions of four; full failover
      * all four, and reads more input again. */
-    cJSON *region = load_run("demo/runs/r10"), *full = load_run("demo/runs/r11");
+    cJSON *region = load_run("demo/runs/r18"), *full = load_run("demo/runs/r19");
     const cJSON *rr = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(region, "recoveries"), 0);
     const cJSON *rf = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(full, "recoveries"), 0);
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(rr, "restarted_subtasks")), 2);
