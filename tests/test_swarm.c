@@ -421,6 +421,30 @@ static char *comparable(cJSON *run)
     return t;
 }
 
+/* The same over sockets: a task manager killed at 900 ms and started
+ * again; the job restores an unaligned checkpoint's channel state in real
+ * processes, and the output is exactly once. */
+static void test_unaligned_crash_sockets(void **state)
+{
+    (void)state;
+    const char *sc = scenario_from(SCENARIO_UC, "uc-sock.json",
+                                   "[{\"at\": \"900 ms\", \"action\": \"crash\", \"host\": \"tm0\","
+                                   "  \"restart_after\": \"300 ms\"}]");
+    char args[700];
+    snprintf(args, sizeof(args), "run %s --backend sockets --out %s/uc-sock -q", sc, tmp);
+    assert_int_equal(chandy("uc-sock", args), 0);
+    cJSON *run = load_run("uc-sock");
+    const cJSON *rec = cJSON_GetArrayItem(at(run, "recoveries"), 0);
+    assert_non_null(rec);
+    const cJSON *cp = checkpoint_by_id(run, at(rec, "checkpoint")->valueint);
+    assert_non_null(cp);
+    assert_true(cJSON_IsTrue(at(cp, "unaligned")));
+    assert_true(at(cp, "persisted_inflight_bytes")->valuedouble > 0);
+    assert_true(cJSON_IsTrue(at(at(run, "correctness"), "ok")));
+    assert_int_equal(at(at(run, "correctness"), "duplicated")->valueint, 0);
+    cJSON_Delete(run);
+}
+
 static void test_shard_merge_replay(void **state)
 {
     (void)state;
@@ -547,6 +571,7 @@ int main(void)
         cmocka_unit_test(test_sockets_refuse_triggered_events),
         cmocka_unit_test(test_swarm_ci),
         cmocka_unit_test(test_unaligned_crashes),
+        cmocka_unit_test(test_unaligned_crash_sockets),
         cmocka_unit_test(test_shard_merge_replay),
         cmocka_unit_test(test_timeout_kills_a_seed),
     };
