@@ -157,6 +157,20 @@ static void spill_done(ck_gate *g, int i)
     ck_elem_reader_init(&c->scan);
 }
 
+/* Channel i's barrier came as an EVENT: everything it received is state,
+ * the first part of an element that spans into the data its producer
+ * queued after the barrier too (its producer's output state holds the
+ * rest, and the two are replayed in that order). */
+static int spill_close(ck_gate *g, int i)
+{
+    ck_chan *c = &g->chans[i];
+    ck_wbuf *w = &g->uc_state[i];
+    if (c->scan.spill_len > 0)
+        ck_wbuf_bytes(w, c->scan.spill, c->scan.spill_len);
+    spill_done(g, i);
+    return w->err ? CK_ENOMEM : CK_OK;
+}
+
 /*
  * Bytes channel i received while spilling: every element up to its
  * barrier of the checkpoint being collected (or a newer one) or its
@@ -590,10 +604,10 @@ static int go_unaligned(ck_gate *g, uint64_t n, int except)
         if (ci->ended || (i != except && ci->barrier >= n))
             continue; /* after its barrier: not state */
         int rc = spill_unread(g, i);
+        if (!rc && i == except && ci->spilling)
+            rc = spill_close(g, i); /* its barrier came: all it had unread is state */
         if (rc)
             return rc;
-        if (i == except && ci->spilling)
-            spill_done(g, i); /* its barrier came: all it had unread is state */
     }
     return CK_OK;
 }
@@ -632,9 +646,7 @@ int ck_gate_on_event(ck_gate *g, const ck_wire_hdr *h, const uint8_t *body, ck_b
         uc_abandon(g);
     if (g->uc_id == n) {
         c->barrier = n;
-        if (c->spilling)
-            spill_done(g, (int)ch); /* its state is complete */
-        return 0;
+        return c->spilling ? spill_close(g, (int)ch) : 0; /* its state is complete */
     }
     /* The first barrier of checkpoint n to come unaligned (an alignment of
      * n in progress turns unaligned): everything received and not read
