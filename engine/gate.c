@@ -183,7 +183,7 @@ static int spill(ck_gate *g, int i, const uint8_t *data, size_t len)
     ck_chan *c = &g->chans[i];
     ck_wbuf *w = &g->uc_state[i];
     ck_elem e;
-    int rc;
+    int rc = 0;
     ck_elem_reader_feed(&c->scan, data, len);
     while (c->spilling && (rc = ck_elem_reader_next(&c->scan, &e)) == 1) {
         if ((e.tag == CK_EL_BARRIER && e.u.barrier.id >= g->uc_id) ||

@@ -19,6 +19,13 @@
  *     is exhausted: the task must stop producing (backpressure). The record
  *     in progress may still finish, using up to max_overdraft extra buffers.
  *
+ * Barriers of unaligned checkpoints do not queue: ck_rp_priority_barrier
+ * sends one as an EVENT at once, without credit, and copies what it
+ * overtook (the queued buffers) as output channel state. A barrier of the
+ * aligned-checkpoint timeout queues in a buffer of its own (bar_buf) that
+ * ck_rp_timeout_barrier can still pull out and send ahead. A consumer's
+ * BUFFER_SIZE caps the size at which new buffers are finished.
+ *
  * Subpartition states (per subpartition):
  *
  *   OPEN --ck_rp_emit(EOP)/ck_rp_end--> ENDED --queue sent--> DRAINED

@@ -36,6 +36,23 @@
  * manager. When the job manager reports a checkpoint complete, sinks commit
  * the transactions it covers (two-phase commit; latency is measured then).
  *
+ * Unaligned checkpoints: the first EVENT barrier at the input gate makes
+ * the task snapshot at once, between batches; on hash and rebalance
+ * outputs the barrier overtakes what is queued, which joins the snapshot
+ * as channel state. With the aligned-checkpoint timeout, at the
+ * checkpoint's start plus the timeout the gate's alignment turns
+ * unaligned and barriers still queued in the outputs overtake. A snapshot
+ * waits (SNAP_CHANNELS) until its channel state is complete, then goes
+ * on to its asynchronous phase:
+ *
+ *   sync phase --channel state complete--> SERIALIZING --> UPLOADING --> ACK
+ *   SNAP_CHANNELS --gate gave it up (newer barrier, cancel marker)--> DECLINE
+ *   any --ABORT from the job manager--> dropped
+ *
+ * Buffer debloating: each period the task measures its input throughput
+ * over the time it was not idle and the gate announces a new buffer size
+ * upstream when it moved enough (debloat.h).
+ *
  * Invariants: the task processes input only while every result partition
  * is available (otherwise it is backpressured and its unread buffers hold
  * back credit upstream); busy + backpressured + idle time add up to the

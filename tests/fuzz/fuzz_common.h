@@ -50,7 +50,9 @@ static const char fuzz_job_json[] =
     "  {\"name\": \"windows\", \"type\": \"sink\", \"parallelism\": 2}]},"
     " \"config\": {\"taskmanager.numberOfTaskSlots\": 2,"
     "  \"execution.buffer-timeout\": \"20 ms\","
-    "  \"execution.checkpointing.interval\": \"300 ms\"}}";
+    "  \"execution.checkpointing.interval\": \"300 ms\","
+    "  \"execution.checkpointing.unaligned.enabled\": true,"
+    "  \"taskmanager.network.memory.buffer-debloat.enabled\": true}}";
 
 /* ---- the input topic: 3 partitions of 8 records, one every 10 ms ------------- */
 

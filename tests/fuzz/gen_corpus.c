@@ -251,6 +251,19 @@ static void wire_tasks(const ck_graph *g, int ntm)
     frame(&b, CK_MSG_CP_TRIGGER, CK_EP_JM, 0, 0, 0, 0, 0, cp, 20);
     frame(&b, CK_MSG_CP_ABORT, CK_EP_JM, 0, 0, 0, 0, 0, cp, 8);
     save("wire", "source-credit-checkpoints", &b);
+    /* Its consumers announce buffer sizes (debloating), then the source
+     * takes an unaligned checkpoint (its barrier leaves as an EVENT). */
+    b.len = 0;
+    put_u8(&b, (uint8_t)(1 + ntm + src->base));
+    for (int e = 0; e < src->nout; e++)
+        for (uint32_t c = 0; c < (uint32_t)g->e[src->out_edges[e]].dst_parallelism; c++) {
+            frame(&b, CK_MSG_BUFFER_SIZE, 0, c, 0, 512, (uint16_t)src->out_edges[e], 0, NULL, 0);
+            frame(&b, CK_MSG_CREDIT, 0, c, 0, 8, (uint16_t)src->out_edges[e], 0, NULL, 0);
+        }
+    ck_put_u64(cp, 3);
+    ck_put_u32(cp + 16, CK_BARRIER_UNALIGNED);
+    frame(&b, CK_MSG_CP_TRIGGER, CK_EP_JM, 0, 0, 0, 0, 0, cp, 20);
+    save("wire", "source-buffer-size-unaligned", &b);
 
     /* Every keyed subtask: data from each producer, with a barrier, then the end. */
     for (int v = 1; v < g->nv; v++) {
@@ -273,6 +286,29 @@ static void wire_tasks(const ck_graph *g, int ntm)
         }
         char name[64];
         snprintf(name, sizeof(name), "vertex%d-data-barrier-end", v);
+        save("wire", name, &b);
+
+        /* Unaligned checkpoint 2: data, its barrier as an EVENT from each
+         * producer in turn, data between them (spilled), the end. */
+        b.len = 0;
+        put_u8(&b, (uint8_t)(1 + ntm + vx->base));
+        ck_elem be = {.tag = CK_EL_BARRIER};
+        be.u.barrier = (ck_barrier){.id = 2, .ts = 5 * CK_NS_PER_MS, .flags = CK_BARRIER_UNALIGNED};
+        uint8_t ev[64];
+        size_t evn = ck_elem_size(&be);
+        ck_elem_encode(ev, &be);
+        for (int p = 0; p < producers; p++) {
+            size_t n = elements(body, 4, 0, 0);
+            frame(&b, CK_MSG_DATA, (uint32_t)p, 0, 0, 0, (uint16_t)in->id, 0, body, n);
+        }
+        for (int p = 0; p < producers; p++) {
+            frame(&b, CK_MSG_EVENT, (uint32_t)p, 0, 0, 0, (uint16_t)in->id, 0, ev, evn);
+            if (p + 1 < producers) {
+                size_t n = elements(body, 2, 0, 0);
+                frame(&b, CK_MSG_DATA, (uint32_t)(p + 1), 0, 0, 0, (uint16_t)in->id, 1, body, n);
+            }
+        }
+        snprintf(name, sizeof(name), "vertex%d-unaligned-events", v);
         save("wire", name, &b);
     }
     free(b.p);
@@ -403,6 +439,14 @@ static void state_file(const ck_graph *g, int v, int s, int with_timers, blob *o
             sk->npending = 1;
             sk->pending[0] = 4;
         }
+    }
+    if (vx->in_edge >= 0) {
+        /* Channel state of an unaligned checkpoint: a few records from
+         * producer 0, as the gate kept them. */
+        c.chans = calloc(1, sizeof(*c.chans));
+        c.chans[0] = (ck_chan_state){0, (uint16_t)g->e[vx->in_edge].id, 0, malloc(2048), 0};
+        c.chans[0].len = elements(c.chans[0].data, 3, 0, 0);
+        c.nchans = 1;
     }
     uint8_t *p;
     size_t len;
