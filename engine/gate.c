@@ -477,27 +477,36 @@ int ck_gate_next(ck_gate *g, ck_elem *e, int *released)
     return 0;
 }
 
+/* Sends channel i's producer a header-only message (CREDIT, BUFFER_SIZE).
+ * 0, or CK_ENOMEM (nothing sent). */
+static int to_producer(ck_gate *g, int i, int type, uint32_t arg)
+{
+    uint8_t *m = malloc(CK_WIRE_HDR);
+    if (!m)
+        return CK_ENOMEM;
+    ck_wire_hdr h = {
+        .type = (uint8_t)type,
+        .edge = g->edge,
+        .src = g->first + (uint32_t)i,
+        .dst = g->consumer,
+        .arg = arg,
+        .epoch = g->epoch,
+    };
+    ck_wire_encode(m, &h);
+    g->plat->ops->send(g->plat, g->chans[i].producer_ep, m, CK_WIRE_HDR);
+    return CK_OK;
+}
+
 /* Sends channel i's unannounced credit. 0, or CK_ENOMEM (kept for later). */
 static int announce_chan(ck_gate *g, int i)
 {
     ck_chan *c = &g->chans[i];
     if (c->unannounced == 0 || c->ended)
         return CK_OK;
-    uint8_t *m = malloc(CK_WIRE_HDR);
-    if (!m)
+    if (to_producer(g, i, CK_MSG_CREDIT, c->unannounced))
         return CK_ENOMEM;
-    ck_wire_hdr h = {
-        .type = CK_MSG_CREDIT,
-        .edge = g->edge,
-        .src = g->first + (uint32_t)i,
-        .dst = g->consumer,
-        .arg = c->unannounced,
-        .epoch = g->epoch,
-    };
-    ck_wire_encode(m, &h);
     c->outstanding += c->unannounced;
     c->unannounced = 0;
-    g->plat->ops->send(g->plat, c->producer_ep, m, CK_WIRE_HDR);
     return CK_OK;
 }
 
@@ -540,24 +549,9 @@ uint32_t ck_gate_buffers_in_use(const ck_gate *g)
 int ck_gate_announce_size(ck_gate *g, uint32_t size)
 {
     g->buf_size = size;
-    for (int i = 0; i < g->nchan; i++) {
-        const ck_chan *c = &g->chans[i];
-        if (c->ended)
-            continue;
-        uint8_t *m = malloc(CK_WIRE_HDR);
-        if (!m)
+    for (int i = 0; i < g->nchan; i++)
+        if (!g->chans[i].ended && to_producer(g, i, CK_MSG_BUFFER_SIZE, size))
             return CK_ENOMEM;
-        ck_wire_hdr h = {
-            .type = CK_MSG_BUFFER_SIZE,
-            .edge = g->edge,
-            .src = g->first + (uint32_t)i,
-            .dst = g->consumer,
-            .arg = size,
-            .epoch = g->epoch,
-        };
-        ck_wire_encode(m, &h);
-        g->plat->ops->send(g->plat, c->producer_ep, m, CK_WIRE_HDR);
-    }
     return CK_OK;
 }
 

@@ -315,6 +315,22 @@ uint64_t ck_rp_inflight(const ck_rp *rp)
     return n;
 }
 
+/* Sends message m (header room + a barrier of len bytes) to subpartition
+ * i's consumer as an EVENT: no credit, no sequence number. */
+static void send_event(ck_rp *rp, int i, uint8_t *m, uint32_t len)
+{
+    ck_wire_hdr h = {
+        .type = CK_MSG_EVENT,
+        .edge = rp->edge,
+        .src = rp->producer,
+        .dst = rp->first + (uint32_t)i,
+        .epoch = rp->epoch,
+        .len = len,
+    };
+    ck_wire_encode(m, &h);
+    rp->plat->ops->send(rp->plat, rp->subs[i].dst_ep, m, (size_t)CK_WIRE_HDR + len);
+}
+
 int ck_rp_priority_barrier(ck_rp *rp, const ck_elem *e, ck_wbuf *state)
 {
     size_t n = ck_elem_size(e);
@@ -330,17 +346,8 @@ int ck_rp_priority_barrier(ck_rp *rp, const ck_elem *e, ck_wbuf *state)
         uint8_t *m = malloc((size_t)CK_WIRE_HDR + n);
         if (!m)
             return CK_ENOMEM;
-        ck_wire_hdr h = {
-            .type = CK_MSG_EVENT,
-            .edge = rp->edge,
-            .src = rp->producer,
-            .dst = rp->first + (uint32_t)i,
-            .epoch = rp->epoch,
-            .len = (uint32_t)n,
-        };
-        ck_wire_encode(m, &h);
         ck_elem_encode_n(m + CK_WIRE_HDR, e, n);
-        rp->plat->ops->send(rp->plat, s->dst_ep, m, (size_t)CK_WIRE_HDR + n);
+        send_event(rp, i, m, (uint32_t)n);
     }
     return CK_OK;
 }
@@ -420,17 +427,8 @@ int ck_rp_timeout_barrier(ck_rp *rp, ck_wbuf *state)
         rp->queued_bytes -= bar->len;
         s->bar_buf = NULL;
         rp->bar_pending--;
-        ck_wire_hdr h = {
-            .type = CK_MSG_EVENT,
-            .edge = rp->edge,
-            .src = rp->producer,
-            .dst = rp->first + (uint32_t)i,
-            .epoch = rp->epoch,
-            .len = bar->len,
-        };
-        ck_wire_encode(bar->mem, &h);
-        size_t len = (size_t)CK_WIRE_HDR + bar->len;
-        rp->plat->ops->send(rp->plat, s->dst_ep, ck_buf_release(bar), len);
+        uint32_t len = bar->len;
+        send_event(rp, i, ck_buf_release(bar), len);
         n++;
     }
     return n;
