@@ -1787,7 +1787,10 @@ static int task_work(void *self)
     int has_input = t->is_source ? !t->stop_id && source_has_available(t, now)
                                  : (t->has_gate && ck_gate_has_data(&t->gate));
     int avail = outputs_available(t);
-    acct(t, now, has_input && !avail ? ACCT_BP : ACCT_IDLE);
+    /* With input and room for output the task is runnable: the time until
+     * it runs again (a batch ended, the core is another's) is busy time,
+     * as a Flink task's is, not idle time. */
+    acct(t, now, !has_input ? ACCT_IDLE : avail ? ACCT_BUSY : ACCT_BP);
     return has_input && avail ? 1 : 0;
 }
 
