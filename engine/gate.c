@@ -548,7 +548,6 @@ uint32_t ck_gate_buffers_in_use(const ck_gate *g)
 
 int ck_gate_announce_size(ck_gate *g, uint32_t size)
 {
-    g->buf_size = size;
     for (int i = 0; i < g->nchan; i++)
         if (!g->chans[i].ended && to_producer(g, i, CK_MSG_BUFFER_SIZE, size))
             return CK_ENOMEM;

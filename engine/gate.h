@@ -127,7 +127,6 @@ typedef struct ck_gate {
     uint64_t bytes_in;
     uint64_t bytes_read;   /* payload bytes of the buffers read through */
     uint64_t held_bytes;   /* payload bytes received and not yet released (in flight) */
-    uint32_t buf_size;     /* buffer size last announced upstream (0: never, the segment) */
     /* barrier alignment */
     int exactly_once;
     uint64_t align_id;      /* checkpoint being aligned, 0 when idle */

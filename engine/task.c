@@ -1013,6 +1013,25 @@ static int add_chan(ck_capture *cap, int out, uint16_t edge, uint32_t peer, ck_w
     return CK_OK;
 }
 
+/* Moves the n channel states st[0..n) (channel k's peer is first + k)
+ * into cap (none: cap NULL, or an error rc < 0 before) and frees st.
+ * Returns rc, or the first error. */
+static int add_chans(ck_capture *cap, int out, uint16_t edge, uint32_t first, ck_wbuf *st, int n,
+                     int rc)
+{
+    for (int k = 0; k < n; k++) {
+        if (rc < 0 || !cap) {
+            free(st[k].p);
+            continue;
+        }
+        int r2 = add_chan(cap, out, edge, first + (uint32_t)k, &st[k]);
+        if (r2)
+            rc = r2;
+    }
+    free(st);
+    return rc;
+}
+
 /* The unaligned barrier overtakes output i's queued buffers: they become
  * output channel state of snapshot j. */
 static int overtake_output(ck_task *t, snap_job *j, int i, const ck_elem *be)
@@ -1021,17 +1040,9 @@ static int overtake_output(ck_task *t, snap_job *j, int i, const ck_elem *be)
     ck_wbuf *st = calloc((size_t)rp->nsub, sizeof(*st));
     if (!st)
         return CK_ENOMEM;
-    int rc = ck_rp_priority_barrier(rp, be, st);
-    for (int s = 0; s < rp->nsub; s++) {
-        int r2 = rc ? (free(st[s].p), CK_OK)
-                    : add_chan(j->cap, 1, (uint16_t)t->rps[i].edge->id, rp->first + (uint32_t)s,
-                               &st[s]);
-        if (!rc)
-            rc = r2;
-    }
-    free(st);
     j->unaligned = 1;
-    return rc;
+    return add_chans(j->cap, 1, (uint16_t)t->rps[i].edge->id, rp->first, st, rp->nsub,
+                     ck_rp_priority_barrier(rp, be, st));
 }
 
 /* The asynchronous phase of snapshot j: the input's channel state joins
@@ -1042,15 +1053,9 @@ static int start_async(ck_task *t, snap_job *j)
     ck_capture *cap = j->cap;
     int rc = CK_OK;
     if (t->has_gate && t->gate.uc_id == j->id && ck_gate_uc_complete(&t->gate)) {
-        ck_wbuf *st = ck_gate_uc_take(&t->gate);
-        for (int i = 0; i < t->gate.nchan; i++) {
-            int r2 = rc ? (free(st[i].p), CK_OK)
-                        : add_chan(cap, 0, t->gate.edge, t->gate.first + (uint32_t)i, &st[i]);
-            if (!rc)
-                rc = r2;
-        }
-        free(st);
         j->unaligned = 1;
+        rc = add_chans(cap, 0, t->gate.edge, t->gate.first, ck_gate_uc_take(&t->gate),
+                       t->gate.nchan, CK_OK);
         if (rc)
             return rc;
     }
@@ -1074,18 +1079,7 @@ static int start_async(ck_task *t, snap_job *j)
  * asynchronous phase. */
 static int uc_poll(ck_task *t)
 {
-    for (int i = 0; i < t->nsnaps; i++) {
-        snap_job *j = &t->snaps[i];
-        if (j->stage == SNAP_CHANNELS && !(t->has_gate && t->gate.uc_abandoned == j->id) &&
-            snap_channels_ready(t, j->id)) {
-            int rc = start_async(t, j);
-            if (rc)
-                return rc;
-        }
-    }
-    if (!t->has_gate)
-        return CK_OK;
-    if (t->gate.uc_abandoned) {
+    if (t->has_gate && t->gate.uc_abandoned) {
         uint64_t id = t->gate.uc_abandoned;
         t->gate.uc_abandoned = 0;
         snap_job *j = snap_find(t, id);
@@ -1095,19 +1089,22 @@ static int uc_poll(ck_task *t)
                          "its channel state was cut short by a newer barrier or a cancel marker");
         }
     }
-    if (!ck_gate_uc_complete(&t->gate))
-        return CK_OK;
-    snap_job *j = snap_find(t, t->gate.uc_id);
-    if (j && j->stage == SNAP_CHANNELS) {
-        if (!snap_channels_ready(t, j->id))
-            return CK_OK; /* its outputs still hold its barrier */
-        return start_async(t, j);
+    for (int i = 0; i < t->nsnaps; i++) {
+        snap_job *j = &t->snaps[i];
+        if (j->stage == SNAP_CHANNELS && snap_channels_ready(t, j->id)) {
+            int rc = start_async(t, j);
+            if (rc)
+                return rc;
+        }
     }
-    /* No snapshot waits for it (declined meanwhile): drop it. */
-    ck_wbuf *st = ck_gate_uc_take(&t->gate);
-    for (int i = 0; st && i < t->gate.nchan; i++)
-        free(st[i].p);
-    free(st);
+    /* Complete channel state no snapshot waits for (declined meanwhile). */
+    if (t->has_gate && ck_gate_uc_complete(&t->gate)) {
+        snap_job *j = snap_find(t, t->gate.uc_id);
+        if (!j || j->stage != SNAP_CHANNELS) {
+            ck_wbuf *st = ck_gate_uc_take(&t->gate);
+            add_chans(NULL, 0, 0, 0, st, st ? t->gate.nchan : 0, CK_OK);
+        }
+    }
     return CK_OK;
 }
 
@@ -1161,16 +1158,8 @@ static int timeouts(ck_task *t, ck_time now)
         if (!st)
             return CK_ENOMEM;
         snap_job *j = snap_find(t, rp->bar_id);
-        rc = ck_rp_timeout_barrier(rp, st);
-        for (int s = 0; s < rp->nsub; s++) {
-            int r2 = rc < 0 || !j || !j->cap
-                         ? (free(st[s].p), CK_OK)
-                         : add_chan(j->cap, 1, (uint16_t)t->rps[i].edge->id,
-                                    rp->first + (uint32_t)s, &st[s]);
-            if (rc >= 0 && r2)
-                rc = r2;
-        }
-        free(st);
+        rc = add_chans(j ? j->cap : NULL, 1, (uint16_t)t->rps[i].edge->id, rp->first, st,
+                       rp->nsub, ck_rp_timeout_barrier(rp, st));
         if (rc < 0)
             return rc;
         if (j && rc > 0)

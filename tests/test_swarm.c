@@ -345,32 +345,35 @@ static int dir_entries(const char *rel)
     return n;
 }
 
+/* Swarms a scenario over seeds 1..n, 2 at a time, into <tmp>/<tag>;
+ * asserts no seed broke the oracle and returns swarm.json. */
+static cJSON *ci_swarm(const char *tag, const char *scenario, int n)
+{
+    char args[700], json[80];
+    snprintf(args, sizeof(args), "swarm %s --seeds 1..%d --jobs 2 --out %s/%s", scenario, n, tmp,
+             tag);
+    int rc = chandy(tag, args);
+    snprintf(json, sizeof(json), "%s/swarm.json", tag);
+    cJSON *sw = load_json(json);
+    if (rc)
+        fprintf(stderr, "%s\n", cJSON_Print(at(sw, "violating_seeds")));
+    assert_int_equal(rc, 0);
+    assert_int_equal(at(sw, "violations")->valueint, 0);
+    assert_int_equal(at(sw, "runs")->valueint, n);
+    return sw;
+}
+
 /* The CI-sized swarm: 12 seeds, 2 at a time. */
 static void test_swarm_ci(void **state)
 {
     (void)state;
     char args[700];
     /* Unaligned checkpoints too: channel state stored and restored. */
-    snprintf(args, sizeof(args), "swarm %s --seeds 1..16 --jobs 2 --out %s/ciuc", SCENARIO_UC, tmp);
-    int rcu = chandy("ciuc", args);
-    cJSON *swu = load_json("ciuc/swarm.json");
-    if (rcu)
-        fprintf(stderr, "%s\n", cJSON_Print(at(swu, "violating_seeds")));
-    assert_int_equal(rcu, 0);
-    assert_int_equal(at(swu, "violations")->valueint, 0);
-    assert_int_equal(at(swu, "runs")->valueint, 16);
-    cJSON_Delete(swu);
+    cJSON_Delete(ci_swarm("ciuc", SCENARIO_UC, 16));
 
-    snprintf(args, sizeof(args), "swarm %s --seeds 1..12 --jobs 2 --out %s/ci", SCENARIO, tmp);
-    int rc = chandy("ci", args);
-    cJSON *sw = load_json("ci/swarm.json");
-    if (rc)
-        fprintf(stderr, "%s\n", cJSON_Print(at(sw, "violating_seeds")));
-    assert_int_equal(rc, 0);
+    cJSON *sw = ci_swarm("ci", SCENARIO, 12);
     assert_string_equal(at(sw, "mode")->valuestring, "safety");
     assert_string_equal(at(sw, "scenario_name")->valuestring, "swarm-crash");
-    assert_int_equal(at(sw, "runs")->valueint, 12);
-    assert_int_equal(at(sw, "violations")->valueint, 0);
     assert_true(cJSON_IsTrue(at(sw, "complete")));
     assert_true(at(sw, "seeds_per_minute")->valuedouble > 0);
     assert_int_equal(at(at(sw, "seeds"), "from")->valueint, 1);
