@@ -78,6 +78,9 @@ typedef struct ck_backend_result {
                              * finished nor failed; jm.failure says more */
     ck_msgcount msgs; /* engine messages sent between endpoints */
     uint64_t transfers; /* SimGrid: simulated network transfers (frames batched per host pair) */
+    /* SimGrid: the task managers' network buffer pools (segpool.h): the
+     * segments each holds, and the most any one had reserved and in use */
+    uint32_t seg_bytes, segs_total, segs_reserved_max, segs_used_max;
     char network_model[16];
     char platform_file[600];
     int nfaults;

@@ -11,10 +11,17 @@ static ck_bnode *bn(ck_platform *p)
     return (ck_bnode *)p;
 }
 
-int ck_bhost_init(ck_bhost *h, int cores, double speed)
+int ck_bhost_init(ck_bhost *h, int cores, double speed, const ck_config *cfg)
 {
     h->later = (ck_dlater){0};
     h->slow = 1.0;
+    ck_config defaults;
+    if (!cfg) {
+        ck_config_defaults(&defaults);
+        cfg = &defaults;
+    }
+    ck_segpool_init(&h->pool, (uint32_t)ck_cfg(cfg, CK_CFG_SEGMENT_SIZE),
+                    ck_segpool_segments(cfg));
     return ck_cores_init(&h->cores, cores, speed);
 }
 
@@ -22,6 +29,7 @@ void ck_bhost_free(ck_bhost *h)
 {
     ck_cores_free(&h->cores);
     ck_dlater_clear(&h->later);
+    ck_segpool_free(&h->pool);
 }
 
 void ck_bnode_init(ck_bnode *n, const ck_bworld *bw, ck_bhost *h, uint32_t ep, int host,
@@ -30,6 +38,7 @@ void ck_bnode_init(ck_bnode *n, const ck_bworld *bw, ck_bhost *h, uint32_t ep, i
     n->plat.ops = &ck_bnode_ops;
     n->plat.endpoint = ep;
     n->plat.host = host;
+    n->plat.netpool = &h->pool;
     n->bw = bw;
     n->host = h;
     snprintf(n->name, sizeof(n->name), "%s", name);

@@ -75,6 +75,7 @@ typedef struct ck_bhost {
     ck_cores cores;
     ck_dlater later; /* background work finishing on them */
     double slow;     /* the slow_cpu factor in force (1: none) */
+    ck_segpool pool; /* the network buffers of its subtasks (segpool.h) */
 } ck_bhost;
 
 struct ck_bnode {
@@ -96,7 +97,9 @@ struct ck_bnode {
 
 extern const ck_platform_ops ck_bnode_ops;
 
-int ck_bhost_init(ck_bhost *h, int cores, double speed);
+/* A host of `cores` cores of `speed` flop/s, its network memory sized by
+ * cfg (NULL: the defaults). */
+int ck_bhost_init(ck_bhost *h, int cores, double speed, const ck_config *cfg);
 void ck_bhost_free(ck_bhost *h);
 
 /* A node for endpoint ep on host index `host` (-1: none), named in logs. */

@@ -4,34 +4,34 @@
 
 #include "error.h"
 
-ck_buf *ck_buf_new(uint32_t cap, uint32_t first)
+/* The block layout: the ck_buf, then the header room and the segment. */
+#define BUF_HEAD ((sizeof(ck_buf) + 15u) & ~(size_t)15u)
+
+_Static_assert(BUF_HEAD + CK_WIRE_HDR <= CK_SEGPOOL_OVERHEAD,
+               "a pool block has room for a buffer and a wire header");
+
+ck_buf *ck_buf_new(ck_segpool *pool, uint32_t cap)
 {
-    ck_buf *b = malloc(sizeof(*b));
-    if (!b)
+    uint8_t *block = ck_segpool_get(pool);
+    if (!block)
         return NULL;
-    b->alloc = CK_MIN(cap, first ? first : CK_BUF_FIRST);
-    b->mem = malloc((size_t)CK_WIRE_HDR + b->alloc);
-    if (!b->mem) {
-        free(b);
-        return NULL;
-    }
+    ck_buf *b = (ck_buf *)block;
     b->next = NULL;
+    b->mem = block + BUF_HEAD;
+    b->pool = pool;
     b->len = 0;
-    b->cap = cap;
+    b->cap = CK_MIN(cap, pool->seg_size);
     return b;
 }
 
-int ck_buf_grow(ck_buf *b, uint32_t need)
+ck_buf *ck_buf_copy(ck_segpool *pool, const uint8_t *data, uint32_t len)
 {
-    uint32_t a = b->alloc ? b->alloc : 1;
-    while (a < need)
-        a = a > b->cap / 2 ? b->cap : a * 2;
-    uint8_t *m = realloc(b->mem, (size_t)CK_WIRE_HDR + a);
-    if (!m)
-        return CK_ENOMEM;
-    b->mem = m;
-    b->alloc = a;
-    return CK_OK;
+    ck_buf *b = ck_buf_new(pool, len);
+    if (b) {
+        memcpy(ck_buf_data(b), data, len);
+        b->len = len;
+    }
+    return b;
 }
 
 ck_buf *ck_buf_wrap(uint8_t *msg, uint32_t len)
@@ -41,24 +41,36 @@ ck_buf *ck_buf_wrap(uint8_t *msg, uint32_t len)
         return NULL;
     b->next = NULL;
     b->mem = msg;
+    b->pool = NULL;
     b->len = len;
     b->cap = len;
-    b->alloc = len;
     return b;
 }
 
 void ck_buf_del(ck_buf *b)
 {
-    if (b) {
+    if (!b)
+        return;
+    if (b->pool) {
+        ck_segpool_put(b->pool, b);
+    } else {
         free(b->mem);
         free(b);
     }
 }
 
-uint8_t *ck_buf_release(ck_buf *b)
+uint8_t *ck_buf_to_msg(ck_buf *b)
 {
-    uint8_t *m = b->mem;
-    free(b);
+    size_t n = (size_t)CK_WIRE_HDR + b->len;
+    uint8_t *m;
+    if (b->pool) {
+        if ((m = malloc(n)))
+            memcpy(m, b->mem, n);
+        ck_segpool_put(b->pool, b);
+    } else {
+        m = b->mem;
+        free(b);
+    }
     return m;
 }
 

@@ -1,61 +1,61 @@
 /*
  * buffer.h - network buffers.
  *
- * A buffer's memory is one malloc'd block laid out exactly as the DATA
- * message that carries it: CK_WIRE_HDR bytes of header room, then the
- * payload. Sending a buffer fills in the header and hands the block to the
- * platform without a copy; a received DATA message becomes a buffer the
- * same way.
+ * A buffer lives in a segment of its host's network buffer pool
+ * (segpool.h): one block holds the ck_buf itself, CK_WIRE_HDR bytes of
+ * header room, then the segment's payload, so that a producer fills the
+ * payload in place and the header goes in front when it is sent. A buffer
+ * is used in part: it is full at cap payload bytes, which is the segment
+ * size or less (buffer debloating sets it, partition.h); only its len used
+ * bytes travel.
  *
- * A buffer holds up to cap payload bytes (the segment size: it is full at
- * cap), but its memory grows as it fills (ck_buf_room), from a small block
- * up to cap (a subpartition starts its next buffer at what the last grew
- * to): most buffers leave by the flush timeout or a barrier holding
- * a few records, and a segment-sized block for each cost more in malloc
- * than the engine's own work.
+ * Segments never leave their host: sending a buffer copies its header and
+ * used bytes into a message of exactly that size, which the platform takes
+ * (the write to the socket, in Flink), and the segment goes back to the
+ * pool at once; a receiving gate copies a DATA message into a segment of
+ * its own host's pool (Netty's read into a credited buffer). A buffer made
+ * around a message (ck_buf_wrap: restored channel state) has no pool and
+ * is freed with free().
  */
 #ifndef CK_BUFFER_H
 #define CK_BUFFER_H
 
 #include "common.h"
+#include "segpool.h"
 #include "wire.h"
 
 typedef struct ck_buf {
     struct ck_buf *next;
-    uint8_t *mem;  /* header room + payload; owned by the buffer */
-    uint32_t len;  /* payload bytes used */
-    uint32_t cap;  /* payload capacity */
-    uint32_t alloc; /* payload bytes allocated: len <= alloc <= cap */
+    uint8_t *mem;      /* header room + payload */
+    ck_segpool *pool;  /* the pool the block goes back to; NULL: mem and the
+                        * buffer are malloc'd */
+    uint32_t len;      /* payload bytes used */
+    uint32_t cap;      /* payload bytes it may use: at most the segment size */
 } ck_buf;
-
-/* The first allocation of a buffer's payload. */
-#define CK_BUF_FIRST 256u
-
-int ck_buf_grow(ck_buf *b, uint32_t need);
-
-/* Makes room for n more payload bytes (len + n <= cap). 0 or CK_ENOMEM. */
-static inline int ck_buf_room(ck_buf *b, size_t n)
-{
-    return b->len + n <= b->alloc ? 0 : ck_buf_grow(b, b->len + (uint32_t)n);
-}
 
 static inline uint8_t *ck_buf_data(const ck_buf *b)
 {
     return b->mem + CK_WIRE_HDR;
 }
 
-/* Allocates an empty buffer of cap payload bytes, with memory for `first`
- * of them to start with (0: CK_BUF_FIRST); NULL when out of memory. */
-ck_buf *ck_buf_new(uint32_t cap, uint32_t first);
+/* An empty buffer of cap payload bytes (cap <= the pool's segment size) in
+ * a segment of pool; NULL when out of memory. */
+ck_buf *ck_buf_new(ck_segpool *pool, uint32_t cap);
 
-/* Wraps a received message (header + len payload bytes); takes ownership. */
+/* A buffer in a segment of pool holding a copy of data[0..len) (len <= the
+ * segment size); NULL when out of memory. */
+ck_buf *ck_buf_copy(ck_segpool *pool, const uint8_t *data, uint32_t len);
+
+/* Wraps a malloc'd message (header + len payload bytes); takes ownership. */
 ck_buf *ck_buf_wrap(uint8_t *msg, uint32_t len);
 
-/* Frees the buffer and its memory. */
+/* Frees the buffer: its segment goes back to its pool. */
 void ck_buf_del(ck_buf *b);
 
-/* Frees the buffer struct and returns its memory, now owned by the caller. */
-uint8_t *ck_buf_release(ck_buf *b);
+/* The buffer as a message: a malloc'd block of its header room and its
+ * used payload bytes, now the caller's; the buffer is gone (its segment
+ * back in the pool). NULL when out of memory (the buffer is gone too). */
+uint8_t *ck_buf_to_msg(ck_buf *b);
 
 /* A FIFO of buffers. */
 typedef struct ck_bufq {

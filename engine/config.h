@@ -47,6 +47,19 @@ typedef enum ck_cfg_type {
     X(MAX_OVERDRAFT,                                                           \
       "taskmanager.network.memory.max-overdraft-buffers-per-gate", CK_CFG_INT, \
       5, 0, 1000, "extra output buffers a record in progress may take")        \
+    X(NET_FRACTION, "taskmanager.memory.network.fraction", CK_CFG_DECIMAL,    \
+      100, 0, 999, "share of a task manager's Flink memory that holds "        \
+      "network buffers")                                                       \
+    X(NET_MIN, "taskmanager.memory.network.min", CK_CFG_MEMORY,                \
+      INT64_C(64) << 20, 0, INT64_C(1) << 40, "least network memory of a "    \
+      "task manager")                                                          \
+    X(NET_MAX, "taskmanager.memory.network.max", CK_CFG_MEMORY,                \
+      INT64_C(1) << 30, 0, INT64_C(1) << 40, "most network memory of a "      \
+      "task manager")                                                          \
+    X(TM_FLINK_SIZE, "taskmanager.memory.flink.size", CK_CFG_MEMORY,           \
+      INT64_C(1280) << 20, INT64_C(1) << 20, INT64_C(1) << 42,                 \
+      "a task manager's Flink memory (Flink's default configuration gives "   \
+      "1280 mb); chandy uses it to size network memory only")                 \
     X(DEBLOAT, "taskmanager.network.memory.buffer-debloat.enabled",           \
       CK_CFG_BOOL, 0, 0, 1, "size network buffers to the throughput, so that " \
       "the data in flight takes about the target to consume")                 \

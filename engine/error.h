@@ -21,6 +21,7 @@
     X(EIO, -9, "input/output error")                                           \
     X(ECLOSED, -10, "closed")                                                  \
     X(EUNREACH, -11, "peer unreachable")                                       \
+    X(ENOBUFS, -12, "insufficient network buffers")                            \
     X(ECORRUPT, -100, "malformed or corrupt data")                             \
     X(ECHECKSUM, -101, "checksum mismatch")                                    \
     X(EPROTO, -102, "protocol violation")                                      \

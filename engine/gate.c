@@ -214,11 +214,19 @@ int ck_gate_on_data(ck_gate *g, const ck_wire_hdr *h, uint8_t *msg)
         free(msg);
         return CK_EPROTO;
     }
-    ck_buf *b = ck_buf_wrap(msg, h->len);
-    if (!b) {
+    ck_buf *b;
+    if (g->pool) {
+        if (h->len > g->pool->seg_size) {
+            free(msg);
+            return CK_EPROTO; /* more than any credited buffer holds */
+        }
+        b = ck_buf_copy(g->pool, msg + CK_WIRE_HDR, h->len);
         free(msg);
-        return CK_ENOMEM;
+    } else if (!(b = ck_buf_wrap(msg, h->len))) {
+        free(msg);
     }
+    if (!b)
+        return CK_ENOMEM;
     c->outstanding--;
     c->next_seq++;
     c->backlog = h->arg;

@@ -8,7 +8,10 @@
  * holds no data is announced to the producer as one credit. When a buffer
  * has been read through it is released: it becomes a credit again, or, if
  * it was a floating buffer the channel no longer needs, goes back to the
- * pool for the next channel waiting for one.
+ * pool for the next channel waiting for one. A buffer received is copied
+ * into a segment of the host's network buffer pool (ck_gate.pool,
+ * buffer.h): what the gate holds is what its credits promised, and no DATA
+ * message may carry more than a segment.
  *
  * Invariants, per channel c:
  *   c.owned = exclusive + c.floating
@@ -113,6 +116,8 @@ typedef struct ck_gate {
     int nchan;
     ck_chan *chans;
     uint32_t exclusive, floating, pool_free;
+    ck_segpool *pool; /* received buffers are copied into its segments; NULL:
+                       * they stay in the messages that brought them */
     int *avail; /* ring of channel indices with data, FIFO */
     int avail_head, avail_n;
     int *waiters; /* ring of channels waiting for a floating buffer */

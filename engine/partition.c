@@ -27,6 +27,11 @@ int ck_rp_init(ck_rp *rp, ck_platform *plat, uint16_t edge, uint32_t producer,
     rp->max_per_channel = cfg->max_per_channel;
     rp->max_overdraft = cfg->max_overdraft;
     rp->segment_size = cfg->segment_size;
+    rp->pool = cfg->pool;
+    if (!rp->pool) {
+        ck_segpool_init(&rp->own, cfg->segment_size, UINT32_MAX);
+        rp->pool = &rp->own;
+    }
     for (int i = 0; i < nsub; i++) {
         rp->subs[i].dst_ep = dst_eps[i];
         rp->subs[i].buf_size = cfg->segment_size;
@@ -46,6 +51,7 @@ void ck_rp_free(ck_rp *rp)
     free(rp->subs);
     ck_bitset_free(&rp->ready);
     free(rp->scratch);
+    ck_segpool_free(&rp->own);
     memset(rp, 0, sizeof(*rp));
 }
 
@@ -81,7 +87,6 @@ static void finish_cur(ck_rp *rp, ck_subpart *s)
     if (s->cur->len == 0)
         return;
     uint32_t before = sub_held(s);
-    s->buf_first = s->cur->alloc;
     rp->queued_bytes += s->cur->len;
     ck_bufq_push(&s->queue, s->cur);
     s->cur = NULL;
@@ -91,7 +96,7 @@ static void finish_cur(ck_rp *rp, ck_subpart *s)
 
 static int new_cur(ck_rp *rp, ck_subpart *s)
 {
-    ck_buf *b = ck_buf_new(s->buf_size, s->buf_first);
+    ck_buf *b = ck_buf_new(rp->pool, s->buf_size);
     if (!b)
         return CK_ENOMEM;
     uint32_t before = sub_held(s);
@@ -113,8 +118,6 @@ static int write_bytes(ck_rp *rp, ck_subpart *s, const uint8_t *p, size_t n)
         ck_buf *b = s->cur;
         size_t room = b->cap - b->len;
         size_t take = CK_MIN(room, n);
-        if (ck_buf_room(b, take))
-            return CK_ENOMEM;
         memcpy(ck_buf_data(b) + b->len, p, take);
         b->len += (uint32_t)take;
         p += take;
@@ -137,8 +140,6 @@ int ck_rp_emit(ck_rp *rp, int sub, const ck_elem *e)
     ck_buf *b = s->cur;
     if (b->cap - b->len >= n) {
         /* Common case: the whole element fits in the current buffer. */
-        if (ck_buf_room(b, n))
-            return CK_ENOMEM;
         ck_elem_encode_n(ck_buf_data(b) + b->len, e, n);
         b->len += (uint32_t)n;
         if (b->len == b->cap)
@@ -175,7 +176,7 @@ int ck_rp_emit_rec(ck_rp *rp, int sub, const ck_rec *r)
     ck_subpart *s = &rp->subs[sub];
     size_t n = ck_rec_size(r, r->plen);
     ck_buf *b = s->cur;
-    if (!s->ended && b && b->cap - b->len >= n && ck_buf_room(b, n) == 0) {
+    if (!s->ended && b && b->cap - b->len >= n) {
         /* Fast path: the record fits in the buffer being filled. */
         ck_rec_encode(ck_buf_data(b) + b->len, r, r->plen, n);
         b->len += (uint32_t)n;
@@ -222,6 +223,11 @@ static int send_sub(ck_rp *rp, int i)
     ck_subpart *s = &rp->subs[i];
     int sent = 0;
     while (s->credit > 0 && s->queue.n > 0) {
+        /* The message is made first: out of memory, the buffer stays
+         * queued and goes later. */
+        uint8_t *m = malloc((size_t)CK_WIRE_HDR + s->queue.head->len);
+        if (!m)
+            break;
         uint32_t before = sub_held(s);
         ck_buf *b = ck_bufq_pop(&s->queue);
         track_full(rp, s, before);
@@ -246,8 +252,12 @@ static int send_sub(ck_rp *rp, int i)
         s->bytes_sent += b->len;
         s->bufs_sent++;
         rp->bytes_out += b->len;
+        /* The segment stays on this host: its used bytes are copied out
+         * (buffer.h). */
         size_t n = (size_t)CK_WIRE_HDR + b->len;
-        rp->plat->ops->send(rp->plat, s->dst_ep, ck_buf_release(b), n);
+        memcpy(m, b->mem, n);
+        ck_buf_del(b);
+        rp->plat->ops->send(rp->plat, s->dst_ep, m, n);
         sent++;
     }
     return sent;
@@ -291,15 +301,11 @@ int ck_rp_set_buffer_size(ck_rp *rp, int consumer, uint32_t size)
         return CK_EPROTO;
     ck_subpart *s = &rp->subs[sub];
     s->buf_size = size;
-    if (s->buf_first > size)
-        s->buf_first = size;
     ck_buf *b = s->cur;
     if (b) {
         /* The buffer being filled is cut at the new size too (Flink trims
          * its buffer builder). */
-        b->cap = CK_MAX(size, b->len);
-        if (b->alloc > b->cap)
-            b->alloc = b->cap; /* the memory beyond stays allocated, unused */
+        b->cap = CK_MAX(size, b->len); /* the segment's rest stays unused */
         if (b->len == b->cap)
             finish_cur(rp, s);
     }
@@ -361,11 +367,9 @@ int ck_rp_replay(ck_rp *rp, uint32_t consumer, const uint8_t *data, size_t len)
     /* In segments, as it was sent: the consumer's buffers are that big. */
     while (len > 0) {
         uint32_t take = (uint32_t)CK_MIN((size_t)rp->segment_size, len);
-        ck_buf *b = ck_buf_new(rp->segment_size, take);
+        ck_buf *b = ck_buf_copy(rp->pool, data, take);
         if (!b)
             return CK_ENOMEM;
-        memcpy(ck_buf_data(b), data, take);
-        b->len = take;
         uint32_t before = sub_held(s);
         rp->pool_used++;
         rp->queued_bytes += take;
@@ -428,7 +432,10 @@ int ck_rp_timeout_barrier(ck_rp *rp, ck_wbuf *state)
         s->bar_buf = NULL;
         rp->bar_pending--;
         uint32_t len = bar->len;
-        send_event(rp, i, ck_buf_release(bar), len);
+        uint8_t *m = ck_buf_to_msg(bar);
+        if (!m)
+            return CK_ENOMEM;
+        send_event(rp, i, m, len);
         n++;
     }
     return n;

@@ -6,7 +6,10 @@
  * is finished when it is full, on flush (buffer timeout, events), and then
  * waits in the subpartition's queue until the consumer has granted credit:
  * one credit is one buffer (credit-based flow control). Each DATA message
- * tells the consumer the backlog still queued behind it.
+ * tells the consumer the backlog still queued behind it. Buffers are
+ * segments of the host's network buffer pool (buffer.h, segpool.h); the
+ * partition's share of it is pool_size (the task reserves it), plus
+ * max_overdraft for a record in progress.
  *
  * Invariants:
  *   - a subpartition sends only while credit > 0; credit never goes below 0;
@@ -46,7 +49,6 @@ typedef struct ck_subpart {
     uint32_t seq;      /* sequence number of the next DATA message */
     uint32_t dst_ep;   /* consumer endpoint */
     uint32_t buf_size; /* payload capacity of new buffers */
-    uint32_t buf_first; /* memory a new buffer starts with: what the last one grew to */
     int ended;         /* END_OF_PARTITION serialized */
     ck_buf *bar_buf;   /* the queued buffer holding only a timeoutable barrier, or NULL */
     uint64_t bytes_sent, bufs_sent;
@@ -58,6 +60,7 @@ typedef struct ck_rp_config {
     uint32_t floating_per_gate;    /* taskmanager.network.memory.floating-buffers-per-gate */
     uint32_t max_per_channel;      /* taskmanager.network.memory.max-buffers-per-channel */
     uint32_t max_overdraft;        /* taskmanager.network.memory.max-overdraft-buffers-per-gate */
+    ck_segpool *pool;              /* the host's network buffers; NULL: a pool of its own */
 } ck_rp_config;
 
 typedef struct ck_rp {
@@ -68,7 +71,9 @@ typedef struct ck_rp {
                         * subpartition, for the consumer of its own index) */
     int nsub;
     ck_subpart *subs;
-    uint32_t pool_size, pool_used;
+    uint32_t pool_size, pool_used; /* its share of the host's segments, counted */
+    ck_segpool *pool;  /* where its buffers' segments come from */
+    ck_segpool own;    /* the pool when it was given none */
     uint32_t max_per_channel, max_overdraft;
     int nfull;        /* subpartitions at their max_per_channel share */
     ck_bitset ready;  /* subpartitions with credit and a finished buffer */

@@ -125,10 +125,15 @@ typedef struct ck_platform_ops {
     void (*log)(ck_platform *p, int level, const char *line);
 } ck_platform_ops;
 
+struct ck_segpool; /* segpool.h */
+
 struct ck_platform {
     const ck_platform_ops *ops;
     uint32_t endpoint; /* the endpoint this handle belongs to */
     int host;          /* its host index */
+    /* The host's network buffer pool, shared by the subtasks on it (one
+     * thread per host drives them); NULL: each subtask has its own. */
+    struct ck_segpool *netpool;
 };
 
 static inline ck_time ck_now(ck_platform *p)

@@ -69,6 +69,14 @@ struct ck_task {
     ck_rp_out *rps;
     ck_chain chain;
 
+    /* network buffers: the host's pool (the task's own when the platform
+     * has none), the segments reserved in it, and why a reservation that
+     * did not fit fails the task when it starts */
+    ck_segpool *netpool;
+    ck_segpool own_pool;
+    uint32_t net_reserved;
+    char setup_err[400];
+
     ck_time buffer_timeout; /* < 0: flush only when full */
     ck_time tick0;          /* flush ticks at tick0 + k * buffer_timeout */
     ck_time next_flush;     /* the tick that flushes pending output, or NEVER */
@@ -191,6 +199,38 @@ static int source_init(ck_task *t)
     return CK_OK;
 }
 
+/* Reserves in the host's pool what the task's partitions and gate may
+ * hold: a partition's share and its overdraft, a gate's exclusive buffers
+ * and floating ones. What does not fit fails the task when it starts, as
+ * Flink's "Insufficient number of network buffers" does. */
+static void reserve_network(ck_task *t)
+{
+    uint64_t need = 0;
+    for (int i = 0; i < t->nrps; i++)
+        need += (uint64_t)t->rps[i].rp.pool_size + t->rps[i].rp.max_overdraft;
+    if (t->has_gate)
+        need += (uint64_t)t->gate.nchan * t->gate.exclusive + t->gate.floating;
+    ck_segpool *p = t->netpool;
+    if (need <= UINT32_MAX && ck_segpool_reserve(p, (uint32_t)need) == CK_OK) {
+        t->net_reserved = (uint32_t)need;
+        return;
+    }
+    const ck_vertex *v = &t->g->v[t->vertex];
+    snprintf(t->setup_err, sizeof(t->setup_err),
+             "%s (%d/%d): insufficient number of network buffers: required %llu, but "
+             "only %u of the task manager's %u segments of %u bytes are left; raise "
+             "taskmanager.memory.network.fraction, .min or .max",
+             v->name, t->subtask + 1, v->parallelism, (unsigned long long)need,
+             p->total - p->reserved, p->total, p->seg_size);
+}
+
+/* Gives the task's reservation back (cancelled or deleted). */
+static void release_network(ck_task *t)
+{
+    ck_segpool_unreserve(t->netpool, t->net_reserved);
+    t->net_reserved = 0;
+}
+
 ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global,
                      uint32_t attempt, const ck_restore_point *from)
 {
@@ -230,6 +270,12 @@ ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global,
         .max_per_channel = (uint32_t)ck_cfg(cfg, CK_CFG_MAX_PER_CHANNEL),
         .max_overdraft = (uint32_t)ck_cfg(cfg, CK_CFG_MAX_OVERDRAFT),
     };
+    t->netpool = plat->netpool;
+    if (!t->netpool) {
+        ck_segpool_init(&t->own_pool, rc.segment_size, UINT32_MAX);
+        t->netpool = &t->own_pool;
+    }
+    rc.pool = t->netpool;
     uint32_t *eps = calloc((size_t)g->nslots, sizeof(uint32_t));
     if (!eps)
         goto fail;
@@ -277,6 +323,7 @@ ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global,
                          rc.buffers_per_channel, rc.floating_per_gate))
             goto fail;
         t->gate.first = (uint32_t)first;
+        t->gate.pool = t->netpool;
         t->has_gate = 1;
         t->gate.epoch = attempt;
         ck_gate_set_exactly_once(&t->gate,
@@ -292,6 +339,7 @@ ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global,
                             (uint32_t)ck_cfg(cfg, CK_CFG_DEBLOAT_THRESHOLD));
         }
     }
+    reserve_network(t);
     if (ck_chain_init(&t->chain, g, t->vertex, t->subtask, t->rps, t->nrps))
         goto fail;
     t->chain.slow = env->slowdowns;
@@ -339,9 +387,13 @@ static void report(ck_task *t, int type);
 
 void ck_task_cancel(ck_task *t)
 {
-    if (t && (t->state == CK_TASK_RUNNING || t->state == CK_TASK_ENDING ||
-              t->state == CK_TASK_ENDED))
+    if (!t)
+        return;
+    if (t->state == CK_TASK_RUNNING || t->state == CK_TASK_ENDING ||
+        t->state == CK_TASK_ENDED)
         report(t, CK_MSG_METRICS);
+    /* A redeployment may follow at once: the segments are free for it. */
+    release_network(t);
 }
 
 void ck_task_del(ck_task *t)
@@ -356,6 +408,9 @@ void ck_task_del(ck_task *t)
     free(t->rps);
     if (t->has_gate)
         ck_gate_free(&t->gate);
+    if (t->netpool)
+        release_network(t);
+    ck_segpool_free(&t->own_pool);
     free(t->parts);
     free(t->off);
     free(t->end);
@@ -1710,6 +1765,10 @@ static int task_work(void *self)
     ck_task *t = self;
     int rc = 0;
     if (t->state == CK_TASK_CREATED) {
+        if (t->setup_err[0]) {
+            fail_with(t, CK_FAIL_TASK, 0, t->setup_err);
+            return 0;
+        }
         if (t->restore_cp) {
             t->state = CK_TASK_RESTORING;
             ck_cc_state_key(t->from.dir, t->vertex, t->subtask, t->restore_key,

@@ -488,6 +488,11 @@ cJSON *ck_runjson_build(const ck_run *r, const ck_verdict *v)
         cJSON_AddNumberToObject(net, "credit_messages", (double)m->credit);
         cJSON_AddNumberToObject(net, "control_messages", (double)(m->messages - m->data - m->credit));
         cJSON_AddNumberToObject(net, "transfers", (double)r->res.transfers);
+        cJSON *mem = cJSON_AddObjectToObject(net, "memory");
+        cJSON_AddNumberToObject(mem, "segment_bytes", (double)r->res.seg_bytes);
+        cJSON_AddNumberToObject(mem, "segments_per_taskmanager", (double)r->res.segs_total);
+        cJSON_AddNumberToObject(mem, "reserved_max", (double)r->res.segs_reserved_max);
+        cJSON_AddNumberToObject(mem, "used_max", (double)r->res.segs_used_max);
     }
     cJSON_AddNumberToObject(net, "buffers", (double)bufs);
     cJSON_AddNumberToObject(net, "buffer_bytes", (double)bytes);

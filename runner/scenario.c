@@ -10,6 +10,7 @@
 #include "expect.h"
 #include "jsonin.h"
 #include "keygroup.h"
+#include "segpool.h"
 #include "sweep.h"
 
 #define S_NS INT64_C(1000000000)
@@ -672,6 +673,17 @@ static void check_config(ck_jin *j, const ck_config *cfg)
         ck_jin_fail(j, "%s is shorter than heartbeat.interval (%s): a task manager would be "
                        "declared lost between two of its heartbeats",
                     a, b);
+        ck_jin_pop(j, s2);
+    } else if (ck_cfg(cfg, CK_CFG_NET_MIN) > ck_cfg(cfg, CK_CFG_NET_MAX)) {
+        /* TaskExecutorFlinkMemoryUtils: the network range must not be empty */
+        size_t s2 = ck_jin_push_key(j, "taskmanager.memory.network.min");
+        ck_config_format(CK_CFG_NET_MIN, ck_cfg(cfg, CK_CFG_NET_MIN), a, sizeof(a));
+        ck_config_format(CK_CFG_NET_MAX, ck_cfg(cfg, CK_CFG_NET_MAX), b, sizeof(b));
+        ck_jin_fail(j, "%s is more than taskmanager.memory.network.max (%s)", a, b);
+        ck_jin_pop(j, s2);
+    } else if (ck_segpool_segments(cfg) < 1) {
+        size_t s2 = ck_jin_push_key(j, "taskmanager.memory.network.max");
+        ck_jin_fail(j, "the network memory holds no segment of taskmanager.memory.segment-size");
         ck_jin_pop(j, s2);
     } else if (ck_cfg(cfg, CK_CFG_HB_RPC_FAILURES) == 0) { /* HeartbeatManagerOptions */
         size_t s2 = ck_jin_push_key(j, "heartbeat.rpc-failure-threshold");

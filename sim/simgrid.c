@@ -809,7 +809,7 @@ static sim_host *host_init(sim_world *w, int h, sg_host_t host)
     double speed = sg_host_get_nb_pstates(host) > 0 ? sg_host_get_pstate_speed(host, 0)
                                                      : sg_host_get_speed(host);
     hs->bh = malloc(sizeof(*hs->bh));
-    if (!hs->bh || ck_bhost_init(hs->bh, cores, speed)) {
+    if (!hs->bh || ck_bhost_init(hs->bh, cores, speed, w->cfg)) {
         free(hs->bh);
         hs->bh = NULL;
         return NULL;
@@ -1569,10 +1569,19 @@ int ck_sim_reached_limit(const ck_sim *w)
     return w->reached_limit;
 }
 
-void ck_sim_stats(const ck_sim *w, ck_msgcount *msgs, uint64_t *transfers)
+void ck_sim_stats(const ck_sim *w, ck_backend_result *r)
 {
-    *msgs = w->msgs;
-    *transfers = w->transfers;
+    r->msgs = w->msgs;
+    r->transfers = w->transfers;
+    for (int h = 0; h < w->nnet; h++) {
+        const ck_bhost *bh = w->hosts[h].w ? w->hosts[h].bh : NULL;
+        if (!bh || h >= w->ntm) /* the job manager's host has no subtasks */
+            continue;
+        r->seg_bytes = bh->pool.seg_size;
+        r->segs_total = bh->pool.total;
+        r->segs_reserved_max = CK_MAX(r->segs_reserved_max, bh->pool.reserved_peak);
+        r->segs_used_max = CK_MAX(r->segs_used_max, bh->pool.peak);
+    }
 }
 
 void ck_sim_del(ck_sim *w)
@@ -2101,7 +2110,7 @@ static int sim_run(const ck_backend_job *job, ck_backend_result *r, char *err, s
         snprintf(err, errlen, "setting up the job: %s", ck_strerror(rc));
     r->time_limit_s = limit;
     int reached = ck_sim_reached_limit(w);
-    ck_sim_stats(w, &r->msgs, &r->transfers);
+    ck_sim_stats(w, r);
     injector_free(w->injector);
     w->injector = NULL;
     if (w->sink_error[0])

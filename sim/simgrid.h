@@ -48,9 +48,10 @@ double ck_sim_run_all(ck_sim *s, double limit_s);
 /* 1 when ck_sim_run_all stopped the simulation at its limit. */
 int ck_sim_reached_limit(const ck_sim *s);
 
-/* Engine messages sent and their bytes; simulated transfers (batches of
- * frames between hosts, and store answers). */
-void ck_sim_stats(const ck_sim *s, ck_msgcount *msgs, uint64_t *transfers);
+/* Fills r's platform figures: engine messages sent and their bytes,
+ * simulated transfers (batches of frames between hosts, and store
+ * answers), and the task managers' network buffer pools. */
+void ck_sim_stats(const ck_sim *s, ck_backend_result *r);
 void ck_sim_del(ck_sim *s);
 
 #endif

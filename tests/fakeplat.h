@@ -171,6 +171,7 @@ static inline void fake_init(fake_plat *fp, fake_world *w, uint32_t endpoint)
     fp->plat.ops = &fake_ops;
     fp->plat.endpoint = endpoint;
     fp->plat.host = 0;
+    fp->plat.netpool = NULL; /* each subtask its own network buffers */
     fp->w = w;
 }
 

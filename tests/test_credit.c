@@ -39,14 +39,21 @@ typedef struct rig {
     uint32_t max_owned;        /* most buffers a channel owned */
     uint32_t max_data;         /* the largest DATA payload delivered */
     uint32_t segment;
+    ck_segpool ppool, cpool;   /* the producers' host's network buffers, the consumer's */
 } rig;
 
 static void rig_init(rig *r, uint32_t segment)
 {
     memset(r, 0, sizeof(*r));
     r->segment = segment;
+    /* Two hosts, of exactly the segments their subtasks reserve (as
+     * ck_task reserves them): a partition's share and overdraft, a gate's
+     * exclusive and floating buffers. */
+    ck_segpool_init(&r->ppool, segment, NPROD * (1 * 2 + 8 + 5));
+    ck_segpool_init(&r->cpool, segment, NPROD * 2 + 8);
     ck_rp_config cfg = {.segment_size = segment, .buffers_per_channel = 2,
-                        .floating_per_gate = 8, .max_per_channel = 10, .max_overdraft = 5};
+                        .floating_per_gate = 8, .max_per_channel = 10, .max_overdraft = 5,
+                        .pool = &r->ppool};
     uint32_t consumer = EP_CONSUMER;
     for (int i = 0; i < NPROD; i++) {
         fake_init(&r->pplat[i], &r->w, EP_PROD0 + (uint32_t)i);
@@ -55,6 +62,22 @@ static void rig_init(rig *r, uint32_t segment)
     fake_init(&r->cplat, &r->w, EP_CONSUMER);
     uint32_t eps[NPROD] = {EP_PROD0, EP_PROD0 + 1};
     assert_int_equal(ck_gate_init(&r->gate, &r->cplat.plat, 1, 0, NPROD, eps, 2, 8), 0);
+    r->gate.pool = &r->cpool;
+}
+
+/* Every segment handed out is a buffer one side holds; neither host ever
+ * has more out than its pool holds. */
+static void check_pools(const rig *r)
+{
+    uint32_t held = 0;
+    for (int i = 0; i < NPROD; i++)
+        held += r->rp[i].pool_used;
+    assert_int_equal(r->ppool.used, held);
+    assert_int_equal(r->cpool.used, ck_gate_queued(&r->gate));
+    assert_true(r->ppool.peak <= r->ppool.total);
+    assert_true(r->cpool.peak <= r->cpool.total);
+    assert_int_equal(r->ppool.used + r->ppool.nfree, r->ppool.allocated);
+    assert_int_equal(r->cpool.used + r->cpool.nfree, r->cpool.allocated);
 }
 
 /* Delivers every message in flight. */
@@ -121,6 +144,7 @@ static void produce(rig *r, int max_records)
         assert_true(ck_rp_inflight(&r->rp[i]) <=
                     (uint64_t)(r->rp[i].pool_size + r->rp[i].max_overdraft) * r->segment);
     }
+    check_pools(r);
 }
 
 /* The consumer reads up to `buffers` buffers. */
@@ -152,6 +176,7 @@ static void consume(rig *r, int buffers)
     /* The bytes in flight in the gate fit in the buffers it has. */
     assert_true(r->gate.held_bytes <=
                 (uint64_t)(NPROD * r->gate.exclusive + r->gate.floating) * r->segment);
+    check_pools(r);
     ck_gate_announce(&r->gate);
 }
 
@@ -161,6 +186,11 @@ static void rig_free(rig *r)
         ck_rp_free(&r->rp[i]);
     ck_gate_free(&r->gate);
     fake_clear(&r->w);
+    /* Every segment came back. */
+    assert_int_equal(r->ppool.used, 0);
+    assert_int_equal(r->cpool.used, 0);
+    ck_segpool_free(&r->ppool);
+    ck_segpool_free(&r->cpool);
 }
 
 static void test_slow_consumer(void **state)
@@ -196,6 +226,12 @@ static void test_slow_consumer(void **state)
         assert_true(r.expect[i] == PER_PRODUCER);
         assert_true(ck_rp_drained(&r.rp[i]));
     }
+    /* Thousands of buffers crossed, in segments recycled: no more were
+     * ever allocated than were out at once. */
+    uint64_t sent = r.rp[0].subs[0].bufs_sent + r.rp[1].subs[0].bufs_sent;
+    assert_true(sent > 1000);
+    assert_true(r.ppool.allocated == r.ppool.peak && r.ppool.peak <= r.ppool.total);
+    assert_true(r.cpool.allocated == r.cpool.peak && r.cpool.peak <= r.cpool.total);
     rig_free(&r);
 }
 
@@ -217,6 +253,14 @@ static void test_data_without_credit_refused(void **state)
     h.seq = 1;
     ck_wire_encode(m, &h);
     assert_int_equal(ck_gate_on_data(&r.gate, &h, m), CK_EPROTO);
+    /* More than a segment holds: no credited buffer could take it. */
+    m = malloc(CK_WIRE_HDR + 2048);
+    h.seq = 0;
+    h.len = 2048;
+    ck_wire_encode(m, &h);
+    memset(m + CK_WIRE_HDR, 0, 2048);
+    assert_int_equal(ck_gate_on_data(&r.gate, &h, m), CK_EPROTO);
+    h.len = 8;
     /* A producer the gate does not know. */
     m = malloc(CK_WIRE_HDR + 8);
     h.seq = 0;
@@ -308,6 +352,10 @@ static void test_buffer_size_announced(void **state)
     }
     assert_true(r.eop_seen);
     assert_true(r.max_data > 0 && r.max_data <= 512);
+    /* Debloated buffers are segments used in part: as many segments, of
+     * the same size, as before, fewer bytes in each. */
+    assert_true(r.cpool.peak <= r.cpool.total);
+    assert_int_equal(r.cpool.seg_size, 4096);
     for (int i = 0; i < NPROD; i++)
         assert_int_equal(r.expect[i], PER_PRODUCER);
     /* Sizes no consumer may announce are refused. */
@@ -316,6 +364,63 @@ static void test_buffer_size_announced(void **state)
     assert_int_equal(ck_rp_set_buffer_size(&r.rp[0], 3, 512), CK_EPROTO);
     assert_int_equal(ck_rp_set_buffer_size(&r.rp[0], 0, 4096), 0);
     rig_free(&r);
+}
+
+/* A task manager's network buffer pool: sized by Flink's rule, reservations
+ * refused beyond it, segments recycled. */
+static void test_segpool(void **state)
+{
+    (void)state;
+    ck_config cfg;
+    ck_config_defaults(&cfg);
+    /* 1280 mb x 0.1 = 128 mb, in 32 kb segments. */
+    assert_int_equal(ck_segpool_segments(&cfg), 4096);
+    cfg.v[CK_CFG_TM_FLINK_SIZE] = INT64_C(256) << 20; /* 25.6 mb: raised to the 64 mb min */
+    assert_int_equal(ck_segpool_segments(&cfg), 2048);
+    cfg.v[CK_CFG_TM_FLINK_SIZE] = INT64_C(64) << 30; /* 6.4 gb: cut to the 1 gb max */
+    assert_int_equal(ck_segpool_segments(&cfg), 32768);
+    cfg.v[CK_CFG_SEGMENT_SIZE] = 4096;
+    assert_int_equal(ck_segpool_segments(&cfg), 262144);
+
+    ck_segpool p;
+    ck_segpool_init(&p, 1024, 10);
+    assert_int_equal(ck_segpool_reserve(&p, 6), 0);
+    assert_int_equal(ck_segpool_reserve(&p, 5), CK_ENOBUFS); /* 4 left */
+    assert_int_equal(p.reserved, 6);
+    assert_int_equal(ck_segpool_reserve(&p, 4), 0);
+    ck_segpool_unreserve(&p, 6);
+    assert_int_equal(ck_segpool_reserve(&p, 6), 0);
+    assert_int_equal(p.reserved_peak, 10);
+    void *a = ck_segpool_get(&p), *b = ck_segpool_get(&p);
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_true(p.block_size >= 1024);
+    memset(a, 0xab, p.block_size); /* the whole block is the holder's */
+    ck_segpool_put(&p, a);
+    assert_ptr_equal(ck_segpool_get(&p), a); /* recycled, not allocated again */
+    assert_int_equal(p.allocated, 2);
+    assert_int_equal(p.peak, 2);
+    ck_segpool_put(&p, a);
+    ck_segpool_put(&p, b);
+    assert_int_equal(p.used, 0);
+    assert_int_equal(p.nfree, 2);
+    ck_segpool_free(&p);
+    assert_int_equal(p.nfree, 0);
+
+    /* A buffer sent leaves its segment on its host: the message is a copy
+     * of its used bytes only. */
+    ck_segpool_init(&p, 1024, 4);
+    ck_buf *buf = ck_buf_new(&p, 512);
+    assert_non_null(buf);
+    assert_int_equal(buf->cap, 512);
+    memcpy(ck_buf_data(buf), "abc", 3);
+    buf->len = 3;
+    uint8_t *m = ck_buf_to_msg(buf);
+    assert_non_null(m);
+    assert_memory_equal(m + CK_WIRE_HDR, "abc", 3);
+    assert_int_equal(p.used, 0);
+    free(m);
+    ck_segpool_free(&p);
 }
 
 static void test_watermark_min_over_channels(void **state)
@@ -369,6 +474,7 @@ int main(void)
         cmocka_unit_test(test_watermark_min_over_channels),
         cmocka_unit_test(test_debloat_ema),
         cmocka_unit_test(test_buffer_size_announced),
+        cmocka_unit_test(test_segpool),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

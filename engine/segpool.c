@@ -1,0 +1,75 @@
+#include "segpool.h"
+
+#include <stdlib.h>
+
+#include "error.h"
+
+uint32_t ck_segpool_segments(const ck_config *cfg)
+{
+    double flink = (double)ck_cfg(cfg, CK_CFG_TM_FLINK_SIZE);
+    double bytes = flink * (double)ck_cfg(cfg, CK_CFG_NET_FRACTION) / 1000.0;
+    double lo = (double)ck_cfg(cfg, CK_CFG_NET_MIN), hi = (double)ck_cfg(cfg, CK_CFG_NET_MAX);
+    if (bytes < lo)
+        bytes = lo;
+    if (bytes > hi)
+        bytes = hi;
+    double n = bytes / (double)ck_cfg(cfg, CK_CFG_SEGMENT_SIZE);
+    return n >= (double)UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+}
+
+void ck_segpool_init(ck_segpool *p, uint32_t seg_size, uint32_t total)
+{
+    memset(p, 0, sizeof(*p));
+    p->seg_size = seg_size;
+    p->total = total;
+    p->block_size = (size_t)CK_SEGPOOL_OVERHEAD + seg_size;
+}
+
+void ck_segpool_free(ck_segpool *p)
+{
+    while (p->free) {
+        void *b = p->free;
+        p->free = *(void **)b;
+        free(b);
+    }
+    p->nfree = 0;
+}
+
+int ck_segpool_reserve(ck_segpool *p, uint32_t n)
+{
+    if (n > p->total - p->reserved)
+        return CK_ENOBUFS;
+    p->reserved += n;
+    if (p->reserved > p->reserved_peak)
+        p->reserved_peak = p->reserved;
+    return CK_OK;
+}
+
+void ck_segpool_unreserve(ck_segpool *p, uint32_t n)
+{
+    p->reserved -= CK_MIN(n, p->reserved);
+}
+
+void *ck_segpool_get(ck_segpool *p)
+{
+    void *b = p->free;
+    if (b) {
+        p->free = *(void **)b;
+        p->nfree--;
+    } else {
+        if (!(b = malloc(p->block_size)))
+            return NULL;
+        p->allocated++;
+    }
+    if (++p->used > p->peak)
+        p->peak = p->used;
+    return b;
+}
+
+void ck_segpool_put(ck_segpool *p, void *block)
+{
+    *(void **)block = p->free;
+    p->free = block;
+    p->nfree++;
+    p->used--;
+}
