@@ -50,7 +50,13 @@ static int write_scenario(const char *path, int p, int watermarks)
             " \"parallelism\": %d},\n"
             "    {\"name\": \"sink\", \"type\": \"sink\", \"parallelism\": %d}\n"
             "  ]},\n"
+            /* At parallelism 256 and up the default 128 mb of network memory
+             * is too little for 4 slots of all-to-all channels (in Flink too:
+             * "insufficient number of network buffers"): 1 gb holds 32768
+             * segments, enough up to parallelism 1024. */
             "  \"config\": {\"taskmanager.numberOfTaskSlots\": 4,%s\n"
+            "             \"taskmanager.memory.network.min\": \"1 gb\",\n"
+            "             \"taskmanager.memory.network.max\": \"1 gb\",\n"
             "             \"execution.checkpointing.interval\": \"1 s\"}\n"
             "}\n",
             p, p, 1000 * p, p, p, p, p, p,

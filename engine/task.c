@@ -217,11 +217,10 @@ static void reserve_network(ck_task *t)
     }
     const ck_vertex *v = &t->g->v[t->vertex];
     snprintf(t->setup_err, sizeof(t->setup_err),
-             "%s (%d/%d): insufficient number of network buffers: required %llu, but "
-             "only %u of the task manager's %u segments of %u bytes are left; raise "
-             "taskmanager.memory.network.fraction, .min or .max",
+             "%s (%d/%d): insufficient number of network buffers: required %llu, "
+             "only %u of %u free (taskmanager.memory.network.*)",
              v->name, t->subtask + 1, v->parallelism, (unsigned long long)need,
-             p->total - p->reserved, p->total, p->seg_size);
+             p->total - p->reserved, p->total);
 }
 
 /* Gives the task's reservation back (cancelled or deleted). */

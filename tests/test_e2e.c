@@ -450,12 +450,25 @@ static void test_exchanges_n_times_t(void **state)
 
     const double seg = 4096, gate = (4 * 2 + 8) * seg, outq = (4 * 2 + 8 + 5) * seg;
     const cJSON *runs[] = {deb, full, un};
+    double used[3], reserved[3];
     for (int i = 0; i < 3; i++) {
         double in, out;
         max_inflight(runs[i], &in, &out);
         assert_true(in > 0 && in <= gate);
         assert_true(out > 0 && out <= outq);
+        /* The buffers are segments of each task manager's pool: no host
+         * ever had more out than its subtasks reserved, nor than its
+         * network memory holds. */
+        const cJSON *mem = cJSON_GetObjectItem(cJSON_GetObjectItem(runs[i], "network"), "memory");
+        assert_int_equal((int)num(mem, "segment_bytes", NULL), 4096);
+        double total = num(mem, "segments_per_taskmanager", NULL);
+        reserved[i] = num(mem, "reserved_max", NULL);
+        used[i] = num(mem, "used_max", NULL);
+        assert_true(used[i] > 0 && used[i] <= reserved[i] && reserved[i] <= total);
     }
+    /* Backpressure takes every segment, debloated or not: debloated
+     * buffers are segments used in part (they hold less: below). */
+    assert_true(used[0] > reserved[0] / 2 && used[1] > reserved[1] / 2);
     /* Without debloating the buffers fill up; debloated, they hold less. */
     double in_full, out_full, in_deb, out_deb;
     max_inflight(full, &in_full, &out_full);
@@ -494,6 +507,76 @@ static void test_exchanges_n_times_t(void **state)
         assert_true(num(cor, "lost", NULL) == 0 && num(cor, "duplicated", NULL) == 0);
         cJSON_Delete(cr);
     }
+}
+
+/* Too little network memory for the job: its subtasks fail when they
+ * start, as Flink's do ("insufficient number of network buffers"), and the
+ * restart strategy gives up. */
+static void test_insufficient_network_buffers(void **state)
+{
+    (void)state;
+    /* 64 KB of network memory: 16 segments of 4 KB per task manager, and a
+     * subtask of the middle vertex needs 16 for its gate alone. */
+    static const char *const small[] = {"taskmanager.memory.network.min", "\"64 kb\"",
+                                        "taskmanager.memory.network.max", "\"64 kb\"",
+                                        "restart-strategy.type", "\"fixed-delay\"",
+                                        "restart-strategy.fixed-delay.attempts", "1",
+                                        "restart-strategy.fixed-delay.delay", "\"100 ms\"",
+                                        NULL};
+    char path[512];
+    snprintf(path, sizeof(path), "%s/scenarios/exchanges-2.json", CHANDY_SOURCE_DIR);
+    char *text = slurp(path);
+    assert_non_null(text);
+    cJSON *sc = cJSON_Parse(text);
+    free(text);
+    cJSON_DeleteItemFromObjectCaseSensitive(sc, "expect");
+    cJSON *cfg = cJSON_GetObjectItemCaseSensitive(sc, "config");
+    for (int i = 0; small[i]; i += 2) {
+        cJSON_DeleteItemFromObjectCaseSensitive(cfg, small[i]);
+        cJSON_AddItemToObject(cfg, small[i], cJSON_Parse(small[i + 1]));
+    }
+    char *out = cJSON_Print(sc);
+    cJSON_Delete(sc);
+    const char *file = put_file("nobufs.json", out);
+    free(out);
+    char args[512];
+    snprintf(args, sizeof(args), "run %s --out %s/nobufs -q", file, tmp);
+    assert_int_not_equal(chandy("nobufs", args), 0); /* the job failed */
+    cJSON *run = load_run("nobufs");
+    const cJSON *job = cJSON_GetObjectItem(run, "job");
+    assert_string_equal(cJSON_GetObjectItem(job, "state")->valuestring, "FAILED");
+    assert_string_equal(cJSON_GetObjectItem(job, "failed_because")->valuestring,
+                        "restarts_exhausted");
+    const cJSON *rec = cJSON_GetArrayItem(cJSON_GetObjectItem(run, "recoveries"), 0);
+    assert_non_null(rec);
+    const char *cause = cJSON_GetObjectItem(rec, "cause")->valuestring;
+    assert_non_null(strstr(cause, "insufficient number of network buffers"));
+    const cJSON *mem = cJSON_GetObjectItem(cJSON_GetObjectItem(run, "network"), "memory");
+    assert_int_equal((int)num(mem, "segments_per_taskmanager", NULL), 16);
+    assert_true(num(mem, "reserved_max", NULL) <= 16);
+    cJSON_Delete(run);
+
+    /* The range must not be empty: a scenario error naming the key. */
+    cJSON *bad = cJSON_Parse("{\"taskmanager.memory.network.min\": \"2 gb\"}");
+    char *bt = cJSON_PrintUnformatted(bad);
+    cJSON_Delete(bad);
+    char *doc = malloc(strlen(bt) + 400);
+    sprintf(doc, "{\"name\": \"x\", \"cluster\": {\"taskmanagers\": 1}, "
+                 "\"workload\": {\"rate\": 10, \"duration\": \"1 s\"}, "
+                 "\"job\": {\"operators\": [{\"name\": \"source\", \"type\": \"source\"}, "
+                 "{\"name\": \"sink\", \"type\": \"sink\"}]}, \"config\": %s}", bt);
+    free(bt);
+    file = put_file("badnet.json", doc);
+    free(doc);
+    snprintf(args, sizeof(args), "run %s --out %s/badnet -q", file, tmp);
+    assert_int_not_equal(chandy("badnet", args), 0);
+    char errpath[256];
+    snprintf(errpath, sizeof(errpath), "%s/badnet.err", tmp);
+    char *err = slurp(errpath);
+    assert_non_null(err);
+    assert_non_null(strstr(err, "taskmanager.memory.network.min"));
+    assert_non_null(strstr(err, "more than taskmanager.memory.network.max"));
+    free(err);
 }
 
 static void test_exit_statuses(void **state)
@@ -584,6 +667,7 @@ int main(void)
         cmocka_unit_test(test_store_link_over_sockets),
         cmocka_unit_test(test_fault_scenarios),
         cmocka_unit_test(test_exchanges_n_times_t),
+        cmocka_unit_test(test_insufficient_network_buffers),
         cmocka_unit_test(test_exit_statuses),
         cmocka_unit_test(test_keygroup_tool),
     };
