@@ -52,6 +52,14 @@ typedef int64_t ck_time;
 #define CK_NOINLINE
 #endif
 
+/* Forces a small helper into its callers (a prefetch: GCC takes a function
+ * whose only effect is a prefetch for pure, and drops calls to it). */
+#if defined(__GNUC__) || defined(__clang__)
+#define CK_ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define CK_ALWAYS_INLINE inline
+#endif
+
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 /* Little-endian machine: the wire order is the machine's own. */
 #define CK_LE_HOST 1

@@ -63,6 +63,7 @@ static const char *const cp_modes[] = {"EXACTLY_ONCE", "AT_LEAST_ONCE", NULL};
 static const char *const rs_types[] = {"default", "none", "fixed-delay", "failure-rate",
                                        "exponential-delay", NULL};
 static const char *const failover[] = {"full", "region", NULL};
+static const char *const state_backends[] = {"hashmap", NULL};
 
 const char *const *ck_config_choices(ck_cfg_id id)
 {
@@ -73,6 +74,8 @@ const char *const *ck_config_choices(ck_cfg_id id)
         return rs_types;
     case CK_CFG_FAILOVER:
         return failover;
+    case CK_CFG_STATE_BACKEND:
+        return state_backends;
     default:
         return NULL;
     }

@@ -76,6 +76,9 @@ typedef enum ck_cfg_type {
       "taskmanager.network.memory.buffer-debloat.threshold-percentages",      \
       CK_CFG_INT, 25, 0, 100,                                                  \
       "a new buffer size differing less than this from the last is not sent") \
+    X(STATE_BACKEND, "state.backend.type", CK_CFG_ENUM, 0, 0, 0,            \
+      "where keyed state lives: hashmap (objects on the heap, snapshots "      \
+      "copy-on-write)")                                                        \
     X(MAX_PARALLELISM, "pipeline.max-parallelism", CK_CFG_INT, -1, -1, 32768,  \
       "key groups of keyed operators; -1: Flink's default rule")               \
     X(AUTO_WATERMARK_INTERVAL, "pipeline.auto-watermark-interval",             \

@@ -21,6 +21,8 @@ const char *ck_op_kind_name(ck_op_kind k)
         return "window";
     case CK_OP_SINK:
         return "sink";
+    case CK_OP_DISTINCT:
+        return "distinct";
     }
     return "?";
 }

@@ -39,6 +39,7 @@ typedef enum ck_op_kind {
     CK_OP_AGGREGATE,
     CK_OP_WINDOW,
     CK_OP_SINK,
+    CK_OP_DISTINCT, /* keyed: a record whose value its key has not had before */
 } ck_op_kind;
 
 /* How records reach an operator (Flink's partitioners). Forward and
@@ -177,7 +178,7 @@ static inline int ck_ep_task_split(const ck_graph *g, uint32_t ep, uint32_t *att
 /* True for operators with keyed state (they need a hash input). */
 static inline int ck_op_keyed(ck_op_kind k)
 {
-    return k == CK_OP_AGGREGATE || k == CK_OP_WINDOW;
+    return k == CK_OP_AGGREGATE || k == CK_OP_WINDOW || k == CK_OP_DISTINCT;
 }
 
 const char *ck_op_kind_name(ck_op_kind k);

@@ -2,7 +2,9 @@
 
 #include <stdlib.h>
 
+#include "bytes.h"
 #include "error.h"
+#include "keygroup.h"
 #include "rng.h"
 
 /* Keys up to INLINE_KEY bytes live in the slot itself: a lookup then
@@ -252,11 +254,17 @@ static int grow(ck_heap *h, ck_heap_kg *t)
 void *ck_heap_get(ck_heap *h, int kg, int32_t jhash, const char *key,
                   uint32_t klen, int64_t ns)
 {
+    return ck_heap_get_h(h, kg, mix(jhash, ns), key, klen, ns);
+}
+
+void *ck_heap_get_h(ck_heap *h, int kg, uint32_t hash, const char *key, uint32_t klen,
+                    int64_t ns)
+{
     ck_heap_kg *t = table(h, kg);
     if (!t || t->n == 0)
         return NULL;
     int found;
-    uint32_t i = probe(h, t, mix(jhash, ns), key, klen, ns, &found);
+    uint32_t i = probe(h, t, hash, key, klen, ns, &found);
     return found ? slot_val(slot_at(h, t, i)) : NULL;
 }
 
@@ -329,7 +337,8 @@ static CK_NOINLINE void *upsert_slow(ck_heap *h, ck_heap_kg *t, uint32_t hash,
     return slot_val(s);
 }
 
-void ck_heap_prefetch(const ck_heap *h, int kg, uint32_t hash)
+/* The prefetch, forced inline where it is used (CK_ALWAYS_INLINE). */
+static CK_ALWAYS_INLINE void prefetch_slot(const ck_heap *h, int kg, uint32_t hash)
 {
     if (kg < h->kg_start || kg > h->kg_end)
         return;
@@ -341,14 +350,25 @@ void ck_heap_prefetch(const ck_heap *h, int kg, uint32_t hash)
     __builtin_prefetch(s + h->slot_size - 1, 1); /* a slot may straddle two lines */
 }
 
+void ck_heap_prefetch(const ck_heap *h, int kg, uint32_t hash)
+{
+    prefetch_slot(h, kg, hash);
+}
+
 int ck_heap_remove(ck_heap *h, int kg, int32_t jhash, const char *key,
                    uint32_t klen, int64_t ns)
+{
+    return ck_heap_remove_h(h, kg, mix(jhash, ns), key, klen, ns);
+}
+
+int ck_heap_remove_h(ck_heap *h, int kg, uint32_t hash, const char *key, uint32_t klen,
+                     int64_t ns)
 {
     ck_heap_kg *t = table(h, kg);
     if (!t || t->n == 0)
         return CK_ENOTFOUND;
     int found;
-    uint32_t i = probe(h, t, mix(jhash, ns), key, klen, ns, &found);
+    uint32_t i = probe(h, t, hash, key, klen, ns, &found);
     if (!found)
         return CK_ENOTFOUND;
     if (make_private(h, t))
@@ -444,4 +464,217 @@ void ck_heap_view_release(ck_heap_view *v)
         arr_unref(v->kgs[g].slots, v->kgs[g].cap, v->slot_size);
     free(v->kgs);
     v->kgs = NULL;
+}
+
+/* ---- the heap as a keyed-state backend (kstate.h) -------------------------- */
+
+/*
+ * One heap per state. A map state's entry is filed under a key made of the
+ * record's key and the user key (u32 key length | key | user key), in the
+ * same key group and namespace, with a hash that mixes the user key in:
+ * the heap's copy-on-write views then cover map states as they cover
+ * value states.
+ */
+typedef struct heap_ks {
+    ck_kstate base;
+    ck_heap heaps[CK_KS_MAX_STATES];
+    char *scratch; /* a map entry's key, built per access */
+    size_t scratch_cap;
+} heap_ks;
+
+struct ck_kstate_view {
+    int nstates;
+    ck_state_kind kinds[CK_KS_MAX_STATES];
+    ck_heap_view views[CK_KS_MAX_STATES];
+};
+
+static inline uint32_t map_hash(const ck_kkey *k)
+{
+    uint32_t u = (uint32_t)ck_kg_java_hash((const char *)k->ukey, k->uklen);
+    return (uint32_t)ck_mix64(((uint64_t)(uint32_t)k->loc.jhash << 32) ^ (uint64_t)k->loc.ns ^
+                              ((uint64_t)u * UINT64_C(0x9e3779b97f4a7c15)) ^ k->uklen);
+}
+
+/* The key k is filed under in state st: the record's key, or for a map
+ * state the composite key (in the scratch buffer). NULL: out of memory. */
+static const char *filed_key(heap_ks *h, int st, const ck_kkey *k, uint32_t *len)
+{
+    if (h->base.states[st].kind != CK_STATE_MAP) {
+        *len = k->klen;
+        return k->key;
+    }
+    size_t n = 4 + (size_t)k->klen + k->uklen;
+    if (n > h->scratch_cap) {
+        char *p = realloc(h->scratch, n);
+        if (!p)
+            return NULL;
+        h->scratch = p;
+        h->scratch_cap = n;
+    }
+    ck_put_u32((uint8_t *)h->scratch, k->klen);
+    memcpy(h->scratch + 4, k->key, k->klen);
+    if (k->uklen)
+        memcpy(h->scratch + 4 + k->klen, k->ukey, k->uklen);
+    *len = (uint32_t)n;
+    return h->scratch;
+}
+
+static void hks_free(ck_kstate *s)
+{
+    heap_ks *h = (heap_ks *)s;
+    for (int i = 0; i < s->nstates; i++)
+        ck_heap_free(&h->heaps[i]);
+    free(h->scratch);
+    free(h);
+}
+
+static void hks_locate(const ck_kstate *s, int st, ck_kkey *k)
+{
+    k->loc.hash = s->states[st].kind == CK_STATE_MAP ? map_hash(k)
+                                                     : ck_heap_hash(k->loc.jhash, k->loc.ns);
+}
+
+static void hks_prefetch(const ck_kstate *s, int st, const ck_kkey *k)
+{
+    prefetch_slot(&((const heap_ks *)s)->heaps[st], k->loc.kg, k->loc.hash);
+}
+
+static int64_t *hks_acquire(ck_kstate *s, int st, const ck_kkey *k, int create, int *created)
+{
+    heap_ks *h = (heap_ks *)s;
+    uint32_t len;
+    const char *key = filed_key(h, st, k, &len);
+    if (!key)
+        return NULL;
+    *created = 0;
+    if (create)
+        return ck_heap_upsert_h(&h->heaps[st], k->loc.kg, k->loc.hash, key, len, k->loc.ns,
+                                created);
+    return ck_heap_get_h(&h->heaps[st], k->loc.kg, k->loc.hash, key, len, k->loc.ns);
+}
+
+static int hks_remove(ck_kstate *s, int st, const ck_kkey *k)
+{
+    heap_ks *h = (heap_ks *)s;
+    uint32_t len;
+    const char *key = filed_key(h, st, k, &len);
+    if (!key)
+        return CK_ENOMEM;
+    return ck_heap_remove_h(&h->heaps[st], k->loc.kg, k->loc.hash, key, len, k->loc.ns);
+}
+
+static uint64_t hks_entries(const ck_kstate *s)
+{
+    uint64_t n = 0;
+    for (int i = 0; i < s->nstates; i++)
+        n += ((const heap_ks *)s)->heaps[i].n;
+    return n;
+}
+
+static void hks_view_release(ck_kstate_view *v)
+{
+    if (!v)
+        return;
+    for (int i = 0; i < v->nstates; i++)
+        ck_heap_view_release(&v->views[i]);
+    free(v);
+}
+
+static int hks_view_take(ck_kstate *s, ck_kstate_view **out)
+{
+    heap_ks *h = (heap_ks *)s;
+    ck_kstate_view *v = calloc(1, sizeof(*v));
+    if (!v)
+        return CK_ENOMEM;
+    for (int i = 0; i < s->nstates; i++) {
+        if (ck_heap_view_take(&h->heaps[i], &v->views[i])) {
+            hks_view_release(v);
+            return CK_ENOMEM;
+        }
+        v->kinds[i] = s->states[i].kind;
+        v->nstates++;
+    }
+    *out = v;
+    return CK_OK;
+}
+
+static uint64_t hks_view_count(const ck_kstate_view *v, int kg)
+{
+    uint64_t n = 0;
+    for (int i = 0; i < v->nstates; i++)
+        n += ck_heap_view_count(&v->views[i], kg);
+    return n;
+}
+
+typedef struct visit_ctx {
+    ck_kentry e;
+    int map;
+    ck_kentry_fn fn;
+    void *arg;
+    int rc;
+} visit_ctx;
+
+static void visit_one(void *arg, const char *key, uint32_t klen, int64_t ns, const void *value)
+{
+    visit_ctx *c = arg;
+    if (c->rc)
+        return;
+    c->e.ns = ns;
+    c->e.value = value;
+    if (c->map) {
+        uint32_t kl = ck_get_u32((const uint8_t *)key);
+        c->e.key = key + 4;
+        c->e.klen = kl;
+        c->e.ukey = (const uint8_t *)key + 4 + kl;
+        c->e.uklen = klen - 4 - kl;
+    } else {
+        c->e.key = key;
+        c->e.klen = klen;
+    }
+    c->rc = c->fn(c->arg, &c->e);
+}
+
+static int hks_view_visit(const ck_kstate_view *v, int kg, ck_kentry_fn fn, void *arg)
+{
+    for (int i = 0; i < v->nstates; i++) {
+        visit_ctx c = {.e = {.st = i}, .map = v->kinds[i] == CK_STATE_MAP, .fn = fn, .arg = arg};
+        ck_heap_view_foreach(&v->views[i], kg, visit_one, &c);
+        if (c.rc)
+            return c.rc;
+    }
+    return CK_OK;
+}
+
+static const ck_kstate_ops heap_kstate_ops = {
+    .name = "hashmap",
+    .free = hks_free,
+    .locate = hks_locate,
+    .prefetch = hks_prefetch,
+    .acquire = hks_acquire,
+    .release = NULL, /* values are edited where they live */
+    .remove = hks_remove,
+    .entries = hks_entries,
+    .view_take = hks_view_take,
+    .view_count = hks_view_count,
+    .view_visit = hks_view_visit,
+    .view_release = hks_view_release,
+};
+
+ck_kstate *ck_heap_kstate_new(int kg_start, int kg_end, const ck_state_desc *d, int n)
+{
+    heap_ks *h = calloc(1, sizeof(*h));
+    if (!h)
+        return NULL;
+    h->base.ops = &heap_kstate_ops;
+    h->base.kg_start = kg_start;
+    h->base.kg_end = kg_end;
+    for (int i = 0; i < n; i++) {
+        if (ck_heap_init(&h->heaps[i], kg_start, kg_end, 8 * (size_t)d[i].nfields)) {
+            hks_free(&h->base);
+            return NULL;
+        }
+        h->base.states[i] = d[i];
+        h->base.nstates++;
+    }
+    return &h->base;
 }

@@ -26,6 +26,7 @@
 #define CK_HEAPSTATE_H
 
 #include "common.h"
+#include "kstate.h"
 #include "rng.h"
 
 typedef struct ck_heap_kg {
@@ -63,6 +64,14 @@ static inline uint32_t ck_heap_hash(int32_t jhash, int64_t ns)
 {
     return (uint32_t)ck_mix64(((uint64_t)(uint32_t)jhash << 32) ^ (uint64_t)ns);
 }
+
+/* ck_heap_get and ck_heap_remove with the hash computed already (any hash
+ * a caller files the entry under consistently: ck_heap_hash(jhash, ns), or
+ * one that mixes in more, as the backend's map state does). */
+void *ck_heap_get_h(ck_heap *h, int kg, uint32_t hash, const char *key, uint32_t klen,
+                    int64_t ns);
+int ck_heap_remove_h(ck_heap *h, int kg, uint32_t hash, const char *key, uint32_t klen,
+                     int64_t ns);
 
 /* ck_heap_upsert with hash = ck_heap_hash(jhash, ns) computed already. */
 void *ck_heap_upsert_h(ck_heap *h, int kg, uint32_t hash, const char *key,
@@ -102,5 +111,10 @@ void ck_heap_view_foreach(const ck_heap_view *v, int kg, ck_heap_visit fn, void 
 uint32_t ck_heap_view_count(const ck_heap_view *v, int kg);
 /* Drops the view; the heap may then write its key groups in place again. */
 void ck_heap_view_release(ck_heap_view *v);
+
+/* The heap as a keyed-state backend (kstate.h, "hashmap"): one heap per
+ * state, a map state's entries under (key, user key) composite keys.
+ * NULL when out of memory. */
+ck_kstate *ck_heap_kstate_new(int kg_start, int kg_end, const ck_state_desc *d, int n);
 
 #endif

@@ -2,19 +2,39 @@
 
 #include <stdlib.h>
 
+#include "bytes.h"
 #include "error.h"
 #include "keygroup.h"
 #include "snapshot.h"
 
-/* Value layouts of keyed state. */
-typedef struct agg_val {
-    int64_t acc;
-} agg_val;
+/* The states of keyed operators, and their values' fields. */
+static const ck_state_desc agg_states[] = {{"running", CK_STATE_VALUE, 1}};
+enum { AGG_ACC = 0 };
 
-typedef struct win_val {
-    int64_t acc;
-    int64_t max_ingest; /* latest ingest time among the window's records */
-} win_val;
+static const ck_state_desc win_states[] = {{"window", CK_STATE_VALUE, 2}};
+enum { WIN_ACC = 0, WIN_MAX_INGEST = 1 }; /* latest ingest time among its records */
+
+/* distinct: per key, a map from each value it had to how many times. */
+static const ck_state_desc distinct_states[] = {{"seen", CK_STATE_MAP, 1}};
+enum { DISTINCT_SEEN = 0 };
+
+const ck_state_desc *ck_op_states(ck_op_kind kind, int *n)
+{
+    switch (kind) {
+    case CK_OP_AGGREGATE:
+        *n = 1;
+        return agg_states;
+    case CK_OP_WINDOW:
+        *n = 1;
+        return win_states;
+    case CK_OP_DISTINCT:
+        *n = 1;
+        return distinct_states;
+    default:
+        *n = 0;
+        return NULL;
+    }
+}
 
 static int op_source(ck_op *op, ck_rec *r);
 static int op_map(ck_op *op, ck_rec *r);
@@ -22,6 +42,7 @@ static int op_filter(ck_op *op, ck_rec *r);
 static int aggregate_record(ck_op *op, ck_rec *r);
 static int window_record(ck_op *op, ck_rec *r);
 static int sink_record(ck_op *op, ck_rec *r);
+static int distinct_record(ck_op *op, ck_rec *r);
 
 static ck_op_fn process_fn(ck_op_kind k)
 {
@@ -38,12 +59,14 @@ static ck_op_fn process_fn(ck_op_kind k)
         return window_record;
     case CK_OP_SINK:
         return sink_record;
+    case CK_OP_DISTINCT:
+        return distinct_record;
     }
     return NULL;
 }
 
 int ck_chain_init(ck_chain *c, const ck_graph *g, int vertex, int subtask,
-                  ck_rp_out *rps, int nrps)
+                  ck_rp_out *rps, int nrps, int state_backend)
 {
     memset(c, 0, sizeof(*c));
     const ck_vertex *v = &g->v[vertex];
@@ -63,11 +86,12 @@ int ck_chain_init(ck_chain *c, const ck_graph *g, int vertex, int subtask,
         if (ck_op_keyed(s->kind)) {
             ck_kg_range(subtask, s->parallelism, s->max_parallelism, &op->kg_start,
                         &op->kg_end);
-            size_t vsize = s->kind == CK_OP_WINDOW ? sizeof(win_val) : sizeof(agg_val);
-            int rc = ck_heap_init(&op->heap, op->kg_start, op->kg_end, vsize);
-            if (rc) {
+            int nd;
+            const ck_state_desc *d = ck_op_states(s->kind, &nd);
+            op->ks = ck_kstate_new(state_backend, op->kg_start, op->kg_end, d, nd);
+            if (!op->ks) {
                 ck_chain_free(c);
-                return rc;
+                return CK_ENOMEM;
             }
             ck_timerq_init(&op->timers);
         }
@@ -96,7 +120,8 @@ void ck_chain_free(ck_chain *c)
     for (int k = 0; k < c->nops; k++) {
         ck_op *op = &c->ops[k];
         if (ck_op_keyed(op->spec->kind)) {
-            ck_heap_free(&op->heap);
+            ck_kstate_free(op->ks);
+            op->ks = NULL;
             ck_timerq_free(&op->timers);
         }
         free(op->out);
@@ -207,31 +232,78 @@ static int sink_record(ck_op *op, ck_rec *r)
     return CK_OK;
 }
 
-/* Where (key with hash jh, ns) lives in op's state. */
-static inline ck_keyloc loc_of(const ck_op *op, int32_t jh, int64_t ns)
+/* The address of (key, ns) in op's state st, located. */
+static inline ck_kkey key_of(const ck_op *op, int st, const char *key, uint32_t klen, int32_t jh,
+                             int64_t ns)
 {
-    return (ck_keyloc){jh, ck_kg_of_hash(jh, op->spec->max_parallelism), ns, ck_heap_hash(jh, ns)};
+    ck_kkey k = {.loc = {jh, ck_kg_of_hash(jh, op->spec->max_parallelism), ns, 0},
+                 .key = key,
+                 .klen = klen};
+    ck_ks_locate(op->ks, st, &k);
+    return k;
 }
 
-/* loc_of, from the task's hint when the hint is that. */
-static inline ck_keyloc locate(const ck_op *op, int32_t jh, int64_t ns)
+/* key_of the record's key in state 0, from the task's hint when the hint
+ * is that. */
+static inline ck_kkey locate(const ck_op *op, const ck_rec *r, int64_t ns)
 {
+    int32_t jh = ck_rec_jhash(r);
     const ck_keyloc *h = op->hint;
     if (h && h->jhash == jh && h->ns == ns)
-        return *h;
-    return loc_of(op, jh, ns);
+        return (ck_kkey){.loc = *h, .key = r->key, .klen = r->klen};
+    return key_of(op, 0, r->key, r->klen, jh, ns);
+}
+
+/* Why an acquire found nothing: a key group that is not the subtask's (a
+ * record routed wrongly), or memory. */
+static inline int acquire_error(const ck_op *op, const ck_kkey *k)
+{
+    return k->loc.kg < op->kg_start || k->loc.kg > op->kg_end ? CK_EPROTO : CK_ENOMEM;
+}
+
+/* The address of record r's value in distinct's map state: the value, 8
+ * bytes little-endian, in uk, is the user key. */
+static inline ck_kkey distinct_key(const ck_op *op, const ck_rec *r, uint8_t *uk)
+{
+    int32_t jh = ck_rec_jhash(r);
+    ck_put_u64(uk, (uint64_t)r->value);
+    ck_kkey k = {.loc = {jh, ck_kg_of_hash(jh, op->spec->max_parallelism), 0, 0},
+                 .key = r->key,
+                 .klen = r->klen,
+                 .ukey = uk,
+                 .uklen = 8};
+    ck_ks_locate(op->ks, DISTINCT_SEEN, &k);
+    return k;
+}
+
+/* Passes a record on the first time its key has its value (Flink: a keyed
+ * process function over a MapState<value, count>). */
+static int distinct_record(ck_op *op, ck_rec *r)
+{
+    uint8_t uk[8];
+    ck_kkey k = distinct_key(op, r, uk);
+    int created, rc;
+    int64_t *v = ck_ks_acquire(op->ks, DISTINCT_SEEN, &k, 1, &created);
+    if (!v)
+        return acquire_error(op, &k);
+    v[0]++;
+    if ((rc = ck_ks_release(op->ks, DISTINCT_SEEN, &k, v, 1)))
+        return rc;
+    return created ? emit(op, r) : CK_OK;
 }
 
 static int aggregate_record(ck_op *op, ck_rec *r)
 {
-    ck_keyloc l = locate(op, ck_rec_jhash(r), 0);
-    int created;
-    agg_val *v = ck_heap_upsert_h(&op->heap, l.kg, l.hash, r->key, r->klen, 0, &created);
+    ck_kkey k = locate(op, r, 0);
+    int created, rc;
+    int64_t *v = ck_ks_acquire(op->ks, 0, &k, 1, &created);
     if (!v)
-        return l.kg < op->kg_start || l.kg > op->kg_end ? CK_EPROTO : CK_ENOMEM;
-    v->acc = wrap_add(v->acc, ck_udf_agg_add(op->spec->agg_fn, r));
+        return acquire_error(op, &k);
+    v[AGG_ACC] = wrap_add(v[AGG_ACC], ck_udf_agg_add(op->spec->agg_fn, r));
     /* r is the caller's copy: it becomes the output. */
-    r->value = v->acc;
+    r->value = v[AGG_ACC];
+    if ((rc = ck_ks_release(op->ks, 0, &k, v, 1)))
+        return rc;
     r->plen = 0;
     r->payload = NULL;
     return emit(op, r);
@@ -252,16 +324,18 @@ static int window_record(ck_op *op, ck_rec *r)
         op->chain->late_dropped++;
         return CK_OK;
     }
-    ck_keyloc l = locate(op, ck_rec_jhash(r), start);
-    int created;
-    win_val *v = ck_heap_upsert_h(&op->heap, l.kg, l.hash, r->key, r->klen, start, &created);
+    ck_kkey k = locate(op, r, start);
+    int created, rc;
+    int64_t *v = ck_ks_acquire(op->ks, 0, &k, 1, &created);
     if (!v)
-        return l.kg < op->kg_start || l.kg > op->kg_end ? CK_EPROTO : CK_ENOMEM;
-    v->acc = wrap_add(v->acc, ck_udf_agg_add(op->spec->agg_fn, r));
-    if (r->ingest > v->max_ingest)
-        v->max_ingest = r->ingest;
+        return acquire_error(op, &k);
+    v[WIN_ACC] = wrap_add(v[WIN_ACC], ck_udf_agg_add(op->spec->agg_fn, r));
+    if (r->ingest > v[WIN_MAX_INGEST])
+        v[WIN_MAX_INGEST] = r->ingest;
+    if ((rc = ck_ks_release(op->ks, 0, &k, v, 1)))
+        return rc;
     if (created)
-        return ck_timerq_add(&op->timers, max_ts, l.kg, l.jhash, r->key, r->klen, start);
+        return ck_timerq_add(&op->timers, max_ts, k.loc.kg, k.loc.jhash, r->key, r->klen, start);
     return CK_OK;
 }
 
@@ -294,20 +368,25 @@ static int op_watermark(ck_op *op, int64_t wm)
     if (op->spec->kind == CK_OP_WINDOW) {
         ck_timer t;
         while (ck_timerq_pop(&op->timers, wm, &t)) {
-            win_val *v = ck_heap_get(&op->heap, t.kg, t.jhash, t.key, t.klen, t.ns);
+            ck_kkey k = key_of(op, 0, t.key, t.klen, t.jhash, t.ns);
+            int created;
+            int64_t *v = ck_ks_acquire(op->ks, 0, &k, 0, &created);
             if (v) {
                 ck_rec out = {
                     .ts = t.ts,
-                    .value = v->acc,
-                    .ingest = v->max_ingest,
+                    .value = v[WIN_ACC],
+                    .ingest = v[WIN_MAX_INGEST],
                     .prov = CK_PROV_WINDOW,
                     .key = t.key,
                     .klen = t.klen,
                     .jhash = t.jhash,
                     .hashed = 1,
                 };
-                rc = emit(op, &out);
-                ck_heap_remove(&op->heap, t.kg, t.jhash, t.key, t.klen, t.ns);
+                rc = ck_ks_release(op->ks, 0, &k, v, 0);
+                if (!rc)
+                    rc = emit(op, &out);
+                if (!rc)
+                    rc = ck_ks_remove(op->ks, 0, &k);
             } else {
                 rc = CK_OK;
             }
@@ -364,14 +443,19 @@ double ck_chain_take_flops(ck_chain *c, ck_time now, ck_time *wait_ns)
 ck_keyloc ck_chain_locate(const ck_chain *c, const ck_rec *r)
 {
     const ck_op *op = &c->ops[0];
+    if (op->spec->kind == CK_OP_DISTINCT) { /* for the prefetch only: see distinct_record */
+        uint8_t uk[8];
+        return distinct_key(op, r, uk).loc;
+    }
     int64_t ns = op->spec->kind == CK_OP_WINDOW ? ck_udf_window_start(r->ts, op->spec->window_ms)
                                                 : 0;
-    return loc_of(op, ck_rec_jhash(r), ns);
+    return key_of(op, 0, r->key, r->klen, ck_rec_jhash(r), ns).loc;
 }
 
 void ck_chain_prefetch(const ck_chain *c, const ck_keyloc *l)
 {
-    ck_heap_prefetch(&c->ops[0].heap, l->kg, l->hash);
+    ck_kkey k = {.loc = *l};
+    ck_ks_prefetch(c->ops[0].ks, 0, &k);
 }
 
 int ck_chain_record_at(ck_chain *c, ck_rec *r, const ck_keyloc *l)
@@ -394,7 +478,7 @@ uint64_t ck_chain_state_entries(const ck_chain *c)
     uint64_t n = 0;
     for (int k = 0; k < c->nops; k++)
         if (ck_op_keyed(c->ops[k].spec->kind))
-            n += c->ops[k].heap.n;
+            n += c->ops[k].ks->ops->entries(c->ops[k].ks);
     return n;
 }
 
@@ -409,7 +493,12 @@ int ck_chain_capture(ck_chain *c, ck_capture *cap)
         kc->op = v->ops[k];
         kc->kind = op->spec->kind;
         kc->max_parallelism = op->spec->max_parallelism;
-        if (ck_heap_view_take(&op->heap, &kc->view))
+        kc->kg_start = op->kg_start;
+        kc->kg_end = op->kg_end;
+        kc->nstates = op->ks->nstates;
+        memcpy(kc->states, op->ks->states, sizeof(kc->states));
+        kc->ops = op->ks->ops;
+        if (kc->ops->view_take(op->ks, &kc->view))
             goto fail;
         cap->nkeyed++;
         if (ck_timerq_copy(&op->timers, &kc->timers, &kc->ntimers))
@@ -430,14 +519,26 @@ static ck_op *op_by_index(ck_chain *c, int index)
     return NULL;
 }
 
+/* Does the file's state st describe the operator's? Same kind, fields and
+ * name: a savepoint restores into a job whose operators keep the same
+ * states, whatever the backend. */
+static int same_state(const ck_snap_state *f, const ck_state_desc *d)
+{
+    return f->kind == d->kind && f->nfields == d->nfields && f->name_len == strlen(d->name) &&
+           memcmp(f->name, d->name, f->name_len) == 0;
+}
+
 int ck_chain_restore(ck_chain *c, const ck_snapshot *s)
 {
     for (int i = 0; i < s->nkeyed; i++) {
         const ck_snap_keyed *k = &s->keyed[i];
         ck_op *op = op_by_index(c, k->op);
-        if (!op || op->spec->kind != k->kind || op->heap.vsize != k->vsize ||
+        if (!op || op->spec->kind != k->kind || op->ks->nstates != k->nstates ||
             op->spec->max_parallelism != k->max_parallelism)
             return CK_ECORRUPT;
+        for (int st = 0; st < k->nstates; st++)
+            if (!same_state(&k->states[st], &op->ks->states[st]))
+                return CK_ECORRUPT;
         for (size_t e = 0; e < k->nentries; e++) {
             const ck_snap_entry *en = &k->entries[e];
             int32_t jh = ck_kg_java_hash(en->key, en->klen);
@@ -445,11 +546,20 @@ int ck_chain_restore(ck_chain *c, const ck_snapshot *s)
                 return CK_ECORRUPT;
             if (en->kg < op->kg_start || en->kg > op->kg_end)
                 continue; /* another subtask's key group */
-            int created;
-            void *val = ck_heap_upsert(&op->heap, en->kg, jh, en->key, en->klen, en->ns, &created);
+            ck_kkey kk = {.loc = {jh, en->kg, en->ns, 0},
+                          .key = en->key,
+                          .klen = en->klen,
+                          .ukey = en->ukey,
+                          .uklen = en->uklen};
+            ck_ks_locate(op->ks, en->st, &kk);
+            int created, rc;
+            int64_t *val = ck_ks_acquire(op->ks, en->st, &kk, 1, &created);
             if (!val)
                 return CK_ENOMEM;
-            memcpy(val, en->value, k->vsize);
+            for (uint32_t f = 0; f < k->states[en->st].nfields; f++)
+                val[f] = (int64_t)ck_get_u64(en->value + 8 * f);
+            if ((rc = ck_ks_release(op->ks, en->st, &kk, val, 1)))
+                return rc;
         }
         for (size_t t = 0; t < k->ntimers; t++) {
             const ck_timer *tm = &k->timers[t];

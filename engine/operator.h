@@ -8,8 +8,10 @@
  * record), keyed tumbling event-time window (count or sum per key and
  * window, emitted when the watermark passes the window's end), sink.
  *
- * Keyed state lives in a heap backend per keyed operator, holding exactly
- * the key groups of this subtask. A window registers an event-time timer at
+ * Keyed state lives in a state backend instance per keyed operator
+ * (kstate.h), holding exactly the key groups of this subtask: an aggregate
+ * keeps a value state of its running value per key, a window one of its
+ * result and latest ingest time per key and window (the namespace). A window registers an event-time timer at
  * its maximum timestamp (end - 1) when its state is created; a watermark w
  * fires every timer <= w, in timestamp order, then moves on downstream.
  * A record whose window's maximum timestamp is <= the operator's watermark
@@ -26,7 +28,7 @@
 #define CK_OPERATOR_H
 
 #include "graph.h"
-#include "heapstate.h"
+#include "kstate.h"
 #include "partition.h"
 #include "snapshot.h"
 #include "timers.h"
@@ -51,14 +53,6 @@ typedef struct ck_txn {
     uint64_t n;    /* records */
 } ck_txn;
 
-/* Where a (key, namespace) lives in keyed state: key group and heap hash. */
-typedef struct ck_keyloc {
-    int32_t jhash;
-    int kg;
-    int64_t ns;
-    uint32_t hash; /* ck_heap_hash(jhash, ns) */
-} ck_keyloc;
-
 /* What an operator does with one record (chosen by kind at init). */
 typedef int (*ck_op_fn)(ck_op *op, ck_rec *r);
 
@@ -75,7 +69,7 @@ struct ck_op {
      * worked out ahead by the task (ck_chain_record_at), or NULL */
     int kg_start, kg_end;
     const ck_keyloc *hint;
-    ck_heap heap;
+    ck_kstate *ks; /* its states, in the job's state backend (kstate.h) */
     ck_timerq timers;
     int64_t wm;
     /* sink: output id and what the batch staged */
@@ -133,9 +127,14 @@ struct ck_chain {
     int keyed_head; /* the head operator keeps keyed state */
 };
 
-/* Builds the chain of (vertex, subtask); rps are the task's partitions. */
+/* The keyed states an operator of kind `kind` keeps (*n of them; none for
+ * an operator that keeps no keyed state). */
+const ck_state_desc *ck_op_states(ck_op_kind kind, int *n);
+
+/* Builds the chain of (vertex, subtask); rps are the task's partitions;
+ * keyed state in backend `state_backend` (CK_BACKEND_*). */
 int ck_chain_init(ck_chain *c, const ck_graph *g, int vertex, int subtask,
-                  ck_rp_out *rps, int nrps);
+                  ck_rp_out *rps, int nrps, int state_backend);
 void ck_chain_free(ck_chain *c);
 
 /* Feeds a record to the head operator. Returns 0, CK_ENOMEM. */

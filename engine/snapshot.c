@@ -9,7 +9,8 @@
 void ck_capture_free(ck_capture *c)
 {
     for (int i = 0; i < c->nkeyed; i++) {
-        ck_heap_view_release(&c->keyed[i].view);
+        if (c->keyed[i].view)
+            c->keyed[i].ops->view_release(c->keyed[i].view);
         for (size_t t = 0; t < c->keyed[i].ntimers; t++)
             free(c->keyed[i].timers[t].key);
         free(c->keyed[i].timers);
@@ -27,16 +28,24 @@ void ck_capture_free(ck_capture *c)
 
 typedef struct entry_writer {
     ck_wbuf *w;
-    size_t vsize;
+    const ck_keyed_capture *k;
 } entry_writer;
 
-static void write_entry(void *arg, const char *key, uint32_t klen, int64_t ns, const void *value)
+static int write_entry(void *arg, const ck_kentry *e)
 {
     entry_writer *ew = arg;
-    ck_wbuf_u32(ew->w, klen);
-    ck_wbuf_u64(ew->w, (uint64_t)ns);
-    ck_wbuf_bytes(ew->w, key, klen);
-    ck_wbuf_bytes(ew->w, value, ew->vsize);
+    const ck_state_desc *d = &ew->k->states[e->st];
+    ck_wbuf_u32(ew->w, (uint32_t)e->st);
+    ck_wbuf_u32(ew->w, e->klen);
+    ck_wbuf_u64(ew->w, (uint64_t)e->ns);
+    ck_wbuf_bytes(ew->w, e->key, e->klen);
+    if (d->kind == CK_STATE_MAP) {
+        ck_wbuf_u32(ew->w, e->uklen);
+        ck_wbuf_bytes(ew->w, e->ukey, e->uklen);
+    }
+    for (uint32_t f = 0; f < d->nfields; f++)
+        ck_wbuf_u64(ew->w, (uint64_t)e->value[f]);
+    return ew->w->err ? CK_ENOMEM : CK_OK;
 }
 
 /* Opens a section; returns where its length goes. */
@@ -76,19 +85,34 @@ int ck_snap_encode(const ck_capture *c, uint8_t **out, size_t *len)
         size_t at = section_begin(&w, CK_SEC_KEYED, k->op);
         ck_wbuf_u32(&w, (uint32_t)k->kind);
         ck_wbuf_u32(&w, (uint32_t)k->max_parallelism);
-        ck_wbuf_u32(&w, (uint32_t)k->view.vsize);
+        ck_wbuf_u32(&w, (uint32_t)k->nstates);
+        for (int st = 0; st < k->nstates; st++) {
+            const ck_state_desc *d = &k->states[st];
+            size_t nl = strlen(d->name);
+            ck_wbuf_u32(&w, (uint32_t)d->kind);
+            ck_wbuf_u32(&w, d->nfields);
+            ck_wbuf_u32(&w, (uint32_t)nl);
+            ck_wbuf_bytes(&w, d->name, nl);
+        }
         uint32_t groups = 0;
-        for (int kg = k->view.kg_start; kg <= k->view.kg_end; kg++)
-            groups += ck_heap_view_count(&k->view, kg) > 0;
+        for (int kg = k->kg_start; kg <= k->kg_end; kg++)
+            groups += k->ops->view_count(k->view, kg) > 0;
         ck_wbuf_u32(&w, groups);
-        entry_writer ew = {&w, k->view.vsize};
-        for (int kg = k->view.kg_start; kg <= k->view.kg_end; kg++) {
-            uint32_t n = ck_heap_view_count(&k->view, kg);
+        entry_writer ew = {&w, k};
+        for (int kg = k->kg_start; kg <= k->kg_end; kg++) {
+            uint64_t n = k->ops->view_count(k->view, kg);
             if (n == 0)
                 continue;
+            if (n > UINT32_MAX) {
+                free(w.p);
+                return CK_ETOOBIG;
+            }
             ck_wbuf_u32(&w, (uint32_t)kg);
-            ck_wbuf_u32(&w, n);
-            ck_heap_view_foreach(&k->view, kg, write_entry, &ew);
+            ck_wbuf_u32(&w, (uint32_t)n);
+            if (k->ops->view_visit(k->view, kg, write_entry, &ew)) {
+                free(w.p);
+                return CK_ENOMEM;
+            }
         }
         ck_wbuf_u32(&w, (uint32_t)k->ntimers);
         for (size_t t = 0; t < k->ntimers; t++) {
@@ -157,16 +181,62 @@ void ck_snapshot_free(ck_snapshot *s)
         return CK_ECORRUPT;                                                    \
     } while (0)
 
+/* One entry of state st at r: fills en when given. 0, or CK_ECORRUPT. */
+static int read_entry(ck_rbuf *r, const ck_snap_keyed *k, ck_snap_entry *en)
+{
+    uint32_t st = ck_rbuf_u32(r), klen = ck_rbuf_u32(r);
+    int64_t ns = (int64_t)ck_rbuf_u64(r);
+    if (r->err || st >= (uint32_t)k->nstates || klen > 65535)
+        return CK_ECORRUPT;
+    const uint8_t *key = ck_rbuf_take(r, klen);
+    const uint8_t *ukey = NULL;
+    uint32_t uklen = 0;
+    if (k->states[st].kind == CK_STATE_MAP) {
+        uklen = ck_rbuf_u32(r);
+        if (r->err || uklen > 65535)
+            return CK_ECORRUPT;
+        ukey = ck_rbuf_take(r, uklen);
+    }
+    const uint8_t *value = ck_rbuf_take(r, 8 * (size_t)k->states[st].nfields);
+    if (r->err || !key || !value || (uklen && !ukey))
+        return CK_ECORRUPT;
+    if (en) {
+        en->st = (int)st;
+        en->key = (const char *)key;
+        en->klen = klen;
+        en->ns = ns;
+        en->ukey = ukey;
+        en->uklen = uklen;
+        en->value = value;
+    }
+    return CK_OK;
+}
+
 static int decode_keyed(ck_rbuf *r, ck_snap_keyed *k, const char **why)
 {
     uint32_t kind = ck_rbuf_u32(r);
     k->kind = (ck_op_kind)kind;
     k->max_parallelism = (int)ck_rbuf_u32(r);
-    k->vsize = ck_rbuf_u32(r);
-    uint32_t groups = ck_rbuf_u32(r);
-    if (r->err || (kind != CK_OP_AGGREGATE && kind != CK_OP_WINDOW) || k->vsize > 64 ||
-        k->max_parallelism < 1 || k->max_parallelism > 32768 || groups > 32768)
+    uint32_t nstates = ck_rbuf_u32(r);
+    if (r->err || kind > CK_OP_DISTINCT || !ck_op_keyed((ck_op_kind)kind) ||
+        k->max_parallelism < 1 || k->max_parallelism > 32768 || nstates < 1 ||
+        nstates > CK_KS_MAX_STATES)
         BAD("bad keyed-state header");
+    for (uint32_t st = 0; st < nstates; st++) {
+        ck_snap_state *d = &k->states[st];
+        uint32_t sk = ck_rbuf_u32(r);
+        d->nfields = ck_rbuf_u32(r);
+        d->name_len = ck_rbuf_u32(r);
+        d->name = (const char *)ck_rbuf_take(r, d->name_len);
+        if (r->err || (sk != CK_STATE_VALUE && sk != CK_STATE_MAP) || d->nfields < 1 ||
+            d->nfields > CK_KS_MAX_FIELDS || d->name_len > 255 || !d->name)
+            BAD("bad state descriptor");
+        d->kind = (ck_state_kind)sk;
+        k->nstates++;
+    }
+    uint32_t groups = ck_rbuf_u32(r);
+    if (r->err || groups > 32768)
+        BAD("bad key group count");
     /* First pass: count entries, checking every length against what is left. */
     ck_rbuf scan = *r;
     size_t total = 0;
@@ -175,10 +245,8 @@ static int decode_keyed(ck_rbuf *r, ck_snap_keyed *k, const char **why)
         if (scan.err || kg >= (uint32_t)k->max_parallelism)
             BAD("bad key group");
         for (uint32_t e = 0; e < n; e++) {
-            uint32_t klen = ck_rbuf_u32(&scan);
-            ck_rbuf_u64(&scan);
-            if (scan.err || klen > 65535 || !ck_rbuf_take(&scan, (size_t)klen + k->vsize))
-                BAD("entry runs past the end");
+            if (read_entry(&scan, k, NULL))
+                BAD("bad entry, or one that runs past the end");
             total++;
         }
     }
@@ -190,11 +258,8 @@ static int decode_keyed(ck_rbuf *r, ck_snap_keyed *k, const char **why)
         uint32_t n = ck_rbuf_u32(r);
         for (uint32_t e = 0; e < n; e++) {
             ck_snap_entry *en = &k->entries[k->nentries++];
+            read_entry(r, k, en); /* checked above */
             en->kg = kg;
-            en->klen = ck_rbuf_u32(r);
-            en->ns = (int64_t)ck_rbuf_u64(r);
-            en->key = (const char *)ck_rbuf_take(r, en->klen);
-            en->value = ck_rbuf_take(r, k->vsize);
         }
     }
     uint32_t ntimers = ck_rbuf_u32(r);

@@ -4,18 +4,22 @@
  * phase writes (ck_snap_encode) and a restore reads back (ck_snap_decode).
  *
  * The file format is canonical: keyed state is written per key group as
- * (key, namespace, value) entries, independent of the state backend, so
- * the same file serves as a checkpoint and as a savepoint and can be split
- * by key group on restore. All integers little-endian:
+ * (state, key, namespace[, user key], value) entries, independent of the
+ * state backend (kstate.h), so the same file serves as a checkpoint and as
+ * a savepoint, restores into any backend, and can be split by key group on
+ * restore. All integers little-endian, values' fields too:
  *
- *   u32 magic "CKS1" | u32 version | u64 checkpoint id |
+ *   u32 magic "CKS1" | u32 version (2) | u64 checkpoint id |
  *   u32 vertex | u32 subtask | u32 parallelism | u32 sections |
  *   sections... | u32 CRC-32C of every byte before it
  *
  *   section: u32 type | u32 operator index | u64 body length | body
- *   KEYED  : u32 kind | u32 max parallelism | u32 value size |
+ *   KEYED  : u32 operator kind | u32 max parallelism |
+ *            u32 states | per state: u32 kind | u32 fields | u32 name length | name
  *            u32 groups | per group: u32 key group | u32 entries |
- *                 per entry: u32 key length | u64 namespace | key | value
+ *                 per entry: u32 state | u32 key length | u64 namespace | key |
+ *                     [MAP state: u32 user key length | user key] |
+ *                     fields x u64
  *            u32 timers | per timer: u64 time | u32 key group |
  *                 u64 namespace | u32 key length | key
  *   SOURCE : u32 partitions | per partition: u32 id | u64 offset | u64 max ts
@@ -31,11 +35,11 @@
 #define CK_SNAPSHOT_H
 
 #include "graph.h"
-#include "heapstate.h"
+#include "kstate.h"
 #include "timers.h"
 
 #define CK_SNAP_MAGIC 0x31534b43u /* "CKS1" */
-#define CK_SNAP_VERSION 1
+#define CK_SNAP_VERSION 2
 
 enum { CK_SEC_KEYED = 1, CK_SEC_SOURCE = 2, CK_SEC_SINK = 3, CK_SEC_FINISHED = 4,
        CK_SEC_CHANNELS = 5 };
@@ -48,7 +52,11 @@ typedef struct ck_keyed_capture {
     int op;                /* operator index in the job */
     ck_op_kind kind;
     int max_parallelism;
-    ck_heap_view view;     /* copy-on-write */
+    int kg_start, kg_end;  /* the key groups its backend holds */
+    int nstates;
+    ck_state_desc states[CK_KS_MAX_STATES];
+    const ck_kstate_ops *ops;
+    ck_kstate_view *view;  /* the backend's consistent view */
     ck_timer *timers;      /* copies; keys owned */
     size_t ntimers;
 } ck_keyed_capture;
@@ -102,18 +110,29 @@ int ck_snap_encode(const ck_capture *c, uint8_t **out, size_t *len);
 /* ---- decoded (restore) ---------------------------------------------------- */
 
 typedef struct ck_snap_entry {
+    int st; /* the state's index */
     const char *key;
     uint32_t klen;
     int kg;
     int64_t ns;
-    const uint8_t *value;
+    const uint8_t *ukey; /* MAP state: the user key */
+    uint32_t uklen;
+    const uint8_t *value; /* the state's fields x 8 bytes, little-endian */
 } ck_snap_entry;
+
+typedef struct ck_snap_state {
+    ck_state_kind kind;
+    uint32_t nfields;
+    const char *name; /* in the file image, not terminated */
+    uint32_t name_len;
+} ck_snap_state;
 
 typedef struct ck_snap_keyed {
     int op;
     ck_op_kind kind;
     int max_parallelism;
-    uint32_t vsize;
+    int nstates;
+    ck_snap_state states[CK_KS_MAX_STATES];
     size_t nentries, ntimers;
     ck_snap_entry *entries;
     ck_timer *timers; /* keys point into the file image */

@@ -339,7 +339,8 @@ ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global,
         }
     }
     reserve_network(t);
-    if (ck_chain_init(&t->chain, g, t->vertex, t->subtask, t->rps, t->nrps))
+    if (ck_chain_init(&t->chain, g, t->vertex, t->subtask, t->rps, t->nrps,
+                      (int)ck_cfg(cfg, CK_CFG_STATE_BACKEND)))
         goto fail;
     t->chain.slow = env->slowdowns;
     t->chain.nslow = env->nslowdowns;
@@ -935,7 +936,7 @@ static int take_checkpoint(ck_task *t, const ck_barrier *b, int64_t align_ns)
     }
     double flops = 0;
     for (int i = 0; i < cap->nkeyed; i++)
-        flops += SYNC_FLOPS_PER_KEY_GROUP * (cap->keyed[i].view.kg_end - cap->keyed[i].view.kg_start + 1) +
+        flops += SYNC_FLOPS_PER_KEY_GROUP * (cap->keyed[i].kg_end - cap->keyed[i].kg_start + 1) +
                  SYNC_FLOPS_PER_TIMER * (double)cap->keyed[i].ntimers;
     if (t->is_source) {
         ck_source_capture *sc = &cap->source;

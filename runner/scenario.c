@@ -259,7 +259,7 @@ static void parse_operator(ck_jin *j, const cJSON *o, ck_job_spec *job, int i)
         "cpu_per_record", "fn",   "factor", "keep",     "size",        "out_of_orderness",
         "write_time",     NULL};
     static const char *const types[] = {"source", "map", "filter", "aggregate", "window",
-                                        "sink", NULL};
+                                        "sink", "distinct", NULL};
     static const char *const ships[] = {"forward", "hash", "rebalance", "rescale", "broadcast",
                                         NULL};
     static const char *const map_fns[] = {"identity", "drop_payload", "scale", NULL};
@@ -378,6 +378,7 @@ static void parse_operator(ck_jin *j, const cJSON *o, ck_job_spec *job, int i)
         break;
     }
     case CK_OP_SINK:
+    case CK_OP_DISTINCT:
         break;
     }
 }

@@ -44,6 +44,9 @@ enum {
     GROUPED_UNORDERED = 2, /* a running aggregate behind an edge that reorders a key's
                             * records: each value depends on arrival order; only the
                             * key's final value is checked (ref.final) */
+    GROUPED_FIRST = 3,     /* a distinct behind an edge that reorders a key's records:
+                            * which record first had a value depends on arrival order;
+                            * the identity is (key, value) without time or provenance */
 };
 
 typedef struct tvec {
@@ -76,6 +79,11 @@ static int tvec_push(tvec *a, int op, int grouped, uint32_t key, int64_t ts, int
     t->key = key;
     t->op = (uint16_t)op;
     t->grouped = (uint16_t)grouped;
+    if (grouped == GROUPED_FIRST) {
+        ts = 0;
+        prov = 0;
+        grouped = 0; /* the value is part of the identity */
+    }
     t->ts = ts;
     t->value = value;
     t->prov = prov;
@@ -86,8 +94,9 @@ static int tvec_push(tvec *a, int op, int grouped, uint32_t key, int64_t ts, int
 /* Same identity: the same output (or, grouped, the same output but for its value). */
 static inline int tuple_eq(const tuple *a, const tuple *b)
 {
+    int by_value = a->grouped == GROUPED_NO || a->grouped == GROUPED_FIRST;
     return a->hash == b->hash && a->key == b->key && a->op == b->op && a->ts == b->ts &&
-           a->prov == b->prov && (a->grouped || a->value == b->value);
+           a->prov == b->prov && (!by_value || a->value == b->value);
 }
 
 /* The workload's keys by their text, to name received keys by id. */
@@ -222,6 +231,8 @@ typedef struct ref {
     const ck_workload *w;
     int64_t *agg[CK_MAX_OPS]; /* per aggregate op: accumulator per key id */
     wtable win[CK_MAX_OPS];   /* per window op */
+    wtable seen[CK_MAX_OPS];  /* per distinct op: (key id, value) pairs had, as window
+                               * entries (start: the value, acc: times) */
     tvec expected;
     int grouped[CK_MAX_OPS]; /* per sink: GROUPED_* */
     int64_t *final[CK_MAX_OPS]; /* per GROUPED_UNORDERED sink: the last value per key id... */
@@ -330,6 +341,16 @@ static void ref_process(ref *R, int opi, rrec r)
         e->acc = wrap_add(e->acc, ck_ref_agg_add(o->agg_fn, r.value));
         break;
     }
+    case CK_OP_DISTINCT: {
+        wentry *e = win_find(&R->seen[opi], r.key, r.value);
+        if (!e) {
+            R->err = CK_ENOMEM;
+            return;
+        }
+        if (e->acc++ == 0)
+            ref_emit(R, opi, r);
+        break;
+    }
     case CK_OP_SINK: {
         if (tvec_push(&R->expected, opi, R->grouped[opi], r.key, r.ts, r.value, r.prov))
             R->err = CK_ENOMEM;
@@ -405,6 +426,7 @@ static void ref_free(ref *R)
     for (int i = 0; i < CK_MAX_OPS; i++) {
         free(R->agg[i]);
         free(R->win[i].e);
+        free(R->seen[i].e);
         free(R->final[i]);
         free(R->has[i]);
     }
@@ -432,6 +454,26 @@ static int unordered(const ck_graph *g, int sink)
             agg = 1;
         int in = s->ops[o].input;
         if (!agg || in < 0)
+            continue;
+        ck_ship sh = s->ops[o].ship;
+        if (sh == CK_SHIP_REBALANCE || sh == CK_SHIP_BROADCAST ||
+            (sh == CK_SHIP_RESCALE && s->ops[in].parallelism < s->ops[o].parallelism))
+            return 1;
+    }
+    return 0;
+}
+
+/* True when a distinct on sink's input path has, upstream of it, an edge
+ * that may reorder a key's records (as unordered() says for aggregates). */
+static int unordered_distinct(const ck_graph *g, int sink)
+{
+    const ck_job_spec *s = &g->spec;
+    int distinct = 0;
+    for (int o = s->ops[sink].input; o >= 0; o = s->ops[o].input) {
+        if (s->ops[o].kind == CK_OP_DISTINCT)
+            distinct = 1;
+        int in = s->ops[o].input;
+        if (!distinct || in < 0)
             continue;
         ck_ship sh = s->ops[o].ship;
         if (sh == CK_SHIP_REBALANCE || sh == CK_SHIP_BROADCAST ||
@@ -590,6 +632,8 @@ int ck_verify(const ck_graph *g, const ck_workload *w, const ck_sinkout *out,
             }
         } else if (guarantee == CK_AT_LEAST_ONCE && after_aggregate(g, i)) {
             R.grouped[i] = GROUPED_AT_LEAST;
+        } else if (unordered_distinct(g, i)) {
+            R.grouped[i] = GROUPED_FIRST;
         }
     }
     int rc = ref_run(&R);

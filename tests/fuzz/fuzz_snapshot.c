@@ -9,7 +9,7 @@
  * one of them.
  *
  * Checked: a refused file says why; an accepted one, put back into
- * keyed state (the heap backend), timers, source offsets and sink
+ * keyed state (the hashmap backend, through kstate.h), timers, source offsets and sink
  * transactions and encoded again (ck_snap_encode), decodes to the same
  * content (entries compared as sets: the file's order within a key group
  * is the heap's). Then a subtask restores the file through its store: it
@@ -18,7 +18,8 @@
 #include "fuzz_common.h"
 
 #include "crc32c.h"
-#include "heapstate.h"
+#include "bytes.h"
+#include "kstate.h"
 #include "keygroup.h"
 #include "snapshot.h"
 
@@ -27,16 +28,23 @@ static int cmp_entry(const void *a, const void *b)
     const ck_snap_entry *x = a, *y = b;
     if (x->kg != y->kg)
         return x->kg < y->kg ? -1 : 1;
+    if (x->st != y->st)
+        return x->st < y->st ? -1 : 1;
     if (x->ns != y->ns)
         return x->ns < y->ns ? -1 : 1;
     if (x->klen != y->klen)
         return x->klen < y->klen ? -1 : 1;
-    return memcmp(x->key, y->key, x->klen);
+    if (x->uklen != y->uklen)
+        return x->uklen < y->uklen ? -1 : 1;
+    int c = memcmp(x->key, y->key, x->klen);
+    return c ? c : x->uklen ? memcmp(x->ukey, y->ukey, x->uklen) : 0;
 }
 
+static char names[CK_MAX_OPS][CK_KS_MAX_STATES][256];
+
 /* Puts a decoded snapshot back into a capture; 0 when the content has
- * duplicates the heap would merge (no round trip to check then). */
-static int to_capture(const ck_snapshot *s, ck_capture *c, ck_heap *heaps)
+ * duplicates the backend would merge (no round trip to check then). */
+static int to_capture(const ck_snapshot *s, ck_capture *c, ck_kstate **ks)
 {
     memset(c, 0, sizeof(*c));
     c->checkpoint_id = s->checkpoint_id;
@@ -53,22 +61,40 @@ static int to_capture(const ck_snapshot *s, ck_capture *c, ck_heap *heaps)
         }
         if (lo > hi)
             lo = hi = 0;
-        FUZZ_CHECK(ck_heap_init(&heaps[i], lo, hi, k->vsize) == CK_OK);
+        ck_state_desc d[CK_KS_MAX_STATES];
+        for (int st = 0; st < k->nstates; st++) {
+            memcpy(names[i][st], k->states[st].name, k->states[st].name_len);
+            names[i][st][k->states[st].name_len] = 0;
+            d[st] = (ck_state_desc){names[i][st], k->states[st].kind, k->states[st].nfields};
+        }
+        ks[i] = ck_kstate_new(CK_BACKEND_HASHMAP, lo, hi, d, k->nstates);
+        FUZZ_CHECK(ks[i]);
         for (size_t e = 0; e < k->nentries; e++) {
             const ck_snap_entry *en = &k->entries[e];
+            ck_kkey kk = {.loc = {ck_kg_java_hash(en->key, en->klen), en->kg, en->ns, 0},
+                          .key = en->key,
+                          .klen = en->klen,
+                          .ukey = en->ukey,
+                          .uklen = en->uklen};
+            ck_ks_locate(ks[i], en->st, &kk);
             int created;
-            void *v = ck_heap_upsert(&heaps[i], en->kg, ck_kg_java_hash(en->key, en->klen),
-                                     en->key, en->klen, en->ns, &created);
+            int64_t *v = ck_ks_acquire(ks[i], en->st, &kk, 1, &created);
             FUZZ_CHECK(v);
             ok &= created;
-            if (k->vsize)
-                memcpy(v, en->value, k->vsize);
+            for (uint32_t f = 0; f < k->states[en->st].nfields; f++)
+                v[f] = (int64_t)ck_get_u64(en->value + 8 * f);
+            FUZZ_CHECK(ck_ks_release(ks[i], en->st, &kk, v, 1) == CK_OK);
         }
         ck_keyed_capture *kc = &c->keyed[c->nkeyed++];
         kc->op = k->op;
         kc->kind = k->kind;
         kc->max_parallelism = k->max_parallelism;
-        FUZZ_CHECK(ck_heap_view_take(&heaps[i], &kc->view) == CK_OK);
+        kc->kg_start = lo;
+        kc->kg_end = hi;
+        kc->nstates = k->nstates;
+        memcpy(kc->states, d, sizeof(d));
+        kc->ops = ks[i]->ops;
+        FUZZ_CHECK(kc->ops->view_take(ks[i], &kc->view) == CK_OK);
         kc->timers = calloc(k->ntimers + 1, sizeof(ck_timer));
         FUZZ_CHECK(kc->timers);
         for (size_t t = 0; t < k->ntimers; t++) {
@@ -106,14 +132,20 @@ static void same_content(const ck_snapshot *a, const ck_snapshot *b)
     for (int i = 0; i < a->nkeyed; i++) {
         const ck_snap_keyed *x = &a->keyed[i], *y = &b->keyed[i];
         FUZZ_CHECK(x->op == y->op && x->kind == y->kind &&
-                   x->max_parallelism == y->max_parallelism && x->vsize == y->vsize);
+                   x->max_parallelism == y->max_parallelism && x->nstates == y->nstates);
+        for (int st = 0; st < x->nstates; st++)
+            FUZZ_CHECK(x->states[st].kind == y->states[st].kind &&
+                       x->states[st].nfields == y->states[st].nfields &&
+                       x->states[st].name_len == y->states[st].name_len &&
+                       memcmp(x->states[st].name, y->states[st].name, x->states[st].name_len) ==
+                           0);
         FUZZ_CHECK(x->nentries == y->nentries && x->ntimers == y->ntimers);
         qsort(x->entries, x->nentries, sizeof(*x->entries), cmp_entry);
         qsort(y->entries, y->nentries, sizeof(*y->entries), cmp_entry);
         for (size_t e = 0; e < x->nentries; e++) {
             FUZZ_CHECK(cmp_entry(&x->entries[e], &y->entries[e]) == 0);
-            FUZZ_CHECK(x->vsize == 0 ||
-                       memcmp(x->entries[e].value, y->entries[e].value, x->vsize) == 0);
+            FUZZ_CHECK(memcmp(x->entries[e].value, y->entries[e].value,
+                              8 * (size_t)x->states[x->entries[e].st].nfields) == 0);
         }
         for (size_t t = 0; t < x->ntimers; t++) {
             const ck_timer *p = &x->timers[t], *q = &y->timers[t];
@@ -139,9 +171,9 @@ static void same_content(const ck_snapshot *a, const ck_snapshot *b)
 static void round_trip(const ck_snapshot *s)
 {
     static ck_capture c;
-    static ck_heap heaps[CK_MAX_OPS];
+    static ck_kstate *ks[CK_MAX_OPS];
     static ck_snapshot again;
-    int exact = to_capture(s, &c, heaps);
+    int exact = to_capture(s, &c, ks);
     uint8_t *file;
     size_t len;
     FUZZ_CHECK(ck_snap_encode(&c, &file, &len) == CK_OK);
@@ -156,8 +188,10 @@ static void round_trip(const ck_snapshot *s)
     free(file);
     int nkeyed = c.nkeyed;
     ck_capture_free(&c);
-    for (int i = 0; i < nkeyed; i++)
-        ck_heap_free(&heaps[i]);
+    for (int i = 0; i < nkeyed; i++) {
+        ck_kstate_free(ks[i]);
+        ks[i] = NULL;
+    }
 }
 
 /* A subtask of the job restores the file from its store. */

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <sys/stat.h>
 
+#include "bytes.h"
 #include "coordinator.h"
 #include "crc32c.h"
 #include "element.h"
@@ -355,17 +356,27 @@ static void element_seeds(void)
 
 /* ---- state files ------------------------------------------------------------- */
 
-static void add_state(ck_heap *h, int maxp, const char *key, int64_t ns, int64_t v)
+static void add_state(ck_kstate *ks, int maxp, const char *key, int64_t ns, int64_t v)
 {
     uint32_t klen = (uint32_t)strlen(key);
     int32_t jh = ck_kg_java_hash(key, klen);
     int kg = ck_kg_of_hash(jh, maxp);
-    if (kg < h->kg_start || kg > h->kg_end)
+    if (kg < ks->kg_start || kg > ks->kg_end)
         return;
+    uint8_t uk[8];
+    ck_put_u64(uk, (uint64_t)v);
+    ck_kkey k = {.loc = {jh, kg, ns, 0}, .key = key, .klen = klen};
+    if (ks->states[0].kind == CK_STATE_MAP) { /* distinct: the value is the user key */
+        k.ukey = uk;
+        k.uklen = 8;
+    }
+    ck_ks_locate(ks, 0, &k);
     int created;
-    void *val = ck_heap_upsert(h, kg, jh, key, klen, ns, &created);
+    int64_t *val = ck_ks_acquire(ks, 0, &k, 1, &created);
     FUZZ_CHECK(val);
-    memcpy(val, &v, sizeof(v) <= h->vsize ? sizeof(v) : h->vsize);
+    for (uint32_t f = 0; f < ks->states[0].nfields; f++)
+        val[f] = v + f;
+    FUZZ_CHECK(ck_ks_release(ks, 0, &k, val, 1) == CK_OK);
 }
 
 /* A state file of vertex v, subtask s of the fuzz job, as a checkpoint
@@ -379,8 +390,7 @@ static void state_file(const ck_graph *g, int v, int s, int with_timers, blob *o
     c.vertex = v;
     c.subtask = s;
     c.parallelism = vx->parallelism;
-    ck_heap heap;
-    int have_heap = 0;
+    ck_kstate *ks = NULL;
     for (int k = 0; k < vx->nops; k++) {
         const ck_op_spec *op = &g->spec.ops[vx->ops[k]];
         if (op->kind == CK_OP_SOURCE) {
@@ -401,19 +411,25 @@ static void state_file(const ck_graph *g, int v, int s, int with_timers, blob *o
             int maxp = op->max_parallelism;
             int lo, hi;
             ck_kg_range(s, vx->parallelism, maxp, &lo, &hi);
-            size_t vsize = op->kind == CK_OP_WINDOW ? 16 : 8; /* operator.c's value layouts */
-            FUZZ_CHECK(ck_heap_init(&heap, lo, hi, vsize) == CK_OK);
-            have_heap = 1;
+            int nd;
+            const ck_state_desc *d = ck_op_states(op->kind, &nd); /* the operator's states */
+            ks = ck_kstate_new(CK_BACKEND_HASHMAP, lo, hi, d, nd);
+            FUZZ_CHECK(ks);
             for (int i = 0; i < 40; i++) {
                 char key[16];
                 snprintf(key, sizeof(key), "key-%d", i);
-                add_state(&heap, maxp, key, op->kind == CK_OP_WINDOW ? 200 * (i % 3) : 0, i);
+                add_state(ks, maxp, key, op->kind == CK_OP_WINDOW ? 200 * (i % 3) : 0, i);
             }
             ck_keyed_capture *kc = &c.keyed[c.nkeyed++];
             kc->op = vx->ops[k];
             kc->kind = op->kind;
             kc->max_parallelism = maxp;
-            FUZZ_CHECK(ck_heap_view_take(&heap, &kc->view) == CK_OK);
+            kc->kg_start = lo;
+            kc->kg_end = hi;
+            kc->nstates = nd;
+            memcpy(kc->states, d, (size_t)nd * sizeof(*d));
+            kc->ops = ks->ops;
+            FUZZ_CHECK(kc->ops->view_take(ks, &kc->view) == CK_OK);
             if (with_timers && op->kind == CK_OP_WINDOW) {
                 kc->timers = calloc(2, sizeof(ck_timer));
                 for (int t = 0; t < 40 && kc->ntimers < 2; t++) {
@@ -452,8 +468,7 @@ static void state_file(const ck_graph *g, int v, int s, int with_timers, blob *o
     size_t len;
     FUZZ_CHECK(ck_snap_encode(&c, &p, &len) == CK_OK);
     ck_capture_free(&c);
-    if (have_heap)
-        ck_heap_free(&heap);
+    ck_kstate_free(ks);
     out->len = 0;
     put(out, p, len);
     free(p);

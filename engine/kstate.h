@@ -1,0 +1,172 @@
+/*
+ * kstate.h - the keyed-state backend interface (Flink's KeyedStateBackend).
+ *
+ * A keyed operator declares its states (ck_state_desc, Flink's
+ * StateDescriptor) and keeps them in one backend instance (ck_kstate) that
+ * holds exactly the key groups [kg_start, kg_end] of its subtask. Every
+ * state is addressed by (key, namespace), where a window's start is the
+ * namespace, and a map state's entries by a user key as well:
+ *
+ *   VALUE  (key, ns)       -> value
+ *   MAP    (key, ns, ukey) -> value
+ *
+ * A value is an array of `nfields` 64-bit integers (the state's
+ * serializer, in Flink's terms): in memory in host order; in a state file
+ * little-endian (snapshot.h), so a file is the same on every machine.
+ *
+ * Access is acquire/release: acquire returns the value to read or edit,
+ * release ends the access, telling whether it changed. A backend that
+ * edits values in place (the heap) has no release and its acquire returns
+ * the value where it lives; one that must write values back (RocksDB)
+ * returns a copy and writes it at release. Between acquire and release
+ * the caller makes no other call on the same state.
+ *
+ * Locating and prefetching are optional hooks a backend may keep for its
+ * speed: locate fills ck_kkey.loc.hash with whatever the backend files the
+ * entry under (the heap: its table hash), so the task can compute it a
+ * record ahead and prefetch the slot (ck_chain_locate).
+ *
+ * Snapshots: view_take, in a checkpoint's synchronous phase, returns a
+ * consistent read-only view of every state (the heap: copy-on-write); the
+ * asynchronous phase visits it key group by key group in the canonical
+ * form (ck_kentry), which snapshot.c writes; view_release drops it.
+ * Restore inserts canonical entries with acquire and release.
+ *
+ * Invariants: a backend instance belongs to one operator subtask; every
+ * entry's key group is in [kg_start, kg_end] and is its key's group (the
+ * caller computes the group; the backend trusts it); a view sees the
+ * state as it was when taken, whatever is written after.
+ */
+#ifndef CK_KSTATE_H
+#define CK_KSTATE_H
+
+#include "common.h"
+
+#define CK_KS_MAX_STATES 4
+#define CK_KS_MAX_FIELDS 8
+
+typedef enum ck_state_kind { CK_STATE_VALUE = 1, CK_STATE_MAP = 2 } ck_state_kind;
+
+/* One state of an operator. */
+typedef struct ck_state_desc {
+    const char *name;
+    ck_state_kind kind;
+    uint32_t nfields; /* 64-bit fields of a value, 1..CK_KS_MAX_FIELDS */
+} ck_state_desc;
+
+/* Where a (key, namespace) lives: its key group, and the backend's hash
+ * (ck_kstate_ops.locate). */
+typedef struct ck_keyloc {
+    int32_t jhash; /* the key's Java hash */
+    int kg;
+    int64_t ns;
+    uint32_t hash; /* the backend's (the heap: ck_heap_hash and the user key's) */
+} ck_keyloc;
+
+/* A state's address. */
+typedef struct ck_kkey {
+    ck_keyloc loc;
+    const char *key;
+    uint32_t klen;
+    const uint8_t *ukey; /* MAP state: the user key; otherwise NULL */
+    uint32_t uklen;
+} ck_kkey;
+
+/* One entry in canonical form, as a view visits it. */
+typedef struct ck_kentry {
+    int st;              /* the state's index */
+    const char *key;
+    uint32_t klen;
+    int64_t ns;
+    const uint8_t *ukey; /* MAP: the user key */
+    uint32_t uklen;
+    const int64_t *value; /* nfields values */
+} ck_kentry;
+
+typedef int (*ck_kentry_fn)(void *arg, const ck_kentry *e);
+
+typedef struct ck_kstate ck_kstate;
+typedef struct ck_kstate_view ck_kstate_view;
+
+typedef struct ck_kstate_ops {
+    const char *name; /* state.backend.type */
+    void (*free)(ck_kstate *s);
+
+    /* Optional (NULL: none). locate fills k->loc.hash from the rest of k;
+     * prefetch starts loading where k's entry would be. */
+    void (*locate)(const ck_kstate *s, int st, ck_kkey *k);
+    void (*prefetch)(const ck_kstate *s, int st, const ck_kkey *k);
+
+    /* The value of k in state st (located), or NULL: absent, unless create
+     * (then inserted zero-filled, *created = 1), or out of memory. */
+    int64_t *(*acquire)(ck_kstate *s, int st, const ck_kkey *k, int create, int *created);
+    /* Ends an access (NULL: values are edited in place); dirty: it changed.
+     * Returns 0 or an error. */
+    int (*release)(ck_kstate *s, int st, const ck_kkey *k, int64_t *v, int dirty);
+    /* Removes k. Returns 0 or CK_ENOTFOUND. */
+    int (*remove)(ck_kstate *s, int st, const ck_kkey *k);
+
+    uint64_t (*entries)(const ck_kstate *s); /* over every state */
+
+    int (*view_take)(ck_kstate *s, ck_kstate_view **out);
+    /* Entries of key group kg, over every state. */
+    uint64_t (*view_count)(const ck_kstate_view *v, int kg);
+    /* Visits them (in no particular order); stops at fn's first non-zero
+     * return, which it returns. */
+    int (*view_visit)(const ck_kstate_view *v, int kg, ck_kentry_fn fn, void *arg);
+    void (*view_release)(ck_kstate_view *v);
+} ck_kstate_ops;
+
+/* What every backend instance starts with. */
+struct ck_kstate {
+    const ck_kstate_ops *ops;
+    int kg_start, kg_end;
+    int nstates;
+    ck_state_desc states[CK_KS_MAX_STATES];
+};
+
+/* The backends, by state.backend.type (config.h). */
+enum { CK_BACKEND_HASHMAP = 0 };
+
+/* A backend instance of type `type` for key groups [kg_start, kg_end] and
+ * the n states d[0..n); NULL when out of memory or the states are not
+ * valid (1..CK_KS_MAX_STATES, each of 1..CK_KS_MAX_FIELDS fields). */
+ck_kstate *ck_kstate_new(int type, int kg_start, int kg_end, const ck_state_desc *d, int n);
+
+static inline void ck_kstate_free(ck_kstate *s)
+{
+    if (s)
+        s->ops->free(s);
+}
+
+static inline void ck_ks_locate(const ck_kstate *s, int st, ck_kkey *k)
+{
+    if (s->ops->locate)
+        s->ops->locate(s, st, k);
+    else
+        k->loc.hash = 0;
+}
+
+static inline void ck_ks_prefetch(const ck_kstate *s, int st, const ck_kkey *k)
+{
+    if (s->ops->prefetch)
+        s->ops->prefetch(s, st, k);
+}
+
+static inline int64_t *ck_ks_acquire(ck_kstate *s, int st, const ck_kkey *k, int create,
+                                     int *created)
+{
+    return s->ops->acquire(s, st, k, create, created);
+}
+
+static inline int ck_ks_release(ck_kstate *s, int st, const ck_kkey *k, int64_t *v, int dirty)
+{
+    return s->ops->release ? s->ops->release(s, st, k, v, dirty) : 0;
+}
+
+static inline int ck_ks_remove(ck_kstate *s, int st, const ck_kkey *k)
+{
+    return s->ops->remove(s, st, k);
+}
+
+#endif
