@@ -449,6 +449,25 @@ void ck_heap_view_foreach(const ck_heap_view *v, int kg, ck_heap_visit fn, void 
     visit_slots(t->slots, t->cap, v->slot_size, fn, arg);
 }
 
+const void *ck_heap_view_get_h(const ck_heap_view *v, int kg, uint32_t hash, const char *key,
+                              uint32_t klen, int64_t ns)
+{
+    if (kg < v->kg_start || kg > v->kg_end)
+        return NULL;
+    const ck_heap_kg *t = &v->kgs[kg - v->kg_start];
+    if (!t->slots || t->n == 0)
+        return NULL;
+    uint32_t mask = t->cap - 1;
+    for (uint32_t i = hash & mask;; i = (i + 1) & mask) {
+        slot *s = slot_in(t->slots, v->slot_size, i);
+        if (!s->klen1)
+            return NULL;
+        if (s->hash == hash && s->ns == ns && s->klen1 == klen + 1 &&
+            key_eq(slot_key(s), key, klen))
+            return slot_val(s);
+    }
+}
+
 uint32_t ck_heap_view_count(const ck_heap_view *v, int kg)
 {
     if (kg < v->kg_start || kg > v->kg_end)
@@ -473,20 +492,66 @@ void ck_heap_view_release(ck_heap_view *v)
  * record's key and the user key (u32 key length | key | user key), in the
  * same key group and namespace, with a hash that mixes the user key in:
  * the heap's copy-on-write views then cover map states as they cover
- * value states.
+ * value states. A list state keeps its length under (key, ns) in the
+ * state's heap and element i in a second heap (elems) under (u32 key
+ * length | key | u32 i), so that its views cover lists too.
  */
 typedef struct heap_ks {
     ck_kstate base;
     ck_heap heaps[CK_KS_MAX_STATES];
-    char *scratch; /* a map entry's key, built per access */
+    ck_heap elems[CK_KS_MAX_STATES]; /* list states' elements */
+    char *scratch; /* a map entry's or a list element's key, built per access */
     size_t scratch_cap;
+    int64_t *gather; /* list_get's answer */
+    size_t gather_cap;
 } heap_ks;
 
 struct ck_kstate_view {
     int nstates;
     ck_state_kind kinds[CK_KS_MAX_STATES];
+    uint32_t nfields[CK_KS_MAX_STATES];
     ck_heap_view views[CK_KS_MAX_STATES];
+    ck_heap_view elem_views[CK_KS_MAX_STATES];
+    char *scratch;
+    size_t scratch_cap;
+    int64_t *gather;
+    size_t gather_cap;
 };
+
+/* Makes *buf hold n bytes. 0 or CK_ENOMEM. */
+static int reserve(void **buf, size_t *cap, size_t n)
+{
+    if (n <= *cap)
+        return CK_OK;
+    size_t c = *cap ? *cap : 64;
+    while (c < n)
+        c *= 2;
+    void *p = realloc(*buf, c);
+    if (!p)
+        return CK_ENOMEM;
+    *buf = p;
+    *cap = c;
+    return CK_OK;
+}
+
+/* List element i of (key, ns): its key in *scratch, its hash. */
+static const char *elem_key(char **scratch, size_t *cap, const char *key, uint32_t klen,
+                            uint32_t i, uint32_t *len)
+{
+    if (reserve((void **)scratch, cap, 8 + (size_t)klen))
+        return NULL;
+    ck_put_u32((uint8_t *)*scratch, klen);
+    memcpy(*scratch + 4, key, klen);
+    ck_put_u32((uint8_t *)*scratch + 4 + klen, i);
+    *len = klen + 8;
+    return *scratch;
+}
+
+static inline uint32_t elem_hash(int32_t jhash, int64_t ns, uint32_t i)
+{
+    return (uint32_t)ck_mix64(((uint64_t)(uint32_t)jhash << 32) ^ (uint64_t)ns ^
+                              ((uint64_t)(i + 1) * UINT64_C(0xc2b2ae3d27d4eb4f)));
+}
 
 static inline uint32_t map_hash(const ck_kkey *k)
 {
@@ -522,9 +587,12 @@ static const char *filed_key(heap_ks *h, int st, const ck_kkey *k, uint32_t *len
 static void hks_free(ck_kstate *s)
 {
     heap_ks *h = (heap_ks *)s;
-    for (int i = 0; i < s->nstates; i++)
+    for (int i = 0; i < s->nstates; i++) {
         ck_heap_free(&h->heaps[i]);
+        ck_heap_free(&h->elems[i]);
+    }
     free(h->scratch);
+    free(h->gather);
     free(h);
 }
 
@@ -553,9 +621,75 @@ static int64_t *hks_acquire(ck_kstate *s, int st, const ck_kkey *k, int create, 
     return ck_heap_get_h(&h->heaps[st], k->loc.kg, k->loc.hash, key, len, k->loc.ns);
 }
 
+static int hks_list_add(ck_kstate *s, int st, const ck_kkey *k, const int64_t *v)
+{
+    heap_ks *h = (heap_ks *)s;
+    int created;
+    int64_t *n = ck_heap_upsert_h(&h->heaps[st], k->loc.kg, k->loc.hash, k->key, k->klen,
+                                  k->loc.ns, &created);
+    if (!n)
+        return CK_ENOMEM;
+    uint32_t i = (uint32_t)*n, len;
+    const char *ek = elem_key(&h->scratch, &h->scratch_cap, k->key, k->klen, i, &len);
+    if (!ek)
+        return CK_ENOMEM;
+    int64_t *e = ck_heap_upsert_h(&h->elems[st], k->loc.kg, elem_hash(k->loc.jhash, k->loc.ns, i),
+                                  ek, len, k->loc.ns, &created);
+    if (!e)
+        return CK_ENOMEM;
+    memcpy(e, v, s->states[st].nfields * sizeof(int64_t));
+    (*n)++; /* counted once the element is in */
+    return CK_OK;
+}
+
+static const int64_t *hks_list_get(ck_kstate *s, int st, const ck_kkey *k, uint32_t *count)
+{
+    heap_ks *h = (heap_ks *)s;
+    *count = 0;
+    const int64_t *n = ck_heap_get_h(&h->heaps[st], k->loc.kg, k->loc.hash, k->key, k->klen,
+                                     k->loc.ns);
+    if (!n || *n <= 0)
+        return NULL;
+    uint32_t nf = s->states[st].nfields, len;
+    if (reserve((void **)&h->gather, &h->gather_cap, (size_t)*n * nf * sizeof(int64_t))) {
+        *count = 1;
+        return NULL;
+    }
+    for (uint32_t i = 0; i < (uint32_t)*n; i++) {
+        const char *ek = elem_key(&h->scratch, &h->scratch_cap, k->key, k->klen, i, &len);
+        const int64_t *e = ek ? ck_heap_get_h(&h->elems[st], k->loc.kg,
+                                              elem_hash(k->loc.jhash, k->loc.ns, i), ek, len,
+                                              k->loc.ns)
+                              : NULL;
+        if (!e) {
+            *count = 1;
+            return NULL;
+        }
+        memcpy(h->gather + (size_t)i * nf, e, nf * sizeof(int64_t));
+    }
+    *count = (uint32_t)*n;
+    return h->gather;
+}
+
 static int hks_remove(ck_kstate *s, int st, const ck_kkey *k)
 {
     heap_ks *h = (heap_ks *)s;
+    if (s->states[st].kind == CK_STATE_LIST) {
+        const int64_t *n = ck_heap_get_h(&h->heaps[st], k->loc.kg, k->loc.hash, k->key,
+                                         k->klen, k->loc.ns);
+        if (!n)
+            return CK_ENOTFOUND;
+        uint32_t count = (uint32_t)*n, len;
+        for (uint32_t i = 0; i < count; i++) {
+            const char *ek = elem_key(&h->scratch, &h->scratch_cap, k->key, k->klen, i, &len);
+            if (!ek)
+                return CK_ENOMEM;
+            ck_heap_remove_h(&h->elems[st], k->loc.kg, elem_hash(k->loc.jhash, k->loc.ns, i), ek,
+                             len, k->loc.ns);
+        }
+        return ck_heap_remove_h(&h->heaps[st], k->loc.kg, k->loc.hash, k->key, k->klen,
+                                k->loc.ns);
+    }
     uint32_t len;
     const char *key = filed_key(h, st, k, &len);
     if (!key)
@@ -575,8 +709,12 @@ static void hks_view_release(ck_kstate_view *v)
 {
     if (!v)
         return;
-    for (int i = 0; i < v->nstates; i++)
+    for (int i = 0; i < v->nstates; i++) {
         ck_heap_view_release(&v->views[i]);
+        ck_heap_view_release(&v->elem_views[i]);
+    }
+    free(v->scratch);
+    free(v->gather);
     free(v);
 }
 
@@ -587,12 +725,15 @@ static int hks_view_take(ck_kstate *s, ck_kstate_view **out)
     if (!v)
         return CK_ENOMEM;
     for (int i = 0; i < s->nstates; i++) {
-        if (ck_heap_view_take(&h->heaps[i], &v->views[i])) {
+        v->nstates = i + 1; /* released on failure from here */
+        if (ck_heap_view_take(&h->heaps[i], &v->views[i]) ||
+            (s->states[i].kind == CK_STATE_LIST &&
+             ck_heap_view_take(&h->elems[i], &v->elem_views[i]))) {
             hks_view_release(v);
             return CK_ENOMEM;
         }
         v->kinds[i] = s->states[i].kind;
-        v->nstates++;
+        v->nfields[i] = s->states[i].nfields;
     }
     *out = v;
     return CK_OK;
@@ -609,10 +750,33 @@ static uint64_t hks_view_count(const ck_kstate_view *v, int kg)
 typedef struct visit_ctx {
     ck_kentry e;
     int map;
+    ck_kstate_view *v; /* for a list state's elements */
+    int kg;
     ck_kentry_fn fn;
     void *arg;
     int rc;
 } visit_ctx;
+
+/* Gathers list (key, ns) of state st, n elements, from the view. */
+static int gather_list(ck_kstate_view *v, int st, int kg, const char *key, uint32_t klen,
+                       int64_t ns, uint32_t n)
+{
+    uint32_t nf = v->nfields[st], len;
+    if (reserve((void **)&v->gather, &v->gather_cap, (size_t)n * nf * sizeof(int64_t) + 8))
+        return CK_ENOMEM;
+    int32_t jh = ck_kg_java_hash(key, klen);
+    for (uint32_t i = 0; i < n; i++) {
+        const char *ek = elem_key(&v->scratch, &v->scratch_cap, key, klen, i, &len);
+        if (!ek)
+            return CK_ENOMEM;
+        const int64_t *e = ck_heap_view_get_h(&v->elem_views[st], kg, elem_hash(jh, ns, i), ek,
+                                              len, ns);
+        if (!e)
+            return CK_EINTERNAL; /* a list without its element: cannot be */
+        memcpy(v->gather + (size_t)i * nf, e, nf * sizeof(int64_t));
+    }
+    return CK_OK;
+}
 
 static void visit_one(void *arg, const char *key, uint32_t klen, int64_t ns, const void *value)
 {
@@ -621,7 +785,15 @@ static void visit_one(void *arg, const char *key, uint32_t klen, int64_t ns, con
         return;
     c->e.ns = ns;
     c->e.value = value;
-    if (c->map) {
+    c->e.count = 1;
+    if (c->v) { /* a list: value is its length */
+        c->e.key = key;
+        c->e.klen = klen;
+        c->e.count = (uint32_t)*(const int64_t *)value;
+        if ((c->rc = gather_list(c->v, c->e.st, c->kg, key, klen, ns, c->e.count)))
+            return;
+        c->e.value = c->v->gather;
+    } else if (c->map) {
         uint32_t kl = ck_get_u32((const uint8_t *)key);
         c->e.key = key + 4;
         c->e.klen = kl;
@@ -634,10 +806,15 @@ static void visit_one(void *arg, const char *key, uint32_t klen, int64_t ns, con
     c->rc = c->fn(c->arg, &c->e);
 }
 
-static int hks_view_visit(const ck_kstate_view *v, int kg, ck_kentry_fn fn, void *arg)
+static int hks_view_visit(ck_kstate_view *v, int kg, ck_kentry_fn fn, void *arg)
 {
     for (int i = 0; i < v->nstates; i++) {
-        visit_ctx c = {.e = {.st = i}, .map = v->kinds[i] == CK_STATE_MAP, .fn = fn, .arg = arg};
+        visit_ctx c = {.e = {.st = i},
+                       .map = v->kinds[i] == CK_STATE_MAP,
+                       .v = v->kinds[i] == CK_STATE_LIST ? v : NULL,
+                       .kg = kg,
+                       .fn = fn,
+                       .arg = arg};
         ck_heap_view_foreach(&v->views[i], kg, visit_one, &c);
         if (c.rc)
             return c.rc;
@@ -653,6 +830,8 @@ static const ck_kstate_ops heap_kstate_ops = {
     .acquire = hks_acquire,
     .release = NULL, /* values are edited where they live */
     .remove = hks_remove,
+    .list_add = hks_list_add,
+    .list_get = hks_list_get,
     .entries = hks_entries,
     .view_take = hks_view_take,
     .view_count = hks_view_count,
@@ -669,7 +848,9 @@ ck_kstate *ck_heap_kstate_new(int kg_start, int kg_end, const ck_state_desc *d, 
     h->base.kg_start = kg_start;
     h->base.kg_end = kg_end;
     for (int i = 0; i < n; i++) {
-        if (ck_heap_init(&h->heaps[i], kg_start, kg_end, 8 * (size_t)d[i].nfields)) {
+        int list = d[i].kind == CK_STATE_LIST;
+        if (ck_heap_init(&h->heaps[i], kg_start, kg_end, list ? 8 : 8 * (size_t)d[i].nfields) ||
+            (list && ck_heap_init(&h->elems[i], kg_start, kg_end, 8 * (size_t)d[i].nfields))) {
             hks_free(&h->base);
             return NULL;
         }

@@ -109,6 +109,9 @@ typedef struct ck_heap_view {
 int ck_heap_view_take(ck_heap *h, ck_heap_view *v);
 void ck_heap_view_foreach(const ck_heap_view *v, int kg, ck_heap_visit fn, void *arg);
 uint32_t ck_heap_view_count(const ck_heap_view *v, int kg);
+/* The value of (key, ns) filed under hash in the view, or NULL. */
+const void *ck_heap_view_get_h(const ck_heap_view *v, int kg, uint32_t hash, const char *key,
+                              uint32_t klen, int64_t ns);
 /* Drops the view; the heap may then write its key groups in place again. */
 void ck_heap_view_release(ck_heap_view *v);
 

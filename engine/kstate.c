@@ -1,5 +1,6 @@
 #include "kstate.h"
 
+#include "error.h"
 #include "heapstate.h"
 
 ck_kstate *ck_kstate_new(int type, int kg_start, int kg_end, const ck_state_desc *d, int n)
@@ -8,7 +9,8 @@ ck_kstate *ck_kstate_new(int type, int kg_start, int kg_end, const ck_state_desc
         return NULL;
     for (int i = 0; i < n; i++)
         if (d[i].nfields < 1 || d[i].nfields > CK_KS_MAX_FIELDS ||
-            (d[i].kind != CK_STATE_VALUE && d[i].kind != CK_STATE_MAP))
+            (d[i].kind != CK_STATE_VALUE && d[i].kind != CK_STATE_MAP &&
+             d[i].kind != CK_STATE_LIST))
             return NULL;
     switch (type) {
     case CK_BACKEND_HASHMAP:
@@ -16,4 +18,31 @@ ck_kstate *ck_kstate_new(int type, int kg_start, int kg_end, const ck_state_desc
     default:
         return NULL;
     }
+}
+
+int ck_ks_put_entry(ck_kstate *s, int kg, int32_t jhash, const ck_kentry *e)
+{
+    if (kg < s->kg_start || kg > s->kg_end)
+        return CK_EPROTO;
+    ck_kkey k = {.loc = {jhash, kg, e->ns, 0},
+                 .key = e->key,
+                 .klen = e->klen,
+                 .ukey = e->ukey,
+                 .uklen = e->uklen};
+    ck_ks_locate(s, e->st, &k);
+    uint32_t nf = s->states[e->st].nfields;
+    if (s->states[e->st].kind == CK_STATE_LIST) {
+        for (uint32_t i = 0; i < e->count; i++) {
+            int rc = s->ops->list_add(s, e->st, &k, e->value + (size_t)i * nf);
+            if (rc)
+                return rc;
+        }
+        return CK_OK;
+    }
+    int created;
+    int64_t *v = ck_ks_acquire(s, e->st, &k, 1, &created);
+    if (!v)
+        return CK_ENOMEM;
+    memcpy(v, e->value, nf * sizeof(int64_t));
+    return ck_ks_release(s, e->st, &k, v, 1);
 }

@@ -9,6 +9,7 @@
  *
  *   VALUE  (key, ns)       -> value
  *   MAP    (key, ns, ukey) -> value
+ *   LIST   (key, ns)       -> values, in the order they were added
  *
  * A value is an array of `nfields` 64-bit integers (the state's
  * serializer, in Flink's terms): in memory in host order; in a state file
@@ -45,13 +46,13 @@
 #define CK_KS_MAX_STATES 4
 #define CK_KS_MAX_FIELDS 8
 
-typedef enum ck_state_kind { CK_STATE_VALUE = 1, CK_STATE_MAP = 2 } ck_state_kind;
+typedef enum ck_state_kind { CK_STATE_VALUE = 1, CK_STATE_MAP = 2, CK_STATE_LIST = 3 } ck_state_kind;
 
 /* One state of an operator. */
 typedef struct ck_state_desc {
     const char *name;
     ck_state_kind kind;
-    uint32_t nfields; /* 64-bit fields of a value, 1..CK_KS_MAX_FIELDS */
+    uint32_t nfields; /* 64-bit fields of a value (a list's element), 1..CK_KS_MAX_FIELDS */
 } ck_state_desc;
 
 /* Where a (key, namespace) lives: its key group, and the backend's hash
@@ -80,7 +81,8 @@ typedef struct ck_kentry {
     int64_t ns;
     const uint8_t *ukey; /* MAP: the user key */
     uint32_t uklen;
-    const int64_t *value; /* nfields values */
+    uint32_t count;       /* LIST: its elements; otherwise 1 */
+    const int64_t *value; /* count x nfields values */
 } ck_kentry;
 
 typedef int (*ck_kentry_fn)(void *arg, const ck_kentry *e);
@@ -103,17 +105,24 @@ typedef struct ck_kstate_ops {
     /* Ends an access (NULL: values are edited in place); dirty: it changed.
      * Returns 0 or an error. */
     int (*release)(ck_kstate *s, int st, const ck_kkey *k, int64_t *v, int dirty);
-    /* Removes k. Returns 0 or CK_ENOTFOUND. */
+    /* Removes k (a list: all of it). Returns 0 or CK_ENOTFOUND. */
     int (*remove)(ck_kstate *s, int st, const ck_kkey *k);
 
-    uint64_t (*entries)(const ck_kstate *s); /* over every state */
+    /* LIST state: appends one element (nfields values); returns 0 or
+     * CK_ENOMEM. list_get returns k's elements (*n of them, n x nfields
+     * values, oldest first), valid until the next call on the state, or
+     * NULL with *n = 0 when it has none (or memory ran out: *n = 1). */
+    int (*list_add)(ck_kstate *s, int st, const ck_kkey *k, const int64_t *v);
+    const int64_t *(*list_get)(ck_kstate *s, int st, const ck_kkey *k, uint32_t *n);
+
+    uint64_t (*entries)(const ck_kstate *s); /* over every state; a list counts once */
 
     int (*view_take)(ck_kstate *s, ck_kstate_view **out);
-    /* Entries of key group kg, over every state. */
+    /* Canonical entries of key group kg, over every state (a list is one). */
     uint64_t (*view_count)(const ck_kstate_view *v, int kg);
     /* Visits them (in no particular order); stops at fn's first non-zero
      * return, which it returns. */
-    int (*view_visit)(const ck_kstate_view *v, int kg, ck_kentry_fn fn, void *arg);
+    int (*view_visit)(ck_kstate_view *v, int kg, ck_kentry_fn fn, void *arg);
     void (*view_release)(ck_kstate_view *v);
 } ck_kstate_ops;
 
@@ -168,5 +177,10 @@ static inline int ck_ks_remove(ck_kstate *s, int st, const ck_kkey *k)
 {
     return s->ops->remove(s, st, k);
 }
+
+/* Puts canonical entry e (values in host order) into state e->st under
+ * key group kg: a restore. The key's Java hash is jhash. Returns 0,
+ * CK_ENOMEM, or CK_EPROTO (kg is not the backend's). */
+int ck_ks_put_entry(ck_kstate *s, int kg, int32_t jhash, const ck_kentry *e);
 
 #endif

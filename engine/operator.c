@@ -14,17 +14,26 @@ enum { AGG_ACC = 0 };
 static const ck_state_desc win_states[] = {{"window", CK_STATE_VALUE, 2}};
 enum { WIN_ACC = 0, WIN_MAX_INGEST = 1 }; /* latest ingest time among its records */
 
+/* A window whose function needs every value (median) keeps them too. */
+static const ck_state_desc win_list_states[] = {{"window", CK_STATE_VALUE, 2},
+                                                {"elements", CK_STATE_LIST, 1}};
+enum { WIN_STATE = 0, WIN_ELEMENTS = 1 };
+
 /* distinct: per key, a map from each value it had to how many times. */
 static const ck_state_desc distinct_states[] = {{"seen", CK_STATE_MAP, 1}};
 enum { DISTINCT_SEEN = 0 };
 
-const ck_state_desc *ck_op_states(ck_op_kind kind, int *n)
+const ck_state_desc *ck_op_states(const ck_op_spec *s, int *n)
 {
-    switch (kind) {
+    switch (s->kind) {
     case CK_OP_AGGREGATE:
         *n = 1;
         return agg_states;
     case CK_OP_WINDOW:
+        if (s->agg_fn == CK_AGG_MEDIAN) {
+            *n = 2;
+            return win_list_states;
+        }
         *n = 1;
         return win_states;
     case CK_OP_DISTINCT:
@@ -87,7 +96,7 @@ int ck_chain_init(ck_chain *c, const ck_graph *g, int vertex, int subtask,
             ck_kg_range(subtask, s->parallelism, s->max_parallelism, &op->kg_start,
                         &op->kg_end);
             int nd;
-            const ck_state_desc *d = ck_op_states(s->kind, &nd);
+            const ck_state_desc *d = ck_op_states(s, &nd);
             op->ks = ck_kstate_new(state_backend, op->kg_start, op->kg_end, d, nd);
             if (!op->ks) {
                 ck_chain_free(c);
@@ -125,6 +134,7 @@ void ck_chain_free(ck_chain *c)
             ck_timerq_free(&op->timers);
         }
         free(op->out);
+        free(op->scratch);
         free(op->ingest);
         free(op->open.cnt);
         for (int p = 0; p < op->npend; p++)
@@ -334,6 +344,12 @@ static int window_record(ck_op *op, ck_rec *r)
         v[WIN_MAX_INGEST] = r->ingest;
     if ((rc = ck_ks_release(op->ks, 0, &k, v, 1)))
         return rc;
+    if (op->spec->agg_fn == CK_AGG_MEDIAN) {
+        k.loc.hash = 0; /* the list's own location */
+        ck_ks_locate(op->ks, WIN_ELEMENTS, &k);
+        if ((rc = op->ks->ops->list_add(op->ks, WIN_ELEMENTS, &k, &r->value)))
+            return rc;
+    }
     if (created)
         return ck_timerq_add(&op->timers, max_ts, k.loc.kg, k.loc.jhash, r->key, r->klen, start);
     return CK_OK;
@@ -357,6 +373,20 @@ static int op_filter(ck_op *op, ck_rec *r)
         r->hashed = 1;
     }
     return ck_udf_filter(op->spec->filter_keep_ppm, r) ? emit(op, r) : CK_OK;
+}
+
+/* The median of the window at k (its elements' list). */
+static int window_median(ck_op *op, const ck_kkey *k, int64_t *out)
+{
+    uint32_t n;
+    const int64_t *vals = op->ks->ops->list_get(op->ks, WIN_ELEMENTS, k, &n);
+    if (!vals)
+        return n ? CK_ENOMEM : CK_EINTERNAL; /* a window without its values */
+    if (grow((void **)&op->scratch, &op->scratch_cap, n, sizeof(int64_t)))
+        return CK_ENOMEM;
+    memcpy(op->scratch, vals, (size_t)n * sizeof(int64_t));
+    *out = ck_udf_median(op->scratch, n);
+    return CK_OK;
 }
 
 static int op_watermark(ck_op *op, int64_t wm)
@@ -383,10 +413,17 @@ static int op_watermark(ck_op *op, int64_t wm)
                     .hashed = 1,
                 };
                 rc = ck_ks_release(op->ks, 0, &k, v, 0);
+                ck_kkey kl = k;
+                if (!rc && op->spec->agg_fn == CK_AGG_MEDIAN) {
+                    ck_ks_locate(op->ks, WIN_ELEMENTS, &kl);
+                    rc = window_median(op, &kl, &out.value);
+                }
                 if (!rc)
                     rc = emit(op, &out);
                 if (!rc)
                     rc = ck_ks_remove(op->ks, 0, &k);
+                if (!rc && op->spec->agg_fn == CK_AGG_MEDIAN)
+                    rc = ck_ks_remove(op->ks, WIN_ELEMENTS, &kl);
             } else {
                 rc = CK_OK;
             }
@@ -533,6 +570,7 @@ int ck_chain_restore(ck_chain *c, const ck_snapshot *s)
     for (int i = 0; i < s->nkeyed; i++) {
         const ck_snap_keyed *k = &s->keyed[i];
         ck_op *op = op_by_index(c, k->op);
+        int rc;
         if (!op || op->spec->kind != k->kind || op->ks->nstates != k->nstates ||
             op->spec->max_parallelism != k->max_parallelism)
             return CK_ECORRUPT;
@@ -546,19 +584,7 @@ int ck_chain_restore(ck_chain *c, const ck_snapshot *s)
                 return CK_ECORRUPT;
             if (en->kg < op->kg_start || en->kg > op->kg_end)
                 continue; /* another subtask's key group */
-            ck_kkey kk = {.loc = {jh, en->kg, en->ns, 0},
-                          .key = en->key,
-                          .klen = en->klen,
-                          .ukey = en->ukey,
-                          .uklen = en->uklen};
-            ck_ks_locate(op->ks, en->st, &kk);
-            int created, rc;
-            int64_t *val = ck_ks_acquire(op->ks, en->st, &kk, 1, &created);
-            if (!val)
-                return CK_ENOMEM;
-            for (uint32_t f = 0; f < k->states[en->st].nfields; f++)
-                val[f] = (int64_t)ck_get_u64(en->value + 8 * f);
-            if ((rc = ck_ks_release(op->ks, en->st, &kk, val, 1)))
+            if ((rc = ck_snap_put_entry(op->ks, k, en, jh)))
                 return rc;
         }
         for (size_t t = 0; t < k->ntimers; t++) {

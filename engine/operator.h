@@ -70,6 +70,8 @@ struct ck_op {
     int kg_start, kg_end;
     const ck_keyloc *hint;
     ck_kstate *ks; /* its states, in the job's state backend (kstate.h) */
+    int64_t *scratch; /* a median window's values, sorted */
+    size_t scratch_cap;
     ck_timerq timers;
     int64_t wm;
     /* sink: output id and what the batch staged */
@@ -127,9 +129,9 @@ struct ck_chain {
     int keyed_head; /* the head operator keeps keyed state */
 };
 
-/* The keyed states an operator of kind `kind` keeps (*n of them; none for
- * an operator that keeps no keyed state). */
-const ck_state_desc *ck_op_states(ck_op_kind kind, int *n);
+/* The keyed states operator s keeps (*n of them; none for an operator
+ * that keeps no keyed state). */
+const ck_state_desc *ck_op_states(const ck_op_spec *s, int *n);
 
 /* Builds the chain of (vertex, subtask); rps are the task's partitions;
  * keyed state in backend `state_backend` (CK_BACKEND_*). */

@@ -43,7 +43,9 @@ static int write_entry(void *arg, const ck_kentry *e)
         ck_wbuf_u32(ew->w, e->uklen);
         ck_wbuf_bytes(ew->w, e->ukey, e->uklen);
     }
-    for (uint32_t f = 0; f < d->nfields; f++)
+    if (d->kind == CK_STATE_LIST)
+        ck_wbuf_u32(ew->w, e->count);
+    for (size_t f = 0; f < (size_t)e->count * d->nfields; f++)
         ck_wbuf_u64(ew->w, (uint64_t)e->value[f]);
     return ew->w->err ? CK_ENOMEM : CK_OK;
 }
@@ -197,7 +199,13 @@ static int read_entry(ck_rbuf *r, const ck_snap_keyed *k, ck_snap_entry *en)
             return CK_ECORRUPT;
         ukey = ck_rbuf_take(r, uklen);
     }
-    const uint8_t *value = ck_rbuf_take(r, 8 * (size_t)k->states[st].nfields);
+    uint32_t count = 1;
+    if (k->states[st].kind == CK_STATE_LIST) {
+        count = ck_rbuf_u32(r);
+        if (r->err || count == 0 || count > ck_rbuf_left(r) / 8)
+            return CK_ECORRUPT;
+    }
+    const uint8_t *value = ck_rbuf_take(r, 8 * (size_t)count * k->states[st].nfields);
     if (r->err || !key || !value || (uklen && !ukey))
         return CK_ECORRUPT;
     if (en) {
@@ -207,6 +215,7 @@ static int read_entry(ck_rbuf *r, const ck_snap_keyed *k, ck_snap_entry *en)
         en->ns = ns;
         en->ukey = ukey;
         en->uklen = uklen;
+        en->count = count;
         en->value = value;
     }
     return CK_OK;
@@ -228,9 +237,13 @@ static int decode_keyed(ck_rbuf *r, ck_snap_keyed *k, const char **why)
         d->nfields = ck_rbuf_u32(r);
         d->name_len = ck_rbuf_u32(r);
         d->name = (const char *)ck_rbuf_take(r, d->name_len);
-        if (r->err || (sk != CK_STATE_VALUE && sk != CK_STATE_MAP) || d->nfields < 1 ||
-            d->nfields > CK_KS_MAX_FIELDS || d->name_len > 255 || !d->name)
+        if (r->err || (sk != CK_STATE_VALUE && sk != CK_STATE_MAP && sk != CK_STATE_LIST) ||
+            d->nfields < 1 ||
+            d->nfields > CK_KS_MAX_FIELDS || d->name_len < 1 || d->name_len > 255 || !d->name)
             BAD("bad state descriptor");
+        for (uint32_t c = 0; c < d->name_len; c++)
+            if ((uint8_t)d->name[c] < 0x20 || (uint8_t)d->name[c] > 0x7e)
+                BAD("a state name that is not printable ASCII");
         d->kind = (ck_state_kind)sk;
         k->nstates++;
     }
@@ -405,5 +418,28 @@ int ck_snap_decode(const uint8_t *p, size_t len, ck_snapshot *s, const char **wh
     }
     if (rc)
         ck_snapshot_free(s);
+    return rc;
+}
+
+int ck_snap_put_entry(ck_kstate *ks, const ck_snap_keyed *k, const ck_snap_entry *en,
+                      int32_t jhash)
+{
+    size_t n = (size_t)en->count * k->states[en->st].nfields;
+    int64_t one[CK_KS_MAX_FIELDS], *vals = n <= CK_KS_MAX_FIELDS ? one : malloc(n * 8);
+    if (!vals)
+        return CK_ENOMEM;
+    for (size_t f = 0; f < n; f++)
+        vals[f] = (int64_t)ck_get_u64(en->value + 8 * f);
+    ck_kentry e = {.st = en->st,
+                   .key = en->key,
+                   .klen = en->klen,
+                   .ns = en->ns,
+                   .ukey = en->ukey,
+                   .uklen = en->uklen,
+                   .count = en->count,
+                   .value = vals};
+    int rc = ck_ks_put_entry(ks, en->kg, jhash, &e);
+    if (vals != one)
+        free(vals);
     return rc;
 }

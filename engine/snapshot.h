@@ -19,7 +19,7 @@
  *            u32 groups | per group: u32 key group | u32 entries |
  *                 per entry: u32 state | u32 key length | u64 namespace | key |
  *                     [MAP state: u32 user key length | user key] |
- *                     fields x u64
+ *                     [LIST state: u32 elements] | elements x fields x u64
  *            u32 timers | per timer: u64 time | u32 key group |
  *                 u64 namespace | u32 key length | key
  *   SOURCE : u32 partitions | per partition: u32 id | u64 offset | u64 max ts
@@ -117,7 +117,8 @@ typedef struct ck_snap_entry {
     int64_t ns;
     const uint8_t *ukey; /* MAP state: the user key */
     uint32_t uklen;
-    const uint8_t *value; /* the state's fields x 8 bytes, little-endian */
+    uint32_t count;       /* LIST state: its elements; otherwise 1 */
+    const uint8_t *value; /* count x the state's fields x 8 bytes, little-endian */
 } ck_snap_entry;
 
 typedef struct ck_snap_state {
@@ -158,5 +159,11 @@ typedef struct ck_snapshot {
  */
 int ck_snap_decode(const uint8_t *p, size_t len, ck_snapshot *s, const char **why);
 void ck_snapshot_free(ck_snapshot *s);
+
+/* Puts decoded entry en of keyed section k into backend ks (its key's Java
+ * hash jhash), values converted from little-endian: a restore. Returns 0,
+ * CK_ENOMEM, CK_EPROTO (a key group ks does not hold). */
+int ck_snap_put_entry(ck_kstate *ks, const ck_snap_keyed *k, const ck_snap_entry *en,
+                      int32_t jhash);
 
 #endif

@@ -1,5 +1,7 @@
 #include "udf.h"
 
+#include <stdlib.h>
+
 #include "keygroup.h"
 #include "rng.h"
 
@@ -40,5 +42,17 @@ const char *ck_map_fn_name(ck_map_fn fn)
 
 const char *ck_agg_fn_name(ck_agg_fn fn)
 {
-    return fn == CK_AGG_COUNT ? "count" : "sum";
+    return fn == CK_AGG_COUNT ? "count" : fn == CK_AGG_SUM ? "sum" : "median";
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+int64_t ck_udf_median(int64_t *v, size_t n)
+{
+    qsort(v, n, sizeof(*v), cmp_i64);
+    return v[(n - 1) / 2];
 }

@@ -20,6 +20,8 @@ typedef enum ck_map_fn {
 typedef enum ck_agg_fn {
     CK_AGG_COUNT,
     CK_AGG_SUM,
+    CK_AGG_MEDIAN, /* windows only: the lower median of the window's values, which
+                    * needs every value (a ProcessWindowFunction over list state) */
 } ck_agg_fn;
 
 /* Applies a map function to r in place. */
@@ -46,6 +48,9 @@ static inline int64_t ck_udf_window_start(int64_t ts, int64_t size)
         return ts - rem;
     return ts - rem < INT64_MIN + size ? INT64_MIN : ts - rem - size;
 }
+
+/* The lower median of v[0..n) (n >= 1); reorders v. */
+int64_t ck_udf_median(int64_t *v, size_t n);
 
 const char *ck_map_fn_name(ck_map_fn fn);
 const char *ck_agg_fn_name(ck_agg_fn fn);

@@ -263,7 +263,7 @@ static void parse_operator(ck_jin *j, const cJSON *o, ck_job_spec *job, int i)
     static const char *const ships[] = {"forward", "hash", "rebalance", "rescale", "broadcast",
                                         NULL};
     static const char *const map_fns[] = {"identity", "drop_payload", "scale", NULL};
-    static const char *const agg_fns[] = {"count", "sum", NULL};
+    static const char *const agg_fns[] = {"count", "sum", "median", NULL};
     ck_op_spec *op = &job->ops[i];
     memset(op, 0, sizeof(*op));
     ck_jin_object(j, o, keys);
@@ -360,6 +360,12 @@ static void parse_operator(ck_jin *j, const cJSON *o, ck_job_spec *job, int i)
     case CK_OP_WINDOW:
         ck_jin_enum(j, o, "fn", 0, agg_fns, &fn);
         op->agg_fn = (ck_agg_fn)fn;
+        if (!j->failed && op->kind == CK_OP_AGGREGATE && op->agg_fn == CK_AGG_MEDIAN) {
+            size_t s2 = ck_jin_push_key(j, "fn");
+            ck_jin_fail(j, "median is for windows (a running median would keep every value "
+                           "of a key forever); expected count or sum");
+            ck_jin_pop(j, s2);
+        }
         if (op->kind == CK_OP_WINDOW) {
             int64_t size = 0;
             ck_jin_duration(j, o, "size", 1, 1000000, MAX_DURATION, &size);

@@ -281,7 +281,7 @@ static void test_fault_scenarios(void **state)
     (void)state;
     static const char *const names[] = {"crash-recovery", "crash-during-checkpoint",
                                         "savepoint-upgrade", "partition", "savepoint-stop",
-                                        "distinct"};
+                                        "keyed-state"};
     char args[512];
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         snprintf(args, sizeof(args), "run scenarios/%s.json --out %s/%s", names[i], tmp, names[i]);

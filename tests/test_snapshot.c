@@ -225,6 +225,78 @@ static void test_map_state_distinct(void **state)
     ck_chain_free(&ref);
 }
 
+/* source(1) => median window(2) -> out(2): list state (every value of a
+ * window) beside value state, captured while processing goes on, restored,
+ * and fired with the same results as a subtask that never stopped. */
+static void test_list_state_median(void **state)
+{
+    (void)state;
+    static ck_graph g;
+    ck_config cfg;
+    ck_config_defaults(&cfg);
+    ck_job_spec spec = {.nops = 3};
+    spec.ops[0] = (ck_op_spec){.name = "src", .kind = CK_OP_SOURCE, .parallelism = 1, .input = -1};
+    spec.ops[1] = (ck_op_spec){.name = "med", .kind = CK_OP_WINDOW, .parallelism = 2, .input = 0,
+                               .ship = CK_SHIP_HASH, .agg_fn = CK_AGG_MEDIAN, .window_ms = 100};
+    spec.ops[2] = (ck_op_spec){.name = "out", .kind = CK_OP_SINK, .parallelism = 2, .input = 1};
+    int bad;
+    char err[200];
+    assert_int_equal(ck_graph_build(&g, &spec, &cfg, &bad, err, sizeof(err)), 0);
+    ck_chain a, b, ref;
+    assert_int_equal(ck_chain_init(&a, &g, 1, 1, NULL, 0, CK_BACKEND_HASHMAP), 0);
+    assert_int_equal(ck_chain_init(&ref, &g, 1, 1, NULL, 0, CK_BACKEND_HASHMAP), 0);
+    ck_rng r1, r2;
+    ck_rng_init(&r1, 11, 11);
+    ck_rng_init(&r2, 11, 11);
+    int fed = feed(&a, &r1, 3000, 0);
+    feed(&ref, &r2, 3000, 0);
+    ck_capture cap = {.checkpoint_id = 4, .vertex = 1, .subtask = 1, .parallelism = 2};
+    assert_int_equal(ck_chain_capture(&a, &cap), 0);
+    feed(&a, &r1, 3000, 200); /* after the capture: not in it */
+    uint8_t *file;
+    size_t len;
+    assert_int_equal(ck_snap_encode(&cap, &file, &len), 0);
+    ck_capture_free(&cap);
+    ck_snapshot s;
+    const char *why;
+    assert_int_equal(ck_snap_decode(file, len, &s, &why), 0);
+    const ck_snap_keyed *k = &s.keyed[0];
+    assert_int_equal(k->nstates, 2);
+    assert_int_equal(k->states[1].kind, CK_STATE_LIST);
+    assert_memory_equal(k->states[1].name, "elements", 8);
+    uint64_t values = 0, lists = 0;
+    for (size_t e = 0; e < k->nentries; e++)
+        if (k->entries[e].st == 1) {
+            lists++;
+            values += k->entries[e].count;
+            for (uint32_t i = 0; i < k->entries[e].count; i++) {
+                int64_t v = (int64_t)ck_get_u64(k->entries[e].value + 8 * i);
+                assert_true(v >= 1 && v <= 9); /* feed's values, little-endian */
+            }
+        }
+    assert_true(lists > 50);
+    assert_int_equal(values, (uint64_t)fed); /* every value kept, once */
+    assert_int_equal(ck_chain_init(&b, &g, 1, 1, NULL, 0, CK_BACKEND_HASHMAP), 0);
+    assert_int_equal(ck_chain_restore(&b, &s), 0);
+    ck_snapshot_free(&s);
+    ck_rng r3 = r2;
+    feed(&b, &r2, 3000, 200);
+    feed(&ref, &r3, 3000, 200);
+    size_t lb, lr;
+    uint8_t *ob = fire_all(&b, &lb), *orf = fire_all(&ref, &lr);
+    assert_true(lb > 0);
+    assert_int_equal(lb, lr);
+    assert_memory_equal(ob, orf, lb);
+    /* Everything fired: the lists are gone with their windows. */
+    assert_int_equal(ck_chain_state_entries(&b), 0);
+    free(ob);
+    free(orf);
+    free(file);
+    ck_chain_free(&a);
+    ck_chain_free(&b);
+    ck_chain_free(&ref);
+}
+
 static void test_checksummed_garbage(void **state)
 {
     (void)state;
@@ -336,6 +408,7 @@ int main(void)
         cmocka_unit_test(test_capture_encode_restore),
         cmocka_unit_test(test_channel_state),
         cmocka_unit_test(test_map_state_distinct),
+        cmocka_unit_test(test_list_state_median),
         cmocka_unit_test(test_checksummed_garbage),
         cmocka_unit_test(test_finished_marker),
     };

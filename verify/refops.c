@@ -196,8 +196,27 @@ int64_t ck_ref_agg_add(ck_agg_fn fn, int64_t value)
         return 1;
     case CK_AGG_SUM:
         return value;
+    case CK_AGG_MEDIAN:
+        return 0; /* a median window keeps every value instead */
     }
     return 0;
+}
+
+int64_t ck_ref_lower_median(const int64_t *v, uint32_t n)
+{
+    /* Selection by counting: the smallest value with at least (n + 1) / 2
+     * values at or below it. Quadratic, but a window holds few values and
+     * this shares nothing with the engine's sort. */
+    uint32_t need = (n + 1) / 2;
+    int64_t best = INT64_MAX;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t le = 0;
+        for (uint32_t j = 0; j < n; j++)
+            le += v[j] <= v[i];
+        if (le >= need && v[i] < best)
+            best = v[i];
+    }
+    return best;
 }
 
 int64_t ck_ref_window_start(int64_t ts, int64_t size)

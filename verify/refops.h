@@ -41,6 +41,9 @@ int ck_ref_filter_keeps(uint32_t keep_ppm, const char *key, size_t klen, int64_t
 /* What one record with this value adds to a count or a sum. */
 int64_t ck_ref_agg_add(ck_agg_fn fn, int64_t value);
 
+/* The lower median of v[0..n) (n >= 1): the ((n + 1) / 2)-th smallest. */
+int64_t ck_ref_lower_median(const int64_t *v, uint32_t n);
+
 /* Start of the tumbling window of size ms (> 0) that holds time ts, as
  * Flink's TimeWindow.getWindowStartWithOffset with offset 0: the largest
  * multiple of size that is <= ts (also for negative ts). */

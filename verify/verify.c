@@ -219,6 +219,8 @@ typedef struct wentry {
     int64_t start;
     int64_t acc;
     int used;
+    int64_t *vals; /* a median window: every value */
+    uint32_t n, cap;
 } wentry;
 
 typedef struct wtable {
@@ -283,7 +285,7 @@ static wentry *win_find(wtable *t, uint32_t key, int64_t start)
     for (size_t j = h & (t->cap - 1);; j = (j + 1) & (t->cap - 1)) {
         wentry *e = &t->e[j];
         if (!e->used) {
-            *e = (wentry){key, start, 0, 1};
+            *e = (wentry){.key = key, .start = start, .used = 1};
             t->n++;
             return e;
         }
@@ -338,7 +340,21 @@ static void ref_process(ref *R, int opi, rrec r)
             R->err = CK_ENOMEM;
             return;
         }
-        e->acc = wrap_add(e->acc, ck_ref_agg_add(o->agg_fn, r.value));
+        if (o->agg_fn == CK_AGG_MEDIAN) {
+            if (e->n == e->cap) {
+                uint32_t nc = e->cap ? 2 * e->cap : 8;
+                int64_t *nv = realloc(e->vals, nc * sizeof(*nv));
+                if (!nv) {
+                    R->err = CK_ENOMEM;
+                    return;
+                }
+                e->vals = nv;
+                e->cap = nc;
+            }
+            e->vals[e->n++] = r.value;
+        } else {
+            e->acc = wrap_add(e->acc, ck_ref_agg_add(o->agg_fn, r.value));
+        }
         break;
     }
     case CK_OP_DISTINCT: {
@@ -388,7 +404,10 @@ static int ref_fire_windows(ref *R, int opi)
     int64_t size = R->g->spec.ops[opi].window_ms;
     for (size_t i = 0; i < n && !R->err; i++) {
         /* Named by key and end time; caused by the whole window. */
-        rrec r = {all[i].key, all[i].start + size - 1, all[i].acc, CK_PROV_WINDOW};
+        int64_t value = all[i].acc;
+        if (R->g->spec.ops[opi].agg_fn == CK_AGG_MEDIAN)
+            value = ck_ref_lower_median(all[i].vals, all[i].n);
+        rrec r = {all[i].key, all[i].start + size - 1, value, CK_PROV_WINDOW};
         ref_emit(R, opi, r);
     }
     free(all);
@@ -425,6 +444,8 @@ static void ref_free(ref *R)
 {
     for (int i = 0; i < CK_MAX_OPS; i++) {
         free(R->agg[i]);
+        for (size_t k = 0; k < R->win[i].cap; k++)
+            free(R->win[i].e[k].vals);
         free(R->win[i].e);
         free(R->seen[i].e);
         free(R->final[i]);

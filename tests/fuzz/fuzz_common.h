@@ -46,7 +46,7 @@ static const char fuzz_job_json[] =
     "  {\"name\": \"total\", \"type\": \"aggregate\", \"fn\": \"sum\", \"parallelism\": 3},"
     "  {\"name\": \"totals\", \"type\": \"sink\", \"parallelism\": 3},"
     "  {\"name\": \"per-200ms\", \"type\": \"window\", \"input\": \"some\", \"size\": \"200 ms\","
-    "   \"fn\": \"count\", \"parallelism\": 2},"
+    "   \"fn\": \"median\", \"parallelism\": 2},"
     "  {\"name\": \"windows\", \"type\": \"sink\", \"parallelism\": 2},"
     "  {\"name\": \"firsts\", \"type\": \"distinct\", \"input\": \"some\", \"parallelism\": 2},"
     "  {\"name\": \"first-out\", \"type\": \"sink\", \"parallelism\": 2}]},"

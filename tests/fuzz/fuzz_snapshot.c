@@ -69,21 +69,14 @@ static int to_capture(const ck_snapshot *s, ck_capture *c, ck_kstate **ks)
         }
         ks[i] = ck_kstate_new(CK_BACKEND_HASHMAP, lo, hi, d, k->nstates);
         FUZZ_CHECK(ks[i]);
+        uint64_t before = 0;
         for (size_t e = 0; e < k->nentries; e++) {
             const ck_snap_entry *en = &k->entries[e];
-            ck_kkey kk = {.loc = {ck_kg_java_hash(en->key, en->klen), en->kg, en->ns, 0},
-                          .key = en->key,
-                          .klen = en->klen,
-                          .ukey = en->ukey,
-                          .uklen = en->uklen};
-            ck_ks_locate(ks[i], en->st, &kk);
-            int created;
-            int64_t *v = ck_ks_acquire(ks[i], en->st, &kk, 1, &created);
-            FUZZ_CHECK(v);
-            ok &= created;
-            for (uint32_t f = 0; f < k->states[en->st].nfields; f++)
-                v[f] = (int64_t)ck_get_u64(en->value + 8 * f);
-            FUZZ_CHECK(ck_ks_release(ks[i], en->st, &kk, v, 1) == CK_OK);
+            FUZZ_CHECK(ck_snap_put_entry(ks[i], k, en, ck_kg_java_hash(en->key, en->klen)) ==
+                       CK_OK);
+            uint64_t after = ks[i]->ops->entries(ks[i]);
+            ok &= after == before + 1; /* not merged into an entry before it */
+            before = after;
         }
         ck_keyed_capture *kc = &c->keyed[c->nkeyed++];
         kc->op = k->op;
@@ -144,8 +137,10 @@ static void same_content(const ck_snapshot *a, const ck_snapshot *b)
         qsort(y->entries, y->nentries, sizeof(*y->entries), cmp_entry);
         for (size_t e = 0; e < x->nentries; e++) {
             FUZZ_CHECK(cmp_entry(&x->entries[e], &y->entries[e]) == 0);
+            FUZZ_CHECK(x->entries[e].count == y->entries[e].count);
             FUZZ_CHECK(memcmp(x->entries[e].value, y->entries[e].value,
-                              8 * (size_t)x->states[x->entries[e].st].nfields) == 0);
+                              8 * (size_t)x->entries[e].count *
+                                  x->states[x->entries[e].st].nfields) == 0);
         }
         for (size_t t = 0; t < x->ntimers; t++) {
             const ck_timer *p = &x->timers[t], *q = &y->timers[t];

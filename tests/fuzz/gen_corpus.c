@@ -412,7 +412,7 @@ static void state_file(const ck_graph *g, int v, int s, int with_timers, blob *o
             int lo, hi;
             ck_kg_range(s, vx->parallelism, maxp, &lo, &hi);
             int nd;
-            const ck_state_desc *d = ck_op_states(op->kind, &nd); /* the operator's states */
+            const ck_state_desc *d = ck_op_states(op, &nd); /* the operator's states */
             ks = ck_kstate_new(CK_BACKEND_HASHMAP, lo, hi, d, nd);
             FUZZ_CHECK(ks);
             for (int i = 0; i < 40; i++) {
