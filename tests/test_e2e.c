@@ -337,8 +337,9 @@ static void test_store_link_over_sockets(void **state)
 }
 
 /* exchanges-2.json with configuration keys set (JSON values) and, if
- * given, events (a JSON list), run; its run.json. */
-static cJSON *run_exchanges_events(const char *tag, const char *const *kv, const char *events)
+ * given, events (a JSON list; "[]": none, and no expect block), written to
+ * <tmp>/<tag>.json; its path (put_file's buffer). */
+static const char *exchanges_file(const char *tag, const char *const *kv, const char *events)
 {
     char path[512];
     snprintf(path, sizeof(path), "%s/scenarios/exchanges-2.json", CHANDY_SOURCE_DIR);
@@ -357,12 +358,20 @@ static cJSON *run_exchanges_events(const char *tag, const char *const *kv, const
     }
     char *out = cJSON_Print(sc);
     cJSON_Delete(sc);
-    char name[64], args[512];
+    char name[64];
     snprintf(name, sizeof(name), "%s.json", tag);
     const char *file = put_file(name, out);
     free(out);
     assert_non_null(file);
-    snprintf(args, sizeof(args), "run %s --out %s/%s -q", file, tmp, tag);
+    return file;
+}
+
+/* exchanges_file, run; its run.json. */
+static cJSON *run_exchanges_events(const char *tag, const char *const *kv, const char *events)
+{
+    char args[512];
+    snprintf(args, sizeof(args), "run %s --out %s/%s -q", exchanges_file(tag, kv, events), tmp,
+             tag);
     assert_int_equal(chandy(tag, args), 0);
     return load_run(tag);
 }
@@ -524,24 +533,9 @@ static void test_insufficient_network_buffers(void **state)
                                         "restart-strategy.fixed-delay.attempts", "1",
                                         "restart-strategy.fixed-delay.delay", "\"100 ms\"",
                                         NULL};
-    char path[512];
-    snprintf(path, sizeof(path), "%s/scenarios/exchanges-2.json", CHANDY_SOURCE_DIR);
-    char *text = slurp(path);
-    assert_non_null(text);
-    cJSON *sc = cJSON_Parse(text);
-    free(text);
-    cJSON_DeleteItemFromObjectCaseSensitive(sc, "expect");
-    cJSON *cfg = cJSON_GetObjectItemCaseSensitive(sc, "config");
-    for (int i = 0; small[i]; i += 2) {
-        cJSON_DeleteItemFromObjectCaseSensitive(cfg, small[i]);
-        cJSON_AddItemToObject(cfg, small[i], cJSON_Parse(small[i + 1]));
-    }
-    char *out = cJSON_Print(sc);
-    cJSON_Delete(sc);
-    const char *file = put_file("nobufs.json", out);
-    free(out);
     char args[512];
-    snprintf(args, sizeof(args), "run %s --out %s/nobufs -q", file, tmp);
+    snprintf(args, sizeof(args), "run %s --out %s/nobufs -q", exchanges_file("nobufs", small, "[]"),
+             tmp);
     assert_int_not_equal(chandy("nobufs", args), 0); /* the job failed */
     cJSON *run = load_run("nobufs");
     const cJSON *job = cJSON_GetObjectItem(run, "job");
@@ -567,7 +561,7 @@ static void test_insufficient_network_buffers(void **state)
                  "\"job\": {\"operators\": [{\"name\": \"source\", \"type\": \"source\"}, "
                  "{\"name\": \"sink\", \"type\": \"sink\"}]}, \"config\": %s}", bt);
     free(bt);
-    file = put_file("badnet.json", doc);
+    const char *file = put_file("badnet.json", doc);
     free(doc);
     snprintf(args, sizeof(args), "run %s --out %s/badnet -q", file, tmp);
     assert_int_not_equal(chandy("badnet", args), 0);

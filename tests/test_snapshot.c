@@ -134,6 +134,32 @@ static void test_capture_encode_restore(void **state)
     ck_chain_free(&ref);
 }
 
+/* source(1) => mid(2) -> out(2), mid a keyed operator of kind `kind`
+ * with function fn; the tests play subtask 1 of mid. */
+static void build_keyed(ck_graph *g, ck_op_kind kind, ck_agg_fn fn)
+{
+    ck_config cfg;
+    ck_config_defaults(&cfg);
+    ck_job_spec spec = {.nops = 3};
+    spec.ops[0] = (ck_op_spec){.name = "src", .kind = CK_OP_SOURCE, .parallelism = 1, .input = -1};
+    spec.ops[1] = (ck_op_spec){.name = "mid", .kind = kind, .parallelism = 2, .input = 0,
+                               .ship = CK_SHIP_HASH, .agg_fn = fn, .window_ms = 100};
+    spec.ops[2] = (ck_op_spec){.name = "out", .kind = CK_OP_SINK, .parallelism = 2, .input = 1};
+    int bad;
+    char err[200];
+    assert_int_equal(ck_graph_build(g, &spec, &cfg, &bad, err, sizeof(err)), 0);
+}
+
+/* Encodes capture cap (then freed) into *file (the caller's) and decodes
+ * it into *s. */
+static void encode_decode(ck_capture *cap, uint8_t **file, size_t *len, ck_snapshot *s)
+{
+    assert_int_equal(ck_snap_encode(cap, file, len), 0);
+    ck_capture_free(cap);
+    const char *why;
+    assert_int_equal(ck_snap_decode(*file, *len, s, &why), 0);
+}
+
 /* source(1) => distinct(2) -> out(2): map state through the backend
  * interface. Values repeat per key, so most records are dropped; the
  * restored subtask must drop what the snapshot had seen. */
@@ -141,16 +167,7 @@ static void test_map_state_distinct(void **state)
 {
     (void)state;
     static ck_graph g;
-    ck_config cfg;
-    ck_config_defaults(&cfg);
-    ck_job_spec spec = {.nops = 3};
-    spec.ops[0] = (ck_op_spec){.name = "src", .kind = CK_OP_SOURCE, .parallelism = 1, .input = -1};
-    spec.ops[1] = (ck_op_spec){.name = "dist", .kind = CK_OP_DISTINCT, .parallelism = 2,
-                               .input = 0, .ship = CK_SHIP_HASH};
-    spec.ops[2] = (ck_op_spec){.name = "out", .kind = CK_OP_SINK, .parallelism = 2, .input = 1};
-    int bad;
-    char err[200];
-    assert_int_equal(ck_graph_build(&g, &spec, &cfg, &bad, err, sizeof(err)), 0);
+    build_keyed(&g, CK_OP_DISTINCT, CK_AGG_COUNT);
     ck_chain a, b, ref;
     assert_int_equal(ck_chain_init(&a, &g, 1, 1, NULL, 0, CK_BACKEND_HASHMAP), 0);
     assert_int_equal(ck_chain_init(&ref, &g, 1, 1, NULL, 0, CK_BACKEND_HASHMAP), 0);
@@ -177,14 +194,11 @@ static void test_map_state_distinct(void **state)
 
     ck_capture cap = {.checkpoint_id = 3, .vertex = 1, .subtask = 1, .parallelism = 2};
     assert_int_equal(ck_chain_capture(&a, &cap), 0);
-    feed(&a, &r1, 4000, 0); /* after the capture: not in it */
+    feed(&a, &r1, 4000, 0); /* after the capture (copy-on-write): not in it */
     uint8_t *file;
     size_t len;
-    assert_int_equal(ck_snap_encode(&cap, &file, &len), 0);
-    ck_capture_free(&cap);
     ck_snapshot s;
-    const char *why;
-    assert_int_equal(ck_snap_decode(file, len, &s, &why), 0);
+    encode_decode(&cap, &file, &len, &s);
     assert_int_equal(s.nkeyed, 1);
     const ck_snap_keyed *k = &s.keyed[0];
     assert_int_equal(k->kind, CK_OP_DISTINCT);
@@ -232,16 +246,7 @@ static void test_list_state_median(void **state)
 {
     (void)state;
     static ck_graph g;
-    ck_config cfg;
-    ck_config_defaults(&cfg);
-    ck_job_spec spec = {.nops = 3};
-    spec.ops[0] = (ck_op_spec){.name = "src", .kind = CK_OP_SOURCE, .parallelism = 1, .input = -1};
-    spec.ops[1] = (ck_op_spec){.name = "med", .kind = CK_OP_WINDOW, .parallelism = 2, .input = 0,
-                               .ship = CK_SHIP_HASH, .agg_fn = CK_AGG_MEDIAN, .window_ms = 100};
-    spec.ops[2] = (ck_op_spec){.name = "out", .kind = CK_OP_SINK, .parallelism = 2, .input = 1};
-    int bad;
-    char err[200];
-    assert_int_equal(ck_graph_build(&g, &spec, &cfg, &bad, err, sizeof(err)), 0);
+    build_keyed(&g, CK_OP_WINDOW, CK_AGG_MEDIAN);
     ck_chain a, b, ref;
     assert_int_equal(ck_chain_init(&a, &g, 1, 1, NULL, 0, CK_BACKEND_HASHMAP), 0);
     assert_int_equal(ck_chain_init(&ref, &g, 1, 1, NULL, 0, CK_BACKEND_HASHMAP), 0);
@@ -252,14 +257,12 @@ static void test_list_state_median(void **state)
     feed(&ref, &r2, 3000, 0);
     ck_capture cap = {.checkpoint_id = 4, .vertex = 1, .subtask = 1, .parallelism = 2};
     assert_int_equal(ck_chain_capture(&a, &cap), 0);
-    feed(&a, &r1, 3000, 200); /* after the capture: not in it */
+    feed(&a, &r1, 3000, 200); /* after the capture (copy-on-write): not in it */
+    assert_int_equal(ck_chain_watermark(&a, 250), 0); /* fires, removing lists */
     uint8_t *file;
     size_t len;
-    assert_int_equal(ck_snap_encode(&cap, &file, &len), 0);
-    ck_capture_free(&cap);
     ck_snapshot s;
-    const char *why;
-    assert_int_equal(ck_snap_decode(file, len, &s, &why), 0);
+    encode_decode(&cap, &file, &len, &s);
     const ck_snap_keyed *k = &s.keyed[0];
     assert_int_equal(k->nstates, 2);
     assert_int_equal(k->states[1].kind, CK_STATE_LIST);

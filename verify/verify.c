@@ -461,40 +461,22 @@ const char *ck_guarantee_name(ck_guarantee g)
     return g == CK_EXACTLY_ONCE ? "exactly-once" : "at-least-once";
 }
 
-/* True when a running aggregate on sink's input path has, upstream of it,
- * an edge that may reorder a key's records: rebalance, broadcast (the
- * copies of several producers interleave), or rescale to more consumers
- * than producers (round robin). Forward, hash and rescale to fewer keep a
- * key's records, which come from one source partition, in order. */
-static int unordered(const ck_graph *g, int sink)
+/* True when an operator of kind `kind` on sink's input path has, upstream
+ * of it, an edge that may reorder a key's records: rebalance, broadcast
+ * (the copies of several producers interleave), or rescale to more
+ * consumers than producers (round robin). Forward, hash and rescale to
+ * fewer keep a key's records, which come from one source partition, in
+ * order. A running aggregate's values, or which record a distinct passes,
+ * then depend on arrival order. */
+static int reordered_before(const ck_graph *g, int sink, ck_op_kind kind)
 {
     const ck_job_spec *s = &g->spec;
-    int agg = 0;
+    int seen = 0;
     for (int o = s->ops[sink].input; o >= 0; o = s->ops[o].input) {
-        if (s->ops[o].kind == CK_OP_AGGREGATE)
-            agg = 1;
+        if (s->ops[o].kind == kind)
+            seen = 1;
         int in = s->ops[o].input;
-        if (!agg || in < 0)
-            continue;
-        ck_ship sh = s->ops[o].ship;
-        if (sh == CK_SHIP_REBALANCE || sh == CK_SHIP_BROADCAST ||
-            (sh == CK_SHIP_RESCALE && s->ops[in].parallelism < s->ops[o].parallelism))
-            return 1;
-    }
-    return 0;
-}
-
-/* True when a distinct on sink's input path has, upstream of it, an edge
- * that may reorder a key's records (as unordered() says for aggregates). */
-static int unordered_distinct(const ck_graph *g, int sink)
-{
-    const ck_job_spec *s = &g->spec;
-    int distinct = 0;
-    for (int o = s->ops[sink].input; o >= 0; o = s->ops[o].input) {
-        if (s->ops[o].kind == CK_OP_DISTINCT)
-            distinct = 1;
-        int in = s->ops[o].input;
-        if (!distinct || in < 0)
+        if (!seen || in < 0)
             continue;
         ck_ship sh = s->ops[o].ship;
         if (sh == CK_SHIP_REBALANCE || sh == CK_SHIP_BROADCAST ||
@@ -642,7 +624,7 @@ int ck_verify(const ck_graph *g, const ck_workload *w, const ck_sinkout *out,
     for (int i = 0; i < g->spec.nops; i++) {
         if (g->spec.ops[i].kind != CK_OP_SINK)
             continue;
-        if (unordered(g, i)) {
+        if (reordered_before(g, i, CK_OP_AGGREGATE)) {
             R.grouped[i] = GROUPED_UNORDERED;
             R.final[i] = calloc((size_t)w->nkeys + 1, sizeof(int64_t));
             R.has[i] = calloc((size_t)w->nkeys + 1, 1);
@@ -653,7 +635,7 @@ int ck_verify(const ck_graph *g, const ck_workload *w, const ck_sinkout *out,
             }
         } else if (guarantee == CK_AT_LEAST_ONCE && after_aggregate(g, i)) {
             R.grouped[i] = GROUPED_AT_LEAST;
-        } else if (unordered_distinct(g, i)) {
+        } else if (reordered_before(g, i, CK_OP_DISTINCT)) {
             R.grouped[i] = GROUPED_FIRST;
         }
     }
