@@ -59,6 +59,13 @@ int ck_bnode_make_task(ck_bnode *n, const ck_job_env *env, uint32_t attempt, uin
     return CK_OK;
 }
 
+void ck_bnode_host_down(ck_bnode *n)
+{
+    n->d.dead = 1;
+    ck_task_host_down(n->task);
+
+}
+
 void ck_bnode_talk_mark(ck_bnode *n, int h)
 {
     if (h < 0)

@@ -108,6 +108,10 @@ void ck_bnode_init(ck_bnode *n, const ck_bworld *bw, ck_bhost *h, uint32_t ep, i
 
 /* Makes the node subtask `global` of `attempt`, restoring `from`
  * (platform.h deploy). 0 or CK_ENOMEM (the node is then dead). */
+/* The node's host went down: the node is dead, and a task's share of the
+ * host's network buffers is free for what the host runs when it is back. */
+void ck_bnode_host_down(ck_bnode *n);
+
 int ck_bnode_make_task(ck_bnode *n, const ck_job_env *env, uint32_t attempt, uint32_t global,
                        const struct ck_restore_point *from);
 

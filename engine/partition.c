@@ -226,8 +226,10 @@ static int send_sub(ck_rp *rp, int i)
         /* The message is made first: out of memory, the buffer stays
          * queued and goes later. */
         uint8_t *m = malloc((size_t)CK_WIRE_HDR + s->queue.head->len);
-        if (!m)
+        if (!m) {
+            mark_ready(rp, i); /* tried again at the next send */
             break;
+        }
         uint32_t before = sub_held(s);
         ck_buf *b = ck_bufq_pop(&s->queue);
         track_full(rp, s, before);

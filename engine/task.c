@@ -385,15 +385,33 @@ fail:
 
 static void report(ck_task *t, int type);
 
+/* The task will not run again: its reservation and the buffers it holds go
+ * back to the host's pool now (as a cancelled Flink task releases its
+ * partitions and gates), not when the backend frees it later. */
+static void drop_network(ck_task *t)
+{
+    release_network(t);
+    for (int i = 0; i < t->nrps; i++)
+        ck_rp_free(&t->rps[i].rp);
+    if (t->has_gate)
+        ck_gate_free(&t->gate);
+}
+
 void ck_task_cancel(ck_task *t)
 {
-    if (!t)
+    if (!t || !t->netpool)
         return;
     if (t->state == CK_TASK_RUNNING || t->state == CK_TASK_ENDING ||
         t->state == CK_TASK_ENDED)
         report(t, CK_MSG_METRICS);
     /* A redeployment may follow at once: the segments are free for it. */
-    release_network(t);
+    drop_network(t);
+}
+
+void ck_task_host_down(ck_task *t)
+{
+    if (t && t->netpool)
+        drop_network(t);
 }
 
 void ck_task_del(ck_task *t)

@@ -117,8 +117,16 @@ void ck_task_del(ck_task *t);
  * manager what it measured since its last report, so that what every
  * attempt read is counted. A task on a host that crashed cannot: what it
  * read after its last report (at most CK_METRICS_INTERVAL, and never past
- * its latest snapshot, when a source reports too) is lost with it. */
+ * its latest snapshot, when a source reports too) is lost with it. Its
+ * network buffers go back to the host's pool at once; it must not run
+ * again. */
 void ck_task_cancel(ck_task *t);
+
+/* The task's host went down with it: its share of the host's network
+ * buffers and the buffers it held are free again at once (a task manager
+ * that comes back starts with its whole pool), though the task is freed
+ * later. It must not run again. */
+void ck_task_host_down(ck_task *t);
 
 /* The node interface of the task. */
 ck_node ck_task_node(ck_task *t);

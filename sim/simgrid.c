@@ -1725,7 +1725,7 @@ static void crash_host(sim_world *w, int h, int kind)
     w->tm_down[h] = 1; /* nothing new is sent to it (host_down) */
     for (sim_node *n = w->all; n; n = n->all_next)
         if (n->host_index == h && !n->b.d.dead)
-            n->b.d.dead = 1;
+            ck_bnode_host_down(&n->b);
     /* Transfers to it that other actors posted in this scheduling round
      * start before it goes off (SimGrid 3.32 asserts when a transfer
      * starts towards a host that is off; one that is running when the

@@ -551,6 +551,28 @@ static void test_insufficient_network_buffers(void **state)
     assert_true(num(mem, "reserved_max", NULL) <= 16);
     cJSON_Delete(run);
 
+    /* Exactly the segments the job reserves (74 of 4 KB per task manager)
+     * and a crash: the failed-over subtasks give their reservations and
+     * buffers back when cancelled, the crashed task manager comes back
+     * with its whole pool, and the job fits again. */
+    static const char *const tight[] = {"taskmanager.memory.network.min", "\"296 kb\"",
+                                        "taskmanager.memory.network.max", "\"296 kb\"",
+                                        "restart-strategy.type", "\"fixed-delay\"",
+                                        "restart-strategy.fixed-delay.delay", "\"100 ms\"",
+                                        NULL};
+    run = run_exchanges_events("tight", tight,
+                               "[{\"at\": \"4 s\", \"action\": \"crash\", \"host\": \"tm1\","
+                               " \"restart_after\": \"300 ms\"}]");
+    assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(run, "job"), "state")->valuestring,
+                        "FINISHED");
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(run, "recoveries")), 1);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(run, "correctness"), "ok")));
+    mem = cJSON_GetObjectItem(cJSON_GetObjectItem(run, "network"), "memory");
+    assert_int_equal((int)num(mem, "segments_per_taskmanager", NULL), 74);
+    assert_int_equal((int)num(mem, "reserved_max", NULL), 74);
+    assert_true(num(mem, "used_max", NULL) > 37 && num(mem, "used_max", NULL) <= 74);
+    cJSON_Delete(run);
+
     /* The range must not be empty: a scenario error naming the key. */
     cJSON *bad = cJSON_Parse("{\"taskmanager.memory.network.min\": \"2 gb\"}");
     char *bt = cJSON_PrintUnformatted(bad);
