@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The main job: set up, build, and run the default demo suite
-# (suites/demo.json): four comparisons of what chandy measures, their
+# (suites/demo.json): the comparisons of what chandy measures, their
 # report in out/demo-suite/index.html.
 set -euo pipefail
 cd "$(dirname "$0")/.."
