@@ -569,13 +569,8 @@ static const char *filed_key(heap_ks *h, int st, const ck_kkey *k, uint32_t *len
         return k->key;
     }
     size_t n = 4 + (size_t)k->klen + k->uklen;
-    if (n > h->scratch_cap) {
-        char *p = realloc(h->scratch, n);
-        if (!p)
-            return NULL;
-        h->scratch = p;
-        h->scratch_cap = n;
-    }
+    if (reserve((void **)&h->scratch, &h->scratch_cap, n))
+        return NULL;
     ck_put_u32((uint8_t *)h->scratch, k->klen);
     memcpy(h->scratch + 4, k->key, k->klen);
     if (k->uklen)
