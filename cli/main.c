@@ -188,8 +188,8 @@ static int cmd_savepoint(int argc, char **argv)
            (unsigned long long)m->id, (double)m->trigger / 1e9,
            (unsigned long long)m->input_fp, m->nsubtasks);
     int status = 0;
-    for (uint32_t i = 0; i < m->nsubtasks; i++) {
-        const char *name = strrchr(m->tasks[i].key, '/') + 1;
+    for (uint32_t i = 0; i < sp.nfiles; i++) {
+        const char *name = strrchr(sp.files[i].h->key, '/') + 1;
         ck_snapshot snap;
         const char *why;
         if (ck_snap_decode(sp.files[i].data, sp.files[i].len, &snap, &why)) {

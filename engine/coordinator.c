@@ -6,9 +6,10 @@
 #include "bytes.h"
 #include "crc32c.h"
 #include "error.h"
+#include "keygroup.h"
 #include "snapshot.h"
 
-#define METADATA_MAGIC 0x32504b43u /* "CKP2" */
+#define METADATA_MAGIC 0x33504b43u /* "CKP3" */
 
 /* The store token of a finished subtask's state file for checkpoint id
  * (the metadata's token is the id itself). */
@@ -101,7 +102,7 @@ static void record_free(ck_cc *cc, ck_cp_record *r)
     if (!r->tasks)
         return;
     for (uint32_t s = 0; s < cc->g->nsubtasks; s++)
-        free(r->tasks[s].key);
+        ck_handles_free(&r->tasks[s].handles);
     free(r->tasks);
     r->tasks = NULL;
 }
@@ -130,6 +131,13 @@ const ck_cp_record *ck_cc_find(const ck_cc *cc, uint64_t id)
     return find((ck_cc *)cc, id);
 }
 
+const ck_handles *ck_cc_handles(const ck_cc *cc, uint64_t id, uint32_t global)
+{
+    static const ck_handles none;
+    const ck_cp_record *r = ck_cc_find(cc, id);
+    return r && r->tasks && global < cc->g->nsubtasks ? &r->tasks[global].handles : &none;
+}
+
 static void send_all_tasks(ck_cc *cc, int type, uint64_t id)
 {
     uint8_t body[8];
@@ -146,9 +154,9 @@ static void send_all_tasks(ck_cc *cc, int type, uint64_t id)
 /* Deletes a checkpoint's files from the store (those the coordinator knows of). */
 static void discard(ck_cc *cc, ck_cp_record *r)
 {
-    for (uint32_t s = 0; s < cc->g->nsubtasks; s++)
-        if (r->tasks && r->tasks[s].key)
-            cc->plat->ops->store_delete(cc->plat, r->tasks[s].key);
+    for (uint32_t s = 0; r->tasks && s < cc->g->nsubtasks; s++)
+        for (uint32_t i = 0; i < r->tasks[s].handles.n; i++)
+            cc->plat->ops->store_delete(cc->plat, r->tasks[s].handles.v[i].key);
     if (r->status == CK_CP_COMPLETED) {
         char key[256];
         metadata_key(cc, r, key, sizeof(key));
@@ -313,18 +321,15 @@ static int write_metadata(ck_cc *cc, ck_cp_record *r)
 {
     ck_cp_meta m = {.id = r->id, .input_fp = cc->input_fp, .trigger = r->trigger,
                     .flags = r->flags, .nsubtasks = cc->g->nsubtasks};
-    m.tasks = calloc(m.nsubtasks, sizeof(*m.tasks));
+    m.tasks = malloc(m.nsubtasks * sizeof(*m.tasks));
     if (!m.tasks)
         return CK_ENOMEM;
-    for (uint32_t s = 0; s < m.nsubtasks; s++) {
-        snprintf(m.tasks[s].key, sizeof(m.tasks[s].key), "%s", r->tasks[s].key);
-        m.tasks[s].bytes = r->tasks[s].bytes;
-        m.tasks[s].crc = r->tasks[s].crc;
-    }
+    for (uint32_t s = 0; s < m.nsubtasks; s++)
+        m.tasks[s] = r->tasks[s].handles; /* borrowed */
     uint8_t *p;
     size_t len;
     int rc = ck_cp_meta_encode(&m, &p, &len);
-    ck_cp_meta_free(&m);
+    free(m.tasks);
     if (rc)
         return rc;
     char key[256];
@@ -343,7 +348,7 @@ static void maybe_complete(ck_cc *cc, ck_cp_record *r)
     char dir[200];
     ck_cc_dir(cc->job_id, r->id, r->flags, dir, sizeof(dir));
     for (uint32_t s = 0; s < cc->g->nsubtasks; s++) {
-        if (!r->tasks[s].finished || r->tasks[s].key)
+        if (!r->tasks[s].finished || r->tasks[s].handles.n)
             continue;
         ck_capture c;
         memset(&c, 0, sizeof(c));
@@ -358,14 +363,17 @@ static void maybe_complete(ck_cc *cc, ck_cp_record *r)
         size_t len;
         char key[256];
         ck_cc_state_key(dir, v, i, key, sizeof(key));
-        r->tasks[s].key = malloc(strlen(key) + 1);
-        if (!r->tasks[s].key || ck_snap_encode(&c, &data, &len)) {
+        if (ck_snap_encode(&c, &data, &len)) {
             fail_cp(cc, r, CK_CP_DECLINED, 1, "out of memory writing a finished subtask's state");
             return;
         }
-        memcpy(r->tasks[s].key, key, strlen(key) + 1);
+        if (ck_handles_add(&r->tasks[s].handles, CK_HANDLE_SNAPSHOT, 0, key, len,
+                           ck_get_u32(data + len - 4), 0, 0)) {
+            free(data);
+            fail_cp(cc, r, CK_CP_DECLINED, 1, "out of memory writing a finished subtask's state");
+            return;
+        }
         r->tasks[s].bytes = len;
-        r->tasks[s].crc = ck_get_u32(data + len - 4);
         r->bytes += len;
         r->markers_pending++;
         if (cc->plat->ops->store_put(cc->plat, key, data, len, MARKER_TOKEN | r->id)) {
@@ -381,23 +389,29 @@ static void maybe_complete(ck_cc *cc, ck_cp_record *r)
 void ck_cc_on_ack(ck_cc *cc, uint32_t subtask, const ck_cp_ack *ack)
 {
     ck_cp_record *r = find(cc, ack->id);
-    if (r && r->status != CK_CP_PENDING && r->status != CK_CP_COMPLETED && ack->key[0]) {
+    if (r && r->status != CK_CP_PENDING && r->status != CK_CP_COMPLETED) {
         /* Late state of a checkpoint that failed meanwhile (a subtask was
          * still uploading when it was aborted): nothing refers to it, so
-         * delete it, as Flink discards late subtask state. Only a file in
+         * delete it, as Flink discards late subtask state. Only files in
          * that checkpoint's own directory. */
         char dir[200];
         ck_cc_dir(cc->job_id, r->id, r->flags, dir, sizeof(dir));
-        if (!strncmp(ack->key, dir, strlen(dir)) && !strstr(ack->key, ".."))
-            cc->plat->ops->store_delete(cc->plat, ack->key);
+        for (uint32_t i = 0; i < ack->handles.n; i++) {
+            const char *key = ack->handles.v[i].key;
+            if (!strncmp(key, dir, strlen(dir)) && !strstr(key, ".."))
+                cc->plat->ops->store_delete(cc->plat, key);
+        }
         return;
     }
     if (!r || subtask >= cc->g->nsubtasks || r->status != CK_CP_PENDING || r->tasks[subtask].acked)
         return; /* unknown or repeated: ignore, as Flink does */
     ck_cp_task *t = &r->tasks[subtask];
+    if (ck_handles_copy(&t->handles, &ack->handles)) {
+        fail_cp(cc, r, CK_CP_DECLINED, 1, "out of memory recording a subtask's state");
+        return;
+    }
     t->acked = 1;
-    t->bytes = ack->bytes;
-    t->crc = ack->crc;
+    t->bytes = ck_handles_bytes(&ack->handles);
     t->sync_ns = ack->sync_ns;
     t->async_ns = ack->async_ns;
     t->align_ns = ack->align_ns;
@@ -407,10 +421,7 @@ void ck_cc_on_ack(ck_cc *cc, uint32_t subtask, const ck_cp_ack *ack)
     r->inflight += ack->inflight;
     r->unaligned |= t->unaligned;
     t->attempt = cc->attempts[subtask];
-    t->key = malloc(strlen(ack->key) + 1);
-    if (t->key)
-        memcpy(t->key, ack->key, strlen(ack->key) + 1);
-    r->bytes += ack->bytes;
+    r->bytes += t->bytes;
     r->nacks++;
     maybe_complete(cc, r);
 }
@@ -635,14 +646,8 @@ int ck_cp_meta_encode(const ck_cp_meta *m, uint8_t **out, size_t *len)
     ck_wbuf_u64(&w, m->input_fp);
     ck_wbuf_u32(&w, m->nsubtasks);
     for (uint32_t s = 0; s < m->nsubtasks; s++) {
-        uint32_t klen = 0;
-        while (klen < sizeof(m->tasks[s].key) - 1 && m->tasks[s].key[klen])
-            klen++;
         ck_wbuf_u32(&w, s);
-        ck_wbuf_u32(&w, klen);
-        ck_wbuf_bytes(&w, m->tasks[s].key, klen);
-        ck_wbuf_u64(&w, m->tasks[s].bytes);
-        ck_wbuf_u32(&w, m->tasks[s].crc);
+        ck_handles_put(&w, &m->tasks[s]);
     }
     return ck_wbuf_seal_crc(&w, out, len);
 }
@@ -657,7 +662,7 @@ int ck_cp_meta_decode(const uint8_t *p, size_t len, ck_cp_meta *m, const char **
     if (ck_crc32c(0, p, len - 4) != ck_get_u32(p + len - 4))
         return CK_ECORRUPT;
     ck_rbuf r = {.p = p, .len = len - 4};
-    *why = "not a checkpoint's _metadata";
+    *why = "not a checkpoint's _metadata (or of an older format)";
     if (ck_rbuf_u32(&r) != METADATA_MAGIC)
         return CK_ECORRUPT;
     m->id = ck_rbuf_u64(&r);
@@ -666,23 +671,29 @@ int ck_cp_meta_decode(const uint8_t *p, size_t len, ck_cp_meta *m, const char **
     m->input_fp = ck_rbuf_u64(&r);
     m->nsubtasks = ck_rbuf_u32(&r);
     *why = "malformed";
-    if (r.err || m->nsubtasks == 0 || m->nsubtasks > ck_rbuf_left(&r) / 20)
+    if (r.err || m->nsubtasks == 0 || m->nsubtasks > ck_rbuf_left(&r) / 33)
         return CK_ECORRUPT;
     m->tasks = calloc(m->nsubtasks, sizeof(*m->tasks));
     if (!m->tasks)
         return CK_ENOMEM;
     for (uint32_t s = 0; s < m->nsubtasks; s++) {
-        uint32_t idx = ck_rbuf_u32(&r), klen = ck_rbuf_u32(&r);
-        const uint8_t *key = klen < sizeof(m->tasks[s].key) ? ck_rbuf_take(&r, klen) : NULL;
-        if (!key || idx != s || !ck_wire_key_ok(key, klen)) {
+        *why = "malformed";
+        if (ck_rbuf_u32(&r) != s || r.err) {
             ck_cp_meta_free(m);
             return CK_ECORRUPT;
         }
-        memcpy(m->tasks[s].key, key, klen);
-        m->tasks[s].key[klen] = 0;
-        m->tasks[s].bytes = ck_rbuf_u64(&r);
-        m->tasks[s].crc = ck_rbuf_u32(&r);
+        int rc = ck_handles_get(&r, &m->tasks[s], CK_KG_UPPER_BOUND_MAX_PARALLELISM, why);
+        if (!rc && !m->tasks[s].n) {
+            *why = "a subtask without state handles";
+            rc = CK_ECORRUPT;
+        }
+        if (rc) {
+            m->nsubtasks = s; /* what to free */
+            ck_cp_meta_free(m);
+            return rc;
+        }
     }
+    *why = "malformed";
     if (r.err || ck_rbuf_left(&r) != 0) {
         ck_cp_meta_free(m);
         return CK_ECORRUPT;
@@ -692,6 +703,8 @@ int ck_cp_meta_decode(const uint8_t *p, size_t len, ck_cp_meta *m, const char **
 
 void ck_cp_meta_free(ck_cp_meta *m)
 {
+    for (uint32_t s = 0; m->tasks && s < m->nsubtasks; s++)
+        ck_handles_free(&m->tasks[s]);
     free(m->tasks);
     m->tasks = NULL;
 }

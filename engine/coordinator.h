@@ -56,6 +56,7 @@
 
 #include "config.h"
 #include "graph.h"
+#include "handle.h"
 #include "platform.h"
 #include "rng.h"
 #include "wire.h"
@@ -85,24 +86,26 @@ enum {
 #define CK_CP_FLAG_TIMEOUTABLE 16u /* = CK_BARRIER_TIMEOUTABLE: aligned, then unaligned */
 
 /* Where a job (re)starts from: a checkpoint or savepoint and its directory
- * in the store ("checkpoints/<job>/chk-3/", "savepoints/savepoint-ab12cd-7/"). */
+ * in the store ("checkpoints/<job>/chk-3/", "savepoints/savepoint-ab12cd-7/").
+ * Deploying a subtask, `handles` are the state handles it restores
+ * (borrowed for the call: ck_task_new copies them); elsewhere NULL. */
 typedef struct ck_restore_point {
     uint64_t id;
     uint32_t flags;
     char dir[160];
+    const ck_handles *handles;
 } ck_restore_point;
 
 typedef struct ck_cp_task {
     int acked;
-    uint64_t bytes;
-    uint32_t crc;
+    uint64_t bytes;     /* of its files */
+    ck_handles handles; /* its files (handle.h) */
     int64_t sync_ns, async_ns, align_ns;
     int finished;  /* had finished: acknowledged by the coordinator's marker file */
     int input_ended; /* its snapshot was taken with its input over */
     int unaligned;   /* a barrier of its snapshot overtook data */
     uint64_t inflight; /* bytes of channel state in its file */
     uint32_t attempt; /* the attempt of the subtask that acknowledged */
-    char *key;
 } ck_cp_task;
 
 typedef struct ck_cp_record {
@@ -167,6 +170,10 @@ uint64_t ck_cc_trigger_savepoint(ck_cc *cc, int stop);
  * their input). Returns its id, or 0. */
 uint64_t ck_cc_trigger_final(ck_cc *cc);
 
+/* The state handles subtask `global` stored for checkpoint id (empty when
+ * the coordinator has no record of it: a savepoint the job started from). */
+const ck_handles *ck_cc_handles(const ck_cc *cc, uint64_t id, uint32_t global);
+
 /* The record of checkpoint id, or NULL. */
 const ck_cp_record *ck_cc_find(const ck_cc *cc, uint64_t id);
 void ck_cc_free(ck_cc *cc);
@@ -226,26 +233,22 @@ void ck_cc_state_key(const char *dir, int vertex, int subtask, char *buf, size_t
 void ck_cc_metadata_key(const char *dir, char *buf, size_t len);
 
 /*
- * _metadata: "CKP2" | u64 id | i64 trigger time | u32 flags |
+ * _metadata: "CKP3" | u64 id | i64 trigger time | u32 flags |
  *            u64 input fingerprint | u32 subtasks |
- *            per subtask: u32 index | u32 key length | key | u64 bytes | u32 crc |
+ *            per subtask: u32 index | its state handles (handle.h, at least one) |
  *            u32 crc32c of everything before.
  */
 typedef struct ck_cp_meta {
     uint64_t id, input_fp;
     int64_t trigger;
     uint32_t flags, nsubtasks;
-    struct {
-        char key[256];
-        uint64_t bytes;
-        uint32_t crc;
-    } *tasks; /* malloc'd, nsubtasks */
+    ck_handles *tasks; /* malloc'd, nsubtasks */
 } ck_cp_meta;
 
 /* Encodes m into a malloc'd _metadata file image. 0 or CK_ENOMEM. */
 int ck_cp_meta_encode(const ck_cp_meta *m, uint8_t **out, size_t *len);
 /* Decodes a _metadata file; *why says what is wrong. 0, CK_ECORRUPT (also
- * for a state file's key that fails ck_wire_key_ok), CK_ENOMEM. */
+ * for a bad handle: handle.h), CK_ENOMEM. */
 int ck_cp_meta_decode(const uint8_t *p, size_t len, ck_cp_meta *m, const char **why);
 void ck_cp_meta_free(ck_cp_meta *m);
 

@@ -72,6 +72,8 @@ int ck_jm_init(ck_jm *jm, ck_platform *plat, const ck_job_env *env, int ntm, uin
     ck_restart_init(&jm->rs, cfg, seed);
     /* Started from a savepoint: checkpoint ids go on after its id. */
     jm->base = env->start;
+    jm->start_id = env->start.id;
+    jm->start_handles = env->start_handles;
     if (ck_cc_init(&jm->cc, plat, g, cfg, env->job_id, jm->base.id + 1, seed)) {
         ck_jm_free(jm);
         return CK_ENOMEM;
@@ -316,23 +318,36 @@ static void deploy(ck_jm *jm, ck_time now, const uint8_t *mask)
         }
     }
     jm->plat->ops->set_routes(jm->plat, jm->attempt, jm->g->nsubtasks, hosts);
-    size_t blen;
-    uint8_t *body = ck_tm_deploy_body(jm->attempt, &jm->restore, jm->g->nsubtasks, hosts, &blen);
-    free(hosts);
-    if (!body) {
-        job_fail(jm, CK_JOBFAIL_OUT_OF_MEMORY, "out of memory deploying the job");
-        return;
-    }
-    for (int h = 0; h < jm->ntm; h++) {
+    /* What each subtask restores: the handles its snapshot left, as the
+     * coordinator recorded them, or as the savepoint the job started from
+     * lists them. */
+    const ck_handles **handles = calloc(jm->g->nsubtasks, sizeof(*handles));
+    for (uint32_t i = 0; handles && i < jm->g->nsubtasks; i++)
+        handles[i] = !ck_cc_find(&jm->cc, jm->restore.id) && jm->restore.id == jm->start_id &&
+                             jm->start_handles
+                         ? &jm->start_handles[i]
+                         : ck_cc_handles(&jm->cc, jm->restore.id, i);
+    int oom = !handles;
+    for (int h = 0; h < jm->ntm && !oom; h++) {
         if (!tm_alive(jm, h))
             continue;
-        size_t n;
-        uint8_t *m = ck_wire_msg(CK_MSG_DEPLOY, CK_EP_JM, CK_EP_TM0 + (uint32_t)h, jm->attempt,
-                                 body, blen, &n);
+        size_t blen, n;
+        uint8_t *body = ck_tm_deploy_body(jm->attempt, &jm->restore, jm->g->nsubtasks, hosts,
+                                          handles, h, &blen);
+        uint8_t *m = body ? ck_wire_msg(CK_MSG_DEPLOY, CK_EP_JM, CK_EP_TM0 + (uint32_t)h,
+                                        jm->attempt, body, blen, &n)
+                          : NULL;
+        free(body);
+        oom = !body;
         if (m)
             jm->plat->ops->send(jm->plat, CK_EP_TM0 + (uint32_t)h, m, n);
     }
-    free(body);
+    free(handles);
+    free(hosts);
+    if (oom) {
+        job_fail(jm, CK_JOBFAIL_OUT_OF_MEMORY, "out of memory deploying the job");
+        return;
+    }
     ck_recovery *r = open_recovery(jm);
     if (restart && r) {
         r->restarted = now;
@@ -1003,8 +1018,10 @@ static int jm_on_message(void *self, uint8_t *msg, size_t len)
         break;
     case CK_MSG_CP_ACK: {
         ck_cp_ack ack;
-        if (ck_cp_ack_decode(body, h.len, &ack) == CK_OK)
+        if (ck_cp_ack_decode(body, h.len, &ack) == CK_OK) {
             ck_cc_on_ack(&jm->cc, g, &ack);
+            ck_cp_ack_free(&ack);
+        }
         break;
     }
     case CK_MSG_CP_DECLINE:

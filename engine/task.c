@@ -50,7 +50,8 @@ typedef struct snap_job {
     int unaligned;   /* a barrier overtook data */
     uint64_t inflight; /* bytes of channel state */
     ck_capture *cap; /* until encoded: SNAP_CHANNELS waits for the input's channel state */
-    char key[200];
+    uint32_t kg_start, kg_end; /* the key groups of its keyed state, [start, end) */
+    char key[CK_HANDLE_KEY_MAX + 1];
 } snap_job;
 
 enum { ACCT_IDLE, ACCT_BUSY, ACCT_BP };
@@ -118,7 +119,9 @@ struct ck_task {
     uint32_t attempt;
     uint64_t restore_cp;       /* = from.id */
     ck_restore_point from;
-    char restore_key[200];
+    char restore_key[CK_HANDLE_KEY_MAX + 1]; /* the file being restored */
+    ck_handles restore;        /* the state handles to restore */
+    uint32_t restore_next;     /* the next one to download */
     uint64_t stop_id;          /* a stop-with-savepoint this task took part in */
     int final_cp;              /* its input ends into a final checkpoint (checkpoints on) */
     uint64_t last_snap;        /* the latest checkpoint it took a snapshot of */
@@ -246,7 +249,12 @@ ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global,
     t->attempt = attempt;
     if (from && from->id) {
         t->from = *from;
+        t->from.handles = NULL;
         t->restore_cp = from->id;
+        if (from->handles && ck_handles_copy(&t->restore, from->handles)) {
+            free(t);
+            return NULL;
+        }
     }
     t->first_out_ns = -1;
     t->next_report = CK_TIME_NEVER;
@@ -419,6 +427,7 @@ void ck_task_del(ck_task *t)
     if (!t)
         return;
     ck_chain_free(&t->chain);
+    ck_handles_free(&t->restore);
     for (int i = 0; i < t->nrps; i++) {
         ck_rp_free(&t->rps[i].rp);
         free(t->rps[i].kg_sub);
@@ -1134,6 +1143,10 @@ static int start_async(ck_task *t, snap_job *j)
     }
     for (int i = 0; i < cap->nchans; i++)
         j->inflight += cap->chans[i].len;
+    if (cap->nkeyed) {
+        j->kg_start = (uint32_t)cap->keyed[0].kg_start;
+        j->kg_end = (uint32_t)cap->keyed[0].kg_end + 1;
+    }
     rc = ck_snap_encode(cap, &j->data, &j->len);
     ck_capture_free(cap);
     free(cap);
@@ -1290,14 +1303,23 @@ static void snap_progress(ck_task *t, uint64_t token, int status)
         snap_drop(t, j);
         return;
     }
-    ck_cp_ack ack = {.id = j->id, .bytes = j->len, .crc = j->crc, .sync_ns = j->sync_ns,
+    ck_cp_ack ack = {.id = j->id, .sync_ns = j->sync_ns,
                      .async_ns = ck_now(t->plat) - j->async_start, .align_ns = j->align_ns,
                      .flags = (j->input_ended ? CK_ACK_INPUT_ENDED : 0) |
                               (j->unaligned ? CK_ACK_UNALIGNED : 0),
                      .inflight = j->inflight};
-    snprintf(ack.key, sizeof(ack.key), "%s", j->key);
-    uint8_t body[320];
-    to_jm(t, CK_MSG_CP_ACK, body, ck_cp_ack_encode(&ack, body, sizeof(body)));
+    uint8_t *body = NULL;
+    size_t blen;
+    int rc = ck_handles_add(&ack.handles, CK_HANDLE_SNAPSHOT, 0, j->key, j->len, j->crc,
+                            j->kg_start, j->kg_end);
+    if (!rc)
+        rc = ck_cp_ack_encode(&ack, &body, &blen);
+    ck_cp_ack_free(&ack);
+    if (rc)
+        send_decline(t, j->id, CK_DECLINE_FAILURE, "out of memory acknowledging the snapshot");
+    else
+        to_jm(t, CK_MSG_CP_ACK, body, blen);
+    free(body);
     snap_drop(t, j);
 }
 
@@ -1641,10 +1663,30 @@ static int apply_snapshot(ck_task *t, const ck_snapshot *s, const char **why)
 
 static void started(ck_task *t);
 
+/* Downloads the next of the state handles to restore; once all are in
+ * place, the task starts. */
+static void restore_next(ck_task *t)
+{
+    if (t->restore_next == t->restore.n) {
+        started(t);
+        return;
+    }
+    const ck_handle *h = &t->restore.v[t->restore_next];
+    snprintf(t->restore_key, sizeof(t->restore_key), "%s", h->key);
+    int rc = t->plat->ops->store_get(t->plat, h->key, RESTORE_TOKEN);
+    if (rc)
+        fail_restore(t, ck_strerror(rc));
+}
+
 static void restore_done(ck_task *t, int status, uint8_t *data, size_t len)
 {
     if (status) {
         fail_restore(t, status == CK_ENOTFOUND ? "missing" : ck_strerror(status));
+        return;
+    }
+    const ck_handle *h = &t->restore.v[t->restore_next];
+    if (len != h->bytes || len < 4 || ck_get_u32(data + len - 4) != h->crc) {
+        fail_restore(t, "not the file the checkpoint recorded (size or checksum)");
         return;
     }
     ck_snapshot s;
@@ -1660,7 +1702,8 @@ static void restore_done(ck_task *t, int status, uint8_t *data, size_t len)
         fail_restore(t, rc == CK_ECORRUPT ? why : ck_strerror(rc));
         return;
     }
-    started(t);
+    t->restore_next++;
+    restore_next(t);
 }
 
 static int task_on_complete(void *self, uint64_t token, int status, uint8_t *data,
@@ -1789,11 +1832,12 @@ static int task_work(void *self)
         }
         if (t->restore_cp) {
             t->state = CK_TASK_RESTORING;
-            ck_cc_state_key(t->from.dir, t->vertex, t->subtask, t->restore_key,
-                            sizeof(t->restore_key));
-            rc = t->plat->ops->store_get(t->plat, t->restore_key, RESTORE_TOKEN);
-            if (rc)
-                fail_restore(t, ck_strerror(rc));
+            if (!t->restore.n) {
+                snprintf(t->restore_key, sizeof(t->restore_key), "%s", t->from.dir);
+                fail_restore(t, "no state handles for this subtask");
+                return 0;
+            }
+            restore_next(t);
             return 0;
         }
         started(t);

@@ -3,7 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bytes.h"
 #include "error.h"
+#include "keygroup.h"
 #include "wire.h"
 
 void ck_tm_init(ck_tm *tm, ck_platform *plat, const ck_graph *g, const ck_config *cfg, int host,
@@ -20,24 +22,35 @@ void ck_tm_init(ck_tm *tm, ck_platform *plat, const ck_graph *g, const ck_config
 }
 
 uint8_t *ck_tm_deploy_body(uint32_t attempt, const ck_restore_point *from, uint32_t n,
-                           const uint16_t *hosts, size_t *len)
+                           const uint16_t *hosts, const ck_handles *const *handles, int host,
+                           size_t *len)
 {
     uint64_t id = from ? from->id : 0;
-    size_t dl = id ? strlen(from->dir) : 0, off = 16 + 2 * (size_t)n;
-    *len = off + 6 + dl;
-    uint8_t *b = malloc(*len);
-    if (!b)
+    size_t dl = id ? strlen(from->dir) : 0;
+    ck_wbuf w = {0};
+    ck_wbuf_u32(&w, attempt);
+    ck_wbuf_u64(&w, id);
+    ck_wbuf_u32(&w, n);
+    uint8_t *p = ck_wbuf_room(&w, 2 * (size_t)n);
+    for (uint32_t i = 0; p && i < n; i++)
+        ck_put_u16(p + 2 * i, hosts[i]);
+    ck_wbuf_u32(&w, id ? from->flags : 0);
+    p = ck_wbuf_room(&w, 2);
+    if (p)
+        ck_put_u16(p, (uint16_t)dl);
+    ck_wbuf_bytes(&w, id ? from->dir : "", dl);
+    for (uint32_t i = 0; id && i < n; i++) {
+        if (hosts[i] != host)
+            continue;
+        ck_wbuf_u32(&w, i);
+        ck_handles_put(&w, handles[i]);
+    }
+    if (w.err) {
+        free(w.p);
         return NULL;
-    ck_put_u32(b, attempt);
-    ck_put_u64(b + 4, id);
-    ck_put_u32(b + 12, n);
-    for (uint32_t i = 0; i < n; i++)
-        ck_put_u16(b + 16 + 2 * i, hosts[i]);
-    ck_put_u32(b + off, id ? from->flags : 0);
-    ck_put_u16(b + off + 4, (uint16_t)dl);
-    if (dl)
-        memcpy(b + off + 6, from->dir, dl);
-    return b;
+    }
+    *len = w.len;
+    return w.p;
 }
 
 static void heartbeat(ck_tm *tm, int registering)
@@ -64,7 +77,7 @@ static int on_deploy(ck_tm *tm, const uint8_t *b, size_t len)
         return CK_EPROTO;
     from.flags = ck_get_u32(b + off);
     size_t dl = ck_get_u16(b + off + 4);
-    if (len != off + 6 + dl || dl >= sizeof(from.dir) || (from.id != 0) != (dl != 0) ||
+    if (len < off + 6 + dl || dl >= sizeof(from.dir) || (from.id != 0) != (dl != 0) ||
         memchr(b + off + 6, 0, dl))
         return CK_EPROTO;
     memcpy(from.dir, b + off + 6, dl);
@@ -72,21 +85,42 @@ static int on_deploy(ck_tm *tm, const uint8_t *b, size_t len)
     uint16_t *hosts = malloc(2 * (size_t)n + 2);
     if (!hosts)
         return CK_ENOMEM;
+    uint32_t here = 0;
     for (uint32_t i = 0; i < n; i++) {
         hosts[i] = ck_get_u16(b + 16 + 2 * i);
         if (hosts[i] >= tm->ntm && hosts[i] != CK_HOST_NONE) { /* a host the cluster does not have */
             free(hosts);
             return CK_EPROTO;
         }
+        here += hosts[i] == tm->host;
     }
-    tm->plat->ops->set_routes(tm->plat, attempt, n, hosts);
-    int rc = CK_OK;
-    for (uint32_t i = 0; i < n && !rc; i++)
+    /* Restoring: the state handles of every subtask deployed here, in order. */
+    ck_handles *hs = calloc(here + 1, sizeof(*hs));
+    ck_rbuf r = {.p = b + off + 6 + dl, .len = len - off - 6 - dl};
+    int rc = hs ? CK_OK : CK_ENOMEM;
+    for (uint32_t i = 0, k = 0; i < n && from.id && !rc; i++) {
+        if (hosts[i] != tm->host)
+            continue;
+        const char *why;
+        if (ck_rbuf_u32(&r) != i || r.err)
+            rc = CK_EPROTO;
+        else if ((rc = ck_handles_get(&r, &hs[k++], CK_KG_UPPER_BOUND_MAX_PARALLELISM, &why)))
+            rc = rc == CK_ECORRUPT ? CK_EPROTO : rc;
+    }
+    if (!rc && ck_rbuf_left(&r))
+        rc = CK_EPROTO;
+    if (!rc)
+        tm->plat->ops->set_routes(tm->plat, attempt, n, hosts);
+    for (uint32_t i = 0, k = 0; i < n && !rc; i++)
         if (hosts[i] == tm->host) {
+            from.handles = &hs[k++];
             rc = tm->plat->ops->deploy(tm->plat, attempt, i, from.id ? &from : NULL);
             tm->has_attempt = 1;
             tm->attempt = attempt;
         }
+    for (uint32_t k = 0; hs && k < here; k++)
+        ck_handles_free(&hs[k]);
+    free(hs);
     free(hosts);
     return rc;
 }

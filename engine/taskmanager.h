@@ -7,7 +7,10 @@
  * DEPLOY body: u32 attempt | u64 checkpoint to restore (0: none) |
  *              u32 subtasks | u16 host per global subtask (CK_HOST_NONE:
  *              not in this attempt, whose regions are restarting) |
- *              u32 flags of the checkpoint | u16 length | its directory
+ *              u32 flags of the checkpoint | u16 length | its directory |
+ *              when restoring, per subtask deployed on this task manager,
+ *              in order: u32 global subtask | its state handles (handle.h),
+ *              as Flink's deployment descriptor carries JobManagerTaskRestore
  * CANCEL body: u32 count | count x (u32 attempt | u32 global subtask)
  *
  * The job manager answers every heartbeat. A task manager that hears
@@ -56,9 +59,11 @@ void ck_tm_init(ck_tm *tm, ck_platform *plat, const ck_graph *g, const ck_config
 
 ck_node ck_tm_node(ck_tm *tm);
 
-/* Builds a DEPLOY body (malloc'd); from: NULL or id 0 to start fresh.
- * NULL when out of memory. */
+/* Builds the DEPLOY body for task manager `host` (malloc'd); from: NULL or
+ * id 0 to start fresh, else handles[g] are the state handles subtask g
+ * restores. NULL when out of memory. */
 uint8_t *ck_tm_deploy_body(uint32_t attempt, const ck_restore_point *from, uint32_t n,
-                           const uint16_t *hosts, size_t *len);
+                           const uint16_t *hosts, const ck_handles *const *handles, int host,
+                           size_t *len);
 
 #endif

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "error.h"
+#include "keygroup.h"
 
 void ck_wire_encode(uint8_t *dst, const ck_wire_hdr *h)
 {
@@ -95,44 +96,48 @@ uint8_t *ck_wire_msg(int type, uint32_t src, uint32_t dst, uint32_t epoch, const
     return m;
 }
 
-size_t ck_cp_ack_encode(const ck_cp_ack *a, uint8_t *out, size_t cap)
+int ck_cp_ack_encode(const ck_cp_ack *a, uint8_t **out, size_t *len)
 {
-    size_t klen = 0;
-    while (klen < sizeof(a->key) - 1 && a->key[klen])
-        klen++;
-    size_t n = 56 + klen;
-    if (n > cap)
-        return 0;
-    ck_put_u64(out, a->id);
-    ck_put_u64(out + 8, a->bytes);
-    ck_put_u32(out + 16, a->crc);
-    ck_put_i64(out + 20, a->sync_ns);
-    ck_put_i64(out + 28, a->async_ns);
-    ck_put_i64(out + 36, a->align_ns);
-    ck_put_u32(out + 44, (uint32_t)klen | (a->flags & 0xffffu) << 16); /* u16 length, u16 flags */
-    ck_put_u64(out + 48, a->inflight);
-    memcpy(out + 56, a->key, klen);
-    return n;
+    ck_wbuf w = {0};
+    ck_wbuf_u64(&w, a->id);
+    ck_wbuf_u64(&w, (uint64_t)a->sync_ns);
+    ck_wbuf_u64(&w, (uint64_t)a->async_ns);
+    ck_wbuf_u64(&w, (uint64_t)a->align_ns);
+    ck_wbuf_u32(&w, a->flags);
+    ck_wbuf_u64(&w, a->inflight);
+    ck_handles_put(&w, &a->handles);
+    if (w.err) {
+        free(w.p);
+        return CK_ENOMEM;
+    }
+    *out = w.p;
+    *len = w.len;
+    return CK_OK;
 }
 
 int ck_cp_ack_decode(const uint8_t *p, size_t len, ck_cp_ack *a)
 {
-    if (len < 56)
-        return CK_ECORRUPT;
-    uint32_t klen = ck_get_u32(p + 44) & 0xffffu;
-    a->flags = ck_get_u32(p + 44) >> 16;
-    if (klen >= sizeof(a->key) || (size_t)klen + 56 != len || !ck_wire_key_ok(p + 56, klen))
-        return CK_ECORRUPT;
-    a->id = ck_get_u64(p);
-    a->bytes = ck_get_u64(p + 8);
-    a->crc = ck_get_u32(p + 16);
-    a->sync_ns = ck_get_i64(p + 20);
-    a->async_ns = ck_get_i64(p + 28);
-    a->align_ns = ck_get_i64(p + 36);
-    a->inflight = ck_get_u64(p + 48);
-    if (a->inflight > a->bytes)
-        return CK_ECORRUPT; /* channel state is part of the file */
-    memcpy(a->key, p + 56, klen);
-    a->key[klen] = 0;
+    memset(a, 0, sizeof(*a));
+    ck_rbuf r = {.p = p, .len = len};
+    a->id = ck_rbuf_u64(&r);
+    a->sync_ns = (int64_t)ck_rbuf_u64(&r);
+    a->async_ns = (int64_t)ck_rbuf_u64(&r);
+    a->align_ns = (int64_t)ck_rbuf_u64(&r);
+    a->flags = ck_rbuf_u32(&r);
+    a->inflight = ck_rbuf_u64(&r);
+    const char *why;
+    int rc = r.err ? CK_ECORRUPT
+                   : ck_handles_get(&r, &a->handles, CK_KG_UPPER_BOUND_MAX_PARALLELISM, &why);
+    if (rc)
+        return rc;
+    if (ck_rbuf_left(&r) || !a->handles.n || a->inflight > ck_handles_bytes(&a->handles)) {
+        ck_handles_free(&a->handles);
+        return CK_ECORRUPT; /* channel state is part of the files */
+    }
     return CK_OK;
+}
+
+void ck_cp_ack_free(ck_cp_ack *a)
+{
+    ck_handles_free(&a->handles);
 }

@@ -21,6 +21,7 @@
 #define CK_WIRE_H
 
 #include "common.h"
+#include "handle.h"
 
 #define CK_WIRE_HDR 28
 
@@ -59,19 +60,18 @@ typedef enum ck_msg_type {
 /*
  * Checkpoint message bodies (little-endian):
  *   TRIGGER : u64 id | i64 trigger time | u32 flags
- *   ACK     : u64 id | u64 bytes | u32 crc | i64 sync ns | i64 async ns |
- *             i64 alignment ns | u16 key length | u16 flags | u64 channel
- *             state bytes | key
+ *   ACK     : u64 id | i64 sync ns | i64 async ns | i64 alignment ns |
+ *             u32 flags | u64 channel state bytes | the snapshot's state
+ *             handles (handle.h)
  *   DECLINE : u64 id | reason text
  *   COMPLETE, ABORT: u64 id
  */
 typedef struct ck_cp_ack {
-    uint64_t id, bytes;
-    uint32_t crc;
+    uint64_t id;
     int64_t sync_ns, async_ns, align_ns;
-    uint32_t flags; /* CK_ACK_* */
-    uint64_t inflight; /* bytes of channel state in the file (unaligned) */
-    char key[256];
+    uint32_t flags;    /* CK_ACK_* */
+    uint64_t inflight; /* bytes of channel state in its files (unaligned) */
+    ck_handles handles; /* what the snapshot stored */
 } ck_cp_ack;
 
 /* The snapshot was taken with the subtask's input over (FLIP-147): once
@@ -96,10 +96,13 @@ static inline int ck_wire_key_ok(const uint8_t *p, size_t n)
     return 1;
 }
 
-/* Encodes/decodes an ACK body. Decode returns 0, or CK_ECORRUPT when the
- * lengths do not add up or the key fails ck_wire_key_ok. */
-size_t ck_cp_ack_encode(const ck_cp_ack *a, uint8_t *out, size_t cap);
+/* Encodes an ACK body into a malloc'd buffer: 0 or CK_ENOMEM. */
+int ck_cp_ack_encode(const ck_cp_ack *a, uint8_t **out, size_t *len);
+/* Decodes an ACK body (a's handles are malloc'd: ck_cp_ack_free). 0,
+ * CK_ECORRUPT when the lengths do not add up, a handle is bad (handle.h),
+ * there is none, or the channel state is larger than the files; CK_ENOMEM. */
 int ck_cp_ack_decode(const uint8_t *p, size_t len, ck_cp_ack *a);
+void ck_cp_ack_free(ck_cp_ack *a);
 
 typedef struct ck_wire_hdr {
     uint8_t type;

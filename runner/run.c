@@ -322,9 +322,13 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
         r.job.env.start.id = sp.meta.id;
         r.job.env.start.flags = sp.meta.flags;
         snprintf(r.job.env.start.dir, sizeof(r.job.env.start.dir), "%s", sp.dir);
+        r.start_meta = sp.meta; /* the job manager deploys its handles */
+        memset(&sp.meta, 0, sizeof(sp.meta));
+        r.job.env.start_handles = r.start_meta.tasks;
         ck_sp_free(&sp);
         if (rc) {
             fprintf(stderr, "chandy: %s\n", err);
+            ck_cp_meta_free(&r.start_meta);
             ck_sinkout_free(&prior);
             ck_workload_free(&r.wl);
             ck_scenario_free(&sc);
@@ -456,6 +460,7 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
         status = 1; /* said above; run.json says it too */
     cJSON_Delete(run);
 out:
+    ck_cp_meta_free(&r.start_meta);
     ck_backend_result_free(&r.res);
     ck_sinkout_free(&prior);
     ck_workload_free(&r.wl);

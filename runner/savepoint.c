@@ -116,8 +116,8 @@ int ck_sp_open(ck_savepoint *sp, const char *path, char *err, size_t errlen)
         ck_sp_free(sp);
         return rc;
     }
-    /* Every state file sits in the same directory of the store. */
-    const char *k0 = sp->meta.tasks[0].key, *slash = strrchr(k0, '/');
+    /* Every file sits in the same directory of the store. */
+    const char *k0 = sp->meta.tasks[0].v[0].key, *slash = strrchr(k0, '/');
     if (!slash || (size_t)(slash - k0) + 2 > sizeof(sp->dir)) {
         snprintf(err, errlen, "%s: state file \"%s\" is not in a directory", file, k0);
         ck_sp_free(sp);
@@ -125,7 +125,10 @@ int ck_sp_open(ck_savepoint *sp, const char *path, char *err, size_t errlen)
     }
     memcpy(sp->dir, k0, (size_t)(slash - k0) + 1);
     sp->dir[slash - k0 + 1] = 0;
-    sp->files = calloc(sp->meta.nsubtasks, sizeof(*sp->files));
+    uint32_t nfiles = 0;
+    for (uint32_t s = 0; s < sp->meta.nsubtasks; s++)
+        nfiles += sp->meta.tasks[s].n;
+    sp->files = calloc(nfiles, sizeof(*sp->files));
     if (!sp->files) {
         snprintf(err, errlen, "out of memory");
         ck_sp_free(sp);
@@ -133,28 +136,41 @@ int ck_sp_open(ck_savepoint *sp, const char *path, char *err, size_t errlen)
     }
     size_t dl = strlen(sp->dir);
     for (uint32_t s = 0; s < sp->meta.nsubtasks; s++) {
-        const char *key = sp->meta.tasks[s].key;
-        if (strncmp(key, sp->dir, dl) || strchr(key + dl, '/') || !ck_storefs_key_ok(key)) {
-            snprintf(err, errlen, "%s: state file \"%s\" is not in %s", file, key, sp->dir);
-            ck_sp_free(sp);
-            return CK_ECORRUPT;
-        }
-        snprintf(file, sizeof(file), "%s/%s", sp->path, key + dl);
-        ck_sp_file *f = &sp->files[s];
-        rc = read_file(file, sp->meta.tasks[s].bytes, UINT64_MAX, &f->data, &f->len, &why);
-        if (rc) {
-            snprintf(err, errlen, "%s: %s", file,
-                     rc == CK_ENOTFOUND ? "missing (the _metadata lists it)"
-                     : rc == CK_ENOMEM  ? "out of memory"
-                                        : why);
-            ck_sp_free(sp);
-            return rc == CK_ENOTFOUND ? CK_EIO : rc;
-        }
-        if (f->len < 4 || ck_get_u32(f->data + f->len - 4) != sp->meta.tasks[s].crc ||
-            ck_crc32c(0, f->data, f->len - 4) != sp->meta.tasks[s].crc) {
-            snprintf(err, errlen, "%s: checksum mismatch (damaged)", file);
-            ck_sp_free(sp);
-            return CK_ECORRUPT;
+        for (uint32_t k = 0; k < sp->meta.tasks[s].n; k++) {
+            const ck_handle *h = &sp->meta.tasks[s].v[k];
+            const char *key = h->key;
+            if (strncmp(key, sp->dir, dl) || strchr(key + dl, '/') || !ck_storefs_key_ok(key)) {
+                snprintf(err, errlen, "%s: state file \"%s\" is not in %s", file, key, sp->dir);
+                ck_sp_free(sp);
+                return CK_ECORRUPT;
+            }
+            if (h->kind != CK_HANDLE_SNAPSHOT) {
+                snprintf(err, errlen,
+                         "%s: state file \"%s\" is of kind %d: expected a state file in the "
+                         "canonical format",
+                         file, key, h->kind);
+                ck_sp_free(sp);
+                return CK_ECORRUPT;
+            }
+            snprintf(file, sizeof(file), "%s/%s", sp->path, key + dl);
+            ck_sp_file *f = &sp->files[sp->nfiles++];
+            f->subtask = s;
+            f->h = h;
+            rc = read_file(file, h->bytes, UINT64_MAX, &f->data, &f->len, &why);
+            if (rc) {
+                snprintf(err, errlen, "%s: %s", file,
+                         rc == CK_ENOTFOUND ? "missing (the _metadata lists it)"
+                         : rc == CK_ENOMEM  ? "out of memory"
+                                            : why);
+                ck_sp_free(sp);
+                return rc == CK_ENOTFOUND ? CK_EIO : rc;
+            }
+            if (f->len < 4 || ck_get_u32(f->data + f->len - 4) != h->crc ||
+                ck_crc32c(0, f->data, f->len - 4) != h->crc) {
+                snprintf(err, errlen, "%s: checksum mismatch (damaged)", file);
+                ck_sp_free(sp);
+                return CK_ECORRUPT;
+            }
         }
     }
     return CK_OK;
@@ -163,10 +179,10 @@ int ck_sp_open(ck_savepoint *sp, const char *path, char *err, size_t errlen)
 int ck_sp_install(const ck_savepoint *sp, const char *store_root, char *err, size_t errlen)
 {
     char key[CK_STORE_KEY_MAX];
-    for (uint32_t s = 0; s < sp->meta.nsubtasks; s++) {
-        if (ck_storefs_put(store_root, sp->meta.tasks[s].key, sp->files[s].data, sp->files[s].len,
+    for (uint32_t f = 0; f < sp->nfiles; f++) {
+        if (ck_storefs_put(store_root, sp->files[f].h->key, sp->files[f].data, sp->files[f].len,
                            0)) {
-            snprintf(err, errlen, "%s/%s: cannot write: %s", store_root, sp->meta.tasks[s].key,
+            snprintf(err, errlen, "%s/%s: cannot write: %s", store_root, sp->files[f].h->key,
                      strerror(errno));
             return CK_EIO;
         }
@@ -181,10 +197,10 @@ int ck_sp_install(const ck_savepoint *sp, const char *store_root, char *err, siz
 
 void ck_sp_free(ck_savepoint *sp)
 {
-    if (sp->files)
-        for (uint32_t s = 0; s < sp->meta.nsubtasks; s++)
-            free(sp->files[s].data);
+    for (uint32_t f = 0; f < sp->nfiles; f++)
+        free(sp->files[f].data);
     free(sp->files);
+    sp->nfiles = 0;
     free(sp->metadata);
     ck_cp_meta_free(&sp->meta);
     sp->files = NULL;
@@ -315,33 +331,23 @@ int ck_sp_check_job(const ck_savepoint *sp, const ck_graph *g, const ck_config *
         return CK_EINVAL;
     }
     size_t dl = strlen(sp->dir);
-    for (int v = 0; v < g->nv; v++) {
-        for (int i = 0; i < g->v[v].parallelism; i++) {
-            char want[64];
-            snprintf(want, sizeof(want), "v%d-%d.state", v, i);
-            uint32_t f = 0;
-            while (f < sp->meta.nsubtasks && strcmp(sp->meta.tasks[f].key + dl, want))
-                f++;
-            if (f == sp->meta.nsubtasks) {
-                snprintf(err, errlen,
-                         "%s: holds no state for subtask %d of the job's vertex %d \"%s\" "
-                         "(%s): the savepoint is of another job",
-                         sp->path, i, v, g->v[v].name, want);
-                return CK_EINVAL;
-            }
-            ck_snapshot s;
-            const char *why;
-            int rc = ck_snap_decode(sp->files[f].data, sp->files[f].len, &s, &why);
-            if (rc) {
-                snprintf(err, errlen, "%s/%s: %s", sp->path, want,
-                         rc == CK_ENOMEM ? "out of memory" : why);
-                return rc == CK_ENOMEM ? CK_ENOMEM : CK_ECORRUPT;
-            }
-            rc = check_file(sp, want, &s, g, cfg, topic, v, i, err, errlen);
-            ck_snapshot_free(&s);
-            if (rc)
-                return rc;
+    /* The handles of global subtask g are the state of vertex v, subtask i. */
+    for (uint32_t f = 0; f < sp->nfiles; f++) {
+        int v, i;
+        ck_graph_locate(g, sp->files[f].subtask, &v, &i);
+        const char *name = sp->files[f].h->key + dl;
+        ck_snapshot s;
+        const char *why;
+        int rc = ck_snap_decode(sp->files[f].data, sp->files[f].len, &s, &why);
+        if (rc) {
+            snprintf(err, errlen, "%s/%s: %s", sp->path, name,
+                     rc == CK_ENOMEM ? "out of memory" : why);
+            return rc == CK_ENOMEM ? CK_ENOMEM : CK_ECORRUPT;
         }
+        rc = check_file(sp, name, &s, g, cfg, topic, v, i, err, errlen);
+        ck_snapshot_free(&s);
+        if (rc)
+            return rc;
     }
     return CK_OK;
 }

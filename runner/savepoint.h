@@ -2,13 +2,13 @@
  * savepoint.h - a savepoint (or retained checkpoint) on disk, for a run to
  * start from and for `chandy savepoint` to inspect.
  *
- * A savepoint directory holds its _metadata and one state file per
- * subtask, named as in the store (savepoints/savepoint-<job>-<id>/v<vertex>-
- * <subtask>.state); the format is chandy's canonical snapshot format
- * (snapshot.h), whatever the state backend. Opening one reads and checks
- * everything: the metadata's checksum, that every state file is there,
- * has the size the metadata says and its own checksum matches. Errors
- * name the file and what is wrong with it.
+ * A savepoint directory holds its _metadata and the files its state
+ * handles name (handle.h), in the store's layout (savepoints/savepoint-
+ * <job>-<id>/v<vertex>-<subtask>.state); a savepoint's are in chandy's
+ * canonical snapshot format (snapshot.h), whatever the state backend.
+ * Opening one reads and checks everything: the metadata's checksum, that
+ * every file it lists is there, has the size the metadata says and its
+ * checksum matches. Errors name the file and what is wrong with it.
  */
 #ifndef CK_SAVEPOINT_H
 #define CK_SAVEPOINT_H
@@ -24,6 +24,8 @@
 typedef struct ck_sp_file {
     uint8_t *data;
     size_t len;
+    uint32_t subtask;    /* the global subtask whose handle it is */
+    const ck_handle *h;  /* in meta.tasks[subtask] */
 } ck_sp_file;
 
 typedef struct ck_savepoint {
@@ -31,7 +33,8 @@ typedef struct ck_savepoint {
     ck_cp_meta meta;
     uint8_t *metadata;   /* the _metadata file's bytes */
     size_t metadata_len;
-    ck_sp_file *files;   /* per subtask, as meta.tasks */
+    ck_sp_file *files;   /* per handle, subtask by subtask */
+    uint32_t nfiles;
     char dir[160];       /* its directory in a store, with a trailing slash */
 } ck_savepoint;
 

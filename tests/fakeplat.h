@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coordinator.h"
 #include "platform.h"
 
 typedef struct fake_msg {
@@ -30,6 +31,9 @@ typedef struct fake_world {
     int logs;
     int routes_set, deploys, undeploys; /* set_routes, deploy and undeploy calls */
     uint32_t undeployed[2];             /* the last undeploy's attempt and subtask */
+    uint64_t deployed_from;             /* the last deploy's checkpoint (0: fresh), */
+    uint32_t deployed_handles;          /* the handles it was given, */
+    char deployed_key[64];              /* and the first one's key */
 } fake_world;
 
 typedef struct fake_plat {
@@ -129,8 +133,13 @@ static void fake_set_routes(ck_platform *p, uint32_t attempt, uint32_t n, const 
 static int fake_deploy(ck_platform *p, uint32_t attempt, uint32_t global,
                        const struct ck_restore_point *from)
 {
-    (void)attempt, (void)global, (void)from;
-    ((fake_plat *)p)->w->deploys++;
+    (void)attempt, (void)global;
+    fake_world *w = ((fake_plat *)p)->w;
+    w->deploys++;
+    w->deployed_from = from ? from->id : 0;
+    w->deployed_handles = from && from->handles ? from->handles->n : 0;
+    snprintf(w->deployed_key, sizeof(w->deployed_key), "%s",
+             w->deployed_handles ? from->handles->v[0].key : "");
     return 0;
 }
 

@@ -595,9 +595,13 @@ static int sent(cc_rig *r, int type, uint32_t *first_dst)
 
 static void ack(cc_rig *r, uint32_t subtask, uint64_t id)
 {
-    ck_cp_ack a = {.id = id, .bytes = 100 + subtask, .crc = 7, .sync_ns = 1, .async_ns = 2};
-    snprintf(a.key, sizeof(a.key), "checkpoints/job/chk-%llu/s%u", (unsigned long long)id, subtask);
+    ck_cp_ack a = {.id = id, .sync_ns = 1, .async_ns = 2};
+    char key[64];
+    snprintf(key, sizeof(key), "checkpoints/job/chk-%llu/s%u", (unsigned long long)id, subtask);
+    assert_int_equal(ck_handles_add(&a.handles, CK_HANDLE_SNAPSHOT, 0, key, 100 + subtask, 7, 0, 0),
+                     0);
     ck_cc_on_ack(&r->cc, subtask, &a);
+    ck_cp_ack_free(&a);
 }
 
 static void advance(cc_rig *r, ck_time to)
@@ -736,10 +740,16 @@ static void test_coordinator_failures(void **state)
     assert_int_equal(r.cc.cps[0].status, CK_CP_EXPIRED);
     /* ...but never a file outside that checkpoint's directory. */
     ck_cp_ack bad = {.id = 1};
-    snprintf(bad.key, sizeof(bad.key), "checkpoints/job/chk-0/s1");
+    assert_int_equal(ck_handles_add(&bad.handles, CK_HANDLE_SNAPSHOT, 0, "checkpoints/job/chk-0/s1",
+                                    1, 1, 0, 0),
+                     0);
     ck_cc_on_ack(&r.cc, 2, &bad);
-    snprintf(bad.key, sizeof(bad.key), "checkpoints/job/chk-1/../chk-0/s1");
+    ck_cp_ack_free(&bad);
+    assert_int_equal(ck_handles_add(&bad.handles, CK_HANDLE_SNAPSHOT, 0,
+                                    "checkpoints/job/chk-1/../chk-0/s1", 1, 1, 0, 0),
+                     0);
     ck_cc_on_ack(&r.cc, 2, &bad);
+    ck_cp_ack_free(&bad);
     assert_int_equal(r.deletes, deletes + 1);
     assert_false(r.cc.failed); /* one failure tolerated */
     /* A decline that is not a failure (not ready) does not count... */
@@ -1254,15 +1264,21 @@ static void test_metadata_roundtrip_and_bad_keys(void **state)
     m.tasks = calloc(2, sizeof(*m.tasks));
     assert_non_null(m.tasks);
     for (int s = 0; s < 2; s++) {
-        snprintf(m.tasks[s].key, sizeof(m.tasks[s].key), "savepoints/sp-7/v0-%d.state", s);
-        m.tasks[s].bytes = 100u + (unsigned)s;
-        m.tasks[s].crc = 0xabcu + (unsigned)s;
+        char key[64];
+        snprintf(key, sizeof(key), "savepoints/sp-7/v0-%d.state", s);
+        assert_int_equal(ck_handles_add(&m.tasks[s], CK_HANDLE_SNAPSHOT, 0, key, 100u + (unsigned)s,
+                                        0xabcu + (unsigned)s, 64u * (unsigned)s, 64u * (unsigned)s + 64),
+                         0);
     }
-    for (int bad = 0; bad < 3; bad++) {
+    for (int bad = 0; bad < 4; bad++) {
         if (bad == 1)
-            m.tasks[1].key[4] = '\n';
+            m.tasks[1].v[0].key[4] = '\n';
         if (bad == 2)
-            m.tasks[1].key[4] = 0x7f;
+            m.tasks[1].v[0].key[4] = 0x7f;
+        if (bad == 3) { /* a subtask without state handles */
+            m.tasks[1].v[0].key[4] = 'p';
+            m.tasks[1].n = 0;
+        }
         uint8_t *p;
         size_t len;
         assert_int_equal(ck_cp_meta_encode(&m, &p, &len), 0);
@@ -1271,16 +1287,21 @@ static void test_metadata_roundtrip_and_bad_keys(void **state)
         int rc = ck_cp_meta_decode(p, len, &d, &why);
         if (bad) {
             assert_int_equal(rc, CK_ECORRUPT);
+            if (bad == 3)
+                assert_string_equal(why, "a subtask without state handles");
         } else {
             assert_int_equal(rc, 0);
             assert_true(d.id == 7 && d.trigger == 5 && d.input_fp == 99 && d.nsubtasks == 2);
             assert_int_equal(d.flags, CK_CP_FLAG_SAVEPOINT);
-            assert_string_equal(d.tasks[1].key, m.tasks[1].key);
-            assert_true(d.tasks[1].bytes == 101 && d.tasks[1].crc == 0xabd);
+            assert_int_equal(d.tasks[1].n, 1);
+            assert_string_equal(d.tasks[1].v[0].key, m.tasks[1].v[0].key);
+            assert_true(d.tasks[1].v[0].bytes == 101 && d.tasks[1].v[0].crc == 0xabd &&
+                        d.tasks[1].v[0].kg_start == 64 && d.tasks[1].v[0].kg_end == 128);
             ck_cp_meta_free(&d);
         }
         free(p);
     }
+    m.tasks[1].n = 1;
     ck_cp_meta_free(&m);
 }
 

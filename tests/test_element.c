@@ -18,6 +18,7 @@
 #include "fakeplat.h"
 #include "partition.h"
 #include "rng.h"
+#include "keygroup.h"
 #include "wire.h"
 
 static uint8_t payload[70000];
@@ -326,23 +327,70 @@ static void test_wire_rejects(void **state)
     assert_int_equal(ck_wire_decode(m, sizeof(m), &out), CK_ECORRUPT);
 }
 
-/* Found by fuzz_wire: an ACK whose key holds a NUL byte was accepted, and
- * the coordinator then saw a shorter key, naming another file. */
-static void test_ack_rejects_nul_key(void **state)
+/* An ACK carries the snapshot's state handles and decodes back. Found by
+ * fuzz_wire: an ACK whose key holds a NUL byte was accepted, and the
+ * coordinator then saw a shorter key, naming another file. */
+static void test_ack_handles_and_bad_keys(void **state)
 {
     (void)state;
-    ck_cp_ack a = {.id = 3, .bytes = 10, .crc = 7};
-    snprintf(a.key, sizeof(a.key), "checkpoints/j/chk-3/v0-0.state");
-    uint8_t b[320];
-    size_t n = ck_cp_ack_encode(&a, b, sizeof(b));
-    assert_int_equal(n, 56 + strlen(a.key));
+    ck_cp_ack a = {.id = 3, .sync_ns = 4, .async_ns = 5, .align_ns = 6,
+                   .flags = CK_ACK_UNALIGNED, .inflight = 10};
+    const char *key = "checkpoints/j/chk-3/v0-0.state";
+    assert_int_equal(ck_handles_add(&a.handles, CK_HANDLE_SNAPSHOT, 0, key, 100, 7, 0, 64), 0);
+    assert_int_equal(ck_handles_add(&a.handles, CK_HANDLE_SNAPSHOT, CK_HANDLE_SHARED,
+                                    "checkpoints/j/shared/a", 20, 8, 64, 128), 0);
+    /* what could not be decoded is refused when it is built */
+    assert_int_equal(ck_handles_add(&a.handles, CK_HANDLE_SNAPSHOT, 0, "a\nb", 1, 1, 0, 0),
+                     CK_EINVAL);
+    assert_int_equal(ck_handles_add(&a.handles, 9, 0, "k", 1, 1, 0, 0), CK_EINVAL);
+    assert_int_equal(ck_handles_add(&a.handles, CK_HANDLE_SNAPSHOT, 0, "k", 1, 1, 5, 4), CK_EINVAL);
+    assert_int_equal(a.handles.n, 2);
+    uint8_t *b;
+    size_t n;
+    assert_int_equal(ck_cp_ack_encode(&a, &b, &n), 0);
+    assert_int_equal(n, 44 + 4 + 2 * 24 + strlen(key) + strlen("checkpoints/j/shared/a"));
     ck_cp_ack out;
     assert_int_equal(ck_cp_ack_decode(b, n, &out), 0);
-    assert_string_equal(out.key, a.key);
-    b[56 + 5] = 0;
+    assert_true(out.id == 3 && out.sync_ns == 4 && out.async_ns == 5 && out.align_ns == 6 &&
+                out.flags == CK_ACK_UNALIGNED && out.inflight == 10);
+    assert_int_equal(out.handles.n, 2);
+    assert_string_equal(out.handles.v[0].key, key);
+    assert_true(out.handles.v[0].bytes == 100 && out.handles.v[0].crc == 7 &&
+                out.handles.v[0].kg_start == 0 && out.handles.v[0].kg_end == 64 &&
+                out.handles.v[0].flags == 0);
+    assert_true(out.handles.v[1].flags == CK_HANDLE_SHARED && out.handles.v[1].kg_end == 128);
+    assert_int_equal(ck_handles_bytes(&out.handles), 120);
+    ck_cp_ack_free(&out);
+    /* the first key starts after the fixed fields, the count and kind|flags|length */
+    b[52 + 5] = 0;
     assert_int_equal(ck_cp_ack_decode(b, n, &out), CK_ECORRUPT);
-    b[56 + 5] = '\n'; /* nor a control character: keys end up in log lines */
+    b[52 + 5] = '\n'; /* nor a control character: keys end up in log lines */
     assert_int_equal(ck_cp_ack_decode(b, n, &out), CK_ECORRUPT);
+    b[52 + 5] = 'x';
+    assert_int_equal(ck_cp_ack_decode(b, n, &out), 0);
+    ck_cp_ack_free(&out);
+    for (size_t cut = 0; cut < n; cut++) /* every truncation is refused */
+        assert_int_equal(ck_cp_ack_decode(b, cut, &out), CK_ECORRUPT);
+    b[48] = 7; /* an unknown kind */
+    assert_int_equal(ck_cp_ack_decode(b, n, &out), CK_ECORRUPT);
+    free(b);
+    /* more channel state than the files hold; no handle at all */
+    a.inflight = 121;
+    assert_int_equal(ck_cp_ack_encode(&a, &b, &n), 0);
+    assert_int_equal(ck_cp_ack_decode(b, n, &out), CK_ECORRUPT);
+    free(b);
+    ck_handles_free(&a.handles);
+    a.inflight = 0;
+    assert_int_equal(ck_cp_ack_encode(&a, &b, &n), 0);
+    assert_int_equal(ck_cp_ack_decode(b, n, &out), CK_ECORRUPT);
+    free(b);
+    /* a key-group range past the largest max parallelism */
+    assert_int_equal(ck_handles_add(&a.handles, CK_HANDLE_SNAPSHOT, 0, key, 100, 7, 0,
+                                    CK_KG_UPPER_BOUND_MAX_PARALLELISM + 1), 0);
+    assert_int_equal(ck_cp_ack_encode(&a, &b, &n), 0);
+    assert_int_equal(ck_cp_ack_decode(b, n, &out), CK_ECORRUPT);
+    free(b);
+    ck_handles_free(&a.handles);
 }
 
 /* Found while fuzzing the element reader: a prefix claiming a 16 MiB
@@ -376,7 +424,7 @@ int main(void)
         cmocka_unit_test(test_reader_survives_garbage),
         cmocka_unit_test(test_reader_run_agrees),
         cmocka_unit_test(test_wire_rejects),
-        cmocka_unit_test(test_ack_rejects_nul_key),
+        cmocka_unit_test(test_ack_handles_and_bad_keys),
         cmocka_unit_test(test_reader_spill_grows_with_data),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

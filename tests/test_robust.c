@@ -201,7 +201,7 @@ static void test_deploy_names_known_hosts(void **state)
         if (bad)
             hosts[g.nsubtasks - 1] = bad == 1 ? 2 : 0xfffe;
         size_t blen, len;
-        uint8_t *body = ck_tm_deploy_body(1, NULL, g.nsubtasks, hosts, &blen);
+        uint8_t *body = ck_tm_deploy_body(1, NULL, g.nsubtasks, hosts, NULL, 1, &blen);
         assert_non_null(body);
         uint8_t *m = ck_wire_msg(CK_MSG_DEPLOY, CK_EP_JM, CK_EP_TM0 + 1, 1, body, blen, &len);
         free(body);
@@ -228,13 +228,58 @@ static void test_deploy_names_known_hosts(void **state)
     assert_true(g.nsubtasks > 3 && now_mine < mine); /* subtask 3 is left out */
     int routes = w.routes_set, deploys = w.deploys, logs = w.logs;
     size_t blen, len;
-    uint8_t *body = ck_tm_deploy_body(2, NULL, g.nsubtasks, hosts, &blen);
+    uint8_t *body = ck_tm_deploy_body(2, NULL, g.nsubtasks, hosts, NULL, 1, &blen);
     uint8_t *m = ck_wire_msg(CK_MSG_DEPLOY, CK_EP_JM, CK_EP_TM0 + 1, 2, body, blen, &len);
     free(body);
     assert_int_equal(n.ops->on_message(n.self, m, len), 0);
     assert_int_equal(w.routes_set, routes + 1);
     assert_int_equal(w.deploys, deploys + now_mine);
     assert_int_equal(w.logs, logs);
+    assert_int_equal(w.deployed_from, 0);
+    /* Restoring, each subtask deployed here is handed its own state handles
+     * (the body carries only this task manager's); a body whose handles do
+     * not add up is refused whole. */
+    ck_handles hs[64];
+    const ck_handles *hp[64];
+    memset(hs, 0, sizeof(hs));
+    for (uint32_t i = 0; i < g.nsubtasks; i++) {
+        char key[64];
+        snprintf(key, sizeof(key), "checkpoints/j/chk-5/v0-%u.state", i);
+        assert_int_equal(ck_handles_add(&hs[i], CK_HANDLE_SNAPSHOT, 0, key, 10, 1, 0, 0), 0);
+        hp[i] = &hs[i];
+    }
+    ck_restore_point from = {.id = 5, .flags = 0, .dir = "checkpoints/j/chk-5/"};
+    uint32_t last = g.nsubtasks - 1; /* the last subtask deployed here */
+    while (hosts[last] != 1)
+        last--;
+    for (int bad = 0; bad <= 2; bad++) {
+        body = ck_tm_deploy_body(3, &from, g.nsubtasks, hosts, hp, 1, &blen);
+        assert_non_null(body);
+        size_t other;
+        uint8_t *o = ck_tm_deploy_body(3, &from, g.nsubtasks, hosts, hp, 0, &other);
+        assert_true(other != blen || memcmp(o, body, blen)); /* host 0's differs */
+        free(o);
+        if (bad == 1)
+            blen--; /* truncated */
+        if (bad == 2)
+            ck_put_u32(body + blen - 20 - strlen(hs[last].v[0].key) - 4 - 4 - 4, 99); /* its index */
+        m = ck_wire_msg(CK_MSG_DEPLOY, CK_EP_JM, CK_EP_TM0 + 1, 3, body, blen, &len);
+        free(body);
+        routes = w.routes_set, deploys = w.deploys, logs = w.logs;
+        assert_int_equal(n.ops->on_message(n.self, m, len), 0);
+        if (!bad) {
+            assert_int_equal(w.deploys, deploys + now_mine);
+            assert_int_equal(w.deployed_from, 5);
+            assert_int_equal(w.deployed_handles, 1);
+            assert_string_equal(w.deployed_key, hs[last].v[0].key);
+        } else {
+            assert_int_equal(w.deploys, deploys);
+            assert_int_equal(w.routes_set, routes);
+            assert_int_equal(w.logs, logs + 1);
+        }
+    }
+    for (uint32_t i = 0; i < g.nsubtasks; i++)
+        ck_handles_free(&hs[i]);
     /* CANCEL names attempt and subtask pairs; a body of another length is
      * refused without stopping anything. */
     uint8_t cancel[4 + 16];

@@ -206,10 +206,20 @@ static void restore(const uint8_t *file, size_t len, const ck_snapshot *s, int d
     ck_restore_point from = {.id = id};
     snprintf(from.dir, sizeof(from.dir), "checkpoints/fuzzjob/chk-%llu/",
              (unsigned long long)id);
+    /* The handle the checkpoint recorded for this very file: the restore
+     * reaches the decoder (a file of another size or checksum is refused
+     * before it). */
+    ck_handles hs = {0};
+    char key[CK_HANDLE_KEY_MAX + 1];
+    snprintf(key, sizeof(key), "%sstate", from.dir);
+    FUZZ_CHECK(ck_handles_add(&hs, CK_HANDLE_SNAPSHOT, 0, key, len,
+                              len >= 4 ? ck_get_u32(file + len - 4) : 0, 0, 0) == CK_OK);
+    from.handles = &hs;
     fake_world w = {0};
     fuzz_plat fp;
     fuzz_plat_init(&fp, &w, ck_ep_task(g, 0, global), ck_graph_host(g, global));
     ck_task *t = ck_task_new(&job->env, &fp.fp.plat, global, 0, &from);
+    ck_handles_free(&hs);
     FUZZ_CHECK(t);
     ck_node n = ck_task_node(t);
     fuzz_settle(n, &w);

@@ -33,9 +33,12 @@ static void check_body_decoders(const uint8_t *p, size_t n)
     size_t bl = n >= CK_WIRE_HDR ? n - CK_WIRE_HDR : n;
     ck_cp_ack a;
     if (ck_cp_ack_decode(b, bl, &a) == CK_OK) {
-        uint8_t out[512];
-        size_t len = ck_cp_ack_encode(&a, out, sizeof(out));
+        uint8_t *out;
+        size_t len;
+        FUZZ_CHECK(ck_cp_ack_encode(&a, &out, &len) == CK_OK);
         FUZZ_CHECK(len == bl && memcmp(out, b, bl) == 0);
+        free(out);
+        ck_cp_ack_free(&a);
     }
     ck_metrics m;
     int rc = ck_metrics_decode(&m, b, bl);

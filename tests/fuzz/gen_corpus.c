@@ -122,12 +122,17 @@ static void wire_jm(const ck_graph *g)
         frame(&b, CK_MSG_HEARTBEAT, CK_EP_TM0 + (uint32_t)(i % 2), CK_EP_JM, 0, (uint32_t)(i % 2),
               0, 0, NULL, 0);
     for (uint32_t s = 0; s < g->nsubtasks; s++) {
-        ck_cp_ack a = {.id = 1, .bytes = 120 + s, .crc = 0x1234 + s, .sync_ns = 1000,
-                       .async_ns = 2000, .align_ns = 30};
-        snprintf(a.key, sizeof(a.key), "checkpoints/fuzzjob/chk-1/v0-%u.state", s);
-        uint8_t body[320];
-        frame(&b, CK_MSG_CP_ACK, s, CK_EP_JM, 0, 0, 0, 0, body,
-              ck_cp_ack_encode(&a, body, sizeof(body)));
+        ck_cp_ack a = {.id = 1, .sync_ns = 1000, .async_ns = 2000, .align_ns = 30};
+        char key[64];
+        snprintf(key, sizeof(key), "checkpoints/fuzzjob/chk-1/v0-%u.state", s);
+        FUZZ_CHECK(ck_handles_add(&a.handles, CK_HANDLE_SNAPSHOT, 0, key, 120 + s, 0x1234 + s,
+                                  0, 128) == CK_OK);
+        uint8_t *body;
+        size_t blen;
+        FUZZ_CHECK(ck_cp_ack_encode(&a, &body, &blen) == CK_OK);
+        frame(&b, CK_MSG_CP_ACK, s, CK_EP_JM, 0, 0, 0, 0, body, blen);
+        free(body);
+        ck_cp_ack_free(&a);
     }
     save("wire", "jm-checkpoint-acks", &b);
 
@@ -169,7 +174,7 @@ static void wire_tm(const ck_graph *g)
     for (uint32_t s = 0; s < g->nsubtasks; s++)
         hosts[s] = (uint16_t)ck_graph_host(g, s);
     size_t len;
-    uint8_t *d = ck_tm_deploy_body(0, NULL, g->nsubtasks, hosts, &len);
+    uint8_t *d = ck_tm_deploy_body(0, NULL, g->nsubtasks, hosts, NULL, 0, &len);
     frame(&b, CK_MSG_DEPLOY, CK_EP_JM, CK_EP_TM0, 0, 0, 0, 0, d, len);
     free(d);
     uint8_t cancel[12];
@@ -179,9 +184,23 @@ static void wire_tm(const ck_graph *g)
     frame(&b, CK_MSG_CANCEL, CK_EP_JM, CK_EP_TM0, 0, 0, 0, 0, cancel, sizeof(cancel));
     ck_restore_point from = {.id = 3, .flags = 0};
     snprintf(from.dir, sizeof(from.dir), "checkpoints/fuzzjob/chk-3/");
-    d = ck_tm_deploy_body(1, &from, g->nsubtasks, hosts, &len);
+    ck_handles hs[64];
+    const ck_handles *hp[64];
+    memset(hs, 0, sizeof(hs));
+    for (uint32_t s = 0; s < g->nsubtasks; s++) {
+        int v, sub;
+        char key[CK_HANDLE_KEY_MAX + 1];
+        ck_graph_locate(g, s, &v, &sub);
+        ck_cc_state_key(from.dir, v, sub, key, sizeof(key));
+        FUZZ_CHECK(ck_handles_add(&hs[s], CK_HANDLE_SNAPSHOT, 0, key, 100 + s, 0xabc00 + s, 0,
+                                  128) == CK_OK);
+        hp[s] = &hs[s];
+    }
+    d = ck_tm_deploy_body(1, &from, g->nsubtasks, hosts, hp, 0, &len);
     frame(&b, CK_MSG_DEPLOY, CK_EP_JM, CK_EP_TM0, 1, 0, 0, 0, d, len);
     free(d);
+    for (uint32_t s = 0; s < g->nsubtasks; s++)
+        ck_handles_free(&hs[s]);
     save("wire", "tm-deploy-cancel-redeploy", &b);
     free(b.p);
 }
@@ -504,9 +523,10 @@ static void metadata_seeds(const ck_graph *g)
         for (uint32_t s = 0; s < m.nsubtasks; s++) {
             int v, sub;
             ck_graph_locate(g, s, &v, &sub);
-            ck_cc_state_key(dir, v, sub, m.tasks[s].key, sizeof(m.tasks[s].key));
-            m.tasks[s].bytes = 100 + s;
-            m.tasks[s].crc = 0xabc00 + s;
+            char key[CK_HANDLE_KEY_MAX + 1];
+            ck_cc_state_key(dir, v, sub, key, sizeof(key));
+            FUZZ_CHECK(ck_handles_add(&m.tasks[s], CK_HANDLE_SNAPSHOT, 0, key, 100 + s,
+                                      0xabc00 + s, 0, 128) == CK_OK);
         }
         uint8_t *p;
         size_t len;

@@ -1,0 +1,72 @@
+/*
+ * handle.h - state handles: the files a subtask's snapshot left in the
+ * durable store, as Flink's StreamStateHandle and KeyedStateHandle.
+ *
+ * A snapshot is a list of handles. The subtask's acknowledgement carries
+ * it to the coordinator, the checkpoint's _metadata lists every subtask's,
+ * and a subtask deployed to restore that checkpoint is handed the handles
+ * it needs: those of its key-group range (rescaling picks them by range).
+ *
+ * Kinds:
+ *   CK_HANDLE_SNAPSHOT  a state file in the canonical format (snapshot.h):
+ *                       the subtask's whole state, keyed state of the
+ *                       key groups [kg_start, kg_end) included.
+ *
+ * Flags:
+ *   CK_HANDLE_SHARED    the file is under shared/ and may be referenced by
+ *                       several checkpoints (incremental ones): it is
+ *                       deleted when no retained checkpoint refers to it.
+ *
+ * Wire form (in ACK and DEPLOY bodies and in _metadata), a list:
+ *   u32 count | count x (u8 kind | u8 flags | u16 key length | key |
+ *                        u64 bytes | u32 crc32c of the file |
+ *                        u32 first key group | u32 end key group)
+ * A key is a store key (ck_wire_key_ok), 1..CK_HANDLE_KEY_MAX bytes; a key
+ * group range is empty (start = end) for state that is not keyed.
+ */
+#ifndef CK_HANDLE_H
+#define CK_HANDLE_H
+
+#include "bytes.h"
+#include "common.h"
+
+enum { CK_HANDLE_SNAPSHOT = 1 };
+#define CK_HANDLE_KIND_MAX CK_HANDLE_SNAPSHOT
+
+#define CK_HANDLE_SHARED 1u
+
+#define CK_HANDLE_KEY_MAX 255
+
+typedef struct ck_handle {
+    char *key; /* malloc'd, NUL-terminated */
+    uint64_t bytes;
+    uint32_t crc;
+    uint8_t kind, flags;
+    uint32_t kg_start, kg_end;
+} ck_handle;
+
+typedef struct ck_handles {
+    ck_handle *v;
+    uint32_t n, cap;
+} ck_handles;
+
+/* Appends a handle (the key is copied). 0, CK_EINVAL (a key that is empty,
+ * too long or not a store key; an unknown kind; a range that ends before
+ * it starts) or CK_ENOMEM. */
+int ck_handles_add(ck_handles *hs, int kind, uint32_t flags, const char *key, uint64_t bytes,
+                   uint32_t crc, uint32_t kg_start, uint32_t kg_end);
+/* dst (empty) becomes a copy of src. 0 or CK_ENOMEM (dst left empty). */
+int ck_handles_copy(ck_handles *dst, const ck_handles *src);
+void ck_handles_free(ck_handles *hs);
+
+/* Sum of the files' sizes. */
+uint64_t ck_handles_bytes(const ck_handles *hs);
+
+/* Appends the wire form to w. */
+void ck_handles_put(ck_wbuf *w, const ck_handles *hs);
+/* Reads a list into hs (empty) from r. 0, CK_ECORRUPT (with hs emptied,
+ * *why saying what is wrong) or CK_ENOMEM. Handles whose key group range
+ * ends past max_kg are corrupt. */
+int ck_handles_get(ck_rbuf *r, ck_handles *hs, uint32_t max_kg, const char **why);
+
+#endif
