@@ -3,7 +3,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <errno.h>
+#include <string.h>
+
 #include "error.h"
+#include "kstate.h"
+#include "rocksstate.h"
 #include "storefs.h"
 
 static ck_bnode *bn(ck_platform *p)
@@ -216,6 +221,29 @@ static int op_deploy(ck_platform *p, uint32_t attempt, uint32_t global,
     return bn(p)->bw->io->deploy(bn(p), attempt, global, from);
 }
 
+/* A state backend's working directory: <local>/tm<host>/a<attempt>-op<op>-<subtask>,
+ * one per attempt, so that a cancelled attempt's instance never shares one. */
+static int op_kstate_open(ck_platform *p, const ck_kstate_spec *spec, ck_kstate **out, char *err,
+                          size_t errlen)
+{
+    const ck_bnode *n = bn(p);
+    if (!n->bw->local_dir || spec->type != CK_BACKEND_ROCKSDB) {
+        snprintf(err, errlen, "this backend has no local disk for state");
+        return CK_EINVAL;
+    }
+    char dir[800];
+    snprintf(dir, sizeof(dir), "%s/tm%d", n->bw->local_dir, p->host);
+    if (ck_storefs_mkdirs(dir)) {
+        snprintf(err, errlen, "%s: cannot create: %s", dir, strerror(errno));
+        return CK_EIO;
+    }
+    size_t l = strlen(dir);
+    snprintf(dir + l, sizeof(dir) - l, "/a%u-op%d-%d", spec->attempt, spec->op, spec->subtask);
+    *out = ck_rocks_open(dir, spec->write_buffer, spec->kg_start, spec->kg_end, spec->states,
+                         spec->nstates, err, errlen);
+    return *out ? CK_OK : CK_EIO;
+}
+
 static void op_undeploy(ck_platform *p, uint32_t attempt, uint32_t global)
 {
     bn(p)->bw->io->undeploy(bn(p), attempt, global);
@@ -250,4 +278,5 @@ const ck_platform_ops ck_bnode_ops = {
     .wait = op_wait,
     .set_routes = op_set_routes,
     .log = op_log,
+    .kstate_open = op_kstate_open,
 };

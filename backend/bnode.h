@@ -66,6 +66,8 @@ typedef struct ck_bnode_io {
 typedef struct ck_bworld {
     const ck_bnode_io *io;
     const char *store_dir; /* the durable store (io/storefs.h) */
+    const char *local_dir; /* the hosts' local disks: tm<host>/ holds the working
+                            * directories of state backends (NULL: none) */
     ck_sinkfs *sinks;      /* the sinks' external system; NULL: none here */
     int verbose;           /* log every line, not only warnings */
 } ck_bworld;

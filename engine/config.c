@@ -63,7 +63,7 @@ static const char *const cp_modes[] = {"EXACTLY_ONCE", "AT_LEAST_ONCE", NULL};
 static const char *const rs_types[] = {"default", "none", "fixed-delay", "failure-rate",
                                        "exponential-delay", NULL};
 static const char *const failover[] = {"full", "region", NULL};
-static const char *const state_backends[] = {"hashmap", NULL};
+static const char *const state_backends[] = {"hashmap", "rocksdb", NULL};
 
 const char *const *ck_config_choices(ck_cfg_id id)
 {

@@ -76,9 +76,13 @@ typedef enum ck_cfg_type {
       "taskmanager.network.memory.buffer-debloat.threshold-percentages",      \
       CK_CFG_INT, 25, 0, 100,                                                  \
       "a new buffer size differing less than this from the last is not sent") \
-    X(STATE_BACKEND, "state.backend.type", CK_CFG_ENUM, 0, 0, 0,            \
+    X(STATE_BACKEND, "state.backend.type", CK_CFG_ENUM, 0, 0, 1,            \
       "where keyed state lives: hashmap (objects on the heap, snapshots "      \
-      "copy-on-write)")                                                        \
+      "copy-on-write) or rocksdb (an embedded RocksDB per operator subtask, "  \
+      "on its host's local disk)")                                             \
+    X(ROCKS_WRITEBUFFER, "state.backend.rocksdb.writebuffer.size",           \
+      CK_CFG_MEMORY, INT64_C(64) << 20, INT64_C(64) << 10, INT64_C(1) << 34,   \
+      "memtable bytes before RocksDB flushes them to a level-0 file")          \
     X(MAX_PARALLELISM, "pipeline.max-parallelism", CK_CFG_INT, -1, -1, 32768,  \
       "key groups of keyed operators; -1: Flink's default rule")               \
     X(AUTO_WATERMARK_INTERVAL, "pipeline.auto-watermark-interval",             \

@@ -271,6 +271,24 @@ void *ck_heap_get_h(ck_heap *h, int kg, uint32_t hash, const char *key, uint32_t
 static CK_NOINLINE void *upsert_slow(ck_heap *h, ck_heap_kg *t, uint32_t hash,
                                      const char *key, uint32_t klen, int64_t ns, int *created);
 
+void *ck_heap_get_mut_h(ck_heap *h, int kg, uint32_t hash, const char *key, uint32_t klen,
+                        int64_t ns)
+{
+    ck_heap_kg *t = table(h, kg);
+    if (!t || t->n == 0)
+        return NULL;
+    int found;
+    uint32_t i = probe(h, t, hash, key, klen, ns, &found);
+    if (!found)
+        return NULL;
+    if (!t->priv) { /* a view shares the table: the write goes to a copy */
+        if (make_private(h, t))
+            return NULL;
+        i = probe(h, t, hash, key, klen, ns, &found);
+    }
+    return slot_val(slot_at(h, t, i));
+}
+
 void *ck_heap_upsert(ck_heap *h, int kg, int32_t jhash, const char *key,
                      uint32_t klen, int64_t ns, int *created)
 {
@@ -613,7 +631,8 @@ static int64_t *hks_acquire(ck_kstate *s, int st, const ck_kkey *k, int create, 
     if (create)
         return ck_heap_upsert_h(&h->heaps[st], k->loc.kg, k->loc.hash, key, len, k->loc.ns,
                                 created);
-    return ck_heap_get_h(&h->heaps[st], k->loc.kg, k->loc.hash, key, len, k->loc.ns);
+    /* the caller may edit it: never in a table a view shares */
+    return ck_heap_get_mut_h(&h->heaps[st], k->loc.kg, k->loc.hash, key, len, k->loc.ns);
 }
 
 static int hks_list_add(ck_kstate *s, int st, const ck_kkey *k, const int64_t *v)

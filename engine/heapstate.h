@@ -72,6 +72,10 @@ void *ck_heap_get_h(ck_heap *h, int kg, uint32_t hash, const char *key, uint32_t
                     int64_t ns);
 int ck_heap_remove_h(ck_heap *h, int kg, uint32_t hash, const char *key, uint32_t klen,
                      int64_t ns);
+/* ck_heap_get_h for a value the caller will write: a table a view shares
+ * (copy-on-write) gets its own copy first. NULL: absent or out of memory. */
+void *ck_heap_get_mut_h(ck_heap *h, int kg, uint32_t hash, const char *key, uint32_t klen,
+                        int64_t ns);
 
 /* ck_heap_upsert with hash = ck_heap_hash(jhash, ns) computed already. */
 void *ck_heap_upsert_h(ck_heap *h, int kg, uint32_t hash, const char *key,

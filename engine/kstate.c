@@ -3,15 +3,22 @@
 #include "error.h"
 #include "heapstate.h"
 
-ck_kstate *ck_kstate_new(int type, int kg_start, int kg_end, const ck_state_desc *d, int n)
+int ck_kstate_spec_ok(int kg_start, int kg_end, const ck_state_desc *d, int n)
 {
     if (n < 1 || n > CK_KS_MAX_STATES || kg_start > kg_end)
-        return NULL;
+        return 0;
     for (int i = 0; i < n; i++)
         if (d[i].nfields < 1 || d[i].nfields > CK_KS_MAX_FIELDS ||
             (d[i].kind != CK_STATE_VALUE && d[i].kind != CK_STATE_MAP &&
              d[i].kind != CK_STATE_LIST))
-            return NULL;
+            return 0;
+    return 1;
+}
+
+ck_kstate *ck_kstate_new(int type, int kg_start, int kg_end, const ck_state_desc *d, int n)
+{
+    if (!ck_kstate_spec_ok(kg_start, kg_end, d, n))
+        return NULL;
     switch (type) {
     case CK_BACKEND_HASHMAP:
         return ck_heap_kstate_new(kg_start, kg_end, d, n);

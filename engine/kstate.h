@@ -117,6 +117,10 @@ typedef struct ck_kstate_ops {
 
     uint64_t (*entries)(const ck_kstate *s); /* over every state; a list counts once */
 
+    /* Optional: a checkpoint's synchronous phase: what is buffered in
+     * memory goes to the backend's files (RocksDB's memtable flush). */
+    int (*flush)(ck_kstate *s);
+
     int (*view_take)(ck_kstate *s, ck_kstate_view **out);
     /* Canonical entries of key group kg, over every state (a list is one). */
     uint64_t (*view_count)(const ck_kstate_view *v, int kg);
@@ -126,16 +130,43 @@ typedef struct ck_kstate_ops {
     void (*view_release)(ck_kstate_view *v);
 } ck_kstate_ops;
 
+/* The work a backend did on its own store, which the task charges as
+ * simulated time (a backend that works in memory leaves it at zero). */
+typedef struct ck_kstate_work {
+    uint64_t reads, writes;      /* accesses that reached the store */
+    uint64_t flushed, compacted; /* bytes written by flushes and compactions */
+    uint32_t flushes, compactions;
+} ck_kstate_work;
+
 /* What every backend instance starts with. */
 struct ck_kstate {
     const ck_kstate_ops *ops;
     int kg_start, kg_end;
     int nstates;
     ck_state_desc states[CK_KS_MAX_STATES];
+    ck_kstate_work work;
 };
 
-/* The backends, by state.backend.type (config.h). */
-enum { CK_BACKEND_HASHMAP = 0 };
+/* The backends, by state.backend.type (config.h). The engine builds the
+ * heap backend itself; the platform opens the others
+ * (ck_platform_ops.kstate_open): they do I/O. */
+enum { CK_BACKEND_HASHMAP = 0, CK_BACKEND_ROCKSDB = 1 };
+
+/* What a backend instance is for, as the platform is asked to open one. */
+typedef struct ck_kstate_spec {
+    int type;              /* CK_BACKEND_* */
+    int kg_start, kg_end;
+    const ck_state_desc *states;
+    int nstates;
+    int op;                /* the operator (job-wide index) */
+    int subtask;
+    uint32_t attempt;
+    uint64_t write_buffer; /* state.backend.rocksdb.writebuffer.size */
+} ck_kstate_spec;
+
+/* 1 when the descriptions are valid (1..CK_KS_MAX_STATES states, each of a
+ * known kind and 1..CK_KS_MAX_FIELDS fields) for key groups kg_start <= kg_end. */
+int ck_kstate_spec_ok(int kg_start, int kg_end, const ck_state_desc *d, int n);
 
 /* A backend instance of type `type` for key groups [kg_start, kg_end] and
  * the n states d[0..n); NULL when out of memory or the states are not
@@ -146,6 +177,11 @@ static inline void ck_kstate_free(ck_kstate *s)
 {
     if (s)
         s->ops->free(s);
+}
+
+static inline int ck_ks_flush(ck_kstate *s)
+{
+    return s->ops->flush ? s->ops->flush(s) : 0;
 }
 
 static inline void ck_ks_locate(const ck_kstate *s, int st, ck_kkey *k)

@@ -1,5 +1,6 @@
 #include "operator.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "bytes.h"
@@ -74,8 +75,38 @@ static ck_op_fn process_fn(ck_op_kind k)
     return NULL;
 }
 
+/* Opens op's keyed-state backend instance. */
+static int open_kstate(ck_op *op, int subtask, const ck_chain_state *st, char *err,
+                       size_t errlen)
+{
+    int nd;
+    const ck_state_desc *d = ck_op_states(op->spec, &nd);
+    int type = st ? st->type : CK_BACKEND_HASHMAP;
+    if (type == CK_BACKEND_HASHMAP) {
+        op->ks = ck_kstate_new(type, op->kg_start, op->kg_end, d, nd);
+        return op->ks ? CK_OK : CK_ENOMEM;
+    }
+    if (!ck_kstate_spec_ok(op->kg_start, op->kg_end, d, nd))
+        return CK_EINVAL;
+    if (!st->plat || !st->plat->ops->kstate_open) {
+        snprintf(err, errlen, "state.backend.type %s: this platform has no local disk for it",
+                 type == CK_BACKEND_ROCKSDB ? "rocksdb" : "?");
+        return CK_EINVAL;
+    }
+    ck_kstate_spec spec = {.type = type,
+                           .kg_start = op->kg_start,
+                           .kg_end = op->kg_end,
+                           .states = d,
+                           .nstates = nd,
+                           .op = (int)(op->spec - op->chain->g->spec.ops),
+                           .subtask = subtask,
+                           .attempt = st->attempt,
+                           .write_buffer = st->write_buffer};
+    return st->plat->ops->kstate_open(st->plat, &spec, &op->ks, err, errlen);
+}
+
 int ck_chain_init(ck_chain *c, const ck_graph *g, int vertex, int subtask,
-                  ck_rp_out *rps, int nrps, int state_backend)
+                  ck_rp_out *rps, int nrps, const ck_chain_state *st, char *err, size_t errlen)
 {
     memset(c, 0, sizeof(*c));
     const ck_vertex *v = &g->v[vertex];
@@ -95,12 +126,10 @@ int ck_chain_init(ck_chain *c, const ck_graph *g, int vertex, int subtask,
         if (ck_op_keyed(s->kind)) {
             ck_kg_range(subtask, s->parallelism, s->max_parallelism, &op->kg_start,
                         &op->kg_end);
-            int nd;
-            const ck_state_desc *d = ck_op_states(s, &nd);
-            op->ks = ck_kstate_new(state_backend, op->kg_start, op->kg_end, d, nd);
-            if (!op->ks) {
+            int rc = open_kstate(op, subtask, st, err, errlen);
+            if (rc) {
                 ck_chain_free(c);
-                return CK_ENOMEM;
+                return rc;
             }
             ck_timerq_init(&op->timers);
         }
@@ -472,8 +501,34 @@ double ck_chain_take_flops(ck_chain *c, ck_time now, ck_time *wait_ns)
         if (s->write_ns > 0)
             wait += n * (double)s->write_ns * slowed(c, opi, now, 1);
         c->ops[k].nproc = 0;
+        /* What the state backend did on its own store (RocksDB's gets and
+         * puts), charged to the operator's thread as well. */
+        ck_kstate *ks = c->ops[k].ks;
+        if (ks) {
+            ck_kstate_work *w = &c->ops[k].charged;
+            flops += (double)(ks->work.reads - w->reads) * CK_STATE_READ_FLOPS +
+                     (double)(ks->work.writes - w->writes) * CK_STATE_WRITE_FLOPS;
+            w->reads = ks->work.reads;
+            w->writes = ks->work.writes;
+        }
     }
     *wait_ns = (ck_time)wait;
+    return flops;
+}
+
+double ck_chain_take_background(ck_chain *c)
+{
+    double flops = 0;
+    for (int k = 0; k < c->nops; k++) {
+        ck_kstate *ks = c->ops[k].ks;
+        if (!ks)
+            continue;
+        ck_kstate_work *w = &c->ops[k].charged;
+        flops += (double)(ks->work.flushed - w->flushed) * CK_STATE_FLUSH_FLOPS_PER_BYTE +
+                 (double)(ks->work.compacted - w->compacted) * CK_STATE_COMPACT_FLOPS_PER_BYTE;
+        w->flushed = ks->work.flushed;
+        w->compacted = ks->work.compacted;
+    }
     return flops;
 }
 

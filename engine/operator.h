@@ -70,6 +70,7 @@ struct ck_op {
     int kg_start, kg_end;
     const ck_keyloc *hint;
     ck_kstate *ks; /* its states, in the job's state backend (kstate.h) */
+    ck_kstate_work charged; /* of ks->work, what was charged already */
     int64_t *scratch; /* a median window's values, sorted */
     size_t scratch_cap;
     ck_timerq timers;
@@ -135,8 +136,18 @@ const ck_state_desc *ck_op_states(const ck_op_spec *s, int *n);
 
 /* Builds the chain of (vertex, subtask); rps are the task's partitions;
  * keyed state in backend `state_backend` (CK_BACKEND_*). */
+/* Where a chain's keyed operators keep their state (NULL: the heap). */
+typedef struct ck_chain_state {
+    int type;              /* state.backend.type: CK_BACKEND_* */
+    uint64_t write_buffer; /* state.backend.rocksdb.writebuffer.size */
+    ck_platform *plat;     /* opens the backends that do I/O (kstate_open) */
+    uint32_t attempt;
+} ck_chain_state;
+
+/* Returns 0, CK_ENOMEM, or another CK_E* code with one line in err (a
+ * backend that could not open). */
 int ck_chain_init(ck_chain *c, const ck_graph *g, int vertex, int subtask,
-                  ck_rp_out *rps, int nrps, int state_backend);
+                  ck_rp_out *rps, int nrps, const ck_chain_state *st, char *err, size_t errlen);
 void ck_chain_free(ck_chain *c);
 
 /* Feeds a record to the head operator. Returns 0, CK_ENOMEM. */
@@ -164,6 +175,25 @@ int ck_chain_record_at(ck_chain *c, ck_rec *r, const ck_keyloc *l);
  * sinks' external systems took to accept them (write_ns each, times a
  * slow_sink's factor). */
 double ck_chain_take_flops(ck_chain *c, ck_time now, ck_time *wait_ns);
+
+/*
+ * Cost model of a state backend's own work (kstate.h's ck_kstate_work; 0
+ * for the heap, whose accesses are part of an operator's cpu_flops):
+ * RocksDB's gets and puts cost the operator's thread about a microsecond
+ * and a half and one on a 1 Gflop/s core (memtable and block-cache hits,
+ * WAL off: RocksDB's own db_bench figures for small values); flushing
+ * (building an SST file: encoding, compressing, checksums) and compacting
+ * (reading, merging and writing every byte again) run on a background
+ * thread, charged per byte written.
+ */
+#define CK_STATE_READ_FLOPS 1500.0
+#define CK_STATE_WRITE_FLOPS 1000.0
+#define CK_STATE_FLUSH_FLOPS_PER_BYTE 5.0
+#define CK_STATE_COMPACT_FLOPS_PER_BYTE 10.0
+
+/* The background CPU (flops) of the state backends' flushes and
+ * compactions since the last call. */
+double ck_chain_take_background(ck_chain *c);
 
 /* The CPU cost of the records processed since ck_chain_take_flops, before
  * slowdowns: what the batch in progress will charge, about. */

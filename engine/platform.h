@@ -39,6 +39,8 @@ typedef enum ck_log_level { CK_LOG_ERROR, CK_LOG_WARN, CK_LOG_INFO, CK_LOG_DEBUG
 #define CK_HOST_NONE 0xffffu
 
 struct ck_restore_point; /* coordinator.h */
+struct ck_kstate;        /* kstate.h */
+struct ck_kstate_spec;
 
 typedef struct ck_platform_ops {
     /* The current time on the platform clock. */
@@ -123,6 +125,16 @@ typedef struct ck_platform_ops {
 
     /* One line of diagnostics (no newline). */
     void (*log)(ck_platform *p, int level, const char *line);
+
+    /*
+     * Opens a keyed-state backend instance that does I/O (RocksDB), in a
+     * working directory of its own on this host's local disk (Flink's
+     * state.backend.rocksdb.localdir); freeing it deletes the directory.
+     * NULL (optional op): the platform has none. Returns 0, or a CK_E*
+     * code with one line in err.
+     */
+    int (*kstate_open)(ck_platform *p, const struct ck_kstate_spec *spec, struct ck_kstate **out,
+                       char *err, size_t errlen);
 } ck_platform_ops;
 
 struct ck_segpool; /* segpool.h */

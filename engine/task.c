@@ -140,6 +140,9 @@ struct ck_task {
 };
 
 #define RESTORE_TOKEN UINT64_MAX
+/* The state backend's background work (flushes, compactions) ended: no
+ * snapshot's (checkpoint ids start at 1). */
+#define STATE_WORK_TOKEN 0
 
 const char *ck_task_state_name(ck_task_state s)
 {
@@ -347,8 +350,22 @@ ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global,
         }
     }
     reserve_network(t);
-    if (ck_chain_init(&t->chain, g, t->vertex, t->subtask, t->rps, t->nrps,
-                      (int)ck_cfg(cfg, CK_CFG_STATE_BACKEND)))
+    ck_chain_state cst = {.type = (int)ck_cfg(cfg, CK_CFG_STATE_BACKEND),
+                          .write_buffer = (uint64_t)ck_cfg(cfg, CK_CFG_ROCKS_WRITEBUFFER),
+                          .plat = plat,
+                          .attempt = attempt};
+    char why[300] = "";
+    int crc = ck_chain_init(&t->chain, g, t->vertex, t->subtask, t->rps, t->nrps, &cst, why,
+                            sizeof(why));
+    if (crc && why[0]) {
+        /* A backend that cannot open fails the task at its start, as
+         * Flink's does when its state backend cannot be built; the restart
+         * strategy decides what next. */
+        snprintf(t->setup_err, sizeof(t->setup_err), "cannot open the state backend: %s", why);
+        crc = ck_chain_init(&t->chain, g, t->vertex, t->subtask, t->rps, t->nrps, NULL, why,
+                            sizeof(why));
+    }
+    if (crc)
         goto fail;
     t->chain.slow = env->slowdowns;
     t->chain.nslow = env->nslowdowns;
@@ -542,6 +559,9 @@ static int finish_batch(ck_task *t)
     double flops = ck_chain_take_flops(c, ck_now(t->plat), &wait);
     if (flops > 0)
         t->plat->ops->cpu(t->plat, flops);
+    double bg = ck_chain_take_background(c);
+    if (bg > 0) /* RocksDB's flush and compaction threads */
+        t->plat->ops->cpu_background(t->plat, bg, STATE_WORK_TOKEN);
     if (wait > 0)
         t->plat->ops->wait(t->plat, wait); /* the sinks' external systems */
     for (int k = 0; k < c->nops; k++) {
@@ -1712,7 +1732,7 @@ static int task_on_complete(void *self, uint64_t token, int status, uint8_t *dat
     ck_task *t = self;
     if (token == RESTORE_TOKEN && t->state == CK_TASK_RESTORING)
         restore_done(t, status, data, len);
-    else if (t->state != CK_TASK_FAILED)
+    else if (token != STATE_WORK_TOKEN && t->state != CK_TASK_FAILED)
         snap_progress(t, token, status);
     free(data);
     return CK_OK;

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -306,4 +307,19 @@ int ck_storefs_damage(const char *root, const char *prefix, int cut, char *key,
     if (close(fd))
         rc = CK_EIO;
     return rc;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+    (void)st;
+    (void)ftw;
+    return type == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+int ck_storefs_rmtree(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return errno == ENOENT ? CK_OK : CK_EIO;
+    return nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS) ? CK_EIO : CK_OK;
 }

@@ -23,6 +23,10 @@ int ck_storefs_key_ok(const char *key);
 /* mkdir -p. Returns 0 or CK_EIO (errno says why). */
 int ck_storefs_mkdirs(const char *dir);
 
+/* Deletes path and, if a directory, all below it (symbolic links are
+ * deleted, not followed). 0 when it is gone (or never was), or CK_EIO. */
+int ck_storefs_rmtree(const char *path);
+
 /* Returns 0, CK_EINVAL (bad key), CK_EIO (errno says why). */
 int ck_storefs_put(const char *root, const char *key, const uint8_t *data, size_t len,
                    int durable);

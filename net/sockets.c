@@ -192,6 +192,7 @@ struct net_world {
     int nin, in_cap;
     ck_sinkfs sinks;      /* this process's sinks write here (io/sinkfs.h) */
     char store_dir[600];
+    char local_dir[620];
     char sink_dir[600];
     double speed;
     /* this host's cores as virtual time, its slow_cpu factor, and timed
@@ -1628,6 +1629,13 @@ static void host_main(net_world *w, int host)
         fprintf(stderr, "chandy: host %d: setting up: out of memory\n", host);
         _exit(3);
     }
+    /* A task manager's local disk: what a crashed process of this host
+     * left (its state backends' working directories) is cleared when it
+     * starts again. */
+    char local[700];
+    snprintf(local, sizeof(local), "%s/tm%d", w->local_dir, host);
+    if (host < w->ntm)
+        ck_storefs_rmtree(local);
     loop(w, CK_TIME_NEVER);
     _exit(w->io_failed ? 5 : w->failed ? 4 : 0);
 }
@@ -1698,8 +1706,9 @@ static int net_run(const ck_backend_job *job, ck_backend_result *r, char *err, s
     w.speed = job->cluster->speed;
     snprintf(w.store_dir, sizeof(w.store_dir), "%s/store", job->outdir);
     snprintf(w.sink_dir, sizeof(w.sink_dir), "%s/sink", job->outdir);
-    w.bw = (ck_bworld){.io = &net_io, .store_dir = w.store_dir, .sinks = &w.sinks,
-                       .verbose = job->verbose};
+    snprintf(w.local_dir, sizeof(w.local_dir), "%s/local", job->outdir);
+    w.bw = (ck_bworld){.io = &net_io, .store_dir = w.store_dir, .local_dir = w.local_dir,
+                       .sinks = &w.sinks, .verbose = job->verbose};
     if (ck_storefs_mkdirs(w.store_dir) || ck_storefs_mkdirs(w.sink_dir) ||
         ck_sinkfs_init(&w.sinks, w.sink_dir)) {
         snprintf(err, errlen, "%s: cannot create the store and sink directories: %s", job->outdir,
@@ -1792,6 +1801,9 @@ static int net_run(const ck_backend_job *job, ck_backend_result *r, char *err, s
     }
     for (int h = 0; h <= w.ntm; h++)
         close(w.listen_fd[h]);
+    /* The hosts' local disks do not outlive the run (the processes were
+     * stopped with their state backends open). */
+    ck_storefs_rmtree(w.local_dir);
     if (rc == CK_OK && r->jm_ready && r->jm.state != CK_JOB_FINISHED &&
         r->jm.state != CK_JOB_FAILED) {
         r->jm.end = world_now(&w);

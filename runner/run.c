@@ -24,24 +24,21 @@
 #include "storefs.h"
 #include "verify.h"
 
-static int rm_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-    CK_UNUSED(st);
-    CK_UNUSED(ftw);
-    return type == FTW_DP ? rmdir(path) : unlink(path);
-}
-
 /* Empties what an earlier run left in the output directory: its store, its
  * sinks' output and its run.json must not be mistaken for this run's (a
  * run that cannot write its own must not leave the last one's standing). */
+/* What a run empties in its output directory: the directories first. */
+static const char *const cleared[] = {"store", "sink", "output", "local", "run.json",
+                                      "run.json.part"};
+#define CLEARED_DIRS 4
+
 static int clean_outdir(const char *outdir)
 {
-    static const char *const parts[] = {"store", "sink", "output", "run.json", "run.json.part"};
-    for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+    const char *const *parts = cleared;
+    for (size_t i = 0; i < sizeof(cleared) / sizeof(cleared[0]); i++) {
         char path[700];
         snprintf(path, sizeof(path), "%s/%s", outdir, parts[i]);
-        struct stat st;
-        if (lstat(path, &st) == 0 && nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS))
+        if (ck_storefs_rmtree(path))
             return CK_EIO;
     }
     return CK_OK;
@@ -132,18 +129,18 @@ static int write_marker(const char *dir, const char *scenario)
     return CK_EIO;
 }
 
-/* 1 when path lies in (or is) dir/store, dir/sink or dir/output: what a run into dir empties. */
+/* 1 when path lies in (or is) one of the directories a run into dir empties. */
 static int inside_cleared(const char *path, const char *dir)
 {
     char rp[PATH_MAX], rd[PATH_MAX];
     if (!realpath(path, rp) || !realpath(dir, rd))
         return 0; /* the savepoint was read, so it exists; a new dir holds nothing */
-    static const char *const parts[] = {"store", "sink", "output"};
+    const char *const *parts = cleared;
     size_t dl = strlen(rd);
     if (strncmp(rp, rd, dl) || (rp[dl] != '/' && dl > 1))
         return 0;
     const char *rest = rp + dl + (dl > 1);
-    for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+    for (size_t i = 0; i < CLEARED_DIRS; i++) {
         size_t pl = strlen(parts[i]);
         if (!strncmp(rest, parts[i], pl) && (rest[pl] == '/' || !rest[pl]))
             return 1;

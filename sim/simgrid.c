@@ -153,6 +153,7 @@ struct ck_sim {
     sg_disk_t store_disk;
     ck_time disk_free[2]; /* the store's disk reads, writes until then (disk_io) */
     char store_dir[600];
+    char local_dir[620]; /* beside the store: <run>/local */
     uint64_t next_id;
     ck_sinkfs sinks;     /* the sinks' external system: files (io/sinkfs.h) */
     char sink_error[200]; /* the first failed write to it, or "" */
@@ -1425,8 +1426,14 @@ ck_sim *ck_sim_new(const char *platform_file, const char *network_model, const c
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    w->bw = (ck_bworld){.io = &sim_io, .store_dir = w->store_dir, .verbose = verbose};
+    w->bw = (ck_bworld){.io = &sim_io, .store_dir = w->store_dir, .local_dir = w->local_dir,
+                        .verbose = verbose};
     snprintf(w->store_dir, sizeof(w->store_dir), "%s", store_dir);
+    /* The hosts' local disks beside the store (<run>/store -> <run>/local). */
+    snprintf(w->local_dir, sizeof(w->local_dir), "%s", store_dir);
+    char *slash = strrchr(w->local_dir, '/');
+    snprintf(slash ? slash + 1 : w->local_dir,
+             sizeof(w->local_dir) - (size_t)(slash ? slash + 1 - w->local_dir : 0), "local");
     if (ck_storefs_mkdirs(w->store_dir)) {
         snprintf(err, errlen, "%s: cannot create: %s", w->store_dir, strerror(errno));
         free(w);

@@ -274,14 +274,41 @@ static void test_checkpoints_sockets(void **state)
     assert_int_equal(count_entries(dir, "_metadata"), 1);
 }
 
+/* Writes scenario src with config key set to value (a string) into dst. */
+static void config_variant(const char *src, const char *dst, const char *key, const char *value)
+{
+    char path[600];
+    snprintf(path, sizeof(path), "%s/%s", CHANDY_SOURCE_DIR, src);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    static char text[1 << 16];
+    size_t n = fread(text, 1, sizeof(text) - 1, f);
+    fclose(f);
+    text[n] = 0;
+    cJSON *sc = cJSON_Parse(text);
+    assert_non_null(sc);
+    cJSON *cfg = cJSON_GetObjectItem(sc, "config");
+    assert_non_null(cfg);
+    cJSON_DeleteItemFromObject(cfg, key);
+    cJSON_AddStringToObject(cfg, key, value);
+    char *out = cJSON_Print(sc);
+    f = fopen(dst, "w");
+    assert_non_null(f);
+    fputs(out, f);
+    fclose(f);
+    free(out);
+    cJSON_Delete(sc);
+}
+
 /* The fault-timeline examples hold their own expectations (exit 0); the
- * savepoint pair runs in order, the second from the first's savepoint. */
+ * savepoint pair runs in order, the second from the first's savepoint, and
+ * the savepoint (canonical format) restores into the RocksDB backend too. */
 static void test_fault_scenarios(void **state)
 {
     (void)state;
     static const char *const names[] = {"crash-recovery", "crash-during-checkpoint",
                                         "savepoint-upgrade", "partition", "savepoint-stop",
-                                        "keyed-state"};
+                                        "keyed-state", "keyed-state-rocksdb"};
     char args[512];
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         snprintf(args, sizeof(args), "run scenarios/%s.json --out %s/%s", names[i], tmp, names[i]);
@@ -303,7 +330,48 @@ static void test_fault_scenarios(void **state)
     const cJSON *c = cJSON_GetObjectItem(run, "correctness");
     assert_true(cJSON_IsTrue(cJSON_GetObjectItem(c, "ok")));
     assert_true(num(c, "lost", NULL) == 0 && num(c, "duplicated", NULL) == 0);
+    double out_heap = num(c, "received", NULL);
     cJSON_Delete(run);
+    /* The savepoint the heap backend took, restored into RocksDB. */
+    char variant[400];
+    snprintf(variant, sizeof(variant), "%s/savepoint-restore-rocksdb.json", tmp);
+    config_variant("scenarios/savepoint-restore.json", variant, "state.backend.type", "rocksdb");
+    snprintf(args, sizeof(args), "run %s --out %s/restore-rocks -s %s", variant, tmp, sp);
+    assert_int_equal(chandy("restore-rocks", args), 0);
+    run = load_run("restore-rocks");
+    c = cJSON_GetObjectItem(run, "correctness");
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(c, "ok")));
+    assert_true(num(c, "lost", NULL) == 0 && num(c, "duplicated", NULL) == 0);
+    assert_true(num(c, "received", NULL) == out_heap);
+    cJSON_Delete(run);
+    /* keyed-state-rocksdb's checkpoints are in the canonical format: the
+     * same state, the same bytes as the heap backend's */
+    cJSON *heap = load_run("keyed-state"), *rocks = load_run("keyed-state-rocksdb");
+    const cJSON *ch = cJSON_GetObjectItem(heap, "checkpoints"),
+                *cr = cJSON_GetObjectItem(rocks, "checkpoints");
+    assert_true(cJSON_GetArraySize(ch) >= 5);
+    for (int i = 0; i < 5; i++)
+        assert_true(num(cJSON_GetArrayItem(ch, i), "bytes", NULL) ==
+                    num(cJSON_GetArrayItem(cr, i), "bytes", NULL));
+    cJSON_Delete(heap);
+    cJSON_Delete(rocks);
+}
+
+/* RocksDB over sockets: each task manager's process keeps its instances
+ * under <run>/local/tm<host>/; none outlives the run. */
+static void test_rocksdb_over_sockets(void **state)
+{
+    (void)state;
+    char args[512];
+    snprintf(args, sizeof(args),
+             "run scenarios/keyed-state-rocksdb.json --backend sockets --out %s/ksr-sock -q", tmp);
+    assert_int_equal(chandy("ksr-sock", args), 0);
+    cJSON *run = load_run("ksr-sock");
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(run, "correctness"), "ok")));
+    cJSON_Delete(run);
+    char dir[400];
+    snprintf(dir, sizeof(dir), "%s/ksr-sock/local/tm*", tmp);
+    assert_int_equal(count_entries(dir, "a"), 0);
 }
 
 /* The socket backend honours cluster.store: crash-during-checkpoint's
@@ -683,6 +751,7 @@ int main(void)
         cmocka_unit_test(test_checkpoints_sockets),
         cmocka_unit_test(test_store_link_over_sockets),
         cmocka_unit_test(test_fault_scenarios),
+        cmocka_unit_test(test_rocksdb_over_sockets),
         cmocka_unit_test(test_exchanges_n_times_t),
         cmocka_unit_test(test_insufficient_network_buffers),
         cmocka_unit_test(test_exit_statuses),

@@ -76,8 +76,8 @@ static void test_capture_encode_restore(void **state)
     ck_config cfg;
     build(&g, &cfg);
     ck_chain a, b, ref;
-    assert_int_equal(ck_chain_init(&a, &g, 1, 1, NULL, 0, CK_BACKEND_HASHMAP), 0);
-    assert_int_equal(ck_chain_init(&ref, &g, 1, 1, NULL, 0, CK_BACKEND_HASHMAP), 0);
+    assert_int_equal(ck_chain_init(&a, &g, 1, 1, NULL, 0, NULL, NULL, 0), 0);
+    assert_int_equal(ck_chain_init(&ref, &g, 1, 1, NULL, 0, NULL, NULL, 0), 0);
     ck_rng r1, r2;
     ck_rng_init(&r1, 9, 9);
     ck_rng_init(&r2, 9, 9);
@@ -99,7 +99,7 @@ static void test_capture_encode_restore(void **state)
     assert_int_equal(ck_snap_decode(file, len, &s, &why), 0);
     assert_true(s.checkpoint_id == 7);
     assert_int_equal(s.nkeyed, 1);
-    assert_int_equal(ck_chain_init(&b, &g, 1, 1, NULL, 0, CK_BACKEND_HASHMAP), 0);
+    assert_int_equal(ck_chain_init(&b, &g, 1, 1, NULL, 0, NULL, NULL, 0), 0);
     assert_int_equal(ck_chain_restore(&b, &s), 0);
     ck_snapshot_free(&s);
     /* The restored subtask and the reference (which never stopped at the
@@ -169,8 +169,8 @@ static void test_map_state_distinct(void **state)
     static ck_graph g;
     build_keyed(&g, CK_OP_DISTINCT, CK_AGG_COUNT);
     ck_chain a, b, ref;
-    assert_int_equal(ck_chain_init(&a, &g, 1, 1, NULL, 0, CK_BACKEND_HASHMAP), 0);
-    assert_int_equal(ck_chain_init(&ref, &g, 1, 1, NULL, 0, CK_BACKEND_HASHMAP), 0);
+    assert_int_equal(ck_chain_init(&a, &g, 1, 1, NULL, 0, NULL, NULL, 0), 0);
+    assert_int_equal(ck_chain_init(&ref, &g, 1, 1, NULL, 0, NULL, NULL, 0), 0);
     ck_rng r1, r2;
     ck_rng_init(&r1, 5, 5);
     ck_rng_init(&r2, 5, 5);
@@ -222,7 +222,7 @@ static void test_map_state_distinct(void **state)
     }
     assert_int_equal(total, (uint64_t)fed); /* every record counted once */
 
-    assert_int_equal(ck_chain_init(&b, &g, 1, 1, NULL, 0, CK_BACKEND_HASHMAP), 0);
+    assert_int_equal(ck_chain_init(&b, &g, 1, 1, NULL, 0, NULL, NULL, 0), 0);
     assert_int_equal(ck_chain_restore(&b, &s), 0);
     ck_snapshot_free(&s);
     assert_int_equal(ck_chain_state_entries(&b), pairs);
@@ -248,8 +248,8 @@ static void test_list_state_median(void **state)
     static ck_graph g;
     build_keyed(&g, CK_OP_WINDOW, CK_AGG_MEDIAN);
     ck_chain a, b, ref;
-    assert_int_equal(ck_chain_init(&a, &g, 1, 1, NULL, 0, CK_BACKEND_HASHMAP), 0);
-    assert_int_equal(ck_chain_init(&ref, &g, 1, 1, NULL, 0, CK_BACKEND_HASHMAP), 0);
+    assert_int_equal(ck_chain_init(&a, &g, 1, 1, NULL, 0, NULL, NULL, 0), 0);
+    assert_int_equal(ck_chain_init(&ref, &g, 1, 1, NULL, 0, NULL, NULL, 0), 0);
     ck_rng r1, r2;
     ck_rng_init(&r1, 11, 11);
     ck_rng_init(&r2, 11, 11);
@@ -279,7 +279,7 @@ static void test_list_state_median(void **state)
         }
     assert_true(lists > 50);
     assert_int_equal(values, (uint64_t)fed); /* every value kept, once */
-    assert_int_equal(ck_chain_init(&b, &g, 1, 1, NULL, 0, CK_BACKEND_HASHMAP), 0);
+    assert_int_equal(ck_chain_init(&b, &g, 1, 1, NULL, 0, NULL, NULL, 0), 0);
     assert_int_equal(ck_chain_restore(&b, &s), 0);
     ck_snapshot_free(&s);
     ck_rng r3 = r2;

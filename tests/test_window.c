@@ -74,7 +74,7 @@ static void test_tumbling_count(void **state)
     ck_config cfg;
     build(&g, &cfg, CK_AGG_COUNT, 1000);
     ck_chain c;
-    assert_int_equal(ck_chain_init(&c, &g, 1, 0, NULL, 0, CK_BACKEND_HASHMAP), 0);
+    assert_int_equal(ck_chain_init(&c, &g, 1, 0, NULL, 0, NULL, NULL, 0), 0);
     result out[16];
     rec(&c, "a", 100, 1, 10);
     rec(&c, "a", 500, 1, 30);
@@ -119,7 +119,7 @@ static void test_sum_and_negative_time(void **state)
     ck_config cfg;
     build(&g, &cfg, CK_AGG_SUM, 250);
     ck_chain c;
-    assert_int_equal(ck_chain_init(&c, &g, 1, 0, NULL, 0, CK_BACKEND_HASHMAP), 0);
+    assert_int_equal(ck_chain_init(&c, &g, 1, 0, NULL, 0, NULL, NULL, 0), 0);
     result out[8];
     rec(&c, "k", -1, 5, 0);   /* window [-250, 0) */
     rec(&c, "k", -250, 7, 0); /* same window */
@@ -145,7 +145,7 @@ static void test_extreme_times_and_sums(void **state)
     ck_config cfg;
     build(&g, &cfg, CK_AGG_SUM, 250);
     ck_chain c;
-    assert_int_equal(ck_chain_init(&c, &g, 1, 0, NULL, 0, CK_BACKEND_HASHMAP), 0);
+    assert_int_equal(ck_chain_init(&c, &g, 1, 0, NULL, 0, NULL, NULL, 0), 0);
     assert_true(ck_udf_window_start(INT64_MIN, 250) == INT64_MIN);
     assert_true(ck_udf_window_start(INT64_MIN + 250, 250) <= INT64_MIN + 250);
     rec(&c, "k", INT64_MIN, 1, 0);
@@ -232,8 +232,8 @@ static void test_location_hints_change_nothing(void **state)
     ck_config cfg;
     build(&g, &cfg, CK_AGG_SUM, 100);
     ck_chain hinted, plain;
-    assert_int_equal(ck_chain_init(&hinted, &g, 1, 0, NULL, 0, CK_BACKEND_HASHMAP), 0);
-    assert_int_equal(ck_chain_init(&plain, &g, 1, 0, NULL, 0, CK_BACKEND_HASHMAP), 0);
+    assert_int_equal(ck_chain_init(&hinted, &g, 1, 0, NULL, 0, NULL, NULL, 0), 0);
+    assert_int_equal(ck_chain_init(&plain, &g, 1, 0, NULL, 0, NULL, NULL, 0), 0);
     assert_true(ck_chain_keyed(&hinted));
     static const char *keys[] = {"k1", "k2", "key-three", "a-longer-key-than-sixteen"};
     for (int i = 0; i < 400; i++) {

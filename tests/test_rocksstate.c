@@ -1,0 +1,285 @@
+/*
+ * test_rocksstate.c - the RocksDB keyed-state backend against the heap
+ * backend: the same random accesses to value, map and list state give the
+ * same answers, the same entry counts and, key group by key group, the
+ * same canonical entries in their views (so the same state files); a view
+ * keeps what it saw while writes go on; a small write buffer makes the
+ * instance flush and compact at points that depend only on the writes; an
+ * instance that cannot open says where; freeing one deletes its directory.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "error.h"
+#include "keygroup.h"
+#include "kstate.h"
+#include "rng.h"
+#include "rocksstate.h"
+
+enum { MAXP = 128, KG_LO = 32, KG_HI = 95, NKEYS = 400 };
+
+static const ck_state_desc descs[] = {
+    {"value", CK_STATE_VALUE, 2},
+    {"map", CK_STATE_MAP, 1},
+    {"list", CK_STATE_LIST, 1},
+};
+
+static char tmpdir[256];
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(tmpdir, sizeof(tmpdir), "/tmp/chandy-test-rocks-XXXXXX");
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[300];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Key i of the subtask's key groups [KG_LO, KG_HI]: skips keys of others. */
+static int make_key(int i, char *buf, uint32_t *len, ck_keyloc *loc)
+{
+    for (int j = i;; j += NKEYS) {
+        *len = (uint32_t)snprintf(buf, 32, "k%d", j);
+        int32_t jh = ck_kg_java_hash(buf, *len);
+        int kg = ck_kg_of_hash(jh, MAXP);
+        if (kg >= KG_LO && kg <= KG_HI) {
+            *loc = (ck_keyloc){.jhash = jh, .kg = kg};
+            return kg;
+        }
+    }
+}
+
+typedef struct strs {
+    char **v;
+    size_t n, cap;
+} strs;
+
+static int collect(void *arg, const ck_kentry *e)
+{
+    strs *s = arg;
+    char buf[512];
+    int n = snprintf(buf, sizeof(buf), "%d|%.*s|%lld|", e->st, (int)e->klen, e->key,
+                     (long long)e->ns);
+    for (uint32_t i = 0; e->ukey && i < e->uklen; i++)
+        n += snprintf(buf + n, sizeof(buf) - (size_t)n, "%02x", e->ukey[i]);
+    n += snprintf(buf + n, sizeof(buf) - (size_t)n, "|%u|", e->count);
+    uint32_t nv = e->count * descs[e->st].nfields;
+    for (uint32_t i = 0; i < nv && (size_t)n < sizeof(buf) - 24; i++)
+        n += snprintf(buf + n, sizeof(buf) - (size_t)n, "%lld,", (long long)e->value[i]);
+    if (s->n == s->cap) {
+        s->cap = s->cap ? 2 * s->cap : 64;
+        s->v = realloc(s->v, s->cap * sizeof(*s->v));
+    }
+    s->v[s->n++] = strdup(buf);
+    return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void free_strs(strs *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        free(s->v[i]);
+    free(s->v);
+    memset(s, 0, sizeof(*s));
+}
+
+/* The views of a and b hold the same canonical entries, key group by key group. */
+static void same_views(ck_kstate_view *va, const ck_kstate *a, ck_kstate_view *vb,
+                       const ck_kstate *b, uint64_t *total)
+{
+    *total = 0;
+    for (int kg = KG_LO; kg <= KG_HI; kg++) {
+        strs x = {0}, y = {0};
+        assert_int_equal(a->ops->view_visit(va, kg, collect, &x), 0);
+        assert_int_equal(b->ops->view_visit(vb, kg, collect, &y), 0);
+        assert_int_equal(a->ops->view_count(va, kg), x.n);
+        assert_int_equal(b->ops->view_count(vb, kg), y.n);
+        assert_int_equal(x.n, y.n);
+        qsort(x.v, x.n, sizeof(char *), cmp_str);
+        qsort(y.v, y.n, sizeof(char *), cmp_str);
+        for (size_t i = 0; i < x.n; i++)
+            assert_string_equal(x.v[i], y.v[i]);
+        *total += x.n;
+        free_strs(&x);
+        free_strs(&y);
+    }
+}
+
+/* One random access, the same on both backends. */
+static void step(ck_kstate *ks[2], ck_rng *r)
+{
+    char key[32];
+    uint32_t klen;
+    ck_keyloc loc;
+    make_key((int)ck_rng_below(r, NKEYS), key, &klen, &loc);
+    loc.ns = (int64_t)ck_rng_below(r, 3) * 1000 - 1000; /* negative namespaces too */
+    uint8_t uk[4] = {0, 0, 0, (uint8_t)ck_rng_below(r, 5)};
+    int st = (int)ck_rng_below(r, 3), what = (int)ck_rng_below(r, 4);
+    int64_t add = (int64_t)ck_rng_below(r, 1000) - 500;
+    int64_t got[2][CK_KS_MAX_FIELDS];
+    int found[2], rcs[2];
+    for (int b = 0; b < 2; b++) {
+        ck_kkey k = {.loc = loc, .key = key, .klen = klen};
+        if (st == 1) {
+            k.ukey = uk;
+            k.uklen = sizeof(uk);
+        }
+        ck_ks_locate(ks[b], st, &k);
+        if (st == 2 && what < 2) {
+            assert_int_equal(ks[b]->ops->list_add(ks[b], st, &k, &add), 0);
+            found[b] = 1;
+        } else if (st == 2 && what == 2) {
+            uint32_t n;
+            const int64_t *v = ks[b]->ops->list_get(ks[b], st, &k, &n);
+            found[b] = (int)n;
+            got[b][0] = n ? v[n - 1] : 0;
+            got[b][1] = n ? v[0] : 0;
+        } else if (what == 3) {
+            rcs[b] = ck_ks_remove(ks[b], st, &k);
+            found[b] = rcs[b] == CK_OK;
+            got[b][0] = got[b][1] = 0;
+        } else {
+            int created;
+            int64_t *v = ck_ks_acquire(ks[b], st, &k, what < 2, &created);
+            found[b] = v != NULL;
+            if (v) {
+                v[0] += add;
+                if (descs[st].nfields > 1)
+                    v[1] = add * 3;
+                got[b][0] = v[0];
+                got[b][1] = descs[st].nfields > 1 ? v[1] : 0;
+                assert_int_equal(ck_ks_release(ks[b], st, &k, v, 1), 0);
+            } else {
+                got[b][0] = got[b][1] = 0;
+            }
+        }
+    }
+    assert_int_equal(found[0], found[1]);
+    if (!(st == 2 && what < 2)) {
+        assert_int_equal(got[0][0], got[1][0]);
+        assert_int_equal(got[0][1], got[1][1]);
+    }
+}
+
+static void test_same_as_heap(void **state)
+{
+    (void)state;
+    char dir[300], err[300];
+    snprintf(dir, sizeof(dir), "%s/same", tmpdir);
+    ck_kstate *ks[2];
+    ks[0] = ck_kstate_new(CK_BACKEND_HASHMAP, KG_LO, KG_HI, descs, 3);
+    /* 64 KiB of memtable: it flushes, and level 0 fills and compacts */
+    ks[1] = ck_rocks_open(dir, 64 << 10, KG_LO, KG_HI, descs, 3, err, sizeof(err));
+    assert_non_null(ks[0]);
+    assert_non_null(ks[1]);
+    assert_string_equal(ks[1]->ops->name, "rocksdb");
+    ck_rng r;
+    ck_rng_init(&r, 11, 3);
+    for (int i = 0; i < 30000; i++)
+        step(ks, &r);
+    assert_int_equal(ks[0]->ops->entries(ks[0]), ks[1]->ops->entries(ks[1]));
+    assert_true(ks[1]->ops->entries(ks[1]) > 500);
+    /* a view taken now keeps what it saw while 20000 more accesses go on */
+    ck_kstate_view *v[2];
+    assert_int_equal(ks[0]->ops->view_take(ks[0], &v[0]), 0);
+    assert_int_equal(ck_ks_flush(ks[1]), 0); /* a checkpoint's synchronous phase */
+    assert_int_equal(ks[1]->ops->view_take(ks[1], &v[1]), 0);
+    uint64_t before;
+    same_views(v[0], ks[0], v[1], ks[1], &before);
+    for (int i = 0; i < 20000; i++)
+        step(ks, &r);
+    uint64_t again;
+    same_views(v[0], ks[0], v[1], ks[1], &again);
+    assert_int_equal(before, again);
+    ks[0]->ops->view_release(v[0]);
+    ks[1]->ops->view_release(v[1]);
+    assert_int_equal(ks[0]->ops->view_take(ks[0], &v[0]), 0);
+    assert_int_equal(ks[1]->ops->view_take(ks[1], &v[1]), 0);
+    uint64_t after;
+    same_views(v[0], ks[0], v[1], ks[1], &after);
+    /* a list counts once in entries, as an entry of its view does */
+    assert_int_equal(after, ks[1]->ops->entries(ks[1]));
+    ks[0]->ops->view_release(v[0]);
+    ks[1]->ops->view_release(v[1]);
+    /* RocksDB did its own work, which the heap does not report */
+    const ck_kstate_work *w = &ks[1]->work;
+    assert_true(w->reads > 40000 && w->writes > 20000);
+    assert_true(w->flushes >= CK_ROCKS_L0_TRIGGER && w->flushed > 0);
+    assert_true(w->compactions >= 1 && w->compacted > 0);
+    assert_true(ks[0]->work.reads == 0 && ks[0]->work.flushes == 0);
+    ck_kstate_free(ks[0]);
+    ck_kstate_free(ks[1]);
+    struct stat sb;
+    assert_int_equal(stat(dir, &sb), -1); /* freeing it deleted its directory */
+}
+
+/* Flushes and compactions fall at the same writes on every run. */
+static void test_work_is_deterministic(void **state)
+{
+    (void)state;
+    ck_kstate_work w[2];
+    for (int run = 0; run < 2; run++) {
+        char dir[300], err[300];
+        snprintf(dir, sizeof(dir), "%s/det%d", tmpdir, run);
+        ck_kstate *ks[2];
+        ks[0] = ck_kstate_new(CK_BACKEND_HASHMAP, KG_LO, KG_HI, descs, 3);
+        ks[1] = ck_rocks_open(dir, 64 << 10, KG_LO, KG_HI, descs, 3, err, sizeof(err));
+        assert_non_null(ks[1]);
+        ck_rng r;
+        ck_rng_init(&r, 7, 1);
+        for (int i = 0; i < 15000; i++)
+            step(ks, &r);
+        w[run] = ks[1]->work;
+        ck_kstate_free(ks[0]);
+        ck_kstate_free(ks[1]);
+    }
+    assert_true(w[0].flushes > 0);
+    assert_int_equal(w[0].flushes, w[1].flushes);
+    assert_int_equal(w[0].compactions, w[1].compactions);
+    assert_int_equal(w[0].reads, w[1].reads);
+    assert_int_equal(w[0].writes, w[1].writes);
+}
+
+static void test_cannot_open(void **state)
+{
+    (void)state;
+    char file[300], dir[400], err[600] = "";
+    snprintf(file, sizeof(file), "%s/plainfile", tmpdir);
+    FILE *f = fopen(file, "w");
+    assert_non_null(f);
+    fclose(f);
+    snprintf(dir, sizeof(dir), "%s/db", file); /* under a regular file */
+    ck_kstate *ks = ck_rocks_open(dir, 1 << 20, 0, 127, descs, 3, err, sizeof(err));
+    assert_null(ks);
+    assert_non_null(strstr(err, dir));
+    assert_null(strchr(err, '\n'));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_same_as_heap),
+        cmocka_unit_test(test_work_is_deterministic),
+        cmocka_unit_test(test_cannot_open),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
