@@ -83,6 +83,14 @@ typedef enum ck_cfg_type {
     X(ROCKS_WRITEBUFFER, "state.backend.rocksdb.writebuffer.size",           \
       CK_CFG_MEMORY, INT64_C(64) << 20, INT64_C(64) << 10, INT64_C(1) << 34,   \
       "memtable bytes before RocksDB flushes them to a level-0 file")          \
+    X(ROCKS_TARGET_FILE,                                                       \
+      "state.backend.rocksdb.compaction.level.target-file-size-base",        \
+      CK_CFG_MEMORY, INT64_C(64) << 20, INT64_C(64) << 10, INT64_C(1) << 34,   \
+      "size of the files compaction writes")                                   \
+    X(ROCKS_LEVEL_BASE,                                                        \
+      "state.backend.rocksdb.compaction.level.max-size-level-base",          \
+      CK_CFG_MEMORY, INT64_C(256) << 20, INT64_C(64) << 10, INT64_C(1) << 40,  \
+      "level 1's size target (each level after it ten times more)")            \
     X(MAX_PARALLELISM, "pipeline.max-parallelism", CK_CFG_INT, -1, -1, 32768,  \
       "key groups of keyed operators; -1: Flink's default rule")               \
     X(AUTO_WATERMARK_INTERVAL, "pipeline.auto-watermark-interval",             \
@@ -111,6 +119,9 @@ typedef enum ck_cfg_type {
       "consecutive failed checkpoints tolerated before the job fails over")    \
     X(CP_RETAINED, "execution.checkpointing.num-retained", CK_CFG_INT, 1, 1,   \
       1000, "completed checkpoints kept in the store")                         \
+    X(CP_INCREMENTAL, "execution.checkpointing.incremental", CK_CFG_BOOL, 0, 0, \
+      1, "checkpoints upload only the state files (RocksDB's SSTs) the last " \
+      "complete one did not; savepoints stay full")                          \
     X(CP_UNALIGNED, "execution.checkpointing.unaligned.enabled", CK_CFG_BOOL, \
       0, 0, 1, "barriers overtake in-flight data, which is stored with the "  \
       "checkpoint (exactly-once only; savepoints stay aligned)")               \

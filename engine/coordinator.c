@@ -45,6 +45,11 @@ void ck_cc_state_key(const char *dir, int vertex, int subtask, char *buf, size_t
     snprintf(buf, len, "%sv%d-%d.state", dir, vertex, subtask);
 }
 
+void ck_cc_shared_dir(const char *job_id, char *buf, size_t len)
+{
+    snprintf(buf, len, "checkpoints/%s/shared/", job_id);
+}
+
 void ck_cc_metadata_key(const char *dir, char *buf, size_t len)
 {
     snprintf(buf, len, "%s_metadata", dir);
@@ -112,6 +117,7 @@ void ck_cc_free(ck_cc *cc)
     for (size_t i = 0; i < cc->ncps; i++)
         record_free(cc, &cc->cps[i]);
     free(cc->cps);
+    ck_sreg_free(&cc->shared);
     free(cc->ended);
     free(cc->finished);
     free(cc->attempts);
@@ -151,12 +157,16 @@ static void send_all_tasks(ck_cc *cc, int type, uint64_t id)
     }
 }
 
-/* Deletes a checkpoint's files from the store (those the coordinator knows of). */
+/* Deletes a checkpoint's files from the store (those the coordinator knows
+ * of): its own, and the shared ones no other checkpoint refers to. */
 static void discard(ck_cc *cc, ck_cp_record *r)
 {
     for (uint32_t s = 0; r->tasks && s < cc->g->nsubtasks; s++)
-        for (uint32_t i = 0; i < r->tasks[s].handles.n; i++)
-            cc->plat->ops->store_delete(cc->plat, r->tasks[s].handles.v[i].key);
+        for (uint32_t i = 0; i < r->tasks[s].handles.n; i++) {
+            const ck_handle *h = &r->tasks[s].handles.v[i];
+            if (!(h->flags & CK_HANDLE_SHARED) || ck_sreg_unref(&cc->shared, h->key) == 0)
+                cc->plat->ops->store_delete(cc->plat, h->key);
+        }
     if (r->status == CK_CP_COMPLETED) {
         char key[256];
         metadata_key(cc, r, key, sizeof(key));
@@ -375,6 +385,7 @@ static void maybe_complete(ck_cc *cc, ck_cp_record *r)
         }
         r->tasks[s].bytes = len;
         r->bytes += len;
+        r->bytes_new += len;
         r->markers_pending++;
         if (cc->plat->ops->store_put(cc->plat, key, data, len, MARKER_TOKEN | r->id)) {
             r->markers_pending--;
@@ -394,12 +405,20 @@ void ck_cc_on_ack(ck_cc *cc, uint32_t subtask, const ck_cp_ack *ack)
          * still uploading when it was aborted): nothing refers to it, so
          * delete it, as Flink discards late subtask state. Only files in
          * that checkpoint's own directory. */
-        char dir[200];
+        char dir[200], shared[200];
         ck_cc_dir(cc->job_id, r->id, r->flags, dir, sizeof(dir));
+        ck_cc_shared_dir(cc->job_id, shared, sizeof(shared));
+        size_t sl = strlen(shared);
         for (uint32_t i = 0; i < ack->handles.n; i++) {
-            const char *key = ack->handles.v[i].key;
-            if (!strncmp(key, dir, strlen(dir)) && !strstr(key, ".."))
-                cc->plat->ops->store_delete(cc->plat, key);
+            const ck_handle *h = &ack->handles.v[i];
+            /* its shared files too, if it uploaded them (not reused) and
+             * nothing refers to them: garbage */
+            int own = h->flags & CK_HANDLE_SHARED
+                          ? !(h->flags & CK_HANDLE_REUSED) && !strncmp(h->key, shared, sl) &&
+                                !ck_sreg_count(&cc->shared, h->key)
+                          : !strncmp(h->key, dir, strlen(dir));
+            if (own && !strstr(h->key, ".."))
+                cc->plat->ops->store_delete(cc->plat, h->key);
         }
         return;
     }
@@ -410,8 +429,20 @@ void ck_cc_on_ack(ck_cc *cc, uint32_t subtask, const ck_cp_ack *ack)
         fail_cp(cc, r, CK_CP_DECLINED, 1, "out of memory recording a subtask's state");
         return;
     }
+    for (uint32_t i = 0; i < t->handles.n; i++)
+        if ((t->handles.v[i].flags & CK_HANDLE_SHARED) &&
+            !ck_sreg_ref(&cc->shared, t->handles.v[i].key)) {
+            /* the references taken so far go with the checkpoint's
+             * discard; the rest are not its to drop */
+            for (uint32_t k = i; k < t->handles.n; k++)
+                free(t->handles.v[k].key);
+            t->handles.n = i;
+            fail_cp(cc, r, CK_CP_DECLINED, 1, "out of memory registering shared state");
+            return;
+        }
     t->acked = 1;
     t->bytes = ck_handles_bytes(&ack->handles);
+    r->bytes_new += ck_handles_bytes_new(&ack->handles);
     t->sync_ns = ack->sync_ns;
     t->async_ns = ack->async_ns;
     t->align_ns = ack->align_ns;
@@ -671,7 +702,7 @@ int ck_cp_meta_decode(const uint8_t *p, size_t len, ck_cp_meta *m, const char **
     m->input_fp = ck_rbuf_u64(&r);
     m->nsubtasks = ck_rbuf_u32(&r);
     *why = "malformed";
-    if (r.err || m->nsubtasks == 0 || m->nsubtasks > ck_rbuf_left(&r) / 33)
+    if (r.err || m->nsubtasks == 0 || m->nsubtasks > ck_rbuf_left(&r) / 38)
         return CK_ECORRUPT;
     m->tasks = calloc(m->nsubtasks, sizeof(*m->tasks));
     if (!m->tasks)

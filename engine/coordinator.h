@@ -59,6 +59,7 @@
 #include "handle.h"
 #include "platform.h"
 #include "rng.h"
+#include "sharedreg.h"
 #include "wire.h"
 
 typedef enum ck_cp_status {
@@ -114,7 +115,8 @@ typedef struct ck_cp_record {
     ck_cp_status status;
     ck_time trigger, complete;
     uint32_t nacks;
-    uint64_t bytes;
+    uint64_t bytes;     /* of every file it refers to: the full state */
+    uint64_t bytes_new; /* of the files it uploaded itself (incremental) */
     uint64_t inflight; /* of which channel state (unaligned) */
     int unaligned;     /* a barrier overtook data somewhere */
     ck_cp_task *tasks; /* per subtask */
@@ -154,6 +156,7 @@ typedef struct ck_cc {
     uint8_t *finished; /* per subtask, this attempt: finished (TASK_FINISHED) */
     uint32_t nfinished; /* how many are */
     ck_rng rng;        /* the first checkpoint's delay of every attempt */
+    ck_sreg shared;    /* references to files under shared/ (sharedreg.h) */
 } ck_cc;
 
 /* Returns 0 or CK_ENOMEM. Periodic checkpoints are off when the interval
@@ -231,6 +234,9 @@ void ck_cc_release(ck_cc *cc, ck_time now);
 void ck_cc_dir(const char *job_id, uint64_t id, uint32_t flags, char *buf, size_t len);
 void ck_cc_state_key(const char *dir, int vertex, int subtask, char *buf, size_t len);
 void ck_cc_metadata_key(const char *dir, char *buf, size_t len);
+/* Where incremental checkpoints' shared files go: "checkpoints/<job>/shared/"
+ * (Flink's layout). */
+void ck_cc_shared_dir(const char *job_id, char *buf, size_t len);
 
 /*
  * _metadata: "CKP3" | u64 id | i64 trigger time | u32 flags |

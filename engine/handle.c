@@ -1,15 +1,34 @@
 #include "handle.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "wire.h"
 
-int ck_handles_add(ck_handles *hs, int kind, uint32_t flags, const char *key, uint64_t bytes,
-                   uint32_t crc, uint32_t kg_start, uint32_t kg_end)
+int ck_handle_local_ok(const char *s)
+{
+    size_t n = strlen(s);
+    if (!n || n > CK_HANDLE_LOCAL_MAX || !strcmp(s, ".") || !strcmp(s, ".."))
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '.' || c == '-' || c == '_'))
+            return 0;
+    }
+    return 1;
+}
+
+/* Appends one handle, checked: see handle.h. */
+static int add(ck_handles *hs, int kind, uint32_t flags, const char *key, uint64_t bytes,
+               uint32_t crc, uint32_t kg_start, uint32_t kg_end, uint32_t op, const char *local)
 {
     size_t klen = strlen(key);
+    int native = kind == CK_HANDLE_NATIVE;
     if (!klen || klen > CK_HANDLE_KEY_MAX || !ck_wire_key_ok((const uint8_t *)key, klen) ||
-        kind < 1 || kind > CK_HANDLE_KIND_MAX || kg_end < kg_start)
+        kind < 1 || kind > CK_HANDLE_KIND_MAX || kg_end < kg_start ||
+        (flags & ~(CK_HANDLE_SHARED | CK_HANDLE_REUSED)) ||
+        native != (op != CK_HANDLE_NO_OP) || (native ? !ck_handle_local_ok(local) : local[0] != 0))
         return CK_EINVAL;
     if (hs->n == hs->cap) {
         uint32_t cap = hs->cap ? 2 * hs->cap : 2;
@@ -30,8 +49,25 @@ int ck_handles_add(ck_handles *hs, int kind, uint32_t flags, const char *key, ui
     h->flags = (uint8_t)flags;
     h->kg_start = kg_start;
     h->kg_end = kg_end;
+    h->op = op;
+    snprintf(h->local, sizeof(h->local), "%s", local);
     hs->n++;
     return CK_OK;
+}
+
+int ck_handles_add(ck_handles *hs, int kind, uint32_t flags, const char *key, uint64_t bytes,
+                   uint32_t crc, uint32_t kg_start, uint32_t kg_end)
+{
+    return add(hs, kind, flags, key, bytes, crc, kg_start, kg_end, CK_HANDLE_NO_OP, "");
+}
+
+int ck_handles_add_native(ck_handles *hs, uint32_t flags, const char *key, uint64_t bytes,
+                          uint32_t crc, uint32_t kg_start, uint32_t kg_end, uint32_t op,
+                          const char *local)
+{
+    if (op == CK_HANDLE_NO_OP)
+        return CK_EINVAL;
+    return add(hs, CK_HANDLE_NATIVE, flags, key, bytes, crc, kg_start, kg_end, op, local);
 }
 
 int ck_handles_copy(ck_handles *dst, const ck_handles *src)
@@ -39,8 +75,8 @@ int ck_handles_copy(ck_handles *dst, const ck_handles *src)
     memset(dst, 0, sizeof(*dst));
     for (uint32_t i = 0; i < src->n; i++) {
         const ck_handle *h = &src->v[i];
-        if (ck_handles_add(dst, h->kind, h->flags, h->key, h->bytes, h->crc, h->kg_start,
-                           h->kg_end)) {
+        if (add(dst, h->kind, h->flags, h->key, h->bytes, h->crc, h->kg_start, h->kg_end, h->op,
+                h->local)) {
             ck_handles_free(dst);
             return CK_ENOMEM; /* src's handles are valid: only memory can fail */
         }
@@ -64,12 +100,21 @@ uint64_t ck_handles_bytes(const ck_handles *hs)
     return b;
 }
 
+uint64_t ck_handles_bytes_new(const ck_handles *hs)
+{
+    uint64_t b = 0;
+    for (uint32_t i = 0; i < hs->n; i++)
+        if (!(hs->v[i].flags & CK_HANDLE_REUSED))
+            b += hs->v[i].bytes;
+    return b;
+}
+
 void ck_handles_put(ck_wbuf *w, const ck_handles *hs)
 {
     ck_wbuf_u32(w, hs->n);
     for (uint32_t i = 0; i < hs->n; i++) {
         const ck_handle *h = &hs->v[i];
-        size_t klen = strlen(h->key);
+        size_t klen = strlen(h->key), llen = strlen(h->local);
         uint8_t *p = ck_wbuf_room(w, 4);
         if (p) {
             p[0] = h->kind;
@@ -81,16 +126,23 @@ void ck_handles_put(ck_wbuf *w, const ck_handles *hs)
         ck_wbuf_u32(w, h->crc);
         ck_wbuf_u32(w, h->kg_start);
         ck_wbuf_u32(w, h->kg_end);
+        ck_wbuf_u32(w, h->op);
+        p = ck_wbuf_room(w, 1);
+        if (p)
+            p[0] = (uint8_t)llen;
+        ck_wbuf_bytes(w, h->local, llen);
     }
 }
+
+/* The smallest handle on the wire: a one-byte key, no local name. */
+#define HANDLE_MIN 30
 
 int ck_handles_get(ck_rbuf *r, ck_handles *hs, uint32_t max_kg, const char **why)
 {
     memset(hs, 0, sizeof(*hs));
     uint32_t n = ck_rbuf_u32(r);
-    /* the smallest handle takes 25 bytes: a count past that is a lie */
     *why = "bad count of state handles";
-    if (r->err || n > ck_rbuf_left(r) / 25)
+    if (r->err || n > ck_rbuf_left(r) / HANDLE_MIN)
         return CK_ECORRUPT;
     for (uint32_t i = 0; i < n; i++) {
         const uint8_t *p = ck_rbuf_take(r, 4);
@@ -98,17 +150,23 @@ int ck_handles_get(ck_rbuf *r, ck_handles *hs, uint32_t max_kg, const char **why
         const uint8_t *key = ck_rbuf_take(r, klen);
         uint64_t bytes = ck_rbuf_u64(r);
         uint32_t crc = ck_rbuf_u32(r), kgs = ck_rbuf_u32(r), kge = ck_rbuf_u32(r);
+        uint32_t op = ck_rbuf_u32(r);
+        const uint8_t *lp = ck_rbuf_take(r, 1);
+        size_t llen = lp ? lp[0] : 0;
+        const uint8_t *local = ck_rbuf_take(r, llen);
         *why = "truncated state handle";
         if (r->err)
             goto bad;
-        *why = "bad state handle (kind, flags, key or key-group range)";
-        char buf[CK_HANDLE_KEY_MAX + 1];
-        if (klen > CK_HANDLE_KEY_MAX || (p[1] & ~CK_HANDLE_SHARED) || kge > max_kg ||
-            !ck_wire_key_ok(key, klen)) /* a NUL would cut the key short: another file */
+        *why = "bad state handle (kind, flags, key, key-group range or local name)";
+        char kbuf[CK_HANDLE_KEY_MAX + 1], lbuf[CK_HANDLE_LOCAL_MAX + 1];
+        if (klen > CK_HANDLE_KEY_MAX || llen > CK_HANDLE_LOCAL_MAX || kge > max_kg ||
+            !ck_wire_key_ok(key, klen) || memchr(local, 0, llen)) /* a NUL: another name */
             goto bad;
-        memcpy(buf, key, klen);
-        buf[klen] = 0;
-        int rc = ck_handles_add(hs, p[0], p[1], buf, bytes, crc, kgs, kge);
+        memcpy(kbuf, key, klen);
+        kbuf[klen] = 0;
+        memcpy(lbuf, local, llen);
+        lbuf[llen] = 0;
+        int rc = add(hs, p[0], p[1], kbuf, bytes, crc, kgs, kge, op, lbuf);
         if (rc == CK_ENOMEM) {
             ck_handles_free(hs);
             return rc;

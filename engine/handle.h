@@ -9,20 +9,32 @@
  *
  * Kinds:
  *   CK_HANDLE_SNAPSHOT  a state file in the canonical format (snapshot.h):
- *                       the subtask's whole state, keyed state of the
- *                       key groups [kg_start, kg_end) included.
+ *                       the subtask's state; keyed state of the key groups
+ *                       [kg_start, kg_end) too, except that of operators
+ *                       whose backend wrote native files;
+ *   CK_HANDLE_NATIVE    a file of operator `op`'s backend instance (a
+ *                       RocksDB SST, MANIFEST, CURRENT or OPTIONS file),
+ *                       named `local` in the instance's directory, of key
+ *                       groups [kg_start, kg_end).
  *
  * Flags:
  *   CK_HANDLE_SHARED    the file is under shared/ and may be referenced by
  *                       several checkpoints (incremental ones): it is
- *                       deleted when no retained checkpoint refers to it.
+ *                       deleted when no retained checkpoint refers to it
+ *                       (Flink's SharedStateRegistry);
+ *   CK_HANDLE_REUSED    an earlier checkpoint uploaded it: this one refers
+ *                       to it without uploading it again.
  *
  * Wire form (in ACK and DEPLOY bodies and in _metadata), a list:
  *   u32 count | count x (u8 kind | u8 flags | u16 key length | key |
  *                        u64 bytes | u32 crc32c of the file |
- *                        u32 first key group | u32 end key group)
+ *                        u32 first key group | u32 end key group |
+ *                        u32 operator (CK_HANDLE_NO_OP: none) |
+ *                        u8 local name length | local name)
  * A key is a store key (ck_wire_key_ok), 1..CK_HANDLE_KEY_MAX bytes; a key
- * group range is empty (start = end) for state that is not keyed.
+ * group range is empty (start = end) for state that is not keyed; a local
+ * name is 1..CK_HANDLE_LOCAL_MAX letters, digits, '.', '-' or '_' for a
+ * native file and empty otherwise.
  */
 #ifndef CK_HANDLE_H
 #define CK_HANDLE_H
@@ -30,12 +42,15 @@
 #include "bytes.h"
 #include "common.h"
 
-enum { CK_HANDLE_SNAPSHOT = 1 };
-#define CK_HANDLE_KIND_MAX CK_HANDLE_SNAPSHOT
+enum { CK_HANDLE_SNAPSHOT = 1, CK_HANDLE_NATIVE = 2 };
+#define CK_HANDLE_KIND_MAX CK_HANDLE_NATIVE
 
 #define CK_HANDLE_SHARED 1u
+#define CK_HANDLE_REUSED 2u
 
 #define CK_HANDLE_KEY_MAX 255
+#define CK_HANDLE_LOCAL_MAX 63
+#define CK_HANDLE_NO_OP UINT32_MAX
 
 typedef struct ck_handle {
     char *key; /* malloc'd, NUL-terminated */
@@ -43,6 +58,8 @@ typedef struct ck_handle {
     uint32_t crc;
     uint8_t kind, flags;
     uint32_t kg_start, kg_end;
+    uint32_t op;                          /* native: the operator; else CK_HANDLE_NO_OP */
+    char local[CK_HANDLE_LOCAL_MAX + 1];  /* native: the file's name in the instance */
 } ck_handle;
 
 typedef struct ck_handles {
@@ -50,11 +67,21 @@ typedef struct ck_handles {
     uint32_t n, cap;
 } ck_handles;
 
-/* Appends a handle (the key is copied). 0, CK_EINVAL (a key that is empty,
- * too long or not a store key; an unknown kind; a range that ends before
- * it starts) or CK_ENOMEM. */
+/* Appends a handle of the subtask's state (the key is copied). 0,
+ * CK_EINVAL (a key that is empty, too long or not a store key; an unknown
+ * kind or flag; a range that ends before it starts) or CK_ENOMEM. */
 int ck_handles_add(ck_handles *hs, int kind, uint32_t flags, const char *key, uint64_t bytes,
                    uint32_t crc, uint32_t kg_start, uint32_t kg_end);
+/* Appends a native file of operator op, named local in its instance: as
+ * ck_handles_add, and CK_EINVAL for a local name that is not one. */
+int ck_handles_add_native(ck_handles *hs, uint32_t flags, const char *key, uint64_t bytes,
+                          uint32_t crc, uint32_t kg_start, uint32_t kg_end, uint32_t op,
+                          const char *local);
+/* 1 when s can name a native file: 1..CK_HANDLE_LOCAL_MAX of [A-Za-z0-9._-],
+ * not "." or "..". */
+int ck_handle_local_ok(const char *s);
+/* Bytes of the files this checkpoint uploaded itself (not CK_HANDLE_REUSED). */
+uint64_t ck_handles_bytes_new(const ck_handles *hs);
 /* dst (empty) becomes a copy of src. 0 or CK_ENOMEM (dst left empty). */
 int ck_handles_copy(ck_handles *dst, const ck_handles *src);
 void ck_handles_free(ck_handles *hs);

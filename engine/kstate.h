@@ -87,6 +87,22 @@ typedef struct ck_kentry {
 
 typedef int (*ck_kentry_fn)(void *arg, const ck_kentry *e);
 
+/* A native snapshot (RocksDB's checkpoint): the instance's files as of a
+ * checkpoint's synchronous phase, set aside so that later writes and
+ * compactions leave them be. Names are in byte order. */
+typedef struct ck_native_file {
+    char name[64];  /* in the instance's directory (handle.h's local name) */
+    uint64_t size;
+    int immutable;  /* a data file (an SST) that never changes once written: a
+                     * later checkpoint may refer to it instead of uploading it */
+} ck_native_file;
+
+typedef struct ck_native_snap {
+    uint32_t n;
+    ck_native_file *files;
+    void *priv; /* the backend's */
+} ck_native_snap;
+
 typedef struct ck_kstate ck_kstate;
 typedef struct ck_kstate_view ck_kstate_view;
 
@@ -120,6 +136,19 @@ typedef struct ck_kstate_ops {
     /* Optional: a checkpoint's synchronous phase: what is buffered in
      * memory goes to the backend's files (RocksDB's memtable flush). */
     int (*flush)(ck_kstate *s);
+
+    /* Optional (NULL: snapshots are canonical views only). native_take, in
+     * a checkpoint's synchronous phase, flushes and sets the instance's
+     * files aside; native_read reads file i of them (malloc'd), in the
+     * asynchronous phase; native_release drops them. native_restore
+     * replaces the instance's contents by the n files of a native
+     * snapshot (as they were read) and opens it. Return 0 or CK_E*. */
+    int (*native_take)(ck_kstate *s, uint64_t id, ck_native_snap *out);
+    int (*native_read)(ck_kstate *s, const ck_native_snap *n, uint32_t i, uint8_t **data,
+                       size_t *len);
+    void (*native_release)(ck_kstate *s, ck_native_snap *n);
+    int (*native_restore)(ck_kstate *s, uint32_t n, const char *const *names,
+                          uint8_t *const *data, const size_t *lens);
 
     int (*view_take)(ck_kstate *s, ck_kstate_view **out);
     /* Canonical entries of key group kg, over every state (a list is one). */
@@ -162,6 +191,8 @@ typedef struct ck_kstate_spec {
     int subtask;
     uint32_t attempt;
     uint64_t write_buffer; /* state.backend.rocksdb.writebuffer.size */
+    uint64_t target_file;  /* ...compaction.level.target-file-size-base */
+    uint64_t level_base;   /* ...compaction.level.max-size-level-base */
 } ck_kstate_spec;
 
 /* 1 when the descriptions are valid (1..CK_KS_MAX_STATES states, each of a

@@ -101,7 +101,9 @@ static int open_kstate(ck_op *op, int subtask, const ck_chain_state *st, char *e
                            .op = (int)(op->spec - op->chain->g->spec.ops),
                            .subtask = subtask,
                            .attempt = st->attempt,
-                           .write_buffer = st->write_buffer};
+                           .write_buffer = st->write_buffer,
+                           .target_file = st->target_file,
+                           .level_base = st->level_base};
     return st->plat->ops->kstate_open(st->plat, &spec, &op->ks, err, errlen);
 }
 
@@ -574,7 +576,7 @@ uint64_t ck_chain_state_entries(const ck_chain *c)
     return n;
 }
 
-int ck_chain_capture(ck_chain *c, ck_capture *cap)
+int ck_chain_capture(ck_chain *c, ck_capture *cap, int native)
 {
     const ck_vertex *v = &c->g->v[c->vertex];
     for (int k = 0; k < c->nops; k++) {
@@ -590,8 +592,15 @@ int ck_chain_capture(ck_chain *c, ck_capture *cap)
         kc->nstates = op->ks->nstates;
         memcpy(kc->states, op->ks->states, sizeof(kc->states));
         kc->ops = op->ks->ops;
-        if (kc->ops->view_take(op->ks, &kc->view))
+        kc->ks = op->ks;
+        if (native && kc->ops->native_take) {
+            /* an incremental checkpoint: the backend's own files */
+            if (kc->ops->native_take(op->ks, cap->checkpoint_id, &kc->native))
+                goto fail;
+            kc->is_native = 1;
+        } else if (kc->ops->view_take(op->ks, &kc->view)) {
             goto fail;
+        }
         cap->nkeyed++;
         if (ck_timerq_copy(&op->timers, &kc->timers, &kc->ntimers))
             goto fail;
@@ -609,6 +618,12 @@ static ck_op *op_by_index(ck_chain *c, int index)
         if (v->ops[k] == index)
             return &c->ops[k];
     return NULL;
+}
+
+ck_kstate *ck_chain_kstate(ck_chain *c, int op)
+{
+    ck_op *o = op_by_index(c, op);
+    return o ? o->ks : NULL;
 }
 
 /* Does the file's state st describe the operator's? Same kind, fields and
@@ -632,6 +647,8 @@ int ck_chain_restore(ck_chain *c, const ck_snapshot *s)
         for (int st = 0; st < k->nstates; st++)
             if (!same_state(&k->states[st], &op->ks->states[st]))
                 return CK_ECORRUPT;
+        if (k->native && !op->ks->ops->native_restore)
+            return CK_ECORRUPT; /* another backend's native files */
         for (size_t e = 0; e < k->nentries; e++) {
             const ck_snap_entry *en = &k->entries[e];
             int32_t jh = ck_kg_java_hash(en->key, en->klen);

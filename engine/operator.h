@@ -140,6 +140,8 @@ const ck_state_desc *ck_op_states(const ck_op_spec *s, int *n);
 typedef struct ck_chain_state {
     int type;              /* state.backend.type: CK_BACKEND_* */
     uint64_t write_buffer; /* state.backend.rocksdb.writebuffer.size */
+    uint64_t target_file;  /* ...compaction.level.target-file-size-base */
+    uint64_t level_base;   /* ...compaction.level.max-size-level-base */
     ck_platform *plat;     /* opens the backends that do I/O (kstate_open) */
     uint32_t attempt;
 } ck_chain_state;
@@ -228,9 +230,11 @@ static inline void ck_op_clear_output(ck_op *op)
 /*
  * The synchronous phase of a snapshot: copy-on-write views of every keyed
  * operator's state and copies of its timers, into cap (whose other parts
- * the task fills). Returns 0 or CK_ENOMEM (cap is then released).
+ * the task fills); with native, the native snapshot of every backend that
+ * has one instead of its view (an incremental checkpoint: RocksDB's
+ * files). Returns 0 or CK_ENOMEM (cap is then released).
  */
-int ck_chain_capture(ck_chain *c, ck_capture *cap);
+int ck_chain_capture(ck_chain *c, ck_capture *cap, int native);
 
 /*
  * Loads keyed state and timers from a snapshot: every entry whose key
@@ -239,6 +243,9 @@ int ck_chain_capture(ck_chain *c, ck_capture *cap);
  * says, or the operators do not match), CK_ENOMEM.
  */
 int ck_chain_restore(ck_chain *c, const ck_snapshot *s);
+
+/* The state backend instance of job operator op in this chain, or NULL. */
+ck_kstate *ck_chain_kstate(ck_chain *c, int op);
 
 /* ---- two-phase commit sinks ---------------------------------------------- */
 

@@ -11,6 +11,8 @@ void ck_capture_free(ck_capture *c)
     for (int i = 0; i < c->nkeyed; i++) {
         if (c->keyed[i].view)
             c->keyed[i].ops->view_release(c->keyed[i].view);
+        if (c->keyed[i].is_native)
+            c->keyed[i].ops->native_release(c->keyed[i].ks, &c->keyed[i].native);
         for (size_t t = 0; t < c->keyed[i].ntimers; t++)
             free(c->keyed[i].timers[t].key);
         free(c->keyed[i].timers);
@@ -87,6 +89,7 @@ int ck_snap_encode(const ck_capture *c, uint8_t **out, size_t *len)
         size_t at = section_begin(&w, CK_SEC_KEYED, k->op);
         ck_wbuf_u32(&w, (uint32_t)k->kind);
         ck_wbuf_u32(&w, (uint32_t)k->max_parallelism);
+        ck_wbuf_u32(&w, k->is_native ? CK_SNAP_NATIVE : 0);
         ck_wbuf_u32(&w, (uint32_t)k->nstates);
         for (int st = 0; st < k->nstates; st++) {
             const ck_state_desc *d = &k->states[st];
@@ -97,11 +100,11 @@ int ck_snap_encode(const ck_capture *c, uint8_t **out, size_t *len)
             ck_wbuf_bytes(&w, d->name, nl);
         }
         uint32_t groups = 0;
-        for (int kg = k->kg_start; kg <= k->kg_end; kg++)
+        for (int kg = k->kg_start; kg <= k->kg_end && !k->is_native; kg++)
             groups += k->ops->view_count(k->view, kg) > 0;
         ck_wbuf_u32(&w, groups);
         entry_writer ew = {&w, k};
-        for (int kg = k->kg_start; kg <= k->kg_end; kg++) {
+        for (int kg = k->kg_start; kg <= k->kg_end && !k->is_native; kg++) {
             uint64_t n = k->ops->view_count(k->view, kg);
             if (n == 0)
                 continue;
@@ -226,11 +229,13 @@ static int decode_keyed(ck_rbuf *r, ck_snap_keyed *k, const char **why)
     uint32_t kind = ck_rbuf_u32(r);
     k->kind = (ck_op_kind)kind;
     k->max_parallelism = (int)ck_rbuf_u32(r);
+    uint32_t flags = ck_rbuf_u32(r);
     uint32_t nstates = ck_rbuf_u32(r);
     if (r->err || kind > CK_OP_DISTINCT || !ck_op_keyed((ck_op_kind)kind) ||
         k->max_parallelism < 1 || k->max_parallelism > 32768 || nstates < 1 ||
-        nstates > CK_KS_MAX_STATES)
+        nstates > CK_KS_MAX_STATES || (flags & ~CK_SNAP_NATIVE))
         BAD("bad keyed-state header");
+    k->native = (flags & CK_SNAP_NATIVE) != 0;
     for (uint32_t st = 0; st < nstates; st++) {
         ck_snap_state *d = &k->states[st];
         uint32_t sk = ck_rbuf_u32(r);
@@ -248,7 +253,7 @@ static int decode_keyed(ck_rbuf *r, ck_snap_keyed *k, const char **why)
         k->nstates++;
     }
     uint32_t groups = ck_rbuf_u32(r);
-    if (r->err || groups > 32768)
+    if (r->err || groups > 32768 || (k->native && groups))
         BAD("bad key group count");
     /* First pass: count entries, checking every length against what is left. */
     ck_rbuf scan = *r;

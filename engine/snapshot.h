@@ -9,12 +9,12 @@
  * a savepoint, restores into any backend, and can be split by key group on
  * restore. All integers little-endian, values' fields too:
  *
- *   u32 magic "CKS1" | u32 version (2) | u64 checkpoint id |
+ *   u32 magic "CKS1" | u32 version (3) | u64 checkpoint id |
  *   u32 vertex | u32 subtask | u32 parallelism | u32 sections |
  *   sections... | u32 CRC-32C of every byte before it
  *
  *   section: u32 type | u32 operator index | u64 body length | body
- *   KEYED  : u32 operator kind | u32 max parallelism |
+ *   KEYED  : u32 operator kind | u32 max parallelism | u32 flags |
  *            u32 states | per state: u32 kind | u32 fields | u32 name length | name
  *            u32 groups | per group: u32 key group | u32 entries |
  *                 per entry: u32 state | u32 key length | u64 namespace | key |
@@ -22,6 +22,9 @@
  *                     [LIST state: u32 elements] | elements x fields x u64
  *            u32 timers | per timer: u64 time | u32 key group |
  *                 u64 namespace | u32 key length | key
+ *            flags: CK_SNAP_NATIVE: the entries are in the operator's
+ *            native files (an incremental checkpoint's state handles of
+ *            kind CK_HANDLE_NATIVE), not here: groups is 0
  *   SOURCE : u32 partitions | per partition: u32 id | u64 offset | u64 max ts
  *   SINK   : u64 open transaction | u32 pending | per pending: u64 transaction
  *   FINISHED: (empty) the subtask had finished before the checkpoint: it has
@@ -39,7 +42,9 @@
 #include "timers.h"
 
 #define CK_SNAP_MAGIC 0x31534b43u /* "CKS1" */
-#define CK_SNAP_VERSION 2
+#define CK_SNAP_VERSION 3
+
+#define CK_SNAP_NATIVE 1u
 
 enum { CK_SEC_KEYED = 1, CK_SEC_SOURCE = 2, CK_SEC_SINK = 3, CK_SEC_FINISHED = 4,
        CK_SEC_CHANNELS = 5 };
@@ -56,7 +61,10 @@ typedef struct ck_keyed_capture {
     int nstates;
     ck_state_desc states[CK_KS_MAX_STATES];
     const ck_kstate_ops *ops;
-    ck_kstate_view *view;  /* the backend's consistent view */
+    ck_kstate_view *view;  /* the backend's consistent view, or NULL: */
+    ck_kstate *ks;         /* native: the backend instance, */
+    ck_native_snap native; /* and its native snapshot (the file holds no entries) */
+    int is_native;
     ck_timer *timers;      /* copies; keys owned */
     size_t ntimers;
 } ck_keyed_capture;
@@ -133,6 +141,7 @@ typedef struct ck_snap_keyed {
     ck_op_kind kind;
     int max_parallelism;
     int nstates;
+    int native; /* CK_SNAP_NATIVE: its entries are in native files */
     ck_snap_state states[CK_KS_MAX_STATES];
     size_t nentries, ntimers;
     ck_snap_entry *entries;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "coordinator.h"
+#include "crc32c.h"
 #include "debloat.h"
 #include "error.h"
 #include "keygroup.h"
@@ -52,6 +53,17 @@ typedef struct snap_job {
     ck_capture *cap; /* until encoded: SNAP_CHANNELS waits for the input's channel state */
     uint32_t kg_start, kg_end; /* the key groups of its keyed state, [start, end) */
     char key[CK_HANDLE_KEY_MAX + 1];
+    /* An incremental checkpoint: the operators' native snapshots, until
+     * their files are read for upload; then what it stored, for the ACK. */
+    struct snap_native {
+        ck_kstate *ks;
+        int op; /* in the job */
+        ck_native_snap snap;
+    } nat[CK_MAX_OPS];
+    int nnat;
+    ck_handles handles;
+    uint32_t uploads;  /* in flight */
+    int upload_failed;
 } snap_job;
 
 enum { ACCT_IDLE, ACCT_BUSY, ACCT_BP };
@@ -128,6 +140,19 @@ struct ck_task {
     uint64_t ended_snap;       /* the first snapshot it took with its input over: once
                                 * a checkpoint from it on completes, it finishes */
     uint64_t completed;        /* the latest checkpoint reported complete */
+    int incremental;           /* execution.checkpointing.incremental */
+    /* Native files of the snapshots acknowledged (not yet known complete),
+     * and those of the latest complete one, which later checkpoints refer
+     * to instead of uploading them again (Flink's uploaded SST files). */
+    struct {
+        uint64_t id;
+        ck_handles files;
+    } acked[MAX_SNAPS];
+    int nacked;
+    ck_handles confirmed;
+    /* Restoring: native files downloaded, put in place once all are in. */
+    uint8_t **rdata;
+    size_t *rlen;
     int restored_finished;     /* restored from a checkpoint that had it finished */
 
     /* metrics reporting: totals already reported, next report */
@@ -350,8 +375,11 @@ ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global,
         }
     }
     reserve_network(t);
+    t->incremental = (int)ck_cfg(cfg, CK_CFG_CP_INCREMENTAL);
     ck_chain_state cst = {.type = (int)ck_cfg(cfg, CK_CFG_STATE_BACKEND),
                           .write_buffer = (uint64_t)ck_cfg(cfg, CK_CFG_ROCKS_WRITEBUFFER),
+                          .target_file = (uint64_t)ck_cfg(cfg, CK_CFG_ROCKS_TARGET_FILE),
+                          .level_base = (uint64_t)ck_cfg(cfg, CK_CFG_ROCKS_LEVEL_BASE),
                           .plat = plat,
                           .attempt = attempt};
     char why[300] = "";
@@ -439,12 +467,33 @@ void ck_task_host_down(ck_task *t)
         drop_network(t);
 }
 
+static void snap_drop(ck_task *t, snap_job *j);
+
+/* The native files a restore downloaded so far. */
+static void free_restore_files(ck_task *t)
+{
+    for (uint32_t i = 0; t->rdata && i < t->restore.n; i++)
+        free(t->rdata[i]);
+    free(t->rdata);
+    free(t->rlen);
+    t->rdata = NULL;
+    t->rlen = NULL;
+}
+
 void ck_task_del(ck_task *t)
 {
     if (!t)
         return;
+    /* Snapshots first: their views and native files belong to the state
+     * backends the chain frees. */
+    while (t->nsnaps)
+        snap_drop(t, &t->snaps[t->nsnaps - 1]);
     ck_chain_free(&t->chain);
     ck_handles_free(&t->restore);
+    ck_handles_free(&t->confirmed);
+    for (int i = 0; i < t->nacked; i++)
+        ck_handles_free(&t->acked[i].files);
+    free_restore_files(t);
     for (int i = 0; i < t->nrps; i++) {
         ck_rp_free(&t->rps[i].rp);
         free(t->rps[i].kg_sub);
@@ -459,13 +508,6 @@ void ck_task_del(ck_task *t)
     free(t->off);
     free(t->end);
     free(t->maxts);
-    for (int i = 0; i < t->nsnaps; i++) {
-        free(t->snaps[i].data);
-        if (t->snaps[i].cap) {
-            ck_capture_free(t->snaps[i].cap);
-            free(t->snaps[i].cap);
-        }
-    }
     ck_metrics_free(&t->met);
     free(t);
 }
@@ -953,7 +995,6 @@ static int outputs_closed(const ck_task *t)
 }
 
 static snap_job *snap_find(ck_task *t, uint64_t id);
-static void snap_drop(ck_task *t, snap_job *j);
 static int snap_channels_ready(const ck_task *t, uint64_t id);
 static int overtake_output(ck_task *t, snap_job *j, int i, const ck_elem *be);
 static int start_async(ck_task *t, snap_job *j);
@@ -976,7 +1017,8 @@ static int take_checkpoint(ck_task *t, const ck_barrier *b, int64_t align_ns)
     cap->vertex = t->vertex;
     cap->subtask = t->subtask;
     cap->parallelism = t->g->v[t->vertex].parallelism;
-    int rc = ck_chain_capture(&t->chain, cap);
+    int rc = ck_chain_capture(&t->chain, cap,
+                              t->incremental && !(b->flags & CK_BARRIER_SAVEPOINT));
     if (rc) {
         free(cap);
         return rc;
@@ -1168,6 +1210,15 @@ static int start_async(ck_task *t, snap_job *j)
         j->kg_end = (uint32_t)cap->keyed[0].kg_end + 1;
     }
     rc = ck_snap_encode(cap, &j->data, &j->len);
+    for (int i = 0; i < cap->nkeyed; i++) {
+        ck_keyed_capture *kc = &cap->keyed[i];
+        if (!kc->is_native)
+            continue;
+        j->nat[j->nnat].ks = kc->ks;
+        j->nat[j->nnat].op = kc->op;
+        j->nat[j->nnat++].snap = kc->native; /* the job's now */
+        kc->is_native = 0;
+    }
     ck_capture_free(cap);
     free(cap);
     j->cap = NULL;
@@ -1289,7 +1340,157 @@ static void snap_drop(ck_task *t, snap_job *j)
         ck_capture_free(j->cap);
         free(j->cap);
     }
+    for (int i = 0; i < j->nnat; i++)
+        j->nat[i].ks->ops->native_release(j->nat[i].ks, &j->nat[i].snap);
+    ck_handles_free(&j->handles);
     *j = t->snaps[--t->nsnaps];
+}
+
+/* The native file of operator op named name that the latest complete
+ * checkpoint stored, or NULL. */
+static const ck_handle *confirmed_find(const ck_task *t, int op, const ck_native_file *f)
+{
+    for (uint32_t i = 0; i < t->confirmed.n; i++) {
+        const ck_handle *h = &t->confirmed.v[i];
+        if (h->op == (uint32_t)op && h->bytes == f->size && !strcmp(h->local, f->name))
+            return h;
+    }
+    return NULL;
+}
+
+/* Starts one upload of snapshot j (data taken). */
+static int upload(ck_task *t, snap_job *j, const char *key, uint8_t *data, size_t len)
+{
+    int rc = t->plat->ops->store_put(t->plat, key, data, len, (j->id << 2) | SNAP_UPLOADING);
+    if (!rc)
+        j->uploads++;
+    return rc;
+}
+
+/* Uploads snapshot j: its canonical file, and the native files of its
+ * operators whose backends wrote them (an incremental checkpoint), as
+ * Flink's RocksIncrementalSnapshotStrategy does: an SST file the latest
+ * complete checkpoint stored is referred to, not uploaded again; a new
+ * one goes under shared/ in a file of its own (its key names the
+ * checkpoint, so that nothing else ever writes it); the instance's other
+ * files (MANIFEST, CURRENT, OPTIONS) are private to the checkpoint. */
+static int start_uploads(ck_task *t, snap_job *j)
+{
+    int rc = ck_handles_add(&j->handles, CK_HANDLE_SNAPSHOT, 0, j->key, j->len, j->crc,
+                            j->kg_start, j->kg_end);
+    uint8_t *data = j->data;
+    j->data = NULL; /* the store owns it now */
+    if (rc || (rc = upload(t, j, j->key, data, j->len)))
+        return rc;
+    char shared[200], dir[CK_HANDLE_KEY_MAX + 1];
+    ck_cc_shared_dir(t->env->job_id, shared, sizeof(shared));
+    snprintf(dir, sizeof(dir), "%s", j->key);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        slash[1] = 0;
+    for (int i = 0; i < j->nnat && !rc; i++) {
+        struct snap_native *n = &j->nat[i];
+        for (uint32_t f = 0; f < n->snap.n && !rc; f++) {
+            const ck_native_file *nf = &n->snap.files[f];
+            const ck_handle *c = nf->immutable ? confirmed_find(t, n->op, nf) : NULL;
+            if (c) {
+                rc = ck_handles_add_native(&j->handles, CK_HANDLE_SHARED | CK_HANDLE_REUSED,
+                                           c->key, c->bytes, c->crc, j->kg_start, j->kg_end,
+                                           (uint32_t)n->op, nf->name);
+                continue;
+            }
+            char key[CK_HANDLE_KEY_MAX + 1];
+            if (nf->immutable)
+                snprintf(key, sizeof(key), "%sop%d-%d-a%u-c%llu-%s", shared, n->op, t->subtask,
+                         t->attempt, (unsigned long long)j->id, nf->name);
+            else
+                snprintf(key, sizeof(key), "%sv%d-%d-op%d-%s", dir, t->vertex, t->subtask, n->op,
+                         nf->name);
+            uint8_t *d;
+            size_t len;
+            if ((rc = n->ks->ops->native_read(n->ks, &n->snap, f, &d, &len)))
+                break;
+            rc = ck_handles_add_native(&j->handles, nf->immutable ? CK_HANDLE_SHARED : 0, key,
+                                       len, ck_crc32c(0, d, len), j->kg_start, j->kg_end,
+                                       (uint32_t)n->op, nf->name);
+            if (rc) {
+                free(d);
+                break;
+            }
+            rc = upload(t, j, key, d, len);
+        }
+    }
+    for (int i = 0; i < j->nnat; i++) /* read: the files set aside can go */
+        j->nat[i].ks->ops->native_release(j->nat[i].ks, &j->nat[i].snap);
+    j->nnat = 0;
+    return rc;
+}
+
+/* Every upload of snapshot j ended: it is acknowledged, or declined (an
+ * upload failed) or forgotten (aborted meanwhile), and then what it
+ * uploaded itself is deleted: nothing will refer to it. */
+static void finish_uploads(ck_task *t, snap_job *j)
+{
+    if (j->aborted || j->upload_failed) {
+        for (uint32_t i = 0; i < j->handles.n; i++)
+            if (!(j->handles.v[i].flags & CK_HANDLE_REUSED))
+                t->plat->ops->store_delete(t->plat, j->handles.v[i].key);
+        if (!j->aborted)
+            send_decline(t, j->id, CK_DECLINE_FAILURE, "the upload failed");
+        snap_drop(t, j);
+        return;
+    }
+    ck_cp_ack ack = {.id = j->id, .sync_ns = j->sync_ns,
+                     .async_ns = ck_now(t->plat) - j->async_start, .align_ns = j->align_ns,
+                     .flags = (j->input_ended ? CK_ACK_INPUT_ENDED : 0) |
+                              (j->unaligned ? CK_ACK_UNALIGNED : 0),
+                     .inflight = j->inflight,
+                     .handles = j->handles};
+    uint8_t *body = NULL;
+    size_t blen;
+    int rc = ck_cp_ack_encode(&ack, &body, &blen);
+    if (rc) {
+        send_decline(t, j->id, CK_DECLINE_FAILURE, "out of memory acknowledging the snapshot");
+    } else {
+        to_jm(t, CK_MSG_CP_ACK, body, blen);
+        /* its shared files, for the checkpoints after it completes */
+        if (t->nacked == MAX_SNAPS) {
+            ck_handles_free(&t->acked[0].files);
+            memmove(&t->acked[0], &t->acked[1], (MAX_SNAPS - 1) * sizeof(t->acked[0]));
+            t->nacked--;
+        }
+        ck_handles *kept = &t->acked[t->nacked].files;
+        memset(kept, 0, sizeof(*kept));
+        for (uint32_t i = 0; i < j->handles.n; i++) {
+            const ck_handle *h = &j->handles.v[i];
+            if ((h->flags & CK_HANDLE_SHARED) &&
+                ck_handles_add_native(kept, CK_HANDLE_SHARED, h->key, h->bytes, h->crc,
+                                      h->kg_start, h->kg_end, h->op, h->local))
+                break; /* out of memory: those files are uploaded again */
+        }
+        t->acked[t->nacked++].id = j->id;
+    }
+    free(body);
+    snap_drop(t, j);
+}
+
+/* Checkpoint id completed: the shared files its snapshot stored are the
+ * ones later checkpoints refer to. */
+static void confirm_shared(ck_task *t, uint64_t id)
+{
+    int k = 0;
+    for (int i = 0; i < t->nacked; i++) {
+        if (t->acked[i].id == id) {
+            ck_handles_free(&t->confirmed);
+            t->confirmed = t->acked[i].files;
+        } else if (t->acked[i].id > id) {
+            t->acked[k++] = t->acked[i];
+            continue;
+        } else {
+            ck_handles_free(&t->acked[i].files);
+        }
+    }
+    t->nacked = k;
 }
 
 /* A step of a snapshot's asynchronous phase finished. */
@@ -1299,48 +1500,16 @@ static void snap_progress(ck_task *t, uint64_t token, int status)
     if (!j || (int)(token & 3) != j->stage)
         return; /* aborted meanwhile */
     if (j->stage == SNAP_SERIALIZING) {
-        uint8_t *data = j->data;
-        j->data = NULL; /* the store owns it now */
         j->stage = SNAP_UPLOADING;
-        int rc = t->plat->ops->store_put(t->plat, j->key, data, j->len,
-                                         (j->id << 2) | SNAP_UPLOADING);
-        if (rc) {
-            send_decline(t, j->id, CK_DECLINE_FAILURE, "the upload could not start");
-            snap_drop(t, j);
-        }
-        return;
+        if (start_uploads(t, j))
+            j->upload_failed = 1;
+    } else {
+        j->uploads--;
+        if (status != CK_OK)
+            j->upload_failed = 1;
     }
-    if (j->aborted) {
-        /* The checkpoint failed while this file was on its way: nothing
-         * will refer to it. */
-        if (status == CK_OK)
-            t->plat->ops->store_delete(t->plat, j->key);
-        snap_drop(t, j);
-        return;
-    }
-    if (status != CK_OK) {
-        send_decline(t, j->id, CK_DECLINE_FAILURE, "the upload failed");
-        snap_drop(t, j);
-        return;
-    }
-    ck_cp_ack ack = {.id = j->id, .sync_ns = j->sync_ns,
-                     .async_ns = ck_now(t->plat) - j->async_start, .align_ns = j->align_ns,
-                     .flags = (j->input_ended ? CK_ACK_INPUT_ENDED : 0) |
-                              (j->unaligned ? CK_ACK_UNALIGNED : 0),
-                     .inflight = j->inflight};
-    uint8_t *body = NULL;
-    size_t blen;
-    int rc = ck_handles_add(&ack.handles, CK_HANDLE_SNAPSHOT, 0, j->key, j->len, j->crc,
-                            j->kg_start, j->kg_end);
-    if (!rc)
-        rc = ck_cp_ack_encode(&ack, &body, &blen);
-    ck_cp_ack_free(&ack);
-    if (rc)
-        send_decline(t, j->id, CK_DECLINE_FAILURE, "out of memory acknowledging the snapshot");
-    else
-        to_jm(t, CK_MSG_CP_ACK, body, blen);
-    free(body);
-    snap_drop(t, j);
+    if (j->uploads == 0)
+        finish_uploads(t, j);
 }
 
 /* TRIGGER, COMPLETE, ABORT from the job manager. */
@@ -1379,6 +1548,7 @@ static int on_checkpoint_message(ck_task *t, const ck_wire_hdr *h, const uint8_t
         int rc = commit_upto(t, id);
         if (id > t->completed)
             t->completed = id;
+        confirm_shared(t, id);
         if (!rc && t->state == CK_TASK_ENDED && t->ended_snap && id >= t->ended_snap) {
             /* A checkpoint taken after its input ended is durable and its
              * output committed: the task finishes (Flink's rule for the
@@ -1413,7 +1583,7 @@ static int on_checkpoint_message(ck_task *t, const ck_wire_hdr *h, const uint8_t
             t->stop_id = 0; /* the stop failed: the job goes on */
         snap_job *j = snap_find(t, id);
         if (j && j->stage == SNAP_UPLOADING)
-            j->aborted = 1; /* the file is deleted once written */
+            j->aborted = 1; /* its files are deleted once written */
         else if (j)
             snap_drop(t, j);
         if (t->has_gate)
@@ -1685,9 +1855,13 @@ static void started(ck_task *t);
 
 /* Downloads the next of the state handles to restore; once all are in
  * place, the task starts. */
+static int install_native(ck_task *t);
+
 static void restore_next(ck_task *t)
 {
     if (t->restore_next == t->restore.n) {
+        if (install_native(t))
+            return; /* failed */
         started(t);
         return;
     }
@@ -1698,42 +1872,119 @@ static void restore_next(ck_task *t)
         fail_restore(t, ck_strerror(rc));
 }
 
-static void restore_done(ck_task *t, int status, uint8_t *data, size_t len)
+/* Puts every operator's native files in place (its backend opens them),
+ * once all are downloaded; they are what the next checkpoints refer to.
+ * Returns 0, or non-zero when the task failed. */
+static int install_native(ck_task *t)
+{
+    uint32_t n = t->restore.n;
+    const char **names = calloc(n + 1, sizeof(*names));
+    uint8_t **data = calloc(n + 1, sizeof(*data));
+    size_t *lens = calloc(n + 1, sizeof(*lens));
+    int rc = names && data && lens ? CK_OK : CK_ENOMEM;
+    for (uint32_t i = 0; i < n && !rc; i++) {
+        const ck_handle *h = &t->restore.v[i];
+        int first = h->kind == CK_HANDLE_NATIVE;
+        for (uint32_t k = 0; k < i && first; k++)
+            first = !(t->restore.v[k].kind == CK_HANDLE_NATIVE && t->restore.v[k].op == h->op);
+        if (!first)
+            continue;
+        uint32_t m = 0;
+        for (uint32_t k = i; k < n; k++)
+            if (t->restore.v[k].kind == CK_HANDLE_NATIVE && t->restore.v[k].op == h->op) {
+                names[m] = t->restore.v[k].local;
+                data[m] = t->rdata[k];
+                lens[m++] = t->rlen[k];
+            }
+        ck_kstate *ks = ck_chain_kstate(&t->chain, (int)h->op);
+        snprintf(t->restore_key, sizeof(t->restore_key), "%s", h->key);
+        if (!ks || !ks->ops->native_restore) {
+            fail_restore(t, "native state of an operator whose backend cannot read it");
+            rc = CK_ECORRUPT;
+            break;
+        }
+        if ((rc = ks->ops->native_restore(ks, m, names, data, lens))) {
+            fail_restore(t, rc == CK_ECORRUPT ? "its operator's native files do not open"
+                                              : ck_strerror(rc));
+            break;
+        }
+        for (uint32_t k = i; k < n && !rc; k++) {
+            const ck_handle *f = &t->restore.v[k];
+            if (f->kind == CK_HANDLE_NATIVE && f->op == h->op && (f->flags & CK_HANDLE_SHARED))
+                rc = ck_handles_add_native(&t->confirmed, CK_HANDLE_SHARED, f->key, f->bytes,
+                                           f->crc, f->kg_start, f->kg_end, f->op, f->local);
+        }
+        if (rc)
+            fail_restore(t, ck_strerror(rc));
+    }
+    if (rc == CK_ENOMEM && t->state != CK_TASK_FAILED)
+        fail_restore(t, ck_strerror(rc));
+    free(names);
+    free(data);
+    free(lens);
+    free_restore_files(t);
+    return rc;
+}
+
+/* Returns 1 when it kept data (a native file, put in place once all are in). */
+static int restore_done(ck_task *t, int status, uint8_t *data, size_t len)
 {
     if (status) {
         fail_restore(t, status == CK_ENOTFOUND ? "missing" : ck_strerror(status));
-        return;
+        return 0;
     }
     const ck_handle *h = &t->restore.v[t->restore_next];
+    if (h->kind == CK_HANDLE_NATIVE) {
+        if (len != h->bytes || ck_crc32c(0, data, len) != h->crc) {
+            fail_restore(t, "not the file the checkpoint recorded (size or checksum)");
+            return 0;
+        }
+        if (!t->rdata) {
+            t->rdata = calloc(t->restore.n, sizeof(*t->rdata));
+            t->rlen = calloc(t->restore.n, sizeof(*t->rlen));
+            if (!t->rdata || !t->rlen) {
+                fail_restore(t, ck_strerror(CK_ENOMEM));
+                return 0;
+            }
+        }
+        t->rdata[t->restore_next] = data;
+        t->rlen[t->restore_next] = len;
+        t->restore_next++;
+        restore_next(t);
+        return 1;
+    }
     if (len != h->bytes || len < 4 || ck_get_u32(data + len - 4) != h->crc) {
         fail_restore(t, "not the file the checkpoint recorded (size or checksum)");
-        return;
+        return 0;
     }
     ck_snapshot s;
     const char *why;
     int rc = ck_snap_decode(data, len, &s, &why);
     if (rc) {
         fail_restore(t, why);
-        return;
+        return 0;
     }
     rc = apply_snapshot(t, &s, &why);
     ck_snapshot_free(&s);
     if (rc) {
         fail_restore(t, rc == CK_ECORRUPT ? why : ck_strerror(rc));
-        return;
+        return 0;
     }
     t->restore_next++;
     restore_next(t);
+    return 0;
 }
 
 static int task_on_complete(void *self, uint64_t token, int status, uint8_t *data,
                             size_t len)
 {
     ck_task *t = self;
-    if (token == RESTORE_TOKEN && t->state == CK_TASK_RESTORING)
-        restore_done(t, status, data, len);
-    else if (token != STATE_WORK_TOKEN && t->state != CK_TASK_FAILED)
+    if (token == RESTORE_TOKEN && t->state == CK_TASK_RESTORING) {
+        if (restore_done(t, status, data, len))
+            return CK_OK; /* kept */
+    } else if (token != STATE_WORK_TOKEN && t->state != CK_TASK_FAILED) {
         snap_progress(t, token, status);
+    }
     free(data);
     return CK_OK;
 }

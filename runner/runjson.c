@@ -248,7 +248,9 @@ static cJSON *checkpoints_arr(const ck_run *r)
         cJSON_AddItemToObject(o, "alignment_s", align);
         cJSON_AddNumberToObject(o, "sync_s", secs(smax));
         cJSON_AddNumberToObject(o, "async_s", secs(asmax));
-        cJSON_AddNumberToObject(o, "bytes", (double)c->bytes);
+        cJSON_AddNumberToObject(o, "bytes", (double)c->bytes_new);
+        cJSON_AddNumberToObject(o, "bytes_full", (double)c->bytes);
+        cJSON_AddNumberToObject(o, "bytes_incremental", (double)c->bytes_new);
         cJSON_AddBoolToObject(o, "unaligned", c->unaligned);
         cJSON_AddNumberToObject(o, "persisted_inflight_bytes", (double)c->inflight);
         cJSON_AddNumberToObject(o, "acknowledged", c->nacks);
@@ -405,7 +407,7 @@ static cJSON *checkpoint_summary(const ck_run *r)
     int counts[5] = {0};
     int64_t *dur = malloc((cc->ncps + 1) * sizeof(int64_t));
     size_t nd = 0, triggered = 0;
-    uint64_t bytes = 0;
+    uint64_t bytes = 0, full = 0;
     for (size_t i = 0; i < cc->ncps; i++) {
         const ck_cp_record *c = &cc->cps[i];
         if (c->flags & CK_CP_FLAG_SAVEPOINT)
@@ -414,7 +416,8 @@ static cJSON *checkpoint_summary(const ck_run *r)
         counts[c->status]++;
         if (c->status == CK_CP_COMPLETED && dur) {
             dur[nd++] = c->complete - c->trigger;
-            bytes = c->bytes;
+            bytes = c->bytes_new;
+            full = c->bytes;
         }
     }
     cJSON_AddBoolToObject(o, "enabled", cc->enabled);
@@ -431,6 +434,7 @@ static cJSON *checkpoint_summary(const ck_run *r)
         cJSON_AddNumberToObject(o, "duration_p50_s", secs(dur[(nd + 1) / 2 - 1]));
         cJSON_AddNumberToObject(o, "duration_max_s", secs(dur[nd - 1]));
         cJSON_AddNumberToObject(o, "last_bytes", (double)bytes);
+        cJSON_AddNumberToObject(o, "last_bytes_full", (double)full);
     }
     free(dur);
     return o;

@@ -146,9 +146,9 @@ int ck_sp_open(ck_savepoint *sp, const char *path, char *err, size_t errlen)
             }
             if (h->kind != CK_HANDLE_SNAPSHOT) {
                 snprintf(err, errlen,
-                         "%s: state file \"%s\" is of kind %d: expected a state file in the "
-                         "canonical format",
-                         file, key, h->kind);
+                         "%s: \"%s\" is a native file of an incremental checkpoint: start "
+                         "from a savepoint or a full checkpoint (canonical state files)",
+                         file, key);
                 ck_sp_free(sp);
                 return CK_ECORRUPT;
             }

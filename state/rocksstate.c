@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -126,30 +127,70 @@ static int prop_int(rocks_ks *r, const char *name, uint64_t *v)
     return rocksdb_property_int(r->db, name, v) == 0 ? CK_OK : CK_EIO;
 }
 
-static uint64_t sst_bytes(rocks_ks *r)
+/* Bytes of the live SST files not in `before` (names, NUL-separated; NULL:
+ * all of them); *names gets the current names (malloc'd) when asked. */
+static uint64_t new_sst_bytes(rocks_ks *r, const char *before, size_t blen, char **names,
+                              size_t *nlen)
 {
-    uint64_t v = 0;
-    prop_int(r, "rocksdb.total-sst-files-size", &v);
-    return v;
+    const rocksdb_livefiles_t *lf = rocksdb_livefiles(r->db);
+    uint64_t bytes = 0;
+    size_t cap = 0, len = 0;
+    char *out = NULL;
+    for (int i = 0; lf && i < rocksdb_livefiles_count(lf); i++) {
+        const char *name = rocksdb_livefiles_name(lf, i);
+        int known = 0;
+        for (size_t at = 0; before && at < blen && !known; at += strlen(before + at) + 1)
+            known = !strcmp(before + at, name);
+        if (!known)
+            bytes += rocksdb_livefiles_size(lf, i);
+        size_t l = strlen(name) + 1;
+        if (names && !grow(&out, &cap, len + l)) {
+            memcpy(out + len, name, l);
+            len += l;
+        }
+    }
+    if (lf)
+        rocksdb_livefiles_destroy(lf);
+    if (names) {
+        *names = out;
+        *nlen = len;
+    }
+    return bytes;
 }
 
-static int l0_files(rocks_ks *r)
+/* Lets RocksDB's leveled compaction run (level 0 past its file-count
+ * trigger, then each level past its size target, by level size ratios),
+ * and waits until it needs none: one compaction at a time, started only
+ * here, so that what it writes depends on the flushes alone. */
+static int compact(rocks_ks *r)
 {
-    char *s = rocksdb_property_value(r->db, "rocksdb.num-files-at-level0");
-    int n = s ? atoi(s) : 0;
-    rocksdb_free(s);
-    return n;
+    const char *k[] = {"disable_auto_compactions"}, *on[] = {"false"}, *off[] = {"true"};
+    char *err = NULL;
+    rocksdb_set_options(r->db, 1, k, on, &err);
+    for (uint64_t pending = 1, running = 1; !err && (pending || running);) {
+        if (prop_int(r, "rocksdb.compaction-pending", &pending) ||
+            prop_int(r, "rocksdb.num-running-compactions", &running))
+            break;
+        if (pending || running)
+            usleep(200);
+    }
+    if (!err)
+        rocksdb_set_options(r->db, 1, k, off, &err);
+    if (err) {
+        rocksdb_free(err);
+        return CK_EIO;
+    }
+    return CK_OK;
 }
 
-/* Flushes the memtable into a level-0 file, waiting for it; then compacts
- * when level 0 has CK_ROCKS_L0_TRIGGER files. */
+/* Flushes the memtable into a level-0 file, waiting for it; then lets
+ * compaction run (compact). Counts the bytes each wrote. */
 static int rks_flush(ck_kstate *s)
 {
     rocks_ks *r = (rocks_ks *)s;
-    uint64_t mem = 0;
-    if (prop_int(r, "rocksdb.cur-size-all-mem-tables", &mem))
-        return CK_EIO;
-    uint64_t before = sst_bytes(r);
+    char *before = NULL, *after = NULL;
+    size_t blen = 0, alen = 0;
+    new_sst_bytes(r, NULL, 0, &before, &blen);
     char *err = NULL;
     rocksdb_flushoptions_t *fo = rocksdb_flushoptions_create();
     rocksdb_flushoptions_set_wait(fo, 1);
@@ -157,20 +198,24 @@ static int rks_flush(ck_kstate *s)
     rocksdb_flushoptions_destroy(fo);
     if (err) {
         rocksdb_free(err);
+        free(before);
         return CK_EIO;
     }
-    uint64_t after = sst_bytes(r);
-    if (after > before) {
+    uint64_t flushed = new_sst_bytes(r, before, blen, &after, &alen);
+    free(before);
+    if (flushed) {
         s->work.flushes++;
-        s->work.flushed += after - before;
+        s->work.flushed += flushed;
     }
-    if (l0_files(r) >= CK_ROCKS_L0_TRIGGER) {
-        rocksdb_compact_range(r->db, NULL, 0, NULL, 0);
+    int rc = compact(r);
+    uint64_t compacted = rc ? 0 : new_sst_bytes(r, after, alen, NULL, NULL);
+    free(after);
+    if (compacted) {
         s->work.compactions++;
-        s->work.compacted += after; /* every file read and written again */
+        s->work.compacted += compacted;
     }
     r->since_check = 0;
-    return CK_OK;
+    return rc;
 }
 
 /* Counts a write; every CK_ROCKS_CHECK_EVERY, flushes a full memtable. */
@@ -461,6 +506,218 @@ static void rks_free(ck_kstate *s)
     free(r);
 }
 
+/* ---- native snapshots: RocksDB checkpoints ----------------------------------------- */
+
+typedef struct native_priv {
+    char dir[700]; /* <instance>.chk<id>: the checkpoint's hard links */
+} native_priv;
+
+static int cmp_name(const void *a, const void *b)
+{
+    return strcmp(((const ck_native_file *)a)->name, ((const ck_native_file *)b)->name);
+}
+
+/* Deletes the files of a directory (no subdirectories) and the directory. */
+static void rm_flat_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+                continue;
+            char path[1000];
+            snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+            unlink(path);
+        }
+        closedir(d);
+    }
+    rmdir(dir);
+}
+
+static int rks_native_take(ck_kstate *s, uint64_t id, ck_native_snap *out)
+{
+    rocks_ks *r = (rocks_ks *)s;
+    memset(out, 0, sizeof(*out));
+    int rc = rks_flush(s); /* Flink's synchronous phase: the memtable goes to an SST */
+    if (rc)
+        return rc;
+    native_priv *np = calloc(1, sizeof(*np));
+    if (!np)
+        return CK_ENOMEM;
+    snprintf(np->dir, sizeof(np->dir), "%s.chk%llu", r->dir, (unsigned long long)id);
+    rm_flat_dir(np->dir); /* a checkpoint's must not exist */
+    char *err = NULL;
+    rocksdb_checkpoint_t *cp = rocksdb_checkpoint_object_create(r->db, &err);
+    if (!err)
+        rocksdb_checkpoint_create(cp, np->dir, 0, &err);
+    if (cp)
+        rocksdb_checkpoint_object_destroy(cp);
+    if (err) {
+        rocksdb_free(err);
+        rm_flat_dir(np->dir);
+        free(np);
+        return CK_EIO;
+    }
+    DIR *d = opendir(np->dir);
+    uint32_t cap = 0;
+    rc = d ? CK_OK : CK_EIO;
+    for (struct dirent *e; !rc && (e = readdir(d));) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        if (strlen(e->d_name) >= sizeof(out->files[0].name)) {
+            rc = CK_EIO;
+            break;
+        }
+        if (out->n == cap) {
+            cap = cap ? 2 * cap : 16;
+            ck_native_file *f = realloc(out->files, cap * sizeof(*f));
+            if (!f) {
+                rc = CK_ENOMEM;
+                break;
+            }
+            out->files = f;
+        }
+        ck_native_file *f = &out->files[out->n++];
+        snprintf(f->name, sizeof(f->name), "%s", e->d_name);
+        char path[1000];
+        snprintf(path, sizeof(path), "%s/%s", np->dir, e->d_name);
+        struct stat st;
+        if (stat(path, &st)) {
+            rc = CK_EIO;
+            break;
+        }
+        f->size = (uint64_t)st.st_size;
+        size_t nl = strlen(f->name);
+        f->immutable = nl > 4 && !strcmp(f->name + nl - 4, ".sst");
+    }
+    if (d)
+        closedir(d);
+    if (rc) {
+        free(out->files);
+        memset(out, 0, sizeof(*out));
+        rm_flat_dir(np->dir);
+        free(np);
+        return rc;
+    }
+    qsort(out->files, out->n, sizeof(*out->files), cmp_name);
+    out->priv = np;
+    return CK_OK;
+}
+
+/* Reads a whole file (malloc'd). */
+static int read_all(const char *path, uint8_t **data, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return CK_EIO;
+    size_t cap = 1 << 16, n = 0;
+    uint8_t *b = malloc(cap);
+    int rc = b ? CK_OK : CK_ENOMEM;
+    while (!rc) {
+        if (n == cap) {
+            uint8_t *nb = realloc(b, cap *= 2);
+            if (!nb) {
+                rc = CK_ENOMEM;
+                break;
+            }
+            b = nb;
+        }
+        size_t got = fread(b + n, 1, cap - n, f);
+        n += got;
+        if (got == 0) {
+            if (ferror(f))
+                rc = CK_EIO;
+            break;
+        }
+    }
+    fclose(f);
+    if (rc) {
+        free(b);
+        return rc;
+    }
+    *data = b;
+    *len = n;
+    return CK_OK;
+}
+
+static int rks_native_read(ck_kstate *s, const ck_native_snap *n, uint32_t i, uint8_t **data,
+                           size_t *len)
+{
+    (void)s;
+    const native_priv *np = n->priv;
+    if (!np || i >= n->n)
+        return CK_EINVAL;
+    char path[1000];
+    snprintf(path, sizeof(path), "%s/%s", np->dir, n->files[i].name);
+    return read_all(path, data, len);
+}
+
+static void rks_native_release(ck_kstate *s, ck_native_snap *n)
+{
+    (void)s;
+    native_priv *np = n->priv;
+    if (np) {
+        rm_flat_dir(np->dir);
+        free(np);
+    }
+    free(n->files);
+    memset(n, 0, sizeof(*n));
+}
+
+/* Counts the instance's entries (a list is one key): after a restore. */
+static int count_entries(rocks_ks *r)
+{
+    rocksdb_iterator_t *it = rocksdb_create_iterator(r->db, r->ro);
+    uint64_t n = 0;
+    for (rocksdb_iter_seek_to_first(it); rocksdb_iter_valid(it); rocksdb_iter_next(it))
+        n++;
+    char *err = NULL;
+    rocksdb_iter_get_error(it, &err);
+    rocksdb_iter_destroy(it);
+    if (err) {
+        rocksdb_free(err);
+        return CK_EIO;
+    }
+    r->entries = n;
+    return CK_OK;
+}
+
+static int rks_native_restore(ck_kstate *s, uint32_t n, const char *const *names,
+                              uint8_t *const *data, const size_t *lens)
+{
+    rocks_ks *r = (rocks_ks *)s;
+    if (r->db) /* NULL after a restore that failed */
+        rocksdb_close(r->db);
+    r->db = NULL;
+    char *err = NULL;
+    rocksdb_destroy_db(r->opts, r->dir, &err);
+    rocksdb_free(err);
+    err = NULL;
+    rm_flat_dir(r->dir);
+    if (mkdir(r->dir, 0755))
+        return CK_EIO;
+    for (uint32_t i = 0; i < n; i++) {
+        char path[1000];
+        snprintf(path, sizeof(path), "%s/%s", r->dir, names[i]);
+        FILE *f = fopen(path, "wb");
+        int ok = f && fwrite(data[i], 1, lens[i], f) == lens[i];
+        if (f && fclose(f))
+            ok = 0;
+        if (!ok)
+            return CK_EIO;
+    }
+    rocksdb_options_set_create_if_missing(r->opts, 0); /* the files must make one */
+    r->db = rocksdb_open(r->opts, r->dir, &err);
+    rocksdb_options_set_create_if_missing(r->opts, 1);
+    if (err || !r->db) {
+        rocksdb_free(err);
+        r->db = NULL;
+        return CK_ECORRUPT; /* the files do not make a database */
+    }
+    return count_entries(r);
+}
+
 static const ck_kstate_ops rocks_kstate_ops = {
     .name = "rocksdb",
     .free = rks_free,
@@ -471,13 +728,17 @@ static const ck_kstate_ops rocks_kstate_ops = {
     .list_get = rks_list_get,
     .entries = rks_entries,
     .flush = rks_flush,
+    .native_take = rks_native_take,
+    .native_read = rks_native_read,
+    .native_release = rks_native_release,
+    .native_restore = rks_native_restore,
     .view_take = rks_view_take,
     .view_count = rks_view_count,
     .view_visit = rks_view_visit,
     .view_release = rks_view_release,
 };
 
-ck_kstate *ck_rocks_open(const char *dir, uint64_t write_buffer, int kg_start, int kg_end,
+ck_kstate *ck_rocks_open(const char *dir, const ck_rocks_opts *o, int kg_start, int kg_end,
                          const ck_state_desc *d, int n, char *err, size_t errlen)
 {
     rocks_ks *r = calloc(1, sizeof(*r));
@@ -491,10 +752,19 @@ ck_kstate *ck_rocks_open(const char *dir, uint64_t write_buffer, int kg_start, i
     r->base.kg_end = kg_end;
     r->base.nstates = n;
     memcpy(r->base.states, d, (size_t)n * sizeof(*d));
+    uint64_t write_buffer = o->write_buffer, target_file = o->target_file,
+             level_base = o->level_base;
     r->write_buffer = write_buffer;
     r->opts = rocksdb_options_create();
     rocksdb_options_set_create_if_missing(r->opts, 1);
+    /* compactions run only when compact() lets them, one at a time */
     rocksdb_options_set_disable_auto_compactions(r->opts, 1);
+    rocksdb_options_set_level0_file_num_compaction_trigger(r->opts, CK_ROCKS_L0_TRIGGER);
+    rocksdb_options_set_level0_slowdown_writes_trigger(r->opts, 1 << 20);
+    rocksdb_options_set_level0_stop_writes_trigger(r->opts, 1 << 20);
+    rocksdb_options_set_max_subcompactions(r->opts, 1);
+    rocksdb_options_set_target_file_size_base(r->opts, target_file);
+    rocksdb_options_set_max_bytes_for_level_base(r->opts, level_base);
     /* Twice the engine's limit: RocksDB never fills it before the engine
      * flushes (it measures every CK_ROCKS_CHECK_EVERY writes). */
     rocksdb_options_set_write_buffer_size(r->opts, (size_t)(2 * write_buffer + (64u << 20)));

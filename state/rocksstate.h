@@ -17,15 +17,18 @@
  *
  * Determinism: RocksDB's writes must not depend on its threads' timing.
  * The write-ahead log is off (Flink's too: checkpoints are the durability),
- * automatic compactions are off, and the memtable is sized so that RocksDB
- * never flushes it by itself; instead the instance flushes when its
- * memtable passes state.backend.rocksdb.writebuffer.size (checked every
+ * and the memtable is sized so that RocksDB never flushes it by itself;
+ * instead the instance flushes when its memtable passes
+ * state.backend.rocksdb.writebuffer.size (checked every
  * CK_ROCKS_CHECK_EVERY writes, so at the same write whatever the timing)
- * and when a checkpoint's synchronous phase asks (ck_kstate_ops.flush),
- * and it compacts every level into the last one when level 0 holds
- * CK_ROCKS_L0_TRIGGER files (RocksDB's level0_file_num_compaction_trigger).
- * Flushes wait for their files: what is on disk after a call is the same
- * on every run.
+ * and when a checkpoint's synchronous phase asks (ck_kstate_ops.flush).
+ * Automatic compactions are off but after each flush: RocksDB's own
+ * leveled compaction then runs (level 0 past CK_ROCKS_L0_TRIGGER files,
+ * then each level past its size target, max-size-level-base times 10 per
+ * level, into files of target-file-size-base), one compaction at a time,
+ * and the flush returns once none is needed. Writes never meet a running
+ * compaction, and the LSM tree after each flush depends on the writes
+ * alone: the same seed gives the same files.
  *
  * Access: acquire reads a copy into the instance's scratch, release writes
  * it back when it changed (or was created); list_add reads the list and
@@ -43,9 +46,14 @@
 #define CK_ROCKS_L0_TRIGGER 4
 
 /* Opens a fresh instance in directory dir (created; what was there is
- * destroyed first). write_buffer: bytes of memtable before a flush. NULL
- * with a one-line reason in err. */
-ck_kstate *ck_rocks_open(const char *dir, uint64_t write_buffer, int kg_start, int kg_end,
+ * destroyed first), with options o. NULL with a one-line reason in err. */
+typedef struct ck_rocks_opts {
+    uint64_t write_buffer; /* state.backend.rocksdb.writebuffer.size */
+    uint64_t target_file;  /* ...compaction.level.target-file-size-base */
+    uint64_t level_base;   /* ...compaction.level.max-size-level-base */
+} ck_rocks_opts;
+
+ck_kstate *ck_rocks_open(const char *dir, const ck_rocks_opts *o, int kg_start, int kg_end,
                          const ck_state_desc *d, int n, char *err, size_t errlen);
 
 #endif

@@ -47,7 +47,9 @@ static inline int chandy(const char *tag, const char *args)
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
 }
 
-static inline char *slurp(const char *path)
+/* A whole file, NUL-terminated (malloc'd; NULL: it cannot be read); its
+ * length in *len. */
+static inline char *slurp_n(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
@@ -59,7 +61,14 @@ static inline char *slurp(const char *path)
     size_t got = fread(s, 1, (size_t)n, f);
     s[got] = 0;
     fclose(f);
+    *len = got;
     return s;
+}
+
+static inline char *slurp(const char *path)
+{
+    size_t len;
+    return slurp_n(path, &len);
 }
 
 /* Writes text to <tmp>/<name>; returns the path (static buffer). */

@@ -20,6 +20,7 @@
 #include <cmocka.h>
 #include <cjson/cJSON.h>
 
+#include "coordinator.h"
 #include "keygroup.h"
 #include "runutil.h"
 
@@ -355,6 +356,72 @@ static void test_fault_scenarios(void **state)
                     num(cJSON_GetArrayItem(cr, i), "bytes", NULL));
     cJSON_Delete(heap);
     cJSON_Delete(rocks);
+}
+
+/* Incremental checkpoints on RocksDB: exactly once through a crash (the
+ * restore reads native files); later checkpoints refer to SST files earlier
+ * ones uploaded (bytes below bytes_full), and what is left under shared/
+ * at the end is exactly what the retained checkpoint's _metadata refers to:
+ * a file no checkpoint refers to is deleted, and none is deleted early. */
+static void test_incremental_checkpoints(void **state)
+{
+    (void)state;
+    char args[512];
+    snprintf(args, sizeof(args), "run scenarios/keyed-state-incremental.json --out %s/ksinc -q",
+             tmp);
+    assert_int_equal(chandy("ksinc", args), 0);
+    cJSON *run = load_run("ksinc");
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(run, "correctness"), "ok")));
+    const cJSON *cp;
+    int reused = 0, completed = 0;
+    cJSON_ArrayForEach(cp, cJSON_GetObjectItem(run, "checkpoints"))
+    {
+        if (strcmp(cJSON_GetObjectItem(cp, "status")->valuestring, "completed"))
+            continue;
+        completed++;
+        assert_true(num(cp, "bytes", NULL) == num(cp, "bytes_incremental", NULL));
+        assert_true(num(cp, "bytes", NULL) <= num(cp, "bytes_full", NULL));
+        reused += num(cp, "bytes", NULL) < num(cp, "bytes_full", NULL);
+    }
+    assert_true(completed >= 10 && reused >= 5);
+    cJSON_Delete(run);
+    /* the one retained checkpoint and the shared files */
+    char cmd[700], path[700];
+    snprintf(cmd, sizeof(cmd), "ls -d %s/ksinc/store/checkpoints/*/chk-*", tmp);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    assert_non_null(fgets(path, sizeof(path), p));
+    pclose(p);
+    path[strcspn(path, "\n")] = 0;
+    char meta[800];
+    snprintf(meta, sizeof(meta), "%s/_metadata", path);
+    size_t len;
+    uint8_t *b = (uint8_t *)slurp_n(meta, &len);
+    assert_non_null(b);
+    ck_cp_meta m;
+    const char *why;
+    assert_int_equal(ck_cp_meta_decode(b, len, &m, &why), 0);
+    free(b);
+    int referenced = 0, natives = 0;
+    for (uint32_t s = 0; s < m.nsubtasks; s++)
+        for (uint32_t i = 0; i < m.tasks[s].n; i++) {
+            const ck_handle *h = &m.tasks[s].v[i];
+            natives += h->kind == CK_HANDLE_NATIVE;
+            if (!(h->flags & CK_HANDLE_SHARED))
+                continue;
+            referenced++;
+            char f[900];
+            snprintf(f, sizeof(f), "%s/ksinc/store/%s", tmp, h->key);
+            size_t fl;
+            char *fb = slurp_n(f, &fl);
+            assert_non_null(fb); /* still there */
+            assert_int_equal(fl, h->bytes);
+            free(fb);
+        }
+    ck_cp_meta_free(&m);
+    assert_true(natives > referenced && referenced > 0);
+    snprintf(path, sizeof(path), "%s/ksinc/store/checkpoints/*/shared", tmp);
+    assert_int_equal(count_entries(path, "op"), referenced); /* nothing else */
 }
 
 /* RocksDB over sockets: each task manager's process keeps its instances
@@ -752,6 +819,7 @@ int main(void)
         cmocka_unit_test(test_store_link_over_sockets),
         cmocka_unit_test(test_fault_scenarios),
         cmocka_unit_test(test_rocksdb_over_sockets),
+        cmocka_unit_test(test_incremental_checkpoints),
         cmocka_unit_test(test_exchanges_n_times_t),
         cmocka_unit_test(test_insufficient_network_buffers),
         cmocka_unit_test(test_exit_statuses),

@@ -348,7 +348,7 @@ static void test_ack_handles_and_bad_keys(void **state)
     uint8_t *b;
     size_t n;
     assert_int_equal(ck_cp_ack_encode(&a, &b, &n), 0);
-    assert_int_equal(n, 44 + 4 + 2 * 24 + strlen(key) + strlen("checkpoints/j/shared/a"));
+    assert_int_equal(n, 44 + 4 + 2 * 29 + strlen(key) + strlen("checkpoints/j/shared/a"));
     ck_cp_ack out;
     assert_int_equal(ck_cp_ack_decode(b, n, &out), 0);
     assert_true(out.id == 3 && out.sync_ns == 4 && out.async_ns == 5 && out.align_ns == 6 &&
@@ -388,6 +388,33 @@ static void test_ack_handles_and_bad_keys(void **state)
     assert_int_equal(ck_handles_add(&a.handles, CK_HANDLE_SNAPSHOT, 0, key, 100, 7, 0,
                                     CK_KG_UPPER_BOUND_MAX_PARALLELISM + 1), 0);
     assert_int_equal(ck_cp_ack_encode(&a, &b, &n), 0);
+    assert_int_equal(ck_cp_ack_decode(b, n, &out), CK_ECORRUPT);
+    free(b);
+    ck_handles_free(&a.handles);
+    /* A native file: its operator and local name travel with it. */
+    assert_int_equal(ck_handles_add_native(&a.handles, CK_HANDLE_SHARED | CK_HANDLE_REUSED,
+                                           "checkpoints/j/shared/op3-0-a1-000012.sst", 4096, 9,
+                                           0, 64, 3, "000012.sst"),
+                     0);
+    assert_int_equal(ck_handles_add_native(&a.handles, 0, "k", 1, 1, 0, 0, 3, "../x"), CK_EINVAL);
+    assert_int_equal(ck_handles_add_native(&a.handles, 0, "k", 1, 1, 0, 0, 3, ""), CK_EINVAL);
+    assert_int_equal(ck_handles_add_native(&a.handles, 0, "k", 1, 1, 0, 0, CK_HANDLE_NO_OP, "a"),
+                     CK_EINVAL);
+    assert_int_equal(ck_handles_add_native(&a.handles, 4, "k", 1, 1, 0, 0, 3, "a"), CK_EINVAL);
+    assert_int_equal(ck_handles_add(&a.handles, CK_HANDLE_SNAPSHOT, 0, "k2", 10, 1, 0, 0), 0);
+    assert_int_equal(ck_handles_bytes(&a.handles), 4106);
+    assert_int_equal(ck_handles_bytes_new(&a.handles), 10);
+    assert_int_equal(ck_cp_ack_encode(&a, &b, &n), 0);
+    assert_int_equal(ck_cp_ack_decode(b, n, &out), 0);
+    assert_int_equal(out.handles.n, 2);
+    assert_true(out.handles.v[0].kind == CK_HANDLE_NATIVE && out.handles.v[0].op == 3 &&
+                out.handles.v[0].flags == (CK_HANDLE_SHARED | CK_HANDLE_REUSED));
+    assert_string_equal(out.handles.v[0].local, "000012.sst");
+    assert_true(out.handles.v[1].op == CK_HANDLE_NO_OP && !out.handles.v[1].local[0]);
+    ck_cp_ack_free(&out);
+    /* the first handle ends with its local name: a '/' in it is refused */
+    size_t at = 44 + 4 + 29 + strlen(a.handles.v[0].key) + 2;
+    b[at] = '/';
     assert_int_equal(ck_cp_ack_decode(b, n, &out), CK_ECORRUPT);
     free(b);
     ck_handles_free(&a.handles);

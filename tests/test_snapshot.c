@@ -85,7 +85,7 @@ static void test_capture_encode_restore(void **state)
     feed(&ref, &r2, 5000, 0);
     assert_true(ck_chain_state_entries(&a) > 100);
     ck_capture cap = {.checkpoint_id = 7, .vertex = 1, .subtask = 1, .parallelism = 2};
-    assert_int_equal(ck_chain_capture(&a, &cap), 0);
+    assert_int_equal(ck_chain_capture(&a, &cap, 0), 0);
     /* Processing goes on after the capture: the capture must not see it. */
     feed(&a, &r1, 5000, 200);
     assert_int_equal(ck_chain_watermark(&a, 250), 0);
@@ -193,7 +193,7 @@ static void test_map_state_distinct(void **state)
     ck_op_clear_output(&ref.ops[ref.nops - 1]);
 
     ck_capture cap = {.checkpoint_id = 3, .vertex = 1, .subtask = 1, .parallelism = 2};
-    assert_int_equal(ck_chain_capture(&a, &cap), 0);
+    assert_int_equal(ck_chain_capture(&a, &cap, 0), 0);
     feed(&a, &r1, 4000, 0); /* after the capture (copy-on-write): not in it */
     uint8_t *file;
     size_t len;
@@ -256,7 +256,7 @@ static void test_list_state_median(void **state)
     int fed = feed(&a, &r1, 3000, 0);
     feed(&ref, &r2, 3000, 0);
     ck_capture cap = {.checkpoint_id = 4, .vertex = 1, .subtask = 1, .parallelism = 2};
-    assert_int_equal(ck_chain_capture(&a, &cap), 0);
+    assert_int_equal(ck_chain_capture(&a, &cap, 0), 0);
     feed(&a, &r1, 3000, 200); /* after the capture (copy-on-write): not in it */
     assert_int_equal(ck_chain_watermark(&a, 250), 0); /* fires, removing lists */
     uint8_t *file;

@@ -1,0 +1,33 @@
+/*
+ * sharedreg.h - the shared-state registry (Flink's SharedStateRegistry): a
+ * reference count per file under shared/ that incremental checkpoints
+ * refer to.
+ *
+ * The coordinator takes a reference for every shared handle of every
+ * acknowledgement it accepts, and drops a checkpoint's references when the
+ * checkpoint is discarded (subsumed past num-retained, or failed); a file
+ * whose count falls to zero is deleted from the store. A file a
+ * completed, retained checkpoint refers to is never deleted.
+ *
+ * Invariants: a key is in the table iff its count is positive; the table
+ * holds at most half as many keys as it has slots (linear probing).
+ */
+#ifndef CK_SHAREDREG_H
+#define CK_SHAREDREG_H
+
+#include "common.h"
+
+typedef struct ck_sreg {
+    struct ck_sreg_slot *slots;
+    uint32_t cap, n;
+} ck_sreg;
+
+/* Takes a reference to key. Returns its new count, or 0 when out of memory. */
+uint32_t ck_sreg_ref(ck_sreg *r, const char *key);
+/* Drops one; returns the count left (0: unknown, or the last one went). */
+uint32_t ck_sreg_unref(ck_sreg *r, const char *key);
+/* The count of key (0: not referenced). */
+uint32_t ck_sreg_count(const ck_sreg *r, const char *key);
+void ck_sreg_free(ck_sreg *r);
+
+#endif
