@@ -400,6 +400,9 @@ static void add_state(ck_kstate *ks, int maxp, const char *key, int64_t ns, int6
 
 /* A state file of vertex v, subtask s of the fuzz job, as a checkpoint
  * would write it: keyed state of its keyed operator, source offsets, sinks. */
+/* state_file writes keyed sections as native (no entries). */
+static int native_state;
+
 static void state_file(const ck_graph *g, int v, int s, int with_timers, blob *out)
 {
     const ck_vertex *vx = &g->v[v];
@@ -448,7 +451,10 @@ static void state_file(const ck_graph *g, int v, int s, int with_timers, blob *o
             kc->nstates = nd;
             memcpy(kc->states, d, (size_t)nd * sizeof(*d));
             kc->ops = ks->ops;
-            FUZZ_CHECK(kc->ops->view_take(ks, &kc->view) == CK_OK);
+            if (native_state) /* an incremental checkpoint's: entries elsewhere */
+                kc->is_native = 1;
+            else
+                FUZZ_CHECK(kc->ops->view_take(ks, &kc->view) == CK_OK);
             if (with_timers && op->kind == CK_OP_WINDOW) {
                 kc->timers = calloc(2, sizeof(ck_timer));
                 for (int t = 0; t < 40 && kc->ntimers < 2; t++) {
@@ -486,6 +492,8 @@ static void state_file(const ck_graph *g, int v, int s, int with_timers, blob *o
     uint8_t *p;
     size_t len;
     FUZZ_CHECK(ck_snap_encode(&c, &p, &len) == CK_OK);
+    for (int i = 0; i < c.nkeyed; i++)
+        c.keyed[i].is_native = 0; /* no native snapshot to release */
     ck_capture_free(&c);
     ck_kstate_free(ks);
     out->len = 0;
@@ -497,6 +505,15 @@ static void snapshot_seeds(const ck_graph *g)
 {
     blob b = {0}, f = {0};
     for (int v = 0; v < g->nv; v++) {
+        if (v == 1) { /* the keyed vertex, as an incremental checkpoint writes it */
+            native_state = 1;
+            state_file(g, v, 0, 1, &f);
+            native_state = 0;
+            b.len = 0;
+            put_u8(&b, 0);
+            put(&b, f.p, f.len);
+            save("snapshot", "vertex1-subtask0-native", &b);
+        }
         state_file(g, v, 0, 1, &f);
         for (int mode = 0; mode < 2; mode++) {
             b.len = 0;
@@ -514,9 +531,9 @@ static void snapshot_seeds(const ck_graph *g)
 static void metadata_seeds(const ck_graph *g)
 {
     blob b = {0};
-    for (int sp = 0; sp < 2; sp++) {
+    for (int sp = 0; sp < 3; sp++) { /* 2: an incremental checkpoint */
         ck_cp_meta m = {.id = 3, .trigger = 900 * CK_NS_PER_MS, .input_fp = 0x1234abcd,
-                        .flags = sp ? CK_CP_FLAG_SAVEPOINT : 0, .nsubtasks = g->nsubtasks};
+                        .flags = sp == 1 ? CK_CP_FLAG_SAVEPOINT : 0, .nsubtasks = g->nsubtasks};
         m.tasks = calloc(m.nsubtasks, sizeof(*m.tasks));
         char dir[200];
         ck_cc_dir("fuzzjob", m.id, m.flags, dir, sizeof(dir));
@@ -527,6 +544,19 @@ static void metadata_seeds(const ck_graph *g)
             ck_cc_state_key(dir, v, sub, key, sizeof(key));
             FUZZ_CHECK(ck_handles_add(&m.tasks[s], CK_HANDLE_SNAPSHOT, 0, key, 100 + s,
                                       0xabc00 + s, 0, 128) == CK_OK);
+            if (sp != 2)
+                continue;
+            /* RocksDB's files: an SST uploaded earlier, a new one, the MANIFEST */
+            char sk[CK_HANDLE_KEY_MAX + 1];
+            snprintf(sk, sizeof(sk), "checkpoints/fuzzjob/shared/op2-%d-a0-c2-000012.sst", sub);
+            FUZZ_CHECK(ck_handles_add_native(&m.tasks[s], CK_HANDLE_SHARED | CK_HANDLE_REUSED, sk,
+                                             4096, 0x77, 0, 128, 2, "000012.sst") == CK_OK);
+            snprintf(sk, sizeof(sk), "checkpoints/fuzzjob/shared/op2-%d-a0-c3-000019.sst", sub);
+            FUZZ_CHECK(ck_handles_add_native(&m.tasks[s], CK_HANDLE_SHARED, sk, 2048, 0x78, 0, 128,
+                                             2, "000019.sst") == CK_OK);
+            snprintf(sk, sizeof(sk), "%sv%d-%d-op2-MANIFEST-000021", dir, v, sub);
+            FUZZ_CHECK(ck_handles_add_native(&m.tasks[s], 0, sk, 300, 0x79, 0, 128, 2,
+                                             "MANIFEST-000021") == CK_OK);
         }
         uint8_t *p;
         size_t len;
@@ -534,7 +564,7 @@ static void metadata_seeds(const ck_graph *g)
         b.len = 0;
         put_u8(&b, 0);
         put(&b, p, len);
-        save("metadata", sp ? "savepoint" : "checkpoint", &b);
+        save("metadata", sp == 1 ? "savepoint" : sp ? "incremental" : "checkpoint", &b);
         free(p);
         ck_cp_meta_free(&m);
     }

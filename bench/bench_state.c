@@ -1,0 +1,260 @@
+/*
+ * bench_state.c - what keyed state costs on each backend. Prints figures;
+ * asserts nothing (machines are noisy). In one run:
+ *
+ *  1. State operations per second on the RocksDB backend (a read-modify-
+ *     write of a value state: acquire, change, release, as the running
+ *     count does per record), next to raw RocksDB gets and puts on the
+ *     same keys with the same options (WAL off), through librocksdb's C
+ *     API: the limit. The heap backend's rate through the same interface
+ *     is printed beside (bench_throughput times it against a plain loop).
+ *  2. Checkpoint bytes per second over the socket backend: a keyed count
+ *     on RocksDB with a large state, full checkpoints every second, the
+ *     state written over the async phase (bytes / async time), next to
+ *     this disk's sequential write speed (write + fsync of as many bytes,
+ *     in the same directory), measured in the same run.
+ *
+ * Usage: bench_state [operations-in-millions]   (default 1)
+ */
+#include <fcntl.h>
+#include <rocksdb/c.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "benchutil.h"
+#include "keygroup.h"
+#include "kstate.h"
+#include "rng.h"
+#include "rocksstate.h"
+
+enum { NKEYS = 100000, MAXP = 128 };
+
+static const ck_state_desc desc = {"running", CK_STATE_VALUE, 1};
+
+typedef struct keyset {
+    char (*key)[16];
+    uint32_t *klen;
+    ck_keyloc *loc;
+    uint32_t *order; /* the keys touched, in order */
+} keyset;
+
+static void make_keys(keyset *k, uint32_t nops)
+{
+    k->key = malloc(NKEYS * sizeof(*k->key));
+    k->klen = malloc(NKEYS * sizeof(*k->klen));
+    k->loc = malloc(NKEYS * sizeof(*k->loc));
+    k->order = malloc(nops * sizeof(*k->order));
+    for (int i = 0; i < NKEYS; i++) {
+        k->klen[i] = (uint32_t)snprintf(k->key[i], sizeof(k->key[i]), "user-%d", i);
+        int32_t jh = ck_kg_java_hash(k->key[i], k->klen[i]);
+        k->loc[i] = (ck_keyloc){.jhash = jh, .kg = ck_kg_of_hash(jh, MAXP)};
+    }
+    ck_rng r;
+    ck_rng_init(&r, 42, 1);
+    for (uint32_t i = 0; i < nops; i++)
+        k->order[i] = (uint32_t)ck_rng_below(&r, NKEYS);
+}
+
+/* Read-modify-writes through the backend interface; ops per second. */
+static double run_backend(ck_kstate *ks, const keyset *k, uint32_t nops)
+{
+    double t0 = bench_now_s();
+    for (uint32_t i = 0; i < nops; i++) {
+        uint32_t x = k->order[i];
+        ck_kkey kk = {.loc = k->loc[x], .key = k->key[x], .klen = k->klen[x]};
+        ck_ks_locate(ks, 0, &kk);
+        int created;
+        int64_t *v = ck_ks_acquire(ks, 0, &kk, 1, &created);
+        if (!v) {
+            fprintf(stderr, "bench_state: acquire failed\n");
+            exit(1);
+        }
+        v[0]++;
+        if (ck_ks_release(ks, 0, &kk, v, 1)) {
+            fprintf(stderr, "bench_state: release failed\n");
+            exit(1);
+        }
+    }
+    return nops / (bench_now_s() - t0);
+}
+
+/* The same through raw RocksDB: the key bytes the backend would build,
+ * ready beforehand; a get, an 8-byte value, a put. */
+static double run_raw(const char *dir, const keyset *k, uint32_t nops)
+{
+    rocksdb_options_t *o = rocksdb_options_create();
+    rocksdb_options_set_create_if_missing(o, 1);
+    rocksdb_options_set_write_buffer_size(o, 64u << 20);
+    rocksdb_options_set_info_log_level(o, 4);
+    char *err = NULL;
+    rocksdb_t *db = rocksdb_open(o, dir, &err);
+    if (err) {
+        fprintf(stderr, "bench_state: %s: %s\n", dir, err);
+        exit(1);
+    }
+    rocksdb_writeoptions_t *wo = rocksdb_writeoptions_create();
+    rocksdb_writeoptions_disable_WAL(wo, 1);
+    rocksdb_readoptions_t *ro = rocksdb_readoptions_create();
+    uint8_t(*raw)[32] = malloc(NKEYS * sizeof(*raw));
+    size_t *rl = malloc(NKEYS * sizeof(*rl));
+    for (int i = 0; i < NKEYS; i++) { /* kg | state | klen | key | ns */
+        uint8_t *p = raw[i];
+        p[0] = (uint8_t)(k->loc[i].kg >> 8);
+        p[1] = (uint8_t)k->loc[i].kg;
+        p[2] = 0;
+        p[3] = p[4] = p[5] = 0;
+        p[6] = (uint8_t)k->klen[i];
+        memcpy(p + 7, k->key[i], k->klen[i]);
+        memset(p + 7 + k->klen[i], 0, 8);
+        p[7 + k->klen[i]] = 0x80;
+        rl[i] = 15 + k->klen[i];
+    }
+    double t0 = bench_now_s();
+    for (uint32_t i = 0; i < nops; i++) {
+        uint32_t x = k->order[i];
+        size_t vl;
+        char *v = rocksdb_get(db, ro, (const char *)raw[x], rl[x], &vl, &err);
+        int64_t c = 0;
+        if (v && vl == 8)
+            memcpy(&c, v, 8);
+        rocksdb_free(v);
+        c++;
+        rocksdb_put(db, wo, (const char *)raw[x], rl[x], (const char *)&c, 8, &err);
+        if (err) {
+            fprintf(stderr, "bench_state: raw put: %s\n", err);
+            exit(1);
+        }
+    }
+    double rate = nops / (bench_now_s() - t0);
+    free(raw);
+    free(rl);
+    rocksdb_readoptions_destroy(ro);
+    rocksdb_writeoptions_destroy(wo);
+    rocksdb_close(db);
+    rocksdb_destroy_db(o, dir, &err);
+    rocksdb_options_destroy(o);
+    return rate;
+}
+
+/* Writes n bytes to a new file in dir and fsyncs it; bytes per second. */
+static double disk_write_speed(const char *dir, size_t n)
+{
+    char path[600];
+    snprintf(path, sizeof(path), "%s/disk-speed", dir);
+    size_t chunk = 1 << 20;
+    char *buf = malloc(chunk);
+    memset(buf, 0x5a, chunk);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    double t0 = bench_now_s();
+    for (size_t off = 0; off < n; off += chunk)
+        if (write(fd, buf, chunk) != (ssize_t)chunk)
+            perror("write");
+    fsync(fd);
+    close(fd);
+    double dt = bench_now_s() - t0;
+    unlink(path);
+    free(buf);
+    return (double)n / dt;
+}
+
+int main(int argc, char **argv)
+{
+    double millions = argc > 1 ? atof(argv[1]) : 1;
+    uint32_t nops = (uint32_t)(millions * 1e6);
+    if (nops < 1000) {
+        fprintf(stderr, "usage: bench_state [operations-in-millions]\n");
+        return 2;
+    }
+    char tmp[300];
+    snprintf(tmp, sizeof(tmp), "/tmp/chandy-bench-state-XXXXXX");
+    if (!mkdtemp(tmp)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    keyset k;
+    make_keys(&k, nops);
+    printf("1. value-state read-modify-writes, %u keys, %.2f M operations (best of 3)\n", NKEYS,
+           nops / 1e6);
+    double rocks = 0, raw = 0, heap = 0;
+    for (int round = 0; round < 3; round++) {
+        char dir[400], err[300];
+        snprintf(dir, sizeof(dir), "%s/chandy-%d", tmp, round);
+        ck_rocks_opts o = {64u << 20, 64u << 20, 256u << 20};
+        ck_kstate *ks = ck_rocks_open(dir, &o, 0, MAXP - 1, &desc, 1, err, sizeof(err));
+        if (!ks) {
+            fprintf(stderr, "bench_state: %s\n", err);
+            return 1;
+        }
+        double r = run_backend(ks, &k, nops);
+        rocks = r > rocks ? r : rocks;
+        ck_kstate_free(ks);
+        snprintf(dir, sizeof(dir), "%s/raw-%d", tmp, round);
+        r = run_raw(dir, &k, nops);
+        raw = r > raw ? r : raw;
+        ks = ck_kstate_new(CK_BACKEND_HASHMAP, 0, MAXP - 1, &desc, 1);
+        r = run_backend(ks, &k, nops);
+        heap = r > heap ? r : heap;
+        ck_kstate_free(ks);
+    }
+    printf("   rocksdb backend   %10.0f ops/s\n", rocks);
+    printf("   raw rocksdb       %10.0f ops/s   (get + put, same keys)\n", raw);
+    printf("   ratio             %10.2f         (aim >= 0.7)\n", rocks / raw);
+    printf("   heap backend      %10.0f ops/s   (the same interface)\n", heap);
+
+    /* 2. checkpoint upload over sockets next to the disk */
+    cJSON *sc = bench_read_json(CHANDY_SOURCE_DIR "/bench/keyed-count.json");
+    if (!sc) {
+        fprintf(stderr, "bench_state: cannot read bench/keyed-count.json\n");
+        return 1;
+    }
+    cJSON *wl = cJSON_GetObjectItem(sc, "workload");
+    cJSON_ReplaceItemInObject(wl, "keys", cJSON_CreateNumber(1000000));
+    cJSON_ReplaceItemInObject(wl, "duration", cJSON_CreateString("30 s"));
+    cJSON *cfg = cJSON_GetObjectItem(sc, "config");
+    cJSON_AddStringToObject(cfg, "state.backend.type", "rocksdb");
+    cJSON_AddStringToObject(cfg, "execution.checkpointing.interval", "1 s");
+    char scen[400], out[400], args[1000];
+    snprintf(scen, sizeof(scen), "%s/state-upload.json", tmp);
+    snprintf(out, sizeof(out), "%s/run", tmp);
+    bench_write_json(sc, scen);
+    cJSON_Delete(sc);
+    snprintf(args, sizeof(args), "run %s --backend sockets --out %s -q", scen, out);
+    if (bench_chandy(args)) {
+        fprintf(stderr, "bench_state: the sockets run failed\n");
+        return 1;
+    }
+    snprintf(scen, sizeof(scen), "%s/run.json", out);
+    cJSON *run = bench_read_json(scen);
+    double bytes = 0, async = 0, n = 0, maxb = 0;
+    const cJSON *cp;
+    cJSON_ArrayForEach(cp, cJSON_GetObjectItem(run, "checkpoints"))
+    {
+        if (strcmp(cJSON_GetObjectItem(cp, "status")->valuestring, "completed"))
+            continue;
+        double b = bench_field(cp, "bytes", NULL), a = bench_field(cp, "async_s", NULL);
+        if (b < (1 << 20) || a <= 0)
+            continue; /* the small first ones say little */
+        bytes += b;
+        async += a;
+        maxb = b > maxb ? b : maxb;
+        n++;
+    }
+    cJSON_Delete(run);
+    if (!n) {
+        fprintf(stderr, "bench_state: no checkpoint of 1 MB or more\n");
+        return 1;
+    }
+    double disk = disk_write_speed(out, (size_t)(maxb > (64 << 20) ? maxb : (64 << 20)));
+    printf("2. full checkpoints of a 1M-key count on RocksDB over sockets (%.0f of 1 MB or more, up to %.1f MB)\n",
+           n, maxb / 1e6);
+    printf("   checkpoint upload %10.1f MB/s     (bytes over async time)\n", bytes / async / 1e6);
+    printf("   disk seq. write   %10.1f MB/s     (write + fsync, same directory)\n", disk / 1e6);
+    printf("   ratio             %10.2f         (aim >= 0.8)\n", bytes / async / disk);
+    snprintf(args, sizeof(args), "rm -rf %s", tmp);
+    if (system(args))
+        return 1;
+    return 0;
+}
