@@ -137,6 +137,11 @@ typedef struct ck_kstate_ops {
      * memory goes to the backend's files (RocksDB's memtable flush). */
     int (*flush)(ck_kstate *s);
 
+    /* Optional: a backend that wraps another (the changelog backend)
+     * returns it: snapshots, views and native files are the wrapped one's,
+     * and the wrapper leaves those operations NULL. */
+    ck_kstate *(*inner)(ck_kstate *s);
+
     /* Optional (NULL: snapshots are canonical views only). native_take, in
      * a checkpoint's synchronous phase, flushes and sets the instance's
      * files aside; native_read reads file i of them (malloc'd), in the

@@ -1,6 +1,6 @@
 /*
- * test_rocksstate.c - the RocksDB keyed-state backend against the heap
- * backend: the same random accesses to value, map and list state give the
+ * test_rocksstate.c - the RocksDB and changelog keyed-state backends
+ * against the heap backend. RocksDB: the same random accesses to value, map and list state give the
  * same answers, the same entry counts and, key group by key group, the
  * same canonical entries in their views (so the same state files); a view
  * keeps what it saw while writes go on; a small write buffer makes the
@@ -22,6 +22,7 @@
 #include "error.h"
 #include "keygroup.h"
 #include "kstate.h"
+#include "changelog.h"
 #include "rng.h"
 #include "rocksstate.h"
 
@@ -380,6 +381,115 @@ static void test_native_snapshot_restore(void **state)
     ck_kstate_free(ks[1]);
 }
 
+/* Copies every canonical entry of a's view into b (a materialization
+ * restored). */
+typedef struct copier {
+    ck_kstate *to;
+} copier;
+
+static int copy_entry(void *arg, const ck_kentry *e)
+{
+    copier *c = arg;
+    int32_t jh = ck_kg_java_hash(e->key, e->klen);
+    return ck_ks_put_entry(c->to, ck_kg_of_hash(jh, MAXP), jh, e);
+}
+
+/* The changelog backend: it answers as the backend it wraps; its log,
+ * cut into segments, replayed over the state materialized at a cut gives
+ * the state at the end, on the heap and on RocksDB alike; a damaged or
+ * foreign segment is refused with a reason. */
+static void test_changelog(void **state)
+{
+    (void)state;
+    for (int over_rocks = 0; over_rocks < 2; over_rocks++) {
+        char dir[300], dir2[300], err[300];
+        snprintf(dir, sizeof(dir), "%s/clog-%d", tmpdir, over_rocks);
+        snprintf(dir2, sizeof(dir2), "%s/clog-replayed-%d", tmpdir, over_rocks);
+        ck_clog log;
+        ck_clog_init(&log, 2, descs, 3);
+        ck_kstate *inner = over_rocks
+                               ? ck_rocks_open(dir, &small, KG_LO, KG_HI, descs, 3, err, sizeof(err))
+                               : ck_kstate_new(CK_BACKEND_HASHMAP, KG_LO, KG_HI, descs, 3);
+        assert_non_null(inner);
+        ck_kstate *ks[2] = {ck_kstate_new(CK_BACKEND_HASHMAP, KG_LO, KG_HI, descs, 3),
+                            ck_clog_kstate_new(inner, &log)};
+        assert_non_null(ks[1]);
+        assert_string_equal(ks[1]->ops->name, "changelog");
+        assert_ptr_equal(ck_clog_kstate_inner(ks[1]), inner);
+        ck_rng r;
+        ck_rng_init(&r, 31, 4);
+        uint8_t *seg[8];
+        size_t seglen[8];
+        uint64_t next = 0;
+        ck_kstate *mat = ck_kstate_new(CK_BACKEND_HASHMAP, KG_LO, KG_HI, descs, 3);
+        for (int c = 0; c < 8; c++) {
+            for (int i = 0; i < 3000; i++)
+                step(ks, &r);
+            uint64_t first;
+            uint32_t n;
+            assert_int_equal(ck_clog_cut(&log, &seg[c], &seglen[c], &first, &n), 0);
+            assert_true(n > 1000 && first == next); /* segments meet */
+            next = first + n;
+            if (c == 3) { /* a materialization: the wrapped state, now */
+                ck_kstate_view *v;
+                assert_int_equal(inner->ops->view_take(inner, &v), 0);
+                copier cp = {mat};
+                for (int kg = KG_LO; kg <= KG_HI; kg++)
+                    assert_int_equal(inner->ops->view_visit(v, kg, copy_entry, &cp), 0);
+                inner->ops->view_release(v);
+            }
+        }
+        uint64_t first;
+        uint32_t n;
+        uint8_t *none;
+        size_t nl;
+        assert_int_equal(ck_clog_cut(&log, &none, &nl, &first, &n), 0);
+        assert_true(n == 0 && !none); /* nothing since */
+        /* materialized state + the segments after it = the state now, on
+         * either backend; every segment from the start = the same */
+        ck_kstate *back[2] = {mat, ck_rocks_open(dir2, &small, KG_LO, KG_HI, descs, 3, err,
+                                                 sizeof(err))};
+        assert_non_null(back[1]);
+        const char *why;
+        for (int c = 4; c < 8; c++)
+            assert_int_equal(ck_clog_replay(seg[c], seglen[c], back[0], MAXP, &first, &n, &why), 0);
+        for (int c = 0; c < 8; c++)
+            assert_int_equal(ck_clog_replay(seg[c], seglen[c], back[1], MAXP, &first, &n, &why), 0);
+        for (int b = 0; b < 2; b++) {
+            ck_kstate_view *va, *vb;
+            assert_int_equal(ks[0]->ops->view_take(ks[0], &va), 0);
+            assert_int_equal(back[b]->ops->view_take(back[b], &vb), 0);
+            uint64_t total;
+            same_views(va, ks[0], vb, back[b], &total);
+            assert_true(total > 500);
+            ks[0]->ops->view_release(va);
+            back[b]->ops->view_release(vb);
+        }
+        /* damage: a flipped byte, a cut, another operator's states */
+        seg[5][40] ^= 1;
+        assert_int_equal(ck_clog_replay(seg[5], seglen[5], back[1], MAXP, &first, &n, &why),
+                         CK_ECORRUPT);
+        assert_non_null(strstr(why, "checksum"));
+        assert_int_equal(ck_clog_replay(seg[6], seglen[6] / 2, back[1], MAXP, &first, &n, &why),
+                         CK_ECORRUPT);
+        ck_state_desc other[3];
+        memcpy(other, descs, sizeof(other));
+        other[0].nfields = 1;
+        ck_kstate *foreign = ck_kstate_new(CK_BACKEND_HASHMAP, KG_LO, KG_HI, other, 3);
+        assert_int_equal(ck_clog_replay(seg[7], seglen[7], foreign, MAXP, &first, &n, &why),
+                         CK_ECORRUPT);
+        assert_non_null(strstr(why, "states"));
+        ck_kstate_free(foreign);
+        for (int c = 0; c < 8; c++)
+            free(seg[c]);
+        ck_kstate_free(back[0]);
+        ck_kstate_free(back[1]);
+        ck_kstate_free(ks[0]);
+        ck_kstate_free(ks[1]);
+        ck_clog_free(&log);
+    }
+}
+
 static void test_cannot_open(void **state)
 {
     (void)state;
@@ -401,6 +511,7 @@ int main(void)
         cmocka_unit_test(test_same_as_heap),
         cmocka_unit_test(test_work_is_deterministic),
         cmocka_unit_test(test_native_snapshot_restore),
+        cmocka_unit_test(test_changelog),
         cmocka_unit_test(test_cannot_open),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

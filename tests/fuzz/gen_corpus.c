@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "bytes.h"
+#include "changelog.h"
 #include "coordinator.h"
 #include "crc32c.h"
 #include "element.h"
@@ -571,6 +572,55 @@ static void metadata_seeds(const ck_graph *g)
     free(b.p);
 }
 
+/* ---- changelog segments ------------------------------------------------ */
+
+/* fuzz_changelog's seeds: segments of the three kinds of state it replays
+ * into (value of two fields, map, list; key groups 32..95 of 128). */
+static void changelog_seeds(void)
+{
+    static const ck_state_desc d[] = {
+        {"value", CK_STATE_VALUE, 2}, {"map", CK_STATE_MAP, 1}, {"list", CK_STATE_LIST, 1}};
+    ck_clog log;
+    ck_clog_init(&log, 2, d, 3);
+    int added = 0;
+    for (int i = 0; added < 12; i++) {
+        char key[16];
+        snprintf(key, sizeof(key), "key-%d", i);
+        int32_t jh = ck_kg_java_hash(key, (uint32_t)strlen(key));
+        int kg = ck_kg_of_hash(jh, 128);
+        if (kg < 32 || kg > 95)
+            continue;
+        uint8_t uk[4] = {0, 0, 0, (uint8_t)i};
+        ck_kkey k = {.loc = {.jhash = jh, .kg = kg, .ns = 1000 * (i % 2)},
+                     .key = key, .klen = (uint32_t)strlen(key)};
+        int64_t v[2] = {i, -i};
+        int st = added % 3;
+        if (st == 1) {
+            k.ukey = uk;
+            k.uklen = sizeof(uk);
+        }
+        FUZZ_CHECK(ck_clog_append(&log, st == 2 ? CK_CLOG_ADD : CK_CLOG_PUT, st, &k, v) == CK_OK);
+        if (added % 5 == 4)
+            FUZZ_CHECK(ck_clog_append(&log, CK_CLOG_REMOVE, st, &k, NULL) == CK_OK);
+        added++;
+    }
+    uint8_t *p;
+    size_t len;
+    uint64_t first;
+    uint32_t n;
+    FUZZ_CHECK(ck_clog_cut(&log, &p, &len, &first, &n) == CK_OK && p);
+    blob b = {0};
+    for (int mode = 0; mode < 2; mode++) {
+        b.len = 0;
+        put_u8(&b, (uint8_t)mode);
+        put(&b, p, len);
+        save("changelog", mode ? "segment-fixcrc" : "segment", &b);
+    }
+    free(p);
+    free(b.p);
+    ck_clog_free(&log);
+}
+
 /* ---- socket frames ------------------------------------------------------ */
 
 /*
@@ -641,5 +691,6 @@ int main(int argc, char **argv)
     snapshot_seeds(g);
     metadata_seeds(g);
     netframe_seeds();
+    changelog_seeds();
     return 0;
 }
