@@ -83,6 +83,16 @@ typedef enum ck_cfg_type {
     X(ROCKS_WRITEBUFFER, "state.backend.rocksdb.writebuffer.size",           \
       CK_CFG_MEMORY, INT64_C(64) << 20, INT64_C(64) << 10, INT64_C(1) << 34,   \
       "memtable bytes before RocksDB flushes them to a level-0 file")          \
+    X(CLOG_ENABLED, "state.changelog.enabled", CK_CFG_BOOL, 0, 0, 1,           \
+      "every change to keyed state also goes to a changelog uploaded "        \
+      "continuously; checkpoints are the last materialization plus it")       \
+    X(CLOG_MATERIALIZE, "state.changelog.periodic-materialize.interval",      \
+      CK_CFG_DURATION, 600000 * CK_MS_, 10 * CK_MS_, 86400000 * CK_MS_,        \
+      "how often the wrapped backend's state is materialized")                \
+    X(CLOG_PERSIST_THRESHOLD,                                                  \
+      "state.changelog.dstl.dfs.preemptive-persist-threshold", CK_CFG_MEMORY, \
+      INT64_C(5) << 20, INT64_C(1) << 10, INT64_C(1) << 34,                    \
+      "changelog bytes that are uploaded without waiting for a checkpoint")   \
     X(ROCKS_TARGET_FILE,                                                       \
       "state.backend.rocksdb.compaction.level.target-file-size-base",        \
       CK_CFG_MEMORY, INT64_C(64) << 20, INT64_C(64) << 10, INT64_C(1) << 34,   \

@@ -157,14 +157,28 @@ static void send_all_tasks(ck_cc *cc, int type, uint64_t id)
     }
 }
 
+/* A shared file the task manager still owns until a checkpoint that
+ * refers to it completes: a changelog segment or materialization, which
+ * the next snapshots refer to whether this one completes or not. */
+static int task_owned(const ck_handle *h)
+{
+    return h->kind == CK_HANDLE_CHANGELOG || h->kind == CK_HANDLE_MATERIAL;
+}
+
 /* Deletes a checkpoint's files from the store (those the coordinator knows
- * of): its own, and the shared ones no other checkpoint refers to. */
+ * of): its own, and the shared ones no other checkpoint refers to (a
+ * changelog's only once a completed checkpoint referred to them: the
+ * subtask may refer to them again, as Flink's TaskChangelogRegistry keeps
+ * them until then). */
 static void discard(ck_cc *cc, ck_cp_record *r)
 {
     for (uint32_t s = 0; r->tasks && s < cc->g->nsubtasks; s++)
         for (uint32_t i = 0; i < r->tasks[s].handles.n; i++) {
             const ck_handle *h = &r->tasks[s].handles.v[i];
-            if (!(h->flags & CK_HANDLE_SHARED) || ck_sreg_unref(&cc->shared, h->key) == 0)
+            if (!(h->flags & CK_HANDLE_SHARED))
+                cc->plat->ops->store_delete(cc->plat, h->key);
+            else if (ck_sreg_unref(&cc->shared, h->key) == 0 &&
+                     (r->status == CK_CP_COMPLETED || !task_owned(h)))
                 cc->plat->ops->store_delete(cc->plat, h->key);
         }
     if (r->status == CK_CP_COMPLETED) {
@@ -414,8 +428,8 @@ void ck_cc_on_ack(ck_cc *cc, uint32_t subtask, const ck_cp_ack *ack)
             /* its shared files too, if it uploaded them (not reused) and
              * nothing refers to them: garbage */
             int own = h->flags & CK_HANDLE_SHARED
-                          ? !(h->flags & CK_HANDLE_REUSED) && !strncmp(h->key, shared, sl) &&
-                                !ck_sreg_count(&cc->shared, h->key)
+                          ? !(h->flags & CK_HANDLE_REUSED) && !task_owned(h) &&
+                                !strncmp(h->key, shared, sl) && !ck_sreg_count(&cc->shared, h->key)
                           : !strncmp(h->key, dir, strlen(dir));
             if (own && !strstr(h->key, ".."))
                 cc->plat->ops->store_delete(cc->plat, h->key);
@@ -443,6 +457,10 @@ void ck_cc_on_ack(ck_cc *cc, uint32_t subtask, const ck_cp_ack *ack)
     t->acked = 1;
     t->bytes = ck_handles_bytes(&ack->handles);
     r->bytes_new += ck_handles_bytes_new(&ack->handles);
+    for (uint32_t i = 0; i < ack->handles.n; i++)
+        if (ack->handles.v[i].kind == CK_HANDLE_CHANGELOG &&
+            !(ack->handles.v[i].flags & CK_HANDLE_REUSED))
+            r->bytes_changelog += ack->handles.v[i].bytes;
     t->sync_ns = ack->sync_ns;
     t->async_ns = ack->async_ns;
     t->align_ns = ack->align_ns;

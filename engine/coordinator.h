@@ -117,6 +117,7 @@ typedef struct ck_cp_record {
     uint32_t nacks;
     uint64_t bytes;     /* of every file it refers to: the full state */
     uint64_t bytes_new; /* of the files it uploaded itself (incremental) */
+    uint64_t bytes_changelog; /* of those, state changelog segments */
     uint64_t inflight; /* of which channel state (unaligned) */
     int unaligned;     /* a barrier overtook data somewhere */
     ck_cp_task *tasks; /* per subtask */

@@ -24,11 +24,11 @@ static int add(ck_handles *hs, int kind, uint32_t flags, const char *key, uint64
                uint32_t crc, uint32_t kg_start, uint32_t kg_end, uint32_t op, const char *local)
 {
     size_t klen = strlen(key);
-    int native = kind == CK_HANDLE_NATIVE;
+    int of_op = kind != CK_HANDLE_SNAPSHOT; /* a file of one operator's state */
     if (!klen || klen > CK_HANDLE_KEY_MAX || !ck_wire_key_ok((const uint8_t *)key, klen) ||
         kind < 1 || kind > CK_HANDLE_KIND_MAX || kg_end < kg_start ||
         (flags & ~(CK_HANDLE_SHARED | CK_HANDLE_REUSED)) ||
-        native != (op != CK_HANDLE_NO_OP) || (native ? !ck_handle_local_ok(local) : local[0] != 0))
+        of_op != (op != CK_HANDLE_NO_OP) || (of_op ? !ck_handle_local_ok(local) : local[0] != 0))
         return CK_EINVAL;
     if (hs->n == hs->cap) {
         uint32_t cap = hs->cap ? 2 * hs->cap : 2;
@@ -61,13 +61,21 @@ int ck_handles_add(ck_handles *hs, int kind, uint32_t flags, const char *key, ui
     return add(hs, kind, flags, key, bytes, crc, kg_start, kg_end, CK_HANDLE_NO_OP, "");
 }
 
+int ck_handles_add_op(ck_handles *hs, int kind, uint32_t flags, const char *key, uint64_t bytes,
+                      uint32_t crc, uint32_t kg_start, uint32_t kg_end, uint32_t op,
+                      const char *local)
+{
+    if (op == CK_HANDLE_NO_OP || kind == CK_HANDLE_SNAPSHOT)
+        return CK_EINVAL;
+    return add(hs, kind, flags, key, bytes, crc, kg_start, kg_end, op, local);
+}
+
 int ck_handles_add_native(ck_handles *hs, uint32_t flags, const char *key, uint64_t bytes,
                           uint32_t crc, uint32_t kg_start, uint32_t kg_end, uint32_t op,
                           const char *local)
 {
-    if (op == CK_HANDLE_NO_OP)
-        return CK_EINVAL;
-    return add(hs, CK_HANDLE_NATIVE, flags, key, bytes, crc, kg_start, kg_end, op, local);
+    return ck_handles_add_op(hs, CK_HANDLE_NATIVE, flags, key, bytes, crc, kg_start, kg_end, op,
+                             local);
 }
 
 int ck_handles_copy(ck_handles *dst, const ck_handles *src)

@@ -15,7 +15,14 @@
  *   CK_HANDLE_NATIVE    a file of operator `op`'s backend instance (a
  *                       RocksDB SST, MANIFEST, CURRENT or OPTIONS file),
  *                       named `local` in the instance's directory, of key
- *                       groups [kg_start, kg_end).
+ *                       groups [kg_start, kg_end);
+ *   CK_HANDLE_CHANGELOG a segment of operator `op`'s state changelog
+ *                       (changelog.h); `local` is "<first>-<records>", its
+ *                       sequence numbers;
+ *   CK_HANDLE_MATERIAL  operator `op`'s keyed state as last materialized
+ *                       under its changelog: a canonical state file of
+ *                       that operator alone; `local` is the sequence
+ *                       number of the first change it does not hold.
  *
  * Flags:
  *   CK_HANDLE_SHARED    the file is under shared/ and may be referenced by
@@ -42,8 +49,9 @@
 #include "bytes.h"
 #include "common.h"
 
-enum { CK_HANDLE_SNAPSHOT = 1, CK_HANDLE_NATIVE = 2 };
-#define CK_HANDLE_KIND_MAX CK_HANDLE_NATIVE
+enum { CK_HANDLE_SNAPSHOT = 1, CK_HANDLE_NATIVE = 2, CK_HANDLE_CHANGELOG = 3,
+       CK_HANDLE_MATERIAL = 4 };
+#define CK_HANDLE_KIND_MAX CK_HANDLE_MATERIAL
 
 #define CK_HANDLE_SHARED 1u
 #define CK_HANDLE_REUSED 2u
@@ -72,8 +80,12 @@ typedef struct ck_handles {
  * kind or flag; a range that ends before it starts) or CK_ENOMEM. */
 int ck_handles_add(ck_handles *hs, int kind, uint32_t flags, const char *key, uint64_t bytes,
                    uint32_t crc, uint32_t kg_start, uint32_t kg_end);
-/* Appends a native file of operator op, named local in its instance: as
- * ck_handles_add, and CK_EINVAL for a local name that is not one. */
+/* Appends a handle of operator op's state (NATIVE, CHANGELOG, MATERIAL):
+ * as ck_handles_add, and CK_EINVAL for a local name that is not one. */
+int ck_handles_add_op(ck_handles *hs, int kind, uint32_t flags, const char *key, uint64_t bytes,
+                      uint32_t crc, uint32_t kg_start, uint32_t kg_end, uint32_t op,
+                      const char *local);
+/* ck_handles_add_op of a NATIVE file. */
 int ck_handles_add_native(ck_handles *hs, uint32_t flags, const char *key, uint64_t bytes,
                           uint32_t crc, uint32_t kg_start, uint32_t kg_end, uint32_t op,
                           const char *local);

@@ -76,8 +76,32 @@ static ck_op_fn process_fn(ck_op_kind k)
 }
 
 /* Opens op's keyed-state backend instance. */
+static int open_backend(ck_op *op, int subtask, const ck_chain_state *st, char *err,
+                        size_t errlen);
+
+/* Opens op's keyed-state backend instance, wrapped in a changelog backend
+ * when the changelog is enabled. */
 static int open_kstate(ck_op *op, int subtask, const ck_chain_state *st, char *err,
                        size_t errlen)
+{
+    int rc = open_backend(op, subtask, st, err, errlen);
+    if (rc || !st || !st->changelog)
+        return rc;
+    op->clog = malloc(sizeof(*op->clog));
+    ck_kstate *w = op->clog ? ck_clog_kstate_new(op->ks, op->clog) : NULL;
+    if (!w) {
+        free(op->clog);
+        op->clog = NULL;
+        return CK_ENOMEM; /* op->ks goes with the chain */
+    }
+    ck_clog_init(op->clog, (int)(op->spec - op->chain->g->spec.ops), op->ks->states,
+                 op->ks->nstates);
+    op->ks = w;
+    return CK_OK;
+}
+
+static int open_backend(ck_op *op, int subtask, const ck_chain_state *st, char *err,
+                        size_t errlen)
 {
     int nd;
     const ck_state_desc *d = ck_op_states(op->spec, &nd);
@@ -163,6 +187,11 @@ void ck_chain_free(ck_chain *c)
             ck_kstate_free(op->ks);
             op->ks = NULL;
             ck_timerq_free(&op->timers);
+        }
+        if (op->clog) {
+            ck_clog_free(op->clog);
+            free(op->clog);
+            op->clog = NULL;
         }
         free(op->out);
         free(op->scratch);
@@ -576,7 +605,7 @@ uint64_t ck_chain_state_entries(const ck_chain *c)
     return n;
 }
 
-int ck_chain_capture(ck_chain *c, ck_capture *cap, int native)
+int ck_chain_capture(ck_chain *c, ck_capture *cap, int how)
 {
     const ck_vertex *v = &c->g->v[c->vertex];
     for (int k = 0; k < c->nops; k++) {
@@ -591,14 +620,17 @@ int ck_chain_capture(ck_chain *c, ck_capture *cap, int native)
         kc->kg_end = op->kg_end;
         kc->nstates = op->ks->nstates;
         memcpy(kc->states, op->ks->states, sizeof(kc->states));
-        kc->ops = op->ks->ops;
-        kc->ks = op->ks;
-        if (native && kc->ops->native_take) {
+        ck_kstate *ks = ck_clog_kstate_inner(op->ks); /* views are the wrapped backend's */
+        kc->ops = ks->ops;
+        kc->ks = ks;
+        if ((how & CK_CAPTURE_CHANGELOG) && op->clog) {
+            kc->elsewhere = 1; /* the materialization and the changelog hold it */
+        } else if ((how & CK_CAPTURE_NATIVE) && kc->ops->native_take) {
             /* an incremental checkpoint: the backend's own files */
-            if (kc->ops->native_take(op->ks, cap->checkpoint_id, &kc->native))
+            if (kc->ops->native_take(ks, cap->checkpoint_id, &kc->native))
                 goto fail;
             kc->is_native = 1;
-        } else if (kc->ops->view_take(op->ks, &kc->view)) {
+        } else if (kc->ops->view_take(ks, &kc->view)) {
             goto fail;
         }
         cap->nkeyed++;
@@ -647,7 +679,7 @@ int ck_chain_restore(ck_chain *c, const ck_snapshot *s)
         for (int st = 0; st < k->nstates; st++)
             if (!same_state(&k->states[st], &op->ks->states[st]))
                 return CK_ECORRUPT;
-        if (k->native && !op->ks->ops->native_restore)
+        if (k->native && !op->clog && !op->ks->ops->native_restore)
             return CK_ECORRUPT; /* another backend's native files */
         for (size_t e = 0; e < k->nentries; e++) {
             const ck_snap_entry *en = &k->entries[e];

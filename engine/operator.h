@@ -28,6 +28,7 @@
 #define CK_OPERATOR_H
 
 #include "graph.h"
+#include "changelog.h"
 #include "kstate.h"
 #include "partition.h"
 #include "snapshot.h"
@@ -71,6 +72,7 @@ struct ck_op {
     const ck_keyloc *hint;
     ck_kstate *ks; /* its states, in the job's state backend (kstate.h) */
     ck_kstate_work charged; /* of ks->work, what was charged already */
+    ck_clog *clog;          /* state.changelog.enabled: ks writes into it */
     int64_t *scratch; /* a median window's values, sorted */
     size_t scratch_cap;
     ck_timerq timers;
@@ -144,6 +146,7 @@ typedef struct ck_chain_state {
     uint64_t level_base;   /* ...compaction.level.max-size-level-base */
     ck_platform *plat;     /* opens the backends that do I/O (kstate_open) */
     uint32_t attempt;
+    int changelog;         /* state.changelog.enabled: wrap it (changelog.h) */
 } ck_chain_state;
 
 /* Returns 0, CK_ENOMEM, or another CK_E* code with one line in err (a
@@ -230,11 +233,15 @@ static inline void ck_op_clear_output(ck_op *op)
 /*
  * The synchronous phase of a snapshot: copy-on-write views of every keyed
  * operator's state and copies of its timers, into cap (whose other parts
- * the task fills); with native, the native snapshot of every backend that
- * has one instead of its view (an incremental checkpoint: RocksDB's
- * files). Returns 0 or CK_ENOMEM (cap is then released).
+ * the task fills). `how` (0 for a savepoint: canonical views only):
+ * CK_CAPTURE_CHANGELOG: an operator under the changelog leaves its entries
+ * to its materialization and changelog; CK_CAPTURE_NATIVE: any other takes
+ * its backend's native snapshot if it has one (an incremental checkpoint:
+ * RocksDB's files). Returns 0 or CK_ENOMEM (cap is then released).
  */
-int ck_chain_capture(ck_chain *c, ck_capture *cap, int native);
+#define CK_CAPTURE_NATIVE 1
+#define CK_CAPTURE_CHANGELOG 2
+int ck_chain_capture(ck_chain *c, ck_capture *cap, int how);
 
 /*
  * Loads keyed state and timers from a snapshot: every entry whose key

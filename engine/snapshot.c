@@ -89,7 +89,8 @@ int ck_snap_encode(const ck_capture *c, uint8_t **out, size_t *len)
         size_t at = section_begin(&w, CK_SEC_KEYED, k->op);
         ck_wbuf_u32(&w, (uint32_t)k->kind);
         ck_wbuf_u32(&w, (uint32_t)k->max_parallelism);
-        ck_wbuf_u32(&w, k->is_native ? CK_SNAP_NATIVE : 0);
+        int none = k->is_native || k->elsewhere; /* entries in other files */
+        ck_wbuf_u32(&w, none ? CK_SNAP_NATIVE : 0);
         ck_wbuf_u32(&w, (uint32_t)k->nstates);
         for (int st = 0; st < k->nstates; st++) {
             const ck_state_desc *d = &k->states[st];
@@ -100,11 +101,11 @@ int ck_snap_encode(const ck_capture *c, uint8_t **out, size_t *len)
             ck_wbuf_bytes(&w, d->name, nl);
         }
         uint32_t groups = 0;
-        for (int kg = k->kg_start; kg <= k->kg_end && !k->is_native; kg++)
+        for (int kg = k->kg_start; kg <= k->kg_end && !none; kg++)
             groups += k->ops->view_count(k->view, kg) > 0;
         ck_wbuf_u32(&w, groups);
         entry_writer ew = {&w, k};
-        for (int kg = k->kg_start; kg <= k->kg_end && !k->is_native; kg++) {
+        for (int kg = k->kg_start; kg <= k->kg_end && !none; kg++) {
             uint64_t n = k->ops->view_count(k->view, kg);
             if (n == 0)
                 continue;

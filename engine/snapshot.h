@@ -22,9 +22,11 @@
  *                     [LIST state: u32 elements] | elements x fields x u64
  *            u32 timers | per timer: u64 time | u32 key group |
  *                 u64 namespace | u32 key length | key
- *            flags: CK_SNAP_NATIVE: the entries are in the operator's
- *            native files (an incremental checkpoint's state handles of
- *            kind CK_HANDLE_NATIVE), not here: groups is 0
+ *            flags: CK_SNAP_NATIVE: the entries are in other files of
+ *            the checkpoint, not here (groups is 0): the operator's
+ *            native files (an incremental checkpoint's handles of kind
+ *            CK_HANDLE_NATIVE) or its materialization and changelog
+ *            (CK_HANDLE_MATERIAL, CK_HANDLE_CHANGELOG)
  *   SOURCE : u32 partitions | per partition: u32 id | u64 offset | u64 max ts
  *   SINK   : u64 open transaction | u32 pending | per pending: u64 transaction
  *   FINISHED: (empty) the subtask had finished before the checkpoint: it has
@@ -65,6 +67,7 @@ typedef struct ck_keyed_capture {
     ck_kstate *ks;         /* native: the backend instance, */
     ck_native_snap native; /* and its native snapshot (the file holds no entries) */
     int is_native;
+    int elsewhere;         /* no entries: its changelog and materialization hold them */
     ck_timer *timers;      /* copies; keys owned */
     size_t ntimers;
 } ck_keyed_capture;

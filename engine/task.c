@@ -30,6 +30,8 @@
 #define BATCH_WAIT (2 * CK_NS_PER_MS)
 /* Snapshots in their asynchronous phase at once. */
 #define MAX_SNAPS 16
+/* Changelog segments on their way to the store at once, per operator. */
+#define CLOG_MAX_INFLIGHT 64
 /* Cost model of snapshots: marking key groups copy-on-write and copying
  * timers in the synchronous phase; serializing in the asynchronous one. */
 #define SYNC_FLOPS_PER_KEY_GROUP 200.0
@@ -64,6 +66,11 @@ typedef struct snap_job {
     ck_handles handles;
     uint32_t uploads;  /* in flight */
     int upload_failed;
+    /* Under the changelog: per operator, the changelog it needs in the
+     * store, and its materialization and segments as of its synchronous
+     * phase (appended to handles once those are uploaded). */
+    uint64_t clog_need[CK_MAX_OPS];
+    ck_handles clog_handles;
 } snap_job;
 
 enum { ACCT_IDLE, ACCT_BUSY, ACCT_BP };
@@ -153,6 +160,25 @@ struct ck_task {
     /* Restoring: native files downloaded, put in place once all are in. */
     uint8_t **rdata;
     size_t *rlen;
+    /* The changelog of each keyed operator that has one (state.changelog.*):
+     * its last materialization, the segments after it (in the store, or
+     * on their way), and a materialization in progress. */
+    struct task_clog {
+        int k;               /* the operator's index in the chain */
+        ck_clog *log;        /* its changelog (the operator's) */
+        ck_handles mat;      /* the last materialization: one MATERIAL handle, or none */
+        int mat_acked;       /* an acknowledged snapshot referred to it */
+        ck_handles segs;     /* segments after it, in order */
+        uint64_t acked;      /* segments below were in an acknowledged snapshot */
+        uint64_t inflight[CLOG_MAX_INFLIGHT]; /* first sequence numbers of uploads */
+        int ninflight;
+        int mat_busy;        /* a materialization is uploading: */
+        uint64_t mat_seq;    /* it holds the changes below this, */
+        ck_handles mat_next; /* and this is its handle */
+    } clogs[CK_MAX_OPS];
+    int nclogs;
+    ck_time clog_interval, next_mat;
+    uint64_t clog_threshold;
     int restored_finished;     /* restored from a checkpoint that had it finished */
 
     /* metrics reporting: totals already reported, next report */
@@ -168,6 +194,12 @@ struct ck_task {
 /* The state backend's background work (flushes, compactions) ended: no
  * snapshot's (checkpoint ids start at 1). */
 #define STATE_WORK_TOKEN 0
+/* A changelog upload: bit 62 set for a materialization, the chain index of
+ * the operator in bits 32..39, the low 32 bits of a segment's first
+ * sequence number. */
+#define CLOG_TOKEN (UINT64_C(1) << 63)
+#define CLOG_MAT (UINT64_C(1) << 62)
+
 
 const char *ck_task_state_name(ck_task_state s)
 {
@@ -381,7 +413,8 @@ ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global,
                           .target_file = (uint64_t)ck_cfg(cfg, CK_CFG_ROCKS_TARGET_FILE),
                           .level_base = (uint64_t)ck_cfg(cfg, CK_CFG_ROCKS_LEVEL_BASE),
                           .plat = plat,
-                          .attempt = attempt};
+                          .attempt = attempt,
+                          .changelog = (int)ck_cfg(cfg, CK_CFG_CLOG_ENABLED)};
     char why[300] = "";
     int crc = ck_chain_init(&t->chain, g, t->vertex, t->subtask, t->rps, t->nrps, &cst, why,
                             sizeof(why));
@@ -397,6 +430,12 @@ ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global,
         goto fail;
     t->chain.slow = env->slowdowns;
     t->chain.nslow = env->nslowdowns;
+    for (int k = 0; k < t->chain.nops; k++)
+        if (t->chain.ops[k].clog)
+            t->clogs[t->nclogs++] = (struct task_clog){.k = k, .log = t->chain.ops[k].clog};
+    t->clog_interval = ck_cfg(cfg, CK_CFG_CLOG_MATERIALIZE);
+    t->clog_threshold = (uint64_t)ck_cfg(cfg, CK_CFG_CLOG_PERSIST_THRESHOLD);
+    t->next_mat = CK_TIME_NEVER;
     {
         double f = 0, w = 0;
         for (int k = 0; k < t->chain.nops; k++) {
@@ -493,6 +532,11 @@ void ck_task_del(ck_task *t)
     ck_handles_free(&t->confirmed);
     for (int i = 0; i < t->nacked; i++)
         ck_handles_free(&t->acked[i].files);
+    for (int i = 0; i < t->nclogs; i++) {
+        ck_handles_free(&t->clogs[i].mat);
+        ck_handles_free(&t->clogs[i].mat_next);
+        ck_handles_free(&t->clogs[i].segs);
+    }
     free_restore_files(t);
     for (int i = 0; i < t->nrps; i++) {
         ck_rp_free(&t->rps[i].rp);
@@ -593,6 +637,8 @@ static void arm_flush(ck_task *t)
         t->next_flush = next_tick(t, ck_now(t->plat));
 }
 
+static int clog_persist(ck_task *t, struct task_clog *c);
+
 /* Charges the batch's CPU and publishes what the sinks staged. */
 static int finish_batch(ck_task *t)
 {
@@ -604,6 +650,12 @@ static int finish_batch(ck_task *t)
     double bg = ck_chain_take_background(c);
     if (bg > 0) /* RocksDB's flush and compaction threads */
         t->plat->ops->cpu_background(t->plat, bg, STATE_WORK_TOKEN);
+    for (int i = 0; i < t->nclogs; i++) /* the changelog goes out preemptively */
+        if (t->clogs[i].log->buf.len >= t->clog_threshold) {
+            int rc = clog_persist(t, &t->clogs[i]);
+            if (rc)
+                return rc;
+        }
     if (wait > 0)
         t->plat->ops->wait(t->plat, wait); /* the sinks' external systems */
     for (int k = 0; k < c->nops; k++) {
@@ -999,6 +1051,8 @@ static int snap_channels_ready(const ck_task *t, uint64_t id);
 static int overtake_output(ck_task *t, snap_job *j, int i, const ck_elem *be);
 static int start_async(ck_task *t, snap_job *j);
 
+static int clog_snapshot(ck_task *t, snap_job *j);
+
 static int take_checkpoint(ck_task *t, const ck_barrier *b, int64_t align_ns)
 {
     if (b->id > t->last_snap)
@@ -1017,8 +1071,9 @@ static int take_checkpoint(ck_task *t, const ck_barrier *b, int64_t align_ns)
     cap->vertex = t->vertex;
     cap->subtask = t->subtask;
     cap->parallelism = t->g->v[t->vertex].parallelism;
-    int rc = ck_chain_capture(&t->chain, cap,
-                              t->incremental && !(b->flags & CK_BARRIER_SAVEPOINT));
+    int how = b->flags & CK_BARRIER_SAVEPOINT ? 0 /* canonical, whole */
+              : CK_CAPTURE_CHANGELOG | (t->incremental ? CK_CAPTURE_NATIVE : 0);
+    int rc = ck_chain_capture(&t->chain, cap, how);
     if (rc) {
         free(cap);
         return rc;
@@ -1080,6 +1135,8 @@ static int take_checkpoint(ck_task *t, const ck_barrier *b, int64_t align_ns)
     j->sync_ns = sync_ns;
     j->align_ns = align_ns;
     j->input_ended = outputs_closed(t);
+    if (t->nclogs && !(b->flags & CK_BARRIER_SAVEPOINT) && (rc = clog_snapshot(t, j)))
+        return rc; /* the task fails; ck_task_del frees the job */
 
     /* The barrier follows the state it closes, at once (none once the
      * outputs are closed: downstream, an ended channel counts as aligned).
@@ -1343,6 +1400,7 @@ static void snap_drop(ck_task *t, snap_job *j)
     for (int i = 0; i < j->nnat; i++)
         j->nat[i].ks->ops->native_release(j->nat[i].ks, &j->nat[i].snap);
     ck_handles_free(&j->handles);
+    ck_handles_free(&j->clog_handles);
     *j = t->snaps[--t->nsnaps];
 }
 
@@ -1493,6 +1551,229 @@ static void confirm_shared(ck_task *t, uint64_t id)
     t->nacked = k;
 }
 
+/* ---- the state changelog (changelog.h) --------------------------------------------- */
+
+/* The sequence number below which op c's changelog is in the store. */
+static uint64_t clog_uploaded(const struct task_clog *c)
+{
+    uint64_t lo = c->log->cut_seq;
+    for (int i = 0; i < c->ninflight; i++)
+        lo = CK_MIN(lo, c->inflight[i]);
+    return lo;
+}
+
+/* Cuts what c's changelog buffers into a segment and uploads it under
+ * shared/ (Flink's DSTL persisting). Returns 0 or an error. */
+static int clog_persist(ck_task *t, struct task_clog *c)
+{
+    uint8_t *data;
+    size_t len;
+    uint64_t first;
+    uint32_t n;
+    int rc = ck_clog_cut(c->log, &data, &len, &first, &n);
+    if (rc || !n)
+        return rc;
+    if (c->ninflight == CLOG_MAX_INFLIGHT) {
+        free(data);
+        return CK_ENOBUFS;
+    }
+    char shared[200], key[CK_HANDLE_KEY_MAX + 1], local[40];
+    ck_cc_shared_dir(t->env->job_id, shared, sizeof(shared));
+    snprintf(key, sizeof(key), "%sop%d-%d-a%u-log%llu", shared, c->log->op, t->subtask, t->attempt,
+             (unsigned long long)first);
+    snprintf(local, sizeof(local), "%llu-%u", (unsigned long long)first, n);
+    const ck_op *op = &t->chain.ops[c->k];
+    rc = ck_handles_add_op(&c->segs, CK_HANDLE_CHANGELOG, CK_HANDLE_SHARED, key, len,
+                           ck_get_u32(data + len - 4), (uint32_t)op->kg_start,
+                           (uint32_t)op->kg_end + 1, (uint32_t)c->log->op, local);
+    if (rc) {
+        free(data);
+        return rc;
+    }
+    rc = t->plat->ops->store_put(t->plat, key, data, len,
+                                 CLOG_TOKEN | (uint64_t)c->k << 32 | (first & 0xffffffffu));
+    if (!rc)
+        c->inflight[c->ninflight++] = first;
+    return rc;
+}
+
+/* Takes a materialization of c's operator: the changelog up to now is cut
+ * (so that segments meet it), and the wrapped backend's state, as of now,
+ * is written in the canonical format and uploaded under shared/; once it
+ * is in the store, later checkpoints refer to it and to the segments
+ * after it (Flink's PeriodicMaterializationManager). */
+static int clog_materialize(ck_task *t, struct task_clog *c)
+{
+    int rc = clog_persist(t, c);
+    if (rc)
+        return rc;
+    ck_op *op = &t->chain.ops[c->k];
+    ck_kstate *in = ck_clog_kstate_inner(op->ks);
+    ck_capture *cap = calloc(1, sizeof(*cap));
+    if (!cap)
+        return CK_ENOMEM;
+    c->mat_seq = c->log->cut_seq;
+    cap->checkpoint_id = c->mat_seq;
+    cap->vertex = t->vertex;
+    cap->subtask = t->subtask;
+    cap->parallelism = t->g->v[t->vertex].parallelism;
+    ck_keyed_capture *kc = &cap->keyed[cap->nkeyed++];
+    kc->op = c->log->op;
+    kc->kind = op->spec->kind;
+    kc->max_parallelism = op->spec->max_parallelism;
+    kc->kg_start = op->kg_start;
+    kc->kg_end = op->kg_end;
+    kc->nstates = in->nstates;
+    memcpy(kc->states, in->states, sizeof(kc->states));
+    kc->ops = in->ops;
+    kc->ks = in;
+    uint8_t *data = NULL;
+    size_t len = 0;
+    rc = kc->ops->view_take(in, &kc->view);
+    if (!rc)
+        rc = ck_snap_encode(cap, &data, &len);
+    ck_capture_free(cap);
+    free(cap);
+    if (rc)
+        return rc;
+    char shared[200], key[CK_HANDLE_KEY_MAX + 1], local[24];
+    ck_cc_shared_dir(t->env->job_id, shared, sizeof(shared));
+    snprintf(key, sizeof(key), "%sop%d-%d-a%u-mat%llu", shared, c->log->op, t->subtask, t->attempt,
+             (unsigned long long)c->mat_seq);
+    snprintf(local, sizeof(local), "%llu", (unsigned long long)c->mat_seq);
+    ck_handles_free(&c->mat_next);
+    rc = ck_handles_add_op(&c->mat_next, CK_HANDLE_MATERIAL, CK_HANDLE_SHARED, key, len,
+                           ck_get_u32(data + len - 4), (uint32_t)op->kg_start,
+                           (uint32_t)op->kg_end + 1, (uint32_t)c->log->op, local);
+    if (rc) {
+        free(data);
+        return rc;
+    }
+    /* serializing costs background CPU, as a snapshot's asynchronous phase */
+    t->plat->ops->cpu_background(t->plat, SERIALIZE_FLOPS_PER_BYTE * (double)len,
+                                 STATE_WORK_TOKEN);
+    rc = t->plat->ops->store_put(t->plat, key, data, len,
+                                 CLOG_TOKEN | CLOG_MAT | (uint64_t)c->k << 32);
+    if (!rc)
+        c->mat_busy = 1;
+    return rc;
+}
+
+static void snap_try_finish(ck_task *t, snap_job *j);
+
+/* A changelog upload (a segment or a materialization) ended. */
+static void clog_on_upload(ck_task *t, uint64_t token, int status)
+{
+    int k = (int)((token >> 32) & 0xff);
+    struct task_clog *c = NULL;
+    for (int i = 0; i < t->nclogs; i++)
+        if (t->clogs[i].k == k)
+            c = &t->clogs[i];
+    if (!c)
+        return;
+    if (status != CK_OK) {
+        /* Flink fails the job once its retries are spent; chandy has none */
+        fail(t, status, token & CLOG_MAT ? "uploading a materialization"
+                                         : "uploading the state changelog");
+        return;
+    }
+    if (token & CLOG_MAT) {
+        /* later checkpoints refer to it and to the segments after it */
+        c->mat_busy = 0;
+        ck_handles_free(&c->mat);
+        c->mat = c->mat_next;
+        memset(&c->mat_next, 0, sizeof(c->mat_next));
+        c->mat_acked = 0;
+        /* Segments before it are truncated from the changelog: those a
+         * snapshot referred to go when the checkpoints that do are
+         * discarded (the coordinator's registry); the others nothing will
+         * ever refer to, and go now. */
+        uint64_t referred = c->acked;
+        int ci = (int)(c - t->clogs);
+        for (int s = 0; s < t->nsnaps; s++)
+            referred = CK_MAX(referred, t->snaps[s].clog_need[ci]);
+        uint32_t keep = 0;
+        for (uint32_t i = 0; i < c->segs.n; i++) {
+            unsigned long long first = strtoull(c->segs.v[i].local, NULL, 10);
+            if (first >= c->mat_seq) {
+                c->segs.v[keep++] = c->segs.v[i];
+                continue;
+            }
+            if (first >= referred)
+                t->plat->ops->store_delete(t->plat, c->segs.v[i].key);
+            free(c->segs.v[i].key);
+        }
+        c->segs.n = keep;
+        return;
+    }
+    for (int i = 0; i < c->ninflight; i++)
+        if ((c->inflight[i] & 0xffffffffu) == (token & 0xffffffffu)) {
+            c->inflight[i] = c->inflight[--c->ninflight];
+            break;
+        }
+    for (int i = t->nsnaps; i-- > 0;)
+        if (t->snaps[i].stage == SNAP_UPLOADING)
+            snap_try_finish(t, &t->snaps[i]);
+}
+
+/* A snapshot's synchronous phase under the changelog: what is buffered
+ * goes on its way, and the snapshot refers to the last materialization
+ * and every segment after it (those already in an acknowledged snapshot
+ * as reused). */
+static int clog_snapshot(ck_task *t, snap_job *j)
+{
+    for (int i = 0; i < t->nclogs; i++) {
+        struct task_clog *c = &t->clogs[i];
+        int rc = clog_persist(t, c);
+        if (rc)
+            return rc;
+        j->clog_need[i] = c->log->cut_seq;
+        for (uint32_t m = 0; m < c->mat.n; m++) {
+            const ck_handle *h = &c->mat.v[m];
+            if ((rc = ck_handles_add_op(&j->clog_handles, h->kind,
+                                        h->flags | (c->mat_acked ? CK_HANDLE_REUSED : 0), h->key,
+                                        h->bytes, h->crc, h->kg_start, h->kg_end, h->op,
+                                        h->local)))
+                return rc;
+        }
+        for (uint32_t s = 0; s < c->segs.n; s++) {
+            const ck_handle *h = &c->segs.v[s];
+            int old = strtoull(h->local, NULL, 10) < c->acked;
+            if ((rc = ck_handles_add_op(&j->clog_handles, h->kind,
+                                        h->flags | (old ? CK_HANDLE_REUSED : 0), h->key, h->bytes,
+                                        h->crc, h->kg_start, h->kg_end, h->op, h->local)))
+                return rc;
+        }
+    }
+    return CK_OK;
+}
+
+/* Snapshot j is complete once its own uploads ended and the changelog it
+ * refers to is in the store. */
+static void snap_try_finish(ck_task *t, snap_job *j)
+{
+    if (j->uploads)
+        return;
+    for (int i = 0; i < t->nclogs && !j->aborted && !j->upload_failed; i++)
+        if (clog_uploaded(&t->clogs[i]) < j->clog_need[i])
+            return;
+    for (uint32_t i = 0; i < j->clog_handles.n && !j->aborted && !j->upload_failed; i++) {
+        const ck_handle *h = &j->clog_handles.v[i];
+        if (ck_handles_add_op(&j->handles, h->kind, h->flags, h->key, h->bytes, h->crc,
+                              h->kg_start, h->kg_end, h->op, h->local))
+            j->upload_failed = 1;
+    }
+    for (int i = 0; i < t->nclogs && !j->aborted && !j->upload_failed; i++) {
+        /* what the next ones refer to as uploaded before them */
+        struct task_clog *c = &t->clogs[i];
+        c->acked = CK_MAX(c->acked, j->clog_need[i]);
+        for (uint32_t h = 0; h < j->clog_handles.n && c->mat.n; h++)
+            if (!strcmp(j->clog_handles.v[h].key, c->mat.v[0].key))
+                c->mat_acked = 1;
+    }
+    finish_uploads(t, j);
+}
+
 /* A step of a snapshot's asynchronous phase finished. */
 static void snap_progress(ck_task *t, uint64_t token, int status)
 {
@@ -1508,8 +1789,7 @@ static void snap_progress(ck_task *t, uint64_t token, int status)
         if (status != CK_OK)
             j->upload_failed = 1;
     }
-    if (j->uploads == 0)
-        finish_uploads(t, j);
+    snap_try_finish(t, j);
 }
 
 /* TRIGGER, COMPLETE, ABORT from the job manager. */
@@ -1875,8 +2155,12 @@ static void restore_next(ck_task *t)
 /* Puts every operator's native files in place (its backend opens them),
  * once all are downloaded; they are what the next checkpoints refer to.
  * Returns 0, or non-zero when the task failed. */
+static int install_changelog(ck_task *t);
+
 static int install_native(ck_task *t)
 {
+    if (install_changelog(t))
+        return 1;
     uint32_t n = t->restore.n;
     const char **names = calloc(n + 1, sizeof(*names));
     uint8_t **data = calloc(n + 1, sizeof(*data));
@@ -1926,6 +2210,104 @@ static int install_native(ck_task *t)
     return rc;
 }
 
+/* Loads a materialization (a canonical file of operator op alone) into
+ * the backend it wraps. Returns 0, CK_ECORRUPT (*why), CK_ENOMEM. */
+static int load_material(ck_kstate *in, int op, const uint8_t *data, size_t len,
+                         const char **why)
+{
+    ck_snapshot s;
+    int rc = ck_snap_decode(data, len, &s, why);
+    if (rc)
+        return rc;
+    rc = CK_ECORRUPT;
+    *why = "a materialization of another operator or state";
+    if (s.nkeyed == 1 && s.keyed[0].op == op && s.keyed[0].nstates == in->nstates && !s.keyed[0].native) {
+        rc = CK_OK;
+        const ck_snap_keyed *k = &s.keyed[0];
+        for (size_t e = 0; e < k->nentries && !rc; e++) {
+            const ck_snap_entry *en = &k->entries[e];
+            int32_t jh = ck_kg_java_hash(en->key, en->klen);
+            if (ck_kg_of_hash(jh, k->max_parallelism) != en->kg) {
+                *why = "an entry in another key group than its section says";
+                rc = CK_ECORRUPT;
+            } else if (en->kg >= in->kg_start && en->kg <= in->kg_end) {
+                rc = ck_snap_put_entry(in, k, en, jh);
+            }
+        }
+    }
+    ck_snapshot_free(&s);
+    return rc;
+}
+
+/* Puts every changelog operator's state back: its materialization, then
+ * its changelog's segments replayed in order over it; what the next
+ * checkpoints refer to. Returns 0, or non-zero when the task failed. */
+static int install_changelog(ck_task *t)
+{
+    for (int i = 0; i < t->nclogs; i++) {
+        struct task_clog *c = &t->clogs[i];
+        ck_op *op = &t->chain.ops[c->k];
+        ck_kstate *in = ck_clog_kstate_inner(op->ks);
+        uint64_t next = 0;
+        const char *why = "out of memory";
+        int rc = CK_OK;
+        for (uint32_t h = 0; h < t->restore.n && !rc; h++) {
+            const ck_handle *f = &t->restore.v[h];
+            if (f->kind != CK_HANDLE_MATERIAL || f->op != (uint32_t)c->log->op)
+                continue;
+            snprintf(t->restore_key, sizeof(t->restore_key), "%s", f->key);
+            rc = load_material(in, c->log->op, t->rdata[h], t->rlen[h], &why);
+            next = strtoull(f->local, NULL, 10);
+            if (!rc && !c->mat.n)
+                rc = ck_handles_add_op(&c->mat, f->kind, CK_HANDLE_SHARED, f->key, f->bytes,
+                                       f->crc, f->kg_start, f->kg_end, f->op, f->local);
+        }
+        /* segments in order of sequence number, each meeting the last */
+        for (int more = 1; more && !rc;) {
+            more = 0;
+            for (uint32_t h = 0; h < t->restore.n && !rc; h++) {
+                const ck_handle *f = &t->restore.v[h];
+                if (f->kind != CK_HANDLE_CHANGELOG || f->op != (uint32_t)c->log->op ||
+                    strtoull(f->local, NULL, 10) != next)
+                    continue;
+                uint64_t first;
+                uint32_t n;
+                snprintf(t->restore_key, sizeof(t->restore_key), "%s", f->key);
+                rc = ck_clog_replay(t->rdata[h], t->rlen[h], in, op->spec->max_parallelism,
+                                    &first, &n, &why);
+                if (!rc && (first != next || !n)) {
+                    why = "a changelog segment that is not the one its handle names";
+                    rc = CK_ECORRUPT;
+                }
+                if (!rc)
+                    rc = ck_handles_add_op(&c->segs, f->kind, CK_HANDLE_SHARED, f->key,
+                                           f->bytes, f->crc, f->kg_start, f->kg_end, f->op,
+                                           f->local);
+                next = first + n;
+                more = 1;
+            }
+        }
+        for (uint32_t h = 0; h < t->restore.n && !rc; h++) {
+            const ck_handle *f = &t->restore.v[h];
+            if (f->kind == CK_HANDLE_CHANGELOG && f->op == (uint32_t)c->log->op &&
+                strtoull(f->local, NULL, 10) >= next) {
+                snprintf(t->restore_key, sizeof(t->restore_key), "%s", f->key);
+                why = "changelog segments that do not meet";
+                rc = CK_ECORRUPT;
+            }
+        }
+        if (rc) {
+            fail_restore(t, rc == CK_ECORRUPT ? why : ck_strerror(rc));
+            free_restore_files(t);
+            return 1;
+        }
+        c->mat_acked = 1;
+        c->acked = next;
+        c->log->cut_seq = next; /* this attempt's changelog goes on from there */
+    }
+    return 0;
+}
+
 /* Returns 1 when it kept data (a native file, put in place once all are in). */
 static int restore_done(ck_task *t, int status, uint8_t *data, size_t len)
 {
@@ -1934,8 +2316,13 @@ static int restore_done(ck_task *t, int status, uint8_t *data, size_t len)
         return 0;
     }
     const ck_handle *h = &t->restore.v[t->restore_next];
-    if (h->kind == CK_HANDLE_NATIVE) {
-        if (len != h->bytes || ck_crc32c(0, data, len) != h->crc) {
+    if (h->kind != CK_HANDLE_SNAPSHOT) {
+        /* a native file's handle has the CRC of the whole file; a
+         * changelog segment or materialization ends with its own */
+        uint32_t crc = h->kind == CK_HANDLE_NATIVE ? ck_crc32c(0, data, len)
+                       : len >= 4                  ? ck_get_u32(data + len - 4)
+                                                   : ~h->crc;
+        if (len != h->bytes || crc != h->crc) {
             fail_restore(t, "not the file the checkpoint recorded (size or checksum)");
             return 0;
         }
@@ -1982,6 +2369,9 @@ static int task_on_complete(void *self, uint64_t token, int status, uint8_t *dat
     if (token == RESTORE_TOKEN && t->state == CK_TASK_RESTORING) {
         if (restore_done(t, status, data, len))
             return CK_OK; /* kept */
+    } else if (token != RESTORE_TOKEN && (token & CLOG_TOKEN)) {
+        if (t->state != CK_TASK_FAILED)
+            clog_on_upload(t, token, status);
     } else if (token != STATE_WORK_TOKEN && t->state != CK_TASK_FAILED) {
         snap_progress(t, token, status);
     }
@@ -2021,6 +2411,8 @@ static ck_time task_deadline(void *self)
     if (t->debloat && t->state == CK_TASK_RUNNING && t->next_debloat < d)
         d = t->next_debloat;
     d = CK_MIN(d, timeout_deadline(t));
+    if (t->state == CK_TASK_RUNNING)
+        d = CK_MIN(d, t->next_mat);
     if (t->is_source && t->state == CK_TASK_RUNNING && !t->stop_id) {
         /* Wake for the next record only when none is waiting: a waiting
          * record that cannot be read is held back by credit, and credit
@@ -2047,6 +2439,16 @@ static int task_on_deadline(void *self)
     }
     if (now >= t->next_flush)
         flush_all(t);
+    if (t->state == CK_TASK_RUNNING && now >= t->next_mat) {
+        t->next_mat = now + t->clog_interval;
+        for (int i = 0; i < t->nclogs; i++) {
+            int rc = t->clogs[i].mat_busy ? CK_OK : clog_materialize(t, &t->clogs[i]);
+            if (rc) {
+                fail(t, rc, "materializing keyed state");
+                return rc;
+            }
+        }
+    }
     if (t->debloat && t->state == CK_TASK_RUNNING && now >= t->next_debloat) {
         int rc = debloat_tick(t, now);
         if (rc) {
@@ -2089,6 +2491,7 @@ static void started(ck_task *t)
     t->next_report = now + CK_METRICS_INTERVAL;
     t->next_debloat = t->debloat ? now + t->dbl_period : CK_TIME_NEVER;
     t->dbl_t0 = now;
+    t->next_mat = t->nclogs ? now + t->clog_interval : CK_TIME_NEVER;
     to_jm(t, CK_MSG_TASK_RUNNING, NULL, 0);
 }
 

@@ -251,6 +251,7 @@ static cJSON *checkpoints_arr(const ck_run *r)
         cJSON_AddNumberToObject(o, "bytes", (double)c->bytes_new);
         cJSON_AddNumberToObject(o, "bytes_full", (double)c->bytes);
         cJSON_AddNumberToObject(o, "bytes_incremental", (double)c->bytes_new);
+        cJSON_AddNumberToObject(o, "bytes_changelog", (double)c->bytes_changelog);
         cJSON_AddBoolToObject(o, "unaligned", c->unaligned);
         cJSON_AddNumberToObject(o, "persisted_inflight_bytes", (double)c->inflight);
         cJSON_AddNumberToObject(o, "acknowledged", c->nacks);

@@ -158,27 +158,20 @@ static uint64_t new_sst_bytes(rocks_ks *r, const char *before, size_t blen, char
     return bytes;
 }
 
-/* Lets RocksDB's leveled compaction run (level 0 past its file-count
- * trigger, then each level past its size target, by level size ratios),
- * and waits until it needs none: one compaction at a time, started only
- * here, so that what it writes depends on the flushes alone. */
+/* Waits until RocksDB's leveled compaction (level 0 past its file-count
+ * trigger, then each level past its size target, by level size ratios)
+ * needs nothing more. RocksDB schedules compactions only when a flush or
+ * a compaction ends, or a database opens, and runs one at a time: waiting
+ * here, after each of those, leaves none running while the operator
+ * writes, so that what it writes depends on the flushes alone. */
 static int compact(rocks_ks *r)
 {
-    const char *k[] = {"disable_auto_compactions"}, *on[] = {"false"}, *off[] = {"true"};
-    char *err = NULL;
-    rocksdb_set_options(r->db, 1, k, on, &err);
-    for (uint64_t pending = 1, running = 1; !err && (pending || running);) {
+    for (uint64_t pending = 1, running = 1; pending || running;) {
         if (prop_int(r, "rocksdb.compaction-pending", &pending) ||
             prop_int(r, "rocksdb.num-running-compactions", &running))
-            break;
+            return CK_EIO;
         if (pending || running)
             usleep(200);
-    }
-    if (!err)
-        rocksdb_set_options(r->db, 1, k, off, &err);
-    if (err) {
-        rocksdb_free(err);
-        return CK_EIO;
     }
     return CK_OK;
 }
@@ -715,7 +708,8 @@ static int rks_native_restore(ck_kstate *s, uint32_t n, const char *const *names
         r->db = NULL;
         return CK_ECORRUPT; /* the files do not make a database */
     }
-    return count_entries(r);
+    int rc = compact(r); /* what opening it scheduled */
+    return rc ? rc : count_entries(r);
 }
 
 static const ck_kstate_ops rocks_kstate_ops = {
@@ -757,8 +751,9 @@ ck_kstate *ck_rocks_open(const char *dir, const ck_rocks_opts *o, int kg_start, 
     r->write_buffer = write_buffer;
     r->opts = rocksdb_options_create();
     rocksdb_options_set_create_if_missing(r->opts, 1);
-    /* compactions run only when compact() lets them, one at a time */
-    rocksdb_options_set_disable_auto_compactions(r->opts, 1);
+    /* compactions run one at a time, and compact() waits for them */
+    rocksdb_options_set_disable_auto_compactions(r->opts, 0);
+    rocksdb_options_set_max_background_compactions(r->opts, 1);
     rocksdb_options_set_level0_file_num_compaction_trigger(r->opts, CK_ROCKS_L0_TRIGGER);
     rocksdb_options_set_level0_slowdown_writes_trigger(r->opts, 1 << 20);
     rocksdb_options_set_level0_stop_writes_trigger(r->opts, 1 << 20);

@@ -22,13 +22,14 @@
  * state.backend.rocksdb.writebuffer.size (checked every
  * CK_ROCKS_CHECK_EVERY writes, so at the same write whatever the timing)
  * and when a checkpoint's synchronous phase asks (ck_kstate_ops.flush).
- * Automatic compactions are off but after each flush: RocksDB's own
- * leveled compaction then runs (level 0 past CK_ROCKS_L0_TRIGGER files,
- * then each level past its size target, max-size-level-base times 10 per
- * level, into files of target-file-size-base), one compaction at a time,
- * and the flush returns once none is needed. Writes never meet a running
- * compaction, and the LSM tree after each flush depends on the writes
- * alone: the same seed gives the same files.
+ * RocksDB's own leveled compaction runs (level 0 past CK_ROCKS_L0_TRIGGER
+ * files, then each level past its size target, max-size-level-base times
+ * 10 per level, into files of target-file-size-base), one compaction at a
+ * time; RocksDB starts one only when a flush or a compaction ends (or an
+ * instance opens), and the instance waits after each until none is
+ * needed. Writes never meet a running compaction, and the LSM tree after
+ * each flush depends on the writes alone: the same seed gives the same
+ * files.
  *
  * Access: acquire reads a copy into the instance's scratch, release writes
  * it back when it changed (or was created); list_add reads the list and
