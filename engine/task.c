@@ -1862,10 +1862,12 @@ static int on_checkpoint_message(ck_task *t, const ck_wire_hdr *h, const uint8_t
         if (id == t->stop_id)
             t->stop_id = 0; /* the stop failed: the job goes on */
         snap_job *j = snap_find(t, id);
-        if (j && j->stage == SNAP_UPLOADING)
+        if (j && j->stage == SNAP_UPLOADING) {
             j->aborted = 1; /* its files are deleted once written */
-        else if (j)
+            snap_try_finish(t, j); /* at once if it only waited for the changelog */
+        } else if (j) {
             snap_drop(t, j);
+        }
         if (t->has_gate)
             ck_gate_uc_cancel(&t->gate, id); /* its channel state is not needed */
         return CK_OK;

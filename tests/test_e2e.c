@@ -359,6 +359,52 @@ static void test_fault_scenarios(void **state)
     cJSON_Delete(rocks);
 }
 
+/* The run's one retained checkpoint: checks that every shared file its
+ * _metadata refers to is in the store with its size, and that shared/
+ * holds nothing else (a file no checkpoint refers to is deleted, and none
+ * is deleted early). Counts its handles by kind into kinds; returns how
+ * many are shared. */
+static int retained_shared(const char *run, int *kinds)
+{
+    char cmd[700], path[700];
+    snprintf(cmd, sizeof(cmd), "ls -d %s/%s/store/checkpoints/*/chk-*", tmp, run);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    assert_non_null(fgets(path, sizeof(path), p));
+    pclose(p);
+    path[strcspn(path, "\n")] = 0;
+    char meta[800];
+    snprintf(meta, sizeof(meta), "%s/_metadata", path);
+    size_t len;
+    uint8_t *b = (uint8_t *)slurp_n(meta, &len);
+    assert_non_null(b);
+    ck_cp_meta m;
+    const char *why;
+    assert_int_equal(ck_cp_meta_decode(b, len, &m, &why), 0);
+    free(b);
+    int shared = 0;
+    memset(kinds, 0, (CK_HANDLE_KIND_MAX + 1) * sizeof(int));
+    for (uint32_t s = 0; s < m.nsubtasks; s++)
+        for (uint32_t i = 0; i < m.tasks[s].n; i++) {
+            const ck_handle *h = &m.tasks[s].v[i];
+            kinds[h->kind]++;
+            if (!(h->flags & CK_HANDLE_SHARED))
+                continue;
+            shared++;
+            char f[900];
+            snprintf(f, sizeof(f), "%s/%s/store/%s", tmp, run, h->key);
+            size_t fl;
+            char *fb = slurp_n(f, &fl);
+            assert_non_null(fb); /* still there */
+            assert_int_equal(fl, h->bytes);
+            free(fb);
+        }
+    ck_cp_meta_free(&m);
+    snprintf(path, sizeof(path), "%s/%s/store/checkpoints/*/shared", tmp, run);
+    assert_int_equal(count_entries(path, "op"), shared); /* nothing else */
+    return shared;
+}
+
 /* Incremental checkpoints on RocksDB: exactly once through a crash (the
  * restore reads native files); later checkpoints refer to SST files earlier
  * ones uploaded (bytes below bytes_full), and what is left under shared/
@@ -386,43 +432,10 @@ static void test_incremental_checkpoints(void **state)
     }
     assert_true(completed >= 10 && reused >= 5);
     cJSON_Delete(run);
-    /* the one retained checkpoint and the shared files */
-    char cmd[700], path[700];
-    snprintf(cmd, sizeof(cmd), "ls -d %s/ksinc/store/checkpoints/*/chk-*", tmp);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    assert_non_null(fgets(path, sizeof(path), p));
-    pclose(p);
-    path[strcspn(path, "\n")] = 0;
-    char meta[800];
-    snprintf(meta, sizeof(meta), "%s/_metadata", path);
-    size_t len;
-    uint8_t *b = (uint8_t *)slurp_n(meta, &len);
-    assert_non_null(b);
-    ck_cp_meta m;
-    const char *why;
-    assert_int_equal(ck_cp_meta_decode(b, len, &m, &why), 0);
-    free(b);
-    int referenced = 0, natives = 0;
-    for (uint32_t s = 0; s < m.nsubtasks; s++)
-        for (uint32_t i = 0; i < m.tasks[s].n; i++) {
-            const ck_handle *h = &m.tasks[s].v[i];
-            natives += h->kind == CK_HANDLE_NATIVE;
-            if (!(h->flags & CK_HANDLE_SHARED))
-                continue;
-            referenced++;
-            char f[900];
-            snprintf(f, sizeof(f), "%s/ksinc/store/%s", tmp, h->key);
-            size_t fl;
-            char *fb = slurp_n(f, &fl);
-            assert_non_null(fb); /* still there */
-            assert_int_equal(fl, h->bytes);
-            free(fb);
-        }
-    ck_cp_meta_free(&m);
-    assert_true(natives > referenced && referenced > 0);
-    snprintf(path, sizeof(path), "%s/ksinc/store/checkpoints/*/shared", tmp);
-    assert_int_equal(count_entries(path, "op"), referenced); /* nothing else */
+    /* what is left under shared/ is what the retained checkpoint refers to */
+    int kinds[CK_HANDLE_KIND_MAX + 1];
+    int referenced = retained_shared("ksinc", kinds);
+    assert_true(kinds[CK_HANDLE_NATIVE] > referenced && referenced > 0);
 }
 
 /* The changelog backend: checkpoints upload the changes since the last
@@ -448,34 +461,10 @@ static void test_changelog_checkpoints(void **state)
     }
     assert_true(completed >= 10 && small >= 5);
     cJSON_Delete(run);
-    char cmd[700], path[700];
-    snprintf(cmd, sizeof(cmd), "ls -d %s/keyed-state-changelog/store/checkpoints/*/chk-*", tmp);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    assert_non_null(fgets(path, sizeof(path), p));
-    pclose(p);
-    path[strcspn(path, "\n")] = 0;
-    char meta[800];
-    snprintf(meta, sizeof(meta), "%s/_metadata", path);
-    size_t len;
-    uint8_t *b = (uint8_t *)slurp_n(meta, &len);
-    assert_non_null(b);
-    ck_cp_meta m;
-    const char *why;
-    assert_int_equal(ck_cp_meta_decode(b, len, &m, &why), 0);
-    free(b);
-    int shared = 0, mats = 0, segs = 0;
-    for (uint32_t s = 0; s < m.nsubtasks; s++)
-        for (uint32_t i = 0; i < m.tasks[s].n; i++) {
-            const ck_handle *h = &m.tasks[s].v[i];
-            shared += (h->flags & CK_HANDLE_SHARED) != 0;
-            mats += h->kind == CK_HANDLE_MATERIAL;
-            segs += h->kind == CK_HANDLE_CHANGELOG;
-        }
-    ck_cp_meta_free(&m);
+    int kinds[CK_HANDLE_KIND_MAX + 1];
+    int shared = retained_shared("keyed-state-changelog", kinds);
+    int mats = kinds[CK_HANDLE_MATERIAL], segs = kinds[CK_HANDLE_CHANGELOG];
     assert_true(mats > 0 && segs > mats && shared == mats + segs);
-    snprintf(path, sizeof(path), "%s/keyed-state-changelog/store/checkpoints/*/shared", tmp);
-    assert_int_equal(count_entries(path, "op"), shared);
 }
 
 /* RocksDB over sockets: each task manager's process keeps its instances
