@@ -56,7 +56,7 @@ int main(int argc, char **argv)
         snprintf(scen, sizeof(scen), "%s/scenarios/state-growth-%s.json", CHANDY_SOURCE_DIR,
                  family[f]);
         if (access(scen, R_OK)) {
-            printf("%-12s (no %s: not built yet)\n", family[f], strrchr(scen, '/') + 1);
+            printf("%-12s (no %s)\n", family[f], strrchr(scen, '/') + 1);
             continue;
         }
         snprintf(dir, sizeof(dir), "%s/%s", out, family[f]);

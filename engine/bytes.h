@@ -14,6 +14,25 @@
 #include "crc32c.h"
 #include "error.h"
 
+/* Makes the buffer *pbuf (any pointer type, passed by address) hold at
+ * least n bytes, doubling from 64; *cap is its size. 0 or CK_ENOMEM (the
+ * buffer is left as it was). */
+static inline int ck_reserve(void *pbuf, size_t *cap, size_t n)
+{
+    void **buf = pbuf;
+    if (n <= *cap)
+        return CK_OK;
+    size_t c = *cap ? *cap : 64;
+    while (c < n)
+        c *= 2;
+    void *p = realloc(*buf, c);
+    if (!p)
+        return CK_ENOMEM;
+    *buf = p;
+    *cap = c;
+    return CK_OK;
+}
+
 typedef struct ck_wbuf {
     uint8_t *p;
     size_t len, cap;

@@ -271,21 +271,30 @@ void *ck_heap_get_h(ck_heap *h, int kg, uint32_t hash, const char *key, uint32_t
 static CK_NOINLINE void *upsert_slow(ck_heap *h, ck_heap_kg *t, uint32_t hash,
                                      const char *key, uint32_t klen, int64_t ns, int *created);
 
-void *ck_heap_get_mut_h(ck_heap *h, int kg, uint32_t hash, const char *key, uint32_t klen,
-                        int64_t ns)
+/* Finds (key, ns) in key group kg for a write: its table, made private
+ * first if a view shares it (the copy keeps the layout: *i stays its
+ * slot). CK_OK, CK_ENOTFOUND or CK_ENOMEM. */
+static int find_for_write(ck_heap *h, int kg, uint32_t hash, const char *key, uint32_t klen,
+                          int64_t ns, ck_heap_kg **tp, uint32_t *i)
 {
     ck_heap_kg *t = table(h, kg);
     if (!t || t->n == 0)
-        return NULL;
+        return CK_ENOTFOUND;
     int found;
-    uint32_t i = probe(h, t, hash, key, klen, ns, &found);
+    *i = probe(h, t, hash, key, klen, ns, &found);
     if (!found)
+        return CK_ENOTFOUND;
+    *tp = t;
+    return make_private(h, t);
+}
+
+void *ck_heap_get_mut_h(ck_heap *h, int kg, uint32_t hash, const char *key, uint32_t klen,
+                        int64_t ns)
+{
+    ck_heap_kg *t;
+    uint32_t i;
+    if (find_for_write(h, kg, hash, key, klen, ns, &t, &i))
         return NULL;
-    if (!t->priv) { /* a view shares the table: the write goes to a copy */
-        if (make_private(h, t))
-            return NULL;
-        i = probe(h, t, hash, key, klen, ns, &found);
-    }
     return slot_val(slot_at(h, t, i));
 }
 
@@ -382,15 +391,11 @@ int ck_heap_remove(ck_heap *h, int kg, int32_t jhash, const char *key,
 int ck_heap_remove_h(ck_heap *h, int kg, uint32_t hash, const char *key, uint32_t klen,
                      int64_t ns)
 {
-    ck_heap_kg *t = table(h, kg);
-    if (!t || t->n == 0)
-        return CK_ENOTFOUND;
-    int found;
-    uint32_t i = probe(h, t, hash, key, klen, ns, &found);
-    if (!found)
-        return CK_ENOTFOUND;
-    if (make_private(h, t))
-        return CK_ENOMEM;
+    ck_heap_kg *t;
+    uint32_t i;
+    int rc = find_for_write(h, kg, hash, key, klen, ns, &t, &i);
+    if (rc)
+        return rc;
     slot *s = slot_at(h, t, i);
     if (key_out_of_line(s))
         free(s->key.ptr);
@@ -536,27 +541,11 @@ struct ck_kstate_view {
     size_t gather_cap;
 };
 
-/* Makes *buf hold n bytes. 0 or CK_ENOMEM. */
-static int reserve(void **buf, size_t *cap, size_t n)
-{
-    if (n <= *cap)
-        return CK_OK;
-    size_t c = *cap ? *cap : 64;
-    while (c < n)
-        c *= 2;
-    void *p = realloc(*buf, c);
-    if (!p)
-        return CK_ENOMEM;
-    *buf = p;
-    *cap = c;
-    return CK_OK;
-}
-
 /* List element i of (key, ns): its key in *scratch, its hash. */
 static const char *elem_key(char **scratch, size_t *cap, const char *key, uint32_t klen,
                             uint32_t i, uint32_t *len)
 {
-    if (reserve((void **)scratch, cap, 8 + (size_t)klen))
+    if (ck_reserve(scratch, cap, 8 + (size_t)klen))
         return NULL;
     ck_put_u32((uint8_t *)*scratch, klen);
     memcpy(*scratch + 4, key, klen);
@@ -587,7 +576,7 @@ static const char *filed_key(heap_ks *h, int st, const ck_kkey *k, uint32_t *len
         return k->key;
     }
     size_t n = 4 + (size_t)k->klen + k->uklen;
-    if (reserve((void **)&h->scratch, &h->scratch_cap, n))
+    if (ck_reserve(&h->scratch, &h->scratch_cap, n))
         return NULL;
     ck_put_u32((uint8_t *)h->scratch, k->klen);
     memcpy(h->scratch + 4, k->key, k->klen);
@@ -665,7 +654,7 @@ static const int64_t *hks_list_get(ck_kstate *s, int st, const ck_kkey *k, uint3
     if (!n || *n <= 0)
         return NULL;
     uint32_t nf = s->states[st].nfields, len;
-    if (reserve((void **)&h->gather, &h->gather_cap, (size_t)*n * nf * sizeof(int64_t))) {
+    if (ck_reserve(&h->gather, &h->gather_cap, (size_t)*n * nf * sizeof(int64_t))) {
         *count = 1;
         return NULL;
     }
@@ -776,7 +765,7 @@ static int gather_list(ck_kstate_view *v, int st, int kg, const char *key, uint3
                        int64_t ns, uint32_t n)
 {
     uint32_t nf = v->nfields[st], len;
-    if (reserve((void **)&v->gather, &v->gather_cap, (size_t)n * nf * sizeof(int64_t) + 8))
+    if (ck_reserve(&v->gather, &v->gather_cap, (size_t)n * nf * sizeof(int64_t) + 8))
         return CK_ENOMEM;
     int32_t jh = ck_kg_java_hash(key, klen);
     for (uint32_t i = 0; i < n; i++) {

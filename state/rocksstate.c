@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bytes.h"
 #include "error.h"
 
 typedef struct rocks_ks {
@@ -41,22 +42,6 @@ struct ck_kstate_view {
 };
 
 #define KEY_FIXED (2 + 1 + 4 + 8)
-
-static int grow(void *pp, size_t *cap, size_t need)
-{
-    void **p = pp;
-    if (need <= *cap)
-        return CK_OK;
-    size_t c = *cap ? *cap : 64;
-    while (c < need)
-        c *= 2;
-    void *n = realloc(*p, c);
-    if (!n)
-        return CK_ENOMEM;
-    *p = n;
-    *cap = c;
-    return CK_OK;
-}
 
 static void put_be16(uint8_t *p, uint32_t v)
 {
@@ -93,7 +78,7 @@ static uint64_t get_be64(const uint8_t *p)
 static size_t build_key(rocks_ks *r, int st, const ck_kkey *k)
 {
     size_t n = KEY_FIXED + k->klen + (k->ukey ? k->uklen : 0);
-    if (grow(&r->kbuf, &r->kcap, n))
+    if (ck_reserve(&r->kbuf, &r->kcap, n))
         return 0;
     uint8_t *p = r->kbuf;
     put_be16(p, (uint32_t)k->loc.kg);
@@ -115,7 +100,7 @@ static void decode_vals(const uint8_t *p, size_t nvals, int64_t *out)
 /* Encodes nvals values little-endian into r->vbuf. */
 static int encode_vals(rocks_ks *r, const int64_t *v, size_t nvals)
 {
-    if (grow(&r->vbuf, &r->vcap, 8 * nvals + 1))
+    if (ck_reserve(&r->vbuf, &r->vcap, 8 * nvals + 1))
         return CK_ENOMEM;
     for (size_t i = 0; i < nvals; i++)
         ck_put_u64(r->vbuf + 8 * i, (uint64_t)v[i]);
@@ -144,7 +129,7 @@ static uint64_t new_sst_bytes(rocks_ks *r, const char *before, size_t blen, char
         if (!known)
             bytes += rocksdb_livefiles_size(lf, i);
         size_t l = strlen(name) + 1;
-        if (names && !grow(&out, &cap, len + l)) {
+        if (names && !ck_reserve(&out, &cap, len + l)) {
             memcpy(out + len, name, l);
             len += l;
         }
@@ -332,7 +317,7 @@ static int rks_list_add(ck_kstate *s, int st, const ck_kkey *k, const int64_t *v
     char *v = db_get(r, r->kbuf, kl, &vl, &rc);
     if (rc)
         return rc;
-    if (vl % (8 * nf) || grow(&r->vbuf, &r->vcap, vl + 8 * nf)) {
+    if (vl % (8 * nf) || ck_reserve(&r->vbuf, &r->vcap, vl + 8 * nf)) {
         rocksdb_free(v);
         return vl % (8 * nf) ? CK_ECORRUPT : CK_ENOMEM;
     }
@@ -358,7 +343,7 @@ static const int64_t *rks_list_get(ck_kstate *s, int st, const ck_kkey *k, uint3
     size_t vl;
     int rc;
     char *v = db_get(r, r->kbuf, kl, &vl, &rc);
-    if (!v || vl % (8 * nf) || grow(&r->list, &r->list_cap, vl)) {
+    if (!v || vl % (8 * nf) || ck_reserve(&r->list, &r->list_cap, vl)) {
         *n = v || rc ? 1 : 0; /* 1: a failure, not an empty list */
         rocksdb_free(v);
         return NULL;
@@ -424,7 +409,7 @@ static int view_scan(ck_kstate_view *v, int kg, ck_kentry_fn fn, void *arg, uint
             (*count)++;
             continue;
         }
-        if (grow(&v->vals, &v->vcap, vl)) {
+        if (ck_reserve(&v->vals, &v->vcap, vl)) {
             rc = CK_ENOMEM;
             break;
         }

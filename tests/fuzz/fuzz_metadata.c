@@ -45,12 +45,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
         return 0;
-    size_t len = size - 1;
-    uint8_t *p = malloc(len ? len : 1);
-    FUZZ_CHECK(p);
-    memcpy(p, data + 1, len);
-    if ((data[0] & 1) && len >= 4)
-        ck_put_u32(p + len - 4, ck_crc32c(0, p, len - 4));
+    size_t len;
+    uint8_t *p = fuzz_file(data, size, &len);
 
     ck_cp_meta m;
     const char *why = NULL;
