@@ -100,26 +100,38 @@ int ck_snap_encode(const ck_capture *c, uint8_t **out, size_t *len)
             ck_wbuf_u32(&w, (uint32_t)nl);
             ck_wbuf_bytes(&w, d->name, nl);
         }
+        /* each key group counted once: a backend may count by scanning
+         * (RocksDB iterates its view) */
+        uint64_t *counts = none ? NULL : malloc(((size_t)(k->kg_end - k->kg_start) + 1) * 8);
+        if (!none && !counts) {
+            free(w.p);
+            return CK_ENOMEM;
+        }
         uint32_t groups = 0;
-        for (int kg = k->kg_start; kg <= k->kg_end && !none; kg++)
-            groups += k->ops->view_count(k->view, kg) > 0;
+        for (int kg = k->kg_start; kg <= k->kg_end && !none; kg++) {
+            counts[kg - k->kg_start] = k->ops->view_count(k->view, kg);
+            groups += counts[kg - k->kg_start] > 0;
+        }
         ck_wbuf_u32(&w, groups);
         entry_writer ew = {&w, k};
         for (int kg = k->kg_start; kg <= k->kg_end && !none; kg++) {
-            uint64_t n = k->ops->view_count(k->view, kg);
+            uint64_t n = counts[kg - k->kg_start];
             if (n == 0)
                 continue;
             if (n > UINT32_MAX) {
+                free(counts);
                 free(w.p);
                 return CK_ETOOBIG;
             }
             ck_wbuf_u32(&w, (uint32_t)kg);
             ck_wbuf_u32(&w, (uint32_t)n);
             if (k->ops->view_visit(k->view, kg, write_entry, &ew)) {
+                free(counts);
                 free(w.p);
                 return CK_ENOMEM;
             }
         }
+        free(counts);
         ck_wbuf_u32(&w, (uint32_t)k->ntimers);
         for (size_t t = 0; t < k->ntimers; t++) {
             const ck_timer *tm = &k->timers[t];
