@@ -16,10 +16,13 @@ static ck_bnode *bn(ck_platform *p)
     return (ck_bnode *)p;
 }
 
-int ck_bhost_init(ck_bhost *h, int cores, double speed, const ck_config *cfg)
+int ck_bhost_init(ck_bhost *h, int cores, double speed, double disk_bw,
+                  const ck_config *cfg)
 {
     h->later = (ck_dlater){0};
     h->slow = 1.0;
+    h->disk_bw = disk_bw;
+    h->disk_free = 0;
     ck_config defaults;
     if (!cfg) {
         ck_config_defaults(&defaults);
@@ -147,7 +150,7 @@ static void op_wait(ck_platform *p, ck_time ns)
 /* Work beside the node: the caller did the real work already; its virtual
  * CPU takes a core of the host from the end of the node's own work, and
  * it completes at the end. */
-static void op_cpu_background(ck_platform *p, double flops, uint64_t token)
+static void op_background(ck_platform *p, double flops, uint64_t disk_bytes, uint64_t token)
 {
     ck_bnode *n = bn(p);
     ck_dmsg *m = malloc(sizeof(*m));
@@ -156,7 +159,14 @@ static void op_cpu_background(ck_platform *p, double flops, uint64_t token)
     *m = (ck_dmsg){.kind = CK_DMSG_COMPLETE, .token = token, .to = &n->d};
     ck_time now = ck_bnode_now(n);
     ck_bhost *h = n->host;
-    ck_dlater_add(&h->later, m, flops > 0 ? ck_cores_run(&h->cores, now, flops, h->slow) : now);
+    ck_time end = flops > 0 ? ck_cores_run(&h->cores, now, flops, h->slow) : now;
+    if (disk_bytes > 0 && h->disk_bw > 0) {
+        /* the local disk serves one request at a time, in order */
+        ck_time start = CK_MAX(end, h->disk_free);
+        h->disk_free = start + (ck_time)((double)disk_bytes / h->disk_bw * 1e9);
+        end = h->disk_free;
+    }
+    ck_dlater_add(&h->later, m, end);
     if (n->bw->io->wake)
         n->bw->io->wake(n);
 }
@@ -266,7 +276,7 @@ const ck_platform_ops ck_bnode_ops = {
     .now = op_now,
     .send = op_send,
     .cpu = op_cpu,
-    .cpu_background = op_cpu_background,
+    .background = op_background,
     .store_put = op_store_put,
     .store_get = op_store_get,
     .store_list = op_store_list,

@@ -77,6 +77,8 @@ typedef struct ck_bhost {
     ck_cores cores;
     ck_dlater later; /* background work finishing on them */
     double slow;     /* the slow_cpu factor in force (1: none) */
+    double disk_bw;  /* its local disk, bytes/s (0: takes no time) */
+    ck_time disk_free; /* the local disk is busy until then */
     ck_segpool pool; /* the network buffers of its subtasks (segpool.h) */
 } ck_bhost;
 
@@ -99,9 +101,10 @@ struct ck_bnode {
 
 extern const ck_platform_ops ck_bnode_ops;
 
-/* A host of `cores` cores of `speed` flop/s, its network memory sized by
- * cfg (NULL: the defaults). */
-int ck_bhost_init(ck_bhost *h, int cores, double speed, const ck_config *cfg);
+/* A host of `cores` cores of `speed` flop/s and a local disk of disk_bw
+ * bytes/s, its network memory sized by cfg (NULL: the defaults). */
+int ck_bhost_init(ck_bhost *h, int cores, double speed, double disk_bw,
+                  const ck_config *cfg);
 void ck_bhost_free(ck_bhost *h);
 
 /* A node for endpoint ep on host index `host` (-1: none), named in logs. */

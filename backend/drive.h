@@ -10,8 +10,10 @@
  * thread would be in Flink. Meanwhile the node takes no input and fires no
  * timer, its clock reads the end of the busy spell (ck_drive_now), and
  * what it sends waits in its outbox until then; the host's other nodes run
- * on. Work beside a node (a snapshot's asynchronous part,
- * cpu_background) takes a core the same way and completes at its end.
+ * on. Work beside a node (a snapshot's asynchronous part, a state
+ * backend's flush: ck_platform_ops.background) takes a core the same way,
+ * then the host's local disk (a queue of its own: bytes / bandwidth after
+ * what is queued before), and completes at its end.
  * Time and work are inputs and outputs, as in ngtcp2: the backend gives
  * a step `now`, and the step tells it when the node wants the next.
  *

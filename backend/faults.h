@@ -24,7 +24,8 @@ typedef struct ck_cluster_spec {
     int64_t link_lat;     /* ns */
     double store_bw;      /* store host's link */
     int64_t store_lat;
-    double disk_read_bw, disk_write_bw;
+    double disk_read_bw, disk_write_bw; /* the store's */
+    double local_disk_bw; /* each task manager's local disk (RocksDB's files) */
     char network_model[16];
     char platform[512];   /* a SimGrid platform file to use instead, or "" */
 } ck_cluster_spec;

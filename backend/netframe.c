@@ -189,6 +189,7 @@ int ck_netframe_check(const ck_graph *g, uint32_t src, uint32_t dst, const uint8
     case CK_MSG_CP_ACK:
     case CK_MSG_CP_DECLINE:
     case CK_MSG_TASK_RUNNING:
+    case CK_MSG_MATERIALIZED:
     case CK_MSG_METRICS:
     case CK_MSG_TASK_ENDED:
         if (dst != CK_EP_JM || !ck_ep_task_split(g, src, &a, &global) || a != h.epoch ||

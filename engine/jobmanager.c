@@ -110,6 +110,7 @@ void ck_jm_free(ck_jm *jm)
     for (size_t i = 0; i < jm->nrecoveries; i++)
         free(jm->recoveries[i].subtasks);
     free(jm->recoveries);
+    free(jm->mats);
     free(jm->damaged);
     ck_metrics_free(&jm->job);
     ck_restart_free(&jm->rs);
@@ -984,11 +985,36 @@ static int jm_on_message(void *self, uint8_t *msg, size_t len)
     }
     switch (h.type) {
     case CK_MSG_TASK_RUNNING:
+        if (h.len != CK_RUNNING_BODY) {
+            subtask_failed(jm, g, "a subtask reported running with a malformed body", -1);
+            break;
+        }
         if (!jm->running[g]) {
             jm->running[g] = 1;
+            ck_recovery *r = open_recovery(jm);
+            if (r && r->attempt == jm->attempt && r->subtasks[g] &&
+                r->restored == CK_TIME_NEVER) {
+                r->restore_download = CK_MAX(r->restore_download, (int64_t)ck_get_u64(body));
+                r->restore_load = CK_MAX(r->restore_load, (int64_t)ck_get_u64(body + 8));
+                r->restore_bytes += ck_get_u64(body + 16);
+            }
             check_restored(jm, now);
         }
         break;
+    case CK_MSG_MATERIALIZED: {
+        if (h.len != CK_MATERIALIZED_BODY ||
+            ck_reserve(&jm->mats, &jm->capmats, (jm->nmats + 1) * sizeof(*jm->mats)))
+            break; /* a statistic: nothing depends on it */
+        ck_materialization *m = &jm->mats[jm->nmats++];
+        m->subtask = g;
+        m->op = ck_get_u32(body);
+        m->seq = ck_get_u64(body + 4);
+        m->started = (ck_time)ck_get_u64(body + 12);
+        m->duration = (ck_time)ck_get_u64(body + 20);
+        m->bytes = ck_get_u64(body + 28);
+        m->state_bytes = ck_get_u64(body + 36);
+        break;
+    }
     case CK_MSG_METRICS:
         if (on_metrics(jm, g, body, h.len, 0, 1))
             ck_logf(jm->plat, CK_LOG_WARN, "job manager: bad metrics from subtask %u", g);

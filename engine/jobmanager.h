@@ -102,6 +102,11 @@ const char *ck_job_failure_name(ck_job_failure f);
 typedef struct ck_recovery {
     ck_time failed;        /* when it stopped working, if the job manager knows */
     ck_time detected, restarted, restored, first_output, caught_up;
+    /* its restore, over the subtasks it restarted: the longest download of
+     * their state, the longest loading of it (decoding, replaying the
+     * changelog, writing native files out), the bytes downloaded */
+    int64_t restore_download, restore_load;
+    uint64_t restore_bytes;
     uint32_t attempt;      /* the attempt that recovered */
     uint64_t checkpoint;   /* restored from (0: from the start) */
     int64_t lag_before;    /* source lag (ns) reported before the failure */
@@ -111,6 +116,17 @@ typedef struct ck_recovery {
                             * failed subtasks' regions) */
     char cause[200];
 } ck_recovery;
+
+/* A materialization of a changelog backend's state (state.changelog.*):
+ * subtask g's operator op, holding the changes below seq, taken at
+ * `started`, in the store `duration` later; `bytes` uploaded for it, of a
+ * state of `state_bytes`. */
+typedef struct ck_materialization {
+    uint32_t subtask, op;
+    uint64_t seq;
+    ck_time started, duration;
+    uint64_t bytes, state_bytes;
+} ck_materialization;
 
 /* Reports over which a source's lag before a failure is taken: its level
  * then is the greatest of them, not one sample of a lag that jitters. */
@@ -160,6 +176,8 @@ typedef struct ck_jm {
     ck_cc cc;
     ck_recovery *recoveries;
     size_t nrecoveries, caprecoveries;
+    ck_materialization *mats; /* in the order they were reported */
+    size_t nmats, capmats;    /* capmats in bytes (ck_reserve) */
     uint64_t *damaged;   /* checkpoints found damaged on restore */
     size_t ndamaged;
     char failure[256];   /* FAILED: why, one line */

@@ -547,9 +547,10 @@ double ck_chain_take_flops(ck_chain *c, ck_time now, ck_time *wait_ns)
     return flops;
 }
 
-double ck_chain_take_background(ck_chain *c)
+double ck_chain_take_background(ck_chain *c, uint64_t *disk_bytes)
 {
     double flops = 0;
+    *disk_bytes = 0;
     for (int k = 0; k < c->nops; k++) {
         ck_kstate *ks = c->ops[k].ks;
         if (!ks)
@@ -557,6 +558,7 @@ double ck_chain_take_background(ck_chain *c)
         ck_kstate_work *w = &c->ops[k].charged;
         flops += (double)(ks->work.flushed - w->flushed) * CK_STATE_FLUSH_FLOPS_PER_BYTE +
                  (double)(ks->work.compacted - w->compacted) * CK_STATE_COMPACT_FLOPS_PER_BYTE;
+        *disk_bytes += ks->work.flushed - w->flushed + 2 * (ks->work.compacted - w->compacted);
         w->flushed = ks->work.flushed;
         w->compacted = ks->work.compacted;
     }

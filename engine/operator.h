@@ -196,9 +196,11 @@ double ck_chain_take_flops(ck_chain *c, ck_time now, ck_time *wait_ns);
 #define CK_STATE_FLUSH_FLOPS_PER_BYTE 5.0
 #define CK_STATE_COMPACT_FLOPS_PER_BYTE 10.0
 
-/* The background CPU (flops) of the state backends' flushes and
- * compactions since the last call. */
-double ck_chain_take_background(ck_chain *c);
+/* The background work of the state backends' flushes and compactions
+ * since the last call: CPU (flops, returned) and bytes read and written on
+ * the local disk (*disk_bytes: a flush writes its bytes, a compaction
+ * reads its inputs and writes as much back). */
+double ck_chain_take_background(ck_chain *c, uint64_t *disk_bytes);
 
 /* The CPU cost of the records processed since ck_chain_take_flops, before
  * slowdowns: what the batch in progress will charge, about. */

@@ -71,13 +71,15 @@ typedef struct ck_platform_ops {
     void (*wait)(ck_platform *p, ck_time ns);
 
     /*
-     * Starts CPU work that runs beside this endpoint's own (an asynchronous
-     * snapshot thread in Flink): it takes one of the host's cores (virtual
-     * time, after the endpoint's own work charged so far) and completes
-     * through on_complete with `token` when it ends; the real work was
-     * already done by the caller.
+     * Starts work that runs beside this endpoint's own (an asynchronous
+     * snapshot thread, RocksDB's flush and compaction threads in Flink):
+     * `flops` on one of the host's cores (virtual time, after the
+     * endpoint's own work charged so far), then `disk_bytes` read or
+     * written on the host's local disk (one queue per host, at
+     * cluster.local_disk); it completes through on_complete with `token`
+     * when both ended. The real work was already done by the caller.
      */
-    void (*cpu_background)(ck_platform *p, double flops, uint64_t token);
+    void (*background)(ck_platform *p, double flops, uint64_t disk_bytes, uint64_t token);
 
     /*
      * The durable object store (checkpoint storage). put and get are

@@ -141,6 +141,12 @@ struct ck_task {
     char restore_key[CK_HANDLE_KEY_MAX + 1]; /* the file being restored */
     ck_handles restore;        /* the state handles to restore */
     uint32_t restore_next;     /* the next one to download */
+    /* the restore's phases: it began, its downloads ended; its bytes and
+     * the work of loading them (decoding, replaying, writing native files
+     * to the local disk), charged once all are downloaded */
+    ck_time restore_t0, restore_dl;
+    uint64_t restore_bytes, restore_disk;
+    double restore_flops;
     uint64_t stop_id;          /* a stop-with-savepoint this task took part in */
     int final_cp;              /* its input ends into a final checkpoint (checkpoints on) */
     uint64_t last_snap;        /* the latest checkpoint it took a snapshot of */
@@ -174,7 +180,9 @@ struct ck_task {
         int ninflight;
         int mat_busy;        /* a materialization is uploading: */
         uint64_t mat_seq;    /* it holds the changes below this, */
-        ck_handles mat_next; /* and this is its handle */
+        ck_handles mat_next; /* and this is its handle; */
+        ck_time mat_t0;      /* it began then, */
+        uint64_t mat_bytes, mat_state; /* uploads this much, of a state this large */
     } clogs[CK_MAX_OPS];
     int nclogs;
     ck_time clog_interval, next_mat;
@@ -191,6 +199,8 @@ struct ck_task {
 };
 
 #define RESTORE_TOKEN UINT64_MAX
+/* The work of loading what a restore downloaded ended. */
+#define RESTORE_LOAD_TOKEN (UINT64_MAX - 1)
 /* The state backend's background work (flushes, compactions) ended: no
  * snapshot's (checkpoint ids start at 1). */
 #define STATE_WORK_TOKEN 0
@@ -647,9 +657,10 @@ static int finish_batch(ck_task *t)
     double flops = ck_chain_take_flops(c, ck_now(t->plat), &wait);
     if (flops > 0)
         t->plat->ops->cpu(t->plat, flops);
-    double bg = ck_chain_take_background(c);
-    if (bg > 0) /* RocksDB's flush and compaction threads */
-        t->plat->ops->cpu_background(t->plat, bg, STATE_WORK_TOKEN);
+    uint64_t disk;
+    double bg = ck_chain_take_background(c, &disk);
+    if (bg > 0 || disk > 0) /* RocksDB's flush and compaction threads */
+        t->plat->ops->background(t->plat, bg, disk, STATE_WORK_TOKEN);
     for (int i = 0; i < t->nclogs; i++) /* the changelog goes out preemptively */
         if (t->clogs[i].log->buf.len >= t->clog_threshold) {
             int rc = clog_persist(t, &t->clogs[i]);
@@ -1283,8 +1294,11 @@ static int start_async(ck_task *t, snap_job *j)
         return rc;
     j->stage = SNAP_SERIALIZING;
     j->crc = ck_get_u32(j->data + j->len - 4);
-    t->plat->ops->cpu_background(t->plat, SERIALIZE_FLOPS_PER_BYTE * (double)j->len,
-                                 (j->id << 2) | SNAP_SERIALIZING);
+    /* after the flush of the synchronous phase is on the local disk */
+    uint64_t disk;
+    double flush = ck_chain_take_background(&t->chain, &disk);
+    t->plat->ops->background(t->plat, flush + SERIALIZE_FLOPS_PER_BYTE * (double)j->len, disk,
+                             (j->id << 2) | SNAP_SERIALIZING);
     return CK_OK;
 }
 
@@ -1650,8 +1664,10 @@ static int clog_materialize(ck_task *t, struct task_clog *c)
         return rc;
     }
     /* serializing costs background CPU, as a snapshot's asynchronous phase */
-    t->plat->ops->cpu_background(t->plat, SERIALIZE_FLOPS_PER_BYTE * (double)len,
-                                 STATE_WORK_TOKEN);
+    t->plat->ops->background(t->plat, SERIALIZE_FLOPS_PER_BYTE * (double)len, 0,
+                             STATE_WORK_TOKEN);
+    c->mat_t0 = ck_now(t->plat);
+    c->mat_bytes = c->mat_state = len;
     rc = t->plat->ops->store_put(t->plat, key, data, len,
                                  CLOG_TOKEN | CLOG_MAT | (uint64_t)c->k << 32);
     if (!rc)
@@ -1680,6 +1696,14 @@ static void clog_on_upload(ck_task *t, uint64_t token, int status)
     if (token & CLOG_MAT) {
         /* later checkpoints refer to it and to the segments after it */
         c->mat_busy = 0;
+        uint8_t body[CK_MATERIALIZED_BODY];
+        ck_put_u32(body, (uint32_t)c->log->op);
+        ck_put_u64(body + 4, c->mat_seq);
+        ck_put_u64(body + 12, (uint64_t)c->mat_t0);
+        ck_put_u64(body + 20, (uint64_t)(ck_now(t->plat) - c->mat_t0));
+        ck_put_u64(body + 28, c->mat_bytes);
+        ck_put_u64(body + 36, c->mat_state);
+        to_jm(t, CK_MSG_MATERIALIZED, body, sizeof(body));
         ck_handles_free(&c->mat);
         c->mat = c->mat_next;
         memset(&c->mat_next, 0, sizeof(c->mat_next));
@@ -2142,9 +2166,21 @@ static int install_native(ck_task *t);
 static void restore_next(ck_task *t)
 {
     if (t->restore_next == t->restore.n) {
+        t->restore_dl = ck_now(t->plat);
         if (install_native(t))
             return; /* failed */
-        started(t);
+        /* What the backends did on their stores loading it is part of
+         * the restore, not of the first records' processing. */
+        ck_time unused;
+        uint64_t disk;
+        t->restore_flops += ck_chain_take_flops(&t->chain, t->restore_dl, &unused);
+        t->restore_flops += ck_chain_take_background(&t->chain, &disk);
+        t->restore_disk += disk;
+        if (t->restore_flops > 0 || t->restore_disk > 0)
+            t->plat->ops->background(t->plat, t->restore_flops, t->restore_disk,
+                                     RESTORE_LOAD_TOKEN);
+        else
+            started(t);
         return;
     }
     const ck_handle *h = &t->restore.v[t->restore_next];
@@ -2281,6 +2317,7 @@ static int install_changelog(ck_task *t)
                     why = "a changelog segment that is not the one its handle names";
                     rc = CK_ECORRUPT;
                 }
+                t->restore_flops += (double)n * CK_STATE_WRITE_FLOPS; /* applying each */
                 if (!rc)
                     rc = ck_handles_add_op(&c->segs, f->kind, CK_HANDLE_SHARED, f->key,
                                            f->bytes, f->crc, f->kg_start, f->kg_end, f->op,
@@ -2306,6 +2343,7 @@ static int install_changelog(ck_task *t)
         c->mat_acked = 1;
         c->acked = next;
         c->log->cut_seq = next; /* this attempt's changelog goes on from there */
+        op->ks->work = in->work; /* the wrapped backend's work is the wrapper's */
     }
     return 0;
 }
@@ -2338,6 +2376,11 @@ static int restore_done(ck_task *t, int status, uint8_t *data, size_t len)
         }
         t->rdata[t->restore_next] = data;
         t->rlen[t->restore_next] = len;
+        t->restore_bytes += len;
+        if (h->kind == CK_HANDLE_NATIVE) /* the backend opens it from the local disk */
+            t->restore_disk += len;
+        else /* decoding it */
+            t->restore_flops += SERIALIZE_FLOPS_PER_BYTE * (double)len;
         t->restore_next++;
         restore_next(t);
         return 1;
@@ -2346,6 +2389,8 @@ static int restore_done(ck_task *t, int status, uint8_t *data, size_t len)
         fail_restore(t, "not the file the checkpoint recorded (size or checksum)");
         return 0;
     }
+    t->restore_bytes += len;
+    t->restore_flops += SERIALIZE_FLOPS_PER_BYTE * (double)len; /* decoding it */
     ck_snapshot s;
     const char *why;
     int rc = ck_snap_decode(data, len, &s, &why);
@@ -2368,7 +2413,10 @@ static int task_on_complete(void *self, uint64_t token, int status, uint8_t *dat
                             size_t len)
 {
     ck_task *t = self;
-    if (token == RESTORE_TOKEN && t->state == CK_TASK_RESTORING) {
+    if (token == RESTORE_LOAD_TOKEN) {
+        if (t->state == CK_TASK_RESTORING)
+            started(t);
+    } else if (token == RESTORE_TOKEN && t->state == CK_TASK_RESTORING) {
         if (restore_done(t, status, data, len))
             return CK_OK; /* kept */
     } else if (token != RESTORE_TOKEN && (token & CLOG_TOKEN)) {
@@ -2494,7 +2542,12 @@ static void started(ck_task *t)
     t->next_debloat = t->debloat ? now + t->dbl_period : CK_TIME_NEVER;
     t->dbl_t0 = now;
     t->next_mat = t->nclogs ? now + t->clog_interval : CK_TIME_NEVER;
-    to_jm(t, CK_MSG_TASK_RUNNING, NULL, 0);
+    /* how its restore went: downloading, loading, bytes (none: zeros) */
+    uint8_t body[CK_RUNNING_BODY];
+    ck_put_u64(body, t->restore_cp ? (uint64_t)(t->restore_dl - t->restore_t0) : 0);
+    ck_put_u64(body + 8, t->restore_cp ? (uint64_t)(now - t->restore_dl) : 0);
+    ck_put_u64(body + 16, t->restore_bytes);
+    to_jm(t, CK_MSG_TASK_RUNNING, body, sizeof(body));
 }
 
 static int task_work(void *self)
@@ -2508,6 +2561,7 @@ static int task_work(void *self)
         }
         if (t->restore_cp) {
             t->state = CK_TASK_RESTORING;
+            t->restore_t0 = ck_now(t->plat);
             if (!t->restore.n) {
                 snprintf(t->restore_key, sizeof(t->restore_key), "%s", t->from.dir);
                 fail_restore(t, "no state handles for this subtask");

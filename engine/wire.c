@@ -77,6 +77,8 @@ const char *ck_wire_type_name(int type)
         return "BUFFER_SIZE";
     case CK_MSG_EVENT:
         return "EVENT";
+    case CK_MSG_MATERIALIZED:
+        return "MATERIALIZED";
     }
     return "UNKNOWN";
 }

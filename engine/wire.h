@@ -47,15 +47,25 @@ typedef enum ck_msg_type {
     CK_MSG_CANCEL = 11,       /* job manager -> task manager: stop an attempt */
     CK_MSG_HEARTBEAT = 12,    /* task manager -> job manager: alive (and the answer back), arg = host;
                                * body u8: CK_HB_REGISTER on a process's first one */
-    CK_MSG_TASK_RUNNING = 13, /* task -> job manager: restored and running */
+    CK_MSG_TASK_RUNNING = 13, /* task -> job manager: restored and running, body =
+                               * u64 download ns, u64 load ns, u64 bytes restored */
     CK_MSG_METRICS = 14,      /* task -> job manager: metrics since the last report */
     CK_MSG_SAVEPOINT = 15,    /* client -> job manager: take a savepoint, arg = 1 to stop */
     CK_MSG_TASK_ENDED = 16,   /* task -> job manager: input over, awaiting the final checkpoint */
     CK_MSG_BUFFER_SIZE = 17,  /* consumer -> producer: cut buffers at arg bytes (debloating) */
     CK_MSG_EVENT = 18,        /* producer -> consumer: a priority event (an unaligned
                                * barrier) that overtakes the channel's data, without credit */
-    CK_MSG_TYPE_MAX = 18
+    CK_MSG_MATERIALIZED = 19, /* task -> job manager: a changelog materialization is in the
+                               * store, body = CK_MATERIALIZED_BODY */
+    CK_MSG_TYPE_MAX = 19
 } ck_msg_type;
+
+/* TASK_RUNNING's body: u64 download ns | u64 load ns | u64 bytes restored. */
+#define CK_RUNNING_BODY 24
+/* MATERIALIZED's body: u32 operator | u64 changes it holds (the changelog's
+ * sequence number) | i64 started | i64 duration ns | u64 bytes uploaded |
+ * u64 bytes of state it covers. */
+#define CK_MATERIALIZED_BODY 44
 
 /*
  * Checkpoint message bodies (little-endian):

@@ -1511,7 +1511,8 @@ static int world_setup(net_world *w, int host)
     epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->listen_fd[host], &ev);
     w->out_conn = calloc((size_t)w->ntm + 1, sizeof(conn *));
     w->cut = calloc((size_t)w->ntm + 2, sizeof(int));
-    int cores_rc = ck_bhost_init(&w->bh, w->job->cluster->cores, w->speed, w->job->env.cfg);
+    int cores_rc = ck_bhost_init(&w->bh, w->job->cluster->cores, w->speed,
+                                 w->job->cluster->local_disk_bw, w->job->env.cfg);
     /* lrate, llat; and in the job manager's process what it told the others */
     size_t nl = (size_t)w->ntm + 2;
     w->lrate = calloc((host == w->ntm ? 4 : 2) * nl, sizeof(int64_t));

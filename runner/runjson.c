@@ -319,6 +319,15 @@ static cJSON *recoveries_arr(const ck_run *r)
         else
             cJSON_AddNullToObject(o, "checkpoint");
         cJSON_AddNumberToObject(o, "lag_before_s", secs(v->lag_before));
+        cJSON *rst = cJSON_AddObjectToObject(o, "restore");
+        if (v->restored == CK_TIME_NEVER) {
+            cJSON_AddNullToObject(rst, "download_s");
+            cJSON_AddNullToObject(rst, "replay_s");
+        } else {
+            cJSON_AddNumberToObject(rst, "download_s", secs(v->restore_download));
+            cJSON_AddNumberToObject(rst, "replay_s", secs(v->restore_load));
+        }
+        cJSON_AddNumberToObject(rst, "bytes", (double)v->restore_bytes);
         cJSON_AddStringToObject(o, "cause", v->cause);
         cJSON *rs = cJSON_AddArrayToObject(o, "restarted_subtasks");
         for (uint32_t g = 0; v->subtasks && g < r->job.env.g->nsubtasks; g++)
@@ -390,6 +399,28 @@ static cJSON *faults_arr(const ck_run *r)
         cJSON_AddBoolToObject(o, "applied", f->applied && !f->failed);
         if (f->detail[0])
             cJSON_AddStringToObject(o, "detail", f->detail);
+        cJSON_AddItemToArray(a, o);
+    }
+    return a;
+}
+
+/* The changelog backends' materializations, as the job manager heard of them. */
+static cJSON *materializations_arr(const ck_run *r)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (size_t i = 0; r->res.jm_ready && i < r->res.jm.nmats; i++) {
+        const ck_materialization *m = &r->res.jm.mats[i];
+        int v, s;
+        ck_graph_locate(r->job.env.g, m->subtask, &v, &s);
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "vertex", r->job.env.g->v[v].name);
+        cJSON_AddNumberToObject(o, "subtask", s);
+        cJSON_AddNumberToObject(o, "operator", m->op);
+        cJSON_AddNumberToObject(o, "changes", (double)m->seq);
+        add_time(o, "started_s", m->started);
+        cJSON_AddNumberToObject(o, "duration_s", secs(m->duration));
+        cJSON_AddNumberToObject(o, "bytes", (double)m->bytes);
+        cJSON_AddNumberToObject(o, "state_bytes", (double)m->state_bytes);
         cJSON_AddItemToArray(a, o);
     }
     return a;
@@ -635,6 +666,7 @@ cJSON *ck_runjson_build(const ck_run *r, const ck_verdict *v)
     cJSON_AddItemToObject(root, "savepoints", savepoints_arr(r));
     cJSON_AddItemToObject(root, "checkpoints", checkpoints_arr(r));
     cJSON_AddItemToObject(root, "checkpoint_summary", checkpoint_summary(r));
+    cJSON_AddItemToObject(root, "materializations", materializations_arr(r));
     cJSON_AddItemToObject(root, "job", job_obj(r, nregions));
     free(region);
     cJSON_AddItemToObject(root, "workload", workload_obj(r));

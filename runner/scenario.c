@@ -31,6 +31,7 @@ static void cluster_defaults(ck_cluster_spec *c)
     c->store_lat = 1000 * 1000;
     c->disk_read_bw = 500e6;
     c->disk_write_bw = 300e6;
+    c->local_disk_bw = 500e6;
     snprintf(c->network_model, sizeof(c->network_model), "CM02");
 }
 
@@ -72,7 +73,7 @@ static void check_platform_file(ck_jin *j, const char *path)
 static void parse_cluster(ck_jin *j, const cJSON *o, ck_cluster_spec *c, const char *scenario_path)
 {
     static const char *const keys[] = {"taskmanagers", "cores", "speed", "link", "store",
-                                       "network_model", "platform", NULL};
+                                       "local_disk", "network_model", "platform", NULL};
     static const char *const link_keys[] = {"bandwidth", "latency", NULL};
     static const char *const store_keys[] = {"bandwidth", "latency", "disk_read",
                                              "disk_write", NULL};
@@ -90,6 +91,8 @@ static void parse_cluster(ck_jin *j, const cJSON *o, ck_cluster_spec *c, const c
     c->cores = (int)v;
     ck_jin_quantity(j, o, "speed", 0, ck_units_speed, "a CPU speed in flops/s", 1e3, 1e15,
                     &c->speed);
+    ck_jin_quantity(j, o, "local_disk", 0, ck_units_bandwidth, "a bandwidth", 1e3, 1e13,
+                    &c->local_disk_bw);
     const cJSON *link = cJSON_GetObjectItemCaseSensitive(o, "link");
     if (link && !j->failed) {
         size_t s2 = ck_jin_push_key(j, "link");

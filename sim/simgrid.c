@@ -170,6 +170,7 @@ struct ck_sim {
     /* a job run */
     const ck_job_env *env;
     const ck_config *cfg;
+    double local_disk_bw; /* cluster.local_disk */
     int ntm;
     sg_host_t *tm_hosts;
     /* a task manager's host is going down or is down: set before the host
@@ -810,7 +811,7 @@ static sim_host *host_init(sim_world *w, int h, sg_host_t host)
     double speed = sg_host_get_nb_pstates(host) > 0 ? sg_host_get_pstate_speed(host, 0)
                                                      : sg_host_get_speed(host);
     hs->bh = malloc(sizeof(*hs->bh));
-    if (!hs->bh || ck_bhost_init(hs->bh, cores, speed, w->cfg)) {
+    if (!hs->bh || ck_bhost_init(hs->bh, cores, speed, w->local_disk_bw, w->cfg)) {
         free(hs->bh);
         hs->bh = NULL;
         return NULL;
@@ -2068,6 +2069,7 @@ static int sim_run(const ck_backend_job *job, ck_backend_result *r, char *err, s
     w->env = &job->env;
     ck_routes_init(&w->routes, job->env.g->nsubtasks);
     w->cfg = job->env.cfg;
+    w->local_disk_bw = cl->local_disk_bw;
     w->ntm = job->ntm;
     w->tm_hosts = calloc((size_t)w->ntm, sizeof(sg_host_t));
     w->tm_down = calloc((size_t)w->ntm, 1);

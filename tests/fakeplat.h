@@ -111,9 +111,9 @@ static int fake_commit(ck_platform *p, uint32_t sink, uint64_t txn)
     return 0;
 }
 
-static void fake_cpu_background(ck_platform *p, double flops, uint64_t token)
+static void fake_background(ck_platform *p, double flops, uint64_t disk_bytes, uint64_t token)
 {
-    (void)token;
+    (void)token, (void)disk_bytes;
     ((fake_plat *)p)->w->flops += flops;
 }
 
@@ -160,7 +160,7 @@ static const ck_platform_ops fake_ops = {
     .now = fake_now,
     .send = fake_send,
     .cpu = fake_cpu,
-    .cpu_background = fake_cpu_background,
+    .background = fake_background,
     .store_put = fake_store_put,
     .store_get = fake_store_get,
     .store_list = fake_store_list,

@@ -1017,6 +1017,9 @@ static void test_jm_metrics_vertex_from_graph(void **state)
     fake_clear(&r.w);
 }
 
+/* What a subtask that started without restoring reports running with. */
+static const uint8_t running_body[CK_RUNNING_BODY];
+
 /* A message of `type` from subtask g of the current attempt. */
 static void jm_from_task(ck_jm *jm, int type, uint32_t g, const uint8_t *body, size_t len)
 {
@@ -1042,7 +1045,7 @@ static void jm_running(cc_rig *r, ck_jm *jm)
     jm_heartbeat(jm, 1);
     assert_int_equal(jm->state, CK_JOB_RUNNING);
     for (uint32_t g = 0; g < r->g.nsubtasks; g++)
-        jm_from_task(jm, CK_MSG_TASK_RUNNING, g, NULL, 0);
+        jm_from_task(jm, CK_MSG_TASK_RUNNING, g, running_body, CK_RUNNING_BODY);
 }
 
 /* Found by a review: after a restart the job manager kept the old
@@ -1073,7 +1076,7 @@ static void test_jm_caught_up_from_the_new_attempt(void **state)
     assert_int_equal(jm.state, CK_JOB_RUNNING);
     assert_int_equal((int)jm.attempt, 1);
     for (uint32_t g = 0; g < r.g.nsubtasks; g++)
-        jm_from_task(&jm, CK_MSG_TASK_RUNNING, g, NULL, 0);
+        jm_from_task(&jm, CK_MSG_TASK_RUNNING, g, running_body, CK_RUNNING_BODY);
     const ck_recovery *rv = &jm.recoveries[0];
     assert_true(rv->restored != CK_TIME_NEVER);
     /* Another subtask reports first: the new source's lag is not known. */
@@ -1126,7 +1129,7 @@ static void test_jm_heartbeat_rpc_failures_and_registration(void **state)
         assert_int_equal(deploys(&r.w, place, r.g.nsubtasks), 3);
         assert_true(place[0] == 0 && place[2] == 1); /* tm2 is spare */
         for (uint32_t g = 0; g < r.g.nsubtasks; g++)
-            jm_from_task(&jm, CK_MSG_TASK_RUNNING, g, NULL, 0);
+            jm_from_task(&jm, CK_MSG_TASK_RUNNING, g, running_body, CK_RUNNING_BODY);
         if (mode == 2) {
             /* tm1's host came back at 5 s with a new process: it registers
              * (and keeps sending heartbeats), its old connections are

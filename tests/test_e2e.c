@@ -405,6 +405,27 @@ static int retained_shared(const char *run, int *kinds)
     return shared;
 }
 
+/* Every recovery of run restored: its restore's download and replay
+ * (loading) took time, each within its restart and its restore, and
+ * brought bytes in. Returns the recoveries. */
+static int check_restores(const cJSON *run)
+{
+    int n = 0;
+    const cJSON *rv;
+    cJSON_ArrayForEach(rv, cJSON_GetObjectItem(run, "recoveries"))
+    {
+        const cJSON *rs = cJSON_GetObjectItem(rv, "restore");
+        assert_non_null(rs);
+        double dl = num(rs, "download_s", NULL), rp = num(rs, "replay_s", NULL);
+        assert_true(dl > 0 && rp > 0 && num(rs, "bytes", NULL) > 0);
+        /* the longest of each, perhaps of two subtasks */
+        double window = num(rv, "restored_s", NULL) - num(rv, "restarted_s", NULL) + 1e-6;
+        assert_true(dl <= window && rp <= window);
+        n++;
+    }
+    return n;
+}
+
 /* Incremental checkpoints on RocksDB: exactly once through a crash (the
  * restore reads native files); later checkpoints refer to SST files earlier
  * ones uploaded (bytes below bytes_full), and what is left under shared/
@@ -431,6 +452,7 @@ static void test_incremental_checkpoints(void **state)
         reused += num(cp, "bytes", NULL) < num(cp, "bytes_full", NULL);
     }
     assert_true(completed >= 10 && reused >= 5);
+    assert_true(check_restores(run) >= 1);
     cJSON_Delete(run);
     /* what is left under shared/ is what the retained checkpoint refers to */
     int kinds[CK_HANDLE_KIND_MAX + 1];
@@ -460,6 +482,19 @@ static void test_changelog_checkpoints(void **state)
         small += num(cp, "bytes", NULL) * 2 < num(cp, "bytes_full", NULL);
     }
     assert_true(completed >= 10 && small >= 5);
+    assert_true(check_restores(run) >= 1);
+    /* Materializations every 2 s, each in the store some time after it
+     * began, each holding changes. */
+    int nmat = 0;
+    const cJSON *m;
+    cJSON_ArrayForEach(m, cJSON_GetObjectItem(run, "materializations"))
+    {
+        assert_true(num(m, "started_s", NULL) >= 2.0 - 1e-6);
+        assert_true(num(m, "duration_s", NULL) > 0 && num(m, "changes", NULL) > 0);
+        assert_true(num(m, "bytes", NULL) > 0 && num(m, "state_bytes", NULL) >= num(m, "bytes", NULL));
+        nmat++;
+    }
+    assert_true(nmat >= 8);
     cJSON_Delete(run);
     int kinds[CK_HANDLE_KIND_MAX + 1];
     int shared = retained_shared("keyed-state-changelog", kinds);
