@@ -172,15 +172,21 @@ struct ck_task {
     struct task_clog {
         int k;               /* the operator's index in the chain */
         ck_clog *log;        /* its changelog (the operator's) */
-        ck_handles mat;      /* the last materialization: one MATERIAL handle, or none */
-        int mat_acked;       /* an acknowledged snapshot referred to it */
+        ck_handles mat;      /* the last materialization: MATERIAL handles (one canonical
+                              * file, or the wrapped RocksDB's files), or none; those
+                              * an acknowledged snapshot referred to are REUSED */
         ck_handles segs;     /* segments after it, in order */
         uint64_t acked;      /* segments below were in an acknowledged snapshot */
         uint64_t inflight[CLOG_MAX_INFLIGHT]; /* first sequence numbers of uploads */
         int ninflight;
-        int mat_busy;        /* a materialization is uploading: */
+        /* of those, segments truncated meanwhile that nothing refers to:
+         * deleted once their upload ends (not before: it would land after) */
+        char *doomed[CLOG_MAX_INFLIGHT];
+        uint64_t doomed_first[CLOG_MAX_INFLIGHT];
+        int ndoomed;
+        int mat_busy;        /* a materialization is uploading (its files left): */
         uint64_t mat_seq;    /* it holds the changes below this, */
-        ck_handles mat_next; /* and this is its handle; */
+        ck_handles mat_next; /* and these are its handles; */
         ck_time mat_t0;      /* it began then, */
         uint64_t mat_bytes, mat_state; /* uploads this much, of a state this large */
     } clogs[CK_MAX_OPS];
@@ -209,6 +215,9 @@ struct ck_task {
  * sequence number. */
 #define CLOG_TOKEN (UINT64_C(1) << 63)
 #define CLOG_MAT (UINT64_C(1) << 62)
+/* The id of a native snapshot a materialization takes (its sequence
+ * number's), out of the way of checkpoint ids. */
+#define CLOG_NATIVE_ID (UINT64_C(1) << 62)
 
 
 const char *ck_task_state_name(ck_task_state s)
@@ -546,6 +555,8 @@ void ck_task_del(ck_task *t)
         ck_handles_free(&t->clogs[i].mat);
         ck_handles_free(&t->clogs[i].mat_next);
         ck_handles_free(&t->clogs[i].segs);
+        for (int k = 0; k < t->clogs[i].ndoomed; k++)
+            free(t->clogs[i].doomed[k]);
     }
     free_restore_files(t);
     for (int i = 0; i < t->nrps; i++) {
@@ -1611,6 +1622,78 @@ static int clog_persist(ck_task *t, struct task_clog *c)
     return rc;
 }
 
+/* The file of materialization handle h (its local name is the sequence
+ * number, then for a native file '_' and the file's name); NULL for a
+ * canonical file. */
+static const char *mat_file(const ck_handle *h)
+{
+    const char *us = strchr(h->local, '_');
+    return us ? us + 1 : NULL;
+}
+
+/* Materializes c's wrapped RocksDB instance incrementally, as Flink's
+ * changelog backend materializes through RocksDB's incremental snapshot:
+ * the instance is flushed and its files set aside; an SST file of the
+ * last materialization is referred to again, a new one is uploaded under
+ * shared/ (and so are MANIFEST, CURRENT and OPTIONS, small and changing).
+ * mat_seq and mat_t0 are set. */
+static int clog_materialize_native(ck_task *t, struct task_clog *c, ck_kstate *in)
+{
+    const ck_op *op = &t->chain.ops[c->k];
+    ck_native_snap ns;
+    int rc = in->ops->native_take(in, CLOG_NATIVE_ID | c->mat_seq, &ns);
+    if (rc)
+        return rc;
+    char shared[200];
+    ck_cc_shared_dir(t->env->job_id, shared, sizeof(shared));
+    ck_handles_free(&c->mat_next);
+    c->mat_bytes = c->mat_state = 0;
+    for (uint32_t f = 0; f < ns.n && !rc; f++) {
+        const ck_native_file *nf = &ns.files[f];
+        char local[CK_HANDLE_LOCAL_MAX + 1], key[CK_HANDLE_KEY_MAX + 1];
+        if (snprintf(local, sizeof(local), "%llu_%s", (unsigned long long)c->mat_seq,
+                     nf->name) >= (int)sizeof(local)) {
+            rc = CK_EINVAL;
+            break;
+        }
+        c->mat_state += nf->size;
+        const ck_handle *old = NULL;
+        for (uint32_t m = 0; nf->immutable && m < c->mat.n && !old; m++) {
+            const char *name = mat_file(&c->mat.v[m]);
+            if (name && !strcmp(name, nf->name) && c->mat.v[m].bytes == nf->size)
+                old = &c->mat.v[m];
+        }
+        if (old) {
+            rc = ck_handles_add_op(&c->mat_next, CK_HANDLE_MATERIAL, old->flags, old->key,
+                                   old->bytes, old->crc, old->kg_start, old->kg_end, old->op,
+                                   local);
+            continue;
+        }
+        snprintf(key, sizeof(key), "%sop%d-%d-a%u-mat%llu-%s", shared, c->log->op, t->subtask,
+                 t->attempt, (unsigned long long)c->mat_seq, nf->name);
+        uint8_t *data;
+        size_t len;
+        if ((rc = in->ops->native_read(in, &ns, f, &data, &len)))
+            break;
+        rc = ck_handles_add_op(&c->mat_next, CK_HANDLE_MATERIAL, CK_HANDLE_SHARED, key, len,
+                               ck_crc32c(0, data, len), (uint32_t)op->kg_start,
+                               (uint32_t)op->kg_end + 1, (uint32_t)c->log->op, local);
+        if (rc) {
+            free(data);
+            break;
+        }
+        c->mat_bytes += len;
+        rc = t->plat->ops->store_put(t->plat, key, data, len,
+                                     CLOG_TOKEN | CLOG_MAT | (uint64_t)c->k << 32);
+        if (!rc)
+            c->mat_busy++;
+    }
+    in->ops->native_release(in, &ns);
+    if (!rc && !c->mat_busy)
+        rc = CK_EIO; /* an instance has files it always writes anew (its MANIFEST) */
+    return rc;
+}
+
 /* Takes a materialization of c's operator: the changelog up to now is cut
  * (so that segments meet it), and the wrapped backend's state, as of now,
  * is written in the canonical format and uploaded under shared/; once it
@@ -1623,10 +1706,13 @@ static int clog_materialize(ck_task *t, struct task_clog *c)
         return rc;
     ck_op *op = &t->chain.ops[c->k];
     ck_kstate *in = ck_clog_kstate_inner(op->ks);
+    c->mat_seq = c->log->cut_seq;
+    c->mat_t0 = ck_now(t->plat);
+    if (t->incremental && in->ops->native_take)
+        return clog_materialize_native(t, c, in);
     ck_capture *cap = calloc(1, sizeof(*cap));
     if (!cap)
         return CK_ENOMEM;
-    c->mat_seq = c->log->cut_seq;
     cap->checkpoint_id = c->mat_seq;
     cap->vertex = t->vertex;
     cap->subtask = t->subtask;
@@ -1666,7 +1752,6 @@ static int clog_materialize(ck_task *t, struct task_clog *c)
     /* serializing costs background CPU, as a snapshot's asynchronous phase */
     t->plat->ops->background(t->plat, SERIALIZE_FLOPS_PER_BYTE * (double)len, 0,
                              STATE_WORK_TOKEN);
-    c->mat_t0 = ck_now(t->plat);
     c->mat_bytes = c->mat_state = len;
     rc = t->plat->ops->store_put(t->plat, key, data, len,
                                  CLOG_TOKEN | CLOG_MAT | (uint64_t)c->k << 32);
@@ -1694,8 +1779,10 @@ static void clog_on_upload(ck_task *t, uint64_t token, int status)
         return;
     }
     if (token & CLOG_MAT) {
-        /* later checkpoints refer to it and to the segments after it */
-        c->mat_busy = 0;
+        /* once all its files are in, later checkpoints refer to it and
+         * to the segments after it */
+        if (--c->mat_busy > 0)
+            return;
         uint8_t body[CK_MATERIALIZED_BODY];
         ck_put_u32(body, (uint32_t)c->log->op);
         ck_put_u64(body + 4, c->mat_seq);
@@ -1707,7 +1794,6 @@ static void clog_on_upload(ck_task *t, uint64_t token, int status)
         ck_handles_free(&c->mat);
         c->mat = c->mat_next;
         memset(&c->mat_next, 0, sizeof(c->mat_next));
-        c->mat_acked = 0;
         /* Segments before it are truncated from the changelog: those a
          * snapshot referred to go when the checkpoints that do are
          * discarded (the coordinator's registry); the others nothing will
@@ -1723,6 +1809,14 @@ static void clog_on_upload(ck_task *t, uint64_t token, int status)
                 c->segs.v[keep++] = c->segs.v[i];
                 continue;
             }
+            int flying = 0;
+            for (int f = 0; f < c->ninflight; f++)
+                flying |= c->inflight[f] == first;
+            if (first >= referred && flying) {
+                c->doomed_first[c->ndoomed] = first;
+                c->doomed[c->ndoomed++] = c->segs.v[i].key; /* ninflight bounds it */
+                continue;
+            }
             if (first >= referred)
                 t->plat->ops->store_delete(t->plat, c->segs.v[i].key);
             free(c->segs.v[i].key);
@@ -1733,6 +1827,14 @@ static void clog_on_upload(ck_task *t, uint64_t token, int status)
     for (int i = 0; i < c->ninflight; i++)
         if ((c->inflight[i] & 0xffffffffu) == (token & 0xffffffffu)) {
             c->inflight[i] = c->inflight[--c->ninflight];
+            break;
+        }
+    for (int i = 0; i < c->ndoomed; i++)
+        if ((c->doomed_first[i] & 0xffffffffu) == (token & 0xffffffffu)) {
+            t->plat->ops->store_delete(t->plat, c->doomed[i]);
+            free(c->doomed[i]);
+            c->doomed[i] = c->doomed[--c->ndoomed];
+            c->doomed_first[i] = c->doomed_first[c->ndoomed];
             break;
         }
     for (int i = t->nsnaps; i-- > 0;)
@@ -1754,10 +1856,8 @@ static int clog_snapshot(ck_task *t, snap_job *j)
         j->clog_need[i] = c->log->cut_seq;
         for (uint32_t m = 0; m < c->mat.n; m++) {
             const ck_handle *h = &c->mat.v[m];
-            if ((rc = ck_handles_add_op(&j->clog_handles, h->kind,
-                                        h->flags | (c->mat_acked ? CK_HANDLE_REUSED : 0), h->key,
-                                        h->bytes, h->crc, h->kg_start, h->kg_end, h->op,
-                                        h->local)))
+            if ((rc = ck_handles_add_op(&j->clog_handles, h->kind, h->flags, h->key, h->bytes,
+                                        h->crc, h->kg_start, h->kg_end, h->op, h->local)))
                 return rc;
         }
         for (uint32_t s = 0; s < c->segs.n; s++) {
@@ -1791,9 +1891,17 @@ static void snap_try_finish(ck_task *t, snap_job *j)
         /* what the next ones refer to as uploaded before them */
         struct task_clog *c = &t->clogs[i];
         c->acked = CK_MAX(c->acked, j->clog_need[i]);
-        for (uint32_t h = 0; h < j->clog_handles.n && c->mat.n; h++)
-            if (!strcmp(j->clog_handles.v[h].key, c->mat.v[0].key))
-                c->mat_acked = 1;
+        /* its materialization's files: later snapshots reuse them (the
+         * next materialization too, where it keeps them) */
+        for (uint32_t h = 0; h < j->clog_handles.n; h++) {
+            const ck_handle *jh = &j->clog_handles.v[h];
+            for (uint32_t m = 0; jh->kind == CK_HANDLE_MATERIAL && m < c->mat.n; m++)
+                if (!strcmp(jh->key, c->mat.v[m].key))
+                    c->mat.v[m].flags |= CK_HANDLE_REUSED;
+            for (uint32_t m = 0; jh->kind == CK_HANDLE_MATERIAL && m < c->mat_next.n; m++)
+                if (!strcmp(jh->key, c->mat_next.v[m].key))
+                    c->mat_next.v[m].flags |= CK_HANDLE_REUSED;
+        }
     }
     finish_uploads(t, j);
 }
@@ -2162,13 +2270,16 @@ static void started(ck_task *t);
 /* Downloads the next of the state handles to restore; once all are in
  * place, the task starts. */
 static int install_native(ck_task *t);
+static int install_changelog(ck_task *t);
 
 static void restore_next(ck_task *t)
 {
     if (t->restore_next == t->restore.n) {
         t->restore_dl = ck_now(t->plat);
-        if (install_native(t))
-            return; /* failed */
+        int failed = install_native(t) || install_changelog(t);
+        free_restore_files(t);
+        if (failed)
+            return;
         /* What the backends did on their stores loading it is part of
          * the restore, not of the first records' processing. */
         ck_time unused;
@@ -2193,12 +2304,8 @@ static void restore_next(ck_task *t)
 /* Puts every operator's native files in place (its backend opens them),
  * once all are downloaded; they are what the next checkpoints refer to.
  * Returns 0, or non-zero when the task failed. */
-static int install_changelog(ck_task *t);
-
 static int install_native(ck_task *t)
 {
-    if (install_changelog(t))
-        return 1;
     uint32_t n = t->restore.n;
     const char **names = calloc(n + 1, sizeof(*names));
     uint8_t **data = calloc(n + 1, sizeof(*data));
@@ -2244,7 +2351,6 @@ static int install_native(ck_task *t)
     free(names);
     free(data);
     free(lens);
-    free_restore_files(t);
     return rc;
 }
 
@@ -2289,17 +2395,48 @@ static int install_changelog(ck_task *t)
         uint64_t next = 0;
         const char *why = "out of memory";
         int rc = CK_OK;
+        /* its materialization: one canonical file, or the wrapped
+         * instance's native files (all of one materialization) */
+        uint32_t nn = 0;
+        const char **names = calloc(t->restore.n + 1, sizeof(*names));
+        uint8_t **data = calloc(t->restore.n + 1, sizeof(*data));
+        size_t *lens = calloc(t->restore.n + 1, sizeof(*lens));
+        if (!names || !data || !lens)
+            rc = CK_ENOMEM;
         for (uint32_t h = 0; h < t->restore.n && !rc; h++) {
             const ck_handle *f = &t->restore.v[h];
             if (f->kind != CK_HANDLE_MATERIAL || f->op != (uint32_t)c->log->op)
                 continue;
             snprintf(t->restore_key, sizeof(t->restore_key), "%s", f->key);
-            rc = load_material(in, c->log->op, t->rdata[h], t->rlen[h], &why);
-            next = strtoull(f->local, NULL, 10);
-            if (!rc && !c->mat.n)
-                rc = ck_handles_add_op(&c->mat, f->kind, CK_HANDLE_SHARED, f->key, f->bytes,
-                                       f->crc, f->kg_start, f->kg_end, f->op, f->local);
+            uint64_t seq = strtoull(f->local, NULL, 10);
+            if (c->mat.n && (seq != next || !mat_file(f) || !names[0])) {
+                why = "files of two materializations, or two canonical ones";
+                rc = CK_ECORRUPT;
+                break;
+            }
+            next = seq;
+            if (mat_file(f)) {
+                names[nn] = mat_file(f);
+                data[nn] = t->rdata[h];
+                lens[nn++] = t->rlen[h];
+            } else {
+                rc = load_material(in, c->log->op, t->rdata[h], t->rlen[h], &why);
+            }
+            if (!rc)
+                rc = ck_handles_add_op(&c->mat, f->kind, CK_HANDLE_SHARED | CK_HANDLE_REUSED,
+                                       f->key, f->bytes, f->crc, f->kg_start, f->kg_end, f->op,
+                                       f->local);
         }
+        if (!rc && nn) {
+            why = "its wrapped backend cannot read native files";
+            rc = in->ops->native_restore ? in->ops->native_restore(in, nn, names, data, lens)
+                                         : CK_ECORRUPT;
+            if (rc == CK_ECORRUPT && in->ops->native_restore)
+                why = "its materialization's native files do not open";
+        }
+        free(names);
+        free(data);
+        free(lens);
         /* segments in order of sequence number, each meeting the last */
         for (int more = 1; more && !rc;) {
             more = 0;
@@ -2337,10 +2474,8 @@ static int install_changelog(ck_task *t)
         }
         if (rc) {
             fail_restore(t, rc == CK_ECORRUPT ? why : ck_strerror(rc));
-            free_restore_files(t);
             return 1;
         }
-        c->mat_acked = 1;
         c->acked = next;
         c->log->cut_seq = next; /* this attempt's changelog goes on from there */
         op->ks->work = in->work; /* the wrapped backend's work is the wrapper's */
@@ -2358,8 +2493,9 @@ static int restore_done(ck_task *t, int status, uint8_t *data, size_t len)
     const ck_handle *h = &t->restore.v[t->restore_next];
     if (h->kind != CK_HANDLE_SNAPSHOT) {
         /* a native file's handle has the CRC of the whole file; a
-         * changelog segment or materialization ends with its own */
-        uint32_t crc = h->kind == CK_HANDLE_NATIVE ? ck_crc32c(0, data, len)
+         * changelog segment or canonical materialization ends with its own */
+        int native = h->kind == CK_HANDLE_NATIVE || (h->kind == CK_HANDLE_MATERIAL && mat_file(h));
+        uint32_t crc = native ? ck_crc32c(0, data, len)
                        : len >= 4                  ? ck_get_u32(data + len - 4)
                                                    : ~h->crc;
         if (len != h->bytes || crc != h->crc) {
@@ -2377,7 +2513,7 @@ static int restore_done(ck_task *t, int status, uint8_t *data, size_t len)
         t->rdata[t->restore_next] = data;
         t->rlen[t->restore_next] = len;
         t->restore_bytes += len;
-        if (h->kind == CK_HANDLE_NATIVE) /* the backend opens it from the local disk */
+        if (native) /* the backend opens it from the local disk */
             t->restore_disk += len;
         else /* decoding it */
             t->restore_flops += SERIALIZE_FLOPS_PER_BYTE * (double)len;
