@@ -1,6 +1,13 @@
 #include "faults.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coordinator.h"
+#include "error.h"
+#include "handle.h"
+#include "storefs.h"
 
 /* The actions of the events timeline, in the order of ck_fault_kind. */
 const char *const ck_crash_kind_names[] = {"process", "host", NULL};
@@ -68,3 +75,85 @@ ck_time ck_fault_end(const ck_fault *f)
     return f->duration > 0 ? f->at + f->duration : CK_TIME_NEVER;
 }
 
+
+const char *const ck_damage_file_names[] = {"state", "sst", "changelog", "materialization", NULL};
+
+/* The key of the file of kind f that the latest completed checkpoint
+ * under prefix refers to (ck_fault.file). */
+static int damage_pick(const char *root, const char *prefix, int f, char *key, size_t keylen)
+{
+    static const uint32_t kinds[] = {0, CK_HANDLE_NATIVE, CK_HANDLE_CHANGELOG,
+                                     CK_HANDLE_MATERIAL};
+    ck_store_entry *e;
+    size_t n;
+    int rc = ck_storefs_list(root, prefix, &e, &n);
+    if (rc)
+        return rc;
+    /* the newest chk-<n>/_metadata */
+    uint64_t latest = 0;
+    const char *meta = NULL;
+    for (size_t i = 0; i < n; i++) {
+        const char *p = strstr(e[i].key, "/chk-"), *end;
+        if (!p || !(end = strchr(p + 5, '/')) || strcmp(end, "/_metadata"))
+            continue;
+        uint64_t c = strtoull(p + 5, NULL, 10);
+        if (c > latest) {
+            latest = c;
+            meta = e[i].key;
+        }
+    }
+    uint8_t *b = NULL;
+    size_t blen = 0;
+    rc = meta ? ck_storefs_get(root, meta, &b, &blen) : CK_ENOTFOUND;
+    ck_store_entries_free(e, n);
+    if (rc)
+        return rc;
+    ck_cp_meta m;
+    const char *why;
+    rc = ck_cp_meta_decode(b, blen, &m, &why);
+    free(b);
+    if (rc)
+        return rc;
+    const ck_handle *pick = NULL;
+    for (uint32_t s = 0; s < m.nsubtasks; s++)
+        for (uint32_t i = 0; i < m.tasks[s].n; i++) {
+            const ck_handle *h = &m.tasks[s].v[i];
+            if (h->kind != kinds[f] || !h->bytes)
+                continue;
+            int own = !(h->flags & CK_HANDLE_REUSED);
+            int pick_own = pick && !(pick->flags & CK_HANDLE_REUSED);
+            if (!pick || own > pick_own ||
+                (own == pick_own && (h->bytes > pick->bytes ||
+                                     (h->bytes == pick->bytes && strcmp(h->key, pick->key) < 0))))
+                pick = h;
+        }
+    rc = pick ? CK_OK : CK_ENOTFOUND;
+    if (pick)
+        snprintf(key, keylen, "%s", pick->key);
+    ck_cp_meta_free(&m);
+    return rc;
+}
+
+int ck_fault_damage(const ck_fault *f, const char *store_dir, const char *job_id, char *detail,
+                    size_t len)
+{
+    char prefix[128], key[CK_STORE_KEY_MAX];
+    snprintf(prefix, sizeof(prefix), "checkpoints/%s/", job_id);
+    int cut = f->how == CK_DAMAGE_TRUNCATE;
+    int rc;
+    if (f->file == CK_DAMAGE_FILE_STATE) {
+        rc = ck_storefs_damage(store_dir, prefix, cut, key, sizeof(key));
+    } else {
+        rc = damage_pick(store_dir, prefix, f->file, key, sizeof(key));
+        if (!rc)
+            rc = ck_storefs_damage_key(store_dir, key, cut);
+    }
+    if (rc == CK_ENOTFOUND)
+        snprintf(detail, len, "no completed checkpoint with a %s file to damage",
+                 ck_damage_file_names[f->file]);
+    else if (rc)
+        snprintf(detail, len, "%s", ck_strerror(rc));
+    else
+        snprintf(detail, len, "%s %s", cut ? "truncated" : "flipped a bit in", key);
+    return rc;
+}

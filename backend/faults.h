@@ -84,7 +84,8 @@ typedef struct ck_fault {
                             * slow_sink: write time multiplier (> 1);
                             * hot_key: the share of the records (0 to 1) */
     ck_time latency;       /* slow_link: latency added to the link */
-    int how;               /* corrupt_checkpoint: CK_DAMAGE_* */
+    int how;               /* corrupt_checkpoint: CK_DAMAGE_*, */
+    int file;              /* ...of which file: CK_DAMAGE_FILE_* */
     int crash;             /* crash: CK_CRASH_PROCESS or CK_CRASH_HOST */
     int stop;              /* savepoint: stop the job once it is taken */
     ck_time resume_after;  /* savepoint with stop: restart from it after this (0: the job ends) */
@@ -94,6 +95,24 @@ typedef struct ck_fault {
 } ck_fault;
 
 enum { CK_DAMAGE_BITFLIP = 0, CK_DAMAGE_TRUNCATE = 1 };
+/* The file a corrupt_checkpoint damages in the latest completed checkpoint:
+ * its largest state file in its own directory (a full checkpoint's), or of
+ * the files it refers to, the largest of a kind (handle.h), preferring one
+ * it uploaded itself: a RocksDB SST file, a changelog segment, a
+ * materialization's file. */
+enum {
+    CK_DAMAGE_FILE_STATE = 0,
+    CK_DAMAGE_FILE_SST = 1,
+    CK_DAMAGE_FILE_CHANGELOG = 2,
+    CK_DAMAGE_FILE_MATERIALIZATION = 3
+};
+extern const char *const ck_damage_file_names[];
+
+/* Applies corrupt_checkpoint f to the store under store_dir (job job_id);
+ * *detail says what it damaged, or why it could not. Returns 0,
+ * CK_ENOTFOUND (no completed checkpoint, or no such file), CK_E*. */
+int ck_fault_damage(const ck_fault *f, const char *store_dir, const char *job_id, char *detail,
+                    size_t len);
 
 /*
  * What a crash takes down. A killed process leaves its host up: the host's

@@ -288,10 +288,22 @@ int ck_storefs_damage(const char *root, const char *prefix, int cut, char *key,
         return CK_ENOTFOUND;
     }
     snprintf(key, keylen, "%s", e[pick].key);
-    uint64_t size = e[pick].size;
     ck_store_entries_free(e, n);
+    return ck_storefs_damage_key(root, key, cut);
+}
+
+int ck_storefs_damage_key(const char *root, const char *key, int cut)
+{
+    if (!ck_storefs_key_ok(key))
+        return CK_EINVAL;
     char path[1400];
     snprintf(path, sizeof(path), "%s/%s", root, key);
+    struct stat st;
+    if (stat(path, &st))
+        return errno == ENOENT ? CK_ENOTFOUND : CK_EIO;
+    uint64_t size = (uint64_t)st.st_size;
+    if (size == 0)
+        return CK_ENOTFOUND;
     if (cut)
         return truncate(path, (off_t)(size / 2)) ? CK_EIO : CK_OK;
     /* Flip one bit in the middle of the file. */
@@ -300,7 +312,7 @@ int ck_storefs_damage(const char *root, const char *prefix, int cut, char *key,
         return CK_EIO;
     uint8_t b;
     off_t at = (off_t)(size / 2);
-    rc = pread(fd, &b, 1, at) == 1 ? CK_OK : CK_EIO;
+    int rc = pread(fd, &b, 1, at) == 1 ? CK_OK : CK_EIO;
     b ^= 0x10;
     if (!rc && pwrite(fd, &b, 1, at) != 1)
         rc = CK_EIO;

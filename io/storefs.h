@@ -49,5 +49,7 @@ int ck_storefs_delete(const char *root, const char *key);
  */
 int ck_storefs_damage(const char *root, const char *prefix, int cut, char *key,
                       size_t keylen);
+/* The same for the file of key (CK_ENOTFOUND: none, or empty). */
+int ck_storefs_damage_key(const char *root, const char *key, int cut);
 
 #endif

@@ -1309,18 +1309,11 @@ static void start_fault(net_world *w, int i, ck_time now)
         break;
     }
     case CK_FAULT_CORRUPT_CHECKPOINT: {
-        char prefix[128], key[CK_STORE_KEY_MAX];
-        snprintf(prefix, sizeof(prefix), "checkpoints/%s/", w->job->env.job_id);
-        int rc = ck_storefs_damage(w->store_dir, prefix, sp->how == CK_DAMAGE_TRUNCATE, key,
-                                   sizeof(key));
-        if (rc) {
-            ck_plan_failed(&w->plan, i,
-                           rc == CK_ENOTFOUND ? "no completed checkpoint to damage"
-                                              : ck_strerror(rc));
-        } else {
-            snprintf(f->detail, sizeof(f->detail), "%s %s",
-                     sp->how == CK_DAMAGE_TRUNCATE ? "truncated" : "flipped a bit in", key);
-        }
+        char detail[sizeof(f->detail)];
+        if (ck_fault_damage(sp, w->store_dir, w->job->env.job_id, detail, sizeof(detail)))
+            ck_plan_failed(&w->plan, i, detail);
+        else
+            snprintf(f->detail, sizeof(f->detail), "%s", detail);
         break;
     }
     case CK_FAULT_LINK_DOWN:

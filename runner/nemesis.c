@@ -467,6 +467,8 @@ cJSON *ck_nemesis_events_json(const ck_scenario *sc)
             break;
         case CK_FAULT_CORRUPT_CHECKPOINT:
             cJSON_AddStringToObject(o, "how", hows[f->how ? 1 : 0]);
+            if (f->file)
+                cJSON_AddStringToObject(o, "file", ck_damage_file_names[f->file]);
             break;
         case CK_FAULT_SLOW_OPERATOR:
         case CK_FAULT_SLOW_SINK:

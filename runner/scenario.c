@@ -508,7 +508,7 @@ static void parse_events(ck_jin *j, const cJSON *o, ck_scenario *s)
         {"host", "duration", NULL},
         {"groups", "duration", NULL},
         {"stop", "resume_after", NULL},
-        {"how", NULL},
+        {"how", "file", NULL},
         {"operator", "factor", "duration", NULL},
         {"share", "duration", NULL},
         {"operator", "factor", "duration", NULL},
@@ -589,6 +589,7 @@ static void parse_events(ck_jin *j, const cJSON *o, ck_scenario *s)
             break;
         case CK_FAULT_CORRUPT_CHECKPOINT:
             ck_jin_enum(j, e, "how", 0, damages, &f->how);
+            ck_jin_enum(j, e, "file", 0, ck_damage_file_names, &f->file);
             break;
         case CK_FAULT_SLOW_OPERATOR:
         case CK_FAULT_SLOW_SINK: {

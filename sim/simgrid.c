@@ -1877,18 +1877,9 @@ static void reslow(injector *in, int h)
 
 static void damage(injector *in, ck_fault_run *f)
 {
-    char prefix[128], key[CK_STORE_KEY_MAX];
-    snprintf(prefix, sizeof(prefix), "checkpoints/%s/", in->job->env.job_id);
-    int rc = ck_storefs_damage(in->w->store_dir, prefix, f->spec->how == CK_DAMAGE_TRUNCATE,
-                               key, sizeof(key));
-    if (rc) {
+    if (ck_fault_damage(f->spec, in->w->store_dir, in->job->env.job_id, f->detail,
+                        sizeof(f->detail)))
         f->failed = 1;
-        snprintf(f->detail, sizeof(f->detail), "%s",
-                 rc == CK_ENOTFOUND ? "no completed checkpoint to damage" : ck_strerror(rc));
-    } else {
-        snprintf(f->detail, sizeof(f->detail), "%s %s",
-                 f->spec->how == CK_DAMAGE_TRUNCATE ? "truncated" : "flipped a bit in", key);
-    }
 }
 
 /* Asks the job manager for a savepoint, as `flink savepoint` (or `flink

@@ -520,6 +520,96 @@ static void test_changelog_checkpoints(void **state)
     check_changelog_run("keyed-state-changelog-rocksdb", 1);
 }
 
+/* A damaged file of each kind a checkpoint refers to beyond its own
+ * directory: an SST file of an incremental checkpoint, a changelog
+ * segment, a materialization's file. Each scenario gets, just before its
+ * crash, a corrupt_checkpoint of that file of the latest completed
+ * checkpoint, and keeps three checkpoints: the restore finds the file by
+ * its checksum and falls back to an earlier checkpoint that does not
+ * refer to it; nothing is lost, and the verdict says why the output is
+ * only at least once (the sinks had committed the later checkpoint's). */
+static void test_damaged_shared_files(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *scenario, *file, *pattern;
+    } cases[] = {
+        {"keyed-state-incremental", "sst", ".sst"},
+        {"keyed-state-changelog", "changelog", "-log"},
+        {"keyed-state-changelog-rocksdb", "materialization", "-mat"},
+    };
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        char path[600], variant[400], name[100], args[700];
+        snprintf(path, sizeof(path), "%s/scenarios/%s.json", CHANDY_SOURCE_DIR, cases[c].scenario);
+        size_t len;
+        char *text = slurp_n(path, &len);
+        assert_non_null(text);
+        cJSON *sc = cJSON_Parse(text);
+        free(text);
+        assert_non_null(sc);
+        cJSON *cfg = cJSON_GetObjectItem(sc, "config");
+        cJSON_AddNumberToObject(cfg, "execution.checkpointing.num-retained", 3);
+        cJSON *ev = cJSON_CreateObject();
+        cJSON_AddStringToObject(ev, "at", "4200 ms");
+        cJSON_AddStringToObject(ev, "action", "corrupt_checkpoint");
+        cJSON_AddStringToObject(ev, "file", cases[c].file);
+        cJSON_InsertItemInArray(cJSON_GetObjectItem(sc, "events"), 0, ev); /* before the crash */
+        /* falling back past a checkpoint whose output the sinks committed
+         * replays that output: at least once, as the verdict says */
+        cJSON *expect = cJSON_GetObjectItem(sc, "expect");
+        cJSON_DeleteItemFromObject(expect, "recoveries[0].checkpoint");
+        cJSON_DeleteItemFromObject(expect, "correctness.guarantee");
+        cJSON_DeleteItemFromObject(expect, "correctness.duplicated");
+        snprintf(name, sizeof(name), "damaged-%s", cases[c].file);
+        snprintf(variant, sizeof(variant), "%s/%s.json", tmp, name);
+        char *out = cJSON_Print(sc);
+        FILE *f = fopen(variant, "w");
+        assert_non_null(f);
+        fputs(out, f);
+        fclose(f);
+        free(out);
+        cJSON_Delete(sc);
+        snprintf(args, sizeof(args), "run %s --out %s/%s -q", variant, tmp, name);
+        assert_int_equal(chandy(name, args), 0); /* finished, nothing lost */
+        cJSON *run = load_run(name);
+        const cJSON *verdict = cJSON_GetObjectItem(run, "correctness");
+        assert_int_equal(num(verdict, "lost", NULL), 0);
+        const cJSON *degraded = cJSON_GetObjectItem(verdict, "degraded");
+        assert_true(cJSON_IsString(degraded));
+        assert_non_null(strstr(degraded->valuestring, "fell back from damaged checkpoint"));
+        /* the fault damaged a file of that kind of the latest checkpoint */
+        const cJSON *ft = cJSON_GetArrayItem(cJSON_GetObjectItem(run, "faults"), 0);
+        assert_non_null(ft);
+        assert_true(cJSON_IsTrue(cJSON_GetObjectItem(ft, "applied")));
+        const char *detail = cJSON_GetObjectItem(ft, "detail")->valuestring;
+        assert_non_null(strstr(detail, "/shared/"));
+        assert_non_null(strstr(detail, cases[c].pattern));
+        /* a restore named it as the file it could not use */
+        const char *damaged = strchr(detail, ' ');
+        damaged = damaged ? strrchr(detail, ' ') + 1 : detail;
+        int named = 0;
+        const cJSON *r;
+        cJSON_ArrayForEach(r, cJSON_GetObjectItem(run, "recoveries"))
+            named |= strstr(cJSON_GetObjectItem(r, "cause")->valuestring, damaged) != NULL;
+        assert_true(named);
+        double latest = 0;
+        const cJSON *cp;
+        cJSON_ArrayForEach(cp, cJSON_GetObjectItem(run, "checkpoints"))
+            if (!strcmp(cJSON_GetObjectItem(cp, "status")->valuestring, "completed") &&
+                num(cp, "complete_s", NULL) <= 4.2)
+                latest = num(cp, "id", NULL);
+        /* the crash's recovery restored an earlier one */
+        const cJSON *rv, *last = NULL;
+        cJSON_ArrayForEach(rv, cJSON_GetObjectItem(run, "recoveries"))
+            last = rv;
+        assert_non_null(last);
+        double from = num(last, "checkpoint", NULL);
+        if (from <= 0 || from >= latest)
+            fail_msg("%s: restored checkpoint %.0f, the damaged one was %.0f", name, from, latest);
+        cJSON_Delete(run);
+    }
+}
+
 /* RocksDB over sockets: each task manager's process keeps its instances
  * under <run>/local/tm<host>/; none outlives the run. */
 static void test_rocksdb_over_sockets(void **state)
@@ -920,6 +1010,7 @@ int main(void)
         cmocka_unit_test(test_store_link_over_sockets),
         cmocka_unit_test(test_fault_scenarios),
         cmocka_unit_test(test_changelog_checkpoints),
+        cmocka_unit_test(test_damaged_shared_files),
         cmocka_unit_test(test_rocksdb_over_sockets),
         cmocka_unit_test(test_incremental_checkpoints),
         cmocka_unit_test(test_exchanges_n_times_t),

@@ -182,6 +182,8 @@ static const bad cases[] = {
      "events[0].host: expected a host: tm0 to tm1, jm or store, got \"tm7\""},
     {"\"expect\"", "\"events\": [{\"at\": \"1 s\", \"action\": \"corrupt_checkpoint\", \"how\": \"melt\"}], \"expect\"",
      "events[0].how: expected one of \"bitflip\", \"truncate\""},
+    {"\"expect\"", "\"events\": [{\"at\": \"1 s\", \"action\": \"corrupt_checkpoint\", \"file\": \"wal\"}], \"expect\"",
+     "events[0].file: expected one of \"state\", \"sst\", \"changelog\", \"materialization\""},
     {"\"expect\"", "\"events\": [{\"at\": \"2 s\", \"action\": \"savepoint\"}, {\"at\": \"1 s\", \"action\": \"savepoint\"}], \"expect\"",
      "events[1]: events must be in order of \"at\""},
 };
@@ -214,7 +216,8 @@ static void test_events(void **state)
         "{\"at\": \"3 s\", \"action\": \"partition\", \"groups\": [[\"jm\", \"tm0\"], [\"tm1\"]],"
         " \"duration\": \"500 ms\"},"
         "{\"at\": \"4 s\", \"action\": \"savepoint\", \"stop\": true},"
-        "{\"at\": \"5 s\", \"action\": \"corrupt_checkpoint\", \"how\": \"truncate\"}],"
+        "{\"at\": \"5 s\", \"action\": \"corrupt_checkpoint\", \"how\": \"truncate\","
+        " \"file\": \"changelog\"}],"
         " \"expect\"";
     const char *at = strstr(base, "\"expect\"");
     snprintf(text, sizeof(text), "%.*s%s%s", (int)(at - base), base, ev, at + 8);
@@ -240,6 +243,7 @@ static void test_events(void **state)
     assert_int_equal(f[4].kind, CK_FAULT_SAVEPOINT);
     assert_int_equal(f[4].stop, 1);
     assert_int_equal(f[5].how, CK_DAMAGE_TRUNCATE);
+    assert_int_equal(f[5].file, CK_DAMAGE_FILE_CHANGELOG);
     assert_string_equal(ck_fault_name(f[5].kind), "corrupt_checkpoint");
     ck_scenario_free(&sc);
 }
