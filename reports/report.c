@@ -465,6 +465,65 @@ static void checkpoint_table(rep *R)
     t_end(&t);
 }
 
+/* What Flink's state-backend comparisons measure, per run: checkpoint
+ * duration p50 and p99, size (what each uploaded) p50 and p99, the last
+ * one's full size, everything uploaded, the first recovery and its
+ * restore's download and replay, the materializations and their bytes. */
+#define ST_FIGS 11
+static void state_figures(const cJSON *o, double v[ST_FIGS])
+{
+    v[0] = num_or_nan(o, "checkpoint_summary.duration_p50_s") * 1e3;
+    v[1] = num_or_nan(o, "checkpoint_summary.duration_p99_s") * 1e3;
+    v[2] = num_or_nan(o, "checkpoint_summary.bytes_p50") / 1e6;
+    v[3] = num_or_nan(o, "checkpoint_summary.bytes_p99") / 1e6;
+    v[4] = num_or_nan(o, "checkpoint_summary.last_bytes_full") / 1e6;
+    double up = 0, mats = 0, mbytes = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, ck_rf_arr(o, "checkpoints"))
+        if (is_checkpoint(c) && completed(c))
+            up += ck_rf_num(c, "bytes", 0);
+    v[5] = up / 1e6;
+    v[6] = num_or_nan(o, "recoveries.0.recovery_s");
+    v[7] = num_or_nan(o, "recoveries.0.restore.download_s");
+    v[8] = num_or_nan(o, "recoveries.0.restore.replay_s");
+    cJSON_ArrayForEach(c, ck_rf_arr(o, "materializations"))
+    {
+        mats++;
+        mbytes += ck_rf_num(c, "bytes", 0);
+    }
+    v[9] = mats;
+    v[10] = mbytes / 1e6;
+}
+
+static void state_table(rep *R)
+{
+    static const char *const head[] = {
+        "entry", "duration p50 (ms)", "p99", "size p50 (MB)", "p99", "full size, last (MB)",
+        "uploaded (MB)", "recovery (s)", "restore download (s)", "replay (s)",
+        "materializations", "their bytes (MB)"};
+    static const char *const f[ST_FIGS] = {"%.0f", "%.0f", "%.2f", "%.2f", "%.2f", "%.1f",
+                                           "%.2f", "%.3f", "%.3f", "%.0f", "%.1f"};
+    table t;
+    t_begin(&t, R, "State backends: checkpoints, uploads and recovery", head, ST_FIGS + 1);
+    for (int i = 0; i < R->n; i++) {
+        const entry *E = &R->e[i];
+        double fig[CK_REPORT_MAX_SEEDS][ST_FIGS];
+        for (int r = 0; r < E->nrf; r++)
+            state_figures(ROOT(E, r), fig[r]);
+        char cell[ST_FIGS + 1][80];
+        const char *cells[ST_FIGS + 1] = {E->tag};
+        for (int k = 0; k < ST_FIGS; k++) {
+            double v[CK_REPORT_MAX_SEEDS];
+            for (int r = 0; r < E->nrf; r++)
+                v[r] = fig[r][k];
+            fmt_agg(cell[k + 1], sizeof(cell[0]), agg_of(v, (size_t)E->nrf), f[k]);
+            cells[k + 1] = cell[k + 1];
+        }
+        t_row(&t, cells);
+    }
+    t_end(&t);
+}
+
 /* A recovery's phases in seconds: detection, restart, restore, catch-up
  * (NaN for a phase it never reached). */
 static void phases(const cJSON *rv, double ph[4])
@@ -634,8 +693,9 @@ static void verdict_table(rep *R)
     t_end(&t);
 }
 
-/* A published figure's configuration values (its "config", if any) are
- * those of the run: the same scenario may be run another way. */
+/* A published figure's configuration values (its "config", if any) and
+ * other run.json values (its "when": paths as metrics have) are those of
+ * the run: the same scenario may be run another way. */
 static int config_matches(const cJSON *fig, const cJSON *root)
 {
     const cJSON *want = cJSON_GetObjectItemCaseSensitive(fig, "config"), *kv;
@@ -643,6 +703,12 @@ static int config_matches(const cJSON *fig, const cJSON *root)
     cJSON_ArrayForEach(kv, want)
     {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(have, kv->string);
+        if (!v || !cJSON_Compare(v, kv, 1))
+            return 0;
+    }
+    cJSON_ArrayForEach(kv, cJSON_GetObjectItemCaseSensitive(fig, "when"))
+    {
+        const cJSON *v = ck_rf_get(root, kv->string);
         if (!v || !cJSON_Compare(v, kv, 1))
             return 0;
     }
@@ -1522,6 +1588,7 @@ int ck_report_make_entries(const ck_report_entry *spec, int n, const char *outdi
     plot_checkpoints(&R, ss);
     plot_sizes(&R, ss);
     checkpoint_table(&R);
+    state_table(&R);
 
     section(&R, "throughput", "Throughput and latency",
             "Shaded: the faults of the timeline, from when they hit to when they ended (a "
@@ -1729,6 +1796,14 @@ int ck_report_index(const ck_report_section *sec, int n, const char *outdir, con
             plot_recoveries(&R);
         } else if (!strcmp(plot, "vertices")) {
             plot_vertices(&R);
+        } else if (!strcmp(plot, "state")) {
+            /* the state backends side by side, Flink's figures beside them */
+            plot_checkpoints(&R, ss);
+            state_table(&R);
+            cJSON *pub = cJSON_Parse(ck_published_json);
+            if (pub)
+                published_table(&R, pub);
+            cJSON_Delete(pub);
         } else {
             plot_checkpoints(&R, ss);
         }

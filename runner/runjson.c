@@ -438,6 +438,7 @@ static cJSON *checkpoint_summary(const ck_run *r)
     cJSON *o = cJSON_CreateObject();
     int counts[5] = {0};
     int64_t *dur = malloc((cc->ncps + 1) * sizeof(int64_t));
+    int64_t *sz = malloc((cc->ncps + 1) * sizeof(int64_t));
     size_t nd = 0, triggered = 0;
     uint64_t bytes = 0, full = 0;
     for (size_t i = 0; i < cc->ncps; i++) {
@@ -446,7 +447,8 @@ static cJSON *checkpoint_summary(const ck_run *r)
             continue; /* listed under "savepoints" */
         triggered++;
         counts[c->status]++;
-        if (c->status == CK_CP_COMPLETED && dur) {
+        if (c->status == CK_CP_COMPLETED && dur && sz) {
+            sz[nd] = (int64_t)c->bytes_new;
             dur[nd++] = c->complete - c->trigger;
             bytes = c->bytes_new;
             full = c->bytes;
@@ -460,15 +462,21 @@ static cJSON *checkpoint_summary(const ck_run *r)
     for (int s = 0; s < 5; s++)
         if (s != CK_CP_PENDING)
             cJSON_AddNumberToObject(o, ck_cp_status_name((ck_cp_status)s), counts[s]);
-    if (nd && dur) {
+    if (nd && dur && sz) {
         qsort(dur, nd, sizeof(*dur), cmp_i64);
+        qsort(sz, nd, sizeof(*sz), cmp_i64);
         /* Nearest rank, as the reports take percentiles. */
+        size_t p99 = (nd * 99 + 99) / 100 - 1;
         cJSON_AddNumberToObject(o, "duration_p50_s", secs(dur[(nd + 1) / 2 - 1]));
+        cJSON_AddNumberToObject(o, "duration_p99_s", secs(dur[p99]));
         cJSON_AddNumberToObject(o, "duration_max_s", secs(dur[nd - 1]));
+        cJSON_AddNumberToObject(o, "bytes_p50", (double)sz[(nd + 1) / 2 - 1]);
+        cJSON_AddNumberToObject(o, "bytes_p99", (double)sz[p99]);
         cJSON_AddNumberToObject(o, "last_bytes", (double)bytes);
         cJSON_AddNumberToObject(o, "last_bytes_full", (double)full);
     }
     free(dur);
+    free(sz);
     return o;
 }
 

@@ -391,6 +391,12 @@ static void published_figures_beside_their_scenario(void **state)
         for (size_t i = 0; i < 5; i++)
             assert_true(cJSON_IsString(cJSON_GetObjectItem(f, fields[i])));
         assert_true(cJSON_IsNumber(cJSON_GetObjectItem(f, "flink")));
+        /* ...of a scenario that exists */
+        char sc[400];
+        snprintf(sc, sizeof(sc), "%s/scenarios/%s.json", CHANDY_SOURCE_DIR,
+                 cJSON_GetObjectItem(f, "scenario")->valuestring);
+        if (access(sc, R_OK))
+            fail_msg("published figure of a scenario that does not exist: %s", sc);
         n++;
     }
     assert_true(n >= 3);

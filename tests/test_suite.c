@@ -132,8 +132,11 @@ static void default_demo_suite(void **state)
     snprintf(path, sizeof(path), "%s/demo/index.html", tmp);
     char *html = slurp(path);
     assert_non_null(html);
-    assert_int_equal(count_of(html, "<caption>Key figures</caption>"), 8);
-    assert_int_equal(count_of(html, ">correct</td>"), 21); /* 20 runs, one in two comparisons */
+    assert_int_equal(count_of(html, "<caption>Key figures</caption>"), 9);
+    assert_int_equal(count_of(html, ">correct</td>"), 25); /* 24 runs, one in two comparisons */
+    /* the state backends side by side, Flink's figures beside them */
+    assert_int_equal(count_of(html, "<caption>State backends: checkpoints, uploads and recovery"), 1);
+    assert_int_equal(count_of(html, "generic log-based incremental checkpoints (2022-05)"), 8);
     assert_null(strstr(html, "WRONG"));
     free(html);
     /* What each comparison is there to show. */
@@ -198,6 +201,30 @@ static void default_demo_suite(void **state)
     assert_true(num(region, "records_in", NULL) < num(full, "records_in", NULL));
     cJSON_Delete(region);
     cJSON_Delete(full);
+    /* The state backends: incremental checkpoints upload far less than
+     * full ones; the changelog's full size is the largest (a
+     * materialization plus the changelog since it) and its recovery
+     * replays, so it restores slower than the incremental one; its
+     * materializations after the first upload less than the state. */
+    cJSON *heap = load_run("demo/runs/r21"), *inc = load_run("demo/runs/r23"),
+          *clog = load_run("demo/runs/r24");
+    assert_true(5 * num(inc, "checkpoint_summary", "bytes_p50") <
+                num(heap, "checkpoint_summary", "bytes_p50"));
+    assert_true(num(clog, "checkpoint_summary", "last_bytes_full") >
+                num(inc, "checkpoint_summary", "last_bytes_full"));
+    const cJSON *ri = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(inc, "recoveries"), 0);
+    const cJSON *rc = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(clog, "recoveries"), 0);
+    assert_true(num(rc, "recovery_s", NULL) > num(ri, "recovery_s", NULL));
+    assert_true(num(cJSON_GetObjectItemCaseSensitive(rc, "restore"), "replay_s", NULL) >
+                num(cJSON_GetObjectItemCaseSensitive(ri, "restore"), "replay_s", NULL));
+    const cJSON *m, *mats = cJSON_GetObjectItemCaseSensitive(clog, "materializations");
+    int partial = 0;
+    cJSON_ArrayForEach(m, mats)
+        partial += num(m, "bytes", NULL) < num(m, "state_bytes", NULL);
+    assert_true(cJSON_GetArraySize(mats) >= 8 && partial >= 4);
+    cJSON_Delete(heap);
+    cJSON_Delete(inc);
+    cJSON_Delete(clog);
     /* Rendered by Chromium with nothing on the console and no request. */
     render_ok(path, "demo.png");
 }
