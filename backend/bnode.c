@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "faults.h"
 #include "kstate.h"
 #include "rocksstate.h"
 #include "storefs.h"
@@ -171,6 +172,19 @@ static void op_background(ck_platform *p, double flops, uint64_t disk_bytes, uin
         n->bw->io->wake(n);
 }
 
+static void op_note(ck_platform *p, int what)
+{
+    static const int moments[] = {
+        [CK_NOTE_STATE_FLUSH] = CK_MOMENT_STATE_FLUSH,
+        [CK_NOTE_STATE_COMPACTION] = CK_MOMENT_STATE_COMPACTION,
+        [CK_NOTE_MATERIALIZATION] = CK_MOMENT_MATERIALIZATION,
+        [CK_NOTE_CHANGELOG_UPLOAD] = CK_MOMENT_CHANGELOG_UPLOAD,
+    };
+    ck_bnode *n = bn(p);
+    if (n->bw->io->moment && what >= CK_NOTE_STATE_FLUSH && what <= CK_NOTE_CHANGELOG_UPLOAD)
+        n->bw->io->moment(n, moments[what]);
+}
+
 static int op_store_put(ck_platform *p, const char *key, uint8_t *data, size_t len,
                         uint64_t token)
 {
@@ -277,6 +291,7 @@ const ck_platform_ops ck_bnode_ops = {
     .send = op_send,
     .cpu = op_cpu,
     .background = op_background,
+    .note = op_note,
     .store_put = op_store_put,
     .store_get = op_store_get,
     .store_list = op_store_list,

@@ -60,6 +60,9 @@ typedef struct ck_bnode_io {
     void (*wake)(ck_bnode *n);
     /* A write under the run's output directory failed; errno says why. */
     void (*io_failed)(ck_bnode *n, const char *what);
+    /* Optional: a moment a triggered fault may wait for happened on the
+     * node (its engine's ck_platform_ops.note). */
+    void (*moment)(ck_bnode *n, int moment);
 } ck_bnode_io;
 
 /* What every node of one backend's world shares. */

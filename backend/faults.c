@@ -18,7 +18,10 @@ const char *const ck_fault_names[] = {"crash",     "slow_cpu",  "slow_link",
 
 /* The moments of triggered events, in the order of ck_moment (from 1). */
 const char *const ck_moment_names[] = {"checkpoint_triggered", "checkpoint_completed",
-                                       "upload_started", "restore_started", NULL};
+                                       "upload_started",       "restore_started",
+                                       "state_flush",          "state_compaction",
+                                       "materialization_started", "changelog_upload_started",
+                                       NULL};
 
 const char *ck_moment_name(ck_moment m)
 {

@@ -58,6 +58,11 @@ typedef enum ck_moment {
     CK_MOMENT_CHECKPOINT_COMPLETED, /* the job manager sends a checkpoint's completion */
     CK_MOMENT_UPLOAD_STARTED,       /* a subtask starts writing its state to the store */
     CK_MOMENT_RESTORE_STARTED,      /* a subtask starts reading state from the store */
+    /* what a subtask's state backend does (ck_platform_ops.note) */
+    CK_MOMENT_STATE_FLUSH,          /* RocksDB flushed a memtable to a file */
+    CK_MOMENT_STATE_COMPACTION,     /* ...and compacted (its disk work follows) */
+    CK_MOMENT_MATERIALIZATION,      /* a changelog backend starts a materialization */
+    CK_MOMENT_CHANGELOG_UPLOAD,     /* ...starts uploading a changelog segment */
     CK_MOMENT_COUNT
 } ck_moment;
 

@@ -547,10 +547,12 @@ double ck_chain_take_flops(ck_chain *c, ck_time now, ck_time *wait_ns)
     return flops;
 }
 
-double ck_chain_take_background(ck_chain *c, uint64_t *disk_bytes)
+double ck_chain_take_background(ck_chain *c, uint64_t *disk_bytes, int *notes)
 {
     double flops = 0;
     *disk_bytes = 0;
+    if (notes)
+        *notes = 0;
     for (int k = 0; k < c->nops; k++) {
         ck_kstate *ks = c->ops[k].ks;
         if (!ks)
@@ -559,6 +561,12 @@ double ck_chain_take_background(ck_chain *c, uint64_t *disk_bytes)
         flops += (double)(ks->work.flushed - w->flushed) * CK_STATE_FLUSH_FLOPS_PER_BYTE +
                  (double)(ks->work.compacted - w->compacted) * CK_STATE_COMPACT_FLOPS_PER_BYTE;
         *disk_bytes += ks->work.flushed - w->flushed + 2 * (ks->work.compacted - w->compacted);
+        if (notes && ks->work.flushes != w->flushes)
+            *notes |= 1 << CK_NOTE_STATE_FLUSH;
+        if (notes && ks->work.compactions != w->compactions)
+            *notes |= 1 << CK_NOTE_STATE_COMPACTION;
+        w->flushes = ks->work.flushes;
+        w->compactions = ks->work.compactions;
         w->flushed = ks->work.flushed;
         w->compacted = ks->work.compacted;
     }

@@ -199,8 +199,10 @@ double ck_chain_take_flops(ck_chain *c, ck_time now, ck_time *wait_ns);
 /* The background work of the state backends' flushes and compactions
  * since the last call: CPU (flops, returned) and bytes read and written on
  * the local disk (*disk_bytes: a flush writes its bytes, a compaction
- * reads its inputs and writes as much back). */
-double ck_chain_take_background(ck_chain *c, uint64_t *disk_bytes);
+ * reads its inputs and writes as much back); *notes gets bit
+ * CK_NOTE_STATE_FLUSH / CK_NOTE_STATE_COMPACTION (platform.h) when there
+ * were any (NULL: not wanted). */
+double ck_chain_take_background(ck_chain *c, uint64_t *disk_bytes, int *notes);
 
 /* The CPU cost of the records processed since ck_chain_take_flops, before
  * slowdowns: what the batch in progress will charge, about. */

@@ -42,6 +42,14 @@ struct ck_restore_point; /* coordinator.h */
 struct ck_kstate;        /* kstate.h */
 struct ck_kstate_spec;
 
+/* What ck_platform_ops.note reports. */
+enum {
+    CK_NOTE_STATE_FLUSH = 1,      /* a state backend flushed its memtable to a file */
+    CK_NOTE_STATE_COMPACTION,     /* ...and compacted files (right after a flush) */
+    CK_NOTE_MATERIALIZATION,      /* a changelog backend started a materialization */
+    CK_NOTE_CHANGELOG_UPLOAD      /* ...started uploading a changelog segment */
+};
+
 typedef struct ck_platform_ops {
     /* The current time on the platform clock. */
     ck_time (*now)(ck_platform *p);
@@ -80,6 +88,14 @@ typedef struct ck_platform_ops {
      * when both ended. The real work was already done by the caller.
      */
     void (*background)(ck_platform *p, double flops, uint64_t disk_bytes, uint64_t token);
+
+    /*
+     * Optional (NULL: ignored): the endpoint reached a point of its state
+     * backend's work (CK_NOTE_*) that a fault may wait for, as the
+     * backend sees checkpoint messages and store transfers go by. Changes
+     * nothing in the engine.
+     */
+    void (*note)(ck_platform *p, int what);
 
     /*
      * The durable object store (checkpoint storage). put and get are

@@ -660,6 +660,15 @@ static void arm_flush(ck_task *t)
 
 static int clog_persist(ck_task *t, struct task_clog *c);
 
+/* Tells the platform of the state backends' work a fault may wait for
+ * (bits of CK_NOTE_*). */
+static void state_notes(ck_task *t, int notes)
+{
+    for (int k = CK_NOTE_STATE_FLUSH; k <= CK_NOTE_CHANGELOG_UPLOAD && t->plat->ops->note; k++)
+        if (notes & (1 << k))
+            t->plat->ops->note(t->plat, k);
+}
+
 /* Charges the batch's CPU and publishes what the sinks staged. */
 static int finish_batch(ck_task *t)
 {
@@ -669,9 +678,11 @@ static int finish_batch(ck_task *t)
     if (flops > 0)
         t->plat->ops->cpu(t->plat, flops);
     uint64_t disk;
-    double bg = ck_chain_take_background(c, &disk);
+    int notes;
+    double bg = ck_chain_take_background(c, &disk, &notes);
     if (bg > 0 || disk > 0) /* RocksDB's flush and compaction threads */
         t->plat->ops->background(t->plat, bg, disk, STATE_WORK_TOKEN);
+    state_notes(t, notes);
     for (int i = 0; i < t->nclogs; i++) /* the changelog goes out preemptively */
         if (t->clogs[i].log->buf.len >= t->clog_threshold) {
             int rc = clog_persist(t, &t->clogs[i]);
@@ -1307,7 +1318,9 @@ static int start_async(ck_task *t, snap_job *j)
     j->crc = ck_get_u32(j->data + j->len - 4);
     /* after the flush of the synchronous phase is on the local disk */
     uint64_t disk;
-    double flush = ck_chain_take_background(&t->chain, &disk);
+    int notes;
+    double flush = ck_chain_take_background(&t->chain, &disk, &notes);
+    state_notes(t, notes);
     t->plat->ops->background(t->plat, flush + SERIALIZE_FLOPS_PER_BYTE * (double)j->len, disk,
                              (j->id << 2) | SNAP_SERIALIZING);
     return CK_OK;
@@ -1617,8 +1630,10 @@ static int clog_persist(ck_task *t, struct task_clog *c)
     }
     rc = t->plat->ops->store_put(t->plat, key, data, len,
                                  CLOG_TOKEN | (uint64_t)c->k << 32 | (first & 0xffffffffu));
-    if (!rc)
+    if (!rc) {
         c->inflight[c->ninflight++] = first;
+        state_notes(t, 1 << CK_NOTE_CHANGELOG_UPLOAD);
+    }
     return rc;
 }
 
@@ -1708,6 +1723,7 @@ static int clog_materialize(ck_task *t, struct task_clog *c)
     ck_kstate *in = ck_clog_kstate_inner(op->ks);
     c->mat_seq = c->log->cut_seq;
     c->mat_t0 = ck_now(t->plat);
+    state_notes(t, 1 << CK_NOTE_MATERIALIZATION);
     if (t->incremental && in->ops->native_take)
         return clog_materialize_native(t, c, in);
     ck_capture *cap = calloc(1, sizeof(*cap));
@@ -2285,7 +2301,7 @@ static void restore_next(ck_task *t)
         ck_time unused;
         uint64_t disk;
         t->restore_flops += ck_chain_take_flops(&t->chain, t->restore_dl, &unused);
-        t->restore_flops += ck_chain_take_background(&t->chain, &disk);
+        t->restore_flops += ck_chain_take_background(&t->chain, &disk, NULL);
         t->restore_disk += disk;
         if (t->restore_flops > 0 || t->restore_disk > 0)
             t->plat->ops->background(t->plat, t->restore_flops, t->restore_disk,

@@ -247,6 +247,10 @@ void ck_nemesis_draw(ck_scenario *sc, uint64_t seed, ck_nemesis_mode mode)
     ck_time hb = ck_cfg(&sc->cfg, CK_CFG_HB_TIMEOUT);
     int nsub = (int)sc->graph.nsubtasks;
     int cap = disruption_cap(sc), disruptive = 0, corrupted = 0;
+    /* a state backend with work of its own: half the triggered faults
+     * wait for its flushes, compactions, materializations, uploads */
+    int state_work = ck_cfg(&sc->cfg, CK_CFG_STATE_BACKEND) == 1 ||
+                     ck_cfg(&sc->cfg, CK_CFG_CLOG_ENABLED);
     /* Timed faults start within [w0, w1]. */
     ck_time w0 = T / 20, w1 = live ? T * 2 / 5 : T * 9 / 10;
     ck_time longest = tmax(10 * MS, T / 2);          /* slowness, crashes */
@@ -352,7 +356,23 @@ void ck_nemesis_draw(ck_scenario *sc, uint64_t seed, ck_nemesis_mode mode)
         if (I > 0 && ck_rng_below(&g, 2)) {
             int x = (int)ck_rng_below(&g, 100);
             int ncp = (int)tmax(1, w1 / I);
-            if (x < 30) {
+            if (state_work && ck_rng_below(&g, 2)) {
+                static const ck_moment st[] = {CK_MOMENT_STATE_FLUSH, CK_MOMENT_STATE_COMPACTION,
+                                               CK_MOMENT_MATERIALIZATION,
+                                               CK_MOMENT_CHANGELOG_UPLOAD};
+                int changelog = ck_cfg(&sc->cfg, CK_CFG_CLOG_ENABLED) != 0;
+                int rocks = ck_cfg(&sc->cfg, CK_CFG_STATE_BACKEND) == 1;
+                int sm = (int)ck_rng_below(&g, 4);
+                if (!changelog)
+                    sm = sm % 2;     /* flushes and compactions only */
+                else if (!rocks)
+                    sm = 2 + sm % 2; /* materializations and segments only */
+                f.moment = st[sm];
+                /* about one per subtask and checkpoint (flushes, segments),
+                 * fewer compactions and materializations */
+                uint64_t span = (uint64_t)ncp * (uint64_t)nsub;
+                f.nth = 1 + (int)ck_rng_below(&g, sm == 0 || sm == 3 ? span : span / 4 + 1);
+            } else if (x < 30) {
                 f.moment = CK_MOMENT_CHECKPOINT_TRIGGERED;
                 f.nth = 1 + (int)ck_rng_below(&g, (uint64_t)ncp);
             } else if (x < 60) {

@@ -1239,6 +1239,11 @@ static void sim_set_routes(ck_bnode *b, uint32_t attempt, uint32_t n, const uint
     ck_routes_set(&w->routes, attempt, n, hosts);
 }
 
+static void sim_moment(ck_bnode *b, int m)
+{
+    moment(((sim_node *)b)->w, (ck_moment)m, 0, 0);
+}
+
 /* What differs from the socket backend (bnode.h): SimGrid's clock, the
  * simulated network and store, and the scheduler of its hosts. */
 static const ck_bnode_io sim_io = {
@@ -1251,6 +1256,7 @@ static const ck_bnode_io sim_io = {
     .set_routes = sim_set_routes,
     .wake = sim_wake,
     .io_failed = sim_io_failed,
+    .moment = sim_moment,
 };
 
 /* ---- actors ------------------------------------------------------------------------ */

@@ -610,6 +610,63 @@ static void test_damaged_shared_files(void **state)
     }
 }
 
+/* Crashes at the state backend's own moments (SCENARIOS.md: triggered
+ * events): 200 us after a RocksDB flush, a compaction, the start of a
+ * materialization and of a changelog segment's upload, in the changelog
+ * scenario over RocksDB. Each moment comes, the crash lands, and the
+ * output stays exactly once. */
+static void test_state_moments(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *moment;
+        int nth;
+    } cases[] = {{"state_flush", 5},
+                 {"state_compaction", 2},
+                 {"materialization_started", 3},
+                 {"changelog_upload_started", 30}};
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        char path[600], variant[400], name[100], args[700];
+        snprintf(path, sizeof(path), "%s/scenarios/keyed-state-changelog-rocksdb.json",
+                 CHANDY_SOURCE_DIR);
+        size_t len;
+        char *text = slurp_n(path, &len);
+        assert_non_null(text);
+        cJSON *sc = cJSON_Parse(text);
+        free(text);
+        assert_non_null(sc);
+        cJSON *events = cJSON_CreateArray(), *ev = cJSON_CreateObject(),
+              *after = cJSON_CreateObject();
+        cJSON_AddStringToObject(after, "moment", cases[c].moment);
+        cJSON_AddNumberToObject(after, "nth", cases[c].nth);
+        cJSON_AddItemToObject(ev, "after", after);
+        cJSON_AddStringToObject(ev, "at", "200 us");
+        cJSON_AddStringToObject(ev, "action", "crash");
+        cJSON_AddStringToObject(ev, "host", "tm1");
+        cJSON_AddStringToObject(ev, "restart_after", "2 s");
+        cJSON_AddItemToArray(events, ev);
+        cJSON_ReplaceItemInObject(sc, "events", events);
+        cJSON_DeleteItemFromObject(cJSON_GetObjectItem(sc, "expect"), "recoveries[0].checkpoint");
+        snprintf(name, sizeof(name), "moment-%s", cases[c].moment);
+        snprintf(variant, sizeof(variant), "%s/%s.json", tmp, name);
+        char *out = cJSON_Print(sc);
+        FILE *f = fopen(variant, "w");
+        assert_non_null(f);
+        fputs(out, f);
+        fclose(f);
+        free(out);
+        cJSON_Delete(sc);
+        snprintf(args, sizeof(args), "run %s --out %s/%s -q", variant, tmp, name);
+        assert_int_equal(chandy(name, args), 0); /* exactly once, its expectations */
+        cJSON *run = load_run(name);
+        const cJSON *ft = cJSON_GetArrayItem(cJSON_GetObjectItem(run, "faults"), 0);
+        assert_true(cJSON_IsTrue(cJSON_GetObjectItem(ft, "applied")));
+        assert_true(num(ft, "at_s", NULL) > 0);
+        assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(run, "recoveries")), 1);
+        cJSON_Delete(run);
+    }
+}
+
 /* RocksDB over sockets: each task manager's process keeps its instances
  * under <run>/local/tm<host>/; none outlives the run. */
 static void test_rocksdb_over_sockets(void **state)
@@ -1011,6 +1068,7 @@ int main(void)
         cmocka_unit_test(test_fault_scenarios),
         cmocka_unit_test(test_changelog_checkpoints),
         cmocka_unit_test(test_damaged_shared_files),
+        cmocka_unit_test(test_state_moments),
         cmocka_unit_test(test_rocksdb_over_sockets),
         cmocka_unit_test(test_incremental_checkpoints),
         cmocka_unit_test(test_exchanges_n_times_t),

@@ -150,13 +150,51 @@ static void test_schedules_validate_and_stay_recoverable(void **state)
             free(text);
             free(reread);
         }
-    /* Over many seeds, every kind of fault and every moment comes up. */
+    /* Over many seeds, every kind of fault and every moment comes up; a
+     * heap job without a changelog has no state backend moments. */
     for (int k = 0; k <= CK_FAULT_CORRUPT_CHECKPOINT; k++)
         assert_true(kinds[k] > 0);
     for (int m = 0; m < CK_MOMENT_COUNT; m++)
-        assert_true(moments[m] > 0);
+        if (m < CK_MOMENT_STATE_FLUSH)
+            assert_true(moments[m] > 0);
+        else
+            assert_int_equal(moments[m], 0);
     free(file);
     ck_scenario_free(&sc);
+}
+
+/* A job on RocksDB under the changelog backend: half its triggered faults
+ * wait for its state backend's moments, and all four come up; on RocksDB
+ * alone, only flushes and compactions (it has no changelog). */
+static void test_state_backend_moments(void **state)
+{
+    (void)state;
+    static const char *const files[] = {
+        CHANDY_SOURCE_DIR "/scenarios/keyed-state-changelog-rocksdb.json",
+        CHANDY_SOURCE_DIR "/scenarios/keyed-state-incremental.json"};
+    for (int i = 0; i < 2; i++) {
+        ck_scenario s;
+        char err[1200];
+        assert_int_equal(ck_scenario_load(&s, files[i], err, sizeof(err)), 0);
+        int moments[CK_MOMENT_COUNT] = {0};
+        for (uint64_t seed = 0; seed < 300; seed++) {
+            ck_nemesis_draw(&s, seed, CK_NEMESIS_SAFETY);
+            for (int f = 0; f < s.nfaults; f++)
+                moments[s.faults[f].moment]++;
+        }
+        int state_ones = 0, others = 0;
+        for (int m = CK_MOMENT_CHECKPOINT_TRIGGERED; m < CK_MOMENT_COUNT; m++)
+            *(m >= CK_MOMENT_STATE_FLUSH ? &state_ones : &others) += moments[m];
+        assert_true(state_ones > others / 2 && others > state_ones / 2);
+        assert_true(moments[CK_MOMENT_STATE_FLUSH] > 0 && moments[CK_MOMENT_STATE_COMPACTION] > 0);
+        if (i == 0)
+            assert_true(moments[CK_MOMENT_MATERIALIZATION] > 0 &&
+                        moments[CK_MOMENT_CHANGELOG_UPLOAD] > 0);
+        else
+            assert_true(moments[CK_MOMENT_MATERIALIZATION] == 0 &&
+                        moments[CK_MOMENT_CHANGELOG_UPLOAD] == 0);
+        ck_scenario_free(&s);
+    }
 }
 
 /* A third of the safety schedules start with a focused pair (the first
@@ -292,6 +330,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_deterministic_per_seed),
         cmocka_unit_test(test_schedules_validate_and_stay_recoverable),
+        cmocka_unit_test(test_state_backend_moments),
         cmocka_unit_test(test_focused_pairs),
         cmocka_unit_test(test_describe),
         cmocka_unit_test(test_after_is_checked),
