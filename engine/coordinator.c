@@ -411,29 +411,41 @@ static void maybe_complete(ck_cc *cc, ck_cp_record *r)
         fail_cp(cc, r, CK_CP_DECLINED, 1, "could not write the metadata");
 }
 
+/* Late state of checkpoint r, which failed meanwhile (a subtask was
+ * still uploading when it was aborted): nothing refers to it, so delete
+ * it, as Flink discards late subtask state. Only files in that
+ * checkpoint's own directory, and shared ones nothing refers to: those it
+ * uploaded itself, or, from an attempt cancelled since (stale), any,
+ * since that attempt will never refer to its changelog again. */
+static void discard_late(ck_cc *cc, const ck_cp_record *r, const ck_cp_ack *ack, int stale)
+{
+    char dir[200], shared[200];
+    ck_cc_dir(cc->job_id, r->id, r->flags, dir, sizeof(dir));
+    ck_cc_shared_dir(cc->job_id, shared, sizeof(shared));
+    size_t sl = strlen(shared);
+    for (uint32_t i = 0; i < ack->handles.n; i++) {
+        const ck_handle *h = &ack->handles.v[i];
+        int own = h->flags & CK_HANDLE_SHARED
+                      ? (stale || (!(h->flags & CK_HANDLE_REUSED) && !task_owned(h))) &&
+                            !strncmp(h->key, shared, sl) && !ck_sreg_count(&cc->shared, h->key)
+                      : !strncmp(h->key, dir, strlen(dir));
+        if (own && !strstr(h->key, ".."))
+            cc->plat->ops->store_delete(cc->plat, h->key);
+    }
+}
+
+void ck_cc_on_stale_ack(ck_cc *cc, const ck_cp_ack *ack)
+{
+    const ck_cp_record *r = find(cc, ack->id);
+    if (r && r->status != CK_CP_PENDING && r->status != CK_CP_COMPLETED)
+        discard_late(cc, r, ack, 1);
+}
+
 void ck_cc_on_ack(ck_cc *cc, uint32_t subtask, const ck_cp_ack *ack)
 {
     ck_cp_record *r = find(cc, ack->id);
     if (r && r->status != CK_CP_PENDING && r->status != CK_CP_COMPLETED) {
-        /* Late state of a checkpoint that failed meanwhile (a subtask was
-         * still uploading when it was aborted): nothing refers to it, so
-         * delete it, as Flink discards late subtask state. Only files in
-         * that checkpoint's own directory. */
-        char dir[200], shared[200];
-        ck_cc_dir(cc->job_id, r->id, r->flags, dir, sizeof(dir));
-        ck_cc_shared_dir(cc->job_id, shared, sizeof(shared));
-        size_t sl = strlen(shared);
-        for (uint32_t i = 0; i < ack->handles.n; i++) {
-            const ck_handle *h = &ack->handles.v[i];
-            /* its shared files too, if it uploaded them (not reused) and
-             * nothing refers to them: garbage */
-            int own = h->flags & CK_HANDLE_SHARED
-                          ? !(h->flags & CK_HANDLE_REUSED) && !task_owned(h) &&
-                                !strncmp(h->key, shared, sl) && !ck_sreg_count(&cc->shared, h->key)
-                          : !strncmp(h->key, dir, strlen(dir));
-            if (own && !strstr(h->key, ".."))
-                cc->plat->ops->store_delete(cc->plat, h->key);
-        }
+        discard_late(cc, r, ack, 0);
         return;
     }
     if (!r || subtask >= cc->g->nsubtasks || r->status != CK_CP_PENDING || r->tasks[subtask].acked)

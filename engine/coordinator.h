@@ -188,6 +188,9 @@ ck_time ck_cc_deadline(const ck_cc *cc);
 void ck_cc_on_deadline(ck_cc *cc);
 
 void ck_cc_on_ack(ck_cc *cc, uint32_t subtask, const ck_cp_ack *ack);
+/* An acknowledgement from an attempt cancelled since: the state of a
+ * checkpoint that failed meanwhile is deleted; nothing else happens. */
+void ck_cc_on_stale_ack(ck_cc *cc, const ck_cp_ack *ack);
 void ck_cc_on_decline(ck_cc *cc, uint32_t subtask, uint64_t id, uint32_t reason,
                       const char *text);
 /* The metadata write of a checkpoint finished (token = id). */

@@ -979,6 +979,14 @@ static int jm_on_message(void *self, uint8_t *msg, size_t len)
         free(msg);
         return CK_OK;
     }
+    if (!current && h.type == CK_MSG_CP_ACK && h.epoch <= jm->sub_attempt[g]) {
+        /* its state is garbage if its checkpoint failed at the cancel */
+        ck_cp_ack ack;
+        if (ck_cp_ack_decode(body, h.len, &ack) == CK_OK) {
+            ck_cc_on_stale_ack(&jm->cc, &ack);
+            ck_cp_ack_free(&ack);
+        }
+    }
     if (!current) {
         free(msg);
         return CK_OK; /* from another attempt, or too late */

@@ -508,6 +508,31 @@ static void drop_network(ck_task *t)
         ck_gate_free(&t->gate);
 }
 
+/* Cancelled: what it uploaded that no acknowledgement of its named goes
+ * from the store, as Flink's cancelled snapshot discards its state: the
+ * files of snapshots still uploading, changelog segments after the last
+ * acknowledged one, materializations no snapshot referred to. (An upload
+ * still on its way is the platform's to drop when it lands.) */
+static void discard_unacknowledged(ck_task *t)
+{
+    for (int i = 0; i < t->nsnaps; i++)
+        for (uint32_t h = 0; h < t->snaps[i].handles.n; h++)
+            if (!(t->snaps[i].handles.v[h].flags & CK_HANDLE_REUSED))
+                t->plat->ops->store_delete(t->plat, t->snaps[i].handles.v[h].key);
+    for (int i = 0; i < t->nclogs; i++) {
+        const struct task_clog *c = &t->clogs[i];
+        for (uint32_t s = 0; s < c->segs.n; s++)
+            if (strtoull(c->segs.v[s].local, NULL, 10) >= c->acked)
+                t->plat->ops->store_delete(t->plat, c->segs.v[s].key);
+        for (uint32_t m = 0; m < c->mat.n; m++)
+            if (!(c->mat.v[m].flags & CK_HANDLE_REUSED))
+                t->plat->ops->store_delete(t->plat, c->mat.v[m].key);
+        for (uint32_t m = 0; m < c->mat_next.n; m++)
+            if (!(c->mat_next.v[m].flags & CK_HANDLE_REUSED))
+                t->plat->ops->store_delete(t->plat, c->mat_next.v[m].key);
+    }
+}
+
 void ck_task_cancel(ck_task *t)
 {
     if (!t || !t->netpool)
@@ -515,6 +540,7 @@ void ck_task_cancel(ck_task *t)
     if (t->state == CK_TASK_RUNNING || t->state == CK_TASK_ENDING ||
         t->state == CK_TASK_ENDED)
         report(t, CK_MSG_METRICS);
+    discard_unacknowledged(t);
     /* A redeployment may follow at once: the segments are free for it. */
     drop_network(t);
 }

@@ -520,6 +520,66 @@ static void test_changelog_checkpoints(void **state)
     check_changelog_run("keyed-state-changelog-rocksdb", 1);
 }
 
+/* Writes scenarios/<scenario>.json as tmp/<name>.json with event ev
+ * (taken) before its others, or instead of them (replace), without the
+ * expectations on its recoveries' checkpoint, and changed by tweak (if
+ * any); runs it and returns chandy's exit status (run.json under
+ * tmp/<name>). */
+static int run_event_variant(const char *scenario, const char *name, cJSON *ev, int replace,
+                             void (*tweak)(cJSON *sc))
+{
+    char path[600], variant[400], args[700];
+    snprintf(path, sizeof(path), "%s/scenarios/%s.json", CHANDY_SOURCE_DIR, scenario);
+    size_t len;
+    char *text = slurp_n(path, &len);
+    assert_non_null(text);
+    cJSON *sc = cJSON_Parse(text);
+    free(text);
+    assert_non_null(sc);
+    if (replace)
+        cJSON_ReplaceItemInObject(sc, "events", cJSON_CreateArray());
+    cJSON_InsertItemInArray(cJSON_GetObjectItem(sc, "events"), 0, ev);
+    cJSON_DeleteItemFromObject(cJSON_GetObjectItem(sc, "expect"), "recoveries[0].checkpoint");
+    if (tweak)
+        tweak(sc);
+    snprintf(variant, sizeof(variant), "%s/%s.json", tmp, name);
+    char *out = cJSON_Print(sc);
+    FILE *f = fopen(variant, "w");
+    assert_non_null(f);
+    fputs(out, f);
+    fclose(f);
+    free(out);
+    cJSON_Delete(sc);
+    snprintf(args, sizeof(args), "run %s --out %s/%s -q", variant, tmp, name);
+    return chandy(name, args);
+}
+
+/* A crash `at` after the nth `moment` (a triggered event). */
+static cJSON *crash_after(const char *moment, int nth, const char *at)
+{
+    cJSON *ev = cJSON_CreateObject(), *after = cJSON_CreateObject();
+    cJSON_AddStringToObject(after, "moment", moment);
+    cJSON_AddNumberToObject(after, "nth", nth);
+    cJSON_AddItemToObject(ev, "after", after);
+    cJSON_AddStringToObject(ev, "at", at);
+    cJSON_AddStringToObject(ev, "action", "crash");
+    cJSON_AddStringToObject(ev, "host", "tm1");
+    cJSON_AddStringToObject(ev, "restart_after", "2 s");
+    return ev;
+}
+
+/* Three checkpoints kept. Falling back past a checkpoint whose output the
+ * sinks committed replays that output: at least once, as the verdict
+ * says. */
+static void keep_three(cJSON *sc)
+{
+    cJSON_AddNumberToObject(cJSON_GetObjectItem(sc, "config"),
+                            "execution.checkpointing.num-retained", 3);
+    cJSON *expect = cJSON_GetObjectItem(sc, "expect");
+    cJSON_DeleteItemFromObject(expect, "correctness.guarantee");
+    cJSON_DeleteItemFromObject(expect, "correctness.duplicated");
+}
+
 /* A damaged file of each kind a checkpoint refers to beyond its own
  * directory: an SST file of an incremental checkpoint, a changelog
  * segment, a materialization's file. Each scenario gets, just before its
@@ -539,38 +599,13 @@ static void test_damaged_shared_files(void **state)
         {"keyed-state-changelog-rocksdb", "materialization", "-mat"},
     };
     for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
-        char path[600], variant[400], name[100], args[700];
-        snprintf(path, sizeof(path), "%s/scenarios/%s.json", CHANDY_SOURCE_DIR, cases[c].scenario);
-        size_t len;
-        char *text = slurp_n(path, &len);
-        assert_non_null(text);
-        cJSON *sc = cJSON_Parse(text);
-        free(text);
-        assert_non_null(sc);
-        cJSON *cfg = cJSON_GetObjectItem(sc, "config");
-        cJSON_AddNumberToObject(cfg, "execution.checkpointing.num-retained", 3);
+        char name[100];
         cJSON *ev = cJSON_CreateObject();
-        cJSON_AddStringToObject(ev, "at", "4200 ms");
+        cJSON_AddStringToObject(ev, "at", "4200 ms"); /* before the crash */
         cJSON_AddStringToObject(ev, "action", "corrupt_checkpoint");
         cJSON_AddStringToObject(ev, "file", cases[c].file);
-        cJSON_InsertItemInArray(cJSON_GetObjectItem(sc, "events"), 0, ev); /* before the crash */
-        /* falling back past a checkpoint whose output the sinks committed
-         * replays that output: at least once, as the verdict says */
-        cJSON *expect = cJSON_GetObjectItem(sc, "expect");
-        cJSON_DeleteItemFromObject(expect, "recoveries[0].checkpoint");
-        cJSON_DeleteItemFromObject(expect, "correctness.guarantee");
-        cJSON_DeleteItemFromObject(expect, "correctness.duplicated");
         snprintf(name, sizeof(name), "damaged-%s", cases[c].file);
-        snprintf(variant, sizeof(variant), "%s/%s.json", tmp, name);
-        char *out = cJSON_Print(sc);
-        FILE *f = fopen(variant, "w");
-        assert_non_null(f);
-        fputs(out, f);
-        fclose(f);
-        free(out);
-        cJSON_Delete(sc);
-        snprintf(args, sizeof(args), "run %s --out %s/%s -q", variant, tmp, name);
-        assert_int_equal(chandy(name, args), 0); /* finished, nothing lost */
+        assert_int_equal(run_event_variant(cases[c].scenario, name, ev, 0, keep_three), 0);
         cJSON *run = load_run(name);
         const cJSON *verdict = cJSON_GetObjectItem(run, "correctness");
         assert_int_equal(num(verdict, "lost", NULL), 0);
@@ -626,44 +661,42 @@ static void test_state_moments(void **state)
                  {"materialization_started", 3},
                  {"changelog_upload_started", 30}};
     for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
-        char path[600], variant[400], name[100], args[700];
-        snprintf(path, sizeof(path), "%s/scenarios/keyed-state-changelog-rocksdb.json",
-                 CHANDY_SOURCE_DIR);
-        size_t len;
-        char *text = slurp_n(path, &len);
-        assert_non_null(text);
-        cJSON *sc = cJSON_Parse(text);
-        free(text);
-        assert_non_null(sc);
-        cJSON *events = cJSON_CreateArray(), *ev = cJSON_CreateObject(),
-              *after = cJSON_CreateObject();
-        cJSON_AddStringToObject(after, "moment", cases[c].moment);
-        cJSON_AddNumberToObject(after, "nth", cases[c].nth);
-        cJSON_AddItemToObject(ev, "after", after);
-        cJSON_AddStringToObject(ev, "at", "200 us");
-        cJSON_AddStringToObject(ev, "action", "crash");
-        cJSON_AddStringToObject(ev, "host", "tm1");
-        cJSON_AddStringToObject(ev, "restart_after", "2 s");
-        cJSON_AddItemToArray(events, ev);
-        cJSON_ReplaceItemInObject(sc, "events", events);
-        cJSON_DeleteItemFromObject(cJSON_GetObjectItem(sc, "expect"), "recoveries[0].checkpoint");
+        char name[100];
         snprintf(name, sizeof(name), "moment-%s", cases[c].moment);
-        snprintf(variant, sizeof(variant), "%s/%s.json", tmp, name);
-        char *out = cJSON_Print(sc);
-        FILE *f = fopen(variant, "w");
-        assert_non_null(f);
-        fputs(out, f);
-        fclose(f);
-        free(out);
-        cJSON_Delete(sc);
-        snprintf(args, sizeof(args), "run %s --out %s/%s -q", variant, tmp, name);
-        assert_int_equal(chandy(name, args), 0); /* exactly once, its expectations */
+        assert_int_equal(run_event_variant("keyed-state-changelog-rocksdb", name,
+                                           crash_after(cases[c].moment, cases[c].nth, "200 us"),
+                                           1, NULL),
+                         0); /* exactly once, its expectations */
         cJSON *run = load_run(name);
         const cJSON *ft = cJSON_GetArrayItem(cJSON_GetObjectItem(run, "faults"), 0);
         assert_true(cJSON_IsTrue(cJSON_GetObjectItem(ft, "applied")));
         assert_true(num(ft, "at_s", NULL) > 0);
         assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(run, "recoveries")), 1);
         cJSON_Delete(run);
+    }
+}
+
+/* A crash during uploads cancels the other subtasks' snapshots midway:
+ * what they had uploaded, what lands after, and what a cancelled
+ * attempt's late acknowledgement names, is deleted; at the end the store
+ * holds the retained checkpoint and exactly what it refers to under
+ * shared/ (incremental SST files, changelog segments, materializations). */
+static void test_no_garbage_after_cancelled_uploads(void **state)
+{
+    (void)state;
+    static const char *const scenarios[] = {"keyed-state-incremental",
+                                            "keyed-state-changelog-rocksdb"};
+    for (int i = 0; i < 2; i++) {
+        char name[100], dir[600];
+        snprintf(name, sizeof(name), "cancelled-%d", i);
+        assert_int_equal(
+            run_event_variant(scenarios[i], name, crash_after("upload_started", 60, "50 us"), 1,
+                              NULL),
+            0);
+        int kinds[CK_HANDLE_KIND_MAX + 1];
+        assert_true(retained_shared(name, kinds) > 0); /* nothing else under shared/ */
+        snprintf(dir, sizeof(dir), "%s/%s/store/checkpoints/*", tmp, name);
+        assert_int_equal(count_entries(dir, "chk-"), 1);
     }
 }
 
@@ -1069,6 +1102,7 @@ int main(void)
         cmocka_unit_test(test_changelog_checkpoints),
         cmocka_unit_test(test_damaged_shared_files),
         cmocka_unit_test(test_state_moments),
+        cmocka_unit_test(test_no_garbage_after_cancelled_uploads),
         cmocka_unit_test(test_rocksdb_over_sockets),
         cmocka_unit_test(test_incremental_checkpoints),
         cmocka_unit_test(test_exchanges_n_times_t),
