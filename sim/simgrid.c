@@ -1129,11 +1129,26 @@ static void put_handler_main(int argc, char **argv)
     send_store_done(j->n, j->token, status, NULL, 0);
 }
 
+/* Before a store transfer's actors start: SimGrid's clock catches up
+ * with the scheduler's, and the fault injector may act meanwhile; a crash
+ * due at this very instant (a fault triggered 0 us after an earlier
+ * upload of the same step) leaves the node's host off, where no actor may
+ * start. Returns 1 when the node is gone: its request goes nowhere. */
+static int node_gone_now(sim_node *n)
+{
+    catch_up(n->w);
+    return n->b.d.dead || !sg_host_is_on(n->host);
+}
+
 static int sim_store_put(ck_bnode *b, const char *key, uint8_t *data, size_t len,
                          uint64_t token)
 {
     sim_node *n = (sim_node *)b;
     sim_world *w = n->w;
+    if (node_gone_now(n)) {
+        free(data);
+        return CK_OK;
+    }
     store_job *j = calloc(1, sizeof(*j));
     store_handler *sh = calloc(1, sizeof(*sh));
     if (!j || !sh) {
@@ -1197,6 +1212,8 @@ static int sim_store_get(ck_bnode *b, const char *key, uint64_t token)
 {
     sim_node *n = (sim_node *)b;
     sim_world *w = n->w;
+    if (node_gone_now(n))
+        return CK_OK;
     store_job *j = calloc(1, sizeof(*j));
     store_handler *sh = calloc(1, sizeof(*sh));
     if (!j || !sh) {

@@ -554,8 +554,9 @@ static int run_event_variant(const char *scenario, const char *name, cJSON *ev, 
     return chandy(name, args);
 }
 
-/* A crash `at` after the nth `moment` (a triggered event). */
-static cJSON *crash_after(const char *moment, int nth, const char *at)
+/* A crash of `host` `at` after the nth `moment` (a triggered event),
+ * restarted 2 s later. */
+static cJSON *crash_host_after(const char *host, const char *moment, int nth, const char *at)
 {
     cJSON *ev = cJSON_CreateObject(), *after = cJSON_CreateObject();
     cJSON_AddStringToObject(after, "moment", moment);
@@ -563,9 +564,14 @@ static cJSON *crash_after(const char *moment, int nth, const char *at)
     cJSON_AddItemToObject(ev, "after", after);
     cJSON_AddStringToObject(ev, "at", at);
     cJSON_AddStringToObject(ev, "action", "crash");
-    cJSON_AddStringToObject(ev, "host", "tm1");
+    cJSON_AddStringToObject(ev, "host", host);
     cJSON_AddStringToObject(ev, "restart_after", "2 s");
     return ev;
+}
+
+static cJSON *crash_after(const char *moment, int nth, const char *at)
+{
+    return crash_host_after("tm1", moment, nth, at);
 }
 
 /* Three checkpoints kept. Falling back past a checkpoint whose output the
@@ -698,6 +704,14 @@ static void test_no_garbage_after_cancelled_uploads(void **state)
         snprintf(dir, sizeof(dir), "%s/%s/store/checkpoints/*", tmp, name);
         assert_int_equal(count_entries(dir, "chk-"), 1);
     }
+    /* Swarm seed 53 of keyed-state-incremental: a crash 0 us after an
+     * upload of a step that uploads more files (an incremental
+     * checkpoint's); the next upload found its host off and aborted
+     * SimGrid ("Cannot start actor on failed host"). */
+    assert_int_equal(run_event_variant("keyed-state-incremental", "upload-instant",
+                                       crash_host_after("tm0", "upload_started", 216, "0 us"), 1,
+                                       NULL),
+                     0);
 }
 
 /* RocksDB over sockets: each task manager's process keeps its instances
