@@ -92,22 +92,11 @@ static int damage_pick(const char *root, const char *prefix, int f, char *key, s
     int rc = ck_storefs_list(root, prefix, &e, &n);
     if (rc)
         return rc;
-    /* the newest chk-<n>/_metadata */
-    uint64_t latest = 0;
-    const char *meta = NULL;
-    for (size_t i = 0; i < n; i++) {
-        const char *p = strstr(e[i].key, "/chk-"), *end;
-        if (!p || !(end = strchr(p + 5, '/')) || strcmp(end, "/_metadata"))
-            continue;
-        uint64_t c = strtoull(p + 5, NULL, 10);
-        if (c > latest) {
-            latest = c;
-            meta = e[i].key;
-        }
-    }
+    size_t meta;
     uint8_t *b = NULL;
     size_t blen = 0;
-    rc = meta ? ck_storefs_get(root, meta, &b, &blen) : CK_ENOTFOUND;
+    rc = ck_storefs_latest(e, n, &meta) ? ck_storefs_get(root, e[meta].key, &b, &blen)
+                                        : CK_ENOTFOUND;
     ck_store_entries_free(e, n);
     if (rc)
         return rc;

@@ -258,22 +258,31 @@ static uint64_t chk_number(const char *key, const char **name)
     return n;
 }
 
-int ck_storefs_damage(const char *root, const char *prefix, int cut, char *key,
-                      size_t keylen)
+uint64_t ck_storefs_latest(const ck_store_entry *e, size_t n, size_t *meta)
 {
-    ck_store_entry *e;
-    size_t n;
-    int rc = ck_storefs_list(root, prefix, &e, &n);
-    if (rc)
-        return rc;
-    /* The newest checkpoint with its _metadata: the one a restore would use. */
     uint64_t latest = 0;
     const char *name;
     for (size_t i = 0; i < n; i++) {
         uint64_t c = chk_number(e[i].key, &name);
-        if (c > latest && !strcmp(name, "_metadata"))
+        if (c > latest && !strcmp(name, "_metadata")) {
             latest = c;
+            *meta = i;
+        }
     }
+    return latest;
+}
+
+int ck_storefs_damage(const char *root, const char *prefix, int cut, char *key,
+                      size_t keylen)
+{
+    ck_store_entry *e;
+    size_t n, meta;
+    int rc = ck_storefs_list(root, prefix, &e, &n);
+    if (rc)
+        return rc;
+    /* The newest checkpoint with its _metadata: the one a restore would use. */
+    uint64_t latest = ck_storefs_latest(e, n, &meta);
+    const char *name;
     /* Its largest state file (the first in order among equals). */
     size_t pick = n;
     for (size_t i = 0; latest && i < n; i++) {

@@ -49,6 +49,11 @@ int ck_storefs_delete(const char *root, const char *key);
  */
 int ck_storefs_damage(const char *root, const char *prefix, int cut, char *key,
                       size_t keylen);
+/* Of entries e (ck_storefs_list), the newest checkpoint with its
+ * _metadata (chk-<n>/_metadata): returns n (0: none) and sets *meta to
+ * that _metadata's index. */
+uint64_t ck_storefs_latest(const ck_store_entry *e, size_t n, size_t *meta);
+
 /* The same for the file of key (CK_ENOTFOUND: none, or empty). */
 int ck_storefs_damage_key(const char *root, const char *key, int cut);
 

@@ -437,6 +437,33 @@ static void cp_figures(const cJSON *root, double out[CP_FIGS])
     free(al.v);
 }
 
+/* A table of figures per entry: figs fills nfigs (at most FIG_MAX) of a
+ * run's, and each cell aggregates them over the entry's runs. */
+#define FIG_MAX 16
+static void figures_table(rep *R, const char *caption, const char *const *head, int nfigs,
+                          const char *const *fmt, void (*figs)(const cJSON *, double *))
+{
+    table t;
+    t_begin(&t, R, caption, head, nfigs + 1);
+    for (int i = 0; i < R->n; i++) {
+        const entry *E = &R->e[i];
+        double fig[CK_REPORT_MAX_SEEDS][FIG_MAX];
+        for (int r = 0; r < E->nrf; r++)
+            figs(ROOT(E, r), fig[r]);
+        char cell[FIG_MAX + 1][80];
+        const char *cells[FIG_MAX + 1] = {E->tag};
+        for (int k = 0; k < nfigs; k++) {
+            double v[CK_REPORT_MAX_SEEDS];
+            for (int r = 0; r < E->nrf; r++)
+                v[r] = fig[r][k];
+            fmt_agg(cell[k + 1], sizeof(cell[0]), agg_of(v, (size_t)E->nrf), fmt[k]);
+            cells[k + 1] = cell[k + 1];
+        }
+        t_row(&t, cells);
+    }
+    t_end(&t);
+}
+
 static void checkpoint_table(rep *R)
 {
     static const char *const head[] = {
@@ -444,25 +471,8 @@ static void checkpoint_table(rep *R)
         "size p50 (bytes)", "last size (bytes)", "alignment p50 (ms)", "alignment max (ms)"};
     static const char *const f[CP_FIGS] = {"%.0f", "%.0f", "%.1f", "%.1f", "%.1f",
                                            "%.1f", "%.0f", "%.0f", "%.1f", "%.1f"};
-    table t;
-    t_begin(&t, R, "Checkpoints (completed ones; savepoints apart)", head, 11);
-    for (int i = 0; i < R->n; i++) {
-        const entry *E = &R->e[i];
-        double fig[CK_REPORT_MAX_SEEDS][CP_FIGS];
-        for (int r = 0; r < E->nrf; r++)
-            cp_figures(ROOT(E, r), fig[r]);
-        char cell[CP_FIGS + 1][80];
-        const char *cells[CP_FIGS + 1] = {E->tag};
-        for (int k = 0; k < CP_FIGS; k++) {
-            double v[CK_REPORT_MAX_SEEDS];
-            for (int r = 0; r < E->nrf; r++)
-                v[r] = fig[r][k];
-            fmt_agg(cell[k + 1], sizeof(cell[0]), agg_of(v, (size_t)E->nrf), f[k]);
-            cells[k + 1] = cell[k + 1];
-        }
-        t_row(&t, cells);
-    }
-    t_end(&t);
+    figures_table(R, "Checkpoints (completed ones; savepoints apart)", head, CP_FIGS, f,
+                  cp_figures);
 }
 
 /* What Flink's state-backend comparisons measure, per run: checkpoint
@@ -503,25 +513,8 @@ static void state_table(rep *R)
         "materializations", "their bytes (MB)"};
     static const char *const f[ST_FIGS] = {"%.0f", "%.0f", "%.2f", "%.2f", "%.2f", "%.1f",
                                            "%.2f", "%.3f", "%.3f", "%.0f", "%.1f"};
-    table t;
-    t_begin(&t, R, "State backends: checkpoints, uploads and recovery", head, ST_FIGS + 1);
-    for (int i = 0; i < R->n; i++) {
-        const entry *E = &R->e[i];
-        double fig[CK_REPORT_MAX_SEEDS][ST_FIGS];
-        for (int r = 0; r < E->nrf; r++)
-            state_figures(ROOT(E, r), fig[r]);
-        char cell[ST_FIGS + 1][80];
-        const char *cells[ST_FIGS + 1] = {E->tag};
-        for (int k = 0; k < ST_FIGS; k++) {
-            double v[CK_REPORT_MAX_SEEDS];
-            for (int r = 0; r < E->nrf; r++)
-                v[r] = fig[r][k];
-            fmt_agg(cell[k + 1], sizeof(cell[0]), agg_of(v, (size_t)E->nrf), f[k]);
-            cells[k + 1] = cell[k + 1];
-        }
-        t_row(&t, cells);
-    }
-    t_end(&t);
+    figures_table(R, "State backends: checkpoints, uploads and recovery", head, ST_FIGS, f,
+                  state_figures);
 }
 
 /* A recovery's phases in seconds: detection, restart, restore, catch-up
