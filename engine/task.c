@@ -573,6 +573,7 @@ void ck_task_del(ck_task *t)
     while (t->nsnaps)
         snap_drop(t, &t->snaps[t->nsnaps - 1]);
     ck_chain_free(&t->chain);
+    free_restore_files(t); /* before the handles: it counts them */
     ck_handles_free(&t->restore);
     ck_handles_free(&t->confirmed);
     for (int i = 0; i < t->nacked; i++)
@@ -584,7 +585,6 @@ void ck_task_del(ck_task *t)
         for (int k = 0; k < t->clogs[i].ndoomed; k++)
             free(t->clogs[i].doomed[k]);
     }
-    free_restore_files(t);
     for (int i = 0; i < t->nrps; i++) {
         ck_rp_free(&t->rps[i].rp);
         free(t->rps[i].kg_sub);
