@@ -1,5 +1,15 @@
 #include "crc32c.h"
 
+#include <string.h>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <nmmintrin.h>
+#define CRC_X86 1
+#elif defined(__aarch64__) && defined(__ARM_FEATURE_CRC32)
+#include <arm_acle.h>
+#define CRC_ARM 1
+#endif
+
 /* Table for the reflected polynomial 0x82F63B78 (byte at a time). */
 static const uint32_t table[256] = {
     0x00000000u, 0xf26b8303u, 0xe13b70f7u, 0x1350f3f4u, 0xc79a971fu, 0x35f1141cu,
@@ -47,11 +57,58 @@ static const uint32_t table[256] = {
     0xbe2da0a5u, 0x4c4623a6u, 0x5f16d052u, 0xad7d5351u,
 };
 
-uint32_t ck_crc32c(uint32_t crc, const void *data, size_t len)
+static uint32_t crc_table(uint32_t crc, const uint8_t *p, size_t len)
 {
-    const uint8_t *p = data;
-    crc = ~crc;
     while (len--)
         crc = table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
-    return ~crc;
+    return crc;
+}
+
+/* The CPU's own CRC-32C instruction (SSE 4.2, ARMv8 CRC), eight bytes at
+ * a time: the same checksum some twenty times faster than the table,
+ * which a checkpoint's upload and a restore's download pay per byte. */
+#if defined(CRC_X86)
+__attribute__((target("sse4.2"))) static uint32_t crc_hw(uint32_t crc, const uint8_t *p,
+                                                        size_t len)
+{
+    uint64_t c = crc;
+    for (; len >= 8; p += 8, len -= 8) {
+        uint64_t v;
+        memcpy(&v, p, 8);
+        c = _mm_crc32_u64(c, v);
+    }
+    crc = (uint32_t)c;
+    for (; len; p++, len--)
+        crc = _mm_crc32_u8(crc, *p);
+    return crc;
+}
+#elif defined(CRC_ARM)
+static uint32_t crc_hw(uint32_t crc, const uint8_t *p, size_t len)
+{
+    for (; len >= 8; p += 8, len -= 8) {
+        uint64_t v;
+        memcpy(&v, p, 8);
+        crc = __crc32cd(crc, v);
+    }
+    for (; len; p++, len--)
+        crc = __crc32cb(crc, *p);
+    return crc;
+}
+#endif
+
+uint32_t ck_crc32c(uint32_t crc, const void *data, size_t len)
+{
+    crc = ~crc;
+#if defined(CRC_X86)
+    if (__builtin_cpu_supports("sse4.2"))
+        return ~crc_hw(crc, data, len);
+#elif defined(CRC_ARM)
+    return ~crc_hw(crc, data, len);
+#endif
+    return ~crc_table(crc, data, len);
+}
+
+uint32_t ck_crc32c_portable(uint32_t crc, const void *data, size_t len)
+{
+    return ~crc_table(~crc, data, len);
 }

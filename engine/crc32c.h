@@ -11,4 +11,7 @@
 /* Extends crc (start with 0) over data[0..len). */
 uint32_t ck_crc32c(uint32_t crc, const void *data, size_t len);
 
+/* The same by table, on any CPU: what the instruction is tested against. */
+uint32_t ck_crc32c_portable(uint32_t crc, const void *data, size_t len);
+
 #endif

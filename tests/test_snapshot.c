@@ -300,6 +300,33 @@ static void test_list_state_median(void **state)
     ck_chain_free(&ref);
 }
 
+/* CRC-32C: the published check value, and the CPU's instruction against
+ * the table at every alignment and length, chained or in one go. */
+static void test_crc32c(void **state)
+{
+    (void)state;
+    assert_int_equal(ck_crc32c(0, "123456789", 9), 0xe3069283u);
+    assert_int_equal(ck_crc32c_portable(0, "123456789", 9), 0xe3069283u);
+    assert_int_equal(ck_crc32c(0, "", 0), 0);
+    uint8_t buf[300];
+    uint64_t x = 88172645463325252ull;
+    for (size_t i = 0; i < sizeof(buf); i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        buf[i] = (uint8_t)x;
+    }
+    for (size_t off = 0; off < 9; off++)
+        for (size_t len = 0; len + off <= sizeof(buf); len += 7) {
+            uint32_t want = ck_crc32c_portable(0, buf + off, len);
+            assert_int_equal(ck_crc32c(0, buf + off, len), want);
+            size_t cut = len / 3;
+            assert_int_equal(ck_crc32c(ck_crc32c(0, buf + off, cut), buf + off + cut, len - cut),
+                             want);
+        }
+    uint32_t a = ck_crc32c(0, buf, sizeof(buf));
+    buf[150] ^= 4; /* one bit changes it */
+    assert_int_not_equal(ck_crc32c(0, buf, sizeof(buf)), a);
+}
+
 static void test_checksummed_garbage(void **state)
 {
     (void)state;
@@ -412,6 +439,7 @@ int main(void)
         cmocka_unit_test(test_channel_state),
         cmocka_unit_test(test_map_state_distinct),
         cmocka_unit_test(test_list_state_median),
+        cmocka_unit_test(test_crc32c),
         cmocka_unit_test(test_checksummed_garbage),
         cmocka_unit_test(test_finished_marker),
     };
