@@ -101,6 +101,12 @@ int ck_bnode_talk_forget(ck_bnode *n, int h)
     return 1;
 }
 
+void ck_bnode_put_landed(const ck_bnode *n, const char *store_dir, const char *key, int status)
+{
+    if (status == CK_OK && n->is_task && n->d.dead)
+        ck_storefs_delete(store_dir, key);
+}
+
 int ck_bnode_undeploys(const ck_bnode *n, uint32_t attempt, uint32_t global)
 {
     if (!n->is_task || n->d.dead)

@@ -134,6 +134,12 @@ int ck_bnode_talk_forget(ck_bnode *n, int h);
  * (platform.h). */
 int ck_bnode_undeploys(const ck_bnode *n, uint32_t attempt, uint32_t global);
 
+/* A put node n asked for landed in the store (status: how it ended). A
+ * subtask cancelled or lost meanwhile acknowledges nothing more, and a
+ * subtask refers only to what it acknowledged: the file is deleted rather
+ * than left behind as garbage. */
+void ck_bnode_put_landed(const ck_bnode *n, const char *store_dir, const char *key, int status);
+
 /* Frees what the node owns (not the node). */
 void ck_bnode_clear(ck_bnode *n);
 

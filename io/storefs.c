@@ -65,49 +65,128 @@ static int fsync_dir(const char *path)
     return rc ? CK_EIO : CK_OK;
 }
 
-int ck_storefs_put(const char *root, const char *key, const uint8_t *data, size_t len,
-                   int durable)
+/* Writes item it to its temporary file (open in *fd), creating the
+ * directories on the way; 0, or its status set. */
+static int put_begin(const char *root, ck_storefs_item *it, int *fd)
 {
-    if (!ck_storefs_key_ok(key))
-        return CK_EINVAL;
-    char path[1400], tmp[1420], dir[1400];
-    snprintf(path, sizeof(path), "%s/%s", root, key);
-    snprintf(tmp, sizeof(tmp), "%s.part", path);
-    snprintf(dir, sizeof(dir), "%s", path);
-    char *slash = strrchr(dir, '/');
-    *slash = 0;
-    if (ck_storefs_mkdirs(dir))
-        return CK_EIO;
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0)
-        return CK_EIO;
-    size_t off = 0;
-    while (off < len) {
-        ssize_t w = write(fd, data + off, len - off);
+    char path[1420], dir[1400];
+    *fd = -1;
+    if (!ck_storefs_key_ok(it->key)) {
+        it->status = CK_EINVAL;
+        return -1;
+    }
+    snprintf(dir, sizeof(dir), "%s/%s", root, it->key);
+    *strrchr(dir, '/') = 0;
+    snprintf(path, sizeof(path), "%s/%s.part", root, it->key);
+    if (ck_storefs_mkdirs(dir) || (*fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644)) < 0)
+        goto fail;
+    for (size_t off = 0; off < it->len;) {
+        ssize_t w = write(*fd, it->data + off, it->len - off);
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0) {
-            int e = w < 0 ? errno : ENOSPC;
-            close(fd);
-            unlink(tmp);
-            errno = e;
-            return CK_EIO;
+            if (w == 0)
+                errno = ENOSPC;
+            goto fail;
         }
         off += (size_t)w;
     }
-    if ((durable && fsync(fd)) || close(fd)) {
-        int e = errno;
-        unlink(tmp);
-        errno = e;
-        return CK_EIO;
+    return 0;
+fail:
+    it->status = CK_EIO;
+    it->err = errno;
+    if (*fd >= 0) {
+        close(*fd);
+        unlink(path);
     }
-    if (rename(tmp, path)) {
-        int e = errno;
-        unlink(tmp);
-        errno = e;
-        return CK_EIO;
+    *fd = -1;
+    return -1;
+}
+
+/* The length of key's directory part ("a/b/c": 3). */
+static size_t dir_len(const char *key)
+{
+    const char *slash = strrchr(key, '/');
+    return slash ? (size_t)(slash - key) : 0;
+}
+
+static int same_dir(const char *a, const char *b)
+{
+    size_t n = dir_len(a);
+    return n == dir_len(b) && !strncmp(a, b, n);
+}
+
+/* Items it[0..n) with a file of their own open in fd[]: each is synced (if
+ * durable), closed and renamed into place, then each directory touched is
+ * synced once. */
+static void put_finish(const char *root, ck_storefs_item *it, const int *fd, size_t n,
+                       int durable)
+{
+    char path[1400], tmp[1420];
+    for (size_t i = 0; i < n; i++) {
+        if (fd[i] < 0)
+            continue;
+        snprintf(path, sizeof(path), "%s/%s", root, it[i].key);
+        snprintf(tmp, sizeof(tmp), "%s.part", path);
+        if ((durable && fsync(fd[i])) | close(fd[i]) || rename(tmp, path)) {
+            it[i].status = CK_EIO;
+            it[i].err = errno;
+            unlink(tmp);
+        }
     }
-    return durable ? fsync_dir(dir) : CK_OK;
+    for (size_t i = 0; durable && i < n; i++) {
+        if (fd[i] < 0 || it[i].status)
+            continue;
+        int seen = 0; /* synced for an earlier item */
+        for (size_t k = 0; k < i && !seen; k++)
+            seen = fd[k] >= 0 && same_dir(it[k].key, it[i].key);
+        if (seen)
+            continue;
+        snprintf(path, sizeof(path), "%s/%.*s", root, (int)dir_len(it[i].key), it[i].key);
+        if (fsync_dir(path)) {
+            int e = errno;
+            for (size_t k = i; k < n; k++) /* not durable: none in it is */
+                if (fd[k] >= 0 && !it[k].status && same_dir(it[k].key, it[i].key)) {
+                    it[k].status = CK_EIO;
+                    it[k].err = e;
+                }
+        }
+    }
+}
+
+/* Open files per group of a batch: well under the descriptor limit. */
+#define PUT_GROUP 64
+
+void ck_storefs_put_many(const char *root, ck_storefs_item *items, size_t n, int durable)
+{
+    int fd[PUT_GROUP];
+    size_t at = 0;
+    while (at < n) {
+        /* A group ends at PUT_GROUP items or before a key it holds already
+         * (both would write one temporary file). */
+        size_t m = 0;
+        for (; m < PUT_GROUP && at + m < n; m++) {
+            int dup = 0;
+            for (size_t k = 0; k < m && !dup; k++)
+                dup = !strcmp(items[at + k].key, items[at + m].key);
+            if (dup)
+                break;
+            items[at + m].status = items[at + m].err = 0;
+            put_begin(root, &items[at + m], &fd[m]);
+        }
+        put_finish(root, items + at, fd, m, durable);
+        at += m;
+    }
+}
+
+int ck_storefs_put(const char *root, const char *key, const uint8_t *data, size_t len,
+                   int durable)
+{
+    ck_storefs_item it = {.key = key, .data = data, .len = len};
+    ck_storefs_put_many(root, &it, 1, durable);
+    if (it.status == CK_EIO)
+        errno = it.err;
+    return it.status;
 }
 
 int ck_storefs_get(const char *root, const char *key, uint8_t **data, size_t *len)

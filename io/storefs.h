@@ -4,7 +4,7 @@
  *
  * A put writes a temporary file next to the target and renames it into
  * place, so a reader never sees a half-written object; with `durable` it
- * also fsyncs the file and its directory before and after the rename (the
+ * also fsyncs the file before the rename and its directory after it (the
  * socket backend; the simulation charges time instead).
  */
 #ifndef CK_STOREFS_H
@@ -30,6 +30,22 @@ int ck_storefs_rmtree(const char *path);
 /* Returns 0, CK_EINVAL (bad key), CK_EIO (errno says why). */
 int ck_storefs_put(const char *root, const char *key, const uint8_t *data, size_t len,
                    int durable);
+
+/* One object of a batch of puts, and how its put ended: status 0,
+ * CK_EINVAL (bad key) or CK_EIO (err: the errno). */
+typedef struct ck_storefs_item {
+    const char *key;
+    const uint8_t *data;
+    size_t len;
+    int status, err;
+} ck_storefs_item;
+
+/* Puts items[0..n) as one group commit: every file is written, then (if
+ * durable) each is synced, all are renamed into place, and each directory
+ * they went to is synced once, instead of two syncs per object. Each
+ * item's outcome is its own; in the order given, a later put of a key
+ * wins. */
+void ck_storefs_put_many(const char *root, ck_storefs_item *items, size_t n, int durable);
 
 /* Reads an object into a malloc'd block. Returns 0, CK_ENOTFOUND, CK_EIO, CK_EINVAL. */
 int ck_storefs_get(const char *root, const char *key, uint8_t **data, size_t *len);

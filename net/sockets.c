@@ -43,7 +43,11 @@
  * work took longer than heartbeat.timeout. The engine's real work costs
  * real CPU, and a slow_cpu fault also stops and continues the process.
  *
- * The durable store is a directory (write, fsync, rename); sinks append to
+ * The durable store is a directory. Each process uploads and downloads
+ * on a thread of its own (io/storepool.h), as Flink's asynchronous
+ * snapshot threads do: its subtasks go on with their records meanwhile,
+ * and what was asked together is written as one group commit (write,
+ * fsync each file, rename, fsync each directory once). Sinks append to
  * one file each.
  *
  * A slow_link fault shapes what crosses the host's link: each process
@@ -84,6 +88,7 @@
 #include "sinkfs.h"
 #include "sockets.h"
 #include "storefs.h"
+#include "storepool.h"
 #include "taskmanager.h"
 #include "transport.h"
 
@@ -192,6 +197,7 @@ struct net_world {
     int nin, in_cap;
     ck_sinkfs sinks;      /* this process's sinks write here (io/sinkfs.h) */
     char store_dir[600];
+    ck_storepool *pool; /* this process's uploads and downloads */
     char local_dir[620];
     char sink_dir[600];
     double speed;
@@ -558,11 +564,9 @@ static int net_store_put(ck_bnode *b, const char *key, uint8_t *data, size_t len
     net_node *n = (net_node *)b;
     if (store_cut(n->w))
         return hold_store(n->w, n, 0, key, data, len, token);
-    int status = ck_storefs_put(n->w->store_dir, key, data, len, 1);
-    if (status == CK_EIO)
-        fail_io(n->w, "cannot write to the store");
-    free(data);
-    store_done_link(n, token, status, NULL, 0, len);
+    int status = ck_storepool_put(n->w->pool, key, data, len, n, token);
+    if (status)
+        store_done_link(n, token, status, NULL, 0, len);
     return CK_OK;
 }
 
@@ -571,11 +575,31 @@ static int net_store_get(ck_bnode *b, const char *key, uint64_t token)
     net_node *n = (net_node *)b;
     if (store_cut(n->w))
         return hold_store(n->w, n, 1, key, NULL, 0, token);
-    uint8_t *data = NULL;
-    size_t len = 0;
-    int status = ck_storefs_get(n->w->store_dir, key, &data, &len);
-    store_done_link(n, token, status, data, len, len);
+    int status = ck_storepool_get(n->w->pool, key, n, token);
+    if (status)
+        store_done_link(n, token, status, NULL, 0, 0);
     return CK_OK;
+}
+
+/* Uploads and downloads the pool finished, in the order asked. */
+static void store_reap(net_world *w)
+{
+    ck_storepool_done d[16];
+    size_t k;
+    while ((k = ck_storepool_reap(w->pool, d, 16)) > 0)
+        for (size_t i = 0; i < k; i++) {
+            net_node *n = d[i].ctx;
+            if (d[i].get) {
+                store_done_link(n, d[i].token, d[i].status, d[i].data, d[i].len, d[i].len);
+                continue;
+            }
+            if (d[i].status == CK_EIO) {
+                errno = d[i].err;
+                fail_io(w, "cannot write to the store");
+            }
+            ck_bnode_put_landed(&n->b, w->store_dir, d[i].key, d[i].status);
+            store_done_link(n, d[i].token, d[i].status, NULL, 0, d[i].len);
+        }
 }
 
 /* The store is reachable again: the requests made meanwhile go, in order. */
@@ -587,17 +611,12 @@ static void release_store(net_world *w)
         if (!w->held_store)
             w->held_store_tail = NULL;
         if (!h->n->b.d.dead) {
-            if (h->get) {
-                uint8_t *data = NULL;
-                size_t len = 0;
-                int status = ck_storefs_get(w->store_dir, h->key, &data, &len);
-                store_done_link(h->n, h->token, status, data, len, len);
-            } else {
-                int status = ck_storefs_put(w->store_dir, h->key, h->data, h->len, 1);
-                if (status == CK_EIO)
-                    fail_io(w, "cannot write to the store");
-                store_done_link(h->n, h->token, status, NULL, 0, h->len);
-            }
+            int status = h->get ? ck_storepool_get(w->pool, h->key, h->n, h->token)
+                                : ck_storepool_put(w->pool, h->key, h->data, h->len, h->n,
+                                                   h->token);
+            h->data = NULL; /* the pool's now */
+            if (status)
+                store_done_link(h->n, h->token, status, NULL, 0, h->get ? 0 : h->len);
         }
         free(h->data);
         free(h);
@@ -1467,6 +1486,10 @@ static void loop(net_world *w, ck_time limit)
                 read_control(w);
                 continue;
             }
+            if (ptr == (void *)&w->pool) {
+                store_reap(w);
+                continue;
+            }
             conn *c = ptr;
             if (evs[i].events & EPOLLOUT)
                 conn_flush(w, c);
@@ -1511,6 +1534,10 @@ static int world_setup(net_world *w, int host)
     w->lrate = calloc((host == w->ntm ? 4 : 2) * nl, sizeof(int64_t));
     if (!w->out_conn || !w->cut || cores_rc || !w->lrate)
         return CK_ENOMEM;
+    if (!(w->pool = ck_storepool_new(w->store_dir)))
+        return CK_ENOMEM;
+    struct epoll_event pev = {.events = EPOLLIN, .data.ptr = &w->pool};
+    epoll_ctl(w->epfd, EPOLL_CTL_ADD, ck_storepool_fd(w->pool), &pev);
     w->llat = w->lrate + nl;
     if (host == w->ntm) {
         w->lrate_sent = w->lrate + 2 * nl;
@@ -1541,6 +1568,8 @@ static int world_setup(net_world *w, int host)
 
 static void world_free(net_world *w)
 {
+    ck_storepool_free(w->pool); /* before the nodes its requests name */
+    w->pool = NULL;
     net_node *n = w->nodes;
     while (n) {
         net_node *next = n->next;
@@ -1595,6 +1624,8 @@ static void host_main(net_world *w, int host)
     w->lrate = w->llat = w->lrate_sent = w->llat_sent = NULL;
     w->store_free = 0;
     w->held_store = w->held_store_tail = NULL;
+    ck_storepool_forsake(w->pool); /* the job manager's: its thread is not here */
+    w->pool = NULL;
     for (int h = 0; h <= w->ntm; h++)
         if (h != host)
             close(w->listen_fd[h]);

@@ -1120,12 +1120,7 @@ static void put_handler_main(int argc, char **argv)
     if (j->len)
         disk_io(w, j->len, 1);
     int status = ck_storefs_put(w->store_dir, j->key, j->data, j->len, 0);
-    if (status == CK_OK && j->n->b.is_task && j->n->b.d.dead) {
-        /* Its subtask was cancelled or lost meanwhile: nothing will refer
-         * to the file (a subtask acknowledges only what is in the store),
-         * so it does not stay behind as garbage. */
-        ck_storefs_delete(w->store_dir, j->key);
-    }
+    ck_bnode_put_landed(&j->n->b, w->store_dir, j->key, status);
     send_store_done(j->n, j->token, status, NULL, 0);
 }
 

@@ -8,7 +8,11 @@
  * size / bandwidth), then the store's disk, then the acknowledgement.
  *
  * The directory store used by the socket backend: atomic puts, refused
- * keys, sorted listings with sizes, deletes.
+ * keys, sorted listings with sizes, deletes; batches of puts as one group
+ * commit (each its own outcome, a key twice in a batch, the later wins);
+ * the pool that serves them on a thread (results in the order asked, a
+ * get after a put of its key sees it, a failed put says why, what is
+ * queued at the end is freed).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -27,6 +31,10 @@
 #include "simgrid.h"
 #include "simplatform.h"
 #include "storefs.h"
+#include "storepool.h"
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
 
 #define OBJ (10u * 1000 * 1000)
 
@@ -211,11 +219,123 @@ static void test_dir_store(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+static void test_put_many(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/chandy-fs-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char blocker[300];
+    snprintf(blocker, sizeof(blocker), "%s/file", dir);
+    assert_int_equal(ck_storefs_put(dir, "file", (const uint8_t *)"f", 1, 1), 0);
+    ck_storefs_item it[5] = {
+        {.key = "a/one", .data = (const uint8_t *)"1", .len = 1},
+        {.key = "a/../x", .data = (const uint8_t *)"2", .len = 1},
+        {.key = "file/under", .data = (const uint8_t *)"3", .len = 1}, /* a file is in the way */
+        {.key = "a/one", .data = (const uint8_t *)"44", .len = 2},    /* again: the later wins */
+        {.key = "b/two", .data = (const uint8_t *)"5", .len = 1},
+    };
+    ck_storefs_put_many(dir, it, 5, 1);
+    assert_int_equal(it[0].status, 0);
+    assert_int_equal(it[1].status, CK_EINVAL);
+    assert_int_equal(it[2].status, CK_EIO);
+    assert_int_equal(it[2].err, ENOTDIR);
+    assert_int_equal(it[3].status, 0);
+    assert_int_equal(it[4].status, 0);
+    uint8_t *data;
+    size_t len;
+    assert_int_equal(ck_storefs_get(dir, "a/one", &data, &len), 0);
+    assert_int_equal(len, 2);
+    assert_memory_equal(data, "44", 2);
+    free(data);
+    ck_store_entry *e;
+    size_t n;
+    assert_int_equal(ck_storefs_list(dir, "", &e, &n), 0);
+    assert_int_equal(n, 3); /* a/one, b/two, file: no temporary file */
+    ck_store_entries_free(e, n);
+    char cmd[400];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* Reaps until `want` results came (waiting on the pool's descriptor). */
+static size_t reap_all(ck_storepool *p, ck_storepool_done *out, size_t want)
+{
+    size_t got = 0;
+    while (got < want) {
+        struct pollfd pfd = {.fd = ck_storepool_fd(p), .events = POLLIN};
+        assert_int_equal(poll(&pfd, 1, 10000), 1);
+        got += ck_storepool_reap(p, out + got, want - got);
+    }
+    return got;
+}
+
+static void test_pool(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/chandy-fs-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    ck_storepool *p = ck_storepool_new(dir);
+    assert_non_null(p);
+    enum { N = 40 };
+    int ctx;
+    for (int i = 0; i < N; i++) {
+        char key[40];
+        snprintf(key, sizeof(key), "job/chk-%d/state", i % 7);
+        uint8_t *d = malloc(100);
+        memset(d, i, 100);
+        assert_int_equal(ck_storepool_put(p, key, d, (size_t)(i + 1), &ctx, (uint64_t)i), 0);
+        if (i % 10 == 9) /* a get among the puts sees the last put of its key */
+            assert_int_equal(ck_storepool_get(p, key, &ctx, 1000 + (uint64_t)i), 0);
+    }
+    assert_int_equal(ck_storepool_get(p, "job/none", &ctx, 77), 0);
+    assert_int_equal(ck_storepool_put(p, "../up", malloc(1), 1, &ctx, 78), CK_EINVAL);
+    ck_storepool_done d[N + 5];
+    size_t total = N + N / 10 + 1;
+    assert_int_equal(reap_all(p, d, total), total);
+    assert_int_equal(ck_storepool_pending(p), 0);
+    size_t k = 0;
+    for (int i = 0; i < N; i++) {
+        assert_false(d[k].get);
+        assert_int_equal(d[k].token, (uint64_t)i); /* in the order asked */
+        assert_int_equal(d[k].status, 0);
+        assert_int_equal(d[k].len, (size_t)(i + 1));
+        assert_ptr_equal(d[k].ctx, &ctx);
+        k++;
+        if (i % 10 == 9) {
+            assert_true(d[k].get);
+            assert_int_equal(d[k].token, 1000 + (uint64_t)i);
+            assert_int_equal(d[k].status, 0);
+            assert_int_equal(d[k].len, (size_t)(i + 1));
+            assert_int_equal(d[k].data[0], i);
+            free(d[k].data);
+            k++;
+        }
+    }
+    assert_true(d[k].get);
+    assert_int_equal(d[k].status, CK_ENOTFOUND);
+    assert_null(d[k].data);
+    /* A put that cannot be written says why. */
+    assert_int_equal(ck_storepool_put(p, "job/chk-1/state/x", malloc(4), 4, &ctx, 5), 0);
+    assert_int_equal(reap_all(p, d, 1), 1);
+    assert_int_equal(d[0].status, CK_EIO);
+    assert_int_equal(d[0].err, ENOTDIR);
+    /* What waits at the end is dropped and freed (the sanitizers check). */
+    for (int i = 0; i < 20; i++)
+        assert_int_equal(ck_storepool_put(p, "job/late", calloc(1, 1 << 16), 1 << 16, &ctx, 9), 0);
+    assert_int_equal(ck_storepool_get(p, "job/late", &ctx, 10), 0);
+    ck_storepool_free(p);
+    char cmd[400];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sim_store),
         cmocka_unit_test(test_dir_store),
+        cmocka_unit_test(test_put_many),
+        cmocka_unit_test(test_pool),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

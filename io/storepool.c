@@ -1,0 +1,238 @@
+#include "storepool.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "storefs.h"
+
+typedef struct req {
+    struct req *next;
+    ck_storepool_done d;
+} req;
+
+struct ck_storepool {
+    char *root;
+    pthread_t th;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    /* under mu: */
+    req *q, *qtail;       /* queued */
+    req *done, *dtail;    /* served, not reaped */
+    size_t pending;       /* asked, not reaped */
+    int stop;
+    /* holds a byte exactly while done is not empty (both under mu) */
+    int pipe[2];
+};
+
+static void free_list(req *r)
+{
+    while (r) {
+        req *next = r->next;
+        free(r->d.data);
+        free(r);
+        r = next;
+    }
+}
+
+/* Serves a batch in order: each run of puts is one group commit. */
+static void serve(ck_storepool *p, req *batch)
+{
+    req *r = batch;
+    while (r) {
+        if (r->d.get) {
+            r->d.status = ck_storefs_get(p->root, r->d.key, &r->d.data, &r->d.len);
+            r->d.err = r->d.status == CK_EIO ? errno : 0;
+            r->d.len = r->d.status ? 0 : r->d.len;
+            r = r->next;
+            continue;
+        }
+        size_t n = 0;
+        for (req *k = r; k && !k->d.get; k = k->next)
+            n++;
+        ck_storefs_item one, *items = n > 1 ? calloc(n, sizeof(*items)) : NULL;
+        if (!items) { /* one at a time */
+            items = &one;
+            n = 1;
+        }
+        req *k = r;
+        for (size_t i = 0; i < n; i++, k = k->next)
+            items[i] = (ck_storefs_item){.key = k->d.key, .data = k->d.data, .len = k->d.len};
+        ck_storefs_put_many(p->root, items, n, 1);
+        for (size_t i = 0; i < n; i++, r = r->next) {
+            r->d.status = items[i].status;
+            r->d.err = items[i].err;
+            free(r->d.data);
+            r->d.data = NULL;
+        }
+        if (items != &one)
+            free(items);
+    }
+}
+
+static void *worker(void *arg)
+{
+    ck_storepool *p = arg;
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        while (!p->q && !p->stop)
+            pthread_cond_wait(&p->cv, &p->mu);
+        if (p->stop)
+            break;
+        req *batch = p->q, *last = p->qtail;
+        p->q = p->qtail = NULL;
+        pthread_mutex_unlock(&p->mu);
+        serve(p, batch);
+        pthread_mutex_lock(&p->mu);
+        if (!p->done) {
+            char b = 1;
+            while (write(p->pipe[1], &b, 1) < 0 && errno == EINTR)
+                ;
+            p->done = batch;
+        } else {
+            p->dtail->next = batch;
+        }
+        p->dtail = last;
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+ck_storepool *ck_storepool_new(const char *root)
+{
+    ck_storepool *p = calloc(1, sizeof(*p));
+    if (!p || !(p->root = strdup(root))) {
+        free(p);
+        return NULL;
+    }
+    if (pipe2(p->pipe, O_CLOEXEC | O_NONBLOCK)) {
+        free(p->root);
+        free(p);
+        return NULL;
+    }
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->cv, NULL);
+    /* Signals are the process's main thread's to take (stop, continue,
+     * terminate): the worker blocks them all. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&p->th, NULL, worker, p);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc) {
+        close(p->pipe[0]);
+        close(p->pipe[1]);
+        free(p->root);
+        free(p);
+        errno = rc;
+        return NULL;
+    }
+    return p;
+}
+
+int ck_storepool_fd(const ck_storepool *p)
+{
+    return p->pipe[0];
+}
+
+static int enqueue(ck_storepool *p, int get, const char *key, uint8_t *data, size_t len,
+                   void *ctx, uint64_t token)
+{
+    if (!ck_storefs_key_ok(key)) {
+        free(data);
+        return CK_EINVAL;
+    }
+    req *r = calloc(1, sizeof(*r));
+    if (!r) {
+        free(data);
+        return CK_ENOMEM;
+    }
+    r->d = (ck_storepool_done){.ctx = ctx, .token = token, .get = get, .data = data, .len = len};
+    snprintf(r->d.key, sizeof(r->d.key), "%s", key);
+    pthread_mutex_lock(&p->mu);
+    if (p->qtail)
+        p->qtail->next = r;
+    else
+        p->q = r;
+    p->qtail = r;
+    p->pending++;
+    pthread_cond_signal(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    return CK_OK;
+}
+
+int ck_storepool_put(ck_storepool *p, const char *key, uint8_t *data, size_t len, void *ctx,
+                     uint64_t token)
+{
+    return enqueue(p, 0, key, data, len, ctx, token);
+}
+
+int ck_storepool_get(ck_storepool *p, const char *key, void *ctx, uint64_t token)
+{
+    return enqueue(p, 1, key, NULL, 0, ctx, token);
+}
+
+size_t ck_storepool_reap(ck_storepool *p, ck_storepool_done *out, size_t max)
+{
+    size_t n = 0;
+    pthread_mutex_lock(&p->mu);
+    while (n < max && p->done) {
+        req *r = p->done;
+        p->done = r->next;
+        out[n++] = r->d;
+        free(r);
+    }
+    if (!p->done) {
+        p->dtail = NULL;
+        char b[64];
+        while (read(p->pipe[0], b, sizeof(b)) > 0)
+            ;
+    }
+    p->pending -= n;
+    pthread_mutex_unlock(&p->mu);
+    return n;
+}
+
+size_t ck_storepool_pending(const ck_storepool *p)
+{
+    pthread_mutex_lock((pthread_mutex_t *)&p->mu);
+    size_t n = p->pending;
+    pthread_mutex_unlock((pthread_mutex_t *)&p->mu);
+    return n;
+}
+
+void ck_storepool_free(ck_storepool *p)
+{
+    if (!p)
+        return;
+    pthread_mutex_lock(&p->mu);
+    p->stop = 1;
+    pthread_cond_signal(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    pthread_join(p->th, NULL);
+    free_list(p->q);
+    free_list(p->done);
+    pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->cv);
+    close(p->pipe[0]);
+    close(p->pipe[1]);
+    free(p->root);
+    free(p);
+}
+
+void ck_storepool_forsake(ck_storepool *p)
+{
+    /* Only the descriptors: the child's copy of the lists may have been
+     * half-changed by the worker at the fork, and the child ends with
+     * _exit anyway. */
+    if (p) {
+        close(p->pipe[0]);
+        close(p->pipe[1]);
+    }
+}
