@@ -475,6 +475,7 @@ void ck_cc_on_ack(ck_cc *cc, uint32_t subtask, const ck_cp_ack *ack)
             r->bytes_changelog += ack->handles.v[i].bytes;
     t->sync_ns = ack->sync_ns;
     t->async_ns = ack->async_ns;
+    t->upload_ns = ack->upload_ns;
     t->align_ns = ack->align_ns;
     t->input_ended = (ack->flags & CK_ACK_INPUT_ENDED) != 0;
     t->unaligned = (ack->flags & CK_ACK_UNALIGNED) != 0;

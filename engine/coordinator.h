@@ -101,7 +101,7 @@ typedef struct ck_cp_task {
     int acked;
     uint64_t bytes;     /* of its files */
     ck_handles handles; /* its files (handle.h) */
-    int64_t sync_ns, async_ns, align_ns;
+    int64_t sync_ns, async_ns, align_ns, upload_ns;
     int finished;  /* had finished: acknowledged by the coordinator's marker file */
     int input_ended; /* its snapshot was taken with its input over */
     int unaligned;   /* a barrier of its snapshot overtook data */

@@ -48,6 +48,7 @@ typedef struct snap_job {
     uint32_t crc;
     int64_t sync_ns, align_ns;
     ck_time async_start;
+    ck_time upload_start; /* its files' uploads began (after local work) */
     int aborted;   /* aborted while its upload was in flight */
     int input_ended; /* taken with the input over */
     int unaligned;   /* a barrier overtook data */
@@ -1498,6 +1499,7 @@ static int upload(ck_task *t, snap_job *j, const char *key, uint8_t *data, size_
  * files (MANIFEST, CURRENT, OPTIONS) are private to the checkpoint. */
 static int start_uploads(ck_task *t, snap_job *j)
 {
+    j->upload_start = ck_now(t->plat);
     int rc = ck_handles_add(&j->handles, CK_HANDLE_SNAPSHOT, 0, j->key, j->len, j->crc,
                             j->kg_start, j->kg_end);
     uint8_t *data = j->data;
@@ -1564,6 +1566,7 @@ static void finish_uploads(ck_task *t, snap_job *j)
     }
     ck_cp_ack ack = {.id = j->id, .sync_ns = j->sync_ns,
                      .async_ns = ck_now(t->plat) - j->async_start, .align_ns = j->align_ns,
+                     .upload_ns = ck_now(t->plat) - j->upload_start,
                      .flags = (j->input_ended ? CK_ACK_INPUT_ENDED : 0) |
                               (j->unaligned ? CK_ACK_UNALIGNED : 0),
                      .inflight = j->inflight,

@@ -105,6 +105,7 @@ int ck_cp_ack_encode(const ck_cp_ack *a, uint8_t **out, size_t *len)
     ck_wbuf_u64(&w, (uint64_t)a->sync_ns);
     ck_wbuf_u64(&w, (uint64_t)a->async_ns);
     ck_wbuf_u64(&w, (uint64_t)a->align_ns);
+    ck_wbuf_u64(&w, (uint64_t)a->upload_ns);
     ck_wbuf_u32(&w, a->flags);
     ck_wbuf_u64(&w, a->inflight);
     ck_handles_put(&w, &a->handles);
@@ -125,6 +126,7 @@ int ck_cp_ack_decode(const uint8_t *p, size_t len, ck_cp_ack *a)
     a->sync_ns = (int64_t)ck_rbuf_u64(&r);
     a->async_ns = (int64_t)ck_rbuf_u64(&r);
     a->align_ns = (int64_t)ck_rbuf_u64(&r);
+    a->upload_ns = (int64_t)ck_rbuf_u64(&r);
     a->flags = ck_rbuf_u32(&r);
     a->inflight = ck_rbuf_u64(&r);
     const char *why;

@@ -71,7 +71,7 @@ typedef enum ck_msg_type {
  * Checkpoint message bodies (little-endian):
  *   TRIGGER : u64 id | i64 trigger time | u32 flags
  *   ACK     : u64 id | i64 sync ns | i64 async ns | i64 alignment ns |
- *             u32 flags | u64 channel state bytes | the snapshot's state
+ *             i64 upload ns | u32 flags | u64 channel state bytes | the snapshot's state
  *             handles (handle.h)
  *   DECLINE : u64 id | reason text
  *   COMPLETE, ABORT: u64 id
@@ -79,6 +79,7 @@ typedef enum ck_msg_type {
 typedef struct ck_cp_ack {
     uint64_t id;
     int64_t sync_ns, async_ns, align_ns;
+    int64_t upload_ns; /* of async_ns, from its first upload asked to its last done */
     uint32_t flags;    /* CK_ACK_* */
     uint64_t inflight; /* bytes of channel state in its files (unaligned) */
     ck_handles handles; /* what the snapshot stored */

@@ -231,23 +231,28 @@ static cJSON *checkpoints_arr(const ck_run *r)
             cJSON_AddNumberToObject(o, "complete_s", secs(c->complete));
             cJSON_AddNumberToObject(o, "duration_s", secs(c->complete - c->trigger));
         }
-        int64_t amax = 0, smax = 0, asmax = 0;
-        cJSON *align = cJSON_CreateArray();
+        int64_t amax = 0, smax = 0, asmax = 0, upmax = 0;
+        cJSON *align = cJSON_CreateArray(), *up = cJSON_CreateArray();
         for (uint32_t s = 0; s < g->nsubtasks; s++) {
             const ck_cp_task *t = &c->tasks[s];
             if (!t->acked) {
                 cJSON_AddItemToArray(align, cJSON_CreateNull());
+                cJSON_AddItemToArray(up, cJSON_CreateNull());
                 continue;
             }
             cJSON_AddItemToArray(align, cJSON_CreateNumber(secs(t->align_ns)));
+            cJSON_AddItemToArray(up, cJSON_CreateNumber(secs(t->upload_ns)));
             amax = CK_MAX(amax, t->align_ns);
             smax = CK_MAX(smax, t->sync_ns);
             asmax = CK_MAX(asmax, t->async_ns);
+            upmax = CK_MAX(upmax, t->upload_ns);
         }
         cJSON_AddNumberToObject(o, "alignment_max_s", secs(amax));
         cJSON_AddItemToObject(o, "alignment_s", align);
         cJSON_AddNumberToObject(o, "sync_s", secs(smax));
         cJSON_AddNumberToObject(o, "async_s", secs(asmax));
+        cJSON_AddNumberToObject(o, "upload_max_s", secs(upmax));
+        cJSON_AddItemToObject(o, "upload_s", up);
         cJSON_AddNumberToObject(o, "bytes", (double)c->bytes_new);
         cJSON_AddNumberToObject(o, "bytes_full", (double)c->bytes);
         cJSON_AddNumberToObject(o, "bytes_incremental", (double)c->bytes_new);

@@ -226,6 +226,17 @@ static void test_checkpoints_exactly_once(void **state)
         assert_true(num(c, "async_s", NULL) > 0 && num(c, "async_s", NULL) < d);
         assert_true(num(c, "bytes", NULL) > 10000);
         assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(c, "alignment_s")), 6);
+        /* The upload is the end of the asynchronous phase: the store's
+         * latency and bandwidth at least, never more than the phase. */
+        const cJSON *up = cJSON_GetObjectItem(c, "upload_s"), *u;
+        assert_int_equal(cJSON_GetArraySize(up), 6);
+        double umax = 0;
+        cJSON_ArrayForEach(u, up)
+        {
+            assert_true(u->valuedouble >= 0.002 && u->valuedouble <= num(c, "async_s", NULL));
+            umax = u->valuedouble > umax ? u->valuedouble : umax;
+        }
+        assert_true(num(c, "upload_max_s", NULL) == umax);
         assert_true(num(c, "acknowledged", NULL) == 6);
     }
     assert_int_equal(seen, completed);

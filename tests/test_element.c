@@ -333,7 +333,7 @@ static void test_wire_rejects(void **state)
 static void test_ack_handles_and_bad_keys(void **state)
 {
     (void)state;
-    ck_cp_ack a = {.id = 3, .sync_ns = 4, .async_ns = 5, .align_ns = 6,
+    ck_cp_ack a = {.id = 3, .sync_ns = 4, .async_ns = 5, .align_ns = 6, .upload_ns = 2,
                    .flags = CK_ACK_UNALIGNED, .inflight = 10};
     const char *key = "checkpoints/j/chk-3/v0-0.state";
     assert_int_equal(ck_handles_add(&a.handles, CK_HANDLE_SNAPSHOT, 0, key, 100, 7, 0, 64), 0);
@@ -348,11 +348,11 @@ static void test_ack_handles_and_bad_keys(void **state)
     uint8_t *b;
     size_t n;
     assert_int_equal(ck_cp_ack_encode(&a, &b, &n), 0);
-    assert_int_equal(n, 44 + 4 + 2 * 29 + strlen(key) + strlen("checkpoints/j/shared/a"));
+    assert_int_equal(n, 52 + 4 + 2 * 29 + strlen(key) + strlen("checkpoints/j/shared/a"));
     ck_cp_ack out;
     assert_int_equal(ck_cp_ack_decode(b, n, &out), 0);
     assert_true(out.id == 3 && out.sync_ns == 4 && out.async_ns == 5 && out.align_ns == 6 &&
-                out.flags == CK_ACK_UNALIGNED && out.inflight == 10);
+                out.upload_ns == 2 && out.flags == CK_ACK_UNALIGNED && out.inflight == 10);
     assert_int_equal(out.handles.n, 2);
     assert_string_equal(out.handles.v[0].key, key);
     assert_true(out.handles.v[0].bytes == 100 && out.handles.v[0].crc == 7 &&
@@ -362,11 +362,11 @@ static void test_ack_handles_and_bad_keys(void **state)
     assert_int_equal(ck_handles_bytes(&out.handles), 120);
     ck_cp_ack_free(&out);
     /* the first key starts after the fixed fields, the count and kind|flags|length */
-    b[52 + 5] = 0;
+    b[60 + 5] = 0;
     assert_int_equal(ck_cp_ack_decode(b, n, &out), CK_ECORRUPT);
-    b[52 + 5] = '\n'; /* nor a control character: keys end up in log lines */
+    b[60 + 5] = '\n'; /* nor a control character: keys end up in log lines */
     assert_int_equal(ck_cp_ack_decode(b, n, &out), CK_ECORRUPT);
-    b[52 + 5] = 'x';
+    b[60 + 5] = 'x';
     assert_int_equal(ck_cp_ack_decode(b, n, &out), 0);
     ck_cp_ack_free(&out);
     for (size_t cut = 0; cut < n; cut++) /* every truncation is refused */
