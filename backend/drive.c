@@ -82,7 +82,19 @@ void ck_drive_push(ck_dnode *n, ck_dmsg *m)
         free(m);
         return;
     }
-    CK_QUEUE_APPEND(n->head, n->tail, m);
+    /* A completion goes ahead of the messages waiting: it is the end of
+     * work another thread did (an upload, a download, a snapshot's
+     * background part), which in Flink reports without queueing behind
+     * the task's input. Completions and notices keep their own order. */
+    ck_dmsg **at = &n->head;
+    while (m->kind == CK_DMSG_COMPLETE && *at && (*at)->kind != CK_DMSG_MESSAGE)
+        at = &(*at)->next;
+    if (m->kind != CK_DMSG_COMPLETE || !*at) {
+        CK_QUEUE_APPEND(n->head, n->tail, m);
+        return;
+    }
+    m->next = *at;
+    *at = m;
 }
 
 int ck_drive_post(ck_dnode *n, int kind, uint64_t token, int status, uint8_t *data, size_t len)

@@ -18,8 +18,11 @@
  * a step `now`, and the step tells it when the node wants the next.
  *
  * A node's inbox holds, in arrival order, messages, completions and
- * "peer lost" notices; a step hands them all over after the deadline, and
- * then asks for work:
+ * "peer lost" notices, except that a completion goes ahead of the
+ * messages already waiting (the end of work done beside the node, as an
+ * upload on Flink's asynchronous snapshot threads, is not input to queue
+ * behind); a step hands them all over after the deadline, and then asks
+ * for work:
  *
  *   IDLE --message, completion, deadline--> RUNNABLE --step--> IDLE
  *   RUNNABLE --step charges CPU--> BUSY --busy_until passes--> RUNNABLE

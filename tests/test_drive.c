@@ -2,7 +2,8 @@
  * test_drive.c - how both backends drive a host's nodes
  * (backend/drive.h): CPU as virtual time on the host's cores, input and
  * output held while a node is busy, a finished node kept until its last
- * output is sent, timed completions, and which nodes a pass must step.
+ * output is sent, timed completions, completions ahead of waiting
+ * messages, and which nodes a pass must step.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -282,6 +283,39 @@ static void test_timed_completions(void **state)
     ck_cores_free(&c);
 }
 
+/* A completion goes ahead of the messages waiting, behind the
+ * completions and notices already ahead of them; anything else keeps
+ * arrival order. */
+static void test_completions_go_ahead_of_messages(void **state)
+{
+    (void)state;
+    ck_dnode d;
+    memset(&d, 0, sizeof(d));
+    struct {
+        int kind;
+        uint64_t token;
+    } in[] = {{CK_DMSG_MESSAGE, 1},  {CK_DMSG_MESSAGE, 2}, {CK_DMSG_COMPLETE, 3},
+              {CK_DMSG_PEER_LOST, 4}, {CK_DMSG_COMPLETE, 5}, {CK_DMSG_MESSAGE, 6}};
+    for (size_t i = 0; i < sizeof(in) / sizeof(in[0]); i++)
+        assert_int_equal(ck_drive_post(&d, in[i].kind, in[i].token, 0, NULL, 0), CK_OK);
+    uint64_t want[] = {3, 5, 1, 2, 4, 6};
+    const ck_dmsg *m = d.head;
+    for (size_t i = 0; i < 6; i++, m = m->next) {
+        assert_non_null(m);
+        assert_int_equal(m->token, want[i]);
+    }
+    assert_null(m);
+    assert_int_equal(d.tail->token, 6);
+    ck_drive_clear(&d);
+    /* With no message waiting, a completion goes last. */
+    assert_int_equal(ck_drive_post(&d, CK_DMSG_PEER_LOST, 1, 0, NULL, 0), CK_OK);
+    assert_int_equal(ck_drive_post(&d, CK_DMSG_COMPLETE, 2, 0, NULL, 0), CK_OK);
+    assert_int_equal(d.head->token, 1);
+    assert_int_equal(d.tail->token, 2);
+    ck_drive_clear(&d);
+    assert_null(d.head);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -290,6 +324,7 @@ int main(void)
         cmocka_unit_test(test_finished_node_sends_its_last_output),
         cmocka_unit_test(test_wants_and_due),
         cmocka_unit_test(test_timed_completions),
+        cmocka_unit_test(test_completions_go_ahead_of_messages),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
