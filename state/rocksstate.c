@@ -11,6 +11,9 @@
 
 #include "bytes.h"
 #include "error.h"
+#include "rocksshim.h"
+
+#define NLEVELS CK_ROCKS_LEVELS
 
 typedef struct rocks_ks {
     ck_kstate base;
@@ -20,6 +23,11 @@ typedef struct rocks_ks {
     rocksdb_readoptions_t *ro;
     char *dir;
     uint64_t write_buffer;
+    uint64_t target_file, level_base; /* compaction's output file size, level 1's target */
+    /* per level, the largest key its last compaction took: the next one
+     * takes the file after it (round robin, as LevelDB's compact pointer) */
+    char *cptr[NLEVELS];
+    size_t cptr_len[NLEVELS];
     uint64_t entries;
     uint32_t since_check; /* writes since the memtable was last measured */
     /* the key being built and the value acquired */
@@ -143,22 +151,123 @@ static uint64_t new_sst_bytes(rocks_ks *r, const char *before, size_t blen, char
     return bytes;
 }
 
-/* Waits until RocksDB's leveled compaction (level 0 past its file-count
- * trigger, then each level past its size target, by level size ratios)
- * needs nothing more. RocksDB schedules compactions only when a flush or
- * a compaction ends, or a database opens, and runs one at a time: waiting
- * here, after each of those, leaves none running while the operator
- * writes, so that what it writes depends on the flushes alone. */
+int ck_rocks_levels(ck_kstate *s, int *files, uint64_t *bytes)
+{
+    rocks_ks *r = (rocks_ks *)s;
+    const rocksdb_livefiles_t *lf = rocksdb_livefiles(r->db);
+    if (!lf)
+        return CK_EIO;
+    memset(files, 0, NLEVELS * sizeof(*files));
+    memset(bytes, 0, NLEVELS * sizeof(*bytes));
+    for (int i = 0; i < rocksdb_livefiles_count(lf); i++) {
+        int lv = rocksdb_livefiles_level(lf, i);
+        if (lv >= 0 && lv < NLEVELS) {
+            files[lv]++;
+            bytes[lv] += rocksdb_livefiles_size(lf, i);
+        }
+    }
+    rocksdb_livefiles_destroy(lf);
+    return CK_OK;
+}
+
+/* a < b, keys compared as RocksDB's bytewise comparator does */
+static int key_less(const char *a, size_t al, const char *b, size_t bl)
+{
+    int c = memcmp(a, b, al < bl ? al : bl);
+    return c < 0 || (c == 0 && al < bl);
+}
+
+/* Of level lv's files in lf, the one to compact next: the first whose
+ * smallest key is past the level's compact pointer, else the first. */
+static int pick_file(const rocks_ks *r, const rocksdb_livefiles_t *lf, int lv)
+{
+    int best = -1, first = -1;
+    const char *bk = NULL, *fk = NULL;
+    size_t bl = 0, fl = 0;
+    for (int i = 0; i < rocksdb_livefiles_count(lf); i++) {
+        if (rocksdb_livefiles_level(lf, i) != lv)
+            continue;
+        size_t kl;
+        const char *k = rocksdb_livefiles_smallestkey(lf, i, &kl);
+        if (first < 0 || key_less(k, kl, fk, fl))
+            first = i, fk = k, fl = kl;
+        if (r->cptr[lv] && !key_less(r->cptr[lv], r->cptr_len[lv], k, kl))
+            continue; /* at or before the pointer */
+        if (best < 0 || key_less(k, kl, bk, bl))
+            best = i, bk = k, bl = kl;
+    }
+    return best >= 0 ? best : first;
+}
+
+/* The engine's leveled compaction, in this thread, after every flush and
+ * after a restore opens the instance (RocksDB's own is off): while level
+ * 0 holds CK_ROCKS_L0_TRIGGER files or more, all of them go into level 1;
+ * then, level by level, while a level holds more than its target
+ * (max-size-level-base, times 10 per level below 1), one of its files (in
+ * key order, round robin) goes into the next. RocksDB adds the files of
+ * the output level that overlap. Nothing runs beside the operator's
+ * writes, and the tree after each flush depends on the writes alone. */
 static int compact(rocks_ks *r)
 {
-    for (uint64_t pending = 1, running = 1; pending || running;) {
-        if (prop_int(r, "rocksdb.compaction-pending", &pending) ||
-            prop_int(r, "rocksdb.num-running-compactions", &running))
+    for (int round = 0; round < 10000; round++) {
+        const rocksdb_livefiles_t *lf = rocksdb_livefiles(r->db);
+        if (!lf)
             return CK_EIO;
-        if (pending || running)
-            usleep(200);
+        int n = rocksdb_livefiles_count(lf), from = -1, l0 = 0;
+        uint64_t size[NLEVELS] = {0};
+        for (int i = 0; i < n; i++) {
+            int lv = rocksdb_livefiles_level(lf, i);
+            if (lv >= 0 && lv < NLEVELS)
+                size[lv] += rocksdb_livefiles_size(lf, i);
+            l0 += lv == 0;
+        }
+        if (l0 >= CK_ROCKS_L0_TRIGGER) {
+            from = 0;
+        } else {
+            double target = (double)r->level_base;
+            for (int lv = 1; lv < NLEVELS - 1 && from < 0; lv++, target *= 10)
+                if ((double)size[lv] > target)
+                    from = lv;
+        }
+        if (from < 0) {
+            rocksdb_livefiles_destroy(lf);
+            return CK_OK;
+        }
+        const char **names = malloc((size_t)n * sizeof(*names));
+        int k = 0;
+        if (!names) {
+            rocksdb_livefiles_destroy(lf);
+            return CK_ENOMEM;
+        }
+        if (from == 0) {
+            for (int i = 0; i < n; i++)
+                if (rocksdb_livefiles_level(lf, i) == 0)
+                    names[k++] = rocksdb_livefiles_name(lf, i);
+        } else {
+            int f = pick_file(r, lf, from);
+            size_t kl;
+            const char *big = rocksdb_livefiles_largestkey(lf, f, &kl);
+            char *c = malloc(kl ? kl : 1);
+            if (!c) {
+                free(names);
+                rocksdb_livefiles_destroy(lf);
+                return CK_ENOMEM;
+            }
+            memcpy(c, big, kl);
+            free(r->cptr[from]);
+            r->cptr[from] = c;
+            r->cptr_len[from] = kl;
+            names[k++] = rocksdb_livefiles_name(lf, f);
+        }
+        char err[300];
+        int rc = ck_rocks_compact_files(r->db, names, k, from + 1, r->target_file, err,
+                                        sizeof(err));
+        free(names);
+        rocksdb_livefiles_destroy(lf);
+        if (rc)
+            return CK_EIO;
     }
-    return CK_OK;
+    return CK_EIO; /* it never settled: a bug */
 }
 
 /* Flushes the memtable into a level-0 file, waiting for it; then lets
@@ -477,6 +586,8 @@ static void rks_free(ck_kstate *s)
         rocksdb_writeoptions_destroy(r->wo);
     if (r->ro)
         rocksdb_readoptions_destroy(r->ro);
+    for (int lv = 0; lv < NLEVELS; lv++)
+        free(r->cptr[lv]);
     free(r->dir);
     free(r->kbuf);
     free(r->list);
@@ -734,12 +845,14 @@ ck_kstate *ck_rocks_open(const char *dir, const ck_rocks_opts *o, int kg_start, 
     uint64_t write_buffer = o->write_buffer, target_file = o->target_file,
              level_base = o->level_base;
     r->write_buffer = write_buffer;
+    r->target_file = target_file;
+    r->level_base = level_base;
     r->opts = rocksdb_options_create();
     rocksdb_options_set_create_if_missing(r->opts, 1);
-    /* compactions run one at a time, and compact() waits for them */
-    rocksdb_options_set_disable_auto_compactions(r->opts, 0);
-    rocksdb_options_set_max_background_compactions(r->opts, 1);
-    rocksdb_options_set_level0_file_num_compaction_trigger(r->opts, CK_ROCKS_L0_TRIGGER);
+    /* no compaction of RocksDB's own: the engine's (compact()) runs in
+     * this thread at points it chooses */
+    rocksdb_options_set_disable_auto_compactions(r->opts, 1);
+    rocksdb_options_set_num_levels(r->opts, NLEVELS);
     rocksdb_options_set_level0_slowdown_writes_trigger(r->opts, 1 << 20);
     rocksdb_options_set_level0_stop_writes_trigger(r->opts, 1 << 20);
     rocksdb_options_set_max_subcompactions(r->opts, 1);

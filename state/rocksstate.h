@@ -22,14 +22,15 @@
  * state.backend.rocksdb.writebuffer.size (checked every
  * CK_ROCKS_CHECK_EVERY writes, so at the same write whatever the timing)
  * and when a checkpoint's synchronous phase asks (ck_kstate_ops.flush).
- * RocksDB's own leveled compaction runs (level 0 past CK_ROCKS_L0_TRIGGER
- * files, then each level past its size target, max-size-level-base times
- * 10 per level, into files of target-file-size-base), one compaction at a
- * time; RocksDB starts one only when a flush or a compaction ends (or an
- * instance opens), and the instance waits after each until none is
- * needed. Writes never meet a running compaction, and the LSM tree after
- * each flush depends on the writes alone: the same seed gives the same
- * files.
+ * RocksDB's automatic compactions are off: after every flush (and after
+ * a restore opens an instance) the engine compacts, in its own thread, by
+ * a leveled policy: level 0's files all into level 1 once there are
+ * CK_ROCKS_L0_TRIGGER of them, then, level by level, one file (in key
+ * order, round robin) into the next while a level holds more than its
+ * target (max-size-level-base, times 10 per level), into files of
+ * target-file-size-base (DB::CompactFiles, through rocksshim.h). Writes
+ * never meet a running compaction, and the LSM tree after each flush
+ * depends on the writes alone: the same seed gives the same files.
  *
  * Access: acquire reads a copy into the instance's scratch, release writes
  * it back when it changed (or was created); list_add reads the list and
@@ -45,6 +46,11 @@
 
 #define CK_ROCKS_CHECK_EVERY 256
 #define CK_ROCKS_L0_TRIGGER 4
+#define CK_ROCKS_LEVELS 7
+
+/* The instance's LSM tree: per level 0..CK_ROCKS_LEVELS-1, its files and
+ * their bytes. 0 or CK_EIO. */
+int ck_rocks_levels(ck_kstate *s, int *files, uint64_t *bytes);
 
 /* Opens a fresh instance in directory dir (created; what was there is
  * destroyed first), with options o. NULL with a one-line reason in err. */

@@ -4,7 +4,9 @@
  * same answers, the same entry counts and, key group by key group, the
  * same canonical entries in their views (so the same state files); a view
  * keeps what it saw while writes go on; a small write buffer makes the
- * instance flush and compact at points that depend only on the writes; an
+ * instance flush and compact at points that depend only on the writes, and
+ * the engine's leveled compaction keeps level 0 and every level within
+ * their limits after each flush; an
  * instance that cannot open says where; freeing one deletes its directory.
  */
 #include <setjmp.h>
@@ -237,11 +239,57 @@ static void test_same_as_heap(void **state)
     assert_int_equal(stat(dir, &sb), -1); /* freeing it deleted its directory */
 }
 
-/* Flushes and compactions fall at the same writes on every run. */
+/* The engine's leveled compaction: after every flush, level 0 holds fewer
+ * than CK_ROCKS_L0_TRIGGER files and every level above the last within
+ * its target (32 KiB, times 10 per level); the tree grows past level 1;
+ * compacting rewrote bytes. */
+static void test_leveled_compaction(void **state)
+{
+    (void)state;
+    char dir[300], err[300];
+    snprintf(dir, sizeof(dir), "%s/levels", tmpdir);
+    ck_kstate *ks[2];
+    ks[0] = ck_kstate_new(CK_BACKEND_HASHMAP, KG_LO, KG_HI, descs, 3);
+    const ck_rocks_opts tiny = {32 << 10, 16 << 10, 32 << 10};
+    ks[1] = ck_rocks_open(dir, &tiny, KG_LO, KG_HI, descs, 3, err, sizeof(err));
+    assert_non_null(ks[1]);
+    ck_rng r;
+    ck_rng_init(&r, 5, 2);
+    uint64_t flushes = 0;
+    int deepest = 0;
+    for (int i = 0; i < 120000; i++) {
+        step(ks, &r);
+        if (ks[1]->work.flushes == flushes)
+            continue;
+        flushes = ks[1]->work.flushes;
+        int files[CK_ROCKS_LEVELS];
+        uint64_t bytes[CK_ROCKS_LEVELS];
+        assert_int_equal(ck_rocks_levels(ks[1], files, bytes), 0);
+        assert_true(files[0] < CK_ROCKS_L0_TRIGGER);
+        double target = tiny.level_base;
+        for (int lv = 1; lv < CK_ROCKS_LEVELS - 1; lv++, target *= 10)
+            assert_true((double)bytes[lv] <= target);
+        for (int lv = 0; lv < CK_ROCKS_LEVELS; lv++)
+            if (files[lv])
+                deepest = lv > deepest ? lv : deepest;
+    }
+    assert_true(flushes > 20);
+    assert_true(deepest >= 2);
+    assert_true(ks[1]->work.compactions > 5 && ks[1]->work.compacted > ks[1]->work.flushed / 2);
+    /* what it holds is still what the heap holds */
+    assert_int_equal(ks[0]->ops->entries(ks[0]), ks[1]->ops->entries(ks[1]));
+    ck_kstate_free(ks[0]);
+    ck_kstate_free(ks[1]);
+}
+
+/* Flushes and compactions fall at the same writes on every run, and leave
+ * the same tree. */
 static void test_work_is_deterministic(void **state)
 {
     (void)state;
     ck_kstate_work w[2];
+    int files[2][CK_ROCKS_LEVELS];
+    uint64_t bytes[2][CK_ROCKS_LEVELS];
     for (int run = 0; run < 2; run++) {
         char dir[300], err[300];
         snprintf(dir, sizeof(dir), "%s/det%d", tmpdir, run);
@@ -254,12 +302,18 @@ static void test_work_is_deterministic(void **state)
         for (int i = 0; i < 15000; i++)
             step(ks, &r);
         w[run] = ks[1]->work;
+        assert_int_equal(ck_rocks_levels(ks[1], files[run], bytes[run]), 0);
         ck_kstate_free(ks[0]);
         ck_kstate_free(ks[1]);
     }
     assert_true(w[0].flushes > 0);
     assert_int_equal(w[0].flushes, w[1].flushes);
     assert_int_equal(w[0].compactions, w[1].compactions);
+    assert_true(w[0].compactions > 0);
+    assert_int_equal(w[0].flushed, w[1].flushed);
+    assert_int_equal(w[0].compacted, w[1].compacted);
+    assert_memory_equal(files[0], files[1], sizeof(files[0]));
+    assert_memory_equal(bytes[0], bytes[1], sizeof(bytes[0]));
     assert_int_equal(w[0].reads, w[1].reads);
     assert_int_equal(w[0].writes, w[1].writes);
 }
@@ -509,6 +563,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_same_as_heap),
+        cmocka_unit_test(test_leveled_compaction),
         cmocka_unit_test(test_work_is_deterministic),
         cmocka_unit_test(test_native_snapshot_restore),
         cmocka_unit_test(test_changelog),
