@@ -31,12 +31,14 @@ void ck_capture_free(ck_capture *c)
 typedef struct entry_writer {
     ck_wbuf *w;
     const ck_keyed_capture *k;
+    uint64_t n; /* entries written */
 } entry_writer;
 
 static int write_entry(void *arg, const ck_kentry *e)
 {
     entry_writer *ew = arg;
     const ck_state_desc *d = &ew->k->states[e->st];
+    ew->n++;
     ck_wbuf_u32(ew->w, (uint32_t)e->st);
     ck_wbuf_u32(ew->w, e->klen);
     ck_wbuf_u64(ew->w, (uint64_t)e->ns);
@@ -100,38 +102,36 @@ int ck_snap_encode(const ck_capture *c, uint8_t **out, size_t *len)
             ck_wbuf_u32(&w, (uint32_t)nl);
             ck_wbuf_bytes(&w, d->name, nl);
         }
-        /* each key group counted once: a backend may count by scanning
-         * (RocksDB iterates its view) */
-        uint64_t *counts = none ? NULL : malloc(((size_t)(k->kg_end - k->kg_start) + 1) * 8);
-        if (!none && !counts) {
-            free(w.p);
-            return CK_ENOMEM;
-        }
+        /* One pass over the view (a backend may visit by scanning, as
+         * RocksDB iterates): each key group's count and the number of key
+         * groups are written after their entries, where room was left; a
+         * key group with none is taken back. */
+        size_t groups_at = w.len;
         uint32_t groups = 0;
+        ck_wbuf_u32(&w, 0);
+        entry_writer ew = {&w, k, 0};
         for (int kg = k->kg_start; kg <= k->kg_end && !none; kg++) {
-            counts[kg - k->kg_start] = k->ops->view_count(k->view, kg);
-            groups += counts[kg - k->kg_start] > 0;
-        }
-        ck_wbuf_u32(&w, groups);
-        entry_writer ew = {&w, k};
-        for (int kg = k->kg_start; kg <= k->kg_end && !none; kg++) {
-            uint64_t n = counts[kg - k->kg_start];
-            if (n == 0)
-                continue;
-            if (n > UINT32_MAX) {
-                free(counts);
-                free(w.p);
-                return CK_ETOOBIG;
-            }
+            size_t kg_at = w.len;
             ck_wbuf_u32(&w, (uint32_t)kg);
-            ck_wbuf_u32(&w, (uint32_t)n);
-            if (k->ops->view_visit(k->view, kg, write_entry, &ew)) {
-                free(counts);
+            ck_wbuf_u32(&w, 0);
+            ew.n = 0;
+            if (k->ops->view_visit(k->view, kg, write_entry, &ew) || w.err) {
                 free(w.p);
                 return CK_ENOMEM;
             }
+            if (ew.n > UINT32_MAX) {
+                free(w.p);
+                return CK_ETOOBIG;
+            }
+            if (ew.n == 0) {
+                w.len = kg_at;
+                continue;
+            }
+            ck_put_u32(w.p + kg_at + 4, (uint32_t)ew.n);
+            groups++;
         }
-        free(counts);
+        if (!w.err)
+            ck_put_u32(w.p + groups_at, groups);
         ck_wbuf_u32(&w, (uint32_t)k->ntimers);
         for (size_t t = 0; t < k->ntimers; t++) {
             const ck_timer *tm = &k->timers[t];
