@@ -1629,6 +1629,23 @@ static uint64_t clog_uploaded(const struct task_clog *c)
     return lo;
 }
 
+/* Names c's file `what` under the job's shared/ directory (into key) and
+ * adds its handle to hs: of kind, shared, covering c's operator's key
+ * groups, with local name local. Returns 0 or an error. */
+static int clog_add_file(ck_task *t, const struct task_clog *c, ck_handles *hs, int kind,
+                         const char *what, const char *local, size_t len, uint32_t crc,
+                         char key[CK_HANDLE_KEY_MAX + 1])
+{
+    char shared[200];
+    ck_cc_shared_dir(t->env->job_id, shared, sizeof(shared));
+    if (snprintf(key, CK_HANDLE_KEY_MAX + 1, "%sop%d-%d-a%u-%s", shared, c->log->op, t->subtask,
+                 t->attempt, what) > CK_HANDLE_KEY_MAX)
+        return CK_EINVAL;
+    const ck_op *op = &t->chain.ops[c->k];
+    return ck_handles_add_op(hs, kind, CK_HANDLE_SHARED, key, len, crc, (uint32_t)op->kg_start,
+                             (uint32_t)op->kg_end + 1, (uint32_t)c->log->op, local);
+}
+
 /* Cuts what c's changelog buffers into a segment and uploads it under
  * shared/ (Flink's DSTL persisting). Returns 0 or an error. */
 static int clog_persist(ck_task *t, struct task_clog *c)
@@ -1644,15 +1661,11 @@ static int clog_persist(ck_task *t, struct task_clog *c)
         free(data);
         return CK_ENOBUFS;
     }
-    char shared[200], key[CK_HANDLE_KEY_MAX + 1], local[40];
-    ck_cc_shared_dir(t->env->job_id, shared, sizeof(shared));
-    snprintf(key, sizeof(key), "%sop%d-%d-a%u-log%llu", shared, c->log->op, t->subtask, t->attempt,
-             (unsigned long long)first);
+    char what[40], key[CK_HANDLE_KEY_MAX + 1], local[40];
+    snprintf(what, sizeof(what), "log%llu", (unsigned long long)first);
     snprintf(local, sizeof(local), "%llu-%u", (unsigned long long)first, n);
-    const ck_op *op = &t->chain.ops[c->k];
-    rc = ck_handles_add_op(&c->segs, CK_HANDLE_CHANGELOG, CK_HANDLE_SHARED, key, len,
-                           ck_get_u32(data + len - 4), (uint32_t)op->kg_start,
-                           (uint32_t)op->kg_end + 1, (uint32_t)c->log->op, local);
+    rc = clog_add_file(t, c, &c->segs, CK_HANDLE_CHANGELOG, what, local, len,
+                       ck_get_u32(data + len - 4), key);
     if (rc) {
         free(data);
         return rc;
@@ -1683,18 +1696,15 @@ static const char *mat_file(const ck_handle *h)
  * mat_seq and mat_t0 are set. */
 static int clog_materialize_native(ck_task *t, struct task_clog *c, ck_kstate *in)
 {
-    const ck_op *op = &t->chain.ops[c->k];
     ck_native_snap ns;
     int rc = in->ops->native_take(in, CLOG_NATIVE_ID | c->mat_seq, &ns);
     if (rc)
         return rc;
-    char shared[200];
-    ck_cc_shared_dir(t->env->job_id, shared, sizeof(shared));
     ck_handles_free(&c->mat_next);
     c->mat_bytes = c->mat_state = 0;
     for (uint32_t f = 0; f < ns.n && !rc; f++) {
         const ck_native_file *nf = &ns.files[f];
-        char local[CK_HANDLE_LOCAL_MAX + 1], key[CK_HANDLE_KEY_MAX + 1];
+        char local[CK_HANDLE_LOCAL_MAX + 1], key[CK_HANDLE_KEY_MAX + 1], what[CK_HANDLE_KEY_MAX];
         if (snprintf(local, sizeof(local), "%llu_%s", (unsigned long long)c->mat_seq,
                      nf->name) >= (int)sizeof(local)) {
             rc = CK_EINVAL;
@@ -1713,15 +1723,13 @@ static int clog_materialize_native(ck_task *t, struct task_clog *c, ck_kstate *i
                                    local);
             continue;
         }
-        snprintf(key, sizeof(key), "%sop%d-%d-a%u-mat%llu-%s", shared, c->log->op, t->subtask,
-                 t->attempt, (unsigned long long)c->mat_seq, nf->name);
+        snprintf(what, sizeof(what), "mat%llu-%s", (unsigned long long)c->mat_seq, nf->name);
         uint8_t *data;
         size_t len;
         if ((rc = in->ops->native_read(in, &ns, f, &data, &len)))
             break;
-        rc = ck_handles_add_op(&c->mat_next, CK_HANDLE_MATERIAL, CK_HANDLE_SHARED, key, len,
-                               ck_crc32c(0, data, len), (uint32_t)op->kg_start,
-                               (uint32_t)op->kg_end + 1, (uint32_t)c->log->op, local);
+        rc = clog_add_file(t, c, &c->mat_next, CK_HANDLE_MATERIAL, what, local, len,
+                           ck_crc32c(0, data, len), key);
         if (rc) {
             free(data);
             break;
@@ -1781,15 +1789,12 @@ static int clog_materialize(ck_task *t, struct task_clog *c)
     free(cap);
     if (rc)
         return rc;
-    char shared[200], key[CK_HANDLE_KEY_MAX + 1], local[24];
-    ck_cc_shared_dir(t->env->job_id, shared, sizeof(shared));
-    snprintf(key, sizeof(key), "%sop%d-%d-a%u-mat%llu", shared, c->log->op, t->subtask, t->attempt,
-             (unsigned long long)c->mat_seq);
+    char what[40], key[CK_HANDLE_KEY_MAX + 1], local[24];
+    snprintf(what, sizeof(what), "mat%llu", (unsigned long long)c->mat_seq);
     snprintf(local, sizeof(local), "%llu", (unsigned long long)c->mat_seq);
     ck_handles_free(&c->mat_next);
-    rc = ck_handles_add_op(&c->mat_next, CK_HANDLE_MATERIAL, CK_HANDLE_SHARED, key, len,
-                           ck_get_u32(data + len - 4), (uint32_t)op->kg_start,
-                           (uint32_t)op->kg_end + 1, (uint32_t)c->log->op, local);
+    rc = clog_add_file(t, c, &c->mat_next, CK_HANDLE_MATERIAL, what, local, len,
+                       ck_get_u32(data + len - 4), key);
     if (rc) {
         free(data);
         return rc;
