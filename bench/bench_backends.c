@@ -5,7 +5,8 @@
  * configuration, what Flink's changelog post compared: checkpoint duration
  * p50 and p99, checkpoint size (what each uploaded) p50 and p99, the full
  * size of the last checkpoint, the bytes uploaded over the run, and the
- * recovery time after the crash; then Flink's published figures. The
+ * recovery time after the crash with its download and replay; then
+ * Flink's published figures. The
  * figures are simulated time: the same on any machine. Asserts nothing.
  *
  *   bench_backends [--chandy PATH] [--out DIR]
@@ -49,8 +50,9 @@ int main(int argc, char **argv)
         perror("mkdtemp");
         return 1;
     }
-    printf("%-12s %9s %9s %10s %10s %10s %10s %9s %8s\n", "state", "dur p50", "dur p99",
-           "size p50", "size p99", "full last", "uploaded", "recovery", "verdict");
+    printf("%-12s %4s %9s %9s %10s %10s %10s %10s %9s %9s %8s %8s\n", "state", "n", "dur p50",
+           "dur p99", "size p50", "size p99", "full last", "uploaded", "recovery", "download",
+           "replay", "verdict");
     for (size_t f = 0; f < sizeof(family) / sizeof(family[0]); f++) {
         char scen[600], dir[600], cmd[1600];
         snprintf(scen, sizeof(scen), "%s/scenarios/state-growth-%s.json", CHANDY_SOURCE_DIR,
@@ -67,12 +69,12 @@ int main(int argc, char **argv)
         }
         snprintf(cmd, sizeof(cmd), "%s/run.json", dir);
         cJSON *run = bench_read_json(cmd);
-        double dur[512], size[512], uploaded = 0, full = 0;
+        double dur[1024], size[1024], uploaded = 0, full = 0;
         int n = 0;
         const cJSON *cp;
         cJSON_ArrayForEach(cp, cJSON_GetObjectItem(run, "checkpoints"))
         {
-            if (strcmp(cJSON_GetObjectItem(cp, "status")->valuestring, "completed") || n == 512)
+            if (strcmp(cJSON_GetObjectItem(cp, "status")->valuestring, "completed") || n == 1024)
                 continue;
             dur[n] = bench_field(cp, "duration_s", NULL);
             size[n] = bench_field(cp, "bytes", NULL);
@@ -84,10 +86,13 @@ int main(int argc, char **argv)
         qsort(size, (size_t)n, sizeof(double), cmp_d);
         const cJSON *rec = cJSON_GetArrayItem(cJSON_GetObjectItem(run, "recoveries"), 0);
         const cJSON *ok = cJSON_GetObjectItem(cJSON_GetObjectItem(run, "correctness"), "ok");
-        printf("%-12s %7.0fms %7.0fms %8.2fMB %8.2fMB %8.2fMB %8.1fMB %7.2fs %8s\n", family[f],
-               1e3 * pct(dur, n, 0.5), 1e3 * pct(dur, n, 0.99), pct(size, n, 0.5) / 1e6,
-               pct(size, n, 0.99) / 1e6, full / 1e6, uploaded / 1e6,
+        const cJSON *restore = rec ? cJSON_GetObjectItem(rec, "restore") : NULL;
+        printf("%-12s %4d %7.0fms %7.0fms %8.2fMB %8.2fMB %8.2fMB %8.1fMB %7.2fs %7.2fs %6.2fs %8s\n",
+               family[f], n, 1e3 * pct(dur, n, 0.5), 1e3 * pct(dur, n, 0.99),
+               pct(size, n, 0.5) / 1e6, pct(size, n, 0.99) / 1e6, full / 1e6, uploaded / 1e6,
                rec ? bench_field(rec, "recovery_s", NULL) : -1,
+               restore ? bench_field(restore, "download_s", NULL) : -1,
+               restore ? bench_field(restore, "replay_s", NULL) : -1,
                cJSON_IsTrue(ok) ? "correct" : "WRONG");
         cJSON_Delete(run);
     }

@@ -202,14 +202,20 @@ static void default_demo_suite(void **state)
     cJSON_Delete(region);
     cJSON_Delete(full);
     /* The state backends: incremental checkpoints upload far less than
-     * full ones; the changelog's full size is the largest (a
-     * materialization plus the changelog since it) and its recovery
-     * replays, so it restores slower than the incremental one; its
-     * materializations after the first upload less than the state. */
+     * full ones; changelog checkpoints are shorter and smaller than
+     * incremental ones at p99 (a compaction re-uploads level 1, Flink's
+     * spikes); the changelog's full size is the largest (a materialization
+     * plus the changelog since it) and its recovery replays, so it
+     * restores slower than the incremental one; its one materialization
+     * per subtask is the whole of RocksDB's files. */
     cJSON *heap = load_run("demo/runs/r21"), *inc = load_run("demo/runs/r23"),
           *clog = load_run("demo/runs/r24");
     assert_true(5 * num(inc, "checkpoint_summary", "bytes_p50") <
                 num(heap, "checkpoint_summary", "bytes_p50"));
+    assert_true(2 * num(clog, "checkpoint_summary", "duration_p99_s") <
+                num(inc, "checkpoint_summary", "duration_p99_s"));
+    assert_true(3 * num(clog, "checkpoint_summary", "bytes_p99") <
+                num(inc, "checkpoint_summary", "bytes_p99"));
     assert_true(num(clog, "checkpoint_summary", "last_bytes_full") >
                 num(inc, "checkpoint_summary", "last_bytes_full"));
     const cJSON *ri = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(inc, "recoveries"), 0);
@@ -218,10 +224,9 @@ static void default_demo_suite(void **state)
     assert_true(num(cJSON_GetObjectItemCaseSensitive(rc, "restore"), "replay_s", NULL) >
                 num(cJSON_GetObjectItemCaseSensitive(ri, "restore"), "replay_s", NULL));
     const cJSON *m, *mats = cJSON_GetObjectItemCaseSensitive(clog, "materializations");
-    int partial = 0;
+    assert_int_equal(cJSON_GetArraySize(mats), 4);
     cJSON_ArrayForEach(m, mats)
-        partial += num(m, "bytes", NULL) < num(m, "state_bytes", NULL);
-    assert_true(cJSON_GetArraySize(mats) >= 8 && partial >= 4);
+        assert_true(num(m, "bytes", NULL) > 1e6 && num(m, "bytes", NULL) == num(m, "state_bytes", NULL));
     cJSON_Delete(heap);
     cJSON_Delete(inc);
     cJSON_Delete(clog);
