@@ -211,6 +211,10 @@ struct net_world {
     int64_t *lrate, *llat;
     int64_t *lrate_sent, *llat_sent;
     ck_time store_free; /* this process's store transfers: link busy until then */
+    /* per request the pool has (served in the order asked): when an
+     * upload's bytes are across the link (0: a download, paced after) */
+    ck_time *asked;
+    size_t asked_head, asked_n, asked_cap;
     int kick;           /* a node was deployed during a pass: run another at once */
     int failed;
     int io_failed;      /* failed writing under the output directory: a run that cannot record fails */
@@ -495,15 +499,29 @@ static void store_done(net_node *n, uint64_t token, int status, uint8_t *data, s
 
 static void shape(const net_world *w, int peer, int64_t *rate, int64_t *lat);
 
-/* A store transfer of `bytes` done: over a slow link, its completion waits
- * for the bytes to cross it (one transfer at a time) and a round trip. */
-static void store_done_link(net_node *n, uint64_t token, int status, uint8_t *data, size_t len,
-                            size_t bytes)
+/* Reserves the store's link for `bytes` from now (one transfer at a
+ * time); returns when they are across it. */
+static ck_time store_link(net_world *w, size_t bytes)
+{
+    int64_t rate, lat;
+    shape(w, w->ntm + 1, &rate, &lat);
+    ck_time now = world_now(w);
+    if (rate == 0)
+        return now;
+    ck_time start = CK_MAX(now, w->store_free);
+    return w->store_free = start + (ck_time)((double)bytes * 1e9 / (double)rate);
+}
+
+/* A store transfer done at `across` (its bytes across the link) is
+ * complete a round trip later, and not before now. */
+static void store_done_at(net_node *n, uint64_t token, int status, uint8_t *data, size_t len,
+                          ck_time across)
 {
     net_world *w = n->w;
     int64_t rate, lat;
     shape(w, w->ntm + 1, &rate, &lat);
-    if (rate == 0 && lat == 0) {
+    ck_time now = world_now(w), due = CK_MAX(across + lat, now) + lat;
+    if (due <= now) {
         store_done(n, token, status, data, len);
         return;
     }
@@ -512,12 +530,46 @@ static void store_done_link(net_node *n, uint64_t token, int status, uint8_t *da
         free(data);
         return;
     }
-    ck_time now = world_now(w), start = CK_MAX(now, w->store_free);
-    ck_time end = start + (rate > 0 ? (ck_time)((double)bytes * 1e9 / (double)rate) : 0);
-    w->store_free = end;
     *m = (ck_dmsg){.kind = CK_DMSG_COMPLETE, .data = data, .len = len, .token = token,
                    .status = status, .to = &n->b.d};
-    ck_dlater_add(&w->bh.later, m, end + 2 * lat);
+    ck_dlater_add(&w->bh.later, m, due);
+}
+
+/* A download of `bytes` read: over a slow link, its completion waits for
+ * the bytes to cross it and a round trip. */
+static void store_done_link(net_node *n, uint64_t token, int status, uint8_t *data, size_t len,
+                            size_t bytes)
+{
+    store_done_at(n, token, status, data, len, store_link(n->w, bytes));
+}
+
+/* Hands a put (data: the pool's, even on failure) or a get to the pool;
+ * an upload's bytes cross the link while the store writes them, as they
+ * stream to a real one. Returns the pool's status (nothing is asked on
+ * failure). */
+static int store_ask(net_world *w, net_node *n, int get, const char *key, uint8_t *data,
+                     size_t len, uint64_t token)
+{
+    if (w->asked_n == w->asked_cap) {
+        size_t cap = w->asked_cap ? 2 * w->asked_cap : 64;
+        ck_time *a = malloc(cap * sizeof(*a));
+        if (!a) {
+            free(data);
+            return CK_ENOMEM;
+        }
+        for (size_t i = 0; i < w->asked_n; i++)
+            a[i] = w->asked[(w->asked_head + i) % w->asked_cap];
+        free(w->asked);
+        w->asked = a;
+        w->asked_head = 0;
+        w->asked_cap = cap;
+    }
+    int status = get ? ck_storepool_get(w->pool, key, n, token)
+                     : ck_storepool_put(w->pool, key, data, len, n, token);
+    if (status)
+        return status;
+    w->asked[(w->asked_head + w->asked_n++) % w->asked_cap] = get ? 0 : store_link(w, len);
+    return CK_OK;
 }
 
 static int store_cut(const net_world *w)
@@ -564,7 +616,7 @@ static int net_store_put(ck_bnode *b, const char *key, uint8_t *data, size_t len
     net_node *n = (net_node *)b;
     if (store_cut(n->w))
         return hold_store(n->w, n, 0, key, data, len, token);
-    int status = ck_storepool_put(n->w->pool, key, data, len, n, token);
+    int status = store_ask(n->w, n, 0, key, data, len, token);
     if (status)
         store_done_link(n, token, status, NULL, 0, len);
     return CK_OK;
@@ -575,7 +627,7 @@ static int net_store_get(ck_bnode *b, const char *key, uint64_t token)
     net_node *n = (net_node *)b;
     if (store_cut(n->w))
         return hold_store(n->w, n, 1, key, NULL, 0, token);
-    int status = ck_storepool_get(n->w->pool, key, n, token);
+    int status = store_ask(n->w, n, 1, key, NULL, 0, token);
     if (status)
         store_done_link(n, token, status, NULL, 0, 0);
     return CK_OK;
@@ -589,6 +641,9 @@ static void store_reap(net_world *w)
     while ((k = ck_storepool_reap(w->pool, d, 16)) > 0)
         for (size_t i = 0; i < k; i++) {
             net_node *n = d[i].ctx;
+            ck_time across = w->asked[w->asked_head];
+            w->asked_head = (w->asked_head + 1) % w->asked_cap;
+            w->asked_n--;
             if (d[i].get) {
                 store_done_link(n, d[i].token, d[i].status, d[i].data, d[i].len, d[i].len);
                 continue;
@@ -598,7 +653,7 @@ static void store_reap(net_world *w)
                 fail_io(w, "cannot write to the store");
             }
             ck_bnode_put_landed(&n->b, w->store_dir, d[i].key, d[i].status);
-            store_done_link(n, d[i].token, d[i].status, NULL, 0, d[i].len);
+            store_done_at(n, d[i].token, d[i].status, NULL, 0, across);
         }
 }
 
@@ -611,9 +666,7 @@ static void release_store(net_world *w)
         if (!w->held_store)
             w->held_store_tail = NULL;
         if (!h->n->b.d.dead) {
-            int status = h->get ? ck_storepool_get(w->pool, h->key, h->n, h->token)
-                                : ck_storepool_put(w->pool, h->key, h->data, h->len, h->n,
-                                                   h->token);
+            int status = store_ask(w, h->n, h->get, h->key, h->data, h->len, h->token);
             h->data = NULL; /* the pool's now */
             if (status)
                 store_done_link(h->n, h->token, status, NULL, 0, h->get ? 0 : h->len);
@@ -1570,6 +1623,9 @@ static void world_free(net_world *w)
 {
     ck_storepool_free(w->pool); /* before the nodes its requests name */
     w->pool = NULL;
+    free(w->asked);
+    w->asked = NULL;
+    w->asked_head = w->asked_n = w->asked_cap = 0;
     net_node *n = w->nodes;
     while (n) {
         net_node *next = n->next;
@@ -1626,6 +1682,8 @@ static void host_main(net_world *w, int host)
     w->held_store = w->held_store_tail = NULL;
     ck_storepool_forsake(w->pool); /* the job manager's: its thread is not here */
     w->pool = NULL;
+    w->asked = NULL; /* nor what it asked */
+    w->asked_head = w->asked_n = w->asked_cap = 0;
     for (int h = 0; h <= w->ntm; h++)
         if (h != host)
             close(w->listen_fd[h]);
