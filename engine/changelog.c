@@ -114,7 +114,9 @@ int ck_clog_replay(const uint8_t *p, size_t len, ck_kstate *ks, int maxp, uint64
         uint32_t klen = ck_rbuf_u32(&r);
         const uint8_t *key = klen <= ck_rbuf_left(&r) ? ck_rbuf_take(&r, klen) : NULL;
         if (r.err || !key || h[1] >= nst || h[0] < CK_CLOG_PUT || h[0] > CK_CLOG_ADD ||
-            kg >= (uint32_t)maxp || (h[0] == CK_CLOG_ADD && ks->states[h[1]].kind != CK_STATE_LIST))
+            kg >= (uint32_t)maxp ||
+            /* a list changes by ADD and REMOVE only: a PUT would set its length */
+            (h[0] == CK_CLOG_ADD) != (h[0] != CK_CLOG_REMOVE && ks->states[h[1]].kind == CK_STATE_LIST))
             BAD("bad changelog record");
         int st = h[1];
         ck_kkey k = {.loc = {.kg = (int)kg, .ns = ns}, .key = (const char *)key, .klen = klen};
