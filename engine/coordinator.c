@@ -188,6 +188,35 @@ static void discard(ck_cc *cc, ck_cp_record *r)
     }
 }
 
+int ck_cc_adopt(ck_cc *cc, const ck_restore_point *start, const ck_handles *tasks)
+{
+    if (!start->id || !tasks || (start->flags & CK_CP_FLAG_SAVEPOINT))
+        return CK_OK;
+    for (uint32_t s = 0; s < cc->g->nsubtasks; s++)
+        for (uint32_t i = 0; i < tasks[s].n; i++)
+            if ((tasks[s].v[i].flags & CK_HANDLE_SHARED) &&
+                !ck_sreg_ref(&cc->shared, tasks[s].v[i].key))
+                return CK_ENOMEM;
+    cc->adopted = tasks;
+    snprintf(cc->adopted_dir, sizeof(cc->adopted_dir), "%s", start->dir);
+    return CK_OK;
+}
+
+/* Retires the adopted checkpoint (ck_cc_adopt). */
+static void retire_adopted(ck_cc *cc)
+{
+    for (uint32_t s = 0; s < cc->g->nsubtasks; s++)
+        for (uint32_t i = 0; i < cc->adopted[s].n; i++) {
+            const ck_handle *h = &cc->adopted[s].v[i];
+            if (!(h->flags & CK_HANDLE_SHARED) || ck_sreg_unref(&cc->shared, h->key) == 0)
+                cc->plat->ops->store_delete(cc->plat, h->key);
+        }
+    char key[200];
+    ck_cc_metadata_key(cc->adopted_dir, key, sizeof(key));
+    cc->plat->ops->store_delete(cc->plat, key);
+    cc->adopted = NULL;
+}
+
 /* A slot for a new checkpoint opened: arm the trigger again if it waited. */
 static void rearm(ck_cc *cc, ck_time now)
 {
@@ -538,6 +567,8 @@ void ck_cc_on_stored(ck_cc *cc, uint64_t token, int status)
             o->retired = 1;
         }
     }
+    if (cc->adopted && kept >= cc->retained) /* older than any of the job's own */
+        retire_adopted(cc);
     rearm(cc, now);
 }
 

@@ -158,6 +158,10 @@ typedef struct ck_cc {
     uint32_t nfinished; /* how many are */
     ck_rng rng;        /* the first checkpoint's delay of every attempt */
     ck_sreg shared;    /* references to files under shared/ (sharedreg.h) */
+    /* The retained checkpoint the job started from (ck_cc_adopt), until
+     * retired: its files, per subtask (borrowed), and its directory. */
+    const ck_handles *adopted;
+    char adopted_dir[160];
 } ck_cc;
 
 /* Returns 0 or CK_ENOMEM. Periodic checkpoints are off when the interval
@@ -165,6 +169,16 @@ typedef struct ck_cc {
  * attempt's first checkpoint time. */
 int ck_cc_init(ck_cc *cc, ck_platform *plat, const ck_graph *g, const ck_config *cfg,
                const char *job_id, uint64_t first_id, uint64_t seed);
+
+/* The job starts from retained checkpoint `start` (its handles per
+ * subtask, borrowed until ck_cc_free), which it then owns, as Flink's
+ * claim restore mode does: the shared files it refers to are referenced
+ * like a completed checkpoint's, so that the job's own checkpoints may
+ * refer to them again, and once num-retained newer checkpoints completed
+ * it is retired like one (its files and _metadata deleted, shared ones
+ * when nothing else refers to them). Savepoints belong to the user: not
+ * adopted. Returns 0 or CK_ENOMEM. */
+int ck_cc_adopt(ck_cc *cc, const ck_restore_point *start, const ck_handles *tasks);
 
 /* Triggers a savepoint now (stop: stop-with-savepoint). Returns its id, or
  * 0 when no attempt is running. */

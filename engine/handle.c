@@ -5,6 +5,12 @@
 
 #include "wire.h"
 
+int ck_handle_crc_whole(const ck_handle *h)
+{
+    return h->kind == CK_HANDLE_NATIVE ||
+           (h->kind == CK_HANDLE_MATERIAL && strchr(h->local, '_') != NULL);
+}
+
 int ck_handle_local_ok(const char *s)
 {
     size_t n = strlen(s);

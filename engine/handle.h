@@ -92,6 +92,11 @@ int ck_handles_add_native(ck_handles *hs, uint32_t flags, const char *key, uint6
 /* 1 when s can name a native file: 1..CK_HANDLE_LOCAL_MAX of [A-Za-z0-9._-],
  * not "." or "..". */
 int ck_handle_local_ok(const char *s);
+/* 1 when h's crc is that of its whole file, as a native file's is (a
+ * RocksDB file, or one in a materialization: its local name is
+ * "<seq>_<file>"); 0 when its file ends with its own crc32c of the bytes
+ * before it, as a canonical file or a changelog segment does. */
+int ck_handle_crc_whole(const ck_handle *h);
 /* Bytes of the files this checkpoint uploaded itself (not CK_HANDLE_REUSED). */
 uint64_t ck_handles_bytes_new(const ck_handles *hs);
 /* dst (empty) becomes a copy of src. 0 or CK_ENOMEM (dst left empty). */

@@ -2544,7 +2544,7 @@ static int restore_done(ck_task *t, int status, uint8_t *data, size_t len)
     if (h->kind != CK_HANDLE_SNAPSHOT) {
         /* a native file's handle has the CRC of the whole file; a
          * changelog segment or canonical materialization ends with its own */
-        int native = h->kind == CK_HANDLE_NATIVE || (h->kind == CK_HANDLE_MATERIAL && mat_file(h));
+        int native = ck_handle_crc_whole(h);
         uint32_t crc = native ? ck_crc32c(0, data, len)
                        : len >= 4                  ? ck_get_u32(data + len - 4)
                                                    : ~h->crc;

@@ -11,6 +11,8 @@
 #include "bytes.h"
 #include "crc32c.h"
 #include "error.h"
+#include "keygroup.h"
+#include "kstate.h"
 #include "snapshot.h"
 #include "storefs.h"
 
@@ -116,8 +118,21 @@ int ck_sp_open(ck_savepoint *sp, const char *path, char *err, size_t errlen)
         ck_sp_free(sp);
         return rc;
     }
-    /* Every file sits in the same directory of the store. */
-    const char *k0 = sp->meta.tasks[0].v[0].key, *slash = strrchr(k0, '/');
+    /* Every canonical file sits in the same directory of the store; the
+     * files an incremental or changelog checkpoint shares with others, in
+     * the job's shared/ beside it. */
+    const char *k0 = NULL, *slash;
+    for (uint32_t s = 0; s < sp->meta.nsubtasks && !k0; s++)
+        for (uint32_t k = 0; k < sp->meta.tasks[s].n && !k0; k++)
+            if (sp->meta.tasks[s].v[k].kind == CK_HANDLE_SNAPSHOT)
+                k0 = sp->meta.tasks[s].v[k].key;
+    if (!k0) {
+        snprintf(err, errlen, "%s: lists no canonical state file (expected one per subtask)",
+                 file);
+        ck_sp_free(sp);
+        return CK_ECORRUPT;
+    }
+    slash = strrchr(k0, '/');
     if (!slash || (size_t)(slash - k0) + 2 > sizeof(sp->dir)) {
         snprintf(err, errlen, "%s: state file \"%s\" is not in a directory", file, k0);
         ck_sp_free(sp);
@@ -125,6 +140,10 @@ int ck_sp_open(ck_savepoint *sp, const char *path, char *err, size_t errlen)
     }
     memcpy(sp->dir, k0, (size_t)(slash - k0) + 1);
     sp->dir[slash - k0 + 1] = 0;
+    size_t parent = (size_t)(slash - k0);
+    while (parent > 0 && k0[parent - 1] != '/')
+        parent--;
+    snprintf(sp->shared, sizeof(sp->shared), "%.*sshared/", (int)parent, k0);
     uint32_t nfiles = 0;
     for (uint32_t s = 0; s < sp->meta.nsubtasks; s++)
         nfiles += sp->meta.tasks[s].n;
@@ -134,25 +153,27 @@ int ck_sp_open(ck_savepoint *sp, const char *path, char *err, size_t errlen)
         ck_sp_free(sp);
         return CK_ENOMEM;
     }
-    size_t dl = strlen(sp->dir);
+    size_t dl = strlen(sp->dir), sl = strlen(sp->shared);
+    char meta_file[sizeof(file)];
+    snprintf(meta_file, sizeof(meta_file), "%s", file);
     for (uint32_t s = 0; s < sp->meta.nsubtasks; s++) {
         for (uint32_t k = 0; k < sp->meta.tasks[s].n; k++) {
             const ck_handle *h = &sp->meta.tasks[s].v[k];
             const char *key = h->key;
-            if (strncmp(key, sp->dir, dl) || strchr(key + dl, '/') || !ck_storefs_key_ok(key)) {
-                snprintf(err, errlen, "%s: state file \"%s\" is not in %s", file, key, sp->dir);
+            int in_dir = !strncmp(key, sp->dir, dl) && !strchr(key + dl, '/');
+            int in_shared = h->kind != CK_HANDLE_SNAPSHOT && !strncmp(key, sp->shared, sl) &&
+                            !strchr(key + sl, '/');
+            if ((!in_dir && !in_shared) || !ck_storefs_key_ok(key)) {
+                snprintf(err, errlen, "%s: state file \"%s\" is not in %s%s%s", meta_file, key,
+                         sp->dir, h->kind == CK_HANDLE_SNAPSHOT ? "" : " or ",
+                         h->kind == CK_HANDLE_SNAPSHOT ? "" : sp->shared);
                 ck_sp_free(sp);
                 return CK_ECORRUPT;
             }
-            if (h->kind != CK_HANDLE_SNAPSHOT) {
-                snprintf(err, errlen,
-                         "%s: \"%s\" is a native file of an incremental checkpoint: start "
-                         "from a savepoint or a full checkpoint (canonical state files)",
-                         file, key);
-                ck_sp_free(sp);
-                return CK_ECORRUPT;
-            }
-            snprintf(file, sizeof(file), "%s/%s", sp->path, key + dl);
+            if (in_dir)
+                snprintf(file, sizeof(file), "%s/%s", sp->path, key + dl);
+            else
+                snprintf(file, sizeof(file), "%s/../shared/%s", sp->path, key + sl);
             ck_sp_file *f = &sp->files[sp->nfiles++];
             f->subtask = s;
             f->h = h;
@@ -165,8 +186,9 @@ int ck_sp_open(ck_savepoint *sp, const char *path, char *err, size_t errlen)
                 ck_sp_free(sp);
                 return rc == CK_ENOTFOUND ? CK_EIO : rc;
             }
-            if (f->len < 4 || ck_get_u32(f->data + f->len - 4) != h->crc ||
-                ck_crc32c(0, f->data, f->len - 4) != h->crc) {
+            if (ck_handle_crc_whole(h) ? ck_crc32c(0, f->data, f->len) != h->crc
+                                       : f->len < 4 || ck_get_u32(f->data + f->len - 4) != h->crc ||
+                                             ck_crc32c(0, f->data, f->len - 4) != h->crc) {
                 snprintf(err, errlen, "%s: checksum mismatch (damaged)", file);
                 ck_sp_free(sp);
                 return CK_ECORRUPT;
@@ -320,6 +342,63 @@ static int check_file(const ck_savepoint *sp, const char *file, const ck_snapsho
     return CK_OK;
 }
 
+/* The check of a file an incremental or changelog checkpoint keeps under
+ * shared/ (handle h) against vertex v, subtask i of the job: the keyed
+ * state of one of its operators, in its key groups, in a form the job's
+ * state backend reads. */
+static int check_shared(const ck_savepoint *sp, const ck_handle *h, const ck_graph *g,
+                        const ck_config *cfg, int v, int i, char *err, size_t errlen)
+{
+    const char *what = h->kind == CK_HANDLE_NATIVE      ? "a RocksDB file"
+                       : h->kind == CK_HANDLE_CHANGELOG ? "a changelog segment"
+                       : h->kind == CK_HANDLE_MATERIAL  ? "a materialization"
+                                                        : "a file of an unknown kind";
+    char file[sizeof(sp->path) + CK_STORE_KEY_MAX + 16];
+    size_t sl = strlen(sp->shared);
+    if (!strncmp(h->key, sp->shared, sl))
+        snprintf(file, sizeof(file), "%s/../shared/%s", sp->path, h->key + sl);
+    else
+        snprintf(file, sizeof(file), "%s/%s", sp->path, h->key + strlen(sp->dir));
+    const ck_op_spec *op = h->op < (uint32_t)g->spec.nops ? &g->spec.ops[h->op] : NULL;
+    if (!op || op_in_vertex(g, v, (int)h->op) < 0 || !ck_op_keyed(op->kind)) {
+        snprintf(err, errlen,
+                 "%s: %s of the keyed state of operator %u, which vertex %d \"%s\" "
+                 "of the job does not have",
+                 file, what, h->op, v, g->v[v].name);
+        return CK_EINVAL;
+    }
+    int kg0, kg1;
+    ck_kg_range(i, g->v[v].parallelism, op->max_parallelism, &kg0, &kg1);
+    if (h->kg_start != (uint32_t)kg0 || h->kg_end != (uint32_t)kg1 + 1) {
+        snprintf(err, errlen,
+                 "%s: %s of key groups %u to %u, where subtask %d of \"%s\" has "
+                 "%d to %d (changing parallelism on restore is not supported yet)",
+                 file, what, h->kg_start, h->kg_end - 1, i, op->name, kg0, kg1);
+        return CK_EINVAL;
+    }
+    int rocks = ck_cfg(cfg, CK_CFG_STATE_BACKEND) == CK_BACKEND_ROCKSDB;
+    int clog = ck_cfg(cfg, CK_CFG_CLOG_ENABLED) != 0;
+    if ((h->kind == CK_HANDLE_CHANGELOG || h->kind == CK_HANDLE_MATERIAL) && !clog) {
+        snprintf(err, errlen,
+                 "%s: %s, and the job's state.changelog.enabled is false: enable "
+                 "it, or start from a savepoint",
+                 file, what);
+        return CK_EINVAL;
+    }
+    if (ck_handle_crc_whole(h) && !rocks) {
+        snprintf(err, errlen,
+                 "%s: %s, and the job's state.backend.type is hashmap: use "
+                 "rocksdb, or start from a savepoint",
+                 file, what);
+        return CK_EINVAL;
+    }
+    if (h->kind < CK_HANDLE_NATIVE || h->kind > CK_HANDLE_MATERIAL) {
+        snprintf(err, errlen, "%s: %s (%u)", file, what, h->kind);
+        return CK_ECORRUPT;
+    }
+    return CK_OK;
+}
+
 int ck_sp_check_job(const ck_savepoint *sp, const ck_graph *g, const ck_config *cfg,
                     const ck_topic *topic, char *err, size_t errlen)
 {
@@ -335,6 +414,12 @@ int ck_sp_check_job(const ck_savepoint *sp, const ck_graph *g, const ck_config *
     for (uint32_t f = 0; f < sp->nfiles; f++) {
         int v, i;
         ck_graph_locate(g, sp->files[f].subtask, &v, &i);
+        if (sp->files[f].h->kind != CK_HANDLE_SNAPSHOT) {
+            int rc = check_shared(sp, sp->files[f].h, g, cfg, v, i, err, errlen);
+            if (rc)
+                return rc;
+            continue;
+        }
         const char *name = sp->files[f].h->key + dl;
         ck_snapshot s;
         const char *why;

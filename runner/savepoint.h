@@ -5,7 +5,12 @@
  * A savepoint directory holds its _metadata and the files its state
  * handles name (handle.h), in the store's layout (savepoints/savepoint-
  * <job>-<id>/v<vertex>-<subtask>.state); a savepoint's are in chandy's
- * canonical snapshot format (snapshot.h), whatever the state backend.
+ * canonical snapshot format (snapshot.h), whatever the state backend. A
+ * retained checkpoint's are too, except those of an incremental or a
+ * changelog checkpoint: RocksDB's files, changelog segments and
+ * materializations, under the job's shared/ directory beside the
+ * checkpoint's (checkpoints/<job>/shared/), read from there; a run that
+ * starts from one refers to them as a restart after a failure does.
  * Opening one reads and checks everything: the metadata's checksum, that
  * every file it lists is there, has the size the metadata says and its
  * checksum matches. Errors name the file and what is wrong with it.
@@ -36,6 +41,7 @@ typedef struct ck_savepoint {
     ck_sp_file *files;   /* per handle, subtask by subtask */
     uint32_t nfiles;
     char dir[160];       /* its directory in a store, with a trailing slash */
+    char shared[170];    /* the job's shared/ beside it in the store */
 } ck_savepoint;
 
 /* Opens the savepoint at path (its directory, or its _metadata file).

@@ -536,10 +536,12 @@ static void test_changelog_checkpoints(void **state)
  * expectations on its recoveries' checkpoint, and changed by tweak (if
  * any); runs it and returns chandy's exit status (run.json under
  * tmp/<name>). */
-static int run_event_variant(const char *scenario, const char *name, cJSON *ev, int replace,
-                             void (*tweak)(cJSON *sc))
+/* Writes <tmp>/<name>.json: scenarios/<scenario>.json with event ev (if
+ * any) first among its events, or instead of them (replace), then tweaked. */
+static void write_variant(const char *scenario, const char *name, cJSON *ev, int replace,
+                          void (*tweak)(cJSON *sc))
 {
-    char path[600], variant[400], args[700];
+    char path[600], variant[400];
     snprintf(path, sizeof(path), "%s/scenarios/%s.json", CHANDY_SOURCE_DIR, scenario);
     size_t len;
     char *text = slurp_n(path, &len);
@@ -549,7 +551,8 @@ static int run_event_variant(const char *scenario, const char *name, cJSON *ev, 
     assert_non_null(sc);
     if (replace)
         cJSON_ReplaceItemInObject(sc, "events", cJSON_CreateArray());
-    cJSON_InsertItemInArray(cJSON_GetObjectItem(sc, "events"), 0, ev);
+    if (ev)
+        cJSON_InsertItemInArray(cJSON_GetObjectItem(sc, "events"), 0, ev);
     cJSON_DeleteItemFromObject(cJSON_GetObjectItem(sc, "expect"), "recoveries[0].checkpoint");
     if (tweak)
         tweak(sc);
@@ -561,7 +564,15 @@ static int run_event_variant(const char *scenario, const char *name, cJSON *ev, 
     fclose(f);
     free(out);
     cJSON_Delete(sc);
-    snprintf(args, sizeof(args), "run %s --out %s/%s -q", variant, tmp, name);
+}
+
+/* Runs write_variant's scenario; returns chandy's exit status. */
+static int run_event_variant(const char *scenario, const char *name, cJSON *ev, int replace,
+                             void (*tweak)(cJSON *sc))
+{
+    char args[700];
+    write_variant(scenario, name, ev, replace, tweak);
+    snprintf(args, sizeof(args), "run %s/%s.json --out %s/%s -q", tmp, name, tmp, name);
     return chandy(name, args);
 }
 
@@ -659,6 +670,101 @@ static void test_damaged_shared_files(void **state)
         if (from <= 0 || from >= latest)
             fail_msg("%s: restored checkpoint %.0f, the damaged one was %.0f", name, from, latest);
         cJSON_Delete(run);
+    }
+}
+
+/* A job that failed for good (no restarts) leaves its last checkpoint;
+ * the job started again from it (chandy run -s, Flink's claim mode) goes
+ * on where it stopped: an incremental checkpoint's SST files and a
+ * changelog checkpoint's materialization and segments come from the
+ * shared/ directory beside it. The new run's own checkpoints refer to
+ * those files again (bytes below bytes_full); the checkpoint it started
+ * from is then retired like one of its own, so that its store ends with
+ * exactly its retained checkpoint and the shared files that refers to;
+ * the output, checked as a part of the whole, has nothing twice. The same
+ * checkpoint into a job whose state backend cannot read it is refused up
+ * front, naming the file. */
+static void no_restarts(cJSON *sc)
+{
+    cJSON *cfg = cJSON_GetObjectItem(sc, "config");
+    cJSON_ReplaceItemInObject(cfg, "restart-strategy.type", cJSON_CreateString("none"));
+    cJSON_ReplaceItemInObject(sc, "expect", cJSON_CreateObject());
+    cJSON_AddStringToObject(cJSON_GetObjectItem(sc, "expect"), "job.state", "FAILED");
+}
+
+static void no_faults(cJSON *sc)
+{
+    cJSON_ReplaceItemInObject(sc, "events", cJSON_CreateArray());
+}
+
+static void on_heap(cJSON *sc)
+{
+    no_faults(sc);
+    cJSON_ReplaceItemInObject(cJSON_GetObjectItem(sc, "config"), "state.backend.type",
+                              cJSON_CreateString("hashmap"));
+}
+
+static void no_changelog(cJSON *sc)
+{
+    no_faults(sc);
+    cJSON_ReplaceItemInObject(cJSON_GetObjectItem(sc, "config"), "state.changelog.enabled",
+                              cJSON_CreateFalse());
+}
+
+static void test_resume_from_retained_checkpoint(void **state)
+{
+    (void)state;
+    static const char *const scenarios[] = {"keyed-state-incremental",
+                                            "keyed-state-changelog-rocksdb"};
+    for (size_t c = 0; c < 2; c++) {
+        char name[100], args[1200], cmd[700], chk[600];
+        cJSON *ev = cJSON_CreateObject();
+        cJSON_AddStringToObject(ev, "at", "4300 ms");
+        cJSON_AddStringToObject(ev, "action", "crash");
+        cJSON_AddStringToObject(ev, "host", "tm1");
+        snprintf(name, sizeof(name), "failed-%zu", c);
+        assert_int_equal(run_event_variant(scenarios[c], name, ev, 1, no_restarts), 0);
+        snprintf(cmd, sizeof(cmd), "ls -d %s/%s/store/checkpoints/*/chk-*", tmp, name);
+        FILE *p = popen(cmd, "r");
+        assert_non_null(p);
+        assert_non_null(fgets(chk, sizeof(chk), p));
+        pclose(p);
+        chk[strcspn(chk, "\n")] = 0;
+        uint64_t from = strtoull(strrchr(chk, '-') + 1, NULL, 10);
+        assert_true(from >= 3);
+        /* started again, without the crash */
+        snprintf(name, sizeof(name), "resumed-%zu", c);
+        write_variant(scenarios[c], name, NULL, 1, no_faults);
+        snprintf(args, sizeof(args), "run %s/%s.json --out %s/%s -q -s %s", tmp, name, tmp, name,
+                 chk);
+        assert_int_equal(chandy(name, args), 0);
+        cJSON *run = load_run(name);
+        const cJSON *verdict = cJSON_GetObjectItem(run, "correctness");
+        assert_true(cJSON_IsTrue(cJSON_GetObjectItem(verdict, "ok")));
+        assert_true(cJSON_IsTrue(cJSON_GetObjectItem(verdict, "partial")));
+        assert_int_equal(num(verdict, "duplicated", NULL), 0);
+        assert_int_equal(num(verdict, "unexpected", NULL), 0);
+        assert_true(num(verdict, "received", NULL) > 0);
+        const cJSON *first = cJSON_GetArrayItem(cJSON_GetObjectItem(run, "checkpoints"), 0);
+        assert_true(num(first, "id", NULL) == (double)from + 1);
+        assert_true(num(first, "bytes", NULL) < num(first, "bytes_full", NULL));
+        cJSON_Delete(run);
+        int kinds[CK_HANDLE_KIND_MAX + 1];
+        assert_true(retained_shared(name, kinds) > 0);
+        /* the same checkpoint into a backend that cannot read it: refused,
+         * naming the file */
+        snprintf(name, sizeof(name), "unreadable-%zu", c);
+        write_variant(scenarios[c], name, NULL, 1, c ? no_changelog : on_heap);
+        snprintf(args, sizeof(args), "run %s/%s.json --out %s/%s -q -s %s", tmp, name, tmp, name,
+                 chk);
+        assert_int_equal(chandy(name, args), 2);
+        snprintf(cmd, sizeof(cmd), "%s/%s.err", tmp, name);
+        char *err = slurp(cmd);
+        assert_non_null(err);
+        if (!strstr(err, "/../shared/") ||
+            !strstr(err, c ? "state.changelog.enabled is false" : "state.backend.type is hashmap"))
+            fail_msg("%s: %s", name, err);
+        free(err);
     }
 }
 
@@ -1145,6 +1251,7 @@ int main(void)
         cmocka_unit_test(test_fault_scenarios),
         cmocka_unit_test(test_changelog_checkpoints),
         cmocka_unit_test(test_damaged_shared_files),
+        cmocka_unit_test(test_resume_from_retained_checkpoint),
         cmocka_unit_test(test_state_moments),
         cmocka_unit_test(test_no_garbage_after_cancelled_uploads),
         cmocka_unit_test(test_rocksdb_over_sockets),
