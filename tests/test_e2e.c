@@ -370,6 +370,18 @@ static void test_fault_scenarios(void **state)
     cJSON_Delete(rocks);
 }
 
+/* The directory of the run's one retained checkpoint, into path. */
+static void retained_dir(const char *run, char *path, size_t len)
+{
+    char cmd[700];
+    snprintf(cmd, sizeof(cmd), "ls -d %s/%s/store/checkpoints/*/chk-*", tmp, run);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    assert_non_null(fgets(path, (int)len, p));
+    pclose(p);
+    path[strcspn(path, "\n")] = 0;
+}
+
 /* The run's one retained checkpoint: checks that every shared file its
  * _metadata refers to is in the store with its size, and that shared/
  * holds nothing else (a file no checkpoint refers to is deleted, and none
@@ -377,13 +389,8 @@ static void test_fault_scenarios(void **state)
  * many are shared. */
 static int retained_shared(const char *run, int *kinds)
 {
-    char cmd[700], path[700];
-    snprintf(cmd, sizeof(cmd), "ls -d %s/%s/store/checkpoints/*/chk-*", tmp, run);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    assert_non_null(fgets(path, sizeof(path), p));
-    pclose(p);
-    path[strcspn(path, "\n")] = 0;
+    char path[700];
+    retained_dir(run, path, sizeof(path));
     char meta[800];
     snprintf(meta, sizeof(meta), "%s/_metadata", path);
     size_t len;
@@ -724,12 +731,7 @@ static void test_resume_from_retained_checkpoint(void **state)
         cJSON_AddStringToObject(ev, "host", "tm1");
         snprintf(name, sizeof(name), "failed-%zu", c);
         assert_int_equal(run_event_variant(scenarios[c], name, ev, 1, no_restarts), 0);
-        snprintf(cmd, sizeof(cmd), "ls -d %s/%s/store/checkpoints/*/chk-*", tmp, name);
-        FILE *p = popen(cmd, "r");
-        assert_non_null(p);
-        assert_non_null(fgets(chk, sizeof(chk), p));
-        pclose(p);
-        chk[strcspn(chk, "\n")] = 0;
+        retained_dir(name, chk, sizeof(chk));
         uint64_t from = strtoull(strrchr(chk, '-') + 1, NULL, 10);
         assert_true(from >= 3);
         /* started again, without the crash */
