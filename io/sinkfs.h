@@ -57,6 +57,13 @@ int ck_sinkfs_write(ck_sinkfs *f, uint32_t sink, uint64_t txn, const uint8_t *da
 int ck_sinkfs_commit(ck_sinkfs *f, uint32_t sink, uint64_t txn);
 int ck_sinkfs_abort(ck_sinkfs *f, uint32_t sink, uint64_t txn);
 
+/* Carries transaction txn of sink, pre-committed and not yet committed in
+ * directory from (another run's), over into directory to (which exists),
+ * as an external system keeps a transaction across a job's restart: a
+ * copy of its part, for the restored sink to commit. 0 (also when there is
+ * none: committed before, or empty), or CK_EIO with errno set. */
+int ck_sinkfs_carry(const char *from, const char *to, uint32_t sink, uint64_t txn);
+
 /* Reads what dir's sinks committed into out's committed streams, in
  * order. 0, CK_ENOTFOUND (no such directory), CK_EIO or CK_ENOMEM. */
 int ck_sinkfs_load(const char *dir, ck_sinkout *out);

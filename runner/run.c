@@ -251,7 +251,8 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
     const char *sp_path = o->from_savepoint ? o->from_savepoint
                           : sc.cfg.v[CK_CFG_RECOVERY_PATH] ? sc.cfg.path
                                                            : NULL;
-    int have_sp = 0;
+    int have_sp = 0, carry = 0;
+    char prior_sink[620] = "";
     if (sp_path) {
         if (ck_sp_open(&sp, sp_path, err, sizeof(err)) == 0) {
             have_sp = 1;
@@ -278,15 +279,20 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
             return 2;
         }
         snprintf(r.start_path, sizeof(r.start_path), "%s", sp.path);
-        /* Stopped with this savepoint over the same input: check our output
-         * together with what that run committed before it. */
+        /* Stopped with this savepoint, or failed for good after this
+         * checkpoint (its latest), over the same input: check our output
+         * together with what that run committed before it; the
+         * transactions it had pre-committed come over with the state, as
+         * they would stay in Kafka. */
         char prev[600], outd[700];
-        if ((sp.meta.flags & CK_CP_FLAG_STOP) && sp.meta.input_fp == r.job.env.input_fp &&
-            ck_sp_run_dir(&sp, prev, sizeof(prev))) {
+        carry = !(sp.meta.flags & CK_CP_FLAG_STOP) && ck_sp_is_latest_checkpoint(&sp);
+        if (((sp.meta.flags & CK_CP_FLAG_STOP) || carry) &&
+            sp.meta.input_fp == r.job.env.input_fp && ck_sp_run_dir(&sp, prev, sizeof(prev))) {
             snprintf(outd, sizeof(outd), "%s/output", prev);
             int lrc = ck_sinkout_load_dir(&prior, outd);
             if (lrc == CK_OK) {
                 snprintf(r.prior_output, sizeof(r.prior_output), "%s", prev);
+                snprintf(prior_sink, sizeof(prior_sink), "%s/sink", prev);
             } else {
                 /* None of it, rather than part of it: our output is then checked as partial. */
                 if (lrc != CK_ENOTFOUND)
@@ -316,6 +322,11 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
         char store[700];
         snprintf(store, sizeof(store), "%s/store", r.outdir);
         rc = ck_sp_install(&sp, store, err, sizeof(err));
+        if (!rc && carry && prior_sink[0]) {
+            char sinkd[700];
+            snprintf(sinkd, sizeof(sinkd), "%s/sink", r.outdir);
+            rc = ck_sp_carry_sinks(&sp, prior_sink, sinkd, err, sizeof(err));
+        }
         r.job.env.start.id = sp.meta.id;
         r.job.env.start.flags = sp.meta.flags;
         snprintf(r.job.env.start.dir, sizeof(r.job.env.start.dir), "%s", sp.dir);

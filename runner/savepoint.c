@@ -1,5 +1,6 @@
 #include "savepoint.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,8 @@
 #include "error.h"
 #include "keygroup.h"
 #include "kstate.h"
+#include "operator.h"
+#include "sinkfs.h"
 #include "snapshot.h"
 #include "storefs.h"
 
@@ -194,6 +197,63 @@ int ck_sp_open(ck_savepoint *sp, const char *path, char *err, size_t errlen)
                 return CK_ECORRUPT;
             }
         }
+    }
+    return CK_OK;
+}
+
+int ck_sp_is_latest_checkpoint(const ck_savepoint *sp)
+{
+    if (sp->meta.flags & CK_CP_FLAG_SAVEPOINT)
+        return 0;
+    char dir[sizeof(sp->path) + 8];
+    snprintf(dir, sizeof(dir), "%s/..", sp->path);
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    int latest = 1;
+    struct dirent *e;
+    while (latest && (e = readdir(d))) {
+        char *end;
+        if (strncmp(e->d_name, "chk-", 4))
+            continue;
+        unsigned long long id = strtoull(e->d_name + 4, &end, 10);
+        char meta[sizeof(dir) + 300];
+        snprintf(meta, sizeof(meta), "%s/%s/_metadata", dir, e->d_name);
+        if (!*end && id > sp->meta.id && access(meta, F_OK) == 0)
+            latest = 0;
+    }
+    closedir(d);
+    return latest;
+}
+
+int ck_sp_carry_sinks(const ck_savepoint *sp, const char *from, const char *to, char *err,
+                      size_t errlen)
+{
+    if (ck_storefs_mkdirs(to)) {
+        snprintf(err, errlen, "%s: cannot create: %s", to, strerror(errno));
+        return CK_EIO;
+    }
+    for (uint32_t f = 0; f < sp->nfiles; f++) {
+        if (sp->files[f].h->kind != CK_HANDLE_SNAPSHOT)
+            continue;
+        ck_snapshot s;
+        const char *why;
+        int rc = ck_snap_decode(sp->files[f].data, sp->files[f].len, &s, &why);
+        if (rc) {
+            snprintf(err, errlen, "%s/%s: %s", sp->path, sp->files[f].h->key + strlen(sp->dir),
+                     rc == CK_ENOMEM ? "out of memory" : why);
+            return rc;
+        }
+        for (int k = 0; k < s.nsinks && !rc; k++)
+            for (int t = 0; t < s.sinks[k].npending && !rc; t++)
+                if ((rc = ck_sinkfs_carry(from, to, ck_sink_id(s.sinks[k].op, s.subtask),
+                                          s.sinks[k].pending[t])))
+                    snprintf(err, errlen, "%s: cannot carry transaction %llu of sink %d over: %s",
+                             from, (unsigned long long)s.sinks[k].pending[t], s.sinks[k].op,
+                             strerror(errno));
+        ck_snapshot_free(&s);
+        if (rc)
+            return rc;
     }
     return CK_OK;
 }

@@ -63,6 +63,19 @@ int ck_sp_open(ck_savepoint *sp, const char *path, char *err, size_t errlen);
 int ck_sp_check_job(const ck_savepoint *sp, const ck_graph *g, const ck_config *cfg,
                     const ck_topic *topic, char *err, size_t errlen);
 
+/* 1 when the savepoint is a checkpoint, the latest in its directory of
+ * checkpoints (none with a higher id has a _metadata there): the one a
+ * failed job leaves, whose run committed no output after it. */
+int ck_sp_is_latest_checkpoint(const ck_savepoint *sp);
+
+/* Carries the transactions its sinks had pre-committed from the sink
+ * directory of the run that took it (from) into this run's (to, created
+ * if missing): the external system they live in, as Kafka keeps a
+ * transaction across a job's restart, for the restored sinks to commit.
+ * 0, or CK_EIO / CK_ECORRUPT / CK_ENOMEM with one line in err. */
+int ck_sp_carry_sinks(const ck_savepoint *sp, const char *from, const char *to, char *err,
+                      size_t errlen);
+
 /* Writes it into the store rooted at store_root, under its own keys. */
 int ck_sp_install(const ck_savepoint *sp, const char *store_root, char *err, size_t errlen);
 

@@ -680,17 +680,19 @@ static void test_damaged_shared_files(void **state)
     }
 }
 
-/* A job that failed for good (no restarts) leaves its last checkpoint;
- * the job started again from it (chandy run -s, Flink's claim mode) goes
- * on where it stopped: an incremental checkpoint's SST files and a
- * changelog checkpoint's materialization and segments come from the
- * shared/ directory beside it. The new run's own checkpoints refer to
- * those files again (bytes below bytes_full); the checkpoint it started
- * from is then retired like one of its own, so that its store ends with
- * exactly its retained checkpoint and the shared files that refers to;
- * the output, checked as a part of the whole, has nothing twice. The same
- * checkpoint into a job whose state backend cannot read it is refused up
- * front, naming the file. */
+/* A job that failed for good (no restarts) 100 us after its fifth
+ * checkpoint completed, before its sinks committed it, leaves that
+ * checkpoint; the job started again from it (chandy run -s, Flink's
+ * claim mode) goes on where it stopped: an incremental checkpoint's SST
+ * files and a changelog checkpoint's materialization and segments come
+ * from the shared/ directory beside it, and the sinks' pre-committed
+ * transactions from the failed run's sinks (as Kafka keeps them). The new
+ * run's own checkpoints refer to those files again (bytes below
+ * bytes_full); the checkpoint it started from is then retired like one of
+ * its own, so that its store ends with exactly its retained checkpoint
+ * and the shared files that refers to; its output and the failed run's
+ * together are exactly once. The same checkpoint into a job whose state
+ * backend cannot read it is refused up front, naming the file. */
 static void no_restarts(cJSON *sc)
 {
     cJSON *cfg = cJSON_GetObjectItem(sc, "config");
@@ -725,15 +727,20 @@ static void test_resume_from_retained_checkpoint(void **state)
                                             "keyed-state-changelog-rocksdb"};
     for (size_t c = 0; c < 2; c++) {
         char name[100], args[1200], cmd[700], chk[600];
-        cJSON *ev = cJSON_CreateObject();
-        cJSON_AddStringToObject(ev, "at", "4300 ms");
+        cJSON *ev = cJSON_CreateObject(), *after = cJSON_CreateObject();
+        cJSON_AddStringToObject(after, "moment", "checkpoint_completed");
+        cJSON_AddNumberToObject(after, "nth", 5);
+        cJSON_AddItemToObject(ev, "after", after);
+        cJSON_AddStringToObject(ev, "at", "100 us");
         cJSON_AddStringToObject(ev, "action", "crash");
         cJSON_AddStringToObject(ev, "host", "tm1");
         snprintf(name, sizeof(name), "failed-%zu", c);
         assert_int_equal(run_event_variant(scenarios[c], name, ev, 1, no_restarts), 0);
         retained_dir(name, chk, sizeof(chk));
         uint64_t from = strtoull(strrchr(chk, '-') + 1, NULL, 10);
-        assert_true(from >= 3);
+        assert_true(from == 5);
+        snprintf(cmd, sizeof(cmd), "ls %s/%s/sink | grep -q '%020d.inprogress$'", tmp, name, 5);
+        assert_int_equal(system(cmd), 0); /* a transaction of checkpoint 5 was left uncommitted */
         /* started again, without the crash */
         snprintf(name, sizeof(name), "resumed-%zu", c);
         write_variant(scenarios[c], name, NULL, 1, no_faults);
@@ -743,10 +750,13 @@ static void test_resume_from_retained_checkpoint(void **state)
         cJSON *run = load_run(name);
         const cJSON *verdict = cJSON_GetObjectItem(run, "correctness");
         assert_true(cJSON_IsTrue(cJSON_GetObjectItem(verdict, "ok")));
-        assert_true(cJSON_IsTrue(cJSON_GetObjectItem(verdict, "partial")));
+        assert_false(cJSON_IsTrue(cJSON_GetObjectItem(verdict, "partial")));
+        assert_string_equal(cJSON_GetObjectItem(verdict, "guarantee")->valuestring, "exactly-once");
+        assert_int_equal(num(verdict, "lost", NULL), 0);
         assert_int_equal(num(verdict, "duplicated", NULL), 0);
         assert_int_equal(num(verdict, "unexpected", NULL), 0);
-        assert_true(num(verdict, "received", NULL) > 0);
+        assert_true(num(verdict, "received", NULL) == num(verdict, "expected", NULL));
+        assert_true(cJSON_IsString(cJSON_GetObjectItem(verdict, "includes_output_of")));
         const cJSON *first = cJSON_GetArrayItem(cJSON_GetObjectItem(run, "checkpoints"), 0);
         assert_true(num(first, "id", NULL) == (double)from + 1);
         assert_true(num(first, "bytes", NULL) < num(first, "bytes_full", NULL));
