@@ -245,7 +245,7 @@ const char *ck_task_state_name(ck_task_state s)
 /* Transaction ids are unique per attempt: attempt << 32 | sequence. */
 static uint64_t first_txn(const ck_task *t)
 {
-    return ((uint64_t)t->attempt << 32) | 1;
+    return ((uint64_t)(t->env->txn_epoch + t->attempt) << 32) | 1;
 }
 
 /* Edges a barrier may overtake data on: not pointwise or broadcast ones,

@@ -90,6 +90,9 @@ typedef struct ck_job_env {
     const ck_handles *start_handles; /* its state handles, per global subtask */
     const ck_op_slowdown *slowdowns; /* the timeline's slow_operator faults */
     int nslowdowns;
+    /* A sink's transactions of attempt a are numbered from (txn_epoch + a)
+     * << 32: above those a run this one took over left pending (0: none) */
+    uint32_t txn_epoch;
 } ck_job_env;
 
 typedef struct ck_task ck_task;

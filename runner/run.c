@@ -325,7 +325,8 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
         if (!rc && carry && prior_sink[0]) {
             char sinkd[700];
             snprintf(sinkd, sizeof(sinkd), "%s/sink", r.outdir);
-            rc = ck_sp_carry_sinks(&sp, prior_sink, sinkd, err, sizeof(err));
+            rc = ck_sp_carry_sinks(&sp, prior_sink, sinkd, &r.job.env.txn_epoch, err,
+                                   sizeof(err));
         }
         r.job.env.start.id = sp.meta.id;
         r.job.env.start.flags = sp.meta.flags;

@@ -226,9 +226,10 @@ int ck_sp_is_latest_checkpoint(const ck_savepoint *sp)
     return latest;
 }
 
-int ck_sp_carry_sinks(const ck_savepoint *sp, const char *from, const char *to, char *err,
-                      size_t errlen)
+int ck_sp_carry_sinks(const ck_savepoint *sp, const char *from, const char *to, uint32_t *epoch,
+                      char *err, size_t errlen)
 {
+    *epoch = 0;
     if (ck_storefs_mkdirs(to)) {
         snprintf(err, errlen, "%s: cannot create: %s", to, strerror(errno));
         return CK_EIO;
@@ -243,6 +244,13 @@ int ck_sp_carry_sinks(const ck_savepoint *sp, const char *from, const char *to, 
             snprintf(err, errlen, "%s/%s: %s", sp->path, sp->files[f].h->key + strlen(sp->dir),
                      rc == CK_ENOMEM ? "out of memory" : why);
             return rc;
+        }
+        for (int k = 0; k < s.nsinks; k++) {
+            uint64_t top = s.sinks[k].open_txn;
+            for (int t = 0; t < s.sinks[k].npending; t++)
+                top = s.sinks[k].pending[t] > top ? s.sinks[k].pending[t] : top;
+            if ((uint32_t)(top >> 32) + 1 > *epoch)
+                *epoch = (uint32_t)(top >> 32) + 1;
         }
         for (int k = 0; k < s.nsinks && !rc; k++)
             for (int t = 0; t < s.sinks[k].npending && !rc; t++)

@@ -72,9 +72,11 @@ int ck_sp_is_latest_checkpoint(const ck_savepoint *sp);
  * directory of the run that took it (from) into this run's (to, created
  * if missing): the external system they live in, as Kafka keeps a
  * transaction across a job's restart, for the restored sinks to commit.
- * 0, or CK_EIO / CK_ECORRUPT / CK_ENOMEM with one line in err. */
-int ck_sp_carry_sinks(const ck_savepoint *sp, const char *from, const char *to, char *err,
-                      size_t errlen);
+ * *epoch: where this run's transactions must start (ck_job_env.txn_epoch),
+ * above every one the checkpoint names. 0, or CK_EIO / CK_ECORRUPT /
+ * CK_ENOMEM with one line in err. */
+int ck_sp_carry_sinks(const ck_savepoint *sp, const char *from, const char *to, uint32_t *epoch,
+                      char *err, size_t errlen);
 
 /* Writes it into the store rooted at store_root, under its own keys. */
 int ck_sp_install(const ck_savepoint *sp, const char *store_root, char *err, size_t errlen);

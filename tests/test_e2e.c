@@ -691,8 +691,10 @@ static void test_damaged_shared_files(void **state)
  * bytes_full); the checkpoint it started from is then retired like one of
  * its own, so that its store ends with exactly its retained checkpoint
  * and the shared files that refers to; its output and the failed run's
- * together are exactly once. The same checkpoint into a job whose state
- * backend cannot read it is refused up front, naming the file. */
+ * together are exactly once, over sockets too (its transactions are
+ * numbered above the ones it took over). The same checkpoint into a job
+ * whose state backend cannot read it is refused up front, naming the
+ * file. */
 static void no_restarts(cJSON *sc)
 {
     cJSON *cfg = cJSON_GetObjectItem(sc, "config");
@@ -763,6 +765,18 @@ static void test_resume_from_retained_checkpoint(void **state)
         cJSON_Delete(run);
         int kinds[CK_HANDLE_KIND_MAX + 1];
         assert_true(retained_shared(name, kinds) > 0);
+        if (c == 0) { /* and over sockets, the same */
+            snprintf(args, sizeof(args), "run %s/%s.json --backend sockets --out %s/%s-net -q -s %s",
+                     tmp, name, tmp, name, chk);
+            assert_int_equal(chandy("resumed-net", args), 0);
+            snprintf(cmd, sizeof(cmd), "%s-net", name);
+            run = load_run(cmd);
+            verdict = cJSON_GetObjectItem(run, "correctness");
+            assert_true(cJSON_IsTrue(cJSON_GetObjectItem(verdict, "ok")));
+            assert_false(cJSON_IsTrue(cJSON_GetObjectItem(verdict, "partial")));
+            assert_true(num(verdict, "received", NULL) == num(verdict, "expected", NULL));
+            cJSON_Delete(run);
+        }
         /* the same checkpoint into a backend that cannot read it: refused,
          * naming the file */
         snprintf(name, sizeof(name), "unreadable-%zu", c);
