@@ -189,7 +189,18 @@ static int cmd_savepoint(int argc, char **argv)
            (unsigned long long)m->input_fp, m->nsubtasks);
     int status = 0;
     for (uint32_t i = 0; i < sp.nfiles; i++) {
-        const char *name = strrchr(sp.files[i].h->key, '/') + 1;
+        const ck_handle *h = sp.files[i].h;
+        const char *name = strrchr(h->key, '/') + 1;
+        if (h->kind != CK_HANDLE_SNAPSHOT) { /* checked by its checksum when opened */
+            printf("  %-16s %9zu bytes  %s of operator %u, key groups %u to %u%s\n", name,
+                   sp.files[i].len,
+                   h->kind == CK_HANDLE_NATIVE      ? "RocksDB file"
+                   : h->kind == CK_HANDLE_CHANGELOG ? "changelog segment"
+                                                    : "materialization",
+                   h->op, h->kg_start, h->kg_end - 1,
+                   (h->flags & CK_HANDLE_SHARED) ? " (in ../shared)" : "");
+            continue;
+        }
         ck_snapshot snap;
         const char *why;
         if (ck_snap_decode(sp.files[i].data, sp.files[i].len, &snap, &why)) {

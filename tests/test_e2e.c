@@ -743,6 +743,15 @@ static void test_resume_from_retained_checkpoint(void **state)
         assert_true(from == 5);
         snprintf(cmd, sizeof(cmd), "ls %s/%s/sink | grep -q '%020d.inprogress$'", tmp, name, 5);
         assert_int_equal(system(cmd), 0); /* a transaction of checkpoint 5 was left uncommitted */
+        /* chandy savepoint lists it, its shared files included */
+        snprintf(args, sizeof(args), "savepoint %s", chk);
+        assert_int_equal(chandy("inspect", args), 0);
+        snprintf(cmd, sizeof(cmd), "%s/inspect.out", tmp);
+        char *listing = slurp(cmd);
+        assert_non_null(listing);
+        assert_non_null(strstr(listing, c ? "materialization of operator" : "RocksDB file of operator"));
+        assert_non_null(strstr(listing, "(in ../shared)"));
+        free(listing);
         /* started again, without the crash */
         snprintf(name, sizeof(name), "resumed-%zu", c);
         write_variant(scenarios[c], name, NULL, 1, no_faults);
