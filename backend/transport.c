@@ -61,9 +61,9 @@ int ck_tp_put(ck_tp_out *o, uint32_t dst, uint32_t src, const uint8_t *msg, size
 {
     if (len > UINT32_MAX - 8)
         return CK_ETOOBIG;
-    size_t old_len = o->len;
     if (grow(o, o->len + CK_TP_HDR + len))
         return CK_ENOMEM;
+    size_t old_len = o->len; /* after grow: it may have slid the bytes to the front */
     uint8_t *f = o->buf + o->len;
     ck_put_u32(f, (uint32_t)(8 + len));
     ck_put_u32(f + 4, dst);

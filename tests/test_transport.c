@@ -141,6 +141,40 @@ static void test_partial_writes_keep_marks(void **state)
     ck_tp_free(&o);
 }
 
+/* A frame queued under a new latency, into a buffer that has to slide
+ * (part of it sent, the rest not): the bytes before it may leave now, up
+ * to it and no further, and never past what is queued. (The mark for
+ * them once took its offset from before the slide: bytes of the delayed
+ * frame left early, and past the queue's end, stale bytes; the peer saw
+ * a malformed frame.) */
+static void test_slide_under_new_latency(void **state)
+{
+    (void)state;
+    ck_tp_out o = {0};
+    int n = 0;
+    while (o.len + 64 <= CK_TP_FIRST) /* nearly full, no latency, no marks */
+        put(&o, (uint8_t)(++n % 250 + 1), 0, 0, 0);
+    size_t first = ck_tp_due(&o, 0, 0);
+    assert_int_equal(first, o.len);
+    size_t half = (n / 2) * (CK_TP_HDR + CK_WIRE_HDR + 40); /* whole frames */
+    ck_tp_sent(&o, half);
+    size_t before = o.len - o.off; /* what still waits, in front of the new frame */
+    put(&o, 77, 1 * MS, 50 * MS, 0); /* slides, and is delayed */
+    assert_int_equal(o.off, 0);
+    size_t end = ck_tp_due(&o, 1 * MS, 0);
+    assert_true(end <= o.len);
+    assert_int_equal(end, before);
+    uint8_t t[256];
+    assert_int_equal(tags(&o, 0, end, t, 256), n - n / 2);
+    ck_tp_sent(&o, end);
+    assert_int_equal(ck_tp_wake(&o, 1 * MS), 51 * MS);
+    end = ck_tp_due(&o, 51 * MS, 0);
+    assert_int_equal(end, o.len);
+    assert_int_equal(tags(&o, o.off, end, t, 256), 1);
+    assert_int_equal(t[0], 77);
+    ck_tp_free(&o);
+}
+
 static void test_pacing(void **state)
 {
     (void)state;
@@ -196,6 +230,7 @@ int main(void)
         cmocka_unit_test(test_fifo_and_whole_frames),
         cmocka_unit_test(test_latency_delays_in_order),
         cmocka_unit_test(test_partial_writes_keep_marks),
+        cmocka_unit_test(test_slide_under_new_latency),
         cmocka_unit_test(test_pacing),
         cmocka_unit_test(test_reset_loses_what_waits),
     };
