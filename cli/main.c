@@ -193,11 +193,8 @@ static int cmd_savepoint(int argc, char **argv)
         const char *name = strrchr(h->key, '/') + 1;
         if (h->kind != CK_HANDLE_SNAPSHOT) { /* checked by its checksum when opened */
             printf("  %-16s %9zu bytes  %s of operator %u, key groups %u to %u%s\n", name,
-                   sp.files[i].len,
-                   h->kind == CK_HANDLE_NATIVE      ? "RocksDB file"
-                   : h->kind == CK_HANDLE_CHANGELOG ? "changelog segment"
-                                                    : "materialization",
-                   h->op, h->kg_start, h->kg_end - 1,
+                   sp.files[i].len, ck_handle_kind_name(h->kind), h->op, h->kg_start,
+                   h->kg_end - 1,
                    (h->flags & CK_HANDLE_SHARED) ? " (in ../shared)" : "");
             continue;
         }

@@ -11,6 +11,17 @@ int ck_handle_crc_whole(const ck_handle *h)
            (h->kind == CK_HANDLE_MATERIAL && strchr(h->local, '_') != NULL);
 }
 
+const char *ck_handle_kind_name(int kind)
+{
+    switch (kind) {
+    case CK_HANDLE_SNAPSHOT: return "state file";
+    case CK_HANDLE_NATIVE: return "RocksDB file";
+    case CK_HANDLE_CHANGELOG: return "changelog segment";
+    case CK_HANDLE_MATERIAL: return "materialization";
+    default: return "file";
+    }
+}
+
 int ck_handle_local_ok(const char *s)
 {
     size_t n = strlen(s);

@@ -97,6 +97,9 @@ int ck_handle_local_ok(const char *s);
  * "<seq>_<file>"); 0 when its file ends with its own crc32c of the bytes
  * before it, as a canonical file or a changelog segment does. */
 int ck_handle_crc_whole(const ck_handle *h);
+/* What a file of kind CK_HANDLE_* is, for people: "state file", "RocksDB
+ * file", "changelog segment", "materialization" ("file" if unknown). */
+const char *ck_handle_kind_name(int kind);
 /* Bytes of the files this checkpoint uploaded itself (not CK_HANDLE_REUSED). */
 uint64_t ck_handles_bytes_new(const ck_handles *hs);
 /* dst (empty) becomes a copy of src. 0 or CK_ENOMEM (dst left empty). */

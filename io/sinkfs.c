@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "storefs.h"
 
 int ck_sinkfs_init(ck_sinkfs *f, const char *dir)
 {
@@ -51,11 +52,18 @@ static ck_sinkfs_slot *slot(ck_sinkfs *f, uint32_t sink)
     return s;
 }
 
+static void part_name(uint32_t sink, uint64_t txn, int finished, char *buf, size_t len)
+{
+    snprintf(buf, len, "%08x.part-%020llu%s", sink, (unsigned long long)txn,
+             finished ? "" : ".inprogress");
+}
+
 static void part_path(const ck_sinkfs *f, uint32_t sink, uint64_t txn, int finished, char *buf,
                       size_t len)
 {
-    snprintf(buf, len, "%s/%08x.part-%020llu%s", f->dir, sink, (unsigned long long)txn,
-             finished ? "" : ".inprogress");
+    char name[64];
+    part_name(sink, txn, finished, name, sizeof(name));
+    snprintf(buf, len, "%s/%s", f->dir, name);
 }
 
 /* Closes the part kept open for transaction txn, if it is. */
@@ -131,36 +139,16 @@ int ck_sinkfs_commit(ck_sinkfs *f, uint32_t sink, uint64_t txn)
 
 int ck_sinkfs_carry(const char *from, const char *to, uint32_t sink, uint64_t txn)
 {
-    ck_sinkfs src = {.dir = ""}, dst = {.dir = ""};
-    char a[720], b[720];
-    snprintf(src.dir, sizeof(src.dir), "%s", from);
-    snprintf(dst.dir, sizeof(dst.dir), "%s", to);
-    part_path(&src, sink, txn, 0, a, sizeof(a));
-    part_path(&dst, sink, txn, 0, b, sizeof(b));
-    int in = open(a, O_RDONLY | O_CLOEXEC);
-    if (in < 0)
-        return errno == ENOENT ? CK_OK : CK_EIO;
-    int out = open(b, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644), rc = out < 0 ? CK_EIO : CK_OK;
-    char buf[1 << 16];
-    ssize_t n = 0;
-    while (!rc && (n = read(in, buf, sizeof(buf))) != 0) {
-        if (n < 0 && errno == EINTR)
-            continue;
-        for (ssize_t off = 0; n > 0 && off < n && !rc;) {
-            ssize_t w = write(out, buf + off, (size_t)(n - off));
-            if (w < 0 && errno != EINTR)
-                rc = CK_EIO;
-            off += w > 0 ? w : 0;
-        }
-        if (n < 0)
-            rc = CK_EIO;
-    }
-    int e = errno;
-    close(in);
-    if (out >= 0 && close(out) && !rc)
-        rc = CK_EIO;
-    errno = e;
-    return rc;
+    char name[64];
+    part_name(sink, txn, 0, name, sizeof(name));
+    uint8_t *data;
+    size_t len;
+    int rc = ck_storefs_get(from, name, &data, &len);
+    if (rc)
+        return rc == CK_ENOTFOUND ? CK_OK : rc;
+    rc = ck_storefs_put(to, name, data, len, 0);
+    free(data);
+    return rc ? CK_EIO : CK_OK;
 }
 
 int ck_sinkfs_abort(ck_sinkfs *f, uint32_t sink, uint64_t txn)

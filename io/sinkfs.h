@@ -61,7 +61,7 @@ int ck_sinkfs_abort(ck_sinkfs *f, uint32_t sink, uint64_t txn);
  * directory from (another run's), over into directory to (which exists),
  * as an external system keeps a transaction across a job's restart: a
  * copy of its part, for the restored sink to commit. 0 (also when there is
- * none: committed before, or empty), or CK_EIO with errno set. */
+ * none: committed before, or empty), CK_EIO with errno set, or CK_ENOMEM. */
 int ck_sinkfs_carry(const char *from, const char *to, uint32_t sink, uint64_t txn);
 
 /* Reads what dir's sinks committed into out's committed streams, in

@@ -142,7 +142,7 @@ int ck_storepool_fd(const ck_storepool *p)
 }
 
 static int enqueue(ck_storepool *p, int get, const char *key, uint8_t *data, size_t len,
-                   void *ctx, uint64_t token)
+                   void *ctx, uint64_t token, int64_t stamp)
 {
     if (!ck_storefs_key_ok(key)) {
         free(data);
@@ -153,7 +153,8 @@ static int enqueue(ck_storepool *p, int get, const char *key, uint8_t *data, siz
         free(data);
         return CK_ENOMEM;
     }
-    r->d = (ck_storepool_done){.ctx = ctx, .token = token, .get = get, .data = data, .len = len};
+    r->d = (ck_storepool_done){.ctx = ctx, .token = token, .get = get, .data = data, .len = len,
+                               .stamp = stamp};
     snprintf(r->d.key, sizeof(r->d.key), "%s", key);
     pthread_mutex_lock(&p->mu);
     if (p->qtail)
@@ -168,14 +169,14 @@ static int enqueue(ck_storepool *p, int get, const char *key, uint8_t *data, siz
 }
 
 int ck_storepool_put(ck_storepool *p, const char *key, uint8_t *data, size_t len, void *ctx,
-                     uint64_t token)
+                     uint64_t token, int64_t stamp)
 {
-    return enqueue(p, 0, key, data, len, ctx, token);
+    return enqueue(p, 0, key, data, len, ctx, token, stamp);
 }
 
 int ck_storepool_get(ck_storepool *p, const char *key, void *ctx, uint64_t token)
 {
-    return enqueue(p, 1, key, NULL, 0, ctx, token);
+    return enqueue(p, 1, key, NULL, 0, ctx, token, 0);
 }
 
 size_t ck_storepool_reap(ck_storepool *p, ck_storepool_done *out, size_t max)

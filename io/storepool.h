@@ -39,6 +39,7 @@ typedef struct ck_storepool_done {
     int err;          /* the errno of a CK_EIO */
     uint8_t *data;    /* a get's object (the reaper's to free) */
     size_t len;       /* its length, or the bytes a put wrote */
+    int64_t stamp;    /* a put's: as given (the owner's, e.g. a time) */
     char key[256];    /* CK_STORE_KEY_MAX */
 } ck_storepool_done;
 
@@ -49,10 +50,10 @@ ck_storepool *ck_storepool_new(const char *root);
 /* Readable while results wait to be reaped. */
 int ck_storepool_fd(const ck_storepool *p);
 
-/* Queues a put (takes data, even on failure) or a get. 0, CK_EINVAL (bad
- * key), CK_ENOMEM. */
+/* Queues a put (takes data, even on failure; stamp comes back with its
+ * result) or a get. 0, CK_EINVAL (bad key), CK_ENOMEM. */
 int ck_storepool_put(ck_storepool *p, const char *key, uint8_t *data, size_t len, void *ctx,
-                     uint64_t token);
+                     uint64_t token, int64_t stamp);
 int ck_storepool_get(ck_storepool *p, const char *key, void *ctx, uint64_t token);
 
 /* Moves up to max results, oldest first, to out; returns how many. */

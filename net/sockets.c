@@ -211,10 +211,6 @@ struct net_world {
     int64_t *lrate, *llat;
     int64_t *lrate_sent, *llat_sent;
     ck_time store_free; /* this process's store transfers: link busy until then */
-    /* per request the pool has (served in the order asked): when an
-     * upload's bytes are across the link (0: a download, paced after) */
-    ck_time *asked;
-    size_t asked_head, asked_n, asked_cap;
     int kick;           /* a node was deployed during a pass: run another at once */
     int failed;
     int io_failed;      /* failed writing under the output directory: a run that cannot record fails */
@@ -545,31 +541,13 @@ static void store_done_link(net_node *n, uint64_t token, int status, uint8_t *da
 
 /* Hands a put (data: the pool's, even on failure) or a get to the pool;
  * an upload's bytes cross the link while the store writes them, as they
- * stream to a real one. Returns the pool's status (nothing is asked on
- * failure). */
+ * stream to a real one (its stamp: when they are across). Returns the
+ * pool's status (nothing is asked on failure). */
 static int store_ask(net_world *w, net_node *n, int get, const char *key, uint8_t *data,
                      size_t len, uint64_t token)
 {
-    if (w->asked_n == w->asked_cap) {
-        size_t cap = w->asked_cap ? 2 * w->asked_cap : 64;
-        ck_time *a = malloc(cap * sizeof(*a));
-        if (!a) {
-            free(data);
-            return CK_ENOMEM;
-        }
-        for (size_t i = 0; i < w->asked_n; i++)
-            a[i] = w->asked[(w->asked_head + i) % w->asked_cap];
-        free(w->asked);
-        w->asked = a;
-        w->asked_head = 0;
-        w->asked_cap = cap;
-    }
-    int status = get ? ck_storepool_get(w->pool, key, n, token)
-                     : ck_storepool_put(w->pool, key, data, len, n, token);
-    if (status)
-        return status;
-    w->asked[(w->asked_head + w->asked_n++) % w->asked_cap] = get ? 0 : store_link(w, len);
-    return CK_OK;
+    return get ? ck_storepool_get(w->pool, key, n, token)
+               : ck_storepool_put(w->pool, key, data, len, n, token, store_link(w, len));
 }
 
 static int store_cut(const net_world *w)
@@ -641,9 +619,6 @@ static void store_reap(net_world *w)
     while ((k = ck_storepool_reap(w->pool, d, 16)) > 0)
         for (size_t i = 0; i < k; i++) {
             net_node *n = d[i].ctx;
-            ck_time across = w->asked[w->asked_head];
-            w->asked_head = (w->asked_head + 1) % w->asked_cap;
-            w->asked_n--;
             if (d[i].get) {
                 store_done_link(n, d[i].token, d[i].status, d[i].data, d[i].len, d[i].len);
                 continue;
@@ -653,7 +628,7 @@ static void store_reap(net_world *w)
                 fail_io(w, "cannot write to the store");
             }
             ck_bnode_put_landed(&n->b, w->store_dir, d[i].key, d[i].status);
-            store_done_at(n, d[i].token, d[i].status, NULL, 0, across);
+            store_done_at(n, d[i].token, d[i].status, NULL, 0, d[i].stamp);
         }
 }
 
@@ -1623,9 +1598,6 @@ static void world_free(net_world *w)
 {
     ck_storepool_free(w->pool); /* before the nodes its requests name */
     w->pool = NULL;
-    free(w->asked);
-    w->asked = NULL;
-    w->asked_head = w->asked_n = w->asked_cap = 0;
     net_node *n = w->nodes;
     while (n) {
         net_node *next = n->next;
@@ -1682,8 +1654,6 @@ static void host_main(net_world *w, int host)
     w->held_store = w->held_store_tail = NULL;
     ck_storepool_forsake(w->pool); /* the job manager's: its thread is not here */
     w->pool = NULL;
-    w->asked = NULL; /* nor what it asked */
-    w->asked_head = w->asked_n = w->asked_cap = 0;
     for (int h = 0; h <= w->ntm; h++)
         if (h != host)
             close(w->listen_fd[h]);

@@ -83,6 +83,17 @@ static int read_file(const char *path, uint64_t want, uint64_t max, uint8_t **ou
 /* A _metadata file larger than this is not one (a subtask takes at least 40 bytes). */
 #define CK_SP_METADATA_MAX (16u << 20)
 
+/* Where the file of store key `key` lies: in the savepoint's directory,
+ * or in the shared/ directory beside it. */
+static void file_path(const ck_savepoint *sp, const char *key, char *buf, size_t len)
+{
+    size_t sl = strlen(sp->shared);
+    if (sp->shared[0] && !strncmp(key, sp->shared, sl))
+        snprintf(buf, len, "%s/../shared/%s", sp->path, key + sl);
+    else
+        snprintf(buf, len, "%s/%s", sp->path, key + strlen(sp->dir));
+}
+
 int ck_sp_open(ck_savepoint *sp, const char *path, char *err, size_t errlen)
 {
     memset(sp, 0, sizeof(*sp));
@@ -173,10 +184,7 @@ int ck_sp_open(ck_savepoint *sp, const char *path, char *err, size_t errlen)
                 ck_sp_free(sp);
                 return CK_ECORRUPT;
             }
-            if (in_dir)
-                snprintf(file, sizeof(file), "%s/%s", sp->path, key + dl);
-            else
-                snprintf(file, sizeof(file), "%s/../shared/%s", sp->path, key + sl);
+            file_path(sp, key, file, sizeof(file));
             ck_sp_file *f = &sp->files[sp->nfiles++];
             f->subtask = s;
             f->h = h;
@@ -417,20 +425,13 @@ static int check_file(const ck_savepoint *sp, const char *file, const ck_snapsho
 static int check_shared(const ck_savepoint *sp, const ck_handle *h, const ck_graph *g,
                         const ck_config *cfg, int v, int i, char *err, size_t errlen)
 {
-    const char *what = h->kind == CK_HANDLE_NATIVE      ? "a RocksDB file"
-                       : h->kind == CK_HANDLE_CHANGELOG ? "a changelog segment"
-                       : h->kind == CK_HANDLE_MATERIAL  ? "a materialization"
-                                                        : "a file of an unknown kind";
+    const char *what = ck_handle_kind_name(h->kind);
     char file[sizeof(sp->path) + CK_STORE_KEY_MAX + 16];
-    size_t sl = strlen(sp->shared);
-    if (!strncmp(h->key, sp->shared, sl))
-        snprintf(file, sizeof(file), "%s/../shared/%s", sp->path, h->key + sl);
-    else
-        snprintf(file, sizeof(file), "%s/%s", sp->path, h->key + strlen(sp->dir));
+    file_path(sp, h->key, file, sizeof(file));
     const ck_op_spec *op = h->op < (uint32_t)g->spec.nops ? &g->spec.ops[h->op] : NULL;
     if (!op || op_in_vertex(g, v, (int)h->op) < 0 || !ck_op_keyed(op->kind)) {
         snprintf(err, errlen,
-                 "%s: %s of the keyed state of operator %u, which vertex %d \"%s\" "
+                 "%s: a %s of the keyed state of operator %u, which vertex %d \"%s\" "
                  "of the job does not have",
                  file, what, h->op, v, g->v[v].name);
         return CK_EINVAL;
@@ -439,7 +440,7 @@ static int check_shared(const ck_savepoint *sp, const ck_handle *h, const ck_gra
     ck_kg_range(i, g->v[v].parallelism, op->max_parallelism, &kg0, &kg1);
     if (h->kg_start != (uint32_t)kg0 || h->kg_end != (uint32_t)kg1 + 1) {
         snprintf(err, errlen,
-                 "%s: %s of key groups %u to %u, where subtask %d of \"%s\" has "
+                 "%s: a %s of key groups %u to %u, where subtask %d of \"%s\" has "
                  "%d to %d (changing parallelism on restore is not supported yet)",
                  file, what, h->kg_start, h->kg_end - 1, i, op->name, kg0, kg1);
         return CK_EINVAL;
@@ -448,20 +449,20 @@ static int check_shared(const ck_savepoint *sp, const ck_handle *h, const ck_gra
     int clog = ck_cfg(cfg, CK_CFG_CLOG_ENABLED) != 0;
     if ((h->kind == CK_HANDLE_CHANGELOG || h->kind == CK_HANDLE_MATERIAL) && !clog) {
         snprintf(err, errlen,
-                 "%s: %s, and the job's state.changelog.enabled is false: enable "
+                 "%s: a %s, and the job's state.changelog.enabled is false: enable "
                  "it, or start from a savepoint",
                  file, what);
         return CK_EINVAL;
     }
     if (ck_handle_crc_whole(h) && !rocks) {
         snprintf(err, errlen,
-                 "%s: %s, and the job's state.backend.type is hashmap: use "
+                 "%s: a %s, and the job's state.backend.type is hashmap: use "
                  "rocksdb, or start from a savepoint",
                  file, what);
         return CK_EINVAL;
     }
     if (h->kind < CK_HANDLE_NATIVE || h->kind > CK_HANDLE_MATERIAL) {
-        snprintf(err, errlen, "%s: %s (%u)", file, what, h->kind);
+        snprintf(err, errlen, "%s: a file of unknown kind %u", file, h->kind);
         return CK_ECORRUPT;
     }
     return CK_OK;

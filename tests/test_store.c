@@ -283,12 +283,12 @@ static void test_pool(void **state)
         snprintf(key, sizeof(key), "job/chk-%d/state", i % 7);
         uint8_t *d = malloc(100);
         memset(d, i, 100);
-        assert_int_equal(ck_storepool_put(p, key, d, (size_t)(i + 1), &ctx, (uint64_t)i), 0);
+        assert_int_equal(ck_storepool_put(p, key, d, (size_t)(i + 1), &ctx, (uint64_t)i, 0), 0);
         if (i % 10 == 9) /* a get among the puts sees the last put of its key */
             assert_int_equal(ck_storepool_get(p, key, &ctx, 1000 + (uint64_t)i), 0);
     }
     assert_int_equal(ck_storepool_get(p, "job/none", &ctx, 77), 0);
-    assert_int_equal(ck_storepool_put(p, "../up", malloc(1), 1, &ctx, 78), CK_EINVAL);
+    assert_int_equal(ck_storepool_put(p, "../up", malloc(1), 1, &ctx, 78, 0), CK_EINVAL);
     ck_storepool_done d[N + 5];
     size_t total = N + N / 10 + 1;
     assert_int_equal(reap_all(p, d, total), total);
@@ -315,13 +315,13 @@ static void test_pool(void **state)
     assert_int_equal(d[k].status, CK_ENOTFOUND);
     assert_null(d[k].data);
     /* A put that cannot be written says why. */
-    assert_int_equal(ck_storepool_put(p, "job/chk-1/state/x", malloc(4), 4, &ctx, 5), 0);
+    assert_int_equal(ck_storepool_put(p, "job/chk-1/state/x", malloc(4), 4, &ctx, 5, 0), 0);
     assert_int_equal(reap_all(p, d, 1), 1);
     assert_int_equal(d[0].status, CK_EIO);
     assert_int_equal(d[0].err, ENOTDIR);
     /* What waits at the end is dropped and freed (the sanitizers check). */
     for (int i = 0; i < 20; i++)
-        assert_int_equal(ck_storepool_put(p, "job/late", calloc(1, 1 << 16), 1 << 16, &ctx, 9), 0);
+        assert_int_equal(ck_storepool_put(p, "job/late", calloc(1, 1 << 16), 1 << 16, &ctx, 9, 0), 0);
     assert_int_equal(ck_storepool_get(p, "job/late", &ctx, 10), 0);
     ck_storepool_free(p);
     char cmd[400];
