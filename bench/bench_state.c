@@ -20,6 +20,11 @@
  *     Timed is run.json's `upload_s` (asking for the uploads to the
  *     acknowledgement), with the model's costs out of the way: a store
  *     link and local disk too fast to pace and CPUs too fast to charge.
+ *     Then the store's own puts alone, of 48 MB objects into new files
+ *     and over deleted ones (the store recycles a deleted object's file):
+ *     the disk figure's file, written and deleted again and again, reuses
+ *     its pages and blocks as a recycled put does, where a new file pays
+ *     for fresh ones.
  *
  * Usage: bench_state [operations-in-millions]   (default 1)
  */
@@ -36,6 +41,7 @@
 #include "kstate.h"
 #include "rng.h"
 #include "rocksstate.h"
+#include "storefs.h"
 
 enum { NKEYS = 100000, MAXP = 128 };
 
@@ -165,6 +171,35 @@ static double disk_write_speed(const char *dir, size_t n)
     unlink(path);
     free(buf);
     return (double)n / dt;
+}
+
+/* The store's own puts (write, sync, rename, directory sync) of objects of
+ * n bytes, STORE_PUTS in turn, each object deleted two puts later, as a
+ * checkpoint is once the next one completes: `recycle` 1, a put
+ * overwrites the file of one deleted (storefs.c); 0, every put writes a
+ * new file (the objects are deleted after the timing). Bytes per second. */
+enum { STORE_PUTS = 6 };
+static double store_put_speed(const char *tmp, size_t n, int recycle)
+{
+    char root[400], key[64];
+    snprintf(root, sizeof(root), "%s/store-%d", tmp, recycle);
+    uint8_t *obj = malloc(n);
+    for (size_t i = 0; i < n; i++)
+        obj[i] = (uint8_t)(i * 131 + 7);
+    double t = 0;
+    for (int i = 0; i < STORE_PUTS; i++) {
+        snprintf(key, sizeof(key), "chk-%d/state", i);
+        double t0 = bench_now_s();
+        if (ck_storefs_put(root, key, obj, n, 1))
+            perror("bench_state: store put");
+        t += bench_now_s() - t0;
+        snprintf(key, sizeof(key), "chk-%d/state", i - 2);
+        if (recycle && i >= 2)
+            ck_storefs_delete(root, key);
+    }
+    free(obj);
+    ck_storefs_rmtree(root);
+    return (double)n * STORE_PUTS / t;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -332,6 +367,12 @@ int main(int argc, char **argv)
         d6[r] = disk_write_speed(tmp, (size_t)(maxb > (64 << 20) ? maxb : (64 << 20)));
     qsort(d6, 6, sizeof(double), cmp_double);
     double disk = (d6[2] + d6[3]) / 2;
+    /* the store's pattern, both ways, alternately (the disk swings) */
+    double fresh = 0, reused = 0;
+    for (int r = 0; r < 2; r++) {
+        fresh += store_put_speed(tmp, 48u << 20, 0) / 2;
+        reused += store_put_speed(tmp, 48u << 20, 1) / 2;
+    }
     printf("2. checkpoint uploads over sockets (bytes over the upload's time, checkpoints of 1 MB "
            "or more) next to this disk's\n   sequential write + fsync (same directory) of one "
            "large file, and of files of the checkpoints' sizes\n");
@@ -354,6 +395,8 @@ int main(int argc, char **argv)
     }
     printf("   %-54s %7.1f MB/s  (write + fsync, same directory; aim >= 0.8 of it)\n",
            "disk sequential write, one large file", disk / 1e6);
+    printf("   %-54s %7.1f MB/s  into new files, %.1f MB/s over deleted ones (recycled)\n",
+           "the store's own puts of 48 MB, alone", fresh / 1e6, reused / 1e6);
     char args[400];
     snprintf(args, sizeof(args), "rm -rf %s", tmp);
     if (system(args))

@@ -3,7 +3,8 @@
  * key, keys being relative paths ("job/chk-3/_metadata").
  *
  * A put writes a temporary file next to the target and renames it into
- * place, so a reader never sees a half-written object; with `durable` it
+ * place, so a reader never sees a half-written object (a large one
+ * overwrites the file of one deleted before, as a log recycles segments); with `durable` it
  * also fsyncs the file before the rename and its directory after it (the
  * socket backend; the simulation charges time instead).
  */
@@ -53,8 +54,12 @@ int ck_storefs_get(const char *root, const char *key, uint8_t **data, size_t *le
 /* Lists the keys that start with prefix, sorted. Returns 0, CK_ENOMEM, CK_EIO. */
 int ck_storefs_list(const char *root, const char *prefix, ck_store_entry **out, size_t *n);
 
-/* Returns 0, CK_ENOTFOUND, CK_EIO, CK_EINVAL. */
+/* Returns 0, CK_ENOTFOUND, CK_EIO, CK_EINVAL. An object of 1 MiB or more
+ * is set aside for a later put to overwrite (a few at most; storefs.c). */
 int ck_storefs_delete(const char *root, const char *key);
+
+/* Deletes the files set aside for reuse (at the end of a run). 0 or CK_EIO. */
+int ck_storefs_recycle_clear(const char *root);
 
 /*
  * Damages the latest completed checkpoint under prefix (the newest chk-<n>

@@ -371,6 +371,9 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
     const ck_backend_ops *be =
         r.backend == CK_BACKEND_SIMGRID ? &ck_backend_simgrid : &ck_backend_sockets;
     rc = be->run(&r.job, &r.res, err, sizeof(err));
+    char store[700]; /* what the store set aside for reuse is garbage now */
+    snprintf(store, sizeof(store), "%s/store", r.outdir);
+    ck_storefs_recycle_clear(store);
     if (rc) {
         fprintf(stderr, "chandy: %s: %s\n", scenario_path, err);
         status = rc == CK_EINVAL ? 2 : 1; /* the scenario asks what the backend cannot do */

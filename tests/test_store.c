@@ -14,6 +14,7 @@
  * get after a put of its key sees it, a failed put says why, what is
  * queued at the end is freed).
  */
+#include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -257,6 +258,94 @@ static void test_put_many(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* The number of files in dir/.recycle (-1: no such directory). */
+static int recycled_count(const char *dir)
+{
+    char path[400];
+    snprintf(path, sizeof(path), "%s/.recycle", dir);
+    DIR *d = opendir(path);
+    if (!d)
+        return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+/* A large object deleted is set aside, and the next large put overwrites
+ * it in place: the object read back is exactly what was put, longer or
+ * shorter than what the file held; no listing shows what waits; at most
+ * eight wait; clearing deletes them. */
+static void test_recycle(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/chandy-fs-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    size_t big = 3u << 20, small = (1u << 20) + 5, larger = 5u << 20;
+    uint8_t *a = malloc(larger), *data;
+    size_t len;
+    for (size_t i = 0; i < larger; i++)
+        a[i] = (uint8_t)(i * 31 + 7);
+    assert_false(ck_storefs_key_ok(".recycle/1"));
+    assert_false(ck_storefs_key_ok(".recycle"));
+    assert_true(ck_storefs_key_ok(".recycled"));
+    assert_int_equal(ck_storefs_put(dir, "job/chk-1/state", a, big, 1), 0);
+    assert_int_equal(ck_storefs_put(dir, "job/chk-1/_metadata", a, 10, 1), 0);
+    assert_int_equal(recycled_count(dir), -1);
+    assert_int_equal(ck_storefs_delete(dir, "job/chk-1/state"), 0);
+    assert_int_equal(ck_storefs_delete(dir, "job/chk-1/_metadata"), 0); /* small: unlinked */
+    assert_int_equal(recycled_count(dir), 1);
+    ck_store_entry *e;
+    size_t n;
+    assert_int_equal(ck_storefs_list(dir, "", &e, &n), 0);
+    assert_int_equal(n, 0); /* and chk-1's directory went */
+    ck_store_entries_free(e, n);
+    assert_int_equal(ck_storefs_get(dir, "job/chk-1/state", &data, &len), CK_ENOTFOUND);
+    /* shorter than the file it takes: cut to its length */
+    assert_int_equal(ck_storefs_put(dir, "job/chk-2/state", a + 1, small, 1), 0);
+    assert_int_equal(recycled_count(dir), 0);
+    assert_int_equal(ck_storefs_get(dir, "job/chk-2/state", &data, &len), 0);
+    assert_int_equal(len, small);
+    assert_memory_equal(data, a + 1, small);
+    free(data);
+    /* longer */
+    assert_int_equal(ck_storefs_delete(dir, "job/chk-2/state"), 0);
+    assert_int_equal(ck_storefs_put(dir, "job/chk-3/state", a, larger, 1), 0);
+    assert_int_equal(recycled_count(dir), 0);
+    assert_int_equal(ck_storefs_get(dir, "job/chk-3/state", &data, &len), 0);
+    assert_int_equal(len, larger);
+    assert_memory_equal(data, a, larger);
+    free(data);
+    /* a small put never takes one */
+    assert_int_equal(ck_storefs_delete(dir, "job/chk-3/state"), 0);
+    assert_int_equal(ck_storefs_put(dir, "job/m", a, 100, 1), 0);
+    assert_int_equal(recycled_count(dir), 1);
+    /* the bound */
+    char key[64];
+    for (int i = 0; i < 12; i++) {
+        snprintf(key, sizeof(key), "job/s%d", i);
+        assert_int_equal(ck_storefs_put(dir, key, a, (1u << 20), 1), 0);
+    }
+    assert_int_equal(recycled_count(dir), 0); /* the first put took it */
+    for (int i = 0; i < 12; i++) {
+        snprintf(key, sizeof(key), "job/s%d", i);
+        assert_int_equal(ck_storefs_delete(dir, key), 0);
+    }
+    assert_int_equal(recycled_count(dir), 8);
+    assert_int_equal(ck_storefs_list(dir, "", &e, &n), 0);
+    assert_int_equal(n, 1);
+    assert_string_equal(e[0].key, "job/m");
+    ck_store_entries_free(e, n);
+    assert_int_equal(ck_storefs_recycle_clear(dir), 0);
+    assert_int_equal(recycled_count(dir), -1);
+    free(a);
+    char cmd[400];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 /* Reaps until `want` results came (waiting on the pool's descriptor). */
 static size_t reap_all(ck_storepool *p, ck_storepool_done *out, size_t want)
 {
@@ -335,6 +424,7 @@ int main(void)
         cmocka_unit_test(test_sim_store),
         cmocka_unit_test(test_dir_store),
         cmocka_unit_test(test_put_many),
+        cmocka_unit_test(test_recycle),
         cmocka_unit_test(test_pool),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
