@@ -27,6 +27,7 @@
 
 #include "config.h"
 #include "restart.h"
+#include "storefs.h"
 #include "runutil.h"
 
 #define MS CK_NS_PER_MS
@@ -1318,6 +1319,42 @@ static void test_savepoint_across_runs(void **state)
     path = put_file("sp-c.json", text);
     snprintf(args, sizeof(args), "run %s --out %s/sp-c", path, tmp);
     assert_int_equal(chandy("sp-c", args), 0);
+
+    /* A chain: b2 from a's savepoint stops with one of its own, b3 starts
+     * from that; b3's output is checked with b2's and a's, whole. */
+    scenario(text, sizeof(text), "sp-b2", 8, "EXACTLY_ONCE", 3, "",
+             "{\"at\": \"700 ms\", \"action\": \"savepoint\", \"stop\": true}");
+    path = put_file("sp-b2.json", text);
+    snprintf(args, sizeof(args), "run %s --out %s/sp-b2 --from-savepoint %s", path, tmp, sp);
+    assert_int_equal(chandy("sp-b2", args), 0);
+    b = load_run("sp-b2");
+    cb = item(b, "correctness");
+    assert_true(cJSON_IsTrue(item(cb, "partial")) && cJSON_IsTrue(item(cb, "ok")));
+    char sp2[600];
+    snprintf(sp2, sizeof(sp2), "%s", item(item(b, "job"), "stopped_with_savepoint")->valuestring);
+    cJSON_Delete(b);
+    scenario(text, sizeof(text), "sp-b3", 8, "EXACTLY_ONCE", 3, "", "");
+    path = put_file("sp-b3.json", text);
+    snprintf(args, sizeof(args), "run %s --out %s/sp-b3 --from-savepoint %s", path, tmp, sp2);
+    assert_int_equal(chandy("sp-b3", args), 0);
+    b = load_run("sp-b3");
+    cb = item(b, "correctness");
+    assert_true(cJSON_IsTrue(item(cb, "ok")));
+    assert_false(cJSON_IsTrue(item(cb, "partial")));
+    assert_true(num(cb, "lost", NULL) == 0 && num(cb, "duplicated", NULL) == 0);
+    assert_non_null(strstr(item(cb, "includes_output_of")->valuestring, "/sp-b2"));
+    cJSON_Delete(b);
+    /* Without a's output the chain is not whole: b3 again, checked as part. */
+    snprintf(args, sizeof(args), "%s/sp-a/output", tmp);
+    assert_int_equal(ck_storefs_rmtree(args), 0);
+    snprintf(args, sizeof(args), "run %s --out %s/sp-b4 --from-savepoint %s", path, tmp, sp2);
+    assert_int_equal(chandy("sp-b4", args), 0);
+    b = load_run("sp-b4");
+    cb = item(b, "correctness");
+    assert_true(cJSON_IsTrue(item(cb, "partial")) && cJSON_IsTrue(item(cb, "ok")));
+    assert_true(num(cb, "lost", NULL) > 0);
+    assert_true(is_null(cb, "includes_output_of"));
+    cJSON_Delete(b);
 }
 
 /* A damaged savepoint is refused before anything runs, naming the file;
