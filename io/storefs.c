@@ -20,8 +20,9 @@
  * creating a file, as a write-ahead log recycles its segments: its blocks
  * are allocated already and its pages likely still cached, where a new
  * file pays for fresh pages, the file system's allocation and, on a
- * virtual disk, the host's (48 MB puts on the machine that measured it:
- * 563 MB/s into new files, 854 MB/s into recycled ones). A put's file is
+ * virtual disk, the host's (bench_state times the store's puts both
+ * ways: 417-447 MB/s into new files, 541-556 over recycled ones, on the
+ * machine that measured it). A put's file is
  * still its own temporary one, renamed into place once synced.
  * Invariants: at most RECYCLE_FILES files wait (a bound, not exact: two
  * processes may each add one at once); no key reaches RECYCLE_DIR
