@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "error.h"
+#include "graph.h"
+#include "wire.h"
 
 static int in_force(const ck_fault_run *r)
 {
@@ -207,4 +209,18 @@ void ck_plan_failed(ck_plan *p, int i, const char *why)
     snprintf(r->detail, sizeof(r->detail), "%s", why);
     if (f->kind == CK_FAULT_SLOW_CPU || f->kind == CK_FAULT_SLOW_LINK)
         ck_plan_conditions(p);
+}
+
+int ck_plan_msg_moment(uint32_t src, const uint8_t *msg, size_t len, ck_moment *m, uint64_t *id)
+{
+    if (src != CK_EP_JM || len < CK_WIRE_HDR + 8)
+        return 0;
+    if (msg[0] == CK_MSG_CP_TRIGGER)
+        *m = CK_MOMENT_CHECKPOINT_TRIGGERED;
+    else if (msg[0] == CK_MSG_CP_COMPLETE)
+        *m = CK_MOMENT_CHECKPOINT_COMPLETED;
+    else
+        return 0;
+    *id = ck_get_u64(msg + CK_WIRE_HDR);
+    return 1;
 }

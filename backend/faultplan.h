@@ -78,6 +78,12 @@ ck_time ck_plan_next(const ck_plan *p, int *which, int *end, int *waiting);
  * has_id). 1 when it made a fault due. */
 int ck_plan_moment(ck_plan *p, ck_moment m, uint64_t id, int has_id, ck_time now);
 
+/* The moment a message sent by endpoint src is, if any (1; *m and the
+ * checkpoint's *id set): the job manager's trigger of a checkpoint at a
+ * source, or its completion on the way to a subtask. Both backends watch
+ * the messages they carry with it. */
+int ck_plan_msg_moment(uint32_t src, const uint8_t *msg, size_t len, ck_moment *m, uint64_t *id);
+
 /* Fault i starts or ends now: its record, and the conditions. A backend
  * that then cannot apply a started fault calls ck_plan_failed. */
 void ck_plan_start(ck_plan *p, int i, ck_time now);

@@ -48,7 +48,8 @@ typedef enum ck_fault_kind {
 
 /*
  * A triggered event starts `at` after a moment of the run instead of at a
- * time: the nth time that moment happens (SimGrid only). The backend sees
+ * time: the nth time that moment happens (over sockets, the two checkpoint
+ * moments only: the job manager's process sees them). The backend sees
  * the moments from outside the engine, in the messages and store
  * operations it carries.
  */

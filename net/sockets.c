@@ -466,6 +466,10 @@ static int send_now(net_node *n, uint32_t dst, uint8_t *msg, size_t len)
     net_world *w = n->w;
     ck_platform *p = &n->b.plat;
     ck_msgcount_add(&w->r->msgs, msg, len);
+    ck_moment m;
+    uint64_t id; /* the job manager's process plays the timeline */
+    if (w->host == w->ntm && ck_plan_msg_moment(p->endpoint, msg, len, &m, &id))
+        ck_plan_moment(&w->plan, m, id, 1, world_now(w));
     int host = endpoint_host(w, dst);
     if (host < 0) {
         free(msg);
@@ -1425,6 +1429,14 @@ static int check_faults(const ck_backend_job *job, char *err, size_t errlen)
         const char *why = NULL;
         if (f->kind == CK_FAULT_SLOW_CPU && f->host >= job->ntm)
             why = "only task managers' processes can be slowed here";
+        if (f->moment != CK_MOMENT_NONE && f->moment != CK_MOMENT_CHECKPOINT_TRIGGERED &&
+            f->moment != CK_MOMENT_CHECKPOINT_COMPLETED) {
+            snprintf(err, errlen,
+                     "events[%d].after: moment \"%s\": seen on the simgrid backend only (over "
+                     "sockets: checkpoint_triggered and checkpoint_completed)",
+                     i, ck_moment_name(f->moment));
+            return CK_EINVAL;
+        }
         if (why) {
             snprintf(err, errlen, "events[%d]: action \"%s\": %s", i, ck_fault_name(f->kind),
                      why);

@@ -245,16 +245,6 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
         cJSON_Delete(sc.expect);
         sc.expect = NULL;
     }
-    if (o->backend == CK_BACKEND_SOCKETS)
-        for (int i = 0; i < sc.nfaults; i++)
-            if (sc.faults[i].moment != CK_MOMENT_NONE) {
-                fprintf(stderr,
-                        "chandy: %s: events[%d].after: triggered events need the simgrid "
-                        "backend\n",
-                        scenario_path, i);
-                ck_scenario_free(&sc);
-                return 2;
-            }
     r.backend = o->backend;
     r.verbose = o->verbose;
     r.job.ntm = ck_scenario_taskmanagers(&sc);

@@ -2006,12 +2006,10 @@ static void moment(sim_world *w, ck_moment m, uint64_t id, int has_id)
  * at the sources, a completion on its way to the subtasks. */
 static void watch_send(sim_world *w, uint32_t src, const uint8_t *msg, size_t len)
 {
-    if (src != CK_EP_JM || len < CK_WIRE_HDR + 8 || !w->injector)
-        return;
-    if (msg[0] == CK_MSG_CP_TRIGGER)
-        moment(w, CK_MOMENT_CHECKPOINT_TRIGGERED, ck_get_u64(msg + CK_WIRE_HDR), 1);
-    else if (msg[0] == CK_MSG_CP_COMPLETE)
-        moment(w, CK_MOMENT_CHECKPOINT_COMPLETED, ck_get_u64(msg + CK_WIRE_HDR), 1);
+    ck_moment m;
+    uint64_t id;
+    if (w->injector && ck_plan_msg_moment(src, msg, len, &m, &id))
+        moment(w, m, id, 1);
 }
 
 static void injector_main(int argc, char **argv)

@@ -1043,6 +1043,36 @@ static void test_slow_sink(void **state)
     cJSON_Delete(slow);
 }
 
+/* Over sockets too, a crash 20 ms after the job manager sent checkpoint
+ * 2's completion: it starts then (not at a time), checkpoint 2 is the one
+ * restored, and the output stays exactly once (test_swarm: a moment only
+ * a task manager's process sees is refused there). */
+static void test_triggered_over_sockets(void **state)
+{
+    (void)state;
+    cJSON *run = crash_run("trig-net", 4, 1, 3,
+                           "{\"after\": {\"moment\": \"checkpoint_completed\", \"nth\": 2},"
+                           " \"at\": \"20 ms\", \"action\": \"crash\", \"host\": \"tm0\","
+                           " \"restart_after\": \"1 s\"}",
+                           "sockets");
+    const cJSON *f = cJSON_GetArrayItem(item(run, "faults"), 0), *c, *second = NULL;
+    assert_true(cJSON_IsTrue(item(f, "applied")));
+    cJSON_ArrayForEach(c, item(run, "checkpoints"))
+    {
+        if (num(c, "id", NULL) == 2)
+            second = c;
+    }
+    assert_non_null(second);
+    assert_string_equal(item(second, "status")->valuestring, "completed");
+    double done = num(second, "complete_s", NULL), at = num(f, "at_s", NULL);
+    assert_true(at >= done + 0.019 && at < done + 0.2); /* real time: a little late at most */
+    const cJSON *r = cJSON_GetArrayItem(item(run, "recoveries"), 0);
+    assert_non_null(r);
+    assert_non_null(strstr(item(r, "cause")->valuestring, "tm0"));
+    assert_int_equal((int)num(r, "checkpoint", NULL), 2);
+    cJSON_Delete(run);
+}
+
 /* Checkpoint 3 completes at about 1.75 s; at 1.8 s a file of it is damaged,
  * at 1.85 s tm0 crashes. The restore finds the damage by its checksum. */
 /* 50 and 100 ms after checkpoint 3 completed: before the next one does. */
@@ -1426,6 +1456,7 @@ int main(void)
         cmocka_unit_test(test_slowness),
         cmocka_unit_test_teardown(test_slow_sink, reset_sinks),
         cmocka_unit_test(test_damaged_checkpoint_falls_back),
+        cmocka_unit_test(test_triggered_over_sockets),
         cmocka_unit_test(test_damaged_checkpoint_fails),
         cmocka_unit_test(test_sockets_slow_and_refused),
         cmocka_unit_test(test_sockets_slow_link),

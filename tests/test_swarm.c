@@ -324,7 +324,8 @@ static void test_sockets_refuse_triggered_events(void **state)
     char path[256];
     snprintf(path, sizeof(path), "%s/trig-sock.err", tmp);
     char *err = slurp(path);
-    assert_non_null(strstr(err, "events[0].after: triggered events need the simgrid backend"));
+    assert_non_null(strstr(err, "events[0].after: moment \"upload_started\": seen on the simgrid "
+                              "backend only"));
     assert_non_null(strchr(err, '\n'));
     assert_null(strchr(strchr(err, '\n') + 1, '\n')); /* one line */
     free(err);
