@@ -142,12 +142,15 @@ static int take_recycled(const char *root, const char *tmp, size_t len)
 /* Sets the file at path (inode ino) aside for a later put; 1 if it was. */
 static int set_aside(const char *root, const char *path, uint64_t ino)
 {
-    char name[RECYCLE_FILES][32], dir[1400], to[1440];
-    uint64_t size[RECYCLE_FILES];
-    if (recycled(root, name, size, RECYCLE_FILES) >= RECYCLE_FILES)
-        return 0;
+    char dir[1400], to[1440];
     snprintf(dir, sizeof(dir), "%s/" RECYCLE_DIR, root);
-    if (mkdir(dir, 0755) && errno != EEXIST)
+    int n = 0;
+    DIR *d = opendir(dir);
+    for (struct dirent *de; d && (de = readdir(d));)
+        n += de->d_name[0] != '.';
+    if (d)
+        closedir(d);
+    if (n >= RECYCLE_FILES || (mkdir(dir, 0755) && errno != EEXIST))
         return 0;
     snprintf(to, sizeof(to), "%s/%llu", dir, (unsigned long long)ino);
     return rename(path, to) == 0;

@@ -173,11 +173,12 @@ static int load_chain(ck_sinkout *prior, const char *dir, char *why, size_t whyl
         snprintf(path, sizeof(path), "%s/run.json", at);
         int rc;
         char *text = ck_jin_read(path, 256u << 20, "a run.json", &rc, why, whylen);
-        cJSON *run = text ? cJSON_Parse(text) : NULL;
+        if (!text)
+            return CK_EINVAL; /* why says it */
+        cJSON *run = cJSON_Parse(text);
         free(text);
         if (!run) {
-            if (text)
-                snprintf(why, whylen, "%s: not a JSON text", path);
+            snprintf(why, whylen, "%s: not a JSON text", path);
             return CK_EINVAL;
         }
         const cJSON *from =
