@@ -19,13 +19,15 @@ typedef struct req {
 
 struct ck_storepool {
     char *root;
-    pthread_t th;
+    int nthreads;
+    pthread_t th[CK_STOREPOOL_THREADS];
     pthread_mutex_t mu;
     pthread_cond_t cv;
     /* under mu: */
-    req *q, *qtail;       /* queued */
-    req *done, *dtail;    /* served, not reaped */
-    size_t pending;       /* asked, not reaped */
+    req *q, *qtail;                        /* queued */
+    const char *serving[CK_STOREPOOL_THREADS]; /* the keys being served (NULL: idle) */
+    req *done, *dtail;                     /* served, not reaped */
+    size_t pending;                        /* asked, not reaped */
     int stop;
     /* holds a byte exactly while done is not empty (both under mu) */
     int pipe[2];
@@ -41,71 +43,112 @@ static void free_list(req *r)
     }
 }
 
-/* Serves a batch in order: each run of puts is one group commit. */
-static void serve(ck_storepool *p, req *batch)
+/* Serves one request. A put is written, synced and renamed into place,
+ * then its directory synced (ck_storefs_put_many of one). */
+static void serve(ck_storepool *p, req *r)
 {
-    req *r = batch;
-    while (r) {
-        if (r->d.get) {
-            r->d.status = ck_storefs_get(p->root, r->d.key, &r->d.data, &r->d.len);
-            r->d.err = r->d.status == CK_EIO ? errno : 0;
-            r->d.len = r->d.status ? 0 : r->d.len;
-            r = r->next;
-            continue;
-        }
-        size_t n = 0;
-        for (req *k = r; k && !k->d.get; k = k->next)
-            n++;
-        ck_storefs_item one, *items = n > 1 ? calloc(n, sizeof(*items)) : NULL;
-        if (!items) { /* one at a time */
-            items = &one;
-            n = 1;
-        }
-        req *k = r;
-        for (size_t i = 0; i < n; i++, k = k->next)
-            items[i] = (ck_storefs_item){.key = k->d.key, .data = k->d.data, .len = k->d.len};
-        ck_storefs_put_many(p->root, items, n, 1);
-        for (size_t i = 0; i < n; i++, r = r->next) {
-            r->d.status = items[i].status;
-            r->d.err = items[i].err;
-            free(r->d.data);
-            r->d.data = NULL;
-        }
-        if (items != &one)
-            free(items);
+    if (r->d.get) {
+        r->d.status = ck_storefs_get(p->root, r->d.key, &r->d.data, &r->d.len);
+        r->d.err = r->d.status == CK_EIO ? errno : 0;
+        r->d.len = r->d.status ? 0 : r->d.len;
+        return;
     }
+    ck_storefs_item it = {.key = r->d.key, .data = r->d.data, .len = r->d.len};
+    ck_storefs_put_many(p->root, &it, 1, 1);
+    r->d.status = it.status;
+    r->d.err = it.err;
+    free(r->d.data);
+    r->d.data = NULL;
 }
+
+/* Under mu: whether key is being served, or asked by a request queued
+ * before `before`. */
+static int key_busy(const ck_storepool *p, const req *before, const char *key)
+{
+    for (int i = 0; i < p->nthreads; i++)
+        if (p->serving[i] && !strcmp(p->serving[i], key))
+            return 1;
+    for (const req *k = p->q; k != before; k = k->next)
+        if (!strcmp(k->d.key, key))
+            return 1;
+    return 0;
+}
+
+/* Under mu: unlinks and returns the oldest queued request whose key no
+ * earlier request holds (per key, the order asked), or NULL. */
+static req *take(ck_storepool *p)
+{
+    req *prev = NULL;
+    for (req *r = p->q; r; prev = r, r = r->next) {
+        if (key_busy(p, r, r->d.key))
+            continue;
+        if (prev)
+            prev->next = r->next;
+        else
+            p->q = r->next;
+        if (p->qtail == r)
+            p->qtail = prev;
+        r->next = NULL;
+        return r;
+    }
+    return NULL;
+}
+
+typedef struct worker_arg {
+    ck_storepool *p;
+    int slot;
+} worker_arg;
 
 static void *worker(void *arg)
 {
-    ck_storepool *p = arg;
+    ck_storepool *p = ((worker_arg *)arg)->p;
+    int slot = ((worker_arg *)arg)->slot;
+    free(arg);
     pthread_mutex_lock(&p->mu);
     for (;;) {
-        while (!p->q && !p->stop)
+        req *r = NULL;
+        while (!p->stop && !(r = take(p)))
             pthread_cond_wait(&p->cv, &p->mu);
         if (p->stop)
             break;
-        req *batch = p->q, *last = p->qtail;
-        p->q = p->qtail = NULL;
+        p->serving[slot] = r->d.key;
         pthread_mutex_unlock(&p->mu);
-        serve(p, batch);
+        serve(p, r);
         pthread_mutex_lock(&p->mu);
+        p->serving[slot] = NULL;
         if (!p->done) {
             char b = 1;
             while (write(p->pipe[1], &b, 1) < 0 && errno == EINTR)
                 ;
-            p->done = batch;
+            p->done = r;
         } else {
-            p->dtail->next = batch;
+            p->dtail->next = r;
         }
-        p->dtail = last;
+        p->dtail = r;
+        if (p->q) /* a request of this key may wait for it */
+            pthread_cond_broadcast(&p->cv);
     }
     pthread_mutex_unlock(&p->mu);
     return NULL;
 }
 
-ck_storepool *ck_storepool_new(const char *root)
+/* Ends the first n workers (stop set under mu). */
+static void join_workers(ck_storepool *p, int n)
 {
+    pthread_mutex_lock(&p->mu);
+    p->stop = 1;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    for (int i = 0; i < n; i++)
+        pthread_join(p->th[i], NULL);
+}
+
+ck_storepool *ck_storepool_new(const char *root, int nthreads)
+{
+    if (nthreads < 1 || nthreads > CK_STOREPOOL_THREADS) {
+        errno = EINVAL;
+        return NULL;
+    }
     ck_storepool *p = calloc(1, sizeof(*p));
     if (!p || !(p->root = strdup(root))) {
         free(p);
@@ -116,16 +159,32 @@ ck_storepool *ck_storepool_new(const char *root)
         free(p);
         return NULL;
     }
+    p->nthreads = nthreads;
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->cv, NULL);
     /* Signals are the process's main thread's to take (stop, continue,
-     * terminate): the worker blocks them all. */
+     * terminate): the workers block them all. */
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    int rc = pthread_create(&p->th, NULL, worker, p);
+    int rc = 0, started = 0;
+    for (; started < nthreads && !rc; started++) {
+        worker_arg *a = malloc(sizeof(*a));
+        if (!a) {
+            rc = ENOMEM;
+            break;
+        }
+        *a = (worker_arg){p, started};
+        if ((rc = pthread_create(&p->th[started], NULL, worker, a))) {
+            free(a);
+            break;
+        }
+    }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc) {
+        join_workers(p, started);
+        pthread_mutex_destroy(&p->mu);
+        pthread_cond_destroy(&p->cv);
         close(p->pipe[0]);
         close(p->pipe[1]);
         free(p->root);
@@ -212,11 +271,7 @@ void ck_storepool_free(ck_storepool *p)
 {
     if (!p)
         return;
-    pthread_mutex_lock(&p->mu);
-    p->stop = 1;
-    pthread_cond_signal(&p->cv);
-    pthread_mutex_unlock(&p->mu);
-    pthread_join(p->th, NULL);
+    join_workers(p, p->nthreads);
     free_list(p->q);
     free_list(p->done);
     pthread_mutex_destroy(&p->mu);

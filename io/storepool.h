@@ -3,24 +3,30 @@
  * their own, as Flink's asynchronous snapshot threads do: the process that
  * asks goes on with its records while files are written, synced and read.
  *
- * One worker thread per pool. Requests wait in a FIFO; the worker takes
- * all that wait at once and serves them in order, each run of puts as one
- * group commit (ck_storefs_put_many: one sync per file, one per directory,
- * none per rename), a get after a put of its key sees it. Results wait in
- * a second FIFO, in the order asked, and a pipe becomes readable while
- * any wait: the owner polls ck_storepool_fd() and collects them with
+ * A pool has a few worker threads (CK_STOREPOOL_THREADS at most), as
+ * Flink uploads a snapshot's files on several transfer threads
+ * (state.backend.rocksdb.checkpoint.transfer.thread.num, 4 by default)
+ * and each task's asynchronous snapshot on a thread of its own: a small
+ * file does not wait behind a large one, and the syncs of files written
+ * at once overlap (the file system commits them together). Requests wait
+ * in a FIFO; a worker takes the oldest one whose key no earlier request
+ * still holds, so that the requests of one key are served one at a time
+ * in the order asked (a get after a put of its key sees it). A put is
+ * written, synced, renamed into place and its directory synced. Results
+ * wait in a second FIFO in the order served, and a pipe becomes readable
+ * while any wait: the owner polls ck_storepool_fd() and collects them with
  * ck_storepool_reap(). Nothing calls back.
  *
  * Invariants: a request is in exactly one of queued, being served, done
  * (collected or not); the data of a put belongs to the pool from the call
  * on and is freed by it; the data of a get belongs to whoever reaps it.
  *
- *   put/get --> [queued] --worker takes all--> [serving] --> [done] --reap--> owner
+ *   put/get --> [queued] --a worker takes one--> [serving] --> [done] --reap--> owner
  *                  |                                          |
  *                  +------ ck_storepool_free: dropped --------+ (freed)
  *
  * A process that forks with a pool running must not touch it in the child
- * (its thread is not there): ck_storepool_forsake() lets go of it.
+ * (its threads are not there): ck_storepool_forsake() lets go of it.
  */
 #ifndef CK_STOREPOOL_H
 #define CK_STOREPOOL_H
@@ -43,9 +49,13 @@ typedef struct ck_storepool_done {
     char key[256];    /* CK_STORE_KEY_MAX */
 } ck_storepool_done;
 
-/* Starts a pool over the store directory root. NULL: out of memory, or no
- * thread or pipe (errno says which). */
-ck_storepool *ck_storepool_new(const char *root);
+/* Worker threads a pool may have. */
+#define CK_STOREPOOL_THREADS 4
+
+/* Starts a pool of nthreads workers (1 to CK_STOREPOOL_THREADS) over the
+ * store directory root. NULL: out of memory, no thread or pipe, or
+ * nthreads out of range (errno says which: EINVAL for the last). */
+ck_storepool *ck_storepool_new(const char *root, int nthreads);
 
 /* Readable while results wait to be reaped. */
 int ck_storepool_fd(const ck_storepool *p);
@@ -56,13 +66,13 @@ int ck_storepool_put(ck_storepool *p, const char *key, uint8_t *data, size_t len
                      uint64_t token, int64_t stamp);
 int ck_storepool_get(ck_storepool *p, const char *key, void *ctx, uint64_t token);
 
-/* Moves up to max results, oldest first, to out; returns how many. */
+/* Moves up to max results, in the order served, to out; returns how many. */
 size_t ck_storepool_reap(ck_storepool *p, ck_storepool_done *out, size_t max);
 
 /* Requests asked and not reaped yet. */
 size_t ck_storepool_pending(const ck_storepool *p);
 
-/* Waits for what the worker is serving, drops what still waits (queued
+/* Waits for what the workers are serving, drops what still waits (queued
  * requests and results not reaped, their data freed), ends the thread. */
 void ck_storepool_free(ck_storepool *p);
 

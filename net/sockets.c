@@ -44,11 +44,11 @@
  * real CPU, and a slow_cpu fault also stops and continues the process.
  *
  * The durable store is a directory. Each process uploads and downloads
- * on a thread of its own (io/storepool.h), as Flink's asynchronous
- * snapshot threads do: its subtasks go on with their records meanwhile,
- * and what was asked together is written as one group commit (write,
- * fsync each file, rename, fsync each directory once). Sinks append to
- * one file each.
+ * on a few threads of its own (io/storepool.h), as Flink's asynchronous
+ * snapshot and transfer threads do: its subtasks go on with their records
+ * meanwhile, and files asked at once are written side by side (write,
+ * fsync, rename, fsync the directory), one key's requests in the order
+ * asked. Sinks append to one file each.
  *
  * A slow_link fault shapes what crosses the host's link: each process
  * paces the bytes it writes to a peer to the slower end's bandwidth
@@ -615,7 +615,7 @@ static int net_store_get(ck_bnode *b, const char *key, uint64_t token)
     return CK_OK;
 }
 
-/* Uploads and downloads the pool finished, in the order asked. */
+/* Uploads and downloads the pool finished, in the order served. */
 static void store_reap(net_world *w)
 {
     ck_storepool_done d[16];
@@ -1574,7 +1574,7 @@ static int world_setup(net_world *w, int host)
     w->lrate = calloc((host == w->ntm ? 4 : 2) * nl, sizeof(int64_t));
     if (!w->out_conn || !w->cut || cores_rc || !w->lrate)
         return CK_ENOMEM;
-    if (!(w->pool = ck_storepool_new(w->store_dir)))
+    if (!(w->pool = ck_storepool_new(w->store_dir, CK_STOREPOOL_THREADS)))
         return CK_ENOMEM;
     struct epoll_event pev = {.events = EPOLLIN, .data.ptr = &w->pool};
     epoll_ctl(w->epfd, EPOLL_CTL_ADD, ck_storepool_fd(w->pool), &pev);

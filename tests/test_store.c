@@ -358,18 +358,16 @@ static size_t reap_all(ck_storepool *p, ck_storepool_done *out, size_t want)
     return got;
 }
 
-static void test_pool(void **state)
+/* One pool of nthreads workers through its whole contract. */
+static void pool_case(const char *dir, int nthreads)
 {
-    (void)state;
-    char dir[] = "/tmp/chandy-fs-XXXXXX";
-    assert_non_null(mkdtemp(dir));
-    ck_storepool *p = ck_storepool_new(dir);
+    ck_storepool *p = ck_storepool_new(dir, nthreads);
     assert_non_null(p);
-    enum { N = 40 };
+    enum { N = 40, KEYS = 7 };
     int ctx;
     for (int i = 0; i < N; i++) {
         char key[40];
-        snprintf(key, sizeof(key), "job/chk-%d/state", i % 7);
+        snprintf(key, sizeof(key), "job/chk-%d/state", i % KEYS);
         uint8_t *d = malloc(100);
         memset(d, i, 100);
         assert_int_equal(ck_storepool_put(p, key, d, (size_t)(i + 1), &ctx, (uint64_t)i, 0), 0);
@@ -382,27 +380,43 @@ static void test_pool(void **state)
     size_t total = N + N / 10 + 1;
     assert_int_equal(reap_all(p, d, total), total);
     assert_int_equal(ck_storepool_pending(p), 0);
-    size_t k = 0;
-    for (int i = 0; i < N; i++) {
-        assert_false(d[k].get);
-        assert_int_equal(d[k].token, (uint64_t)i); /* in the order asked */
+    /* Every request served once; one key's in the order asked (request i
+     * is put i, or the get after put i, which comes after it). */
+    int seen[N] = {0}, gets = 0, missing = 0;
+    int last[KEYS];
+    for (int k = 0; k < KEYS; k++)
+        last[k] = -1;
+    for (size_t k = 0; k < total; k++) {
+        assert_ptr_equal(d[k].ctx, &ctx);
+        if (d[k].token == 77) {
+            assert_true(d[k].get);
+            assert_int_equal(d[k].status, CK_ENOTFOUND);
+            assert_null(d[k].data);
+            missing++;
+            continue;
+        }
+        int i = (int)(d[k].get ? d[k].token - 1000 : d[k].token);
+        assert_true(i >= 0 && i < N);
+        if (d[k].get)
+            assert_int_equal(last[i % KEYS], i); /* after its put, before the next */
+        else
+            assert_true(i > last[i % KEYS]);
+        last[i % KEYS] = i;
         assert_int_equal(d[k].status, 0);
         assert_int_equal(d[k].len, (size_t)(i + 1));
-        assert_ptr_equal(d[k].ctx, &ctx);
-        k++;
-        if (i % 10 == 9) {
-            assert_true(d[k].get);
-            assert_int_equal(d[k].token, 1000 + (uint64_t)i);
-            assert_int_equal(d[k].status, 0);
-            assert_int_equal(d[k].len, (size_t)(i + 1));
-            assert_int_equal(d[k].data[0], i);
+        if (d[k].get) {
+            assert_int_equal(i % 10, 9);
+            assert_int_equal(d[k].data[0], i); /* the last put before it */
             free(d[k].data);
-            k++;
+            gets++;
+        } else {
+            assert_int_equal(seen[i]++, 0);
         }
     }
-    assert_true(d[k].get);
-    assert_int_equal(d[k].status, CK_ENOTFOUND);
-    assert_null(d[k].data);
+    for (int i = 0; i < N; i++)
+        assert_int_equal(seen[i], 1);
+    assert_int_equal(gets, N / 10);
+    assert_int_equal(missing, 1);
     /* A put that cannot be written says why. */
     assert_int_equal(ck_storepool_put(p, "job/chk-1/state/x", malloc(4), 4, &ctx, 5, 0), 0);
     assert_int_equal(reap_all(p, d, 1), 1);
@@ -413,6 +427,19 @@ static void test_pool(void **state)
         assert_int_equal(ck_storepool_put(p, "job/late", calloc(1, 1 << 16), 1 << 16, &ctx, 9, 0), 0);
     assert_int_equal(ck_storepool_get(p, "job/late", &ctx, 10), 0);
     ck_storepool_free(p);
+}
+
+static void test_pool(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/chandy-fs-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    errno = 0;
+    assert_null(ck_storepool_new(dir, 0));
+    assert_int_equal(errno, EINVAL);
+    assert_null(ck_storepool_new(dir, CK_STOREPOOL_THREADS + 1));
+    pool_case(dir, 1);
+    pool_case(dir, CK_STOREPOOL_THREADS);
     char cmd[400];
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
     assert_int_equal(system(cmd), 0);
