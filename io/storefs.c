@@ -163,9 +163,50 @@ int ck_storefs_recycle_clear(const char *root)
     return ck_storefs_rmtree(dir);
 }
 
+/* Writes all of it->data to fd from offset 0; 0, or -1 (errno set). */
+static int write_all(int fd, const ck_storefs_item *it)
+{
+    for (size_t off = 0; off < it->len;) {
+        ssize_t w = write(fd, it->data + off, it->len - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            if (w == 0)
+                errno = ENOSPC;
+            return -1;
+        }
+        off += (size_t)w;
+    }
+    return 0;
+}
+
+/* The same through it->scratch into fd opened with O_DIRECT: whole
+ * aligned blocks, the last one padded with zeros (the caller truncates
+ * the file to it->len). 0, or -1 (errno set; EINVAL: no direct I/O here). */
+static int write_direct(int fd, const ck_storefs_item *it)
+{
+    for (size_t off = 0; off < it->len;) {
+        size_t m = it->len - off < it->scratch_len ? it->len - off : it->scratch_len;
+        size_t whole = (m + CK_STOREFS_ALIGN - 1) & ~(size_t)(CK_STOREFS_ALIGN - 1);
+        memcpy(it->scratch, it->data + off, m);
+        memset(it->scratch + m, 0, whole - m);
+        ssize_t w;
+        while ((w = pwrite(fd, it->scratch, whole, (off_t)off)) < 0 && errno == EINTR)
+            ;
+        if (w != (ssize_t)whole) {
+            if (w >= 0)
+                errno = ENOSPC; /* a short direct write: the disk is full */
+            return -1;
+        }
+        off += m;
+    }
+    return 0;
+}
+
 /* Writes item it to its temporary file (open in *fd), creating the
  * directories on the way: a recycled one overwritten in place for a large
- * object; 0, or its status set. */
+ * object, with direct I/O when it has a scratch buffer; 0, or its status
+ * set. */
 static int put_begin(const char *root, ck_storefs_item *it, int *fd)
 {
     char path[1420], dir[1400];
@@ -181,21 +222,26 @@ static int put_begin(const char *root, ck_storefs_item *it, int *fd)
     if (ck_storefs_mkdirs(dir))
         goto fail;
     reused = it->len >= RECYCLE_MIN && take_recycled(root, path, it->len);
-    if ((*fd = open(path, O_WRONLY | O_CREAT | (reused ? 0 : O_TRUNC), 0644)) < 0)
-        goto fail;
-    for (size_t off = 0; off < it->len;) {
-        ssize_t w = write(*fd, it->data + off, it->len - off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            if (w == 0)
-                errno = ENOSPC;
+    int flags = O_WRONLY | O_CREAT | (reused ? 0 : O_TRUNC);
+    int direct = it->scratch && it->len >= CK_STOREFS_DIRECT_MIN &&
+                 it->scratch_len >= CK_STOREFS_ALIGN && !(it->scratch_len % CK_STOREFS_ALIGN) &&
+                 !((uintptr_t)it->scratch % CK_STOREFS_ALIGN);
+    if (direct && (*fd = open(path, flags | O_DIRECT, 0644)) >= 0) {
+        if (!write_direct(*fd, it))
+            goto written;
+        if (errno != EINVAL)
             goto fail;
-        }
-        off += (size_t)w;
+        close(*fd); /* the file system takes no direct writes: buffered */
+        *fd = -1;
+    } else if (direct && errno != EINVAL) {
+        goto fail;
     }
-    if (reused && ftruncate(*fd, (off_t)it->len))
-        goto fail; /* what the recycled file held past it */
+    if ((*fd = open(path, flags, 0644)) < 0 || write_all(*fd, it))
+        goto fail;
+    direct = 0;
+written:
+    if ((reused || direct) && ftruncate(*fd, (off_t)it->len))
+        goto fail; /* what the recycled file held past it, or the last block's padding */
     return 0;
 fail:
     it->status = CK_EIO;

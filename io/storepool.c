@@ -12,6 +12,12 @@
 #include "error.h"
 #include "storefs.h"
 
+/* A worker's scratch buffer: large puts are copied through it. It is
+ * written at once, so that its pages are the process's before the first
+ * put, and kept: memory freed and taken again may cost a page fault per
+ * page (storefs.h). */
+#define SCRATCH ((size_t)4 << 20)
+
 typedef struct req {
     struct req *next;
     ck_storepool_done d;
@@ -26,6 +32,7 @@ struct ck_storepool {
     /* under mu: */
     req *q, *qtail;                        /* queued */
     const char *serving[CK_STOREPOOL_THREADS]; /* the keys being served (NULL: idle) */
+    uint8_t *scratch[CK_STOREPOOL_THREADS];    /* each worker's, for direct I/O */
     req *done, *dtail;                     /* served, not reaped */
     size_t pending;                        /* asked, not reaped */
     int stop;
@@ -43,9 +50,11 @@ static void free_list(req *r)
     }
 }
 
-/* Serves one request. A put is written, synced and renamed into place,
- * then its directory synced (ck_storefs_put_many of one). */
-static void serve(ck_storepool *p, req *r)
+/* Serves one request on the worker of slot `slot`. A put is written
+ * (a large one through the worker's scratch buffer, with direct I/O),
+ * synced and renamed into place, then its directory synced
+ * (ck_storefs_put_many of one). */
+static void serve(ck_storepool *p, int slot, req *r)
 {
     if (r->d.get) {
         r->d.status = ck_storefs_get(p->root, r->d.key, &r->d.data, &r->d.len);
@@ -53,7 +62,8 @@ static void serve(ck_storepool *p, req *r)
         r->d.len = r->d.status ? 0 : r->d.len;
         return;
     }
-    ck_storefs_item it = {.key = r->d.key, .data = r->d.data, .len = r->d.len};
+    ck_storefs_item it = {.key = r->d.key, .data = r->d.data, .len = r->d.len,
+                          .scratch = p->scratch[slot], .scratch_len = SCRATCH};
     ck_storefs_put_many(p->root, &it, 1, 1);
     r->d.status = it.status;
     r->d.err = it.err;
@@ -113,7 +123,7 @@ static void *worker(void *arg)
             break;
         p->serving[slot] = r->d.key;
         pthread_mutex_unlock(&p->mu);
-        serve(p, r);
+        serve(p, slot, r);
         pthread_mutex_lock(&p->mu);
         p->serving[slot] = NULL;
         if (!p->done) {
@@ -160,6 +170,15 @@ ck_storepool *ck_storepool_new(const char *root, int nthreads)
         return NULL;
     }
     p->nthreads = nthreads;
+    for (int i = 0; i < nthreads; i++) {
+        void *b = NULL;
+        if (posix_memalign(&b, CK_STOREFS_ALIGN, SCRATCH)) {
+            b = NULL; /* buffered puts, then */
+        } else {
+            memset(b, 0, SCRATCH);
+        }
+        p->scratch[i] = b;
+    }
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->cv, NULL);
     /* Signals are the process's main thread's to take (stop, continue,
@@ -183,6 +202,8 @@ ck_storepool *ck_storepool_new(const char *root, int nthreads)
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc) {
         join_workers(p, started);
+        for (int i = 0; i < nthreads; i++)
+            free(p->scratch[i]);
         pthread_mutex_destroy(&p->mu);
         pthread_cond_destroy(&p->cv);
         close(p->pipe[0]);
@@ -272,6 +293,8 @@ void ck_storepool_free(ck_storepool *p)
     if (!p)
         return;
     join_workers(p, p->nthreads);
+    for (int i = 0; i < p->nthreads; i++)
+        free(p->scratch[i]);
     free_list(p->q);
     free_list(p->done);
     pthread_mutex_destroy(&p->mu);
