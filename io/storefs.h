@@ -38,10 +38,10 @@ int ck_storefs_put(const char *root, const char *key, const uint8_t *data, size_
  * with O_DIRECT, past the page cache, where the file system has direct
  * I/O (else as any other put). On a virtual machine whose freed memory
  * goes back to its host, a buffered write of a new file copies into page
- * frames the host must fault in again, one by one (bench_state measured
- * 250-390 MB/s written so against 680-1500 through a kept scratch
- * buffer, on the same disk); a checkpoint is not read again on the host
- * that wrote it, so caching it buys nothing. */
+ * frames the host must fault in again, one by one (bench_state's puts of
+ * 48 MB into new files: 889-893 MB/s so against 1338-1346 through a kept
+ * scratch buffer, on the same disk); a checkpoint is not read again on
+ * the host that wrote it, so caching it buys nothing. */
 #define CK_STOREFS_ALIGN 4096
 #define CK_STOREFS_DIRECT_MIN ((size_t)1 << 20)
 
