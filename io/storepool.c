@@ -18,8 +18,11 @@
  * page (storefs.h). */
 #define SCRATCH ((size_t)4 << 20)
 
+enum { QUEUED, SERVING, SERVED };
+
 typedef struct req {
     struct req *next;
+    int state; /* QUEUED, SERVING, SERVED (under mu) */
     ck_storepool_done d;
 } req;
 
@@ -27,17 +30,16 @@ struct ck_storepool {
     char *root;
     int nthreads;
     pthread_t th[CK_STOREPOOL_THREADS];
+    uint8_t *scratch[CK_STOREPOOL_THREADS]; /* each worker's, for direct I/O */
     pthread_mutex_t mu;
     pthread_cond_t cv;
     /* under mu: */
-    req *q, *qtail;                        /* queued */
-    const char *serving[CK_STOREPOOL_THREADS]; /* the keys being served (NULL: idle) */
-    uint8_t *scratch[CK_STOREPOOL_THREADS];    /* each worker's, for direct I/O */
-    req *done, *dtail;                     /* served, not reaped */
-    size_t pending;                        /* asked, not reaped */
+    req *q, *qtail; /* every request not reaped, in the order asked */
+    size_t pending; /* their number */
     int stop;
-    /* holds a byte exactly while done is not empty (both under mu) */
+    /* holds a byte exactly while the oldest request is served (under mu) */
     int pipe[2];
+    int signalled;
 };
 
 static void free_list(req *r)
@@ -71,37 +73,36 @@ static void serve(ck_storepool *p, int slot, req *r)
     r->d.data = NULL;
 }
 
-/* Under mu: whether key is being served, or asked by a request queued
- * before `before`. */
-static int key_busy(const ck_storepool *p, const req *before, const char *key)
-{
-    for (int i = 0; i < p->nthreads; i++)
-        if (p->serving[i] && !strcmp(p->serving[i], key))
-            return 1;
-    for (const req *k = p->q; k != before; k = k->next)
-        if (!strcmp(k->d.key, key))
-            return 1;
-    return 0;
-}
-
-/* Under mu: unlinks and returns the oldest queued request whose key no
- * earlier request holds (per key, the order asked), or NULL. */
+/* Under mu: the oldest queued request whose key no earlier request that
+ * is not served yet holds (per key, the order asked), or NULL. */
 static req *take(ck_storepool *p)
 {
-    req *prev = NULL;
-    for (req *r = p->q; r; prev = r, r = r->next) {
-        if (key_busy(p, r, r->d.key))
+    for (req *r = p->q; r; r = r->next) {
+        if (r->state != QUEUED)
             continue;
-        if (prev)
-            prev->next = r->next;
-        else
-            p->q = r->next;
-        if (p->qtail == r)
-            p->qtail = prev;
-        r->next = NULL;
-        return r;
+        int busy = 0;
+        for (const req *k = p->q; k != r && !busy; k = k->next)
+            busy = k->state != SERVED && !strcmp(k->d.key, r->d.key);
+        if (!busy)
+            return r;
     }
     return NULL;
+}
+
+/* Under mu: the pipe holds a byte while the oldest request is served. */
+static void signal_head(ck_storepool *p)
+{
+    int ready = p->q && p->q->state == SERVED;
+    if (ready && !p->signalled) {
+        char b = 1;
+        while (write(p->pipe[1], &b, 1) < 0 && errno == EINTR)
+            ;
+    } else if (!ready && p->signalled) {
+        char b[64];
+        while (read(p->pipe[0], b, sizeof(b)) > 0)
+            ;
+    }
+    p->signalled = ready;
 }
 
 typedef struct worker_arg {
@@ -121,22 +122,13 @@ static void *worker(void *arg)
             pthread_cond_wait(&p->cv, &p->mu);
         if (p->stop)
             break;
-        p->serving[slot] = r->d.key;
+        r->state = SERVING; /* stays in the list: reaping takes only SERVED ones */
         pthread_mutex_unlock(&p->mu);
         serve(p, slot, r);
         pthread_mutex_lock(&p->mu);
-        p->serving[slot] = NULL;
-        if (!p->done) {
-            char b = 1;
-            while (write(p->pipe[1], &b, 1) < 0 && errno == EINTR)
-                ;
-            p->done = r;
-        } else {
-            p->dtail->next = r;
-        }
-        p->dtail = r;
-        if (p->q) /* a request of this key may wait for it */
-            pthread_cond_broadcast(&p->cv);
+        r->state = SERVED;
+        signal_head(p);
+        pthread_cond_broadcast(&p->cv); /* a request of this key may wait for it */
     }
     pthread_mutex_unlock(&p->mu);
     return NULL;
@@ -233,6 +225,7 @@ static int enqueue(ck_storepool *p, int get, const char *key, uint8_t *data, siz
         free(data);
         return CK_ENOMEM;
     }
+    r->state = QUEUED;
     r->d = (ck_storepool_done){.ctx = ctx, .token = token, .get = get, .data = data, .len = len,
                                .stamp = stamp};
     snprintf(r->d.key, sizeof(r->d.key), "%s", key);
@@ -263,19 +256,16 @@ size_t ck_storepool_reap(ck_storepool *p, ck_storepool_done *out, size_t max)
 {
     size_t n = 0;
     pthread_mutex_lock(&p->mu);
-    while (n < max && p->done) {
-        req *r = p->done;
-        p->done = r->next;
+    while (n < max && p->q && p->q->state == SERVED) {
+        req *r = p->q;
+        p->q = r->next;
+        if (!p->q)
+            p->qtail = NULL;
         out[n++] = r->d;
         free(r);
     }
-    if (!p->done) {
-        p->dtail = NULL;
-        char b[64];
-        while (read(p->pipe[0], b, sizeof(b)) > 0)
-            ;
-    }
     p->pending -= n;
+    signal_head(p);
     pthread_mutex_unlock(&p->mu);
     return n;
 }
@@ -296,7 +286,6 @@ void ck_storepool_free(ck_storepool *p)
     for (int i = 0; i < p->nthreads; i++)
         free(p->scratch[i]);
     free_list(p->q);
-    free_list(p->done);
     pthread_mutex_destroy(&p->mu);
     pthread_cond_destroy(&p->cv);
     close(p->pipe[0]);

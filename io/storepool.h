@@ -1,5 +1,5 @@
 /*
- * storepool.h - the durable store's uploads and downloads on a thread of
+ * storepool.h - the durable store's uploads and downloads on threads of
  * their own, as Flink's asynchronous snapshot threads do: the process that
  * asks goes on with its records while files are written, synced and read.
  *
@@ -7,21 +7,25 @@
  * Flink uploads a snapshot's files on several transfer threads
  * (state.backend.rocksdb.checkpoint.transfer.thread.num, 4 by default)
  * and each task's asynchronous snapshot on a thread of its own: a small
- * file does not wait behind a large one, and the syncs of files written
- * at once overlap (the file system commits them together). Requests wait
+ * file is written beside a large one instead of after it, and the syncs
+ * of files written at once overlap (the file system commits them
+ * together). Requests wait
  * in a FIFO; a worker takes the oldest one whose key no earlier request
  * still holds, so that the requests of one key are served one at a time
  * in the order asked (a get after a put of its key sees it). A put is
  * written, synced, renamed into place and its directory synced. Results
- * wait in a second FIFO in the order served, and a pipe becomes readable
- * while any wait: the owner polls ck_storepool_fd() and collects them with
- * ck_storepool_reap(). Nothing calls back.
+ * are handed back in the order asked (a result waits for those asked
+ * before it: what the owner learns keeps its order, e.g. two checkpoints'
+ * metadata), and a pipe is readable while the oldest has one: the owner
+ * polls ck_storepool_fd() and collects them with ck_storepool_reap().
+ * Nothing calls back.
  *
- * Invariants: a request is in exactly one of queued, being served, done
- * (collected or not); the data of a put belongs to the pool from the call
+ * Invariants: a request is in exactly one of queued, being served, served
+ * (until reaped), and stays in the one list in the order asked until it is
+ * reaped; the data of a put belongs to the pool from the call
  * on and is freed by it; the data of a get belongs to whoever reaps it.
  *
- *   put/get --> [queued] --a worker takes one--> [serving] --> [done] --reap--> owner
+ *   put/get --> [queued] --a worker takes one--> [serving] --> [served] --reap, oldest first--> owner
  *                  |                                          |
  *                  +------ ck_storepool_free: dropped --------+ (freed)
  *
@@ -66,7 +70,8 @@ int ck_storepool_put(ck_storepool *p, const char *key, uint8_t *data, size_t len
                      uint64_t token, int64_t stamp);
 int ck_storepool_get(ck_storepool *p, const char *key, void *ctx, uint64_t token);
 
-/* Moves up to max results, in the order served, to out; returns how many. */
+/* Moves up to max results, oldest first (in the order asked), to out;
+ * returns how many. */
 size_t ck_storepool_reap(ck_storepool *p, ck_storepool_done *out, size_t max);
 
 /* Requests asked and not reaped yet. */

@@ -615,7 +615,7 @@ static int net_store_get(ck_bnode *b, const char *key, uint64_t token)
     return CK_OK;
 }
 
-/* Uploads and downloads the pool finished, in the order served. */
+/* Uploads and downloads the pool finished, in the order asked. */
 static void store_reap(net_world *w)
 {
     ck_storepool_done d[16];

@@ -433,8 +433,8 @@ static void pool_case(const char *dir, int nthreads)
     size_t total = N + N / 10 + 1;
     assert_int_equal(reap_all(p, d, total), total);
     assert_int_equal(ck_storepool_pending(p), 0);
-    /* Every request served once; one key's in the order asked (request i
-     * is put i, or the get after put i, which comes after it). */
+    /* Every request served once, handed back in the order asked (request
+     * i is put i, or the get after put i, which comes after it). */
     int seen[N] = {0}, gets = 0, missing = 0;
     int last[KEYS];
     for (int k = 0; k < KEYS; k++)
@@ -450,6 +450,7 @@ static void pool_case(const char *dir, int nthreads)
         }
         int i = (int)(d[k].get ? d[k].token - 1000 : d[k].token);
         assert_true(i >= 0 && i < N);
+        assert_int_equal(k, (size_t)i + (size_t)(i / 10) + d[k].get); /* in the order asked */
         if (d[k].get)
             assert_int_equal(last[i % KEYS], i); /* after its put, before the next */
         else
