@@ -13,9 +13,9 @@
 #include "storefs.h"
 
 /* A worker's scratch buffer: large puts are copied through it. It is
- * written at once, so that its pages are the process's before the first
- * put, and kept: memory freed and taken again may cost a page fault per
- * page (storefs.h). */
+ * allocated at the worker's first large put (a process that never makes
+ * one, such as the job manager's, does not hold it) and kept: memory
+ * freed and taken again may cost a page fault per page (storefs.h). */
 #define SCRATCH ((size_t)4 << 20)
 
 enum { QUEUED, SERVING, SERVED };
@@ -64,6 +64,10 @@ static void serve(ck_storepool *p, int slot, req *r)
         r->d.len = r->d.status ? 0 : r->d.len;
         return;
     }
+    if (!p->scratch[slot] && r->d.len >= CK_STOREFS_DIRECT_MIN) {
+        void *b;
+        p->scratch[slot] = posix_memalign(&b, CK_STOREFS_ALIGN, SCRATCH) ? NULL : b;
+    } /* (none: buffered, and asked again at the next large put) */
     ck_storefs_item it = {.key = r->d.key, .data = r->d.data, .len = r->d.len,
                           .scratch = p->scratch[slot], .scratch_len = SCRATCH};
     ck_storefs_put_many(p->root, &it, 1, 1);
@@ -162,15 +166,6 @@ ck_storepool *ck_storepool_new(const char *root, int nthreads)
         return NULL;
     }
     p->nthreads = nthreads;
-    for (int i = 0; i < nthreads; i++) {
-        void *b = NULL;
-        if (posix_memalign(&b, CK_STOREFS_ALIGN, SCRATCH)) {
-            b = NULL; /* buffered puts, then */
-        } else {
-            memset(b, 0, SCRATCH);
-        }
-        p->scratch[i] = b;
-    }
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->cv, NULL);
     /* Signals are the process's main thread's to take (stop, continue,

@@ -291,8 +291,8 @@ static void direct_case(const char *base)
     size_t sizes[] = {CK_STOREFS_DIRECT_MIN, CK_STOREFS_DIRECT_MIN + 1, (3u << 20) + 4095,
                       CK_STOREFS_DIRECT_MIN + 7, CK_STOREFS_DIRECT_MIN + 9};
     size_t most = (3u << 20) + 4095;
-    uint8_t *a = malloc(most), *data;
-    for (size_t i = 0; i < most; i++)
+    uint8_t *a = malloc(most + 8), *data; /* put k starts at a + k */
+    for (size_t i = 0; i < most + 8; i++)
         a[i] = (uint8_t)(i * 29 + 3);
     for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
         char key[40];
