@@ -14,9 +14,10 @@
  *     after, and of one file of each checkpoint's size, where a sync's
  *     fixed cost weighs on small ones as it does on the uploads), measured
  *     in the same run: a keyed
- *     count with full checkpoints on the heap (one large file per subtask)
- *     and with incremental checkpoints on RocksDB (its new SST files and
- *     its small private ones), each at a rate the process keeps up with.
+ *     count with full checkpoints on the heap (one large file per subtask),
+ *     with incremental checkpoints on RocksDB (its new SST files and its
+ *     small private ones) and with full ones on RocksDB (the canonical
+ *     file), each at a rate the process keeps up with.
  *     Timed is run.json's `upload_s` (asking for the uploads to the
  *     acknowledgement), with the model's costs out of the way: a store
  *     link and local disk too fast to pace and CPUs too fast to charge.
@@ -268,8 +269,8 @@ static int upload_run(const char *tmp, upload_case *uc)
     cJSON_AddStringToObject(cfg, "execution.checkpointing.interval", "2 s");
     cJSON_AddBoolToObject(cfg, "execution.checkpointing.incremental", uc->incremental);
     char scen[400], out[400], args[1000];
-    snprintf(scen, sizeof(scen), "%s/upload-%s.json", tmp, uc->backend);
-    snprintf(out, sizeof(out), "%s/run-%s", tmp, uc->backend);
+    snprintf(scen, sizeof(scen), "%s/upload-%s-%d.json", tmp, uc->backend, uc->incremental);
+    snprintf(out, sizeof(out), "%s/run-%s-%d", tmp, uc->backend, uc->incremental);
     bench_write_json(sc, scen);
     cJSON_Delete(sc);
     snprintf(args, sizeof(args), "run %s --backend sockets --out %s -q", scen, out);
@@ -355,13 +356,17 @@ int main(int argc, char **argv)
     printf("   heap backend      %10.0f ops/s   (the same interface)\n", heap);
 
     /* 2. checkpoint upload over sockets next to the disk */
-    upload_case cases[2] = {
+    enum { NCASES = 3 };
+    upload_case cases[NCASES] = {
         {.what = "full checkpoints of a 3M-key count on the heap", .backend = "hashmap",
          .keys = 3000000, .rate = 300000, .duration = "10 s", .subtask = -1},
         /* the count's own uploads: the source's (a few bytes) wait behind
          * the count's flush in the synchronous phase, one process runs both */
         {.what = "incremental checkpoints of a 2M-key count on RocksDB", .backend = "rocksdb",
          .incremental = 1, .keys = 2000000, .rate = 150000, .duration = "8 s", .subtask = 1},
+        /* the same state in full checkpoints: one canonical file per subtask */
+        {.what = "full checkpoints of the same count on RocksDB", .backend = "rocksdb",
+         .incremental = 0, .keys = 2000000, .rate = 150000, .duration = "8 s", .subtask = 1},
     };
     /* The disk's speed swings from minute to minute (a shared machine's
      * disk): the large file is written three times before the runs and
@@ -370,7 +375,7 @@ int main(int argc, char **argv)
     for (int r = 0; r < 3; r++)
         d6[r] = disk_write_speed(tmp, 64u << 20);
     double maxb = 0;
-    for (int c = 0; c < 2; c++)
+    for (int c = 0; c < NCASES; c++)
         if (upload_run(tmp, &cases[c]))
             return 1;
         else
@@ -390,7 +395,7 @@ int main(int argc, char **argv)
     printf("2. checkpoint uploads over sockets (bytes over the upload's time, checkpoints of 1 MB "
            "or more) next to this disk's\n   sequential write + fsync (same directory) of one "
            "large file, and of files of the checkpoints' sizes\n");
-    for (int c = 0; c < 2; c++) {
+    for (int c = 0; c < NCASES; c++) {
         double b = 0, t = 0, s3[3]; /* the same sizes, written and synced one by one */
         for (int r = 0; r < 3; r++) {
             b = t = 0;

@@ -57,9 +57,13 @@ typedef struct ck_storepool_done {
 #define CK_STOREPOOL_THREADS 4
 
 /* Starts a pool of nthreads workers (1 to CK_STOREPOOL_THREADS) over the
- * store directory root. NULL: out of memory, no thread or pipe, or
- * nthreads out of range (errno says which: EINVAL for the last). */
-ck_storepool *ck_storepool_new(const char *root, int nthreads);
+ * store directory root; with `direct`, each worker keeps a scratch buffer
+ * (4 MiB, written at once) through which it writes puts of 1 MiB or more
+ * with direct I/O (storefs.h): for a process whose puts are large, such as
+ * a task manager's; without, every put goes through the page cache. NULL:
+ * out of memory, no thread or pipe, or nthreads out of range (errno says
+ * which: EINVAL for the last). */
+ck_storepool *ck_storepool_new(const char *root, int nthreads, int direct);
 
 /* Readable while results wait to be reaped. */
 int ck_storepool_fd(const ck_storepool *p);

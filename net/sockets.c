@@ -1574,7 +1574,8 @@ static int world_setup(net_world *w, int host)
     w->lrate = calloc((host == w->ntm ? 4 : 2) * nl, sizeof(int64_t));
     if (!w->out_conn || !w->cut || cores_rc || !w->lrate)
         return CK_ENOMEM;
-    if (!(w->pool = ck_storepool_new(w->store_dir, CK_STOREPOOL_THREADS)))
+    /* the job manager's puts are metadata: no direct I/O there */
+    if (!(w->pool = ck_storepool_new(w->store_dir, CK_STOREPOOL_THREADS, host < w->ntm)))
         return CK_ENOMEM;
     struct epoll_event pev = {.events = EPOLLIN, .data.ptr = &w->pool};
     epoll_ctl(w->epfd, EPOLL_CTL_ADD, ck_storepool_fd(w->pool), &pev);

@@ -414,7 +414,7 @@ static size_t reap_all(ck_storepool *p, ck_storepool_done *out, size_t want)
 /* One pool of nthreads workers through its whole contract. */
 static void pool_case(const char *dir, int nthreads)
 {
-    ck_storepool *p = ck_storepool_new(dir, nthreads);
+    ck_storepool *p = ck_storepool_new(dir, nthreads, nthreads > 1);
     assert_non_null(p);
     enum { N = 40, KEYS = 7 };
     int ctx;
@@ -471,6 +471,23 @@ static void pool_case(const char *dir, int nthreads)
         assert_int_equal(seen[i], 1);
     assert_int_equal(gets, N / 10);
     assert_int_equal(missing, 1);
+    /* A large put (through a worker's scratch buffer, with direct I/O, in
+     * a pool that has them) reads back whole. */
+    size_t big = (3u << 20) + 3;
+    uint8_t *obj = malloc(big);
+    for (size_t i = 0; i < big; i++)
+        obj[i] = (uint8_t)(i * 7 + 1);
+    uint8_t *copy = malloc(big);
+    memcpy(copy, obj, big);
+    assert_int_equal(ck_storepool_put(p, "job/big", obj, big, &ctx, 3, 0), 0);
+    assert_int_equal(ck_storepool_get(p, "job/big", &ctx, 4), 0);
+    assert_int_equal(reap_all(p, d, 2), 2);
+    assert_int_equal(d[0].status, 0);
+    assert_int_equal(d[1].status, 0);
+    assert_int_equal(d[1].len, big);
+    assert_memory_equal(d[1].data, copy, big);
+    free(d[1].data);
+    free(copy);
     /* A put that cannot be written says why. */
     assert_int_equal(ck_storepool_put(p, "job/chk-1/state/x", malloc(4), 4, &ctx, 5, 0), 0);
     assert_int_equal(reap_all(p, d, 1), 1);
@@ -489,9 +506,9 @@ static void test_pool(void **state)
     char dir[] = "/tmp/chandy-fs-XXXXXX";
     assert_non_null(mkdtemp(dir));
     errno = 0;
-    assert_null(ck_storepool_new(dir, 0));
+    assert_null(ck_storepool_new(dir, 0, 1));
     assert_int_equal(errno, EINVAL);
-    assert_null(ck_storepool_new(dir, CK_STOREPOOL_THREADS + 1));
+    assert_null(ck_storepool_new(dir, CK_STOREPOOL_THREADS + 1, 1));
     pool_case(dir, 1);
     pool_case(dir, CK_STOREPOOL_THREADS);
     char cmd[400];
