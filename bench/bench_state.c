@@ -46,6 +46,7 @@
 #include "rng.h"
 #include "rocksstate.h"
 #include "storefs.h"
+#include "storepool.h"
 
 enum { NKEYS = 100000, MAXP = 128 };
 
@@ -192,7 +193,7 @@ static double store_put_speed(const char *tmp, size_t n, int recycle, int direct
     uint8_t *obj = malloc(n), *scratch = NULL;
     for (size_t i = 0; i < n; i++)
         obj[i] = (uint8_t)(i * 131 + 7);
-    size_t slen = (size_t)4 << 20;
+    size_t slen = CK_STOREPOOL_SCRATCH; /* as a task manager's pool has */
     if (direct && posix_memalign((void **)&scratch, CK_STOREFS_ALIGN, slen) == 0)
         memset(scratch, 0, slen);
     double t = 0;

@@ -203,6 +203,31 @@ static int write_direct(int fd, const ck_storefs_item *it)
     return 0;
 }
 
+/* Opens path with flags (a recycled file: not truncated) into *fd and
+ * writes item it there: through its scratch buffer with O_DIRECT when it
+ * has a usable one and the file system takes direct writes (*padded set:
+ * the last block holds zeros past it->len), else through the page cache.
+ * 0, or -1 (errno set; *fd, if open, is the caller's to close). */
+static int write_file(const char *path, int flags, const ck_storefs_item *it, int *fd,
+                      int *padded)
+{
+    *padded = 0;
+    if (it->scratch && it->len >= CK_STOREFS_DIRECT_MIN && it->scratch_len >= CK_STOREFS_ALIGN &&
+        !(it->scratch_len % CK_STOREFS_ALIGN) && !((uintptr_t)it->scratch % CK_STOREFS_ALIGN)) {
+        if ((*fd = open(path, flags | O_DIRECT, 0644)) >= 0 && !write_direct(*fd, it)) {
+            *padded = 1;
+            return 0;
+        }
+        if (errno != EINVAL)
+            return -1;
+        if (*fd >= 0) /* the file system takes no direct writes */
+            close(*fd);
+    }
+    if ((*fd = open(path, flags, 0644)) < 0)
+        return -1;
+    return write_all(*fd, it);
+}
+
 /* Writes item it to its temporary file (open in *fd), creating the
  * directories on the way: a recycled one overwritten in place for a large
  * object, with direct I/O when it has a scratch buffer; 0, or its status
@@ -218,29 +243,13 @@ static int put_begin(const char *root, ck_storefs_item *it, int *fd)
     snprintf(dir, sizeof(dir), "%s/%s", root, it->key);
     *strrchr(dir, '/') = 0;
     snprintf(path, sizeof(path), "%s/%s.part", root, it->key);
-    int reused = 0;
+    int reused = 0, padded = 0;
     if (ck_storefs_mkdirs(dir))
         goto fail;
     reused = it->len >= RECYCLE_MIN && take_recycled(root, path, it->len);
-    int flags = O_WRONLY | O_CREAT | (reused ? 0 : O_TRUNC);
-    int direct = it->scratch && it->len >= CK_STOREFS_DIRECT_MIN &&
-                 it->scratch_len >= CK_STOREFS_ALIGN && !(it->scratch_len % CK_STOREFS_ALIGN) &&
-                 !((uintptr_t)it->scratch % CK_STOREFS_ALIGN);
-    if (direct && (*fd = open(path, flags | O_DIRECT, 0644)) >= 0) {
-        if (!write_direct(*fd, it))
-            goto written;
-        if (errno != EINVAL)
-            goto fail;
-        close(*fd); /* the file system takes no direct writes: buffered */
-        *fd = -1;
-    } else if (direct && errno != EINVAL) {
+    if (write_file(path, O_WRONLY | O_CREAT | (reused ? 0 : O_TRUNC), it, fd, &padded))
         goto fail;
-    }
-    if ((*fd = open(path, flags, 0644)) < 0 || write_all(*fd, it))
-        goto fail;
-    direct = 0;
-written:
-    if ((reused || direct) && ftruncate(*fd, (off_t)it->len))
+    if ((reused || padded) && ftruncate(*fd, (off_t)it->len))
         goto fail; /* what the recycled file held past it, or the last block's padding */
     return 0;
 fail:

@@ -9,10 +9,10 @@
  * and each task's asynchronous snapshot on a thread of its own: a small
  * file is written beside a large one instead of after it, and the syncs
  * of files written at once overlap (the file system commits them
- * together). Requests wait
- * in a FIFO; a worker takes the oldest one whose key no earlier request
- * still holds, so that the requests of one key are served one at a time
- * in the order asked (a get after a put of its key sees it). A put is
+ * together). Requests wait in a FIFO; a worker takes the oldest one whose
+ * key no earlier request still holds, so that the requests of one key are
+ * served one at a time in the order asked (a get after a put of its key
+ * sees it). A put is
  * written, synced, renamed into place and its directory synced. Results
  * are handed back in the order asked (a result waits for those asked
  * before it: what the owner learns keeps its order, e.g. two checkpoints'
@@ -25,9 +25,10 @@
  * reaped; the data of a put belongs to the pool from the call
  * on and is freed by it; the data of a get belongs to whoever reaps it.
  *
- *   put/get --> [queued] --a worker takes one--> [serving] --> [served] --reap, oldest first--> owner
- *                  |                                          |
- *                  +------ ck_storepool_free: dropped --------+ (freed)
+ *   put/get --> [queued] --a worker takes one--> [serving] --> [served]
+ *                  |                                              |
+ *                  |                        reap, oldest first ---+--> owner
+ *                  +------ ck_storepool_free: dropped ------------+ (freed)
  *
  * A process that forks with a pool running must not touch it in the child
  * (its threads are not there): ck_storepool_forsake() lets go of it.
@@ -53,12 +54,14 @@ typedef struct ck_storepool_done {
     char key[256];    /* CK_STORE_KEY_MAX */
 } ck_storepool_done;
 
-/* Worker threads a pool may have. */
+/* Worker threads a pool may have, and the scratch buffer each keeps for
+ * direct I/O (storepool.c says why its size). */
 #define CK_STOREPOOL_THREADS 4
+#define CK_STOREPOOL_SCRATCH ((size_t)4 << 20)
 
 /* Starts a pool of nthreads workers (1 to CK_STOREPOOL_THREADS) over the
  * store directory root; with `direct`, each worker keeps a scratch buffer
- * (4 MiB, written at once) through which it writes puts of 1 MiB or more
+ * (CK_STOREPOOL_SCRATCH bytes, written at once) through which it writes puts of 1 MiB or more
  * with direct I/O (storefs.h): for a process whose puts are large, such as
  * a task manager's; without, every put goes through the page cache. NULL:
  * out of memory, no thread or pipe, or nthreads out of range (errno says
@@ -82,7 +85,7 @@ size_t ck_storepool_reap(ck_storepool *p, ck_storepool_done *out, size_t max);
 size_t ck_storepool_pending(const ck_storepool *p);
 
 /* Waits for what the workers are serving, drops what still waits (queued
- * requests and results not reaped, their data freed), ends the thread. */
+ * requests and results not reaped, their data freed), ends the threads. */
 void ck_storepool_free(ck_storepool *p);
 
 /* In a child after fork: closes the pool's descriptors and forgets it

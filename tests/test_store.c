@@ -287,7 +287,8 @@ static void direct_case(const char *base)
         return; /* no such file system here */
     enum { SCR = 3 * CK_STOREFS_ALIGN };
     uint8_t *scratch;
-    assert_int_equal(posix_memalign((void **)&scratch, CK_STOREFS_ALIGN, SCR + CK_STOREFS_ALIGN), 0);
+    assert_int_equal(
+        posix_memalign((void **)&scratch, CK_STOREFS_ALIGN, SCR + CK_STOREFS_ALIGN), 0);
     size_t sizes[] = {CK_STOREFS_DIRECT_MIN, CK_STOREFS_DIRECT_MIN + 1, (3u << 20) + 4095,
                       CK_STOREFS_DIRECT_MIN + 7, CK_STOREFS_DIRECT_MIN + 9};
     size_t most = (3u << 20) + 4095;
