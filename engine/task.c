@@ -2111,7 +2111,14 @@ static int input_step(ck_task *t, ck_time now)
     int rc, released = 0;
     ck_elem e;
     acct(t, now, ACCT_BUSY);
-    while (!released && outputs_available(t) && !batch_full(t)) {
+    /* The step also ends once its time passed BATCH_WAIT: over sockets the
+     * clock is real and the records' work is not charged as flops, so a
+     * full gate would otherwise keep the task from its mailbox (a landed
+     * upload, a trigger) until the gate ran dry; under SimGrid the clock
+     * stands still within a step (its CPU is charged at the batch's end),
+     * and this never binds. */
+    while (!released && outputs_available(t) && !batch_full(t) &&
+           ck_now(t->plat) - now < BATCH_WAIT) {
         if ((rc = input_run(t)) < 0)
             return rc;
         if (rc > 0)
