@@ -38,6 +38,7 @@ struct ck_storepool {
     req *q, *qtail; /* every request not reaped, in the order asked */
     size_t pending; /* their number */
     int stop;
+    uint64_t commits; /* puts and groups of puts served */
     /* holds a byte exactly while the oldest request is served (under mu) */
     int pipe[2];
     int signalled;
@@ -53,33 +54,41 @@ static void free_list(req *r)
     }
 }
 
-/* Serves one request on the worker of slot `slot`. A put is written
- * (a large one through the worker's scratch buffer, with direct I/O),
- * synced and renamed into place, then its directory synced
- * (ck_storefs_put_many of one). */
-static void serve(ck_storepool *p, int slot, req *r)
+/* Serves get r. */
+static void serve_get(ck_storepool *p, req *r)
 {
-    if (r->d.get) {
-        r->d.status = ck_storefs_get(p->root, r->d.key, &r->d.data, &r->d.len);
-        r->d.err = r->d.status == CK_EIO ? errno : 0;
-        r->d.len = r->d.status ? 0 : r->d.len;
-        return;
+    r->d.status = ck_storefs_get(p->root, r->d.key, &r->d.data, &r->d.len);
+    r->d.err = r->d.status == CK_EIO ? errno : 0;
+    r->d.len = r->d.status ? 0 : r->d.len;
+}
+
+/* Serves puts g[0..n) on the worker of slot `slot` as one group commit
+ * (ck_storefs_put_many): each written (a large one through the worker's
+ * scratch buffer, with direct I/O), synced and renamed into place, then
+ * each directory they went to synced once. */
+static void serve_puts(ck_storepool *p, int slot, req **g, int n)
+{
+    ck_storefs_item it[CK_STOREPOOL_GROUP];
+    for (int i = 0; i < n; i++)
+        it[i] = (ck_storefs_item){.key = g[i]->d.key, .data = g[i]->d.data, .len = g[i]->d.len,
+                                  .scratch = p->scratch[slot],
+                                  .scratch_len = CK_STOREPOOL_SCRATCH};
+    ck_storefs_put_many(p->root, it, (size_t)n, 1);
+    for (int i = 0; i < n; i++) {
+        g[i]->d.status = it[i].status;
+        g[i]->d.err = it[i].err;
+        free(g[i]->d.data);
+        g[i]->d.data = NULL;
     }
-    ck_storefs_item it = {.key = r->d.key, .data = r->d.data, .len = r->d.len,
-                          .scratch = p->scratch[slot], .scratch_len = CK_STOREPOOL_SCRATCH};
-    ck_storefs_put_many(p->root, &it, 1, 1);
-    r->d.status = it.status;
-    r->d.err = it.err;
-    free(r->d.data);
-    r->d.data = NULL;
 }
 
 /* Under mu: the oldest queued request whose key no earlier request that
- * is not served yet holds (per key, the order asked), or NULL. */
-static req *take(ck_storepool *p)
+ * is not served yet holds (per key, the order asked), or NULL; with
+ * `small` above 0, the oldest such put of at most that many bytes. */
+static req *take(ck_storepool *p, size_t small)
 {
     for (req *r = p->q; r; r = r->next) {
-        if (r->state != QUEUED)
+        if (r->state != QUEUED || (small && (r->d.get || r->d.len > small)))
             continue;
         int busy = 0;
         for (const req *k = p->q; k != r && !busy; k = k->next)
@@ -118,16 +127,33 @@ static void *worker(void *arg)
     free(arg);
     pthread_mutex_lock(&p->mu);
     for (;;) {
-        req *r = NULL;
-        while (!p->stop && !(r = take(p)))
+        req *g[CK_STOREPOOL_GROUP];
+        int n = 0;
+        while (!p->stop && !(g[0] = take(p, 0)))
             pthread_cond_wait(&p->cv, &p->mu);
         if (p->stop)
             break;
-        r->state = SERVING; /* stays in the list: reaping takes only SERVED ones */
+        g[n++]->state = SERVING; /* stays in the list: reaping takes only SERVED ones */
+        /* A small put takes the small puts queued after it along: one
+         * sync of the file system commits them all (a checkpoint's
+         * small files, asked together), where one worker each would
+         * queue their syncs behind one another. */
+        size_t left = g[0]->d.get || g[0]->d.len > CK_STOREPOOL_GROUP_BYTES
+                          ? 0
+                          : CK_STOREPOOL_GROUP_BYTES - g[0]->d.len;
+        while (n < CK_STOREPOOL_GROUP && left > 0 && (g[n] = take(p, left))) {
+            left -= g[n]->d.len;
+            g[n++]->state = SERVING;
+        }
         pthread_mutex_unlock(&p->mu);
-        serve(p, slot, r);
+        if (g[0]->d.get)
+            serve_get(p, g[0]);
+        else
+            serve_puts(p, slot, g, n);
         pthread_mutex_lock(&p->mu);
-        r->state = SERVED;
+        for (int i = 0; i < n; i++)
+            g[i]->state = SERVED;
+        p->commits += !g[0]->d.get;
         signal_head(p);
         pthread_cond_broadcast(&p->cv); /* a request of this key may wait for it */
     }
@@ -267,6 +293,14 @@ size_t ck_storepool_reap(ck_storepool *p, ck_storepool_done *out, size_t max)
     }
     p->pending -= n;
     signal_head(p);
+    pthread_mutex_unlock(&p->mu);
+    return n;
+}
+
+uint64_t ck_storepool_commits(ck_storepool *p)
+{
+    pthread_mutex_lock(&p->mu);
+    uint64_t n = p->commits;
     pthread_mutex_unlock(&p->mu);
     return n;
 }

@@ -13,7 +13,11 @@
  * key no earlier request still holds, so that the requests of one key are
  * served one at a time in the order asked (a get after a put of its key
  * sees it). A put is
- * written, synced, renamed into place and its directory synced. Results
+ * written, synced, renamed into place and its directory synced; a worker
+ * that takes a small put takes the small puts queued after it along and
+ * commits them together (ck_storefs_put_many), as a checkpoint's small
+ * files are asked at once: their syncs, one per file on as many workers,
+ * queued behind one another in the file system's journal. Results
  * are handed back in the order asked (a result waits for those asked
  * before it: what the owner learns keeps its order, e.g. two checkpoints'
  * metadata), and a pipe is readable while the oldest has one: the owner
@@ -58,6 +62,11 @@ typedef struct ck_storepool_done {
  * direct I/O (storepool.c says why its size). */
 #define CK_STOREPOOL_THREADS 4
 #define CK_STOREPOOL_SCRATCH ((size_t)4 << 20)
+/* A worker that takes a put of at most CK_STOREPOOL_GROUP_BYTES takes the
+ * puts queued after it along while they fit in as many bytes together, up
+ * to CK_STOREPOOL_GROUP of them, and commits them as one group. */
+#define CK_STOREPOOL_GROUP 8
+#define CK_STOREPOOL_GROUP_BYTES ((size_t)1 << 20)
 
 /* Starts a pool of nthreads workers (1 to CK_STOREPOOL_THREADS) over the
  * store directory root; with `direct`, each worker keeps a scratch buffer
@@ -80,6 +89,9 @@ int ck_storepool_get(ck_storepool *p, const char *key, void *ctx, uint64_t token
 /* Moves up to max results, oldest first (in the order asked), to out;
  * returns how many. */
 size_t ck_storepool_reap(ck_storepool *p, ck_storepool_done *out, size_t max);
+
+/* Group commits served so far: a put alone, or small puts together. */
+uint64_t ck_storepool_commits(ck_storepool *p);
 
 /* Requests asked and not reaped yet. */
 size_t ck_storepool_pending(const ck_storepool *p);

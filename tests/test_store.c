@@ -517,6 +517,54 @@ static void test_pool(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* Small puts queued together are committed as one group by the worker
+ * that takes the first (one sync of the file system for all), except a
+ * second put of a key the group holds, which follows it; a large put is
+ * committed alone. One worker, held by a large put while the small ones
+ * are queued behind it (32 MiB written and synced take milliseconds;
+ * queueing takes microseconds). */
+static void test_pool_groups(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/chandy-fs-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    ck_storepool *p = ck_storepool_new(dir, 1, 1);
+    assert_non_null(p);
+    int ctx;
+    size_t big = (size_t)32 << 20;
+    assert_true(big > CK_STOREPOOL_GROUP_BYTES);
+    assert_int_equal(ck_storepool_put(p, "g/big", calloc(1, big), big, &ctx, 0, 0), 0);
+    const char *keys[] = {"g/chk-1/a", "g/chk-1/b", "g/shared/c", "g/chk-1/d",
+                          "g/chk-1/a", "g/shared/e"};
+    enum { NK = sizeof(keys) / sizeof(keys[0]) };
+    for (int i = 0; i < NK; i++) {
+        uint8_t *d = malloc(100);
+        memset(d, 'A' + i, 100);
+        assert_int_equal(ck_storepool_put(p, keys[i], d, 100, &ctx, (uint64_t)i + 1, 0), 0);
+    }
+    ck_storepool_done d[NK + 2];
+    assert_int_equal(reap_all(p, d, NK + 1), NK + 1);
+    for (int i = 0; i <= NK; i++) {
+        assert_int_equal(d[i].token, (uint64_t)i); /* in the order asked */
+        assert_int_equal(d[i].status, 0);
+    }
+    /* the large one; a, b, c, d and e; the second a */
+    assert_int_equal(ck_storepool_commits(p), 3);
+    assert_int_equal(ck_storepool_get(p, "g/chk-1/a", &ctx, 9), 0);
+    assert_int_equal(ck_storepool_get(p, "g/shared/e", &ctx, 10), 0);
+    assert_int_equal(reap_all(p, d, 2), 2);
+    assert_int_equal(d[0].len, 100);
+    assert_int_equal(d[0].data[0], 'A' + 4); /* the later put of a won */
+    assert_int_equal(d[1].data[99], 'A' + 5);
+    free(d[0].data);
+    free(d[1].data);
+    assert_int_equal(ck_storepool_commits(p), 3); /* gets commit nothing */
+    ck_storepool_free(p);
+    char cmd[400];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -526,6 +574,7 @@ int main(void)
         cmocka_unit_test(test_recycle),
         cmocka_unit_test(test_direct),
         cmocka_unit_test(test_pool),
+        cmocka_unit_test(test_pool_groups),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
