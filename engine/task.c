@@ -28,6 +28,8 @@
  * behind a buffer of expensive records. */
 #define BATCH_FLOPS 2e6
 #define BATCH_WAIT (2 * CK_NS_PER_MS)
+/* A native file this large is uploaded after the smaller ones. */
+#define UPLOAD_LARGE ((uint64_t)1 << 20)
 /* Snapshots in their asynchronous phase at once. */
 #define MAX_SNAPS 16
 /* Changelog segments on their way to the store at once, per operator. */
@@ -1512,41 +1514,53 @@ static int start_uploads(ck_task *t, snap_job *j)
     char *slash = strrchr(dir, '/');
     if (slash)
         slash[1] = 0;
-    for (int i = 0; i < j->nnat && !rc; i++) {
-        struct snap_native *n = &j->nat[i];
-        for (uint32_t f = 0; f < n->snap.n && !rc; f++) {
-            const ck_native_file *nf = &n->snap.files[f];
-            const ck_handle *c = nf->immutable ? confirmed_find(t, n->op, nf) : NULL;
-            if (c) {
-                rc = ck_handles_add_native(&j->handles, CK_HANDLE_SHARED | CK_HANDLE_REUSED,
-                                           c->key, c->bytes, c->crc, j->kg_start, j->kg_end,
-                                           (uint32_t)n->op, nf->name);
-                continue;
+    /* Small files are read and asked first, one after another, so that
+     * the store sees them together (its pool commits them as one group)
+     * and syncs them while the large ones are read; the handles keep the
+     * instance's order (a file's checksum is filled in once it is read).
+     * The files set aside go with the snapshot. */
+    uint32_t first = j->handles.n; /* the native files' handles, after the canonical one */
+    for (int pass = 0; pass < 2 && !rc; pass++) {
+        uint32_t h = first; /* the handle of the file below */
+        for (int i = 0; i < j->nnat && !rc; i++) {
+            struct snap_native *n = &j->nat[i];
+            for (uint32_t f = 0; f < n->snap.n && !rc; f++, h++) {
+                const ck_native_file *nf = &n->snap.files[f];
+                const ck_handle *c = nf->immutable ? confirmed_find(t, n->op, nf) : NULL;
+                if (pass == 0 && c) {
+                    rc = ck_handles_add_native(&j->handles,
+                                               CK_HANDLE_SHARED | CK_HANDLE_REUSED, c->key,
+                                               c->bytes, c->crc, j->kg_start, j->kg_end,
+                                               (uint32_t)n->op, nf->name);
+                    continue;
+                }
+                if (pass == 0) {
+                    char key[CK_HANDLE_KEY_MAX + 1];
+                    if (nf->immutable)
+                        snprintf(key, sizeof(key), "%sop%d-%d-a%u-c%llu-%s", shared, n->op,
+                                 t->subtask, t->attempt, (unsigned long long)j->id, nf->name);
+                    else
+                        snprintf(key, sizeof(key), "%sv%d-%d-op%d-%s", dir, t->vertex,
+                                 t->subtask, n->op, nf->name);
+                    if ((rc = ck_handles_add_native(&j->handles,
+                                                    nf->immutable ? CK_HANDLE_SHARED : 0, key,
+                                                    nf->size, 0, j->kg_start, j->kg_end,
+                                                    (uint32_t)n->op, nf->name)))
+                        break;
+                }
+                if (c || (nf->size >= UPLOAD_LARGE) != pass)
+                    continue;
+                uint8_t *d;
+                size_t len;
+                if ((rc = n->ks->ops->native_read(n->ks, &n->snap, f, &d, &len)))
+                    break;
+                ck_handle *hd = &j->handles.v[h];
+                hd->bytes = len;
+                hd->crc = ck_crc32c(0, d, len);
+                rc = upload(t, j, hd->key, d, len);
             }
-            char key[CK_HANDLE_KEY_MAX + 1];
-            if (nf->immutable)
-                snprintf(key, sizeof(key), "%sop%d-%d-a%u-c%llu-%s", shared, n->op, t->subtask,
-                         t->attempt, (unsigned long long)j->id, nf->name);
-            else
-                snprintf(key, sizeof(key), "%sv%d-%d-op%d-%s", dir, t->vertex, t->subtask, n->op,
-                         nf->name);
-            uint8_t *d;
-            size_t len;
-            if ((rc = n->ks->ops->native_read(n->ks, &n->snap, f, &d, &len)))
-                break;
-            rc = ck_handles_add_native(&j->handles, nf->immutable ? CK_HANDLE_SHARED : 0, key,
-                                       len, ck_crc32c(0, d, len), j->kg_start, j->kg_end,
-                                       (uint32_t)n->op, nf->name);
-            if (rc) {
-                free(d);
-                break;
-            }
-            rc = upload(t, j, key, d, len);
         }
     }
-    for (int i = 0; i < j->nnat; i++) /* read: the files set aside can go */
-        j->nat[i].ks->ops->native_release(j->nat[i].ks, &j->nat[i].snap);
-    j->nnat = 0;
     return rc;
 }
 
