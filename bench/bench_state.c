@@ -16,8 +16,9 @@
  *     in the same run: a keyed
  *     count with full checkpoints on the heap (one large file per subtask),
  *     with incremental checkpoints on RocksDB (its new SST files and its
- *     small private ones) and with full ones on RocksDB (the canonical
- *     file), each at a rate the process keeps up with.
+ *     small private ones), the same with file merging (those files in one
+ *     merged file per checkpoint) and with full ones on RocksDB (the
+ *     canonical file), each at a rate the process keeps up with.
  *     Timed is run.json's `upload_s` (asking for the uploads to the
  *     acknowledgement), with the model's costs out of the way: a store
  *     link and local disk too fast to pace and CPUs too fast to charge.
@@ -232,7 +233,7 @@ static double median3(const double *v)
 /* One run of part 2 and what it measured. */
 typedef struct upload_case {
     const char *what, *backend;
-    int incremental;
+    int incremental, merging; /* merging: execution.checkpointing.file-merging.enabled */
     int keys, rate;
     const char *duration;
     int subtask; /* whose upload to time (-1: the longest of any) */
@@ -269,9 +270,11 @@ static int upload_run(const char *tmp, upload_case *uc)
     cJSON_AddStringToObject(cfg, "state.backend.type", uc->backend);
     cJSON_AddStringToObject(cfg, "execution.checkpointing.interval", "2 s");
     cJSON_AddBoolToObject(cfg, "execution.checkpointing.incremental", uc->incremental);
+    cJSON_AddBoolToObject(cfg, "execution.checkpointing.file-merging.enabled", uc->merging);
     char scen[400], out[400], args[1000];
-    snprintf(scen, sizeof(scen), "%s/upload-%s-%d.json", tmp, uc->backend, uc->incremental);
-    snprintf(out, sizeof(out), "%s/run-%s-%d", tmp, uc->backend, uc->incremental);
+    snprintf(scen, sizeof(scen), "%s/upload-%s-%d%d.json", tmp, uc->backend, uc->incremental,
+             uc->merging);
+    snprintf(out, sizeof(out), "%s/run-%s-%d%d", tmp, uc->backend, uc->incremental, uc->merging);
     bench_write_json(sc, scen);
     cJSON_Delete(sc);
     snprintf(args, sizeof(args), "run %s --backend sockets --out %s -q", scen, out);
@@ -357,7 +360,7 @@ int main(int argc, char **argv)
     printf("   heap backend      %10.0f ops/s   (the same interface)\n", heap);
 
     /* 2. checkpoint upload over sockets next to the disk */
-    enum { NCASES = 3 };
+    enum { NCASES = 4 };
     upload_case cases[NCASES] = {
         {.what = "full checkpoints of a 3M-key count on the heap", .backend = "hashmap",
          .keys = 3000000, .rate = 300000, .duration = "10 s", .subtask = -1},
@@ -365,6 +368,9 @@ int main(int argc, char **argv)
          * the count's flush in the synchronous phase, one process runs both */
         {.what = "incremental checkpoints of a 2M-key count on RocksDB", .backend = "rocksdb",
          .incremental = 1, .keys = 2000000, .rate = 150000, .duration = "8 s", .subtask = 1},
+        /* the same, a subtask's new files in one merged file per checkpoint */
+        {.what = "the same with file merging", .backend = "rocksdb", .incremental = 1,
+         .merging = 1, .keys = 2000000, .rate = 150000, .duration = "8 s", .subtask = 1},
         /* the same state in full checkpoints: one canonical file per subtask */
         {.what = "full checkpoints of the same count on RocksDB", .backend = "rocksdb",
          .incremental = 0, .keys = 2000000, .rate = 150000, .duration = "8 s", .subtask = 1},

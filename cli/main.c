@@ -192,10 +192,16 @@ static int cmd_savepoint(int argc, char **argv)
         const ck_handle *h = sp.files[i].h;
         const char *name = strrchr(h->key, '/') + 1;
         if (h->kind != CK_HANDLE_SNAPSHOT) { /* checked by its checksum when opened */
-            printf("  %-16s %9zu bytes  %s of operator %u, key groups %u to %u%s\n", name,
-                   sp.files[i].len, ck_handle_kind_name(h->kind), h->op, h->kg_start,
-                   h->kg_end - 1,
-                   (h->flags & CK_HANDLE_SHARED) ? " (in ../shared)" : "");
+            if (h->flags & CK_HANDLE_SEGMENT) /* a segment of a merged file */
+                printf("  %-16s %9llu bytes  %s of operator %u, key groups %u to %u, at %llu "
+                       "of %s (in ../shared)\n",
+                       h->local, (unsigned long long)h->bytes, ck_handle_kind_name(h->kind),
+                       h->op, h->kg_start, h->kg_end - 1, (unsigned long long)h->offset, name);
+            else
+                printf("  %-16s %9llu bytes  %s of operator %u, key groups %u to %u%s\n", name,
+                       (unsigned long long)h->bytes, ck_handle_kind_name(h->kind), h->op,
+                       h->kg_start, h->kg_end - 1,
+                       (h->flags & CK_HANDLE_SHARED) ? " (in ../shared)" : "");
             continue;
         }
         ck_snapshot snap;

@@ -38,6 +38,7 @@ static const struct {
     ck_cfg_id id;
 } deprecated[] = {
     {"execution.buffer-timeout", CK_CFG_BUFFER_TIMEOUT}, /* renamed in Flink 1.19 */
+    {"state.checkpoints.file-merging.enabled", CK_CFG_CP_FILE_MERGING}, /* Flink 1.20's name */
 };
 
 const char *ck_config_deprecated_name(ck_cfg_id id)

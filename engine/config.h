@@ -132,6 +132,14 @@ typedef enum ck_cfg_type {
     X(CP_INCREMENTAL, "execution.checkpointing.incremental", CK_CFG_BOOL, 0, 0, \
       1, "checkpoints upload only the state files (RocksDB's SSTs) the last " \
       "complete one did not; savepoints stay full")                          \
+    X(CP_FILE_MERGING, "execution.checkpointing.file-merging.enabled",        \
+      CK_CFG_BOOL, 0, 0, 1, "a checkpoint's native state files (RocksDB's) "  \
+      "go to the store merged, as segments of a few files per subtask "       \
+      "(state.checkpoints.file-merging.enabled is its deprecated name)")     \
+    X(CP_FILE_MERGING_MAX, "execution.checkpointing.file-merging.max-file-size", \
+      CK_CFG_MEMORY, INT64_C(32) << 20, INT64_C(1) << 20, INT64_C(1) << 40,    \
+      "with file merging on: a merged file takes no more files once this "    \
+      "large")                                                                \
     X(CP_UNALIGNED, "execution.checkpointing.unaligned.enabled", CK_CFG_BOOL, \
       0, 0, 1, "barriers overtake in-flight data, which is stored with the "  \
       "checkpoint (exactly-once only; savepoints stay aligned)")               \

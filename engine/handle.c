@@ -38,13 +38,16 @@ int ck_handle_local_ok(const char *s)
 
 /* Appends one handle, checked: see handle.h. */
 static int add(ck_handles *hs, int kind, uint32_t flags, const char *key, uint64_t bytes,
-               uint32_t crc, uint32_t kg_start, uint32_t kg_end, uint32_t op, const char *local)
+               uint64_t offset, uint32_t crc, uint32_t kg_start, uint32_t kg_end, uint32_t op,
+               const char *local)
 {
     size_t klen = strlen(key);
     int of_op = kind != CK_HANDLE_SNAPSHOT; /* a file of one operator's state */
     if (!klen || klen > CK_HANDLE_KEY_MAX || !ck_wire_key_ok((const uint8_t *)key, klen) ||
         kind < 1 || kind > CK_HANDLE_KIND_MAX || kg_end < kg_start ||
-        (flags & ~(CK_HANDLE_SHARED | CK_HANDLE_REUSED)) ||
+        (flags & ~(CK_HANDLE_SHARED | CK_HANDLE_REUSED | CK_HANDLE_SEGMENT)) ||
+        (!(flags & CK_HANDLE_SEGMENT) && offset) || offset > UINT64_MAX - bytes ||
+        ((flags & CK_HANDLE_SEGMENT) && !(flags & CK_HANDLE_SHARED)) || /* see handle.h */
         of_op != (op != CK_HANDLE_NO_OP) || (of_op ? !ck_handle_local_ok(local) : local[0] != 0))
         return CK_EINVAL;
     if (hs->n == hs->cap) {
@@ -61,6 +64,7 @@ static int add(ck_handles *hs, int kind, uint32_t flags, const char *key, uint64
         return CK_ENOMEM;
     memcpy(h->key, key, klen + 1);
     h->bytes = bytes;
+    h->offset = offset;
     h->crc = crc;
     h->kind = (uint8_t)kind;
     h->flags = (uint8_t)flags;
@@ -75,16 +79,18 @@ static int add(ck_handles *hs, int kind, uint32_t flags, const char *key, uint64
 int ck_handles_add(ck_handles *hs, int kind, uint32_t flags, const char *key, uint64_t bytes,
                    uint32_t crc, uint32_t kg_start, uint32_t kg_end)
 {
-    return add(hs, kind, flags, key, bytes, crc, kg_start, kg_end, CK_HANDLE_NO_OP, "");
+    if (flags & CK_HANDLE_SEGMENT) /* ck_handles_segment_last makes one */
+        return CK_EINVAL;
+    return add(hs, kind, flags, key, bytes, 0, crc, kg_start, kg_end, CK_HANDLE_NO_OP, "");
 }
 
 int ck_handles_add_op(ck_handles *hs, int kind, uint32_t flags, const char *key, uint64_t bytes,
                       uint32_t crc, uint32_t kg_start, uint32_t kg_end, uint32_t op,
                       const char *local)
 {
-    if (op == CK_HANDLE_NO_OP || kind == CK_HANDLE_SNAPSHOT)
+    if (op == CK_HANDLE_NO_OP || kind == CK_HANDLE_SNAPSHOT || (flags & CK_HANDLE_SEGMENT))
         return CK_EINVAL;
-    return add(hs, kind, flags, key, bytes, crc, kg_start, kg_end, op, local);
+    return add(hs, kind, flags, key, bytes, 0, crc, kg_start, kg_end, op, local);
 }
 
 int ck_handles_add_native(ck_handles *hs, uint32_t flags, const char *key, uint64_t bytes,
@@ -95,13 +101,29 @@ int ck_handles_add_native(ck_handles *hs, uint32_t flags, const char *key, uint6
                              local);
 }
 
+int ck_handles_add_like(ck_handles *hs, const ck_handle *h, uint32_t flags)
+{
+    return add(hs, h->kind, flags, h->key, h->bytes, flags & CK_HANDLE_SEGMENT ? h->offset : 0,
+               h->crc, h->kg_start, h->kg_end, h->op, h->local);
+}
+
+int ck_handles_segment_last(ck_handles *hs, uint64_t offset)
+{
+    if (!hs->n || offset > UINT64_MAX - hs->v[hs->n - 1].bytes ||
+        !(hs->v[hs->n - 1].flags & CK_HANDLE_SHARED))
+        return CK_EINVAL;
+    hs->v[hs->n - 1].flags |= CK_HANDLE_SEGMENT;
+    hs->v[hs->n - 1].offset = offset;
+    return CK_OK;
+}
+
 int ck_handles_copy(ck_handles *dst, const ck_handles *src)
 {
     memset(dst, 0, sizeof(*dst));
     for (uint32_t i = 0; i < src->n; i++) {
         const ck_handle *h = &src->v[i];
-        if (add(dst, h->kind, h->flags, h->key, h->bytes, h->crc, h->kg_start, h->kg_end, h->op,
-                h->local)) {
+        if (add(dst, h->kind, h->flags, h->key, h->bytes, h->offset, h->crc, h->kg_start,
+                h->kg_end, h->op, h->local)) {
             ck_handles_free(dst);
             return CK_ENOMEM; /* src's handles are valid: only memory can fail */
         }
@@ -156,6 +178,8 @@ void ck_handles_put(ck_wbuf *w, const ck_handles *hs)
         if (p)
             p[0] = (uint8_t)llen;
         ck_wbuf_bytes(w, h->local, llen);
+        if (h->flags & CK_HANDLE_SEGMENT)
+            ck_wbuf_u64(w, h->offset);
     }
 }
 
@@ -179,10 +203,11 @@ int ck_handles_get(ck_rbuf *r, ck_handles *hs, uint32_t max_kg, const char **why
         const uint8_t *lp = ck_rbuf_take(r, 1);
         size_t llen = lp ? lp[0] : 0;
         const uint8_t *local = ck_rbuf_take(r, llen);
+        uint64_t offset = p && (p[1] & CK_HANDLE_SEGMENT) ? ck_rbuf_u64(r) : 0;
         *why = "truncated state handle";
         if (r->err)
             goto bad;
-        *why = "bad state handle (kind, flags, key, key-group range or local name)";
+        *why = "bad state handle (kind, flags, key, key-group range, local name or segment)";
         char kbuf[CK_HANDLE_KEY_MAX + 1], lbuf[CK_HANDLE_LOCAL_MAX + 1];
         if (klen > CK_HANDLE_KEY_MAX || llen > CK_HANDLE_LOCAL_MAX || kge > max_kg ||
             !ck_wire_key_ok(key, klen) || memchr(local, 0, llen)) /* a NUL: another name */
@@ -191,7 +216,7 @@ int ck_handles_get(ck_rbuf *r, ck_handles *hs, uint32_t max_kg, const char **why
         kbuf[klen] = 0;
         memcpy(lbuf, local, llen);
         lbuf[llen] = 0;
-        int rc = add(hs, p[0], p[1], kbuf, bytes, crc, kgs, kge, op, lbuf);
+        int rc = add(hs, p[0], p[1], kbuf, bytes, offset, crc, kgs, kge, op, lbuf);
         if (rc == CK_ENOMEM) {
             ck_handles_free(hs);
             return rc;

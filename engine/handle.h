@@ -30,14 +30,21 @@
  *                       deleted when no retained checkpoint refers to it
  *                       (Flink's SharedStateRegistry);
  *   CK_HANDLE_REUSED    an earlier checkpoint uploaded it: this one refers
- *                       to it without uploading it again.
+ *                       to it without uploading it again;
+ *   CK_HANDLE_SEGMENT   the file is the `bytes` bytes at `offset` of the
+ *                       store object `key`, which holds other files of the
+ *                       same snapshot beside it (file merging, Flink's
+ *                       SegmentFileStateHandle); only with
+ *                       CK_HANDLE_SHARED: the object lives while any
+ *                       handle refers to it.
  *
  * Wire form (in ACK and DEPLOY bodies and in _metadata), a list:
  *   u32 count | count x (u8 kind | u8 flags | u16 key length | key |
  *                        u64 bytes | u32 crc32c of the file |
  *                        u32 first key group | u32 end key group |
  *                        u32 operator (CK_HANDLE_NO_OP: none) |
- *                        u8 local name length | local name)
+ *                        u8 local name length | local name |
+ *                        u64 offset, with CK_HANDLE_SEGMENT only)
  * A key is a store key (ck_wire_key_ok), 1..CK_HANDLE_KEY_MAX bytes; a key
  * group range is empty (start = end) for state that is not keyed; a local
  * name is 1..CK_HANDLE_LOCAL_MAX letters, digits, '.', '-' or '_' for a
@@ -55,6 +62,7 @@ enum { CK_HANDLE_SNAPSHOT = 1, CK_HANDLE_NATIVE = 2, CK_HANDLE_CHANGELOG = 3,
 
 #define CK_HANDLE_SHARED 1u
 #define CK_HANDLE_REUSED 2u
+#define CK_HANDLE_SEGMENT 4u
 
 #define CK_HANDLE_KEY_MAX 255
 #define CK_HANDLE_LOCAL_MAX 63
@@ -63,6 +71,7 @@ enum { CK_HANDLE_SNAPSHOT = 1, CK_HANDLE_NATIVE = 2, CK_HANDLE_CHANGELOG = 3,
 typedef struct ck_handle {
     char *key; /* malloc'd, NUL-terminated */
     uint64_t bytes;
+    uint64_t offset; /* CK_HANDLE_SEGMENT: where the file starts in the object; else 0 */
     uint32_t crc;
     uint8_t kind, flags;
     uint32_t kg_start, kg_end;
@@ -77,7 +86,8 @@ typedef struct ck_handles {
 
 /* Appends a handle of the subtask's state (the key is copied). 0,
  * CK_EINVAL (a key that is empty, too long or not a store key; an unknown
- * kind or flag; a range that ends before it starts) or CK_ENOMEM. */
+ * kind or flag, or CK_HANDLE_SEGMENT: ck_handles_segment_last makes a
+ * segment; a range that ends before it starts) or CK_ENOMEM. */
 int ck_handles_add(ck_handles *hs, int kind, uint32_t flags, const char *key, uint64_t bytes,
                    uint32_t crc, uint32_t kg_start, uint32_t kg_end);
 /* Appends a handle of operator op's state (NATIVE, CHANGELOG, MATERIAL):
@@ -89,6 +99,13 @@ int ck_handles_add_op(ck_handles *hs, int kind, uint32_t flags, const char *key,
 int ck_handles_add_native(ck_handles *hs, uint32_t flags, const char *key, uint64_t bytes,
                           uint32_t crc, uint32_t kg_start, uint32_t kg_end, uint32_t op,
                           const char *local);
+/* Appends a copy of h with flags `flags` (its offset kept when they hold
+ * CK_HANDLE_SEGMENT): as ck_handles_add_op. */
+int ck_handles_add_like(ck_handles *hs, const ck_handle *h, uint32_t flags);
+/* Makes the last handle of hs the segment at `offset` of its key's
+ * object (CK_HANDLE_SEGMENT). CK_EINVAL when hs is empty, the handle is
+ * not CK_HANDLE_SHARED or the segment would end past 2^64. */
+int ck_handles_segment_last(ck_handles *hs, uint64_t offset);
 /* 1 when s can name a native file: 1..CK_HANDLE_LOCAL_MAX of [A-Za-z0-9._-],
  * not "." or "..". */
 int ck_handle_local_ok(const char *s);

@@ -157,6 +157,7 @@ struct ck_task {
                                 * a checkpoint from it on completes, it finishes */
     uint64_t completed;        /* the latest checkpoint reported complete */
     int incremental;           /* execution.checkpointing.incremental */
+    uint64_t merge_max;        /* file merging on: a merged object's size; else 0 */
     /* Native files of the snapshots acknowledged (not yet known complete),
      * and those of the latest complete one, which later checkpoints refer
      * to instead of uploading them again (Flink's uploaded SST files). */
@@ -169,6 +170,14 @@ struct ck_task {
     /* Restoring: native files downloaded, put in place once all are in. */
     uint8_t **rdata;
     size_t *rlen;
+    /* Restoring merged files: the objects downloaded that handles still
+     * to come have segments of (each object is fetched once). */
+    struct seg_obj {
+        char *key;
+        uint8_t *data;
+        size_t len;
+    } *segobj;
+    uint32_t nsegobj;
     /* The changelog of each keyed operator that has one (state.changelog.*):
      * its last materialization, the segments after it (in the store, or
      * on their way), and a materialization in progress. */
@@ -430,6 +439,8 @@ ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global,
     }
     reserve_network(t);
     t->incremental = (int)ck_cfg(cfg, CK_CFG_CP_INCREMENTAL);
+    if (ck_cfg(cfg, CK_CFG_CP_FILE_MERGING))
+        t->merge_max = (uint64_t)ck_cfg(cfg, CK_CFG_CP_FILE_MERGING_MAX);
     ck_chain_state cst = {.type = (int)ck_cfg(cfg, CK_CFG_STATE_BACKEND),
                           .write_buffer = (uint64_t)ck_cfg(cfg, CK_CFG_ROCKS_WRITEBUFFER),
                           .target_file = (uint64_t)ck_cfg(cfg, CK_CFG_ROCKS_TARGET_FILE),
@@ -565,6 +576,13 @@ static void free_restore_files(ck_task *t)
     free(t->rlen);
     t->rdata = NULL;
     t->rlen = NULL;
+    for (uint32_t i = 0; i < t->nsegobj; i++) {
+        free(t->segobj[i].key);
+        free(t->segobj[i].data);
+    }
+    free(t->segobj);
+    t->segobj = NULL;
+    t->nsegobj = 0;
 }
 
 void ck_task_del(ck_task *t)
@@ -1492,13 +1510,103 @@ static int upload(ck_task *t, snap_job *j, const char *key, uint8_t *data, size_
     return rc;
 }
 
+/* Refers snapshot j to c, the file an earlier checkpoint stored. */
+static int add_reused(snap_job *j, const ck_handle *c, int op, const char *name)
+{
+    int rc = ck_handles_add_native(&j->handles, CK_HANDLE_SHARED | CK_HANDLE_REUSED, c->key,
+                                   c->bytes, c->crc, j->kg_start, j->kg_end, (uint32_t)op, name);
+    if (!rc && (c->flags & CK_HANDLE_SEGMENT))
+        rc = ck_handles_segment_last(&j->handles, c->offset);
+    return rc;
+}
+
+/* File merging (execution.checkpointing.file-merging.enabled, Flink's
+ * FLIP-306 within a checkpoint): snapshot j's new native files go, in
+ * the instance's order, into objects under shared/ of at least one file
+ * each, an object taking the next file while it stays within
+ * execution.checkpointing.file-merging.max-file-size; each file's handle
+ * is a segment of its object. A checkpoint then costs the store one put
+ * and one sync for the files of each object instead of one per file. An
+ * object lives while any retained checkpoint refers to a segment of it
+ * (the registry counts the segments' references to its key): the private
+ * files (MANIFEST, CURRENT, OPTIONS) in it stay until its SST files go,
+ * Flink's space amplification. */
+static int upload_merged(ck_task *t, snap_job *j, const char *shared)
+{
+    uint8_t *m = NULL;
+    size_t mlen = 0, mcap = 0;
+    unsigned nobj = 0;
+    char key[CK_HANDLE_KEY_MAX + 1] = "";
+    int rc = CK_OK;
+    uint64_t left = 0; /* the sizes of the new files not read yet */
+    for (int i = 0; i < j->nnat; i++)
+        for (uint32_t f = 0; f < j->nat[i].snap.n; f++) {
+            const ck_native_file *nf = &j->nat[i].snap.files[f];
+            if (!(nf->immutable && confirmed_find(t, j->nat[i].op, nf)))
+                left += nf->size;
+        }
+    for (int i = 0; i < j->nnat && !rc; i++) {
+        struct snap_native *n = &j->nat[i];
+        for (uint32_t f = 0; f < n->snap.n && !rc; f++) {
+            const ck_native_file *nf = &n->snap.files[f];
+            const ck_handle *c = nf->immutable ? confirmed_find(t, n->op, nf) : NULL;
+            if (c) {
+                rc = add_reused(j, c, n->op, nf->name);
+                continue;
+            }
+            left -= left < nf->size ? left : nf->size;
+            uint8_t *d;
+            size_t len;
+            if ((rc = n->ks->ops->native_read(n->ks, &n->snap, f, &d, &len)))
+                break;
+            if (mlen && mlen + len > t->merge_max) { /* this object is full */
+                rc = upload(t, j, key, m, mlen);
+                m = NULL;
+                mlen = mcap = 0;
+            }
+            if (!rc && !mlen)
+                snprintf(key, sizeof(key), "%sv%d-%d-a%u-c%llu-m%u", shared, t->vertex,
+                         t->subtask, t->attempt, (unsigned long long)j->id, nobj++);
+            if (!rc && mlen + len > mcap) { /* room for the files it will take */
+                uint64_t want = mlen + len + left;
+                size_t cap = (size_t)(want < t->merge_max ? want : t->merge_max);
+                cap = cap < mlen + len ? mlen + len : cap;
+                uint8_t *g = realloc(m, cap ? cap : 1);
+                if (g) {
+                    m = g;
+                    mcap = cap;
+                } else {
+                    rc = CK_ENOMEM;
+                }
+            }
+            if (!rc) {
+                memcpy(m + mlen, d, len);
+                rc = ck_handles_add_native(&j->handles, CK_HANDLE_SHARED, key, len,
+                                           ck_crc32c(0, d, len), j->kg_start, j->kg_end,
+                                           (uint32_t)n->op, nf->name);
+            }
+            if (!rc)
+                rc = ck_handles_segment_last(&j->handles, mlen);
+            free(d);
+            mlen += len;
+        }
+    }
+    if (!rc && mlen) {
+        rc = upload(t, j, key, m, mlen);
+        m = NULL;
+    }
+    free(m);
+    return rc;
+}
+
 /* Uploads snapshot j: its canonical file, and the native files of its
  * operators whose backends wrote them (an incremental checkpoint), as
  * Flink's RocksIncrementalSnapshotStrategy does: an SST file the latest
  * complete checkpoint stored is referred to, not uploaded again; a new
  * one goes under shared/ in a file of its own (its key names the
  * checkpoint, so that nothing else ever writes it); the instance's other
- * files (MANIFEST, CURRENT, OPTIONS) are private to the checkpoint. */
+ * files (MANIFEST, CURRENT, OPTIONS) are private to the checkpoint. With
+ * file merging, the new ones go in merged objects (upload_merged). */
 static int start_uploads(ck_task *t, snap_job *j)
 {
     j->upload_start = ck_now(t->plat);
@@ -1510,6 +1618,8 @@ static int start_uploads(ck_task *t, snap_job *j)
         return rc;
     char shared[200], dir[CK_HANDLE_KEY_MAX + 1];
     ck_cc_shared_dir(t->env->job_id, shared, sizeof(shared));
+    if (t->merge_max)
+        return upload_merged(t, j, shared);
     snprintf(dir, sizeof(dir), "%s", j->key);
     char *slash = strrchr(dir, '/');
     if (slash)
@@ -1528,10 +1638,7 @@ static int start_uploads(ck_task *t, snap_job *j)
                 const ck_native_file *nf = &n->snap.files[f];
                 const ck_handle *c = nf->immutable ? confirmed_find(t, n->op, nf) : NULL;
                 if (pass == 0 && c) {
-                    rc = ck_handles_add_native(&j->handles,
-                                               CK_HANDLE_SHARED | CK_HANDLE_REUSED, c->key,
-                                               c->bytes, c->crc, j->kg_start, j->kg_end,
-                                               (uint32_t)n->op, nf->name);
+                    rc = add_reused(j, c, n->op, nf->name);
                     continue;
                 }
                 if (pass == 0) {
@@ -1602,9 +1709,8 @@ static void finish_uploads(ck_task *t, snap_job *j)
         memset(kept, 0, sizeof(*kept));
         for (uint32_t i = 0; i < j->handles.n; i++) {
             const ck_handle *h = &j->handles.v[i];
-            if ((h->flags & CK_HANDLE_SHARED) &&
-                ck_handles_add_native(kept, CK_HANDLE_SHARED, h->key, h->bytes, h->crc,
-                                      h->kg_start, h->kg_end, h->op, h->local))
+            if ((h->flags & CK_HANDLE_SHARED) && h->kind == CK_HANDLE_NATIVE &&
+                ck_handles_add_like(kept, h, h->flags & (CK_HANDLE_SHARED | CK_HANDLE_SEGMENT)))
                 break; /* out of memory: those files are uploaded again */
         }
         t->acked[t->nacked++].id = j->id;
@@ -2343,33 +2449,55 @@ static void started(ck_task *t);
 static int install_native(ck_task *t);
 static int install_changelog(ck_task *t);
 
+static int restore_segment(ck_task *t, uint32_t obj);
+
+/* Every handle restored: the native files go in place, then the task
+ * starts (once the backends' loading work is charged). */
+static void restore_finish(ck_task *t)
+{
+    t->restore_dl = ck_now(t->plat);
+    int failed = install_native(t) || install_changelog(t);
+    free_restore_files(t);
+    if (failed)
+        return;
+    /* What the backends did on their stores loading it is part of
+     * the restore, not of the first records' processing. */
+    ck_time unused;
+    uint64_t disk;
+    t->restore_flops += ck_chain_take_flops(&t->chain, t->restore_dl, &unused);
+    t->restore_flops += ck_chain_take_background(&t->chain, &disk, NULL);
+    t->restore_disk += disk;
+    if (t->restore_flops > 0 || t->restore_disk > 0)
+        t->plat->ops->background(t->plat, t->restore_flops, t->restore_disk,
+                                 RESTORE_LOAD_TOKEN);
+    else
+        started(t);
+}
+
 static void restore_next(ck_task *t)
 {
-    if (t->restore_next == t->restore.n) {
-        t->restore_dl = ck_now(t->plat);
-        int failed = install_native(t) || install_changelog(t);
-        free_restore_files(t);
-        if (failed)
+    /* a segment of an object downloaded already is restored from it at
+     * once, and the handle after it is next */
+    for (;;) {
+        if (t->restore_next == t->restore.n) {
+            restore_finish(t);
             return;
-        /* What the backends did on their stores loading it is part of
-         * the restore, not of the first records' processing. */
-        ck_time unused;
-        uint64_t disk;
-        t->restore_flops += ck_chain_take_flops(&t->chain, t->restore_dl, &unused);
-        t->restore_flops += ck_chain_take_background(&t->chain, &disk, NULL);
-        t->restore_disk += disk;
-        if (t->restore_flops > 0 || t->restore_disk > 0)
-            t->plat->ops->background(t->plat, t->restore_flops, t->restore_disk,
-                                     RESTORE_LOAD_TOKEN);
-        else
-            started(t);
-        return;
+        }
+        const ck_handle *h = &t->restore.v[t->restore_next];
+        snprintf(t->restore_key, sizeof(t->restore_key), "%s", h->key);
+        int seg = (h->flags & CK_HANDLE_SEGMENT) != 0;
+        uint32_t obj = 0;
+        while (seg && obj < t->nsegobj && strcmp(t->segobj[obj].key, h->key))
+            obj++;
+        if (!seg || obj == t->nsegobj) {
+            int rc = t->plat->ops->store_get(t->plat, h->key, RESTORE_TOKEN);
+            if (rc)
+                fail_restore(t, ck_strerror(rc));
+            return;
+        }
+        if (restore_segment(t, obj))
+            return;
     }
-    const ck_handle *h = &t->restore.v[t->restore_next];
-    snprintf(t->restore_key, sizeof(t->restore_key), "%s", h->key);
-    int rc = t->plat->ops->store_get(t->plat, h->key, RESTORE_TOKEN);
-    if (rc)
-        fail_restore(t, ck_strerror(rc));
 }
 
 /* Puts every operator's native files in place (its backend opens them),
@@ -2411,8 +2539,8 @@ static int install_native(ck_task *t)
         for (uint32_t k = i; k < n && !rc; k++) {
             const ck_handle *f = &t->restore.v[k];
             if (f->kind == CK_HANDLE_NATIVE && f->op == h->op && (f->flags & CK_HANDLE_SHARED))
-                rc = ck_handles_add_native(&t->confirmed, CK_HANDLE_SHARED, f->key, f->bytes,
-                                           f->crc, f->kg_start, f->kg_end, f->op, f->local);
+                rc = ck_handles_add_like(&t->confirmed, f,
+                                         f->flags & (CK_HANDLE_SHARED | CK_HANDLE_SEGMENT));
         }
         if (rc)
             fail_restore(t, ck_strerror(rc));
@@ -2554,13 +2682,13 @@ static int install_changelog(ck_task *t)
     return 0;
 }
 
-/* Returns 1 when it kept data (a native file, put in place once all are in). */
-static int restore_done(ck_task *t, int status, uint8_t *data, size_t len)
+/* Takes the file of the handle being restored: checks it and puts it in
+ * place (a canonical file) or keeps it (*kept: a native file, put in
+ * place once all are in); then the next handle is the one being
+ * restored. Returns 0, or non-zero when the task failed. */
+static int restore_file(ck_task *t, uint8_t *data, size_t len, int *kept)
 {
-    if (status) {
-        fail_restore(t, status == CK_ENOTFOUND ? "missing" : ck_strerror(status));
-        return 0;
-    }
+    *kept = 0;
     const ck_handle *h = &t->restore.v[t->restore_next];
     if (h->kind != CK_HANDLE_SNAPSHOT) {
         /* a native file's handle has the CRC of the whole file; a
@@ -2571,49 +2699,113 @@ static int restore_done(ck_task *t, int status, uint8_t *data, size_t len)
                                                    : ~h->crc;
         if (len != h->bytes || crc != h->crc) {
             fail_restore(t, "not the file the checkpoint recorded (size or checksum)");
-            return 0;
+            return 1;
         }
         if (!t->rdata) {
             t->rdata = calloc(t->restore.n, sizeof(*t->rdata));
             t->rlen = calloc(t->restore.n, sizeof(*t->rlen));
             if (!t->rdata || !t->rlen) {
                 fail_restore(t, ck_strerror(CK_ENOMEM));
-                return 0;
+                return 1;
             }
         }
         t->rdata[t->restore_next] = data;
         t->rlen[t->restore_next] = len;
-        t->restore_bytes += len;
         if (native) /* the backend opens it from the local disk */
             t->restore_disk += len;
         else /* decoding it */
             t->restore_flops += SERIALIZE_FLOPS_PER_BYTE * (double)len;
         t->restore_next++;
-        restore_next(t);
-        return 1;
+        *kept = 1;
+        return 0;
     }
     if (len != h->bytes || len < 4 || ck_get_u32(data + len - 4) != h->crc) {
         fail_restore(t, "not the file the checkpoint recorded (size or checksum)");
-        return 0;
+        return 1;
     }
-    t->restore_bytes += len;
     t->restore_flops += SERIALIZE_FLOPS_PER_BYTE * (double)len; /* decoding it */
     ck_snapshot s;
     const char *why;
     int rc = ck_snap_decode(data, len, &s, &why);
     if (rc) {
         fail_restore(t, why);
-        return 0;
+        return 1;
     }
     rc = apply_snapshot(t, &s, &why);
     ck_snapshot_free(&s);
     if (rc) {
         fail_restore(t, rc == CK_ECORRUPT ? why : ck_strerror(rc));
-        return 0;
+        return 1;
     }
     t->restore_next++;
-    restore_next(t);
     return 0;
+}
+
+/* Restores the handle being restored, a segment of the object segobj[obj]
+ * (downloaded), from a copy of its bytes; the object goes once no handle
+ * after it has a segment of it. Returns 0, or non-zero when the task
+ * failed. */
+static int restore_segment(ck_task *t, uint32_t obj)
+{
+    const ck_handle *h = &t->restore.v[t->restore_next];
+    struct seg_obj *o = &t->segobj[obj];
+    if (h->offset > o->len || h->bytes > o->len - h->offset) {
+        fail_restore(t, "its merged file ends before the segment the checkpoint recorded");
+        return 1;
+    }
+    uint8_t *d = malloc(h->bytes ? h->bytes : 1);
+    if (!d) {
+        fail_restore(t, ck_strerror(CK_ENOMEM));
+        return 1;
+    }
+    memcpy(d, o->data + h->offset, h->bytes);
+    int later = 0;
+    for (uint32_t k = t->restore_next + 1; k < t->restore.n && !later; k++) {
+        const ck_handle *n = &t->restore.v[k];
+        later = (n->flags & CK_HANDLE_SEGMENT) && !strcmp(n->key, o->key);
+    }
+    if (!later) {
+        free(o->key);
+        free(o->data);
+        *o = t->segobj[--t->nsegobj];
+    }
+    int kept, rc = restore_file(t, d, h->bytes, &kept);
+    if (!kept)
+        free(d);
+    return rc;
+}
+
+/* A download for the restore landed. Returns 1 when it kept data. */
+static int restore_done(ck_task *t, int status, uint8_t *data, size_t len)
+{
+    if (status) {
+        fail_restore(t, status == CK_ENOTFOUND ? "missing" : ck_strerror(status));
+        return 0;
+    }
+    const ck_handle *h = &t->restore.v[t->restore_next];
+    if (h->flags & CK_HANDLE_SEGMENT) { /* a merged object: its segments come from it */
+        struct seg_obj *v = realloc(t->segobj, (t->nsegobj + 1) * sizeof(*v));
+        size_t kl = strlen(h->key) + 1;
+        char *key = malloc(kl);
+        if (key)
+            memcpy(key, h->key, kl);
+        if (v)
+            t->segobj = v;
+        if (!v || !key) {
+            free(key);
+            fail_restore(t, ck_strerror(CK_ENOMEM));
+            return 0;
+        }
+        t->segobj[t->nsegobj++] = (struct seg_obj){.key = key, .data = data, .len = len};
+        t->restore_bytes += len; /* the whole object: the store has no ranged get */
+        restore_next(t);
+        return 1;
+    }
+    int kept;
+    t->restore_bytes += len;
+    if (!restore_file(t, data, len, &kept))
+        restore_next(t);
+    return kept;
 }
 
 static int task_on_complete(void *self, uint64_t token, int status, uint8_t *data,

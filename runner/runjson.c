@@ -212,6 +212,21 @@ static cJSON *savepoints_arr(const ck_run *r)
     return a;
 }
 
+/* The files in the store a subtask's snapshot wrote itself: its handles
+ * not reused, a merged file once however many segments it holds. */
+static uint32_t files_written(const ck_handles *hs)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < hs->n; i++) {
+        const ck_handle *h = &hs->v[i];
+        int again = (h->flags & CK_HANDLE_REUSED) != 0;
+        for (uint32_t k = 0; k < i && !again; k++)
+            again = !(hs->v[k].flags & CK_HANDLE_REUSED) && !strcmp(hs->v[k].key, h->key);
+        n += !again;
+    }
+    return n;
+}
+
 static cJSON *checkpoints_arr(const ck_run *r)
 {
     const ck_cc *cc = &r->res.jm.cc;
@@ -232,9 +247,11 @@ static cJSON *checkpoints_arr(const ck_run *r)
             cJSON_AddNumberToObject(o, "duration_s", secs(c->complete - c->trigger));
         }
         int64_t amax = 0, smax = 0, asmax = 0, upmax = 0;
+        uint64_t files = 0;
         cJSON *align = cJSON_CreateArray(), *up = cJSON_CreateArray();
         for (uint32_t s = 0; s < g->nsubtasks; s++) {
             const ck_cp_task *t = &c->tasks[s];
+            files += t->acked ? files_written(&t->handles) : 0;
             if (!t->acked) {
                 cJSON_AddItemToArray(align, cJSON_CreateNull());
                 cJSON_AddItemToArray(up, cJSON_CreateNull());
@@ -257,6 +274,7 @@ static cJSON *checkpoints_arr(const ck_run *r)
         cJSON_AddNumberToObject(o, "bytes_full", (double)c->bytes);
         cJSON_AddNumberToObject(o, "bytes_incremental", (double)c->bytes_new);
         cJSON_AddNumberToObject(o, "bytes_changelog", (double)c->bytes_changelog);
+        cJSON_AddNumberToObject(o, "files", (double)files);
         cJSON_AddBoolToObject(o, "unaligned", c->unaligned);
         cJSON_AddNumberToObject(o, "persisted_inflight_bytes", (double)c->inflight);
         cJSON_AddNumberToObject(o, "acknowledged", c->nacks);

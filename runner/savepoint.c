@@ -188,7 +188,23 @@ int ck_sp_open(ck_savepoint *sp, const char *path, char *err, size_t errlen)
             ck_sp_file *f = &sp->files[sp->nfiles++];
             f->subtask = s;
             f->h = h;
-            rc = read_file(file, h->bytes, UINT64_MAX, &f->data, &f->len, &why);
+            /* a segment of a merged file: the file is read once, by the
+             * first handle of its key, and each segment checked in it */
+            int seg = (h->flags & CK_HANDLE_SEGMENT) != 0;
+            f->holder = sp->nfiles - 1;
+            for (uint32_t e = 0; seg && e + 1 < sp->nfiles && f->holder == sp->nfiles - 1; e++)
+                if (sp->files[e].data && (sp->files[e].h->flags & CK_HANDLE_SEGMENT) &&
+                    !strcmp(sp->files[e].h->key, key))
+                    f->holder = e;
+            rc = f->holder != sp->nfiles - 1
+                     ? CK_OK
+                     : read_file(file, seg ? UINT64_MAX : h->bytes, UINT64_MAX, &f->data,
+                                 &f->len, &why);
+            const ck_sp_file *hf = &sp->files[f->holder];
+            if (!rc && seg && (h->offset > hf->len || h->bytes > hf->len - h->offset)) {
+                why = "ends before the segment the _metadata lists (truncated)";
+                rc = CK_ECORRUPT;
+            }
             if (rc) {
                 snprintf(err, errlen, "%s: %s", file,
                          rc == CK_ENOTFOUND ? "missing (the _metadata lists it)"
@@ -197,9 +213,11 @@ int ck_sp_open(ck_savepoint *sp, const char *path, char *err, size_t errlen)
                 ck_sp_free(sp);
                 return rc == CK_ENOTFOUND ? CK_EIO : rc;
             }
-            if (ck_handle_crc_whole(h) ? ck_crc32c(0, f->data, f->len) != h->crc
-                                       : f->len < 4 || ck_get_u32(f->data + f->len - 4) != h->crc ||
-                                             ck_crc32c(0, f->data, f->len - 4) != h->crc) {
+            const uint8_t *d = hf->data + h->offset;
+            size_t n = seg ? h->bytes : hf->len;
+            if (ck_handle_crc_whole(h) ? ck_crc32c(0, d, n) != h->crc
+                                       : n < 4 || ck_get_u32(d + n - 4) != h->crc ||
+                                             ck_crc32c(0, d, n - 4) != h->crc) {
                 snprintf(err, errlen, "%s: checksum mismatch (damaged)", file);
                 ck_sp_free(sp);
                 return CK_ECORRUPT;
@@ -278,6 +296,8 @@ int ck_sp_install(const ck_savepoint *sp, const char *store_root, char *err, siz
 {
     char key[CK_STORE_KEY_MAX];
     for (uint32_t f = 0; f < sp->nfiles; f++) {
+        if (sp->files[f].holder != f) /* a merged file, written with its first segment */
+            continue;
         if (ck_storefs_put(store_root, sp->files[f].h->key, sp->files[f].data, sp->files[f].len,
                            0)) {
             snprintf(err, errlen, "%s/%s: cannot write: %s", store_root, sp->files[f].h->key,

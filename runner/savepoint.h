@@ -27,8 +27,10 @@
 #include "topic.h"
 
 typedef struct ck_sp_file {
-    uint8_t *data;
+    uint8_t *data;       /* the file as read (NULL: another's, holder) */
     size_t len;
+    uint32_t holder;     /* the file whose data holds this handle's bytes: itself,
+                          * or the first segment of the same merged file */
     uint32_t subtask;    /* the global subtask whose handle it is */
     const ck_handle *h;  /* in meta.tasks[subtask] */
 } ck_sp_file;

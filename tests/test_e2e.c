@@ -21,6 +21,7 @@
 #include <cjson/cJSON.h>
 
 #include "coordinator.h"
+#include "crc32c.h"
 #include "keygroup.h"
 #include "runutil.h"
 
@@ -383,11 +384,13 @@ static void retained_dir(const char *run, char *path, size_t len)
 }
 
 /* The run's one retained checkpoint: checks that every shared file its
- * _metadata refers to is in the store with its size, and that shared/
- * holds nothing else (a file no checkpoint refers to is deleted, and none
- * is deleted early). Counts its handles by kind into kinds; returns how
- * many are shared. */
-static int retained_shared(const char *run, int *kinds)
+ * _metadata refers to is in the store with its size (a segment of a
+ * merged file: within it, with its checksum), and that shared/ holds
+ * nothing else (a file no checkpoint refers to is deleted, and none is
+ * deleted early). Counts its handles by kind into kinds, and into
+ * *objects (when not NULL) the files under shared/ they are in; returns
+ * how many handles are shared. */
+static int retained_objects(const char *run, int *kinds, int *objects)
 {
     char path[700];
     retained_dir(run, path, sizeof(path));
@@ -400,7 +403,8 @@ static int retained_shared(const char *run, int *kinds)
     const char *why;
     assert_int_equal(ck_cp_meta_decode(b, len, &m, &why), 0);
     free(b);
-    int shared = 0;
+    int shared = 0, nobj = 0;
+    char **obj = NULL; /* the files under shared/, each once */
     memset(kinds, 0, (CK_HANDLE_KIND_MAX + 1) * sizeof(int));
     for (uint32_t s = 0; s < m.nsubtasks; s++)
         for (uint32_t i = 0; i < m.tasks[s].n; i++) {
@@ -414,13 +418,34 @@ static int retained_shared(const char *run, int *kinds)
             size_t fl;
             char *fb = slurp_n(f, &fl);
             assert_non_null(fb); /* still there */
-            assert_int_equal(fl, h->bytes);
+            if (h->flags & CK_HANDLE_SEGMENT) {
+                assert_true(h->offset + h->bytes <= fl);
+                assert_int_equal(ck_crc32c(0, (uint8_t *)fb + h->offset, h->bytes), h->crc);
+            } else {
+                assert_int_equal(fl, h->bytes);
+            }
             free(fb);
+            int seen = 0;
+            for (int k = 0; k < nobj && !seen; k++)
+                seen = !strcmp(obj[k], h->key);
+            if (!seen) {
+                obj = realloc(obj, (size_t)(nobj + 1) * sizeof(*obj));
+                assert_non_null(obj);
+                obj[nobj++] = h->key;
+            }
         }
-    ck_cp_meta_free(&m);
     snprintf(path, sizeof(path), "%s/%s/store/checkpoints/*/shared", tmp, run);
-    assert_int_equal(count_entries(path, "op"), shared); /* nothing else */
+    assert_int_equal(count_entries(path, ""), nobj); /* nothing else */
+    free(obj);
+    ck_cp_meta_free(&m);
+    if (objects)
+        *objects = nobj;
     return shared;
+}
+
+static int retained_shared(const char *run, int *kinds)
+{
+    return retained_objects(run, kinds, NULL);
 }
 
 /* Every recovery of run restored: its restore's download and replay
@@ -448,34 +473,60 @@ static int check_restores(const cJSON *run)
  * restore reads native files); later checkpoints refer to SST files earlier
  * ones uploaded (bytes below bytes_full), and what is left under shared/
  * at the end is exactly what the retained checkpoint's _metadata refers to:
- * a file no checkpoint refers to is deleted, and none is deleted early. */
+ * a file no checkpoint refers to is deleted, and none is deleted early.
+ * With file merging the same, each native file a segment of a merged
+ * file, fewer files than segments, and the restore fetching each once. */
 static void test_incremental_checkpoints(void **state)
 {
     (void)state;
-    char args[512];
-    snprintf(args, sizeof(args), "run scenarios/keyed-state-incremental.json --out %s/ksinc -q",
-             tmp);
-    assert_int_equal(chandy("ksinc", args), 0);
-    cJSON *run = load_run("ksinc");
-    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(run, "correctness"), "ok")));
-    const cJSON *cp;
-    int reused = 0, completed = 0;
-    cJSON_ArrayForEach(cp, cJSON_GetObjectItem(run, "checkpoints"))
-    {
-        if (strcmp(cJSON_GetObjectItem(cp, "status")->valuestring, "completed"))
-            continue;
-        completed++;
-        assert_true(num(cp, "bytes", NULL) == num(cp, "bytes_incremental", NULL));
-        assert_true(num(cp, "bytes", NULL) <= num(cp, "bytes_full", NULL));
-        reused += num(cp, "bytes", NULL) < num(cp, "bytes_full", NULL);
+    static const char *const scenarios[] = {"keyed-state-incremental", "keyed-state-file-merging"};
+    for (int merged = 0; merged < 2; merged++) {
+        char args[512], name[64];
+        snprintf(name, sizeof(name), "ksinc-%d", merged);
+        snprintf(args, sizeof(args), "run scenarios/%s.json --out %s/%s -q", scenarios[merged],
+                 tmp, name);
+        assert_int_equal(chandy(name, args), 0);
+        cJSON *run = load_run(name);
+        assert_true(
+            cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(run, "correctness"), "ok")));
+        const cJSON *cp;
+        int reused = 0, completed = 0;
+        cJSON_ArrayForEach(cp, cJSON_GetObjectItem(run, "checkpoints"))
+        {
+            if (strcmp(cJSON_GetObjectItem(cp, "status")->valuestring, "completed"))
+                continue;
+            completed++;
+            assert_true(num(cp, "bytes", NULL) == num(cp, "bytes_incremental", NULL));
+            assert_true(num(cp, "bytes", NULL) <= num(cp, "bytes_full", NULL));
+            reused += num(cp, "bytes", NULL) < num(cp, "bytes_full", NULL);
+        }
+        assert_true(completed >= 10 && reused >= 5);
+        assert_true(check_restores(run) >= 1);
+        /* the files its checkpoints wrote: with merging, a state file and
+         * a merged file at most per subtask (16), and fewer than without */
+        double files = 0, most = 0;
+        cJSON_ArrayForEach(cp, cJSON_GetObjectItem(run, "checkpoints"))
+        {
+            files += num(cp, "files", NULL);
+            most = num(cp, "files", NULL) > most ? num(cp, "files", NULL) : most;
+        }
+        cJSON_Delete(run);
+        static double files_unmerged;
+        if (!merged) {
+            files_unmerged = files;
+        } else {
+            assert_true(most <= 2 * 16 && files < files_unmerged);
+        }
+        /* what is left under shared/ is what the retained checkpoint refers to */
+        int kinds[CK_HANDLE_KIND_MAX + 1], objects;
+        int referenced = retained_objects(name, kinds, &objects);
+        assert_true(referenced > 0);
+        if (!merged) {
+            assert_true(kinds[CK_HANDLE_NATIVE] > referenced && objects == referenced);
+        } else { /* every native file shared, in fewer files */
+            assert_true(kinds[CK_HANDLE_NATIVE] == referenced && objects < referenced);
+        }
     }
-    assert_true(completed >= 10 && reused >= 5);
-    assert_true(check_restores(run) >= 1);
-    cJSON_Delete(run);
-    /* what is left under shared/ is what the retained checkpoint refers to */
-    int kinds[CK_HANDLE_KIND_MAX + 1];
-    int referenced = retained_shared("ksinc", kinds);
-    assert_true(kinds[CK_HANDLE_NATIVE] > referenced && referenced > 0);
 }
 
 /* The changelog backend: checkpoints upload the changes since the last
@@ -616,8 +667,8 @@ static void keep_three(cJSON *sc)
 }
 
 /* A damaged file of each kind a checkpoint refers to beyond its own
- * directory: an SST file of an incremental checkpoint, a changelog
- * segment, a materialization's file. Each scenario gets, just before its
+ * directory: an SST file of an incremental checkpoint (alone, or in a
+ * merged file), a changelog segment, a materialization's file. Each scenario gets, just before its
  * crash, a corrupt_checkpoint of that file of the latest completed
  * checkpoint, and keeps three checkpoints: the restore finds the file by
  * its checksum and falls back to an earlier checkpoint that does not
@@ -630,6 +681,7 @@ static void test_damaged_shared_files(void **state)
         const char *scenario, *file, *pattern;
     } cases[] = {
         {"keyed-state-incremental", "sst", ".sst"},
+        {"keyed-state-file-merging", "sst", "-m0"}, /* a merged file of SSTs */
         {"keyed-state-changelog", "changelog", "-log"},
         {"keyed-state-changelog-rocksdb", "materialization", "-mat"},
     };
@@ -726,8 +778,10 @@ static void test_resume_from_retained_checkpoint(void **state)
 {
     (void)state;
     static const char *const scenarios[] = {"keyed-state-incremental",
-                                            "keyed-state-changelog-rocksdb"};
-    for (size_t c = 0; c < 2; c++) {
+                                            "keyed-state-changelog-rocksdb",
+                                            "keyed-state-file-merging"};
+    for (size_t c = 0; c < 3; c++) {
+        int clog = c == 1; /* else RocksDB's files, merged in the third */
         char name[100], args[1200], cmd[700], chk[600];
         cJSON *ev = cJSON_CreateObject(), *after = cJSON_CreateObject();
         cJSON_AddStringToObject(after, "moment", "checkpoint_completed");
@@ -749,7 +803,8 @@ static void test_resume_from_retained_checkpoint(void **state)
         snprintf(cmd, sizeof(cmd), "%s/inspect.out", tmp);
         char *listing = slurp(cmd);
         assert_non_null(listing);
-        assert_non_null(strstr(listing, c ? "materialization of operator" : "RocksDB file of operator"));
+        assert_non_null(
+            strstr(listing, clog ? "materialization of operator" : "RocksDB file of operator"));
         assert_non_null(strstr(listing, "(in ../shared)"));
         free(listing);
         /* started again, without the crash */
@@ -774,7 +829,7 @@ static void test_resume_from_retained_checkpoint(void **state)
         cJSON_Delete(run);
         int kinds[CK_HANDLE_KIND_MAX + 1];
         assert_true(retained_shared(name, kinds) > 0);
-        if (c == 0) { /* and over sockets, the same */
+        if (!clog) { /* and over sockets, the same */
             snprintf(args, sizeof(args), "run %s/%s.json --backend sockets --out %s/%s-net -q -s %s",
                      tmp, name, tmp, name, chk);
             assert_int_equal(chandy("resumed-net", args), 0);
@@ -789,7 +844,7 @@ static void test_resume_from_retained_checkpoint(void **state)
         /* the same checkpoint into a backend that cannot read it: refused,
          * naming the file */
         snprintf(name, sizeof(name), "unreadable-%zu", c);
-        write_variant(scenarios[c], name, NULL, 1, c ? no_changelog : on_heap);
+        write_variant(scenarios[c], name, NULL, 1, clog ? no_changelog : on_heap);
         snprintf(args, sizeof(args), "run %s/%s.json --out %s/%s -q -s %s", tmp, name, tmp, name,
                  chk);
         assert_int_equal(chandy(name, args), 2);
@@ -797,7 +852,8 @@ static void test_resume_from_retained_checkpoint(void **state)
         char *err = slurp(cmd);
         assert_non_null(err);
         if (!strstr(err, "/../shared/") ||
-            !strstr(err, c ? "state.changelog.enabled is false" : "state.backend.type is hashmap"))
+            !strstr(err, clog ? "state.changelog.enabled is false"
+                              : "state.backend.type is hashmap"))
             fail_msg("%s: %s", name, err);
         free(err);
     }
@@ -843,8 +899,9 @@ static void test_no_garbage_after_cancelled_uploads(void **state)
 {
     (void)state;
     static const char *const scenarios[] = {"keyed-state-incremental",
-                                            "keyed-state-changelog-rocksdb"};
-    for (int i = 0; i < 2; i++) {
+                                            "keyed-state-changelog-rocksdb",
+                                            "keyed-state-file-merging"};
+    for (int i = 0; i < 3; i++) {
         char name[100], dir[600];
         snprintf(name, sizeof(name), "cancelled-%d", i);
         assert_int_equal(

@@ -440,6 +440,79 @@ static void test_reader_spill_grows_with_data(void **state)
     ck_elem_reader_free(&rd);
 }
 
+/* A segment of a merged file (file merging): its offset travels with it,
+ * a copy keeps it, and a handle whose offset is cut off, or whose segment
+ * would end past 2^64, is refused. */
+static void test_segment_handles(void **state)
+{
+    (void)state;
+    ck_cp_ack a = {.id = 4}, out;
+    const char *key = "checkpoints/j/shared/v1-0-a1-c4-m0";
+    assert_int_equal(ck_handles_segment_last(&a.handles, 0), CK_EINVAL); /* none yet */
+    assert_int_equal(ck_handles_add_native(&a.handles, CK_HANDLE_SHARED | CK_HANDLE_SEGMENT, key,
+                                           10, 1, 0, 64, 3, "a.sst"),
+                     CK_EINVAL); /* made by ck_handles_segment_last only */
+    assert_int_equal(ck_handles_add_native(&a.handles, CK_HANDLE_SHARED, key, 4096, 9, 0, 64, 3,
+                                           "000012.sst"),
+                     0);
+    assert_int_equal(ck_handles_segment_last(&a.handles, 0), 0);
+    assert_int_equal(ck_handles_add_native(&a.handles, CK_HANDLE_SHARED, key, 16, 5, 0, 64, 3,
+                                           "CURRENT"),
+                     0);
+    assert_int_equal(ck_handles_segment_last(&a.handles, UINT64_MAX - 15), CK_EINVAL);
+    ck_handles priv = {0}; /* a segment is shared: its object outlives a checkpoint */
+    assert_int_equal(ck_handles_add_native(&priv, 0, key, 16, 5, 0, 64, 3, "CURRENT"), 0);
+    assert_int_equal(ck_handles_segment_last(&priv, 0), CK_EINVAL);
+    ck_handles_free(&priv);
+    assert_int_equal(ck_handles_segment_last(&a.handles, 4096), 0);
+    assert_true(a.handles.v[1].offset == 4096 &&
+                a.handles.v[1].flags == (CK_HANDLE_SHARED | CK_HANDLE_SEGMENT));
+    /* a copy with the flag keeps the offset; one without it is a whole file */
+    ck_handles c = {0};
+    assert_int_equal(ck_handles_add_like(&c, &a.handles.v[1], a.handles.v[1].flags), 0);
+    assert_int_equal(ck_handles_add_like(&c, &a.handles.v[1], CK_HANDLE_SHARED), 0);
+    assert_true(c.v[0].offset == 4096 && c.v[1].offset == 0 && c.v[1].flags == CK_HANDLE_SHARED);
+    assert_string_equal(c.v[0].local, "CURRENT");
+    ck_handles_free(&c);
+    assert_int_equal(ck_handles_copy(&c, &a.handles), 0);
+    assert_true(c.v[1].offset == 4096);
+    ck_handles_free(&c);
+    uint8_t *b;
+    size_t n;
+    assert_int_equal(ck_cp_ack_encode(&a, &b, &n), 0);
+    assert_int_equal(ck_cp_ack_decode(b, n, &out), 0);
+    assert_int_equal(out.handles.n, 2);
+    assert_true(out.handles.v[0].offset == 0 && out.handles.v[1].offset == 4096 &&
+                out.handles.v[1].bytes == 16 && out.handles.v[1].crc == 5 &&
+                (out.handles.v[1].flags & CK_HANDLE_SEGMENT));
+    assert_string_equal(out.handles.v[1].key, key);
+    ck_cp_ack_free(&out);
+    free(b);
+    /* the offset is the wire form's last field of a segment: a segment
+     * that would end past 2^64 is corrupt */
+    ck_handles_free(&a.handles);
+    assert_int_equal(ck_handles_add_native(&a.handles, CK_HANDLE_SHARED, key, 16, 5, 0, 64, 3,
+                                           "CURRENT"),
+                     0);
+    assert_int_equal(ck_handles_segment_last(&a.handles, 7), 0);
+    assert_int_equal(ck_cp_ack_encode(&a, &b, &n), 0);
+    assert_int_equal(ck_cp_ack_decode(b, n, &out), 0);
+    ck_cp_ack_free(&out);
+    /* the one handle's offset is the body's last 8 bytes */
+    assert_int_equal(ck_cp_ack_decode(b, n - 1, &out), CK_ECORRUPT); /* cut off */
+    size_t flags_at = 52 + 4 + 1; /* the ACK's fields, the count, the kind */
+    assert_int_equal(b[flags_at], CK_HANDLE_SHARED | CK_HANDLE_SEGMENT);
+    b[flags_at] = CK_HANDLE_SHARED; /* no segment: the offset is 8 bytes too many */
+    assert_int_equal(ck_cp_ack_decode(b, n, &out), CK_ECORRUPT);
+    b[flags_at] = CK_HANDLE_SEGMENT; /* a segment not shared */
+    assert_int_equal(ck_cp_ack_decode(b, n, &out), CK_ECORRUPT);
+    b[flags_at] = CK_HANDLE_SHARED | CK_HANDLE_SEGMENT;
+    memset(b + n - 8, 0xff, 8); /* offset 2^64 - 1: the segment ends past 2^64 */
+    assert_int_equal(ck_cp_ack_decode(b, n, &out), CK_ECORRUPT);
+    free(b);
+    ck_handles_free(&a.handles);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -452,6 +525,7 @@ int main(void)
         cmocka_unit_test(test_reader_run_agrees),
         cmocka_unit_test(test_wire_rejects),
         cmocka_unit_test(test_ack_handles_and_bad_keys),
+        cmocka_unit_test(test_segment_handles),
         cmocka_unit_test(test_reader_spill_grows_with_data),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
