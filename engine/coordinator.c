@@ -185,6 +185,20 @@ static void discard(ck_cc *cc, ck_cp_record *r)
         char key[256];
         metadata_key(cc, r, key, sizeof(key));
         cc->plat->ops->store_delete(cc->plat, key);
+        return;
+    }
+    /* A failed one's own directory goes whole, as Flink discards a pending
+     * checkpoint's exclusive location: a file that landed without an
+     * acknowledgement (its subtask's process was killed after the put)
+     * is in no handle the coordinator knows. */
+    char dir[200];
+    ck_store_entry *e;
+    size_t n;
+    ck_cc_dir(cc->job_id, r->id, r->flags, dir, sizeof(dir));
+    if (cc->plat->ops->store_list(cc->plat, dir, &e, &n) == CK_OK) {
+        for (size_t i = 0; i < n; i++)
+            cc->plat->ops->store_delete(cc->plat, e[i].key);
+        ck_store_entries_free(e, n);
     }
 }
 

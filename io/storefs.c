@@ -232,6 +232,14 @@ static int write_file(const char *path, int flags, const ck_storefs_item *it, in
  * directories on the way: a recycled one overwritten in place for a large
  * object, with direct I/O when it has a scratch buffer; 0, or its status
  * set. */
+/* Where a put of key writes before its rename: "<key>.<pid>.part", so
+ * that what a process killed mid-put left is known by its pid
+ * (ck_storefs_drop_parts). */
+static void part_path(const char *root, const char *key, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s/%s.%ld.part", root, key, (long)getpid());
+}
+
 static int put_begin(const char *root, ck_storefs_item *it, int *fd)
 {
     char path[1420], dir[1400];
@@ -242,7 +250,7 @@ static int put_begin(const char *root, ck_storefs_item *it, int *fd)
     }
     snprintf(dir, sizeof(dir), "%s/%s", root, it->key);
     *strrchr(dir, '/') = 0;
-    snprintf(path, sizeof(path), "%s/%s.part", root, it->key);
+    part_path(root, it->key, path, sizeof(path));
     int reused = 0, padded = 0;
     if (ck_storefs_mkdirs(dir))
         goto fail;
@@ -287,7 +295,7 @@ static void put_finish(const char *root, ck_storefs_item *it, const int *fd, siz
         if (fd[i] < 0)
             continue;
         snprintf(path, sizeof(path), "%s/%s", root, it[i].key);
-        snprintf(tmp, sizeof(tmp), "%s.part", path);
+        part_path(root, it[i].key, tmp, sizeof(tmp));
         if ((durable && fsync(fd[i])) | close(fd[i]) || rename(tmp, path)) {
             it[i].status = CK_EIO;
             it[i].err = errno;
@@ -580,6 +588,40 @@ static int rm_entry(const char *path, const struct stat *st, int type, struct FT
     (void)st;
     (void)ftw;
     return type == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+/* ck_storefs_drop_parts below dir (a path; sfx: ".<pid>.part"). */
+static int drop_parts(const char *dir, const char *sfx, int depth)
+{
+    DIR *d = depth < 64 ? opendir(dir) : NULL;
+    if (!d)
+        return 0;
+    int n = 0;
+    size_t sl = strlen(sfx);
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+            continue;
+        char path[1700];
+        snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+        size_t nl = strlen(de->d_name);
+        struct stat st;
+        if (lstat(path, &st))
+            continue;
+        if (S_ISDIR(st.st_mode))
+            n += drop_parts(path, sfx, depth + 1);
+        else if (nl > sl && !strcmp(de->d_name + nl - sl, sfx) && !unlink(path))
+            n++;
+    }
+    closedir(d);
+    return n;
+}
+
+int ck_storefs_drop_parts(const char *root, long pid)
+{
+    char sfx[32];
+    snprintf(sfx, sizeof(sfx), ".%ld.part", pid);
+    return drop_parts(root, sfx, 0);
 }
 
 int ck_storefs_rmtree(const char *path)

@@ -28,6 +28,11 @@ int ck_storefs_mkdirs(const char *dir);
  * deleted, not followed). 0 when it is gone (or never was), or CK_EIO. */
 int ck_storefs_rmtree(const char *path);
 
+/* Deletes the files process pid's puts were writing when it died (a put
+ * writes "<key>.<pid>.part" before renaming it into place): they will
+ * never be renamed. Returns how many. No list ever shows such a file. */
+int ck_storefs_drop_parts(const char *root, long pid);
+
 /* Returns 0, CK_EINVAL (bad key), CK_EIO (errno says why). */
 int ck_storefs_put(const char *root, const char *key, const uint8_t *data, size_t len,
                    int durable);

@@ -1319,6 +1319,8 @@ static void host_kill(net_world *w, int h)
         return;
     kill(w->pids[h], SIGKILL);
     waitpid(w->pids[h], NULL, 0);
+    /* what its store threads were writing will never be renamed into place */
+    ck_storefs_drop_parts(w->store_dir, (long)w->pids[h]);
     w->pids[h] = 0;
     w->stopped[h] = w->frozen[h] = 0;
     w->slow_pm[h] = 0; /* a new process is told again */
@@ -1455,6 +1457,7 @@ static void check_children(net_world *w)
             if (w->pids[h] != pid)
                 continue;
             w->pids[h] = 0;
+            ck_storefs_drop_parts(w->store_dir, (long)pid); /* its puts cut short */
             char what[128];
             if (WIFSIGNALED(status))
                 snprintf(what, sizeof(what), "tm%d was killed by signal %d", h, WTERMSIG(status));

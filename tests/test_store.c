@@ -195,7 +195,7 @@ static void test_dir_store(void **state)
     /* Overwrite is atomic: no temporary file stays behind. */
     assert_int_equal(ck_storefs_put(dir, "job/chk-1/_metadata", (const uint8_t *)"AAA", 3, 1), 0);
     char path[300];
-    snprintf(path, sizeof(path), "%s/job/chk-1/_metadata.part", dir);
+    snprintf(path, sizeof(path), "%s/job/chk-1/_metadata.%ld.part", dir, (long)getpid());
     assert_int_not_equal(access(path, F_OK), 0);
     ck_store_entry *e;
     size_t n;
@@ -565,6 +565,40 @@ static void test_pool_groups(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* A put writes "<key>.<pid>.part" first: what a process killed mid-put
+ * left is dropped by its pid, another writer's is not, and no list shows
+ * either. */
+static void test_drop_parts(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/chandy-fs-XXXXXX", path[400];
+    assert_non_null(mkdtemp(dir));
+    assert_int_equal(ck_storefs_put(dir, "job/shared/a", (const uint8_t *)"a", 1, 1), 0);
+    const char *left[] = {"job/shared/b.4242.part", "job/chk-3/v1-0.state.4242.part",
+                          "job/chk-3/v1-1.state.4243.part", "job/shared/c.14242.part"};
+    assert_int_equal(ck_storefs_mkdirs(strcat(strcpy(path, dir), "/job/chk-3")), 0);
+    for (int i = 0; i < 4; i++) {
+        snprintf(path, sizeof(path), "%s/%s", dir, left[i]);
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fputs("partial", f);
+        fclose(f);
+    }
+    ck_store_entry *e;
+    size_t n;
+    assert_int_equal(ck_storefs_list(dir, "job/", &e, &n), 0);
+    assert_int_equal(n, 1); /* a temporary file is no object */
+    ck_store_entries_free(e, n);
+    assert_int_equal(ck_storefs_drop_parts(dir, 4242), 2);
+    for (int i = 0; i < 4; i++) {
+        snprintf(path, sizeof(path), "%s/%s", dir, left[i]);
+        assert_int_equal(access(path, F_OK) == 0, i >= 2); /* 4243's and 14242's stay */
+    }
+    assert_int_equal(ck_storefs_drop_parts(dir, 4242), 0);
+    snprintf(path, sizeof(path), "rm -rf %s", dir);
+    assert_int_equal(system(path), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -575,6 +609,7 @@ int main(void)
         cmocka_unit_test(test_direct),
         cmocka_unit_test(test_pool),
         cmocka_unit_test(test_pool_groups),
+        cmocka_unit_test(test_drop_parts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
