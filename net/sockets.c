@@ -179,6 +179,13 @@ struct net_world {
     ck_plan plan;
     int *ctl_w;
     int ctl_r;
+    /* moments a task manager's process saw that a triggered event waits
+     * for (an upload, a restore, a state backend's flush...): one pipe,
+     * every child writing records of MOM_REC bytes (each write atomic),
+     * the job manager's process reading them into the plan; -1 when the
+     * timeline waits for none of them */
+    int mom_r, mom_w;
+    int moments_lost; /* written with the pipe full (a warning, once) */
     struct held_store *held_store, *held_store_tail;
     struct timespec t0;
     net_node *nodes;      /* this process's nodes */
@@ -592,26 +599,81 @@ static void fail_io(net_world *w, const char *what)
     fail_world(w, "%s", why);
 }
 
+/* A moment: u16 moment | u16 host | u32 0 | i64 when (world_now). */
+#define MOM_REC 16
+
+/* A moment happened in this process (bnode.h): the job manager's process
+ * plays the timeline, so a task manager's tells it through the moment
+ * pipe, stamped with its time (the processes share the clock's origin),
+ * if a triggered event waits for such a moment. */
+static void net_moment(ck_bnode *b, int m)
+{
+    net_world *w = ((net_node *)b)->w;
+    ck_time now = world_now(w);
+    if (w->host == w->ntm) {
+        ck_plan_moment(&w->plan, (ck_moment)m, 0, 0, now);
+        return;
+    }
+    int wanted = 0;
+    for (int i = 0; i < w->job->nfaults && !wanted; i++)
+        wanted = w->job->faults[i].moment == (ck_moment)m;
+    if (!wanted || w->mom_w < 0)
+        return;
+    uint8_t rec[MOM_REC] = {0};
+    ck_put_u16(rec, (uint16_t)m);
+    ck_put_u16(rec + 2, (uint16_t)w->host);
+    ck_put_u64(rec + 8, (uint64_t)now);
+    if (write(w->mom_w, rec, sizeof(rec)) != (ssize_t)sizeof(rec) && !w->moments_lost++)
+        fprintf(stderr, "chandy: task manager tm%d: a moment (%s) went unseen: the job "
+                        "manager's process fell behind reading them\n",
+                w->host, ck_moment_name((ck_moment)m));
+}
+
+/* The moments task managers' processes saw, into the plan. */
+static void read_moments(net_world *w)
+{
+    uint8_t b[MOM_REC * 64];
+    ssize_t n;
+    while ((n = read(w->mom_r, b, sizeof(b))) > 0)
+        for (ssize_t i = 0; i + MOM_REC <= n; i += MOM_REC) {
+            int m = ck_get_u16(b + i);
+            if (m > CK_MOMENT_NONE && m < CK_MOMENT_COUNT)
+                ck_plan_moment(&w->plan, (ck_moment)m, 0, 0, (ck_time)ck_get_u64(b + i + 8));
+        }
+}
+
 static int net_store_put(ck_bnode *b, const char *key, uint8_t *data, size_t len,
                          uint64_t token)
 {
     net_node *n = (net_node *)b;
-    if (store_cut(n->w))
-        return hold_store(n->w, n, 0, key, data, len, token);
+    if (store_cut(n->w)) {
+        int rc = hold_store(n->w, n, 0, key, data, len, token);
+        if (!rc && b->is_task)
+            net_moment(b, CK_MOMENT_UPLOAD_STARTED);
+        return rc;
+    }
     int status = store_ask(n->w, n, 0, key, data, len, token);
     if (status)
         store_done_link(n, token, status, NULL, 0, len);
+    if (b->is_task)
+        net_moment(b, CK_MOMENT_UPLOAD_STARTED);
     return CK_OK;
 }
 
 static int net_store_get(ck_bnode *b, const char *key, uint64_t token)
 {
     net_node *n = (net_node *)b;
-    if (store_cut(n->w))
-        return hold_store(n->w, n, 1, key, NULL, 0, token);
+    if (store_cut(n->w)) {
+        int rc = hold_store(n->w, n, 1, key, NULL, 0, token);
+        if (!rc && b->is_task)
+            net_moment(b, CK_MOMENT_RESTORE_STARTED);
+        return rc;
+    }
     int status = store_ask(n->w, n, 1, key, NULL, 0, token);
     if (status)
         store_done_link(n, token, status, NULL, 0, 0);
+    if (b->is_task)
+        net_moment(b, CK_MOMENT_RESTORE_STARTED);
     return CK_OK;
 }
 
@@ -714,6 +776,7 @@ static const ck_bnode_io net_io = {
     .undeploy = net_undeploy,
     .set_routes = net_set_routes,
     .io_failed = net_io_failed,
+    .moment = net_moment,
 };
 
 /* ---- nodes, deployment, routes -------------------------------------------------------- */
@@ -1431,14 +1494,6 @@ static int check_faults(const ck_backend_job *job, char *err, size_t errlen)
         const char *why = NULL;
         if (f->kind == CK_FAULT_SLOW_CPU && f->host >= job->ntm)
             why = "only task managers' processes can be slowed here";
-        if (f->moment != CK_MOMENT_NONE && f->moment != CK_MOMENT_CHECKPOINT_TRIGGERED &&
-            f->moment != CK_MOMENT_CHECKPOINT_COMPLETED) {
-            snprintf(err, errlen,
-                     "events[%d].after: moment \"%s\": seen on the simgrid backend only (over "
-                     "sockets: checkpoint_triggered and checkpoint_completed)",
-                     i, ck_moment_name(f->moment));
-            return CK_EINVAL;
-        }
         if (why) {
             snprintf(err, errlen, "events[%d]: action \"%s\": %s", i, ck_fault_name(f->kind),
                      why);
@@ -1529,6 +1584,10 @@ static void loop(net_world *w, ck_time limit)
                 read_control(w);
                 continue;
             }
+            if (ptr == (void *)&w->mom_r) {
+                read_moments(w);
+                continue;
+            }
             if (ptr == (void *)&w->pool) {
                 store_reap(w);
                 continue;
@@ -1591,6 +1650,10 @@ static int world_setup(net_world *w, int host)
         set_nonblock(w->ctl_r);
         struct epoll_event cev = {.events = EPOLLIN, .data.ptr = &w->ctl_r};
         epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->ctl_r, &cev);
+    }
+    if (host == w->ntm && w->mom_r >= 0) {
+        struct epoll_event mev = {.events = EPOLLIN, .data.ptr = &w->mom_r};
+        epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->mom_r, &mev);
     }
     if (host == w->ntm) {
         net_node *n = node_new(w, CK_EP_JM, -1);
@@ -1663,6 +1726,9 @@ static void host_main(net_world *w, int host)
         if (w->ctl_w[h] >= 0)
             close(w->ctl_w[h]);
     ck_plan_free(&w->plan); /* the job manager's process plays the timeline */
+    if (w->mom_r >= 0)
+        close(w->mom_r);
+    w->mom_r = -1;
     w->cut = NULL;       /* the job manager's row: not ours */
     w->bh = (ck_bhost){.slow = 1.0}; /* nor its cores */
     w->lrate = w->llat = w->lrate_sent = w->llat_sent = NULL;
@@ -1826,6 +1892,17 @@ static int net_run(const ck_backend_job *job, ck_backend_result *r, char *err, s
         }
     }
     signal(SIGPIPE, SIG_IGN);
+    w.mom_r = w.mom_w = -1;
+    int moments = 0; /* of task managers' processes, waited for */
+    for (int i = 0; i < job->nfaults; i++)
+        moments |= job->faults[i].moment != CK_MOMENT_NONE &&
+                   job->faults[i].moment != CK_MOMENT_CHECKPOINT_TRIGGERED &&
+                   job->faults[i].moment != CK_MOMENT_CHECKPOINT_COMPLETED;
+    int mom[2];
+    if (moments && pipe2(mom, O_CLOEXEC | O_NONBLOCK) == 0) {
+        w.mom_r = mom[0];
+        w.mom_w = mom[1];
+    }
     clock_gettime(CLOCK_MONOTONIC, &w.t0);
     for (int h = 0; h < w.ntm; h++) {
         host_start(&w, h);
@@ -1912,6 +1989,10 @@ static int net_run(const ck_backend_job *job, ck_backend_result *r, char *err, s
         if (w.ctl_w[h] >= 0)
             close(w.ctl_w[h]);
     free(w.ctl_w);
+    if (w.mom_r >= 0) {
+        close(w.mom_r);
+        close(w.mom_w);
+    }
     ck_plan_free(&w.plan);
     if (rc) {
         snprintf(err, errlen, "setting up the job manager: %s", ck_strerror(rc));

@@ -390,7 +390,7 @@ static void retained_dir(const char *run, char *path, size_t len)
  * deleted early). Counts its handles by kind into kinds, and into
  * *objects (when not NULL) the files under shared/ they are in; returns
  * how many handles are shared. */
-static int retained_objects(const char *run, int *kinds, int *objects)
+static int retained_objects_but(const char *run, int *kinds, int *objects, int orphans)
 {
     char path[700];
     retained_dir(run, path, sizeof(path));
@@ -435,12 +435,17 @@ static int retained_objects(const char *run, int *kinds, int *objects)
             }
         }
     snprintf(path, sizeof(path), "%s/%s/store/checkpoints/*/shared", tmp, run);
-    assert_int_equal(count_entries(path, ""), nobj); /* nothing else */
+    assert_int_equal(count_entries(path, ""), nobj + orphans); /* nothing else */
     free(obj);
     ck_cp_meta_free(&m);
     if (objects)
         *objects = nobj;
     return shared;
+}
+
+static int retained_objects(const char *run, int *kinds, int *objects)
+{
+    return retained_objects_but(run, kinds, objects, 0);
 }
 
 static int retained_shared(const char *run, int *kinds)
@@ -520,6 +525,9 @@ static void test_incremental_checkpoints(void **state)
         /* what is left under shared/ is what the retained checkpoint refers to */
         int kinds[CK_HANDLE_KIND_MAX + 1], objects;
         int referenced = retained_objects(name, kinds, &objects);
+        run = load_run(name);
+        assert_true(num(cJSON_GetObjectItem(run, "checkpoint_summary"), "orphaned_files", NULL) == 0);
+        cJSON_Delete(run);
         assert_true(referenced > 0);
         if (!merged) {
             assert_true(kinds[CK_HANDLE_NATIVE] > referenced && objects == referenced);
@@ -921,6 +929,76 @@ static void test_no_garbage_after_cancelled_uploads(void **state)
                                        crash_host_after("tm0", "upload_started", 216, "0 us"), 1,
                                        NULL),
                      0);
+}
+
+/* A second crash, of tm2, 100 us after the third download of a restore
+ * begins: during the restore the scenario's own crash of tm1 caused. */
+static void crash_during_restore(cJSON *sc)
+{
+    cJSON_AddItemToArray(cJSON_GetObjectItem(sc, "events"),
+                         crash_host_after("tm2", "restore_started", 3, "100 us"));
+}
+
+/* Over sockets a task manager's process tells the job manager's (which
+ * plays the timeline) of the moments it sees, so triggered events wait
+ * for them there too: a crash 50 us after the 60th upload started lands
+ * during a checkpoint (after its trigger, and it does not complete; file
+ * merging on: a merged file's upload), a crash 200 us after the fifth
+ * RocksDB flush, and a second crash during the restore the first one
+ * caused (that recovery never restored). Each run stays exactly once and
+ * leaves under shared/ only what its retained checkpoint refers to, and
+ * the files run.json counts as orphaned: a killed process's uploads that
+ * landed unacknowledged (a few at most; its cut-short ones are gone). */
+static void test_moments_over_sockets(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *scenario, *name;
+        int replace;
+        void (*tweak)(cJSON *sc);
+    } cases[] = {{"keyed-state-file-merging", "sock-upload", 1, NULL},
+                 {"keyed-state-incremental", "sock-flush", 1, NULL},
+                 {"keyed-state-incremental", "sock-restore", 0, crash_during_restore}};
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        cJSON *ev = c == 0   ? crash_after("upload_started", 60, "50 us")
+                    : c == 1 ? crash_after("state_flush", 5, "200 us")
+                             : NULL;
+        char args[800];
+        write_variant(cases[c].scenario, cases[c].name, ev, cases[c].replace, cases[c].tweak);
+        snprintf(args, sizeof(args), "run %s/%s.json --backend sockets --out %s/%s -q", tmp,
+                 cases[c].name, tmp, cases[c].name);
+        assert_int_equal(chandy(cases[c].name, args), 0); /* exactly once: its expectations */
+        cJSON *run = load_run(cases[c].name);
+        const cJSON *faults = cJSON_GetObjectItem(run, "faults");
+        const cJSON *ft = cJSON_GetArrayItem(faults, cJSON_GetArraySize(faults) - 1);
+        assert_true(cJSON_IsTrue(cJSON_GetObjectItem(ft, "applied")));
+        double at = num(ft, "at_s", NULL);
+        const cJSON *rv = cJSON_GetObjectItem(run, "recoveries");
+        if (c == 0) { /* during a checkpoint that then failed */
+            int during = 0;
+            const cJSON *cp;
+            cJSON_ArrayForEach(cp, cJSON_GetObjectItem(run, "checkpoints"))
+                during |= num(cp, "trigger_s", NULL) < at && at <= num(cp, "complete_s", NULL) &&
+                          strcmp(cJSON_GetObjectItem(cp, "status")->valuestring, "completed");
+            assert_true(during);
+        }
+        if (c == 2) { /* during the first recovery's restore */
+            const cJSON *first = cJSON_GetArrayItem(rv, 0);
+            assert_int_equal(cJSON_GetArraySize(rv), 2);
+            assert_true(num(first, "restarted_s", NULL) < at);
+            assert_true(cJSON_IsNull(cJSON_GetObjectItem(first, "restored_s")));
+        }
+        assert_true(cJSON_GetArraySize(rv) >= 1);
+        double orphans = num(cJSON_GetObjectItem(run, "checkpoint_summary"), "orphaned_files", NULL);
+        assert_true(orphans >= 0 && orphans <= 4);
+        cJSON_Delete(run);
+        int kinds[CK_HANDLE_KIND_MAX + 1], objects;
+        assert_true(retained_objects_but(cases[c].name, kinds, &objects, (int)orphans) > 0);
+        char parts[700];
+        snprintf(parts, sizeof(parts), "find %s/%s/store -name '*.part' | grep -q .", tmp,
+                 cases[c].name);
+        assert_int_not_equal(system(parts), 0); /* no put cut short left its file */
+    }
 }
 
 /* RocksDB over sockets: each task manager's process keeps its instances
@@ -1347,6 +1425,7 @@ int main(void)
         cmocka_unit_test(test_state_moments),
         cmocka_unit_test(test_no_garbage_after_cancelled_uploads),
         cmocka_unit_test(test_rocksdb_over_sockets),
+        cmocka_unit_test(test_moments_over_sockets),
         cmocka_unit_test(test_incremental_checkpoints),
         cmocka_unit_test(test_exchanges_n_times_t),
         cmocka_unit_test(test_insufficient_network_buffers),
