@@ -1,6 +1,7 @@
 #include "rocksstate.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <rocksdb/c.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -694,13 +695,17 @@ static int rks_native_take(ck_kstate *s, uint64_t id, ck_native_snap *out)
     return CK_OK;
 }
 
-/* Reads a whole file (malloc'd). */
+/* Reads a whole file (malloc'd): into a buffer of the size fstat gives,
+ * read(2) straight into it (a checkpoint's SST, on the upload's path:
+ * growing a buffer by doubling it cost reallocations and fresh pages
+ * twice the file's size). A file that grew meanwhile is read on. */
 static int read_all(const char *path, uint8_t **data, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
         return CK_EIO;
-    size_t cap = 1 << 16, n = 0;
+    struct stat st;
+    size_t cap = fstat(fd, &st) == 0 && st.st_size > 0 ? (size_t)st.st_size + 1 : 1 << 16, n = 0;
     uint8_t *b = malloc(cap);
     int rc = b ? CK_OK : CK_ENOMEM;
     while (!rc) {
@@ -712,15 +717,17 @@ static int read_all(const char *path, uint8_t **data, size_t *len)
             }
             b = nb;
         }
-        size_t got = fread(b + n, 1, cap - n, f);
-        n += got;
-        if (got == 0) {
-            if (ferror(f))
-                rc = CK_EIO;
+        ssize_t got = read(fd, b + n, cap - n);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0)
+            rc = CK_EIO;
+        else if (got == 0)
             break;
-        }
+        else
+            n += (size_t)got;
     }
-    fclose(f);
+    close(fd);
     if (rc) {
         free(b);
         return rc;
