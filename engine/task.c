@@ -1538,13 +1538,6 @@ static int upload_merged(ck_task *t, snap_job *j, const char *shared)
     unsigned nobj = 0;
     char key[CK_HANDLE_KEY_MAX + 1] = "";
     int rc = CK_OK;
-    uint64_t left = 0; /* the sizes of the new files not read yet */
-    for (int i = 0; i < j->nnat; i++)
-        for (uint32_t f = 0; f < j->nat[i].snap.n; f++) {
-            const ck_native_file *nf = &j->nat[i].snap.files[f];
-            if (!(nf->immutable && confirmed_find(t, j->nat[i].op, nf)))
-                left += nf->size;
-        }
     for (int i = 0; i < j->nnat && !rc; i++) {
         struct snap_native *n = &j->nat[i];
         for (uint32_t f = 0; f < n->snap.n && !rc; f++) {
@@ -1554,7 +1547,6 @@ static int upload_merged(ck_task *t, snap_job *j, const char *shared)
                 rc = add_reused(j, c, n->op, nf->name);
                 continue;
             }
-            left -= left < nf->size ? left : nf->size;
             uint8_t *d;
             size_t len;
             if ((rc = n->ks->ops->native_read(n->ks, &n->snap, f, &d, &len)))
@@ -1567,10 +1559,9 @@ static int upload_merged(ck_task *t, snap_job *j, const char *shared)
             if (!rc && !mlen)
                 snprintf(key, sizeof(key), "%sv%d-%d-a%u-c%llu-m%u", shared, t->vertex,
                          t->subtask, t->attempt, (unsigned long long)j->id, nobj++);
-            if (!rc && mlen + len > mcap) { /* room for the files it will take */
-                uint64_t want = mlen + len + left;
-                size_t cap = (size_t)(want < t->merge_max ? want : t->merge_max);
-                cap = cap < mlen + len ? mlen + len : cap;
+            /* grown by doubling: the room not written is never touched */
+            if (!rc && mlen + len > mcap) {
+                size_t cap = mlen + len > 2 * mcap ? mlen + len : 2 * mcap;
                 uint8_t *g = realloc(m, cap ? cap : 1);
                 if (g) {
                     m = g;
