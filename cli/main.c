@@ -2,7 +2,7 @@
  * main.c - the chandy command line.
  *
  *   chandy run SCENARIO.json [--seed N] [--out DIR] [--backend simgrid|sockets]
- *              [--from-savepoint DIR]
+ *              [--from-savepoint DIR [--claim-mode CLAIM|NO_CLAIM|LEGACY]]
  *   chandy swarm SCENARIO.json --seeds A..B [--mode safety|liveness] [--jobs N]
  *                [--shard I/N] [--timeout S] [--keep] --out DIR
  *   chandy swarm --merge DIR... --out DIR
@@ -39,9 +39,12 @@ static void usage(FILE *f)
     fprintf(f,
             "usage:\n"
             "  chandy run SCENARIO.json [--seed N] [--out DIR] [--backend simgrid|sockets]\n"
-            "             [--from-savepoint DIR] [--swarm safety|liveness] [--quiet] [--verbose]\n"
+            "             [--from-savepoint DIR [--claim-mode CLAIM|NO_CLAIM|LEGACY]]\n"
+            "             [--swarm safety|liveness] [--quiet] [--verbose]\n"
             "      run a scenario, write DIR/run.json (default DIR: out/<scenario name>);\n"
-            "      with --from-savepoint (or -s), start the job from a savepoint; with\n"
+            "      with --from-savepoint (or -s), start the job from a savepoint or a\n"
+            "      retained checkpoint, which --claim-mode (default: the scenario's\n"
+            "      execution.state-recovery.claim-mode, NO_CLAIM) says who owns; with\n"
             "      --swarm, replace its events by the fault schedule the seed draws\n"
             "  chandy swarm SCENARIO.json --seeds A..B [--mode safety|liveness] [--jobs N]\n"
             "               [--shard I/N] [--timeout S] [--keep] --out DIR\n"
@@ -135,6 +138,14 @@ static int cmd_run(int argc, char **argv)
                 return 2;
             }
             o.from_savepoint = val;
+            i++;
+        } else if (!strcmp(a, "--claim-mode") || !strcmp(a, "-claimMode")) {
+            int64_t v;
+            if (!val || ck_config_parse(CK_CFG_CLAIM_MODE, val, &v)) {
+                fprintf(stderr, "chandy run: %s: expected CLAIM, NO_CLAIM or LEGACY\n", a);
+                return 2;
+            }
+            o.claim_mode = (int)v + 1;
             i++;
         } else if (!strcmp(a, "--swarm")) {
             ck_nemesis_mode m;

@@ -39,6 +39,7 @@ static const struct {
 } deprecated[] = {
     {"execution.buffer-timeout", CK_CFG_BUFFER_TIMEOUT}, /* renamed in Flink 1.19 */
     {"state.checkpoints.file-merging.enabled", CK_CFG_CP_FILE_MERGING}, /* Flink 1.20's name */
+    {"execution.savepoint-restore-mode", CK_CFG_CLAIM_MODE}, /* renamed in Flink 1.20 */
 };
 
 const char *ck_config_deprecated_name(ck_cfg_id id)
@@ -65,6 +66,7 @@ static const char *const rs_types[] = {"default", "none", "fixed-delay", "failur
                                        "exponential-delay", NULL};
 static const char *const failover[] = {"full", "region", NULL};
 static const char *const state_backends[] = {"hashmap", "rocksdb", NULL};
+static const char *const claim_modes[] = {"CLAIM", "NO_CLAIM", "LEGACY", NULL};
 
 const char *const *ck_config_choices(ck_cfg_id id)
 {
@@ -77,6 +79,8 @@ const char *const *ck_config_choices(ck_cfg_id id)
         return failover;
     case CK_CFG_STATE_BACKEND:
         return state_backends;
+    case CK_CFG_CLAIM_MODE:
+        return claim_modes;
     default:
         return NULL;
     }

@@ -193,7 +193,11 @@ typedef enum ck_cfg_type {
       1000000, "failed heartbeat RPCs in a row (the connection refused or "    \
       "reset) after which a task manager is lost; -1: only the timeout")       \
     X(RECOVERY_PATH, "execution.state-recovery.path", CK_CFG_PATH, 0, 0, 1,    \
-      "a savepoint (or retained checkpoint) directory to start the job from")
+      "a savepoint (or retained checkpoint) directory to start the job from")   \
+    X(CLAIM_MODE, "execution.state-recovery.claim-mode", CK_CFG_ENUM, 1, 0, 2, \
+      "who owns the snapshot a job starts from: NO_CLAIM (the user; the "     \
+      "first checkpoint after it is full), CLAIM (the job: deleted once "     \
+      "subsumed) or LEGACY (the user, its files still referred to)")
 
 typedef enum ck_cfg_id {
 #define CK_CFG_ENUM(id, key, type, def, min, max, desc) CK_CFG_##id,
@@ -243,6 +247,7 @@ const char *const *ck_config_choices(ck_cfg_id id);
 
 enum { CK_CP_EXACTLY_ONCE = 0, CK_CP_AT_LEAST_ONCE = 1 };
 enum { CK_FAILOVER_FULL = 0, CK_FAILOVER_REGION = 1 };
+enum { CK_CLAIM = 0, CK_NO_CLAIM = 1, CK_CLAIM_LEGACY = 2 };
 enum {
     CK_RS_DEFAULT = 0,
     CK_RS_NONE = 1,

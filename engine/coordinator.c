@@ -202,16 +202,20 @@ static void discard(ck_cc *cc, ck_cp_record *r)
     }
 }
 
-int ck_cc_adopt(ck_cc *cc, const ck_restore_point *start, const ck_handles *tasks)
+int ck_cc_adopt(ck_cc *cc, const ck_restore_point *start, const ck_handles *tasks, int mode)
 {
-    if (!start->id || !tasks || (start->flags & CK_CP_FLAG_SAVEPOINT))
+    if (!start->id || !tasks)
         return CK_OK;
+    cc->force_full = mode == CK_NO_CLAIM;
+    if ((start->flags & CK_CP_FLAG_SAVEPOINT) && mode != CK_CLAIM)
+        return CK_OK; /* the user's, and of no file a checkpoint could refer to */
     for (uint32_t s = 0; s < cc->g->nsubtasks; s++)
         for (uint32_t i = 0; i < tasks[s].n; i++)
             if ((tasks[s].v[i].flags & CK_HANDLE_SHARED) &&
                 !ck_sreg_ref(&cc->shared, tasks[s].v[i].key))
                 return CK_ENOMEM;
     cc->adopted = tasks;
+    cc->adopted_owned = mode == CK_CLAIM;
     snprintf(cc->adopted_dir, sizeof(cc->adopted_dir), "%s", start->dir);
     return CK_OK;
 }
@@ -310,6 +314,8 @@ static ck_cp_record *trigger(ck_cc *cc, ck_time now, uint32_t flags)
         return NULL;
     cc->ncps++;
     r->id = cc->next_id++;
+    if (cc->force_full && !(flags & CK_CP_FLAG_SAVEPOINT))
+        flags |= CK_CP_FLAG_FULL;
     r->flags = flags;
     r->status = CK_CP_PENDING;
     r->trigger = now;
@@ -581,7 +587,9 @@ void ck_cc_on_stored(ck_cc *cc, uint64_t token, int status)
             o->retired = 1;
         }
     }
-    if (cc->adopted && kept >= cc->retained) /* older than any of the job's own */
+    if (r->flags & CK_CP_FLAG_FULL)
+        cc->force_full = 0; /* later ones may refer to its files */
+    if (cc->adopted && cc->adopted_owned && kept >= cc->retained) /* older than any own */
         retire_adopted(cc);
     rearm(cc, now);
 }

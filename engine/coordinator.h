@@ -85,6 +85,9 @@ enum {
                                  * triggered at every subtask, no barriers */
 #define CK_CP_FLAG_UNALIGNED 8u /* = CK_BARRIER_UNALIGNED: barriers overtake data */
 #define CK_CP_FLAG_TIMEOUTABLE 16u /* = CK_BARRIER_TIMEOUTABLE: aligned, then unaligned */
+#define CK_CP_FLAG_FULL 32u /* = CK_BARRIER_FULL: refers to no file of an earlier
+                             * checkpoint (Flink's FULL_CHECKPOINT: forced after a
+                             * restore in NO_CLAIM mode) */
 
 /* Where a job (re)starts from: a checkpoint or savepoint and its directory
  * in the store ("checkpoints/<job>/chk-3/", "savepoints/savepoint-ab12cd-7/").
@@ -158,10 +161,13 @@ typedef struct ck_cc {
     uint32_t nfinished; /* how many are */
     ck_rng rng;        /* the first checkpoint's delay of every attempt */
     ck_sreg shared;    /* references to files under shared/ (sharedreg.h) */
-    /* The retained checkpoint the job started from (ck_cc_adopt), until
-     * retired: its files, per subtask (borrowed), and its directory. */
+    /* The snapshot the job started from (ck_cc_adopt), until retired: its
+     * files, per subtask (borrowed), and its directory; owned: the job
+     * deletes it once subsumed (CLAIM), else it stays (NO_CLAIM, LEGACY). */
     const ck_handles *adopted;
     char adopted_dir[160];
+    int adopted_owned;
+    int force_full; /* NO_CLAIM: checkpoints are full until one completes */
 } ck_cc;
 
 /* Returns 0 or CK_ENOMEM. Periodic checkpoints are off when the interval
@@ -170,15 +176,23 @@ typedef struct ck_cc {
 int ck_cc_init(ck_cc *cc, ck_platform *plat, const ck_graph *g, const ck_config *cfg,
                const char *job_id, uint64_t first_id, uint64_t seed);
 
-/* The job starts from retained checkpoint `start` (its handles per
- * subtask, borrowed until ck_cc_free), which it then owns, as Flink's
- * claim restore mode does: the shared files it refers to are referenced
- * like a completed checkpoint's, so that the job's own checkpoints may
- * refer to them again, and once num-retained newer checkpoints completed
- * it is retired like one (its files and _metadata deleted, shared ones
- * when nothing else refers to them). Savepoints belong to the user: not
- * adopted. Returns 0 or CK_ENOMEM. */
-int ck_cc_adopt(ck_cc *cc, const ck_restore_point *start, const ck_handles *tasks);
+/* The job starts from snapshot `start` (its handles per subtask, borrowed
+ * until ck_cc_free) in claim mode `mode` (CK_CLAIM, CK_NO_CLAIM or
+ * CK_CLAIM_LEGACY: execution.state-recovery.claim-mode), as Flink's
+ * CheckpointCoordinator restores:
+ *  - a retained checkpoint's shared files are referenced like a completed
+ *    checkpoint's, in every mode, so that nothing the job deletes takes
+ *    them away;
+ *  - CLAIM: the job owns the snapshot, checkpoint or savepoint: its own
+ *    checkpoints may refer to its files, and once num-retained of them
+ *    completed it is retired like one (its files and _metadata deleted,
+ *    shared ones when nothing else refers to them);
+ *  - NO_CLAIM: the user owns it; it is never deleted, and every checkpoint
+ *    is full (CK_CP_FLAG_FULL: it uploads every file, refers to none of
+ *    the snapshot's) until one completes;
+ *  - LEGACY: the user owns it; never deleted, yet referred to again.
+ * Returns 0 or CK_ENOMEM. */
+int ck_cc_adopt(ck_cc *cc, const ck_restore_point *start, const ck_handles *tasks, int mode);
 
 /* Triggers a savepoint now (stop: stop-with-savepoint). Returns its id, or
  * 0 when no attempt is running. */

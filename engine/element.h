@@ -65,6 +65,7 @@ typedef enum ck_elem_tag {
 #define CK_BARRIER_UNALIGNED 8u /* it overtakes in-flight data where the edge allows */
 #define CK_BARRIER_TIMEOUTABLE 16u /* aligned, unaligned once the aligned-checkpoint
                                     * timeout has passed since its start (ts) */
+#define CK_BARRIER_FULL 32u /* the snapshot refers to no earlier checkpoint's files */
 
 #define CK_ELEM_PREFIX 5       /* u32 len + u8 tag */
 #define CK_REC_FIXED 42        /* fixed part of a record body */

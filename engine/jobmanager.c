@@ -80,7 +80,8 @@ int ck_jm_init(ck_jm *jm, ck_platform *plat, const ck_job_env *env, int ntm, uin
     }
     jm->cc.input_fp = env->input_fp;
     jm->cc.stopped = 1; /* until the job runs */
-    if (ck_cc_adopt(&jm->cc, &env->start, env->start_handles)) {
+    if (ck_cc_adopt(&jm->cc, &env->start, env->start_handles,
+                    (int)ck_cfg(cfg, CK_CFG_CLAIM_MODE))) {
         ck_jm_free(jm);
         return CK_ENOMEM;
     }

@@ -54,6 +54,7 @@ typedef struct snap_job {
     int aborted;   /* aborted while its upload was in flight */
     int input_ended; /* taken with the input over */
     int unaligned;   /* a barrier overtook data */
+    int full;        /* CK_BARRIER_FULL: refers to no earlier checkpoint's files */
     uint64_t inflight; /* bytes of channel state */
     ck_capture *cap; /* until encoded: SNAP_CHANNELS waits for the input's channel state */
     uint32_t kg_start, kg_end; /* the key groups of its keyed state, [start, end) */
@@ -1215,6 +1216,7 @@ static int take_checkpoint(ck_task *t, const ck_barrier *b, int64_t align_ns)
     j->sync_ns = sync_ns;
     j->align_ns = align_ns;
     j->input_ended = outputs_closed(t);
+    j->full = (b->flags & CK_BARRIER_FULL) != 0;
     if (t->nclogs && !(b->flags & CK_BARRIER_SAVEPOINT) && (rc = clog_snapshot(t, j)))
         return rc; /* the task fails; ck_task_del frees the job */
 
@@ -1542,7 +1544,7 @@ static int upload_merged(ck_task *t, snap_job *j, const char *shared)
         struct snap_native *n = &j->nat[i];
         for (uint32_t f = 0; f < n->snap.n && !rc; f++) {
             const ck_native_file *nf = &n->snap.files[f];
-            const ck_handle *c = nf->immutable ? confirmed_find(t, n->op, nf) : NULL;
+            const ck_handle *c = nf->immutable && !j->full ? confirmed_find(t, n->op, nf) : NULL;
             if (c) {
                 rc = add_reused(j, c, n->op, nf->name);
                 continue;
@@ -1627,7 +1629,8 @@ static int start_uploads(ck_task *t, snap_job *j)
             struct snap_native *n = &j->nat[i];
             for (uint32_t f = 0; f < n->snap.n && !rc; f++, h++) {
                 const ck_native_file *nf = &n->snap.files[f];
-                const ck_handle *c = nf->immutable ? confirmed_find(t, n->op, nf) : NULL;
+                const ck_handle *c =
+                    nf->immutable && !j->full ? confirmed_find(t, n->op, nf) : NULL;
                 if (pass == 0 && c) {
                     rc = add_reused(j, c, n->op, nf->name);
                     continue;

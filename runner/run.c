@@ -223,6 +223,10 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
         fprintf(stderr, "chandy: %s\n", err);
         return 2;
     }
+    if (o->claim_mode) {
+        sc.cfg.v[CK_CFG_CLAIM_MODE] = o->claim_mode - 1;
+        sc.cfg.set[CK_CFG_CLAIM_MODE] = 1;
+    }
     /* Everything the run holds grows with its input: refuse what cannot fit. */
     ck_mem_estimate me;
     ck_mem_estimate_run(&sc, &me);
@@ -300,6 +304,19 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
         if (ck_sp_open(&sp, sp_path, err, sizeof(err)) == 0) {
             have_sp = 1;
             rc = ck_sp_check_job(&sp, &sc.graph, &sc.cfg, &r.wl.topic, err, sizeof(err));
+            if (!rc && ck_cfg(&sc.cfg, CK_CFG_CLOG_ENABLED) &&
+                ck_cfg(&sc.cfg, CK_CFG_CLAIM_MODE) == CK_NO_CLAIM) {
+                /* Flink restores, then fails its first checkpoint: the
+                 * changelog cannot take the full one NO_CLAIM forces. */
+                snprintf(err, sizeof(err),
+                         "%s: config: state.changelog.enabled cannot start from a snapshot "
+                         "with execution.state-recovery.claim-mode NO_CLAIM (the default): "
+                         "the changelog cannot take the full checkpoint NO_CLAIM forces after "
+                         "a restore, and Flink fails it; expected CLAIM or LEGACY "
+                         "(--claim-mode)",
+                         scenario_path);
+                rc = CK_EINVAL;
+            }
             char took[600];
             if (!rc && (inside_cleared(sp.path, r.outdir) ||
                         (ck_sp_run_dir(&sp, took, sizeof(took)) && same_dir(took, r.outdir)))) {

@@ -34,6 +34,8 @@ const char *ck_backend_name(ck_backend b);
 
 typedef struct ck_run_opts {
     const char *from_savepoint; /* like `flink run -s`: overrides execution.state-recovery.path */
+    int claim_mode; /* 1 + CK_CLAIM...: like `flink run -claimMode`, overrides
+                     * execution.state-recovery.claim-mode; 0: the scenario's */
     int have_seed;
     uint64_t seed;
     const char *outdir; /* NULL: out/<scenario name> */

@@ -120,9 +120,14 @@ static cJSON *job_obj(const ck_run *r, int nregions)
         cJSON_AddNullToObject(o, "stopped_with_savepoint");
     }
     if (r->job.env.start.id) {
+        char mode[16];
+        ck_config_format(CK_CFG_CLAIM_MODE, ck_cfg(r->job.env.cfg, CK_CFG_CLAIM_MODE), mode,
+                         sizeof(mode));
         cJSON_AddStringToObject(o, "started_from", r->start_path);
+        cJSON_AddStringToObject(o, "claim_mode", mode);
     } else {
         cJSON_AddNullToObject(o, "started_from");
+        cJSON_AddNullToObject(o, "claim_mode");
     }
     char desc[1024];
     ck_graph_describe(g, desc, sizeof(desc));
@@ -277,6 +282,7 @@ static cJSON *checkpoints_arr(const ck_run *r)
         cJSON_AddNumberToObject(o, "bytes_changelog", (double)c->bytes_changelog);
         cJSON_AddNumberToObject(o, "files", (double)files);
         cJSON_AddBoolToObject(o, "unaligned", c->unaligned);
+        cJSON_AddBoolToObject(o, "forced_full", (c->flags & CK_CP_FLAG_FULL) != 0);
         cJSON_AddNumberToObject(o, "persisted_inflight_bytes", (double)c->inflight);
         cJSON_AddNumberToObject(o, "acknowledged", c->nacks);
         if (c->reason[0])

@@ -815,13 +815,16 @@ static void test_resume_from_retained_checkpoint(void **state)
             strstr(listing, clog ? "materialization of operator" : "RocksDB file of operator"));
         assert_non_null(strstr(listing, "(in ../shared)"));
         free(listing);
-        /* started again, without the crash */
+        /* started again, without the crash, in claim mode */
         snprintf(name, sizeof(name), "resumed-%zu", c);
         write_variant(scenarios[c], name, NULL, 1, no_faults);
-        snprintf(args, sizeof(args), "run %s/%s.json --out %s/%s -q -s %s", tmp, name, tmp, name,
-                 chk);
+        snprintf(args, sizeof(args), "run %s/%s.json --out %s/%s -q -s %s --claim-mode CLAIM", tmp,
+                 name, tmp, name, chk);
         assert_int_equal(chandy(name, args), 0);
         cJSON *run = load_run(name);
+        assert_string_equal(
+            cJSON_GetObjectItem(cJSON_GetObjectItem(run, "job"), "claim_mode")->valuestring,
+            "CLAIM");
         const cJSON *verdict = cJSON_GetObjectItem(run, "correctness");
         assert_true(cJSON_IsTrue(cJSON_GetObjectItem(verdict, "ok")));
         assert_false(cJSON_IsTrue(cJSON_GetObjectItem(verdict, "partial")));
@@ -834,11 +837,71 @@ static void test_resume_from_retained_checkpoint(void **state)
         const cJSON *first = cJSON_GetArrayItem(cJSON_GetObjectItem(run, "checkpoints"), 0);
         assert_true(num(first, "id", NULL) == (double)from + 1);
         assert_true(num(first, "bytes", NULL) < num(first, "bytes_full", NULL));
+        assert_false(cJSON_IsTrue(cJSON_GetObjectItem(first, "forced_full")));
         cJSON_Delete(run);
         int kinds[CK_HANDLE_KIND_MAX + 1];
         assert_true(retained_shared(name, kinds) > 0);
+        snprintf(cmd, sizeof(cmd), "ls -d %s/%s/store/checkpoints/*/chk-%llu 2>/dev/null", tmp,
+                 name, (unsigned long long)from);
+        assert_int_not_equal(system(cmd), 0); /* claimed: retired like one of its own */
+        if (clog) { /* NO_CLAIM, the default: refused, as Flink fails its first checkpoint */
+            snprintf(name, sizeof(name), "resumed-noclaim-%zu", c);
+            write_variant(scenarios[c], name, NULL, 1, no_faults);
+            snprintf(args, sizeof(args), "run %s/%s.json --out %s/%s -q -s %s", tmp, name, tmp,
+                     name, chk);
+            assert_int_equal(chandy(name, args), 2);
+            snprintf(cmd, sizeof(cmd), "%s/%s.err", tmp, name);
+            char *err = slurp(cmd);
+            assert_non_null(err);
+            if (!strstr(err, "state.changelog.enabled") || !strstr(err, "NO_CLAIM") ||
+                !strstr(err, "expected CLAIM or LEGACY"))
+                fail_msg("%s: %s", name, err);
+            free(err);
+        }
+        for (int legacy = 0; !clog && legacy < 2; legacy++) {
+            /* NO_CLAIM (the default): every checkpoint is full until one
+             * completes, and the checkpoint started from stays whole;
+             * LEGACY: referred to again, and it stays whole too */
+            snprintf(name, sizeof(name), "resumed-%s-%zu", legacy ? "legacy" : "noclaim", c);
+            write_variant(scenarios[c], name, NULL, 1, no_faults);
+            snprintf(args, sizeof(args), "run %s/%s.json --out %s/%s -q -s %s%s", tmp, name, tmp,
+                     name, chk, legacy ? " --claim-mode LEGACY" : "");
+            assert_int_equal(chandy(name, args), 0);
+            run = load_run(name);
+            verdict = cJSON_GetObjectItem(run, "correctness");
+            assert_true(cJSON_IsTrue(cJSON_GetObjectItem(verdict, "ok")));
+            assert_false(cJSON_IsTrue(cJSON_GetObjectItem(verdict, "partial")));
+            assert_true(num(verdict, "received", NULL) == num(verdict, "expected", NULL));
+            assert_string_equal(
+                cJSON_GetObjectItem(cJSON_GetObjectItem(run, "job"), "claim_mode")->valuestring,
+                legacy ? "LEGACY" : "NO_CLAIM");
+            const cJSON *cp;
+            int seen = 0, full = 0, incremental = 0, forced = 0;
+            cJSON_ArrayForEach(cp, cJSON_GetObjectItem(run, "checkpoints"))
+            {
+                if (strcmp(cJSON_GetObjectItem(cp, "status")->valuestring, "completed"))
+                    continue;
+                int f = cJSON_IsTrue(cJSON_GetObjectItem(cp, "forced_full"));
+                int whole = num(cp, "bytes", NULL) == num(cp, "bytes_full", NULL);
+                if (!seen++) /* the first to complete */
+                    assert_true(legacy ? !f && !whole : f && whole);
+                else
+                    assert_false(f); /* not forced once one completed */
+                full += whole;
+                incremental += !whole;
+                forced += f;
+            }
+            assert_true(seen >= 3 && incremental >= 1 && forced == !legacy);
+            (void)full;
+            cJSON_Delete(run);
+            snprintf(args, sizeof(args), "savepoint %s/%s/store/checkpoints/*/chk-%llu", tmp, name,
+                     (unsigned long long)from);
+            assert_int_equal(chandy("inspect", args), 0); /* still whole, its files checked */
+        }
         if (!clog) { /* and over sockets, the same */
-            snprintf(args, sizeof(args), "run %s/%s.json --backend sockets --out %s/%s-net -q -s %s",
+            snprintf(name, sizeof(name), "resumed-%zu", c);
+            snprintf(args, sizeof(args),
+                     "run %s/%s.json --backend sockets --out %s/%s-net -q -s %s --claim-mode CLAIM",
                      tmp, name, tmp, name, chk);
             assert_int_equal(chandy("resumed-net", args), 0);
             snprintf(cmd, sizeof(cmd), "%s-net", name);
