@@ -168,7 +168,17 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-int ck_sinkfs_load(const char *dir, ck_sinkout *out)
+/* The cut's bound for sink id, or 0 (none: all of it is before). */
+static uint64_t cut_of(const ck_sinkfs_cut *cut, size_t ncut, uint32_t id)
+{
+    for (size_t i = 0; i < ncut; i++)
+        if (cut[i].sink == id)
+            return cut[i].first_after;
+    return 0;
+}
+
+static int load(const char *dir, const ck_sinkfs_cut *cut, size_t ncut, ck_sinkout *out,
+                ck_sinkout *after)
 {
     DIR *d = opendir(dir);
     if (!d)
@@ -214,10 +224,26 @@ int ck_sinkfs_load(const char *dir, ck_sinkout *out)
         sscanf(names[i] + 1, "%8x", &id);
         char path[900];
         snprintf(path, sizeof(path), "%s/%s", dir, names[i] + 1);
+        uint64_t bound = cut_of(cut, ncut, id), txn = 0;
+        if (names[i][0] == 'b')
+            txn = strtoull(names[i] + 1 + 9 + 5, NULL, 10);
+        else if (bound && !rc)
+            rc = CK_EINVAL; /* written outside transactions: no cut divides it */
         if (!rc)
-            rc = ck_sinkout_load(out, id, path);
+            rc = ck_sinkout_load(bound && txn >= bound ? after : out, id, path);
         free(names[i]);
     }
     free(names);
     return rc;
+}
+
+int ck_sinkfs_load(const char *dir, ck_sinkout *out)
+{
+    return load(dir, NULL, 0, out, NULL);
+}
+
+int ck_sinkfs_load_cut(const char *dir, const ck_sinkfs_cut *cut, size_t ncut, ck_sinkout *before,
+                       ck_sinkout *after)
+{
+    return load(dir, cut, ncut, before, after);
 }

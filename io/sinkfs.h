@@ -68,4 +68,19 @@ int ck_sinkfs_carry(const char *from, const char *to, uint32_t sink, uint64_t tx
  * order. 0, CK_ENOTFOUND (no such directory), CK_EIO or CK_ENOMEM. */
 int ck_sinkfs_load(const char *dir, ck_sinkout *out);
 
+/* Where a snapshot cut a sink's transactions: those numbered first_after
+ * or above began after it (a sink's transactions are numbered in the
+ * order they begin, across attempts). */
+typedef struct ck_sinkfs_cut {
+    uint32_t sink;
+    uint64_t first_after;
+} ck_sinkfs_cut;
+
+/* As ck_sinkfs_load, split at a snapshot's cut: what the sinks committed
+ * in transactions that began before it into before, the rest into after
+ * (a sink the cut does not name: all before). CK_EINVAL when a sink the
+ * cut names wrote outside transactions (nothing divides that). */
+int ck_sinkfs_load_cut(const char *dir, const ck_sinkfs_cut *cut, size_t ncut, ck_sinkout *before,
+                       ck_sinkout *after);
+
 #endif

@@ -157,6 +157,46 @@ static int same_dir(const char *a, const char *b)
            sa.st_ino == sb.st_ino;
 }
 
+/* Appends to prior the output of the run in `dir`: all it committed, or,
+ * with a snapshot sp it took (a checkpoint older than its latest, or a
+ * savepoint taken without stopping), what it committed in transactions
+ * that began before sp's cut; a run started from sp produces the rest
+ * again (Flink's output holds it twice), and *after counts its records.
+ * CK_EINVAL (why says it): a sink wrote outside transactions, so that no
+ * cut divides its output. */
+static int load_prior(ck_sinkout *prior, const char *dir, const ck_savepoint *sp, uint64_t *after,
+                      char *why, size_t whylen)
+{
+    char path[700];
+    int rc;
+    if (!sp) {
+        snprintf(path, sizeof(path), "%s/output", dir);
+        if ((rc = ck_sinkout_load_dir(prior, path)))
+            snprintf(why, whylen, "%s: %s", path, ck_strerror(rc));
+        return rc;
+    }
+    ck_sinkfs_cut *cut;
+    size_t ncut;
+    why[0] = 0;
+    if ((rc = ck_sp_sink_cut(sp, &cut, &ncut, why, whylen)))
+        return rc;
+    ck_sinkout rest;
+    ck_sinkout_init(&rest);
+    snprintf(path, sizeof(path), "%s/sink", dir);
+    rc = ck_sinkfs_load_cut(path, cut, ncut, prior, &rest);
+    free(cut);
+    if (rc == CK_EINVAL)
+        snprintf(why, whylen, "%s: a sink wrote outside transactions, so %s cannot cut its output",
+                 path, sp->path);
+    else if (rc)
+        snprintf(why, whylen, "%s: %s", path, ck_strerror(rc));
+    for (int i = 0; !rc && i < rest.n; i++) /* records: u32 length-prefixed elements */
+        for (size_t pos = 0; pos + 4 <= rest.s[i].len; (*after)++)
+            pos += 4 + (size_t)ck_get_u32(rest.s[i].data + pos);
+    ck_sinkout_free(&rest);
+    return rc;
+}
+
 /* The output of the runs before `dir`'s (whose own is loaded): a run that
  * started from a savepoint was checked with the output of the run that
  * took it (its run.json's includes_output_of), and that one perhaps with
@@ -198,10 +238,20 @@ static int load_chain(ck_sinkout *prior, const char *dir, char *why, size_t whyl
             snprintf(why, whylen, "%s: the runs' includes_output_of go round in a loop", path);
             rc = CK_EINVAL;
         } else {
+            /* what it was checked with: all of that run's output, or what
+             * came before the cut of the snapshot it started from */
+            const cJSON *cut =
+                cJSON_GetObjectItem(cJSON_GetObjectItem(run, "correctness"), "includes_output_before");
             snprintf(at, sizeof(at), "%s", inc->valuestring);
-            snprintf(path, sizeof(path), "%s/output", at);
-            if ((rc = ck_sinkout_load_dir(prior, path)))
-                snprintf(why, whylen, "%s: %s", path, ck_strerror(rc));
+            static ck_savepoint sp; /* large: off the stack */
+            uint64_t after = 0;
+            if (cJSON_IsString(cut) && (rc = ck_sp_open(&sp, cut->valuestring, why, whylen)))
+                rc = CK_ENOTFOUND; /* why says it */
+            else if (cJSON_IsString(cut)) {
+                rc = load_prior(prior, at, &sp, &after, why, whylen);
+                ck_sp_free(&sp);
+            } else
+                rc = load_prior(prior, at, NULL, &after, why, whylen);
         }
         cJSON_Delete(run);
         if (rc)
@@ -344,14 +394,23 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
          * together with what that run committed before it; the
          * transactions it had pre-committed come over with the state, as
          * they would stay in Kafka. */
-        char prev[600], outd[700];
+        char prev[600];
         carry = !(sp.meta.flags & CK_CP_FLAG_STOP) && ck_sp_is_latest_checkpoint(&sp);
-        if (((sp.meta.flags & CK_CP_FLAG_STOP) || carry) &&
-            sp.meta.input_fp == r.job.env.input_fp && ck_sp_run_dir(&sp, prev, sizeof(prev))) {
-            snprintf(outd, sizeof(outd), "%s/output", prev);
-            int lrc = ck_sinkout_load_dir(&prior, outd);
+        /* Any other (an older checkpoint, a savepoint taken without
+         * stopping): that run committed output after it, which ours
+         * holds again; what it committed before the cut is checked with
+         * ours, and what it committed after is counted. */
+        int older = !(sp.meta.flags & CK_CP_FLAG_STOP) && !carry;
+        if (sp.meta.input_fp == r.job.env.input_fp && ck_sp_run_dir(&sp, prev, sizeof(prev))) {
             char why[900];
-            if (lrc == CK_OK && (lrc = load_chain(&prior, prev, why, sizeof(why)))) {
+            int lrc = load_prior(&prior, prev, older ? &sp : NULL, &r.prior_after, why,
+                                 sizeof(why));
+            if (lrc != CK_OK) {
+                fprintf(stderr, "chandy: %s: the output of the run that took it cannot be "
+                                "checked with ours (%s); the output is checked as partial\n",
+                        sp.path, why);
+                lrc = CK_ENOTFOUND; /* said */
+            } else if ((lrc = load_chain(&prior, prev, why, sizeof(why)))) {
                 fprintf(stderr, "chandy: the output before %s's cannot all be read (%s); "
                                 "the output is checked as partial\n", prev, why);
                 lrc = CK_ENOTFOUND; /* said */
@@ -360,14 +419,12 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
             if (lrc == CK_OK) {
                 snprintf(r.prior_output, sizeof(r.prior_output), "%s", prev);
                 snprintf(prior_sink, sizeof(prior_sink), "%s/sink", prev);
+                r.prior_cut = older;
             } else {
                 /* None of it, rather than part of it: our output is then checked as partial. */
-                if (lrc != CK_ENOTFOUND)
-                    fprintf(stderr, "chandy: %s: cannot read the output of the run that took "
-                                    "the savepoint (%s); the output is checked as partial\n",
-                            outd, ck_strerror(lrc));
                 ck_sinkout_free(&prior);
                 ck_sinkout_init(&prior);
+                r.prior_after = 0;
             }
         }
         if (sp.meta.input_fp != r.job.env.input_fp)

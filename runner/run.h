@@ -24,6 +24,8 @@ typedef struct ck_run {
     char job_id[40];
     char start_path[600]; /* the savepoint the job starts from, as given */
     char prior_output[600]; /* output of the run that took it, checked with ours ("": none) */
+    int prior_cut;          /* of that output only what came before the snapshot's cut */
+    uint64_t prior_after;   /* and so many records it committed after, which ours repeats */
     ck_cp_meta start_meta;  /* the savepoint's _metadata: its state handles, per subtask */
     ck_backend_job job;     /* what the backend was asked to run */
     ck_op_slowdown slowdowns[CK_MAX_FAULTS]; /* its slow_operator faults, for the engine */

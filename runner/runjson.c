@@ -730,6 +730,13 @@ cJSON *ck_runjson_build(const ck_run *r, const ck_verdict *v)
         cJSON_AddStringToObject(c, "includes_output_of", r->prior_output);
     else
         cJSON_AddNullToObject(c, "includes_output_of");
+    if (r->prior_output[0] && r->prior_cut) {
+        cJSON_AddStringToObject(c, "includes_output_before", r->start_path);
+        cJSON_AddNumberToObject(c, "committed_after_start", (double)r->prior_after);
+    } else {
+        cJSON_AddNullToObject(c, "includes_output_before");
+        cJSON_AddNullToObject(c, "committed_after_start");
+    }
     cJSON_AddNumberToObject(c, "expected", (double)v->expected);
     cJSON_AddNumberToObject(c, "received", (double)v->received);
     cJSON_AddNumberToObject(c, "lost", (double)v->lost);

@@ -252,14 +252,13 @@ int ck_sp_is_latest_checkpoint(const ck_savepoint *sp)
     return latest;
 }
 
-int ck_sp_carry_sinks(const ck_savepoint *sp, const char *from, const char *to, uint32_t *epoch,
-                      char *err, size_t errlen)
+/* Calls fn for each sink capture of the savepoint's state files (their
+ * subtask with it); stops at fn's first non-zero return and returns it.
+ * CK_ECORRUPT / CK_ENOMEM (a file does not decode), with one line in err. */
+static int each_sink(const ck_savepoint *sp,
+                     int (*fn)(void *arg, const ck_sink_capture *k, int subtask), void *arg,
+                     char *err, size_t errlen)
 {
-    *epoch = 0;
-    if (ck_storefs_mkdirs(to)) {
-        snprintf(err, errlen, "%s: cannot create: %s", to, strerror(errno));
-        return CK_EIO;
-    }
     for (uint32_t f = 0; f < sp->nfiles; f++) {
         if (sp->files[f].h->kind != CK_HANDLE_SNAPSHOT)
             continue;
@@ -271,25 +270,86 @@ int ck_sp_carry_sinks(const ck_savepoint *sp, const char *from, const char *to, 
                      rc == CK_ENOMEM ? "out of memory" : why);
             return rc;
         }
-        for (int k = 0; k < s.nsinks; k++) {
-            uint64_t top = s.sinks[k].open_txn;
-            for (int t = 0; t < s.sinks[k].npending; t++)
-                top = s.sinks[k].pending[t] > top ? s.sinks[k].pending[t] : top;
-            if ((uint32_t)(top >> 32) + 1 > *epoch)
-                *epoch = (uint32_t)(top >> 32) + 1;
-        }
         for (int k = 0; k < s.nsinks && !rc; k++)
-            for (int t = 0; t < s.sinks[k].npending && !rc; t++)
-                if ((rc = ck_sinkfs_carry(from, to, ck_sink_id(s.sinks[k].op, s.subtask),
-                                          s.sinks[k].pending[t])))
-                    snprintf(err, errlen, "%s: cannot carry transaction %llu of sink %d over: %s",
-                             from, (unsigned long long)s.sinks[k].pending[t], s.sinks[k].op,
-                             strerror(errno));
+            rc = fn(arg, &s.sinks[k], (int)s.subtask);
         ck_snapshot_free(&s);
         if (rc)
             return rc;
     }
     return CK_OK;
+}
+
+struct carry {
+    const char *from, *to;
+    uint32_t *epoch;
+    char *err;
+    size_t errlen;
+};
+
+static int carry_one(void *arg, const ck_sink_capture *k, int subtask)
+{
+    struct carry *c = arg;
+    uint64_t top = k->open_txn;
+    for (int t = 0; t < k->npending; t++)
+        top = k->pending[t] > top ? k->pending[t] : top;
+    if ((uint32_t)(top >> 32) + 1 > *c->epoch)
+        *c->epoch = (uint32_t)(top >> 32) + 1;
+    for (int t = 0; t < k->npending; t++)
+        if (ck_sinkfs_carry(c->from, c->to, ck_sink_id(k->op, subtask), k->pending[t])) {
+            snprintf(c->err, c->errlen, "%s: cannot carry transaction %llu of sink %d over: %s",
+                     c->from, (unsigned long long)k->pending[t], k->op, strerror(errno));
+            return CK_EIO;
+        }
+    return CK_OK;
+}
+
+int ck_sp_carry_sinks(const ck_savepoint *sp, const char *from, const char *to, uint32_t *epoch,
+                      char *err, size_t errlen)
+{
+    *epoch = 0;
+    if (ck_storefs_mkdirs(to)) {
+        snprintf(err, errlen, "%s: cannot create: %s", to, strerror(errno));
+        return CK_EIO;
+    }
+    struct carry c = {from, to, epoch, err, errlen};
+    return each_sink(sp, carry_one, &c, err, errlen);
+}
+
+struct cut {
+    ck_sinkfs_cut *v;
+    size_t n, cap;
+};
+
+static int cut_one(void *arg, const ck_sink_capture *k, int subtask)
+{
+    struct cut *c = arg;
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 16;
+        ck_sinkfs_cut *v = realloc(c->v, cap * sizeof(*v));
+        if (!v)
+            return CK_ENOMEM;
+        c->v = v;
+        c->cap = cap;
+    }
+    c->v[c->n++] = (ck_sinkfs_cut){.sink = ck_sink_id(k->op, subtask), .first_after = k->open_txn};
+    return CK_OK;
+}
+
+int ck_sp_sink_cut(const ck_savepoint *sp, ck_sinkfs_cut **cut, size_t *n, char *err,
+                   size_t errlen)
+{
+    struct cut c = {0};
+    int rc = each_sink(sp, cut_one, &c, err, errlen);
+    if (rc == CK_ENOMEM && !err[0])
+        snprintf(err, errlen, "%s: out of memory", sp->path);
+    if (rc) {
+        free(c.v);
+        c.v = NULL;
+        c.n = 0;
+    }
+    *cut = c.v;
+    *n = c.n;
+    return rc;
 }
 
 int ck_sp_install(const ck_savepoint *sp, const char *store_root, char *err, size_t errlen)

@@ -24,6 +24,7 @@
 #include "config.h"
 #include "coordinator.h"
 #include "graph.h"
+#include "sinkfs.h"
 #include "topic.h"
 
 typedef struct ck_sp_file {
@@ -79,6 +80,13 @@ int ck_sp_is_latest_checkpoint(const ck_savepoint *sp);
  * CK_ENOMEM with one line in err. */
 int ck_sp_carry_sinks(const ck_savepoint *sp, const char *from, const char *to, uint32_t *epoch,
                       char *err, size_t errlen);
+
+/* Where the savepoint cut its sinks' transactions (io/sinkfs.h), one entry
+ * per sink subtask in it: the transaction each had open, which began at
+ * the cut (malloc'd; free it). 0, or CK_ECORRUPT / CK_ENOMEM with one line
+ * in err. */
+int ck_sp_sink_cut(const ck_savepoint *sp, ck_sinkfs_cut **cut, size_t *n, char *err,
+                   size_t errlen);
 
 /* Writes it into the store rooted at store_root, under its own keys. */
 int ck_sp_install(const ck_savepoint *sp, const char *store_root, char *err, size_t errlen);

@@ -1387,6 +1387,107 @@ static void test_savepoint_across_runs(void **state)
     cJSON_Delete(b);
 }
 
+/* Runs scenario `name` from snapshot `from` (NULL: from nothing) with
+ * extra events; returns its run.json. */
+static cJSON *run_from(const char *name, const char *from, const char *events, int restarts)
+{
+    char text[4096], args[1400];
+    scenario(text, sizeof(text), name, 8, "EXACTLY_ONCE", 3,
+             ",\n   \"execution.checkpointing.num-retained\": 3", events);
+    if (!restarts) { /* fails for good at its first failure */
+        char *a = strstr(text, "\"restart-strategy.fixed-delay.attempts\": 10");
+        assert_non_null(a);
+        memcpy(strchr(a, ':') + 2, " 0", 2);
+    }
+    char file[200];
+    snprintf(file, sizeof(file), "%s.json", name);
+    const char *path = put_file(file, text);
+    snprintf(args, sizeof(args), "run %s --out %s/%s%s%s", path, tmp, name, from ? " -s " : "",
+             from ? from : "");
+    int rc = chandy(name, args);
+    if (rc != (restarts ? 0 : 1)) /* a job that failed exits with 1 */
+        fail_msg("%s: exit %d", name, rc);
+    return load_run(name);
+}
+
+/* Started from a snapshot its run went on past (a savepoint taken without
+ * stopping, a retained checkpoint older than a failed run's latest), the
+ * run's output is checked whole, with what that run committed in
+ * transactions begun before the snapshot's cut; what it committed after
+ * is what the new run produces again, counted apart (Flink's output holds
+ * it twice). A chain through such a run stays whole too. */
+static void test_resume_from_older_snapshots(void **state)
+{
+    (void)state;
+    char sp[600], sp2[600], chk[700], cmd[800];
+    cJSON *a = run_from("older-a", NULL, "{\"at\": \"700 ms\", \"action\": \"savepoint\"}", 1);
+    const cJSON *ca = item(a, "correctness");
+    assert_true(cJSON_IsTrue(item(ca, "ok")) && !cJSON_IsTrue(item(ca, "partial")));
+    snprintf(sp, sizeof(sp), "%s",
+             item(cJSON_GetArrayItem(item(a, "savepoints"), 0), "path")->valuestring);
+    cJSON_Delete(a);
+    /* from the savepoint: whole, A's output after it counted */
+    cJSON *b = run_from("older-b", sp, "", 1);
+    const cJSON *cb = item(b, "correctness");
+    assert_true(cJSON_IsTrue(item(cb, "ok")));
+    assert_false(cJSON_IsTrue(item(cb, "partial")));
+    assert_true(num(cb, "lost", NULL) == 0 && num(cb, "duplicated", NULL) == 0);
+    assert_true(num(cb, "received", NULL) == num(cb, "expected", NULL));
+    assert_non_null(strstr(item(cb, "includes_output_of")->valuestring, "/older-a"));
+    assert_string_equal(item(cb, "includes_output_before")->valuestring, sp);
+    double after = num(cb, "committed_after_start", NULL);
+    assert_true(after > 0); /* A went on for 2.3 s after it */
+    cJSON_Delete(b);
+    /* a chain: b2 from A's savepoint stops with one of its own; c from
+     * that is checked with b2's output and A's before the cut, whole */
+    b = run_from("older-b2", sp,
+                 "{\"at\": \"1500 ms\", \"action\": \"savepoint\", \"stop\": true}", 1);
+    cb = item(b, "correctness");
+    assert_true(cJSON_IsTrue(item(cb, "ok")) && cJSON_IsTrue(item(cb, "partial")));
+    assert_true(num(cb, "committed_after_start", NULL) == after);
+    snprintf(sp2, sizeof(sp2), "%s", item(item(b, "job"), "stopped_with_savepoint")->valuestring);
+    cJSON_Delete(b);
+    cJSON *c = run_from("older-c", sp2, "", 1);
+    const cJSON *cc = item(c, "correctness");
+    assert_true(cJSON_IsTrue(item(cc, "ok")));
+    assert_false(cJSON_IsTrue(item(cc, "partial")));
+    assert_true(num(cc, "lost", NULL) == 0 && num(cc, "duplicated", NULL) == 0);
+    assert_true(is_null(cc, "committed_after_start")); /* stopped: nothing after */
+    cJSON_Delete(c);
+    /* a failed run's retained checkpoint before its latest */
+    a = run_from("older-f", NULL, "{\"at\": \"2200 ms\", \"action\": \"crash\", \"host\": \"tm1\"}",
+                 0);
+    assert_string_equal(item(item(a, "job"), "state")->valuestring, "FAILED");
+    cJSON_Delete(a);
+    snprintf(cmd, sizeof(cmd), "ls -d %s/older-f/store/checkpoints/*/chk-* | sort -t- -k2 -n | tail -2 | head -1",
+             tmp);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    assert_non_null(fgets(chk, sizeof(chk), p));
+    pclose(p);
+    chk[strcspn(chk, "\n")] = 0;
+    b = run_from("older-g", chk, "", 1);
+    cb = item(b, "correctness");
+    assert_true(cJSON_IsTrue(item(cb, "ok")));
+    assert_false(cJSON_IsTrue(item(cb, "partial")));
+    assert_true(num(cb, "lost", NULL) == 0 && num(cb, "duplicated", NULL) == 0);
+    assert_true(num(cb, "committed_after_start", NULL) > 0); /* the latest's output, at least */
+    cJSON_Delete(b);
+    /* the latest itself takes over its transactions instead: nothing after */
+    snprintf(cmd, sizeof(cmd), "ls -d %s/older-f/store/checkpoints/*/chk-* | sort -t- -k2 -n | tail -1",
+             tmp);
+    p = popen(cmd, "r");
+    assert_non_null(p);
+    assert_non_null(fgets(chk, sizeof(chk), p));
+    pclose(p);
+    chk[strcspn(chk, "\n")] = 0;
+    b = run_from("older-h", chk, "", 1);
+    cb = item(b, "correctness");
+    assert_true(cJSON_IsTrue(item(cb, "ok")) && !cJSON_IsTrue(item(cb, "partial")));
+    assert_true(is_null(cb, "committed_after_start"));
+    cJSON_Delete(b);
+}
+
 /* A damaged savepoint is refused before anything runs, naming the file;
  * so is one of another job shape. */
 static void test_savepoint_refused(void **state)
@@ -1463,6 +1564,7 @@ int main(void)
         cmocka_unit_test_teardown(test_sockets_busy_subtask_keeps_heartbeats, reset_sinks),
         cmocka_unit_test(test_savepoint_stop_resume),
         cmocka_unit_test(test_savepoint_across_runs),
+        cmocka_unit_test(test_resume_from_older_snapshots),
         cmocka_unit_test(test_savepoint_refused),
     };
     return cmocka_run_group_tests(tests, ru_setup, ru_teardown);
