@@ -201,6 +201,16 @@ static int op_store_put(ck_platform *p, const char *key, uint8_t *data, size_t l
     return bn(p)->bw->io->store_put(bn(p), key, data, len, token);
 }
 
+static int op_store_put_file(ck_platform *p, const char *key, const char *path,
+                             uint64_t token)
+{
+    if (!bn(p)->bw->io->store_put_file)
+        return CK_ENOTSUP;
+    if (!ck_storefs_key_ok(key))
+        return CK_EINVAL;
+    return bn(p)->bw->io->store_put_file(bn(p), key, path, token);
+}
+
 static int op_store_get(ck_platform *p, const char *key, uint64_t token)
 {
     if (!ck_storefs_key_ok(key))
@@ -300,6 +310,7 @@ const ck_platform_ops ck_bnode_ops = {
     .note = op_note,
     .store_put = op_store_put,
     .store_get = op_store_get,
+    .store_put_file = op_store_put_file,
     .store_list = op_store_list,
     .store_delete = op_store_delete,
     .output = op_output,

@@ -40,8 +40,8 @@
 
 typedef struct ck_bnode ck_bnode;
 
-/* What differs between the backends (each pointer required, but wake and
- * io_failed may be NULL). */
+/* What differs between the backends (each pointer required, but wake,
+ * io_failed, store_put_file and moment may be NULL). */
 typedef struct ck_bnode_io {
     /* The backend's time, in ns. */
     ck_time (*clock)(const ck_bnode *n);
@@ -51,6 +51,11 @@ typedef struct ck_bnode_io {
      * completion with the token (platform.h). */
     int (*store_put)(ck_bnode *n, const char *key, uint8_t *data, size_t len, uint64_t token);
     int (*store_get)(ck_bnode *n, const char *key, uint64_t token);
+    /* Optional (NULL: platform.h's store_put_file answers CK_ENOTSUP, and
+     * the engine puts the bytes itself): an upload of the local file at
+     * path, read where the store writes, answered by a completion with the
+     * token and CK_PUT_FILE_RESULT bytes. */
+    int (*store_put_file)(ck_bnode *n, const char *key, const char *path, uint64_t token);
     /* A task manager's deployment of subtasks (platform.h). */
     int (*deploy)(ck_bnode *n, uint32_t attempt, uint32_t global,
                   const struct ck_restore_point *from);

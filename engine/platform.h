@@ -37,6 +37,8 @@ typedef enum ck_log_level { CK_LOG_ERROR, CK_LOG_WARN, CK_LOG_INFO, CK_LOG_DEBUG
 #define CK_ATTEMPT_ALL UINT32_MAX
 /* In a route table: the attempt does not deploy this subtask. */
 #define CK_HOST_NONE 0xffffu
+/* Bytes of a store_put_file's result: u64 bytes | u32 crc32c. */
+#define CK_PUT_FILE_RESULT 12
 
 struct ck_restore_point; /* coordinator.h */
 struct ck_kstate;        /* kstate.h */
@@ -107,6 +109,17 @@ typedef struct ck_platform_ops {
     int (*store_put)(ck_platform *p, const char *key, uint8_t *data, size_t len,
                      uint64_t token);
     int (*store_get)(ck_platform *p, const char *key, uint64_t token);
+    /*
+     * Optional (NULL, or CK_ENOTSUP: the caller reads the file and puts
+     * its bytes). Uploads the local file at path (a state backend's file
+     * on this host's disk, immutable until the completion) under key, as
+     * store_put would its bytes, read where the upload runs: Flink's
+     * transfer threads upload a RocksDB instance's files from their paths,
+     * and the task's thread never holds a copy. The completion's data is
+     * CK_PUT_FILE_RESULT bytes, u64 bytes | u32 crc32c of them (little-
+     * endian), the node's to free; none on failure.
+     */
+    int (*store_put_file)(ck_platform *p, const char *key, const char *path, uint64_t token);
     int (*store_list)(ck_platform *p, const char *prefix, ck_store_entry **out,
                       size_t *n);
     int (*store_delete)(ck_platform *p, const char *key);

@@ -231,6 +231,11 @@ struct ck_task {
 /* The id of a native snapshot a materialization takes (its sequence
  * number's), out of the way of checkpoint ids. */
 #define CLOG_NATIVE_ID (UINT64_C(1) << 62)
+/* An upload of a native file from its path (upload_file): bit 61 set, the
+ * file's handle in bits 40..60, below them a snapshot's upload token. */
+#define FILE_TOKEN (UINT64_C(1) << 61)
+#define FILE_HANDLES (UINT32_C(1) << 21)
+#define FILE_BASE ((UINT64_C(1) << 40) - 1)
 
 
 const char *ck_task_state_name(ck_task_state s)
@@ -1512,6 +1517,45 @@ static int upload(ck_task *t, snap_job *j, const char *key, uint8_t *data, size_
     return rc;
 }
 
+/* Uploads file f of native snapshot n from its path, as Flink's transfer
+ * threads do (platform.h store_put_file): the task's thread neither reads
+ * it nor holds a copy; handle h gets its size and checksum when it lands
+ * (file_landed). CK_ENOTSUP when the platform or the state backend cannot
+ * (the caller reads the file and puts its bytes), else as upload. */
+static int upload_file(ck_task *t, snap_job *j, struct snap_native *n, uint32_t f, uint32_t h)
+{
+    char path[1024];
+    uint64_t token = (j->id << 2) | SNAP_UPLOADING;
+    if (!t->plat->ops->store_put_file || !n->ks->ops->native_path || token > FILE_BASE ||
+        h >= FILE_HANDLES || n->ks->ops->native_path(n->ks, &n->snap, f, path, sizeof(path)))
+        return CK_ENOTSUP;
+    int rc = t->plat->ops->store_put_file(t->plat, j->handles.v[h].key, path,
+                                          FILE_TOKEN | (uint64_t)h << 40 | token);
+    if (!rc)
+        j->uploads++;
+    return rc;
+}
+
+/* A file upload_file asked for landed (result: CK_PUT_FILE_RESULT bytes):
+ * its handle takes the size and checksum of what was uploaded. Returns
+ * the snapshot's upload token; a result that is not one fails the upload. */
+static uint64_t file_landed(ck_task *t, uint64_t token, int *status, const uint8_t *res,
+                            size_t len)
+{
+    uint64_t base = token & FILE_BASE;
+    uint32_t h = (uint32_t)((token >> 40) & (FILE_HANDLES - 1));
+    snap_job *j = snap_find(t, base >> 2);
+    if (!j || (int)(base & 3) != j->stage || *status != CK_OK)
+        return base;
+    if (len != CK_PUT_FILE_RESULT || h >= j->handles.n) {
+        *status = CK_EPROTO;
+        return base;
+    }
+    j->handles.v[h].bytes = ck_get_u64(res);
+    j->handles.v[h].crc = ck_get_u32(res + 8);
+    return base;
+}
+
 /* Refers snapshot j to c, the file an earlier checkpoint stored. */
 static int add_reused(snap_job *j, const ck_handle *c, int op, const char *name)
 {
@@ -1617,11 +1661,15 @@ static int start_uploads(ck_task *t, snap_job *j)
     char *slash = strrchr(dir, '/');
     if (slash)
         slash[1] = 0;
-    /* Small files are read and asked first, one after another, so that
-     * the store sees them together (its pool commits them as one group)
-     * and syncs them while the large ones are read; the handles keep the
-     * instance's order (a file's checksum is filled in once it is read).
-     * The files set aside go with the snapshot. */
+    /* Small files are asked first, one after another, so that the store
+     * sees them together (its pool commits them as one group) and syncs
+     * them while the large ones are written; the handles keep the
+     * instance's order. Where the platform uploads a local file from its
+     * path (upload_file: over sockets the store's threads read it as they
+     * write it), the task's thread reads none of them and a file's size
+     * and checksum come with its completion; elsewhere the file is read
+     * here and its checksum filled in then. The files set aside go with
+     * the snapshot. */
     uint32_t first = j->handles.n; /* the native files' handles, after the canonical one */
     for (int pass = 0; pass < 2 && !rc; pass++) {
         uint32_t h = first; /* the handle of the file below */
@@ -1651,6 +1699,10 @@ static int start_uploads(ck_task *t, snap_job *j)
                 }
                 if (c || (nf->size >= UPLOAD_LARGE) != pass)
                     continue;
+                /* from its path, where the platform can */
+                if ((rc = upload_file(t, j, n, f, h)) != CK_ENOTSUP)
+                    continue;
+                rc = CK_OK;
                 uint8_t *d;
                 size_t len;
                 if ((rc = n->ks->ops->native_read(n->ks, &n->snap, f, &d, &len)))
@@ -2816,6 +2868,8 @@ static int task_on_complete(void *self, uint64_t token, int status, uint8_t *dat
         if (t->state != CK_TASK_FAILED)
             clog_on_upload(t, token, status);
     } else if (token != STATE_WORK_TOKEN && t->state != CK_TASK_FAILED) {
+        if (token & FILE_TOKEN)
+            token = file_landed(t, token, &status, data, len);
         snap_progress(t, token, status);
     }
     free(data);

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "crc32c.h"
 #include "error.h"
 
 /*
@@ -163,32 +164,96 @@ int ck_storefs_recycle_clear(const char *root)
     return ck_storefs_rmtree(dir);
 }
 
-/* Writes all of it->data to fd from offset 0; 0, or -1 (errno set). */
-static int write_all(int fd, const ck_storefs_item *it)
+/* Bytes of the bounce buffer a put from a file without a scratch buffer
+ * reads through. */
+#define BOUNCE ((size_t)1 << 20)
+
+/* Where a put's bytes come from: it->data, or the open file sfd (it->src),
+ * read in order, its CRC-32C kept in it->crc. */
+typedef struct source {
+    ck_storefs_item *it;
+    int sfd;    /* -1: it->data */
+    int failed; /* the file could not be opened or read whole */
+} source;
+
+/* The object's next m bytes, at offset off, into dst (a file's are read
+ * there; data's copied, or pointed at when dst is NULL: *out). 0, or -1
+ * (errno set; a file that ended early: EIO). */
+static int take(source *s, size_t off, size_t m, uint8_t *dst, const uint8_t **out)
 {
-    for (size_t off = 0; off < it->len;) {
-        ssize_t w = write(fd, it->data + off, it->len - off);
-        if (w < 0 && errno == EINTR)
+    if (s->sfd < 0) {
+        if (dst)
+            memcpy(dst, s->it->data + off, m);
+        *out = dst ? dst : s->it->data + off;
+        return 0;
+    }
+    for (size_t got = 0; got < m;) {
+        ssize_t r = read(s->sfd, dst + got, m - got);
+        if (r < 0 && errno == EINTR)
             continue;
-        if (w <= 0) {
-            if (w == 0)
-                errno = ENOSPC;
+        if (r <= 0) {
+            if (r == 0)
+                errno = EIO; /* it shrank since the put began */
+            s->failed = 1;
             return -1;
         }
-        off += (size_t)w;
+        got += (size_t)r;
     }
+    s->it->crc = ck_crc32c(s->it->crc, dst, m);
+    *out = dst;
     return 0;
+}
+
+/* Writes the object to fd from offset 0 through the page cache; 0, or -1
+ * (errno set). A file's bytes go through the scratch buffer if the item
+ * has one, else through a bounce buffer. */
+static int write_all(int fd, source *s)
+{
+    ck_storefs_item *it = s->it;
+    uint8_t *buf = NULL, *own = NULL;
+    size_t cap = it->len;
+    if (s->sfd >= 0) {
+        cap = it->scratch ? it->scratch_len : BOUNCE;
+        buf = it->scratch ? it->scratch : (own = malloc(BOUNCE));
+        if (!buf)
+            return -1;
+    }
+    int rc = 0;
+    for (size_t off = 0; off < it->len && !rc;) {
+        size_t m = it->len - off < cap ? it->len - off : cap;
+        const uint8_t *p;
+        if ((rc = take(s, off, m, buf, &p)))
+            break;
+        for (size_t done = 0; done < m;) {
+            ssize_t w = write(fd, p + done, m - done);
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0) {
+                if (w == 0)
+                    errno = ENOSPC;
+                rc = -1;
+                break;
+            }
+            done += (size_t)w;
+        }
+        off += m;
+    }
+    free(own);
+    return rc;
 }
 
 /* The same through it->scratch into fd opened with O_DIRECT: whole
  * aligned blocks, the last one padded with zeros (the caller truncates
  * the file to it->len). 0, or -1 (errno set; EINVAL: no direct I/O here). */
-static int write_direct(int fd, const ck_storefs_item *it)
+static int write_direct(int fd, source *s)
 {
+    ck_storefs_item *it = s->it;
     for (size_t off = 0; off < it->len;) {
         size_t m = it->len - off < it->scratch_len ? it->len - off : it->scratch_len;
         size_t whole = (m + CK_STOREFS_ALIGN - 1) & ~(size_t)(CK_STOREFS_ALIGN - 1);
-        memcpy(it->scratch, it->data + off, m);
+        const uint8_t *p;
+        if (take(s, off, m, it->scratch, &p))
+            return -1;
         memset(it->scratch + m, 0, whole - m);
         ssize_t w;
         while ((w = pwrite(fd, it->scratch, whole, (off_t)off)) < 0 && errno == EINTR)
@@ -204,17 +269,17 @@ static int write_direct(int fd, const ck_storefs_item *it)
 }
 
 /* Opens path with flags (a recycled file: not truncated) into *fd and
- * writes item it there: through its scratch buffer with O_DIRECT when it
- * has a usable one and the file system takes direct writes (*padded set:
- * the last block holds zeros past it->len), else through the page cache.
- * 0, or -1 (errno set; *fd, if open, is the caller's to close). */
-static int write_file(const char *path, int flags, const ck_storefs_item *it, int *fd,
-                      int *padded)
+ * writes the object there: through its scratch buffer with O_DIRECT when
+ * it has a usable one and the file system takes direct writes (*padded
+ * set: the last block holds zeros past it->len), else through the page
+ * cache. 0, or -1 (errno set; *fd, if open, is the caller's to close). */
+static int write_file(const char *path, int flags, source *s, int *fd, int *padded)
 {
+    ck_storefs_item *it = s->it;
     *padded = 0;
     if (it->scratch && it->len >= CK_STOREFS_DIRECT_MIN && it->scratch_len >= CK_STOREFS_ALIGN &&
         !(it->scratch_len % CK_STOREFS_ALIGN) && !((uintptr_t)it->scratch % CK_STOREFS_ALIGN)) {
-        if ((*fd = open(path, flags | O_DIRECT, 0644)) >= 0 && !write_direct(*fd, it)) {
+        if ((*fd = open(path, flags | O_DIRECT, 0644)) >= 0 && !write_direct(*fd, s)) {
             *padded = 1;
             return 0;
         }
@@ -222,10 +287,14 @@ static int write_file(const char *path, int flags, const ck_storefs_item *it, in
             return -1;
         if (*fd >= 0) /* the file system takes no direct writes */
             close(*fd);
+        /* a file's bytes are read again from its start */
+        it->crc = 0;
+        if (s->sfd >= 0 && lseek(s->sfd, 0, SEEK_SET) != 0)
+            return -1;
     }
     if ((*fd = open(path, flags, 0644)) < 0)
         return -1;
-    return write_all(*fd, it);
+    return write_all(*fd, s);
 }
 
 /* Writes item it to its temporary file (open in *fd), creating the
@@ -252,21 +321,35 @@ static int put_begin(const char *root, ck_storefs_item *it, int *fd)
     *strrchr(dir, '/') = 0;
     part_path(root, it->key, path, sizeof(path));
     int reused = 0, padded = 0;
+    source s = {it, -1, 0};
+    it->crc = 0;
+    if (it->src) {
+        struct stat st;
+        if ((s.sfd = open(it->src, O_RDONLY | O_CLOEXEC)) < 0 || fstat(s.sfd, &st)) {
+            s.failed = 1;
+            goto fail;
+        }
+        it->len = (size_t)st.st_size;
+    }
     if (ck_storefs_mkdirs(dir))
         goto fail;
     reused = it->len >= RECYCLE_MIN && take_recycled(root, path, it->len);
-    if (write_file(path, O_WRONLY | O_CREAT | (reused ? 0 : O_TRUNC), it, fd, &padded))
+    if (write_file(path, O_WRONLY | O_CREAT | (reused ? 0 : O_TRUNC), &s, fd, &padded))
         goto fail;
     if ((reused || padded) && ftruncate(*fd, (off_t)it->len))
         goto fail; /* what the recycled file held past it, or the last block's padding */
+    if (s.sfd >= 0)
+        close(s.sfd);
     return 0;
 fail:
-    it->status = CK_EIO;
+    it->status = s.failed ? CK_ENOTFOUND : CK_EIO;
     it->err = errno;
     if (*fd >= 0) {
         close(*fd);
         unlink(path);
     }
+    if (s.sfd >= 0)
+        close(s.sfd);
     *fd = -1;
     return -1;
 }

@@ -52,11 +52,22 @@ int ck_storefs_put(const char *root, const char *key, const uint8_t *data, size_
 
 /* One object of a batch of puts, and how its put ended: status 0,
  * CK_EINVAL (bad key) or CK_EIO (err: the errno). scratch: NULL, or a
- * buffer for direct I/O (above) of scratch_len bytes. */
+ * buffer for direct I/O (above) of scratch_len bytes.
+ *
+ * The object's bytes are data[0..len), or, with src set, a local file's:
+ * src is read as the put writes, through scratch when there is one (else
+ * through a bounce buffer of its own), so that no buffer of the file's
+ * size is ever taken (a RocksDB instance's SST file, uploaded from its
+ * path as Flink's transfer threads do). len is then what was read: the
+ * size the file had when the put began; crc, their CRC-32C. A src that
+ * cannot be opened or read whole is CK_ENOTFOUND (err: the errno): the
+ * local file's trouble (its owner gone, say), not the store's. */
 typedef struct ck_storefs_item {
     const char *key;
     const uint8_t *data;
     size_t len;
+    const char *src;
+    uint32_t crc;
     uint8_t *scratch;
     size_t scratch_len;
     int status, err;

@@ -24,6 +24,7 @@ enum { QUEUED, SERVING, SERVED };
 typedef struct req {
     struct req *next;
     int state; /* QUEUED, SERVING, SERVED (under mu) */
+    char *src; /* a put of a local file: its path (owned) */
     ck_storepool_done d;
 } req;
 
@@ -49,6 +50,7 @@ static void free_list(req *r)
     while (r) {
         req *next = r->next;
         free(r->d.data);
+        free(r->src);
         free(r);
         r = next;
     }
@@ -71,12 +73,16 @@ static void serve_puts(ck_storepool *p, int slot, req **g, int n)
     ck_storefs_item it[CK_STOREPOOL_GROUP];
     for (int i = 0; i < n; i++)
         it[i] = (ck_storefs_item){.key = g[i]->d.key, .data = g[i]->d.data, .len = g[i]->d.len,
-                                  .scratch = p->scratch[slot],
+                                  .src = g[i]->src, .scratch = p->scratch[slot],
                                   .scratch_len = CK_STOREPOOL_SCRATCH};
     ck_storefs_put_many(p->root, it, (size_t)n, 1);
     for (int i = 0; i < n; i++) {
         g[i]->d.status = it[i].status;
         g[i]->d.err = it[i].err;
+        if (g[i]->src) { /* what was read: the file's bytes and checksum */
+            g[i]->d.len = it[i].status ? 0 : it[i].len;
+            g[i]->d.crc = it[i].crc;
+        }
         free(g[i]->d.data);
         g[i]->d.data = NULL;
     }
@@ -241,19 +247,21 @@ int ck_storepool_fd(const ck_storepool *p)
 }
 
 static int enqueue(ck_storepool *p, int get, const char *key, uint8_t *data, size_t len,
-                   void *ctx, uint64_t token, int64_t stamp)
+                   const char *src, void *ctx, uint64_t token, int64_t stamp)
 {
     if (!ck_storefs_key_ok(key)) {
         free(data);
         return CK_EINVAL;
     }
     req *r = calloc(1, sizeof(*r));
-    if (!r) {
+    if (!r || (src && !(r->src = strdup(src)))) {
+        free(r);
         free(data);
         return CK_ENOMEM;
     }
     r->state = QUEUED;
-    r->d = (ck_storepool_done){.ctx = ctx, .token = token, .get = get, .data = data, .len = len,
+    r->d = (ck_storepool_done){.ctx = ctx, .token = token, .get = get, .file = src != NULL,
+                               .data = data, .len = len,
                                .stamp = stamp};
     snprintf(r->d.key, sizeof(r->d.key), "%s", key);
     pthread_mutex_lock(&p->mu);
@@ -271,12 +279,18 @@ static int enqueue(ck_storepool *p, int get, const char *key, uint8_t *data, siz
 int ck_storepool_put(ck_storepool *p, const char *key, uint8_t *data, size_t len, void *ctx,
                      uint64_t token, int64_t stamp)
 {
-    return enqueue(p, 0, key, data, len, ctx, token, stamp);
+    return enqueue(p, 0, key, data, len, NULL, ctx, token, stamp);
+}
+
+int ck_storepool_put_file(ck_storepool *p, const char *key, const char *path, size_t len,
+                          void *ctx, uint64_t token, int64_t stamp)
+{
+    return enqueue(p, 0, key, NULL, len, path, ctx, token, stamp);
 }
 
 int ck_storepool_get(ck_storepool *p, const char *key, void *ctx, uint64_t token)
 {
-    return enqueue(p, 1, key, NULL, 0, ctx, token, 0);
+    return enqueue(p, 1, key, NULL, 0, NULL, ctx, token, 0);
 }
 
 size_t ck_storepool_reap(ck_storepool *p, ck_storepool_done *out, size_t max)
@@ -289,6 +303,7 @@ size_t ck_storepool_reap(ck_storepool *p, ck_storepool_done *out, size_t max)
         if (!p->q)
             p->qtail = NULL;
         out[n++] = r->d;
+        free(r->src);
         free(r);
     }
     p->pending -= n;

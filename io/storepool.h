@@ -50,7 +50,10 @@ typedef struct ck_storepool_done {
     void *ctx;        /* as given */
     uint64_t token;   /* as given */
     int get;          /* 1: a get (data, len: what was read) */
-    int status;       /* 0, CK_EINVAL, CK_ENOTFOUND, CK_EIO */
+    int file;         /* 1: a put of a local file (len, crc: what was read) */
+    uint32_t crc;     /* a put of a file's: the CRC-32C of its bytes */
+    int status;       /* 0, CK_EINVAL, CK_ENOTFOUND (a get's object, a put's local
+                       * file), CK_EIO (the store's) */
     int err;          /* the errno of a CK_EIO */
     uint8_t *data;    /* a get's object (the reaper's to free) */
     size_t len;       /* its length, or the bytes a put wrote */
@@ -85,6 +88,14 @@ int ck_storepool_fd(const ck_storepool *p);
 int ck_storepool_put(ck_storepool *p, const char *key, uint8_t *data, size_t len, void *ctx,
                      uint64_t token, int64_t stamp);
 int ck_storepool_get(ck_storepool *p, const char *key, void *ctx, uint64_t token);
+
+/* Queues a put of the local file at path (copied), of about len bytes
+ * (its size now: a small one joins a group as a small put does): a
+ * worker reads it as it writes the object, through its scratch buffer,
+ * and its result says the bytes read and their CRC-32C (storefs.h,
+ * ck_storefs_item.src). 0, CK_EINVAL (bad key), CK_ENOMEM. */
+int ck_storepool_put_file(ck_storepool *p, const char *key, const char *path, size_t len,
+                          void *ctx, uint64_t token, int64_t stamp);
 
 /* Moves up to max results, oldest first (in the order asked), to out;
  * returns how many. */

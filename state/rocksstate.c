@@ -749,6 +749,17 @@ static int rks_native_read(ck_kstate *s, const ck_native_snap *n, uint32_t i, ui
     return read_all(path, data, len);
 }
 
+static int rks_native_path(ck_kstate *s, const ck_native_snap *n, uint32_t i, char *buf,
+                           size_t len)
+{
+    (void)s;
+    const native_priv *np = n->priv;
+    if (!np || i >= n->n)
+        return CK_EINVAL;
+    int w = snprintf(buf, len, "%s/%s", np->dir, n->files[i].name);
+    return w < 0 || (size_t)w >= len ? CK_ERANGE : CK_OK;
+}
+
 static void rks_native_release(ck_kstate *s, ck_native_snap *n)
 {
     (void)s;
@@ -827,6 +838,7 @@ static const ck_kstate_ops rocks_kstate_ops = {
     .flush = rks_flush,
     .native_take = rks_native_take,
     .native_read = rks_native_read,
+    .native_path = rks_native_path,
     .native_release = rks_native_release,
     .native_restore = rks_native_restore,
     .view_take = rks_view_take,

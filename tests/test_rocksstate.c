@@ -366,7 +366,21 @@ static void test_native_snapshot_restore(void **state)
         names[i] = namebuf[i];
         assert_int_equal(ks[1]->ops->native_read(ks[1], &n1, i, &data[i], &lens[i]), 0);
         assert_int_equal(lens[i], n1.files[i].size);
+        /* its path (an upload from there) holds the same bytes */
+        char path[1024];
+        assert_int_equal(ks[1]->ops->native_path(ks[1], &n1, i, path, sizeof(path)), 0);
+        FILE *f = fopen(path, "rb");
+        assert_non_null(f);
+        uint8_t *b = malloc(lens[i] + 1);
+        assert_int_equal(fread(b, 1, lens[i] + 1, f), lens[i]);
+        fclose(f);
+        assert_memory_equal(b, data[i], lens[i]);
+        free(b);
+        assert_int_equal(ks[1]->ops->native_path(ks[1], &n1, i, path, 8), CK_ERANGE);
     }
+    char nopath[64];
+    assert_int_equal(ks[1]->ops->native_path(ks[1], &n1, n1.n, nopath, sizeof(nopath)),
+                     CK_EINVAL);
     uint32_t nf = n1.n;
     ks[1]->ops->native_release(ks[1], &n1);
     /* Snapshots a few hundred writes apart share SST files, unless a

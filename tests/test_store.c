@@ -12,7 +12,8 @@
  * commit (each its own outcome, a key twice in a batch, the later wins);
  * the pool that serves them on a thread (results in the order asked, a
  * get after a put of its key sees it, a failed put says why, what is
- * queued at the end is freed).
+ * queued at the end is freed); puts of a local file, read as they are
+ * written, with the size and checksum of what was read.
  */
 #include <dirent.h>
 #include <setjmp.h>
@@ -26,6 +27,7 @@
 
 #include <cmocka.h>
 
+#include "crc32c.h"
 #include "error.h"
 #include "node.h"
 #include "scenario.h"
@@ -565,6 +567,158 @@ static void test_pool_groups(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* Writes n bytes (byte i: i * 13 + seed) to path; returns their CRC-32C. */
+static uint32_t make_file(const char *path, size_t n, int seed)
+{
+    uint8_t *b = malloc(n ? n : 1);
+    assert_non_null(b);
+    for (size_t i = 0; i < n; i++)
+        b[i] = (uint8_t)(i * 13 + (size_t)seed);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(b, 1, n, f), n);
+    fclose(f);
+    uint32_t crc = ck_crc32c(0, b, n);
+    free(b);
+    return crc;
+}
+
+/* The object under key holds exactly the bytes of the file at path. */
+static void assert_same(const char *dir, const char *key, const char *path)
+{
+    uint8_t *data, *want;
+    size_t len, wlen;
+    assert_int_equal(ck_storefs_get(dir, key, &data, &len), 0);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    wlen = (size_t)ftell(f);
+    fseek(f, 0, SEEK_SET);
+    want = malloc(wlen ? wlen : 1);
+    assert_int_equal(fread(want, 1, wlen, f), wlen);
+    fclose(f);
+    assert_int_equal(len, wlen);
+    assert_memory_equal(data, want, len);
+    free(data);
+    free(want);
+}
+
+/* A put of a local file (ck_storefs_item.src) in each of its ways: empty,
+ * small, large through an aligned scratch buffer (direct I/O where the
+ * file system has it, several copies through it), large without one
+ * (through a bounce buffer), over a recycled file, and in a group with a
+ * put of bytes. Each reads back as the file, its len is the file's size
+ * and its crc the file's CRC-32C. A file that is not there fails that put
+ * alone (CK_ENOTFOUND: the store itself is fine), and leaves no
+ * temporary file. */
+static void put_file_case(const char *base)
+{
+    char dir[300], src[400];
+    snprintf(dir, sizeof(dir), "%s/chandy-fs-XXXXXX", base);
+    if (!mkdtemp(dir))
+        return;
+    enum { SCR = 3 * CK_STOREFS_ALIGN };
+    uint8_t *scratch;
+    assert_int_equal(posix_memalign((void **)&scratch, CK_STOREFS_ALIGN, SCR), 0);
+    size_t sizes[] = {0, 100, CK_STOREFS_DIRECT_MIN + 5, (3u << 20) + 4095, (2u << 20) + 1};
+    for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+        snprintf(src, sizeof(src), "%s/local-%zu.sst", dir, k);
+        uint32_t crc = make_file(src, sizes[k], (int)k);
+        char key[40];
+        snprintf(key, sizeof(key), "job/shared/f-%zu", k);
+        if (k == 4) /* the 3 MiB one is set aside: this put overwrites it in place */
+            assert_int_equal(ck_storefs_delete(dir, "job/shared/f-3"), 0);
+        ck_storefs_item it = {.key = key, .src = src, .len = 77, .crc = 5,
+                              .scratch = k == 3 ? NULL : scratch, .scratch_len = SCR};
+        ck_storefs_put_many(dir, &it, 1, 1);
+        assert_int_equal(it.status, 0);
+        assert_int_equal(it.len, sizes[k]);
+        assert_int_equal(it.crc, crc);
+        assert_same(dir, key, src);
+    }
+    assert_int_equal(recycled_count(dir), 0); /* the put took it */
+    snprintf(src, sizeof(src), "%s/local-1.sst", dir);
+    char missing[400];
+    snprintf(missing, sizeof(missing), "%s/no-such.sst", dir);
+    ck_storefs_item g[3] = {
+        {.key = "job/chk-1/a", .data = (const uint8_t *)"bytes", .len = 5},
+        {.key = "job/chk-1/b", .src = missing},
+        {.key = "job/chk-1/c", .src = src, .scratch = scratch, .scratch_len = SCR},
+    };
+    ck_storefs_put_many(dir, g, 3, 1);
+    assert_int_equal(g[0].status, 0);
+    assert_int_equal(g[1].status, CK_ENOTFOUND); /* the file's trouble, not the store's */
+    assert_int_equal(g[1].err, ENOENT);
+    assert_int_equal(g[2].status, 0);
+    assert_int_equal(g[2].len, 100);
+    assert_same(dir, "job/chk-1/c", src);
+    ck_store_entry *e;
+    size_t n;
+    assert_int_equal(ck_storefs_list(dir, "job/chk-1/", &e, &n), 0);
+    assert_int_equal(n, 2); /* a and c: nothing of b, not even a temporary file */
+    ck_store_entries_free(e, n);
+    free(scratch);
+    char cmd[400];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+static void test_put_file(void **state)
+{
+    (void)state;
+    put_file_case("/tmp");
+    put_file_case("/dev/shm");
+}
+
+/* The pool's puts of local files: the results, in the order asked, say
+ * what each read (its size and CRC-32C, `file` set); a small one joins a
+ * group of small puts, a large one is read through the worker's scratch
+ * buffer; a missing file fails alone. */
+static void test_pool_put_file(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/chandy-fs-XXXXXX", small[300], large[300], missing[300];
+    assert_non_null(mkdtemp(dir));
+    snprintf(small, sizeof(small), "%s/small.sst", dir);
+    snprintf(large, sizeof(large), "%s/large.sst", dir);
+    snprintf(missing, sizeof(missing), "%s/missing.sst", dir);
+    uint32_t cs = make_file(small, 1000, 1), cl = make_file(large, (5u << 20) + 17, 2);
+    ck_storepool *p = ck_storepool_new(dir, 1, 1);
+    assert_non_null(p);
+    int ctx;
+    /* one worker, held by a large put while the others queue behind it */
+    size_t big = (size_t)32 << 20;
+    assert_int_equal(ck_storepool_put(p, "j/big", calloc(1, big), big, &ctx, 0, 0), 0);
+    assert_int_equal(ck_storepool_put(p, "j/chk-1/x", (uint8_t *)strdup("x"), 1, &ctx, 1, 0), 0);
+    assert_int_equal(ck_storepool_put_file(p, "j/chk-1/small", small, 1000, &ctx, 2, 0), 0);
+    assert_int_equal(ck_storepool_put_file(p, "j/shared/large", large, 5u << 20, &ctx, 3, 0), 0);
+    assert_int_equal(ck_storepool_put_file(p, "j/shared/gone", missing, 10, &ctx, 4, 0), 0);
+    assert_int_equal(ck_storepool_put_file(p, "../bad", small, 10, &ctx, 5, 0), CK_EINVAL);
+    ck_storepool_done d[5];
+    assert_int_equal(reap_all(p, d, 5), 5);
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(d[i].token, (uint64_t)i);
+    assert_false(d[1].file);
+    assert_true(d[2].file && d[3].file && d[4].file);
+    assert_int_equal(d[2].status, 0);
+    assert_int_equal(d[2].len, 1000);
+    assert_int_equal(d[2].crc, cs);
+    assert_int_equal(d[3].status, 0);
+    assert_int_equal(d[3].len, (5u << 20) + 17); /* what was read, not what was said */
+    assert_int_equal(d[3].crc, cl);
+    assert_int_equal(d[4].status, CK_ENOTFOUND);
+    assert_int_equal(d[4].err, ENOENT);
+    /* big; x, small and gone (the small ones queued, one group: gone fails
+     * alone in it); large */
+    assert_int_equal(ck_storepool_commits(p), 3);
+    ck_storepool_free(p);
+    assert_same(dir, "j/chk-1/small", small);
+    assert_same(dir, "j/shared/large", large);
+    char cmd[400];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 /* A put writes "<key>.<pid>.part" first: what a process killed mid-put
  * left is dropped by its pid, another writer's is not, and no list shows
  * either. */
@@ -609,6 +763,8 @@ int main(void)
         cmocka_unit_test(test_direct),
         cmocka_unit_test(test_pool),
         cmocka_unit_test(test_pool_groups),
+        cmocka_unit_test(test_put_file),
+        cmocka_unit_test(test_pool_put_file),
         cmocka_unit_test(test_drop_parts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
