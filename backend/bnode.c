@@ -44,7 +44,7 @@ void ck_bhost_free(ck_bhost *h)
 void ck_bnode_init(ck_bnode *n, const ck_bworld *bw, ck_bhost *h, uint32_t ep, int host,
                    const char *name)
 {
-    n->plat.ops = &ck_bnode_ops;
+    n->plat.ops = bw->io->store_put_files ? &ck_bnode_ops_files : &ck_bnode_ops;
     n->plat.endpoint = ep;
     n->plat.host = host;
     n->plat.netpool = &h->pool;
@@ -201,14 +201,12 @@ static int op_store_put(ck_platform *p, const char *key, uint8_t *data, size_t l
     return bn(p)->bw->io->store_put(bn(p), key, data, len, token);
 }
 
-static int op_store_put_file(ck_platform *p, const char *key, const char *path,
-                             uint64_t token)
+static int op_store_put_files(ck_platform *p, const char *key, const char *const *paths,
+                              uint32_t n, uint64_t token)
 {
-    if (!bn(p)->bw->io->store_put_file)
-        return CK_ENOTSUP;
-    if (!ck_storefs_key_ok(key))
+    if (!ck_storefs_key_ok(key) || n == 0)
         return CK_EINVAL;
-    return bn(p)->bw->io->store_put_file(bn(p), key, path, token);
+    return bn(p)->bw->io->store_put_files(bn(p), key, paths, n, token);
 }
 
 static int op_store_get(ck_platform *p, const char *key, uint64_t token)
@@ -302,24 +300,14 @@ static void op_log(ck_platform *p, int level, const char *line)
         fprintf(stderr, "[%.6f] %s: %s\n", (double)n->bw->io->clock(n) / 1e9, n->name, line);
 }
 
-const ck_platform_ops ck_bnode_ops = {
-    .now = op_now,
-    .send = op_send,
-    .cpu = op_cpu,
-    .background = op_background,
-    .note = op_note,
-    .store_put = op_store_put,
-    .store_get = op_store_get,
-    .store_put_file = op_store_put_file,
-    .store_list = op_store_list,
-    .store_delete = op_store_delete,
-    .output = op_output,
-    .output_commit = op_output_commit,
-    .output_abort = op_output_abort,
-    .deploy = op_deploy,
-    .undeploy = op_undeploy,
-    .wait = op_wait,
-    .set_routes = op_set_routes,
-    .log = op_log,
-    .kstate_open = op_kstate_open,
-};
+#define BNODE_OPS                                                                          \
+    .now = op_now, .send = op_send, .cpu = op_cpu, .background = op_background,           \
+    .note = op_note, .store_put = op_store_put, .store_get = op_store_get,                \
+    .store_list = op_store_list, .store_delete = op_store_delete, .output = op_output,    \
+    .output_commit = op_output_commit, .output_abort = op_output_abort,                   \
+    .deploy = op_deploy, .undeploy = op_undeploy, .wait = op_wait,                        \
+    .set_routes = op_set_routes, .log = op_log, .kstate_open = op_kstate_open
+
+const ck_platform_ops ck_bnode_ops = {BNODE_OPS};
+/* ...for a backend that uploads local files from their paths */
+const ck_platform_ops ck_bnode_ops_files = {BNODE_OPS, .store_put_files = op_store_put_files};

@@ -23,7 +23,9 @@
  * ck_bhost: its cores, the background work finishing on them, and the
  * slow_cpu factor in force, which the backend keeps up to date.
  *
- * Invariants: n->plat.ops is ck_bnode_ops; n->host and n->bw outlive n;
+ * Invariants: n->plat.ops is ck_bnode_ops, or ck_bnode_ops_files (the
+ * same with store_put_files) where the backend has store_put_files;
+ * n->host and n->bw outlive n;
  * a node's clock (ck_bnode_now) never reads earlier than the backend's.
  */
 #ifndef CK_BNODE_H
@@ -41,7 +43,7 @@
 typedef struct ck_bnode ck_bnode;
 
 /* What differs between the backends (each pointer required, but wake,
- * io_failed, store_put_file and moment may be NULL). */
+ * io_failed, store_put_files and moment may be NULL). */
 typedef struct ck_bnode_io {
     /* The backend's time, in ns. */
     ck_time (*clock)(const ck_bnode *n);
@@ -51,11 +53,12 @@ typedef struct ck_bnode_io {
      * completion with the token (platform.h). */
     int (*store_put)(ck_bnode *n, const char *key, uint8_t *data, size_t len, uint64_t token);
     int (*store_get)(ck_bnode *n, const char *key, uint64_t token);
-    /* Optional (NULL: platform.h's store_put_file answers CK_ENOTSUP, and
-     * the engine puts the bytes itself): an upload of the local file at
-     * path, read where the store writes, answered by a completion with the
-     * token and CK_PUT_FILE_RESULT bytes. */
-    int (*store_put_file)(ck_bnode *n, const char *key, const char *path, uint64_t token);
+    /* Optional (NULL: the node's platform has no store_put_files, and
+     * the engine puts the bytes itself): an upload of local files,
+     * read where the store writes, answered by a completion with the
+     * token and CK_PUT_FILE_RESULT bytes per file. */
+    int (*store_put_files)(ck_bnode *n, const char *key, const char *const *paths, uint32_t nf,
+                           uint64_t token);
     /* A task manager's deployment of subtasks (platform.h). */
     int (*deploy)(ck_bnode *n, uint32_t attempt, uint32_t global,
                   const struct ck_restore_point *from);
@@ -107,7 +110,7 @@ struct ck_bnode {
     uint32_t global;    /* ...and its global index */
 };
 
-extern const ck_platform_ops ck_bnode_ops;
+extern const ck_platform_ops ck_bnode_ops, ck_bnode_ops_files;
 
 /* A host of `cores` cores of `speed` flop/s and a local disk of disk_bw
  * bytes/s, its network memory sized by cfg (NULL: the defaults). */

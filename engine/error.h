@@ -22,7 +22,6 @@
     X(ECLOSED, -10, "closed")                                                  \
     X(EUNREACH, -11, "peer unreachable")                                       \
     X(ENOBUFS, -12, "insufficient network buffers")                            \
-    X(ENOTSUP, -13, "not supported here")                                      \
     X(ECORRUPT, -100, "malformed or corrupt data")                             \
     X(ECHECKSUM, -101, "checksum mismatch")                                    \
     X(EPROTO, -102, "protocol violation")                                      \

@@ -153,7 +153,7 @@ typedef struct ck_kstate_ops {
                        size_t *len);
     void (*native_release)(ck_kstate *s, ck_native_snap *n);
     /* Optional: where file i of n lies on the local disk, into buf (for
-     * ck_platform_ops.store_put_file); 0, or CK_EINVAL/CK_ERANGE. */
+     * ck_platform_ops.store_put_files); 0, or CK_EINVAL/CK_ERANGE. */
     int (*native_path)(ck_kstate *s, const ck_native_snap *n, uint32_t i, char *buf,
                        size_t len);
     int (*native_restore)(ck_kstate *s, uint32_t n, const char *const *names,

@@ -37,7 +37,7 @@ typedef enum ck_log_level { CK_LOG_ERROR, CK_LOG_WARN, CK_LOG_INFO, CK_LOG_DEBUG
 #define CK_ATTEMPT_ALL UINT32_MAX
 /* In a route table: the attempt does not deploy this subtask. */
 #define CK_HOST_NONE 0xffffu
-/* Bytes of a store_put_file's result: u64 bytes | u32 crc32c. */
+/* Bytes of a store_put_files result per file: u64 bytes | u32 crc32c. */
 #define CK_PUT_FILE_RESULT 12
 
 struct ck_restore_point; /* coordinator.h */
@@ -110,16 +110,18 @@ typedef struct ck_platform_ops {
                      uint64_t token);
     int (*store_get)(ck_platform *p, const char *key, uint64_t token);
     /*
-     * Optional (NULL, or CK_ENOTSUP: the caller reads the file and puts
-     * its bytes). Uploads the local file at path (a state backend's file
-     * on this host's disk, immutable until the completion) under key, as
-     * store_put would its bytes, read where the upload runs: Flink's
-     * transfer threads upload a RocksDB instance's files from their paths,
-     * and the task's thread never holds a copy. The completion's data is
-     * CK_PUT_FILE_RESULT bytes, u64 bytes | u32 crc32c of them (little-
-     * endian), the node's to free; none on failure.
+     * Optional (NULL: the caller reads the files and puts their bytes).
+     * Uploads the local files paths[0..n) (a state
+     * backend's files on this host's disk, immutable until the
+     * completion), back to back, as one object under key, as store_put
+     * would their bytes, read where the upload runs: Flink's transfer
+     * threads upload a RocksDB instance's files from their paths, and the
+     * task's thread never holds a copy. The completion's data is, per
+     * file, CK_PUT_FILE_RESULT bytes: u64 bytes | u32 crc32c of them
+     * (little-endian), the node's to free; none on failure.
      */
-    int (*store_put_file)(ck_platform *p, const char *key, const char *path, uint64_t token);
+    int (*store_put_files)(ck_platform *p, const char *key, const char *const *paths,
+                           uint32_t n, uint64_t token);
     int (*store_list)(ck_platform *p, const char *prefix, ck_store_entry **out,
                       size_t *n);
     int (*store_delete)(ck_platform *p, const char *key);

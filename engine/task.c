@@ -1517,28 +1517,50 @@ static int upload(ck_task *t, snap_job *j, const char *key, uint8_t *data, size_
     return rc;
 }
 
-/* Uploads file f of native snapshot n from its path, as Flink's transfer
- * threads do (platform.h store_put_file): the task's thread neither reads
- * it nor holds a copy; handle h gets its size and checksum when it lands
- * (file_landed). CK_ENOTSUP when the platform or the state backend cannot
- * (the caller reads the file and puts its bytes), else as upload. */
-static int upload_file(ck_task *t, snap_job *j, struct snap_native *n, uint32_t f, uint32_t h)
+/* Whether snapshot j's native files can go up from their paths, as
+ * Flink's transfer threads upload them (platform.h store_put_files): the
+ * task's thread then neither reads them nor holds a copy. */
+static int by_path(const ck_task *t, const snap_job *j)
 {
-    char path[1024];
-    uint64_t token = (j->id << 2) | SNAP_UPLOADING;
-    if (!t->plat->ops->store_put_file || !n->ks->ops->native_path || token > FILE_BASE ||
-        h >= FILE_HANDLES || n->ks->ops->native_path(n->ks, &n->snap, f, path, sizeof(path)))
-        return CK_ENOTSUP;
-    int rc = t->plat->ops->store_put_file(t->plat, j->handles.v[h].key, path,
-                                          FILE_TOKEN | (uint64_t)h << 40 | token);
+    if (!t->plat->ops->store_put_files || ((j->id << 2) | SNAP_UPLOADING) > FILE_BASE)
+        return 0;
+    for (int i = 0; i < j->nnat; i++)
+        if (!j->nat[i].ks->ops->native_path)
+            return 0;
+    return 1;
+}
+
+/* Uploads under key the local files paths[0..nf), back to back; their
+ * handles are the ones with that key from handle h on, in order, and get
+ * each file's size and checksum when the object lands (file_landed). */
+static int upload_files(ck_task *t, snap_job *j, const char *key, const char *const *paths,
+                        uint32_t nf, uint32_t h)
+{
+    if (h >= FILE_HANDLES)
+        return CK_ERANGE; /* not in a token */
+    int rc = t->plat->ops->store_put_files(t->plat, key, paths, nf,
+                                           FILE_TOKEN | (uint64_t)h << 40 | (j->id << 2) |
+                                               SNAP_UPLOADING);
     if (!rc)
         j->uploads++;
     return rc;
 }
 
-/* A file upload_file asked for landed (result: CK_PUT_FILE_RESULT bytes):
- * its handle takes the size and checksum of what was uploaded. Returns
- * the snapshot's upload token; a result that is not one fails the upload. */
+/* File f of native snapshot n from its path, as handle h (by_path). */
+static int upload_file(ck_task *t, snap_job *j, struct snap_native *n, uint32_t f, uint32_t h)
+{
+    char path[1024];
+    const char *paths[1] = {path};
+    int rc = n->ks->ops->native_path(n->ks, &n->snap, f, path, sizeof(path));
+    return rc ? rc : upload_files(t, j, j->handles.v[h].key, paths, 1, h);
+}
+
+/* An object upload_files asked for landed (result: CK_PUT_FILE_RESULT
+ * bytes per file): its files' handles, from the one in the token on,
+ * take the size and checksum of what was uploaded; a file whose size is
+ * not its handle's (it changed: the segments after it would be wrong) or
+ * a result that does not fit fails the upload. Returns the snapshot's
+ * upload token. */
 static uint64_t file_landed(ck_task *t, uint64_t token, int *status, const uint8_t *res,
                             size_t len)
 {
@@ -1547,12 +1569,27 @@ static uint64_t file_landed(ck_task *t, uint64_t token, int *status, const uint8
     snap_job *j = snap_find(t, base >> 2);
     if (!j || (int)(base & 3) != j->stage || *status != CK_OK)
         return base;
-    if (len != CK_PUT_FILE_RESULT || h >= j->handles.n) {
+    if (h >= j->handles.n || len == 0 || len % CK_PUT_FILE_RESULT) {
         *status = CK_EPROTO;
         return base;
     }
-    j->handles.v[h].bytes = ck_get_u64(res);
-    j->handles.v[h].crc = ck_get_u32(res + 8);
+    const char *key = j->handles.v[h].key;
+    size_t at = 0;
+    for (uint32_t k = h; k < j->handles.n && at < len; k++) {
+        ck_handle *hd = &j->handles.v[k];
+        if (strcmp(hd->key, key))
+            continue; /* a file an earlier checkpoint stored, between two segments */
+        uint64_t bytes = ck_get_u64(res + at);
+        if ((hd->flags & CK_HANDLE_SEGMENT) && bytes != hd->bytes) {
+            *status = CK_EPROTO;
+            return base;
+        }
+        hd->bytes = bytes;
+        hd->crc = ck_get_u32(res + at + 8);
+        at += CK_PUT_FILE_RESULT;
+    }
+    if (at != len)
+        *status = CK_EPROTO;
     return base;
 }
 
@@ -1577,8 +1614,12 @@ static int add_reused(snap_job *j, const ck_handle *c, int op, const char *name)
  * (the registry counts the segments' references to its key): the private
  * files (MANIFEST, CURRENT, OPTIONS) in it stay until its SST files go,
  * Flink's space amplification. */
+static int upload_merged_paths(ck_task *t, snap_job *j, const char *shared);
+
 static int upload_merged(ck_task *t, snap_job *j, const char *shared)
 {
+    if (by_path(t, j))
+        return upload_merged_paths(t, j, shared);
     uint8_t *m = NULL;
     size_t mlen = 0, mcap = 0;
     unsigned nobj = 0;
@@ -1633,6 +1674,77 @@ static int upload_merged(ck_task *t, snap_job *j, const char *shared)
         m = NULL;
     }
     free(m);
+    return rc;
+}
+
+/* upload_merged where the files go up from their paths (by_path): an
+ * object's files are asked together, one store_put_files, and its
+ * segments' offsets come from the sizes the files had when the snapshot
+ * took them (a file whose size changed fails the upload: file_landed). */
+static int upload_merged_paths(ck_task *t, snap_job *j, const char *shared)
+{
+    char key[CK_HANDLE_KEY_MAX + 1] = "";
+    char *buf = NULL;           /* the object's paths, PATH_LEN bytes each */
+    const char **paths = NULL;
+    uint32_t nin = 0, cap = 0, h0 = 0; /* files in the object; its first handle */
+    size_t mlen = 0;
+    unsigned nobj = 0;
+    int rc = CK_OK;
+    enum { PATH_LEN = 1024 };
+    for (int i = 0; i < j->nnat && !rc; i++) {
+        struct snap_native *n = &j->nat[i];
+        for (uint32_t f = 0; f < n->snap.n && !rc; f++) {
+            const ck_native_file *nf = &n->snap.files[f];
+            const ck_handle *c =
+                nf->immutable && !j->full ? confirmed_find(t, n->op, nf) : NULL;
+            if (c) {
+                rc = add_reused(j, c, n->op, nf->name);
+                continue;
+            }
+            if (nin && mlen + nf->size > t->merge_max) { /* this object is full */
+                for (uint32_t k = 0; k < nin; k++)
+                    paths[k] = buf + (size_t)k * PATH_LEN;
+                rc = upload_files(t, j, key, paths, nin, h0);
+                nin = 0;
+                mlen = 0;
+            }
+            if (!rc && nin == 0) {
+                snprintf(key, sizeof(key), "%sv%d-%d-a%u-c%llu-m%u", shared, t->vertex,
+                         t->subtask, t->attempt, (unsigned long long)j->id, nobj++);
+                h0 = j->handles.n;
+            }
+            if (!rc && nin == cap) {
+                uint32_t ncap = cap ? 2 * cap : 8;
+                char *nb = realloc(buf, (size_t)ncap * PATH_LEN);
+                const char **np = nb ? realloc(paths, ncap * sizeof(*paths)) : NULL;
+                if (nb)
+                    buf = nb;
+                if (np) {
+                    paths = np;
+                    cap = ncap;
+                } else {
+                    rc = CK_ENOMEM;
+                }
+            }
+            if (!rc)
+                rc = n->ks->ops->native_path(n->ks, &n->snap, f, buf + (size_t)nin * PATH_LEN,
+                                             PATH_LEN);
+            if (!rc)
+                rc = ck_handles_add_native(&j->handles, CK_HANDLE_SHARED, key, nf->size, 0,
+                                           j->kg_start, j->kg_end, (uint32_t)n->op, nf->name);
+            if (!rc)
+                rc = ck_handles_segment_last(&j->handles, mlen);
+            mlen += nf->size;
+            nin++;
+        }
+    }
+    if (!rc && nin) {
+        for (uint32_t k = 0; k < nin; k++)
+            paths[k] = buf + (size_t)k * PATH_LEN;
+        rc = upload_files(t, j, key, paths, nin, h0);
+    }
+    free(paths);
+    free(buf);
     return rc;
 }
 
@@ -1699,10 +1811,10 @@ static int start_uploads(ck_task *t, snap_job *j)
                 }
                 if (c || (nf->size >= UPLOAD_LARGE) != pass)
                     continue;
-                /* from its path, where the platform can */
-                if ((rc = upload_file(t, j, n, f, h)) != CK_ENOTSUP)
+                if (by_path(t, j)) {
+                    rc = upload_file(t, j, n, f, h);
                     continue;
-                rc = CK_OK;
+                }
                 uint8_t *d;
                 size_t len;
                 if ((rc = n->ks->ops->native_read(n->ks, &n->snap, f, &d, &len)))

@@ -168,27 +168,84 @@ int ck_storefs_recycle_clear(const char *root)
  * reads through. */
 #define BOUNCE ((size_t)1 << 20)
 
-/* Where a put's bytes come from: it->data, or the open file sfd (it->src),
- * read in order, its CRC-32C kept in it->crc. */
+/* Where a put's bytes come from: it->data, or the open files fd[]
+ * (it->src), read in order, each one's CRC-32C kept in its src entry. */
 typedef struct source {
     ck_storefs_item *it;
-    int sfd;    /* -1: it->data */
-    int failed; /* the file could not be opened or read whole */
+    int *fd;       /* NULL: it->data; else it->nsrc open files (-1: not yet) */
+    uint32_t cur;  /* the file being read */
+    uint64_t left; /* its bytes not read yet */
+    int failed;    /* a file could not be opened or read whole */
 } source;
 
-/* The object's next m bytes, at offset off, into dst (a file's are read
+/* Opens the item's files (sizing the object) and starts at the first.
+ * 0, or -1 (errno set, s->failed). */
+static int source_open(source *s)
+{
+    ck_storefs_item *it = s->it;
+    if (!it->nsrc)
+        return 0;
+    if (!(s->fd = malloc(it->nsrc * sizeof(int))))
+        return -1;
+    for (uint32_t i = 0; i < it->nsrc; i++)
+        s->fd[i] = -1;
+    it->len = 0;
+    for (uint32_t i = 0; i < it->nsrc; i++) {
+        struct stat st;
+        if ((s->fd[i] = open(it->src[i].path, O_RDONLY | O_CLOEXEC)) < 0 ||
+            fstat(s->fd[i], &st)) {
+            s->failed = 1;
+            return -1;
+        }
+        it->src[i].len = (uint64_t)st.st_size;
+        it->src[i].crc = 0;
+        it->len += (size_t)st.st_size;
+    }
+    s->cur = 0;
+    s->left = it->src[0].len;
+    return 0;
+}
+
+/* Back to the start of the first file (a put begun again). 0 or -1. */
+static int source_rewind(source *s)
+{
+    if (!s->fd)
+        return 0;
+    for (uint32_t i = 0; i < s->it->nsrc; i++) {
+        s->it->src[i].crc = 0;
+        if (lseek(s->fd[i], 0, SEEK_SET) != 0)
+            return -1;
+    }
+    s->cur = 0;
+    s->left = s->it->src[0].len;
+    return 0;
+}
+
+static void source_close(source *s)
+{
+    for (uint32_t i = 0; s->fd && i < s->it->nsrc; i++)
+        if (s->fd[i] >= 0)
+            close(s->fd[i]);
+    free(s->fd);
+    s->fd = NULL;
+}
+
+/* The object's next m bytes, at offset off, into dst (files' are read
  * there; data's copied, or pointed at when dst is NULL: *out). 0, or -1
  * (errno set; a file that ended early: EIO). */
 static int take(source *s, size_t off, size_t m, uint8_t *dst, const uint8_t **out)
 {
-    if (s->sfd < 0) {
+    if (!s->fd) {
         if (dst)
             memcpy(dst, s->it->data + off, m);
         *out = dst ? dst : s->it->data + off;
         return 0;
     }
     for (size_t got = 0; got < m;) {
-        ssize_t r = read(s->sfd, dst + got, m - got);
+        while (s->left == 0 && s->cur + 1 < s->it->nsrc)
+            s->left = s->it->src[++s->cur].len;
+        size_t want = m - got < s->left ? m - got : (size_t)s->left;
+        ssize_t r = want ? read(s->fd[s->cur], dst + got, want) : 0;
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0) {
@@ -197,9 +254,11 @@ static int take(source *s, size_t off, size_t m, uint8_t *dst, const uint8_t **o
             s->failed = 1;
             return -1;
         }
+        ck_storefs_src *f = &s->it->src[s->cur];
+        f->crc = ck_crc32c(f->crc, dst + got, (size_t)r);
+        s->left -= (uint64_t)r;
         got += (size_t)r;
     }
-    s->it->crc = ck_crc32c(s->it->crc, dst, m);
     *out = dst;
     return 0;
 }
@@ -212,7 +271,7 @@ static int write_all(int fd, source *s)
     ck_storefs_item *it = s->it;
     uint8_t *buf = NULL, *own = NULL;
     size_t cap = it->len;
-    if (s->sfd >= 0) {
+    if (s->fd) {
         cap = it->scratch ? it->scratch_len : BOUNCE;
         buf = it->scratch ? it->scratch : (own = malloc(BOUNCE));
         if (!buf)
@@ -287,9 +346,7 @@ static int write_file(const char *path, int flags, source *s, int *fd, int *padd
             return -1;
         if (*fd >= 0) /* the file system takes no direct writes */
             close(*fd);
-        /* a file's bytes are read again from its start */
-        it->crc = 0;
-        if (s->sfd >= 0 && lseek(s->sfd, 0, SEEK_SET) != 0)
+        if (source_rewind(s)) /* files' bytes are read again from their start */
             return -1;
     }
     if ((*fd = open(path, flags, 0644)) < 0)
@@ -321,16 +378,9 @@ static int put_begin(const char *root, ck_storefs_item *it, int *fd)
     *strrchr(dir, '/') = 0;
     part_path(root, it->key, path, sizeof(path));
     int reused = 0, padded = 0;
-    source s = {it, -1, 0};
-    it->crc = 0;
-    if (it->src) {
-        struct stat st;
-        if ((s.sfd = open(it->src, O_RDONLY | O_CLOEXEC)) < 0 || fstat(s.sfd, &st)) {
-            s.failed = 1;
-            goto fail;
-        }
-        it->len = (size_t)st.st_size;
-    }
+    source s = {.it = it};
+    if (source_open(&s))
+        goto fail;
     if (ck_storefs_mkdirs(dir))
         goto fail;
     reused = it->len >= RECYCLE_MIN && take_recycled(root, path, it->len);
@@ -338,8 +388,7 @@ static int put_begin(const char *root, ck_storefs_item *it, int *fd)
         goto fail;
     if ((reused || padded) && ftruncate(*fd, (off_t)it->len))
         goto fail; /* what the recycled file held past it, or the last block's padding */
-    if (s.sfd >= 0)
-        close(s.sfd);
+    source_close(&s);
     return 0;
 fail:
     it->status = s.failed ? CK_ENOTFOUND : CK_EIO;
@@ -348,8 +397,7 @@ fail:
         close(*fd);
         unlink(path);
     }
-    if (s.sfd >= 0)
-        close(s.sfd);
+    source_close(&s);
     *fd = -1;
     return -1;
 }

@@ -50,24 +50,33 @@ int ck_storefs_put(const char *root, const char *key, const uint8_t *data, size_
 #define CK_STOREFS_ALIGN 4096
 #define CK_STOREFS_DIRECT_MIN ((size_t)1 << 20)
 
+/* A local file whose bytes make (part of) an object, and what was read
+ * of it: len bytes (its size when the put began), their CRC-32C. */
+typedef struct ck_storefs_src {
+    const char *path;
+    uint64_t len;
+    uint32_t crc;
+} ck_storefs_src;
+
 /* One object of a batch of puts, and how its put ended: status 0,
  * CK_EINVAL (bad key) or CK_EIO (err: the errno). scratch: NULL, or a
  * buffer for direct I/O (above) of scratch_len bytes.
  *
- * The object's bytes are data[0..len), or, with src set, a local file's:
- * src is read as the put writes, through scratch when there is one (else
- * through a bounce buffer of its own), so that no buffer of the file's
- * size is ever taken (a RocksDB instance's SST file, uploaded from its
- * path as Flink's transfer threads do). len is then what was read: the
- * size the file had when the put began; crc, their CRC-32C. A src that
+ * The object's bytes are data[0..len), or, with nsrc > 0, local files'
+ * back to back: src[0..nsrc) (the caller's; each file's len and crc set
+ * by the put), read as the put writes, through scratch when there is one
+ * (else through a bounce buffer of its own), so that no buffer of the
+ * files' size is ever taken (a RocksDB instance's SST files, uploaded
+ * from their paths as Flink's transfer threads do; several of them in
+ * one merged object). len is then the sum of what was read. A file that
  * cannot be opened or read whole is CK_ENOTFOUND (err: the errno): the
  * local file's trouble (its owner gone, say), not the store's. */
 typedef struct ck_storefs_item {
     const char *key;
     const uint8_t *data;
     size_t len;
-    const char *src;
-    uint32_t crc;
+    ck_storefs_src *src;
+    uint32_t nsrc;
     uint8_t *scratch;
     size_t scratch_len;
     int status, err;

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common.h"
 #include "error.h"
 #include "storefs.h"
 
@@ -24,7 +25,8 @@ enum { QUEUED, SERVING, SERVED };
 typedef struct req {
     struct req *next;
     int state; /* QUEUED, SERVING, SERVED (under mu) */
-    char *src; /* a put of a local file: its path (owned) */
+    ck_storefs_src *src; /* a put of local files: their paths (owned) */
+    uint32_t nsrc;
     ck_storepool_done d;
 } req;
 
@@ -45,13 +47,20 @@ struct ck_storepool {
     int signalled;
 };
 
+static void req_free(req *r)
+{
+    for (uint32_t i = 0; i < r->nsrc; i++)
+        free((char *)r->src[i].path);
+    free(r->src);
+    free(r->d.data);
+    free(r);
+}
+
 static void free_list(req *r)
 {
     while (r) {
         req *next = r->next;
-        free(r->d.data);
-        free(r->src);
-        free(r);
+        req_free(r);
         r = next;
     }
 }
@@ -73,18 +82,27 @@ static void serve_puts(ck_storepool *p, int slot, req **g, int n)
     ck_storefs_item it[CK_STOREPOOL_GROUP];
     for (int i = 0; i < n; i++)
         it[i] = (ck_storefs_item){.key = g[i]->d.key, .data = g[i]->d.data, .len = g[i]->d.len,
-                                  .src = g[i]->src, .scratch = p->scratch[slot],
+                                  .src = g[i]->src, .nsrc = g[i]->nsrc,
+                                  .scratch = p->scratch[slot],
                                   .scratch_len = CK_STOREPOOL_SCRATCH};
     ck_storefs_put_many(p->root, it, (size_t)n, 1);
     for (int i = 0; i < n; i++) {
         g[i]->d.status = it[i].status;
         g[i]->d.err = it[i].err;
-        if (g[i]->src) { /* what was read: the file's bytes and checksum */
-            g[i]->d.len = it[i].status ? 0 : it[i].len;
-            g[i]->d.crc = it[i].crc;
-        }
         free(g[i]->d.data);
         g[i]->d.data = NULL;
+        g[i]->d.len = it[i].status ? 0 : it[i].len;
+        if (g[i]->nsrc && !it[i].status) { /* what was read of each file */
+            uint8_t *res = malloc((size_t)g[i]->nsrc * CK_STOREPOOL_FILE_RESULT);
+            for (uint32_t k = 0; res && k < g[i]->nsrc; k++) {
+                ck_put_u64(res + k * CK_STOREPOOL_FILE_RESULT, it[i].src[k].len);
+                ck_put_u32(res + k * CK_STOREPOOL_FILE_RESULT + 8, it[i].src[k].crc);
+            }
+            if (!res)
+                g[i]->d.status = CK_ENOMEM;
+            g[i]->d.data = res;
+            g[i]->d.len = res ? (size_t)g[i]->nsrc * CK_STOREPOOL_FILE_RESULT : 0;
+        }
     }
 }
 
@@ -247,20 +265,31 @@ int ck_storepool_fd(const ck_storepool *p)
 }
 
 static int enqueue(ck_storepool *p, int get, const char *key, uint8_t *data, size_t len,
-                   const char *src, void *ctx, uint64_t token, int64_t stamp)
+                   const char *const *src, uint32_t nsrc, void *ctx, uint64_t token,
+                   int64_t stamp)
 {
     if (!ck_storefs_key_ok(key)) {
         free(data);
         return CK_EINVAL;
     }
     req *r = calloc(1, sizeof(*r));
-    if (!r || (src && !(r->src = strdup(src)))) {
-        free(r);
+    if (!r) {
         free(data);
         return CK_ENOMEM;
     }
+    if (nsrc) {
+        r->src = calloc(nsrc, sizeof(*r->src));
+        for (uint32_t i = 0; r->src && i < nsrc; i++, r->nsrc++)
+            if (!(r->src[i].path = strdup(src[i])))
+                break;
+        if (!r->src || r->nsrc < nsrc) {
+            req_free(r);
+            free(data);
+            return CK_ENOMEM;
+        }
+    }
     r->state = QUEUED;
-    r->d = (ck_storepool_done){.ctx = ctx, .token = token, .get = get, .file = src != NULL,
+    r->d = (ck_storepool_done){.ctx = ctx, .token = token, .get = get, .file = nsrc > 0,
                                .data = data, .len = len,
                                .stamp = stamp};
     snprintf(r->d.key, sizeof(r->d.key), "%s", key);
@@ -279,18 +308,20 @@ static int enqueue(ck_storepool *p, int get, const char *key, uint8_t *data, siz
 int ck_storepool_put(ck_storepool *p, const char *key, uint8_t *data, size_t len, void *ctx,
                      uint64_t token, int64_t stamp)
 {
-    return enqueue(p, 0, key, data, len, NULL, ctx, token, stamp);
+    return enqueue(p, 0, key, data, len, NULL, 0, ctx, token, stamp);
 }
 
-int ck_storepool_put_file(ck_storepool *p, const char *key, const char *path, size_t len,
-                          void *ctx, uint64_t token, int64_t stamp)
+int ck_storepool_put_files(ck_storepool *p, const char *key, const char *const *paths,
+                           uint32_t n, size_t len, void *ctx, uint64_t token, int64_t stamp)
 {
-    return enqueue(p, 0, key, NULL, len, path, ctx, token, stamp);
+    if (n == 0)
+        return CK_EINVAL;
+    return enqueue(p, 0, key, NULL, len, paths, n, ctx, token, stamp);
 }
 
 int ck_storepool_get(ck_storepool *p, const char *key, void *ctx, uint64_t token)
 {
-    return enqueue(p, 1, key, NULL, 0, NULL, ctx, token, 0);
+    return enqueue(p, 1, key, NULL, 0, NULL, 0, ctx, token, 0);
 }
 
 size_t ck_storepool_reap(ck_storepool *p, ck_storepool_done *out, size_t max)
@@ -303,8 +334,8 @@ size_t ck_storepool_reap(ck_storepool *p, ck_storepool_done *out, size_t max)
         if (!p->q)
             p->qtail = NULL;
         out[n++] = r->d;
-        free(r->src);
-        free(r);
+        r->d.data = NULL; /* the reaper's now */
+        req_free(r);
     }
     p->pending -= n;
     signal_head(p);

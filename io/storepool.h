@@ -50,13 +50,13 @@ typedef struct ck_storepool_done {
     void *ctx;        /* as given */
     uint64_t token;   /* as given */
     int get;          /* 1: a get (data, len: what was read) */
-    int file;         /* 1: a put of a local file (len, crc: what was read) */
-    uint32_t crc;     /* a put of a file's: the CRC-32C of its bytes */
+    int file;         /* 1: a put of local files (data: what was read of each) */
     int status;       /* 0, CK_EINVAL, CK_ENOTFOUND (a get's object, a put's local
-                       * file), CK_EIO (the store's) */
-    int err;          /* the errno of a CK_EIO */
-    uint8_t *data;    /* a get's object (the reaper's to free) */
-    size_t len;       /* its length, or the bytes a put wrote */
+                       * file), CK_EIO (the store's), CK_ENOMEM */
+    int err;          /* the errno of a CK_EIO or of a file's CK_ENOTFOUND */
+    uint8_t *data;    /* a get's object, or a put of files': per file
+                       * CK_STOREPOOL_FILE_RESULT bytes (the reaper's to free) */
+    size_t len;       /* data's length, or the bytes a put of bytes wrote */
     int64_t stamp;    /* a put's: as given (the owner's, e.g. a time) */
     char key[256];    /* CK_STORE_KEY_MAX */
 } ck_storepool_done;
@@ -89,13 +89,16 @@ int ck_storepool_put(ck_storepool *p, const char *key, uint8_t *data, size_t len
                      uint64_t token, int64_t stamp);
 int ck_storepool_get(ck_storepool *p, const char *key, void *ctx, uint64_t token);
 
-/* Queues a put of the local file at path (copied), of about len bytes
- * (its size now: a small one joins a group as a small put does): a
- * worker reads it as it writes the object, through its scratch buffer,
- * and its result says the bytes read and their CRC-32C (storefs.h,
- * ck_storefs_item.src). 0, CK_EINVAL (bad key), CK_ENOMEM. */
-int ck_storepool_put_file(ck_storepool *p, const char *key, const char *path, size_t len,
-                          void *ctx, uint64_t token, int64_t stamp);
+/* Queues a put of the local files paths[0..n) (copied), back to back as
+ * one object of about len bytes (their size now: a small one joins a
+ * group as a small put does): a worker reads them as it writes the
+ * object, through its scratch buffer, and its result's data says, per
+ * file, the bytes read and their CRC-32C (u64 | u32, little-endian:
+ * CK_STOREPOOL_FILE_RESULT bytes each; storefs.h, ck_storefs_src).
+ * 0, CK_EINVAL (bad key, no file), CK_ENOMEM. */
+#define CK_STOREPOOL_FILE_RESULT 12
+int ck_storepool_put_files(ck_storepool *p, const char *key, const char *const *paths,
+                           uint32_t n, size_t len, void *ctx, uint64_t token, int64_t stamp);
 
 /* Moves up to max results, oldest first (in the order asked), to out;
  * returns how many. */

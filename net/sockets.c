@@ -127,7 +127,8 @@ typedef struct held_store {
     char key[CK_STORE_KEY_MAX];
     uint8_t *data;
     size_t len;
-    char *src; /* a put of a local file: its path (owned) */
+    char **src; /* a put of local files: their paths (owned) */
+    uint32_t nsrc;
     uint64_t token;
 } held_store;
 
@@ -552,19 +553,27 @@ static void store_done_link(net_node *n, uint64_t token, int status, uint8_t *da
     store_done_at(n, token, status, data, len, store_link(n->w, bytes));
 }
 
-/* Hands a put (data: the pool's, even on failure; or, with src, the local
- * file there, of len bytes) or a get to the pool; an upload's bytes cross
- * the link while the store writes them, as they stream to a real one (its
- * stamp: when they are across). Returns the pool's status (nothing is
- * asked on failure). */
+/* Hands a put (data: the pool's, even on failure; or, with nsrc > 0, the
+ * local files src[], of len bytes in all) or a get to the pool; an
+ * upload's bytes cross the link while the store writes them, as they
+ * stream to a real one (its stamp: when they are across). Returns the
+ * pool's status (nothing is asked on failure). */
 static int store_ask(net_world *w, net_node *n, int get, const char *key, uint8_t *data,
-                     size_t len, const char *src, uint64_t token)
+                     size_t len, const char *const *src, uint32_t nsrc, uint64_t token)
 {
     if (get)
         return ck_storepool_get(w->pool, key, n, token);
-    if (src)
-        return ck_storepool_put_file(w->pool, key, src, len, n, token, store_link(w, len));
+    if (nsrc)
+        return ck_storepool_put_files(w->pool, key, src, nsrc, len, n, token,
+                                      store_link(w, len));
     return ck_storepool_put(w->pool, key, data, len, n, token, store_link(w, len));
+}
+
+static void paths_free(char **p, uint32_t n)
+{
+    for (uint32_t i = 0; p && i < n; i++)
+        free(p[i]);
+    free(p);
 }
 
 static int store_cut(const net_world *w)
@@ -573,10 +582,15 @@ static int store_cut(const net_world *w)
 }
 
 static int hold_store(net_world *w, net_node *n, int get, const char *key, uint8_t *data,
-                      size_t len, const char *src, uint64_t token)
+                      size_t len, const char *const *src, uint32_t nsrc, uint64_t token)
 {
     held_store *h = calloc(1, sizeof(*h));
-    if (!h || (src && !(h->src = strdup(src)))) {
+    if (h && nsrc && (h->src = calloc(nsrc, sizeof(char *))))
+        for (; h->nsrc < nsrc && (h->src[h->nsrc] = strdup(src[h->nsrc])); h->nsrc++)
+            ;
+    if (!h || h->nsrc < nsrc) {
+        if (h)
+            paths_free(h->src, h->nsrc);
         free(h);
         free(data);
         return CK_ENOMEM;
@@ -649,18 +663,18 @@ static void read_moments(net_world *w)
         }
 }
 
-/* A put of data, or of the local file src (len: its size). */
-static int put(ck_bnode *b, const char *key, uint8_t *data, size_t len, const char *src,
-               uint64_t token)
+/* A put of data, or of the local files src[0..nsrc) (len: their size). */
+static int put(ck_bnode *b, const char *key, uint8_t *data, size_t len,
+               const char *const *src, uint32_t nsrc, uint64_t token)
 {
     net_node *n = (net_node *)b;
     if (store_cut(n->w)) {
-        int rc = hold_store(n->w, n, 0, key, data, len, src, token);
+        int rc = hold_store(n->w, n, 0, key, data, len, src, nsrc, token);
         if (!rc && b->is_task)
             net_moment(b, CK_MOMENT_UPLOAD_STARTED);
         return rc;
     }
-    int status = store_ask(n->w, n, 0, key, data, len, src, token);
+    int status = store_ask(n->w, n, 0, key, data, len, src, nsrc, token);
     if (status)
         store_done_link(n, token, status, NULL, 0, len);
     if (b->is_task)
@@ -671,29 +685,34 @@ static int put(ck_bnode *b, const char *key, uint8_t *data, size_t len, const ch
 static int net_store_put(ck_bnode *b, const char *key, uint8_t *data, size_t len,
                          uint64_t token)
 {
-    return put(b, key, data, len, NULL, token);
+    return put(b, key, data, len, NULL, 0, token);
 }
 
-/* The file is read on the pool's thread as it is written (its size, now,
- * paces the link); the completion carries what was read. */
-static int net_store_put_file(ck_bnode *b, const char *key, const char *path, uint64_t token)
+/* The files are read on the pool's threads as they are written (their
+ * size, now, paces the link); the completion carries what was read. */
+static int net_store_put_files(ck_bnode *b, const char *key, const char *const *paths,
+                               uint32_t nf, uint64_t token)
 {
-    struct stat st;
-    if (stat(path, &st))
-        return CK_EIO;
-    return put(b, key, NULL, (size_t)st.st_size, path, token);
+    size_t len = 0;
+    for (uint32_t i = 0; i < nf; i++) {
+        struct stat st;
+        if (stat(paths[i], &st))
+            return CK_EIO;
+        len += (size_t)st.st_size;
+    }
+    return put(b, key, NULL, len, paths, nf, token);
 }
 
 static int net_store_get(ck_bnode *b, const char *key, uint64_t token)
 {
     net_node *n = (net_node *)b;
     if (store_cut(n->w)) {
-        int rc = hold_store(n->w, n, 1, key, NULL, 0, NULL, token);
+        int rc = hold_store(n->w, n, 1, key, NULL, 0, NULL, 0, token);
         if (!rc && b->is_task)
             net_moment(b, CK_MOMENT_RESTORE_STARTED);
         return rc;
     }
-    int status = store_ask(n->w, n, 1, key, NULL, 0, NULL, token);
+    int status = store_ask(n->w, n, 1, key, NULL, 0, NULL, 0, token);
     if (status)
         store_done_link(n, token, status, NULL, 0, 0);
     if (b->is_task)
@@ -718,12 +737,9 @@ static void store_reap(net_world *w)
                 fail_io(w, "cannot write to the store");
             }
             ck_bnode_put_landed(&n->b, w->store_dir, d[i].key, d[i].status);
-            uint8_t *res = NULL; /* a file's: what was read */
-            if (d[i].file && d[i].status == CK_OK && (res = malloc(CK_PUT_FILE_RESULT))) {
-                ck_put_u64(res, (uint64_t)d[i].len);
-                ck_put_u32(res + 8, d[i].crc);
-            }
-            store_done_at(n, d[i].token, d[i].status, res, res ? CK_PUT_FILE_RESULT : 0,
+            /* a put of files: what was read of each */
+            _Static_assert(CK_STOREPOOL_FILE_RESULT == CK_PUT_FILE_RESULT, "one result");
+            store_done_at(n, d[i].token, d[i].status, d[i].data, d[i].data ? d[i].len : 0,
                           d[i].stamp);
         }
 }
@@ -737,13 +753,14 @@ static void release_store(net_world *w)
         if (!w->held_store)
             w->held_store_tail = NULL;
         if (!h->n->b.d.dead) {
-            int status = store_ask(w, h->n, h->get, h->key, h->data, h->len, h->src, h->token);
+            int status = store_ask(w, h->n, h->get, h->key, h->data, h->len,
+                                   (const char *const *)h->src, h->nsrc, h->token);
             h->data = NULL; /* the pool's now */
             if (status)
                 store_done_link(h->n, h->token, status, NULL, 0, h->get ? 0 : h->len);
         }
         free(h->data);
-        free(h->src);
+        paths_free(h->src, h->nsrc);
         free(h);
     }
 }
@@ -803,7 +820,7 @@ static const ck_bnode_io net_io = {
     .send = net_send,
     .store_put = net_store_put,
     .store_get = net_store_get,
-    .store_put_file = net_store_put_file,
+    .store_put_files = net_store_put_files,
     .deploy = net_deploy,
     .undeploy = net_undeploy,
     .set_routes = net_set_routes,
@@ -1721,7 +1738,7 @@ static void world_free(net_world *w)
         held_store *h = w->held_store;
         w->held_store = h->next;
         free(h->data);
-        free(h->src);
+        paths_free(h->src, h->nsrc);
         free(h);
     }
     w->held_store_tail = NULL;

@@ -607,10 +607,10 @@ static void assert_same(const char *dir, const char *key, const char *path)
  * small, large through an aligned scratch buffer (direct I/O where the
  * file system has it, several copies through it), large without one
  * (through a bounce buffer), over a recycled file, and in a group with a
- * put of bytes. Each reads back as the file, its len is the file's size
- * and its crc the file's CRC-32C. A file that is not there fails that put
- * alone (CK_ENOTFOUND: the store itself is fine), and leaves no
- * temporary file. */
+ * put of bytes; and of several files back to back (a merged object).
+ * Each reads back as the files, its len is their size and each file's
+ * crc its CRC-32C. A file that is not there fails that put alone
+ * (CK_ENOTFOUND: the store itself is fine), and leaves no temporary file. */
 static void put_file_case(const char *base)
 {
     char dir[300], src[400];
@@ -621,29 +621,66 @@ static void put_file_case(const char *base)
     uint8_t *scratch;
     assert_int_equal(posix_memalign((void **)&scratch, CK_STOREFS_ALIGN, SCR), 0);
     size_t sizes[] = {0, 100, CK_STOREFS_DIRECT_MIN + 5, (3u << 20) + 4095, (2u << 20) + 1};
-    for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
-        snprintf(src, sizeof(src), "%s/local-%zu.sst", dir, k);
-        uint32_t crc = make_file(src, sizes[k], (int)k);
+    enum { NS = sizeof(sizes) / sizeof(sizes[0]) };
+    char paths[NS][400];
+    uint32_t crcs[NS];
+    for (size_t k = 0; k < NS; k++) {
+        snprintf(paths[k], sizeof(paths[k]), "%s/local-%zu.sst", dir, k);
+        crcs[k] = make_file(paths[k], sizes[k], (int)k);
         char key[40];
         snprintf(key, sizeof(key), "job/shared/f-%zu", k);
         if (k == 4) /* the 3 MiB one is set aside: this put overwrites it in place */
             assert_int_equal(ck_storefs_delete(dir, "job/shared/f-3"), 0);
-        ck_storefs_item it = {.key = key, .src = src, .len = 77, .crc = 5,
+        ck_storefs_src one = {.path = paths[k], .len = 77, .crc = 5};
+        ck_storefs_item it = {.key = key, .src = &one, .nsrc = 1, .len = 77,
                               .scratch = k == 3 ? NULL : scratch, .scratch_len = SCR};
         ck_storefs_put_many(dir, &it, 1, 1);
         assert_int_equal(it.status, 0);
         assert_int_equal(it.len, sizes[k]);
-        assert_int_equal(it.crc, crc);
-        assert_same(dir, key, src);
+        assert_int_equal(one.len, sizes[k]);
+        assert_int_equal(one.crc, crcs[k]);
+        assert_same(dir, key, paths[k]);
     }
     assert_int_equal(recycled_count(dir), 0); /* the put took it */
-    snprintf(src, sizeof(src), "%s/local-1.sst", dir);
+    /* several back to back (an empty one among them), through the scratch
+     * buffer and without one: the object is their concatenation */
+    snprintf(src, sizeof(src), "%s/all.bin", dir);
+    FILE *cat = fopen(src, "wb");
+    assert_non_null(cat);
+    for (size_t k = 0; k < NS; k++) {
+        uint8_t *d;
+        size_t len;
+        char key[40];
+        snprintf(key, sizeof(key), "job/shared/f-%zu", k == 3 ? (size_t)4 : k);
+        if (k == 3)
+            continue; /* f-3 is gone: f-4 overwrote it */
+        assert_int_equal(ck_storefs_get(dir, key, &d, &len), 0);
+        assert_int_equal(fwrite(d, 1, len, cat), len);
+        free(d);
+    }
+    fclose(cat);
+    for (int with = 0; with < 2; with++) {
+        ck_storefs_src many[4] = {{.path = paths[0]}, {.path = paths[1]}, {.path = paths[2]},
+                                  {.path = paths[4]}};
+        ck_storefs_item it = {.key = "job/shared/m0", .src = many, .nsrc = 4,
+                              .scratch = with ? scratch : NULL, .scratch_len = SCR};
+        ck_storefs_put_many(dir, &it, 1, 1);
+        assert_int_equal(it.status, 0);
+        assert_int_equal(it.len, sizes[0] + sizes[1] + sizes[2] + sizes[4]);
+        for (int k = 0; k < 4; k++) {
+            size_t w = k == 3 ? 4 : (size_t)k;
+            assert_int_equal(many[k].len, sizes[w]);
+            assert_int_equal(many[k].crc, crcs[w]);
+        }
+        assert_same(dir, "job/shared/m0", src);
+    }
     char missing[400];
     snprintf(missing, sizeof(missing), "%s/no-such.sst", dir);
+    ck_storefs_src gone[2] = {{.path = paths[1]}, {.path = missing}}, small = {.path = paths[1]};
     ck_storefs_item g[3] = {
         {.key = "job/chk-1/a", .data = (const uint8_t *)"bytes", .len = 5},
-        {.key = "job/chk-1/b", .src = missing},
-        {.key = "job/chk-1/c", .src = src, .scratch = scratch, .scratch_len = SCR},
+        {.key = "job/chk-1/b", .src = gone, .nsrc = 2},
+        {.key = "job/chk-1/c", .src = &small, .nsrc = 1, .scratch = scratch, .scratch_len = SCR},
     };
     ck_storefs_put_many(dir, g, 3, 1);
     assert_int_equal(g[0].status, 0);
@@ -651,7 +688,7 @@ static void put_file_case(const char *base)
     assert_int_equal(g[1].err, ENOENT);
     assert_int_equal(g[2].status, 0);
     assert_int_equal(g[2].len, 100);
-    assert_same(dir, "job/chk-1/c", src);
+    assert_same(dir, "job/chk-1/c", paths[1]);
     ck_store_entry *e;
     size_t n;
     assert_int_equal(ck_storefs_list(dir, "job/chk-1/", &e, &n), 0);
@@ -671,9 +708,10 @@ static void test_put_file(void **state)
 }
 
 /* The pool's puts of local files: the results, in the order asked, say
- * what each read (its size and CRC-32C, `file` set); a small one joins a
- * group of small puts, a large one is read through the worker's scratch
- * buffer; a missing file fails alone. */
+ * what was read of each file (its size and CRC-32C, `file` set, in data);
+ * a small one joins a group of small puts, a large one is read through
+ * the worker's scratch buffer, two files make one object; a missing file
+ * fails alone. */
 static void test_pool_put_file(void **state)
 {
     (void)state;
@@ -690,10 +728,12 @@ static void test_pool_put_file(void **state)
     size_t big = (size_t)32 << 20;
     assert_int_equal(ck_storepool_put(p, "j/big", calloc(1, big), big, &ctx, 0, 0), 0);
     assert_int_equal(ck_storepool_put(p, "j/chk-1/x", (uint8_t *)strdup("x"), 1, &ctx, 1, 0), 0);
-    assert_int_equal(ck_storepool_put_file(p, "j/chk-1/small", small, 1000, &ctx, 2, 0), 0);
-    assert_int_equal(ck_storepool_put_file(p, "j/shared/large", large, 5u << 20, &ctx, 3, 0), 0);
-    assert_int_equal(ck_storepool_put_file(p, "j/shared/gone", missing, 10, &ctx, 4, 0), 0);
-    assert_int_equal(ck_storepool_put_file(p, "../bad", small, 10, &ctx, 5, 0), CK_EINVAL);
+    const char *s1[] = {small}, *s2[] = {large, small}, *s3[] = {missing};
+    assert_int_equal(ck_storepool_put_files(p, "j/chk-1/small", s1, 1, 1000, &ctx, 2, 0), 0);
+    assert_int_equal(ck_storepool_put_files(p, "j/shared/m0", s2, 2, 5u << 20, &ctx, 3, 0), 0);
+    assert_int_equal(ck_storepool_put_files(p, "j/shared/gone", s3, 1, 10, &ctx, 4, 0), 0);
+    assert_int_equal(ck_storepool_put_files(p, "../bad", s1, 1, 10, &ctx, 5, 0), CK_EINVAL);
+    assert_int_equal(ck_storepool_put_files(p, "j/none", s1, 0, 10, &ctx, 6, 0), CK_EINVAL);
     ck_storepool_done d[5];
     assert_int_equal(reap_all(p, d, 5), 5);
     for (int i = 0; i < 5; i++)
@@ -701,19 +741,32 @@ static void test_pool_put_file(void **state)
     assert_false(d[1].file);
     assert_true(d[2].file && d[3].file && d[4].file);
     assert_int_equal(d[2].status, 0);
-    assert_int_equal(d[2].len, 1000);
-    assert_int_equal(d[2].crc, cs);
+    assert_int_equal(d[2].len, CK_STOREPOOL_FILE_RESULT);
+    assert_int_equal(ck_get_u64(d[2].data), 1000);
+    assert_int_equal(ck_get_u32(d[2].data + 8), cs);
     assert_int_equal(d[3].status, 0);
-    assert_int_equal(d[3].len, (5u << 20) + 17); /* what was read, not what was said */
-    assert_int_equal(d[3].crc, cl);
+    assert_int_equal(d[3].len, 2 * CK_STOREPOOL_FILE_RESULT);
+    assert_int_equal(ck_get_u64(d[3].data), (5u << 20) + 17); /* what was read, not said */
+    assert_int_equal(ck_get_u32(d[3].data + 8), cl);
+    assert_int_equal(ck_get_u64(d[3].data + 12), 1000);
+    assert_int_equal(ck_get_u32(d[3].data + 20), cs);
     assert_int_equal(d[4].status, CK_ENOTFOUND);
     assert_int_equal(d[4].err, ENOENT);
+    assert_null(d[4].data);
+    free(d[2].data);
+    free(d[3].data);
     /* big; x, small and gone (the small ones queued, one group: gone fails
-     * alone in it); large */
+     * alone in it); m0 */
     assert_int_equal(ck_storepool_commits(p), 3);
     ck_storepool_free(p);
     assert_same(dir, "j/chk-1/small", small);
-    assert_same(dir, "j/shared/large", large);
+    uint8_t *m;
+    size_t mlen;
+    assert_int_equal(ck_storefs_get(dir, "j/shared/m0", &m, &mlen), 0);
+    assert_int_equal(mlen, (5u << 20) + 17 + 1000);
+    assert_int_equal(ck_crc32c(0, m, (5u << 20) + 17), cl);
+    assert_int_equal(ck_crc32c(0, m + (5u << 20) + 17, 1000), cs);
+    free(m);
     char cmd[400];
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
     assert_int_equal(system(cmd), 0);
