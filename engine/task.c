@@ -1616,6 +1616,14 @@ static int add_reused(snap_job *j, const ck_handle *c, int op, const char *name)
  * Flink's space amplification. */
 static int upload_merged_paths(ck_task *t, snap_job *j, const char *shared);
 
+/* Names snapshot j's merged object number nobj under shared/ (into key). */
+static void merged_key(const ck_task *t, const snap_job *j, const char *shared, unsigned nobj,
+                       char key[CK_HANDLE_KEY_MAX + 1])
+{
+    snprintf(key, CK_HANDLE_KEY_MAX + 1, "%sv%d-%d-a%u-c%llu-m%u", shared, t->vertex,
+             t->subtask, t->attempt, (unsigned long long)j->id, nobj);
+}
+
 static int upload_merged(ck_task *t, snap_job *j, const char *shared)
 {
     if (by_path(t, j))
@@ -1644,8 +1652,7 @@ static int upload_merged(ck_task *t, snap_job *j, const char *shared)
                 mlen = mcap = 0;
             }
             if (!rc && !mlen)
-                snprintf(key, sizeof(key), "%sv%d-%d-a%u-c%llu-m%u", shared, t->vertex,
-                         t->subtask, t->attempt, (unsigned long long)j->id, nobj++);
+                merged_key(t, j, shared, nobj++, key);
             /* grown by doubling: the room not written is never touched */
             if (!rc && mlen + len > mcap) {
                 size_t cap = mlen + len > 2 * mcap ? mlen + len : 2 * mcap;
@@ -1677,6 +1684,19 @@ static int upload_merged(ck_task *t, snap_job *j, const char *shared)
     return rc;
 }
 
+/* Bytes kept for a file's path in upload_merged_paths. */
+#define PATH_LEN 1024
+
+/* Uploads one merged object: its nin files' paths, PATH_LEN bytes apart
+ * in buf, through paths[] (room for nin), from handle h0 on. */
+static int upload_object(ck_task *t, snap_job *j, const char *key, const char *buf,
+                         const char **paths, uint32_t nin, uint32_t h0)
+{
+    for (uint32_t k = 0; k < nin; k++)
+        paths[k] = buf + (size_t)k * PATH_LEN;
+    return upload_files(t, j, key, paths, nin, h0);
+}
+
 /* upload_merged where the files go up from their paths (by_path): an
  * object's files are asked together, one store_put_files, and its
  * segments' offsets come from the sizes the files had when the snapshot
@@ -1690,7 +1710,6 @@ static int upload_merged_paths(ck_task *t, snap_job *j, const char *shared)
     size_t mlen = 0;
     unsigned nobj = 0;
     int rc = CK_OK;
-    enum { PATH_LEN = 1024 };
     for (int i = 0; i < j->nnat && !rc; i++) {
         struct snap_native *n = &j->nat[i];
         for (uint32_t f = 0; f < n->snap.n && !rc; f++) {
@@ -1702,15 +1721,12 @@ static int upload_merged_paths(ck_task *t, snap_job *j, const char *shared)
                 continue;
             }
             if (nin && mlen + nf->size > t->merge_max) { /* this object is full */
-                for (uint32_t k = 0; k < nin; k++)
-                    paths[k] = buf + (size_t)k * PATH_LEN;
-                rc = upload_files(t, j, key, paths, nin, h0);
+                rc = upload_object(t, j, key, buf, paths, nin, h0);
                 nin = 0;
                 mlen = 0;
             }
             if (!rc && nin == 0) {
-                snprintf(key, sizeof(key), "%sv%d-%d-a%u-c%llu-m%u", shared, t->vertex,
-                         t->subtask, t->attempt, (unsigned long long)j->id, nobj++);
+                merged_key(t, j, shared, nobj++, key);
                 h0 = j->handles.n;
             }
             if (!rc && nin == cap) {
@@ -1738,11 +1754,8 @@ static int upload_merged_paths(ck_task *t, snap_job *j, const char *shared)
             nin++;
         }
     }
-    if (!rc && nin) {
-        for (uint32_t k = 0; k < nin; k++)
-            paths[k] = buf + (size_t)k * PATH_LEN;
-        rc = upload_files(t, j, key, paths, nin, h0);
-    }
+    if (!rc && nin)
+        rc = upload_object(t, j, key, buf, paths, nin, h0);
     free(paths);
     free(buf);
     return rc;
@@ -1783,6 +1796,7 @@ static int start_uploads(ck_task *t, snap_job *j)
      * here and its checksum filled in then. The files set aside go with
      * the snapshot. */
     uint32_t first = j->handles.n; /* the native files' handles, after the canonical one */
+    int from_paths = by_path(t, j);
     for (int pass = 0; pass < 2 && !rc; pass++) {
         uint32_t h = first; /* the handle of the file below */
         for (int i = 0; i < j->nnat && !rc; i++) {
@@ -1811,7 +1825,7 @@ static int start_uploads(ck_task *t, snap_job *j)
                 }
                 if (c || (nf->size >= UPLOAD_LARGE) != pass)
                     continue;
-                if (by_path(t, j)) {
+                if (from_paths) {
                     rc = upload_file(t, j, n, f, h);
                     continue;
                 }

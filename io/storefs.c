@@ -172,7 +172,7 @@ int ck_storefs_recycle_clear(const char *root)
  * (it->src), read in order, each one's CRC-32C kept in its src entry. */
 typedef struct source {
     ck_storefs_item *it;
-    int *fd;       /* NULL: it->data; else it->nsrc open files (-1: not yet) */
+    int *fd;       /* NULL: it->data; else it->nsrc files (-1: not opened) */
     uint32_t cur;  /* the file being read */
     uint64_t left; /* its bytes not read yet */
     int failed;    /* a file could not be opened or read whole */
@@ -263,6 +263,23 @@ static int take(source *s, size_t off, size_t m, uint8_t *dst, const uint8_t **o
     return 0;
 }
 
+/* Writes p[0..m) to fd; 0, or -1 (errno set; a write of nothing: ENOSPC). */
+static int write_full(int fd, const uint8_t *p, size_t m)
+{
+    for (size_t done = 0; done < m;) {
+        ssize_t w = write(fd, p + done, m - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            if (w == 0)
+                errno = ENOSPC;
+            return -1;
+        }
+        done += (size_t)w;
+    }
+    return 0;
+}
+
 /* Writes the object to fd from offset 0 through the page cache; 0, or -1
  * (errno set). A file's bytes go through the scratch buffer if the item
  * has one, else through a bounce buffer. */
@@ -281,20 +298,7 @@ static int write_all(int fd, source *s)
     for (size_t off = 0; off < it->len && !rc;) {
         size_t m = it->len - off < cap ? it->len - off : cap;
         const uint8_t *p;
-        if ((rc = take(s, off, m, buf, &p)))
-            break;
-        for (size_t done = 0; done < m;) {
-            ssize_t w = write(fd, p + done, m - done);
-            if (w < 0 && errno == EINTR)
-                continue;
-            if (w <= 0) {
-                if (w == 0)
-                    errno = ENOSPC;
-                rc = -1;
-                break;
-            }
-            done += (size_t)w;
-        }
+        rc = take(s, off, m, buf, &p) || write_full(fd, p, m) ? -1 : 0;
         off += m;
     }
     free(own);
