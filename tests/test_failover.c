@@ -1043,10 +1043,13 @@ static void test_slow_sink(void **state)
     cJSON_Delete(slow);
 }
 
-/* Over sockets too, a crash 20 ms after the job manager sent checkpoint
- * 2's completion: it starts then (not at a time), checkpoint 2 is the one
- * restored, and the output stays exactly once (test_swarm: a moment only
- * a task manager's process sees is refused there). */
+/* Over sockets too, a crash 20 ms after the job manager sent the second
+ * completed checkpoint's completion: it starts then (not at a time), that
+ * checkpoint is the one restored, and the output stays exactly once
+ * (test_swarm: a moment only a task manager's process sees is refused
+ * there). "nth" counts completed checkpoints: on a loaded machine the
+ * first trigger may find a task not yet running and be declined, and then
+ * the second completed one is checkpoint 3. */
 static void test_triggered_over_sockets(void **state)
 {
     (void)state;
@@ -1056,21 +1059,25 @@ static void test_triggered_over_sockets(void **state)
                            " \"restart_after\": \"1 s\"}",
                            "sockets");
     const cJSON *f = cJSON_GetArrayItem(item(run, "faults"), 0), *c, *second = NULL;
-    assert_true(cJSON_IsTrue(item(f, "applied")));
+    const cJSON *r = cJSON_GetArrayItem(item(run, "recoveries"), 0);
+    int completed = 0, ok;
     cJSON_ArrayForEach(c, item(run, "checkpoints"))
     {
-        if (num(c, "id", NULL) == 2)
+        if (!strcmp(item(c, "status")->valuestring, "completed") && ++completed == 2)
             second = c;
     }
-    assert_non_null(second);
-    assert_string_equal(item(second, "status")->valuestring, "completed");
-    double done = num(second, "complete_s", NULL), at = num(f, "at_s", NULL);
-    assert_true(at >= done + 0.019 && at < done + 0.2); /* real time: a little late at most */
-    const cJSON *r = cJSON_GetArrayItem(item(run, "recoveries"), 0);
-    assert_non_null(r);
-    assert_non_null(strstr(item(r, "cause")->valuestring, "tm0"));
-    assert_int_equal((int)num(r, "checkpoint", NULL), 2);
+    double done = second ? num(second, "complete_s", NULL) : -1, at = num(f, "at_s", NULL);
+    ok = cJSON_IsTrue(item(f, "applied")) && second && r &&
+         strstr(item(r, "cause")->valuestring, "tm0") &&
+         num(r, "checkpoint", NULL) == num(second, "id", NULL) &&
+         at >= done + 0.019 && at < done + 0.2; /* real time: a little late at most */
+    if (!ok) {
+        char *text = cJSON_Print(item(run, "checkpoints"));
+        fprintf(stderr, "fault at %.3f s, checkpoints:\n%s\n", at, text);
+        free(text);
+    }
     cJSON_Delete(run);
+    assert_true(ok);
 }
 
 /* Checkpoint 3 completes at about 1.75 s; at 1.8 s a file of it is damaged,
