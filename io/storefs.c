@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -362,6 +363,17 @@ static int write_file(const char *path, int flags, source *s, int *fd, int *padd
  * directories on the way: a recycled one overwritten in place for a large
  * object, with direct I/O when it has a scratch buffer; 0, or its status
  * set. */
+uint8_t *ck_storefs_scratch_new(size_t len, int huge)
+{
+    void *b;
+    if (posix_memalign(&b, huge ? CK_STOREFS_HUGE : CK_STOREFS_ALIGN, len))
+        return NULL;
+    if (huge)
+        (void)madvise(b, len, MADV_HUGEPAGE); /* a hint: without, 4 KiB pages */
+    memset(b, 0, len);
+    return b;
+}
+
 /* Where a put of key writes before its rename: "<key>.<pid>.part", so
  * that what a process killed mid-put left is known by its pid
  * (ck_storefs_drop_parts). */

@@ -214,13 +214,8 @@ ck_storepool *ck_storepool_new(const char *root, int nthreads, int direct)
     }
     p->nthreads = nthreads;
     for (int i = 0; direct && i < nthreads; i++) {
-        void *b;
-        if (posix_memalign(&b, CK_STOREFS_ALIGN, CK_STOREPOOL_SCRATCH)) {
-            b = NULL; /* that worker's puts are buffered */
-        } else {
-            memset(b, 0, CK_STOREPOOL_SCRATCH);
-        }
-        p->scratch[i] = b;
+        /* NULL: that worker's puts are buffered */
+        p->scratch[i] = ck_storefs_scratch_new(CK_STOREPOOL_SCRATCH, 1);
     }
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->cv, NULL);
