@@ -201,6 +201,11 @@ static int op_store_put(ck_platform *p, const char *key, uint8_t *data, size_t l
     return bn(p)->bw->io->store_put(bn(p), key, data, len, token);
 }
 
+static int op_mail_waiting(ck_platform *p)
+{
+    return bn(p)->bw->io->mail_waiting ? bn(p)->bw->io->mail_waiting(bn(p)) : 0;
+}
+
 static int op_store_put_files(ck_platform *p, const char *key, const char *const *paths,
                               uint32_t n, uint64_t token)
 {
@@ -306,7 +311,8 @@ static void op_log(ck_platform *p, int level, const char *line)
     .store_list = op_store_list, .store_delete = op_store_delete, .output = op_output,    \
     .output_commit = op_output_commit, .output_abort = op_output_abort,                   \
     .deploy = op_deploy, .undeploy = op_undeploy, .wait = op_wait,                        \
-    .set_routes = op_set_routes, .log = op_log, .kstate_open = op_kstate_open
+    .set_routes = op_set_routes, .log = op_log, .kstate_open = op_kstate_open,             \
+    .mail_waiting = op_mail_waiting
 
 const ck_platform_ops ck_bnode_ops = {BNODE_OPS};
 /* ...for a backend that uploads local files from their paths */

@@ -43,7 +43,7 @@
 typedef struct ck_bnode ck_bnode;
 
 /* What differs between the backends (each pointer required, but wake,
- * io_failed, store_put_files and moment may be NULL). */
+ * io_failed, store_put_files, moment and mail_waiting may be NULL). */
 typedef struct ck_bnode_io {
     /* The backend's time, in ns. */
     ck_time (*clock)(const ck_bnode *n);
@@ -71,6 +71,8 @@ typedef struct ck_bnode_io {
     /* Optional: a moment a triggered fault may wait for happened on the
      * node (its engine's ck_platform_ops.note). */
     void (*moment)(ck_bnode *n, int moment);
+    /* Optional (NULL: never): the node's ck_platform_ops.mail_waiting. */
+    int (*mail_waiting)(ck_bnode *n);
 } ck_bnode_io;
 
 /* What every node of one backend's world shares. */

@@ -98,6 +98,14 @@ typedef struct ck_platform_ops {
      * nothing in the engine.
      */
     void (*note)(ck_platform *p, int what);
+    /*
+     * Optional (NULL: never). Whether something waits for the endpoint
+     * that it should see soon (over sockets: an upload or a download has
+     * landed): a task ends its input step early to let its node deliver
+     * it, as a Flink task looks at its mailbox between two records. Asked
+     * every few dozen records, so it must be cheap (no system call).
+     */
+    int (*mail_waiting)(ck_platform *p);
 
     /*
      * The durable object store (checkpoint storage). put and get are

@@ -2398,6 +2398,12 @@ static int input_run(ck_task *t)
     return rc ? rc : done;
 }
 
+/* The platform's ck_platform_ops.mail_waiting (optional). */
+static int mail_waiting(ck_task *t)
+{
+    return t->plat->ops->mail_waiting && t->plat->ops->mail_waiting(t->plat);
+}
+
 static int input_step(ck_task *t, ck_time now)
 {
     int rc, released = 0;
@@ -2408,9 +2414,15 @@ static int input_step(ck_task *t, ck_time now)
      * full gate would otherwise keep the task from its mailbox (a landed
      * upload, a trigger) until the gate ran dry; under SimGrid the clock
      * stands still within a step (its CPU is charged at the batch's end),
-     * and this never binds. */
-    while (!released && outputs_available(t) && !batch_full(t) &&
-           ck_now(t->plat) - now < BATCH_WAIT) {
+     * and this never binds. It ends sooner when the platform says that
+     * mail waits (a landed upload, over sockets): between two runs of
+     * records, as Flink's task looks at its mailbox, and after one run at
+     * least, so that the records move whatever the mail. bench_state: an
+     * incremental checkpoint's acknowledgement followed its last upload by
+     * 1 to 3 ms, and then by under 0.5 ms. */
+    for (int turn = 0; !released && outputs_available(t) && !batch_full(t) &&
+                       ck_now(t->plat) - now < BATCH_WAIT && !(turn && mail_waiting(t));
+         turn++) {
         if ((rc = input_run(t)) < 0)
             return rc;
         if (rc > 0)

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,7 @@ struct ck_storepool {
     /* holds a byte exactly while the oldest request is served (under mu) */
     int pipe[2];
     int signalled;
+    atomic_int ready; /* signalled, for ck_storepool_ready */
 };
 
 static void req_free(req *r)
@@ -137,6 +139,7 @@ static void signal_head(ck_storepool *p)
             ;
     }
     p->signalled = ready;
+    atomic_store_explicit(&p->ready, ready, memory_order_relaxed);
 }
 
 typedef struct worker_arg {
@@ -336,6 +339,11 @@ size_t ck_storepool_reap(ck_storepool *p, ck_storepool_done *out, size_t max)
     signal_head(p);
     pthread_mutex_unlock(&p->mu);
     return n;
+}
+
+int ck_storepool_ready(const ck_storepool *p)
+{
+    return atomic_load_explicit(&p->ready, memory_order_relaxed);
 }
 
 uint64_t ck_storepool_commits(ck_storepool *p)

@@ -110,6 +110,10 @@ uint64_t ck_storepool_commits(ck_storepool *p);
 /* Requests asked and not reaped yet. */
 size_t ck_storepool_pending(const ck_storepool *p);
 
+/* Whether the oldest request is served (ck_storepool_reap would return
+ * it): a lock-free read, for a thread that asks between records. */
+int ck_storepool_ready(const ck_storepool *p);
+
 /* Waits for what the workers are serving, drops what still waits (queued
  * requests and results not reaped, their data freed), ends the threads. */
 void ck_storepool_free(ck_storepool *p);

@@ -808,6 +808,13 @@ static void net_io_failed(ck_bnode *b, const char *what)
     fail_io(((net_node *)b)->w, what);
 }
 
+/* An upload or a download landed and waits to be reaped (bnode.h). */
+static int net_mail_waiting(ck_bnode *b)
+{
+    net_world *w = ((net_node *)b)->w;
+    return w->pool && ck_storepool_ready(w->pool);
+}
+
 static int net_deploy(ck_bnode *b, uint32_t attempt, uint32_t global,
                       const ck_restore_point *from);
 static void net_undeploy(ck_bnode *b, uint32_t attempt, uint32_t global);
@@ -826,6 +833,7 @@ static const ck_bnode_io net_io = {
     .set_routes = net_set_routes,
     .io_failed = net_io_failed,
     .moment = net_moment,
+    .mail_waiting = net_mail_waiting,
 };
 
 /* ---- nodes, deployment, routes -------------------------------------------------------- */

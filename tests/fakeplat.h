@@ -34,6 +34,7 @@ typedef struct fake_world {
     uint64_t deployed_from;             /* the last deploy's checkpoint (0: fresh), */
     uint32_t deployed_handles;          /* the handles it was given, */
     char deployed_key[64];              /* and the first one's key */
+    int mail;                           /* what mail_waiting says */
 } fake_world;
 
 typedef struct fake_plat {
@@ -156,6 +157,11 @@ static void fake_wait(ck_platform *p, ck_time ns)
     ((fake_plat *)p)->w->now += ns;
 }
 
+static int fake_mail_waiting(ck_platform *p)
+{
+    return ((fake_plat *)p)->w->mail;
+}
+
 static const ck_platform_ops fake_ops = {
     .now = fake_now,
     .send = fake_send,
@@ -173,6 +179,7 @@ static const ck_platform_ops fake_ops = {
     .undeploy = fake_undeploy,
     .wait = fake_wait,
     .log = fake_log,
+    .mail_waiting = fake_mail_waiting,
 };
 
 static inline void fake_init(fake_plat *fp, fake_world *w, uint32_t endpoint)

@@ -491,9 +491,15 @@ static void pool_case(const char *dir, int nthreads)
     assert_memory_equal(d[1].data, copy, big);
     free(d[1].data);
     free(copy);
-    /* A put that cannot be written says why. */
+    /* A put that cannot be written says why. Ready (the flag a task reads
+     * between records) is set exactly while its result waits. */
+    assert_int_equal(ck_storepool_ready(p), 0);
     assert_int_equal(ck_storepool_put(p, "job/chk-1/state/x", malloc(4), 4, &ctx, 5, 0), 0);
+    struct pollfd pfd = {.fd = ck_storepool_fd(p), .events = POLLIN};
+    assert_int_equal(poll(&pfd, 1, 10000), 1);
+    assert_int_equal(ck_storepool_ready(p), 1);
     assert_int_equal(reap_all(p, d, 1), 1);
+    assert_int_equal(ck_storepool_ready(p), 0);
     assert_int_equal(d[0].status, CK_EIO);
     assert_int_equal(d[0].err, ENOTDIR);
     /* What waits at the end is dropped and freed (the sanitizers check). */

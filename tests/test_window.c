@@ -222,6 +222,103 @@ static int collect(fake_world *w, int64_t *wms, int max, int *eop, int *records)
     return n;
 }
 
+/* ---- a task's step and its mailbox ------------------------------------------ */
+
+/* One partition of N records, keys "a".."z", all there at time 0. */
+enum { MANY = 2000 };
+static int many_np(const void *ctx)
+{
+    (void)ctx;
+    return 1;
+}
+static int64_t many_size(const void *ctx, int p)
+{
+    (void)ctx;
+    (void)p;
+    return MANY;
+}
+static ck_time many_at(const void *ctx, int p, int64_t off)
+{
+    (void)ctx;
+    (void)p;
+    (void)off;
+    return 0;
+}
+static void many_read(const void *ctx, int p, int64_t off, ck_rec *out)
+{
+    static const char keys[] = "abcdefghijklmnopqrstuvwxyz";
+    (void)ctx;
+    (void)p;
+    memset(out, 0, sizeof(*out));
+    out->key = &keys[off % 26];
+    out->klen = 1;
+    out->ts = off;
+}
+static const ck_topic_ops many_ops = {many_np, many_size, many_at, many_read, NULL, NULL};
+
+/* A task with a full gate ends its input step once its platform says that
+ * mail waits, after one run of records (a few dozen), and goes on at the
+ * next step; without mail, one step takes far more. */
+static void test_step_ends_for_mail(void **state)
+{
+    (void)state;
+    ck_graph g;
+    ck_config cfg;
+    build(&g, &cfg, CK_AGG_COUNT, 1000);
+    ck_topic topic = {&many_ops, NULL, "t"};
+    ck_job_env env = {.g = &g, .cfg = &cfg, .topic = &topic, .job_id = "test-job"};
+    fake_world ws = {0}, ww = {0};
+    fake_plat fs, fw;
+    fake_init(&fs, &ws, CK_EP_TASK0);
+    fake_init(&fw, &ww, CK_EP_TASK0 + 1);
+    ck_task *src = ck_task_new(&env, &fs.plat, 0, 0, NULL);
+    ck_task *win = ck_task_new(&env, &fw.plat, 1, 0, NULL);
+    assert_non_null(src);
+    assert_non_null(win);
+    ck_node ns = ck_task_node(src), nw = ck_task_node(win);
+    /* The window announces its credit; the source writes what it lets. */
+    while (nw.ops->work(nw.self) > 0)
+        ;
+    fake_msg *m;
+    while ((m = fake_pop(&ww))) {
+        if (m->dst == CK_EP_TASK0)
+            assert_int_equal(ns.ops->on_message(ns.self, m->data, m->len), 0);
+        else
+            free(m->data);
+        free(m);
+    }
+    while (ns.ops->work(ns.self) > 0)
+        ;
+    size_t sent = 0;
+    while ((m = fake_pop(&ws))) {
+        ck_wire_hdr h;
+        assert_int_equal(ck_wire_decode(m->data, m->len, &h), 0);
+        if (h.type == CK_MSG_DATA && m->dst == CK_EP_TASK0 + 1) {
+            assert_int_equal(nw.ops->on_message(nw.self, m->data, m->len), 0);
+            sent++;
+        } else {
+            free(m->data);
+        }
+        free(m);
+    }
+    assert_true(sent > 0);
+    const ck_metrics *met = ck_task_metrics(win);
+    assert_int_equal(met->task.records_in, 0);
+    ww.mail = 1;
+    nw.ops->work(nw.self);
+    uint64_t first = met->task.records_in;
+    assert_true(first > 0 && first <= 64); /* one run of records, then the mail */
+    nw.ops->work(nw.self);
+    assert_true(met->task.records_in > first && met->task.records_in - first <= 64);
+    ww.mail = 0;
+    nw.ops->work(nw.self);
+    assert_true(met->task.records_in - first > 200); /* a whole step's worth */
+    ck_task_del(src);
+    ck_task_del(win);
+    fake_clear(&ws);
+    fake_clear(&ww);
+}
+
 /* Where a record's state lives, worked out ahead by the task, is only a
  * hint: right, another key's, another window's or none, the windows come
  * out the same. */
@@ -422,6 +519,7 @@ int main(void)
         cmocka_unit_test(test_sum_and_negative_time),
         cmocka_unit_test(test_extreme_times_and_sums),
         cmocka_unit_test(test_source_watermarks),
+        cmocka_unit_test(test_step_ends_for_mail),
         cmocka_unit_test(test_location_hints_change_nothing),
         cmocka_unit_test(test_sync_phase_failure_fails_the_task),
     };
