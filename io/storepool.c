@@ -46,7 +46,7 @@ struct ck_storepool {
     /* holds a byte exactly while the oldest request is served (under mu) */
     int pipe[2];
     int signalled;
-    atomic_int ready; /* signalled, for ck_storepool_ready */
+    atomic_int ready; /* signalled, for ck_storepool_ready: set before the byte */
 };
 
 static void req_free(req *r)
@@ -129,6 +129,8 @@ static req *take(ck_storepool *p, size_t small)
 static void signal_head(ck_storepool *p)
 {
     int ready = p->q && p->q->state == SERVED;
+    /* before the byte: whoever sees the byte sees the flag */
+    atomic_store_explicit(&p->ready, ready, memory_order_release);
     if (ready && !p->signalled) {
         char b = 1;
         while (write(p->pipe[1], &b, 1) < 0 && errno == EINTR)
@@ -139,7 +141,6 @@ static void signal_head(ck_storepool *p)
             ;
     }
     p->signalled = ready;
-    atomic_store_explicit(&p->ready, ready, memory_order_relaxed);
 }
 
 typedef struct worker_arg {
@@ -343,7 +344,7 @@ size_t ck_storepool_reap(ck_storepool *p, ck_storepool_done *out, size_t max)
 
 int ck_storepool_ready(const ck_storepool *p)
 {
-    return atomic_load_explicit(&p->ready, memory_order_relaxed);
+    return atomic_load_explicit(&p->ready, memory_order_acquire);
 }
 
 uint64_t ck_storepool_commits(ck_storepool *p)
