@@ -359,10 +359,6 @@ static int write_file(const char *path, int flags, source *s, int *fd, int *padd
     return write_all(*fd, s);
 }
 
-/* Writes item it to its temporary file (open in *fd), creating the
- * directories on the way: a recycled one overwritten in place for a large
- * object, with direct I/O when it has a scratch buffer; 0, or its status
- * set. */
 uint8_t *ck_storefs_scratch_new(size_t len, int huge)
 {
     void *b;
@@ -382,6 +378,10 @@ static void part_path(const char *root, const char *key, char *buf, size_t len)
     snprintf(buf, len, "%s/%s.%ld.part", root, key, (long)getpid());
 }
 
+/* Writes item it to its temporary file (open in *fd), creating the
+ * directories on the way: a recycled one overwritten in place for a large
+ * object, with direct I/O when it has a scratch buffer; 0, or its status
+ * set. */
 static int put_begin(const char *root, ck_storefs_item *it, int *fd)
 {
     char path[1420], dir[1400];

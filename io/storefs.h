@@ -51,8 +51,10 @@ int ck_storefs_put(const char *root, const char *key, const uint8_t *data, size_
 #define CK_STOREFS_DIRECT_MIN ((size_t)1 << 20)
 
 /* A scratch buffer of len bytes for the above, written through once (so
- * that no put pays for its first touch), or NULL (out of memory). It is
- * aligned to a huge page and asked to be backed by transparent huge pages:
+ * that no put pays for its first touch), or NULL (out of memory). With
+ * `huge` (a task manager's pool; without, 4 KiB pages, which bench_state
+ * times beside), it is aligned to a huge page and asked to be backed by
+ * transparent huge pages:
  * a direct write goes to the disk from the buffer's physical pages, and
  * a virtual disk takes a few hundred of them per request (254 on the
  * machine that measured this), so that 4 MiB from 4 KiB pages travels as
