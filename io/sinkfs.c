@@ -75,23 +75,6 @@ static void part_close(ck_sinkfs_slot *s, uint64_t txn)
     }
 }
 
-static int write_all(int fd, const uint8_t *data, size_t len)
-{
-    size_t off = 0;
-    while (off < len) {
-        ssize_t n = write(fd, data + off, len - off);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            if (n == 0)
-                errno = ENOSPC;
-            return CK_EIO;
-        }
-        off += (size_t)n;
-    }
-    return CK_OK;
-}
-
 int ck_sinkfs_write(ck_sinkfs *f, uint32_t sink, uint64_t txn, const uint8_t *data, size_t len)
 {
     ck_sinkfs_slot *s = slot(f, sink);
@@ -104,7 +87,7 @@ int ck_sinkfs_write(ck_sinkfs *f, uint32_t sink, uint64_t txn, const uint8_t *da
             s->fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
         }
         off_t at = s->fd < 0 ? -1 : lseek(s->fd, 0, SEEK_END);
-        if (s->fd < 0 || at < 0 || write_all(s->fd, data, len)) {
+        if (s->fd < 0 || at < 0 || ck_storefs_write_full(s->fd, data, len)) {
             int e = errno;
             if (s->fd >= 0 && at >= 0 && ftruncate(s->fd, at)) /* no torn record */
                 e = errno;
@@ -121,7 +104,7 @@ int ck_sinkfs_write(ck_sinkfs *f, uint32_t sink, uint64_t txn, const uint8_t *da
         if (s->part_fd < 0)
             return CK_EIO;
     }
-    return write_all(s->part_fd, data, len);
+    return ck_storefs_write_full(s->part_fd, data, len) ? CK_EIO : CK_OK;
 }
 
 int ck_sinkfs_commit(ck_sinkfs *f, uint32_t sink, uint64_t txn)

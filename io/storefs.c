@@ -264,8 +264,7 @@ static int take(source *s, size_t off, size_t m, uint8_t *dst, const uint8_t **o
     return 0;
 }
 
-/* Writes p[0..m) to fd; 0, or -1 (errno set; a write of nothing: ENOSPC). */
-static int write_full(int fd, const uint8_t *p, size_t m)
+int ck_storefs_write_full(int fd, const uint8_t *p, size_t m)
 {
     for (size_t done = 0; done < m;) {
         ssize_t w = write(fd, p + done, m - done);
@@ -299,7 +298,7 @@ static int write_all(int fd, source *s)
     for (size_t off = 0; off < it->len && !rc;) {
         size_t m = it->len - off < cap ? it->len - off : cap;
         const uint8_t *p;
-        rc = take(s, off, m, buf, &p) || write_full(fd, p, m) ? -1 : 0;
+        rc = take(s, off, m, buf, &p) || ck_storefs_write_full(fd, p, m) ? -1 : 0;
         off += m;
     }
     free(own);

@@ -33,6 +33,10 @@ int ck_storefs_rmtree(const char *path);
  * never be renamed. Returns how many. No list ever shows such a file. */
 int ck_storefs_drop_parts(const char *root, long pid);
 
+/* Writes p[0..m) to fd, whatever the short writes; 0, or -1 (errno set;
+ * a write of nothing: ENOSPC). The store's and the sinks' files. */
+int ck_storefs_write_full(int fd, const uint8_t *p, size_t m);
+
 /* Returns 0, CK_EINVAL (bad key), CK_EIO (errno says why). */
 int ck_storefs_put(const char *root, const char *key, const uint8_t *data, size_t len,
                    int durable);

@@ -43,10 +43,11 @@ struct ck_storepool {
     size_t pending; /* their number */
     int stop;
     uint64_t commits; /* puts and groups of puts served */
-    /* holds a byte exactly while the oldest request is served (under mu) */
+    /* holds a byte exactly while the oldest request is served (written
+     * under mu), and ready says so (set before the byte is written, so
+     * that whoever sees the byte sees it; ck_storepool_ready) */
     int pipe[2];
-    int signalled;
-    atomic_int ready; /* signalled, for ck_storepool_ready: set before the byte */
+    atomic_int ready;
 };
 
 static void req_free(req *r)
@@ -129,18 +130,16 @@ static req *take(ck_storepool *p, size_t small)
 static void signal_head(ck_storepool *p)
 {
     int ready = p->q && p->q->state == SERVED;
-    /* before the byte: whoever sees the byte sees the flag */
-    atomic_store_explicit(&p->ready, ready, memory_order_release);
-    if (ready && !p->signalled) {
+    int was = atomic_exchange_explicit(&p->ready, ready, memory_order_acq_rel);
+    if (ready && !was) {
         char b = 1;
         while (write(p->pipe[1], &b, 1) < 0 && errno == EINTR)
             ;
-    } else if (!ready && p->signalled) {
+    } else if (!ready && was) {
         char b[64];
         while (read(p->pipe[0], b, sizeof(b)) > 0)
             ;
     }
-    p->signalled = ready;
 }
 
 typedef struct worker_arg {
