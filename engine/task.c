@@ -201,7 +201,9 @@ struct ck_task {
         uint64_t mat_seq;    /* it holds the changes below this, */
         ck_handles mat_next; /* and these are its handles; */
         ck_time mat_t0;      /* it began then, */
-        uint64_t mat_bytes, mat_state; /* uploads this much, of a state this large */
+        uint64_t mat_bytes, mat_state; /* uploads this much, of a state this large; */
+        ck_kstate *mat_ks;   /* its wrapped instance's files set aside, until they land, */
+        ck_native_snap mat_ns; /* when the store's threads read them from their paths */
     } clogs[CK_MAX_OPS];
     int nclogs;
     ck_time clog_interval, next_mat;
@@ -573,6 +575,16 @@ void ck_task_host_down(ck_task *t)
 
 static void snap_drop(ck_task *t, snap_job *j);
 
+/* The files a materialization set aside for the store's threads go back
+ * to its wrapped instance (they have landed, or the task ends). */
+static void clog_mat_release(struct task_clog *c)
+{
+    if (c->mat_ks)
+        c->mat_ks->ops->native_release(c->mat_ks, &c->mat_ns);
+    c->mat_ks = NULL;
+    memset(&c->mat_ns, 0, sizeof(c->mat_ns));
+}
+
 /* The native files a restore downloaded so far. */
 static void free_restore_files(ck_task *t)
 {
@@ -599,6 +611,8 @@ void ck_task_del(ck_task *t)
      * backends the chain frees. */
     while (t->nsnaps)
         snap_drop(t, &t->snaps[t->nsnaps - 1]);
+    for (int i = 0; i < t->nclogs; i++)
+        clog_mat_release(&t->clogs[i]);
     ck_chain_free(&t->chain);
     free_restore_files(t); /* before the handles: it counts them */
     ck_handles_free(&t->restore);
@@ -1992,6 +2006,10 @@ static int clog_materialize_native(ck_task *t, struct task_clog *c, ck_kstate *i
     int rc = in->ops->native_take(in, CLOG_NATIVE_ID | c->mat_seq, &ns);
     if (rc)
         return rc;
+    /* Where the platform uploads from paths, the store's threads read the
+     * files set aside, which stay so until they land; the sizes are the
+     * files', the checksums come with each landing (clog_mat_landed). */
+    int from_paths = t->plat->ops->store_put_files && in->ops->native_path;
     ck_handles_free(&c->mat_next);
     c->mat_bytes = c->mat_state = 0;
     for (uint32_t f = 0; f < ns.n && !rc; f++) {
@@ -2016,6 +2034,22 @@ static int clog_materialize_native(ck_task *t, struct task_clog *c, ck_kstate *i
             continue;
         }
         snprintf(what, sizeof(what), "mat%llu-%s", (unsigned long long)c->mat_seq, nf->name);
+        if (from_paths) {
+            char path[1024];
+            const char *paths[1] = {path};
+            uint32_t h = c->mat_next.n;
+            if ((rc = in->ops->native_path(in, &ns, f, path, sizeof(path))) ||
+                (rc = clog_add_file(t, c, &c->mat_next, CK_HANDLE_MATERIAL, what, local,
+                                    nf->size, 0, key)))
+                break;
+            rc = t->plat->ops->store_put_files(t->plat, key, paths, 1,
+                                               CLOG_TOKEN | CLOG_MAT | (uint64_t)c->k << 32 | h);
+            if (!rc) {
+                c->mat_bytes += nf->size;
+                c->mat_busy++;
+            }
+            continue;
+        }
         uint8_t *data;
         size_t len;
         if ((rc = in->ops->native_read(in, &ns, f, &data, &len)))
@@ -2032,10 +2066,29 @@ static int clog_materialize_native(ck_task *t, struct task_clog *c, ck_kstate *i
         if (!rc)
             c->mat_busy++;
     }
-    in->ops->native_release(in, &ns);
+    if (from_paths && c->mat_busy) {
+        c->mat_ks = in; /* until the last lands, even if one failed to start */
+        c->mat_ns = ns;
+    } else {
+        in->ops->native_release(in, &ns);
+    }
     if (!rc && !c->mat_busy)
         rc = CK_EIO; /* an instance has files it always writes anew (its MANIFEST) */
     return rc;
+}
+
+/* A materialization's file that the store's threads read from its path
+ * landed: its handle (in the token) takes the size and checksum of what
+ * they uploaded; a size other than the file's when it was set aside
+ * fails the upload. */
+static int clog_mat_landed(struct task_clog *c, uint64_t token, const uint8_t *res, size_t len)
+{
+    uint32_t h = (uint32_t)(token & 0xffffffffu);
+    if (h >= c->mat_next.n || len != CK_PUT_FILE_RESULT ||
+        ck_get_u64(res) != c->mat_next.v[h].bytes)
+        return CK_EPROTO;
+    c->mat_next.v[h].crc = ck_get_u32(res + 8);
+    return CK_OK;
 }
 
 /* Takes a materialization of c's operator: the changelog up to now is cut
@@ -2104,8 +2157,10 @@ static int clog_materialize(ck_task *t, struct task_clog *c)
 
 static void snap_try_finish(ck_task *t, snap_job *j);
 
-/* A changelog upload (a segment or a materialization) ended. */
-static void clog_on_upload(ck_task *t, uint64_t token, int status)
+/* A changelog upload (a segment or a materialization) ended; data and
+ * len: a file's upload result (from its path). */
+static void clog_on_upload(ck_task *t, uint64_t token, int status, const uint8_t *data,
+                           size_t len)
 {
     int k = (int)((token >> 32) & 0xff);
     struct task_clog *c = NULL;
@@ -2114,6 +2169,8 @@ static void clog_on_upload(ck_task *t, uint64_t token, int status)
             c = &t->clogs[i];
     if (!c)
         return;
+    if (status == CK_OK && (token & CLOG_MAT) && c->mat_ks)
+        status = clog_mat_landed(c, token, data, len);
     if (status != CK_OK) {
         /* Flink fails the job once its retries are spent; chandy has none */
         fail(t, status, token & CLOG_MAT ? "uploading a materialization"
@@ -2125,6 +2182,7 @@ static void clog_on_upload(ck_task *t, uint64_t token, int status)
          * to the segments after it */
         if (--c->mat_busy > 0)
             return;
+        clog_mat_release(c);
         uint8_t body[CK_MATERIALIZED_BODY];
         ck_put_u32(body, (uint32_t)c->log->op);
         ck_put_u64(body + 4, c->mat_seq);
@@ -3004,7 +3062,7 @@ static int task_on_complete(void *self, uint64_t token, int status, uint8_t *dat
             return CK_OK; /* kept */
     } else if (token != RESTORE_TOKEN && (token & CLOG_TOKEN)) {
         if (t->state != CK_TASK_FAILED)
-            clog_on_upload(t, token, status);
+            clog_on_upload(t, token, status, data, len);
     } else if (token != STATE_WORK_TOKEN && t->state != CK_TASK_FAILED) {
         if (token & FILE_TOKEN)
             token = file_landed(t, token, &status, data, len);
