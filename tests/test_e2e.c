@@ -385,6 +385,20 @@ static void retained_dir(const char *run, char *path, size_t len)
     path[strcspn(path, "\n")] = 0;
 }
 
+/* Decodes the _metadata of run name's one retained checkpoint into m. */
+static void retained_meta(const char *name, ck_cp_meta *m)
+{
+    char path[700], meta[800];
+    retained_dir(name, path, sizeof(path));
+    snprintf(meta, sizeof(meta), "%s/_metadata", path);
+    size_t len;
+    uint8_t *b = (uint8_t *)slurp_n(meta, &len);
+    assert_non_null(b);
+    const char *why;
+    assert_int_equal(ck_cp_meta_decode(b, len, m, &why), 0);
+    free(b);
+}
+
 /* The global index of subtask s of the vertex that holds operator op of
  * the scenario's job (as run.json's checkpoints index subtasks): the
  * vertices in run.json's order, each parallelism wide. */
@@ -472,16 +486,8 @@ static void check_orphan(const cJSON *run, const char *key)
 static int retained_objects_but(const char *name, int *kinds, int *objects, const cJSON *run)
 {
     char path[700];
-    retained_dir(name, path, sizeof(path));
-    char meta[800];
-    snprintf(meta, sizeof(meta), "%s/_metadata", path);
-    size_t len;
-    uint8_t *b = (uint8_t *)slurp_n(meta, &len);
-    assert_non_null(b);
     ck_cp_meta m;
-    const char *why;
-    assert_int_equal(ck_cp_meta_decode(b, len, &m, &why), 0);
-    free(b);
+    retained_meta(name, &m);
     int shared = 0, nobj = 0;
     char **obj = NULL; /* the files under shared/, each once */
     memset(kinds, 0, (CK_HANDLE_KIND_MAX + 1) * sizeof(int));
@@ -1178,16 +1184,8 @@ static void test_moments_over_sockets(void **state)
  * many there are. */
 static int native_materials_sound(const char *name)
 {
-    char path[700], meta[800];
-    retained_dir(name, path, sizeof(path));
-    snprintf(meta, sizeof(meta), "%s/_metadata", path);
-    size_t len;
-    uint8_t *b = (uint8_t *)slurp_n(meta, &len);
-    assert_non_null(b);
     ck_cp_meta m;
-    const char *why;
-    assert_int_equal(ck_cp_meta_decode(b, len, &m, &why), 0);
-    free(b);
+    retained_meta(name, &m);
     int n = 0;
     for (uint32_t s = 0; s < m.nsubtasks; s++)
         for (uint32_t i = 0; i < m.tasks[s].n; i++) {
@@ -1208,12 +1206,20 @@ static int native_materials_sound(const char *name)
     return n;
 }
 
-/* RocksDB over sockets, with incremental checkpoints and under the
- * changelog: each task manager's process keeps its instances under
- * <run>/local/tm<host>/; none outlives the run. The changelog's
- * materializations upload the wrapped instance's files from their paths
- * (the store's threads read them), and the restore after the crash reads
- * them back by their checksums. */
+/* RocksDB's default write buffer of 64 mb. */
+static void big_write_buffer(cJSON *sc)
+{
+    cJSON *cfg = cJSON_GetObjectItem(sc, "config");
+    cJSON_DeleteItemFromObject(cfg, "state.backend.rocksdb.writebuffer.size");
+    cJSON_AddStringToObject(cfg, "state.backend.rocksdb.writebuffer.size", "64 mb");
+}
+
+/* RocksDB over sockets, alone (full checkpoints) and under the changelog
+ * (incremental materializations): each task manager's process keeps its
+ * instances under <run>/local/tm<host>/; none outlives the run. The
+ * changelog's materializations upload the wrapped instance's files from
+ * their paths (the store's threads read them), and the restore after the
+ * crash reads them back by their checksums. */
 static void test_rocksdb_over_sockets(void **state)
 {
     (void)state;
@@ -1227,24 +1233,8 @@ static void test_rocksdb_over_sockets(void **state)
          * the scenario's expectation of at least the fifth is dropped here;
          * the restore must still come from one. */
         snprintf(name, sizeof(name), "ksr-sock-%d", c);
+        write_variant(names[c], name, NULL, 0, big_write_buffer);
         snprintf(variant, sizeof(variant), "%s/%s.json", tmp, name);
-        char src[300];
-        snprintf(src, sizeof(src), "scenarios/%s.json", names[c]);
-        config_variant(src, variant, "state.backend.rocksdb.writebuffer.size", "64 mb");
-        size_t len;
-        char *text = slurp_n(variant, &len);
-        assert_non_null(text);
-        cJSON *sc = cJSON_Parse(text);
-        free(text);
-        assert_non_null(sc);
-        cJSON_DeleteItemFromObject(cJSON_GetObjectItem(sc, "expect"), "recoveries[0].checkpoint");
-        char *out = cJSON_Print(sc);
-        FILE *f = fopen(variant, "w");
-        assert_non_null(f);
-        fputs(out, f);
-        fclose(f);
-        free(out);
-        cJSON_Delete(sc);
         snprintf(args, sizeof(args), "run %s --backend sockets --out %s/%s -q", variant, tmp,
                  name);
         assert_int_equal(chandy(name, args), 0);
