@@ -399,24 +399,24 @@ static void retained_meta(const char *name, ck_cp_meta *m)
     free(b);
 }
 
-/* The global index of subtask s of the vertex that holds operator op of
- * the scenario's job (as run.json's checkpoints index subtasks): the
- * vertices in run.json's order, each parallelism wide. */
-static int subtask_of_op(const cJSON *run, const cJSON *sc, int op, int s)
+/* The index of the vertex (in run.json's order) that holds operator op
+ * of scenario sc's job. */
+static int vertex_of_op(const cJSON *run, const cJSON *sc, int op)
 {
-    const cJSON *o = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(sc, "job"), "operators"), op);
+    const cJSON *ops = cJSON_GetObjectItem(cJSON_GetObjectItem(sc, "job"), "operators");
+    const cJSON *o = cJSON_GetArrayItem(ops, op);
     assert_non_null(o);
     const char *name = cJSON_GetObjectItem(o, "name")->valuestring;
-    int base = 0;
+    int vx = 0;
     const cJSON *v, *vo;
     cJSON_ArrayForEach(v, cJSON_GetObjectItem(cJSON_GetObjectItem(run, "job"), "vertices"))
     {
         cJSON_ArrayForEach(vo, cJSON_GetObjectItem(v, "operators"))
         {
             if (!strcmp(cJSON_GetObjectItem(vo, "name")->valuestring, name))
-                return base + s;
+                return vx;
         }
-        base += (int)num(v, "parallelism", NULL);
+        vx++;
     }
     fail_msg("operator %d (%s) is in no vertex", op, name);
     return -1;
@@ -427,30 +427,24 @@ static int subtask_of_op(const cJSON *run, const cJSON *sc, int op, int s)
  * subtask acknowledged: named for a checkpoint that a crash found pending
  * and that did not complete, and for a subtask that never acknowledged
  * it ("op<op>-<subtask>-a<attempt>-c<id>-<native name>", or a merged
- * file's "v<vertex>-<subtask>-a<attempt>-c<id>-m<n>"). */
-static void check_orphan(const cJSON *run, const char *key)
+ * file's "v<vertex>-<subtask>-a<attempt>-c<id>-m<n>"); sc: the run's
+ * scenario. */
+static void check_orphan(const cJSON *run, const cJSON *sc, const char *key)
 {
-    int op = -1, vx = -1, s = -1, idx = -1;
+    int op = -1, vx = -1, s = -1;
     unsigned a;
     unsigned long long id;
     if (sscanf(key, "op%d-%d-a%u-c%llu-", &op, &s, &a, &id) != 4 &&
         sscanf(key, "v%d-%d-a%u-c%llu-m", &vx, &s, &a, &id) != 4)
         fail_msg("orphaned %s: not a subtask's checkpoint file", key);
-    if (op >= 0) {
-        size_t len;
-        char *text = slurp_n(cJSON_GetObjectItem(run, "scenario_file")->valuestring, &len);
-        assert_non_null(text);
-        cJSON *sc = cJSON_Parse(text);
-        free(text);
-        assert_non_null(sc);
-        idx = subtask_of_op(run, sc, op, s);
-        cJSON_Delete(sc);
-    } else {
-        const cJSON *v = cJSON_GetObjectItem(cJSON_GetObjectItem(run, "job"), "vertices");
-        idx = s;
-        for (int k = 0; k < vx; k++)
-            idx += (int)num(cJSON_GetArrayItem(v, k), "parallelism", NULL);
-    }
+    if (op >= 0)
+        vx = vertex_of_op(run, sc, op);
+    /* the subtask's index in run.json's checkpoints: vertices in order,
+     * each parallelism wide */
+    const cJSON *v = cJSON_GetObjectItem(cJSON_GetObjectItem(run, "job"), "vertices");
+    int idx = s;
+    for (int k = 0; k < vx; k++)
+        idx += (int)num(cJSON_GetArrayItem(v, k), "parallelism", NULL);
     const cJSON *cp = NULL, *c, *f;
     cJSON_ArrayForEach(c, cJSON_GetObjectItem(run, "checkpoints"))
     {
@@ -521,6 +515,15 @@ static int retained_objects_but(const char *name, int *kinds, int *objects, cons
         }
     snprintf(path, sizeof(path), "%s/%s/store/checkpoints/*/shared", tmp, name);
     int orphans = 0;
+    cJSON *sc = NULL; /* the run's scenario */
+    if (run) {
+        size_t len;
+        char *text = slurp_n(cJSON_GetObjectItem(run, "scenario_file")->valuestring, &len);
+        assert_non_null(text);
+        sc = cJSON_Parse(text);
+        free(text);
+        assert_non_null(sc);
+    }
     glob_t gl;
     if (glob(path, 0, NULL, &gl) == 0) {
         assert_int_equal(gl.gl_pathc, 1);
@@ -537,12 +540,13 @@ static int retained_objects_but(const char *name, int *kinds, int *objects, cons
                 continue;
             if (!run)
                 fail_msg("%s: shared/%s: no retained checkpoint refers to it", name, de->d_name);
-            check_orphan(run, de->d_name);
+            check_orphan(run, sc, de->d_name);
             orphans++;
         }
         closedir(d);
         globfree(&gl);
     }
+    cJSON_Delete(sc);
     if (run) {
         assert_int_equal(orphans, (int)num(cJSON_GetObjectItem(run, "checkpoint_summary"),
                                            "orphaned_files", NULL));
