@@ -77,7 +77,7 @@ static void test_simgrid_run(void **state)
     (void)state;
     char args[256];
     snprintf(args, sizeof(args), "run tests/scenarios/small.json --out %s/sim", tmp);
-    assert_int_equal(chandy("sim", args), 0);
+    assert_chandy("sim", args, 0);
     cJSON *run = load_run("sim");
     check_small_run(run, "simgrid");
     assert_string_equal(cJSON_GetObjectItem(run, "network_model")->valuestring, "CM02");
@@ -103,7 +103,7 @@ static void test_sockets_run(void **state)
     char args[256];
     snprintf(args, sizeof(args), "run tests/scenarios/small.json --backend sockets --out %s/sock",
              tmp);
-    assert_int_equal(chandy("sock", args), 0);
+    assert_chandy("sock", args, 0);
     cJSON *run = load_run("sock");
     check_small_run(run, "sockets");
     cJSON_Delete(run);
@@ -121,11 +121,11 @@ static void test_determinism(void **state)
     (void)state;
     char args[256];
     snprintf(args, sizeof(args), "run scenarios/demo.json --out %s/d1 --quiet", tmp);
-    assert_int_equal(chandy("d1", args), 0);
+    assert_chandy("d1", args, 0);
     snprintf(args, sizeof(args), "run scenarios/demo.json --out %s/d2 --quiet", tmp);
-    assert_int_equal(chandy("d2", args), 0);
+    assert_chandy("d2", args, 0);
     snprintf(args, sizeof(args), "run scenarios/demo.json --out %s/d3 --quiet --seed 43", tmp);
-    assert_int_equal(chandy("d3", args), 0);
+    assert_chandy("d3", args, 0);
     cJSON *a = load_run("d1"), *b = load_run("d2"), *c = load_run("d3");
     strip_wall(a);
     strip_wall(b);
@@ -148,7 +148,7 @@ static void test_backpressure_scenario(void **state)
     (void)state;
     char args[256];
     snprintf(args, sizeof(args), "run scenarios/backpressure.json --out %s/bp", tmp);
-    assert_int_equal(chandy("bp", args), 0); /* its own expect block held */
+    assert_chandy("bp", args, 0); /* its own expect block held */
     cJSON *run = load_run("bp");
     const cJSON *tasks = cJSON_GetObjectItem(run, "tasks");
     const cJSON *t;
@@ -172,7 +172,7 @@ static void test_demo_scenario(void **state)
     (void)state;
     char args[256];
     snprintf(args, sizeof(args), "run scenarios/demo.json --out %s/demo", tmp);
-    assert_int_equal(chandy("demo", args), 0);
+    assert_chandy("demo", args, 0);
 }
 
 static int count_entries(const char *dir, const char *prefix)
@@ -194,7 +194,7 @@ static void test_checkpoints_exactly_once(void **state)
     (void)state;
     char args[256];
     snprintf(args, sizeof(args), "run scenarios/checkpoint-backpressure.json --out %s/cp", tmp);
-    assert_int_equal(chandy("cp", args), 0); /* its own expect block held */
+    assert_chandy("cp", args, 0); /* its own expect block held */
     cJSON *run = load_run("cp");
     const cJSON *sum = cJSON_GetObjectItem(run, "checkpoint_summary");
     assert_string_equal(cJSON_GetObjectItem(sum, "mode")->valuestring, "EXACTLY_ONCE");
@@ -261,9 +261,9 @@ static void test_checkpoints_at_least_once(void **state)
     (void)state;
     char args[256];
     snprintf(args, sizeof(args), "run tests/scenarios/alo.json --out %s/alo", tmp);
-    assert_int_equal(chandy("alo", args), 0);
+    assert_chandy("alo", args, 0);
     snprintf(args, sizeof(args), "run scenarios/checkpoint-backpressure.json --out %s/eo --quiet", tmp);
-    assert_int_equal(chandy("eo", args), 0);
+    assert_chandy("eo", args, 0);
     cJSON *alo = load_run("alo"), *eo = load_run("eo");
     /* No transactions: output is visible before the checkpoint completes. */
     assert_true(num(alo, "latency_ms", "p50") < num(eo, "latency_ms", "p50"));
@@ -278,7 +278,7 @@ static void test_checkpoints_sockets(void **state)
     char args[256];
     snprintf(args, sizeof(args), "run tests/scenarios/small-cp.json --backend sockets --out %s/scp",
              tmp);
-    assert_int_equal(chandy("scp", args), 0);
+    assert_chandy("scp", args, 0);
     cJSON *run = load_run("scp");
     assert_true(num(run, "checkpoint_summary", "completed") >= 4);
     assert_true(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(run, "correctness"), "ok")));
@@ -328,10 +328,7 @@ static void test_fault_scenarios(void **state)
     char args[512];
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         snprintf(args, sizeof(args), "run scenarios/%s.json --out %s/%s", names[i], tmp, names[i]);
-        int st = chandy(names[i], args);
-        if (st != 0)
-            fprintf(stderr, "%s: exit %d\n", names[i], st);
-        assert_int_equal(st, 0);
+        assert_chandy(names[i], args, 0);
     }
     cJSON *stop = load_run("savepoint-stop");
     char sp[600];
@@ -341,7 +338,7 @@ static void test_fault_scenarios(void **state)
     cJSON_Delete(stop);
     snprintf(args, sizeof(args), "run scenarios/savepoint-restore.json --out %s/restore -s %s",
              tmp, sp);
-    assert_int_equal(chandy("restore", args), 0);
+    assert_chandy("restore", args, 0);
     cJSON *run = load_run("restore");
     const cJSON *c = cJSON_GetObjectItem(run, "correctness");
     assert_true(cJSON_IsTrue(cJSON_GetObjectItem(c, "ok")));
@@ -353,7 +350,7 @@ static void test_fault_scenarios(void **state)
     snprintf(variant, sizeof(variant), "%s/savepoint-restore-rocksdb.json", tmp);
     config_variant("scenarios/savepoint-restore.json", variant, "state.backend.type", "rocksdb");
     snprintf(args, sizeof(args), "run %s --out %s/restore-rocks -s %s", variant, tmp, sp);
-    assert_int_equal(chandy("restore-rocks", args), 0);
+    assert_chandy("restore-rocks", args, 0);
     run = load_run("restore-rocks");
     c = cJSON_GetObjectItem(run, "correctness");
     assert_true(cJSON_IsTrue(cJSON_GetObjectItem(c, "ok")));
@@ -609,7 +606,7 @@ static void test_incremental_checkpoints(void **state)
         snprintf(name, sizeof(name), "ksinc-%d", merged);
         snprintf(args, sizeof(args), "run scenarios/%s.json --out %s/%s -q", scenarios[merged],
                  tmp, name);
-        assert_int_equal(chandy(name, args), 0);
+        assert_chandy(name, args, 0);
         cJSON *run = load_run(name);
         assert_true(
             cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(run, "correctness"), "ok")));
@@ -751,14 +748,15 @@ static void write_variant(const char *scenario, const char *name, cJSON *ev, int
     cJSON_Delete(sc);
 }
 
-/* Runs write_variant's scenario; returns chandy's exit status. */
-static int run_event_variant(const char *scenario, const char *name, cJSON *ev, int replace,
-                             void (*tweak)(cJSON *sc))
+/* Runs write_variant's scenario and asserts it exits 0: it ran exactly
+ * once, with its expectations met. */
+static void run_event_variant(const char *scenario, const char *name, cJSON *ev, int replace,
+                              void (*tweak)(cJSON *sc))
 {
     char args[700];
     write_variant(scenario, name, ev, replace, tweak);
     snprintf(args, sizeof(args), "run %s/%s.json --out %s/%s -q", tmp, name, tmp, name);
-    return chandy(name, args);
+    assert_chandy(name, args, 0);
 }
 
 /* A crash of `host` `at` after the nth `moment` (a triggered event),
@@ -819,7 +817,7 @@ static void test_damaged_shared_files(void **state)
         cJSON_AddStringToObject(ev, "action", "corrupt_checkpoint");
         cJSON_AddStringToObject(ev, "file", cases[c].file);
         snprintf(name, sizeof(name), "damaged-%s", cases[c].file);
-        assert_int_equal(run_event_variant(cases[c].scenario, name, ev, 0, keep_three), 0);
+        run_event_variant(cases[c].scenario, name, ev, 0, keep_three);
         cJSON *run = load_run(name);
         const cJSON *verdict = cJSON_GetObjectItem(run, "correctness");
         assert_int_equal(num(verdict, "lost", NULL), 0);
@@ -918,7 +916,7 @@ static void test_resume_from_retained_checkpoint(void **state)
         cJSON_AddStringToObject(ev, "action", "crash");
         cJSON_AddStringToObject(ev, "host", "tm1");
         snprintf(name, sizeof(name), "failed-%zu", c);
-        assert_int_equal(run_event_variant(scenarios[c], name, ev, 1, no_restarts), 0);
+        run_event_variant(scenarios[c], name, ev, 1, no_restarts);
         retained_dir(name, chk, sizeof(chk));
         uint64_t from = strtoull(strrchr(chk, '-') + 1, NULL, 10);
         assert_true(from == 5);
@@ -926,7 +924,7 @@ static void test_resume_from_retained_checkpoint(void **state)
         assert_int_equal(system(cmd), 0); /* a transaction of checkpoint 5 was left uncommitted */
         /* chandy savepoint lists it, its shared files included */
         snprintf(args, sizeof(args), "savepoint %s", chk);
-        assert_int_equal(chandy("inspect", args), 0);
+        assert_chandy("inspect", args, 0);
         snprintf(cmd, sizeof(cmd), "%s/inspect.out", tmp);
         char *listing = slurp(cmd);
         assert_non_null(listing);
@@ -939,7 +937,7 @@ static void test_resume_from_retained_checkpoint(void **state)
         write_variant(scenarios[c], name, NULL, 1, no_faults);
         snprintf(args, sizeof(args), "run %s/%s.json --out %s/%s -q -s %s --claim-mode CLAIM", tmp,
                  name, tmp, name, chk);
-        assert_int_equal(chandy(name, args), 0);
+        assert_chandy(name, args, 0);
         cJSON *run = load_run(name);
         assert_string_equal(
             cJSON_GetObjectItem(cJSON_GetObjectItem(run, "job"), "claim_mode")->valuestring,
@@ -968,7 +966,7 @@ static void test_resume_from_retained_checkpoint(void **state)
             write_variant(scenarios[c], name, NULL, 1, no_faults);
             snprintf(args, sizeof(args), "run %s/%s.json --out %s/%s -q -s %s", tmp, name, tmp,
                      name, chk);
-            assert_int_equal(chandy(name, args), 2);
+            assert_chandy(name, args, 2);
             snprintf(cmd, sizeof(cmd), "%s/%s.err", tmp, name);
             char *err = slurp(cmd);
             assert_non_null(err);
@@ -985,7 +983,7 @@ static void test_resume_from_retained_checkpoint(void **state)
             write_variant(scenarios[c], name, NULL, 1, no_faults);
             snprintf(args, sizeof(args), "run %s/%s.json --out %s/%s -q -s %s%s", tmp, name, tmp,
                      name, chk, legacy ? " --claim-mode LEGACY" : "");
-            assert_int_equal(chandy(name, args), 0);
+            assert_chandy(name, args, 0);
             run = load_run(name);
             verdict = cJSON_GetObjectItem(run, "correctness");
             assert_true(cJSON_IsTrue(cJSON_GetObjectItem(verdict, "ok")));
@@ -1015,14 +1013,14 @@ static void test_resume_from_retained_checkpoint(void **state)
             cJSON_Delete(run);
             snprintf(args, sizeof(args), "savepoint %s/%s/store/checkpoints/*/chk-%llu", tmp, name,
                      (unsigned long long)from);
-            assert_int_equal(chandy("inspect", args), 0); /* still whole, its files checked */
+            assert_chandy("inspect", args, 0); /* still whole, its files checked */
         }
         if (!clog) { /* and over sockets, the same */
             snprintf(name, sizeof(name), "resumed-%zu", c);
             snprintf(args, sizeof(args),
                      "run %s/%s.json --backend sockets --out %s/%s-net -q -s %s --claim-mode CLAIM",
                      tmp, name, tmp, name, chk);
-            assert_int_equal(chandy("resumed-net", args), 0);
+            assert_chandy("resumed-net", args, 0);
             snprintf(cmd, sizeof(cmd), "%s-net", name);
             run = load_run(cmd);
             verdict = cJSON_GetObjectItem(run, "correctness");
@@ -1037,7 +1035,7 @@ static void test_resume_from_retained_checkpoint(void **state)
         write_variant(scenarios[c], name, NULL, 1, clog ? no_changelog : on_heap);
         snprintf(args, sizeof(args), "run %s/%s.json --out %s/%s -q -s %s", tmp, name, tmp, name,
                  chk);
-        assert_int_equal(chandy(name, args), 2);
+        assert_chandy(name, args, 2);
         snprintf(cmd, sizeof(cmd), "%s/%s.err", tmp, name);
         char *err = slurp(cmd);
         assert_non_null(err);
@@ -1067,10 +1065,9 @@ static void test_state_moments(void **state)
     for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
         char name[100];
         snprintf(name, sizeof(name), "moment-%s", cases[c].moment);
-        assert_int_equal(run_event_variant("keyed-state-changelog-rocksdb", name,
-                                           crash_after(cases[c].moment, cases[c].nth, "200 us"),
-                                           1, NULL),
-                         0); /* exactly once, its expectations */
+        run_event_variant("keyed-state-changelog-rocksdb", name,
+                          crash_after(cases[c].moment, cases[c].nth, "200 us"), 1,
+                          NULL); /* exactly once, its expectations */
         cJSON *run = load_run(name);
         const cJSON *ft = cJSON_GetArrayItem(cJSON_GetObjectItem(run, "faults"), 0);
         assert_true(cJSON_IsTrue(cJSON_GetObjectItem(ft, "applied")));
@@ -1094,10 +1091,7 @@ static void test_no_garbage_after_cancelled_uploads(void **state)
     for (int i = 0; i < 3; i++) {
         char name[100], dir[600];
         snprintf(name, sizeof(name), "cancelled-%d", i);
-        assert_int_equal(
-            run_event_variant(scenarios[i], name, crash_after("upload_started", 60, "50 us"), 1,
-                              NULL),
-            0);
+        run_event_variant(scenarios[i], name, crash_after("upload_started", 60, "50 us"), 1, NULL);
         int kinds[CK_HANDLE_KIND_MAX + 1];
         assert_true(retained_shared(name, kinds) > 0); /* nothing else under shared/ */
         snprintf(dir, sizeof(dir), "%s/%s/store/checkpoints/*", tmp, name);
@@ -1107,10 +1101,8 @@ static void test_no_garbage_after_cancelled_uploads(void **state)
      * upload of a step that uploads more files (an incremental
      * checkpoint's); the next upload found its host off and aborted
      * SimGrid ("Cannot start actor on failed host"). */
-    assert_int_equal(run_event_variant("keyed-state-incremental", "upload-instant",
-                                       crash_host_after("tm0", "upload_started", 216, "0 us"), 1,
-                                       NULL),
-                     0);
+    run_event_variant("keyed-state-incremental", "upload-instant",
+                      crash_host_after("tm0", "upload_started", 216, "0 us"), 1, NULL);
 }
 
 /* A second crash, of tm2, 100 us after the third download of a restore
@@ -1149,7 +1141,7 @@ static void test_moments_over_sockets(void **state)
         write_variant(cases[c].scenario, cases[c].name, ev, cases[c].replace, cases[c].tweak);
         snprintf(args, sizeof(args), "run %s/%s.json --backend sockets --out %s/%s -q", tmp,
                  cases[c].name, tmp, cases[c].name);
-        assert_int_equal(chandy(cases[c].name, args), 0); /* exactly once: its expectations */
+        assert_chandy(cases[c].name, args, 0); /* exactly once: its expectations */
         cJSON *run = load_run(cases[c].name);
         const cJSON *faults = cJSON_GetObjectItem(run, "faults");
         const cJSON *ft = cJSON_GetArrayItem(faults, cJSON_GetArraySize(faults) - 1);
@@ -1241,7 +1233,7 @@ static void test_rocksdb_over_sockets(void **state)
         snprintf(variant, sizeof(variant), "%s/%s.json", tmp, name);
         snprintf(args, sizeof(args), "run %s --backend sockets --out %s/%s -q", variant, tmp,
                  name);
-        assert_int_equal(chandy(name, args), 0);
+        assert_chandy(name, args, 0);
         cJSON *run = load_run(name);
         assert_true(
             cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(run, "correctness"), "ok")));
@@ -1285,7 +1277,7 @@ static void test_store_link_over_sockets(void **state)
                   crash_after("checkpoint_triggered", 5, "50 ms"), 1, NULL);
     snprintf(args, sizeof(args), "run %s/cdc-sock.json --backend sockets --out %s/cdc-sock -q",
              tmp, tmp);
-    assert_int_equal(chandy("cdc-sock", args), 0);
+    assert_chandy("cdc-sock", args, 0);
     cJSON *run = load_run("cdc-sock");
     const cJSON *f = cJSON_GetArrayItem(cJSON_GetObjectItem(run, "faults"), 0);
     assert_true(cJSON_IsTrue(cJSON_GetObjectItem(f, "applied")));
@@ -1348,7 +1340,7 @@ static cJSON *run_exchanges_events(const char *tag, const char *const *kv, const
     char args[512];
     snprintf(args, sizeof(args), "run %s --out %s/%s -q", exchanges_file(tag, kv, events), tmp,
              tag);
-    assert_int_equal(chandy(tag, args), 0);
+    assert_chandy(tag, args, 0);
     return load_run(tag);
 }
 
@@ -1577,7 +1569,7 @@ static void test_exit_statuses(void **state)
     (void)state;
     char args[256];
     snprintf(args, sizeof(args), "run tests/scenarios/failing-expect.json --out %s/fe", tmp);
-    assert_int_equal(chandy("fe", args), 1);
+    assert_chandy("fe", args, 1);
     char path[256];
     snprintf(path, sizeof(path), "%s/fe.err", tmp);
     char *err = slurp(path);
@@ -1585,17 +1577,17 @@ static void test_exit_statuses(void **state)
     free(err);
 
     snprintf(args, sizeof(args), "run tests/scenarios/bad-config.json --out %s/bc", tmp);
-    assert_int_equal(chandy("bc", args), 2);
+    assert_chandy("bc", args, 2);
     snprintf(path, sizeof(path), "%s/bc.err", tmp);
     err = slurp(path);
     assert_non_null(strstr(err, "tests/scenarios/bad-config.json: "
                                 "config.execution.checkpointing.intervall: unknown configuration key"));
     assert_int_equal(strchr(err, '\n') - err, (long)strlen(err) - 1); /* one line */
     free(err);
-    assert_int_equal(chandy("nf", "run /nonexistent.json"), 2);
-    assert_int_equal(chandy("opt", "run scenarios/demo.json --backend carrier-pigeon"), 2);
-    assert_int_equal(chandy("val", "validate scenarios/*.json tests/scenarios/small*.json"), 0);
-    assert_int_equal(chandy("val2", "validate tests/scenarios/bad-config.json"), 2);
+    assert_chandy("nf", "run /nonexistent.json", 2);
+    assert_chandy("opt", "run scenarios/demo.json --backend carrier-pigeon", 2);
+    assert_chandy("val", "validate scenarios/*.json tests/scenarios/small*.json", 0);
+    assert_chandy("val2", "validate tests/scenarios/bad-config.json", 2);
 }
 
 static void test_keygroup_tool(void **state)
@@ -1609,7 +1601,7 @@ static void test_keygroup_tool(void **state)
     fwrite(keys, 1, sizeof(keys) - 1, f);
     fclose(f);
     snprintf(args, sizeof(args), "keygroup --parallelism 3 --max-parallelism 1000 < %s", path);
-    assert_int_equal(chandy("kg", args), 0);
+    assert_chandy("kg", args, 0);
     snprintf(path, sizeof(path), "%s/kg.out", tmp);
     char *out = slurp(path);
     const char *k = keys;
@@ -1637,13 +1629,13 @@ static void test_keygroup_tool(void **state)
     fputs("a\n", f);
     fclose(f);
     snprintf(args, sizeof(args), "keygroup --parallelism 4 < %s", path);
-    assert_int_equal(chandy("kg2", args), 0);
+    assert_chandy("kg2", args, 0);
     snprintf(path, sizeof(path), "%s/kg2.out", tmp);
     out = slurp(path);
     assert_string_equal(out, "a\t81\t2\n");
     free(out);
-    assert_int_equal(chandy("kg3", "keygroup"), 2);
-    assert_int_equal(chandy("kg4", "keygroup --parallelism 300 --max-parallelism 200"), 2);
+    assert_chandy("kg3", "keygroup", 2);
+    assert_chandy("kg4", "keygroup --parallelism 300 --max-parallelism 200", 2);
 }
 
 int main(void)

@@ -709,7 +709,7 @@ static void test_no_restart_fails_the_job(void **state)
     memcpy(p, "\"none\",       ", 14);
     const char *path = put_file("norestart.json", text);
     snprintf(args, sizeof(args), "run %s --out %s/norestart", path, tmp);
-    assert_int_equal(chandy("norestart", args), 1);
+    assert_chandy("norestart", args, 1);
     cJSON *run = load_run("norestart");
     const cJSON *job = item(run, "job");
     assert_string_equal(item(job, "state")->valuestring, "FAILED");
@@ -787,7 +787,7 @@ static void test_checkpoints_after_tasks_finish(void **state)
             free(out);
         }
         snprintf(args, sizeof(args), "run %s --backend %s --out %s/%s", scen, backend, tmp, name);
-        assert_int_equal(chandy(name, args), 0);
+        assert_chandy(name, args, 0);
         cJSON *run = load_run(name);
         assert_true(cJSON_IsTrue(item(item(run, "correctness"), "ok")));
         int before = 0;
@@ -815,7 +815,7 @@ static void test_checkpoints_after_tasks_finish(void **state)
             const cJSON *last = cJSON_GetArrayItem(cps, cJSON_GetArraySize(cps) - 1);
             snprintf(path, sizeof(path), "savepoint %s/%s/store/checkpoints/*/chk-%.0f", tmp, name,
                      num(last, "id", NULL));
-            assert_int_equal(chandy("idle-info", path), 0);
+            assert_chandy("idle-info", path, 0);
             snprintf(path, sizeof(path), "%s/idle-info.out", tmp);
             char *info = slurp(path);
             assert_int_equal(count_of(info, ": finished"), 2);
@@ -1139,7 +1139,7 @@ static void test_damaged_checkpoint_fails(void **state)
              DAMAGE_THEN_CRASH("bitflip"));
     const char *path = put_file("damage-only.json", text);
     snprintf(args, sizeof(args), "run %s --out %s/damage-only", path, tmp);
-    assert_int_equal(chandy("damage-only", args), 1);
+    assert_chandy("damage-only", args, 1);
     cJSON *run = load_run("damage-only");
     const cJSON *job = item(run, "job");
     assert_string_equal(item(job, "state")->valuestring, "FAILED");
@@ -1174,7 +1174,7 @@ static void test_sockets_slow_and_refused(void **state)
              "{\"at\": \"1 s\", \"action\": \"slow_cpu\", \"host\": \"jm\", \"factor\": 0.5}");
     const char *path = put_file("sockets-jm.json", text);
     snprintf(args, sizeof(args), "run %s --backend sockets --out %s/sockets-jm", path, tmp);
-    assert_int_equal(chandy("sockets-jm", args), 2);
+    assert_chandy("sockets-jm", args, 2);
     char errf[256];
     snprintf(errf, sizeof(errf), "%s/sockets-jm.err", tmp);
     char *err = slurp(errf);
@@ -1309,7 +1309,7 @@ static void test_savepoint_across_runs(void **state)
              "{\"at\": \"1500 ms\", \"action\": \"savepoint\", \"stop\": true}");
     const char *path = put_file("sp-a.json", text);
     snprintf(args, sizeof(args), "run %s --out %s/sp-a", path, tmp);
-    assert_int_equal(chandy("sp-a", args), 0);
+    assert_chandy("sp-a", args, 0);
     cJSON *a = load_run("sp-a");
     const cJSON *ja = item(a, "job");
     assert_string_equal(item(ja, "state")->valuestring, "FINISHED");
@@ -1323,7 +1323,7 @@ static void test_savepoint_across_runs(void **state)
     cJSON_Delete(a);
 
     snprintf(args, sizeof(args), "savepoint %s", sp);
-    assert_int_equal(chandy("sp-info", args), 0);
+    assert_chandy("sp-info", args, 0);
     char f[256];
     snprintf(f, sizeof(f), "%s/sp-info.out", tmp);
     char *info = slurp(f);
@@ -1335,7 +1335,7 @@ static void test_savepoint_across_runs(void **state)
     scenario(text, sizeof(text), "sp-b", 8, "EXACTLY_ONCE", 3, "", "");
     path = put_file("sp-b.json", text);
     snprintf(args, sizeof(args), "run %s --out %s/sp-b --from-savepoint %s", path, tmp, sp);
-    assert_int_equal(chandy("sp-b", args), 0);
+    assert_chandy("sp-b", args, 0);
     cJSON *b = load_run("sp-b");
     const cJSON *cb = item(b, "correctness");
     assert_true(cJSON_IsTrue(item(cb, "ok")));
@@ -1355,7 +1355,7 @@ static void test_savepoint_across_runs(void **state)
     scenario(text, sizeof(text), "sp-c", 8, "EXACTLY_ONCE", 3, cfg, "");
     path = put_file("sp-c.json", text);
     snprintf(args, sizeof(args), "run %s --out %s/sp-c", path, tmp);
-    assert_int_equal(chandy("sp-c", args), 0);
+    assert_chandy("sp-c", args, 0);
 
     /* A chain: b2 from a's savepoint stops with one of its own, b3 starts
      * from that; b3's output is checked with b2's and a's, whole. */
@@ -1363,7 +1363,7 @@ static void test_savepoint_across_runs(void **state)
              "{\"at\": \"700 ms\", \"action\": \"savepoint\", \"stop\": true}");
     path = put_file("sp-b2.json", text);
     snprintf(args, sizeof(args), "run %s --out %s/sp-b2 --from-savepoint %s", path, tmp, sp);
-    assert_int_equal(chandy("sp-b2", args), 0);
+    assert_chandy("sp-b2", args, 0);
     b = load_run("sp-b2");
     cb = item(b, "correctness");
     assert_true(cJSON_IsTrue(item(cb, "partial")) && cJSON_IsTrue(item(cb, "ok")));
@@ -1373,7 +1373,7 @@ static void test_savepoint_across_runs(void **state)
     scenario(text, sizeof(text), "sp-b3", 8, "EXACTLY_ONCE", 3, "", "");
     path = put_file("sp-b3.json", text);
     snprintf(args, sizeof(args), "run %s --out %s/sp-b3 --from-savepoint %s", path, tmp, sp2);
-    assert_int_equal(chandy("sp-b3", args), 0);
+    assert_chandy("sp-b3", args, 0);
     b = load_run("sp-b3");
     cb = item(b, "correctness");
     assert_true(cJSON_IsTrue(item(cb, "ok")));
@@ -1385,7 +1385,7 @@ static void test_savepoint_across_runs(void **state)
     snprintf(args, sizeof(args), "%s/sp-a/output", tmp);
     assert_int_equal(ck_storefs_rmtree(args), 0);
     snprintf(args, sizeof(args), "run %s --out %s/sp-b4 --from-savepoint %s", path, tmp, sp2);
-    assert_int_equal(chandy("sp-b4", args), 0);
+    assert_chandy("sp-b4", args, 0);
     b = load_run("sp-b4");
     cb = item(b, "correctness");
     assert_true(cJSON_IsTrue(item(cb, "partial")) && cJSON_IsTrue(item(cb, "ok")));
@@ -1411,9 +1411,7 @@ static cJSON *run_from(const char *name, const char *from, const char *events, i
     const char *path = put_file(file, text);
     snprintf(args, sizeof(args), "run %s --out %s/%s%s%s", path, tmp, name, from ? " -s " : "",
              from ? from : "");
-    int rc = chandy(name, args);
-    if (rc != (restarts ? 0 : 1)) /* a job that failed exits with 1 */
-        fail_msg("%s: exit %d", name, rc);
+    assert_chandy(name, args, restarts ? 0 : 1); /* a job that failed exits with 1 */
     return load_run(name);
 }
 
@@ -1505,7 +1503,7 @@ static void test_savepoint_refused(void **state)
              "{\"at\": \"1 s\", \"action\": \"savepoint\", \"stop\": true}");
     const char *path = put_file("sp-d.json", text);
     snprintf(args, sizeof(args), "run %s --out %s/sp-d", path, tmp);
-    assert_int_equal(chandy("sp-d", args), 0);
+    assert_chandy("sp-d", args, 0);
     cJSON *d = load_run("sp-d");
     snprintf(sp, sizeof(sp), "%s", item(item(d, "job"), "stopped_with_savepoint")->valuestring);
     cJSON_Delete(d);
@@ -1519,9 +1517,9 @@ static void test_savepoint_refused(void **state)
     fputc(c ^ 1, f);
     fclose(f);
     snprintf(args, sizeof(args), "savepoint %s", sp);
-    assert_int_equal(chandy("sp-d-info", args), 1);
+    assert_chandy("sp-d-info", args, 1);
     snprintf(args, sizeof(args), "run %s --out %s/sp-e -s %s", path, tmp, sp);
-    assert_int_equal(chandy("sp-e", args), 2);
+    assert_chandy("sp-e", args, 2);
     char ef[256];
     snprintf(ef, sizeof(ef), "%s/sp-e.err", tmp);
     char *err = slurp(ef);
@@ -1529,7 +1527,7 @@ static void test_savepoint_refused(void **state)
     free(err);
     /* Not a savepoint at all. */
     snprintf(args, sizeof(args), "run %s --out %s/sp-f -s %s", path, tmp, tmp);
-    assert_int_equal(chandy("sp-f", args), 2);
+    assert_chandy("sp-f", args, 2);
     snprintf(ef, sizeof(ef), "%s/sp-f.err", tmp);
     err = slurp(ef);
     assert_non_null(strstr(err, "_metadata: no such file"));

@@ -183,7 +183,7 @@ static void test_time_limit(void **state)
     const char *path = put_file("slow.json", text);
     char args[512];
     snprintf(args, sizeof(args), "run %s --out %s/slow", path, tmp);
-    assert_int_equal(chandy("slow", args), 1);
+    assert_chandy("slow", args, 1);
     last_line_has("slow", "slow.json: the job did not finish: simulated time limit 411.5 s "
                           "reached with the job RUNNING");
     cJSON *run = load_run("slow");
@@ -208,7 +208,7 @@ static void test_time_limit(void **state)
                                                 "\"duration\": \"1 s\", \"rate\": 100", "", 1,
                                                 ""));
     snprintf(args, sizeof(args), "run %s --out %s/quick", path, tmp);
-    assert_int_equal(chandy("quick", args), 0);
+    assert_chandy("quick", args, 0);
     run = load_run("quick");
     job = cJSON_GetObjectItem(run, "job");
     assert_string_equal(cJSON_GetObjectItem(job, "state")->valuestring, "FINISHED");
@@ -227,7 +227,7 @@ static void test_memory_refused(void **state)
                                                            "", 1, ""));
     char args[512];
     snprintf(args, sizeof(args), "run %s --out %s/huge", path, tmp);
-    assert_int_equal(chandy("huge", args), 2);
+    assert_chandy("huge", args, 2);
     one_line_error("huge", "workload: needs about ");
     one_line_error("huge", " GB of memory for 2000000000 records (rate x duration); this machine has ");
     struct stat st;
@@ -304,10 +304,10 @@ static void test_platform_files(void **state)
         snprintf(plat, sizeof(plat), "\"taskmanagers\": 1, \"platform\": \"%s\"", bad[i].file);
         const char *path = put_file("plat.json", scenario_text(plat, wl, "", 1, ""));
         snprintf(args, sizeof(args), "validate %s", path);
-        assert_int_equal(chandy("pv", args), 2);
+        assert_chandy("pv", args, 2);
         one_line_error("pv", bad[i].want);
         snprintf(args, sizeof(args), "run %s --out %s/pr", path, tmp);
-        assert_int_equal(chandy("pr", args), 2);
+        assert_chandy("pr", args, 2);
         one_line_error("pr", bad[i].want);
     }
 #define DOCTYPE "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
@@ -331,18 +331,18 @@ static void test_platform_files(void **state)
             "plat.json",
             scenario_text("\"taskmanagers\": 1, \"platform\": \"refused.xml\"", wl, "", 1, ""));
         snprintf(args, sizeof(args), "run %s --out %s/pl", path, tmp);
-        assert_int_equal(chandy("pl", args), 2);
+        assert_chandy("pl", args, 2);
         one_line_error("pl", refused[i].want);
     }
     /* The platform a run generated serves as a platform file. */
     const char *path = put_file("gen.json", scenario_text("\"taskmanagers\": 2", wl, "", 2, ""));
     snprintf(args, sizeof(args), "run %s --out %s/gen", path, tmp);
-    assert_int_equal(chandy("gen", args), 0);
+    assert_chandy("gen", args, 0);
     path = put_file("own.json",
                     scenario_text("\"taskmanagers\": 2, \"platform\": \"gen/platform.xml\"", wl,
                                   "", 2, ""));
     snprintf(args, sizeof(args), "run %s --out %s/own", path, tmp);
-    assert_int_equal(chandy("own", args), 0);
+    assert_chandy("own", args, 0);
     cJSON *a = load_run("gen"), *b = load_run("own");
     assert_true(num(a, "records_out", NULL) == num(b, "records_out", NULL));
     assert_true(num(a, "sim_time_s", NULL) == num(b, "sim_time_s", NULL));

@@ -158,9 +158,9 @@ static void make_runs(void)
     cJSON_Delete(sc);
     char args[512];
     snprintf(args, sizeof(args), "run scenarios/crash-recovery.json --out %s/a --quiet", tmp);
-    assert_int_equal(chandy("run-a", args), 0);
+    assert_chandy("run-a", args, 0);
     snprintf(args, sizeof(args), "run %s/fast-restart.json --out %s/b --quiet", tmp, tmp);
-    assert_int_equal(chandy("run-b", args), 0);
+    assert_chandy("run-b", args, 0);
 }
 
 static void two_runs_side_by_side(void **state)
@@ -169,7 +169,7 @@ static void two_runs_side_by_side(void **state)
     make_runs();
     char args[512], path[512];
     snprintf(args, sizeof(args), "report %s/a %s/b -o %s/rep", tmp, tmp, tmp);
-    assert_int_equal(chandy("report", args), 0);
+    assert_chandy("report", args, 0);
     snprintf(path, sizeof(path), "%s/rep/index.html", tmp);
     char *html = slurp(path);
     assert_non_null(html);
@@ -286,7 +286,7 @@ static void rendered_by_chromium(void **state)
     if (access(path, R_OK)) { /* run alone: make the report first */
         make_runs();
         snprintf(args, sizeof(args), "report %s/a %s/b -o %s/rep", tmp, tmp, tmp);
-        assert_int_equal(chandy("report", args), 0);
+        assert_chandy("report", args, 0);
     }
     render_ok(path, "shot.png");
     char cmd[1400];
@@ -326,7 +326,7 @@ static void empty_series_are_none(void **state)
     mkdir(path, 0755);
     assert_non_null(put_file("empty/run.json", empty_run));
     snprintf(args, sizeof(args), "report %s/empty -o %s/rep-empty", tmp, tmp);
-    assert_int_equal(chandy("report-empty", args), 0);
+    assert_chandy("report-empty", args, 0);
     snprintf(path, sizeof(path), "%s/rep-empty/index.html", tmp);
     char *html = slurp(path);
     assert_non_null(html);
@@ -350,7 +350,7 @@ static void bad_run_files_are_named(void **state)
     char args[700], path[512];
     /* Missing. */
     snprintf(args, sizeof(args), "report %s/nowhere -o %s/rep-x", tmp, tmp);
-    assert_int_equal(chandy("missing", args), 1);
+    assert_chandy("missing", args, 1);
     snprintf(path, sizeof(path), "%s/missing.err", tmp);
     char *err = slurp(path);
     assert_non_null(strstr(err, "/nowhere: cannot read: No such file"));
@@ -358,7 +358,7 @@ static void bad_run_files_are_named(void **state)
     /* Malformed: the line and column of the damage. */
     const char *bad = put_file("broken.json", "{\"scenario\": \"x\",\n \"seed\": ,\n}");
     snprintf(args, sizeof(args), "report %s -o %s/rep-x", bad, tmp);
-    assert_int_equal(chandy("broken", args), 1);
+    assert_chandy("broken", args, 1);
     snprintf(path, sizeof(path), "%s/broken.err", tmp);
     err = slurp(path);
     assert_non_null(strstr(err, "broken.json:2:"));
@@ -367,14 +367,14 @@ static void bad_run_files_are_named(void **state)
     /* JSON, but not a run. */
     bad = put_file("other.json", "{\"name\": \"a scenario, not a run\"}");
     snprintf(args, sizeof(args), "report %s -o %s/rep-x", bad, tmp);
-    assert_int_equal(chandy("other", args), 1);
+    assert_chandy("other", args, 1);
     snprintf(path, sizeof(path), "%s/other.err", tmp);
     err = slurp(path);
     assert_non_null(strstr(err, "other.json: not a run.json"));
     free(err);
     /* No output directory. */
     snprintf(args, sizeof(args), "report %s/empty", tmp);
-    assert_int_equal(chandy("noout", args), 2);
+    assert_chandy("noout", args, 2);
 }
 
 static void published_figures_beside_their_scenario(void **state)
@@ -413,7 +413,7 @@ static void published_figures_beside_their_scenario(void **state)
                              "\"taskmanager.network.memory.buffer-debloat.target\": "
                              "\"300 ms\"}}"));
     snprintf(args, sizeof(args), "report %s/debloat %s/empty -o %s/rep-pub", tmp, tmp, tmp);
-    assert_int_equal(chandy("report-pub", args), 0);
+    assert_chandy("report-pub", args, 0);
     snprintf(path, sizeof(path), "%s/rep-pub/summary.md", tmp);
     char *md = slurp(path);
     assert_non_null(md);
@@ -519,7 +519,7 @@ static void fidelity_command(void **state)
     (void)state;
     char args[600], path[400];
     snprintf(args, sizeof(args), "fidelity tests/scenarios/small-cp.json --out %s/fc", tmp);
-    assert_int_equal(chandy("fidelity", args), 0);
+    assert_chandy("fidelity", args, 0);
     cJSON *sim = load_run("fc/sim"), *real = load_run("fc/real");
     assert_string_equal(cJSON_GetObjectItem(sim, "backend")->valuestring, "simgrid");
     assert_string_equal(cJSON_GetObjectItem(real, "backend")->valuestring, "sockets");

@@ -41,7 +41,7 @@ static void comparisons_side_by_side(void **state)
     assert_non_null(suite);
     char args[600], path[512];
     snprintf(args, sizeof(args), "suite %s --out %s/s --jobs 2", suite, tmp);
-    assert_int_equal(chandy("suite", args), 0);
+    assert_chandy("suite", args, 0);
     /* Three runs listed, two different: two run. */
     assert_true(exists("%s/s/runs/r%s", "1"));
     assert_true(exists("%s/s/runs/r%s", "2"));
@@ -109,7 +109,7 @@ static void bad_suites_are_named(void **state)
         snprintf(name, sizeof(name), "bad%zu.json", i);
         const char *f = put_file(name, bad[i].text);
         snprintf(args, sizeof(args), "suite %s --out %s/bad%zu", f, tmp, i);
-        assert_int_equal(chandy("bad", args), 2);
+        assert_chandy("bad", args, 2);
         snprintf(path, sizeof(path), "%s/bad.err", tmp);
         char *err = slurp(path);
         if (!strstr(err, bad[i].says) || !strstr(err, name))
@@ -128,7 +128,7 @@ static void default_demo_suite(void **state)
     (void)state;
     char args[600], path[512];
     snprintf(args, sizeof(args), "suite suites/demo.json --out %s/demo", tmp);
-    assert_int_equal(chandy("demo", args), 0);
+    assert_chandy("demo", args, 0);
     snprintf(path, sizeof(path), "%s/demo/index.html", tmp);
     char *html = slurp(path);
     assert_non_null(html);

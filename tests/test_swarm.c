@@ -86,7 +86,7 @@ static cJSON *run_base_events(const char *base, const char *name, const char *ev
     if (seed)
         snprintf(sd, sizeof(sd), " --seed %u", seed);
     snprintf(args, sizeof(args), "run %s%s --out %s/%s -q", sc, sd, tmp, name);
-    assert_int_equal(chandy(name, args), 0);
+    assert_chandy(name, args, 0);
     return load_run(name);
 }
 
@@ -324,7 +324,7 @@ static void test_sockets_triggered_events(void **state)
                           " \"at\": 0, \"action\": \"savepoint\"}]");
     char args[700];
     snprintf(args, sizeof(args), "run %s --backend sockets --out %s/trig-sock -q", sc, tmp);
-    assert_int_equal(chandy("trig-sock", args), 0);
+    assert_chandy("trig-sock", args, 0);
     cJSON *run = load_json("trig-sock/run.json");
     const cJSON *ft = cJSON_GetArrayItem(at(run, "faults"), 0);
     assert_true(cJSON_IsTrue(at(ft, "applied")));
@@ -411,14 +411,14 @@ static void test_swarm_ci(void **state)
     assert_int_equal(dir_entries("ci/runs"), 0);
     cJSON_Delete(sw);
     /* Bad options: exit 2. */
-    assert_int_equal(chandy("bad1", "swarm " SCENARIO " --seeds 5..2 --out x"), 2);
-    assert_int_equal(chandy("bad2", "swarm " SCENARIO " --seeds 1..2 --shard 2/2 --out x"), 2);
-    assert_int_equal(chandy("bad3", "swarm " SCENARIO " --seeds 1..2"), 2);
-    assert_int_equal(chandy("bad4", "swarm " SCENARIO " --seeds 1..2 --mode chaos --out x"), 2);
+    assert_chandy("bad1", "swarm " SCENARIO " --seeds 5..2 --out x", 2);
+    assert_chandy("bad2", "swarm " SCENARIO " --seeds 1..2 --shard 2/2 --out x", 2);
+    assert_chandy("bad3", "swarm " SCENARIO " --seeds 1..2", 2);
+    assert_chandy("bad4", "swarm " SCENARIO " --seeds 1..2 --mode chaos --out x", 2);
     /* An output directory with someone's files in it is refused. */
     put_file("notswarm.txt", "mine");
     snprintf(args, sizeof(args), "swarm %s --seeds 1 --out %s", SCENARIO, tmp);
-    assert_int_equal(chandy("bad5", args), 2);
+    assert_chandy("bad5", args, 2);
 }
 
 /* run.json without the fields that may differ between a run and its
@@ -449,7 +449,7 @@ static void test_unaligned_crash_sockets(void **state)
                                    "  \"restart_after\": \"300 ms\"}]");
     char args[700];
     snprintf(args, sizeof(args), "run %s --backend sockets --out %s/uc-sock -q", sc, tmp);
-    assert_int_equal(chandy("uc-sock", args), 0);
+    assert_chandy("uc-sock", args, 0);
     cJSON *run = load_run("uc-sock");
     const cJSON *rec = cJSON_GetArrayItem(at(run, "recoveries"), 0);
     assert_non_null(rec);
@@ -471,7 +471,7 @@ static void test_shard_merge_replay(void **state)
         snprintf(tag, sizeof(tag), "shard%d", i);
         snprintf(args, sizeof(args), "swarm %s --seeds 1..6 --shard %d/2 --jobs 2 --keep --out %s/%s",
                  SCENARIO, i, tmp, tag);
-        assert_int_equal(chandy(tag, args), 0);
+        assert_chandy(tag, args, 0);
         char rel[64];
         snprintf(rel, sizeof(rel), "%s/swarm.json", tag);
         cJSON *sw = load_json(rel);
@@ -486,7 +486,7 @@ static void test_shard_merge_replay(void **state)
     /* Merged: every seed once, none overlapping. */
     snprintf(args, sizeof(args), "swarm --merge %s/shard0 %s/shard1 --out %s/merged", tmp, tmp,
              tmp);
-    assert_int_equal(chandy("merge", args), 0);
+    assert_chandy("merge", args, 0);
     cJSON *m = load_json("merged/swarm.json");
     assert_int_equal(at(m, "runs")->valueint, 6);
     assert_int_equal(at(m, "violations")->valueint, 0);
@@ -497,7 +497,7 @@ static void test_shard_merge_replay(void **state)
     /* The same shard twice: its seeds are noted as overlapping. */
     snprintf(args, sizeof(args), "swarm --merge %s/shard0 %s/shard0 --out %s/merged2", tmp, tmp,
              tmp);
-    assert_int_equal(chandy("merge2", args), 0);
+    assert_chandy("merge2", args, 0);
     m = load_json("merged2/swarm.json");
     assert_int_equal(at(m, "runs")->valueint, 3);
     assert_int_equal(cJSON_GetArraySize(at(m, "overlapping_seeds")), 3);
@@ -515,7 +515,7 @@ static void test_shard_merge_replay(void **state)
     free(t);
     snprintf(args, sizeof(args), "swarm --merge %s/shard0 %s/other --out %s/merged3", tmp, tmp,
              tmp);
-    assert_int_equal(chandy("merge3", args), 2);
+    assert_chandy("merge3", args, 2);
 
     /* Replay: the one-line command, and the seed's scenario file, give the
      * run.json the swarm got. */
@@ -533,14 +533,14 @@ static void test_shard_merge_replay(void **state)
     snprintf(outp, sizeof(cmd) - (size_t)(outp - cmd), " --out %s/replay -q", tmp);
     const char *sub = strstr(cmd, " run ");
     assert_non_null(sub);
-    assert_int_equal(chandy("replay", sub + 1), 0);
+    assert_chandy("replay", sub + 1, 0);
     char *again = comparable(load_run("replay"));
     assert_string_equal(orig, again);
     free(again);
     /* The scenario file the swarm wrote for it. */
     snprintf(args, sizeof(args), "run %s/shard1/seeds/%d.json --seed %d --out %s/fromfile -q", tmp,
              seed, seed, tmp);
-    assert_int_equal(chandy("fromfile", args), 0);
+    assert_chandy("fromfile", args, 0);
     again = comparable(load_run("fromfile"));
     assert_string_equal(orig, again);
     free(again);
@@ -568,7 +568,7 @@ static void test_timeout_kills_a_seed(void **state)
     char args[700];
     snprintf(args, sizeof(args), "swarm %s --seeds 1 --timeout 1 --jobs 1 --out %s/long", sc,
              tmp);
-    assert_int_equal(chandy("long", args), 1);
+    assert_chandy("long", args, 1);
     cJSON *sw = load_json("long/swarm.json");
     const cJSON *r = cJSON_GetArrayItem(at(sw, "results"), 0);
     assert_string_equal(at(r, "verdict")->valuestring, "violation");

@@ -48,7 +48,7 @@ static void grid_runs_and_resumes(void **state)
                                              "\"seeds\": \"1..2\"}");
     char args[600], path[512];
     snprintf(args, sizeof(args), "sweep %s --out %s/sw --jobs 2", sc, tmp);
-    assert_int_equal(chandy("sweep", args), 0);
+    assert_chandy("sweep", args, 0);
     /* 2 x 2 points, 2 seeds each: every run finished, with its point's settings. */
     snprintf(path, sizeof(path), "%s/sw/sweep.json", tmp);
     char *text = slurp(path);
@@ -105,7 +105,7 @@ static void grid_runs_and_resumes(void **state)
     /* Resumed: only the missing run runs again. */
     snprintf(path, sizeof(path), "rm -rf %s/sw/runs/p2-s1", tmp);
     assert_int_equal(system(path), 0);
-    assert_int_equal(chandy("resume", args), 0);
+    assert_chandy("resume", args, 0);
     snprintf(path, sizeof(path), "%s/resume.err", tmp);
     char *err = slurp(path);
     assert_non_null(strstr(err, "8 runs, 1 to run"));
@@ -118,7 +118,7 @@ static void grid_runs_and_resumes(void **state)
     const char *other = sweep_file("other.json", "{\"execution.checkpointing.interval\": "
                                                  "[\"300 ms\"]}");
     snprintf(args, sizeof(args), "sweep %s --out %s/sw", other, tmp);
-    assert_int_equal(chandy("other", args), 2);
+    assert_chandy("other", args, 2);
     snprintf(path, sizeof(path), "%s/other.err", tmp);
     err = slurp(path);
     assert_non_null(strstr(err, "holds another sweep"));
@@ -148,7 +148,7 @@ static void bad_sweeps_are_named(void **state)
         snprintf(name, sizeof(name), "bad%zu.json", i);
         const char *sc = sweep_file(name, bad[i].sweep);
         snprintf(args, sizeof(args), "sweep %s --out %s/bad%zu", sc, tmp, i);
-        assert_int_equal(chandy("bad", args), 2);
+        assert_chandy("bad", args, 2);
         snprintf(path, sizeof(path), "%s/bad.err", tmp);
         char *err = slurp(path);
         if (!strstr(err, bad[i].says))
@@ -160,7 +160,7 @@ static void bad_sweeps_are_named(void **state)
         struct stat st;
         assert_int_not_equal(stat(path, &st), 0);
         snprintf(args, sizeof(args), "validate %s", sc);
-        assert_int_equal(chandy("validate", args), bad[i].validate ? 2 : 0);
+        assert_chandy("validate", args, bad[i].validate ? 2 : 0);
     }
 }
 
