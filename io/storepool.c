@@ -43,8 +43,8 @@ struct ck_storepool {
     size_t pending; /* their number */
     int stop;
     uint64_t commits; /* puts and groups of puts served */
-    /* holds a byte exactly while the oldest request is served (written
-     * under mu), and ready says so (set before the byte is written, so
+    /* holds a byte exactly while a request may be reaped (written under
+     * mu), and ready says so (set before the byte is written, so
      * that whoever sees the byte sees it; ck_storepool_ready) */
     int pipe[2];
     atomic_int ready;
@@ -126,10 +126,24 @@ static req *take(ck_storepool *p, size_t small)
     return NULL;
 }
 
-/* Under mu: the pipe holds a byte while the oldest request is served. */
+/* Under mu: whether r may be reaped: it is served, and no request of its
+ * owner (ctx) asked before it is still in the list. */
+static int reapable(const ck_storepool *p, const req *r)
+{
+    if (r->state != SERVED)
+        return 0;
+    for (const req *k = p->q; k != r; k = k->next)
+        if (k->d.ctx == r->d.ctx)
+            return 0;
+    return 1;
+}
+
+/* Under mu: the pipe holds a byte while a request may be reaped. */
 static void signal_head(ck_storepool *p)
 {
-    int ready = p->q && p->q->state == SERVED;
+    int ready = 0;
+    for (const req *r = p->q; r && !ready; r = r->next)
+        ready = reapable(p, r);
     int was = atomic_exchange_explicit(&p->ready, ready, memory_order_acq_rel);
     if (ready && !was) {
         char b = 1;
@@ -326,11 +340,19 @@ size_t ck_storepool_reap(ck_storepool *p, ck_storepool_done *out, size_t max)
 {
     size_t n = 0;
     pthread_mutex_lock(&p->mu);
-    while (n < max && p->q && p->q->state == SERVED) {
-        req *r = p->q;
-        p->q = r->next;
-        if (!p->q)
-            p->qtail = NULL;
+    req *prev = NULL;
+    for (req *r = p->q, *next; r && n < max; r = next) {
+        next = r->next;
+        if (!reapable(p, r)) {
+            prev = r;
+            continue;
+        }
+        if (prev)
+            prev->next = next;
+        else
+            p->q = next;
+        if (p->qtail == r)
+            p->qtail = prev;
         out[n++] = r->d;
         r->d.data = NULL; /* the reaper's now */
         req_free(r);

@@ -18,10 +18,14 @@
  * commits them together (ck_storefs_put_many), as a checkpoint's small
  * files are asked at once: their syncs, one per file on as many workers,
  * queued behind one another in the file system's journal. Results
- * are handed back in the order asked (a result waits for those asked
- * before it: what the owner learns keeps its order, e.g. two checkpoints'
- * metadata), and a pipe is readable while the oldest has one: the owner
- * polls ck_storepool_fd() and collects them with ck_storepool_reap().
+ * are handed back in the order each requester (its ctx) asked: a result
+ * waits for that requester's earlier ones (what it learns keeps its
+ * order, e.g. two checkpoints' metadata), never for another's (a
+ * source's snapshot of a few bytes does not wait for the SST files
+ * another task of the process asked before it, as Flink's tasks upload
+ * on threads of their own). A pipe is readable while a result may be
+ * reaped: the owner polls ck_storepool_fd() and collects them with
+ * ck_storepool_reap().
  * Nothing calls back.
  *
  * Invariants: a request is in exactly one of queued, being served, served
@@ -31,7 +35,7 @@
  *
  *   put/get --> [queued] --a worker takes one--> [serving] --> [served]
  *                  |                                              |
- *                  |                        reap, oldest first ---+--> owner
+ *                  |            reap, each requester in order ---+--> owner
  *                  +------ ck_storepool_free: dropped ------------+ (freed)
  *
  * A process that forks with a pool running must not touch it in the child
@@ -100,8 +104,8 @@ int ck_storepool_get(ck_storepool *p, const char *key, void *ctx, uint64_t token
 int ck_storepool_put_files(ck_storepool *p, const char *key, const char *const *paths,
                            uint32_t n, size_t len, void *ctx, uint64_t token, int64_t stamp);
 
-/* Moves up to max results, oldest first (in the order asked), to out;
- * returns how many. */
+/* Moves up to max results to out, each requester's in the order it asked
+ * (older ones of different requesters first); returns how many. */
 size_t ck_storepool_reap(ck_storepool *p, ck_storepool_done *out, size_t max);
 
 /* Group commits served so far: a put alone, or small puts together. */
@@ -110,8 +114,8 @@ uint64_t ck_storepool_commits(ck_storepool *p);
 /* Requests asked and not reaped yet. */
 size_t ck_storepool_pending(const ck_storepool *p);
 
-/* Whether the oldest request is served (ck_storepool_reap would return
- * it): a lock-free read, for a thread that asks between records. */
+/* Whether a result may be reaped (ck_storepool_reap would return one): a
+ * lock-free read, for a thread that asks between records. */
 int ck_storepool_ready(const ck_storepool *p);
 
 /* Waits for what the workers are serving, drops what still waits (queued

@@ -16,6 +16,7 @@
  * written, with the size and checksum of what was read.
  */
 #include <dirent.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -525,6 +526,58 @@ static void test_pool(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* Each requester's results come in the order it asked, and never wait
+ * for another's: a put held in open() on a FIFO (its writer not there yet)
+ * holds back the later put of the same requester, not that of another,
+ * asked after both. */
+static void test_pool_requesters(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/chandy-fs-XXXXXX", fifo[64];
+    assert_non_null(mkdtemp(dir));
+    snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    ck_storepool *p = ck_storepool_new(dir, CK_STOREPOOL_THREADS, 0);
+    assert_non_null(p);
+    int a, b;
+    const char *paths[] = {fifo};
+    /* said to be large, so that no small put joins it in a group */
+    assert_int_equal(ck_storepool_put_files(p, "r/held", paths, 1, 2 * CK_STOREPOOL_GROUP_BYTES,
+                                            &a, 1, 0),
+                     0);
+    assert_int_equal(ck_storepool_put(p, "r/a-next", calloc(1, 8), 8, &a, 2, 0), 0);
+    assert_int_equal(ck_storepool_put(p, "r/b", calloc(1, 8), 8, &b, 3, 0), 0);
+    ck_storepool_done d[3];
+    assert_int_equal(reap_all(p, d, 1), 1);
+    assert_ptr_equal(d[0].ctx, &b);
+    assert_int_equal(d[0].token, 3);
+    assert_int_equal(d[0].status, 0);
+    /* a's second put lands (at most 10 s; then 50 ms for its worker to
+     * say so), and its result still waits for a's first */
+    char path[100];
+    struct stat st;
+    snprintf(path, sizeof(path), "%s/r/a-next", dir);
+    for (int i = 0; i < 1000 && stat(path, &st); i++)
+        usleep(10000);
+    assert_int_equal(stat(path, &st), 0);
+    usleep(50000);
+    assert_int_equal(ck_storepool_reap(p, d, 3), 0);
+    assert_int_equal(ck_storepool_ready(p), 0);
+    int fd = open(fifo, O_WRONLY); /* the held put reads an empty file */
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(reap_all(p, d, 2), 2);
+    assert_int_equal(d[0].token, 1);
+    assert_int_equal(d[0].status, 0);
+    assert_int_equal(d[1].token, 2);
+    assert_int_equal(d[1].status, 0);
+    free(d[0].data);
+    ck_storepool_free(p);
+    char cmd[400];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 /* Small puts queued together are committed as one group by the worker
  * that takes the first (one sync of the file system for all), except a
  * second put of a key the group holds, which follows it; a large put is
@@ -822,6 +875,7 @@ int main(void)
         cmocka_unit_test(test_direct),
         cmocka_unit_test(test_pool),
         cmocka_unit_test(test_pool_groups),
+        cmocka_unit_test(test_pool_requesters),
         cmocka_unit_test(test_put_file),
         cmocka_unit_test(test_pool_put_file),
         cmocka_unit_test(test_drop_parts),
