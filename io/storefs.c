@@ -392,12 +392,25 @@ static int put_begin(const char *root, ck_storefs_item *it, int *fd)
     snprintf(dir, sizeof(dir), "%s/%s", root, it->key);
     *strrchr(dir, '/') = 0;
     part_path(root, it->key, path, sizeof(path));
-    int reused = 0, padded = 0;
+    int reused = 0, padded = 0, made = 0;
     source s = {.it = it};
     if (source_open(&s))
         goto fail;
-    if (ck_storefs_mkdirs(dir))
-        goto fail;
+    /* The directory may go between its creation and the file's: a delete
+     * of the last object in it removes it (ck_storefs_delete), and another
+     * process may delete at any moment (the job manager's discarding a
+     * failed checkpoint's files while a task manager's puts one there).
+     * The file, once there, keeps it; a directory that went is made again
+     * (a few times: each is a delete that came just then). */
+    for (int tries = 0; !made; tries++) {
+        int pfd = ck_storefs_mkdirs(dir) ? -1 : open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+        if (pfd >= 0) {
+            close(pfd);
+            made = 1;
+        } else if (errno != ENOENT || tries == 16) {
+            goto fail;
+        }
+    }
     reused = it->len >= RECYCLE_MIN && take_recycled(root, path, it->len);
     if (write_file(path, O_WRONLY | O_CREAT | (reused ? 0 : O_TRUNC), &s, fd, &padded))
         goto fail;
@@ -408,10 +421,10 @@ static int put_begin(const char *root, ck_storefs_item *it, int *fd)
 fail:
     it->status = s.failed ? CK_ENOTFOUND : CK_EIO;
     it->err = errno;
-    if (*fd >= 0) {
+    if (*fd >= 0)
         close(*fd);
+    if (made)
         unlink(path);
-    }
     source_close(&s);
     *fd = -1;
     return -1;

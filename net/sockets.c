@@ -611,7 +611,7 @@ static void fail_world(net_world *w, const char *fmt, const char *detail);
  * the run cannot record what it did, so it fails now rather than retry. */
 static void fail_io(net_world *w, const char *what)
 {
-    char why[200];
+    char why[512];
     snprintf(why, sizeof(why), "%s: %s", what, strerror(errno));
     w->io_failed = 1;
     if (w->host != w->ntm)
@@ -733,8 +733,10 @@ static void store_reap(net_world *w)
                 continue;
             }
             if (d[i].status == CK_EIO) {
+                char what[300];
+                snprintf(what, sizeof(what), "cannot write %s to the store", d[i].key);
                 errno = d[i].err;
-                fail_io(w, "cannot write to the store");
+                fail_io(w, what);
             }
             ck_bnode_put_landed(&n->b, w->store_dir, d[i].key, d[i].status);
             /* a put of files: what was read of each */

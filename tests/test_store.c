@@ -38,6 +38,7 @@
 #include "storepool.h"
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <string.h>
 
 #define OBJ (10u * 1000 * 1000)
@@ -578,6 +579,48 @@ static void test_pool_requesters(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* A delete of a directory's last object removes the directory
+ * (ck_storefs_delete), and another process may do that at any moment, as
+ * the job manager's process discards a failed checkpoint's files while a
+ * task manager's still puts one there: a put whose directory goes between
+ * its creation and the put's own file makes it again, and lands. One
+ * thread puts objects into one directory while another deletes them. */
+typedef struct race_arg {
+    const char *root;
+    volatile int stop;
+} race_arg;
+
+static void *race_deleter(void *arg)
+{
+    race_arg *a = arg;
+    while (!a->stop)
+        (void)ck_storefs_delete(a->root, "r/chk-1/x");
+    return NULL;
+}
+
+static void test_put_races_delete(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/chandy-fs-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    race_arg a = {.root = dir};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, race_deleter, &a), 0);
+    int failed = 0;
+    uint8_t b[64] = {1};
+    for (int i = 0; i < 20000; i++) {
+        int rc = ck_storefs_put(dir, "r/chk-1/x", b, sizeof(b), 0);
+        if (rc && !failed++)
+            fprintf(stderr, "put %d: %s: %s\n", i, ck_strerror(rc), strerror(errno));
+    }
+    a.stop = 1;
+    pthread_join(th, NULL);
+    assert_int_equal(failed, 0);
+    char cmd[400];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 /* Small puts queued together are committed as one group by the worker
  * that takes the first (one sync of the file system for all), except a
  * second put of a key the group holds, which follows it; a large put is
@@ -879,6 +922,7 @@ int main(void)
         cmocka_unit_test(test_put_file),
         cmocka_unit_test(test_pool_put_file),
         cmocka_unit_test(test_drop_parts),
+        cmocka_unit_test(test_put_races_delete),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
