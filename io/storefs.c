@@ -470,7 +470,11 @@ static void put_finish(const char *root, ck_storefs_item *it, const int *fd, siz
         if (seen)
             continue;
         snprintf(path, sizeof(path), "%s/%.*s", root, (int)dir_len(it[i].key), it[i].key);
-        if (fsync_dir(path)) {
+        /* A directory gone since the rename held only objects a concurrent
+         * delete removed (the job manager's process listing a failed
+         * checkpoint's directory): what was put went with it, as if the
+         * delete had come after the put. */
+        if (fsync_dir(path) && errno != ENOENT) {
             int e = errno;
             for (size_t k = i; k < n; k++) /* not durable: none in it is */
                 if (fd[k] >= 0 && !it[k].status && same_dir(it[k].key, it[i].key)) {

@@ -608,8 +608,10 @@ static void test_put_races_delete(void **state)
     assert_int_equal(pthread_create(&th, NULL, race_deleter, &a), 0);
     int failed = 0;
     uint8_t b[64] = {1};
-    for (int i = 0; i < 20000; i++) {
-        int rc = ck_storefs_put(dir, "r/chk-1/x", b, sizeof(b), 0);
+    /* then durable, where the directory may also go between the rename
+     * and its sync */
+    for (int i = 0; i < 20300; i++) {
+        int rc = ck_storefs_put(dir, "r/chk-1/x", b, sizeof(b), i >= 20000);
         if (rc && !failed++)
             fprintf(stderr, "put %d: %s: %s\n", i, ck_strerror(rc), strerror(errno));
     }
