@@ -6,7 +6,10 @@
  * place, so a reader never sees a half-written object (a large one
  * overwrites the file of one deleted before, as a log recycles segments); with `durable` it
  * also fsyncs the file before the rename and its directory after it (the
- * socket backend; the simulation charges time instead).
+ * socket backend; the simulation charges time instead). A delete removes
+ * the directories it leaves empty, and processes put and delete at once:
+ * a put makes again a directory that went before its temporary file was
+ * there (which then keeps it).
  */
 #ifndef CK_STOREFS_H
 #define CK_STOREFS_H

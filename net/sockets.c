@@ -720,7 +720,7 @@ static int net_store_get(ck_bnode *b, const char *key, uint64_t token)
     return CK_OK;
 }
 
-/* Uploads and downloads the pool finished, in the order asked. */
+/* Uploads and downloads the pool finished, each node's in the order it asked. */
 static void store_reap(net_world *w)
 {
     ck_storepool_done d[16];
