@@ -139,7 +139,7 @@ static int reapable(const ck_storepool *p, const req *r)
 }
 
 /* Under mu: the pipe holds a byte while a request may be reaped. */
-static void signal_head(ck_storepool *p)
+static void signal_ready(ck_storepool *p)
 {
     int ready = 0;
     for (const req *r = p->q; r && !ready; r = r->next)
@@ -195,7 +195,7 @@ static void *worker(void *arg)
         for (int i = 0; i < n; i++)
             g[i]->state = SERVED;
         p->commits += !g[0]->d.get;
-        signal_head(p);
+        signal_ready(p);
         pthread_cond_broadcast(&p->cv); /* a request of this key may wait for it */
     }
     pthread_mutex_unlock(&p->mu);
@@ -358,7 +358,7 @@ size_t ck_storepool_reap(ck_storepool *p, ck_storepool_done *out, size_t max)
         req_free(r);
     }
     p->pending -= n;
-    signal_head(p);
+    signal_ready(p);
     pthread_mutex_unlock(&p->mu);
     return n;
 }

@@ -47,37 +47,6 @@ static inline int chandy(const char *tag, const char *args)
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
 }
 
-/* Prints the end of what `chandy` run as <tag> wrote to stderr, so that a
- * test that fails on its exit status shows why the run ended so. */
-static inline void chandy_show_err(const char *tag, int got, int want)
-{
-    char path[256];
-    snprintf(path, sizeof(path), "%s/%s.err", tmp, tag);
-    fprintf(stderr, "chandy run '%s' exited %d, expected %d; the end of its stderr:\n", tag, got,
-            want);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return;
-    char buf[4096];
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, n > (long)sizeof(buf) - 1 ? n - (long)sizeof(buf) + 1 : 0, SEEK_SET);
-    size_t got_n = fread(buf, 1, sizeof(buf) - 1, f);
-    buf[got_n] = 0;
-    fclose(f);
-    fprintf(stderr, "%s\n", buf);
-}
-
-/* Runs `chandy <args>` and asserts its exit status, showing its stderr's
- * end when the status is another. */
-#define assert_chandy(tag, args, want)                                                             \
-    do {                                                                                           \
-        int st_ = chandy((tag), (args)), want_ = (want);                                           \
-        if (st_ != want_)                                                                          \
-            chandy_show_err((tag), st_, want_);                                                    \
-        assert_int_equal(st_, want_);                                                              \
-    } while (0)
-
 /* A whole file, NUL-terminated (malloc'd; NULL: it cannot be read); its
  * length in *len. */
 static inline char *slurp_n(const char *path, size_t *len)
@@ -101,6 +70,31 @@ static inline char *slurp(const char *path)
     size_t len;
     return slurp_n(path, &len);
 }
+
+/* Prints the end of what `chandy` run as <tag> wrote to stderr, so that a
+ * test that fails on its exit status shows why the run ended so. */
+static inline void chandy_show_err(const char *tag, int got, int want)
+{
+    char path[256];
+    snprintf(path, sizeof(path), "%s/%s.err", tmp, tag);
+    fprintf(stderr, "chandy run '%s' exited %d, expected %d; the end of its stderr:\n", tag, got,
+            want);
+    size_t len;
+    char *err = slurp_n(path, &len);
+    if (err)
+        fprintf(stderr, "%s\n", err + (len > 4000 ? len - 4000 : 0));
+    free(err);
+}
+
+/* Runs `chandy <args>` and asserts its exit status, showing its stderr's
+ * end when the status is another. */
+#define assert_chandy(tag, args, want)                                                             \
+    do {                                                                                           \
+        int st_ = chandy((tag), (args)), want_ = (want);                                           \
+        if (st_ != want_)                                                                          \
+            chandy_show_err((tag), st_, want_);                                                    \
+        assert_int_equal(st_, want_);                                                              \
+    } while (0)
 
 /* Writes text to <tmp>/<name>; returns the path (static buffer). */
 static inline const char *put_file(const char *name, const char *text)
