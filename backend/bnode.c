@@ -101,9 +101,10 @@ int ck_bnode_talk_forget(ck_bnode *n, int h)
     return 1;
 }
 
-void ck_bnode_put_landed(const ck_bnode *n, const char *store_dir, const char *key, int status)
+void ck_bnode_put_landed(const ck_bnode *n, const char *store_dir, const char *key, uint64_t at,
+                         int status)
 {
-    if (status == CK_OK && n->is_task && n->d.dead)
+    if (status == CK_OK && n->is_task && n->d.dead && !at)
         ck_storefs_delete(store_dir, key);
 }
 
@@ -198,7 +199,18 @@ static int op_store_put(ck_platform *p, const char *key, uint8_t *data, size_t l
         free(data);
         return CK_EINVAL;
     }
-    return bn(p)->bw->io->store_put(bn(p), key, data, len, token);
+    return bn(p)->bw->io->store_put(bn(p), key, 0, data, len, token);
+}
+
+static int op_store_append(ck_platform *p, const char *key, uint64_t at, uint8_t *data,
+                           size_t len, uint64_t token)
+{
+    if (!ck_storefs_key_ok(key) || !ck_store_appendable(key) || !at ||
+        at % CK_STORE_APPEND_ALIGN) {
+        free(data);
+        return CK_EINVAL;
+    }
+    return bn(p)->bw->io->store_put(bn(p), key, at, data, len, token);
 }
 
 static int op_mail_waiting(ck_platform *p)
@@ -211,7 +223,16 @@ static int op_store_put_files(ck_platform *p, const char *key, const char *const
 {
     if (!ck_storefs_key_ok(key) || n == 0)
         return CK_EINVAL;
-    return bn(p)->bw->io->store_put_files(bn(p), key, paths, n, token);
+    return bn(p)->bw->io->store_put_files(bn(p), key, 0, paths, n, token);
+}
+
+static int op_store_append_files(ck_platform *p, const char *key, uint64_t at,
+                                 const char *const *paths, uint32_t n, uint64_t token)
+{
+    if (!ck_storefs_key_ok(key) || !ck_store_appendable(key) || n == 0 || !at ||
+        at % CK_STORE_APPEND_ALIGN)
+        return CK_EINVAL;
+    return bn(p)->bw->io->store_put_files(bn(p), key, at, paths, n, token);
 }
 
 static int op_store_get(ck_platform *p, const char *key, uint64_t token)
@@ -308,6 +329,7 @@ static void op_log(ck_platform *p, int level, const char *line)
 #define BNODE_OPS                                                                          \
     .now = op_now, .send = op_send, .cpu = op_cpu, .background = op_background,           \
     .note = op_note, .store_put = op_store_put, .store_get = op_store_get,                \
+    .store_append = op_store_append,                                                       \
     .store_list = op_store_list, .store_delete = op_store_delete, .output = op_output,    \
     .output_commit = op_output_commit, .output_abort = op_output_abort,                   \
     .deploy = op_deploy, .undeploy = op_undeploy, .wait = op_wait,                        \
@@ -316,4 +338,5 @@ static void op_log(ck_platform *p, int level, const char *line)
 
 const ck_platform_ops ck_bnode_ops = {BNODE_OPS};
 /* ...for a backend that uploads local files from their paths */
-const ck_platform_ops ck_bnode_ops_files = {BNODE_OPS, .store_put_files = op_store_put_files};
+const ck_platform_ops ck_bnode_ops_files = {BNODE_OPS, .store_put_files = op_store_put_files,
+                                             .store_append_files = op_store_append_files};

@@ -49,16 +49,18 @@ typedef struct ck_bnode_io {
     ck_time (*clock)(const ck_bnode *n);
     /* Sends msg (taken) to endpoint dst now: the node is not busy. */
     int (*send)(ck_bnode *n, uint32_t dst, uint8_t *msg, size_t len);
-    /* An upload (data taken) or a download of a checked key, answered by a
-     * completion with the token (platform.h). */
-    int (*store_put)(ck_bnode *n, const char *key, uint8_t *data, size_t len, uint64_t token);
+    /* An upload (data taken; at > 0: an append at that offset) or a
+     * download of a checked key, answered by a completion with the token
+     * (platform.h). */
+    int (*store_put)(ck_bnode *n, const char *key, uint64_t at, uint8_t *data, size_t len,
+                     uint64_t token);
     int (*store_get)(ck_bnode *n, const char *key, uint64_t token);
     /* Optional (NULL: the node's platform has no store_put_files, and
      * the engine puts the bytes itself): an upload of local files,
      * read where the store writes, answered by a completion with the
      * token and CK_PUT_FILE_RESULT bytes per file. */
-    int (*store_put_files)(ck_bnode *n, const char *key, const char *const *paths, uint32_t nf,
-                           uint64_t token);
+    int (*store_put_files)(ck_bnode *n, const char *key, uint64_t at, const char *const *paths,
+                           uint32_t nf, uint64_t token);
     /* A task manager's deployment of subtasks (platform.h). */
     int (*deploy)(ck_bnode *n, uint32_t attempt, uint32_t global,
                   const struct ck_restore_point *from);
@@ -144,11 +146,14 @@ int ck_bnode_talk_forget(ck_bnode *n, int h);
  * (platform.h). */
 int ck_bnode_undeploys(const ck_bnode *n, uint32_t attempt, uint32_t global);
 
-/* A put node n asked for landed in the store (status: how it ended). A
- * subtask cancelled or lost meanwhile acknowledges nothing more, and a
- * subtask refers only to what it acknowledged: the file is deleted rather
- * than left behind as garbage. */
-void ck_bnode_put_landed(const ck_bnode *n, const char *store_dir, const char *key, int status);
+/* A put node n asked for landed in the store (status: how it ended; at:
+ * an append's offset, else 0). A subtask cancelled or lost meanwhile
+ * acknowledges nothing more, and a subtask refers only to what it
+ * acknowledged: the file is deleted rather than left behind as garbage.
+ * An append's is not: it went into a file that earlier checkpoints'
+ * files are in (the coordinator deletes it when nothing refers to it). */
+void ck_bnode_put_landed(const ck_bnode *n, const char *store_dir, const char *key, uint64_t at,
+                         int status);
 
 /* Frees what the node owns (not the node). */
 void ck_bnode_clear(ck_bnode *n);

@@ -17,7 +17,8 @@
  *     count with full checkpoints on the heap (one large file per subtask),
  *     with incremental checkpoints on RocksDB (its new SST files and its
  *     small private ones), the same with file merging (those files in one
- *     merged file per checkpoint) and with full ones on RocksDB (the
+ *     merged file per checkpoint), merged across checkpoints (appended to
+ *     the file the subtask keeps) and with full ones on RocksDB (the
  *     canonical file), each at a rate the process keeps up with.
  *     Timed is run.json's `upload_s` (asking for the uploads to the
  *     acknowledgement), with the model's costs out of the way: a store
@@ -237,6 +238,7 @@ static double median3(const double *v)
 typedef struct upload_case {
     const char *what, *backend;
     int incremental, merging; /* merging: execution.checkpointing.file-merging.enabled */
+    int across;               /* ...across-checkpoint-boundary */
     int keys, rate;
     const char *duration;
     int subtask; /* whose upload to time (-1: the longest of any) */
@@ -274,10 +276,13 @@ static int upload_run(const char *tmp, upload_case *uc)
     cJSON_AddStringToObject(cfg, "execution.checkpointing.interval", "2 s");
     cJSON_AddBoolToObject(cfg, "execution.checkpointing.incremental", uc->incremental);
     cJSON_AddBoolToObject(cfg, "execution.checkpointing.file-merging.enabled", uc->merging);
+    cJSON_AddBoolToObject(cfg, "execution.checkpointing.file-merging.across-checkpoint-boundary",
+                          uc->across);
     char scen[400], out[400], args[1000];
-    snprintf(scen, sizeof(scen), "%s/upload-%s-%d%d.json", tmp, uc->backend, uc->incremental,
-             uc->merging);
-    snprintf(out, sizeof(out), "%s/run-%s-%d%d", tmp, uc->backend, uc->incremental, uc->merging);
+    snprintf(scen, sizeof(scen), "%s/upload-%s-%d%d%d.json", tmp, uc->backend, uc->incremental,
+             uc->merging, uc->across);
+    snprintf(out, sizeof(out), "%s/run-%s-%d%d%d", tmp, uc->backend, uc->incremental,
+             uc->merging, uc->across);
     bench_write_json(sc, scen);
     cJSON_Delete(sc);
     snprintf(args, sizeof(args), "run %s --backend sockets --out %s -q", scen, out);
@@ -363,7 +368,7 @@ int main(int argc, char **argv)
     printf("   heap backend      %10.0f ops/s   (the same interface)\n", heap);
 
     /* 2. checkpoint upload over sockets next to the disk */
-    enum { NCASES = 4 };
+    enum { NCASES = 5 };
     upload_case cases[NCASES] = {
         {.what = "full checkpoints of a 3M-key count on the heap", .backend = "hashmap",
          .keys = 3000000, .rate = 300000, .duration = "10 s", .subtask = -1},
@@ -374,6 +379,10 @@ int main(int argc, char **argv)
         /* the same, a subtask's new files in one merged file per checkpoint */
         {.what = "the same with file merging", .backend = "rocksdb", .incremental = 1,
          .merging = 1, .keys = 2000000, .rate = 150000, .duration = "8 s", .subtask = 1},
+        /* the same, appended to the subtask's file across checkpoints */
+        {.what = "the same, merged across checkpoints", .backend = "rocksdb", .incremental = 1,
+         .merging = 1, .across = 1, .keys = 2000000, .rate = 150000, .duration = "8 s",
+         .subtask = 1},
         /* the same state in full checkpoints: one canonical file per subtask */
         {.what = "full checkpoints of the same count on RocksDB", .backend = "rocksdb",
          .incremental = 0, .keys = 2000000, .rate = 150000, .duration = "8 s", .subtask = 1},

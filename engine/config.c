@@ -39,6 +39,7 @@ static const struct {
 } deprecated[] = {
     {"execution.buffer-timeout", CK_CFG_BUFFER_TIMEOUT}, /* renamed in Flink 1.19 */
     {"state.checkpoints.file-merging.enabled", CK_CFG_CP_FILE_MERGING}, /* Flink 1.20's name */
+    {"state.checkpoints.file-merging.across-checkpoint-boundary", CK_CFG_CP_FILE_MERGING_ACROSS},
     {"execution.savepoint-restore-mode", CK_CFG_CLAIM_MODE}, /* renamed in Flink 1.20 */
 };
 

@@ -137,9 +137,16 @@ typedef enum ck_cfg_type {
       "go to the store merged, as segments of a few files per subtask "       \
       "(state.checkpoints.file-merging.enabled is its deprecated name)")     \
     X(CP_FILE_MERGING_MAX, "execution.checkpointing.file-merging.max-file-size", \
-      CK_CFG_MEMORY, INT64_C(32) << 20, INT64_C(1) << 20, INT64_C(1) << 40,    \
+      CK_CFG_MEMORY, INT64_C(32) << 20, INT64_C(64) << 10, INT64_C(1) << 40,   \
       "with file merging on: a merged file takes no more files once this "    \
       "large")                                                                \
+    X(CP_FILE_MERGING_ACROSS,                                                  \
+      "execution.checkpointing.file-merging.across-checkpoint-boundary",       \
+      CK_CFG_BOOL, 0, 0, 1, "with file merging on: a subtask appends each "    \
+      "checkpoint's merged files to the file it keeps open, until it is "     \
+      "max-file-size large, instead of a new file per checkpoint "            \
+      "(state.checkpoints.file-merging.across-checkpoint-boundary is its "    \
+      "deprecated name)")                                                     \
     X(CP_UNALIGNED, "execution.checkpointing.unaligned.enabled", CK_CFG_BOOL, \
       0, 0, 1, "barriers overtake in-flight data, which is stored with the "  \
       "checkpoint (exactly-once only; savepoints stay aligned)")               \

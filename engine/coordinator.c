@@ -93,13 +93,131 @@ int ck_cc_init(ck_cc *cc, ck_platform *plat, const ck_graph *g, const ck_config 
     cc->ended = calloc(g->nsubtasks, 1);
     cc->finished = calloc(g->nsubtasks, 1);
     cc->attempts = calloc(g->nsubtasks, sizeof(uint32_t));
-    if (!cc->ended || !cc->finished || !cc->attempts) {
+    cc->seg_live = calloc(g->nsubtasks, 1);
+    cc->seg_newest = calloc(g->nsubtasks, sizeof(uint64_t));
+    if (!cc->ended || !cc->finished || !cc->attempts || !cc->seg_live || !cc->seg_newest) {
         free(cc->ended);
         free(cc->finished);
         free(cc->attempts);
+        free(cc->seg_live);
+        free(cc->seg_newest);
         return CK_ENOMEM;
     }
     return CK_OK;
+}
+
+/* ---- files merged across checkpoints (ck_cc.seg_live) ----------------------- */
+
+/* Of an appendable file's key ".../v<vertex>-<subtask>-a<attempt>-c<id>-m<n>.seg"
+ * (task.c), its global subtask (*g), attempt and order among its
+ * subtask's files (the checkpoint that made it, then n): 0, or -1 when
+ * the key is not one. */
+static int seg_parse(const ck_cc *cc, const char *key, uint32_t *g, uint32_t *attempt,
+                     uint64_t *order)
+{
+    const char *base = strrchr(key, '/');
+    int v, sub, end = 0;
+    unsigned a, m;
+    unsigned long long id;
+    base = base ? base + 1 : key;
+    if (sscanf(base, "v%d-%d-a%u-c%llu-m%u.seg%n", &v, &sub, &a, &id, &m, &end) != 5 ||
+        base[end] || v < 0 || v >= cc->g->nv || sub < 0 || sub >= cc->g->v[v].parallelism ||
+        m >= (1u << 20) || id >= (UINT64_C(1) << 43))
+        return -1;
+    *g = cc->g->v[v].base + (uint32_t)sub;
+    *attempt = a;
+    *order = (uint64_t)id << 20 | m;
+    return 0;
+}
+
+/* Whether no subtask will append to appendable file key again. */
+static int seg_sealed(const ck_cc *cc, const char *key)
+{
+    uint32_t g, a;
+    uint64_t order;
+    if (seg_parse(cc, key, &g, &a, &order))
+        return 1; /* not a subtask's: nobody appends to it */
+    return !cc->seg_live[g] || a != cc->attempts[g] || order < cc->seg_newest[g];
+}
+
+/* Shared file key lost its last reference: deleted, or, if appendable
+ * and not sealed, kept in limbo until it is. */
+static void shared_gone(ck_cc *cc, const char *key)
+{
+    if (!ck_store_appendable(key) || seg_sealed(cc, key)) {
+        cc->plat->ops->store_delete(cc->plat, key);
+        return;
+    }
+    for (size_t i = 0; i < cc->nlimbo; i++)
+        if (!strcmp(cc->limbo[i], key))
+            return;
+    size_t kl = strlen(key) + 1;
+    char *k = malloc(kl);
+    if (k)
+        memcpy(k, key, kl);
+    if (cc->nlimbo == cc->limbo_cap) {
+        size_t cap = cc->limbo_cap ? 2 * cc->limbo_cap : 16;
+        char **l = realloc(cc->limbo, cap * sizeof(*l));
+        if (l) {
+            cc->limbo = l;
+            cc->limbo_cap = cap;
+        }
+    }
+    if (k && cc->nlimbo < cc->limbo_cap)
+        cc->limbo[cc->nlimbo++] = k;
+    else
+        free(k); /* out of memory: it stays until the end's sweep */
+}
+
+/* Files in limbo that are sealed now go; with `all`, every appendable
+ * file under shared/ nothing refers to that is sealed, listed in the
+ * store: those of an attempt that ended that no acknowledgement named
+ * (a process killed after the put, a snapshot aborted). */
+static void seg_sweep(ck_cc *cc, int all)
+{
+    for (size_t i = 0; i < cc->nlimbo;) {
+        char *k = cc->limbo[i];
+        int refd = ck_sreg_count(&cc->shared, k) > 0;
+        if (!refd && !seg_sealed(cc, k)) {
+            i++;
+            continue;
+        }
+        if (!refd)
+            cc->plat->ops->store_delete(cc->plat, k);
+        free(k);
+        cc->limbo[i] = cc->limbo[--cc->nlimbo];
+    }
+    char shared[200];
+    ck_store_entry *e;
+    size_t n;
+    ck_cc_shared_dir(cc->job_id, shared, sizeof(shared));
+    if (!all || cc->plat->ops->store_list(cc->plat, shared, &e, &n) != CK_OK)
+        return;
+    for (size_t i = 0; i < n; i++)
+        if (ck_store_appendable(e[i].key) && !ck_sreg_count(&cc->shared, e[i].key) &&
+            seg_sealed(cc, e[i].key))
+            cc->plat->ops->store_delete(cc->plat, e[i].key);
+    ck_store_entries_free(e, n);
+}
+
+/* Checkpoint r completed: its subtasks' files older than the newest
+ * appendable one it refers to (of their running attempts) are sealed. */
+static void seg_completed(ck_cc *cc, const ck_cp_record *r)
+{
+    int any = 0;
+    for (uint32_t s = 0; r->tasks && s < cc->g->nsubtasks; s++)
+        for (uint32_t i = 0; i < r->tasks[s].handles.n; i++) {
+            uint32_t g, a;
+            uint64_t order;
+            const char *key = r->tasks[s].handles.v[i].key;
+            if (!ck_store_appendable(key) || seg_parse(cc, key, &g, &a, &order) ||
+                a != cc->attempts[g] || order <= cc->seg_newest[g])
+                continue;
+            cc->seg_newest[g] = order;
+            any = 1;
+        }
+    if (any && cc->nlimbo)
+        seg_sweep(cc, 0);
 }
 
 static void record_free(ck_cc *cc, ck_cp_record *r)
@@ -114,6 +232,11 @@ static void record_free(ck_cc *cc, ck_cp_record *r)
 
 void ck_cc_free(ck_cc *cc)
 {
+    for (size_t i = 0; i < cc->nlimbo; i++)
+        free(cc->limbo[i]);
+    free(cc->limbo);
+    free(cc->seg_live);
+    free(cc->seg_newest);
     for (size_t i = 0; i < cc->ncps; i++)
         record_free(cc, &cc->cps[i]);
     free(cc->cps);
@@ -179,7 +302,7 @@ static void discard(ck_cc *cc, ck_cp_record *r)
                 cc->plat->ops->store_delete(cc->plat, h->key);
             else if (ck_sreg_unref(&cc->shared, h->key) == 0 &&
                      (r->status == CK_CP_COMPLETED || !task_owned(h)))
-                cc->plat->ops->store_delete(cc->plat, h->key);
+                shared_gone(cc, h->key);
         }
     if (r->status == CK_CP_COMPLETED) {
         char key[256];
@@ -226,8 +349,10 @@ static void retire_adopted(ck_cc *cc)
     for (uint32_t s = 0; s < cc->g->nsubtasks; s++)
         for (uint32_t i = 0; i < cc->adopted[s].n; i++) {
             const ck_handle *h = &cc->adopted[s].v[i];
-            if (!(h->flags & CK_HANDLE_SHARED) || ck_sreg_unref(&cc->shared, h->key) == 0)
+            if (!(h->flags & CK_HANDLE_SHARED))
                 cc->plat->ops->store_delete(cc->plat, h->key);
+            else if (ck_sreg_unref(&cc->shared, h->key) == 0)
+                shared_gone(cc, h->key);
         }
     char key[200];
     ck_cc_metadata_key(cc->adopted_dir, key, sizeof(key));
@@ -460,6 +585,16 @@ static void maybe_complete(ck_cc *cc, ck_cp_record *r)
         fail_cp(cc, r, CK_CP_DECLINED, 1, "could not write the metadata");
 }
 
+/* A late acknowledgement's file: its own goes, a shared one as
+ * shared_gone says. */
+static void shared_gone_or_own(ck_cc *cc, const ck_handle *h)
+{
+    if (h->flags & CK_HANDLE_SHARED)
+        shared_gone(cc, h->key);
+    else
+        cc->plat->ops->store_delete(cc->plat, h->key);
+}
+
 /* Late state of checkpoint r, which failed meanwhile (a subtask was
  * still uploading when it was aborted): nothing refers to it, so delete
  * it, as Flink discards late subtask state. Only files in that
@@ -479,7 +614,7 @@ static void discard_late(ck_cc *cc, const ck_cp_record *r, const ck_cp_ack *ack,
                             !strncmp(h->key, shared, sl) && !ck_sreg_count(&cc->shared, h->key)
                       : !strncmp(h->key, dir, strlen(dir));
         if (own && !strstr(h->key, ".."))
-            cc->plat->ops->store_delete(cc->plat, h->key);
+            shared_gone_or_own(cc, h);
     }
 }
 
@@ -569,6 +704,7 @@ void ck_cc_on_stored(ck_cc *cc, uint64_t token, int status)
     }
     cc->consecutive_failures = 0;
     send_all_tasks(cc, CK_MSG_CP_COMPLETE, r->id);
+    seg_completed(cc, r);
     /* Older pending checkpoints are subsumed; old completed ones retired. */
     int kept = 0;
     for (size_t i = cc->ncps; i-- > 0;) {
@@ -683,8 +819,11 @@ int ck_cc_needs_final(const ck_cc *cc)
 
 void ck_cc_start_attempt(ck_cc *cc, uint32_t attempt, ck_time now)
 {
-    for (uint32_t s = 0; s < cc->g->nsubtasks; s++)
+    for (uint32_t s = 0; s < cc->g->nsubtasks; s++) {
         cc->attempts[s] = attempt;
+        cc->seg_live[s] = 1;
+        cc->seg_newest[s] = 0;
+    }
     cc->restoring = 0;
     memset(cc->ended, 0, cc->g->nsubtasks);
     memset(cc->finished, 0, cc->g->nsubtasks);
@@ -724,6 +863,8 @@ void ck_cc_restart_subtasks(ck_cc *cc, uint32_t attempt, const uint8_t *mask)
         if (mask[s]) {
             cc->attempts[s] = attempt;
             cc->ended[s] = cc->finished[s] = 0;
+            cc->seg_live[s] = 1;
+            cc->seg_newest[s] = 0;
         }
         any_ended |= cc->ended[s] | cc->finished[s];
         cc->nfinished += cc->finished[s];
@@ -732,6 +873,7 @@ void ck_cc_restart_subtasks(ck_cc *cc, uint32_t attempt, const uint8_t *mask)
      * restarted subtasks read again, and periodic checkpoints go on (with
      * the option off, they stopped for good once a subtask ended). */
     cc->stopped = !cc->after_finish && any_ended;
+    seg_sweep(cc, 1); /* the restarted ones' earlier attempt ended */
 }
 
 void ck_cc_release(ck_cc *cc, ck_time now)
@@ -749,6 +891,9 @@ void ck_cc_abort_all(ck_cc *cc, const char *reason)
     abort_pending(cc, reason);
     cc->stopped = 1;
     cc->next_trigger = CK_TIME_NEVER;
+    /* every attempt ended: no file is appended to again */
+    memset(cc->seg_live, 0, cc->g->nsubtasks);
+    seg_sweep(cc, 1);
 }
 
 int ck_cp_meta_encode(const ck_cp_meta *m, uint8_t **out, size_t *len)

@@ -168,6 +168,18 @@ typedef struct ck_cc {
     char adopted_dir[160];
     int adopted_owned;
     int force_full; /* NO_CLAIM: checkpoints are full until one completes */
+    /* Files merged across checkpoints (task.c): a subtask appends its
+     * checkpoints' files to a file of its own under shared/ (a key ending
+     * in ".seg"), the newest it made, while its attempt runs. Such a file
+     * is sealed once its subtask's attempt ended (abort_all, or a region
+     * restart gave it a new one) or a completed checkpoint referred to a
+     * newer one of the same attempt; one nothing refers to is deleted
+     * once sealed, and waits in limbo until then. */
+    uint8_t *seg_live;     /* per subtask: its attempt may still append */
+    uint64_t *seg_newest;  /* per subtask: the newest such file of its attempt a completed
+                            * checkpoint referred to (seg_order), 0: none */
+    char **limbo;          /* keys nothing refers to, not sealed yet */
+    size_t nlimbo, limbo_cap;
 } ck_cc;
 
 /* Returns 0 or CK_ENOMEM. Periodic checkpoints are off when the interval

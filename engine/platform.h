@@ -37,6 +37,15 @@ typedef enum ck_log_level { CK_LOG_ERROR, CK_LOG_WARN, CK_LOG_INFO, CK_LOG_DEBUG
 #define CK_ATTEMPT_ALL UINT32_MAX
 /* In a route table: the attempt does not deploy this subtask. */
 #define CK_HOST_NONE 0xffffu
+/* Appends start at multiples of this (direct I/O's block). */
+#define CK_STORE_APPEND_ALIGN 4096
+/* The end of the key of an object appends may go to (store_append). */
+#define CK_STORE_APPENDABLE ".seg"
+static inline int ck_store_appendable(const char *key)
+{
+    size_t n = strlen(key), m = sizeof(CK_STORE_APPENDABLE) - 1;
+    return n > m && !memcmp(key + n - m, CK_STORE_APPENDABLE, m);
+}
 /* Bytes of a store_put_files result per file: u64 bytes | u32 crc32c. */
 #define CK_PUT_FILE_RESULT 12
 
@@ -130,6 +139,19 @@ typedef struct ck_platform_ops {
      */
     int (*store_put_files)(ck_platform *p, const char *key, const char *const *paths,
                            uint32_t n, uint64_t token);
+    /*
+     * Optional (NULL: none; file merging across checkpoints then merges
+     * within each). An append: as store_put and store_put_files, but the
+     * bytes go into the object key, which a put made, at offset `at` (> 0,
+     * a multiple of CK_STORE_APPEND_ALIGN), in place; it is never made
+     * again (a completion with CK_ENOTFOUND when it was deleted). Only an
+     * object whose key ends in ".seg" is appended to (a subtask's file
+     * that checkpoints' merged files go into one after another).
+     */
+    int (*store_append)(ck_platform *p, const char *key, uint64_t at, uint8_t *data,
+                        size_t len, uint64_t token);
+    int (*store_append_files)(ck_platform *p, const char *key, uint64_t at,
+                              const char *const *paths, uint32_t n, uint64_t token);
     int (*store_list)(ck_platform *p, const char *prefix, ck_store_entry **out,
                       size_t *n);
     int (*store_delete)(ck_platform *p, const char *key);

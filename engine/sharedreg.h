@@ -6,8 +6,9 @@
  * The coordinator takes a reference for every shared handle of every
  * acknowledgement it accepts, and drops a checkpoint's references when the
  * checkpoint is discarded (subsumed past num-retained, or failed); a file
- * whose count falls to zero is deleted from the store. A file a
- * completed, retained checkpoint refers to is never deleted.
+ * whose count falls to zero is deleted from the store (a file a subtask
+ * may still append to, once it may not: coordinator.h, seg_live). A file
+ * a completed, retained checkpoint refers to is never deleted.
  *
  * Invariants: a key is in the table iff its count is positive; the table
  * holds at most half as many keys as it has slots (linear probing).

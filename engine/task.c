@@ -70,6 +70,7 @@ typedef struct snap_job {
     ck_handles handles;
     uint32_t uploads;  /* in flight */
     int upload_failed;
+    int appended;      /* appended to the subtask's open file (t->seg) */
     /* Under the changelog: per operator, the changelog it needs in the
      * store, and its materialization and segments as of its synchronous
      * phase (appended to handles once those are uploaded). */
@@ -159,6 +160,24 @@ struct ck_task {
     uint64_t completed;        /* the latest checkpoint reported complete */
     int incremental;           /* execution.checkpointing.incremental */
     uint64_t merge_max;        /* file merging on: a merged object's size; else 0 */
+    int across;                /* and across checkpoints (upload_merged) */
+    /* Merging across checkpoints: the file of this subtask's that the next
+     * merged files are appended to. Its put made it (creator: that
+     * snapshot's id until all its uploads landed, then 0: open); key ""
+     * when there is none (the next object makes one):
+     *
+     *   none ---a new file---> creating ---its snapshot's uploads landed---> open
+     *   open ---an append that fits---> open (end moves past it)
+     *   open or creating ---full, or a new file asked meanwhile---> creating
+     *   open or creating ---the making or an appending snapshot failed---> none
+     *
+     * Appends go only to an open file (its put landed), at `end`. */
+    struct {
+        char key[CK_HANDLE_KEY_MAX + 1];
+        uint64_t end;     /* where the next append goes (CK_STORE_APPEND_ALIGN) */
+        uint64_t creator;
+        int acked;        /* an acknowledgement named it (the coordinator knows it) */
+    } seg;
     /* Native files of the snapshots acknowledged (not yet known complete),
      * and those of the latest complete one, which later checkpoints refer
      * to instead of uploading them again (Flink's uploaded SST files). */
@@ -447,8 +466,10 @@ ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global,
     }
     reserve_network(t);
     t->incremental = (int)ck_cfg(cfg, CK_CFG_CP_INCREMENTAL);
-    if (ck_cfg(cfg, CK_CFG_CP_FILE_MERGING))
+    if (ck_cfg(cfg, CK_CFG_CP_FILE_MERGING)) {
         t->merge_max = (uint64_t)ck_cfg(cfg, CK_CFG_CP_FILE_MERGING_MAX);
+        t->across = ck_cfg(cfg, CK_CFG_CP_FILE_MERGING_ACROSS) && plat->ops->store_append;
+    }
     ck_chain_state cst = {.type = (int)ck_cfg(cfg, CK_CFG_STATE_BACKEND),
                           .write_buffer = (uint64_t)ck_cfg(cfg, CK_CFG_ROCKS_WRITEBUFFER),
                           .target_file = (uint64_t)ck_cfg(cfg, CK_CFG_ROCKS_TARGET_FILE),
@@ -539,8 +560,13 @@ static void discard_unacknowledged(ck_task *t)
 {
     for (int i = 0; i < t->nsnaps; i++)
         for (uint32_t h = 0; h < t->snaps[i].handles.n; h++)
-            if (!(t->snaps[i].handles.v[h].flags & CK_HANDLE_REUSED))
+            if (!(t->snaps[i].handles.v[h].flags & CK_HANDLE_REUSED) &&
+                !ck_store_appendable(t->snaps[i].handles.v[h].key))
                 t->plat->ops->store_delete(t->plat, t->snaps[i].handles.v[h].key);
+    /* the file kept for appends, if no acknowledgement named it: the
+     * coordinator may not know it (an earlier one, it deletes) */
+    if (t->seg.key[0] && !t->seg.acked)
+        t->plat->ops->store_delete(t->plat, t->seg.key);
     for (int i = 0; i < t->nclogs; i++) {
         const struct task_clog *c = &t->clogs[i];
         for (uint32_t s = 0; s < c->segs.n; s++)
@@ -1522,12 +1548,31 @@ static const ck_handle *confirmed_find(const ck_task *t, int op, const ck_native
     return NULL;
 }
 
+static void object_sent(ck_task *t, const char *key, uint64_t base, uint64_t mlen);
+
 /* Starts one upload of snapshot j (data taken). */
 static int upload(ck_task *t, snap_job *j, const char *key, uint8_t *data, size_t len)
 {
     int rc = t->plat->ops->store_put(t->plat, key, data, len, (j->id << 2) | SNAP_UPLOADING);
     if (!rc)
         j->uploads++;
+    return rc;
+}
+
+/* The same into key at base (0: a put; else an append to the subtask's
+ * kept file, t->seg), which then ends past it. */
+static int upload_at(ck_task *t, snap_job *j, const char *key, uint64_t base, uint8_t *data,
+                     size_t len)
+{
+    int rc;
+    if (!base) {
+        rc = upload(t, j, key, data, len);
+    } else if (!(rc = t->plat->ops->store_append(t->plat, key, base, data, len,
+                                                 (j->id << 2) | SNAP_UPLOADING))) {
+        j->uploads++;
+    }
+    if (!rc)
+        object_sent(t, key, base, len);
     return rc;
 }
 
@@ -1547,17 +1592,23 @@ static int by_path(const ck_task *t, const snap_job *j)
 /* Uploads under key the local files paths[0..nf), back to back; their
  * handles are the ones with that key from handle h on, in order, and get
  * each file's size and checksum when the object lands (file_landed). */
-static int upload_files(ck_task *t, snap_job *j, const char *key, const char *const *paths,
-                        uint32_t nf, uint32_t h)
+static int upload_files_at(ck_task *t, snap_job *j, const char *key, uint64_t base,
+                           const char *const *paths, uint32_t nf, uint32_t h)
 {
     if (h >= FILE_HANDLES)
         return CK_ERANGE; /* not in a token */
-    int rc = t->plat->ops->store_put_files(t->plat, key, paths, nf,
-                                           FILE_TOKEN | (uint64_t)h << 40 | (j->id << 2) |
-                                               SNAP_UPLOADING);
+    uint64_t token = FILE_TOKEN | (uint64_t)h << 40 | (j->id << 2) | SNAP_UPLOADING;
+    int rc = base ? t->plat->ops->store_append_files(t->plat, key, base, paths, nf, token)
+                  : t->plat->ops->store_put_files(t->plat, key, paths, nf, token);
     if (!rc)
         j->uploads++;
     return rc;
+}
+
+static int upload_files(ck_task *t, snap_job *j, const char *key, const char *const *paths,
+                        uint32_t nf, uint32_t h)
+{
+    return upload_files_at(t, j, key, 0, paths, nf, h);
 }
 
 /* File f of native snapshot n from its path, as handle h (by_path). */
@@ -1591,8 +1642,9 @@ static uint64_t file_landed(ck_task *t, uint64_t token, int *status, const uint8
     size_t at = 0;
     for (uint32_t k = h; k < j->handles.n && at < len; k++) {
         ck_handle *hd = &j->handles.v[k];
-        if (strcmp(hd->key, key))
-            continue; /* a file an earlier checkpoint stored, between two segments */
+        if (strcmp(hd->key, key) || (hd->flags & CK_HANDLE_REUSED))
+            continue; /* a file an earlier checkpoint stored, between two segments (in
+                       * the same file, merged across checkpoints) */
         uint64_t bytes = ck_get_u64(res + at);
         if ((hd->flags & CK_HANDLE_SEGMENT) && bytes != hd->bytes) {
             *status = CK_EPROTO;
@@ -1630,12 +1682,71 @@ static int add_reused(snap_job *j, const ck_handle *c, int op, const char *name)
  * Flink's space amplification. */
 static int upload_merged_paths(ck_task *t, snap_job *j, const char *shared);
 
-/* Names snapshot j's merged object number nobj under shared/ (into key). */
+/* Names snapshot j's merged object number nobj under shared/ (into key):
+ * with `seg`, a file later checkpoints may append to (its key ends in
+ * CK_STORE_APPENDABLE; the coordinator's seg_parse reads it back). */
 static void merged_key(const ck_task *t, const snap_job *j, const char *shared, unsigned nobj,
-                       char key[CK_HANDLE_KEY_MAX + 1])
+                       int seg, char key[CK_HANDLE_KEY_MAX + 1])
 {
-    snprintf(key, CK_HANDLE_KEY_MAX + 1, "%sv%d-%d-a%u-c%llu-m%u", shared, t->vertex,
-             t->subtask, t->attempt, (unsigned long long)j->id, nobj);
+    snprintf(key, CK_HANDLE_KEY_MAX + 1, "%sv%d-%d-a%u-c%llu-m%u%s", shared, t->vertex,
+             t->subtask, t->attempt, (unsigned long long)j->id, nobj,
+             seg ? CK_STORE_APPENDABLE : "");
+}
+
+/* Merging across checkpoints (execution.checkpointing.file-merging.
+ * across-checkpoint-boundary, FLIP-306's other half): a new merged object
+ * goes into t->seg, the file this subtask keeps, at its end, while it
+ * stays within max-file-size; else it is a new file, which becomes the
+ * one kept once its put landed. The store then syncs a checkpoint's
+ * files as one append into a file it has, with no file made, renamed or
+ * synced into a directory (storefs.h), as Flink's physical files take a
+ * subtask's logical files checkpoint after checkpoint. A file is deleted
+ * by the coordinator alone, once nothing refers to it and this subtask
+ * will not append to it again (coordinator.h, seg_live).
+ *
+ * Where snapshot j's object starting with a file of `first` bytes goes:
+ * key and its offset there (*base; 0: a new object, put whole). */
+static void object_start(ck_task *t, snap_job *j, const char *shared, unsigned *nobj,
+                         int paths, uint64_t first, char key[CK_HANDLE_KEY_MAX + 1],
+                         uint64_t *base)
+{
+    int across = t->across && (!paths || t->plat->ops->store_append_files);
+    *base = 0;
+    if (across && t->seg.key[0] && !t->seg.creator && t->seg.end + first <= t->merge_max) {
+        snprintf(key, CK_HANDLE_KEY_MAX + 1, "%s", t->seg.key);
+        *base = t->seg.end;
+        j->appended = 1;
+        return;
+    }
+    merged_key(t, j, shared, (*nobj)++, across, key);
+    if (across) { /* the file kept from now on, once its put landed */
+        snprintf(t->seg.key, sizeof(t->seg.key), "%s", key);
+        t->seg.creator = j->id;
+        t->seg.end = 0;
+        t->seg.acked = 0;
+    }
+}
+
+/* An object of mlen bytes went to key at base: the kept file's end moves
+ * past it. */
+static void object_sent(ck_task *t, const char *key, uint64_t base, uint64_t mlen)
+{
+    if (t->seg.key[0] && !strcmp(key, t->seg.key))
+        t->seg.end = (base + mlen + CK_STORE_APPEND_ALIGN - 1) &
+                     ~(uint64_t)(CK_STORE_APPEND_ALIGN - 1);
+}
+
+/* Snapshot j's uploads all ended: the file it made is kept if they all
+ * landed; one it made or appended to is let go if one failed (the
+ * next object makes a new one). */
+static void seg_settle(ck_task *t, const snap_job *j)
+{
+    if (!t->seg.key[0])
+        return;
+    if (j->upload_failed && (j->appended || t->seg.creator == j->id))
+        t->seg.key[0] = 0;
+    else if (t->seg.creator == j->id)
+        t->seg.creator = 0;
 }
 
 static int upload_merged(ck_task *t, snap_job *j, const char *shared)
@@ -1645,6 +1756,7 @@ static int upload_merged(ck_task *t, snap_job *j, const char *shared)
     uint8_t *m = NULL;
     size_t mlen = 0, mcap = 0;
     unsigned nobj = 0;
+    uint64_t base = 0;
     char key[CK_HANDLE_KEY_MAX + 1] = "";
     int rc = CK_OK;
     for (int i = 0; i < j->nnat && !rc; i++) {
@@ -1660,13 +1772,13 @@ static int upload_merged(ck_task *t, snap_job *j, const char *shared)
             size_t len;
             if ((rc = n->ks->ops->native_read(n->ks, &n->snap, f, &d, &len)))
                 break;
-            if (mlen && mlen + len > t->merge_max) { /* this object is full */
-                rc = upload(t, j, key, m, mlen);
+            if (mlen && base + mlen + len > t->merge_max) { /* this object is full */
+                rc = upload_at(t, j, key, base, m, mlen);
                 m = NULL;
                 mlen = mcap = 0;
             }
             if (!rc && !mlen)
-                merged_key(t, j, shared, nobj++, key);
+                object_start(t, j, shared, &nobj, 0, len, key, &base);
             /* grown by doubling: the room not written is never touched */
             if (!rc && mlen + len > mcap) {
                 size_t cap = mlen + len > 2 * mcap ? mlen + len : 2 * mcap;
@@ -1685,13 +1797,13 @@ static int upload_merged(ck_task *t, snap_job *j, const char *shared)
                                            (uint32_t)n->op, nf->name);
             }
             if (!rc)
-                rc = ck_handles_segment_last(&j->handles, mlen);
+                rc = ck_handles_segment_last(&j->handles, base + mlen);
             free(d);
             mlen += len;
         }
     }
     if (!rc && mlen) {
-        rc = upload(t, j, key, m, mlen);
+        rc = upload_at(t, j, key, base, m, mlen);
         m = NULL;
     }
     free(m);
@@ -1701,14 +1813,19 @@ static int upload_merged(ck_task *t, snap_job *j, const char *shared)
 /* Bytes kept for a file's path in upload_merged_paths. */
 #define PATH_LEN 1024
 
-/* Uploads one merged object: its nin files' paths, PATH_LEN bytes apart
- * in buf, through paths[] (room for nin), from handle h0 on. */
-static int upload_object(ck_task *t, snap_job *j, const char *key, const char *buf,
-                         const char **paths, uint32_t nin, uint32_t h0)
+/* Uploads one merged object of mlen bytes to key at base (0: put whole):
+ * its nin files' paths, PATH_LEN bytes apart in buf, through paths[]
+ * (room for nin), from handle h0 on. */
+static int upload_object(ck_task *t, snap_job *j, const char *key, uint64_t base,
+                         uint64_t mlen, const char *buf, const char **paths, uint32_t nin,
+                         uint32_t h0)
 {
     for (uint32_t k = 0; k < nin; k++)
         paths[k] = buf + (size_t)k * PATH_LEN;
-    return upload_files(t, j, key, paths, nin, h0);
+    int rc = upload_files_at(t, j, key, base, paths, nin, h0);
+    if (!rc)
+        object_sent(t, key, base, mlen);
+    return rc;
 }
 
 /* upload_merged where the files go up from their paths (by_path): an
@@ -1722,6 +1839,7 @@ static int upload_merged_paths(ck_task *t, snap_job *j, const char *shared)
     const char **paths = NULL;
     uint32_t nin = 0, cap = 0, h0 = 0; /* files in the object; its first handle */
     size_t mlen = 0;
+    uint64_t base = 0;
     unsigned nobj = 0;
     int rc = CK_OK;
     for (int i = 0; i < j->nnat && !rc; i++) {
@@ -1734,13 +1852,13 @@ static int upload_merged_paths(ck_task *t, snap_job *j, const char *shared)
                 rc = add_reused(j, c, n->op, nf->name);
                 continue;
             }
-            if (nin && mlen + nf->size > t->merge_max) { /* this object is full */
-                rc = upload_object(t, j, key, buf, paths, nin, h0);
+            if (nin && base + mlen + nf->size > t->merge_max) { /* this object is full */
+                rc = upload_object(t, j, key, base, mlen, buf, paths, nin, h0);
                 nin = 0;
                 mlen = 0;
             }
             if (!rc && nin == 0) {
-                merged_key(t, j, shared, nobj++, key);
+                object_start(t, j, shared, &nobj, 1, nf->size, key, &base);
                 h0 = j->handles.n;
             }
             if (!rc && nin == cap) {
@@ -1763,13 +1881,13 @@ static int upload_merged_paths(ck_task *t, snap_job *j, const char *shared)
                 rc = ck_handles_add_native(&j->handles, CK_HANDLE_SHARED, key, nf->size, 0,
                                            j->kg_start, j->kg_end, (uint32_t)n->op, nf->name);
             if (!rc)
-                rc = ck_handles_segment_last(&j->handles, mlen);
+                rc = ck_handles_segment_last(&j->handles, base + mlen);
             mlen += nf->size;
             nin++;
         }
     }
     if (!rc && nin)
-        rc = upload_object(t, j, key, buf, paths, nin, h0);
+        rc = upload_object(t, j, key, base, mlen, buf, paths, nin, h0);
     free(paths);
     free(buf);
     return rc;
@@ -1862,9 +1980,11 @@ static int start_uploads(ck_task *t, snap_job *j)
  * uploaded itself is deleted: nothing will refer to it. */
 static void finish_uploads(ck_task *t, snap_job *j)
 {
+    seg_settle(t, j);
     if (j->aborted || j->upload_failed) {
         for (uint32_t i = 0; i < j->handles.n; i++)
-            if (!(j->handles.v[i].flags & CK_HANDLE_REUSED))
+            if (!(j->handles.v[i].flags & CK_HANDLE_REUSED) &&
+                !ck_store_appendable(j->handles.v[i].key)) /* the coordinator's to delete */
                 t->plat->ops->store_delete(t->plat, j->handles.v[i].key);
         if (!j->aborted)
             send_decline(t, j->id, CK_DECLINE_FAILURE, "the upload failed");
@@ -1885,6 +2005,8 @@ static void finish_uploads(ck_task *t, snap_job *j)
         send_decline(t, j->id, CK_DECLINE_FAILURE, "out of memory acknowledging the snapshot");
     } else {
         to_jm(t, CK_MSG_CP_ACK, body, blen);
+        for (uint32_t i = 0; i < j->handles.n && t->seg.key[0] && !t->seg.acked; i++)
+            t->seg.acked = !strcmp(j->handles.v[i].key, t->seg.key);
         /* its shared files, for the checkpoints after it completes */
         if (t->nacked == MAX_SNAPS) {
             ck_handles_free(&t->acked[0].files);

@@ -31,6 +31,8 @@
  * (ck_storefs_key_ok) and no listing shows it; a recycled file is taken by
  * a rename, so two puts never share one.
  */
+_Static_assert(CK_STORE_APPEND_ALIGN == CK_STOREFS_ALIGN, "an append's offset suits direct I/O");
+
 #define RECYCLE_DIR ".recycle"
 #define RECYCLE_MIN ((size_t)1 << 20)
 #define RECYCLE_FILES 8
@@ -280,7 +282,7 @@ int ck_storefs_write_full(int fd, const uint8_t *p, size_t m)
     return 0;
 }
 
-/* Writes the object to fd from offset 0 through the page cache; 0, or -1
+/* Writes the object to fd from offset it->at through the page cache; 0, or -1
  * (errno set). A file's bytes go through the scratch buffer if the item
  * has one, else through a bounce buffer. */
 static int write_all(int fd, source *s)
@@ -294,7 +296,7 @@ static int write_all(int fd, source *s)
         if (!buf)
             return -1;
     }
-    int rc = 0;
+    int rc = it->at && lseek(fd, (off_t)it->at, SEEK_SET) < 0 ? -1 : 0;
     for (size_t off = 0; off < it->len && !rc;) {
         size_t m = it->len - off < cap ? it->len - off : cap;
         const uint8_t *p;
@@ -306,8 +308,9 @@ static int write_all(int fd, source *s)
 }
 
 /* The same through it->scratch into fd opened with O_DIRECT: whole
- * aligned blocks, the last one padded with zeros (the caller truncates
- * the file to it->len). 0, or -1 (errno set; EINVAL: no direct I/O here). */
+ * aligned blocks, the last one padded with zeros (a put's caller
+ * truncates the file to it->len; an append's padding stays). 0, or -1
+ * (errno set; EINVAL: no direct I/O here). */
 static int write_direct(int fd, source *s)
 {
     ck_storefs_item *it = s->it;
@@ -319,7 +322,7 @@ static int write_direct(int fd, source *s)
             return -1;
         memset(it->scratch + m, 0, whole - m);
         ssize_t w;
-        while ((w = pwrite(fd, it->scratch, whole, (off_t)off)) < 0 && errno == EINTR)
+        while ((w = pwrite(fd, it->scratch, whole, (off_t)(it->at + off))) < 0 && errno == EINTR)
             ;
         if (w != (ssize_t)whole) {
             if (w >= 0)
@@ -341,7 +344,8 @@ static int write_file(const char *path, int flags, source *s, int *fd, int *padd
     ck_storefs_item *it = s->it;
     *padded = 0;
     if (it->scratch && it->len >= CK_STOREFS_DIRECT_MIN && it->scratch_len >= CK_STOREFS_ALIGN &&
-        !(it->scratch_len % CK_STOREFS_ALIGN) && !((uintptr_t)it->scratch % CK_STOREFS_ALIGN)) {
+        !(it->scratch_len % CK_STOREFS_ALIGN) && !((uintptr_t)it->scratch % CK_STOREFS_ALIGN) &&
+        !(it->at % CK_STOREFS_ALIGN)) {
         if ((*fd = open(path, flags | O_DIRECT, 0644)) >= 0 && !write_direct(*fd, s)) {
             *padded = 1;
             return 0;
@@ -389,13 +393,20 @@ static int put_begin(const char *root, ck_storefs_item *it, int *fd)
         it->status = CK_EINVAL;
         return -1;
     }
-    snprintf(dir, sizeof(dir), "%s/%s", root, it->key);
-    *strrchr(dir, '/') = 0;
-    part_path(root, it->key, path, sizeof(path));
     int reused = 0, padded = 0, made = 0;
     source s = {.it = it};
     if (source_open(&s))
         goto fail;
+    if (it->at) { /* an append: in place, into the object as it is */
+        snprintf(path, sizeof(path), "%s/%s", root, it->key);
+        if (write_file(path, O_WRONLY | O_CLOEXEC, &s, fd, &padded))
+            goto fail;
+        source_close(&s);
+        return 0;
+    }
+    snprintf(dir, sizeof(dir), "%s/%s", root, it->key);
+    *strrchr(dir, '/') = 0;
+    part_path(root, it->key, path, sizeof(path));
     /* The directory may go between its creation and the file's: a delete
      * of the last object in it removes it (ck_storefs_delete), and another
      * process may delete at any moment (the job manager's discarding a
@@ -419,7 +430,9 @@ static int put_begin(const char *root, ck_storefs_item *it, int *fd)
     source_close(&s);
     return 0;
 fail:
-    it->status = s.failed ? CK_ENOTFOUND : CK_EIO;
+    /* an append's object gone (deleted: nothing refers to it) is no
+     * failing disk */
+    it->status = s.failed || (it->at && errno == ENOENT) ? CK_ENOTFOUND : CK_EIO;
     it->err = errno;
     if (*fd >= 0)
         close(*fd);
@@ -453,6 +466,13 @@ static void put_finish(const char *root, ck_storefs_item *it, const int *fd, siz
     for (size_t i = 0; i < n; i++) {
         if (fd[i] < 0)
             continue;
+        if (it[i].at) { /* an append: its data synced, the file's name as it was */
+            if ((durable && fdatasync(fd[i])) | close(fd[i])) {
+                it[i].status = CK_EIO;
+                it[i].err = errno;
+            }
+            continue;
+        }
         snprintf(path, sizeof(path), "%s/%s", root, it[i].key);
         part_path(root, it[i].key, tmp, sizeof(tmp));
         if ((durable && fsync(fd[i])) | close(fd[i]) || rename(tmp, path)) {
@@ -462,11 +482,11 @@ static void put_finish(const char *root, ck_storefs_item *it, const int *fd, siz
         }
     }
     for (size_t i = 0; durable && i < n; i++) {
-        if (fd[i] < 0 || it[i].status)
+        if (fd[i] < 0 || it[i].status || it[i].at)
             continue;
         int seen = 0; /* synced for an earlier item */
         for (size_t k = 0; k < i && !seen; k++)
-            seen = fd[k] >= 0 && same_dir(it[k].key, it[i].key);
+            seen = fd[k] >= 0 && !it[k].at && same_dir(it[k].key, it[i].key);
         if (seen)
             continue;
         snprintf(path, sizeof(path), "%s/%.*s", root, (int)dir_len(it[i].key), it[i].key);
@@ -477,7 +497,7 @@ static void put_finish(const char *root, ck_storefs_item *it, const int *fd, siz
         if (fsync_dir(path) && errno != ENOENT) {
             int e = errno;
             for (size_t k = i; k < n; k++) /* not durable: none in it is */
-                if (fd[k] >= 0 && !it[k].status && same_dir(it[k].key, it[i].key)) {
+                if (fd[k] >= 0 && !it[k].status && !it[k].at && same_dir(it[k].key, it[i].key)) {
                     it[k].status = CK_EIO;
                     it[k].err = e;
                 }
@@ -514,6 +534,18 @@ int ck_storefs_put(const char *root, const char *key, const uint8_t *data, size_
                    int durable)
 {
     ck_storefs_item it = {.key = key, .data = data, .len = len};
+    ck_storefs_put_many(root, &it, 1, durable);
+    if (it.status == CK_EIO)
+        errno = it.err;
+    return it.status;
+}
+
+int ck_storefs_append(const char *root, const char *key, uint64_t at, const uint8_t *data,
+                      size_t len, int durable)
+{
+    if (!at)
+        return CK_EINVAL;
+    ck_storefs_item it = {.key = key, .at = at, .data = data, .len = len};
     ck_storefs_put_many(root, &it, 1, durable);
     if (it.status == CK_EIO)
         errno = it.err;
@@ -645,7 +677,7 @@ int ck_storefs_delete(const char *root, const char *key)
     struct stat st;
     if (stat(path, &st))
         return errno == ENOENT ? CK_ENOTFOUND : CK_EIO;
-    if (!(S_ISREG(st.st_mode) && (size_t)st.st_size >= RECYCLE_MIN &&
+    if (!(S_ISREG(st.st_mode) && (size_t)st.st_size >= RECYCLE_MIN && !ck_store_appendable(key) &&
           set_aside(root, path, (uint64_t)st.st_ino)) &&
         unlink(path))
         return errno == ENOENT ? CK_ENOTFOUND : CK_EIO;

@@ -10,6 +10,17 @@
  * the directories it leaves empty, and processes put and delete at once:
  * a put makes again a directory that went before its temporary file was
  * there (which then keeps it).
+ *
+ * An append (an item's `at` above 0) writes its bytes into an object
+ * that exists, at offset `at`, in place: no temporary file, no rename, and
+ * with `durable` an fdatasync alone, which commits nothing to the file
+ * system's journal beyond the file's new size (a checkpoint's files
+ * appended to a file the subtask keeps across checkpoints, Flink's file
+ * merging across checkpoint boundaries). It never creates the object: an
+ * object deleted meanwhile stays deleted (CK_ENOTFOUND). An appendable
+ * object's key ends in CK_STORE_APPENDABLE (platform.h), and its file is never set
+ * aside for recycling when deleted: a late append holding it open would
+ * write into another object's bytes.
  */
 #ifndef CK_STOREFS_H
 #define CK_STOREFS_H
@@ -81,7 +92,8 @@ typedef struct ck_storefs_src {
 } ck_storefs_src;
 
 /* One object of a batch of puts, and how its put ended: status 0,
- * CK_EINVAL (bad key) or CK_EIO (err: the errno). scratch: NULL, or a
+ * CK_EINVAL (bad key), CK_ENOTFOUND (an append's object is not there) or
+ * CK_EIO (err: the errno). scratch: NULL, or a
  * buffer for direct I/O (above) of scratch_len bytes.
  *
  * The object's bytes are data[0..len), or, with nsrc > 0, local files'
@@ -95,6 +107,8 @@ typedef struct ck_storefs_src {
  * local file's trouble (its owner gone, say), not the store's. */
 typedef struct ck_storefs_item {
     const char *key;
+    uint64_t at; /* 0: a put; else an append at this offset (a multiple of
+                  * CK_STOREFS_ALIGN for direct I/O; padding stays) */
     const uint8_t *data;
     size_t len;
     ck_storefs_src *src;
@@ -111,6 +125,11 @@ typedef struct ck_storefs_item {
  * wins. */
 void ck_storefs_put_many(const char *root, ck_storefs_item *items, size_t n, int durable);
 
+/* An append of data[0..len) into key at offset at (> 0), as above.
+ * Returns 0, CK_EINVAL, CK_ENOTFOUND (no such object), CK_EIO. */
+int ck_storefs_append(const char *root, const char *key, uint64_t at, const uint8_t *data,
+                      size_t len, int durable);
+
 /* Reads an object into a malloc'd block. Returns 0, CK_ENOTFOUND, CK_EIO, CK_EINVAL. */
 int ck_storefs_get(const char *root, const char *key, uint8_t **data, size_t *len);
 
@@ -118,7 +137,8 @@ int ck_storefs_get(const char *root, const char *key, uint8_t **data, size_t *le
 int ck_storefs_list(const char *root, const char *prefix, ck_store_entry **out, size_t *n);
 
 /* Returns 0, CK_ENOTFOUND, CK_EIO, CK_EINVAL. An object of 1 MiB or more
- * is set aside for a later put to overwrite (a few at most; storefs.c). */
+ * is set aside for a later put to overwrite (a few at most; storefs.c),
+ * but for an appendable one. */
 int ck_storefs_delete(const char *root, const char *key);
 
 /* Deletes the files set aside for reuse (at the end of a run). 0 or CK_EIO. */

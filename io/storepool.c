@@ -84,7 +84,8 @@ static void serve_puts(ck_storepool *p, int slot, req **g, int n)
 {
     ck_storefs_item it[CK_STOREPOOL_GROUP];
     for (int i = 0; i < n; i++)
-        it[i] = (ck_storefs_item){.key = g[i]->d.key, .data = g[i]->d.data, .len = g[i]->d.len,
+        it[i] = (ck_storefs_item){.key = g[i]->d.key, .at = g[i]->d.at,
+                                  .data = g[i]->d.data, .len = g[i]->d.len,
                                   .src = g[i]->src, .nsrc = g[i]->nsrc,
                                   .scratch = p->scratch[slot],
                                   .scratch_len = CK_STOREPOOL_SCRATCH};
@@ -276,9 +277,9 @@ int ck_storepool_fd(const ck_storepool *p)
     return p->pipe[0];
 }
 
-static int enqueue(ck_storepool *p, int get, const char *key, uint8_t *data, size_t len,
-                   const char *const *src, uint32_t nsrc, void *ctx, uint64_t token,
-                   int64_t stamp)
+static int enqueue(ck_storepool *p, int get, const char *key, uint64_t at, uint8_t *data,
+                   size_t len, const char *const *src, uint32_t nsrc, void *ctx,
+                   uint64_t token, int64_t stamp)
 {
     if (!ck_storefs_key_ok(key)) {
         free(data);
@@ -303,7 +304,7 @@ static int enqueue(ck_storepool *p, int get, const char *key, uint8_t *data, siz
     r->state = QUEUED;
     r->d = (ck_storepool_done){.ctx = ctx, .token = token, .get = get, .file = nsrc > 0,
                                .data = data, .len = len,
-                               .stamp = stamp};
+                               .stamp = stamp, .at = at};
     snprintf(r->d.key, sizeof(r->d.key), "%s", key);
     pthread_mutex_lock(&p->mu);
     if (p->qtail)
@@ -320,7 +321,26 @@ static int enqueue(ck_storepool *p, int get, const char *key, uint8_t *data, siz
 int ck_storepool_put(ck_storepool *p, const char *key, uint8_t *data, size_t len, void *ctx,
                      uint64_t token, int64_t stamp)
 {
-    return enqueue(p, 0, key, data, len, NULL, 0, ctx, token, stamp);
+    return enqueue(p, 0, key, 0, data, len, NULL, 0, ctx, token, stamp);
+}
+
+int ck_storepool_append(ck_storepool *p, const char *key, uint64_t at, uint8_t *data,
+                        size_t len, void *ctx, uint64_t token, int64_t stamp)
+{
+    if (!at) {
+        free(data);
+        return CK_EINVAL;
+    }
+    return enqueue(p, 0, key, at, data, len, NULL, 0, ctx, token, stamp);
+}
+
+int ck_storepool_append_files(ck_storepool *p, const char *key, uint64_t at,
+                              const char *const *paths, uint32_t n, size_t len, void *ctx,
+                              uint64_t token, int64_t stamp)
+{
+    if (n == 0 || !at)
+        return CK_EINVAL;
+    return enqueue(p, 0, key, at, NULL, len, paths, n, ctx, token, stamp);
 }
 
 int ck_storepool_put_files(ck_storepool *p, const char *key, const char *const *paths,
@@ -328,12 +348,12 @@ int ck_storepool_put_files(ck_storepool *p, const char *key, const char *const *
 {
     if (n == 0)
         return CK_EINVAL;
-    return enqueue(p, 0, key, NULL, len, paths, n, ctx, token, stamp);
+    return enqueue(p, 0, key, 0, NULL, len, paths, n, ctx, token, stamp);
 }
 
 int ck_storepool_get(ck_storepool *p, const char *key, void *ctx, uint64_t token)
 {
-    return enqueue(p, 1, key, NULL, 0, NULL, 0, ctx, token, 0);
+    return enqueue(p, 1, key, 0, NULL, 0, NULL, 0, ctx, token, 0);
 }
 
 size_t ck_storepool_reap(ck_storepool *p, ck_storepool_done *out, size_t max)

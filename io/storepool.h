@@ -62,6 +62,7 @@ typedef struct ck_storepool_done {
                        * CK_STOREPOOL_FILE_RESULT bytes (the reaper's to free) */
     size_t len;       /* data's length, or the bytes a put of bytes wrote */
     int64_t stamp;    /* a put's: as given (the owner's, e.g. a time) */
+    uint64_t at;      /* an append's offset (0: a put or a get) */
     char key[256];    /* CK_STORE_KEY_MAX */
 } ck_storepool_done;
 
@@ -103,6 +104,15 @@ int ck_storepool_get(ck_storepool *p, const char *key, void *ctx, uint64_t token
 #define CK_STOREPOOL_FILE_RESULT 12
 int ck_storepool_put_files(ck_storepool *p, const char *key, const char *const *paths,
                            uint32_t n, size_t len, void *ctx, uint64_t token, int64_t stamp);
+
+/* The same as appends at offset at (> 0) into an object that exists
+ * (storefs.h: in place, never creating it; CK_ENOTFOUND when it is not
+ * there). Served after the requests of the same key asked before. */
+int ck_storepool_append(ck_storepool *p, const char *key, uint64_t at, uint8_t *data,
+                        size_t len, void *ctx, uint64_t token, int64_t stamp);
+int ck_storepool_append_files(ck_storepool *p, const char *key, uint64_t at,
+                              const char *const *paths, uint32_t n, size_t len, void *ctx,
+                              uint64_t token, int64_t stamp);
 
 /* Moves up to max results to out, each requester's in the order it asked
  * (older ones of different requesters first); returns how many. */

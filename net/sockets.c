@@ -125,6 +125,7 @@ typedef struct held_store {
     struct net_node *n;
     int get;
     char key[CK_STORE_KEY_MAX];
+    uint64_t at; /* an append's offset (0: a put) */
     uint8_t *data;
     size_t len;
     char **src; /* a put of local files: their paths (owned) */
@@ -558,15 +559,19 @@ static void store_done_link(net_node *n, uint64_t token, int status, uint8_t *da
  * upload's bytes cross the link while the store writes them, as they
  * stream to a real one (its stamp: when they are across). Returns the
  * pool's status (nothing is asked on failure). */
-static int store_ask(net_world *w, net_node *n, int get, const char *key, uint8_t *data,
-                     size_t len, const char *const *src, uint32_t nsrc, uint64_t token)
+static int store_ask(net_world *w, net_node *n, int get, const char *key, uint64_t at,
+                     uint8_t *data, size_t len, const char *const *src, uint32_t nsrc,
+                     uint64_t token)
 {
     if (get)
         return ck_storepool_get(w->pool, key, n, token);
     if (nsrc)
-        return ck_storepool_put_files(w->pool, key, src, nsrc, len, n, token,
-                                      store_link(w, len));
-    return ck_storepool_put(w->pool, key, data, len, n, token, store_link(w, len));
+        return at ? ck_storepool_append_files(w->pool, key, at, src, nsrc, len, n, token,
+                                              store_link(w, len))
+                  : ck_storepool_put_files(w->pool, key, src, nsrc, len, n, token,
+                                           store_link(w, len));
+    return at ? ck_storepool_append(w->pool, key, at, data, len, n, token, store_link(w, len))
+              : ck_storepool_put(w->pool, key, data, len, n, token, store_link(w, len));
 }
 
 static void paths_free(char **p, uint32_t n)
@@ -581,8 +586,9 @@ static int store_cut(const net_world *w)
     return w->cut && w->cut[w->ntm + 1] > 0;
 }
 
-static int hold_store(net_world *w, net_node *n, int get, const char *key, uint8_t *data,
-                      size_t len, const char *const *src, uint32_t nsrc, uint64_t token)
+static int hold_store(net_world *w, net_node *n, int get, const char *key, uint64_t at,
+                      uint8_t *data, size_t len, const char *const *src, uint32_t nsrc,
+                      uint64_t token)
 {
     held_store *h = calloc(1, sizeof(*h));
     if (h && nsrc && (h->src = calloc(nsrc, sizeof(char *))))
@@ -598,6 +604,7 @@ static int hold_store(net_world *w, net_node *n, int get, const char *key, uint8
     h->n = n;
     h->get = get;
     snprintf(h->key, sizeof(h->key), "%s", key);
+    h->at = at;
     h->data = data;
     h->len = len;
     h->token = token;
@@ -663,18 +670,19 @@ static void read_moments(net_world *w)
         }
 }
 
-/* A put of data, or of the local files src[0..nsrc) (len: their size). */
-static int put(ck_bnode *b, const char *key, uint8_t *data, size_t len,
+/* A put (at > 0: an append) of data, or of the local files src[0..nsrc)
+ * (len: their size). */
+static int put(ck_bnode *b, const char *key, uint64_t at, uint8_t *data, size_t len,
                const char *const *src, uint32_t nsrc, uint64_t token)
 {
     net_node *n = (net_node *)b;
     if (store_cut(n->w)) {
-        int rc = hold_store(n->w, n, 0, key, data, len, src, nsrc, token);
+        int rc = hold_store(n->w, n, 0, key, at, data, len, src, nsrc, token);
         if (!rc && b->is_task)
             net_moment(b, CK_MOMENT_UPLOAD_STARTED);
         return rc;
     }
-    int status = store_ask(n->w, n, 0, key, data, len, src, nsrc, token);
+    int status = store_ask(n->w, n, 0, key, at, data, len, src, nsrc, token);
     if (status)
         store_done_link(n, token, status, NULL, 0, len);
     if (b->is_task)
@@ -682,16 +690,16 @@ static int put(ck_bnode *b, const char *key, uint8_t *data, size_t len,
     return CK_OK;
 }
 
-static int net_store_put(ck_bnode *b, const char *key, uint8_t *data, size_t len,
+static int net_store_put(ck_bnode *b, const char *key, uint64_t at, uint8_t *data, size_t len,
                          uint64_t token)
 {
-    return put(b, key, data, len, NULL, 0, token);
+    return put(b, key, at, data, len, NULL, 0, token);
 }
 
 /* The files are read on the pool's threads as they are written (their
  * size, now, paces the link); the completion carries what was read. */
-static int net_store_put_files(ck_bnode *b, const char *key, const char *const *paths,
-                               uint32_t nf, uint64_t token)
+static int net_store_put_files(ck_bnode *b, const char *key, uint64_t at,
+                               const char *const *paths, uint32_t nf, uint64_t token)
 {
     size_t len = 0;
     for (uint32_t i = 0; i < nf; i++) {
@@ -700,19 +708,19 @@ static int net_store_put_files(ck_bnode *b, const char *key, const char *const *
             return CK_EIO;
         len += (size_t)st.st_size;
     }
-    return put(b, key, NULL, len, paths, nf, token);
+    return put(b, key, at, NULL, len, paths, nf, token);
 }
 
 static int net_store_get(ck_bnode *b, const char *key, uint64_t token)
 {
     net_node *n = (net_node *)b;
     if (store_cut(n->w)) {
-        int rc = hold_store(n->w, n, 1, key, NULL, 0, NULL, 0, token);
+        int rc = hold_store(n->w, n, 1, key, 0, NULL, 0, NULL, 0, token);
         if (!rc && b->is_task)
             net_moment(b, CK_MOMENT_RESTORE_STARTED);
         return rc;
     }
-    int status = store_ask(n->w, n, 1, key, NULL, 0, NULL, 0, token);
+    int status = store_ask(n->w, n, 1, key, 0, NULL, 0, NULL, 0, token);
     if (status)
         store_done_link(n, token, status, NULL, 0, 0);
     if (b->is_task)
@@ -738,7 +746,7 @@ static void store_reap(net_world *w)
                 errno = d[i].err;
                 fail_io(w, what);
             }
-            ck_bnode_put_landed(&n->b, w->store_dir, d[i].key, d[i].status);
+            ck_bnode_put_landed(&n->b, w->store_dir, d[i].key, d[i].at, d[i].status);
             /* a put of files: what was read of each */
             _Static_assert(CK_STOREPOOL_FILE_RESULT == CK_PUT_FILE_RESULT, "one result");
             store_done_at(n, d[i].token, d[i].status, d[i].data, d[i].data ? d[i].len : 0,
@@ -755,7 +763,7 @@ static void release_store(net_world *w)
         if (!w->held_store)
             w->held_store_tail = NULL;
         if (!h->n->b.d.dead) {
-            int status = store_ask(w, h->n, h->get, h->key, h->data, h->len,
+            int status = store_ask(w, h->n, h->get, h->key, h->at, h->data, h->len,
                                    (const char *const *)h->src, h->nsrc, h->token);
             h->data = NULL; /* the pool's now */
             if (status)

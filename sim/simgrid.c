@@ -987,6 +987,7 @@ typedef struct store_job {
     sim_node *n;
     char key[CK_STORE_KEY_MAX];
     char mbname[48];
+    uint64_t at; /* an append's offset (0: a put) */
     uint8_t *data;
     size_t len;
     uint64_t token;
@@ -1119,8 +1120,9 @@ static void put_handler_main(int argc, char **argv)
     sim_world *w = j->n->w;
     if (j->len)
         disk_io(w, j->len, 1);
-    int status = ck_storefs_put(w->store_dir, j->key, j->data, j->len, 0);
-    ck_bnode_put_landed(&j->n->b, w->store_dir, j->key, status);
+    int status = j->at ? ck_storefs_append(w->store_dir, j->key, j->at, j->data, j->len, 0)
+                       : ck_storefs_put(w->store_dir, j->key, j->data, j->len, 0);
+    ck_bnode_put_landed(&j->n->b, w->store_dir, j->key, j->at, status);
     send_store_done(j->n, j->token, status, NULL, 0);
 }
 
@@ -1135,7 +1137,7 @@ static int node_gone_now(sim_node *n)
     return n->b.d.dead || !sg_host_is_on(n->host);
 }
 
-static int sim_store_put(ck_bnode *b, const char *key, uint8_t *data, size_t len,
+static int sim_store_put(ck_bnode *b, const char *key, uint64_t at, uint8_t *data, size_t len,
                          uint64_t token)
 {
     sim_node *n = (sim_node *)b;
@@ -1155,6 +1157,7 @@ static int sim_store_put(ck_bnode *b, const char *key, uint8_t *data, size_t len
     uint64_t id = w->next_id++;
     j->n = n;
     snprintf(j->key, sizeof(j->key), "%s", key);
+    j->at = at;
     snprintf(j->mbname, sizeof(j->mbname), "store-put-%llu", (unsigned long long)id);
     snprintf(sh->mbname, sizeof(sh->mbname), "%s", j->mbname);
     j->data = data;

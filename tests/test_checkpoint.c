@@ -534,6 +534,10 @@ typedef struct cc_rig {
     ck_cc cc;
     int puts, deletes;
     char last_put[256];
+    char seg_deleted[8][128]; /* appendable files deleted, in order */
+    int nseg_deleted;
+    ck_store_entry *listed; /* what store_list answers (borrowed) */
+    size_t nlisted;
 } cc_rig;
 
 static cc_rig *the_rig;
@@ -549,8 +553,23 @@ static int rig_store_put(ck_platform *p, const char *key, uint8_t *data, size_t 
 
 static int rig_store_delete(ck_platform *p, const char *key)
 {
-    (void)p, (void)key;
+    (void)p;
     the_rig->deletes++;
+    if (ck_store_appendable(key) && the_rig->nseg_deleted < 8)
+        snprintf(the_rig->seg_deleted[the_rig->nseg_deleted++], 128, "%s", key);
+    return 0;
+}
+
+static int rig_store_list(ck_platform *p, const char *prefix, ck_store_entry **out, size_t *n)
+{
+    (void)p;
+    *out = calloc(the_rig->nlisted + 1, sizeof(**out));
+    *n = 0;
+    for (size_t i = 0; i < the_rig->nlisted; i++)
+        if (!strncmp(the_rig->listed[i].key, prefix, strlen(prefix))) {
+            (*out)[*n].key = strdup(the_rig->listed[i].key);
+            (*out)[(*n)++].size = the_rig->listed[i].size;
+        }
     return 0;
 }
 
@@ -564,6 +583,7 @@ static void cc_setup(cc_rig *r, int64_t interval_ms, int tolerable, int retained
     rig_ops = fake_ops;
     rig_ops.store_put = rig_store_put;
     rig_ops.store_delete = rig_store_delete;
+    rig_ops.store_list = rig_store_list;
     fake_init(&r->jp, &r->w, CK_EP_JM);
     r->jp.plat.ops = &rig_ops;
     ck_config_defaults(&r->cfg);
@@ -603,6 +623,84 @@ static void ack(cc_rig *r, uint32_t subtask, uint64_t id)
                      0);
     ck_cc_on_ack(&r->cc, subtask, &a);
     ck_cp_ack_free(&a);
+}
+
+/* Checkpoint id's acknowledgements, subtask 1's with a segment of each
+ * file keys[0..n) (appendable files under shared/), completed. */
+static void advance(cc_rig *r, ck_time to);
+
+static void complete_with(cc_rig *r, uint64_t id, const char *const *keys, int n)
+{
+    for (int k = 0; k < 10 && !ck_cc_find(&r->cc, id); k++)
+        advance(r, r->w.now + 100 * CK_NS_PER_MS);
+    assert_non_null(ck_cc_find(&r->cc, id));
+    for (uint32_t s = 0; s < 3; s++) {
+        if (s != 1) {
+            ack(r, s, id);
+            continue;
+        }
+        ck_cp_ack a = {.id = id, .sync_ns = 1, .async_ns = 2};
+        for (int k = 0; k < n; k++) {
+            char key[128];
+            snprintf(key, sizeof(key), "checkpoints/job/shared/%s", keys[k]);
+            assert_int_equal(ck_handles_add_native(&a.handles, CK_HANDLE_SHARED, key, 100, 7, 0,
+                                                   64, 1, "000009.sst"),
+                             0);
+            assert_int_equal(ck_handles_segment_last(&a.handles, 4096 * id), 0);
+        }
+        ck_cc_on_ack(&r->cc, s, &a);
+        ck_cp_ack_free(&a);
+    }
+    ck_cc_on_stored(&r->cc, id, CK_OK);
+    assert_int_equal(ck_cc_find(&r->cc, id)->status, CK_CP_COMPLETED);
+}
+
+/* Files merged across checkpoints (coordinator.h, seg_live): one nothing
+ * refers to any more is kept while its subtask may still append to it
+ * (its attempt runs and no completed checkpoint referred to a newer file
+ * of it), and deleted once sealed: by a newer file in a completed
+ * checkpoint, or by the attempt's end (then those no acknowledgement
+ * named too, found in the store). Another subtask's, or another
+ * attempt's, are not held. */
+static void test_coordinator_appendable_files(void **state)
+{
+    (void)state;
+    static cc_rig r;
+    cc_setup(&r, 100, 0, 1);
+    ck_cc_start_attempt(&r.cc, 2, 0);
+    const char *f1[] = {"v1-0-a2-c1-m0.seg"}, *f4[] = {"v1-0-a2-c4-m0.seg"},
+               *old[] = {"v1-0-a1-c1-m0.seg"};
+    complete_with(&r, 1, f1, 1);
+    complete_with(&r, 2, f1, 1); /* checkpoint 1 retired: the file still referred to */
+    assert_int_equal(r.nseg_deleted, 0);
+    complete_with(&r, 3, NULL, 0); /* nothing refers to it: the subtask may append */
+    assert_int_equal(r.nseg_deleted, 0);
+    assert_int_equal(r.cc.nlimbo, 1);
+    complete_with(&r, 4, f4, 1); /* a newer file: the first is sealed */
+    assert_int_equal(r.nseg_deleted, 1);
+    assert_string_equal(r.seg_deleted[0], "checkpoints/job/shared/v1-0-a2-c1-m0.seg");
+    assert_int_equal(r.cc.nlimbo, 0);
+    complete_with(&r, 5, old, 1); /* an earlier attempt's: deleted once let go */
+    const char *other[] = {"v1-1-a2-c6-m0.seg"}; /* the other count subtask's */
+    complete_with(&r, 6, other, 1);
+    assert_int_equal(r.nseg_deleted, 2);
+    assert_string_equal(r.seg_deleted[1], "checkpoints/job/shared/v1-0-a1-c1-m0.seg");
+    assert_int_equal(r.cc.nlimbo, 1); /* c4: its subtask may append */
+    /* the attempt ends: the file in limbo goes, and the store's appendable
+     * files nothing refers to (one no acknowledgement named); not what the
+     * retained checkpoint refers to, nor what is not appendable */
+    ck_store_entry listed[] = {{"checkpoints/job/shared/v1-1-a2-c6-m0.seg", 10},
+                               {"checkpoints/job/shared/v1-1-a2-c8-m0.seg", 10},
+                               {"checkpoints/job/shared/op1-0-a2-c8-000010.sst", 10}};
+    r.listed = listed;
+    r.nlisted = 3;
+    ck_cc_abort_all(&r.cc, "the job failed over");
+    assert_int_equal(r.nseg_deleted, 4);
+    assert_string_equal(r.seg_deleted[2], "checkpoints/job/shared/v1-0-a2-c4-m0.seg");
+    assert_string_equal(r.seg_deleted[3], "checkpoints/job/shared/v1-1-a2-c8-m0.seg");
+    assert_int_equal(r.cc.nlimbo, 0);
+    ck_cc_free(&r.cc);
+    fake_clear(&r.w);
 }
 
 static void advance(cc_rig *r, ck_time to)
@@ -1512,6 +1610,7 @@ int main(void)
         cmocka_unit_test(test_jm_stop_with_savepoint_failures),
         cmocka_unit_test(test_metadata_roundtrip_and_bad_keys),
         cmocka_unit_test(test_shared_registry),
+        cmocka_unit_test(test_coordinator_appendable_files),
         cmocka_unit_test(test_sink_transactions),
         cmocka_unit_test(test_sink_latency_buckets),
     };

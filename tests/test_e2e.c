@@ -559,6 +559,36 @@ static int retained_objects_but(const char *name, int *kinds, int *objects, cons
     return shared;
 }
 
+/* Merging across checkpoints: the retained checkpoint of run's new
+ * files went, in part, into files an earlier checkpoint made (their key
+ * names the checkpoint that made them: "-c<id>-m<n>.seg"), and, as those
+ * stay within max-file-size, in part into new ones. */
+static void check_appended(const char *name)
+{
+    ck_cp_meta m;
+    retained_meta(name, &m);
+    int appended = 0, fresh = 0;
+    for (uint32_t s = 0; s < m.nsubtasks; s++)
+        for (uint32_t i = 0; i < m.tasks[s].n; i++) {
+            const ck_handle *h = &m.tasks[s].v[i];
+            if (h->kind != CK_HANDLE_NATIVE || (h->flags & CK_HANDLE_REUSED))
+                continue;
+            const char *base = strrchr(h->key, '/');
+            unsigned long long made = 0;
+            assert_true(base && sscanf(base, "/v%*d-%*d-a%*u-c%llu-m%*u.seg", &made) == 1);
+            assert_true(h->flags & CK_HANDLE_SEGMENT);
+            assert_true(made <= m.id);
+            appended += made < m.id;
+            fresh += made == m.id;
+            if (made < m.id) /* an append starts on a block */
+                assert_true(h->offset > 0);
+        }
+    fprintf(stderr, "%s: of checkpoint %llu's new files, %d appended, %d in new files\n", name,
+            (unsigned long long)m.id, appended, fresh);
+    assert_true(appended > 0);
+    ck_cp_meta_free(&m);
+}
+
 static int retained_objects(const char *run, int *kinds, int *objects)
 {
     return retained_objects_but(run, kinds, objects, NULL);
@@ -600,8 +630,9 @@ static int check_restores(const cJSON *run)
 static void test_incremental_checkpoints(void **state)
 {
     (void)state;
-    static const char *const scenarios[] = {"keyed-state-incremental", "keyed-state-file-merging"};
-    for (int merged = 0; merged < 2; merged++) {
+    static const char *const scenarios[] = {"keyed-state-incremental", "keyed-state-file-merging",
+                                            "keyed-state-file-merging-across"};
+    for (int merged = 0; merged < 3; merged++) {
         char args[512], name[64];
         snprintf(name, sizeof(name), "ksinc-%d", merged);
         snprintf(args, sizeof(args), "run scenarios/%s.json --out %s/%s -q", scenarios[merged],
@@ -638,6 +669,8 @@ static void test_incremental_checkpoints(void **state)
         } else {
             assert_true(most <= 2 * 16 && files < files_unmerged);
         }
+        if (merged == 2)
+            check_appended(name);
         /* what is left under shared/ is what the retained checkpoint refers to */
         int kinds[CK_HANDLE_KIND_MAX + 1], objects;
         int referenced = retained_objects(name, kinds, &objects);
@@ -1087,8 +1120,9 @@ static void test_no_garbage_after_cancelled_uploads(void **state)
     (void)state;
     static const char *const scenarios[] = {"keyed-state-incremental",
                                             "keyed-state-changelog-rocksdb",
-                                            "keyed-state-file-merging"};
-    for (int i = 0; i < 3; i++) {
+                                            "keyed-state-file-merging",
+                                            "keyed-state-file-merging-across"};
+    for (int i = 0; i < 4; i++) {
         char name[100], dir[600];
         snprintf(name, sizeof(name), "cancelled-%d", i);
         run_event_variant(scenarios[i], name, crash_after("upload_started", 60, "50 us"), 1, NULL);
@@ -1132,9 +1166,10 @@ static void test_moments_over_sockets(void **state)
         void (*tweak)(cJSON *sc);
     } cases[] = {{"keyed-state-file-merging", "sock-upload", 1, NULL},
                  {"keyed-state-incremental", "sock-flush", 1, NULL},
-                 {"keyed-state-incremental", "sock-restore", 0, crash_during_restore}};
+                 {"keyed-state-incremental", "sock-restore", 0, crash_during_restore},
+                 {"keyed-state-file-merging-across", "sock-append", 1, NULL}};
     for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
-        cJSON *ev = c == 0   ? crash_after("upload_started", 60, "50 us")
+        cJSON *ev = c == 0 || c == 3 ? crash_after("upload_started", 60, "50 us")
                     : c == 1 ? crash_after("state_flush", 5, "200 us")
                              : NULL;
         char args[800];

@@ -876,6 +876,109 @@ static void test_pool_put_file(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* Appends (storefs.h): bytes go into an object a put made, at an
+ * offset, in place, from data or from local files, buffered or with
+ * direct I/O (a block-aligned offset and the worker's scratch buffer; its
+ * padding stays); what was there before the offset is untouched; an
+ * append to an object that is not there fails with CK_ENOTFOUND and makes
+ * nothing; an appendable object is unlinked when deleted, never set aside
+ * for a put to overwrite (a late append would write into that put's
+ * object); through the pool, an append waits for the put of its key
+ * asked before it. */
+static void test_append(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/chandy-fs-XXXXXX", local[300];
+    assert_non_null(mkdtemp(dir));
+    size_t big = (2u << 20) + 100, n0 = 5000;
+    uint8_t *a = malloc(big), *data;
+    for (size_t i = 0; i < big; i++)
+        a[i] = (uint8_t)(i * 13 + 5);
+    const char *key = "job/shared/v1-0-a0-c3-m0.seg";
+    assert_true(ck_store_appendable(key));
+    assert_false(ck_store_appendable("job/shared/v1-0-a0-c3-m0"));
+    assert_false(ck_store_appendable(".seg"));
+    /* nothing to append to: an error, and no object made */
+    assert_int_equal(ck_storefs_append(dir, key, 4096, a, 10, 1), CK_ENOTFOUND);
+    size_t len;
+    assert_int_equal(ck_storefs_get(dir, key, &data, &len), CK_ENOTFOUND);
+    assert_int_equal(ck_storefs_append(dir, key, 0, a, 10, 1), CK_EINVAL);
+    assert_int_equal(ck_storefs_put(dir, key, a, n0, 1), 0);
+    /* buffered, at a block: the gap after the put's bytes reads as zeros */
+    assert_int_equal(ck_storefs_append(dir, key, 8192, a + 1, 3000, 1), 0);
+    /* direct, from the scratch buffer, at the next block */
+    uint8_t *scratch = ck_storefs_scratch_new(1u << 20, 0);
+    assert_non_null(scratch);
+    uint64_t at2 = 8192 + 4096;
+    ck_storefs_item it = {.key = key, .at = at2, .data = a + 2, .len = big - 2,
+                          .scratch = scratch, .scratch_len = 1u << 20};
+    ck_storefs_put_many(dir, &it, 1, 1);
+    assert_int_equal(it.status, 0);
+    /* from a local file, after the direct one's padding */
+    snprintf(local, sizeof(local), "%s/local.sst", dir);
+    uint32_t crc = make_file(local, 777, 9);
+    uint64_t at3 = (at2 + big - 2 + 4095) & ~(uint64_t)4095;
+    ck_storefs_src src = {.path = local};
+    ck_storefs_item f = {.key = key, .at = at3, .src = &src, .nsrc = 1};
+    ck_storefs_put_many(dir, &f, 1, 1);
+    assert_int_equal(f.status, 0);
+    assert_int_equal(src.len, 777);
+    assert_int_equal(src.crc, crc);
+    assert_int_equal(ck_storefs_get(dir, key, &data, &len), 0);
+    assert_int_equal(len, at3 + 777);
+    assert_memory_equal(data, a, n0);
+    for (size_t i = n0; i < 8192; i++)
+        assert_int_equal(data[i], 0);
+    assert_memory_equal(data + 8192, a + 1, 3000);
+    assert_memory_equal(data + at2, a + 2, big - 2);
+    assert_int_equal(ck_crc32c(0, data + at3, 777), crc);
+    free(data);
+    /* through the pool: the append waits for its key's put asked before */
+    ck_storepool *p = ck_storepool_new(dir, CK_STOREPOOL_THREADS, 1);
+    assert_non_null(p);
+    int ctx;
+    const char *k2 = "job/shared/v1-1-a0-c4-m0.seg", *srcs[] = {local};
+    uint8_t *b1 = malloc(3u << 20), *b2 = malloc(big);
+    memset(b1, 1, 3u << 20);
+    memcpy(b2, a, big);
+    assert_int_equal(ck_storepool_put(p, k2, b1, 3u << 20, &ctx, 1, 0), 0);
+    assert_int_equal(ck_storepool_append(p, k2, 3u << 20, b2, big, &ctx, 2, 0), 0);
+    assert_int_equal(ck_storepool_append_files(p, k2, (3u << 20) + (3u << 20), srcs, 1, 777,
+                                               &ctx, 3, 0), 0);
+    assert_int_equal(ck_storepool_append(p, k2, 0, NULL, 0, &ctx, 4, 0), CK_EINVAL);
+    assert_int_equal(ck_storepool_append(p, "job/shared/none.seg", 4096,
+                                         (uint8_t *)strdup("x"), 1, &ctx, 5, 0), 0);
+    ck_storepool_done d[4];
+    assert_int_equal(reap_all(p, d, 4), 4);
+    assert_int_equal(d[0].status, 0);
+    assert_int_equal(d[1].status, 0);
+    assert_int_equal(d[1].at, 3u << 20);
+    assert_int_equal(d[2].status, 0);
+    assert_true(d[2].file);
+    assert_int_equal(ck_get_u32(d[2].data + 8), crc);
+    free(d[2].data);
+    assert_int_equal(d[3].status, CK_ENOTFOUND); /* not a failing disk */
+    ck_storepool_free(p);
+    assert_int_equal(ck_storefs_get(dir, k2, &data, &len), 0);
+    assert_int_equal(len, (6u << 20) + 777);
+    for (size_t i = 0; i < (3u << 20); i++)
+        if (data[i] != 1)
+            fail_msg("byte %zu: %d", i, data[i]);
+    assert_memory_equal(data + (3u << 20), a, big);
+    assert_int_equal(ck_crc32c(0, data + (6u << 20), 777), crc);
+    free(data);
+    assert_int_equal(ck_storefs_get(dir, "job/shared/none.seg", &data, &len), CK_ENOTFOUND);
+    /* deleted: unlinked, not set aside (3 MiB would be) */
+    assert_int_equal(ck_storefs_delete(dir, k2), 0);
+    assert_int_equal(ck_storefs_delete(dir, key), 0);
+    assert_int_equal(recycled_count(dir), -1);
+    free(a);
+    free(scratch);
+    char cmd[400];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 /* A put writes "<key>.<pid>.part" first: what a process killed mid-put
  * left is dropped by its pid, another writer's is not, and no list shows
  * either. */
@@ -925,6 +1028,7 @@ int main(void)
         cmocka_unit_test(test_pool_put_file),
         cmocka_unit_test(test_drop_parts),
         cmocka_unit_test(test_put_races_delete),
+        cmocka_unit_test(test_append),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
