@@ -135,8 +135,8 @@ static int seg_sealed(const ck_cc *cc, const char *key)
 {
     uint32_t g, a;
     uint64_t order;
-    if (seg_parse(cc, key, &g, &a, &order))
-        return 1; /* not a subtask's: nobody appends to it */
+    if (seg_parse(cc, key, &g, &a, &order) || (order >> 20) < cc->first_id)
+        return 1; /* not a subtask's, or an earlier run's: nobody appends to it */
     return !cc->seg_live[g] || a != cc->attempts[g] || order < cc->seg_newest[g];
 }
 
@@ -170,9 +170,11 @@ static void shared_gone(ck_cc *cc, const char *key)
 }
 
 /* Files in limbo that are sealed now go; with `all`, every appendable
- * file under shared/ nothing refers to that is sealed, listed in the
- * store: those of an attempt that ended that no acknowledgement named
- * (a process killed after the put, a snapshot aborted). */
+ * file under shared/ of this run's (made by a checkpoint from first_id
+ * on) that nothing refers to and that is sealed, listed in the store:
+ * those of an attempt that ended that no acknowledgement named (a
+ * process killed after the put, a snapshot aborted). An earlier run's
+ * (a retained checkpoint's this one started from) are not its own. */
 static void seg_sweep(ck_cc *cc, int all)
 {
     for (size_t i = 0; i < cc->nlimbo;) {
@@ -193,10 +195,14 @@ static void seg_sweep(ck_cc *cc, int all)
     ck_cc_shared_dir(cc->job_id, shared, sizeof(shared));
     if (!all || cc->plat->ops->store_list(cc->plat, shared, &e, &n) != CK_OK)
         return;
-    for (size_t i = 0; i < n; i++)
-        if (ck_store_appendable(e[i].key) && !ck_sreg_count(&cc->shared, e[i].key) &&
+    for (size_t i = 0; i < n; i++) {
+        uint32_t g, a;
+        uint64_t order;
+        if (ck_store_appendable(e[i].key) && !seg_parse(cc, e[i].key, &g, &a, &order) &&
+            (order >> 20) >= cc->first_id && !ck_sreg_count(&cc->shared, e[i].key) &&
             seg_sealed(cc, e[i].key))
             cc->plat->ops->store_delete(cc->plat, e[i].key);
+    }
     ck_store_entries_free(e, n);
 }
 

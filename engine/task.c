@@ -70,7 +70,8 @@ typedef struct snap_job {
     ck_handles handles;
     uint32_t uploads;  /* in flight */
     int upload_failed;
-    int appended;      /* appended to the subtask's open file (t->seg) */
+    uint32_t appended; /* the generation of the subtask's kept file (t->seg) it
+                        * appended to, or 0 */
     /* Under the changelog: per operator, the changelog it needs in the
      * store, and its materialization and segments as of its synchronous
      * phase (appended to handles once those are uploaded). */
@@ -171,12 +172,20 @@ struct ck_task {
      *   open or creating ---full, or a new file asked meanwhile---> creating
      *   open or creating ---the making or an appending snapshot failed---> none
      *
-     * Appends go only to an open file (its put landed), at `end`. */
+     * Appends go only to an open file (its put landed), at `end`. Files
+     * are kept in the order of the snapshots that make them (user): a
+     * snapshot older than one that used the kept file (snapshots may
+     * reach their uploads out of order) neither appends nor makes a kept
+     * file, so that the coordinator may take a newer file in a completed
+     * checkpoint to mean that no checkpoint still to complete has new
+     * segments in an older one. */
     struct {
         char key[CK_HANDLE_KEY_MAX + 1];
         uint64_t end;     /* where the next append goes (CK_STORE_APPEND_ALIGN) */
         uint64_t creator;
         int acked;        /* an acknowledgement named it (the coordinator knows it) */
+        uint32_t gen;     /* counts the files kept so far (the current one's) */
+        uint64_t user;    /* the newest snapshot that made or appended to one */
     } seg;
     /* Native files of the snapshots acknowledged (not yet known complete),
      * and those of the latest complete one, which later checkpoints refer
@@ -1710,12 +1719,14 @@ static void object_start(ck_task *t, snap_job *j, const char *shared, unsigned *
                          int paths, uint64_t first, char key[CK_HANDLE_KEY_MAX + 1],
                          uint64_t *base)
 {
-    int across = t->across && (!paths || t->plat->ops->store_append_files);
+    /* an older snapshot than one that used the kept file: files of its own */
+    int across = t->across && (!paths || t->plat->ops->store_append_files) && j->id >= t->seg.user;
     *base = 0;
     if (across && t->seg.key[0] && !t->seg.creator && t->seg.end + first <= t->merge_max) {
         snprintf(key, CK_HANDLE_KEY_MAX + 1, "%s", t->seg.key);
         *base = t->seg.end;
-        j->appended = 1;
+        j->appended = t->seg.gen;
+        t->seg.user = j->id;
         return;
     }
     merged_key(t, j, shared, (*nobj)++, across, key);
@@ -1724,6 +1735,8 @@ static void object_start(ck_task *t, snap_job *j, const char *shared, unsigned *
         t->seg.creator = j->id;
         t->seg.end = 0;
         t->seg.acked = 0;
+        t->seg.gen++;
+        t->seg.user = j->id;
     }
 }
 
@@ -1743,7 +1756,7 @@ static void seg_settle(ck_task *t, const snap_job *j)
 {
     if (!t->seg.key[0])
         return;
-    if (j->upload_failed && (j->appended || t->seg.creator == j->id))
+    if (j->upload_failed && (j->appended == t->seg.gen || t->seg.creator == j->id))
         t->seg.key[0] = 0;
     else if (t->seg.creator == j->id)
         t->seg.creator = 0;

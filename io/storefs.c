@@ -354,6 +354,7 @@ static int write_file(const char *path, int flags, source *s, int *fd, int *padd
             return -1;
         if (*fd >= 0) /* the file system takes no direct writes */
             close(*fd);
+        *fd = -1;
         if (source_rewind(s)) /* files' bytes are read again from their start */
             return -1;
     }
@@ -486,7 +487,7 @@ static void put_finish(const char *root, ck_storefs_item *it, const int *fd, siz
             continue;
         int seen = 0; /* synced for an earlier item */
         for (size_t k = 0; k < i && !seen; k++)
-            seen = fd[k] >= 0 && !it[k].at && same_dir(it[k].key, it[i].key);
+            seen = fd[k] >= 0 && !it[k].at && !it[k].status && same_dir(it[k].key, it[i].key);
         if (seen)
             continue;
         snprintf(path, sizeof(path), "%s/%.*s", root, (int)dir_len(it[i].key), it[i].key);

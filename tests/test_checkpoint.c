@@ -701,6 +701,30 @@ static void test_coordinator_appendable_files(void **state)
     assert_int_equal(r.cc.nlimbo, 0);
     ck_cc_free(&r.cc);
     fake_clear(&r.w);
+    /* A job started from checkpoint 4 (ids go on from 5): the files of
+     * the run that made it are nobody's to append to (sealed at once when
+     * let go), and its sweep lists only its own. */
+    cc_setup(&r, 100, 0, 1);
+    ck_cc_free(&r.cc);
+    assert_int_equal(ck_cc_init(&r.cc, &r.jp.plat, &r.g, &r.cfg, "job", 5, 1), 0);
+    ck_cc_start_attempt(&r.cc, 2, 0);
+    const char *earlier[] = {"v1-0-a2-c3-m0.seg"}, *own[] = {"v1-0-a2-c5-m0.seg"};
+    complete_with(&r, 5, earlier, 1);
+    complete_with(&r, 6, own, 1);
+    assert_int_equal(r.nseg_deleted, 1);
+    assert_string_equal(r.seg_deleted[0], "checkpoints/job/shared/v1-0-a2-c3-m0.seg");
+    complete_with(&r, 7, NULL, 0); /* c5 in limbo: its subtask may append */
+    assert_int_equal(r.cc.nlimbo, 1);
+    ck_store_entry mine[] = {{"checkpoints/job/shared/v1-1-a2-c2-m0.seg", 10},
+                             {"checkpoints/job/shared/v1-1-a2-c6-m0.seg", 10}};
+    r.listed = mine;
+    r.nlisted = 2;
+    ck_cc_abort_all(&r.cc, "the job finished");
+    assert_int_equal(r.nseg_deleted, 3);
+    assert_string_equal(r.seg_deleted[1], "checkpoints/job/shared/v1-0-a2-c5-m0.seg");
+    assert_string_equal(r.seg_deleted[2], "checkpoints/job/shared/v1-1-a2-c6-m0.seg");
+    ck_cc_free(&r.cc);
+    fake_clear(&r.w);
 }
 
 static void advance(cc_rig *r, ck_time to)
