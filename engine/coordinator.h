@@ -173,11 +173,12 @@ typedef struct ck_cc {
      * in ".seg"), the newest it made, while its attempt runs. Such a file
      * is sealed once its subtask's attempt ended (abort_all, or a region
      * restart gave it a new one) or a completed checkpoint referred to a
-     * newer one of the same attempt; one nothing refers to is deleted
-     * once sealed, and waits in limbo until then. */
+     * newer one of the same attempt (an earlier run's, made before the
+     * checkpoint the job started from, always is); one nothing refers to
+     * is deleted once sealed, and waits in limbo until then. */
     uint8_t *seg_live;     /* per subtask: its attempt may still append */
     uint64_t *seg_newest;  /* per subtask: the newest such file of its attempt a completed
-                            * checkpoint referred to (seg_order), 0: none */
+                            * checkpoint referred to (seg_parse's order), 0: none */
     char **limbo;          /* keys nothing refers to, not sealed yet */
     size_t nlimbo, limbo_cap;
 } ck_cc;
