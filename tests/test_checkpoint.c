@@ -595,6 +595,15 @@ static void cc_setup(cc_rig *r, int64_t interval_ms, int tolerable, int retained
     assert_int_equal(ck_cc_init(&r->cc, &r->jp.plat, &r->g, &r->cfg, "job", 1, 1), 0);
 }
 
+/* cc_setup(r, 100, 0, 1) for a job started from checkpoint first_id - 1:
+ * its checkpoint ids go on from first_id. */
+static void cc_setup_from(cc_rig *r, uint64_t first_id)
+{
+    cc_setup(r, 100, 0, 1);
+    ck_cc_free(&r->cc);
+    assert_int_equal(ck_cc_init(&r->cc, &r->jp.plat, &r->g, &r->cfg, "job", first_id, 1), 0);
+}
+
 /* Counts messages of a type sent since the last call, and to whom. */
 static int sent(cc_rig *r, int type, uint32_t *first_dst)
 {
@@ -704,9 +713,7 @@ static void test_coordinator_appendable_files(void **state)
     /* A job started from checkpoint 4 (ids go on from 5): the files of
      * the run that made it are nobody's to append to (sealed at once when
      * let go), and its sweep lists only its own. */
-    cc_setup(&r, 100, 0, 1);
-    ck_cc_free(&r.cc);
-    assert_int_equal(ck_cc_init(&r.cc, &r.jp.plat, &r.g, &r.cfg, "job", 5, 1), 0);
+    cc_setup_from(&r, 5);
     ck_cc_start_attempt(&r.cc, 2, 0);
     const char *earlier[] = {"v1-0-a2-c3-m0.seg"}, *own[] = {"v1-0-a2-c5-m0.seg"};
     complete_with(&r, 5, earlier, 1);
@@ -1533,9 +1540,7 @@ static void test_coordinator_savepoints(void **state)
     ck_cc_free(&r.cc);
     fake_clear(&r.w);
     /* Started from savepoint 41: the next id is 42. */
-    cc_setup(&r, 100, 0, 1);
-    ck_cc_free(&r.cc);
-    assert_int_equal(ck_cc_init(&r.cc, &r.jp.plat, &r.g, &r.cfg, "job", 42, 1), 0);
+    cc_setup_from(&r, 42);
     ck_cc_start_attempt(&r.cc, 0, 0);
     advance(&r, 100 * CK_NS_PER_MS);
     assert_int_equal(r.cc.cps[0].id, 42);
