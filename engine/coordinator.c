@@ -299,6 +299,8 @@ static int task_owned(const ck_handle *h)
  * changelog's only once a completed checkpoint referred to them: the
  * subtask may refer to them again, as Flink's TaskChangelogRegistry keeps
  * them until then). */
+static void discard_dir(ck_cc *cc, const ck_cp_record *r);
+
 static void discard(ck_cc *cc, ck_cp_record *r)
 {
     for (uint32_t s = 0; r->tasks && s < cc->g->nsubtasks; s++)
@@ -316,10 +318,15 @@ static void discard(ck_cc *cc, ck_cp_record *r)
         cc->plat->ops->store_delete(cc->plat, key);
         return;
     }
-    /* A failed one's own directory goes whole, as Flink discards a pending
-     * checkpoint's exclusive location: a file that landed without an
-     * acknowledgement (its subtask's process was killed after the put)
-     * is in no handle the coordinator knows. */
+    discard_dir(cc, r);
+}
+
+/* A failed checkpoint's own directory goes whole, as Flink discards a
+ * pending checkpoint's exclusive location: a file that landed without an
+ * acknowledgement (its subtask's process was killed after the put) is in
+ * no handle the coordinator knows. */
+static void discard_dir(ck_cc *cc, const ck_cp_record *r)
+{
     char dir[200];
     ck_store_entry *e;
     size_t n;
@@ -681,8 +688,17 @@ void ck_cc_on_ack(ck_cc *cc, uint32_t subtask, const ck_cp_ack *ack)
 void ck_cc_on_stored(ck_cc *cc, uint64_t token, int status)
 {
     ck_cp_record *r = find(cc, token & ~MARKER_TOKEN);
-    if (!r || r->status != CK_CP_PENDING)
+    if (!r)
         return;
+    if (r->status != CK_CP_PENDING) {
+        /* Its metadata or a finished subtask's state landed after the
+         * checkpoint failed (a newer one completed first and subsumed it
+         * while the put was on its way): discard found the directory
+         * without it, and it goes now. */
+        if (r->status != CK_CP_COMPLETED && status == CK_OK)
+            discard_dir(cc, r);
+        return;
+    }
     if (token & MARKER_TOKEN) {
         r->markers_pending--;
         if (status != CK_OK)

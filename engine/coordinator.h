@@ -18,6 +18,11 @@
  *                                    says "not ready" or "subsumed")
  *   PENDING --a newer checkpoint completed--> ABORTED
  *
+ * A failed checkpoint's directory is deleted when it fails, and again
+ * whenever a put of its own lands after that (its metadata, or a finished
+ * subtask's state file, on its way when a newer checkpoint that overtook
+ * it completed): no _metadata of a checkpoint that did not complete stays.
+ *
  * Triggering respects max-concurrent-checkpoints and min-pause (measured
  * from the end of the last completed checkpoint or savepoint). More consecutive
  * failures than tolerable-failed-checkpoints make `failed` true: the job

@@ -533,7 +533,7 @@ typedef struct cc_rig {
     ck_config cfg;
     ck_cc cc;
     int puts, deletes;
-    char last_put[256];
+    char last_put[256], last_delete[256];
     char seg_deleted[8][128]; /* appendable files deleted, in order */
     int nseg_deleted;
     ck_store_entry *listed; /* what store_list answers (borrowed) */
@@ -555,6 +555,7 @@ static int rig_store_delete(ck_platform *p, const char *key)
 {
     (void)p;
     the_rig->deletes++;
+    snprintf(the_rig->last_delete, sizeof(the_rig->last_delete), "%s", key);
     if (ck_store_appendable(key) && the_rig->nseg_deleted < 8)
         snprintf(the_rig->seg_deleted[the_rig->nseg_deleted++], 128, "%s", key);
     return 0;
@@ -780,6 +781,49 @@ static void test_coordinator_lifecycle(void **state)
     assert_true(r.cc.cps[0].retired && r.cc.cps[1].retired);
     assert_false(r.cc.cps[2].retired || r.cc.cps[3].retired);
     assert_int_equal(r.deletes, 2 * (3 + 1)); /* state files + metadata of two */
+    ck_cc_free(&r.cc);
+    fake_clear(&r.w);
+}
+
+/* Two checkpoints at once, the newer one's metadata stored first: it
+ * completes and subsumes the older, whose metadata then lands. That
+ * _metadata (and its directory) goes at once: a checkpoint that did not
+ * complete leaves none. */
+static void test_coordinator_overtaken_metadata(void **state)
+{
+    (void)state;
+    static cc_rig r;
+    cc_setup(&r, 100, 0, 1);
+    ck_cc_free(&r.cc);
+    r.cfg.v[CK_CFG_CP_MAX_CONCURRENT] = 2;
+    r.cfg.v[CK_CFG_CP_MIN_PAUSE] = 0;
+    assert_int_equal(ck_cc_init(&r.cc, &r.jp.plat, &r.g, &r.cfg, "job", 1, 1), 0);
+    advance(&r, 100 * CK_NS_PER_MS);
+    advance(&r, 200 * CK_NS_PER_MS);
+    assert_int_equal(r.cc.ncps, 2);
+    for (uint64_t id = 1; id <= 2; id++)
+        for (uint32_t s = 0; s < 3; s++)
+            ack(&r, s, id);
+    assert_int_equal(r.puts, 2); /* both metadata writes on their way */
+    ck_cc_on_stored(&r.cc, 2, CK_OK);
+    assert_int_equal(ck_cc_find(&r.cc, 2)->status, CK_CP_COMPLETED);
+    assert_int_equal(ck_cc_find(&r.cc, 1)->status, CK_CP_ABORTED);
+    int deletes = r.deletes;
+    ck_store_entry landed[] = {{.key = "checkpoints/job/chk-1/_metadata", .size = 10},
+                               {.key = "checkpoints/job/chk-2/_metadata", .size = 10}};
+    r.listed = landed;
+    r.nlisted = 2;
+    ck_cc_on_stored(&r.cc, 1, CK_OK);
+    assert_int_equal(r.deletes, deletes + 1);
+    assert_string_equal(r.last_delete, "checkpoints/job/chk-1/_metadata");
+    assert_int_equal(ck_cc_find(&r.cc, 1)->status, CK_CP_ABORTED);
+    /* a failed write of it deletes nothing; the completed one stays */
+    ck_cc_on_stored(&r.cc, 1, CK_EIO);
+    ck_cc_on_stored(&r.cc, 2, CK_OK);
+    assert_int_equal(r.deletes, deletes + 1);
+    assert_int_equal(ck_cc_find(&r.cc, 2)->status, CK_CP_COMPLETED);
+    r.listed = NULL;
+    r.nlisted = 0;
     ck_cc_free(&r.cc);
     fake_clear(&r.w);
 }
@@ -1624,6 +1668,7 @@ int main(void)
         cmocka_unit_test(test_aligned_timeout),
         cmocka_unit_test(test_pipelined_regions),
         cmocka_unit_test(test_coordinator_lifecycle),
+        cmocka_unit_test(test_coordinator_overtaken_metadata),
         cmocka_unit_test(test_edge_channels),
         cmocka_unit_test(test_coordinator_region_restart),
         cmocka_unit_test(test_coordinator_failures),
