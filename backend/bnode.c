@@ -239,7 +239,15 @@ static int op_store_get(ck_platform *p, const char *key, uint64_t token)
 {
     if (!ck_storefs_key_ok(key))
         return CK_EINVAL;
-    return bn(p)->bw->io->store_get(bn(p), key, token);
+    return bn(p)->bw->io->store_get(bn(p), key, 0, CK_STOREFS_WHOLE, token);
+}
+
+static int op_store_get_range(ck_platform *p, const char *key, uint64_t at, uint64_t len,
+                              uint64_t token)
+{
+    if (!ck_storefs_key_ok(key) || len == CK_STOREFS_WHOLE || at > (uint64_t)INT64_MAX)
+        return CK_EINVAL;
+    return bn(p)->bw->io->store_get(bn(p), key, at, len, token);
 }
 
 static int op_store_list(ck_platform *p, const char *prefix, ck_store_entry **out, size_t *cnt)
@@ -329,7 +337,7 @@ static void op_log(ck_platform *p, int level, const char *line)
 #define BNODE_OPS                                                                          \
     .now = op_now, .send = op_send, .cpu = op_cpu, .background = op_background,           \
     .note = op_note, .store_put = op_store_put, .store_get = op_store_get,                \
-    .store_append = op_store_append,                                                       \
+    .store_get_range = op_store_get_range, .store_append = op_store_append,               \
     .store_list = op_store_list, .store_delete = op_store_delete, .output = op_output,    \
     .output_commit = op_output_commit, .output_abort = op_output_abort,                   \
     .deploy = op_deploy, .undeploy = op_undeploy, .wait = op_wait,                        \

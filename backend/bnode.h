@@ -50,11 +50,12 @@ typedef struct ck_bnode_io {
     /* Sends msg (taken) to endpoint dst now: the node is not busy. */
     int (*send)(ck_bnode *n, uint32_t dst, uint8_t *msg, size_t len);
     /* An upload (data taken; at > 0: an append at that offset) or a
-     * download of a checked key, answered by a completion with the token
-     * (platform.h). */
+     * download of a checked key (the len bytes at offset at; len
+     * CK_STOREFS_WHOLE: the object), answered by a completion with the
+     * token (platform.h). */
     int (*store_put)(ck_bnode *n, const char *key, uint64_t at, uint8_t *data, size_t len,
                      uint64_t token);
-    int (*store_get)(ck_bnode *n, const char *key, uint64_t token);
+    int (*store_get)(ck_bnode *n, const char *key, uint64_t at, uint64_t len, uint64_t token);
     /* Optional (NULL: the node's platform has no store_put_files, and
      * the engine puts the bytes itself): an upload of local files,
      * read where the store writes, answered by a completion with the

@@ -127,6 +127,15 @@ typedef struct ck_platform_ops {
                      uint64_t token);
     int (*store_get)(ck_platform *p, const char *key, uint64_t token);
     /*
+     * Optional (NULL: a caller gets the whole object). A ranged get: as
+     * store_get, of the len bytes at offset `at` of the object, fewer
+     * where it ends first (none past its end): a restore reads the
+     * segments of a merged file it needs, as Flink seeks to a
+     * SegmentFileStateHandle's offset, not the whole file.
+     */
+    int (*store_get_range)(ck_platform *p, const char *key, uint64_t at, uint64_t len,
+                           uint64_t token);
+    /*
      * Optional (NULL: the caller reads the files and puts their bytes).
      * Uploads the local files paths[0..n) (a state
      * backend's files on this host's disk, immutable until the

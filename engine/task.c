@@ -199,14 +199,17 @@ struct ck_task {
     /* Restoring: native files downloaded, put in place once all are in. */
     uint8_t **rdata;
     size_t *rlen;
-    /* Restoring merged files: the objects downloaded that handles still
-     * to come have segments of (each object is fetched once). */
+    /* Restoring merged files: the ranges of objects downloaded that
+     * handles still to come have segments in (restore_range says which
+     * range a download is asked for). */
     struct seg_obj {
         char *key;
+        uint64_t at; /* where data starts in the object */
         uint8_t *data;
         size_t len;
     } *segobj;
     uint32_t nsegobj;
+    uint64_t seg_at, seg_len; /* the range being downloaded (seg_len 0: whole) */
     /* The changelog of each keyed operator that has one (state.changelog.*):
      * its last materialization, the segments after it (in the store, or
      * on their way), and a materialization in progress. */
@@ -2828,6 +2831,44 @@ static int install_changelog(ck_task *t);
 
 static int restore_segment(ck_task *t, uint32_t obj);
 
+/* Segments of one object less than this far apart are read as one range
+ * (the bytes between, padding or files no longer referred to, cost less
+ * than another request); farther apart, each run is its own download. */
+#define SEG_READ_GAP ((uint64_t)256 << 10)
+
+/* 1 when the downloaded range o holds h's segment. */
+static int seg_holds(const struct seg_obj *o, const ck_handle *h)
+{
+    return !strcmp(o->key, h->key) && h->offset >= o->at && h->offset - o->at <= o->len &&
+           h->bytes <= o->len - (h->offset - o->at);
+}
+
+/* The range to download for the handle being restored, a segment: its
+ * own, grown by every segment of the same object still to restore that
+ * lies within SEG_READ_GAP of it, as Flink reads a merged file's segments
+ * by their offsets and not the whole file (a file a subtask appends to
+ * across checkpoints holds segments no checkpoint refers to any more). */
+static void seg_range(const ck_task *t, uint64_t *at, uint64_t *len)
+{
+    const ck_handle *h = &t->restore.v[t->restore_next];
+    uint64_t lo = h->offset, hi = h->offset + h->bytes;
+    for (int grew = 1; grew;) {
+        grew = 0;
+        for (uint32_t k = t->restore_next + 1; k < t->restore.n; k++) {
+            const ck_handle *o = &t->restore.v[k];
+            uint64_t s = o->offset, e = o->offset + o->bytes;
+            if (!(o->flags & CK_HANDLE_SEGMENT) || strcmp(o->key, h->key) ||
+                (s >= lo && e <= hi) || s > hi + SEG_READ_GAP || e + SEG_READ_GAP < lo)
+                continue;
+            lo = s < lo ? s : lo;
+            hi = e > hi ? e : hi;
+            grew = 1;
+        }
+    }
+    *at = lo;
+    *len = hi - lo;
+}
+
 /* Every handle restored: the native files go in place, then the task
  * starts (once the backends' loading work is charged). */
 static void restore_finish(ck_task *t)
@@ -2864,10 +2905,18 @@ static void restore_next(ck_task *t)
         snprintf(t->restore_key, sizeof(t->restore_key), "%s", h->key);
         int seg = (h->flags & CK_HANDLE_SEGMENT) != 0;
         uint32_t obj = 0;
-        while (seg && obj < t->nsegobj && strcmp(t->segobj[obj].key, h->key))
+        while (seg && obj < t->nsegobj && !seg_holds(&t->segobj[obj], h))
             obj++;
         if (!seg || obj == t->nsegobj) {
-            int rc = t->plat->ops->store_get(t->plat, h->key, RESTORE_TOKEN);
+            int rc;
+            if (seg && t->plat->ops->store_get_range) {
+                seg_range(t, &t->seg_at, &t->seg_len);
+                rc = t->plat->ops->store_get_range(t->plat, h->key, t->seg_at, t->seg_len,
+                                                   RESTORE_TOKEN);
+            } else {
+                t->seg_at = t->seg_len = 0;
+                rc = t->plat->ops->store_get(t->plat, h->key, RESTORE_TOKEN);
+            }
             if (rc)
                 fail_restore(t, ck_strerror(rc));
             return;
@@ -3126,7 +3175,7 @@ static int restore_segment(ck_task *t, uint32_t obj)
 {
     const ck_handle *h = &t->restore.v[t->restore_next];
     struct seg_obj *o = &t->segobj[obj];
-    if (h->offset > o->len || h->bytes > o->len - h->offset) {
+    if (!seg_holds(o, h)) { /* a download cut short: the object ends first */
         fail_restore(t, "its merged file ends before the segment the checkpoint recorded");
         return 1;
     }
@@ -3135,11 +3184,11 @@ static int restore_segment(ck_task *t, uint32_t obj)
         fail_restore(t, ck_strerror(CK_ENOMEM));
         return 1;
     }
-    memcpy(d, o->data + h->offset, h->bytes);
+    memcpy(d, o->data + (h->offset - o->at), h->bytes);
     int later = 0;
     for (uint32_t k = t->restore_next + 1; k < t->restore.n && !later; k++) {
         const ck_handle *n = &t->restore.v[k];
-        later = (n->flags & CK_HANDLE_SEGMENT) && !strcmp(n->key, o->key);
+        later = (n->flags & CK_HANDLE_SEGMENT) && seg_holds(o, n);
     }
     if (!later) {
         free(o->key);
@@ -3160,7 +3209,7 @@ static int restore_done(ck_task *t, int status, uint8_t *data, size_t len)
         return 0;
     }
     const ck_handle *h = &t->restore.v[t->restore_next];
-    if (h->flags & CK_HANDLE_SEGMENT) { /* a merged object: its segments come from it */
+    if (h->flags & CK_HANDLE_SEGMENT) { /* a range of a merged object: its segments come from it */
         struct seg_obj *v = realloc(t->segobj, (t->nsegobj + 1) * sizeof(*v));
         size_t kl = strlen(h->key) + 1;
         char *key = malloc(kl);
@@ -3173,9 +3222,11 @@ static int restore_done(ck_task *t, int status, uint8_t *data, size_t len)
             fail_restore(t, ck_strerror(CK_ENOMEM));
             return 0;
         }
-        t->segobj[t->nsegobj++] = (struct seg_obj){.key = key, .data = data, .len = len};
-        t->restore_bytes += len; /* the whole object: the store has no ranged get */
-        restore_next(t);
+        t->segobj[t->nsegobj++] =
+            (struct seg_obj){.key = key, .at = t->seg_at, .data = data, .len = len};
+        t->restore_bytes += len;
+        if (!restore_segment(t, t->nsegobj - 1))
+            restore_next(t);
         return 1;
     }
     int kept;

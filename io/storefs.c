@@ -555,7 +555,13 @@ int ck_storefs_append(const char *root, const char *key, uint64_t at, const uint
 
 int ck_storefs_get(const char *root, const char *key, uint8_t **data, size_t *len)
 {
-    if (!ck_storefs_key_ok(key))
+    return ck_storefs_get_range(root, key, 0, CK_STOREFS_WHOLE, data, len);
+}
+
+int ck_storefs_get_range(const char *root, const char *key, uint64_t at, uint64_t want,
+                         uint8_t **data, size_t *len)
+{
+    if (!ck_storefs_key_ok(key) || at > (uint64_t)INT64_MAX)
         return CK_EINVAL;
     char path[1400];
     snprintf(path, sizeof(path), "%s/%s", root, key);
@@ -567,7 +573,8 @@ int ck_storefs_get(const char *root, const char *key, uint8_t **data, size_t *le
         close(fd);
         return CK_EIO;
     }
-    size_t n = (size_t)st.st_size;
+    uint64_t size = (uint64_t)st.st_size, left = at < size ? size - at : 0;
+    size_t n = (size_t)(want < left ? want : left);
     uint8_t *buf = malloc(n ? n : 1);
     if (!buf) {
         close(fd);
@@ -575,7 +582,7 @@ int ck_storefs_get(const char *root, const char *key, uint8_t **data, size_t *le
     }
     size_t off = 0;
     while (off < n) {
-        ssize_t r = read(fd, buf + off, n - off);
+        ssize_t r = pread(fd, buf + off, n - off, (off_t)(at + off));
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0)

@@ -132,6 +132,12 @@ int ck_storefs_append(const char *root, const char *key, uint64_t at, const uint
 
 /* Reads an object into a malloc'd block. Returns 0, CK_ENOTFOUND, CK_EIO, CK_EINVAL. */
 int ck_storefs_get(const char *root, const char *key, uint8_t **data, size_t *len);
+/* Reads the `want` bytes at offset at of an object (CK_STOREFS_WHOLE:
+ * to its end) into a malloc'd block; *len is fewer where the object ends
+ * first, 0 past its end. Returns as ck_storefs_get. */
+#define CK_STOREFS_WHOLE UINT64_MAX
+int ck_storefs_get_range(const char *root, const char *key, uint64_t at, uint64_t want,
+                         uint8_t **data, size_t *len);
 
 /* Lists the keys that start with prefix, sorted. Returns 0, CK_ENOMEM, CK_EIO. */
 int ck_storefs_list(const char *root, const char *prefix, ck_store_entry **out, size_t *n);

@@ -28,6 +28,7 @@ typedef struct req {
     int state; /* QUEUED, SERVING, SERVED (under mu) */
     ck_storefs_src *src; /* a put of local files: their paths (owned) */
     uint32_t nsrc;
+    uint64_t want; /* a get's bytes from d.at (CK_STOREFS_WHOLE: to the end) */
     ck_storepool_done d;
 } req;
 
@@ -71,7 +72,8 @@ static void free_list(req *r)
 /* Serves get r. */
 static void serve_get(ck_storepool *p, req *r)
 {
-    r->d.status = ck_storefs_get(p->root, r->d.key, &r->d.data, &r->d.len);
+    r->d.status = ck_storefs_get_range(p->root, r->d.key, r->d.at, r->want, &r->d.data,
+                                       &r->d.len);
     r->d.err = r->d.status == CK_EIO ? errno : 0;
     r->d.len = r->d.status ? 0 : r->d.len;
 }
@@ -302,8 +304,9 @@ static int enqueue(ck_storepool *p, int get, const char *key, uint64_t at, uint8
         }
     }
     r->state = QUEUED;
+    r->want = get ? len : 0;
     r->d = (ck_storepool_done){.ctx = ctx, .token = token, .get = get, .file = nsrc > 0,
-                               .data = data, .len = len,
+                               .data = data, .len = get ? 0 : len,
                                .stamp = stamp, .at = at};
     snprintf(r->d.key, sizeof(r->d.key), "%s", key);
     pthread_mutex_lock(&p->mu);
@@ -353,7 +356,13 @@ int ck_storepool_put_files(ck_storepool *p, const char *key, const char *const *
 
 int ck_storepool_get(ck_storepool *p, const char *key, void *ctx, uint64_t token)
 {
-    return enqueue(p, 1, key, 0, NULL, 0, NULL, 0, ctx, token, 0);
+    return ck_storepool_get_range(p, key, 0, CK_STOREFS_WHOLE, ctx, token);
+}
+
+int ck_storepool_get_range(ck_storepool *p, const char *key, uint64_t at, uint64_t len,
+                           void *ctx, uint64_t token)
+{
+    return enqueue(p, 1, key, at, NULL, len, NULL, 0, ctx, token, 0);
 }
 
 size_t ck_storepool_reap(ck_storepool *p, ck_storepool_done *out, size_t max)

@@ -62,7 +62,7 @@ typedef struct ck_storepool_done {
                        * CK_STOREPOOL_FILE_RESULT bytes (the reaper's to free) */
     size_t len;       /* data's length, or the bytes a put of bytes wrote */
     int64_t stamp;    /* a put's: as given (the owner's, e.g. a time) */
-    uint64_t at;      /* an append's offset (0: a put or a get) */
+    uint64_t at;      /* an append's or a ranged get's offset (0: a put or a get) */
     char key[256];    /* CK_STORE_KEY_MAX */
 } ck_storepool_done;
 
@@ -93,6 +93,10 @@ int ck_storepool_fd(const ck_storepool *p);
 int ck_storepool_put(ck_storepool *p, const char *key, uint8_t *data, size_t len, void *ctx,
                      uint64_t token, int64_t stamp);
 int ck_storepool_get(ck_storepool *p, const char *key, void *ctx, uint64_t token);
+/* A get of the len bytes at offset at (ck_storefs_get_range; its result's
+ * `at` says where they start). */
+int ck_storepool_get_range(ck_storepool *p, const char *key, uint64_t at, uint64_t len,
+                           void *ctx, uint64_t token);
 
 /* Queues a put of the local files paths[0..n) (copied), back to back as
  * one object of about len bytes (their size now: a small one joins a

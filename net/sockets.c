@@ -125,9 +125,9 @@ typedef struct held_store {
     struct net_node *n;
     int get;
     char key[CK_STORE_KEY_MAX];
-    uint64_t at; /* an append's offset (0: a put) */
+    uint64_t at; /* an append's or a get's offset (0: a put) */
     uint8_t *data;
-    size_t len;
+    size_t len; /* a put's bytes; a get's to read (CK_STOREFS_WHOLE: all) */
     char **src; /* a put of local files: their paths (owned) */
     uint32_t nsrc;
     uint64_t token;
@@ -564,7 +564,7 @@ static int store_ask(net_world *w, net_node *n, int get, const char *key, uint64
                      uint64_t token)
 {
     if (get)
-        return ck_storepool_get(w->pool, key, n, token);
+        return ck_storepool_get_range(w->pool, key, at, len, n, token);
     if (nsrc)
         return at ? ck_storepool_append_files(w->pool, key, at, src, nsrc, len, n, token,
                                               store_link(w, len))
@@ -711,16 +711,17 @@ static int net_store_put_files(ck_bnode *b, const char *key, uint64_t at,
     return put(b, key, at, NULL, len, paths, nf, token);
 }
 
-static int net_store_get(ck_bnode *b, const char *key, uint64_t token)
+static int net_store_get(ck_bnode *b, const char *key, uint64_t at, uint64_t len,
+                         uint64_t token)
 {
     net_node *n = (net_node *)b;
     if (store_cut(n->w)) {
-        int rc = hold_store(n->w, n, 1, key, 0, NULL, 0, NULL, 0, token);
+        int rc = hold_store(n->w, n, 1, key, at, NULL, len, NULL, 0, token);
         if (!rc && b->is_task)
             net_moment(b, CK_MOMENT_RESTORE_STARTED);
         return rc;
     }
-    int status = store_ask(n->w, n, 1, key, 0, NULL, 0, NULL, 0, token);
+    int status = store_ask(n->w, n, 1, key, at, NULL, len, NULL, 0, token);
     if (status)
         store_done_link(n, token, status, NULL, 0, 0);
     if (b->is_task)

@@ -987,9 +987,9 @@ typedef struct store_job {
     sim_node *n;
     char key[CK_STORE_KEY_MAX];
     char mbname[48];
-    uint64_t at; /* an append's offset (0: a put) */
+    uint64_t at; /* an append's or a get's offset (0: a put) */
     uint8_t *data;
-    size_t len;
+    size_t len; /* a put's bytes; a get's to read (CK_STOREFS_WHOLE: all) */
     uint64_t token;
 } store_job;
 
@@ -1200,13 +1200,14 @@ static void get_handler_main(int argc, char **argv)
     sim_world *w = j->n->w;
     uint8_t *data = NULL;
     size_t len = 0;
-    int status = ck_storefs_get(w->store_dir, j->key, &data, &len);
+    int status = ck_storefs_get_range(w->store_dir, j->key, j->at, j->len, &data, &len);
     if (status == CK_OK && len)
         disk_io(w, len, 0);
     send_store_done(j->n, j->token, status, data, len);
 }
 
-static int sim_store_get(ck_bnode *b, const char *key, uint64_t token)
+static int sim_store_get(ck_bnode *b, const char *key, uint64_t at, uint64_t len,
+                         uint64_t token)
 {
     sim_node *n = (sim_node *)b;
     sim_world *w = n->w;
@@ -1221,6 +1222,8 @@ static int sim_store_get(ck_bnode *b, const char *key, uint64_t token)
     }
     uint64_t id = w->next_id++;
     j->n = n;
+    j->at = at;
+    j->len = (size_t)len;
     snprintf(j->key, sizeof(j->key), "%s", key);
     snprintf(j->mbname, sizeof(j->mbname), "store-get-%llu", (unsigned long long)id);
     snprintf(sh->mbname, sizeof(sh->mbname), "%s", j->mbname);

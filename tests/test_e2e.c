@@ -626,7 +626,8 @@ static int check_restores(const cJSON *run)
  * at the end is exactly what the retained checkpoint's _metadata refers to:
  * a file no checkpoint refers to is deleted, and none is deleted early.
  * With file merging the same, each native file a segment of a merged
- * file, fewer files than segments, and the restore fetching each once. */
+ * file, fewer files than segments, and the restore reading the segments,
+ * not the whole files. */
 static void test_incremental_checkpoints(void **state)
 {
     (void)state;
@@ -654,6 +655,22 @@ static void test_incremental_checkpoints(void **state)
         }
         assert_true(completed >= 10 && reused >= 5);
         assert_true(check_restores(run) >= 1);
+        /* Every subtask restores (a crash restarts the whole job) and reads
+         * what the checkpoint refers to, each file once: with merging, the
+         * segments it needs, not the whole merged files (appended to across
+         * checkpoints, they hold segments no checkpoint refers to any more:
+         * reading them whole took 3.5 times the bytes) */
+        const cJSON *rv;
+        cJSON_ArrayForEach(rv, cJSON_GetObjectItem(run, "recoveries"))
+        {
+            double full = -1, got = num(cJSON_GetObjectItem(rv, "restore"), "bytes", NULL);
+            cJSON_ArrayForEach(cp, cJSON_GetObjectItem(run, "checkpoints"))
+                if (num(cp, "id", NULL) == num(rv, "checkpoint", NULL))
+                    full = num(cp, "bytes_full", NULL);
+            if (!(full > 0 && got >= full && got <= 1.25 * full))
+                fail_msg("%s: the restore read %.0f bytes of a checkpoint of %.0f", name, got,
+                         full);
+        }
         /* the files its checkpoints wrote: with merging, a state file and
          * a merged file at most per subtask (16), and fewer than without */
         double files = 0, most = 0;
@@ -825,7 +842,8 @@ static void keep_three(cJSON *sc)
 }
 
 /* Checkpoints that overlap: every 100 ms, up to three at once, over a
- * store link slow enough that uploads take longer than that. */
+ * store link slow enough that uploads take longer than that (3 MB/s: a
+ * checkpoint of the across scenario uploads about 460 kB). */
 static void concurrent_uploads(cJSON *sc)
 {
     cJSON *cfg = cJSON_GetObjectItem(sc, "config");
@@ -834,7 +852,7 @@ static void concurrent_uploads(cJSON *sc)
     cJSON_AddNumberToObject(cfg, "execution.checkpointing.max-concurrent-checkpoints", 3);
     cJSON_AddStringToObject(cfg, "execution.checkpointing.min-pause", "0 ms");
     cJSON *st = cJSON_AddObjectToObject(cJSON_GetObjectItem(sc, "cluster"), "store");
-    cJSON_AddStringToObject(st, "bandwidth", "10MBps");
+    cJSON_AddStringToObject(st, "bandwidth", "3MBps");
     cJSON_AddStringToObject(st, "latency", "2ms");
 }
 
@@ -857,7 +875,7 @@ static void test_across_concurrent(void **state)
             overlaps++;
         prev = cp;
     }
-    assert_true(overlaps >= 1);
+    assert_true(overlaps >= 10); /* not only while the restore's downloads share the link */
     assert_true(check_restores(run) >= 1);
     cJSON_Delete(run);
     int kinds[CK_HANDLE_KIND_MAX + 1], objects;

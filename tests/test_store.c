@@ -933,6 +933,23 @@ static void test_append(void **state)
     assert_memory_equal(data + at2, a + 2, big - 2);
     assert_int_equal(ck_crc32c(0, data + at3, 777), crc);
     free(data);
+    /* ranged gets (a restore reads the segments it needs): inside, up to
+     * the end (fewer bytes), past the end (none), nothing of a missing one */
+    assert_int_equal(ck_storefs_get_range(dir, key, 8192, 3000, &data, &len), 0);
+    assert_int_equal(len, 3000);
+    assert_memory_equal(data, a + 1, 3000);
+    free(data);
+    assert_int_equal(ck_storefs_get_range(dir, key, at3 + 700, 1000, &data, &len), 0);
+    assert_int_equal(len, 77);
+    free(data);
+    assert_int_equal(ck_storefs_get_range(dir, key, at3 + 777, 10, &data, &len), 0);
+    assert_int_equal(len, 0);
+    free(data);
+    assert_int_equal(ck_storefs_get_range(dir, key, at3 + 5000, CK_STOREFS_WHOLE, &data, &len), 0);
+    assert_int_equal(len, 0);
+    free(data);
+    assert_int_equal(ck_storefs_get_range(dir, "job/shared/x.seg", 0, 10, &data, &len),
+                     CK_ENOTFOUND);
     /* through the pool: the append waits for its key's put asked before */
     ck_storepool *p = ck_storepool_new(dir, CK_STOREPOOL_THREADS, 1);
     assert_non_null(p);
@@ -958,6 +975,15 @@ static void test_append(void **state)
     assert_int_equal(ck_get_u32(d[2].data + 8), crc);
     free(d[2].data);
     assert_int_equal(d[3].status, CK_ENOTFOUND); /* not a failing disk */
+    /* a ranged get through the pool, after the appends: where it starts */
+    assert_int_equal(ck_storepool_get_range(p, k2, (3u << 20) + 5, 1000, &ctx, 6), 0);
+    assert_int_equal(reap_all(p, d, 1), 1);
+    assert_int_equal(d[0].status, 0);
+    assert_true(d[0].get);
+    assert_int_equal(d[0].at, (3u << 20) + 5);
+    assert_int_equal(d[0].len, 1000);
+    assert_memory_equal(d[0].data, a + 5, 1000);
+    free(d[0].data);
     ck_storepool_free(p);
     assert_int_equal(ck_storefs_get(dir, k2, &data, &len), 0);
     assert_int_equal(len, (6u << 20) + 777);
