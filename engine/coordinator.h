@@ -258,8 +258,10 @@ int ck_cc_needs_final(const ck_cc *cc);
  * together do not checkpoint in step. */
 void ck_cc_start_attempt(ck_cc *cc, uint32_t attempt, ck_time now);
 
-/* The job fails over: every pending checkpoint is aborted (not a failure)
- * and no new one starts until ck_cc_start_attempt. */
+/* The job fails over, stops, finishes or fails: every pending checkpoint
+ * is aborted (not a failure), every attempt counts as ended (the files
+ * merged across checkpoints that nothing refers to go), and no new one
+ * starts until ck_cc_start_attempt. */
 void ck_cc_abort_all(ck_cc *cc, const char *reason);
 
 /*

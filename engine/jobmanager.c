@@ -137,7 +137,10 @@ static void job_fail(ck_jm *jm, ck_job_failure because, const char *why)
         return;
     jm->state = CK_JOB_FAILED;
     jm->end = ck_now(jm->plat);
-    jm->cc.stopped = 1;
+    /* As Flink's coordinator shuts down with the job: the checkpoints
+     * pending abort (their directories go), and the files merged across
+     * checkpoints that nothing retained refers to go with them. */
+    ck_cc_abort_all(&jm->cc, "the job failed");
     snprintf(jm->failure, sizeof(jm->failure), "%s", why);
     jm->failed_because = because;
     ck_logf(jm->plat, CK_LOG_ERROR, "job failed: %s", why);

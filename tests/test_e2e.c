@@ -856,6 +856,38 @@ static void concurrent_uploads(cJSON *sc)
     cJSON_AddStringToObject(st, "latency", "2ms");
 }
 
+static void no_restarts(cJSON *sc);
+
+/* A job that fails (no restarts) during a checkpoint, files merged across
+ * checkpoints: the checkpoint pending aborts ("the job failed"), its
+ * directory goes, and the store holds the retained checkpoint and what it
+ * refers to, nothing else, as after a job that finished. */
+static void test_failed_job_cleans_up(void **state)
+{
+    (void)state;
+    run_event_variant("keyed-state-file-merging-across", "failed-job",
+                      crash_after("upload_started", 60, "50 us"), 1, no_restarts);
+    cJSON *run = load_run("failed-job");
+    assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(run, "job"), "state")->valuestring,
+                        "FAILED");
+    const cJSON *cp, *last = NULL;
+    int completed = 0;
+    cJSON_ArrayForEach(cp, cJSON_GetObjectItem(run, "checkpoints"))
+    {
+        completed += !strcmp(cJSON_GetObjectItem(cp, "status")->valuestring, "completed");
+        last = cp;
+    }
+    assert_true(completed >= 1 && last);
+    assert_string_equal(cJSON_GetObjectItem(last, "status")->valuestring, "aborted");
+    assert_non_null(strstr(cJSON_GetObjectItem(last, "reason")->valuestring, "the job failed"));
+    char dir[300];
+    snprintf(dir, sizeof(dir), "%s/failed-job/store/checkpoints/*", tmp);
+    assert_int_equal(count_entries(dir, "chk-"), 1);
+    int kinds[CK_HANDLE_KIND_MAX + 1], objects;
+    assert_true(retained_objects_but("failed-job", kinds, &objects, run) > 0);
+    cJSON_Delete(run);
+}
+
 /* Merging across checkpoints with checkpoints in flight at once (their
  * snapshots may reach their uploads out of order, and one is acknowledged
  * while an older one still uploads), through the crash: exactly once,
@@ -1763,6 +1795,7 @@ int main(void)
         cmocka_unit_test(test_store_link_over_sockets),
         cmocka_unit_test(test_fault_scenarios),
         cmocka_unit_test(test_across_concurrent),
+        cmocka_unit_test(test_failed_job_cleans_up),
         cmocka_unit_test(test_changelog_checkpoints),
         cmocka_unit_test(test_damaged_shared_files),
         cmocka_unit_test(test_resume_from_retained_checkpoint),
