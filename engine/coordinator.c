@@ -140,6 +140,14 @@ static int seg_sealed(const ck_cc *cc, const char *key)
     return !cc->seg_live[g] || a != cc->attempts[g] || order < cc->seg_newest[g];
 }
 
+static int in_limbo(const ck_cc *cc, const char *key)
+{
+    for (size_t i = 0; i < cc->nlimbo; i++)
+        if (!strcmp(cc->limbo[i], key))
+            return 1;
+    return 0;
+}
+
 /* Shared file key lost its last reference: deleted, or, if appendable
  * and not sealed, kept in limbo until it is. */
 static void shared_gone(ck_cc *cc, const char *key)
@@ -148,9 +156,8 @@ static void shared_gone(ck_cc *cc, const char *key)
         cc->plat->ops->store_delete(cc->plat, key);
         return;
     }
-    for (size_t i = 0; i < cc->nlimbo; i++)
-        if (!strcmp(cc->limbo[i], key))
-            return;
+    if (in_limbo(cc, key))
+        return;
     size_t kl = strlen(key) + 1;
     char *k = malloc(kl);
     if (k)
@@ -647,6 +654,22 @@ void ck_cc_on_ack(ck_cc *cc, uint32_t subtask, const ck_cp_ack *ack)
     }
     if (!r || subtask >= cc->g->nsubtasks || r->status != CK_CP_PENDING || r->tasks[subtask].acked)
         return; /* unknown or repeated: ignore, as Flink does */
+    /* A file it reuses that nothing refers to any more may be gone: its
+     * snapshot took an older completed checkpoint's files as its base
+     * (with checkpoints in flight at once, before it heard of the one
+     * that completed since and re-uploaded them elsewhere), and that
+     * checkpoint was retired meanwhile. Declined (not a failure of the
+     * job's), as Flink refuses a reference to unknown shared state,
+     * rather than completed over a file deleted. */
+    for (uint32_t i = 0; i < ack->handles.n; i++) {
+        const ck_handle *h = &ack->handles.v[i];
+        if ((h->flags & CK_HANDLE_SHARED) && (h->flags & CK_HANDLE_REUSED) &&
+            !ck_sreg_count(&cc->shared, h->key) && !in_limbo(cc, h->key)) {
+            fail_cp(cc, r, CK_CP_DECLINED, 0, "a subtask reused shared state already discarded");
+            discard_late(cc, r, ack, 0);
+            return;
+        }
+    }
     ck_cp_task *t = &r->tasks[subtask];
     if (ck_handles_copy(&t->handles, &ack->handles)) {
         fail_cp(cc, r, CK_CP_DECLINED, 1, "out of memory recording a subtask's state");

@@ -17,6 +17,8 @@
  *   PENDING --a subtask declined--> DECLINED (a failure unless the decline
  *                                    says "not ready" or "subsumed")
  *   PENDING --a newer checkpoint completed--> ABORTED
+ *   PENDING --an ack reuses a shared file nothing refers to--> DECLINED
+ *                                   (not a failure: its base was retired)
  *
  * A failed checkpoint's directory is deleted when it fails, and again
  * whenever a put of its own lands after that (its metadata, or a finished

@@ -828,6 +828,63 @@ static void test_coordinator_overtaken_metadata(void **state)
     fake_clear(&r.w);
 }
 
+/* Subtask s's acknowledgement of checkpoint id with one shared file. */
+static void ack_shared(cc_rig *r, uint32_t s, uint64_t id, const char *key, uint32_t flags)
+{
+    ck_cp_ack a = {.id = id, .sync_ns = 1, .async_ns = 2};
+    assert_int_equal(ck_handles_add_native(&a.handles, CK_HANDLE_SHARED | flags, key, 100, 7, 0,
+                                           64, 1, "000009.sst"),
+                     0);
+    ck_cc_on_ack(&r->cc, s, &a);
+    ck_cp_ack_free(&a);
+}
+
+/* Checkpoints in flight at once: a snapshot may take an older completed
+ * checkpoint's files as its base after a newer one retired it. A reused
+ * file nothing refers to any more (deleted) declines the checkpoint,
+ * which does not count as a failure; one still referred to is fine. */
+static void test_coordinator_reuse_of_discarded(void **state)
+{
+    (void)state;
+    static cc_rig r;
+    cc_setup(&r, 100, 0, 1);
+    ck_cc_free(&r.cc);
+    r.cfg.v[CK_CFG_CP_MAX_CONCURRENT] = 3;
+    r.cfg.v[CK_CFG_CP_MIN_PAUSE] = 0;
+    assert_int_equal(ck_cc_init(&r.cc, &r.jp.plat, &r.g, &r.cfg, "job", 1, 1), 0);
+    const char *a = "checkpoints/job/shared/a", *b = "checkpoints/job/shared/b";
+    advance(&r, 100 * CK_NS_PER_MS);
+    ack(&r, 0, 1);
+    ack(&r, 2, 1);
+    ack_shared(&r, 1, 1, a, 0);
+    ck_cc_on_stored(&r.cc, 1, CK_OK);
+    advance(&r, 200 * CK_NS_PER_MS);
+    advance(&r, 300 * CK_NS_PER_MS);
+    advance(&r, 400 * CK_NS_PER_MS);
+    assert_non_null(ck_cc_find(&r.cc, 4));
+    /* 2 re-uploads a's file as b and completes: 1 retired, a deleted */
+    ack(&r, 0, 2);
+    ack(&r, 2, 2);
+    ack_shared(&r, 1, 2, b, 0);
+    ck_cc_on_stored(&r.cc, 2, CK_OK);
+    assert_int_equal(ck_sreg_count(&r.cc.shared, a), 0);
+    assert_int_equal(ck_sreg_count(&r.cc.shared, b), 1);
+    /* 3 took 1 as its base: declined, not counted */
+    ack(&r, 0, 3);
+    ack_shared(&r, 1, 3, a, CK_HANDLE_REUSED);
+    assert_int_equal(ck_cc_find(&r.cc, 3)->status, CK_CP_DECLINED);
+    assert_non_null(strstr(ck_cc_find(&r.cc, 3)->reason, "already discarded"));
+    assert_int_equal(r.cc.consecutive_failures, 0);
+    /* 4 took 2 as its base: completes */
+    ack(&r, 0, 4);
+    ack(&r, 2, 4);
+    ack_shared(&r, 1, 4, b, CK_HANDLE_REUSED);
+    ck_cc_on_stored(&r.cc, 4, CK_OK);
+    assert_int_equal(ck_cc_find(&r.cc, 4)->status, CK_CP_COMPLETED);
+    ck_cc_free(&r.cc);
+    fake_clear(&r.w);
+}
+
 /* A region restart: pending checkpoints abort without counting as
  * failures, no checkpoint starts until the restarted subtasks run, the
  * trigger then keeps the interval's grid, and every subtask is addressed
@@ -1669,6 +1726,7 @@ int main(void)
         cmocka_unit_test(test_pipelined_regions),
         cmocka_unit_test(test_coordinator_lifecycle),
         cmocka_unit_test(test_coordinator_overtaken_metadata),
+        cmocka_unit_test(test_coordinator_reuse_of_discarded),
         cmocka_unit_test(test_edge_channels),
         cmocka_unit_test(test_coordinator_region_restart),
         cmocka_unit_test(test_coordinator_failures),
