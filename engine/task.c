@@ -200,8 +200,7 @@ struct ck_task {
     uint8_t **rdata;
     size_t *rlen;
     /* Restoring merged files: the ranges of objects downloaded that
-     * handles still to come have segments in (restore_range says which
-     * range a download is asked for). */
+     * handles still to come have segments in (seg_range). */
     struct seg_obj {
         char *key;
         uint64_t at; /* where data starts in the object */
@@ -209,7 +208,7 @@ struct ck_task {
         size_t len;
     } *segobj;
     uint32_t nsegobj;
-    uint64_t seg_at, seg_len; /* the range being downloaded (seg_len 0: whole) */
+    uint64_t seg_at; /* where the range being downloaded starts (a whole object: 0) */
     /* The changelog of each keyed operator that has one (state.changelog.*):
      * its last materialization, the segments after it (in the store, or
      * on their way), and a materialization in progress. */
@@ -2909,12 +2908,13 @@ static void restore_next(ck_task *t)
             obj++;
         if (!seg || obj == t->nsegobj) {
             int rc;
+            uint64_t len;
             if (seg && t->plat->ops->store_get_range) {
-                seg_range(t, &t->seg_at, &t->seg_len);
-                rc = t->plat->ops->store_get_range(t->plat, h->key, t->seg_at, t->seg_len,
+                seg_range(t, &t->seg_at, &len);
+                rc = t->plat->ops->store_get_range(t->plat, h->key, t->seg_at, len,
                                                    RESTORE_TOKEN);
             } else {
-                t->seg_at = t->seg_len = 0;
+                t->seg_at = 0;
                 rc = t->plat->ops->store_get(t->plat, h->key, RESTORE_TOKEN);
             }
             if (rc)
@@ -3209,7 +3209,7 @@ static int restore_done(ck_task *t, int status, uint8_t *data, size_t len)
         return 0;
     }
     const ck_handle *h = &t->restore.v[t->restore_next];
-    if (h->flags & CK_HANDLE_SEGMENT) { /* a range of a merged object: its segments come from it */
+    if (h->flags & CK_HANDLE_SEGMENT) { /* a range of a merged object: segments come from it */
         struct seg_obj *v = realloc(t->segobj, (t->nsegobj + 1) * sizeof(*v));
         size_t kl = strlen(h->key) + 1;
         char *key = malloc(kl);
