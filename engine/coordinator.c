@@ -660,10 +660,13 @@ void ck_cc_on_ack(ck_cc *cc, uint32_t subtask, const ck_cp_ack *ack)
      * that completed since and re-uploaded them elsewhere), and that
      * checkpoint was retired meanwhile. Declined (not a failure of the
      * job's), as Flink refuses a reference to unknown shared state,
-     * rather than completed over a file deleted. */
+     * rather than completed over a file deleted. A changelog's files are
+     * not: with no reference they stay until a completed checkpoint
+     * referred to them (discard), and a later snapshot refers to them
+     * again. */
     for (uint32_t i = 0; i < ack->handles.n; i++) {
         const ck_handle *h = &ack->handles.v[i];
-        if ((h->flags & CK_HANDLE_SHARED) && (h->flags & CK_HANDLE_REUSED) &&
+        if ((h->flags & CK_HANDLE_SHARED) && (h->flags & CK_HANDLE_REUSED) && !task_owned(h) &&
             !ck_sreg_count(&cc->shared, h->key) && !in_limbo(cc, h->key)) {
             fail_cp(cc, r, CK_CP_DECLINED, 0, "a subtask reused shared state already discarded");
             discard_late(cc, r, ack, 0);
