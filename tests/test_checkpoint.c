@@ -605,6 +605,17 @@ static void cc_setup_from(cc_rig *r, uint64_t first_id)
     assert_int_equal(ck_cc_init(&r->cc, &r->jp.plat, &r->g, &r->cfg, "job", first_id, 1), 0);
 }
 
+/* cc_setup(r, 100, 0, 1) with up to max checkpoints at once, no pause
+ * between them. */
+static void cc_setup_concurrent(cc_rig *r, int max)
+{
+    cc_setup(r, 100, 0, 1);
+    ck_cc_free(&r->cc);
+    r->cfg.v[CK_CFG_CP_MAX_CONCURRENT] = max;
+    r->cfg.v[CK_CFG_CP_MIN_PAUSE] = 0;
+    assert_int_equal(ck_cc_init(&r->cc, &r->jp.plat, &r->g, &r->cfg, "job", 1, 1), 0);
+}
+
 /* Counts messages of a type sent since the last call, and to whom. */
 static int sent(cc_rig *r, int type, uint32_t *first_dst)
 {
@@ -793,11 +804,7 @@ static void test_coordinator_overtaken_metadata(void **state)
 {
     (void)state;
     static cc_rig r;
-    cc_setup(&r, 100, 0, 1);
-    ck_cc_free(&r.cc);
-    r.cfg.v[CK_CFG_CP_MAX_CONCURRENT] = 2;
-    r.cfg.v[CK_CFG_CP_MIN_PAUSE] = 0;
-    assert_int_equal(ck_cc_init(&r.cc, &r.jp.plat, &r.g, &r.cfg, "job", 1, 1), 0);
+    cc_setup_concurrent(&r, 2);
     advance(&r, 100 * CK_NS_PER_MS);
     advance(&r, 200 * CK_NS_PER_MS);
     assert_int_equal(r.cc.ncps, 2);
@@ -847,11 +854,7 @@ static void test_coordinator_reuse_of_discarded(void **state)
 {
     (void)state;
     static cc_rig r;
-    cc_setup(&r, 100, 0, 1);
-    ck_cc_free(&r.cc);
-    r.cfg.v[CK_CFG_CP_MAX_CONCURRENT] = 3;
-    r.cfg.v[CK_CFG_CP_MIN_PAUSE] = 0;
-    assert_int_equal(ck_cc_init(&r.cc, &r.jp.plat, &r.g, &r.cfg, "job", 1, 1), 0);
+    cc_setup_concurrent(&r, 3);
     const char *a = "checkpoints/job/shared/a", *b = "checkpoints/job/shared/b";
     advance(&r, 100 * CK_NS_PER_MS);
     ack(&r, 0, 1);
