@@ -110,8 +110,8 @@ static int damage_pick(const char *root, const char *prefix, int f, char *key, s
     for (uint32_t s = 0; s < m.nsubtasks; s++)
         for (uint32_t i = 0; i < m.tasks[s].n; i++) {
             const ck_handle *h = &m.tasks[s].v[i];
-            if (h->kind != kinds[f] || !h->bytes)
-                continue;
+            if (h->kind != kinds[f] || !h->bytes || !ck_handle_stored(h))
+                continue; /* an inline file is in the _metadata, not in a file of its own */
             int own = !(h->flags & CK_HANDLE_REUSED);
             int pick_own = pick && !(pick->flags & CK_HANDLE_REUSED);
             if (!pick || own > pick_own ||

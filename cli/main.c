@@ -212,7 +212,9 @@ static int cmd_savepoint(int argc, char **argv)
                 printf("  %-16s %9llu bytes  %s of operator %u, key groups %u to %u%s\n", name,
                        (unsigned long long)h->bytes, ck_handle_kind_name(h->kind), h->op,
                        h->kg_start, h->kg_end - 1,
-                       (h->flags & CK_HANDLE_SHARED) ? " (in ../shared)" : "");
+                       (h->flags & CK_HANDLE_SHARED)   ? " (in ../shared)"
+                       : (h->flags & CK_HANDLE_INLINE) ? " (inline in _metadata)"
+                                                       : "");
             continue;
         }
         ck_snapshot snap;
@@ -223,8 +225,10 @@ static int cmd_savepoint(int argc, char **argv)
             continue;
         }
         if (snap.finished) {
-            printf("  %-16s %9zu bytes  vertex %d subtask %d/%d: finished (restored, it stays so)\n",
-                   name, sp.files[i].len, snap.vertex, snap.subtask + 1, snap.parallelism);
+            printf("  %-16s %9zu bytes  vertex %d subtask %d/%d: finished (restored, it stays "
+                   "so)%s\n",
+                   name, sp.files[i].len, snap.vertex, snap.subtask + 1, snap.parallelism,
+                   ck_handle_stored(h) ? "" : ", inline in _metadata");
             ck_snapshot_free(&snap);
             continue;
         }
@@ -240,7 +244,7 @@ static int cmd_savepoint(int argc, char **argv)
             printf(", offsets of %d partitions", snap.source.nparts);
         if (snap.nsinks)
             printf(", %d sink%s", snap.nsinks, snap.nsinks == 1 ? "" : "s");
-        printf("\n");
+        printf("%s\n", ck_handle_stored(h) ? "" : ", inline in _metadata");
         ck_snapshot_free(&snap);
     }
     ck_sp_free(&sp);

@@ -41,6 +41,7 @@ static const struct {
     {"state.checkpoints.file-merging.enabled", CK_CFG_CP_FILE_MERGING}, /* Flink 1.20's name */
     {"state.checkpoints.file-merging.across-checkpoint-boundary", CK_CFG_CP_FILE_MERGING_ACROSS},
     {"execution.savepoint-restore-mode", CK_CFG_CLAIM_MODE}, /* renamed in Flink 1.20 */
+    {"state.backend.fs.memory-threshold", CK_CFG_CP_MEMORY_THRESHOLD},
 };
 
 const char *ck_config_deprecated_name(ck_cfg_id id)

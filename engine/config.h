@@ -147,6 +147,10 @@ typedef enum ck_cfg_type {
       "max-file-size large, instead of a new file per checkpoint "            \
       "(state.checkpoints.file-merging.across-checkpoint-boundary is its "    \
       "deprecated name)")                                                     \
+    X(CP_MEMORY_THRESHOLD, "state.storage.fs.memory-threshold", CK_CFG_MEMORY, \
+      20 << 10, 0, 1 << 20, "a snapshot's file smaller than this is not "    \
+      "stored as a file: its bytes go inline in the checkpoint's _metadata "  \
+      "(state.backend.fs.memory-threshold is its deprecated name)")          \
     X(CP_UNALIGNED, "execution.checkpointing.unaligned.enabled", CK_CFG_BOOL, \
       0, 0, 1, "barriers overtake in-flight data, which is stored with the "  \
       "checkpoint (exactly-once only; savepoints stay aligned)")               \

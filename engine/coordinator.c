@@ -79,6 +79,7 @@ int ck_cc_init(ck_cc *cc, ck_platform *plat, const ck_graph *g, const ck_config 
     cc->max_concurrent = (int)ck_cfg(cfg, CK_CFG_CP_MAX_CONCURRENT);
     cc->tolerable = (int)ck_cfg(cfg, CK_CFG_CP_TOLERABLE);
     cc->retained = (int)ck_cfg(cfg, CK_CFG_CP_RETAINED);
+    cc->inline_below = (uint64_t)ck_cfg(cfg, CK_CFG_CP_MEMORY_THRESHOLD);
     cc->first_id = cc->next_id = first_id ? first_id : 1;
     cc->next_trigger = cc->enabled ? cc->interval : CK_TIME_NEVER;
     cc->last_complete = CK_TIME_NEVER;
@@ -313,8 +314,10 @@ static void discard(ck_cc *cc, ck_cp_record *r)
     for (uint32_t s = 0; r->tasks && s < cc->g->nsubtasks; s++)
         for (uint32_t i = 0; i < r->tasks[s].handles.n; i++) {
             const ck_handle *h = &r->tasks[s].handles.v[i];
-            if (!(h->flags & CK_HANDLE_SHARED))
-                cc->plat->ops->store_delete(cc->plat, h->key);
+            if (!(h->flags & CK_HANDLE_SHARED)) {
+                if (ck_handle_stored(h))
+                    cc->plat->ops->store_delete(cc->plat, h->key);
+            }
             else if (ck_sreg_unref(&cc->shared, h->key) == 0 &&
                      (r->status == CK_CP_COMPLETED || !task_owned(h)))
                 shared_gone(cc, h->key);
@@ -369,8 +372,10 @@ static void retire_adopted(ck_cc *cc)
     for (uint32_t s = 0; s < cc->g->nsubtasks; s++)
         for (uint32_t i = 0; i < cc->adopted[s].n; i++) {
             const ck_handle *h = &cc->adopted[s].v[i];
-            if (!(h->flags & CK_HANDLE_SHARED))
-                cc->plat->ops->store_delete(cc->plat, h->key);
+            if (!(h->flags & CK_HANDLE_SHARED)) {
+                if (ck_handle_stored(h))
+                    cc->plat->ops->store_delete(cc->plat, h->key);
+            }
             else if (ck_sreg_unref(&cc->shared, h->key) == 0)
                 shared_gone(cc, h->key);
         }
@@ -594,6 +599,13 @@ static void maybe_complete(ck_cc *cc, ck_cp_record *r)
         r->tasks[s].bytes = len;
         r->bytes += len;
         r->bytes_new += len;
+        if (len < cc->inline_below) {
+            if (ck_handles_inline_last(&r->tasks[s].handles, data, len)) {
+                fail_cp(cc, r, CK_CP_DECLINED, 1, "could not keep a finished subtask's state");
+                return;
+            }
+            continue;
+        }
         r->markers_pending++;
         if (cc->plat->ops->store_put(cc->plat, key, data, len, MARKER_TOKEN | r->id)) {
             r->markers_pending--;
@@ -611,7 +623,7 @@ static void shared_gone_or_own(ck_cc *cc, const ck_handle *h)
 {
     if (h->flags & CK_HANDLE_SHARED)
         shared_gone(cc, h->key);
-    else
+    else if (ck_handle_stored(h))
         cc->plat->ops->store_delete(cc->plat, h->key);
 }
 
@@ -683,9 +695,7 @@ void ck_cc_on_ack(ck_cc *cc, uint32_t subtask, const ck_cp_ack *ack)
             !ck_sreg_ref(&cc->shared, t->handles.v[i].key)) {
             /* the references taken so far go with the checkpoint's
              * discard; the rest are not its to drop */
-            for (uint32_t k = i; k < t->handles.n; k++)
-                free(t->handles.v[k].key);
-            t->handles.n = i;
+            ck_handles_truncate(&t->handles, i);
             fail_cp(cc, r, CK_CP_DECLINED, 1, "out of memory registering shared state");
             return;
         }

@@ -175,6 +175,8 @@ typedef struct ck_cc {
     char adopted_dir[160];
     int adopted_owned;
     int force_full; /* NO_CLAIM: checkpoints are full until one completes */
+    uint64_t inline_below; /* state.storage.fs.memory-threshold: a finished subtask's
+                            * state smaller than this goes inline in _metadata */
     /* Files merged across checkpoints (task.c): a subtask appends its
      * checkpoints' files to a file of its own under shared/ (a key ending
      * in ".seg"), the newest it made, while its attempt runs. Such a file

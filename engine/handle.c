@@ -39,13 +39,15 @@ int ck_handle_local_ok(const char *s)
 /* Appends one handle, checked: see handle.h. */
 static int add(ck_handles *hs, int kind, uint32_t flags, const char *key, uint64_t bytes,
                uint64_t offset, uint32_t crc, uint32_t kg_start, uint32_t kg_end, uint32_t op,
-               const char *local)
+               const char *local, const uint8_t *data)
 {
     size_t klen = strlen(key);
     int of_op = kind != CK_HANDLE_SNAPSHOT; /* a file of one operator's state */
     if (!klen || klen > CK_HANDLE_KEY_MAX || !ck_wire_key_ok((const uint8_t *)key, klen) ||
         kind < 1 || kind > CK_HANDLE_KIND_MAX || kg_end < kg_start ||
-        (flags & ~(CK_HANDLE_SHARED | CK_HANDLE_REUSED | CK_HANDLE_SEGMENT)) ||
+        (flags & ~(CK_HANDLE_SHARED | CK_HANDLE_REUSED | CK_HANDLE_SEGMENT | CK_HANDLE_INLINE)) ||
+        ((flags & CK_HANDLE_INLINE) &&
+         (flags != CK_HANDLE_INLINE || !data || bytes > CK_HANDLE_INLINE_MAX)) ||
         (!(flags & CK_HANDLE_SEGMENT) && offset) || offset > UINT64_MAX - bytes ||
         ((flags & CK_HANDLE_SEGMENT) && !(flags & CK_HANDLE_SHARED)) || /* see handle.h */
         of_op != (op != CK_HANDLE_NO_OP) || (of_op ? !ck_handle_local_ok(local) : local[0] != 0))
@@ -59,9 +61,18 @@ static int add(ck_handles *hs, int kind, uint32_t flags, const char *key, uint64
         hs->cap = cap;
     }
     ck_handle *h = &hs->v[hs->n];
+    h->data = NULL;
+    if (flags & CK_HANDLE_INLINE) {
+        h->data = malloc(bytes ? bytes : 1);
+        if (!h->data)
+            return CK_ENOMEM;
+        memcpy(h->data, data, bytes);
+    }
     h->key = malloc(klen + 1);
-    if (!h->key)
+    if (!h->key) {
+        free(h->data);
         return CK_ENOMEM;
+    }
     memcpy(h->key, key, klen + 1);
     h->bytes = bytes;
     h->offset = offset;
@@ -79,18 +90,19 @@ static int add(ck_handles *hs, int kind, uint32_t flags, const char *key, uint64
 int ck_handles_add(ck_handles *hs, int kind, uint32_t flags, const char *key, uint64_t bytes,
                    uint32_t crc, uint32_t kg_start, uint32_t kg_end)
 {
-    if (flags & CK_HANDLE_SEGMENT) /* ck_handles_segment_last makes one */
+    if (flags & (CK_HANDLE_SEGMENT | CK_HANDLE_INLINE)) /* the *_last calls make them */
         return CK_EINVAL;
-    return add(hs, kind, flags, key, bytes, 0, crc, kg_start, kg_end, CK_HANDLE_NO_OP, "");
+    return add(hs, kind, flags, key, bytes, 0, crc, kg_start, kg_end, CK_HANDLE_NO_OP, "", NULL);
 }
 
 int ck_handles_add_op(ck_handles *hs, int kind, uint32_t flags, const char *key, uint64_t bytes,
                       uint32_t crc, uint32_t kg_start, uint32_t kg_end, uint32_t op,
                       const char *local)
 {
-    if (op == CK_HANDLE_NO_OP || kind == CK_HANDLE_SNAPSHOT || (flags & CK_HANDLE_SEGMENT))
+    if (op == CK_HANDLE_NO_OP || kind == CK_HANDLE_SNAPSHOT ||
+        (flags & (CK_HANDLE_SEGMENT | CK_HANDLE_INLINE)))
         return CK_EINVAL;
-    return add(hs, kind, flags, key, bytes, 0, crc, kg_start, kg_end, op, local);
+    return add(hs, kind, flags, key, bytes, 0, crc, kg_start, kg_end, op, local, NULL);
 }
 
 int ck_handles_add_native(ck_handles *hs, uint32_t flags, const char *key, uint64_t bytes,
@@ -104,7 +116,24 @@ int ck_handles_add_native(ck_handles *hs, uint32_t flags, const char *key, uint6
 int ck_handles_add_like(ck_handles *hs, const ck_handle *h, uint32_t flags)
 {
     return add(hs, h->kind, flags, h->key, h->bytes, flags & CK_HANDLE_SEGMENT ? h->offset : 0,
-               h->crc, h->kg_start, h->kg_end, h->op, h->local);
+               h->crc, h->kg_start, h->kg_end, h->op, h->local, h->data);
+}
+
+int ck_handles_inline_last(ck_handles *hs, uint8_t *data, size_t len)
+{
+    ck_handle *h = hs->n ? &hs->v[hs->n - 1] : NULL;
+    if (!h || h->flags || len != h->bytes || len > CK_HANDLE_INLINE_MAX) {
+        free(data);
+        return CK_EINVAL;
+    }
+    h->flags = CK_HANDLE_INLINE;
+    h->data = data;
+    return CK_OK;
+}
+
+int ck_handle_stored(const ck_handle *h)
+{
+    return !(h->flags & CK_HANDLE_INLINE);
 }
 
 int ck_handles_segment_last(ck_handles *hs, uint64_t offset)
@@ -123,7 +152,7 @@ int ck_handles_copy(ck_handles *dst, const ck_handles *src)
     for (uint32_t i = 0; i < src->n; i++) {
         const ck_handle *h = &src->v[i];
         if (add(dst, h->kind, h->flags, h->key, h->bytes, h->offset, h->crc, h->kg_start,
-                h->kg_end, h->op, h->local)) {
+                h->kg_end, h->op, h->local, h->data)) {
             ck_handles_free(dst);
             return CK_ENOMEM; /* src's handles are valid: only memory can fail */
         }
@@ -131,10 +160,19 @@ int ck_handles_copy(ck_handles *dst, const ck_handles *src)
     return CK_OK;
 }
 
+void ck_handles_truncate(ck_handles *hs, uint32_t n)
+{
+    for (uint32_t i = n; i < hs->n; i++) {
+        free(hs->v[i].key);
+        free(hs->v[i].data);
+    }
+    if (n < hs->n)
+        hs->n = n;
+}
+
 void ck_handles_free(ck_handles *hs)
 {
-    for (uint32_t i = 0; i < hs->n; i++)
-        free(hs->v[i].key);
+    ck_handles_truncate(hs, 0);
     free(hs->v);
     memset(hs, 0, sizeof(*hs));
 }
@@ -144,6 +182,15 @@ uint64_t ck_handles_bytes(const ck_handles *hs)
     uint64_t b = 0;
     for (uint32_t i = 0; i < hs->n; i++)
         b += hs->v[i].bytes;
+    return b;
+}
+
+uint64_t ck_handles_bytes_inline(const ck_handles *hs)
+{
+    uint64_t b = 0;
+    for (uint32_t i = 0; i < hs->n; i++)
+        if (hs->v[i].flags & CK_HANDLE_INLINE)
+            b += hs->v[i].bytes;
     return b;
 }
 
@@ -180,6 +227,8 @@ void ck_handles_put(ck_wbuf *w, const ck_handles *hs)
         ck_wbuf_bytes(w, h->local, llen);
         if (h->flags & CK_HANDLE_SEGMENT)
             ck_wbuf_u64(w, h->offset);
+        if (h->flags & CK_HANDLE_INLINE)
+            ck_wbuf_bytes(w, h->data, (size_t)h->bytes);
     }
 }
 
@@ -204,6 +253,13 @@ int ck_handles_get(ck_rbuf *r, ck_handles *hs, uint32_t max_kg, const char **why
         size_t llen = lp ? lp[0] : 0;
         const uint8_t *local = ck_rbuf_take(r, llen);
         uint64_t offset = p && (p[1] & CK_HANDLE_SEGMENT) ? ck_rbuf_u64(r) : 0;
+        const uint8_t *data = NULL;
+        *why = "bad size of an inline state file";
+        if (p && (p[1] & CK_HANDLE_INLINE)) {
+            if (bytes > CK_HANDLE_INLINE_MAX)
+                goto bad;
+            data = ck_rbuf_take(r, (size_t)bytes);
+        }
         *why = "truncated state handle";
         if (r->err)
             goto bad;
@@ -216,7 +272,7 @@ int ck_handles_get(ck_rbuf *r, ck_handles *hs, uint32_t max_kg, const char **why
         kbuf[klen] = 0;
         memcpy(lbuf, local, llen);
         lbuf[llen] = 0;
-        int rc = add(hs, p[0], p[1], kbuf, bytes, offset, crc, kgs, kge, op, lbuf);
+        int rc = add(hs, p[0], p[1], kbuf, bytes, offset, crc, kgs, kge, op, lbuf, data);
         if (rc == CK_ENOMEM) {
             ck_handles_free(hs);
             return rc;

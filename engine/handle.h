@@ -36,7 +36,13 @@
  *                       same snapshot beside it (file merging, Flink's
  *                       SegmentFileStateHandle); only with
  *                       CK_HANDLE_SHARED: the object lives while any
- *                       handle refers to it.
+ *                       handle refers to it;
+ *   CK_HANDLE_INLINE    the file is not in the store: its `bytes` bytes
+ *                       travel in `data`, inside the acknowledgement and
+ *                       the checkpoint's _metadata (a file smaller than
+ *                       state.storage.fs.memory-threshold, Flink's
+ *                       ByteStreamStateHandle); `key` is the name it would
+ *                       have had, for people. Never with another flag.
  *
  * Wire form (in ACK and DEPLOY bodies and in _metadata), a list:
  *   u32 count | count x (u8 kind | u8 flags | u16 key length | key |
@@ -44,11 +50,13 @@
  *                        u32 first key group | u32 end key group |
  *                        u32 operator (CK_HANDLE_NO_OP: none) |
  *                        u8 local name length | local name |
- *                        u64 offset, with CK_HANDLE_SEGMENT only)
+ *                        u64 offset, with CK_HANDLE_SEGMENT only |
+ *                        bytes of data, with CK_HANDLE_INLINE only)
  * A key is a store key (ck_wire_key_ok), 1..CK_HANDLE_KEY_MAX bytes; a key
  * group range is empty (start = end) for state that is not keyed; a local
  * name is 1..CK_HANDLE_LOCAL_MAX letters, digits, '.', '-' or '_' for a
- * native file and empty otherwise.
+ * native file and empty otherwise. An inline file is at most
+ * CK_HANDLE_INLINE_MAX bytes.
  */
 #ifndef CK_HANDLE_H
 #define CK_HANDLE_H
@@ -63,6 +71,9 @@ enum { CK_HANDLE_SNAPSHOT = 1, CK_HANDLE_NATIVE = 2, CK_HANDLE_CHANGELOG = 3,
 #define CK_HANDLE_SHARED 1u
 #define CK_HANDLE_REUSED 2u
 #define CK_HANDLE_SEGMENT 4u
+#define CK_HANDLE_INLINE 8u
+
+#define CK_HANDLE_INLINE_MAX (1u << 20) /* Flink's most for the memory threshold */
 
 #define CK_HANDLE_KEY_MAX 255
 #define CK_HANDLE_LOCAL_MAX 63
@@ -77,6 +88,7 @@ typedef struct ck_handle {
     uint32_t kg_start, kg_end;
     uint32_t op;                          /* native: the operator; else CK_HANDLE_NO_OP */
     char local[CK_HANDLE_LOCAL_MAX + 1];  /* native: the file's name in the instance */
+    uint8_t *data;                        /* CK_HANDLE_INLINE: the file (malloc'd); else NULL */
 } ck_handle;
 
 typedef struct ck_handles {
@@ -106,6 +118,13 @@ int ck_handles_add_like(ck_handles *hs, const ck_handle *h, uint32_t flags);
  * object (CK_HANDLE_SEGMENT). CK_EINVAL when hs is empty, the handle is
  * not CK_HANDLE_SHARED or the segment would end past 2^64. */
 int ck_handles_segment_last(ck_handles *hs, uint64_t offset);
+/* Makes the last handle of hs an inline one (CK_HANDLE_INLINE) holding
+ * data, which it takes over, as its `bytes`: its file is not stored.
+ * CK_EINVAL (data freed) when hs is empty, the last handle has a flag or
+ * len is not its bytes or is over CK_HANDLE_INLINE_MAX. */
+int ck_handles_inline_last(ck_handles *hs, uint8_t *data, size_t len);
+/* 1 when h's file is an object of the store (not CK_HANDLE_INLINE). */
+int ck_handle_stored(const ck_handle *h);
 /* 1 when s can name a native file: 1..CK_HANDLE_LOCAL_MAX of [A-Za-z0-9._-],
  * not "." or "..". */
 int ck_handle_local_ok(const char *s);
@@ -119,6 +138,10 @@ int ck_handle_crc_whole(const ck_handle *h);
 const char *ck_handle_kind_name(int kind);
 /* Bytes of the files this checkpoint uploaded itself (not CK_HANDLE_REUSED). */
 uint64_t ck_handles_bytes_new(const ck_handles *hs);
+/* Bytes of hs's files held inline (CK_HANDLE_INLINE). */
+uint64_t ck_handles_bytes_inline(const ck_handles *hs);
+/* Drops hs's handles from the n-th on (their keys and data freed). */
+void ck_handles_truncate(ck_handles *hs, uint32_t n);
 /* dst (empty) becomes a copy of src. 0 or CK_ENOMEM (dst left empty). */
 int ck_handles_copy(ck_handles *dst, const ck_handles *src);
 void ck_handles_free(ck_handles *hs);

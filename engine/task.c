@@ -161,6 +161,7 @@ struct ck_task {
     uint64_t completed;        /* the latest checkpoint reported complete */
     int incremental;           /* execution.checkpointing.incremental */
     uint64_t merge_max;        /* file merging on: a merged object's size; else 0 */
+    uint64_t inline_below;     /* a snapshot's file smaller than this goes inline (handle.h) */
     int across;                /* and across checkpoints (upload_merged) */
     /* Merging across checkpoints: the file of this subtask's that the next
      * merged files are appended to. Its put made it (creator: that
@@ -477,6 +478,7 @@ ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global,
     }
     reserve_network(t);
     t->incremental = (int)ck_cfg(cfg, CK_CFG_CP_INCREMENTAL);
+    t->inline_below = (uint64_t)ck_cfg(cfg, CK_CFG_CP_MEMORY_THRESHOLD);
     if (ck_cfg(cfg, CK_CFG_CP_FILE_MERGING)) {
         t->merge_max = (uint64_t)ck_cfg(cfg, CK_CFG_CP_FILE_MERGING_MAX);
         t->across = ck_cfg(cfg, CK_CFG_CP_FILE_MERGING_ACROSS) && plat->ops->store_append;
@@ -572,6 +574,7 @@ static void discard_unacknowledged(ck_task *t)
     for (int i = 0; i < t->nsnaps; i++)
         for (uint32_t h = 0; h < t->snaps[i].handles.n; h++)
             if (!(t->snaps[i].handles.v[h].flags & CK_HANDLE_REUSED) &&
+                ck_handle_stored(&t->snaps[i].handles.v[h]) &&
                 !ck_store_appendable(t->snaps[i].handles.v[h].key))
                 t->plat->ops->store_delete(t->plat, t->snaps[i].handles.v[h].key);
     /* the file kept for appends, if no acknowledgement named it: the
@@ -1680,6 +1683,50 @@ static int add_reused(snap_job *j, const ck_handle *c, int op, const char *name)
     return rc;
 }
 
+/* state.storage.fs.memory-threshold: a file of the snapshot smaller than
+ * it is not stored but travels in its handle, inside the acknowledgement
+ * and the checkpoint's _metadata, as Flink's ByteStreamStateHandle: a
+ * checkpoint of small state then costs the store no put of its own. Only
+ * a snapshot's own files are: its canonical file and its native files
+ * private to it (MANIFEST, CURRENT, OPTIONS); a file later checkpoints
+ * may refer to (an SST under shared/) is always stored. */
+static int inline_file(const ck_task *t, const ck_native_file *nf)
+{
+    return !nf->immutable && nf->size < t->inline_below;
+}
+
+/* The key of private native file nf of operator op in snapshot j: in
+ * the checkpoint's directory, beside its canonical file. */
+static void private_key(const ck_task *t, const snap_job *j, int op, const ck_native_file *nf,
+                        char key[CK_HANDLE_KEY_MAX + 1])
+{
+    const char *slash = strrchr(j->key, '/');
+    int dl = slash ? (int)(slash - j->key) + 1 : 0;
+    snprintf(key, CK_HANDLE_KEY_MAX + 1, "%.*sv%d-%d-op%d-%s", dl, j->key, t->vertex,
+             t->subtask, op, nf->name);
+}
+
+/* Adds private native file f of n to snapshot j's handles inline (its
+ * bytes read now, on the task's thread: a few kB at most). */
+static int add_inline(ck_task *t, snap_job *j, struct snap_native *n, uint32_t f)
+{
+    const ck_native_file *nf = &n->snap.files[f];
+    char key[CK_HANDLE_KEY_MAX + 1];
+    uint8_t *d;
+    size_t len;
+    private_key(t, j, n->op, nf, key);
+    int rc = n->ks->ops->native_read(n->ks, &n->snap, f, &d, &len);
+    if (rc)
+        return rc;
+    rc = ck_handles_add_native(&j->handles, 0, key, len, ck_crc32c(0, d, len), j->kg_start,
+                               j->kg_end, (uint32_t)n->op, nf->name);
+    if (rc) {
+        free(d);
+        return rc;
+    }
+    return ck_handles_inline_last(&j->handles, d, len);
+}
+
 /* File merging (execution.checkpointing.file-merging.enabled, Flink's
  * FLIP-306 within a checkpoint): snapshot j's new native files go, in
  * the instance's order, into objects under shared/ of at least one file
@@ -1779,8 +1826,8 @@ static int upload_merged(ck_task *t, snap_job *j, const char *shared)
         for (uint32_t f = 0; f < n->snap.n && !rc; f++) {
             const ck_native_file *nf = &n->snap.files[f];
             const ck_handle *c = nf->immutable && !j->full ? confirmed_find(t, n->op, nf) : NULL;
-            if (c) {
-                rc = add_reused(j, c, n->op, nf->name);
+            if (c || inline_file(t, nf)) {
+                rc = c ? add_reused(j, c, n->op, nf->name) : add_inline(t, j, n, f);
                 continue;
             }
             uint8_t *d;
@@ -1863,8 +1910,8 @@ static int upload_merged_paths(ck_task *t, snap_job *j, const char *shared)
             const ck_native_file *nf = &n->snap.files[f];
             const ck_handle *c =
                 nf->immutable && !j->full ? confirmed_find(t, n->op, nf) : NULL;
-            if (c) {
-                rc = add_reused(j, c, n->op, nf->name);
+            if (c || inline_file(t, nf)) {
+                rc = c ? add_reused(j, c, n->op, nf->name) : add_inline(t, j, n, f);
                 continue;
             }
             if (nin && base + mlen + nf->size > t->merge_max) { /* this object is full */
@@ -1922,17 +1969,19 @@ static int start_uploads(ck_task *t, snap_job *j)
     int rc = ck_handles_add(&j->handles, CK_HANDLE_SNAPSHOT, 0, j->key, j->len, j->crc,
                             j->kg_start, j->kg_end);
     uint8_t *data = j->data;
-    j->data = NULL; /* the store owns it now */
-    if (rc || (rc = upload(t, j, j->key, data, j->len)))
+    j->data = NULL; /* the store's or the handle's now */
+    if (rc)
+        free(data);
+    else if (j->len < t->inline_below)
+        rc = ck_handles_inline_last(&j->handles, data, j->len);
+    else
+        rc = upload(t, j, j->key, data, j->len);
+    if (rc)
         return rc;
-    char shared[200], dir[CK_HANDLE_KEY_MAX + 1];
+    char shared[200];
     ck_cc_shared_dir(t->env->job_id, shared, sizeof(shared));
     if (t->merge_max)
         return upload_merged(t, j, shared);
-    snprintf(dir, sizeof(dir), "%s", j->key);
-    char *slash = strrchr(dir, '/');
-    if (slash)
-        slash[1] = 0;
     /* Small files are asked first, one after another, so that the store
      * sees them together (its pool commits them as one group) and syncs
      * them while the large ones are written; the handles keep the
@@ -1952,8 +2001,9 @@ static int start_uploads(ck_task *t, snap_job *j)
                 const ck_native_file *nf = &n->snap.files[f];
                 const ck_handle *c =
                     nf->immutable && !j->full ? confirmed_find(t, n->op, nf) : NULL;
-                if (pass == 0 && c) {
-                    rc = add_reused(j, c, n->op, nf->name);
+                int inl = !c && inline_file(t, nf);
+                if (pass == 0 && (c || inl)) {
+                    rc = c ? add_reused(j, c, n->op, nf->name) : add_inline(t, j, n, f);
                     continue;
                 }
                 if (pass == 0) {
@@ -1962,15 +2012,14 @@ static int start_uploads(ck_task *t, snap_job *j)
                         snprintf(key, sizeof(key), "%sop%d-%d-a%u-c%llu-%s", shared, n->op,
                                  t->subtask, t->attempt, (unsigned long long)j->id, nf->name);
                     else
-                        snprintf(key, sizeof(key), "%sv%d-%d-op%d-%s", dir, t->vertex,
-                                 t->subtask, n->op, nf->name);
+                        private_key(t, j, n->op, nf, key);
                     if ((rc = ck_handles_add_native(&j->handles,
                                                     nf->immutable ? CK_HANDLE_SHARED : 0, key,
                                                     nf->size, 0, j->kg_start, j->kg_end,
                                                     (uint32_t)n->op, nf->name)))
                         break;
                 }
-                if (c || (nf->size >= UPLOAD_LARGE) != pass)
+                if (c || inl || (nf->size >= UPLOAD_LARGE) != pass)
                     continue;
                 if (from_paths) {
                     rc = upload_file(t, j, n, f, h);
@@ -1998,7 +2047,7 @@ static void finish_uploads(ck_task *t, snap_job *j)
     seg_settle(t, j);
     if (j->aborted || j->upload_failed) {
         for (uint32_t i = 0; i < j->handles.n; i++)
-            if (!(j->handles.v[i].flags & CK_HANDLE_REUSED) &&
+            if (!(j->handles.v[i].flags & CK_HANDLE_REUSED) && ck_handle_stored(&j->handles.v[i]) &&
                 !ck_store_appendable(j->handles.v[i].key)) /* the coordinator's to delete */
                 t->plat->ops->store_delete(t->plat, j->handles.v[i].key);
         if (!j->aborted)
@@ -2829,6 +2878,7 @@ static int install_native(ck_task *t);
 static int install_changelog(ck_task *t);
 
 static int restore_segment(ck_task *t, uint32_t obj);
+static int restore_file(ck_task *t, uint8_t *data, size_t len, int *kept);
 
 /* Segments of one object less than this far apart are read as one range
  * (the bytes between, padding or files no longer referred to, cost less
@@ -2902,6 +2952,21 @@ static void restore_next(ck_task *t)
         }
         const ck_handle *h = &t->restore.v[t->restore_next];
         snprintf(t->restore_key, sizeof(t->restore_key), "%s", h->key);
+        if (h->flags & CK_HANDLE_INLINE) { /* it came with the deployment */
+            uint8_t *d = malloc(h->bytes ? h->bytes : 1);
+            int kept = 0;
+            if (!d) {
+                fail_restore(t, ck_strerror(CK_ENOMEM));
+                return;
+            }
+            memcpy(d, h->data, h->bytes);
+            int rc = restore_file(t, d, h->bytes, &kept);
+            if (!kept)
+                free(d);
+            if (rc)
+                return;
+            continue;
+        }
         int seg = (h->flags & CK_HANDLE_SEGMENT) != 0;
         uint32_t obj = 0;
         while (seg && obj < t->nsegobj && !seg_holds(&t->segobj[obj], h))

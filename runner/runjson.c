@@ -219,13 +219,14 @@ static cJSON *savepoints_arr(const ck_run *r)
 }
 
 /* The files in the store a subtask's snapshot wrote itself: its handles
- * not reused, a merged file once however many segments it holds. */
+ * not reused nor inline, a merged file once however many segments it
+ * holds. */
 static uint32_t files_written(const ck_handles *hs)
 {
     uint32_t n = 0;
     for (uint32_t i = 0; i < hs->n; i++) {
         const ck_handle *h = &hs->v[i];
-        int again = (h->flags & CK_HANDLE_REUSED) != 0;
+        int again = (h->flags & CK_HANDLE_REUSED) || !ck_handle_stored(h);
         for (uint32_t k = 0; k < i && !again; k++)
             again = !(hs->v[k].flags & CK_HANDLE_REUSED) && !strcmp(hs->v[k].key, h->key);
         n += !again;
@@ -253,11 +254,12 @@ static cJSON *checkpoints_arr(const ck_run *r)
             cJSON_AddNumberToObject(o, "duration_s", secs(c->complete - c->trigger));
         }
         int64_t amax = 0, smax = 0, asmax = 0, upmax = 0;
-        uint64_t files = 0;
+        uint64_t files = 0, inl = 0;
         cJSON *align = cJSON_CreateArray(), *up = cJSON_CreateArray();
         for (uint32_t s = 0; s < g->nsubtasks; s++) {
             const ck_cp_task *t = &c->tasks[s];
             files += t->acked ? files_written(&t->handles) : 0;
+            inl += ck_handles_bytes_inline(&t->handles);
             if (!t->acked) {
                 cJSON_AddItemToArray(align, cJSON_CreateNull());
                 cJSON_AddItemToArray(up, cJSON_CreateNull());
@@ -281,6 +283,7 @@ static cJSON *checkpoints_arr(const ck_run *r)
         cJSON_AddNumberToObject(o, "bytes_incremental", (double)c->bytes_new);
         cJSON_AddNumberToObject(o, "bytes_changelog", (double)c->bytes_changelog);
         cJSON_AddNumberToObject(o, "files", (double)files);
+        cJSON_AddNumberToObject(o, "bytes_inline", (double)inl);
         cJSON_AddBoolToObject(o, "unaligned", c->unaligned);
         cJSON_AddBoolToObject(o, "forced_full", (c->flags & CK_CP_FLAG_FULL) != 0);
         cJSON_AddNumberToObject(o, "persisted_inflight_bytes", (double)c->inflight);

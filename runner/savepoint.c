@@ -196,10 +196,18 @@ int ck_sp_open(ck_savepoint *sp, const char *path, char *err, size_t errlen)
                 if (sp->files[e].data && (sp->files[e].h->flags & CK_HANDLE_SEGMENT) &&
                     !strcmp(sp->files[e].h->key, key))
                     f->holder = e;
-            rc = f->holder != sp->nfiles - 1
-                     ? CK_OK
-                     : read_file(file, seg ? UINT64_MAX : h->bytes, UINT64_MAX, &f->data,
-                                 &f->len, &why);
+            if (h->flags & CK_HANDLE_INLINE) { /* in the _metadata itself */
+                rc = (f->data = malloc(h->bytes ? h->bytes : 1)) ? CK_OK : CK_ENOMEM;
+                if (!rc)
+                    memcpy(f->data, h->data, h->bytes);
+                f->len = (size_t)h->bytes;
+                snprintf(file, sizeof(file), "%s (%s, inline)", meta_file, key);
+            } else {
+                rc = f->holder != sp->nfiles - 1
+                         ? CK_OK
+                         : read_file(file, seg ? UINT64_MAX : h->bytes, UINT64_MAX, &f->data,
+                                     &f->len, &why);
+            }
             const ck_sp_file *hf = &sp->files[f->holder];
             if (!rc && seg && (h->offset > hf->len || h->bytes > hf->len - h->offset)) {
                 why = "ends before the segment the _metadata lists (truncated)";
@@ -356,7 +364,8 @@ int ck_sp_install(const ck_savepoint *sp, const char *store_root, char *err, siz
 {
     char key[CK_STORE_KEY_MAX];
     for (uint32_t f = 0; f < sp->nfiles; f++) {
-        if (sp->files[f].holder != f) /* a merged file, written with its first segment */
+        if (sp->files[f].holder != f || /* a merged file, written with its first segment */
+            !ck_handle_stored(sp->files[f].h)) /* in the _metadata */
             continue;
         if (ck_storefs_put(store_root, sp->files[f].h->key, sp->files[f].data, sp->files[f].len,
                            0)) {

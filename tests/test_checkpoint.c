@@ -19,6 +19,7 @@
 #include "bytes.h"
 #include "coordinator.h"
 #include "rng.h"
+#include "snapshot.h"
 #include "error.h"
 #include "fakeplat.h"
 #include "gate.h"
@@ -536,6 +537,8 @@ typedef struct cc_rig {
     char last_put[256], last_delete[256];
     char seg_deleted[8][128]; /* appendable files deleted, in order */
     int nseg_deleted;
+    char watch[128]; /* a key whose deletes deleted_watched counts */
+    int deleted_watched;
     ck_store_entry *listed; /* what store_list answers (borrowed) */
     size_t nlisted;
 } cc_rig;
@@ -556,6 +559,7 @@ static int rig_store_delete(ck_platform *p, const char *key)
     (void)p;
     the_rig->deletes++;
     snprintf(the_rig->last_delete, sizeof(the_rig->last_delete), "%s", key);
+    the_rig->deleted_watched += the_rig->watch[0] && !strcmp(key, the_rig->watch);
     if (ck_store_appendable(key) && the_rig->nseg_deleted < 8)
         snprintf(the_rig->seg_deleted[the_rig->nseg_deleted++], 128, "%s", key);
     return 0;
@@ -1035,14 +1039,19 @@ static void test_coordinator_min_pause_and_finish(void **state)
 
 /* Checkpoints after tasks finish (FLIP-147). Subtask 2 finishes: the
  * pending checkpoint counts it as finished, its "finished" state file is
- * stored before the metadata; checkpoints go on, triggered at the source
- * only. Subtask 1 ends its input while checkpoint 2 is pending: it is
- * triggered for it directly, and for every later checkpoint. */
+ * stored before the metadata (with no memory threshold: else it goes
+ * inline, test_coordinator_finished_inline); checkpoints go on, triggered
+ * at the source only. Subtask 1 ends its input while checkpoint 2 is
+ * pending: it is triggered for it directly, and for every later
+ * checkpoint. */
 static void test_coordinator_after_tasks_finish(void **state)
 {
     (void)state;
     static cc_rig r;
     cc_setup(&r, 100, 0, 1);
+    ck_cc_free(&r.cc);
+    r.cfg.v[CK_CFG_CP_MEMORY_THRESHOLD] = 0;
+    assert_int_equal(ck_cc_init(&r.cc, &r.jp.plat, &r.g, &r.cfg, "job", 1, 1), 0);
     ck_cc_start_attempt(&r.cc, 0, 0);
     advance(&r, 100 * CK_NS_PER_MS);
     uint32_t dst;
@@ -1085,6 +1094,53 @@ static void test_coordinator_after_tasks_finish(void **state)
     ack(&r, 1, 3);
     ck_cc_on_stored(&r.cc, (UINT64_C(1) << 62) | 3, CK_EIO);
     assert_int_equal(ck_cc_find(&r.cc, 3)->status, CK_CP_DECLINED);
+    ck_cc_free(&r.cc);
+    fake_clear(&r.w);
+}
+
+/* With state.storage.fs.memory-threshold at Flink's 20 kb, a finished
+ * subtask's state file (a few dozen bytes) is not stored: it goes inline
+ * in the checkpoint's _metadata, the only put, and decodes there as a
+ * finished subtask's state. */
+static void test_coordinator_finished_inline(void **state)
+{
+    (void)state;
+    static cc_rig r;
+    cc_setup(&r, 100, 0, 1);
+    assert_int_equal(r.cfg.v[CK_CFG_CP_MEMORY_THRESHOLD], 20 << 10); /* Flink's default */
+    ck_cc_start_attempt(&r.cc, 0, 0);
+    advance(&r, 100 * CK_NS_PER_MS);
+    assert_int_equal(sent(&r, CK_MSG_CP_TRIGGER, NULL), 1);
+    ck_cc_task_finished(&r.cc, 2);
+    ack(&r, 0, 1);
+    ack(&r, 1, 1);
+    assert_int_equal(r.puts, 1);
+    assert_string_equal(r.last_put, "checkpoints/job/chk-1/_metadata");
+    const ck_handles *hs = &ck_cc_find(&r.cc, 1)->tasks[2].handles;
+    assert_int_equal(hs->n, 1);
+    assert_int_equal(hs->v[0].flags, CK_HANDLE_INLINE);
+    assert_non_null(hs->v[0].data);
+    assert_string_equal(hs->v[0].key, "checkpoints/job/chk-1/v1-1.state");
+    ck_snapshot snap;
+    const char *why;
+    assert_int_equal(ck_snap_decode(hs->v[0].data, hs->v[0].bytes, &snap, &why), 0);
+    assert_true(snap.finished);
+    assert_int_equal(snap.vertex, 1);
+    ck_snapshot_free(&snap);
+    r.w.now = 120 * CK_NS_PER_MS;
+    ck_cc_on_stored(&r.cc, 1, CK_OK);
+    assert_int_equal(ck_cc_find(&r.cc, 1)->status, CK_CP_COMPLETED);
+    /* Subsumed, it deletes its stored files, never the inline one's key. */
+    snprintf(r.watch, sizeof(r.watch), "%s", hs->v[0].key);
+    int deletes = r.deletes;
+    advance(&r, 300 * CK_NS_PER_MS);
+    ack(&r, 0, 2);
+    ack(&r, 1, 2);
+    ck_cc_on_stored(&r.cc, 2, CK_OK);
+    assert_int_equal(ck_cc_find(&r.cc, 2)->status, CK_CP_COMPLETED);
+    assert_int_equal(ck_cc_find(&r.cc, 1)->retired, 1);
+    assert_int_equal(r.deleted_watched, 0);
+    assert_int_equal(r.deletes, deletes + 3); /* s0, s1 and _metadata */
     ck_cc_free(&r.cc);
     fake_clear(&r.w);
 }
@@ -1736,6 +1792,7 @@ int main(void)
         cmocka_unit_test(test_coordinator_min_pause_and_finish),
         cmocka_unit_test(test_coordinator_savepoints),
         cmocka_unit_test(test_coordinator_after_tasks_finish),
+        cmocka_unit_test(test_coordinator_finished_inline),
         cmocka_unit_test(test_coordinator_final),
         cmocka_unit_test(test_jm_startup_waits_for_the_cluster),
         cmocka_unit_test(test_jm_metrics_vertex_from_graph),

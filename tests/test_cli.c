@@ -239,7 +239,7 @@ static void test_savepoint_special_files(void **state)
     char cmd[1400];
     snprintf(cmd, sizeof(cmd), "ln -s /dev/zero %s/spz/_metadata && mkdir %s/spf && mkfifo "
                                "%s/spf/_metadata && cp -r %s %s/spl && ln -sf /dev/zero "
-                               "%s/spl/v0-0.state",
+                               "%s/spl/v2-0.state",
              tmp, tmp, tmp, sp, tmp, tmp);
     assert_int_equal(system(cmd), 0);
     static const char *const dirs[] = {"spz", "spf", "spl"};

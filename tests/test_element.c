@@ -418,6 +418,55 @@ static void test_ack_handles_and_bad_keys(void **state)
     assert_int_equal(ck_cp_ack_decode(b, n, &out), CK_ECORRUPT);
     free(b);
     ck_handles_free(&a.handles);
+    /* An inline file (under the memory threshold): its bytes travel with
+     * it, copies keep them, and only a private handle of its own size
+     * with no more than CK_HANDLE_INLINE_MAX bytes can be one. */
+    uint8_t *d = malloc(5);
+    memcpy(d, "state", 5);
+    assert_int_equal(ck_handles_add(&a.handles, CK_HANDLE_SNAPSHOT, 0, "c/v1-0.state", 5, 3, 0,
+                                    8),
+                     0);
+    assert_int_equal(ck_handles_inline_last(&a.handles, d, 5), 0);
+    assert_int_equal(ck_handles_add(&a.handles, CK_HANDLE_SNAPSHOT, CK_HANDLE_INLINE, "k", 1, 1,
+                                    0, 0),
+                     CK_EINVAL); /* only ck_handles_inline_last makes one */
+    assert_int_equal(ck_handles_add_native(&a.handles, CK_HANDLE_SHARED, "s/x.sst", 2, 1, 0, 8,
+                                           3, "x.sst"),
+                     0);
+    d = malloc(2);
+    assert_int_equal(ck_handles_inline_last(&a.handles, d, 2), CK_EINVAL); /* shared */
+    d = malloc(3);
+    assert_int_equal(ck_handles_add_native(&a.handles, 0, "c/MANIFEST", 2, 1, 0, 8, 3,
+                                           "MANIFEST"),
+                     0);
+    assert_int_equal(ck_handles_inline_last(&a.handles, d, 3), CK_EINVAL); /* not its size */
+    assert_false(ck_handle_stored(&a.handles.v[0]));
+    assert_true(ck_handle_stored(&a.handles.v[1]));
+    assert_int_equal(ck_handles_bytes_inline(&a.handles), 5);
+    assert_int_equal(ck_cp_ack_encode(&a, &b, &n), 0);
+    assert_int_equal(ck_cp_ack_decode(b, n, &out), 0);
+    assert_int_equal(out.handles.n, 3);
+    assert_int_equal(out.handles.v[0].flags, CK_HANDLE_INLINE);
+    assert_memory_equal(out.handles.v[0].data, "state", 5);
+    assert_null(out.handles.v[1].data);
+    ck_handles copy;
+    assert_int_equal(ck_handles_copy(&copy, &out.handles), 0);
+    assert_ptr_not_equal(copy.v[0].data, out.handles.v[0].data);
+    assert_memory_equal(copy.v[0].data, "state", 5);
+    ck_handles_truncate(&copy, 1);
+    assert_int_equal(copy.n, 1);
+    ck_handles_free(&copy);
+    ck_cp_ack_free(&out);
+    /* cut inside the inline bytes, or claiming more than the most */
+    assert_int_equal(ck_cp_ack_decode(b, n - 3, &out), CK_ECORRUPT);
+    uint8_t *big = memmem(b, n, "c/v1-0.state", 12); /* the first handle's key */
+    assert_non_null(big);
+    big += 12; /* then its u64 bytes */
+    assert_int_equal(ck_get_u64(big), 5);
+    ck_put_u64(big, CK_HANDLE_INLINE_MAX + 1);
+    assert_int_equal(ck_cp_ack_decode(b, n, &out), CK_ECORRUPT);
+    free(b);
+    ck_handles_free(&a.handles);
 }
 
 /* Found while fuzzing the element reader: a prefix claiming a 16 MiB

@@ -128,6 +128,11 @@ static void wire_jm(const ck_graph *g)
         snprintf(key, sizeof(key), "checkpoints/fuzzjob/chk-1/v0-%u.state", s);
         FUZZ_CHECK(ck_handles_add(&a.handles, CK_HANDLE_SNAPSHOT, 0, key, 120 + s, 0x1234 + s,
                                   0, 128) == CK_OK);
+        if (s % 2) { /* a state file under the memory threshold: inline */
+            uint8_t *st = calloc(1, 120 + s);
+            FUZZ_CHECK(st != NULL);
+            FUZZ_CHECK(ck_handles_inline_last(&a.handles, st, 120 + s) == CK_OK);
+        }
         uint8_t *body;
         size_t blen;
         FUZZ_CHECK(ck_cp_ack_encode(&a, &body, &blen) == CK_OK);
@@ -558,6 +563,14 @@ static void metadata_seeds(const ck_graph *g)
             snprintf(sk, sizeof(sk), "%sv%d-%d-op2-MANIFEST-000021", dir, v, sub);
             FUZZ_CHECK(ck_handles_add_native(&m.tasks[s], 0, sk, 300, 0x79, 0, 128, 2,
                                              "MANIFEST-000021") == CK_OK);
+            /* and the small ones inline (under the memory threshold) */
+            snprintf(sk, sizeof(sk), "%sv%d-%d-op2-CURRENT", dir, v, sub);
+            uint8_t *cur = malloc(16);
+            FUZZ_CHECK(cur != NULL);
+            memcpy(cur, "MANIFEST-000021\n", 16);
+            FUZZ_CHECK(ck_handles_add_native(&m.tasks[s], 0, sk, 16, 0x7a, 0, 128, 2,
+                                             "CURRENT") == CK_OK);
+            FUZZ_CHECK(ck_handles_inline_last(&m.tasks[s], cur, 16) == CK_OK);
         }
         uint8_t *p;
         size_t len;
