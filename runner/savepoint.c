@@ -80,8 +80,11 @@ static int read_file(const char *path, uint64_t want, uint64_t max, uint8_t **ou
     return CK_OK;
 }
 
-/* A _metadata file larger than this is not one (a subtask takes at least 40 bytes). */
-#define CK_SP_METADATA_MAX (16u << 20)
+/* A _metadata file larger than this is not one: a subtask takes at least
+ * 40 bytes, and its files under state.storage.fs.memory-threshold go
+ * inline in it (at most 1 mb each: 2048 subtasks of 20 kb files are 40 MB
+ * and more). */
+#define CK_SP_METADATA_MAX (256u << 20)
 
 /* Where the file of store key `key` lies: in the savepoint's directory,
  * or in the shared/ directory beside it. */

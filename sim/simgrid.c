@@ -983,7 +983,41 @@ static void wait_reachable(sim_world *w, int a, int b)
 }
 
 
+/*
+ * Store requests (store_job, store_handler) not freed yet, the process's
+ * (SimGrid runs one simulation per process). The actor that holds one
+ * frees it when it ends, however it ends (its on_exit); but an actor that
+ * SimGrid never started before the simulation ended never registered
+ * that, so what is left here at exit is freed then (free_orphans).
+ */
+typedef struct req_link {
+    struct req_link *prev, *next;
+    int job; /* a store_job (with its data); else a store_handler */
+} req_link;
+
+static req_link *reqs;
+
+static void req_track(req_link *l)
+{
+    l->prev = NULL;
+    l->next = reqs;
+    if (reqs)
+        reqs->prev = l;
+    reqs = l;
+}
+
+static void req_untrack(req_link *l)
+{
+    if (l->prev)
+        l->prev->next = l->next;
+    else
+        reqs = l->next;
+    if (l->next)
+        l->next->prev = l->prev;
+}
+
 typedef struct store_job {
+    req_link link; /* first: reqs holds it */
     sim_node *n;
     char key[CK_STORE_KEY_MAX];
     char mbname[48];
@@ -1015,15 +1049,19 @@ static void send_store_done(sim_node *n, uint64_t token, int status, uint8_t *da
     n->w->transfers++;
 }
 
+static void job_free(store_job *j)
+{
+    req_untrack(&j->link);
+    free(j->data);
+    free(j);
+}
+
 /* A store request's actor on the node's host was killed (its host
  * crashed) while it still owned the job. */
 static void job_killed(int failed, void *p)
 {
-    store_job *j = p;
-    if (failed) {
-        free(j->data);
-        free(j);
-    }
+    if (failed)
+        job_free(p);
 }
 
 /* The actor that serves a store request on the store host: its mailbox,
@@ -1031,9 +1069,34 @@ static void job_killed(int failed, void *p)
  * (a request whose sender crashed is never received: the actor is killed
  * at the end of the simulation). */
 typedef struct store_handler {
+    req_link link; /* first: reqs holds it */
     char mbname[48];
     store_job *j;
 } store_handler;
+
+static void handler_free(store_handler *h)
+{
+    if (h->j)
+        job_free(h->j);
+    req_untrack(&h->link);
+    free(h);
+}
+
+/* A new request and its handler, tracked (reqs); 0 or CK_ENOMEM. */
+static int req_new(store_job **j, store_handler **h)
+{
+    *j = calloc(1, sizeof(**j));
+    *h = calloc(1, sizeof(**h));
+    if (!*j || !*h) {
+        free(*j);
+        free(*h);
+        return CK_ENOMEM;
+    }
+    req_track(&(*j)->link);
+    req_track(&(*h)->link);
+    (*j)->link.job = 1;
+    return CK_OK;
+}
 
 /*
  * Store actors alive, counted in the world's sg_live (sched_main): one more
@@ -1063,12 +1126,7 @@ static void store_actor(sim_world *w, const char *name, sg_host_t host, void (*f
 static void handler_exit(int failed, void *p)
 {
     CK_UNUSED(failed);
-    store_handler *h = p;
-    if (h->j) {
-        free(h->j->data);
-        free(h->j);
-    }
-    free(h);
+    handler_free(p);
 }
 
 /*
@@ -1098,11 +1156,8 @@ static void uploader_main(int argc, char **argv)
     sg_actor_on_exit(live_exit, NULL);
     sg_actor_on_exit(job_killed, j);
     wait_reachable(j->n->w, j->n->net_host, j->n->w->ntm + 1);
-    if (ck_sg_put(sg_mailbox_by_name(j->mbname), j, (long)(64 + j->len)) != 0) {
-        /* The store never got it: the node learns through its own failure. */
-        free(j->data);
-        free(j);
-    }
+    if (ck_sg_put(sg_mailbox_by_name(j->mbname), j, (long)(64 + j->len)) != 0)
+        job_free(j); /* the store never got it: the node learns through its own failure */
 }
 
 /* On the store host: take the upload, write it to disk, acknowledge. */
@@ -1146,11 +1201,9 @@ static int sim_store_put(ck_bnode *b, const char *key, uint64_t at, uint8_t *dat
         free(data);
         return CK_OK;
     }
-    store_job *j = calloc(1, sizeof(*j));
-    store_handler *sh = calloc(1, sizeof(*sh));
-    if (!j || !sh) {
-        free(j);
-        free(sh);
+    store_job *j;
+    store_handler *sh;
+    if (req_new(&j, &sh)) {
         free(data);
         return CK_ENOMEM;
     }
@@ -1182,7 +1235,7 @@ static void requester_main(int argc, char **argv)
     sg_actor_on_exit(job_killed, j);
     wait_reachable(j->n->w, j->n->net_host, j->n->w->ntm + 1);
     if (ck_sg_put(sg_mailbox_by_name(j->mbname), j, 64) != 0)
-        free(j);
+        job_free(j);
 }
 
 /* On the store host: read the object and send it back. */
@@ -1213,13 +1266,10 @@ static int sim_store_get(ck_bnode *b, const char *key, uint64_t at, uint64_t len
     sim_world *w = n->w;
     if (node_gone_now(n))
         return CK_OK;
-    store_job *j = calloc(1, sizeof(*j));
-    store_handler *sh = calloc(1, sizeof(*sh));
-    if (!j || !sh) {
-        free(j);
-        free(sh);
+    store_job *j;
+    store_handler *sh;
+    if (req_new(&j, &sh))
         return CK_ENOMEM;
-    }
     uint64_t id = w->next_id++;
     j->n = n;
     j->at = at;
@@ -1415,6 +1465,13 @@ static void free_orphans(void)
 {
     while (orphans)
         item_free(orphans);
+    while (reqs) { /* each on its own: a handler's job is on the list too */
+        req_link *l = reqs;
+        req_untrack(l);
+        if (l->job)
+            free(((store_job *)(void *)l)->data);
+        free(l);
+    }
 }
 
 ck_sim *ck_sim_new(const char *platform_file, const char *network_model, const char *store_dir,
