@@ -370,6 +370,12 @@ static void deploy(ck_jm *jm, ck_time now, const uint8_t *mask)
         jm->nrestarting = 0;
     } else {
         ck_cc_start_attempt(&jm->cc, jm->attempt, now);
+        /* Flink's coordinator triggers a checkpoint only once every task
+         * runs, and a restored task runs once its state is in place: a
+         * restart holds checkpoints until every subtask restored
+         * (check_restored), as a region's restart does. */
+        if (restart && r)
+            ck_cc_hold(&jm->cc, "the job restarted");
     }
     ck_logf(jm->plat, CK_LOG_INFO, "deployed attempt %u%s%s%s", jm->attempt,
             mask ? " (the failed regions)" : "", jm->restore_cp ? " from " : "",
@@ -676,7 +682,7 @@ static void on_savepoint_request(ck_jm *jm, uint32_t stop, const uint8_t *body, 
     if (jm->state != CK_JOB_RUNNING || jm->stop_id || jm->cc.restoring) {
         ck_logf(jm->plat, CK_LOG_WARN, "savepoint refused: the job is %s",
                 jm->stop_id        ? "stopping"
-                : jm->cc.restoring ? "restarting a region"
+                : jm->cc.restoring ? "restoring after a failure"
                                    : ck_job_state_name(jm->state));
         return;
     }

@@ -643,6 +643,17 @@ static int check_restores(const cJSON *run)
         /* the longest of each, perhaps of two subtasks */
         double window = num(rv, "restored_s", NULL) - num(rv, "restarted_s", NULL) + 1e-6;
         assert_true(dl <= window && rp <= window);
+        /* no checkpoint starts while the subtasks restore: Flink triggers
+         * one only once every task runs */
+        const cJSON *cp;
+        cJSON_ArrayForEach(cp, cJSON_GetObjectItem(run, "checkpoints"))
+        {
+            double at = num(cp, "trigger_s", NULL);
+            if (at > num(rv, "restarted_s", NULL) && at < num(rv, "restored_s", NULL))
+                fail_msg("checkpoint %.0f started at %.6f s, during the restore (%.6f to %.6f s)",
+                         num(cp, "id", NULL), at, num(rv, "restarted_s", NULL),
+                         num(rv, "restored_s", NULL));
+        }
         n++;
     }
     return n;
@@ -950,6 +961,41 @@ static void test_across_concurrent(void **state)
     cJSON_Delete(run);
 }
 
+/* A store of 2 MB/s and a checkpoint every 100 ms: the restore takes
+ * longer than the interval. */
+static void slow_restore(cJSON *sc)
+{
+    cJSON *cfg = cJSON_GetObjectItem(sc, "config");
+    cJSON_ReplaceItemInObject(cfg, "execution.checkpointing.interval",
+                              cJSON_CreateString("100 ms"));
+    cJSON *st = cJSON_AddObjectToObject(cJSON_GetObjectItem(sc, "cluster"), "store");
+    cJSON_AddStringToObject(st, "bandwidth", "2MBps");
+    cJSON_AddStringToObject(st, "latency", "2ms");
+}
+
+/* A restart holds checkpoints until every subtask restored, as Flink
+ * triggers one only once all tasks run (a restored task runs once its
+ * state is in place): with a restore far longer than the interval, none
+ * starts during it (check_restores), and the first after it completes. */
+static void test_no_checkpoint_during_restore(void **state)
+{
+    (void)state;
+    run_event_variant("keyed-state-incremental", "slow-restore", NULL, 0, slow_restore);
+    cJSON *run = load_run("slow-restore");
+    assert_true(check_restores(run) >= 1);
+    const cJSON *rv = cJSON_GetArrayItem(cJSON_GetObjectItem(run, "recoveries"), 0);
+    double restarted = num(rv, "restarted_s", NULL), restored = num(rv, "restored_s", NULL);
+    assert_true(restored - restarted > 0.15); /* longer than an interval */
+    const cJSON *cp, *next = NULL;
+    cJSON_ArrayForEach(cp, cJSON_GetObjectItem(run, "checkpoints"))
+        if (!next && num(cp, "trigger_s", NULL) > restarted)
+            next = cp;
+    assert_non_null(next);
+    assert_true(num(next, "trigger_s", NULL) >= restored);
+    assert_string_equal(cJSON_GetObjectItem(next, "status")->valuestring, "completed");
+    cJSON_Delete(run);
+}
+
 /* The crash comes at a moment, not a time: which checkpoint it restores
  * depends on how far the run got (a slow build's first checkpoints may
  * abort), so the scenario's floor on it goes. */
@@ -1098,6 +1144,7 @@ static void test_resume_from_retained_checkpoint(void **state)
         assert_non_null(
             strstr(listing, clog ? "materialization of operator" : "RocksDB file of operator"));
         assert_non_null(strstr(listing, "(in ../shared)"));
+        assert_non_null(strstr(listing, "inline in _metadata")); /* its small files */
         free(listing);
         /* started again, without the crash, in claim mode */
         snprintf(name, sizeof(name), "resumed-%zu", c);
@@ -1838,6 +1885,7 @@ int main(void)
         cmocka_unit_test(test_store_link_over_sockets),
         cmocka_unit_test(test_fault_scenarios),
         cmocka_unit_test(test_across_concurrent),
+        cmocka_unit_test(test_no_checkpoint_during_restore),
         cmocka_unit_test(test_failed_job_cleans_up),
         cmocka_unit_test(test_changelog_checkpoints),
         cmocka_unit_test(test_damaged_shared_files),
