@@ -31,6 +31,9 @@ typedef struct ck_buf {
                         * buffer are malloc'd */
     uint32_t len;      /* payload bytes used */
     uint32_t cap;      /* payload bytes it may use: at most the segment size */
+    uint32_t room;     /* payload bytes its block has: the segment size, or
+                        * CK_SEGPOOL_SMALL in a small block (segpool.h) until
+                        * ck_buf_grow; len <= room */
 } ck_buf;
 
 static inline uint8_t *ck_buf_data(const ck_buf *b)
@@ -41,6 +44,12 @@ static inline uint8_t *ck_buf_data(const ck_buf *b)
 /* An empty buffer of cap payload bytes (cap <= the pool's segment size) in
  * a segment of pool; NULL when out of memory. */
 ck_buf *ck_buf_new(ck_segpool *pool, uint32_t cap);
+
+/* Buffer b (in a small block) moved to a whole segment's block, its bytes
+ * kept: the new pointer, b gone; NULL when out of memory (b kept). A writer
+ * that needs more than b->room - b->len bytes of a buffer that may take
+ * them (cap) grows it first. */
+ck_buf *ck_buf_grow(ck_buf *b);
 
 /* A buffer in a segment of pool holding a copy of data[0..len) (len <= the
  * segment size); NULL when out of memory. */

@@ -106,18 +106,30 @@ static int new_cur(ck_rp *rp, ck_subpart *s)
     return CK_OK;
 }
 
+/* Makes the buffer being filled hold n more bytes in memory (n <= its
+ * cap - len): one in a small block moves to a whole segment's (segpool.h). */
+static int cur_fit(ck_subpart *s, size_t n)
+{
+    ck_buf *b = s->cur;
+    if (b->room - b->len >= n)
+        return CK_OK;
+    if (!(b = ck_buf_grow(b)))
+        return CK_ENOMEM;
+    s->cur = b;
+    return CK_OK;
+}
+
 /* Appends n bytes to subpartition s, cutting them across buffers. */
 static int write_bytes(ck_rp *rp, ck_subpart *s, const uint8_t *p, size_t n)
 {
     while (n > 0) {
-        if (!s->cur) {
-            int rc = new_cur(rp, s);
-            if (rc)
-                return rc;
-        }
+        int rc;
+        if (!s->cur && (rc = new_cur(rp, s)))
+            return rc;
+        size_t take = CK_MIN((size_t)(s->cur->cap - s->cur->len), n);
+        if ((rc = cur_fit(s, take)))
+            return rc;
         ck_buf *b = s->cur;
-        size_t room = b->cap - b->len;
-        size_t take = CK_MIN(room, n);
         memcpy(ck_buf_data(b) + b->len, p, take);
         b->len += (uint32_t)take;
         p += take;
@@ -137,9 +149,11 @@ int ck_rp_emit(ck_rp *rp, int sub, const ck_elem *e)
     int rc;
     if (!s->cur && (rc = new_cur(rp, s)))
         return rc;
-    ck_buf *b = s->cur;
-    if (b->cap - b->len >= n) {
+    if (s->cur->cap - s->cur->len >= n) {
         /* Common case: the whole element fits in the current buffer. */
+        if ((rc = cur_fit(s, n)))
+            return rc;
+        ck_buf *b = s->cur;
         ck_elem_encode_n(ck_buf_data(b) + b->len, e, n);
         b->len += (uint32_t)n;
         if (b->len == b->cap)
@@ -176,7 +190,7 @@ int ck_rp_emit_rec(ck_rp *rp, int sub, const ck_rec *r)
     ck_subpart *s = &rp->subs[sub];
     size_t n = ck_rec_size(r, r->plen);
     ck_buf *b = s->cur;
-    if (!s->ended && b && b->cap - b->len >= n) {
+    if (!s->ended && b && b->cap - b->len >= n && b->room - b->len >= n) {
         /* Fast path: the record fits in the buffer being filled. */
         ck_rec_encode(ck_buf_data(b) + b->len, r, r->plen, n);
         b->len += (uint32_t)n;

@@ -23,6 +23,7 @@ void ck_segpool_init(ck_segpool *p, uint32_t seg_size, uint32_t total)
     p->seg_size = seg_size;
     p->total = total;
     p->block_size = (size_t)CK_SEGPOOL_OVERHEAD + seg_size;
+    p->small_size = (size_t)CK_SEGPOOL_OVERHEAD + CK_MIN(seg_size, CK_SEGPOOL_SMALL);
 }
 
 void ck_segpool_free(ck_segpool *p)
@@ -33,6 +34,12 @@ void ck_segpool_free(ck_segpool *p)
         free(b);
     }
     p->nfree = 0;
+    while (p->free_small) {
+        void *b = p->free_small;
+        p->free_small = *(void **)b;
+        free(b);
+    }
+    p->nfree_small = 0;
 }
 
 int ck_segpool_reserve(ck_segpool *p, uint32_t n)
@@ -72,4 +79,46 @@ void ck_segpool_put(ck_segpool *p, void *block)
     p->free = block;
     p->nfree++;
     p->used--;
+}
+
+void *ck_segpool_get_small(ck_segpool *p)
+{
+    void *b = p->free_small;
+    if (b) {
+        p->free_small = *(void **)b;
+        p->nfree_small--;
+    } else {
+        if (!(b = malloc(p->small_size)))
+            return NULL;
+        p->allocated_small++;
+    }
+    if (++p->used > p->peak)
+        p->peak = p->used;
+    return b;
+}
+
+void ck_segpool_put_small(ck_segpool *p, void *block)
+{
+    *(void **)block = p->free_small;
+    p->free_small = block;
+    p->nfree_small++;
+    p->used--;
+}
+
+void *ck_segpool_upgrade(ck_segpool *p, void *small, size_t keep)
+{
+    void *b = p->free;
+    if (b) {
+        p->free = *(void **)b;
+        p->nfree--;
+    } else {
+        if (!(b = malloc(p->block_size)))
+            return NULL;
+        p->allocated++;
+    }
+    memcpy(b, small, CK_MIN(keep, p->small_size));
+    *(void **)small = p->free_small;
+    p->free_small = small;
+    p->nfree_small++;
+    return b;
 }

@@ -9,6 +9,15 @@
  * its used bytes travel. Segments are allocated on first use and recycled
  * through a free list, never returned to malloc before the pool is freed.
  *
+ * A segment is backed by memory as far as it is written: a buffer starts
+ * in a small block (CK_SEGPOOL_SMALL payload bytes) and moves to a whole
+ * segment's block once it needs more (ck_segpool_upgrade). The pool counts
+ * a small block as a whole segment, so credit, backpressure and every
+ * figure are as with whole segments; only the host's memory differs. A
+ * subpartition that holds a record or a watermark for the next flush then
+ * costs a few hundred bytes, not 32 KiB: at parallelism 1024 a source
+ * subtask has 1 024 of them.
+ *
  * The pool holds `total` segments: the task manager's network memory (see
  * ck_segpool_segments) over the segment size. A subtask reserves what its
  * partitions and gate may hold when it is deployed; a reservation that
@@ -20,9 +29,10 @@
  *   - reserved <= total (ck_segpool_reserve refuses beyond);
  *     reserved_peak = max(reserved);
  *   - used = segments handed out and not yet put back; peak = max(used);
- *   - used + nfree = allocated (every allocated segment is either out or
- *     on the free list);
- *   - a segment handed out is block_size bytes, aligned for any object.
+ *   - used + nfree + nfree_small = allocated + allocated_small (every
+ *     allocated block is either out or on its free list);
+ *   - a segment handed out is block_size bytes (small_size for a small
+ *     block), aligned for any object.
  *
  * No state machine: a counter and a free list.
  */
@@ -41,11 +51,17 @@ typedef struct ck_segpool {
     uint32_t used, peak;
     uint32_t allocated, nfree;
     void *free;         /* free list, linked through each block's first pointer */
+    size_t small_size;  /* bytes of a small block */
+    uint32_t allocated_small, nfree_small;
+    void *free_small;
 } ck_segpool;
+
+/* Payload bytes of a small block. */
+#define CK_SEGPOOL_SMALL 512u
 
 /* Bytes a block needs beside its segment (a buffer's bookkeeping and the
  * wire header of the message that carries it: buffer.h). */
-#define CK_SEGPOOL_OVERHEAD 64u
+#define CK_SEGPOOL_OVERHEAD 80u
 
 /* The segments a task manager's network memory holds under cfg: Flink's
  * rule, network memory = taskmanager.memory.flink.size x
@@ -71,5 +87,17 @@ void *ck_segpool_get(ck_segpool *p);
 
 /* Puts a block from ck_segpool_get back. */
 void ck_segpool_put(ck_segpool *p, void *block);
+
+/* A segment in a small block (small_size bytes), or NULL when out of
+ * memory; counted as a segment. */
+void *ck_segpool_get_small(ck_segpool *p);
+
+/* Puts a block from ck_segpool_get_small back. */
+void ck_segpool_put_small(ck_segpool *p, void *block);
+
+/* The same segment moved from small block `small` to a whole block: its
+ * first `keep` bytes are copied, the small block goes back, and the
+ * segments counted do not change. NULL when out of memory (small kept). */
+void *ck_segpool_upgrade(ck_segpool *p, void *small, size_t keep);
 
 #endif

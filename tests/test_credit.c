@@ -76,8 +76,10 @@ static void check_pools(const rig *r)
     assert_int_equal(r->cpool.used, ck_gate_queued(&r->gate));
     assert_true(r->ppool.peak <= r->ppool.total);
     assert_true(r->cpool.peak <= r->cpool.total);
-    assert_int_equal(r->ppool.used + r->ppool.nfree, r->ppool.allocated);
-    assert_int_equal(r->cpool.used + r->cpool.nfree, r->cpool.allocated);
+    assert_int_equal(r->ppool.used + r->ppool.nfree + r->ppool.nfree_small,
+                     r->ppool.allocated + r->ppool.allocated_small);
+    assert_int_equal(r->cpool.used + r->cpool.nfree + r->cpool.nfree_small,
+                     r->cpool.allocated + r->cpool.allocated_small);
 }
 
 /* Delivers every message in flight. */
@@ -230,8 +232,10 @@ static void test_slow_consumer(void **state)
      * ever allocated than were out at once. */
     uint64_t sent = r.rp[0].subs[0].bufs_sent + r.rp[1].subs[0].bufs_sent;
     assert_true(sent > 1000);
-    assert_true(r.ppool.allocated == r.ppool.peak && r.ppool.peak <= r.ppool.total);
-    assert_true(r.cpool.allocated == r.cpool.peak && r.cpool.peak <= r.cpool.total);
+    assert_true(r.ppool.allocated <= r.ppool.peak && r.ppool.allocated_small <= r.ppool.peak &&
+                r.ppool.peak <= r.ppool.total);
+    assert_true(r.cpool.allocated <= r.cpool.peak && r.cpool.allocated_small <= r.cpool.peak &&
+                r.cpool.peak <= r.cpool.total);
     rig_free(&r);
 }
 
@@ -404,8 +408,27 @@ static void test_segpool(void **state)
     ck_segpool_put(&p, b);
     assert_int_equal(p.used, 0);
     assert_int_equal(p.nfree, 2);
+    /* A small block counts as a segment; moved up to a whole one it keeps
+     * its bytes and its count, and its small block is recycled. */
+    uint8_t *sm = ck_segpool_get_small(&p);
+    assert_non_null(sm);
+    assert_true(p.small_size < p.block_size && p.small_size >= CK_SEGPOOL_SMALL);
+    assert_int_equal(p.used, 1);
+    memset(sm, 0x5c, p.small_size);
+    uint8_t *up = ck_segpool_upgrade(&p, sm, 100);
+    assert_non_null(up);
+    assert_int_equal(up[0] == 0x5c && up[99] == 0x5c, 1);
+    assert_int_equal(p.used, 1);
+    assert_int_equal(p.nfree_small, 1);
+    assert_int_equal(p.nfree, 1); /* a, taken from the free list */
+    assert_ptr_equal(ck_segpool_get_small(&p), sm);
+    ck_segpool_put_small(&p, sm);
+    ck_segpool_put(&p, up);
+    assert_int_equal(p.used, 0);
+    assert_int_equal(p.nfree + p.nfree_small, p.allocated + p.allocated_small);
     ck_segpool_free(&p);
     assert_int_equal(p.nfree, 0);
+    assert_int_equal(p.nfree_small, 0);
 
     /* A buffer sent leaves its segment on its host: the message is a copy
      * of its used bytes only. */
