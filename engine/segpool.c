@@ -57,68 +57,65 @@ void ck_segpool_unreserve(ck_segpool *p, uint32_t n)
     p->reserved -= CK_MIN(n, p->reserved);
 }
 
-void *ck_segpool_get(ck_segpool *p)
+/* A block of `size` bytes from free list *list (nfree of them), or a new
+ * one (counted in *allocated). */
+static void *take(void **list, uint32_t *nfree, uint32_t *allocated, size_t size)
 {
-    void *b = p->free;
+    void *b = *list;
     if (b) {
-        p->free = *(void **)b;
-        p->nfree--;
-    } else {
-        if (!(b = malloc(p->block_size)))
-            return NULL;
-        p->allocated++;
+        *list = *(void **)b;
+        (*nfree)--;
+    } else if ((b = malloc(size))) {
+        (*allocated)++;
     }
-    if (++p->used > p->peak)
+    return b;
+}
+
+static void give(void **list, uint32_t *nfree, void *block)
+{
+    *(void **)block = *list;
+    *list = block;
+    (*nfree)++;
+}
+
+/* A segment handed out, in a whole block or a small one. */
+static void *get(ck_segpool *p, int small)
+{
+    void *b = small ? take(&p->free_small, &p->nfree_small, &p->allocated_small, p->small_size)
+                    : take(&p->free, &p->nfree, &p->allocated, p->block_size);
+    if (b && ++p->used > p->peak)
         p->peak = p->used;
     return b;
 }
 
+void *ck_segpool_get(ck_segpool *p)
+{
+    return get(p, 0);
+}
+
 void ck_segpool_put(ck_segpool *p, void *block)
 {
-    *(void **)block = p->free;
-    p->free = block;
-    p->nfree++;
+    give(&p->free, &p->nfree, block);
     p->used--;
 }
 
 void *ck_segpool_get_small(ck_segpool *p)
 {
-    void *b = p->free_small;
-    if (b) {
-        p->free_small = *(void **)b;
-        p->nfree_small--;
-    } else {
-        if (!(b = malloc(p->small_size)))
-            return NULL;
-        p->allocated_small++;
-    }
-    if (++p->used > p->peak)
-        p->peak = p->used;
-    return b;
+    return get(p, 1);
 }
 
 void ck_segpool_put_small(ck_segpool *p, void *block)
 {
-    *(void **)block = p->free_small;
-    p->free_small = block;
-    p->nfree_small++;
+    give(&p->free_small, &p->nfree_small, block);
     p->used--;
 }
 
 void *ck_segpool_upgrade(ck_segpool *p, void *small, size_t keep)
 {
-    void *b = p->free;
-    if (b) {
-        p->free = *(void **)b;
-        p->nfree--;
-    } else {
-        if (!(b = malloc(p->block_size)))
-            return NULL;
-        p->allocated++;
-    }
+    void *b = take(&p->free, &p->nfree, &p->allocated, p->block_size);
+    if (!b)
+        return NULL;
     memcpy(b, small, CK_MIN(keep, p->small_size));
-    *(void **)small = p->free_small;
-    p->free_small = small;
-    p->nfree_small++;
+    give(&p->free_small, &p->nfree_small, small);
     return b;
 }
