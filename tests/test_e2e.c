@@ -1339,9 +1339,11 @@ static void crash_during_restore(cJSON *sc)
 
 /* Over sockets a task manager's process tells the job manager's (which
  * plays the timeline) of the moments it sees, so triggered events wait
- * for them there too: a crash 50 us after the 60th upload started lands
+ * for them there too: a crash 50 us after the 20th upload started lands
  * during a checkpoint (after its trigger, and it does not complete; file
- * merging on: a merged file's upload), a crash 200 us after the fifth
+ * merging on: a merged file's upload; with the small files inline a
+ * checkpoint stores a few files, and a slow build, ASan's, takes fewer
+ * checkpoints in the run than the 60th would need), a crash 200 us after the fifth
  * RocksDB flush, a second crash during the restore the first one
  * caused (that recovery never restored; the first comes 100 ms after the
  * second completed checkpoint, not at a time, so that on a loaded machine
@@ -1362,7 +1364,7 @@ static void test_moments_over_sockets(void **state)
                  {"keyed-state-incremental", "sock-restore", 1, crash_during_restore},
                  {"keyed-state-file-merging-across", "sock-append", 1, any_restore}};
     for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
-        cJSON *ev = c == 0 || c == 3 ? crash_after("upload_started", 60, "50 us")
+        cJSON *ev = c == 0 || c == 3 ? crash_after("upload_started", 20, "50 us")
                     : c == 1 ? crash_after("state_flush", 5, "200 us")
                              : crash_after("checkpoint_completed", 2, "100 ms");
         char args[800];
