@@ -105,12 +105,19 @@ static ck_sec *sec_at(ck_metrics *m, ck_time t)
     if (s > 10000000)
         return NULL;
     if ((uint32_t)s >= m->nsec) {
+        /* grown by doubling: a task busy for hours of simulated time is
+         * accounted second by second, and growing by one each time made
+         * that quadratic */
         uint32_t n = (uint32_t)s + 1;
-        ck_sec *ns = realloc(m->sec, n * sizeof(*ns));
-        if (!ns)
-            return NULL;
-        memset(ns + m->nsec, 0, (n - m->nsec) * sizeof(*ns));
-        m->sec = ns;
+        if (n > m->seccap) {
+            uint32_t cap = CK_MAX(n, 2 * m->seccap);
+            ck_sec *ns = realloc(m->sec, cap * sizeof(*ns));
+            if (!ns)
+                return NULL;
+            m->sec = ns;
+            m->seccap = cap;
+        }
+        memset(m->sec + m->nsec, 0, (n - m->nsec) * sizeof(*m->sec));
         m->nsec = n;
     }
     return &m->sec[s];
@@ -402,7 +409,7 @@ int ck_metrics_decode(ck_metrics *m, const uint8_t *p, size_t len)
         m->sec = calloc(nsec, sizeof(ck_sec));
         if (!m->sec)
             return CK_ENOMEM;
-        m->nsec = nsec;
+        m->nsec = m->seccap = nsec;
     }
     int rc = CK_OK;
     uint32_t nhists = 0;

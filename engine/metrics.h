@@ -65,7 +65,8 @@ typedef struct ck_task_stats {
 
 typedef struct ck_metrics {
     ck_task_stats task;
-    uint32_t nsec;
+    uint32_t nsec;    /* seconds recorded: sec[0..nsec) */
+    uint32_t seccap;  /* seconds sec has room for (grown by doubling) */
     ck_sec *sec;
 } ck_metrics;
 
