@@ -302,6 +302,14 @@ static int task_owned(const ck_handle *h)
     return h->kind == CK_HANDLE_CHANGELOG || h->kind == CK_HANDLE_MATERIAL;
 }
 
+/* Deletes a checkpoint's own file h (not shared) from the store, if it is
+ * there: an inline one is in the _metadata. */
+static void delete_own(ck_cc *cc, const ck_handle *h)
+{
+    if (ck_handle_stored(h))
+        cc->plat->ops->store_delete(cc->plat, h->key);
+}
+
 /* Deletes a checkpoint's files from the store (those the coordinator knows
  * of): its own, and the shared ones no other checkpoint refers to (a
  * changelog's only once a completed checkpoint referred to them: the
@@ -314,10 +322,8 @@ static void discard(ck_cc *cc, ck_cp_record *r)
     for (uint32_t s = 0; r->tasks && s < cc->g->nsubtasks; s++)
         for (uint32_t i = 0; i < r->tasks[s].handles.n; i++) {
             const ck_handle *h = &r->tasks[s].handles.v[i];
-            if (!(h->flags & CK_HANDLE_SHARED)) {
-                if (ck_handle_stored(h))
-                    cc->plat->ops->store_delete(cc->plat, h->key);
-            }
+            if (!(h->flags & CK_HANDLE_SHARED))
+                delete_own(cc, h);
             else if (ck_sreg_unref(&cc->shared, h->key) == 0 &&
                      (r->status == CK_CP_COMPLETED || !task_owned(h)))
                 shared_gone(cc, h->key);
@@ -372,10 +378,8 @@ static void retire_adopted(ck_cc *cc)
     for (uint32_t s = 0; s < cc->g->nsubtasks; s++)
         for (uint32_t i = 0; i < cc->adopted[s].n; i++) {
             const ck_handle *h = &cc->adopted[s].v[i];
-            if (!(h->flags & CK_HANDLE_SHARED)) {
-                if (ck_handle_stored(h))
-                    cc->plat->ops->store_delete(cc->plat, h->key);
-            }
+            if (!(h->flags & CK_HANDLE_SHARED))
+                delete_own(cc, h);
             else if (ck_sreg_unref(&cc->shared, h->key) == 0)
                 shared_gone(cc, h->key);
         }
@@ -623,8 +627,8 @@ static void shared_gone_or_own(ck_cc *cc, const ck_handle *h)
 {
     if (h->flags & CK_HANDLE_SHARED)
         shared_gone(cc, h->key);
-    else if (ck_handle_stored(h))
-        cc->plat->ops->store_delete(cc->plat, h->key);
+    else
+        delete_own(cc, h);
 }
 
 /* Late state of checkpoint r, which failed meanwhile (a subtask was

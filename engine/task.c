@@ -564,6 +564,17 @@ static void drop_network(ck_task *t)
         ck_gate_free(&t->gate);
 }
 
+/* Deletes the files of hs that a snapshot stored itself: not those an
+ * earlier one stored (reused), not inline ones (in no file), not a file
+ * merged across checkpoints (the coordinator's to delete). */
+static void delete_uploaded(ck_task *t, const ck_handles *hs)
+{
+    for (uint32_t i = 0; i < hs->n; i++)
+        if (!(hs->v[i].flags & CK_HANDLE_REUSED) && ck_handle_stored(&hs->v[i]) &&
+            !ck_store_appendable(hs->v[i].key))
+            t->plat->ops->store_delete(t->plat, hs->v[i].key);
+}
+
 /* Cancelled: what it uploaded that no acknowledgement of its named goes
  * from the store, as Flink's cancelled snapshot discards its state: the
  * files of snapshots still uploading, changelog segments after the last
@@ -572,11 +583,7 @@ static void drop_network(ck_task *t)
 static void discard_unacknowledged(ck_task *t)
 {
     for (int i = 0; i < t->nsnaps; i++)
-        for (uint32_t h = 0; h < t->snaps[i].handles.n; h++)
-            if (!(t->snaps[i].handles.v[h].flags & CK_HANDLE_REUSED) &&
-                ck_handle_stored(&t->snaps[i].handles.v[h]) &&
-                !ck_store_appendable(t->snaps[i].handles.v[h].key))
-                t->plat->ops->store_delete(t->plat, t->snaps[i].handles.v[h].key);
+        delete_uploaded(t, &t->snaps[i].handles);
     /* the file kept for appends, if no acknowledgement named it: the
      * coordinator may not know it (an earlier one, it deletes) */
     if (t->seg.key[0] && !t->seg.acked)
@@ -2046,10 +2053,7 @@ static void finish_uploads(ck_task *t, snap_job *j)
 {
     seg_settle(t, j);
     if (j->aborted || j->upload_failed) {
-        for (uint32_t i = 0; i < j->handles.n; i++)
-            if (!(j->handles.v[i].flags & CK_HANDLE_REUSED) && ck_handle_stored(&j->handles.v[i]) &&
-                !ck_store_appendable(j->handles.v[i].key)) /* the coordinator's to delete */
-                t->plat->ops->store_delete(t->plat, j->handles.v[i].key);
+        delete_uploaded(t, &j->handles);
         if (!j->aborted)
             send_decline(t, j->id, CK_DECLINE_FAILURE, "the upload failed");
         snap_drop(t, j);
