@@ -20,25 +20,55 @@ int ck_sinkfs_init(ck_sinkfs *f, const char *dir)
     return CK_OK;
 }
 
-void ck_sinkfs_close(ck_sinkfs *f)
+void ck_sinkfs_hold(ck_sinkfs *f, size_t bytes)
 {
+    f->hold = bytes;
+}
+
+static int flush_slot(ck_sinkfs *f, ck_sinkfs_slot *s);
+
+int ck_sinkfs_flush(ck_sinkfs *f)
+{
+    int rc = CK_OK;
+    for (int i = 0; i < f->n; i++) {
+        int e = flush_slot(f, &f->s[i]);
+        if (e && !rc)
+            rc = e;
+    }
+    return rc;
+}
+
+int ck_sinkfs_close(ck_sinkfs *f)
+{
+    int rc = ck_sinkfs_flush(f), e = errno;
     for (int i = 0; i < f->n; i++) {
         if (f->s[i].fd >= 0)
             close(f->s[i].fd);
         if (f->s[i].part_fd >= 0)
             close(f->s[i].part_fd);
+        free(f->s[i].held);
     }
     free(f->s);
     f->s = NULL;
     f->n = f->cap = 0;
+    errno = e;
+    return rc;
 }
 
-/* The slot of a sink, made on first use; NULL when out of memory. */
+/* The slot of a sink, made on first use; NULL when out of memory. The
+ * slots are kept in sink order, found by bisection (a thousand sinks). */
 static ck_sinkfs_slot *slot(ck_sinkfs *f, uint32_t sink)
 {
-    for (int i = 0; i < f->n; i++)
-        if (f->s[i].sink == sink)
-            return &f->s[i];
+    int lo = 0, hi = f->n;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (f->s[mid].sink < sink)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < f->n && f->s[lo].sink == sink)
+        return &f->s[lo];
     if (f->n == f->cap) {
         int cap = f->cap ? f->cap * 2 : 8;
         ck_sinkfs_slot *v = realloc(f->s, (size_t)cap * sizeof(*v));
@@ -47,7 +77,9 @@ static ck_sinkfs_slot *slot(ck_sinkfs *f, uint32_t sink)
         f->s = v;
         f->cap = cap;
     }
-    ck_sinkfs_slot *s = &f->s[f->n++];
+    memmove(&f->s[lo + 1], &f->s[lo], (size_t)(f->n - lo) * sizeof(*f->s));
+    f->n++;
+    ck_sinkfs_slot *s = &f->s[lo];
     *s = (ck_sinkfs_slot){.sink = sink, .fd = -1, .part_fd = -1};
     return s;
 }
@@ -75,11 +107,11 @@ static void part_close(ck_sinkfs_slot *s, uint64_t txn)
     }
 }
 
-int ck_sinkfs_write(ck_sinkfs *f, uint32_t sink, uint64_t txn, const uint8_t *data, size_t len)
+/* Writes data[0..len) to transaction txn's file at once. */
+static int write_now(ck_sinkfs *f, ck_sinkfs_slot *s, uint64_t txn, const uint8_t *data,
+                     size_t len)
 {
-    ck_sinkfs_slot *s = slot(f, sink);
-    if (!s)
-        return CK_ENOMEM;
+    uint32_t sink = s->sink;
     char path[720];
     if (txn == 0) {
         if (s->fd < 0) {
@@ -107,9 +139,44 @@ int ck_sinkfs_write(ck_sinkfs *f, uint32_t sink, uint64_t txn, const uint8_t *da
     return ck_storefs_write_full(s->part_fd, data, len) ? CK_EIO : CK_OK;
 }
 
+/* Writes what s holds (its transaction's file gets it all, or, for the
+ * committed stream, none of it). */
+static int flush_slot(ck_sinkfs *f, ck_sinkfs_slot *s)
+{
+    if (!s->nheld)
+        return CK_OK;
+    size_t n = s->nheld;
+    s->nheld = 0;
+    return write_now(f, s, s->held_txn, s->held, n);
+}
+
+int ck_sinkfs_write(ck_sinkfs *f, uint32_t sink, uint64_t txn, const uint8_t *data, size_t len)
+{
+    ck_sinkfs_slot *s = slot(f, sink);
+    if (!s)
+        return CK_ENOMEM;
+    if (s->nheld && (s->held_txn != txn || s->nheld + len > f->hold)) {
+        int rc = flush_slot(f, s); /* in order: what it holds goes first */
+        if (rc)
+            return rc;
+    }
+    if (len < f->hold && (s->held || (s->held = malloc(f->hold)))) {
+        memcpy(s->held + s->nheld, data, len);
+        s->nheld += len;
+        s->held_txn = txn;
+        return CK_OK;
+    }
+    return write_now(f, s, txn, data, len);
+}
+
 int ck_sinkfs_commit(ck_sinkfs *f, uint32_t sink, uint64_t txn)
 {
     ck_sinkfs_slot *s = slot(f, sink);
+    if (s && s->nheld && s->held_txn == txn) {
+        int rc = flush_slot(f, s);
+        if (rc)
+            return rc;
+    }
     if (s)
         part_close(s, txn);
     char from[720], to[720];
@@ -137,6 +204,8 @@ int ck_sinkfs_carry(const char *from, const char *to, uint32_t sink, uint64_t tx
 int ck_sinkfs_abort(ck_sinkfs *f, uint32_t sink, uint64_t txn)
 {
     ck_sinkfs_slot *s = slot(f, sink);
+    if (s && s->nheld && s->held_txn == txn)
+        s->nheld = 0; /* never written */
     if (s)
         part_close(s, txn);
     char path[720];

@@ -74,6 +74,10 @@
 
 enum { ITEM_MSG, ITEM_DONE, ITEM_BATCH };
 
+/* What a sink subtask's writes to its external system may gather before
+ * they reach its file (io/sinkfs.h): 2 MB at parallelism 128. */
+#define SINK_HOLD ((size_t)16 << 10)
+
 typedef struct item {
     struct item *next;
     /* every item not freed yet, in its world (ck_sim.live): a run stopped at
@@ -1557,6 +1561,7 @@ int ck_sim_set_sink_dir(ck_sim *w, const char *dir)
 {
     if (ck_storefs_mkdirs(dir) || ck_sinkfs_init(&w->sinks, dir))
         return CK_EIO;
+    ck_sinkfs_hold(&w->sinks, SINK_HOLD); /* no process of the run dies with them */
     w->bw.sinks = &w->sinks;
     return CK_OK;
 }
@@ -2198,6 +2203,9 @@ static int sim_run(const ck_backend_job *job, ck_backend_result *r, char *err, s
     ck_sim_stats(w, r);
     injector_free(w->injector);
     w->injector = NULL;
+    if (ck_sinkfs_flush(&w->sinks) && !w->sink_error[0])
+        snprintf(w->sink_error, sizeof(w->sink_error), "cannot write the sinks' output: %s",
+                 strerror(errno));
     if (w->sink_error[0])
         snprintf(r->error, sizeof(r->error), "%s: %s", job->outdir, w->sink_error);
     ck_sim_del(w);

@@ -2,7 +2,8 @@
  * test_sinkfs.c - the transactional file sink (io/sinkfs.h): what is read
  * back is exactly what was committed, in order; in-progress and aborted
  * transactions never are; commit and abort are idempotent; a failed write
- * to the committed stream leaves no torn record.
+ * to the committed stream leaves no torn record; held writes reach the
+ * files in the same order, and an aborted transaction's never do.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -99,6 +100,78 @@ static void test_committed_in_order(void **state)
     ck_sinkout_free(&o);
 }
 
+static off_t size_of(const char *name)
+{
+    char path[160];
+    struct stat st;
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    return stat(path, &st) ? -1 : st.st_size;
+}
+
+static void test_held(void **state)
+{
+    (void)state;
+    char sub[128];
+    snprintf(sub, sizeof(sub), "%s/held", dir);
+    assert_int_equal(mkdir(sub, 0755), 0);
+    ck_sinkfs f;
+    assert_int_equal(ck_sinkfs_init(&f, sub), CK_OK);
+    ck_sinkfs_hold(&f, 16);
+    w(&f, 4, 0, "aaaa;");
+    w(&f, 4, 0, "bbbb;");
+    /* Held: no file yet. */
+    assert_int_equal(size_of("held/00000004.out"), -1);
+    w(&f, 4, 0, "cccccc;"); /* 17 bytes would not fit: the 10 held go first */
+    assert_int_equal(size_of("held/00000004.out"), 10);
+    w(&f, 4, 7, "t7;"); /* another transaction: the committed stream's 7 go */
+    assert_int_equal(size_of("held/00000004.out"), 17);
+    assert_int_equal(size_of("held/00000004.part-00000000000000000007.inprogress"), -1);
+    w(&f, 4, 7, "a write longer than what is held;"); /* in order, after "t7;" */
+    assert_int_equal(size_of("held/00000004.part-00000000000000000007.inprogress"), 36);
+    w(&f, 4, 7, "t7 end;");
+    assert_int_equal(ck_sinkfs_commit(&f, 4, 7), CK_OK); /* writes what it holds */
+    assert_int_equal(size_of("held/00000004.part-00000000000000000007"), 43);
+    w(&f, 4, 8, "gone;");
+    assert_int_equal(ck_sinkfs_abort(&f, 4, 8), CK_OK); /* never written */
+    w(&f, 4, 9, "t9;");
+    assert_int_equal(ck_sinkfs_commit(&f, 4, 9), CK_OK);
+    w(&f, 5, 0, "five;");
+    w(&f, 5, 3, "open;"); /* five; is written, open; held */
+    assert_int_equal(size_of("held/00000005.out"), 5);
+    assert_int_equal(ck_sinkfs_flush(&f), CK_OK);
+    assert_int_equal(size_of("held/00000005.part-00000000000000000003.inprogress"), 5);
+    w(&f, 5, 0, "end;");
+    assert_int_equal(ck_sinkfs_close(&f), CK_OK); /* writes it too */
+
+    ck_sinkout o;
+    ck_sinkout_init(&o);
+    assert_int_equal(ck_sinkfs_load(sub, &o), CK_OK);
+    const ck_sinkout_stream *s4 = stream_of(&o, 4), *s5 = stream_of(&o, 5);
+    assert_non_null(s4);
+    assert_non_null(s5);
+    const char *want4 = "aaaa;bbbb;cccccc;t7;a write longer than what is held;t7 end;t9;";
+    assert_int_equal(s4->len, strlen(want4));
+    assert_memory_equal(s4->data, want4, s4->len);
+    assert_int_equal(s5->len, strlen("five;end;"));
+    assert_memory_equal(s5->data, "five;end;", s5->len);
+    ck_sinkout_free(&o);
+
+    /* A held write that cannot reach its file fails when it is written. */
+    if (access("/dev/full", W_OK) == 0) {
+        char full[160], link[200];
+        snprintf(full, sizeof(full), "%s/heldfull", dir);
+        assert_int_equal(mkdir(full, 0755), 0);
+        snprintf(link, sizeof(link), "%s/00000001.out", full);
+        assert_int_equal(symlink("/dev/full", link), 0);
+        assert_int_equal(ck_sinkfs_init(&f, full), CK_OK);
+        ck_sinkfs_hold(&f, 16);
+        assert_int_equal(ck_sinkfs_write(&f, 1, 0, (const uint8_t *)"abc", 3), CK_OK);
+        assert_int_equal(ck_sinkfs_flush(&f), CK_EIO);
+        assert_int_equal(ck_sinkfs_write(&f, 1, 0, (const uint8_t *)"def", 3), CK_OK);
+        assert_int_equal(ck_sinkfs_close(&f), CK_EIO);
+    }
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -135,6 +208,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_committed_in_order),
+        cmocka_unit_test(test_held),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
