@@ -45,6 +45,15 @@ static const ck_sinkout_stream *stream_of(const ck_sinkout *o, uint32_t id)
     return NULL;
 }
 
+/* Sink id's committed stream in o is exactly text. */
+static void expect_stream(const ck_sinkout *o, uint32_t id, const char *text)
+{
+    const ck_sinkout_stream *st = stream_of(o, id);
+    assert_non_null(st);
+    assert_int_equal(st->len, strlen(text));
+    assert_memory_equal(st->data, text, st->len);
+}
+
 static void w(ck_sinkfs *f, uint32_t sink, uint64_t txn, const char *text)
 {
     assert_int_equal(ck_sinkfs_write(f, sink, txn, (const uint8_t *)text, strlen(text)), CK_OK);
@@ -76,15 +85,10 @@ static void test_committed_in_order(void **state)
     ck_sinkout o;
     ck_sinkout_init(&o);
     assert_int_equal(ck_sinkfs_load(dir, &o), CK_OK);
-    const ck_sinkout_stream *s7 = stream_of(&o, 7), *s9 = stream_of(&o, 9);
-    assert_non_null(s7);
-    assert_non_null(s9);
     /* .out, then committed parts by transaction; not the aborted one. */
-    assert_int_equal(s7->len, strlen("direct;t3;t12a;t12b;"));
-    assert_memory_equal(s7->data, "direct;t3;t12a;t12b;", s7->len);
+    expect_stream(&o, 7, "direct;t3;t12a;t12b;");
     /* The open transaction is not output. */
-    assert_int_equal(s9->len, strlen("nine;"));
-    assert_memory_equal(s9->data, "nine;", s9->len);
+    expect_stream(&o, 9, "nine;");
     assert_null(stream_of(&o, 8));
     ck_sinkout_free(&o);
 
@@ -94,9 +98,7 @@ static void test_committed_in_order(void **state)
     ck_sinkfs_close(&f);
     ck_sinkout_init(&o);
     assert_int_equal(ck_sinkfs_load(dir, &o), CK_OK);
-    s9 = stream_of(&o, 9);
-    assert_int_equal(s9->len, strlen("nine;open;"));
-    assert_memory_equal(s9->data, "nine;open;", s9->len);
+    expect_stream(&o, 9, "nine;open;");
     ck_sinkout_free(&o);
 }
 
@@ -146,14 +148,8 @@ static void test_held(void **state)
     ck_sinkout o;
     ck_sinkout_init(&o);
     assert_int_equal(ck_sinkfs_load(sub, &o), CK_OK);
-    const ck_sinkout_stream *s4 = stream_of(&o, 4), *s5 = stream_of(&o, 5);
-    assert_non_null(s4);
-    assert_non_null(s5);
-    const char *want4 = "aaaa;bbbb;cccccc;t7;a write longer than what is held;t7 end;t9;";
-    assert_int_equal(s4->len, strlen(want4));
-    assert_memory_equal(s4->data, want4, s4->len);
-    assert_int_equal(s5->len, strlen("five;end;"));
-    assert_memory_equal(s5->data, "five;end;", s5->len);
+    expect_stream(&o, 4, "aaaa;bbbb;cccccc;t7;a write longer than what is held;t7 end;t9;");
+    expect_stream(&o, 5, "five;end;");
     ck_sinkout_free(&o);
 
     /* A held write that cannot reach its file fails when it is written. */
