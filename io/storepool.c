@@ -15,9 +15,12 @@
 #include "storefs.h"
 
 /* A worker's scratch buffer (CK_STOREPOOL_SCRATCH): large puts are copied
- * through it. It is written at once, so that its pages are the process's before the first
- * put, and kept: memory freed and taken again may cost a page fault per
- * page (storefs.h). Direct writes of 4 MiB ran 10 to 15 % faster than of
+ * through it. The worker makes it and writes it through when it starts,
+ * so that its pages are the process's before the first put without the
+ * process's own thread waiting for them (16 MiB of first touches: a task
+ * manager's start, and with it every run over sockets, took about 10 ms
+ * longer when ck_storepool_new made them), and keeps it: memory freed and
+ * taken again may cost a page fault per page (storefs.h). Direct writes of 4 MiB ran 10 to 15 % faster than of
  * 1 MiB on the machine that measured it; only a task manager's process
  * keeps them (ck_storepool_new's `direct`). */
 
@@ -162,12 +165,15 @@ static void signal_ready(ck_storepool *p)
 typedef struct worker_arg {
     ck_storepool *p;
     int slot;
+    int direct;
 } worker_arg;
 
 static void *worker(void *arg)
 {
     ck_storepool *p = ((worker_arg *)arg)->p;
     int slot = ((worker_arg *)arg)->slot;
+    if (((worker_arg *)arg)->direct) /* NULL: this worker's puts are buffered */
+        p->scratch[slot] = ck_storefs_scratch_new(CK_STOREPOOL_SCRATCH, 1);
     free(arg);
     pthread_mutex_lock(&p->mu);
     for (;;) {
@@ -233,10 +239,6 @@ ck_storepool *ck_storepool_new(const char *root, int nthreads, int direct)
         return NULL;
     }
     p->nthreads = nthreads;
-    for (int i = 0; direct && i < nthreads; i++) {
-        /* NULL: that worker's puts are buffered */
-        p->scratch[i] = ck_storefs_scratch_new(CK_STOREPOOL_SCRATCH, 1);
-    }
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->cv, NULL);
     /* Signals are the process's main thread's to take (stop, continue,
@@ -251,7 +253,7 @@ ck_storepool *ck_storepool_new(const char *root, int nthreads, int direct)
             rc = ENOMEM;
             break;
         }
-        *a = (worker_arg){p, started};
+        *a = (worker_arg){p, started, direct};
         if ((rc = pthread_create(&p->th[started], NULL, worker, a))) {
             free(a);
             break;

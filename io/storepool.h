@@ -78,7 +78,8 @@ typedef struct ck_storepool_done {
 
 /* Starts a pool of nthreads workers (1 to CK_STOREPOOL_THREADS) over the
  * store directory root; with `direct`, each worker keeps a scratch buffer
- * (CK_STOREPOOL_SCRATCH bytes, written at once) through which it writes puts of 1 MiB or more
+ * (CK_STOREPOOL_SCRATCH bytes, made and written through by the worker as it
+ * starts) through which it writes puts of 1 MiB or more
  * with direct I/O (storefs.h): for a process whose puts are large, such as
  * a task manager's; without, every put goes through the page cache. NULL:
  * out of memory, no thread or pipe, or nthreads out of range (errno says
