@@ -155,26 +155,28 @@ static void op_wait(ck_platform *p, ck_time ns)
     ck_drive_wait(&n->d, n->bw->io->clock(n), ns);
 }
 
-/* Work beside the node: the caller did the real work already; its virtual
- * CPU takes a core of the host from the end of the node's own work, and
- * it completes at the end. */
-static void op_background(ck_platform *p, double flops, uint64_t disk_bytes, uint64_t token)
+/* Work beside the node: the caller did the real work already, begun at
+ * `since` (the node's clock then); its virtual CPU takes a core of the
+ * host from there, and it completes at the end, or at once if that has
+ * passed (over a real clock, where the work took real time already). */
+static void op_background(ck_platform *p, ck_time since, double flops, uint64_t disk_bytes,
+                          uint64_t token)
 {
     ck_bnode *n = bn(p);
     ck_dmsg *m = malloc(sizeof(*m));
     if (!m)
         return;
     *m = (ck_dmsg){.kind = CK_DMSG_COMPLETE, .token = token, .to = &n->d};
-    ck_time now = ck_bnode_now(n);
+    ck_time now = ck_bnode_now(n), from = since < now ? since : now;
     ck_bhost *h = n->host;
-    ck_time end = flops > 0 ? ck_cores_run(&h->cores, now, flops, h->slow) : now;
+    ck_time end = flops > 0 ? ck_cores_run(&h->cores, from, flops, h->slow) : from;
     if (disk_bytes > 0 && h->disk_bw > 0) {
         /* the local disk serves one request at a time, in order */
         ck_time start = CK_MAX(end, h->disk_free);
         h->disk_free = start + (ck_time)((double)disk_bytes / h->disk_bw * 1e9);
         end = h->disk_free;
     }
-    ck_dlater_add(&h->later, m, end);
+    ck_dlater_add(&h->later, m, CK_MAX(end, now));
     if (n->bw->io->wake)
         n->bw->io->wake(n);
 }

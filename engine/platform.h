@@ -96,9 +96,15 @@ typedef struct ck_platform_ops {
      * endpoint's own work charged so far), then `disk_bytes` read or
      * written on the host's local disk (one queue per host, at
      * cluster.local_disk); it completes through on_complete with `token`
-     * when both ended. The real work was already done by the caller.
+     * when both ended. The real work was already done by the caller,
+     * which began it at `since` (its clock then: now at most): the virtual
+     * CPU starts there. Under simulated time that is now, as real work
+     * takes none; over a real clock the work's own time is not counted
+     * twice, and the model is a floor (as a paced link is), so that the
+     * work completes when the model says or at once, whichever is later.
      */
-    void (*background)(ck_platform *p, double flops, uint64_t disk_bytes, uint64_t token);
+    void (*background)(ck_platform *p, ck_time since, double flops, uint64_t disk_bytes,
+                       uint64_t token);
 
     /*
      * Optional (NULL: ignored): the endpoint reached a point of its state

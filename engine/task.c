@@ -795,7 +795,7 @@ static int finish_batch(ck_task *t)
     int notes;
     double bg = ck_chain_take_background(c, &disk, &notes);
     if (bg > 0 || disk > 0) /* RocksDB's flush and compaction threads */
-        t->plat->ops->background(t->plat, bg, disk, STATE_WORK_TOKEN);
+        t->plat->ops->background(t->plat, ck_now(t->plat), bg, disk, STATE_WORK_TOKEN);
     state_notes(t, notes);
     for (int i = 0; i < t->nclogs; i++) /* the changelog goes out preemptively */
         if (t->clogs[i].log->buf.len >= t->clog_threshold) {
@@ -1400,6 +1400,7 @@ static int overtake_output(ck_task *t, snap_job *j, int i, const ck_elem *be)
 static int start_async(ck_task *t, snap_job *j)
 {
     ck_capture *cap = j->cap;
+    ck_time since = ck_now(t->plat); /* the encoding below is the real work */
     int rc = CK_OK;
     if (t->has_gate && t->gate.uc_id == j->id && ck_gate_uc_complete(&t->gate)) {
         j->unaligned = 1;
@@ -1436,8 +1437,8 @@ static int start_async(ck_task *t, snap_job *j)
     int notes;
     double flush = ck_chain_take_background(&t->chain, &disk, &notes);
     state_notes(t, notes);
-    t->plat->ops->background(t->plat, flush + SERIALIZE_FLOPS_PER_BYTE * (double)j->len, disk,
-                             (j->id << 2) | SNAP_SERIALIZING);
+    t->plat->ops->background(t->plat, since, flush + SERIALIZE_FLOPS_PER_BYTE * (double)j->len,
+                             disk, (j->id << 2) | SNAP_SERIALIZING);
     return CK_OK;
 }
 
@@ -2335,7 +2336,7 @@ static int clog_materialize(ck_task *t, struct task_clog *c)
         return rc;
     }
     /* serializing costs background CPU, as a snapshot's asynchronous phase */
-    t->plat->ops->background(t->plat, SERIALIZE_FLOPS_PER_BYTE * (double)len, 0,
+    t->plat->ops->background(t->plat, c->mat_t0, SERIALIZE_FLOPS_PER_BYTE * (double)len, 0,
                              STATE_WORK_TOKEN);
     c->mat_bytes = c->mat_state = len;
     rc = t->plat->ops->store_put(t->plat, key, data, len,
@@ -2939,7 +2940,7 @@ static void restore_finish(ck_task *t)
     t->restore_flops += ck_chain_take_background(&t->chain, &disk, NULL);
     t->restore_disk += disk;
     if (t->restore_flops > 0 || t->restore_disk > 0)
-        t->plat->ops->background(t->plat, t->restore_flops, t->restore_disk,
+        t->plat->ops->background(t->plat, t->restore_dl, t->restore_flops, t->restore_disk,
                                  RESTORE_LOAD_TOKEN);
     else
         started(t);

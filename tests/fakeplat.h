@@ -112,9 +112,10 @@ static int fake_commit(ck_platform *p, uint32_t sink, uint64_t txn)
     return 0;
 }
 
-static void fake_background(ck_platform *p, double flops, uint64_t disk_bytes, uint64_t token)
+static void fake_background(ck_platform *p, ck_time since, double flops, uint64_t disk_bytes,
+                            uint64_t token)
 {
-    (void)token, (void)disk_bytes;
+    (void)since, (void)token, (void)disk_bytes;
     ((fake_plat *)p)->w->flops += flops;
 }
 

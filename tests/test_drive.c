@@ -3,7 +3,9 @@
  * (backend/drive.h): CPU as virtual time on the host's cores, input and
  * output held while a node is busy, a finished node kept until its last
  * output is sent, timed completions, completions ahead of waiting
- * messages, and which nodes a pass must step.
+ * messages, which nodes a pass must step, and work beside a node
+ * (backend/bnode.h: ck_platform_ops.background) as a floor under the real
+ * work's own time.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "bnode.h"
 #include "drive.h"
 #include "error.h"
 
@@ -316,6 +319,63 @@ static void test_completions_go_ahead_of_messages(void **state)
     assert_null(d.head);
 }
 
+/* ---- work beside a node (bnode.c's background) ---------------------------------- */
+
+static ck_time bg_clock_now;
+static ck_time bg_clock(const ck_bnode *n)
+{
+    (void)n;
+    return bg_clock_now;
+}
+
+/* When the background work asked at `now`, begun at `since`, completes. */
+static ck_time bg_due(ck_bhost *h, ck_bnode *n, ck_time now, ck_time since, double flops,
+                      uint64_t disk)
+{
+    bg_clock_now = now;
+    ck_bnode_ops.background(&n->plat, since, flops, disk, 7);
+    assert_non_null(h->later.head);
+    ck_dmsg *m = h->later.head;
+    assert_int_equal(m->token, 7);
+    assert_int_equal(m->kind, CK_DMSG_COMPLETE);
+    ck_time due = m->due;
+    ck_dlater_clear(&h->later);
+    return due;
+}
+
+/* Background work takes a core of the host from when its caller began the
+ * real work: under simulated time that is now and the model is its whole
+ * time; over a real clock the real work took time already, and the model
+ * is a floor under it (completing at once once passed), not added to it.
+ * The local disk comes after the CPU, in order. */
+static void test_background_from_since(void **state)
+{
+    (void)state;
+    static const ck_bnode_io io = {.clock = bg_clock};
+    ck_bworld bw = {.io = &io};
+    ck_bhost h;
+    assert_int_equal(ck_bhost_init(&h, 1, 1e9, 1e9, NULL), CK_OK); /* 1 Gflop/s, 1 GB/s */
+    ck_bnode n;
+    memset(&n, 0, sizeof(n)); /* as the backends' nodes are made */
+    ck_bnode_init(&n, &bw, &h, 1, 0, "t");
+    /* simulated: begun now, 10 Mflop = 10 ms */
+    assert_int_equal(bg_due(&h, &n, 100 * MS, 100 * MS, 1e7, 0), 110 * MS);
+    /* real: begun 4 ms ago, the model ends 6 ms from now */
+    assert_int_equal(bg_due(&h, &n, 200 * MS, 196 * MS, 1e7, 0), 206 * MS);
+    /* real: begun 30 ms ago, longer than the model: at once */
+    assert_int_equal(bg_due(&h, &n, 300 * MS, 270 * MS, 1e7, 0), 300 * MS);
+    /* a `since` after now is taken as now */
+    assert_int_equal(bg_due(&h, &n, 400 * MS, 450 * MS, 1e7, 0), 410 * MS);
+    /* the disk after the CPU: 5 MB at 1 GB/s, from since, floored at now */
+    assert_int_equal(bg_due(&h, &n, 500 * MS, 490 * MS, 1e7, 5000000), 505 * MS);
+    assert_int_equal(bg_due(&h, &n, 600 * MS, 500 * MS, 1e7, 5000000), 600 * MS);
+    /* the core the last work took is busy until it ends: the next waits */
+    assert_int_equal(bg_due(&h, &n, 700 * MS, 700 * MS, 1e7, 0), 710 * MS);
+    assert_int_equal(bg_due(&h, &n, 700 * MS, 700 * MS, 1e7, 0), 720 * MS);
+    ck_bnode_clear(&n);
+    ck_bhost_free(&h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -325,6 +385,7 @@ int main(void)
         cmocka_unit_test(test_wants_and_due),
         cmocka_unit_test(test_timed_completions),
         cmocka_unit_test(test_completions_go_ahead_of_messages),
+        cmocka_unit_test(test_background_from_since),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
