@@ -29,12 +29,16 @@ static int flush_slot(ck_sinkfs *f, ck_sinkfs_slot *s);
 
 int ck_sinkfs_flush(ck_sinkfs *f)
 {
-    int rc = CK_OK;
+    int rc = CK_OK, err = 0;
     for (int i = 0; i < f->n; i++) {
         int e = flush_slot(f, &f->s[i]);
-        if (e && !rc)
+        if (e && !rc) {
             rc = e;
+            err = errno; /* the first failure's, whatever the later ones set */
+        }
     }
+    if (rc)
+        errno = err;
     return rc;
 }
 

@@ -18,11 +18,12 @@
  * through it. The worker makes it and writes it through when it starts,
  * so that its pages are the process's before the first put without the
  * process's own thread waiting for them (16 MiB of first touches: a task
- * manager's start, and with it every run over sockets, took about 10 ms
+ * manager's start, and with it every run over sockets, took about 6 ms
  * longer when ck_storepool_new made them), and keeps it: memory freed and
- * taken again may cost a page fault per page (storefs.h). Direct writes of 4 MiB ran 10 to 15 % faster than of
- * 1 MiB on the machine that measured it; only a task manager's process
- * keeps them (ck_storepool_new's `direct`). */
+ * taken again may cost a page fault per page (storefs.h). Direct writes
+ * of 4 MiB ran 10 to 15 % faster than of 1 MiB on the machine that
+ * measured it; only a task manager's process keeps them
+ * (ck_storepool_new's `direct`). */
 
 enum { QUEUED, SERVING, SERVED };
 
