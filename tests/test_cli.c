@@ -498,6 +498,46 @@ static void test_savepoint_by_run_directory(void **state)
     err_says("gone", name, "the savepoint the run's run.json names is gone");
 }
 
+/* The small scenario with its expect block replaced (JSON text). */
+static const char *small_expecting(const char *file, const char *expect)
+{
+    char *text = slurp(CHANDY_SOURCE_DIR "/tests/scenarios/small.json");
+    assert_non_null(text);
+    const char *at = strstr(text, "\"expect\": {");
+    assert_non_null(at);
+    const char *end = strchr(at, '}');
+    char *out = malloc(strlen(text) + strlen(expect) + 32);
+    sprintf(out, "%.*s\"expect\": %s%s", (int)(at - text), text, expect, end + 1);
+    const char *path = put_file(file, out);
+    free(out);
+    free(text);
+    assert_non_null(path);
+    return path;
+}
+
+/* 12. An expect path absent from the finished run's run.json is a failed
+ * assertion (exit 1, naming what is absent), not a bad scenario; a path
+ * that cannot name anything is refused before the run (exit 2). */
+static void test_expect_absent_and_malformed_paths(void **state)
+{
+    (void)state;
+    const char *sc = small_expecting("absent.json", "{\"job.state\": \"FINISHED\", "
+                                                    "\"checkpoints[999].id\": 1}");
+    char args[800];
+    snprintf(args, sizeof(args), "run %s --quiet --out %s/absent", sc, tmp);
+    assert_int_equal(run_sh(NULL, "", "absent", args), 1);
+    err_says("absent",
+             "expect failed: checkpoints[999].id is absent from run.json (checkpoints has ",
+             " entries)");
+    assert_true(exists("absent/run.json")); /* the run itself went through */
+
+    sc = small_expecting("malformed.json", "{\"job.state\": \"FINISHED\", \"records_out..x\": 1}");
+    snprintf(args, sizeof(args), "run %s --quiet --out %s/malformed", sc, tmp);
+    assert_int_equal(run_sh(NULL, "", "malformed", args), 2);
+    err_says("malformed", "malformed.json: expect.records_out..x: not a run.json path", NULL);
+    assert_false(exists("malformed")); /* refused before anything ran */
+}
+
 /* 7. An empty savepoint path is refused, however it is given (and an empty scenario path). */
 static void test_empty_savepoint_path(void **state)
 {
@@ -606,6 +646,7 @@ int main(void)
         cmocka_unit_test(test_savepoint_of_another_job),
         cmocka_unit_test(test_savepoint_inside_out),
         cmocka_unit_test(test_savepoint_by_run_directory),
+        cmocka_unit_test(test_expect_absent_and_malformed_paths),
         cmocka_unit_test(test_empty_savepoint_path),
         cmocka_unit_test(test_long_paths),
         cmocka_unit_test(test_errno_is_reported),
