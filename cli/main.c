@@ -43,7 +43,9 @@ static void usage(FILE *f)
             "             [--swarm safety|liveness] [--quiet] [--verbose]\n"
             "      run a scenario, write DIR/run.json (default DIR: out/<scenario name>);\n"
             "      with --from-savepoint (or -s), start the job from a savepoint or a\n"
-            "      retained checkpoint, which --claim-mode (default: the scenario's\n"
+            "      retained checkpoint (its directory; or a run directory: the last\n"
+            "      savepoint its run took; or a directory of savepoints: the latest),\n"
+            "      which --claim-mode (default: the scenario's\n"
             "      execution.state-recovery.claim-mode, NO_CLAIM) says who owns; with\n"
             "      --swarm, replace its events by the fault schedule the seed draws\n"
             "  chandy swarm SCENARIO.json --seeds A..B [--mode safety|liveness] [--jobs N]\n"
@@ -65,7 +67,8 @@ static void usage(FILE *f)
             "      put runs side by side: OUT_DIR/index.html (plots, tables),\n"
             "      OUT_DIR/summary.md and a CSV file per series\n"
             "  chandy savepoint DIR\n"
-            "      check a savepoint (or retained checkpoint) and list what it holds\n"
+            "      check a savepoint (or retained checkpoint) and list what it holds;\n"
+            "      DIR as for --from-savepoint\n"
             "  chandy validate SCENARIO.json...\n"
             "      check scenario files without running them\n"
             "  chandy keygroup --parallelism P [--max-parallelism M]\n"
@@ -134,7 +137,9 @@ static int cmd_run(int argc, char **argv)
             i++;
         } else if (!strcmp(a, "--from-savepoint") || !strcmp(a, "-s")) {
             if (!val) {
-                fprintf(stderr, "chandy run: %s: expected a savepoint directory\n", a);
+                fprintf(stderr, "chandy run: %s: expected a savepoint directory (or a run "
+                                "directory, or a directory of savepoints)\n",
+                        a);
                 return 2;
             }
             o.from_savepoint = val;

@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
 #include "bytes.h"
 #include "crc32c.h"
 #include "error.h"
@@ -97,6 +99,127 @@ static void file_path(const ck_savepoint *sp, const char *key, char *buf, size_t
         snprintf(buf, len, "%s/%s", sp->path, key + strlen(sp->dir));
 }
 
+/* The id a savepoint directory's name ends with (savepoint-<job>-<id>), or
+ * -1 when the name is not one. */
+static int64_t savepoint_name_id(const char *name)
+{
+    const char *dash = strrchr(name, '-');
+    if (strncmp(name, "savepoint-", 10) || !dash || dash < name + 10 || !dash[1])
+        return -1;
+    int64_t id = 0;
+    for (const char *c = dash + 1; *c; c++) {
+        if (*c < '0' || *c > '9' || id > INT64_MAX / 10 - 1)
+            return -1;
+        id = id * 10 + (*c - '0');
+    }
+    return id;
+}
+
+/*
+ * Where a path that is not a snapshot's directory leads (Flink's -s takes
+ * a snapshot's path; these are the two places a user has at hand instead):
+ *   - a run directory (it holds a run.json): the last savepoint its
+ *     run.json lists as completed, in its store/savepoints/ (where the run
+ *     wrote it, wherever the run directory is now);
+ *   - a directory of savepoints (savepoint-<job>-<id>/ directories with a
+ *     _metadata): the one with the highest id, unless two jobs' share it.
+ * Writes the snapshot's directory into out. Returns 0, CK_ENOTFOUND (path
+ * is neither: the caller says so), or CK_EINVAL / CK_EIO / CK_ENOMEM with
+ * one line in err naming the file and what is wrong.
+ */
+static int sp_locate(const char *path, char *out, size_t outlen, char *err, size_t errlen)
+{
+    char file[700];
+    snprintf(file, sizeof(file), "%s/run.json", path);
+    uint8_t *text = NULL;
+    size_t len = 0;
+    const char *why = "";
+    int rc = read_file(file, UINT64_MAX, (uint64_t)1 << 30, &text, &len, &why);
+    if (rc == CK_OK) {
+        cJSON *run = cJSON_ParseWithLength((const char *)text, len);
+        free(text);
+        const cJSON *sps = cJSON_GetObjectItemCaseSensitive(run, "savepoints"), *s;
+        const cJSON *list = cJSON_IsArray(sps) ? sps : NULL;
+        const char *last = NULL;
+        cJSON_ArrayForEach(s, list)
+        {
+            const cJSON *st = cJSON_GetObjectItemCaseSensitive(s, "status");
+            const cJSON *p = cJSON_GetObjectItemCaseSensitive(s, "path");
+            if (cJSON_IsString(st) && !strcmp(st->valuestring, "completed") &&
+                cJSON_IsString(p))
+                last = p->valuestring;
+        }
+        const char *name = last ? strrchr(last, '/') : NULL;
+        name = name ? name + 1 : last;
+        if (!run || !cJSON_IsArray(sps) || !name || savepoint_name_id(name) < 0) {
+            snprintf(err, errlen,
+                     "%s: %s: expected a run that took a savepoint (a `savepoint` event), or "
+                     "give the path of a savepoint or checkpoint directory",
+                     file,
+                     !run                    ? "not a JSON document"
+                     : !cJSON_IsArray(sps)   ? "savepoints: missing (not a chandy run.json)"
+                     : !name                 ? "savepoints: none completed"
+                                             : "savepoints: the last completed one's path does "
+                                               "not end in a savepoint's directory");
+            cJSON_Delete(run);
+            return CK_EINVAL;
+        }
+        int n = snprintf(out, outlen, "%s/store/savepoints/%s", path, name);
+        cJSON_Delete(run);
+        if (n < 0 || (size_t)n >= outlen) {
+            snprintf(err, errlen, "%s: the savepoint's path is longer than %zu bytes", file,
+                     outlen - 1);
+            return CK_EINVAL;
+        }
+        return CK_OK;
+    }
+    if (rc != CK_ENOTFOUND) {
+        snprintf(err, errlen, "%s: %s", file, rc == CK_ENOMEM ? "out of memory" : why);
+        return rc == CK_ENOMEM ? CK_ENOMEM : CK_EIO;
+    }
+    /* A directory of savepoints: the latest. */
+    DIR *d = opendir(path);
+    if (!d)
+        return CK_ENOTFOUND;
+    char best[256] = "", tie[256] = "";
+    int64_t best_id = -1;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        int64_t id = savepoint_name_id(e->d_name);
+        struct stat st;
+        snprintf(file, sizeof(file), "%s/%s/_metadata", path, e->d_name);
+        if (id < 0 || id < best_id || strlen(e->d_name) >= sizeof(best) || stat(file, &st) ||
+            !S_ISREG(st.st_mode))
+            continue;
+        if (id == best_id) {
+            /* Two jobs' savepoints of one id: which one is meant? */
+            snprintf(tie, sizeof(tie), "%s", e->d_name);
+            continue;
+        }
+        best_id = id;
+        snprintf(best, sizeof(best), "%s", e->d_name);
+        tie[0] = 0;
+    }
+    closedir(d);
+    if (best_id < 0)
+        return CK_ENOTFOUND;
+    if (tie[0]) {
+        snprintf(err, errlen,
+                 "%s: %s and %s are both savepoint %lld, of two jobs: give the path of the one "
+                 "to start from",
+                 path, strcmp(best, tie) < 0 ? best : tie, strcmp(best, tie) < 0 ? tie : best,
+                 (long long)best_id);
+        return CK_EINVAL;
+    }
+    int n = snprintf(out, outlen, "%s/%s", path, best);
+    if (n < 0 || (size_t)n >= outlen) {
+        snprintf(err, errlen, "%s/%s: the savepoint's path is longer than %zu bytes", path, best,
+                 outlen - 1);
+        return CK_EINVAL;
+    }
+    return CK_OK;
+}
+
 int ck_sp_open(ck_savepoint *sp, const char *path, char *err, size_t errlen)
 {
     memset(sp, 0, sizeof(*sp));
@@ -122,11 +245,30 @@ int ck_sp_open(ck_savepoint *sp, const char *path, char *err, size_t errlen)
     const char *why = "";
     int rc = read_file(file, UINT64_MAX, CK_SP_METADATA_MAX, &sp->metadata, &sp->metadata_len,
                        &why);
+    int located = 0;
+    if (rc == CK_ENOTFOUND) {
+        /* A run directory, or a directory of savepoints: the one it names. */
+        char found[sizeof(sp->path)];
+        int lrc = sp_locate(sp->path, found, sizeof(found), err, errlen);
+        if (lrc && lrc != CK_ENOTFOUND)
+            return lrc;
+        if (lrc == CK_OK) {
+            located = 1;
+            snprintf(sp->path, sizeof(sp->path), "%s", found);
+            snprintf(file, sizeof(file), "%s/_metadata", sp->path);
+            rc = read_file(file, UINT64_MAX, CK_SP_METADATA_MAX, &sp->metadata,
+                           &sp->metadata_len, &why);
+        }
+    }
     if (rc) {
         snprintf(err, errlen, "%s: %s", file,
-                 rc == CK_ENOTFOUND ? "no such file: not a savepoint or checkpoint directory"
-                 : rc == CK_ENOMEM  ? "out of memory"
-                                    : why);
+                 rc == CK_ENOTFOUND && located
+                     ? "no such file: the savepoint the run's run.json names is gone"
+                 : rc == CK_ENOTFOUND ? "no such file: not a savepoint or checkpoint directory, "
+                                        "a run directory (with a run.json) or a directory of "
+                                        "savepoints"
+                 : rc == CK_ENOMEM ? "out of memory"
+                                   : why);
         return rc == CK_ENOTFOUND ? CK_EIO : rc;
     }
     rc = ck_cp_meta_decode(sp->metadata, sp->metadata_len, &sp->meta, &why);

@@ -47,8 +47,12 @@ typedef struct ck_savepoint {
     char shared[170];    /* the job's shared/ beside it in the store */
 } ck_savepoint;
 
-/* Opens the savepoint at path (its directory, or its _metadata file).
- * Reads regular files only: the _metadata (at most 16 MiB), then each
+/* Opens the savepoint at path: its directory or its _metadata file; or a
+ * run directory (a run.json there): the last savepoint its run.json lists
+ * as completed, in the run directory's store/savepoints/; or a directory
+ * of savepoints (savepoint-<job>-<id>/ with a _metadata): the highest id,
+ * refused when two jobs' savepoints share it. sp->path is the savepoint's
+ * directory found. Reads regular files only: the _metadata (at most 16 MiB), then each
  * state file, of exactly the size the _metadata declares; a device or a
  * FIFO is refused without being read. Returns 0, or CK_EINVAL (an empty
  * or too long path), CK_EIO (with the system's reason), CK_ECORRUPT,

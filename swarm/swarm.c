@@ -12,7 +12,10 @@
  *   - only directories this swarm made are deleted: DIR/runs/<seed> of a
  *     passing seed, and its log (unless --keep: then every seed keeps its
  *     run directory and gets its DIR/seeds/<seed>.json);
- *   - the output directory is empty, or holds a swarm.json already.
+ *   - the output directory is empty, or holds a swarm.json already;
+ *   - a merged swarm.json's counts come from the results it holds: runs is
+ *     the number of distinct seeds with a result, seeds_missing the seeds
+ *     of the declared ranges without one, and complete means none is.
  */
 #include "swarm.h"
 
@@ -226,6 +229,8 @@ static int save(swarm *s, int complete)
     }
     cJSON_AddNumberToObject(o, "jobs", s->jobs);
     cJSON_AddBoolToObject(o, "complete", complete);
+    cJSON_AddNumberToObject(o, "seeds_declared", (double)s->nres);
+    cJSON_AddNumberToObject(o, "seeds_missing", (double)(s->nres - s->done));
     cJSON_AddNumberToObject(o, "runs", (double)s->done);
     cJSON_AddNumberToObject(o, "passed", (double)(s->done - s->violations));
     cJSON_AddNumberToObject(o, "violations", (double)s->violations);
@@ -455,7 +460,8 @@ int ck_swarm_main(int argc, char **argv, const char *argv0)
         const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--seeds")) {
             if (parse_seeds(val, &s.from, &s.to)) {
-                fprintf(stderr, "chandy swarm: --seeds: expected A..B (0 <= A <= B) or N\n");
+                fprintf(stderr, "chandy swarm: --seeds: expected A..B (0 <= A <= B <= "
+                                "9007199254740991) or N\n");
                 goto out;
             }
             have_seeds = 1;
@@ -591,6 +597,39 @@ out:
 
 /* ---- merging ------------------------------------------------------------------------ */
 
+/*
+ * A merge believes no total a file wrote: what it counts comes from the
+ * results themselves. Each swarm.json declares the range of seeds its
+ * swarm was given (`seeds`, or a merged file's `declared` ranges), and a
+ * shard the seeds of it it ran (`shard`: seed % count == index). Every
+ * result must be of a seed its file ran; the merged swarm is complete when
+ * every seed of every declared range has a result (so a shard left out
+ * makes it incomplete), and it says how many have none and the first of
+ * them.
+ */
+
+/* Seeds from..to (of a shard: those with seed % count == index). */
+typedef struct decl {
+    uint64_t from, to, index, count;
+} decl;
+
+/* A result of an input file: its seed, and the order it was given in. */
+typedef struct mres {
+    uint64_t seed;
+    size_t order;
+    const cJSON *r;
+} mres;
+
+typedef struct mergein {
+    decl *d;
+    size_t nd, dcap;
+    mres *r;
+    size_t nr, rcap;
+} mergein;
+
+#define MAX_SHARDS 1000000
+#define FIRST_MISSING 10
+
 static const char *jstr(const cJSON *o, const char *k)
 {
     const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, k);
@@ -603,111 +642,329 @@ static double jnum(const cJSON *o, const char *k, double def)
     return cJSON_IsNumber(x) ? x->valuedouble : def;
 }
 
+static int decl_has(const decl *d, uint64_t seed)
+{
+    return seed >= d->from && seed <= d->to && seed % d->count == d->index;
+}
+
+static void decl_describe(const decl *d, char *buf, size_t len)
+{
+    if (d->count == 1)
+        snprintf(buf, len, "seeds %llu..%llu", (unsigned long long)d->from,
+                 (unsigned long long)d->to);
+    else
+        snprintf(buf, len, "seeds %llu..%llu, shard %llu/%llu", (unsigned long long)d->from,
+                 (unsigned long long)d->to, (unsigned long long)d->index,
+                 (unsigned long long)d->count);
+}
+
+/* Fails unless v is an object (at the path, plus key when not NULL). */
+static int need_object(ck_jin *j, const cJSON *v, const char *key)
+{
+    if (j->failed || cJSON_IsObject(v))
+        return j->failed ? CK_EINVAL : CK_OK;
+    size_t saved = key ? ck_jin_push_key(j, key) : strlen(j->path);
+    char got[96];
+    ck_jin_describe(v, got, sizeof(got));
+    ck_jin_fail(j, "expected an object, got %s", got);
+    ck_jin_pop(j, saved);
+    return CK_EINVAL;
+}
+
+/* Appends one declared set: seeds `from`..`to` of obj[okey] (obj itself
+ * when okey is NULL), of shard `index`/`count` of sh[skey] (sh itself when
+ * skey is NULL; no shard when that is absent or null). */
+static int read_decl(ck_jin *j, const cJSON *obj, const char *okey, const cJSON *sh,
+                     const char *skey, mergein *in)
+{
+    int64_t from = 0, to = 0, index = 0, count = 1;
+    const cJSON *range = okey ? cJSON_GetObjectItemCaseSensitive(obj, okey) : obj;
+    const cJSON *shard = skey ? cJSON_GetObjectItemCaseSensitive(sh, skey) : sh;
+    if (need_object(j, range, okey))
+        return CK_EINVAL;
+    size_t saved = okey ? ck_jin_push_key(j, okey) : strlen(j->path);
+    ck_jin_int(j, range, "from", 1, 0, (int64_t)MAX_SEED, &from);
+    ck_jin_int(j, range, "to", 1, 0, (int64_t)MAX_SEED, &to);
+    if (!j->failed && to < from) {
+        size_t s2 = ck_jin_push_key(j, "to");
+        ck_jin_fail(j, "expected at least `from` (%lld), got %lld", (long long)from,
+                    (long long)to);
+        ck_jin_pop(j, s2);
+    }
+    ck_jin_pop(j, saved);
+    if (shard && !cJSON_IsNull(shard) && !need_object(j, shard, skey)) {
+        saved = skey ? ck_jin_push_key(j, skey) : strlen(j->path);
+        ck_jin_int(j, shard, "count", 1, 1, MAX_SHARDS, &count);
+        ck_jin_int(j, shard, "index", 1, 0, count - 1, &index);
+        ck_jin_pop(j, saved);
+    }
+    if (j->failed)
+        return CK_EINVAL;
+    if (in->nd == in->dcap) {
+        size_t ncap = in->dcap ? 2 * in->dcap : 4;
+        decl *nd = realloc(in->d, ncap * sizeof(*nd));
+        if (!nd)
+            return ck_jin_fail(j, "out of memory");
+        in->d = nd;
+        in->dcap = ncap;
+    }
+    in->d[in->nd++] = (decl){(uint64_t)from, (uint64_t)to, (uint64_t)index, (uint64_t)count};
+    return CK_OK;
+}
+
+/*
+ * Reads and checks DIR/swarm.json (its root into *root, to be freed by the
+ * caller): the seeds it declares onto in->d, its results onto in->r
+ * (numbered on from *order). Returns 0, or 2 after one line naming the
+ * file, the JSON path and what was expected there.
+ */
+static int read_input(const char *dir, cJSON **root, mergein *in, size_t *order)
+{
+    char path[PATH_MAX + 16], err[1200];
+    snprintf(path, sizeof(path), "%s/swarm.json", dir);
+    char *text = ck_jin_read(path, 1u << 30, "a swarm.json", NULL, err, sizeof(err));
+    if (!text) {
+        fprintf(stderr, "chandy swarm: %s\n", err);
+        return 2;
+    }
+    ck_jin j = {.file = path};
+    *root = ck_jin_parse(&j, text);
+    free(text);
+    if (!*root) {
+        fprintf(stderr, "chandy swarm: %s\n", j.err);
+        return 2;
+    }
+    static const char *const modes[] = {"safety", "liveness", NULL};
+    static const char *const verdicts[] = {"ok", "violation", NULL};
+    char fp[64];
+    int mode, verdict;
+    need_object(&j, *root, NULL);
+    ck_jin_string(&j, *root, "scenario_fingerprint", 1, fp, sizeof(fp));
+    ck_jin_enum(&j, *root, "mode", 1, modes, &mode);
+    /* What it declares: a merged file's list, or a range (of a shard). */
+    size_t first = in->nd, saved;
+    const cJSON *declared = cJSON_GetObjectItemCaseSensitive(*root, "declared");
+    if (declared && !j.failed) {
+        saved = ck_jin_push_key(&j, "declared");
+        if (!cJSON_IsArray(declared) || !cJSON_GetArraySize(declared)) {
+            char got[96];
+            ck_jin_describe(declared, got, sizeof(got));
+            ck_jin_fail(&j, "expected a non-empty array, got %s", got);
+        }
+        int i = 0;
+        const cJSON *d, *list = j.failed ? NULL : declared;
+        cJSON_ArrayForEach(d, list)
+        {
+            size_t s2 = ck_jin_push_index(&j, i++);
+            read_decl(&j, d, NULL, NULL, NULL, in);
+            ck_jin_pop(&j, s2);
+        }
+        ck_jin_pop(&j, saved);
+    } else if (!j.failed) {
+        read_decl(&j, *root, "seeds", *root, "shard", in);
+    }
+    const cJSON *results = cJSON_GetObjectItemCaseSensitive(*root, "results");
+    saved = ck_jin_push_key(&j, "results");
+    if (!j.failed && !cJSON_IsArray(results)) {
+        char got[96];
+        ck_jin_describe(results, got, sizeof(got));
+        ck_jin_fail(&j, "expected an array, got %s", got);
+    }
+    int i = 0;
+    const cJSON *r, *list = j.failed ? NULL : results;
+    cJSON_ArrayForEach(r, list)
+    {
+        size_t s2 = ck_jin_push_index(&j, i++);
+        int64_t seed = 0;
+        need_object(&j, r, NULL);
+        ck_jin_int(&j, r, "seed", 1, 0, (int64_t)MAX_SEED, &seed);
+        ck_jin_enum(&j, r, "verdict", 1, verdicts, &verdict);
+        int mine = 0;
+        for (size_t k = first; k < in->nd && !mine; k++)
+            mine = decl_has(&in->d[k], (uint64_t)seed);
+        if (!j.failed && !mine) {
+            char what[160];
+            decl_describe(&in->d[first], what, sizeof(what));
+            size_t s3 = ck_jin_push_key(&j, "seed");
+            ck_jin_fail(&j, "expected a seed this file declares (%s%s), got %lld", what,
+                        in->nd - first > 1 ? ", ..." : "", (long long)seed);
+            ck_jin_pop(&j, s3);
+        }
+        if (!j.failed && in->nr == in->rcap) {
+            size_t ncap = in->rcap ? 2 * in->rcap : 256;
+            mres *nr = realloc(in->r, ncap * sizeof(*nr));
+            if (nr) {
+                in->r = nr;
+                in->rcap = ncap;
+            } else {
+                ck_jin_fail(&j, "out of memory");
+            }
+        }
+        ck_jin_pop(&j, s2);
+        if (j.failed)
+            break;
+        in->r[in->nr++] = (mres){(uint64_t)seed, (*order)++, r};
+    }
+    ck_jin_pop(&j, saved);
+    if (j.failed) {
+        fprintf(stderr, "chandy swarm: %s\n", j.err);
+        return 2;
+    }
+    return 0;
+}
+
 static int by_seed(const void *a, const void *b)
 {
-    double x = jnum(*(cJSON *const *)a, "seed", 0), y = jnum(*(cJSON *const *)b, "seed", 0);
-    return x < y ? -1 : x > y;
+    const mres *x = a, *y = b;
+    if (x->seed != y->seed)
+        return x->seed < y->seed ? -1 : 1;
+    return x->order < y->order ? -1 : x->order > y->order;
+}
+
+static int cmp_decl(const void *a, const void *b)
+{
+    const decl *x = a, *y = b;
+    if (x->from != y->from)
+        return x->from < y->from ? -1 : 1;
+    if (x->to != y->to)
+        return x->to < y->to ? -1 : 1;
+    if (x->count != y->count)
+        return x->count < y->count ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/*
+ * Merges the ranges of d[0..nd) (sorted by cmp_decl) into disjoint ones in
+ * place; returns how many, and the seeds they hold in *seeds.
+ */
+static size_t union_ranges(decl *d, size_t nd, uint64_t *seeds)
+{
+    size_t n = 0;
+    *seeds = 0;
+    for (size_t k = 0; k < nd; k++) {
+        if (n && d[k].from <= d[n - 1].to + 1) {
+            if (d[k].to > d[n - 1].to)
+                d[n - 1].to = d[k].to;
+            continue;
+        }
+        d[n++] = (decl){d[k].from, d[k].to, 0, 1};
+    }
+    for (size_t k = 0; k < n; k++)
+        *seeds += d[k].to - d[k].from + 1;
+    return n;
 }
 
 static int merge(char **dirs, int ndirs, const char *out)
 {
     cJSON **in = calloc((size_t)ndirs, sizeof(*in));
+    mergein mi = {0};
     cJSON *m = NULL;
-    cJSON **all = NULL;
+    uint64_t *have = NULL;
     int status = 2;
-    size_t nall = 0, cap = 0;
+    size_t order = 0;
     if (!in)
         return 2;
     for (int i = 0; i < ndirs; i++) {
-        char path[PATH_MAX + 16];
-        snprintf(path, sizeof(path), "%s/swarm.json", dirs[i]);
-        char *text = ck_jin_read(path, 1u << 30, "a run.json", NULL, NULL, 0);
-        int readable = text != NULL;
-        in[i] = text ? cJSON_Parse(text) : NULL;
-        free(text);
-        if (!in[i] || !jstr(in[i], "scenario_fingerprint") || !jstr(in[i], "mode") ||
-            !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(in[i], "results"))) {
-            fprintf(stderr, "chandy swarm: %s: %s\n", path,
-                    readable ? "not a swarm.json" : "cannot read");
+        if (read_input(dirs[i], &in[i], &mi, &order))
             goto fail;
-        }
         if (i > 0 && (strcmp(jstr(in[i], "scenario_fingerprint"),
                              jstr(in[0], "scenario_fingerprint")) ||
                       strcmp(jstr(in[i], "mode"), jstr(in[0], "mode")))) {
             fprintf(stderr,
-                    "chandy swarm: %s: scenario %s (%s, %s mode) differs from %s/swarm.json's "
-                    "%s (%s, %s mode): not the same swarm\n",
-                    path, jstr(in[i], "scenario") ? jstr(in[i], "scenario") : "?",
+                    "chandy swarm: %s/swarm.json: scenario %s (%s, %s mode) differs from "
+                    "%s/swarm.json's %s (%s, %s mode): not the same swarm\n",
+                    dirs[i], jstr(in[i], "scenario") ? jstr(in[i], "scenario") : "?",
                     jstr(in[i], "scenario_fingerprint"), jstr(in[i], "mode"), dirs[0],
                     jstr(in[0], "scenario") ? jstr(in[0], "scenario") : "?",
                     jstr(in[0], "scenario_fingerprint"), jstr(in[0], "mode"));
             goto fail;
         }
-        cJSON *r;
-        cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(in[i], "results"))
-        {
-            if (nall == cap) {
-                cap = cap ? cap * 2 : 256;
-                cJSON **t = realloc(all, cap * sizeof(*t));
-                if (!t)
-                    goto fail;
-                all = t;
-            }
-            all[nall++] = r;
-        }
     }
+    /* The declared seeds: the union of the ranges. */
+    qsort(mi.d, mi.nd, sizeof(*mi.d), cmp_decl);
+    uint64_t declared;
+    size_t nd = union_ranges(mi.d, mi.nd, &declared);
     if ((status = prepare_out(out)) != 0)
         goto fail;
     status = 2;
-    qsort(all, nall, sizeof(*all), by_seed);
+    qsort(mi.r, mi.nr, sizeof(*mi.r), by_seed);
+    if (!(have = malloc((mi.nr + 1) * sizeof(*have))))
+        goto fail;
     m = cJSON_CreateObject();
-    cJSON_AddStringToObject(m, "scenario", jstr(in[0], "scenario"));
+    cJSON_AddStringToObject(m, "scenario",
+                            jstr(in[0], "scenario") ? jstr(in[0], "scenario") : "");
     cJSON_AddStringToObject(m, "scenario_name",
                             jstr(in[0], "scenario_name") ? jstr(in[0], "scenario_name") : "");
     cJSON_AddStringToObject(m, "scenario_fingerprint", jstr(in[0], "scenario_fingerprint"));
     cJSON_AddStringToObject(m, "mode", jstr(in[0], "mode"));
-    double from = 0, to = 0, wall = 0, rate = 0;
-    int complete = 1;
+    double wall = 0, rate = 0;
     cJSON *shards = cJSON_CreateArray(), *merged = cJSON_CreateArray();
     for (int i = 0; i < ndirs; i++) {
-        const cJSON *seeds = cJSON_GetObjectItemCaseSensitive(in[i], "seeds");
-        double f = jnum(seeds, "from", 0), t = jnum(seeds, "to", 0);
-        from = i == 0 || f < from ? f : from;
-        to = i == 0 || t > to ? t : to;
         wall = jnum(in[i], "wall_s", 0) > wall ? jnum(in[i], "wall_s", 0) : wall;
         rate += jnum(in[i], "seeds_per_minute", 0); /* shards run side by side */
-        complete &= cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(in[i], "complete"));
         const cJSON *sh = cJSON_GetObjectItemCaseSensitive(in[i], "shard");
         cJSON_AddItemToArray(shards, cJSON_IsObject(sh) ? cJSON_Duplicate(sh, 1)
                                                         : cJSON_CreateNull());
         cJSON_AddItemToArray(merged, cJSON_CreateString(dirs[i]));
     }
     cJSON *seeds = cJSON_AddObjectToObject(m, "seeds");
-    cJSON_AddNumberToObject(seeds, "from", from);
-    cJSON_AddNumberToObject(seeds, "to", to);
+    cJSON_AddNumberToObject(seeds, "from", (double)mi.d[0].from);
+    uint64_t to = 0;
+    for (size_t k = 0; k < nd; k++)
+        to = mi.d[k].to > to ? mi.d[k].to : to;
+    cJSON_AddNumberToObject(seeds, "to", (double)to);
+    cJSON *decls = cJSON_AddArrayToObject(m, "declared");
+    for (size_t k = 0; k < nd; k++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "from", (double)mi.d[k].from);
+        cJSON_AddNumberToObject(o, "to", (double)mi.d[k].to);
+        cJSON_AddItemToArray(decls, o);
+    }
     cJSON_AddItemToObject(m, "shards", shards);
     cJSON_AddItemToObject(m, "merged_from", merged);
-    cJSON_AddBoolToObject(m, "complete", complete);
     /* One result per seed: the first one given; seeds run twice are noted. */
     cJSON *results = cJSON_CreateArray(), *bad = cJSON_CreateArray();
     cJSON *overlap = cJSON_CreateArray();
     size_t runs = 0, violations = 0;
-    for (size_t i = 0; i < nall; i++) {
-        double seed = jnum(all[i], "seed", -1);
-        if (i > 0 && seed == jnum(all[i - 1], "seed", -2)) {
+    for (size_t i = 0; i < mi.nr; i++) {
+        uint64_t seed = mi.r[i].seed;
+        if (i > 0 && seed == mi.r[i - 1].seed) {
             int n = cJSON_GetArraySize(overlap);
-            if (!n || cJSON_GetArrayItem(overlap, n - 1)->valuedouble != seed)
-                cJSON_AddItemToArray(overlap, cJSON_CreateNumber(seed));
+            if (!n || (uint64_t)cJSON_GetArrayItem(overlap, n - 1)->valuedouble != seed)
+                cJSON_AddItemToArray(overlap, cJSON_CreateNumber((double)seed));
             continue;
         }
-        runs++;
-        const char *v = jstr(all[i], "verdict");
-        if (!v || strcmp(v, "ok")) {
+        have[runs++] = seed;
+        if (strcmp(jstr(mi.r[i].r, "verdict"), "ok")) {
             violations++;
-            cJSON_AddItemToArray(bad, cJSON_CreateNumber(seed));
+            cJSON_AddItemToArray(bad, cJSON_CreateNumber((double)seed));
         }
-        cJSON_AddItemToArray(results, cJSON_Duplicate(all[i], 1));
+        cJSON_AddItemToArray(results, cJSON_Duplicate(mi.r[i].r, 1));
     }
+    /* Every result is of a declared seed: the rest have none. */
+    uint64_t missing = declared - runs;
+    cJSON *first = cJSON_CreateArray();
+    char firstbuf[FIRST_MISSING * 24] = "";
+    size_t fo = 0;
+    size_t h = 0; /* have[h] is the first result at or above x */
+    for (size_t k = 0, n = 0; k < nd && n < missing && n < FIRST_MISSING; k++) {
+        for (uint64_t x = mi.d[k].from; n < FIRST_MISSING; x++) {
+            while (h < runs && have[h] < x)
+                h++;
+            if (h == runs || have[h] != x) {
+                cJSON_AddItemToArray(first, cJSON_CreateNumber((double)x));
+                fo += (size_t)snprintf(firstbuf + fo, sizeof(firstbuf) - fo, "%s%llu",
+                                       n ? ", " : "", (unsigned long long)x);
+                n++;
+            }
+            if (x == mi.d[k].to)
+                break;
+        }
+    }
+    cJSON_AddBoolToObject(m, "complete", missing == 0);
+    cJSON_AddNumberToObject(m, "seeds_declared", (double)declared);
+    cJSON_AddNumberToObject(m, "seeds_missing", (double)missing);
+    cJSON_AddItemToObject(m, "first_missing_seeds", first);
     cJSON_AddNumberToObject(m, "runs", (double)runs);
     cJSON_AddNumberToObject(m, "passed", (double)(runs - violations));
     cJSON_AddNumberToObject(m, "violations", (double)violations);
@@ -729,12 +986,20 @@ static int merge(char **dirs, int ndirs, const char *out)
             cJSON_GetArraySize(overlap) ? ", some seeds ran more than once (overlapping_seeds)"
                                         : "",
             path);
-    status = violations ? 1 : 0;
+    if (missing)
+        fprintf(stderr,
+                "chandy swarm: incomplete: %llu of the %llu seeds declared have no result "
+                "(first: %s%s)\n",
+                (unsigned long long)missing, (unsigned long long)declared, firstbuf,
+                missing > FIRST_MISSING ? ", ..." : "");
+    status = violations || missing ? 1 : 0;
 fail:
     cJSON_Delete(m);
     for (int i = 0; i < ndirs; i++)
         cJSON_Delete(in[i]);
     free(in);
-    free(all);
+    free(mi.d);
+    free(mi.r);
+    free(have);
     return status;
 }

@@ -20,7 +20,11 @@
  *
  * --shard I/N runs only the seeds with seed % N == I, so that a scheduler
  * (GNU parallel, Slurm job arrays, Kubernetes indexed jobs) can spread one
- * range over machines; --merge combines their swarm.json files.
+ * range over machines; --merge combines their swarm.json files, counting
+ * the results themselves: complete only when every seed of the declared
+ * ranges has one (exit 1 otherwise, saying how many have none); a seed
+ * that is not an integer from 0 to 2^53 - 1, or a result its file did not
+ * run, is refused (exit 2) naming the file and the JSON path.
  */
 #ifndef CK_SWARM_H
 #define CK_SWARM_H
@@ -28,8 +32,9 @@
 /*
  * Runs `chandy swarm` with its arguments (after the word "swarm"); argv0 is
  * how the user called chandy, for the replay commands. Returns the exit
- * status: 0 (every seed passed), 1 (a seed failed), 2 (bad options or
- * scenario, or the output directory cannot be used).
+ * status: 0 (every seed passed), 1 (a seed failed; merging: or a seed of
+ * the declared ranges has no result), 2 (bad options, scenario or
+ * swarm.json, or the output directory cannot be used).
  */
 int ck_swarm_main(int argc, char **argv, const char *argv0);
 

@@ -419,6 +419,125 @@ static void test_savepoint_inside_out(void **state)
     assert_true(exists("w/output/00040000.out"));
 }
 
+/* A run directory or a directory of savepoints stands for the savepoint
+ * it holds (-s, execution.state-recovery.path, chandy savepoint): the last
+ * one the run's run.json lists as completed, wherever the run directory
+ * now is; the highest id of a directory of savepoints, unless two jobs'
+ * share it. Nothing else is guessed: a run without a savepoint, or an
+ * ambiguous directory, is refused in one line. */
+static void test_savepoint_by_run_directory(void **state)
+{
+    (void)state;
+    const char *sp = stop_savepoint();
+    const char *name = strrchr(sp, '/') + 1;
+    char args[1400], cmd[1400];
+    /* The run directory, moved elsewhere. */
+    snprintf(cmd, sizeof(cmd), "cp -r %s/stop %s/moved", tmp, tmp);
+    assert_int_equal(system(cmd), 0);
+    snprintf(args, sizeof(args), "savepoint %s/moved", tmp);
+    assert_int_equal(run_sh(NULL, "", "by-run", args), 0);
+    char want[700];
+    snprintf(want, sizeof(want), "%s/moved/store/savepoints/%s\n", tmp, name);
+    char path[300];
+    snprintf(path, sizeof(path), "%s/by-run.out", tmp);
+    char *out = slurp(path);
+    assert_non_null(out);
+    assert_int_equal(strncmp(out, want, strlen(want)), 0);
+    free(out);
+    snprintf(args, sizeof(args), "run scenarios/savepoint-restore.json --quiet -s %s/moved --out "
+                                 "%s/from-run", tmp, tmp);
+    assert_int_equal(run_sh(NULL, "", "from-run", args), 0);
+    cJSON *run = load_run("from-run");
+    want[strlen(want) - 1] = 0;
+    assert_string_equal(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(run, "job"), "started_from")->valuestring, want);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(run, "correctness"), "ok")));
+    cJSON_Delete(run);
+    /* Into the run directory it names: refused, as the savepoint's own path is. */
+    snprintf(args, sizeof(args), "run scenarios/savepoint-restore.json --quiet -s %s/moved --out "
+                                 "%s/moved", tmp, tmp);
+    assert_int_equal(run_sh(NULL, "", "into-run", args), 2);
+    err_says("into-run", "the savepoint lies in what a run into", NULL);
+
+    /* A directory of savepoints: the highest id. */
+    mkdir_in("sps");
+    snprintf(cmd, sizeof(cmd), "cp -r %s %s/sps/ && cp -r %s %s/sps/savepoint-bdd732-3 && "
+                               "mkdir %s/sps/savepoint-bdd732-9 && mkdir %s/sps/other",
+             sp, tmp, sp, tmp, tmp, tmp);
+    assert_int_equal(system(cmd), 0);
+    snprintf(args, sizeof(args), "savepoint %s/sps", tmp);
+    assert_int_equal(run_sh(NULL, "", "by-dir", args), 0);
+    snprintf(path, sizeof(path), "%s/by-dir.out", tmp);
+    out = slurp(path);
+    snprintf(want, sizeof(want), "%s/sps/%s\n", tmp, name);
+    assert_int_equal(strncmp(out, want, strlen(want)), 0); /* -9 has no _metadata */
+    free(out);
+    /* Two jobs' savepoints of the same id: which one? */
+    char twin[200];
+    snprintf(twin, sizeof(twin), "%s", name);
+    memcpy(strchr(twin, '-') + 1, "000000", 6);
+    snprintf(cmd, sizeof(cmd), "cp -r %s %s/sps/%s", sp, tmp, twin);
+    assert_int_equal(system(cmd), 0);
+    snprintf(args, sizeof(args), "run scenarios/savepoint-restore.json --quiet -s %s/sps --out "
+                                 "%s/tie", tmp, tmp);
+    assert_int_equal(run_sh(NULL, "", "tie", args), 2);
+    err_says("tie", twin, "of two jobs: give the path of the one to start from");
+
+    /* A run that took no savepoint. */
+    snprintf(args, sizeof(args), "run tests/scenarios/small.json --quiet --out %s/nosp", tmp);
+    assert_int_equal(run_sh(NULL, "", "nosp", args), 0);
+    snprintf(args, sizeof(args), "run tests/scenarios/small.json --quiet -s %s/nosp --out "
+                                 "%s/nosp2", tmp, tmp);
+    assert_int_equal(run_sh(NULL, "", "nosp2", args), 2);
+    err_says("nosp2", "nosp/run.json: savepoints: none completed", "a savepoint");
+    /* Its savepoint deleted: named, not guessed. */
+    snprintf(cmd, sizeof(cmd), "rm -r %s/moved/store/savepoints/%s", tmp, name);
+    assert_int_equal(system(cmd), 0);
+    snprintf(args, sizeof(args), "savepoint %s/moved", tmp);
+    assert_int_equal(run_sh(NULL, "", "gone", args), 1);
+    err_says("gone", name, "the savepoint the run's run.json names is gone");
+}
+
+/* The small scenario with its expect block replaced (JSON text). */
+static const char *small_expecting(const char *file, const char *expect)
+{
+    char *text = slurp(CHANDY_SOURCE_DIR "/tests/scenarios/small.json");
+    assert_non_null(text);
+    const char *at = strstr(text, "\"expect\": {");
+    assert_non_null(at);
+    const char *end = strchr(at, '}');
+    char *out = malloc(strlen(text) + strlen(expect) + 32);
+    sprintf(out, "%.*s\"expect\": %s%s", (int)(at - text), text, expect, end + 1);
+    const char *path = put_file(file, out);
+    free(out);
+    free(text);
+    assert_non_null(path);
+    return path;
+}
+
+/* 12. An expect path absent from the finished run's run.json is a failed
+ * assertion (exit 1, naming what is absent), not a bad scenario; a path
+ * that cannot name anything is refused before the run (exit 2). */
+static void test_expect_absent_and_malformed_paths(void **state)
+{
+    (void)state;
+    const char *sc = small_expecting("absent.json", "{\"job.state\": \"FINISHED\", "
+                                                    "\"checkpoints[999].id\": 1}");
+    char args[800];
+    snprintf(args, sizeof(args), "run %s --quiet --out %s/absent", sc, tmp);
+    assert_int_equal(run_sh(NULL, "", "absent", args), 1);
+    err_says("absent",
+             "expect failed: checkpoints[999].id is absent from run.json (checkpoints has ",
+             " entries)");
+    assert_true(exists("absent/run.json")); /* the run itself went through */
+
+    sc = small_expecting("malformed.json", "{\"job.state\": \"FINISHED\", \"records_out..x\": 1}");
+    snprintf(args, sizeof(args), "run %s --quiet --out %s/malformed", sc, tmp);
+    assert_int_equal(run_sh(NULL, "", "malformed", args), 2);
+    err_says("malformed", "malformed.json: expect.records_out..x: not a run.json path", NULL);
+    assert_false(exists("malformed")); /* refused before anything ran */
+}
+
 /* 7. An empty savepoint path is refused, however it is given (and an empty scenario path). */
 static void test_empty_savepoint_path(void **state)
 {
@@ -526,6 +645,8 @@ int main(void)
         cmocka_unit_test(test_savepoint_special_files),
         cmocka_unit_test(test_savepoint_of_another_job),
         cmocka_unit_test(test_savepoint_inside_out),
+        cmocka_unit_test(test_savepoint_by_run_directory),
+        cmocka_unit_test(test_expect_absent_and_malformed_paths),
         cmocka_unit_test(test_empty_savepoint_path),
         cmocka_unit_test(test_long_paths),
         cmocka_unit_test(test_errno_is_reported),

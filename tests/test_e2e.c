@@ -17,6 +17,7 @@
 #include <string.h>
 #include <dirent.h>
 #include <glob.h>
+#include <regex.h>
 #include <sys/wait.h>
 
 #include <cmocka.h>
@@ -381,6 +382,102 @@ static void test_fault_scenarios(void **state)
                     num(cJSON_GetArrayItem(cr, i), "bytes", NULL));
     cJSON_Delete(heap);
     cJSON_Delete(rocks);
+}
+
+/*
+ * The README's savepoint walkthrough, its commands run as written from a
+ * directory laid out as the repository's root (build/ and scenarios/ are
+ * links): the restore takes the savepoint the stopped run names, without
+ * its id written anywhere, and is exactly once together with the stopped
+ * run's output; `chandy savepoint` shows that savepoint. No savepoint id
+ * is written in the README, the docs, the scenarios or the suites.
+ */
+static void test_readme_savepoint_walkthrough(void **state)
+{
+    (void)state;
+    char root[300], cmd[2400];
+    snprintf(root, sizeof(root), "%s/readme", tmp);
+    const char *bin_end = strrchr(CHANDY_BIN, '/');
+    assert_non_null(bin_end);
+    snprintf(cmd, sizeof(cmd), "mkdir %s && ln -s '%.*s' %s/build && ln -s '%s/scenarios' %s/",
+             root, (int)(bin_end - CHANDY_BIN), CHANDY_BIN, root, CHANDY_SOURCE_DIR, root);
+    assert_int_equal(system(cmd), 0);
+    char *readme = slurp(CHANDY_SOURCE_DIR "/README.md");
+    assert_non_null(readme);
+    int ran = 0, inspect = -1;
+    for (char *line = readme; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1
+                                                                       : NULL) {
+        char l[600];
+        size_t n = strcspn(line, "\n");
+        if (n >= sizeof(l) || strncmp(line, "build/chandy ", 13))
+            continue;
+        snprintf(l, sizeof(l), "%.*s", (int)n, line);
+        if (!strstr(l, "savepoint"))
+            continue;
+        char *hash = strstr(l, " #"); /* a comment */
+        if (hash)
+            *hash = 0;
+        assert_null(strchr(l, '\''));
+        snprintf(cmd, sizeof(cmd), "cd %s && sh -c '%s' > %s/readme-%d.out 2> %s/readme-%d.err",
+                 root, l, tmp, ran, tmp, ran);
+        int st = system(cmd);
+        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+            char tag[32];
+            snprintf(tag, sizeof(tag), "readme-%d", ran);
+            fprintf(stderr, "README command failed: %s\n", l);
+            chandy_show_err(tag, WIFEXITED(st) ? WEXITSTATUS(st) : 128, 0);
+        }
+        assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+        if (!strncmp(l, "build/chandy savepoint ", 23))
+            inspect = ran;
+        ran++;
+    }
+    free(readme);
+    assert_true(ran >= 2 && inspect >= 0);
+    cJSON *stop = load_run("readme/out/savepoint-stop");
+    cJSON *restore = load_run("readme/out/savepoint-restore");
+    const cJSON *sp = cJSON_GetObjectItem(cJSON_GetObjectItem(stop, "job"), "stopped_with_savepoint");
+    const cJSON *from = cJSON_GetObjectItem(cJSON_GetObjectItem(restore, "job"), "started_from");
+    assert_true(cJSON_IsString(sp) && cJSON_IsString(from));
+    assert_non_null(strstr(sp->valuestring, "/store/savepoints/savepoint-"));
+    assert_string_equal(from->valuestring, sp->valuestring);
+    const cJSON *c = cJSON_GetObjectItem(restore, "correctness");
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(c, "ok")));
+    assert_false(cJSON_IsTrue(cJSON_GetObjectItem(c, "partial")));
+    assert_true(num(c, "lost", NULL) == 0 && num(c, "duplicated", NULL) == 0);
+    assert_true(cJSON_IsString(cJSON_GetObjectItem(c, "includes_output_of")));
+    char path[400];
+    snprintf(path, sizeof(path), "%s/readme-%d.out", tmp, inspect);
+    char *shown = slurp(path);
+    assert_non_null(shown);
+    assert_int_equal(strncmp(shown, sp->valuestring, strlen(sp->valuestring)), 0);
+    assert_int_equal(shown[strlen(sp->valuestring)], '\n');
+    free(shown);
+    cJSON_Delete(stop);
+    cJSON_Delete(restore);
+
+    /* No savepoint-<job>-<id> written out where a user reads or runs it. */
+    regex_t re;
+    assert_int_equal(regcomp(&re, "savepoint-[0-9a-f]{6}-[0-9]", REG_EXTENDED | REG_NOSUB), 0);
+    static const char *const where[] = {"README.md", "docs/*.md", "scenarios/*.json",
+                                        "suites/*.json"};
+    int files = 0;
+    for (size_t w = 0; w < sizeof(where) / sizeof(where[0]); w++) {
+        glob_t g;
+        snprintf(path, sizeof(path), "%s/%s", CHANDY_SOURCE_DIR, where[w]);
+        assert_int_equal(glob(path, 0, NULL, &g), 0);
+        for (size_t i = 0; i < g.gl_pathc; i++, files++) {
+            char *text = slurp(g.gl_pathv[i]);
+            assert_non_null(text);
+            if (regexec(&re, text, 0, NULL, 0) == 0)
+                fprintf(stderr, "%s names a savepoint by its id\n", g.gl_pathv[i]);
+            assert_int_not_equal(regexec(&re, text, 0, NULL, 0), 0);
+            free(text);
+        }
+        globfree(&g);
+    }
+    regfree(&re);
+    assert_true(files > 10);
 }
 
 /* The directory of the run's one retained checkpoint, into path. */
@@ -1886,6 +1983,7 @@ int main(void)
         cmocka_unit_test(test_checkpoints_sockets),
         cmocka_unit_test(test_store_link_over_sockets),
         cmocka_unit_test(test_fault_scenarios),
+        cmocka_unit_test(test_readme_savepoint_walkthrough),
         cmocka_unit_test(test_across_concurrent),
         cmocka_unit_test(test_no_checkpoint_during_restore),
         cmocka_unit_test(test_failed_job_cleans_up),

@@ -268,11 +268,82 @@ static void test_expect_eval(void **state)
     assert_int_equal(ck_expect_eval(ex, run, report, sizeof(report)), 2);
     assert_non_null(strstr(report, "expect failed: a.b[0] = 1, wanted > 1"));
     cJSON_Delete(ex);
-    ex = cJSON_Parse("{\"a.c\": 1}");
-    assert_int_equal(ck_expect_eval(ex, run, report, sizeof(report)), CK_EINVAL);
-    assert_non_null(strstr(report, "a.c: no such value"));
+    cJSON_Delete(run);
+}
+
+/*
+ * A path absent from a finished run's run.json is a failed assertion (the
+ * run exits 1), saying which part is missing; a path that cannot name
+ * anything is refused with the scenario, before the run (exit 2).
+ */
+static void test_expect_paths(void **state)
+{
+    (void)state;
+    cJSON *run = cJSON_Parse("{\"a\": {\"b\": [1, 2, 3]}, \"ok\": true, "
+                             "\"config\": {\"x.y\": 5}}");
+    static const struct {
+        const char *expect;
+        int failures;
+        const char *says;
+    } absent[] = {
+        {"{\"a.c\": 1}", 1, "expect failed: a.c is absent from run.json (a has no \"c\")"},
+        {"{\"nope\": {\">\": 1, \"<\": 9}}", 2, "nope is absent from run.json (run.json has no "
+                                             "\"nope\")"},
+        {"{\"a.b[3]\": 1}", 1, "a.b[3] is absent from run.json (a.b has 3 entries)"},
+        {"{\"a.b[-4]\": 1}", 1, "a.b[-4] is absent from run.json (a.b has 3 entries)"},
+        {"{\"ok.x\": 1}", 1, "ok.x is absent from run.json (ok is true, not an object)"},
+        {"{\"a[0]\": 1}", 1, "a[0] is absent from run.json (a is an object, not an array)"},
+        {"{\"config.x.y\": 5}", 1, "(config has no \"x\")"},
+    };
+    char report[512];
+    for (size_t i = 0; i < sizeof(absent) / sizeof(absent[0]); i++) {
+        cJSON *ex = cJSON_Parse(absent[i].expect);
+        const char *at;
+        char why[300];
+        assert_int_equal(ck_expect_check(ex, &at, why, sizeof(why)), 0);
+        assert_int_equal(ck_expect_eval(ex, run, report, sizeof(report)), absent[i].failures);
+        if (!strstr(report, absent[i].says))
+            fprintf(stderr, "report: %s\nwanted: %s\n", report, absent[i].says);
+        assert_non_null(strstr(report, absent[i].says));
+        cJSON_Delete(ex);
+    }
+    /* A key with dots, in quotes; an absent one beside a failing one. */
+    cJSON *ex = cJSON_Parse("{\"config[\\\"x.y\\\"]\": 5, \"a.b[-1]\": 3, \"a.z\": 1, "
+                            "\"ok\": false}");
+    assert_int_equal(ck_expect_eval(ex, run, report, sizeof(report)), 2);
+    assert_non_null(strstr(report, "expect failed: a.z is absent"));
+    assert_non_null(strstr(report, "\nexpect failed: ok = true, wanted false"));
     cJSON_Delete(ex);
     cJSON_Delete(run);
+
+    /* Paths that cannot name anything: refused when the scenario loads. */
+    static const char *const malformed[] = {
+        "a..b", ".a", "a.", "a[", "a[]", "a[x]", "a[-]", "a[1", "a[1]b", "a]", "a b",
+        "a[1234567890]", "[\\\"\\\"]", "a[\\\"b]", "a\\tb",
+    };
+    for (size_t i = 0; i < sizeof(malformed) / sizeof(malformed[0]); i++) {
+        char err[1200];
+        char expect[200];
+        snprintf(expect, sizeof(expect), "\"expect\": {\"%s\": 1}", malformed[i]);
+        assert_int_equal(try("\"expect\": {\"correctness.ok\": true}", expect, err, sizeof(err)),
+                         CK_EINVAL);
+        if (!strstr(err, "dir/t.json: expect.") || !strstr(err, ": not a run.json path: "))
+            fprintf(stderr, "%s: %s\n", malformed[i], err);
+        assert_non_null(strstr(err, "dir/t.json: expect."));
+        assert_non_null(strstr(err, ": not a run.json path: "));
+        assert_null(strchr(err, '\n'));
+    }
+    /* And good ones load. */
+    static const char *const good[] = {"correctness.ok", "checkpoints[-1].bytes",
+                                       "config[\\\"execution.buffer-timeout\\\"]",
+                                       "timeseries[0].latency_p99_ms", "a[0][1]"};
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+        char err[1200];
+        char expect[200];
+        snprintf(expect, sizeof(expect), "\"expect\": {\"%s\": 1}", good[i]);
+        assert_int_equal(try("\"expect\": {\"correctness.ok\": true}", expect, err, sizeof(err)),
+                         0);
+    }
 }
 
 int main(void)
@@ -283,6 +354,7 @@ int main(void)
         cmocka_unit_test(test_events),
         cmocka_unit_test(test_unreadable_file),
         cmocka_unit_test(test_expect_eval),
+        cmocka_unit_test(test_expect_paths),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,8 +7,9 @@
  * backend refuses triggered events. A CI-sized swarm over a fixed seed
  * range passes and reports every seed; a seed's replay command and its
  * scenario file reproduce its run.json; --shard partitions the seeds and
- * --merge puts the shards back together, refusing another scenario's; a
- * seed still running after --timeout is killed and counted.
+ * --merge puts the shards back together, refusing another scenario's and
+ * counting the results rather than the shards' totals; a seed still
+ * running after --timeout is killed and counted.
  */
 #include <dirent.h>
 #include <math.h>
@@ -476,6 +477,8 @@ static void test_shard_merge_replay(void **state)
         snprintf(rel, sizeof(rel), "%s/swarm.json", tag);
         cJSON *sw = load_json(rel);
         assert_int_equal(at(sw, "runs")->valueint, 3);
+        assert_int_equal(at(sw, "seeds_declared")->valueint, 3);
+        assert_int_equal(at(sw, "seeds_missing")->valueint, 0);
         assert_int_equal(at(at(sw, "shard"), "index")->valueint, i);
         assert_int_equal(at(at(sw, "shard"), "count")->valueint, 2);
         const cJSON *r;
@@ -489,18 +492,24 @@ static void test_shard_merge_replay(void **state)
     assert_chandy("merge", args, 0);
     cJSON *m = load_json("merged/swarm.json");
     assert_int_equal(at(m, "runs")->valueint, 6);
+    assert_true(cJSON_IsTrue(at(m, "complete")));
+    assert_int_equal(at(m, "seeds_declared")->valueint, 6);
+    assert_int_equal(at(m, "seeds_missing")->valueint, 0);
     assert_int_equal(at(m, "violations")->valueint, 0);
     assert_int_equal(cJSON_GetArraySize(at(m, "overlapping_seeds")), 0);
     for (int k = 0; k < 6; k++)
         assert_int_equal(at(cJSON_GetArrayItem(at(m, "results"), k), "seed")->valueint, k + 1);
     cJSON_Delete(m);
-    /* The same shard twice: its seeds are noted as overlapping. */
+    /* The same shard twice: its seeds are noted as overlapping, and the
+     * other shard's are missing. */
     snprintf(args, sizeof(args), "swarm --merge %s/shard0 %s/shard0 --out %s/merged2", tmp, tmp,
              tmp);
-    assert_chandy("merge2", args, 0);
+    assert_chandy("merge2", args, 1);
     m = load_json("merged2/swarm.json");
     assert_int_equal(at(m, "runs")->valueint, 3);
     assert_int_equal(cJSON_GetArraySize(at(m, "overlapping_seeds")), 3);
+    assert_int_equal(at(m, "seeds_missing")->valueint, 3);
+    assert_false(cJSON_IsTrue(at(m, "complete")));
     cJSON_Delete(m);
     /* Another scenario's swarm is refused. */
     cJSON *other = load_json("shard1/swarm.json");
@@ -548,6 +557,183 @@ static void test_shard_merge_replay(void **state)
     cJSON_Delete(sw);
 }
 
+/* Writes <tmp>/<dir>/swarm.json as a swarm writes it: `head` its seeds
+ * and shard fields, and a result for each seed in `seeds` (numbers as JSON
+ * has them, separated by spaces), every total claiming it complete. */
+static void fake_swarm(const char *dir, const char *head, const char *seeds)
+{
+    char path[300], text[16384], res[12000] = "", num[64];
+    snprintf(path, sizeof(path), "%s/%s", tmp, dir);
+    mkdir(path, 0755);
+    size_t o = 0;
+    for (const char *p = seeds; sscanf(p, " %63s", num) == 1; p = strstr(p, num) + strlen(num))
+        o += (size_t)snprintf(res + o, sizeof(res) - o,
+                              "%s{\"seed\": %s, \"verdict\": \"ok\", \"why\": \"held\", "
+                              "\"exit_status\": 0, \"schedule\": [], \"replay\": \"r\"}",
+                              o ? ", " : "", num);
+    snprintf(text, sizeof(text),
+             "{\"scenario\": \"s.json\", \"scenario_name\": \"s\", "
+             "\"scenario_fingerprint\": \"00000000000000aa\", \"mode\": \"safety\", %s, "
+             "\"complete\": true, \"runs\": 1000, \"passed\": 1000, \"violations\": 0, "
+             "\"violating_seeds\": [], \"results\": [%s]}",
+             head, res);
+    snprintf(path, sizeof(path), "%s/swarm.json", dir);
+    assert_non_null(put_file(path, text));
+}
+
+/* `chandy swarm --merge` of <tmp>/<dirs> (space-separated) into <tmp>/<tag>:
+ * asserts the exit status, returns stderr (malloc'd). */
+static char *merge_of(const char *tag, const char *dirs, int want)
+{
+    char args[1000] = "swarm --merge", d[64];
+    size_t o = strlen(args);
+    for (const char *p = dirs; sscanf(p, " %63s", d) == 1; p = strstr(p, d) + strlen(d))
+        o += (size_t)snprintf(args + o, sizeof(args) - o, " %s/%s", tmp, d);
+    snprintf(args + o, sizeof(args) - o, " --out %s/%s", tmp, tag);
+    assert_chandy(tag, args, want);
+    char path[300];
+    snprintf(path, sizeof(path), "%s/%s.err", tmp, tag);
+    char *err = slurp(path);
+    assert_non_null(err);
+    return err;
+}
+
+/* The merged swarm.json's count `key`. */
+static double merged_num(const char *tag, const char *key)
+{
+    char rel[128];
+    snprintf(rel, sizeof(rel), "%s/swarm.json", tag);
+    cJSON *m = load_json(rel);
+    double v = at(m, key)->valuedouble;
+    cJSON_Delete(m);
+    return v;
+}
+
+/* A bad file: exit 2 and one line naming the file and the JSON path. */
+static void assert_merge_refused(const char *tag, const char *dirs, const char *file,
+                                 const char *where)
+{
+    char *err = merge_of(tag, dirs, 2);
+    char want[300];
+    snprintf(want, sizeof(want), "%s/%s/swarm.json: %s", tmp, file, where);
+    if (!strstr(err, want))
+        fprintf(stderr, "stderr: %s\nexpected: %s\n", err, want);
+    assert_non_null(strstr(err, want));
+    assert_non_null(strchr(err, '\n'));
+    assert_null(strchr(strchr(err, '\n') + 1, '\n')); /* one line */
+    free(err);
+}
+
+/*
+ * A merge counts the results, not the shards' totals: a shard with a
+ * result deleted, or a range far larger than its results, is incomplete
+ * (exit 1, one line saying how many seeds have no result and the first of
+ * them; swarm.json lists them); a negative, fractional or out-of-range
+ * seed, a result outside what its file declares, or a result without a
+ * verdict is refused with the file and the JSON path.
+ */
+static void test_merge_counts_results(void **state)
+{
+    (void)state;
+    const char *sh0 = "\"seeds\": {\"from\": 1, \"to\": 6}, "
+                      "\"shard\": {\"index\": 0, \"count\": 2}";
+    const char *sh1 = "\"seeds\": {\"from\": 1, \"to\": 6}, "
+                      "\"shard\": {\"index\": 1, \"count\": 2}";
+    fake_swarm("m-s0", sh0, "2 4 6");
+    fake_swarm("m-s1", sh1, "1 3 5");
+    free(merge_of("m-ok", "m-s0 m-s1", 0));
+    assert_true(cJSON_IsTrue(at(load_json("m-ok/swarm.json"), "complete")));
+    assert_int_equal(merged_num("m-ok", "seeds_declared"), 6);
+    assert_int_equal(merged_num("m-ok", "seeds_missing"), 0);
+    assert_int_equal(merged_num("m-ok", "runs"), 6);
+
+    /* One result deleted from a shard that still says it is complete. */
+    fake_swarm("m-s1-cut", sh1, "1 5");
+    char *err = merge_of("m-cut", "m-s0 m-s1-cut", 1);
+    assert_non_null(strstr(err, "incomplete: 1 of the 6 seeds declared have no result (first: 3)"));
+    free(err);
+    cJSON *m = load_json("m-cut/swarm.json");
+    assert_false(cJSON_IsTrue(at(m, "complete")));
+    assert_int_equal(at(m, "runs")->valueint, 5);
+    assert_int_equal(at(m, "seeds_missing")->valueint, 1);
+    assert_int_equal(cJSON_GetArraySize(at(m, "first_missing_seeds")), 1);
+    assert_int_equal(cJSON_GetArrayItem(at(m, "first_missing_seeds"), 0)->valueint, 3);
+    cJSON_Delete(m);
+    /* A shard left out: the range's other seeds have no result. */
+    err = merge_of("m-half", "m-s0", 1);
+    assert_non_null(strstr(err, "incomplete: 3 of the 6 seeds declared have no result "
+                                "(first: 1, 3, 5)"));
+    free(err);
+    /* Merged files merge again: what they declared goes with them. */
+    free(merge_of("m-again", "m-cut m-s1", 0));
+    assert_int_equal(merged_num("m-again", "seeds_missing"), 0);
+    assert_int_equal(merged_num("m-again", "runs"), 6);
+
+    /* The largest range with three results (2^53 - 1 is the largest seed). */
+    fake_swarm("m-huge", "\"seeds\": {\"from\": 0, \"to\": 9007199254740991}, \"shard\": null",
+               "0 1 2");
+    err = merge_of("m-huge-out", "m-huge", 1);
+    assert_non_null(strstr(err, "incomplete: 9007199254740989 of the 9007199254740992 seeds "
+                                "declared have no result (first: 3, 4, 5, 6, 7, 8, 9, 10, 11, "
+                                "12, ...)"));
+    free(err);
+    assert_false(cJSON_IsTrue(at(load_json("m-huge-out/swarm.json"), "complete")));
+    /* Shards of different counts that together cover 1..12 (evens, and
+     * residues 0, 1 and 2 of 3), a seed lost that only one of them ran. */
+    fake_swarm("m-c2", "\"seeds\": {\"from\": 1, \"to\": 12}, \"shard\": {\"index\": 0, "
+                       "\"count\": 2}", "2 4 6 8 10 12");
+    fake_swarm("m-c31", "\"seeds\": {\"from\": 1, \"to\": 12}, \"shard\": {\"index\": 1, "
+                        "\"count\": 3}", "1 4 7 10");
+    fake_swarm("m-c32", "\"seeds\": {\"from\": 1, \"to\": 12}, \"shard\": {\"index\": 2, "
+                        "\"count\": 3}", "2 5 8 11");
+    fake_swarm("m-c30", "\"seeds\": {\"from\": 1, \"to\": 12}, \"shard\": {\"index\": 0, "
+                        "\"count\": 3}", "3 6 12");
+    err = merge_of("m-mixed", "m-c2 m-c31 m-c32 m-c30", 1);
+    assert_non_null(strstr(err, "incomplete: 1 of the 12 seeds declared have no result "
+                                "(first: 9)"));
+    free(err);
+
+    /* Bad files: refused before anything is written. */
+    fake_swarm("m-neg", sh1, "1 -3 5");
+    assert_merge_refused("m-r1", "m-s0 m-neg", "m-neg",
+                         "results[1].seed: expected an integer from 0 to 9007199254740991, "
+                         "got -3");
+    fake_swarm("m-frac", sh1, "1 3.5 5");
+    assert_merge_refused("m-r2", "m-s0 m-frac", "m-frac", "results[1].seed: expected an integer");
+    fake_swarm("m-2e62", "\"seeds\": {\"from\": 0, \"to\": 4611686018427387904}", "0 1 2");
+    assert_merge_refused("m-r3", "m-2e62", "m-2e62",
+                         "seeds.to: expected an integer from 0 to 9007199254740991");
+    fake_swarm("m-negfrom", "\"seeds\": {\"from\": -5, \"to\": 6}", "1");
+    assert_merge_refused("m-r4", "m-negfrom", "m-negfrom", "seeds.from: expected an integer");
+    fake_swarm("m-outside", sh1, "1 3 4");
+    assert_merge_refused("m-r5", "m-s0 m-outside", "m-outside",
+                         "results[2].seed: expected a seed this file declares (seeds 1..6, "
+                         "shard 1/2), got 4");
+    fake_swarm("m-badshard", "\"seeds\": {\"from\": 1, \"to\": 6}, \"shard\": {\"index\": 2, "
+                             "\"count\": 2}", "1");
+    assert_merge_refused("m-r6", "m-badshard", "m-badshard",
+                         "shard.index: expected an integer from 0 to 1");
+    fake_swarm("m-back", "\"seeds\": {\"from\": 6, \"to\": 1}", "1");
+    assert_merge_refused("m-r7", "m-back", "m-back", "seeds.to: expected at least `from` (6)");
+    char path[300];
+    snprintf(path, sizeof(path), "%s/m-noverdict", tmp);
+    mkdir(path, 0755);
+    put_file("m-noverdict/swarm.json",
+             "{\"scenario_fingerprint\": \"00000000000000aa\", \"mode\": \"safety\", "
+             "\"seeds\": {\"from\": 1, \"to\": 1}, \"results\": [{\"seed\": 1}]}");
+    assert_merge_refused("m-r8", "m-noverdict", "m-noverdict",
+                         "results[0].verdict: missing (required)");
+    /* Nothing was written for a refused merge. */
+    snprintf(path, sizeof(path), "%s/m-r1/swarm.json", tmp);
+    assert_null(slurp(path));
+
+    /* --seeds takes no negative seed, and none past 2^53 - 1. */
+    assert_chandy("m-seeds1", "swarm " SCENARIO " --seeds -1..3 --out x", 2);
+    assert_chandy("m-seeds2", "swarm " SCENARIO " --seeds 3..-1 --out x", 2);
+    assert_chandy("m-seeds3", "swarm " SCENARIO " --seeds -2 --out x", 2);
+    assert_chandy("m-seeds4", "swarm " SCENARIO " --seeds 1..9007199254740992 --out x", 2);
+}
+
 /* A seed still running after --timeout is killed and is a violation. */
 static void test_timeout_kills_a_seed(void **state)
 {
@@ -591,6 +777,7 @@ int main(void)
         cmocka_unit_test(test_unaligned_crash_sockets),
         cmocka_unit_test(test_shard_merge_replay),
         cmocka_unit_test(test_timeout_kills_a_seed),
+        cmocka_unit_test(test_merge_counts_results),
     };
     return cmocka_run_group_tests(tests, ru_setup, ru_teardown);
 }

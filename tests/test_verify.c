@@ -534,6 +534,361 @@ static void test_reordering_edges(void **state)
     teardown(&f);
 }
 
+/*
+ * Every way the verifier groups a sink's output, each with one record
+ * duplicated, one lost, one unexpected, the three at once, a value one
+ * higher or lower and a key's highest value one lower, under both
+ * guarantees; every count and the verdict are asserted (the table below).
+ * One job holds one sink of each kind:
+ *
+ *   pass      the records as they are (the value is part of the identity)
+ *   counts    a running count per key, in log order (at least once: a
+ *             value may be higher, never lower)
+ *   windows   a 100 ms window count per key (the same)
+ *   medians   a 100 ms window's lower median (list state; the same)
+ *   dists     a distinct in log order: the first record of each (key,
+ *             value) passes (its identity, provenance included, is exact)
+ *   rpass     records behind a rebalance: still exact
+ *   rcounts   a running count behind a rebalance: values depend on arrival
+ *             order; matched without them, and the key's final count must
+ *             be there ("final value only")
+ *   rwindows  a window count behind a rebalance: order does not matter
+ *   rsums     a window summing the rcounts' running values: order-dependent
+ *             values and no final one (matched without values)
+ *   rdists    a distinct behind a rebalance: which record of a (key,
+ *             value) passes depends on order; matched by (key, value)
+ *   copies    behind a broadcast to 3: every record three times
+ *
+ * The right output is written by hand from the input, in an order the
+ * engine could produce but the reference does not: rcounts count each
+ * key's records backwards, rdists pass the last record of each (key,
+ * value) rather than the first.
+ */
+static const char *every_grouping =
+    "{\"name\": \"g\", \"seed\": 11,\n"
+    " \"workload\": {\"duration\": \"1 s\", \"rate\": 3000, \"keys\": 12, \"partitions\": 2},\n"
+    " \"config\": {\"parallelism.default\": 2},\n"
+    " \"job\": {\"operators\": [\n"
+    "   {\"name\": \"src\", \"type\": \"source\"},\n"
+    "   {\"name\": \"pass\", \"type\": \"sink\"},\n"
+    "   {\"name\": \"cnt\", \"type\": \"aggregate\", \"fn\": \"count\", \"input\": \"src\"},\n"
+    "   {\"name\": \"counts\", \"type\": \"sink\"},\n"
+    "   {\"name\": \"win\", \"type\": \"window\", \"size\": \"100 ms\", \"fn\": \"count\",\n"
+    "    \"input\": \"src\"},\n"
+    "   {\"name\": \"windows\", \"type\": \"sink\"},\n"
+    "   {\"name\": \"med\", \"type\": \"window\", \"size\": \"100 ms\", \"fn\": \"median\",\n"
+    "    \"input\": \"src\"},\n"
+    "   {\"name\": \"medians\", \"type\": \"sink\"},\n"
+    "   {\"name\": \"dist\", \"type\": \"distinct\", \"input\": \"src\"},\n"
+    "   {\"name\": \"dists\", \"type\": \"sink\"},\n"
+    "   {\"name\": \"spread\", \"type\": \"map\", \"input\": \"src\", \"partition\": \"rebalance\",\n"
+    "    \"parallelism\": 3},\n"
+    "   {\"name\": \"rpass\", \"type\": \"sink\", \"parallelism\": 3},\n"
+    "   {\"name\": \"rcnt\", \"type\": \"aggregate\", \"fn\": \"count\", \"input\": \"spread\"},\n"
+    "   {\"name\": \"rcounts\", \"type\": \"sink\"},\n"
+    "   {\"name\": \"rwin\", \"type\": \"window\", \"size\": \"100 ms\", \"fn\": \"count\",\n"
+    "    \"input\": \"spread\"},\n"
+    "   {\"name\": \"rwindows\", \"type\": \"sink\"},\n"
+    "   {\"name\": \"rsum\", \"type\": \"window\", \"size\": \"100 ms\", \"fn\": \"sum\",\n"
+    "    \"input\": \"rcnt\"},\n"
+    "   {\"name\": \"rsums\", \"type\": \"sink\"},\n"
+    "   {\"name\": \"rdist\", \"type\": \"distinct\", \"input\": \"spread\"},\n"
+    "   {\"name\": \"rdists\", \"type\": \"sink\"},\n"
+    "   {\"name\": \"copy\", \"type\": \"map\", \"input\": \"src\", \"partition\": \"broadcast\",\n"
+    "    \"parallelism\": 3},\n"
+    "   {\"name\": \"copies\", \"type\": \"sink\", \"parallelism\": 3}]}}\n";
+
+/* The sinks' operator indices in every_grouping. */
+enum {
+    G_PASS = 1, G_COUNTS = 3, G_WINDOWS = 5, G_MEDIANS = 7, G_DISTS = 9, G_RPASS = 11,
+    G_RCOUNTS = 13, G_RWINDOWS = 15, G_RSUMS = 17, G_RDISTS = 19, G_COPIES = 21
+};
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Writes every_grouping's right output into f->out, by hand. */
+static void grouping_output(fixture *f)
+{
+    int64_t keys = f->w.nkeys, total = f->w.total;
+    int64_t nwin = 1000 / WINDOW_MS + 1;
+    int64_t *n = calloc((size_t)keys, sizeof(*n));
+    int64_t *cnt = calloc((size_t)keys, sizeof(*cnt));
+    int64_t *back = calloc((size_t)keys, sizeof(*back));
+    int64_t *win = calloc((size_t)(keys * nwin), sizeof(*win));
+    int64_t *sum = calloc((size_t)(keys * nwin), sizeof(*sum));
+    int64_t *vals = malloc((size_t)total * sizeof(*vals));
+    /* (key, value) -> the first and the last record with it */
+    int64_t *first = malloc((size_t)(keys * 101) * sizeof(*first));
+    int64_t *last = malloc((size_t)(keys * 101) * sizeof(*last));
+    f->out = malloc((size_t)(9 * total + 4 * keys * nwin + 2 * keys * 101) * sizeof(*f->out));
+    assert_true(n && cnt && back && win && sum && vals && first && last && f->out);
+    for (int64_t i = 0; i < keys * 101; i++)
+        first[i] = last[i] = -1;
+    for (int p = 0; p < f->w.spec.partitions; p++)
+        for (int64_t i = 0; i < f->w.parts[p].n; i++)
+            n[f->w.parts[p].key[i]]++;
+    for (int p = 0; p < f->w.spec.partitions; p++) {
+        const ck_wl_part *part = &f->w.parts[p];
+        for (int64_t i = 0; i < part->n; i++) {
+            uint32_t k = part->key[i];
+            int64_t ts = part->ts[i], v = part->value[i];
+            uint64_t pv = prov(p, i);
+            assert_true(ts >= 0 && ts / WINDOW_MS < nwin && v >= 1 && v <= 100);
+            int64_t rc = n[k] - back[k]++; /* n, n-1, ..., 1 */
+            f->out[f->n++] = (orec){G_PASS, k, ts, v, pv};
+            f->out[f->n++] = (orec){G_COUNTS, k, ts, ++cnt[k], pv};
+            f->out[f->n++] = (orec){G_RPASS, k, ts, v, pv};
+            f->out[f->n++] = (orec){G_RCOUNTS, k, ts, rc, pv};
+            for (int c = 0; c < 3; c++)
+                f->out[f->n++] = (orec){G_COPIES, k, ts, v, pv};
+            win[k * nwin + ts / WINDOW_MS]++;
+            sum[k * nwin + ts / WINDOW_MS] += rc;
+            int64_t kv = k * 101 + v;
+            if (first[kv] < 0)
+                first[kv] = (int64_t)p << 40 | i;
+            last[kv] = (int64_t)p << 40 | i;
+        }
+    }
+    for (int64_t kv = 0; kv < keys * 101; kv++) {
+        for (int which = 0; which < 2 && first[kv] >= 0; which++) {
+            int64_t at = which ? last[kv] : first[kv];
+            int p = (int)(at >> 40);
+            int64_t i = at & ((1LL << 40) - 1);
+            f->out[f->n++] = (orec){which ? G_RDISTS : G_DISTS, (uint32_t)(kv / 101),
+                                    f->w.parts[p].ts[i], kv % 101, prov(p, i)};
+        }
+    }
+    for (int64_t k = 0; k < keys; k++) {
+        for (int64_t x = 0; x < nwin; x++) {
+            if (!win[k * nwin + x])
+                continue;
+            int64_t end = (x + 1) * WINDOW_MS - 1, nv = 0;
+            for (int p = 0; p < f->w.spec.partitions; p++)
+                for (int64_t i = 0; i < f->w.parts[p].n; i++)
+                    if (f->w.parts[p].key[i] == k && f->w.parts[p].ts[i] / WINDOW_MS == x)
+                        vals[nv++] = f->w.parts[p].value[i];
+            qsort(vals, (size_t)nv, sizeof(*vals), cmp_i64);
+            uint32_t key = (uint32_t)k;
+            int64_t c = win[k * nwin + x];
+            f->out[f->n++] = (orec){G_WINDOWS, key, end, c, CK_PROV_WINDOW};
+            f->out[f->n++] = (orec){G_MEDIANS, key, end, vals[(nv - 1) / 2], CK_PROV_WINDOW};
+            f->out[f->n++] = (orec){G_RWINDOWS, key, end, c, CK_PROV_WINDOW};
+            f->out[f->n++] = (orec){G_RSUMS, key, end, sum[k * nwin + x], CK_PROV_WINDOW};
+        }
+    }
+    free(n);
+    free(cnt);
+    free(back);
+    free(win);
+    free(sum);
+    free(vals);
+    free(first);
+    free(last);
+}
+
+/* The damage of one check of the table. */
+enum { G_NONE, G_DUP, G_DROP, G_EXTRA, G_ALL3, G_UP, G_DOWN, G_TOP_DOWN, G_NDAMAGE };
+static const char *const g_damage_name[] = {"none", "dup", "drop", "extra",
+                                            "all3", "up",  "down", "top-down"};
+
+/* What a check must find. */
+typedef struct g_expect {
+    int8_t lost, dup, unexp, wrong_totals;
+    int8_t ok; /* -1: the damage does not apply to the kind */
+} g_expect;
+
+/* E(lost, duplicated, unexpected, ok); W: the same with one wrong total;
+ * NA: not applicable. */
+#define E(l, d, u, k) {l, d, u, 0, k}
+#define W(l, d, u, k) {l, d, u, 1, k}
+#define NA {0, 0, 0, 0, -1}
+
+typedef struct g_row {
+    int sink;
+    const char *name;
+    ck_guarantee g;
+    g_expect e[G_NDAMAGE];
+} g_row;
+
+#define EO CK_EXACTLY_ONCE
+#define ALO CK_AT_LEAST_ONCE
+
+/*
+ * The table. Damage to output `at` of the sink (never the first output of
+ * its key, so never an rcounts' final count), and for all3 also to `at2`,
+ * the next output of the key with another identity:
+ *   dup    `at` written twice (the copy in another subtask's stream)
+ *   drop   `at` left out
+ *   extra  a record added that no output had: `at` a thousand seconds later
+ *          and its value 1000 higher
+ *   all3   `at` left out, `at2` written twice and an extra made from `at2`
+ *   up     `at`'s value one higher, down: one lower
+ *   top-down  the value of `top`, the first output of `at`'s key with the
+ *          key's highest value (rcounts: the one with its final count), one
+ *          lower
+ * A value changed on rdists names another (key, value), which the key may
+ * or may not have had: not applicable.
+ */
+static const g_row g_table[] = {
+    /* sink, guarantee: none, then dup, drop, extra, all3 / up, down, top-down */
+    {G_PASS,     "pass",     EO,  {E(0,0,0,1), E(0,1,0,0), E(1,0,0,0), E(0,0,1,0), E(1,1,1,0),
+                                   E(1,0,1,0), E(1,0,1,0), E(1,0,1,0)}},
+    {G_PASS,     "pass",     ALO, {E(0,0,0,1), E(0,1,0,1), E(1,0,0,0), E(0,0,1,0), E(1,1,1,0),
+                                   E(1,0,1,0), E(1,0,1,0), E(1,0,1,0)}},
+    /* At least once, an aggregate or a window may carry more, never less. */
+    {G_COUNTS,   "counts",   EO,  {E(0,0,0,1), E(0,1,0,0), E(1,0,0,0), E(0,0,1,0), E(1,1,1,0),
+                                   E(1,0,1,0), E(1,0,1,0), E(1,0,1,0)}},
+    {G_COUNTS,   "counts",   ALO, {E(0,0,0,1), E(0,1,0,1), E(1,0,0,0), E(0,0,1,0), E(1,1,1,0),
+                                   E(0,0,0,1), E(1,0,1,0), E(1,0,1,0)}},
+    {G_WINDOWS,  "windows",  EO,  {E(0,0,0,1), E(0,1,0,0), E(1,0,0,0), E(0,0,1,0), E(1,1,1,0),
+                                   E(1,0,1,0), E(1,0,1,0), E(1,0,1,0)}},
+    {G_WINDOWS,  "windows",  ALO, {E(0,0,0,1), E(0,1,0,1), E(1,0,0,0), E(0,0,1,0), E(1,1,1,0),
+                                   E(0,0,0,1), E(1,0,1,0), E(1,0,1,0)}},
+    {G_MEDIANS,  "medians",  EO,  {E(0,0,0,1), E(0,1,0,0), E(1,0,0,0), E(0,0,1,0), E(1,1,1,0),
+                                   E(1,0,1,0), E(1,0,1,0), E(1,0,1,0)}},
+    {G_MEDIANS,  "medians",  ALO, {E(0,0,0,1), E(0,1,0,1), E(1,0,0,0), E(0,0,1,0), E(1,1,1,0),
+                                   E(0,0,0,1), E(1,0,1,0), E(1,0,1,0)}},
+    {G_DISTS,    "dists",    EO,  {E(0,0,0,1), E(0,1,0,0), E(1,0,0,0), E(0,0,1,0), E(1,1,1,0),
+                                   E(1,0,1,0), E(1,0,1,0), E(1,0,1,0)}},
+    {G_DISTS,    "dists",    ALO, {E(0,0,0,1), E(0,1,0,1), E(1,0,0,0), E(0,0,1,0), E(1,1,1,0),
+                                   E(1,0,1,0), E(1,0,1,0), E(1,0,1,0)}},
+    {G_RPASS,    "rpass",    EO,  {E(0,0,0,1), E(0,1,0,0), E(1,0,0,0), E(0,0,1,0), E(1,1,1,0),
+                                   E(1,0,1,0), E(1,0,1,0), E(1,0,1,0)}},
+    {G_RPASS,    "rpass",    ALO, {E(0,0,0,1), E(0,1,0,1), E(1,0,0,0), E(0,0,1,0), E(1,1,1,0),
+                                   E(1,0,1,0), E(1,0,1,0), E(1,0,1,0)}},
+    /* Values that depend on arrival order: only the key's final count is
+     * checked, and it is missing when the top value is lowered. */
+    {G_RCOUNTS,  "rcounts",  EO,  {E(0,0,0,1), E(0,1,0,0), E(1,0,0,0), E(0,0,1,0), E(1,1,1,0),
+                                   E(0,0,0,1), E(0,0,0,1), W(0,0,0,0)}},
+    {G_RCOUNTS,  "rcounts",  ALO, {E(0,0,0,1), E(0,1,0,1), E(1,0,0,0), E(0,0,1,0), E(1,1,1,0),
+                                   E(0,0,0,1), E(0,0,0,1), W(0,0,0,0)}},
+    {G_RWINDOWS, "rwindows", EO,  {E(0,0,0,1), E(0,1,0,0), E(1,0,0,0), E(0,0,1,0), E(1,1,1,0),
+                                   E(1,0,1,0), E(1,0,1,0), E(1,0,1,0)}},
+    {G_RWINDOWS, "rwindows", ALO, {E(0,0,0,1), E(0,1,0,1), E(1,0,0,0), E(0,0,1,0), E(1,1,1,0),
+                                   E(0,0,0,1), E(1,0,1,0), E(1,0,1,0)}},
+    /* Windows over order-dependent values: matched without them. */
+    {G_RSUMS,    "rsums",    EO,  {E(0,0,0,1), E(0,1,0,0), E(1,0,0,0), E(0,0,1,0), E(1,1,1,0),
+                                   E(0,0,0,1), E(0,0,0,1), E(0,0,0,1)}},
+    {G_RSUMS,    "rsums",    ALO, {E(0,0,0,1), E(0,1,0,1), E(1,0,0,0), E(0,0,1,0), E(1,1,1,0),
+                                   E(0,0,0,1), E(0,0,0,1), E(0,0,0,1)}},
+    {G_RDISTS,   "rdists",   EO,  {E(0,0,0,1), E(0,1,0,0), E(1,0,0,0), E(0,0,1,0), E(1,1,1,0),
+                                   NA        , NA        , NA}},
+    {G_RDISTS,   "rdists",   ALO, {E(0,0,0,1), E(0,1,0,1), E(1,0,0,0), E(0,0,1,0), E(1,1,1,0),
+                                   NA        , NA        , NA}},
+    {G_COPIES,   "copies",   EO,  {E(0,0,0,1), E(0,1,0,0), E(1,0,0,0), E(0,0,1,0), E(1,1,1,0),
+                                   E(1,0,1,0), E(1,0,1,0), E(1,0,1,0)}},
+    {G_COPIES,   "copies",   ALO, {E(0,0,0,1), E(0,1,0,1), E(1,0,0,0), E(0,0,1,0), E(1,1,1,0),
+                                   E(1,0,1,0), E(1,0,1,0), E(1,0,1,0)}},
+};
+
+static int same_identity(orec a, orec b)
+{
+    return a.sink == b.sink && a.key == b.key && a.ts == b.ts && a.value == b.value &&
+           a.prov == b.prov;
+}
+
+/* Writes f's output with damage d to output at (at2, top), and checks it. */
+static ck_verdict g_check(const fixture *f, int d, int64_t at, int64_t at2, int64_t top,
+                          ck_guarantee g)
+{
+    ck_sinkout o;
+    ck_sinkout_init(&o);
+    for (int64_t i = 0; i < f->n; i++) {
+        orec r = f->out[i];
+        int sub = (int)(i % 2);
+        if (i == at && (d == G_DROP || d == G_ALL3))
+            continue;
+        if (i == at && d == G_UP)
+            r.value++;
+        if ((i == at && d == G_DOWN) || (i == top && d == G_TOP_DOWN))
+            r.value--;
+        put(&o, f, r, sub);
+        if ((i == at && d == G_DUP) || (i == at2 && d == G_ALL3))
+            put(&o, f, r, 1 - sub);
+        if ((i == at && d == G_EXTRA) || (i == at2 && d == G_ALL3)) {
+            r.ts += 1000000;
+            r.value += 1000;
+            put(&o, f, r, sub);
+        }
+    }
+    ck_verdict v;
+    char err[300];
+    assert_int_equal(ck_verify(&f->sc.graph, &f->w, &o, g, 0, &v, err, sizeof(err)), 0);
+    ck_sinkout_free(&o);
+    return v;
+}
+
+static void test_every_grouping(void **state)
+{
+    (void)state;
+    fixture f;
+    char err[1200];
+    memset(&f, 0, sizeof(f));
+    int prc = ck_scenario_parse(&f.sc, "g.json", every_grouping, err, sizeof(err));
+    if (prc)
+        print_error("%s\n", err);
+    assert_int_equal(prc, 0);
+    assert_int_equal(ck_workload_generate(&f.w, &f.sc.workload, f.sc.seed), 0);
+    grouping_output(&f);
+    int failures = 0;
+    for (size_t r = 0; r < sizeof(g_table) / sizeof(g_table[0]); r++) {
+        const g_row *row = &g_table[r];
+        /* `at`: from the middle of the sink's output on, the first output
+         * whose key had an earlier one; `at2`: the key's next output with
+         * another identity. */
+        int64_t at = -1, at2 = -1, outputs = 0, mid;
+        for (int64_t i = 0; i < f.n; i++)
+            outputs += f.out[i].sink == row->sink;
+        mid = outputs / 2;
+        for (int64_t i = 0, seen = 0; i < f.n && at < 0; i++) {
+            if (f.out[i].sink != row->sink || seen++ < mid)
+                continue;
+            for (int64_t j = 0; j < i && at < 0; j++)
+                if (f.out[j].sink == row->sink && f.out[j].key == f.out[i].key &&
+                    !same_identity(f.out[j], f.out[i]))
+                    at = i;
+        }
+        for (int64_t j = at + 1; at >= 0 && j < f.n && at2 < 0; j++)
+            if (f.out[j].sink == row->sink && f.out[j].key == f.out[at].key &&
+                !same_identity(f.out[j], f.out[at]))
+                at2 = j;
+        assert_true(at >= 0 && at2 >= 0);
+        int64_t top = at;
+        for (int64_t j = 0; j < f.n; j++)
+            if (f.out[j].sink == row->sink && f.out[j].key == f.out[at].key &&
+                f.out[j].value > f.out[top].value)
+                top = j;
+        for (int d = G_NONE; d < G_NDAMAGE; d++) {
+            g_expect e = row->e[d];
+            if (e.ok < 0)
+                continue;
+            ck_verdict v = g_check(&f, d, at, at2, top, row->g);
+            /* Every record received is an expected one, a duplicate or unexpected. */
+            if (v.received != v.expected - v.lost + v.duplicated + v.unexpected ||
+                v.lost != (uint64_t)e.lost || v.duplicated != (uint64_t)e.dup ||
+                v.unexpected != (uint64_t)e.unexp ||
+                v.wrong_totals != (uint64_t)e.wrong_totals || v.ok != e.ok) {
+                print_error("%s %s %s: received %llu lost %llu duplicated %llu unexpected "
+                            "%llu wrong totals %llu ok %d; expected %d %d %d %d ok %d\n",
+                            row->name, ck_guarantee_name(row->g), g_damage_name[d],
+                            (unsigned long long)v.received,
+                            (unsigned long long)v.lost, (unsigned long long)v.duplicated,
+                            (unsigned long long)v.unexpected,
+                            (unsigned long long)v.wrong_totals, v.ok, e.lost, e.dup, e.unexp,
+                            e.wrong_totals, e.ok);
+                failures++;
+            }
+            assert_int_equal(v.expected, f.n);
+        }
+    }
+    assert_int_equal(failures, 0);
+    teardown(&f);
+}
+
 static void test_malformed_output(void **state)
 {
     (void)state;
@@ -562,6 +917,7 @@ int main(void)
         cmocka_unit_test(test_counters_do_not_wrap),
         cmocka_unit_test(test_identical_records),
         cmocka_unit_test(test_reordering_edges),
+        cmocka_unit_test(test_every_grouping),
         cmocka_unit_test(test_malformed_output),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
