@@ -504,6 +504,11 @@ uint64_t ck_cc_trigger_savepoint(ck_cc *cc, int stop)
 
 uint64_t ck_cc_trigger_final(ck_cc *cc)
 {
+    /* Part of the job restarts: its subtasks are not running, and a
+     * trigger would reach their cancelled attempts (Flink's plan refuses:
+     * NOT_ALL_REQUIRED_TASKS_RUNNING). The restarted ones end again. */
+    if (cc->restoring)
+        return 0;
     cc->stopped = 1; /* the last one: the job is winding down */
     cc->next_trigger = CK_TIME_NEVER;
     ck_cp_record *r = trigger(cc, ck_now(cc->plat), CK_CP_FLAG_FINAL);
@@ -863,6 +868,14 @@ void ck_cc_task_finished(ck_cc *cc, uint32_t subtask)
     }
 }
 
+/* Aborts every pending checkpoint (not a failure). */
+static void abort_pending(ck_cc *cc, const char *reason)
+{
+    for (size_t i = 0; i < cc->ncps; i++)
+        if (cc->cps[i].status == CK_CP_PENDING)
+            fail_cp(cc, &cc->cps[i], CK_CP_ABORTED, 0, reason);
+}
+
 int ck_cc_needs_final(const ck_cc *cc)
 {
     if (cc->npending > 0)
@@ -881,6 +894,8 @@ int ck_cc_needs_final(const ck_cc *cc)
 
 void ck_cc_start_attempt(ck_cc *cc, uint32_t attempt, ck_time now)
 {
+    /* What is still pending waits for the attempts that are gone. */
+    abort_pending(cc, "the job restarted");
     for (uint32_t s = 0; s < cc->g->nsubtasks; s++) {
         cc->attempts[s] = attempt;
         cc->seg_live[s] = 1;
@@ -903,14 +918,6 @@ void ck_cc_start_attempt(ck_cc *cc, uint32_t attempt, ck_time now)
     }
 }
 
-/* Aborts every pending checkpoint (not a failure). */
-static void abort_pending(ck_cc *cc, const char *reason)
-{
-    for (size_t i = 0; i < cc->ncps; i++)
-        if (cc->cps[i].status == CK_CP_PENDING)
-            fail_cp(cc, &cc->cps[i], CK_CP_ABORTED, 0, reason);
-}
-
 void ck_cc_hold(ck_cc *cc, const char *reason)
 {
     abort_pending(cc, reason);
@@ -919,6 +926,10 @@ void ck_cc_hold(ck_cc *cc, const char *reason)
 
 void ck_cc_restart_subtasks(ck_cc *cc, uint32_t attempt, const uint8_t *mask)
 {
+    /* A checkpoint still pending waits for the restarted subtasks' earlier
+     * attempts: it can never complete (ck_cc_hold aborted those of the
+     * failure; Flink aborts again when it restores, JOB_FAILOVER_REGION). */
+    abort_pending(cc, "a region of the job restarted");
     int any_ended = 0;
     cc->nfinished = 0;
     for (uint32_t s = 0; s < cc->g->nsubtasks; s++) {
@@ -934,7 +945,12 @@ void ck_cc_restart_subtasks(ck_cc *cc, uint32_t attempt, const uint8_t *mask)
     /* The final checkpoint was for a job whose input had all ended: the
      * restarted subtasks read again, and periodic checkpoints go on (with
      * the option off, they stopped for good once a subtask ended). */
+    int was = cc->stopped;
     cc->stopped = !cc->after_finish && any_ended;
+    /* A final checkpoint disarmed the trigger: arm it again, on the
+     * interval's grid from now on (ck_cc_release). */
+    if (was && !cc->stopped && cc->enabled && cc->next_trigger == CK_TIME_NEVER)
+        cc->next_trigger = ck_now(cc->plat);
     seg_sweep(cc, 1); /* the restarted ones' earlier attempt ended */
 }
 

@@ -221,7 +221,8 @@ int ck_cc_adopt(ck_cc *cc, const ck_restore_point *start, const ck_handles *task
 uint64_t ck_cc_trigger_savepoint(ck_cc *cc, int stop);
 
 /* Triggers the final checkpoint at every subtask (they have all ended
- * their input). Returns its id, or 0. */
+ * their input). Returns its id, or 0: out of memory, or part of the job
+ * restarts (between ck_cc_hold and ck_cc_release no checkpoint starts). */
 uint64_t ck_cc_trigger_final(ck_cc *cc);
 
 /* The state handles subtask `global` stored for checkpoint id (empty when
@@ -256,7 +257,8 @@ void ck_cc_task_finished(ck_cc *cc, uint32_t subtask);
  * over. (While a checkpoint is pending, 0: it may be that one.) */
 int ck_cc_needs_final(const ck_cc *cc);
 
-/* A new attempt of the job runs: checkpoints resume, the first one after
+/* A new attempt of the job runs: what is still pending aborts (it waits
+ * for attempts that are gone), checkpoints resume, the first one after
  * a delay drawn uniformly in [min-pause, interval] (whole milliseconds), as
  * Flink's CheckpointCoordinator.getRandomInitDelay, so that jobs started
  * together do not checkpoint in step. */
@@ -274,10 +276,13 @@ void ck_cc_abort_all(ck_cc *cc, const char *reason);
  *  - ck_cc_hold: part of the job failed: the pending checkpoints abort (not
  *    a failure: Flink's JOB_FAILOVER_REGION), and periodic triggers are
  *    skipped meanwhile (Flink's trigger fails its pre-flight check,
- *    NOT_ALL_REQUIRED_TASKS_RUNNING, which is not counted); savepoints are
- *    refused;
+ *    NOT_ALL_REQUIRED_TASKS_RUNNING, which is not counted); savepoints and
+ *    the final checkpoint are refused;
  *  - ck_cc_restart_subtasks: the subtasks in mask (1 per global subtask)
- *    run again as `attempt`, their ended and finished marks cleared;
+ *    run again as `attempt`, their ended and finished marks cleared; a
+ *    checkpoint still pending aborts (Flink aborts again when it restores
+ *    the region), and a trigger a final checkpoint disarmed is armed
+ *    again;
  *  - ck_cc_release: they all run: the next periodic trigger on the
  *    interval's grid starts a checkpoint.
  */

@@ -654,6 +654,50 @@ static void test_region_crash_while_stopping(void **state)
     other_job = NULL;
 }
 
+/*
+ * Found by swarming swarm-region.json with a slow keyed count (seed 190):
+ * tm1's heartbeat timed out when every subtask had ended its input, and
+ * the final checkpoint was triggered at that instant, while tm1's regions
+ * waited for their restart: at their cancelled attempts. It stayed
+ * pending, nothing else could start, and the job ran into the simulated
+ * time limit. The scenario replays the two faults of that seed that
+ * matter; the job must finish exactly once, and no checkpoint may start
+ * between the failure's detection and the restored regions running.
+ */
+static void test_region_final_at_failover(void **state)
+{
+    (void)state;
+    char args[512];
+    snprintf(args, sizeof(args), "run tests/scenarios/region-final-at-failover.json --out %s/rfinal",
+             tmp);
+    assert_chandy("rfinal", args, 0);
+    cJSON *run = load_run("rfinal");
+    assert_string_equal(item(item(run, "job"), "state")->valuestring, "FINISHED");
+    const cJSON *c = item(run, "correctness");
+    assert_true(cJSON_IsTrue(item(c, "ok")));
+    assert_string_equal(item(c, "guarantee")->valuestring, "exactly-once");
+    assert_true(num(c, "lost", NULL) == 0 && num(c, "duplicated", NULL) == 0);
+    const cJSON *recs = item(run, "recoveries"), *r, *cp;
+    assert_true(cJSON_GetArraySize(recs) >= 1);
+    assert_non_null(strstr(item(cJSON_GetArrayItem(recs, 0), "cause")->valuestring,
+                           "tm1: heartbeat timed out"));
+    cJSON_ArrayForEach(r, recs)
+    {
+        double d = num(r, "detected_s", NULL), ro = num(r, "restored_s", NULL);
+        cJSON_ArrayForEach(cp, item(run, "checkpoints"))
+        {
+            double t = num(cp, "trigger_s", NULL);
+            assert_false(t >= d && t < ro);
+        }
+    }
+    /* The last checkpoint is the final one, and it completed. */
+    const cJSON *cps = item(run, "checkpoints");
+    const cJSON *last = cJSON_GetArrayItem(cps, cJSON_GetArraySize(cps) - 1);
+    assert_string_equal(item(last, "kind")->valuestring, "final");
+    assert_string_equal(item(last, "status")->valuestring, "completed");
+    cJSON_Delete(run);
+}
+
 /* Every partitioner in one job: a running count behind a rebalance and a
  * rescale, and a broadcast to a sink. */
 static const char *const partitioners_job =
@@ -1552,6 +1596,7 @@ int main(void)
         cmocka_unit_test_teardown(test_region_failover_sockets, reset_job),
         cmocka_unit_test_teardown(test_region_failure_joins_pending_restart, reset_job),
         cmocka_unit_test_teardown(test_region_crash_while_stopping, reset_job),
+        cmocka_unit_test(test_region_final_at_failover),
         cmocka_unit_test_teardown(test_partitioners_crash, reset_job),
         cmocka_unit_test(test_no_restart_fails_the_job),
         cmocka_unit_test_teardown(test_crash_after_some_ended, reset_sinks),
