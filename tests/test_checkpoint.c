@@ -1846,6 +1846,51 @@ static void test_jm_final_checkpoint_at_a_region_failover(void **state)
     fake_clear(&r.w);
 }
 
+/*
+ * Exponential-delay restarts as Flink 1.20's notifyFailure: a failure
+ * before the pending restart's time merges into it. Subtask 0's region
+ * fails at 1 s (restart due at 1.1 s, the initial backoff), subtask 1's
+ * at 1.05 s: it joins (the restart now covers every region), is not
+ * counted, and both regions restart at 1.1 s, the first failure's time,
+ * in one recovery.
+ */
+static void test_jm_failure_merges_into_pending_restart(void **state)
+{
+    (void)state;
+    static cc_rig r;
+    static ck_jm jm;
+    static ck_graph g;
+    cc_setup(&r, 0, 0, 1);
+    ck_cc_free(&r.cc);
+    r.cfg.v[CK_CFG_RS_TYPE] = CK_RS_EXPONENTIAL_DELAY;
+    r.cfg.set[CK_CFG_RS_TYPE] = 1;
+    r.cfg.v[CK_CFG_RS_EXP_INITIAL] = 100 * CK_NS_PER_MS;
+    r.cfg.v[CK_CFG_RS_EXP_MAX] = CK_NS_PER_S;
+    r.cfg.v[CK_CFG_RS_EXP_JITTER] = 0;
+    jm_two_regions(&r, &jm, &g);
+    uint8_t body[12 + 4] = {0};
+    memcpy(body + 12, "boom", 4);
+    r.w.now = CK_NS_PER_S;
+    jm_from_attempt(&jm, CK_MSG_TASK_FAILED, 0, 0, body, sizeof(body));
+    assert_int_equal(jm.nrestarting, 1);
+    r.w.now = CK_NS_PER_S + 50 * CK_NS_PER_MS;
+    jm_from_attempt(&jm, CK_MSG_TASK_FAILED, 1, 0, body, sizeof(body));
+    assert_int_equal(jm.state, CK_JOB_RESTARTING); /* every region: a full restart */
+    assert_int_equal((int)jm.nrecoveries, 1);
+    assert_int_equal(jm.rs.restarts, 1);
+    assert_true(jm.restart_at == CK_NS_PER_S + 100 * CK_NS_PER_MS);
+    fake_clear(&r.w);
+    jm_at(&r, &jm, CK_NS_PER_S + 99 * CK_NS_PER_MS);
+    assert_int_equal((int)jm.attempt, 0);
+    jm_at(&r, &jm, CK_NS_PER_S + 100 * CK_NS_PER_MS);
+    assert_int_equal((int)jm.attempt, 1);
+    assert_int_equal(jm.sub_attempt[0], 1);
+    assert_int_equal(jm.sub_attempt[1], 1);
+    assert_true(jm.recoveries[0].restarted == CK_NS_PER_S + 100 * CK_NS_PER_MS);
+    ck_jm_free(&jm);
+    fake_clear(&r.w);
+}
+
 /* _metadata: what is encoded decodes back. Found by fuzz_metadata: a
  * state file's key with a newline in it was accepted, and the error about
  * it (`chandy savepoint`, `run -s`) came out on two lines; keys with
@@ -2104,6 +2149,7 @@ int main(void)
         cmocka_unit_test(test_jm_counts_cancelled_attempts),
         cmocka_unit_test(test_jm_stop_with_savepoint_failures),
         cmocka_unit_test(test_jm_final_checkpoint_at_a_region_failover),
+        cmocka_unit_test(test_jm_failure_merges_into_pending_restart),
         cmocka_unit_test(test_metadata_roundtrip_and_bad_keys),
         cmocka_unit_test(test_shared_registry),
         cmocka_unit_test(test_coordinator_appendable_files),
