@@ -28,7 +28,12 @@
  * Triggering respects max-concurrent-checkpoints and min-pause (measured
  * from the end of the last completed checkpoint or savepoint). More consecutive
  * failures than tolerable-failed-checkpoints make `failed` true: the job
- * must fail over.
+ * must fail over. As Flink's CheckpointFailureManager counts them: an
+ * expiry, a subtask's decline for a failure, or metadata (or a finished
+ * subtask's state) not stored counts, once per checkpoint; an abort, a
+ * decline for any other reason, or the failure of one older than the
+ * last checkpoint or savepoint that completed does not; a completed
+ * checkpoint or savepoint ends the run of failures.
  *
  * Checkpoints after tasks finish (FLIP-147, as Flink's
  * CheckpointPlanCalculator; execution.checkpointing.
@@ -48,8 +53,12 @@
  *
  * Savepoints are checkpoints the user asks for (ck_cc_trigger_savepoint),
  * as in Flink 1.15+: they share the id sequence, go to
- * savepoints/savepoint-<job-id prefix>-<id>/, are never deleted, not
- * counted against tolerable failures and not used for failover; an
+ * savepoints/savepoint-<job-id prefix>-<id>/, are never deleted and not
+ * used for failover; their failures count against tolerable failures
+ * only when a subtask declined an intermediate one (a failover may help
+ * there; a stop-with-savepoint a subtask declined fails the job over
+ * instead, and one the job manager failed, expired say, is the user's to
+ * ask again: handleTaskLevelCheckpointException); an
  * intermediate savepoint commits nothing (no COMPLETE is sent), while a
  * stop-with-savepoint does, and the job then ends.
  *
@@ -153,6 +162,7 @@ typedef struct ck_cc {
     ck_time last_complete;
     int npending;
     int consecutive_failures;
+    uint64_t last_succeeded; /* the newest checkpoint or savepoint that completed (0: none) */
     int stopped;
     int paused;  /* a stop-with-savepoint is pending: no periodic checkpoints */
     int failed;

@@ -2056,6 +2056,99 @@ static void test_coordinator_savepoints(void **state)
     fake_clear(&r.w);
 }
 
+/* Subtask s declines checkpoint id for a failure. */
+static void decline_failure(cc_rig *r, uint32_t s, uint64_t id)
+{
+    ck_cc_on_decline(&r->cc, s, id, CK_DECLINE_FAILURE, "the upload failed");
+}
+
+/*
+ * Tolerable checkpoint failures as Flink 1.20's CheckpointFailureManager
+ * counts them for savepoints: an intermediate savepoint a task fails
+ * (it declined) counts as a checkpoint does (handleTaskLevelCheckpoint-
+ * Exception: a failover may help); one that expires on the job manager's
+ * side does not, nor a stop-with-savepoint a task declined (the job
+ * manager fails the job over for it); a completed savepoint ends a run of
+ * failures (handleCheckpointSuccess), and the failure of a checkpoint
+ * older than the last that completed does not count.
+ */
+static void test_coordinator_savepoint_failures(void **state)
+{
+    (void)state;
+    static cc_rig r;
+    /* With none tolerated, a task's failure of an intermediate savepoint
+     * fails the job. */
+    cc_setup(&r, 100, 0, 1);
+    ck_cc_start_attempt(&r.cc, 0, 0);
+    r.w.now = 10 * CK_NS_PER_MS;
+    uint64_t sp = ck_cc_trigger_savepoint(&r.cc, 0);
+    ack(&r, 0, sp);
+    decline_failure(&r, 1, sp);
+    assert_int_equal(ck_cc_find(&r.cc, sp)->status, CK_CP_DECLINED);
+    assert_int_equal(r.cc.consecutive_failures, 1);
+    assert_true(r.cc.failed);
+    assert_non_null(strstr(r.cc.failure, "tolerable failure threshold (0)"));
+    ck_cc_free(&r.cc);
+    fake_clear(&r.w);
+    /* Expired, it does not count; a stop-with-savepoint declined neither. */
+    cc_setup(&r, 100, 0, 1);
+    ck_cc_start_attempt(&r.cc, 0, 0);
+    r.w.now = 10 * CK_NS_PER_MS;
+    sp = ck_cc_trigger_savepoint(&r.cc, 0);
+    advance(&r, 10 * CK_NS_PER_MS + r.cc.timeout);
+    assert_int_equal(ck_cc_find(&r.cc, sp)->status, CK_CP_EXPIRED);
+    uint64_t stop = ck_cc_trigger_savepoint(&r.cc, 1);
+    decline_failure(&r, 2, stop);
+    assert_int_equal(ck_cc_find(&r.cc, stop)->status, CK_CP_DECLINED);
+    assert_true(ck_cc_find(&r.cc, stop)->task_declined); /* the job manager fails over */
+    assert_int_equal(r.cc.consecutive_failures, 0);
+    assert_false(r.cc.failed);
+    ck_cc_free(&r.cc);
+    fake_clear(&r.w);
+    /* One tolerated: a checkpoint fails, a savepoint completes, the next
+     * checkpoint fails: not two in a row. */
+    cc_setup(&r, 100, 1, 1);
+    ck_cc_start_attempt(&r.cc, 0, 0);
+    advance(&r, 100 * CK_NS_PER_MS); /* checkpoint 1 */
+    uint64_t c1 = r.cc.cps[r.cc.ncps - 1].id;
+    decline_failure(&r, 1, c1);
+    assert_int_equal(r.cc.consecutive_failures, 1);
+    r.w.now = 150 * CK_NS_PER_MS;
+    sp = ck_cc_trigger_savepoint(&r.cc, 0);
+    for (uint32_t s = 0; s < 3; s++)
+        ack(&r, s, sp);
+    ck_cc_on_stored(&r.cc, sp, CK_OK);
+    assert_int_equal(ck_cc_find(&r.cc, sp)->status, CK_CP_COMPLETED);
+    assert_int_equal(r.cc.consecutive_failures, 0);
+    advance(&r, 200 * CK_NS_PER_MS);
+    uint64_t c3 = r.cc.cps[r.cc.ncps - 1].id;
+    assert_true(c3 > sp);
+    decline_failure(&r, 0, c3);
+    assert_int_equal(r.cc.consecutive_failures, 1);
+    assert_false(r.cc.failed);
+    ck_cc_free(&r.cc);
+    fake_clear(&r.w);
+    /* A checkpoint pending while a newer savepoint completes (savepoints
+     * subsume nothing), then expiring: older than the last success, it
+     * does not count. */
+    cc_setup(&r, 100, 0, 1);
+    ck_cc_start_attempt(&r.cc, 0, 0);
+    advance(&r, 100 * CK_NS_PER_MS);
+    c1 = r.cc.cps[r.cc.ncps - 1].id;
+    r.w.now = 150 * CK_NS_PER_MS;
+    sp = ck_cc_trigger_savepoint(&r.cc, 0);
+    for (uint32_t s = 0; s < 3; s++)
+        ack(&r, s, sp);
+    ck_cc_on_stored(&r.cc, sp, CK_OK);
+    assert_int_equal(ck_cc_find(&r.cc, c1)->status, CK_CP_PENDING);
+    advance(&r, 100 * CK_NS_PER_MS + r.cc.timeout);
+    assert_int_equal(ck_cc_find(&r.cc, c1)->status, CK_CP_EXPIRED);
+    assert_int_equal(r.cc.consecutive_failures, 0);
+    assert_false(r.cc.failed);
+    ck_cc_free(&r.cc);
+    fake_clear(&r.w);
+}
+
 static void test_sink_transactions(void **state)
 {
     (void)state;
@@ -2137,6 +2230,7 @@ int main(void)
         cmocka_unit_test(test_coordinator_failures),
         cmocka_unit_test(test_coordinator_min_pause_and_finish),
         cmocka_unit_test(test_coordinator_savepoints),
+        cmocka_unit_test(test_coordinator_savepoint_failures),
         cmocka_unit_test(test_coordinator_after_tasks_finish),
         cmocka_unit_test(test_coordinator_finished_inline),
         cmocka_unit_test(test_coordinator_final),
