@@ -28,7 +28,12 @@
  * Triggering respects max-concurrent-checkpoints and min-pause (measured
  * from the end of the last completed checkpoint or savepoint). More consecutive
  * failures than tolerable-failed-checkpoints make `failed` true: the job
- * must fail over.
+ * must fail over. As Flink's CheckpointFailureManager counts them: an
+ * expiry, a subtask's decline for a failure, or metadata (or a finished
+ * subtask's state) not stored counts, once per checkpoint; an abort, a
+ * decline for any other reason, or the failure of one older than the
+ * last checkpoint or savepoint that completed does not; a completed
+ * checkpoint or savepoint ends the run of failures.
  *
  * Checkpoints after tasks finish (FLIP-147, as Flink's
  * CheckpointPlanCalculator; execution.checkpointing.
@@ -48,8 +53,12 @@
  *
  * Savepoints are checkpoints the user asks for (ck_cc_trigger_savepoint),
  * as in Flink 1.15+: they share the id sequence, go to
- * savepoints/savepoint-<job-id prefix>-<id>/, are never deleted, not
- * counted against tolerable failures and not used for failover; an
+ * savepoints/savepoint-<job-id prefix>-<id>/, are never deleted and not
+ * used for failover; their failures count against tolerable failures
+ * only when a subtask declined an intermediate one (a failover may help
+ * there; a stop-with-savepoint a subtask declined fails the job over
+ * instead, and one the job manager failed, expired say, is the user's to
+ * ask again: handleTaskLevelCheckpointException); an
  * intermediate savepoint commits nothing (no COMPLETE is sent), while a
  * stop-with-savepoint does, and the job then ends.
  *
@@ -153,6 +162,7 @@ typedef struct ck_cc {
     ck_time last_complete;
     int npending;
     int consecutive_failures;
+    uint64_t last_succeeded; /* the newest checkpoint or savepoint that completed (0: none) */
     int stopped;
     int paused;  /* a stop-with-savepoint is pending: no periodic checkpoints */
     int failed;
@@ -221,7 +231,8 @@ int ck_cc_adopt(ck_cc *cc, const ck_restore_point *start, const ck_handles *task
 uint64_t ck_cc_trigger_savepoint(ck_cc *cc, int stop);
 
 /* Triggers the final checkpoint at every subtask (they have all ended
- * their input). Returns its id, or 0. */
+ * their input). Returns its id, or 0: out of memory, or part of the job
+ * restarts (between ck_cc_hold and ck_cc_release no checkpoint starts). */
 uint64_t ck_cc_trigger_final(ck_cc *cc);
 
 /* The state handles subtask `global` stored for checkpoint id (empty when
@@ -256,7 +267,8 @@ void ck_cc_task_finished(ck_cc *cc, uint32_t subtask);
  * over. (While a checkpoint is pending, 0: it may be that one.) */
 int ck_cc_needs_final(const ck_cc *cc);
 
-/* A new attempt of the job runs: checkpoints resume, the first one after
+/* A new attempt of the job runs: what is still pending aborts (it waits
+ * for attempts that are gone), checkpoints resume, the first one after
  * a delay drawn uniformly in [min-pause, interval] (whole milliseconds), as
  * Flink's CheckpointCoordinator.getRandomInitDelay, so that jobs started
  * together do not checkpoint in step. */
@@ -274,10 +286,13 @@ void ck_cc_abort_all(ck_cc *cc, const char *reason);
  *  - ck_cc_hold: part of the job failed: the pending checkpoints abort (not
  *    a failure: Flink's JOB_FAILOVER_REGION), and periodic triggers are
  *    skipped meanwhile (Flink's trigger fails its pre-flight check,
- *    NOT_ALL_REQUIRED_TASKS_RUNNING, which is not counted); savepoints are
- *    refused;
+ *    NOT_ALL_REQUIRED_TASKS_RUNNING, which is not counted); savepoints and
+ *    the final checkpoint are refused;
  *  - ck_cc_restart_subtasks: the subtasks in mask (1 per global subtask)
- *    run again as `attempt`, their ended and finished marks cleared;
+ *    run again as `attempt`, their ended and finished marks cleared; a
+ *    checkpoint still pending aborts (Flink aborts again when it restores
+ *    the region), and a trigger a final checkpoint disarmed is armed
+ *    again;
  *  - ck_cc_release: they all run: the next periodic trigger on the
  *    interval's grid starts a checkpoint.
  */

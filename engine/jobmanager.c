@@ -575,7 +575,8 @@ static void failover(ck_jm *jm, const char *cause, int host, const uint8_t *fail
         return;
     }
     ck_time delay;
-    if (!ck_restart_on_failure(&jm->rs, now, &delay)) {
+    int decided = ck_restart_on_failure(&jm->rs, now, &delay);
+    if (decided == CK_RESTART_GIVE_UP) {
         free(mask);
         char why[256];
         snprintf(why, sizeof(why), "%.160s (restart strategy %s gave up after %d restarts)",
@@ -583,8 +584,11 @@ static void failover(ck_jm *jm, const char *cause, int host, const uint8_t *fail
         job_fail(jm, CK_JOBFAIL_RESTARTS_EXHAUSTED, why);
         return;
     }
-    /* Joined, the restart waits for the later of the two delays. */
-    ck_time at = joins ? CK_MAX(now + delay, jm->restart_at) : now + delay;
+    /* Joined, the restart waits for the later of the two delays; merged
+     * into the pending restart by the strategy (exponential-delay, as
+     * Flink's notifyFailure), it keeps that restart's time. */
+    ck_time at = joins && decided != CK_RESTART_MERGED ? CK_MAX(now + delay, jm->restart_at)
+                                                       : now + delay;
     if (all) {
         ck_cc_abort_all(&jm->cc, "the job failed over");
         jm->stop_id = 0;

@@ -1181,6 +1181,134 @@ static void test_coordinator_final(void **state)
     fake_clear(&r.w);
 }
 
+/* The triggers sent since the last call: a bit per subtask reached at
+ * its attempt in `attempts` (another attempt's endpoint fails the test). */
+static uint32_t triggered_at(cc_rig *r, const uint32_t *attempts)
+{
+    uint32_t seen = 0;
+    fake_msg *m;
+    while ((m = fake_pop(&r->w))) {
+        ck_wire_hdr h;
+        assert_int_equal(ck_wire_decode(m->data, m->len, &h), 0);
+        if (h.type == CK_MSG_CP_TRIGGER) {
+            uint32_t a, gl;
+            assert_true(ck_ep_task_split(&r->g, m->dst, &a, &gl));
+            assert_int_equal(a, attempts[gl]);
+            seen |= 1u << gl;
+        }
+        free(m->data);
+        free(m);
+    }
+    return seen;
+}
+
+/*
+ * Found by swarming swarm-region.json with a slow keyed count (seed 190):
+ * a task manager's heartbeat timed out when every subtask had ended its
+ * input. The region failover aborted the pending checkpoint, and the
+ * final checkpoint was triggered at the same instant, while the failed
+ * region waited for its restart: at the cancelled attempts. The
+ * restarted subtasks were never triggered for it, it stayed pending (at
+ * most one at a time: nothing else started) and the job never ended.
+ * As Flink's checkpoint plan refuses to trigger while a task is not
+ * running (NOT_ALL_REQUIRED_TASKS_RUNNING), no checkpoint starts while
+ * part of the job restarts, the final one included; once the restarted
+ * subtasks have ended too, it reaches each subtask at its own attempt.
+ */
+static void test_coordinator_final_during_region_restart(void **state)
+{
+    (void)state;
+    static cc_rig r;
+    cc_setup(&r, 100, 0, 1);
+    ck_cc_start_attempt(&r.cc, 0, 0);
+    for (uint32_t s = 0; s < 3; s++)
+        ck_cc_task_ended(&r.cc, s);
+    r.w.now = 50 * CK_NS_PER_MS;
+    ck_cc_hold(&r.cc, "a region of the job failed over");
+    assert_true(ck_cc_needs_final(&r.cc));
+    assert_int_equal(ck_cc_trigger_final(&r.cc), 0); /* refused while restoring */
+    assert_int_equal(r.cc.ncps, 0);
+    assert_int_equal(r.cc.npending, 0);
+    assert_int_equal(sent(&r, CK_MSG_CP_TRIGGER, NULL), 0);
+    uint8_t mask[3] = {0, 1, 1};
+    r.w.now = 150 * CK_NS_PER_MS;
+    ck_cc_restart_subtasks(&r.cc, 1, mask);
+    ck_cc_release(&r.cc, 160 * CK_NS_PER_MS);
+    r.w.now = 170 * CK_NS_PER_MS;
+    sent(&r, CK_MSG_CP_TRIGGER, NULL);
+    ck_cc_task_ended(&r.cc, 1);
+    ck_cc_task_ended(&r.cc, 2);
+    uint64_t id = ck_cc_trigger_final(&r.cc);
+    assert_int_equal(id, 1);
+    const uint32_t attempts[3] = {0, 1, 1};
+    assert_int_equal(triggered_at(&r, attempts), 7);
+    for (uint32_t s = 0; s < 3; s++)
+        ack(&r, s, id);
+    ck_cc_on_stored(&r.cc, id, CK_OK);
+    assert_int_equal(ck_cc_find(&r.cc, id)->status, CK_CP_COMPLETED);
+    ck_cc_free(&r.cc);
+    fake_clear(&r.w);
+}
+
+/*
+ * Siblings of the above. A restart, of regions or of the whole job,
+ * aborts every checkpoint still pending (not a failure), as Flink's
+ * scheduler does when it restores state (JOB_FAILOVER_REGION): one would
+ * wait for acknowledgements from attempts that are gone. And a final
+ * checkpoint aborted by a region failure leaves periodic checkpoints on:
+ * the restarted subtasks read their input again, and are checkpointed on
+ * the interval once they run, as before the final one stopped them.
+ */
+static void test_coordinator_restart_aborts_pending(void **state)
+{
+    (void)state;
+    static cc_rig r;
+    const uint8_t mask[3] = {0, 1, 1};
+    /* A periodic checkpoint pending when regions restart. */
+    cc_setup(&r, 100, 0, 1);
+    advance(&r, 100 * CK_NS_PER_MS);
+    assert_int_equal(r.cc.npending, 1);
+    ack(&r, 0, 1);
+    r.w.now = 120 * CK_NS_PER_MS;
+    ck_cc_restart_subtasks(&r.cc, 1, mask);
+    assert_int_equal(ck_cc_find(&r.cc, 1)->status, CK_CP_ABORTED);
+    assert_int_equal(r.cc.npending, 0);
+    assert_int_equal(r.cc.consecutive_failures, 0);
+    ck_cc_free(&r.cc);
+    fake_clear(&r.w);
+    /* ...when the whole job restarts. */
+    cc_setup(&r, 100, 0, 1);
+    advance(&r, 100 * CK_NS_PER_MS);
+    assert_int_equal(r.cc.npending, 1);
+    ck_cc_start_attempt(&r.cc, 1, 120 * CK_NS_PER_MS);
+    assert_int_equal(ck_cc_find(&r.cc, 1)->status, CK_CP_ABORTED);
+    assert_int_equal(r.cc.npending, 0);
+    ck_cc_free(&r.cc);
+    fake_clear(&r.w);
+    /* The final checkpoint pending when a region fails. */
+    cc_setup(&r, 100, 0, 1);
+    ck_cc_start_attempt(&r.cc, 0, 0);
+    for (uint32_t s = 0; s < 3; s++)
+        ck_cc_task_ended(&r.cc, s);
+    assert_int_equal(ck_cc_trigger_final(&r.cc), 1);
+    r.w.now = 10 * CK_NS_PER_MS;
+    ck_cc_hold(&r.cc, "a region of the job failed over");
+    assert_int_equal(ck_cc_find(&r.cc, 1)->status, CK_CP_ABORTED);
+    r.w.now = 200 * CK_NS_PER_MS;
+    ck_cc_restart_subtasks(&r.cc, 1, mask);
+    ck_cc_release(&r.cc, 210 * CK_NS_PER_MS);
+    ck_time d = ck_cc_deadline(&r.cc);
+    assert_true(d > 210 * CK_NS_PER_MS && d <= 310 * CK_NS_PER_MS);
+    sent(&r, CK_MSG_CP_TRIGGER, NULL);
+    advance(&r, d);
+    assert_int_equal(r.cc.ncps, 2);
+    assert_int_equal(ck_cc_find(&r.cc, 2)->flags & CK_CP_FLAG_FINAL, 0);
+    const uint32_t attempts[3] = {0, 1, 1};
+    assert_int_equal(triggered_at(&r, attempts), 1); /* the ended source, at attempt 0 */
+    ck_cc_free(&r.cc);
+    fake_clear(&r.w);
+}
+
 /* ---- the job manager's first deployment ---------------------------------------------- */
 
 static void jm_heartbeat(ck_jm *jm, int h)
@@ -1545,6 +1673,224 @@ static void test_jm_stop_with_savepoint_failures(void **state)
     }
 }
 
+/* A message of `type` from subtask g's attempt `attempt`. */
+static void jm_from_attempt(ck_jm *jm, int type, uint32_t g, uint32_t attempt,
+                            const uint8_t *body, size_t len)
+{
+    size_t n;
+    uint8_t *msg = ck_wire_msg(type, g, CK_EP_JM, attempt, body, len, &n);
+    assert_non_null(msg);
+    ck_node nd = ck_jm_node(jm);
+    nd.ops->on_message(nd.self, msg, n);
+}
+
+/* Subtask g of attempt `attempt` reports TASK_ENDED or TASK_FINISHED. */
+static void jm_report(ck_jm *jm, int type, uint32_t g, uint32_t attempt)
+{
+    ck_metrics m;
+    ck_metrics_init(&m);
+    uint8_t *body;
+    size_t len;
+    assert_int_equal(ck_metrics_encode(&m, &body, &len), 0);
+    jm_from_attempt(jm, type, g, attempt, body, len);
+    free(body);
+    ck_metrics_free(&m);
+}
+
+/* Subtask g of attempt `attempt` acknowledges checkpoint id. */
+static void jm_ack(ck_jm *jm, uint32_t g, uint32_t attempt, uint64_t id)
+{
+    ck_cp_ack a = {.id = id, .sync_ns = 1, .async_ns = 2, .flags = CK_ACK_INPUT_ENDED};
+    char key[64];
+    snprintf(key, sizeof(key), "checkpoints/job/chk-%llu/s%u", (unsigned long long)id, g);
+    assert_int_equal(ck_handles_add(&a.handles, CK_HANDLE_SNAPSHOT, 0, key, 100, 7, 0, 0), 0);
+    uint8_t *body;
+    size_t len;
+    assert_int_equal(ck_cp_ack_encode(&a, &body, &len), 0);
+    jm_from_attempt(jm, CK_MSG_CP_ACK, g, attempt, body, len);
+    free(body);
+    ck_cp_ack_free(&a);
+}
+
+/*
+ * The job manager at the interleaving test_coordinator_final_during_
+ * region_restart found (swarm-region.json, seed 190): two pipelined
+ * regions (a source chained to a sink, parallelism 2, one subtask on
+ * each of tm0 and tm1, tm2 spare), both subtasks ended their input while
+ * a checkpoint is pending, and tm1's heartbeat times out. The failover
+ * aborts that checkpoint and starts none; the region restarts on tm2 and
+ * the final checkpoint, triggered once it has ended again, reaches both
+ * subtasks at their attempts; the job finishes.
+ */
+/* The rig's configuration and job replaced by a job of two pipelined
+ * regions (a source chained to a sink, parallelism 2), deployed by jm on
+ * three task managers (subtask 0 on tm0, 1 on tm1, tm2 spare), both
+ * subtasks running; region failover, fixed-delay restarts after 100 ms
+ * unless the test sets a strategy after cc_setup. */
+static void jm_two_regions(cc_rig *r, ck_jm *jm, ck_graph *g)
+{
+    r->cfg.v[CK_CFG_FAILOVER] = CK_FAILOVER_REGION;
+    if (!r->cfg.set[CK_CFG_RS_TYPE]) {
+        r->cfg.v[CK_CFG_RS_TYPE] = CK_RS_FIXED_DELAY;
+        r->cfg.v[CK_CFG_RS_FD_DELAY] = 100 * CK_NS_PER_MS;
+    }
+    ck_job_spec spec = {.nops = 2};
+    spec.ops[0] = (ck_op_spec){.name = "src", .kind = CK_OP_SOURCE, .parallelism = 2,
+                               .input = -1};
+    spec.ops[1] = (ck_op_spec){.name = "out", .kind = CK_OP_SINK, .parallelism = 2, .input = 0,
+                               .ship = CK_SHIP_FORWARD};
+    int bad;
+    char e[200];
+    assert_int_equal(ck_graph_build(g, &spec, &r->cfg, &bad, e, sizeof(e)), 0);
+    assert_int_equal(g->nsubtasks, 2);
+    ck_job_env env = {.g = g, .cfg = &r->cfg, .job_id = "job"};
+    assert_int_equal(ck_jm_init(jm, &r->jp.plat, &env, 3, 1), 0);
+    uint16_t place[2];
+    for (int h = 0; h < 3; h++)
+        jm_register(jm, h);
+    assert_int_equal(deploys(&r->w, place, 2), 3);
+    assert_true(place[0] == 0 && place[1] == 1);
+    for (uint32_t s = 0; s < 2; s++)
+        jm_from_attempt(jm, CK_MSG_TASK_RUNNING, s, 0, running_body, CK_RUNNING_BODY);
+}
+
+static void test_jm_final_checkpoint_at_a_region_failover(void **state)
+{
+    (void)state;
+    static cc_rig r;
+    static ck_jm jm;
+    static ck_graph g;
+    cc_setup(&r, 100, 0, 1);
+    ck_cc_free(&r.cc);
+    r.cfg.v[CK_CFG_CP_TIMEOUT] = 10 * CK_NS_PER_S;
+    r.cfg.v[CK_CFG_HB_INTERVAL] = 100 * CK_NS_PER_MS;
+    r.cfg.v[CK_CFG_HB_TIMEOUT] = 500 * CK_NS_PER_MS;
+    jm_two_regions(&r, &jm, &g);
+    ck_node nd = ck_jm_node(&jm);
+    /* Heartbeats every 100 ms until a checkpoint is pending. */
+    ck_time t = 0;
+    while (jm.cc.npending == 0) {
+        t += 10 * CK_NS_PER_MS;
+        assert_true(t < CK_NS_PER_S);
+        for (int h = 0; h < 3; h++)
+            if (t % (100 * CK_NS_PER_MS) == 0)
+                jm_heartbeat(&jm, h);
+        jm_at(&r, &jm, t);
+    }
+    uint64_t pending = jm.cc.cps[jm.cc.ncps - 1].id;
+    jm_report(&jm, CK_MSG_TASK_ENDED, 0, 0);
+    jm_report(&jm, CK_MSG_TASK_ENDED, 1, 0);
+    assert_int_equal(jm.cc.npending, 1); /* the final one waits for it */
+    /* tm1 falls silent: lost at its heartbeat timeout. */
+    size_t ncps = jm.cc.ncps;
+    while (jm.nrecoveries == 0) {
+        t += 10 * CK_NS_PER_MS;
+        assert_true(t < 3 * CK_NS_PER_S);
+        if (t % (100 * CK_NS_PER_MS) == 0) {
+            jm_heartbeat(&jm, 0);
+            jm_heartbeat(&jm, 2);
+        }
+        jm_at(&r, &jm, t);
+        if (jm.nrecoveries == 0 && nd.ops->deadline(nd.self) < t + 10 * CK_NS_PER_MS)
+            jm_at(&r, &jm, t = nd.ops->deadline(nd.self));
+    }
+    assert_non_null(strstr(jm.recoveries[0].cause, "heartbeat timed out"));
+    assert_int_equal(jm.state, CK_JOB_RUNNING);
+    assert_int_equal(ck_cc_find(&jm.cc, pending)->status, CK_CP_ABORTED);
+    assert_int_equal(jm.cc.npending, 0); /* no final checkpoint at the cancelled attempts */
+    assert_int_equal(jm.cc.ncps, ncps);
+    /* The region restarts on tm2 after 100 ms. */
+    while (jm.attempt == 0) {
+        t += 10 * CK_NS_PER_MS;
+        assert_true(t < 5 * CK_NS_PER_S);
+        if (t % (100 * CK_NS_PER_MS) == 0) {
+            jm_heartbeat(&jm, 0);
+            jm_heartbeat(&jm, 2);
+        }
+        jm_at(&r, &jm, t);
+    }
+    assert_int_equal(jm.placement[1], 2);
+    fake_clear(&r.w);
+    jm_from_attempt(&jm, CK_MSG_TASK_RUNNING, 1, 1, running_body, CK_RUNNING_BODY);
+    assert_int_equal(jm.cc.restoring, 0);
+    assert_int_equal(jm.cc.npending, 0);
+    jm_report(&jm, CK_MSG_TASK_ENDED, 1, 1);
+    /* The final checkpoint, at each subtask's own attempt. */
+    assert_int_equal(jm.cc.npending, 1);
+    const ck_cp_record *fin = &jm.cc.cps[jm.cc.ncps - 1];
+    uint64_t id = fin->id;
+    assert_true(fin->flags & CK_CP_FLAG_FINAL);
+    int reached = 0;
+    fake_msg *m;
+    while ((m = fake_pop(&r.w))) {
+        ck_wire_hdr h;
+        assert_int_equal(ck_wire_decode(m->data, m->len, &h), 0);
+        if (h.type == CK_MSG_CP_TRIGGER) {
+            uint32_t a, gl;
+            assert_true(ck_ep_task_split(&g, m->dst, &a, &gl));
+            assert_int_equal(a, gl == 1 ? 1u : 0u);
+            reached |= 1 << gl;
+        }
+        free(m->data);
+        free(m);
+    }
+    assert_int_equal(reached, 3);
+    jm_ack(&jm, 0, 0, id);
+    jm_ack(&jm, 1, 1, id);
+    nd.ops->on_complete(nd.self, id, CK_OK, NULL, 0);
+    assert_int_equal(ck_cc_find(&jm.cc, id)->status, CK_CP_COMPLETED);
+    jm_report(&jm, CK_MSG_TASK_FINISHED, 0, 0);
+    jm_report(&jm, CK_MSG_TASK_FINISHED, 1, 1);
+    assert_int_equal(jm.state, CK_JOB_FINISHED);
+    ck_jm_free(&jm);
+    fake_clear(&r.w);
+}
+
+/*
+ * Exponential-delay restarts as Flink 1.20's notifyFailure: a failure
+ * before the pending restart's time merges into it. Subtask 0's region
+ * fails at 1 s (restart due at 1.1 s, the initial backoff), subtask 1's
+ * at 1.05 s: it joins (the restart now covers every region), is not
+ * counted, and both regions restart at 1.1 s, the first failure's time,
+ * in one recovery.
+ */
+static void test_jm_failure_merges_into_pending_restart(void **state)
+{
+    (void)state;
+    static cc_rig r;
+    static ck_jm jm;
+    static ck_graph g;
+    cc_setup(&r, 0, 0, 1);
+    ck_cc_free(&r.cc);
+    r.cfg.v[CK_CFG_RS_TYPE] = CK_RS_EXPONENTIAL_DELAY;
+    r.cfg.set[CK_CFG_RS_TYPE] = 1;
+    r.cfg.v[CK_CFG_RS_EXP_INITIAL] = 100 * CK_NS_PER_MS;
+    r.cfg.v[CK_CFG_RS_EXP_MAX] = CK_NS_PER_S;
+    r.cfg.v[CK_CFG_RS_EXP_JITTER] = 0;
+    jm_two_regions(&r, &jm, &g);
+    uint8_t body[12 + 4] = {0};
+    memcpy(body + 12, "boom", 4);
+    r.w.now = CK_NS_PER_S;
+    jm_from_attempt(&jm, CK_MSG_TASK_FAILED, 0, 0, body, sizeof(body));
+    assert_int_equal(jm.nrestarting, 1);
+    r.w.now = CK_NS_PER_S + 50 * CK_NS_PER_MS;
+    jm_from_attempt(&jm, CK_MSG_TASK_FAILED, 1, 0, body, sizeof(body));
+    assert_int_equal(jm.state, CK_JOB_RESTARTING); /* every region: a full restart */
+    assert_int_equal((int)jm.nrecoveries, 1);
+    assert_int_equal(jm.rs.restarts, 1);
+    assert_true(jm.restart_at == CK_NS_PER_S + 100 * CK_NS_PER_MS);
+    fake_clear(&r.w);
+    jm_at(&r, &jm, CK_NS_PER_S + 99 * CK_NS_PER_MS);
+    assert_int_equal((int)jm.attempt, 0);
+    jm_at(&r, &jm, CK_NS_PER_S + 100 * CK_NS_PER_MS);
+    assert_int_equal((int)jm.attempt, 1);
+    assert_int_equal(jm.sub_attempt[0], 1);
+    assert_int_equal(jm.sub_attempt[1], 1);
+    assert_true(jm.recoveries[0].restarted == CK_NS_PER_S + 100 * CK_NS_PER_MS);
+    ck_jm_free(&jm);
+    fake_clear(&r.w);
+}
+
 /* _metadata: what is encoded decodes back. Found by fuzz_metadata: a
  * state file's key with a newline in it was accepted, and the error about
  * it (`chandy savepoint`, `run -s`) came out on two lines; keys with
@@ -1710,6 +2056,99 @@ static void test_coordinator_savepoints(void **state)
     fake_clear(&r.w);
 }
 
+/* Subtask s declines checkpoint id for a failure. */
+static void decline_failure(cc_rig *r, uint32_t s, uint64_t id)
+{
+    ck_cc_on_decline(&r->cc, s, id, CK_DECLINE_FAILURE, "the upload failed");
+}
+
+/*
+ * Tolerable checkpoint failures as Flink 1.20's CheckpointFailureManager
+ * counts them for savepoints: an intermediate savepoint a task fails
+ * (it declined) counts as a checkpoint does (handleTaskLevelCheckpoint-
+ * Exception: a failover may help); one that expires on the job manager's
+ * side does not, nor a stop-with-savepoint a task declined (the job
+ * manager fails the job over for it); a completed savepoint ends a run of
+ * failures (handleCheckpointSuccess), and the failure of a checkpoint
+ * older than the last that completed does not count.
+ */
+static void test_coordinator_savepoint_failures(void **state)
+{
+    (void)state;
+    static cc_rig r;
+    /* With none tolerated, a task's failure of an intermediate savepoint
+     * fails the job. */
+    cc_setup(&r, 100, 0, 1);
+    ck_cc_start_attempt(&r.cc, 0, 0);
+    r.w.now = 10 * CK_NS_PER_MS;
+    uint64_t sp = ck_cc_trigger_savepoint(&r.cc, 0);
+    ack(&r, 0, sp);
+    decline_failure(&r, 1, sp);
+    assert_int_equal(ck_cc_find(&r.cc, sp)->status, CK_CP_DECLINED);
+    assert_int_equal(r.cc.consecutive_failures, 1);
+    assert_true(r.cc.failed);
+    assert_non_null(strstr(r.cc.failure, "tolerable failure threshold (0)"));
+    ck_cc_free(&r.cc);
+    fake_clear(&r.w);
+    /* Expired, it does not count; a stop-with-savepoint declined neither. */
+    cc_setup(&r, 100, 0, 1);
+    ck_cc_start_attempt(&r.cc, 0, 0);
+    r.w.now = 10 * CK_NS_PER_MS;
+    sp = ck_cc_trigger_savepoint(&r.cc, 0);
+    advance(&r, 10 * CK_NS_PER_MS + r.cc.timeout);
+    assert_int_equal(ck_cc_find(&r.cc, sp)->status, CK_CP_EXPIRED);
+    uint64_t stop = ck_cc_trigger_savepoint(&r.cc, 1);
+    decline_failure(&r, 2, stop);
+    assert_int_equal(ck_cc_find(&r.cc, stop)->status, CK_CP_DECLINED);
+    assert_true(ck_cc_find(&r.cc, stop)->task_declined); /* the job manager fails over */
+    assert_int_equal(r.cc.consecutive_failures, 0);
+    assert_false(r.cc.failed);
+    ck_cc_free(&r.cc);
+    fake_clear(&r.w);
+    /* One tolerated: a checkpoint fails, a savepoint completes, the next
+     * checkpoint fails: not two in a row. */
+    cc_setup(&r, 100, 1, 1);
+    ck_cc_start_attempt(&r.cc, 0, 0);
+    advance(&r, 100 * CK_NS_PER_MS); /* checkpoint 1 */
+    uint64_t c1 = r.cc.cps[r.cc.ncps - 1].id;
+    decline_failure(&r, 1, c1);
+    assert_int_equal(r.cc.consecutive_failures, 1);
+    r.w.now = 150 * CK_NS_PER_MS;
+    sp = ck_cc_trigger_savepoint(&r.cc, 0);
+    for (uint32_t s = 0; s < 3; s++)
+        ack(&r, s, sp);
+    ck_cc_on_stored(&r.cc, sp, CK_OK);
+    assert_int_equal(ck_cc_find(&r.cc, sp)->status, CK_CP_COMPLETED);
+    assert_int_equal(r.cc.consecutive_failures, 0);
+    advance(&r, 200 * CK_NS_PER_MS);
+    uint64_t c3 = r.cc.cps[r.cc.ncps - 1].id;
+    assert_true(c3 > sp);
+    decline_failure(&r, 0, c3);
+    assert_int_equal(r.cc.consecutive_failures, 1);
+    assert_false(r.cc.failed);
+    ck_cc_free(&r.cc);
+    fake_clear(&r.w);
+    /* A checkpoint pending while a newer savepoint completes (savepoints
+     * subsume nothing), then expiring: older than the last success, it
+     * does not count. */
+    cc_setup(&r, 100, 0, 1);
+    ck_cc_start_attempt(&r.cc, 0, 0);
+    advance(&r, 100 * CK_NS_PER_MS);
+    c1 = r.cc.cps[r.cc.ncps - 1].id;
+    r.w.now = 150 * CK_NS_PER_MS;
+    sp = ck_cc_trigger_savepoint(&r.cc, 0);
+    for (uint32_t s = 0; s < 3; s++)
+        ack(&r, s, sp);
+    ck_cc_on_stored(&r.cc, sp, CK_OK);
+    assert_int_equal(ck_cc_find(&r.cc, c1)->status, CK_CP_PENDING);
+    advance(&r, 100 * CK_NS_PER_MS + r.cc.timeout);
+    assert_int_equal(ck_cc_find(&r.cc, c1)->status, CK_CP_EXPIRED);
+    assert_int_equal(r.cc.consecutive_failures, 0);
+    assert_false(r.cc.failed);
+    ck_cc_free(&r.cc);
+    fake_clear(&r.w);
+}
+
 static void test_sink_transactions(void **state)
 {
     (void)state;
@@ -1791,15 +2230,20 @@ int main(void)
         cmocka_unit_test(test_coordinator_failures),
         cmocka_unit_test(test_coordinator_min_pause_and_finish),
         cmocka_unit_test(test_coordinator_savepoints),
+        cmocka_unit_test(test_coordinator_savepoint_failures),
         cmocka_unit_test(test_coordinator_after_tasks_finish),
         cmocka_unit_test(test_coordinator_finished_inline),
         cmocka_unit_test(test_coordinator_final),
+        cmocka_unit_test(test_coordinator_final_during_region_restart),
+        cmocka_unit_test(test_coordinator_restart_aborts_pending),
         cmocka_unit_test(test_jm_startup_waits_for_the_cluster),
         cmocka_unit_test(test_jm_metrics_vertex_from_graph),
         cmocka_unit_test(test_jm_caught_up_from_the_new_attempt),
         cmocka_unit_test(test_jm_heartbeat_rpc_failures_and_registration),
         cmocka_unit_test(test_jm_counts_cancelled_attempts),
         cmocka_unit_test(test_jm_stop_with_savepoint_failures),
+        cmocka_unit_test(test_jm_final_checkpoint_at_a_region_failover),
+        cmocka_unit_test(test_jm_failure_merges_into_pending_restart),
         cmocka_unit_test(test_metadata_roundtrip_and_bad_keys),
         cmocka_unit_test(test_shared_registry),
         cmocka_unit_test(test_coordinator_appendable_files),

@@ -117,16 +117,17 @@ static void test_restart_exponential_delay(void **state)
     ck_restart r;
     ck_restart_init(&r, &c, 7);
     /* 1, 2, 4, 5, 5 s, each within +/- 10 %, and clamped to [initial, max]
-     * after the jitter, as Flink 1.19's ExponentialDelayRestartBackoffTimeStrategy:
-     * the first never under 1 s, the capped ones never over 5 s. */
+     * after the jitter: the first never under 1 s, the capped ones exactly
+     * 5 s. Each failure comes a second after the restart before it. */
     const double want[] = {1, 2, 4, 5, 5};
     ck_time now = 0, d = 0;
     int jittered = 0;
     for (int i = 0; i < 5; i++) {
-        assert_int_equal(ck_restart_on_failure(&r, now, &d), 1);
+        assert_int_equal(ck_restart_on_failure(&r, now, &d), CK_RESTART_NEW);
         double s = (double)d / 1e9;
         assert_true(s >= want[i] * 0.9 - 1e-9 && s <= want[i] * 1.1 + 1e-9);
         assert_true(s >= 1.0 - 1e-9 && s <= 5.0 + 1e-9);
+        assert_true(d % MS == 0); /* whole milliseconds, as Flink's */
         jittered += s != want[i];
         now += d + 1000 * MS;
     }
@@ -135,10 +136,10 @@ static void test_restart_exponential_delay(void **state)
      * initial backoff. */
     ck_time last_restart = now - 1000 * MS;
     now = last_restart + 59000 * MS; /* under a minute: still growing */
-    assert_int_equal(ck_restart_on_failure(&r, now, &d), 1);
-    assert_true((double)d / 1e9 >= 5.0 - 1e-9);
+    assert_int_equal(ck_restart_on_failure(&r, now, &d), CK_RESTART_NEW);
+    assert_true(d == 5000 * MS);
     now += d + 60000 * MS;
-    assert_int_equal(ck_restart_on_failure(&r, now, &d), 1);
+    assert_int_equal(ck_restart_on_failure(&r, now, &d), CK_RESTART_NEW);
     assert_true((double)d / 1e9 >= 1.0 - 1e-9 && (double)d / 1e9 <= 1.1);
     ck_restart_free(&r);
     /* The jitter is the run's: same seed, same delays. */
@@ -146,20 +147,114 @@ static void test_restart_exponential_delay(void **state)
     ck_restart_init(&a, &c, 42);
     ck_restart_init(&b, &c, 42);
     ck_time da, db;
+    now = 0;
     for (int i = 0; i < 4; i++) {
-        assert_int_equal(ck_restart_on_failure(&a, (ck_time)i * MS, &da), 1);
-        assert_int_equal(ck_restart_on_failure(&b, (ck_time)i * MS, &db), 1);
+        assert_int_equal(ck_restart_on_failure(&a, now, &da), CK_RESTART_NEW);
+        assert_int_equal(ck_restart_on_failure(&b, now, &db), CK_RESTART_NEW);
         assert_int_equal(da, db);
+        now += da + MS;
     }
     ck_restart_free(&a);
     ck_restart_free(&b);
-    /* attempts-before-reset-backoff bounds the restarts. */
+}
+
+/*
+ * Flink 1.20's ExponentialDelayRestartBackoffTimeStrategy, to the
+ * millisecond, without jitter: a failure at or before the pending
+ * restart's time merges into it (Flink's notifyFailure returns false): it
+ * is not counted, the backoff does not grow, and the wait is what is left
+ * until the first failure's restart. A failure after it is the next
+ * attempt; the backoff saturates at exactly max; a failure at least
+ * reset-backoff-threshold after the last restart's time starts over.
+ */
+static void test_restart_exponential_delay_merges(void **state)
+{
+    (void)state;
+    ck_config c;
+    ck_config_defaults(&c);
+    set(&c, "restart-strategy.type", "exponential-delay");
+    set(&c, "restart-strategy.exponential-delay.initial-backoff", "1 s");
+    set(&c, "restart-strategy.exponential-delay.max-backoff", "5 s");
+    set(&c, "restart-strategy.exponential-delay.backoff-multiplier", "2.0");
+    set(&c, "restart-strategy.exponential-delay.jitter-factor", "0");
+    set(&c, "restart-strategy.exponential-delay.reset-backoff-threshold", "1 min");
+    ck_restart r;
+    ck_restart_init(&r, &c, 1);
+    ck_time d = -1;
+    assert_int_equal(ck_restart_on_failure(&r, 0, &d), CK_RESTART_NEW);
+    assert_true(d == 1000 * MS); /* restart at 1 s */
+    assert_int_equal(ck_restart_on_failure(&r, 500 * MS, &d), CK_RESTART_MERGED);
+    assert_true(d == 500 * MS); /* ...still at 1 s */
+    assert_int_equal(ck_restart_on_failure(&r, 1000 * MS, &d), CK_RESTART_MERGED);
+    assert_true(d == 0);
+    assert_int_equal(r.restarts, 1);
+    /* After the restart: the next attempts, 2 s, 4 s, then 8 s held at 5 s. */
+    const struct {
+        ck_time at, delay;
+    } steps[] = {{1200, 2000}, {3300, 4000}, {7400, 5000}, {12400 + 59999, 5000},
+                 /* a minute after the restart at 77.399 s: over again */
+                 {77399 + 60000, 1000}, {138399 + 1, 2000}};
+    for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+        assert_int_equal(ck_restart_on_failure(&r, steps[i].at * MS, &d), CK_RESTART_NEW);
+        assert_true(d == steps[i].delay * MS);
+    }
+    assert_int_equal(r.restarts, 2);
+    ck_restart_free(&r);
+    /* attempts-before-reset-backoff counts attempts, not merged failures:
+     * with 2, a third attempt gives up; a reset starts the count over. */
     set(&c, "restart-strategy.exponential-delay.attempts-before-reset-backoff", "2");
-    ck_restart_init(&a, &c, 1);
-    assert_int_equal(ck_restart_on_failure(&a, 0, &da), 1);
-    assert_int_equal(ck_restart_on_failure(&a, 10 * MS, &da), 1);
-    assert_int_equal(ck_restart_on_failure(&a, 20 * MS, &da), 0);
-    ck_restart_free(&a);
+    ck_restart_init(&r, &c, 1);
+    assert_int_equal(ck_restart_on_failure(&r, 0, &d), CK_RESTART_NEW);          /* at 1 s */
+    assert_int_equal(ck_restart_on_failure(&r, 10 * MS, &d), CK_RESTART_MERGED);  /* joins it */
+    assert_int_equal(ck_restart_on_failure(&r, 20 * MS, &d), CK_RESTART_MERGED);
+    assert_int_equal(ck_restart_on_failure(&r, 2000 * MS, &d), CK_RESTART_NEW);   /* at 4 s */
+    assert_true(d == 2000 * MS);
+    assert_int_equal(ck_restart_on_failure(&r, 3000 * MS, &d), CK_RESTART_MERGED);
+    assert_int_equal(ck_restart_on_failure(&r, 64000 * MS, &d), CK_RESTART_NEW); /* reset */
+    assert_int_equal(ck_restart_on_failure(&r, 66000 * MS, &d), CK_RESTART_NEW);
+    assert_int_equal(ck_restart_on_failure(&r, 69000 * MS, &d), CK_RESTART_GIVE_UP);
+    ck_restart_free(&r);
+}
+
+/*
+ * Flink's calculateActualBackoffTime adds the jitter to the unclamped
+ * backoff and clamps the sum: once the backoff less its jitter is past
+ * max, the wait is exactly max; a backoff just past max may still come
+ * out below it, by its own jitter, never by more. Over many runs' seeds:
+ * with jitter 0.1, attempt 3 (8 s) is exactly 5 s; with jitter 0.5,
+ * attempt 3 (8 s +/- 4 s) lies in [4 s, 5 s], and some runs come below 5.
+ */
+static void test_restart_exponential_delay_jitter_then_clamp(void **state)
+{
+    (void)state;
+    ck_config c;
+    ck_config_defaults(&c);
+    set(&c, "restart-strategy.type", "exponential-delay");
+    set(&c, "restart-strategy.exponential-delay.initial-backoff", "1 s");
+    set(&c, "restart-strategy.exponential-delay.max-backoff", "5 s");
+    set(&c, "restart-strategy.exponential-delay.backoff-multiplier", "2.0");
+    for (int k = 0; k < 2; k++) {
+        set(&c, "restart-strategy.exponential-delay.jitter-factor", k ? "0.5" : "0.1");
+        int below = 0;
+        for (uint64_t seed = 1; seed <= 200; seed++) {
+            ck_restart r;
+            ck_restart_init(&r, &c, seed);
+            ck_time now = 0, d = 0;
+            for (int i = 0; i < 4; i++) {
+                assert_int_equal(ck_restart_on_failure(&r, now, &d), CK_RESTART_NEW);
+                assert_true(d >= 1000 * MS && d <= 5000 * MS);
+                now += d + MS;
+            }
+            if (!k)
+                assert_true(d == 5000 * MS);
+            else
+                assert_true(d >= 4000 * MS);
+            below += d < 5000 * MS;
+            ck_restart_free(&r);
+        }
+        if (k)
+            assert_true(below > 0);
+    }
 }
 
 /* ---- crash runs ------------------------------------------------------------------ */
@@ -652,6 +747,50 @@ static void test_region_crash_while_stopping(void **state)
     assert_int_equal((int)num(r, "checkpoint", NULL), (int)sp_id);
     cJSON_Delete(run);
     other_job = NULL;
+}
+
+/*
+ * Found by swarming swarm-region.json with a slow keyed count (seed 190):
+ * tm1's heartbeat timed out when every subtask had ended its input, and
+ * the final checkpoint was triggered at that instant, while tm1's regions
+ * waited for their restart: at their cancelled attempts. It stayed
+ * pending, nothing else could start, and the job ran into the simulated
+ * time limit. The scenario replays the two faults of that seed that
+ * matter; the job must finish exactly once, and no checkpoint may start
+ * between the failure's detection and the restored regions running.
+ */
+static void test_region_final_at_failover(void **state)
+{
+    (void)state;
+    char args[512];
+    snprintf(args, sizeof(args), "run tests/scenarios/region-final-at-failover.json --out %s/rfinal",
+             tmp);
+    assert_chandy("rfinal", args, 0);
+    cJSON *run = load_run("rfinal");
+    assert_string_equal(item(item(run, "job"), "state")->valuestring, "FINISHED");
+    const cJSON *c = item(run, "correctness");
+    assert_true(cJSON_IsTrue(item(c, "ok")));
+    assert_string_equal(item(c, "guarantee")->valuestring, "exactly-once");
+    assert_true(num(c, "lost", NULL) == 0 && num(c, "duplicated", NULL) == 0);
+    const cJSON *recs = item(run, "recoveries"), *r, *cp;
+    assert_true(cJSON_GetArraySize(recs) >= 1);
+    assert_non_null(strstr(item(cJSON_GetArrayItem(recs, 0), "cause")->valuestring,
+                           "tm1: heartbeat timed out"));
+    cJSON_ArrayForEach(r, recs)
+    {
+        double d = num(r, "detected_s", NULL), ro = num(r, "restored_s", NULL);
+        cJSON_ArrayForEach(cp, item(run, "checkpoints"))
+        {
+            double t = num(cp, "trigger_s", NULL);
+            assert_false(t >= d && t < ro);
+        }
+    }
+    /* The last checkpoint is the final one, and it completed. */
+    const cJSON *cps = item(run, "checkpoints");
+    const cJSON *last = cJSON_GetArrayItem(cps, cJSON_GetArraySize(cps) - 1);
+    assert_string_equal(item(last, "kind")->valuestring, "final");
+    assert_string_equal(item(last, "status")->valuestring, "completed");
+    cJSON_Delete(run);
 }
 
 /* Every partitioner in one job: a running count behind a rebalance and a
@@ -1541,6 +1680,8 @@ int main(void)
         cmocka_unit_test(test_restart_fixed_delay),
         cmocka_unit_test(test_restart_failure_rate),
         cmocka_unit_test(test_restart_exponential_delay),
+        cmocka_unit_test(test_restart_exponential_delay_merges),
+        cmocka_unit_test(test_restart_exponential_delay_jitter_then_clamp),
         cmocka_unit_test(test_crash_exactly_once),
         cmocka_unit_test(test_crash_at_least_once),
         cmocka_unit_test(test_crash_during_upload_exactly_once),
@@ -1552,6 +1693,7 @@ int main(void)
         cmocka_unit_test_teardown(test_region_failover_sockets, reset_job),
         cmocka_unit_test_teardown(test_region_failure_joins_pending_restart, reset_job),
         cmocka_unit_test_teardown(test_region_crash_while_stopping, reset_job),
+        cmocka_unit_test(test_region_final_at_failover),
         cmocka_unit_test_teardown(test_partitioners_crash, reset_job),
         cmocka_unit_test(test_no_restart_fails_the_job),
         cmocka_unit_test_teardown(test_crash_after_some_ended, reset_sinks),
