@@ -115,10 +115,12 @@ enum {
 extern const char *const ck_damage_file_names[];
 
 /* Applies corrupt_checkpoint f to the store under store_dir (job job_id);
- * *detail says what it damaged, or why it could not. Returns 0,
- * CK_ENOTFOUND (no completed checkpoint, or no such file), CK_E*. */
+ * *detail says what it damaged, or why it could not, and key (keylen
+ * bytes) holds the store key of the file it damaged ("" when none).
+ * Returns 0, CK_ENOTFOUND (no completed checkpoint, or no such file),
+ * CK_E*. */
 int ck_fault_damage(const ck_fault *f, const char *store_dir, const char *job_id, char *detail,
-                    size_t len);
+                    size_t len, char *damaged, size_t keylen);
 
 /*
  * What a crash takes down. A killed process leaves its host up: the host's

@@ -1494,7 +1494,8 @@ static void start_fault(net_world *w, int i, ck_time now)
     }
     case CK_FAULT_CORRUPT_CHECKPOINT: {
         char detail[sizeof(f->detail)];
-        if (ck_fault_damage(sp, w->store_dir, w->job->env.job_id, detail, sizeof(detail)))
+        if (ck_fault_damage(sp, w->store_dir, w->job->env.job_id, detail, sizeof(detail),
+                            f->key, sizeof(f->key)))
             ck_plan_failed(&w->plan, i, detail);
         else
             snprintf(f->detail, sizeof(f->detail), "%s", detail);

@@ -617,7 +617,8 @@ void ck_nemesis_judge(const ck_run *r, const ck_verdict *v, ck_nemesis_mode mode
     memset(out, 0, sizeof(*out));
     int finished = r->res.jm_ready && r->res.jm.state == CK_JOB_FINISHED;
     /* Failures the schedule may cause on purpose: the restart strategy
-     * gave up, or every checkpoint left to restore was damaged. */
+     * gave up, or every checkpoint left to restore was damaged (each
+     * fallback past a file it damaged: an unexplained one fails below). */
     int damaged = 0;
     for (int i = 0; i < r->res.nfaults; i++)
         damaged |= r->res.faults[i].spec->kind == CK_FAULT_CORRUPT_CHECKPOINT &&
@@ -631,6 +632,10 @@ void ck_nemesis_judge(const ck_run *r, const ck_verdict *v, ck_nemesis_mode mode
     const char *g = ck_guarantee_name(v->guarantee);
     if (!r->res.jm_ready) {
         snprintf(out->why, sizeof(out->why), "the job manager never started");
+    } else if (r->unexplained[0]) {
+        /* Falling back past a committed checkpoint is allowed only past a
+         * file the schedule damaged (ck_run_judge_fallbacks). */
+        snprintf(out->why, sizeof(out->why), "%.399s", r->unexplained);
     } else if (finished && !v->ok) {
         snprintf(out->why, sizeof(out->why),
                  "the output broke its %s guarantee: %llu lost, %llu duplicated, %llu unexpected",

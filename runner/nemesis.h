@@ -62,7 +62,9 @@ typedef struct ck_nemesis_verdict {
 
 /*
  * Judges a finished run under mode:
- *   safety: the output kept the run's guarantee and the job FINISHED; a job
+ *   safety: the output kept the run's guarantee and the job FINISHED, and
+ *     every restore that fell back to an older checkpoint failed on a file
+ *     the schedule damaged (r->unexplained, ck_run_judge_fallbacks); a job
  *     that FAILED because its restart strategy gave up, or because a
  *     damaged checkpoint left none to restore, passes when what it
  *     committed holds nothing duplicated (exactly-once) and nothing

@@ -247,8 +247,33 @@ static cJSON *crash_run(const char *name, int seed, int exactly_once, int taskma
     return fault_run(name, seed, exactly_once, taskmanagers, "", events, backend, 1);
 }
 
-/* Set by a test whose job may give exactly once up (and must say why). */
-static int allow_degraded;
+/* Set by a test that damages a checkpoint: its job may fall back past the
+ * damaged file to an older checkpoint, and so give exactly once up. */
+static int damages;
+
+/* Every fallback of the run to an older checkpoint went past a file a
+ * corrupt_checkpoint event of the run damaged, and only in a test that
+ * damages one: the run names that event, the file and the reason; one
+ * that nothing explains fails the run (and is never allowed here). */
+static void check_fallbacks(const cJSON *run)
+{
+    const cJSON *c = item(run, "correctness"), *fb;
+    assert_true(is_null(c, "unexplained_fallback"));
+    cJSON_ArrayForEach(fb, item(c, "fallbacks"))
+    {
+        assert_true(damages);
+        assert_string_equal(item(fb, "reason")->valuestring, "damaged");
+        assert_false(is_null(fb, "fault"));
+        const cJSON *ev = cJSON_GetArrayItem(item(run, "faults"), (int)num(fb, "fault", NULL));
+        assert_non_null(ev);
+        assert_string_equal(item(ev, "action")->valuestring, "corrupt_checkpoint");
+        assert_true(cJSON_IsTrue(item(ev, "applied")));
+        assert_non_null(strstr(item(ev, "detail")->valuestring, item(fb, "file")->valuestring));
+        assert_true(num(ev, "at_s", NULL) <= num(fb, "at_s", NULL));
+    }
+    if (!is_null(c, "degraded"))
+        assert_true(cJSON_GetArraySize(item(c, "fallbacks")) > 0);
+}
 
 static cJSON *fault_run(const char *name, int seed, int exactly_once, int taskmanagers,
                         const char *config, const char *events, const char *backend,
@@ -274,9 +299,9 @@ static cJSON *fault_run(const char *name, int seed, int exactly_once, int taskma
     assert_non_null(run);
     assert_string_equal(item(item(run, "job"), "state")->valuestring, "FINISHED");
     const cJSON *c = item(run, "correctness");
-    if (allow_degraded && !is_null(c, "degraded"))
+    check_fallbacks(run);
+    if (!is_null(c, "degraded"))
         exactly_once = 0;
-    assert_true(is_null(c, "degraded") || allow_degraded);
     /* Nothing failed: exactly once whatever the mode. */
     if (cJSON_GetArraySize(item(run, "recoveries")) == 0)
         exactly_once = 1;
@@ -355,7 +380,7 @@ static cJSON *fault_run(const char *name, int seed, int exactly_once, int taskma
     /* What every attempt read is counted: sources report with every
      * snapshot, and cancelled subtasks their last counts, so a replay
      * from a checkpoint never leaves records_in short of the input. */
-    if (cJSON_GetArraySize(recs) > 0 && !allow_degraded)
+    if (cJSON_GetArraySize(recs) > 0 && !damages)
         assert_true(num(run, "records_in", NULL) >= num(item(run, "workload"), "records", NULL));
     /* The last recovery completed. */
     if (recovers) {
@@ -1098,11 +1123,11 @@ static void test_damaged_checkpoint_falls_back(void **state)
         snprintf(name, sizeof(name), "damage-%s", hows[i]);
         snprintf(ev, sizeof(ev), "%s",
                  i ? DAMAGE_THEN_CRASH("truncate") : DAMAGE_THEN_CRASH("bitflip"));
-        allow_degraded = 1;
+        damages = 1;
         cJSON *run = fault_run(name, 6, 1, 3,
                                ",\n   \"execution.checkpointing.num-retained\": 2", ev,
                                "simgrid", 1);
-        allow_degraded = 0;
+        damages = 0;
         /* Checkpoint 3 had committed its output: going back to 2 replays it.
          * The run says so and is held to at least once: nothing lost. */
         const cJSON *c = item(run, "correctness");
@@ -1113,6 +1138,11 @@ static void test_damaged_checkpoint_falls_back(void **state)
         const cJSON *f = cJSON_GetArrayItem(item(run, "faults"), 0);
         assert_true(cJSON_IsTrue(item(f, "applied")));
         assert_non_null(strstr(item(f, "detail")->valuestring, "/chk-3/"));
+        /* One fallback, past the file the event damaged (check_fallbacks). */
+        assert_int_equal(cJSON_GetArraySize(item(c, "fallbacks")), 1);
+        const cJSON *fb = cJSON_GetArrayItem(item(c, "fallbacks"), 0);
+        assert_true(num(fb, "from_checkpoint", NULL) == 3 && num(fb, "to_checkpoint", NULL) == 2);
+        assert_true(num(fb, "fault", NULL) == 0);
         /* The restore of checkpoint 3 failed; the job went back to 2. */
         const cJSON *recs = item(run, "recoveries");
         assert_int_equal(cJSON_GetArraySize(recs), 2);
@@ -1150,6 +1180,11 @@ static void test_damaged_checkpoint_fails(void **state)
     assert_non_null(strstr(why, ".state"));
     /* Nothing was lost silently: the verdict says the output is incomplete. */
     const cJSON *c = item(run, "correctness");
+    damages = 1;
+    check_fallbacks(run); /* the one fallback went past the damaged file, to none */
+    damages = 0;
+    const cJSON *fb = cJSON_GetArrayItem(item(c, "fallbacks"), 0);
+    assert_true(num(fb, "from_checkpoint", NULL) == 3 && is_null(fb, "to_checkpoint"));
     assert_false(cJSON_IsTrue(item(c, "ok")));
     assert_true(num(c, "lost", NULL) > 0);
     cJSON_Delete(run);

@@ -496,8 +496,11 @@ static void test_sync_phase_failure_fails_the_task(void **state)
                 declines += h.type == CK_MSG_CP_DECLINE && id == 65;
                 if (h.type == CK_MSG_TASK_FAILED) {
                     char why[400] = "";
-                    size_t wl = CK_MIN(m->len - CK_WIRE_HDR - 12, sizeof(why) - 1);
-                    memcpy(why, m->data + CK_WIRE_HDR + 12, wl);
+                    const uint8_t *b = m->data + CK_WIRE_HDR;
+                    assert_int_equal(ck_get_u32(b), CK_FAIL_TASK);
+                    assert_int_equal(ck_get_u16(b + 12), 0); /* no file */
+                    size_t wl = CK_MIN(m->len - CK_WIRE_HDR - CK_FAIL_BODY_MIN, sizeof(why) - 1);
+                    memcpy(why, b + CK_FAIL_BODY_MIN, wl);
                     assert_non_null(strstr(why, "checkpoint 65 failed in its synchronous phase"));
                 }
             }
