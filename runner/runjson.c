@@ -186,6 +186,13 @@ static cJSON *workload_obj(const ck_run *r)
     cJSON_AddNumberToObject(o, "record_bytes", s->record_bytes);
     cJSON_AddNumberToObject(o, "duration_s", secs(s->duration));
     cJSON_AddStringToObject(o, "mode", s->backlog ? "backlog" : "live");
+    if (s->npart_ends) {
+        cJSON *ends = cJSON_AddArrayToObject(o, "partition_durations_s");
+        for (int i = 0; i < s->npart_ends; i++)
+            cJSON_AddItemToArray(ends, cJSON_CreateNumber(secs(s->part_end[i])));
+    } else {
+        cJSON_AddNullToObject(o, "partition_durations_s");
+    }
     return o;
 }
 
