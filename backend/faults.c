@@ -21,7 +21,7 @@ const char *const ck_moment_names[] = {"checkpoint_triggered", "checkpoint_compl
                                        "upload_started",       "restore_started",
                                        "state_flush",          "state_compaction",
                                        "materialization_started", "changelog_upload_started",
-                                       NULL};
+                                       "subtask_finished",     NULL};
 
 const char *ck_moment_name(ck_moment m)
 {

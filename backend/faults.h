@@ -48,10 +48,9 @@ typedef enum ck_fault_kind {
 
 /*
  * A triggered event starts `at` after a moment of the run instead of at a
- * time: the nth time that moment happens (over sockets, the two checkpoint
- * moments only: the job manager's process sees them). The backend sees
- * the moments from outside the engine, in the messages and store
- * operations it carries.
+ * time: the nth time that moment happens. The backend sees the moments
+ * from outside the engine, in the messages and store operations it
+ * carries.
  */
 typedef enum ck_moment {
     CK_MOMENT_NONE,                 /* `at` is a time from the start */
@@ -64,6 +63,8 @@ typedef enum ck_moment {
     CK_MOMENT_STATE_COMPACTION,     /* ...and compacted (its disk work follows) */
     CK_MOMENT_MATERIALIZATION,      /* a changelog backend starts a materialization */
     CK_MOMENT_CHANGELOG_UPLOAD,     /* ...starts uploading a changelog segment */
+    CK_MOMENT_SUBTASK_FINISHED,     /* a subtask tells the job manager it finished (its input
+                                     * ended and a checkpoint it took then completed) */
     CK_MOMENT_COUNT
 } ck_moment;
 

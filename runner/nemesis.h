@@ -13,8 +13,9 @@
  * restart, slow CPUs, slow links, links down, partitions, damaged
  * checkpoints, savepoints and stop-and-resume), each at a time or
  * triggered by a moment (a checkpoint triggered or completed, a state
- * upload or a restore started) so that faults land in windows that last
- * microseconds. A third of the safety schedules begin with a focused
+ * upload or a restore started; where the input's partitions end at
+ * different times, a subtask's finish) so that faults land in windows
+ * that last microseconds. A third of the safety schedules begin with a focused
  * pair: checkpoint n's channels skewed as it is triggered (a slow link or
  * CPU on a task manager in use), then a crash as it completes, so that
  * the checkpoint restored is one whose alignment lasted tens of

@@ -295,6 +295,10 @@ static cJSON *checkpoints_arr(const ck_run *r)
         cJSON_AddBoolToObject(o, "forced_full", (c->flags & CK_CP_FLAG_FULL) != 0);
         cJSON_AddNumberToObject(o, "persisted_inflight_bytes", (double)c->inflight);
         cJSON_AddNumberToObject(o, "acknowledged", c->nacks);
+        uint32_t fin = 0;
+        for (uint32_t s = 0; c->tasks && s < r->job.env.g->nsubtasks; s++)
+            fin += c->tasks[s].finished != 0;
+        cJSON_AddNumberToObject(o, "finished_subtasks", fin);
         if (c->reason[0])
             cJSON_AddStringToObject(o, "reason", c->reason);
         cJSON_AddItemToArray(a, o);

@@ -850,6 +850,67 @@ static void test_checkpoints_after_tasks_finish(void **state)
     }
 }
 
+/* Pipelines that end at different times (scenarios/swarm-finish.json: its
+ * partitions stop at 0.4, 0.9, 1.4 and 2 s): tm0 crashes 350 ms after the
+ * second subtask finished (`after` subtask_finished), once a checkpoint
+ * has recorded the first pipeline finished. Full failover restores every
+ * subtask from that checkpoint, the finished ones as finished: none reads
+ * its partition again, and the output stays exactly once. Both backends
+ * see the moment (over sockets, a task manager's process tells the job
+ * manager's). */
+static void test_crash_after_subtask_finished(void **state)
+{
+    (void)state;
+    char *text = slurp(CHANDY_SOURCE_DIR "/scenarios/swarm-finish.json");
+    assert_non_null(text);
+    cJSON *j = cJSON_Parse(text);
+    free(text);
+    cJSON_DeleteItemFromObject(j, "events");
+    cJSON *ev = cJSON_Parse("[{\"after\": {\"moment\": \"subtask_finished\", \"nth\": 2},"
+                            " \"at\": \"350 ms\", \"action\": \"crash\", \"host\": \"tm0\","
+                            " \"restart_after\": \"1 s\"}]");
+    cJSON_AddItemToObject(j, "events", ev);
+    char *out = cJSON_Print(j);
+    cJSON_Delete(j);
+    const char *scen = put_file("finish-crash.json", out);
+    free(out);
+    for (int k = 0; k < 2; k++) {
+        const char *backend = k ? "sockets" : "simgrid";
+        char name[32], args[600];
+        snprintf(name, sizeof(name), "finish-crash-%d", k);
+        snprintf(args, sizeof(args), "run %s --backend %s --out %s/%s", scen, backend, tmp, name);
+        assert_chandy(name, args, 0);
+        cJSON *run = load_run(name);
+        const cJSON *c = item(run, "correctness");
+        assert_true(cJSON_IsTrue(item(c, "ok")));
+        assert_string_equal(item(c, "guarantee")->valuestring, "exactly-once");
+        assert_true(num(c, "duplicated", NULL) == 0 && num(c, "lost", NULL) == 0);
+        /* The crash came after the first pipeline finished (its
+         * partition ends at 0.4 s, its subtasks finish once a checkpoint
+         * after that completes), not at the end of the input. */
+        const cJSON *f = cJSON_GetArrayItem(item(run, "faults"), 0);
+        assert_true(cJSON_IsTrue(item(f, "applied")));
+        double at = num(f, "at_s", NULL);
+        assert_true(at > 0.4 + 0.35 && at < 1.5);
+        /* The checkpoint restored had finished subtasks: source, parse and
+         * sink of the index whose partition ended first at least. */
+        const cJSON *r = cJSON_GetArrayItem(item(run, "recoveries"), 0), *cp, *restored = NULL;
+        assert_non_null(r);
+        cJSON_ArrayForEach(cp, item(run, "checkpoints"))
+        {
+            if (num(cp, "id", NULL) == num(r, "checkpoint", NULL))
+                restored = cp;
+        }
+        assert_non_null(restored);
+        assert_true(num(restored, "finished_subtasks", NULL) >= 3);
+        /* Every subtask restarted (full failover), and the job read its
+         * input once over all: what finished read nothing again. */
+        assert_int_equal(cJSON_GetArraySize(item(r, "restarted_subtasks")),
+                         cJSON_GetArraySize(item(run, "tasks")));
+        cJSON_Delete(run);
+    }
+}
+
 /* ---- network, slowness, damage ---------------------------------------------------- */
 
 #define FAST_HEARTBEATS                                                                    \
@@ -1591,6 +1652,7 @@ int main(void)
         cmocka_unit_test(test_no_restart_fails_the_job),
         cmocka_unit_test_teardown(test_crash_after_some_ended, reset_sinks),
         cmocka_unit_test(test_checkpoints_after_tasks_finish),
+        cmocka_unit_test(test_crash_after_subtask_finished),
         cmocka_unit_test(test_lost_host_against_killed_process),
         cmocka_unit_test(test_partition),
         cmocka_unit_test(test_link_down_short),

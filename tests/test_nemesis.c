@@ -198,6 +198,49 @@ static void test_state_backend_moments(void **state)
     }
 }
 
+/* Where the input's partitions end at different times
+ * (scenarios/swarm-finish.json), about a third of the triggered faults
+ * wait for the nth subtask's finish, n within the job's subtasks, up to
+ * three checkpoint intervals after it; the schedules read back through
+ * the loader. Partitions that all end together draw none (swarm-crash:
+ * test_schedules_validate_and_stay_recoverable). */
+static void test_subtask_finished_moments(void **state)
+{
+    (void)state;
+    const char *path = CHANDY_SOURCE_DIR "/scenarios/swarm-finish.json";
+    char err[1200];
+    ck_scenario s;
+    assert_int_equal(ck_scenario_load(&s, path, err, sizeof(err)), 0);
+    char *file = read_all(path);
+    ck_time I = ck_cfg(&s.cfg, CK_CFG_CP_INTERVAL);
+    int finished = 0, triggered = 0;
+    for (ck_nemesis_mode m = CK_NEMESIS_SAFETY; m <= CK_NEMESIS_LIVENESS; m++)
+        for (uint64_t seed = 0; seed < 300; seed++) {
+            ck_nemesis_draw(&s, seed, m);
+            for (int i = 0; i < s.nfaults; i++) {
+                const ck_fault *f = &s.faults[i];
+                triggered += f->moment != CK_MOMENT_NONE;
+                if (f->moment != CK_MOMENT_SUBTASK_FINISHED)
+                    continue;
+                finished++;
+                assert_true(f->nth >= 1 && f->nth <= (int)s.graph.nsubtasks);
+                assert_true(f->at >= 1000 && f->at <= 3 * I);
+            }
+            char *drawn = events_text(&s);
+            char *text = with_events(file, &s);
+            assert_int_equal(ck_scenario_parse(&back, "drawn.json", text, err, sizeof(err)), 0);
+            char *reread = events_text(&back);
+            assert_string_equal(drawn, reread);
+            ck_scenario_free(&back);
+            free(drawn);
+            free(text);
+            free(reread);
+        }
+    assert_true(finished * 4 > triggered && finished * 2 < triggered);
+    free(file);
+    ck_scenario_free(&s);
+}
+
 /* A third of the safety schedules start with a focused pair (the first
  * two triggered faults): checkpoint n's channels skewed by tens of
  * milliseconds on a task manager in use, within a millisecond of its
@@ -438,6 +481,7 @@ int main(void)
         cmocka_unit_test(test_schedules_validate_and_stay_recoverable),
         cmocka_unit_test(test_state_backend_moments),
         cmocka_unit_test(test_focused_pairs),
+        cmocka_unit_test(test_subtask_finished_moments),
         cmocka_unit_test(test_describe),
         cmocka_unit_test(test_after_is_checked),
         cmocka_unit_test(test_fallbacks_are_judged),
