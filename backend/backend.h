@@ -47,6 +47,7 @@ typedef struct ck_fault_run {
     ck_time applied_at, ended_at;
     int failed;                   /* could not be applied (see detail) */
     char detail[300];             /* what it did: the file damaged, the savepoint taken */
+    char key[CK_HANDLE_KEY_MAX + 1]; /* corrupt_checkpoint: the store key it damaged */
 } ck_fault_run;
 
 /* Engine messages sent between endpoints, by kind: network buffers

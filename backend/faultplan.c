@@ -213,6 +213,12 @@ void ck_plan_failed(ck_plan *p, int i, const char *why)
 
 int ck_plan_msg_moment(uint32_t src, const uint8_t *msg, size_t len, ck_moment *m, uint64_t *id)
 {
+    if (len >= CK_WIRE_HDR && msg[0] == CK_MSG_TASK_FINISHED && src >= CK_EP_TASK0 &&
+        src < CK_EP_CLIENT) {
+        *m = CK_MOMENT_SUBTASK_FINISHED;
+        *id = src;
+        return 1;
+    }
     if (src != CK_EP_JM || len < CK_WIRE_HDR + 8)
         return 0;
     if (msg[0] == CK_MSG_CP_TRIGGER)

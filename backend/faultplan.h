@@ -78,10 +78,11 @@ ck_time ck_plan_next(const ck_plan *p, int *which, int *end, int *waiting);
  * has_id). 1 when it made a fault due. */
 int ck_plan_moment(ck_plan *p, ck_moment m, uint64_t id, int has_id, ck_time now);
 
-/* The moment a message sent by endpoint src is, if any (1; *m and the
- * checkpoint's *id set): the job manager's trigger of a checkpoint at a
- * source, or its completion on the way to a subtask. Both backends watch
- * the messages they carry with it. */
+/* The moment a message sent by endpoint src is, if any (1; *m and *id
+ * set): the job manager's trigger of a checkpoint at a source, or its
+ * completion on the way to a subtask (*id: the checkpoint's), or a
+ * subtask's report that it finished (*id: its endpoint, which reports
+ * that once). Both backends watch the messages they carry with it. */
 int ck_plan_msg_moment(uint32_t src, const uint8_t *msg, size_t len, ck_moment *m, uint64_t *id);
 
 /* Fault i starts or ends now: its record, and the conditions. A backend

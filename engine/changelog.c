@@ -91,8 +91,10 @@ int ck_clog_replay(const uint8_t *p, size_t len, ck_kstate *ks, int maxp, uint64
 {
     if (len < 28)
         BAD("too short for a changelog segment");
-    if (ck_crc32c(0, p, len - 4) != ck_get_u32(p + len - 4))
-        BAD("checksum mismatch (truncated or damaged)");
+    if (ck_crc32c(0, p, len - 4) != ck_get_u32(p + len - 4)) {
+        *why = "checksum mismatch (truncated or damaged)";
+        return CK_ECHECKSUM;
+    }
     ck_rbuf r = {.p = p, .len = len - 4};
     if (ck_rbuf_u32(&r) != CK_CLOG_MAGIC)
         BAD("not a changelog segment");

@@ -58,8 +58,10 @@ int ck_clog_cut(ck_clog *l, uint8_t **out, size_t *len, uint64_t *first, uint32_
 
 /* Replays a segment file into ks (the operator's backend, of max
  * parallelism maxp): every change whose key group is ks's, in order.
- * Returns 0, CK_ECORRUPT (*why says what: a bad checksum, header, record,
- * a key in the wrong key group, states that are not ks's), CK_ENOMEM. */
+ * Returns 0, CK_ECHECKSUM (the bytes are not those written: a bad
+ * checksum), CK_ECORRUPT (*why says what: a bad header, record, a key in
+ * the wrong key group, states that are not ks's), CK_ENOMEM; *why is set
+ * for both of the first two. */
 int ck_clog_replay(const uint8_t *p, size_t len, ck_kstate *ks, int maxp, uint64_t *first,
                    uint32_t *n, const char **why);
 

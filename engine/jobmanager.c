@@ -116,7 +116,7 @@ void ck_jm_free(ck_jm *jm)
         free(jm->recoveries[i].subtasks);
     free(jm->recoveries);
     free(jm->mats);
-    free(jm->damaged);
+    free(jm->fallbacks);
     ck_metrics_free(&jm->job);
     ck_restart_free(&jm->rs);
     if (jm->g)
@@ -240,16 +240,17 @@ static int place_restarting(ck_jm *jm)
     return ok;
 }
 
-static int is_damaged(const ck_jm *jm, uint64_t id)
+/* Whether a restore failed on checkpoint id itself: it is not restored again. */
+static int unrestorable(const ck_jm *jm, uint64_t id)
 {
-    for (size_t i = 0; i < jm->ndamaged; i++)
-        if (jm->damaged[i] == id)
+    for (size_t i = 0; i < jm->nfallbacks; i++)
+        if (jm->fallbacks[i].from == id)
             return 1;
     return 0;
 }
 
 /* Where a restart restores from: the newest completed checkpoint still in
- * the store and not found damaged, or the savepoint the job started or
+ * the store and not found unrestorable, or the savepoint the job started or
  * resumed from if that is newer (ids are one sequence). 0: from scratch.
  * A stop-with-savepoint counts as a checkpoint here: it committed the
  * sinks' transactions, so a failure while the job stops must restore it
@@ -258,12 +259,12 @@ static int is_damaged(const ck_jm *jm, uint64_t id)
 static uint64_t latest_checkpoint_point(const ck_jm *jm, ck_restore_point *out)
 {
     memset(out, 0, sizeof(*out));
-    if (jm->base.id && !is_damaged(jm, jm->base.id))
+    if (jm->base.id && !unrestorable(jm, jm->base.id))
         *out = jm->base;
     for (size_t i = jm->cc.ncps; i-- > 0;) {
         const ck_cp_record *c = &jm->cc.cps[i];
         int restorable = !(c->flags & CK_CP_FLAG_SAVEPOINT) || (c->flags & CK_CP_FLAG_STOP);
-        if (c->status == CK_CP_COMPLETED && !c->retired && restorable && !is_damaged(jm, c->id)) {
+        if (c->status == CK_CP_COMPLETED && !c->retired && restorable && !unrestorable(jm, c->id)) {
             if (c->id > out->id) {
                 out->id = c->id;
                 out->flags = c->flags;
@@ -888,37 +889,43 @@ static void subtask_failed(ck_jm *jm, uint32_t g, const char *cause, int host)
 
 static void on_task_failed(ck_jm *jm, uint32_t g, const uint8_t *body, size_t len)
 {
-    char why[256] = "a task failed";
+    char why[320] = "a task failed", key[CK_HANDLE_KEY_MAX + 1] = "";
     uint32_t code = CK_FAIL_TASK;
     uint64_t cp = 0;
-    if (len >= 12) {
+    size_t kl = len >= CK_FAIL_BODY_MIN ? ck_get_u16(body + 12) : 0;
+    if (len >= CK_FAIL_BODY_MIN && kl <= CK_HANDLE_KEY_MAX && CK_FAIL_BODY_MIN + kl <= len) {
         code = ck_get_u32(body);
         cp = ck_get_u64(body + 4);
-        int n = (int)CK_MIN(len - 12, sizeof(why) - 1);
-        memcpy(why, body + 12, (size_t)n);
+        memcpy(key, body + CK_FAIL_BODY_MIN, kl);
+        key[kl] = 0;
+        size_t n = CK_MIN(len - CK_FAIL_BODY_MIN - kl, sizeof(why) - 1);
+        memcpy(why, body + CK_FAIL_BODY_MIN + kl, n);
         why[n] = 0;
     }
-    if (code == CK_FAIL_RESTORE && cp && !is_damaged(jm, cp)) {
-        uint64_t *v = realloc(jm->damaged, (jm->ndamaged + 1) * sizeof(*v));
-        if (v) {
-            jm->damaged = v;
-            jm->damaged[jm->ndamaged++] = cp;
+    if (ck_fail_is_fallback(code) && cp && !unrestorable(jm, cp)) {
+        ck_fallback *v = realloc(jm->fallbacks, (jm->nfallbacks + 1) * sizeof(*v));
+        if (!v) {
+            job_fail(jm, CK_JOBFAIL_OUT_OF_MEMORY, "out of memory handling a failed restore");
+            return;
         }
-        uint64_t next = latest_checkpoint(jm);
-        if (next) {
+        jm->fallbacks = v;
+        ck_fallback *f = &jm->fallbacks[jm->nfallbacks++];
+        memset(f, 0, sizeof(*f));
+        f->at = ck_now(jm->plat);
+        f->from = cp;
+        f->subtask = g;
+        f->code = code;
+        snprintf(f->key, sizeof(f->key), "%s", key);
+        snprintf(f->why, sizeof(f->why), "%s", why);
+        f->to = latest_checkpoint(jm);
+        if (f->to) {
             ck_logf(jm->plat, CK_LOG_WARN,
-                    "checkpoint %llu cannot be restored (%s): falling back to checkpoint %llu; "
-                    "output it committed will be produced again",
-                    (unsigned long long)cp, why, (unsigned long long)next);
-            if (!jm->degraded[0])
-                snprintf(jm->degraded, sizeof(jm->degraded),
-                         "fell back from damaged checkpoint %llu to checkpoint %llu, replaying "
-                         "input whose output checkpoint %llu had committed",
-                         (unsigned long long)cp, (unsigned long long)next,
-                         (unsigned long long)cp);
+                    "checkpoint %llu cannot be restored (%s: %s): falling back to checkpoint "
+                    "%llu; output it committed will be produced again",
+                    (unsigned long long)cp, ck_fail_name(code), why, (unsigned long long)f->to);
         }
         else {
-            char msg[300];
+            char msg[400];
             snprintf(msg, sizeof(msg), "no checkpoint left to restore: %s", why);
             job_fail(jm, CK_JOBFAIL_NO_CHECKPOINT, msg);
             return;

@@ -292,6 +292,25 @@ const char *ck_task_state_name(ck_task_state s)
     return "?";
 }
 
+const char *ck_fail_name(uint32_t code)
+{
+    switch (code) {
+    case CK_FAIL_TASK:
+        return "task";
+    case CK_FAIL_RESTORE_DAMAGED:
+        return "damaged";
+    case CK_FAIL_PEER:
+        return "peer";
+    case CK_FAIL_RESTORE_MISSING:
+        return "missing";
+    case CK_FAIL_RESTORE_UNREADABLE:
+        return "unreadable";
+    case CK_FAIL_RESTORE_IO:
+        return "io";
+    }
+    return "?";
+}
+
 /* Transaction ids are unique per attempt: attempt << 32 | sequence. */
 static uint64_t first_txn(const ck_task *t)
 {
@@ -836,9 +855,9 @@ static void to_jm(ck_task *t, int type, const uint8_t *body, size_t len)
         t->plat->ops->send(t->plat, CK_EP_JM, m, n);
 }
 
-/* Fails the task and tells the job manager why (code CK_FAIL_*, and the
- * checkpoint whose restore failed). */
-static void fail_with(ck_task *t, uint32_t code, uint64_t cp, const char *msg)
+/* Fails the task and tells the job manager why (code CK_FAIL_*, and for a
+ * restore the checkpoint and the file, key, whose restore failed). */
+static void fail_with(ck_task *t, uint32_t code, uint64_t cp, const char *key, const char *msg)
 {
     if (t->state == CK_TASK_FAILED || t->state == CK_TASK_FINISHED)
         return;
@@ -849,14 +868,18 @@ static void fail_with(ck_task *t, uint32_t code, uint64_t cp, const char *msg)
      * attempt); an error while reporting ends here, the task failed. */
     if (was == CK_TASK_RUNNING || was == CK_TASK_ENDING || was == CK_TASK_ENDED)
         report(t, CK_MSG_METRICS);
-    size_t ml = strlen(msg);
-    uint8_t body[12 + 300];
+    size_t ml = strlen(msg), kl = key ? strlen(key) : 0;
+    uint8_t body[CK_FAIL_BODY_MIN + CK_HANDLE_KEY_MAX + 300];
     if (ml > 300)
         ml = 300;
+    if (kl > CK_HANDLE_KEY_MAX)
+        kl = CK_HANDLE_KEY_MAX;
     ck_put_u32(body, code);
     ck_put_u64(body + 4, cp);
-    memcpy(body + 12, msg, ml);
-    to_jm(t, CK_MSG_TASK_FAILED, body, 12 + ml);
+    ck_put_u16(body + 12, (uint16_t)kl);
+    memcpy(body + CK_FAIL_BODY_MIN, key, kl);
+    memcpy(body + CK_FAIL_BODY_MIN + kl, msg, ml);
+    to_jm(t, CK_MSG_TASK_FAILED, body, CK_FAIL_BODY_MIN + kl + ml);
 }
 
 static void fail(ck_task *t, int rc, const char *what)
@@ -865,7 +888,7 @@ static void fail(ck_task *t, int rc, const char *what)
     const ck_vertex *v = &t->g->v[t->vertex];
     snprintf(msg, sizeof(msg), "%s (%d/%d): %s: %s", v->name, t->subtask + 1, v->parallelism,
              what, ck_strerror(rc));
-    fail_with(t, CK_FAIL_TASK, 0, msg);
+    fail_with(t, CK_FAIL_TASK, 0, NULL, msg);
 }
 
 static int commit_upto(ck_task *t, uint64_t cp);
@@ -1261,7 +1284,7 @@ static int take_checkpoint(ck_task *t, const ck_barrier *b, int64_t align_ns)
                      "transactions await commit",
                      t->g->v[t->vertex].name, t->subtask + 1, t->g->v[t->vertex].parallelism,
                      (unsigned long long)b->id);
-            fail_with(t, CK_FAIL_TASK, 0, msg);
+            fail_with(t, CK_FAIL_TASK, 0, NULL, msg);
             return rc;
         }
         ck_sink_capture *sk = &cap->sinks[cap->nsinks++];
@@ -2792,12 +2815,24 @@ static int task_on_message(void *self, uint8_t *msg, size_t len)
     return rc;
 }
 
-static void fail_restore(ck_task *t, const char *what)
+/* The restore failed on the file restore_key (code: CK_FAIL_RESTORE_*). */
+static void fail_restore(ck_task *t, uint32_t code, const char *what)
 {
     char msg[300];
     snprintf(msg, sizeof(msg), "checkpoint %llu: %s: %s", (unsigned long long)t->restore_cp,
              t->restore_key, what);
-    fail_with(t, CK_FAIL_RESTORE, t->restore_cp, msg);
+    fail_with(t, code, t->restore_cp, t->restore_key, msg);
+}
+
+/* The code of a restore that failed with rc: CK_ECHECKSUM and
+ * CK_ECORRUPT are the file's (its bytes are not those written; it does
+ * not decode, or does not fit the job), anything else the restore's own
+ * (memory, I/O). */
+static uint32_t restore_code(int rc)
+{
+    return rc == CK_ECHECKSUM  ? CK_FAIL_RESTORE_DAMAGED
+           : rc == CK_ECORRUPT ? CK_FAIL_RESTORE_UNREADABLE
+                               : CK_FAIL_RESTORE_IO;
 }
 
 /* Puts a decoded snapshot in place: state, source offsets, sink transactions. */
@@ -2961,7 +2996,7 @@ static void restore_next(ck_task *t)
             uint8_t *d = malloc(h->bytes ? h->bytes : 1);
             int kept = 0;
             if (!d) {
-                fail_restore(t, ck_strerror(CK_ENOMEM));
+                fail_restore(t, CK_FAIL_RESTORE_IO, ck_strerror(CK_ENOMEM));
                 return;
             }
             memcpy(d, h->data, h->bytes);
@@ -2988,7 +3023,7 @@ static void restore_next(ck_task *t)
                 rc = t->plat->ops->store_get(t->plat, h->key, RESTORE_TOKEN);
             }
             if (rc)
-                fail_restore(t, ck_strerror(rc));
+                fail_restore(t, CK_FAIL_RESTORE_IO, ck_strerror(rc));
             return;
         }
         if (restore_segment(t, obj))
@@ -3023,13 +3058,15 @@ static int install_native(ck_task *t)
         ck_kstate *ks = ck_chain_kstate(&t->chain, (int)h->op);
         snprintf(t->restore_key, sizeof(t->restore_key), "%s", h->key);
         if (!ks || !ks->ops->native_restore) {
-            fail_restore(t, "native state of an operator whose backend cannot read it");
+            fail_restore(t, CK_FAIL_RESTORE_UNREADABLE,
+                         "native state of an operator whose backend cannot read it");
             rc = CK_ECORRUPT;
             break;
         }
         if ((rc = ks->ops->native_restore(ks, m, names, data, lens))) {
-            fail_restore(t, rc == CK_ECORRUPT ? "its operator's native files do not open"
-                                              : ck_strerror(rc));
+            fail_restore(t, restore_code(rc),
+                         rc == CK_ECORRUPT ? "its operator's native files do not open"
+                                           : ck_strerror(rc));
             break;
         }
         for (uint32_t k = i; k < n && !rc; k++) {
@@ -3039,10 +3076,10 @@ static int install_native(ck_task *t)
                                          f->flags & (CK_HANDLE_SHARED | CK_HANDLE_SEGMENT));
         }
         if (rc)
-            fail_restore(t, ck_strerror(rc));
+            fail_restore(t, CK_FAIL_RESTORE_IO, ck_strerror(rc));
     }
     if (rc == CK_ENOMEM && t->state != CK_TASK_FAILED)
-        fail_restore(t, ck_strerror(rc));
+        fail_restore(t, CK_FAIL_RESTORE_IO, ck_strerror(rc));
     free(names);
     free(data);
     free(lens);
@@ -3168,7 +3205,8 @@ static int install_changelog(ck_task *t)
             }
         }
         if (rc) {
-            fail_restore(t, rc == CK_ECORRUPT ? why : ck_strerror(rc));
+            fail_restore(t, restore_code(rc),
+                         rc == CK_ECORRUPT || rc == CK_ECHECKSUM ? why : ck_strerror(rc));
             return 1;
         }
         c->acked = next;
@@ -3194,14 +3232,15 @@ static int restore_file(ck_task *t, uint8_t *data, size_t len, int *kept)
                        : len >= 4                  ? ck_get_u32(data + len - 4)
                                                    : ~h->crc;
         if (len != h->bytes || crc != h->crc) {
-            fail_restore(t, "not the file the checkpoint recorded (size or checksum)");
+            fail_restore(t, CK_FAIL_RESTORE_DAMAGED,
+                         "not the file the checkpoint recorded (size or checksum)");
             return 1;
         }
         if (!t->rdata) {
             t->rdata = calloc(t->restore.n, sizeof(*t->rdata));
             t->rlen = calloc(t->restore.n, sizeof(*t->rlen));
             if (!t->rdata || !t->rlen) {
-                fail_restore(t, ck_strerror(CK_ENOMEM));
+                fail_restore(t, CK_FAIL_RESTORE_IO, ck_strerror(CK_ENOMEM));
                 return 1;
             }
         }
@@ -3216,7 +3255,8 @@ static int restore_file(ck_task *t, uint8_t *data, size_t len, int *kept)
         return 0;
     }
     if (len != h->bytes || len < 4 || ck_get_u32(data + len - 4) != h->crc) {
-        fail_restore(t, "not the file the checkpoint recorded (size or checksum)");
+        fail_restore(t, CK_FAIL_RESTORE_DAMAGED,
+                     "not the file the checkpoint recorded (size or checksum)");
         return 1;
     }
     t->restore_flops += SERIALIZE_FLOPS_PER_BYTE * (double)len; /* decoding it */
@@ -3224,13 +3264,13 @@ static int restore_file(ck_task *t, uint8_t *data, size_t len, int *kept)
     const char *why;
     int rc = ck_snap_decode(data, len, &s, &why);
     if (rc) {
-        fail_restore(t, why);
+        fail_restore(t, restore_code(rc), rc == CK_ENOMEM ? ck_strerror(rc) : why);
         return 1;
     }
     rc = apply_snapshot(t, &s, &why);
     ck_snapshot_free(&s);
     if (rc) {
-        fail_restore(t, rc == CK_ECORRUPT ? why : ck_strerror(rc));
+        fail_restore(t, restore_code(rc), rc == CK_ECORRUPT ? why : ck_strerror(rc));
         return 1;
     }
     t->restore_next++;
@@ -3246,12 +3286,13 @@ static int restore_segment(ck_task *t, uint32_t obj)
     const ck_handle *h = &t->restore.v[t->restore_next];
     struct seg_obj *o = &t->segobj[obj];
     if (!seg_holds(o, h)) { /* a download cut short: the object ends first */
-        fail_restore(t, "its merged file ends before the segment the checkpoint recorded");
+        fail_restore(t, CK_FAIL_RESTORE_DAMAGED,
+                     "its merged file ends before the segment the checkpoint recorded");
         return 1;
     }
     uint8_t *d = malloc(h->bytes ? h->bytes : 1);
     if (!d) {
-        fail_restore(t, ck_strerror(CK_ENOMEM));
+        fail_restore(t, CK_FAIL_RESTORE_IO, ck_strerror(CK_ENOMEM));
         return 1;
     }
     memcpy(d, o->data + (h->offset - o->at), h->bytes);
@@ -3275,7 +3316,8 @@ static int restore_segment(ck_task *t, uint32_t obj)
 static int restore_done(ck_task *t, int status, uint8_t *data, size_t len)
 {
     if (status) {
-        fail_restore(t, status == CK_ENOTFOUND ? "missing" : ck_strerror(status));
+        fail_restore(t, status == CK_ENOTFOUND ? CK_FAIL_RESTORE_MISSING : CK_FAIL_RESTORE_IO,
+                     status == CK_ENOTFOUND ? "missing" : ck_strerror(status));
         return 0;
     }
     const ck_handle *h = &t->restore.v[t->restore_next];
@@ -3289,7 +3331,7 @@ static int restore_done(ck_task *t, int status, uint8_t *data, size_t len)
             t->segobj = v;
         if (!v || !key) {
             free(key);
-            fail_restore(t, ck_strerror(CK_ENOMEM));
+            fail_restore(t, CK_FAIL_RESTORE_IO, ck_strerror(CK_ENOMEM));
             return 0;
         }
         t->segobj[t->nsegobj++] =
@@ -3337,7 +3379,7 @@ static int task_on_peer_lost(void *self, int host)
     char msg[300];
     const ck_vertex *v = &t->g->v[t->vertex];
     snprintf(msg, sizeof(msg), "%s (%d/%d): %s", v->name, t->subtask + 1, v->parallelism, what);
-    fail_with(t, CK_FAIL_PEER, (uint64_t)(int64_t)host, msg);
+    fail_with(t, CK_FAIL_PEER, (uint64_t)(int64_t)host, NULL, msg);
     return CK_OK;
 }
 
@@ -3455,7 +3497,7 @@ static int task_work(void *self)
     int rc = 0;
     if (t->state == CK_TASK_CREATED) {
         if (t->setup_err[0]) {
-            fail_with(t, CK_FAIL_TASK, 0, t->setup_err);
+            fail_with(t, CK_FAIL_TASK, 0, NULL, t->setup_err);
             return 0;
         }
         if (t->restore_cp) {
@@ -3463,7 +3505,7 @@ static int task_work(void *self)
             t->restore_t0 = ck_now(t->plat);
             if (!t->restore.n) {
                 snprintf(t->restore_key, sizeof(t->restore_key), "%s", t->from.dir);
-                fail_restore(t, "no state handles for this subtask");
+                fail_restore(t, CK_FAIL_RESTORE_MISSING, "no state handles for this subtask");
                 return 0;
             }
             restore_next(t);

@@ -25,8 +25,9 @@
  *             checkpoints, triggered directly, without barriers)
  *   ENDED   --a checkpoint it took with its input over completed, sinks
  *             committed: TASK_FINISHED--> FINISHED
- *   any     --protocol or memory error, a damaged state file, a lost
- *             connection: TASK_FAILED to the JM--> FAILED
+ *   any     --protocol or memory error, a restore that failed (why: its
+ *             CK_FAIL_RESTORE_* code), a lost connection: TASK_FAILED to
+ *             the JM--> FAILED
  *
  * Checkpoints: a source takes its snapshot when the job manager triggers
  * one; any other task when its input gate has aligned the barrier. The
@@ -105,13 +106,36 @@ typedef struct ck_task ck_task;
 ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global,
                      uint32_t attempt, const ck_restore_point *from);
 
-/* TASK_FAILED body: u32 code | u64 detail | text. The detail is the
- * checkpoint for CK_FAIL_RESTORE and the task manager for CK_FAIL_PEER. */
+/* TASK_FAILED body: u32 code | u64 detail | u16 key length | key | text.
+ * The detail is the checkpoint for the CK_FAIL_RESTORE_* codes (the key:
+ * the file whose restore failed) and the task manager for CK_FAIL_PEER.
+ * A restore fails on the checkpoint itself (damaged, missing, unreadable:
+ * restoring it again cannot work, and the job manager falls back to an
+ * older one) or for a reason of its own (out of memory, an I/O error:
+ * the restore is tried again from the same checkpoint). */
 enum {
-    CK_FAIL_TASK = 0,    /* the task failed */
-    CK_FAIL_RESTORE = 1, /* the checkpoint's state file is damaged or missing */
-    CK_FAIL_PEER = 2,    /* the connection to a task manager broke */
+    CK_FAIL_TASK = 0,               /* the task failed */
+    CK_FAIL_RESTORE_DAMAGED = 1,    /* a file's size or checksum is not what the
+                                     * checkpoint recorded (truncated, bits flipped) */
+    CK_FAIL_PEER = 2,               /* the connection to a task manager broke */
+    CK_FAIL_RESTORE_MISSING = 3,    /* a file the checkpoint refers to is not in the
+                                     * store, or it holds no state for the subtask */
+    CK_FAIL_RESTORE_UNREADABLE = 4, /* a file as recorded that does not decode, or
+                                     * does not fit the job */
+    CK_FAIL_RESTORE_IO = 5,         /* the restore itself failed: memory, an I/O
+                                     * error reading the store */
 };
+#define CK_FAIL_BODY_MIN 14 /* code, detail and key length */
+
+/* 1 for the codes of a restore that failed on the checkpoint itself. */
+static inline int ck_fail_is_fallback(uint32_t code)
+{
+    return code == CK_FAIL_RESTORE_DAMAGED || code == CK_FAIL_RESTORE_MISSING ||
+           code == CK_FAIL_RESTORE_UNREADABLE;
+}
+
+/* "damaged", "missing", "unreadable", "io", "task", "peer" ("?" otherwise). */
+const char *ck_fail_name(uint32_t code);
 
 /* Metrics reach the job manager at least this often (a metrics reporter). */
 #define CK_METRICS_INTERVAL (250 * CK_NS_PER_MS)

@@ -37,7 +37,7 @@ typedef enum ck_msg_type {
     CK_MSG_DATA = 1,          /* a network buffer of serialized elements */
     CK_MSG_CREDIT = 2,        /* consumer grants credits to a producer */
     CK_MSG_TASK_FINISHED = 3, /* task -> job manager, body = metrics */
-    CK_MSG_TASK_FAILED = 4,   /* task -> job manager, body = message */
+    CK_MSG_TASK_FAILED = 4,   /* task -> job manager, body: see CK_FAIL_* in task.h */
     CK_MSG_CP_TRIGGER = 5,    /* job manager -> source task: start checkpoint */
     CK_MSG_CP_ACK = 6,        /* task -> job manager: its state is stored */
     CK_MSG_CP_DECLINE = 7,    /* task -> job manager: it cannot take part */

@@ -459,6 +459,7 @@ static void local_deliver(net_world *w, uint32_t dst, uint8_t *data, size_t len)
 }
 
 static int send_now(net_node *n, uint32_t dst, uint8_t *msg, size_t len);
+static void net_moment(ck_bnode *b, int m);
 
 static int net_send(ck_bnode *b, uint32_t dst, uint8_t *msg, size_t len)
 {
@@ -479,8 +480,12 @@ static int send_now(net_node *n, uint32_t dst, uint8_t *msg, size_t len)
     ck_msgcount_add(&w->r->msgs, msg, len);
     ck_moment m;
     uint64_t id; /* the job manager's process plays the timeline */
-    if (w->host == w->ntm && ck_plan_msg_moment(p->endpoint, msg, len, &m, &id))
-        ck_plan_moment(&w->plan, m, id, 1, world_now(w));
+    if (ck_plan_msg_moment(p->endpoint, msg, len, &m, &id)) {
+        if (w->host == w->ntm)
+            ck_plan_moment(&w->plan, m, id, 1, world_now(w));
+        else /* a subtask finished: told through the moment pipe */
+            net_moment(&n->b, m);
+    }
     int host = endpoint_host(w, dst);
     if (host < 0) {
         free(msg);
@@ -1494,7 +1499,8 @@ static void start_fault(net_world *w, int i, ck_time now)
     }
     case CK_FAULT_CORRUPT_CHECKPOINT: {
         char detail[sizeof(f->detail)];
-        if (ck_fault_damage(sp, w->store_dir, w->job->env.job_id, detail, sizeof(detail)))
+        if (ck_fault_damage(sp, w->store_dir, w->job->env.job_id, detail, sizeof(detail),
+                            f->key, sizeof(f->key)))
             ck_plan_failed(&w->plan, i, detail);
         else
             snprintf(f->detail, sizeof(f->detail), "%s", detail);

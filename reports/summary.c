@@ -119,6 +119,9 @@ void ck_summary_print(FILE *f, const cJSON *run, const char *runjson_path)
     const char *degraded = ck_rf_str(c, "degraded");
     if (degraded && *degraded)
         fprintf(f, "             (not exactly once: the job %s)\n", degraded);
+    const char *unexplained = ck_rf_str(c, "unexplained_fallback");
+    if (unexplained && *unexplained)
+        fprintf(f, "  FAILED     %s\n", unexplained);
     const char *prior = ck_rf_str(c, "includes_output_of");
     if (prior)
         fprintf(f, "             (with the output of %s, which took the savepoint)\n", prior);

@@ -321,6 +321,11 @@ int ck_jin_duration(ck_jin *j, const cJSON *obj, const char *key, int required,
     int r = fetch(j, obj, key, required, &v, &saved);
     if (r <= 0)
         return r < 0 ? CK_EINVAL : CK_OK;
+    return done(j, saved, ck_jin_duration_value(j, v, min, max, out));
+}
+
+int ck_jin_duration_value(ck_jin *j, const cJSON *v, int64_t min, int64_t max, int64_t *out)
+{
     int64_t ns = 0;
     int ok = 0;
     if (cJSON_IsNumber(v) && isfinite(v->valuedouble) && fabs(v->valuedouble) < 9e12) {
@@ -332,14 +337,13 @@ int ck_jin_duration(ck_jin *j, const cJSON *obj, const char *key, int required,
     if (!ok || ns < min || ns > max) {
         char got[96];
         ck_jin_describe(v, got, sizeof(got));
-        return done(j, saved,
-                    ck_jin_fail(j,
-                                "expected a duration from %g ms to %g ms (\"100 ms\", "
-                                "\"2 s\", or a number of ms), got %s",
-                                (double)min / 1e6, (double)max / 1e6, got));
+        return ck_jin_fail(j,
+                           "expected a duration from %g ms to %g ms (\"100 ms\", \"2 s\", or "
+                           "a number of ms), got %s",
+                           (double)min / 1e6, (double)max / 1e6, got);
     }
     *out = ns;
-    return done(j, saved, CK_OK);
+    return CK_OK;
 }
 
 int ck_jin_quantity(ck_jin *j, const cJSON *obj, const char *key, int required,

@@ -69,6 +69,8 @@ int ck_jin_enum(ck_jin *j, const cJSON *obj, const char *key, int required,
 /* A duration: "100 ms", "1.5 s", "2 min" or a number of milliseconds; in ns. */
 int ck_jin_duration(ck_jin *j, const cJSON *obj, const char *key, int required,
                     int64_t min, int64_t max, int64_t *out);
+/* The same of a value v (a list's element; its path pushed already). */
+int ck_jin_duration_value(ck_jin *j, const cJSON *v, int64_t min, int64_t max, int64_t *out);
 /* A quantity with SI units from the table (e.g. "1GBps", "1Gf") or a plain number. */
 typedef struct ck_jin_unit {
     const char *name;

@@ -189,11 +189,37 @@ static void parse_rate_list(ck_jin *j, const cJSON *arr, const char *key, ck_wor
     ck_jin_pop(j, saved);
 }
 
+/* workload.partition_durations: one duration per partition, each at most
+ * the workload's. */
+static void parse_partition_durations(ck_jin *j, const cJSON *arr, ck_workload_spec *w)
+{
+    size_t saved = ck_jin_push_key(j, "partition_durations");
+    if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) != w->partitions ||
+        w->partitions > CK_WL_MAX_PART_ENDS) {
+        if (w->partitions > CK_WL_MAX_PART_ENDS)
+            ck_jin_fail(j, "takes at most %d partitions (the topic has %d)", CK_WL_MAX_PART_ENDS,
+                        w->partitions);
+        else
+            ck_jin_fail(j, "expected a list of %d durations, one per partition", w->partitions);
+        ck_jin_pop(j, saved);
+        return;
+    }
+    int i = 0;
+    for (const cJSON *e = arr->child; e && !j->failed; e = e->next, i++) {
+        size_t s2 = ck_jin_push_index(j, i);
+        ck_jin_duration_value(j, e, 0, w->duration, &w->part_end[i]);
+        ck_jin_pop(j, s2);
+    }
+    w->npart_ends = j->failed ? 0 : w->partitions;
+    ck_jin_pop(j, saved);
+}
+
 static void parse_workload(ck_jin *j, const cJSON *o, ck_workload_spec *w)
 {
     static const char *const keys[] = {"topic", "duration", "rate", "bursts", "partitions",
                                        "keys", "distribution", "zipf_exponent",
-                                       "record_bytes", "disorder", "mode", "arrivals", NULL};
+                                       "record_bytes", "disorder", "mode", "arrivals",
+                                       "partition_durations", NULL};
     static const char *const dists[] = {"uniform", "zipf", NULL};
     static const char *const modes[] = {"live", "backlog", NULL};
     static const char *const arrivals[] = {"uniform", "poisson", NULL};
@@ -244,6 +270,9 @@ static void parse_workload(ck_jin *j, const cJSON *o, ck_workload_spec *w)
     int a = 0;
     ck_jin_enum(j, o, "arrivals", 0, arrivals, &a);
     w->poisson = a == 1;
+    const cJSON *ends = cJSON_GetObjectItemCaseSensitive(o, "partition_durations");
+    if (ends && !j->failed)
+        parse_partition_durations(j, ends, w);
     ck_jin_pop(j, saved);
 }
 

@@ -1970,7 +1970,7 @@ static void reslow(injector *in, int h)
 static void damage(injector *in, ck_fault_run *f)
 {
     if (ck_fault_damage(f->spec, in->w->store_dir, in->job->env.job_id, f->detail,
-                        sizeof(f->detail)))
+                        sizeof(f->detail), f->key, sizeof(f->key)))
         f->failed = 1;
 }
 

@@ -1479,8 +1479,8 @@ static void test_jm_caught_up_from_the_new_attempt(void **state)
     ck_node nd = ck_jm_node(&jm);
     jm_metrics(&jm, 0, 0, 2 * CK_NS_PER_MS); /* the source keeps up */
     /* Subtask 1 fails: failover, restart after 100 ms. */
-    uint8_t body[12 + 4] = {0};
-    memcpy(body + 12, "boom", 4);
+    uint8_t body[CK_FAIL_BODY_MIN + 4] = {0};
+    memcpy(body + CK_FAIL_BODY_MIN, "boom", 4);
     r.w.now = CK_NS_PER_S;
     jm_from_task(&jm, CK_MSG_TASK_FAILED, 1, body, sizeof(body));
     assert_int_equal(jm.state, CK_JOB_RESTARTING);
@@ -1618,8 +1618,8 @@ static void test_jm_counts_cancelled_attempts(void **state)
     jm_running(&r, &jm);
     jm_metrics(&jm, 0, 0, 2 * CK_NS_PER_MS);
     uint64_t before = jm.tasks[0].task.records_in;
-    uint8_t body[12 + 4] = {0};
-    memcpy(body + 12, "boom", 4);
+    uint8_t body[CK_FAIL_BODY_MIN + 4] = {0};
+    memcpy(body + CK_FAIL_BODY_MIN, "boom", 4);
     r.w.now = CK_NS_PER_S;
     jm_from_task(&jm, CK_MSG_TASK_FAILED, 1, body, sizeof(body));
     assert_int_equal(jm.state, CK_JOB_RESTARTING);
@@ -1627,6 +1627,121 @@ static void test_jm_counts_cancelled_attempts(void **state)
     jm_metrics(&jm, 0, 0, 7 * CK_NS_PER_S);
     assert_true(jm.tasks[0].task.records_in > before);
     assert_true(jm.tasks[0].task.lag_ns == 2 * CK_NS_PER_MS); /* its lag is not taken */
+    ck_jm_free(&jm);
+    fake_clear(&r.w);
+}
+
+/* The job manager's next checkpoint, acknowledged by every subtask and
+ * its metadata stored: completed. Returns its id. */
+static uint64_t jm_checkpoint(cc_rig *r, ck_jm *jm)
+{
+    ck_node nd = ck_jm_node(jm);
+    uint64_t id = jm->cc.next_id;
+    for (int k = 0; k < 100 && !ck_cc_find(&jm->cc, id); k++)
+        jm_at(r, jm, r->w.now + 10 * CK_NS_PER_MS);
+    assert_non_null(ck_cc_find(&jm->cc, id));
+    for (uint32_t g = 0; g < r->g.nsubtasks; g++) {
+        ck_cp_ack a = {.id = id, .sync_ns = 1, .async_ns = 2};
+        char key[64];
+        snprintf(key, sizeof(key), "checkpoints/job/chk-%llu/s%u", (unsigned long long)id, g);
+        assert_int_equal(ck_handles_add(&a.handles, CK_HANDLE_SNAPSHOT, 0, key, 100, 7, 0, 0), 0);
+        uint8_t *body;
+        size_t len;
+        assert_int_equal(ck_cp_ack_encode(&a, &body, &len), 0);
+        jm_from_task(jm, CK_MSG_CP_ACK, g, body, len);
+        free(body);
+        ck_cp_ack_free(&a);
+    }
+    nd.ops->on_complete(nd.self, id, CK_OK, NULL, 0); /* the _metadata landed */
+    assert_int_equal(ck_cc_find(&jm->cc, id)->status, CK_CP_COMPLETED);
+    return id;
+}
+
+/* Subtask g of the current attempt reports that its restore of checkpoint
+ * cp failed (code) on the file key. */
+static void jm_restore_failed(ck_jm *jm, uint32_t g, uint32_t code, uint64_t cp, const char *key)
+{
+    uint8_t body[CK_FAIL_BODY_MIN + 64 + 32];
+    size_t kl = strlen(key);
+    const char *why = "it broke";
+    ck_put_u32(body, code);
+    ck_put_u64(body + 4, cp);
+    ck_put_u16(body + 12, (uint16_t)kl);
+    memcpy(body + CK_FAIL_BODY_MIN, key, kl);
+    memcpy(body + CK_FAIL_BODY_MIN + kl, why, strlen(why));
+    jm_from_task(jm, CK_MSG_TASK_FAILED, g, body, CK_FAIL_BODY_MIN + kl + strlen(why));
+}
+
+/* The job fails over and, after the restart delay, deploys again: returns
+ * the checkpoint the new attempt restores (every subtask then runs). */
+static uint64_t jm_redeployed(cc_rig *r, ck_jm *jm)
+{
+    assert_int_equal(jm->state, CK_JOB_RESTARTING);
+    jm_at(r, jm, r->w.now + 200 * CK_NS_PER_MS);
+    jm_heartbeat(jm, 0);
+    jm_heartbeat(jm, 1);
+    jm_at(r, jm, r->w.now);
+    assert_int_equal(jm->state, CK_JOB_RUNNING);
+    for (uint32_t g = 0; g < r->g.nsubtasks; g++)
+        jm_from_task(jm, CK_MSG_TASK_RUNNING, g, running_body, CK_RUNNING_BODY);
+    return jm->restore_cp;
+}
+
+/* A restore that fails on its checkpoint (state missing, a file damaged)
+ * makes the job manager fall back to the checkpoint before, and it
+ * records which one it left, for which, on which file and why: the run's
+ * judge allows only a fallback past a file the timeline damaged. A
+ * restore that failed for a reason of its own (memory, an I/O error) is
+ * an ordinary failure: the next attempt restores the same checkpoint. */
+static void test_jm_records_fallbacks(void **state)
+{
+    (void)state;
+    static cc_rig r;
+    static ck_jm jm;
+    cc_setup(&r, 0, 0, 1);
+    ck_cc_free(&r.cc);
+    r.cfg.v[CK_CFG_CP_INTERVAL] = 100 * CK_NS_PER_MS;
+    r.cfg.v[CK_CFG_CP_RETAINED] = 3;
+    r.cfg.v[CK_CFG_RS_TYPE] = CK_RS_FIXED_DELAY;
+    r.cfg.v[CK_CFG_RS_FD_DELAY] = 100 * CK_NS_PER_MS;
+    r.cfg.v[CK_CFG_RS_FD_ATTEMPTS] = 10;
+    ck_job_env env = {.g = &r.g, .cfg = &r.cfg, .job_id = "job"};
+    assert_int_equal(ck_jm_init(&jm, &r.jp.plat, &env, 2, 1), 0);
+    jm_heartbeat(&jm, 0);
+    jm_heartbeat(&jm, 1);
+    for (uint32_t g = 0; g < r.g.nsubtasks; g++)
+        jm_from_task(&jm, CK_MSG_TASK_RUNNING, g, running_body, CK_RUNNING_BODY);
+    uint64_t c1 = jm_checkpoint(&r, &jm), c2 = jm_checkpoint(&r, &jm);
+    assert_true(c2 == c1 + 1);
+    uint8_t body[CK_FAIL_BODY_MIN + 4] = {0};
+    memcpy(body + CK_FAIL_BODY_MIN, "boom", 4);
+    jm_from_task(&jm, CK_MSG_TASK_FAILED, 2, body, sizeof(body));
+    assert_true(jm_redeployed(&r, &jm) == c2);
+    /* Out of memory restoring c2: c2 again, nothing recorded. */
+    jm_restore_failed(&jm, 1, CK_FAIL_RESTORE_IO, c2, "checkpoints/job/chk-2/s1");
+    assert_true(jm_redeployed(&r, &jm) == c2);
+    assert_int_equal((int)jm.nfallbacks, 0);
+    /* c2 holds no state for subtask 1: back to c1, recorded. */
+    jm_restore_failed(&jm, 1, CK_FAIL_RESTORE_MISSING, c2, "checkpoints/job/chk-2/");
+    assert_int_equal((int)jm.nfallbacks, 1);
+    const ck_fallback *f = &jm.fallbacks[0];
+    assert_true(f->from == c2 && f->to == c1 && f->subtask == 1);
+    assert_int_equal(f->code, CK_FAIL_RESTORE_MISSING);
+    assert_string_equal(f->key, "checkpoints/job/chk-2/");
+    assert_string_equal(f->why, "it broke");
+    assert_true(f->at == r.w.now);
+    assert_true(jm_redeployed(&r, &jm) == c1);
+    /* Another subtask's report on c2, late: nothing new. */
+    jm_restore_failed(&jm, 0, CK_FAIL_RESTORE_DAMAGED, c2, "checkpoints/job/chk-2/s0");
+    assert_int_equal((int)jm.nfallbacks, 1);
+    assert_true(jm_redeployed(&r, &jm) == c1);
+    /* c1 damaged: none left, the job fails, and the fallback says so. */
+    jm_restore_failed(&jm, 2, CK_FAIL_RESTORE_DAMAGED, c1, "checkpoints/job/chk-1/s2");
+    assert_int_equal((int)jm.nfallbacks, 2);
+    assert_true(jm.fallbacks[1].from == c1 && jm.fallbacks[1].to == 0);
+    assert_int_equal(jm.fallbacks[1].code, CK_FAIL_RESTORE_DAMAGED);
+    assert_int_equal(jm.state, CK_JOB_FAILED);
+    assert_int_equal(jm.failed_because, CK_JOBFAIL_NO_CHECKPOINT);
     ck_jm_free(&jm);
     fake_clear(&r.w);
 }
@@ -2241,6 +2356,7 @@ int main(void)
         cmocka_unit_test(test_jm_caught_up_from_the_new_attempt),
         cmocka_unit_test(test_jm_heartbeat_rpc_failures_and_registration),
         cmocka_unit_test(test_jm_counts_cancelled_attempts),
+        cmocka_unit_test(test_jm_records_fallbacks),
         cmocka_unit_test(test_jm_stop_with_savepoint_failures),
         cmocka_unit_test(test_jm_final_checkpoint_at_a_region_failover),
         cmocka_unit_test(test_jm_failure_merges_into_pending_restart),

@@ -1144,6 +1144,20 @@ static void test_damaged_shared_files(void **state)
         /* a restore named it as the file it could not use */
         const char *damaged = strchr(detail, ' ');
         damaged = damaged ? strrchr(detail, ' ') + 1 : detail;
+        /* and every fallback went past that file, found damaged: none is
+         * allowed for another reason (a file missing, one that does not
+         * decode), nor past another file */
+        assert_true(cJSON_IsNull(cJSON_GetObjectItem(verdict, "unexplained_fallback")));
+        const cJSON *fb;
+        int nfb = 0;
+        cJSON_ArrayForEach(fb, cJSON_GetObjectItem(verdict, "fallbacks"))
+        {
+            nfb++;
+            assert_string_equal(cJSON_GetObjectItem(fb, "reason")->valuestring, "damaged");
+            assert_string_equal(cJSON_GetObjectItem(fb, "file")->valuestring, damaged);
+            assert_int_equal(num(fb, "fault", NULL), 0);
+        }
+        assert_true(nfb >= 1);
         int named = 0;
         const cJSON *r;
         cJSON_ArrayForEach(r, cJSON_GetObjectItem(run, "recoveries"))

@@ -342,8 +342,33 @@ static cJSON *crash_run(const char *name, int seed, int exactly_once, int taskma
     return fault_run(name, seed, exactly_once, taskmanagers, "", events, backend, 1);
 }
 
-/* Set by a test whose job may give exactly once up (and must say why). */
-static int allow_degraded;
+/* Set by a test that damages a checkpoint: its job may fall back past the
+ * damaged file to an older checkpoint, and so give exactly once up. */
+static int damages;
+
+/* Every fallback of the run to an older checkpoint went past a file a
+ * corrupt_checkpoint event of the run damaged, and only in a test that
+ * damages one: the run names that event, the file and the reason; one
+ * that nothing explains fails the run (and is never allowed here). */
+static void check_fallbacks(const cJSON *run)
+{
+    const cJSON *c = item(run, "correctness"), *fb;
+    assert_true(is_null(c, "unexplained_fallback"));
+    cJSON_ArrayForEach(fb, item(c, "fallbacks"))
+    {
+        assert_true(damages);
+        assert_string_equal(item(fb, "reason")->valuestring, "damaged");
+        assert_false(is_null(fb, "fault"));
+        const cJSON *ev = cJSON_GetArrayItem(item(run, "faults"), (int)num(fb, "fault", NULL));
+        assert_non_null(ev);
+        assert_string_equal(item(ev, "action")->valuestring, "corrupt_checkpoint");
+        assert_true(cJSON_IsTrue(item(ev, "applied")));
+        assert_non_null(strstr(item(ev, "detail")->valuestring, item(fb, "file")->valuestring));
+        assert_true(num(ev, "at_s", NULL) <= num(fb, "at_s", NULL));
+    }
+    if (!is_null(c, "degraded"))
+        assert_true(cJSON_GetArraySize(item(c, "fallbacks")) > 0);
+}
 
 static cJSON *fault_run(const char *name, int seed, int exactly_once, int taskmanagers,
                         const char *config, const char *events, const char *backend,
@@ -369,9 +394,9 @@ static cJSON *fault_run(const char *name, int seed, int exactly_once, int taskma
     assert_non_null(run);
     assert_string_equal(item(item(run, "job"), "state")->valuestring, "FINISHED");
     const cJSON *c = item(run, "correctness");
-    if (allow_degraded && !is_null(c, "degraded"))
+    check_fallbacks(run);
+    if (!is_null(c, "degraded"))
         exactly_once = 0;
-    assert_true(is_null(c, "degraded") || allow_degraded);
     /* Nothing failed: exactly once whatever the mode. */
     if (cJSON_GetArraySize(item(run, "recoveries")) == 0)
         exactly_once = 1;
@@ -450,7 +475,7 @@ static cJSON *fault_run(const char *name, int seed, int exactly_once, int taskma
     /* What every attempt read is counted: sources report with every
      * snapshot, and cancelled subtasks their last counts, so a replay
      * from a checkpoint never leaves records_in short of the input. */
-    if (cJSON_GetArraySize(recs) > 0 && !allow_degraded)
+    if (cJSON_GetArraySize(recs) > 0 && !damages)
         assert_true(num(run, "records_in", NULL) >= num(item(run, "workload"), "records", NULL));
     /* The last recovery completed. */
     if (recovers) {
@@ -964,6 +989,67 @@ static void test_checkpoints_after_tasks_finish(void **state)
     }
 }
 
+/* Pipelines that end at different times (scenarios/swarm-finish.json: its
+ * partitions stop at 0.4, 0.9, 1.4 and 2 s): tm0 crashes 350 ms after the
+ * second subtask finished (`after` subtask_finished), once a checkpoint
+ * has recorded the first pipeline finished. Full failover restores every
+ * subtask from that checkpoint, the finished ones as finished: none reads
+ * its partition again, and the output stays exactly once. Both backends
+ * see the moment (over sockets, a task manager's process tells the job
+ * manager's). */
+static void test_crash_after_subtask_finished(void **state)
+{
+    (void)state;
+    char *text = slurp(CHANDY_SOURCE_DIR "/scenarios/swarm-finish.json");
+    assert_non_null(text);
+    cJSON *j = cJSON_Parse(text);
+    free(text);
+    cJSON_DeleteItemFromObject(j, "events");
+    cJSON *ev = cJSON_Parse("[{\"after\": {\"moment\": \"subtask_finished\", \"nth\": 2},"
+                            " \"at\": \"350 ms\", \"action\": \"crash\", \"host\": \"tm0\","
+                            " \"restart_after\": \"1 s\"}]");
+    cJSON_AddItemToObject(j, "events", ev);
+    char *out = cJSON_Print(j);
+    cJSON_Delete(j);
+    const char *scen = put_file("finish-crash.json", out);
+    free(out);
+    for (int k = 0; k < 2; k++) {
+        const char *backend = k ? "sockets" : "simgrid";
+        char name[32], args[600];
+        snprintf(name, sizeof(name), "finish-crash-%d", k);
+        snprintf(args, sizeof(args), "run %s --backend %s --out %s/%s", scen, backend, tmp, name);
+        assert_chandy(name, args, 0);
+        cJSON *run = load_run(name);
+        const cJSON *c = item(run, "correctness");
+        assert_true(cJSON_IsTrue(item(c, "ok")));
+        assert_string_equal(item(c, "guarantee")->valuestring, "exactly-once");
+        assert_true(num(c, "duplicated", NULL) == 0 && num(c, "lost", NULL) == 0);
+        /* The crash came after the first pipeline finished (its
+         * partition ends at 0.4 s, its subtasks finish once a checkpoint
+         * after that completes), not at the end of the input. */
+        const cJSON *f = cJSON_GetArrayItem(item(run, "faults"), 0);
+        assert_true(cJSON_IsTrue(item(f, "applied")));
+        double at = num(f, "at_s", NULL);
+        assert_true(at > 0.4 + 0.35 && at < 1.5);
+        /* The checkpoint restored had finished subtasks: source, parse and
+         * sink of the index whose partition ended first at least. */
+        const cJSON *r = cJSON_GetArrayItem(item(run, "recoveries"), 0), *cp, *restored = NULL;
+        assert_non_null(r);
+        cJSON_ArrayForEach(cp, item(run, "checkpoints"))
+        {
+            if (num(cp, "id", NULL) == num(r, "checkpoint", NULL))
+                restored = cp;
+        }
+        assert_non_null(restored);
+        assert_true(num(restored, "finished_subtasks", NULL) >= 3);
+        /* Every subtask restarted (full failover), and the job read its
+         * input once over all: what finished read nothing again. */
+        assert_int_equal(cJSON_GetArraySize(item(r, "restarted_subtasks")),
+                         cJSON_GetArraySize(item(run, "tasks")));
+        cJSON_Delete(run);
+    }
+}
+
 /* ---- network, slowness, damage ---------------------------------------------------- */
 
 #define FAST_HEARTBEATS                                                                    \
@@ -1237,11 +1323,11 @@ static void test_damaged_checkpoint_falls_back(void **state)
         snprintf(name, sizeof(name), "damage-%s", hows[i]);
         snprintf(ev, sizeof(ev), "%s",
                  i ? DAMAGE_THEN_CRASH("truncate") : DAMAGE_THEN_CRASH("bitflip"));
-        allow_degraded = 1;
+        damages = 1;
         cJSON *run = fault_run(name, 6, 1, 3,
                                ",\n   \"execution.checkpointing.num-retained\": 2", ev,
                                "simgrid", 1);
-        allow_degraded = 0;
+        damages = 0;
         /* Checkpoint 3 had committed its output: going back to 2 replays it.
          * The run says so and is held to at least once: nothing lost. */
         const cJSON *c = item(run, "correctness");
@@ -1252,6 +1338,11 @@ static void test_damaged_checkpoint_falls_back(void **state)
         const cJSON *f = cJSON_GetArrayItem(item(run, "faults"), 0);
         assert_true(cJSON_IsTrue(item(f, "applied")));
         assert_non_null(strstr(item(f, "detail")->valuestring, "/chk-3/"));
+        /* One fallback, past the file the event damaged (check_fallbacks). */
+        assert_int_equal(cJSON_GetArraySize(item(c, "fallbacks")), 1);
+        const cJSON *fb = cJSON_GetArrayItem(item(c, "fallbacks"), 0);
+        assert_true(num(fb, "from_checkpoint", NULL) == 3 && num(fb, "to_checkpoint", NULL) == 2);
+        assert_true(num(fb, "fault", NULL) == 0);
         /* The restore of checkpoint 3 failed; the job went back to 2. */
         const cJSON *recs = item(run, "recoveries");
         assert_int_equal(cJSON_GetArraySize(recs), 2);
@@ -1289,6 +1380,11 @@ static void test_damaged_checkpoint_fails(void **state)
     assert_non_null(strstr(why, ".state"));
     /* Nothing was lost silently: the verdict says the output is incomplete. */
     const cJSON *c = item(run, "correctness");
+    damages = 1;
+    check_fallbacks(run); /* the one fallback went past the damaged file, to none */
+    damages = 0;
+    const cJSON *fb = cJSON_GetArrayItem(item(c, "fallbacks"), 0);
+    assert_true(num(fb, "from_checkpoint", NULL) == 3 && is_null(fb, "to_checkpoint"));
     assert_false(cJSON_IsTrue(item(c, "ok")));
     assert_true(num(c, "lost", NULL) > 0);
     cJSON_Delete(run);
@@ -1698,6 +1794,7 @@ int main(void)
         cmocka_unit_test(test_no_restart_fails_the_job),
         cmocka_unit_test_teardown(test_crash_after_some_ended, reset_sinks),
         cmocka_unit_test(test_checkpoints_after_tasks_finish),
+        cmocka_unit_test(test_crash_after_subtask_finished),
         cmocka_unit_test(test_lost_host_against_killed_process),
         cmocka_unit_test(test_partition),
         cmocka_unit_test(test_link_down_short),

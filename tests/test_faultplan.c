@@ -8,12 +8,16 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 
+#include "bytes.h"
 #include "error.h"
 #include "faultplan.h"
+#include "graph.h"
+#include "wire.h"
 
 #define MS INT64_C(1000000)
 
@@ -180,6 +184,45 @@ static void test_order_and_triggers(void **state)
     ck_plan_free(&plan);
 }
 
+/* The moments the backends see in the messages they carry: the job
+ * manager's checkpoint trigger and completion (the checkpoint's id), and
+ * a subtask's report that it finished (its endpoint: each attempt of a
+ * subtask finishes once); nothing else, and nothing from anyone else. */
+static void test_message_moments(void **state)
+{
+    (void)state;
+    uint8_t body[8];
+    ck_put_u64(body, 42);
+    size_t n;
+    ck_moment m;
+    uint64_t id;
+    uint32_t task = CK_EP_TASK0 + 7;
+    uint8_t *trig = ck_wire_msg(CK_MSG_CP_TRIGGER, CK_EP_JM, task, 0, body, 8, &n);
+    assert_int_equal(ck_plan_msg_moment(CK_EP_JM, trig, n, &m, &id), 1);
+    assert_true(m == CK_MOMENT_CHECKPOINT_TRIGGERED && id == 42);
+    assert_int_equal(ck_plan_msg_moment(task, trig, n, &m, &id), 0); /* not the JM's */
+    free(trig);
+    uint8_t *fin = ck_wire_msg(CK_MSG_TASK_FINISHED, task, CK_EP_JM, 0, NULL, 0, &n);
+    assert_int_equal(ck_plan_msg_moment(task, fin, n, &m, &id), 1);
+    assert_true(m == CK_MOMENT_SUBTASK_FINISHED && id == task);
+    assert_int_equal(ck_plan_msg_moment(CK_EP_JM, fin, n, &m, &id), 0);
+    assert_int_equal(ck_plan_msg_moment(CK_EP_TM0, fin, n, &m, &id), 0);
+    assert_string_equal(ck_moment_name(CK_MOMENT_SUBTASK_FINISHED), "subtask_finished");
+    free(fin);
+    uint8_t *ended = ck_wire_msg(CK_MSG_TASK_ENDED, task, CK_EP_JM, 0, NULL, 0, &n);
+    assert_int_equal(ck_plan_msg_moment(task, ended, n, &m, &id), 0);
+    free(ended);
+    /* Two subtasks finishing are two occurrences: the second is due. */
+    faults[0] = (ck_fault){.kind = CK_FAULT_SAVEPOINT, .host = -1, .at = 5 * MS,
+                           .moment = CK_MOMENT_SUBTASK_FINISHED, .nth = 2};
+    setup_plan(1);
+    assert_int_equal(ck_plan_moment(&plan, CK_MOMENT_SUBTASK_FINISHED, task, 1, 100 * MS), 0);
+    assert_int_equal(ck_plan_moment(&plan, CK_MOMENT_SUBTASK_FINISHED, task + 1, 1, 120 * MS), 1);
+    int which, end, waiting;
+    assert_true(ck_plan_next(&plan, &which, &end, &waiting) == 125 * MS && which == 0);
+    ck_plan_free(&plan);
+}
+
 static void test_crashes(void **state)
 {
     (void)state;
@@ -211,6 +254,7 @@ int main(void)
         cmocka_unit_test(test_overlapping_cuts),
         cmocka_unit_test(test_order_and_triggers),
         cmocka_unit_test(test_crashes),
+        cmocka_unit_test(test_message_moments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -68,6 +68,17 @@ static void test_good_file(void **state)
     assert_int_equal(sc.graph.spec.ops[1].max_parallelism, 128);
     assert_int_equal(sc.graph.nv, 2); /* agg and out chained */
     assert_non_null(sc.expect);
+    assert_int_equal(sc.workload.npart_ends, 0); /* every partition lasts the duration */
+    ck_scenario_free(&sc);
+    /* Partitions that end at times of their own: the workload says when. */
+    char text[4096];
+    const char *at = strstr(base, "\"partitions\": 2");
+    snprintf(text, sizeof(text), "%.*s\"partition_durations\": [500, \"2 s\"], %s",
+             (int)(at - base), base, at);
+    assert_int_equal(ck_scenario_parse(&sc, "dir/t.json", text, err, sizeof(err)), 0);
+    assert_int_equal(sc.workload.npart_ends, 2);
+    assert_true(sc.workload.part_end[0] == 500 * CK_NS_PER_MS);
+    assert_true(sc.workload.part_end[1] == 2 * CK_NS_PER_S);
     ck_scenario_free(&sc);
 }
 
@@ -91,6 +102,14 @@ static const bad cases[] = {
     {"\"keys\": 10", "\"keys\": 1.5", "workload.keys: expected an integer"},
     {"\"partitions\": 2", "\"partitions\": 2, \"distribution\": \"pareto\"",
      "workload.distribution: expected one of \"uniform\", \"zipf\", got \"pareto\""},
+    {"\"partitions\": 2", "\"partitions\": 2, \"partition_durations\": [\"1 s\"]",
+     "workload.partition_durations: expected a list of 2 durations, one per partition"},
+    {"\"partitions\": 2", "\"partitions\": 2, \"partition_durations\": [\"1 s\", \"3 s\"]",
+     "workload.partition_durations[1]: expected a duration from 0 ms to 2000 ms"},
+    {"\"partitions\": 2", "\"partitions\": 2, \"partition_durations\": [\"1 s\", \"soon\"]",
+     "workload.partition_durations[1]: expected a duration"},
+    {"\"partitions\": 2", "\"partitions\": 300, \"partition_durations\": []",
+     "workload.partition_durations: takes at most 256 partitions (the topic has 300)"},
     {"\"type\": \"aggregate\"", "\"type\": \"join\"", "job.operators[1].type: expected one of"},
     {"\"fn\": \"sum\"", "\"fn\": \"avg\"", "job.operators[1].fn: expected one of \"count\", \"sum\""},
     {"\"fn\": \"sum\"", "\"fn\": \"sum\", \"size\": \"1 s\"", "job.operators[1].size: not a setting of aggregate operators"},
