@@ -2,11 +2,13 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "error.h"
 
@@ -383,6 +385,42 @@ int ck_jin_quantity(ck_jin *j, const cJSON *obj, const char *key, int required,
     return done(j, saved, CK_OK);
 }
 
+int ck_jin_open_file(const char *path, struct stat *st, const char **why)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
+        *why = strerror(errno);
+        return -1;
+    }
+    if (fstat(fd, st)) {
+        int e = errno;
+        *why = strerror(e);
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    if (!S_ISREG(st->st_mode)) {
+        *why = S_ISDIR(st->st_mode)    ? "a directory, not a regular file"
+               : S_ISFIFO(st->st_mode) ? "a FIFO, not a regular file"
+               : S_ISCHR(st->st_mode)  ? "a character device, not a regular file"
+               : S_ISBLK(st->st_mode)  ? "a block device, not a regular file"
+               : S_ISSOCK(st->st_mode) ? "a socket, not a regular file"
+                                       : "not a regular file";
+        close(fd);
+        errno = S_ISDIR(st->st_mode) ? EISDIR : EINVAL;
+        return -1;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK)) {
+        int e = errno;
+        *why = strerror(e);
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    return fd;
+}
+
 char *ck_jin_read(const char *path, size_t max, const char *what, int *rc, char *err,
                   size_t errlen)
 {
@@ -395,9 +433,28 @@ char *ck_jin_read(const char *path, size_t max, const char *what, int *rc, char 
         err = dummy;
         errlen = sizeof(dummy);
     }
-    FILE *f = fopen(path, "rb");
+    struct stat st;
+    const char *why;
+    int fd = ck_jin_open_file(path, &st, &why);
+    if (fd < 0) {
+        if (errno == EINVAL || errno == EISDIR) {
+            snprintf(err, errlen, "%s: %s (%s was expected)", path, why, what);
+            *rc = CK_EINVAL;
+        } else {
+            snprintf(err, errlen, "%s: cannot open: %s", path, why);
+        }
+        return NULL;
+    }
+    FILE *f = (uint64_t)st.st_size <= max ? fdopen(fd, "rb") : NULL;
     if (!f) {
-        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        int e = errno;
+        close(fd);
+        if ((uint64_t)st.st_size > max) {
+            snprintf(err, errlen, "%s: larger than %zu MiB: not %s", path, max >> 20, what);
+            *rc = CK_EINVAL;
+        } else {
+            snprintf(err, errlen, "%s: cannot open: %s", path, strerror(e));
+        }
         return NULL;
     }
     size_t cap = 65536, len = 0, n;
@@ -405,7 +462,7 @@ char *ck_jin_read(const char *path, size_t max, const char *what, int *rc, char 
     while (text && (n = fread(text + len, 1, cap - len - 1, f)) > 0) {
         len += n;
         if (len + 1 == cap) {
-            if (cap > max) {
+            if (cap > max) { /* it grew while being read */
                 fclose(f);
                 free(text);
                 snprintf(err, errlen, "%s: larger than %zu MiB: not %s", path, max >> 20, what);

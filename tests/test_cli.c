@@ -517,6 +517,65 @@ static void test_numbers_and_write_errors(void **state)
     }
 }
 
+/* 12. A FIFO wherever chandy reads a file is refused at once with one line
+ * naming it: opened for reading the usual way it would wait for a writer
+ * forever (run_sh's timeout would give 124). */
+static void test_fifos_refused(void **state)
+{
+    (void)state;
+    char cmd[1200];
+    snprintf(cmd, sizeof(cmd),
+             "cd %s && mkfifo x.fifo && mkdir fifo-run fifo-swarm && mkfifo fifo-run/run.json && "
+             "mkfifo fifo-swarm/swarm.json",
+             tmp);
+    assert_int_equal(system(cmd), 0);
+    assert_non_null(put_file("fifo-suite.json",
+                             "{\"name\": \"s\", \"comparisons\": [{\"title\": \"t\", \"plot\": "
+                             "\"latency\", \"runs\": [{\"scenario\": \"x.fifo\", \"label\": "
+                             "\"a\"}]}]}\n"));
+    /* a scenario whose platform file is one */
+    char *text = slurp(CHANDY_SOURCE_DIR "/tests/scenarios/small.json");
+    char *cl = strstr(text, "\"cluster\": {");
+    assert_non_null(cl);
+    char plat[8192];
+    snprintf(plat, sizeof(plat), "%.*s\"cluster\": {\"platform\": \"x.fifo\", %s",
+             (int)(cl - text), text, cl + strlen("\"cluster\": {"));
+    free(text);
+    assert_non_null(put_file("fifo-plat.json", plat));
+    static const struct {
+        const char *tag, *args; /* %s: the temporary directory */
+        int status;
+        const char *want;
+    } uses[] = {
+        {"ff-validate", "validate %s/x.fifo", 2, "x.fifo: a FIFO, not a regular file (a scenario"},
+        {"ff-run", "run %s/x.fifo --quiet --out %s/ff-run", 2, "x.fifo: a FIFO, not a regular"},
+        {"ff-swarm", "swarm %s/x.fifo --seeds 1..2 --out %s/ff-swarm", 2, "x.fifo: a FIFO"},
+        {"ff-sweep", "sweep %s/x.fifo --out %s/ff-sweep", 2, "x.fifo: a FIFO"},
+        {"ff-suite", "suite %s/x.fifo --out %s/ff-suite", 2, "x.fifo: a FIFO, not a regular "
+                                                            "file (a suite"},
+        {"ff-suite-sc", "suite %s/fifo-suite.json --out %s/ff-suite-sc", 2,
+         "runs[0]: %s/x.fifo: a FIFO"},
+        {"ff-fidelity", "fidelity %s/x.fifo --out %s/ff-fid", 2, "x.fifo: a FIFO"},
+        {"ff-platform", "validate %s/fifo-plat.json", 2,
+         "cluster.platform: %s/x.fifo: a FIFO, not a regular file (a SimGrid platform"},
+        {"ff-report", "report %s/x.fifo -o %s/ff-rep", 1, "x.fifo: a FIFO, not a regular file "
+                                                           "(a run.json"},
+        {"ff-report-dir", "report %s/fifo-run -o %s/ff-rep2", 1,
+         "fifo-run/run.json: a FIFO, not a regular file"},
+        {"ff-merge", "swarm --merge %s/fifo-swarm --out %s/ff-merged", 2, "fifo-swarm/swarm.json"},
+    };
+    for (size_t i = 0; i < sizeof(uses) / sizeof(uses[0]); i++) {
+        char args[800], want[300];
+        snprintf(args, sizeof(args), uses[i].args, tmp, tmp);
+        snprintf(want, sizeof(want), uses[i].want, tmp);
+        int st = run_sh(NULL, "", uses[i].tag, args);
+        if (st != uses[i].status)
+            fprintf(stderr, "%s: exit %d, expected %d\n", uses[i].tag, st, uses[i].status);
+        assert_int_equal(st, uses[i].status);
+        err_says(uses[i].tag, want, NULL);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -524,6 +583,7 @@ int main(void)
         cmocka_unit_test(test_out_must_be_a_run_directory),
         cmocka_unit_test(test_full_disk_fails_the_run),
         cmocka_unit_test(test_savepoint_special_files),
+        cmocka_unit_test(test_fifos_refused),
         cmocka_unit_test(test_savepoint_of_another_job),
         cmocka_unit_test(test_savepoint_inside_out),
         cmocka_unit_test(test_empty_savepoint_path),
