@@ -52,7 +52,10 @@ int ck_jin_open_file(const char *path, struct stat *st, const char **why);
 char *ck_jin_read(const char *path, size_t max, const char *what, int *rc, char *err,
                   size_t errlen);
 
-/* Parses text; on a syntax error reports the line and column. NULL on error. */
+/* Parses text; on a syntax error reports the line and column. NULL on
+ * error. Every string in it, keys included, must be UTF-8 text without a
+ * \u0000 escape (cJSON would cut the string at the NUL): the first that
+ * is not fails with its JSON path and the string as written. */
 cJSON *ck_jin_parse(ck_jin *j, const char *text);
 
 /* Path handling: push ".key" or "[i]", pop back to a saved length. */
