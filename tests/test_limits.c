@@ -298,7 +298,7 @@ static void test_platform_files(void **state)
         const char *file, *want;
     } bad[] = {
         {"/nonexistent/platform.xml", "cluster.platform: /nonexistent/platform.xml: No such file"},
-        {"/etc", "cluster.platform: /etc: not a regular file"},
+        {"/etc", "cluster.platform: /etc: a directory, not a regular file"},
         {"/etc/passwd", "cluster.platform: /etc/passwd: not XML"},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
