@@ -141,12 +141,14 @@ int ck_chain_init(ck_chain *c, const ck_graph *g, int vertex, int subtask,
     c->subtask = subtask;
     c->rps = rps;
     c->nrps = nrps;
-    c->nops = v->nops;
     for (int k = 0; k < v->nops; k++) {
         ck_op *op = &c->ops[k];
         const ck_op_spec *s = &g->spec.ops[v->ops[k]];
         op->spec = s;
         op->chain = c;
+        /* The chain holds the operators set up so far: on a failure below,
+         * ck_chain_free frees those and never touches one not reached. */
+        c->nops = k + 1;
         op->process = process_fn(s->kind);
         op->wm = CK_WM_MIN;
         if (ck_op_keyed(s->kind)) {

@@ -150,7 +150,8 @@ typedef struct ck_chain_state {
 } ck_chain_state;
 
 /* Returns 0, CK_ENOMEM, or another CK_E* code with one line in err (a
- * backend that could not open). */
+ * backend that could not open). On failure every operator set up so far
+ * is freed and c holds none (ck_chain_free on it does nothing). */
 int ck_chain_init(ck_chain *c, const ck_graph *g, int vertex, int subtask,
                   ck_rp_out *rps, int nrps, const ck_chain_state *st, char *err, size_t errlen);
 void ck_chain_free(ck_chain *c);

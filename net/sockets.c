@@ -58,7 +58,11 @@
  * tells the others which links are slow through the control pipe.
  *
  * Lifecycle: the job manager's process ends the run when the job finishes
- * or fails, or when a host process dies, and then stops the others.
+ * or fails, or when a host process dies, and then stops the others: each
+ * is told to stop (SIGTERM) and continued (SIGCONT: one stopped from
+ * outside, by kill -STOP or a host that froze, would never act on the
+ * TERM), and one still there after STOP_GRACE is killed (stop_children).
+ * The launcher never waits for a child without a limit.
  */
 #include <assert.h>
 #include <dirent.h>
@@ -106,6 +110,8 @@ _Static_assert(CK_TP_HDR == CK_NETFRAME_HDR, "one frame header for both sides");
 #define READ_BUDGET ((size_t)1 << 20)
 /* Security events logged by one process; later ones are only counted. */
 #define SEC_LOG_MAX 100
+/* How long the task managers' processes have to exit at the run's end. */
+#define STOP_GRACE (5 * CK_NS_PER_S)
 
 /* A frame waiting in limbo for a local endpoint not deployed yet. */
 typedef struct msgq_item {
@@ -1900,6 +1906,55 @@ static int listen_on_loopback(int *port)
     return fd;
 }
 
+/* The run is over: every task manager's process still there is told to
+ * stop (a lost host's killed), and continued, as one stopped from outside
+ * would never act on the TERM; those not gone within STOP_GRACE are
+ * killed. All are reaped; one that exited with status 5 could not write
+ * under the output directory, which the run's error then says. */
+static void stop_children(net_world *w)
+{
+    for (int h = 0; h < w->ntm; h++)
+        if (w->pids[h] > 0) {
+            kill(w->pids[h], w->frozen[h] ? SIGKILL : SIGTERM);
+            kill(w->pids[h], SIGCONT);
+        }
+    ck_time deadline = world_now(w) + STOP_GRACE;
+    for (;;) {
+        int left = 0, late = world_now(w) >= deadline;
+        for (int h = 0; h < w->ntm; h++) {
+            pid_t pid = w->pids[h];
+            if (pid <= 0)
+                continue;
+            int st;
+            pid_t got = waitpid(pid, &st, WNOHANG);
+            if (got == 0 && late) {
+                fprintf(stderr, "chandy: host process tm%d did not stop within %d s: killed\n", h,
+                        (int)(STOP_GRACE / CK_NS_PER_S));
+                kill(pid, SIGKILL); /* ends a stopped process too */
+                got = waitpid(pid, &st, 0);
+            }
+            if (got == 0) {
+                left++;
+                continue;
+            }
+            w->pids[h] = 0;
+            if (got != pid)
+                continue; /* reaped elsewhere: nothing to learn */
+            ck_storefs_drop_parts(w->store_dir, (long)pid); /* its puts cut short */
+            if (WIFEXITED(st) && WEXITSTATUS(st) == 5 && !w->io_failed) {
+                /* It could not write, and the job may have ended of that before we heard. */
+                w->io_failed = 1;
+                snprintf(w->failure, sizeof(w->failure),
+                         "tm%d could not write under the output directory", h);
+            }
+        }
+        if (!left)
+            return;
+        struct timespec nap = {0, 5 * 1000 * 1000};
+        nanosleep(&nap, NULL);
+    }
+}
+
 static int net_run(const ck_backend_job *job, ck_backend_result *r, char *err, size_t errlen)
 {
     net_world w;
@@ -2004,22 +2059,7 @@ static int net_run(const ck_backend_job *job, ck_backend_result *r, char *err, s
         r->time_limit_s = (double)limit / 1e9;
     }
     r->wall_s = (double)world_now(&w) / 1e9;
-    for (int h = 0; h < w.ntm; h++)
-        if (w.pids[h] > 0) {
-            kill(w.pids[h], w.frozen[h] ? SIGKILL : SIGTERM);
-            if (w.stopped[h] || w.frozen[h])
-                kill(w.pids[h], SIGCONT); /* a stopped process would never see the TERM */
-        }
-    for (int h = 0; h < w.ntm; h++) {
-        int st;
-        if (w.pids[h] > 0 && waitpid(w.pids[h], &st, 0) == w.pids[h] && WIFEXITED(st) &&
-            WEXITSTATUS(st) == 5 && !w.io_failed) {
-            /* It could not write, and the job may have ended of that before we heard. */
-            w.io_failed = 1;
-            snprintf(w.failure, sizeof(w.failure), "tm%d could not write under the output "
-                     "directory", h);
-        }
-    }
+    stop_children(&w);
     for (int h = 0; h <= w.ntm; h++)
         close(w.listen_fd[h]);
     /* The hosts' local disks do not outlive the run (the processes were

@@ -59,11 +59,12 @@ static int is_runjson(const char *dir, const char *name)
 {
     char path[700], head[512];
     snprintf(path, sizeof(path), "%s/%s", dir, name);
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
     struct stat st;
+    const char *why;
+    int fd = ck_jin_open_file(path, &st, &why);
     if (fd < 0)
         return 0;
-    ssize_t n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read(fd, head, sizeof(head) - 1) : 0;
+    ssize_t n = read(fd, head, sizeof(head) - 1);
     close(fd);
     head[n > 0 ? n : 0] = 0;
     return strstr(head, "\"chandy_version\"") != NULL;

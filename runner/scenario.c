@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "error.h"
 #include "expect.h"
@@ -40,17 +41,17 @@ static void cluster_defaults(ck_cluster_spec *c)
 static void check_platform_file(ck_jin *j, const char *path)
 {
     struct stat st;
-    if (stat(path, &st)) {
-        ck_jin_fail(j, "%s: %s", path, strerror(errno));
+    const char *why;
+    int fd = ck_jin_open_file(path, &st, &why);
+    if (fd < 0 && (errno == EINVAL || errno == EISDIR)) {
+        ck_jin_fail(j, "%s: %s (a SimGrid platform file was expected)", path, why);
         return;
     }
-    if (!S_ISREG(st.st_mode)) {
-        ck_jin_fail(j, "%s: not a regular file (a SimGrid platform file was expected)", path);
-        return;
-    }
-    FILE *f = fopen(path, "rb");
+    FILE *f = fd < 0 ? NULL : fdopen(fd, "rb");
     if (!f) {
-        ck_jin_fail(j, "%s: %s", path, strerror(errno));
+        ck_jin_fail(j, "%s: %s", path, fd < 0 ? why : strerror(errno));
+        if (fd >= 0)
+            close(fd);
         return;
     }
     char head[256];

@@ -13,7 +13,10 @@
  * damaged checkpoints) and savepoints: stop and resume in one run, and a
  * run started from another's savepoint, checked together with it.
  */
+#include <dirent.h>
+#include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,6 +24,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <cjson/cJSON.h>
@@ -1095,6 +1100,121 @@ static void test_lost_host_against_killed_process(void **state)
         }
 }
 
+/* The processes whose parent is pid, lowest pid first (at most max). */
+static int children_of(pid_t pid, pid_t *out, int max)
+{
+    DIR *d = opendir("/proc");
+    int n = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d)) && n < max) {
+        char path[300], buf[512];
+        snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        size_t len = fread(buf, 1, sizeof(buf) - 1, f);
+        fclose(f);
+        buf[len] = 0;
+        const char *close_paren = strrchr(buf, ')'); /* after the command's name */
+        char st;
+        int ppid;
+        if (close_paren && sscanf(close_paren + 1, " %c %d", &st, &ppid) == 2 && ppid == pid)
+            out[n++] = (pid_t)atoi(e->d_name);
+    }
+    if (d)
+        closedir(d);
+    for (int i = 1; i < n; i++)
+        for (int k = i; k > 0 && out[k] < out[k - 1]; k--) {
+            pid_t t = out[k];
+            out[k] = out[k - 1];
+            out[k - 1] = t;
+        }
+    return n;
+}
+
+/* A task manager's process stopped from outside (kill -STOP, as a host
+ * that freezes): the job manager fails over to the spare task manager
+ * once its heartbeats are missing, the job finishes, and at the end the
+ * launcher continues the stopped process, waits for it a bounded time and
+ * kills it: the run ends, with its output exactly once. */
+static void test_stopped_from_outside_sockets(void **state)
+{
+    (void)state;
+    const char *name = "stopped-sockets";
+    char text[4096], file[64], dir[256], out[256], err[256];
+    scenario(text, sizeof(text), name, 5, "EXACTLY_ONCE", 3, FAST_HEARTBEATS, "");
+    snprintf(file, sizeof(file), "%s.json", name);
+    const char *path = put_file(file, text);
+    assert_non_null(path);
+    snprintf(dir, sizeof(dir), "%s/%s", tmp, name);
+    snprintf(out, sizeof(out), "%s/%s.out", tmp, name);
+    snprintf(err, sizeof(err), "%s/%s.err", tmp, name);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        setpgid(0, 0); /* the hang guard below kills the whole group */
+        int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (o < 0 || e < 0)
+            _exit(126);
+        dup2(o, 1);
+        dup2(e, 2);
+        execl(CHANDY_BIN, "chandy", "run", path, "--backend", "sockets", "--out", dir,
+              (char *)NULL);
+        _exit(127);
+    }
+    setpgid(pid, pid);
+    /* Its task managers' processes, forked in order: tm0 has the lowest
+     * pid and runs half of the job (one slot each, parallelism 2). */
+    pid_t kids[8];
+    int n = 0;
+    struct timespec ms10 = {0, 10 * 1000 * 1000};
+    for (int i = 0; i < 3000 && n < 3; i++) {
+        n = children_of(pid, kids, 8);
+        if (n < 3)
+            nanosleep(&ms10, NULL);
+    }
+    assert_int_equal(n, 3);
+    struct timespec mid = {1, 300 * 1000 * 1000}; /* into the 3 s of input */
+    nanosleep(&mid, NULL);
+    assert_int_equal(kill(kids[0], SIGSTOP), 0);
+    /* A hang guard only: the run takes a few seconds; a launcher that
+     * waited for the stopped process would never end. */
+    int st = 0, ended = 0;
+    for (int i = 0; i < 12000 && !ended; i++) {
+        pid_t got = waitpid(pid, &st, WNOHANG);
+        ended = got == pid;
+        if (!ended)
+            nanosleep(&ms10, NULL);
+    }
+    if (!ended) {
+        fprintf(stderr, "%s: the run did not end within 120 s of a task manager's stop\n", name);
+        kill(kids[0], SIGKILL);
+        kill(-pid, SIGKILL);
+        waitpid(pid, &st, 0);
+    }
+    assert_true(ended);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        char *e = slurp(err);
+        fprintf(stderr, "%s: exit %d\n%s\n", name, WIFEXITED(st) ? WEXITSTATUS(st) : -1,
+                e ? e : "");
+        free(e);
+    }
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    assert_int_equal(kill(kids[0], 0), -1); /* reaped, not left behind */
+    cJSON *run = load_run(name);
+    assert_string_equal(item(item(run, "job"), "state")->valuestring, "FINISHED");
+    const cJSON *c = item(run, "correctness");
+    assert_true(cJSON_IsTrue(item(c, "ok")));
+    assert_string_equal(item(c, "guarantee")->valuestring, "exactly-once");
+    assert_true(num(c, "lost", NULL) == 0 && num(c, "duplicated", NULL) == 0);
+    /* The stop was noticed by the missing heartbeats and failed over. */
+    const cJSON *r = cJSON_GetArrayItem(item(run, "recoveries"), 0);
+    assert_non_null(r);
+    assert_non_null(strstr(item(r, "cause")->valuestring, "heartbeat timed out"));
+    cJSON_Delete(run);
+}
+
 /* tm1 (running half the job) is cut off from the job manager, the store and
  * the other task managers for 2 s. Nothing breaks a connection: the job
  * manager notices the silence after heartbeat.timeout and fails over to the
@@ -1796,6 +1916,7 @@ int main(void)
         cmocka_unit_test(test_checkpoints_after_tasks_finish),
         cmocka_unit_test(test_crash_after_subtask_finished),
         cmocka_unit_test(test_lost_host_against_killed_process),
+        cmocka_unit_test(test_stopped_from_outside_sockets),
         cmocka_unit_test(test_partition),
         cmocka_unit_test(test_link_down_short),
         cmocka_unit_test(test_slowness),

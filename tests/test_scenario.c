@@ -365,11 +365,68 @@ static void test_expect_paths(void **state)
     }
 }
 
+/* Every string of a scenario is UTF-8 text that cJSON keeps whole: a
+ * \u0000 escape (cut at the NUL, "ev\u0000il" would be read as "ev" and
+ * pass the name rule) or bytes that are not UTF-8, in a value or a key,
+ * anywhere, is one line naming the JSON path and the string as written. */
+static void test_strings_are_text(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *from, *to, *want;
+    } texts[] = {
+        {"\"name\": \"t\"", "\"name\": \"ev\\u0000il\"",
+         "dir/t.json: name: expected a string of UTF-8 text without \\u0000, got "
+         "\"ev\\u0000il\": a \\u0000 (NUL) would cut it short"},
+        {"\"seed\"", "\"description\": \"a \\u0000\", \"seed\"", "dir/t.json: description: "},
+        {"\"name\": \"src\"", "\"name\": \"sr\\u0000c\"", "job.operators[0].name: expected"},
+        {"\"10 ms\"", "\"10\\u0000 ms\"", "config.execution.buffer-timeout: expected a string"},
+        {"\"keys\"", "\"k\\u0000eys\"",
+         "workload: expected a key of UTF-8 text without \\u0000, got \"k\\u0000eys\""},
+        {"\"correctness.ok\"", "\"correctness.ok\\u0000\"", "expect: expected a key"},
+        /* bytes that are not UTF-8 */
+        {"\"seed\"", "\"description\": \"caf\xe9\", \"seed\"",
+         "description: expected a string of UTF-8 text without \\u0000, got \"caf\\xe9\": it "
+         "holds bytes that are not UTF-8"},
+        {"\"name\": \"src\"", "\"name\": \"s\xc3\"", "job.operators[0].name: expected a string"},
+        {"\"name\": \"src\"", "\"name\": \"\xc0\xaf\"", "got \"\\xc0\\xaf\""}, /* overlong '/' */
+        {"\"name\": \"src\"", "\"name\": \"\xed\xa0\x80\"", "not UTF-8"},       /* a surrogate */
+        {"\"name\": \"src\"", "\"name\": \"\xf4\x90\x80\x80\"", "not UTF-8"},   /* > U+10FFFF */
+        {"\"name\": \"src\"", "\"name\": \"\x80\"", "not UTF-8"},               /* stray */
+        {"\"name\": \"src\"", "\"name\": \"\xf8\x88\x80\x80\x80\"", "not UTF-8"}, /* 5 bytes */
+        {"\"keys\"", "\"k\xffys\"", "workload: expected a key"},
+        {"\"sum\"", "\"s\xe2\x82um\"", "job.operators[1].fn: expected a string"}, /* cut short */
+    };
+    for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+        char err[1200] = "";
+        int rc = try(texts[i].from, texts[i].to, err, sizeof(err));
+        if (rc != CK_EINVAL || !strstr(err, texts[i].want) || strchr(err, '\n')) {
+            print_error("case %zu: rc %d, error \"%s\", wanted \"%s\"\n", i, rc, err, texts[i].want);
+            fail();
+        }
+    }
+    /* Text is fine, however it is written: raw UTF-8, escapes, a
+     * surrogate pair, and a backslash before "u0000". */
+    static const char *const good[] = {
+        "\"description\": \"caf\xc3\xa9 \xe4\xb8\xad \xf0\x9f\x98\x80\", \"seed\"",
+        "\"description\": \"caf\\u00e9 \\ud83d\\ude00\", \"seed\"",
+        "\"description\": \"not a NUL: \\\\u0000\", \"seed\"",
+    };
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+        char err[1200] = "";
+        if (try("\"seed\"", good[i], err, sizeof(err)) != 0) {
+            print_error("good case %zu: %s\n", i, err);
+            fail();
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_good_file),
         cmocka_unit_test(test_bad_files),
+        cmocka_unit_test(test_strings_are_text),
         cmocka_unit_test(test_events),
         cmocka_unit_test(test_unreadable_file),
         cmocka_unit_test(test_expect_eval),
