@@ -565,6 +565,33 @@ static void test_backbone_reproducer(void **state)
     cJSON_Delete(gen);
 }
 
+/* What neither backend can honour is refused before anything runs. */
+static void test_refused(void **state)
+{
+    (void)state;
+    char args[600], errp[300];
+    /* A model that does not exist. */
+    const char *path = backbone_variant("bb-slow.json", "slow", 1);
+    snprintf(args, sizeof(args), "validate %s", path);
+    assert_chandy("bbv", args, 2);
+    snprintf(errp, sizeof(errp), "%s/bbv.err", tmp);
+    char *err = slurp(errp);
+    assert_non_null(err);
+    assert_non_null(strstr(err, "bb-slow.json: cluster.transfer_model: expected one of"));
+    free(err);
+    /* A platform over sockets, whose links are paced at cluster.link. */
+    snprintf(args, sizeof(args), "run tests/scenarios/backbone.json --backend sockets --out %s/bbk",
+             tmp);
+    assert_chandy("bbk", args, 2);
+    snprintf(errp, sizeof(errp), "%s/bbk.err", tmp);
+    err = slurp(errp);
+    assert_non_null(err);
+    assert_non_null(strstr(err, "backbone.json: cluster.platform: the sockets backend cannot "
+                                "honour a SimGrid platform"));
+    assert_true(strchr(err, '\n') == err + strlen(err) - 1);
+    free(err);
+}
+
 static void strip_wall(cJSON *j)
 {
     cJSON_DeleteItemFromObject(j, "wall_time_s");
@@ -617,6 +644,7 @@ int main(void)
         cmocka_unit_test(test_platform_full_zone),
         cmocka_unit_test(test_platform_file_text),
         cmocka_unit_test(test_backbone_reproducer),
+        cmocka_unit_test(test_refused),
         cmocka_unit_test(test_simgrid_model_determinism),
     };
     return cmocka_run_group_tests(tests, ru_setup, ru_teardown);
