@@ -2215,7 +2215,8 @@ static int choose_transfer_model(sim_world *w, const ck_cluster_spec *cl, ck_bac
                  "asked for (cluster.transfer_model)");
     } else if (strcmp(cl->network_model, "CM02")) {
         snprintf(why, sizeof(why),
-                 "network model %s scales each transfer's latency and bandwidth by its size",
+                 "network model %s corrects each transfer's latency and bandwidth by factors "
+                 "and weights its share of a link by its route's latency",
                  cl->network_model);
     } else if (!cl->platform[0]) {
         /* The generated platform: each host's own split-duplex link into

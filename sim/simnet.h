@@ -33,11 +33,12 @@
  *      is not honoured;
  *   3. SimGrid's TCP window (network/TCP-gamma) does not bind: gamma /
  *      (2 x the route's latency) is at least min(up a, down b);
- *   4. the network model is CM02 (LV08's factors depend on the size of
- *      each transfer) and the platform file changes no link over time
+ *   4. the network model is CM02 (LV08 corrects every transfer's latency
+ *      and bandwidth by factors, and weights its share of a link by its
+ *      route's latency) and the platform file changes no link over time
  *      (bandwidth_file, latency_file, state_file, trace_connect) and sets
- *      no SimGrid configuration of its own (<config>) (both checked on
- *      the file's text by sim/simgrid.c).
+ *      no SimGrid configuration of its own (<config>): sim/simgrid.c
+ *      checks the model, ck_simnet_check_file the file's text.
  * Links that only the store's routes cross do not matter: store transfers
  * are SimGrid transfers in either model. What still differs between the
  * two on a platform the rule accepts is how concurrent transfers share a
