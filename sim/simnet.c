@@ -25,7 +25,8 @@ typedef struct lstat {
     int on_job;         /* routes between two job hosts through it */
     int pa, pb, qa, qb; /* the first two of those, to say which */
     int own_up, own_down; /* a SHARED link of its source's (destination's) own: rule 1 */
-    int last;           /* passes 2 and 3: the last source (destination) counted */
+    int last;           /* pass 2: the last source counted */
+    long dsts;          /* pass 2: where its bitset of destinations counted starts (-1: none) */
     double sum_up, sum_down; /* own bandwidth of its distinct sources (destinations) */
 } lstat;
 
@@ -41,11 +42,13 @@ const char *ck_simnet_model_name(ck_simnet_model m)
     }
 }
 
-/* Reads the route from a to b into links; n links, or -1 with why said. */
+/* Reads the route from a to b into links (and its latency into lat, unless
+ * NULL); n links, or -1 with why said. */
 static int read_route(const ck_simnet_topo *t, int a, int b, int *links, double *lat, char *why,
                       size_t whylen)
 {
-    int n = t->route(t->ctx, a, b, links, CK_SIMNET_ROUTE_MAX, lat);
+    double ignored;
+    int n = t->route(t->ctx, a, b, links, CK_SIMNET_ROUTE_MAX, lat ? lat : &ignored);
     if (n < 0) {
         snprintf(why, whylen, "SimGrid gives no route from %s to %s", t->names[a], t->names[b]);
         return -1;
@@ -90,7 +93,8 @@ int ck_simnet_check(const ck_simnet_topo *t, double *up_out, double *down_out, c
 {
     int nh = t->njob + 1; /* the job's hosts and the store */
     int links[CK_SIMNET_ROUTE_MAX];
-    double lat;
+    double lat = 0;
+    uint8_t *bits = NULL;
     lstat *st = calloc((size_t)(t->nlinks ? t->nlinks : 1), sizeof(*st));
     double *up = malloc((size_t)nh * sizeof(*up)), *down = malloc((size_t)nh * sizeof(*down));
     if (!st || !up || !down) {
@@ -110,7 +114,7 @@ int ck_simnet_check(const ck_simnet_topo *t, double *up_out, double *down_out, c
         for (int b = 0; b < nh && exact; b++) {
             if (a == b)
                 continue;
-            int n = read_route(t, a, b, links, &lat, why, whylen);
+            int n = read_route(t, a, b, links, NULL, why, whylen);
             if (n < 0) {
                 exact = 0;
                 break;
@@ -152,19 +156,37 @@ int ck_simnet_check(const ck_simnet_topo *t, double *up_out, double *down_out, c
                 down[s->dst] = t->links[l].bw;
         }
     }
+    /* A bitset of the destinations counted for each shared link on a job
+     * route (pass 2 counts sources in order, destinations with these). */
+    size_t row = ((size_t)nh + 7) / 8, nbits = 0;
+    for (int l = 0; l < t->nlinks; l++) {
+        lstat *s = &st[l];
+        s->dsts = -1;
+        if (exact && s->on_job && !s->own_up && !s->own_down) {
+            s->dsts = (long)nbits;
+            nbits += row;
+        }
+    }
+    if (exact && nbits && !(bits = calloc(nbits, 1))) {
+        free(st);
+        free(up);
+        free(down);
+        return CK_ENOMEM;
+    }
     /* Pass 2, source by source: every job route has both own links; no
      * other link on it limits a transfer by itself; the TCP window does
-     * not bind; what the sources can send into each shared link. */
+     * not bind; what the sources can send into each shared link, and its
+     * destinations take from it. */
     for (int a = 0; a < nh && exact; a++)
         for (int b = 0; b < nh && exact; b++) {
             if (a == b)
                 continue;
-            int n = read_route(t, a, b, links, &lat, why, whylen);
+            int job = a < t->njob && b < t->njob, has_up = 0, has_down = 0;
+            int n = read_route(t, a, b, links, job ? &lat : NULL, why, whylen);
             if (n < 0) {
                 exact = 0;
                 break;
             }
-            int job = a < t->njob && b < t->njob, has_up = 0, has_down = 0;
             double rate = pair_rate(up, down, a, b);
             for (int i = 0; i < n && exact; i++) {
                 const ck_simnet_link *L = &t->links[links[i]];
@@ -176,6 +198,13 @@ int ck_simnet_check(const ck_simnet_topo *t, double *up_out, double *down_out, c
                 if (s->last != a) {
                     s->last = a;
                     s->sum_up += up[a];
+                }
+                if (s->dsts >= 0) {
+                    uint8_t *seen = bits + s->dsts + b / 8;
+                    if (!(*seen & (1u << (b % 8)))) {
+                        *seen |= (uint8_t)(1u << (b % 8));
+                        s->sum_down += down[b];
+                    }
                 }
                 if (!job)
                     continue;
@@ -213,27 +242,6 @@ int ck_simnet_check(const ck_simnet_topo *t, double *up_out, double *down_out, c
                 exact = 0;
             }
         }
-    /* Pass 3, destination by destination: what the destinations can take
-     * from each shared link. */
-    for (int l = 0; l < t->nlinks; l++)
-        st[l].last = NONE;
-    for (int b = 0; b < nh && exact; b++)
-        for (int a = 0; a < nh && exact; a++) {
-            if (a == b)
-                continue;
-            int n = read_route(t, a, b, links, &lat, why, whylen);
-            if (n < 0) {
-                exact = 0;
-                break;
-            }
-            for (int i = 0; i < n; i++) {
-                lstat *s = &st[links[i]];
-                if (!s->own_up && !s->own_down && s->last != b) {
-                    s->last = b;
-                    s->sum_down += down[b];
-                }
-            }
-        }
     /* A shared link on a job route binds when the hosts around it can
      * push more through it than it carries. */
     for (int l = 0; l < t->nlinks && exact; l++) {
@@ -263,6 +271,7 @@ int ck_simnet_check(const ck_simnet_topo *t, double *up_out, double *down_out, c
         if (down_out)
             memcpy(down_out, down, (size_t)t->njob * sizeof(*down));
     }
+    free(bits);
     free(st);
     free(up);
     free(down);
@@ -305,9 +314,12 @@ static int sg_route(void *ctx, int a, int b, int *links, int cap, double *lat)
     xbt_dynar_reset(g->route);
     sg_host_get_route(g->hosts[a], g->hosts[b], g->route);
     int n = (int)xbt_dynar_length(g->route);
-    for (int i = 0; i < n && i < cap; i++)
-        links[i] = link_index(g, xbt_dynar_get_as(g->route, (unsigned long)i, sg_link_t));
-    *lat = sg_host_get_route_latency(g->hosts[a], g->hosts[b]);
+    *lat = 0;
+    for (int i = 0; i < n && i < cap; i++) {
+        sg_link_t l = xbt_dynar_get_as(g->route, (unsigned long)i, sg_link_t);
+        links[i] = link_index(g, l);
+        *lat += sg_link_get_latency(l);
+    }
     return n;
 }
 

@@ -112,9 +112,10 @@ int ck_simnet_check(const ck_simnet_topo *t, double *up, double *down, char *why
 
 /*
  * The same on the platform SimGrid loaded: the job's hosts are hosts[0 ..
- * njob), the store `store`. Reads the routes with sg_host_get_route (a
- * pair of hosts at a time, three passes: 16 million routes of 4096
- * hosts take seconds). Returns as ck_simnet_check.
+ * njob), the store `store`. Reads the routes with sg_host_get_route, a
+ * pair of hosts at a time, twice (1 025 hosts took 3.3 s on a shared
+ * machine; the time grows with the square of the hosts). Returns as
+ * ck_simnet_check.
  */
 int ck_simnet_check_platform(sg_host_t *hosts, int njob, sg_host_t store, double *up,
                              double *down, char *why, size_t whylen);

@@ -175,6 +175,20 @@ static void test_rule_backbone(void **state)
     star(&h, 3, up, up);
     backbone(&h, 4e9 - 1, CK_SIMNET_SHARED);
     assert_int_equal(check(&h, 0, NULL, NULL, why, sizeof(why)), 0);
+    /* Each source or destination counts once, however many routes it
+     * sends (takes) through the link: hosts that take 100 MB/s each can
+     * take 400 MB/s from a backbone of 500 MB/s, not 1.2 GB/s; and the
+     * same the other way round. */
+    double slow[4] = {100e6, 100e6, 100e6, 100e6};
+    star(&h, 3, up, slow);
+    backbone(&h, 500e6, CK_SIMNET_SHARED);
+    assert_int_equal(check(&h, 0, NULL, NULL, why, sizeof(why)), 1);
+    star(&h, 3, slow, up);
+    backbone(&h, 500e6, CK_SIMNET_SHARED);
+    assert_int_equal(check(&h, 0, NULL, NULL, why, sizeof(why)), 1);
+    star(&h, 3, slow, up);
+    backbone(&h, 399e6, CK_SIMNET_SHARED);
+    assert_int_equal(check(&h, 0, NULL, NULL, why, sizeof(why)), 0);
     /* A FATPIPE backbone limits each transfer by itself: slower than a
      * host's link, it binds however few use it; as fast, never. */
     star(&h, 3, up, up);
