@@ -78,6 +78,13 @@
 
 enum { ITEM_MSG, ITEM_DONE, ITEM_BATCH };
 
+/* The most transfers between hosts SimGrid's flow model may need at once
+ * (one per connection, so the hosts' ordered pairs): each keeps an actor,
+ * whose stack and guard page take two of the process's memory maps
+ * (vm.max_map_count, 65 530 by default); a run that could need more is
+ * refused (choose_transfer_model). */
+#define SG_TRANSFERS_MAX 24000
+
 /* What a sink subtask's writes to its external system may gather before
  * they reach its file (io/sinkfs.h): 2 MB at parallelism 128. */
 #define SINK_HOLD ((size_t)16 << 10)
@@ -2263,6 +2270,16 @@ static int choose_transfer_model(sim_world *w, const ck_cluster_spec *cl, ck_bac
         return CK_EINVAL;
     }
     w->sg_net = want == CK_SIMNET_SIMGRID || !exact;
+    long hosts = w->ntm + 1, pairs = hosts * (hosts - 1);
+    if (w->sg_net && pairs > SG_TRANSFERS_MAX) {
+        snprintf(err, errlen,
+                 "cluster.transfer_model: SimGrid's flow model (%s%s) keeps an actor per transfer "
+                 "in flight, up to %ld between these %ld hosts, more than the %d one process "
+                 "can hold",
+                 want == CK_SIMNET_SIMGRID ? "asked for" : "which the platform needs: ",
+                 want == CK_SIMNET_SIMGRID ? "" : why, pairs, hosts, SG_TRANSFERS_MAX);
+        return CK_EINVAL;
+    }
     snprintf(r->transfer_model, sizeof(r->transfer_model), "%s",
              ck_simnet_model_name(w->sg_net ? CK_SIMNET_SIMGRID : CK_SIMNET_FAST));
     if (want == CK_SIMNET_SIMGRID)

@@ -604,6 +604,27 @@ static void test_refused(void **state)
                                 "honour a SimGrid platform"));
     assert_true(strchr(err, '\n') == err + strlen(err) - 1);
     free(err);
+    /* SimGrid's model for 155 task managers and the job manager: up to
+     * 24 180 transfers in flight, an actor each, more than a process
+     * holds; 154 (23 870) run. */
+    for (int k = 0; k < 2; k++) {
+        char sc[1200];
+        snprintf(sc, sizeof(sc),
+                 "{\"cluster\": {\"taskmanagers\": %d, \"transfer_model\": \"simgrid\"},\n"
+                 " \"workload\": {\"duration\": \"100 ms\", \"rate\": 10, \"partitions\": 1},\n"
+                 " \"job\": {\"operators\": [{\"type\": \"source\"}, {\"type\": \"sink\"}]}}\n",
+                 k ? 154 : 155);
+        path = put_file(k ? "many-ok.json" : "many.json", sc);
+        snprintf(args, sizeof(args), "run %s --out %s/many%d --quiet", path, tmp, k);
+        assert_chandy(k ? "many1" : "many0", args, k ? 0 : 2);
+    }
+    snprintf(errp, sizeof(errp), "%s/many0.err", tmp);
+    err = slurp(errp);
+    assert_non_null(err);
+    assert_non_null(strstr(err, "many.json: cluster.transfer_model: SimGrid's flow model (asked "
+                                "for) keeps an actor per transfer in flight, up to 24180 between "
+                                "these 156 hosts, more than the 24000 one process can hold"));
+    free(err);
 }
 
 static void strip_wall(cJSON *j)
