@@ -83,6 +83,10 @@ typedef struct ck_backend_result {
      * segments each holds, and the most any one had reserved and in use */
     uint32_t seg_bytes, segs_total, segs_reserved_max, segs_used_max;
     char network_model[16];
+    /* SimGrid: the model that timed the job's transfers between hosts
+     * ("fast" or "simgrid": sim/simnet.h), and why that one */
+    char transfer_model[8];
+    char transfer_model_why[400];
     char platform_file[600];
     int nfaults;
     ck_fault_run faults[CK_MAX_FAULTS]; /* one per job->faults, in the same order */

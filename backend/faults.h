@@ -27,6 +27,7 @@ typedef struct ck_cluster_spec {
     double disk_read_bw, disk_write_bw; /* the store's */
     double local_disk_bw; /* each task manager's local disk (RocksDB's files) */
     char network_model[16];
+    char transfer_model[8]; /* what times the job's transfers: "auto", "fast", "simgrid" */
     char platform[512];   /* a SimGrid platform file to use instead, or "" */
 } ck_cluster_spec;
 

@@ -1957,6 +1957,15 @@ static void stop_children(net_world *w)
 
 static int net_run(const ck_backend_job *job, ck_backend_result *r, char *err, size_t errlen)
 {
+    /* A SimGrid platform describes a simulated topology; processes on
+     * loopback, each link paced at cluster.link, cannot honour it. */
+    if (job->cluster->platform[0]) {
+        snprintf(err, errlen,
+                 "cluster.platform: the sockets backend cannot honour a SimGrid platform (%s): "
+                 "its hosts are processes on this machine, every link paced at cluster.link",
+                 job->cluster->platform);
+        return CK_EINVAL;
+    }
     net_world w;
     memset(&w, 0, sizeof(w));
     w.job = job;

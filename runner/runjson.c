@@ -619,8 +619,11 @@ cJSON *ck_runjson_build(const ck_run *r, const ck_verdict *v)
     cJSON_AddStringToObject(root, "scenario_file", r->sc->path);
     cJSON_AddNumberToObject(root, "seed", (double)r->seed);
     cJSON_AddStringToObject(root, "backend", ck_backend_name(r->backend));
-    if (r->backend == CK_BACKEND_SIMGRID)
+    if (r->backend == CK_BACKEND_SIMGRID) {
         cJSON_AddStringToObject(root, "network_model", r->res.network_model);
+        cJSON_AddStringToObject(root, "transfer_model", r->res.transfer_model);
+        cJSON_AddStringToObject(root, "transfer_model_why", r->res.transfer_model_why);
+    }
     double sim_s = secs(r->res.jm.end);
     cJSON_AddNumberToObject(root, "sim_time_s", sim_s);
     cJSON_AddNumberToObject(root, "wall_time_s", round_to(r->res.wall_s, 3));

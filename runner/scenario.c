@@ -34,6 +34,7 @@ static void cluster_defaults(ck_cluster_spec *c)
     c->disk_write_bw = 300e6;
     c->local_disk_bw = 500e6;
     snprintf(c->network_model, sizeof(c->network_model), "CM02");
+    snprintf(c->transfer_model, sizeof(c->transfer_model), "auto");
 }
 
 /* A SimGrid platform file: a readable regular file that starts as XML does
@@ -74,11 +75,13 @@ static void check_platform_file(ck_jin *j, const char *path)
 static void parse_cluster(ck_jin *j, const cJSON *o, ck_cluster_spec *c, const char *scenario_path)
 {
     static const char *const keys[] = {"taskmanagers", "cores", "speed", "link", "store",
-                                       "local_disk", "network_model", "platform", NULL};
+                                       "local_disk", "network_model", "transfer_model",
+                                       "platform", NULL};
     static const char *const link_keys[] = {"bandwidth", "latency", NULL};
     static const char *const store_keys[] = {"bandwidth", "latency", "disk_read",
                                              "disk_write", NULL};
     static const char *const models[] = {"CM02", "LV08", NULL};
+    static const char *const transfer_models[] = {"auto", "fast", "simgrid", NULL};
     if (!o)
         return;
     size_t saved = ck_jin_push_key(j, "cluster");
@@ -120,6 +123,9 @@ static void parse_cluster(ck_jin *j, const cJSON *o, ck_cluster_spec *c, const c
     if (ck_jin_enum(j, o, "network_model", 0, models, &m) == 0 &&
         cJSON_GetObjectItemCaseSensitive(o, "network_model"))
         snprintf(c->network_model, sizeof(c->network_model), "%s", models[m]);
+    if (ck_jin_enum(j, o, "transfer_model", 0, transfer_models, &m) == 0 &&
+        cJSON_GetObjectItemCaseSensitive(o, "transfer_model"))
+        snprintf(c->transfer_model, sizeof(c->transfer_model), "%s", transfer_models[m]);
     char plat[400] = "";
     ck_jin_string(j, o, "platform", 0, plat, sizeof(plat));
     if (plat[0] && !j->failed) {
