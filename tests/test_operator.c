@@ -141,8 +141,12 @@ static void test_task_fails_at_start(void **state)
         if (h.type == CK_MSG_TASK_FAILED) {
             const uint8_t *body = m->data + CK_WIRE_HDR;
             assert_int_equal(ck_get_u32(body), CK_FAIL_TASK);
+            /* u32 code | u64 detail | u16 key length | key | text */
+            uint16_t kl = ck_get_u16(body + 12);
+            assert_true(h.len >= (uint32_t)CK_FAIL_BODY_MIN + kl);
             char msg[400];
-            snprintf(msg, sizeof(msg), "%.*s", (int)(h.len - 12), (const char *)body + 12);
+            snprintf(msg, sizeof(msg), "%.*s", (int)(h.len - CK_FAIL_BODY_MIN - kl),
+                     (const char *)body + CK_FAIL_BODY_MIN + kl);
             assert_non_null(strstr(msg, "cannot open the state backend: "));
             assert_non_null(strstr(msg, "No space left on device"));
             failed++;
