@@ -10,6 +10,7 @@
  */
 #include <ctype.h>
 #include <setjmp.h>
+#include <strings.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -18,8 +19,11 @@
 
 #include <cmocka.h>
 
+#include "plot.h"
 #include "report.h"
+#include "runfile.h"
 #include "runutil.h"
+#include "summary.h"
 
 /* The text of the <svg> element with id, or of the section from it to the
  * next </svg>: a copy the caller frees. */
@@ -539,6 +543,299 @@ static void fidelity_command(void **state)
     cJSON_Delete(real);
 }
 
+
+/* ---- hostile run.json files: extreme numbers, markup, formulas ----------------- */
+
+/* Every attribute value inside the <svg> elements of html: 1 when one of
+ * them holds NaN or infinity as a number ("nan", "-nan", "inf"), which
+ * Chromium rejects. */
+static int svg_has_nonfinite(const char *html, char *what, size_t len)
+{
+    const char *p = html;
+    while ((p = strstr(p, "<svg"))) {
+        const char *end = strstr(p, "</svg>");
+        if (!end)
+            return 1;
+        for (const char *a = p; (a = strstr(a, "=\"")) && a < end;) {
+            a += 2;
+            const char *z = strchr(a, '"');
+            if (!z || z > end)
+                break;
+            for (const char *t = a; t < z; t++) {
+                int start = t == a || t[-1] == ' ' || t[-1] == ',' || t[-1] == '-';
+                if (start && (strncasecmp(t, "nan", 3) == 0 || strncasecmp(t, "inf", 3) == 0) &&
+                    (t + 3 == z || !isalpha((unsigned char)t[3]))) {
+                    snprintf(what, len, "%.*s", (int)(z - a < 200 ? z - a : 200), a);
+                    return 1;
+                }
+            }
+            a = z + 1;
+        }
+        p = end;
+    }
+    return 0;
+}
+
+/* A run whose every figure is as large, as small or as negative as a
+ * double goes: every chart has a point, a bar or a band of it. */
+static const char extreme_run[] =
+    "{\"scenario\": \"extreme\", \"backend\": \"simgrid\", \"seed\": 1e308, \"sim_time_s\": 1e308,"
+    " \"wall_time_s\": -1e308, \"throughput_in_rps\": 1e308, \"throughput_out_rps\": -1e308,"
+    " \"records_in\": 1e308, \"latency_ms\": {\"p50\": 1e-308, \"p99\": 1e308, \"max\": -1e308},"
+    " \"checkpoint_summary\": {\"duration_p50_s\": 1e308, \"bytes_p50\": -1e308},"
+    " \"checkpoints\": ["
+    "  {\"id\": 1, \"kind\": \"checkpoint\", \"status\": \"completed\", \"trigger_s\": -1e308,"
+    "   \"duration_s\": 1e308, \"alignment_max_s\": 1e-308, \"bytes\": 1e308, \"bytes_full\": 1e308,"
+    "   \"bytes_incremental\": -1e308, \"bytes_changelog\": 1e-308, \"persisted_inflight_bytes\": 1e308},"
+    "  {\"id\": 2, \"kind\": \"checkpoint\", \"status\": \"completed\", \"trigger_s\": 1e308,"
+    "   \"duration_s\": -1e308, \"alignment_max_s\": -1e308, \"bytes\": 1e-308, \"bytes_full\": -1e308},"
+    "  {\"id\": 3, \"kind\": \"checkpoint\", \"status\": \"completed\", \"trigger_s\": 1e-308,"
+    "   \"duration_s\": 1e-308, \"alignment_max_s\": 1e-308, \"bytes\": 1e-308, \"bytes_full\": 1e-308}],"
+    " \"recoveries\": [{\"failure_s\": -1e308, \"detected_s\": 1e308, \"restarted_s\": 1e-308,"
+    "  \"restored_s\": 1e308, \"caught_up_s\": -1e308, \"recovery_s\": 1e308, \"checkpoint\": 1e308,"
+    "  \"restore\": {\"download_s\": 1e308, \"replay_s\": -1e308}}],"
+    " \"materializations\": [{\"bytes\": 1e308}, {\"bytes\": 1e308}],"
+    " \"timeseries\": [{\"t_s\": -1e308, \"in_rps\": 1e308, \"out_rps\": -1e308,"
+    "  \"latency_p50_ms\": 1e-308, \"latency_p99_ms\": 1e308, \"inflight_bytes\": 1e308,"
+    "  \"buffer_size_bytes\": -1e308, \"vertex_backpressured_ratio\": {\"v\": 1e308}},"
+    "  {\"t_s\": 1e308, \"in_rps\": 1e-308, \"out_rps\": 1e-308, \"inflight_bytes\": 1e-308},"
+    "  {\"t_s\": 1e-308, \"in_rps\": -1e-308, \"out_rps\": 0, \"latency_p50_ms\": 2,"
+    "   \"latency_p99_ms\": 1e300}],"
+    " \"faults\": [{\"action\": \"crash\", \"host\": \"tm0\", \"at_s\": -1e308, \"ended_s\": 1e308},"
+    "  {\"action\": \"slow\", \"host\": \"tm1\", \"at_s\": 1e-308, \"ended_s\": 1e308}],"
+    " \"job\": {\"state\": \"FINISHED\", \"subtasks\": 1e308, \"vertices\": [{\"name\": \"v\","
+    "  \"parallelism\": 1e308, \"busy_ratio\": 1e308, \"backpressured_ratio\": -1e308,"
+    "  \"idle_ratio\": 1e-308}, {\"name\": \"w\", \"busy_ratio\": 1e-308,"
+    "  \"backpressured_ratio\": 1e308, \"idle_ratio\": -1e308}]},"
+    " \"correctness\": {\"ok\": true, \"guarantee\": \"exactly-once\", \"expected\": 1e308,"
+    "  \"received\": 1e308, \"lost\": -1e308}, \"config\": {\"k\": 1e308}}";
+
+static void extreme_numbers_draw_finite(void **state)
+{
+    (void)state;
+    char path[512], what[256];
+    snprintf(path, sizeof(path), "%s/extreme", tmp);
+    mkdir(path, 0755);
+    assert_non_null(put_file("extreme/run.json", extreme_run));
+    snprintf(path, sizeof(path), "%s/extreme2", tmp);
+    mkdir(path, 0755);
+    assert_non_null(put_file("extreme2/run.json", extreme_run));
+    /* Two entries (the glance charts), one of them of two runs (spreads). */
+    char a[300], b[300], out[300], err[600];
+    snprintf(a, sizeof(a), "%s/extreme", tmp);
+    snprintf(b, sizeof(b), "%s/extreme2", tmp);
+    const char *both[2] = {a, b};
+    ck_report_entry e[2] = {{NULL, both, 1}, {"two runs", both, 2}};
+    snprintf(out, sizeof(out), "%s/rep-extreme", tmp);
+    if (ck_report_make_entries(e, 2, out, NULL, err, sizeof(err)))
+        fail_msg("%s", err);
+    snprintf(path, sizeof(path), "%s/index.html", out);
+    char *html = slurp(path);
+    assert_non_null(html);
+    if (svg_has_nonfinite(html, what, sizeof(what)))
+        fail_msg("a chart holds a number that is not one: \"%s\"", what);
+    /* Every chart was drawn from something (none is empty). */
+    static const char *const ids[] = {"plot-checkpoint-duration", "plot-checkpoint-size",
+                                      "plot-throughput", "plot-latency", "plot-vertices"};
+    for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+        char *svg = svg_of(html, ids[i]);
+        assert_non_null(svg);
+        if (strstr(svg, "class=\"none\""))
+            fail_msg("%s drew nothing", ids[i]);
+        free(svg);
+    }
+    /* A number too long for a table cell is written short, not cut. */
+    assert_non_null(strstr(html, "1e+308"));
+    char why[200];
+    const char *bad = html_check(html, why, sizeof(why));
+    if (bad)
+        fail_msg("index.html: %s", bad);
+    free(html);
+    /* Chromium takes the page: nothing on its console. */
+    render_ok(path, "extreme.png");
+    /* The plot functions themselves, with no report around them. */
+    ck_sb sb = {0};
+    double xs[4] = {-1e308, 1e-308, 1e308, 5e-324}, ys[4] = {1e308, -1e308, 1e-308, 5e-324};
+    ck_plot_series se = {"s", 0, CK_PLOT_SOLID, xs, ys, ys, ys, 4};
+    ck_plot_band bd = {-1e308, 1e308, "band", -1};
+    ck_plot_xy_svg(&sb, &(ck_plot_xy){.title = "t", .xlabel = "x", .ylabel = "y",
+                                      .series = &se, .nseries = 1, .bands = &bd, .nbands = 1,
+                                      .lines = 1});
+    double seg[3] = {1e308, 1e308, 5e-324};
+    ck_plot_bar bar = {NULL, "b", 0, seg, 1, -1e308, 1e308};
+    static const char *const names[3] = {"a", "b", "c"};
+    ck_plot_bars_svg(&sb, &(ck_plot_bars){.title = "t", .ylabel = "y", .seg_names = names,
+                                          .nseg = 3, .bars = &bar, .nbars = 1});
+    assert_false(sb.oom);
+    if (svg_has_nonfinite(sb.p, what, sizeof(what)))
+        fail_msg("a chart holds a number that is not one: \"%s\"", what);
+    ck_sb_free(&sb);
+    /* Ticks over a span no double can divide: none, not a loop or NaN. */
+    double t[16];
+    assert_int_equal(ck_plot_ticks(-1e308, 1e308, 9, t), 0);
+    assert_int_equal(ck_plot_ticks(0, 5e-324, 9, t), 0);
+    assert_int_equal(ck_plot_ticks(0, 1, 6, t), 6);
+}
+
+/* Strings from a run.json and a suite file go into Markdown as text and
+ * into CSV as text: no markup, no formula. */
+static const char hostile_run[] =
+    "{\"scenario\": \"=HYPERLINK(\\\"http://x.test/\\\",\\\"open\\\")<img src=x onerror=alert(1)>|a|\","
+    " \"backend\": \"+sockets\","
+    " \"seed\": 3, \"sim_time_s\": 2, \"config\": {},"
+    " \"checkpoints\": [{\"id\": 1, \"kind\": \"@checkpoint\", \"status\": \"-completed\","
+    "  \"trigger_s\": -1.5, \"duration_s\": 0.01, \"bytes\": 10}],"
+    " \"timeseries\": [{\"t_s\": -1, \"in_rps\": -2.5e3, \"out_rps\": 3}],"
+    " \"faults\": [{\"action\": \"\\tcrash\", \"host\": \"\\rtm0\", \"at_s\": 1, \"ended_s\": 1.5}],"
+    " \"job\": {\"state\": \"-2\", \"vertices\": [{\"name\": \"<img src=x onerror=alert(1)>|a|\","
+    "  \"parallelism\": 1, \"busy_ratio\": 0.5}, {\"name\": \"-7.25e-3\", \"busy_ratio\": 0.1},"
+    "  {\"name\": \"--1\", \"busy_ratio\": 0.1}]}}";
+
+/* The CSV field of row `row` (0: the header), column col of text, unquoted
+ * as a spreadsheet reads it: a copy the caller frees. */
+static char *csv_field(const char *text, int row, int col)
+{
+    const char *p = text;
+    for (int r = 0; r < row && p; r++) { /* no line break within a field here */
+        p = strchr(p, '\n');
+        p = p ? p + 1 : NULL;
+    }
+    assert_non_null(p);
+    char *out = calloc(1, strlen(p) + 1);
+    size_t n = 0;
+    int c = 0, quoted = 0;
+    for (; *p && *p != '\n'; p++) {
+        if (quoted) {
+            if (*p == '"' && p[1] == '"')
+                out[c == col ? n++ : n] = '"', p++;
+            else if (*p == '"')
+                quoted = 0;
+            else if (c == col)
+                out[n++] = *p;
+        } else if (*p == '"') {
+            quoted = 1;
+        } else if (*p == ',') {
+            c++;
+        } else if (c == col) {
+            out[n++] = *p;
+        }
+    }
+    return out;
+}
+
+static void strings_are_text_in_markdown_and_csv(void **state)
+{
+    (void)state;
+    char path[512], out[300], err[600], dir[300];
+    snprintf(dir, sizeof(dir), "%s/hostile", tmp);
+    mkdir(dir, 0755);
+    assert_non_null(put_file("hostile/run.json", hostile_run));
+    const char *runs[1] = {dir};
+    ck_report_entry e = {"`[click](http://x.test)` <b>*bold*</b> | ~~gone~~ $x$", runs, 1};
+    ck_report_section sec = {
+        "# a heading? <script>alert(1)</script>",
+        "<iframe src=\"http://x.test/\"></iframe> | a | b | [link](http://x.test) ![i](http://x.test/i.png)",
+        "c1", "vertices", &e, 1};
+    snprintf(out, sizeof(out), "%s/rep-hostile", tmp);
+    if (ck_report_index(&sec, 1, out, "- a list? <b>", "1. a list? & <i>", err, sizeof(err)))
+        fail_msg("%s", err);
+    snprintf(path, sizeof(path), "%s/summary.md", out);
+    char *md = slurp(path);
+    assert_non_null(md);
+    /* Nothing GitHub would turn into HTML, a link or an image. */
+    for (const char *p = md; *p; p++) {
+        if (!strncmp(p, "\nThe full report: `", 19)) /* our own line: a code span */
+            p = strchr(p + 1, '\n');
+        if (!p)
+            break;
+        if (strchr("<>[]`*|~$&", *p) && (p == md || p[-1] != '\\')) {
+            /* the tables' own pipes and the captions' bold are ours */
+            int ours = (*p == '|' && (p == md || p[-1] == ' ' || p[-1] == '\n' || p[1] == '\n' ||
+                                      p[1] == '-' || p[1] == ' ')) ||
+                       (*p == '*' && (p[1] == '*' || (p > md && p[-1] == '*')));
+            if (!ours)
+                fail_msg("summary.md: an unescaped '%c' at byte %td: %.60s", *p, p - md, p);
+        }
+    }
+    assert_non_null(strstr(md, "\\<iframe src=\"http://x.test/\"\\>\\</iframe\\> \\| a \\| b \\|"));
+    assert_non_null(strstr(md, "\\[link\\](http://x.test)"));
+    assert_non_null(strstr(md, "# - a list? \\<b\\>\n")); /* the title: a heading's text */
+    assert_non_null(strstr(md, "\n1\\. a list? \\& \\<i\\>\n")); /* not an ordered list */
+    assert_non_null(strstr(md, "## # a heading? \\<script\\>"));
+    /* The scenario's name in a cell: one cell, its pipes escaped. */
+    assert_non_null(strstr(md, "=HYPERLINK(\"http://x.test/\",\"open\")\\<img src=x onerror=alert(1)\\>\\|a\\|"));
+    free(md);
+    /* The entry's label in the full report's list and tables. */
+    ck_report_entry e2 = {"- item `code` <b>", runs, 1};
+    snprintf(out, sizeof(out), "%s/rep-hostile2", tmp);
+    if (ck_report_make_entries(&e2, 1, out, "title *x*", err, sizeof(err)))
+        fail_msg("%s", err);
+    snprintf(path, sizeof(path), "%s/summary.md", out);
+    md = slurp(path);
+    assert_non_null(md);
+    assert_non_null(strstr(md, "# title \\*x\\*\n"));
+    assert_non_null(strstr(md, "\n- #1 - item \\`code\\` \\<b\\>")); /* a list item's text */
+    assert_null(strstr(md, "<b>"));
+    assert_int_equal(count_of(md, "<img"), count_of(md, "\\<img")); /* each escaped */
+    assert_non_null(strstr(md, "\\<img src=x onerror=alert(1)\\>\\|a\\|"));
+    /* the path of its run.json, as text (no code span a ` could end) */
+    assert_non_null(strstr(md, "/hostile/run.json)\n"));
+    free(md);
+    /* HTML: the same strings escaped. */
+    snprintf(path, sizeof(path), "%s/index.html", out);
+    char *html = slurp(path);
+    assert_null(strstr(html, "<img"));
+    assert_null(strstr(html, "<b>"));
+    assert_non_null(strstr(html, "&lt;img src=x onerror=alert(1)&gt;|a|"));
+    char why[200];
+    assert_null(html_check(html, why, sizeof(why)));
+    free(html);
+    /* CSV: a field a spreadsheet would evaluate is text; numbers stay numbers. */
+    snprintf(path, sizeof(path), "%s/runs.csv", out);
+    char *csv = slurp(path);
+    assert_non_null(csv);
+    char *f = csv_field(csv, 1, 3); /* scenario */
+    assert_string_equal(f, "'=HYPERLINK(\"http://x.test/\",\"open\")<img src=x onerror=alert(1)>|a|");
+    free(f);
+    f = csv_field(csv, 1, 4); /* backend */
+    assert_string_equal(f, "'+sockets");
+    free(f);
+    f = csv_field(csv, 1, 5); /* state: a number, as it is */
+    assert_string_equal(f, "-2");
+    free(f);
+    assert_non_null(strstr(csv, ",-2,")); /* unquoted */
+    free(csv);
+    snprintf(path, sizeof(path), "%s/checkpoints.csv", out);
+    csv = slurp(path);
+    assert_non_null(strstr(csv, ",\"'@checkpoint\",\"'-completed\",-1.5,"));
+    free(csv);
+    snprintf(path, sizeof(path), "%s/timeseries.csv", out);
+    csv = slurp(path);
+    assert_non_null(strstr(csv, ",-1,-2500,3,,\n"));
+    free(csv);
+    snprintf(path, sizeof(path), "%s/faults.csv", out);
+    csv = slurp(path);
+    assert_non_null(strstr(csv, ",\"'\tcrash\",\"'\rtm0\","));
+    free(csv);
+    snprintf(path, sizeof(path), "%s/vertices.csv", out);
+    csv = slurp(path);
+    assert_non_null(strstr(csv, ",-7.25e-3,"));
+    assert_non_null(strstr(csv, ",\"'--1\","));
+    free(csv);
+    /* The terminal's summary shows a control character as '?'. */
+    cJSON *run = cJSON_Parse(hostile_run);
+    char *buf = NULL;
+    size_t blen = 0;
+    FILE *mf = open_memstream(&buf, &blen);
+    ck_summary_print(mf, run, "x\033]0;title\007");
+    fclose(mf);
+    assert_null(strchr(buf, '\033'));
+    assert_null(strchr(buf, '\r'));
+    assert_non_null(strstr(buf, "wrote      x?]0;title?\n"));
+    free(buf);
+    cJSON_Delete(run);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -549,6 +846,8 @@ int main(void)
         cmocka_unit_test(published_figures_beside_their_scenario),
         cmocka_unit_test(fidelity_verdicts),
         cmocka_unit_test(fidelity_command),
+        cmocka_unit_test(extreme_numbers_draw_finite),
+        cmocka_unit_test(strings_are_text_in_markdown_and_csv),
     };
     return cmocka_run_group_tests(tests, ru_setup, ru_teardown);
 }
