@@ -16,7 +16,7 @@ static const char *const seg_fill[] = {
     "#0072B2", "#E69F00", "#56B4E9", "#D55E00", "#009E73", "#CC79A7", "#999999",
 };
 
-static const char *const dash[] = {"", "7 4", "2 3"};
+static const char *const dash[] = {"", "7 4", "2 3", "9 3 2 3"};
 
 #define W 760
 #define ML 78  /* left margin: the y axis's labels */
@@ -165,7 +165,7 @@ static void legend(ck_sb *b, const legend_item *it, size_t n, double y0)
                          "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
                          "stroke-width=\"2\" stroke-dasharray=\"%s\"/>\n",
                          x, y - 4, x + 24, y - 4, ck_plot_color(it[i].run),
-                         dash[it[i].style % 3]);
+                         dash[it[i].style % 4]);
             marker(b, it[i].run, x + 12, y - 4, it[i].label);
         }
         text(b, x + 30, y, "start", 12, it[i].label);
@@ -374,7 +374,7 @@ void ck_plot_xy_svg(ck_sb *b, const ck_plot_xy *p)
                     ck_sb_printf(b,
                                  "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.8\" "
                                  "stroke-dasharray=\"%s\" points=\"",
-                                 ck_plot_color(se->run), dash[se->style % 3]);
+                                 ck_plot_color(se->run), dash[se->style % 4]);
                 ck_sb_printf(b, "%s%.1f,%.1f", open ? " " : "", SX(se->x[i]), SY(se->y[i]));
                 open = 1;
             }

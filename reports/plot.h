@@ -23,12 +23,12 @@
 const char *ck_plot_color(int i);
 #define CK_PLOT_COLORS 7
 
-enum { CK_PLOT_SOLID = 0, CK_PLOT_DASHED = 1, CK_PLOT_DOTTED = 2 };
+enum { CK_PLOT_SOLID = 0, CK_PLOT_DASHED = 1, CK_PLOT_DOTTED = 2, CK_PLOT_DASHDOT = 3 };
 
 typedef struct ck_plot_series {
     const char *label;
     int run;              /* colour and marker */
-    int style;            /* CK_PLOT_SOLID, _DASHED, _DOTTED */
+    int style;            /* CK_PLOT_SOLID, _DASHED, _DOTTED, _DASHDOT */
     const double *x, *y;  /* n points; a NaN y is a gap (ck_plot_drawable) */
     const double *lo, *hi; /* NULL, or the spread around each y (over seeds): shaded */
     size_t n;

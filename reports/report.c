@@ -1035,23 +1035,24 @@ static void plot_checkpoints(rep *R, series_set *ss)
     ss_free(ss);
 }
 
-/* Checkpoint size by kind: run.json's per-kind fields where a run has
- * them, else everything it wrote as a full snapshot. */
+/* Checkpoint size by kind, under run.json's names (docs/RUN-JSON.md):
+ * the whole state a checkpoint refers to, what it uploaded itself
+ * (drawn where that differs from the whole: incremental checkpoints, the
+ * changelog's), and of that the changelog segments and the channel state
+ * (drawn where not 0). A run.json without them: its bytes, as full. */
+enum { SZ_FULL, SZ_INCREMENTAL, SZ_CHANGELOG, SZ_INFLIGHT, SZ_KINDS };
 static const struct {
     const char *field, *name;
-} size_kinds[] = {
-    {"full_bytes", "full"},
-    {"incremental_bytes", "incremental"},
-    {"changelog_bytes", "changelog"},
+} size_kinds[SZ_KINDS] = {
+    {"bytes_full", "full"},
+    {"bytes_incremental", "incremental"},
+    {"bytes_changelog", "changelog"},
     {"persisted_inflight_bytes", "in flight"},
 };
 
 static int split_sizes(const cJSON *c)
 {
-    int split = 0;
-    for (int k = 0; k < 4; k++)
-        split |= ck_rf_has_num(c, size_kinds[k].field);
-    return split;
+    return ck_rf_has_num(c, size_kinds[SZ_FULL].field);
 }
 
 /* Sizes of kind *arg (MB) of completed checkpoints. */
@@ -1064,12 +1065,14 @@ static void x_sizes(const cJSON *root, const void *arg, dvec *x, dvec *y)
         if (!is_checkpoint(c) || !completed(c))
             continue;
         double v = split_sizes(c) ? num_or_nan(c, size_kinds[k].field)
-                                  : (k == 0 ? ck_rf_num(c, "bytes", NAN) : NAN);
+                                  : (k == SZ_FULL ? ck_rf_num(c, "bytes", NAN) : NAN);
         dv_push(x, ck_rf_num(c, "trigger_s", NAN));
         dv_push(y, v / 1e6);
     }
 }
 
+/* Does a completed checkpoint of e tell kind k apart: full always;
+ * incremental where it differs from full; the others where not 0. */
 static int entry_has_kind(const entry *e, int k)
 {
     for (int r = 0; r < e->nrf; r++) {
@@ -1078,7 +1081,15 @@ static int entry_has_kind(const entry *e, int k)
         {
             if (!is_checkpoint(c) || !completed(c))
                 continue;
-            if (split_sizes(c) ? ck_rf_has_num(c, size_kinds[k].field) : k == 0)
+            if (!split_sizes(c)) {
+                if (k == SZ_FULL)
+                    return 1;
+                continue;
+            }
+            double v = num_or_nan(c, size_kinds[k].field);
+            if (k == SZ_FULL ? isfinite(v)
+                : k == SZ_INCREMENTAL ? isfinite(v) && v != num_or_nan(c, size_kinds[SZ_FULL].field)
+                                      : isfinite(v) && v != 0)
                 return 1;
         }
     }
@@ -1088,22 +1099,22 @@ static int entry_has_kind(const entry *e, int k)
 static void plot_sizes(rep *R, series_set *ss)
 {
     char idb[64];
-    static const int kinds[4] = {0, 1, 2, 3};
+    static const int kinds[SZ_KINDS] = {SZ_FULL, SZ_INCREMENTAL, SZ_CHANGELOG, SZ_INFLIGHT};
     ss->n = 0;
     for (int i = 0; i < R->n; i++)
-        for (int k = 0; k < 4; k++) {
+        for (int k = 0; k < SZ_KINDS; k++) {
             if (!entry_has_kind(&R->e[i], k))
                 continue;
             char f[64];
             snprintf(f, sizeof(f), "%%s %s", size_kinds[k].name);
-            ss_fill(ss, ss_add(ss, i, k % 3, f, R->e[i].tag), &R->e[i], x_sizes, &kinds[k]);
+            ss_fill(ss, ss_add(ss, i, k, f, R->e[i].tag), &R->e[i], x_sizes, &kinds[k]);
         }
     ss_finish(ss);
     chart_open(R);
     ck_plot_xy_svg(&R->html, &(ck_plot_xy){.id = pid(R, idb, "plot-checkpoint-size"),
                                            .title = "Checkpoint size by kind",
                                            .xlabel = "checkpoint triggered at (s)",
-                                           .ylabel = "state written (MB)",
+                                           .ylabel = "size (MB)",
                                            .series = ss->s,
                                            .nseries = ss->n,
                                            .lines = 1});

@@ -6,7 +6,10 @@
  * series drawn as "none", Flink's published figures next to the runs of
  * their scenario, and the page rendered by headless Chromium with a clean
  * console and no request (scripts/render.sh, the README screenshot's
- * command).
+ * command). Hostile run.json files (extreme numbers, markup, formulas)
+ * give finite charts and inert text; the size chart draws each kind a
+ * real run has; and every name the report looks up in a run.json is one
+ * real run.json files hold and docs/RUN-JSON.md names.
  */
 #include <ctype.h>
 #include <setjmp.h>
@@ -544,6 +547,195 @@ static void fidelity_command(void **state)
 }
 
 
+
+/* ---- the report reads the names run.json is written with -------------------- */
+
+/*
+ * Every lookup reports/ makes in a run.json tree is recorded here: the
+ * accessors of runfile.h are wrapped at link time (CMakeLists.txt:
+ * -Wl,--wrap), and each lookup becomes a pair "context/key", the context
+ * being the key of the object it looks in ("" at the top level,
+ * "checkpoints[]" for an element of "checkpoints"). The pairs of the real
+ * run.json files the report loads are recorded too; a lookup whose pair
+ * no real file has asks for a name the writer does not write.
+ */
+typedef struct nameset {
+    char **v;
+    size_t n, cap;
+} nameset;
+
+static int names_has(const nameset *s, const char *k)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (!strcmp(s->v[i], k))
+            return 1;
+    return 0;
+}
+
+static void names_put(nameset *s, const char *k)
+{
+    if (names_has(s, k))
+        return;
+    if (s->n == s->cap) {
+        s->cap = s->cap ? s->cap * 2 : 256;
+        s->v = realloc(s->v, s->cap * sizeof(*s->v));
+    }
+    s->v[s->n++] = strdup(k);
+}
+
+static void names_free(nameset *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        free(s->v[i]);
+    free(s->v);
+    *s = (nameset){0};
+}
+
+/* The nodes of the run.json trees loaded while tracing, with their
+ * contexts (an open-addressed table; a freed tree's nodes are forgotten). */
+#define NODES (1u << 20)
+static struct {
+    const cJSON *node;
+    char *ctx;
+} *nodes;
+static int tracing;
+static nameset schema, asked;
+
+static size_t node_slot(const cJSON *n)
+{
+    size_t h = ((uintptr_t)n >> 4) * 0x9E3779B97F4A7C15ull;
+    for (size_t i = h & (NODES - 1);; i = (i + 1) & (NODES - 1))
+        if (!nodes[i].node || nodes[i].node == n)
+            return i;
+}
+
+static void walk(const cJSON *n, const char *ctx, int add)
+{
+    size_t i = node_slot(n);
+    free(nodes[i].ctx);
+    nodes[i].node = n;
+    nodes[i].ctx = add ? strdup(ctx) : NULL;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, n)
+    {
+        char sub[300];
+        if (cJSON_IsArray(n)) {
+            snprintf(sub, sizeof(sub), "%s[]", ctx);
+        } else {
+            snprintf(sub, sizeof(sub), "%s/%s", ctx, c->string);
+            if (add)
+                names_put(&schema, sub);
+            snprintf(sub, sizeof(sub), "%s", c->string);
+        }
+        walk(c, sub, add);
+    }
+}
+
+/* A lookup of k (a dotted path) in o, if o is a node of a run.json. */
+static void ask(const cJSON *o, const char *k)
+{
+    if (!tracing || !o || !k)
+        return;
+    const char *ctx = nodes[node_slot(o)].ctx;
+    if (!ctx)
+        return; /* not a run.json's: published.json, a scenario */
+    char cur[300], part[128], pair[500];
+    snprintf(cur, sizeof(cur), "%s", ctx);
+    for (const char *p = k; *p;) {
+        size_t n = strcspn(p, ".");
+        snprintf(part, sizeof(part), "%.*s", (int)(n < 127 ? n : 127), p);
+        p += n + (p[n] == '.');
+        if (strspn(part, "0123456789") == strlen(part)) {
+            strncat(cur, "[]", sizeof(cur) - strlen(cur) - 1);
+            continue;
+        }
+        snprintf(pair, sizeof(pair), "%s/%s", cur, part);
+        names_put(&asked, pair);
+        snprintf(cur, sizeof(cur), "%s", part);
+    }
+}
+
+const cJSON *__real_ck_rf_get(const cJSON *o, const char *k);
+double __real_ck_rf_num(const cJSON *o, const char *k, double def);
+const char *__real_ck_rf_str(const cJSON *o, const char *k);
+int __real_ck_rf_bool(const cJSON *o, const char *k);
+const cJSON *__real_ck_rf_arr(const cJSON *o, const char *k);
+int __real_ck_rf_has_num(const cJSON *o, const char *k);
+int __real_ck_runfile_load(ck_runfile *rf, const char *path, char *err, size_t errlen);
+void __real_ck_runfile_free(ck_runfile *rf);
+const cJSON *__wrap_ck_rf_get(const cJSON *o, const char *k);
+double __wrap_ck_rf_num(const cJSON *o, const char *k, double def);
+const char *__wrap_ck_rf_str(const cJSON *o, const char *k);
+int __wrap_ck_rf_bool(const cJSON *o, const char *k);
+const cJSON *__wrap_ck_rf_arr(const cJSON *o, const char *k);
+int __wrap_ck_rf_has_num(const cJSON *o, const char *k);
+int __wrap_ck_runfile_load(ck_runfile *rf, const char *path, char *err, size_t errlen);
+void __wrap_ck_runfile_free(ck_runfile *rf);
+
+const cJSON *__wrap_ck_rf_get(const cJSON *o, const char *k)
+{
+    ask(o, k);
+    return __real_ck_rf_get(o, k);
+}
+
+double __wrap_ck_rf_num(const cJSON *o, const char *k, double def)
+{
+    ask(o, k);
+    return __real_ck_rf_num(o, k, def);
+}
+
+const char *__wrap_ck_rf_str(const cJSON *o, const char *k)
+{
+    ask(o, k);
+    return __real_ck_rf_str(o, k);
+}
+
+int __wrap_ck_rf_bool(const cJSON *o, const char *k)
+{
+    ask(o, k);
+    return __real_ck_rf_bool(o, k);
+}
+
+const cJSON *__wrap_ck_rf_arr(const cJSON *o, const char *k)
+{
+    ask(o, k);
+    return __real_ck_rf_arr(o, k);
+}
+
+int __wrap_ck_rf_has_num(const cJSON *o, const char *k)
+{
+    ask(o, k);
+    return __real_ck_rf_has_num(o, k);
+}
+
+int __wrap_ck_runfile_load(ck_runfile *rf, const char *path, char *err, size_t errlen)
+{
+    int rc = __real_ck_runfile_load(rf, path, err, errlen);
+    if (!rc && tracing)
+        walk(rf->root, "", 1);
+    return rc;
+}
+
+void __wrap_ck_runfile_free(ck_runfile *rf)
+{
+    if (tracing && rf->root)
+        walk(rf->root, "", 0);
+    __real_ck_runfile_free(rf);
+}
+
+/* Runs scenario (a path from the source tree) into <tmp>/<dir> unless
+ * an earlier test did. */
+static void run_once(const char *scenario, const char *dir, const char *extra)
+{
+    char path[400], args[700];
+    snprintf(path, sizeof(path), "%s/%s/run.json", tmp, dir);
+    if (!access(path, R_OK))
+        return;
+    snprintf(args, sizeof(args), "run %s --out %s/%s --quiet %s", scenario, tmp, dir,
+             extra ? extra : "");
+    assert_chandy(dir, args, 0);
+}
+
 /* ---- hostile run.json files: extreme numbers, markup, formulas ----------------- */
 
 /* Every attribute value inside the <svg> elements of html: 1 when one of
@@ -836,6 +1028,148 @@ static void strings_are_text_in_markdown_and_csv(void **state)
     cJSON_Delete(run);
 }
 
+/* The size chart draws each kind a real run.json has, under the writer's
+ * names: a changelog run's whole state, its uploads (incremental) and
+ * its changelog; an unaligned run's channel state. */
+static void sizes_by_kind_from_real_runs(void **state)
+{
+    (void)state;
+    run_once("scenarios/keyed-state-changelog.json", "clog", NULL);
+    run_once("scenarios/swarm-unaligned.json", "unaligned", NULL);
+    char args[700], path[400];
+    snprintf(args, sizeof(args), "report %s/clog %s/unaligned -o %s/rep-sizes", tmp, tmp, tmp);
+    assert_chandy("report-sizes", args, 0);
+    snprintf(path, sizeof(path), "%s/rep-sizes/index.html", tmp);
+    char *html = slurp(path);
+    assert_non_null(html);
+    char *svg = svg_of(html, "plot-checkpoint-size");
+    assert_non_null(svg);
+    static const struct {
+        const char *series;
+        int drawn;
+    } want[] = {
+        {"#1 full", 1},  {"#1 incremental", 1}, {"#1 changelog", 1}, {"#1 in flight", 0},
+        {"#2 full", 1},  {"#2 incremental", 0}, {"#2 changelog", 0}, {"#2 in flight", 1},
+    };
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        char key[100];
+        snprintf(key, sizeof(key), "<g class=\"series\" data-label=\"%s\">\n<polyline",
+                 want[i].series);
+        if (!!strstr(svg, key) != want[i].drawn)
+            fail_msg("plot-checkpoint-size: series \"%s\" %s", want[i].series,
+                     want[i].drawn ? "not drawn" : "drawn");
+    }
+    /* The points are run.json's figures: the first checkpoint's, in MB. */
+    cJSON *run = load_run("clog");
+    const cJSON *c0 = cJSON_GetArrayItem(cJSON_GetObjectItem(run, "checkpoints"), 1);
+    static const char *const fields[3] = {"bytes_full", "bytes_incremental", "bytes_changelog"};
+    static const char *const kinds[3] = {"full", "incremental", "changelog"};
+    for (int k = 0; k < 3; k++) {
+        char tip[200];
+        snprintf(tip, sizeof(tip), "#1 %s: %g at %g", kinds[k],
+                 cJSON_GetObjectItem(c0, fields[k])->valuedouble / 1e6,
+                 cJSON_GetObjectItem(c0, "trigger_s")->valuedouble);
+        if (!strstr(svg, tip))
+            fail_msg("plot-checkpoint-size: no point \"%s\"", tip);
+    }
+    cJSON_Delete(run);
+    free(svg);
+    free(html);
+}
+
+/* Is `name` (in backticks) in docs/RUN-JSON.md? */
+static int documented(const char *doc, const char *name)
+{
+    char k[140];
+    snprintf(k, sizeof(k), "`%s`", name);
+    return strstr(doc, k) != NULL;
+}
+
+/*
+ * Every name reports/ looks up in a run.json is one the writer writes:
+ * the report, a suite's index and the terminal summary made from real
+ * runs of a few scenarios (full, changelog and unaligned checkpoints, a
+ * recovery, a savepoint, debloated buffers, a fault that ends), with
+ * every lookup recorded, and each looked up in what those files hold
+ * (runner/runjson.c wrote them) and in docs/RUN-JSON.md. A report that
+ * reads "full_bytes" where the writer writes "bytes_full" fails here.
+ */
+static void report_reads_the_names_run_json_writes(void **state)
+{
+    (void)state;
+    run_once("scenarios/crash-recovery.json", "drift-crash", NULL);
+    run_once("scenarios/keyed-state-changelog.json", "clog", NULL);
+    run_once("scenarios/swarm-unaligned.json", "unaligned", NULL);
+    run_once("scenarios/exchanges-1.json", "drift-debloat", NULL);
+    run_once("scenarios/savepoint-stop.json", "drift-savepoint", NULL);
+    run_once("scenarios/partition.json", "drift-partition", NULL);
+    static const char *const dirs[] = {"drift-crash",   "clog",           "unaligned",
+                                       "drift-debloat", "drift-savepoint", "drift-partition"};
+    enum { ND = sizeof(dirs) / sizeof(dirs[0]) };
+    char paths[ND][300];
+    const char *p[ND];
+    for (int i = 0; i < ND; i++) {
+        snprintf(paths[i], sizeof(paths[i]), "%s/%s", tmp, dirs[i]);
+        p[i] = paths[i];
+    }
+    nodes = calloc(NODES, sizeof(*nodes));
+    assert_non_null(nodes);
+    tracing = 1;
+    char out[300], err[600];
+    /* The full report: each run an entry, and one entry of two runs. */
+    ck_report_entry e[ND + 1];
+    for (int i = 0; i < ND; i++)
+        e[i] = (ck_report_entry){NULL, &p[i], 1};
+    e[ND] = (ck_report_entry){"two", p, 2};
+    snprintf(out, sizeof(out), "%s/rep-drift", tmp);
+    if (ck_report_make_entries(e, ND + 1, out, NULL, err, sizeof(err)))
+        fail_msg("%s", err);
+    /* A suite's index with every chart it draws. */
+    static const char *const plots[] = {"checkpoints", "throughput", "latency", "recovery",
+                                        "vertices", "state"};
+    ck_report_section sec[6];
+    for (int k = 0; k < 6; k++)
+        sec[k] = (ck_report_section){plots[k], NULL, "c1", plots[k], e, ND + 1};
+    snprintf(out, sizeof(out), "%s/rep-drift-index", tmp);
+    if (ck_report_index(sec, 6, out, "drift", NULL, err, sizeof(err)))
+        fail_msg("%s", err);
+    /* The summary printed after each run. */
+    for (int i = 0; i < ND; i++) {
+        cJSON *run = load_run(dirs[i]);
+        walk(run, "", 1);
+        FILE *null = fopen("/dev/null", "w");
+        ck_summary_print(null, run, "run.json");
+        fclose(null);
+        walk(run, "", 0);
+        cJSON_Delete(run);
+    }
+    tracing = 0;
+    char docpath[400];
+    snprintf(docpath, sizeof(docpath), "%s/docs/RUN-JSON.md", CHANDY_SOURCE_DIR);
+    char *doc = slurp(docpath);
+    assert_non_null(doc);
+    assert_true(asked.n > 80); /* the recording works: the report asks a lot */
+    int bad = 0;
+    for (size_t i = 0; i < asked.n; i++) {
+        const char *key = strrchr(asked.v[i], '/') + 1;
+        const char *why = !names_has(&schema, asked.v[i]) ? "no real run.json has it"
+                          : !documented(doc, key)          ? "docs/RUN-JSON.md does not name it"
+                                                           : NULL;
+        if (why) {
+            fprintf(stderr, "reports/ looks up %s: %s\n", asked.v[i], why);
+            bad++;
+        }
+    }
+    free(doc);
+    for (size_t i = 0; i < NODES; i++)
+        free(nodes[i].ctx);
+    free(nodes);
+    nodes = NULL;
+    names_free(&schema);
+    names_free(&asked);
+    assert_int_equal(bad, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -848,6 +1182,8 @@ int main(void)
         cmocka_unit_test(fidelity_command),
         cmocka_unit_test(extreme_numbers_draw_finite),
         cmocka_unit_test(strings_are_text_in_markdown_and_csv),
+        cmocka_unit_test(sizes_by_kind_from_real_runs),
+        cmocka_unit_test(report_reads_the_names_run_json_writes),
     };
     return cmocka_run_group_tests(tests, ru_setup, ru_teardown);
 }
