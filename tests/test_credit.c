@@ -381,7 +381,9 @@ static void test_segpool(void **state)
     assert_int_equal(ck_segpool_segments(&cfg), 4096);
     cfg.v[CK_CFG_TM_FLINK_SIZE] = INT64_C(256) << 20; /* 25.6 mb: raised to the 64 mb min */
     assert_int_equal(ck_segpool_segments(&cfg), 2048);
-    cfg.v[CK_CFG_TM_FLINK_SIZE] = INT64_C(64) << 30; /* 6.4 gb: cut to the 1 gb max */
+    cfg.v[CK_CFG_TM_FLINK_SIZE] = INT64_C(64) << 30; /* 6.4 gb: no max by default (1.20) */
+    assert_int_equal(ck_segpool_segments(&cfg), 209715);
+    cfg.v[CK_CFG_NET_MAX] = INT64_C(1) << 30; /* cut to a 1 gb max */
     assert_int_equal(ck_segpool_segments(&cfg), 32768);
     cfg.v[CK_CFG_SEGMENT_SIZE] = 4096;
     assert_int_equal(ck_segpool_segments(&cfg), 262144);

@@ -1773,7 +1773,8 @@ static void test_insufficient_network_buffers(void **state)
     cJSON_Delete(run);
 
     /* The range must not be empty: a scenario error naming the key. */
-    cJSON *bad = cJSON_Parse("{\"taskmanager.memory.network.min\": \"2 gb\"}");
+    cJSON *bad = cJSON_Parse("{\"taskmanager.memory.network.min\": \"2 gb\","
+                             " \"taskmanager.memory.network.max\": \"1 gb\"}");
     char *bt = cJSON_PrintUnformatted(bad);
     cJSON_Delete(bad);
     char *doc = malloc(strlen(bt) + 400);
