@@ -271,6 +271,7 @@ static int cmd_validate(int argc, char **argv)
             status = 2;
             continue;
         }
+        ck_scenario_print_warnings(&sc, stderr);
         printf("%s: ok\n", argv[i]);
         ck_scenario_free(&sc);
     }
@@ -352,6 +353,14 @@ static int cmd_config(void)
         if (d->type != CK_CFG_BOOL && d->type != CK_CFG_ENUM && d->type != CK_CFG_PATH)
             printf(", from %s to %s", lo, hi);
         printf("\n    %s\n", d->desc);
+        /* Its older names: taken, with a warning naming this one. */
+        for (int k = 0; ck_config_deprecated_name((ck_cfg_id)i, k); k++) {
+            const char *old = ck_config_deprecated_name((ck_cfg_id)i, k);
+            int flink = 0;
+            (void)ck_config_deprecated(old, &flink);
+            printf("    deprecated name: %s%s\n", old,
+                   flink ? "" : " (from Flink's development of 1.20, never released)");
+        }
     }
     return finish_stdout("config", 0);
 }

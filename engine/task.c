@@ -128,12 +128,13 @@ struct ck_task {
      * timeoutable barrier last sent into the outputs */
     ck_time aligned_timeout, bar_ts;
 
-    /* buffer debloating of the input gate */
+    /* buffer debloating of the input gate: its throughput measured on its
+     * own (paused while it is empty), the bytes read from it counted */
     int debloat;
     ck_debloat dbl;
-    ck_time dbl_period, next_debloat, dbl_t0;
-    uint64_t dbl_bytes0, dbl_throughput;
-    int64_t dbl_idle0;
+    ck_tput tput;
+    uint64_t dbl_read;
+    ck_time dbl_period, next_debloat;
 
     /* checkpoints */
     int checkpointing;
@@ -234,10 +235,13 @@ struct ck_task {
         ck_time mat_t0;      /* it began then, */
         uint64_t mat_bytes, mat_state; /* uploads this much, of a state this large; */
         ck_kstate *mat_ks;   /* its wrapped instance's files set aside, until they land, */
-        ck_native_snap mat_ns; /* when the store's threads read them from their paths */
+        ck_native_snap mat_ns; /* when the store's threads read them from their paths; */
+        int mat_failed;      /* an upload of it failed (the first failure's code) */
+        int mat_fails;       /* materializations that failed in a row */
     } clogs[CK_MAX_OPS];
     int nclogs;
-    ck_time clog_interval, next_mat;
+    ck_time clog_interval, next_mat; /* interval < 0: no materialization */
+    int clog_max_failures;           /* state.changelog.max-failures-allowed */
     uint64_t clog_threshold;
     int restored_finished;     /* restored from a checkpoint that had it finished */
 
@@ -490,7 +494,9 @@ ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global,
         if (ck_cfg(cfg, CK_CFG_DEBLOAT)) {
             t->debloat = 1;
             t->dbl_period = ck_cfg(cfg, CK_CFG_DEBLOAT_PERIOD);
-            ck_debloat_init(&t->dbl, rc.segment_size, ck_cfg(cfg, CK_CFG_DEBLOAT_TARGET),
+            ck_debloat_init(&t->dbl, rc.segment_size,
+                            (uint32_t)ck_cfg(cfg, CK_CFG_MIN_SEGMENT_SIZE),
+                            ck_cfg(cfg, CK_CFG_DEBLOAT_TARGET),
                             (uint32_t)ck_cfg(cfg, CK_CFG_DEBLOAT_SAMPLES),
                             (uint32_t)ck_cfg(cfg, CK_CFG_DEBLOAT_THRESHOLD));
         }
@@ -527,7 +533,10 @@ ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global,
     for (int k = 0; k < t->chain.nops; k++)
         if (t->chain.ops[k].clog)
             t->clogs[t->nclogs++] = (struct task_clog){.k = k, .log = t->chain.ops[k].clog};
-    t->clog_interval = ck_cfg(cfg, CK_CFG_CLOG_MATERIALIZE);
+    t->clog_interval = ck_cfg(cfg, CK_CFG_CLOG_MATERIALIZE_ENABLED)
+                           ? ck_cfg(cfg, CK_CFG_CLOG_MATERIALIZE)
+                           : -1;
+    t->clog_max_failures = (int)ck_cfg(cfg, CK_CFG_CLOG_MAX_FAILURES);
     t->clog_threshold = (uint64_t)ck_cfg(cfg, CK_CFG_CLOG_PERSIST_THRESHOLD);
     t->next_mat = CK_TIME_NEVER;
     {
@@ -990,21 +999,19 @@ static void sample_gauges(ck_task *t, ck_time now)
         (void)ck_metrics_gauges(&t->met, now, in, out, bs);
 }
 
-/* A debloating period ended: measure the throughput over the time the task
- * was not idle, and announce a new buffer size upstream if it changed
- * enough (Flink's StreamTask.debloat). */
+/* A debloating period ended: each input gate's throughput over the time
+ * it was being read, and a new buffer size announced upstream if it
+ * changed enough (Flink's StreamTask.debloat, SingleInputGate's
+ * triggerDebloating). A subtask has one input gate. */
 static int debloat_tick(ck_task *t, ck_time now)
 {
-    acct(t, now, t->acct_mode);
-    int64_t busy = (now - t->dbl_t0) - (t->idle_total_ns - t->dbl_idle0);
     uint64_t read = ck_gate_bytes_consumed(&t->gate);
-    t->dbl_throughput = ck_debloat_throughput(read - t->dbl_bytes0, busy, t->dbl_throughput);
-    t->dbl_t0 = now;
-    t->dbl_bytes0 = read;
-    t->dbl_idle0 = t->idle_total_ns;
+    t->tput.bytes += read - t->dbl_read; /* read while measured: the gate had data */
+    t->dbl_read = read;
+    uint64_t tput = ck_tput_calc(&t->tput, now);
     while (t->next_debloat <= now)
         t->next_debloat += t->dbl_period;
-    uint32_t size = ck_debloat_update(&t->dbl, t->dbl_throughput, ck_gate_buffers_in_use(&t->gate));
+    uint32_t size = ck_debloat_update(&t->dbl, tput, ck_gate_buffers_in_use(&t->gate));
     sample_gauges(t, now);
     return size ? ck_gate_announce_size(&t->gate, size) : CK_OK;
 }
@@ -2371,6 +2378,38 @@ static int clog_materialize(ck_task *t, struct task_clog *c)
 
 static void snap_try_finish(ck_task *t, snap_job *j);
 
+/* A materialization failed (an upload of it did; the others ended): the
+ * files it uploaded itself are deleted and checkpoints go on referring to
+ * the last one. Up to state.changelog.max-failures-allowed in a row are
+ * tolerated and the next is taken at the next interval; one more fails
+ * the task (Flink's PeriodicMaterializationManager). */
+static void clog_mat_failed(ck_task *t, struct task_clog *c)
+{
+    int status = c->mat_failed;
+    c->mat_failed = 0;
+    for (uint32_t i = 0; i < c->mat_next.n; i++) {
+        int kept = 0; /* a file of the last materialization, referred to again */
+        for (uint32_t m = 0; m < c->mat.n && !kept; m++)
+            kept = !strcmp(c->mat.v[m].key, c->mat_next.v[i].key);
+        if (!kept)
+            t->plat->ops->store_delete(t->plat, c->mat_next.v[i].key);
+    }
+    ck_handles_free(&c->mat_next);
+    if (++c->mat_fails > t->clog_max_failures) {
+        char why[120];
+        snprintf(why, sizeof(why), "materializing keyed state (%d failed in a row)",
+                 c->mat_fails);
+        fail(t, status, why);
+        return;
+    }
+    const ck_vertex *v = &t->g->v[t->vertex];
+    ck_logf(t->plat, CK_LOG_WARN,
+            "%s (%d/%d): materialization failed (%s), %d in a row of %d tolerated "
+            "(state.changelog.max-failures-allowed): the next at the next interval",
+            v->name, t->subtask + 1, v->parallelism, ck_strerror(status), c->mat_fails,
+            t->clog_max_failures);
+}
+
 /* A changelog upload (a segment or a materialization) ended; data and
  * len: a file's upload result (from its path). */
 static void clog_on_upload(ck_task *t, uint64_t token, int status, const uint8_t *data,
@@ -2385,18 +2424,24 @@ static void clog_on_upload(ck_task *t, uint64_t token, int status, const uint8_t
         return;
     if (status == CK_OK && (token & CLOG_MAT) && c->mat_ks)
         status = clog_mat_landed(c, token, data, len);
-    if (status != CK_OK) {
+    if (status != CK_OK && !(token & CLOG_MAT)) {
         /* Flink fails the job once its retries are spent; chandy has none */
-        fail(t, status, token & CLOG_MAT ? "uploading a materialization"
-                                         : "uploading the state changelog");
+        fail(t, status, "uploading the state changelog");
         return;
     }
+    if (status != CK_OK && !c->mat_failed)
+        c->mat_failed = status; /* the materialization fails once its uploads end */
     if (token & CLOG_MAT) {
         /* once all its files are in, later checkpoints refer to it and
          * to the segments after it */
         if (--c->mat_busy > 0)
             return;
         clog_mat_release(c);
+        if (c->mat_failed) {
+            clog_mat_failed(t, c);
+            return;
+        }
+        c->mat_fails = 0;
         uint8_t body[CK_MATERIALIZED_BODY];
         ck_put_u32(body, (uint32_t)c->log->op);
         ck_put_u64(body + 4, c->mat_seq);
@@ -2681,6 +2726,8 @@ static int input_step(ck_task *t, ck_time now)
     int rc, released = 0;
     ck_elem e;
     acct(t, now, ACCT_BUSY);
+    if (t->debloat && ck_gate_has_data(&t->gate))
+        ck_tput_resume(&t->tput, now); /* the gate is read again */
     /* The step also ends once its time passed BATCH_WAIT: over sockets the
      * clock is real and the records' work is not charged as flops, so a
      * full gate would otherwise keep the task from its mailbox (a landed
@@ -3481,8 +3528,11 @@ static void started(ck_task *t)
     t->next_flush = CK_TIME_NEVER;
     t->next_report = now + CK_METRICS_INTERVAL;
     t->next_debloat = t->debloat ? now + t->dbl_period : CK_TIME_NEVER;
-    t->dbl_t0 = now;
-    t->next_mat = t->nclogs ? now + t->clog_interval : CK_TIME_NEVER;
+    ck_tput_init(&t->tput);
+    t->dbl_read = t->has_gate ? ck_gate_bytes_consumed(&t->gate) : 0;
+    /* No materialization with it turned off or a negative interval (Flink's
+     * PeriodicMaterializationManager.start) */
+    t->next_mat = t->nclogs && t->clog_interval >= 0 ? now + t->clog_interval : CK_TIME_NEVER;
     /* how its restore went: downloading, loading, bytes (none: zeros) */
     uint8_t body[CK_RUNNING_BODY];
     ck_put_u64(body, t->restore_cp ? (uint64_t)(t->restore_dl - t->restore_t0) : 0);
@@ -3572,6 +3622,8 @@ static int task_work(void *self)
      * it runs again (a batch ended, the core is another's) is busy time,
      * as a Flink task's is, not idle time. */
     acct(t, now, !has_input ? ACCT_IDLE : avail ? ACCT_BUSY : ACCT_BP);
+    if (t->debloat && !has_input)
+        ck_tput_pause(&t->tput, now); /* its gate is empty: not measured */
     return has_input && avail ? 1 : 0;
 }
 

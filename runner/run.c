@@ -328,6 +328,7 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
         fprintf(stderr, "chandy: %s\n", err);
         return 2;
     }
+    ck_scenario_print_warnings(&sc, stderr);
     if (o->claim_mode) {
         sc.cfg.v[CK_CFG_CLAIM_MODE] = o->claim_mode - 1;
         sc.cfg.set[CK_CFG_CLAIM_MODE] = 1;

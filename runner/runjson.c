@@ -821,6 +821,10 @@ cJSON *ck_runjson_build(const ck_run *r, const ck_verdict *v)
     free(region);
     cJSON_AddItemToObject(root, "workload", workload_obj(r));
     cJSON_AddItemToObject(root, "config", config_obj(&r->sc->cfg));
+    cJSON *warn = cJSON_CreateArray();
+    for (int i = 0; i < r->sc->warnings.n; i++)
+        cJSON_AddItemToArray(warn, cJSON_CreateString(r->sc->warnings.v[i]));
+    cJSON_AddItemToObject(root, "warnings", warn);
     return root;
 }
 

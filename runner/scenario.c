@@ -728,9 +728,38 @@ static void check_config(ck_jin *j, const ck_config *cfg)
         ck_config_format(CK_CFG_NET_MAX, ck_cfg(cfg, CK_CFG_NET_MAX), b, sizeof(b));
         ck_jin_fail(j, "%s is more than taskmanager.memory.network.max (%s)", a, b);
         ck_jin_pop(j, s2);
+    } else if (ck_cfg(cfg, CK_CFG_NET_MIN) > ck_cfg(cfg, CK_CFG_TM_FLINK_SIZE)) {
+        /* TaskExecutorFlinkMemoryUtils: network memory is part of the
+         * Flink memory (the max is unbounded by default: the min decides) */
+        size_t s2 = ck_jin_push_key(j, "taskmanager.memory.network.min");
+        ck_config_format(CK_CFG_NET_MIN, ck_cfg(cfg, CK_CFG_NET_MIN), a, sizeof(a));
+        ck_config_format(CK_CFG_TM_FLINK_SIZE, ck_cfg(cfg, CK_CFG_TM_FLINK_SIZE), b, sizeof(b));
+        ck_jin_fail(j, "%s is more than taskmanager.memory.flink.size (%s), which holds the "
+                       "network memory",
+                    a, b);
+        ck_jin_pop(j, s2);
     } else if (ck_segpool_segments(cfg) < 1) {
         size_t s2 = ck_jin_push_key(j, "taskmanager.memory.network.max");
         ck_jin_fail(j, "the network memory holds no segment of taskmanager.memory.segment-size");
+        ck_jin_pop(j, s2);
+    } else if (ck_cfg(cfg, CK_CFG_MIN_SEGMENT_SIZE) > seg) {
+        /* BufferDebloatConfiguration: the least buffer no larger than a segment */
+        size_t s2 = ck_jin_push_key(j, "taskmanager.memory.min-segment-size");
+        ck_config_format(CK_CFG_MIN_SEGMENT_SIZE, ck_cfg(cfg, CK_CFG_MIN_SEGMENT_SIZE), a,
+                         sizeof(a));
+        ck_config_format(CK_CFG_SEGMENT_SIZE, seg, b, sizeof(b));
+        ck_jin_fail(j, "%s is more than taskmanager.memory.segment-size (%s)", a, b);
+        ck_jin_pop(j, s2);
+    } else if (ck_cfg(cfg, CK_CFG_CLOG_MATERIALIZE) >= 0 &&
+               ck_cfg(cfg, CK_CFG_CLOG_MATERIALIZE) < 10 * CK_MS_) {
+        /* PeriodicMaterializationManager: a negative interval turns it off;
+         * 0 would divide by zero there, and chandy takes 10 ms as the least */
+        size_t s2 = ck_jin_push_key(j, "state.changelog.periodic-materialize.interval");
+        ck_config_format(CK_CFG_CLOG_MATERIALIZE, ck_cfg(cfg, CK_CFG_CLOG_MATERIALIZE), a,
+                         sizeof(a));
+        ck_jin_fail(j, "expected a negative duration (no materialization) or at least 10 ms, "
+                       "got %s",
+                    a);
         ck_jin_pop(j, s2);
     } else if (ck_cfg(cfg, CK_CFG_HB_RPC_FAILURES) == 0) { /* HeartbeatManagerOptions */
         size_t s2 = ck_jin_push_key(j, "heartbeat.rpc-failure-threshold");
@@ -740,7 +769,8 @@ static void check_config(ck_jin *j, const ck_config *cfg)
     ck_jin_pop(j, saved);
 }
 
-static void parse_config(ck_jin *j, const cJSON *o, ck_config *cfg)
+static void parse_config(ck_jin *j, const cJSON *o, ck_config *cfg,
+                         ck_scenario_warnings *warnings)
 {
     if (!o)
         return;
@@ -750,19 +780,35 @@ static void parse_config(ck_jin *j, const cJSON *o, ck_config *cfg)
         ck_jin_pop(j, saved);
         return;
     }
+    const char *given[CK_CFG_COUNT] = {0}; /* the name each key was set under */
     for (const cJSON *c = o->child; c && !j->failed; c = c->next) {
         size_t s2 = ck_jin_push_key(j, c->string);
         int id = ck_config_find(c->string);
+        int flink = 0, old = ck_config_deprecated(c->string, &flink) >= 0;
         if (id < 0) {
-            ck_jin_fail(j, "unknown configuration key (`chandy config` lists the supported keys)");
+            const char *near = ck_config_suggest(c->string);
+            if (near)
+                ck_jin_fail(j, "unknown configuration key: did you mean `%s`? (`chandy config` "
+                               "lists the supported keys)",
+                            near);
+            else
+                ck_jin_fail(j, "unknown configuration key (`chandy config` lists the supported "
+                               "keys)");
         } else if (cfg->set[id]) {
-            const char *old = ck_config_deprecated_name((ck_cfg_id)id);
-            if (old)
-                ck_jin_fail(j, "key given twice (%s is the deprecated name of %s)", old,
-                            ck_config_def((ck_cfg_id)id)->key);
+            if (strcmp(given[id], c->string))
+                ck_jin_fail(j, "key given twice: %s and %s are names of %s", given[id],
+                            c->string, ck_config_def((ck_cfg_id)id)->key);
             else
                 ck_jin_fail(j, "key given twice");
         } else {
+            given[id] = c->string;
+            if (old && warnings && warnings->n < CK_SCENARIO_MAX_WARNINGS)
+                snprintf(warnings->v[warnings->n++], sizeof(warnings->v[0]),
+                         "%s: %s: deprecated, use %s instead%s", j->file, j->path,
+                         ck_config_def((ck_cfg_id)id)->key,
+                         flink ? " (Flink 1.20 takes the old name too, with a warning)"
+                               : " (a name from Flink's development of 1.20 that no Flink "
+                                 "release takes)");
             const ck_cfg_def *d = ck_config_def((ck_cfg_id)id);
             char text[128];
             int ok = 1;
@@ -884,7 +930,7 @@ int ck_scenario_parse(ck_scenario *s, const char *path, const char *text, char *
     workload_defaults(&s->workload);
     parse_workload(&j, cJSON_GetObjectItemCaseSensitive(root, "workload"), &s->workload);
     ck_config_defaults(&s->cfg);
-    parse_config(&j, cJSON_GetObjectItemCaseSensitive(root, "config"), &s->cfg);
+    parse_config(&j, cJSON_GetObjectItemCaseSensitive(root, "config"), &s->cfg, &s->warnings);
     check_config(&j, &s->cfg);
     parse_job(&j, cJSON_GetObjectItemCaseSensitive(root, "job"), &s->job);
     if (!j.failed) {
@@ -974,6 +1020,12 @@ int ck_scenario_load(ck_scenario *s, const char *path, char *err, size_t errlen)
     rc = ck_scenario_parse(s, path, text, err, errlen);
     free(text);
     return rc;
+}
+
+void ck_scenario_print_warnings(const ck_scenario *s, FILE *f)
+{
+    for (int i = 0; i < s->warnings.n; i++)
+        fprintf(f, "chandy: warning: %s\n", s->warnings.v[i]);
 }
 
 void ck_scenario_free(ck_scenario *s)

@@ -27,6 +27,7 @@
 #include "metrics.h"
 #include "operator.h"
 #include "partition.h"
+#include "task.h"
 #include "testgraph.h"
 
 /* ---- alignment ------------------------------------------------------------- */
@@ -2326,6 +2327,122 @@ static void test_sink_latency_buckets(void **state)
     free(x.cnt);
 }
 
+/* ---- the changelog's materializations ----------------------------------------- */
+
+/* A store that takes every put and answers when the test says. */
+static struct {
+    int puts, deletes;
+    uint64_t mat_token;  /* the last materialization upload's, or 0 */
+    char mat_key[256];   /* and its key */
+    char deleted[256];   /* the last key deleted */
+} mat_store;
+
+static int mat_put(ck_platform *p, const char *key, uint8_t *data, size_t len, uint64_t token)
+{
+    (void)p, (void)key, (void)len;
+    free(data);
+    mat_store.puts++;
+    if (token & (UINT64_C(1) << 62)) { /* a materialization's (task.c's CLOG_MAT) */
+        mat_store.mat_token = token;
+        snprintf(mat_store.mat_key, sizeof(mat_store.mat_key), "%s", key);
+    }
+    return 0;
+}
+
+static int mat_delete(ck_platform *p, const char *key)
+{
+    (void)p;
+    mat_store.deletes++;
+    snprintf(mat_store.deleted, sizeof(mat_store.deleted), "%s", key);
+    return 0;
+}
+
+/* Runs the task's deadlines until a materialization's upload starts or
+ * the time until passes; returns its token, or 0. */
+static uint64_t next_materialization(ck_node n, fake_world *w, ck_time until)
+{
+    mat_store.mat_token = 0;
+    while (!mat_store.mat_token && !n.ops->finished(n.self)) {
+        ck_time d = n.ops->deadline(n.self);
+        if (d > until)
+            break;
+        w->now = d > w->now ? d : w->now;
+        assert_int_equal(n.ops->on_deadline(n.self), 0);
+        fake_clear(w);
+    }
+    return mat_store.mat_token;
+}
+
+/*
+ * state.changelog.max-failures-allowed (Flink's PeriodicMaterialization-
+ * Manager): a materialization whose upload fails is dropped (its file
+ * deleted) and the next is taken at the next interval; the task fails
+ * only once more than the allowed number failed in a row, a success
+ * starting the count again. A failed one that would have replaced the
+ * last good one with the same file (no change since) leaves that file.
+ * A negative interval, or periodic materialization turned off, takes
+ * none.
+ */
+static void test_materialization_failures(void **state)
+{
+    (void)state;
+    static ck_graph g;
+    ck_config cfg;
+    ck_config_defaults(&cfg);
+    cfg.v[CK_CFG_CLOG_ENABLED] = 1;
+    cfg.v[CK_CFG_CLOG_MATERIALIZE] = 100 * CK_NS_PER_MS;
+    cfg.v[CK_CFG_CLOG_MAX_FAILURES] = 2;
+    test_graph_keyed(&g, &cfg, 1);
+    static ck_platform_ops ops;
+    ops = fake_ops;
+    ops.store_put = mat_put;
+    ops.store_delete = mat_delete;
+    for (int variant = 0; variant < 3; variant++) {
+        if (variant == 1)
+            cfg.v[CK_CFG_CLOG_MATERIALIZE] = -CK_NS_PER_MS;
+        if (variant == 2) {
+            cfg.v[CK_CFG_CLOG_MATERIALIZE] = 100 * CK_NS_PER_MS;
+            cfg.v[CK_CFG_CLOG_MATERIALIZE_ENABLED] = 0;
+        }
+        ck_job_env env = {.g = &g, .cfg = &cfg, .job_id = "test-job"};
+        fake_world w = {0};
+        fake_plat fp;
+        fake_init(&fp, &w, CK_EP_TASK0 + 1);
+        fp.plat.ops = &ops;
+        memset(&mat_store, 0, sizeof(mat_store));
+        ck_task *t = ck_task_new(&env, &fp.plat, 1, 0, NULL); /* agg subtask 0 */
+        assert_non_null(t);
+        ck_node n = ck_task_node(t);
+        n.ops->work(n.self);
+        assert_int_equal(ck_task_get_state(t), CK_TASK_RUNNING);
+        if (variant) { /* none in 10 s */
+            assert_int_equal(next_materialization(n, &w, 10 * CK_NS_PER_S), 0);
+            assert_int_equal(ck_task_get_state(t), CK_TASK_RUNNING);
+        } else {
+            /* fail, fail (2 allowed), succeed, fail, fail: running; fail: failed */
+            static const int fails[] = {1, 1, 0, 1, 1, 1};
+            char good[256] = "";
+            for (int k = 0; k < 6; k++) {
+                uint64_t tok = next_materialization(n, &w, w.now + CK_NS_PER_S);
+                if (!tok)
+                    fail_msg("materialization %d never started", k + 1);
+                int deletes = mat_store.deletes;
+                n.ops->on_complete(n.self, tok, fails[k] ? CK_EIO : CK_OK, NULL, 0);
+                if (!fails[k])
+                    snprintf(good, sizeof(good), "%s", mat_store.mat_key);
+                else if (strcmp(mat_store.mat_key, good)) /* its own file: dropped */
+                    assert_true(mat_store.deletes == deletes + 1 &&
+                                !strcmp(mat_store.deleted, mat_store.mat_key));
+                else /* the last good one's: kept, checkpoints refer to it */
+                    assert_int_equal(mat_store.deletes, deletes);
+                assert_int_equal(ck_task_get_state(t), k < 5 ? CK_TASK_RUNNING : CK_TASK_FAILED);
+            }
+        }
+        ck_task_del(t);
+        fake_clear(&w);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -2365,6 +2482,7 @@ int main(void)
         cmocka_unit_test(test_coordinator_appendable_files),
         cmocka_unit_test(test_sink_transactions),
         cmocka_unit_test(test_sink_latency_buckets),
+        cmocka_unit_test(test_materialization_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -291,7 +291,7 @@ static void test_debloat_ema(void **state)
 {
     (void)state;
     ck_debloat d;
-    ck_debloat_init(&d, 32768, CK_NS_PER_S, 20, 0);
+    ck_debloat_init(&d, 32768, CK_DEBLOAT_MIN, CK_NS_PER_S, 20, 0);
     const uint32_t shrink[] = {29647, 26824, 24269, 21958, 19867};
     for (int i = 0; i < 5; i++)
         assert_int_equal(ck_debloat_update(&d, 0, 1), shrink[i]);
@@ -302,7 +302,7 @@ static void test_debloat_ema(void **state)
 
     /* With a 25 % threshold only changes of a quarter are announced: the
      * first is 24269 (8499 below 32768), then one at least 6067 below it. */
-    ck_debloat_init(&d, 32768, CK_NS_PER_S, 20, 25);
+    ck_debloat_init(&d, 32768, CK_DEBLOAT_MIN, CK_NS_PER_S, 20, 25);
     assert_int_equal(ck_debloat_update(&d, 0, 1), 0);
     assert_int_equal(ck_debloat_update(&d, 0, 1), 0);
     assert_int_equal(ck_debloat_update(&d, 0, 1), 24269);
@@ -319,10 +319,65 @@ static void test_debloat_ema(void **state)
 
     /* The steady state: throughput x target over the buffers in use. 1 MB/s
      * for 100 ms over 10 buffers is 10 000 bytes. */
-    ck_debloat_init(&d, 32768, 100 * CK_NS_PER_MS, 1, 0); /* alpha 1: no smoothing */
+    ck_debloat_init(&d, 32768, CK_DEBLOAT_MIN, 100 * CK_NS_PER_MS, 1, 0); /* alpha 1: no smoothing */
     assert_int_equal(ck_debloat_update(&d, 1000000, 10), 10000);
     assert_int_equal(ck_debloat_throughput(500000, CK_NS_PER_S / 2, 7), 1000000);
     assert_int_equal(ck_debloat_throughput(500000, 0, 7), 7); /* no busy time: as before */
+}
+
+/* taskmanager.memory.min-segment-size: the floor the size debloats to,
+ * announced once reached even when close to the last; raised to the
+ * network's least buffer, and a segment no smaller than it. */
+static void test_debloat_min_segment(void **state)
+{
+    (void)state;
+    ck_debloat d;
+    ck_debloat_init(&d, 32768, 4096, CK_NS_PER_S, 1, 25); /* alpha 1 */
+    assert_int_equal(ck_debloat_update(&d, 1000, 1), 4096); /* wants 1000: the floor */
+    for (int i = 0; i < 50; i++)
+        assert_int_equal(ck_debloat_update(&d, 0, 1), 0); /* stays there */
+    assert_int_equal(d.last, 4096);
+    assert_int_equal(ck_debloat_update(&d, 5000, 1), 0); /* 22 % above: not announced */
+    assert_int_equal(ck_debloat_update(&d, 6000, 1), 6000);
+    ck_debloat_init(&d, 32768, 16, CK_NS_PER_S, 1, 0);
+    assert_int_equal(d.min, CK_DEBLOAT_MIN);
+    ck_debloat_init(&d, 1024, 4096, CK_NS_PER_S, 1, 0);
+    assert_int_equal(d.max, 4096);
+}
+
+/* A gate's throughput (Flink's ThroughputCalculatorTest): the bytes read
+ * over the time it was read, not the time it stood empty. */
+static void test_gate_throughput(void **state)
+{
+    (void)state;
+    const ck_time ms = CK_NS_PER_MS;
+    ck_tput t;
+    ck_tput_init(&t);
+    /* 10 000 bytes over 100 ms of reading */
+    ck_tput_add(&t, 6666, 0);
+    ck_tput_add(&t, 3333, 1 * ms);
+    ck_tput_add(&t, 1, 34 * ms);
+    assert_int_equal(ck_tput_calc(&t, 100 * ms), 100000);
+    /* Nothing measured since: the last throughput; then 1 ms of nothing. */
+    assert_int_equal(ck_tput_calc(&t, 100 * ms), 100000);
+    assert_int_equal(ck_tput_calc(&t, 101 * ms), 0);
+    /* Idle time is not measured: 7 bytes, empty for 9 ms, 3 bytes, 1 ms. */
+    ck_tput_init(&t);
+    ck_tput_add(&t, 7, 0);
+    ck_tput_pause(&t, 1 * ms);
+    ck_tput_add(&t, 3, 10 * ms); /* resumes */
+    assert_int_equal(ck_tput_calc(&t, 11 * ms), 5000);
+    /* Calculated while empty: only the time before it emptied. */
+    ck_tput_init(&t);
+    ck_tput_add(&t, 10, 0);
+    ck_tput_pause(&t, 1 * ms);
+    assert_int_equal(ck_tput_calc(&t, 10 * ms), 10000);
+    ck_tput_resume(&t, 20 * ms);
+    ck_tput_resume(&t, 25 * ms); /* already running: from 20 ms */
+    assert_int_equal(ck_tput_calc(&t, 30 * ms), 0);
+    /* No time measured at all: the last throughput (none yet: 0). */
+    ck_tput_init(&t);
+    assert_int_equal(ck_tput_calc(&t, 5 * ms), 0);
 }
 
 /* A gate announces a buffer size: its producers cut their buffers at it. */
@@ -381,7 +436,9 @@ static void test_segpool(void **state)
     assert_int_equal(ck_segpool_segments(&cfg), 4096);
     cfg.v[CK_CFG_TM_FLINK_SIZE] = INT64_C(256) << 20; /* 25.6 mb: raised to the 64 mb min */
     assert_int_equal(ck_segpool_segments(&cfg), 2048);
-    cfg.v[CK_CFG_TM_FLINK_SIZE] = INT64_C(64) << 30; /* 6.4 gb: cut to the 1 gb max */
+    cfg.v[CK_CFG_TM_FLINK_SIZE] = INT64_C(64) << 30; /* 6.4 gb: no max by default (1.20) */
+    assert_int_equal(ck_segpool_segments(&cfg), 209715);
+    cfg.v[CK_CFG_NET_MAX] = INT64_C(1) << 30; /* cut to a 1 gb max */
     assert_int_equal(ck_segpool_segments(&cfg), 32768);
     cfg.v[CK_CFG_SEGMENT_SIZE] = 4096;
     assert_int_equal(ck_segpool_segments(&cfg), 262144);
@@ -496,6 +553,8 @@ int main(void)
         cmocka_unit_test(test_data_without_credit_refused),
         cmocka_unit_test(test_watermark_min_over_channels),
         cmocka_unit_test(test_debloat_ema),
+        cmocka_unit_test(test_debloat_min_segment),
+        cmocka_unit_test(test_gate_throughput),
         cmocka_unit_test(test_buffer_size_announced),
         cmocka_unit_test(test_segpool),
     };

@@ -1884,7 +1884,8 @@ static void test_insufficient_network_buffers(void **state)
     cJSON_Delete(run);
 
     /* The range must not be empty: a scenario error naming the key. */
-    cJSON *bad = cJSON_Parse("{\"taskmanager.memory.network.min\": \"2 gb\"}");
+    cJSON *bad = cJSON_Parse("{\"taskmanager.memory.network.min\": \"2 gb\","
+                             " \"taskmanager.memory.network.max\": \"1 gb\"}");
     char *bt = cJSON_PrintUnformatted(bad);
     cJSON_Delete(bad);
     char *doc = malloc(strlen(bt) + 400);
@@ -1904,6 +1905,75 @@ static void test_insufficient_network_buffers(void **state)
     assert_non_null(strstr(err, "taskmanager.memory.network.min"));
     assert_non_null(strstr(err, "more than taskmanager.memory.network.max"));
     free(err);
+}
+
+
+/*
+ * Flink 1.20's keys: a deprecated name is taken, with one warning a key
+ * on stderr naming the key to use, and in run.json's "warnings";
+ * taskmanager.memory.min-segment-size is the least size buffer debloating
+ * gives a buffer (2 kb here: the debloated buffers stay at or above it,
+ * where they went down to about 1 kb; so more is in flight and aligned
+ * checkpoints take longer); `chandy config` lists the deprecated names and
+ * network memory's unbounded maximum.
+ */
+static void test_flink_keys(void **state)
+{
+    (void)state;
+    static const char *const kv[] = {"state.backend", "\"hashmap\"",
+                                     "execution.checkpointing.unaligned", "false",
+                                     "taskmanager.memory.min-segment-size", "\"2 kb\"", NULL};
+    cJSON *run = run_exchanges("flinkkeys", kv);
+    char path[400];
+    snprintf(path, sizeof(path), "%s/flinkkeys.err", tmp);
+    char *err = slurp(path);
+    assert_non_null(err);
+    assert_int_equal(count_of(err, "chandy: warning: "), 2);
+    assert_int_equal(count_of(err, "config.state.backend: deprecated, use state.backend.type "
+                                   "instead (Flink 1.20 takes the old name too"),
+                     1);
+    assert_int_equal(count_of(err, "config.execution.checkpointing.unaligned: deprecated, use "
+                                   "execution.checkpointing.unaligned.enabled instead"),
+                     1);
+    const cJSON *w = cJSON_GetObjectItem(run, "warnings");
+    assert_int_equal(cJSON_GetArraySize(w), 2);
+    assert_non_null(strstr(cJSON_GetArrayItem(w, 0)->valuestring,
+                           "config.state.backend: deprecated, use state.backend.type"));
+    free(err);
+    const cJSON *cfg = cJSON_GetObjectItem(run, "config");
+    assert_string_equal(cJSON_GetObjectItem(cfg, "taskmanager.memory.min-segment-size")->valuestring,
+                        "2 kb");
+    assert_string_equal(cJSON_GetObjectItem(cfg, "taskmanager.memory.network.max")->valuestring,
+                        "infinite");
+    double least = 1e9;
+    const cJSON *p;
+    cJSON_ArrayForEach(p, cJSON_GetObjectItem(run, "timeseries"))
+        if (cJSON_GetObjectItem(p, "buffer_size_bytes"))
+            least = fmin(least, num(p, "buffer_size_bytes", NULL));
+    assert_true(least == 2048);
+    assert_true(steady_duration(run) > 0.8); /* 2 x 300 ms debloated to 256 b: about 0.6 s */
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(run, "correctness"), "ok")));
+    cJSON_Delete(run);
+    /* A run with current names only warns of nothing. */
+    static const char *const none[] = {NULL};
+    run = run_exchanges("flinkkeys-none", none);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(run, "warnings")), 0);
+    cJSON_Delete(run);
+    snprintf(path, sizeof(path), "%s/flinkkeys-none.err", tmp);
+    err = slurp(path);
+    assert_null(strstr(err, "warning"));
+    free(err);
+    assert_chandy("config", "config", 0);
+    snprintf(path, sizeof(path), "%s/config.out", tmp);
+    char *out = slurp(path);
+    assert_non_null(strstr(out, "state.backend.type\n    one of hashmap, rocksdb; default hashmap\n"));
+    assert_non_null(strstr(out, "    deprecated name: state.backend\n"));
+    assert_non_null(strstr(out, "    deprecated name: state.storage.fs.memory-threshold\n"
+                                "    deprecated name: state.backend.fs.memory-threshold\n"));
+    assert_non_null(strstr(out, "taskmanager.memory.network.max\n    memory, default infinite"));
+    assert_non_null(strstr(out, "taskmanager.memory.min-segment-size\n    memory, default 256 b"));
+    assert_non_null(strstr(out, "state.changelog.max-failures-allowed\n    integer, default 3"));
+    free(out);
 }
 
 static void test_exit_statuses(void **state)
@@ -2011,6 +2081,7 @@ int main(void)
         cmocka_unit_test(test_incremental_checkpoints),
         cmocka_unit_test(test_exchanges_n_times_t),
         cmocka_unit_test(test_insufficient_network_buffers),
+        cmocka_unit_test(test_flink_keys),
         cmocka_unit_test(test_exit_statuses),
         cmocka_unit_test(test_keygroup_tool),
     };

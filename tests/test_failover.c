@@ -312,7 +312,7 @@ static const char *scenario(char *buf, size_t len, const char *name, int seed, c
              "   \"disorder\": \"50 ms\"},\n"
              " \"job\": {\"operators\": [\n%s]},\n"
              " \"config\": {\"taskmanager.numberOfTaskSlots\": %d,\n"
-             "   \"execution.buffer-timeout\": \"20 ms\",\n"
+             "   \"execution.buffer-timeout.interval\": \"20 ms\",\n"
              "   \"execution.checkpointing.interval\": \"500 ms\",\n"
              "   \"execution.checkpointing.mode\": \"%s\",\n"
              "   \"restart-strategy.type\": \"fixed-delay\",\n"
