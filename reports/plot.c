@@ -285,7 +285,7 @@ void ck_plot_xy_svg(ck_sb *b, const ck_plot_xy *p)
             if (p->series[s].lo && ck_plot_drawable(p->series[s].lo[i]))
                 y0 = fmin(y0, p->series[s].lo[i]);
         }
-    legend_item items[64];
+    legend_item items[64] = {{0}};
     size_t ni = 0;
     for (size_t s = 0; s < p->nseries && ni < 64; s++)
         if (p->series[s].n)
