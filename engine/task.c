@@ -153,6 +153,10 @@ struct ck_task {
     ck_time restore_t0, restore_dl;
     uint64_t restore_bytes, restore_disk;
     double restore_flops;
+    /* Restored input channel state still to read (started, not reported
+     * running: Flink's task stays INITIALIZING until its gates consumed
+     * their recovered state, and no checkpoint starts before). */
+    int recovering;
     uint64_t stop_id;          /* a stop-with-savepoint this task took part in */
     int final_cp;              /* its input ends into a final checkpoint (checkpoints on) */
     uint64_t last_snap;        /* the latest checkpoint it took a snapshot of */
@@ -1480,7 +1484,7 @@ static int uc_poll(ck_task *t)
  * snapshot is taken now, between two batches. */
 static int unaligned_snapshot(ck_task *t, const ck_barrier *b)
 {
-    if (t->state != CK_TASK_RUNNING) {
+    if (t->state != CK_TASK_RUNNING || t->recovering) {
         ck_gate_uc_cancel(&t->gate, b->id);
         send_decline(t, b->id, CK_DECLINE_NOT_READY, "the subtask is not running");
         return CK_OK;
@@ -2540,7 +2544,7 @@ static int on_checkpoint_message(ck_task *t, const ck_wire_hdr *h, const uint8_t
         /* Its input over: a snapshot without a barrier (FLIP-147). */
         if (outputs_closed(t))
             return take_checkpoint(t, &b, 0);
-        if (!t->is_source || t->state != CK_TASK_RUNNING) {
+        if (!t->is_source || t->state != CK_TASK_RUNNING || t->recovering) {
             send_decline(t, id, CK_DECLINE_NOT_READY, "the subtask is not running");
             return CK_OK;
         }
@@ -3427,7 +3431,33 @@ static int task_on_deadline(void *self)
     return CK_OK;
 }
 
-/* The task runs: tell the job manager, start accounting and reporting. */
+/* The task's restore is over (its gate read the channel state it
+ * restored): it tells the job manager, which may start checkpoints once
+ * every restarted subtask did, and starts debloating its input. */
+static void report_running(ck_task *t)
+{
+    ck_time now = ck_now(t->plat);
+    t->recovering = 0;
+    t->next_debloat = t->debloat ? now + t->dbl_period : CK_TIME_NEVER;
+    t->dbl_t0 = now;
+    t->dbl_bytes0 = t->has_gate ? ck_gate_bytes_consumed(&t->gate) : 0;
+    t->dbl_idle0 = t->idle_total_ns;
+    /* how its restore went: downloading, loading, reading its channel
+     * state, bytes (none: zeros) */
+    ck_time start = t->met.task.start_ns;
+    uint8_t body[CK_RUNNING_BODY];
+    ck_put_u64(body, t->restore_cp ? (uint64_t)(t->restore_dl - t->restore_t0) : 0);
+    ck_put_u64(body + 8, t->restore_cp ? (uint64_t)(start - t->restore_dl) : 0);
+    ck_put_u64(body + 16, t->restore_bytes);
+    ck_put_u64(body + 24, (uint64_t)(now - start));
+    to_jm(t, CK_MSG_TASK_RUNNING, body, sizeof(body));
+}
+
+/* The task runs: start accounting and reporting. It reports running at
+ * once, or, with input channel state restored, once its gate read it: as
+ * Flink's StreamTask.restoreInternal runs the mailbox until every gate
+ * consumed its recovered state (its records processed, their output
+ * sent) before the task is RUNNING. */
 static void started(ck_task *t)
 {
     ck_time now = ck_now(t->plat);
@@ -3438,15 +3468,12 @@ static void started(ck_task *t)
     t->next_wm += now;
     t->next_flush = CK_TIME_NEVER;
     t->next_report = now + CK_METRICS_INTERVAL;
-    t->next_debloat = t->debloat ? now + t->dbl_period : CK_TIME_NEVER;
-    t->dbl_t0 = now;
+    t->next_debloat = CK_TIME_NEVER;
     t->next_mat = t->nclogs ? now + t->clog_interval : CK_TIME_NEVER;
-    /* how its restore went: downloading, loading, bytes (none: zeros) */
-    uint8_t body[CK_RUNNING_BODY];
-    ck_put_u64(body, t->restore_cp ? (uint64_t)(t->restore_dl - t->restore_t0) : 0);
-    ck_put_u64(body + 8, t->restore_cp ? (uint64_t)(now - t->restore_dl) : 0);
-    ck_put_u64(body + 16, t->restore_bytes);
-    to_jm(t, CK_MSG_TASK_RUNNING, body, sizeof(body));
+    if (t->has_gate && !ck_gate_recovered(&t->gate))
+        t->recovering = 1;
+    else
+        report_running(t);
 }
 
 static int task_work(void *self)
@@ -3493,6 +3520,10 @@ static int task_work(void *self)
             }
         }
     }
+    /* Its restored channel state is read: it runs (and its gate announces
+     * credit below). */
+    if (t->recovering && ck_gate_recovered(&t->gate))
+        report_running(t);
     send_all(t);
     /* A timeoutable barrier left aligned: its snapshot may be complete. */
     if (t->nsnaps && (rc = uc_poll(t)) < 0) {

@@ -16,6 +16,14 @@
  *   CREATED --first work(), a checkpoint to restore: fetch its state file-->
  *             RESTORING --file checked and loaded, sinks' transactions
  *             recovered: TASK_RUNNING to the JM--> RUNNING
+ *   RESTORING --the same, with input channel state (an unaligned
+ *             checkpoint's): it goes in front of the gate's channels-->
+ *             RUNNING, recovering: it processes that state as input, its
+ *             gate announces no credit and it declines triggers and
+ *             barriers (Flink's task is still INITIALIZING: its mailbox runs
+ *             until every gate consumed its recovered state)
+ *             --the gate read it all: TASK_RUNNING to the JM, credit
+ *             announced--> RUNNING
  *   RUNNING --input ended (END_OF_PARTITION on every channel, or every
  *             topic partition read to its end): broadcast EOP--> ENDING
  *   ENDING  --every partition drained, no checkpoints (or restored as

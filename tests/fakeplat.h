@@ -35,6 +35,8 @@ typedef struct fake_world {
     uint32_t deployed_handles;          /* the handles it was given, */
     char deployed_key[64];              /* and the first one's key */
     int mail;                           /* what mail_waiting says */
+    uint64_t bg_token;                  /* the last background work's token, */
+    int bgs;                            /* and how many were asked for */
 } fake_world;
 
 typedef struct fake_plat {
@@ -115,8 +117,11 @@ static int fake_commit(ck_platform *p, uint32_t sink, uint64_t txn)
 static void fake_background(ck_platform *p, ck_time since, double flops, uint64_t disk_bytes,
                             uint64_t token)
 {
-    (void)since, (void)token, (void)disk_bytes;
-    ((fake_plat *)p)->w->flops += flops;
+    (void)since, (void)disk_bytes;
+    fake_world *w = ((fake_plat *)p)->w;
+    w->flops += flops;
+    w->bg_token = token;
+    w->bgs++;
 }
 
 static void fake_log(ck_platform *p, int level, const char *line)
