@@ -4,10 +4,14 @@
  * the topic partitions it reads.
  *
  * A task is a node (node.h): the backend feeds it DATA and CREDIT messages
- * and deadlines, and calls ck_task work() to let it process. Each call
- * processes a bounded batch (one input buffer, or a slice of the topic),
- * charges the batch's CPU cost through the platform, publishes sink output,
- * then sends every buffer that has credit and announces freed credit.
+ * and deadlines, and calls ck_task work() to let it process. Each call is
+ * a bounded step (input buffers or slices of the topic, until its records'
+ * cost reaches the step's span), charges the step's CPU cost through the
+ * platform, publishes sink output, then sends every buffer that has credit
+ * and announces freed credit. Messages are taken between steps: where a
+ * priority event may come (a source's trigger, an unaligned barrier) a
+ * step is short (100 us of records' time, or one record), as Flink's task
+ * looks at its mailbox between two records.
  *
  * State machine:
  *
@@ -45,7 +49,7 @@
  * the transactions it covers (two-phase commit; latency is measured then).
  *
  * Unaligned checkpoints: the first EVENT barrier at the input gate makes
- * the task snapshot at once, between batches; on hash and rebalance
+ * the task snapshot at once, between steps; on hash and rebalance
  * outputs the barrier overtakes what is queued, which joins the snapshot
  * as channel state. With the aligned-checkpoint timeout, at the
  * checkpoint's start plus the timeout the gate's alignment turns

@@ -20,21 +20,31 @@
 #include "task.h"
 
 /* src(1) -> map(1) -> out(1): the map behind a rebalance edge (unaligned
- * checkpoints may overtake data on it), the sink chained to it. */
-static void build(ck_graph *g, ck_config *cfg, double map_flops)
+ * checkpoints, when on, may overtake data on it), the sink chained to it;
+ * each operator's cost per record as given (the sink's: its external
+ * system's time). */
+static void build_costs(ck_graph *g, ck_config *cfg, int unaligned, double src_flops,
+                        double map_flops, int64_t write_ns)
 {
     ck_config_defaults(cfg);
     cfg->v[CK_CFG_CP_INTERVAL] = CK_NS_PER_S;
-    cfg->v[CK_CFG_CP_UNALIGNED] = 1;
+    cfg->v[CK_CFG_CP_UNALIGNED] = unaligned;
     ck_job_spec spec = {.nops = 3};
-    spec.ops[0] = (ck_op_spec){.name = "src", .kind = CK_OP_SOURCE, .parallelism = 1, .input = -1};
+    spec.ops[0] = (ck_op_spec){.name = "src", .kind = CK_OP_SOURCE, .parallelism = 1, .input = -1,
+                               .cpu_flops = src_flops};
     spec.ops[1] = (ck_op_spec){.name = "map", .kind = CK_OP_MAP, .parallelism = 1, .input = 0,
                                .ship = CK_SHIP_REBALANCE, .cpu_flops = map_flops};
-    spec.ops[2] = (ck_op_spec){.name = "out", .kind = CK_OP_SINK, .parallelism = 1, .input = 1};
+    spec.ops[2] = (ck_op_spec){.name = "out", .kind = CK_OP_SINK, .parallelism = 1, .input = 1,
+                               .write_ns = write_ns};
     int bad;
     char err[200];
     assert_int_equal(ck_graph_build(g, &spec, cfg, &bad, err, sizeof(err)), 0);
     assert_int_equal(g->nv, 2); /* map and sink chained */
+}
+
+static void build(ck_graph *g, ck_config *cfg, double map_flops)
+{
+    build_costs(g, cfg, 1, 0, map_flops, 0);
 }
 
 /* n records encoded one after another: channel state as a gate keeps it. */
@@ -260,11 +270,200 @@ static void test_restore_without_channel_state_runs_at_once(void **state)
     fake_clear(&w);
 }
 
+/* ---- priority events between records ---------------------------------------- */
+
+/* One partition of MANY records, all there at time 0. */
+enum { MANY = 5000 };
+static int many_np(const void *ctx)
+{
+    (void)ctx;
+    return 1;
+}
+static int64_t many_size(const void *ctx, int p)
+{
+    (void)ctx;
+    (void)p;
+    return MANY;
+}
+static ck_time many_at(const void *ctx, int p, int64_t off)
+{
+    (void)ctx;
+    (void)p;
+    (void)off;
+    return 0;
+}
+static void many_read(const void *ctx, int p, int64_t off, ck_rec *out)
+{
+    (void)ctx;
+    (void)p;
+    memset(out, 0, sizeof(*out));
+    out->key = "k";
+    out->klen = 1;
+    out->ts = off;
+}
+static const ck_topic_ops many_ops = {many_np, many_size, many_at, many_read, NULL, NULL};
+
+/* A source and the map behind it, attempt 0, the map's gate filled with as
+ * much as its credit lets the source send. */
+typedef struct pair {
+    ck_graph g;
+    ck_config cfg;
+    ck_topic topic;
+    ck_job_env env;
+    fake_world ws, wm;
+    fake_plat fs, fm;
+    ck_task *src, *map;
+    ck_node ns, nm;
+} pair;
+
+/* Hands every DATA or CREDIT message in from to the node it is for. */
+static void deliver(fake_world *from, pair *p)
+{
+    fake_msg *m;
+    while ((m = fake_pop(from))) {
+        ck_wire_hdr h;
+        assert_int_equal(ck_wire_decode(m->data, m->len, &h), 0);
+        if (h.type == CK_MSG_DATA)
+            assert_int_equal(p->nm.ops->on_message(p->nm.self, m->data, m->len), 0);
+        else if (h.type == CK_MSG_CREDIT)
+            assert_int_equal(p->ns.ops->on_message(p->ns.self, m->data, m->len), 0);
+        else
+            free(m->data);
+        free(m);
+    }
+}
+
+static void pair_init(pair *p, int unaligned, double src_flops, double map_flops, int64_t write_ns)
+{
+    memset(p, 0, sizeof(*p));
+    build_costs(&p->g, &p->cfg, unaligned, src_flops, map_flops, write_ns);
+    p->topic = (ck_topic){&many_ops, NULL, "t"};
+    p->env = (ck_job_env){.g = &p->g, .cfg = &p->cfg, .topic = &p->topic, .job_id = "test-job"};
+    fake_init(&p->fs, &p->ws, ck_graph_endpoint(&p->g, 0, 0, 0));
+    fake_init(&p->fm, &p->wm, ck_graph_endpoint(&p->g, 0, 1, 0));
+    p->src = ck_task_new(&p->env, &p->fs.plat, 0, 0, NULL);
+    p->map = ck_task_new(&p->env, &p->fm.plat, 1, 0, NULL);
+    assert_non_null(p->src);
+    assert_non_null(p->map);
+    p->ns = ck_task_node(p->src);
+    p->nm = ck_task_node(p->map);
+}
+
+/* The map announces its credit, the source writes what it lets (the
+ * map's gate is then full), and what both sent so far is dropped. */
+static void pair_fill(pair *p)
+{
+    p->nm.ops->work(p->nm.self);
+    deliver(&p->wm, p);
+    for (int i = 0; i < 100 && p->ns.ops->work(p->ns.self) > 0; i++)
+        ;
+    p->ns.ops->on_deadline(p->ns.self); /* flush what is buffered */
+    deliver(&p->ws, p);
+    p->wm.flops = p->ws.flops = 0;
+}
+
+static void pair_free(pair *p)
+{
+    ck_task_del(p->src);
+    ck_task_del(p->map);
+    fake_clear(&p->ws);
+    fake_clear(&p->wm);
+}
+
+/*
+ * Flink's task looks at its mailbox between two records, so an unaligned
+ * barrier is taken at the next record boundary. A task whose gate takes
+ * unaligned barriers ends its step once its records took 100 us (at
+ * 10 us a record of a 1 Gflop/s core: 10 records), however much its gate
+ * holds, and the barrier that came meanwhile makes it snapshot at once;
+ * with aligned checkpoints only (barriers in the data) a step may take
+ * 2 ms.
+ */
+static void test_step_short_for_unaligned_barriers(void **state)
+{
+    (void)state;
+    static pair p;
+    pair_init(&p, 1, 0, 1e4, 0);
+    pair_fill(&p);
+    const ck_metrics *met = ck_task_metrics(p.map);
+    assert_int_equal(met->task.records_in, 0);
+    assert_true(p.nm.ops->work(p.nm.self) > 0); /* more to do */
+    assert_int_equal(met->task.records_in, 10);
+    assert_true(p.wm.flops <= 1e5);
+    int bgs = p.wm.bgs;
+    assert_int_equal(send_event(p.nm, &p.g, 0, 1), 0); /* its only channel: state complete */
+    assert_int_equal(p.wm.bgs, bgs + 1);                /* serializing beside the task */
+    assert_int_equal(met->task.records_in, 10);
+    pair_free(&p);
+
+    pair_init(&p, 0, 0, 1e4, 0);
+    pair_fill(&p);
+    met = ck_task_metrics(p.map);
+    p.nm.ops->work(p.nm.self);
+    assert_int_equal(met->task.records_in, 200);
+    pair_free(&p);
+}
+
+/* A costlier record is a step of its own: a sink whose external system
+ * takes 1 ms a record writes one record a step behind a gate that takes
+ * unaligned barriers (two with aligned checkpoints only). */
+static void test_step_one_costly_record(void **state)
+{
+    (void)state;
+    static pair p;
+    pair_init(&p, 1, 0, 0, CK_NS_PER_MS);
+    pair_fill(&p);
+    const ck_metrics *met = ck_task_metrics(p.map);
+    ck_time t0 = p.wm.now;
+    p.nm.ops->work(p.nm.self);
+    assert_int_equal(met->task.records_in, 1);
+    assert_int_equal(p.wm.now - t0, CK_NS_PER_MS);
+    p.nm.ops->work(p.nm.self);
+    assert_int_equal(met->task.records_in, 2);
+    pair_free(&p);
+
+    pair_init(&p, 0, 0, 0, CK_NS_PER_MS);
+    pair_fill(&p);
+    met = ck_task_metrics(p.map);
+    p.nm.ops->work(p.nm.self);
+    assert_int_equal(met->task.records_in, 2);
+    pair_free(&p);
+}
+
+/* A source takes its checkpoint's trigger at the next record boundary
+ * too: with records of 1 kflop (1 us), a step reads 100 of the 5000 its
+ * partition holds (not SOURCE_BATCH, 512), and the trigger that came
+ * meanwhile is taken before the next 100 (the source snapshots at
+ * once). */
+static void test_source_step_short_for_triggers(void **state)
+{
+    (void)state;
+    static pair p;
+    pair_init(&p, 0, 1e3, 0, 0);
+    p.nm.ops->work(p.nm.self);
+    deliver(&p.wm, &p); /* the source's credit */
+    const ck_metrics *met = ck_task_metrics(p.src);
+    assert_true(p.ns.ops->work(p.ns.self) > 0); /* more to read */
+    assert_int_equal(met->task.records_in, 100);
+    assert_true(p.ws.flops <= 1e5);
+    int bgs = p.ws.bgs;
+    assert_int_equal(send_trigger(p.ns, ck_graph_endpoint(&p.g, 0, 0, 0), 0, 1), 0);
+    assert_int_equal(p.ws.bgs, bgs + 1); /* its snapshot serializing beside it */
+    sent s = {0};
+    take_sent(&p.ws, &s);
+    assert_int_equal(s.declines, 0);
+    assert_int_equal(s.failed, 0);
+    pair_free(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_restore_reads_channel_state_before_running),
         cmocka_unit_test(test_restore_without_channel_state_runs_at_once),
+        cmocka_unit_test(test_step_short_for_unaligned_barriers),
+        cmocka_unit_test(test_step_one_costly_record),
+        cmocka_unit_test(test_source_step_short_for_triggers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
