@@ -25,7 +25,8 @@
 /* How long a step's records may take before the task looks at its
  * messages again: their CPU (flops of the scenario's cpu_per_record) or
  * their sinks' external systems' time, whichever binds first, and one
- * record at least. Flink's task looks at its mailbox between two records
+ * record at least (over sockets, where records also cost real time that
+ * is not charged, an input step ends too once that much of it passed). Flink's task looks at its mailbox between two records
  * (canEmitBatchOfRecords: no mail waiting), so that an unaligned barrier
  * or a checkpoint's trigger is taken at the next record boundary; here
  * messages wait for the step in progress, whose records' time is charged
@@ -40,8 +41,6 @@
 #define STEP_WAIT (100 * CK_NS_PER_US)
 #define BATCH_FLOPS 2e6
 #define BATCH_WAIT (2 * CK_NS_PER_MS)
-/* Over a real clock (sockets), where records also cost real time that is
- * not charged, an input step ends too once step_wait of it has passed. */
 /* A native file this large is uploaded after the smaller ones. */
 #define UPLOAD_LARGE ((uint64_t)1 << 20)
 /* Snapshots in their asynchronous phase at once. */
@@ -139,7 +138,8 @@ struct ck_task {
     int timed;             /* its records cost time: a step ends by step_flops or step_wait */
     double step_flops;     /* STEP_FLOPS or BATCH_FLOPS */
     ck_time step_wait;     /* STEP_WAIT or BATCH_WAIT */
-    int step_records;      /* records a step may take (>= 1), by its operators' costs */
+    int step_records;      /* records a step may take (>= 1), by its operators' costs
+                            * (with slow_operator faults: worked out at each step) */
     int step_left;         /* of those, what the step in progress may still take */
 
     /* the aligned-checkpoint timeout (0: none) and the start of the
@@ -385,6 +385,31 @@ static void release_network(ck_task *t)
     t->net_reserved = 0;
 }
 
+/* The records a step may take when one costs f flops and w ns of sinks'
+ * writes: counted against every operator of the chain (a filter's dropped
+ * records would cost less), so that a record needs no check of its own;
+ * one at least. */
+static int step_records(const ck_task *t, double f, double w)
+{
+    double per = (double)INT_MAX;
+    if (f > 0)
+        per = CK_MIN(per, t->step_flops / f);
+    if (w > 0)
+        per = CK_MIN(per, (double)t->step_wait / w);
+    return per < 1 ? 1 : (int)per;
+}
+
+/* A step starts at time now: what it may take (a slowed operator's records
+ * cost its factor more then). */
+static void step_begin(ck_task *t, ck_time now)
+{
+    t->step_left = t->step_records;
+    if (t->chain.nslow > 0) {
+        double w, f = ck_chain_record_cost(&t->chain, now, &w);
+        t->step_left = step_records(t, f, w);
+    }
+}
+
 ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global,
                      uint32_t attempt, const ck_restore_point *from)
 {
@@ -539,24 +564,13 @@ ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global,
             goto fail;
     }
     {
-        double f = 0, w = 0;
-        for (int k = 0; k < t->chain.nops; k++) {
-            f += t->chain.ops[k].spec->cpu_flops;
-            w += (double)t->chain.ops[k].spec->write_ns;
-        }
         int prompt = t->is_source || (t->has_gate && t->gate.uc_edge);
         t->step_flops = prompt ? STEP_FLOPS : BATCH_FLOPS;
         t->step_wait = prompt ? STEP_WAIT : BATCH_WAIT;
+        double w;
+        double f = ck_chain_record_cost(&t->chain, CK_TIME_NEVER, &w); /* no slowdown */
         t->timed = f > 0 || w > 0;
-        /* Counted against every operator of the chain (a filter's dropped
-         * records would cost less), so that a record needs no check of
-         * its own: a step takes at most this many. */
-        double per = (double)INT_MAX;
-        if (f > 0)
-            per = CK_MIN(per, t->step_flops / f);
-        if (w > 0)
-            per = CK_MIN(per, (double)t->step_wait / w);
-        t->step_records = per < 1 ? 1 : (int)per;
+        t->step_records = step_records(t, f, w);
     }
     t->checkpointing = ck_cfg(cfg, CK_CFG_CP_INTERVAL) > 0;
     t->aligned_timeout = ck_cfg(cfg, CK_CFG_CP_ALIGNED_TIMEOUT);
@@ -1113,7 +1127,7 @@ static int source_step(ck_task *t, ck_time now)
     int n = 0, rc;
     int progress = 1;
     acct(t, now, ACCT_BUSY);
-    t->step_left = t->step_records;
+    step_begin(t, now);
     while (n < SOURCE_BATCH && progress && outputs_available(t) && t->step_left > 0 &&
            !(n && mail_waiting(t))) {
         progress = 0;
@@ -1517,7 +1531,7 @@ static int uc_poll(ck_task *t)
 }
 
 /* The first unaligned barrier of a checkpoint reached the input gate: the
- * snapshot is taken now, between two batches. */
+ * snapshot is taken now, between two steps. */
 static int unaligned_snapshot(ck_task *t, const ck_barrier *b)
 {
     if (t->state != CK_TASK_RUNNING || t->recovering) {
@@ -2711,7 +2725,7 @@ static int input_step(ck_task *t, ck_time now)
      * least, so that the records move whatever the mail. bench_state: an
      * incremental checkpoint's acknowledgement followed its last upload by
      * 1 to 3 ms, and then by under 0.5 ms. */
-    t->step_left = t->step_records;
+    step_begin(t, now);
     for (int turn = 0; !released && outputs_available(t) && t->step_left > 0 && !batch_full(t) &&
                        ck_now(t->plat) - now < t->step_wait && !(turn && mail_waiting(t));
          turn++) {

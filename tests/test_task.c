@@ -333,12 +333,14 @@ static void deliver(fake_world *from, pair *p)
     }
 }
 
-static void pair_init(pair *p, int unaligned, double src_flops, double map_flops, int64_t write_ns)
+static void pair_init_slowed(pair *p, int unaligned, double src_flops, double map_flops,
+                             int64_t write_ns, const ck_op_slowdown *slow, int nslow)
 {
     memset(p, 0, sizeof(*p));
     build_costs(&p->g, &p->cfg, unaligned, src_flops, map_flops, write_ns);
     p->topic = (ck_topic){&many_ops, NULL, "t"};
-    p->env = (ck_job_env){.g = &p->g, .cfg = &p->cfg, .topic = &p->topic, .job_id = "test-job"};
+    p->env = (ck_job_env){.g = &p->g, .cfg = &p->cfg, .topic = &p->topic, .job_id = "test-job",
+                          .slowdowns = slow, .nslowdowns = nslow};
     fake_init(&p->fs, &p->ws, ck_graph_endpoint(&p->g, 0, 0, 0));
     fake_init(&p->fm, &p->wm, ck_graph_endpoint(&p->g, 0, 1, 0));
     p->src = ck_task_new(&p->env, &p->fs.plat, 0, 0, NULL);
@@ -347,6 +349,11 @@ static void pair_init(pair *p, int unaligned, double src_flops, double map_flops
     assert_non_null(p->map);
     p->ns = ck_task_node(p->src);
     p->nm = ck_task_node(p->map);
+}
+
+static void pair_init(pair *p, int unaligned, double src_flops, double map_flops, int64_t write_ns)
+{
+    pair_init_slowed(p, unaligned, src_flops, map_flops, write_ns, NULL, 0);
 }
 
 /* The map announces its credit, the source writes what it lets (the
@@ -377,7 +384,7 @@ static void pair_free(pair *p)
  * 10 us a record of a 1 Gflop/s core: 10 records), however much its gate
  * holds, and the barrier that came meanwhile makes it snapshot at once;
  * with aligned checkpoints only (barriers in the data) a step may take
- * 2 ms.
+ * 2 ms. A slowed operator's records count its factor more.
  */
 static void test_step_short_for_unaligned_barriers(void **state)
 {
@@ -401,6 +408,20 @@ static void test_step_short_for_unaligned_barriers(void **state)
     met = ck_task_metrics(p.map);
     p.nm.ops->work(p.nm.self);
     assert_int_equal(met->task.records_in, 200);
+    pair_free(&p);
+
+    /* A slow_operator fault makes the map's records cost 5 times more
+     * from 1 s on: 2 records a step then, 10 before. */
+    static const ck_op_slowdown slow = {.op = 1, .from = CK_NS_PER_S, .to = 2 * CK_NS_PER_S,
+                                        .factor = 5};
+    pair_init_slowed(&p, 1, 0, 1e4, 0, &slow, 1);
+    pair_fill(&p);
+    met = ck_task_metrics(p.map);
+    p.nm.ops->work(p.nm.self);
+    assert_int_equal(met->task.records_in, 10);
+    p.wm.now = CK_NS_PER_S;
+    p.nm.ops->work(p.nm.self);
+    assert_int_equal(met->task.records_in, 12);
     pair_free(&p);
 }
 
