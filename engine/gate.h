@@ -19,7 +19,8 @@
  *     (held = buffers received and not yet released)
  *   a DATA message arrives only against an outstanding credit, and with
  *   the next sequence number; anything else is a protocol violation.
- * Per gate: pool_free + sum(c.floating) = floating.
+ * Per gate: pool_free + sum(c.floating) = floating;
+ *   replay_left = sum(c.replay.n + c.cur_replay) (restored buffers unread).
  *
  * Channel states:
  *
