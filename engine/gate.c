@@ -252,6 +252,7 @@ static void release_cur(ck_gate *g, ck_chan *c)
     c->cur = NULL;
     if (c->cur_replay) {
         c->cur_replay = 0; /* restored state: none of the channel's buffers */
+        g->replay_left--;
         return;
     }
     if (c->floating > 0 && (c->owned > required(g, c) || c->ended)) {
@@ -520,6 +521,8 @@ static int announce_chan(ck_gate *g, int i)
 
 void ck_gate_announce(ck_gate *g)
 {
+    if (g->replay_left)
+        return; /* its partitions are requested once the restored state is read */
     /* The channels with credit, in index order (as a scan over all of
      * them would announce), without scanning all of them. */
     for (int k = 0; g->announce.n > 0 && k < g->announce.nw; k++) {
@@ -694,6 +697,7 @@ int ck_gate_replay(ck_gate *g, uint32_t peer, const uint8_t *data, size_t len)
         return CK_ENOMEM;
     }
     ck_bufq_push(&g->chans[ch].replay, b);
+    g->replay_left++;
     g->held_bytes += len;
     avail_push(g, (int)ch);
     return CK_OK;

@@ -19,7 +19,8 @@
  *     (held = buffers received and not yet released)
  *   a DATA message arrives only against an outstanding credit, and with
  *   the next sequence number; anything else is a protocol violation.
- * Per gate: pool_free + sum(c.floating) = floating.
+ * Per gate: pool_free + sum(c.floating) = floating;
+ *   replay_left = sum(c.replay.n + c.cur_replay) (restored buffers unread).
  *
  * Channel states:
  *
@@ -75,7 +76,12 @@
  *   ALIGNING(n) --timeout, or an EVENT barrier n--> COLLECTING(n)
  *
  * Restored channel state (ck_gate_replay) is read before anything the
- * channel receives; it takes no credit.
+ * channel receives; it takes no credit. The gate announces no credit at
+ * all until every channel's restored state has been read through
+ * (ck_gate_recovered), so that nothing new arrives before: Flink's gate
+ * requests its partitions only once its recovered input channel state is
+ * consumed (SingleInputGate.requestPartitions after the state-consumed
+ * future), and its task reports running only then.
  */
 #ifndef CK_GATE_H
 #define CK_GATE_H
@@ -148,6 +154,7 @@ typedef struct ck_gate {
     int uc_pending;         /* channels still spilling */
     ck_wbuf *uc_state;      /* per channel: the bytes the barrier overtook */
     uint64_t uc_abandoned;  /* an unaligned checkpoint given up; the task clears it */
+    uint32_t replay_left;   /* restored buffers not read through yet (no credit until 0) */
 } ck_gate;
 
 /*
@@ -241,7 +248,15 @@ void ck_gate_uc_cancel(ck_gate *g, uint64_t id);
  * channel), CK_ENOMEM. */
 int ck_gate_replay(ck_gate *g, uint32_t peer, const uint8_t *data, size_t len);
 
-/* Sends CREDIT messages for every channel with unannounced credit. */
+/* True once every buffer of restored channel state has been read through
+ * (or there was none). */
+static inline int ck_gate_recovered(const ck_gate *g)
+{
+    return g->replay_left == 0;
+}
+
+/* Sends CREDIT messages for every channel with unannounced credit; none
+ * while restored channel state is left to read (ck_gate_recovered). */
 void ck_gate_announce(ck_gate *g);
 
 /* Buffers received and not yet read, over all channels. */

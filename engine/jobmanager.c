@@ -1029,6 +1029,8 @@ static int jm_on_message(void *self, uint8_t *msg, size_t len)
                 r->restored == CK_TIME_NEVER) {
                 r->restore_download = CK_MAX(r->restore_download, (int64_t)ck_get_u64(body));
                 r->restore_load = CK_MAX(r->restore_load, (int64_t)ck_get_u64(body + 8));
+                r->restore_channels =
+                    CK_MAX(r->restore_channels, (int64_t)ck_get_u64(body + 24));
                 r->restore_bytes += ck_get_u64(body + 16);
             }
             check_restored(jm, now);

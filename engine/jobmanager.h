@@ -109,8 +109,10 @@ typedef struct ck_recovery {
     ck_time detected, restarted, restored, first_output, caught_up;
     /* its restore, over the subtasks it restarted: the longest download of
      * their state, the longest loading of it (decoding, replaying the
-     * changelog, writing native files out), the bytes downloaded */
-    int64_t restore_download, restore_load;
+     * changelog, writing native files out), the longest reading of the
+     * input channel state they restored (an unaligned checkpoint's; Flink's
+     * gate restore), the bytes downloaded */
+    int64_t restore_download, restore_load, restore_channels;
     uint64_t restore_bytes;
     uint32_t attempt;      /* the attempt that recovered */
     uint64_t checkpoint;   /* restored from (0: from the start) */

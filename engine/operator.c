@@ -523,6 +523,19 @@ static double slowed(const ck_chain *c, int opi, ck_time now, int write)
     return factor;
 }
 
+double ck_chain_record_cost(const ck_chain *c, ck_time now, double *wait_ns)
+{
+    double flops = 0, wait = 0;
+    for (int k = 0; k < c->nops; k++) {
+        const ck_op_spec *s = c->ops[k].spec;
+        int opi = (int)(s - c->g->spec.ops);
+        flops += s->cpu_flops * slowed(c, opi, now, 0);
+        wait += (double)s->write_ns * slowed(c, opi, now, 1);
+    }
+    *wait_ns = wait;
+    return flops;
+}
+
 double ck_chain_take_flops(ck_chain *c, ck_time now, ck_time *wait_ns)
 {
     double flops = 0, wait = 0;

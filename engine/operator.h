@@ -205,6 +205,11 @@ double ck_chain_take_flops(ck_chain *c, ck_time now, ck_time *wait_ns);
  * were any (NULL: not wanted). */
 double ck_chain_take_background(ck_chain *c, uint64_t *disk_bytes, int *notes);
 
+/* What one record costs the chain if every operator takes it: CPU flops
+ * (returned) and its sinks' external systems' time (*wait_ns), with the
+ * slowdowns in force at `now`: what bounds a task's step. */
+double ck_chain_record_cost(const ck_chain *c, ck_time now, double *wait_ns);
+
 /* The CPU cost of the records processed since ck_chain_take_flops, before
  * slowdowns: what the batch in progress will charge, about. */
 static inline double ck_chain_pending_flops(const ck_chain *c)

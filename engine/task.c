@@ -1,5 +1,6 @@
 #include "task.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -21,11 +22,23 @@
 #define INPUT_AHEAD 1
 /* Records a source reads in one work() call. */
 #define SOURCE_BATCH 512
-/* The CPU an input batch may spend before the task yields (2 ms of a
- * 1 Gflop/s core), and the time its sinks' external systems may take:
- * messages wait for the batch in progress, and Flink looks at its mailbox
- * between two records, so a priority barrier or a trigger must not wait
- * behind a buffer of expensive records. */
+/* How long a step's records may take before the task looks at its
+ * messages again: their CPU (flops of the scenario's cpu_per_record) or
+ * their sinks' external systems' time, whichever binds first, and one
+ * record at least (over sockets, where records also cost real time that
+ * is not charged, an input step ends too once that much of it passed). Flink's task looks at its mailbox between two records
+ * (canEmitBatchOfRecords: no mail waiting), so that an unaligned barrier
+ * or a checkpoint's trigger is taken at the next record boundary; here
+ * messages wait for the step in progress, whose records' time is charged
+ * at its end. So where such a priority event may come (a source: a
+ * trigger; a gate that takes unaligned barriers), a step is short in
+ * simulated time, 100 us of a 1 Gflop/s core or of sinks' writes (a
+ * costlier record is a step of its own, as it is a mailbox turn in
+ * Flink); elsewhere a step may take 2 ms (a COMPLETE, a credit, a
+ * barrier in the data wait that long at most), as shorter ones cost
+ * simulation time. */
+#define STEP_FLOPS 1e5
+#define STEP_WAIT (100 * CK_NS_PER_US)
 #define BATCH_FLOPS 2e6
 #define BATCH_WAIT (2 * CK_NS_PER_MS)
 /* A native file this large is uploaded after the smaller ones. */
@@ -122,7 +135,12 @@ struct ck_task {
     int acct_mode;
     int started;
     int64_t idle_total_ns; /* idle time over the task's life (met's resets at reports) */
-    int costly;            /* a run of INPUT_RUN records may fill a batch: check per record */
+    int timed;             /* its records cost time: a step ends by step_flops or step_wait */
+    double step_flops;     /* STEP_FLOPS or BATCH_FLOPS */
+    ck_time step_wait;     /* STEP_WAIT or BATCH_WAIT */
+    int step_records;      /* records a step may take (>= 1), by its operators' costs
+                            * (with slow_operator faults: worked out at each step) */
+    int step_left;         /* of those, what the step in progress may still take */
 
     /* the aligned-checkpoint timeout (0: none) and the start of the
      * timeoutable barrier last sent into the outputs */
@@ -154,6 +172,10 @@ struct ck_task {
     ck_time restore_t0, restore_dl;
     uint64_t restore_bytes, restore_disk;
     double restore_flops;
+    /* Restored input channel state still to read (started, not reported
+     * running: Flink's task stays INITIALIZING until its gates consumed
+     * their recovered state, and no checkpoint starts before). */
+    int recovering;
     uint64_t stop_id;          /* a stop-with-savepoint this task took part in */
     int final_cp;              /* its input ends into a final checkpoint (checkpoints on) */
     uint64_t last_snap;        /* the latest checkpoint it took a snapshot of */
@@ -386,6 +408,31 @@ static void release_network(ck_task *t)
     t->net_reserved = 0;
 }
 
+/* The records a step may take when one costs f flops and w ns of sinks'
+ * writes: counted against every operator of the chain (a filter's dropped
+ * records would cost less), so that a record needs no check of its own;
+ * one at least. */
+static int step_records(const ck_task *t, double f, double w)
+{
+    double per = (double)INT_MAX;
+    if (f > 0)
+        per = CK_MIN(per, t->step_flops / f);
+    if (w > 0)
+        per = CK_MIN(per, (double)t->step_wait / w);
+    return per < 1 ? 1 : (int)per;
+}
+
+/* A step starts at time now: what it may take (a slowed operator's records
+ * cost its factor more then). */
+static void step_begin(ck_task *t, ck_time now)
+{
+    t->step_left = t->step_records;
+    if (t->chain.nslow > 0) {
+        double w, f = ck_chain_record_cost(&t->chain, now, &w);
+        t->step_left = step_records(t, f, w);
+    }
+}
+
 ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global,
                      uint32_t attempt, const ck_restore_point *from)
 {
@@ -539,20 +586,19 @@ ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global,
     t->clog_max_failures = (int)ck_cfg(cfg, CK_CFG_CLOG_MAX_FAILURES);
     t->clog_threshold = (uint64_t)ck_cfg(cfg, CK_CFG_CLOG_PERSIST_THRESHOLD);
     t->next_mat = CK_TIME_NEVER;
-    {
-        double f = 0, w = 0;
-        for (int k = 0; k < t->chain.nops; k++) {
-            f += t->chain.ops[k].spec->cpu_flops;
-            w += (double)t->chain.ops[k].spec->write_ns;
-        }
-        /* A slowed operator costs up to 10000 times more. */
-        t->costly = env->nslowdowns > 0 || f * INPUT_RUN >= BATCH_FLOPS ||
-                    w * INPUT_RUN >= (double)BATCH_WAIT;
-    }
     if (g->spec.ops[v->ops[0]].kind == CK_OP_SOURCE) {
         t->is_source = 1;
         if (source_init(t))
             goto fail;
+    }
+    {
+        int prompt = t->is_source || (t->has_gate && t->gate.uc_edge);
+        t->step_flops = prompt ? STEP_FLOPS : BATCH_FLOPS;
+        t->step_wait = prompt ? STEP_WAIT : BATCH_WAIT;
+        double w;
+        double f = ck_chain_record_cost(&t->chain, CK_TIME_NEVER, &w); /* no slowdown */
+        t->timed = f > 0 || w > 0;
+        t->step_records = step_records(t, f, w);
     }
     t->checkpointing = ck_cfg(cfg, CK_CFG_CP_INTERVAL) > 0;
     t->aligned_timeout = ck_cfg(cfg, CK_CFG_CP_ALIGNED_TIMEOUT);
@@ -1100,13 +1146,20 @@ static int source_emit_watermark(ck_task *t, int64_t wm)
     return ck_chain_watermark(&t->chain, wm);
 }
 
+static int mail_waiting(ck_task *t);
+
+/* Reads what the source's partitions hold by now, a slice of each in turn,
+ * until SOURCE_BATCH records, backpressure, the step's span (step_records:
+ * a trigger waits for the step in progress) or mail ends the step. */
 static int source_step(ck_task *t, ck_time now)
 {
     const ck_topic *tp = t->env->topic;
     int n = 0, rc;
     int progress = 1;
     acct(t, now, ACCT_BUSY);
-    while (n < SOURCE_BATCH && progress && outputs_available(t)) {
+    step_begin(t, now);
+    while (n < SOURCE_BATCH && progress && outputs_available(t) && t->step_left > 0 &&
+           !(n && mail_waiting(t))) {
         progress = 0;
         for (int i = 0; i < t->nparts && n < SOURCE_BATCH; i++) {
             int k = (t->rr + i) % t->nparts;
@@ -1114,9 +1167,9 @@ static int source_step(ck_task *t, ck_time now)
             /* Up to a slice of what the partition holds by now, read in runs. */
             int64_t end = ck_topic_readable(tp, p, t->off[k],
                                             CK_MIN(t->end[k], t->off[k] + SOURCE_SLICE), now);
-            while (t->off[k] < end && outputs_available(t)) {
+            while (t->off[k] < end && outputs_available(t) && t->step_left > 0) {
                 ck_rec run[SOURCE_RUN];
-                int m = (int)CK_MIN((int64_t)SOURCE_RUN, end - t->off[k]);
+                int m = (int)CK_MIN((int64_t)CK_MIN(SOURCE_RUN, t->step_left), end - t->off[k]);
                 ck_topic_read_n(tp, p, t->off[k], m, run);
                 for (int j = 0; j < m; j++) {
                     ck_rec *r = &run[j];
@@ -1128,6 +1181,7 @@ static int source_step(ck_task *t, ck_time now)
                     if ((rc = ck_chain_record(&t->chain, r)))
                         return rc;
                     n++;
+                    t->step_left--;
                     progress = 1;
                     if (!outputs_available(t))
                         break; /* backpressure: the rest of the run is read again later */
@@ -1507,10 +1561,10 @@ static int uc_poll(ck_task *t)
 }
 
 /* The first unaligned barrier of a checkpoint reached the input gate: the
- * snapshot is taken now, between two batches. */
+ * snapshot is taken now, between two steps. */
 static int unaligned_snapshot(ck_task *t, const ck_barrier *b)
 {
-    if (t->state != CK_TASK_RUNNING) {
+    if (t->state != CK_TASK_RUNNING || t->recovering) {
         ck_gate_uc_cancel(&t->gate, b->id);
         send_decline(t, b->id, CK_DECLINE_NOT_READY, "the subtask is not running");
         return CK_OK;
@@ -2608,7 +2662,7 @@ static int on_checkpoint_message(ck_task *t, const ck_wire_hdr *h, const uint8_t
         /* Its input over: a snapshot without a barrier (FLIP-147). */
         if (outputs_closed(t))
             return take_checkpoint(t, &b, 0);
-        if (!t->is_source || t->state != CK_TASK_RUNNING) {
+        if (!t->is_source || t->state != CK_TASK_RUNNING || t->recovering) {
             send_decline(t, id, CK_DECLINE_NOT_READY, "the subtask is not running");
             return CK_OK;
         }
@@ -2669,6 +2723,13 @@ static int on_checkpoint_message(ck_task *t, const ck_wire_hdr *h, const uint8_t
 
 /* ---- input ------------------------------------------------------------------ */
 
+/* The records processed in this step took the time a step may take. */
+static int batch_full(const ck_task *t)
+{
+    return t->timed && (ck_chain_pending_flops(&t->chain) >= t->step_flops ||
+                        ck_chain_pending_wait(&t->chain) >= t->step_wait);
+}
+
 /*
  * Processes the run of records lying whole in the buffer being read, if
  * there is one: returns how many (0: none), or an error. A keyed head
@@ -2676,18 +2737,12 @@ static int on_checkpoint_message(ck_task *t, const ck_wire_hdr *h, const uint8_t
  * INPUT_AHEAD records ahead of the one being processed: the state lookup
  * is a record's cache miss, and this way it overlaps the records before.
  */
-static int batch_full(const ck_task *t)
-{
-    return ck_chain_pending_flops(&t->chain) >= BATCH_FLOPS ||
-           ck_chain_pending_wait(&t->chain) >= BATCH_WAIT;
-}
-
 static int input_run(ck_task *t)
 {
     ck_rec run[INPUT_RUN];
     size_t ends[INPUT_RUN];
     ck_keyloc loc[INPUT_RUN];
-    int m = ck_gate_run(&t->gate, run, ends, INPUT_RUN);
+    int m = ck_gate_run(&t->gate, run, ends, CK_MIN(INPUT_RUN, t->step_left));
     if (m == 0)
         return 0;
     int keyed = ck_chain_keyed(&t->chain), done = 0, rc = CK_OK;
@@ -2698,7 +2753,7 @@ static int input_run(ck_task *t)
             ck_chain_prefetch(&t->chain, &loc[i]);
     }
     /* The caller saw outputs available for the first record. */
-    while (done < m && (done == 0 || (outputs_available(t) && !(t->costly && batch_full(t))))) {
+    while (done < m && (done == 0 || outputs_available(t))) {
         if (keyed) {
             if (done + INPUT_AHEAD < m)
                 ck_chain_prefetch(&t->chain, &loc[done + INPUT_AHEAD]);
@@ -2711,6 +2766,7 @@ static int input_run(ck_task *t)
             break;
     }
     t->met.task.records_in += (uint64_t)done;
+    t->step_left -= done;
     ck_gate_take(&t->gate, ends[done - 1]);
     return rc ? rc : done;
 }
@@ -2728,19 +2784,20 @@ static int input_step(ck_task *t, ck_time now)
     acct(t, now, ACCT_BUSY);
     if (t->debloat && ck_gate_has_data(&t->gate))
         ck_tput_resume(&t->tput, now); /* the gate is read again */
-    /* The step also ends once its time passed BATCH_WAIT: over sockets the
+    /* The step also ends once its time passed step_wait: over sockets the
      * clock is real and the records' work is not charged as flops, so a
      * full gate would otherwise keep the task from its mailbox (a landed
-     * upload, a trigger) until the gate ran dry; under SimGrid the clock
-     * stands still within a step (its CPU is charged at the batch's end),
+     * upload, a barrier) until the gate ran dry; under SimGrid the clock
+     * stands still within a step (its CPU is charged at the step's end),
      * and this never binds. It ends sooner when the platform says that
      * mail waits (a landed upload, over sockets): between two runs of
      * records, as Flink's task looks at its mailbox, and after one run at
      * least, so that the records move whatever the mail. bench_state: an
      * incremental checkpoint's acknowledgement followed its last upload by
      * 1 to 3 ms, and then by under 0.5 ms. */
-    for (int turn = 0; !released && outputs_available(t) && !batch_full(t) &&
-                       ck_now(t->plat) - now < BATCH_WAIT && !(turn && mail_waiting(t));
+    step_begin(t, now);
+    for (int turn = 0; !released && outputs_available(t) && t->step_left > 0 && !batch_full(t) &&
+                       ck_now(t->plat) - now < t->step_wait && !(turn && mail_waiting(t));
          turn++) {
         if ((rc = input_run(t)) < 0)
             return rc;
@@ -2754,6 +2811,7 @@ static int input_step(ck_task *t, ck_time now)
         switch (e.tag) {
         case CK_EL_RECORD:
             t->met.task.records_in++;
+            t->step_left--;
             rc = ck_chain_record(&t->chain, &e.u.rec);
             break;
         case CK_EL_WATERMARK:
@@ -3516,7 +3574,32 @@ static int task_on_deadline(void *self)
     return CK_OK;
 }
 
-/* The task runs: tell the job manager, start accounting and reporting. */
+/* The task's restore is over (its gate read the channel state it
+ * restored): it tells the job manager, which may start checkpoints once
+ * every restarted subtask did, and starts debloating its input. */
+static void report_running(ck_task *t)
+{
+    ck_time now = ck_now(t->plat);
+    t->recovering = 0;
+    t->next_debloat = t->debloat ? now + t->dbl_period : CK_TIME_NEVER;
+    ck_tput_init(&t->tput);
+    t->dbl_read = t->has_gate ? ck_gate_bytes_consumed(&t->gate) : 0;
+    /* how its restore went: downloading, loading, reading its channel
+     * state, bytes (none: zeros) */
+    ck_time start = t->met.task.start_ns;
+    uint8_t body[CK_RUNNING_BODY];
+    ck_put_u64(body, t->restore_cp ? (uint64_t)(t->restore_dl - t->restore_t0) : 0);
+    ck_put_u64(body + 8, t->restore_cp ? (uint64_t)(start - t->restore_dl) : 0);
+    ck_put_u64(body + 16, t->restore_bytes);
+    ck_put_u64(body + 24, (uint64_t)(now - start));
+    to_jm(t, CK_MSG_TASK_RUNNING, body, sizeof(body));
+}
+
+/* The task runs: start accounting and reporting. It reports running at
+ * once, or, with input channel state restored, once its gate read it: as
+ * Flink's StreamTask.restoreInternal runs the mailbox until every gate
+ * consumed its recovered state (its records processed, their output
+ * sent) before the task is RUNNING. */
 static void started(ck_task *t)
 {
     ck_time now = ck_now(t->plat);
@@ -3527,18 +3610,14 @@ static void started(ck_task *t)
     t->next_wm += now;
     t->next_flush = CK_TIME_NEVER;
     t->next_report = now + CK_METRICS_INTERVAL;
-    t->next_debloat = t->debloat ? now + t->dbl_period : CK_TIME_NEVER;
-    ck_tput_init(&t->tput);
-    t->dbl_read = t->has_gate ? ck_gate_bytes_consumed(&t->gate) : 0;
+    t->next_debloat = CK_TIME_NEVER;
     /* No materialization with it turned off or a negative interval (Flink's
      * PeriodicMaterializationManager.start) */
     t->next_mat = t->nclogs && t->clog_interval >= 0 ? now + t->clog_interval : CK_TIME_NEVER;
-    /* how its restore went: downloading, loading, bytes (none: zeros) */
-    uint8_t body[CK_RUNNING_BODY];
-    ck_put_u64(body, t->restore_cp ? (uint64_t)(t->restore_dl - t->restore_t0) : 0);
-    ck_put_u64(body + 8, t->restore_cp ? (uint64_t)(now - t->restore_dl) : 0);
-    ck_put_u64(body + 16, t->restore_bytes);
-    to_jm(t, CK_MSG_TASK_RUNNING, body, sizeof(body));
+    if (t->has_gate && !ck_gate_recovered(&t->gate))
+        t->recovering = 1;
+    else
+        report_running(t);
 }
 
 static int task_work(void *self)
@@ -3585,6 +3664,10 @@ static int task_work(void *self)
             }
         }
     }
+    /* Its restored channel state is read: it runs (and its gate announces
+     * credit below). */
+    if (t->recovering && ck_gate_recovered(&t->gate))
+        report_running(t);
     send_all(t);
     /* A timeoutable barrier left aligned: its snapshot may be complete. */
     if (t->nsnaps && (rc = uc_poll(t)) < 0) {

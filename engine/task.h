@@ -4,10 +4,14 @@
  * the topic partitions it reads.
  *
  * A task is a node (node.h): the backend feeds it DATA and CREDIT messages
- * and deadlines, and calls ck_task work() to let it process. Each call
- * processes a bounded batch (one input buffer, or a slice of the topic),
- * charges the batch's CPU cost through the platform, publishes sink output,
- * then sends every buffer that has credit and announces freed credit.
+ * and deadlines, and calls ck_task work() to let it process. Each call is
+ * a bounded step (input buffers or slices of the topic, until its records'
+ * cost reaches the step's span), charges the step's CPU cost through the
+ * platform, publishes sink output, then sends every buffer that has credit
+ * and announces freed credit. Messages are taken between steps: where a
+ * priority event may come (a source's trigger, an unaligned barrier) a
+ * step is short (100 us of records' time, or one record), as Flink's task
+ * looks at its mailbox between two records.
  *
  * State machine:
  *
@@ -16,6 +20,14 @@
  *   CREATED --first work(), a checkpoint to restore: fetch its state file-->
  *             RESTORING --file checked and loaded, sinks' transactions
  *             recovered: TASK_RUNNING to the JM--> RUNNING
+ *   RESTORING --the same, with input channel state (an unaligned
+ *             checkpoint's): it goes in front of the gate's channels-->
+ *             RUNNING, recovering: it processes that state as input, its
+ *             gate announces no credit and it declines triggers and
+ *             barriers (Flink's task is still INITIALIZING: its mailbox runs
+ *             until every gate consumed its recovered state)
+ *             --the gate read it all: TASK_RUNNING to the JM, credit
+ *             announced--> RUNNING
  *   RUNNING --input ended (END_OF_PARTITION on every channel, or every
  *             topic partition read to its end): broadcast EOP--> ENDING
  *   ENDING  --every partition drained, no checkpoints (or restored as
@@ -38,7 +50,7 @@
  * the transactions it covers (two-phase commit; latency is measured then).
  *
  * Unaligned checkpoints: the first EVENT barrier at the input gate makes
- * the task snapshot at once, between batches; on hash and rebalance
+ * the task snapshot at once, between steps; on hash and rebalance
  * outputs the barrier overtakes what is queued, which joins the snapshot
  * as channel state. With the aligned-checkpoint timeout, at the
  * checkpoint's start plus the timeout the gate's alignment turns

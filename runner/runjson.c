@@ -402,9 +402,11 @@ static cJSON *recoveries_arr(const ck_run *r)
         if (v->restored == CK_TIME_NEVER) {
             cJSON_AddNullToObject(rst, "download_s");
             cJSON_AddNullToObject(rst, "replay_s");
+            cJSON_AddNullToObject(rst, "channel_state_s");
         } else {
             cJSON_AddNumberToObject(rst, "download_s", secs(v->restore_download));
             cJSON_AddNumberToObject(rst, "replay_s", secs(v->restore_load));
+            cJSON_AddNumberToObject(rst, "channel_state_s", secs(v->restore_channels));
         }
         cJSON_AddNumberToObject(rst, "bytes", (double)v->restore_bytes);
         cJSON_AddStringToObject(o, "cause", v->cause);

@@ -37,6 +37,8 @@ typedef struct fake_world {
     int mail;                           /* what mail_waiting says */
     uint64_t background[8];             /* the tokens of background work asked for, */
     int nbackground;                    /* in order (the test completes them) */
+    uint64_t bg_token;                  /* the last background work's token, */
+    int bgs;                            /* and how many were asked for */
 } fake_world;
 
 typedef struct fake_plat {
@@ -122,6 +124,8 @@ static void fake_background(ck_platform *p, ck_time since, double flops, uint64_
     w->flops += flops;
     if (w->nbackground < 8)
         w->background[w->nbackground++] = token;
+    w->bg_token = token;
+    w->bgs++;
 }
 
 static void fake_log(ck_platform *p, int level, const char *line)

@@ -361,6 +361,47 @@ static void test_unaligned_channel_state(void **state)
     rig_free(&r);
 }
 
+/* A gate restored with channel state announces no credit until it has
+ * read that state through (Flink requests a gate's partitions once its
+ * recovered state is consumed): nothing new can arrive before it. */
+static void test_restored_gate_credit_after_state(void **state)
+{
+    (void)state;
+    static rig r;
+    rig_init(&r, 1);
+    fake_clear(&r.w); /* rig_init's initial credit: a gate restored fresh below */
+    ck_gate_free(&r.gate);
+    uint32_t eps[2] = {20, 21};
+    assert_int_equal(ck_gate_init(&r.gate, &r.cp.plat, 1, 0, 2, eps, 2, 8), 0);
+    r.gate.uc_edge = 1;
+    ck_wbuf st = {0};
+    ck_elem e = {.tag = CK_EL_RECORD};
+    e.u.rec.key = "k";
+    e.u.rec.klen = 1;
+    for (int v = 1; v <= 2; v++) {
+        e.u.rec.value = v;
+        ck_elem_encode(ck_wbuf_room(&st, ck_elem_size(&e)), &e);
+    }
+    assert_int_equal(ck_gate_replay(&r.gate, 0, st.p, st.len), 0);
+    assert_false(ck_gate_recovered(&r.gate));
+    ck_gate_announce(&r.gate);
+    assert_int_equal(r.w.nmsgs, 0); /* no credit while restored state is unread */
+    char trace[64] = "";
+    drain(&r, trace, sizeof(trace));
+    assert_string_equal(trace, "0:1 0:2 ");
+    assert_true(ck_gate_recovered(&r.gate));
+    ck_gate_announce(&r.gate);
+    assert_int_equal(r.w.nmsgs, 2); /* every channel's initial credit, now */
+    put_rec(&r, 1, 3);
+    pump(&r); /* the credit reaches producer 1, which sends */
+    pump(&r);
+    trace[0] = 0;
+    drain(&r, trace, sizeof(trace));
+    assert_string_equal(trace, "1:3 ");
+    free(st.p);
+    rig_free(&r);
+}
+
 /*
  * The aligned-checkpoint timeout. In the gate: checkpoint 1 aligns in the
  * data (channel 0 blocked behind its barrier) until the timeout turns it
@@ -2452,6 +2493,7 @@ int main(void)
         cmocka_unit_test(test_ending_channel_completes_alignment),
         cmocka_unit_test(test_cancel_marker_ends_alignment),
         cmocka_unit_test(test_unaligned_channel_state),
+        cmocka_unit_test(test_restored_gate_credit_after_state),
         cmocka_unit_test(test_aligned_timeout),
         cmocka_unit_test(test_pipelined_regions),
         cmocka_unit_test(test_coordinator_lifecycle),
