@@ -1,5 +1,7 @@
 #include "debloat.h"
 
+#include "error.h"
+
 void ck_debloat_init(ck_debloat *d, uint32_t max, int64_t target_ns, uint32_t samples,
                      uint32_t threshold_pct)
 {
@@ -35,4 +37,15 @@ uint32_t ck_debloat_update(ck_debloat *d, uint64_t throughput, uint32_t buffers)
     }
     d->last = size;
     return size;
+}
+
+#define CK_INV_MODULE "debloat"
+
+int ck_debloat_check(const ck_debloat *d, ck_inv *v)
+{
+    CK_INV(v, 1, d->last >= CK_DEBLOAT_MIN && d->last <= d->max, "announced %u, bounds [%u, %u]",
+           d->last, CK_DEBLOAT_MIN, d->max);
+    CK_INV(v, 2, d->ema >= CK_DEBLOAT_MIN && d->ema <= d->max, "smoothed %.1f, bounds [%u, %u]",
+           d->ema, CK_DEBLOAT_MIN, d->max);
+    return 0;
 }

@@ -13,13 +13,15 @@
  * [CK_DEBLOAT_MIN, segment size]. A new size less than threshold % away
  * from the last announced one is not announced, unless at a bound.
  *
- * Invariants: CK_DEBLOAT_MIN <= last <= max; the smoothed size stays in
- * the same bounds. No state machine: a pure function of the samples fed.
+ * Invariants (ck_debloat_check): (1) CK_DEBLOAT_MIN <= last <= max;
+ * (2) the smoothed size stays in the same bounds. No state machine: a pure
+ * function of the samples fed.
  */
 #ifndef CK_DEBLOAT_H
 #define CK_DEBLOAT_H
 
 #include "common.h"
+#include "invariant.h"
 
 #define CK_DEBLOAT_MIN 256u /* Flink's minimum buffer size */
 
@@ -40,6 +42,9 @@ void ck_debloat_init(ck_debloat *d, uint32_t max, int64_t target_ns, uint32_t sa
  * Returns the size to announce, or 0 when it stays as it is.
  */
 uint32_t ck_debloat_update(ck_debloat *d, uint64_t throughput, uint32_t buffers);
+
+/* Checks the invariants above (invariant.h): 0 or CK_EINVARIANT. */
+int ck_debloat_check(const ck_debloat *d, ck_inv *v);
 
 /* Bytes per second from `bytes` read in `busy_ns` of not-idle time; with
  * no such time, the previous throughput `prev`. */
