@@ -29,7 +29,8 @@
  *       than were ever appended;
  *   (3) a cut segment is never changed (it is the caller's once cut);
  *   (4) the log has 0..CK_KS_MAX_STATES states.
- * ck_clog_check reads what is buffered: O(bytes since the last cut).
+ * ck_clog_check reads what is buffered, O(bytes since the last cut), up
+ * to CK_CLOG_CHECK_BYTES; past that, (2) only as far as the counts go.
  */
 #ifndef CK_CHANGELOG_H
 #define CK_CHANGELOG_H
@@ -70,6 +71,7 @@ int ck_clog_replay(const uint8_t *p, size_t len, ck_kstate *ks, int maxp, uint64
                    uint32_t *n, const char **why);
 
 /* Checks the invariants above (invariant.h): 0 or CK_EINVARIANT. */
+#define CK_CLOG_CHECK_BYTES (1u << 20)
 int ck_clog_check(const ck_clog *l, ck_inv *v);
 
 /* A changelog backend over `inner` (taken: freed with it), logging into l

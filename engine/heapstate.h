@@ -28,7 +28,11 @@
  *       written (priv: known to have count 1);
  *   (5) value pointers returned stay valid until the next put or remove
  *       on the same key group (by construction).
- * ck_heap_check reads every slot: O(entries).
+ * ck_heap_check reads every slot: O(entries); ck_heap_check_some, what
+ * a run checks after every step, reads them while the heap has at most
+ * CK_HEAP_CHECK_SLOTS slots, and beyond that one key group's per call
+ * (a different one as the heap changes), checking the sums of (2) only
+ * when it reads them all.
  */
 #ifndef CK_HEAPSTATE_H
 #define CK_HEAPSTATE_H
@@ -111,6 +115,8 @@ uint64_t ck_heap_bytes(const ck_heap *h);
 
 /* Checks the invariants above (invariant.h): 0 or CK_EINVARIANT. */
 int ck_heap_check(const ck_heap *h, ck_inv *v);
+#define CK_HEAP_CHECK_SLOTS 4096u
+int ck_heap_check_some(const ck_heap *h, ck_inv *v);
 
 /* A consistent, read-only view of a heap at one moment. */
 typedef struct ck_heap_view {

@@ -294,6 +294,20 @@ static void test_invariants(void **state)
     assert_int_equal(ck_heap_check(&h, NULL), 0);
     ck_heap_free(&h);
 
+    /* A heap past CK_HEAP_CHECK_SLOTS: after every step a run reads one
+     * key group's slots, and the sums and every table's shape. */
+    assert_int_equal(ck_heap_init(&h, 0, MAXP - 1, sizeof(int64_t)), 0);
+    for (int i = 0; i < 60000; i++) {
+        uint32_t klen = (uint32_t)snprintf(key, sizeof(key), "k%d", i);
+        int32_t jh = ck_kg_java_hash(key, klen);
+        int created;
+        *(int64_t *)ck_heap_upsert(&h, ck_kg_of_hash(jh, MAXP), jh, key, klen, 0, &created) = i;
+    }
+    assert_int_equal(ck_heap_check_some(&h, NULL), 0);
+    INV_BREAK(h.n, h.n + 1, ck_heap_check_some(&h, &V), "heapstate", 2);
+    INV_BREAK(h.kgs[5].cap, 3, ck_heap_check_some(&h, &V), "heapstate", 2);
+    ck_heap_free(&h);
+
     ck_state_desc d[2] = {{"count", CK_STATE_VALUE, 1}, {"seen", CK_STATE_MAP, 2}};
     ck_kstate *ks = ck_kstate_new(CK_BACKEND_HASHMAP, 0, 7, d, 2);
     assert_non_null(ks);
