@@ -1122,6 +1122,10 @@ int ck_cc_check(const ck_cc *cc, ck_inv *v)
     for (uint32_t s = 0; s < nsub; s++)
         fin += cc->finished[s] != 0;
     CK_INV(v, 7, fin == cc->nfinished, "%u subtasks finished, counted %u", fin, cc->nfinished);
-    CK_INV(v, 8, !cc->restoring || !pending, "%d checkpoints pending while restoring", pending);
+    for (size_t i = 0; cc->restoring && i < cc->ncps; i++)
+        CK_INV(v, 8, cc->cps[i].status != CK_CP_PENDING,
+               "checkpoint %llu (flags %#x, triggered at %lld ns) pending while restoring",
+               (unsigned long long)cc->cps[i].id, cc->cps[i].flags,
+               (long long)cc->cps[i].trigger);
     return 0;
 }
