@@ -259,7 +259,9 @@ ck_node ck_tm_node(ck_tm *tm)
 
 static int check_tm(const ck_tm *tm, ck_inv *v)
 {
-    CK_INV(v, 1, tm->started ? tm->next_hb != CK_TIME_NEVER : !tm->connected && tm->next_hb == CK_TIME_NEVER,
+    CK_INV(v, 1,
+           tm->started ? tm->next_hb != CK_TIME_NEVER
+                       : !tm->connected && tm->next_hb == CK_TIME_NEVER,
            "%s, %s, next heartbeat at %lld ns", tm->started ? "started" : "not started",
            tm->connected ? "connected" : "disconnected", (long long)tm->next_hb);
     CK_INV(v, 2, !tm->cancelled || (tm->has_attempt && tm->cancelled <= tm->attempt + 1),

@@ -1809,7 +1809,8 @@ static void test_coordinator_invariants(void **state)
     INV_BREAK(c1->retired, 0, ck_cc_check(cc, &V), "coordinator", 5);
     INV_BREAK(c2->tasks[1].handles.v[1].flags, 0, ck_cc_check(cc, &V), "coordinator", 6);
     INV_BREAK(cc->shared.n, cc->shared.n + 1, ck_cc_check(cc, &V), "coordinator", 6);
-    assert_int_equal(ck_sreg_ref(&cc->shared, "checkpoints/job/shared/a.sst"), 2); /* one too many */
+    /* One reference too many. */
+    assert_int_equal(ck_sreg_ref(&cc->shared, "checkpoints/job/shared/a.sst"), 2);
     ck_inv v;
     inv_broken(ck_cc_check(cc, &v), &v, "coordinator", 6);
     assert_int_equal(ck_sreg_unref(&cc->shared, "checkpoints/job/shared/a.sst"), 1);
