@@ -38,6 +38,7 @@ typedef struct ck_backend_job {
     const char *outdir;             /* the run's directory: store/, sink/, platform.xml */
     uint64_t seed;
     int verbose;
+    int check_invariants;           /* check every invariant after each step (invariant.h) */
 } ck_backend_job;
 
 /* A fault of the timeline as it happened in this run. */

@@ -6,6 +6,7 @@
 #include "bytes.h"
 #include "crc32c.h"
 #include "error.h"
+#include "invariant.h"
 #include "keygroup.h"
 #include "snapshot.h"
 
@@ -1077,4 +1078,102 @@ void ck_cp_meta_free(ck_cp_meta *m)
         ck_handles_free(&m->tasks[s]);
     free(m->tasks);
     m->tasks = NULL;
+}
+
+/* ---- invariants (coordinator.h) ------------------------------------------------------ */
+
+#define CK_INV_MODULE "coordinator"
+
+static void add_count(void *arg, const char *key, uint32_t count)
+{
+    (void)key;
+    *(uint64_t *)arg += count;
+}
+
+/* The shared handles of hs: counted in *refs, each looked up (6). */
+static int check_refs(const ck_cc *cc, const ck_handles *hs, const char *whose, uint64_t *refs,
+                      ck_inv *v)
+{
+    for (uint32_t i = 0; i < hs->n; i++) {
+        if (!(hs->v[i].flags & CK_HANDLE_SHARED))
+            continue;
+        (*refs)++;
+        CK_INV(v, 6, ck_sreg_count(&cc->shared, hs->v[i].key) > 0,
+               "%s refers to %s, which the registry does not count", whose, hs->v[i].key);
+    }
+    return 0;
+}
+
+int ck_cc_check(const ck_cc *cc, ck_inv *v)
+{
+    uint32_t nsub = cc->g->nsubtasks;
+    int pending = 0, rc;
+    uint64_t refs = 0, counted = 0;
+    char whose[64];
+    CK_INV(v, 1, cc->next_id == cc->first_id + cc->ncps, "next id %llu after %zu from %llu",
+           (unsigned long long)cc->next_id, cc->ncps, (unsigned long long)cc->first_id);
+    size_t newer = 0; /* completed checkpoints (not savepoints) newer than the one looked at */
+    for (size_t i = cc->ncps; i-- > 0;) {
+        const ck_cp_record *r = &cc->cps[i];
+        unsigned long long id = (unsigned long long)r->id;
+        int sp = (r->flags & CK_CP_FLAG_SAVEPOINT) != 0;
+        CK_INV(v, 1, r->id == cc->first_id + i, "record %zu has id %llu", i, id);
+        if (r->status == CK_CP_PENDING) {
+            uint32_t acked = 0;
+            pending++;
+            for (uint32_t s = 0; s < nsub; s++) {
+                acked += r->tasks[s].acked != 0;
+                CK_INV(v, 7, !cc->finished[s] || r->tasks[s].acked,
+                       "checkpoint %llu: subtask %u finished, not acknowledged", id, s);
+            }
+            CK_INV(v, 3, acked == r->nacks && r->markers_pending >= 0,
+                   "checkpoint %llu: %u subtasks acknowledged, counted %u", id, acked, r->nacks);
+            CK_INV(v, 3, !r->metadata_sent || (r->nacks == nsub && !r->markers_pending),
+                   "checkpoint %llu: metadata written with %u of %u acknowledged, %d state "
+                   "files on their way",
+                   id, r->nacks, nsub, r->markers_pending);
+        } else {
+            CK_INV(v, 4, r->complete >= r->trigger,
+                   "checkpoint %llu: %s at %lld ns, triggered at %lld ns", id,
+                   ck_cp_status_name(r->status), (long long)r->complete, (long long)r->trigger);
+        }
+        CK_INV(v, 4, r->status != CK_CP_COMPLETED || r->metadata_sent,
+               "checkpoint %llu: completed without its metadata written", id);
+        int keeps = r->status == CK_CP_COMPLETED && !sp;
+        CK_INV(v, 5, r->retired == (keeps && newer >= (size_t)cc->retained),
+               "checkpoint %llu: %s%s, %s, with %zu newer completed (num-retained %d)", id,
+               ck_cp_status_name(r->status), sp ? " savepoint" : "",
+               r->retired ? "retired" : "not retired", newer, cc->retained);
+        newer += keeps;
+        if (r->tasks && (r->status == CK_CP_PENDING || (r->status == CK_CP_COMPLETED &&
+                                                        !r->retired))) {
+            snprintf(whose, sizeof(whose), "checkpoint %llu", id);
+            for (uint32_t s = 0; s < nsub; s++)
+                if ((rc = check_refs(cc, &r->tasks[s].handles, whose, &refs, v)))
+                    return rc;
+        }
+    }
+    CK_INV(v, 2, pending == cc->npending, "%d checkpoints pending, counted %d", pending,
+           cc->npending);
+    for (uint32_t s = 0; cc->adopted && s < nsub; s++)
+        if ((rc = check_refs(cc, &cc->adopted[s], "the snapshot the job started from", &refs, v)))
+            return rc;
+    ck_inv sv;
+    if (ck_sreg_check(&cc->shared, &sv))
+        return ck_inv_fail(v, CK_INV_MODULE, 6, "registry: %s (%d): %s", sv.module, sv.num,
+                           sv.what);
+    ck_sreg_foreach(&cc->shared, add_count, &counted);
+    CK_INV(v, 6, counted == refs,
+           "the registry counts %llu references, the checkpoints keeping files hold %llu",
+           (unsigned long long)counted, (unsigned long long)refs);
+    uint32_t fin = 0;
+    for (uint32_t s = 0; s < nsub; s++)
+        fin += cc->finished[s] != 0;
+    CK_INV(v, 7, fin == cc->nfinished, "%u subtasks finished, counted %u", fin, cc->nfinished);
+    for (size_t i = 0; cc->restoring && i < cc->ncps; i++)
+        CK_INV(v, 8, cc->cps[i].status != CK_CP_PENDING,
+               "checkpoint %llu (flags %#x, triggered at %lld ns) pending while restoring",
+               (unsigned long long)cc->cps[i].id, cc->cps[i].flags,
+               (long long)cc->cps[i].trigger);
+    return 0;
 }

@@ -62,10 +62,30 @@
  * intermediate savepoint commits nothing (no COMPLETE is sent), while a
  * stop-with-savepoint does, and the job then ends.
  *
- * Invariants: ids increase from first_id (1, or one past the savepoint the
- * job started from); a checkpoint is COMPLETED only after its metadata is
- * stored; a completed checkpoint's files stay in the store until
- * num-retained newer ones completed.
+ * Invariants (ck_cc_check):
+ *   (1) ids increase from first_id (1, or one past the savepoint the job
+ *       started from) without gaps: cps[i].id = first_id + i, next_id =
+ *       first_id + ncps;
+ *   (2) npending = the checkpoints PENDING;
+ *   (3) a pending checkpoint's nacks = its subtasks acknowledged (a
+ *       finished one counts as acknowledged); its metadata is written only
+ *       once every subtask acknowledged and no finished subtask's state
+ *       file is still being stored;
+ *   (4) a checkpoint is COMPLETED only after its metadata is stored; one
+ *       that is no longer PENDING has its end time, not before its trigger;
+ *   (5) a completed checkpoint's files stay in the store until
+ *       num-retained newer ones completed: a checkpoint is retired iff it
+ *       completed, is not a savepoint, and num-retained newer checkpoints
+ *       completed;
+ *   (6) the shared-state registry counts exactly the references of what
+ *       keeps files: the acknowledged subtasks of pending checkpoints, the
+ *       completed checkpoints not retired, and the snapshot the job
+ *       started from until it is retired; each key they refer to is in it
+ *       (and the registry keeps its own invariants, sharedreg.h);
+ *   (7) nfinished = the subtasks marked finished, and a finished subtask
+ *       is acknowledged in every pending checkpoint;
+ *   (8) while part of the job restores (restoring), no checkpoint is
+ *       pending: none starts until the restarted subtasks run.
  */
 #ifndef CK_COORDINATOR_H
 #define CK_COORDINATOR_H
@@ -73,6 +93,7 @@
 #include "config.h"
 #include "graph.h"
 #include "handle.h"
+#include "invariant.h"
 #include "platform.h"
 #include "rng.h"
 #include "sharedreg.h"
@@ -330,5 +351,9 @@ int ck_cp_meta_decode(const uint8_t *p, size_t len, ck_cp_meta *m, const char **
 void ck_cp_meta_free(ck_cp_meta *m);
 
 const char *ck_cp_status_name(ck_cp_status s);
+
+/* Checks the invariants above (invariant.h): 0 or CK_EINVARIANT. Reads
+ * every checkpoint's record and the handles of those that keep files. */
+int ck_cc_check(const ck_cc *cc, ck_inv *v);
 
 #endif

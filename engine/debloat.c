@@ -1,5 +1,7 @@
 #include "debloat.h"
 
+#include "error.h"
+
 void ck_debloat_init(ck_debloat *d, uint32_t max, uint32_t min, int64_t target_ns,
                      uint32_t samples, uint32_t threshold_pct)
 {
@@ -73,4 +75,15 @@ uint64_t ck_tput_calc(ck_tput *t, ck_time now)
     t->bytes = 0;
     t->time_ns = 0;
     return t->last;
+}
+
+#define CK_INV_MODULE "debloat"
+
+int ck_debloat_check(const ck_debloat *d, ck_inv *v)
+{
+    CK_INV(v, 1, d->last >= d->min && d->last <= d->max, "announced %u, bounds [%u, %u]",
+           d->last, d->min, d->max);
+    CK_INV(v, 2, d->ema >= d->min && d->ema <= d->max, "smoothed %.1f, bounds [%u, %u]", d->ema,
+           d->min, d->max);
+    return 0;
 }

@@ -17,15 +17,16 @@
  * new size less than threshold % away from the last announced one is not
  * announced, unless at a bound.
  *
- * Invariants: min <= last <= max; the smoothed size stays in the same
- * bounds. A ck_tput's measured time only grows while it runs (paused:
- * start == CK_TPUT_PAUSED). No state machine beyond running/paused: pure
- * functions of the samples and times fed.
+ * Invariants (ck_debloat_check): (1) min <= last <= max; (2) the smoothed
+ * size stays in the same bounds. A ck_tput's measured time only grows
+ * while it runs (paused: start == CK_TPUT_PAUSED). No state machine
+ * beyond running/paused: pure functions of the samples and times fed.
  */
 #ifndef CK_DEBLOAT_H
 #define CK_DEBLOAT_H
 
 #include "common.h"
+#include "invariant.h"
 
 #define CK_DEBLOAT_MIN 256u /* Flink's default taskmanager.memory.min-segment-size */
 
@@ -49,6 +50,9 @@ void ck_debloat_init(ck_debloat *d, uint32_t max, uint32_t min, int64_t target_n
  * Returns the size to announce, or 0 when it stays as it is.
  */
 uint32_t ck_debloat_update(ck_debloat *d, uint64_t throughput, uint32_t buffers);
+
+/* Checks the invariants above (invariant.h): 0 or CK_EINVARIANT. */
+int ck_debloat_check(const ck_debloat *d, ck_inv *v);
 
 /* Bytes per second from `bytes` read in `busy_ns` of measured time; with
  * no such time, the previous throughput `prev`. */

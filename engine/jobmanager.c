@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "error.h"
+#include "invariant.h"
 #include "task.h"
 #include "taskmanager.h"
 #include "wire.h"
@@ -1210,6 +1211,11 @@ static int jm_finished(void *self)
     return jm->state == CK_JOB_FINISHED || jm->state == CK_JOB_FAILED;
 }
 
+static int jm_check(const void *self, ck_inv *v)
+{
+    return ck_jm_check(self, v);
+}
+
 static const ck_node_ops jm_node_ops = {
     .on_message = jm_on_message,
     .on_complete = jm_on_complete,
@@ -1218,10 +1224,81 @@ static const ck_node_ops jm_node_ops = {
     .on_deadline = jm_on_deadline,
     .work = jm_work,
     .finished = jm_finished,
+    .check = jm_check,
 };
 
 ck_node ck_jm_node(ck_jm *jm)
 {
     ck_node n = {&jm_node_ops, jm};
     return n;
+}
+
+/* ---- invariants (jobmanager.h) ------------------------------------------------------- */
+
+#define CK_INV_MODULE "jobmanager"
+
+/* a <= b where both are known (CK_TIME_NEVER: not yet). */
+static int before(ck_time a, ck_time b)
+{
+    return a == CK_TIME_NEVER || b == CK_TIME_NEVER || a <= b;
+}
+
+static int check_recovery(const ck_recovery *r, size_t i, ck_inv *v)
+{
+    CK_INV(v, 3,
+           before(r->failed, r->detected) && before(r->detected, r->restarted) &&
+               before(r->restarted, r->restored) && before(r->restored, r->caught_up) &&
+               (r->restored == CK_TIME_NEVER || r->restarted != CK_TIME_NEVER),
+           "recovery %zu: failed %lld, detected %lld, restarted %lld, restored %lld, caught up "
+           "%lld ns",
+           i, (long long)r->failed, (long long)r->detected, (long long)r->restarted,
+           (long long)r->restored, (long long)r->caught_up);
+    return 0;
+}
+
+static int check_jm(const ck_jm *jm, ck_inv *v)
+{
+    uint32_t n = jm->g->nsubtasks, done = 0, ended = 0, restarting = 0;
+    for (size_t i = 0; i < jm->nrecoveries; i++) {
+        int rc = check_recovery(&jm->recoveries[i], i, v);
+        if (rc)
+            return rc;
+    }
+    for (uint32_t s = 0; s < n; s++) {
+        CK_INV(v, 4, jm->sub_attempt[s] <= jm->attempt && jm->cc.attempts[s] == jm->sub_attempt[s],
+               "subtask %u runs attempt %u (newest %u), the coordinator addresses attempt %u", s,
+               jm->sub_attempt[s], jm->attempt, jm->cc.attempts[s]);
+        CK_INV(v, 6, !jm->cc.finished[s] == !jm->done[s] && !jm->cc.ended[s] == !jm->ended[s],
+               "subtask %u: %s and %s here, %s and %s to the coordinator", s,
+               jm->ended[s] ? "ended" : "not ended", jm->done[s] ? "finished" : "not finished",
+               jm->cc.ended[s] ? "ended" : "not ended",
+               jm->cc.finished[s] ? "finished" : "not finished");
+        done += jm->done[s] != 0;
+        ended += jm->ended[s] != 0;
+        restarting += jm->restarting[s] != 0;
+    }
+    CK_INV(v, 5, done == jm->nfinished && ended == jm->nended && restarting == jm->nrestarting,
+           "%u finished, %u ended, %u restarting; counted %u, %u, %u", done, ended, restarting,
+           jm->nfinished, jm->nended, jm->nrestarting);
+    CK_INV(v, 5,
+           !restarting || jm->state == CK_JOB_RUNNING || jm->state == CK_JOB_FAILED,
+           "%u subtasks restarting while %s", restarting, ck_job_state_name(jm->state));
+    CK_INV(v, 5, jm->state != CK_JOB_FINISHED || done == n, "FINISHED with %u of %u finished",
+           done, n);
+    ck_inv cv;
+    if (ck_cc_check(&jm->cc, &cv)) {
+        if (v)
+            *v = cv;
+        return CK_EINVARIANT;
+    }
+    return 0;
+}
+
+int ck_jm_check(const ck_jm *jm, ck_inv *v)
+{
+    int rc = check_jm(jm, v);
+    if (rc)
+        ck_inv_where(v, "job manager, %s, attempt %u", ck_job_state_name(jm->state),
+                     jm->attempt);
+    return rc;
 }

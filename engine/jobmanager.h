@@ -55,11 +55,26 @@
  * A restore that failed for a reason of its own (memory, an I/O error)
  * is an ordinary failure: the next attempt restores the same checkpoint.
  *
- * Invariants: messages from a subtask's other attempts than the one it
- * runs (sub_attempt), or while it is restarting, are ignored; metrics
- * arrive as increments and are added up per subtask across attempts;
- * every failure while RUNNING opens one entry in `recoveries`, unless a
- * region restart is pending, which it joins.
+ * Invariants (ck_jm_check):
+ *   (1) messages from a subtask's other attempts than the one it runs
+ *       (sub_attempt), or while it is restarting, are ignored (on_message
+ *       keeps it: no state shows it);
+ *   (2) metrics arrive as increments and are added up per subtask across
+ *       attempts (on_metrics keeps it);
+ *   (3) every failure while RUNNING opens one entry in `recoveries`, unless
+ *       a region restart is pending, which it joins; an entry's phases are
+ *       in order where known: failed <= detected <= restarted <= restored
+ *       <= caught_up, restored only once restarted;
+ *   (4) a subtask runs an attempt deployed already (sub_attempt <=
+ *       attempt), and the checkpoint coordinator addresses it at that
+ *       attempt (cc.attempts);
+ *   (5) nfinished, nended and nrestarting count the subtasks marked done,
+ *       ended and restarting; regions restart only while the job RUNNING
+ *       (or once it FAILED meanwhile); a FINISHED job's subtasks all
+ *       finished;
+ *   (6) the coordinator's marks of ended and finished subtasks are the
+ *       job manager's;
+ *   (7) the checkpoint coordinator keeps its invariants (coordinator.h).
  */
 #ifndef CK_JOBMANAGER_H
 #define CK_JOBMANAGER_H
@@ -215,5 +230,9 @@ void ck_jm_free(ck_jm *jm);
 ck_node ck_jm_node(ck_jm *jm);
 
 const char *ck_job_state_name(ck_job_state s);
+
+/* Checks the invariants above (invariant.h), the coordinator's with them:
+ * 0 or CK_EINVARIANT. */
+int ck_jm_check(const ck_jm *jm, ck_inv *v);
 
 #endif

@@ -8,6 +8,7 @@
 #include "crc32c.h"
 #include "debloat.h"
 #include "error.h"
+#include "invariant.h"
 #include "keygroup.h"
 #include "snapshot.h"
 
@@ -132,6 +133,7 @@ struct ck_task {
 
     ck_metrics met;
     ck_time acct_t;
+    ck_time acct_t0; /* the metrics' increment began (started, or the last report) */
     int acct_mode;
     int started;
     int64_t idle_total_ns; /* idle time over the task's life (met's resets at reports) */
@@ -1027,6 +1029,7 @@ static void report(ck_task *t, int type)
     t->met.task.subtask = keep.subtask;
     t->met.task.host = keep.host;
     t->met.task.start_ns = keep.start_ns;
+    t->acct_t0 = now;
     if (type == CK_MSG_TASK_FINISHED)
         t->state = CK_TASK_FINISHED;
     t->next_report = now + CK_METRICS_INTERVAL;
@@ -3605,7 +3608,7 @@ static void started(ck_task *t)
     ck_time now = ck_now(t->plat);
     t->state = CK_TASK_RUNNING;
     t->met.task.start_ns = now;
-    t->acct_t = now;
+    t->acct_t = t->acct_t0 = now;
     t->tick0 = now;
     t->next_wm += now;
     t->next_flush = CK_TIME_NEVER;
@@ -3716,6 +3719,11 @@ static int task_finished(void *self)
     return t->state == CK_TASK_FINISHED || t->state == CK_TASK_FAILED;
 }
 
+static int task_check(const void *self, ck_inv *v)
+{
+    return ck_task_check(self, v);
+}
+
 static const ck_node_ops task_node_ops = {
     .on_message = task_on_message,
     .on_complete = task_on_complete,
@@ -3724,10 +3732,93 @@ static const ck_node_ops task_node_ops = {
     .on_deadline = task_on_deadline,
     .work = task_work,
     .finished = task_finished,
+    .check = task_check,
 };
 
 ck_node ck_task_node(ck_task *t)
 {
     ck_node n = {&task_node_ops, t};
     return n;
+}
+
+/* ---- invariants (task.h) ------------------------------------------------------------- */
+
+#define CK_INV_MODULE "task"
+
+static int check_time(const ck_task *t, ck_inv *v)
+{
+    const ck_task_stats *st = &t->met.task;
+    int64_t sum = st->busy_ns + st->backpressured_ns + st->idle_ns;
+    CK_INV(v, 2, st->start_ns <= t->acct_t0 && t->acct_t0 <= t->acct_t,
+           "started at %lld ns, increment from %lld ns, accounted to %lld ns",
+           (long long)st->start_ns, (long long)t->acct_t0, (long long)t->acct_t);
+    CK_INV(v, 2, sum == t->acct_t - t->acct_t0,
+           "busy %lld + backpressured %lld + idle %lld ns != %lld ns accounted",
+           (long long)st->busy_ns, (long long)st->backpressured_ns, (long long)st->idle_ns,
+           (long long)(t->acct_t - t->acct_t0));
+    int64_t busy = 0, bp = 0, idle = 0;
+    for (uint32_t i = 0; i < t->met.nsec; i++) {
+        busy += t->met.sec[i].busy_ns;
+        bp += t->met.sec[i].bp_ns;
+        idle += t->met.sec[i].idle_ns;
+    }
+    CK_INV(v, 2, busy <= st->busy_ns && bp <= st->backpressured_ns && idle <= st->idle_ns,
+           "per second: busy %lld, backpressured %lld, idle %lld ns; totals %lld, %lld, %lld",
+           (long long)busy, (long long)bp, (long long)idle, (long long)st->busy_ns,
+           (long long)st->backpressured_ns, (long long)st->idle_ns);
+    return 0;
+}
+
+/* What the task's modules check (3), each under its own name (kstate.h's
+ * keyed state too). */
+static int check_modules(const ck_task *t, ck_inv *v)
+{
+    int rc;
+    if (t->has_gate && (rc = ck_gate_check(&t->gate, v)))
+        return rc;
+    for (int i = 0; i < t->nrps; i++)
+        if ((rc = ck_rp_check(&t->rps[i].rp, v)))
+            return ck_inv_where(v, "output %d", i);
+    if (t->debloat && (rc = ck_debloat_check(&t->dbl, v)))
+        return rc;
+    for (int k = 0; k < t->chain.nops; k++)
+        if (t->chain.ops[k].ks && (rc = ck_ks_check(t->chain.ops[k].ks, v)))
+            return ck_inv_where(v, "operator %d", k);
+    return t->netpool ? ck_segpool_check(t->netpool, v) : 0;
+}
+
+static int check_task(const ck_task *t, ck_inv *v)
+{
+    int rc;
+    if (t->state != CK_TASK_CREATED && t->state != CK_TASK_RESTORING &&
+        (rc = check_time(t, v)))
+        return rc;
+    if ((rc = check_modules(t, v)))
+        return rc;
+    int stopped = t->stop_id && t->completed >= t->stop_id; /* by a stop-with-savepoint */
+    if (t->state == CK_TASK_ENDING || t->state == CK_TASK_ENDED ||
+        (t->state == CK_TASK_FINISHED && !stopped))
+        for (int i = 0; i < t->nrps; i++) {
+            const ck_rp *rp = &t->rps[i].rp;
+            CK_INV(v, 4, rp->nended == rp->nsub, "%s: output %d: %d of %d subpartitions ended",
+                   ck_task_state_name(t->state), i, rp->nended, rp->nsub);
+            CK_INV(v, 4, t->state == CK_TASK_ENDING || ck_rp_drained(rp),
+                   "%s: output %d not drained", ck_task_state_name(t->state), i);
+        }
+    CK_INV(v, 5, t->nsnaps >= 0 && t->nsnaps <= MAX_SNAPS && t->nacked >= 0 &&
+                     t->nacked <= MAX_SNAPS,
+           "%d snapshots under way, %d acknowledged remembered (at most %d)", t->nsnaps,
+           t->nacked, MAX_SNAPS);
+    return 0;
+}
+
+int ck_task_check(const ck_task *t, ck_inv *v)
+{
+    if (t->state == CK_TASK_FAILED)
+        return 0; /* torn down on its way out */
+    int rc = check_task(t, v);
+    if (rc)
+        ck_inv_where(v, "subtask %s %d/%d attempt %u on tm%d", t->g->v[t->vertex].name,
+                     t->subtask + 1, t->g->v[t->vertex].parallelism, t->attempt, t->plat->host);
+    return rc;
 }

@@ -66,10 +66,25 @@
  * over the time it was not idle and the gate announces a new buffer size
  * upstream when it moved enough (debloat.h).
  *
- * Invariants: the task processes input only while every result partition
- * is available (otherwise it is backpressured and its unread buffers hold
- * back credit upstream); busy + backpressured + idle time add up to the
- * task's lifetime.
+ * Invariants (ck_task_check):
+ *   (1) the task processes input only while every result partition is
+ *       available (otherwise it is backpressured and its unread buffers
+ *       hold back credit upstream): task_work keeps this one, and nothing
+ *       after a step shows it;
+ *   (2) busy + backpressured + idle time add up to the task's lifetime:
+ *       once it runs, those of the metrics' current increment (since it
+ *       started, or its last report) sum to the time it accounted since,
+ *       never going back; the per-second series holds no more of each
+ *       than that (less only where memory ran out for the series);
+ *   (3) its input gate, result partitions, buffer debloating, keyed
+ *       state and its host's network buffer pool keep their invariants
+ *       (gate.h, partition.h, debloat.h, kstate.h, segpool.h);
+ *   (4) once its input ended (ENDING, ENDED, FINISHED) every output has
+ *       ended, and once ENDED or FINISHED every output is drained; a task
+ *       a stop-with-savepoint finished did not end its input (its windows
+ *       stay in the savepoint) and is exempt;
+ *   (5) at most MAX_SNAPS snapshots are under way and MAX_SNAPS
+ *       acknowledged ones remembered.
  */
 #ifndef CK_TASK_H
 #define CK_TASK_H
@@ -177,5 +192,9 @@ ck_task_state ck_task_get_state(const ck_task *t);
 const ck_metrics *ck_task_metrics(const ck_task *t);
 
 const char *ck_task_state_name(ck_task_state s);
+
+/* Checks the invariants above (invariant.h), its modules' with them: 0 or
+ * CK_EINVARIANT, what names the subtask. A FAILED task is not checked. */
+int ck_task_check(const ck_task *t, ck_inv *v);
 
 #endif

@@ -1599,6 +1599,17 @@ static void check_children(net_world *w)
             else
                 snprintf(what, sizeof(what), "tm%d exited with status %d", h, WEXITSTATUS(status));
             fprintf(stderr, "chandy: host process %s\n", what);
+            if (WIFEXITED(status) && WEXITSTATUS(status) == CK_EXIT_INVARIANT) {
+                /* It said which invariant: the run ends with it, as one
+                 * process would. */
+                for (int k = 0; k < w->ntm; k++)
+                    if (w->pids[k] > 0) {
+                        kill(w->pids[k], SIGKILL);
+                        waitpid(w->pids[k], NULL, 0);
+                    }
+                fflush(stdout);
+                _exit(CK_EXIT_INVARIANT);
+            }
             if (WIFEXITED(status) && WEXITSTATUS(status) == 5) {
                 /* It could not write its sinks' output or the store (said above). */
                 snprintf(what, sizeof(what), "tm%d could not write under the output directory", h);
@@ -1617,6 +1628,33 @@ static int jm_finished(net_world *w)
     return 1;
 }
 
+/* With invariant checks on (ck_bworld.check): what this process keeps
+ * beside its nodes (their own are checked at each step, drive.h). */
+static void check_world(net_world *w)
+{
+    ck_inv v;
+    char where[48];
+    ck_time now = world_now(w);
+    snprintf(where, sizeof(where), w->host < w->ntm ? "host tm%d" : "the job manager's host",
+             w->host);
+    if (ck_bhost_check(&w->bh, &v) || ck_routes_check(&w->routes, &v) ||
+        (w->host == w->ntm && ck_plan_check(&w->plan, &v)))
+        ck_drive_violated(where, now, &v);
+    for (net_node *n = w->nodes; n; n = n->next)
+        if (ck_bnode_check(&n->b, &v))
+            ck_drive_violated(where, now, &v);
+    for (int i = 0; i < w->nin; i++)
+        if (ck_netframe_parser_check(&w->in_conns[i]->fr, &v)) {
+            ck_inv_where(&v, "connection from host %d", w->in_conns[i]->peer_host);
+            ck_drive_violated(where, now, &v);
+        }
+    for (int h = 0; w->out_conn && h <= w->ntm; h++)
+        if (w->out_conn[h] && ck_tp_check(&w->out_conn[h]->tx, &v)) {
+            ck_inv_where(&v, "connection to host %d", h);
+            ck_drive_violated(where, now, &v);
+        }
+}
+
 static void loop(net_world *w, ck_time limit)
 {
     struct epoll_event evs[64];
@@ -1627,6 +1665,8 @@ static void loop(net_world *w, ck_time limit)
         expire_handshakes(w);
         int busy = run_nodes(w);
         flush_all(w);
+        if (w->bw.check)
+            check_world(w);
         if (w->failed)
             return;
         if (is_jm) {
@@ -1982,7 +2022,8 @@ static int net_run(const ck_backend_job *job, ck_backend_result *r, char *err, s
     snprintf(w.sink_dir, sizeof(w.sink_dir), "%s/sink", job->outdir);
     snprintf(w.local_dir, sizeof(w.local_dir), "%s/local", job->outdir);
     w.bw = (ck_bworld){.io = &net_io, .store_dir = w.store_dir, .local_dir = w.local_dir,
-                       .sinks = &w.sinks, .verbose = job->verbose};
+                       .sinks = &w.sinks, .verbose = job->verbose,
+                       .check = job->check_invariants};
     if (ck_storefs_mkdirs(w.store_dir) || ck_storefs_mkdirs(w.sink_dir) ||
         ck_sinkfs_init(&w.sinks, w.sink_dir)) {
         snprintf(err, errlen, "%s: cannot create the store and sink directories: %s", job->outdir,

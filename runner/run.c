@@ -25,6 +25,11 @@
 #include "storefs.h"
 #include "verify.h"
 
+/* Whether a run checks invariants unless told (CMake's CHANDY_INVARIANTS). */
+#ifndef CK_INVARIANTS_DEFAULT
+#define CK_INVARIANTS_DEFAULT 0
+#endif
+
 /* Empties what an earlier run left in the output directory: its store, its
  * sinks' output and its run.json must not be mistaken for this run's (a
  * run that cannot write its own must not leave the last one's standing). */
@@ -545,6 +550,7 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
     r.job.outdir = r.outdir;
     r.job.seed = r.seed;
     r.job.verbose = r.verbose;
+    r.job.check_invariants = o->check_invariants ? o->check_invariants > 0 : CK_INVARIANTS_DEFAULT;
     ck_backend_result_init(&r.res, &r.job);
 
     int status = 0;

@@ -68,6 +68,8 @@ typedef struct ck_run_opts {
     int verbose;
     int quiet;
     int swarm; /* ck_nemesis_mode: draw the seed's fault schedule and judge the run by it */
+    int check_invariants; /* 1: check every invariant after each step (invariant.h), -1:
+                           * not; 0: the build's default (CMake's CHANDY_INVARIANTS) */
 } ck_run_opts;
 
 /*
@@ -76,7 +78,8 @@ typedef struct ck_run_opts {
  * the run could not complete), 2 (the scenario or the options are wrong).
  * With o->swarm, the scenario's events and expect are replaced by the
  * seed's drawn schedule and the swarm verdict (runner/nemesis.h): 0 when
- * it holds, 1 when it does not.
+ * it holds, 1 when it does not. A violated invariant (with checks on)
+ * ends the process at once with CK_EXIT_INVARIANT (invariant.h).
  */
 int ck_run_main(const char *scenario_path, const ck_run_opts *o);
 

@@ -1436,6 +1436,29 @@ static const ck_bnode_io sim_io = {
  * or at once if a node could do more. Returns 1 when the node that ends
  * the run finished.
  */
+/* With invariant checks on (ck_bworld.check): what host h keeps beside its
+ * nodes (their own are checked at each step, drive.h), after its pass. */
+static void check_host(sim_world *w, int h, ck_time now)
+{
+    sim_host *hs = &w->hosts[h];
+    ck_inv v;
+    char where[48];
+    snprintf(where, sizeof(where), h < w->ntm ? "host tm%d" : "the job manager's host", h);
+    if (ck_bhost_check(hs->bh, &v) || ck_netframe_parser_check(&hs->rx, &v) ||
+        ck_plan_check(&w->plan, &v) || ck_routes_check(&w->routes, &v))
+        ck_drive_violated(where, now, &v);
+    for (sim_node *n = hs->nodes; n; n = n->host_next)
+        if (ck_bnode_check(&n->b, &v))
+            ck_drive_violated(where, now, &v);
+    for (int b = 0; b < w->conns_n; b++) {
+        const sim_conn *c = conn_find(w, h, b);
+        if (c && ck_tp_check(&c->tx, &v)) {
+            ck_inv_where(&v, "connection to host %d", b);
+            ck_drive_violated(where, now, &v);
+        }
+    }
+}
+
 static int host_pass(sim_world *w, int h)
 {
     sim_host *hs = &w->hosts[h];
@@ -1482,6 +1505,8 @@ static int host_pass(sim_world *w, int h)
         next = CK_MIN(next, hs->arrivals->due);
     hs->in_pass = 0;
     next = CK_MIN(next, hs->want);
+    if (w->bw.check)
+        check_host(w, h, now);
     if (hs->up)
         host_set_due(w, h, more ? now : next);
     return 0;
@@ -2323,6 +2348,7 @@ static int sim_run(const ck_backend_job *job, ck_backend_result *r, char *err, s
                            err, errlen);
     if (!w)
         return CK_EINVAL;
+    w->bw.check = job->check_invariants;
     char sink_dir[600];
     snprintf(sink_dir, sizeof(sink_dir), "%s/sink", job->outdir);
     if (ck_sim_set_sink_dir(w, sink_dir)) {

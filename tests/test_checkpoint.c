@@ -23,11 +23,13 @@
 #include "error.h"
 #include "fakeplat.h"
 #include "gate.h"
+#include "invcheck.h"
 #include "jobmanager.h"
 #include "metrics.h"
 #include "operator.h"
 #include "partition.h"
 #include "task.h"
+#include "taskmanager.h"
 #include "testgraph.h"
 
 /* ---- alignment ------------------------------------------------------------- */
@@ -720,6 +722,7 @@ static void complete_with(cc_rig *r, uint64_t id, const char *const *keys, int n
     }
     ck_cc_on_stored(&r->cc, id, CK_OK);
     assert_int_equal(ck_cc_find(&r->cc, id)->status, CK_CP_COMPLETED);
+    assert_int_equal(ck_cc_check(&r->cc, NULL), 0);
 }
 
 /* Files merged across checkpoints (coordinator.h, seg_live): one nothing
@@ -797,6 +800,7 @@ static void advance(cc_rig *r, ck_time to)
     r->w.now = to;
     if (ck_cc_deadline(&r->cc) <= to)
         ck_cc_on_deadline(&r->cc);
+    assert_int_equal(ck_cc_check(&r->cc, NULL), 0); /* coordinator.h, at every turn */
 }
 
 static void test_coordinator_lifecycle(void **state)
@@ -2484,6 +2488,145 @@ static void test_materialization_failures(void **state)
     }
 }
 
+/* ---- invariants (coordinator.h, sharedreg.h, jobmanager.h, taskmanager.h) ---------- */
+
+/* A coordinator with a retired, a completed and a pending checkpoint, and
+ * shared files, passes its check; each numbered invariant, broken by one
+ * field, fails with its number. */
+static void test_coordinator_invariants(void **state)
+{
+    (void)state;
+    static cc_rig r;
+    cc_setup(&r, 100, 0, 1);
+    const char *f1[] = {"a.sst"}, *f2[] = {"a.sst", "b.sst"};
+    complete_with(&r, 1, f1, 1);
+    complete_with(&r, 2, f2, 2); /* checkpoint 1 retired: num-retained 1 */
+    advance(&r, r.w.now + 100 * CK_NS_PER_MS);
+    ack(&r, 0, 3);
+    ck_cc *cc = &r.cc;
+    assert_int_equal(cc->ncps, 3);
+    ck_cp_record *c1 = &cc->cps[0], *c2 = &cc->cps[1], *c3 = &cc->cps[2];
+    assert_true(c1->retired && c2->status == CK_CP_COMPLETED && c3->status == CK_CP_PENDING);
+    assert_int_equal(ck_sreg_count(&cc->shared, "checkpoints/job/shared/a.sst"), 1);
+    assert_int_equal(ck_cc_check(cc, NULL), 0);
+
+    INV_BREAK(cc->next_id, cc->next_id + 1, ck_cc_check(cc, &V), "coordinator", 1);
+    INV_BREAK(c2->id, 7, ck_cc_check(cc, &V), "coordinator", 1);
+    INV_BREAK(cc->npending, 2, ck_cc_check(cc, &V), "coordinator", 2);
+    INV_BREAK(c3->nacks, 2, ck_cc_check(cc, &V), "coordinator", 3);
+    INV_BREAK(c3->metadata_sent, 1, ck_cc_check(cc, &V), "coordinator", 3);
+    INV_BREAK(c2->metadata_sent, 0, ck_cc_check(cc, &V), "coordinator", 4);
+    INV_BREAK(c2->complete, c2->trigger - 1, ck_cc_check(cc, &V), "coordinator", 4);
+    INV_BREAK(c2->retired, 1, ck_cc_check(cc, &V), "coordinator", 5);
+    INV_BREAK(c1->retired, 0, ck_cc_check(cc, &V), "coordinator", 5);
+    INV_BREAK(c2->tasks[1].handles.v[1].flags, 0, ck_cc_check(cc, &V), "coordinator", 6);
+    INV_BREAK(cc->shared.n, cc->shared.n + 1, ck_cc_check(cc, &V), "coordinator", 6);
+    /* One reference too many. */
+    assert_int_equal(ck_sreg_ref(&cc->shared, "checkpoints/job/shared/a.sst"), 2);
+    ck_inv v;
+    inv_broken(ck_cc_check(cc, &v), &v, "coordinator", 6);
+    assert_int_equal(ck_sreg_unref(&cc->shared, "checkpoints/job/shared/a.sst"), 1);
+    assert_int_equal(ck_cc_check(cc, NULL), 0);
+    INV_BREAK(cc->nfinished, 1, ck_cc_check(cc, &V), "coordinator", 7);
+    INV_BREAK(cc->finished[2], 1, ck_cc_check(cc, &V), "coordinator", 7);
+    INV_BREAK(cc->restoring, 1, ck_cc_check(cc, &V), "coordinator", 8);
+    ck_cc_free(cc);
+}
+
+/* What a slot of the registry is (sharedreg.c): the test breaks slots. */
+struct ck_sreg_slot {
+    char *key;
+    uint32_t count;
+};
+
+static void test_sharedreg_invariants(void **state)
+{
+    (void)state;
+    ck_sreg reg = {0};
+    const char *keys[] = {"a", "b", "c", "d", "e"};
+    for (int i = 0; i < 5; i++)
+        assert_true(ck_sreg_ref(&reg, keys[i]) > 0);
+    assert_int_equal(ck_sreg_ref(&reg, "a"), 2);
+    assert_int_equal(ck_sreg_check(&reg, NULL), 0);
+    uint32_t full = reg.cap, empty = reg.cap, alone = reg.cap;
+    for (uint32_t i = 0; i < reg.cap; i++) {
+        if (!reg.slots[i].key)
+            empty = i;
+        else
+            full = i;
+        if (reg.slots[i].key && !reg.slots[(i + 1) % reg.cap].key &&
+            !reg.slots[(i + 2) % reg.cap].key)
+            alone = i; /* the two slots after it are empty */
+    }
+    assert_true(full < reg.cap && empty < reg.cap && alone < reg.cap);
+    INV_BREAK(reg.slots[full].count, 0, ck_sreg_check(&reg, &V), "sharedreg", 1);
+    INV_BREAK(reg.slots[empty].count, 3, ck_sreg_check(&reg, &V), "sharedreg", 1);
+    INV_BREAK(reg.n, reg.n + 1, ck_sreg_check(&reg, &V), "sharedreg", 2);
+    INV_BREAK(reg.cap, 8, ck_sreg_check(&reg, &V), "sharedreg", 2);
+    /* An entry moved past an empty slot: its probe would stop before it. */
+    uint32_t to = (alone + 2) % reg.cap;
+    reg.slots[to] = reg.slots[alone];
+    reg.slots[alone] = (struct ck_sreg_slot){NULL, 0};
+    ck_inv v;
+    inv_broken(ck_sreg_check(&reg, &v), &v, "sharedreg", 3);
+    reg.slots[alone] = reg.slots[to];
+    reg.slots[to] = (struct ck_sreg_slot){NULL, 0};
+    assert_int_equal(ck_sreg_check(&reg, NULL), 0);
+    ck_sreg_free(&reg);
+}
+
+static void test_jm_tm_invariants(void **state)
+{
+    (void)state;
+    static cc_rig r;
+    cc_setup(&r, 100, 0, 1);
+    ck_cc_free(&r.cc);
+    ck_job_env env = {.g = &r.g, .cfg = &r.cfg, .job_id = "job"};
+    static ck_jm jm;
+    assert_int_equal(ck_jm_init(&jm, &r.jp.plat, &env, 2, 1), 0);
+    assert_int_equal(ck_jm_check(&jm, NULL), 0);
+    jm_heartbeat(&jm, 0);
+    jm_heartbeat(&jm, 1);
+    assert_int_equal(jm.state, CK_JOB_RUNNING);
+    assert_int_equal(ck_jm_check(&jm, NULL), 0);
+    ck_recovery rec = {.failed = CK_TIME_NEVER, .detected = 10, .restarted = 20,
+                       .restored = 30, .first_output = CK_TIME_NEVER, .caught_up = 40};
+    jm.recoveries = &rec;
+    jm.nrecoveries = 1;
+    assert_int_equal(ck_jm_check(&jm, NULL), 0);
+    INV_BREAK(rec.restored, 15, ck_jm_check(&jm, &V), "jobmanager", 3);
+    INV_BREAK(rec.restarted, CK_TIME_NEVER, ck_jm_check(&jm, &V), "jobmanager", 3);
+    INV_BREAK(rec.failed, 11, ck_jm_check(&jm, &V), "jobmanager", 3);
+    jm.recoveries = NULL;
+    jm.nrecoveries = 0;
+    INV_BREAK(jm.sub_attempt[1], 1, ck_jm_check(&jm, &V), "jobmanager", 4);
+    INV_BREAK(jm.cc.attempts[1], 1, ck_jm_check(&jm, &V), "jobmanager", 4);
+    INV_BREAK(jm.nfinished, 1, ck_jm_check(&jm, &V), "jobmanager", 5);
+    INV_BREAK(jm.restarting[0], 1, ck_jm_check(&jm, &V), "jobmanager", 5);
+    INV_BREAK(jm.state, CK_JOB_FINISHED, ck_jm_check(&jm, &V), "jobmanager", 5);
+    INV_BREAK(jm.cc.ended[2], 1, ck_jm_check(&jm, &V), "jobmanager", 6);
+    INV_BREAK(jm.cc.npending, 1, ck_jm_check(&jm, &V), "coordinator", 2);
+    ck_jm_free(&jm);
+
+    ck_segpool pool;
+    ck_segpool_init(&pool, 1024, 8);
+    fake_plat tp;
+    fake_init(&tp, &r.w, CK_EP_TM0 + 1);
+    tp.plat.netpool = &pool;
+    ck_tm tm;
+    ck_tm_init(&tm, &tp.plat, &r.g, &r.cfg, 1, 2);
+    assert_int_equal(ck_tm_check(&tm, NULL), 0);
+    INV_BREAK(tm.connected, 1, ck_tm_check(&tm, &V), "taskmanager", 1);
+    ck_node n = ck_tm_node(&tm);
+    n.ops->work(n.self); /* registers */
+    assert_int_equal(ck_tm_check(&tm, NULL), 0);
+    INV_BREAK(tm.next_hb, CK_TIME_NEVER, ck_tm_check(&tm, &V), "taskmanager", 1);
+    INV_BREAK(tm.cancelled, 3, ck_tm_check(&tm, &V), "taskmanager", 2);
+    INV_BREAK(pool.reserved, 9, ck_tm_check(&tm, &V), "segpool", 1);
+    fake_clear(&r.w);
+    ck_segpool_free(&pool);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -2522,6 +2665,9 @@ int main(void)
         cmocka_unit_test(test_metadata_roundtrip_and_bad_keys),
         cmocka_unit_test(test_shared_registry),
         cmocka_unit_test(test_coordinator_appendable_files),
+        cmocka_unit_test(test_coordinator_invariants),
+        cmocka_unit_test(test_sharedreg_invariants),
+        cmocka_unit_test(test_jm_tm_invariants),
         cmocka_unit_test(test_sink_transactions),
         cmocka_unit_test(test_sink_latency_buckets),
         cmocka_unit_test(test_materialization_failures),

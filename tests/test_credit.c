@@ -21,6 +21,7 @@
 #include "error.h"
 #include "fakeplat.h"
 #include "gate.h"
+#include "invcheck.h"
 #include "partition.h"
 
 enum { NPROD = 2, PER_PRODUCER = 20000, EP_CONSUMER = 10, EP_PROD0 = 20 };
@@ -78,6 +79,12 @@ static void check_pools(const rig *r)
     assert_true(r->cpool.peak <= r->cpool.total);
     assert_int_equal(r->ppool.used + r->ppool.nfree + r->ppool.nfree_small,
                      r->ppool.allocated + r->ppool.allocated_small);
+    /* Every invariant the modules number holds at every turn. */
+    assert_int_equal(ck_segpool_check(&r->ppool, NULL), 0);
+    assert_int_equal(ck_segpool_check(&r->cpool, NULL), 0);
+    assert_int_equal(ck_gate_check(&r->gate, NULL), 0);
+    for (int i = 0; i < NPROD; i++)
+        assert_int_equal(ck_rp_check(&r->rp[i], NULL), 0);
     assert_int_equal(r->cpool.used + r->cpool.nfree + r->cpool.nfree_small,
                      r->cpool.allocated + r->cpool.allocated_small);
 }
@@ -546,6 +553,87 @@ static void test_watermark_min_over_channels(void **state)
     rig_free(&r);
 }
 
+/* The check functions of the network stack (gate.h, partition.h,
+ * segpool.h, debloat.h, bitset.h): a rig mid-flow passes them; each
+ * numbered invariant, broken by one field, fails with its number. */
+static void test_invariants(void **state)
+{
+    (void)state;
+    static rig r;
+    rig_init(&r, 1024);
+    for (int round = 0; round < 4; round++) {
+        produce(&r, 200);
+        deliver(&r);
+        consume(&r, 1);
+        deliver(&r);
+    }
+    produce(&r, 200);
+    ck_gate *g = &r.gate;
+    ck_chan *c = &g->chans[0];
+    ck_rp *rp = &r.rp[0];
+    ck_subpart *s = &rp->subs[0];
+    /* Mid-flow: buffers queued on both sides, floating buffers lent. */
+    assert_true(s->queue.n > 0 && s->credit == 0);
+    assert_true(c->queue.n > 0 || c->cur);
+    assert_true(g->pool_free < g->floating);
+    assert_int_equal(ck_gate_check(g, NULL), 0);
+    assert_int_equal(ck_rp_check(rp, NULL), 0);
+
+    INV_BREAK(c->owned, c->owned + 1, ck_gate_check(g, &V), "gate", 1);
+    INV_BREAK(c->outstanding, c->owned + 1, ck_gate_check(g, &V), "gate", 2);
+    INV_BREAK(c->next_seq, c->next_seq + 1, ck_gate_check(g, &V), "gate", 3);
+    INV_BREAK(g->announce.n, g->announce.n + 1, ck_gate_check(g, &V), "gate", 4);
+    INV_BREAK(c->in_avail, 0, ck_gate_check(g, &V), "gate", 8);
+    INV_BREAK(c->blocked, 1, ck_gate_check(g, &V), "gate", 10);
+    INV_BREAK(c->spilling, 1, ck_gate_check(g, &V), "gate", 11);
+    INV_BREAK(g->pool_free, g->pool_free + 1, ck_gate_check(g, &V), "gate", 5);
+    INV_BREAK(g->nended, 1, ck_gate_check(g, &V), "gate", 6);
+    INV_BREAK(g->held_bytes, g->held_bytes + 1, ck_gate_check(g, &V), "gate", 7);
+    INV_BREAK(g->wait_n, g->wait_n + 1, ck_gate_check(g, &V), "gate", 8);
+    INV_BREAK(g->wm_min, 5, ck_gate_check(g, &V), "gate", 9);
+    g->align_id = 7; /* aligning checkpoint 7, no channel has its barrier yet: valid */
+    assert_int_equal(ck_gate_check(g, NULL), 0);
+    INV_BREAK(g->align_have, 1, ck_gate_check(g, &V), "gate", 10);
+    g->align_id = 0;
+    INV_BREAK(g->uc_pending, 1, ck_gate_check(g, &V), "gate", 11);
+
+    INV_BREAK(s->credit, -1, ck_rp_check(rp, &V), "partition", 1);
+    INV_BREAK(s->seq, s->seq + 1, ck_rp_check(rp, &V), "partition", 2);
+    INV_BREAK(s->queue.n, s->queue.n + 1, ck_rp_check(rp, &V), "partition", 3);
+    INV_BREAK(s->credit, 5, ck_rp_check(rp, &V), "partition", 6);
+    INV_BREAK(s->buf_size, 100, ck_rp_check(rp, &V), "partition", 8);
+    INV_BREAK(rp->pool_used, rp->pool_used + 1, ck_rp_check(rp, &V), "partition", 3);
+    INV_BREAK(rp->nfull, rp->nfull + 1, ck_rp_check(rp, &V), "partition", 4);
+    INV_BREAK(rp->ready.n, rp->ready.n + 1, ck_rp_check(rp, &V), "partition", 6);
+    INV_BREAK(rp->nended, rp->nended + 1, ck_rp_check(rp, &V), "partition", 7);
+    INV_BREAK(rp->queued_bytes, rp->queued_bytes + 1, ck_rp_check(rp, &V), "partition", 8);
+    INV_BREAK(rp->bar_pending, 1, ck_rp_check(rp, &V), "partition", 9);
+    INV_BREAK(s->bar_buf, (ck_buf *)&r, ck_rp_check(rp, &V), "partition", 9);
+
+    ck_segpool *p = &r.ppool;
+    INV_BREAK(p->reserved, p->total + 1, ck_segpool_check(p, &V), "segpool", 1);
+    INV_BREAK(p->peak, p->used - 1, ck_segpool_check(p, &V), "segpool", 2);
+    INV_BREAK(p->nfree, p->nfree + 1, ck_segpool_check(p, &V), "segpool", 3);
+    INV_BREAK(p->block_size, p->block_size + 8, ck_segpool_check(p, &V), "segpool", 4);
+
+    ck_debloat d;
+    ck_debloat_init(&d, 32768, CK_DEBLOAT_MIN, 300 * CK_NS_PER_MS, 20, 25);
+    (void)ck_debloat_update(&d, 1000000, 10);
+    assert_int_equal(ck_debloat_check(&d, NULL), 0);
+    INV_BREAK(d.last, 100, ck_debloat_check(&d, &V), "debloat", 1);
+    INV_BREAK(d.ema, 1e9, ck_debloat_check(&d, &V), "debloat", 2);
+
+    ck_bitset b;
+    assert_int_equal(ck_bitset_init(&b, 130), 0);
+    ck_bitset_add(&b, 3);
+    ck_bitset_add(&b, 70);
+    ck_bitset_add(&b, 129);
+    assert_int_equal(ck_bitset_check(&b, NULL), 0);
+    INV_BREAK(b.n, 2, ck_bitset_check(&b, &V), "bitset", 1);
+    ck_bitset_free(&b);
+    rig_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -557,6 +645,7 @@ int main(void)
         cmocka_unit_test(test_gate_throughput),
         cmocka_unit_test(test_buffer_size_announced),
         cmocka_unit_test(test_segpool),
+        cmocka_unit_test(test_invariants),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -144,6 +144,40 @@ static void test_determinism(void **state)
     cJSON_Delete(c);
 }
 
+/* Invariant checks read and never write: a run with them (engine/
+ * invariant.h) is the same run as one without, the demo and a swarm seed
+ * with a crash and a stop-with-savepoint that resumes alike. */
+static void test_invariant_checks_change_nothing(void **state)
+{
+    (void)state;
+    static const char *runs[] = {"scenarios/demo.json",
+                                 "scenarios/swarm-crash.json --swarm safety --seed 13"};
+    for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+        char args[512], on[16], off[16];
+        snprintf(on, sizeof(on), "inv-onn%zu", i); /* as long as off's */
+        snprintf(off, sizeof(off), "inv-off%zu", i);
+        snprintf(args, sizeof(args), "run %s --out %s/%s --quiet --check-invariants", runs[i],
+                 tmp, on);
+        assert_chandy(on, args, 0);
+        snprintf(args, sizeof(args), "run %s --out %s/%s --quiet --no-check-invariants",
+                 runs[i], tmp, off);
+        assert_chandy(off, args, 0);
+        cJSON *a = load_run(on), *b = load_run(off);
+        strip_wall(a);
+        strip_wall(b);
+        char *ta = cJSON_Print(a), *tb = cJSON_Print(b);
+        /* The output directory in paths (a savepoint's) is all that may differ. */
+        char *at;
+        while ((at = strstr(ta, on)))
+            memcpy(at, off, strlen(off)); /* the same length */
+        assert_string_equal(ta, tb);
+        free(ta);
+        free(tb);
+        cJSON_Delete(a);
+        cJSON_Delete(b);
+    }
+}
+
 static void test_backpressure_scenario(void **state)
 {
     (void)state;
@@ -2069,6 +2103,7 @@ int main(void)
         cmocka_unit_test(test_simgrid_run),
         cmocka_unit_test(test_sockets_run),
         cmocka_unit_test(test_determinism),
+        cmocka_unit_test(test_invariant_checks_change_nothing),
         cmocka_unit_test(test_backpressure_scenario),
         cmocka_unit_test(test_demo_scenario),
         cmocka_unit_test(test_checkpoints_exactly_once),

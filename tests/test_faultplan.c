@@ -18,6 +18,7 @@
 #include "faultplan.h"
 #include "graph.h"
 #include "wire.h"
+#include "invcheck.h"
 
 #define MS INT64_C(1000000)
 
@@ -52,6 +53,7 @@ static int play_until(ck_time t)
             ck_plan_end(&plan, which, next);
         else
             ck_plan_start(&plan, which, next);
+        assert_int_equal(ck_plan_check(&plan, NULL), 0); /* faultplan.h, at every change */
         n++;
     }
     return n;
@@ -247,6 +249,38 @@ static void test_crashes(void **state)
     ck_plan_free(&plan);
 }
 
+/* The check function (faultplan.h): a plan with a cut, slowdowns, a crash
+ * and a triggered fault in force passes it; each numbered invariant,
+ * broken by one field, fails with its number. */
+static void test_invariants(void **state)
+{
+    (void)state;
+    faults[0] = (ck_fault){.kind = CK_FAULT_PARTITION, .at = 1 * MS, .duration = 40 * MS,
+                           .nside = 2, .side_host = {TM0, TM1}, .side = {0, 1}};
+    faults[1] = (ck_fault){.kind = CK_FAULT_SLOW_CPU, .at = 2 * MS, .duration = 40 * MS,
+                           .host = TM1, .factor = 0.25};
+    faults[2] = slow_link(3 * MS, 40 * MS, JM, 0.5, 2 * MS);
+    faults[3] = (ck_fault){.kind = CK_FAULT_CRASH, .at = 4 * MS, .duration = 40 * MS,
+                           .host = TM0};
+    faults[4] = slow_link(1 * MS, 10 * MS, TM0, 0.5, 0);
+    faults[4].moment = CK_MOMENT_CHECKPOINT_COMPLETED;
+    faults[4].nth = 2;
+    setup_plan(5);
+    play_until(10 * MS);
+    assert_int_equal(ck_plan_check(&plan, NULL), 0);
+    INV_BREAK(plan.cut[TM0 * plan.nh + TM1], 2, ck_plan_check(&plan, &V), "faultplan", 1);
+    INV_BREAK(plan.cut[TM1 * plan.nh + JM], 1, ck_plan_check(&plan, &V), "faultplan", 1);
+    INV_BREAK(plan.cpu[TM1], 1.0, ck_plan_check(&plan, &V), "faultplan", 2);
+    INV_BREAK(plan.lat[JM], 0, ck_plan_check(&plan, &V), "faultplan", 2);
+    INV_BREAK(plan.down[TM0], 0, ck_plan_check(&plan, &V), "faultplan", 3);
+    INV_BREAK(plan.due[4], 20 * MS, ck_plan_check(&plan, &V), "faultplan", 4);
+    ck_plan_moment(&plan, CK_MOMENT_CHECKPOINT_COMPLETED, 1, 1, 11 * MS);
+    ck_plan_moment(&plan, CK_MOMENT_CHECKPOINT_COMPLETED, 2, 1, 12 * MS);
+    assert_int_equal(ck_plan_check(&plan, NULL), 0);
+    INV_BREAK(plan.due[4], CK_TIME_NEVER, ck_plan_check(&plan, &V), "faultplan", 4);
+    ck_plan_free(&plan);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -255,6 +289,7 @@ int main(void)
         cmocka_unit_test(test_order_and_triggers),
         cmocka_unit_test(test_crashes),
         cmocka_unit_test(test_message_moments),
+        cmocka_unit_test(test_invariants),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
