@@ -570,8 +570,8 @@ static void failover(ck_jm *jm, const char *cause, int host, const uint8_t *fail
     /* Every attempt has endpoints of its own (graph.h): the next must fit. */
     if (((uint64_t)jm->attempt + 2) * jm->g->nsubtasks + CK_EP_TASK0 >= CK_EP_CLIENT) {
         free(mask);
-        char why[256];
-        snprintf(why, sizeof(why), "%.160s (no endpoints left for attempt %u)", cause,
+        char why[512];
+        snprintf(why, sizeof(why), "%.400s (no endpoints left for attempt %u)", cause,
                  jm->attempt + 1);
         job_fail(jm, CK_JOBFAIL_NO_ENDPOINTS, why);
         return;
@@ -580,8 +580,8 @@ static void failover(ck_jm *jm, const char *cause, int host, const uint8_t *fail
     int decided = ck_restart_on_failure(&jm->rs, now, &delay);
     if (decided == CK_RESTART_GIVE_UP) {
         free(mask);
-        char why[256];
-        snprintf(why, sizeof(why), "%.160s (restart strategy %s gave up after %d restarts)",
+        char why[512];
+        snprintf(why, sizeof(why), "%.400s (restart strategy %s gave up after %d restarts)",
                  cause, ck_restart_name(jm->rs.type), jm->rs.restarts);
         job_fail(jm, CK_JOBFAIL_RESTARTS_EXHAUSTED, why);
         return;

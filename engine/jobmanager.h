@@ -214,7 +214,7 @@ typedef struct ck_jm {
     size_t nmats, capmats;    /* capmats in bytes (ck_reserve) */
     ck_fallback *fallbacks; /* restores that failed on their checkpoint, in order: */
     size_t nfallbacks;      /* those checkpoints are never restored again */
-    char failure[256];   /* FAILED: why, one line */
+    char failure[512];   /* FAILED: why, one line */
     ck_job_failure failed_because;
 } ck_jm;
 
