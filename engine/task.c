@@ -934,7 +934,8 @@ static void fail_with(ck_task *t, uint32_t code, uint64_t cp, const char *key, c
     ck_put_u32(body, code);
     ck_put_u64(body + 4, cp);
     ck_put_u16(body + 12, (uint16_t)kl);
-    memcpy(body + CK_FAIL_BODY_MIN, key, kl);
+    if (kl)
+        memcpy(body + CK_FAIL_BODY_MIN, key, kl);
     memcpy(body + CK_FAIL_BODY_MIN + kl, msg, ml);
     to_jm(t, CK_MSG_TASK_FAILED, body, CK_FAIL_BODY_MIN + kl + ml);
 }

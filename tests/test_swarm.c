@@ -644,7 +644,9 @@ static void test_merge_counts_results(void **state)
     fake_swarm("m-s0", sh0, "2 4 6");
     fake_swarm("m-s1", sh1, "1 3 5");
     free(merge_of("m-ok", "m-s0 m-s1", 0));
-    assert_true(cJSON_IsTrue(at(load_json("m-ok/swarm.json"), "complete")));
+    cJSON *ok = load_json("m-ok/swarm.json");
+    assert_true(cJSON_IsTrue(at(ok, "complete")));
+    cJSON_Delete(ok);
     assert_int_equal(merged_num("m-ok", "seeds_declared"), 6);
     assert_int_equal(merged_num("m-ok", "seeds_missing"), 0);
     assert_int_equal(merged_num("m-ok", "runs"), 6);
@@ -679,7 +681,9 @@ static void test_merge_counts_results(void **state)
                                 "declared have no result (first: 3, 4, 5, 6, 7, 8, 9, 10, 11, "
                                 "12, ...)"));
     free(err);
-    assert_false(cJSON_IsTrue(at(load_json("m-huge-out/swarm.json"), "complete")));
+    cJSON *huge = load_json("m-huge-out/swarm.json");
+    assert_false(cJSON_IsTrue(at(huge, "complete")));
+    cJSON_Delete(huge);
     /* Shards of different counts that together cover 1..12 (evens, and
      * residues 0, 1 and 2 of 3), a seed lost that only one of them ran. */
     fake_swarm("m-c2", "\"seeds\": {\"from\": 1, \"to\": 12}, \"shard\": {\"index\": 0, "
