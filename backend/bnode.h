@@ -48,23 +48,24 @@ typedef struct ck_bnode_io {
     /* The backend's time, in ns. */
     ck_time (*clock)(const ck_bnode *n);
     /* Sends msg (taken) to endpoint dst now: the node is not busy. */
-    int (*send)(ck_bnode *n, uint32_t dst, uint8_t *msg, size_t len);
+    CK_MUST_CHECK int (*send)(ck_bnode *n, uint32_t dst, uint8_t *msg, size_t len);
     /* An upload (data taken; at > 0: an append at that offset) or a
      * download of a checked key (the len bytes at offset at; len
      * CK_STOREFS_WHOLE: the object), answered by a completion with the
      * token (platform.h). */
-    int (*store_put)(ck_bnode *n, const char *key, uint64_t at, uint8_t *data, size_t len,
-                     uint64_t token);
-    int (*store_get)(ck_bnode *n, const char *key, uint64_t at, uint64_t len, uint64_t token);
+    CK_MUST_CHECK int (*store_put)(ck_bnode *n, const char *key, uint64_t at, uint8_t *data,
+                                   size_t len, uint64_t token);
+    CK_MUST_CHECK int (*store_get)(ck_bnode *n, const char *key, uint64_t at, uint64_t len,
+                                   uint64_t token);
     /* Optional (NULL: the node's platform has no store_put_files, and
      * the engine puts the bytes itself): an upload of local files,
      * read where the store writes, answered by a completion with the
      * token and CK_PUT_FILE_RESULT bytes per file. */
-    int (*store_put_files)(ck_bnode *n, const char *key, uint64_t at, const char *const *paths,
-                           uint32_t nf, uint64_t token);
+    CK_MUST_CHECK int (*store_put_files)(ck_bnode *n, const char *key, uint64_t at,
+                                         const char *const *paths, uint32_t nf, uint64_t token);
     /* A task manager's deployment of subtasks (platform.h). */
-    int (*deploy)(ck_bnode *n, uint32_t attempt, uint32_t global,
-                  const struct ck_restore_point *from);
+    CK_MUST_CHECK int (*deploy)(ck_bnode *n, uint32_t attempt, uint32_t global,
+                                const struct ck_restore_point *from);
     void (*undeploy)(ck_bnode *n, uint32_t attempt, uint32_t global);
     void (*set_routes)(ck_bnode *n, uint32_t attempt, uint32_t count, const uint16_t *hosts);
     /* Something was put in the node's host's timed completions. */
@@ -119,6 +120,7 @@ extern const ck_platform_ops ck_bnode_ops, ck_bnode_ops_files;
 
 /* A host of `cores` cores of `speed` flop/s and a local disk of disk_bw
  * bytes/s, its network memory sized by cfg (NULL: the defaults). */
+CK_MUST_CHECK
 int ck_bhost_init(ck_bhost *h, int cores, double speed, double disk_bw,
                   const ck_config *cfg);
 void ck_bhost_free(ck_bhost *h);
@@ -133,6 +135,7 @@ void ck_bnode_init(ck_bnode *n, const ck_bworld *bw, ck_bhost *h, uint32_t ep, i
  * host's network buffers is free for what the host runs when it is back. */
 void ck_bnode_host_down(ck_bnode *n);
 
+CK_MUST_CHECK
 int ck_bnode_make_task(ck_bnode *n, const ck_job_env *env, uint32_t attempt, uint32_t global,
                        const struct ck_restore_point *from);
 

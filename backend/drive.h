@@ -74,6 +74,7 @@ typedef struct ck_cores {
     double speed;  /* flops per second of one core */
 } ck_cores;
 
+CK_MUST_CHECK
 int ck_cores_init(ck_cores *c, int n, double speed);
 void ck_cores_free(ck_cores *c);
 
@@ -102,6 +103,7 @@ static inline int ck_drive_busy(const ck_dnode *n, ck_time now)
 
 /* Keeps a message (taken) to dst until the node's busy spell ends.
  * 0 or CK_ENOMEM (msg freed). */
+CK_MUST_CHECK
 int ck_drive_hold(ck_dnode *n, uint32_t dst, uint8_t *msg, size_t len);
 
 /* Hands what the node held to send(ctx, n, dst, msg, len) in order
@@ -113,6 +115,7 @@ void ck_drive_release(ck_dnode *n, ck_drive_send_fn send, void *ctx);
 void ck_drive_push(ck_dnode *n, ck_dmsg *m);
 
 /* Makes and appends an entry; data is taken. 0 or CK_ENOMEM (data freed). */
+CK_MUST_CHECK
 int ck_drive_post(ck_dnode *n, int kind, uint64_t token, int status, uint8_t *data, size_t len);
 
 /* One step of the node at time now, if it is not busy and its outbox is

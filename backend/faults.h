@@ -117,6 +117,7 @@ extern const char *const ck_damage_file_names[];
 /* Applies corrupt_checkpoint f to the store under store_dir (job job_id);
  * *detail says what it damaged, or why it could not. Returns 0,
  * CK_ENOTFOUND (no completed checkpoint, or no such file), CK_E*. */
+CK_MUST_CHECK
 int ck_fault_damage(const ck_fault *f, const char *store_dir, const char *job_id, char *detail,
                     size_t len);
 

@@ -37,6 +37,7 @@ void ck_routes_free(ck_routes *rt);
 
 /* Records attempt's table (hosts: n = nsubtasks entries). 0, CK_EINVAL
  * (another length) or CK_ENOMEM. */
+CK_MUST_CHECK
 int ck_routes_set(ck_routes *rt, uint32_t attempt, uint32_t n, const uint16_t *hosts);
 
 /* The host of subtask endpoint ep, or -1: not a subtask's endpoint, its

@@ -62,6 +62,7 @@ typedef struct ck_tp_out {
 /* Queues one frame: msg (len bytes) from endpoint src to endpoint dst, at
  * time now, delayed by lat, on a link paced at rate (0: not paced).
  * Returns 0 or CK_ENOMEM (nothing queued). */
+CK_MUST_CHECK
 int ck_tp_put(ck_tp_out *o, uint32_t dst, uint32_t src, const uint8_t *msg, size_t len,
               ck_time now, ck_time lat, int64_t rate);
 

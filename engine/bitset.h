@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "common.h"
 #include "error.h"
 
 typedef struct ck_bitset {
@@ -26,6 +27,7 @@ typedef struct ck_bitset {
     int n; /* indices in the set */
 } ck_bitset;
 
+CK_MUST_CHECK
 static inline int ck_bitset_init(ck_bitset *s, int nbits)
 {
     s->nw = (nbits + 63) / 64;

@@ -13,6 +13,8 @@
 
 #include <stdint.h>
 
+#include "common.h"
+
 typedef enum ck_cfg_type {
     CK_CFG_INT,
     CK_CFG_BOOL,
@@ -245,9 +247,11 @@ int ck_config_find(const char *key);
  * "32 kb", "1m" (a bare number is bytes), booleans "true"/"false".
  * Returns 0 and sets *out, CK_EINVAL (syntax) or CK_ERANGE.
  */
+CK_MUST_CHECK
 int ck_config_parse(ck_cfg_id id, const char *text, int64_t *out);
 
 /* Checks a numeric value against the key's range: 0 or CK_ERANGE. */
+CK_MUST_CHECK
 int ck_config_check(ck_cfg_id id, int64_t v);
 
 /* The key id's deprecated name, or NULL (ck_config_find takes it too). */

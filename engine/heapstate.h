@@ -45,6 +45,7 @@ typedef struct ck_heap {
 } ck_heap;
 
 /* Returns 0, CK_ENOMEM, CK_EINVAL. Values are vsize bytes (<= 64). */
+CK_MUST_CHECK
 int ck_heap_init(ck_heap *h, int kg_start, int kg_end, size_t vsize);
 void ck_heap_free(ck_heap *h);
 
@@ -110,6 +111,7 @@ typedef struct ck_heap_view {
 } ck_heap_view;
 
 /* Takes a view (copy-on-write). Returns 0 or CK_ENOMEM. */
+CK_MUST_CHECK
 int ck_heap_view_take(ck_heap *h, ck_heap_view *v);
 void ck_heap_view_foreach(const ck_heap_view *v, int kg, ck_heap_visit fn, void *arg);
 uint32_t ck_heap_view_count(const ck_heap_view *v, int kg);

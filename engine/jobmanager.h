@@ -186,6 +186,7 @@ typedef struct ck_jm {
 
 /* Returns 0 or CK_ENOMEM. ntm: task managers the cluster has; the job
  * starts from env->start when it names a savepoint. */
+CK_MUST_CHECK
 int ck_jm_init(ck_jm *jm, ck_platform *plat, const ck_job_env *env, int ntm, uint64_t seed);
 
 /* The body of a SAVEPOINT request: u64 resume-after ns (stop only; 0: end).

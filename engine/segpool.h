@@ -77,6 +77,7 @@ void ck_segpool_init(ck_segpool *p, uint32_t seg_size, uint32_t total);
 void ck_segpool_free(ck_segpool *p);
 
 /* Promises n segments: 0, or CK_ENOBUFS when fewer than n are left. */
+CK_MUST_CHECK
 int ck_segpool_reserve(ck_segpool *p, uint32_t n);
 
 /* Gives back a promise of n segments. */

@@ -564,6 +564,16 @@ static void drop_network(ck_task *t)
         ck_gate_free(&t->gate);
 }
 
+/* Deletes key from the store; a delete that fails leaves the file there
+ * (logged: an orphan, never a failure of the task's). */
+static void store_delete(ck_task *t, const char *key)
+{
+    int rc = t->plat->ops->store_delete(t->plat, key);
+    if (rc && rc != CK_ENOTFOUND)
+        ck_logf(t->plat, CK_LOG_WARN, "could not delete %s from the store (%s): left there", key,
+                ck_strerror(rc));
+}
+
 /* Deletes the files of hs that a snapshot stored itself: not those an
  * earlier one stored (reused), not inline ones (in no file), not a file
  * merged across checkpoints (the coordinator's to delete). */
@@ -572,7 +582,7 @@ static void delete_uploaded(ck_task *t, const ck_handles *hs)
     for (uint32_t i = 0; i < hs->n; i++)
         if (!(hs->v[i].flags & CK_HANDLE_REUSED) && ck_handle_stored(&hs->v[i]) &&
             !ck_store_appendable(hs->v[i].key))
-            t->plat->ops->store_delete(t->plat, hs->v[i].key);
+            store_delete(t, hs->v[i].key);
 }
 
 /* Cancelled: what it uploaded that no acknowledgement of its named goes
@@ -587,18 +597,18 @@ static void discard_unacknowledged(ck_task *t)
     /* the file kept for appends, if no acknowledgement named it: the
      * coordinator may not know it (an earlier one, it deletes) */
     if (t->seg.key[0] && !t->seg.acked)
-        t->plat->ops->store_delete(t->plat, t->seg.key);
+        store_delete(t, t->seg.key);
     for (int i = 0; i < t->nclogs; i++) {
         const struct task_clog *c = &t->clogs[i];
         for (uint32_t s = 0; s < c->segs.n; s++)
             if (strtoull(c->segs.v[s].local, NULL, 10) >= c->acked)
-                t->plat->ops->store_delete(t->plat, c->segs.v[s].key);
+                store_delete(t, c->segs.v[s].key);
         for (uint32_t m = 0; m < c->mat.n; m++)
             if (!(c->mat.v[m].flags & CK_HANDLE_REUSED))
-                t->plat->ops->store_delete(t->plat, c->mat.v[m].key);
+                store_delete(t, c->mat.v[m].key);
         for (uint32_t m = 0; m < c->mat_next.n; m++)
             if (!(c->mat_next.v[m].flags & CK_HANDLE_REUSED))
-                t->plat->ops->store_delete(t->plat, c->mat_next.v[m].key);
+                store_delete(t, c->mat_next.v[m].key);
     }
 }
 
@@ -716,10 +726,10 @@ static void acct(ck_task *t, ck_time now, int mode)
             t->idle_total_ns += d;
         }
         /* Per second too (out of memory: the series misses it, the totals not). */
-        (void)ck_metrics_time(&t->met, t->acct_t, now,
-                              t->acct_mode == ACCT_BUSY ? CK_TIME_BUSY
-                              : t->acct_mode == ACCT_BP ? CK_TIME_BACKPRESSURED
-                                                        : CK_TIME_IDLE);
+        CK_IGNORE(ck_metrics_time(&t->met, t->acct_t, now,
+                                  t->acct_mode == ACCT_BUSY ? CK_TIME_BUSY
+                                  : t->acct_mode == ACCT_BP ? CK_TIME_BACKPRESSURED
+                                                            : CK_TIME_IDLE));
     }
     t->acct_t = now;
     t->acct_mode = mode;
@@ -832,8 +842,8 @@ static void to_jm(ck_task *t, int type, const uint8_t *body, size_t len)
 {
     size_t n;
     uint8_t *m = ck_wire_msg(type, t->global, CK_EP_JM, t->attempt, body, len, &n);
-    if (m)
-        t->plat->ops->send(t->plat, CK_EP_JM, m, n);
+    if (m) /* dropped: the job manager is gone, or see platform.h */
+        CK_IGNORE(t->plat->ops->send(t->plat, CK_EP_JM, m, n));
 }
 
 /* Fails the task and tells the job manager why (code CK_FAIL_*, and the
@@ -952,7 +962,7 @@ static void report(ck_task *t, int type)
     if (type == CK_MSG_TASK_FINISHED)
         t->state = CK_TASK_FINISHED;
     t->next_report = now + CK_METRICS_INTERVAL;
-    t->plat->ops->send(t->plat, CK_EP_JM, m, mlen);
+    CK_IGNORE(t->plat->ops->send(t->plat, CK_EP_JM, m, mlen)); /* as to_jm's */
 }
 
 /* Samples the data in flight in the task's input gate and output queues,
@@ -964,7 +974,7 @@ static void sample_gauges(ck_task *t, ck_time now)
         out += (int64_t)ck_rp_inflight(&t->rps[i].rp);
     int64_t bs = t->debloat ? (int64_t)t->dbl.last : 0;
     if (in || out || bs)
-        (void)ck_metrics_gauges(&t->met, now, in, out, bs);
+        CK_IGNORE(ck_metrics_gauges(&t->met, now, in, out, bs));
 }
 
 /* A debloating period ended: measure the throughput over the time the task
@@ -2409,7 +2419,7 @@ static void clog_on_upload(ck_task *t, uint64_t token, int status, const uint8_t
                 continue;
             }
             if (first >= referred)
-                t->plat->ops->store_delete(t->plat, c->segs.v[i].key);
+                store_delete(t, c->segs.v[i].key);
             free(c->segs.v[i].key);
         }
         c->segs.n = keep;
@@ -2422,7 +2432,7 @@ static void clog_on_upload(ck_task *t, uint64_t token, int status, const uint8_t
         }
     for (int i = 0; i < c->ndoomed; i++)
         if ((c->doomed_first[i] & 0xffffffffu) == (token & 0xffffffffu)) {
-            t->plat->ops->store_delete(t->plat, c->doomed[i]);
+            store_delete(t, c->doomed[i]);
             free(c->doomed[i]);
             c->doomed[i] = c->doomed[--c->ndoomed];
             c->doomed_first[i] = c->doomed_first[c->ndoomed];
@@ -2564,8 +2574,8 @@ static int on_checkpoint_message(ck_task *t, const ck_wire_hdr *h, const uint8_t
              * (without ending its input: windows stay in the savepoint). */
             for (int k = 0; k < t->chain.nops; k++) {
                 ck_op *op = &t->chain.ops[k];
-                if (op->two_phase)
-                    t->plat->ops->output_abort(t->plat, op->sink_id, op->txn);
+                if (op->two_phase) /* failed: the run fails (bnode.h: a sink's write) */
+                    CK_IGNORE(t->plat->ops->output_abort(t->plat, op->sink_id, op->txn));
             }
             flush_all(t);
             send_all(t);

@@ -446,6 +446,20 @@ static int limbo_push(net_world *w, uint32_t dst, uint32_t src, int peer, uint8_
     return 0;
 }
 
+static void fail_world(net_world *w, const char *fmt, const char *detail);
+
+/* Hands node n an entry of its inbox (data taken). Out of memory, this
+ * process cannot keep what it owes its nodes (every message, in order;
+ * every completion; every lost peer): it fails, as a Flink process that
+ * runs out of memory exits, and the job fails over (a task manager's
+ * process) or the run fails (the job manager's). */
+static void post(net_world *w, net_node *n, int kind, uint64_t token, int status, uint8_t *data,
+                 size_t len)
+{
+    if (ck_drive_post(&n->b.d, kind, token, status, data, len))
+        fail_world(w, "%s", "out of memory handing a node its input");
+}
+
 /* Hands a message from a local sender to a local endpoint: its inbox, or
  * limbo until it is deployed. */
 static void local_deliver(net_world *w, uint32_t dst, uint8_t *data, size_t len)
@@ -455,7 +469,7 @@ static void local_deliver(net_world *w, uint32_t dst, uint8_t *data, size_t len)
         limbo_push(w, dst, 0, w->host, data, len);
         return;
     }
-    ck_drive_post(&d->b.d, CK_DMSG_MESSAGE, 0, 0, data, len);
+    post(w, d, CK_DMSG_MESSAGE, 0, 0, data, len);
 }
 
 static int send_now(net_node *n, uint32_t dst, uint8_t *msg, size_t len);
@@ -505,7 +519,7 @@ static int send_now(net_node *n, uint32_t dst, uint8_t *msg, size_t len)
 
 static void store_done(net_node *n, uint64_t token, int status, uint8_t *data, size_t len)
 {
-    ck_drive_post(&n->b.d, CK_DMSG_COMPLETE, token, status, data, len);
+    post(n->w, n, CK_DMSG_COMPLETE, token, status, data, len);
 }
 
 static void shape(const net_world *w, int peer, int64_t *rate, int64_t *lat);
@@ -612,7 +626,6 @@ static int hold_store(net_world *w, net_node *n, int get, const char *key, uint6
     return CK_OK;
 }
 
-static void fail_world(net_world *w, const char *fmt, const char *detail);
 
 /* A write under the output directory failed (errno says why: a full disk):
  * the run cannot record what it did, so it fails now rather than retry. */
@@ -912,7 +925,7 @@ static void limbo_release(net_world *w, net_node *n)
         w->limbo_bytes -= it->len;
         if (it->peer != w->host)
             ck_bnode_talk_mark(&n->b, it->peer);
-        ck_drive_post(&n->b.d, CK_DMSG_MESSAGE, 0, 0, it->data, it->len);
+        post(w, n, CK_DMSG_MESSAGE, 0, 0, it->data, it->len);
         free(it);
     }
 }
@@ -992,7 +1005,7 @@ static void peer_lost(net_world *w, int host)
     }
     for (net_node *n = w->nodes; n; n = n->next) {
         if (!n->b.d.dead && !n->b.tm && ck_bnode_talk_forget(&n->b, host))
-            ck_drive_post(&n->b.d, CK_DMSG_PEER_LOST, (uint64_t)(host | flags), 0, NULL, 0);
+            post(w, n, CK_DMSG_PEER_LOST, (uint64_t)(host | flags), 0, NULL, 0);
     }
 }
 
@@ -1485,11 +1498,12 @@ static void start_fault(net_world *w, int i, ck_time now)
         uint8_t *m = ck_wire_msg(CK_MSG_SAVEPOINT, CK_EP_CLIENT, CK_EP_JM, 0, body, sizeof(body), &n);
         if (!jm || !m) {
             free(m);
-            ck_plan_failed(&w->plan, i, "the job manager is not there");
+            ck_plan_failed(&w->plan, i, jm ? "out of memory" : "the job manager is not there");
             break;
         }
         ck_put_u32(m + 16, (uint32_t)sp->stop);
-        ck_drive_post(&jm->b.d, CK_DMSG_MESSAGE, 0, 0, m, n);
+        if (ck_drive_post(&jm->b.d, CK_DMSG_MESSAGE, 0, 0, m, n))
+            ck_plan_failed(&w->plan, i, "out of memory");
         break;
     }
     case CK_FAULT_CORRUPT_CHECKPOINT: {

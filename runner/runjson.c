@@ -597,8 +597,10 @@ cJSON *ck_runjson_build(const ck_run *r, const ck_verdict *v)
     cJSON_AddNumberToObject(root, "throughput_in_rps", sim_s > 0 ? round_to((double)in / sim_s, 1) : 0);
     cJSON_AddNumberToObject(root, "throughput_out_rps", sim_s > 0 ? round_to((double)out / sim_s, 1) : 0);
     ck_hist *total = calloc(1, sizeof(*total));
-    if (total)
-        ck_metrics_total_latency(job, total);
+    if (total && ck_metrics_total_latency(job, total)) {
+        free(total); /* out of memory: no latency figures */
+        total = NULL;
+    }
     cJSON_AddItemToObject(root, "latency_ms", latency_obj(total));
     free(total);
     cJSON_AddNumberToObject(root, "late_dropped", (double)late);
