@@ -141,10 +141,11 @@ int ck_chain_init(ck_chain *c, const ck_graph *g, int vertex, int subtask,
     c->subtask = subtask;
     c->rps = rps;
     c->nrps = nrps;
-    c->nops = v->nops;
     for (int k = 0; k < v->nops; k++) {
         ck_op *op = &c->ops[k];
         const ck_op_spec *s = &g->spec.ops[v->ops[k]];
+        /* counted as set up as it is: a failure frees those only */
+        c->nops = k + 1;
         op->spec = s;
         op->chain = c;
         op->process = process_fn(s->kind);

@@ -53,6 +53,12 @@ struct ck_restore_point; /* coordinator.h */
 struct ck_kstate;        /* kstate.h */
 struct ck_kstate_spec;
 
+/* Points of the engine where an allocation may be made to fail by the
+ * platform (ck_platform_ops.fault): a subtask loading a file it restores,
+ * serializing a snapshot (its asynchronous phase), being created by a
+ * deployment. */
+enum { CK_POINT_RESTORE = 1, CK_POINT_SNAPSHOT, CK_POINT_DEPLOY };
+
 /* What ck_platform_ops.note reports. */
 enum {
     CK_NOTE_STATE_FLUSH = 1,      /* a state backend flushed its memtable to a file */
@@ -126,6 +132,13 @@ typedef struct ck_platform_ops {
      * every few dozen records, so it must be cheap (no system call).
      */
     int (*mail_waiting)(ck_platform *p);
+    /*
+     * Optional (NULL: never). Whether the allocation the engine makes now
+     * at `point` (CK_POINT_*) fails, as if memory ran out: a fault the
+     * backend injects (FoundationDB's BUGGIFY; faults.h alloc_failure).
+     * The engine then takes the path a failed malloc takes there.
+     */
+    int (*fault)(ck_platform *p, int point);
 
     /*
      * The durable object store (checkpoint storage). put and get are
@@ -234,6 +247,12 @@ struct ck_platform {
 static inline ck_time ck_now(ck_platform *p)
 {
     return p->ops->now(p);
+}
+
+/* Whether the allocation at `point` fails now (ck_platform_ops.fault). */
+static inline int ck_alloc_fails(ck_platform *p, int point)
+{
+    return p->ops->fault && p->ops->fault(p, point);
 }
 
 void ck_logf(ck_platform *p, int level, const char *fmt, ...)

@@ -413,7 +413,11 @@ ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global,
         t->netpool = &t->own_pool;
     }
     rc.pool = t->netpool;
-    uint32_t *eps = calloc((size_t)g->nslots, sizeof(uint32_t));
+    /* The platform may make this allocation fail (CK_POINT_DEPLOY), as
+     * memory running out would: what was built so far is freed. */
+    uint32_t *eps = ck_alloc_fails(plat, CK_POINT_DEPLOY)
+                        ? NULL
+                        : calloc((size_t)g->nslots, sizeof(uint32_t));
     if (!eps)
         goto fail;
     if (v->nout > 0) {
@@ -846,6 +850,36 @@ static void to_jm(ck_task *t, int type, const uint8_t *body, size_t len)
         CK_IGNORE(t->plat->ops->send(t->plat, CK_EP_JM, m, n));
 }
 
+/* The TASK_FAILED message of subtask `global` of `attempt` (task.h). */
+static void send_failed(ck_platform *plat, uint32_t global, uint32_t attempt, uint32_t code,
+                        uint64_t cp, const char *msg)
+{
+    size_t ml = strlen(msg), n;
+    uint8_t body[12 + 300];
+    if (ml > 300)
+        ml = 300;
+    ck_put_u32(body, code);
+    ck_put_u64(body + 4, cp);
+    memcpy(body + 12, msg, ml);
+    uint8_t *m = ck_wire_msg(CK_MSG_TASK_FAILED, global, CK_EP_JM, attempt, body, 12 + ml, &n);
+    if (m) /* dropped: the job manager is gone, or see platform.h */
+        CK_IGNORE(plat->ops->send(plat, CK_EP_JM, m, n));
+}
+
+void ck_task_deploy_failed(const ck_job_env *env, ck_platform *plat, uint32_t global,
+                           uint32_t attempt)
+{
+    int v, i;
+    if (global >= env->g->nsubtasks)
+        return;
+    ck_graph_locate(env->g, global, &v, &i);
+    char msg[300];
+    snprintf(msg, sizeof(msg), "%s (%d/%d): could not be deployed: %s", env->g->v[v].name,
+             i + 1, env->g->v[v].parallelism, ck_strerror(CK_ENOMEM));
+    ck_logf(plat, CK_LOG_ERROR, "%s", msg);
+    send_failed(plat, global, attempt, CK_FAIL_TASK, 0, msg);
+}
+
 /* Fails the task and tells the job manager why (code CK_FAIL_*, and the
  * checkpoint whose restore failed). */
 static void fail_with(ck_task *t, uint32_t code, uint64_t cp, const char *msg)
@@ -859,14 +893,7 @@ static void fail_with(ck_task *t, uint32_t code, uint64_t cp, const char *msg)
      * attempt); an error while reporting ends here, the task failed. */
     if (was == CK_TASK_RUNNING || was == CK_TASK_ENDING || was == CK_TASK_ENDED)
         report(t, CK_MSG_METRICS);
-    size_t ml = strlen(msg);
-    uint8_t body[12 + 300];
-    if (ml > 300)
-        ml = 300;
-    ck_put_u32(body, code);
-    ck_put_u64(body + 4, cp);
-    memcpy(body + 12, msg, ml);
-    to_jm(t, CK_MSG_TASK_FAILED, body, 12 + ml);
+    send_failed(t->plat, t->global, t->attempt, code, cp, msg);
 }
 
 static void fail(ck_task *t, int rc, const char *what)
@@ -1333,6 +1360,22 @@ static int take_checkpoint(ck_task *t, const ck_barrier *b, int64_t align_ns)
     return start_async(t, j);
 }
 
+/* Snapshot j's asynchronous phase failed (rc): it is dropped and its
+ * checkpoint declined. 0 (the task goes on), or the error of a task that
+ * cannot (not memory: a bug to see). */
+static int async_failed(ck_task *t, snap_job *j, int rc)
+{
+    uint64_t id = j->id;
+    snap_drop(t, j);
+    if (rc != CK_ENOMEM)
+        return rc;
+    ck_logf(t->plat, CK_LOG_WARN, "%s (%d/%d): checkpoint %llu declined: %s serializing it",
+            t->g->v[t->vertex].name, t->subtask + 1, t->g->v[t->vertex].parallelism,
+            (unsigned long long)id, ck_strerror(rc));
+    send_decline(t, id, CK_DECLINE_FAILURE, "out of memory serializing the snapshot");
+    return CK_OK;
+}
+
 /* An output still holds checkpoint id's barrier that may time out. */
 static int outputs_hold_barrier(const ck_task *t, uint64_t id)
 {
@@ -1406,7 +1449,9 @@ static int overtake_output(ck_task *t, snap_job *j, int i, const ck_elem *be)
 
 /* The asynchronous phase of snapshot j: the input's channel state joins
  * it if it was unaligned, then it is serialized (background CPU) and
- * uploaded. */
+ * uploaded. A failure there (memory ran out serializing it) declines the
+ * checkpoint, as Flink's asynchronous checkpoint part does: a failed
+ * checkpoint, counted against the tolerable ones, not a failed task. */
 static int start_async(ck_task *t, snap_job *j)
 {
     ck_capture *cap = j->cap;
@@ -1417,7 +1462,7 @@ static int start_async(ck_task *t, snap_job *j)
         rc = add_chans(cap, 0, t->gate.edge, t->gate.first, ck_gate_uc_take(&t->gate),
                        t->gate.nchan, CK_OK);
         if (rc)
-            return rc;
+            return async_failed(t, j, rc);
     }
     for (int i = 0; i < cap->nchans; i++)
         j->inflight += cap->chans[i].len;
@@ -1425,7 +1470,8 @@ static int start_async(ck_task *t, snap_job *j)
         j->kg_start = (uint32_t)cap->keyed[0].kg_start;
         j->kg_end = (uint32_t)cap->keyed[0].kg_end + 1;
     }
-    rc = ck_snap_encode(cap, &j->data, &j->len);
+    rc = ck_alloc_fails(t->plat, CK_POINT_SNAPSHOT) ? CK_ENOMEM
+                                                     : ck_snap_encode(cap, &j->data, &j->len);
     for (int i = 0; i < cap->nkeyed; i++) {
         ck_keyed_capture *kc = &cap->keyed[i];
         if (!kc->is_native)
@@ -1439,7 +1485,7 @@ static int start_async(ck_task *t, snap_job *j)
     free(cap);
     j->cap = NULL;
     if (rc)
-        return rc;
+        return async_failed(t, j, rc);
     j->stage = SNAP_SERIALIZING;
     j->crc = ck_get_u32(j->data + j->len - 4);
     /* after the flush of the synchronous phase is on the local disk */
@@ -2802,12 +2848,28 @@ static int task_on_message(void *self, uint8_t *msg, size_t len)
     return rc;
 }
 
-static void fail_restore(ck_task *t, const char *what)
+/* Whether a restore that failed with rc failed for a reason of its own
+ * that another try need not meet (the store answered an I/O error, memory
+ * ran out), not because its checkpoint is damaged (a file missing, short,
+ * of another checksum, that does not decode or open). */
+static int restore_transient(int rc)
+{
+    return rc == CK_EIO || rc == CK_ENOMEM || rc == CK_EAGAIN || rc == CK_EUNREACH ||
+           rc == CK_ECLOSED || rc == CK_ENOBUFS;
+}
+
+/* The restore failed (rc; `what` says how): the checkpoint is damaged
+ * (CK_FAIL_RESTORE: the job manager falls back past it), or the failure
+ * is the restore's own (CK_FAIL_RESTORE_IO: the restart strategy restarts
+ * the task from the same checkpoint, as Flink restarts a task whose state
+ * download failed). */
+static void fail_restore(ck_task *t, int rc, const char *what)
 {
     char msg[300];
     snprintf(msg, sizeof(msg), "checkpoint %llu: %s: %s", (unsigned long long)t->restore_cp,
              t->restore_key, what);
-    fail_with(t, CK_FAIL_RESTORE, t->restore_cp, msg);
+    fail_with(t, restore_transient(rc) ? CK_FAIL_RESTORE_IO : CK_FAIL_RESTORE, t->restore_cp,
+              msg);
 }
 
 /* Puts a decoded snapshot in place: state, source offsets, sink transactions. */
@@ -2971,7 +3033,7 @@ static void restore_next(ck_task *t)
             uint8_t *d = malloc(h->bytes ? h->bytes : 1);
             int kept = 0;
             if (!d) {
-                fail_restore(t, ck_strerror(CK_ENOMEM));
+                fail_restore(t, CK_ENOMEM, ck_strerror(CK_ENOMEM));
                 return;
             }
             memcpy(d, h->data, h->bytes);
@@ -2998,7 +3060,7 @@ static void restore_next(ck_task *t)
                 rc = t->plat->ops->store_get(t->plat, h->key, RESTORE_TOKEN);
             }
             if (rc)
-                fail_restore(t, ck_strerror(rc));
+                fail_restore(t, rc, ck_strerror(rc));
             return;
         }
         if (restore_segment(t, obj))
@@ -3033,13 +3095,14 @@ static int install_native(ck_task *t)
         ck_kstate *ks = ck_chain_kstate(&t->chain, (int)h->op);
         snprintf(t->restore_key, sizeof(t->restore_key), "%s", h->key);
         if (!ks || !ks->ops->native_restore) {
-            fail_restore(t, "native state of an operator whose backend cannot read it");
             rc = CK_ECORRUPT;
+            fail_restore(t, rc, "native state of an operator whose backend cannot read it");
             break;
         }
         if ((rc = ks->ops->native_restore(ks, m, names, data, lens))) {
-            fail_restore(t, rc == CK_ECORRUPT ? "its operator's native files do not open"
-                                              : ck_strerror(rc));
+            fail_restore(t, rc,
+                         rc == CK_ECORRUPT ? "its operator's native files do not open"
+                                           : ck_strerror(rc));
             break;
         }
         for (uint32_t k = i; k < n && !rc; k++) {
@@ -3049,10 +3112,10 @@ static int install_native(ck_task *t)
                                          f->flags & (CK_HANDLE_SHARED | CK_HANDLE_SEGMENT));
         }
         if (rc)
-            fail_restore(t, ck_strerror(rc));
+            fail_restore(t, rc, ck_strerror(rc));
     }
     if (rc == CK_ENOMEM && t->state != CK_TASK_FAILED)
-        fail_restore(t, ck_strerror(rc));
+        fail_restore(t, rc, ck_strerror(rc));
     free(names);
     free(data);
     free(lens);
@@ -3178,7 +3241,7 @@ static int install_changelog(ck_task *t)
             }
         }
         if (rc) {
-            fail_restore(t, rc == CK_ECORRUPT ? why : ck_strerror(rc));
+            fail_restore(t, rc, rc == CK_ECORRUPT ? why : ck_strerror(rc));
             return 1;
         }
         c->acked = next;
@@ -3196,6 +3259,12 @@ static int restore_file(ck_task *t, uint8_t *data, size_t len, int *kept)
 {
     *kept = 0;
     const ck_handle *h = &t->restore.v[t->restore_next];
+    /* Loading it allocates (decoding it, keeping it until all are in):
+     * the platform may make that fail, as memory running out would. */
+    if (ck_alloc_fails(t->plat, CK_POINT_RESTORE)) {
+        fail_restore(t, CK_ENOMEM, ck_strerror(CK_ENOMEM));
+        return 1;
+    }
     if (h->kind != CK_HANDLE_SNAPSHOT) {
         /* a native file's handle has the CRC of the whole file; a
          * changelog segment or canonical materialization ends with its own */
@@ -3204,14 +3273,14 @@ static int restore_file(ck_task *t, uint8_t *data, size_t len, int *kept)
                        : len >= 4                  ? ck_get_u32(data + len - 4)
                                                    : ~h->crc;
         if (len != h->bytes || crc != h->crc) {
-            fail_restore(t, "not the file the checkpoint recorded (size or checksum)");
+            fail_restore(t, CK_ECHECKSUM, "not the file the checkpoint recorded (size or checksum)");
             return 1;
         }
         if (!t->rdata) {
             t->rdata = calloc(t->restore.n, sizeof(*t->rdata));
             t->rlen = calloc(t->restore.n, sizeof(*t->rlen));
             if (!t->rdata || !t->rlen) {
-                fail_restore(t, ck_strerror(CK_ENOMEM));
+                fail_restore(t, CK_ENOMEM, ck_strerror(CK_ENOMEM));
                 return 1;
             }
         }
@@ -3226,7 +3295,7 @@ static int restore_file(ck_task *t, uint8_t *data, size_t len, int *kept)
         return 0;
     }
     if (len != h->bytes || len < 4 || ck_get_u32(data + len - 4) != h->crc) {
-        fail_restore(t, "not the file the checkpoint recorded (size or checksum)");
+        fail_restore(t, CK_ECHECKSUM, "not the file the checkpoint recorded (size or checksum)");
         return 1;
     }
     t->restore_flops += SERIALIZE_FLOPS_PER_BYTE * (double)len; /* decoding it */
@@ -3234,13 +3303,13 @@ static int restore_file(ck_task *t, uint8_t *data, size_t len, int *kept)
     const char *why;
     int rc = ck_snap_decode(data, len, &s, &why);
     if (rc) {
-        fail_restore(t, why);
+        fail_restore(t, rc, rc == CK_ECORRUPT ? why : ck_strerror(rc));
         return 1;
     }
     rc = apply_snapshot(t, &s, &why);
     ck_snapshot_free(&s);
     if (rc) {
-        fail_restore(t, rc == CK_ECORRUPT ? why : ck_strerror(rc));
+        fail_restore(t, rc, rc == CK_ECORRUPT ? why : ck_strerror(rc));
         return 1;
     }
     t->restore_next++;
@@ -3256,12 +3325,13 @@ static int restore_segment(ck_task *t, uint32_t obj)
     const ck_handle *h = &t->restore.v[t->restore_next];
     struct seg_obj *o = &t->segobj[obj];
     if (!seg_holds(o, h)) { /* a download cut short: the object ends first */
-        fail_restore(t, "its merged file ends before the segment the checkpoint recorded");
+        fail_restore(t, CK_ECORRUPT,
+                     "its merged file ends before the segment the checkpoint recorded");
         return 1;
     }
     uint8_t *d = malloc(h->bytes ? h->bytes : 1);
     if (!d) {
-        fail_restore(t, ck_strerror(CK_ENOMEM));
+        fail_restore(t, CK_ENOMEM, ck_strerror(CK_ENOMEM));
         return 1;
     }
     memcpy(d, o->data + (h->offset - o->at), h->bytes);
@@ -3285,7 +3355,7 @@ static int restore_segment(ck_task *t, uint32_t obj)
 static int restore_done(ck_task *t, int status, uint8_t *data, size_t len)
 {
     if (status) {
-        fail_restore(t, status == CK_ENOTFOUND ? "missing" : ck_strerror(status));
+        fail_restore(t, status, status == CK_ENOTFOUND ? "missing" : ck_strerror(status));
         return 0;
     }
     const ck_handle *h = &t->restore.v[t->restore_next];
@@ -3299,7 +3369,7 @@ static int restore_done(ck_task *t, int status, uint8_t *data, size_t len)
             t->segobj = v;
         if (!v || !key) {
             free(key);
-            fail_restore(t, ck_strerror(CK_ENOMEM));
+            fail_restore(t, CK_ENOMEM, ck_strerror(CK_ENOMEM));
             return 0;
         }
         t->segobj[t->nsegobj++] =
@@ -3473,7 +3543,7 @@ static int task_work(void *self)
             t->restore_t0 = ck_now(t->plat);
             if (!t->restore.n) {
                 snprintf(t->restore_key, sizeof(t->restore_key), "%s", t->from.dir);
-                fail_restore(t, "no state handles for this subtask");
+                fail_restore(t, CK_ENOTFOUND, "no state handles for this subtask");
                 return 0;
             }
             restore_next(t);

@@ -100,17 +100,32 @@ typedef struct ck_task ck_task;
 /*
  * Creates subtask `global` of attempt `attempt` of the job, talking through
  * plat, to restore checkpoint or savepoint `from` first (NULL: start fresh).
- * Returns NULL when out of memory.
+ * Returns NULL when out of memory (or when the platform makes the
+ * allocation of CK_POINT_DEPLOY fail).
  */
 ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global,
                      uint32_t attempt, const ck_restore_point *from);
 
+/*
+ * Subtask `global` of `attempt` could not be created (ck_task_new returned
+ * NULL): it tells the job manager that it failed, through plat (the
+ * platform of its own endpoint), as Flink's task executor answers a
+ * submission that failed, so that the job fails over rather than waits
+ * for a subtask that will never run.
+ */
+void ck_task_deploy_failed(const ck_job_env *env, ck_platform *plat, uint32_t global,
+                           uint32_t attempt);
+
 /* TASK_FAILED body: u32 code | u64 detail | text. The detail is the
- * checkpoint for CK_FAIL_RESTORE and the task manager for CK_FAIL_PEER. */
+ * checkpoint for CK_FAIL_RESTORE and CK_FAIL_RESTORE_IO, the task manager
+ * for CK_FAIL_PEER. */
 enum {
     CK_FAIL_TASK = 0,    /* the task failed */
     CK_FAIL_RESTORE = 1, /* the checkpoint's state file is damaged or missing */
     CK_FAIL_PEER = 2,    /* the connection to a task manager broke */
+    CK_FAIL_RESTORE_IO = 3, /* the restore failed, the checkpoint not found damaged: the
+                             * store answered an I/O error, memory ran out. A failure
+                             * like CK_FAIL_TASK: the restart restores the same one */
 };
 
 /* Metrics reach the job manager at least this often (a metrics reporter). */
