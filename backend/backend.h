@@ -46,6 +46,8 @@ typedef struct ck_fault_run {
     int applied, ended;           /* ended: restarted, healed, back to speed */
     ck_time applied_at, ended_at;
     int failed;                   /* could not be applied (see detail) */
+    uint64_t hits;                /* store_errors, alloc_failure: operations it failed;
+                                   * store_delay: completions it delayed (buggify.h) */
     char detail[300];             /* what it did: the file damaged, the savepoint taken */
 } ck_fault_run;
 

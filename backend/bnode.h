@@ -16,7 +16,14 @@
  *   - listing and deleting in the store are the store directory's
  *     (io/storefs.h); uploads and downloads are the backend's, since their
  *     bytes travel;
- *   - a log line carries the backend's time and the node's name.
+ *   - a log line carries the backend's time and the node's name;
+ *   - the faults inside the processes (buggify.h): a store operation that
+ *     fails with an I/O error answers so, with a completion (a delete at
+ *     once), and nothing reaches the store; a store completion a
+ *     store_delay hits comes late, and the node's completions after it
+ *     wait behind it, so that a node's completions keep the order its
+ *     backend gave them; an allocation point of the engine
+ *     (ck_platform_ops.fault) fails as the plan draws it.
  *
  * A backend's node type starts with a ck_bnode, so that the ck_platform *
  * the engine holds is the backend's node as well. Each host has a
@@ -26,7 +33,10 @@
  * Invariants: n->plat.ops is ck_bnode_ops, or ck_bnode_ops_files (the
  * same with store_put_files) where the backend has store_put_files;
  * n->host and n->bw outlive n;
- * a node's clock (ck_bnode_now) never reads earlier than the backend's.
+ * a node's clock (ck_bnode_now) never reads earlier than the backend's;
+ * a store completion reaches the node's inbox no earlier than late_until
+ * (the latest one a fault delayed), in the order ck_bnode_store_done was
+ * called.
  */
 #ifndef CK_BNODE_H
 #define CK_BNODE_H
@@ -34,6 +44,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "buggify.h"
 #include "drive.h"
 #include "platform.h"
 #include "sinkfs.h"
@@ -86,6 +97,7 @@ typedef struct ck_bworld {
     const char *local_dir; /* the hosts' local disks: tm<host>/ holds the working
                             * directories of state backends (NULL: none) */
     ck_sinkfs *sinks;      /* the sinks' external system; NULL: none here */
+    ck_buggify *bug;       /* the faults inside the processes; NULL: none */
     int verbose;           /* log every line, not only warnings */
 } ck_bworld;
 
@@ -114,6 +126,7 @@ struct ck_bnode {
     uint32_t talked_len;
     uint32_t attempt;   /* a subtask's */
     uint32_t global;    /* ...and its global index */
+    ck_time late_until; /* store completions wait behind one a fault delayed until then */
 };
 
 extern const ck_platform_ops ck_bnode_ops, ck_bnode_ops_files;
@@ -129,12 +142,13 @@ void ck_bhost_free(ck_bhost *h);
 void ck_bnode_init(ck_bnode *n, const ck_bworld *bw, ck_bhost *h, uint32_t ep, int host,
                    const char *name);
 
-/* Makes the node subtask `global` of `attempt`, restoring `from`
- * (platform.h deploy). 0 or CK_ENOMEM (the node is then dead). */
 /* The node's host went down: the node is dead, and a task's share of the
  * host's network buffers is free for what the host runs when it is back. */
 void ck_bnode_host_down(ck_bnode *n);
 
+/* Makes the node subtask `global` of `attempt`, restoring `from`
+ * (platform.h deploy). 0 or CK_ENOMEM: the node is then dead, and the
+ * subtask told the job manager that it failed (ck_task_deploy_failed). */
 CK_MUST_CHECK
 int ck_bnode_make_task(ck_bnode *n, const ck_job_env *env, uint32_t attempt, uint32_t global,
                        const struct ck_restore_point *from);
@@ -158,6 +172,15 @@ int ck_bnode_undeploys(const ck_bnode *n, uint32_t attempt, uint32_t global);
  * files are in (the coordinator deletes it when nothing refers to it). */
 void ck_bnode_put_landed(const ck_bnode *n, const char *store_dir, const char *key, uint64_t at,
                          int status);
+
+/* A store operation node n asked for ended (status; data taken), due at
+ * `due` (now or later: a backend may time it): into the node's inbox then,
+ * or later when a store_delay in force draws a delay, and never before a
+ * completion of the node's that one delayed. 0, or CK_ENOMEM (data freed:
+ * the backend cannot keep what it owes the node). */
+CK_MUST_CHECK
+int ck_bnode_store_done(ck_bnode *n, uint64_t token, int status, uint8_t *data, size_t len,
+                        ck_time due);
 
 /* Frees what the node owns (not the node). */
 void ck_bnode_clear(ck_bnode *n);
