@@ -14,8 +14,10 @@
  * checkpoints, savepoints and stop-and-resume), each at a time or
  * triggered by a moment (a checkpoint triggered or completed, a state
  * upload or a restore started) so that faults land in windows that last
- * microseconds. A third of the safety schedules begin with a focused
- * pair: checkpoint n's channels skewed as it is triggered (a slow link or
+ * microseconds. Two schedules in five add one or two faults inside the
+ * processes (store errors, late store completions, failed allocations;
+ * drawn on a stream of their own). A third of the safety schedules begin
+ * with a focused pair: checkpoint n's channels skewed as it is triggered (a slow link or
  * CPU on a task manager in use), then a crash as it completes, so that
  * the checkpoint restored is one whose alignment lasted tens of
  * milliseconds and whose commit may not have reached the sinks. It keeps
