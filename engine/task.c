@@ -3273,7 +3273,8 @@ static int restore_file(ck_task *t, uint8_t *data, size_t len, int *kept)
                        : len >= 4                  ? ck_get_u32(data + len - 4)
                                                    : ~h->crc;
         if (len != h->bytes || crc != h->crc) {
-            fail_restore(t, CK_ECHECKSUM, "not the file the checkpoint recorded (size or checksum)");
+            fail_restore(t, CK_ECHECKSUM,
+                         "not the file the checkpoint recorded (size or checksum)");
             return 1;
         }
         if (!t->rdata) {

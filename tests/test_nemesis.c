@@ -357,8 +357,8 @@ static int disruptive(const ck_fault *f, int ntm)
 static void test_in_process_faults(void **state)
 {
     (void)state;
-    static const char *const files[] = {SCENARIO,
-                                        CHANDY_SOURCE_DIR "/scenarios/keyed-state-incremental.json"};
+    static const char *const files[] = {
+        SCENARIO, CHANDY_SOURCE_DIR "/scenarios/keyed-state-incremental.json"};
     int ops[8] = {0}, points[4] = {0}, delays = 0, every = 0, jm = 0, triggered = 0;
     for (int fi = 0; fi < 2; fi++) {
         ck_scenario s;
