@@ -337,6 +337,8 @@ static void draw_in_process(ck_scenario *sc, uint64_t seed, ck_nemesis_mode mode
         f.host = h < inuse ? h : h == inuse && f.kind != CK_FAULT_ALLOC_FAILURE ? ntm : -1;
         if (f.kind == CK_FAULT_STORE_ERRORS && f.ops == CK_STORE_OP_DELETE && f.host >= 0)
             f.host = ntm; /* the coordinator deletes, the subtasks hardly */
+        else if (f.kind == CK_FAULT_STORE_ERRORS && f.ops == CK_STORE_OP_GET && f.host == ntm)
+            f.host = -1; /* the job manager reads nothing: the subtasks restore */
         f.prob = probs[ck_rng_below(&g, 4)];
         if (f.kind == CK_FAULT_STORE_DELAY)
             f.delay = log_uniform(&g, 1 * MS, tmin(500 * MS, tmax(2 * MS, T / 4)));
