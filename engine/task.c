@@ -1516,9 +1516,11 @@ static int uc_poll(ck_task *t)
     for (int i = 0; i < t->nsnaps; i++) {
         snap_job *j = &t->snaps[i];
         if (j->stage == SNAP_CHANNELS && snap_channels_ready(t, j->id)) {
-            int rc = start_async(t, j);
+            int n = t->nsnaps, rc = start_async(t, j);
             if (rc)
                 return rc;
+            if (t->nsnaps < n)
+                i--; /* declined and dropped: the last job moved into its place */
         }
     }
     /* Complete channel state no snapshot waits for (declined meanwhile). */
