@@ -38,6 +38,7 @@ typedef struct ck_backend_job {
     const char *outdir;             /* the run's directory: store/, sink/, platform.xml */
     uint64_t seed;
     int verbose;
+    int check_invariants;           /* check every invariant after each step (invariant.h) */
 } ck_backend_job;
 
 /* A fault of the timeline as it happened in this run. */
@@ -49,6 +50,7 @@ typedef struct ck_fault_run {
     uint64_t hits;                /* store_errors, alloc_failure: operations it failed;
                                    * store_delay: completions it delayed (buggify.h) */
     char detail[300];             /* what it did: the file damaged, the savepoint taken */
+    char key[CK_HANDLE_KEY_MAX + 1]; /* corrupt_checkpoint: the store key it damaged */
 } ck_fault_run;
 
 /* Engine messages sent between endpoints, by kind: network buffers
@@ -84,6 +86,10 @@ typedef struct ck_backend_result {
      * segments each holds, and the most any one had reserved and in use */
     uint32_t seg_bytes, segs_total, segs_reserved_max, segs_used_max;
     char network_model[16];
+    /* SimGrid: the model that timed the job's transfers between hosts
+     * ("fast" or "simgrid": sim/simnet.h), and why that one */
+    char transfer_model[8];
+    char transfer_model_why[400];
     char platform_file[600];
     int nfaults;
     ck_fault_run faults[CK_MAX_FAULTS]; /* one per job->faults, in the same order */

@@ -51,6 +51,8 @@ void ck_bnode_init(ck_bnode *n, const ck_bworld *bw, ck_bhost *h, uint32_t ep, i
     n->bw = bw;
     n->host = h;
     snprintf(n->name, sizeof(n->name), "%s", name);
+    n->d.check = bw->check;
+    n->d.name = n->name;
 }
 
 int ck_bnode_make_task(ck_bnode *n, const ck_job_env *env, uint32_t attempt, uint32_t global,
@@ -427,3 +429,28 @@ const ck_platform_ops ck_bnode_ops = {BNODE_OPS};
 /* ...for a backend that uploads local files from their paths */
 const ck_platform_ops ck_bnode_ops_files = {BNODE_OPS, .store_put_files = op_store_put_files,
                                              .store_append_files = op_store_append_files};
+
+/* ---- invariants (bnode.h) ------------------------------------------------------------ */
+
+#define CK_INV_MODULE "bnode"
+
+int ck_bnode_check(const ck_bnode *n, ck_inv *v)
+{
+    CK_INV(v, 1,
+           (n->plat.ops == &ck_bnode_ops && !n->bw->io->store_put_files) ||
+               (n->plat.ops == &ck_bnode_ops_files && n->bw->io->store_put_files),
+           "%s: not the backends' platform table for its backend", n->name);
+    CK_INV(v, 1, n->plat.netpool == &n->host->pool, "%s: a network pool not its host's",
+           n->name);
+    return 0;
+}
+
+int ck_bhost_check(const ck_bhost *h, ck_inv *v)
+{
+    int rc;
+    CK_INV(v, 4, h->slow > 0 && h->disk_bw >= 0, "slow_cpu factor %g, local disk %g bytes/s",
+           h->slow, h->disk_bw);
+    if ((rc = ck_cores_check(&h->cores, v)) || (rc = ck_dlater_check(&h->later, v)))
+        return rc;
+    return ck_segpool_check(&h->pool, v);
+}

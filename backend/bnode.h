@@ -30,13 +30,19 @@
  * ck_bhost: its cores, the background work finishing on them, and the
  * slow_cpu factor in force, which the backend keeps up to date.
  *
- * Invariants: n->plat.ops is ck_bnode_ops, or ck_bnode_ops_files (the
- * same with store_put_files) where the backend has store_put_files;
- * n->host and n->bw outlive n;
- * a node's clock (ck_bnode_now) never reads earlier than the backend's;
- * a store completion reaches the node's inbox no earlier than late_until
- * (the latest one a fault delayed), in the order ck_bnode_store_done was
- * called.
+ * Invariants (ck_bnode_check, ck_bhost_check):
+ *   (1) n->plat.ops is ck_bnode_ops, or ck_bnode_ops_files (the same with
+ *       store_put_files) where the backend has store_put_files, and the
+ *       network pool the engine sees is its host's;
+ *   (2) n->host and n->bw outlive n (by construction);
+ *   (3) a node's clock (ck_bnode_now) never reads earlier than the
+ *       backend's (by construction);
+ *   (4) a host's slow_cpu factor is positive, its local disk's bandwidth
+ *       not negative; its cores, timed completions and network buffer
+ *       pool keep their invariants (drive.h, segpool.h);
+ *   (5) a store completion reaches the node's inbox no earlier than
+ *       late_until (the latest one a fault delayed), in the order
+ *       ck_bnode_store_done was called (by construction).
  */
 #ifndef CK_BNODE_H
 #define CK_BNODE_H
@@ -99,6 +105,7 @@ typedef struct ck_bworld {
     ck_sinkfs *sinks;      /* the sinks' external system; NULL: none here */
     ck_buggify *bug;       /* the faults inside the processes; NULL: none */
     int verbose;           /* log every line, not only warnings */
+    int check;             /* check invariants after every step (invariant.h) */
 } ck_bworld;
 
 /* What the nodes of one host share. */
@@ -181,6 +188,11 @@ void ck_bnode_put_landed(const ck_bnode *n, const char *store_dir, const char *k
 CK_MUST_CHECK
 int ck_bnode_store_done(ck_bnode *n, uint64_t token, int status, uint8_t *data, size_t len,
                         ck_time due);
+/* Checks the invariants above (invariant.h): 0 or CK_EINVARIANT. */
+CK_MUST_CHECK
+int ck_bnode_check(const ck_bnode *n, ck_inv *v);
+CK_MUST_CHECK
+int ck_bhost_check(const ck_bhost *h, ck_inv *v);
 
 /* Frees what the node owns (not the node). */
 void ck_bnode_clear(ck_bnode *n);

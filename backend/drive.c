@@ -1,7 +1,9 @@
 #include "drive.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "error.h"
 
@@ -149,7 +151,25 @@ static int ended(ck_dnode *n, ck_time now)
     return -1;
 }
 
+static int step(ck_dnode *n, ck_time now);
+
 int ck_drive_step(ck_dnode *n, ck_time now)
+{
+    if (!n->check)
+        return step(n, now);
+    ck_time busy = n->busy_until;
+    int r = step(n, now);
+    /* A step that did something (not one that waited on a busy spell)
+     * of a node still alive (a dead one's state is torn down). */
+    if (n->node.ops && !n->dead && (r != 0 || n->busy_until != busy || busy <= now)) {
+        ck_inv v;
+        if (ck_drive_check(n, now, &v))
+            ck_drive_violated(n->name, now, &v);
+    }
+    return r;
+}
+
+static int step(ck_dnode *n, ck_time now)
 {
     const ck_node_ops *ops = n->node.ops;
     void *self = n->node.self;
@@ -243,4 +263,55 @@ void ck_dlater_clear(ck_dlater *l)
         free(m->data);
         free(m);
     }
+}
+
+/* ---- invariants (drive.h) ------------------------------------------------------------ */
+
+#define CK_INV_MODULE "drive"
+
+int ck_drive_check(const ck_dnode *n, ck_time now, ck_inv *v)
+{
+    CK_INV(v, 2, !n->obox || n->busy_until > now,
+           "holds messages to send, busy until %lld ns at %lld ns", (long long)n->busy_until,
+           (long long)now);
+    const ck_dmsg *last = NULL;
+    for (const ck_dmsg *m = n->head; m; m = m->next) {
+        CK_INV(v, 3, m->kind == CK_DMSG_MESSAGE || m->kind == CK_DMSG_COMPLETE ||
+                         m->kind == CK_DMSG_PEER_LOST,
+               "an inbox entry of kind %d", m->kind);
+        last = m;
+    }
+    CK_INV(v, 3, last == n->tail, "the inbox's tail is not its last entry");
+    last = NULL;
+    for (const ck_dmsg *m = n->obox; m; m = m->next) {
+        CK_INV(v, 3, m->kind == CK_DMSG_SEND, "an outbox entry of kind %d", m->kind);
+        last = m;
+    }
+    CK_INV(v, 3, last == n->obox_tail, "the outbox's tail is not its last entry");
+    const ck_node_ops *ops = n->node.ops;
+    return ops && ops->check ? ops->check(n->node.self, v) : 0;
+}
+
+int ck_cores_check(const ck_cores *c, ck_inv *v)
+{
+    for (int i = 0; i < c->n; i++)
+        CK_INV(v, 4, c->free[i] >= 0, "core %d free from %lld ns", i, (long long)c->free[i]);
+    return 0;
+}
+
+int ck_dlater_check(const ck_dlater *l, ck_inv *v)
+{
+    for (const ck_dmsg *m = l->head; m && m->next; m = m->next)
+        CK_INV(v, 5, m->due <= m->next->due, "a completion due at %lld ns before one at %lld ns",
+               (long long)m->next->due, (long long)m->due);
+    return 0;
+}
+
+void ck_drive_violated(const char *where, ck_time now, const ck_inv *v)
+{
+    fflush(stdout);
+    fprintf(stderr, "chandy: invariant violated: %s (%d) at %.9f s on %s: %s\n",
+            v->module ? v->module : "?", v->num, (double)now / 1e9, where ? where : "?", v->what);
+    fflush(stderr);
+    _exit(CK_EXIT_INVARIANT);
 }

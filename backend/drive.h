@@ -28,10 +28,23 @@
  *   RUNNABLE --step charges CPU--> BUSY --busy_until passes--> RUNNABLE
  *   any --the node is stopped (dead)--> DEAD (its inbox is dropped)
  *
- * Invariants: a node is stepped only when busy_until <= now; its outbox
- * is empty whenever it is not busy (ck_drive_release runs before a step);
- * core_free[i] is when core i is next free; a timed completion is
- * delivered at its due time, in due order.
+ * Invariants (ck_drive_check, ck_cores_check, ck_dlater_check):
+ *   (1) a node is stepped only when busy_until <= now (ck_drive_step);
+ *   (2) its outbox is empty whenever it is not busy (ck_drive_release runs
+ *       before a step): after a step, something held means busy_until >
+ *       now;
+ *   (3) its inbox and outbox are well-formed queues (each tail the last of
+ *       its list, an inbox entry is a message, a completion or a notice);
+ *   (4) core free[i] is when core i is next free: never negative;
+ *   (5) a timed completion is delivered at its due time, in due order: the
+ *       list is sorted by due time.
+ *
+ * Checked runs: with n->check set (the run asks for invariant checks:
+ * chandy run --check-invariants), ck_drive_step checks the node's drive
+ * state and calls its check (node.h) after every step that did something;
+ * a violation ends the process with one line naming the module, the
+ * invariant, the node and the time, and status CK_EXIT_INVARIANT
+ * (ck_drive_violated).
  */
 #ifndef CK_DRIVE_H
 #define CK_DRIVE_H
@@ -40,6 +53,7 @@
 #include <stdint.h>
 
 #include "common.h"
+#include "invariant.h"
 #include "node.h"
 
 enum { CK_DMSG_MESSAGE, CK_DMSG_COMPLETE, CK_DMSG_PEER_LOST, CK_DMSG_SEND };
@@ -65,6 +79,8 @@ typedef struct ck_dnode {
     int dead;
     int again; /* its last step could do more, or ended busy: step it again */
     ck_time due; /* when ck_drive_next last said it wants a step */
+    int check;   /* check invariants after each step (drive.h, invariant.h) */
+    const char *name; /* in the line a violation prints (NULL: unnamed) */
 } ck_dnode;
 
 /* A host's cores, as virtual time. */
@@ -143,6 +159,21 @@ ck_time ck_drive_next(ck_dnode *n, ck_time now);
 /* Drops everything in the node's inbox and outbox. */
 void ck_drive_clear(ck_dnode *n);
 
+/* Checks the node's invariants above ((2), (3)) at time now, then, when
+ * the node has a check, its own (node.h): 0 or CK_EINVARIANT. */
+CK_MUST_CHECK
+int ck_drive_check(const ck_dnode *n, ck_time now, ck_inv *v);
+
+/* A host's cores (4). */
+CK_MUST_CHECK
+int ck_cores_check(const ck_cores *c, ck_inv *v);
+
+/* Ends the process on a violated invariant: prints "chandy: invariant
+ * violated: <module> (<n>) at <time> s on <where>: <what>" to standard
+ * error and exits with CK_EXIT_INVARIANT. where names the node or host. */
+__attribute__((noreturn)) void ck_drive_violated(const char *where, ck_time now,
+                                                 const ck_inv *v);
+
 /* Timed completions, in due order (a host's background work). */
 typedef struct ck_dlater {
     ck_dmsg *head;
@@ -153,5 +184,8 @@ void ck_dlater_add(ck_dlater *l, ck_dmsg *m, ck_time due);
 /* Moves those due by now to their nodes' inboxes; returns the next due time. */
 ck_time ck_dlater_run(ck_dlater *l, ck_time now);
 void ck_dlater_clear(ck_dlater *l);
+/* The timed completions' order (5): 0 or CK_EINVARIANT. */
+CK_MUST_CHECK
+int ck_dlater_check(const ck_dlater *l, ck_inv *v);
 
 #endif

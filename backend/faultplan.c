@@ -213,6 +213,12 @@ void ck_plan_failed(ck_plan *p, int i, const char *why)
 
 int ck_plan_msg_moment(uint32_t src, const uint8_t *msg, size_t len, ck_moment *m, uint64_t *id)
 {
+    if (len >= CK_WIRE_HDR && msg[0] == CK_MSG_TASK_FINISHED && src >= CK_EP_TASK0 &&
+        src < CK_EP_CLIENT) {
+        *m = CK_MOMENT_SUBTASK_FINISHED;
+        *id = src;
+        return 1;
+    }
     if (src != CK_EP_JM || len < CK_WIRE_HDR + 8)
         return 0;
     if (msg[0] == CK_MSG_CP_TRIGGER)
@@ -223,4 +229,60 @@ int ck_plan_msg_moment(uint32_t src, const uint8_t *msg, size_t len, ck_moment *
         return 0;
     *id = ck_get_u64(msg + CK_WIRE_HDR);
     return 1;
+}
+
+#define CK_INV_MODULE "faultplan"
+
+int ck_plan_check(const ck_plan *p, ck_inv *v)
+{
+    if (!p->cut)
+        return 0; /* not set up */
+    for (int a = 0; a < p->nh; a++)
+        for (int b = 0; b < p->nh; b++) {
+            int n = 0;
+            for (int i = 0; i < p->n; i++) {
+                const ck_fault *f = &p->faults[i];
+                n += in_force(&p->runs[i]) &&
+                     (f->kind == CK_FAULT_LINK_DOWN || f->kind == CK_FAULT_PARTITION) &&
+                     ck_plan_fault_cuts(f, a, b);
+            }
+            CK_INV(v, 1, p->cut[a * p->nh + b] == n,
+                   "hosts %d and %d: cut by %d faults in force, counted %d", a, b, n,
+                   p->cut[a * p->nh + b]);
+        }
+    for (int h = 0; h < p->nh; h++) {
+        double cpu = 1.0, bw = 1.0;
+        ck_time lat = 0;
+        for (int i = 0; i < p->n; i++) {
+            const ck_fault *f = &p->faults[i];
+            if (!in_force(&p->runs[i]) || f->host != h)
+                continue;
+            if (f->kind == CK_FAULT_SLOW_CPU && f->factor < cpu)
+                cpu = f->factor;
+            else if (f->kind == CK_FAULT_SLOW_LINK) {
+                bw = f->factor < bw ? f->factor : bw;
+                lat += f->latency;
+            }
+        }
+        CK_INV(v, 2, p->cpu[h] == cpu && p->bw[h] == bw && p->lat[h] == lat,
+               "host %d: cpu %g, bandwidth %g, latency %lld ns in force; %g, %g, %lld kept", h,
+               cpu, bw, (long long)lat, p->cpu[h], p->bw[h], (long long)p->lat[h]);
+    }
+    for (int h = 0; h < p->ntm; h++) {
+        int crashed = 0;
+        for (int i = 0; i < p->n; i++)
+            crashed |= p->faults[i].kind == CK_FAULT_CRASH && p->faults[i].host == h &&
+                       in_force(&p->runs[i]);
+        CK_INV(v, 3, !p->down[h] == !crashed, "tm%d: %s, %s", h, p->down[h] ? "down" : "up",
+               crashed ? "a crash in force" : "no crash in force");
+    }
+    for (int i = 0; i < p->n; i++) {
+        const ck_fault *f = &p->faults[i];
+        if (f->moment <= CK_MOMENT_NONE || f->moment >= CK_MOMENT_COUNT)
+            continue;
+        CK_INV(v, 4, (p->due[i] != CK_TIME_NEVER) == (p->count[f->moment] >= f->nth),
+               "event %d: waits for occurrence %d of its moment, %d so far, %s", i, f->nth,
+               p->count[f->moment], p->due[i] == CK_TIME_NEVER ? "not due" : "due");
+    }
+    return 0;
 }

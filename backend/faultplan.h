@@ -24,15 +24,20 @@
  *   ACTIVE  --the backend could not apply it (failed)-->                    done
  *   (instant faults, and those for good, stay ACTIVE: nothing ends them)
  *
- * Invariants: cut[a][b] counts the ACTIVE, not failed, faults that cut
- * a from b; cpu, bw and lat are as the rules above make them from those
- * same faults; a triggered fault is due exactly once, at its moment's nth
- * occurrence (a checkpoint's messages to many subtasks are one occurrence).
+ * Invariants (ck_plan_check):
+ *   (1) cut[a][b] counts the ACTIVE, not failed, faults that cut a from b;
+ *   (2) cpu, bw and lat are as the rules above make them from those same
+ *       faults;
+ *   (3) a task manager is down exactly while a crash of it is in force;
+ *   (4) a triggered fault is due exactly once, at its moment's nth
+ *       occurrence (a checkpoint's messages to many subtasks are one
+ *       occurrence): it has a due time iff its moment occurred n times.
  */
 #ifndef CK_FAULTPLAN_H
 #define CK_FAULTPLAN_H
 
 #include "backend.h"
+#include "invariant.h"
 
 typedef struct ck_plan {
     const ck_fault *faults;
@@ -79,10 +84,11 @@ ck_time ck_plan_next(const ck_plan *p, int *which, int *end, int *waiting);
  * has_id). 1 when it made a fault due. */
 int ck_plan_moment(ck_plan *p, ck_moment m, uint64_t id, int has_id, ck_time now);
 
-/* The moment a message sent by endpoint src is, if any (1; *m and the
- * checkpoint's *id set): the job manager's trigger of a checkpoint at a
- * source, or its completion on the way to a subtask. Both backends watch
- * the messages they carry with it. */
+/* The moment a message sent by endpoint src is, if any (1; *m and *id
+ * set): the job manager's trigger of a checkpoint at a source, or its
+ * completion on the way to a subtask (*id: the checkpoint's), or a
+ * subtask's report that it finished (*id: its endpoint, which reports
+ * that once). Both backends watch the messages they carry with it. */
 int ck_plan_msg_moment(uint32_t src, const uint8_t *msg, size_t len, ck_moment *m, uint64_t *id);
 
 /* Fault i starts or ends now: its record, and the conditions. A backend
@@ -94,5 +100,10 @@ void ck_plan_failed(ck_plan *p, int i, const char *why);
 /* Recomputes the conditions from the faults in force (all of them but
  * the crashes' down flags, which follow start and end). */
 void ck_plan_conditions(ck_plan *p);
+
+/* Checks the invariants above (invariant.h): 0 or CK_EINVARIANT.
+ * O(faults x hosts^2). */
+CK_MUST_CHECK
+int ck_plan_check(const ck_plan *p, ck_inv *v);
 
 #endif

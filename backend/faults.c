@@ -26,7 +26,7 @@ const char *const ck_moment_names[] = {"checkpoint_triggered", "checkpoint_compl
                                        "upload_started",       "restore_started",
                                        "state_flush",          "state_compaction",
                                        "materialization_started", "changelog_upload_started",
-                                       NULL};
+                                       "subtask_finished",     NULL};
 
 const char *ck_moment_name(ck_moment m)
 {
@@ -132,7 +132,7 @@ static int damage_pick(const char *root, const char *prefix, int f, char *key, s
 }
 
 int ck_fault_damage(const ck_fault *f, const char *store_dir, const char *job_id, char *detail,
-                    size_t len)
+                    size_t len, char *damaged, size_t keylen)
 {
     char prefix[128], key[CK_STORE_KEY_MAX];
     snprintf(prefix, sizeof(prefix), "checkpoints/%s/", job_id);
@@ -152,5 +152,6 @@ int ck_fault_damage(const ck_fault *f, const char *store_dir, const char *job_id
         snprintf(detail, len, "%s", ck_strerror(rc));
     else
         snprintf(detail, len, "%s %s", cut ? "truncated" : "flipped a bit in", key);
+    snprintf(damaged, keylen, "%s", rc ? "" : key);
     return rc;
 }

@@ -33,6 +33,7 @@ typedef struct ck_cluster_spec {
     double disk_read_bw, disk_write_bw; /* the store's */
     double local_disk_bw; /* each task manager's local disk (RocksDB's files) */
     char network_model[16];
+    char transfer_model[8]; /* what times the job's transfers: "auto", "fast", "simgrid" */
     char platform[512];   /* a SimGrid platform file to use instead, or "" */
 } ck_cluster_spec;
 
@@ -78,10 +79,9 @@ extern const char *const ck_alloc_point_names[];
 
 /*
  * A triggered event starts `at` after a moment of the run instead of at a
- * time: the nth time that moment happens (over sockets, the two checkpoint
- * moments only: the job manager's process sees them). The backend sees
- * the moments from outside the engine, in the messages and store
- * operations it carries.
+ * time: the nth time that moment happens. The backend sees the moments
+ * from outside the engine, in the messages and store operations it
+ * carries.
  */
 typedef enum ck_moment {
     CK_MOMENT_NONE,                 /* `at` is a time from the start */
@@ -94,6 +94,8 @@ typedef enum ck_moment {
     CK_MOMENT_STATE_COMPACTION,     /* ...and compacted (its disk work follows) */
     CK_MOMENT_MATERIALIZATION,      /* a changelog backend starts a materialization */
     CK_MOMENT_CHANGELOG_UPLOAD,     /* ...starts uploading a changelog segment */
+    CK_MOMENT_SUBTASK_FINISHED,     /* a subtask tells the job manager it finished (its input
+                                     * ended and a checkpoint it took then completed) */
     CK_MOMENT_COUNT
 } ck_moment;
 
@@ -152,11 +154,13 @@ enum {
 extern const char *const ck_damage_file_names[];
 
 /* Applies corrupt_checkpoint f to the store under store_dir (job job_id);
- * *detail says what it damaged, or why it could not. Returns 0,
- * CK_ENOTFOUND (no completed checkpoint, or no such file), CK_E*. */
+ * *detail says what it damaged, or why it could not, and key (keylen
+ * bytes) holds the store key of the file it damaged ("" when none).
+ * Returns 0, CK_ENOTFOUND (no completed checkpoint, or no such file),
+ * CK_E*. */
 CK_MUST_CHECK
 int ck_fault_damage(const ck_fault *f, const char *store_dir, const char *job_id, char *detail,
-                    size_t len);
+                    size_t len, char *damaged, size_t keylen);
 
 /*
  * What a crash takes down. A killed process leaves its host up: the host's

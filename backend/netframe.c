@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "invariant.h"
 #include "wire.h"
 
 /* Smallest frame after its length field: destination, source, message header. */
@@ -100,6 +101,20 @@ static int check_head(const uint8_t *q, size_t have)
         ck_get_u32(m + 24) != flen - MIN_FLEN)
         return CK_ECORRUPT;
     return CK_OK;
+}
+
+#define CK_INV_MODULE "netframe"
+
+int ck_netframe_parser_check(const ck_netframe *p, ck_inv *v)
+{
+    CK_INV(v, 1, p->off <= p->len && p->len <= p->size && p->size <= p->cap &&
+                     (p->buf != NULL || !p->size),
+           "bytes [%zu, %zu) in %zu of at most %zu", p->off, p->len, p->size, p->cap);
+    size_t have = p->len - p->off;
+    CK_INV(v, 2, p->err || have < 4 || check_head(p->buf + p->off, have) == CK_OK,
+           "%zu bytes wait behind a bad frame head", have);
+    CK_INV(v, 3, p->err == 0 || p->err == CK_ECORRUPT, "failed with %d", p->err);
+    return 0;
 }
 
 int ck_netframe_next(ck_netframe *p, ck_netframe_msg *f)

@@ -22,15 +22,17 @@
  *   // rc == 0: needs more bytes; rc < 0 (CK_ECORRUPT): close the connection
  *   ck_netframe_free(&p);
  *
- * Invariants:
- *  - the buffer never holds more than `cap` unconsumed bytes: a feed that
- *    would go past it fails with CK_ETOOBIG and adds nothing (a peer that
- *    floods is cut off; memory stays bounded);
- *  - a frame's length is checked as soon as its first 4 bytes are in, and
- *    its header fields (message header, type, version, body length) as soon
- *    as its first 40 bytes are in, before the rest is waited for: a bad
- *    frame is refused without buffering it;
- *  - after an error the parser stays failed: every later call returns it.
+ * Invariants (ck_netframe_parser_check):
+ *  (1) the buffer never holds more than `cap` unconsumed bytes: a feed that
+ *      would go past it fails with CK_ETOOBIG and adds nothing (a peer that
+ *      floods is cut off; memory stays bounded): off <= len <= size <= cap;
+ *  (2) a frame's length is checked as soon as its first 4 bytes are in, and
+ *      its header fields (message header, type, version, body length) as
+ *      soon as its first 40 bytes are in, before the rest is waited for: a
+ *      bad frame is refused without buffering it (unless failed, what waits
+ *      starts with a sound head);
+ *  (3) after an error the parser stays failed: every later call returns it
+ *      (err is 0 or CK_ECORRUPT).
  */
 #ifndef CK_NETFRAME_H
 #define CK_NETFRAME_H
@@ -39,6 +41,7 @@
 #include <stdint.h>
 
 #include "graph.h"
+#include "invariant.h"
 #include "wire.h"
 
 /* Bytes before the engine message: length, destination, source. */
@@ -92,6 +95,11 @@ int ck_netframe_next(ck_netframe *p, ck_netframe_msg *f);
 
 /* Bytes received and not yet handed out as frames. */
 size_t ck_netframe_pending(const ck_netframe *p);
+
+/* Checks the parser's invariants above (invariant.h): 0 or CK_EINVARIANT.
+ * (ck_netframe_check below checks a frame's endpoints.) */
+CK_MUST_CHECK
+int ck_netframe_parser_check(const ck_netframe *p, ck_inv *v);
 
 /*
  * Whether a frame's engine message names the same endpoints as the frame

@@ -55,3 +55,20 @@ int ck_routes_host(const ck_routes *rt, const ck_graph *g, uint32_t ep)
             return rt->v[i].hosts[global] == CK_HOST_NONE ? -1 : rt->v[i].hosts[global];
     return -1;
 }
+
+#define CK_INV_MODULE "routes"
+
+int ck_routes_check(const ck_routes *rt, ck_inv *v)
+{
+    int64_t newest = -1;
+    for (int i = 0; i < rt->n; i++) {
+        for (int j = 0; j < i; j++)
+            CK_INV(v, 1, rt->v[j].attempt != rt->v[i].attempt, "attempt %u has two tables",
+                   rt->v[i].attempt);
+        if ((int64_t)rt->v[i].attempt > newest)
+            newest = rt->v[i].attempt;
+    }
+    CK_INV(v, 2, rt->newest == newest, "newest attempt %lld, tables up to %lld",
+           (long long)rt->newest, (long long)newest);
+    return 0;
+}

@@ -9,8 +9,9 @@
  * its own subtasks (CK_HOST_NONE for the others). So there is a table per
  * attempt, not one for the latest.
  *
- * Invariants: an attempt's table is set once (a second set_routes for it
- * changes nothing); `newest` is the greatest attempt set, -1 before any.
+ * Invariants (ck_routes_check): (1) an attempt's table is set once (a
+ * second set_routes for it changes nothing): no attempt has two; (2)
+ * `newest` is the greatest attempt set, -1 before any.
  */
 #ifndef CK_ROUTES_H
 #define CK_ROUTES_H
@@ -18,6 +19,7 @@
 #include <stdint.h>
 
 #include "graph.h"
+#include "invariant.h"
 #include "platform.h"
 
 typedef struct ck_route {
@@ -43,5 +45,9 @@ int ck_routes_set(ck_routes *rt, uint32_t attempt, uint32_t n, const uint16_t *h
 /* The host of subtask endpoint ep, or -1: not a subtask's endpoint, its
  * attempt not routed, or the attempt does not deploy it. */
 int ck_routes_host(const ck_routes *rt, const ck_graph *g, uint32_t ep);
+
+/* Checks the invariants above (invariant.h): 0 or CK_EINVARIANT. */
+CK_MUST_CHECK
+int ck_routes_check(const ck_routes *rt, ck_inv *v);
 
 #endif

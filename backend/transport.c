@@ -5,6 +5,7 @@
 
 #include "bytes.h"
 #include "error.h"
+#include "invariant.h"
 
 static int grow(ck_tp_out *o, size_t need)
 {
@@ -169,4 +170,25 @@ void ck_tp_free(ck_tp_out *o)
     free(o->buf);
     free(o->marks);
     memset(o, 0, sizeof(*o));
+}
+
+#define CK_INV_MODULE "transport"
+
+int ck_tp_check(const ck_tp_out *o, ck_inv *v)
+{
+    CK_INV(v, 1, o->off <= o->len && o->len <= o->cap && (o->off < o->len || !o->len),
+           "bytes [%zu, %zu) wait in %zu", o->off, o->len, o->cap);
+    CK_INV(v, 2, 0 <= o->mhead && o->mhead <= o->mtail && o->mtail <= o->mcap,
+           "marks [%d, %d) of %d", o->mhead, o->mtail, o->mcap);
+    for (int i = o->mhead + 1; i < o->mtail; i++)
+        CK_INV(v, 3, o->marks[i - 1].end < o->marks[i].end && o->marks[i - 1].at <= o->marks[i].at,
+               "mark %d (bytes to %zu at %lld) after mark %d (to %zu at %lld)", i,
+               o->marks[i].end, (long long)o->marks[i].at, i - 1, o->marks[i - 1].end,
+               (long long)o->marks[i - 1].at);
+    CK_INV(v, 3,
+           o->mhead == o->mtail ||
+               (o->marks[o->mhead].end > o->off && o->marks[o->mtail - 1].end == o->len),
+           "marks from %zu to %zu over bytes [%zu, %zu)", o->marks[o->mhead].end,
+           o->marks[o->mtail > 0 ? o->mtail - 1 : 0].end, o->off, o->len);
+    return 0;
 }

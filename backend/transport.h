@@ -32,8 +32,14 @@
  *                          |  (or QUEUED while bytes remain)
  *                          +--ck_tp_reset--> EMPTY
  *
- * Invariants: off <= len <= cap; marks[mhead..mtail) are in order of
- * both end and at, and cover bytes past off; next_ok is 0 unless paced.
+ * Invariants (ck_tp_check):
+ *   (1) off <= len <= cap, and a connection with nothing waiting is at
+ *       its start (off = len = 0);
+ *   (2) 0 <= mhead <= mtail <= mcap;
+ *   (3) marks[mhead..mtail) are in order of both end (strictly) and at,
+ *       and cover bytes past off: the first ends past off, the last at
+ *       len;
+ *   (4) next_ok is 0 unless paced (the caller's rate: not checked here).
  */
 #ifndef CK_TRANSPORT_H
 #define CK_TRANSPORT_H
@@ -42,6 +48,7 @@
 #include <stdint.h>
 
 #include "common.h"
+#include "invariant.h"
 
 /* Bytes of a frame before its message: length, destination, source. */
 #define CK_TP_HDR 12
@@ -100,5 +107,9 @@ ck_time ck_tp_next(const ck_tp_out *o, ck_time now);
 void ck_tp_reset(ck_tp_out *o);
 
 void ck_tp_free(ck_tp_out *o);
+
+/* Checks the invariants above (invariant.h): 0 or CK_EINVARIANT. */
+CK_MUST_CHECK
+int ck_tp_check(const ck_tp_out *o, ck_inv *v);
 
 #endif

@@ -3,8 +3,9 @@
  *
  *   chandy run SCENARIO.json [--seed N] [--out DIR] [--backend simgrid|sockets]
  *              [--from-savepoint DIR [--claim-mode CLAIM|NO_CLAIM|LEGACY]]
+ *              [--check-invariants | --no-check-invariants]
  *   chandy swarm SCENARIO.json --seeds A..B [--mode safety|liveness] [--jobs N]
- *                [--shard I/N] [--timeout S] [--keep] --out DIR
+ *                [--shard I/N] [--timeout S] [--keep] [--no-check-invariants] --out DIR
  *   chandy swarm --merge DIR... --out DIR
  *   chandy sweep SCENARIO.json --out DIR [--jobs N] [--timeout S]
  *   chandy suite SUITE.json --out DIR [--jobs N]
@@ -41,15 +42,20 @@ static void usage(FILE *f)
             "  chandy run SCENARIO.json [--seed N] [--out DIR] [--backend simgrid|sockets]\n"
             "             [--from-savepoint DIR [--claim-mode CLAIM|NO_CLAIM|LEGACY]]\n"
             "             [--swarm safety|liveness] [--quiet] [--verbose]\n"
+            "             [--check-invariants | --no-check-invariants]\n"
             "      run a scenario, write DIR/run.json (default DIR: out/<scenario name>);\n"
             "      with --from-savepoint (or -s), start the job from a savepoint or a\n"
             "      retained checkpoint (its directory; or a run directory: the last\n"
             "      savepoint its run took; or a directory of savepoints: the latest),\n"
             "      which --claim-mode (default: the scenario's\n"
             "      execution.state-recovery.claim-mode, NO_CLAIM) says who owns; with\n"
-            "      --swarm, replace its events by the fault schedule the seed draws\n"
+            "      --swarm, replace its events by the fault schedule the seed draws;\n"
+            "      --check-invariants checks every module's invariants after each step\n"
+            "      (the default in Debug and sanitizer builds) and ends a run that breaks\n"
+            "      one with exit status 70\n"
             "  chandy swarm SCENARIO.json --seeds A..B [--mode safety|liveness] [--jobs N]\n"
-            "               [--shard I/N] [--timeout S] [--keep] --out DIR\n"
+            "               [--shard I/N] [--timeout S] [--keep] [--no-check-invariants]\n"
+            "               --out DIR\n"
             "      run the scenario once per seed, each with a random fault schedule;\n"
             "      write DIR/swarm.json, exit 1 if any seed broke the oracle\n"
             "  chandy swarm --merge DIR... --out DIR\n"
@@ -164,6 +170,10 @@ static int cmd_run(int argc, char **argv)
             o.quiet = 1;
         } else if (!strcmp(a, "--verbose")) {
             o.verbose = 1;
+        } else if (!strcmp(a, "--check-invariants")) {
+            o.check_invariants = 1;
+        } else if (!strcmp(a, "--no-check-invariants")) {
+            o.check_invariants = -1;
         } else if (a[0] == '-') {
             fprintf(stderr, "chandy run: unknown option %s\n", a);
             return 2;
@@ -271,6 +281,7 @@ static int cmd_validate(int argc, char **argv)
             status = 2;
             continue;
         }
+        ck_scenario_print_warnings(&sc, stderr);
         printf("%s: ok\n", argv[i]);
         ck_scenario_free(&sc);
     }
@@ -352,6 +363,14 @@ static int cmd_config(void)
         if (d->type != CK_CFG_BOOL && d->type != CK_CFG_ENUM && d->type != CK_CFG_PATH)
             printf(", from %s to %s", lo, hi);
         printf("\n    %s\n", d->desc);
+        /* Its older names: taken, with a warning naming this one. */
+        for (int k = 0; ck_config_deprecated_name((ck_cfg_id)i, k); k++) {
+            const char *old = ck_config_deprecated_name((ck_cfg_id)i, k);
+            int flink = 0;
+            (void)ck_config_deprecated(old, &flink);
+            printf("    deprecated name: %s%s\n", old,
+                   flink ? "" : " (from Flink's development of 1.20, never released)");
+        }
     }
     return finish_stdout("config", 0);
 }

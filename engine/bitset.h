@@ -10,7 +10,7 @@
  * gives both: adding is O(1), taking them out in order reads one word per
  * 64 indices.
  *
- * Invariant: n is the number of bits set in w[0..nw).
+ * Invariant (ck_bitset_check): (1) n is the number of bits set in w[0..nw).
  */
 #ifndef CK_BITSET_H
 #define CK_BITSET_H
@@ -20,6 +20,7 @@
 
 #include "common.h"
 #include "error.h"
+#include "invariant.h"
 
 typedef struct ck_bitset {
     uint64_t *w;
@@ -77,6 +78,24 @@ static inline int ck_bitset_next(uint64_t *b, int k)
     int i = __builtin_ctzll(*b);
     *b &= *b - 1;
     return k * 64 + i;
+}
+
+/* Whether index i is in the set. */
+static inline int ck_bitset_has(const ck_bitset *s, int i)
+{
+    return (s->w[i >> 6] >> (i & 63)) & 1;
+}
+
+/* Checks the invariant above (invariant.h): 0 or CK_EINVARIANT. */
+CK_MUST_CHECK
+static inline int ck_bitset_check(const ck_bitset *s, ck_inv *v)
+{
+    int n = 0;
+    for (int k = 0; k < s->nw; k++)
+        n += __builtin_popcountll(s->w[k]);
+    if (n != s->n)
+        return ck_inv_fail(v, "bitset", 1, "counts %d indices, holds %d", s->n, n);
+    return 0;
 }
 
 #endif

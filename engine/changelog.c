@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "invariant.h"
 #include "keygroup.h"
 
 void ck_clog_init(ck_clog *l, int op, const ck_state_desc *d, int n)
@@ -91,8 +92,10 @@ int ck_clog_replay(const uint8_t *p, size_t len, ck_kstate *ks, int maxp, uint64
 {
     if (len < 28)
         BAD("too short for a changelog segment");
-    if (ck_crc32c(0, p, len - 4) != ck_get_u32(p + len - 4))
-        BAD("checksum mismatch (truncated or damaged)");
+    if (ck_crc32c(0, p, len - 4) != ck_get_u32(p + len - 4)) {
+        *why = "checksum mismatch (truncated or damaged)";
+        return CK_ECHECKSUM;
+    }
     ck_rbuf r = {.p = p, .len = len - 4};
     if (ck_rbuf_u32(&r) != CK_CLOG_MAGIC)
         BAD("not a changelog segment");
@@ -253,6 +256,13 @@ static ck_kstate *cks_inner(ck_kstate *s)
 }
 
 /* Snapshots, flushes and views are the wrapped backend's (ck_kstate_ops.inner). */
+static int cks_check(const ck_kstate *s, ck_inv *v)
+{
+    const clog_ks *c = (const clog_ks *)s;
+    int rc = ck_ks_check(c->inner, v);
+    return rc ? rc : ck_clog_check(c->log, v);
+}
+
 static const ck_kstate_ops clog_kstate_ops = {
     .name = "changelog",
     .free = cks_free,
@@ -265,6 +275,7 @@ static const ck_kstate_ops clog_kstate_ops = {
     .list_get = cks_list_get,
     .entries = cks_entries,
     .inner = cks_inner,
+    .check = cks_check,
 };
 
 ck_kstate *ck_clog_kstate_new(ck_kstate *inner, ck_clog *l)
@@ -282,4 +293,39 @@ ck_kstate *ck_clog_kstate_new(ck_kstate *inner, ck_clog *l)
 ck_kstate *ck_clog_kstate_inner(ck_kstate *s)
 {
     return s->ops->inner ? s->ops->inner(s) : s;
+}
+
+/* ---- invariants (changelog.h) -------------------------------------------------------- */
+
+#define CK_INV_MODULE "changelog"
+
+int ck_clog_check(const ck_clog *l, ck_inv *v)
+{
+    CK_INV(v, 4, l->nstates >= 0 && l->nstates <= CK_KS_MAX_STATES, "%d states", l->nstates);
+    CK_INV(v, 2, l->buf.len <= l->appended && !l->buf.err,
+           "%zu bytes buffered of %llu appended%s", l->buf.len,
+           (unsigned long long)l->appended, l->buf.err ? ", its buffer failed" : "");
+    CK_INV(v, 2, !l->nbuf == !l->buf.len, "%u records in %zu bytes", l->nbuf, l->buf.len);
+    if (l->buf.len > CK_CLOG_CHECK_BYTES)
+        return 0; /* too much to read after every step */
+    const uint8_t *p = l->buf.p, *end = l->buf.p + l->buf.len;
+    uint32_t n = 0;
+    while (p < end) {
+        size_t left = (size_t)(end - p);
+        CK_INV(v, 2, left >= 20 && p[0] >= CK_CLOG_PUT && p[0] <= CK_CLOG_ADD &&
+                         p[1] < l->nstates && !p[2] && !p[3],
+               "record %u (at byte %zu): a bad header", n, (size_t)(p - l->buf.p));
+        const ck_state_desc *d = &l->states[p[1]];
+        size_t need = 20 + (size_t)ck_get_u32(p + 16);
+        if (d->kind == CK_STATE_MAP)
+            need = need + 4 <= left ? need + 4 + (size_t)ck_get_u32(p + need) : left + 1;
+        if (p[0] != CK_CLOG_REMOVE)
+            need += 8 * (size_t)d->nfields;
+        CK_INV(v, 2, need <= left, "record %u (at byte %zu): %zu bytes, %zu left", n,
+               (size_t)(p - l->buf.p), need, left);
+        p += need;
+        n++;
+    }
+    CK_INV(v, 2, n == l->nbuf, "%u records buffered, counted %u", n, l->nbuf);
+    return 0;
 }

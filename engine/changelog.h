@@ -22,8 +22,15 @@
  * Sequence numbers count records from 0 over the log's life: a segment
  * holds [first, first + records), and consecutive segments meet.
  *
- * Invariants: records are in the order of the changes; what is buffered
- * and not yet cut starts at `cut_seq`; a cut segment is never changed.
+ * Invariants (ck_clog_check):
+ *   (1) records are in the order of the changes (by construction);
+ *   (2) what is buffered and not yet cut starts at `cut_seq`: buf holds
+ *       exactly nbuf whole records of the log's states, and no more bytes
+ *       than were ever appended;
+ *   (3) a cut segment is never changed (it is the caller's once cut);
+ *   (4) the log has 0..CK_KS_MAX_STATES states.
+ * ck_clog_check reads what is buffered, O(bytes since the last cut), up
+ * to CK_CLOG_CHECK_BYTES; past that, (2) only as far as the counts go.
  */
 #ifndef CK_CHANGELOG_H
 #define CK_CHANGELOG_H
@@ -60,11 +67,18 @@ int ck_clog_cut(ck_clog *l, uint8_t **out, size_t *len, uint64_t *first, uint32_
 
 /* Replays a segment file into ks (the operator's backend, of max
  * parallelism maxp): every change whose key group is ks's, in order.
- * Returns 0, CK_ECORRUPT (*why says what: a bad checksum, header, record,
- * a key in the wrong key group, states that are not ks's), CK_ENOMEM. */
+ * Returns 0, CK_ECHECKSUM (the bytes are not those written: a bad
+ * checksum), CK_ECORRUPT (*why says what: a bad header, record, a key in
+ * the wrong key group, states that are not ks's), CK_ENOMEM; *why is set
+ * for both of the first two. */
 CK_MUST_CHECK
 int ck_clog_replay(const uint8_t *p, size_t len, ck_kstate *ks, int maxp, uint64_t *first,
                    uint32_t *n, const char **why);
+
+/* Checks the invariants above (invariant.h): 0 or CK_EINVARIANT. */
+#define CK_CLOG_CHECK_BYTES (1u << 20)
+CK_MUST_CHECK
+int ck_clog_check(const ck_clog *l, ck_inv *v);
 
 /* A changelog backend over `inner` (taken: freed with it), logging into l
  * (borrowed: it outlives the backend). NULL when out of memory. */

@@ -36,20 +36,31 @@ const ck_cfg_def *ck_config_def(ck_cfg_id id)
 static const struct {
     const char *old;
     ck_cfg_id id;
+    int flink;
 } deprecated[] = {
-    {"execution.buffer-timeout", CK_CFG_BUFFER_TIMEOUT}, /* renamed in Flink 1.19 */
-    {"state.checkpoints.file-merging.enabled", CK_CFG_CP_FILE_MERGING}, /* Flink 1.20's name */
-    {"state.checkpoints.file-merging.across-checkpoint-boundary", CK_CFG_CP_FILE_MERGING_ACROSS},
-    {"execution.savepoint-restore-mode", CK_CFG_CLAIM_MODE}, /* renamed in Flink 1.20 */
-    {"state.backend.fs.memory-threshold", CK_CFG_CP_MEMORY_THRESHOLD},
+#define CK_CFG_OLD(name, id, flink) {name, CK_CFG_##id, flink},
+    CK_CONFIG_DEPRECATED(CK_CFG_OLD)
+#undef CK_CFG_OLD
 };
+#define NDEPRECATED (sizeof(deprecated) / sizeof(deprecated[0]))
 
-const char *ck_config_deprecated_name(ck_cfg_id id)
+const char *ck_config_deprecated_name(ck_cfg_id id, int i)
 {
-    for (size_t i = 0; i < sizeof(deprecated) / sizeof(deprecated[0]); i++)
-        if (deprecated[i].id == id)
-            return deprecated[i].old;
+    for (size_t k = 0; k < NDEPRECATED; k++)
+        if (deprecated[k].id == id && i-- == 0)
+            return deprecated[k].old;
     return NULL;
+}
+
+int ck_config_deprecated(const char *key, int *flink)
+{
+    for (size_t k = 0; k < NDEPRECATED; k++)
+        if (strcmp(deprecated[k].old, key) == 0) {
+            if (flink)
+                *flink = deprecated[k].flink;
+            return (int)deprecated[k].id;
+        }
+    return -1;
 }
 
 int ck_config_find(const char *key)
@@ -57,10 +68,60 @@ int ck_config_find(const char *key)
     for (int i = 0; i < CK_CFG_COUNT; i++)
         if (strcmp(defs[i].key, key) == 0)
             return i;
-    for (size_t i = 0; i < sizeof(deprecated) / sizeof(deprecated[0]); i++)
-        if (strcmp(deprecated[i].old, key) == 0)
-            return (int)deprecated[i].id;
-    return -1;
+    return ck_config_deprecated(key, NULL);
+}
+
+/* Damerau-Levenshtein distance (optimal string alignment) of a and b,
+ * at most 63 bytes each counted; longer ones are not compared. */
+static int distance(const char *a, const char *b)
+{
+    size_t n = strlen(a), m = strlen(b);
+    if (n > 63 || m > 63)
+        return 1000;
+    int d[64][64];
+    for (size_t i = 0; i <= n; i++)
+        d[i][0] = (int)i;
+    for (size_t j = 0; j <= m; j++)
+        d[0][j] = (int)j;
+    for (size_t i = 1; i <= n; i++)
+        for (size_t j = 1; j <= m; j++) {
+            int cost = a[i - 1] != b[j - 1];
+            int v = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < v)
+                v = d[i][j - 1] + 1;
+            if (d[i - 1][j - 1] + cost < v)
+                v = d[i - 1][j - 1] + cost;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+                d[i - 2][j - 2] + 1 < v)
+                v = d[i - 2][j - 2] + 1;
+            d[i][j] = v;
+        }
+    return d[n][m];
+}
+
+const char *ck_config_suggest(const char *key)
+{
+    const char *best = NULL;
+    int bd = 1000;
+    for (int i = 0; i < CK_CFG_COUNT; i++) {
+        int dd = distance(key, defs[i].key);
+        if (dd < bd) {
+            bd = dd;
+            best = defs[i].key;
+        }
+    }
+    for (size_t k = 0; k < NDEPRECATED; k++) {
+        int dd = distance(key, deprecated[k].old);
+        if (dd < bd) {
+            bd = dd;
+            best = defs[deprecated[k].id].key;
+        }
+    }
+    /* Close enough to be a slip: a third of the key's length, and at least
+     * a few edits for short keys. */
+    size_t len = strlen(key);
+    int limit = (int)(len / 3 > 3 ? len / 3 : 3);
+    return bd <= limit ? best : NULL;
 }
 
 static const char *const cp_modes[] = {"EXACTLY_ONCE", "AT_LEAST_ONCE", NULL};
@@ -226,6 +287,10 @@ int ck_config_parse(ck_cfg_id id, const char *text, int64_t *out)
             return rc;
         break;
     case CK_CFG_MEMORY:
+        if (d->max == CK_CFG_MEMORY_INFINITE && strcasecmp(text, "infinite") == 0) {
+            v = CK_CFG_MEMORY_INFINITE; /* as run.json and `chandy config` write it */
+            break;
+        }
         rc = parse_with_unit(text, mem_units, sizeof(mem_units) / sizeof(mem_units[0]), 1, 1, &v);
         if (rc)
             return rc;
@@ -270,7 +335,9 @@ void ck_config_format(ck_cfg_id id, int64_t v, char *buf, unsigned len)
             snprintf(buf, len, "%lld ns", (long long)v);
         break;
     case CK_CFG_MEMORY:
-        if (v != 0 && v % (1 << 20) == 0)
+        if (v == CK_CFG_MEMORY_INFINITE)
+            snprintf(buf, len, "infinite");
+        else if (v != 0 && v % (1 << 20) == 0)
             snprintf(buf, len, "%lld mb", (long long)(v >> 20));
         else if (v != 0 && v % (1 << 10) == 0)
             snprintf(buf, len, "%lld kb", (long long)(v >> 10));

@@ -2,9 +2,12 @@
  * config.h - the engine's configuration, under Flink's key names.
  *
  * CK_CONFIG_KEYS is the one table of every key chandy understands: its
- * Flink name, type, default and accepted range. The scenario loader checks
- * a scenario's "config" object against it (an unknown key is an error, not
- * a silent no-op) and `chandy config` prints it.
+ * Flink name, type, default and accepted range; CK_CONFIG_DEPRECATED the
+ * older names Flink 1.20 still accepts for them (its withDeprecatedKeys).
+ * The scenario loader checks a scenario's "config" object against both
+ * (an unknown key is an error, not a silent no-op, with the closest known
+ * key as a suggestion; a deprecated name works, with a warning naming the
+ * key to use) and `chandy config` prints them.
  *
  * Durations are held in nanoseconds, memory sizes in bytes.
  */
@@ -33,9 +36,8 @@ typedef enum ck_cfg_type {
       4096, 16 << 20, "size of one network buffer (a power of two)")           \
     X(BUFFER_TIMEOUT, "execution.buffer-timeout.interval", CK_CFG_DURATION,    \
       100 * CK_MS_, -CK_MS_, 3600000 * CK_MS_,                                 \
-      "flush output buffers at least this often; 0 after every record "        \
-      "(execution.buffer-timeout is its deprecated name, where -1 ms "         \
-      "means only when full)")                                                 \
+      "flush output buffers at least this often; 0 after every record; "       \
+      "-1 ms (execution.buffer-timeout's old meaning) only when full")         \
     X(BUFFER_TIMEOUT_ENABLED, "execution.buffer-timeout.enabled", CK_CFG_BOOL, \
       1, 0, 1, "false: flush output buffers only when full")                   \
     X(BUFFERS_PER_CHANNEL, "taskmanager.network.memory.buffers-per-channel",   \
@@ -56,8 +58,11 @@ typedef enum ck_cfg_type {
       INT64_C(64) << 20, 0, INT64_C(1) << 40, "least network memory of a "    \
       "task manager")                                                          \
     X(NET_MAX, "taskmanager.memory.network.max", CK_CFG_MEMORY,                \
-      INT64_C(1) << 30, 0, INT64_C(1) << 40, "most network memory of a "      \
-      "task manager")                                                          \
+      CK_CFG_MEMORY_INFINITE, 0, CK_CFG_MEMORY_INFINITE, "most network "      \
+      "memory of a task manager (Flink's default: none, Long.MAX_VALUE bytes)") \
+    X(MIN_SEGMENT_SIZE, "taskmanager.memory.min-segment-size", CK_CFG_MEMORY,  \
+      256, 256, 16 << 20, "the least size buffer debloating gives a network "  \
+      "buffer (at most taskmanager.memory.segment-size)")                     \
     X(TM_FLINK_SIZE, "taskmanager.memory.flink.size", CK_CFG_MEMORY,           \
       INT64_C(1280) << 20, INT64_C(1) << 20, INT64_C(1) << 42,                 \
       "a task manager's Flink memory (Flink's default configuration gives "   \
@@ -88,9 +93,16 @@ typedef enum ck_cfg_type {
     X(CLOG_ENABLED, "state.changelog.enabled", CK_CFG_BOOL, 0, 0, 1,           \
       "every change to keyed state also goes to a changelog uploaded "        \
       "continuously; checkpoints are the last materialization plus it")       \
+    X(CLOG_MATERIALIZE_ENABLED, "state.changelog.periodic-materialize.enabled", \
+      CK_CFG_BOOL, 1, 0, 1, "materialize the wrapped backend's state "         \
+      "periodically; false: never (the changelog is never truncated)")        \
     X(CLOG_MATERIALIZE, "state.changelog.periodic-materialize.interval",      \
-      CK_CFG_DURATION, 600000 * CK_MS_, 10 * CK_MS_, 86400000 * CK_MS_,        \
-      "how often the wrapped backend's state is materialized")                \
+      CK_CFG_DURATION, 600000 * CK_MS_, -86400000 * CK_MS_, 86400000 * CK_MS_, \
+      "how often the wrapped backend's state is materialized (at least "      \
+      "10 ms); a negative interval: never")                                    \
+    X(CLOG_MAX_FAILURES, "state.changelog.max-failures-allowed", CK_CFG_INT,   \
+      3, 0, 1000000, "materializations failing in a row that are tolerated: " \
+      "the next is tried at the next interval; one more fails the task")      \
     X(CLOG_PERSIST_THRESHOLD,                                                  \
       "state.changelog.dstl.dfs.preemptive-persist-threshold", CK_CFG_MEMORY, \
       INT64_C(5) << 20, INT64_C(1) << 10, INT64_C(1) << 34,                    \
@@ -136,8 +148,7 @@ typedef enum ck_cfg_type {
       "complete one did not; savepoints stay full")                          \
     X(CP_FILE_MERGING, "execution.checkpointing.file-merging.enabled",        \
       CK_CFG_BOOL, 0, 0, 1, "a checkpoint's native state files (RocksDB's) "  \
-      "go to the store merged, as segments of a few files per subtask "       \
-      "(state.checkpoints.file-merging.enabled is its deprecated name)")     \
+      "go to the store merged, as segments of a few files per subtask")      \
     X(CP_FILE_MERGING_MAX, "execution.checkpointing.file-merging.max-file-size", \
       CK_CFG_MEMORY, INT64_C(32) << 20, INT64_C(64) << 10, INT64_C(1) << 40,   \
       "with file merging on: a merged file takes no more files once this "    \
@@ -146,13 +157,11 @@ typedef enum ck_cfg_type {
       "execution.checkpointing.file-merging.across-checkpoint-boundary",       \
       CK_CFG_BOOL, 0, 0, 1, "with file merging on: a subtask appends each "    \
       "checkpoint's merged files to the file it keeps open, until it is "     \
-      "max-file-size large, instead of a new file per checkpoint "            \
-      "(state.checkpoints.file-merging.across-checkpoint-boundary is its "    \
-      "deprecated name)")                                                     \
-    X(CP_MEMORY_THRESHOLD, "state.storage.fs.memory-threshold", CK_CFG_MEMORY, \
-      20 << 10, 0, 1 << 20, "a snapshot's file smaller than this is not "    \
-      "stored as a file: its bytes go inline in the checkpoint's _metadata "  \
-      "(state.backend.fs.memory-threshold is its deprecated name)")          \
+      "max-file-size large, instead of a new file per checkpoint")            \
+    X(CP_MEMORY_THRESHOLD, "execution.checkpointing.data-inline-threshold",    \
+      CK_CFG_MEMORY, 20 << 10, 0, 1 << 20, "a snapshot's file smaller than "  \
+      "this is not stored as a file: its bytes go inline in the checkpoint's " \
+      "_metadata")                                                             \
     X(CP_UNALIGNED, "execution.checkpointing.unaligned.enabled", CK_CFG_BOOL, \
       0, 0, 1, "barriers overtake in-flight data, which is stored with the "  \
       "checkpoint (exactly-once only; savepoints stay aligned)")               \
@@ -212,6 +221,45 @@ typedef enum ck_cfg_type {
       "first checkpoint after it is full), CLAIM (the job: deleted once "     \
       "subsumed) or LEGACY (the user, its files still referred to)")
 
+/* Flink 1.20's older names of the keys above, X(name, id, flink): flink
+ * is 1 for a name Flink 1.20 accepts as deprecated (withDeprecatedKeys in
+ * its option classes: TaskManagerOptions, ExecutionOptions,
+ * PipelineOptions, CheckpointingOptions, StateBackendOptions,
+ * StateChangelogOptions, FsStateChangelogOptions, StateRecoveryOptions,
+ * RestartStrategyOptions), 0 for a name chandy took from Flink's sources
+ * before 1.20 came out, which Flink never released. */
+#define CK_CONFIG_DEPRECATED(X)                                                \
+    X("execution.buffer-timeout", BUFFER_TIMEOUT, 1)                           \
+    X("taskmanager.network.memory.fraction", NET_FRACTION, 1)                  \
+    X("taskmanager.network.memory.min", NET_MIN, 1)                            \
+    X("taskmanager.network.memory.max", NET_MAX, 1)                            \
+    X("state.backend", STATE_BACKEND, 1)                                       \
+    X("state.backend.changelog.enabled", CLOG_ENABLED, 1)                      \
+    X("state.backend.changelog.periodic-materialize.enabled",                  \
+      CLOG_MATERIALIZE_ENABLED, 1)                                             \
+    X("state.backend.changelog.periodic-materialize.interval",                 \
+      CLOG_MATERIALIZE, 1)                                                     \
+    X("state.backend.changelog.max-failures-allowed", CLOG_MAX_FAILURES, 1)    \
+    X("dstl.dfs.preemptive-persist-threshold", CLOG_PERSIST_THRESHOLD, 1)      \
+    X("pipeline.operator-chaining", CHAINING, 1)                               \
+    X("state.checkpoints.num-retained", CP_RETAINED, 1)                        \
+    X("state.backend.incremental", CP_INCREMENTAL, 1)                          \
+    X("state.storage.fs.memory-threshold", CP_MEMORY_THRESHOLD, 1)             \
+    X("state.backend.fs.memory-threshold", CP_MEMORY_THRESHOLD, 1)             \
+    X("execution.checkpointing.unaligned", CP_UNALIGNED, 1)                    \
+    X("execution.checkpointing.alignment-timeout", CP_ALIGNED_TIMEOUT, 1)      \
+    X("execution.checkpointing.checkpoints-after-tasks-finish.enabled",        \
+      CP_AFTER_FINISH, 1)                                                      \
+    X("restart-strategy", RS_TYPE, 1)                                          \
+    X("execution.savepoint.path", RECOVERY_PATH, 1)                            \
+    X("execution.savepoint-restore-mode", CLAIM_MODE, 1)                       \
+    X("state.checkpoints.file-merging.enabled", CP_FILE_MERGING, 0)            \
+    X("state.checkpoints.file-merging.across-checkpoint-boundary",             \
+      CP_FILE_MERGING_ACROSS, 0)
+
+/* A memory size with no bound: Flink's MemorySize.MAX_VALUE. */
+#define CK_CFG_MEMORY_INFINITE INT64_MAX
+
 typedef enum ck_cfg_id {
 #define CK_CFG_ENUM(id, key, type, def, min, max, desc) CK_CFG_##id,
     CK_CONFIG_KEYS(CK_CFG_ENUM)
@@ -238,13 +286,29 @@ void ck_config_defaults(ck_config *c);
 /* The definition of a key, or NULL. */
 const ck_cfg_def *ck_config_def(ck_cfg_id id);
 
-/* Looks a key up by its Flink name; returns its id or -1. */
+/* Looks a key up by its Flink name, or one of its deprecated names;
+ * returns its id or -1. */
 int ck_config_find(const char *key);
+
+/* A deprecated name (CK_CONFIG_DEPRECATED): its key's id, and in *flink
+ * whether Flink 1.20 accepts it too (1) or it is chandy's own (0). -1
+ * when key is not a deprecated name. */
+int ck_config_deprecated(const char *key, int *flink);
+
+/* The i-th deprecated name of key id (i from 0), or NULL past the last. */
+const char *ck_config_deprecated_name(ck_cfg_id id, int i);
+
+/* The known key (current name) closest to an unknown one, by edit
+ * distance over current and deprecated names (a deprecated name's match
+ * suggests its current key); NULL when none is close enough to be what
+ * was meant. */
+const char *ck_config_suggest(const char *key);
 
 /*
  * Parses a Flink-style value for key id from text: durations like "100 ms",
  * "10s", "1 min" (a bare number is milliseconds), memory sizes like "32kb",
- * "32 kb", "1m" (a bare number is bytes), booleans "true"/"false".
+ * "32 kb", "1m" (a bare number is bytes; "infinite" for a key with no
+ * upper bound, CK_CFG_MEMORY_INFINITE), booleans "true"/"false".
  * Returns 0 and sets *out, CK_EINVAL (syntax) or CK_ERANGE.
  */
 CK_MUST_CHECK
@@ -253,9 +317,6 @@ int ck_config_parse(ck_cfg_id id, const char *text, int64_t *out);
 /* Checks a numeric value against the key's range: 0 or CK_ERANGE. */
 CK_MUST_CHECK
 int ck_config_check(ck_cfg_id id, int64_t v);
-
-/* The key id's deprecated name, or NULL (ck_config_find takes it too). */
-const char *ck_config_deprecated_name(ck_cfg_id id);
 
 /* The names of an enum key's choices (NULL-terminated), or NULL. */
 const char *const *ck_config_choices(ck_cfg_id id);

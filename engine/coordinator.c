@@ -6,6 +6,7 @@
 #include "bytes.h"
 #include "crc32c.h"
 #include "error.h"
+#include "invariant.h"
 #include "keygroup.h"
 #include "snapshot.h"
 
@@ -408,8 +409,15 @@ static void rearm(ck_cc *cc, ck_time now)
         cc->next_trigger = now;
 }
 
-/* Ends a pending checkpoint without completing it. */
-static void fail_cp(ck_cc *cc, ck_cp_record *r, ck_cp_status status, int counted,
+/* How a failed checkpoint counts against tolerable-failed-checkpoints,
+ * as Flink's CheckpointFailureManager sorts it: not at all (aborted,
+ * declined for a reason that is no failure), as a failure on the job
+ * manager's side (expired, its metadata or a finished subtask's state
+ * not stored), or as one a task reported (it declined). */
+enum { CC_NOT_COUNTED, CC_JOB_LEVEL, CC_TASK_LEVEL };
+
+/* Ends a pending checkpoint without completing it; `count` is CC_*. */
+static void fail_cp(ck_cc *cc, ck_cp_record *r, ck_cp_status status, int count,
                     const char *reason)
 {
     if (r->status != CK_CP_PENDING)
@@ -423,8 +431,20 @@ static void fail_cp(ck_cc *cc, ck_cp_record *r, ck_cp_status status, int counted
     send_all_tasks(cc, CK_MSG_CP_ABORT, r->id);
     discard(cc, r);
     rearm(cc, r->complete);
-    if (!counted || (r->flags & CK_CP_FLAG_SAVEPOINT))
-        return; /* savepoints do not count against tolerable failures */
+    if (count == CC_NOT_COUNTED)
+        return;
+    /* A savepoint's failure on the job manager's side does not count (a
+     * failover would not help: the user asks again), nor a
+     * stop-with-savepoint's on a task (the job fails over instead:
+     * jobmanager.c); an intermediate savepoint a task failed counts, as a
+     * checkpoint does (handleTaskLevelCheckpointException). */
+    if ((r->flags & CK_CP_FLAG_SAVEPOINT) &&
+        (count == CC_JOB_LEVEL || (r->flags & CK_CP_FLAG_STOP)))
+        return;
+    /* Older than the last checkpoint or savepoint that completed: its
+     * failure says nothing new (checkFailureAgainstCounter). */
+    if (r->id <= cc->last_succeeded)
+        return;
     cc->consecutive_failures++;
     if (cc->consecutive_failures > cc->tolerable && !cc->failed) {
         cc->failed = 1;
@@ -516,6 +536,11 @@ uint64_t ck_cc_trigger_savepoint(ck_cc *cc, int stop)
 
 uint64_t ck_cc_trigger_final(ck_cc *cc)
 {
+    /* Part of the job restarts: its subtasks are not running, and a
+     * trigger would reach their cancelled attempts (Flink's plan refuses:
+     * NOT_ALL_REQUIRED_TASKS_RUNNING). The restarted ones end again. */
+    if (cc->restoring)
+        return 0;
     cc->stopped = 1; /* the last one: the job is winding down */
     cc->next_trigger = CK_TIME_NEVER;
     ck_cp_record *r = trigger(cc, ck_now(cc->plat), CK_CP_FLAG_FINAL);
@@ -539,7 +564,7 @@ void ck_cc_on_deadline(ck_cc *cc)
     for (size_t i = 0; i < cc->ncps; i++) {
         ck_cp_record *r = &cc->cps[i];
         if (r->status == CK_CP_PENDING && r->trigger + cc->timeout <= now)
-            fail_cp(cc, r, CK_CP_EXPIRED, 1, "expired before completing");
+            fail_cp(cc, r, CK_CP_EXPIRED, CC_JOB_LEVEL, "expired before completing");
     }
     if (!cc->enabled || cc->stopped || cc->paused || cc->failed || cc->restoring ||
         now < cc->next_trigger)
@@ -603,13 +628,15 @@ static void maybe_complete(ck_cc *cc, ck_cp_record *r)
         char key[256];
         ck_cc_state_key(dir, v, i, key, sizeof(key));
         if (ck_snap_encode(&c, &data, &len)) {
-            fail_cp(cc, r, CK_CP_DECLINED, 1, "out of memory writing a finished subtask's state");
+            fail_cp(cc, r, CK_CP_DECLINED, CC_JOB_LEVEL,
+                    "out of memory writing a finished subtask's state");
             return;
         }
         if (ck_handles_add(&r->tasks[s].handles, CK_HANDLE_SNAPSHOT, 0, key, len,
                            ck_get_u32(data + len - 4), 0, 0)) {
             free(data);
-            fail_cp(cc, r, CK_CP_DECLINED, 1, "out of memory writing a finished subtask's state");
+            fail_cp(cc, r, CK_CP_DECLINED, CC_JOB_LEVEL,
+                    "out of memory writing a finished subtask's state");
             return;
         }
         r->tasks[s].bytes = len;
@@ -617,7 +644,8 @@ static void maybe_complete(ck_cc *cc, ck_cp_record *r)
         r->bytes_new += len;
         if (len < cc->inline_below) {
             if (ck_handles_inline_last(&r->tasks[s].handles, data, len)) {
-                fail_cp(cc, r, CK_CP_DECLINED, 1, "could not keep a finished subtask's state");
+                fail_cp(cc, r, CK_CP_DECLINED, CC_JOB_LEVEL,
+                        "could not keep a finished subtask's state");
                 return;
             }
             continue;
@@ -625,12 +653,13 @@ static void maybe_complete(ck_cc *cc, ck_cp_record *r)
         r->markers_pending++;
         if (cc->plat->ops->store_put(cc->plat, key, data, len, MARKER_TOKEN | r->id)) {
             r->markers_pending--;
-            fail_cp(cc, r, CK_CP_DECLINED, 1, "could not store a finished subtask's state");
+            fail_cp(cc, r, CK_CP_DECLINED, CC_JOB_LEVEL,
+                    "could not store a finished subtask's state");
             return;
         }
     }
     if (!r->markers_pending && write_metadata(cc, r))
-        fail_cp(cc, r, CK_CP_DECLINED, 1, "could not write the metadata");
+        fail_cp(cc, r, CK_CP_DECLINED, CC_JOB_LEVEL, "could not write the metadata");
 }
 
 /* A late acknowledgement's file: its own goes, a shared one as
@@ -696,14 +725,15 @@ void ck_cc_on_ack(ck_cc *cc, uint32_t subtask, const ck_cp_ack *ack)
         const ck_handle *h = &ack->handles.v[i];
         if ((h->flags & CK_HANDLE_SHARED) && (h->flags & CK_HANDLE_REUSED) && !task_owned(h) &&
             !ck_sreg_count(&cc->shared, h->key) && !in_limbo(cc, h->key)) {
-            fail_cp(cc, r, CK_CP_DECLINED, 0, "a subtask reused shared state already discarded");
+            fail_cp(cc, r, CK_CP_DECLINED, CC_NOT_COUNTED,
+                    "a subtask reused shared state already discarded");
             discard_late(cc, r, ack, 0);
             return;
         }
     }
     ck_cp_task *t = &r->tasks[subtask];
     if (ck_handles_copy(&t->handles, &ack->handles)) {
-        fail_cp(cc, r, CK_CP_DECLINED, 1, "out of memory recording a subtask's state");
+        fail_cp(cc, r, CK_CP_DECLINED, CC_JOB_LEVEL, "out of memory recording a subtask's state");
         return;
     }
     for (uint32_t i = 0; i < t->handles.n; i++)
@@ -712,7 +742,7 @@ void ck_cc_on_ack(ck_cc *cc, uint32_t subtask, const ck_cp_ack *ack)
             /* the references taken so far go with the checkpoint's
              * discard; the rest are not its to drop */
             ck_handles_truncate(&t->handles, i);
-            fail_cp(cc, r, CK_CP_DECLINED, 1, "out of memory registering shared state");
+            fail_cp(cc, r, CK_CP_DECLINED, CC_JOB_LEVEL, "out of memory registering shared state");
             return;
         }
     t->acked = 1;
@@ -754,20 +784,27 @@ void ck_cc_on_stored(ck_cc *cc, uint64_t token, int status)
     if (token & MARKER_TOKEN) {
         r->markers_pending--;
         if (status != CK_OK)
-            fail_cp(cc, r, CK_CP_DECLINED, 1, "a finished subtask's state could not be stored");
+            fail_cp(cc, r, CK_CP_DECLINED, CC_JOB_LEVEL,
+                    "a finished subtask's state could not be stored");
         else
             maybe_complete(cc, r);
         return;
     }
     ck_time now = ck_now(cc->plat);
     if (status != CK_OK) {
-        fail_cp(cc, r, CK_CP_DECLINED, 1, "the metadata upload failed");
+        fail_cp(cc, r, CK_CP_DECLINED, CC_JOB_LEVEL, "the metadata upload failed");
         return;
     }
     r->status = CK_CP_COMPLETED;
     r->complete = now;
     cc->npending--;
     cc->last_complete = now; /* min-pause counts from savepoints too */
+    /* A success, savepoints included, ends a run of failures
+     * (handleCheckpointSuccess), unless an older one than the last. */
+    if (r->id > cc->last_succeeded) {
+        cc->last_succeeded = r->id;
+        cc->consecutive_failures = 0;
+    }
     if (r->flags & CK_CP_FLAG_SAVEPOINT) {
         /* An intermediate savepoint commits nothing and subsumes nothing;
          * a stop-with-savepoint commits, and the tasks then finish. */
@@ -776,7 +813,6 @@ void ck_cc_on_stored(ck_cc *cc, uint64_t token, int status)
         rearm(cc, now);
         return;
     }
-    cc->consecutive_failures = 0;
     send_all_tasks(cc, CK_MSG_CP_COMPLETE, r->id);
     seg_completed(cc, r);
     /* Older pending checkpoints are subsumed; old completed ones retired. */
@@ -786,7 +822,8 @@ void ck_cc_on_stored(ck_cc *cc, uint64_t token, int status)
         if (o->id >= r->id || (o->flags & CK_CP_FLAG_SAVEPOINT))
             continue;
         if (o->status == CK_CP_PENDING)
-            fail_cp(cc, o, CK_CP_ABORTED, 0, "subsumed by a newer completed checkpoint");
+            fail_cp(cc, o, CK_CP_ABORTED, CC_NOT_COUNTED,
+                    "subsumed by a newer completed checkpoint");
     }
     for (size_t i = cc->ncps; i-- > 0;) {
         ck_cp_record *o = &cc->cps[i];
@@ -815,9 +852,9 @@ void ck_cc_on_decline(ck_cc *cc, uint32_t subtask, uint64_t id, uint32_t reason,
     snprintf(why, sizeof(why), "declined: %s", text);
     r->task_declined = 1;
     if (reason == CK_DECLINE_FAILURE)
-        fail_cp(cc, r, CK_CP_DECLINED, 1, why);
+        fail_cp(cc, r, CK_CP_DECLINED, CC_TASK_LEVEL, why);
     else
-        fail_cp(cc, r, CK_CP_ABORTED, 0, why);
+        fail_cp(cc, r, CK_CP_ABORTED, CC_NOT_COUNTED, why);
 }
 
 /* Without checkpoints after tasks finish: no more checkpoints, and the
@@ -828,7 +865,8 @@ static void stop_for(ck_cc *cc, uint32_t subtask)
     for (size_t i = 0; i < cc->ncps; i++) {
         ck_cp_record *r = &cc->cps[i];
         if (r->status == CK_CP_PENDING && !r->tasks[subtask].acked)
-            fail_cp(cc, r, CK_CP_ABORTED, 0, "a subtask ended its input before taking part");
+            fail_cp(cc, r, CK_CP_ABORTED, CC_NOT_COUNTED,
+                    "a subtask ended its input before taking part");
     }
 }
 
@@ -875,6 +913,14 @@ void ck_cc_task_finished(ck_cc *cc, uint32_t subtask)
     }
 }
 
+/* Aborts every pending checkpoint (not a failure). */
+static void abort_pending(ck_cc *cc, const char *reason)
+{
+    for (size_t i = 0; i < cc->ncps; i++)
+        if (cc->cps[i].status == CK_CP_PENDING)
+            fail_cp(cc, &cc->cps[i], CK_CP_ABORTED, CC_NOT_COUNTED, reason);
+}
+
 int ck_cc_needs_final(const ck_cc *cc)
 {
     if (cc->npending > 0)
@@ -893,6 +939,8 @@ int ck_cc_needs_final(const ck_cc *cc)
 
 void ck_cc_start_attempt(ck_cc *cc, uint32_t attempt, ck_time now)
 {
+    /* What is still pending waits for the attempts that are gone. */
+    abort_pending(cc, "the job restarted");
     for (uint32_t s = 0; s < cc->g->nsubtasks; s++) {
         cc->attempts[s] = attempt;
         cc->seg_live[s] = 1;
@@ -915,14 +963,6 @@ void ck_cc_start_attempt(ck_cc *cc, uint32_t attempt, ck_time now)
     }
 }
 
-/* Aborts every pending checkpoint (not a failure). */
-static void abort_pending(ck_cc *cc, const char *reason)
-{
-    for (size_t i = 0; i < cc->ncps; i++)
-        if (cc->cps[i].status == CK_CP_PENDING)
-            fail_cp(cc, &cc->cps[i], CK_CP_ABORTED, 0, reason);
-}
-
 void ck_cc_hold(ck_cc *cc, const char *reason)
 {
     abort_pending(cc, reason);
@@ -931,6 +971,10 @@ void ck_cc_hold(ck_cc *cc, const char *reason)
 
 void ck_cc_restart_subtasks(ck_cc *cc, uint32_t attempt, const uint8_t *mask)
 {
+    /* A checkpoint still pending waits for the restarted subtasks' earlier
+     * attempts: it can never complete (ck_cc_hold aborted those of the
+     * failure; Flink aborts again when it restores, JOB_FAILOVER_REGION). */
+    abort_pending(cc, "a region of the job restarted");
     int any_ended = 0;
     cc->nfinished = 0;
     for (uint32_t s = 0; s < cc->g->nsubtasks; s++) {
@@ -946,7 +990,12 @@ void ck_cc_restart_subtasks(ck_cc *cc, uint32_t attempt, const uint8_t *mask)
     /* The final checkpoint was for a job whose input had all ended: the
      * restarted subtasks read again, and periodic checkpoints go on (with
      * the option off, they stopped for good once a subtask ended). */
+    int was = cc->stopped;
     cc->stopped = !cc->after_finish && any_ended;
+    /* A final checkpoint disarmed the trigger: arm it again, on the
+     * interval's grid from now on (ck_cc_release). */
+    if (was && !cc->stopped && cc->enabled && cc->next_trigger == CK_TIME_NEVER)
+        cc->next_trigger = ck_now(cc->plat);
     seg_sweep(cc, 1); /* the restarted ones' earlier attempt ended */
 }
 
@@ -1041,4 +1090,102 @@ void ck_cp_meta_free(ck_cp_meta *m)
         ck_handles_free(&m->tasks[s]);
     free(m->tasks);
     m->tasks = NULL;
+}
+
+/* ---- invariants (coordinator.h) ------------------------------------------------------ */
+
+#define CK_INV_MODULE "coordinator"
+
+static void add_count(void *arg, const char *key, uint32_t count)
+{
+    (void)key;
+    *(uint64_t *)arg += count;
+}
+
+/* The shared handles of hs: counted in *refs, each looked up (6). */
+static int check_refs(const ck_cc *cc, const ck_handles *hs, const char *whose, uint64_t *refs,
+                      ck_inv *v)
+{
+    for (uint32_t i = 0; i < hs->n; i++) {
+        if (!(hs->v[i].flags & CK_HANDLE_SHARED))
+            continue;
+        (*refs)++;
+        CK_INV(v, 6, ck_sreg_count(&cc->shared, hs->v[i].key) > 0,
+               "%s refers to %s, which the registry does not count", whose, hs->v[i].key);
+    }
+    return 0;
+}
+
+int ck_cc_check(const ck_cc *cc, ck_inv *v)
+{
+    uint32_t nsub = cc->g->nsubtasks;
+    int pending = 0, rc;
+    uint64_t refs = 0, counted = 0;
+    char whose[64];
+    CK_INV(v, 1, cc->next_id == cc->first_id + cc->ncps, "next id %llu after %zu from %llu",
+           (unsigned long long)cc->next_id, cc->ncps, (unsigned long long)cc->first_id);
+    size_t newer = 0; /* completed checkpoints (not savepoints) newer than the one looked at */
+    for (size_t i = cc->ncps; i-- > 0;) {
+        const ck_cp_record *r = &cc->cps[i];
+        unsigned long long id = (unsigned long long)r->id;
+        int sp = (r->flags & CK_CP_FLAG_SAVEPOINT) != 0;
+        CK_INV(v, 1, r->id == cc->first_id + i, "record %zu has id %llu", i, id);
+        if (r->status == CK_CP_PENDING) {
+            uint32_t acked = 0;
+            pending++;
+            for (uint32_t s = 0; s < nsub; s++) {
+                acked += r->tasks[s].acked != 0;
+                CK_INV(v, 7, !cc->finished[s] || r->tasks[s].acked,
+                       "checkpoint %llu: subtask %u finished, not acknowledged", id, s);
+            }
+            CK_INV(v, 3, acked == r->nacks && r->markers_pending >= 0,
+                   "checkpoint %llu: %u subtasks acknowledged, counted %u", id, acked, r->nacks);
+            CK_INV(v, 3, !r->metadata_sent || (r->nacks == nsub && !r->markers_pending),
+                   "checkpoint %llu: metadata written with %u of %u acknowledged, %d state "
+                   "files on their way",
+                   id, r->nacks, nsub, r->markers_pending);
+        } else {
+            CK_INV(v, 4, r->complete >= r->trigger,
+                   "checkpoint %llu: %s at %lld ns, triggered at %lld ns", id,
+                   ck_cp_status_name(r->status), (long long)r->complete, (long long)r->trigger);
+        }
+        CK_INV(v, 4, r->status != CK_CP_COMPLETED || r->metadata_sent,
+               "checkpoint %llu: completed without its metadata written", id);
+        int keeps = r->status == CK_CP_COMPLETED && !sp;
+        CK_INV(v, 5, r->retired == (keeps && newer >= (size_t)cc->retained),
+               "checkpoint %llu: %s%s, %s, with %zu newer completed (num-retained %d)", id,
+               ck_cp_status_name(r->status), sp ? " savepoint" : "",
+               r->retired ? "retired" : "not retired", newer, cc->retained);
+        newer += keeps;
+        if (r->tasks && (r->status == CK_CP_PENDING || (r->status == CK_CP_COMPLETED &&
+                                                        !r->retired))) {
+            snprintf(whose, sizeof(whose), "checkpoint %llu", id);
+            for (uint32_t s = 0; s < nsub; s++)
+                if ((rc = check_refs(cc, &r->tasks[s].handles, whose, &refs, v)))
+                    return rc;
+        }
+    }
+    CK_INV(v, 2, pending == cc->npending, "%d checkpoints pending, counted %d", pending,
+           cc->npending);
+    for (uint32_t s = 0; cc->adopted && s < nsub; s++)
+        if ((rc = check_refs(cc, &cc->adopted[s], "the snapshot the job started from", &refs, v)))
+            return rc;
+    ck_inv sv;
+    if (ck_sreg_check(&cc->shared, &sv))
+        return ck_inv_fail(v, CK_INV_MODULE, 6, "registry: %s (%d): %s", sv.module, sv.num,
+                           sv.what);
+    ck_sreg_foreach(&cc->shared, add_count, &counted);
+    CK_INV(v, 6, counted == refs,
+           "the registry counts %llu references, the checkpoints keeping files hold %llu",
+           (unsigned long long)counted, (unsigned long long)refs);
+    uint32_t fin = 0;
+    for (uint32_t s = 0; s < nsub; s++)
+        fin += cc->finished[s] != 0;
+    CK_INV(v, 7, fin == cc->nfinished, "%u subtasks finished, counted %u", fin, cc->nfinished);
+    for (size_t i = 0; cc->restoring && i < cc->ncps; i++)
+        CK_INV(v, 8, cc->cps[i].status != CK_CP_PENDING,
+               "checkpoint %llu (flags %#x, triggered at %lld ns) pending while restoring",
+               (unsigned long long)cc->cps[i].id, cc->cps[i].flags,
+               (long long)cc->cps[i].trigger);
+    return 0;
 }

@@ -28,7 +28,12 @@
  * Triggering respects max-concurrent-checkpoints and min-pause (measured
  * from the end of the last completed checkpoint or savepoint). More consecutive
  * failures than tolerable-failed-checkpoints make `failed` true: the job
- * must fail over.
+ * must fail over. As Flink's CheckpointFailureManager counts them: an
+ * expiry, a subtask's decline for a failure, or metadata (or a finished
+ * subtask's state) not stored counts, once per checkpoint; an abort, a
+ * decline for any other reason, or the failure of one older than the
+ * last checkpoint or savepoint that completed does not; a completed
+ * checkpoint or savepoint ends the run of failures.
  *
  * Checkpoints after tasks finish (FLIP-147, as Flink's
  * CheckpointPlanCalculator; execution.checkpointing.
@@ -48,15 +53,39 @@
  *
  * Savepoints are checkpoints the user asks for (ck_cc_trigger_savepoint),
  * as in Flink 1.15+: they share the id sequence, go to
- * savepoints/savepoint-<job-id prefix>-<id>/, are never deleted, not
- * counted against tolerable failures and not used for failover; an
+ * savepoints/savepoint-<job-id prefix>-<id>/, are never deleted and not
+ * used for failover; their failures count against tolerable failures
+ * only when a subtask declined an intermediate one (a failover may help
+ * there; a stop-with-savepoint a subtask declined fails the job over
+ * instead, and one the job manager failed, expired say, is the user's to
+ * ask again: handleTaskLevelCheckpointException); an
  * intermediate savepoint commits nothing (no COMPLETE is sent), while a
  * stop-with-savepoint does, and the job then ends.
  *
- * Invariants: ids increase from first_id (1, or one past the savepoint the
- * job started from); a checkpoint is COMPLETED only after its metadata is
- * stored; a completed checkpoint's files stay in the store until
- * num-retained newer ones completed.
+ * Invariants (ck_cc_check):
+ *   (1) ids increase from first_id (1, or one past the savepoint the job
+ *       started from) without gaps: cps[i].id = first_id + i, next_id =
+ *       first_id + ncps;
+ *   (2) npending = the checkpoints PENDING;
+ *   (3) a pending checkpoint's nacks = its subtasks acknowledged (a
+ *       finished one counts as acknowledged); its metadata is written only
+ *       once every subtask acknowledged and no finished subtask's state
+ *       file is still being stored;
+ *   (4) a checkpoint is COMPLETED only after its metadata is stored; one
+ *       that is no longer PENDING has its end time, not before its trigger;
+ *   (5) a completed checkpoint's files stay in the store until
+ *       num-retained newer ones completed: a checkpoint is retired iff it
+ *       completed, is not a savepoint, and num-retained newer checkpoints
+ *       completed;
+ *   (6) the shared-state registry counts exactly the references of what
+ *       keeps files: the acknowledged subtasks of pending checkpoints, the
+ *       completed checkpoints not retired, and the snapshot the job
+ *       started from until it is retired; each key they refer to is in it
+ *       (and the registry keeps its own invariants, sharedreg.h);
+ *   (7) nfinished = the subtasks marked finished, and a finished subtask
+ *       is acknowledged in every pending checkpoint;
+ *   (8) while part of the job restores (restoring), no checkpoint is
+ *       pending: none starts until the restarted subtasks run.
  */
 #ifndef CK_COORDINATOR_H
 #define CK_COORDINATOR_H
@@ -64,6 +93,7 @@
 #include "config.h"
 #include "graph.h"
 #include "handle.h"
+#include "invariant.h"
 #include "platform.h"
 #include "rng.h"
 #include "sharedreg.h"
@@ -153,6 +183,7 @@ typedef struct ck_cc {
     ck_time last_complete;
     int npending;
     int consecutive_failures;
+    uint64_t last_succeeded; /* the newest checkpoint or savepoint that completed (0: none) */
     int stopped;
     int paused;  /* a stop-with-savepoint is pending: no periodic checkpoints */
     int failed;
@@ -223,7 +254,8 @@ int ck_cc_adopt(ck_cc *cc, const ck_restore_point *start, const ck_handles *task
 uint64_t ck_cc_trigger_savepoint(ck_cc *cc, int stop);
 
 /* Triggers the final checkpoint at every subtask (they have all ended
- * their input). Returns its id, or 0. */
+ * their input). Returns its id, or 0: out of memory, or part of the job
+ * restarts (between ck_cc_hold and ck_cc_release no checkpoint starts). */
 uint64_t ck_cc_trigger_final(ck_cc *cc);
 
 /* The state handles subtask `global` stored for checkpoint id (empty when
@@ -258,7 +290,8 @@ void ck_cc_task_finished(ck_cc *cc, uint32_t subtask);
  * over. (While a checkpoint is pending, 0: it may be that one.) */
 int ck_cc_needs_final(const ck_cc *cc);
 
-/* A new attempt of the job runs: checkpoints resume, the first one after
+/* A new attempt of the job runs: what is still pending aborts (it waits
+ * for attempts that are gone), checkpoints resume, the first one after
  * a delay drawn uniformly in [min-pause, interval] (whole milliseconds), as
  * Flink's CheckpointCoordinator.getRandomInitDelay, so that jobs started
  * together do not checkpoint in step. */
@@ -276,10 +309,13 @@ void ck_cc_abort_all(ck_cc *cc, const char *reason);
  *  - ck_cc_hold: part of the job failed: the pending checkpoints abort (not
  *    a failure: Flink's JOB_FAILOVER_REGION), and periodic triggers are
  *    skipped meanwhile (Flink's trigger fails its pre-flight check,
- *    NOT_ALL_REQUIRED_TASKS_RUNNING, which is not counted); savepoints are
- *    refused;
+ *    NOT_ALL_REQUIRED_TASKS_RUNNING, which is not counted); savepoints and
+ *    the final checkpoint are refused;
  *  - ck_cc_restart_subtasks: the subtasks in mask (1 per global subtask)
- *    run again as `attempt`, their ended and finished marks cleared;
+ *    run again as `attempt`, their ended and finished marks cleared; a
+ *    checkpoint still pending aborts (Flink aborts again when it restores
+ *    the region), and a trigger a final checkpoint disarmed is armed
+ *    again;
  *  - ck_cc_release: they all run: the next periodic trigger on the
  *    interval's grid starts a checkpoint.
  */
@@ -319,5 +355,10 @@ int ck_cp_meta_decode(const uint8_t *p, size_t len, ck_cp_meta *m, const char **
 void ck_cp_meta_free(ck_cp_meta *m);
 
 const char *ck_cp_status_name(ck_cp_status s);
+
+/* Checks the invariants above (invariant.h): 0 or CK_EINVARIANT. Reads
+ * every checkpoint's record and the handles of those that keep files. */
+CK_MUST_CHECK
+int ck_cc_check(const ck_cc *cc, ck_inv *v);
 
 #endif

@@ -26,7 +26,8 @@
     X(ECHECKSUM, -101, "checksum mismatch")                                    \
     X(EPROTO, -102, "protocol violation")                                      \
     X(EINTERNAL, -103, "internal error")                                       \
-    X(EAUTH, -104, "authentication failed")
+    X(EAUTH, -104, "authentication failed")                                    \
+    X(EINVARIANT, -105, "invariant violated")
 
 enum {
     CK_OK = 0,

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "error.h"
+#include "invariant.h"
 
 int ck_gate_init(ck_gate *g, ck_platform *plat, uint16_t edge, uint32_t consumer,
                  int nchan, const uint32_t *producer_eps, uint32_t exclusive,
@@ -252,6 +253,7 @@ static void release_cur(ck_gate *g, ck_chan *c)
     c->cur = NULL;
     if (c->cur_replay) {
         c->cur_replay = 0; /* restored state: none of the channel's buffers */
+        g->replay_left--;
         return;
     }
     if (c->floating > 0 && (c->owned > required(g, c) || c->ended)) {
@@ -520,6 +522,8 @@ static int announce_chan(ck_gate *g, int i)
 
 void ck_gate_announce(ck_gate *g)
 {
+    if (g->replay_left)
+        return; /* its partitions are requested once the restored state is read */
     /* The channels with credit, in index order (as a scan over all of
      * them would announce), without scanning all of them. */
     for (int k = 0; g->announce.n > 0 && k < g->announce.nw; k++) {
@@ -694,6 +698,7 @@ int ck_gate_replay(ck_gate *g, uint32_t peer, const uint8_t *data, size_t len)
         return CK_ENOMEM;
     }
     ck_bufq_push(&g->chans[ch].replay, b);
+    g->replay_left++;
     g->held_bytes += len;
     avail_push(g, (int)ch);
     return CK_OK;
@@ -706,4 +711,112 @@ uint64_t ck_gate_bytes_consumed(const ck_gate *g)
         if (g->chans[i].cur)
             n += g->chans[i].reader.pos;
     return n;
+}
+
+/* ---- invariants (gate.h) ------------------------------------------------------------- */
+
+#define CK_INV_MODULE "gate"
+
+static uint64_t bufq_bytes(const ck_bufq *q)
+{
+    uint64_t n = 0;
+    for (const ck_buf *b = q->head; b; b = b->next)
+        n += b->len;
+    return n;
+}
+
+static int check_chan(const ck_gate *g, int i, ck_inv *v)
+{
+    const ck_chan *c = &g->chans[i];
+    CK_INV(v, 1, c->owned == g->exclusive + c->floating,
+           "channel %d: owns %u buffers, %u exclusive + %u floating", i, c->owned, g->exclusive,
+           c->floating);
+    CK_INV(v, 2, (uint64_t)c->outstanding + c->unannounced + held(c) <= c->owned,
+           "channel %d: %u outstanding + %u unannounced + %u held > %u owned", i, c->outstanding,
+           c->unannounced, held(c), c->owned);
+    CK_INV(v, 3, (uint64_t)c->next_seq == c->bufs_in,
+           "channel %d: next sequence number %u after %llu buffers", i, c->next_seq,
+           (unsigned long long)c->bufs_in);
+    CK_INV(v, 4, c->ended || !c->unannounced || ck_bitset_has(&g->announce, i),
+           "channel %d: %u credits to announce, not in the announce set", i, c->unannounced);
+    CK_INV(v, 8,
+           c->in_avail || c->blocked || (!c->cur && !c->queue.n && !c->replay.n),
+           "channel %d: %u buffers queued, %u restored%s, yet not on the available ring", i,
+           c->queue.n, c->replay.n, c->cur ? ", one being read" : "");
+    CK_INV(v, 10, !c->blocked || (g->align_id && g->exactly_once && c->barrier >= g->align_id),
+           "channel %d: blocked with barrier %llu delivered, aligning %llu%s", i,
+           (unsigned long long)c->barrier, (unsigned long long)g->align_id,
+           g->exactly_once ? "" : " at least once");
+    CK_INV(v, 11, !c->spilling || (g->uc_id && g->uc_state && !c->ended),
+           "channel %d: spilling%s while collecting checkpoint %llu", i,
+           c->ended ? " after its end" : "", (unsigned long long)g->uc_id);
+    return 0;
+}
+
+int ck_gate_check(const ck_gate *g, ck_inv *v)
+{
+    uint64_t floating = 0, bytes = 0;
+    int ended = 0, in_avail = 0, waiting = 0, spilling = 0, have = 0;
+    uint64_t replay = 0;
+    int64_t wm = CK_WM_MAX;
+    int at_wm = 0;
+    for (int i = 0; i < g->nchan; i++) {
+        const ck_chan *c = &g->chans[i];
+        int rc = check_chan(g, i, v);
+        if (rc)
+            return rc;
+        floating += c->floating;
+        bytes += bufq_bytes(&c->queue) + bufq_bytes(&c->replay) + (c->cur ? c->cur->len : 0);
+        ended += c->ended;
+        in_avail += c->in_avail;
+        waiting += c->waiting;
+        spilling += c->spilling;
+        replay += c->replay.n + c->cur_replay;
+        if (!c->ended) {
+            have += g->align_id && c->barrier >= g->align_id;
+            if (c->wm < wm) {
+                wm = c->wm;
+                at_wm = 1;
+            } else if (c->wm == wm) {
+                at_wm++;
+            }
+        }
+    }
+    ck_inv bv;
+    if (ck_bitset_check(&g->announce, &bv))
+        return ck_inv_fail(v, CK_INV_MODULE, 4, "announce set: %s", bv.what);
+    CK_INV(v, 5, g->pool_free + floating == g->floating,
+           "%u floating buffers in the pool + %llu lent != %u", g->pool_free,
+           (unsigned long long)floating, g->floating);
+    CK_INV(v, 6, ended == g->nended && (!g->eop_delivered || ended == g->nchan),
+           "%d channels ended, counted %d of %d%s", ended, g->nended, g->nchan,
+           g->eop_delivered ? ", END_OF_PARTITION delivered" : "");
+    CK_INV(v, 7, bytes == g->held_bytes, "holds %llu payload bytes, counted %llu",
+           (unsigned long long)bytes, (unsigned long long)g->held_bytes);
+    CK_INV(v, 8,
+           g->avail_n == in_avail && g->avail_n <= g->nchan && g->wait_n == waiting &&
+               g->wait_n <= g->nchan,
+           "available ring of %d, %d channels marked; waiters %d, %d marked", g->avail_n,
+           in_avail, g->wait_n, waiting);
+    for (int k = 0; k < g->avail_n; k++) {
+        int i = g->avail[(g->avail_head + k) % g->nchan];
+        CK_INV(v, 8, i >= 0 && i < g->nchan && g->chans[i].in_avail,
+               "available ring entry %d: channel %d not marked", k, i);
+    }
+    for (int k = 0; k < g->wait_n; k++) {
+        int i = g->waiters[(g->wait_head + k) % g->nchan];
+        CK_INV(v, 8, i >= 0 && i < g->nchan && g->chans[i].waiting,
+               "waiters ring entry %d: channel %d not marked", k, i);
+    }
+    CK_INV(v, 9, g->wm_min == wm && (wm == CK_WM_MAX || g->wm_min_n == at_wm),
+           "lowest open watermark %lld at %d channels, kept as %lld at %d", (long long)wm, at_wm,
+           (long long)g->wm_min, g->wm_min_n);
+    CK_INV(v, 10, !g->align_id || (g->align_id > g->done_id && g->align_have == have),
+           "aligning %llu (done %llu): %d channels counted aligned, %d delivered it",
+           (unsigned long long)g->align_id, (unsigned long long)g->done_id, g->align_have, have);
+    CK_INV(v, 11, g->uc_pending == spilling, "%d channels spilling, counted %d", spilling,
+           g->uc_pending);
+    CK_INV(v, 12, g->replay_left == replay, "%llu restored buffers unread, counted %u",
+           (unsigned long long)replay, g->replay_left);
+    return 0;
 }

@@ -13,13 +13,34 @@
  * buffer.h): what the gate holds is what its credits promised, and no DATA
  * message may carry more than a segment.
  *
- * Invariants, per channel c:
- *   c.owned = exclusive + c.floating
- *   c.outstanding + c.unannounced + held(c) <= c.owned
- *     (held = buffers received and not yet released)
- *   a DATA message arrives only against an outstanding credit, and with
- *   the next sequence number; anything else is a protocol violation.
- * Per gate: pool_free + sum(c.floating) = floating.
+ * Invariants (ck_gate_check), per channel c:
+ *   (1) c.owned = exclusive + c.floating;
+ *   (2) c.outstanding + c.unannounced + held(c) <= c.owned
+ *       (held = buffers received and not yet released);
+ *   (3) a DATA message arrives only against an outstanding credit, and
+ *       with the next sequence number (ck_gate_on_data refuses anything
+ *       else as a protocol violation): next_seq = bufs_in;
+ *   (4) credit is not forgotten: an open channel with unannounced credit
+ *       is in the announce set (whose count is its bits');
+ * per gate:
+ *   (5) pool_free + sum(c.floating) = floating;
+ *   (6) nended = the channels ENDED, and END_OF_PARTITION went up only
+ *       once every one had;
+ *   (7) held_bytes = the payload bytes the channels hold: received and not
+ *       released, and restored channel state not read through;
+ *   (8) the available ring holds avail_n distinct channels, exactly those
+ *       marked in_avail, and every channel with something to read that is
+ *       not blocked is on it; the waiters ring holds wait_n channels, those
+ *       marked waiting;
+ *   (9) wm_min is the lowest watermark of an open channel (CK_WM_MAX: none
+ *       open), and wm_min_n the open channels at it;
+ *   (10) while aligning, align_id > done_id and align_have = the open
+ *       channels that delivered its barrier; a channel is blocked only
+ *       while aligning in exactly-once mode, after delivering the barrier;
+ *   (11) uc_pending = the channels spilling; a channel spills only while
+ *       checkpoint uc_id collects channel state, and not once it ended;
+ *   (12) replay_left = sum(c.replay.n + c.cur_replay): the restored
+ *       buffers not read yet (the gate announces no credit until 0).
  *
  * Channel states:
  *
@@ -75,7 +96,12 @@
  *   ALIGNING(n) --timeout, or an EVENT barrier n--> COLLECTING(n)
  *
  * Restored channel state (ck_gate_replay) is read before anything the
- * channel receives; it takes no credit.
+ * channel receives; it takes no credit. The gate announces no credit at
+ * all until every channel's restored state has been read through
+ * (ck_gate_recovered), so that nothing new arrives before: Flink's gate
+ * requests its partitions only once its recovered input channel state is
+ * consumed (SingleInputGate.requestPartitions after the state-consumed
+ * future), and its task reports running only then.
  */
 #ifndef CK_GATE_H
 #define CK_GATE_H
@@ -84,6 +110,7 @@
 #include "buffer.h"
 #include "bytes.h"
 #include "element.h"
+#include "invariant.h"
 #include "platform.h"
 
 typedef struct ck_chan {
@@ -148,6 +175,7 @@ typedef struct ck_gate {
     int uc_pending;         /* channels still spilling */
     ck_wbuf *uc_state;      /* per channel: the bytes the barrier overtook */
     uint64_t uc_abandoned;  /* an unaligned checkpoint given up; the task clears it */
+    uint32_t replay_left;   /* restored buffers not read through yet (no credit until 0) */
 } ck_gate;
 
 /*
@@ -247,7 +275,15 @@ void ck_gate_uc_cancel(ck_gate *g, uint64_t id);
 CK_MUST_CHECK
 int ck_gate_replay(ck_gate *g, uint32_t peer, const uint8_t *data, size_t len);
 
-/* Sends CREDIT messages for every channel with unannounced credit. */
+/* True once every buffer of restored channel state has been read through
+ * (or there was none). */
+static inline int ck_gate_recovered(const ck_gate *g)
+{
+    return g->replay_left == 0;
+}
+
+/* Sends CREDIT messages for every channel with unannounced credit; none
+ * while restored channel state is left to read (ck_gate_recovered). */
 void ck_gate_announce(ck_gate *g);
 
 /* Buffers received and not yet read, over all channels. */
@@ -261,6 +297,11 @@ uint64_t ck_gate_bytes_consumed(const ck_gate *g);
  * open channels, the buffers held plus the backlog their producers
  * reported. */
 uint32_t ck_gate_buffers_in_use(const ck_gate *g);
+
+/* Checks the invariants above (invariant.h): 0 or CK_EINVARIANT. Reads
+ * every channel and the buffers they hold. */
+CK_MUST_CHECK
+int ck_gate_check(const ck_gate *g, ck_inv *v);
 
 /* Announces a new buffer size to the producer of every open channel
  * (BUFFER_SIZE, arg = size): they cut their buffers at it from now on.

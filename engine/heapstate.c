@@ -4,6 +4,7 @@
 
 #include "bytes.h"
 #include "error.h"
+#include "invariant.h"
 #include "keygroup.h"
 #include "rng.h"
 
@@ -825,6 +826,19 @@ static int hks_view_visit(ck_kstate_view *v, int kg, ck_kentry_fn fn, void *arg)
     return CK_OK;
 }
 
+static int hks_check(const ck_kstate *s, ck_inv *v)
+{
+    const heap_ks *h = (const heap_ks *)s;
+    for (int i = 0; i < s->nstates; i++) {
+        int rc = ck_heap_check_some(&h->heaps[i], v);
+        if (!rc && s->states[i].kind == CK_STATE_LIST)
+            rc = ck_heap_check_some(&h->elems[i], v);
+        if (rc)
+            return ck_inv_where(v, "state %s", s->states[i].name);
+    }
+    return 0;
+}
+
 static const ck_kstate_ops heap_kstate_ops = {
     .name = "hashmap",
     .free = hks_free,
@@ -840,6 +854,7 @@ static const ck_kstate_ops heap_kstate_ops = {
     .view_count = hks_view_count,
     .view_visit = hks_view_visit,
     .view_release = hks_view_release,
+    .check = hks_check,
 };
 
 ck_kstate *ck_heap_kstate_new(int kg_start, int kg_end, const ck_state_desc *d, int n)
@@ -861,4 +876,80 @@ ck_kstate *ck_heap_kstate_new(int kg_start, int kg_end, const ck_state_desc *d, 
         h->base.nstates++;
     }
     return &h->base;
+}
+
+/* ---- invariants (heapstate.h) -------------------------------------------------------- */
+
+#define CK_INV_MODULE "heapstate"
+
+static int check_table(const ck_heap *h, int kg, const ck_heap_kg *t, uint64_t *key_bytes,
+                       ck_inv *v)
+{
+    CK_INV(v, 2, (t->cap & (t->cap - 1)) == 0 && (uint64_t)t->n * 4 <= (uint64_t)t->cap * 3 &&
+                     (t->slots != NULL) == (t->cap != 0),
+           "key group %d: %u entries in %u slots", kg, t->n, t->cap);
+    if (!t->slots)
+        return 0;
+    uint32_t refs = arr_of(t->slots)->refs;
+    CK_INV(v, 4, refs >= 1 && (!t->priv || refs == 1),
+           "key group %d: its slots have %u references%s", kg, refs,
+           t->priv ? ", yet it writes them in place" : "");
+    uint32_t n = 0, mask = t->cap - 1;
+    for (uint32_t i = 0; i < t->cap; i++) {
+        const slot *s = slot_at(h, t, i);
+        if (!s->klen1)
+            continue;
+        n++;
+        *key_bytes += s->klen1 - 1;
+        for (uint32_t j = s->hash & mask; j != i; j = (j + 1) & mask)
+            CK_INV(v, 3, slot_at(h, t, j)->klen1 != 0,
+                   "key group %d: the entry in slot %u lies past the empty slot %u", kg, i, j);
+    }
+    CK_INV(v, 2, n == t->n, "key group %d: %u entries, counted %u", kg, n, t->n);
+    return 0;
+}
+
+/* The invariants of every table (all: their slots too, else only those
+ * of table `only`'s), and the heap's sums when all slots were read. */
+static int check_heap(const ck_heap *h, int all, int only, ck_inv *v)
+{
+    uint64_t n = 0, key_bytes = 0;
+    for (int g = 0; g <= h->kg_end - h->kg_start; g++) {
+        const ck_heap_kg *t = &h->kgs[g];
+        int rc;
+        if (all || g == only) {
+            rc = check_table(h, h->kg_start + g, t, &key_bytes, v);
+            if (rc)
+                return rc;
+        } else {
+            CK_INV(v, 2, (t->cap & (t->cap - 1)) == 0 &&
+                             (uint64_t)t->n * 4 <= (uint64_t)t->cap * 3,
+                   "key group %d: %u entries in %u slots", h->kg_start + g, t->n, t->cap);
+            CK_INV(v, 4, !t->slots || !t->priv || arr_of(t->slots)->refs == 1,
+                   "key group %d: written in place while shared", h->kg_start + g);
+        }
+        n += t->n;
+    }
+    CK_INV(v, 2, n == h->n && (!all || key_bytes == h->key_bytes),
+           "%llu entries of %llu key bytes, counted %llu of %llu", (unsigned long long)n,
+           (unsigned long long)key_bytes, (unsigned long long)h->n,
+           (unsigned long long)h->key_bytes);
+    return 0;
+}
+
+int ck_heap_check(const ck_heap *h, ck_inv *v)
+{
+    return check_heap(h, 1, 0, v);
+}
+
+int ck_heap_check_some(const ck_heap *h, ck_inv *v)
+{
+    uint64_t slots = 0;
+    int nkg = h->kg_end - h->kg_start + 1;
+    for (int g = 0; g < nkg; g++)
+        slots += h->kgs[g].cap;
+    if (slots <= CK_HEAP_CHECK_SLOTS)
+        return check_heap(h, 1, 0, v);
+    /* A key group that moves on as entries come and go. */
+    return check_heap(h, 0, (int)(ck_mix64(h->n ^ h->key_bytes << 20) % (uint64_t)nkg), v);
 }

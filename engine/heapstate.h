@@ -13,14 +13,26 @@
  * seeing the state as it was. Taking a view costs O(key groups); the
  * copying is paid only by key groups written while the view lives.
  *
- * Invariants:
- *   - every entry's key group lies in [kg_start, kg_end] and is the group of
- *     its key (the caller passes both; the heap trusts that pairing);
- *   - a table is at most 3/4 full; an empty slot has key length 0;
- *   - a slot array's reference count is 1 (the live table) + the views that
- *     share it; only a table whose array has count 1 is ever written;
- *   - value pointers returned stay valid until the next put or remove on
- *     the same key group.
+ * Invariants (ck_heap_check):
+ *   (1) every entry's key group lies in [kg_start, kg_end] and is the
+ *       group of its key (the caller passes both; the heap trusts that
+ *       pairing, and cannot check it);
+ *   (2) a table's capacity is a power of two and it is at most 3/4 full;
+ *       an empty slot has key length 0; a table holds n entries, and the
+ *       heap the sum of them (n), their key lengths summing to key_bytes;
+ *   (3) every entry is found from its hash: no empty slot lies between
+ *       the slot its hash names and the slot it is in (backward-shift
+ *       deletion keeps the chains whole);
+ *   (4) a slot array's reference count is 1 (the live table) + the views
+ *       that share it; only a table whose array has count 1 is ever
+ *       written (priv: known to have count 1);
+ *   (5) value pointers returned stay valid until the next put or remove
+ *       on the same key group (by construction).
+ * ck_heap_check reads every slot: O(entries); ck_heap_check_some, what
+ * a run checks after every step, reads them while the heap has at most
+ * CK_HEAP_CHECK_SLOTS slots, and beyond that one key group's per call
+ * (a different one as the heap changes), checking the sums of (2) only
+ * when it reads them all.
  */
 #ifndef CK_HEAPSTATE_H
 #define CK_HEAPSTATE_H
@@ -101,6 +113,13 @@ void ck_heap_foreach(const ck_heap *h, int kg, ck_heap_visit fn, void *arg);
 
 /* Approximate bytes of state: keys + values + namespaces. */
 uint64_t ck_heap_bytes(const ck_heap *h);
+
+/* Checks the invariants above (invariant.h): 0 or CK_EINVARIANT. */
+CK_MUST_CHECK
+int ck_heap_check(const ck_heap *h, ck_inv *v);
+#define CK_HEAP_CHECK_SLOTS 4096u
+CK_MUST_CHECK
+int ck_heap_check_some(const ck_heap *h, ck_inv *v);
 
 /* A consistent, read-only view of a heap at one moment. */
 typedef struct ck_heap_view {

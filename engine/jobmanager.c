@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "error.h"
+#include "invariant.h"
 #include "task.h"
 #include "taskmanager.h"
 #include "wire.h"
@@ -116,7 +117,7 @@ void ck_jm_free(ck_jm *jm)
         free(jm->recoveries[i].subtasks);
     free(jm->recoveries);
     free(jm->mats);
-    free(jm->damaged);
+    free(jm->fallbacks);
     ck_metrics_free(&jm->job);
     ck_restart_free(&jm->rs);
     if (jm->g)
@@ -240,16 +241,17 @@ static int place_restarting(ck_jm *jm)
     return ok;
 }
 
-static int is_damaged(const ck_jm *jm, uint64_t id)
+/* Whether a restore failed on checkpoint id itself: it is not restored again. */
+static int unrestorable(const ck_jm *jm, uint64_t id)
 {
-    for (size_t i = 0; i < jm->ndamaged; i++)
-        if (jm->damaged[i] == id)
+    for (size_t i = 0; i < jm->nfallbacks; i++)
+        if (jm->fallbacks[i].from == id)
             return 1;
     return 0;
 }
 
 /* Where a restart restores from: the newest completed checkpoint still in
- * the store and not found damaged, or the savepoint the job started or
+ * the store and not found unrestorable, or the savepoint the job started or
  * resumed from if that is newer (ids are one sequence). 0: from scratch.
  * A stop-with-savepoint counts as a checkpoint here: it committed the
  * sinks' transactions, so a failure while the job stops must restore it
@@ -258,12 +260,12 @@ static int is_damaged(const ck_jm *jm, uint64_t id)
 static uint64_t latest_checkpoint_point(const ck_jm *jm, ck_restore_point *out)
 {
     memset(out, 0, sizeof(*out));
-    if (jm->base.id && !is_damaged(jm, jm->base.id))
+    if (jm->base.id && !unrestorable(jm, jm->base.id))
         *out = jm->base;
     for (size_t i = jm->cc.ncps; i-- > 0;) {
         const ck_cp_record *c = &jm->cc.cps[i];
         int restorable = !(c->flags & CK_CP_FLAG_SAVEPOINT) || (c->flags & CK_CP_FLAG_STOP);
-        if (c->status == CK_CP_COMPLETED && !c->retired && restorable && !is_damaged(jm, c->id)) {
+        if (c->status == CK_CP_COMPLETED && !c->retired && restorable && !unrestorable(jm, c->id)) {
             if (c->id > out->id) {
                 out->id = c->id;
                 out->flags = c->flags;
@@ -568,23 +570,27 @@ static void failover(ck_jm *jm, const char *cause, int host, const uint8_t *fail
     /* Every attempt has endpoints of its own (graph.h): the next must fit. */
     if (((uint64_t)jm->attempt + 2) * jm->g->nsubtasks + CK_EP_TASK0 >= CK_EP_CLIENT) {
         free(mask);
-        char why[256];
-        snprintf(why, sizeof(why), "%.160s (no endpoints left for attempt %u)", cause,
+        char why[512];
+        snprintf(why, sizeof(why), "%.400s (no endpoints left for attempt %u)", cause,
                  jm->attempt + 1);
         job_fail(jm, CK_JOBFAIL_NO_ENDPOINTS, why);
         return;
     }
     ck_time delay;
-    if (!ck_restart_on_failure(&jm->rs, now, &delay)) {
+    int decided = ck_restart_on_failure(&jm->rs, now, &delay);
+    if (decided == CK_RESTART_GIVE_UP) {
         free(mask);
-        char why[256];
-        snprintf(why, sizeof(why), "%.160s (restart strategy %s gave up after %d restarts)",
+        char why[512];
+        snprintf(why, sizeof(why), "%.400s (restart strategy %s gave up after %d restarts)",
                  cause, ck_restart_name(jm->rs.type), jm->rs.restarts);
         job_fail(jm, CK_JOBFAIL_RESTARTS_EXHAUSTED, why);
         return;
     }
-    /* Joined, the restart waits for the later of the two delays. */
-    ck_time at = joins ? CK_MAX(now + delay, jm->restart_at) : now + delay;
+    /* Joined, the restart waits for the later of the two delays; merged
+     * into the pending restart by the strategy (exponential-delay, as
+     * Flink's notifyFailure), it keeps that restart's time. */
+    ck_time at = joins && decided != CK_RESTART_MERGED ? CK_MAX(now + delay, jm->restart_at)
+                                                       : now + delay;
     if (all) {
         ck_cc_abort_all(&jm->cc, "the job failed over");
         jm->stop_id = 0;
@@ -884,37 +890,43 @@ static void subtask_failed(ck_jm *jm, uint32_t g, const char *cause, int host)
 
 static void on_task_failed(ck_jm *jm, uint32_t g, const uint8_t *body, size_t len)
 {
-    char why[256] = "a task failed";
+    char why[320] = "a task failed", key[CK_HANDLE_KEY_MAX + 1] = "";
     uint32_t code = CK_FAIL_TASK;
     uint64_t cp = 0;
-    if (len >= 12) {
+    size_t kl = len >= CK_FAIL_BODY_MIN ? ck_get_u16(body + 12) : 0;
+    if (len >= CK_FAIL_BODY_MIN && kl <= CK_HANDLE_KEY_MAX && CK_FAIL_BODY_MIN + kl <= len) {
         code = ck_get_u32(body);
         cp = ck_get_u64(body + 4);
-        int n = (int)CK_MIN(len - 12, sizeof(why) - 1);
-        memcpy(why, body + 12, (size_t)n);
+        memcpy(key, body + CK_FAIL_BODY_MIN, kl);
+        key[kl] = 0;
+        size_t n = CK_MIN(len - CK_FAIL_BODY_MIN - kl, sizeof(why) - 1);
+        memcpy(why, body + CK_FAIL_BODY_MIN + kl, n);
         why[n] = 0;
     }
-    if (code == CK_FAIL_RESTORE && cp && !is_damaged(jm, cp)) {
-        uint64_t *v = realloc(jm->damaged, (jm->ndamaged + 1) * sizeof(*v));
-        if (v) {
-            jm->damaged = v;
-            jm->damaged[jm->ndamaged++] = cp;
+    if (ck_fail_is_fallback(code) && cp && !unrestorable(jm, cp)) {
+        ck_fallback *v = realloc(jm->fallbacks, (jm->nfallbacks + 1) * sizeof(*v));
+        if (!v) {
+            job_fail(jm, CK_JOBFAIL_OUT_OF_MEMORY, "out of memory handling a failed restore");
+            return;
         }
-        uint64_t next = latest_checkpoint(jm);
-        if (next) {
+        jm->fallbacks = v;
+        ck_fallback *f = &jm->fallbacks[jm->nfallbacks++];
+        memset(f, 0, sizeof(*f));
+        f->at = ck_now(jm->plat);
+        f->from = cp;
+        f->subtask = g;
+        f->code = code;
+        snprintf(f->key, sizeof(f->key), "%s", key);
+        snprintf(f->why, sizeof(f->why), "%s", why);
+        f->to = latest_checkpoint(jm);
+        if (f->to) {
             ck_logf(jm->plat, CK_LOG_WARN,
-                    "checkpoint %llu cannot be restored (%s): falling back to checkpoint %llu; "
-                    "output it committed will be produced again",
-                    (unsigned long long)cp, why, (unsigned long long)next);
-            if (!jm->degraded[0])
-                snprintf(jm->degraded, sizeof(jm->degraded),
-                         "fell back from damaged checkpoint %llu to checkpoint %llu, replaying "
-                         "input whose output checkpoint %llu had committed",
-                         (unsigned long long)cp, (unsigned long long)next,
-                         (unsigned long long)cp);
+                    "checkpoint %llu cannot be restored (%s: %s): falling back to checkpoint "
+                    "%llu; output it committed will be produced again",
+                    (unsigned long long)cp, ck_fail_name(code), why, (unsigned long long)f->to);
         }
         else {
-            char msg[300];
+            char msg[400];
             snprintf(msg, sizeof(msg), "no checkpoint left to restore: %s", why);
             job_fail(jm, CK_JOBFAIL_NO_CHECKPOINT, msg);
             return;
@@ -1019,6 +1031,8 @@ static int jm_on_message(void *self, uint8_t *msg, size_t len)
                 r->restored == CK_TIME_NEVER) {
                 r->restore_download = CK_MAX(r->restore_download, (int64_t)ck_get_u64(body));
                 r->restore_load = CK_MAX(r->restore_load, (int64_t)ck_get_u64(body + 8));
+                r->restore_channels =
+                    CK_MAX(r->restore_channels, (int64_t)ck_get_u64(body + 24));
                 r->restore_bytes += ck_get_u64(body + 16);
             }
             check_restored(jm, now);
@@ -1198,6 +1212,11 @@ static int jm_finished(void *self)
     return jm->state == CK_JOB_FINISHED || jm->state == CK_JOB_FAILED;
 }
 
+static int jm_check(const void *self, ck_inv *v)
+{
+    return ck_jm_check(self, v);
+}
+
 static const ck_node_ops jm_node_ops = {
     .on_message = jm_on_message,
     .on_complete = jm_on_complete,
@@ -1206,10 +1225,81 @@ static const ck_node_ops jm_node_ops = {
     .on_deadline = jm_on_deadline,
     .work = jm_work,
     .finished = jm_finished,
+    .check = jm_check,
 };
 
 ck_node ck_jm_node(ck_jm *jm)
 {
     ck_node n = {&jm_node_ops, jm};
     return n;
+}
+
+/* ---- invariants (jobmanager.h) ------------------------------------------------------- */
+
+#define CK_INV_MODULE "jobmanager"
+
+/* a <= b where both are known (CK_TIME_NEVER: not yet). */
+static int before(ck_time a, ck_time b)
+{
+    return a == CK_TIME_NEVER || b == CK_TIME_NEVER || a <= b;
+}
+
+static int check_recovery(const ck_recovery *r, size_t i, ck_inv *v)
+{
+    CK_INV(v, 3,
+           before(r->failed, r->detected) && before(r->detected, r->restarted) &&
+               before(r->restarted, r->restored) && before(r->restored, r->caught_up) &&
+               (r->restored == CK_TIME_NEVER || r->restarted != CK_TIME_NEVER),
+           "recovery %zu: failed %lld, detected %lld, restarted %lld, restored %lld, caught up "
+           "%lld ns",
+           i, (long long)r->failed, (long long)r->detected, (long long)r->restarted,
+           (long long)r->restored, (long long)r->caught_up);
+    return 0;
+}
+
+static int check_jm(const ck_jm *jm, ck_inv *v)
+{
+    uint32_t n = jm->g->nsubtasks, done = 0, ended = 0, restarting = 0;
+    for (size_t i = 0; i < jm->nrecoveries; i++) {
+        int rc = check_recovery(&jm->recoveries[i], i, v);
+        if (rc)
+            return rc;
+    }
+    for (uint32_t s = 0; s < n; s++) {
+        CK_INV(v, 4, jm->sub_attempt[s] <= jm->attempt && jm->cc.attempts[s] == jm->sub_attempt[s],
+               "subtask %u runs attempt %u (newest %u), the coordinator addresses attempt %u", s,
+               jm->sub_attempt[s], jm->attempt, jm->cc.attempts[s]);
+        CK_INV(v, 6, !jm->cc.finished[s] == !jm->done[s] && !jm->cc.ended[s] == !jm->ended[s],
+               "subtask %u: %s and %s here, %s and %s to the coordinator", s,
+               jm->ended[s] ? "ended" : "not ended", jm->done[s] ? "finished" : "not finished",
+               jm->cc.ended[s] ? "ended" : "not ended",
+               jm->cc.finished[s] ? "finished" : "not finished");
+        done += jm->done[s] != 0;
+        ended += jm->ended[s] != 0;
+        restarting += jm->restarting[s] != 0;
+    }
+    CK_INV(v, 5, done == jm->nfinished && ended == jm->nended && restarting == jm->nrestarting,
+           "%u finished, %u ended, %u restarting; counted %u, %u, %u", done, ended, restarting,
+           jm->nfinished, jm->nended, jm->nrestarting);
+    CK_INV(v, 5,
+           !restarting || jm->state == CK_JOB_RUNNING || jm->state == CK_JOB_FAILED,
+           "%u subtasks restarting while %s", restarting, ck_job_state_name(jm->state));
+    CK_INV(v, 5, jm->state != CK_JOB_FINISHED || done == n, "FINISHED with %u of %u finished",
+           done, n);
+    ck_inv cv;
+    if (ck_cc_check(&jm->cc, &cv)) {
+        if (v)
+            *v = cv;
+        return CK_EINVARIANT;
+    }
+    return 0;
+}
+
+int ck_jm_check(const ck_jm *jm, ck_inv *v)
+{
+    int rc = check_jm(jm, v);
+    if (rc)
+        ck_inv_where(v, "job manager, %s, attempt %u", ck_job_state_name(jm->state),
+                     jm->attempt);
+    return rc;
 }

@@ -44,17 +44,37 @@
  *                FINISHED, or RESTARTING from the savepoint when the stop
  *                asked to resume after a while (an upgrade, in one run)
  *
- * A restore that finds a checkpoint damaged marks it so, and the next
- * attempt falls back to the previous completed checkpoint; with none left,
- * the job fails naming the file. Falling back past a completed checkpoint
- * replays input whose output that checkpoint already committed: the run
- * can then only be at least once, and `degraded` says why.
+ * A restore that fails on the checkpoint itself (a file damaged or
+ * missing, or one that does not decode: ck_fail_is_fallback) marks it
+ * unrestorable, and the next attempt falls back to the previous completed
+ * checkpoint; with none left, the job fails naming the file. Each such
+ * fallback is recorded (`fallbacks`: from which checkpoint, to which, the
+ * file and why), since falling back past a completed checkpoint replays
+ * input whose output that checkpoint already committed: whoever judges
+ * the run decides whether that was allowed (a file damaged on purpose).
+ * A restore that failed for a reason of its own (memory, an I/O error)
+ * is an ordinary failure: the next attempt restores the same checkpoint.
  *
- * Invariants: messages from a subtask's other attempts than the one it
- * runs (sub_attempt), or while it is restarting, are ignored; metrics
- * arrive as increments and are added up per subtask across attempts;
- * every failure while RUNNING opens one entry in `recoveries`, unless a
- * region restart is pending, which it joins.
+ * Invariants (ck_jm_check):
+ *   (1) messages from a subtask's other attempts than the one it runs
+ *       (sub_attempt), or while it is restarting, are ignored (on_message
+ *       keeps it: no state shows it);
+ *   (2) metrics arrive as increments and are added up per subtask across
+ *       attempts (on_metrics keeps it);
+ *   (3) every failure while RUNNING opens one entry in `recoveries`, unless
+ *       a region restart is pending, which it joins; an entry's phases are
+ *       in order where known: failed <= detected <= restarted <= restored
+ *       <= caught_up, restored only once restarted;
+ *   (4) a subtask runs an attempt deployed already (sub_attempt <=
+ *       attempt), and the checkpoint coordinator addresses it at that
+ *       attempt (cc.attempts);
+ *   (5) nfinished, nended and nrestarting count the subtasks marked done,
+ *       ended and restarting; regions restart only while the job RUNNING
+ *       (or once it FAILED meanwhile); a FINISHED job's subtasks all
+ *       finished;
+ *   (6) the coordinator's marks of ended and finished subtasks are the
+ *       job manager's;
+ *   (7) the checkpoint coordinator keeps its invariants (coordinator.h).
  */
 #ifndef CK_JOBMANAGER_H
 #define CK_JOBMANAGER_H
@@ -79,7 +99,7 @@ typedef enum ck_job_state {
 typedef enum ck_job_failure {
     CK_JOBFAIL_NONE = 0,
     CK_JOBFAIL_RESTARTS_EXHAUSTED, /* the restart strategy gave up */
-    CK_JOBFAIL_NO_CHECKPOINT,      /* every checkpoint left to restore was damaged */
+    CK_JOBFAIL_NO_CHECKPOINT,      /* no checkpoint left that a restore did not fail on */
     CK_JOBFAIL_NO_SLOTS,           /* no task managers within the slot request timeout */
     CK_JOBFAIL_NO_ENDPOINTS,       /* no endpoints left for another attempt */
     CK_JOBFAIL_OUT_OF_MEMORY,
@@ -104,8 +124,10 @@ typedef struct ck_recovery {
     ck_time detected, restarted, restored, first_output, caught_up;
     /* its restore, over the subtasks it restarted: the longest download of
      * their state, the longest loading of it (decoding, replaying the
-     * changelog, writing native files out), the bytes downloaded */
-    int64_t restore_download, restore_load;
+     * changelog, writing native files out), the longest reading of the
+     * input channel state they restored (an unaligned checkpoint's; Flink's
+     * gate restore), the bytes downloaded */
+    int64_t restore_download, restore_load, restore_channels;
     uint64_t restore_bytes;
     uint32_t attempt;      /* the attempt that recovered */
     uint64_t checkpoint;   /* restored from (0: from the start) */
@@ -127,6 +149,19 @@ typedef struct ck_materialization {
     ck_time started, duration;
     uint64_t bytes, state_bytes;
 } ck_materialization;
+
+/* A restore that failed on checkpoint `from` itself (code: one of the
+ * CK_FAIL_RESTORE_* codes ck_fail_is_fallback accepts), heard of at `at`
+ * from subtask `subtask`: the job went back to checkpoint `to` (0: none
+ * was left, and the job failed). */
+typedef struct ck_fallback {
+    ck_time at;
+    uint64_t from, to;
+    uint32_t subtask;
+    uint32_t code;
+    char key[CK_HANDLE_KEY_MAX + 1]; /* the file it could not restore ("": none named) */
+    char why[320];                   /* the subtask's message */
+} ck_fallback;
 
 /* Reports over which a source's lag before a failure is taken: its level
  * then is the greatest of them, not one sample of a lag that jitters. */
@@ -171,16 +206,15 @@ typedef struct ck_jm {
     ck_time end;
     ck_time restart_at, waiting_since;
     int restart_due;     /* RESTARTING: restart_at has not been acted on yet */
-    char degraded[200];  /* why the output can no longer be exactly once, or "" */
     ck_restart rs;
     ck_cc cc;
     ck_recovery *recoveries;
     size_t nrecoveries, caprecoveries;
     ck_materialization *mats; /* in the order they were reported */
     size_t nmats, capmats;    /* capmats in bytes (ck_reserve) */
-    uint64_t *damaged;   /* checkpoints found damaged on restore */
-    size_t ndamaged;
-    char failure[256];   /* FAILED: why, one line */
+    ck_fallback *fallbacks; /* restores that failed on their checkpoint, in order: */
+    size_t nfallbacks;      /* those checkpoints are never restored again */
+    char failure[512];   /* FAILED: why, one line */
     ck_job_failure failed_because;
 } ck_jm;
 
@@ -197,5 +231,10 @@ void ck_jm_free(ck_jm *jm);
 ck_node ck_jm_node(ck_jm *jm);
 
 const char *ck_job_state_name(ck_job_state s);
+
+/* Checks the invariants above (invariant.h), the coordinator's with them:
+ * 0 or CK_EINVARIANT. */
+CK_MUST_CHECK
+int ck_jm_check(const ck_jm *jm, ck_inv *v);
 
 #endif

@@ -53,3 +53,13 @@ int ck_ks_put_entry(ck_kstate *s, int kg, int32_t jhash, const ck_kentry *e)
     memcpy(v, e->value, nf * sizeof(int64_t));
     return ck_ks_release(s, e->st, &k, v, 1);
 }
+
+#define CK_INV_MODULE "kstate"
+
+int ck_ks_check(const ck_kstate *s, ck_inv *v)
+{
+    CK_INV(v, 1, s->kg_start <= s->kg_end && s->nstates >= 1 && s->nstates <= CK_KS_MAX_STATES,
+           "%s: key groups [%d, %d], %d states", s->ops->name, s->kg_start, s->kg_end,
+           s->nstates);
+    return s->ops->check ? s->ops->check(s, v) : 0;
+}

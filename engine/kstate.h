@@ -33,15 +33,20 @@
  * form (ck_kentry), which snapshot.c writes; view_release drops it.
  * Restore inserts canonical entries with acquire and release.
  *
- * Invariants: a backend instance belongs to one operator subtask; every
- * entry's key group is in [kg_start, kg_end] and is its key's group (the
- * caller computes the group; the backend trusts it); a view sees the
- * state as it was when taken, whatever is written after.
+ * Invariants (ck_ks_check, through each backend's optional check):
+ *   (1) a backend instance belongs to one operator subtask, holding
+ *       key groups kg_start <= kg_end and 1..CK_KS_MAX_STATES states;
+ *   (2) every entry's key group is in [kg_start, kg_end] and is its key's
+ *       group (the caller computes the group; the backend trusts it);
+ *   (3) a view sees the state as it was when taken, whatever is written
+ *       after.
+ * A backend's own are in its header (heapstate.h, changelog.h).
  */
 #ifndef CK_KSTATE_H
 #define CK_KSTATE_H
 
 #include "common.h"
+#include "invariant.h"
 
 #define CK_KS_MAX_STATES 4
 #define CK_KS_MAX_FIELDS 8
@@ -166,6 +171,10 @@ typedef struct ck_kstate_ops {
      * return, which it returns. */
     CK_MUST_CHECK int (*view_visit)(ck_kstate_view *v, int kg, ck_kentry_fn fn, void *arg);
     void (*view_release)(ck_kstate_view *v);
+
+    /* Optional (NULL: nothing to check): the backend's invariants
+     * (invariant.h), reading only: 0 or CK_EINVARIANT. */
+    int (*check)(const ck_kstate *s, ck_inv *v);
 } ck_kstate_ops;
 
 /* The work a backend did on its own store, which the task charges as
@@ -255,6 +264,11 @@ static inline int ck_ks_remove(ck_kstate *s, int st, const ck_kkey *k)
 {
     return s->ops->remove(s, st, k);
 }
+
+/* Checks invariant (1) above and the backend's own (invariant.h): 0 or
+ * CK_EINVARIANT. */
+CK_MUST_CHECK
+int ck_ks_check(const ck_kstate *s, ck_inv *v);
 
 /* Puts canonical entry e (values in host order) into state e->st under
  * key group kg: a restore. The key's Java hash is jhash. Returns 0,

@@ -18,6 +18,7 @@
 #define CK_NODE_H
 
 #include "common.h"
+#include "invariant.h"
 
 /* on_peer_lost: the connection is refused by a host that came back, not
  * reset by a process that died. */
@@ -43,6 +44,11 @@ typedef struct ck_node_ops {
     int (*work)(void *self);
     /* True when the node has nothing left to do and its loop may end. */
     int (*finished)(void *self);
+    /* Optional (NULL: nothing to check): checks the invariants of the node
+     * and of the modules it holds, reading only (invariant.h). 0, or
+     * CK_EINVARIANT with v saying which, where, and what was seen. The
+     * backend calls it after a step when the run checks invariants. */
+    int (*check)(const void *self, ck_inv *v);
 } ck_node_ops;
 
 typedef struct ck_node {

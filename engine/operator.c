@@ -144,10 +144,11 @@ int ck_chain_init(ck_chain *c, const ck_graph *g, int vertex, int subtask,
     for (int k = 0; k < v->nops; k++) {
         ck_op *op = &c->ops[k];
         const ck_op_spec *s = &g->spec.ops[v->ops[k]];
-        /* counted as set up as it is: a failure frees those only */
-        c->nops = k + 1;
         op->spec = s;
         op->chain = c;
+        /* The chain holds the operators set up so far: on a failure below,
+         * ck_chain_free frees those and never touches one not reached. */
+        c->nops = k + 1;
         op->process = process_fn(s->kind);
         op->wm = CK_WM_MIN;
         if (ck_op_keyed(s->kind)) {
@@ -520,6 +521,19 @@ static double slowed(const ck_chain *c, int opi, ck_time now, int write)
             now < c->slow[i].to && c->slow[i].factor > factor)
             factor = c->slow[i].factor;
     return factor;
+}
+
+double ck_chain_record_cost(const ck_chain *c, ck_time now, double *wait_ns)
+{
+    double flops = 0, wait = 0;
+    for (int k = 0; k < c->nops; k++) {
+        const ck_op_spec *s = c->ops[k].spec;
+        int opi = (int)(s - c->g->spec.ops);
+        flops += s->cpu_flops * slowed(c, opi, now, 0);
+        wait += (double)s->write_ns * slowed(c, opi, now, 1);
+    }
+    *wait_ns = wait;
+    return flops;
 }
 
 double ck_chain_take_flops(ck_chain *c, ck_time now, ck_time *wait_ns)

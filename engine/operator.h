@@ -150,7 +150,8 @@ typedef struct ck_chain_state {
 } ck_chain_state;
 
 /* Returns 0, CK_ENOMEM, or another CK_E* code with one line in err (a
- * backend that could not open). */
+ * backend that could not open). On failure every operator set up so far
+ * is freed and c holds none (ck_chain_free on it does nothing). */
 CK_MUST_CHECK
 int ck_chain_init(ck_chain *c, const ck_graph *g, int vertex, int subtask,
                   ck_rp_out *rps, int nrps, const ck_chain_state *st, char *err, size_t errlen);
@@ -206,6 +207,11 @@ double ck_chain_take_flops(ck_chain *c, ck_time now, ck_time *wait_ns);
  * CK_NOTE_STATE_FLUSH / CK_NOTE_STATE_COMPACTION (platform.h) when there
  * were any (NULL: not wanted). */
 double ck_chain_take_background(ck_chain *c, uint64_t *disk_bytes, int *notes);
+
+/* What one record costs the chain if every operator takes it: CPU flops
+ * (returned) and its sinks' external systems' time (*wait_ns), with the
+ * slowdowns in force at `now`: what bounds a task's step. */
+double ck_chain_record_cost(const ck_chain *c, ck_time now, double *wait_ns);
 
 /* The CPU cost of the records processed since ck_chain_take_flops, before
  * slowdowns: what the batch in progress will charge, about. */

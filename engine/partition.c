@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "error.h"
+#include "invariant.h"
 
 int ck_rp_init(ck_rp *rp, ck_platform *plat, uint16_t edge, uint32_t producer,
                int nsub, const uint32_t *dst_eps, const ck_rp_config *cfg)
@@ -460,4 +461,72 @@ int ck_rp_timeout_barrier(ck_rp *rp, ck_wbuf *state)
         n++;
     }
     return n;
+}
+
+/* ---- invariants (partition.h) -------------------------------------------------------- */
+
+#define CK_INV_MODULE "partition"
+
+static int check_sub(const ck_rp *rp, int i, uint64_t *bytes, ck_inv *v)
+{
+    const ck_subpart *s = &rp->subs[i];
+    CK_INV(v, 1, s->credit >= 0 && s->credit <= (1 << 20), "subpartition %d: credit %d", i,
+           s->credit);
+    CK_INV(v, 2, (uint64_t)s->seq == s->bufs_sent,
+           "subpartition %d: next sequence number %u after %llu buffers sent", i, s->seq,
+           (unsigned long long)s->bufs_sent);
+    CK_INV(v, 6, !(s->credit > 0 && s->queue.n > 0) || ck_bitset_has(&rp->ready, i),
+           "subpartition %d: credit %d and %u buffers queued, not in the ready set", i, s->credit,
+           s->queue.n);
+    CK_INV(v, 7, !s->ended || !s->cur, "subpartition %d: ended, yet fills a buffer", i);
+    CK_INV(v, 8, s->buf_size >= CK_RP_MIN_BUFFER && s->buf_size <= rp->segment_size,
+           "subpartition %d: cuts buffers at %u bytes (segments of %u)", i, s->buf_size,
+           rp->segment_size);
+    const ck_buf *tail = NULL;
+    uint32_t n = 0;
+    int bar = 0;
+    for (const ck_buf *b = s->queue.head; b; b = b->next) {
+        CK_INV(v, 8, b->len > 0 && b->len <= b->cap && b->cap <= rp->segment_size,
+               "subpartition %d: a queued buffer of %u bytes, cap %u", i, b->len, b->cap);
+        *bytes += b->len;
+        bar |= b == s->bar_buf;
+        tail = b;
+        n++;
+    }
+    CK_INV(v, 3, n == s->queue.n && tail == s->queue.tail,
+           "subpartition %d: %u buffers queued, counted %u", i, n, s->queue.n);
+    CK_INV(v, 8, !s->cur || (s->cur->len <= s->cur->cap && s->cur->cap <= rp->segment_size),
+           "subpartition %d: the buffer being filled holds %u bytes, cap %u", i,
+           s->cur ? s->cur->len : 0, s->cur ? s->cur->cap : 0);
+    CK_INV(v, 9, !s->bar_buf || bar,
+           "subpartition %d: its timeoutable barrier's buffer is not queued", i);
+    return 0;
+}
+
+int ck_rp_check(const ck_rp *rp, ck_inv *v)
+{
+    uint64_t used = 0, bytes = 0;
+    int full = 0, ended = 0, bars = 0;
+    for (int i = 0; i < rp->nsub; i++) {
+        const ck_subpart *s = &rp->subs[i];
+        int rc = check_sub(rp, i, &bytes, v);
+        if (rc)
+            return rc;
+        used += s->queue.n + (s->cur != NULL);
+        full += sub_held(s) >= rp->max_per_channel;
+        ended += s->ended != 0;
+        bars += s->bar_buf != NULL;
+    }
+    CK_INV(v, 3, used == rp->pool_used, "holds %llu buffers, counted %u",
+           (unsigned long long)used, rp->pool_used);
+    CK_INV(v, 4, full == rp->nfull, "%d subpartitions full, counted %d", full, rp->nfull);
+    ck_inv bv;
+    if (ck_bitset_check(&rp->ready, &bv))
+        return ck_inv_fail(v, CK_INV_MODULE, 6, "ready set: %s", bv.what);
+    CK_INV(v, 7, ended == rp->nended, "%d subpartitions ended, counted %d", ended, rp->nended);
+    CK_INV(v, 8, bytes == rp->queued_bytes, "%llu payload bytes queued, counted %llu",
+           (unsigned long long)bytes, (unsigned long long)rp->queued_bytes);
+    CK_INV(v, 9, bars == rp->bar_pending, "%d timeoutable barriers queued, counted %d", bars,
+           rp->bar_pending);
+    return 0;
 }

@@ -11,16 +11,28 @@
  * partition's share of it is pool_size (the task reserves it), plus
  * max_overdraft for a record in progress.
  *
- * Invariants:
- *   - a subpartition sends only while credit > 0; credit never goes below 0;
- *   - sequence numbers of a subpartition are 0, 1, 2, ... without gaps;
- *   - pool_used = sum over subpartitions of (queued + has current buffer),
- *     the buffers taken from the task's output pool and not yet sent;
- *   - a subpartition is full (nfull) when its queued buffers reach
- *     max_per_channel;
- *   - ck_rp_available() is false when the pool or any subpartition's share
- *     is exhausted: the task must stop producing (backpressure). The record
- *     in progress may still finish, using up to max_overdraft extra buffers.
+ * Invariants (ck_rp_check):
+ *   (1) a subpartition sends only while credit > 0; credit never goes
+ *       below 0 (nor past what any consumer can own, 2^20);
+ *   (2) sequence numbers of a subpartition are 0, 1, 2, ... without gaps:
+ *       seq = bufs_sent;
+ *   (3) pool_used = sum over subpartitions of (queued + has current buffer),
+ *       the buffers taken from the task's output pool and not yet sent;
+ *   (4) a subpartition is full (nfull) when its queued buffers reach
+ *       max_per_channel;
+ *   (5) ck_rp_available() is false when the pool or any subpartition's
+ *       share is exhausted: the task must stop producing (backpressure).
+ *       The record in progress may still finish, using up to max_overdraft
+ *       extra buffers (the task keeps this one: task.h);
+ *   (6) a subpartition with credit and a finished buffer is in the ready
+ *       set (whose count is its bits'): nothing sendable waits unseen;
+ *   (7) nended = the subpartitions ENDED, which fill no buffer any more;
+ *   (8) queued_bytes = the payload bytes of the finished buffers queued;
+ *       a queued buffer is not empty, and no buffer holds more than its
+ *       cap, nor its cap more than the segment size; a subpartition cuts
+ *       new buffers at a size in [CK_RP_MIN_BUFFER, segment size];
+ *   (9) bar_pending = the subpartitions whose bar_buf is set, and a set
+ *       bar_buf is one of its queued buffers.
  *
  * Barriers of unaligned checkpoints do not queue: ck_rp_priority_barrier
  * sends one as an EVENT at once, without credit, and copies what it
@@ -40,6 +52,7 @@
 #include "buffer.h"
 #include "bytes.h"
 #include "element.h"
+#include "invariant.h"
 #include "platform.h"
 
 typedef struct ck_subpart {
@@ -181,6 +194,11 @@ int ck_rp_drained(const ck_rp *rp);
 #define CK_RP_MIN_BUFFER 256u
 CK_MUST_CHECK
 int ck_rp_set_buffer_size(ck_rp *rp, int consumer, uint32_t size);
+
+/* Checks the invariants above (invariant.h): 0 or CK_EINVARIANT. Reads
+ * every subpartition and the buffers queued. */
+CK_MUST_CHECK
+int ck_rp_check(const ck_rp *rp, ck_inv *v);
 
 /* Payload bytes in the output queues: finished and being filled. */
 uint64_t ck_rp_inflight(const ck_rp *rp);

@@ -35,6 +35,52 @@ void ck_restart_free(ck_restart *r)
     r->failures = NULL;
 }
 
+/* Flink's calculateActualBackoffTime, in milliseconds: the backoff of
+ * attempt r->attempt plus a jitter drawn from +/- jitter-factor of it,
+ * then clamped to [initial, max]. */
+static int64_t backoff_ms(ck_restart *r)
+{
+    const ck_config *c = r->cfg;
+    int64_t initial = ck_cfg(c, CK_CFG_RS_EXP_INITIAL) / CK_NS_PER_MS;
+    int64_t max = ck_cfg(c, CK_CFG_RS_EXP_MAX) / CK_NS_PER_MS;
+    double mult = (double)ck_cfg(c, CK_CFG_RS_EXP_MULT) / 1000.0;
+    double jitter = (double)ck_cfg(c, CK_CFG_RS_EXP_JITTER) / 1000.0;
+    /* Held far past any max (Java's cast saturates; here the sum with the
+     * jitter must not overflow): the clamp makes it max either way. */
+    double b = (double)initial * pow(mult, r->attempt);
+    int64_t backoff = b < (double)(INT64_MAX / 4) ? (int64_t)b : INT64_MAX / 4;
+    int64_t j = 0;
+    if (jitter > 0) {
+        int64_t offset = (int64_t)((double)backoff * jitter);
+        j = (int64_t)ck_rng_below(&r->rng, 2 * (uint64_t)offset + 1) - offset;
+    }
+    int64_t d = backoff + j;
+    return d > max ? max : d < initial ? initial : d;
+}
+
+static int exponential(ck_restart *r, ck_time now, ck_time *delay)
+{
+    const ck_config *c = r->cfg;
+    /* A restart is pending: the failure merges into it. */
+    if (r->next_restart != CK_TIME_NEVER && now <= r->next_restart) {
+        *delay = r->next_restart - now;
+        return CK_RESTART_MERGED;
+    }
+    /* The job ran long enough since its last restart: start over. */
+    if (r->next_restart == CK_TIME_NEVER ||
+        now - r->next_restart >= ck_cfg(c, CK_CFG_RS_EXP_RESET)) {
+        r->attempt = 0;
+        r->restarts = 0;
+    }
+    *delay = backoff_ms(r) * CK_NS_PER_MS;
+    r->next_restart = now + *delay;
+    r->attempt++;
+    if (r->attempt > ck_cfg(c, CK_CFG_RS_EXP_ATTEMPTS))
+        return CK_RESTART_GIVE_UP;
+    r->restarts++;
+    return CK_RESTART_NEW;
+}
+
 int ck_restart_on_failure(ck_restart *r, ck_time now, ck_time *delay)
 {
     const ck_config *c = r->cfg;
@@ -65,32 +111,11 @@ int ck_restart_on_failure(ck_restart *r, ck_time now, ck_time *delay)
         *delay = ck_cfg(c, CK_CFG_RS_FR_DELAY);
         break;
     }
-    case CK_RS_EXPONENTIAL_DELAY: {
-        /* The job ran long enough since its last restart: start over. */
-        if (r->next_restart == CK_TIME_NEVER ||
-            now - r->next_restart >= ck_cfg(c, CK_CFG_RS_EXP_RESET)) {
-            r->attempt = 0;
-            r->restarts = 0;
-        }
-        if (r->restarts >= ck_cfg(c, CK_CFG_RS_EXP_ATTEMPTS))
-            return 0;
-        double initial = (double)ck_cfg(c, CK_CFG_RS_EXP_INITIAL);
-        double max = (double)ck_cfg(c, CK_CFG_RS_EXP_MAX);
-        double mult = (double)ck_cfg(c, CK_CFG_RS_EXP_MULT) / 1000.0;
-        double backoff = initial * pow(mult, r->attempt);
-        if (backoff > max)
-            backoff = max; /* (no overflow into the jitter below) */
-        double jitter = (double)ck_cfg(c, CK_CFG_RS_EXP_JITTER) / 1000.0;
-        double d = backoff + backoff * jitter * (2.0 * ck_rng_double(&r->rng) - 1.0);
-        d = d < initial ? initial : d > max ? max : d;
-        *delay = (ck_time)d;
-        r->next_restart = now + *delay;
-        r->attempt++;
-        break;
-    }
+    case CK_RS_EXPONENTIAL_DELAY:
+        return exponential(r, now, delay);
     default:
         return 0;
     }
     r->restarts++;
-    return 1;
+    return CK_RESTART_NEW;
 }

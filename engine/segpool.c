@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "error.h"
+#include "invariant.h"
 
 uint32_t ck_segpool_segments(const ck_config *cfg)
 {
@@ -118,4 +119,25 @@ void *ck_segpool_upgrade(ck_segpool *p, void *small, size_t keep)
     memcpy(b, small, CK_MIN(keep, p->small_size));
     give(&p->free_small, &p->nfree_small, small);
     return b;
+}
+
+#define CK_INV_MODULE "segpool"
+
+int ck_segpool_check(const ck_segpool *p, ck_inv *v)
+{
+    CK_INV(v, 1, p->reserved <= p->total && p->reserved_peak >= p->reserved,
+           "reserved %u of %u segments, peak %u", p->reserved, p->total, p->reserved_peak);
+    CK_INV(v, 2, p->peak >= p->used, "%u segments used, peak %u", p->used, p->peak);
+    CK_INV(v, 3,
+           (uint64_t)p->used + p->nfree + p->nfree_small ==
+                   (uint64_t)p->allocated + p->allocated_small &&
+               !p->free == !p->nfree && !p->free_small == !p->nfree_small,
+           "used %u + free %u + free small %u != allocated %u + allocated small %u", p->used,
+           p->nfree, p->nfree_small, p->allocated, p->allocated_small);
+    CK_INV(v, 4,
+           p->block_size == (size_t)CK_SEGPOOL_OVERHEAD + p->seg_size &&
+               p->small_size == (size_t)CK_SEGPOOL_OVERHEAD + CK_MIN(p->seg_size, CK_SEGPOOL_SMALL),
+           "blocks of %zu and %zu bytes for segments of %u", p->block_size, p->small_size,
+           p->seg_size);
+    return 0;
 }

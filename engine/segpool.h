@@ -25,14 +25,17 @@
  * network buffers" does. Within its reservation a subtask takes and gives
  * back segments freely.
  *
- * Invariants:
- *   - reserved <= total (ck_segpool_reserve refuses beyond);
- *     reserved_peak = max(reserved);
- *   - used = segments handed out and not yet put back; peak = max(used);
- *   - used + nfree + nfree_small = allocated + allocated_small (every
- *     allocated block is either out or on its free list);
- *   - a segment handed out is block_size bytes (small_size for a small
- *     block), aligned for any object.
+ * Invariants (ck_segpool_check):
+ *   (1) reserved <= total (ck_segpool_reserve refuses beyond);
+ *       reserved_peak = max(reserved) >= reserved;
+ *   (2) used = segments handed out and not yet put back; peak = max(used)
+ *       >= used;
+ *   (3) used + nfree + nfree_small = allocated + allocated_small (every
+ *       allocated block is either out or on its free list), and a free
+ *       list is empty exactly when its count is 0;
+ *   (4) a segment handed out is block_size = CK_SEGPOOL_OVERHEAD +
+ *       seg_size bytes (small_size = CK_SEGPOOL_OVERHEAD + min(seg_size,
+ *       CK_SEGPOOL_SMALL) for a small block), aligned for any object.
  *
  * No state machine: a counter and a free list.
  */
@@ -41,6 +44,7 @@
 
 #include "common.h"
 #include "config.h"
+#include "invariant.h"
 
 typedef struct ck_segpool {
     size_t block_size;  /* bytes of one block: room for the buffer around a segment */
@@ -100,5 +104,9 @@ void ck_segpool_put_small(ck_segpool *p, void *block);
  * first `keep` bytes are copied, the small block goes back, and the
  * segments counted do not change. NULL when out of memory (small kept). */
 void *ck_segpool_upgrade(ck_segpool *p, void *small, size_t keep);
+
+/* Checks the invariants above (invariant.h): 0 or CK_EINVARIANT. */
+CK_MUST_CHECK
+int ck_segpool_check(const ck_segpool *p, ck_inv *v);
 
 #endif

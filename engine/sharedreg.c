@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "error.h"
+
 struct ck_sreg_slot {
     char *key; /* NULL: empty */
     uint32_t count;
@@ -90,4 +92,35 @@ void ck_sreg_free(ck_sreg *r)
         free(r->slots[i].key);
     free(r->slots);
     memset(r, 0, sizeof(*r));
+}
+
+void ck_sreg_foreach(const ck_sreg *r, void (*fn)(void *arg, const char *key, uint32_t count),
+                     void *arg)
+{
+    for (uint32_t i = 0; i < r->cap; i++)
+        if (r->slots[i].key)
+            fn(arg, r->slots[i].key, r->slots[i].count);
+}
+
+#define CK_INV_MODULE "sharedreg"
+
+int ck_sreg_check(const ck_sreg *r, ck_inv *v)
+{
+    CK_INV(v, 2, (r->cap & (r->cap - 1)) == 0 && (uint64_t)r->n * 2 <= r->cap,
+           "%u keys in %u slots", r->n, r->cap);
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < r->cap; i++) {
+        const struct ck_sreg_slot *s = &r->slots[i];
+        if (!s->key) {
+            CK_INV(v, 1, s->count == 0, "an empty slot counts %u", s->count);
+            continue;
+        }
+        n++;
+        CK_INV(v, 1, s->count > 0, "%s: in the table with count 0", s->key);
+        for (uint32_t j = hash(s->key) & (r->cap - 1); j != i; j = (j + 1) & (r->cap - 1))
+            CK_INV(v, 3, r->slots[j].key != NULL,
+                   "%s: in slot %u, past the empty slot %u its probe stops at", s->key, i, j);
+    }
+    CK_INV(v, 2, n == r->n, "%u keys in the table, counted %u", n, r->n);
+    return 0;
 }

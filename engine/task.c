@@ -1,5 +1,6 @@
 #include "task.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -7,6 +8,7 @@
 #include "crc32c.h"
 #include "debloat.h"
 #include "error.h"
+#include "invariant.h"
 #include "keygroup.h"
 #include "snapshot.h"
 
@@ -21,11 +23,23 @@
 #define INPUT_AHEAD 1
 /* Records a source reads in one work() call. */
 #define SOURCE_BATCH 512
-/* The CPU an input batch may spend before the task yields (2 ms of a
- * 1 Gflop/s core), and the time its sinks' external systems may take:
- * messages wait for the batch in progress, and Flink looks at its mailbox
- * between two records, so a priority barrier or a trigger must not wait
- * behind a buffer of expensive records. */
+/* How long a step's records may take before the task looks at its
+ * messages again: their CPU (flops of the scenario's cpu_per_record) or
+ * their sinks' external systems' time, whichever binds first, and one
+ * record at least (over sockets, where records also cost real time that
+ * is not charged, an input step ends too once that much of it passed). Flink's task looks at its mailbox between two records
+ * (canEmitBatchOfRecords: no mail waiting), so that an unaligned barrier
+ * or a checkpoint's trigger is taken at the next record boundary; here
+ * messages wait for the step in progress, whose records' time is charged
+ * at its end. So where such a priority event may come (a source: a
+ * trigger; a gate that takes unaligned barriers), a step is short in
+ * simulated time, 100 us of a 1 Gflop/s core or of sinks' writes (a
+ * costlier record is a step of its own, as it is a mailbox turn in
+ * Flink); elsewhere a step may take 2 ms (a COMPLETE, a credit, a
+ * barrier in the data wait that long at most), as shorter ones cost
+ * simulation time. */
+#define STEP_FLOPS 1e5
+#define STEP_WAIT (100 * CK_NS_PER_US)
 #define BATCH_FLOPS 2e6
 #define BATCH_WAIT (2 * CK_NS_PER_MS)
 /* A native file this large is uploaded after the smaller ones. */
@@ -119,21 +133,28 @@ struct ck_task {
 
     ck_metrics met;
     ck_time acct_t;
+    ck_time acct_t0; /* the metrics' increment began (started, or the last report) */
     int acct_mode;
     int started;
     int64_t idle_total_ns; /* idle time over the task's life (met's resets at reports) */
-    int costly;            /* a run of INPUT_RUN records may fill a batch: check per record */
+    int timed;             /* its records cost time: a step ends by step_flops or step_wait */
+    double step_flops;     /* STEP_FLOPS or BATCH_FLOPS */
+    ck_time step_wait;     /* STEP_WAIT or BATCH_WAIT */
+    int step_records;      /* records a step may take (>= 1), by its operators' costs
+                            * (with slow_operator faults: worked out at each step) */
+    int step_left;         /* of those, what the step in progress may still take */
 
     /* the aligned-checkpoint timeout (0: none) and the start of the
      * timeoutable barrier last sent into the outputs */
     ck_time aligned_timeout, bar_ts;
 
-    /* buffer debloating of the input gate */
+    /* buffer debloating of the input gate: its throughput measured on its
+     * own (paused while it is empty), the bytes read from it counted */
     int debloat;
     ck_debloat dbl;
-    ck_time dbl_period, next_debloat, dbl_t0;
-    uint64_t dbl_bytes0, dbl_throughput;
-    int64_t dbl_idle0;
+    ck_tput tput;
+    uint64_t dbl_read;
+    ck_time dbl_period, next_debloat;
 
     /* checkpoints */
     int checkpointing;
@@ -153,6 +174,10 @@ struct ck_task {
     ck_time restore_t0, restore_dl;
     uint64_t restore_bytes, restore_disk;
     double restore_flops;
+    /* Restored input channel state still to read (started, not reported
+     * running: Flink's task stays INITIALIZING until its gates consumed
+     * their recovered state, and no checkpoint starts before). */
+    int recovering;
     uint64_t stop_id;          /* a stop-with-savepoint this task took part in */
     int final_cp;              /* its input ends into a final checkpoint (checkpoints on) */
     uint64_t last_snap;        /* the latest checkpoint it took a snapshot of */
@@ -234,10 +259,13 @@ struct ck_task {
         ck_time mat_t0;      /* it began then, */
         uint64_t mat_bytes, mat_state; /* uploads this much, of a state this large; */
         ck_kstate *mat_ks;   /* its wrapped instance's files set aside, until they land, */
-        ck_native_snap mat_ns; /* when the store's threads read them from their paths */
+        ck_native_snap mat_ns; /* when the store's threads read them from their paths; */
+        int mat_failed;      /* an upload of it failed (the first failure's code) */
+        int mat_fails;       /* materializations that failed in a row */
     } clogs[CK_MAX_OPS];
     int nclogs;
-    ck_time clog_interval, next_mat;
+    ck_time clog_interval, next_mat; /* interval < 0: no materialization */
+    int clog_max_failures;           /* state.changelog.max-failures-allowed */
     uint64_t clog_threshold;
     int restored_finished;     /* restored from a checkpoint that had it finished */
 
@@ -288,6 +316,25 @@ const char *ck_task_state_name(ck_task_state s)
         return "FINISHED";
     case CK_TASK_FAILED:
         return "FAILED";
+    }
+    return "?";
+}
+
+const char *ck_fail_name(uint32_t code)
+{
+    switch (code) {
+    case CK_FAIL_TASK:
+        return "task";
+    case CK_FAIL_RESTORE_DAMAGED:
+        return "damaged";
+    case CK_FAIL_PEER:
+        return "peer";
+    case CK_FAIL_RESTORE_MISSING:
+        return "missing";
+    case CK_FAIL_RESTORE_UNREADABLE:
+        return "unreadable";
+    case CK_FAIL_RESTORE_IO:
+        return "io";
     }
     return "?";
 }
@@ -361,6 +408,31 @@ static void release_network(ck_task *t)
 {
     ck_segpool_unreserve(t->netpool, t->net_reserved);
     t->net_reserved = 0;
+}
+
+/* The records a step may take when one costs f flops and w ns of sinks'
+ * writes: counted against every operator of the chain (a filter's dropped
+ * records would cost less), so that a record needs no check of its own;
+ * one at least. */
+static int step_records(const ck_task *t, double f, double w)
+{
+    double per = (double)INT_MAX;
+    if (f > 0)
+        per = CK_MIN(per, t->step_flops / f);
+    if (w > 0)
+        per = CK_MIN(per, (double)t->step_wait / w);
+    return per < 1 ? 1 : (int)per;
+}
+
+/* A step starts at time now: what it may take (a slowed operator's records
+ * cost its factor more then). */
+static void step_begin(ck_task *t, ck_time now)
+{
+    t->step_left = t->step_records;
+    if (t->chain.nslow > 0) {
+        double w, f = ck_chain_record_cost(&t->chain, now, &w);
+        t->step_left = step_records(t, f, w);
+    }
 }
 
 ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global,
@@ -475,7 +547,9 @@ ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global,
         if (ck_cfg(cfg, CK_CFG_DEBLOAT)) {
             t->debloat = 1;
             t->dbl_period = ck_cfg(cfg, CK_CFG_DEBLOAT_PERIOD);
-            ck_debloat_init(&t->dbl, rc.segment_size, ck_cfg(cfg, CK_CFG_DEBLOAT_TARGET),
+            ck_debloat_init(&t->dbl, rc.segment_size,
+                            (uint32_t)ck_cfg(cfg, CK_CFG_MIN_SEGMENT_SIZE),
+                            ck_cfg(cfg, CK_CFG_DEBLOAT_TARGET),
                             (uint32_t)ck_cfg(cfg, CK_CFG_DEBLOAT_SAMPLES),
                             (uint32_t)ck_cfg(cfg, CK_CFG_DEBLOAT_THRESHOLD));
         }
@@ -512,23 +586,25 @@ ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global,
     for (int k = 0; k < t->chain.nops; k++)
         if (t->chain.ops[k].clog)
             t->clogs[t->nclogs++] = (struct task_clog){.k = k, .log = t->chain.ops[k].clog};
-    t->clog_interval = ck_cfg(cfg, CK_CFG_CLOG_MATERIALIZE);
+    t->clog_interval = ck_cfg(cfg, CK_CFG_CLOG_MATERIALIZE_ENABLED)
+                           ? ck_cfg(cfg, CK_CFG_CLOG_MATERIALIZE)
+                           : -1;
+    t->clog_max_failures = (int)ck_cfg(cfg, CK_CFG_CLOG_MAX_FAILURES);
     t->clog_threshold = (uint64_t)ck_cfg(cfg, CK_CFG_CLOG_PERSIST_THRESHOLD);
     t->next_mat = CK_TIME_NEVER;
-    {
-        double f = 0, w = 0;
-        for (int k = 0; k < t->chain.nops; k++) {
-            f += t->chain.ops[k].spec->cpu_flops;
-            w += (double)t->chain.ops[k].spec->write_ns;
-        }
-        /* A slowed operator costs up to 10000 times more. */
-        t->costly = env->nslowdowns > 0 || f * INPUT_RUN >= BATCH_FLOPS ||
-                    w * INPUT_RUN >= (double)BATCH_WAIT;
-    }
     if (g->spec.ops[v->ops[0]].kind == CK_OP_SOURCE) {
         t->is_source = 1;
         if (source_init(t))
             goto fail;
+    }
+    {
+        int prompt = t->is_source || (t->has_gate && t->gate.uc_edge);
+        t->step_flops = prompt ? STEP_FLOPS : BATCH_FLOPS;
+        t->step_wait = prompt ? STEP_WAIT : BATCH_WAIT;
+        double w;
+        double f = ck_chain_record_cost(&t->chain, CK_TIME_NEVER, &w); /* no slowdown */
+        t->timed = f > 0 || w > 0;
+        t->step_records = step_records(t, f, w);
     }
     t->checkpointing = ck_cfg(cfg, CK_CFG_CP_INTERVAL) > 0;
     t->aligned_timeout = ck_cfg(cfg, CK_CFG_CP_ALIGNED_TIMEOUT);
@@ -852,16 +928,21 @@ static void to_jm(ck_task *t, int type, const uint8_t *body, size_t len)
 
 /* The TASK_FAILED message of subtask `global` of `attempt` (task.h). */
 static void send_failed(ck_platform *plat, uint32_t global, uint32_t attempt, uint32_t code,
-                        uint64_t cp, const char *msg)
+                        uint64_t cp, const char *key, const char *msg)
 {
-    size_t ml = strlen(msg), n;
-    uint8_t body[12 + 300];
+    size_t ml = strlen(msg), kl = key ? strlen(key) : 0, n;
+    uint8_t body[CK_FAIL_BODY_MIN + CK_HANDLE_KEY_MAX + 300];
     if (ml > 300)
         ml = 300;
+    if (kl > CK_HANDLE_KEY_MAX)
+        kl = CK_HANDLE_KEY_MAX;
     ck_put_u32(body, code);
     ck_put_u64(body + 4, cp);
-    memcpy(body + 12, msg, ml);
-    uint8_t *m = ck_wire_msg(CK_MSG_TASK_FAILED, global, CK_EP_JM, attempt, body, 12 + ml, &n);
+    ck_put_u16(body + 12, (uint16_t)kl);
+    memcpy(body + CK_FAIL_BODY_MIN, key, kl);
+    memcpy(body + CK_FAIL_BODY_MIN + kl, msg, ml);
+    uint8_t *m = ck_wire_msg(CK_MSG_TASK_FAILED, global, CK_EP_JM, attempt, body,
+                             CK_FAIL_BODY_MIN + kl + ml, &n);
     if (m) /* dropped: the job manager is gone, or see platform.h */
         CK_IGNORE(plat->ops->send(plat, CK_EP_JM, m, n));
 }
@@ -877,12 +958,12 @@ void ck_task_deploy_failed(const ck_job_env *env, ck_platform *plat, uint32_t gl
     snprintf(msg, sizeof(msg), "%s (%d/%d): could not be deployed: %s", env->g->v[v].name,
              i + 1, env->g->v[v].parallelism, ck_strerror(CK_ENOMEM));
     ck_logf(plat, CK_LOG_ERROR, "%s", msg);
-    send_failed(plat, global, attempt, CK_FAIL_TASK, 0, msg);
+    send_failed(plat, global, attempt, CK_FAIL_TASK, 0, NULL, msg);
 }
 
-/* Fails the task and tells the job manager why (code CK_FAIL_*, and the
- * checkpoint whose restore failed). */
-static void fail_with(ck_task *t, uint32_t code, uint64_t cp, const char *msg)
+/* Fails the task and tells the job manager why (code CK_FAIL_*, and for a
+ * restore the checkpoint and the file, key, whose restore failed). */
+static void fail_with(ck_task *t, uint32_t code, uint64_t cp, const char *key, const char *msg)
 {
     if (t->state == CK_TASK_FAILED || t->state == CK_TASK_FINISHED)
         return;
@@ -893,7 +974,7 @@ static void fail_with(ck_task *t, uint32_t code, uint64_t cp, const char *msg)
      * attempt); an error while reporting ends here, the task failed. */
     if (was == CK_TASK_RUNNING || was == CK_TASK_ENDING || was == CK_TASK_ENDED)
         report(t, CK_MSG_METRICS);
-    send_failed(t->plat, t->global, t->attempt, code, cp, msg);
+    send_failed(t->plat, t->global, t->attempt, code, cp, key, msg);
 }
 
 static void fail(ck_task *t, int rc, const char *what)
@@ -902,7 +983,7 @@ static void fail(ck_task *t, int rc, const char *what)
     const ck_vertex *v = &t->g->v[t->vertex];
     snprintf(msg, sizeof(msg), "%s (%d/%d): %s: %s", v->name, t->subtask + 1, v->parallelism,
              what, ck_strerror(rc));
-    fail_with(t, CK_FAIL_TASK, 0, msg);
+    fail_with(t, CK_FAIL_TASK, 0, NULL, msg);
 }
 
 static int commit_upto(ck_task *t, uint64_t cp);
@@ -986,6 +1067,7 @@ static void report(ck_task *t, int type)
     t->met.task.subtask = keep.subtask;
     t->met.task.host = keep.host;
     t->met.task.start_ns = keep.start_ns;
+    t->acct_t0 = now;
     if (type == CK_MSG_TASK_FINISHED)
         t->state = CK_TASK_FINISHED;
     t->next_report = now + CK_METRICS_INTERVAL;
@@ -1004,21 +1086,19 @@ static void sample_gauges(ck_task *t, ck_time now)
         CK_IGNORE(ck_metrics_gauges(&t->met, now, in, out, bs));
 }
 
-/* A debloating period ended: measure the throughput over the time the task
- * was not idle, and announce a new buffer size upstream if it changed
- * enough (Flink's StreamTask.debloat). */
+/* A debloating period ended: each input gate's throughput over the time
+ * it was being read, and a new buffer size announced upstream if it
+ * changed enough (Flink's StreamTask.debloat, SingleInputGate's
+ * triggerDebloating). A subtask has one input gate. */
 static int debloat_tick(ck_task *t, ck_time now)
 {
-    acct(t, now, t->acct_mode);
-    int64_t busy = (now - t->dbl_t0) - (t->idle_total_ns - t->dbl_idle0);
     uint64_t read = ck_gate_bytes_consumed(&t->gate);
-    t->dbl_throughput = ck_debloat_throughput(read - t->dbl_bytes0, busy, t->dbl_throughput);
-    t->dbl_t0 = now;
-    t->dbl_bytes0 = read;
-    t->dbl_idle0 = t->idle_total_ns;
+    t->tput.bytes += read - t->dbl_read; /* read while measured: the gate had data */
+    t->dbl_read = read;
+    uint64_t tput = ck_tput_calc(&t->tput, now);
     while (t->next_debloat <= now)
         t->next_debloat += t->dbl_period;
-    uint32_t size = ck_debloat_update(&t->dbl, t->dbl_throughput, ck_gate_buffers_in_use(&t->gate));
+    uint32_t size = ck_debloat_update(&t->dbl, tput, ck_gate_buffers_in_use(&t->gate));
     sample_gauges(t, now);
     return size ? ck_gate_announce_size(&t->gate, size) : CK_OK;
 }
@@ -1107,13 +1187,20 @@ static int source_emit_watermark(ck_task *t, int64_t wm)
     return ck_chain_watermark(&t->chain, wm);
 }
 
+static int mail_waiting(ck_task *t);
+
+/* Reads what the source's partitions hold by now, a slice of each in turn,
+ * until SOURCE_BATCH records, backpressure, the step's span (step_records:
+ * a trigger waits for the step in progress) or mail ends the step. */
 static int source_step(ck_task *t, ck_time now)
 {
     const ck_topic *tp = t->env->topic;
     int n = 0, rc;
     int progress = 1;
     acct(t, now, ACCT_BUSY);
-    while (n < SOURCE_BATCH && progress && outputs_available(t)) {
+    step_begin(t, now);
+    while (n < SOURCE_BATCH && progress && outputs_available(t) && t->step_left > 0 &&
+           !(n && mail_waiting(t))) {
         progress = 0;
         for (int i = 0; i < t->nparts && n < SOURCE_BATCH; i++) {
             int k = (t->rr + i) % t->nparts;
@@ -1121,9 +1208,9 @@ static int source_step(ck_task *t, ck_time now)
             /* Up to a slice of what the partition holds by now, read in runs. */
             int64_t end = ck_topic_readable(tp, p, t->off[k],
                                             CK_MIN(t->end[k], t->off[k] + SOURCE_SLICE), now);
-            while (t->off[k] < end && outputs_available(t)) {
+            while (t->off[k] < end && outputs_available(t) && t->step_left > 0) {
                 ck_rec run[SOURCE_RUN];
-                int m = (int)CK_MIN((int64_t)SOURCE_RUN, end - t->off[k]);
+                int m = (int)CK_MIN((int64_t)CK_MIN(SOURCE_RUN, t->step_left), end - t->off[k]);
                 ck_topic_read_n(tp, p, t->off[k], m, run);
                 for (int j = 0; j < m; j++) {
                     ck_rec *r = &run[j];
@@ -1135,6 +1222,7 @@ static int source_step(ck_task *t, ck_time now)
                     if ((rc = ck_chain_record(&t->chain, r)))
                         return rc;
                     n++;
+                    t->step_left--;
                     progress = 1;
                     if (!outputs_available(t))
                         break; /* backpressure: the rest of the run is read again later */
@@ -1298,7 +1386,7 @@ static int take_checkpoint(ck_task *t, const ck_barrier *b, int64_t align_ns)
                      "transactions await commit",
                      t->g->v[t->vertex].name, t->subtask + 1, t->g->v[t->vertex].parallelism,
                      (unsigned long long)b->id);
-            fail_with(t, CK_FAIL_TASK, 0, msg);
+            fail_with(t, CK_FAIL_TASK, 0, NULL, msg);
             return rc;
         }
         ck_sink_capture *sk = &cap->sinks[cap->nsinks++];
@@ -1535,10 +1623,10 @@ static int uc_poll(ck_task *t)
 }
 
 /* The first unaligned barrier of a checkpoint reached the input gate: the
- * snapshot is taken now, between two batches. */
+ * snapshot is taken now, between two steps. */
 static int unaligned_snapshot(ck_task *t, const ck_barrier *b)
 {
-    if (t->state != CK_TASK_RUNNING) {
+    if (t->state != CK_TASK_RUNNING || t->recovering) {
         ck_gate_uc_cancel(&t->gate, b->id);
         send_decline(t, b->id, CK_DECLINE_NOT_READY, "the subtask is not running");
         return CK_OK;
@@ -2406,6 +2494,38 @@ static int clog_materialize(ck_task *t, struct task_clog *c)
 
 static void snap_try_finish(ck_task *t, snap_job *j);
 
+/* A materialization failed (an upload of it did; the others ended): the
+ * files it uploaded itself are deleted and checkpoints go on referring to
+ * the last one. Up to state.changelog.max-failures-allowed in a row are
+ * tolerated and the next is taken at the next interval; one more fails
+ * the task (Flink's PeriodicMaterializationManager). */
+static void clog_mat_failed(ck_task *t, struct task_clog *c)
+{
+    int status = c->mat_failed;
+    c->mat_failed = 0;
+    for (uint32_t i = 0; i < c->mat_next.n; i++) {
+        int kept = 0; /* a file of the last materialization, referred to again */
+        for (uint32_t m = 0; m < c->mat.n && !kept; m++)
+            kept = !strcmp(c->mat.v[m].key, c->mat_next.v[i].key);
+        if (!kept)
+            store_delete(t, c->mat_next.v[i].key);
+    }
+    ck_handles_free(&c->mat_next);
+    if (++c->mat_fails > t->clog_max_failures) {
+        char why[120];
+        snprintf(why, sizeof(why), "materializing keyed state (%d failed in a row)",
+                 c->mat_fails);
+        fail(t, status, why);
+        return;
+    }
+    const ck_vertex *v = &t->g->v[t->vertex];
+    ck_logf(t->plat, CK_LOG_WARN,
+            "%s (%d/%d): materialization failed (%s), %d in a row of %d tolerated "
+            "(state.changelog.max-failures-allowed): the next at the next interval",
+            v->name, t->subtask + 1, v->parallelism, ck_strerror(status), c->mat_fails,
+            t->clog_max_failures);
+}
+
 /* A changelog upload (a segment or a materialization) ended; data and
  * len: a file's upload result (from its path). */
 static void clog_on_upload(ck_task *t, uint64_t token, int status, const uint8_t *data,
@@ -2420,18 +2540,24 @@ static void clog_on_upload(ck_task *t, uint64_t token, int status, const uint8_t
         return;
     if (status == CK_OK && (token & CLOG_MAT) && c->mat_ks)
         status = clog_mat_landed(c, token, data, len);
-    if (status != CK_OK) {
+    if (status != CK_OK && !(token & CLOG_MAT)) {
         /* Flink fails the job once its retries are spent; chandy has none */
-        fail(t, status, token & CLOG_MAT ? "uploading a materialization"
-                                         : "uploading the state changelog");
+        fail(t, status, "uploading the state changelog");
         return;
     }
+    if (status != CK_OK && !c->mat_failed)
+        c->mat_failed = status; /* the materialization fails once its uploads end */
     if (token & CLOG_MAT) {
         /* once all its files are in, later checkpoints refer to it and
          * to the segments after it */
         if (--c->mat_busy > 0)
             return;
         clog_mat_release(c);
+        if (c->mat_failed) {
+            clog_mat_failed(t, c);
+            return;
+        }
+        c->mat_fails = 0;
         uint8_t body[CK_MATERIALIZED_BODY];
         ck_put_u32(body, (uint32_t)c->log->op);
         ck_put_u64(body + 4, c->mat_seq);
@@ -2598,7 +2724,7 @@ static int on_checkpoint_message(ck_task *t, const ck_wire_hdr *h, const uint8_t
         /* Its input over: a snapshot without a barrier (FLIP-147). */
         if (outputs_closed(t))
             return take_checkpoint(t, &b, 0);
-        if (!t->is_source || t->state != CK_TASK_RUNNING) {
+        if (!t->is_source || t->state != CK_TASK_RUNNING || t->recovering) {
             send_decline(t, id, CK_DECLINE_NOT_READY, "the subtask is not running");
             return CK_OK;
         }
@@ -2659,6 +2785,13 @@ static int on_checkpoint_message(ck_task *t, const ck_wire_hdr *h, const uint8_t
 
 /* ---- input ------------------------------------------------------------------ */
 
+/* The records processed in this step took the time a step may take. */
+static int batch_full(const ck_task *t)
+{
+    return t->timed && (ck_chain_pending_flops(&t->chain) >= t->step_flops ||
+                        ck_chain_pending_wait(&t->chain) >= t->step_wait);
+}
+
 /*
  * Processes the run of records lying whole in the buffer being read, if
  * there is one: returns how many (0: none), or an error. A keyed head
@@ -2666,18 +2799,12 @@ static int on_checkpoint_message(ck_task *t, const ck_wire_hdr *h, const uint8_t
  * INPUT_AHEAD records ahead of the one being processed: the state lookup
  * is a record's cache miss, and this way it overlaps the records before.
  */
-static int batch_full(const ck_task *t)
-{
-    return ck_chain_pending_flops(&t->chain) >= BATCH_FLOPS ||
-           ck_chain_pending_wait(&t->chain) >= BATCH_WAIT;
-}
-
 static int input_run(ck_task *t)
 {
     ck_rec run[INPUT_RUN];
     size_t ends[INPUT_RUN];
     ck_keyloc loc[INPUT_RUN];
-    int m = ck_gate_run(&t->gate, run, ends, INPUT_RUN);
+    int m = ck_gate_run(&t->gate, run, ends, CK_MIN(INPUT_RUN, t->step_left));
     if (m == 0)
         return 0;
     int keyed = ck_chain_keyed(&t->chain), done = 0, rc = CK_OK;
@@ -2688,7 +2815,7 @@ static int input_run(ck_task *t)
             ck_chain_prefetch(&t->chain, &loc[i]);
     }
     /* The caller saw outputs available for the first record. */
-    while (done < m && (done == 0 || (outputs_available(t) && !(t->costly && batch_full(t))))) {
+    while (done < m && (done == 0 || outputs_available(t))) {
         if (keyed) {
             if (done + INPUT_AHEAD < m)
                 ck_chain_prefetch(&t->chain, &loc[done + INPUT_AHEAD]);
@@ -2701,6 +2828,7 @@ static int input_run(ck_task *t)
             break;
     }
     t->met.task.records_in += (uint64_t)done;
+    t->step_left -= done;
     ck_gate_take(&t->gate, ends[done - 1]);
     return rc ? rc : done;
 }
@@ -2716,19 +2844,22 @@ static int input_step(ck_task *t, ck_time now)
     int rc, released = 0;
     ck_elem e;
     acct(t, now, ACCT_BUSY);
-    /* The step also ends once its time passed BATCH_WAIT: over sockets the
+    if (t->debloat && ck_gate_has_data(&t->gate))
+        ck_tput_resume(&t->tput, now); /* the gate is read again */
+    /* The step also ends once its time passed step_wait: over sockets the
      * clock is real and the records' work is not charged as flops, so a
      * full gate would otherwise keep the task from its mailbox (a landed
-     * upload, a trigger) until the gate ran dry; under SimGrid the clock
-     * stands still within a step (its CPU is charged at the batch's end),
+     * upload, a barrier) until the gate ran dry; under SimGrid the clock
+     * stands still within a step (its CPU is charged at the step's end),
      * and this never binds. It ends sooner when the platform says that
      * mail waits (a landed upload, over sockets): between two runs of
      * records, as Flink's task looks at its mailbox, and after one run at
      * least, so that the records move whatever the mail. bench_state: an
      * incremental checkpoint's acknowledgement followed its last upload by
      * 1 to 3 ms, and then by under 0.5 ms. */
-    for (int turn = 0; !released && outputs_available(t) && !batch_full(t) &&
-                       ck_now(t->plat) - now < BATCH_WAIT && !(turn && mail_waiting(t));
+    step_begin(t, now);
+    for (int turn = 0; !released && outputs_available(t) && t->step_left > 0 && !batch_full(t) &&
+                       ck_now(t->plat) - now < t->step_wait && !(turn && mail_waiting(t));
          turn++) {
         if ((rc = input_run(t)) < 0)
             return rc;
@@ -2742,6 +2873,7 @@ static int input_step(ck_task *t, ck_time now)
         switch (e.tag) {
         case CK_EL_RECORD:
             t->met.task.records_in++;
+            t->step_left--;
             rc = ck_chain_record(&t->chain, &e.u.rec);
             break;
         case CK_EL_WATERMARK:
@@ -2850,28 +2982,24 @@ static int task_on_message(void *self, uint8_t *msg, size_t len)
     return rc;
 }
 
-/* Whether a restore that failed with rc failed for a reason of its own
- * that another try need not meet (the store answered an I/O error, memory
- * ran out), not because its checkpoint is damaged (a file missing, short,
- * of another checksum, that does not decode or open). */
-static int restore_transient(int rc)
-{
-    return rc == CK_EIO || rc == CK_ENOMEM || rc == CK_EAGAIN || rc == CK_EUNREACH ||
-           rc == CK_ECLOSED || rc == CK_ENOBUFS;
-}
-
-/* The restore failed (rc; `what` says how): the checkpoint is damaged
- * (CK_FAIL_RESTORE: the job manager falls back past it), or the failure
- * is the restore's own (CK_FAIL_RESTORE_IO: the restart strategy restarts
- * the task from the same checkpoint, as Flink restarts a task whose state
- * download failed). */
-static void fail_restore(ck_task *t, int rc, const char *what)
+/* The restore failed on the file restore_key (code: CK_FAIL_RESTORE_*). */
+static void fail_restore(ck_task *t, uint32_t code, const char *what)
 {
     char msg[300];
     snprintf(msg, sizeof(msg), "checkpoint %llu: %s: %s", (unsigned long long)t->restore_cp,
              t->restore_key, what);
-    fail_with(t, restore_transient(rc) ? CK_FAIL_RESTORE_IO : CK_FAIL_RESTORE, t->restore_cp,
-              msg);
+    fail_with(t, code, t->restore_cp, t->restore_key, msg);
+}
+
+/* The code of a restore that failed with rc: CK_ECHECKSUM and
+ * CK_ECORRUPT are the file's (its bytes are not those written; it does
+ * not decode, or does not fit the job), anything else the restore's own
+ * (memory, I/O). */
+static uint32_t restore_code(int rc)
+{
+    return rc == CK_ECHECKSUM  ? CK_FAIL_RESTORE_DAMAGED
+           : rc == CK_ECORRUPT ? CK_FAIL_RESTORE_UNREADABLE
+                               : CK_FAIL_RESTORE_IO;
 }
 
 /* Puts a decoded snapshot in place: state, source offsets, sink transactions. */
@@ -3035,7 +3163,7 @@ static void restore_next(ck_task *t)
             uint8_t *d = malloc(h->bytes ? h->bytes : 1);
             int kept = 0;
             if (!d) {
-                fail_restore(t, CK_ENOMEM, ck_strerror(CK_ENOMEM));
+                fail_restore(t, CK_FAIL_RESTORE_IO, ck_strerror(CK_ENOMEM));
                 return;
             }
             memcpy(d, h->data, h->bytes);
@@ -3062,7 +3190,7 @@ static void restore_next(ck_task *t)
                 rc = t->plat->ops->store_get(t->plat, h->key, RESTORE_TOKEN);
             }
             if (rc)
-                fail_restore(t, rc, ck_strerror(rc));
+                fail_restore(t, CK_FAIL_RESTORE_IO, ck_strerror(rc));
             return;
         }
         if (restore_segment(t, obj))
@@ -3097,12 +3225,14 @@ static int install_native(ck_task *t)
         ck_kstate *ks = ck_chain_kstate(&t->chain, (int)h->op);
         snprintf(t->restore_key, sizeof(t->restore_key), "%s", h->key);
         if (!ks || !ks->ops->native_restore) {
+            fail_restore(t, CK_FAIL_RESTORE_UNREADABLE,
+                         "native state of an operator whose backend cannot read it");
             rc = CK_ECORRUPT;
             fail_restore(t, rc, "native state of an operator whose backend cannot read it");
             break;
         }
         if ((rc = ks->ops->native_restore(ks, m, names, data, lens))) {
-            fail_restore(t, rc,
+            fail_restore(t, restore_code(rc),
                          rc == CK_ECORRUPT ? "its operator's native files do not open"
                                            : ck_strerror(rc));
             break;
@@ -3114,10 +3244,10 @@ static int install_native(ck_task *t)
                                          f->flags & (CK_HANDLE_SHARED | CK_HANDLE_SEGMENT));
         }
         if (rc)
-            fail_restore(t, rc, ck_strerror(rc));
+            fail_restore(t, CK_FAIL_RESTORE_IO, ck_strerror(rc));
     }
     if (rc == CK_ENOMEM && t->state != CK_TASK_FAILED)
-        fail_restore(t, rc, ck_strerror(rc));
+        fail_restore(t, CK_FAIL_RESTORE_IO, ck_strerror(rc));
     free(names);
     free(data);
     free(lens);
@@ -3243,7 +3373,8 @@ static int install_changelog(ck_task *t)
             }
         }
         if (rc) {
-            fail_restore(t, rc, rc == CK_ECORRUPT ? why : ck_strerror(rc));
+            fail_restore(t, restore_code(rc),
+                         rc == CK_ECORRUPT || rc == CK_ECHECKSUM ? why : ck_strerror(rc));
             return 1;
         }
         c->acked = next;
@@ -3264,7 +3395,7 @@ static int restore_file(ck_task *t, uint8_t *data, size_t len, int *kept)
     /* Loading it allocates (decoding it, keeping it until all are in):
      * the platform may make that fail, as memory running out would. */
     if (ck_alloc_fails(t->plat, CK_POINT_RESTORE)) {
-        fail_restore(t, CK_ENOMEM, ck_strerror(CK_ENOMEM));
+        fail_restore(t, CK_FAIL_RESTORE_IO, ck_strerror(CK_ENOMEM));
         return 1;
     }
     if (h->kind != CK_HANDLE_SNAPSHOT) {
@@ -3275,7 +3406,7 @@ static int restore_file(ck_task *t, uint8_t *data, size_t len, int *kept)
                        : len >= 4                  ? ck_get_u32(data + len - 4)
                                                    : ~h->crc;
         if (len != h->bytes || crc != h->crc) {
-            fail_restore(t, CK_ECHECKSUM,
+            fail_restore(t, CK_FAIL_RESTORE_DAMAGED,
                          "not the file the checkpoint recorded (size or checksum)");
             return 1;
         }
@@ -3283,7 +3414,7 @@ static int restore_file(ck_task *t, uint8_t *data, size_t len, int *kept)
             t->rdata = calloc(t->restore.n, sizeof(*t->rdata));
             t->rlen = calloc(t->restore.n, sizeof(*t->rlen));
             if (!t->rdata || !t->rlen) {
-                fail_restore(t, CK_ENOMEM, ck_strerror(CK_ENOMEM));
+                fail_restore(t, CK_FAIL_RESTORE_IO, ck_strerror(CK_ENOMEM));
                 return 1;
             }
         }
@@ -3298,7 +3429,8 @@ static int restore_file(ck_task *t, uint8_t *data, size_t len, int *kept)
         return 0;
     }
     if (len != h->bytes || len < 4 || ck_get_u32(data + len - 4) != h->crc) {
-        fail_restore(t, CK_ECHECKSUM, "not the file the checkpoint recorded (size or checksum)");
+        fail_restore(t, CK_FAIL_RESTORE_DAMAGED,
+                     "not the file the checkpoint recorded (size or checksum)");
         return 1;
     }
     t->restore_flops += SERIALIZE_FLOPS_PER_BYTE * (double)len; /* decoding it */
@@ -3306,13 +3438,13 @@ static int restore_file(ck_task *t, uint8_t *data, size_t len, int *kept)
     const char *why;
     int rc = ck_snap_decode(data, len, &s, &why);
     if (rc) {
-        fail_restore(t, rc, rc == CK_ECORRUPT ? why : ck_strerror(rc));
+        fail_restore(t, restore_code(rc), rc == CK_ENOMEM ? ck_strerror(rc) : why);
         return 1;
     }
     rc = apply_snapshot(t, &s, &why);
     ck_snapshot_free(&s);
     if (rc) {
-        fail_restore(t, rc, rc == CK_ECORRUPT ? why : ck_strerror(rc));
+        fail_restore(t, restore_code(rc), rc == CK_ECORRUPT ? why : ck_strerror(rc));
         return 1;
     }
     t->restore_next++;
@@ -3328,13 +3460,13 @@ static int restore_segment(ck_task *t, uint32_t obj)
     const ck_handle *h = &t->restore.v[t->restore_next];
     struct seg_obj *o = &t->segobj[obj];
     if (!seg_holds(o, h)) { /* a download cut short: the object ends first */
-        fail_restore(t, CK_ECORRUPT,
+        fail_restore(t, CK_FAIL_RESTORE_DAMAGED,
                      "its merged file ends before the segment the checkpoint recorded");
         return 1;
     }
     uint8_t *d = malloc(h->bytes ? h->bytes : 1);
     if (!d) {
-        fail_restore(t, CK_ENOMEM, ck_strerror(CK_ENOMEM));
+        fail_restore(t, CK_FAIL_RESTORE_IO, ck_strerror(CK_ENOMEM));
         return 1;
     }
     memcpy(d, o->data + (h->offset - o->at), h->bytes);
@@ -3358,7 +3490,8 @@ static int restore_segment(ck_task *t, uint32_t obj)
 static int restore_done(ck_task *t, int status, uint8_t *data, size_t len)
 {
     if (status) {
-        fail_restore(t, status, status == CK_ENOTFOUND ? "missing" : ck_strerror(status));
+        fail_restore(t, status == CK_ENOTFOUND ? CK_FAIL_RESTORE_MISSING : CK_FAIL_RESTORE_IO,
+                     status == CK_ENOTFOUND ? "missing" : ck_strerror(status));
         return 0;
     }
     const ck_handle *h = &t->restore.v[t->restore_next];
@@ -3372,7 +3505,7 @@ static int restore_done(ck_task *t, int status, uint8_t *data, size_t len)
             t->segobj = v;
         if (!v || !key) {
             free(key);
-            fail_restore(t, CK_ENOMEM, ck_strerror(CK_ENOMEM));
+            fail_restore(t, CK_FAIL_RESTORE_IO, ck_strerror(CK_ENOMEM));
             return 0;
         }
         t->segobj[t->nsegobj++] =
@@ -3420,7 +3553,7 @@ static int task_on_peer_lost(void *self, int host)
     char msg[300];
     const ck_vertex *v = &t->g->v[t->vertex];
     snprintf(msg, sizeof(msg), "%s (%d/%d): %s", v->name, t->subtask + 1, v->parallelism, what);
-    fail_with(t, CK_FAIL_PEER, (uint64_t)(int64_t)host, msg);
+    fail_with(t, CK_FAIL_PEER, (uint64_t)(int64_t)host, NULL, msg);
     return CK_OK;
 }
 
@@ -3510,26 +3643,50 @@ static int task_on_deadline(void *self)
     return CK_OK;
 }
 
-/* The task runs: tell the job manager, start accounting and reporting. */
+/* The task's restore is over (its gate read the channel state it
+ * restored): it tells the job manager, which may start checkpoints once
+ * every restarted subtask did, and starts debloating its input. */
+static void report_running(ck_task *t)
+{
+    ck_time now = ck_now(t->plat);
+    t->recovering = 0;
+    t->next_debloat = t->debloat ? now + t->dbl_period : CK_TIME_NEVER;
+    ck_tput_init(&t->tput);
+    t->dbl_read = t->has_gate ? ck_gate_bytes_consumed(&t->gate) : 0;
+    /* how its restore went: downloading, loading, reading its channel
+     * state, bytes (none: zeros) */
+    ck_time start = t->met.task.start_ns;
+    uint8_t body[CK_RUNNING_BODY];
+    ck_put_u64(body, t->restore_cp ? (uint64_t)(t->restore_dl - t->restore_t0) : 0);
+    ck_put_u64(body + 8, t->restore_cp ? (uint64_t)(start - t->restore_dl) : 0);
+    ck_put_u64(body + 16, t->restore_bytes);
+    ck_put_u64(body + 24, (uint64_t)(now - start));
+    to_jm(t, CK_MSG_TASK_RUNNING, body, sizeof(body));
+}
+
+/* The task runs: start accounting and reporting. It reports running at
+ * once, or, with input channel state restored, once its gate read it: as
+ * Flink's StreamTask.restoreInternal runs the mailbox until every gate
+ * consumed its recovered state (its records processed, their output
+ * sent) before the task is RUNNING. */
 static void started(ck_task *t)
 {
     ck_time now = ck_now(t->plat);
     t->state = CK_TASK_RUNNING;
     t->met.task.start_ns = now;
-    t->acct_t = now;
+    t->acct_t = t->acct_t0 = now;
     t->tick0 = now;
     t->next_wm += now;
     t->next_flush = CK_TIME_NEVER;
     t->next_report = now + CK_METRICS_INTERVAL;
-    t->next_debloat = t->debloat ? now + t->dbl_period : CK_TIME_NEVER;
-    t->dbl_t0 = now;
-    t->next_mat = t->nclogs ? now + t->clog_interval : CK_TIME_NEVER;
-    /* how its restore went: downloading, loading, bytes (none: zeros) */
-    uint8_t body[CK_RUNNING_BODY];
-    ck_put_u64(body, t->restore_cp ? (uint64_t)(t->restore_dl - t->restore_t0) : 0);
-    ck_put_u64(body + 8, t->restore_cp ? (uint64_t)(now - t->restore_dl) : 0);
-    ck_put_u64(body + 16, t->restore_bytes);
-    to_jm(t, CK_MSG_TASK_RUNNING, body, sizeof(body));
+    t->next_debloat = CK_TIME_NEVER;
+    /* No materialization with it turned off or a negative interval (Flink's
+     * PeriodicMaterializationManager.start) */
+    t->next_mat = t->nclogs && t->clog_interval >= 0 ? now + t->clog_interval : CK_TIME_NEVER;
+    if (t->has_gate && !ck_gate_recovered(&t->gate))
+        t->recovering = 1;
+    else
+        report_running(t);
 }
 
 static int task_work(void *self)
@@ -3538,7 +3695,7 @@ static int task_work(void *self)
     int rc = 0;
     if (t->state == CK_TASK_CREATED) {
         if (t->setup_err[0]) {
-            fail_with(t, CK_FAIL_TASK, 0, t->setup_err);
+            fail_with(t, CK_FAIL_TASK, 0, NULL, t->setup_err);
             return 0;
         }
         if (t->restore_cp) {
@@ -3546,7 +3703,7 @@ static int task_work(void *self)
             t->restore_t0 = ck_now(t->plat);
             if (!t->restore.n) {
                 snprintf(t->restore_key, sizeof(t->restore_key), "%s", t->from.dir);
-                fail_restore(t, CK_ENOTFOUND, "no state handles for this subtask");
+                fail_restore(t, CK_FAIL_RESTORE_MISSING, "no state handles for this subtask");
                 return 0;
             }
             restore_next(t);
@@ -3576,6 +3733,10 @@ static int task_work(void *self)
             }
         }
     }
+    /* Its restored channel state is read: it runs (and its gate announces
+     * credit below). */
+    if (t->recovering && ck_gate_recovered(&t->gate))
+        report_running(t);
     send_all(t);
     /* A timeoutable barrier left aligned: its snapshot may be complete. */
     if (t->nsnaps && (rc = uc_poll(t)) < 0) {
@@ -3613,6 +3774,8 @@ static int task_work(void *self)
      * it runs again (a batch ended, the core is another's) is busy time,
      * as a Flink task's is, not idle time. */
     acct(t, now, !has_input ? ACCT_IDLE : avail ? ACCT_BUSY : ACCT_BP);
+    if (t->debloat && !has_input)
+        ck_tput_pause(&t->tput, now); /* its gate is empty: not measured */
     return has_input && avail ? 1 : 0;
 }
 
@@ -3620,6 +3783,11 @@ static int task_finished(void *self)
 {
     const ck_task *t = self;
     return t->state == CK_TASK_FINISHED || t->state == CK_TASK_FAILED;
+}
+
+static int task_check(const void *self, ck_inv *v)
+{
+    return ck_task_check(self, v);
 }
 
 static const ck_node_ops task_node_ops = {
@@ -3630,10 +3798,93 @@ static const ck_node_ops task_node_ops = {
     .on_deadline = task_on_deadline,
     .work = task_work,
     .finished = task_finished,
+    .check = task_check,
 };
 
 ck_node ck_task_node(ck_task *t)
 {
     ck_node n = {&task_node_ops, t};
     return n;
+}
+
+/* ---- invariants (task.h) ------------------------------------------------------------- */
+
+#define CK_INV_MODULE "task"
+
+static int check_time(const ck_task *t, ck_inv *v)
+{
+    const ck_task_stats *st = &t->met.task;
+    int64_t sum = st->busy_ns + st->backpressured_ns + st->idle_ns;
+    CK_INV(v, 2, st->start_ns <= t->acct_t0 && t->acct_t0 <= t->acct_t,
+           "started at %lld ns, increment from %lld ns, accounted to %lld ns",
+           (long long)st->start_ns, (long long)t->acct_t0, (long long)t->acct_t);
+    CK_INV(v, 2, sum == t->acct_t - t->acct_t0,
+           "busy %lld + backpressured %lld + idle %lld ns != %lld ns accounted",
+           (long long)st->busy_ns, (long long)st->backpressured_ns, (long long)st->idle_ns,
+           (long long)(t->acct_t - t->acct_t0));
+    int64_t busy = 0, bp = 0, idle = 0;
+    for (uint32_t i = 0; i < t->met.nsec; i++) {
+        busy += t->met.sec[i].busy_ns;
+        bp += t->met.sec[i].bp_ns;
+        idle += t->met.sec[i].idle_ns;
+    }
+    CK_INV(v, 2, busy <= st->busy_ns && bp <= st->backpressured_ns && idle <= st->idle_ns,
+           "per second: busy %lld, backpressured %lld, idle %lld ns; totals %lld, %lld, %lld",
+           (long long)busy, (long long)bp, (long long)idle, (long long)st->busy_ns,
+           (long long)st->backpressured_ns, (long long)st->idle_ns);
+    return 0;
+}
+
+/* What the task's modules check (3), each under its own name (kstate.h's
+ * keyed state too). */
+static int check_modules(const ck_task *t, ck_inv *v)
+{
+    int rc;
+    if (t->has_gate && (rc = ck_gate_check(&t->gate, v)))
+        return rc;
+    for (int i = 0; i < t->nrps; i++)
+        if ((rc = ck_rp_check(&t->rps[i].rp, v)))
+            return ck_inv_where(v, "output %d", i);
+    if (t->debloat && (rc = ck_debloat_check(&t->dbl, v)))
+        return rc;
+    for (int k = 0; k < t->chain.nops; k++)
+        if (t->chain.ops[k].ks && (rc = ck_ks_check(t->chain.ops[k].ks, v)))
+            return ck_inv_where(v, "operator %d", k);
+    return t->netpool ? ck_segpool_check(t->netpool, v) : 0;
+}
+
+static int check_task(const ck_task *t, ck_inv *v)
+{
+    int rc;
+    if (t->state != CK_TASK_CREATED && t->state != CK_TASK_RESTORING &&
+        (rc = check_time(t, v)))
+        return rc;
+    if ((rc = check_modules(t, v)))
+        return rc;
+    int stopped = t->stop_id && t->completed >= t->stop_id; /* by a stop-with-savepoint */
+    if (t->state == CK_TASK_ENDING || t->state == CK_TASK_ENDED ||
+        (t->state == CK_TASK_FINISHED && !stopped))
+        for (int i = 0; i < t->nrps; i++) {
+            const ck_rp *rp = &t->rps[i].rp;
+            CK_INV(v, 4, rp->nended == rp->nsub, "%s: output %d: %d of %d subpartitions ended",
+                   ck_task_state_name(t->state), i, rp->nended, rp->nsub);
+            CK_INV(v, 4, t->state == CK_TASK_ENDING || ck_rp_drained(rp),
+                   "%s: output %d not drained", ck_task_state_name(t->state), i);
+        }
+    CK_INV(v, 5, t->nsnaps >= 0 && t->nsnaps <= MAX_SNAPS && t->nacked >= 0 &&
+                     t->nacked <= MAX_SNAPS,
+           "%d snapshots under way, %d acknowledged remembered (at most %d)", t->nsnaps,
+           t->nacked, MAX_SNAPS);
+    return 0;
+}
+
+int ck_task_check(const ck_task *t, ck_inv *v)
+{
+    if (t->state == CK_TASK_FAILED)
+        return 0; /* torn down on its way out */
+    int rc = check_task(t, v);
+    if (rc)
+        ck_inv_where(v, "subtask %s %d/%d attempt %u on tm%d", t->g->v[t->vertex].name,
+                     t->subtask + 1, t->g->v[t->vertex].parallelism, t->attempt, t->plat->host);
+    return rc;
 }

@@ -4,10 +4,14 @@
  * the topic partitions it reads.
  *
  * A task is a node (node.h): the backend feeds it DATA and CREDIT messages
- * and deadlines, and calls ck_task work() to let it process. Each call
- * processes a bounded batch (one input buffer, or a slice of the topic),
- * charges the batch's CPU cost through the platform, publishes sink output,
- * then sends every buffer that has credit and announces freed credit.
+ * and deadlines, and calls ck_task work() to let it process. Each call is
+ * a bounded step (input buffers or slices of the topic, until its records'
+ * cost reaches the step's span), charges the step's CPU cost through the
+ * platform, publishes sink output, then sends every buffer that has credit
+ * and announces freed credit. Messages are taken between steps: where a
+ * priority event may come (a source's trigger, an unaligned barrier) a
+ * step is short (100 us of records' time, or one record), as Flink's task
+ * looks at its mailbox between two records.
  *
  * State machine:
  *
@@ -16,6 +20,14 @@
  *   CREATED --first work(), a checkpoint to restore: fetch its state file-->
  *             RESTORING --file checked and loaded, sinks' transactions
  *             recovered: TASK_RUNNING to the JM--> RUNNING
+ *   RESTORING --the same, with input channel state (an unaligned
+ *             checkpoint's): it goes in front of the gate's channels-->
+ *             RUNNING, recovering: it processes that state as input, its
+ *             gate announces no credit and it declines triggers and
+ *             barriers (Flink's task is still INITIALIZING: its mailbox runs
+ *             until every gate consumed its recovered state)
+ *             --the gate read it all: TASK_RUNNING to the JM, credit
+ *             announced--> RUNNING
  *   RUNNING --input ended (END_OF_PARTITION on every channel, or every
  *             topic partition read to its end): broadcast EOP--> ENDING
  *   ENDING  --every partition drained, no checkpoints (or restored as
@@ -25,8 +37,9 @@
  *             checkpoints, triggered directly, without barriers)
  *   ENDED   --a checkpoint it took with its input over completed, sinks
  *             committed: TASK_FINISHED--> FINISHED
- *   any     --protocol or memory error, a damaged state file, a lost
- *             connection: TASK_FAILED to the JM--> FAILED
+ *   any     --protocol or memory error, a restore that failed (why: its
+ *             CK_FAIL_RESTORE_* code), a lost connection: TASK_FAILED to
+ *             the JM--> FAILED
  *
  * Checkpoints: a source takes its snapshot when the job manager triggers
  * one; any other task when its input gate has aligned the barrier. The
@@ -37,7 +50,7 @@
  * the transactions it covers (two-phase commit; latency is measured then).
  *
  * Unaligned checkpoints: the first EVENT barrier at the input gate makes
- * the task snapshot at once, between batches; on hash and rebalance
+ * the task snapshot at once, between steps; on hash and rebalance
  * outputs the barrier overtakes what is queued, which joins the snapshot
  * as channel state. With the aligned-checkpoint timeout, at the
  * checkpoint's start plus the timeout the gate's alignment turns
@@ -53,10 +66,25 @@
  * over the time it was not idle and the gate announces a new buffer size
  * upstream when it moved enough (debloat.h).
  *
- * Invariants: the task processes input only while every result partition
- * is available (otherwise it is backpressured and its unread buffers hold
- * back credit upstream); busy + backpressured + idle time add up to the
- * task's lifetime.
+ * Invariants (ck_task_check):
+ *   (1) the task processes input only while every result partition is
+ *       available (otherwise it is backpressured and its unread buffers
+ *       hold back credit upstream): task_work keeps this one, and nothing
+ *       after a step shows it;
+ *   (2) busy + backpressured + idle time add up to the task's lifetime:
+ *       once it runs, those of the metrics' current increment (since it
+ *       started, or its last report) sum to the time it accounted since,
+ *       never going back; the per-second series holds no more of each
+ *       than that (less only where memory ran out for the series);
+ *   (3) its input gate, result partitions, buffer debloating, keyed
+ *       state and its host's network buffer pool keep their invariants
+ *       (gate.h, partition.h, debloat.h, kstate.h, segpool.h);
+ *   (4) once its input ended (ENDING, ENDED, FINISHED) every output has
+ *       ended, and once ENDED or FINISHED every output is drained; a task
+ *       a stop-with-savepoint finished did not end its input (its windows
+ *       stay in the savepoint) and is exempt;
+ *   (5) at most MAX_SNAPS snapshots are under way and MAX_SNAPS
+ *       acknowledged ones remembered.
  */
 #ifndef CK_TASK_H
 #define CK_TASK_H
@@ -116,17 +144,36 @@ ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global,
 void ck_task_deploy_failed(const ck_job_env *env, ck_platform *plat, uint32_t global,
                            uint32_t attempt);
 
-/* TASK_FAILED body: u32 code | u64 detail | text. The detail is the
- * checkpoint for CK_FAIL_RESTORE and CK_FAIL_RESTORE_IO, the task manager
- * for CK_FAIL_PEER. */
+/* TASK_FAILED body: u32 code | u64 detail | u16 key length | key | text.
+ * The detail is the checkpoint for the CK_FAIL_RESTORE_* codes (the key:
+ * the file whose restore failed) and the task manager for CK_FAIL_PEER.
+ * A restore fails on the checkpoint itself (damaged, missing, unreadable:
+ * restoring it again cannot work, and the job manager falls back to an
+ * older one) or for a reason of its own (out of memory, an I/O error:
+ * the restore is tried again from the same checkpoint). */
 enum {
-    CK_FAIL_TASK = 0,    /* the task failed */
-    CK_FAIL_RESTORE = 1, /* the checkpoint's state file is damaged or missing */
-    CK_FAIL_PEER = 2,    /* the connection to a task manager broke */
-    CK_FAIL_RESTORE_IO = 3, /* the restore failed, the checkpoint not found damaged: the
-                             * store answered an I/O error, memory ran out. A failure
-                             * like CK_FAIL_TASK: the restart restores the same one */
+    CK_FAIL_TASK = 0,               /* the task failed */
+    CK_FAIL_RESTORE_DAMAGED = 1,    /* a file's size or checksum is not what the
+                                     * checkpoint recorded (truncated, bits flipped) */
+    CK_FAIL_PEER = 2,               /* the connection to a task manager broke */
+    CK_FAIL_RESTORE_MISSING = 3,    /* a file the checkpoint refers to is not in the
+                                     * store, or it holds no state for the subtask */
+    CK_FAIL_RESTORE_UNREADABLE = 4, /* a file as recorded that does not decode, or
+                                     * does not fit the job */
+    CK_FAIL_RESTORE_IO = 5,         /* the restore itself failed: memory, an I/O
+                                     * error reading the store */
 };
+#define CK_FAIL_BODY_MIN 14 /* code, detail and key length */
+
+/* 1 for the codes of a restore that failed on the checkpoint itself. */
+static inline int ck_fail_is_fallback(uint32_t code)
+{
+    return code == CK_FAIL_RESTORE_DAMAGED || code == CK_FAIL_RESTORE_MISSING ||
+           code == CK_FAIL_RESTORE_UNREADABLE;
+}
+
+/* "damaged", "missing", "unreadable", "io", "task", "peer" ("?" otherwise). */
+const char *ck_fail_name(uint32_t code);
 
 /* Metrics reach the job manager at least this often (a metrics reporter). */
 #define CK_METRICS_INTERVAL (250 * CK_NS_PER_MS)
@@ -156,5 +203,10 @@ ck_task_state ck_task_get_state(const ck_task *t);
 const ck_metrics *ck_task_metrics(const ck_task *t);
 
 const char *ck_task_state_name(ck_task_state s);
+
+/* Checks the invariants above (invariant.h), its modules' with them: 0 or
+ * CK_EINVARIANT, what names the subtask. A FAILED task is not checked. */
+CK_MUST_CHECK
+int ck_task_check(const ck_task *t, ck_inv *v);
 
 #endif

@@ -6,6 +6,7 @@
 #include "bytes.h"
 #include "error.h"
 #include "keygroup.h"
+#include "segpool.h"
 #include "wire.h"
 
 void ck_tm_init(ck_tm *tm, ck_platform *plat, const ck_graph *g, const ck_config *cfg, int host,
@@ -237,6 +238,11 @@ static int tm_finished(void *self)
     return 0; /* serves until the run ends */
 }
 
+static int tm_check(const void *self, ck_inv *v)
+{
+    return ck_tm_check(self, v);
+}
+
 static const ck_node_ops tm_node_ops = {
     .on_message = tm_on_message,
     .on_complete = tm_on_complete,
@@ -245,10 +251,36 @@ static const ck_node_ops tm_node_ops = {
     .on_deadline = tm_on_deadline,
     .work = tm_work,
     .finished = tm_finished,
+    .check = tm_check,
 };
 
 ck_node ck_tm_node(ck_tm *tm)
 {
     ck_node n = {&tm_node_ops, tm};
     return n;
+}
+
+/* ---- invariants (taskmanager.h) ------------------------------------------------------ */
+
+#define CK_INV_MODULE "taskmanager"
+
+static int check_tm(const ck_tm *tm, ck_inv *v)
+{
+    CK_INV(v, 1,
+           tm->started ? tm->next_hb != CK_TIME_NEVER
+                       : !tm->connected && tm->next_hb == CK_TIME_NEVER,
+           "%s, %s, next heartbeat at %lld ns", tm->started ? "started" : "not started",
+           tm->connected ? "connected" : "disconnected", (long long)tm->next_hb);
+    CK_INV(v, 2, !tm->cancelled || (tm->has_attempt && tm->cancelled <= tm->attempt + 1),
+           "cancelled attempt %u for the job manager's silence, newest attempt here %u%s",
+           tm->cancelled - 1, tm->attempt, tm->has_attempt ? "" : " (none deployed)");
+    return tm->plat->netpool ? ck_segpool_check(tm->plat->netpool, v) : 0;
+}
+
+int ck_tm_check(const ck_tm *tm, ck_inv *v)
+{
+    int rc = check_tm(tm, v);
+    if (rc)
+        ck_inv_where(v, "task manager %d", tm->host);
+    return rc;
 }

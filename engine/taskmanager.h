@@ -29,6 +29,13 @@
  *
  * It holds no job state: a task manager that crashes and comes back
  * registers again and gets new work from the job manager.
+ *
+ * Invariants (ck_tm_check):
+ *   (1) before its first work() it has sent nothing and is not connected
+ *       (next_hb is CK_TIME_NEVER); once started, its next heartbeat is
+ *       due;
+ *   (2) cancelled is 0, or 1 + an attempt deployed here (<= attempt + 1);
+ *   (3) its host's network buffer pool keeps its invariants (segpool.h).
  */
 #ifndef CK_TASKMANAGER_H
 #define CK_TASKMANAGER_H
@@ -58,6 +65,10 @@ void ck_tm_init(ck_tm *tm, ck_platform *plat, const ck_graph *g, const ck_config
                 int ntm);
 
 ck_node ck_tm_node(ck_tm *tm);
+
+/* Checks the invariants above (invariant.h): 0 or CK_EINVARIANT. */
+CK_MUST_CHECK
+int ck_tm_check(const ck_tm *tm, ck_inv *v);
 
 /* Builds the DEPLOY body for task manager `host` (malloc'd); from: NULL or
  * id 0 to start fresh, else handles[g] are the state handles subtask g

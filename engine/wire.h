@@ -37,7 +37,7 @@ typedef enum ck_msg_type {
     CK_MSG_DATA = 1,          /* a network buffer of serialized elements */
     CK_MSG_CREDIT = 2,        /* consumer grants credits to a producer */
     CK_MSG_TASK_FINISHED = 3, /* task -> job manager, body = metrics */
-    CK_MSG_TASK_FAILED = 4,   /* task -> job manager, body = message */
+    CK_MSG_TASK_FAILED = 4,   /* task -> job manager, body: see CK_FAIL_* in task.h */
     CK_MSG_CP_TRIGGER = 5,    /* job manager -> source task: start checkpoint */
     CK_MSG_CP_ACK = 6,        /* task -> job manager: its state is stored */
     CK_MSG_CP_DECLINE = 7,    /* task -> job manager: it cannot take part */
@@ -48,7 +48,7 @@ typedef enum ck_msg_type {
     CK_MSG_HEARTBEAT = 12,    /* task manager -> job manager: alive (and the answer back), arg = host;
                                * body u8: CK_HB_REGISTER on a process's first one */
     CK_MSG_TASK_RUNNING = 13, /* task -> job manager: restored and running, body =
-                               * u64 download ns, u64 load ns, u64 bytes restored */
+                               * CK_RUNNING_BODY */
     CK_MSG_METRICS = 14,      /* task -> job manager: metrics since the last report */
     CK_MSG_SAVEPOINT = 15,    /* client -> job manager: take a savepoint, arg = 1 to stop */
     CK_MSG_TASK_ENDED = 16,   /* task -> job manager: input over, awaiting the final checkpoint */
@@ -60,8 +60,9 @@ typedef enum ck_msg_type {
     CK_MSG_TYPE_MAX = 19
 } ck_msg_type;
 
-/* TASK_RUNNING's body: u64 download ns | u64 load ns | u64 bytes restored. */
-#define CK_RUNNING_BODY 24
+/* TASK_RUNNING's body: u64 download ns | u64 load ns | u64 bytes restored |
+ * u64 ns reading the input channel state it restored. */
+#define CK_RUNNING_BODY 32
 /* MATERIALIZED's body: u32 operator | u64 changes it holds (the changelog's
  * sequence number) | i64 started | i64 duration ns | u64 bytes uploaded |
  * u64 bytes of state it covers. */

@@ -58,7 +58,11 @@
  * tells the others which links are slow through the control pipe.
  *
  * Lifecycle: the job manager's process ends the run when the job finishes
- * or fails, or when a host process dies, and then stops the others.
+ * or fails, or when a host process dies, and then stops the others: each
+ * is told to stop (SIGTERM) and continued (SIGCONT: one stopped from
+ * outside, by kill -STOP or a host that froze, would never act on the
+ * TERM), and one still there after STOP_GRACE is killed (stop_children).
+ * The launcher never waits for a child without a limit.
  */
 #include <assert.h>
 #include <dirent.h>
@@ -106,6 +110,8 @@ _Static_assert(CK_TP_HDR == CK_NETFRAME_HDR, "one frame header for both sides");
 #define READ_BUDGET ((size_t)1 << 20)
 /* Security events logged by one process; later ones are only counted. */
 #define SEC_LOG_MAX 100
+/* How long the task managers' processes have to exit at the run's end. */
+#define STOP_GRACE (5 * CK_NS_PER_S)
 
 /* A frame waiting in limbo for a local endpoint not deployed yet. */
 typedef struct msgq_item {
@@ -478,6 +484,7 @@ static void local_deliver(net_world *w, uint32_t dst, uint8_t *data, size_t len)
 }
 
 static int send_now(net_node *n, uint32_t dst, uint8_t *msg, size_t len);
+static void net_moment(ck_bnode *b, int m);
 
 static int net_send(ck_bnode *b, uint32_t dst, uint8_t *msg, size_t len)
 {
@@ -498,8 +505,12 @@ static int send_now(net_node *n, uint32_t dst, uint8_t *msg, size_t len)
     ck_msgcount_add(&w->r->msgs, msg, len);
     ck_moment m;
     uint64_t id; /* the job manager's process plays the timeline */
-    if (w->host == w->ntm && ck_plan_msg_moment(p->endpoint, msg, len, &m, &id))
-        ck_plan_moment(&w->plan, m, id, 1, world_now(w));
+    if (ck_plan_msg_moment(p->endpoint, msg, len, &m, &id)) {
+        if (w->host == w->ntm)
+            ck_plan_moment(&w->plan, m, id, 1, world_now(w));
+        else /* a subtask finished: told through the moment pipe */
+            net_moment(&n->b, m);
+    }
     int host = endpoint_host(w, dst);
     if (host < 0) {
         free(msg);
@@ -1533,7 +1544,8 @@ static void start_fault(net_world *w, int i, ck_time now)
     }
     case CK_FAULT_CORRUPT_CHECKPOINT: {
         char detail[sizeof(f->detail)];
-        if (ck_fault_damage(sp, w->store_dir, w->job->env.job_id, detail, sizeof(detail)))
+        if (ck_fault_damage(sp, w->store_dir, w->job->env.job_id, detail, sizeof(detail),
+                            f->key, sizeof(f->key)))
             ck_plan_failed(&w->plan, i, detail);
         else
             snprintf(f->detail, sizeof(f->detail), "%s", detail);
@@ -1633,6 +1645,17 @@ static void check_children(net_world *w)
             else
                 snprintf(what, sizeof(what), "tm%d exited with status %d", h, WEXITSTATUS(status));
             fprintf(stderr, "chandy: host process %s\n", what);
+            if (WIFEXITED(status) && WEXITSTATUS(status) == CK_EXIT_INVARIANT) {
+                /* It said which invariant: the run ends with it, as one
+                 * process would. */
+                for (int k = 0; k < w->ntm; k++)
+                    if (w->pids[k] > 0) {
+                        kill(w->pids[k], SIGKILL);
+                        waitpid(w->pids[k], NULL, 0);
+                    }
+                fflush(stdout);
+                _exit(CK_EXIT_INVARIANT);
+            }
             if (WIFEXITED(status) && WEXITSTATUS(status) == 5) {
                 /* It could not write its sinks' output or the store (said above). */
                 snprintf(what, sizeof(what), "tm%d could not write under the output directory", h);
@@ -1651,6 +1674,33 @@ static int jm_finished(net_world *w)
     return 1;
 }
 
+/* With invariant checks on (ck_bworld.check): what this process keeps
+ * beside its nodes (their own are checked at each step, drive.h). */
+static void check_world(net_world *w)
+{
+    ck_inv v;
+    char where[48];
+    ck_time now = world_now(w);
+    snprintf(where, sizeof(where), w->host < w->ntm ? "host tm%d" : "the job manager's host",
+             w->host);
+    if (ck_bhost_check(&w->bh, &v) || ck_routes_check(&w->routes, &v) ||
+        (w->host == w->ntm && ck_plan_check(&w->plan, &v)))
+        ck_drive_violated(where, now, &v);
+    for (net_node *n = w->nodes; n; n = n->next)
+        if (ck_bnode_check(&n->b, &v))
+            ck_drive_violated(where, now, &v);
+    for (int i = 0; i < w->nin; i++)
+        if (ck_netframe_parser_check(&w->in_conns[i]->fr, &v)) {
+            ck_inv_where(&v, "connection from host %d", w->in_conns[i]->peer_host);
+            ck_drive_violated(where, now, &v);
+        }
+    for (int h = 0; w->out_conn && h <= w->ntm; h++)
+        if (w->out_conn[h] && ck_tp_check(&w->out_conn[h]->tx, &v)) {
+            ck_inv_where(&v, "connection to host %d", h);
+            ck_drive_violated(where, now, &v);
+        }
+}
+
 static void loop(net_world *w, ck_time limit)
 {
     struct epoll_event evs[64];
@@ -1661,6 +1711,8 @@ static void loop(net_world *w, ck_time limit)
         expire_handshakes(w);
         int busy = run_nodes(w);
         flush_all(w);
+        if (w->bw.check)
+            check_world(w);
         if (w->failed)
             return;
         if (is_jm) {
@@ -1942,8 +1994,66 @@ static int listen_on_loopback(int *port)
     return fd;
 }
 
+/* The run is over: every task manager's process still there is told to
+ * stop (a lost host's killed), and continued, as one stopped from outside
+ * would never act on the TERM; those not gone within STOP_GRACE are
+ * killed. All are reaped; one that exited with status 5 could not write
+ * under the output directory, which the run's error then says. */
+static void stop_children(net_world *w)
+{
+    for (int h = 0; h < w->ntm; h++)
+        if (w->pids[h] > 0) {
+            kill(w->pids[h], w->frozen[h] ? SIGKILL : SIGTERM);
+            kill(w->pids[h], SIGCONT);
+        }
+    ck_time deadline = world_now(w) + STOP_GRACE;
+    for (;;) {
+        int left = 0, late = world_now(w) >= deadline;
+        for (int h = 0; h < w->ntm; h++) {
+            pid_t pid = w->pids[h];
+            if (pid <= 0)
+                continue;
+            int st;
+            pid_t got = waitpid(pid, &st, WNOHANG);
+            if (got == 0 && late) {
+                fprintf(stderr, "chandy: host process tm%d did not stop within %d s: killed\n", h,
+                        (int)(STOP_GRACE / CK_NS_PER_S));
+                kill(pid, SIGKILL); /* ends a stopped process too */
+                got = waitpid(pid, &st, 0);
+            }
+            if (got == 0) {
+                left++;
+                continue;
+            }
+            w->pids[h] = 0;
+            if (got != pid)
+                continue; /* reaped elsewhere: nothing to learn */
+            ck_storefs_drop_parts(w->store_dir, (long)pid); /* its puts cut short */
+            if (WIFEXITED(st) && WEXITSTATUS(st) == 5 && !w->io_failed) {
+                /* It could not write, and the job may have ended of that before we heard. */
+                w->io_failed = 1;
+                snprintf(w->failure, sizeof(w->failure),
+                         "tm%d could not write under the output directory", h);
+            }
+        }
+        if (!left)
+            return;
+        struct timespec nap = {0, 5 * 1000 * 1000};
+        nanosleep(&nap, NULL);
+    }
+}
+
 static int net_run(const ck_backend_job *job, ck_backend_result *r, char *err, size_t errlen)
 {
+    /* A SimGrid platform describes a simulated topology; processes on
+     * loopback, each link paced at cluster.link, cannot honour it. */
+    if (job->cluster->platform[0]) {
+        snprintf(err, errlen,
+                 "cluster.platform: the sockets backend cannot honour a SimGrid platform (%s): "
+                 "its hosts are processes on this machine, every link paced at cluster.link",
+                 job->cluster->platform);
+        return CK_EINVAL;
+    }
     net_world w;
     memset(&w, 0, sizeof(w));
     w.job = job;
@@ -1960,7 +2070,8 @@ static int net_run(const ck_backend_job *job, ck_backend_result *r, char *err, s
     snprintf(w.sink_dir, sizeof(w.sink_dir), "%s/sink", job->outdir);
     snprintf(w.local_dir, sizeof(w.local_dir), "%s/local", job->outdir);
     w.bw = (ck_bworld){.io = &net_io, .store_dir = w.store_dir, .local_dir = w.local_dir,
-                       .sinks = &w.sinks, .verbose = job->verbose};
+                       .sinks = &w.sinks, .verbose = job->verbose,
+                       .check = job->check_invariants};
     if (ck_storefs_mkdirs(w.store_dir) || ck_storefs_mkdirs(w.sink_dir) ||
         ck_sinkfs_init(&w.sinks, w.sink_dir)) {
         snprintf(err, errlen, "%s: cannot create the store and sink directories: %s", job->outdir,
@@ -2056,22 +2167,7 @@ static int net_run(const ck_backend_job *job, ck_backend_result *r, char *err, s
         r->time_limit_s = (double)limit / 1e9;
     }
     r->wall_s = (double)world_now(&w) / 1e9;
-    for (int h = 0; h < w.ntm; h++)
-        if (w.pids[h] > 0) {
-            kill(w.pids[h], w.frozen[h] ? SIGKILL : SIGTERM);
-            if (w.stopped[h] || w.frozen[h])
-                kill(w.pids[h], SIGCONT); /* a stopped process would never see the TERM */
-        }
-    for (int h = 0; h < w.ntm; h++) {
-        int st;
-        if (w.pids[h] > 0 && waitpid(w.pids[h], &st, 0) == w.pids[h] && WIFEXITED(st) &&
-            WEXITSTATUS(st) == 5 && !w.io_failed) {
-            /* It could not write, and the job may have ended of that before we heard. */
-            w.io_failed = 1;
-            snprintf(w.failure, sizeof(w.failure), "tm%d could not write under the output "
-                     "directory", h);
-        }
-    }
+    stop_children(&w);
     for (int h = 0; h <= w.ntm; h++)
         close(w.listen_fd[h]);
     /* The hosts' local disks do not outlive the run (the processes were

@@ -16,7 +16,7 @@ static const char *const seg_fill[] = {
     "#0072B2", "#E69F00", "#56B4E9", "#D55E00", "#009E73", "#CC79A7", "#999999",
 };
 
-static const char *const dash[] = {"", "7 4", "2 3"};
+static const char *const dash[] = {"", "7 4", "2 3", "9 3 2 3"};
 
 #define W 760
 #define ML 78  /* left margin: the y axis's labels */
@@ -26,6 +26,16 @@ static const char *const dash[] = {"", "7 4", "2 3"};
 #define XL 40  /* under the plot: tick labels and the x axis's name */
 #define LEG_ROW 18
 
+/* The largest magnitude drawn: beyond it a value is left out (a gap), so
+ * that no sum, span or scale of the axes overflows and every coordinate
+ * written is finite. No run's figure comes near it. */
+#define PLOT_MAX 1e300
+
+int ck_plot_drawable(double v)
+{
+    return isfinite(v) && fabs(v) <= PLOT_MAX;
+}
+
 const char *ck_plot_color(int i)
 {
     return palette[(i < 0 ? 0 : i) % CK_PLOT_COLORS];
@@ -33,13 +43,16 @@ const char *ck_plot_color(int i)
 
 int ck_plot_ticks(double lo, double hi, int max, double *t)
 {
-    if (!(hi > lo) || max < 2)
+    if (!(hi > lo) || max < 2 || !isfinite(hi - lo))
         return 0;
     double raw = (hi - lo) / (max - 1), p = pow(10, floor(log10(raw))), step = p;
     static const double mult[] = {1, 2, 5, 10};
     for (int i = 0; i < 4; i++)
         if ((step = mult[i] * p) >= raw)
             break;
+    /* A span too small (subnormal) or too large to divide into steps. */
+    if (!isnormal(step) || !isfinite(lo / step) || !isfinite(hi / step))
+        return 0;
     int n = 0;
     for (double v = ceil(lo / step - 1e-9) * step; v <= hi + step * 1e-9 && n < max; v += step)
         t[n++] = fabs(v) < step * 1e-9 ? 0 : v;
@@ -64,7 +77,10 @@ static void tick_label(double v, double step, char *buf, size_t len)
     }
     double s = step / d;
     int dec = s >= 1 ? 0 : s >= 0.1 ? 1 : s >= 0.01 ? 2 : 3;
-    snprintf(buf, len, "%.*f%s", dec, v / d, sfx);
+    if (fabs(v / d) >= 1e6)
+        snprintf(buf, len, "%.3g%s", v / d, sfx); /* beyond G: a mantissa and exponent */
+    else
+        snprintf(buf, len, "%.*f%s", dec, v / d, sfx);
 }
 
 static void text(ck_sb *b, double x, double y, const char *anchor, int size, const char *s)
@@ -149,7 +165,7 @@ static void legend(ck_sb *b, const legend_item *it, size_t n, double y0)
                          "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
                          "stroke-width=\"2\" stroke-dasharray=\"%s\"/>\n",
                          x, y - 4, x + 24, y - 4, ck_plot_color(it[i].run),
-                         dash[it[i].style % 3]);
+                         dash[it[i].style % 4]);
             marker(b, it[i].run, x + 12, y - 4, it[i].label);
         }
         text(b, x + 30, y, "start", 12, it[i].label);
@@ -231,7 +247,8 @@ static void spread(ck_sb *b, const ck_plot_series *se, double x0, double x1, dou
     size_t i = 0;
     while (i < se->n) {
         size_t a = i;
-        while (i < se->n && isfinite(se->x[i]) && isfinite(se->lo[i]) && isfinite(se->hi[i]))
+        while (i < se->n && ck_plot_drawable(se->x[i]) && ck_plot_drawable(se->lo[i]) &&
+               ck_plot_drawable(se->hi[i]))
             i++;
         if (i - a >= 2) {
             ck_sb_printf(b, "<polygon class=\"spread\" fill=\"%s\" fill-opacity=\"0.15\" points=\"",
@@ -256,19 +273,19 @@ void ck_plot_xy_svg(ck_sb *b, const ck_plot_xy *p)
     for (size_t s = 0; s < p->nseries; s++)
         for (size_t i = 0; i < p->series[s].n; i++) {
             double x = p->series[s].x[i], y = p->series[s].y[i];
-            if (!isfinite(x) || !isfinite(y))
+            if (!ck_plot_drawable(x) || !ck_plot_drawable(y))
                 continue;
             points++;
             x0 = fmin(x0, x);
             x1 = fmax(x1, x);
             y0 = fmin(y0, y);
             y1 = fmax(y1, y);
-            if (p->series[s].hi && isfinite(p->series[s].hi[i]))
+            if (p->series[s].hi && ck_plot_drawable(p->series[s].hi[i]))
                 y1 = fmax(y1, p->series[s].hi[i]);
-            if (p->series[s].lo && isfinite(p->series[s].lo[i]))
+            if (p->series[s].lo && ck_plot_drawable(p->series[s].lo[i]))
                 y0 = fmin(y0, p->series[s].lo[i]);
         }
-    legend_item items[64];
+    legend_item items[64] = {{0}};
     size_t ni = 0;
     for (size_t s = 0; s < p->nseries && ni < 64; s++)
         if (p->series[s].n)
@@ -282,12 +299,21 @@ void ck_plot_xy_svg(ck_sb *b, const ck_plot_xy *p)
         return;
     }
     for (size_t k = 0; k < p->nbands; k++) {
-        x0 = fmin(x0, p->bands[k].x0);
-        x1 = fmax(x1, p->bands[k].x1);
+        if (ck_plot_drawable(p->bands[k].x0))
+            x0 = fmin(x0, p->bands[k].x0);
+        if (ck_plot_drawable(p->bands[k].x1))
+            x1 = fmax(x1, p->bands[k].x1);
     }
     if (x1 <= x0) {
         x0 -= 0.5;
         x1 += 0.5;
+    }
+    /* A span the ticks cannot divide (nothing between two doubles that
+     * far out, or a subnormal one): widened around its middle. */
+    if (x1 - x0 < fmax(fabs(x0), fabs(x1)) * 1e-9 || x1 - x0 < 1e-200) {
+        double c = x0 / 2 + x1 / 2, half = fmax(0.5, fabs(c) * 1e-9);
+        x0 = c - half;
+        x1 = c + half;
     }
     y1 = upper(y1);
     if (y0 < 0)
@@ -299,6 +325,8 @@ void ck_plot_xy_svg(ck_sb *b, const ck_plot_xy *p)
     /* Shaded intervals, under the data. */
     for (size_t k = 0; k < p->nbands; k++) {
         const ck_plot_band *bd = &p->bands[k];
+        if (isnan(bd->x0) || isnan(bd->x1) || bd->x1 < x0 || bd->x0 > x1)
+            continue; /* nothing of it on the axis */
         double a = SX(fmax(bd->x0, x0)), z = SX(fmin(bd->x1, x1));
         if (z - a < 2)
             z = a + 2;
@@ -336,7 +364,7 @@ void ck_plot_xy_svg(ck_sb *b, const ck_plot_xy *p)
         if (p->lines) {
             int open = 0;
             for (size_t i = 0; i < se->n; i++) {
-                if (!isfinite(se->x[i]) || !isfinite(se->y[i])) {
+                if (!ck_plot_drawable(se->x[i]) || !ck_plot_drawable(se->y[i])) {
                     if (open)
                         ck_sb_puts(b, "\"/>\n");
                     open = 0;
@@ -346,7 +374,7 @@ void ck_plot_xy_svg(ck_sb *b, const ck_plot_xy *p)
                     ck_sb_printf(b,
                                  "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.8\" "
                                  "stroke-dasharray=\"%s\" points=\"",
-                                 ck_plot_color(se->run), dash[se->style % 3]);
+                                 ck_plot_color(se->run), dash[se->style % 4]);
                 ck_sb_printf(b, "%s%.1f,%.1f", open ? " " : "", SX(se->x[i]), SY(se->y[i]));
                 open = 1;
             }
@@ -355,7 +383,7 @@ void ck_plot_xy_svg(ck_sb *b, const ck_plot_xy *p)
         }
         if (!p->lines || se->n <= 80)
             for (size_t i = 0; i < se->n; i++) {
-                if (!isfinite(se->x[i]) || !isfinite(se->y[i]))
+                if (!ck_plot_drawable(se->x[i]) || !ck_plot_drawable(se->y[i]))
                     continue;
                 char tip[300];
                 snprintf(tip, sizeof(tip), "%s: %g at %g", se->label, se->y[i], se->x[i]);
@@ -384,12 +412,12 @@ void ck_plot_bars_svg(ck_sb *b, const ck_plot_bars *p)
     for (size_t i = 0; i < p->nbars; i++) {
         double sum = 0;
         for (size_t k = 0; k < p->nseg; k++)
-            if (isfinite(p->bars[i].seg[k]) && p->bars[i].seg[k] > 0) {
+            if (ck_plot_drawable(p->bars[i].seg[k]) && p->bars[i].seg[k] > 0) {
                 sum += p->bars[i].seg[k];
                 any = 1;
             }
         top = fmax(top, sum);
-        if (p->bars[i].spread && isfinite(p->bars[i].hi))
+        if (p->bars[i].spread && ck_plot_drawable(p->bars[i].hi))
             top = fmax(top, p->bars[i].hi);
     }
     if (!p->nbars || !any) {
@@ -421,7 +449,7 @@ void ck_plot_bars_svg(ck_sb *b, const ck_plot_bars *p)
         ck_sb_puts(b, "\">\n");
         for (size_t k = 0; k < p->nseg; k++) {
             double v = br->seg[k];
-            if (!isfinite(v) || v <= 0)
+            if (!ck_plot_drawable(v) || v <= 0)
                 continue;
             double ya = MT + PH - (acc + v) / y1 * PH, hh = v / y1 * PH;
             ck_sb_printf(b,
@@ -440,7 +468,7 @@ void ck_plot_bars_svg(ck_sb *b, const ck_plot_bars *p)
                      "stroke=\"%s\" stroke-width=\"2\"/>\n",
                      cx - bw / 2, MT + PH - acc / y1 * PH, bw, acc / y1 * PH,
                      ck_plot_color(br->run));
-        if (br->spread && isfinite(br->lo) && isfinite(br->hi)) {
+        if (br->spread && ck_plot_drawable(br->lo) && ck_plot_drawable(br->hi)) {
             double ylo = MT + PH - br->lo / y1 * PH, yhi = MT + PH - br->hi / y1 * PH;
             ck_sb_printf(b,
                          "<path class=\"whisker\" d=\"M%.1f %.1fV%.1fM%.1f %.1fh10M%.1f %.1fh10\" "

@@ -23,13 +23,13 @@
 const char *ck_plot_color(int i);
 #define CK_PLOT_COLORS 7
 
-enum { CK_PLOT_SOLID = 0, CK_PLOT_DASHED = 1, CK_PLOT_DOTTED = 2 };
+enum { CK_PLOT_SOLID = 0, CK_PLOT_DASHED = 1, CK_PLOT_DOTTED = 2, CK_PLOT_DASHDOT = 3 };
 
 typedef struct ck_plot_series {
     const char *label;
     int run;              /* colour and marker */
-    int style;            /* CK_PLOT_SOLID, _DASHED, _DOTTED */
-    const double *x, *y;  /* n points; a NaN y is a gap */
+    int style;            /* CK_PLOT_SOLID, _DASHED, _DOTTED, _DASHDOT */
+    const double *x, *y;  /* n points; a NaN y is a gap (ck_plot_drawable) */
     const double *lo, *hi; /* NULL, or the spread around each y (over seeds): shaded */
     size_t n;
 } ck_plot_series;
@@ -74,6 +74,11 @@ typedef struct ck_plot_bars {
 
 /* Appends a stacked bar chart's <svg> to b. */
 void ck_plot_bars_svg(ck_sb *b, const ck_plot_bars *p);
+
+/* 1 when v is drawn: finite and of a magnitude whose sums and spans do
+ * not overflow (at most 1e300). Others are left out, as NaN is: a gap in
+ * a line, no segment in a bar, no band. */
+int ck_plot_drawable(double v);
 
 /* Ticks for [lo, hi]: at most max of them, at 1, 2 or 5 times a power of
  * ten; returns how many, written to t. */

@@ -9,6 +9,11 @@
  * median and the spread (agg_of), one of a single run its value; the HTML
  * and the Markdown of a table are written together (t_begin, t_row), so
  * they hold the same cells; the CSV files hold every run's own values.
+ * Every string from a run.json or a suite is written through ck_sb_html,
+ * ck_sb_md (ck_sb_md_block at a line's start) or ck_sb_csv, never as
+ * markup or a formula; every number a chart draws is one plot.h can
+ * draw (ck_plot_drawable), and a table's number too long for its cell is
+ * written with six significant digits (fmt_num), never cut.
  */
 #include "report.h"
 
@@ -131,6 +136,16 @@ static agg field_agg(const entry *e, const char *k)
     return agg_of(v, (size_t)n);
 }
 
+/* v with format f (one fixed-point conversion), or, when that would run
+ * to more digits than a cell holds, with six significant ones. */
+static void fmt_num(char *buf, size_t len, const char *f, double v)
+{
+    if (fabs(v) >= 1e16)
+        snprintf(buf, len, "%.6g", v);
+    else
+        snprintf(buf, len, f, v);
+}
+
 /* "5.7", or "5.7 (5.1-6.2)" when the runs differ; "-" when none has it. */
 static void fmt_agg(char *buf, size_t len, agg a, const char *f)
 {
@@ -139,9 +154,9 @@ static void fmt_agg(char *buf, size_t len, agg a, const char *f)
         return;
     }
     char m[48], lo[48], hi[48];
-    snprintf(m, sizeof(m), f, a.med);
-    snprintf(lo, sizeof(lo), f, a.lo);
-    snprintf(hi, sizeof(hi), f, a.hi);
+    fmt_num(m, sizeof(m), f, a.med);
+    fmt_num(lo, sizeof(lo), f, a.lo);
+    fmt_num(hi, sizeof(hi), f, a.hi);
     if (a.n == 1 || !strcmp(lo, hi))
         snprintf(buf, len, "%s", m);
     else
@@ -174,14 +189,19 @@ static void seeds_text(const entry *e, char *buf, size_t len)
     int run = 1;
     for (int i = 1; i < n; i++)
         run &= v[i] == v[i - 1] + 1;
+    char a[32], z[32];
+    fmt_num(a, sizeof(a), "%.0f", v[0]);
+    fmt_num(z, sizeof(z), "%.0f", v[n - 1]);
     if (n == 1)
-        snprintf(buf, len, "%.0f", v[0]);
+        snprintf(buf, len, "%s", a);
     else if (run)
-        snprintf(buf, len, "%.0f..%.0f", v[0], v[n - 1]);
+        snprintf(buf, len, "%s..%s", a, z);
     else {
         size_t at = 0;
-        for (int i = 0; i < n && at < len; i++)
-            at += (size_t)snprintf(buf + at, len - at, "%s%.0f", i ? ", " : "", v[i]);
+        for (int i = 0; i < n && at < len; i++) {
+            fmt_num(a, sizeof(a), "%.0f", v[i]);
+            at += (size_t)snprintf(buf + at, len - at, "%s%s", i ? ", " : "", a);
+        }
     }
 }
 
@@ -248,7 +268,9 @@ static void t_begin(table *t, rep *R, const char *caption, const char *const *he
     ck_sb_puts(&R->html, "<table>\n<caption>");
     ck_sb_html(&R->html, caption);
     ck_sb_puts(&R->html, "</caption>\n<tr>");
-    ck_sb_printf(&R->md, "\n**%s**\n\n|", caption);
+    ck_sb_puts(&R->md, "\n**");
+    ck_sb_md(&R->md, caption);
+    ck_sb_puts(&R->md, "**\n\n|");
     for (int c = 0; c < cols; c++) {
         ck_sb_puts(&R->html, "<th>");
         ck_sb_html(&R->html, head[c]);
@@ -311,12 +333,16 @@ static void section(rep *R, const char *id, const char *title, const char *note)
     ck_sb_printf(&R->html, "<h2 id=\"%s\">", id);
     ck_sb_html(&R->html, title);
     ck_sb_puts(&R->html, "</h2>\n");
-    ck_sb_printf(&R->md, "\n## %s\n", title);
+    ck_sb_puts(&R->md, "\n## ");
+    ck_sb_md(&R->md, title);
+    ck_sb_puts(&R->md, "\n");
     if (note) {
         ck_sb_puts(&R->html, "<p class=\"note\">");
         ck_sb_html(&R->html, note);
         ck_sb_puts(&R->html, "</p>\n");
-        ck_sb_printf(&R->md, "\n%s\n", note);
+        ck_sb_puts(&R->md, "\n");
+        ck_sb_md_block(&R->md, note);
+        ck_sb_puts(&R->md, "\n");
     }
 }
 
@@ -600,8 +626,11 @@ static void recovery_table(rep *R)
                 of = num_or_nan(ROOT(E, r), "job.subtasks");
             }
             fmt_agg(s[9], sizeof(s[9]), agg_of(v, (size_t)n), "%.0f");
-            if (of == of && strlen(s[9]) + 24 < sizeof(s[9]))
-                snprintf(s[9] + strlen(s[9]), sizeof(s[9]) - strlen(s[9]), " of %.0f", of);
+            if (of == of && strlen(s[9]) + 24 < sizeof(s[9])) {
+                char ofs[32];
+                fmt_num(ofs, sizeof(ofs), "%.0f", of);
+                snprintf(s[9] + strlen(s[9]), sizeof(s[9]) - strlen(s[9]), " of %s", ofs);
+            }
             const char *cells[10] = {E->tag};
             for (int c2 = 1; c2 < 10; c2++)
                 cells[c2] = s[c2];
@@ -678,7 +707,7 @@ static void verdict_table(rep *R)
             if (missing == E->nrf)
                 snprintf(s[3 + j], sizeof(s[0]), "-");
             else
-                snprintf(s[3 + j], sizeof(s[0]), "%.0f", sum[j]);
+                fmt_num(s[3 + j], sizeof(s[0]), "%.0f", sum[j]);
             cells[3 + j] = s[3 + j];
         }
         t_row(&t, cells);
@@ -1006,23 +1035,24 @@ static void plot_checkpoints(rep *R, series_set *ss)
     ss_free(ss);
 }
 
-/* Checkpoint size by kind: run.json's per-kind fields where a run has
- * them, else everything it wrote as a full snapshot. */
+/* Checkpoint size by kind, under run.json's names (docs/RUN-JSON.md):
+ * the whole state a checkpoint refers to, what it uploaded itself
+ * (drawn where that differs from the whole: incremental checkpoints, the
+ * changelog's), and of that the changelog segments and the channel state
+ * (drawn where not 0). A run.json without them: its bytes, as full. */
+enum { SZ_FULL, SZ_INCREMENTAL, SZ_CHANGELOG, SZ_INFLIGHT, SZ_KINDS };
 static const struct {
     const char *field, *name;
-} size_kinds[] = {
-    {"full_bytes", "full"},
-    {"incremental_bytes", "incremental"},
-    {"changelog_bytes", "changelog"},
+} size_kinds[SZ_KINDS] = {
+    {"bytes_full", "full"},
+    {"bytes_incremental", "incremental"},
+    {"bytes_changelog", "changelog"},
     {"persisted_inflight_bytes", "in flight"},
 };
 
 static int split_sizes(const cJSON *c)
 {
-    int split = 0;
-    for (int k = 0; k < 4; k++)
-        split |= ck_rf_has_num(c, size_kinds[k].field);
-    return split;
+    return ck_rf_has_num(c, size_kinds[SZ_FULL].field);
 }
 
 /* Sizes of kind *arg (MB) of completed checkpoints. */
@@ -1035,12 +1065,14 @@ static void x_sizes(const cJSON *root, const void *arg, dvec *x, dvec *y)
         if (!is_checkpoint(c) || !completed(c))
             continue;
         double v = split_sizes(c) ? num_or_nan(c, size_kinds[k].field)
-                                  : (k == 0 ? ck_rf_num(c, "bytes", NAN) : NAN);
+                                  : (k == SZ_FULL ? ck_rf_num(c, "bytes", NAN) : NAN);
         dv_push(x, ck_rf_num(c, "trigger_s", NAN));
         dv_push(y, v / 1e6);
     }
 }
 
+/* Does a completed checkpoint of e tell kind k apart: full always;
+ * incremental where it differs from full; the others where not 0. */
 static int entry_has_kind(const entry *e, int k)
 {
     for (int r = 0; r < e->nrf; r++) {
@@ -1049,7 +1081,15 @@ static int entry_has_kind(const entry *e, int k)
         {
             if (!is_checkpoint(c) || !completed(c))
                 continue;
-            if (split_sizes(c) ? ck_rf_has_num(c, size_kinds[k].field) : k == 0)
+            if (!split_sizes(c)) {
+                if (k == SZ_FULL)
+                    return 1;
+                continue;
+            }
+            double v = num_or_nan(c, size_kinds[k].field);
+            if (k == SZ_FULL ? isfinite(v)
+                : k == SZ_INCREMENTAL ? isfinite(v) && v != num_or_nan(c, size_kinds[SZ_FULL].field)
+                                      : isfinite(v) && v != 0)
                 return 1;
         }
     }
@@ -1059,22 +1099,22 @@ static int entry_has_kind(const entry *e, int k)
 static void plot_sizes(rep *R, series_set *ss)
 {
     char idb[64];
-    static const int kinds[4] = {0, 1, 2, 3};
+    static const int kinds[SZ_KINDS] = {SZ_FULL, SZ_INCREMENTAL, SZ_CHANGELOG, SZ_INFLIGHT};
     ss->n = 0;
     for (int i = 0; i < R->n; i++)
-        for (int k = 0; k < 4; k++) {
+        for (int k = 0; k < SZ_KINDS; k++) {
             if (!entry_has_kind(&R->e[i], k))
                 continue;
             char f[64];
             snprintf(f, sizeof(f), "%%s %s", size_kinds[k].name);
-            ss_fill(ss, ss_add(ss, i, k % 3, f, R->e[i].tag), &R->e[i], x_sizes, &kinds[k]);
+            ss_fill(ss, ss_add(ss, i, k, f, R->e[i].tag), &R->e[i], x_sizes, &kinds[k]);
         }
     ss_finish(ss);
     chart_open(R);
     ck_plot_xy_svg(&R->html, &(ck_plot_xy){.id = pid(R, idb, "plot-checkpoint-size"),
                                            .title = "Checkpoint size by kind",
                                            .xlabel = "checkpoint triggered at (s)",
-                                           .ylabel = "state written (MB)",
+                                           .ylabel = "size (MB)",
                                            .series = ss->s,
                                            .nseries = ss->n,
                                            .lines = 1});
@@ -1314,7 +1354,9 @@ static int write_csvs(rep *R, const char *dir, char *err, size_t errlen)
         for (int r = 0; r < R->e[i].nrf; r++) {
             const cJSON *o = ROOT(&R->e[i], r), *e;
             char lead[64];
-            snprintf(lead, sizeof(lead), "%s,%.0f", R->e[i].tag, ck_rf_num(o, "seed", 0));
+            double seed = ck_rf_num(o, "seed", 0);
+            snprintf(lead, sizeof(lead), fabs(seed) < 1e16 ? "%s,%.0f" : "%s,%.17g", R->e[i].tag,
+                     seed);
             ck_sb_puts(&f[0], lead);
             csv_str(&f[0], R->e[i].label);
             csv_str(&f[0], ck_rf_str(o, "scenario"));
@@ -1428,7 +1470,9 @@ static void page_head(rep *R, const char *title)
     ck_sb_puts(h, "</style>\n</head>\n<body>\n<h1>");
     ck_sb_html(h, title);
     ck_sb_puts(h, "</h1>\n<ul class=\"runs\">\n");
-    ck_sb_printf(&R->md, "# %s\n\n", title);
+    ck_sb_puts(&R->md, "# ");
+    ck_sb_md(&R->md, title);
+    ck_sb_puts(&R->md, "\n\n");
     int several = 0;
     for (int i = 0; i < R->n; i++) {
         const entry *E = &R->e[i];
@@ -1437,14 +1481,14 @@ static void page_head(rep *R, const char *title)
                      ck_plot_color(i));
         ck_sb_html(h, E->label);
         ck_sb_puts(&R->md, "- ");
-        ck_sb_md(&R->md, E->label);
+        ck_sb_md_block(&R->md, E->label);
         if (E->nrf == 1) {
             ck_sb_puts(h, " <small>(");
             ck_sb_html(h, E->rf[0].path);
             ck_sb_puts(h, ")</small>");
-            ck_sb_puts(&R->md, " (`");
+            ck_sb_puts(&R->md, " (");
             ck_sb_md(&R->md, E->rf[0].path);
-            ck_sb_puts(&R->md, "`)");
+            ck_sb_puts(&R->md, ")");
         } else {
             ck_sb_printf(h, " <small>(%d runs)</small>", E->nrf);
             ck_sb_printf(&R->md, " (%d runs)", E->nrf);
@@ -1746,12 +1790,16 @@ int ck_report_index(const ck_report_section *sec, int n, const char *outdir, con
     ck_sb_puts(&html, "</style>\n</head>\n<body>\n<h1>");
     ck_sb_html(&html, title);
     ck_sb_puts(&html, "</h1>\n");
-    ck_sb_printf(&md, "# %s\n", title);
+    ck_sb_puts(&md, "# ");
+    ck_sb_md(&md, title);
+    ck_sb_puts(&md, "\n");
     if (about) {
         ck_sb_puts(&html, "<p>");
         ck_sb_html(&html, about);
         ck_sb_puts(&html, "</p>\n");
-        ck_sb_printf(&md, "\n%s\n", about);
+        ck_sb_puts(&md, "\n");
+        ck_sb_md_block(&md, about);
+        ck_sb_puts(&md, "\n");
     }
     ck_sb_puts(&html, "<nav>");
     for (int k = 0; k < n; k++) {
@@ -1930,7 +1978,9 @@ int ck_report_fidelity(const char *sim, const char *real, const char *outdir, do
     ck_sb_puts(h, "</style>\n</head>\n<body>\n<h1>");
     ck_sb_html(h, title);
     ck_sb_puts(h, "</h1>\n");
-    ck_sb_printf(&R.md, "# %s\n", title);
+    ck_sb_puts(&R.md, "# ");
+    ck_sb_md(&R.md, title);
+    ck_sb_puts(&R.md, "\n");
     char note[600];
     snprintf(note, sizeof(note),
              "The same scenario and seed under SimGrid (simulated time) and over sockets (one "

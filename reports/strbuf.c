@@ -92,15 +92,39 @@ void ck_sb_html(ck_sb *b, const char *s)
     }
 }
 
+/* A decimal number as a spreadsheet reads one: [+-]digits[.digits][e[+-]digits]. */
+static int csv_number(const char *s)
+{
+    const char *p = s + (*s == '+' || *s == '-');
+    int digits = 0;
+    while (*p >= '0' && *p <= '9')
+        p++, digits++;
+    if (*p == '.')
+        for (p++; *p >= '0' && *p <= '9'; p++)
+            digits++;
+    if (!digits)
+        return 0;
+    if (*p == 'e' || *p == 'E') {
+        p++;
+        p += *p == '+' || *p == '-';
+        if (!(*p >= '0' && *p <= '9'))
+            return 0;
+        while (*p >= '0' && *p <= '9')
+            p++;
+    }
+    return *p == 0;
+}
+
 void ck_sb_csv(ck_sb *b, const char *s)
 {
     if (!s)
         return;
-    if (!strpbrk(s, ",\"\r\n")) {
+    int formula = strchr("=+-@\t\r", s[0]) && s[0] && !csv_number(s);
+    if (!formula && !strpbrk(s, ",\"\r\n")) {
         ck_sb_puts(b, s);
         return;
     }
-    ck_sb_putn(b, "\"", 1);
+    ck_sb_puts(b, formula ? "\"'" : "\"");
     for (; *s; s++) {
         if (*s == '"')
             ck_sb_putn(b, "\"", 1);
@@ -109,16 +133,47 @@ void ck_sb_csv(ck_sb *b, const char *s)
     ck_sb_putn(b, "\"", 1);
 }
 
-void ck_sb_md(ck_sb *b, const char *s)
+static void md_text(ck_sb *b, const char *s)
 {
     for (; s && *s; s++) {
-        if (*s == '|')
-            ck_sb_puts(b, "\\|");
-        else if (*s == '\n' || *s == '\r')
+        unsigned char c = (unsigned char)*s;
+        if (c < 0x20 || c == 0x7f)
             ck_sb_putn(b, " ", 1);
+        else if (strchr("\\`*_[]<>|&~$", c))
+            ck_sb_printf(b, "\\%c", c);
         else
             ck_sb_putn(b, s, 1);
     }
+}
+
+void ck_sb_md(ck_sb *b, const char *s)
+{
+    md_text(b, s);
+}
+
+void ck_sb_md_block(ck_sb *b, const char *s)
+{
+    if (!s)
+        return;
+    /* Leading blanks only indent (four make a code block): left out. */
+    while (*s && ((unsigned char)*s <= 0x20 || *s == 0x7f))
+        s++;
+    size_t d = strspn(s, "0123456789"), h = strspn(s, "#");
+    char after = s[0] ? s[1] : 0;
+    int ends = after == 0 || after == ' ' || (unsigned char)after < 0x20;
+    int heading = h && h <= 6 && (s[h] == 0 || s[h] == ' ' || (unsigned char)s[h] < 0x20);
+    if (heading || ((s[0] == '-' || s[0] == '+') && ends) ||
+        ((s[0] == '-' || s[0] == '=') && strspn(s, "-= ") == strlen(s))) {
+        /* a heading, a list item, a setext underline or a thematic break */
+        ck_sb_printf(b, "\\%c", s[0]);
+        s++;
+    } else if (d && d <= 9 && (s[d] == '.' || s[d] == ')')) {
+        /* an ordered list item */
+        ck_sb_putn(b, s, d);
+        ck_sb_printf(b, "\\%c", s[d]);
+        s += d + 1;
+    }
+    md_text(b, s);
 }
 
 int ck_sb_write(const ck_sb *b, const char *path)

@@ -1,8 +1,40 @@
 #include "summary.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "runfile.h"
+
+/* Strings from the run are printed through txt: a control character
+ * (an escape sequence a terminal would act on, a line break that would
+ * forge a line) shows as '?'. Each call returns its own copy (up to 8
+ * live at once, freed with txt_free); NULL shows as "?". */
+typedef struct txts {
+    char *v[8];
+    int n;
+} txts;
+
+static const char *txt(txts *t, const char *s)
+{
+    if (!s)
+        return "?";
+    if (t->n == 8)
+        return "?";
+    char *c = strdup(s);
+    if (!c)
+        return "?";
+    for (char *p = c; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            *p = '?';
+    return t->v[t->n++] = c;
+}
+
+static void txt_free(txts *t)
+{
+    for (int i = 0; i < t->n; i++)
+        free(t->v[i]);
+    t->n = 0;
+}
 
 static int is_savepoint(const char *kind)
 {
@@ -34,10 +66,11 @@ static void checkpoints(FILE *f, const cJSON *run)
         if (!is_savepoint(kind) || !status || strcmp(status, "completed"))
             continue;
         double id = ck_rf_num(c, "id", 0);
-        const char *path = ck_rf_str(savepoint_entry(run, id), "path");
+        txts t = {0};
         fprintf(f, "  savepoint  %.0f%s at %.3f s: %s\n", id,
                 !strcmp(kind, "stop-with-savepoint") ? " (stop)" : "",
-                ck_rf_num(c, "trigger_s", 0), path ? path : "?");
+                ck_rf_num(c, "trigger_s", 0), txt(&t, ck_rf_str(savepoint_entry(run, id), "path")));
+        txt_free(&t);
     }
 }
 
@@ -61,20 +94,22 @@ static void recoveries(FILE *f, const cJSON *run)
 
 void ck_summary_print(FILE *f, const cJSON *run, const char *runjson_path)
 {
+    txts t = {0};
     const char *backend = ck_rf_str(run, "backend");
     const char *state = ck_rf_str(run, "job.state"), *failure = ck_rf_str(run, "job.failure");
     const char *graph = ck_rf_str(run, "job.graph");
     int nv = cJSON_GetArraySize(ck_rf_arr(run, "job.vertices"));
     int subtasks = (int)ck_rf_num(run, "job.subtasks", 0);
     int tms = (int)ck_rf_num(run, "job.taskmanagers", 0);
-    fprintf(f, "chandy run %s (%s, seed %.0f)\n", ck_rf_str(run, "scenario"),
-            backend ? backend : "?", ck_rf_num(run, "seed", 0));
-    fprintf(f, "  job        %s\n", graph ? graph : "?");
+    fprintf(f, "chandy run %s (%s, seed %.0f)\n", txt(&t, ck_rf_str(run, "scenario")),
+            txt(&t, backend), ck_rf_num(run, "seed", 0));
+    fprintf(f, "  job        %s\n", txt(&t, graph));
     fprintf(f, "             %d vert%s, %d subtask%s on %d task manager%s: %s\n", nv,
             nv == 1 ? "ex" : "ices", subtasks, subtasks == 1 ? "" : "s", tms,
-            tms == 1 ? "" : "s", state ? state : "?");
+            tms == 1 ? "" : "s", txt(&t, state));
     if (failure)
-        fprintf(f, "  failure    %s\n", failure);
+        fprintf(f, "  failure    %s\n", txt(&t, failure));
+    txt_free(&t);
     double sim_s = ck_rf_num(run, "sim_time_s", 0), wall = ck_rf_num(run, "wall_time_s", 0);
     if (backend && !strcmp(backend, "simgrid"))
         fprintf(f, "  time       %.3f s simulated in %.2f s wall (%.1fx)\n", sim_s, wall,
@@ -104,7 +139,7 @@ void ck_summary_print(FILE *f, const cJSON *run, const char *runjson_path)
         }
     }
     if (worst_v && worst >= 0.01)
-        fprintf(f, "  backpress. %s %.0f%% of its time\n", worst_v, worst * 100);
+        fprintf(f, "  backpress. %s %.0f%% of its time\n", txt(&t, worst_v), worst * 100);
     checkpoints(f, run);
     recoveries(f, run);
     const cJSON *c = ck_rf_get(run, "correctness");
@@ -112,18 +147,23 @@ void ck_summary_print(FILE *f, const cJSON *run, const char *runjson_path)
     fprintf(f,
             "  output     %s%s %s: expected %.0f, received %.0f, lost %.0f, duplicated %.0f, "
             "unexpected %.0f\n",
-            g ? g : "?", ck_rf_bool(c, "partial") ? " (partial output)" : "",
+            txt(&t, g), ck_rf_bool(c, "partial") ? " (partial output)" : "",
             ck_rf_bool(c, "ok") ? "correct" : "WRONG", ck_rf_num(c, "expected", 0),
             ck_rf_num(c, "received", 0), ck_rf_num(c, "lost", 0), ck_rf_num(c, "duplicated", 0),
             ck_rf_num(c, "unexpected", 0));
     const char *degraded = ck_rf_str(c, "degraded");
     if (degraded && *degraded)
-        fprintf(f, "             (not exactly once: the job %s)\n", degraded);
+        fprintf(f, "             (not exactly once: the job %s)\n", txt(&t, degraded));
+    const char *unexplained = ck_rf_str(c, "unexplained_fallback");
+    if (unexplained && *unexplained)
+        fprintf(f, "  FAILED     %s\n", txt(&t, unexplained));
     const char *prior = ck_rf_str(c, "includes_output_of");
     if (prior)
-        fprintf(f, "             (with the output of %s, which took the savepoint)\n", prior);
-    fprintf(f, "  wrote      %s\n", runjson_path);
+        fprintf(f, "             (with the output of %s, which took the savepoint)\n",
+                txt(&t, prior));
+    fprintf(f, "  wrote      %s\n", txt(&t, runjson_path));
     const char *error = ck_rf_str(run, "error");
     if (error)
-        fprintf(f, "  FAILED     %s\n", error);
+        fprintf(f, "  FAILED     %s\n", txt(&t, error));
+    txt_free(&t);
 }

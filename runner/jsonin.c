@@ -2,11 +2,13 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "error.h"
 
@@ -40,6 +42,112 @@ static void pos_of(const char *text, const char *at, int *line, int *col)
     }
 }
 
+/* Length of the UTF-8 sequence at p (NUL-terminated), or 0 when it is
+ * not one: a stray continuation byte, a truncated sequence, an overlong
+ * form, a surrogate (U+D800 to U+DFFF) or a code point past U+10FFFF. */
+static size_t utf8_len(const unsigned char *p)
+{
+    unsigned c = p[0];
+    size_t len;
+    unsigned cp;
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xc2 && c <= 0xdf) {
+        len = 2;
+        cp = c & 0x1f;
+    } else if (c >= 0xe0 && c <= 0xef) {
+        len = 3;
+        cp = c & 0x0f;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        len = 4;
+        cp = c & 0x07;
+    } else {
+        return 0; /* a continuation byte, or a lead byte no valid text has */
+    }
+    for (size_t i = 1; i < len; i++) {
+        if ((p[i] & 0xc0) != 0x80) /* the NUL at the end too: never read past it */
+            return 0;
+        cp = cp << 6 | (p[i] & 0x3f);
+    }
+    if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10ffff ||
+        (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    return len;
+}
+
+/* The first string of a JSON text (keys included, in the order they
+ * appear) that cJSON would not keep whole: one with a \u0000 escape,
+ * which it cuts at the NUL, or one with bytes that are not UTF-8. Its
+ * number among the text's strings (from 0) in *k, where it starts and
+ * ends (its quotes) in *at and *end, what is wrong in *why; 0 when there
+ * is none. The text is one cJSON parsed. */
+static int bad_string(const char *text, size_t *k, const char **at, const char **end,
+                      const char **why)
+{
+    const unsigned char *p = (const unsigned char *)text;
+    for (size_t n = 0; *p; p++) {
+        if (*p != '"')
+            continue; /* outside strings, only a string opens with a quote */
+        const unsigned char *open = p++;
+        const char *wrong = NULL;
+        while (*p && *p != '"') {
+            if (*p == '\\') {
+                p++;
+                if (*p == 'u' && !wrong && p[1] == '0' && p[2] == '0' && p[3] == '0' &&
+                    p[4] == '0')
+                    wrong = "a \\u0000 (NUL) would cut it short";
+                if (*p)
+                    p++;
+                continue;
+            }
+            size_t len = utf8_len(p);
+            if (!len) {
+                if (!wrong)
+                    wrong = "it holds bytes that are not UTF-8";
+                len = 1;
+            }
+            p += len;
+        }
+        if (wrong) {
+            *k = n;
+            *at = (const char *)open;
+            *end = (const char *)p;
+            *why = wrong;
+            return 1;
+        }
+        n++;
+        if (!*p)
+            break;
+    }
+    return 0;
+}
+
+/* Walks v's strings in the order they appear in the text (an object's
+ * keys before their values), with j's path at each, to the k-th (*seen
+ * counts them); 1 when found, with j->path where it is and *is_key. */
+static int find_string(ck_jin *j, const cJSON *v, size_t k, size_t *seen, int *is_key)
+{
+    if (cJSON_IsString(v))
+        return (*seen)++ == k;
+    int i = 0;
+    for (const cJSON *c = v->child; c; c = c->next, i++) {
+        size_t saved;
+        if (cJSON_IsObject(v)) {
+            if ((*seen)++ == k) {
+                *is_key = 1;
+                return 1;
+            }
+            saved = ck_jin_push_key(j, c->string);
+        } else {
+            saved = ck_jin_push_index(j, i);
+        }
+        if (find_string(j, c, k, seen, is_key))
+            return 1;
+        ck_jin_pop(j, saved);
+    }
+    return 0;
+}
+
 cJSON *ck_jin_parse(ck_jin *j, const char *text)
 {
     const char *end = NULL;
@@ -50,6 +158,31 @@ cJSON *ck_jin_parse(ck_jin *j, const char *text)
         snprintf(j->err, sizeof(j->err), "%s: line %d, column %d: invalid JSON", j->file,
                  line, col);
         j->failed = 1;
+        return NULL;
+    }
+    /* Every string the file holds is text: cut short by a \u0000, or not
+     * UTF-8, it would be checked as one thing and written (run.json, the
+     * reports) as another. */
+    size_t k, seen = 0;
+    const char *at, *stop, *why;
+    if (bad_string(text, &k, &at, &stop, &why)) {
+        int is_key = 0;
+        size_t saved = strlen(j->path);
+        if (!find_string(j, root, k, &seen, &is_key))
+            ck_jin_pop(j, saved); /* cannot be: cJSON read the same strings */
+        /* the string as written, its bytes past ASCII as \\xNN, cut at 80 */
+        char got[100];
+        size_t o = 0;
+        const unsigned char *p = (const unsigned char *)at;
+        for (; p <= (const unsigned char *)stop && *p && o < 80; p++)
+            o += (size_t)snprintf(got + o, sizeof(got) - o, *p < 0x80 ? "%c" : "\\x%02x", *p);
+        if (p <= (const unsigned char *)stop && *p)
+            snprintf(got + o, sizeof(got) - o, "...");
+        ck_jin_fail(j, "expected %s of UTF-8 text without \\u0000, got %s: %s",
+                    is_key ? "a key" : "a string", got, why);
+        ck_jin_pop(j, saved);
+        cJSON_Delete(root);
+        return NULL;
     }
     return root;
 }
@@ -321,6 +454,11 @@ int ck_jin_duration(ck_jin *j, const cJSON *obj, const char *key, int required,
     int r = fetch(j, obj, key, required, &v, &saved);
     if (r <= 0)
         return r < 0 ? CK_EINVAL : CK_OK;
+    return done(j, saved, ck_jin_duration_value(j, v, min, max, out));
+}
+
+int ck_jin_duration_value(ck_jin *j, const cJSON *v, int64_t min, int64_t max, int64_t *out)
+{
     int64_t ns = 0;
     int ok = 0;
     if (cJSON_IsNumber(v) && isfinite(v->valuedouble) && fabs(v->valuedouble) < 9e12) {
@@ -332,14 +470,13 @@ int ck_jin_duration(ck_jin *j, const cJSON *obj, const char *key, int required,
     if (!ok || ns < min || ns > max) {
         char got[96];
         ck_jin_describe(v, got, sizeof(got));
-        return done(j, saved,
-                    ck_jin_fail(j,
-                                "expected a duration from %g ms to %g ms (\"100 ms\", "
-                                "\"2 s\", or a number of ms), got %s",
-                                (double)min / 1e6, (double)max / 1e6, got));
+        return ck_jin_fail(j,
+                           "expected a duration from %g ms to %g ms (\"100 ms\", \"2 s\", or "
+                           "a number of ms), got %s",
+                           (double)min / 1e6, (double)max / 1e6, got);
     }
     *out = ns;
-    return done(j, saved, CK_OK);
+    return CK_OK;
 }
 
 int ck_jin_quantity(ck_jin *j, const cJSON *obj, const char *key, int required,
@@ -383,6 +520,42 @@ int ck_jin_quantity(ck_jin *j, const cJSON *obj, const char *key, int required,
     return done(j, saved, CK_OK);
 }
 
+int ck_jin_open_file(const char *path, struct stat *st, const char **why)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
+        *why = strerror(errno);
+        return -1;
+    }
+    if (fstat(fd, st)) {
+        int e = errno;
+        *why = strerror(e);
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    if (!S_ISREG(st->st_mode)) {
+        *why = S_ISDIR(st->st_mode)    ? "a directory, not a regular file"
+               : S_ISFIFO(st->st_mode) ? "a FIFO, not a regular file"
+               : S_ISCHR(st->st_mode)  ? "a character device, not a regular file"
+               : S_ISBLK(st->st_mode)  ? "a block device, not a regular file"
+               : S_ISSOCK(st->st_mode) ? "a socket, not a regular file"
+                                       : "not a regular file";
+        close(fd);
+        errno = S_ISDIR(st->st_mode) ? EISDIR : EINVAL;
+        return -1;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK)) {
+        int e = errno;
+        *why = strerror(e);
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    return fd;
+}
+
 char *ck_jin_read(const char *path, size_t max, const char *what, int *rc, char *err,
                   size_t errlen)
 {
@@ -395,9 +568,28 @@ char *ck_jin_read(const char *path, size_t max, const char *what, int *rc, char 
         err = dummy;
         errlen = sizeof(dummy);
     }
-    FILE *f = fopen(path, "rb");
+    struct stat st;
+    const char *why;
+    int fd = ck_jin_open_file(path, &st, &why);
+    if (fd < 0) {
+        if (errno == EINVAL || errno == EISDIR) {
+            snprintf(err, errlen, "%s: %s (%s was expected)", path, why, what);
+            *rc = CK_EINVAL;
+        } else {
+            snprintf(err, errlen, "%s: cannot open: %s", path, why);
+        }
+        return NULL;
+    }
+    FILE *f = (uint64_t)st.st_size <= max ? fdopen(fd, "rb") : NULL;
     if (!f) {
-        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        int e = errno;
+        close(fd);
+        if ((uint64_t)st.st_size > max) {
+            snprintf(err, errlen, "%s: larger than %zu MiB: not %s", path, max >> 20, what);
+            *rc = CK_EINVAL;
+        } else {
+            snprintf(err, errlen, "%s: cannot open: %s", path, strerror(e));
+        }
         return NULL;
     }
     size_t cap = 65536, len = 0, n;
@@ -405,7 +597,7 @@ char *ck_jin_read(const char *path, size_t max, const char *what, int *rc, char 
     while (text && (n = fread(text + len, 1, cap - len - 1, f)) > 0) {
         len += n;
         if (len + 1 == cap) {
-            if (cap > max) {
+            if (cap > max) { /* it grew while being read */
                 fclose(f);
                 free(text);
                 snprintf(err, errlen, "%s: larger than %zu MiB: not %s", path, max >> 20, what);

@@ -18,6 +18,7 @@
 #include <cjson/cJSON.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 typedef struct ck_jin {
     const char *file;
@@ -27,17 +28,34 @@ typedef struct ck_jin {
 } ck_jin;
 
 /*
+ * Opens path for reading a file the user named (a scenario, a run.json, a
+ * savepoint's file), never blocking on it: it is opened with O_NONBLOCK and
+ * checked with fstat before anything is read, so that a FIFO, a device or
+ * a directory is refused at once (a FIFO opened for reading would wait for
+ * a writer forever, a device could be read forever). Returns the
+ * descriptor, in blocking mode again and close-on-exec, with *st filled;
+ * or -1 with *why: the system's reason (errno kept), or what the path is
+ * instead of a regular file ("a FIFO, not a regular file"; errno EINVAL,
+ * or EISDIR for a directory). Every reader of the runner's layer uses it.
+ */
+int ck_jin_open_file(const char *path, struct stat *st, const char **why);
+
+/*
  * Reads the whole file at path into a malloc'd, NUL-terminated text of at
  * most max bytes. NULL on error, with a one-line reason naming the file in
- * err (when err is not NULL): cannot open or read it, larger than max, or
- * a NUL byte in it (not a JSON text). `what` names what was expected ("a
- * scenario") in the messages. *rc (when rc is not NULL): CK_EIO when the
- * file could not be read, CK_EINVAL when it is not what was expected.
+ * err (when err is not NULL): cannot open or read it, not a regular file
+ * (ck_jin_open_file), larger than max, or a NUL byte in it (not a JSON
+ * text). `what` names what was expected ("a scenario") in the messages.
+ * *rc (when rc is not NULL): CK_EIO when the file could not be read,
+ * CK_EINVAL when it is not what was expected.
  */
 char *ck_jin_read(const char *path, size_t max, const char *what, int *rc, char *err,
                   size_t errlen);
 
-/* Parses text; on a syntax error reports the line and column. NULL on error. */
+/* Parses text; on a syntax error reports the line and column. NULL on
+ * error. Every string in it, keys included, must be UTF-8 text without a
+ * \u0000 escape (cJSON would cut the string at the NUL): the first that
+ * is not fails with its JSON path and the string as written. */
 cJSON *ck_jin_parse(ck_jin *j, const char *text);
 
 /* Path handling: push ".key" or "[i]", pop back to a saved length. */
@@ -69,6 +87,8 @@ int ck_jin_enum(ck_jin *j, const cJSON *obj, const char *key, int required,
 /* A duration: "100 ms", "1.5 s", "2 min" or a number of milliseconds; in ns. */
 int ck_jin_duration(ck_jin *j, const cJSON *obj, const char *key, int required,
                     int64_t min, int64_t max, int64_t *out);
+/* The same of a value v (a list's element; its path pushed already). */
+int ck_jin_duration_value(ck_jin *j, const cJSON *v, int64_t min, int64_t max, int64_t *out);
 /* A quantity with SI units from the table (e.g. "1GBps", "1Gf") or a plain number. */
 typedef struct ck_jin_unit {
     const char *name;

@@ -22,7 +22,10 @@
  *     a seed reads back to the same schedule;
  *   - a focused pair (safety mode, a third of the seeds) is a skew at
  *     checkpoint n's trigger and a crash at its completion, for the same
- *     n, counted among the disruptive faults.
+ *     n, counted among the disruptive faults;
+ *   - a fault waits for a subtask's finish only where subtasks finish
+ *     apart (the workload's partitions end at different times), and the
+ *     nth finish is one of the job's subtasks'.
  */
 #include "nemesis.h"
 
@@ -138,6 +141,17 @@ static ck_time restart_wait(const ck_scenario *sc)
     default:
         return 0;
     }
+}
+
+/* 1 when subtasks of the job finish at different times: the workload's
+ * partitions end apart. */
+static int finishes_apart(const ck_scenario *sc)
+{
+    const ck_workload_spec *w = &sc->workload;
+    for (int p = 1; p < w->npart_ends; p++)
+        if (w->part_end[p] != w->part_end[0])
+            return 1;
+    return 0;
 }
 
 /* Relative weights of the kinds, in the order of ck_fault_kind. */
@@ -264,7 +278,7 @@ static int may_fail_over(const ck_fault *f, int ntm)
 /* The stream of the faults inside the processes: apart from the rest of
  * the schedule's, so that a seed draws the rest as it did before they
  * existed. */
-#define IN_PROCESS_STREAM (NEMESIS_STREAM + 0x200)
+#define IN_PROCESS_STREAM (NEMESIS_STREAM + 0x300)
 
 /*
  * Two schedules in five get one or two faults inside the processes
@@ -572,6 +586,25 @@ void ck_nemesis_draw(ck_scenario *sc, uint64_t seed, ck_nemesis_mode mode)
     for (int i = 0; i < sc->nfaults; i++)
         if (sc->faults[i].kind == CK_FAULT_CRASH && ck_rng_below(&kinds, 3) == 0)
             sc->faults[i].crash = CK_CRASH_HOST;
+    /* Where subtasks finish apart (partitions that end at different
+     * times), a third of the triggered faults wait for the nth subtask's
+     * finish instead, from a microsecond to three checkpoint intervals
+     * after it: before and after the checkpoints that go on record it
+     * finished, which a failover then restores. Drawn from a stream of
+     * their own too, so that other scenarios' schedules stay as they
+     * were. */
+    if (I > 0 && finishes_apart(sc)) {
+        ck_rng fin;
+        ck_rng_init(&fin, seed, NEMESIS_STREAM + 0x200 + (uint64_t)mode);
+        for (int i = 0; i < sc->nfaults; i++) {
+            ck_fault *f = &sc->faults[i];
+            if (f->moment == CK_MOMENT_NONE || ck_rng_below(&fin, 3) != 0)
+                continue;
+            f->moment = CK_MOMENT_SUBTASK_FINISHED;
+            f->nth = 1 + (int)ck_rng_below(&fin, (uint64_t)nsub);
+            f->at = log_uniform(&fin, 1 * US, 3 * I);
+        }
+    }
     draw_in_process(sc, seed, mode);
 }
 
@@ -818,7 +851,8 @@ void ck_nemesis_judge(const ck_run *r, const ck_verdict *v, ck_nemesis_mode mode
     memset(out, 0, sizeof(*out));
     int finished = r->res.jm_ready && r->res.jm.state == CK_JOB_FINISHED;
     /* Failures the schedule may cause on purpose: the restart strategy
-     * gave up, or every checkpoint left to restore was damaged. */
+     * gave up, or every checkpoint left to restore was damaged (each
+     * fallback past a file it damaged: an unexplained one fails below). */
     int damaged = 0;
     for (int i = 0; i < r->res.nfaults; i++)
         damaged |= r->res.faults[i].spec->kind == CK_FAULT_CORRUPT_CHECKPOINT &&
@@ -832,6 +866,10 @@ void ck_nemesis_judge(const ck_run *r, const ck_verdict *v, ck_nemesis_mode mode
     const char *g = ck_guarantee_name(v->guarantee);
     if (!r->res.jm_ready) {
         snprintf(out->why, sizeof(out->why), "the job manager never started");
+    } else if (r->unexplained[0]) {
+        /* Falling back past a committed checkpoint is allowed only past a
+         * file the schedule damaged (ck_run_judge_fallbacks). */
+        snprintf(out->why, sizeof(out->why), "%.399s", r->unexplained);
     } else if (finished && !v->ok) {
         snprintf(out->why, sizeof(out->why),
                  "the output broke its %s guarantee: %llu lost, %llu duplicated, %llu unexpected",

@@ -13,11 +13,13 @@
  * restart, slow CPUs, slow links, links down, partitions, damaged
  * checkpoints, savepoints and stop-and-resume), each at a time or
  * triggered by a moment (a checkpoint triggered or completed, a state
- * upload or a restore started) so that faults land in windows that last
- * microseconds. Two schedules in five add one or two faults inside the
- * processes (store errors, late store completions, failed allocations;
- * drawn on a stream of their own). A third of the safety schedules begin
- * with a focused pair: checkpoint n's channels skewed as it is triggered (a slow link or
+ * upload or a restore started; where the input's partitions end at
+ * different times, a subtask's finish) so that faults land in windows
+ * that last microseconds. Two schedules in five add one or two faults
+ * inside the processes (store errors, late store completions, failed
+ * allocations; drawn on a stream of their own). A third of the safety
+ * schedules begin with a focused
+ * pair: checkpoint n's channels skewed as it is triggered (a slow link or
  * CPU on a task manager in use), then a crash as it completes, so that
  * the checkpoint restored is one whose alignment lasted tens of
  * milliseconds and whose commit may not have reached the sinks. It keeps
@@ -64,7 +66,9 @@ typedef struct ck_nemesis_verdict {
 
 /*
  * Judges a finished run under mode:
- *   safety: the output kept the run's guarantee and the job FINISHED; a job
+ *   safety: the output kept the run's guarantee and the job FINISHED, and
+ *     every restore that fell back to an older checkpoint failed on a file
+ *     the schedule damaged (r->unexplained, ck_run_judge_fallbacks); a job
  *     that FAILED because its restart strategy gave up, or because a
  *     damaged checkpoint left none to restore, passes when what it
  *     committed holds nothing duplicated (exactly-once) and nothing

@@ -25,6 +25,11 @@
 #include "storefs.h"
 #include "verify.h"
 
+/* Whether a run checks invariants unless told (CMake's CHANDY_INVARIANTS). */
+#ifndef CK_INVARIANTS_DEFAULT
+#define CK_INVARIANTS_DEFAULT 0
+#endif
+
 /* Empties what an earlier run left in the output directory: its store, its
  * sinks' output and its run.json must not be mistaken for this run's (a
  * run that cannot write its own must not leave the last one's standing). */
@@ -59,11 +64,12 @@ static int is_runjson(const char *dir, const char *name)
 {
     char path[700], head[512];
     snprintf(path, sizeof(path), "%s/%s", dir, name);
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
     struct stat st;
+    const char *why;
+    int fd = ck_jin_open_file(path, &st, &why);
     if (fd < 0)
         return 0;
-    ssize_t n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read(fd, head, sizeof(head) - 1) : 0;
+    ssize_t n = read(fd, head, sizeof(head) - 1);
     close(fd);
     head[n > 0 ? n : 0] = 0;
     return strstr(head, "\"chandy_version\"") != NULL;
@@ -264,6 +270,60 @@ const char *ck_backend_name(ck_backend b)
     return b == CK_BACKEND_SOCKETS ? "sockets" : "simgrid";
 }
 
+int ck_run_fallback_cause(const ck_run *r, size_t i)
+{
+    if (!r->res.jm_ready || i >= r->res.jm.nfallbacks)
+        return -1;
+    const ck_fallback *fb = &r->res.jm.fallbacks[i];
+    if (fb->code != CK_FAIL_RESTORE_DAMAGED || !fb->key[0])
+        return -1;
+    for (int k = 0; k < r->res.nfaults; k++) {
+        const ck_fault_run *f = &r->res.faults[k];
+        if (f->spec->kind == CK_FAULT_CORRUPT_CHECKPOINT && f->applied && !f->failed &&
+            f->applied_at <= fb->at && !strcmp(f->key, fb->key))
+            return k;
+    }
+    return -1;
+}
+
+int ck_run_judge_fallbacks(ck_run *r)
+{
+    r->degraded[0] = r->unexplained[0] = 0;
+    if (!r->res.jm_ready)
+        return 0;
+    const ck_fallback *first = NULL;
+    int first_cause = -1;
+    for (size_t i = 0; i < r->res.jm.nfallbacks; i++) {
+        const ck_fallback *fb = &r->res.jm.fallbacks[i];
+        char to[48];
+        if (fb->to)
+            snprintf(to, sizeof(to), "checkpoint %llu", (unsigned long long)fb->to);
+        else
+            snprintf(to, sizeof(to), "none (the job failed)");
+        int cause = ck_run_fallback_cause(r, i);
+        if (cause < 0) {
+            snprintf(r->unexplained, sizeof(r->unexplained),
+                     "the job fell back from checkpoint %llu to %s, and no corrupt_checkpoint "
+                     "event damaged the file its restore failed on (%s: %.250s)",
+                     (unsigned long long)fb->from, to, ck_fail_name(fb->code), fb->why);
+            return 1;
+        }
+        if (!first && fb->to) {
+            first = fb;
+            first_cause = cause;
+        }
+    }
+    if (first)
+        snprintf(r->degraded, sizeof(r->degraded),
+                 "fell back from damaged checkpoint %llu to checkpoint %llu (the "
+                 "corrupt_checkpoint at %.6f s damaged its file), replaying input whose output "
+                 "checkpoint %llu had committed",
+                 (unsigned long long)first->from, (unsigned long long)first->to,
+                 (double)r->res.faults[first_cause].applied_at / 1e9,
+                 (unsigned long long)first->from);
+    return 0;
+}
+
 int ck_run_main(const char *scenario_path, const ck_run_opts *o)
 {
     static ck_scenario sc; /* large: keep it off the stack */
@@ -273,6 +333,7 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
         fprintf(stderr, "chandy: %s\n", err);
         return 2;
     }
+    ck_scenario_print_warnings(&sc, stderr);
     if (o->claim_mode) {
         sc.cfg.v[CK_CFG_CLAIM_MODE] = o->claim_mode - 1;
         sc.cfg.set[CK_CFG_CLAIM_MODE] = 1;
@@ -489,6 +550,7 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
     r.job.outdir = r.outdir;
     r.job.seed = r.seed;
     r.job.verbose = r.verbose;
+    r.job.check_invariants = o->check_invariants ? o->check_invariants > 0 : CK_INVARIANTS_DEFAULT;
     ck_backend_result_init(&r.res, &r.job);
 
     int status = 0;
@@ -511,8 +573,12 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
         (ck_cfg(&sc.cfg, CK_CFG_CP_INTERVAL) == 0 ||
          ck_cfg(&sc.cfg, CK_CFG_CP_MODE) == CK_CP_AT_LEAST_ONCE))
         guarantee = CK_AT_LEAST_ONCE;
-    if (r.res.jm_ready && r.res.jm.degraded[0])
-        guarantee = CK_AT_LEAST_ONCE; /* the job itself gave exactly once up (run.json says why) */
+    /* A restore that fell back to an older checkpoint replays output the
+     * newer one committed: at least once, if the timeline damaged what it
+     * could not restore; otherwise the run failed, whatever its output. */
+    int unexplained = ck_run_judge_fallbacks(&r);
+    if (r.degraded[0])
+        guarantee = CK_AT_LEAST_ONCE; /* run.json says why */
     /* The run's own output is kept; a run started from a savepoint is then
      * checked together with the output of the run that took it. */
     char outd[700];
@@ -541,6 +607,8 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
             snprintf(r.res.error, sizeof(r.res.error), "verifying the output: %s", err);
         v = (ck_verdict){.guarantee = guarantee, .partial = partial, .ok = 0};
     }
+    if (unexplained)
+        v.ok = 0; /* run.json's correctness.unexplained_fallback says why */
     cJSON *run = ck_runjson_build(&r, &v);
     ck_nemesis_verdict nv;
     if (o->swarm && run) {
@@ -568,6 +636,11 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
                     nv.why);
             status = 1;
         }
+    } else if (unexplained) {
+        /* Whatever "expect" says: the job went back past a checkpoint it had
+         * committed, and nothing the timeline did allowed it. */
+        fprintf(stderr, "chandy: %s: %s\n", scenario_path, r.unexplained);
+        status = 1;
     } else if (r.res.unfinished) {
         /* Whatever "expect" says, a run stopped before the job ended did not complete. */
         fprintf(stderr, "chandy: %s: the job did not finish: %s\n", scenario_path, r.res.jm.failure);

@@ -30,9 +30,32 @@ typedef struct ck_run {
     ck_backend_job job;     /* what the backend was asked to run */
     ck_op_slowdown slowdowns[CK_MAX_FAULTS]; /* its slow_operator faults, for the engine */
     ck_backend_result res;  /* what came of it (backend/backend.h) */
+    /* The job's fallbacks (ck_jm.fallbacks) judged against the timeline: */
+    char degraded[400];     /* why the output was held to at least once only: every
+                             * fallback passed a file the timeline damaged ("": none) */
+    char unexplained[400];  /* a fallback nothing the timeline did explains: the run
+                             * fails, whatever its output ("": none) */
 } ck_run;
 
 const char *ck_backend_name(ck_backend b);
+
+/*
+ * The fault that explains the job manager's fallback i (r->res.jm.fallbacks):
+ * the index of a corrupt_checkpoint event of the timeline that damaged,
+ * before the restore failed, the very file the restore found damaged (by
+ * its size or checksum). -1 when none does: a restore that failed on a
+ * file no event damaged, or for another reason (a file missing, one that
+ * does not decode), which is a fault of the engine, never the schedule's.
+ */
+int ck_run_fallback_cause(const ck_run *r, size_t i);
+
+/*
+ * Judges the job's fallbacks: fills r->degraded when every one is
+ * explained (ck_run_fallback_cause) and one went back past a completed
+ * checkpoint, r->unexplained (one line) for the first that is not.
+ * Returns 1 when one is not, else 0.
+ */
+int ck_run_judge_fallbacks(ck_run *r);
 
 typedef struct ck_run_opts {
     const char *from_savepoint; /* like `flink run -s`: overrides execution.state-recovery.path */
@@ -45,6 +68,8 @@ typedef struct ck_run_opts {
     int verbose;
     int quiet;
     int swarm; /* ck_nemesis_mode: draw the seed's fault schedule and judge the run by it */
+    int check_invariants; /* 1: check every invariant after each step (invariant.h), -1:
+                           * not; 0: the build's default (CMake's CHANDY_INVARIANTS) */
 } ck_run_opts;
 
 /*
@@ -53,7 +78,8 @@ typedef struct ck_run_opts {
  * the run could not complete), 2 (the scenario or the options are wrong).
  * With o->swarm, the scenario's events and expect are replaced by the
  * seed's drawn schedule and the swarm verdict (runner/nemesis.h): 0 when
- * it holds, 1 when it does not.
+ * it holds, 1 when it does not. A violated invariant (with checks on)
+ * ends the process at once with CK_EXIT_INVARIANT (invariant.h).
  */
 int ck_run_main(const char *scenario_path, const ck_run_opts *o);
 

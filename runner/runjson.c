@@ -186,6 +186,13 @@ static cJSON *workload_obj(const ck_run *r)
     cJSON_AddNumberToObject(o, "record_bytes", s->record_bytes);
     cJSON_AddNumberToObject(o, "duration_s", secs(s->duration));
     cJSON_AddStringToObject(o, "mode", s->backlog ? "backlog" : "live");
+    if (s->npart_ends) {
+        cJSON *ends = cJSON_AddArrayToObject(o, "partition_durations_s");
+        for (int i = 0; i < s->npart_ends; i++)
+            cJSON_AddItemToArray(ends, cJSON_CreateNumber(secs(s->part_end[i])));
+    } else {
+        cJSON_AddNullToObject(o, "partition_durations_s");
+    }
     return o;
 }
 
@@ -288,6 +295,10 @@ static cJSON *checkpoints_arr(const ck_run *r)
         cJSON_AddBoolToObject(o, "forced_full", (c->flags & CK_CP_FLAG_FULL) != 0);
         cJSON_AddNumberToObject(o, "persisted_inflight_bytes", (double)c->inflight);
         cJSON_AddNumberToObject(o, "acknowledged", c->nacks);
+        uint32_t fin = 0;
+        for (uint32_t s = 0; c->tasks && s < r->job.env.g->nsubtasks; s++)
+            fin += c->tasks[s].finished != 0;
+        cJSON_AddNumberToObject(o, "finished_subtasks", fin);
         if (c->reason[0])
             cJSON_AddStringToObject(o, "reason", c->reason);
         cJSON_AddItemToArray(a, o);
@@ -324,6 +335,41 @@ static ck_time failure_time(const ck_run *r, ck_time detected, int host, uint8_t
     return r->res.faults[best].applied_at;
 }
 
+/* The restores that failed on their checkpoint, and where the job went
+ * back to: each with the event of the timeline that explains it, if one
+ * does (ck_run_fallback_cause). */
+static cJSON *fallbacks_arr(const ck_run *r)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (size_t i = 0; r->res.jm_ready && i < r->res.jm.nfallbacks; i++) {
+        const ck_fallback *fb = &r->res.jm.fallbacks[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "at_s", secs(fb->at));
+        cJSON_AddNumberToObject(o, "from_checkpoint", (double)fb->from);
+        if (fb->to)
+            cJSON_AddNumberToObject(o, "to_checkpoint", (double)fb->to);
+        else
+            cJSON_AddNullToObject(o, "to_checkpoint");
+        int v, sub;
+        ck_graph_locate(r->job.env.g, fb->subtask, &v, &sub);
+        cJSON_AddStringToObject(o, "vertex", r->job.env.g->v[v].name);
+        cJSON_AddNumberToObject(o, "subtask", sub);
+        cJSON_AddStringToObject(o, "reason", ck_fail_name(fb->code));
+        if (fb->key[0])
+            cJSON_AddStringToObject(o, "file", fb->key);
+        else
+            cJSON_AddNullToObject(o, "file");
+        cJSON_AddStringToObject(o, "error", fb->why);
+        int k = ck_run_fallback_cause(r, i);
+        if (k >= 0)
+            cJSON_AddNumberToObject(o, "fault", k);
+        else
+            cJSON_AddNullToObject(o, "fault");
+        cJSON_AddItemToArray(a, o);
+    }
+    return a;
+}
+
 static cJSON *recoveries_arr(const ck_run *r)
 {
     cJSON *a = cJSON_CreateArray();
@@ -356,9 +402,11 @@ static cJSON *recoveries_arr(const ck_run *r)
         if (v->restored == CK_TIME_NEVER) {
             cJSON_AddNullToObject(rst, "download_s");
             cJSON_AddNullToObject(rst, "replay_s");
+            cJSON_AddNullToObject(rst, "channel_state_s");
         } else {
             cJSON_AddNumberToObject(rst, "download_s", secs(v->restore_download));
             cJSON_AddNumberToObject(rst, "replay_s", secs(v->restore_load));
+            cJSON_AddNumberToObject(rst, "channel_state_s", secs(v->restore_channels));
         }
         cJSON_AddNumberToObject(rst, "bytes", (double)v->restore_bytes);
         cJSON_AddStringToObject(o, "cause", v->cause);
@@ -598,8 +646,11 @@ cJSON *ck_runjson_build(const ck_run *r, const ck_verdict *v)
     cJSON_AddStringToObject(root, "scenario_file", r->sc->path);
     cJSON_AddNumberToObject(root, "seed", (double)r->seed);
     cJSON_AddStringToObject(root, "backend", ck_backend_name(r->backend));
-    if (r->backend == CK_BACKEND_SIMGRID)
+    if (r->backend == CK_BACKEND_SIMGRID) {
         cJSON_AddStringToObject(root, "network_model", r->res.network_model);
+        cJSON_AddStringToObject(root, "transfer_model", r->res.transfer_model);
+        cJSON_AddStringToObject(root, "transfer_model_why", r->res.transfer_model_why);
+    }
     double sim_s = secs(r->res.jm.end);
     cJSON_AddNumberToObject(root, "sim_time_s", sim_s);
     cJSON_AddNumberToObject(root, "wall_time_s", round_to(r->res.wall_s, 3));
@@ -774,10 +825,15 @@ cJSON *ck_runjson_build(const ck_run *r, const ck_verdict *v)
     cJSON_AddNumberToObject(c, "unexpected", (double)v->unexpected);
     cJSON_AddNumberToObject(c, "wrong_totals", (double)v->wrong_totals);
     cJSON_AddBoolToObject(c, "ok", v->ok);
-    if (r->res.jm_ready && r->res.jm.degraded[0])
-        cJSON_AddStringToObject(c, "degraded", r->res.jm.degraded);
+    if (r->degraded[0])
+        cJSON_AddStringToObject(c, "degraded", r->degraded);
     else
         cJSON_AddNullToObject(c, "degraded");
+    if (r->unexplained[0])
+        cJSON_AddStringToObject(c, "unexplained_fallback", r->unexplained);
+    else
+        cJSON_AddNullToObject(c, "unexplained_fallback");
+    cJSON_AddItemToObject(c, "fallbacks", fallbacks_arr(r));
 
     if (r->res.error[0])
         cJSON_AddStringToObject(root, "error", r->res.error);
@@ -794,6 +850,10 @@ cJSON *ck_runjson_build(const ck_run *r, const ck_verdict *v)
     free(region);
     cJSON_AddItemToObject(root, "workload", workload_obj(r));
     cJSON_AddItemToObject(root, "config", config_obj(&r->sc->cfg));
+    cJSON *warn = cJSON_CreateArray();
+    for (int i = 0; i < r->sc->warnings.n; i++)
+        cJSON_AddItemToArray(warn, cJSON_CreateString(r->sc->warnings.v[i]));
+    cJSON_AddItemToObject(root, "warnings", warn);
     return root;
 }
 

@@ -14,6 +14,7 @@
 #include "bytes.h"
 #include "crc32c.h"
 #include "error.h"
+#include "jsonin.h"
 #include "keygroup.h"
 #include "kstate.h"
 #include "operator.h"
@@ -22,44 +23,49 @@
 #include "storefs.h"
 
 /*
- * Reads a whole regular file of at most max bytes (exactly want bytes
- * unless want is UINT64_MAX). Anything else (a device, a FIFO, a
- * directory, a file of another size) is refused without reading it, so
- * that a link to /dev/zero or a FIFO neither hangs nor fills memory.
- * Returns 0, CK_ENOTFOUND, CK_EIO (why: the system's reason),
- * CK_ECORRUPT (why: what is wrong with it), CK_ENOMEM.
+ * Reads a regular file: all of it, of at most max bytes (want UINT64_MAX);
+ * exactly want bytes, its size (prefix 0); or its first want bytes, of a
+ * file at least that long (prefix 1: a merged file, of which only the
+ * segments the _metadata lists are read, whatever else it holds).
+ * Anything else (a device, a FIFO, a directory, a file of another size)
+ * is refused without reading it (ck_jin_open_file), so that a link to
+ * /dev/zero or a FIFO neither hangs nor fills memory, and no more is ever
+ * read or held than the _metadata declares. Returns 0, CK_ENOTFOUND,
+ * CK_EIO (why: the system's reason), CK_ECORRUPT (why: what is wrong with
+ * it), CK_ENOMEM.
  */
-static int read_file(const char *path, uint64_t want, uint64_t max, uint8_t **out, size_t *len,
-                     const char **why)
+static int read_file(const char *path, uint64_t want, int prefix, uint64_t max, uint8_t **out,
+                     size_t *len, const char **why)
 {
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-    if (fd < 0) {
-        *why = strerror(errno);
-        return errno == ENOENT ? CK_ENOTFOUND : CK_EIO;
-    }
     struct stat st;
-    if (fstat(fd, &st)) {
-        *why = strerror(errno);
-        close(fd);
-        return CK_EIO;
-    }
+    int fd = ck_jin_open_file(path, &st, why);
+    if (fd < 0)
+        return errno == ENOENT ? CK_ENOTFOUND
+               : errno == EINVAL || errno == EISDIR ? CK_ECORRUPT
+                                                    : CK_EIO;
     int rc = CK_OK;
-    if (!S_ISREG(st.st_mode)) {
-        *why = S_ISDIR(st.st_mode) ? "a directory, not a file" : "not a regular file";
-        rc = CK_ECORRUPT;
-    } else if (want != UINT64_MAX && (uint64_t)st.st_size != want) {
+    uint64_t size = (uint64_t)st.st_size, n = size;
+    if (want != UINT64_MAX && prefix) {
+        n = want;
+        if (size < want) {
+            *why = "ends before the segments the _metadata lists (truncated)";
+            rc = CK_ECORRUPT;
+        }
+    } else if (want != UINT64_MAX && size != want) {
         *why = "wrong size (truncated, or not this savepoint's file)";
         rc = CK_ECORRUPT;
-    } else if ((uint64_t)st.st_size > max) {
+    } else if (size > max) {
         *why = "too large for a _metadata file";
         rc = CK_ECORRUPT;
     }
-    size_t n = (size_t)st.st_size, off = 0;
-    uint8_t *b = rc ? NULL : malloc(n ? n : 1);
+    if (!rc && n > SIZE_MAX - 1)
+        rc = CK_ENOMEM;
+    size_t off = 0;
+    uint8_t *b = rc ? NULL : malloc(n ? (size_t)n : 1);
     if (!rc && !b)
         rc = CK_ENOMEM;
     while (!rc && off < n) {
-        ssize_t got = read(fd, b + off, n - off);
+        ssize_t got = read(fd, b + off, (size_t)n - off);
         if (got < 0 && errno == EINTR)
             continue;
         if (got < 0) {
@@ -78,8 +84,26 @@ static int read_file(const char *path, uint64_t want, uint64_t max, uint8_t **ou
         return rc;
     }
     *out = b;
-    *len = n;
+    *len = (size_t)n;
     return CK_OK;
+}
+
+/* The end of the furthest segment of merged file `key` that the
+ * _metadata lists (its segments' largest offset + bytes), or UINT64_MAX
+ * when one would end past 2^64. */
+static uint64_t segments_end(const ck_cp_meta *m, const char *key)
+{
+    uint64_t end = 0;
+    for (uint32_t s = 0; s < m->nsubtasks; s++)
+        for (uint32_t k = 0; k < m->tasks[s].n; k++) {
+            const ck_handle *h = &m->tasks[s].v[k];
+            if (!(h->flags & CK_HANDLE_SEGMENT) || strcmp(h->key, key))
+                continue;
+            if (h->bytes > UINT64_MAX - h->offset)
+                return UINT64_MAX;
+            end = h->offset + h->bytes > end ? h->offset + h->bytes : end;
+        }
+    return end;
 }
 
 /* A _metadata file larger than this is not one: a subtask takes at least
@@ -134,7 +158,7 @@ static int sp_locate(const char *path, char *out, size_t outlen, char *err, size
     uint8_t *text = NULL;
     size_t len = 0;
     const char *why = "";
-    int rc = read_file(file, UINT64_MAX, (uint64_t)1 << 30, &text, &len, &why);
+    int rc = read_file(file, UINT64_MAX, 0, (uint64_t)1 << 30, &text, &len, &why);
     if (rc == CK_OK) {
         cJSON *run = cJSON_ParseWithLength((const char *)text, len);
         free(text);
@@ -243,7 +267,7 @@ int ck_sp_open(ck_savepoint *sp, const char *path, char *err, size_t errlen)
     char file[sizeof(sp->path) + CK_STORE_KEY_MAX + 16];
     snprintf(file, sizeof(file), "%s/_metadata", sp->path);
     const char *why = "";
-    int rc = read_file(file, UINT64_MAX, CK_SP_METADATA_MAX, &sp->metadata, &sp->metadata_len,
+    int rc = read_file(file, UINT64_MAX, 0, CK_SP_METADATA_MAX, &sp->metadata, &sp->metadata_len,
                        &why);
     int located = 0;
     if (rc == CK_ENOTFOUND) {
@@ -256,7 +280,7 @@ int ck_sp_open(ck_savepoint *sp, const char *path, char *err, size_t errlen)
             located = 1;
             snprintf(sp->path, sizeof(sp->path), "%s", found);
             snprintf(file, sizeof(file), "%s/_metadata", sp->path);
-            rc = read_file(file, UINT64_MAX, CK_SP_METADATA_MAX, &sp->metadata,
+            rc = read_file(file, UINT64_MAX, 0, CK_SP_METADATA_MAX, &sp->metadata,
                            &sp->metadata_len, &why);
         }
     }
@@ -348,10 +372,16 @@ int ck_sp_open(ck_savepoint *sp, const char *path, char *err, size_t errlen)
                 f->len = (size_t)h->bytes;
                 snprintf(file, sizeof(file), "%s (%s, inline)", meta_file, key);
             } else {
-                rc = f->holder != sp->nfiles - 1
-                         ? CK_OK
-                         : read_file(file, seg ? UINT64_MAX : h->bytes, UINT64_MAX, &f->data,
-                                     &f->len, &why);
+                /* a merged file up to its last segment the _metadata
+                 * lists; any other, of exactly the size it declares */
+                uint64_t want = seg ? segments_end(&sp->meta, key) : h->bytes;
+                if (f->holder != sp->nfiles - 1)
+                    rc = CK_OK;
+                else if (want == UINT64_MAX) {
+                    why = "a segment the _metadata lists ends past 2^64 bytes";
+                    rc = CK_ECORRUPT;
+                } else
+                    rc = read_file(file, want, seg, UINT64_MAX, &f->data, &f->len, &why);
             }
             const ck_sp_file *hf = &sp->files[f->holder];
             if (!rc && seg && (h->offset > hf->len || h->bytes > hf->len - h->offset)) {

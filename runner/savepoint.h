@@ -52,9 +52,11 @@ typedef struct ck_savepoint {
  * as completed, in the run directory's store/savepoints/; or a directory
  * of savepoints (savepoint-<job>-<id>/ with a _metadata): the highest id,
  * refused when two jobs' savepoints share it. sp->path is the savepoint's
- * directory found. Reads regular files only: the _metadata (at most 16 MiB), then each
- * state file, of exactly the size the _metadata declares; a device or a
- * FIFO is refused without being read. Returns 0, or CK_EINVAL (an empty
+ * directory found. Reads regular files only: the _metadata (at most
+ * 256 MiB), then each state file, of exactly the size the _metadata
+ * declares, or of a merged file the part up to the end of the last
+ * segment it lists (never more, whatever the file's length); a device or
+ * a FIFO is refused without being read. Returns 0, or CK_EINVAL (an empty
  * or too long path), CK_EIO (with the system's reason), CK_ECORRUPT,
  * CK_ENOMEM, with one line in err naming the file. */
 int ck_sp_open(ck_savepoint *sp, const char *path, char *err, size_t errlen);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "error.h"
 #include "expect.h"
@@ -33,6 +34,7 @@ static void cluster_defaults(ck_cluster_spec *c)
     c->disk_write_bw = 300e6;
     c->local_disk_bw = 500e6;
     snprintf(c->network_model, sizeof(c->network_model), "CM02");
+    snprintf(c->transfer_model, sizeof(c->transfer_model), "auto");
 }
 
 /* A SimGrid platform file: a readable regular file that starts as XML does
@@ -40,17 +42,17 @@ static void cluster_defaults(ck_cluster_spec *c)
 static void check_platform_file(ck_jin *j, const char *path)
 {
     struct stat st;
-    if (stat(path, &st)) {
-        ck_jin_fail(j, "%s: %s", path, strerror(errno));
+    const char *why;
+    int fd = ck_jin_open_file(path, &st, &why);
+    if (fd < 0 && (errno == EINVAL || errno == EISDIR)) {
+        ck_jin_fail(j, "%s: %s (a SimGrid platform file was expected)", path, why);
         return;
     }
-    if (!S_ISREG(st.st_mode)) {
-        ck_jin_fail(j, "%s: not a regular file (a SimGrid platform file was expected)", path);
-        return;
-    }
-    FILE *f = fopen(path, "rb");
+    FILE *f = fd < 0 ? NULL : fdopen(fd, "rb");
     if (!f) {
-        ck_jin_fail(j, "%s: %s", path, strerror(errno));
+        ck_jin_fail(j, "%s: %s", path, fd < 0 ? why : strerror(errno));
+        if (fd >= 0)
+            close(fd);
         return;
     }
     char head[256];
@@ -73,11 +75,13 @@ static void check_platform_file(ck_jin *j, const char *path)
 static void parse_cluster(ck_jin *j, const cJSON *o, ck_cluster_spec *c, const char *scenario_path)
 {
     static const char *const keys[] = {"taskmanagers", "cores", "speed", "link", "store",
-                                       "local_disk", "network_model", "platform", NULL};
+                                       "local_disk", "network_model", "transfer_model",
+                                       "platform", NULL};
     static const char *const link_keys[] = {"bandwidth", "latency", NULL};
     static const char *const store_keys[] = {"bandwidth", "latency", "disk_read",
                                              "disk_write", NULL};
     static const char *const models[] = {"CM02", "LV08", NULL};
+    static const char *const transfer_models[] = {"auto", "fast", "simgrid", NULL};
     if (!o)
         return;
     size_t saved = ck_jin_push_key(j, "cluster");
@@ -119,6 +123,9 @@ static void parse_cluster(ck_jin *j, const cJSON *o, ck_cluster_spec *c, const c
     if (ck_jin_enum(j, o, "network_model", 0, models, &m) == 0 &&
         cJSON_GetObjectItemCaseSensitive(o, "network_model"))
         snprintf(c->network_model, sizeof(c->network_model), "%s", models[m]);
+    if (ck_jin_enum(j, o, "transfer_model", 0, transfer_models, &m) == 0 &&
+        cJSON_GetObjectItemCaseSensitive(o, "transfer_model"))
+        snprintf(c->transfer_model, sizeof(c->transfer_model), "%s", transfer_models[m]);
     char plat[400] = "";
     ck_jin_string(j, o, "platform", 0, plat, sizeof(plat));
     if (plat[0] && !j->failed) {
@@ -189,11 +196,37 @@ static void parse_rate_list(ck_jin *j, const cJSON *arr, const char *key, ck_wor
     ck_jin_pop(j, saved);
 }
 
+/* workload.partition_durations: one duration per partition, each at most
+ * the workload's. */
+static void parse_partition_durations(ck_jin *j, const cJSON *arr, ck_workload_spec *w)
+{
+    size_t saved = ck_jin_push_key(j, "partition_durations");
+    if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) != w->partitions ||
+        w->partitions > CK_WL_MAX_PART_ENDS) {
+        if (w->partitions > CK_WL_MAX_PART_ENDS)
+            ck_jin_fail(j, "takes at most %d partitions (the topic has %d)", CK_WL_MAX_PART_ENDS,
+                        w->partitions);
+        else
+            ck_jin_fail(j, "expected a list of %d durations, one per partition", w->partitions);
+        ck_jin_pop(j, saved);
+        return;
+    }
+    int i = 0;
+    for (const cJSON *e = arr->child; e && !j->failed; e = e->next, i++) {
+        size_t s2 = ck_jin_push_index(j, i);
+        ck_jin_duration_value(j, e, 0, w->duration, &w->part_end[i]);
+        ck_jin_pop(j, s2);
+    }
+    w->npart_ends = j->failed ? 0 : w->partitions;
+    ck_jin_pop(j, saved);
+}
+
 static void parse_workload(ck_jin *j, const cJSON *o, ck_workload_spec *w)
 {
     static const char *const keys[] = {"topic", "duration", "rate", "bursts", "partitions",
                                        "keys", "distribution", "zipf_exponent",
-                                       "record_bytes", "disorder", "mode", "arrivals", NULL};
+                                       "record_bytes", "disorder", "mode", "arrivals",
+                                       "partition_durations", NULL};
     static const char *const dists[] = {"uniform", "zipf", NULL};
     static const char *const modes[] = {"live", "backlog", NULL};
     static const char *const arrivals[] = {"uniform", "poisson", NULL};
@@ -244,6 +277,9 @@ static void parse_workload(ck_jin *j, const cJSON *o, ck_workload_spec *w)
     int a = 0;
     ck_jin_enum(j, o, "arrivals", 0, arrivals, &a);
     w->poisson = a == 1;
+    const cJSON *ends = cJSON_GetObjectItemCaseSensitive(o, "partition_durations");
+    if (ends && !j->failed)
+        parse_partition_durations(j, ends, w);
     ck_jin_pop(j, saved);
 }
 
@@ -758,9 +794,38 @@ static void check_config(ck_jin *j, const ck_config *cfg)
         ck_config_format(CK_CFG_NET_MAX, ck_cfg(cfg, CK_CFG_NET_MAX), b, sizeof(b));
         ck_jin_fail(j, "%s is more than taskmanager.memory.network.max (%s)", a, b);
         ck_jin_pop(j, s2);
+    } else if (ck_cfg(cfg, CK_CFG_NET_MIN) > ck_cfg(cfg, CK_CFG_TM_FLINK_SIZE)) {
+        /* TaskExecutorFlinkMemoryUtils: network memory is part of the
+         * Flink memory (the max is unbounded by default: the min decides) */
+        size_t s2 = ck_jin_push_key(j, "taskmanager.memory.network.min");
+        ck_config_format(CK_CFG_NET_MIN, ck_cfg(cfg, CK_CFG_NET_MIN), a, sizeof(a));
+        ck_config_format(CK_CFG_TM_FLINK_SIZE, ck_cfg(cfg, CK_CFG_TM_FLINK_SIZE), b, sizeof(b));
+        ck_jin_fail(j, "%s is more than taskmanager.memory.flink.size (%s), which holds the "
+                       "network memory",
+                    a, b);
+        ck_jin_pop(j, s2);
     } else if (ck_segpool_segments(cfg) < 1) {
         size_t s2 = ck_jin_push_key(j, "taskmanager.memory.network.max");
         ck_jin_fail(j, "the network memory holds no segment of taskmanager.memory.segment-size");
+        ck_jin_pop(j, s2);
+    } else if (ck_cfg(cfg, CK_CFG_MIN_SEGMENT_SIZE) > seg) {
+        /* BufferDebloatConfiguration: the least buffer no larger than a segment */
+        size_t s2 = ck_jin_push_key(j, "taskmanager.memory.min-segment-size");
+        ck_config_format(CK_CFG_MIN_SEGMENT_SIZE, ck_cfg(cfg, CK_CFG_MIN_SEGMENT_SIZE), a,
+                         sizeof(a));
+        ck_config_format(CK_CFG_SEGMENT_SIZE, seg, b, sizeof(b));
+        ck_jin_fail(j, "%s is more than taskmanager.memory.segment-size (%s)", a, b);
+        ck_jin_pop(j, s2);
+    } else if (ck_cfg(cfg, CK_CFG_CLOG_MATERIALIZE) >= 0 &&
+               ck_cfg(cfg, CK_CFG_CLOG_MATERIALIZE) < 10 * CK_MS_) {
+        /* PeriodicMaterializationManager: a negative interval turns it off;
+         * 0 would divide by zero there, and chandy takes 10 ms as the least */
+        size_t s2 = ck_jin_push_key(j, "state.changelog.periodic-materialize.interval");
+        ck_config_format(CK_CFG_CLOG_MATERIALIZE, ck_cfg(cfg, CK_CFG_CLOG_MATERIALIZE), a,
+                         sizeof(a));
+        ck_jin_fail(j, "expected a negative duration (no materialization) or at least 10 ms, "
+                       "got %s",
+                    a);
         ck_jin_pop(j, s2);
     } else if (ck_cfg(cfg, CK_CFG_HB_RPC_FAILURES) == 0) { /* HeartbeatManagerOptions */
         size_t s2 = ck_jin_push_key(j, "heartbeat.rpc-failure-threshold");
@@ -770,7 +835,8 @@ static void check_config(ck_jin *j, const ck_config *cfg)
     ck_jin_pop(j, saved);
 }
 
-static void parse_config(ck_jin *j, const cJSON *o, ck_config *cfg)
+static void parse_config(ck_jin *j, const cJSON *o, ck_config *cfg,
+                         ck_scenario_warnings *warnings)
 {
     if (!o)
         return;
@@ -780,19 +846,35 @@ static void parse_config(ck_jin *j, const cJSON *o, ck_config *cfg)
         ck_jin_pop(j, saved);
         return;
     }
+    const char *given[CK_CFG_COUNT] = {0}; /* the name each key was set under */
     for (const cJSON *c = o->child; c && !j->failed; c = c->next) {
         size_t s2 = ck_jin_push_key(j, c->string);
         int id = ck_config_find(c->string);
+        int flink = 0, old = ck_config_deprecated(c->string, &flink) >= 0;
         if (id < 0) {
-            ck_jin_fail(j, "unknown configuration key (`chandy config` lists the supported keys)");
+            const char *near = ck_config_suggest(c->string);
+            if (near)
+                ck_jin_fail(j, "unknown configuration key: did you mean `%s`? (`chandy config` "
+                               "lists the supported keys)",
+                            near);
+            else
+                ck_jin_fail(j, "unknown configuration key (`chandy config` lists the supported "
+                               "keys)");
         } else if (cfg->set[id]) {
-            const char *old = ck_config_deprecated_name((ck_cfg_id)id);
-            if (old)
-                ck_jin_fail(j, "key given twice (%s is the deprecated name of %s)", old,
-                            ck_config_def((ck_cfg_id)id)->key);
+            if (strcmp(given[id], c->string))
+                ck_jin_fail(j, "key given twice: %s and %s are names of %s", given[id],
+                            c->string, ck_config_def((ck_cfg_id)id)->key);
             else
                 ck_jin_fail(j, "key given twice");
         } else {
+            given[id] = c->string;
+            if (old && warnings && warnings->n < CK_SCENARIO_MAX_WARNINGS)
+                snprintf(warnings->v[warnings->n++], sizeof(warnings->v[0]),
+                         "%s: %s: deprecated, use %s instead%s", j->file, j->path,
+                         ck_config_def((ck_cfg_id)id)->key,
+                         flink ? " (Flink 1.20 takes the old name too, with a warning)"
+                               : " (a name from Flink's development of 1.20 that no Flink "
+                                 "release takes)");
             const ck_cfg_def *d = ck_config_def((ck_cfg_id)id);
             char text[128];
             int ok = 1;
@@ -914,7 +996,7 @@ int ck_scenario_parse(ck_scenario *s, const char *path, const char *text, char *
     workload_defaults(&s->workload);
     parse_workload(&j, cJSON_GetObjectItemCaseSensitive(root, "workload"), &s->workload);
     ck_config_defaults(&s->cfg);
-    parse_config(&j, cJSON_GetObjectItemCaseSensitive(root, "config"), &s->cfg);
+    parse_config(&j, cJSON_GetObjectItemCaseSensitive(root, "config"), &s->cfg, &s->warnings);
     check_config(&j, &s->cfg);
     parse_job(&j, cJSON_GetObjectItemCaseSensitive(root, "job"), &s->job);
     if (!j.failed) {
@@ -1004,6 +1086,12 @@ int ck_scenario_load(ck_scenario *s, const char *path, char *err, size_t errlen)
     rc = ck_scenario_parse(s, path, text, err, errlen);
     free(text);
     return rc;
+}
+
+void ck_scenario_print_warnings(const ck_scenario *s, FILE *f)
+{
+    for (int i = 0; i < s->warnings.n; i++)
+        fprintf(f, "chandy: warning: %s\n", s->warnings.v[i]);
 }
 
 void ck_scenario_free(ck_scenario *s)

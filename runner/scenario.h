@@ -11,6 +11,7 @@
 #define CK_SCENARIO_H
 
 #include <cjson/cJSON.h>
+#include <stdio.h>
 
 #include "config.h"
 #include "faults.h"
@@ -18,6 +19,14 @@
 #include "workload.h"
 
 #define CK_SCENARIO_NAME_MAX 63
+
+/* What loading a scenario warned of (a deprecated configuration key, one
+ * line each, naming the file, the key and the key to use instead). */
+#define CK_SCENARIO_MAX_WARNINGS 32
+typedef struct ck_scenario_warnings {
+    int n;
+    char v[CK_SCENARIO_MAX_WARNINGS][320];
+} ck_scenario_warnings;
 
 typedef struct ck_scenario {
     char path[512];
@@ -30,13 +39,16 @@ typedef struct ck_scenario {
     ck_config cfg;
     ck_graph graph; /* built and checked from job + cfg */
     cJSON *expect;  /* the "expect" object, or NULL */
+    ck_scenario_warnings warnings;
     int nfaults;
     ck_fault faults[CK_MAX_FAULTS]; /* the "events" timeline, in order */
 } ck_scenario;
 
 /*
  * Loads and checks a scenario file. On error returns CK_EINVAL (or CK_EIO
- * when the file cannot be read) with a one-line message in err.
+ * when the file cannot be read) with a one-line message in err. A
+ * configuration key given under a deprecated name is taken, and noted in
+ * s->warnings (ck_scenario_print_warnings shows them).
  */
 int ck_scenario_load(ck_scenario *s, const char *path, char *err, size_t errlen);
 
@@ -45,6 +57,9 @@ int ck_scenario_parse(ck_scenario *s, const char *path, const char *text, char *
                       size_t errlen);
 
 void ck_scenario_free(ck_scenario *s);
+
+/* Prints each of the scenario's warnings as "chandy: warning: <line>". */
+void ck_scenario_print_warnings(const ck_scenario *s, FILE *f);
 
 /* 1 when name may name a run (and its default directory out/<name>): 1 to
  * CK_SCENARIO_NAME_MAX bytes, no '/', not "." or "..", no control characters. */

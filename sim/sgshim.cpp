@@ -5,6 +5,7 @@
 
 #include <simgrid/Exception.hpp>
 #include <simgrid/engine.h>
+#include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Link.hpp>
 #include <simgrid/s4u/Mailbox.hpp>
 
@@ -30,6 +31,23 @@ extern "C" int ck_sg_put(sg_mailbox_t mb, void *payload, long size)
     } catch (const simgrid::TimeoutException &) {
         return -1;
     }
+}
+
+extern "C" int ck_sg_sendto(sg_host_t from, sg_host_t to, double size)
+{
+    try {
+        simgrid::s4u::Comm::sendto(from, to, (uint64_t)size);
+        return 0;
+    } catch (const simgrid::NetworkFailureException &) {
+        return -1;
+    } catch (const simgrid::TimeoutException &) {
+        return -1;
+    }
+}
+
+extern "C" int ck_sg_link_policy(const_sg_link_t link)
+{
+    return (int)link->get_sharing_policy();
 }
 
 extern "C" sg_link_t ck_sg_link_or_null(const char *name)

@@ -16,11 +16,13 @@
  *   - a host's pass hands the frames of the batches that arrived to the
  *     nodes' inboxes, steps the nodes, then starts a transfer on each of
  *     the host's connections with what its nodes queued (so what they send
- *     at one instant leaves together); a transfer's time comes from a
- *     model of the hosts' links
- *     (link_transfer: each direction carries one batch at a time at its
- *     bandwidth, plus both links' latency), not from SimGrid's flow
- *     solver, whose cost grows with the number of flows sharing links;
+ *     at one instant leaves together); a transfer's time comes from one
+ *     of two models (sim/simnet.h says which a platform allows): a model
+ *     of the hosts' own links (fast: link_transfer, each direction
+ *     carries one batch at a time at its bandwidth, plus the route's
+ *     latency), whose cost does not grow with the number of flows sharing
+ *     links, or SimGrid's flow model over the platform's route (simgrid:
+ *     transfer_main, a SimGrid transfer from host to host);
  *   - store transfers are SimGrid transfers over the store host's link
  *     and disk; a receiver daemon per host owns the host's mailbox, where
  *     the store's answers arrive;
@@ -56,6 +58,7 @@
 #include <simgrid/link.h>
 #include <simgrid/mailbox.h>
 #include <simgrid/semaphore.h>
+#include <xbt/config.h>
 #include <xbt/log.h>
 
 #include "bnode.h"
@@ -66,6 +69,7 @@
 #include "routes.h"
 #include "sgshim.h"
 #include "simgrid.h"
+#include "simnet.h"
 #include "simplatform.h"
 #include "sinkfs.h"
 #include "storefs.h"
@@ -73,6 +77,13 @@
 #include "transport.h"
 
 enum { ITEM_MSG, ITEM_DONE, ITEM_BATCH };
+
+/* The most transfers between hosts SimGrid's flow model may need at once
+ * (one per connection, so the hosts' ordered pairs): each keeps an actor,
+ * whose stack and guard page take two of the process's memory maps
+ * (vm.max_map_count, 65 530 by default); a run that could need more is
+ * refused (choose_transfer_model). */
+#define SG_TRANSFERS_MAX 24000
 
 /* What a sink subtask's writes to its external system may gather before
  * they reach its file (io/sinkfs.h): 2 MB at parallelism 128. */
@@ -103,6 +114,7 @@ typedef struct sim_conn {
     int from, to;
     int busy;        /* a transfer of it is on the wire */
     uint32_t gen;    /* bumped when it breaks: an older transfer is dropped */
+    ck_time lat;     /* the route's latency (the fast model's; -1: not read yet) */
     int listed;      /* on its host's list of connections to look at */
     struct sim_conn *next_listed;
 } sim_conn;
@@ -110,14 +122,15 @@ typedef struct sim_conn {
 /* A network host (task managers 0..ntm-1, the job manager ntm). */
 typedef struct sim_host {
     struct ck_sim *w;
+    sg_host_t host;    /* its SimGrid host */
     char mbname[32];
     sg_mailbox_t mb;   /* what arrives on it: the store's answers */
     sim_conn *list;    /* connections with bytes waiting, not yet on the wire */
-    /* its link, as the transport's model uses it: bandwidth each way
-     * (bytes/s, as the platform declares it), latency, and when each
-     * direction is next free */
+    /* its own link, as the fast model uses it: bandwidth each way
+     * (bytes/s, as the platform declares it), and when each direction is
+     * next free */
     double bw_up, bw_down;
-    ck_time lat, up_free, down_free;
+    ck_time up_free, down_free;
     item *arrivals, *arrivals_tail; /* batches on their way here, in order of arrival */
     ck_netframe rx;    /* frames cut out of the batches that arrive */
     int up;            /* it runs (its receiver is there) */
@@ -167,6 +180,13 @@ struct ck_sim {
     /* the network: hosts, and connections per ordered pair (nnet * nnet) */
     sim_host *hosts;
     int nnet;
+    /* what times transfers between hosts: SimGrid's flow model (1), or the
+     * fast model (0), with each network host's own bandwidth up and down
+     * as ck_simnet_check read them (NULL: from the links named after the
+     * host, as on the generated platform) */
+    int sg_net;
+    double *own_up, *own_down;
+    int nown;
     sim_conn **conns;
     int conns_n;     /* the side of the conns matrix */
     /* messages for endpoints that do not exist yet, in order */
@@ -596,6 +616,7 @@ static sim_conn *conn_get(sim_world *w, int a, int b)
         if (*slot) {
             (*slot)->from = a;
             (*slot)->to = b;
+            (*slot)->lat = -1;
         }
     }
     return *slot;
@@ -640,18 +661,22 @@ static double bw_factor(const sim_world *w, int h)
 }
 
 /*
- * A batch of len bytes leaves host a for host b at time now; returns when
- * it arrives. The model of the links (not SimGrid's flow solver, whose
- * cost grows with the number of flows sharing links: at parallelism 256
- * it took 91 % of the time): each direction of a host's link carries one
- * batch at a time, in the order they come, at its bandwidth (times a slow
- * link's factor); a batch goes through a's link up and b's link down,
- * cut-through (b's side may start as soon as a's does), and arrives the
- * latency of both links after its last byte went down.
+ * The fast model: a batch of len bytes leaves host c->from for host c->to
+ * at time now; returns when it arrives. The model of the hosts' own links
+ * (not SimGrid's flow solver, whose cost grows with the number of flows
+ * sharing links: at parallelism 256 it took 91 % of the time): each
+ * direction of a host's link carries one batch at a time, in the order
+ * they come, at its bandwidth (times a slow link's factor); a batch goes
+ * through a's link up and b's link down, cut-through (b's side may start
+ * as soon as a's does), and arrives the route's latency after its last
+ * byte went down. sim/simnet.h says on which platforms it is exact.
  */
-static ck_time link_transfer(sim_world *w, int a, int b, size_t len, ck_time now)
+static ck_time link_transfer(sim_world *w, sim_conn *c, size_t len, ck_time now)
 {
+    int a = c->from, b = c->to;
     sim_host *ha = &w->hosts[a], *hb = &w->hosts[b];
+    if (c->lat < 0)
+        c->lat = (ck_time)llround(sg_host_get_route_latency(ha->host, hb->host) * 1e9);
     double bu = ha->bw_up * bw_factor(w, a), bd = hb->bw_down * bw_factor(w, b);
     ck_time start = CK_MAX(now, ha->up_free);
     ck_time up_end = start + (ck_time)((double)len * 1e9 / bu);
@@ -659,8 +684,10 @@ static ck_time link_transfer(sim_world *w, int a, int b, size_t len, ck_time now
     ck_time down_start = CK_MAX(start, hb->down_free);
     ck_time down_end = CK_MAX(up_end, down_start + (ck_time)((double)len * 1e9 / bd));
     hb->down_free = down_end;
-    return down_end + ha->lat + hb->lat;
+    return down_end + c->lat;
 }
+
+static void transfer_start(sim_world *w, item *it);
 
 /* Puts a batch on its way to host hb, to arrive at `due` (in order of
  * arrival; ties in the order sent). */
@@ -686,6 +713,13 @@ static void arrive(sim_world *w, item *it, int b, ck_time due)
 static ck_time start_batches(sim_world *w, sim_host *hs, ck_time now)
 {
     ck_time next = CK_TIME_NEVER;
+    if (w->sg_net && hs->list) {
+        /* SimGrid's transfers start at the scheduler's time; other actors
+         * may run meanwhile (a crash of this very host). */
+        catch_up(w);
+        if (!hs->up)
+            return next;
+    }
     sim_conn *c = hs->list, *keep = NULL;
     hs->list = NULL;
     while (c) {
@@ -712,7 +746,10 @@ static ck_time start_batches(sim_world *w, sim_host *hs, ck_time now)
                     memcpy(data, c->tx.buf + c->tx.off, len);
                     ck_tp_sent(&c->tx, end);
                     c->busy = 1;
-                    arrive(w, it, c->to, link_transfer(w, c->from, c->to, len, now));
+                    if (w->sg_net)
+                        transfer_start(w, it);
+                    else
+                        arrive(w, it, c->to, link_transfer(w, c, len, now));
                     w->transfers++;
                 }
             } else {
@@ -827,27 +864,32 @@ static sim_host *host_init(sim_world *w, int h, sg_host_t host)
     }
     hs->bh->slow = w->plan.cpu && h < w->plan.nh ? w->plan.cpu[h] : 1.0;
     hs->w = w;
+    hs->host = host;
     ck_netframe_init(&hs->rx, CK_NETFRAME_CAP);
-    /* Its link as the platform declares it (before any fault slows
-     * it): a generated platform's link_NAME_UP and _DOWN, or link_NAME;
-     * else the route to the store. */
-    char ln[96];
-    const char *name = sg_host_get_name(host);
-    snprintf(ln, sizeof(ln), "link_%s_UP", name);
-    sg_link_t up = ck_sg_link_or_null(ln);
-    snprintf(ln, sizeof(ln), "link_%s_DOWN", name);
-    sg_link_t down = ck_sg_link_or_null(ln);
-    if (!up || !down) {
-        snprintf(ln, sizeof(ln), "link_%s", name);
-        up = down = ck_sg_link_or_null(ln);
-    }
-    if (up) {
-        hs->bw_up = sg_link_get_bandwidth(up);
-        hs->bw_down = sg_link_get_bandwidth(down);
-        hs->lat = (ck_time)llround(sg_link_get_latency(up) * 1e9);
-    } else if (host != w->store_host) {
-        hs->bw_up = hs->bw_down = sg_host_get_route_bandwidth(host, w->store_host);
-        hs->lat = (ck_time)llround(sg_host_get_route_latency(host, w->store_host) * 1e9 / 2);
+    /* Its own link as the platform declares it (before any fault slows
+     * it), for the fast model: as ck_simnet_check read the routes, or on
+     * the generated platform its link_NAME_UP and _DOWN (link_NAME);
+     * else (a node of a test's platform) the route to the store. */
+    if (w->own_up && h < w->nown) {
+        hs->bw_up = w->own_up[h];
+        hs->bw_down = w->own_down[h];
+    } else {
+        char ln[96];
+        const char *name = sg_host_get_name(host);
+        snprintf(ln, sizeof(ln), "link_%s_UP", name);
+        sg_link_t up = ck_sg_link_or_null(ln);
+        snprintf(ln, sizeof(ln), "link_%s_DOWN", name);
+        sg_link_t down = ck_sg_link_or_null(ln);
+        if (!up || !down) {
+            snprintf(ln, sizeof(ln), "link_%s", name);
+            up = down = ck_sg_link_or_null(ln);
+        }
+        if (up) {
+            hs->bw_up = sg_link_get_bandwidth(up);
+            hs->bw_down = sg_link_get_bandwidth(down);
+        } else if (host != w->store_host) {
+            hs->bw_up = hs->bw_down = sg_host_get_route_bandwidth(host, w->store_host);
+        }
     }
     if (!(hs->bw_up > 0) || !(hs->bw_down > 0))
         hs->bw_up = hs->bw_down = 1.25e9; /* nothing declared: 10 Gbit/s */
@@ -1132,6 +1174,51 @@ static void store_actor(sim_world *w, const char *name, sg_host_t host, void (*f
     sg_actor_start(a, fn, 0, NULL);
 }
 
+/* ---- transfers timed by SimGrid's flow model ------------------------------------------ */
+
+/* A transfer's actor was killed (its sending host crashed, or the run
+ * ended) while it owned the batch. */
+static void transfer_killed(int failed, void *p)
+{
+    if (failed)
+        item_free(p);
+}
+
+/*
+ * One batch between two hosts as a SimGrid transfer over the platform's
+ * route (sim/simnet.h: the simgrid model). The actor lives on the sending
+ * host, so that it dies with it; the batch arrives on the receiving host
+ * when SimGrid says its last byte did, and goes to that host's arrivals
+ * as the fast model's batches do (on_batch then drops it if its
+ * connection broke meanwhile). A receiving host that goes off fails the
+ * transfer: the batch is lost with the connection (host_crashed broke it).
+ */
+static void transfer_main(int argc, char **argv)
+{
+    CK_UNUSED(argc);
+    CK_UNUSED(argv);
+    item *it = sg_actor_self_get_data();
+    sim_world *w = it->w;
+    sg_actor_on_exit(live_exit, NULL);
+    sg_actor_on_exit(transfer_killed, it);
+    int a = (int)it->src, b = (int)it->dst;
+    /* SimGrid asserts on a transfer that starts towards a host that is
+     * off; one going down is marked before it goes off (crash_host). */
+    if (host_down(w, b) || !w->hosts[b].up || !sg_host_is_on(w->hosts[b].host) ||
+        ck_sg_sendto(w->hosts[a].host, w->hosts[b].host, (double)it->len) != 0) {
+        item_free(it);
+        return;
+    }
+    arrive(w, it, b, sim_now_ns());
+}
+
+/* Starts batch `it` on its way as a SimGrid transfer (the scheduler
+ * caught up with SimGrid's clock: start_batches). */
+static void transfer_start(sim_world *w, item *it)
+{
+    store_actor(w, "transfer", w->hosts[it->src].host, transfer_main, it);
+}
+
 static void handler_exit(int failed, void *p)
 {
     CK_UNUSED(failed);
@@ -1356,6 +1443,29 @@ static const ck_bnode_io sim_io = {
  * or at once if a node could do more. Returns 1 when the node that ends
  * the run finished.
  */
+/* With invariant checks on (ck_bworld.check): what host h keeps beside its
+ * nodes (their own are checked at each step, drive.h), after its pass. */
+static void check_host(sim_world *w, int h, ck_time now)
+{
+    sim_host *hs = &w->hosts[h];
+    ck_inv v;
+    char where[48];
+    snprintf(where, sizeof(where), h < w->ntm ? "host tm%d" : "the job manager's host", h);
+    if (ck_bhost_check(hs->bh, &v) || ck_netframe_parser_check(&hs->rx, &v) ||
+        ck_plan_check(&w->plan, &v) || ck_routes_check(&w->routes, &v))
+        ck_drive_violated(where, now, &v);
+    for (sim_node *n = hs->nodes; n; n = n->host_next)
+        if (ck_bnode_check(&n->b, &v))
+            ck_drive_violated(where, now, &v);
+    for (int b = 0; b < w->conns_n; b++) {
+        const sim_conn *c = conn_find(w, h, b);
+        if (c && ck_tp_check(&c->tx, &v)) {
+            ck_inv_where(&v, "connection to host %d", b);
+            ck_drive_violated(where, now, &v);
+        }
+    }
+}
+
 static int host_pass(sim_world *w, int h)
 {
     sim_host *hs = &w->hosts[h];
@@ -1402,6 +1512,8 @@ static int host_pass(sim_world *w, int h)
         next = CK_MIN(next, hs->arrivals->due);
     hs->in_pass = 0;
     next = CK_MIN(next, hs->want);
+    if (w->bw.check)
+        check_host(w, h, now);
     if (hs->up)
         host_set_due(w, h, more ? now : next);
     return 0;
@@ -1703,6 +1815,8 @@ void ck_sim_del(ck_sim *w)
         n = next;
     }
     free(w->map);
+    free(w->own_up);
+    free(w->own_down);
     free(w->tm_hosts);
     free(w->tm_down);
     ck_plan_free(&w->plan);
@@ -1978,7 +2092,7 @@ static void reslow(injector *in, int h)
 static void damage(injector *in, ck_fault_run *f)
 {
     if (ck_fault_damage(f->spec, in->w->store_dir, in->job->env.job_id, f->detail,
-                        sizeof(f->detail)))
+                        sizeof(f->detail), f->key, sizeof(f->key)))
         f->failed = 1;
 }
 
@@ -2131,6 +2245,100 @@ static void injector_main(int argc, char **argv)
     }
 }
 
+/*
+ * Chooses what times the job's transfers between hosts (sim/simnet.h):
+ * the model the scenario asks for (cluster.transfer_model), or under
+ * "auto" the fast model where it is exact and SimGrid's elsewhere. Says
+ * which and why in r. Returns 0; CK_EINVAL (err says why, in one line)
+ * when "fast" is asked for where it is not exact; CK_ENOMEM.
+ */
+static int choose_transfer_model(sim_world *w, const ck_cluster_spec *cl, ck_backend_result *r,
+                                 char *err, size_t errlen)
+{
+    ck_simnet_model want = !strcmp(cl->transfer_model, "fast")      ? CK_SIMNET_FAST
+                           : !strcmp(cl->transfer_model, "simgrid") ? CK_SIMNET_SIMGRID
+                                                                    : CK_SIMNET_AUTO;
+    char why[400] = "";
+    int exact = 0;
+    if (want == CK_SIMNET_SIMGRID) {
+        snprintf(r->transfer_model_why, sizeof(r->transfer_model_why),
+                 "asked for (cluster.transfer_model)");
+    } else if (strcmp(cl->network_model, "CM02")) {
+        snprintf(why, sizeof(why),
+                 "network model %s corrects each transfer's latency and bandwidth by factors "
+                 "and weights its share of a link by its route's latency",
+                 cl->network_model);
+    } else if (!cl->platform[0]) {
+        /* The generated platform: each host's own split-duplex link into
+         * a non-blocking switch (rules 1 and 2 by construction); rule 3. */
+        double gamma = sg_cfg_get_double("network/TCP-gamma");
+        double rtt = 4.0 * (double)cl->link_lat / 1e9;
+        exact = !(gamma > 0 && rtt > 0 && gamma / rtt < cl->link_bw);
+        if (!exact)
+            snprintf(why, sizeof(why),
+                     "SimGrid's TCP window (network/TCP-gamma, %.6g bytes) limits a transfer "
+                     "between two hosts over its %.6g s round trip to %.6g B/s, below the "
+                     "%.6g B/s of their links",
+                     gamma, rtt, gamma / rtt, cl->link_bw);
+    } else {
+        int rc = ck_simnet_check_file(r->platform_file, why, sizeof(why));
+        if (rc < 0) {
+            snprintf(err, errlen, "%s: %s", r->platform_file, why);
+            return CK_EINVAL;
+        }
+        if (rc == 0) {
+            int n = w->ntm + 1;
+            sg_host_t *hosts = malloc((size_t)n * sizeof(*hosts));
+            w->own_up = malloc((size_t)n * sizeof(double));
+            w->own_down = malloc((size_t)n * sizeof(double));
+            if (!hosts || !w->own_up || !w->own_down) {
+                free(hosts);
+                return CK_ENOMEM;
+            }
+            memcpy(hosts, w->tm_hosts, (size_t)w->ntm * sizeof(*hosts));
+            hosts[w->ntm] = sg_host_by_name("jm");
+            exact = ck_simnet_check_platform(hosts, n, w->store_host, w->own_up, w->own_down,
+                                             why, sizeof(why));
+            free(hosts);
+            if (exact < 0)
+                return exact;
+            if (exact)
+                w->nown = n;
+        }
+    }
+    if (want == CK_SIMNET_FAST && !exact) {
+        snprintf(err, errlen, "cluster.transfer_model: \"fast\" cannot honour %s%s: %s",
+                 cl->platform[0] ? "the platform " : "the generated platform",
+                 cl->platform[0] ? r->platform_file : "", why);
+        return CK_EINVAL;
+    }
+    w->sg_net = want == CK_SIMNET_SIMGRID || !exact;
+    long hosts = w->ntm + 1, pairs = hosts * (hosts - 1);
+    if (w->sg_net && pairs > SG_TRANSFERS_MAX) {
+        snprintf(err, errlen,
+                 "cluster.transfer_model: SimGrid's flow model (%s%s) keeps an actor per transfer "
+                 "in flight, up to %ld between these %ld hosts, more than the %d one process "
+                 "can hold",
+                 want == CK_SIMNET_SIMGRID ? "asked for" : "which the platform needs: ",
+                 want == CK_SIMNET_SIMGRID ? "" : why, pairs, hosts, SG_TRANSFERS_MAX);
+        return CK_EINVAL;
+    }
+    snprintf(r->transfer_model, sizeof(r->transfer_model), "%s",
+             ck_simnet_model_name(w->sg_net ? CK_SIMNET_SIMGRID : CK_SIMNET_FAST));
+    if (want == CK_SIMNET_SIMGRID)
+        return CK_OK;
+    if (exact)
+        snprintf(r->transfer_model_why, sizeof(r->transfer_model_why), "%s: %s",
+                 want == CK_SIMNET_FAST ? "asked for" : "auto",
+                 cl->platform[0] ? "every route between the job's hosts is limited by their own "
+                                   "links only (sim/simnet.h)"
+                                 : "the generated platform, each host's own link into a "
+                                   "non-blocking switch");
+    else
+        snprintf(r->transfer_model_why, sizeof(r->transfer_model_why), "auto: %s", why);
+    return CK_OK;
+}
+
 static int sim_run(const ck_backend_job *job, ck_backend_result *r, char *err, size_t errlen)
 {
     const ck_cluster_spec *cl = job->cluster;
@@ -2158,6 +2366,7 @@ static int sim_run(const ck_backend_job *job, ck_backend_result *r, char *err, s
                            err, errlen);
     if (!w)
         return CK_EINVAL;
+    w->bw.check = job->check_invariants;
     char sink_dir[600];
     snprintf(sink_dir, sizeof(sink_dir), "%s/sink", job->outdir);
     if (ck_sim_set_sink_dir(w, sink_dir)) {
@@ -2182,6 +2391,12 @@ static int sim_run(const ck_backend_job *job, ck_backend_result *r, char *err, s
             rc = CK_EINVAL;
         }
     }
+    if (!rc && !sg_host_by_name("jm")) {
+        snprintf(err, errlen, "%s: the platform has no host \"jm\"", r->platform_file);
+        rc = CK_EINVAL;
+    }
+    if (!rc)
+        rc = choose_transfer_model(w, cl, r, err, errlen);
     ck_platform *jp = rc ? NULL : ck_sim_endpoint(w, CK_EP_JM, "jm", -1);
     if (!rc && !jp) {
         snprintf(err, errlen, "%s: the platform has no host \"jm\"", r->platform_file);

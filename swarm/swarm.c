@@ -6,9 +6,10 @@
  *   - at most `jobs` children run at once; every child started is waited
  *     for, and its seed gets exactly one result;
  *   - a seed passes only when its child exited 0 and its run.json says
- *     "verdict": "ok"; a signal, another exit status, a missing run.json or
- *     a child killed after --timeout seconds of wall-clock time is a
- *     violation;
+ *     "verdict": "ok"; a signal, another exit status (CK_EXIT_INVARIANT: an
+ *     invariant broke, the line it printed is the seed's why), a missing
+ *     run.json or a child killed after --timeout seconds of wall-clock time
+ *     is a violation;
  *   - only directories this swarm made are deleted: DIR/runs/<seed> of a
  *     passing seed, and its log (unless --keep: then every seed keeps its
  *     run directory and gets its DIR/seeds/<seed>.json);
@@ -36,6 +37,7 @@
 #include <cjson/cJSON.h>
 
 #include "error.h"
+#include "invariant.h"
 #include "jsonin.h"
 #include "nemesis.h"
 #include "pool.h"
@@ -60,6 +62,7 @@ typedef struct swarm {
     uint64_t from, to;
     int shard_i, shard_n; /* shard_n 0: none */
     int jobs, keep, tty;
+    int invariants; /* each seed's run checks invariants (--no-check-invariants: not) */
     double timeout_s; /* wall-clock seconds a seed may take */
     ck_scenario sc;
     char *text; /* the scenario file */
@@ -158,8 +161,9 @@ static void replay_cmd(const swarm *s, uint64_t seed, char *buf, size_t len)
     shell_word(sc, sizeof(sc), s->scenario);
     snprintf(dir, sizeof(dir), "%s/runs/%llu", s->out, (unsigned long long)seed);
     shell_word(out, sizeof(out), dir);
-    snprintf(buf, len, "%s run %s --seed %llu --swarm %s --out %s", a, sc,
-             (unsigned long long)seed, ck_nemesis_mode_name(s->mode), out);
+    snprintf(buf, len, "%s run %s --seed %llu --swarm %s%s --out %s", a, sc,
+             (unsigned long long)seed, ck_nemesis_mode_name(s->mode),
+             s->invariants ? " --check-invariants" : "", out);
 }
 
 /* ---- swarm.json ------------------------------------------------------------------ */
@@ -303,9 +307,27 @@ static int prepare(void *ctx, size_t i, const char **argv, char *log, size_t log
     snprintf(log, loglen, "%s.log", out);
     rm_tree(out); /* an earlier swarm's run of this seed */
     const char *args[] = {"run", s->scenario, "--seed", seedstr, "--swarm",
-                          ck_nemesis_mode_name(s->mode), "--out", out, "-q", NULL};
+                          ck_nemesis_mode_name(s->mode), "--out", out, "-q",
+                          s->invariants ? "--check-invariants" : "--no-check-invariants", NULL};
     memcpy(argv, args, sizeof(args));
     return 0;
+}
+
+/* The line a run that broke an invariant printed (drive.h), from its log,
+ * without its "chandy: " and newline; "" when there is none. */
+static void invariant_line(const char *log, char *buf, size_t len)
+{
+    static const char tag[] = "chandy: invariant violated: ";
+    char line[1024];
+    FILE *f = fopen(log, "r");
+    buf[0] = 0;
+    while (f && fgets(line, sizeof(line), f))
+        if (!strncmp(line, tag, sizeof(tag) - 1)) {
+            line[strcspn(line, "\n")] = 0;
+            snprintf(buf, len, "%s", line + 8);
+        }
+    if (f)
+        fclose(f);
 }
 
 /* Seed i's child ended (pool.h): its verdict. */
@@ -338,7 +360,12 @@ static void finish(void *ctx, size_t i, int st, double wall_s, int timed_out)
     else if (r->signal)
         snprintf(r->why, sizeof(r->why), "killed by signal %d (%s)%s", r->signal,
                  strsignal(r->signal), run ? "" : ", no run.json");
-    else if (!run)
+    else if (!run && r->exit_status == CK_EXIT_INVARIANT) {
+        char line[sizeof(r->why) - 40];
+        invariant_line(log, line, sizeof(line));
+        snprintf(r->why, sizeof(r->why), "%s (see runs/%llu.log)",
+                 line[0] ? line : "invariant violated", (unsigned long long)r->seed);
+    } else if (!run)
         snprintf(r->why, sizeof(r->why), "exit status %d and no run.json (see runs/%llu.log)",
                  r->exit_status, (unsigned long long)r->seed);
     else if (cJSON_IsString(why) && (!r->ok || verdict_ok))
@@ -450,6 +477,7 @@ int ck_swarm_main(int argc, char **argv, const char *argv0)
     s.mode = CK_NEMESIS_SAFETY;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     s.jobs = ncpu > 0 ? (int)ncpu : 1;
+    s.invariants = 1;
     s.timeout_s = 600;
     int have_seeds = 0, merging = 0, ndirs = 0;
     char **dirs = calloc((size_t)argc + 1, sizeof(char *));
@@ -505,6 +533,8 @@ int ck_swarm_main(int argc, char **argv, const char *argv0)
             i++;
         } else if (!strcmp(a, "--keep")) {
             s.keep = 1;
+        } else if (!strcmp(a, "--no-check-invariants")) {
+            s.invariants = 0;
         } else if (!strcmp(a, "--merge")) {
             merging = 1;
         } else if (a[0] == '-') {
@@ -534,7 +564,8 @@ int ck_swarm_main(int argc, char **argv, const char *argv0)
     }
     if (!s.scenario || !have_seeds) {
         fprintf(stderr, "usage: chandy swarm SCENARIO.json --seeds A..B [--mode safety|liveness] "
-                        "[--jobs N] [--shard I/N] [--timeout S] [--keep] --out DIR\n"
+                        "[--jobs N] [--shard I/N] [--timeout S] [--keep]\n"
+                        "                    [--no-check-invariants] --out DIR\n"
                         "       chandy swarm --merge DIR... --out DIR\n");
         goto out;
     }

@@ -4,12 +4,15 @@
  * FoundationDB's simulation testing and Jepsen's nemesis.
  *
  *   chandy swarm SCENARIO.json --seeds A..B [--mode safety|liveness]
- *                [--jobs N] [--shard I/N] [--timeout S] [--keep] --out DIR
+ *                [--jobs N] [--shard I/N] [--timeout S] [--keep]
+ *                [--no-check-invariants] --out DIR
  *   chandy swarm --merge DIR... --out DIR
  *
  * Every seed runs as a child process (`chandy run SCENARIO --seed N
- * --swarm MODE --out DIR/runs/N -q`), N at a time, so that a seed that
- * crashes or aborts is a violation and not the end of the swarm; one still
+ * --swarm MODE --out DIR/runs/N -q --check-invariants`), N at a time, so
+ * that a seed that crashes, aborts or breaks an invariant (engine/
+ * invariant.h: checked after every step whatever the build, unless
+ * --no-check-invariants) is a violation and not the end of the swarm; one still
  * running after --timeout seconds of wall-clock time (default 600) is
  * killed and is a violation too. A passing
  * seed's run directory is deleted (unless --keep); a failing seed (and with

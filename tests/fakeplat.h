@@ -67,6 +67,10 @@ typedef struct fake_world {
     int puts, gets;                     /* operations asked */
     int fail_point;                     /* CK_POINT_* whose allocations fail (0: none) */
     int point_hits;                     /* allocations made to fail */
+    uint64_t background[8];             /* the tokens of background work asked for, */
+    int nbackground;                    /* in order (the test completes them) */
+    uint64_t bg_token;                  /* the last background work's token, */
+    int bgs;                            /* and how many were asked for */
 } fake_world;
 
 typedef struct fake_plat {
@@ -224,6 +228,10 @@ static void fake_background(ck_platform *p, ck_time since, double flops, uint64_
     (void)since, (void)disk_bytes;
     fake_world *w = ((fake_plat *)p)->w;
     w->flops += flops;
+    if (w->nbackground < 8)
+        w->background[w->nbackground++] = token;
+    w->bg_token = token;
+    w->bgs++;
     if (w->store_on)
         fake_complete(w, token, 0, NULL, 0);
 }

@@ -19,7 +19,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -636,6 +638,147 @@ static void test_numbers_and_write_errors(void **state)
     }
 }
 
+/* 12. A FIFO wherever chandy reads a file is refused at once with one line
+ * naming it: opened for reading the usual way it would wait for a writer
+ * forever (run_sh's timeout would give 124). */
+static void test_fifos_refused(void **state)
+{
+    (void)state;
+    char cmd[1200];
+    snprintf(cmd, sizeof(cmd),
+             "cd %s && mkfifo x.fifo && mkdir fifo-run fifo-swarm && mkfifo fifo-run/run.json && "
+             "mkfifo fifo-swarm/swarm.json",
+             tmp);
+    assert_int_equal(system(cmd), 0);
+    assert_non_null(put_file("fifo-suite.json",
+                             "{\"name\": \"s\", \"comparisons\": [{\"title\": \"t\", \"plot\": "
+                             "\"latency\", \"runs\": [{\"scenario\": \"x.fifo\", \"label\": "
+                             "\"a\"}]}]}\n"));
+    /* a scenario whose platform file is one */
+    char *text = slurp(CHANDY_SOURCE_DIR "/tests/scenarios/small.json");
+    char *cl = strstr(text, "\"cluster\": {");
+    assert_non_null(cl);
+    char plat[8192];
+    snprintf(plat, sizeof(plat), "%.*s\"cluster\": {\"platform\": \"x.fifo\", %s",
+             (int)(cl - text), text, cl + strlen("\"cluster\": {"));
+    free(text);
+    assert_non_null(put_file("fifo-plat.json", plat));
+    static const struct {
+        const char *tag, *args; /* %s: the temporary directory */
+        int status;
+        const char *want;
+    } uses[] = {
+        {"ff-validate", "validate %s/x.fifo", 2, "x.fifo: a FIFO, not a regular file (a scenario"},
+        {"ff-run", "run %s/x.fifo --quiet --out %s/ff-run", 2, "x.fifo: a FIFO, not a regular"},
+        {"ff-swarm", "swarm %s/x.fifo --seeds 1..2 --out %s/ff-swarm", 2, "x.fifo: a FIFO"},
+        {"ff-sweep", "sweep %s/x.fifo --out %s/ff-sweep", 2, "x.fifo: a FIFO"},
+        {"ff-suite", "suite %s/x.fifo --out %s/ff-suite", 2, "x.fifo: a FIFO, not a regular "
+                                                            "file (a suite"},
+        {"ff-suite-sc", "suite %s/fifo-suite.json --out %s/ff-suite-sc", 2,
+         "runs[0]: %s/x.fifo: a FIFO"},
+        {"ff-fidelity", "fidelity %s/x.fifo --out %s/ff-fid", 2, "x.fifo: a FIFO"},
+        {"ff-platform", "validate %s/fifo-plat.json", 2,
+         "cluster.platform: %s/x.fifo: a FIFO, not a regular file (a SimGrid platform"},
+        {"ff-report", "report %s/x.fifo -o %s/ff-rep", 1, "x.fifo: a FIFO, not a regular file "
+                                                           "(a run.json"},
+        {"ff-report-dir", "report %s/fifo-run -o %s/ff-rep2", 1,
+         "fifo-run/run.json: a FIFO, not a regular file"},
+        {"ff-merge", "swarm --merge %s/fifo-swarm --out %s/ff-merged", 2, "fifo-swarm/swarm.json"},
+    };
+    for (size_t i = 0; i < sizeof(uses) / sizeof(uses[0]); i++) {
+        char args[800], want[300];
+        snprintf(args, sizeof(args), uses[i].args, tmp, tmp);
+        snprintf(want, sizeof(want), uses[i].want, tmp);
+        int st = run_sh(NULL, "", uses[i].tag, args);
+        if (st != uses[i].status)
+            fprintf(stderr, "%s: exit %d, expected %d\n", uses[i].tag, st, uses[i].status);
+        assert_int_equal(st, uses[i].status);
+        err_says(uses[i].tag, want, NULL);
+    }
+}
+
+/* 13. A retained checkpoint's or a savepoint's file is never read further
+ * than its _metadata declares. A merged file (file merging) grown to
+ * 3 GiB, sparse, is read up to its last listed segment: quickly, in
+ * little memory, and the run started from it installs no more than that;
+ * cut short of its segments it is refused. A plain state file of 3 GiB is
+ * refused by its size, unread. The time and memory bounds are hang and
+ * blow-up guards (reading it whole took seconds and 3 GB), not a
+ * benchmark. */
+static void test_savepoint_huge_sparse_files(void **state)
+{
+    (void)state;
+    const char *fm =
+        "{\"name\": \"fm\", \"seed\": 3, \"cluster\": {\"taskmanagers\": 1},\n"
+        " \"workload\": {\"keys\": 2000, \"partitions\": 2, \"duration\": \"2 s\", \"rate\": 3000},\n"
+        " \"job\": {\"operators\": [{\"type\": \"source\", \"parallelism\": 2},\n"
+        "   {\"type\": \"aggregate\", \"partition\": \"hash\", \"parallelism\": 2},\n"
+        "   {\"type\": \"sink\", \"parallelism\": 2}]},\n"
+        " \"config\": {\"taskmanager.numberOfTaskSlots\": 2,\n"
+        "   \"execution.checkpointing.interval\": \"500 ms\", \"state.backend.type\": \"rocksdb\",\n"
+        "   \"state.backend.rocksdb.writebuffer.size\": \"64 kb\",\n"
+        "   \"execution.checkpointing.incremental\": true,\n"
+        "   \"execution.checkpointing.file-merging.enabled\": true}}\n";
+    const char *path = put_file("fm.json", fm);
+    assert_non_null(path);
+    char args[1200], cmd[1400];
+    snprintf(args, sizeof(args), "run %s --quiet --out %s/fm", path, tmp);
+    assert_int_equal(run_sh(NULL, "", "fm", args), 0);
+    /* Its retained checkpoint, copied, with its first merged file made
+     * 3 GiB long (sparse: no disk used). */
+    snprintf(cmd, sizeof(cmd),
+             "cd %s && mkdir fmc && cp -r fm/store/checkpoints/*/. fmc/ && "
+             "f=$(ls fmc/shared | head -1) && test -n \"$f\" && echo \"$f\" > fmc-name && "
+             "truncate -s 3G \"fmc/shared/$f\" && cp -r fmc fmt && "
+             "truncate -s 100 \"fmt/shared/$f\"",
+             tmp);
+    assert_int_equal(system(cmd), 0);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    snprintf(args, sizeof(args), "savepoint %s/fmc/chk-*", tmp);
+    int st = run_sh(NULL, "", "fmc", args);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    struct rusage ru;
+    assert_int_equal(getrusage(RUSAGE_CHILDREN, &ru), 0);
+    double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    if (st != 0 || secs > 10 || ru.ru_maxrss > 1024 * 1024)
+        fprintf(stderr, "savepoint of a 3 GiB merged file: exit %d, %.1f s, %ld KiB at most\n",
+                st, secs, ru.ru_maxrss);
+    assert_int_equal(st, 0); /* the segments it lists are whole and sound */
+    assert_true(secs < 10);
+    assert_true(ru.ru_maxrss < 1024 * 1024); /* KiB: under 1 GiB, whoever ran before */
+    char outp[300];
+    snprintf(outp, sizeof(outp), "%s/fmc.out", tmp);
+    char *listing = slurp(outp);
+    assert_non_null(listing);
+    assert_non_null(strstr(listing, " at 0 of ")); /* its segments, listed */
+    free(listing);
+    /* A run from it installs the merged file up to its last segment. */
+    snprintf(args, sizeof(args), "run %s --quiet -s %s/fmc/chk-* --out %s/fmr", path, tmp, tmp);
+    assert_int_equal(run_sh(NULL, "", "fmr", args), 0);
+    snprintf(cmd, sizeof(cmd),
+             "cd %s && test -z \"$(find fmr/store -name \"$(cat fmc-name)\" -size +1M)\" && "
+             "test -n \"$(find fmr/store -name \"$(cat fmc-name)\")\"",
+             tmp);
+    assert_int_equal(system(cmd), 0);
+    /* Cut short of its segments: refused, naming it. */
+    snprintf(args, sizeof(args), "savepoint %s/fmt/chk-*", tmp);
+    assert_int_equal(run_sh(NULL, "", "fmt", args), 1);
+    err_says("fmt", "ends before the segments the _metadata lists (truncated)", NULL);
+    /* A savepoint's plain state file of 3 GiB: refused by its size. */
+    const char *sp = stop_savepoint();
+    snprintf(cmd, sizeof(cmd), "cp -r %s %s/spbig && truncate -s 3G %s/spbig/v2-0.state", sp, tmp,
+             tmp);
+    assert_int_equal(system(cmd), 0);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    snprintf(args, sizeof(args), "savepoint %s/spbig", tmp);
+    assert_int_equal(run_sh(NULL, "", "spbig", args), 1);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    assert_true(secs < 10);
+    err_says("spbig", "v2-0.state: wrong size", NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -643,6 +786,8 @@ int main(void)
         cmocka_unit_test(test_out_must_be_a_run_directory),
         cmocka_unit_test(test_full_disk_fails_the_run),
         cmocka_unit_test(test_savepoint_special_files),
+        cmocka_unit_test(test_savepoint_huge_sparse_files),
+        cmocka_unit_test(test_fifos_refused),
         cmocka_unit_test(test_savepoint_of_another_job),
         cmocka_unit_test(test_savepoint_inside_out),
         cmocka_unit_test(test_savepoint_by_run_directory),

@@ -21,6 +21,7 @@
 #include "error.h"
 #include "fakeplat.h"
 #include "gate.h"
+#include "invcheck.h"
 #include "partition.h"
 
 enum { NPROD = 2, PER_PRODUCER = 20000, EP_CONSUMER = 10, EP_PROD0 = 20 };
@@ -78,6 +79,12 @@ static void check_pools(const rig *r)
     assert_true(r->cpool.peak <= r->cpool.total);
     assert_int_equal(r->ppool.used + r->ppool.nfree + r->ppool.nfree_small,
                      r->ppool.allocated + r->ppool.allocated_small);
+    /* Every invariant the modules number holds at every turn. */
+    assert_int_equal(ck_segpool_check(&r->ppool, NULL), 0);
+    assert_int_equal(ck_segpool_check(&r->cpool, NULL), 0);
+    assert_int_equal(ck_gate_check(&r->gate, NULL), 0);
+    for (int i = 0; i < NPROD; i++)
+        assert_int_equal(ck_rp_check(&r->rp[i], NULL), 0);
     assert_int_equal(r->cpool.used + r->cpool.nfree + r->cpool.nfree_small,
                      r->cpool.allocated + r->cpool.allocated_small);
 }
@@ -291,7 +298,7 @@ static void test_debloat_ema(void **state)
 {
     (void)state;
     ck_debloat d;
-    ck_debloat_init(&d, 32768, CK_NS_PER_S, 20, 0);
+    ck_debloat_init(&d, 32768, CK_DEBLOAT_MIN, CK_NS_PER_S, 20, 0);
     const uint32_t shrink[] = {29647, 26824, 24269, 21958, 19867};
     for (int i = 0; i < 5; i++)
         assert_int_equal(ck_debloat_update(&d, 0, 1), shrink[i]);
@@ -302,7 +309,7 @@ static void test_debloat_ema(void **state)
 
     /* With a 25 % threshold only changes of a quarter are announced: the
      * first is 24269 (8499 below 32768), then one at least 6067 below it. */
-    ck_debloat_init(&d, 32768, CK_NS_PER_S, 20, 25);
+    ck_debloat_init(&d, 32768, CK_DEBLOAT_MIN, CK_NS_PER_S, 20, 25);
     assert_int_equal(ck_debloat_update(&d, 0, 1), 0);
     assert_int_equal(ck_debloat_update(&d, 0, 1), 0);
     assert_int_equal(ck_debloat_update(&d, 0, 1), 24269);
@@ -319,10 +326,65 @@ static void test_debloat_ema(void **state)
 
     /* The steady state: throughput x target over the buffers in use. 1 MB/s
      * for 100 ms over 10 buffers is 10 000 bytes. */
-    ck_debloat_init(&d, 32768, 100 * CK_NS_PER_MS, 1, 0); /* alpha 1: no smoothing */
+    ck_debloat_init(&d, 32768, CK_DEBLOAT_MIN, 100 * CK_NS_PER_MS, 1, 0); /* alpha 1: no smoothing */
     assert_int_equal(ck_debloat_update(&d, 1000000, 10), 10000);
     assert_int_equal(ck_debloat_throughput(500000, CK_NS_PER_S / 2, 7), 1000000);
     assert_int_equal(ck_debloat_throughput(500000, 0, 7), 7); /* no busy time: as before */
+}
+
+/* taskmanager.memory.min-segment-size: the floor the size debloats to,
+ * announced once reached even when close to the last; raised to the
+ * network's least buffer, and a segment no smaller than it. */
+static void test_debloat_min_segment(void **state)
+{
+    (void)state;
+    ck_debloat d;
+    ck_debloat_init(&d, 32768, 4096, CK_NS_PER_S, 1, 25); /* alpha 1 */
+    assert_int_equal(ck_debloat_update(&d, 1000, 1), 4096); /* wants 1000: the floor */
+    for (int i = 0; i < 50; i++)
+        assert_int_equal(ck_debloat_update(&d, 0, 1), 0); /* stays there */
+    assert_int_equal(d.last, 4096);
+    assert_int_equal(ck_debloat_update(&d, 5000, 1), 0); /* 22 % above: not announced */
+    assert_int_equal(ck_debloat_update(&d, 6000, 1), 6000);
+    ck_debloat_init(&d, 32768, 16, CK_NS_PER_S, 1, 0);
+    assert_int_equal(d.min, CK_DEBLOAT_MIN);
+    ck_debloat_init(&d, 1024, 4096, CK_NS_PER_S, 1, 0);
+    assert_int_equal(d.max, 4096);
+}
+
+/* A gate's throughput (Flink's ThroughputCalculatorTest): the bytes read
+ * over the time it was read, not the time it stood empty. */
+static void test_gate_throughput(void **state)
+{
+    (void)state;
+    const ck_time ms = CK_NS_PER_MS;
+    ck_tput t;
+    ck_tput_init(&t);
+    /* 10 000 bytes over 100 ms of reading */
+    ck_tput_add(&t, 6666, 0);
+    ck_tput_add(&t, 3333, 1 * ms);
+    ck_tput_add(&t, 1, 34 * ms);
+    assert_int_equal(ck_tput_calc(&t, 100 * ms), 100000);
+    /* Nothing measured since: the last throughput; then 1 ms of nothing. */
+    assert_int_equal(ck_tput_calc(&t, 100 * ms), 100000);
+    assert_int_equal(ck_tput_calc(&t, 101 * ms), 0);
+    /* Idle time is not measured: 7 bytes, empty for 9 ms, 3 bytes, 1 ms. */
+    ck_tput_init(&t);
+    ck_tput_add(&t, 7, 0);
+    ck_tput_pause(&t, 1 * ms);
+    ck_tput_add(&t, 3, 10 * ms); /* resumes */
+    assert_int_equal(ck_tput_calc(&t, 11 * ms), 5000);
+    /* Calculated while empty: only the time before it emptied. */
+    ck_tput_init(&t);
+    ck_tput_add(&t, 10, 0);
+    ck_tput_pause(&t, 1 * ms);
+    assert_int_equal(ck_tput_calc(&t, 10 * ms), 10000);
+    ck_tput_resume(&t, 20 * ms);
+    ck_tput_resume(&t, 25 * ms); /* already running: from 20 ms */
+    assert_int_equal(ck_tput_calc(&t, 30 * ms), 0);
+    /* No time measured at all: the last throughput (none yet: 0). */
+    ck_tput_init(&t);
+    assert_int_equal(ck_tput_calc(&t, 5 * ms), 0);
 }
 
 /* A gate announces a buffer size: its producers cut their buffers at it. */
@@ -381,7 +443,9 @@ static void test_segpool(void **state)
     assert_int_equal(ck_segpool_segments(&cfg), 4096);
     cfg.v[CK_CFG_TM_FLINK_SIZE] = INT64_C(256) << 20; /* 25.6 mb: raised to the 64 mb min */
     assert_int_equal(ck_segpool_segments(&cfg), 2048);
-    cfg.v[CK_CFG_TM_FLINK_SIZE] = INT64_C(64) << 30; /* 6.4 gb: cut to the 1 gb max */
+    cfg.v[CK_CFG_TM_FLINK_SIZE] = INT64_C(64) << 30; /* 6.4 gb: no max by default (1.20) */
+    assert_int_equal(ck_segpool_segments(&cfg), 209715);
+    cfg.v[CK_CFG_NET_MAX] = INT64_C(1) << 30; /* cut to a 1 gb max */
     assert_int_equal(ck_segpool_segments(&cfg), 32768);
     cfg.v[CK_CFG_SEGMENT_SIZE] = 4096;
     assert_int_equal(ck_segpool_segments(&cfg), 262144);
@@ -489,6 +553,87 @@ static void test_watermark_min_over_channels(void **state)
     rig_free(&r);
 }
 
+/* The check functions of the network stack (gate.h, partition.h,
+ * segpool.h, debloat.h, bitset.h): a rig mid-flow passes them; each
+ * numbered invariant, broken by one field, fails with its number. */
+static void test_invariants(void **state)
+{
+    (void)state;
+    static rig r;
+    rig_init(&r, 1024);
+    for (int round = 0; round < 4; round++) {
+        produce(&r, 200);
+        deliver(&r);
+        consume(&r, 1);
+        deliver(&r);
+    }
+    produce(&r, 200);
+    ck_gate *g = &r.gate;
+    ck_chan *c = &g->chans[0];
+    ck_rp *rp = &r.rp[0];
+    ck_subpart *s = &rp->subs[0];
+    /* Mid-flow: buffers queued on both sides, floating buffers lent. */
+    assert_true(s->queue.n > 0 && s->credit == 0);
+    assert_true(c->queue.n > 0 || c->cur);
+    assert_true(g->pool_free < g->floating);
+    assert_int_equal(ck_gate_check(g, NULL), 0);
+    assert_int_equal(ck_rp_check(rp, NULL), 0);
+
+    INV_BREAK(c->owned, c->owned + 1, ck_gate_check(g, &V), "gate", 1);
+    INV_BREAK(c->outstanding, c->owned + 1, ck_gate_check(g, &V), "gate", 2);
+    INV_BREAK(c->next_seq, c->next_seq + 1, ck_gate_check(g, &V), "gate", 3);
+    INV_BREAK(g->announce.n, g->announce.n + 1, ck_gate_check(g, &V), "gate", 4);
+    INV_BREAK(c->in_avail, 0, ck_gate_check(g, &V), "gate", 8);
+    INV_BREAK(c->blocked, 1, ck_gate_check(g, &V), "gate", 10);
+    INV_BREAK(c->spilling, 1, ck_gate_check(g, &V), "gate", 11);
+    INV_BREAK(g->pool_free, g->pool_free + 1, ck_gate_check(g, &V), "gate", 5);
+    INV_BREAK(g->nended, 1, ck_gate_check(g, &V), "gate", 6);
+    INV_BREAK(g->held_bytes, g->held_bytes + 1, ck_gate_check(g, &V), "gate", 7);
+    INV_BREAK(g->wait_n, g->wait_n + 1, ck_gate_check(g, &V), "gate", 8);
+    INV_BREAK(g->wm_min, 5, ck_gate_check(g, &V), "gate", 9);
+    g->align_id = 7; /* aligning checkpoint 7, no channel has its barrier yet: valid */
+    assert_int_equal(ck_gate_check(g, NULL), 0);
+    INV_BREAK(g->align_have, 1, ck_gate_check(g, &V), "gate", 10);
+    g->align_id = 0;
+    INV_BREAK(g->uc_pending, 1, ck_gate_check(g, &V), "gate", 11);
+
+    INV_BREAK(s->credit, -1, ck_rp_check(rp, &V), "partition", 1);
+    INV_BREAK(s->seq, s->seq + 1, ck_rp_check(rp, &V), "partition", 2);
+    INV_BREAK(s->queue.n, s->queue.n + 1, ck_rp_check(rp, &V), "partition", 3);
+    INV_BREAK(s->credit, 5, ck_rp_check(rp, &V), "partition", 6);
+    INV_BREAK(s->buf_size, 100, ck_rp_check(rp, &V), "partition", 8);
+    INV_BREAK(rp->pool_used, rp->pool_used + 1, ck_rp_check(rp, &V), "partition", 3);
+    INV_BREAK(rp->nfull, rp->nfull + 1, ck_rp_check(rp, &V), "partition", 4);
+    INV_BREAK(rp->ready.n, rp->ready.n + 1, ck_rp_check(rp, &V), "partition", 6);
+    INV_BREAK(rp->nended, rp->nended + 1, ck_rp_check(rp, &V), "partition", 7);
+    INV_BREAK(rp->queued_bytes, rp->queued_bytes + 1, ck_rp_check(rp, &V), "partition", 8);
+    INV_BREAK(rp->bar_pending, 1, ck_rp_check(rp, &V), "partition", 9);
+    INV_BREAK(s->bar_buf, (ck_buf *)&r, ck_rp_check(rp, &V), "partition", 9);
+
+    ck_segpool *p = &r.ppool;
+    INV_BREAK(p->reserved, p->total + 1, ck_segpool_check(p, &V), "segpool", 1);
+    INV_BREAK(p->peak, p->used - 1, ck_segpool_check(p, &V), "segpool", 2);
+    INV_BREAK(p->nfree, p->nfree + 1, ck_segpool_check(p, &V), "segpool", 3);
+    INV_BREAK(p->block_size, p->block_size + 8, ck_segpool_check(p, &V), "segpool", 4);
+
+    ck_debloat d;
+    ck_debloat_init(&d, 32768, CK_DEBLOAT_MIN, 300 * CK_NS_PER_MS, 20, 25);
+    (void)ck_debloat_update(&d, 1000000, 10);
+    assert_int_equal(ck_debloat_check(&d, NULL), 0);
+    INV_BREAK(d.last, 100, ck_debloat_check(&d, &V), "debloat", 1);
+    INV_BREAK(d.ema, 1e9, ck_debloat_check(&d, &V), "debloat", 2);
+
+    ck_bitset b;
+    assert_int_equal(ck_bitset_init(&b, 130), 0);
+    ck_bitset_add(&b, 3);
+    ck_bitset_add(&b, 70);
+    ck_bitset_add(&b, 129);
+    assert_int_equal(ck_bitset_check(&b, NULL), 0);
+    INV_BREAK(b.n, 2, ck_bitset_check(&b, &V), "bitset", 1);
+    ck_bitset_free(&b);
+    rig_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -496,8 +641,11 @@ int main(void)
         cmocka_unit_test(test_data_without_credit_refused),
         cmocka_unit_test(test_watermark_min_over_channels),
         cmocka_unit_test(test_debloat_ema),
+        cmocka_unit_test(test_debloat_min_segment),
+        cmocka_unit_test(test_gate_throughput),
         cmocka_unit_test(test_buffer_size_announced),
         cmocka_unit_test(test_segpool),
+        cmocka_unit_test(test_invariants),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,12 +13,15 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "bnode.h"
 #include "drive.h"
 #include "error.h"
+#include "invcheck.h"
 
 #define MS INT64_C(1000000)
 
@@ -100,7 +103,7 @@ static int f_finished(void *self)
 }
 
 static const ck_node_ops fake_ops = {f_message, f_complete, f_lost, f_deadline,
-                                     f_on_deadline, f_work, f_finished};
+                                     f_on_deadline, f_work, f_finished, NULL};
 
 static int released;
 static void count_send(void *ctx, ck_dnode *d, uint32_t dst, uint8_t *msg, size_t len)
@@ -376,6 +379,103 @@ static void test_background_from_since(void **state)
     ck_bhost_free(&h);
 }
 
+/* ---- invariants (drive.h, bnode.h) ----------------------------------------------- */
+
+static int bad_check; /* the checked node's check reports invariant 3 of "fake" */
+static int f_check(const void *self, ck_inv *v)
+{
+    (void)self;
+    return bad_check ? ck_inv_fail(v, "fake", 3, "as the test said") : 0;
+}
+
+static const ck_node_ops checked_ops = {f_message, f_complete, f_lost, f_deadline,
+                                        f_on_deadline, f_work, f_finished, f_check};
+
+/* The drive's checks (drive.h), the host's and the node's (bnode.h): a node
+ * busy with output held, mail waiting and timed completions passes them;
+ * each numbered invariant, broken by one field, fails with its number;
+ * the node's own check is called through the drive's. */
+static void test_invariants(void **state)
+{
+    (void)state;
+    static const ck_bnode_io io = {.clock = bg_clock};
+    ck_bworld bw = {.io = &io, .check = 1};
+    ck_bhost h;
+    assert_int_equal(ck_bhost_init(&h, 2, 1e9, 1e9, NULL), CK_OK);
+    ck_bnode n;
+    memset(&n, 0, sizeof(n));
+    ck_bnode_init(&n, &bw, &h, 1, 0, "t");
+    assert_int_equal(n.d.check, 1);
+    assert_string_equal(n.d.name, "t");
+    fake f;
+    ck_dnode *d = &n.d;
+    setup(&f, d, &h.cores);
+    d->check = 1;
+    d->name = n.name;
+    d->node.ops = &checked_ops;
+    f.cpu_per_message = 5e6;
+    assert_int_equal(ck_drive_post(d, CK_DMSG_MESSAGE, 0, 0, malloc(1), 1), CK_OK);
+    assert_int_equal(ck_drive_step(d, 0), 0); /* busy until 5 ms */
+    assert_true(ck_drive_busy(d, 0));
+    for (int i = 0; i < 2; i++) /* what it sends meanwhile is held */
+        assert_int_equal(ck_drive_hold(d, 7, malloc(4), 4), CK_OK);
+    assert_int_equal(ck_drive_post(d, CK_DMSG_MESSAGE, 0, 0, malloc(1), 1), CK_OK);
+    bg_clock_now = 0;
+    ck_bnode_ops.background(&n.plat, 0, 1e7, 0, 7);
+    ck_bnode_ops.background(&n.plat, 0, 2e7, 0, 8);
+    assert_int_equal(ck_drive_check(d, 0, NULL), 0);
+    assert_int_equal(ck_bhost_check(&h, NULL), 0);
+    assert_int_equal(ck_bnode_check(&n, NULL), 0);
+
+    INV_BREAK(d->busy_until, 0, ck_drive_check(d, 0, &V), "drive", 2);
+    INV_BREAK(d->head->kind, CK_DMSG_SEND, ck_drive_check(d, 0, &V), "drive", 3);
+    INV_BREAK(d->tail, NULL, ck_drive_check(d, 0, &V), "drive", 3);
+    INV_BREAK(d->obox->kind, CK_DMSG_MESSAGE, ck_drive_check(d, 0, &V), "drive", 3);
+    INV_BREAK(d->obox_tail, d->obox, ck_drive_check(d, 0, &V), "drive", 3);
+    INV_BREAK(bad_check, 1, ck_drive_check(d, 0, &V), "fake", 3);
+    INV_BREAK(h.cores.free[1], -1, ck_bhost_check(&h, &V), "drive", 4);
+    INV_BREAK(h.later.head->due, 50 * MS, ck_bhost_check(&h, &V), "drive", 5);
+    INV_BREAK(h.slow, 0, ck_bhost_check(&h, &V), "bnode", 4);
+    INV_BREAK(h.pool.used, 1, ck_bhost_check(&h, &V), "segpool", 2);
+    INV_BREAK(n.plat.ops, &ck_bnode_ops_files, ck_bnode_check(&n, &V), "bnode", 1);
+    INV_BREAK(n.plat.netpool, NULL, ck_bnode_check(&n, &V), "bnode", 1);
+
+    /* Checked steps: a violation ends the process with one line and status
+     * CK_EXIT_INVARIANT (a child here, its standard error a pipe). */
+    ck_drive_release(d, count_send, NULL); /* as a backend does before a step */
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        dup2(fds[1], 2);
+        bad_check = 1;
+        ck_drive_step(d, 5 * MS);
+        _exit(0);
+    }
+    close(fds[1]);
+    char line[512] = {0};
+    size_t got = 0;
+    ssize_t k;
+    while (got < sizeof(line) - 1 && (k = read(fds[0], line + got, sizeof(line) - 1 - got)) > 0)
+        got += (size_t)k;
+    close(fds[0]);
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), CK_EXIT_INVARIANT);
+    assert_string_equal(line, "chandy: invariant violated: fake (3) at 0.005000000 s on t: as "
+                              "the test said\n");
+    /* Unchecked, the same step goes on. */
+    d->check = 0;
+    bad_check = 1;
+    assert_int_equal(ck_drive_step(d, 5 * MS), 0);
+    assert_int_equal(f.messages, 2);
+    bad_check = 0;
+    ck_bnode_clear(&n);
+    ck_bhost_free(&h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -386,6 +486,7 @@ int main(void)
         cmocka_unit_test(test_timed_completions),
         cmocka_unit_test(test_completions_go_ahead_of_messages),
         cmocka_unit_test(test_background_from_since),
+        cmocka_unit_test(test_invariants),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -144,6 +144,40 @@ static void test_determinism(void **state)
     cJSON_Delete(c);
 }
 
+/* Invariant checks read and never write: a run with them (engine/
+ * invariant.h) is the same run as one without, the demo and a swarm seed
+ * with a crash and a stop-with-savepoint that resumes alike. */
+static void test_invariant_checks_change_nothing(void **state)
+{
+    (void)state;
+    static const char *runs[] = {"scenarios/demo.json",
+                                 "scenarios/swarm-crash.json --swarm safety --seed 13"};
+    for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+        char args[512], on[16], off[16];
+        snprintf(on, sizeof(on), "inv-onn%zu", i); /* as long as off's */
+        snprintf(off, sizeof(off), "inv-off%zu", i);
+        snprintf(args, sizeof(args), "run %s --out %s/%s --quiet --check-invariants", runs[i],
+                 tmp, on);
+        assert_chandy(on, args, 0);
+        snprintf(args, sizeof(args), "run %s --out %s/%s --quiet --no-check-invariants",
+                 runs[i], tmp, off);
+        assert_chandy(off, args, 0);
+        cJSON *a = load_run(on), *b = load_run(off);
+        strip_wall(a);
+        strip_wall(b);
+        char *ta = cJSON_Print(a), *tb = cJSON_Print(b);
+        /* The output directory in paths (a savepoint's) is all that may differ. */
+        char *at;
+        while ((at = strstr(ta, on)))
+            memcpy(at, off, strlen(off)); /* the same length */
+        assert_string_equal(ta, tb);
+        free(ta);
+        free(tb);
+        cJSON_Delete(a);
+        cJSON_Delete(b);
+    }
+}
+
 static void test_backpressure_scenario(void **state)
 {
     (void)state;
@@ -725,8 +759,9 @@ static int retained_shared(const char *run, int *kinds)
 }
 
 /* Every recovery of run restored: its restore's download and replay
- * (loading) took time, each within its restart and its restore, and
- * brought bytes in. Returns the recoveries. */
+ * (loading) took time, each (and the reading of restored input channel
+ * state) within its restart and its restore, and brought bytes in.
+ * Returns the recoveries. */
 static int check_restores(const cJSON *run)
 {
     int n = 0;
@@ -736,10 +771,11 @@ static int check_restores(const cJSON *run)
         const cJSON *rs = cJSON_GetObjectItem(rv, "restore");
         assert_non_null(rs);
         double dl = num(rs, "download_s", NULL), rp = num(rs, "replay_s", NULL);
-        assert_true(dl > 0 && rp > 0 && num(rs, "bytes", NULL) > 0);
+        double cs = num(rs, "channel_state_s", NULL);
+        assert_true(dl > 0 && rp > 0 && cs >= 0 && num(rs, "bytes", NULL) > 0);
         /* the longest of each, perhaps of two subtasks */
         double window = num(rv, "restored_s", NULL) - num(rv, "restarted_s", NULL) + 1e-6;
-        assert_true(dl <= window && rp <= window);
+        assert_true(dl <= window && rp <= window && cs <= window);
         /* no checkpoint starts while the subtasks restore: Flink triggers
          * one only once every task runs */
         const cJSON *cp;
@@ -1144,6 +1180,20 @@ static void test_damaged_shared_files(void **state)
         /* a restore named it as the file it could not use */
         const char *damaged = strchr(detail, ' ');
         damaged = damaged ? strrchr(detail, ' ') + 1 : detail;
+        /* and every fallback went past that file, found damaged: none is
+         * allowed for another reason (a file missing, one that does not
+         * decode), nor past another file */
+        assert_true(cJSON_IsNull(cJSON_GetObjectItem(verdict, "unexplained_fallback")));
+        const cJSON *fb;
+        int nfb = 0;
+        cJSON_ArrayForEach(fb, cJSON_GetObjectItem(verdict, "fallbacks"))
+        {
+            nfb++;
+            assert_string_equal(cJSON_GetObjectItem(fb, "reason")->valuestring, "damaged");
+            assert_string_equal(cJSON_GetObjectItem(fb, "file")->valuestring, damaged);
+            assert_int_equal(num(fb, "fault", NULL), 0);
+        }
+        assert_true(nfb >= 1);
         int named = 0;
         const cJSON *r;
         cJSON_ArrayForEach(r, cJSON_GetObjectItem(run, "recoveries"))
@@ -1788,7 +1838,10 @@ static void test_exchanges_n_times_t(void **state)
     /* A crash, restored from an unaligned checkpoint of full 4 KB buffers:
      * records span buffers, so an input channel's state may end inside a
      * record whose rest is its producer's output state. Replayed in that
-     * order, exactly once. */
+     * order, exactly once. The restore covers the replay: a subtask runs
+     * only once it has read its input channel state (hundreds of records
+     * at the sinks, a millisecond each), and no checkpoint starts
+     * before. */
     static const char *const ucr[] = {"taskmanager.network.memory.buffer-debloat.enabled", "false",
                                       "execution.checkpointing.unaligned.enabled", "true",
                                       "restart-strategy.type", "\"fixed-delay\"",
@@ -1808,6 +1861,10 @@ static void test_exchanges_n_times_t(void **state)
         cJSON_ArrayForEach(c, cJSON_GetObjectItem(cr, "checkpoints"))
             if ((int)num(c, "id", NULL) == id)
                 assert_true(num(c, "persisted_inflight_bytes", NULL) > 100000);
+        assert_int_equal(check_restores(cr), 1);
+        double replay = num(cJSON_GetObjectItem(rec, "restore"), "channel_state_s", NULL);
+        assert_true(replay > 0.1);
+        assert_true(num(rec, "restored_s", NULL) - num(rec, "restarted_s", NULL) >= replay);
         const cJSON *cor = cJSON_GetObjectItem(cr, "correctness");
         assert_true(cJSON_IsTrue(cJSON_GetObjectItem(cor, "ok")));
         assert_true(num(cor, "lost", NULL) == 0 && num(cor, "duplicated", NULL) == 0);
@@ -1870,7 +1927,8 @@ static void test_insufficient_network_buffers(void **state)
     cJSON_Delete(run);
 
     /* The range must not be empty: a scenario error naming the key. */
-    cJSON *bad = cJSON_Parse("{\"taskmanager.memory.network.min\": \"2 gb\"}");
+    cJSON *bad = cJSON_Parse("{\"taskmanager.memory.network.min\": \"2 gb\","
+                             " \"taskmanager.memory.network.max\": \"1 gb\"}");
     char *bt = cJSON_PrintUnformatted(bad);
     cJSON_Delete(bad);
     char *doc = malloc(strlen(bt) + 400);
@@ -1890,6 +1948,75 @@ static void test_insufficient_network_buffers(void **state)
     assert_non_null(strstr(err, "taskmanager.memory.network.min"));
     assert_non_null(strstr(err, "more than taskmanager.memory.network.max"));
     free(err);
+}
+
+
+/*
+ * Flink 1.20's keys: a deprecated name is taken, with one warning a key
+ * on stderr naming the key to use, and in run.json's "warnings";
+ * taskmanager.memory.min-segment-size is the least size buffer debloating
+ * gives a buffer (2 kb here: the debloated buffers stay at or above it,
+ * where they went down to about 1 kb; so more is in flight and aligned
+ * checkpoints take longer); `chandy config` lists the deprecated names and
+ * network memory's unbounded maximum.
+ */
+static void test_flink_keys(void **state)
+{
+    (void)state;
+    static const char *const kv[] = {"state.backend", "\"hashmap\"",
+                                     "execution.checkpointing.unaligned", "false",
+                                     "taskmanager.memory.min-segment-size", "\"2 kb\"", NULL};
+    cJSON *run = run_exchanges("flinkkeys", kv);
+    char path[400];
+    snprintf(path, sizeof(path), "%s/flinkkeys.err", tmp);
+    char *err = slurp(path);
+    assert_non_null(err);
+    assert_int_equal(count_of(err, "chandy: warning: "), 2);
+    assert_int_equal(count_of(err, "config.state.backend: deprecated, use state.backend.type "
+                                   "instead (Flink 1.20 takes the old name too"),
+                     1);
+    assert_int_equal(count_of(err, "config.execution.checkpointing.unaligned: deprecated, use "
+                                   "execution.checkpointing.unaligned.enabled instead"),
+                     1);
+    const cJSON *w = cJSON_GetObjectItem(run, "warnings");
+    assert_int_equal(cJSON_GetArraySize(w), 2);
+    assert_non_null(strstr(cJSON_GetArrayItem(w, 0)->valuestring,
+                           "config.state.backend: deprecated, use state.backend.type"));
+    free(err);
+    const cJSON *cfg = cJSON_GetObjectItem(run, "config");
+    assert_string_equal(cJSON_GetObjectItem(cfg, "taskmanager.memory.min-segment-size")->valuestring,
+                        "2 kb");
+    assert_string_equal(cJSON_GetObjectItem(cfg, "taskmanager.memory.network.max")->valuestring,
+                        "infinite");
+    double least = 1e9;
+    const cJSON *p;
+    cJSON_ArrayForEach(p, cJSON_GetObjectItem(run, "timeseries"))
+        if (cJSON_GetObjectItem(p, "buffer_size_bytes"))
+            least = fmin(least, num(p, "buffer_size_bytes", NULL));
+    assert_true(least == 2048);
+    assert_true(steady_duration(run) > 0.8); /* 2 x 300 ms debloated to 256 b: about 0.6 s */
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(run, "correctness"), "ok")));
+    cJSON_Delete(run);
+    /* A run with current names only warns of nothing. */
+    static const char *const none[] = {NULL};
+    run = run_exchanges("flinkkeys-none", none);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(run, "warnings")), 0);
+    cJSON_Delete(run);
+    snprintf(path, sizeof(path), "%s/flinkkeys-none.err", tmp);
+    err = slurp(path);
+    assert_null(strstr(err, "warning"));
+    free(err);
+    assert_chandy("config", "config", 0);
+    snprintf(path, sizeof(path), "%s/config.out", tmp);
+    char *out = slurp(path);
+    assert_non_null(strstr(out, "state.backend.type\n    one of hashmap, rocksdb; default hashmap\n"));
+    assert_non_null(strstr(out, "    deprecated name: state.backend\n"));
+    assert_non_null(strstr(out, "    deprecated name: state.storage.fs.memory-threshold\n"
+                                "    deprecated name: state.backend.fs.memory-threshold\n"));
+    assert_non_null(strstr(out, "taskmanager.memory.network.max\n    memory, default infinite"));
+    assert_non_null(strstr(out, "taskmanager.memory.min-segment-size\n    memory, default 256 b"));
+    assert_non_null(strstr(out, "state.changelog.max-failures-allowed\n    integer, default 3"));
+    free(out);
 }
 
 static void test_exit_statuses(void **state)
@@ -1976,6 +2103,7 @@ int main(void)
         cmocka_unit_test(test_simgrid_run),
         cmocka_unit_test(test_sockets_run),
         cmocka_unit_test(test_determinism),
+        cmocka_unit_test(test_invariant_checks_change_nothing),
         cmocka_unit_test(test_backpressure_scenario),
         cmocka_unit_test(test_demo_scenario),
         cmocka_unit_test(test_checkpoints_exactly_once),
@@ -1997,6 +2125,7 @@ int main(void)
         cmocka_unit_test(test_incremental_checkpoints),
         cmocka_unit_test(test_exchanges_n_times_t),
         cmocka_unit_test(test_insufficient_network_buffers),
+        cmocka_unit_test(test_flink_keys),
         cmocka_unit_test(test_exit_statuses),
         cmocka_unit_test(test_keygroup_tool),
     };

@@ -8,12 +8,17 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 
+#include "bytes.h"
 #include "error.h"
 #include "faultplan.h"
+#include "graph.h"
+#include "wire.h"
+#include "invcheck.h"
 
 #define MS INT64_C(1000000)
 
@@ -48,6 +53,7 @@ static int play_until(ck_time t)
             ck_plan_end(&plan, which, next);
         else
             ck_plan_start(&plan, which, next);
+        assert_int_equal(ck_plan_check(&plan, NULL), 0); /* faultplan.h, at every change */
         n++;
     }
     return n;
@@ -180,6 +186,45 @@ static void test_order_and_triggers(void **state)
     ck_plan_free(&plan);
 }
 
+/* The moments the backends see in the messages they carry: the job
+ * manager's checkpoint trigger and completion (the checkpoint's id), and
+ * a subtask's report that it finished (its endpoint: each attempt of a
+ * subtask finishes once); nothing else, and nothing from anyone else. */
+static void test_message_moments(void **state)
+{
+    (void)state;
+    uint8_t body[8];
+    ck_put_u64(body, 42);
+    size_t n;
+    ck_moment m;
+    uint64_t id;
+    uint32_t task = CK_EP_TASK0 + 7;
+    uint8_t *trig = ck_wire_msg(CK_MSG_CP_TRIGGER, CK_EP_JM, task, 0, body, 8, &n);
+    assert_int_equal(ck_plan_msg_moment(CK_EP_JM, trig, n, &m, &id), 1);
+    assert_true(m == CK_MOMENT_CHECKPOINT_TRIGGERED && id == 42);
+    assert_int_equal(ck_plan_msg_moment(task, trig, n, &m, &id), 0); /* not the JM's */
+    free(trig);
+    uint8_t *fin = ck_wire_msg(CK_MSG_TASK_FINISHED, task, CK_EP_JM, 0, NULL, 0, &n);
+    assert_int_equal(ck_plan_msg_moment(task, fin, n, &m, &id), 1);
+    assert_true(m == CK_MOMENT_SUBTASK_FINISHED && id == task);
+    assert_int_equal(ck_plan_msg_moment(CK_EP_JM, fin, n, &m, &id), 0);
+    assert_int_equal(ck_plan_msg_moment(CK_EP_TM0, fin, n, &m, &id), 0);
+    assert_string_equal(ck_moment_name(CK_MOMENT_SUBTASK_FINISHED), "subtask_finished");
+    free(fin);
+    uint8_t *ended = ck_wire_msg(CK_MSG_TASK_ENDED, task, CK_EP_JM, 0, NULL, 0, &n);
+    assert_int_equal(ck_plan_msg_moment(task, ended, n, &m, &id), 0);
+    free(ended);
+    /* Two subtasks finishing are two occurrences: the second is due. */
+    faults[0] = (ck_fault){.kind = CK_FAULT_SAVEPOINT, .host = -1, .at = 5 * MS,
+                           .moment = CK_MOMENT_SUBTASK_FINISHED, .nth = 2};
+    setup_plan(1);
+    assert_int_equal(ck_plan_moment(&plan, CK_MOMENT_SUBTASK_FINISHED, task, 1, 100 * MS), 0);
+    assert_int_equal(ck_plan_moment(&plan, CK_MOMENT_SUBTASK_FINISHED, task + 1, 1, 120 * MS), 1);
+    int which, end, waiting;
+    assert_true(ck_plan_next(&plan, &which, &end, &waiting) == 125 * MS && which == 0);
+    ck_plan_free(&plan);
+}
+
 static void test_crashes(void **state)
 {
     (void)state;
@@ -204,6 +249,38 @@ static void test_crashes(void **state)
     ck_plan_free(&plan);
 }
 
+/* The check function (faultplan.h): a plan with a cut, slowdowns, a crash
+ * and a triggered fault in force passes it; each numbered invariant,
+ * broken by one field, fails with its number. */
+static void test_invariants(void **state)
+{
+    (void)state;
+    faults[0] = (ck_fault){.kind = CK_FAULT_PARTITION, .at = 1 * MS, .duration = 40 * MS,
+                           .nside = 2, .side_host = {TM0, TM1}, .side = {0, 1}};
+    faults[1] = (ck_fault){.kind = CK_FAULT_SLOW_CPU, .at = 2 * MS, .duration = 40 * MS,
+                           .host = TM1, .factor = 0.25};
+    faults[2] = slow_link(3 * MS, 40 * MS, JM, 0.5, 2 * MS);
+    faults[3] = (ck_fault){.kind = CK_FAULT_CRASH, .at = 4 * MS, .duration = 40 * MS,
+                           .host = TM0};
+    faults[4] = slow_link(1 * MS, 10 * MS, TM0, 0.5, 0);
+    faults[4].moment = CK_MOMENT_CHECKPOINT_COMPLETED;
+    faults[4].nth = 2;
+    setup_plan(5);
+    play_until(10 * MS);
+    assert_int_equal(ck_plan_check(&plan, NULL), 0);
+    INV_BREAK(plan.cut[TM0 * plan.nh + TM1], 2, ck_plan_check(&plan, &V), "faultplan", 1);
+    INV_BREAK(plan.cut[TM1 * plan.nh + JM], 1, ck_plan_check(&plan, &V), "faultplan", 1);
+    INV_BREAK(plan.cpu[TM1], 1.0, ck_plan_check(&plan, &V), "faultplan", 2);
+    INV_BREAK(plan.lat[JM], 0, ck_plan_check(&plan, &V), "faultplan", 2);
+    INV_BREAK(plan.down[TM0], 0, ck_plan_check(&plan, &V), "faultplan", 3);
+    INV_BREAK(plan.due[4], 20 * MS, ck_plan_check(&plan, &V), "faultplan", 4);
+    ck_plan_moment(&plan, CK_MOMENT_CHECKPOINT_COMPLETED, 1, 1, 11 * MS);
+    ck_plan_moment(&plan, CK_MOMENT_CHECKPOINT_COMPLETED, 2, 1, 12 * MS);
+    assert_int_equal(ck_plan_check(&plan, NULL), 0);
+    INV_BREAK(plan.due[4], CK_TIME_NEVER, ck_plan_check(&plan, &V), "faultplan", 4);
+    ck_plan_free(&plan);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -211,6 +288,8 @@ int main(void)
         cmocka_unit_test(test_overlapping_cuts),
         cmocka_unit_test(test_order_and_triggers),
         cmocka_unit_test(test_crashes),
+        cmocka_unit_test(test_message_moments),
+        cmocka_unit_test(test_invariants),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

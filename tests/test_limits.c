@@ -1,9 +1,10 @@
 /*
  * test_limits.c - scenarios at the edges of what the backends can hold:
  * many keys, many task managers, runs that reach their time limit, inputs
- * that cannot fit in memory, and platform files SimGrid refuses. Each must
- * give a one-line error (exit 2) or a run.json that says the job did not
- * finish (exit 1), never a signal.
+ * that cannot fit in memory, platform files SimGrid refuses, and an output
+ * directory whose disk refuses the keyed state (full, no inodes, no file
+ * descriptors left). Each must give a one-line error (exit 2) or a run.json
+ * that says the job did not finish (exit 1), never a signal.
  */
 #include <malloc.h>
 #include <setjmp.h>
@@ -297,7 +298,7 @@ static void test_platform_files(void **state)
         const char *file, *want;
     } bad[] = {
         {"/nonexistent/platform.xml", "cluster.platform: /nonexistent/platform.xml: No such file"},
-        {"/etc", "cluster.platform: /etc: not a regular file"},
+        {"/etc", "cluster.platform: /etc: a directory, not a regular file"},
         {"/etc/passwd", "cluster.platform: /etc/passwd: not XML"},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -350,6 +351,96 @@ static void test_platform_files(void **state)
     cJSON_Delete(b);
 }
 
+/* ---- a local disk that refuses the state backend ------------------------------------ */
+
+/* `chandy <args>` run by the shell after `prefix` (a ulimit); returns its
+ * exit status (128 + the signal when one ended it). */
+static int chandy_after(const char *prefix, const char *tag, const char *args)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof(cmd), "cd %s && (%s %s %s) > %s/%s.out 2> %s/%s.err", CHANDY_SOURCE_DIR,
+             prefix, CHANDY_BIN, args, tmp, tag, tmp, tag);
+    int st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+/* A keyed operator's RocksDB that cannot open (too many open files, a full
+ * disk, no inodes) fails its task, and the restart strategy decides: the
+ * run ends with exit 1 and a run.json that says why, or, when not even
+ * run.json fits, with a last line saying so. Never a signal. */
+static void test_state_backend_cannot_open(void **state)
+{
+    (void)state;
+    char args[800];
+    snprintf(args, sizeof(args), "run scenarios/keyed-state-rocksdb.json --quiet --out %s/nofd",
+             tmp);
+    assert_int_equal(chandy_after("ulimit -n 48;", "nofd", args), 1);
+    cJSON *run = load_run("nofd");
+    const cJSON *job = cJSON_GetObjectItem(run, "job");
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(job, "state")), "FAILED");
+    const char *why = cJSON_GetStringValue(cJSON_GetObjectItem(job, "failure"));
+    assert_non_null(why);
+    assert_non_null(strstr(why, "cannot open the state backend: "));
+    assert_non_null(strstr(why, "cannot open RocksDB"));
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(job, "failed_because")),
+                        "restarts_exhausted");
+    cJSON_Delete(run);
+
+    /* The output directory on a small tmpfs: mounting needs root. */
+    static const struct {
+        const char *opts, *tag;
+        int has_run; /* run.json fits; else the last line of stderr says it does not */
+    } disks[] = {
+        {"size=2m", "full2m", 1},
+        {"size=16k", "full16k", 0},
+        {"nr_inodes=12", "noinodes", 0},
+    };
+    for (size_t i = 0; i < sizeof(disks) / sizeof(disks[0]); i++) {
+        char mnt[200], cmd[600];
+        snprintf(mnt, sizeof(mnt), "%s/mnt-%s", tmp, disks[i].tag);
+        assert_int_equal(mkdir(mnt, 0755), 0);
+        snprintf(cmd, sizeof(cmd), "mount -t tmpfs -o %s tmpfs %s 2>/dev/null", disks[i].opts,
+                 mnt);
+        if (system(cmd) != 0) {
+            fprintf(stderr, "skipped: cannot mount a tmpfs at %s (needs root): the full-disk "
+                            "cases are not run\n",
+                    mnt);
+            skip();
+        }
+        snprintf(args, sizeof(args), "run scenarios/keyed-state-rocksdb.json --quiet --out %s/o",
+                 mnt);
+        int st = chandy_after("", disks[i].tag, args);
+        char rel[300];
+        snprintf(rel, sizeof(rel), "mnt-%s/o", disks[i].tag);
+        run = try_load_run(rel);
+        snprintf(cmd, sizeof(cmd), "umount %s", mnt);
+        int unmounted = system(cmd) == 0;
+        if (st != 1)
+            chandy_show_err(disks[i].tag, st, 1);
+        assert_int_equal(st, 1);
+        assert_true(unmounted);
+        if (disks[i].has_run) {
+            /* Whichever write the full disk refuses first says so: the
+             * sinks' output (run.json's error), or a store upload or the
+             * local disk's RocksDB, which fail the job once the restart
+             * strategy gives up (job.failure). */
+            assert_non_null(run);
+            const char *error = cJSON_GetStringValue(cJSON_GetObjectItem(run, "error"));
+            const char *failure = cJSON_GetStringValue(
+                cJSON_GetObjectItem(cJSON_GetObjectItem(run, "job"), "failure"));
+            if (!(error && strstr(error, "No space left on device")) &&
+                !(failure && strstr(failure, "No space left on device")))
+                fail_msg("%s: neither run.json's error (%s) nor job.failure (%s) names the "
+                         "full disk",
+                         disks[i].tag, error ? error : "null", failure ? failure : "null");
+        } else {
+            assert_null(run);
+            last_line_has(disks[i].tag, "run.json: cannot write: No space left on device");
+        }
+        cJSON_Delete(run);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -359,6 +450,7 @@ int main(void)
         cmocka_unit_test(test_time_limit),
         cmocka_unit_test(test_memory_refused),
         cmocka_unit_test(test_platform_files),
+        cmocka_unit_test(test_state_backend_cannot_open),
     };
     return cmocka_run_group_tests(tests, ru_setup, ru_teardown);
 }

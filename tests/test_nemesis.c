@@ -9,7 +9,8 @@
  * processes (store errors, late store completions, allocations that
  * fail), of every kind, operation and point, counted against the restart
  * strategy. Triggered events (`after`) are checked like every other key,
- * and so are the new events' fields.
+ * and so are the new events' fields. The verdict: a fallback to an older
+ * checkpoint passes only past a file the schedule damaged.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -206,6 +207,49 @@ static void test_state_backend_moments(void **state)
                         moments[CK_MOMENT_CHANGELOG_UPLOAD] == 0);
         ck_scenario_free(&s);
     }
+}
+
+/* Where the input's partitions end at different times
+ * (scenarios/swarm-finish.json), about a third of the triggered faults
+ * wait for the nth subtask's finish, n within the job's subtasks, up to
+ * three checkpoint intervals after it; the schedules read back through
+ * the loader. Partitions that all end together draw none (swarm-crash:
+ * test_schedules_validate_and_stay_recoverable). */
+static void test_subtask_finished_moments(void **state)
+{
+    (void)state;
+    const char *path = CHANDY_SOURCE_DIR "/scenarios/swarm-finish.json";
+    char err[1200];
+    ck_scenario s;
+    assert_int_equal(ck_scenario_load(&s, path, err, sizeof(err)), 0);
+    char *file = read_all(path);
+    ck_time I = ck_cfg(&s.cfg, CK_CFG_CP_INTERVAL);
+    int finished = 0, triggered = 0;
+    for (ck_nemesis_mode m = CK_NEMESIS_SAFETY; m <= CK_NEMESIS_LIVENESS; m++)
+        for (uint64_t seed = 0; seed < 300; seed++) {
+            ck_nemesis_draw(&s, seed, m);
+            for (int i = 0; i < s.nfaults; i++) {
+                const ck_fault *f = &s.faults[i];
+                triggered += f->moment != CK_MOMENT_NONE;
+                if (f->moment != CK_MOMENT_SUBTASK_FINISHED)
+                    continue;
+                finished++;
+                assert_true(f->nth >= 1 && f->nth <= (int)s.graph.nsubtasks);
+                assert_true(f->at >= 1000 && f->at <= 3 * I);
+            }
+            char *drawn = events_text(&s);
+            char *text = with_events(file, &s);
+            assert_int_equal(ck_scenario_parse(&back, "drawn.json", text, err, sizeof(err)), 0);
+            char *reread = events_text(&back);
+            assert_string_equal(drawn, reread);
+            ck_scenario_free(&back);
+            free(drawn);
+            free(text);
+            free(reread);
+        }
+    assert_true(finished * 4 > triggered && finished * 2 < triggered);
+    free(file);
+    ck_scenario_free(&s);
 }
 
 /* A third of the safety schedules start with a focused pair (the first
@@ -497,6 +541,111 @@ static void test_in_process_events(void **state)
     }
 }
 
+/* One judgement of a run that fell back once, from checkpoint 3 to
+ * `to`: its restore failed with `code` on `file`, at 1.5 s; the timeline
+ * damaged `damaged` at `damaged_at` (NULL: it damaged nothing). Returns
+ * the swarm verdict; *unexplained says whether the run's own verdict
+ * failed it, and the run's degraded/unexplained lines are in r. */
+static ck_run judged;
+
+static int judge_one(uint32_t code, const char *file, uint64_t to, const char *damaged,
+                     ck_time damaged_at, int *unexplained)
+{
+    static ck_fault spec;
+    static ck_fallback fb;
+    ck_run *r = &judged;
+    memset(r, 0, sizeof(*r));
+    r->sc = &sc;
+    r->res.jm_ready = 1;
+    r->res.jm.state = to ? CK_JOB_FINISHED : CK_JOB_FAILED;
+    r->res.jm.failed_because = to ? CK_JOBFAIL_NONE : CK_JOBFAIL_NO_CHECKPOINT;
+    snprintf(r->res.jm.failure, sizeof(r->res.jm.failure), "%s",
+             to ? "" : "no checkpoint left to restore");
+    r->res.jm.end = 2 * CK_NS_PER_S;
+    memset(&fb, 0, sizeof(fb));
+    fb.at = 1500 * CK_NS_PER_MS;
+    fb.from = 3;
+    fb.to = to;
+    fb.subtask = 1;
+    fb.code = code;
+    snprintf(fb.key, sizeof(fb.key), "%s", file);
+    snprintf(fb.why, sizeof(fb.why), "checkpoint 3: %s: it broke", file);
+    r->res.jm.fallbacks = &fb;
+    r->res.jm.nfallbacks = 1;
+    if (damaged) {
+        memset(&spec, 0, sizeof(spec));
+        spec.kind = CK_FAULT_CORRUPT_CHECKPOINT;
+        spec.at = damaged_at;
+        r->res.nfaults = 1;
+        r->res.faults[0].spec = &spec;
+        r->res.faults[0].applied = 1;
+        r->res.faults[0].applied_at = damaged_at;
+        snprintf(r->res.faults[0].key, sizeof(r->res.faults[0].key), "%s", damaged);
+    }
+    *unexplained = ck_run_judge_fallbacks(r);
+    ck_verdict v = {.guarantee = r->degraded[0] ? CK_AT_LEAST_ONCE : CK_EXACTLY_ONCE, .ok = 1};
+    ck_nemesis_verdict nv;
+    ck_nemesis_judge(r, &v, CK_NEMESIS_SAFETY, &nv);
+    assert_int_equal(nv.ok, !*unexplained);
+    if (*unexplained)
+        assert_string_equal(nv.why, r->unexplained);
+    return nv.ok;
+}
+
+/* A restore that goes back to an older checkpoint replays output the
+ * newer one committed. The run's verdict and the swarm's allow it only
+ * past a file a corrupt_checkpoint event damaged before the restore
+ * found it damaged (by its size or checksum): a restore that failed for
+ * another reason (state missing: a checkpoint completed an
+ * acknowledgement short), on another file, or before the damage, fails
+ * the run, whatever its output. */
+static void test_fallbacks_are_judged(void **state)
+{
+    (void)state;
+    load();
+    const char *f3 = "checkpoints/j/chk-3/v1-0.state", *f2 = "checkpoints/j/chk-2/v1-0.state";
+    ck_time s1 = CK_NS_PER_S;
+    int unexplained;
+    /* Past the damaged file: allowed, and the run says at least once, why. */
+    assert_true(judge_one(CK_FAIL_RESTORE_DAMAGED, f3, 2, f3, s1, &unexplained));
+    assert_false(unexplained);
+    assert_non_null(strstr(judged.degraded, "fell back from damaged checkpoint 3 to checkpoint 2"));
+    assert_string_equal(judged.unexplained, "");
+    assert_int_equal(ck_run_fallback_cause(&judged, 0), 0);
+    /* Past a shared file of several checkpoints: the same file decides. */
+    const char *sst = "checkpoints/j/shared/op1-sub0-a0-c2-000009.sst";
+    assert_true(judge_one(CK_FAIL_RESTORE_DAMAGED, sst, 2, sst, s1, &unexplained));
+    /* The job failed with none left, past the damaged file: allowed. */
+    assert_true(judge_one(CK_FAIL_RESTORE_DAMAGED, f3, 0, f3, s1, &unexplained));
+    assert_string_equal(judged.degraded, ""); /* it went back to nothing */
+    /* State missing, with or without damage elsewhere: never. */
+    for (int d = 0; d < 2; d++) {
+        assert_false(judge_one(CK_FAIL_RESTORE_MISSING, "checkpoints/j/chk-3/", 2,
+                               d ? f3 : NULL, s1, &unexplained));
+        assert_true(unexplained);
+        assert_non_null(strstr(judged.unexplained,
+                               "the job fell back from checkpoint 3 to checkpoint 2"));
+        assert_non_null(strstr(judged.unexplained, "(missing: checkpoint 3:"));
+        assert_string_equal(judged.degraded, "");
+        assert_int_equal(ck_run_fallback_cause(&judged, 0), -1);
+    }
+    /* A file that does not decode though its checksum holds: never. */
+    assert_false(judge_one(CK_FAIL_RESTORE_UNREADABLE, f3, 2, f3, s1, &unexplained));
+    /* Damaged, but not the file the event damaged, or before it did. */
+    assert_false(judge_one(CK_FAIL_RESTORE_DAMAGED, f3, 2, f2, s1, &unexplained));
+    assert_false(judge_one(CK_FAIL_RESTORE_DAMAGED, f3, 2, f3, 2 * s1, &unexplained));
+    assert_false(judge_one(CK_FAIL_RESTORE_DAMAGED, f3, 2, NULL, 0, &unexplained));
+    /* A job that failed with none left, for no damage: not as the schedule allowed. */
+    assert_false(judge_one(CK_FAIL_RESTORE_MISSING, f3, 0, f3, s1, &unexplained));
+    assert_non_null(strstr(judged.unexplained, "to none (the job failed)"));
+    /* An event that could not damage anything explains nothing. */
+    judge_one(CK_FAIL_RESTORE_DAMAGED, f3, 2, f3, s1, &unexplained);
+    judged.res.faults[0].failed = 1;
+    assert_int_equal(ck_run_fallback_cause(&judged, 0), -1);
+    assert_int_equal(ck_run_judge_fallbacks(&judged), 1);
+    ck_scenario_free(&sc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -504,10 +653,12 @@ int main(void)
         cmocka_unit_test(test_schedules_validate_and_stay_recoverable),
         cmocka_unit_test(test_state_backend_moments),
         cmocka_unit_test(test_focused_pairs),
+        cmocka_unit_test(test_subtask_finished_moments),
         cmocka_unit_test(test_describe),
         cmocka_unit_test(test_after_is_checked),
         cmocka_unit_test(test_in_process_faults),
         cmocka_unit_test(test_in_process_events),
+        cmocka_unit_test(test_fallbacks_are_judged),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,7 +14,9 @@
 #include <cmocka.h>
 
 #include "error.h"
+#include "invcheck.h"
 #include "netframe.h"
+#include "routes.h"
 #include "testgraph.h"
 #include "wire.h"
 
@@ -328,6 +330,42 @@ static void test_admit(void **state)
     assert_int_equal(ck_netframe_admit(&g, 2, 0, hosts, NULL, 1, &f), CK_NETFRAME_BAD);
 }
 
+/* The check functions of the parser (netframe.h) and of the route tables
+ * (routes.h): a parser holding a frame and a half, and tables of two
+ * attempts, pass them; each numbered invariant, broken by one field, fails
+ * with its number. */
+static void test_invariants(void **state)
+{
+    (void)state;
+    uint8_t buf[512];
+    size_t n = two_frames(buf);
+    ck_netframe p;
+    ck_netframe_init(&p, CK_NETFRAME_CAP);
+    assert_int_equal(ck_netframe_parser_check(&p, NULL), 0);
+    assert_int_equal(ck_netframe_feed(&p, buf, n - 10), 0);
+    ck_netframe_msg f;
+    assert_int_equal(ck_netframe_next(&p, &f), 1);
+    assert_int_equal(ck_netframe_next(&p, &f), 0); /* the second waits for its last bytes */
+    assert_int_equal(ck_netframe_parser_check(&p, NULL), 0);
+    INV_BREAK(p.off, p.len + 1, ck_netframe_parser_check(&p, &V), "netframe", 1);
+    INV_BREAK(p.size, p.cap + 1, ck_netframe_parser_check(&p, &V), "netframe", 1);
+    INV_BREAK(p.buf[p.off], 0xff, ck_netframe_parser_check(&p, &V), "netframe", 2);
+    INV_BREAK(p.err, CK_ENOMEM, ck_netframe_parser_check(&p, &V), "netframe", 3);
+    ck_netframe_free(&p);
+
+    ck_routes rt;
+    ck_routes_init(&rt, 3);
+    assert_int_equal(ck_routes_check(&rt, NULL), 0);
+    uint16_t hosts[3] = {0, 1, CK_HOST_NONE};
+    assert_int_equal(ck_routes_set(&rt, 0, 3, hosts), 0);
+    assert_int_equal(ck_routes_set(&rt, 2, 3, hosts), 0);
+    assert_int_equal(ck_routes_set(&rt, 2, 3, hosts), 0); /* set once */
+    assert_int_equal(ck_routes_check(&rt, NULL), 0);
+    INV_BREAK(rt.v[1].attempt, 0, ck_routes_check(&rt, &V), "routes", 1);
+    INV_BREAK(rt.newest, 1, ck_routes_check(&rt, &V), "routes", 2);
+    ck_routes_free(&rt);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -336,6 +374,7 @@ int main(void)
         cmocka_unit_test(test_oversized),
         cmocka_unit_test(test_bad_header_fields),
         cmocka_unit_test(test_admit),
+        cmocka_unit_test(test_invariants),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,10 +6,14 @@
  * series drawn as "none", Flink's published figures next to the runs of
  * their scenario, and the page rendered by headless Chromium with a clean
  * console and no request (scripts/render.sh, the README screenshot's
- * command).
+ * command). Hostile run.json files (extreme numbers, markup, formulas)
+ * give finite charts and inert text; the size chart draws each kind a
+ * real run has; and every name the report looks up in a run.json is one
+ * real run.json files hold and docs/RUN-JSON.md names.
  */
 #include <ctype.h>
 #include <setjmp.h>
+#include <strings.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -18,8 +22,11 @@
 
 #include <cmocka.h>
 
+#include "plot.h"
 #include "report.h"
+#include "runfile.h"
 #include "runutil.h"
+#include "summary.h"
 
 /* The text of the <svg> element with id, or of the section from it to the
  * next </svg>: a copy the caller frees. */
@@ -539,6 +546,630 @@ static void fidelity_command(void **state)
     cJSON_Delete(real);
 }
 
+
+
+/* ---- the report reads the names run.json is written with -------------------- */
+
+/*
+ * Every lookup reports/ makes in a run.json tree is recorded here: the
+ * accessors of runfile.h are wrapped at link time (CMakeLists.txt:
+ * -Wl,--wrap), and each lookup becomes a pair "context/key", the context
+ * being the key of the object it looks in ("" at the top level,
+ * "checkpoints[]" for an element of "checkpoints"). The pairs of the real
+ * run.json files the report loads are recorded too; a lookup whose pair
+ * no real file has asks for a name the writer does not write.
+ */
+typedef struct nameset {
+    char **v;
+    size_t n, cap;
+} nameset;
+
+static int names_has(const nameset *s, const char *k)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (!strcmp(s->v[i], k))
+            return 1;
+    return 0;
+}
+
+static void names_put(nameset *s, const char *k)
+{
+    if (names_has(s, k))
+        return;
+    if (s->n == s->cap) {
+        s->cap = s->cap ? s->cap * 2 : 256;
+        s->v = realloc(s->v, s->cap * sizeof(*s->v));
+    }
+    s->v[s->n++] = strdup(k);
+}
+
+static void names_free(nameset *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        free(s->v[i]);
+    free(s->v);
+    *s = (nameset){0};
+}
+
+/* The nodes of the run.json trees loaded while tracing, with their
+ * contexts (an open-addressed table; a freed tree's nodes are forgotten). */
+#define NODES (1u << 20)
+static struct {
+    const cJSON *node;
+    char *ctx;
+} *nodes;
+static int tracing;
+static nameset schema, asked;
+
+static size_t node_slot(const cJSON *n)
+{
+    size_t h = ((uintptr_t)n >> 4) * 0x9E3779B97F4A7C15ull;
+    for (size_t i = h & (NODES - 1);; i = (i + 1) & (NODES - 1))
+        if (!nodes[i].node || nodes[i].node == n)
+            return i;
+}
+
+static void walk(const cJSON *n, const char *ctx, int add)
+{
+    size_t i = node_slot(n);
+    free(nodes[i].ctx);
+    nodes[i].node = n;
+    nodes[i].ctx = add ? strdup(ctx) : NULL;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, n)
+    {
+        char sub[300];
+        if (cJSON_IsArray(n)) {
+            snprintf(sub, sizeof(sub), "%s[]", ctx);
+        } else {
+            snprintf(sub, sizeof(sub), "%s/%s", ctx, c->string);
+            if (add)
+                names_put(&schema, sub);
+            snprintf(sub, sizeof(sub), "%s", c->string);
+        }
+        walk(c, sub, add);
+    }
+}
+
+/* A lookup of k (a dotted path) in o, if o is a node of a run.json. */
+static void ask(const cJSON *o, const char *k)
+{
+    if (!tracing || !o || !k)
+        return;
+    const char *ctx = nodes[node_slot(o)].ctx;
+    if (!ctx)
+        return; /* not a run.json's: published.json, a scenario */
+    char cur[300], part[128], pair[500];
+    snprintf(cur, sizeof(cur), "%s", ctx);
+    for (const char *p = k; *p;) {
+        size_t n = strcspn(p, ".");
+        snprintf(part, sizeof(part), "%.*s", (int)(n < 127 ? n : 127), p);
+        p += n + (p[n] == '.');
+        if (strspn(part, "0123456789") == strlen(part)) {
+            strncat(cur, "[]", sizeof(cur) - strlen(cur) - 1);
+            continue;
+        }
+        snprintf(pair, sizeof(pair), "%s/%s", cur, part);
+        names_put(&asked, pair);
+        snprintf(cur, sizeof(cur), "%s", part);
+    }
+}
+
+const cJSON *__real_ck_rf_get(const cJSON *o, const char *k);
+double __real_ck_rf_num(const cJSON *o, const char *k, double def);
+const char *__real_ck_rf_str(const cJSON *o, const char *k);
+int __real_ck_rf_bool(const cJSON *o, const char *k);
+const cJSON *__real_ck_rf_arr(const cJSON *o, const char *k);
+int __real_ck_rf_has_num(const cJSON *o, const char *k);
+int __real_ck_runfile_load(ck_runfile *rf, const char *path, char *err, size_t errlen);
+void __real_ck_runfile_free(ck_runfile *rf);
+const cJSON *__wrap_ck_rf_get(const cJSON *o, const char *k);
+double __wrap_ck_rf_num(const cJSON *o, const char *k, double def);
+const char *__wrap_ck_rf_str(const cJSON *o, const char *k);
+int __wrap_ck_rf_bool(const cJSON *o, const char *k);
+const cJSON *__wrap_ck_rf_arr(const cJSON *o, const char *k);
+int __wrap_ck_rf_has_num(const cJSON *o, const char *k);
+int __wrap_ck_runfile_load(ck_runfile *rf, const char *path, char *err, size_t errlen);
+void __wrap_ck_runfile_free(ck_runfile *rf);
+
+const cJSON *__wrap_ck_rf_get(const cJSON *o, const char *k)
+{
+    ask(o, k);
+    return __real_ck_rf_get(o, k);
+}
+
+double __wrap_ck_rf_num(const cJSON *o, const char *k, double def)
+{
+    ask(o, k);
+    return __real_ck_rf_num(o, k, def);
+}
+
+const char *__wrap_ck_rf_str(const cJSON *o, const char *k)
+{
+    ask(o, k);
+    return __real_ck_rf_str(o, k);
+}
+
+int __wrap_ck_rf_bool(const cJSON *o, const char *k)
+{
+    ask(o, k);
+    return __real_ck_rf_bool(o, k);
+}
+
+const cJSON *__wrap_ck_rf_arr(const cJSON *o, const char *k)
+{
+    ask(o, k);
+    return __real_ck_rf_arr(o, k);
+}
+
+int __wrap_ck_rf_has_num(const cJSON *o, const char *k)
+{
+    ask(o, k);
+    return __real_ck_rf_has_num(o, k);
+}
+
+int __wrap_ck_runfile_load(ck_runfile *rf, const char *path, char *err, size_t errlen)
+{
+    int rc = __real_ck_runfile_load(rf, path, err, errlen);
+    if (!rc && tracing)
+        walk(rf->root, "", 1);
+    return rc;
+}
+
+void __wrap_ck_runfile_free(ck_runfile *rf)
+{
+    if (tracing && rf->root)
+        walk(rf->root, "", 0);
+    __real_ck_runfile_free(rf);
+}
+
+/* Runs scenario (a path from the source tree) into <tmp>/<dir> unless
+ * an earlier test did. */
+static void run_once(const char *scenario, const char *dir, const char *extra)
+{
+    char path[400], args[700];
+    snprintf(path, sizeof(path), "%s/%s/run.json", tmp, dir);
+    if (!access(path, R_OK))
+        return;
+    snprintf(args, sizeof(args), "run %s --out %s/%s --quiet %s", scenario, tmp, dir,
+             extra ? extra : "");
+    assert_chandy(dir, args, 0);
+}
+
+/* ---- hostile run.json files: extreme numbers, markup, formulas ----------------- */
+
+/* Every attribute value inside the <svg> elements of html: 1 when one of
+ * them holds NaN or infinity as a number ("nan", "-nan", "inf"), which
+ * Chromium rejects. */
+static int svg_has_nonfinite(const char *html, char *what, size_t len)
+{
+    const char *p = html;
+    while ((p = strstr(p, "<svg"))) {
+        const char *end = strstr(p, "</svg>");
+        if (!end)
+            return 1;
+        for (const char *a = p; (a = strstr(a, "=\"")) && a < end;) {
+            a += 2;
+            const char *z = strchr(a, '"');
+            if (!z || z > end)
+                break;
+            for (const char *t = a; t < z; t++) {
+                int start = t == a || t[-1] == ' ' || t[-1] == ',' || t[-1] == '-';
+                if (start && (strncasecmp(t, "nan", 3) == 0 || strncasecmp(t, "inf", 3) == 0) &&
+                    (t + 3 == z || !isalpha((unsigned char)t[3]))) {
+                    snprintf(what, len, "%.*s", (int)(z - a < 200 ? z - a : 200), a);
+                    return 1;
+                }
+            }
+            a = z + 1;
+        }
+        p = end;
+    }
+    return 0;
+}
+
+/* A run whose every figure is as large, as small or as negative as a
+ * double goes: every chart has a point, a bar or a band of it. */
+static const char extreme_run[] =
+    "{\"scenario\": \"extreme\", \"backend\": \"simgrid\", \"seed\": 1e308, \"sim_time_s\": 1e308,"
+    " \"wall_time_s\": -1e308, \"throughput_in_rps\": 1e308, \"throughput_out_rps\": -1e308,"
+    " \"records_in\": 1e308, \"latency_ms\": {\"p50\": 1e-308, \"p99\": 1e308, \"max\": -1e308},"
+    " \"checkpoint_summary\": {\"duration_p50_s\": 1e308, \"bytes_p50\": -1e308},"
+    " \"checkpoints\": ["
+    "  {\"id\": 1, \"kind\": \"checkpoint\", \"status\": \"completed\", \"trigger_s\": -1e308,"
+    "   \"duration_s\": 1e308, \"alignment_max_s\": 1e-308, \"bytes\": 1e308, \"bytes_full\": 1e308,"
+    "   \"bytes_incremental\": -1e308, \"bytes_changelog\": 1e-308, \"persisted_inflight_bytes\": 1e308},"
+    "  {\"id\": 2, \"kind\": \"checkpoint\", \"status\": \"completed\", \"trigger_s\": 1e308,"
+    "   \"duration_s\": -1e308, \"alignment_max_s\": -1e308, \"bytes\": 1e-308, \"bytes_full\": -1e308},"
+    "  {\"id\": 3, \"kind\": \"checkpoint\", \"status\": \"completed\", \"trigger_s\": 1e-308,"
+    "   \"duration_s\": 1e-308, \"alignment_max_s\": 1e-308, \"bytes\": 1e-308, \"bytes_full\": 1e-308}],"
+    " \"recoveries\": [{\"failure_s\": -1e308, \"detected_s\": 1e308, \"restarted_s\": 1e-308,"
+    "  \"restored_s\": 1e308, \"caught_up_s\": -1e308, \"recovery_s\": 1e308, \"checkpoint\": 1e308,"
+    "  \"restore\": {\"download_s\": 1e308, \"replay_s\": -1e308}}],"
+    " \"materializations\": [{\"bytes\": 1e308}, {\"bytes\": 1e308}],"
+    " \"timeseries\": [{\"t_s\": -1e308, \"in_rps\": 1e308, \"out_rps\": -1e308,"
+    "  \"latency_p50_ms\": 1e-308, \"latency_p99_ms\": 1e308, \"inflight_bytes\": 1e308,"
+    "  \"buffer_size_bytes\": -1e308, \"vertex_backpressured_ratio\": {\"v\": 1e308}},"
+    "  {\"t_s\": 1e308, \"in_rps\": 1e-308, \"out_rps\": 1e-308, \"inflight_bytes\": 1e-308},"
+    "  {\"t_s\": 1e-308, \"in_rps\": -1e-308, \"out_rps\": 0, \"latency_p50_ms\": 2,"
+    "   \"latency_p99_ms\": 1e300}],"
+    " \"faults\": [{\"action\": \"crash\", \"host\": \"tm0\", \"at_s\": -1e308, \"ended_s\": 1e308},"
+    "  {\"action\": \"slow\", \"host\": \"tm1\", \"at_s\": 1e-308, \"ended_s\": 1e308}],"
+    " \"job\": {\"state\": \"FINISHED\", \"subtasks\": 1e308, \"vertices\": [{\"name\": \"v\","
+    "  \"parallelism\": 1e308, \"busy_ratio\": 1e308, \"backpressured_ratio\": -1e308,"
+    "  \"idle_ratio\": 1e-308}, {\"name\": \"w\", \"busy_ratio\": 1e-308,"
+    "  \"backpressured_ratio\": 1e308, \"idle_ratio\": -1e308}]},"
+    " \"correctness\": {\"ok\": true, \"guarantee\": \"exactly-once\", \"expected\": 1e308,"
+    "  \"received\": 1e308, \"lost\": -1e308}, \"config\": {\"k\": 1e308}}";
+
+static void extreme_numbers_draw_finite(void **state)
+{
+    (void)state;
+    char path[512], what[256];
+    snprintf(path, sizeof(path), "%s/extreme", tmp);
+    mkdir(path, 0755);
+    assert_non_null(put_file("extreme/run.json", extreme_run));
+    snprintf(path, sizeof(path), "%s/extreme2", tmp);
+    mkdir(path, 0755);
+    assert_non_null(put_file("extreme2/run.json", extreme_run));
+    /* Two entries (the glance charts), one of them of two runs (spreads). */
+    char a[300], b[300], out[300], err[600];
+    snprintf(a, sizeof(a), "%s/extreme", tmp);
+    snprintf(b, sizeof(b), "%s/extreme2", tmp);
+    const char *both[2] = {a, b};
+    ck_report_entry e[2] = {{NULL, both, 1}, {"two runs", both, 2}};
+    snprintf(out, sizeof(out), "%s/rep-extreme", tmp);
+    if (ck_report_make_entries(e, 2, out, NULL, err, sizeof(err)))
+        fail_msg("%s", err);
+    snprintf(path, sizeof(path), "%s/index.html", out);
+    char *html = slurp(path);
+    assert_non_null(html);
+    if (svg_has_nonfinite(html, what, sizeof(what)))
+        fail_msg("a chart holds a number that is not one: \"%s\"", what);
+    /* Every chart was drawn from something (none is empty). */
+    static const char *const ids[] = {"plot-checkpoint-duration", "plot-checkpoint-size",
+                                      "plot-throughput", "plot-latency", "plot-vertices"};
+    for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+        char *svg = svg_of(html, ids[i]);
+        assert_non_null(svg);
+        if (strstr(svg, "class=\"none\""))
+            fail_msg("%s drew nothing", ids[i]);
+        free(svg);
+    }
+    /* A number too long for a table cell is written short, not cut. */
+    assert_non_null(strstr(html, "1e+308"));
+    char why[200];
+    const char *bad = html_check(html, why, sizeof(why));
+    if (bad)
+        fail_msg("index.html: %s", bad);
+    free(html);
+    /* Chromium takes the page: nothing on its console. */
+    render_ok(path, "extreme.png");
+    /* The plot functions themselves, with no report around them. */
+    ck_sb sb = {0};
+    double xs[4] = {-1e308, 1e-308, 1e308, 5e-324}, ys[4] = {1e308, -1e308, 1e-308, 5e-324};
+    ck_plot_series se = {"s", 0, CK_PLOT_SOLID, xs, ys, ys, ys, 4};
+    ck_plot_band bd = {-1e308, 1e308, "band", -1};
+    ck_plot_xy_svg(&sb, &(ck_plot_xy){.title = "t", .xlabel = "x", .ylabel = "y",
+                                      .series = &se, .nseries = 1, .bands = &bd, .nbands = 1,
+                                      .lines = 1});
+    double seg[3] = {1e308, 1e308, 5e-324};
+    ck_plot_bar bar = {NULL, "b", 0, seg, 1, -1e308, 1e308};
+    static const char *const names[3] = {"a", "b", "c"};
+    ck_plot_bars_svg(&sb, &(ck_plot_bars){.title = "t", .ylabel = "y", .seg_names = names,
+                                          .nseg = 3, .bars = &bar, .nbars = 1});
+    assert_false(sb.oom);
+    if (svg_has_nonfinite(sb.p, what, sizeof(what)))
+        fail_msg("a chart holds a number that is not one: \"%s\"", what);
+    ck_sb_free(&sb);
+    /* Ticks over a span no double can divide: none, not a loop or NaN. */
+    double t[16];
+    assert_int_equal(ck_plot_ticks(-1e308, 1e308, 9, t), 0);
+    assert_int_equal(ck_plot_ticks(0, 5e-324, 9, t), 0);
+    assert_int_equal(ck_plot_ticks(0, 1, 6, t), 6);
+}
+
+/* Strings from a run.json and a suite file go into Markdown as text and
+ * into CSV as text: no markup, no formula. */
+static const char hostile_run[] =
+    "{\"scenario\": \"=HYPERLINK(\\\"http://x.test/\\\",\\\"open\\\")<img src=x onerror=alert(1)>|a|\","
+    " \"backend\": \"+sockets\","
+    " \"seed\": 3, \"sim_time_s\": 2, \"config\": {},"
+    " \"checkpoints\": [{\"id\": 1, \"kind\": \"@checkpoint\", \"status\": \"-completed\","
+    "  \"trigger_s\": -1.5, \"duration_s\": 0.01, \"bytes\": 10}],"
+    " \"timeseries\": [{\"t_s\": -1, \"in_rps\": -2.5e3, \"out_rps\": 3}],"
+    " \"faults\": [{\"action\": \"\\tcrash\", \"host\": \"\\rtm0\", \"at_s\": 1, \"ended_s\": 1.5}],"
+    " \"job\": {\"state\": \"-2\", \"vertices\": [{\"name\": \"<img src=x onerror=alert(1)>|a|\","
+    "  \"parallelism\": 1, \"busy_ratio\": 0.5}, {\"name\": \"-7.25e-3\", \"busy_ratio\": 0.1},"
+    "  {\"name\": \"--1\", \"busy_ratio\": 0.1}]}}";
+
+/* The CSV field of row `row` (0: the header), column col of text, unquoted
+ * as a spreadsheet reads it: a copy the caller frees. */
+static char *csv_field(const char *text, int row, int col)
+{
+    const char *p = text;
+    for (int r = 0; r < row && p; r++) { /* no line break within a field here */
+        p = strchr(p, '\n');
+        p = p ? p + 1 : NULL;
+    }
+    assert_non_null(p);
+    char *out = calloc(1, strlen(p) + 1);
+    size_t n = 0;
+    int c = 0, quoted = 0;
+    for (; *p && *p != '\n'; p++) {
+        if (quoted) {
+            if (*p == '"' && p[1] == '"')
+                out[c == col ? n++ : n] = '"', p++;
+            else if (*p == '"')
+                quoted = 0;
+            else if (c == col)
+                out[n++] = *p;
+        } else if (*p == '"') {
+            quoted = 1;
+        } else if (*p == ',') {
+            c++;
+        } else if (c == col) {
+            out[n++] = *p;
+        }
+    }
+    return out;
+}
+
+static void strings_are_text_in_markdown_and_csv(void **state)
+{
+    (void)state;
+    char path[512], out[300], err[600], dir[300];
+    snprintf(dir, sizeof(dir), "%s/hostile", tmp);
+    mkdir(dir, 0755);
+    assert_non_null(put_file("hostile/run.json", hostile_run));
+    const char *runs[1] = {dir};
+    ck_report_entry e = {"`[click](http://x.test)` <b>*bold*</b> | ~~gone~~ $x$", runs, 1};
+    ck_report_section sec = {
+        "# a heading? <script>alert(1)</script>",
+        "<iframe src=\"http://x.test/\"></iframe> | a | b | [link](http://x.test) ![i](http://x.test/i.png)",
+        "c1", "vertices", &e, 1};
+    snprintf(out, sizeof(out), "%s/rep-hostile", tmp);
+    if (ck_report_index(&sec, 1, out, "- a list? <b>", "1. a list? & <i>", err, sizeof(err)))
+        fail_msg("%s", err);
+    snprintf(path, sizeof(path), "%s/summary.md", out);
+    char *md = slurp(path);
+    assert_non_null(md);
+    /* Nothing GitHub would turn into HTML, a link or an image. */
+    for (const char *p = md; *p; p++) {
+        if (!strncmp(p, "\nThe full report: `", 19)) /* our own line: a code span */
+            p = strchr(p + 1, '\n');
+        if (!p)
+            break;
+        if (strchr("<>[]`*|~$&", *p) && (p == md || p[-1] != '\\')) {
+            /* the tables' own pipes and the captions' bold are ours */
+            int ours = (*p == '|' && (p == md || p[-1] == ' ' || p[-1] == '\n' || p[1] == '\n' ||
+                                      p[1] == '-' || p[1] == ' ')) ||
+                       (*p == '*' && (p[1] == '*' || (p > md && p[-1] == '*')));
+            if (!ours)
+                fail_msg("summary.md: an unescaped '%c' at byte %td: %.60s", *p, p - md, p);
+        }
+    }
+    assert_non_null(strstr(md, "\\<iframe src=\"http://x.test/\"\\>\\</iframe\\> \\| a \\| b \\|"));
+    assert_non_null(strstr(md, "\\[link\\](http://x.test)"));
+    assert_non_null(strstr(md, "# - a list? \\<b\\>\n")); /* the title: a heading's text */
+    assert_non_null(strstr(md, "\n1\\. a list? \\& \\<i\\>\n")); /* not an ordered list */
+    assert_non_null(strstr(md, "## # a heading? \\<script\\>"));
+    /* The scenario's name in a cell: one cell, its pipes escaped. */
+    assert_non_null(strstr(md, "=HYPERLINK(\"http://x.test/\",\"open\")\\<img src=x onerror=alert(1)\\>\\|a\\|"));
+    free(md);
+    /* The entry's label in the full report's list and tables. */
+    ck_report_entry e2 = {"- item `code` <b>", runs, 1};
+    snprintf(out, sizeof(out), "%s/rep-hostile2", tmp);
+    if (ck_report_make_entries(&e2, 1, out, "title *x*", err, sizeof(err)))
+        fail_msg("%s", err);
+    snprintf(path, sizeof(path), "%s/summary.md", out);
+    md = slurp(path);
+    assert_non_null(md);
+    assert_non_null(strstr(md, "# title \\*x\\*\n"));
+    assert_non_null(strstr(md, "\n- #1 - item \\`code\\` \\<b\\>")); /* a list item's text */
+    assert_null(strstr(md, "<b>"));
+    assert_int_equal(count_of(md, "<img"), count_of(md, "\\<img")); /* each escaped */
+    assert_non_null(strstr(md, "\\<img src=x onerror=alert(1)\\>\\|a\\|"));
+    /* the path of its run.json, as text (no code span a ` could end) */
+    assert_non_null(strstr(md, "/hostile/run.json)\n"));
+    free(md);
+    /* HTML: the same strings escaped. */
+    snprintf(path, sizeof(path), "%s/index.html", out);
+    char *html = slurp(path);
+    assert_null(strstr(html, "<img"));
+    assert_null(strstr(html, "<b>"));
+    assert_non_null(strstr(html, "&lt;img src=x onerror=alert(1)&gt;|a|"));
+    char why[200];
+    assert_null(html_check(html, why, sizeof(why)));
+    free(html);
+    /* CSV: a field a spreadsheet would evaluate is text; numbers stay numbers. */
+    snprintf(path, sizeof(path), "%s/runs.csv", out);
+    char *csv = slurp(path);
+    assert_non_null(csv);
+    char *f = csv_field(csv, 1, 3); /* scenario */
+    assert_string_equal(f, "'=HYPERLINK(\"http://x.test/\",\"open\")<img src=x onerror=alert(1)>|a|");
+    free(f);
+    f = csv_field(csv, 1, 4); /* backend */
+    assert_string_equal(f, "'+sockets");
+    free(f);
+    f = csv_field(csv, 1, 5); /* state: a number, as it is */
+    assert_string_equal(f, "-2");
+    free(f);
+    assert_non_null(strstr(csv, ",-2,")); /* unquoted */
+    free(csv);
+    snprintf(path, sizeof(path), "%s/checkpoints.csv", out);
+    csv = slurp(path);
+    assert_non_null(strstr(csv, ",\"'@checkpoint\",\"'-completed\",-1.5,"));
+    free(csv);
+    snprintf(path, sizeof(path), "%s/timeseries.csv", out);
+    csv = slurp(path);
+    assert_non_null(strstr(csv, ",-1,-2500,3,,\n"));
+    free(csv);
+    snprintf(path, sizeof(path), "%s/faults.csv", out);
+    csv = slurp(path);
+    assert_non_null(strstr(csv, ",\"'\tcrash\",\"'\rtm0\","));
+    free(csv);
+    snprintf(path, sizeof(path), "%s/vertices.csv", out);
+    csv = slurp(path);
+    assert_non_null(strstr(csv, ",-7.25e-3,"));
+    assert_non_null(strstr(csv, ",\"'--1\","));
+    free(csv);
+    /* The terminal's summary shows a control character as '?'. */
+    cJSON *run = cJSON_Parse(hostile_run);
+    char *buf = NULL;
+    size_t blen = 0;
+    FILE *mf = open_memstream(&buf, &blen);
+    ck_summary_print(mf, run, "x\033]0;title\007");
+    fclose(mf);
+    assert_null(strchr(buf, '\033'));
+    assert_null(strchr(buf, '\r'));
+    assert_non_null(strstr(buf, "wrote      x?]0;title?\n"));
+    free(buf);
+    cJSON_Delete(run);
+}
+
+/* The size chart draws each kind a real run.json has, under the writer's
+ * names: a changelog run's whole state, its uploads (incremental) and
+ * its changelog; an unaligned run's channel state. */
+static void sizes_by_kind_from_real_runs(void **state)
+{
+    (void)state;
+    run_once("scenarios/keyed-state-changelog.json", "clog", NULL);
+    run_once("scenarios/swarm-unaligned.json", "unaligned", NULL);
+    char args[700], path[400];
+    snprintf(args, sizeof(args), "report %s/clog %s/unaligned -o %s/rep-sizes", tmp, tmp, tmp);
+    assert_chandy("report-sizes", args, 0);
+    snprintf(path, sizeof(path), "%s/rep-sizes/index.html", tmp);
+    char *html = slurp(path);
+    assert_non_null(html);
+    char *svg = svg_of(html, "plot-checkpoint-size");
+    assert_non_null(svg);
+    static const struct {
+        const char *series;
+        int drawn;
+    } want[] = {
+        {"#1 full", 1},  {"#1 incremental", 1}, {"#1 changelog", 1}, {"#1 in flight", 0},
+        {"#2 full", 1},  {"#2 incremental", 0}, {"#2 changelog", 0}, {"#2 in flight", 1},
+    };
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        char key[100];
+        snprintf(key, sizeof(key), "<g class=\"series\" data-label=\"%s\">\n<polyline",
+                 want[i].series);
+        if (!!strstr(svg, key) != want[i].drawn)
+            fail_msg("plot-checkpoint-size: series \"%s\" %s", want[i].series,
+                     want[i].drawn ? "not drawn" : "drawn");
+    }
+    /* The points are run.json's figures: the first checkpoint's, in MB. */
+    cJSON *run = load_run("clog");
+    const cJSON *c0 = cJSON_GetArrayItem(cJSON_GetObjectItem(run, "checkpoints"), 1);
+    static const char *const fields[3] = {"bytes_full", "bytes_incremental", "bytes_changelog"};
+    static const char *const kinds[3] = {"full", "incremental", "changelog"};
+    for (int k = 0; k < 3; k++) {
+        char tip[200];
+        snprintf(tip, sizeof(tip), "#1 %s: %g at %g", kinds[k],
+                 cJSON_GetObjectItem(c0, fields[k])->valuedouble / 1e6,
+                 cJSON_GetObjectItem(c0, "trigger_s")->valuedouble);
+        if (!strstr(svg, tip))
+            fail_msg("plot-checkpoint-size: no point \"%s\"", tip);
+    }
+    cJSON_Delete(run);
+    free(svg);
+    free(html);
+}
+
+/* Is `name` (in backticks) in docs/RUN-JSON.md? */
+static int documented(const char *doc, const char *name)
+{
+    char k[140];
+    snprintf(k, sizeof(k), "`%s`", name);
+    return strstr(doc, k) != NULL;
+}
+
+/*
+ * Every name reports/ looks up in a run.json is one the writer writes:
+ * the report, a suite's index and the terminal summary made from real
+ * runs of a few scenarios (full, changelog and unaligned checkpoints, a
+ * recovery, a savepoint, debloated buffers, a fault that ends), with
+ * every lookup recorded, and each looked up in what those files hold
+ * (runner/runjson.c wrote them) and in docs/RUN-JSON.md. A report that
+ * reads "full_bytes" where the writer writes "bytes_full" fails here.
+ */
+static void report_reads_the_names_run_json_writes(void **state)
+{
+    (void)state;
+    run_once("scenarios/crash-recovery.json", "drift-crash", NULL);
+    run_once("scenarios/keyed-state-changelog.json", "clog", NULL);
+    run_once("scenarios/swarm-unaligned.json", "unaligned", NULL);
+    run_once("scenarios/exchanges-1.json", "drift-debloat", NULL);
+    run_once("scenarios/savepoint-stop.json", "drift-savepoint", NULL);
+    run_once("scenarios/partition.json", "drift-partition", NULL);
+    static const char *const dirs[] = {"drift-crash",   "clog",           "unaligned",
+                                       "drift-debloat", "drift-savepoint", "drift-partition"};
+    enum { ND = sizeof(dirs) / sizeof(dirs[0]) };
+    char paths[ND][300];
+    const char *p[ND];
+    for (int i = 0; i < ND; i++) {
+        snprintf(paths[i], sizeof(paths[i]), "%s/%s", tmp, dirs[i]);
+        p[i] = paths[i];
+    }
+    nodes = calloc(NODES, sizeof(*nodes));
+    assert_non_null(nodes);
+    tracing = 1;
+    char out[300], err[600];
+    /* The full report: each run an entry, and one entry of two runs. */
+    ck_report_entry e[ND + 1];
+    for (int i = 0; i < ND; i++)
+        e[i] = (ck_report_entry){NULL, &p[i], 1};
+    e[ND] = (ck_report_entry){"two", p, 2};
+    snprintf(out, sizeof(out), "%s/rep-drift", tmp);
+    if (ck_report_make_entries(e, ND + 1, out, NULL, err, sizeof(err)))
+        fail_msg("%s", err);
+    /* A suite's index with every chart it draws. */
+    static const char *const plots[] = {"checkpoints", "throughput", "latency", "recovery",
+                                        "vertices", "state"};
+    ck_report_section sec[6];
+    for (int k = 0; k < 6; k++)
+        sec[k] = (ck_report_section){plots[k], NULL, "c1", plots[k], e, ND + 1};
+    snprintf(out, sizeof(out), "%s/rep-drift-index", tmp);
+    if (ck_report_index(sec, 6, out, "drift", NULL, err, sizeof(err)))
+        fail_msg("%s", err);
+    /* The summary printed after each run. */
+    for (int i = 0; i < ND; i++) {
+        cJSON *run = load_run(dirs[i]);
+        walk(run, "", 1);
+        FILE *null = fopen("/dev/null", "w");
+        ck_summary_print(null, run, "run.json");
+        fclose(null);
+        walk(run, "", 0);
+        cJSON_Delete(run);
+    }
+    tracing = 0;
+    char docpath[400];
+    snprintf(docpath, sizeof(docpath), "%s/docs/RUN-JSON.md", CHANDY_SOURCE_DIR);
+    char *doc = slurp(docpath);
+    assert_non_null(doc);
+    assert_true(asked.n > 80); /* the recording works: the report asks a lot */
+    int bad = 0;
+    for (size_t i = 0; i < asked.n; i++) {
+        const char *key = strrchr(asked.v[i], '/') + 1;
+        const char *why = !names_has(&schema, asked.v[i]) ? "no real run.json has it"
+                          : !documented(doc, key)          ? "docs/RUN-JSON.md does not name it"
+                                                           : NULL;
+        if (why) {
+            fprintf(stderr, "reports/ looks up %s: %s\n", asked.v[i], why);
+            bad++;
+        }
+    }
+    free(doc);
+    for (size_t i = 0; i < NODES; i++)
+        free(nodes[i].ctx);
+    free(nodes);
+    nodes = NULL;
+    names_free(&schema);
+    names_free(&asked);
+    assert_int_equal(bad, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -549,6 +1180,10 @@ int main(void)
         cmocka_unit_test(published_figures_beside_their_scenario),
         cmocka_unit_test(fidelity_verdicts),
         cmocka_unit_test(fidelity_command),
+        cmocka_unit_test(extreme_numbers_draw_finite),
+        cmocka_unit_test(strings_are_text_in_markdown_and_csv),
+        cmocka_unit_test(sizes_by_kind_from_real_runs),
+        cmocka_unit_test(report_reads_the_names_run_json_writes),
     };
     return cmocka_run_group_tests(tests, ru_setup, ru_teardown);
 }

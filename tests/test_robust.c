@@ -16,6 +16,7 @@
 
 #include "error.h"
 #include "fakeplat.h"
+#include "invcheck.h"
 #include "rng.h"
 #include "scenario.h"
 #include "task.h"
@@ -151,6 +152,7 @@ static void test_random_frames(void **state)
                 assert_int_equal(ck_task_get_state(t), CK_TASK_FAILED);
             }
             n.ops->work(n.self);
+            assert_int_equal(ck_task_check(t, NULL), 0); /* a refused frame breaks nothing */
         }
         if (ck_task_get_state(t) == CK_TASK_FAILED) {
             failed++;
@@ -307,12 +309,58 @@ static void test_deploy_names_known_hosts(void **state)
     fake_clear(&w);
 }
 
+/* A subtask's check (task.h): running, with time accounted and a report
+ * sent, it passes; its time accounting broken, or its host's network
+ * pool, it fails with the number, naming the subtask. */
+static void test_task_invariants(void **state)
+{
+    (void)state;
+    static ck_graph g;
+    ck_config cfg;
+    build(&g, &cfg);
+    ck_job_env env = {.g = &g, .cfg = &cfg, .job_id = "test-job"};
+    fake_world w = {0};
+    fake_plat fp;
+    fake_init(&fp, &w, CK_EP_TASK0 + 2);
+    ck_segpool pool;
+    ck_segpool_init(&pool, (uint32_t)ck_cfg(&cfg, CK_CFG_SEGMENT_SIZE), 1000);
+    fp.plat.netpool = &pool;
+    ck_task *t = ck_task_new(&env, &fp.plat, 2, 0, NULL); /* agg subtask 0 */
+    assert_non_null(t);
+    assert_int_equal(ck_task_check(t, NULL), 0);
+    ck_node n = ck_task_node(t);
+    for (ck_time now = 0; now <= 600 * CK_NS_PER_MS; now += 70 * CK_NS_PER_MS) {
+        w.now = now;
+        if (n.ops->deadline(n.self) <= now)
+            n.ops->on_deadline(n.self); /* reports its metrics every 250 ms */
+        n.ops->work(n.self);
+        assert_int_equal(ck_task_check(t, NULL), 0);
+    }
+    w.now += 10 * CK_NS_PER_MS; /* idle since the last report */
+    n.ops->work(n.self);
+    assert_int_equal(ck_task_get_state(t), CK_TASK_RUNNING);
+    ck_metrics *m = (ck_metrics *)ck_task_metrics(t);
+    assert_true(m->task.idle_ns > 0);
+    INV_BREAK(m->task.idle_ns, m->task.idle_ns + 1, ck_task_check(t, &V), "task", 2);
+    INV_BREAK(m->task.start_ns, 700 * CK_NS_PER_MS, ck_task_check(t, &V), "task", 2);
+    INV_BREAK(pool.reserved, pool.total + 1, ck_task_check(t, &V), "segpool", 1);
+    ck_inv v;
+    pool.used++;
+    inv_broken(ck_task_check(t, &v), &v, "segpool", 2);
+    assert_non_null(strstr(v.what, "subtask agg -> out 1/2 attempt 0 on tm0"));
+    pool.used--;
+    ck_task_del(t);
+    fake_clear(&w);
+    ck_segpool_free(&pool);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mutated_scenarios),
         cmocka_unit_test(test_deploy_names_known_hosts),
         cmocka_unit_test(test_random_frames),
+        cmocka_unit_test(test_task_invariants),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

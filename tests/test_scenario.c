@@ -15,6 +15,7 @@
 #include "error.h"
 #include "expect.h"
 #include "scenario.h"
+#include "segpool.h"
 
 static const char *base =
     "{\n"
@@ -68,6 +69,17 @@ static void test_good_file(void **state)
     assert_int_equal(sc.graph.spec.ops[1].max_parallelism, 128);
     assert_int_equal(sc.graph.nv, 2); /* agg and out chained */
     assert_non_null(sc.expect);
+    assert_int_equal(sc.workload.npart_ends, 0); /* every partition lasts the duration */
+    ck_scenario_free(&sc);
+    /* Partitions that end at times of their own: the workload says when. */
+    char text[4096];
+    const char *at = strstr(base, "\"partitions\": 2");
+    snprintf(text, sizeof(text), "%.*s\"partition_durations\": [500, \"2 s\"], %s",
+             (int)(at - base), base, at);
+    assert_int_equal(ck_scenario_parse(&sc, "dir/t.json", text, err, sizeof(err)), 0);
+    assert_int_equal(sc.workload.npart_ends, 2);
+    assert_true(sc.workload.part_end[0] == 500 * CK_NS_PER_MS);
+    assert_true(sc.workload.part_end[1] == 2 * CK_NS_PER_S);
     ck_scenario_free(&sc);
 }
 
@@ -91,6 +103,14 @@ static const bad cases[] = {
     {"\"keys\": 10", "\"keys\": 1.5", "workload.keys: expected an integer"},
     {"\"partitions\": 2", "\"partitions\": 2, \"distribution\": \"pareto\"",
      "workload.distribution: expected one of \"uniform\", \"zipf\", got \"pareto\""},
+    {"\"partitions\": 2", "\"partitions\": 2, \"partition_durations\": [\"1 s\"]",
+     "workload.partition_durations: expected a list of 2 durations, one per partition"},
+    {"\"partitions\": 2", "\"partitions\": 2, \"partition_durations\": [\"1 s\", \"3 s\"]",
+     "workload.partition_durations[1]: expected a duration from 0 ms to 2000 ms"},
+    {"\"partitions\": 2", "\"partitions\": 2, \"partition_durations\": [\"1 s\", \"soon\"]",
+     "workload.partition_durations[1]: expected a duration"},
+    {"\"partitions\": 2", "\"partitions\": 300, \"partition_durations\": []",
+     "workload.partition_durations: takes at most 256 partitions (the topic has 300)"},
     {"\"type\": \"aggregate\"", "\"type\": \"join\"", "job.operators[1].type: expected one of"},
     {"\"fn\": \"sum\"", "\"fn\": \"avg\"", "job.operators[1].fn: expected one of \"count\", \"sum\""},
     {"\"fn\": \"sum\"", "\"fn\": \"sum\", \"size\": \"1 s\"", "job.operators[1].size: not a setting of aggregate operators"},
@@ -120,7 +140,7 @@ static const bad cases[] = {
     {"\"4kb\"", "\"4kb\", \"heartbeat.interval\": \"5 s\", \"heartbeat.timeout\": \"1 s\"",
      "config.heartbeat.timeout: 1 s is shorter than heartbeat.interval (5 s)"},
     {"\"4kb\"", "\"4kb\", \"execution.buffer-timeout.interval\": \"5 ms\"",
-     "config.execution.buffer-timeout.interval: key given twice (execution.buffer-timeout is the deprecated name of execution.buffer-timeout.interval)"},
+     "config.execution.buffer-timeout.interval: key given twice: execution.buffer-timeout and execution.buffer-timeout.interval are names of execution.buffer-timeout.interval"},
     {"\"4kb\"", "\"4kb\", \"execution.buffer-timeout.enabled\": false, \"execution.buffer-timeout\": 0",
      "config.execution.buffer-timeout: key given twice"},
     {"\"10 ms\"", "\"0 ms\", \"execution.buffer-timeout.enabled\": false",
@@ -346,15 +366,267 @@ static void test_expect_paths(void **state)
     }
 }
 
+/* Every string of a scenario is UTF-8 text that cJSON keeps whole: a
+ * \u0000 escape (cut at the NUL, "ev\u0000il" would be read as "ev" and
+ * pass the name rule) or bytes that are not UTF-8, in a value or a key,
+ * anywhere, is one line naming the JSON path and the string as written. */
+static void test_strings_are_text(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *from, *to, *want;
+    } texts[] = {
+        {"\"name\": \"t\"", "\"name\": \"ev\\u0000il\"",
+         "dir/t.json: name: expected a string of UTF-8 text without \\u0000, got "
+         "\"ev\\u0000il\": a \\u0000 (NUL) would cut it short"},
+        {"\"seed\"", "\"description\": \"a \\u0000\", \"seed\"", "dir/t.json: description: "},
+        {"\"name\": \"src\"", "\"name\": \"sr\\u0000c\"", "job.operators[0].name: expected"},
+        {"\"10 ms\"", "\"10\\u0000 ms\"", "config.execution.buffer-timeout: expected a string"},
+        {"\"keys\"", "\"k\\u0000eys\"",
+         "workload: expected a key of UTF-8 text without \\u0000, got \"k\\u0000eys\""},
+        {"\"correctness.ok\"", "\"correctness.ok\\u0000\"", "expect: expected a key"},
+        /* bytes that are not UTF-8 */
+        {"\"seed\"", "\"description\": \"caf\xe9\", \"seed\"",
+         "description: expected a string of UTF-8 text without \\u0000, got \"caf\\xe9\": it "
+         "holds bytes that are not UTF-8"},
+        {"\"name\": \"src\"", "\"name\": \"s\xc3\"", "job.operators[0].name: expected a string"},
+        {"\"name\": \"src\"", "\"name\": \"\xc0\xaf\"", "got \"\\xc0\\xaf\""}, /* overlong '/' */
+        {"\"name\": \"src\"", "\"name\": \"\xed\xa0\x80\"", "not UTF-8"},       /* a surrogate */
+        {"\"name\": \"src\"", "\"name\": \"\xf4\x90\x80\x80\"", "not UTF-8"},   /* > U+10FFFF */
+        {"\"name\": \"src\"", "\"name\": \"\x80\"", "not UTF-8"},               /* stray */
+        {"\"name\": \"src\"", "\"name\": \"\xf8\x88\x80\x80\x80\"", "not UTF-8"}, /* 5 bytes */
+        {"\"keys\"", "\"k\xffys\"", "workload: expected a key"},
+        {"\"sum\"", "\"s\xe2\x82um\"", "job.operators[1].fn: expected a string"}, /* cut short */
+    };
+    for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+        char err[1200] = "";
+        int rc = try(texts[i].from, texts[i].to, err, sizeof(err));
+        if (rc != CK_EINVAL || !strstr(err, texts[i].want) || strchr(err, '\n')) {
+            print_error("case %zu: rc %d, error \"%s\", wanted \"%s\"\n", i, rc, err, texts[i].want);
+            fail();
+        }
+    }
+    /* Text is fine, however it is written: raw UTF-8, escapes, a
+     * surrogate pair, and a backslash before "u0000". */
+    static const char *const good[] = {
+        "\"description\": \"caf\xc3\xa9 \xe4\xb8\xad \xf0\x9f\x98\x80\", \"seed\"",
+        "\"description\": \"caf\\u00e9 \\ud83d\\ude00\", \"seed\"",
+        "\"description\": \"not a NUL: \\\\u0000\", \"seed\"",
+    };
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+        char err[1200] = "";
+        if (try("\"seed\"", good[i], err, sizeof(err)) != 0) {
+            print_error("good case %zu: %s\n", i, err);
+            fail();
+        }
+    }
+}
+
+/* base with `extra` added to its config object; parses and returns rc. */
+static int with_config(const char *extra, char *err, size_t errlen)
+{
+    char to[1024];
+    snprintf(to, sizeof(to), "\"4kb\", %s", extra);
+    char text[4096];
+    const char *at = strstr(base, "\"4kb\"");
+    snprintf(text, sizeof(text), "%.*s%s%s", (int)(at - base), base, to, at + strlen("\"4kb\""));
+    return ck_scenario_parse(&sc, "dir/t.json", text, err, errlen);
+}
+
+/* A value key id takes, as JSON text (its default, or a choice). */
+static void some_value(ck_cfg_id id, char *buf, size_t len)
+{
+    const ck_cfg_def *d = ck_config_def(id);
+    char v[64];
+    if (d->type == CK_CFG_PATH)
+        snprintf(v, sizeof(v), "/some/savepoint");
+    else if (id == CK_CFG_RS_TYPE)
+        snprintf(v, sizeof(v), "fixed-delay"); /* its default is the key unset */
+    else
+        ck_config_format(id, d->def, v, sizeof(v));
+    snprintf(buf, len, "\"%s\"", v);
+}
+
+/*
+ * The names Flink 1.20 still accepts for keys it renamed are taken, with
+ * one warning each naming the key to use; given with the new name too,
+ * they are the same key given twice. An unknown key gets the closest
+ * known one as a suggestion.
+ */
+static void test_deprecated_keys(void **state)
+{
+    (void)state;
+    char err[1200], extra[512], val[80];
+    int names = 0;
+    for (int id = 0; id < CK_CFG_COUNT; id++)
+        for (int k = 0; ck_config_deprecated_name((ck_cfg_id)id, k); k++) {
+            const char *old = ck_config_deprecated_name((ck_cfg_id)id, k);
+            if (id == CK_CFG_BUFFER_TIMEOUT)
+                continue; /* base sets it under that name already */
+            int flink = -1;
+            assert_int_equal(ck_config_deprecated(old, &flink), id);
+            assert_int_equal(ck_config_find(old), id);
+            some_value((ck_cfg_id)id, val, sizeof(val));
+            snprintf(extra, sizeof(extra), "\"%s\": %s", old, val);
+            if (with_config(extra, err, sizeof(err)))
+                fail_msg("%s: %s", old, err);
+            assert_true(sc.cfg.set[id]);
+            /* base's execution.buffer-timeout, and this one */
+            assert_int_equal(sc.warnings.n, 2);
+            char want[300];
+            snprintf(want, sizeof(want), "dir/t.json: config.%s: deprecated, use %s instead", old,
+                     ck_config_def((ck_cfg_id)id)->key);
+            if (!strstr(sc.warnings.v[1], want))
+                fail_msg("warning \"%s\", wanted \"%s\"", sc.warnings.v[1], want);
+            assert_non_null(strstr(sc.warnings.v[1], flink ? "Flink 1.20 takes the old name too"
+                                                           : "no Flink release takes"));
+            ck_scenario_free(&sc);
+            names++;
+        }
+    assert_true(names >= 20);
+    /* Flink's own renames (its option classes' withDeprecatedKeys). */
+    static const struct {
+        const char *old;
+        ck_cfg_id id;
+    } flink_names[] = {
+        {"state.backend", CK_CFG_STATE_BACKEND},
+        {"state.backend.incremental", CK_CFG_CP_INCREMENTAL},
+        {"execution.checkpointing.unaligned", CK_CFG_CP_UNALIGNED},
+        {"execution.checkpointing.alignment-timeout", CK_CFG_CP_ALIGNED_TIMEOUT},
+        {"state.backend.changelog.enabled", CK_CFG_CLOG_ENABLED},
+        {"state.backend.changelog.periodic-materialize.interval", CK_CFG_CLOG_MATERIALIZE},
+        {"state.backend.changelog.max-failures-allowed", CK_CFG_CLOG_MAX_FAILURES},
+        {"dstl.dfs.preemptive-persist-threshold", CK_CFG_CLOG_PERSIST_THRESHOLD},
+        {"execution.buffer-timeout", CK_CFG_BUFFER_TIMEOUT},
+        {"taskmanager.network.memory.max", CK_CFG_NET_MAX},
+        {"state.checkpoints.num-retained", CK_CFG_CP_RETAINED},
+        {"state.storage.fs.memory-threshold", CK_CFG_CP_MEMORY_THRESHOLD},
+        {"execution.savepoint.path", CK_CFG_RECOVERY_PATH},
+        {"execution.savepoint-restore-mode", CK_CFG_CLAIM_MODE},
+        {"restart-strategy", CK_CFG_RS_TYPE},
+        {"pipeline.operator-chaining", CK_CFG_CHAINING},
+    };
+    for (size_t i = 0; i < sizeof(flink_names) / sizeof(flink_names[0]); i++) {
+        int flink = 0;
+        assert_int_equal(ck_config_deprecated(flink_names[i].old, &flink), flink_names[i].id);
+        assert_int_equal(flink, 1);
+    }
+    /* Its value is taken: rocksdb under state.backend. */
+    assert_int_equal(with_config("\"state.backend\": \"rocksdb\"", err, sizeof(err)), 0);
+    assert_int_equal(ck_cfg(&sc.cfg, CK_CFG_STATE_BACKEND), 1);
+    ck_scenario_free(&sc);
+    /* Current names warn of nothing. */
+    assert_int_equal(with_config("\"state.backend.type\": \"rocksdb\"", err, sizeof(err)), 0);
+    assert_int_equal(sc.warnings.n, 1); /* base's execution.buffer-timeout only */
+    ck_scenario_free(&sc);
+    /* The same key under two names. */
+    assert_int_equal(with_config("\"state.backend\": \"rocksdb\", \"state.backend.type\": "
+                                 "\"hashmap\"",
+                                 err, sizeof(err)),
+                     CK_EINVAL);
+    assert_non_null(strstr(err, "config.state.backend.type: key given twice: state.backend and "
+                                "state.backend.type are names of state.backend.type"));
+    /* Did you mean: a slip in a current or a deprecated name. */
+    static const struct {
+        const char *key, *near;
+    } slips[] = {
+        {"state.backend.typ", "state.backend.type"},
+        {"execution.checkpointing.unalinged.enabled", "execution.checkpointing.unaligned.enabled"},
+        {"state.backend.changelog.enable", "state.changelog.enabled"},
+        {"taskmanager.memory.network.maximum", "taskmanager.memory.network.max"},
+        {"restart-strategy.fixed-delay.attempt", "restart-strategy.fixed-delay.attempts"},
+        {"heartbeat.timout", "heartbeat.timeout"},
+    };
+    for (size_t i = 0; i < sizeof(slips) / sizeof(slips[0]); i++) {
+        snprintf(extra, sizeof(extra), "\"%s\": 1", slips[i].key);
+        assert_int_equal(with_config(extra, err, sizeof(err)), CK_EINVAL);
+        char want[300];
+        snprintf(want, sizeof(want), "config.%s: unknown configuration key: did you mean `%s`?",
+                 slips[i].key, slips[i].near);
+        if (!strstr(err, want))
+            fail_msg("error \"%s\", wanted \"%s\"", err, want);
+    }
+    /* Nothing close: no guess. */
+    assert_int_equal(with_config("\"colour\": 1", err, sizeof(err)), CK_EINVAL);
+    assert_non_null(strstr(err, "config.colour: unknown configuration key (`chandy config`"));
+    assert_null(strstr(err, "did you mean"));
+}
+
+/* Defaults and rules as Flink 1.20 has them. */
+static void test_flink_defaults(void **state)
+{
+    (void)state;
+    char err[1200], buf[64];
+    ck_config c;
+    ck_config_defaults(&c);
+    /* TaskManagerOptions: network memory has no upper bound by default */
+    assert_true(ck_cfg(&c, CK_CFG_NET_MAX) == CK_CFG_MEMORY_INFINITE);
+    ck_config_format(CK_CFG_NET_MAX, ck_cfg(&c, CK_CFG_NET_MAX), buf, sizeof(buf));
+    assert_string_equal(buf, "infinite");
+    int64_t v = 0;
+    assert_int_equal(ck_config_parse(CK_CFG_NET_MAX, "infinite", &v), 0);
+    assert_true(v == CK_CFG_MEMORY_INFINITE);
+    assert_int_equal(ck_config_parse(CK_CFG_NET_MIN, "infinite", &v), CK_EINVAL);
+    /* ... so 10 % of a large Flink memory is not cut at 1 gb */
+    assert_int_equal(with_config("\"taskmanager.memory.flink.size\": \"40 gb\"", err, sizeof(err)),
+                     0);
+    assert_int_equal(ck_segpool_segments(&sc.cfg), (uint32_t)((INT64_C(4096) << 20) / 4096));
+    ck_scenario_free(&sc);
+    /* a minimum beyond the Flink memory that holds it */
+    assert_int_equal(with_config("\"taskmanager.memory.network.min\": \"2 gb\"", err,
+                                 sizeof(err)),
+                     CK_EINVAL);
+    assert_non_null(strstr(err, "config.taskmanager.memory.network.min: 2048 mb is more than "
+                                "taskmanager.memory.flink.size (1280 mb)"));
+    /* the debloat minimum: taskmanager.memory.min-segment-size */
+    assert_int_equal(ck_cfg(&c, CK_CFG_MIN_SEGMENT_SIZE), 256);
+    assert_int_equal(with_config("\"taskmanager.memory.min-segment-size\": \"8 kb\"", err,
+                                 sizeof(err)),
+                     CK_EINVAL);
+    assert_non_null(strstr(err, "config.taskmanager.memory.min-segment-size: 8 kb is more than "
+                                "taskmanager.memory.segment-size (4 kb)"));
+    assert_int_equal(with_config("\"taskmanager.memory.min-segment-size\": \"1 kb\"", err,
+                                 sizeof(err)),
+                     0);
+    assert_int_equal(ck_cfg(&sc.cfg, CK_CFG_MIN_SEGMENT_SIZE), 1024);
+    ck_scenario_free(&sc);
+    /* StateChangelogOptions: a negative interval turns materialization off */
+    assert_int_equal(with_config("\"state.changelog.periodic-materialize.interval\": \"-1 ms\"",
+                                 err, sizeof(err)),
+                     0);
+    assert_true(ck_cfg(&sc.cfg, CK_CFG_CLOG_MATERIALIZE) == -CK_NS_PER_MS);
+    ck_scenario_free(&sc);
+    assert_int_equal(with_config("\"state.changelog.periodic-materialize.interval\": \"0 ms\"",
+                                 err, sizeof(err)),
+                     CK_EINVAL);
+    assert_non_null(strstr(err, "expected a negative duration (no materialization) or at least "
+                                "10 ms, got 0 ms"));
+    assert_int_equal(ck_cfg(&c, CK_CFG_CLOG_MATERIALIZE_ENABLED), 1);
+    assert_int_equal(ck_cfg(&c, CK_CFG_CLOG_MAX_FAILURES), 3);
+    assert_int_equal(with_config("\"state.changelog.max-failures-allowed\": 0", err, sizeof(err)),
+                     0);
+    assert_int_equal(ck_cfg(&sc.cfg, CK_CFG_CLOG_MAX_FAILURES), 0);
+    ck_scenario_free(&sc);
+    /* CheckpointingOptions: the inline threshold's 1.20 name */
+    assert_int_equal(with_config("\"execution.checkpointing.data-inline-threshold\": \"1 kb\"",
+                                 err, sizeof(err)),
+                     0);
+    assert_int_equal(ck_cfg(&sc.cfg, CK_CFG_CP_MEMORY_THRESHOLD), 1024);
+    ck_scenario_free(&sc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_good_file),
         cmocka_unit_test(test_bad_files),
+        cmocka_unit_test(test_strings_are_text),
         cmocka_unit_test(test_events),
         cmocka_unit_test(test_unreadable_file),
         cmocka_unit_test(test_expect_eval),
         cmocka_unit_test(test_expect_paths),
+        cmocka_unit_test(test_deprecated_keys),
+        cmocka_unit_test(test_flink_defaults),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

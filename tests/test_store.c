@@ -129,7 +129,7 @@ static int pr_lost(void *self, int host)
 }
 
 static const ck_node_ops prober_ops = {pr_msg, pr_store, pr_lost, pr_deadline, pr_on_deadline,
-                                       pr_work, pr_finished};
+                                       pr_work, pr_finished, NULL};
 
 static void test_sim_store(void **state)
 {

@@ -103,6 +103,12 @@ static void bad_suites_are_named(void **state)
         {"{\"comparisons\": [{\"title\": \"t\", \"runs\": [7]}]}",
          "comparisons[0].runs[0]: expected a scenario file"},
         {"{\"comparisons\": [{\"title\": \"t\", \"extra\": 1, \"runs\": [\"x.json\"]}]}", "extra"},
+        /* strings that are not text: a \u0000 would cut the title short,
+         * bytes that are not UTF-8 would reach the report */
+        {"{\"comparisons\": [{\"title\": \"t\\u0000<script>\", \"runs\": [\"x.json\"]}]}",
+         "comparisons[0].title: expected a string of UTF-8 text without \\u0000"},
+        {"{\"comparisons\": [{\"title\": \"t\", \"note\": \"n\xff\", \"runs\": [\"x.json\"]}]}",
+         "comparisons[0].note: expected a string of UTF-8 text"},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         char name[32], args[600], path[512];

@@ -405,7 +405,9 @@ static void test_swarm_ci(void **state)
         assert_int_equal(at(r, "exit_status")->valueint, 0);
         assert_true(cJSON_GetArraySize(at(r, "schedule")) >= 1);
         char want[64];
-        snprintf(want, sizeof(want), " --seed %d --swarm safety --out ", seed);
+        /* Replayed as it ran: with every invariant checked (invariant.h). */
+        snprintf(want, sizeof(want), " --seed %d --swarm safety --check-invariants --out ",
+                 seed);
         assert_non_null(strstr(at(r, "replay")->valuestring, want));
     }
     /* Passing seeds leave nothing behind. */

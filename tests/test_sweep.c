@@ -142,6 +142,9 @@ static void bad_sweeps_are_named(void **state)
         {"{\"events.7.at\": [\"1 s\"]}", "expected events.N.field, N an event of the scenario", 0},
         {"{\"cluster.taskmanagers\": [2, 0]}", "sweep point 2 (cluster.taskmanagers=0)", 0},
         {"{\"execution.checkpointing.interval\": [\"soon\"]}", "sweep point 1", 0},
+        /* a value that is not UTF-8 text would reach run.json and the report */
+        {"{\"execution.checkpointing.interval\": [\"1\xff s\"]}",
+         "sweep.execution.checkpointing.interval[0]: expected a string of UTF-8 text", 1},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         char name[32];

@@ -279,7 +279,9 @@ static told told_jm(fake_world *w, ck_handles *acked)
             t.failed++;
             t.fail_code = ck_get_u32(b);
             t.fail_cp = ck_get_u64(b + 4);
-            snprintf(t.why, sizeof(t.why), "%.*s", (int)(h.len - 12), (const char *)b + 12);
+            size_t kl = ck_get_u16(b + 12), at = CK_FAIL_BODY_MIN + kl;
+            assert_true(h.len >= at);
+            snprintf(t.why, sizeof(t.why), "%.*s", (int)(h.len - at), (const char *)b + at);
         } else if (m->dst == CK_EP_JM && h.type == CK_MSG_CP_DECLINE) {
             t.declined++;
             t.decline_reason = ck_get_u32(b + 8);
@@ -442,8 +444,9 @@ static told restore(rig *r, const ck_handles *hs, uint32_t attempt, ck_task **tp
 
 /* A download that fails with an I/O error fails the task, and says the
  * checkpoint is not damaged (CK_FAIL_RESTORE_IO): the job manager restarts
- * it from the same checkpoint, as Flink does. A file of another checksum,
- * or one missing, is damage (CK_FAIL_RESTORE). */
+ * it from the same checkpoint, as Flink does. A file of another checksum
+ * (CK_FAIL_RESTORE_DAMAGED), or one missing (CK_FAIL_RESTORE_MISSING), is
+ * the checkpoint's. */
 static void test_download_failure_is_not_damage(void **state)
 {
     (void)state;
@@ -474,13 +477,13 @@ static void test_download_failure_is_not_damage(void **state)
     o->data[o->len / 2] ^= 0x10;
     told c = restore(&r, &hs, 3, &t);
     assert_int_equal(c.failed, 1);
-    assert_int_equal(c.fail_code, CK_FAIL_RESTORE);
+    assert_int_equal(c.fail_code, CK_FAIL_RESTORE_DAMAGED);
     ck_task_del(t);
     /* missing: damage */
     assert_int_equal(fake_store_delete(&r.fp.plat, STATE_KEY), 0);
     told d = restore(&r, &hs, 4, &t);
     assert_int_equal(d.failed, 1);
-    assert_int_equal(d.fail_code, CK_FAIL_RESTORE);
+    assert_int_equal(d.fail_code, CK_FAIL_RESTORE_MISSING);
     assert_non_null(strstr(d.why, "missing"));
     ck_task_del(t);
     ck_handles_free(&hs);

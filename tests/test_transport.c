@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "error.h"
+#include "invcheck.h"
 #include "netframe.h"
 #include "transport.h"
 #include "wire.h"
@@ -38,6 +39,7 @@ static void put(ck_tp_out *o, uint8_t tag, ck_time now, ck_time lat, int64_t rat
     uint8_t *m = message(CK_EP_TM0, CK_EP_JM, tag, 40, &len);
     assert_int_equal(ck_tp_put(o, CK_EP_JM, CK_EP_TM0, m, len, now, lat, rate), CK_OK);
     free(m);
+    assert_int_equal(ck_tp_check(o, NULL), 0);
 }
 
 /* The tags of the frames in bytes [from, to) of o, in order. */
@@ -224,6 +226,37 @@ static void test_reset_loses_what_waits(void **state)
     ck_tp_free(&o);
 }
 
+/* The check function (transport.h): a connection with delayed frames
+ * partly sent passes it; each numbered invariant, broken by one field,
+ * fails with its number. */
+static void test_invariants(void **state)
+{
+    (void)state;
+    ck_tp_out o = {0};
+    put(&o, 1, 0, 0, 0);
+    put(&o, 2, 0, 5 * MS, 0);
+    put(&o, 3, 1 * MS, 5 * MS, 0);
+    put(&o, 4, 2 * MS, 1 * MS, 0); /* held behind the ones before it */
+    size_t end = ck_tp_due(&o, 0, 0); /* the first frame only */
+    assert_true(end > o.off && end < o.len);
+    ck_tp_sent(&o, end - 10); /* a partial write */
+    assert_int_equal(ck_tp_check(&o, NULL), 0);
+    assert_true(o.mtail - o.mhead >= 3);
+    INV_BREAK(o.off, o.len + 1, ck_tp_check(&o, &V), "transport", 1);
+    INV_BREAK(o.len, o.cap + 1, ck_tp_check(&o, &V), "transport", 1);
+    INV_BREAK(o.mhead, o.mtail + 1, ck_tp_check(&o, &V), "transport", 2);
+    INV_BREAK(o.mtail, o.mcap + 1, ck_tp_check(&o, &V), "transport", 2);
+    INV_BREAK(o.marks[o.mhead + 1].at, 0, ck_tp_check(&o, &V), "transport", 3);
+    INV_BREAK(o.marks[o.mhead + 1].end, o.marks[o.mhead].end, ck_tp_check(&o, &V), "transport",
+              3);
+    INV_BREAK(o.marks[o.mtail - 1].end, o.len - 1, ck_tp_check(&o, &V), "transport", 3);
+    INV_BREAK(o.marks[o.mhead].end, o.off, ck_tp_check(&o, &V), "transport", 3);
+    ck_tp_sent(&o, ck_tp_due(&o, 10 * MS, 0));
+    assert_int_equal(ck_tp_pending(&o), 0);
+    assert_int_equal(ck_tp_check(&o, NULL), 0);
+    ck_tp_free(&o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -233,6 +266,7 @@ int main(void)
         cmocka_unit_test(test_slide_under_new_latency),
         cmocka_unit_test(test_pacing),
         cmocka_unit_test(test_reset_loses_what_waits),
+        cmocka_unit_test(test_invariants),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,7 @@
 /*
  * test_window.c - event time: tumbling windows fired by watermarks, late
- * records, and the watermarks a source derives from its partitions.
+ * records, and the watermarks a source derives from its partitions; a
+ * source restored from a checkpoint, finished or not.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +16,7 @@
 #include "graph.h"
 #include "keygroup.h"
 #include "operator.h"
+#include "snapshot.h"
 #include "task.h"
 #include "udf.h"
 
@@ -442,6 +444,134 @@ static void test_source_watermarks(void **state)
     fake_clear(&w);
 }
 
+/* ---- a source restored from a checkpoint ------------------------------------- */
+
+/* hs and rp: checkpoint 5 of the source (subtask 0 of vertex 0), its state
+ * file inline in the restore point: it had finished (CK_SEC_FINISHED,
+ * what the coordinator stores for a subtask that finished), or it had read
+ * its two partitions up to off[0] and off[1]. */
+static void source_restore_point(ck_handles *hs, ck_restore_point *rp, int finished,
+                                 const int64_t *off)
+{
+    int parts[2] = {0, 1};
+    int64_t offsets[2] = {off ? off[0] : 0, off ? off[1] : 0}, maxts[2] = {0, 0};
+    ck_capture c;
+    memset(&c, 0, sizeof(c));
+    c.checkpoint_id = 5;
+    c.vertex = 0;
+    c.subtask = 0;
+    c.parallelism = 1;
+    c.finished = finished;
+    if (!finished) {
+        c.has_source = 1;
+        c.source = (ck_source_capture){.op = 0, .nparts = 2, .parts = parts,
+                                       .offsets = offsets, .maxts = maxts};
+    }
+    uint8_t *data;
+    size_t len;
+    assert_int_equal(ck_snap_encode(&c, &data, &len), 0);
+    memset(hs, 0, sizeof(*hs));
+    assert_int_equal(ck_handles_add(hs, CK_HANDLE_SNAPSHOT, 0,
+                                    "checkpoints/test-job/chk-5/v0-0.state", len,
+                                    ck_get_u32(data + len - 4), 0, 0),
+                     0);
+    assert_int_equal(ck_handles_inline_last(hs, data, len), 0);
+    memset(rp, 0, sizeof(*rp));
+    rp->id = 5;
+    snprintf(rp->dir, sizeof(rp->dir), "checkpoints/test-job/chk-5/");
+    rp->handles = hs;
+}
+
+/* Checkpoints after tasks finish (FLIP-147): a source that had finished
+ * when a checkpoint was taken is restored from it as finished, though its
+ * partitions hold records: it reads none of them again, ends its output
+ * at once (END_OF_PARTITION) and reports finished without waiting for a
+ * checkpoint (it took its last one before). Restored from a snapshot of
+ * offsets instead, it reads on from them. An idle source (no partition)
+ * cannot tell the two apart; this one must. */
+static void test_source_restored_finished(void **state)
+{
+    (void)state;
+    ck_graph g;
+    ck_config cfg;
+    build(&g, &cfg, CK_AGG_COUNT, 1000);
+    cfg.v[CK_CFG_CP_INTERVAL] = CK_NS_PER_S;
+    mini_topic mt = {.n = {3, 2}, .ts = {{1000, 1400, 1200}, {500, 2000}}};
+    ck_topic topic = {&mt_ops, &mt, "t"};
+    ck_job_env env = {.g = &g, .cfg = &cfg, .topic = &topic, .job_id = "test-job"};
+    for (int finished = 1; finished >= 0; finished--) {
+        fake_world w = {0};
+        fake_plat fp;
+        fake_init(&fp, &w, CK_EP_TASK0 + g.nsubtasks); /* attempt 1 */
+        ck_handles hs;
+        ck_restore_point rp;
+        const int64_t off[2] = {1, 0};
+        source_restore_point(&hs, &rp, finished, off);
+        ck_task *t = ck_task_new(&env, &fp.plat, 0, 1, &rp);
+        assert_non_null(t);
+        ck_node node = ck_task_node(t);
+        uint8_t *credit = malloc(CK_WIRE_HDR);
+        ck_wire_hdr ch = {.type = CK_MSG_CREDIT, .epoch = 1, .arg = 100};
+        ck_wire_encode(credit, &ch);
+        assert_int_equal(node.ops->on_message(node.self, credit, CK_WIRE_HDR), 0);
+        int eop = 0, records = 0, running = 0, ended = 0, done = 0, failed = 0;
+        for (w.now = 0; w.now <= CK_NS_PER_S; w.now += 100 * CK_NS_PER_MS) {
+            if (node.ops->deadline(node.self) <= w.now)
+                node.ops->on_deadline(node.self);
+            while (node.ops->work(node.self) > 0)
+                ;
+            /* Loading the state is background work: done when the platform says. */
+            for (int i = 0; i < w.nbackground; i++)
+                node.ops->on_complete(node.self, w.background[i], CK_OK, NULL, 0);
+            w.nbackground = 0;
+            while (node.ops->work(node.self) > 0)
+                ;
+            fake_msg *m;
+            while ((m = fake_pop(&w))) {
+                ck_wire_hdr h;
+                assert_int_equal(ck_wire_decode(m->data, m->len, &h), 0);
+                running += h.type == CK_MSG_TASK_RUNNING;
+                ended += h.type == CK_MSG_TASK_ENDED;
+                done += h.type == CK_MSG_TASK_FINISHED;
+                failed += h.type == CK_MSG_TASK_FAILED;
+                if (h.type == CK_MSG_DATA) {
+                    ck_elem_reader rd;
+                    ck_elem_reader_init(&rd);
+                    ck_elem_reader_feed(&rd, m->data + CK_WIRE_HDR, h.len);
+                    ck_elem e;
+                    while (ck_elem_reader_next(&rd, &e) == 1) {
+                        records += e.tag == CK_EL_RECORD;
+                        eop += e.tag == CK_EL_END_OF_PARTITION;
+                    }
+                    ck_elem_reader_free(&rd);
+                }
+                free(m->data);
+                free(m);
+            }
+        }
+        assert_int_equal(failed, 0);
+        assert_int_equal(running, 1);
+        assert_int_equal(eop, 1);
+        if (finished) {
+            /* Nothing read again; finished at once, no checkpoint awaited. */
+            assert_int_equal(records, 0);
+            assert_int_equal(ended, 0);
+            assert_int_equal(done, 1);
+            assert_int_equal(ck_task_get_state(t), CK_TASK_FINISHED);
+        } else {
+            /* The records past the offsets: 2 of partition 0, 2 of 1;
+             * then it waits for a checkpoint taken with its input over. */
+            assert_int_equal(records, 4);
+            assert_int_equal(ended, 1);
+            assert_int_equal(done, 0);
+            assert_int_equal(ck_task_get_state(t), CK_TASK_ENDED);
+        }
+        ck_task_del(t);
+        ck_handles_free(&hs);
+        fake_clear(&w);
+    }
+}
+
 /* Sends the task a checkpoint message from the job manager: 0, or an
  * error with the task failed (the node's contract). */
 static void cp_msg(ck_node node, ck_task *t, int type, uint64_t id)
@@ -496,8 +626,11 @@ static void test_sync_phase_failure_fails_the_task(void **state)
                 declines += h.type == CK_MSG_CP_DECLINE && id == 65;
                 if (h.type == CK_MSG_TASK_FAILED) {
                     char why[400] = "";
-                    size_t wl = CK_MIN(m->len - CK_WIRE_HDR - 12, sizeof(why) - 1);
-                    memcpy(why, m->data + CK_WIRE_HDR + 12, wl);
+                    const uint8_t *b = m->data + CK_WIRE_HDR;
+                    assert_int_equal(ck_get_u32(b), CK_FAIL_TASK);
+                    assert_int_equal(ck_get_u16(b + 12), 0); /* no file */
+                    size_t wl = CK_MIN(m->len - CK_WIRE_HDR - CK_FAIL_BODY_MIN, sizeof(why) - 1);
+                    memcpy(why, b + CK_FAIL_BODY_MIN, wl);
                     assert_non_null(strstr(why, "checkpoint 65 failed in its synchronous phase"));
                 }
             }
@@ -519,6 +652,7 @@ int main(void)
         cmocka_unit_test(test_sum_and_negative_time),
         cmocka_unit_test(test_extreme_times_and_sums),
         cmocka_unit_test(test_source_watermarks),
+        cmocka_unit_test(test_source_restored_finished),
         cmocka_unit_test(test_step_ends_for_mail),
         cmocka_unit_test(test_location_hints_change_nothing),
         cmocka_unit_test(test_sync_phase_failure_fails_the_task),

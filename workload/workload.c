@@ -240,7 +240,8 @@ int ck_workload_generate(ck_workload *w, const ck_workload_spec *spec, uint64_t 
     memset(w, 0, sizeof(*w));
     w->spec = *spec;
     const ck_workload_spec *s = &w->spec;
-    if (s->partitions < 1 || s->keys < 1 || s->keys > (1 << 30) || s->duration < 0)
+    if (s->partitions < 1 || s->keys < 1 || s->keys > (1 << 30) || s->duration < 0 ||
+        (s->npart_ends && (s->npart_ends != s->partitions || s->npart_ends > CK_WL_MAX_PART_ENDS)))
         return CK_EINVAL;
     w->topic.ops = &topic_ops;
     w->topic.ctx = w;
@@ -322,12 +323,17 @@ int ck_workload_generate(ck_workload *w, const ck_workload_spec *spec, uint64_t 
                              ? (int64_t)ck_rng_below(&vrng, (uint64_t)s->disorder_ms + 1)
                              : 0;
         int64_t ts = now / CK_NS_PER_MS - jitter;
-        if ((rc = part_push(&w->parts[w->key_part[key]], now, ts, key, value))) {
-            free(cdf);
-            ck_workload_free(w);
-            return rc;
+        int p = w->key_part[key];
+        /* Drawn all the same past its partition's end, so that the other
+         * partitions hold what they would hold without the ends. */
+        if (!s->npart_ends || now < s->part_end[p]) {
+            if ((rc = part_push(&w->parts[p], now, ts, key, value))) {
+                free(cdf);
+                ck_workload_free(w);
+                return rc;
+            }
+            w->total++;
         }
-        w->total++;
         /* A rate change cuts the gap short: the new rate starts at its time. */
         t += gap;
         if (nc != CK_TIME_NEVER && t > (double)nc)

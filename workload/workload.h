@@ -15,6 +15,12 @@
  * In "backlog" mode every record is already in the log at time 0 (a job
  * catching up on a full topic); in "live" mode a record can be read from
  * its append time on.
+ *
+ * Partitions may end at different times (part_end: a bounded source with
+ * a stopping offset per partition, as Flink's KafkaSource.setBounded
+ * takes): a record drawn for a partition past its end is not appended,
+ * so the topic's rate falls by that partition's share, and whatever reads
+ * only ended partitions finishes while the rest of the job goes on.
  */
 #ifndef CK_WORKLOAD_H
 #define CK_WORKLOAD_H
@@ -22,6 +28,7 @@
 #include "topic.h"
 
 #define CK_WL_MAX_STEPS 64
+#define CK_WL_MAX_PART_ENDS 256 /* partitions that may each end at a time of their own */
 
 typedef enum ck_key_dist { CK_KEYS_UNIFORM, CK_KEYS_ZIPF } ck_key_dist;
 
@@ -60,6 +67,8 @@ typedef struct ck_workload_spec {
     int poisson;
     int nhot;                     /* the timeline's hot_key events */
     ck_hot_key hot[CK_WL_MAX_STEPS];
+    int npart_ends;               /* 0, or partitions: when each partition's records stop */
+    ck_time part_end[CK_WL_MAX_PART_ENDS]; /* (at most duration) */
 } ck_workload_spec;
 
 typedef struct ck_wl_part {

@@ -12,7 +12,8 @@
  * Checked: both parsings give the same frames (same endpoints and bytes)
  * and the same outcome (clean end, bytes left over, or an error) unless the
  * small cap refused a feed; a frame lies inside what was fed; unconsumed
- * bytes never exceed the cap; after an error the parser stays failed; the
+ * bytes never exceed the cap; the parser keeps its invariants
+ * (ck_netframe_parser_check) after each piece; after an error it stays failed; the
  * endpoint check and admission of every frame of the fuzz job give a
  * verdict and never read outside the frame.
  */
@@ -84,6 +85,7 @@ static void parse(const uint8_t *data, const size_t *cuts, int npieces, size_t c
             FUZZ_CHECK(v >= CK_NETFRAME_DELIVER && v <= CK_NETFRAME_UNKNOWN);
             FUZZ_CHECK(ck_netframe_verdict_name(v) != NULL);
         }
+        FUZZ_CHECK(ck_netframe_parser_check(&p, NULL) == 0); /* netframe.h's invariants */
         if (rc) {
             FUZZ_CHECK(rc == CK_ECORRUPT);
             out->rc = rc;

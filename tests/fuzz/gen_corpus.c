@@ -149,10 +149,12 @@ static void wire_jm(const ck_graph *g)
     ck_put_u32(dec + 8, 1);
     memcpy(dec + 12, "too late", 8);
     frame(&b, CK_MSG_CP_DECLINE, 2, CK_EP_JM, 0, 0, 0, 0, dec, sizeof(dec));
-    uint8_t fail[12 + 6];
-    ck_put_u32(fail, 1); /* CK_FAIL_RESTORE */
+    uint8_t fail[14 + 5 + 6];
+    ck_put_u32(fail, 1); /* CK_FAIL_RESTORE_DAMAGED */
     ck_put_u64(fail + 4, 1);
-    memcpy(fail + 12, "broken", 6);
+    ck_put_u16(fail + 12, 5); /* the file */
+    memcpy(fail + 14, "chk-1", 5);
+    memcpy(fail + 19, "broken", 6);
     frame(&b, CK_MSG_TASK_FAILED, 3, CK_EP_JM, 0, 0, 0, 0, fail, sizeof(fail));
     save("wire", "jm-decline-failed", &b);
 

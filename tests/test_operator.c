@@ -1,0 +1,169 @@
+/*
+ * test_operator.c - a subtask's chain of operators when its keyed-state
+ * backend cannot be opened (a full disk, no inodes, too many open files):
+ * the chain init fails with the backend's line and frees only what it set
+ * up, and the subtask built on it fails at its start with that line,
+ * for the restart strategy to decide what next.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "bytes.h"
+#include "error.h"
+#include "fakeplat.h"
+#include "graph.h"
+#include "kstate.h"
+#include "operator.h"
+#include "task.h"
+#include "wire.h"
+
+/* A platform whose local disk refuses every keyed-state backend, as
+ * RocksDB's open does when the disk is full; counts the attempts. */
+static int open_calls;
+
+static int failing_kstate_open(ck_platform *p, const ck_kstate_spec *spec, ck_kstate **out,
+                               char *err, size_t errlen)
+{
+    (void)p;
+    open_calls++;
+    *out = NULL;
+    snprintf(err, errlen, "local/a%u-op%d-%d: cannot open RocksDB: No space left on device",
+             spec->attempt, spec->op, spec->subtask);
+    return CK_EIO;
+}
+
+static ck_platform_ops failing_ops;
+
+static void failing_init(fake_plat *fp, fake_world *w, uint32_t endpoint)
+{
+    fake_init(fp, w, endpoint);
+    failing_ops = fake_ops;
+    failing_ops.kstate_open = failing_kstate_open;
+    fp->plat.ops = &failing_ops;
+}
+
+/* source(1) => window(1) -> map(1) -> sink(1): the window's chain has
+ * operators after the keyed one that fails. */
+static void build(ck_graph *g, ck_config *cfg)
+{
+    ck_config_defaults(cfg);
+    ck_job_spec spec = {.nops = 4};
+    spec.ops[0] = (ck_op_spec){.name = "src", .kind = CK_OP_SOURCE, .parallelism = 1, .input = -1};
+    spec.ops[1] = (ck_op_spec){.name = "win", .kind = CK_OP_WINDOW, .parallelism = 1, .input = 0,
+                               .ship = CK_SHIP_HASH, .agg_fn = CK_AGG_COUNT, .window_ms = 1000};
+    spec.ops[2] = (ck_op_spec){.name = "m", .kind = CK_OP_MAP, .parallelism = 1, .input = 1};
+    spec.ops[3] = (ck_op_spec){.name = "out", .kind = CK_OP_SINK, .parallelism = 1, .input = 2};
+    int bad;
+    char err[200];
+    assert_int_equal(ck_graph_build(g, &spec, cfg, &bad, err, sizeof(err)), 0);
+    assert_int_equal(g->nv, 2);
+    assert_int_equal(g->v[1].nops, 3); /* window, map and sink chained */
+}
+
+static void test_chain_init_backend_fails(void **state)
+{
+    (void)state;
+    ck_graph g;
+    ck_config cfg;
+    build(&g, &cfg);
+    fake_world w = {0};
+    fake_plat fp;
+    failing_init(&fp, &w, CK_EP_TASK0 + 1);
+    for (int changelog = 0; changelog <= 1; changelog++) {
+        ck_chain_state st = {.type = CK_BACKEND_ROCKSDB, .plat = &fp.plat, .attempt = 3,
+                             .changelog = changelog};
+        ck_chain c;
+        char err[300] = "";
+        open_calls = 0;
+        int rc = ck_chain_init(&c, &g, 1, 0, NULL, 0, &st, err, sizeof(err));
+        assert_int_equal(rc, CK_EIO);
+        assert_int_equal(open_calls, 1);
+        /* the backend's own line, naming the instance */
+        assert_non_null(strstr(err, "a3-op1-0: cannot open RocksDB: No space left on device"));
+        /* nothing left set up: freeing again does nothing */
+        assert_int_equal(c.nops, 0);
+        ck_chain_free(&c);
+        ck_chain_free(&c);
+    }
+    /* The same chain with the heap backend sets every operator up. */
+    ck_chain c;
+    assert_int_equal(ck_chain_init(&c, &g, 1, 0, NULL, 0, NULL, NULL, 0), 0);
+    assert_int_equal(c.nops, 3);
+    assert_int_equal(c.ops[2].spec->kind, CK_OP_SINK);
+    ck_chain_free(&c);
+}
+
+/* An empty topic for the source; the window's subtask never reads it. */
+static int no_parts(const void *ctx)
+{
+    (void)ctx;
+    return 1;
+}
+
+static int64_t no_size(const void *ctx, int p)
+{
+    (void)ctx, (void)p;
+    return 0;
+}
+
+static void test_task_fails_at_start(void **state)
+{
+    (void)state;
+    ck_graph g;
+    ck_config cfg;
+    build(&g, &cfg);
+    cfg.v[CK_CFG_STATE_BACKEND] = CK_BACKEND_ROCKSDB;
+    ck_topic_ops tops = {.npartitions = no_parts, .size = no_size};
+    ck_topic topic = {&tops, NULL, "t"};
+    ck_job_env env = {.g = &g, .cfg = &cfg, .topic = &topic, .job_id = "test-job"};
+    fake_world w = {0};
+    fake_plat fp;
+    failing_init(&fp, &w, ck_graph_endpoint(&g, 0, 1, 0));
+    open_calls = 0;
+    ck_task *t = ck_task_new(&env, &fp.plat, 1, 0, NULL); /* the window's subtask */
+    assert_non_null(t); /* it exists, to fail when it starts */
+    assert_int_equal(open_calls, 1);
+    ck_node node = ck_task_node(t);
+    while (node.ops->work(node.self) > 0)
+        ;
+    assert_int_equal(ck_task_get_state(t), CK_TASK_FAILED);
+    /* It told the job manager why: a task failure (the restart strategy
+     * decides), with the backend's line. */
+    int failed = 0;
+    fake_msg *m;
+    while ((m = fake_pop(&w))) {
+        ck_wire_hdr h;
+        assert_int_equal(ck_wire_decode(m->data, m->len, &h), 0);
+        if (h.type == CK_MSG_TASK_FAILED) {
+            const uint8_t *body = m->data + CK_WIRE_HDR;
+            assert_int_equal(ck_get_u32(body), CK_FAIL_TASK);
+            /* u32 code | u64 detail | u16 key length | key | text */
+            uint16_t kl = ck_get_u16(body + 12);
+            assert_true(h.len >= (uint32_t)CK_FAIL_BODY_MIN + kl);
+            char msg[400];
+            snprintf(msg, sizeof(msg), "%.*s", (int)(h.len - CK_FAIL_BODY_MIN - kl),
+                     (const char *)body + CK_FAIL_BODY_MIN + kl);
+            assert_non_null(strstr(msg, "cannot open the state backend: "));
+            assert_non_null(strstr(msg, "No space left on device"));
+            failed++;
+        }
+        free(m->data);
+        free(m);
+    }
+    assert_int_equal(failed, 1);
+    ck_task_del(t);
+    fake_clear(&w);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_chain_init_backend_fails),
+        cmocka_unit_test(test_task_fails_at_start),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,490 @@
+/*
+ * test_task.c - a subtask driven by hand through its node interface: a
+ * restore with input channel state (the task runs only once it has read
+ * it), and priority events between records (a step ends within a short
+ * span of simulated time, so that a barrier or a trigger never waits
+ * behind a long batch).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "error.h"
+#include "fakeplat.h"
+#include "gate.h"
+#include "graph.h"
+#include "snapshot.h"
+#include "task.h"
+
+/* src(1) -> map(1) -> out(1): the map behind a rebalance edge (unaligned
+ * checkpoints, when on, may overtake data on it), the sink chained to it;
+ * each operator's cost per record as given (the sink's: its external
+ * system's time). */
+static void build_costs(ck_graph *g, ck_config *cfg, int unaligned, double src_flops,
+                        double map_flops, int64_t write_ns)
+{
+    ck_config_defaults(cfg);
+    cfg->v[CK_CFG_CP_INTERVAL] = CK_NS_PER_S;
+    cfg->v[CK_CFG_CP_UNALIGNED] = unaligned;
+    ck_job_spec spec = {.nops = 3};
+    spec.ops[0] = (ck_op_spec){.name = "src", .kind = CK_OP_SOURCE, .parallelism = 1, .input = -1,
+                               .cpu_flops = src_flops};
+    spec.ops[1] = (ck_op_spec){.name = "map", .kind = CK_OP_MAP, .parallelism = 1, .input = 0,
+                               .ship = CK_SHIP_REBALANCE, .cpu_flops = map_flops};
+    spec.ops[2] = (ck_op_spec){.name = "out", .kind = CK_OP_SINK, .parallelism = 1, .input = 1,
+                               .write_ns = write_ns};
+    int bad;
+    char err[200];
+    assert_int_equal(ck_graph_build(g, &spec, cfg, &bad, err, sizeof(err)), 0);
+    assert_int_equal(g->nv, 2); /* map and sink chained */
+}
+
+static void build(ck_graph *g, ck_config *cfg, double map_flops)
+{
+    build_costs(g, cfg, 1, 0, map_flops, 0);
+}
+
+/* n records encoded one after another: channel state as a gate keeps it. */
+static uint8_t *records(int n, size_t *len)
+{
+    ck_elem e = {.tag = CK_EL_RECORD};
+    e.u.rec.key = "k";
+    e.u.rec.klen = 1;
+    size_t one = ck_elem_size(&e);
+    uint8_t *p = malloc(one * (size_t)n);
+    assert_non_null(p);
+    for (int i = 0; i < n; i++) {
+        e.u.rec.ts = i;
+        e.u.rec.value = i;
+        ck_elem_encode(p + one * (size_t)i, &e);
+    }
+    *len = one * (size_t)n;
+    return p;
+}
+
+/* The state file of checkpoint `id` for the map's subtask: its sink's
+ * transactions and, in front of its input channel, `n` records an
+ * unaligned barrier overtook (none: no channel state); as an inline
+ * handle in hs. */
+static void map_snapshot(const ck_graph *g, uint64_t id, int n, ck_handles *hs)
+{
+    ck_capture cap = {.checkpoint_id = id, .vertex = 1, .subtask = 0, .parallelism = 1};
+    cap.nsinks = 1;
+    cap.sinks[0] = (ck_sink_capture){.op = 2, .open_txn = 7};
+    if (n > 0) {
+        cap.nchans = 1;
+        cap.chans = calloc(1, sizeof(*cap.chans));
+        assert_non_null(cap.chans);
+        cap.chans[0].edge = (uint16_t)g->e[g->v[1].in_edge].id;
+        cap.chans[0].data = records(n, &cap.chans[0].len);
+    }
+    uint8_t *file;
+    size_t len;
+    assert_int_equal(ck_snap_encode(&cap, &file, &len), 0);
+    ck_capture_free(&cap);
+    assert_int_equal(ck_handles_add(hs, CK_HANDLE_SNAPSHOT, 0, "checkpoints/test-job/chk-3/v1-0.state",
+                                    len, ck_get_u32(file + len - 4), 0, 0),
+                     0);
+    assert_int_equal(ck_handles_inline_last(hs, file, len), 0);
+}
+
+/* What the task sent so far, by type (messages freed). */
+typedef struct sent {
+    int running, credits, declines, acks, failed, decline_reason;
+    uint64_t running_channel_ns; /* TASK_RUNNING's time reading channel state */
+} sent;
+
+static void take_sent(fake_world *w, sent *s)
+{
+    fake_msg *m;
+    while ((m = fake_pop(w))) {
+        ck_wire_hdr h;
+        assert_int_equal(ck_wire_decode(m->data, m->len, &h), 0);
+        switch (h.type) {
+        case CK_MSG_TASK_RUNNING:
+            assert_int_equal(h.len, CK_RUNNING_BODY);
+            s->running++;
+            s->running_channel_ns = ck_get_u64(m->data + CK_WIRE_HDR + 24);
+            break;
+        case CK_MSG_CREDIT:
+            s->credits++;
+            break;
+        case CK_MSG_CP_DECLINE:
+            s->declines++;
+            s->decline_reason = (int)ck_get_u32(m->data + CK_WIRE_HDR + 8);
+            break;
+        case CK_MSG_CP_ACK:
+            s->acks++;
+            break;
+        case CK_MSG_TASK_FAILED:
+            s->failed++;
+            break;
+        }
+        free(m->data);
+        free(m);
+    }
+}
+
+/* An unaligned barrier of checkpoint id from producer 0, as an EVENT. */
+static int send_event(ck_node node, const ck_graph *g, uint32_t attempt, uint64_t id)
+{
+    ck_elem e = {.tag = CK_EL_BARRIER};
+    e.u.barrier.id = id;
+    e.u.barrier.flags = CK_BARRIER_UNALIGNED;
+    size_t bl = ck_elem_size(&e);
+    uint8_t *m = malloc(CK_WIRE_HDR + bl);
+    assert_non_null(m);
+    ck_wire_hdr h = {.type = CK_MSG_EVENT, .edge = (uint16_t)g->e[g->v[1].in_edge].id,
+                     .src = 0, .dst = 0, .epoch = attempt, .len = (uint32_t)bl};
+    ck_wire_encode(m, &h);
+    ck_elem_encode(m + CK_WIRE_HDR, &e);
+    return node.ops->on_message(node.self, m, CK_WIRE_HDR + bl);
+}
+
+/* A checkpoint trigger from the job manager. */
+static int send_trigger(ck_node node, uint32_t dst, uint32_t attempt, uint64_t id)
+{
+    uint8_t body[20] = {0};
+    ck_put_u64(body, id);
+    size_t n;
+    uint8_t *m = ck_wire_msg(CK_MSG_CP_TRIGGER, CK_EP_JM, dst, attempt, body, sizeof(body), &n);
+    assert_non_null(m);
+    return node.ops->on_message(node.self, m, n);
+}
+
+/*
+ * Flink's StreamTask.restoreInternal: a task restored with input channel
+ * state runs its mailbox until every gate consumed that state, and only
+ * then is RUNNING; its partitions are requested (here: credit announced)
+ * only then, and no checkpoint starts before. The map restores 40 records
+ * of channel state that cost 1 ms each: it processes them over several
+ * steps, says nothing of running meanwhile, declines a trigger and an
+ * unaligned barrier, and once the last is read reports running, with the
+ * time it took, and announces its credit.
+ */
+static void test_restore_reads_channel_state_before_running(void **state)
+{
+    (void)state;
+    enum { N = 40 };
+    ck_graph g;
+    ck_config cfg;
+    build(&g, &cfg, 1e6);
+    ck_job_env env = {.g = &g, .cfg = &cfg, .job_id = "test-job"};
+    ck_handles hs = {0};
+    map_snapshot(&g, 3, N, &hs);
+    ck_restore_point from = {.id = 3, .handles = &hs};
+    snprintf(from.dir, sizeof(from.dir), "checkpoints/test-job/chk-3");
+    fake_world w = {0};
+    fake_plat fp;
+    fake_init(&fp, &w, ck_graph_endpoint(&g, 1, 1, 0));
+    ck_task *t = ck_task_new(&env, &fp.plat, 1, 1, &from);
+    ck_handles_free(&hs);
+    assert_non_null(t);
+    ck_node node = ck_task_node(t);
+    const ck_metrics *met = ck_task_metrics(t);
+    sent s = {0};
+
+    /* The state file comes with the deployment; its loading is charged
+     * beside the task, whose end starts it. */
+    assert_int_equal(node.ops->work(node.self), 0);
+    assert_int_equal(w.bgs, 1);
+    assert_int_equal(ck_task_get_state(t), CK_TASK_RESTORING);
+    w.now = 1 * CK_NS_PER_MS;
+    assert_int_equal(node.ops->on_complete(node.self, w.bg_token, CK_OK, NULL, 0), 0);
+    ck_time started = w.now;
+
+    int steps = 0, declined_at = -1;
+    while (!s.running) {
+        assert_true(steps < 10 * N);
+        w.now += CK_NS_PER_MS;
+        node.ops->work(node.self);
+        take_sent(&w, &s);
+        steps++;
+        if (!s.running) {
+            /* still reading what it restored: no credit yet */
+            assert_int_equal(s.credits, 0);
+        } else {
+            /* it runs once the last record is read, and its credit
+             * follows in the same step */
+            assert_int_equal(met->task.records_in, N);
+            assert_true(s.credits > 0);
+        }
+        if (declined_at < 0 && met->task.records_in >= N / 4) {
+            /* a trigger and an unaligned barrier are declined, not taken */
+            assert_int_equal(s.running, 0);
+            assert_int_equal(send_trigger(node, ck_graph_endpoint(&g, 1, 1, 0), 1, 4), 0);
+            take_sent(&w, &s);
+            assert_int_equal(s.declines, 1);
+            assert_int_equal(s.decline_reason, CK_DECLINE_NOT_READY);
+            assert_int_equal(send_event(node, &g, 1, 4), 0);
+            take_sent(&w, &s);
+            assert_int_equal(s.declines, 2);
+            assert_int_equal(s.decline_reason, CK_DECLINE_NOT_READY);
+            declined_at = steps;
+        }
+    }
+    assert_true(declined_at > 0);
+    assert_true(steps > 2); /* the records took several steps */
+    assert_int_equal(s.running_channel_ns, (uint64_t)(w.now - started));
+    assert_int_equal(s.acks, 0);
+    assert_int_equal(s.failed, 0);
+    assert_int_equal(ck_task_get_state(t), CK_TASK_RUNNING);
+    /* Every restored record went through the map to the sink. */
+    assert_true(w.out_len > 0);
+    ck_task_del(t);
+    fake_clear(&w);
+}
+
+/* Without channel state a restored task runs as soon as its state is
+ * loaded, credit announced in the same step. */
+static void test_restore_without_channel_state_runs_at_once(void **state)
+{
+    (void)state;
+    ck_graph g;
+    ck_config cfg;
+    build(&g, &cfg, 1e6);
+    ck_job_env env = {.g = &g, .cfg = &cfg, .job_id = "test-job"};
+    ck_handles hs = {0};
+    map_snapshot(&g, 3, 0, &hs);
+    ck_restore_point from = {.id = 3, .handles = &hs};
+    fake_world w = {0};
+    fake_plat fp;
+    fake_init(&fp, &w, ck_graph_endpoint(&g, 1, 1, 0));
+    ck_task *t = ck_task_new(&env, &fp.plat, 1, 1, &from);
+    ck_handles_free(&hs);
+    assert_non_null(t);
+    ck_node node = ck_task_node(t);
+    sent s = {0};
+    node.ops->work(node.self);
+    assert_int_equal(node.ops->on_complete(node.self, w.bg_token, CK_OK, NULL, 0), 0);
+    take_sent(&w, &s);
+    assert_int_equal(s.running, 1);
+    assert_int_equal(s.running_channel_ns, 0);
+    node.ops->work(node.self);
+    take_sent(&w, &s);
+    assert_true(s.credits > 0);
+    ck_task_del(t);
+    fake_clear(&w);
+}
+
+/* ---- priority events between records ---------------------------------------- */
+
+/* One partition of MANY records, all there at time 0. */
+enum { MANY = 5000 };
+static int many_np(const void *ctx)
+{
+    (void)ctx;
+    return 1;
+}
+static int64_t many_size(const void *ctx, int p)
+{
+    (void)ctx;
+    (void)p;
+    return MANY;
+}
+static ck_time many_at(const void *ctx, int p, int64_t off)
+{
+    (void)ctx;
+    (void)p;
+    (void)off;
+    return 0;
+}
+static void many_read(const void *ctx, int p, int64_t off, ck_rec *out)
+{
+    (void)ctx;
+    (void)p;
+    memset(out, 0, sizeof(*out));
+    out->key = "k";
+    out->klen = 1;
+    out->ts = off;
+}
+static const ck_topic_ops many_ops = {many_np, many_size, many_at, many_read, NULL, NULL};
+
+/* A source and the map behind it, attempt 0, the map's gate filled with as
+ * much as its credit lets the source send. */
+typedef struct pair {
+    ck_graph g;
+    ck_config cfg;
+    ck_topic topic;
+    ck_job_env env;
+    fake_world ws, wm;
+    fake_plat fs, fm;
+    ck_task *src, *map;
+    ck_node ns, nm;
+} pair;
+
+/* Hands every DATA or CREDIT message in from to the node it is for. */
+static void deliver(fake_world *from, pair *p)
+{
+    fake_msg *m;
+    while ((m = fake_pop(from))) {
+        ck_wire_hdr h;
+        assert_int_equal(ck_wire_decode(m->data, m->len, &h), 0);
+        if (h.type == CK_MSG_DATA)
+            assert_int_equal(p->nm.ops->on_message(p->nm.self, m->data, m->len), 0);
+        else if (h.type == CK_MSG_CREDIT)
+            assert_int_equal(p->ns.ops->on_message(p->ns.self, m->data, m->len), 0);
+        else
+            free(m->data);
+        free(m);
+    }
+}
+
+static void pair_init_slowed(pair *p, int unaligned, double src_flops, double map_flops,
+                             int64_t write_ns, const ck_op_slowdown *slow, int nslow)
+{
+    memset(p, 0, sizeof(*p));
+    build_costs(&p->g, &p->cfg, unaligned, src_flops, map_flops, write_ns);
+    p->topic = (ck_topic){&many_ops, NULL, "t"};
+    p->env = (ck_job_env){.g = &p->g, .cfg = &p->cfg, .topic = &p->topic, .job_id = "test-job",
+                          .slowdowns = slow, .nslowdowns = nslow};
+    fake_init(&p->fs, &p->ws, ck_graph_endpoint(&p->g, 0, 0, 0));
+    fake_init(&p->fm, &p->wm, ck_graph_endpoint(&p->g, 0, 1, 0));
+    p->src = ck_task_new(&p->env, &p->fs.plat, 0, 0, NULL);
+    p->map = ck_task_new(&p->env, &p->fm.plat, 1, 0, NULL);
+    assert_non_null(p->src);
+    assert_non_null(p->map);
+    p->ns = ck_task_node(p->src);
+    p->nm = ck_task_node(p->map);
+}
+
+static void pair_init(pair *p, int unaligned, double src_flops, double map_flops, int64_t write_ns)
+{
+    pair_init_slowed(p, unaligned, src_flops, map_flops, write_ns, NULL, 0);
+}
+
+/* The map announces its credit, the source writes what it lets (the
+ * map's gate is then full), and what both sent so far is dropped. */
+static void pair_fill(pair *p)
+{
+    p->nm.ops->work(p->nm.self);
+    deliver(&p->wm, p);
+    for (int i = 0; i < 100 && p->ns.ops->work(p->ns.self) > 0; i++)
+        ;
+    p->ns.ops->on_deadline(p->ns.self); /* flush what is buffered */
+    deliver(&p->ws, p);
+    p->wm.flops = p->ws.flops = 0;
+}
+
+static void pair_free(pair *p)
+{
+    ck_task_del(p->src);
+    ck_task_del(p->map);
+    fake_clear(&p->ws);
+    fake_clear(&p->wm);
+}
+
+/*
+ * Flink's task looks at its mailbox between two records, so an unaligned
+ * barrier is taken at the next record boundary. A task whose gate takes
+ * unaligned barriers ends its step once its records took 100 us (at
+ * 10 us a record of a 1 Gflop/s core: 10 records), however much its gate
+ * holds, and the barrier that came meanwhile makes it snapshot at once;
+ * with aligned checkpoints only (barriers in the data) a step may take
+ * 2 ms. A slowed operator's records count its factor more.
+ */
+static void test_step_short_for_unaligned_barriers(void **state)
+{
+    (void)state;
+    static pair p;
+    pair_init(&p, 1, 0, 1e4, 0);
+    pair_fill(&p);
+    const ck_metrics *met = ck_task_metrics(p.map);
+    assert_int_equal(met->task.records_in, 0);
+    assert_true(p.nm.ops->work(p.nm.self) > 0); /* more to do */
+    assert_int_equal(met->task.records_in, 10);
+    assert_true(p.wm.flops <= 1e5);
+    int bgs = p.wm.bgs;
+    assert_int_equal(send_event(p.nm, &p.g, 0, 1), 0); /* its only channel: state complete */
+    assert_int_equal(p.wm.bgs, bgs + 1);                /* serializing beside the task */
+    assert_int_equal(met->task.records_in, 10);
+    pair_free(&p);
+
+    pair_init(&p, 0, 0, 1e4, 0);
+    pair_fill(&p);
+    met = ck_task_metrics(p.map);
+    p.nm.ops->work(p.nm.self);
+    assert_int_equal(met->task.records_in, 200);
+    pair_free(&p);
+
+    /* A slow_operator fault makes the map's records cost 5 times more
+     * from 1 s on: 2 records a step then, 10 before. */
+    static const ck_op_slowdown slow = {.op = 1, .from = CK_NS_PER_S, .to = 2 * CK_NS_PER_S,
+                                        .factor = 5};
+    pair_init_slowed(&p, 1, 0, 1e4, 0, &slow, 1);
+    pair_fill(&p);
+    met = ck_task_metrics(p.map);
+    p.nm.ops->work(p.nm.self);
+    assert_int_equal(met->task.records_in, 10);
+    p.wm.now = CK_NS_PER_S;
+    p.nm.ops->work(p.nm.self);
+    assert_int_equal(met->task.records_in, 12);
+    pair_free(&p);
+}
+
+/* A costlier record is a step of its own: a sink whose external system
+ * takes 1 ms a record writes one record a step behind a gate that takes
+ * unaligned barriers (two with aligned checkpoints only). */
+static void test_step_one_costly_record(void **state)
+{
+    (void)state;
+    static pair p;
+    pair_init(&p, 1, 0, 0, CK_NS_PER_MS);
+    pair_fill(&p);
+    const ck_metrics *met = ck_task_metrics(p.map);
+    ck_time t0 = p.wm.now;
+    p.nm.ops->work(p.nm.self);
+    assert_int_equal(met->task.records_in, 1);
+    assert_int_equal(p.wm.now - t0, CK_NS_PER_MS);
+    p.nm.ops->work(p.nm.self);
+    assert_int_equal(met->task.records_in, 2);
+    pair_free(&p);
+
+    pair_init(&p, 0, 0, 0, CK_NS_PER_MS);
+    pair_fill(&p);
+    met = ck_task_metrics(p.map);
+    p.nm.ops->work(p.nm.self);
+    assert_int_equal(met->task.records_in, 2);
+    pair_free(&p);
+}
+
+/* A source takes its checkpoint's trigger at the next record boundary
+ * too: with records of 1 kflop (1 us), a step reads 100 of the 5000 its
+ * partition holds (not SOURCE_BATCH, 512), and the trigger that came
+ * meanwhile is taken before the next 100 (the source snapshots at
+ * once). */
+static void test_source_step_short_for_triggers(void **state)
+{
+    (void)state;
+    static pair p;
+    pair_init(&p, 0, 1e3, 0, 0);
+    p.nm.ops->work(p.nm.self);
+    deliver(&p.wm, &p); /* the source's credit */
+    const ck_metrics *met = ck_task_metrics(p.src);
+    assert_true(p.ns.ops->work(p.ns.self) > 0); /* more to read */
+    assert_int_equal(met->task.records_in, 100);
+    assert_true(p.ws.flops <= 1e5);
+    int bgs = p.ws.bgs;
+    assert_int_equal(send_trigger(p.ns, ck_graph_endpoint(&p.g, 0, 0, 0), 0, 1), 0);
+    assert_int_equal(p.ws.bgs, bgs + 1); /* its snapshot serializing beside it */
+    sent s = {0};
+    take_sent(&p.ws, &s);
+    assert_int_equal(s.declines, 0);
+    assert_int_equal(s.failed, 0);
+    pair_free(&p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_restore_reads_channel_state_before_running),
+        cmocka_unit_test(test_restore_without_channel_state_runs_at_once),
+        cmocka_unit_test(test_step_short_for_unaligned_barriers),
+        cmocka_unit_test(test_step_one_costly_record),
+        cmocka_unit_test(test_source_step_short_for_triggers),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
