@@ -47,6 +47,8 @@ typedef struct ck_fault_run {
     int applied, ended;           /* ended: restarted, healed, back to speed */
     ck_time applied_at, ended_at;
     int failed;                   /* could not be applied (see detail) */
+    uint64_t hits;                /* store_errors, alloc_failure: operations it failed;
+                                   * store_delay: completions it delayed (buggify.h) */
     char detail[300];             /* what it did: the file damaged, the savepoint taken */
     char key[CK_HANDLE_KEY_MAX + 1]; /* corrupt_checkpoint: the store key it damaged */
 } ck_fault_run;

@@ -63,6 +63,8 @@ int ck_bnode_make_task(ck_bnode *n, const ck_job_env *env, uint32_t attempt, uin
     n->global = global;
     n->task = ck_task_new(env, &n->plat, global, attempt, from);
     if (!n->task) {
+        /* The job manager hears it from the subtask's own endpoint. */
+        ck_task_deploy_failed(env, &n->plat, global, attempt);
         n->d.dead = 1;
         return CK_ENOMEM;
     }
@@ -115,6 +117,37 @@ int ck_bnode_undeploys(const ck_bnode *n, uint32_t attempt, uint32_t global)
     if (!n->is_task || n->d.dead)
         return 0;
     return attempt == CK_ATTEMPT_ALL || (n->attempt == attempt && n->global == global);
+}
+
+int ck_bnode_store_done(ck_bnode *n, uint64_t token, int status, uint8_t *data, size_t len,
+                        ck_time due)
+{
+    if (n->d.dead) {
+        free(data); /* nobody to tell */
+        return CK_OK;
+    }
+    ck_time now = n->bw->io->clock(n);
+    ck_time late = ck_buggify_store_delay(n->bw->bug, n->plat.host);
+    due = CK_MAX(CK_MAX(due, now) + late, n->late_until);
+    if (late)
+        n->late_until = due;
+    if (due <= now) {
+        int rc = ck_drive_post(&n->d, CK_DMSG_COMPLETE, token, status, data, len);
+        if (!rc && n->bw->io->wake)
+            n->bw->io->wake(n);
+        return rc;
+    }
+    ck_dmsg *m = malloc(sizeof(*m));
+    if (!m) {
+        free(data);
+        return CK_ENOMEM;
+    }
+    *m = (ck_dmsg){.kind = CK_DMSG_COMPLETE, .token = token, .status = status, .data = data,
+                   .len = len, .to = &n->d};
+    ck_dlater_add(&n->host->later, m, due); /* in due order, ties in the order added */
+    if (n->bw->io->wake)
+        n->bw->io->wake(n);
+    return CK_OK;
 }
 
 void ck_bnode_clear(ck_bnode *n)
@@ -196,12 +229,31 @@ static void op_note(ck_platform *p, int what)
         n->bw->io->moment(n, moments[what]);
 }
 
+/* Whether a store_errors in force fails this operation of the node's
+ * (op: CK_STORE_OP_*): then it is answered, with CK_EIO, as the store
+ * would answer an operation that failed, and goes no further (*rc: 0, or
+ * CK_ENOMEM when the answer could not be kept). */
+static int store_fails(ck_bnode *n, int op, uint64_t token, int *rc)
+{
+    if (ck_buggify_store_error(n->bw->bug, n->plat.host, op) < 0)
+        return 0;
+    *rc = op == CK_STORE_OP_DELETE
+              ? CK_EIO
+              : ck_bnode_store_done(n, token, CK_EIO, NULL, 0, n->bw->io->clock(n));
+    return 1;
+}
+
 static int op_store_put(ck_platform *p, const char *key, uint8_t *data, size_t len,
                         uint64_t token)
 {
+    int rc;
     if (!ck_storefs_key_ok(key)) {
         free(data);
         return CK_EINVAL;
+    }
+    if (store_fails(bn(p), CK_STORE_OP_PUT, token, &rc)) {
+        free(data);
+        return rc;
     }
     return bn(p)->bw->io->store_put(bn(p), key, 0, data, len, token);
 }
@@ -209,10 +261,15 @@ static int op_store_put(ck_platform *p, const char *key, uint8_t *data, size_t l
 static int op_store_append(ck_platform *p, const char *key, uint64_t at, uint8_t *data,
                            size_t len, uint64_t token)
 {
+    int rc;
     if (!ck_storefs_key_ok(key) || !ck_store_appendable(key) || !at ||
         at % CK_STORE_APPEND_ALIGN) {
         free(data);
         return CK_EINVAL;
+    }
+    if (store_fails(bn(p), CK_STORE_OP_PUT, token, &rc)) {
+        free(data);
+        return rc;
     }
     return bn(p)->bw->io->store_put(bn(p), key, at, data, len, token);
 }
@@ -225,32 +282,44 @@ static int op_mail_waiting(ck_platform *p)
 static int op_store_put_files(ck_platform *p, const char *key, const char *const *paths,
                               uint32_t n, uint64_t token)
 {
+    int rc;
     if (!ck_storefs_key_ok(key) || n == 0)
         return CK_EINVAL;
+    if (store_fails(bn(p), CK_STORE_OP_PUT, token, &rc))
+        return rc;
     return bn(p)->bw->io->store_put_files(bn(p), key, 0, paths, n, token);
 }
 
 static int op_store_append_files(ck_platform *p, const char *key, uint64_t at,
                                  const char *const *paths, uint32_t n, uint64_t token)
 {
+    int rc;
     if (!ck_storefs_key_ok(key) || !ck_store_appendable(key) || n == 0 || !at ||
         at % CK_STORE_APPEND_ALIGN)
         return CK_EINVAL;
+    if (store_fails(bn(p), CK_STORE_OP_PUT, token, &rc))
+        return rc;
     return bn(p)->bw->io->store_put_files(bn(p), key, at, paths, n, token);
 }
 
 static int op_store_get(ck_platform *p, const char *key, uint64_t token)
 {
+    int rc;
     if (!ck_storefs_key_ok(key))
         return CK_EINVAL;
+    if (store_fails(bn(p), CK_STORE_OP_GET, token, &rc))
+        return rc;
     return bn(p)->bw->io->store_get(bn(p), key, 0, CK_STOREFS_WHOLE, token);
 }
 
 static int op_store_get_range(ck_platform *p, const char *key, uint64_t at, uint64_t len,
                               uint64_t token)
 {
+    int rc;
     if (!ck_storefs_key_ok(key) || len == CK_STOREFS_WHOLE || at > (uint64_t)INT64_MAX)
         return CK_EINVAL;
+    if (store_fails(bn(p), CK_STORE_OP_GET, token, &rc))
+        return rc;
     return bn(p)->bw->io->store_get(bn(p), key, at, len, token);
 }
 
@@ -261,7 +330,15 @@ static int op_store_list(ck_platform *p, const char *prefix, ck_store_entry **ou
 
 static int op_store_delete(ck_platform *p, const char *key)
 {
+    int rc;
+    if (store_fails(bn(p), CK_STORE_OP_DELETE, 0, &rc))
+        return rc;
     return ck_storefs_delete(bn(p)->bw->store_dir, key);
+}
+
+static int op_fault(ck_platform *p, int point)
+{
+    return ck_buggify_alloc(bn(p)->bw->bug, p->host, point);
 }
 
 /* The sinks' external system costs no time of the run's. */
@@ -346,7 +423,7 @@ static void op_log(ck_platform *p, int level, const char *line)
     .output_commit = op_output_commit, .output_abort = op_output_abort,                   \
     .deploy = op_deploy, .undeploy = op_undeploy, .wait = op_wait,                        \
     .set_routes = op_set_routes, .log = op_log, .kstate_open = op_kstate_open,             \
-    .mail_waiting = op_mail_waiting
+    .mail_waiting = op_mail_waiting, .fault = op_fault
 
 const ck_platform_ops ck_bnode_ops = {BNODE_OPS};
 /* ...for a backend that uploads local files from their paths */

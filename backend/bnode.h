@@ -16,7 +16,14 @@
  *   - listing and deleting in the store are the store directory's
  *     (io/storefs.h); uploads and downloads are the backend's, since their
  *     bytes travel;
- *   - a log line carries the backend's time and the node's name.
+ *   - a log line carries the backend's time and the node's name;
+ *   - the faults inside the processes (buggify.h): a store operation that
+ *     fails with an I/O error answers so, with a completion (a delete at
+ *     once), and nothing reaches the store; a store completion a
+ *     store_delay hits comes late, and the node's completions after it
+ *     wait behind it, so that a node's completions keep the order its
+ *     backend gave them; an allocation point of the engine
+ *     (ck_platform_ops.fault) fails as the plan draws it.
  *
  * A backend's node type starts with a ck_bnode, so that the ck_platform *
  * the engine holds is the backend's node as well. Each host has a
@@ -32,7 +39,10 @@
  *       backend's (by construction);
  *   (4) a host's slow_cpu factor is positive, its local disk's bandwidth
  *       not negative; its cores, timed completions and network buffer
- *       pool keep their invariants (drive.h, segpool.h).
+ *       pool keep their invariants (drive.h, segpool.h);
+ *   (5) a store completion reaches the node's inbox no earlier than
+ *       late_until (the latest one a fault delayed), in the order
+ *       ck_bnode_store_done was called (by construction).
  */
 #ifndef CK_BNODE_H
 #define CK_BNODE_H
@@ -40,6 +50,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "buggify.h"
 #include "drive.h"
 #include "platform.h"
 #include "sinkfs.h"
@@ -54,23 +65,24 @@ typedef struct ck_bnode_io {
     /* The backend's time, in ns. */
     ck_time (*clock)(const ck_bnode *n);
     /* Sends msg (taken) to endpoint dst now: the node is not busy. */
-    int (*send)(ck_bnode *n, uint32_t dst, uint8_t *msg, size_t len);
+    CK_MUST_CHECK int (*send)(ck_bnode *n, uint32_t dst, uint8_t *msg, size_t len);
     /* An upload (data taken; at > 0: an append at that offset) or a
      * download of a checked key (the len bytes at offset at; len
      * CK_STOREFS_WHOLE: the object), answered by a completion with the
      * token (platform.h). */
-    int (*store_put)(ck_bnode *n, const char *key, uint64_t at, uint8_t *data, size_t len,
-                     uint64_t token);
-    int (*store_get)(ck_bnode *n, const char *key, uint64_t at, uint64_t len, uint64_t token);
+    CK_MUST_CHECK int (*store_put)(ck_bnode *n, const char *key, uint64_t at, uint8_t *data,
+                                   size_t len, uint64_t token);
+    CK_MUST_CHECK int (*store_get)(ck_bnode *n, const char *key, uint64_t at, uint64_t len,
+                                   uint64_t token);
     /* Optional (NULL: the node's platform has no store_put_files, and
      * the engine puts the bytes itself): an upload of local files,
      * read where the store writes, answered by a completion with the
      * token and CK_PUT_FILE_RESULT bytes per file. */
-    int (*store_put_files)(ck_bnode *n, const char *key, uint64_t at, const char *const *paths,
-                           uint32_t nf, uint64_t token);
+    CK_MUST_CHECK int (*store_put_files)(ck_bnode *n, const char *key, uint64_t at,
+                                         const char *const *paths, uint32_t nf, uint64_t token);
     /* A task manager's deployment of subtasks (platform.h). */
-    int (*deploy)(ck_bnode *n, uint32_t attempt, uint32_t global,
-                  const struct ck_restore_point *from);
+    CK_MUST_CHECK int (*deploy)(ck_bnode *n, uint32_t attempt, uint32_t global,
+                                const struct ck_restore_point *from);
     void (*undeploy)(ck_bnode *n, uint32_t attempt, uint32_t global);
     void (*set_routes)(ck_bnode *n, uint32_t attempt, uint32_t count, const uint16_t *hosts);
     /* Something was put in the node's host's timed completions. */
@@ -91,6 +103,7 @@ typedef struct ck_bworld {
     const char *local_dir; /* the hosts' local disks: tm<host>/ holds the working
                             * directories of state backends (NULL: none) */
     ck_sinkfs *sinks;      /* the sinks' external system; NULL: none here */
+    ck_buggify *bug;       /* the faults inside the processes; NULL: none */
     int verbose;           /* log every line, not only warnings */
     int check;             /* check invariants after every step (invariant.h) */
 } ck_bworld;
@@ -120,12 +133,14 @@ struct ck_bnode {
     uint32_t talked_len;
     uint32_t attempt;   /* a subtask's */
     uint32_t global;    /* ...and its global index */
+    ck_time late_until; /* store completions wait behind one a fault delayed until then */
 };
 
 extern const ck_platform_ops ck_bnode_ops, ck_bnode_ops_files;
 
 /* A host of `cores` cores of `speed` flop/s and a local disk of disk_bw
  * bytes/s, its network memory sized by cfg (NULL: the defaults). */
+CK_MUST_CHECK
 int ck_bhost_init(ck_bhost *h, int cores, double speed, double disk_bw,
                   const ck_config *cfg);
 void ck_bhost_free(ck_bhost *h);
@@ -134,12 +149,14 @@ void ck_bhost_free(ck_bhost *h);
 void ck_bnode_init(ck_bnode *n, const ck_bworld *bw, ck_bhost *h, uint32_t ep, int host,
                    const char *name);
 
-/* Makes the node subtask `global` of `attempt`, restoring `from`
- * (platform.h deploy). 0 or CK_ENOMEM (the node is then dead). */
 /* The node's host went down: the node is dead, and a task's share of the
  * host's network buffers is free for what the host runs when it is back. */
 void ck_bnode_host_down(ck_bnode *n);
 
+/* Makes the node subtask `global` of `attempt`, restoring `from`
+ * (platform.h deploy). 0 or CK_ENOMEM: the node is then dead, and the
+ * subtask told the job manager that it failed (ck_task_deploy_failed). */
+CK_MUST_CHECK
 int ck_bnode_make_task(ck_bnode *n, const ck_job_env *env, uint32_t attempt, uint32_t global,
                        const struct ck_restore_point *from);
 
@@ -163,8 +180,18 @@ int ck_bnode_undeploys(const ck_bnode *n, uint32_t attempt, uint32_t global);
 void ck_bnode_put_landed(const ck_bnode *n, const char *store_dir, const char *key, uint64_t at,
                          int status);
 
+/* A store operation node n asked for ended (status; data taken), due at
+ * `due` (now or later: a backend may time it): into the node's inbox then,
+ * or later when a store_delay in force draws a delay, and never before a
+ * completion of the node's that one delayed. 0, or CK_ENOMEM (data freed:
+ * the backend cannot keep what it owes the node). */
+CK_MUST_CHECK
+int ck_bnode_store_done(ck_bnode *n, uint64_t token, int status, uint8_t *data, size_t len,
+                        ck_time due);
 /* Checks the invariants above (invariant.h): 0 or CK_EINVARIANT. */
+CK_MUST_CHECK
 int ck_bnode_check(const ck_bnode *n, ck_inv *v);
+CK_MUST_CHECK
 int ck_bhost_check(const ck_bhost *h, ck_inv *v);
 
 /* Frees what the node owns (not the node). */

@@ -90,6 +90,7 @@ typedef struct ck_cores {
     double speed;  /* flops per second of one core */
 } ck_cores;
 
+CK_MUST_CHECK
 int ck_cores_init(ck_cores *c, int n, double speed);
 void ck_cores_free(ck_cores *c);
 
@@ -118,6 +119,7 @@ static inline int ck_drive_busy(const ck_dnode *n, ck_time now)
 
 /* Keeps a message (taken) to dst until the node's busy spell ends.
  * 0 or CK_ENOMEM (msg freed). */
+CK_MUST_CHECK
 int ck_drive_hold(ck_dnode *n, uint32_t dst, uint8_t *msg, size_t len);
 
 /* Hands what the node held to send(ctx, n, dst, msg, len) in order
@@ -129,6 +131,7 @@ void ck_drive_release(ck_dnode *n, ck_drive_send_fn send, void *ctx);
 void ck_drive_push(ck_dnode *n, ck_dmsg *m);
 
 /* Makes and appends an entry; data is taken. 0 or CK_ENOMEM (data freed). */
+CK_MUST_CHECK
 int ck_drive_post(ck_dnode *n, int kind, uint64_t token, int status, uint8_t *data, size_t len);
 
 /* One step of the node at time now, if it is not busy and its outbox is
@@ -158,9 +161,11 @@ void ck_drive_clear(ck_dnode *n);
 
 /* Checks the node's invariants above ((2), (3)) at time now, then, when
  * the node has a check, its own (node.h): 0 or CK_EINVARIANT. */
+CK_MUST_CHECK
 int ck_drive_check(const ck_dnode *n, ck_time now, ck_inv *v);
 
 /* A host's cores (4). */
+CK_MUST_CHECK
 int ck_cores_check(const ck_cores *c, ck_inv *v);
 
 /* Ends the process on a violated invariant: prints "chandy: invariant
@@ -180,6 +185,7 @@ void ck_dlater_add(ck_dlater *l, ck_dmsg *m, ck_time due);
 ck_time ck_dlater_run(ck_dlater *l, ck_time now);
 void ck_dlater_clear(ck_dlater *l);
 /* The timed completions' order (5): 0 or CK_EINVARIANT. */
+CK_MUST_CHECK
 int ck_dlater_check(const ck_dlater *l, ck_inv *v);
 
 #endif

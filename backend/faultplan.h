@@ -59,6 +59,7 @@ typedef struct ck_plan {
 } ck_plan;
 
 /* runs: n records, their spec set (ck_backend_result_init). 0 or CK_ENOMEM. */
+CK_MUST_CHECK
 int ck_plan_init(ck_plan *p, const ck_fault *faults, int n, int ntm, ck_fault_run *runs);
 void ck_plan_free(ck_plan *p);
 
@@ -102,6 +103,7 @@ void ck_plan_conditions(ck_plan *p);
 
 /* Checks the invariants above (invariant.h): 0 or CK_EINVARIANT.
  * O(faults x hosts^2). */
+CK_MUST_CHECK
 int ck_plan_check(const ck_plan *p, ck_inv *v);
 
 #endif

@@ -12,9 +12,14 @@
 /* The actions of the events timeline, in the order of ck_fault_kind. */
 const char *const ck_crash_kind_names[] = {"process", "host", NULL};
 
-const char *const ck_fault_names[] = {"crash",     "slow_cpu",  "slow_link",
-                                      "link_down", "partition", "savepoint",
-                                      "corrupt_checkpoint", "slow_operator", "hot_key", "slow_sink", NULL};
+const char *const ck_fault_names[] = {"crash",         "slow_cpu",     "slow_link",
+                                      "link_down",     "partition",    "savepoint",
+                                      "corrupt_checkpoint", "slow_operator", "hot_key",
+                                      "slow_sink",     "store_errors", "store_delay",
+                                      "alloc_failure", NULL};
+
+const char *const ck_store_op_names[] = {"put", "get", "delete", NULL};
+const char *const ck_alloc_point_names[] = {"restore", "snapshot", "deploy", NULL};
 
 /* The moments of triggered events, in the order of ck_moment (from 1). */
 const char *const ck_moment_names[] = {"checkpoint_triggered", "checkpoint_completed",
@@ -60,7 +65,7 @@ int ck_fault_cuts(const ck_fault *f, int a, int b)
 
 const char *ck_fault_name(ck_fault_kind k)
 {
-    return (unsigned)k <= CK_FAULT_SLOW_SINK ? ck_fault_names[k] : "?";
+    return (unsigned)k < CK_FAULT_KINDS ? ck_fault_names[k] : "?";
 }
 
 void ck_host_name(int h, int ntm, char *buf, size_t len)

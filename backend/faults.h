@@ -4,6 +4,12 @@
  * (crashes, slow CPUs and links, cuts, savepoints, damaged checkpoints),
  * timed or triggered by a moment of the run.
  *
+ * Three kinds act inside the processes, as FoundationDB's BUGGIFY does:
+ * a host's store operations that fail with an I/O error, its store
+ * completions that come late, an allocation at a named point of the
+ * engine that fails (backend/buggify.h draws them, each host on a stream
+ * of the run's seed).
+ *
  * These are plain values: the runner reads them from a scenario file
  * (runner/scenario.h), a backend acts on them. Names are those of the
  * scenario format (docs/SCENARIOS.md).
@@ -45,7 +51,31 @@ typedef enum ck_fault_kind {
                                   * it: ck_workload_spec.hot; backends only time it) */
     CK_FAULT_SLOW_SINK,          /* a sink's external system accepts writes more slowly
                                   * (the engine applies it, as slow_operator) */
+    CK_FAULT_STORE_ERRORS,       /* a host's store operations fail with CK_EIO (each with
+                                  * probability prob) */
+    CK_FAULT_STORE_DELAY,        /* ...their completions come late (by up to `delay`) */
+    CK_FAULT_ALLOC_FAILURE,      /* an allocation at a point of the engine (CK_POINT_*)
+                                  * fails, as out of memory */
 } ck_fault_kind;
+#define CK_FAULT_KINDS (CK_FAULT_ALLOC_FAILURE + 1)
+
+/* Whether a fault of kind k acts inside the processes (buggify.h). */
+static inline int ck_fault_in_process(ck_fault_kind k)
+{
+    return k == CK_FAULT_STORE_ERRORS || k == CK_FAULT_STORE_DELAY || k == CK_FAULT_ALLOC_FAILURE;
+}
+
+/* The store operations a store_errors fails (ck_fault.ops). */
+enum {
+    CK_STORE_OP_PUT = 1,    /* uploads: puts, appends, puts of local files */
+    CK_STORE_OP_GET = 2,    /* downloads, whole or ranged */
+    CK_STORE_OP_DELETE = 4, /* deletes */
+    CK_STORE_OP_ALL = 7
+};
+/* "put", "get", "delete", in the order of the bits; ending in NULL. */
+extern const char *const ck_store_op_names[];
+/* "restore", "snapshot", "deploy": CK_POINT_* (platform.h) from 1; ending in NULL. */
+extern const char *const ck_alloc_point_names[];
 
 /*
  * A triggered event starts `at` after a moment of the run instead of at a
@@ -84,7 +114,9 @@ typedef struct ck_fault {
     ck_moment moment;      /* CK_MOMENT_NONE, or what `at` counts from */
     int nth;               /* the moment's occurrence (1: the first) */
     ck_fault_kind kind;
-    int host;              /* crash, slow_cpu, slow_link, link_down; -1 for the others */
+    int host;              /* crash, slow_cpu, slow_link, link_down; store_errors,
+                            * store_delay, alloc_failure: the host whose operations
+                            * are hit, -1 for every host's; -1 for the others */
     int op;                /* slow_operator, slow_sink: the operator's index in the job */
     ck_time duration;      /* how long it lasts; 0: for good (crash: restart_after) */
     double factor;         /* slow_cpu: speed multiplier; slow_link: bandwidth multiplier;
@@ -97,6 +129,11 @@ typedef struct ck_fault {
     int crash;             /* crash: CK_CRASH_PROCESS or CK_CRASH_HOST */
     int stop;              /* savepoint: stop the job once it is taken */
     ck_time resume_after;  /* savepoint with stop: restart from it after this (0: the job ends) */
+    double prob;           /* store_errors, store_delay, alloc_failure: the chance that
+                            * each operation (allocation) is hit while it lasts */
+    int ops;               /* store_errors: CK_STORE_OP_* bits */
+    int point;             /* alloc_failure: CK_POINT_* */
+    ck_time delay;         /* store_delay: a completion hit is late by up to this */
     int nside;             /* partition: hosts named, and the side each is on (0/1) */
     int side_host[CK_MAX_PARTITION_HOSTS];
     uint8_t side[CK_MAX_PARTITION_HOSTS];
@@ -121,6 +158,7 @@ extern const char *const ck_damage_file_names[];
  * bytes) holds the store key of the file it damaged ("" when none).
  * Returns 0, CK_ENOTFOUND (no completed checkpoint, or no such file),
  * CK_E*. */
+CK_MUST_CHECK
 int ck_fault_damage(const ck_fault *f, const char *store_dir, const char *job_id, char *detail,
                     size_t len, char *damaged, size_t keylen);
 

@@ -78,16 +78,19 @@ void ck_netframe_free(ck_netframe *p);
 
 /* Appends n received bytes. Returns 0, CK_ETOOBIG (more than cap bytes
  * would wait unconsumed; nothing is added) or CK_ENOMEM. */
+CK_MUST_CHECK
 int ck_netframe_feed(ck_netframe *p, const uint8_t *data, size_t n);
 
 /* Room to read into without a copy: at least `want` bytes (less when the
  * cap leaves less) at *space; 0 when the cap is reached. CK_ENOMEM: none.
  * Follow with ck_netframe_wrote(p, bytes actually written). */
+CK_MUST_CHECK
 int ck_netframe_reserve(ck_netframe *p, size_t want, uint8_t **space, size_t *room);
 void ck_netframe_wrote(ck_netframe *p, size_t n);
 
 /* The next whole frame: 1 (f filled), 0 (needs more bytes) or CK_ECORRUPT
  * (a bad length or message header: the connection cannot be trusted). */
+CK_MUST_CHECK
 int ck_netframe_next(ck_netframe *p, ck_netframe_msg *f);
 
 /* Bytes received and not yet handed out as frames. */
@@ -95,6 +98,7 @@ size_t ck_netframe_pending(const ck_netframe *p);
 
 /* Checks the parser's invariants above (invariant.h): 0 or CK_EINVARIANT.
  * (ck_netframe_check below checks a frame's endpoints.) */
+CK_MUST_CHECK
 int ck_netframe_parser_check(const ck_netframe *p, ck_inv *v);
 
 /*

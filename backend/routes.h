@@ -39,6 +39,7 @@ void ck_routes_free(ck_routes *rt);
 
 /* Records attempt's table (hosts: n = nsubtasks entries). 0, CK_EINVAL
  * (another length) or CK_ENOMEM. */
+CK_MUST_CHECK
 int ck_routes_set(ck_routes *rt, uint32_t attempt, uint32_t n, const uint16_t *hosts);
 
 /* The host of subtask endpoint ep, or -1: not a subtask's endpoint, its
@@ -46,6 +47,7 @@ int ck_routes_set(ck_routes *rt, uint32_t attempt, uint32_t n, const uint16_t *h
 int ck_routes_host(const ck_routes *rt, const ck_graph *g, uint32_t ep);
 
 /* Checks the invariants above (invariant.h): 0 or CK_EINVARIANT. */
+CK_MUST_CHECK
 int ck_routes_check(const ck_routes *rt, ck_inv *v);
 
 #endif

@@ -69,6 +69,7 @@ typedef struct ck_tp_out {
 /* Queues one frame: msg (len bytes) from endpoint src to endpoint dst, at
  * time now, delayed by lat, on a link paced at rate (0: not paced).
  * Returns 0 or CK_ENOMEM (nothing queued). */
+CK_MUST_CHECK
 int ck_tp_put(ck_tp_out *o, uint32_t dst, uint32_t src, const uint8_t *msg, size_t len,
               ck_time now, ck_time lat, int64_t rate);
 
@@ -108,6 +109,7 @@ void ck_tp_reset(ck_tp_out *o);
 void ck_tp_free(ck_tp_out *o);
 
 /* Checks the invariants above (invariant.h): 0 or CK_EINVARIANT. */
+CK_MUST_CHECK
 int ck_tp_check(const ck_tp_out *o, ck_inv *v);
 
 #endif

@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "common.h"
 #include "error.h"
 #include "invariant.h"
 
@@ -27,6 +28,7 @@ typedef struct ck_bitset {
     int n; /* indices in the set */
 } ck_bitset;
 
+CK_MUST_CHECK
 static inline int ck_bitset_init(ck_bitset *s, int nbits)
 {
     s->nw = (nbits + 63) / 64;
@@ -85,6 +87,7 @@ static inline int ck_bitset_has(const ck_bitset *s, int i)
 }
 
 /* Checks the invariant above (invariant.h): 0 or CK_EINVARIANT. */
+CK_MUST_CHECK
 static inline int ck_bitset_check(const ck_bitset *s, ck_inv *v)
 {
     int n = 0;

@@ -17,6 +17,7 @@
 /* Makes the buffer *pbuf (any pointer type, passed by address) hold at
  * least n bytes, doubling from 64; *cap is its size. 0 or CK_ENOMEM (the
  * buffer is left as it was). */
+CK_MUST_CHECK
 static inline int ck_reserve(void *pbuf, size_t *cap, size_t n)
 {
     void **buf = pbuf;
@@ -84,6 +85,7 @@ static inline void ck_wbuf_bytes(ck_wbuf *w, const void *data, size_t n)
 /* Ends a file or message whose last 4 bytes are the CRC32C of all
  * before them: appends it and hands the buffer to the caller (*out, *len).
  * 0, or CK_ENOMEM with the buffer freed. */
+CK_MUST_CHECK
 static inline int ck_wbuf_seal_crc(ck_wbuf *w, uint8_t **out, size_t *len)
 {
     if (!w->err)

@@ -56,11 +56,13 @@ void ck_clog_init(ck_clog *l, int op, const ck_state_desc *d, int n);
 void ck_clog_free(ck_clog *l);
 
 /* Appends one change. Returns 0 or CK_ENOMEM. */
+CK_MUST_CHECK
 int ck_clog_append(ck_clog *l, int change, int st, const ck_kkey *k, const int64_t *v);
 
 /* Cuts what is buffered into a segment file (malloc'd): *first is its
  * first record's sequence number, *n its records (0: nothing buffered, and
  * no file). Returns 0 or CK_ENOMEM. */
+CK_MUST_CHECK
 int ck_clog_cut(ck_clog *l, uint8_t **out, size_t *len, uint64_t *first, uint32_t *n);
 
 /* Replays a segment file into ks (the operator's backend, of max
@@ -69,11 +71,13 @@ int ck_clog_cut(ck_clog *l, uint8_t **out, size_t *len, uint64_t *first, uint32_
  * checksum), CK_ECORRUPT (*why says what: a bad header, record, a key in
  * the wrong key group, states that are not ks's), CK_ENOMEM; *why is set
  * for both of the first two. */
+CK_MUST_CHECK
 int ck_clog_replay(const uint8_t *p, size_t len, ck_kstate *ks, int maxp, uint64_t *first,
                    uint32_t *n, const char **why);
 
 /* Checks the invariants above (invariant.h): 0 or CK_EINVARIANT. */
 #define CK_CLOG_CHECK_BYTES (1u << 20)
+CK_MUST_CHECK
 int ck_clog_check(const ck_clog *l, ck_inv *v);
 
 /* A changelog backend over `inner` (taken: freed with it), logging into l

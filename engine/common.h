@@ -60,6 +60,19 @@ typedef int64_t ck_time;
 #define CK_ALWAYS_INLINE inline
 #endif
 
+/* A fallible function (one that returns 0 or a CK_E* code, error.h):
+ * the compiler warns where a caller drops its result. */
+#if defined(__GNUC__) || defined(__clang__)
+#define CK_MUST_CHECK __attribute__((warn_unused_result))
+#else
+#define CK_MUST_CHECK
+#endif
+
+/* Drops the result of a CK_MUST_CHECK call on purpose; the call site says
+ * in a comment why ignoring it is right. (GCC does not take a cast to
+ * void for it.) */
+#define CK_IGNORE(call) ((void)!(call))
+
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 /* Little-endian machine: the wire order is the machine's own. */
 #define CK_LE_HOST 1

@@ -16,6 +16,8 @@
 
 #include <stdint.h>
 
+#include "common.h"
+
 typedef enum ck_cfg_type {
     CK_CFG_INT,
     CK_CFG_BOOL,
@@ -309,9 +311,11 @@ const char *ck_config_suggest(const char *key);
  * upper bound, CK_CFG_MEMORY_INFINITE), booleans "true"/"false".
  * Returns 0 and sets *out, CK_EINVAL (syntax) or CK_ERANGE.
  */
+CK_MUST_CHECK
 int ck_config_parse(ck_cfg_id id, const char *text, int64_t *out);
 
 /* Checks a numeric value against the key's range: 0 or CK_ERANGE. */
+CK_MUST_CHECK
 int ck_config_check(ck_cfg_id id, int64_t v);
 
 /* The names of an enum key's choices (NULL-terminated), or NULL. */

@@ -63,6 +63,18 @@ static void metadata_key(const ck_cc *cc, const ck_cp_record *r, char *buf, size
     ck_cc_metadata_key(dir, buf, len);
 }
 
+/* Deletes key from the store. A delete that fails leaves the file: it
+ * is logged and the job goes on, as Flink logs a failed discard of a
+ * subsumed checkpoint (an orphan in the store). One already gone is no
+ * failure. */
+static void store_delete(ck_cc *cc, const char *key)
+{
+    int rc = cc->plat->ops->store_delete(cc->plat, key);
+    if (rc && rc != CK_ENOTFOUND)
+        ck_logf(cc->plat, CK_LOG_WARN, "could not delete %s from the store (%s): left there",
+                key, ck_strerror(rc));
+}
+
 /* The stream of the coordinator's draws (rng.h). */
 #define CC_STREAM UINT64_C(0x636f6f7264)
 
@@ -155,7 +167,7 @@ static int in_limbo(const ck_cc *cc, const char *key)
 static void shared_gone(ck_cc *cc, const char *key)
 {
     if (!ck_store_appendable(key) || seg_sealed(cc, key)) {
-        cc->plat->ops->store_delete(cc->plat, key);
+        store_delete(cc, key);
         return;
     }
     if (in_limbo(cc, key))
@@ -194,7 +206,7 @@ static void seg_sweep(ck_cc *cc, int all)
             continue;
         }
         if (!refd)
-            cc->plat->ops->store_delete(cc->plat, k);
+            store_delete(cc, k);
         free(k);
         cc->limbo[i] = cc->limbo[--cc->nlimbo];
     }
@@ -210,7 +222,7 @@ static void seg_sweep(ck_cc *cc, int all)
         if (ck_store_appendable(e[i].key) && !seg_parse(cc, e[i].key, &g, &a, &order) &&
             (order >> 20) >= cc->first_id && !ck_sreg_count(&cc->shared, e[i].key) &&
             seg_sealed(cc, e[i].key))
-            cc->plat->ops->store_delete(cc->plat, e[i].key);
+            store_delete(cc, e[i].key);
     }
     ck_store_entries_free(e, n);
 }
@@ -290,8 +302,8 @@ static void send_all_tasks(ck_cc *cc, int type, uint64_t id)
         size_t n;
         uint32_t ep = ck_ep_task(cc->g, cc->attempts[s], s);
         uint8_t *m = ck_wire_msg(type, CK_EP_JM, ep, cc->attempts[s], body, sizeof(body), &n);
-        if (m)
-            cc->plat->ops->send(cc->plat, ep, m, n);
+        if (m) /* lost: the checkpoint expires or a later one commits (platform.h) */
+            CK_IGNORE(cc->plat->ops->send(cc->plat, ep, m, n));
     }
 }
 
@@ -308,7 +320,7 @@ static int task_owned(const ck_handle *h)
 static void delete_own(ck_cc *cc, const ck_handle *h)
 {
     if (ck_handle_stored(h))
-        cc->plat->ops->store_delete(cc->plat, h->key);
+        store_delete(cc, h->key);
 }
 
 /* Deletes a checkpoint's files from the store (those the coordinator knows
@@ -332,7 +344,7 @@ static void discard(ck_cc *cc, ck_cp_record *r)
     if (r->status == CK_CP_COMPLETED) {
         char key[256];
         metadata_key(cc, r, key, sizeof(key));
-        cc->plat->ops->store_delete(cc->plat, key);
+        store_delete(cc, key);
         return;
     }
     discard_dir(cc, r);
@@ -350,7 +362,7 @@ static void discard_dir(ck_cc *cc, const ck_cp_record *r)
     ck_cc_dir(cc->job_id, r->id, r->flags, dir, sizeof(dir));
     if (cc->plat->ops->store_list(cc->plat, dir, &e, &n) == CK_OK) {
         for (size_t i = 0; i < n; i++)
-            cc->plat->ops->store_delete(cc->plat, e[i].key);
+            store_delete(cc, e[i].key);
         ck_store_entries_free(e, n);
     }
 }
@@ -386,7 +398,7 @@ static void retire_adopted(ck_cc *cc)
         }
     char key[200];
     ck_cc_metadata_key(cc->adopted_dir, key, sizeof(key));
-    cc->plat->ops->store_delete(cc->plat, key);
+    store_delete(cc, key);
     cc->adopted = NULL;
 }
 
@@ -457,8 +469,8 @@ static void send_trigger(ck_cc *cc, const ck_cp_record *r, uint32_t s)
     size_t n;
     uint8_t *m = ck_wire_msg(CK_MSG_CP_TRIGGER, CK_EP_JM, ep, cc->attempts[s], body, sizeof(body),
                              &n);
-    if (m)
-        cc->plat->ops->send(cc->plat, ep, m, n);
+    if (m) /* lost: the checkpoint expires (platform.h) */
+        CK_IGNORE(cc->plat->ops->send(cc->plat, ep, m, n));
 }
 
 /* Subtask s had finished: it counts as acknowledged, its state a marker. */

@@ -226,6 +226,7 @@ typedef struct ck_cc {
 /* Returns 0 or CK_ENOMEM. Periodic checkpoints are off when the interval
  * is 0 (savepoints still work). Ids start at first_id. The seed draws each
  * attempt's first checkpoint time. */
+CK_MUST_CHECK
 int ck_cc_init(ck_cc *cc, ck_platform *plat, const ck_graph *g, const ck_config *cfg,
                const char *job_id, uint64_t first_id, uint64_t seed);
 
@@ -245,6 +246,7 @@ int ck_cc_init(ck_cc *cc, ck_platform *plat, const ck_graph *g, const ck_config 
  *    the snapshot's) until one completes;
  *  - LEGACY: the user owns it; never deleted, yet referred to again.
  * Returns 0 or CK_ENOMEM. */
+CK_MUST_CHECK
 int ck_cc_adopt(ck_cc *cc, const ck_restore_point *start, const ck_handles *tasks, int mode);
 
 /* Triggers a savepoint now (stop: stop-with-savepoint). Returns its id, or
@@ -344,9 +346,11 @@ typedef struct ck_cp_meta {
 } ck_cp_meta;
 
 /* Encodes m into a malloc'd _metadata file image. 0 or CK_ENOMEM. */
+CK_MUST_CHECK
 int ck_cp_meta_encode(const ck_cp_meta *m, uint8_t **out, size_t *len);
 /* Decodes a _metadata file; *why says what is wrong. 0, CK_ECORRUPT (also
  * for a bad handle: handle.h), CK_ENOMEM. */
+CK_MUST_CHECK
 int ck_cp_meta_decode(const uint8_t *p, size_t len, ck_cp_meta *m, const char **why);
 void ck_cp_meta_free(ck_cp_meta *m);
 
@@ -354,6 +358,7 @@ const char *ck_cp_status_name(ck_cp_status s);
 
 /* Checks the invariants above (invariant.h): 0 or CK_EINVARIANT. Reads
  * every checkpoint's record and the handles of those that keep files. */
+CK_MUST_CHECK
 int ck_cc_check(const ck_cc *cc, ck_inv *v);
 
 #endif

@@ -52,6 +52,7 @@ void ck_debloat_init(ck_debloat *d, uint32_t max, uint32_t min, int64_t target_n
 uint32_t ck_debloat_update(ck_debloat *d, uint64_t throughput, uint32_t buffers);
 
 /* Checks the invariants above (invariant.h): 0 or CK_EINVARIANT. */
+CK_MUST_CHECK
 int ck_debloat_check(const ck_debloat *d, ck_inv *v);
 
 /* Bytes per second from `bytes` read in `busy_ns` of measured time; with

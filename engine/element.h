@@ -228,6 +228,7 @@ static inline void ck_elem_encode(uint8_t *dst, const ck_elem *e)
  * Decodes one element from p[0..n), which must hold exactly one encoded
  * element (prefix included). Returns 0, or CK_ECORRUPT.
  */
+CK_MUST_CHECK
 int ck_elem_decode(const uint8_t *p, size_t n, ck_elem *e);
 
 /*
@@ -251,6 +252,7 @@ void ck_elem_reader_feed(ck_elem_reader *r, const uint8_t *data, size_t len);
 
 /* Decodes a record body b of blen bytes (CK_REC_FIXED at least) into rec.
  * Returns 0, or CK_ECORRUPT when its lengths do not add up to blen. */
+CK_MUST_CHECK
 static inline int ck_rec_decode_body(const uint8_t *b, size_t blen, ck_rec *rec)
 {
     rec->ts = ck_get_i64(b + CK_REC_AT_TS);
@@ -269,6 +271,7 @@ static inline int ck_rec_decode_body(const uint8_t *b, size_t blen, ck_rec *rec)
 }
 
 /* ck_elem_reader_next for everything but a whole record in the buffer. */
+CK_MUST_CHECK
 int ck_elem_reader_next_slow(ck_elem_reader *r, ck_elem *e);
 
 /*
@@ -277,6 +280,7 @@ int ck_elem_reader_next_slow(ck_elem_reader *r, ck_elem *e);
  * element, CK_ENOMEM. Inline for the common case, a record that lies
  * whole in the buffer: it is the per-record cost of every input.
  */
+CK_MUST_CHECK
 static inline int ck_elem_reader_next(ck_elem_reader *r, ck_elem *e)
 {
     size_t avail = r->len - r->pos;

@@ -503,8 +503,8 @@ static int to_producer(ck_gate *g, int i, int type, uint32_t arg)
         .epoch = g->epoch,
     };
     ck_wire_encode(m, &h);
-    g->plat->ops->send(g->plat, g->chans[i].producer_ep, m, CK_WIRE_HDR);
-    return CK_OK;
+    int rc = g->plat->ops->send(g->plat, g->chans[i].producer_ep, m, CK_WIRE_HDR);
+    return rc == CK_EUNREACH ? CK_OK : rc; /* a producer gone: its failover is coming */
 }
 
 /* Sends channel i's unannounced credit. 0, or CK_ENOMEM (kept for later). */

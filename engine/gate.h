@@ -182,6 +182,7 @@ typedef struct ck_gate {
  * Initializes a gate with nchan channels fed by the producers at endpoints
  * producer_eps[0..nchan). Returns 0, CK_ENOMEM, CK_EINVAL.
  */
+CK_MUST_CHECK
 int ck_gate_init(ck_gate *g, ck_platform *plat, uint16_t edge, uint32_t consumer,
                  int nchan, const uint32_t *producer_eps, uint32_t exclusive,
                  uint32_t floating);
@@ -198,6 +199,7 @@ static inline void ck_gate_set_exactly_once(ck_gate *g, int on)
  * gate from now on). Returns 0, CK_EPROTO (no credit, wrong sequence,
  * unknown channel), CK_ENOMEM.
  */
+CK_MUST_CHECK
 int ck_gate_on_data(ck_gate *g, const ck_wire_hdr *h, uint8_t *msg);
 
 /*
@@ -206,6 +208,7 @@ int ck_gate_on_data(ck_gate *g, const ck_wire_hdr *h, uint8_t *msg);
  * through and released it (a natural place to pause and charge CPU).
  * Records stay valid until the next call.
  */
+CK_MUST_CHECK
 int ck_gate_next(ck_gate *g, ck_elem *e, int *released);
 
 /*
@@ -242,6 +245,7 @@ static inline int ck_gate_has_data(const ck_gate *g)
  * CK_EPROTO (not an unaligned edge, unknown or ended channel), CK_ECORRUPT
  * (not a barrier), CK_ENOMEM.
  */
+CK_MUST_CHECK
 int ck_gate_on_event(ck_gate *g, const ck_wire_hdr *h, const uint8_t *body, ck_barrier *b);
 
 /* True when the channel state of checkpoint g->uc_id is complete. */
@@ -259,6 +263,7 @@ ck_wbuf *ck_gate_uc_take(ck_gate *g);
  * (flagged CK_BARRIER_UNALIGNED) for the task to snapshot now, 0 when
  * there is none, CK_ENOMEM. The caller decides when: at the checkpoint's
  * start plus the timeout. */
+CK_MUST_CHECK
 int ck_gate_timeout(ck_gate *g, ck_barrier *b);
 
 /* Stops collecting checkpoint id (aborted); no-op for another id. */
@@ -267,6 +272,7 @@ void ck_gate_uc_cancel(ck_gate *g, uint64_t id);
 /* Restores the channel state of the channel from producer subtask peer:
  * read before anything the channel receives. 0, CK_ECORRUPT (no such
  * channel), CK_ENOMEM. */
+CK_MUST_CHECK
 int ck_gate_replay(ck_gate *g, uint32_t peer, const uint8_t *data, size_t len);
 
 /* True once every buffer of restored channel state has been read through
@@ -294,11 +300,13 @@ uint32_t ck_gate_buffers_in_use(const ck_gate *g);
 
 /* Checks the invariants above (invariant.h): 0 or CK_EINVARIANT. Reads
  * every channel and the buffers they hold. */
+CK_MUST_CHECK
 int ck_gate_check(const ck_gate *g, ck_inv *v);
 
 /* Announces a new buffer size to the producer of every open channel
  * (BUFFER_SIZE, arg = size): they cut their buffers at it from now on.
  * 0, or CK_ENOMEM (the rest are told at the next announcement). */
+CK_MUST_CHECK
 int ck_gate_announce_size(ck_gate *g, uint32_t size);
 
 #endif

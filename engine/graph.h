@@ -113,6 +113,7 @@ typedef struct ck_graph {
  * sets *bad_op to the operator at fault (-1 for the job as a whole) and
  * writes a one-line reason into err.
  */
+CK_MUST_CHECK
 int ck_graph_build(ck_graph *g, const ck_job_spec *spec, const ck_config *cfg,
                    int *bad_op, char *err, size_t errlen);
 

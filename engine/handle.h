@@ -100,28 +100,34 @@ typedef struct ck_handles {
  * CK_EINVAL (a key that is empty, too long or not a store key; an unknown
  * kind or flag, or CK_HANDLE_SEGMENT: ck_handles_segment_last makes a
  * segment; a range that ends before it starts) or CK_ENOMEM. */
+CK_MUST_CHECK
 int ck_handles_add(ck_handles *hs, int kind, uint32_t flags, const char *key, uint64_t bytes,
                    uint32_t crc, uint32_t kg_start, uint32_t kg_end);
 /* Appends a handle of operator op's state (NATIVE, CHANGELOG, MATERIAL):
  * as ck_handles_add, and CK_EINVAL for a local name that is not one. */
+CK_MUST_CHECK
 int ck_handles_add_op(ck_handles *hs, int kind, uint32_t flags, const char *key, uint64_t bytes,
                       uint32_t crc, uint32_t kg_start, uint32_t kg_end, uint32_t op,
                       const char *local);
 /* ck_handles_add_op of a NATIVE file. */
+CK_MUST_CHECK
 int ck_handles_add_native(ck_handles *hs, uint32_t flags, const char *key, uint64_t bytes,
                           uint32_t crc, uint32_t kg_start, uint32_t kg_end, uint32_t op,
                           const char *local);
 /* Appends a copy of h with flags `flags` (its offset kept when they hold
  * CK_HANDLE_SEGMENT): as ck_handles_add_op. */
+CK_MUST_CHECK
 int ck_handles_add_like(ck_handles *hs, const ck_handle *h, uint32_t flags);
 /* Makes the last handle of hs the segment at `offset` of its key's
  * object (CK_HANDLE_SEGMENT). CK_EINVAL when hs is empty, the handle is
  * not CK_HANDLE_SHARED or the segment would end past 2^64. */
+CK_MUST_CHECK
 int ck_handles_segment_last(ck_handles *hs, uint64_t offset);
 /* Makes the last handle of hs an inline one (CK_HANDLE_INLINE) holding
  * data, which it takes over, as its `bytes`: its file is not stored.
  * CK_EINVAL (data freed) when hs is empty, the last handle has a flag or
  * len is not its bytes or is over CK_HANDLE_INLINE_MAX. */
+CK_MUST_CHECK
 int ck_handles_inline_last(ck_handles *hs, uint8_t *data, size_t len);
 /* 1 when h's file is an object of the store (not CK_HANDLE_INLINE). */
 int ck_handle_stored(const ck_handle *h);
@@ -143,6 +149,7 @@ uint64_t ck_handles_bytes_inline(const ck_handles *hs);
 /* Drops hs's handles from the n-th on (their keys and data freed). */
 void ck_handles_truncate(ck_handles *hs, uint32_t n);
 /* dst (empty) becomes a copy of src. 0 or CK_ENOMEM (dst left empty). */
+CK_MUST_CHECK
 int ck_handles_copy(ck_handles *dst, const ck_handles *src);
 void ck_handles_free(ck_handles *hs);
 
@@ -154,6 +161,7 @@ void ck_handles_put(ck_wbuf *w, const ck_handles *hs);
 /* Reads a list into hs (empty) from r. 0, CK_ECORRUPT (with hs emptied,
  * *why saying what is wrong) or CK_ENOMEM. Handles whose key group range
  * ends past max_kg are corrupt. */
+CK_MUST_CHECK
 int ck_handles_get(ck_rbuf *r, ck_handles *hs, uint32_t max_kg, const char **why);
 
 #endif

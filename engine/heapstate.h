@@ -57,6 +57,7 @@ typedef struct ck_heap {
 } ck_heap;
 
 /* Returns 0, CK_ENOMEM, CK_EINVAL. Values are vsize bytes (<= 64). */
+CK_MUST_CHECK
 int ck_heap_init(ck_heap *h, int kg_start, int kg_end, size_t vsize);
 void ck_heap_free(ck_heap *h);
 
@@ -114,8 +115,10 @@ void ck_heap_foreach(const ck_heap *h, int kg, ck_heap_visit fn, void *arg);
 uint64_t ck_heap_bytes(const ck_heap *h);
 
 /* Checks the invariants above (invariant.h): 0 or CK_EINVARIANT. */
+CK_MUST_CHECK
 int ck_heap_check(const ck_heap *h, ck_inv *v);
 #define CK_HEAP_CHECK_SLOTS 4096u
+CK_MUST_CHECK
 int ck_heap_check_some(const ck_heap *h, ck_inv *v);
 
 /* A consistent, read-only view of a heap at one moment. */
@@ -127,6 +130,7 @@ typedef struct ck_heap_view {
 } ck_heap_view;
 
 /* Takes a view (copy-on-write). Returns 0 or CK_ENOMEM. */
+CK_MUST_CHECK
 int ck_heap_view_take(ck_heap *h, ck_heap_view *v);
 void ck_heap_view_foreach(const ck_heap_view *v, int kg, ck_heap_visit fn, void *arg);
 uint32_t ck_heap_view_count(const ck_heap_view *v, int kg);

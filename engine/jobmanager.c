@@ -350,8 +350,8 @@ static void deploy(ck_jm *jm, ck_time now, const uint8_t *mask)
                           : NULL;
         free(body);
         oom = !body;
-        if (m)
-            jm->plat->ops->send(jm->plat, CK_EP_TM0 + (uint32_t)h, m, n);
+        if (m) /* lost with its task manager: failed over by heartbeat.timeout (platform.h) */
+            CK_IGNORE(jm->plat->ops->send(jm->plat, CK_EP_TM0 + (uint32_t)h, m, n));
     }
     free(handles);
     free(hosts);
@@ -519,8 +519,8 @@ static void cancel_subtasks(ck_jm *jm, const uint8_t *mask)
         size_t n;
         uint8_t *m = ck_wire_msg(CK_MSG_CANCEL, CK_EP_JM, CK_EP_TM0 + (uint32_t)h, jm->attempt,
                                  body, 4 + 8 * (size_t)count, &n);
-        if (m)
-            jm->plat->ops->send(jm->plat, CK_EP_TM0 + (uint32_t)h, m, n);
+        if (m) /* lost with its task manager, whose subtasks are gone too (platform.h) */
+            CK_IGNORE(jm->plat->ops->send(jm->plat, CK_EP_TM0 + (uint32_t)h, m, n));
     }
     free(body);
 }
@@ -979,7 +979,8 @@ static int jm_on_message(void *self, uint8_t *msg, size_t len)
             uint8_t *m = ck_wire_msg(CK_MSG_HEARTBEAT, CK_EP_JM, h.src, 0, NULL, 0, &n);
             if (m) {
                 ck_put_u32(m + 16, (uint32_t)host);
-                jm->plat->ops->send(jm->plat, h.src, m, n);
+                /* one of a periodic exchange: the next answers (platform.h) */
+                CK_IGNORE(jm->plat->ops->send(jm->plat, h.src, m, n));
             }
         }
         free(msg);

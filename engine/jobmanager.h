@@ -220,6 +220,7 @@ typedef struct ck_jm {
 
 /* Returns 0 or CK_ENOMEM. ntm: task managers the cluster has; the job
  * starts from env->start when it names a savepoint. */
+CK_MUST_CHECK
 int ck_jm_init(ck_jm *jm, ck_platform *plat, const ck_job_env *env, int ntm, uint64_t seed);
 
 /* The body of a SAVEPOINT request: u64 resume-after ns (stop only; 0: end).
@@ -233,6 +234,7 @@ const char *ck_job_state_name(ck_job_state s);
 
 /* Checks the invariants above (invariant.h), the coordinator's with them:
  * 0 or CK_EINVARIANT. */
+CK_MUST_CHECK
 int ck_jm_check(const ck_jm *jm, ck_inv *v);
 
 #endif

@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common.h"
+
 #define CK_KG_LOWER_BOUND_MAX_PARALLELISM 128
 #define CK_KG_UPPER_BOUND_MAX_PARALLELISM 32768
 
@@ -74,6 +76,7 @@ int ck_kg_default_max_parallelism(int parallelism);
  * Checks that 1 <= parallelism <= max_parallelism <= 32768.
  * Returns 0, CK_EINVAL.
  */
+CK_MUST_CHECK
 int ck_kg_check(int parallelism, int max_parallelism);
 
 #endif

@@ -125,22 +125,22 @@ typedef struct ck_kstate_ops {
     int64_t *(*acquire)(ck_kstate *s, int st, const ck_kkey *k, int create, int *created);
     /* Ends an access (NULL: values are edited in place); dirty: it changed.
      * Returns 0 or an error. */
-    int (*release)(ck_kstate *s, int st, const ck_kkey *k, int64_t *v, int dirty);
+    CK_MUST_CHECK int (*release)(ck_kstate *s, int st, const ck_kkey *k, int64_t *v, int dirty);
     /* Removes k (a list: all of it). Returns 0 or CK_ENOTFOUND. */
-    int (*remove)(ck_kstate *s, int st, const ck_kkey *k);
+    CK_MUST_CHECK int (*remove)(ck_kstate *s, int st, const ck_kkey *k);
 
     /* LIST state: appends one element (nfields values); returns 0 or
      * CK_ENOMEM. list_get returns k's elements (*n of them, n x nfields
      * values, oldest first), valid until the next call on the state, or
      * NULL with *n = 0 when it has none (or memory ran out: *n = 1). */
-    int (*list_add)(ck_kstate *s, int st, const ck_kkey *k, const int64_t *v);
+    CK_MUST_CHECK int (*list_add)(ck_kstate *s, int st, const ck_kkey *k, const int64_t *v);
     const int64_t *(*list_get)(ck_kstate *s, int st, const ck_kkey *k, uint32_t *n);
 
     uint64_t (*entries)(const ck_kstate *s); /* over every state; a list counts once */
 
     /* Optional: a checkpoint's synchronous phase: what is buffered in
      * memory goes to the backend's files (RocksDB's memtable flush). */
-    int (*flush)(ck_kstate *s);
+    CK_MUST_CHECK int (*flush)(ck_kstate *s);
 
     /* Optional: a backend that wraps another (the changelog backend)
      * returns it: snapshots, views and native files are the wrapped one's,
@@ -153,23 +153,23 @@ typedef struct ck_kstate_ops {
      * asynchronous phase; native_release drops them. native_restore
      * replaces the instance's contents by the n files of a native
      * snapshot (as they were read) and opens it. Return 0 or CK_E*. */
-    int (*native_take)(ck_kstate *s, uint64_t id, ck_native_snap *out);
-    int (*native_read)(ck_kstate *s, const ck_native_snap *n, uint32_t i, uint8_t **data,
-                       size_t *len);
+    CK_MUST_CHECK int (*native_take)(ck_kstate *s, uint64_t id, ck_native_snap *out);
+    CK_MUST_CHECK int (*native_read)(ck_kstate *s, const ck_native_snap *n, uint32_t i,
+                                     uint8_t **data, size_t *len);
     void (*native_release)(ck_kstate *s, ck_native_snap *n);
     /* Optional: where file i of n lies on the local disk, into buf (for
      * ck_platform_ops.store_put_files); 0, or CK_EINVAL/CK_ERANGE. */
-    int (*native_path)(ck_kstate *s, const ck_native_snap *n, uint32_t i, char *buf,
-                       size_t len);
-    int (*native_restore)(ck_kstate *s, uint32_t n, const char *const *names,
-                          uint8_t *const *data, const size_t *lens);
+    CK_MUST_CHECK int (*native_path)(ck_kstate *s, const ck_native_snap *n, uint32_t i, char *buf,
+                                     size_t len);
+    CK_MUST_CHECK int (*native_restore)(ck_kstate *s, uint32_t n, const char *const *names,
+                                        uint8_t *const *data, const size_t *lens);
 
-    int (*view_take)(ck_kstate *s, ck_kstate_view **out);
+    CK_MUST_CHECK int (*view_take)(ck_kstate *s, ck_kstate_view **out);
     /* Canonical entries of key group kg, over every state (a list is one). */
     uint64_t (*view_count)(const ck_kstate_view *v, int kg);
     /* Visits them (in no particular order); stops at fn's first non-zero
      * return, which it returns. */
-    int (*view_visit)(ck_kstate_view *v, int kg, ck_kentry_fn fn, void *arg);
+    CK_MUST_CHECK int (*view_visit)(ck_kstate_view *v, int kg, ck_kentry_fn fn, void *arg);
     void (*view_release)(ck_kstate_view *v);
 
     /* Optional (NULL: nothing to check): the backend's invariants
@@ -228,6 +228,7 @@ static inline void ck_kstate_free(ck_kstate *s)
         s->ops->free(s);
 }
 
+CK_MUST_CHECK
 static inline int ck_ks_flush(ck_kstate *s)
 {
     return s->ops->flush ? s->ops->flush(s) : 0;
@@ -253,6 +254,7 @@ static inline int64_t *ck_ks_acquire(ck_kstate *s, int st, const ck_kkey *k, int
     return s->ops->acquire(s, st, k, create, created);
 }
 
+CK_MUST_CHECK
 static inline int ck_ks_release(ck_kstate *s, int st, const ck_kkey *k, int64_t *v, int dirty)
 {
     return s->ops->release ? s->ops->release(s, st, k, v, dirty) : 0;
@@ -265,11 +267,13 @@ static inline int ck_ks_remove(ck_kstate *s, int st, const ck_kkey *k)
 
 /* Checks invariant (1) above and the backend's own (invariant.h): 0 or
  * CK_EINVARIANT. */
+CK_MUST_CHECK
 int ck_ks_check(const ck_kstate *s, ck_inv *v);
 
 /* Puts canonical entry e (values in host order) into state e->st under
  * key group kg: a restore. The key's Java hash is jhash. Returns 0,
  * CK_ENOMEM, or CK_EPROTO (kg is not the backend's). */
+CK_MUST_CHECK
 int ck_ks_put_entry(ck_kstate *s, int kg, int32_t jhash, const ck_kentry *e);
 
 #endif

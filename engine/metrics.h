@@ -74,40 +74,51 @@ void ck_metrics_init(ck_metrics *m);
 void ck_metrics_free(ck_metrics *m);
 
 /* Counts n records read by a source at time t. Returns 0 or CK_ENOMEM. */
+CK_MUST_CHECK
 int ck_metrics_in(ck_metrics *m, ck_time t, uint64_t n);
 
 /* Counts one record written by a sink at time t with latency lat_ns. */
+CK_MUST_CHECK
 int ck_metrics_out(ck_metrics *m, ck_time t, int64_t lat_ns);
 
 /* Counts n records written at time t, which entered the log at ingest[0..n). */
+CK_MUST_CHECK
 int ck_metrics_out_batch(ck_metrics *m, ck_time t, const int64_t *ingest, size_t n);
 /* The same for records counted by ingest time: cnt[i] records entered the
  * source log in bucket base + i, of 2^shift ns each (taken at its middle). */
+CK_MUST_CHECK
 int ck_metrics_out_buckets(ck_metrics *m, ck_time t, int64_t base, const uint32_t *cnt,
                            size_t nb, int shift);
 
 /* Accounts the span [from, to) as `mode` (CK_TIME_*), split into the
  * seconds it covers. Returns 0 or CK_ENOMEM. */
+CK_MUST_CHECK
 int ck_metrics_time(ck_metrics *m, ck_time from, ck_time to, int mode);
 
 /* Samples a subtask's gauges at time t (kept: the most of the second). */
+CK_MUST_CHECK
 int ck_metrics_gauges(ck_metrics *m, ck_time t, int64_t inflight_in, int64_t inflight_out,
                       int64_t buf_size);
 
 /* Adds src's gauges to dst's series, second by second, by maximum (one
  * subtask's reports into its own series). */
+CK_MUST_CHECK
 int ck_metrics_merge_gauges(ck_metrics *dst, const ck_metrics *src);
 
 /* The whole run's latency: the sum of the per-second histograms. */
+CK_MUST_CHECK
 int ck_metrics_total_latency(const ck_metrics *m, ck_hist *out);
 
 /* Adds src's series and histograms to dst (task stats are not merged). */
+CK_MUST_CHECK
 int ck_metrics_merge(ck_metrics *dst, const ck_metrics *src);
 
 /* The same without the latency histograms: counts and times only. */
+CK_MUST_CHECK
 int ck_metrics_merge_counts(ck_metrics *dst, const ck_metrics *src);
 
 /* Encodes m into a malloc'd block (*out, *len). Returns 0 or CK_ENOMEM. */
+CK_MUST_CHECK
 int ck_metrics_encode(const ck_metrics *m, uint8_t **out, size_t *len);
 
 /* Latency histograms one encoded block may hold. A task reports at least
@@ -123,6 +134,7 @@ int ck_metrics_encode(const ck_metrics *m, uint8_t **out, size_t *len);
 /* Decodes an encoded block into m (initialized here). 0, or CK_ECORRUPT
  * (malformed, a second past CK_METRICS_MAX_SECOND, or more than
  * CK_METRICS_MAX_HISTS histograms), CK_ENOMEM. */
+CK_MUST_CHECK
 int ck_metrics_decode(ck_metrics *m, const uint8_t *p, size_t len);
 
 #endif

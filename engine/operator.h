@@ -152,11 +152,13 @@ typedef struct ck_chain_state {
 /* Returns 0, CK_ENOMEM, or another CK_E* code with one line in err (a
  * backend that could not open). On failure every operator set up so far
  * is freed and c holds none (ck_chain_free on it does nothing). */
+CK_MUST_CHECK
 int ck_chain_init(ck_chain *c, const ck_graph *g, int vertex, int subtask,
                   ck_rp_out *rps, int nrps, const ck_chain_state *st, char *err, size_t errlen);
 void ck_chain_free(ck_chain *c);
 
 /* Feeds a record to the head operator. Returns 0, CK_ENOMEM. */
+CK_MUST_CHECK
 int ck_chain_record(ck_chain *c, ck_rec *r);
 
 /* True when the head operator keeps keyed state (the three below apply). */
@@ -173,6 +175,7 @@ void ck_chain_prefetch(const ck_chain *c, const ck_keyloc *l);
 
 /* ck_chain_record, with where r's state lives worked out already (l from
  * ck_chain_locate; a location that is not r's is ignored). */
+CK_MUST_CHECK
 int ck_chain_record_at(ck_chain *c, ck_rec *r, const ck_keyloc *l);
 
 /* The CPU cost (scenario flops) of the records processed since the last
@@ -231,6 +234,7 @@ static inline ck_time ck_chain_pending_wait(const ck_chain *c)
 }
 
 /* Feeds a watermark to the head operator (and everything after it). */
+CK_MUST_CHECK
 int ck_chain_watermark(ck_chain *c, int64_t wm);
 
 /* Clears a sink's staging after the task published it. */
@@ -251,6 +255,7 @@ static inline void ck_op_clear_output(ck_op *op)
  */
 #define CK_CAPTURE_NATIVE 1
 #define CK_CAPTURE_CHANGELOG 2
+CK_MUST_CHECK
 int ck_chain_capture(ck_chain *c, ck_capture *cap, int how);
 
 /*
@@ -259,6 +264,7 @@ int ck_chain_capture(ck_chain *c, ck_capture *cap, int how);
  * Returns 0, CK_ECORRUPT (an entry's key is not in the key group the file
  * says, or the operators do not match), CK_ENOMEM.
  */
+CK_MUST_CHECK
 int ck_chain_restore(ck_chain *c, const ck_snapshot *s);
 
 /* The state backend instance of job operator op in this chain, or NULL. */
@@ -267,12 +273,14 @@ ck_kstate *ck_chain_kstate(ck_chain *c, int op);
 /* ---- two-phase commit sinks ---------------------------------------------- */
 
 /* Records that a batch of n records went into the open transaction. */
+CK_MUST_CHECK
 int ck_sink_txn_add(ck_op *sink, const int64_t *ingest, size_t n);
 
 /*
  * Pre-commits the open transaction for checkpoint cp and opens the next.
  * Returns 0, CK_ETOOBIG (too many transactions await commit), CK_ENOMEM.
  */
+CK_MUST_CHECK
 int ck_sink_precommit(ck_op *sink, uint64_t cp);
 
 /*
@@ -280,6 +288,7 @@ int ck_sink_precommit(ck_op *sink, uint64_t cp);
  * (all of them with cp = UINT64_MAX): returns 1 and moves it to *out (the
  * caller commits it and frees out->ingest), or 0.
  */
+CK_MUST_CHECK
 int ck_sink_take_committable(ck_op *sink, uint64_t cp, ck_txn *out);
 
 /* Keyed state entries held by the chain's operators. */

@@ -274,7 +274,10 @@ static int send_sub(ck_rp *rp, int i)
         size_t n = (size_t)CK_WIRE_HDR + b->len;
         memcpy(m, b->mem, n);
         ck_buf_del(b);
-        rp->plat->ops->send(rp->plat, s->dst_ep, m, n);
+        /* Not sent (its consumer gone, or the platform out of memory): lost
+         * as on a broken connection, and the consumer, if it lives, fails
+         * at the gap in sequence numbers (gate.c). */
+        CK_IGNORE(rp->plat->ops->send(rp->plat, s->dst_ep, m, n));
         sent++;
     }
     return sent;
@@ -351,7 +354,9 @@ static void send_event(ck_rp *rp, int i, uint8_t *m, uint32_t len)
         .len = len,
     };
     ck_wire_encode(m, &h);
-    rp->plat->ops->send(rp->plat, rp->subs[i].dst_ep, m, (size_t)CK_WIRE_HDR + len);
+    /* Not sent: lost as on a broken connection; the checkpoint it is the
+     * barrier of expires, or a newer barrier ends its alignment. */
+    CK_IGNORE(rp->plat->ops->send(rp->plat, rp->subs[i].dst_ep, m, (size_t)CK_WIRE_HDR + len));
 }
 
 int ck_rp_priority_barrier(ck_rp *rp, const ck_elem *e, ck_wbuf *state)

@@ -105,17 +105,21 @@ typedef struct ck_rp {
  * Initializes a partition with nsub subpartitions whose consumers are the
  * endpoints dst_eps[0..nsub). Returns 0, CK_ENOMEM, CK_EINVAL.
  */
+CK_MUST_CHECK
 int ck_rp_init(ck_rp *rp, ck_platform *plat, uint16_t edge, uint32_t producer,
                int nsub, const uint32_t *dst_eps, const ck_rp_config *cfg);
 void ck_rp_free(ck_rp *rp);
 
 /* Serializes e into subpartition sub. Returns 0, CK_ENOMEM, CK_ESTATE (ended). */
+CK_MUST_CHECK
 int ck_rp_emit(ck_rp *rp, int sub, const ck_elem *e);
 
 /* Serializes record r into subpartition sub (ck_rp_emit for a record). */
+CK_MUST_CHECK
 int ck_rp_emit_rec(ck_rp *rp, int sub, const ck_rec *r);
 
 /* Serializes e into every subpartition. */
+CK_MUST_CHECK
 int ck_rp_broadcast(ck_rp *rp, const ck_elem *e);
 
 /*
@@ -125,6 +129,7 @@ int ck_rp_broadcast(ck_rp *rp, const ck_elem *e);
  * appended to state[sub] (output channel state) and they are sent after
  * it as credit allows. Returns 0 or CK_ENOMEM.
  */
+CK_MUST_CHECK
 int ck_rp_priority_barrier(ck_rp *rp, const ck_elem *e, ck_wbuf *state);
 
 /*
@@ -134,6 +139,7 @@ int ck_rp_priority_barrier(ck_rp *rp, const ck_elem *e, ck_wbuf *state);
  * A newer one makes the partition forget an older one (it stays aligned).
  * Returns 0, CK_ENOMEM.
  */
+CK_MUST_CHECK
 int ck_rp_emit_timeoutable(ck_rp *rp, const ck_elem *e);
 
 /*
@@ -142,17 +148,20 @@ int ck_rp_emit_timeoutable(ck_rp *rp, const ck_elem *e);
  * before it, whose bytes are appended to state[sub]. Returns the number
  * of subpartitions it overtook on, or CK_ENOMEM.
  */
+CK_MUST_CHECK
 int ck_rp_timeout_barrier(ck_rp *rp, ck_wbuf *state);
 
 /* Restores a subpartition's output channel state (consumer subtask
  * `consumer`): queued to be sent before anything else. 0, CK_ECORRUPT (no
  * such subpartition), CK_ENOMEM. */
+CK_MUST_CHECK
 int ck_rp_replay(ck_rp *rp, uint32_t consumer, const uint8_t *data, size_t len);
 
 /* Finishes every non-empty current buffer so that it can be sent. */
 void ck_rp_flush(ck_rp *rp);
 
 /* Adds credit granted by consumer subtask `consumer` (its subpartition's). */
+CK_MUST_CHECK
 int ck_rp_on_credit(ck_rp *rp, int consumer, uint32_t credits);
 
 /*
@@ -183,10 +192,12 @@ int ck_rp_drained(const ck_rp *rp);
  * [CK_RP_MIN_BUFFER, segment size]).
  */
 #define CK_RP_MIN_BUFFER 256u
+CK_MUST_CHECK
 int ck_rp_set_buffer_size(ck_rp *rp, int consumer, uint32_t size);
 
 /* Checks the invariants above (invariant.h): 0 or CK_EINVARIANT. Reads
  * every subpartition and the buffers queued. */
+CK_MUST_CHECK
 int ck_rp_check(const ck_rp *rp, ck_inv *v);
 
 /* Payload bytes in the output queues: finished and being filled. */

@@ -53,6 +53,12 @@ struct ck_restore_point; /* coordinator.h */
 struct ck_kstate;        /* kstate.h */
 struct ck_kstate_spec;
 
+/* Points of the engine where an allocation may be made to fail by the
+ * platform (ck_platform_ops.fault): a subtask loading a file it restores,
+ * serializing a snapshot (its asynchronous phase), being created by a
+ * deployment. */
+enum { CK_POINT_RESTORE = 1, CK_POINT_SNAPSHOT, CK_POINT_DEPLOY };
+
 /* What ck_platform_ops.note reports. */
 enum {
     CK_NOTE_STATE_FLUSH = 1,      /* a state backend flushed its memtable to a file */
@@ -69,9 +75,14 @@ typedef struct ck_platform_ops {
      * Sends msg[0..len) to endpoint dst, asynchronously; messages from one
      * endpoint to another arrive in the order they were sent. Takes
      * ownership of msg. Returns 0, or CK_EUNREACH when dst is known to be
-     * gone (the message is then dropped).
+     * gone, or CK_ENOMEM when the platform could not keep it: the message
+     * is then dropped, as on a connection that broke. A sender that can
+     * fail passes such an error up (the task fails and the job fails
+     * over); the job manager's and task managers' messages are retried
+     * by their protocols (a checkpoint expires, a heartbeat is periodic),
+     * so they drop the result (CK_IGNORE).
      */
-    int (*send)(ck_platform *p, uint32_t dst, uint8_t *msg, size_t len);
+    CK_MUST_CHECK int (*send)(ck_platform *p, uint32_t dst, uint8_t *msg, size_t len);
 
     /*
      * Charges CPU work to this endpoint's host. It never blocks: the
@@ -121,6 +132,13 @@ typedef struct ck_platform_ops {
      * every few dozen records, so it must be cheap (no system call).
      */
     int (*mail_waiting)(ck_platform *p);
+    /*
+     * Optional (NULL: never). Whether the allocation the engine makes now
+     * at `point` (CK_POINT_*) fails, as if memory ran out: a fault the
+     * backend injects (FoundationDB's BUGGIFY; faults.h alloc_failure).
+     * The engine then takes the path a failed malloc takes there.
+     */
+    int (*fault)(ck_platform *p, int point);
 
     /*
      * The durable object store (checkpoint storage). put and get are
@@ -129,9 +147,9 @@ typedef struct ck_platform_ops {
      * immediate. Keys are relative paths such as "job/chk-3/_metadata".
      * Return 0 or a CK_E* code (on error no completion follows).
      */
-    int (*store_put)(ck_platform *p, const char *key, uint8_t *data, size_t len,
-                     uint64_t token);
-    int (*store_get)(ck_platform *p, const char *key, uint64_t token);
+    CK_MUST_CHECK int (*store_put)(ck_platform *p, const char *key, uint8_t *data, size_t len,
+                                   uint64_t token);
+    CK_MUST_CHECK int (*store_get)(ck_platform *p, const char *key, uint64_t token);
     /*
      * Optional (NULL: a caller gets the whole object). A ranged get: as
      * store_get, of the len bytes at offset `at` of the object, fewer
@@ -139,8 +157,8 @@ typedef struct ck_platform_ops {
      * segments of a merged file it needs, as Flink seeks to a
      * SegmentFileStateHandle's offset, not the whole file.
      */
-    int (*store_get_range)(ck_platform *p, const char *key, uint64_t at, uint64_t len,
-                           uint64_t token);
+    CK_MUST_CHECK int (*store_get_range)(ck_platform *p, const char *key, uint64_t at, uint64_t len,
+                                         uint64_t token);
     /*
      * Optional (NULL: the caller reads the files and puts their bytes).
      * Uploads the local files paths[0..n) (a state
@@ -152,8 +170,8 @@ typedef struct ck_platform_ops {
      * file, CK_PUT_FILE_RESULT bytes: u64 bytes | u32 crc32c of them
      * (little-endian), the node's to free; none on failure.
      */
-    int (*store_put_files)(ck_platform *p, const char *key, const char *const *paths,
-                           uint32_t n, uint64_t token);
+    CK_MUST_CHECK int (*store_put_files)(ck_platform *p, const char *key, const char *const *paths,
+                                         uint32_t n, uint64_t token);
     /*
      * Optional (NULL: none; file merging across checkpoints then merges
      * within each). An append: as store_put and store_put_files, but the
@@ -163,13 +181,13 @@ typedef struct ck_platform_ops {
      * object whose key ends in ".seg" is appended to (a subtask's file
      * that checkpoints' merged files go into one after another).
      */
-    int (*store_append)(ck_platform *p, const char *key, uint64_t at, uint8_t *data,
-                        size_t len, uint64_t token);
-    int (*store_append_files)(ck_platform *p, const char *key, uint64_t at,
-                              const char *const *paths, uint32_t n, uint64_t token);
-    int (*store_list)(ck_platform *p, const char *prefix, ck_store_entry **out,
-                      size_t *n);
-    int (*store_delete)(ck_platform *p, const char *key);
+    CK_MUST_CHECK int (*store_append)(ck_platform *p, const char *key, uint64_t at, uint8_t *data,
+                                      size_t len, uint64_t token);
+    CK_MUST_CHECK int (*store_append_files)(ck_platform *p, const char *key, uint64_t at,
+                                            const char *const *paths, uint32_t n, uint64_t token);
+    CK_MUST_CHECK int (*store_list)(ck_platform *p, const char *prefix, ck_store_entry **out,
+                                    size_t *n);
+    CK_MUST_CHECK int (*store_delete)(ck_platform *p, const char *key);
 
     /*
      * The external system a sink writes to, with transactions (a Kafka
@@ -180,10 +198,10 @@ typedef struct ck_platform_ops {
      * succeeds (commits are retried after a restore); `abort` discards.
      * Return 0 or CK_EIO.
      */
-    int (*output)(ck_platform *p, uint32_t sink, uint64_t txn, const uint8_t *data,
-                  size_t len);
-    int (*output_commit)(ck_platform *p, uint32_t sink, uint64_t txn);
-    int (*output_abort)(ck_platform *p, uint32_t sink, uint64_t txn);
+    CK_MUST_CHECK int (*output)(ck_platform *p, uint32_t sink, uint64_t txn, const uint8_t *data,
+                                size_t len);
+    CK_MUST_CHECK int (*output_commit)(ck_platform *p, uint32_t sink, uint64_t txn);
+    CK_MUST_CHECK int (*output_abort)(ck_platform *p, uint32_t sink, uint64_t txn);
 
     /*
      * Task managers only. deploy starts subtask `global` of attempt
@@ -196,8 +214,8 @@ typedef struct ck_platform_ops {
      * not deploy: region failover restarts part of the job), for backends
      * that route by host. Return 0 or CK_E*.
      */
-    int (*deploy)(ck_platform *p, uint32_t attempt, uint32_t global,
-                  const struct ck_restore_point *from);
+    CK_MUST_CHECK int (*deploy)(ck_platform *p, uint32_t attempt, uint32_t global,
+                                const struct ck_restore_point *from);
     void (*undeploy)(ck_platform *p, uint32_t attempt, uint32_t global);
     void (*set_routes)(ck_platform *p, uint32_t attempt, uint32_t n, const uint16_t *hosts);
 
@@ -211,8 +229,8 @@ typedef struct ck_platform_ops {
      * NULL (optional op): the platform has none. Returns 0, or a CK_E*
      * code with one line in err.
      */
-    int (*kstate_open)(ck_platform *p, const struct ck_kstate_spec *spec, struct ck_kstate **out,
-                       char *err, size_t errlen);
+    CK_MUST_CHECK int (*kstate_open)(ck_platform *p, const struct ck_kstate_spec *spec,
+                                     struct ck_kstate **out, char *err, size_t errlen);
 } ck_platform_ops;
 
 struct ck_segpool; /* segpool.h */
@@ -229,6 +247,12 @@ struct ck_platform {
 static inline ck_time ck_now(ck_platform *p)
 {
     return p->ops->now(p);
+}
+
+/* Whether the allocation at `point` fails now (ck_platform_ops.fault). */
+static inline int ck_alloc_fails(ck_platform *p, int point)
+{
+    return p->ops->fault && p->ops->fault(p, point);
 }
 
 void ck_logf(ck_platform *p, int level, const char *fmt, ...)

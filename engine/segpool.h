@@ -81,6 +81,7 @@ void ck_segpool_init(ck_segpool *p, uint32_t seg_size, uint32_t total);
 void ck_segpool_free(ck_segpool *p);
 
 /* Promises n segments: 0, or CK_ENOBUFS when fewer than n are left. */
+CK_MUST_CHECK
 int ck_segpool_reserve(ck_segpool *p, uint32_t n);
 
 /* Gives back a promise of n segments. */
@@ -105,6 +106,7 @@ void ck_segpool_put_small(ck_segpool *p, void *block);
 void *ck_segpool_upgrade(ck_segpool *p, void *small, size_t keep);
 
 /* Checks the invariants above (invariant.h): 0 or CK_EINVARIANT. */
+CK_MUST_CHECK
 int ck_segpool_check(const ck_segpool *p, ck_inv *v);
 
 #endif

@@ -39,6 +39,7 @@ uint32_t ck_sreg_count(const ck_sreg *r, const char *key);
 void ck_sreg_free(ck_sreg *r);
 
 /* Checks the invariants above (invariant.h): 0 or CK_EINVARIANT. */
+CK_MUST_CHECK
 int ck_sreg_check(const ck_sreg *r, ck_inv *v);
 
 /* Visits every key with its count, in table order. */

@@ -116,6 +116,7 @@ typedef struct ck_capture {
 void ck_capture_free(ck_capture *c);
 
 /* Encodes a capture into a malloc'd file image. Returns 0 or CK_ENOMEM. */
+CK_MUST_CHECK
 int ck_snap_encode(const ck_capture *c, uint8_t **out, size_t *len);
 
 /* ---- decoded (restore) ---------------------------------------------------- */
@@ -169,12 +170,14 @@ typedef struct ck_snapshot {
  * what was written), CK_ECORRUPT (a well-checksummed file that does not
  * parse), CK_ENOMEM. On error *why says where.
  */
+CK_MUST_CHECK
 int ck_snap_decode(const uint8_t *p, size_t len, ck_snapshot *s, const char **why);
 void ck_snapshot_free(ck_snapshot *s);
 
 /* Puts decoded entry en of keyed section k into backend ks (its key's Java
  * hash jhash), values converted from little-endian: a restore. Returns 0,
  * CK_ENOMEM, CK_EPROTO (a key group ks does not hold). */
+CK_MUST_CHECK
 int ck_snap_put_entry(ck_kstate *ks, const ck_snap_keyed *k, const ck_snap_entry *en,
                       int32_t jhash);
 

@@ -485,7 +485,11 @@ ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global,
         t->netpool = &t->own_pool;
     }
     rc.pool = t->netpool;
-    uint32_t *eps = calloc((size_t)g->nslots, sizeof(uint32_t));
+    /* The platform may make this allocation fail (CK_POINT_DEPLOY), as
+     * memory running out would: what was built so far is freed. */
+    uint32_t *eps = ck_alloc_fails(plat, CK_POINT_DEPLOY)
+                        ? NULL
+                        : calloc((size_t)g->nslots, sizeof(uint32_t));
     if (!eps)
         goto fail;
     if (v->nout > 0) {
@@ -640,6 +644,16 @@ static void drop_network(ck_task *t)
         ck_gate_free(&t->gate);
 }
 
+/* Deletes key from the store; a delete that fails leaves the file there
+ * (logged: an orphan, never a failure of the task's). */
+static void store_delete(ck_task *t, const char *key)
+{
+    int rc = t->plat->ops->store_delete(t->plat, key);
+    if (rc && rc != CK_ENOTFOUND)
+        ck_logf(t->plat, CK_LOG_WARN, "could not delete %s from the store (%s): left there", key,
+                ck_strerror(rc));
+}
+
 /* Deletes the files of hs that a snapshot stored itself: not those an
  * earlier one stored (reused), not inline ones (in no file), not a file
  * merged across checkpoints (the coordinator's to delete). */
@@ -648,7 +662,7 @@ static void delete_uploaded(ck_task *t, const ck_handles *hs)
     for (uint32_t i = 0; i < hs->n; i++)
         if (!(hs->v[i].flags & CK_HANDLE_REUSED) && ck_handle_stored(&hs->v[i]) &&
             !ck_store_appendable(hs->v[i].key))
-            t->plat->ops->store_delete(t->plat, hs->v[i].key);
+            store_delete(t, hs->v[i].key);
 }
 
 /* Cancelled: what it uploaded that no acknowledgement of its named goes
@@ -663,18 +677,18 @@ static void discard_unacknowledged(ck_task *t)
     /* the file kept for appends, if no acknowledgement named it: the
      * coordinator may not know it (an earlier one, it deletes) */
     if (t->seg.key[0] && !t->seg.acked)
-        t->plat->ops->store_delete(t->plat, t->seg.key);
+        store_delete(t, t->seg.key);
     for (int i = 0; i < t->nclogs; i++) {
         const struct task_clog *c = &t->clogs[i];
         for (uint32_t s = 0; s < c->segs.n; s++)
             if (strtoull(c->segs.v[s].local, NULL, 10) >= c->acked)
-                t->plat->ops->store_delete(t->plat, c->segs.v[s].key);
+                store_delete(t, c->segs.v[s].key);
         for (uint32_t m = 0; m < c->mat.n; m++)
             if (!(c->mat.v[m].flags & CK_HANDLE_REUSED))
-                t->plat->ops->store_delete(t->plat, c->mat.v[m].key);
+                store_delete(t, c->mat.v[m].key);
         for (uint32_t m = 0; m < c->mat_next.n; m++)
             if (!(c->mat_next.v[m].flags & CK_HANDLE_REUSED))
-                t->plat->ops->store_delete(t->plat, c->mat_next.v[m].key);
+                store_delete(t, c->mat_next.v[m].key);
     }
 }
 
@@ -792,10 +806,10 @@ static void acct(ck_task *t, ck_time now, int mode)
             t->idle_total_ns += d;
         }
         /* Per second too (out of memory: the series misses it, the totals not). */
-        (void)ck_metrics_time(&t->met, t->acct_t, now,
-                              t->acct_mode == ACCT_BUSY ? CK_TIME_BUSY
-                              : t->acct_mode == ACCT_BP ? CK_TIME_BACKPRESSURED
-                                                        : CK_TIME_IDLE);
+        CK_IGNORE(ck_metrics_time(&t->met, t->acct_t, now,
+                                  t->acct_mode == ACCT_BUSY ? CK_TIME_BUSY
+                                  : t->acct_mode == ACCT_BP ? CK_TIME_BACKPRESSURED
+                                                            : CK_TIME_IDLE));
     }
     t->acct_t = now;
     t->acct_mode = mode;
@@ -908,8 +922,44 @@ static void to_jm(ck_task *t, int type, const uint8_t *body, size_t len)
 {
     size_t n;
     uint8_t *m = ck_wire_msg(type, t->global, CK_EP_JM, t->attempt, body, len, &n);
-    if (m)
-        t->plat->ops->send(t->plat, CK_EP_JM, m, n);
+    if (m) /* dropped: the job manager is gone, or see platform.h */
+        CK_IGNORE(t->plat->ops->send(t->plat, CK_EP_JM, m, n));
+}
+
+/* The TASK_FAILED message of subtask `global` of `attempt` (task.h). */
+static void send_failed(ck_platform *plat, uint32_t global, uint32_t attempt, uint32_t code,
+                        uint64_t cp, const char *key, const char *msg)
+{
+    size_t ml = strlen(msg), kl = key ? strlen(key) : 0, n;
+    uint8_t body[CK_FAIL_BODY_MIN + CK_HANDLE_KEY_MAX + 300];
+    if (ml > 300)
+        ml = 300;
+    if (kl > CK_HANDLE_KEY_MAX)
+        kl = CK_HANDLE_KEY_MAX;
+    ck_put_u32(body, code);
+    ck_put_u64(body + 4, cp);
+    ck_put_u16(body + 12, (uint16_t)kl);
+    if (kl)
+        memcpy(body + CK_FAIL_BODY_MIN, key, kl);
+    memcpy(body + CK_FAIL_BODY_MIN + kl, msg, ml);
+    uint8_t *m = ck_wire_msg(CK_MSG_TASK_FAILED, global, CK_EP_JM, attempt, body,
+                             CK_FAIL_BODY_MIN + kl + ml, &n);
+    if (m) /* dropped: the job manager is gone, or see platform.h */
+        CK_IGNORE(plat->ops->send(plat, CK_EP_JM, m, n));
+}
+
+void ck_task_deploy_failed(const ck_job_env *env, ck_platform *plat, uint32_t global,
+                           uint32_t attempt)
+{
+    int v, i;
+    if (global >= env->g->nsubtasks)
+        return;
+    ck_graph_locate(env->g, global, &v, &i);
+    char msg[300];
+    snprintf(msg, sizeof(msg), "%s (%d/%d): could not be deployed: %s", env->g->v[v].name,
+             i + 1, env->g->v[v].parallelism, ck_strerror(CK_ENOMEM));
+    ck_logf(plat, CK_LOG_ERROR, "%s", msg);
+    send_failed(plat, global, attempt, CK_FAIL_TASK, 0, NULL, msg);
 }
 
 /* Fails the task and tells the job manager why (code CK_FAIL_*, and for a
@@ -925,19 +975,7 @@ static void fail_with(ck_task *t, uint32_t code, uint64_t cp, const char *key, c
      * attempt); an error while reporting ends here, the task failed. */
     if (was == CK_TASK_RUNNING || was == CK_TASK_ENDING || was == CK_TASK_ENDED)
         report(t, CK_MSG_METRICS);
-    size_t ml = strlen(msg), kl = key ? strlen(key) : 0;
-    uint8_t body[CK_FAIL_BODY_MIN + CK_HANDLE_KEY_MAX + 300];
-    if (ml > 300)
-        ml = 300;
-    if (kl > CK_HANDLE_KEY_MAX)
-        kl = CK_HANDLE_KEY_MAX;
-    ck_put_u32(body, code);
-    ck_put_u64(body + 4, cp);
-    ck_put_u16(body + 12, (uint16_t)kl);
-    if (kl)
-        memcpy(body + CK_FAIL_BODY_MIN, key, kl);
-    memcpy(body + CK_FAIL_BODY_MIN + kl, msg, ml);
-    to_jm(t, CK_MSG_TASK_FAILED, body, CK_FAIL_BODY_MIN + kl + ml);
+    send_failed(t->plat, t->global, t->attempt, code, cp, key, msg);
 }
 
 static void fail(ck_task *t, int rc, const char *what)
@@ -1034,7 +1072,7 @@ static void report(ck_task *t, int type)
     if (type == CK_MSG_TASK_FINISHED)
         t->state = CK_TASK_FINISHED;
     t->next_report = now + CK_METRICS_INTERVAL;
-    t->plat->ops->send(t->plat, CK_EP_JM, m, mlen);
+    CK_IGNORE(t->plat->ops->send(t->plat, CK_EP_JM, m, mlen)); /* as to_jm's */
 }
 
 /* Samples the data in flight in the task's input gate and output queues,
@@ -1046,7 +1084,7 @@ static void sample_gauges(ck_task *t, ck_time now)
         out += (int64_t)ck_rp_inflight(&t->rps[i].rp);
     int64_t bs = t->debloat ? (int64_t)t->dbl.last : 0;
     if (in || out || bs)
-        (void)ck_metrics_gauges(&t->met, now, in, out, bs);
+        CK_IGNORE(ck_metrics_gauges(&t->met, now, in, out, bs));
 }
 
 /* A debloating period ended: each input gate's throughput over the time
@@ -1411,6 +1449,22 @@ static int take_checkpoint(ck_task *t, const ck_barrier *b, int64_t align_ns)
     return start_async(t, j);
 }
 
+/* Snapshot j's asynchronous phase failed (rc): it is dropped and its
+ * checkpoint declined. 0 (the task goes on), or the error of a task that
+ * cannot (not memory: a bug to see). */
+static int async_failed(ck_task *t, snap_job *j, int rc)
+{
+    uint64_t id = j->id;
+    snap_drop(t, j);
+    if (rc != CK_ENOMEM)
+        return rc;
+    ck_logf(t->plat, CK_LOG_WARN, "%s (%d/%d): checkpoint %llu declined: %s serializing it",
+            t->g->v[t->vertex].name, t->subtask + 1, t->g->v[t->vertex].parallelism,
+            (unsigned long long)id, ck_strerror(rc));
+    send_decline(t, id, CK_DECLINE_FAILURE, "out of memory serializing the snapshot");
+    return CK_OK;
+}
+
 /* An output still holds checkpoint id's barrier that may time out. */
 static int outputs_hold_barrier(const ck_task *t, uint64_t id)
 {
@@ -1484,7 +1538,9 @@ static int overtake_output(ck_task *t, snap_job *j, int i, const ck_elem *be)
 
 /* The asynchronous phase of snapshot j: the input's channel state joins
  * it if it was unaligned, then it is serialized (background CPU) and
- * uploaded. */
+ * uploaded. A failure there (memory ran out serializing it) declines the
+ * checkpoint, as Flink's asynchronous checkpoint part does: a failed
+ * checkpoint, counted against the tolerable ones, not a failed task. */
 static int start_async(ck_task *t, snap_job *j)
 {
     ck_capture *cap = j->cap;
@@ -1495,7 +1551,7 @@ static int start_async(ck_task *t, snap_job *j)
         rc = add_chans(cap, 0, t->gate.edge, t->gate.first, ck_gate_uc_take(&t->gate),
                        t->gate.nchan, CK_OK);
         if (rc)
-            return rc;
+            return async_failed(t, j, rc);
     }
     for (int i = 0; i < cap->nchans; i++)
         j->inflight += cap->chans[i].len;
@@ -1503,7 +1559,8 @@ static int start_async(ck_task *t, snap_job *j)
         j->kg_start = (uint32_t)cap->keyed[0].kg_start;
         j->kg_end = (uint32_t)cap->keyed[0].kg_end + 1;
     }
-    rc = ck_snap_encode(cap, &j->data, &j->len);
+    rc = ck_alloc_fails(t->plat, CK_POINT_SNAPSHOT) ? CK_ENOMEM
+                                                     : ck_snap_encode(cap, &j->data, &j->len);
     for (int i = 0; i < cap->nkeyed; i++) {
         ck_keyed_capture *kc = &cap->keyed[i];
         if (!kc->is_native)
@@ -1517,7 +1574,7 @@ static int start_async(ck_task *t, snap_job *j)
     free(cap);
     j->cap = NULL;
     if (rc)
-        return rc;
+        return async_failed(t, j, rc);
     j->stage = SNAP_SERIALIZING;
     j->crc = ck_get_u32(j->data + j->len - 4);
     /* after the flush of the synchronous phase is on the local disk */
@@ -1548,9 +1605,11 @@ static int uc_poll(ck_task *t)
     for (int i = 0; i < t->nsnaps; i++) {
         snap_job *j = &t->snaps[i];
         if (j->stage == SNAP_CHANNELS && snap_channels_ready(t, j->id)) {
-            int rc = start_async(t, j);
+            int n = t->nsnaps, rc = start_async(t, j);
             if (rc)
                 return rc;
+            if (t->nsnaps < n)
+                i--; /* declined and dropped: the last job moved into its place */
         }
     }
     /* Complete channel state no snapshot waits for (declined meanwhile). */
@@ -2450,7 +2509,7 @@ static void clog_mat_failed(ck_task *t, struct task_clog *c)
         for (uint32_t m = 0; m < c->mat.n && !kept; m++)
             kept = !strcmp(c->mat.v[m].key, c->mat_next.v[i].key);
         if (!kept)
-            t->plat->ops->store_delete(t->plat, c->mat_next.v[i].key);
+            store_delete(t, c->mat_next.v[i].key);
     }
     ck_handles_free(&c->mat_next);
     if (++c->mat_fails > t->clog_max_failures) {
@@ -2535,7 +2594,7 @@ static void clog_on_upload(ck_task *t, uint64_t token, int status, const uint8_t
                 continue;
             }
             if (first >= referred)
-                t->plat->ops->store_delete(t->plat, c->segs.v[i].key);
+                store_delete(t, c->segs.v[i].key);
             free(c->segs.v[i].key);
         }
         c->segs.n = keep;
@@ -2548,7 +2607,7 @@ static void clog_on_upload(ck_task *t, uint64_t token, int status, const uint8_t
         }
     for (int i = 0; i < c->ndoomed; i++)
         if ((c->doomed_first[i] & 0xffffffffu) == (token & 0xffffffffu)) {
-            t->plat->ops->store_delete(t->plat, c->doomed[i]);
+            store_delete(t, c->doomed[i]);
             free(c->doomed[i]);
             c->doomed[i] = c->doomed[--c->ndoomed];
             c->doomed_first[i] = c->doomed_first[c->ndoomed];
@@ -2690,8 +2749,8 @@ static int on_checkpoint_message(ck_task *t, const ck_wire_hdr *h, const uint8_t
              * (without ending its input: windows stay in the savepoint). */
             for (int k = 0; k < t->chain.nops; k++) {
                 ck_op *op = &t->chain.ops[k];
-                if (op->two_phase)
-                    t->plat->ops->output_abort(t->plat, op->sink_id, op->txn);
+                if (op->two_phase) /* failed: the run fails (bnode.h: a sink's write) */
+                    CK_IGNORE(t->plat->ops->output_abort(t->plat, op->sink_id, op->txn));
             }
             flush_all(t);
             send_all(t);
@@ -3170,6 +3229,7 @@ static int install_native(ck_task *t)
             fail_restore(t, CK_FAIL_RESTORE_UNREADABLE,
                          "native state of an operator whose backend cannot read it");
             rc = CK_ECORRUPT;
+            fail_restore(t, rc, "native state of an operator whose backend cannot read it");
             break;
         }
         if ((rc = ks->ops->native_restore(ks, m, names, data, lens))) {
@@ -3333,6 +3393,12 @@ static int restore_file(ck_task *t, uint8_t *data, size_t len, int *kept)
 {
     *kept = 0;
     const ck_handle *h = &t->restore.v[t->restore_next];
+    /* Loading it allocates (decoding it, keeping it until all are in):
+     * the platform may make that fail, as memory running out would. */
+    if (ck_alloc_fails(t->plat, CK_POINT_RESTORE)) {
+        fail_restore(t, CK_FAIL_RESTORE_IO, ck_strerror(CK_ENOMEM));
+        return 1;
+    }
     if (h->kind != CK_HANDLE_SNAPSHOT) {
         /* a native file's handle has the CRC of the whole file; a
          * changelog segment or canonical materialization ends with its own */

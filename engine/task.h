@@ -128,10 +128,21 @@ typedef struct ck_task ck_task;
 /*
  * Creates subtask `global` of attempt `attempt` of the job, talking through
  * plat, to restore checkpoint or savepoint `from` first (NULL: start fresh).
- * Returns NULL when out of memory.
+ * Returns NULL when out of memory (or when the platform makes the
+ * allocation of CK_POINT_DEPLOY fail).
  */
 ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global,
                      uint32_t attempt, const ck_restore_point *from);
+
+/*
+ * Subtask `global` of `attempt` could not be created (ck_task_new returned
+ * NULL): it tells the job manager that it failed, through plat (the
+ * platform of its own endpoint), as Flink's task executor answers a
+ * submission that failed, so that the job fails over rather than waits
+ * for a subtask that will never run.
+ */
+void ck_task_deploy_failed(const ck_job_env *env, ck_platform *plat, uint32_t global,
+                           uint32_t attempt);
 
 /* TASK_FAILED body: u32 code | u64 detail | u16 key length | key | text.
  * The detail is the checkpoint for the CK_FAIL_RESTORE_* codes (the key:
@@ -195,6 +206,7 @@ const char *ck_task_state_name(ck_task_state s);
 
 /* Checks the invariants above (invariant.h), its modules' with them: 0 or
  * CK_EINVARIANT, what names the subtask. A FAILED task is not checked. */
+CK_MUST_CHECK
 int ck_task_check(const ck_task *t, ck_inv *v);
 
 #endif

@@ -62,7 +62,8 @@ static void heartbeat(ck_tm *tm, int registering)
                              tm->cancelled, body, sizeof(body), &n);
     if (m) {
         ck_put_u32(m + 16, (uint32_t)tm->host); /* arg */
-        tm->plat->ops->send(tm->plat, CK_EP_JM, m, n);
+        /* one of a periodic exchange: the next goes (platform.h) */
+        CK_IGNORE(tm->plat->ops->send(tm->plat, CK_EP_JM, m, n));
     }
 }
 
@@ -112,13 +113,19 @@ static int on_deploy(ck_tm *tm, const uint8_t *b, size_t len)
         rc = CK_EPROTO;
     if (!rc)
         tm->plat->ops->set_routes(tm->plat, attempt, n, hosts);
+    /* A subtask that cannot be deployed told the job manager (task.h
+     * ck_task_deploy_failed): the others are deployed still, or those of
+     * regions that do not fail over would never run. */
+    int failed = CK_OK;
     for (uint32_t i = 0, k = 0; i < n && !rc; i++)
         if (hosts[i] == tm->host) {
             from.handles = &hs[k++];
-            rc = tm->plat->ops->deploy(tm->plat, attempt, i, from.id ? &from : NULL);
+            int drc = tm->plat->ops->deploy(tm->plat, attempt, i, from.id ? &from : NULL);
+            failed = failed ? failed : drc;
             tm->has_attempt = 1;
             tm->attempt = attempt;
         }
+    rc = rc ? rc : failed;
     for (uint32_t k = 0; hs && k < here; k++)
         ck_handles_free(&hs[k]);
     free(hs);

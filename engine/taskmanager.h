@@ -67,6 +67,7 @@ void ck_tm_init(ck_tm *tm, ck_platform *plat, const ck_graph *g, const ck_config
 ck_node ck_tm_node(ck_tm *tm);
 
 /* Checks the invariants above (invariant.h): 0 or CK_EINVARIANT. */
+CK_MUST_CHECK
 int ck_tm_check(const ck_tm *tm, ck_inv *v);
 
 /* Builds the DEPLOY body for task manager `host` (malloc'd); from: NULL or

@@ -32,6 +32,7 @@ void ck_timerq_init(ck_timerq *q);
 void ck_timerq_free(ck_timerq *q);
 
 /* Registers a timer; copies the key. Returns 0 or CK_ENOMEM. */
+CK_MUST_CHECK
 int ck_timerq_add(ck_timerq *q, int64_t ts, int kg, int32_t jhash,
                   const char *key, uint32_t klen, int64_t ns);
 
@@ -43,6 +44,7 @@ int ck_timerq_pop(ck_timerq *q, int64_t wm, ck_timer *out);
 
 /* Copies every timer (keys duplicated) into a malloc'd array, in firing
  * order. Returns 0 or CK_ENOMEM. */
+CK_MUST_CHECK
 int ck_timerq_copy(const ck_timerq *q, ck_timer **out, size_t *n);
 
 #endif

@@ -109,10 +109,12 @@ static inline int ck_wire_key_ok(const uint8_t *p, size_t n)
 }
 
 /* Encodes an ACK body into a malloc'd buffer: 0 or CK_ENOMEM. */
+CK_MUST_CHECK
 int ck_cp_ack_encode(const ck_cp_ack *a, uint8_t **out, size_t *len);
 /* Decodes an ACK body (a's handles are malloc'd: ck_cp_ack_free). 0,
  * CK_ECORRUPT when the lengths do not add up, a handle is bad (handle.h),
  * there is none, or the channel state is larger than the files; CK_ENOMEM. */
+CK_MUST_CHECK
 int ck_cp_ack_decode(const uint8_t *p, size_t len, ck_cp_ack *a);
 void ck_cp_ack_free(ck_cp_ack *a);
 
@@ -129,6 +131,7 @@ void ck_wire_encode(uint8_t *dst, const ck_wire_hdr *h);
  * Returns 0, or CK_ECORRUPT if the frame is too short, has an unknown type
  * or version, or its body length does not match n.
  */
+CK_MUST_CHECK
 int ck_wire_decode(const uint8_t *msg, size_t n, ck_wire_hdr *h);
 
 const char *ck_wire_type_name(int type);

@@ -187,6 +187,11 @@ struct net_world {
      * host; ctl_r in the child). */
     int *cut;
     ck_plan plan;
+    /* the faults inside the processes (buggify.h; bw.bug): the job
+     * manager's process starts and ends them and tells the task managers'
+     * (CTL_BUG; a process forked later inherits what is in force), whose
+     * hits come back through the moment pipe (MOM_HIT) */
+    ck_buggify bug;
     int *ctl_w;
     int ctl_r;
     /* moments a task manager's process saw that a triggered event waits
@@ -194,7 +199,7 @@ struct net_world {
      * every child writing records of MOM_REC bytes (each write atomic),
      * the job manager's process reading them into the plan; -1 when the
      * timeline waits for none of them */
-    int mom_r, mom_w;
+    int mom_r, mom_w; /* (and the hits of the faults inside the processes) */
     int moments_lost; /* written with the pipe full (a warning, once) */
     struct held_store *held_store, *held_store_tail;
     struct timespec t0;
@@ -452,6 +457,20 @@ static int limbo_push(net_world *w, uint32_t dst, uint32_t src, int peer, uint8_
     return 0;
 }
 
+static void fail_world(net_world *w, const char *fmt, const char *detail);
+
+/* Hands node n an entry of its inbox (data taken). Out of memory, this
+ * process cannot keep what it owes its nodes (every message, in order;
+ * every completion; every lost peer): it fails, as a Flink process that
+ * runs out of memory exits, and the job fails over (a task manager's
+ * process) or the run fails (the job manager's). */
+static void post(net_world *w, net_node *n, int kind, uint64_t token, int status, uint8_t *data,
+                 size_t len)
+{
+    if (ck_drive_post(&n->b.d, kind, token, status, data, len))
+        fail_world(w, "%s", "out of memory handing a node its input");
+}
+
 /* Hands a message from a local sender to a local endpoint: its inbox, or
  * limbo until it is deployed. */
 static void local_deliver(net_world *w, uint32_t dst, uint8_t *data, size_t len)
@@ -461,7 +480,7 @@ static void local_deliver(net_world *w, uint32_t dst, uint8_t *data, size_t len)
         limbo_push(w, dst, 0, w->host, data, len);
         return;
     }
-    ck_drive_post(&d->b.d, CK_DMSG_MESSAGE, 0, 0, data, len);
+    post(w, d, CK_DMSG_MESSAGE, 0, 0, data, len);
 }
 
 static int send_now(net_node *n, uint32_t dst, uint8_t *msg, size_t len);
@@ -514,11 +533,6 @@ static int send_now(net_node *n, uint32_t dst, uint8_t *msg, size_t len)
     return rc;
 }
 
-static void store_done(net_node *n, uint64_t token, int status, uint8_t *data, size_t len)
-{
-    ck_drive_post(&n->b.d, CK_DMSG_COMPLETE, token, status, data, len);
-}
-
 static void shape(const net_world *w, int peer, int64_t *rate, int64_t *lat);
 
 /* Reserves the store's link for `bytes` from now (one transfer at a
@@ -543,18 +557,9 @@ static void store_done_at(net_node *n, uint64_t token, int status, uint8_t *data
     int64_t rate, lat;
     shape(w, w->ntm + 1, &rate, &lat);
     ck_time now = world_now(w), due = CK_MAX(across + lat, now) + lat;
-    if (due <= now) {
-        store_done(n, token, status, data, len);
-        return;
-    }
-    ck_dmsg *m = malloc(sizeof(*m));
-    if (!m) {
-        free(data);
-        return;
-    }
-    *m = (ck_dmsg){.kind = CK_DMSG_COMPLETE, .data = data, .len = len, .token = token,
-                   .status = status, .to = &n->b.d};
-    ck_dlater_add(&w->bh.later, m, due);
+    /* then, or later when a store_delay draws it (bnode.h) */
+    if (ck_bnode_store_done(&n->b, token, status, data, len, due))
+        fail_world(w, "%s", "out of memory handing a node a store completion");
 }
 
 /* A download of `bytes` read: over a slow link, its completion waits for
@@ -623,7 +628,6 @@ static int hold_store(net_world *w, net_node *n, int get, const char *key, uint6
     return CK_OK;
 }
 
-static void fail_world(net_world *w, const char *fmt, const char *detail);
 
 /* A write under the output directory failed (errno says why: a full disk):
  * the run cannot record what it did, so it fails now rather than retry. */
@@ -638,8 +642,26 @@ static void fail_io(net_world *w, const char *what)
     fail_world(w, "%s", why);
 }
 
-/* A moment: u16 moment | u16 host | u32 0 | i64 when (world_now). */
+/* A moment: u16 moment | u16 host | u32 0 | i64 when (world_now); or a
+ * hit of a fault inside a process: u16 MOM_HIT | u16 host | u32 fault | 0. */
 #define MOM_REC 16
+#define MOM_HIT 0xffff
+
+/* A fault inside this task manager's process failed or delayed an
+ * operation (buggify.h): the job manager's process counts it for run.json. */
+static void net_bug_hit(void *ctx, int fault)
+{
+    net_world *w = ctx;
+    uint8_t rec[MOM_REC] = {0};
+    ck_put_u16(rec, MOM_HIT);
+    ck_put_u16(rec + 2, (uint16_t)w->host);
+    ck_put_u32(rec + 4, (uint32_t)fault);
+    if (w->mom_w >= 0 && write(w->mom_w, rec, sizeof(rec)) != (ssize_t)sizeof(rec) &&
+        !w->moments_lost++)
+        fprintf(stderr, "chandy: task manager tm%d: a fault's hit went uncounted: the job "
+                        "manager's process fell behind reading them\n",
+                w->host);
+}
 
 /* A moment happened in this process (bnode.h): the job manager's process
  * plays the timeline, so a task manager's tells it through the moment
@@ -676,8 +698,11 @@ static void read_moments(net_world *w)
     while ((n = read(w->mom_r, b, sizeof(b))) > 0)
         for (ssize_t i = 0; i + MOM_REC <= n; i += MOM_REC) {
             int m = ck_get_u16(b + i);
+            uint32_t fault = ck_get_u32(b + i + 4);
             if (m > CK_MOMENT_NONE && m < CK_MOMENT_COUNT)
                 ck_plan_moment(&w->plan, (ck_moment)m, 0, 0, (ck_time)ck_get_u64(b + i + 8));
+            else if (m == MOM_HIT && w->bug.hits && fault < (uint32_t)w->bug.n)
+                w->bug.hits[fault]++;
         }
 }
 
@@ -802,8 +827,9 @@ static void apply_cut(net_world *w, int peer, int delta)
  * u16 kind | u16 host | u32 a | u32 b:
  *   CTL_CUT   this host is cut from `host` (a = +1) or no longer (a = -1);
  *   CTL_SLOW  this host computes at a per mille of its speed;
- *   CTL_LINK  `host`'s link carries a bytes/s (0: not slowed) and adds b us. */
-enum { CTL_CUT, CTL_SLOW, CTL_LINK };
+ *   CTL_LINK  `host`'s link carries a bytes/s (0: not slowed) and adds b us;
+ *   CTL_BUG   fault a, inside the processes, comes into force (b = 1) or ends. */
+enum { CTL_CUT, CTL_SLOW, CTL_LINK, CTL_BUG };
 #define CTL_REC 12
 
 static void read_control(net_world *w)
@@ -819,8 +845,11 @@ static void read_control(net_world *w)
             else if (kind == CTL_LINK && host <= w->ntm + 1 && w->lrate) {
                 w->lrate[host] = a;
                 w->llat[host] = (int64_t)v * 1000;
-            } else if (kind == CTL_CUT)
+            } else if (kind == CTL_CUT) {
                 apply_cut(w, host, (int32_t)a);
+            } else if (kind == CTL_BUG) {
+                ck_buggify_set(&w->bug, (int)a, v != 0);
+            }
         }
 }
 
@@ -923,7 +952,7 @@ static void limbo_release(net_world *w, net_node *n)
         w->limbo_bytes -= it->len;
         if (it->peer != w->host)
             ck_bnode_talk_mark(&n->b, it->peer);
-        ck_drive_post(&n->b.d, CK_DMSG_MESSAGE, 0, 0, it->data, it->len);
+        post(w, n, CK_DMSG_MESSAGE, 0, 0, it->data, it->len);
         free(it);
     }
 }
@@ -1003,7 +1032,7 @@ static void peer_lost(net_world *w, int host)
     }
     for (net_node *n = w->nodes; n; n = n->next) {
         if (!n->b.d.dead && !n->b.tm && ck_bnode_talk_forget(&n->b, host))
-            ck_drive_post(&n->b.d, CK_DMSG_PEER_LOST, (uint64_t)(host | flags), 0, NULL, 0);
+            post(w, n, CK_DMSG_PEER_LOST, (uint64_t)(host | flags), 0, NULL, 0);
     }
 }
 
@@ -1453,6 +1482,15 @@ static void recut(net_world *w, const ck_fault *f, int delta)
         }
 }
 
+/* Fault i inside the processes comes into force (on) or ends, here and
+ * in every task manager's process (one forked later inherits it). */
+static void set_bug(net_world *w, int i, int on)
+{
+    ck_buggify_set(&w->bug, i, on);
+    for (int h = 0; h < w->ntm; h++)
+        send_ctl(w, h, CTL_BUG, 0, (uint32_t)i, (uint32_t)on);
+}
+
 /* Task manager h's process ends at once (SIGKILL); the kernel resets its
  * connections. */
 static void host_kill(net_world *w, int h)
@@ -1496,11 +1534,12 @@ static void start_fault(net_world *w, int i, ck_time now)
         uint8_t *m = ck_wire_msg(CK_MSG_SAVEPOINT, CK_EP_CLIENT, CK_EP_JM, 0, body, sizeof(body), &n);
         if (!jm || !m) {
             free(m);
-            ck_plan_failed(&w->plan, i, "the job manager is not there");
+            ck_plan_failed(&w->plan, i, jm ? "out of memory" : "the job manager is not there");
             break;
         }
         ck_put_u32(m + 16, (uint32_t)sp->stop);
-        ck_drive_post(&jm->b.d, CK_DMSG_MESSAGE, 0, 0, m, n);
+        if (ck_drive_post(&jm->b.d, CK_DMSG_MESSAGE, 0, 0, m, n))
+            ck_plan_failed(&w->plan, i, "out of memory");
         break;
     }
     case CK_FAULT_CORRUPT_CHECKPOINT: {
@@ -1515,6 +1554,11 @@ static void start_fault(net_world *w, int i, ck_time now)
     case CK_FAULT_LINK_DOWN:
     case CK_FAULT_PARTITION:
         recut(w, sp, 1);
+        break;
+    case CK_FAULT_STORE_ERRORS:
+    case CK_FAULT_STORE_DELAY:
+    case CK_FAULT_ALLOC_FAILURE:
+        set_bug(w, i, 1);
         break;
     default:
         break; /* slow_cpu, slow_link: apply_slowness, from the plan */
@@ -1533,6 +1577,8 @@ static void end_fault(net_world *w, int i, ck_time now)
         host_start(w, sp->host);
     if (sp->kind == CK_FAULT_LINK_DOWN || sp->kind == CK_FAULT_PARTITION)
         recut(w, sp, -1);
+    if (ck_fault_in_process(sp->kind))
+        set_bug(w, i, 0);
 }
 
 /* The timeline up to now: every start and end that is due, in order. A
@@ -1847,6 +1893,8 @@ static void host_main(net_world *w, int host)
         if (w->ctl_w[h] >= 0)
             close(w->ctl_w[h]);
     ck_plan_free(&w->plan); /* the job manager's process plays the timeline */
+    w->bug.hit = net_bug_hit; /* ...and counts the hits of its faults */
+    w->bug.ctx = w;
     if (w->mom_r >= 0)
         close(w->mom_r);
     w->mom_r = -1;
@@ -2039,6 +2087,12 @@ static int net_run(const ck_backend_job *job, ck_backend_result *r, char *err, s
     w.back_refused = w.stopped ? w.stopped + 3 * w.ntm : NULL;
     w.ctl_w = malloc((size_t)w.ntm * sizeof(int));
     int planned = ck_plan_init(&w.plan, job->faults, r->nfaults, w.ntm, r->faults) == CK_OK;
+    if (planned && ck_buggify_init(&w.bug, job->faults, r->nfaults, w.ntm, job->seed)) {
+        ck_plan_free(&w.plan);
+        ck_buggify_free(&w.bug);
+        planned = 0;
+    }
+    w.bw.bug = planned ? &w.bug : NULL;
     w.ctl_r = -1;
     for (int h = 0; w.ctl_w && h < w.ntm; h++)
         w.ctl_w[h] = -1;
@@ -2051,6 +2105,7 @@ static int net_run(const ck_backend_job *job, ck_backend_result *r, char *err, s
         free(w.stopped);
         free(w.ctl_w);
         ck_plan_free(&w.plan);
+        ck_buggify_free(&w.bug);
         if (bad)
             return CK_EINVAL;
         snprintf(err, errlen, "out of memory");
@@ -2068,16 +2123,19 @@ static int net_run(const ck_backend_job *job, ck_backend_result *r, char *err, s
             free(w.stopped);
             free(w.ctl_w);
             ck_plan_free(&w.plan);
+            ck_buggify_free(&w.bug);
+        ck_buggify_free(&w.bug);
             return CK_EIO;
         }
     }
     signal(SIGPIPE, SIG_IGN);
     w.mom_r = w.mom_w = -1;
-    int moments = 0; /* of task managers' processes, waited for */
+    int moments = 0; /* of task managers' processes, waited for, or hits to count */
     for (int i = 0; i < job->nfaults; i++)
-        moments |= job->faults[i].moment != CK_MOMENT_NONE &&
-                   job->faults[i].moment != CK_MOMENT_CHECKPOINT_TRIGGERED &&
-                   job->faults[i].moment != CK_MOMENT_CHECKPOINT_COMPLETED;
+        moments |= (job->faults[i].moment != CK_MOMENT_NONE &&
+                    job->faults[i].moment != CK_MOMENT_CHECKPOINT_TRIGGERED &&
+                    job->faults[i].moment != CK_MOMENT_CHECKPOINT_COMPLETED) ||
+                   ck_fault_in_process(job->faults[i].kind);
     int mom[2];
     if (moments && pipe2(mom, O_CLOEXEC | O_NONBLOCK) == 0) {
         w.mom_r = mom[0];
@@ -2158,7 +2216,10 @@ static int net_run(const ck_backend_job *job, ck_backend_result *r, char *err, s
         close(w.mom_r);
         close(w.mom_w);
     }
+    for (int i = 0; w.bug.hits && i < r->nfaults; i++)
+        r->faults[i].hits = w.bug.hits[i];
     ck_plan_free(&w.plan);
+    ck_buggify_free(&w.bug);
     if (rc) {
         snprintf(err, errlen, "setting up the job manager: %s", ck_strerror(rc));
         return rc;

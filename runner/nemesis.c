@@ -10,8 +10,12 @@
  *     an older one (execution.checkpointing.num-retained >= 2), and none
  *     in liveness mode (with none left to restore, the job fails);
  *   - disruptive faults (crashes, links of task managers or the job
- *     manager down, partitions) stay below what the restart strategy
- *     tolerates; the others are drawn instead;
+ *     manager down, partitions; inside the processes, failing uploads,
+ *     downloads and allocations: may_fail_over) stay below what the
+ *     restart strategy tolerates; the others are drawn instead;
+ *   - at most two faults inside the processes, each on a host in use,
+ *     the job manager (not an allocation) or every host, its window
+ *     bounded, with a probability from a fixed set (text reads back);
  *   - in liveness mode, every timed fault starts in the first 40 % of the
  *     input and lasts a bounded time;
  *   - times are whole microseconds, so that the scenario text written for
@@ -249,6 +253,155 @@ static void draw_crash_at_completion(ck_rng *g, ck_fault *f, const ck_scenario *
                      : log_uniform(g, 1 * MS, tmax(2 * MS, I / 2));
 }
 
+/* Whether fault f may make the job fail over (counted against the
+ * restart strategy: disruption_cap). A fault inside the processes that
+ * fails uploads, downloads or allocations may (a declined checkpoint past
+ * the tolerable ones, a restore or a deployment that fails); one that
+ * fails deletes or delays completions does not. */
+static int may_fail_over(const ck_fault *f, int ntm)
+{
+    switch (f->kind) {
+    case CK_FAULT_CRASH:
+    case CK_FAULT_PARTITION:
+        return 1;
+    case CK_FAULT_LINK_DOWN:
+        return f->host <= ntm;
+    case CK_FAULT_STORE_ERRORS:
+        return (f->ops & (CK_STORE_OP_PUT | CK_STORE_OP_GET)) != 0;
+    case CK_FAULT_ALLOC_FAILURE:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* The stream of the faults inside the processes: apart from the rest of
+ * the schedule's, so that a seed draws the rest as it did before they
+ * existed. */
+#define IN_PROCESS_STREAM (NEMESIS_STREAM + 0x300)
+
+/*
+ * Two schedules in five get one or two faults inside the processes
+ * (buggify.h), added to what the seed drew: store operations that fail
+ * (uploads, downloads, deletes), store completions that come late, an
+ * allocation that fails while a subtask restores, snapshots or is
+ * deployed. Each is on one host in use (or the job manager, whose puts
+ * are the metadata) or on every host, with a probability of 0.1 to 1 per
+ * operation, for a window of 10 ms to 1 s (a quarter of the input at
+ * most; a failing deployment's a tenth to a half of the input, failing
+ * deletes' one to four checkpoint intervals: windows that hold a failover
+ * or a completion), at a time or after the moment that makes it bite: a
+ * restore for a download or the restore point, a checkpoint's trigger or
+ * an upload for an upload or the snapshot point, a completion for
+ * deletes. Those that may fail the job over count against the restart
+ * strategy as the disruptive faults do; past its cap only late
+ * completions are drawn.
+ */
+static void draw_in_process(ck_scenario *sc, uint64_t seed, ck_nemesis_mode mode)
+{
+    static const double probs[] = {0.1, 0.25, 0.5, 1.0};
+    ck_rng g;
+    ck_rng_init(&g, seed, IN_PROCESS_STREAM + (uint64_t)mode);
+    if (ck_rng_below(&g, 5) >= 2)
+        return;
+    int live = mode == CK_NEMESIS_LIVENESS;
+    int n = ck_rng_below(&g, 10) < 7 ? 1 : 2;
+    int ntm = ck_scenario_taskmanagers(sc);
+    int inuse = ck_graph_hosts_needed(&sc->graph);
+    int nsub = (int)sc->graph.nsubtasks;
+    ck_time T = sc->workload.duration > 0 ? sc->workload.duration : S;
+    ck_time I = ck_cfg(&sc->cfg, CK_CFG_CP_INTERVAL);
+    ck_time w0 = T / 20, w1 = live ? T * 2 / 5 : T * 9 / 10;
+    int cap = disruption_cap(sc), disruptive = 0;
+    for (int i = 0; i < sc->nfaults; i++)
+        disruptive += may_fail_over(&sc->faults[i], ntm);
+    for (int k = 0; k < n && sc->nfaults < CK_MAX_FAULTS; k++) {
+        ck_fault f;
+        memset(&f, 0, sizeof(f));
+        f.factor = 1.0;
+        int x = (int)ck_rng_below(&g, 100);
+        f.kind = x < 45 ? CK_FAULT_STORE_ERRORS : x < 75 ? CK_FAULT_STORE_DELAY
+                                                         : CK_FAULT_ALLOC_FAILURE;
+        /* Without checkpoints nothing is stored: only deployments can fail. */
+        if (I <= 0 && f.kind != CK_FAULT_STORE_DELAY)
+            f.kind = CK_FAULT_ALLOC_FAILURE;
+        if (f.kind == CK_FAULT_STORE_ERRORS) {
+            int y = (int)ck_rng_below(&g, 100);
+            f.ops = y < 40   ? CK_STORE_OP_PUT
+                    : y < 75 ? CK_STORE_OP_GET
+                    : y < 85 ? CK_STORE_OP_DELETE
+                             : CK_STORE_OP_ALL;
+        } else if (f.kind == CK_FAULT_ALLOC_FAILURE) {
+            int y = (int)ck_rng_below(&g, 100);
+            f.point = I <= 0 ? CK_POINT_DEPLOY
+                      : y < 40 ? CK_POINT_RESTORE
+                      : y < 80 ? CK_POINT_SNAPSHOT
+                               : CK_POINT_DEPLOY;
+        }
+        if (may_fail_over(&f, ntm)) {
+            if (disruptive >= cap) {
+                f.kind = CK_FAULT_STORE_DELAY; /* the restart strategy would give up */
+                f.ops = f.point = 0;
+            } else {
+                disruptive++;
+            }
+        }
+        /* a host in use, the job manager (not for allocations), or every host */
+        int h = (int)ck_rng_below(&g, (uint64_t)(inuse > 0 ? inuse : 1) + 2);
+        f.host = h < inuse ? h : h == inuse && f.kind != CK_FAULT_ALLOC_FAILURE ? ntm : -1;
+        if (f.kind == CK_FAULT_STORE_ERRORS && f.ops == CK_STORE_OP_DELETE && f.host >= 0)
+            f.host = ntm; /* the coordinator deletes, the subtasks hardly */
+        else if (f.kind == CK_FAULT_STORE_ERRORS && f.ops == CK_STORE_OP_GET && f.host == ntm)
+            f.host = -1; /* the job manager reads nothing: the subtasks restore */
+        f.prob = probs[ck_rng_below(&g, 4)];
+        if (f.kind == CK_FAULT_STORE_DELAY)
+            f.delay = log_uniform(&g, 1 * MS, tmin(500 * MS, tmax(2 * MS, T / 4)));
+        f.duration = log_uniform(&g, 10 * MS, tmin(1 * S, tmax(20 * MS, T / 4)));
+        /* Deployments happen at failovers, deletes at completions: windows
+         * long enough to hold one. */
+        if (f.kind == CK_FAULT_ALLOC_FAILURE && f.point == CK_POINT_DEPLOY)
+            f.duration = log_uniform(&g, tmax(10 * MS, T / 10), tmax(20 * MS, T / 2));
+        else if (f.kind == CK_FAULT_STORE_ERRORS && f.ops == CK_STORE_OP_DELETE && I > 0)
+            f.duration = log_uniform(&g, I, 4 * I);
+        /* When: at a time, or after the moment that makes it bite. */
+        int reads_only = (f.kind == CK_FAULT_STORE_ERRORS && f.ops == CK_STORE_OP_GET) ||
+                         (f.kind == CK_FAULT_ALLOC_FAILURE && f.point == CK_POINT_RESTORE);
+        if (I > 0 && ck_rng_below(&g, 4) < (reads_only ? 3u : 2u)) {
+            int ncp = (int)tmax(1, w1 / I);
+            int reads = f.kind == CK_FAULT_STORE_ERRORS ? (f.ops & CK_STORE_OP_GET) != 0
+                        : f.kind == CK_FAULT_ALLOC_FAILURE
+                            ? f.point != CK_POINT_SNAPSHOT
+                            : (int)ck_rng_below(&g, 2);
+            if (f.kind == CK_FAULT_STORE_ERRORS && f.ops == CK_STORE_OP_DELETE) {
+                f.moment = CK_MOMENT_CHECKPOINT_COMPLETED;
+                f.nth = 1 + (int)ck_rng_below(&g, (uint64_t)ncp);
+            } else if (reads) {
+                f.moment = CK_MOMENT_RESTORE_STARTED;
+                f.nth = 1 + (int)ck_rng_below(&g, 2 * (uint64_t)nsub);
+            } else if (ck_rng_below(&g, 2)) {
+                f.moment = CK_MOMENT_CHECKPOINT_TRIGGERED;
+                f.nth = 1 + (int)ck_rng_below(&g, (uint64_t)ncp);
+            } else {
+                f.moment = CK_MOMENT_UPLOAD_STARTED;
+                f.nth = 1 + (int)ck_rng_below(&g, (uint64_t)ncp * (uint64_t)nsub);
+            }
+            f.at = ck_rng_below(&g, 4) == 0 ? 0 : log_uniform(&g, 1 * US, 1 * MS);
+            sc->faults[sc->nfaults++] = f;
+        } else {
+            /* among the timed faults, in order of `at` (triggered ones follow) */
+            f.at = uniform(&g, w0, w1);
+            int i = 0;
+            while (i < sc->nfaults && sc->faults[i].moment == CK_MOMENT_NONE &&
+                   sc->faults[i].at <= f.at)
+                i++;
+            memmove(&sc->faults[i + 1], &sc->faults[i],
+                    (size_t)(sc->nfaults - i) * sizeof(sc->faults[0]));
+            sc->faults[i] = f;
+            sc->nfaults++;
+        }
+    }
+}
+
 void ck_nemesis_draw(ck_scenario *sc, uint64_t seed, ck_nemesis_mode mode)
 {
     ck_rng g;
@@ -365,6 +518,10 @@ void ck_nemesis_draw(ck_scenario *sc, uint64_t seed, ck_nemesis_mode mode)
         case CK_FAULT_SLOW_SINK:
         case CK_FAULT_HOT_KEY:
             break; /* not drawn (draw_kind): they slow, they do not break */
+        case CK_FAULT_STORE_ERRORS:
+        case CK_FAULT_STORE_DELAY:
+        case CK_FAULT_ALLOC_FAILURE:
+            break; /* drawn apart (draw_in_process) */
         }
         /* When: at a time, or at a moment (with checkpoints on). */
         if (I > 0 && ck_rng_below(&g, 2)) {
@@ -448,6 +605,7 @@ void ck_nemesis_draw(ck_scenario *sc, uint64_t seed, ck_nemesis_mode mode)
             f->at = log_uniform(&fin, 1 * US, 3 * I);
         }
     }
+    draw_in_process(sc, seed, mode);
 }
 
 /* ---- writing ------------------------------------------------------------------------ */
@@ -532,6 +690,25 @@ cJSON *ck_nemesis_events_json(const ck_scenario *sc)
         case CK_FAULT_HOT_KEY:
             cJSON_AddNumberToObject(o, "share", f->factor);
             break;
+        case CK_FAULT_STORE_ERRORS:
+        case CK_FAULT_STORE_DELAY:
+        case CK_FAULT_ALLOC_FAILURE:
+            if (f->host >= 0) {
+                ck_host_name(f->host, ntm, host, sizeof(host));
+                cJSON_AddStringToObject(o, "host", host);
+            }
+            if (f->kind == CK_FAULT_ALLOC_FAILURE) {
+                cJSON_AddStringToObject(o, "point", ck_alloc_point_names[f->point - 1]);
+            } else if (f->kind == CK_FAULT_STORE_ERRORS) {
+                cJSON *ops = cJSON_AddArrayToObject(o, "ops");
+                for (int k = 0; ck_store_op_names[k]; k++)
+                    if (f->ops & (1 << k))
+                        cJSON_AddItemToArray(ops, cJSON_CreateString(ck_store_op_names[k]));
+            }
+            cJSON_AddNumberToObject(o, "probability", f->prob);
+            if (f->kind == CK_FAULT_STORE_DELAY)
+                add_dur(o, "delay", f->delay);
+            break;
         }
         if (f->kind == CK_FAULT_SLOW_CPU || (f->kind == CK_FAULT_SLOW_LINK && f->factor != 1.0))
             cJSON_AddNumberToObject(o, "factor", f->factor);
@@ -614,6 +791,30 @@ void ck_nemesis_describe(const ck_fault *f, int ntm, char *buf, size_t len)
     case CK_FAULT_HOT_KEY:
         snprintf(what, sizeof(what), "hot_key %g for %s", f->factor, d);
         break;
+    case CK_FAULT_STORE_ERRORS:
+    case CK_FAULT_STORE_DELAY:
+    case CK_FAULT_ALLOC_FAILURE: {
+        char on[48] = "", late[48] = "";
+        if (f->kind == CK_FAULT_ALLOC_FAILURE) {
+            snprintf(on, sizeof(on), " at %s", ck_alloc_point_names[f->point - 1]);
+        } else if (f->kind == CK_FAULT_STORE_ERRORS) {
+            size_t off = 0;
+            for (int k = 0; ck_store_op_names[k] && off < sizeof(on); k++)
+                if (f->ops & (1 << k))
+                    off += (size_t)snprintf(on + off, sizeof(on) - off, "%s%s", off ? "+" : " ",
+                                            ck_store_op_names[k]);
+        }
+        if (f->kind == CK_FAULT_STORE_DELAY) {
+            char dl[32];
+            fmt_short(dl, sizeof(dl), f->delay);
+            snprintf(late, sizeof(late), " up to %s", dl);
+        }
+        if (f->host < 0)
+            snprintf(host, sizeof(host), "all");
+        snprintf(what, sizeof(what), "%s %s%s p%g%s for %s", ck_fault_name(f->kind), host, on,
+                 f->prob, late, f->duration ? d : "good");
+        break;
+    }
     }
     char at[32];
     fmt_short(at, sizeof(at), f->at);

@@ -15,7 +15,10 @@
  * triggered by a moment (a checkpoint triggered or completed, a state
  * upload or a restore started; where the input's partitions end at
  * different times, a subtask's finish) so that faults land in windows
- * that last microseconds. A third of the safety schedules begin with a focused
+ * that last microseconds. Two schedules in five add one or two faults
+ * inside the processes (store errors, late store completions, failed
+ * allocations; drawn on a stream of their own). A third of the safety
+ * schedules begin with a focused
  * pair: checkpoint n's channels skewed as it is triggered (a slow link or
  * CPU on a task manager in use), then a crash as it completes, so that
  * the checkpoint restored is one whose alignment lasted tens of

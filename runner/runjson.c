@@ -464,6 +464,27 @@ static cJSON *faults_arr(const ck_run *r)
         case CK_FAULT_HOT_KEY:
             cJSON_AddNumberToObject(o, "share", sp->factor);
             break;
+        case CK_FAULT_STORE_ERRORS:
+        case CK_FAULT_STORE_DELAY:
+        case CK_FAULT_ALLOC_FAILURE:
+            if (sp->host >= 0) {
+                ck_host_name(sp->host, r->job.ntm, host, sizeof(host));
+                cJSON_AddStringToObject(o, "host", host);
+            } else {
+                cJSON_AddNullToObject(o, "host"); /* every host's */
+            }
+            if (sp->kind == CK_FAULT_STORE_ERRORS) {
+                cJSON *ops = cJSON_AddArrayToObject(o, "ops");
+                for (int k = 0; ck_store_op_names[k]; k++)
+                    if (sp->ops & (1 << k))
+                        cJSON_AddItemToArray(ops, cJSON_CreateString(ck_store_op_names[k]));
+            } else if (sp->kind == CK_FAULT_ALLOC_FAILURE) {
+                cJSON_AddStringToObject(o, "point", ck_alloc_point_names[sp->point - 1]);
+            } else {
+                cJSON_AddNumberToObject(o, "delay_max_s", secs(sp->delay));
+            }
+            cJSON_AddNumberToObject(o, "probability", sp->prob);
+            break;
         default:
             break;
         }
@@ -478,6 +499,10 @@ static cJSON *faults_arr(const ck_run *r)
         else if (ck_fault_end(sp) != CK_TIME_NEVER)
             add_time(o, "ended_s", f->ended ? f->ended_at : CK_TIME_NEVER);
         cJSON_AddBoolToObject(o, "applied", f->applied && !f->failed);
+        if (sp->kind == CK_FAULT_STORE_ERRORS || sp->kind == CK_FAULT_ALLOC_FAILURE)
+            cJSON_AddNumberToObject(o, "ops_failed", (double)f->hits);
+        else if (sp->kind == CK_FAULT_STORE_DELAY)
+            cJSON_AddNumberToObject(o, "ops_delayed", (double)f->hits);
         if (f->detail[0])
             cJSON_AddStringToObject(o, "detail", f->detail);
         cJSON_AddItemToArray(a, o);
@@ -648,8 +673,10 @@ cJSON *ck_runjson_build(const ck_run *r, const ck_verdict *v)
     cJSON_AddNumberToObject(root, "throughput_in_rps", sim_s > 0 ? round_to((double)in / sim_s, 1) : 0);
     cJSON_AddNumberToObject(root, "throughput_out_rps", sim_s > 0 ? round_to((double)out / sim_s, 1) : 0);
     ck_hist *total = calloc(1, sizeof(*total));
-    if (total)
-        ck_metrics_total_latency(job, total);
+    if (total && ck_metrics_total_latency(job, total)) {
+        free(total); /* out of memory: no latency figures */
+        total = NULL;
+    }
     cJSON_AddItemToObject(root, "latency_ms", latency_obj(total));
     free(total);
     cJSON_AddNumberToObject(root, "late_dropped", (double)late);

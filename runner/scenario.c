@@ -533,6 +533,41 @@ static void parse_partition(ck_jin *j, const cJSON *e, ck_fault *f, int ntm)
     ck_jin_pop(j, saved);
 }
 
+/* "ops" of a store_errors: one of "put", "get", "delete", or a list of
+ * them (default: all three). */
+static void parse_store_ops(ck_jin *j, const cJSON *e, ck_fault *f)
+{
+    const int all = CK_STORE_OP_ALL;
+    const cJSON *o = cJSON_GetObjectItemCaseSensitive(e, "ops");
+    f->ops = all;
+    if (!o)
+        return;
+    size_t saved = ck_jin_push_key(j, "ops");
+    f->ops = 0;
+    int n = cJSON_IsArray(o) ? cJSON_GetArraySize(o) : cJSON_IsString(o) ? 1 : 0;
+    if (n == 0)
+        ck_jin_fail(j, "expected \"put\", \"get\", \"delete\" or a non-empty list of them");
+    for (int i = 0; i < n && !j->failed; i++) {
+        const cJSON *x = cJSON_IsArray(o) ? cJSON_GetArrayItem(o, i) : o;
+        size_t s2 = cJSON_IsArray(o) ? ck_jin_push_index(j, i) : 0;
+        int k = -1;
+        for (int m = 0; cJSON_IsString(x) && ck_store_op_names[m]; m++)
+            if (!strcmp(x->valuestring, ck_store_op_names[m]))
+                k = m;
+        if (k < 0) {
+            char got[96];
+            ck_jin_describe(x, got, sizeof(got));
+            ck_jin_fail(j, "expected \"put\", \"get\" or \"delete\", got %s", got);
+        } else if (f->ops & (1 << k)) {
+            ck_jin_fail(j, "\"%s\" is named twice", ck_store_op_names[k]);
+        }
+        f->ops |= k >= 0 ? 1 << k : 0;
+        if (cJSON_IsArray(o))
+            ck_jin_pop(j, s2);
+    }
+    ck_jin_pop(j, saved);
+}
+
 static void parse_events(ck_jin *j, const cJSON *o, ck_scenario *s)
 {
     /* The fields each action takes besides "at" and "action". */
@@ -548,6 +583,9 @@ static void parse_events(ck_jin *j, const cJSON *o, ck_scenario *s)
         {"operator", "factor", "duration", NULL},
         {"share", "duration", NULL},
         {"operator", "factor", "duration", NULL},
+        {"host", "ops", "probability", "duration", NULL},
+        {"host", "probability", "delay", "duration", NULL},
+        {"host", "point", "probability", "duration", NULL},
     };
     static const char *const damages[] = {"bitflip", "truncate", NULL};
     if (!o)
@@ -591,7 +629,19 @@ static void parse_events(ck_jin *j, const cJSON *o, ck_scenario *s)
             size_t s3 = ck_jin_push_key(j, "host");
             /* Only task managers crash: job manager high availability is not modelled. */
             f->host = parse_host(j, host, ntm, f->kind == CK_FAULT_CRASH);
+            /* The faults inside the processes hit a host's own operations:
+             * the store is what answers them (no host: every host's). */
+            if (!j->failed && ck_fault_in_process(f->kind) &&
+                (f->host == ntm + 1 || (f->kind == CK_FAULT_ALLOC_FAILURE && f->host == ntm)))
+                ck_jin_fail(j, "expected %s, got \"%s\" (no \"host\": every host's %s)",
+                            f->kind == CK_FAULT_ALLOC_FAILURE
+                                ? "a task manager, where subtasks run"
+                                : "a task manager or jm, whose store operations fail",
+                            host,
+                            f->kind == CK_FAULT_ALLOC_FAILURE ? "subtasks" : "operations");
             ck_jin_pop(j, s3);
+        } else if (ck_fault_in_process(f->kind)) {
+            f->host = -1; /* every host's */
         }
         switch (f->kind) {
         case CK_FAULT_CRASH:
@@ -657,6 +707,22 @@ static void parse_events(ck_jin *j, const cJSON *o, ck_scenario *s)
                             ck_fault_name(f->kind));
             break;
         }
+        case CK_FAULT_STORE_ERRORS:
+        case CK_FAULT_STORE_DELAY:
+        case CK_FAULT_ALLOC_FAILURE:
+            f->prob = 1.0;
+            ck_jin_number(j, e, "probability", 0, 1e-6, 1.0, &f->prob);
+            if (f->kind == CK_FAULT_ALLOC_FAILURE) {
+                int p = 0;
+                ck_jin_enum(j, e, "point", 1, ck_alloc_point_names, &p);
+                f->point = p + 1; /* CK_POINT_* */
+            } else if (f->kind == CK_FAULT_STORE_ERRORS && !j->failed) {
+                parse_store_ops(j, e, f);
+            }
+            if (f->kind == CK_FAULT_STORE_DELAY)
+                ck_jin_duration(j, e, "delay", 1, 1000, 100 * S_NS, &f->delay);
+            ck_jin_duration(j, e, "duration", 0, 1, MAX_DURATION, &f->duration);
+            break;
         case CK_FAULT_HOT_KEY:
             f->host = -1;
             ck_jin_number(j, e, "share", 1, 0.0, 1.0, &f->factor);

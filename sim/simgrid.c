@@ -203,6 +203,7 @@ struct ck_sim {
     /* the timeline and the conditions in force (backend/faultplan.h;
      * plan.cut is NULL without faults); heal wakes store transfers */
     ck_plan plan;
+    ck_buggify bug;      /* the faults inside the processes (bw.bug once set) */
     sg_sem_t heal;       /* released once per waiter when a cut heals */
     int heal_waiters;
     /* where each attempt's subtasks run, for endpoints not deployed yet */
@@ -834,8 +835,12 @@ static void rx_main(int argc, char **argv)
         if (!it->to || it->to->b.d.dead) {
             item_free(it);
         } else {
-            /* A store answer: its data goes on to the node. */
-            post(it->to, CK_DMSG_COMPLETE, it->token, it->status, it->data, it->len);
+            /* A store answer: its data goes on to the node (late, when a
+             * store_delay draws it: bnode.h). */
+            if (ck_bnode_store_done(&it->to->b, it->token, it->status, it->data, it->len,
+                                    cur_now(hs->w)))
+                fprintf(stderr, "chandy: out of memory: a store answer to %s was lost\n",
+                        it->to->b.name);
             item_release(it);
         }
     }
@@ -1401,7 +1406,9 @@ static void sim_set_routes(ck_bnode *b, uint32_t attempt, uint32_t n, const uint
     /* Mailboxes are found by endpoint; the placement only tells network
      * faults where subtasks not deployed yet will be. */
     sim_world *w = ((sim_node *)b)->w;
-    ck_routes_set(&w->routes, attempt, n, hosts);
+    /* Out of memory: a network fault misses subtasks of the attempt not
+     * deployed yet (it cuts them once they are). */
+    CK_IGNORE(ck_routes_set(&w->routes, attempt, n, hosts));
 }
 
 static void sim_moment(ck_bnode *b, int m)
@@ -1813,6 +1820,7 @@ void ck_sim_del(ck_sim *w)
     free(w->tm_hosts);
     free(w->tm_down);
     ck_plan_free(&w->plan);
+    ck_buggify_free(&w->bug);
     ck_sinkfs_close(&w->sinks);
     while (w->limbo) {
         item *it = w->limbo;
@@ -2136,6 +2144,11 @@ static void fault_start(injector *in, int i)
     case CK_FAULT_SLOW_SINK:
     case CK_FAULT_HOT_KEY:
         break; /* the engine applies it (ck_job_env.slowdowns), the workload has it */
+    case CK_FAULT_STORE_ERRORS:
+    case CK_FAULT_STORE_DELAY:
+    case CK_FAULT_ALLOC_FAILURE:
+        ck_buggify_set(&w->bug, i, 1); /* the hosts' platforms draw from now on */
+        break;
     }
 }
 
@@ -2160,6 +2173,11 @@ static void fault_end(injector *in, int i)
     case CK_FAULT_LINK_DOWN:
     case CK_FAULT_PARTITION:
         release_held(w);
+        break;
+    case CK_FAULT_STORE_ERRORS:
+    case CK_FAULT_STORE_DELAY:
+    case CK_FAULT_ALLOC_FAILURE:
+        ck_buggify_set(&w->bug, i, 0);
         break;
     default:
         break;
@@ -2392,6 +2410,8 @@ static int sim_run(const ck_backend_job *job, ck_backend_result *r, char *err, s
         rc = start_tm(w, h);
     if (!rc && r->nfaults) {
         rc = ck_plan_init(&w->plan, job->faults, r->nfaults, w->ntm, r->faults);
+        if (!rc && !(rc = ck_buggify_init(&w->bug, job->faults, r->nfaults, w->ntm, job->seed)))
+            w->bw.bug = &w->bug;
         injector *in = rc ? NULL : injector_new(w, job, r, err, errlen);
         if (!in) {
             rc = rc ? rc : CK_EINVAL;
@@ -2416,6 +2436,8 @@ static int sim_run(const ck_backend_job *job, ck_backend_result *r, char *err, s
     r->time_limit_s = limit;
     int reached = ck_sim_reached_limit(w);
     ck_sim_stats(w, r);
+    for (int i = 0; w->bug.hits && i < r->nfaults; i++)
+        r->faults[i].hits = w->bug.hits[i];
     injector_free(w->injector);
     w->injector = NULL;
     if (ck_sinkfs_flush(&w->sinks) && !w->sink_error[0])

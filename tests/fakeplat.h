@@ -3,6 +3,12 @@
  * messages pile up in a list the test reads, CPU charges add up, sink
  * output goes to a byte array. Nothing happens unless the test says so
  * (the nghttp2 scripted-callback style).
+ *
+ * With store_on, the store is a list of objects in memory: puts and gets
+ * and background work complete through a list of completions the test
+ * hands to the node (fake_deliver), and the test can make operations
+ * fail (put_fail, get_fail: the status their completion carries) or an
+ * allocation point fail (fail_point, platform.h's fault).
  */
 #ifndef CK_FAKEPLAT_H
 #define CK_FAKEPLAT_H
@@ -12,6 +18,7 @@
 #include <string.h>
 
 #include "coordinator.h"
+#include "node.h"
 #include "platform.h"
 
 typedef struct fake_msg {
@@ -20,6 +27,22 @@ typedef struct fake_msg {
     uint8_t *data;
     size_t len;
 } fake_msg;
+
+/* An object of the in-memory store, and a completion waiting for the test. */
+typedef struct fake_obj {
+    struct fake_obj *next;
+    char *key;
+    uint8_t *data;
+    size_t len;
+} fake_obj;
+
+typedef struct fake_done {
+    struct fake_done *next;
+    uint64_t token;
+    int status;
+    uint8_t *data;
+    size_t len;
+} fake_done;
 
 typedef struct fake_world {
     ck_time now;
@@ -35,6 +58,15 @@ typedef struct fake_world {
     uint32_t deployed_handles;          /* the handles it was given, */
     char deployed_key[64];              /* and the first one's key */
     int mail;                           /* what mail_waiting says */
+    int deploy_fail;                    /* deploy of subtask deploy_fail - 1 fails (0: none) */
+    /* the in-memory store (store_on), its completions, and faults */
+    int store_on;
+    fake_obj *objs;
+    fake_done *done, *done_tail;
+    int put_fail, get_fail;             /* status of the puts' and gets' completions (0: ok) */
+    int puts, gets;                     /* operations asked */
+    int fail_point;                     /* CK_POINT_* whose allocations fail (0: none) */
+    int point_hits;                     /* allocations made to fail */
     uint64_t background[8];             /* the tokens of background work asked for, */
     int nbackground;                    /* in order (the test completes them) */
     uint64_t bg_token;                  /* the last background work's token, */
@@ -73,17 +105,82 @@ static void fake_cpu(ck_platform *p, double flops)
     ((fake_plat *)p)->w->flops += flops;
 }
 
+static void fake_complete(fake_world *w, uint64_t token, int status, uint8_t *data, size_t len)
+{
+    fake_done *c = calloc(1, sizeof(*c));
+    *c = (fake_done){.token = token, .status = status, .data = data, .len = len};
+    if (w->done_tail)
+        w->done_tail->next = c;
+    else
+        w->done = c;
+    w->done_tail = c;
+}
+
+static fake_obj *fake_find(fake_world *w, const char *key)
+{
+    for (fake_obj *o = w->objs; o; o = o->next)
+        if (!strcmp(o->key, key))
+            return o;
+    return NULL;
+}
+
+/* Puts an object in the in-memory store (data taken). */
+static inline void fake_store_set(fake_world *w, const char *key, uint8_t *data, size_t len)
+{
+    fake_obj *o = fake_find(w, key);
+    if (!o) {
+        o = calloc(1, sizeof(*o));
+        o->key = strdup(key);
+        o->next = w->objs;
+        w->objs = o;
+    }
+    free(o->data);
+    o->data = data;
+    o->len = len;
+}
+
 static int fake_store_put(ck_platform *p, const char *k, uint8_t *d, size_t n, uint64_t t)
 {
-    (void)p, (void)k, (void)n, (void)t;
-    free(d);
-    return CK_EINVAL;
+    fake_world *w = ((fake_plat *)p)->w;
+    if (!w->store_on) {
+        free(d);
+        return CK_EINVAL;
+    }
+    w->puts++;
+    if (w->put_fail) {
+        free(d);
+        fake_complete(w, t, w->put_fail, NULL, 0);
+        return 0;
+    }
+    fake_store_set(w, k, d, n);
+    fake_complete(w, t, 0, NULL, 0);
+    return 0;
 }
 
 static int fake_store_get(ck_platform *p, const char *k, uint64_t t)
 {
-    (void)p, (void)k, (void)t;
-    return CK_EINVAL;
+    fake_world *w = ((fake_plat *)p)->w;
+    if (!w->store_on)
+        return CK_EINVAL;
+    w->gets++;
+    fake_obj *o = fake_find(w, k);
+    if (w->get_fail || !o) {
+        fake_complete(w, t, w->get_fail ? w->get_fail : CK_ENOTFOUND, NULL, 0);
+        return 0;
+    }
+    uint8_t *d = malloc(o->len ? o->len : 1);
+    memcpy(d, o->data, o->len);
+    fake_complete(w, t, 0, d, o->len);
+    return 0;
+}
+
+static int fake_fault(ck_platform *p, int point)
+{
+    fake_world *w = ((fake_plat *)p)->w;
+    if (w->fail_point != point)
+        return 0;
+    w->point_hits++;
+    return 1;
 }
 
 static int fake_store_list(ck_platform *p, const char *pre, ck_store_entry **o, size_t *n)
@@ -96,7 +193,16 @@ static int fake_store_list(ck_platform *p, const char *pre, ck_store_entry **o, 
 
 static int fake_store_delete(ck_platform *p, const char *k)
 {
-    (void)p, (void)k;
+    fake_world *w = ((fake_plat *)p)->w;
+    for (fake_obj **pp = &w->objs; *pp; pp = &(*pp)->next)
+        if (!strcmp((*pp)->key, k)) {
+            fake_obj *o = *pp;
+            *pp = o->next;
+            free(o->key);
+            free(o->data);
+            free(o);
+            return 0;
+        }
     return CK_ENOTFOUND;
 }
 
@@ -126,6 +232,8 @@ static void fake_background(ck_platform *p, ck_time since, double flops, uint64_
         w->background[w->nbackground++] = token;
     w->bg_token = token;
     w->bgs++;
+    if (w->store_on)
+        fake_complete(w, token, 0, NULL, 0);
 }
 
 static void fake_log(ck_platform *p, int level, const char *line)
@@ -147,6 +255,8 @@ static int fake_deploy(ck_platform *p, uint32_t attempt, uint32_t global,
     (void)attempt, (void)global;
     fake_world *w = ((fake_plat *)p)->w;
     w->deploys++;
+    if (w->deploy_fail && global == (uint32_t)w->deploy_fail - 1)
+        return CK_ENOMEM;
     w->deployed_from = from ? from->id : 0;
     w->deployed_handles = from && from->handles ? from->handles->n : 0;
     snprintf(w->deployed_key, sizeof(w->deployed_key), "%s",
@@ -190,6 +300,7 @@ static const ck_platform_ops fake_ops = {
     .wait = fake_wait,
     .log = fake_log,
     .mail_waiting = fake_mail_waiting,
+    .fault = fake_fault,
 };
 
 static inline void fake_init(fake_plat *fp, fake_world *w, uint32_t endpoint)
@@ -214,6 +325,37 @@ static inline fake_msg *fake_pop(fake_world *w)
     return m;
 }
 
+/* Hands the node the completions waiting (those its handling adds too),
+ * then lets it work; returns how many it was handed. */
+static inline int fake_deliver(fake_world *w, ck_node node)
+{
+    int n = 0;
+    while (w->done) {
+        fake_done *c = w->done;
+        w->done = c->next;
+        if (!w->done)
+            w->done_tail = NULL;
+        node.ops->on_complete(node.self, c->token, c->status, c->data, c->len);
+        free(c);
+        n++;
+        while (node.ops->work(node.self) > 0)
+            ;
+    }
+    return n;
+}
+
+/* Drops the completions waiting, as a node that went away would. */
+static inline void fake_drop_done(fake_world *w)
+{
+    while (w->done) {
+        fake_done *c = w->done;
+        w->done = c->next;
+        free(c->data);
+        free(c);
+    }
+    w->done_tail = NULL;
+}
+
 static inline void fake_clear(fake_world *w)
 {
     fake_msg *m;
@@ -224,6 +366,14 @@ static inline void fake_clear(fake_world *w)
     free(w->out);
     w->out = NULL;
     w->out_len = 0;
+    fake_drop_done(w);
+    while (w->objs) {
+        fake_obj *o = w->objs;
+        w->objs = o->next;
+        free(o->key);
+        free(o->data);
+        free(o);
+    }
 }
 
 #endif

@@ -282,7 +282,7 @@ static void test_data_without_credit_refused(void **state)
     e.u.rec.key = "k";
     e.u.rec.klen = 1;
     for (int i = 0; i < 100; i++)
-        ck_rp_emit(&r.rp[0], 0, &e);
+        assert_int_equal(ck_rp_emit(&r.rp[0], 0, &e), 0);
     ck_rp_flush(&r.rp[0]);
     ck_rp_send(&r.rp[0]);
     assert_int_equal(r.w.nmsgs, 0);
@@ -525,7 +525,7 @@ static void test_watermark_min_over_channels(void **state)
                 continue;
             ck_elem e = {.tag = CK_EL_WATERMARK};
             e.u.wm = wms[k][p];
-            ck_rp_emit(&r.rp[p], 0, &e);
+            assert_int_equal(ck_rp_emit(&r.rp[p], 0, &e), 0);
             ck_rp_flush(&r.rp[p]);
             ck_rp_send(&r.rp[p]);
         }
@@ -542,7 +542,7 @@ static void test_watermark_min_over_channels(void **state)
     }
     /* A channel that ends stops holding the watermark back. */
     ck_elem eop = {.tag = CK_EL_END_OF_PARTITION};
-    ck_rp_emit(&r.rp[0], 0, &eop);
+    assert_int_equal(ck_rp_emit(&r.rp[0], 0, &eop), 0);
     ck_rp_send(&r.rp[0]);
     deliver(&r);
     ck_elem e;

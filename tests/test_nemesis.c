@@ -5,9 +5,12 @@
  * different seeds differ; every drawn schedule reads back through the
  * scenario loader to the same schedule; they stay inside the cluster and
  * keep the job recoverable; over many seeds every kind of fault and every
- * moment is drawn. Triggered events (`after`) are checked like every
- * other key. The verdict: a fallback to an older checkpoint passes only
- * past a file the schedule damaged.
+ * moment is drawn. Two schedules in five add one or two faults inside the
+ * processes (store errors, late store completions, allocations that
+ * fail), of every kind, operation and point, counted against the restart
+ * strategy. Triggered events (`after`) are checked like every other key,
+ * and so are the new events' fields. The verdict: a fallback to an older
+ * checkpoint passes only past a file the schedule damaged.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -114,16 +117,21 @@ static void test_schedules_validate_and_stay_recoverable(void **state)
     char *file = read_all(SCENARIO);
     int ntm = ck_scenario_taskmanagers(&sc);
     int spare = ntm - ck_graph_hosts_needed(&sc.graph);
-    int kinds[CK_FAULT_CORRUPT_CHECKPOINT + 1] = {0}, moments[CK_MOMENT_COUNT] = {0};
+    int kinds[CK_FAULT_KINDS] = {0}, moments[CK_MOMENT_COUNT] = {0};
     for (ck_nemesis_mode m = CK_NEMESIS_SAFETY; m <= CK_NEMESIS_LIVENESS; m++)
         for (uint64_t seed = 0; seed < 400; seed++) {
             ck_nemesis_draw(&sc, seed, m);
-            assert_true(sc.nfaults >= 1 && sc.nfaults <= 5);
+            int inproc = 0;
+            for (int i = 0; i < sc.nfaults; i++)
+                inproc += ck_fault_in_process(sc.faults[i].kind);
+            assert_true(sc.nfaults - inproc >= 1 && sc.nfaults - inproc <= 5);
+            assert_true(inproc <= 2);
             int for_good = 0;
             for (int i = 0; i < sc.nfaults; i++) {
                 const ck_fault *f = &sc.faults[i];
                 kinds[f->kind]++;
-                moments[f->moment]++;
+                if (!ck_fault_in_process(f->kind))
+                    moments[f->moment]++;
                 if (f->kind == CK_FAULT_CRASH) {
                     assert_true(f->host >= 0 && f->host < ntm); /* task managers only */
                     for_good += f->duration == 0;
@@ -155,6 +163,8 @@ static void test_schedules_validate_and_stay_recoverable(void **state)
      * heap job without a changelog has no state backend moments. */
     for (int k = 0; k <= CK_FAULT_CORRUPT_CHECKPOINT; k++)
         assert_true(kinds[k] > 0);
+    assert_true(kinds[CK_FAULT_STORE_ERRORS] > 0 && kinds[CK_FAULT_STORE_DELAY] > 0 &&
+                kinds[CK_FAULT_ALLOC_FAILURE] > 0);
     for (int m = 0; m < CK_MOMENT_COUNT; m++)
         if (m < CK_MOMENT_STATE_FLUSH)
             assert_true(moments[m] > 0);
@@ -181,7 +191,8 @@ static void test_state_backend_moments(void **state)
         for (uint64_t seed = 0; seed < 300; seed++) {
             ck_nemesis_draw(&s, seed, CK_NEMESIS_SAFETY);
             for (int f = 0; f < s.nfaults; f++)
-                moments[s.faults[f].moment]++;
+                if (!ck_fault_in_process(s.faults[f].kind)) /* they have moments of their own */
+                    moments[s.faults[f].moment]++;
         }
         int state_ones = 0, others = 0;
         for (int m = CK_MOMENT_CHECKPOINT_TRIGGERED; m < CK_MOMENT_COUNT; m++)
@@ -369,6 +380,167 @@ static void test_after_is_checked(void **state)
     }
 }
 
+/* Whether f may fail the job over: counted against the restart strategy. */
+static int disruptive(const ck_fault *f, int ntm)
+{
+    return f->kind == CK_FAULT_CRASH || f->kind == CK_FAULT_PARTITION ||
+           (f->kind == CK_FAULT_LINK_DOWN && f->host <= ntm) ||
+           (f->kind == CK_FAULT_STORE_ERRORS &&
+            (f->ops & (CK_STORE_OP_PUT | CK_STORE_OP_GET))) ||
+           f->kind == CK_FAULT_ALLOC_FAILURE;
+}
+
+/* The faults inside the processes: two schedules in five hold one or two
+ * (drawn on a stream of their own: the rest of a schedule does not move
+ * with them), of every kind, operation, point and probability, on hosts
+ * that run something (or every host); with the disruptive faults they
+ * stay below what the restart strategy tolerates (a fixed-delay strategy
+ * of 3 attempts: 2), past which only late completions are drawn; their
+ * windows are bounded; a liveness schedule's timed ones start in the
+ * first 40 % of the input. */
+static void test_in_process_faults(void **state)
+{
+    (void)state;
+    static const char *const files[] = {
+        SCENARIO, CHANDY_SOURCE_DIR "/scenarios/keyed-state-incremental.json"};
+    int ops[8] = {0}, points[4] = {0}, delays = 0, every = 0, jm = 0, triggered = 0;
+    for (int fi = 0; fi < 2; fi++) {
+        ck_scenario s;
+        char err[1200];
+        assert_int_equal(ck_scenario_load(&s, files[fi], err, sizeof(err)), 0);
+        int ntm = ck_scenario_taskmanagers(&s), inuse = ck_graph_hosts_needed(&s.graph);
+        int cap = fi == 0 ? 8 : 2; /* exponential-delay (at most 8); fixed-delay, 3 attempts */
+        for (ck_nemesis_mode m = CK_NEMESIS_SAFETY; m <= CK_NEMESIS_LIVENESS; m++) {
+            int with = 0;
+            for (uint64_t seed = 0; seed < 500; seed++) {
+                ck_nemesis_draw(&s, seed, m);
+                int n = 0, dis = 0;
+                for (int i = 0; i < s.nfaults; i++) {
+                    const ck_fault *f = &s.faults[i];
+                    dis += disruptive(f, ntm);
+                    if (!ck_fault_in_process(f->kind))
+                        continue;
+                    n++;
+                    assert_true(f->host == -1 || (f->host >= 0 && f->host < inuse) ||
+                                (f->host == ntm && f->kind != CK_FAULT_ALLOC_FAILURE &&
+                                 !(f->kind == CK_FAULT_STORE_ERRORS &&
+                                   f->ops == CK_STORE_OP_GET))); /* the jm reads nothing */
+                    every += f->host == -1;
+                    jm += f->host == ntm;
+                    assert_true(f->prob > 0 && f->prob <= 1);
+                    assert_true(f->duration >= 10000000 &&
+                                f->duration <= CK_MAX(s.workload.duration / 2,
+                                                      4 * ck_cfg(&s.cfg, CK_CFG_CP_INTERVAL)));
+                    if (f->kind == CK_FAULT_STORE_ERRORS) {
+                        assert_true(f->ops > 0 && f->ops <= CK_STORE_OP_ALL);
+                        ops[f->ops]++;
+                    } else if (f->kind == CK_FAULT_ALLOC_FAILURE) {
+                        assert_true(f->point >= CK_POINT_RESTORE && f->point <= CK_POINT_DEPLOY);
+                        points[f->point]++;
+                    } else {
+                        assert_true(f->delay >= 1000000 && f->delay <= 500000000);
+                        delays++;
+                    }
+                    if (f->moment != CK_MOMENT_NONE)
+                        triggered++;
+                    else if (m == CK_NEMESIS_LIVENESS)
+                        assert_true(f->at <= s.workload.duration * 2 / 5);
+                }
+                assert_true(n <= 2);
+                assert_true(dis <= cap);
+                with += n > 0;
+            }
+            /* 500 draws at 2/5: 200 expected, sd 11. */
+            assert_in_range(with, 160, 240);
+        }
+        ck_scenario_free(&s);
+    }
+    assert_true(ops[CK_STORE_OP_PUT] > 0 && ops[CK_STORE_OP_GET] > 0 &&
+                ops[CK_STORE_OP_DELETE] > 0 && ops[CK_STORE_OP_ALL] > 0);
+    assert_true(points[CK_POINT_RESTORE] > 0 && points[CK_POINT_SNAPSHOT] > 0 &&
+                points[CK_POINT_DEPLOY] > 0);
+    assert_true(delays > 0 && every > 0 && jm > 0 && triggered > 0);
+}
+
+/* The new events' fields are checked, and read back as written. */
+static void test_in_process_events(void **state)
+{
+    (void)state;
+    char err[1200];
+    assert_int_equal(
+        parse_events("[{\"at\": \"100 ms\", \"action\": \"store_errors\", \"host\": \"jm\","
+                     "  \"ops\": [\"put\", \"delete\"], \"probability\": 0.25,"
+                     "  \"duration\": \"1 s\"},"
+                     " {\"at\": \"200 ms\", \"action\": \"store_delay\", \"delay\": \"30 ms\"},"
+                     " {\"after\": {\"moment\": \"restore_started\"}, \"at\": 0,"
+                     "  \"action\": \"alloc_failure\", \"host\": \"tm1\", \"point\": \"restore\"},"
+                     " {\"at\": \"300 ms\", \"action\": \"store_errors\", \"ops\": \"get\"}]",
+                     err, sizeof(err)),
+        0);
+    const ck_fault *f = back.faults;
+    assert_int_equal(f[0].kind, CK_FAULT_STORE_ERRORS);
+    assert_int_equal(f[0].host, 2); /* jm: ntm */
+    assert_int_equal(f[0].ops, CK_STORE_OP_PUT | CK_STORE_OP_DELETE);
+    assert_true(f[0].prob == 0.25);
+    assert_int_equal(f[1].kind, CK_FAULT_STORE_DELAY);
+    assert_int_equal(f[1].host, -1); /* every host */
+    assert_true(f[1].prob == 1.0 && f[1].delay == 30 * 1000000);
+    assert_int_equal(f[1].duration, 0); /* to the end of the run */
+    assert_int_equal(f[2].kind, CK_FAULT_ALLOC_FAILURE);
+    assert_int_equal(f[2].point, CK_POINT_RESTORE);
+    assert_int_equal(f[2].host, 1);
+    assert_int_equal(f[3].ops, CK_STORE_OP_GET);
+    /* written as the scenario format reads them */
+    char *a = events_text(&back);
+    char text[2048];
+    snprintf(text, sizeof(text), base, a);
+    ck_scenario again;
+    assert_int_equal(ck_scenario_parse(&again, "t.json", text, err, sizeof(err)), 0);
+    char *b = events_text(&again);
+    assert_string_equal(a, b);
+    free(a);
+    free(b);
+    ck_scenario_free(&again);
+    ck_fault d = back.faults[0];
+    d.duration = 1000000000;
+    char line[200];
+    ck_nemesis_describe(&d, 2, line, sizeof(line));
+    assert_string_equal(line, "at 100ms store_errors jm put+delete p0.25 for 1s");
+    ck_scenario_free(&back);
+    static const struct {
+        const char *events, *want;
+    } bad[] = {
+        {"[{\"at\": 0, \"action\": \"store_errors\", \"ops\": \"write\"}]",
+         "t.json: events[0].ops: expected \"put\", \"get\" or \"delete\", got \"write\""},
+        {"[{\"at\": 0, \"action\": \"store_errors\", \"ops\": [\"put\", \"put\"]}]",
+         "t.json: events[0].ops[1]: \"put\" is named twice"},
+        {"[{\"at\": 0, \"action\": \"store_errors\", \"ops\": []}]",
+         "t.json: events[0].ops: expected"},
+        {"[{\"at\": 0, \"action\": \"store_errors\", \"host\": \"store\"}]",
+         "t.json: events[0].host: expected a task manager or jm"},
+        {"[{\"at\": 0, \"action\": \"store_errors\", \"probability\": 0}]",
+         "t.json: events[0].probability: "},
+        {"[{\"at\": 0, \"action\": \"store_errors\", \"probability\": 1.5}]",
+         "t.json: events[0].probability: "},
+        {"[{\"at\": 0, \"action\": \"store_delay\"}]", "t.json: events[0].delay: "},
+        {"[{\"at\": 0, \"action\": \"store_delay\", \"delay\": \"1 ms\", \"ops\": \"put\"}]",
+         "t.json: events[0].ops: unknown key"},
+        {"[{\"at\": 0, \"action\": \"alloc_failure\"}]", "t.json: events[0].point: "},
+        {"[{\"at\": 0, \"action\": \"alloc_failure\", \"point\": \"lunch\"}]",
+         "t.json: events[0].point: expected one of \"restore\", \"snapshot\", \"deploy\""},
+        {"[{\"at\": 0, \"action\": \"alloc_failure\", \"point\": \"deploy\", \"host\": \"jm\"}]",
+         "t.json: events[0].host: expected a task manager"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        err[0] = 0;
+        assert_int_not_equal(parse_events(bad[i].events, err, sizeof(err)), 0);
+        if (strncmp(err, bad[i].want, strlen(bad[i].want)))
+            fprintf(stderr, "got: %s\nwant: %s...\n", err, bad[i].want);
+        assert_true(strncmp(err, bad[i].want, strlen(bad[i].want)) == 0);
+        assert_null(strchr(err, '\n'));
+    }
+}
+
 /* One judgement of a run that fell back once, from checkpoint 3 to
  * `to`: its restore failed with `code` on `file`, at 1.5 s; the timeline
  * damaged `damaged` at `damaged_at` (NULL: it damaged nothing). Returns
@@ -484,6 +656,8 @@ int main(void)
         cmocka_unit_test(test_subtask_finished_moments),
         cmocka_unit_test(test_describe),
         cmocka_unit_test(test_after_is_checked),
+        cmocka_unit_test(test_in_process_faults),
+        cmocka_unit_test(test_in_process_events),
         cmocka_unit_test(test_fallbacks_are_judged),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -69,7 +69,7 @@ static int pr_store(void *self, uint64_t token, int status, uint8_t *data, size_
     if (token == 1) {
         pr->put_done = now;
         pr->put_status = status;
-        pr->p->ops->store_get(pr->p, "job/chk-1/_metadata", 2);
+        assert_int_equal(pr->p->ops->store_get(pr->p, "job/chk-1/_metadata", 2), 0);
     } else if (token == 2) {
         pr->get_done = now;
         pr->get_status = status;
@@ -81,8 +81,8 @@ static int pr_store(void *self, uint64_t token, int status, uint8_t *data, size_
             pr->listed_size = n ? e[0].size : 0;
             ck_store_entries_free(e, n);
         }
-        pr->p->ops->store_delete(pr->p, "job/chk-1/_metadata");
-        pr->p->ops->store_get(pr->p, "job/chk-1/_metadata", 3);
+        assert_int_equal(pr->p->ops->store_delete(pr->p, "job/chk-1/_metadata"), 0);
+        assert_int_equal(pr->p->ops->store_get(pr->p, "job/chk-1/_metadata", 3), 0);
     } else {
         pr->get2_status = status;
         pr->done = 1;
