@@ -1,5 +1,6 @@
 #include "faults.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +8,7 @@
 #include "coordinator.h"
 #include "error.h"
 #include "handle.h"
+#include "sinkfs.h"
 #include "storefs.h"
 
 /* The actions of the events timeline, in the order of ck_fault_kind. */
@@ -14,7 +16,8 @@ const char *const ck_crash_kind_names[] = {"process", "host", NULL};
 
 const char *const ck_fault_names[] = {"crash",     "slow_cpu",  "slow_link",
                                       "link_down", "partition", "savepoint",
-                                      "corrupt_checkpoint", "slow_operator", "hot_key", "slow_sink", NULL};
+                                      "corrupt_checkpoint", "slow_operator", "hot_key", "slow_sink",
+                                      "sink_duplicate", "sink_drop", "sink_corrupt", NULL};
 
 /* The moments of triggered events, in the order of ck_moment (from 1). */
 const char *const ck_moment_names[] = {"checkpoint_triggered", "checkpoint_completed",
@@ -60,7 +63,7 @@ int ck_fault_cuts(const ck_fault *f, int a, int b)
 
 const char *ck_fault_name(ck_fault_kind k)
 {
-    return (unsigned)k <= CK_FAULT_SLOW_SINK ? ck_fault_names[k] : "?";
+    return (unsigned)k <= CK_FAULT_SINK_CORRUPT ? ck_fault_names[k] : "?";
 }
 
 void ck_host_name(int h, int ntm, char *buf, size_t len)
@@ -149,4 +152,12 @@ int ck_fault_damage(const ck_fault *f, const char *store_dir, const char *job_id
         snprintf(detail, len, "%s %s", cut ? "truncated" : "flipped a bit in", key);
     snprintf(damaged, keylen, "%s", rc ? "" : key);
     return rc;
+}
+
+int ck_fault_output_arm(int i, const char *sink_dir, char *detail, size_t len)
+{
+    if (ck_sinkfs_arm(sink_dir, i) == CK_OK)
+        return CK_OK;
+    snprintf(detail, len, "cannot arm it in %s: %s", sink_dir, strerror(errno));
+    return CK_EIO;
 }

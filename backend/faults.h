@@ -45,7 +45,19 @@ typedef enum ck_fault_kind {
                                   * it: ck_workload_spec.hot; backends only time it) */
     CK_FAULT_SLOW_SINK,          /* a sink's external system accepts writes more slowly
                                   * (the engine applies it, as slow_operator) */
+    /* output faults: a sink's external system misbehaves with the next
+     * transaction the sink commits (io/sinkfs.h), a known answer the
+     * verification must find exactly */
+    CK_FAULT_SINK_DUPLICATE,     /* ...applies it twice */
+    CK_FAULT_SINK_DROP,          /* ...loses it */
+    CK_FAULT_SINK_CORRUPT,       /* ...changes one record's value */
 } ck_fault_kind;
+
+/* 1 for the output faults (sink_duplicate, sink_drop, sink_corrupt). */
+static inline int ck_fault_is_output(ck_fault_kind k)
+{
+    return k == CK_FAULT_SINK_DUPLICATE || k == CK_FAULT_SINK_DROP || k == CK_FAULT_SINK_CORRUPT;
+}
 
 /*
  * A triggered event starts `at` after a moment of the run instead of at a
@@ -85,7 +97,8 @@ typedef struct ck_fault {
     int nth;               /* the moment's occurrence (1: the first) */
     ck_fault_kind kind;
     int host;              /* crash, slow_cpu, slow_link, link_down; -1 for the others */
-    int op;                /* slow_operator, slow_sink: the operator's index in the job */
+    int op;                /* slow_operator, slow_sink, output faults: the operator's
+                            * index in the job (a sink's for the last two) */
     ck_time duration;      /* how long it lasts; 0: for good (crash: restart_after) */
     double factor;         /* slow_cpu: speed multiplier; slow_link: bandwidth multiplier;
                             * slow_operator: CPU per record multiplier (> 1);
@@ -123,6 +136,11 @@ extern const char *const ck_damage_file_names[];
  * CK_E*. */
 int ck_fault_damage(const ck_fault *f, const char *store_dir, const char *job_id, char *detail,
                     size_t len, char *damaged, size_t keylen);
+
+/* Arms output fault i (an index into the timeline) in the sinks'
+ * directory sink_dir (io/sinkfs.h: the next commit of its sink applies
+ * it). 0, or CK_EIO with *detail saying why. */
+int ck_fault_output_arm(int i, const char *sink_dir, char *detail, size_t len);
 
 /*
  * What a crash takes down. A killed process leaves its host up: the host's

@@ -548,6 +548,9 @@ static void parse_events(ck_jin *j, const cJSON *o, ck_scenario *s)
         {"operator", "factor", "duration", NULL},
         {"share", "duration", NULL},
         {"operator", "factor", "duration", NULL},
+        {"sink", NULL},
+        {"sink", NULL},
+        {"sink", NULL},
     };
     static const char *const damages[] = {"bitflip", "truncate", NULL};
     if (!o)
@@ -655,6 +658,24 @@ static void parse_events(ck_jin *j, const cJSON *o, ck_scenario *s)
             if (!j->failed && f->moment != CK_MOMENT_NONE)
                 ck_jin_fail(j, "\"%s\" starts at a time (\"at\"), not \"after\" a moment",
                             ck_fault_name(f->kind));
+            break;
+        }
+        case CK_FAULT_SINK_DUPLICATE:
+        case CK_FAULT_SINK_DROP:
+        case CK_FAULT_SINK_CORRUPT: {
+            /* The sink's external system misbehaves with its next commit. */
+            f->host = -1;
+            f->op = -1;
+            char name[CK_NAME_MAX] = "";
+            ck_jin_string(j, e, "sink", 1, name, sizeof(name));
+            for (int k = 0; k < s->job.nops && !j->failed; k++)
+                if (!strcmp(s->job.ops[k].name, name))
+                    f->op = k;
+            if (!j->failed && (f->op < 0 || s->job.ops[f->op].kind != CK_OP_SINK)) {
+                size_t s3 = ck_jin_push_key(j, "sink");
+                ck_jin_fail(j, "expected the name of a sink of the job, got \"%s\"", name);
+                ck_jin_pop(j, s3);
+            }
             break;
         }
         case CK_FAULT_HOT_KEY:
