@@ -23,6 +23,7 @@
 
 #include "faults.h"
 #include "jobmanager.h"
+#include "sinkfs.h"
 #include "sinkout.h"
 #include "task.h"
 #include "wire.h"
@@ -51,6 +52,8 @@ typedef struct ck_fault_run {
                                    * store_delay: completions it delayed (buggify.h) */
     char detail[300];             /* what it did: the file damaged, the savepoint taken */
     char key[CK_HANDLE_KEY_MAX + 1]; /* corrupt_checkpoint: the store key it damaged */
+    int out_done;                 /* an output fault: applied to a committed transaction... */
+    ck_sinkfs_fault out;          /* ...and what it did there (io/sinkfs.h) */
 } ck_fault_run;
 
 /* Engine messages sent between endpoints, by kind: network buffers
@@ -99,6 +102,16 @@ typedef struct ck_backend_result {
 /* Readies r for a backend to fill: empty output, one ck_fault_run per
  * fault of job, nothing else set. */
 void ck_backend_result_init(ck_backend_result *r, const ck_backend_job *job);
+
+/*
+ * After the run, what each output fault of r did, from the sinks'
+ * directory sink_dir (io/sinkfs.h), by the same rule for both backends:
+ * an armed fault that a commit claimed gets out_done, out and a detail
+ * line; one that no commit of its sink claimed (the sink committed
+ * nothing after it) did nothing, and is marked failed with that reason.
+ * g names the sinks in the detail lines.
+ */
+void ck_backend_output_faults(ck_backend_result *r, const ck_graph *g, const char *sink_dir);
 
 /* Frees what a backend left in r (the job manager, the output). */
 void ck_backend_result_free(ck_backend_result *r);

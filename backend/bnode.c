@@ -356,10 +356,30 @@ static int op_output(ck_platform *p, uint32_t sink, uint64_t txn, const uint8_t 
     return s ? sink_rc(bn(p), ck_sinkfs_write(s, sink, txn, data, len)) : CK_EIO;
 }
 
+/* A commit: with output faults for the sink in the timeline, the first
+ * one armed applies to it (io/sinkfs.h; they claim it through the sinks'
+ * directory, so that one commit has it whichever process commits). */
 static int op_output_commit(ck_platform *p, uint32_t sink, uint64_t txn)
 {
-    ck_sinkfs *s = bn(p)->bw->sinks;
-    return s ? sink_rc(bn(p), ck_sinkfs_commit(s, sink, txn)) : CK_EIO;
+    ck_bnode *n = bn(p);
+    const ck_bworld *bw = n->bw;
+    ck_sinkfs *s = bw->sinks;
+    if (!s)
+        return CK_EIO;
+    int fault[CK_MAX_FAULTS], kind[CK_MAX_FAULTS], nf = 0, applied;
+    for (int i = 0; i < bw->nfaults && i < CK_MAX_FAULTS; i++) {
+        const ck_fault *f = &bw->faults[i];
+        if (ck_fault_is_output(f->kind) && (uint32_t)f->op == sink >> 16) {
+            fault[nf] = i;
+            kind[nf++] = f->kind == CK_FAULT_SINK_DUPLICATE ? CK_SINKFS_DUPLICATE
+                         : f->kind == CK_FAULT_SINK_DROP    ? CK_SINKFS_DROP
+                                                            : CK_SINKFS_CORRUPT;
+        }
+    }
+    if (!nf)
+        return sink_rc(n, ck_sinkfs_commit(s, sink, txn));
+    return sink_rc(n, ck_sinkfs_commit_faults(s, sink, txn, fault, kind, nf, ck_bnode_now(n),
+                                              &applied));
 }
 
 static int op_output_abort(ck_platform *p, uint32_t sink, uint64_t txn)

@@ -12,7 +12,9 @@
  *     host and completes, as a timed completion, at its end;
  *   - the sinks' external system is files with two-phase commit
  *     (io/sinkfs.h); a write that fails is reported to the backend, which
- *     fails the run (it could not record what it did);
+ *     fails the run (it could not record what it did); a commit of a sink
+ *     that an output fault of the timeline is for applies the fault if
+ *     the backend armed it (the sink's system misbehaves);
  *   - listing and deleting in the store are the store directory's
  *     (io/storefs.h); uploads and downloads are the backend's, since their
  *     bytes travel;
@@ -52,6 +54,7 @@
 
 #include "buggify.h"
 #include "drive.h"
+#include "faults.h"
 #include "platform.h"
 #include "sinkfs.h"
 #include "task.h"
@@ -104,6 +107,8 @@ typedef struct ck_bworld {
                             * directories of state backends (NULL: none) */
     ck_sinkfs *sinks;      /* the sinks' external system; NULL: none here */
     ck_buggify *bug;       /* the faults inside the processes; NULL: none */
+    const ck_fault *faults; /* the events timeline (its output faults are applied at */
+    int nfaults;           /* the sinks' commits: io/sinkfs.h), or none */
     int verbose;           /* log every line, not only warnings */
     int check;             /* check invariants after every step (invariant.h) */
 } ck_bworld;

@@ -1,5 +1,6 @@
 #include "faults.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,16 +8,18 @@
 #include "coordinator.h"
 #include "error.h"
 #include "handle.h"
+#include "sinkfs.h"
 #include "storefs.h"
 
 /* The actions of the events timeline, in the order of ck_fault_kind. */
 const char *const ck_crash_kind_names[] = {"process", "host", NULL};
 
-const char *const ck_fault_names[] = {"crash",         "slow_cpu",     "slow_link",
-                                      "link_down",     "partition",    "savepoint",
+const char *const ck_fault_names[] = {"crash",          "slow_cpu",      "slow_link",
+                                      "link_down",      "partition",     "savepoint",
                                       "corrupt_checkpoint", "slow_operator", "hot_key",
-                                      "slow_sink",     "store_errors", "store_delay",
-                                      "alloc_failure", NULL};
+                                      "slow_sink",      "store_errors",  "store_delay",
+                                      "alloc_failure",  "sink_duplicate", "sink_drop",
+                                      "sink_corrupt",   NULL};
 
 const char *const ck_store_op_names[] = {"put", "get", "delete", NULL};
 const char *const ck_alloc_point_names[] = {"restore", "snapshot", "deploy", NULL};
@@ -154,4 +157,12 @@ int ck_fault_damage(const ck_fault *f, const char *store_dir, const char *job_id
         snprintf(detail, len, "%s %s", cut ? "truncated" : "flipped a bit in", key);
     snprintf(damaged, keylen, "%s", rc ? "" : key);
     return rc;
+}
+
+int ck_fault_output_arm(int i, const char *sink_dir, char *detail, size_t len)
+{
+    if (ck_sinkfs_arm(sink_dir, i) == CK_OK)
+        return CK_OK;
+    snprintf(detail, len, "cannot arm it in %s: %s", sink_dir, strerror(errno));
+    return CK_EIO;
 }

@@ -56,8 +56,14 @@ typedef enum ck_fault_kind {
     CK_FAULT_STORE_DELAY,        /* ...their completions come late (by up to `delay`) */
     CK_FAULT_ALLOC_FAILURE,      /* an allocation at a point of the engine (CK_POINT_*)
                                   * fails, as out of memory */
+    /* output faults: a sink's external system misbehaves with the next
+     * transaction the sink commits (io/sinkfs.h), a known answer the
+     * verification must find exactly */
+    CK_FAULT_SINK_DUPLICATE,     /* ...applies it twice */
+    CK_FAULT_SINK_DROP,          /* ...loses it */
+    CK_FAULT_SINK_CORRUPT,       /* ...changes one record's value */
 } ck_fault_kind;
-#define CK_FAULT_KINDS (CK_FAULT_ALLOC_FAILURE + 1)
+#define CK_FAULT_KINDS (CK_FAULT_SINK_CORRUPT + 1)
 
 /* Whether a fault of kind k acts inside the processes (buggify.h). */
 static inline int ck_fault_in_process(ck_fault_kind k)
@@ -76,6 +82,12 @@ enum {
 extern const char *const ck_store_op_names[];
 /* "restore", "snapshot", "deploy": CK_POINT_* (platform.h) from 1; ending in NULL. */
 extern const char *const ck_alloc_point_names[];
+
+/* 1 for the output faults (sink_duplicate, sink_drop, sink_corrupt). */
+static inline int ck_fault_is_output(ck_fault_kind k)
+{
+    return k == CK_FAULT_SINK_DUPLICATE || k == CK_FAULT_SINK_DROP || k == CK_FAULT_SINK_CORRUPT;
+}
 
 /*
  * A triggered event starts `at` after a moment of the run instead of at a
@@ -117,7 +129,8 @@ typedef struct ck_fault {
     int host;              /* crash, slow_cpu, slow_link, link_down; store_errors,
                             * store_delay, alloc_failure: the host whose operations
                             * are hit, -1 for every host's; -1 for the others */
-    int op;                /* slow_operator, slow_sink: the operator's index in the job */
+    int op;                /* slow_operator, slow_sink, output faults: the operator's
+                            * index in the job (a sink's for the last two) */
     ck_time duration;      /* how long it lasts; 0: for good (crash: restart_after) */
     double factor;         /* slow_cpu: speed multiplier; slow_link: bandwidth multiplier;
                             * slow_operator: CPU per record multiplier (> 1);
@@ -161,6 +174,11 @@ extern const char *const ck_damage_file_names[];
 CK_MUST_CHECK
 int ck_fault_damage(const ck_fault *f, const char *store_dir, const char *job_id, char *detail,
                     size_t len, char *damaged, size_t keylen);
+
+/* Arms output fault i (an index into the timeline) in the sinks'
+ * directory sink_dir (io/sinkfs.h: the next commit of its sink applies
+ * it). 0, or CK_EIO with *detail saying why. */
+int ck_fault_output_arm(int i, const char *sink_dir, char *detail, size_t len);
 
 /*
  * What a crash takes down. A killed process leaves its host up: the host's

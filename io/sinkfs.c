@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "element.h" /* the record decoder: faults count the records they touch */
 #include "error.h"
 #include "storefs.h"
 
@@ -173,8 +174,10 @@ int ck_sinkfs_write(ck_sinkfs *f, uint32_t sink, uint64_t txn, const uint8_t *da
     return write_now(f, s, txn, data, len);
 }
 
-int ck_sinkfs_commit(ck_sinkfs *f, uint32_t sink, uint64_t txn)
+/* Commits txn of sink; *renamed: 1 when a part was committed now. */
+static int commit(ck_sinkfs *f, uint32_t sink, uint64_t txn, int *renamed)
 {
+    *renamed = 0;
     ck_sinkfs_slot *s = slot(f, sink);
     if (s && s->nheld && s->held_txn == txn) {
         int rc = flush_slot(f, s);
@@ -188,7 +191,205 @@ int ck_sinkfs_commit(ck_sinkfs *f, uint32_t sink, uint64_t txn)
     part_path(f, sink, txn, 1, to, sizeof(to));
     if (rename(from, to))
         return errno == ENOENT ? CK_OK : CK_EIO; /* committed before, or empty */
+    *renamed = 1;
     return CK_OK;
+}
+
+int ck_sinkfs_commit(ck_sinkfs *f, uint32_t sink, uint64_t txn)
+{
+    int renamed;
+    return commit(f, sink, txn, &renamed);
+}
+
+/* ---- output faults (sinkfs.h) ----------------------------------------------------------- */
+
+static void fault_path(const char *dir, int n, const char *suffix, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s/fault-%02d%s", dir, n, suffix);
+}
+
+/* Writes a whole file in place of dir/name, through a temporary name and a
+ * rename (no reader sees half of it). 0, or CK_EIO with errno set. */
+static int file_replace(const char *dir, const char *name, const uint8_t *data, size_t len)
+{
+    char tmp[760], to[760];
+    snprintf(tmp, sizeof(tmp), "%s/%s.tmp", dir, name);
+    snprintf(to, sizeof(to), "%s/%s", dir, name);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return CK_EIO;
+    int bad = ck_storefs_write_full(fd, data, len);
+    int e = errno;
+    if (close(fd) && !bad) {
+        bad = 1;
+        e = errno;
+    }
+    if (!bad && rename(tmp, to)) {
+        bad = 1;
+        e = errno;
+    }
+    if (bad) {
+        unlink(tmp);
+        errno = e;
+        return CK_EIO;
+    }
+    return CK_OK;
+}
+
+int ck_sinkfs_arm(const char *dir, int n)
+{
+    char path[700];
+    fault_path(dir, n, ".armed", path, sizeof(path));
+    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return CK_EIO;
+    close(fd);
+    return CK_OK;
+}
+
+/* The records of an encoded stream: how many, and where the first one's
+ * body starts (-1: none). CK_ECORRUPT when it does not parse. */
+static int count_records(const uint8_t *d, size_t len, uint64_t *n, long *first)
+{
+    *n = 0;
+    *first = -1;
+    for (size_t pos = 0; pos < len;) {
+        ck_elem e;
+        size_t m = len - pos >= 4 ? (size_t)ck_get_u32(d + pos) + 4 : 0;
+        if (m < CK_ELEM_PREFIX || m > len - pos || ck_elem_decode(d + pos, m, &e) ||
+            e.tag != CK_EL_RECORD)
+            return CK_ECORRUPT;
+        if (*first < 0)
+            *first = (long)pos;
+        pos += m;
+        (*n)++;
+    }
+    return CK_OK;
+}
+
+/* Applies fault kind to the part of (sink, txn) just committed; fills o. */
+static int apply_fault(const char *dir, uint32_t sink, uint64_t txn, int kind, ck_sinkfs_fault *o)
+{
+    char name[64], aside[64];
+    part_name(sink, txn, 1, name, sizeof(name));
+    uint8_t *data;
+    size_t len;
+    int rc = ck_storefs_get(dir, name, &data, &len);
+    if (rc)
+        return rc == CK_ENOTFOUND ? CK_EIO : rc;
+    long first;
+    rc = count_records(data, len, &o->records, &first);
+    if (!rc && first < 0)
+        rc = CK_ECORRUPT; /* a part holds what was written to it: records */
+    if (rc) {
+        free(data);
+        return rc;
+    }
+    char from[760], to[760];
+    switch (kind) {
+    case CK_SINKFS_DUPLICATE:
+        snprintf(aside, sizeof(aside), "%s.dup", name);
+        rc = file_replace(dir, aside, data, len);
+        break;
+    case CK_SINKFS_DROP:
+        snprintf(aside, sizeof(aside), "%08x.lost-%020llu", sink, (unsigned long long)txn);
+        snprintf(from, sizeof(from), "%s/%s", dir, name);
+        snprintf(to, sizeof(to), "%s/%s", dir, aside);
+        rc = rename(from, to) ? CK_EIO : CK_OK;
+        break;
+    default: {
+        /* The original first, so that what was altered is always on record. */
+        uint8_t *rec = data + first;
+        size_t rlen = (size_t)ck_get_u32(rec) + 4;
+        snprintf(aside, sizeof(aside), "%08x.altered-%020llu", sink, (unsigned long long)txn);
+        rc = file_replace(dir, aside, rec, rlen);
+        o->records = 1;
+        o->before = (int64_t)ck_get_u64(rec + CK_ELEM_PREFIX + CK_REC_AT_VALUE);
+        o->after = ck_sinkfs_corrupted(o->before);
+        ck_put_u64(rec + CK_ELEM_PREFIX + CK_REC_AT_VALUE, (uint64_t)o->after);
+        if (!rc)
+            rc = file_replace(dir, name, data, len);
+        break;
+    }
+    }
+    free(data);
+    return rc;
+}
+
+int ck_sinkfs_commit_faults(ck_sinkfs *f, uint32_t sink, uint64_t txn, const int *fault,
+                            const int *kind, int nf, int64_t now, int *applied)
+{
+    int renamed;
+    *applied = -1;
+    int rc = commit(f, sink, txn, &renamed);
+    if (rc || !renamed)
+        return rc;
+    for (int i = 0; i < nf; i++) {
+        char armed[700], claimed[700];
+        fault_path(f->dir, fault[i], ".armed", armed, sizeof(armed));
+        fault_path(f->dir, fault[i], ".claimed", claimed, sizeof(claimed));
+        if (rename(armed, claimed)) {
+            if (errno == ENOENT)
+                continue; /* not armed, or another commit has it */
+            return CK_EIO;
+        }
+        ck_sinkfs_fault o = {.kind = kind[i], .sink = sink, .txn = txn, .at = now};
+        if ((rc = apply_fault(f->dir, sink, txn, kind[i], &o)))
+            return rc == CK_EIO ? rc : (errno = EIO, CK_EIO);
+        char rec[200], name[32];
+        int m = snprintf(rec, sizeof(rec), "%d %u %llu %llu %lld %lld %lld\n", o.kind, o.sink,
+                         (unsigned long long)o.txn, (unsigned long long)o.records,
+                         (long long)o.at, (long long)o.before, (long long)o.after);
+        snprintf(name, sizeof(name), "fault-%02d", fault[i]);
+        if ((rc = file_replace(f->dir, name, (const uint8_t *)rec, (size_t)m)))
+            return rc;
+        *applied = i;
+        return CK_OK;
+    }
+    return CK_OK;
+}
+
+int ck_sinkfs_fault_read(const char *dir, int n, ck_sinkfs_fault *out)
+{
+    char name[32];
+    snprintf(name, sizeof(name), "fault-%02d", n);
+    uint8_t *data;
+    size_t len;
+    int rc = ck_storefs_get(dir, name, &data, &len);
+    if (rc)
+        return rc;
+    char text[200];
+    snprintf(text, sizeof(text), "%.*s", (int)(len < sizeof(text) ? len : sizeof(text) - 1),
+             (const char *)data);
+    free(data);
+    ck_sinkfs_fault o;
+    unsigned long long txn, records;
+    long long at, before, after;
+    if (sscanf(text, "%d %u %llu %llu %lld %lld %lld", &o.kind, &o.sink, &txn, &records, &at,
+               &before, &after) != 7 ||
+        o.kind < CK_SINKFS_DUPLICATE || o.kind > CK_SINKFS_CORRUPT)
+        return CK_ECORRUPT;
+    o.txn = txn;
+    o.records = records;
+    o.at = at;
+    o.before = before;
+    o.after = after;
+    *out = o;
+    return CK_OK;
+}
+
+int ck_sinkfs_fault_records(const char *dir, const ck_sinkfs_fault *fo, ck_sinkout *out)
+{
+    static const char *const forms[] = {"%08x.part-%020llu.dup", "%08x.lost-%020llu",
+                                        "%08x.altered-%020llu"};
+    if (fo->kind < CK_SINKFS_DUPLICATE || fo->kind > CK_SINKFS_CORRUPT)
+        return CK_ENOTFOUND;
+    char name[64], path[760];
+    snprintf(name, sizeof(name), forms[fo->kind], fo->sink, (unsigned long long)fo->txn);
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    if (access(path, F_OK))
+        return errno == ENOENT ? CK_ENOTFOUND : CK_EIO;
+    return ck_sinkout_load(out, fo->sink, path);
 }
 
 int ck_sinkfs_carry(const char *from, const char *to, uint32_t sink, uint64_t txn)
@@ -250,7 +451,9 @@ static int load(const char *dir, const ck_sinkfs_cut *cut, size_t ncut, ck_sinko
             continue;
         const char *rest = de->d_name + 9;
         int direct = strcmp(rest, "out") == 0;
-        int part = strncmp(rest, "part-", 5) == 0 && strlen(rest) == 25;
+        /* a committed part, or its second copy (an output fault) */
+        int part = strncmp(rest, "part-", 5) == 0 &&
+                   (strlen(rest) == 25 || (strlen(rest) == 29 && !strcmp(rest + 25, ".dup")));
         if (!direct && !part)
             continue; /* in progress, or not ours */
         if (n == cap) {

@@ -8,6 +8,7 @@
  *   <id>.out                              what transaction 0 wrote: committed at once
  *   <id>.part-<txn, 20 digits>.inprogress an open or pre-committed transaction
  *   <id>.part-<txn, 20 digits>            a committed one
+ *   <id>.part-<txn, 20 digits>.dup        a committed one applied twice (below)
  *
  * A transaction:
  *
@@ -84,6 +85,73 @@ int ck_sinkfs_abort(ck_sinkfs *f, uint32_t sink, uint64_t txn);
  * copy of its part, for the restored sink to commit. 0 (also when there is
  * none: committed before, or empty), CK_EIO with errno set, or CK_ENOMEM. */
 int ck_sinkfs_carry(const char *from, const char *to, uint32_t sink, uint64_t txn);
+
+/*
+ * Output faults: the external system misbehaving (the scenario events
+ * sink_duplicate, sink_drop and sink_corrupt). Whatever plays the
+ * timeline arms fault n (its index in the timeline) in the directory,
+ * as the file fault-<n>.armed; the next commit that renames a part of a
+ * sink the fault is for claims it, renaming the file to
+ * fault-<n>.claimed (one process wins, however many commit at once), and
+ * applies it to the transaction it just committed:
+ *
+ *   duplicate  a second committed copy, <id>.part-<txn>.dup, read back
+ *              right after the part: the transaction applied twice;
+ *   drop       the part moved aside to <id>.lost-<txn>, never read back
+ *              as output: the transaction lost;
+ *   corrupt    the value of the part's first record lowered by 2^62 (no
+ *              count or sum of the workload's values comes near it), its
+ *              original record kept in <id>.altered-<txn>.
+ *
+ * It then records what it did in fault-<n> (ck_sinkfs_fault), counting
+ * the records by decoding them.
+ *
+ *   (none) --arm--> ARMED --a commit of its sink claims it--> CLAIMED --applied--> DONE
+ */
+typedef enum ck_sinkfs_fault_kind {
+    CK_SINKFS_DUPLICATE,
+    CK_SINKFS_DROP,
+    CK_SINKFS_CORRUPT,
+} ck_sinkfs_fault_kind;
+
+/* What an output fault did. */
+typedef struct ck_sinkfs_fault {
+    int kind;              /* ck_sinkfs_fault_kind */
+    uint32_t sink;         /* the sink subtask whose transaction it hit (ck_sink_id) */
+    uint64_t txn;          /* that transaction */
+    uint64_t records;      /* the records it duplicated or dropped; corrupt: 1 */
+    int64_t at;            /* when, by the committing node's clock (ns) */
+    int64_t before, after; /* corrupt: the record's value before and after */
+} ck_sinkfs_fault;
+
+/* The value sink_corrupt gives a record whose value was v. */
+static inline int64_t ck_sinkfs_corrupted(int64_t v)
+{
+    return (int64_t)((uint64_t)v - ((uint64_t)1 << 62));
+}
+
+/* Arms fault n in dir. 0, or CK_EIO with errno set. */
+int ck_sinkfs_arm(const char *dir, int n);
+
+/*
+ * Commits transaction txn of sink as ck_sinkfs_commit does; when that
+ * renamed a part and one of the faults fault[0..nf) (of kinds kind[]) is
+ * armed in f's directory, claims the first such and applies it, at time
+ * now: *applied is then its position in fault[], else -1. 0, or CK_EIO
+ * with errno set (the commit, or the fault's files).
+ */
+int ck_sinkfs_commit_faults(ck_sinkfs *f, uint32_t sink, uint64_t txn, const int *fault,
+                            const int *kind, int nf, int64_t now, int *applied);
+
+/* What fault n did in dir. 0, CK_ENOTFOUND (it was applied to no
+ * transaction: not armed, or no commit came after), CK_EIO, or
+ * CK_ECORRUPT (its record does not parse). */
+int ck_sinkfs_fault_read(const char *dir, int n, ck_sinkfs_fault *out);
+
+/* The records a fault touched, appended to out as sink fo->sink's stream:
+ * the copy it committed again, the transaction it dropped, or the
+ * original of the record it altered. 0, CK_ENOTFOUND, CK_EIO, CK_ENOMEM. */
+int ck_sinkfs_fault_records(const char *dir, const ck_sinkfs_fault *fo, ck_sinkout *out);
 
 /* Reads what dir's sinks committed into out's committed streams, in
  * order. 0, CK_ENOTFOUND (no such directory), CK_EIO or CK_ENOMEM. */

@@ -1560,6 +1560,16 @@ static void start_fault(net_world *w, int i, ck_time now)
     case CK_FAULT_ALLOC_FAILURE:
         set_bug(w, i, 1);
         break;
+    case CK_FAULT_SINK_DUPLICATE:
+    case CK_FAULT_SINK_DROP:
+    case CK_FAULT_SINK_CORRUPT: {
+        /* Armed in the sinks' directory: whichever task manager's process
+         * commits a transaction of the sink next claims it (bnode.c). */
+        char detail[sizeof(f->detail)];
+        if (ck_fault_output_arm(i, w->sink_dir, detail, sizeof(detail)))
+            ck_plan_failed(&w->plan, i, detail);
+        break;
+    }
     default:
         break; /* slow_cpu, slow_link: apply_slowness, from the plan */
     }
@@ -2070,8 +2080,8 @@ static int net_run(const ck_backend_job *job, ck_backend_result *r, char *err, s
     snprintf(w.sink_dir, sizeof(w.sink_dir), "%s/sink", job->outdir);
     snprintf(w.local_dir, sizeof(w.local_dir), "%s/local", job->outdir);
     w.bw = (ck_bworld){.io = &net_io, .store_dir = w.store_dir, .local_dir = w.local_dir,
-                       .sinks = &w.sinks, .verbose = job->verbose,
-                       .check = job->check_invariants};
+                       .sinks = &w.sinks, .faults = job->faults, .nfaults = job->nfaults,
+                       .verbose = job->verbose, .check = job->check_invariants};
     if (ck_storefs_mkdirs(w.store_dir) || ck_storefs_mkdirs(w.sink_dir) ||
         ck_sinkfs_init(&w.sinks, w.sink_dir)) {
         snprintf(err, errlen, "%s: cannot create the store and sink directories: %s", job->outdir,
@@ -2203,6 +2213,7 @@ static int net_run(const ck_backend_job *job, ck_backend_result *r, char *err, s
     if (lrc && !r->error[0])
         snprintf(r->error, sizeof(r->error), "%s: cannot read the sinks' output: %s", w.sink_dir,
                  ck_strerror(lrc));
+    ck_backend_output_faults(r, job->env.g, w.sink_dir);
     world_free(&w);
     free(w.listen_fd);
     free(w.port);

@@ -157,6 +157,21 @@ void ck_summary_print(FILE *f, const cJSON *run, const char *runjson_path)
     const char *unexplained = ck_rf_str(c, "unexplained_fallback");
     if (unexplained && *unexplained)
         fprintf(f, "  FAILED     %s\n", txt(&t, unexplained));
+    const cJSON *inj = ck_rf_get(c, "injected");
+    if (cJSON_IsObject(inj)) {
+        /* The damage was injected on purpose: the counts must be exactly it. */
+        const char *cf = ck_rf_str(c, "checker_failure");
+        fprintf(f,
+                "  injected   %.0f output fault%s: %.0f duplicated, %.0f lost, %.0f unexpected, "
+                "%.0f wrong totals: %s\n",
+                ck_rf_num(inj, "faults", 0), ck_rf_num(inj, "faults", 0) == 1 ? "" : "s",
+                ck_rf_num(inj, "duplicated", 0), ck_rf_num(inj, "lost", 0),
+                ck_rf_num(inj, "unexpected", 0), ck_rf_num(inj, "wrong_totals", 0),
+                ck_rf_bool(c, "checker_ok") ? "the output check found exactly that"
+                                            : "the output check is WRONG");
+        if (cf && *cf)
+            fprintf(f, "  FAILED     %s\n", txt(&t, cf));
+    }
     const char *prior = ck_rf_str(c, "includes_output_of");
     if (prior)
         fprintf(f, "             (with the output of %s, which took the savepoint)\n",

@@ -402,6 +402,55 @@ static void draw_in_process(ck_scenario *sc, uint64_t seed, ck_nemesis_mode mode
     }
 }
 
+/*
+ * A fifth of the safety schedules damage the committed output on purpose:
+ * one output fault (a transaction applied twice, lost, or a value
+ * changed) on a sink of the job drawn uniformly, so that every grouping
+ * of the output check the job has is met across seeds, at a time or just
+ * after a checkpoint completes (its commit is the transaction hit). The
+ * verdict must then count exactly that damage (nemesis.h). Drawn from a
+ * stream of its own, after the rest, so that the other faults of a seed
+ * stay as they were.
+ */
+/* The stream of the output faults: apart from the rest's too. */
+#define OUTPUT_STREAM (NEMESIS_STREAM + 0x400)
+
+static void draw_output(ck_scenario *sc, uint64_t seed, ck_nemesis_mode mode)
+{
+    static const ck_fault_kind kinds[] = {CK_FAULT_SINK_DUPLICATE, CK_FAULT_SINK_DROP,
+                                          CK_FAULT_SINK_CORRUPT};
+    ck_rng g;
+    ck_rng_init(&g, seed, OUTPUT_STREAM + (uint64_t)mode);
+    int sinks[CK_MAX_OPS], ns = 0;
+    for (int k = 0; k < sc->job.nops; k++)
+        if (sc->job.ops[k].kind == CK_OP_SINK)
+            sinks[ns++] = k;
+    if (!ns || ck_rng_below(&g, 5) != 0 || sc->nfaults >= CK_MAX_FAULTS)
+        return;
+    ck_time T = sc->workload.duration > 0 ? sc->workload.duration : S;
+    ck_time I = ck_cfg(&sc->cfg, CK_CFG_CP_INTERVAL);
+    ck_fault f;
+    memset(&f, 0, sizeof(f));
+    f.factor = 1.0;
+    f.host = -1;
+    f.kind = kinds[ck_rng_below(&g, 3)];
+    f.op = sinks[ck_rng_below(&g, (uint64_t)ns)];
+    if (I > 0 && ck_rng_below(&g, 2)) {
+        f.moment = CK_MOMENT_CHECKPOINT_COMPLETED;
+        f.nth = 1 + (int)ck_rng_below(&g, (uint64_t)tmax(1, T * 9 / 10 / I));
+        f.at = ck_rng_below(&g, 2) ? 0 : log_uniform(&g, 1 * US, 1 * MS);
+        sc->faults[sc->nfaults++] = f;
+        return;
+    }
+    f.at = uniform(&g, T / 10, T * 9 / 10);
+    int i = 0; /* among the timed faults, in order of `at` */
+    while (i < sc->nfaults && sc->faults[i].moment == CK_MOMENT_NONE && sc->faults[i].at <= f.at)
+        i++;
+    memmove(&sc->faults[i + 1], &sc->faults[i], (size_t)(sc->nfaults - i) * sizeof(f));
+    sc->faults[i] = f;
+    sc->nfaults++;
+}
+
 void ck_nemesis_draw(ck_scenario *sc, uint64_t seed, ck_nemesis_mode mode)
 {
     ck_rng g;
@@ -522,6 +571,10 @@ void ck_nemesis_draw(ck_scenario *sc, uint64_t seed, ck_nemesis_mode mode)
         case CK_FAULT_STORE_DELAY:
         case CK_FAULT_ALLOC_FAILURE:
             break; /* drawn apart (draw_in_process) */
+        case CK_FAULT_SINK_DUPLICATE:
+        case CK_FAULT_SINK_DROP:
+        case CK_FAULT_SINK_CORRUPT:
+            break; /* drawn apart (draw_output) */
         }
         /* When: at a time, or at a moment (with checkpoints on). */
         if (I > 0 && ck_rng_below(&g, 2)) {
@@ -605,6 +658,8 @@ void ck_nemesis_draw(ck_scenario *sc, uint64_t seed, ck_nemesis_mode mode)
             f->at = log_uniform(&fin, 1 * US, 3 * I);
         }
     }
+    if (mode == CK_NEMESIS_SAFETY)
+        draw_output(sc, seed, mode);
     draw_in_process(sc, seed, mode);
 }
 
@@ -708,6 +763,12 @@ cJSON *ck_nemesis_events_json(const ck_scenario *sc)
             cJSON_AddNumberToObject(o, "probability", f->prob);
             if (f->kind == CK_FAULT_STORE_DELAY)
                 add_dur(o, "delay", f->delay);
+            break;
+        case CK_FAULT_SINK_DUPLICATE:
+        case CK_FAULT_SINK_DROP:
+        case CK_FAULT_SINK_CORRUPT:
+            if (f->op >= 0 && f->op < sc->job.nops)
+                cJSON_AddStringToObject(o, "sink", sc->job.ops[f->op].name);
             break;
         }
         if (f->kind == CK_FAULT_SLOW_CPU || (f->kind == CK_FAULT_SLOW_LINK && f->factor != 1.0))
@@ -815,6 +876,11 @@ void ck_nemesis_describe(const ck_fault *f, int ntm, char *buf, size_t len)
                  f->prob, late, f->duration ? d : "good");
         break;
     }
+    case CK_FAULT_SINK_DUPLICATE:
+    case CK_FAULT_SINK_DROP:
+    case CK_FAULT_SINK_CORRUPT:
+        snprintf(what, sizeof(what), "%s #%d", ck_fault_name(f->kind), f->op);
+        break;
     }
     char at[32];
     fmt_short(at, sizeof(at), f->at);
@@ -864,19 +930,27 @@ void ck_nemesis_judge(const ck_run *r, const ck_verdict *v, ck_nemesis_mode mode
                     2 * ck_cfg(&sc->cfg, CK_CFG_HB_TIMEOUT) + restart_wait(sc);
     out->bound_s = (double)bound / 1e9;
     const char *g = ck_guarantee_name(v->guarantee);
+    /* What is wrong with the output is all the output faults' damage,
+     * counted exactly (ck_run_judge_injected). */
+    int explained = r->injected.faults > 0 && r->checker_ok;
     if (!r->res.jm_ready) {
         snprintf(out->why, sizeof(out->why), "the job manager never started");
     } else if (r->unexplained[0]) {
         /* Falling back past a committed checkpoint is allowed only past a
          * file the schedule damaged (ck_run_judge_fallbacks). */
         snprintf(out->why, sizeof(out->why), "%.399s", r->unexplained);
-    } else if (finished && !v->ok) {
+    } else if (r->checker_failure[0]) {
+        /* The output faults' damage is a known answer: the check missed or
+         * over-counted it (ck_run_judge_injected). */
+        snprintf(out->why, sizeof(out->why), "the output check is wrong: %.370s",
+                 r->checker_failure);
+    } else if (finished && !v->ok && !explained) {
         snprintf(out->why, sizeof(out->why),
                  "the output broke its %s guarantee: %llu lost, %llu duplicated, %llu unexpected",
                  g, (unsigned long long)v->lost, (unsigned long long)v->duplicated,
                  (unsigned long long)v->unexpected);
     } else if (gave_up && mode == CK_NEMESIS_SAFETY) {
-        if (v->unexpected || (v->guarantee == CK_EXACTLY_ONCE && v->duplicated))
+        if (!explained && (v->unexpected || (v->guarantee == CK_EXACTLY_ONCE && v->duplicated)))
             snprintf(out->why, sizeof(out->why),
                      "the job failed (%.200s) and its committed output broke its %s "
                      "guarantee: %llu duplicated, %llu unexpected",
@@ -900,6 +974,15 @@ void ck_nemesis_judge(const ck_run *r, const ck_verdict *v, ck_nemesis_mode mode
         if (mode == CK_NEMESIS_LIVENESS)
             snprintf(out->why, sizeof(out->why), "finished at %.3f s (bound %.3f s), %s held",
                      (double)r->res.jm.end / 1e9, out->bound_s, g);
+        else if (explained)
+            snprintf(out->why, sizeof(out->why),
+                     "finished, %s held but for the damage the output faults injected, which "
+                     "the output check counted exactly (%llu duplicated, %llu lost, %llu "
+                     "unexpected, %llu wrong totals)",
+                     g, (unsigned long long)r->injected.duplicated,
+                     (unsigned long long)r->injected.lost,
+                     (unsigned long long)r->injected.unexpected,
+                     (unsigned long long)r->injected.wrong_totals);
         else
             snprintf(out->why, sizeof(out->why), "finished, %s held", g);
     }

@@ -324,6 +324,47 @@ int ck_run_judge_fallbacks(ck_run *r)
     return 0;
 }
 
+int ck_run_judge_injected(ck_run *r, const ck_verdict *v, int whole)
+{
+    memset(&r->injected, 0, sizeof(r->injected));
+    r->checker_ok = 0;
+    r->checker_failure[0] = 0;
+    ck_injected_fault f[CK_MAX_FAULTS];
+    ck_sinkout recs[CK_MAX_FAULTS];
+    int n = 0, rc = CK_OK;
+    char dir[700], err[600];
+    snprintf(dir, sizeof(dir), "%s/sink", r->outdir);
+    for (int i = 0; i < r->res.nfaults && !rc; i++) {
+        const ck_fault_run *fr = &r->res.faults[i];
+        if (!fr->out_done)
+            continue;
+        ck_sinkout_init(&recs[n]);
+        f[n] = (ck_injected_fault){fr->out, &recs[n]};
+        if ((rc = ck_sinkfs_fault_records(dir, &fr->out, &recs[n])))
+            snprintf(err, sizeof(err), "%s: the records event %d touched cannot be read: %s",
+                     dir, i, ck_strerror(rc));
+        n++;
+    }
+    if (!rc && n)
+        rc = ck_injected_expect(&r->sc->graph, &r->wl, &r->res.out, v->guarantee, v->partial, f,
+                                n, &r->injected, err, sizeof(err));
+    for (int i = 0; i < n; i++)
+        ck_sinkout_free(&recs[i]);
+    if (!n)
+        return 0;
+    if (rc) {
+        r->injected.faults = n;
+        snprintf(r->checker_failure, sizeof(r->checker_failure),
+                 "the damage the output faults injected cannot be worked out: %.500s", err);
+        return 1;
+    }
+    char why[600];
+    r->checker_ok = ck_injected_judge(&r->injected, v, whole, why, sizeof(why));
+    if (!r->checker_ok)
+        snprintf(r->checker_failure, sizeof(r->checker_failure), "%s", why);
+    return !r->checker_ok;
+}
+
 int ck_run_main(const char *scenario_path, const ck_run_opts *o)
 {
     static ck_scenario sc; /* large: keep it off the stack */
@@ -609,6 +650,12 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
     }
     if (unexplained)
         v.ok = 0; /* run.json's correctness.unexplained_fallback says why */
+    /* Output faults damaged the committed output on purpose: the verdict
+     * must count exactly that damage, or the output check is wrong. */
+    int finished = r.res.jm_ready && r.res.jm.state == CK_JOB_FINISHED;
+    int checker_failed = !rc && ck_run_judge_injected(&r, &v, finished && !partial);
+    /* Wrong output all of which the output faults explain */
+    int explained = !v.ok && r.injected.faults && r.checker_ok && !unexplained;
     cJSON *run = ck_runjson_build(&r, &v);
     ck_nemesis_verdict nv;
     if (o->swarm && run) {
@@ -641,6 +688,12 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
          * committed, and nothing the timeline did allowed it. */
         fprintf(stderr, "chandy: %s: %s\n", scenario_path, r.unexplained);
         status = 1;
+    } else if (checker_failed) {
+        /* Whatever "expect" says: the output check missed or over-counted
+         * the damage the timeline injected into the output. */
+        fprintf(stderr, "chandy: %s: the output check is wrong: %s\n", scenario_path,
+                r.checker_failure);
+        status = 1;
     } else if (r.res.unfinished) {
         /* Whatever "expect" says, a run stopped before the job ended did not complete. */
         fprintf(stderr, "chandy: %s: the job did not finish: %s\n", scenario_path, r.res.jm.failure);
@@ -655,7 +708,7 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
             printf("  expect     %d assertion%s held\n", cJSON_GetArraySize(sc.expect),
                    cJSON_GetArraySize(sc.expect) == 1 ? "" : "s");
         }
-    } else if (r.res.jm.state != CK_JOB_FINISHED || !v.ok) {
+    } else if (r.res.jm.state != CK_JOB_FINISHED || (!v.ok && !explained)) {
         /* Without an "expect" block, a run must finish with correct output. */
         fprintf(stderr, "chandy: %s: %s\n", scenario_path,
                 r.res.jm.state != CK_JOB_FINISHED ? "the job did not finish"

@@ -9,6 +9,7 @@
 #define CK_RUN_H
 
 #include "backend.h"
+#include "injected.h"
 #include "scenario.h"
 #include "workload.h"
 
@@ -35,6 +36,11 @@ typedef struct ck_run {
                              * fallback passed a file the timeline damaged ("": none) */
     char unexplained[400];  /* a fallback nothing the timeline did explains: the run
                              * fails, whatever its output ("": none) */
+    /* The output faults that damaged committed output, judged against the
+     * verdict (verify/injected.h): */
+    ck_injected injected;   /* what the verdict had to show (faults 0: none) */
+    int checker_ok;         /* 1: it showed exactly that */
+    char checker_failure[600]; /* else why: the output check is wrong ("": none) */
 } ck_run;
 
 const char *ck_backend_name(ck_backend b);
@@ -56,6 +62,16 @@ int ck_run_fallback_cause(const ck_run *r, size_t i);
  * Returns 1 when one is not, else 0.
  */
 int ck_run_judge_fallbacks(ck_run *r);
+
+/*
+ * Judges the output check against the damage the timeline's output
+ * faults injected (verify/injected.h), once v is the run's verdict:
+ * fills r->injected, and r->checker_ok, or r->checker_failure (one
+ * line). whole: the output is all the job's. Returns 1 when the check
+ * counted other than the damage injected, else 0 (also when no output
+ * fault damaged anything).
+ */
+int ck_run_judge_injected(ck_run *r, const ck_verdict *v, int whole);
 
 typedef struct ck_run_opts {
     const char *from_savepoint; /* like `flink run -s`: overrides execution.state-recovery.path */

@@ -485,6 +485,26 @@ static cJSON *faults_arr(const ck_run *r)
             }
             cJSON_AddNumberToObject(o, "probability", sp->prob);
             break;
+        case CK_FAULT_SINK_DUPLICATE:
+        case CK_FAULT_SINK_DROP:
+        case CK_FAULT_SINK_CORRUPT:
+            if (sp->op >= 0 && sp->op < r->job.env.g->spec.nops)
+                cJSON_AddStringToObject(o, "sink", r->job.env.g->spec.ops[sp->op].name);
+            if (f->out_done) {
+                /* the transaction it hit, and how many records it touched */
+                cJSON *t = cJSON_AddObjectToObject(o, "transaction");
+                cJSON_AddNumberToObject(t, "subtask", f->out.sink & 0xffff);
+                cJSON_AddNumberToObject(t, "id", (double)f->out.txn);
+                add_time(t, "committed_s", f->out.at);
+                cJSON_AddNumberToObject(t, "records", (double)f->out.records);
+                if (sp->kind == CK_FAULT_SINK_CORRUPT) {
+                    cJSON_AddNumberToObject(t, "value_before", (double)f->out.before);
+                    cJSON_AddNumberToObject(t, "value_after", (double)f->out.after);
+                }
+            } else {
+                cJSON_AddNullToObject(o, "transaction");
+            }
+            break;
         default:
             break;
         }
@@ -834,6 +854,24 @@ cJSON *ck_runjson_build(const ck_run *r, const ck_verdict *v)
     else
         cJSON_AddNullToObject(c, "unexplained_fallback");
     cJSON_AddItemToObject(c, "fallbacks", fallbacks_arr(r));
+    if (r->injected.faults) {
+        /* what the output faults injected, which the counts above must show */
+        cJSON *inj = cJSON_AddObjectToObject(c, "injected");
+        cJSON_AddNumberToObject(inj, "faults", r->injected.faults);
+        cJSON_AddNumberToObject(inj, "records", (double)r->injected.records);
+        cJSON_AddNumberToObject(inj, "duplicated", (double)r->injected.duplicated);
+        cJSON_AddNumberToObject(inj, "lost", (double)r->injected.lost);
+        cJSON_AddNumberToObject(inj, "unexpected", (double)r->injected.unexpected);
+        cJSON_AddNumberToObject(inj, "wrong_totals", (double)r->injected.wrong_totals);
+        cJSON_AddBoolToObject(c, "checker_ok", r->checker_ok);
+    } else {
+        cJSON_AddNullToObject(c, "injected");
+        cJSON_AddNullToObject(c, "checker_ok");
+    }
+    if (r->checker_failure[0])
+        cJSON_AddStringToObject(c, "checker_failure", r->checker_failure);
+    else
+        cJSON_AddNullToObject(c, "checker_failure");
 
     if (r->res.error[0])
         cJSON_AddStringToObject(root, "error", r->res.error);

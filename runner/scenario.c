@@ -586,6 +586,9 @@ static void parse_events(ck_jin *j, const cJSON *o, ck_scenario *s)
         {"host", "ops", "probability", "duration", NULL},
         {"host", "probability", "delay", "duration", NULL},
         {"host", "point", "probability", "duration", NULL},
+        {"sink", NULL},
+        {"sink", NULL},
+        {"sink", NULL},
     };
     static const char *const damages[] = {"bitflip", "truncate", NULL};
     if (!o)
@@ -723,6 +726,24 @@ static void parse_events(ck_jin *j, const cJSON *o, ck_scenario *s)
                 ck_jin_duration(j, e, "delay", 1, 1000, 100 * S_NS, &f->delay);
             ck_jin_duration(j, e, "duration", 0, 1, MAX_DURATION, &f->duration);
             break;
+        case CK_FAULT_SINK_DUPLICATE:
+        case CK_FAULT_SINK_DROP:
+        case CK_FAULT_SINK_CORRUPT: {
+            /* The sink's external system misbehaves with its next commit. */
+            f->host = -1;
+            f->op = -1;
+            char name[CK_NAME_MAX] = "";
+            ck_jin_string(j, e, "sink", 1, name, sizeof(name));
+            for (int k = 0; k < s->job.nops && !j->failed; k++)
+                if (!strcmp(s->job.ops[k].name, name))
+                    f->op = k;
+            if (!j->failed && (f->op < 0 || s->job.ops[f->op].kind != CK_OP_SINK)) {
+                size_t s3 = ck_jin_push_key(j, "sink");
+                ck_jin_fail(j, "expected the name of a sink of the job, got \"%s\"", name);
+                ck_jin_pop(j, s3);
+            }
+            break;
+        }
         case CK_FAULT_HOT_KEY:
             f->host = -1;
             ck_jin_number(j, e, "share", 1, 0.0, 1.0, &f->factor);

@@ -2149,6 +2149,15 @@ static void fault_start(injector *in, int i)
     case CK_FAULT_ALLOC_FAILURE:
         ck_buggify_set(&w->bug, i, 1); /* the hosts' platforms draw from now on */
         break;
+    case CK_FAULT_SINK_DUPLICATE:
+    case CK_FAULT_SINK_DROP:
+    case CK_FAULT_SINK_CORRUPT: {
+        /* the sink's next commit applies it (bnode.c) */
+        char detail[sizeof(f->detail)];
+        if (ck_fault_output_arm(i, w->sinks.dir, detail, sizeof(detail)))
+            ck_plan_failed(&w->plan, i, detail);
+        break;
+    }
     }
 }
 
@@ -2367,6 +2376,8 @@ static int sim_run(const ck_backend_job *job, ck_backend_result *r, char *err, s
     if (!w)
         return CK_EINVAL;
     w->bw.check = job->check_invariants;
+    w->bw.faults = job->faults;
+    w->bw.nfaults = job->nfaults;
     char sink_dir[600];
     snprintf(sink_dir, sizeof(sink_dir), "%s/sink", job->outdir);
     if (ck_sim_set_sink_dir(w, sink_dir)) {
@@ -2454,6 +2465,7 @@ static int sim_run(const ck_backend_job *job, ck_backend_result *r, char *err, s
     if (lrc && !r->error[0])
         snprintf(r->error, sizeof(r->error), "%s: cannot read the sinks' output: %s", sink_dir,
                  ck_strerror(lrc));
+    ck_backend_output_faults(r, job->env.g, sink_dir);
     if (r->jm.state != CK_JOB_FINISHED && r->jm.state != CK_JOB_FAILED) {
         /* Stopped at the time limit (a stalled job keeps its timers
          * ticking), or, should every actor ever wait for good, stalled. */

@@ -2,18 +2,24 @@
  * test_faultplan.c - the timeline as both backends play it
  * (backend/faultplan.h): when each fault starts and ends, triggered
  * faults waiting for their moment, and the conditions in force when
- * faults overlap.
+ * faults overlap; output faults armed in the sinks' directory and what
+ * the backend then records of them.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
+#include "backend.h"
 #include "bytes.h"
+#include "element.h"
 #include "error.h"
 #include "faultplan.h"
 #include "graph.h"
@@ -249,6 +255,86 @@ static void test_crashes(void **state)
     ck_plan_free(&plan);
 }
 
+/* Commits one record of key k to (sink, txn) in f, with the output
+ * faults of the timeline for the sink, as bnode.c does. */
+static void commit_one(ck_sinkfs *f, uint32_t sink, uint64_t txn, const int *fault,
+                       const int *kind, int nf)
+{
+    ck_rec r = {.ts = 1, .value = 7, .key = "k", .klen = 1};
+    uint8_t b[64];
+    size_t len = ck_rec_size(&r, 0);
+    ck_rec_encode(b, &r, 0, len);
+    int applied;
+    assert_int_equal(ck_sinkfs_write(f, sink, txn, b, len), CK_OK);
+    assert_int_equal(ck_sinkfs_commit_faults(f, sink, txn, fault, kind, nf, 5 * MS, &applied),
+                     CK_OK);
+}
+
+/*
+ * Output faults are instant: a timed one starts at its time, a triggered
+ * one at its moment, neither ends nor changes the conditions in force.
+ * Started, a backend arms it in the sinks' directory; after the run it
+ * records what each did (ck_backend_output_faults): the one a commit of
+ * its sink claimed, its transaction and records; the one no commit of its
+ * sink came after, nothing: failed, saying so.
+ */
+static void test_output_faults(void **state)
+{
+    (void)state;
+    faults[0] = (ck_fault){.kind = CK_FAULT_SINK_DROP, .at = 1 * MS, .op = 1, .host = -1};
+    faults[1] = (ck_fault){.kind = CK_FAULT_SINK_DUPLICATE, .at = 0, .op = 2, .host = -1,
+                           .moment = CK_MOMENT_CHECKPOINT_COMPLETED, .nth = 2};
+    setup_plan(2);
+    assert_int_equal(play_until(10 * MS), 1);
+    assert_true(runs[0].applied && !runs[0].ended && !runs[0].failed);
+    assert_false(runs[1].applied);
+    ck_plan_moment(&plan, CK_MOMENT_CHECKPOINT_COMPLETED, 1, 1, 11 * MS);
+    ck_plan_moment(&plan, CK_MOMENT_CHECKPOINT_COMPLETED, 2, 1, 12 * MS);
+    assert_int_equal(play_until(100 * MS), 1);
+    assert_true(runs[1].applied && runs[1].applied_at == 12 * MS && !runs[1].ended);
+    int which, end, waiting;
+    assert_int_equal(ck_plan_next(&plan, &which, &end, &waiting), CK_TIME_NEVER);
+    for (int h = 0; h < NTM + 2; h++)
+        assert_true(plan.cpu[h] == 1.0 && plan.bw[h] == 1.0 && plan.lat[h] == 0);
+    assert_false(plan.down[TM0] || plan.down[TM1] || ck_plan_is_cut(&plan, TM0, TM1));
+    assert_int_equal(ck_plan_check(&plan, NULL), 0);
+
+    char dir[64], detail[300];
+    snprintf(dir, sizeof(dir), "/tmp/ck-faultplan-XXXXXX");
+    assert_non_null(mkdtemp(dir));
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(ck_fault_output_arm(i, dir, detail, sizeof(detail)), CK_OK);
+    /* sink 1's subtask 1 commits transaction 4; sink 2 commits nothing */
+    ck_sinkfs f;
+    assert_int_equal(ck_sinkfs_init(&f, dir), CK_OK);
+    int fault = 0, kind = CK_SINKFS_DROP;
+    commit_one(&f, 1u << 16 | 1, 4, &fault, &kind, 1);
+    ck_sinkfs_close(&f);
+    static ck_backend_result r;
+    static ck_graph g;
+    memset(&r, 0, sizeof(r));
+    memset(&g, 0, sizeof(g));
+    g.spec.nops = 3;
+    snprintf(g.spec.ops[1].name, sizeof(g.spec.ops[1].name), "counts");
+    snprintf(g.spec.ops[2].name, sizeof(g.spec.ops[2].name), "totals");
+    r.nfaults = 2;
+    memcpy(r.faults, runs, 2 * sizeof(*runs));
+    ck_backend_output_faults(&r, &g, dir);
+    assert_true(r.faults[0].out_done && !r.faults[0].failed);
+    assert_int_equal(r.faults[0].out.sink, 1u << 16 | 1);
+    assert_int_equal(r.faults[0].out.txn, 4);
+    assert_int_equal(r.faults[0].out.records, 1);
+    assert_string_equal(r.faults[0].detail,
+                        "lost transaction 4 of counts[1] at 0.005000 s: 1 record dropped");
+    assert_true(!r.faults[1].out_done && r.faults[1].failed);
+    assert_string_equal(r.faults[1].detail,
+                        "totals committed no transaction with records after it");
+    ck_plan_free(&plan);
+    char cmd[96];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 /* The check function (faultplan.h): a plan with a cut, slowdowns, a crash
  * and a triggered fault in force passes it; each numbered invariant,
  * broken by one field, fails with its number. */
@@ -290,6 +376,7 @@ int main(void)
         cmocka_unit_test(test_crashes),
         cmocka_unit_test(test_message_moments),
         cmocka_unit_test(test_invariants),
+        cmocka_unit_test(test_output_faults),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

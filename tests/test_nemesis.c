@@ -121,16 +121,21 @@ static void test_schedules_validate_and_stay_recoverable(void **state)
     for (ck_nemesis_mode m = CK_NEMESIS_SAFETY; m <= CK_NEMESIS_LIVENESS; m++)
         for (uint64_t seed = 0; seed < 400; seed++) {
             ck_nemesis_draw(&sc, seed, m);
-            int inproc = 0;
-            for (int i = 0; i < sc.nfaults; i++)
+            int inproc = 0, outputs = 0;
+            for (int i = 0; i < sc.nfaults; i++) {
                 inproc += ck_fault_in_process(sc.faults[i].kind);
-            assert_true(sc.nfaults - inproc >= 1 && sc.nfaults - inproc <= 5);
-            assert_true(inproc <= 2);
+                outputs += ck_fault_is_output(sc.faults[i].kind);
+            }
+            /* 1 to 5 faults, at most two inside the processes
+             * (test_in_process_faults) and one output fault (test_output_faults) */
+            int rest = sc.nfaults - inproc - outputs;
+            assert_true(rest >= 1 && rest <= 5);
+            assert_true(inproc <= 2 && outputs <= 1);
             int for_good = 0;
             for (int i = 0; i < sc.nfaults; i++) {
                 const ck_fault *f = &sc.faults[i];
                 kinds[f->kind]++;
-                if (!ck_fault_in_process(f->kind))
+                if (!ck_fault_in_process(f->kind) && !ck_fault_is_output(f->kind))
                     moments[f->moment]++;
                 if (f->kind == CK_FAULT_CRASH) {
                     assert_true(f->host >= 0 && f->host < ntm); /* task managers only */
@@ -191,7 +196,9 @@ static void test_state_backend_moments(void **state)
         for (uint64_t seed = 0; seed < 300; seed++) {
             ck_nemesis_draw(&s, seed, CK_NEMESIS_SAFETY);
             for (int f = 0; f < s.nfaults; f++)
-                if (!ck_fault_in_process(s.faults[f].kind)) /* they have moments of their own */
+                /* those inside the processes have moments of their own; output
+                 * faults wait for completions */
+                if (!ck_fault_in_process(s.faults[f].kind) && !ck_fault_is_output(s.faults[f].kind))
                     moments[s.faults[f].moment]++;
         }
         int state_ones = 0, others = 0;
@@ -541,6 +548,73 @@ static void test_in_process_events(void **state)
     }
 }
 
+/*
+ * A fifth of the safety schedules hold one output fault: each kind, on each sink of the job
+ * (swarm-region: records passed through, keyed counts, running sums
+ * behind a rebalance), at a time among the timed faults in order or
+ * after a checkpoint completes. Liveness schedules hold none. They read
+ * back through the loader.
+ */
+static void test_output_faults(void **state)
+{
+    (void)state;
+    const char *path = CHANDY_SOURCE_DIR "/scenarios/swarm-region.json";
+    char err[1200];
+    ck_scenario s;
+    assert_int_equal(ck_scenario_load(&s, path, err, sizeof(err)), 0);
+    char *file = read_all(path);
+    int per_sink[CK_MAX_OPS] = {0}, per_kind[3] = {0}, timed = 0, with = 0, sinks = 0;
+    for (int k = 0; k < s.job.nops; k++)
+        sinks += s.job.ops[k].kind == CK_OP_SINK;
+    assert_int_equal(sinks, 3);
+    for (ck_nemesis_mode m = CK_NEMESIS_SAFETY; m <= CK_NEMESIS_LIVENESS; m++)
+        for (uint64_t seed = 0; seed < 500; seed++) {
+            ck_nemesis_draw(&s, seed, m);
+            int n = 0;
+            ck_time last = -1;
+            for (int i = 0; i < s.nfaults; i++) {
+                const ck_fault *f = &s.faults[i];
+                if (f->moment == CK_MOMENT_NONE) {
+                    assert_true(f->at >= last); /* timed ones in order */
+                    last = f->at;
+                }
+                if (!ck_fault_is_output(f->kind))
+                    continue;
+                n++;
+                assert_int_equal(m, CK_NEMESIS_SAFETY);
+                assert_int_equal(s.job.ops[f->op].kind, CK_OP_SINK);
+                per_sink[f->op]++;
+                per_kind[f->kind - CK_FAULT_SINK_DUPLICATE]++;
+                timed += f->moment == CK_MOMENT_NONE;
+                assert_true(f->moment == CK_MOMENT_NONE ||
+                            f->moment == CK_MOMENT_CHECKPOINT_COMPLETED);
+            }
+            assert_true(n <= 1);
+            with += n;
+            if (!n)
+                continue;
+            char *drawn = events_text(&s);
+            char *text = with_events(file, &s);
+            assert_int_equal(ck_scenario_parse(&back, "drawn.json", text, err, sizeof(err)), 0);
+            char *reread = events_text(&back);
+            assert_string_equal(drawn, reread);
+            ck_scenario_free(&back);
+            free(drawn);
+            free(text);
+            free(reread);
+        }
+    /* about a fifth of 500 safety schedules, on every sink, of every kind */
+    assert_true(with > 70 && with < 130);
+    for (int k = 0; k < s.job.nops; k++)
+        if (s.job.ops[k].kind == CK_OP_SINK)
+            assert_true(per_sink[k] > with / 6);
+    for (int k = 0; k < 3; k++)
+        assert_true(per_kind[k] > with / 6);
+    assert_true(timed > with / 4 && timed < with * 3 / 4);
+    free(file);
+    ck_scenario_free(&s);
+}
+
 /* One judgement of a run that fell back once, from checkpoint 3 to
  * `to`: its restore failed with `code` on `file`, at 1.5 s; the timeline
  * damaged `damaged` at `damaged_at` (NULL: it damaged nothing). Returns
@@ -659,6 +733,7 @@ int main(void)
         cmocka_unit_test(test_in_process_faults),
         cmocka_unit_test(test_in_process_events),
         cmocka_unit_test(test_fallbacks_are_judged),
+        cmocka_unit_test(test_output_faults),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

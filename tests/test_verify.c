@@ -691,9 +691,10 @@ static void grouping_output(fixture *f)
 }
 
 /* The damage of one check of the table. */
-enum { G_NONE, G_DUP, G_DROP, G_EXTRA, G_ALL3, G_UP, G_DOWN, G_TOP_DOWN, G_NDAMAGE };
-static const char *const g_damage_name[] = {"none", "dup", "drop", "extra",
-                                            "all3", "up",  "down", "top-down"};
+enum { G_NONE, G_DUP, G_DROP, G_EXTRA, G_ALL3, G_UP, G_DOWN, G_TOP_DOWN, G_ABOVE, G_ZERO,
+       G_NDAMAGE };
+static const char *const g_damage_name[] = {"none", "dup",      "drop",  "extra", "all3",
+                                            "up",   "down",     "top-down", "above", "zero"};
 
 /* What a check must find. */
 typedef struct g_expect {
@@ -730,59 +731,63 @@ typedef struct g_row {
  *   top-down  the value of `top`, the first output of `at`'s key with the
  *          key's highest value (rcounts: the one with its final count), one
  *          lower
+ *   above  `at`'s value one above `top`'s (rcounts: above the final count,
+ *          which no arrival order reaches exactly once)
+ *   zero   `at`'s value 0 (rcounts: below any count)
  * A value changed on rdists names another (key, value), which the key may
  * or may not have had: not applicable.
  */
 static const g_row g_table[] = {
-    /* sink, guarantee: none, then dup, drop, extra, all3 / up, down, top-down */
+    /* sink, guarantee: none, then dup, drop, extra, all3 / up, down, top-down, above, zero */
     {G_PASS,     "pass",     EO,  {E(0,0,0,1), E(0,1,0,0), E(1,0,0,0), E(0,0,1,0), E(1,1,1,0),
-                                   E(1,0,1,0), E(1,0,1,0), E(1,0,1,0)}},
+                                   E(1,0,1,0), E(1,0,1,0), E(1,0,1,0), E(1,0,1,0), E(1,0,1,0)}},
     {G_PASS,     "pass",     ALO, {E(0,0,0,1), E(0,1,0,1), E(1,0,0,0), E(0,0,1,0), E(1,1,1,0),
-                                   E(1,0,1,0), E(1,0,1,0), E(1,0,1,0)}},
+                                   E(1,0,1,0), E(1,0,1,0), E(1,0,1,0), E(1,0,1,0), E(1,0,1,0)}},
     /* At least once, an aggregate or a window may carry more, never less. */
     {G_COUNTS,   "counts",   EO,  {E(0,0,0,1), E(0,1,0,0), E(1,0,0,0), E(0,0,1,0), E(1,1,1,0),
-                                   E(1,0,1,0), E(1,0,1,0), E(1,0,1,0)}},
+                                   E(1,0,1,0), E(1,0,1,0), E(1,0,1,0), E(1,0,1,0), E(1,0,1,0)}},
     {G_COUNTS,   "counts",   ALO, {E(0,0,0,1), E(0,1,0,1), E(1,0,0,0), E(0,0,1,0), E(1,1,1,0),
-                                   E(0,0,0,1), E(1,0,1,0), E(1,0,1,0)}},
+                                   E(0,0,0,1), E(1,0,1,0), E(1,0,1,0), E(0,0,0,1), E(1,0,1,0)}},
     {G_WINDOWS,  "windows",  EO,  {E(0,0,0,1), E(0,1,0,0), E(1,0,0,0), E(0,0,1,0), E(1,1,1,0),
-                                   E(1,0,1,0), E(1,0,1,0), E(1,0,1,0)}},
+                                   E(1,0,1,0), E(1,0,1,0), E(1,0,1,0), E(1,0,1,0), E(1,0,1,0)}},
     {G_WINDOWS,  "windows",  ALO, {E(0,0,0,1), E(0,1,0,1), E(1,0,0,0), E(0,0,1,0), E(1,1,1,0),
-                                   E(0,0,0,1), E(1,0,1,0), E(1,0,1,0)}},
+                                   E(0,0,0,1), E(1,0,1,0), E(1,0,1,0), E(0,0,0,1), E(1,0,1,0)}},
     {G_MEDIANS,  "medians",  EO,  {E(0,0,0,1), E(0,1,0,0), E(1,0,0,0), E(0,0,1,0), E(1,1,1,0),
-                                   E(1,0,1,0), E(1,0,1,0), E(1,0,1,0)}},
+                                   E(1,0,1,0), E(1,0,1,0), E(1,0,1,0), E(1,0,1,0), E(1,0,1,0)}},
     {G_MEDIANS,  "medians",  ALO, {E(0,0,0,1), E(0,1,0,1), E(1,0,0,0), E(0,0,1,0), E(1,1,1,0),
-                                   E(0,0,0,1), E(1,0,1,0), E(1,0,1,0)}},
+                                   E(0,0,0,1), E(1,0,1,0), E(1,0,1,0), E(0,0,0,1), E(1,0,1,0)}},
     {G_DISTS,    "dists",    EO,  {E(0,0,0,1), E(0,1,0,0), E(1,0,0,0), E(0,0,1,0), E(1,1,1,0),
-                                   E(1,0,1,0), E(1,0,1,0), E(1,0,1,0)}},
+                                   E(1,0,1,0), E(1,0,1,0), E(1,0,1,0), E(1,0,1,0), E(1,0,1,0)}},
     {G_DISTS,    "dists",    ALO, {E(0,0,0,1), E(0,1,0,1), E(1,0,0,0), E(0,0,1,0), E(1,1,1,0),
-                                   E(1,0,1,0), E(1,0,1,0), E(1,0,1,0)}},
+                                   E(1,0,1,0), E(1,0,1,0), E(1,0,1,0), E(1,0,1,0), E(1,0,1,0)}},
     {G_RPASS,    "rpass",    EO,  {E(0,0,0,1), E(0,1,0,0), E(1,0,0,0), E(0,0,1,0), E(1,1,1,0),
-                                   E(1,0,1,0), E(1,0,1,0), E(1,0,1,0)}},
+                                   E(1,0,1,0), E(1,0,1,0), E(1,0,1,0), E(1,0,1,0), E(1,0,1,0)}},
     {G_RPASS,    "rpass",    ALO, {E(0,0,0,1), E(0,1,0,1), E(1,0,0,0), E(0,0,1,0), E(1,1,1,0),
-                                   E(1,0,1,0), E(1,0,1,0), E(1,0,1,0)}},
-    /* Values that depend on arrival order: only the key's final count is
-     * checked, and it is missing when the top value is lowered. */
+                                   E(1,0,1,0), E(1,0,1,0), E(1,0,1,0), E(1,0,1,0), E(1,0,1,0)}},
+    /* Values that depend on arrival order: the key's final count must be
+     * there (missing when the top value is lowered), and every count lie
+     * within [1, the final count] (at least once: at least 1). */
     {G_RCOUNTS,  "rcounts",  EO,  {E(0,0,0,1), E(0,1,0,0), E(1,0,0,0), E(0,0,1,0), E(1,1,1,0),
-                                   E(0,0,0,1), E(0,0,0,1), W(0,0,0,0)}},
+                                   E(0,0,0,1), E(0,0,0,1), W(0,0,0,0), E(1,0,1,0), E(1,0,1,0)}},
     {G_RCOUNTS,  "rcounts",  ALO, {E(0,0,0,1), E(0,1,0,1), E(1,0,0,0), E(0,0,1,0), E(1,1,1,0),
-                                   E(0,0,0,1), E(0,0,0,1), W(0,0,0,0)}},
+                                   E(0,0,0,1), E(0,0,0,1), W(0,0,0,0), E(0,0,0,1), E(1,0,1,0)}},
     {G_RWINDOWS, "rwindows", EO,  {E(0,0,0,1), E(0,1,0,0), E(1,0,0,0), E(0,0,1,0), E(1,1,1,0),
-                                   E(1,0,1,0), E(1,0,1,0), E(1,0,1,0)}},
+                                   E(1,0,1,0), E(1,0,1,0), E(1,0,1,0), E(1,0,1,0), E(1,0,1,0)}},
     {G_RWINDOWS, "rwindows", ALO, {E(0,0,0,1), E(0,1,0,1), E(1,0,0,0), E(0,0,1,0), E(1,1,1,0),
-                                   E(0,0,0,1), E(1,0,1,0), E(1,0,1,0)}},
+                                   E(0,0,0,1), E(1,0,1,0), E(1,0,1,0), E(0,0,0,1), E(1,0,1,0)}},
     /* Windows over order-dependent values: matched without them. */
     {G_RSUMS,    "rsums",    EO,  {E(0,0,0,1), E(0,1,0,0), E(1,0,0,0), E(0,0,1,0), E(1,1,1,0),
-                                   E(0,0,0,1), E(0,0,0,1), E(0,0,0,1)}},
+                                   E(0,0,0,1), E(0,0,0,1), E(0,0,0,1), E(0,0,0,1), E(0,0,0,1)}},
     {G_RSUMS,    "rsums",    ALO, {E(0,0,0,1), E(0,1,0,1), E(1,0,0,0), E(0,0,1,0), E(1,1,1,0),
-                                   E(0,0,0,1), E(0,0,0,1), E(0,0,0,1)}},
+                                   E(0,0,0,1), E(0,0,0,1), E(0,0,0,1), E(0,0,0,1), E(0,0,0,1)}},
     {G_RDISTS,   "rdists",   EO,  {E(0,0,0,1), E(0,1,0,0), E(1,0,0,0), E(0,0,1,0), E(1,1,1,0),
-                                   NA        , NA        , NA}},
+                                   NA        , NA        , NA        , NA        , NA}},
     {G_RDISTS,   "rdists",   ALO, {E(0,0,0,1), E(0,1,0,1), E(1,0,0,0), E(0,0,1,0), E(1,1,1,0),
-                                   NA        , NA        , NA}},
+                                   NA        , NA        , NA        , NA        , NA}},
     {G_COPIES,   "copies",   EO,  {E(0,0,0,1), E(0,1,0,0), E(1,0,0,0), E(0,0,1,0), E(1,1,1,0),
-                                   E(1,0,1,0), E(1,0,1,0), E(1,0,1,0)}},
+                                   E(1,0,1,0), E(1,0,1,0), E(1,0,1,0), E(1,0,1,0), E(1,0,1,0)}},
     {G_COPIES,   "copies",   ALO, {E(0,0,0,1), E(0,1,0,1), E(1,0,0,0), E(0,0,1,0), E(1,1,1,0),
-                                   E(1,0,1,0), E(1,0,1,0), E(1,0,1,0)}},
+                                   E(1,0,1,0), E(1,0,1,0), E(1,0,1,0), E(1,0,1,0), E(1,0,1,0)}},
 };
 
 static int same_identity(orec a, orec b)
@@ -806,6 +811,10 @@ static ck_verdict g_check(const fixture *f, int d, int64_t at, int64_t at2, int6
             r.value++;
         if ((i == at && d == G_DOWN) || (i == top && d == G_TOP_DOWN))
             r.value--;
+        if (i == at && d == G_ABOVE)
+            r.value = f->out[top].value + 1;
+        if (i == at && d == G_ZERO)
+            r.value = 0;
         put(&o, f, r, sub);
         if ((i == at && d == G_DUP) || (i == at2 && d == G_ALL3))
             put(&o, f, r, 1 - sub);

@@ -239,6 +239,8 @@ typedef struct ref {
     int grouped[CK_MAX_OPS]; /* per sink: GROUPED_* */
     int64_t *final[CK_MAX_OPS]; /* per GROUPED_UNORDERED sink: the last value per key id... */
     uint8_t *has[CK_MAX_OPS];   /* ...when it had one: 1; 2 once an output carried it */
+    int64_t *step[CK_MAX_OPS];  /* ...the least a record of the key added to it... */
+    uint8_t *fall[CK_MAX_OPS];  /* ...and 1 when one took something away (no bounds) */
     int err;
 } ref;
 
@@ -373,6 +375,12 @@ static void ref_process(ref *R, int opi, rrec r)
         /* Running values after a reordering edge: the last one of a key is
          * the same in any order (counts and sums commute). */
         if (R->final[opi] && r.prov != CK_PROV_WINDOW) {
+            /* what this record added, as the sink sees it (wrapping as Java's long) */
+            int64_t add = (int64_t)((uint64_t)r.value -
+                                    (uint64_t)(R->has[opi][r.key] ? R->final[opi][r.key] : 0));
+            if (!R->has[opi][r.key] || add < R->step[opi][r.key])
+                R->step[opi][r.key] = add;
+            R->fall[opi][r.key] |= add < 0;
             R->final[opi][r.key] = r.value;
             R->has[opi][r.key] = 1;
         }
@@ -450,6 +458,8 @@ static void ref_free(ref *R)
         free(R->seen[i].e);
         free(R->final[i]);
         free(R->has[i]);
+        free(R->step[i]);
+        free(R->fall[i]);
     }
     free(R->expected.t);
 }
@@ -495,8 +505,28 @@ static int after_aggregate(const ck_graph *g, int sink)
     return 0;
 }
 
+/*
+ * Whether a running value r of key (a GROUPED_UNORDERED sink's, not a
+ * window's) is one the guarantee allows in some arrival order. Where
+ * every record of the key adds to it (counts; sums of values that are not
+ * negative), the values rise from what the first record to arrive adds to
+ * the final one: each lies within [the least a record adds, the final
+ * value] exactly once; at least once, a replay may count a record twice,
+ * so only the lower bound holds. A key some record takes away from has no
+ * such bounds (its final value is still checked). Anything else passes.
+ */
+static int running_value_ok(const ref *R, ck_guarantee g, int op, uint32_t key, const ck_rec *r)
+{
+    if (!R->final[op] || r->prov == CK_PROV_WINDOW || !R->has[op][key] || R->fall[op][key])
+        return 1;
+    if (r->value < R->step[op][key])
+        return 0;
+    return g == CK_AT_LEAST_ONCE || r->value <= R->final[op][key];
+}
+
 /* Collects the sinks' outputs as tuples; records with keys the workload
- * does not have are unexpected at once. */
+ * does not have are unexpected at once, and so are running values out of
+ * their bounds (running_value_ok). */
 static int collect_output(const ck_sinkout *out, keymap *keys, ref *R, tvec *got,
                           ck_verdict *v, char *err, size_t errlen)
 {
@@ -519,6 +549,10 @@ static int collect_output(const ck_sinkout *out, keymap *keys, ref *R, tvec *got
             const ck_rec *r = &e.u.rec;
             v->received++;
             int64_t key = keymap_find(keys, r->key, r->klen, -1);
+            if (key >= 0 && !running_value_ok(R, v->guarantee, op, (uint32_t)key, r)) {
+                v->unexpected++; /* a wrong value: its identity stays unmatched */
+                continue;
+            }
             if (key < 0)
                 v->unexpected++;
             else if (tvec_push(got, op, grouped[op], (uint32_t)key, r->ts, r->value, r->prov))
@@ -611,6 +645,68 @@ static int match(tvec *exp, tvec *got, ck_verdict *v)
     return pt.err;
 }
 
+_Static_assert(GROUPED_NO == (int)CK_GROUPING_EXACT && GROUPED_AT_LEAST == (int)CK_GROUPING_AT_LEAST &&
+                   GROUPED_UNORDERED == (int)CK_GROUPING_RUNNING &&
+                   GROUPED_FIRST == (int)CK_GROUPING_FIRST,
+               "one numbering of the groupings");
+
+ck_grouping ck_verify_grouping(const ck_graph *g, int sink, ck_guarantee guarantee)
+{
+    if (reordered_before(g, sink, CK_OP_AGGREGATE))
+        return CK_GROUPING_RUNNING;
+    if (guarantee == CK_AT_LEAST_ONCE && after_aggregate(g, sink))
+        return CK_GROUPING_AT_LEAST;
+    if (reordered_before(g, sink, CK_OP_DISTINCT))
+        return CK_GROUPING_FIRST;
+    return CK_GROUPING_EXACT;
+}
+
+void ck_running_free(ck_running *rv)
+{
+    free(rv->has);
+    free(rv->bounded);
+    free(rv->final);
+    free(rv->least);
+    memset(rv, 0, sizeof(*rv));
+}
+
+int ck_verify_running(const ck_graph *g, const ck_workload *w, int sink, ck_running *rv)
+{
+    memset(rv, 0, sizeof(*rv));
+    if (sink < 0 || sink >= g->spec.nops || g->spec.ops[sink].kind != CK_OP_SINK ||
+        ck_verify_grouping(g, sink, CK_EXACTLY_ONCE) != CK_GROUPING_RUNNING)
+        return CK_EINVAL;
+    ref R;
+    memset(&R, 0, sizeof(R));
+    R.g = g;
+    R.w = w;
+    size_t n = (size_t)w->nkeys + 1;
+    R.grouped[sink] = GROUPED_UNORDERED;
+    R.final[sink] = calloc(n, sizeof(int64_t));
+    R.has[sink] = calloc(n, 1);
+    R.step[sink] = calloc(n, sizeof(int64_t));
+    R.fall[sink] = calloc(n, 1);
+    rv->bounded = calloc(n, 1);
+    int rc = !R.final[sink] || !R.has[sink] || !R.step[sink] || !R.fall[sink] || !rv->bounded
+                 ? CK_ENOMEM
+                 : ref_run(&R);
+    if (!rc) {
+        rv->nkeys = w->nkeys;
+        for (int64_t k = 0; k < w->nkeys; k++)
+            rv->bounded[k] = R.has[sink][k] && !R.fall[sink][k];
+        rv->has = R.has[sink];
+        rv->final = R.final[sink];
+        rv->least = R.step[sink];
+        R.has[sink] = NULL;
+        R.final[sink] = R.step[sink] = NULL;
+    } else {
+        free(rv->bounded);
+        rv->bounded = NULL;
+    }
+    ref_free(&R);
+    return rc;
+}
+
 int ck_verify(const ck_graph *g, const ck_workload *w, const ck_sinkout *out,
               ck_guarantee guarantee, int partial, ck_verdict *v, char *err, size_t errlen)
 {
@@ -624,19 +720,17 @@ int ck_verify(const ck_graph *g, const ck_workload *w, const ck_sinkout *out,
     for (int i = 0; i < g->spec.nops; i++) {
         if (g->spec.ops[i].kind != CK_OP_SINK)
             continue;
-        if (reordered_before(g, i, CK_OP_AGGREGATE)) {
-            R.grouped[i] = GROUPED_UNORDERED;
+        R.grouped[i] = (int)ck_verify_grouping(g, i, guarantee);
+        if (R.grouped[i] == GROUPED_UNORDERED) {
             R.final[i] = calloc((size_t)w->nkeys + 1, sizeof(int64_t));
             R.has[i] = calloc((size_t)w->nkeys + 1, 1);
-            if (!R.final[i] || !R.has[i]) {
+            R.step[i] = calloc((size_t)w->nkeys + 1, sizeof(int64_t));
+            R.fall[i] = calloc((size_t)w->nkeys + 1, 1);
+            if (!R.final[i] || !R.has[i] || !R.step[i] || !R.fall[i]) {
                 snprintf(err, errlen, "reference computation: out of memory");
                 ref_free(&R);
                 return CK_ENOMEM;
             }
-        } else if (guarantee == CK_AT_LEAST_ONCE && after_aggregate(g, i)) {
-            R.grouped[i] = GROUPED_AT_LEAST;
-        } else if (reordered_before(g, i, CK_OP_DISTINCT)) {
-            R.grouped[i] = GROUPED_FIRST;
         }
     }
     int rc = ref_run(&R);

@@ -40,8 +40,16 @@
  * identity without their values, and for each key the reference's final
  * value (the same in any order: counts and sums commute) must be carried
  * by some output of that key (at least once: that value or more);
- * wrong_totals counts the keys where none does. A broadcast edge hands
- * each consumer subtask a copy, and the reference does the same.
+ * wrong_totals counts the keys where none does. Every value must also be
+ * one some arrival order gives: where each record of the key adds to it
+ * (counts; sums of values that are not negative), the values rise from
+ * what the first record to arrive adds, so each lies within [the least
+ * one record of the key adds, the final value] (at least once, when a
+ * replay may count a record twice: at least the former). A value outside
+ * is unexpected, and the output it stood for is lost unless a copy was
+ * right. A key some record takes away from has no such bounds. A
+ * broadcast edge hands each consumer subtask a copy, and the reference
+ * does the same.
  *
  * Every received record is an expected occurrence, a duplicate or
  * unexpected: received = expected - lost + duplicated + unexpected, and
@@ -87,5 +95,32 @@ int ck_verify(const ck_graph *g, const ck_workload *w, const ck_sinkout *out,
               ck_guarantee guarantee, int partial, ck_verdict *v, char *err, size_t errlen);
 
 const char *ck_guarantee_name(ck_guarantee g);
+
+/* How the output of a sink is compared (above). */
+typedef enum ck_grouping {
+    CK_GROUPING_EXACT = 0,    /* as multisets of whole records, value included */
+    CK_GROUPING_AT_LEAST = 1, /* at least once after an aggregate or window: the value or more */
+    CK_GROUPING_RUNNING = 2,  /* a running aggregate behind a reordering edge: by identity
+                               * without the value; the final value and the bounds checked */
+    CK_GROUPING_FIRST = 3,    /* a distinct behind a reordering edge: by (key, value) */
+} ck_grouping;
+
+/* The grouping of sink (an operator index of g) under guarantee. */
+ck_grouping ck_verify_grouping(const ck_graph *g, int sink, ck_guarantee guarantee);
+
+/* The reference's running values of a CK_GROUPING_RUNNING sink, per key
+ * id: whether the key reached the sink (has), its final value, and
+ * whether its values are bounded (bounded: every record added to it) by
+ * least, the least one record added. */
+typedef struct ck_running {
+    int64_t nkeys;
+    uint8_t *has, *bounded;
+    int64_t *final, *least;
+} ck_running;
+
+/* Computes rv for sink (the reference computation over w). 0, CK_ENOMEM
+ * or CK_EINVAL (not such a sink). */
+int ck_verify_running(const ck_graph *g, const ck_workload *w, int sink, ck_running *rv);
+void ck_running_free(ck_running *rv);
 
 #endif
