@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "coordinator.h"
+#include "element.h"
 #include "node.h"
 #include "platform.h"
 
@@ -77,6 +78,14 @@ typedef struct fake_plat {
     ck_platform plat;
     fake_world *w;
 } fake_plat;
+
+/* Encodes element e into dst, as the tests hand tasks their input. Out of
+ * line: GCC under ASan does not see which kind e is, and would flag the
+ * record branch against a barrier's small buffer. */
+static __attribute__((noinline, unused)) void fake_encode_elem(uint8_t *dst, const ck_elem *e)
+{
+    ck_elem_encode(dst, e);
+}
 
 static ck_time fake_now(ck_platform *p)
 {
