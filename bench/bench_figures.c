@@ -16,8 +16,10 @@
  *        on their own: every one in scenarios/ but savepoint-restore and
  *        savepoint-upgrade, which start from savepoint-stop's savepoint)
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "benchutil.h"
 
@@ -68,6 +70,11 @@ int main(int argc, char **argv)
             return 2;
         } else if (nfiles < 64)
             files[nfiles++] = argv[i];
+    }
+    if (access(chandy, X_OK) != 0) {
+        fprintf(stderr, "bench_figures: --chandy %s: not an executable: %s\n", chandy,
+                strerror(errno));
+        return 2;
     }
     static char paths[sizeof(defaults) / sizeof(*defaults)][512];
     if (!nfiles)
