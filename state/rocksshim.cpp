@@ -63,6 +63,8 @@ extern "C" int ck_rocks_db_open(const rocksdb_options_t *opts, const char *dir, 
     if (e) { /* no database there (or no readable one) */
         std::string why = e;
         rocksdb_free(e);
+        if (names) /* the C API allocates the list even then */
+            rocksdb_list_column_families_destroy(names, n);
         if (!create) {
             say(err, errlen, why);
             return CK_ECORRUPT;
