@@ -855,7 +855,9 @@ static int rks_native_restore(ck_kstate *s, uint32_t n, const char *const *names
     }
     ck_rocks_dbh h;
     char why[300];
+    rocksdb_options_set_create_if_missing(r->opts, 0); /* as the OPTIONS file records */
     int rc = ck_rocks_db_open(r->opts, r->dir, 0, 0, &h, why, sizeof(why));
+    rocksdb_options_set_create_if_missing(r->opts, 1);
     if (rc) /* the files do not make a database */
         return rc == CK_ENOMEM ? rc : CK_ECORRUPT;
     db_adopt(r, &h);
