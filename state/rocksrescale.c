@@ -610,8 +610,12 @@ static int check_args(const ck_rrs_target *t, const ck_rrs_source *src, int n, c
         fail(err, errlen, "%s: no old instance to restore from", t->dir);
         return CK_EINVAL;
     }
+    if (t->nlevels < 2) {
+        fail(err, errlen, "%s: an instance of %d levels", t->dir, t->nlevels);
+        return CK_EINVAL;
+    }
     if (maxp < 1 || maxp > 32768 || t->kg_start < 0 || t->kg_start > t->kg_end ||
-        t->kg_end >= maxp || t->nlevels < 2) {
+        t->kg_end >= maxp) {
         fail(err, errlen, "%s: key groups [%d, %d] with max parallelism %d: not a range", t->dir,
              t->kg_start, t->kg_end, maxp);
         return CK_EINVAL;

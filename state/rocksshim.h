@@ -52,8 +52,9 @@ typedef struct ck_rocks_dbh {
  * reading (nothing is written to dir). The keyed state's column family
  * is CK_ROCKS_DATA_CF when the instance has it, else the default.
  * Returns 0, CK_ECORRUPT (what is in dir is not a database: RocksDB's
- * reason in err), CK_ETOOBIG (more than CK_ROCKS_MAX_CF column families),
- * CK_ENOMEM. On failure *h is left closed. */
+ * reason in err), CK_EIO (a new one could not be made), CK_ETOOBIG (more
+ * than CK_ROCKS_MAX_CF column families), CK_ENOMEM. On failure *h is left
+ * closed. */
 int ck_rocks_db_open(const rocksdb_options_t *opts, const char *dir, int read_only, int create,
                      ck_rocks_dbh *h, char *err, size_t errlen);
 
