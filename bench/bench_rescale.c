@@ -40,12 +40,12 @@
  * Usage: bench_rescale [GiB] [--reps N] [--dir DIR] [--keep]
  *   GiB   bytes of keys and values, 0.05 to 4 (default 1)
  *   DIR   where the store and the instances go (default: a new directory
- *         under /tmp, removed at the end); needs about 3.5 x GiB free
+ *         under /tmp, removed at the end); needs about 4.5 x GiB free
+ *         (the store, a subtask's download and its new instance)
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
