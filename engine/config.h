@@ -115,6 +115,17 @@ typedef enum ck_cfg_type {
       "state.backend.rocksdb.compaction.level.max-size-level-base",          \
       CK_CFG_MEMORY, INT64_C(256) << 20, INT64_C(64) << 10, INT64_C(1) << 40,  \
       "level 1's size target (each level after it ten times more)")            \
+    X(ROCKS_INGEST_RESTORE, "state.backend.rocksdb.use-ingest-db-restore-mode", \
+      CK_CFG_BOOL, 0, 0, 1, "a rescale restoring from several instances "      \
+      "imports those whose files lie in their key groups and clips the result, " \
+      "instead of clipping one and copying the others key by key")            \
+    X(ROCKS_DELETE_FILES,                                                      \
+      "state.backend.rocksdb.rescaling.use-delete-files-in-range", CK_CFG_BOOL, \
+      0, 0, 1, "a rescale clipping an instance first deletes its files that "  \
+      "lie wholly outside the new key groups")                                 \
+    X(ROCKS_OVERLAP, "state.backend.rocksdb.restore-overlap-fraction-threshold", \
+      CK_CFG_DECIMAL, 0, 0, 1000, "a rescale starts from an instance with at " \
+      "least this fraction of its key groups in the new range, if any has")    \
     X(MAX_PARALLELISM, "pipeline.max-parallelism", CK_CFG_INT, -1, -1, 32768,  \
       "key groups of keyed operators; -1: Flink's default rule")               \
     X(AUTO_WATERMARK_INTERVAL, "pipeline.auto-watermark-interval",             \

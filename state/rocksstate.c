@@ -8,17 +8,21 @@
 #include <string.h>
 #include <dirent.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bytes.h"
 #include "error.h"
+#include "rocksrescale.h"
 #include "rocksshim.h"
 
 #define NLEVELS CK_ROCKS_LEVELS
 
 typedef struct rocks_ks {
     ck_kstate base;
-    rocksdb_t *db;
+    ck_rocks_dbh h; /* the database and its column families (rocksshim.h) */
+    rocksdb_t *db;  /* h.db */
+    rocksdb_column_family_handle_t *cf; /* keyed state's: h.cf[h.data] */
     rocksdb_options_t *opts;
     rocksdb_writeoptions_t *wo;
     rocksdb_readoptions_t *ro;
@@ -30,7 +34,9 @@ typedef struct rocks_ks {
     char *cptr[NLEVELS];
     size_t cptr_len[NLEVELS];
     uint64_t entries;
+    int entries_known; /* 0 after a rescale: counted when first asked (rks_entries) */
     uint32_t since_check; /* writes since the memtable was last measured */
+    uint32_t rounds;      /* compactions run (DB::CompactFiles calls) */
     /* the key being built and the value acquired */
     uint8_t *kbuf;
     size_t kcap;
@@ -118,7 +124,14 @@ static int encode_vals(rocks_ks *r, const int64_t *v, size_t nvals)
 
 static int prop_int(rocks_ks *r, const char *name, uint64_t *v)
 {
-    return rocksdb_property_int(r->db, name, v) == 0 ? CK_OK : CK_EIO;
+    return rocksdb_property_int_cf(r->db, r->cf, name, v) == 0 ? CK_OK : CK_EIO;
+}
+
+/* 1 when live file i of lf holds keyed state (is in r's data column family). */
+static int mine(const rocks_ks *r, const rocksdb_livefiles_t *lf, int i)
+{
+    const char *cf = rocksdb_livefiles_column_family_name(lf, i);
+    return cf && !strcmp(cf, r->h.name[r->h.data]);
 }
 
 /* Bytes of the live SST files not in `before` (names, NUL-separated; NULL:
@@ -131,6 +144,8 @@ static uint64_t new_sst_bytes(rocks_ks *r, const char *before, size_t blen, char
     size_t cap = 0, len = 0;
     char *out = NULL;
     for (int i = 0; lf && i < rocksdb_livefiles_count(lf); i++) {
+        if (!mine(r, lf, i))
+            continue;
         const char *name = rocksdb_livefiles_name(lf, i);
         int known = 0;
         for (size_t at = 0; before && at < blen && !known; at += strlen(before + at) + 1)
@@ -162,7 +177,7 @@ int ck_rocks_levels(ck_kstate *s, int *files, uint64_t *bytes)
     memset(bytes, 0, NLEVELS * sizeof(*bytes));
     for (int i = 0; i < rocksdb_livefiles_count(lf); i++) {
         int lv = rocksdb_livefiles_level(lf, i);
-        if (lv >= 0 && lv < NLEVELS) {
+        if (lv >= 0 && lv < NLEVELS && mine(r, lf, i)) {
             files[lv]++;
             bytes[lv] += rocksdb_livefiles_size(lf, i);
         }
@@ -186,7 +201,7 @@ static int pick_file(const rocks_ks *r, const rocksdb_livefiles_t *lf, int lv)
     const char *bk = NULL, *fk = NULL;
     size_t bl = 0, fl = 0;
     for (int i = 0; i < rocksdb_livefiles_count(lf); i++) {
-        if (rocksdb_livefiles_level(lf, i) != lv)
+        if (rocksdb_livefiles_level(lf, i) != lv || !mine(r, lf, i))
             continue;
         size_t kl;
         const char *k = rocksdb_livefiles_smallestkey(lf, i, &kl);
@@ -218,6 +233,8 @@ static int compact(rocks_ks *r)
         uint64_t size[NLEVELS] = {0};
         for (int i = 0; i < n; i++) {
             int lv = rocksdb_livefiles_level(lf, i);
+            if (!mine(r, lf, i))
+                continue;
             if (lv >= 0 && lv < NLEVELS)
                 size[lv] += rocksdb_livefiles_size(lf, i);
             l0 += lv == 0;
@@ -242,7 +259,7 @@ static int compact(rocks_ks *r)
         }
         if (from == 0) {
             for (int i = 0; i < n; i++)
-                if (rocksdb_livefiles_level(lf, i) == 0)
+                if (rocksdb_livefiles_level(lf, i) == 0 && mine(r, lf, i))
                     names[k++] = rocksdb_livefiles_name(lf, i);
         } else {
             int f = pick_file(r, lf, from);
@@ -261,12 +278,13 @@ static int compact(rocks_ks *r)
             names[k++] = rocksdb_livefiles_name(lf, f);
         }
         char err[300];
-        int rc = ck_rocks_compact_files(r->db, names, k, from + 1, r->target_file, err,
+        int rc = ck_rocks_compact_files(r->db, r->cf, names, k, from + 1, r->target_file, err,
                                         sizeof(err));
         free(names);
         rocksdb_livefiles_destroy(lf);
         if (rc)
             return CK_EIO;
+        r->rounds++;
     }
     return CK_EIO; /* it never settled: a bug */
 }
@@ -282,7 +300,7 @@ static int rks_flush(ck_kstate *s)
     char *err = NULL;
     rocksdb_flushoptions_t *fo = rocksdb_flushoptions_create();
     rocksdb_flushoptions_set_wait(fo, 1);
-    rocksdb_flush(r->db, fo, &err);
+    rocksdb_flush_cf(r->db, fo, r->cf, &err);
     rocksdb_flushoptions_destroy(fo);
     if (err) {
         rocksdb_free(err);
@@ -322,7 +340,7 @@ static int wrote(rocks_ks *r)
 static int db_put(rocks_ks *r, const uint8_t *k, size_t kl, const uint8_t *v, size_t vl)
 {
     char *err = NULL;
-    rocksdb_put(r->db, r->wo, (const char *)k, kl, (const char *)v, vl, &err);
+    rocksdb_put_cf(r->db, r->wo, r->cf, (const char *)k, kl, (const char *)v, vl, &err);
     if (err) {
         rocksdb_free(err);
         return CK_EIO;
@@ -335,7 +353,7 @@ static char *db_get(rocks_ks *r, const uint8_t *k, size_t kl, size_t *vl, int *r
 {
     char *err = NULL;
     r->base.work.reads++;
-    char *v = rocksdb_get(r->db, r->ro, (const char *)k, kl, vl, &err);
+    char *v = rocksdb_get_cf(r->db, r->ro, r->cf, (const char *)k, kl, vl, &err);
     *rc = CK_OK;
     if (err) {
         rocksdb_free(err);
@@ -407,7 +425,7 @@ static int rks_remove(ck_kstate *s, int st, const ck_kkey *k)
         return CK_ENOTFOUND;
     rocksdb_free(v);
     char *err = NULL;
-    rocksdb_delete(r->db, r->wo, (const char *)r->kbuf, kl, &err);
+    rocksdb_delete_cf(r->db, r->wo, r->cf, (const char *)r->kbuf, kl, &err);
     if (err) {
         rocksdb_free(err);
         return CK_EIO;
@@ -464,9 +482,16 @@ static const int64_t *rks_list_get(ck_kstate *s, int st, const ck_kkey *k, uint3
     return r->list;
 }
 
+static int count_entries(rocks_ks *r);
+
+/* After a rescale the count is not known until asked for: counting the
+ * instance's keys would cost the restore a scan the clip paths avoid. */
 static uint64_t rks_entries(const ck_kstate *s)
 {
-    return ((const rocks_ks *)s)->entries;
+    rocks_ks *r = (rocks_ks *)(uintptr_t)s; /* the count is a cache */
+    if (!r->entries_known && r->db)
+        (void)count_entries(r);
+    return r->entries;
 }
 
 static int rks_view_take(ck_kstate *s, ck_kstate_view **out)
@@ -497,7 +522,7 @@ static int view_scan(ck_kstate_view *v, int kg, ck_kentry_fn fn, void *arg, uint
         hl = 3;
     }
     rocksdb_readoptions_set_iterate_upper_bound(v->ro, (const char *)hi, hl);
-    rocksdb_iterator_t *it = rocksdb_create_iterator(r->db, v->ro);
+    rocksdb_iterator_t *it = rocksdb_create_iterator_cf(r->db, v->ro, r->cf);
     int rc = CK_OK;
     for (rocksdb_iter_seek(it, (const char *)lo, 2); rocksdb_iter_valid(it) && !rc;
          rocksdb_iter_next(it)) {
@@ -570,11 +595,26 @@ static void rks_view_release(ck_kstate_view *v)
     free(v);
 }
 
+/* Closes the database (the handles zeroed). */
+static void db_close(rocks_ks *r)
+{
+    ck_rocks_db_close(&r->h);
+    r->db = NULL;
+    r->cf = NULL;
+}
+
+/* Takes the open instance h (ck_rocks_db_open's, or a rescale's) as r's. */
+static void db_adopt(rocks_ks *r, const ck_rocks_dbh *h)
+{
+    r->h = *h;
+    r->db = h->db;
+    r->cf = h->cf[h->data];
+}
+
 static void rks_free(ck_kstate *s)
 {
     rocks_ks *r = (rocks_ks *)s;
-    if (r->db)
-        rocksdb_close(r->db);
+    db_close(r);
     if (r->dir && r->dir[0] && r->opts) {
         char *err = NULL;
         rocksdb_destroy_db(r->opts, r->dir, &err);
@@ -775,7 +815,7 @@ static void rks_native_release(ck_kstate *s, ck_native_snap *n)
 /* Counts the instance's entries (a list is one key): after a restore. */
 static int count_entries(rocks_ks *r)
 {
-    rocksdb_iterator_t *it = rocksdb_create_iterator(r->db, r->ro);
+    rocksdb_iterator_t *it = rocksdb_create_iterator_cf(r->db, r->ro, r->cf);
     uint64_t n = 0;
     for (rocksdb_iter_seek_to_first(it); rocksdb_iter_valid(it); rocksdb_iter_next(it))
         n++;
@@ -787,6 +827,7 @@ static int count_entries(rocks_ks *r)
         return CK_EIO;
     }
     r->entries = n;
+    r->entries_known = 1;
     return CK_OK;
 }
 
@@ -794,9 +835,7 @@ static int rks_native_restore(ck_kstate *s, uint32_t n, const char *const *names
                               uint8_t *const *data, const size_t *lens)
 {
     rocks_ks *r = (rocks_ks *)s;
-    if (r->db) /* NULL after a restore that failed */
-        rocksdb_close(r->db);
-    r->db = NULL;
+    db_close(r); /* NULL after a restore that failed */
     char *err = NULL;
     rocksdb_destroy_db(r->opts, r->dir, &err);
     rocksdb_free(err);
@@ -814,15 +853,15 @@ static int rks_native_restore(ck_kstate *s, uint32_t n, const char *const *names
         if (!ok)
             return CK_EIO;
     }
-    rocksdb_options_set_create_if_missing(r->opts, 0); /* the files must make one */
-    r->db = rocksdb_open(r->opts, r->dir, &err);
+    ck_rocks_dbh h;
+    char why[300];
+    rocksdb_options_set_create_if_missing(r->opts, 0); /* as the OPTIONS file records */
+    int rc = ck_rocks_db_open(r->opts, r->dir, 0, 0, &h, why, sizeof(why));
     rocksdb_options_set_create_if_missing(r->opts, 1);
-    if (err || !r->db) {
-        rocksdb_free(err);
-        r->db = NULL;
-        return CK_ECORRUPT; /* the files do not make a database */
-    }
-    int rc = compact(r); /* what opening it scheduled */
+    if (rc) /* the files do not make a database */
+        return rc == CK_ENOMEM ? rc : CK_ECORRUPT;
+    db_adopt(r, &h);
+    rc = compact(r); /* what opening it scheduled */
     return rc ? rc : count_entries(r);
 }
 
@@ -892,13 +931,71 @@ ck_kstate *ck_rocks_open(const char *dir, const ck_rocks_opts *o, int kg_start, 
     rocksdb_free(e);
     e = NULL;
     mkdir(dir, 0755);
-    r->db = rocksdb_open(r->opts, dir, &e);
-    if (e || !r->db) {
-        snprintf(err, errlen, "%s: cannot open RocksDB: %s", dir, e ? e : "unknown error");
-        rocksdb_free(e);
+    ck_rocks_dbh h;
+    char why[300];
+    if (ck_rocks_db_open(r->opts, dir, 0, 1, &h, why, sizeof(why))) {
+        snprintf(err, errlen, "%s: cannot open RocksDB: %s", dir, why);
         r->dir[0] = 0; /* not ours to destroy */
         rks_free(&r->base);
         return NULL;
     }
+    db_adopt(r, &h);
+    r->entries_known = 1;
     return &r->base;
+}
+
+int ck_rocks_rescale(ck_kstate *s, const ck_rrs_source *src, int n, int max_parallelism,
+                     const ck_rrs_opts *o, ck_rrs_stats *st, char *err, size_t errlen)
+{
+    if (s->ops != &rocks_kstate_ops) {
+        snprintf(err, errlen, "a rescale restore of a %s instance", s->ops->name);
+        return CK_EINVAL;
+    }
+    rocks_ks *r = (rocks_ks *)s;
+    db_close(r);
+    char *e = NULL;
+    rocksdb_destroy_db(r->opts, r->dir, &e);
+    rocksdb_free(e);
+    rm_flat_dir(r->dir);
+    ck_rrs_target t = {.dir = r->dir,
+                       .opts = r->opts,
+                       .wo = r->wo,
+                       .kg_start = s->kg_start,
+                       .kg_end = s->kg_end,
+                       .max_parallelism = max_parallelism,
+                       .nlevels = NLEVELS,
+                       .write_buffer = r->write_buffer};
+    ck_rocks_dbh h;
+    int rc = ck_rrs_restore(&t, src, n, o, &h, st, err, errlen);
+    if (rc)
+        return rc; /* the instance stays closed: the caller frees it */
+    db_adopt(r, &h);
+    r->since_check = 0;
+    r->entries = 0;
+    r->entries_known = 0;
+    for (int lv = 0; lv < NLEVELS; lv++) {
+        free(r->cptr[lv]);
+        r->cptr[lv] = NULL;
+        r->cptr_len[lv] = 0;
+    }
+    /* the engine's compaction, as after any restore: what the copies'
+     * flushes left in level 0 goes down the tree */
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    char *before = NULL;
+    size_t blen = 0;
+    new_sst_bytes(r, NULL, 0, &before, &blen);
+    uint32_t rounds = r->rounds;
+    rc = compact(r);
+    if (!rc) {
+        st->compacted = new_sst_bytes(r, before, blen, NULL, NULL);
+        st->compactions = r->rounds - rounds;
+    }
+    free(before);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    st->ns[CK_RRS_PH_COMPACT] = (uint64_t)((int64_t)(t1.tv_sec - t0.tv_sec) * 1000000000 +
+                                           (t1.tv_nsec - t0.tv_nsec));
+    if (rc)
+        snprintf(err, errlen, "%s: compaction after the restore: %s", r->dir, ck_strerror(rc));
+    return rc;
 }

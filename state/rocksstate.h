@@ -35,7 +35,18 @@
  * Access: acquire reads a copy into the instance's scratch, release writes
  * it back when it changed (or was created); list_add reads the list and
  * writes it back longer. The count of entries is kept exactly (a list
- * counts once), as the heap backend's.
+ * counts once), as the heap backend's; after a rescale restore it is
+ * counted when first asked for.
+ *
+ * Column families: keyed state lives in the default column family of an
+ * instance ck_rocks_open made, and in CK_ROCKS_DATA_CF of one a rescale
+ * imported into (rocksshim.h): an instance is opened with every column
+ * family it has, and the engine's flushes, compactions and levels are
+ * the keyed state's column family's.
+ *
+ * Rescaling: ck_rocks_rescale replaces an instance's contents by the keys
+ * of its key groups taken from old instances of another parallelism, by
+ * Flink's paths (rocksrescale.h).
  */
 #ifndef CK_ROCKSSTATE_H
 #define CK_ROCKSSTATE_H
@@ -43,6 +54,7 @@
 #include <stddef.h>
 
 #include "kstate.h"
+#include "rocksrescale.h"
 
 #define CK_ROCKS_CHECK_EVERY 256
 #define CK_ROCKS_L0_TRIGGER 4
@@ -62,5 +74,27 @@ typedef struct ck_rocks_opts {
 
 ck_kstate *ck_rocks_open(const char *dir, const ck_rocks_opts *o, int kg_start, int kg_end,
                          const ck_state_desc *d, int n, char *err, size_t errlen);
+
+/*
+ * Rescale restore: replaces the contents of instance s (ck_rocks_open's)
+ * by the keys of its key groups [kg_start, kg_end] in the n old
+ * instances src[0..n) (downloaded directories, each with its declared
+ * range, ranges within [0, max_parallelism)), by the path Flink's keys in
+ * o choose (rocksrescale.h), then runs the engine's compaction (its time
+ * and bytes in st, phase "compact"). st gets what was done.
+ *
+ * Unless st->history_kept, the instance is a new backend: none of its
+ * files is one an earlier checkpoint uploaded, and the caller starts its
+ * file history empty (its first incremental checkpoint uploads every
+ * file), as Flink gives a rescaled backend a new UUID.
+ *
+ * Returns 0 or ck_rrs_restore's errors (err says which instance and
+ * why), and CK_EINVAL for an instance of another backend. On failure s
+ * holds no database: the caller frees it (as after a failed
+ * native_restore).
+ */
+CK_MUST_CHECK
+int ck_rocks_rescale(ck_kstate *s, const ck_rrs_source *src, int n, int max_parallelism,
+                     const ck_rrs_opts *o, ck_rrs_stats *st, char *err, size_t errlen);
 
 #endif
