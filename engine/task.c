@@ -1,4 +1,4 @@
-#include "task.h"
+#include "task_impl.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -44,260 +44,13 @@
 #define BATCH_WAIT (2 * CK_NS_PER_MS)
 /* A native file this large is uploaded after the smaller ones. */
 #define UPLOAD_LARGE ((uint64_t)1 << 20)
-/* Snapshots in their asynchronous phase at once. */
-#define MAX_SNAPS 16
-/* Changelog segments on their way to the store at once, per operator. */
-#define CLOG_MAX_INFLIGHT 64
 /* Cost model of snapshots: marking key groups copy-on-write and copying
- * timers in the synchronous phase; serializing in the asynchronous one. */
+ * timers in the synchronous phase (serializing in the asynchronous one:
+ * SERIALIZE_FLOPS_PER_BYTE). */
 #define SYNC_FLOPS_PER_KEY_GROUP 200.0
 #define SYNC_FLOPS_PER_TIMER 50.0
-#define SERIALIZE_FLOPS_PER_BYTE 10.0
-
-enum { SNAP_SERIALIZING = 1, SNAP_UPLOADING = 2, SNAP_CHANNELS = 3 /* not a token */ };
-
-typedef struct snap_job {
-    uint64_t id;
-    int stage;
-    uint8_t *data; /* until handed to the store */
-    size_t len;
-    uint32_t crc;
-    int64_t sync_ns, align_ns;
-    ck_time async_start;
-    ck_time upload_start; /* its files' uploads began (after local work) */
-    int aborted;   /* aborted while its upload was in flight */
-    int input_ended; /* taken with the input over */
-    int unaligned;   /* a barrier overtook data */
-    int full;        /* CK_BARRIER_FULL: refers to no earlier checkpoint's files */
-    uint64_t inflight; /* bytes of channel state */
-    ck_capture *cap; /* until encoded: SNAP_CHANNELS waits for the input's channel state */
-    uint32_t kg_start, kg_end; /* the key groups of its keyed state, [start, end) */
-    char key[CK_HANDLE_KEY_MAX + 1];
-    /* An incremental checkpoint: the operators' native snapshots, until
-     * their files are read for upload; then what it stored, for the ACK. */
-    struct snap_native {
-        ck_kstate *ks;
-        int op; /* in the job */
-        ck_native_snap snap;
-    } nat[CK_MAX_OPS];
-    int nnat;
-    ck_handles handles;
-    uint32_t uploads;  /* in flight */
-    int upload_failed;
-    uint32_t appended; /* the generation of the subtask's kept file (t->seg) it
-                        * appended to, or 0 */
-    /* Under the changelog: per operator, the changelog it needs in the
-     * store, and its materialization and segments as of its synchronous
-     * phase (appended to handles once those are uploaded). */
-    uint64_t clog_need[CK_MAX_OPS];
-    ck_handles clog_handles;
-} snap_job;
 
 enum { ACCT_IDLE, ACCT_BUSY, ACCT_BP };
-
-struct ck_task {
-    ck_platform *plat;
-    const ck_job_env *env;
-    const ck_graph *g;
-    int vertex, subtask;
-    uint32_t global;
-    ck_task_state state;
-
-    int has_gate;
-    ck_gate gate;
-    int nrps;
-    ck_rp_out *rps;
-    ck_chain chain;
-
-    /* network buffers: the host's pool (the task's own when the platform
-     * has none), the segments reserved in it, and why a reservation that
-     * did not fit fails the task when it starts */
-    ck_segpool *netpool;
-    ck_segpool own_pool;
-    uint32_t net_reserved;
-    char setup_err[400];
-
-    ck_time buffer_timeout; /* < 0: flush only when full */
-    ck_time tick0;          /* flush ticks at tick0 + k * buffer_timeout */
-    ck_time next_flush;     /* the tick that flushes pending output, or NEVER */
-
-    /* source */
-    int is_source;
-    int nparts;
-    int *parts;
-    int64_t *off, *end, *maxts;
-    int rr;
-    ck_time wm_interval, next_wm;
-    int64_t src_wm;
-    int64_t ooo_ms;
-
-    ck_metrics met;
-    ck_time acct_t;
-    ck_time acct_t0; /* the metrics' increment began (started, or the last report) */
-    int acct_mode;
-    int started;
-    int64_t idle_total_ns; /* idle time over the task's life (met's resets at reports) */
-    int timed;             /* its records cost time: a step ends by step_flops or step_wait */
-    double step_flops;     /* STEP_FLOPS or BATCH_FLOPS */
-    ck_time step_wait;     /* STEP_WAIT or BATCH_WAIT */
-    int step_records;      /* records a step may take (>= 1), by its operators' costs
-                            * (with slow_operator faults: worked out at each step) */
-    int step_left;         /* of those, what the step in progress may still take */
-
-    /* the aligned-checkpoint timeout (0: none) and the start of the
-     * timeoutable barrier last sent into the outputs */
-    ck_time aligned_timeout, bar_ts;
-
-    /* buffer debloating of the input gate: its throughput measured on its
-     * own (paused while it is empty), the bytes read from it counted */
-    int debloat;
-    ck_debloat dbl;
-    ck_tput tput;
-    uint64_t dbl_read;
-    ck_time dbl_period, next_debloat;
-
-    /* checkpoints */
-    int checkpointing;
-    int nsnaps;
-    snap_job snaps[MAX_SNAPS];
-
-    /* this attempt */
-    uint32_t attempt;
-    uint64_t restore_cp;       /* = from.id */
-    ck_restore_point from;
-    char restore_key[CK_HANDLE_KEY_MAX + 1]; /* the file being restored */
-    ck_handles restore;        /* the state handles to restore */
-    uint32_t restore_next;     /* the next one to download */
-    /* the restore's phases: it began, its downloads ended; its bytes and
-     * the work of loading them (decoding, replaying, writing native files
-     * to the local disk), charged once all are downloaded */
-    ck_time restore_t0, restore_dl;
-    uint64_t restore_bytes, restore_disk;
-    double restore_flops;
-    /* Restored input channel state still to read (started, not reported
-     * running: Flink's task stays INITIALIZING until its gates consumed
-     * their recovered state, and no checkpoint starts before). */
-    int recovering;
-    uint64_t stop_id;          /* a stop-with-savepoint this task took part in */
-    int final_cp;              /* its input ends into a final checkpoint (checkpoints on) */
-    uint64_t last_snap;        /* the latest checkpoint it took a snapshot of */
-    uint64_t ended_snap;       /* the first snapshot it took with its input over: once
-                                * a checkpoint from it on completes, it finishes */
-    uint64_t completed;        /* the latest checkpoint reported complete */
-    int incremental;           /* execution.checkpointing.incremental */
-    uint64_t merge_max;        /* file merging on: a merged object's size; else 0 */
-    uint64_t inline_below;     /* a snapshot's file smaller than this goes inline (handle.h) */
-    int across;                /* and across checkpoints (upload_merged) */
-    /* Merging across checkpoints: the file of this subtask's that the next
-     * merged files are appended to. Its put made it (creator: that
-     * snapshot's id until all its uploads landed, then 0: open); key ""
-     * when there is none (the next object makes one):
-     *
-     *   none ---a new file---> creating ---its snapshot's uploads landed---> open
-     *   open ---an append that fits---> open (end moves past it)
-     *   open or creating ---full, or a new file asked meanwhile---> creating
-     *   open or creating ---the making or an appending snapshot failed---> none
-     *
-     * Appends go only to an open file (its put landed), at `end`. Files
-     * are kept in the order of the snapshots that make them (user): a
-     * snapshot older than one that used the kept file (snapshots may
-     * reach their uploads out of order) neither appends nor makes a kept
-     * file, so that the coordinator may take a newer file in a completed
-     * checkpoint to mean that no checkpoint still to complete has new
-     * segments in an older one. */
-    struct {
-        char key[CK_HANDLE_KEY_MAX + 1];
-        uint64_t end;     /* where the next append goes (CK_STORE_APPEND_ALIGN) */
-        uint64_t creator;
-        int acked;        /* an acknowledgement named it (the coordinator knows it) */
-        uint32_t gen;     /* counts the files kept so far (the current one's) */
-        uint64_t user;    /* the newest snapshot that made or appended to one */
-    } seg;
-    /* Native files of the snapshots acknowledged (not yet known complete),
-     * and those of the latest complete one, which later checkpoints refer
-     * to instead of uploading them again (Flink's uploaded SST files). */
-    struct {
-        uint64_t id;
-        ck_handles files;
-    } acked[MAX_SNAPS];
-    int nacked;
-    ck_handles confirmed;
-    /* Restoring: native files downloaded, put in place once all are in. */
-    uint8_t **rdata;
-    size_t *rlen;
-    /* Restoring merged files: the ranges of objects downloaded that
-     * handles still to come have segments in (seg_range). */
-    struct seg_obj {
-        char *key;
-        uint64_t at; /* where data starts in the object */
-        uint8_t *data;
-        size_t len;
-    } *segobj;
-    uint32_t nsegobj;
-    uint64_t seg_at; /* where the range being downloaded starts (a whole object: 0) */
-    /* The changelog of each keyed operator that has one (state.changelog.*):
-     * its last materialization, the segments after it (in the store, or
-     * on their way), and a materialization in progress. */
-    struct task_clog {
-        int k;               /* the operator's index in the chain */
-        ck_clog *log;        /* its changelog (the operator's) */
-        ck_handles mat;      /* the last materialization: MATERIAL handles (one canonical
-                              * file, or the wrapped RocksDB's files), or none; those
-                              * an acknowledged snapshot referred to are REUSED */
-        ck_handles segs;     /* segments after it, in order */
-        uint64_t acked;      /* segments below were in an acknowledged snapshot */
-        uint64_t inflight[CLOG_MAX_INFLIGHT]; /* first sequence numbers of uploads */
-        int ninflight;
-        /* of those, segments truncated meanwhile that nothing refers to:
-         * deleted once their upload ends (not before: it would land after) */
-        char *doomed[CLOG_MAX_INFLIGHT];
-        uint64_t doomed_first[CLOG_MAX_INFLIGHT];
-        int ndoomed;
-        int mat_busy;        /* a materialization is uploading (its files left): */
-        uint64_t mat_seq;    /* it holds the changes below this, */
-        ck_handles mat_next; /* and these are its handles; */
-        ck_time mat_t0;      /* it began then, */
-        uint64_t mat_bytes, mat_state; /* uploads this much, of a state this large; */
-        ck_kstate *mat_ks;   /* its wrapped instance's files set aside, until they land, */
-        ck_native_snap mat_ns; /* when the store's threads read them from their paths; */
-        int mat_failed;      /* an upload of it failed (the first failure's code) */
-        int mat_fails;       /* materializations that failed in a row */
-    } clogs[CK_MAX_OPS];
-    int nclogs;
-    ck_time clog_interval, next_mat; /* interval < 0: no materialization */
-    int clog_max_failures;           /* state.changelog.max-failures-allowed */
-    uint64_t clog_threshold;
-    int restored_finished;     /* restored from a checkpoint that had it finished */
-
-    /* metrics reporting: totals already reported, next report */
-    struct {
-        uint64_t records_out, late, bytes_out, bufs_out, bytes_in, bufs_in;
-    } reported;
-    ck_time next_report;
-    int64_t first_out_ns;
-    int has_2pc; /* a sink of the chain writes in transactions */
-};
-
-#define RESTORE_TOKEN UINT64_MAX
-/* The work of loading what a restore downloaded ended. */
-#define RESTORE_LOAD_TOKEN (UINT64_MAX - 1)
-/* The state backend's background work (flushes, compactions) ended: no
- * snapshot's (checkpoint ids start at 1). */
-#define STATE_WORK_TOKEN 0
-/* A changelog upload: bit 62 set for a materialization, the chain index of
- * the operator in bits 32..39, the low 32 bits of a segment's first
- * sequence number. */
-#define CLOG_TOKEN (UINT64_C(1) << 63)
-#define CLOG_MAT (UINT64_C(1) << 62)
-/* The id of a native snapshot a materialization takes (its sequence
- * number's), out of the way of checkpoint ids. */
-#define CLOG_NATIVE_ID (UINT64_C(1) << 62)
-/* An upload of a native file from its path (upload_file): bit 61 set, the
- * file's handle in bits 40..60, below them a snapshot's upload token. */
-#define FILE_TOKEN (UINT64_C(1) << 61)
-#define FILE_HANDLES (UINT32_C(1) << 21)
-#define FILE_BASE ((UINT64_C(1) << 40) - 1)
-
 
 const char *ck_task_state_name(ck_task_state s)
 {
@@ -337,20 +90,6 @@ const char *ck_fail_name(uint32_t code)
         return "io";
     }
     return "?";
-}
-
-/* Transaction ids are unique per attempt: attempt << 32 | sequence. */
-static uint64_t first_txn(const ck_task *t)
-{
-    return ((uint64_t)(t->env->txn_epoch + t->attempt) << 32) | 1;
-}
-
-/* Edges a barrier may overtake data on: not pointwise or broadcast ones,
- * which stay aligned, as in Flink (their partitioners do not support
- * unaligned checkpoints). */
-static int unaligned_edge(const ck_edge *e)
-{
-    return e->ship == CK_SHIP_HASH || e->ship == CK_SHIP_REBALANCE;
 }
 
 static int source_init(ck_task *t)
@@ -542,7 +281,7 @@ ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global,
         ck_gate_set_exactly_once(&t->gate,
                                  ck_cfg(cfg, CK_CFG_CP_MODE) == CK_CP_EXACTLY_ONCE);
         /* EVENT barriers only where unaligned checkpoints may send them. */
-        t->gate.uc_edge = unaligned_edge(e) && ck_cfg(cfg, CK_CFG_CP_UNALIGNED) &&
+        t->gate.uc_edge = task_unaligned_edge(e) && ck_cfg(cfg, CK_CFG_CP_UNALIGNED) &&
                           ck_cfg(cfg, CK_CFG_CP_MODE) == CK_CP_EXACTLY_ONCE;
         if (ck_cfg(cfg, CK_CFG_DEBLOAT)) {
             t->debloat = 1;
@@ -617,7 +356,7 @@ ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global,
             ck_op *op = &t->chain.ops[k];
             if (op->spec->kind == CK_OP_SINK) {
                 op->two_phase = 1;
-                op->txn = first_txn(t);
+                op->txn = task_first_txn(t);
                 t->has_2pc = 1;
             }
         }
@@ -630,7 +369,6 @@ fail:
     return NULL;
 }
 
-static void report(ck_task *t, int type);
 
 /* The task will not run again: its reservation and the buffers it holds go
  * back to the host's pool now (as a cancelled Flink task releases its
@@ -646,7 +384,7 @@ static void drop_network(ck_task *t)
 
 /* Deletes key from the store; a delete that fails leaves the file there
  * (logged: an orphan, never a failure of the task's). */
-static void store_delete(ck_task *t, const char *key)
+void task_store_delete(ck_task *t, const char *key)
 {
     int rc = t->plat->ops->store_delete(t->plat, key);
     if (rc && rc != CK_ENOTFOUND)
@@ -657,12 +395,12 @@ static void store_delete(ck_task *t, const char *key)
 /* Deletes the files of hs that a snapshot stored itself: not those an
  * earlier one stored (reused), not inline ones (in no file), not a file
  * merged across checkpoints (the coordinator's to delete). */
-static void delete_uploaded(ck_task *t, const ck_handles *hs)
+static void snap_delete_uploaded(ck_task *t, const ck_handles *hs)
 {
     for (uint32_t i = 0; i < hs->n; i++)
         if (!(hs->v[i].flags & CK_HANDLE_REUSED) && ck_handle_stored(&hs->v[i]) &&
             !ck_store_appendable(hs->v[i].key))
-            store_delete(t, hs->v[i].key);
+            task_store_delete(t, hs->v[i].key);
 }
 
 /* Cancelled: what it uploaded that no acknowledgement of its named goes
@@ -672,24 +410,9 @@ static void delete_uploaded(ck_task *t, const ck_handles *hs)
  * still on its way is the platform's to drop when it lands.) */
 static void discard_unacknowledged(ck_task *t)
 {
-    for (int i = 0; i < t->nsnaps; i++)
-        delete_uploaded(t, &t->snaps[i].handles);
-    /* the file kept for appends, if no acknowledgement named it: the
-     * coordinator may not know it (an earlier one, it deletes) */
-    if (t->seg.key[0] && !t->seg.acked)
-        store_delete(t, t->seg.key);
-    for (int i = 0; i < t->nclogs; i++) {
-        const struct task_clog *c = &t->clogs[i];
-        for (uint32_t s = 0; s < c->segs.n; s++)
-            if (strtoull(c->segs.v[s].local, NULL, 10) >= c->acked)
-                store_delete(t, c->segs.v[s].key);
-        for (uint32_t m = 0; m < c->mat.n; m++)
-            if (!(c->mat.v[m].flags & CK_HANDLE_REUSED))
-                store_delete(t, c->mat.v[m].key);
-        for (uint32_t m = 0; m < c->mat_next.n; m++)
-            if (!(c->mat_next.v[m].flags & CK_HANDLE_REUSED))
-                store_delete(t, c->mat_next.v[m].key);
-    }
+    task_snap_discard(t);
+    task_mfile_discard(t);
+    task_clog_discard(t);
 }
 
 void ck_task_cancel(ck_task *t)
@@ -698,7 +421,7 @@ void ck_task_cancel(ck_task *t)
         return;
     if (t->state == CK_TASK_RUNNING || t->state == CK_TASK_ENDING ||
         t->state == CK_TASK_ENDED)
-        report(t, CK_MSG_METRICS);
+        task_report(t, CK_MSG_METRICS);
     discard_unacknowledged(t);
     /* A redeployment may follow at once: the segments are free for it. */
     drop_network(t);
@@ -723,7 +446,7 @@ static void clog_mat_release(struct task_clog *c)
 }
 
 /* The native files a restore downloaded so far. */
-static void free_restore_files(ck_task *t)
+static void restore_free_files(ck_task *t)
 {
     for (uint32_t i = 0; t->rdata && i < t->restore.n; i++)
         free(t->rdata[i]);
@@ -740,29 +463,22 @@ static void free_restore_files(ck_task *t)
     t->nsegobj = 0;
 }
 
+void task_restore_free(ck_task *t)
+{
+    restore_free_files(t); /* before the handles: it counts them */
+    ck_handles_free(&t->restore);
+}
+
 void ck_task_del(ck_task *t)
 {
     if (!t)
         return;
-    /* Snapshots first: their views and native files belong to the state
-     * backends the chain frees. */
-    while (t->nsnaps)
-        snap_drop(t, &t->snaps[t->nsnaps - 1]);
-    for (int i = 0; i < t->nclogs; i++)
-        clog_mat_release(&t->clogs[i]);
+    /* Snapshots and materializations first: their views and native files
+     * belong to the state backends the chain frees. */
+    task_snap_free(t);
+    task_clog_free(t);
     ck_chain_free(&t->chain);
-    free_restore_files(t); /* before the handles: it counts them */
-    ck_handles_free(&t->restore);
-    ck_handles_free(&t->confirmed);
-    for (int i = 0; i < t->nacked; i++)
-        ck_handles_free(&t->acked[i].files);
-    for (int i = 0; i < t->nclogs; i++) {
-        ck_handles_free(&t->clogs[i].mat);
-        ck_handles_free(&t->clogs[i].mat_next);
-        ck_handles_free(&t->clogs[i].segs);
-        for (int k = 0; k < t->clogs[i].ndoomed; k++)
-            free(t->clogs[i].doomed[k]);
-    }
+    task_restore_free(t);
     for (int i = 0; i < t->nrps; i++) {
         ck_rp_free(&t->rps[i].rp);
         free(t->rps[i].kg_sub);
@@ -836,14 +552,14 @@ static int outputs_pending(const ck_task *t)
     return 0;
 }
 
-static void flush_all(ck_task *t)
+void task_flush_all(ck_task *t)
 {
     for (int i = 0; i < t->nrps; i++)
         ck_rp_flush(&t->rps[i].rp);
     t->next_flush = CK_TIME_NEVER;
 }
 
-static void send_all(ck_task *t)
+void task_send_all(ck_task *t)
 {
     for (int i = 0; i < t->nrps; i++)
         ck_rp_send(&t->rps[i].rp);
@@ -857,16 +573,15 @@ static ck_time next_tick(const ck_task *t, ck_time at);
 static void arm_flush(ck_task *t)
 {
     if (t->buffer_timeout == 0)
-        flush_all(t);
+        task_flush_all(t);
     else if (t->buffer_timeout > 0 && t->next_flush == CK_TIME_NEVER && outputs_pending(t))
         t->next_flush = next_tick(t, ck_now(t->plat));
 }
 
-static int clog_persist(ck_task *t, struct task_clog *c);
 
 /* Tells the platform of the state backends' work a fault may wait for
  * (bits of CK_NOTE_*). */
-static void state_notes(ck_task *t, int notes)
+void task_state_notes(ck_task *t, int notes)
 {
     for (int k = CK_NOTE_STATE_FLUSH; k <= CK_NOTE_CHANGELOG_UPLOAD && t->plat->ops->note; k++)
         if (notes & (1 << k))
@@ -874,7 +589,7 @@ static void state_notes(ck_task *t, int notes)
 }
 
 /* Charges the batch's CPU and publishes what the sinks staged. */
-static int finish_batch(ck_task *t)
+int task_finish_batch(ck_task *t)
 {
     ck_chain *c = &t->chain;
     ck_time wait;
@@ -886,10 +601,10 @@ static int finish_batch(ck_task *t)
     double bg = ck_chain_take_background(c, &disk, &notes);
     if (bg > 0 || disk > 0) /* RocksDB's flush and compaction threads */
         t->plat->ops->background(t->plat, ck_now(t->plat), bg, disk, STATE_WORK_TOKEN);
-    state_notes(t, notes);
+    task_state_notes(t, notes);
     for (int i = 0; i < t->nclogs; i++) /* the changelog goes out preemptively */
         if (t->clogs[i].log->buf.len >= t->clog_threshold) {
-            int rc = clog_persist(t, &t->clogs[i]);
+            int rc = task_clog_persist(t, &t->clogs[i]);
             if (rc)
                 return rc;
         }
@@ -918,7 +633,7 @@ static int finish_batch(ck_task *t)
 }
 
 /* Sends a message of this attempt to the job manager (lost when out of memory). */
-static void to_jm(ck_task *t, int type, const uint8_t *body, size_t len)
+void task_to_jm(ck_task *t, int type, const uint8_t *body, size_t len)
 {
     size_t n;
     uint8_t *m = ck_wire_msg(type, t->global, CK_EP_JM, t->attempt, body, len, &n);
@@ -964,7 +679,7 @@ void ck_task_deploy_failed(const ck_job_env *env, ck_platform *plat, uint32_t gl
 
 /* Fails the task and tells the job manager why (code CK_FAIL_*, and for a
  * restore the checkpoint and the file, key, whose restore failed). */
-static void fail_with(ck_task *t, uint32_t code, uint64_t cp, const char *key, const char *msg)
+void task_fail_with(ck_task *t, uint32_t code, uint64_t cp, const char *key, const char *msg)
 {
     if (t->state == CK_TASK_FAILED || t->state == CK_TASK_FINISHED)
         return;
@@ -974,20 +689,19 @@ static void fail_with(ck_task *t, uint32_t code, uint64_t cp, const char *key, c
     /* What it read since its last report counts (records_in of every
      * attempt); an error while reporting ends here, the task failed. */
     if (was == CK_TASK_RUNNING || was == CK_TASK_ENDING || was == CK_TASK_ENDED)
-        report(t, CK_MSG_METRICS);
+        task_report(t, CK_MSG_METRICS);
     send_failed(t->plat, t->global, t->attempt, code, cp, key, msg);
 }
 
-static void fail(ck_task *t, int rc, const char *what)
+void task_fail(ck_task *t, int rc, const char *what)
 {
     char msg[300];
     const ck_vertex *v = &t->g->v[t->vertex];
     snprintf(msg, sizeof(msg), "%s (%d/%d): %s: %s", v->name, t->subtask + 1, v->parallelism,
              what, ck_strerror(rc));
-    fail_with(t, CK_FAIL_TASK, 0, NULL, msg);
+    task_fail_with(t, CK_FAIL_TASK, 0, NULL, msg);
 }
 
-static int commit_upto(ck_task *t, uint64_t cp);
 
 /* Input is over: close every output with END_OF_PARTITION. */
 static int end_input(ck_task *t)
@@ -995,7 +709,7 @@ static int end_input(ck_task *t)
     int rc;
     /* Exactly once, sinks commit with the final checkpoint the job manager
      * takes once every subtask ended; otherwise there is nothing to wait for. */
-    if (!t->final_cp && (rc = commit_upto(t, UINT64_MAX)))
+    if (!t->final_cp && (rc = task_snap_commit_upto(t, UINT64_MAX)))
         return rc;
     ck_elem eop = {.tag = CK_EL_END_OF_PARTITION};
     for (int i = 0; i < t->nrps; i++)
@@ -1014,7 +728,7 @@ static int64_t source_lag(const ck_task *t, ck_time now, int64_t *lag_ns);
  */
 static void sample_gauges(ck_task *t, ck_time now);
 
-static void report(ck_task *t, int type)
+void task_report(ck_task *t, int type)
 {
     ck_time now = ck_now(t->plat);
     acct(t, now, t->acct_mode);
@@ -1044,14 +758,14 @@ static void report(ck_task *t, int type)
     uint8_t *body;
     size_t n;
     if (ck_metrics_encode(&t->met, &body, &n)) {
-        fail(t, CK_ENOMEM, "reporting metrics");
+        task_fail(t, CK_ENOMEM, "reporting metrics");
         return;
     }
     size_t mlen;
     uint8_t *m = ck_wire_msg(type, t->global, CK_EP_JM, t->attempt, body, n, &mlen);
     free(body);
     if (!m) {
-        fail(t, CK_ENOMEM, "reporting metrics");
+        task_fail(t, CK_ENOMEM, "reporting metrics");
         return;
     }
     t->reported.records_out = out;
@@ -1072,7 +786,7 @@ static void report(ck_task *t, int type)
     if (type == CK_MSG_TASK_FINISHED)
         t->state = CK_TASK_FINISHED;
     t->next_report = now + CK_METRICS_INTERVAL;
-    CK_IGNORE(t->plat->ops->send(t->plat, CK_EP_JM, m, mlen)); /* as to_jm's */
+    CK_IGNORE(t->plat->ops->send(t->plat, CK_EP_JM, m, mlen)); /* as task_to_jm's */
 }
 
 /* Samples the data in flight in the task's input gate and output queues,
@@ -1242,11 +956,11 @@ static int source_step(ck_task *t, ck_time now)
         /* A bounded source ends with the maximum watermark, as in Flink. */
         if ((rc = source_emit_watermark(t, CK_WM_MAX)))
             return rc;
-        if ((rc = finish_batch(t)))
+        if ((rc = task_finish_batch(t)))
             return rc;
         return end_input(t);
     }
-    if ((rc = finish_batch(t)))
+    if ((rc = task_finish_batch(t)))
         return rc;
     return n > 0 ? 1 : 0;
 }
@@ -1254,7 +968,7 @@ static int source_step(ck_task *t, ck_time now)
 /* ---- checkpoints -------------------------------------------------------------- */
 
 
-static void send_decline(ck_task *t, uint64_t id, uint32_t reason, const char *why)
+static void snap_send_decline(ck_task *t, uint64_t id, uint32_t reason, const char *why)
 {
     uint8_t body[12 + 100];
     size_t wl = strlen(why);
@@ -1263,19 +977,18 @@ static void send_decline(ck_task *t, uint64_t id, uint32_t reason, const char *w
     ck_put_u64(body, id);
     ck_put_u32(body + 8, reason);
     memcpy(body + 12, why, wl);
-    to_jm(t, CK_MSG_CP_DECLINE, body, 12 + wl);
+    task_to_jm(t, CK_MSG_CP_DECLINE, body, 12 + wl);
 }
 
-static int outputs_closed(const ck_task *t);
-static void flush_all(ck_task *t);
+static int snap_outputs_closed(const ck_task *t);
 
 /* Checkpoint id ends here without a snapshot: the job manager hears why,
  * and downstream a cancel marker ends its alignment at once instead of
  * waiting for the next barrier (Flink's CancelCheckpointMarker). */
-static int decline_and_cancel(ck_task *t, uint64_t id, uint32_t reason, const char *why)
+int task_snap_decline(ck_task *t, uint64_t id, uint32_t reason, const char *why)
 {
-    send_decline(t, id, reason, why);
-    if (outputs_closed(t))
+    snap_send_decline(t, id, reason, why);
+    if (snap_outputs_closed(t))
         return CK_OK;
     ck_elem ce = {.tag = CK_EL_CANCEL};
     ce.u.barrier.id = id;
@@ -1284,12 +997,12 @@ static int decline_and_cancel(ck_task *t, uint64_t id, uint32_t reason, const ch
         if (rc)
             return rc;
     }
-    flush_all(t);
+    task_flush_all(t);
     return CK_OK;
 }
 
 /* Commits every sink transaction that checkpoint cp covers; measures latency. */
-static int commit_upto(ck_task *t, uint64_t cp)
+int task_snap_commit_upto(ck_task *t, uint64_t cp)
 {
     for (int k = 0; k < t->chain.nops; k++) {
         ck_op *op = &t->chain.ops[k];
@@ -1314,26 +1027,25 @@ static int commit_upto(ck_task *t, uint64_t cp)
 
 /* The synchronous phase of checkpoint b, then the barrier goes downstream. */
 /* Its outputs are closed (END_OF_PARTITION sent): snapshots send no barrier. */
-static int outputs_closed(const ck_task *t)
+static int snap_outputs_closed(const ck_task *t)
 {
     return t->state == CK_TASK_ENDING || t->state == CK_TASK_ENDED;
 }
 
 static snap_job *snap_find(ck_task *t, uint64_t id);
 static int snap_channels_ready(const ck_task *t, uint64_t id);
-static int overtake_output(ck_task *t, snap_job *j, int i, const ck_elem *be);
-static int start_async(ck_task *t, snap_job *j);
+static int snap_overtake_output(ck_task *t, snap_job *j, int i, const ck_elem *be);
+static int snap_start_async(ck_task *t, snap_job *j);
 
-static int clog_snapshot(ck_task *t, snap_job *j);
 
-static int take_checkpoint(ck_task *t, const ck_barrier *b, int64_t align_ns)
+int task_snap_take(ck_task *t, const ck_barrier *b, int64_t align_ns)
 {
     if (b->id > t->last_snap)
         t->last_snap = b->id;
-    if (outputs_closed(t) && !t->ended_snap)
+    if (snap_outputs_closed(t) && !t->ended_snap)
         t->ended_snap = b->id;
     if (t->nsnaps == MAX_SNAPS)
-        return decline_and_cancel(t, b->id, CK_DECLINE_FAILURE, "too many snapshots in progress");
+        return task_snap_decline(t, b->id, CK_DECLINE_FAILURE, "too many snapshots in progress");
     ck_time t0 = ck_now(t->plat);
     static const ck_capture empty;
     ck_capture *cap = malloc(sizeof(*cap));
@@ -1387,7 +1099,7 @@ static int take_checkpoint(ck_task *t, const ck_barrier *b, int64_t align_ns)
                      "transactions await commit",
                      t->g->v[t->vertex].name, t->subtask + 1, t->g->v[t->vertex].parallelism,
                      (unsigned long long)b->id);
-            fail_with(t, CK_FAIL_TASK, 0, NULL, msg);
+            task_fail_with(t, CK_FAIL_TASK, 0, NULL, msg);
             return rc;
         }
         ck_sink_capture *sk = &cap->sinks[cap->nsinks++];
@@ -1407,9 +1119,9 @@ static int take_checkpoint(ck_task *t, const ck_barrier *b, int64_t align_ns)
     j->cap = cap;
     j->sync_ns = sync_ns;
     j->align_ns = align_ns;
-    j->input_ended = outputs_closed(t);
+    j->input_ended = snap_outputs_closed(t);
     j->full = (b->flags & CK_BARRIER_FULL) != 0;
-    if (t->nclogs && !(b->flags & CK_BARRIER_SAVEPOINT) && (rc = clog_snapshot(t, j)))
+    if (t->nclogs && !(b->flags & CK_BARRIER_SAVEPOINT) && (rc = task_clog_snapshot(t, j)))
         return rc; /* the task fails; ck_task_del frees the job */
 
     /* The barrier follows the state it closes, at once (none once the
@@ -1417,10 +1129,10 @@ static int take_checkpoint(ck_task *t, const ck_barrier *b, int64_t align_ns)
      * An unaligned one overtakes what is queued, which joins the snapshot. */
     ck_elem be = {.tag = CK_EL_BARRIER};
     be.u.barrier = *b;
-    for (int i = 0; i < t->nrps && !outputs_closed(t); i++) {
-        if ((b->flags & CK_BARRIER_UNALIGNED) && unaligned_edge(t->rps[i].edge)) {
-            rc = overtake_output(t, j, i, &be);
-        } else if ((b->flags & CK_BARRIER_TIMEOUTABLE) && unaligned_edge(t->rps[i].edge)) {
+    for (int i = 0; i < t->nrps && !snap_outputs_closed(t); i++) {
+        if ((b->flags & CK_BARRIER_UNALIGNED) && task_unaligned_edge(t->rps[i].edge)) {
+            rc = snap_overtake_output(t, j, i, &be);
+        } else if ((b->flags & CK_BARRIER_TIMEOUTABLE) && task_unaligned_edge(t->rps[i].edge)) {
             rc = ck_rp_emit_timeoutable(&t->rps[i].rp, &be); /* aligned until it times out */
             t->bar_ts = b->ts;
         } else {
@@ -1429,13 +1141,13 @@ static int take_checkpoint(ck_task *t, const ck_barrier *b, int64_t align_ns)
         if (rc)
             return rc; /* the task fails; ck_task_del frees the capture */
     }
-    if (!outputs_closed(t))
-        flush_all(t);
+    if (!snap_outputs_closed(t))
+        task_flush_all(t);
 
     /* A source reports what it read up to its snapshot: a replay from this
      * checkpoint then never leaves records_in short of the input. */
     if (t->is_source)
-        report(t, CK_MSG_METRICS);
+        task_report(t, CK_MSG_METRICS);
     j->async_start = ck_now(t->plat);
     char dir[200];
     ck_cc_dir(t->env->job_id, b->id, b->flags, dir, sizeof(dir));
@@ -1446,13 +1158,13 @@ static int take_checkpoint(ck_task *t, const ck_barrier *b, int64_t align_ns)
         j->stage = SNAP_CHANNELS; /* until its channel state is complete */
         return CK_OK;
     }
-    return start_async(t, j);
+    return snap_start_async(t, j);
 }
 
 /* Snapshot j's asynchronous phase failed (rc): it is dropped and its
  * checkpoint declined. 0 (the task goes on), or the error of a task that
  * cannot (not memory: a bug to see). */
-static int async_failed(ck_task *t, snap_job *j, int rc)
+static int snap_async_failed(ck_task *t, snap_job *j, int rc)
 {
     uint64_t id = j->id;
     snap_drop(t, j);
@@ -1461,12 +1173,12 @@ static int async_failed(ck_task *t, snap_job *j, int rc)
     ck_logf(t->plat, CK_LOG_WARN, "%s (%d/%d): checkpoint %llu declined: %s serializing it",
             t->g->v[t->vertex].name, t->subtask + 1, t->g->v[t->vertex].parallelism,
             (unsigned long long)id, ck_strerror(rc));
-    send_decline(t, id, CK_DECLINE_FAILURE, "out of memory serializing the snapshot");
+    snap_send_decline(t, id, CK_DECLINE_FAILURE, "out of memory serializing the snapshot");
     return CK_OK;
 }
 
 /* An output still holds checkpoint id's barrier that may time out. */
-static int outputs_hold_barrier(const ck_task *t, uint64_t id)
+static int snap_outputs_hold_barrier(const ck_task *t, uint64_t id)
 {
     for (int i = 0; i < t->nrps; i++)
         if (t->rps[i].rp.bar_pending > 0 && t->rps[i].rp.bar_id == id)
@@ -1481,11 +1193,11 @@ static int snap_channels_ready(const ck_task *t, uint64_t id)
 {
     if (t->has_gate && t->gate.uc_id == id && !ck_gate_uc_complete(&t->gate))
         return 0;
-    return !outputs_hold_barrier(t, id);
+    return !snap_outputs_hold_barrier(t, id);
 }
 
 /* Adds a channel's state to a capture, taking w's bytes (none: nothing). */
-static int add_chan(ck_capture *cap, int out, uint16_t edge, uint32_t peer, ck_wbuf *w)
+static int snap_add_chan(ck_capture *cap, int out, uint16_t edge, uint32_t peer, ck_wbuf *w)
 {
     if (w->err || w->len == 0) {
         int rc = w->err ? CK_ENOMEM : CK_OK;
@@ -1507,15 +1219,15 @@ static int add_chan(ck_capture *cap, int out, uint16_t edge, uint32_t peer, ck_w
 /* Moves the n channel states st[0..n) (channel k's peer is first + k)
  * into cap (none: cap NULL, or an error rc < 0 before) and frees st.
  * Returns rc, or the first error. */
-static int add_chans(ck_capture *cap, int out, uint16_t edge, uint32_t first, ck_wbuf *st, int n,
-                     int rc)
+static int snap_add_chans(ck_capture *cap, int out, uint16_t edge, uint32_t first, ck_wbuf *st,
+                          int n, int rc)
 {
     for (int k = 0; k < n; k++) {
         if (rc < 0 || !cap) {
             free(st[k].p);
             continue;
         }
-        int r2 = add_chan(cap, out, edge, first + (uint32_t)k, &st[k]);
+        int r2 = snap_add_chan(cap, out, edge, first + (uint32_t)k, &st[k]);
         if (r2)
             rc = r2;
     }
@@ -1525,15 +1237,15 @@ static int add_chans(ck_capture *cap, int out, uint16_t edge, uint32_t first, ck
 
 /* The unaligned barrier overtakes output i's queued buffers: they become
  * output channel state of snapshot j. */
-static int overtake_output(ck_task *t, snap_job *j, int i, const ck_elem *be)
+static int snap_overtake_output(ck_task *t, snap_job *j, int i, const ck_elem *be)
 {
     ck_rp *rp = &t->rps[i].rp;
     ck_wbuf *st = calloc((size_t)rp->nsub, sizeof(*st));
     if (!st)
         return CK_ENOMEM;
     j->unaligned = 1;
-    return add_chans(j->cap, 1, (uint16_t)t->rps[i].edge->id, rp->first, st, rp->nsub,
-                     ck_rp_priority_barrier(rp, be, st));
+    return snap_add_chans(j->cap, 1, (uint16_t)t->rps[i].edge->id, rp->first, st, rp->nsub,
+                          ck_rp_priority_barrier(rp, be, st));
 }
 
 /* The asynchronous phase of snapshot j: the input's channel state joins
@@ -1541,17 +1253,17 @@ static int overtake_output(ck_task *t, snap_job *j, int i, const ck_elem *be)
  * uploaded. A failure there (memory ran out serializing it) declines the
  * checkpoint, as Flink's asynchronous checkpoint part does: a failed
  * checkpoint, counted against the tolerable ones, not a failed task. */
-static int start_async(ck_task *t, snap_job *j)
+static int snap_start_async(ck_task *t, snap_job *j)
 {
     ck_capture *cap = j->cap;
     ck_time since = ck_now(t->plat); /* the encoding below is the real work */
     int rc = CK_OK;
     if (t->has_gate && t->gate.uc_id == j->id && ck_gate_uc_complete(&t->gate)) {
         j->unaligned = 1;
-        rc = add_chans(cap, 0, t->gate.edge, t->gate.first, ck_gate_uc_take(&t->gate),
-                       t->gate.nchan, CK_OK);
+        rc = snap_add_chans(cap, 0, t->gate.edge, t->gate.first, ck_gate_uc_take(&t->gate),
+                            t->gate.nchan, CK_OK);
         if (rc)
-            return async_failed(t, j, rc);
+            return snap_async_failed(t, j, rc);
     }
     for (int i = 0; i < cap->nchans; i++)
         j->inflight += cap->chans[i].len;
@@ -1574,14 +1286,14 @@ static int start_async(ck_task *t, snap_job *j)
     free(cap);
     j->cap = NULL;
     if (rc)
-        return async_failed(t, j, rc);
+        return snap_async_failed(t, j, rc);
     j->stage = SNAP_SERIALIZING;
     j->crc = ck_get_u32(j->data + j->len - 4);
     /* after the flush of the synchronous phase is on the local disk */
     uint64_t disk;
     int notes;
     double flush = ck_chain_take_background(&t->chain, &disk, &notes);
-    state_notes(t, notes);
+    task_state_notes(t, notes);
     t->plat->ops->background(t->plat, since, flush + SERIALIZE_FLOPS_PER_BYTE * (double)j->len,
                              disk, (j->id << 2) | SNAP_SERIALIZING);
     return CK_OK;
@@ -1590,7 +1302,7 @@ static int start_async(ck_task *t, snap_job *j)
 /* Snapshots waiting for channel state: one the input gate gave up is
  * declined; one whose channel state is complete goes on to its
  * asynchronous phase. */
-static int uc_poll(ck_task *t)
+int task_snap_uc_poll(ck_task *t)
 {
     if (t->has_gate && t->gate.uc_abandoned) {
         uint64_t id = t->gate.uc_abandoned;
@@ -1598,14 +1310,15 @@ static int uc_poll(ck_task *t)
         snap_job *j = snap_find(t, id);
         if (j && j->stage == SNAP_CHANNELS) {
             snap_drop(t, j);
-            send_decline(t, id, CK_DECLINE_SUBSUMED,
-                         "its channel state was cut short by a newer barrier or a cancel marker");
+            snap_send_decline(
+                t, id, CK_DECLINE_SUBSUMED,
+                "its channel state was cut short by a newer barrier or a cancel marker");
         }
     }
     for (int i = 0; i < t->nsnaps; i++) {
         snap_job *j = &t->snaps[i];
         if (j->stage == SNAP_CHANNELS && snap_channels_ready(t, j->id)) {
-            int n = t->nsnaps, rc = start_async(t, j);
+            int n = t->nsnaps, rc = snap_start_async(t, j);
             if (rc)
                 return rc;
             if (t->nsnaps < n)
@@ -1617,7 +1330,7 @@ static int uc_poll(ck_task *t)
         snap_job *j = snap_find(t, t->gate.uc_id);
         if (!j || j->stage != SNAP_CHANNELS) {
             ck_wbuf *st = ck_gate_uc_take(&t->gate);
-            add_chans(NULL, 0, 0, 0, st, st ? t->gate.nchan : 0, CK_OK);
+            snap_add_chans(NULL, 0, 0, 0, st, st ? t->gate.nchan : 0, CK_OK);
         }
     }
     return CK_OK;
@@ -1625,20 +1338,20 @@ static int uc_poll(ck_task *t)
 
 /* The first unaligned barrier of a checkpoint reached the input gate: the
  * snapshot is taken now, between two steps. */
-static int unaligned_snapshot(ck_task *t, const ck_barrier *b)
+int task_snap_unaligned(ck_task *t, const ck_barrier *b)
 {
     if (t->state != CK_TASK_RUNNING || t->recovering) {
         ck_gate_uc_cancel(&t->gate, b->id);
-        send_decline(t, b->id, CK_DECLINE_NOT_READY, "the subtask is not running");
+        snap_send_decline(t, b->id, CK_DECLINE_NOT_READY, "the subtask is not running");
         return CK_OK;
     }
-    int rc = finish_batch(t);
-    return rc ? rc : take_checkpoint(t, b, t->gate.last_align_ns);
+    int rc = task_finish_batch(t);
+    return rc ? rc : task_snap_take(t, b, t->gate.last_align_ns);
 }
 
 /* When the aligned-checkpoint timeout next passes for this task: for the
  * alignment in progress, or for a barrier its outputs still hold. */
-static ck_time timeout_deadline(const ck_task *t)
+ck_time task_snap_timeout_deadline(const ck_task *t)
 {
     ck_time d = CK_TIME_NEVER;
     if (t->aligned_timeout <= 0)
@@ -1655,14 +1368,14 @@ static ck_time timeout_deadline(const ck_task *t)
 /* The aligned-checkpoint timeout passed: the alignment in progress turns
  * unaligned (the task snapshots now), and barriers still queued in the
  * outputs overtake what is before them, which joins their snapshot. */
-static int timeouts(ck_task *t, ck_time now)
+int task_snap_timeouts(ck_task *t, ck_time now)
 {
     int rc;
     ck_barrier b;
     if (t->has_gate && t->gate.align_id &&
         now >= t->gate.align_barrier.ts + t->aligned_timeout &&
         (rc = ck_gate_timeout(&t->gate, &b)) != 0) {
-        if (rc < 0 || (rc = unaligned_snapshot(t, &b)))
+        if (rc < 0 || (rc = task_snap_unaligned(t, &b)))
             return rc;
     }
     for (int i = 0; i < t->nrps; i++) {
@@ -1673,14 +1386,14 @@ static int timeouts(ck_task *t, ck_time now)
         if (!st)
             return CK_ENOMEM;
         snap_job *j = snap_find(t, rp->bar_id);
-        rc = add_chans(j ? j->cap : NULL, 1, (uint16_t)t->rps[i].edge->id, rp->first, st,
-                       rp->nsub, ck_rp_timeout_barrier(rp, st));
+        rc = snap_add_chans(j ? j->cap : NULL, 1, (uint16_t)t->rps[i].edge->id, rp->first, st,
+                            rp->nsub, ck_rp_timeout_barrier(rp, st));
         if (rc < 0)
             return rc;
         if (j && rc > 0)
             j->unaligned = 1;
     }
-    return uc_poll(t);
+    return task_snap_uc_poll(t);
 }
 
 static snap_job *snap_find(ck_task *t, uint64_t id)
@@ -1705,9 +1418,24 @@ static void snap_drop(ck_task *t, snap_job *j)
     *j = t->snaps[--t->nsnaps];
 }
 
+void task_snap_discard(ck_task *t)
+{
+    for (int i = 0; i < t->nsnaps; i++)
+        snap_delete_uploaded(t, &t->snaps[i].handles);
+}
+
+void task_snap_free(ck_task *t)
+{
+    while (t->nsnaps)
+        snap_drop(t, &t->snaps[t->nsnaps - 1]);
+    ck_handles_free(&t->confirmed);
+    for (int i = 0; i < t->nacked; i++)
+        ck_handles_free(&t->acked[i].files);
+}
+
 /* The native file of operator op named name that the latest complete
  * checkpoint stored, or NULL. */
-static const ck_handle *confirmed_find(const ck_task *t, int op, const ck_native_file *f)
+const ck_handle *task_snap_confirmed_find(const ck_task *t, int op, const ck_native_file *f)
 {
     for (uint32_t i = 0; i < t->confirmed.n; i++) {
         const ck_handle *h = &t->confirmed.v[i];
@@ -1717,10 +1445,10 @@ static const ck_handle *confirmed_find(const ck_task *t, int op, const ck_native
     return NULL;
 }
 
-static void object_sent(ck_task *t, const char *key, uint64_t base, uint64_t mlen);
+static void mfile_object_sent(ck_task *t, const char *key, uint64_t base, uint64_t mlen);
 
 /* Starts one upload of snapshot j (data taken). */
-static int upload(ck_task *t, snap_job *j, const char *key, uint8_t *data, size_t len)
+int task_snap_upload(ck_task *t, snap_job *j, const char *key, uint8_t *data, size_t len)
 {
     int rc = t->plat->ops->store_put(t->plat, key, data, len, (j->id << 2) | SNAP_UPLOADING);
     if (!rc)
@@ -1730,25 +1458,25 @@ static int upload(ck_task *t, snap_job *j, const char *key, uint8_t *data, size_
 
 /* The same into key at base (0: a put; else an append to the subtask's
  * kept file, t->seg), which then ends past it. */
-static int upload_at(ck_task *t, snap_job *j, const char *key, uint64_t base, uint8_t *data,
-                     size_t len)
+static int mfile_upload_at(ck_task *t, snap_job *j, const char *key, uint64_t base, uint8_t *data,
+                           size_t len)
 {
     int rc;
     if (!base) {
-        rc = upload(t, j, key, data, len);
+        rc = task_snap_upload(t, j, key, data, len);
     } else if (!(rc = t->plat->ops->store_append(t->plat, key, base, data, len,
                                                  (j->id << 2) | SNAP_UPLOADING))) {
         j->uploads++;
     }
     if (!rc)
-        object_sent(t, key, base, len);
+        mfile_object_sent(t, key, base, len);
     return rc;
 }
 
 /* Whether snapshot j's native files can go up from their paths, as
  * Flink's transfer threads upload them (platform.h store_put_files): the
  * task's thread then neither reads them nor holds a copy. */
-static int by_path(const ck_task *t, const snap_job *j)
+int task_snap_by_path(const ck_task *t, const snap_job *j)
 {
     if (!t->plat->ops->store_put_files || ((j->id << 2) | SNAP_UPLOADING) > FILE_BASE)
         return 0;
@@ -1760,9 +1488,9 @@ static int by_path(const ck_task *t, const snap_job *j)
 
 /* Uploads under key the local files paths[0..nf), back to back; their
  * handles are the ones with that key from handle h on, in order, and get
- * each file's size and checksum when the object lands (file_landed). */
-static int upload_files_at(ck_task *t, snap_job *j, const char *key, uint64_t base,
-                           const char *const *paths, uint32_t nf, uint32_t h)
+ * each file's size and checksum when the object lands (task_snap_file_landed). */
+int task_snap_upload_files_at(ck_task *t, snap_job *j, const char *key, uint64_t base,
+                              const char *const *paths, uint32_t nf, uint32_t h)
 {
     if (h >= FILE_HANDLES)
         return CK_ERANGE; /* not in a token */
@@ -1774,29 +1502,29 @@ static int upload_files_at(ck_task *t, snap_job *j, const char *key, uint64_t ba
     return rc;
 }
 
-static int upload_files(ck_task *t, snap_job *j, const char *key, const char *const *paths,
-                        uint32_t nf, uint32_t h)
+static int snap_upload_files(ck_task *t, snap_job *j, const char *key, const char *const *paths,
+                             uint32_t nf, uint32_t h)
 {
-    return upload_files_at(t, j, key, 0, paths, nf, h);
+    return task_snap_upload_files_at(t, j, key, 0, paths, nf, h);
 }
 
-/* File f of native snapshot n from its path, as handle h (by_path). */
-static int upload_file(ck_task *t, snap_job *j, struct snap_native *n, uint32_t f, uint32_t h)
+/* File f of native snapshot n from its path, as handle h (task_snap_by_path). */
+static int snap_upload_file(ck_task *t, snap_job *j, struct snap_native *n, uint32_t f, uint32_t h)
 {
     char path[1024];
     const char *paths[1] = {path};
     int rc = n->ks->ops->native_path(n->ks, &n->snap, f, path, sizeof(path));
-    return rc ? rc : upload_files(t, j, j->handles.v[h].key, paths, 1, h);
+    return rc ? rc : snap_upload_files(t, j, j->handles.v[h].key, paths, 1, h);
 }
 
-/* An object upload_files asked for landed (result: CK_PUT_FILE_RESULT
+/* An object task_snap_upload_files_at asked for landed (result: CK_PUT_FILE_RESULT
  * bytes per file): its files' handles, from the one in the token on,
  * take the size and checksum of what was uploaded; a file whose size is
  * not its handle's (it changed: the segments after it would be wrong) or
  * a result that does not fit fails the upload. Returns the snapshot's
  * upload token. */
-static uint64_t file_landed(ck_task *t, uint64_t token, int *status, const uint8_t *res,
-                            size_t len)
+uint64_t task_snap_file_landed(ck_task *t, uint64_t token, int *status, const uint8_t *res,
+                               size_t len)
 {
     uint64_t base = token & FILE_BASE;
     uint32_t h = (uint32_t)((token >> 40) & (FILE_HANDLES - 1));
@@ -1829,7 +1557,7 @@ static uint64_t file_landed(ck_task *t, uint64_t token, int *status, const uint8
 }
 
 /* Refers snapshot j to c, the file an earlier checkpoint stored. */
-static int add_reused(snap_job *j, const ck_handle *c, int op, const char *name)
+int task_snap_add_reused(snap_job *j, const ck_handle *c, int op, const char *name)
 {
     int rc = ck_handles_add_native(&j->handles, CK_HANDLE_SHARED | CK_HANDLE_REUSED, c->key,
                                    c->bytes, c->crc, j->kg_start, j->kg_end, (uint32_t)op, name);
@@ -1845,15 +1573,15 @@ static int add_reused(snap_job *j, const ck_handle *c, int op, const char *name)
  * a snapshot's own files are: its canonical file and its native files
  * private to it (MANIFEST, CURRENT, OPTIONS); a file later checkpoints
  * may refer to (an SST under shared/) is always stored. */
-static int inline_file(const ck_task *t, const ck_native_file *nf)
+int task_snap_inline_file(const ck_task *t, const ck_native_file *nf)
 {
     return !nf->immutable && nf->size < t->inline_below;
 }
 
 /* The key of private native file nf of operator op in snapshot j: in
  * the checkpoint's directory, beside its canonical file. */
-static void private_key(const ck_task *t, const snap_job *j, int op, const ck_native_file *nf,
-                        char key[CK_HANDLE_KEY_MAX + 1])
+static void snap_private_key(const ck_task *t, const snap_job *j, int op, const ck_native_file *nf,
+                             char key[CK_HANDLE_KEY_MAX + 1])
 {
     const char *slash = strrchr(j->key, '/');
     int dl = slash ? (int)(slash - j->key) + 1 : 0;
@@ -1863,13 +1591,13 @@ static void private_key(const ck_task *t, const snap_job *j, int op, const ck_na
 
 /* Adds private native file f of n to snapshot j's handles inline (its
  * bytes read now, on the task's thread: a few kB at most). */
-static int add_inline(ck_task *t, snap_job *j, struct snap_native *n, uint32_t f)
+int task_snap_add_inline(ck_task *t, snap_job *j, struct snap_native *n, uint32_t f)
 {
     const ck_native_file *nf = &n->snap.files[f];
     char key[CK_HANDLE_KEY_MAX + 1];
     uint8_t *d;
     size_t len;
-    private_key(t, j, n->op, nf, key);
+    snap_private_key(t, j, n->op, nf, key);
     int rc = n->ks->ops->native_read(n->ks, &n->snap, f, &d, &len);
     if (rc)
         return rc;
@@ -1893,13 +1621,13 @@ static int add_inline(ck_task *t, snap_job *j, struct snap_native *n, uint32_t f
  * (the registry counts the segments' references to its key): the private
  * files (MANIFEST, CURRENT, OPTIONS) in it stay until its SST files go,
  * Flink's space amplification. */
-static int upload_merged_paths(ck_task *t, snap_job *j, const char *shared);
+static int mfile_upload_paths(ck_task *t, snap_job *j, const char *shared);
 
 /* Names snapshot j's merged object number nobj under shared/ (into key):
  * with `seg`, a file later checkpoints may append to (its key ends in
  * CK_STORE_APPENDABLE; the coordinator's seg_parse reads it back). */
-static void merged_key(const ck_task *t, const snap_job *j, const char *shared, unsigned nobj,
-                       int seg, char key[CK_HANDLE_KEY_MAX + 1])
+static void mfile_key(const ck_task *t, const snap_job *j, const char *shared, unsigned nobj,
+                      int seg, char key[CK_HANDLE_KEY_MAX + 1])
 {
     snprintf(key, CK_HANDLE_KEY_MAX + 1, "%sv%d-%d-a%u-c%llu-m%u%s", shared, t->vertex,
              t->subtask, t->attempt, (unsigned long long)j->id, nobj,
@@ -1919,9 +1647,9 @@ static void merged_key(const ck_task *t, const snap_job *j, const char *shared, 
  *
  * Where snapshot j's object starting with a file of `first` bytes goes:
  * key and its offset there (*base; 0: a new object, put whole). */
-static void object_start(ck_task *t, snap_job *j, const char *shared, unsigned *nobj,
-                         int paths, uint64_t first, char key[CK_HANDLE_KEY_MAX + 1],
-                         uint64_t *base)
+static void mfile_object_start(ck_task *t, snap_job *j, const char *shared, unsigned *nobj,
+                               int paths, uint64_t first, char key[CK_HANDLE_KEY_MAX + 1],
+                               uint64_t *base)
 {
     /* an older snapshot than one that used the kept file: files of its own */
     int across = t->across && (!paths || t->plat->ops->store_append_files) && j->id >= t->seg.user;
@@ -1933,7 +1661,7 @@ static void object_start(ck_task *t, snap_job *j, const char *shared, unsigned *
         t->seg.user = j->id;
         return;
     }
-    merged_key(t, j, shared, (*nobj)++, across, key);
+    mfile_key(t, j, shared, (*nobj)++, across, key);
     if (across) { /* the file kept from now on, once its put landed */
         snprintf(t->seg.key, sizeof(t->seg.key), "%s", key);
         t->seg.creator = j->id;
@@ -1946,7 +1674,7 @@ static void object_start(ck_task *t, snap_job *j, const char *shared, unsigned *
 
 /* An object of mlen bytes went to key at base: the kept file's end moves
  * past it. */
-static void object_sent(ck_task *t, const char *key, uint64_t base, uint64_t mlen)
+static void mfile_object_sent(ck_task *t, const char *key, uint64_t base, uint64_t mlen)
 {
     if (t->seg.key[0] && !strcmp(key, t->seg.key))
         t->seg.end = (base + mlen + CK_STORE_APPEND_ALIGN - 1) &
@@ -1956,7 +1684,7 @@ static void object_sent(ck_task *t, const char *key, uint64_t base, uint64_t mle
 /* Snapshot j's uploads all ended: the file it made is kept if they all
  * landed; one it made or appended to is let go if one failed (the
  * next object makes a new one). */
-static void seg_settle(ck_task *t, const snap_job *j)
+void task_mfile_settle(ck_task *t, const snap_job *j)
 {
     if (!t->seg.key[0])
         return;
@@ -1966,10 +1694,24 @@ static void seg_settle(ck_task *t, const snap_job *j)
         t->seg.creator = 0;
 }
 
-static int upload_merged(ck_task *t, snap_job *j, const char *shared)
+void task_mfile_acked(ck_task *t, const ck_handles *hs)
 {
-    if (by_path(t, j))
-        return upload_merged_paths(t, j, shared);
+    for (uint32_t i = 0; i < hs->n && t->seg.key[0] && !t->seg.acked; i++)
+        t->seg.acked = !strcmp(hs->v[i].key, t->seg.key);
+}
+
+/* Cancelled: the file kept for appends, if no acknowledgement named it
+ * (the coordinator may not know it; an earlier one, it deletes). */
+void task_mfile_discard(ck_task *t)
+{
+    if (t->seg.key[0] && !t->seg.acked)
+        task_store_delete(t, t->seg.key);
+}
+
+int task_mfile_upload(ck_task *t, snap_job *j, const char *shared)
+{
+    if (task_snap_by_path(t, j))
+        return mfile_upload_paths(t, j, shared);
     uint8_t *m = NULL;
     size_t mlen = 0, mcap = 0;
     unsigned nobj = 0;
@@ -1980,9 +1722,11 @@ static int upload_merged(ck_task *t, snap_job *j, const char *shared)
         struct snap_native *n = &j->nat[i];
         for (uint32_t f = 0; f < n->snap.n && !rc; f++) {
             const ck_native_file *nf = &n->snap.files[f];
-            const ck_handle *c = nf->immutable && !j->full ? confirmed_find(t, n->op, nf) : NULL;
-            if (c || inline_file(t, nf)) {
-                rc = c ? add_reused(j, c, n->op, nf->name) : add_inline(t, j, n, f);
+            const ck_handle *c =
+                nf->immutable && !j->full ? task_snap_confirmed_find(t, n->op, nf) : NULL;
+            if (c || task_snap_inline_file(t, nf)) {
+                rc = c ? task_snap_add_reused(j, c, n->op, nf->name)
+                       : task_snap_add_inline(t, j, n, f);
                 continue;
             }
             uint8_t *d;
@@ -1990,12 +1734,12 @@ static int upload_merged(ck_task *t, snap_job *j, const char *shared)
             if ((rc = n->ks->ops->native_read(n->ks, &n->snap, f, &d, &len)))
                 break;
             if (mlen && base + mlen + len > t->merge_max) { /* this object is full */
-                rc = upload_at(t, j, key, base, m, mlen);
+                rc = mfile_upload_at(t, j, key, base, m, mlen);
                 m = NULL;
                 mlen = mcap = 0;
             }
             if (!rc && !mlen)
-                object_start(t, j, shared, &nobj, 0, len, key, &base);
+                mfile_object_start(t, j, shared, &nobj, 0, len, key, &base);
             /* grown by doubling: the room not written is never touched */
             if (!rc && mlen + len > mcap) {
                 size_t cap = mlen + len > 2 * mcap ? mlen + len : 2 * mcap;
@@ -2020,36 +1764,36 @@ static int upload_merged(ck_task *t, snap_job *j, const char *shared)
         }
     }
     if (!rc && mlen) {
-        rc = upload_at(t, j, key, base, m, mlen);
+        rc = mfile_upload_at(t, j, key, base, m, mlen);
         m = NULL;
     }
     free(m);
     return rc;
 }
 
-/* Bytes kept for a file's path in upload_merged_paths. */
+/* Bytes kept for a file's path in mfile_upload_paths. */
 #define PATH_LEN 1024
 
 /* Uploads one merged object of mlen bytes to key at base (0: put whole):
  * its nin files' paths, PATH_LEN bytes apart in buf, through paths[]
  * (room for nin), from handle h0 on. */
-static int upload_object(ck_task *t, snap_job *j, const char *key, uint64_t base,
-                         uint64_t mlen, const char *buf, const char **paths, uint32_t nin,
-                         uint32_t h0)
+static int mfile_upload_object(ck_task *t, snap_job *j, const char *key, uint64_t base,
+                               uint64_t mlen, const char *buf, const char **paths, uint32_t nin,
+                               uint32_t h0)
 {
     for (uint32_t k = 0; k < nin; k++)
         paths[k] = buf + (size_t)k * PATH_LEN;
-    int rc = upload_files_at(t, j, key, base, paths, nin, h0);
+    int rc = task_snap_upload_files_at(t, j, key, base, paths, nin, h0);
     if (!rc)
-        object_sent(t, key, base, mlen);
+        mfile_object_sent(t, key, base, mlen);
     return rc;
 }
 
-/* upload_merged where the files go up from their paths (by_path): an
+/* task_mfile_upload where the files go up from their paths (task_snap_by_path): an
  * object's files are asked together, one store_put_files, and its
  * segments' offsets come from the sizes the files had when the snapshot
- * took them (a file whose size changed fails the upload: file_landed). */
-static int upload_merged_paths(ck_task *t, snap_job *j, const char *shared)
+ * took them (a file whose size changed fails the upload: task_snap_file_landed). */
+static int mfile_upload_paths(ck_task *t, snap_job *j, const char *shared)
 {
     char key[CK_HANDLE_KEY_MAX + 1] = "";
     char *buf = NULL;           /* the object's paths, PATH_LEN bytes each */
@@ -2064,18 +1808,19 @@ static int upload_merged_paths(ck_task *t, snap_job *j, const char *shared)
         for (uint32_t f = 0; f < n->snap.n && !rc; f++) {
             const ck_native_file *nf = &n->snap.files[f];
             const ck_handle *c =
-                nf->immutable && !j->full ? confirmed_find(t, n->op, nf) : NULL;
-            if (c || inline_file(t, nf)) {
-                rc = c ? add_reused(j, c, n->op, nf->name) : add_inline(t, j, n, f);
+                nf->immutable && !j->full ? task_snap_confirmed_find(t, n->op, nf) : NULL;
+            if (c || task_snap_inline_file(t, nf)) {
+                rc = c ? task_snap_add_reused(j, c, n->op, nf->name)
+                       : task_snap_add_inline(t, j, n, f);
                 continue;
             }
             if (nin && base + mlen + nf->size > t->merge_max) { /* this object is full */
-                rc = upload_object(t, j, key, base, mlen, buf, paths, nin, h0);
+                rc = mfile_upload_object(t, j, key, base, mlen, buf, paths, nin, h0);
                 nin = 0;
                 mlen = 0;
             }
             if (!rc && nin == 0) {
-                object_start(t, j, shared, &nobj, 1, nf->size, key, &base);
+                mfile_object_start(t, j, shared, &nobj, 1, nf->size, key, &base);
                 h0 = j->handles.n;
             }
             if (!rc && nin == cap) {
@@ -2104,7 +1849,7 @@ static int upload_merged_paths(ck_task *t, snap_job *j, const char *shared)
         }
     }
     if (!rc && nin)
-        rc = upload_object(t, j, key, base, mlen, buf, paths, nin, h0);
+        rc = mfile_upload_object(t, j, key, base, mlen, buf, paths, nin, h0);
     free(paths);
     free(buf);
     return rc;
@@ -2117,8 +1862,8 @@ static int upload_merged_paths(ck_task *t, snap_job *j, const char *shared)
  * one goes under shared/ in a file of its own (its key names the
  * checkpoint, so that nothing else ever writes it); the instance's other
  * files (MANIFEST, CURRENT, OPTIONS) are private to the checkpoint. With
- * file merging, the new ones go in merged objects (upload_merged). */
-static int start_uploads(ck_task *t, snap_job *j)
+ * file merging, the new ones go in merged objects (task_mfile_upload). */
+static int snap_start_uploads(ck_task *t, snap_job *j)
 {
     j->upload_start = ck_now(t->plat);
     int rc = ck_handles_add(&j->handles, CK_HANDLE_SNAPSHOT, 0, j->key, j->len, j->crc,
@@ -2130,24 +1875,24 @@ static int start_uploads(ck_task *t, snap_job *j)
     else if (j->len < t->inline_below)
         rc = ck_handles_inline_last(&j->handles, data, j->len);
     else
-        rc = upload(t, j, j->key, data, j->len);
+        rc = task_snap_upload(t, j, j->key, data, j->len);
     if (rc)
         return rc;
     char shared[200];
     ck_cc_shared_dir(t->env->job_id, shared, sizeof(shared));
     if (t->merge_max)
-        return upload_merged(t, j, shared);
+        return task_mfile_upload(t, j, shared);
     /* Small files are asked first, one after another, so that the store
      * sees them together (its pool commits them as one group) and syncs
      * them while the large ones are written; the handles keep the
      * instance's order. Where the platform uploads a local file from its
-     * path (upload_file: over sockets the store's threads read it as they
+     * path (snap_upload_file: over sockets the store's threads read it as they
      * write it), the task's thread reads none of them and a file's size
      * and checksum come with its completion; elsewhere the file is read
      * here and its checksum filled in then. The files set aside go with
      * the snapshot. */
     uint32_t first = j->handles.n; /* the native files' handles, after the canonical one */
-    int from_paths = by_path(t, j);
+    int from_paths = task_snap_by_path(t, j);
     for (int pass = 0; pass < 2 && !rc; pass++) {
         uint32_t h = first; /* the handle of the file below */
         for (int i = 0; i < j->nnat && !rc; i++) {
@@ -2155,10 +1900,11 @@ static int start_uploads(ck_task *t, snap_job *j)
             for (uint32_t f = 0; f < n->snap.n && !rc; f++, h++) {
                 const ck_native_file *nf = &n->snap.files[f];
                 const ck_handle *c =
-                    nf->immutable && !j->full ? confirmed_find(t, n->op, nf) : NULL;
-                int inl = !c && inline_file(t, nf);
+                    nf->immutable && !j->full ? task_snap_confirmed_find(t, n->op, nf) : NULL;
+                int inl = !c && task_snap_inline_file(t, nf);
                 if (pass == 0 && (c || inl)) {
-                    rc = c ? add_reused(j, c, n->op, nf->name) : add_inline(t, j, n, f);
+                    rc = c ? task_snap_add_reused(j, c, n->op, nf->name)
+                           : task_snap_add_inline(t, j, n, f);
                     continue;
                 }
                 if (pass == 0) {
@@ -2167,7 +1913,7 @@ static int start_uploads(ck_task *t, snap_job *j)
                         snprintf(key, sizeof(key), "%sop%d-%d-a%u-c%llu-%s", shared, n->op,
                                  t->subtask, t->attempt, (unsigned long long)j->id, nf->name);
                     else
-                        private_key(t, j, n->op, nf, key);
+                        snap_private_key(t, j, n->op, nf, key);
                     if ((rc = ck_handles_add_native(&j->handles,
                                                     nf->immutable ? CK_HANDLE_SHARED : 0, key,
                                                     nf->size, 0, j->kg_start, j->kg_end,
@@ -2177,7 +1923,7 @@ static int start_uploads(ck_task *t, snap_job *j)
                 if (c || inl || (nf->size >= UPLOAD_LARGE) != pass)
                     continue;
                 if (from_paths) {
-                    rc = upload_file(t, j, n, f, h);
+                    rc = snap_upload_file(t, j, n, f, h);
                     continue;
                 }
                 uint8_t *d;
@@ -2187,7 +1933,7 @@ static int start_uploads(ck_task *t, snap_job *j)
                 ck_handle *hd = &j->handles.v[h];
                 hd->bytes = len;
                 hd->crc = ck_crc32c(0, d, len);
-                rc = upload(t, j, hd->key, d, len);
+                rc = task_snap_upload(t, j, hd->key, d, len);
             }
         }
     }
@@ -2197,13 +1943,13 @@ static int start_uploads(ck_task *t, snap_job *j)
 /* Every upload of snapshot j ended: it is acknowledged, or declined (an
  * upload failed) or forgotten (aborted meanwhile), and then what it
  * uploaded itself is deleted: nothing will refer to it. */
-static void finish_uploads(ck_task *t, snap_job *j)
+static void snap_finish_uploads(ck_task *t, snap_job *j)
 {
-    seg_settle(t, j);
+    task_mfile_settle(t, j);
     if (j->aborted || j->upload_failed) {
-        delete_uploaded(t, &j->handles);
+        snap_delete_uploaded(t, &j->handles);
         if (!j->aborted)
-            send_decline(t, j->id, CK_DECLINE_FAILURE, "the upload failed");
+            snap_send_decline(t, j->id, CK_DECLINE_FAILURE, "the upload failed");
         snap_drop(t, j);
         return;
     }
@@ -2218,11 +1964,10 @@ static void finish_uploads(ck_task *t, snap_job *j)
     size_t blen;
     int rc = ck_cp_ack_encode(&ack, &body, &blen);
     if (rc) {
-        send_decline(t, j->id, CK_DECLINE_FAILURE, "out of memory acknowledging the snapshot");
+        snap_send_decline(t, j->id, CK_DECLINE_FAILURE, "out of memory acknowledging the snapshot");
     } else {
-        to_jm(t, CK_MSG_CP_ACK, body, blen);
-        for (uint32_t i = 0; i < j->handles.n && t->seg.key[0] && !t->seg.acked; i++)
-            t->seg.acked = !strcmp(j->handles.v[i].key, t->seg.key);
+        task_to_jm(t, CK_MSG_CP_ACK, body, blen);
+        task_mfile_acked(t, &j->handles);
         /* its shared files, for the checkpoints after it completes */
         if (t->nacked == MAX_SNAPS) {
             ck_handles_free(&t->acked[0].files);
@@ -2245,7 +1990,7 @@ static void finish_uploads(ck_task *t, snap_job *j)
 
 /* Checkpoint id completed: the shared files its snapshot stored are the
  * ones later checkpoints refer to. */
-static void confirm_shared(ck_task *t, uint64_t id)
+static void snap_confirm_shared(ck_task *t, uint64_t id)
 {
     int k = 0;
     for (int i = 0; i < t->nacked; i++) {
@@ -2292,7 +2037,7 @@ static int clog_add_file(ck_task *t, const struct task_clog *c, ck_handles *hs, 
 
 /* Cuts what c's changelog buffers into a segment and uploads it under
  * shared/ (Flink's DSTL persisting). Returns 0 or an error. */
-static int clog_persist(ck_task *t, struct task_clog *c)
+int task_clog_persist(ck_task *t, struct task_clog *c)
 {
     uint8_t *data;
     size_t len;
@@ -2318,7 +2063,7 @@ static int clog_persist(ck_task *t, struct task_clog *c)
                                  CLOG_TOKEN | (uint64_t)c->k << 32 | (first & 0xffffffffu));
     if (!rc) {
         c->inflight[c->ninflight++] = first;
-        state_notes(t, 1 << CK_NOTE_CHANGELOG_UPLOAD);
+        task_state_notes(t, 1 << CK_NOTE_CHANGELOG_UPLOAD);
     }
     return rc;
 }
@@ -2326,7 +2071,7 @@ static int clog_persist(ck_task *t, struct task_clog *c)
 /* The file of materialization handle h (its local name is the sequence
  * number, then for a native file '_' and the file's name); NULL for a
  * canonical file. */
-static const char *mat_file(const ck_handle *h)
+static const char *clog_mat_file(const ck_handle *h)
 {
     const char *us = strchr(h->local, '_');
     return us ? us + 1 : NULL;
@@ -2361,7 +2106,7 @@ static int clog_materialize_native(ck_task *t, struct task_clog *c, ck_kstate *i
         c->mat_state += nf->size;
         const ck_handle *old = NULL;
         for (uint32_t m = 0; nf->immutable && m < c->mat.n && !old; m++) {
-            const char *name = mat_file(&c->mat.v[m]);
+            const char *name = clog_mat_file(&c->mat.v[m]);
             if (name && !strcmp(name, nf->name) && c->mat.v[m].bytes == nf->size)
                 old = &c->mat.v[m];
         }
@@ -2434,16 +2179,16 @@ static int clog_mat_landed(struct task_clog *c, uint64_t token, const uint8_t *r
  * is written in the canonical format and uploaded under shared/; once it
  * is in the store, later checkpoints refer to it and to the segments
  * after it (Flink's PeriodicMaterializationManager). */
-static int clog_materialize(ck_task *t, struct task_clog *c)
+int task_clog_materialize(ck_task *t, struct task_clog *c)
 {
-    int rc = clog_persist(t, c);
+    int rc = task_clog_persist(t, c);
     if (rc)
         return rc;
     ck_op *op = &t->chain.ops[c->k];
     ck_kstate *in = ck_clog_kstate_inner(op->ks);
     c->mat_seq = c->log->cut_seq;
     c->mat_t0 = ck_now(t->plat);
-    state_notes(t, 1 << CK_NOTE_MATERIALIZATION);
+    task_state_notes(t, 1 << CK_NOTE_MATERIALIZATION);
     if (t->incremental && in->ops->native_take)
         return clog_materialize_native(t, c, in);
     ck_capture *cap = calloc(1, sizeof(*cap));
@@ -2493,7 +2238,6 @@ static int clog_materialize(ck_task *t, struct task_clog *c)
     return rc;
 }
 
-static void snap_try_finish(ck_task *t, snap_job *j);
 
 /* A materialization failed (an upload of it did; the others ended): the
  * files it uploaded itself are deleted and checkpoints go on referring to
@@ -2509,14 +2253,14 @@ static void clog_mat_failed(ck_task *t, struct task_clog *c)
         for (uint32_t m = 0; m < c->mat.n && !kept; m++)
             kept = !strcmp(c->mat.v[m].key, c->mat_next.v[i].key);
         if (!kept)
-            store_delete(t, c->mat_next.v[i].key);
+            task_store_delete(t, c->mat_next.v[i].key);
     }
     ck_handles_free(&c->mat_next);
     if (++c->mat_fails > t->clog_max_failures) {
         char why[120];
         snprintf(why, sizeof(why), "materializing keyed state (%d failed in a row)",
                  c->mat_fails);
-        fail(t, status, why);
+        task_fail(t, status, why);
         return;
     }
     const ck_vertex *v = &t->g->v[t->vertex];
@@ -2529,8 +2273,8 @@ static void clog_mat_failed(ck_task *t, struct task_clog *c)
 
 /* A changelog upload (a segment or a materialization) ended; data and
  * len: a file's upload result (from its path). */
-static void clog_on_upload(ck_task *t, uint64_t token, int status, const uint8_t *data,
-                           size_t len)
+void task_clog_on_upload(ck_task *t, uint64_t token, int status, const uint8_t *data,
+                         size_t len)
 {
     int k = (int)((token >> 32) & 0xff);
     struct task_clog *c = NULL;
@@ -2543,7 +2287,7 @@ static void clog_on_upload(ck_task *t, uint64_t token, int status, const uint8_t
         status = clog_mat_landed(c, token, data, len);
     if (status != CK_OK && !(token & CLOG_MAT)) {
         /* Flink fails the job once its retries are spent; chandy has none */
-        fail(t, status, "uploading the state changelog");
+        task_fail(t, status, "uploading the state changelog");
         return;
     }
     if (status != CK_OK && !c->mat_failed)
@@ -2566,7 +2310,7 @@ static void clog_on_upload(ck_task *t, uint64_t token, int status, const uint8_t
         ck_put_u64(body + 20, (uint64_t)(ck_now(t->plat) - c->mat_t0));
         ck_put_u64(body + 28, c->mat_bytes);
         ck_put_u64(body + 36, c->mat_state);
-        to_jm(t, CK_MSG_MATERIALIZED, body, sizeof(body));
+        task_to_jm(t, CK_MSG_MATERIALIZED, body, sizeof(body));
         ck_handles_free(&c->mat);
         c->mat = c->mat_next;
         memset(&c->mat_next, 0, sizeof(c->mat_next));
@@ -2594,7 +2338,7 @@ static void clog_on_upload(ck_task *t, uint64_t token, int status, const uint8_t
                 continue;
             }
             if (first >= referred)
-                store_delete(t, c->segs.v[i].key);
+                task_store_delete(t, c->segs.v[i].key);
             free(c->segs.v[i].key);
         }
         c->segs.n = keep;
@@ -2607,7 +2351,7 @@ static void clog_on_upload(ck_task *t, uint64_t token, int status, const uint8_t
         }
     for (int i = 0; i < c->ndoomed; i++)
         if ((c->doomed_first[i] & 0xffffffffu) == (token & 0xffffffffu)) {
-            store_delete(t, c->doomed[i]);
+            task_store_delete(t, c->doomed[i]);
             free(c->doomed[i]);
             c->doomed[i] = c->doomed[--c->ndoomed];
             c->doomed_first[i] = c->doomed_first[c->ndoomed];
@@ -2615,18 +2359,18 @@ static void clog_on_upload(ck_task *t, uint64_t token, int status, const uint8_t
         }
     for (int i = t->nsnaps; i-- > 0;)
         if (t->snaps[i].stage == SNAP_UPLOADING)
-            snap_try_finish(t, &t->snaps[i]);
+            task_snap_try_finish(t, &t->snaps[i]);
 }
 
 /* A snapshot's synchronous phase under the changelog: what is buffered
  * goes on its way, and the snapshot refers to the last materialization
  * and every segment after it (those already in an acknowledged snapshot
  * as reused). */
-static int clog_snapshot(ck_task *t, snap_job *j)
+int task_clog_snapshot(ck_task *t, snap_job *j)
 {
     for (int i = 0; i < t->nclogs; i++) {
         struct task_clog *c = &t->clogs[i];
-        int rc = clog_persist(t, c);
+        int rc = task_clog_persist(t, c);
         if (rc)
             return rc;
         j->clog_need[i] = c->log->cut_seq;
@@ -2648,22 +2392,19 @@ static int clog_snapshot(ck_task *t, snap_job *j)
     return CK_OK;
 }
 
-/* Snapshot j is complete once its own uploads ended and the changelog it
- * refers to is in the store. */
-static void snap_try_finish(ck_task *t, snap_job *j)
+/* Whether the changelog snapshot j refers to is in the store. */
+int task_clog_snap_ready(const ck_task *t, const snap_job *j)
 {
-    if (j->uploads)
-        return;
-    for (int i = 0; i < t->nclogs && !j->aborted && !j->upload_failed; i++)
+    for (int i = 0; i < t->nclogs; i++)
         if (clog_uploaded(&t->clogs[i]) < j->clog_need[i])
-            return;
-    for (uint32_t i = 0; i < j->clog_handles.n && !j->aborted && !j->upload_failed; i++) {
-        const ck_handle *h = &j->clog_handles.v[i];
-        if (ck_handles_add_op(&j->handles, h->kind, h->flags, h->key, h->bytes, h->crc,
-                              h->kg_start, h->kg_end, h->op, h->local))
-            j->upload_failed = 1;
-    }
-    for (int i = 0; i < t->nclogs && !j->aborted && !j->upload_failed; i++) {
+            return 0;
+    return 1;
+}
+
+/* Snapshot j is acknowledged with the changelog it refers to. */
+void task_clog_snap_done(ck_task *t, const snap_job *j)
+{
+    for (int i = 0; i < t->nclogs; i++) {
         /* what the next ones refer to as uploaded before them */
         struct task_clog *c = &t->clogs[i];
         c->acked = CK_MAX(c->acked, j->clog_need[i]);
@@ -2679,29 +2420,77 @@ static void snap_try_finish(ck_task *t, snap_job *j)
                     c->mat_next.v[m].flags |= CK_HANDLE_REUSED;
         }
     }
-    finish_uploads(t, j);
+}
+
+/* Cancelled: changelog segments after the last acknowledged one and
+ * materializations no snapshot referred to go from the store. */
+void task_clog_discard(ck_task *t)
+{
+    for (int i = 0; i < t->nclogs; i++) {
+        const struct task_clog *c = &t->clogs[i];
+        for (uint32_t s = 0; s < c->segs.n; s++)
+            if (strtoull(c->segs.v[s].local, NULL, 10) >= c->acked)
+                task_store_delete(t, c->segs.v[s].key);
+        for (uint32_t m = 0; m < c->mat.n; m++)
+            if (!(c->mat.v[m].flags & CK_HANDLE_REUSED))
+                task_store_delete(t, c->mat.v[m].key);
+        for (uint32_t m = 0; m < c->mat_next.n; m++)
+            if (!(c->mat_next.v[m].flags & CK_HANDLE_REUSED))
+                task_store_delete(t, c->mat_next.v[m].key);
+    }
+}
+
+void task_clog_free(ck_task *t)
+{
+    for (int i = 0; i < t->nclogs; i++) {
+        clog_mat_release(&t->clogs[i]);
+        ck_handles_free(&t->clogs[i].mat);
+        ck_handles_free(&t->clogs[i].mat_next);
+        ck_handles_free(&t->clogs[i].segs);
+        for (int k = 0; k < t->clogs[i].ndoomed; k++)
+            free(t->clogs[i].doomed[k]);
+    }
+}
+
+/* Snapshot j is complete once its own uploads ended and the changelog it
+ * refers to is in the store. */
+void task_snap_try_finish(ck_task *t, snap_job *j)
+{
+    if (j->uploads)
+        return;
+    if (!j->aborted && !j->upload_failed && !task_clog_snap_ready(t, j))
+        return;
+    for (uint32_t i = 0; i < j->clog_handles.n && !j->aborted && !j->upload_failed; i++) {
+        const ck_handle *h = &j->clog_handles.v[i];
+        if (ck_handles_add_op(&j->handles, h->kind, h->flags, h->key, h->bytes, h->crc,
+                              h->kg_start, h->kg_end, h->op, h->local))
+            j->upload_failed = 1;
+    }
+    if (!j->aborted && !j->upload_failed)
+        task_clog_snap_done(t, j);
+    snap_finish_uploads(t, j);
 }
 
 /* A step of a snapshot's asynchronous phase finished. */
-static void snap_progress(ck_task *t, uint64_t token, int status)
+void task_snap_progress(ck_task *t, uint64_t token, int status)
 {
     snap_job *j = snap_find(t, token >> 2);
     if (!j || (int)(token & 3) != j->stage)
         return; /* aborted meanwhile */
     if (j->stage == SNAP_SERIALIZING) {
         j->stage = SNAP_UPLOADING;
-        if (start_uploads(t, j))
+        if (snap_start_uploads(t, j))
             j->upload_failed = 1;
     } else {
         j->uploads--;
         if (status != CK_OK)
             j->upload_failed = 1;
     }
-    snap_try_finish(t, j);
+    task_snap_try_finish(t, j);
 }
 
 /* TRIGGER, COMPLETE, ABORT from the job manager. */
-static int on_checkpoint_message(ck_task *t, const ck_wire_hdr *h, const uint8_t *body)
+int task_snap_on_message(ck_task *t, const ck_wire_hdr *h, const uint8_t *body)
 {
     if (h->src != CK_EP_JM || h->len < 8)
         return CK_EPROTO;
@@ -2717,31 +2506,31 @@ static int on_checkpoint_message(ck_task *t, const ck_wire_hdr *h, const uint8_t
             return CK_OK; /* taken already: its barrier aligned before the input ended */
         if (b.flags & CK_CP_FLAG_FINAL) {
             if (t->state != CK_TASK_ENDED) {
-                send_decline(t, id, CK_DECLINE_FAILURE, "the task has not ended its input");
+                snap_send_decline(t, id, CK_DECLINE_FAILURE, "the task has not ended its input");
                 return CK_OK;
             }
-            return take_checkpoint(t, &b, 0);
+            return task_snap_take(t, &b, 0);
         }
         /* Its input over: a snapshot without a barrier (FLIP-147). */
-        if (outputs_closed(t))
-            return take_checkpoint(t, &b, 0);
+        if (snap_outputs_closed(t))
+            return task_snap_take(t, &b, 0);
         if (!t->is_source || t->state != CK_TASK_RUNNING || t->recovering) {
-            send_decline(t, id, CK_DECLINE_NOT_READY, "the subtask is not running");
+            snap_send_decline(t, id, CK_DECLINE_NOT_READY, "the subtask is not running");
             return CK_OK;
         }
-        int rc = finish_batch(t);
-        return rc ? rc : take_checkpoint(t, &b, 0);
+        int rc = task_finish_batch(t);
+        return rc ? rc : task_snap_take(t, &b, 0);
     }
     case CK_MSG_CP_COMPLETE: {
-        int rc = commit_upto(t, id);
+        int rc = task_snap_commit_upto(t, id);
         if (id > t->completed)
             t->completed = id;
-        confirm_shared(t, id);
+        snap_confirm_shared(t, id);
         if (!rc && t->state == CK_TASK_ENDED && t->ended_snap && id >= t->ended_snap) {
             /* A checkpoint taken after its input ended is durable and its
              * output committed: the task finishes (Flink's rule for the
              * final checkpoint of a task). */
-            report(t, CK_MSG_TASK_FINISHED);
+            task_report(t, CK_MSG_TASK_FINISHED);
             return CK_OK;
         }
         if (!rc && id == t->stop_id && t->state == CK_TASK_RUNNING) {
@@ -2752,16 +2541,16 @@ static int on_checkpoint_message(ck_task *t, const ck_wire_hdr *h, const uint8_t
                 if (op->two_phase) /* failed: the run fails (bnode.h: a sink's write) */
                     CK_IGNORE(t->plat->ops->output_abort(t->plat, op->sink_id, op->txn));
             }
-            flush_all(t);
-            send_all(t);
-            report(t, CK_MSG_TASK_FINISHED);
+            task_flush_all(t);
+            task_send_all(t);
+            task_report(t, CK_MSG_TASK_FINISHED);
             return CK_OK;
         }
         /* What was just committed is reported at once: a crash before the
          * next periodic report must not make committed output vanish
          * from the figures. */
         if (!rc && t->has_2pc && t->state == CK_TASK_RUNNING) {
-            report(t, CK_MSG_METRICS);
+            task_report(t, CK_MSG_METRICS);
             t->next_report = ck_now(t->plat) + CK_METRICS_INTERVAL;
         }
         return rc;
@@ -2772,7 +2561,7 @@ static int on_checkpoint_message(ck_task *t, const ck_wire_hdr *h, const uint8_t
         snap_job *j = snap_find(t, id);
         if (j && j->stage == SNAP_UPLOADING) {
             j->aborted = 1; /* its files are deleted once written */
-            snap_try_finish(t, j); /* at once if it only waited for the changelog */
+            task_snap_try_finish(t, j); /* at once if it only waited for the changelog */
         } else if (j) {
             snap_drop(t, j);
         }
@@ -2881,24 +2670,24 @@ static int input_step(ck_task *t, ck_time now)
             rc = ck_chain_watermark(&t->chain, e.u.wm);
             break;
         case CK_EL_END_OF_PARTITION:
-            if ((rc = finish_batch(t)))
+            if ((rc = task_finish_batch(t)))
                 return rc;
-            if ((rc = uc_poll(t))) /* the last channel's end completes channel state */
+            if ((rc = task_snap_uc_poll(t))) /* the last channel's end completes channel state */
                 return rc;
             return end_input(t);
         case CK_EL_BARRIER:
             /* Aligned: what came before the barrier is processed and published. */
-            if ((rc = finish_batch(t)))
+            if ((rc = task_finish_batch(t)))
                 return rc;
-            if ((rc = take_checkpoint(t, &e.u.barrier, t->gate.last_align_ns)))
+            if ((rc = task_snap_take(t, &e.u.barrier, t->gate.last_align_ns)))
                 return rc;
             released = 1; /* send the barrier on its way before reading on */
             break;
         case CK_EL_CANCEL:
-            if ((rc = finish_batch(t)))
+            if ((rc = task_finish_batch(t)))
                 return rc;
-            rc = decline_and_cancel(t, e.u.barrier.id, CK_DECLINE_CANCELLED,
-                                    "declined upstream (cancel marker)");
+            rc = task_snap_decline(t, e.u.barrier.id, CK_DECLINE_CANCELLED,
+                                   "declined upstream (cancel marker)");
             released = 1;
             break;
         }
@@ -2907,14 +2696,15 @@ static int input_step(ck_task *t, ck_time now)
         if (t->gate.abandoned) {
             uint64_t old = t->gate.abandoned;
             t->gate.abandoned = 0;
-            if ((rc = decline_and_cancel(t, old, CK_DECLINE_SUBSUMED,
-                                         "a newer barrier overtook its alignment")))
+            if ((rc = task_snap_decline(t, old, CK_DECLINE_SUBSUMED,
+                                        "a newer barrier overtook its alignment")))
                 return rc;
         }
     }
-    if ((rc = finish_batch(t)))
+    if ((rc = task_finish_batch(t)))
         return rc;
-    if ((rc = uc_poll(t))) /* a channel that ended completed the state, or a marker cut it */
+    /* a channel that ended completed the state, or a marker cut it */
+    if ((rc = task_snap_uc_poll(t)))
         return rc;
     return ck_gate_has_data(&t->gate) && outputs_available(t);
 }
@@ -2928,7 +2718,7 @@ static int task_on_message(void *self, uint8_t *msg, size_t len)
     int rc = ck_wire_decode(msg, len, &h);
     if (rc) {
         free(msg);
-        fail(t, rc, "malformed message");
+        task_fail(t, rc, "malformed message");
         return rc;
     }
     if (t->state == CK_TASK_FAILED || t->state == CK_TASK_FINISHED) {
@@ -2949,16 +2739,16 @@ static int task_on_message(void *self, uint8_t *msg, size_t len)
         if (!t->has_gate || h.edge != t->gate.edge)
             rc = CK_EPROTO;
         else if ((rc = ck_gate_on_event(&t->gate, &h, msg + CK_WIRE_HDR, &b)) == 1)
-            rc = unaligned_snapshot(t, &b);
+            rc = task_snap_unaligned(t, &b);
         if (rc == CK_OK)
-            rc = uc_poll(t);
+            rc = task_snap_uc_poll(t);
         free(msg);
         break;
     }
     case CK_MSG_CP_TRIGGER:
     case CK_MSG_CP_COMPLETE:
     case CK_MSG_CP_ABORT:
-        rc = on_checkpoint_message(t, &h, msg + CK_WIRE_HDR);
+        rc = task_snap_on_message(t, &h, msg + CK_WIRE_HDR);
         free(msg);
         break;
     case CK_MSG_CREDIT:
@@ -2979,24 +2769,24 @@ static int task_on_message(void *self, uint8_t *msg, size_t len)
         rc = CK_EPROTO;
     }
     if (rc)
-        fail(t, rc, "handling a message");
+        task_fail(t, rc, "handling a message");
     return rc;
 }
 
 /* The restore failed on the file restore_key (code: CK_FAIL_RESTORE_*). */
-static void fail_restore(ck_task *t, uint32_t code, const char *what)
+void task_restore_fail(ck_task *t, uint32_t code, const char *what)
 {
     char msg[300];
     snprintf(msg, sizeof(msg), "checkpoint %llu: %s: %s", (unsigned long long)t->restore_cp,
              t->restore_key, what);
-    fail_with(t, code, t->restore_cp, t->restore_key, msg);
+    task_fail_with(t, code, t->restore_cp, t->restore_key, msg);
 }
 
 /* The code of a restore that failed with rc: CK_ECHECKSUM and
  * CK_ECORRUPT are the file's (its bytes are not those written; it does
  * not decode, or does not fit the job), anything else the restore's own
  * (memory, I/O). */
-static uint32_t restore_code(int rc)
+uint32_t task_restore_code(int rc)
 {
     return rc == CK_ECHECKSUM  ? CK_FAIL_RESTORE_DAMAGED
            : rc == CK_ECORRUPT ? CK_FAIL_RESTORE_UNREADABLE
@@ -3004,7 +2794,7 @@ static uint32_t restore_code(int rc)
 }
 
 /* Puts a decoded snapshot in place: state, source offsets, sink transactions. */
-static int apply_snapshot(ck_task *t, const ck_snapshot *s, const char **why)
+static int restore_apply_snapshot(ck_task *t, const ck_snapshot *s, const char **why)
 {
     *why = "it does not belong to this subtask";
     if (s->checkpoint_id != t->restore_cp || s->vertex != t->vertex || s->subtask != t->subtask ||
@@ -3073,17 +2863,15 @@ static int apply_snapshot(ck_task *t, const ck_snapshot *s, const char **why)
                 return rc;
         if ((rc = t->plat->ops->output_abort(t->plat, op->sink_id, sk->open_txn)))
             return rc;
-        op->txn = first_txn(t);
+        op->txn = task_first_txn(t);
     }
     return CK_OK;
 }
 
-static void started(ck_task *t);
 
 /* Downloads the next of the state handles to restore; once all are in
  * place, the task starts. */
-static int install_native(ck_task *t);
-static int install_changelog(ck_task *t);
+static int restore_install_native(ck_task *t);
 
 static int restore_segment(ck_task *t, uint32_t obj);
 static int restore_file(ck_task *t, uint8_t *data, size_t len, int *kept);
@@ -3094,7 +2882,7 @@ static int restore_file(ck_task *t, uint8_t *data, size_t len, int *kept);
 #define SEG_READ_GAP ((uint64_t)256 << 10)
 
 /* 1 when the downloaded range o holds h's segment. */
-static int seg_holds(const struct seg_obj *o, const ck_handle *h)
+static int restore_seg_holds(const struct seg_obj *o, const ck_handle *h)
 {
     return !strcmp(o->key, h->key) && h->offset >= o->at && h->offset - o->at <= o->len &&
            h->bytes <= o->len - (h->offset - o->at);
@@ -3105,7 +2893,7 @@ static int seg_holds(const struct seg_obj *o, const ck_handle *h)
  * lies within SEG_READ_GAP of it, as Flink reads a merged file's segments
  * by their offsets and not the whole file (a file a subtask appends to
  * across checkpoints holds segments no checkpoint refers to any more). */
-static void seg_range(const ck_task *t, uint64_t *at, uint64_t *len)
+static void restore_seg_range(const ck_task *t, uint64_t *at, uint64_t *len)
 {
     const ck_handle *h = &t->restore.v[t->restore_next];
     uint64_t lo = h->offset, hi = h->offset + h->bytes;
@@ -3131,8 +2919,8 @@ static void seg_range(const ck_task *t, uint64_t *at, uint64_t *len)
 static void restore_finish(ck_task *t)
 {
     t->restore_dl = ck_now(t->plat);
-    int failed = install_native(t) || install_changelog(t);
-    free_restore_files(t);
+    int failed = restore_install_native(t) || task_clog_restore(t);
+    restore_free_files(t);
     if (failed)
         return;
     /* What the backends did on their stores loading it is part of
@@ -3146,7 +2934,7 @@ static void restore_finish(ck_task *t)
         t->plat->ops->background(t->plat, t->restore_dl, t->restore_flops, t->restore_disk,
                                  RESTORE_LOAD_TOKEN);
     else
-        started(t);
+        task_started(t);
 }
 
 static void restore_next(ck_task *t)
@@ -3164,7 +2952,7 @@ static void restore_next(ck_task *t)
             uint8_t *d = malloc(h->bytes ? h->bytes : 1);
             int kept = 0;
             if (!d) {
-                fail_restore(t, CK_FAIL_RESTORE_IO, ck_strerror(CK_ENOMEM));
+                task_restore_fail(t, CK_FAIL_RESTORE_IO, ck_strerror(CK_ENOMEM));
                 return;
             }
             memcpy(d, h->data, h->bytes);
@@ -3177,13 +2965,13 @@ static void restore_next(ck_task *t)
         }
         int seg = (h->flags & CK_HANDLE_SEGMENT) != 0;
         uint32_t obj = 0;
-        while (seg && obj < t->nsegobj && !seg_holds(&t->segobj[obj], h))
+        while (seg && obj < t->nsegobj && !restore_seg_holds(&t->segobj[obj], h))
             obj++;
         if (!seg || obj == t->nsegobj) {
             int rc;
             uint64_t len;
             if (seg && t->plat->ops->store_get_range) {
-                seg_range(t, &t->seg_at, &len);
+                restore_seg_range(t, &t->seg_at, &len);
                 rc = t->plat->ops->store_get_range(t->plat, h->key, t->seg_at, len,
                                                    RESTORE_TOKEN);
             } else {
@@ -3191,7 +2979,7 @@ static void restore_next(ck_task *t)
                 rc = t->plat->ops->store_get(t->plat, h->key, RESTORE_TOKEN);
             }
             if (rc)
-                fail_restore(t, CK_FAIL_RESTORE_IO, ck_strerror(rc));
+                task_restore_fail(t, CK_FAIL_RESTORE_IO, ck_strerror(rc));
             return;
         }
         if (restore_segment(t, obj))
@@ -3199,10 +2987,22 @@ static void restore_next(ck_task *t)
     }
 }
 
+void task_restore_start(ck_task *t)
+{
+    t->state = CK_TASK_RESTORING;
+    t->restore_t0 = ck_now(t->plat);
+    if (!t->restore.n) {
+        snprintf(t->restore_key, sizeof(t->restore_key), "%s", t->from.dir);
+        task_restore_fail(t, CK_FAIL_RESTORE_MISSING, "no state handles for this subtask");
+        return;
+    }
+    restore_next(t);
+}
+
 /* Puts every operator's native files in place (its backend opens them),
  * once all are downloaded; they are what the next checkpoints refer to.
  * Returns 0, or non-zero when the task failed. */
-static int install_native(ck_task *t)
+static int restore_install_native(ck_task *t)
 {
     uint32_t n = t->restore.n;
     const char **names = calloc(n + 1, sizeof(*names));
@@ -3226,16 +3026,16 @@ static int install_native(ck_task *t)
         ck_kstate *ks = ck_chain_kstate(&t->chain, (int)h->op);
         snprintf(t->restore_key, sizeof(t->restore_key), "%s", h->key);
         if (!ks || !ks->ops->native_restore) {
-            fail_restore(t, CK_FAIL_RESTORE_UNREADABLE,
-                         "native state of an operator whose backend cannot read it");
+            task_restore_fail(t, CK_FAIL_RESTORE_UNREADABLE,
+                              "native state of an operator whose backend cannot read it");
             rc = CK_ECORRUPT;
-            fail_restore(t, rc, "native state of an operator whose backend cannot read it");
+            task_restore_fail(t, rc, "native state of an operator whose backend cannot read it");
             break;
         }
         if ((rc = ks->ops->native_restore(ks, m, names, data, lens))) {
-            fail_restore(t, restore_code(rc),
-                         rc == CK_ECORRUPT ? "its operator's native files do not open"
-                                           : ck_strerror(rc));
+            task_restore_fail(t, task_restore_code(rc),
+                              rc == CK_ECORRUPT ? "its operator's native files do not open"
+                                                : ck_strerror(rc));
             break;
         }
         for (uint32_t k = i; k < n && !rc; k++) {
@@ -3245,10 +3045,10 @@ static int install_native(ck_task *t)
                                          f->flags & (CK_HANDLE_SHARED | CK_HANDLE_SEGMENT));
         }
         if (rc)
-            fail_restore(t, CK_FAIL_RESTORE_IO, ck_strerror(rc));
+            task_restore_fail(t, CK_FAIL_RESTORE_IO, ck_strerror(rc));
     }
     if (rc == CK_ENOMEM && t->state != CK_TASK_FAILED)
-        fail_restore(t, CK_FAIL_RESTORE_IO, ck_strerror(rc));
+        task_restore_fail(t, CK_FAIL_RESTORE_IO, ck_strerror(rc));
     free(names);
     free(data);
     free(lens);
@@ -3257,8 +3057,8 @@ static int install_native(ck_task *t)
 
 /* Loads a materialization (a canonical file of operator op alone) into
  * the backend it wraps. Returns 0, CK_ECORRUPT (*why), CK_ENOMEM. */
-static int load_material(ck_kstate *in, int op, const uint8_t *data, size_t len,
-                         const char **why)
+static int clog_load_material(ck_kstate *in, int op, const uint8_t *data, size_t len,
+                              const char **why)
 {
     ck_snapshot s;
     int rc = ck_snap_decode(data, len, &s, why);
@@ -3287,7 +3087,7 @@ static int load_material(ck_kstate *in, int op, const uint8_t *data, size_t len,
 /* Puts every changelog operator's state back: its materialization, then
  * its changelog's segments replayed in order over it; what the next
  * checkpoints refer to. Returns 0, or non-zero when the task failed. */
-static int install_changelog(ck_task *t)
+int task_clog_restore(ck_task *t)
 {
     for (int i = 0; i < t->nclogs; i++) {
         struct task_clog *c = &t->clogs[i];
@@ -3310,18 +3110,18 @@ static int install_changelog(ck_task *t)
                 continue;
             snprintf(t->restore_key, sizeof(t->restore_key), "%s", f->key);
             uint64_t seq = strtoull(f->local, NULL, 10);
-            if (c->mat.n && (seq != next || !mat_file(f) || !names[0])) {
+            if (c->mat.n && (seq != next || !clog_mat_file(f) || !names[0])) {
                 why = "files of two materializations, or two canonical ones";
                 rc = CK_ECORRUPT;
                 break;
             }
             next = seq;
-            if (mat_file(f)) {
-                names[nn] = mat_file(f);
+            if (clog_mat_file(f)) {
+                names[nn] = clog_mat_file(f);
                 data[nn] = t->rdata[h];
                 lens[nn++] = t->rlen[h];
             } else {
-                rc = load_material(in, c->log->op, t->rdata[h], t->rlen[h], &why);
+                rc = clog_load_material(in, c->log->op, t->rdata[h], t->rlen[h], &why);
             }
             if (!rc)
                 rc = ck_handles_add_op(&c->mat, f->kind, CK_HANDLE_SHARED | CK_HANDLE_REUSED,
@@ -3374,8 +3174,8 @@ static int install_changelog(ck_task *t)
             }
         }
         if (rc) {
-            fail_restore(t, restore_code(rc),
-                         rc == CK_ECORRUPT || rc == CK_ECHECKSUM ? why : ck_strerror(rc));
+            task_restore_fail(t, task_restore_code(rc),
+                              rc == CK_ECORRUPT || rc == CK_ECHECKSUM ? why : ck_strerror(rc));
             return 1;
         }
         c->acked = next;
@@ -3396,7 +3196,7 @@ static int restore_file(ck_task *t, uint8_t *data, size_t len, int *kept)
     /* Loading it allocates (decoding it, keeping it until all are in):
      * the platform may make that fail, as memory running out would. */
     if (ck_alloc_fails(t->plat, CK_POINT_RESTORE)) {
-        fail_restore(t, CK_FAIL_RESTORE_IO, ck_strerror(CK_ENOMEM));
+        task_restore_fail(t, CK_FAIL_RESTORE_IO, ck_strerror(CK_ENOMEM));
         return 1;
     }
     if (h->kind != CK_HANDLE_SNAPSHOT) {
@@ -3407,15 +3207,15 @@ static int restore_file(ck_task *t, uint8_t *data, size_t len, int *kept)
                        : len >= 4                  ? ck_get_u32(data + len - 4)
                                                    : ~h->crc;
         if (len != h->bytes || crc != h->crc) {
-            fail_restore(t, CK_FAIL_RESTORE_DAMAGED,
-                         "not the file the checkpoint recorded (size or checksum)");
+            task_restore_fail(t, CK_FAIL_RESTORE_DAMAGED,
+                              "not the file the checkpoint recorded (size or checksum)");
             return 1;
         }
         if (!t->rdata) {
             t->rdata = calloc(t->restore.n, sizeof(*t->rdata));
             t->rlen = calloc(t->restore.n, sizeof(*t->rlen));
             if (!t->rdata || !t->rlen) {
-                fail_restore(t, CK_FAIL_RESTORE_IO, ck_strerror(CK_ENOMEM));
+                task_restore_fail(t, CK_FAIL_RESTORE_IO, ck_strerror(CK_ENOMEM));
                 return 1;
             }
         }
@@ -3430,8 +3230,8 @@ static int restore_file(ck_task *t, uint8_t *data, size_t len, int *kept)
         return 0;
     }
     if (len != h->bytes || len < 4 || ck_get_u32(data + len - 4) != h->crc) {
-        fail_restore(t, CK_FAIL_RESTORE_DAMAGED,
-                     "not the file the checkpoint recorded (size or checksum)");
+        task_restore_fail(t, CK_FAIL_RESTORE_DAMAGED,
+                          "not the file the checkpoint recorded (size or checksum)");
         return 1;
     }
     t->restore_flops += SERIALIZE_FLOPS_PER_BYTE * (double)len; /* decoding it */
@@ -3439,13 +3239,13 @@ static int restore_file(ck_task *t, uint8_t *data, size_t len, int *kept)
     const char *why;
     int rc = ck_snap_decode(data, len, &s, &why);
     if (rc) {
-        fail_restore(t, restore_code(rc), rc == CK_ENOMEM ? ck_strerror(rc) : why);
+        task_restore_fail(t, task_restore_code(rc), rc == CK_ENOMEM ? ck_strerror(rc) : why);
         return 1;
     }
-    rc = apply_snapshot(t, &s, &why);
+    rc = restore_apply_snapshot(t, &s, &why);
     ck_snapshot_free(&s);
     if (rc) {
-        fail_restore(t, restore_code(rc), rc == CK_ECORRUPT ? why : ck_strerror(rc));
+        task_restore_fail(t, task_restore_code(rc), rc == CK_ECORRUPT ? why : ck_strerror(rc));
         return 1;
     }
     t->restore_next++;
@@ -3460,21 +3260,21 @@ static int restore_segment(ck_task *t, uint32_t obj)
 {
     const ck_handle *h = &t->restore.v[t->restore_next];
     struct seg_obj *o = &t->segobj[obj];
-    if (!seg_holds(o, h)) { /* a download cut short: the object ends first */
-        fail_restore(t, CK_FAIL_RESTORE_DAMAGED,
-                     "its merged file ends before the segment the checkpoint recorded");
+    if (!restore_seg_holds(o, h)) { /* a download cut short: the object ends first */
+        task_restore_fail(t, CK_FAIL_RESTORE_DAMAGED,
+                          "its merged file ends before the segment the checkpoint recorded");
         return 1;
     }
     uint8_t *d = malloc(h->bytes ? h->bytes : 1);
     if (!d) {
-        fail_restore(t, CK_FAIL_RESTORE_IO, ck_strerror(CK_ENOMEM));
+        task_restore_fail(t, CK_FAIL_RESTORE_IO, ck_strerror(CK_ENOMEM));
         return 1;
     }
     memcpy(d, o->data + (h->offset - o->at), h->bytes);
     int later = 0;
     for (uint32_t k = t->restore_next + 1; k < t->restore.n && !later; k++) {
         const ck_handle *n = &t->restore.v[k];
-        later = (n->flags & CK_HANDLE_SEGMENT) && seg_holds(o, n);
+        later = (n->flags & CK_HANDLE_SEGMENT) && restore_seg_holds(o, n);
     }
     if (!later) {
         free(o->key);
@@ -3488,11 +3288,11 @@ static int restore_segment(ck_task *t, uint32_t obj)
 }
 
 /* A download for the restore landed. Returns 1 when it kept data. */
-static int restore_done(ck_task *t, int status, uint8_t *data, size_t len)
+int task_restore_done(ck_task *t, int status, uint8_t *data, size_t len)
 {
     if (status) {
-        fail_restore(t, status == CK_ENOTFOUND ? CK_FAIL_RESTORE_MISSING : CK_FAIL_RESTORE_IO,
-                     status == CK_ENOTFOUND ? "missing" : ck_strerror(status));
+        task_restore_fail(t, status == CK_ENOTFOUND ? CK_FAIL_RESTORE_MISSING : CK_FAIL_RESTORE_IO,
+                          status == CK_ENOTFOUND ? "missing" : ck_strerror(status));
         return 0;
     }
     const ck_handle *h = &t->restore.v[t->restore_next];
@@ -3506,7 +3306,7 @@ static int restore_done(ck_task *t, int status, uint8_t *data, size_t len)
             t->segobj = v;
         if (!v || !key) {
             free(key);
-            fail_restore(t, CK_FAIL_RESTORE_IO, ck_strerror(CK_ENOMEM));
+            task_restore_fail(t, CK_FAIL_RESTORE_IO, ck_strerror(CK_ENOMEM));
             return 0;
         }
         t->segobj[t->nsegobj++] =
@@ -3529,17 +3329,17 @@ static int task_on_complete(void *self, uint64_t token, int status, uint8_t *dat
     ck_task *t = self;
     if (token == RESTORE_LOAD_TOKEN) {
         if (t->state == CK_TASK_RESTORING)
-            started(t);
+            task_started(t);
     } else if (token == RESTORE_TOKEN && t->state == CK_TASK_RESTORING) {
-        if (restore_done(t, status, data, len))
+        if (task_restore_done(t, status, data, len))
             return CK_OK; /* kept */
     } else if (token != RESTORE_TOKEN && (token & CLOG_TOKEN)) {
         if (t->state != CK_TASK_FAILED)
-            clog_on_upload(t, token, status, data, len);
+            task_clog_on_upload(t, token, status, data, len);
     } else if (token != STATE_WORK_TOKEN && t->state != CK_TASK_FAILED) {
         if (token & FILE_TOKEN)
-            token = file_landed(t, token, &status, data, len);
-        snap_progress(t, token, status);
+            token = task_snap_file_landed(t, token, &status, data, len);
+        task_snap_progress(t, token, status);
     }
     free(data);
     return CK_OK;
@@ -3554,7 +3354,7 @@ static int task_on_peer_lost(void *self, int host)
     char msg[300];
     const ck_vertex *v = &t->g->v[t->vertex];
     snprintf(msg, sizeof(msg), "%s (%d/%d): %s", v->name, t->subtask + 1, v->parallelism, what);
-    fail_with(t, CK_FAIL_PEER, (uint64_t)(int64_t)host, NULL, msg);
+    task_fail_with(t, CK_FAIL_PEER, (uint64_t)(int64_t)host, NULL, msg);
     return CK_OK;
 }
 
@@ -3576,7 +3376,7 @@ static ck_time task_deadline(void *self)
     ck_time d = CK_MIN(t->next_flush, t->next_report);
     if (t->debloat && t->state == CK_TASK_RUNNING && t->next_debloat < d)
         d = t->next_debloat;
-    d = CK_MIN(d, timeout_deadline(t));
+    d = CK_MIN(d, task_snap_timeout_deadline(t));
     if (t->state == CK_TASK_RUNNING)
         d = CK_MIN(d, t->next_mat);
     if (t->is_source && t->state == CK_TASK_RUNNING && !t->stop_id) {
@@ -3599,18 +3399,18 @@ static int task_on_deadline(void *self)
         return CK_OK;
     ck_time now = ck_now(t->plat);
     if (now >= t->next_report) {
-        report(t, CK_MSG_METRICS);
+        task_report(t, CK_MSG_METRICS);
         if (t->state == CK_TASK_FAILED)
             return CK_OK;
     }
     if (now >= t->next_flush)
-        flush_all(t);
+        task_flush_all(t);
     if (t->state == CK_TASK_RUNNING && now >= t->next_mat) {
         t->next_mat = now + t->clog_interval;
         for (int i = 0; i < t->nclogs; i++) {
-            int rc = t->clogs[i].mat_busy ? CK_OK : clog_materialize(t, &t->clogs[i]);
+            int rc = t->clogs[i].mat_busy ? CK_OK : task_clog_materialize(t, &t->clogs[i]);
             if (rc) {
-                fail(t, rc, "materializing keyed state");
+                task_fail(t, rc, "materializing keyed state");
                 return rc;
             }
         }
@@ -3618,14 +3418,14 @@ static int task_on_deadline(void *self)
     if (t->debloat && t->state == CK_TASK_RUNNING && now >= t->next_debloat) {
         int rc = debloat_tick(t, now);
         if (rc) {
-            fail(t, rc, "announcing a buffer size");
+            task_fail(t, rc, "announcing a buffer size");
             return rc;
         }
     }
-    if (now >= timeout_deadline(t)) {
-        int rc = timeouts(t, now);
+    if (now >= task_snap_timeout_deadline(t)) {
+        int rc = task_snap_timeouts(t, now);
         if (rc) {
-            fail(t, rc, "turning a checkpoint unaligned");
+            task_fail(t, rc, "turning a checkpoint unaligned");
             return rc;
         }
     }
@@ -3633,14 +3433,14 @@ static int task_on_deadline(void *self)
         now >= t->next_wm) {
         int rc = source_emit_watermark(t, source_watermark(t));
         if (rc) {
-            fail(t, rc, "emitting a watermark");
+            task_fail(t, rc, "emitting a watermark");
             return rc;
         }
         arm_flush(t);
         while (t->next_wm <= now)
             t->next_wm += t->wm_interval;
     }
-    send_all(t);
+    task_send_all(t);
     return CK_OK;
 }
 
@@ -3662,7 +3462,7 @@ static void report_running(ck_task *t)
     ck_put_u64(body + 8, t->restore_cp ? (uint64_t)(start - t->restore_dl) : 0);
     ck_put_u64(body + 16, t->restore_bytes);
     ck_put_u64(body + 24, (uint64_t)(now - start));
-    to_jm(t, CK_MSG_TASK_RUNNING, body, sizeof(body));
+    task_to_jm(t, CK_MSG_TASK_RUNNING, body, sizeof(body));
 }
 
 /* The task runs: start accounting and reporting. It reports running at
@@ -3670,7 +3470,7 @@ static void report_running(ck_task *t)
  * Flink's StreamTask.restoreInternal runs the mailbox until every gate
  * consumed its recovered state (its records processed, their output
  * sent) before the task is RUNNING. */
-static void started(ck_task *t)
+void task_started(ck_task *t)
 {
     ck_time now = ck_now(t->plat);
     t->state = CK_TASK_RUNNING;
@@ -3696,40 +3496,33 @@ static int task_work(void *self)
     int rc = 0;
     if (t->state == CK_TASK_CREATED) {
         if (t->setup_err[0]) {
-            fail_with(t, CK_FAIL_TASK, 0, NULL, t->setup_err);
+            task_fail_with(t, CK_FAIL_TASK, 0, NULL, t->setup_err);
             return 0;
         }
         if (t->restore_cp) {
-            t->state = CK_TASK_RESTORING;
-            t->restore_t0 = ck_now(t->plat);
-            if (!t->restore.n) {
-                snprintf(t->restore_key, sizeof(t->restore_key), "%s", t->from.dir);
-                fail_restore(t, CK_FAIL_RESTORE_MISSING, "no state handles for this subtask");
-                return 0;
-            }
-            restore_next(t);
+            task_restore_start(t);
             return 0;
         }
-        started(t);
+        task_started(t);
     }
     if (t->state == CK_TASK_RESTORING || t->state == CK_TASK_FAILED)
         return 0;
     ck_time now = ck_now(t->plat);
     /* Credit that arrived since the last call frees output buffers first. */
-    send_all(t);
+    task_send_all(t);
     if (t->state == CK_TASK_RUNNING && !(t->is_source && t->stop_id)) {
         int has_input = t->is_source ? source_has_available(t, now)
                                      : (t->has_gate && ck_gate_has_data(&t->gate));
         if (has_input && outputs_available(t)) {
             rc = t->is_source ? source_step(t, now) : input_step(t, now);
             if (rc < 0) {
-                fail(t, rc, "processing");
+                task_fail(t, rc, "processing");
                 return rc;
             }
         } else if (t->is_source && source_done(t)) {
             rc = source_step(t, now); /* an empty source ends at once */
             if (rc < 0) {
-                fail(t, rc, "processing");
+                task_fail(t, rc, "processing");
                 return rc;
             }
         }
@@ -3738,15 +3531,15 @@ static int task_work(void *self)
      * credit below). */
     if (t->recovering && ck_gate_recovered(&t->gate))
         report_running(t);
-    send_all(t);
+    task_send_all(t);
     /* A timeoutable barrier left aligned: its snapshot may be complete. */
-    if (t->nsnaps && (rc = uc_poll(t)) < 0) {
-        fail(t, rc, "completing a snapshot");
+    if (t->nsnaps && (rc = task_snap_uc_poll(t)) < 0) {
+        task_fail(t, rc, "completing a snapshot");
         return rc;
     }
     if (t->state == CK_TASK_ENDING) {
-        flush_all(t);
-        send_all(t);
+        task_flush_all(t);
+        task_send_all(t);
         int drained = 1;
         for (int i = 0; i < t->nrps; i++)
             drained &= ck_rp_drained(&t->rps[i].rp);
@@ -3754,14 +3547,14 @@ static int task_work(void *self)
          * for the consumers (backpressure), not work. */
         acct(t, ck_now(t->plat), drained ? ACCT_IDLE : ACCT_BP);
         if (drained && t->final_cp && !t->restored_finished) {
-            report(t, CK_MSG_TASK_ENDED);
+            task_report(t, CK_MSG_TASK_ENDED);
             if (t->state == CK_TASK_ENDING) /* not failed while reporting */
                 t->state = CK_TASK_ENDED;
             /* A checkpoint it took while draining completed already. */
             if (t->state == CK_TASK_ENDED && t->ended_snap && t->completed >= t->ended_snap)
-                report(t, CK_MSG_TASK_FINISHED);
+                task_report(t, CK_MSG_TASK_FINISHED);
         } else if (drained) {
-            report(t, CK_MSG_TASK_FINISHED);
+            task_report(t, CK_MSG_TASK_FINISHED);
         }
         return 0;
     }
