@@ -12,6 +12,8 @@
 #include "keygroup.h"
 #include "snapshot.h"
 
+#define CK_INV_MODULE "task" /* invariant.h */
+
 /* Records a source reads from one partition before moving to the next. */
 #define SOURCE_SLICE 64
 #define SOURCE_RUN 16 /* records read from the topic at a time */
@@ -467,6 +469,26 @@ void task_restore_free(ck_task *t)
 {
     restore_free_files(t); /* before the handles: it counts them */
     ck_handles_free(&t->restore);
+}
+
+static int restore_seg_holds(const struct seg_obj *o, const ck_handle *h);
+
+int task_restore_check(const ck_task *t, ck_inv *v)
+{
+    CK_INV(v, 9, t->restore_next <= t->restore.n, "handle %u of %u next to restore",
+           t->restore_next, t->restore.n);
+    CK_INV(v, 9, t->state == CK_TASK_RESTORING || (!t->rdata && !t->nsegobj),
+           "%s, holding %s downloaded files and %u merged ranges",
+           ck_task_state_name(t->state), t->rdata ? "its" : "no", t->nsegobj);
+    for (uint32_t o = 0; o < t->nsegobj; o++) {
+        int later = 0;
+        for (uint32_t k = t->restore_next; k < t->restore.n && !later; k++)
+            later = (t->restore.v[k].flags & CK_HANDLE_SEGMENT) &&
+                    restore_seg_holds(&t->segobj[o], &t->restore.v[k]);
+        CK_INV(v, 9, later, "a range of %s kept that no handle still to restore has a segment in",
+               t->segobj[o].key);
+    }
+    return 0;
 }
 
 void ck_task_del(ck_task *t)
@@ -1433,6 +1455,27 @@ void task_snap_free(ck_task *t)
         ck_handles_free(&t->acked[i].files);
 }
 
+int task_snap_check(const ck_task *t, ck_inv *v)
+{
+    CK_INV(v, 5, t->nsnaps >= 0 && t->nsnaps <= MAX_SNAPS && t->nacked >= 0 &&
+                     t->nacked <= MAX_SNAPS,
+           "%d snapshots under way, %d acknowledged remembered (at most %d)", t->nsnaps,
+           t->nacked, MAX_SNAPS);
+    for (int i = 0; i < t->nsnaps; i++) {
+        const snap_job *j = &t->snaps[i];
+        unsigned long long id = (unsigned long long)j->id;
+        CK_INV(v, 6, j->id <= t->last_snap, "checkpoint %llu under way, the latest taken %llu", id,
+               (unsigned long long)t->last_snap);
+        int ok = j->stage == SNAP_CHANNELS      ? j->cap && !j->data && !j->uploads
+                 : j->stage == SNAP_SERIALIZING ? !j->cap && j->data && !j->uploads
+                 : j->stage == SNAP_UPLOADING   ? !j->cap && !j->data
+                                                : 0;
+        CK_INV(v, 6, ok, "checkpoint %llu in stage %d with %s capture, %s file, %u uploads", id,
+               j->stage, j->cap ? "a" : "no", j->data ? "an encoded" : "no", j->uploads);
+    }
+    return 0;
+}
+
 /* The native file of operator op named name that the latest complete
  * checkpoint stored, or NULL. */
 const ck_handle *task_snap_confirmed_find(const ck_task *t, int op, const ck_native_file *f)
@@ -1706,6 +1749,23 @@ void task_mfile_discard(ck_task *t)
 {
     if (t->seg.key[0] && !t->seg.acked)
         task_store_delete(t, t->seg.key);
+}
+
+int task_mfile_check(const ck_task *t, ck_inv *v)
+{
+    CK_INV(v, 7, t->seg.end % CK_STORE_APPEND_ALIGN == 0,
+           "the kept file's next append at %llu, not a multiple of %d",
+           (unsigned long long)t->seg.end, CK_STORE_APPEND_ALIGN);
+    if (!t->seg.key[0] || !t->seg.creator)
+        return 0;
+    const snap_job *j = NULL;
+    for (int i = 0; i < t->nsnaps; i++)
+        if (t->snaps[i].id == t->seg.creator)
+            j = &t->snaps[i];
+    CK_INV(v, 7, j && j->stage == SNAP_UPLOADING, "the kept file %s made by checkpoint %llu, %s",
+           t->seg.key, (unsigned long long)t->seg.creator,
+           j ? "which is not uploading" : "which is not under way");
+    return 0;
 }
 
 int task_mfile_upload(ck_task *t, snap_job *j, const char *shared)
@@ -2450,6 +2510,38 @@ void task_clog_free(ck_task *t)
         for (int k = 0; k < t->clogs[i].ndoomed; k++)
             free(t->clogs[i].doomed[k]);
     }
+}
+
+int task_clog_check(const ck_task *t, ck_inv *v)
+{
+    for (int i = 0; i < t->nclogs; i++) {
+        const struct task_clog *c = &t->clogs[i];
+        int op = c->log->op;
+        CK_INV(v, 8,
+               c->ninflight >= 0 && c->ninflight <= CLOG_MAX_INFLIGHT && c->ndoomed >= 0 &&
+                   c->ndoomed <= c->ninflight,
+               "operator %d: %d segment uploads in flight (at most %d), %d doomed", op,
+               c->ninflight, CLOG_MAX_INFLIGHT, c->ndoomed);
+        for (int d = 0; d < c->ndoomed; d++) {
+            int flying = 0;
+            for (int f = 0; f < c->ninflight; f++)
+                flying |= c->inflight[f] == c->doomed_first[d];
+            CK_INV(v, 8, flying, "operator %d: doomed segment %llu is not uploading", op,
+                   (unsigned long long)c->doomed_first[d]);
+        }
+        for (uint32_t s = 1; s < c->segs.n; s++) {
+            unsigned long long a = strtoull(c->segs.v[s - 1].local, NULL, 10);
+            unsigned long long b = strtoull(c->segs.v[s].local, NULL, 10);
+            CK_INV(v, 8, a < b, "operator %d: segment %llu after segment %llu", op, b, a);
+        }
+        CK_INV(v, 8, c->acked <= c->log->cut_seq,
+               "operator %d: acknowledged up to %llu, the changelog cut at %llu", op,
+               (unsigned long long)c->acked, (unsigned long long)c->log->cut_seq);
+        CK_INV(v, 8, c->mat_busy >= 0 && (!c->mat_ks || c->mat_busy > 0),
+               "operator %d: %d materialization uploads, its files %sset aside", op, c->mat_busy,
+               c->mat_ks ? "" : "not ");
+    }
+    return 0;
 }
 
 /* Snapshot j is complete once its own uploads ended and the changelog it
@@ -3603,8 +3695,6 @@ ck_node ck_task_node(ck_task *t)
 
 /* ---- invariants (task.h) ------------------------------------------------------------- */
 
-#define CK_INV_MODULE "task"
-
 static int check_time(const ck_task *t, ck_inv *v)
 {
     const ck_task_stats *st = &t->met.task;
@@ -3665,10 +3755,9 @@ static int check_task(const ck_task *t, ck_inv *v)
             CK_INV(v, 4, t->state == CK_TASK_ENDING || ck_rp_drained(rp),
                    "%s: output %d not drained", ck_task_state_name(t->state), i);
         }
-    CK_INV(v, 5, t->nsnaps >= 0 && t->nsnaps <= MAX_SNAPS && t->nacked >= 0 &&
-                     t->nacked <= MAX_SNAPS,
-           "%d snapshots under way, %d acknowledged remembered (at most %d)", t->nsnaps,
-           t->nacked, MAX_SNAPS);
+    if ((rc = task_snap_check(t, v)) || (rc = task_mfile_check(t, v)) ||
+        (rc = task_clog_check(t, v)) || (rc = task_restore_check(t, v)))
+        return rc;
     return 0;
 }
 

@@ -30,6 +30,7 @@
 #include "task.h"
 
 #include "debloat.h"
+#include "invariant.h"
 #include "snapshot.h"
 
 /* Snapshots in their asynchronous phase at once. */
@@ -375,6 +376,8 @@ void task_snap_discard(ck_task *t);
 /* Frees the snapshots (while the state backends are open) and the files
  * remembered. */
 void task_snap_free(ck_task *t);
+/* Invariants (5) and (6) (task.h). */
+CK_MUST_CHECK int task_snap_check(const ck_task *t, ck_inv *v);
 /* A snapshot's files, for the merged objects of task_mfile_upload: an upload
  * (data taken) or one from local paths, whether files go up from their
  * paths, the complete checkpoint's file a file is, and handles for a
@@ -402,6 +405,8 @@ void task_mfile_settle(ck_task *t, const snap_job *j);
 void task_mfile_acked(ck_task *t, const ck_handles *hs);
 /* Cancelled: the kept file goes if no acknowledgement named it. */
 void task_mfile_discard(ck_task *t);
+/* Invariant (7) (task.h). */
+CK_MUST_CHECK int task_mfile_check(const ck_task *t, ck_inv *v);
 
 /* ---- the state changelog ---- */
 
@@ -424,6 +429,8 @@ int task_clog_restore(ck_task *t);
 void task_clog_discard(ck_task *t);
 /* Frees the changelogs' handles (while the state backends are open). */
 void task_clog_free(ck_task *t);
+/* Invariant (8) (task.h). */
+CK_MUST_CHECK int task_clog_check(const ck_task *t, ck_inv *v);
 
 /* ---- the restore ---- */
 
@@ -437,5 +444,7 @@ void task_restore_fail(ck_task *t, uint32_t code, const char *what);
 uint32_t task_restore_code(int rc);
 /* Frees what the restore holds. */
 void task_restore_free(ck_task *t);
+/* Invariant (9) (task.h). */
+CK_MUST_CHECK int task_restore_check(const ck_task *t, ck_inv *v);
 
 #endif
