@@ -2,21 +2,23 @@
  * task_impl.h - the inside of a subtask (task.h), shared by the files
  * that implement it and included by nothing else.
  *
- * A subtask runs five state machines over one struct:
+ * A subtask runs five state machines over one struct, each in a file
+ * that opens with its invariants and its diagram:
  *
- *   the task          its lifecycle (task.h: CREATED .. FINISHED), its
- *                     node interface, input, source, outputs, time
+ *   task.c            the task's lifecycle (task.h: CREATED .. FINISHED),
+ *                     its node interface, input, source, outputs, time
  *                     accounting and metrics reports;
- *   snapshots         taking a snapshot: the synchronous phase, channel
- *                     state, serializing, uploading, acknowledging, and
- *                     the job manager's COMPLETE and ABORT (sinks commit);
- *   the merged file   file merging: a snapshot's native files packed into
- *                     merged objects, and the file a subtask keeps and
- *                     appends to across checkpoints;
- *   the changelog     the state changelog: segments uploaded,
- *                     materializations, and the changelog's state restored;
- *   the restore       restoring a checkpoint: downloads (ranged for merged
- *                     files), checks, and putting the state in place.
+ *   task.c            snapshots: the synchronous phase, channel state,
+ *                     serializing, uploading, acknowledging, and the job
+ *                     manager's TRIGGER, COMPLETE (sinks commit), ABORT;
+ *   task.c            the merged file (file merging): a snapshot's native
+ *                     files packed into merged objects, and the file a
+ *                     subtask keeps and appends to across checkpoints;
+ *   task_changelog.c  the state changelog: segments uploaded,
+ *                     materializations, what a snapshot refers to, and
+ *                     the changelog's state restored;
+ *   task.c            the restore: downloads (ranged for merged files),
+ *                     checks, and the state put in place.
  *
  * Each machine owns the fields grouped below under its name; another
  * reads them, and changes them only through the functions below.
@@ -105,7 +107,7 @@ typedef struct snap_job {
     ck_handles clog_handles;
 } snap_job;
 
-/* ---- the changelog of one keyed operator ---- */
+/* ---- the changelog of one keyed operator (task_changelog.c) ---- */
 
 /* Its last materialization, the segments after it (in the store, or on
  * their way), and a materialization in progress. */
@@ -273,7 +275,7 @@ struct ck_task {
         uint64_t user;    /* the newest snapshot that made or appended to one */
     } seg;
 
-    /* ---- the state changelog ---- */
+    /* ---- the state changelog (task_changelog.c) ---- */
     /* The changelog of each keyed operator that has one (state.changelog.*). */
     struct task_clog clogs[CK_MAX_OPS];
     int nclogs;
@@ -408,7 +410,7 @@ void task_mfile_discard(ck_task *t);
 /* Invariant (7) (task.h). */
 CK_MUST_CHECK int task_mfile_check(const ck_task *t, ck_inv *v);
 
-/* ---- the state changelog ---- */
+/* ---- the state changelog (task_changelog.c) ---- */
 
 /* Cuts what c's changelog buffers into a segment and uploads it. */
 CK_MUST_CHECK int task_clog_persist(ck_task *t, struct task_clog *c);
