@@ -11,7 +11,7 @@
  *   task.c            snapshots: the synchronous phase, channel state,
  *                     serializing, uploading, acknowledging, and the job
  *                     manager's TRIGGER, COMPLETE (sinks commit), ABORT;
- *   task.c            the merged file (file merging): a snapshot's native
+ *   task_mfile.c      the merged file (file merging): a snapshot's native
  *                     files packed into merged objects, and the file a
  *                     subtask keeps and appends to across checkpoints;
  *   task_changelog.c  the state changelog: segments uploaded,
@@ -246,26 +246,11 @@ struct ck_task {
     int nacked;
     ck_handles confirmed;
 
-    /* ---- the merged file ---- */
+    /* ---- the merged file (task_mfile.c) ---- */
     uint64_t merge_max;        /* file merging on: a merged object's size; else 0 */
     int across;                /* and across checkpoints (task_mfile_upload) */
     /* Merging across checkpoints: the file of this subtask's that the next
-     * merged files are appended to. Its put made it (creator: that
-     * snapshot's id until all its uploads landed, then 0: open); key ""
-     * when there is none (the next object makes one):
-     *
-     *   none ---a new file---> creating ---its snapshot's uploads landed---> open
-     *   open ---an append that fits---> open (end moves past it)
-     *   open or creating ---full, or a new file asked meanwhile---> creating
-     *   open or creating ---the making or an appending snapshot failed---> none
-     *
-     * Appends go only to an open file (its put landed), at `end`. Files
-     * are kept in the order of the snapshots that make them (user): a
-     * snapshot older than one that used the kept file (snapshots may
-     * reach their uploads out of order) neither appends nor makes a kept
-     * file, so that the coordinator may take a newer file in a completed
-     * checkpoint to mean that no checkpoint still to complete has new
-     * segments in an older one. */
+     * merged files are appended to (its states: task_mfile.c). */
     struct {
         char key[CK_HANDLE_KEY_MAX + 1];
         uint64_t end;     /* where the next append goes (CK_STORE_APPEND_ALIGN) */
@@ -397,7 +382,7 @@ CK_MUST_CHECK int task_snap_add_reused(snap_job *j, const ck_handle *c, int op,
 CK_MUST_CHECK int task_snap_add_inline(ck_task *t, snap_job *j, struct snap_native *n,
                                        uint32_t f);
 
-/* ---- the merged file ---- */
+/* ---- the merged file (task_mfile.c) ---- */
 
 /* Uploads snapshot j's new native files in merged objects under shared. */
 CK_MUST_CHECK int task_mfile_upload(ck_task *t, snap_job *j, const char *shared);
