@@ -8,7 +8,7 @@
  *   task.c            the task's lifecycle (task.h: CREATED .. FINISHED),
  *                     its node interface, input, source, outputs, time
  *                     accounting and metrics reports;
- *   task.c            snapshots: the synchronous phase, channel state,
+ *   task_snapshot.c   snapshots: the synchronous phase, channel state,
  *                     serializing, uploading, acknowledging, and the job
  *                     manager's TRIGGER, COMPLETE (sinks commit), ABORT;
  *   task_mfile.c      the merged file (file merging): a snapshot's native
@@ -66,7 +66,7 @@
 #define FILE_HANDLES (UINT32_C(1) << 21)
 #define FILE_BASE ((UINT64_C(1) << 40) - 1)
 
-/* ---- a snapshot under way ---- */
+/* ---- a snapshot under way (task_snapshot.c) ---- */
 
 enum { SNAP_SERIALIZING = 1, SNAP_UPLOADING = 2, SNAP_CHANNELS = 3 /* not a token */ };
 
@@ -222,7 +222,7 @@ struct ck_task {
     int64_t first_out_ns;
     int has_2pc; /* a sink of the chain writes in transactions */
 
-    /* ---- snapshots ---- */
+    /* ---- snapshots (task_snapshot.c) ---- */
     int checkpointing;
     /* the aligned-checkpoint timeout (0: none) and the start of the
      * timeoutable barrier last sent into the outputs */
@@ -331,7 +331,7 @@ void task_store_delete(ck_task *t, const char *key);
 /* The task runs (after its restore, if any): RUNNING. */
 void task_started(ck_task *t);
 
-/* ---- snapshots ---- */
+/* ---- snapshots (task_snapshot.c) ---- */
 
 /* The synchronous phase of checkpoint b (its alignment took align_ns),
  * then the barrier goes downstream. 0 or an error (the task fails). */
