@@ -101,6 +101,13 @@
  *   (9) a restore's next handle is at most its last + 1; downloaded files
  *       are held only while RESTORING, and a downloaded range of a merged
  *       file only while a handle still to restore has a segment in it.
+ *
+ * Files: the lifecycle above is engine/task.c; snapshots (5, 6) are
+ * engine/task_snapshot.c, file merging (7) engine/task_mfile.c, the state
+ * changelog (8) engine/task_changelog.c, the restore (9)
+ * engine/task_restore.c, each drawing its own state machine; they share
+ * engine/task_impl.h, which nothing outside them includes (but
+ * tests/test_task.c).
  */
 #ifndef CK_TASK_H
 #define CK_TASK_H

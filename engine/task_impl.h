@@ -1,6 +1,7 @@
 /*
  * task_impl.h - the inside of a subtask (task.h), shared by the files
- * that implement it and included by nothing else.
+ * that implement it and included by nothing else but the task's unit
+ * tests (tests/test_task.c), which check it from the inside.
  *
  * A subtask runs five state machines over one struct, each in a file
  * that opens with its invariants and its diagram:
@@ -17,14 +18,15 @@
  *   task_changelog.c  the state changelog: segments uploaded,
  *                     materializations, what a snapshot refers to, and
  *                     the changelog's state restored;
- *   task.c            the restore: downloads (ranged for merged files),
+ *   task_restore.c    the restore: downloads (ranged for merged files),
  *                     checks, and the state put in place.
  *
- * Each machine owns the fields grouped below under its name; another
- * reads them, and changes them only through the functions below.
- * Functions one machine calls in another are named after it: task_*
- * (the task), task_snap_*, task_mfile_*, task_clog_*, task_restore_*;
- * everything else is static, named snap_*, mfile_*, clog_*, restore_*.
+ * The fields are grouped below under the machine whose file keeps them
+ * (ck_task_new sets them all up). Functions one file calls in another
+ * are declared below and named after the file that defines them: task_*
+ * (task.c), task_snap_*, task_mfile_*, task_clog_*, task_restore_*;
+ * everything else is static, named snap_*, mfile_*, clog_*, restore_* in
+ * those files.
  */
 #ifndef CK_TASK_IMPL_H
 #define CK_TASK_IMPL_H
@@ -137,7 +139,7 @@ struct task_clog {
     int mat_fails;       /* materializations that failed in a row */
 };
 
-/* ---- a merged object a restore downloaded ---- */
+/* ---- a merged object a restore downloaded (task_restore.c) ---- */
 
 /* The range of an object that handles still to restore have segments in
  * (restore_seg_range). */
@@ -149,7 +151,7 @@ struct seg_obj {
 };
 
 struct ck_task {
-    /* ---- the task ---- */
+    /* ---- the task (task.c) ---- */
     ck_platform *plat;
     const ck_job_env *env;
     const ck_graph *g;
@@ -268,7 +270,7 @@ struct ck_task {
     int clog_max_failures;           /* state.changelog.max-failures-allowed */
     uint64_t clog_threshold;
 
-    /* ---- the restore ---- */
+    /* ---- the restore (task_restore.c) ---- */
     uint64_t restore_cp;       /* = from.id */
     ck_restore_point from;
     char restore_key[CK_HANDLE_KEY_MAX + 1]; /* the file being restored */
@@ -304,7 +306,7 @@ static inline int task_unaligned_edge(const ck_edge *e)
     return e->ship == CK_SHIP_HASH || e->ship == CK_SHIP_REBALANCE;
 }
 
-/* ---- the task ---- */
+/* ---- the task (task.c) ---- */
 
 /* Sends a message of this attempt to the job manager (lost when out of memory). */
 void task_to_jm(ck_task *t, int type, const uint8_t *body, size_t len);
@@ -419,7 +421,7 @@ void task_clog_free(ck_task *t);
 /* Invariant (8) (task.h). */
 CK_MUST_CHECK int task_clog_check(const ck_task *t, ck_inv *v);
 
-/* ---- the restore ---- */
+/* ---- the restore (task_restore.c) ---- */
 
 /* The task begins restoring: RESTORING, its first handle asked for. */
 void task_restore_start(ck_task *t);
