@@ -123,7 +123,7 @@ int ck_cc_init(ck_cc *cc, ck_platform *plat, const ck_graph *g, const ck_config 
 /* ---- files merged across checkpoints (ck_cc.seg_live) ----------------------- */
 
 /* Of an appendable file's key ".../v<vertex>-<subtask>-a<attempt>-c<id>-m<n>.seg"
- * (task.c), its global subtask (*g), attempt and order among its
+ * (task_mfile.c), its global subtask (*g), attempt and order among its
  * subtask's files (the checkpoint that made it, then n): 0, or -1 when
  * the key is not one. */
 static int seg_parse(const ck_cc *cc, const char *key, uint32_t *g, uint32_t *attempt,

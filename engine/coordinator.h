@@ -208,7 +208,7 @@ typedef struct ck_cc {
     int force_full; /* NO_CLAIM: checkpoints are full until one completes */
     uint64_t inline_below; /* state.storage.fs.memory-threshold: a finished subtask's
                             * state smaller than this goes inline in _metadata */
-    /* Files merged across checkpoints (task.c): a subtask appends its
+    /* Files merged across checkpoints (task_mfile.c): a subtask appends its
      * checkpoints' files to a file of its own under shared/ (a key ending
      * in ".seg"), the newest it made, while its attempt runs. Such a file
      * is sealed once its subtask's attempt ended (abort_all, or a region

@@ -1,16 +1,28 @@
-#include "task.h"
+/*
+ * task.c - a subtask's lifecycle and its node interface (task.h draws its
+ * state machine, CREATED to FINISHED, and numbers its invariants (1) to
+ * (4), checked here): creating and deleting it, the steps of its work
+ * (a source reading its topic partitions, or its input gate's buffers
+ * through the chain), its outputs flushed and sent, time accounting,
+ * metrics reports, buffer debloating, the messages, completions and
+ * deadlines the backend hands it, and its checks.
+ *
+ * The machines it drives live in files of their own (task_impl.h):
+ * snapshots in task_snapshot.c, file merging in task_mfile.c, the state
+ * changelog in task_changelog.c, the restore in task_restore.c.
+ */
+#include "task_impl.h"
 
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "coordinator.h"
-#include "crc32c.h"
 #include "debloat.h"
 #include "error.h"
 #include "invariant.h"
 #include "keygroup.h"
-#include "snapshot.h"
+
+#define CK_INV_MODULE "task" /* invariant.h */
 
 /* Records a source reads from one partition before moving to the next. */
 #define SOURCE_SLICE 64
@@ -42,262 +54,8 @@
 #define STEP_WAIT (100 * CK_NS_PER_US)
 #define BATCH_FLOPS 2e6
 #define BATCH_WAIT (2 * CK_NS_PER_MS)
-/* A native file this large is uploaded after the smaller ones. */
-#define UPLOAD_LARGE ((uint64_t)1 << 20)
-/* Snapshots in their asynchronous phase at once. */
-#define MAX_SNAPS 16
-/* Changelog segments on their way to the store at once, per operator. */
-#define CLOG_MAX_INFLIGHT 64
-/* Cost model of snapshots: marking key groups copy-on-write and copying
- * timers in the synchronous phase; serializing in the asynchronous one. */
-#define SYNC_FLOPS_PER_KEY_GROUP 200.0
-#define SYNC_FLOPS_PER_TIMER 50.0
-#define SERIALIZE_FLOPS_PER_BYTE 10.0
-
-enum { SNAP_SERIALIZING = 1, SNAP_UPLOADING = 2, SNAP_CHANNELS = 3 /* not a token */ };
-
-typedef struct snap_job {
-    uint64_t id;
-    int stage;
-    uint8_t *data; /* until handed to the store */
-    size_t len;
-    uint32_t crc;
-    int64_t sync_ns, align_ns;
-    ck_time async_start;
-    ck_time upload_start; /* its files' uploads began (after local work) */
-    int aborted;   /* aborted while its upload was in flight */
-    int input_ended; /* taken with the input over */
-    int unaligned;   /* a barrier overtook data */
-    int full;        /* CK_BARRIER_FULL: refers to no earlier checkpoint's files */
-    uint64_t inflight; /* bytes of channel state */
-    ck_capture *cap; /* until encoded: SNAP_CHANNELS waits for the input's channel state */
-    uint32_t kg_start, kg_end; /* the key groups of its keyed state, [start, end) */
-    char key[CK_HANDLE_KEY_MAX + 1];
-    /* An incremental checkpoint: the operators' native snapshots, until
-     * their files are read for upload; then what it stored, for the ACK. */
-    struct snap_native {
-        ck_kstate *ks;
-        int op; /* in the job */
-        ck_native_snap snap;
-    } nat[CK_MAX_OPS];
-    int nnat;
-    ck_handles handles;
-    uint32_t uploads;  /* in flight */
-    int upload_failed;
-    uint32_t appended; /* the generation of the subtask's kept file (t->seg) it
-                        * appended to, or 0 */
-    /* Under the changelog: per operator, the changelog it needs in the
-     * store, and its materialization and segments as of its synchronous
-     * phase (appended to handles once those are uploaded). */
-    uint64_t clog_need[CK_MAX_OPS];
-    ck_handles clog_handles;
-} snap_job;
 
 enum { ACCT_IDLE, ACCT_BUSY, ACCT_BP };
-
-struct ck_task {
-    ck_platform *plat;
-    const ck_job_env *env;
-    const ck_graph *g;
-    int vertex, subtask;
-    uint32_t global;
-    ck_task_state state;
-
-    int has_gate;
-    ck_gate gate;
-    int nrps;
-    ck_rp_out *rps;
-    ck_chain chain;
-
-    /* network buffers: the host's pool (the task's own when the platform
-     * has none), the segments reserved in it, and why a reservation that
-     * did not fit fails the task when it starts */
-    ck_segpool *netpool;
-    ck_segpool own_pool;
-    uint32_t net_reserved;
-    char setup_err[400];
-
-    ck_time buffer_timeout; /* < 0: flush only when full */
-    ck_time tick0;          /* flush ticks at tick0 + k * buffer_timeout */
-    ck_time next_flush;     /* the tick that flushes pending output, or NEVER */
-
-    /* source */
-    int is_source;
-    int nparts;
-    int *parts;
-    int64_t *off, *end, *maxts;
-    int rr;
-    ck_time wm_interval, next_wm;
-    int64_t src_wm;
-    int64_t ooo_ms;
-
-    ck_metrics met;
-    ck_time acct_t;
-    ck_time acct_t0; /* the metrics' increment began (started, or the last report) */
-    int acct_mode;
-    int started;
-    int64_t idle_total_ns; /* idle time over the task's life (met's resets at reports) */
-    int timed;             /* its records cost time: a step ends by step_flops or step_wait */
-    double step_flops;     /* STEP_FLOPS or BATCH_FLOPS */
-    ck_time step_wait;     /* STEP_WAIT or BATCH_WAIT */
-    int step_records;      /* records a step may take (>= 1), by its operators' costs
-                            * (with slow_operator faults: worked out at each step) */
-    int step_left;         /* of those, what the step in progress may still take */
-
-    /* the aligned-checkpoint timeout (0: none) and the start of the
-     * timeoutable barrier last sent into the outputs */
-    ck_time aligned_timeout, bar_ts;
-
-    /* buffer debloating of the input gate: its throughput measured on its
-     * own (paused while it is empty), the bytes read from it counted */
-    int debloat;
-    ck_debloat dbl;
-    ck_tput tput;
-    uint64_t dbl_read;
-    ck_time dbl_period, next_debloat;
-
-    /* checkpoints */
-    int checkpointing;
-    int nsnaps;
-    snap_job snaps[MAX_SNAPS];
-
-    /* this attempt */
-    uint32_t attempt;
-    uint64_t restore_cp;       /* = from.id */
-    ck_restore_point from;
-    char restore_key[CK_HANDLE_KEY_MAX + 1]; /* the file being restored */
-    ck_handles restore;        /* the state handles to restore */
-    uint32_t restore_next;     /* the next one to download */
-    /* the restore's phases: it began, its downloads ended; its bytes and
-     * the work of loading them (decoding, replaying, writing native files
-     * to the local disk), charged once all are downloaded */
-    ck_time restore_t0, restore_dl;
-    uint64_t restore_bytes, restore_disk;
-    double restore_flops;
-    /* Restored input channel state still to read (started, not reported
-     * running: Flink's task stays INITIALIZING until its gates consumed
-     * their recovered state, and no checkpoint starts before). */
-    int recovering;
-    uint64_t stop_id;          /* a stop-with-savepoint this task took part in */
-    int final_cp;              /* its input ends into a final checkpoint (checkpoints on) */
-    uint64_t last_snap;        /* the latest checkpoint it took a snapshot of */
-    uint64_t ended_snap;       /* the first snapshot it took with its input over: once
-                                * a checkpoint from it on completes, it finishes */
-    uint64_t completed;        /* the latest checkpoint reported complete */
-    int incremental;           /* execution.checkpointing.incremental */
-    uint64_t merge_max;        /* file merging on: a merged object's size; else 0 */
-    uint64_t inline_below;     /* a snapshot's file smaller than this goes inline (handle.h) */
-    int across;                /* and across checkpoints (upload_merged) */
-    /* Merging across checkpoints: the file of this subtask's that the next
-     * merged files are appended to. Its put made it (creator: that
-     * snapshot's id until all its uploads landed, then 0: open); key ""
-     * when there is none (the next object makes one):
-     *
-     *   none ---a new file---> creating ---its snapshot's uploads landed---> open
-     *   open ---an append that fits---> open (end moves past it)
-     *   open or creating ---full, or a new file asked meanwhile---> creating
-     *   open or creating ---the making or an appending snapshot failed---> none
-     *
-     * Appends go only to an open file (its put landed), at `end`. Files
-     * are kept in the order of the snapshots that make them (user): a
-     * snapshot older than one that used the kept file (snapshots may
-     * reach their uploads out of order) neither appends nor makes a kept
-     * file, so that the coordinator may take a newer file in a completed
-     * checkpoint to mean that no checkpoint still to complete has new
-     * segments in an older one. */
-    struct {
-        char key[CK_HANDLE_KEY_MAX + 1];
-        uint64_t end;     /* where the next append goes (CK_STORE_APPEND_ALIGN) */
-        uint64_t creator;
-        int acked;        /* an acknowledgement named it (the coordinator knows it) */
-        uint32_t gen;     /* counts the files kept so far (the current one's) */
-        uint64_t user;    /* the newest snapshot that made or appended to one */
-    } seg;
-    /* Native files of the snapshots acknowledged (not yet known complete),
-     * and those of the latest complete one, which later checkpoints refer
-     * to instead of uploading them again (Flink's uploaded SST files). */
-    struct {
-        uint64_t id;
-        ck_handles files;
-    } acked[MAX_SNAPS];
-    int nacked;
-    ck_handles confirmed;
-    /* Restoring: native files downloaded, put in place once all are in. */
-    uint8_t **rdata;
-    size_t *rlen;
-    /* Restoring merged files: the ranges of objects downloaded that
-     * handles still to come have segments in (seg_range). */
-    struct seg_obj {
-        char *key;
-        uint64_t at; /* where data starts in the object */
-        uint8_t *data;
-        size_t len;
-    } *segobj;
-    uint32_t nsegobj;
-    uint64_t seg_at; /* where the range being downloaded starts (a whole object: 0) */
-    /* The changelog of each keyed operator that has one (state.changelog.*):
-     * its last materialization, the segments after it (in the store, or
-     * on their way), and a materialization in progress. */
-    struct task_clog {
-        int k;               /* the operator's index in the chain */
-        ck_clog *log;        /* its changelog (the operator's) */
-        ck_handles mat;      /* the last materialization: MATERIAL handles (one canonical
-                              * file, or the wrapped RocksDB's files), or none; those
-                              * an acknowledged snapshot referred to are REUSED */
-        ck_handles segs;     /* segments after it, in order */
-        uint64_t acked;      /* segments below were in an acknowledged snapshot */
-        uint64_t inflight[CLOG_MAX_INFLIGHT]; /* first sequence numbers of uploads */
-        int ninflight;
-        /* of those, segments truncated meanwhile that nothing refers to:
-         * deleted once their upload ends (not before: it would land after) */
-        char *doomed[CLOG_MAX_INFLIGHT];
-        uint64_t doomed_first[CLOG_MAX_INFLIGHT];
-        int ndoomed;
-        int mat_busy;        /* a materialization is uploading (its files left): */
-        uint64_t mat_seq;    /* it holds the changes below this, */
-        ck_handles mat_next; /* and these are its handles; */
-        ck_time mat_t0;      /* it began then, */
-        uint64_t mat_bytes, mat_state; /* uploads this much, of a state this large; */
-        ck_kstate *mat_ks;   /* its wrapped instance's files set aside, until they land, */
-        ck_native_snap mat_ns; /* when the store's threads read them from their paths; */
-        int mat_failed;      /* an upload of it failed (the first failure's code) */
-        int mat_fails;       /* materializations that failed in a row */
-    } clogs[CK_MAX_OPS];
-    int nclogs;
-    ck_time clog_interval, next_mat; /* interval < 0: no materialization */
-    int clog_max_failures;           /* state.changelog.max-failures-allowed */
-    uint64_t clog_threshold;
-    int restored_finished;     /* restored from a checkpoint that had it finished */
-
-    /* metrics reporting: totals already reported, next report */
-    struct {
-        uint64_t records_out, late, bytes_out, bufs_out, bytes_in, bufs_in;
-    } reported;
-    ck_time next_report;
-    int64_t first_out_ns;
-    int has_2pc; /* a sink of the chain writes in transactions */
-};
-
-#define RESTORE_TOKEN UINT64_MAX
-/* The work of loading what a restore downloaded ended. */
-#define RESTORE_LOAD_TOKEN (UINT64_MAX - 1)
-/* The state backend's background work (flushes, compactions) ended: no
- * snapshot's (checkpoint ids start at 1). */
-#define STATE_WORK_TOKEN 0
-/* A changelog upload: bit 62 set for a materialization, the chain index of
- * the operator in bits 32..39, the low 32 bits of a segment's first
- * sequence number. */
-#define CLOG_TOKEN (UINT64_C(1) << 63)
-#define CLOG_MAT (UINT64_C(1) << 62)
-/* The id of a native snapshot a materialization takes (its sequence
- * number's), out of the way of checkpoint ids. */
-#define CLOG_NATIVE_ID (UINT64_C(1) << 62)
-/* An upload of a native file from its path (upload_file): bit 61 set, the
- * file's handle in bits 40..60, below them a snapshot's upload token. */
-#define FILE_TOKEN (UINT64_C(1) << 61)
-#define FILE_HANDLES (UINT32_C(1) << 21)
-#define FILE_BASE ((UINT64_C(1) << 40) - 1)
-
 
 const char *ck_task_state_name(ck_task_state s)
 {
@@ -337,20 +95,6 @@ const char *ck_fail_name(uint32_t code)
         return "io";
     }
     return "?";
-}
-
-/* Transaction ids are unique per attempt: attempt << 32 | sequence. */
-static uint64_t first_txn(const ck_task *t)
-{
-    return ((uint64_t)(t->env->txn_epoch + t->attempt) << 32) | 1;
-}
-
-/* Edges a barrier may overtake data on: not pointwise or broadcast ones,
- * which stay aligned, as in Flink (their partitioners do not support
- * unaligned checkpoints). */
-static int unaligned_edge(const ck_edge *e)
-{
-    return e->ship == CK_SHIP_HASH || e->ship == CK_SHIP_REBALANCE;
 }
 
 static int source_init(ck_task *t)
@@ -542,7 +286,7 @@ ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global,
         ck_gate_set_exactly_once(&t->gate,
                                  ck_cfg(cfg, CK_CFG_CP_MODE) == CK_CP_EXACTLY_ONCE);
         /* EVENT barriers only where unaligned checkpoints may send them. */
-        t->gate.uc_edge = unaligned_edge(e) && ck_cfg(cfg, CK_CFG_CP_UNALIGNED) &&
+        t->gate.uc_edge = task_unaligned_edge(e) && ck_cfg(cfg, CK_CFG_CP_UNALIGNED) &&
                           ck_cfg(cfg, CK_CFG_CP_MODE) == CK_CP_EXACTLY_ONCE;
         if (ck_cfg(cfg, CK_CFG_DEBLOAT)) {
             t->debloat = 1;
@@ -617,7 +361,7 @@ ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global,
             ck_op *op = &t->chain.ops[k];
             if (op->spec->kind == CK_OP_SINK) {
                 op->two_phase = 1;
-                op->txn = first_txn(t);
+                op->txn = task_first_txn(t);
                 t->has_2pc = 1;
             }
         }
@@ -629,8 +373,6 @@ fail:
     ck_task_del(t);
     return NULL;
 }
-
-static void report(ck_task *t, int type);
 
 /* The task will not run again: its reservation and the buffers it holds go
  * back to the host's pool now (as a cancelled Flink task releases its
@@ -646,23 +388,12 @@ static void drop_network(ck_task *t)
 
 /* Deletes key from the store; a delete that fails leaves the file there
  * (logged: an orphan, never a failure of the task's). */
-static void store_delete(ck_task *t, const char *key)
+void task_store_delete(ck_task *t, const char *key)
 {
     int rc = t->plat->ops->store_delete(t->plat, key);
     if (rc && rc != CK_ENOTFOUND)
         ck_logf(t->plat, CK_LOG_WARN, "could not delete %s from the store (%s): left there", key,
                 ck_strerror(rc));
-}
-
-/* Deletes the files of hs that a snapshot stored itself: not those an
- * earlier one stored (reused), not inline ones (in no file), not a file
- * merged across checkpoints (the coordinator's to delete). */
-static void delete_uploaded(ck_task *t, const ck_handles *hs)
-{
-    for (uint32_t i = 0; i < hs->n; i++)
-        if (!(hs->v[i].flags & CK_HANDLE_REUSED) && ck_handle_stored(&hs->v[i]) &&
-            !ck_store_appendable(hs->v[i].key))
-            store_delete(t, hs->v[i].key);
 }
 
 /* Cancelled: what it uploaded that no acknowledgement of its named goes
@@ -672,24 +403,9 @@ static void delete_uploaded(ck_task *t, const ck_handles *hs)
  * still on its way is the platform's to drop when it lands.) */
 static void discard_unacknowledged(ck_task *t)
 {
-    for (int i = 0; i < t->nsnaps; i++)
-        delete_uploaded(t, &t->snaps[i].handles);
-    /* the file kept for appends, if no acknowledgement named it: the
-     * coordinator may not know it (an earlier one, it deletes) */
-    if (t->seg.key[0] && !t->seg.acked)
-        store_delete(t, t->seg.key);
-    for (int i = 0; i < t->nclogs; i++) {
-        const struct task_clog *c = &t->clogs[i];
-        for (uint32_t s = 0; s < c->segs.n; s++)
-            if (strtoull(c->segs.v[s].local, NULL, 10) >= c->acked)
-                store_delete(t, c->segs.v[s].key);
-        for (uint32_t m = 0; m < c->mat.n; m++)
-            if (!(c->mat.v[m].flags & CK_HANDLE_REUSED))
-                store_delete(t, c->mat.v[m].key);
-        for (uint32_t m = 0; m < c->mat_next.n; m++)
-            if (!(c->mat_next.v[m].flags & CK_HANDLE_REUSED))
-                store_delete(t, c->mat_next.v[m].key);
-    }
+    task_snap_discard(t);
+    task_mfile_discard(t);
+    task_clog_discard(t);
 }
 
 void ck_task_cancel(ck_task *t)
@@ -698,7 +414,7 @@ void ck_task_cancel(ck_task *t)
         return;
     if (t->state == CK_TASK_RUNNING || t->state == CK_TASK_ENDING ||
         t->state == CK_TASK_ENDED)
-        report(t, CK_MSG_METRICS);
+        task_report(t, CK_MSG_METRICS);
     discard_unacknowledged(t);
     /* A redeployment may follow at once: the segments are free for it. */
     drop_network(t);
@@ -710,59 +426,16 @@ void ck_task_host_down(ck_task *t)
         drop_network(t);
 }
 
-static void snap_drop(ck_task *t, snap_job *j);
-
-/* The files a materialization set aside for the store's threads go back
- * to its wrapped instance (they have landed, or the task ends). */
-static void clog_mat_release(struct task_clog *c)
-{
-    if (c->mat_ks)
-        c->mat_ks->ops->native_release(c->mat_ks, &c->mat_ns);
-    c->mat_ks = NULL;
-    memset(&c->mat_ns, 0, sizeof(c->mat_ns));
-}
-
-/* The native files a restore downloaded so far. */
-static void free_restore_files(ck_task *t)
-{
-    for (uint32_t i = 0; t->rdata && i < t->restore.n; i++)
-        free(t->rdata[i]);
-    free(t->rdata);
-    free(t->rlen);
-    t->rdata = NULL;
-    t->rlen = NULL;
-    for (uint32_t i = 0; i < t->nsegobj; i++) {
-        free(t->segobj[i].key);
-        free(t->segobj[i].data);
-    }
-    free(t->segobj);
-    t->segobj = NULL;
-    t->nsegobj = 0;
-}
-
 void ck_task_del(ck_task *t)
 {
     if (!t)
         return;
-    /* Snapshots first: their views and native files belong to the state
-     * backends the chain frees. */
-    while (t->nsnaps)
-        snap_drop(t, &t->snaps[t->nsnaps - 1]);
-    for (int i = 0; i < t->nclogs; i++)
-        clog_mat_release(&t->clogs[i]);
+    /* Snapshots and materializations first: their views and native files
+     * belong to the state backends the chain frees. */
+    task_snap_free(t);
+    task_clog_free(t);
     ck_chain_free(&t->chain);
-    free_restore_files(t); /* before the handles: it counts them */
-    ck_handles_free(&t->restore);
-    ck_handles_free(&t->confirmed);
-    for (int i = 0; i < t->nacked; i++)
-        ck_handles_free(&t->acked[i].files);
-    for (int i = 0; i < t->nclogs; i++) {
-        ck_handles_free(&t->clogs[i].mat);
-        ck_handles_free(&t->clogs[i].mat_next);
-        ck_handles_free(&t->clogs[i].segs);
-        for (int k = 0; k < t->clogs[i].ndoomed; k++)
-            free(t->clogs[i].doomed[k]);
-    }
+    task_restore_free(t);
     for (int i = 0; i < t->nrps; i++) {
         ck_rp_free(&t->rps[i].rp);
         free(t->rps[i].kg_sub);
@@ -836,14 +509,14 @@ static int outputs_pending(const ck_task *t)
     return 0;
 }
 
-static void flush_all(ck_task *t)
+void task_flush_all(ck_task *t)
 {
     for (int i = 0; i < t->nrps; i++)
         ck_rp_flush(&t->rps[i].rp);
     t->next_flush = CK_TIME_NEVER;
 }
 
-static void send_all(ck_task *t)
+void task_send_all(ck_task *t)
 {
     for (int i = 0; i < t->nrps; i++)
         ck_rp_send(&t->rps[i].rp);
@@ -857,16 +530,14 @@ static ck_time next_tick(const ck_task *t, ck_time at);
 static void arm_flush(ck_task *t)
 {
     if (t->buffer_timeout == 0)
-        flush_all(t);
+        task_flush_all(t);
     else if (t->buffer_timeout > 0 && t->next_flush == CK_TIME_NEVER && outputs_pending(t))
         t->next_flush = next_tick(t, ck_now(t->plat));
 }
 
-static int clog_persist(ck_task *t, struct task_clog *c);
-
 /* Tells the platform of the state backends' work a fault may wait for
  * (bits of CK_NOTE_*). */
-static void state_notes(ck_task *t, int notes)
+void task_state_notes(ck_task *t, int notes)
 {
     for (int k = CK_NOTE_STATE_FLUSH; k <= CK_NOTE_CHANGELOG_UPLOAD && t->plat->ops->note; k++)
         if (notes & (1 << k))
@@ -874,7 +545,7 @@ static void state_notes(ck_task *t, int notes)
 }
 
 /* Charges the batch's CPU and publishes what the sinks staged. */
-static int finish_batch(ck_task *t)
+int task_finish_batch(ck_task *t)
 {
     ck_chain *c = &t->chain;
     ck_time wait;
@@ -886,10 +557,10 @@ static int finish_batch(ck_task *t)
     double bg = ck_chain_take_background(c, &disk, &notes);
     if (bg > 0 || disk > 0) /* RocksDB's flush and compaction threads */
         t->plat->ops->background(t->plat, ck_now(t->plat), bg, disk, STATE_WORK_TOKEN);
-    state_notes(t, notes);
+    task_state_notes(t, notes);
     for (int i = 0; i < t->nclogs; i++) /* the changelog goes out preemptively */
         if (t->clogs[i].log->buf.len >= t->clog_threshold) {
-            int rc = clog_persist(t, &t->clogs[i]);
+            int rc = task_clog_persist(t, &t->clogs[i]);
             if (rc)
                 return rc;
         }
@@ -918,7 +589,7 @@ static int finish_batch(ck_task *t)
 }
 
 /* Sends a message of this attempt to the job manager (lost when out of memory). */
-static void to_jm(ck_task *t, int type, const uint8_t *body, size_t len)
+void task_to_jm(ck_task *t, int type, const uint8_t *body, size_t len)
 {
     size_t n;
     uint8_t *m = ck_wire_msg(type, t->global, CK_EP_JM, t->attempt, body, len, &n);
@@ -964,7 +635,7 @@ void ck_task_deploy_failed(const ck_job_env *env, ck_platform *plat, uint32_t gl
 
 /* Fails the task and tells the job manager why (code CK_FAIL_*, and for a
  * restore the checkpoint and the file, key, whose restore failed). */
-static void fail_with(ck_task *t, uint32_t code, uint64_t cp, const char *key, const char *msg)
+void task_fail_with(ck_task *t, uint32_t code, uint64_t cp, const char *key, const char *msg)
 {
     if (t->state == CK_TASK_FAILED || t->state == CK_TASK_FINISHED)
         return;
@@ -974,20 +645,18 @@ static void fail_with(ck_task *t, uint32_t code, uint64_t cp, const char *key, c
     /* What it read since its last report counts (records_in of every
      * attempt); an error while reporting ends here, the task failed. */
     if (was == CK_TASK_RUNNING || was == CK_TASK_ENDING || was == CK_TASK_ENDED)
-        report(t, CK_MSG_METRICS);
+        task_report(t, CK_MSG_METRICS);
     send_failed(t->plat, t->global, t->attempt, code, cp, key, msg);
 }
 
-static void fail(ck_task *t, int rc, const char *what)
+void task_fail(ck_task *t, int rc, const char *what)
 {
     char msg[300];
     const ck_vertex *v = &t->g->v[t->vertex];
     snprintf(msg, sizeof(msg), "%s (%d/%d): %s: %s", v->name, t->subtask + 1, v->parallelism,
              what, ck_strerror(rc));
-    fail_with(t, CK_FAIL_TASK, 0, NULL, msg);
+    task_fail_with(t, CK_FAIL_TASK, 0, NULL, msg);
 }
-
-static int commit_upto(ck_task *t, uint64_t cp);
 
 /* Input is over: close every output with END_OF_PARTITION. */
 static int end_input(ck_task *t)
@@ -995,7 +664,7 @@ static int end_input(ck_task *t)
     int rc;
     /* Exactly once, sinks commit with the final checkpoint the job manager
      * takes once every subtask ended; otherwise there is nothing to wait for. */
-    if (!t->final_cp && (rc = commit_upto(t, UINT64_MAX)))
+    if (!t->final_cp && (rc = task_snap_commit_upto(t, UINT64_MAX)))
         return rc;
     ck_elem eop = {.tag = CK_EL_END_OF_PARTITION};
     for (int i = 0; i < t->nrps; i++)
@@ -1014,7 +683,7 @@ static int64_t source_lag(const ck_task *t, ck_time now, int64_t *lag_ns);
  */
 static void sample_gauges(ck_task *t, ck_time now);
 
-static void report(ck_task *t, int type)
+void task_report(ck_task *t, int type)
 {
     ck_time now = ck_now(t->plat);
     acct(t, now, t->acct_mode);
@@ -1044,14 +713,14 @@ static void report(ck_task *t, int type)
     uint8_t *body;
     size_t n;
     if (ck_metrics_encode(&t->met, &body, &n)) {
-        fail(t, CK_ENOMEM, "reporting metrics");
+        task_fail(t, CK_ENOMEM, "reporting metrics");
         return;
     }
     size_t mlen;
     uint8_t *m = ck_wire_msg(type, t->global, CK_EP_JM, t->attempt, body, n, &mlen);
     free(body);
     if (!m) {
-        fail(t, CK_ENOMEM, "reporting metrics");
+        task_fail(t, CK_ENOMEM, "reporting metrics");
         return;
     }
     t->reported.records_out = out;
@@ -1072,7 +741,7 @@ static void report(ck_task *t, int type)
     if (type == CK_MSG_TASK_FINISHED)
         t->state = CK_TASK_FINISHED;
     t->next_report = now + CK_METRICS_INTERVAL;
-    CK_IGNORE(t->plat->ops->send(t->plat, CK_EP_JM, m, mlen)); /* as to_jm's */
+    CK_IGNORE(t->plat->ops->send(t->plat, CK_EP_JM, m, mlen)); /* as task_to_jm's */
 }
 
 /* Samples the data in flight in the task's input gate and output queues,
@@ -1242,1546 +911,13 @@ static int source_step(ck_task *t, ck_time now)
         /* A bounded source ends with the maximum watermark, as in Flink. */
         if ((rc = source_emit_watermark(t, CK_WM_MAX)))
             return rc;
-        if ((rc = finish_batch(t)))
+        if ((rc = task_finish_batch(t)))
             return rc;
         return end_input(t);
     }
-    if ((rc = finish_batch(t)))
+    if ((rc = task_finish_batch(t)))
         return rc;
     return n > 0 ? 1 : 0;
-}
-
-/* ---- checkpoints -------------------------------------------------------------- */
-
-
-static void send_decline(ck_task *t, uint64_t id, uint32_t reason, const char *why)
-{
-    uint8_t body[12 + 100];
-    size_t wl = strlen(why);
-    if (wl > 100)
-        wl = 100;
-    ck_put_u64(body, id);
-    ck_put_u32(body + 8, reason);
-    memcpy(body + 12, why, wl);
-    to_jm(t, CK_MSG_CP_DECLINE, body, 12 + wl);
-}
-
-static int outputs_closed(const ck_task *t);
-static void flush_all(ck_task *t);
-
-/* Checkpoint id ends here without a snapshot: the job manager hears why,
- * and downstream a cancel marker ends its alignment at once instead of
- * waiting for the next barrier (Flink's CancelCheckpointMarker). */
-static int decline_and_cancel(ck_task *t, uint64_t id, uint32_t reason, const char *why)
-{
-    send_decline(t, id, reason, why);
-    if (outputs_closed(t))
-        return CK_OK;
-    ck_elem ce = {.tag = CK_EL_CANCEL};
-    ce.u.barrier.id = id;
-    for (int i = 0; i < t->nrps; i++) {
-        int rc = ck_rp_broadcast(&t->rps[i].rp, &ce);
-        if (rc)
-            return rc;
-    }
-    flush_all(t);
-    return CK_OK;
-}
-
-/* Commits every sink transaction that checkpoint cp covers; measures latency. */
-static int commit_upto(ck_task *t, uint64_t cp)
-{
-    for (int k = 0; k < t->chain.nops; k++) {
-        ck_op *op = &t->chain.ops[k];
-        if (!op->two_phase)
-            continue;
-        ck_txn x;
-        while (ck_sink_take_committable(op, cp, &x)) {
-            int rc = t->plat->ops->output_commit(t->plat, op->sink_id, x.txn);
-            ck_time now = ck_now(t->plat);
-            if (!rc && x.n) {
-                rc = ck_metrics_out_buckets(&t->met, now, x.base, x.cnt, x.nb, CK_TXN_SHIFT);
-                if (t->first_out_ns < 0)
-                    t->first_out_ns = now;
-            }
-            free(x.cnt);
-            if (rc)
-                return rc;
-        }
-    }
-    return CK_OK;
-}
-
-/* The synchronous phase of checkpoint b, then the barrier goes downstream. */
-/* Its outputs are closed (END_OF_PARTITION sent): snapshots send no barrier. */
-static int outputs_closed(const ck_task *t)
-{
-    return t->state == CK_TASK_ENDING || t->state == CK_TASK_ENDED;
-}
-
-static snap_job *snap_find(ck_task *t, uint64_t id);
-static int snap_channels_ready(const ck_task *t, uint64_t id);
-static int overtake_output(ck_task *t, snap_job *j, int i, const ck_elem *be);
-static int start_async(ck_task *t, snap_job *j);
-
-static int clog_snapshot(ck_task *t, snap_job *j);
-
-static int take_checkpoint(ck_task *t, const ck_barrier *b, int64_t align_ns)
-{
-    if (b->id > t->last_snap)
-        t->last_snap = b->id;
-    if (outputs_closed(t) && !t->ended_snap)
-        t->ended_snap = b->id;
-    if (t->nsnaps == MAX_SNAPS)
-        return decline_and_cancel(t, b->id, CK_DECLINE_FAILURE, "too many snapshots in progress");
-    ck_time t0 = ck_now(t->plat);
-    static const ck_capture empty;
-    ck_capture *cap = malloc(sizeof(*cap));
-    if (!cap)
-        return CK_ENOMEM;
-    *cap = empty;
-    cap->checkpoint_id = b->id;
-    cap->vertex = t->vertex;
-    cap->subtask = t->subtask;
-    cap->parallelism = t->g->v[t->vertex].parallelism;
-    int how = b->flags & CK_BARRIER_SAVEPOINT ? 0 /* canonical, whole */
-              : CK_CAPTURE_CHANGELOG | (t->incremental ? CK_CAPTURE_NATIVE : 0);
-    int rc = ck_chain_capture(&t->chain, cap, how);
-    if (rc) {
-        free(cap);
-        return rc;
-    }
-    double flops = 0;
-    for (int i = 0; i < cap->nkeyed; i++)
-        flops += SYNC_FLOPS_PER_KEY_GROUP * (cap->keyed[i].kg_end - cap->keyed[i].kg_start + 1) +
-                 SYNC_FLOPS_PER_TIMER * (double)cap->keyed[i].ntimers;
-    if (t->is_source) {
-        ck_source_capture *sc = &cap->source;
-        cap->has_source = 1;
-        sc->op = t->g->v[t->vertex].ops[0];
-        sc->nparts = t->nparts;
-        sc->parts = malloc(((size_t)t->nparts + 1) * sizeof(int));
-        sc->offsets = malloc(((size_t)t->nparts + 1) * sizeof(int64_t));
-        sc->maxts = malloc(((size_t)t->nparts + 1) * sizeof(int64_t));
-        if (!sc->parts || !sc->offsets || !sc->maxts) {
-            ck_capture_free(cap);
-            free(cap);
-            return CK_ENOMEM;
-        }
-        memcpy(sc->parts, t->parts, (size_t)t->nparts * sizeof(int));
-        memcpy(sc->offsets, t->off, (size_t)t->nparts * sizeof(int64_t));
-        memcpy(sc->maxts, t->maxts, (size_t)t->nparts * sizeof(int64_t));
-    }
-    for (int k = 0; k < t->chain.nops; k++) {
-        ck_op *op = &t->chain.ops[k];
-        if (!op->two_phase)
-            continue;
-        if ((rc = ck_sink_precommit(op, b->id))) {
-            /* A failure of the synchronous phase fails the task (failover),
-             * as in Flink; it is not a tolerable checkpoint failure. */
-            ck_capture_free(cap);
-            free(cap);
-            char msg[200];
-            snprintf(msg, sizeof(msg),
-                     "%s (%d/%d): checkpoint %llu failed in its synchronous phase: too many "
-                     "transactions await commit",
-                     t->g->v[t->vertex].name, t->subtask + 1, t->g->v[t->vertex].parallelism,
-                     (unsigned long long)b->id);
-            fail_with(t, CK_FAIL_TASK, 0, NULL, msg);
-            return rc;
-        }
-        ck_sink_capture *sk = &cap->sinks[cap->nsinks++];
-        sk->op = t->g->v[t->vertex].ops[k];
-        sk->open_txn = op->txn;
-        sk->npending = op->npend;
-        for (int p = 0; p < op->npend; p++)
-            sk->pending[p] = op->pend[p].txn;
-    }
-    if (flops > 0)
-        t->plat->ops->cpu(t->plat, flops);
-    int64_t sync_ns = ck_now(t->plat) - t0;
-
-    snap_job *j = &t->snaps[t->nsnaps++];
-    memset(j, 0, sizeof(*j));
-    j->id = b->id;
-    j->cap = cap;
-    j->sync_ns = sync_ns;
-    j->align_ns = align_ns;
-    j->input_ended = outputs_closed(t);
-    j->full = (b->flags & CK_BARRIER_FULL) != 0;
-    if (t->nclogs && !(b->flags & CK_BARRIER_SAVEPOINT) && (rc = clog_snapshot(t, j)))
-        return rc; /* the task fails; ck_task_del frees the job */
-
-    /* The barrier follows the state it closes, at once (none once the
-     * outputs are closed: downstream, an ended channel counts as aligned).
-     * An unaligned one overtakes what is queued, which joins the snapshot. */
-    ck_elem be = {.tag = CK_EL_BARRIER};
-    be.u.barrier = *b;
-    for (int i = 0; i < t->nrps && !outputs_closed(t); i++) {
-        if ((b->flags & CK_BARRIER_UNALIGNED) && unaligned_edge(t->rps[i].edge)) {
-            rc = overtake_output(t, j, i, &be);
-        } else if ((b->flags & CK_BARRIER_TIMEOUTABLE) && unaligned_edge(t->rps[i].edge)) {
-            rc = ck_rp_emit_timeoutable(&t->rps[i].rp, &be); /* aligned until it times out */
-            t->bar_ts = b->ts;
-        } else {
-            rc = ck_rp_broadcast(&t->rps[i].rp, &be);
-        }
-        if (rc)
-            return rc; /* the task fails; ck_task_del frees the capture */
-    }
-    if (!outputs_closed(t))
-        flush_all(t);
-
-    /* A source reports what it read up to its snapshot: a replay from this
-     * checkpoint then never leaves records_in short of the input. */
-    if (t->is_source)
-        report(t, CK_MSG_METRICS);
-    j->async_start = ck_now(t->plat);
-    char dir[200];
-    ck_cc_dir(t->env->job_id, b->id, b->flags, dir, sizeof(dir));
-    ck_cc_state_key(dir, t->vertex, t->subtask, j->key, sizeof(j->key));
-    if (b->flags & CK_BARRIER_STOP)
-        t->stop_id = b->id; /* no more input until it completes or fails */
-    if (!snap_channels_ready(t, j->id)) {
-        j->stage = SNAP_CHANNELS; /* until its channel state is complete */
-        return CK_OK;
-    }
-    return start_async(t, j);
-}
-
-/* Snapshot j's asynchronous phase failed (rc): it is dropped and its
- * checkpoint declined. 0 (the task goes on), or the error of a task that
- * cannot (not memory: a bug to see). */
-static int async_failed(ck_task *t, snap_job *j, int rc)
-{
-    uint64_t id = j->id;
-    snap_drop(t, j);
-    if (rc != CK_ENOMEM)
-        return rc;
-    ck_logf(t->plat, CK_LOG_WARN, "%s (%d/%d): checkpoint %llu declined: %s serializing it",
-            t->g->v[t->vertex].name, t->subtask + 1, t->g->v[t->vertex].parallelism,
-            (unsigned long long)id, ck_strerror(rc));
-    send_decline(t, id, CK_DECLINE_FAILURE, "out of memory serializing the snapshot");
-    return CK_OK;
-}
-
-/* An output still holds checkpoint id's barrier that may time out. */
-static int outputs_hold_barrier(const ck_task *t, uint64_t id)
-{
-    for (int i = 0; i < t->nrps; i++)
-        if (t->rps[i].rp.bar_pending > 0 && t->rps[i].rp.bar_id == id)
-            return 1;
-    return 0;
-}
-
-/* Snapshot id's channel state is complete: the input gate is not
- * collecting it, and no output holds its barrier that may still overtake
- * data. */
-static int snap_channels_ready(const ck_task *t, uint64_t id)
-{
-    if (t->has_gate && t->gate.uc_id == id && !ck_gate_uc_complete(&t->gate))
-        return 0;
-    return !outputs_hold_barrier(t, id);
-}
-
-/* Adds a channel's state to a capture, taking w's bytes (none: nothing). */
-static int add_chan(ck_capture *cap, int out, uint16_t edge, uint32_t peer, ck_wbuf *w)
-{
-    if (w->err || w->len == 0) {
-        int rc = w->err ? CK_ENOMEM : CK_OK;
-        free(w->p);
-        return rc;
-    }
-    if (cap->nchans % 16 == 0) {
-        ck_chan_state *v = realloc(cap->chans, ((size_t)cap->nchans + 16) * sizeof(*v));
-        if (!v) {
-            free(w->p);
-            return CK_ENOMEM;
-        }
-        cap->chans = v;
-    }
-    cap->chans[cap->nchans++] = (ck_chan_state){(uint8_t)out, edge, peer, w->p, w->len};
-    return CK_OK;
-}
-
-/* Moves the n channel states st[0..n) (channel k's peer is first + k)
- * into cap (none: cap NULL, or an error rc < 0 before) and frees st.
- * Returns rc, or the first error. */
-static int add_chans(ck_capture *cap, int out, uint16_t edge, uint32_t first, ck_wbuf *st, int n,
-                     int rc)
-{
-    for (int k = 0; k < n; k++) {
-        if (rc < 0 || !cap) {
-            free(st[k].p);
-            continue;
-        }
-        int r2 = add_chan(cap, out, edge, first + (uint32_t)k, &st[k]);
-        if (r2)
-            rc = r2;
-    }
-    free(st);
-    return rc;
-}
-
-/* The unaligned barrier overtakes output i's queued buffers: they become
- * output channel state of snapshot j. */
-static int overtake_output(ck_task *t, snap_job *j, int i, const ck_elem *be)
-{
-    ck_rp *rp = &t->rps[i].rp;
-    ck_wbuf *st = calloc((size_t)rp->nsub, sizeof(*st));
-    if (!st)
-        return CK_ENOMEM;
-    j->unaligned = 1;
-    return add_chans(j->cap, 1, (uint16_t)t->rps[i].edge->id, rp->first, st, rp->nsub,
-                     ck_rp_priority_barrier(rp, be, st));
-}
-
-/* The asynchronous phase of snapshot j: the input's channel state joins
- * it if it was unaligned, then it is serialized (background CPU) and
- * uploaded. A failure there (memory ran out serializing it) declines the
- * checkpoint, as Flink's asynchronous checkpoint part does: a failed
- * checkpoint, counted against the tolerable ones, not a failed task. */
-static int start_async(ck_task *t, snap_job *j)
-{
-    ck_capture *cap = j->cap;
-    ck_time since = ck_now(t->plat); /* the encoding below is the real work */
-    int rc = CK_OK;
-    if (t->has_gate && t->gate.uc_id == j->id && ck_gate_uc_complete(&t->gate)) {
-        j->unaligned = 1;
-        rc = add_chans(cap, 0, t->gate.edge, t->gate.first, ck_gate_uc_take(&t->gate),
-                       t->gate.nchan, CK_OK);
-        if (rc)
-            return async_failed(t, j, rc);
-    }
-    for (int i = 0; i < cap->nchans; i++)
-        j->inflight += cap->chans[i].len;
-    if (cap->nkeyed) {
-        j->kg_start = (uint32_t)cap->keyed[0].kg_start;
-        j->kg_end = (uint32_t)cap->keyed[0].kg_end + 1;
-    }
-    rc = ck_alloc_fails(t->plat, CK_POINT_SNAPSHOT) ? CK_ENOMEM
-                                                     : ck_snap_encode(cap, &j->data, &j->len);
-    for (int i = 0; i < cap->nkeyed; i++) {
-        ck_keyed_capture *kc = &cap->keyed[i];
-        if (!kc->is_native)
-            continue;
-        j->nat[j->nnat].ks = kc->ks;
-        j->nat[j->nnat].op = kc->op;
-        j->nat[j->nnat++].snap = kc->native; /* the job's now */
-        kc->is_native = 0;
-    }
-    ck_capture_free(cap);
-    free(cap);
-    j->cap = NULL;
-    if (rc)
-        return async_failed(t, j, rc);
-    j->stage = SNAP_SERIALIZING;
-    j->crc = ck_get_u32(j->data + j->len - 4);
-    /* after the flush of the synchronous phase is on the local disk */
-    uint64_t disk;
-    int notes;
-    double flush = ck_chain_take_background(&t->chain, &disk, &notes);
-    state_notes(t, notes);
-    t->plat->ops->background(t->plat, since, flush + SERIALIZE_FLOPS_PER_BYTE * (double)j->len,
-                             disk, (j->id << 2) | SNAP_SERIALIZING);
-    return CK_OK;
-}
-
-/* Snapshots waiting for channel state: one the input gate gave up is
- * declined; one whose channel state is complete goes on to its
- * asynchronous phase. */
-static int uc_poll(ck_task *t)
-{
-    if (t->has_gate && t->gate.uc_abandoned) {
-        uint64_t id = t->gate.uc_abandoned;
-        t->gate.uc_abandoned = 0;
-        snap_job *j = snap_find(t, id);
-        if (j && j->stage == SNAP_CHANNELS) {
-            snap_drop(t, j);
-            send_decline(t, id, CK_DECLINE_SUBSUMED,
-                         "its channel state was cut short by a newer barrier or a cancel marker");
-        }
-    }
-    for (int i = 0; i < t->nsnaps; i++) {
-        snap_job *j = &t->snaps[i];
-        if (j->stage == SNAP_CHANNELS && snap_channels_ready(t, j->id)) {
-            int n = t->nsnaps, rc = start_async(t, j);
-            if (rc)
-                return rc;
-            if (t->nsnaps < n)
-                i--; /* declined and dropped: the last job moved into its place */
-        }
-    }
-    /* Complete channel state no snapshot waits for (declined meanwhile). */
-    if (t->has_gate && ck_gate_uc_complete(&t->gate)) {
-        snap_job *j = snap_find(t, t->gate.uc_id);
-        if (!j || j->stage != SNAP_CHANNELS) {
-            ck_wbuf *st = ck_gate_uc_take(&t->gate);
-            add_chans(NULL, 0, 0, 0, st, st ? t->gate.nchan : 0, CK_OK);
-        }
-    }
-    return CK_OK;
-}
-
-/* The first unaligned barrier of a checkpoint reached the input gate: the
- * snapshot is taken now, between two steps. */
-static int unaligned_snapshot(ck_task *t, const ck_barrier *b)
-{
-    if (t->state != CK_TASK_RUNNING || t->recovering) {
-        ck_gate_uc_cancel(&t->gate, b->id);
-        send_decline(t, b->id, CK_DECLINE_NOT_READY, "the subtask is not running");
-        return CK_OK;
-    }
-    int rc = finish_batch(t);
-    return rc ? rc : take_checkpoint(t, b, t->gate.last_align_ns);
-}
-
-/* When the aligned-checkpoint timeout next passes for this task: for the
- * alignment in progress, or for a barrier its outputs still hold. */
-static ck_time timeout_deadline(const ck_task *t)
-{
-    ck_time d = CK_TIME_NEVER;
-    if (t->aligned_timeout <= 0)
-        return d;
-    if (t->has_gate && t->gate.uc_edge && t->gate.align_id &&
-        (t->gate.align_barrier.flags & CK_BARRIER_TIMEOUTABLE))
-        d = t->gate.align_barrier.ts + t->aligned_timeout;
-    for (int i = 0; i < t->nrps; i++)
-        if (t->rps[i].rp.bar_pending > 0)
-            d = CK_MIN(d, t->bar_ts + t->aligned_timeout);
-    return d;
-}
-
-/* The aligned-checkpoint timeout passed: the alignment in progress turns
- * unaligned (the task snapshots now), and barriers still queued in the
- * outputs overtake what is before them, which joins their snapshot. */
-static int timeouts(ck_task *t, ck_time now)
-{
-    int rc;
-    ck_barrier b;
-    if (t->has_gate && t->gate.align_id &&
-        now >= t->gate.align_barrier.ts + t->aligned_timeout &&
-        (rc = ck_gate_timeout(&t->gate, &b)) != 0) {
-        if (rc < 0 || (rc = unaligned_snapshot(t, &b)))
-            return rc;
-    }
-    for (int i = 0; i < t->nrps; i++) {
-        ck_rp *rp = &t->rps[i].rp;
-        if (rp->bar_pending == 0 || now < t->bar_ts + t->aligned_timeout)
-            continue;
-        ck_wbuf *st = calloc((size_t)rp->nsub, sizeof(*st));
-        if (!st)
-            return CK_ENOMEM;
-        snap_job *j = snap_find(t, rp->bar_id);
-        rc = add_chans(j ? j->cap : NULL, 1, (uint16_t)t->rps[i].edge->id, rp->first, st,
-                       rp->nsub, ck_rp_timeout_barrier(rp, st));
-        if (rc < 0)
-            return rc;
-        if (j && rc > 0)
-            j->unaligned = 1;
-    }
-    return uc_poll(t);
-}
-
-static snap_job *snap_find(ck_task *t, uint64_t id)
-{
-    for (int i = 0; i < t->nsnaps; i++)
-        if (t->snaps[i].id == id)
-            return &t->snaps[i];
-    return NULL;
-}
-
-static void snap_drop(ck_task *t, snap_job *j)
-{
-    free(j->data);
-    if (j->cap) {
-        ck_capture_free(j->cap);
-        free(j->cap);
-    }
-    for (int i = 0; i < j->nnat; i++)
-        j->nat[i].ks->ops->native_release(j->nat[i].ks, &j->nat[i].snap);
-    ck_handles_free(&j->handles);
-    ck_handles_free(&j->clog_handles);
-    *j = t->snaps[--t->nsnaps];
-}
-
-/* The native file of operator op named name that the latest complete
- * checkpoint stored, or NULL. */
-static const ck_handle *confirmed_find(const ck_task *t, int op, const ck_native_file *f)
-{
-    for (uint32_t i = 0; i < t->confirmed.n; i++) {
-        const ck_handle *h = &t->confirmed.v[i];
-        if (h->op == (uint32_t)op && h->bytes == f->size && !strcmp(h->local, f->name))
-            return h;
-    }
-    return NULL;
-}
-
-static void object_sent(ck_task *t, const char *key, uint64_t base, uint64_t mlen);
-
-/* Starts one upload of snapshot j (data taken). */
-static int upload(ck_task *t, snap_job *j, const char *key, uint8_t *data, size_t len)
-{
-    int rc = t->plat->ops->store_put(t->plat, key, data, len, (j->id << 2) | SNAP_UPLOADING);
-    if (!rc)
-        j->uploads++;
-    return rc;
-}
-
-/* The same into key at base (0: a put; else an append to the subtask's
- * kept file, t->seg), which then ends past it. */
-static int upload_at(ck_task *t, snap_job *j, const char *key, uint64_t base, uint8_t *data,
-                     size_t len)
-{
-    int rc;
-    if (!base) {
-        rc = upload(t, j, key, data, len);
-    } else if (!(rc = t->plat->ops->store_append(t->plat, key, base, data, len,
-                                                 (j->id << 2) | SNAP_UPLOADING))) {
-        j->uploads++;
-    }
-    if (!rc)
-        object_sent(t, key, base, len);
-    return rc;
-}
-
-/* Whether snapshot j's native files can go up from their paths, as
- * Flink's transfer threads upload them (platform.h store_put_files): the
- * task's thread then neither reads them nor holds a copy. */
-static int by_path(const ck_task *t, const snap_job *j)
-{
-    if (!t->plat->ops->store_put_files || ((j->id << 2) | SNAP_UPLOADING) > FILE_BASE)
-        return 0;
-    for (int i = 0; i < j->nnat; i++)
-        if (!j->nat[i].ks->ops->native_path)
-            return 0;
-    return 1;
-}
-
-/* Uploads under key the local files paths[0..nf), back to back; their
- * handles are the ones with that key from handle h on, in order, and get
- * each file's size and checksum when the object lands (file_landed). */
-static int upload_files_at(ck_task *t, snap_job *j, const char *key, uint64_t base,
-                           const char *const *paths, uint32_t nf, uint32_t h)
-{
-    if (h >= FILE_HANDLES)
-        return CK_ERANGE; /* not in a token */
-    uint64_t token = FILE_TOKEN | (uint64_t)h << 40 | (j->id << 2) | SNAP_UPLOADING;
-    int rc = base ? t->plat->ops->store_append_files(t->plat, key, base, paths, nf, token)
-                  : t->plat->ops->store_put_files(t->plat, key, paths, nf, token);
-    if (!rc)
-        j->uploads++;
-    return rc;
-}
-
-static int upload_files(ck_task *t, snap_job *j, const char *key, const char *const *paths,
-                        uint32_t nf, uint32_t h)
-{
-    return upload_files_at(t, j, key, 0, paths, nf, h);
-}
-
-/* File f of native snapshot n from its path, as handle h (by_path). */
-static int upload_file(ck_task *t, snap_job *j, struct snap_native *n, uint32_t f, uint32_t h)
-{
-    char path[1024];
-    const char *paths[1] = {path};
-    int rc = n->ks->ops->native_path(n->ks, &n->snap, f, path, sizeof(path));
-    return rc ? rc : upload_files(t, j, j->handles.v[h].key, paths, 1, h);
-}
-
-/* An object upload_files asked for landed (result: CK_PUT_FILE_RESULT
- * bytes per file): its files' handles, from the one in the token on,
- * take the size and checksum of what was uploaded; a file whose size is
- * not its handle's (it changed: the segments after it would be wrong) or
- * a result that does not fit fails the upload. Returns the snapshot's
- * upload token. */
-static uint64_t file_landed(ck_task *t, uint64_t token, int *status, const uint8_t *res,
-                            size_t len)
-{
-    uint64_t base = token & FILE_BASE;
-    uint32_t h = (uint32_t)((token >> 40) & (FILE_HANDLES - 1));
-    snap_job *j = snap_find(t, base >> 2);
-    if (!j || (int)(base & 3) != j->stage || *status != CK_OK)
-        return base;
-    if (h >= j->handles.n || len == 0 || len % CK_PUT_FILE_RESULT) {
-        *status = CK_EPROTO;
-        return base;
-    }
-    const char *key = j->handles.v[h].key;
-    size_t at = 0;
-    for (uint32_t k = h; k < j->handles.n && at < len; k++) {
-        ck_handle *hd = &j->handles.v[k];
-        if (strcmp(hd->key, key) || (hd->flags & CK_HANDLE_REUSED))
-            continue; /* a file an earlier checkpoint stored, between two segments (in
-                       * the same file, merged across checkpoints) */
-        uint64_t bytes = ck_get_u64(res + at);
-        if ((hd->flags & CK_HANDLE_SEGMENT) && bytes != hd->bytes) {
-            *status = CK_EPROTO;
-            return base;
-        }
-        hd->bytes = bytes;
-        hd->crc = ck_get_u32(res + at + 8);
-        at += CK_PUT_FILE_RESULT;
-    }
-    if (at != len)
-        *status = CK_EPROTO;
-    return base;
-}
-
-/* Refers snapshot j to c, the file an earlier checkpoint stored. */
-static int add_reused(snap_job *j, const ck_handle *c, int op, const char *name)
-{
-    int rc = ck_handles_add_native(&j->handles, CK_HANDLE_SHARED | CK_HANDLE_REUSED, c->key,
-                                   c->bytes, c->crc, j->kg_start, j->kg_end, (uint32_t)op, name);
-    if (!rc && (c->flags & CK_HANDLE_SEGMENT))
-        rc = ck_handles_segment_last(&j->handles, c->offset);
-    return rc;
-}
-
-/* state.storage.fs.memory-threshold: a file of the snapshot smaller than
- * it is not stored but travels in its handle, inside the acknowledgement
- * and the checkpoint's _metadata, as Flink's ByteStreamStateHandle: a
- * checkpoint of small state then costs the store no put of its own. Only
- * a snapshot's own files are: its canonical file and its native files
- * private to it (MANIFEST, CURRENT, OPTIONS); a file later checkpoints
- * may refer to (an SST under shared/) is always stored. */
-static int inline_file(const ck_task *t, const ck_native_file *nf)
-{
-    return !nf->immutable && nf->size < t->inline_below;
-}
-
-/* The key of private native file nf of operator op in snapshot j: in
- * the checkpoint's directory, beside its canonical file. */
-static void private_key(const ck_task *t, const snap_job *j, int op, const ck_native_file *nf,
-                        char key[CK_HANDLE_KEY_MAX + 1])
-{
-    const char *slash = strrchr(j->key, '/');
-    int dl = slash ? (int)(slash - j->key) + 1 : 0;
-    snprintf(key, CK_HANDLE_KEY_MAX + 1, "%.*sv%d-%d-op%d-%s", dl, j->key, t->vertex,
-             t->subtask, op, nf->name);
-}
-
-/* Adds private native file f of n to snapshot j's handles inline (its
- * bytes read now, on the task's thread: a few kB at most). */
-static int add_inline(ck_task *t, snap_job *j, struct snap_native *n, uint32_t f)
-{
-    const ck_native_file *nf = &n->snap.files[f];
-    char key[CK_HANDLE_KEY_MAX + 1];
-    uint8_t *d;
-    size_t len;
-    private_key(t, j, n->op, nf, key);
-    int rc = n->ks->ops->native_read(n->ks, &n->snap, f, &d, &len);
-    if (rc)
-        return rc;
-    rc = ck_handles_add_native(&j->handles, 0, key, len, ck_crc32c(0, d, len), j->kg_start,
-                               j->kg_end, (uint32_t)n->op, nf->name);
-    if (rc) {
-        free(d);
-        return rc;
-    }
-    return ck_handles_inline_last(&j->handles, d, len);
-}
-
-/* File merging (execution.checkpointing.file-merging.enabled, Flink's
- * FLIP-306 within a checkpoint): snapshot j's new native files go, in
- * the instance's order, into objects under shared/ of at least one file
- * each, an object taking the next file while it stays within
- * execution.checkpointing.file-merging.max-file-size; each file's handle
- * is a segment of its object. A checkpoint then costs the store one put
- * and one sync for the files of each object instead of one per file. An
- * object lives while any retained checkpoint refers to a segment of it
- * (the registry counts the segments' references to its key): the private
- * files (MANIFEST, CURRENT, OPTIONS) in it stay until its SST files go,
- * Flink's space amplification. */
-static int upload_merged_paths(ck_task *t, snap_job *j, const char *shared);
-
-/* Names snapshot j's merged object number nobj under shared/ (into key):
- * with `seg`, a file later checkpoints may append to (its key ends in
- * CK_STORE_APPENDABLE; the coordinator's seg_parse reads it back). */
-static void merged_key(const ck_task *t, const snap_job *j, const char *shared, unsigned nobj,
-                       int seg, char key[CK_HANDLE_KEY_MAX + 1])
-{
-    snprintf(key, CK_HANDLE_KEY_MAX + 1, "%sv%d-%d-a%u-c%llu-m%u%s", shared, t->vertex,
-             t->subtask, t->attempt, (unsigned long long)j->id, nobj,
-             seg ? CK_STORE_APPENDABLE : "");
-}
-
-/* Merging across checkpoints (execution.checkpointing.file-merging.
- * across-checkpoint-boundary, FLIP-306's other half): a new merged object
- * goes into t->seg, the file this subtask keeps, at its end, while it
- * stays within max-file-size; else it is a new file, which becomes the
- * one kept once its put landed. The store then syncs a checkpoint's
- * files as one append into a file it has, with no file made, renamed or
- * synced into a directory (storefs.h), as Flink's physical files take a
- * subtask's logical files checkpoint after checkpoint. A file is deleted
- * by the coordinator alone, once nothing refers to it and this subtask
- * will not append to it again (coordinator.h, seg_live).
- *
- * Where snapshot j's object starting with a file of `first` bytes goes:
- * key and its offset there (*base; 0: a new object, put whole). */
-static void object_start(ck_task *t, snap_job *j, const char *shared, unsigned *nobj,
-                         int paths, uint64_t first, char key[CK_HANDLE_KEY_MAX + 1],
-                         uint64_t *base)
-{
-    /* an older snapshot than one that used the kept file: files of its own */
-    int across = t->across && (!paths || t->plat->ops->store_append_files) && j->id >= t->seg.user;
-    *base = 0;
-    if (across && t->seg.key[0] && !t->seg.creator && t->seg.end + first <= t->merge_max) {
-        snprintf(key, CK_HANDLE_KEY_MAX + 1, "%s", t->seg.key);
-        *base = t->seg.end;
-        j->appended = t->seg.gen;
-        t->seg.user = j->id;
-        return;
-    }
-    merged_key(t, j, shared, (*nobj)++, across, key);
-    if (across) { /* the file kept from now on, once its put landed */
-        snprintf(t->seg.key, sizeof(t->seg.key), "%s", key);
-        t->seg.creator = j->id;
-        t->seg.end = 0;
-        t->seg.acked = 0;
-        t->seg.gen++;
-        t->seg.user = j->id;
-    }
-}
-
-/* An object of mlen bytes went to key at base: the kept file's end moves
- * past it. */
-static void object_sent(ck_task *t, const char *key, uint64_t base, uint64_t mlen)
-{
-    if (t->seg.key[0] && !strcmp(key, t->seg.key))
-        t->seg.end = (base + mlen + CK_STORE_APPEND_ALIGN - 1) &
-                     ~(uint64_t)(CK_STORE_APPEND_ALIGN - 1);
-}
-
-/* Snapshot j's uploads all ended: the file it made is kept if they all
- * landed; one it made or appended to is let go if one failed (the
- * next object makes a new one). */
-static void seg_settle(ck_task *t, const snap_job *j)
-{
-    if (!t->seg.key[0])
-        return;
-    if (j->upload_failed && (j->appended == t->seg.gen || t->seg.creator == j->id))
-        t->seg.key[0] = 0;
-    else if (t->seg.creator == j->id)
-        t->seg.creator = 0;
-}
-
-static int upload_merged(ck_task *t, snap_job *j, const char *shared)
-{
-    if (by_path(t, j))
-        return upload_merged_paths(t, j, shared);
-    uint8_t *m = NULL;
-    size_t mlen = 0, mcap = 0;
-    unsigned nobj = 0;
-    uint64_t base = 0;
-    char key[CK_HANDLE_KEY_MAX + 1] = "";
-    int rc = CK_OK;
-    for (int i = 0; i < j->nnat && !rc; i++) {
-        struct snap_native *n = &j->nat[i];
-        for (uint32_t f = 0; f < n->snap.n && !rc; f++) {
-            const ck_native_file *nf = &n->snap.files[f];
-            const ck_handle *c = nf->immutable && !j->full ? confirmed_find(t, n->op, nf) : NULL;
-            if (c || inline_file(t, nf)) {
-                rc = c ? add_reused(j, c, n->op, nf->name) : add_inline(t, j, n, f);
-                continue;
-            }
-            uint8_t *d;
-            size_t len;
-            if ((rc = n->ks->ops->native_read(n->ks, &n->snap, f, &d, &len)))
-                break;
-            if (mlen && base + mlen + len > t->merge_max) { /* this object is full */
-                rc = upload_at(t, j, key, base, m, mlen);
-                m = NULL;
-                mlen = mcap = 0;
-            }
-            if (!rc && !mlen)
-                object_start(t, j, shared, &nobj, 0, len, key, &base);
-            /* grown by doubling: the room not written is never touched */
-            if (!rc && mlen + len > mcap) {
-                size_t cap = mlen + len > 2 * mcap ? mlen + len : 2 * mcap;
-                uint8_t *g = realloc(m, cap ? cap : 1);
-                if (g) {
-                    m = g;
-                    mcap = cap;
-                } else {
-                    rc = CK_ENOMEM;
-                }
-            }
-            if (!rc) {
-                memcpy(m + mlen, d, len);
-                rc = ck_handles_add_native(&j->handles, CK_HANDLE_SHARED, key, len,
-                                           ck_crc32c(0, d, len), j->kg_start, j->kg_end,
-                                           (uint32_t)n->op, nf->name);
-            }
-            if (!rc)
-                rc = ck_handles_segment_last(&j->handles, base + mlen);
-            free(d);
-            mlen += len;
-        }
-    }
-    if (!rc && mlen) {
-        rc = upload_at(t, j, key, base, m, mlen);
-        m = NULL;
-    }
-    free(m);
-    return rc;
-}
-
-/* Bytes kept for a file's path in upload_merged_paths. */
-#define PATH_LEN 1024
-
-/* Uploads one merged object of mlen bytes to key at base (0: put whole):
- * its nin files' paths, PATH_LEN bytes apart in buf, through paths[]
- * (room for nin), from handle h0 on. */
-static int upload_object(ck_task *t, snap_job *j, const char *key, uint64_t base,
-                         uint64_t mlen, const char *buf, const char **paths, uint32_t nin,
-                         uint32_t h0)
-{
-    for (uint32_t k = 0; k < nin; k++)
-        paths[k] = buf + (size_t)k * PATH_LEN;
-    int rc = upload_files_at(t, j, key, base, paths, nin, h0);
-    if (!rc)
-        object_sent(t, key, base, mlen);
-    return rc;
-}
-
-/* upload_merged where the files go up from their paths (by_path): an
- * object's files are asked together, one store_put_files, and its
- * segments' offsets come from the sizes the files had when the snapshot
- * took them (a file whose size changed fails the upload: file_landed). */
-static int upload_merged_paths(ck_task *t, snap_job *j, const char *shared)
-{
-    char key[CK_HANDLE_KEY_MAX + 1] = "";
-    char *buf = NULL;           /* the object's paths, PATH_LEN bytes each */
-    const char **paths = NULL;
-    uint32_t nin = 0, cap = 0, h0 = 0; /* files in the object; its first handle */
-    size_t mlen = 0;
-    uint64_t base = 0;
-    unsigned nobj = 0;
-    int rc = CK_OK;
-    for (int i = 0; i < j->nnat && !rc; i++) {
-        struct snap_native *n = &j->nat[i];
-        for (uint32_t f = 0; f < n->snap.n && !rc; f++) {
-            const ck_native_file *nf = &n->snap.files[f];
-            const ck_handle *c =
-                nf->immutable && !j->full ? confirmed_find(t, n->op, nf) : NULL;
-            if (c || inline_file(t, nf)) {
-                rc = c ? add_reused(j, c, n->op, nf->name) : add_inline(t, j, n, f);
-                continue;
-            }
-            if (nin && base + mlen + nf->size > t->merge_max) { /* this object is full */
-                rc = upload_object(t, j, key, base, mlen, buf, paths, nin, h0);
-                nin = 0;
-                mlen = 0;
-            }
-            if (!rc && nin == 0) {
-                object_start(t, j, shared, &nobj, 1, nf->size, key, &base);
-                h0 = j->handles.n;
-            }
-            if (!rc && nin == cap) {
-                uint32_t ncap = cap ? 2 * cap : 8;
-                char *nb = realloc(buf, (size_t)ncap * PATH_LEN);
-                const char **np = nb ? realloc(paths, ncap * sizeof(*paths)) : NULL;
-                if (nb)
-                    buf = nb;
-                if (np) {
-                    paths = np;
-                    cap = ncap;
-                } else {
-                    rc = CK_ENOMEM;
-                }
-            }
-            if (!rc)
-                rc = n->ks->ops->native_path(n->ks, &n->snap, f, buf + (size_t)nin * PATH_LEN,
-                                             PATH_LEN);
-            if (!rc)
-                rc = ck_handles_add_native(&j->handles, CK_HANDLE_SHARED, key, nf->size, 0,
-                                           j->kg_start, j->kg_end, (uint32_t)n->op, nf->name);
-            if (!rc)
-                rc = ck_handles_segment_last(&j->handles, base + mlen);
-            mlen += nf->size;
-            nin++;
-        }
-    }
-    if (!rc && nin)
-        rc = upload_object(t, j, key, base, mlen, buf, paths, nin, h0);
-    free(paths);
-    free(buf);
-    return rc;
-}
-
-/* Uploads snapshot j: its canonical file, and the native files of its
- * operators whose backends wrote them (an incremental checkpoint), as
- * Flink's RocksIncrementalSnapshotStrategy does: an SST file the latest
- * complete checkpoint stored is referred to, not uploaded again; a new
- * one goes under shared/ in a file of its own (its key names the
- * checkpoint, so that nothing else ever writes it); the instance's other
- * files (MANIFEST, CURRENT, OPTIONS) are private to the checkpoint. With
- * file merging, the new ones go in merged objects (upload_merged). */
-static int start_uploads(ck_task *t, snap_job *j)
-{
-    j->upload_start = ck_now(t->plat);
-    int rc = ck_handles_add(&j->handles, CK_HANDLE_SNAPSHOT, 0, j->key, j->len, j->crc,
-                            j->kg_start, j->kg_end);
-    uint8_t *data = j->data;
-    j->data = NULL; /* the store's or the handle's now */
-    if (rc)
-        free(data);
-    else if (j->len < t->inline_below)
-        rc = ck_handles_inline_last(&j->handles, data, j->len);
-    else
-        rc = upload(t, j, j->key, data, j->len);
-    if (rc)
-        return rc;
-    char shared[200];
-    ck_cc_shared_dir(t->env->job_id, shared, sizeof(shared));
-    if (t->merge_max)
-        return upload_merged(t, j, shared);
-    /* Small files are asked first, one after another, so that the store
-     * sees them together (its pool commits them as one group) and syncs
-     * them while the large ones are written; the handles keep the
-     * instance's order. Where the platform uploads a local file from its
-     * path (upload_file: over sockets the store's threads read it as they
-     * write it), the task's thread reads none of them and a file's size
-     * and checksum come with its completion; elsewhere the file is read
-     * here and its checksum filled in then. The files set aside go with
-     * the snapshot. */
-    uint32_t first = j->handles.n; /* the native files' handles, after the canonical one */
-    int from_paths = by_path(t, j);
-    for (int pass = 0; pass < 2 && !rc; pass++) {
-        uint32_t h = first; /* the handle of the file below */
-        for (int i = 0; i < j->nnat && !rc; i++) {
-            struct snap_native *n = &j->nat[i];
-            for (uint32_t f = 0; f < n->snap.n && !rc; f++, h++) {
-                const ck_native_file *nf = &n->snap.files[f];
-                const ck_handle *c =
-                    nf->immutable && !j->full ? confirmed_find(t, n->op, nf) : NULL;
-                int inl = !c && inline_file(t, nf);
-                if (pass == 0 && (c || inl)) {
-                    rc = c ? add_reused(j, c, n->op, nf->name) : add_inline(t, j, n, f);
-                    continue;
-                }
-                if (pass == 0) {
-                    char key[CK_HANDLE_KEY_MAX + 1];
-                    if (nf->immutable)
-                        snprintf(key, sizeof(key), "%sop%d-%d-a%u-c%llu-%s", shared, n->op,
-                                 t->subtask, t->attempt, (unsigned long long)j->id, nf->name);
-                    else
-                        private_key(t, j, n->op, nf, key);
-                    if ((rc = ck_handles_add_native(&j->handles,
-                                                    nf->immutable ? CK_HANDLE_SHARED : 0, key,
-                                                    nf->size, 0, j->kg_start, j->kg_end,
-                                                    (uint32_t)n->op, nf->name)))
-                        break;
-                }
-                if (c || inl || (nf->size >= UPLOAD_LARGE) != pass)
-                    continue;
-                if (from_paths) {
-                    rc = upload_file(t, j, n, f, h);
-                    continue;
-                }
-                uint8_t *d;
-                size_t len;
-                if ((rc = n->ks->ops->native_read(n->ks, &n->snap, f, &d, &len)))
-                    break;
-                ck_handle *hd = &j->handles.v[h];
-                hd->bytes = len;
-                hd->crc = ck_crc32c(0, d, len);
-                rc = upload(t, j, hd->key, d, len);
-            }
-        }
-    }
-    return rc;
-}
-
-/* Every upload of snapshot j ended: it is acknowledged, or declined (an
- * upload failed) or forgotten (aborted meanwhile), and then what it
- * uploaded itself is deleted: nothing will refer to it. */
-static void finish_uploads(ck_task *t, snap_job *j)
-{
-    seg_settle(t, j);
-    if (j->aborted || j->upload_failed) {
-        delete_uploaded(t, &j->handles);
-        if (!j->aborted)
-            send_decline(t, j->id, CK_DECLINE_FAILURE, "the upload failed");
-        snap_drop(t, j);
-        return;
-    }
-    ck_cp_ack ack = {.id = j->id, .sync_ns = j->sync_ns,
-                     .async_ns = ck_now(t->plat) - j->async_start, .align_ns = j->align_ns,
-                     .upload_ns = ck_now(t->plat) - j->upload_start,
-                     .flags = (j->input_ended ? CK_ACK_INPUT_ENDED : 0) |
-                              (j->unaligned ? CK_ACK_UNALIGNED : 0),
-                     .inflight = j->inflight,
-                     .handles = j->handles};
-    uint8_t *body = NULL;
-    size_t blen;
-    int rc = ck_cp_ack_encode(&ack, &body, &blen);
-    if (rc) {
-        send_decline(t, j->id, CK_DECLINE_FAILURE, "out of memory acknowledging the snapshot");
-    } else {
-        to_jm(t, CK_MSG_CP_ACK, body, blen);
-        for (uint32_t i = 0; i < j->handles.n && t->seg.key[0] && !t->seg.acked; i++)
-            t->seg.acked = !strcmp(j->handles.v[i].key, t->seg.key);
-        /* its shared files, for the checkpoints after it completes */
-        if (t->nacked == MAX_SNAPS) {
-            ck_handles_free(&t->acked[0].files);
-            memmove(&t->acked[0], &t->acked[1], (MAX_SNAPS - 1) * sizeof(t->acked[0]));
-            t->nacked--;
-        }
-        ck_handles *kept = &t->acked[t->nacked].files;
-        memset(kept, 0, sizeof(*kept));
-        for (uint32_t i = 0; i < j->handles.n; i++) {
-            const ck_handle *h = &j->handles.v[i];
-            if ((h->flags & CK_HANDLE_SHARED) && h->kind == CK_HANDLE_NATIVE &&
-                ck_handles_add_like(kept, h, h->flags & (CK_HANDLE_SHARED | CK_HANDLE_SEGMENT)))
-                break; /* out of memory: those files are uploaded again */
-        }
-        t->acked[t->nacked++].id = j->id;
-    }
-    free(body);
-    snap_drop(t, j);
-}
-
-/* Checkpoint id completed: the shared files its snapshot stored are the
- * ones later checkpoints refer to. */
-static void confirm_shared(ck_task *t, uint64_t id)
-{
-    int k = 0;
-    for (int i = 0; i < t->nacked; i++) {
-        if (t->acked[i].id == id) {
-            ck_handles_free(&t->confirmed);
-            t->confirmed = t->acked[i].files;
-        } else if (t->acked[i].id > id) {
-            t->acked[k++] = t->acked[i];
-            continue;
-        } else {
-            ck_handles_free(&t->acked[i].files);
-        }
-    }
-    t->nacked = k;
-}
-
-/* ---- the state changelog (changelog.h) --------------------------------------------- */
-
-/* The sequence number below which op c's changelog is in the store. */
-static uint64_t clog_uploaded(const struct task_clog *c)
-{
-    uint64_t lo = c->log->cut_seq;
-    for (int i = 0; i < c->ninflight; i++)
-        lo = CK_MIN(lo, c->inflight[i]);
-    return lo;
-}
-
-/* Names c's file `what` under the job's shared/ directory (into key) and
- * adds its handle to hs: of kind, shared, covering c's operator's key
- * groups, with local name local. Returns 0 or an error. */
-static int clog_add_file(ck_task *t, const struct task_clog *c, ck_handles *hs, int kind,
-                         const char *what, const char *local, size_t len, uint32_t crc,
-                         char key[CK_HANDLE_KEY_MAX + 1])
-{
-    char shared[200];
-    ck_cc_shared_dir(t->env->job_id, shared, sizeof(shared));
-    if (snprintf(key, CK_HANDLE_KEY_MAX + 1, "%sop%d-%d-a%u-%s", shared, c->log->op, t->subtask,
-                 t->attempt, what) > CK_HANDLE_KEY_MAX)
-        return CK_EINVAL;
-    const ck_op *op = &t->chain.ops[c->k];
-    return ck_handles_add_op(hs, kind, CK_HANDLE_SHARED, key, len, crc, (uint32_t)op->kg_start,
-                             (uint32_t)op->kg_end + 1, (uint32_t)c->log->op, local);
-}
-
-/* Cuts what c's changelog buffers into a segment and uploads it under
- * shared/ (Flink's DSTL persisting). Returns 0 or an error. */
-static int clog_persist(ck_task *t, struct task_clog *c)
-{
-    uint8_t *data;
-    size_t len;
-    uint64_t first;
-    uint32_t n;
-    int rc = ck_clog_cut(c->log, &data, &len, &first, &n);
-    if (rc || !n)
-        return rc;
-    if (c->ninflight == CLOG_MAX_INFLIGHT) {
-        free(data);
-        return CK_ENOBUFS;
-    }
-    char what[40], key[CK_HANDLE_KEY_MAX + 1], local[40];
-    snprintf(what, sizeof(what), "log%llu", (unsigned long long)first);
-    snprintf(local, sizeof(local), "%llu-%u", (unsigned long long)first, n);
-    rc = clog_add_file(t, c, &c->segs, CK_HANDLE_CHANGELOG, what, local, len,
-                       ck_get_u32(data + len - 4), key);
-    if (rc) {
-        free(data);
-        return rc;
-    }
-    rc = t->plat->ops->store_put(t->plat, key, data, len,
-                                 CLOG_TOKEN | (uint64_t)c->k << 32 | (first & 0xffffffffu));
-    if (!rc) {
-        c->inflight[c->ninflight++] = first;
-        state_notes(t, 1 << CK_NOTE_CHANGELOG_UPLOAD);
-    }
-    return rc;
-}
-
-/* The file of materialization handle h (its local name is the sequence
- * number, then for a native file '_' and the file's name); NULL for a
- * canonical file. */
-static const char *mat_file(const ck_handle *h)
-{
-    const char *us = strchr(h->local, '_');
-    return us ? us + 1 : NULL;
-}
-
-/* Materializes c's wrapped RocksDB instance incrementally, as Flink's
- * changelog backend materializes through RocksDB's incremental snapshot:
- * the instance is flushed and its files set aside; an SST file of the
- * last materialization is referred to again, a new one is uploaded under
- * shared/ (and so are MANIFEST, CURRENT and OPTIONS, small and changing).
- * mat_seq and mat_t0 are set. */
-static int clog_materialize_native(ck_task *t, struct task_clog *c, ck_kstate *in)
-{
-    ck_native_snap ns;
-    int rc = in->ops->native_take(in, CLOG_NATIVE_ID | c->mat_seq, &ns);
-    if (rc)
-        return rc;
-    /* Where the platform uploads from paths, the store's threads read the
-     * files set aside, which stay so until they land; the sizes are the
-     * files', the checksums come with each landing (clog_mat_landed). */
-    int from_paths = t->plat->ops->store_put_files && in->ops->native_path;
-    ck_handles_free(&c->mat_next);
-    c->mat_bytes = c->mat_state = 0;
-    for (uint32_t f = 0; f < ns.n && !rc; f++) {
-        const ck_native_file *nf = &ns.files[f];
-        char local[CK_HANDLE_LOCAL_MAX + 1], key[CK_HANDLE_KEY_MAX + 1], what[CK_HANDLE_KEY_MAX];
-        if (snprintf(local, sizeof(local), "%llu_%s", (unsigned long long)c->mat_seq,
-                     nf->name) >= (int)sizeof(local)) {
-            rc = CK_EINVAL;
-            break;
-        }
-        c->mat_state += nf->size;
-        const ck_handle *old = NULL;
-        for (uint32_t m = 0; nf->immutable && m < c->mat.n && !old; m++) {
-            const char *name = mat_file(&c->mat.v[m]);
-            if (name && !strcmp(name, nf->name) && c->mat.v[m].bytes == nf->size)
-                old = &c->mat.v[m];
-        }
-        if (old) {
-            rc = ck_handles_add_op(&c->mat_next, CK_HANDLE_MATERIAL, old->flags, old->key,
-                                   old->bytes, old->crc, old->kg_start, old->kg_end, old->op,
-                                   local);
-            continue;
-        }
-        snprintf(what, sizeof(what), "mat%llu-%s", (unsigned long long)c->mat_seq, nf->name);
-        if (from_paths) {
-            char path[1024];
-            const char *paths[1] = {path};
-            uint32_t h = c->mat_next.n;
-            if ((rc = in->ops->native_path(in, &ns, f, path, sizeof(path))) ||
-                (rc = clog_add_file(t, c, &c->mat_next, CK_HANDLE_MATERIAL, what, local,
-                                    nf->size, 0, key)))
-                break;
-            rc = t->plat->ops->store_put_files(t->plat, key, paths, 1,
-                                               CLOG_TOKEN | CLOG_MAT | (uint64_t)c->k << 32 | h);
-            if (!rc) {
-                c->mat_bytes += nf->size;
-                c->mat_busy++;
-            }
-            continue;
-        }
-        uint8_t *data;
-        size_t len;
-        if ((rc = in->ops->native_read(in, &ns, f, &data, &len)))
-            break;
-        rc = clog_add_file(t, c, &c->mat_next, CK_HANDLE_MATERIAL, what, local, len,
-                           ck_crc32c(0, data, len), key);
-        if (rc) {
-            free(data);
-            break;
-        }
-        c->mat_bytes += len;
-        rc = t->plat->ops->store_put(t->plat, key, data, len,
-                                     CLOG_TOKEN | CLOG_MAT | (uint64_t)c->k << 32);
-        if (!rc)
-            c->mat_busy++;
-    }
-    if (from_paths && c->mat_busy) {
-        c->mat_ks = in; /* until the last lands, even if one failed to start */
-        c->mat_ns = ns;
-    } else {
-        in->ops->native_release(in, &ns);
-    }
-    if (!rc && !c->mat_busy)
-        rc = CK_EIO; /* an instance has files it always writes anew (its MANIFEST) */
-    return rc;
-}
-
-/* A materialization's file that the store's threads read from its path
- * landed: its handle (in the token) takes the size and checksum of what
- * they uploaded; a size other than the file's when it was set aside
- * fails the upload. */
-static int clog_mat_landed(struct task_clog *c, uint64_t token, const uint8_t *res, size_t len)
-{
-    uint32_t h = (uint32_t)(token & 0xffffffffu);
-    if (h >= c->mat_next.n || len != CK_PUT_FILE_RESULT ||
-        ck_get_u64(res) != c->mat_next.v[h].bytes)
-        return CK_EPROTO;
-    c->mat_next.v[h].crc = ck_get_u32(res + 8);
-    return CK_OK;
-}
-
-/* Takes a materialization of c's operator: the changelog up to now is cut
- * (so that segments meet it), and the wrapped backend's state, as of now,
- * is written in the canonical format and uploaded under shared/; once it
- * is in the store, later checkpoints refer to it and to the segments
- * after it (Flink's PeriodicMaterializationManager). */
-static int clog_materialize(ck_task *t, struct task_clog *c)
-{
-    int rc = clog_persist(t, c);
-    if (rc)
-        return rc;
-    ck_op *op = &t->chain.ops[c->k];
-    ck_kstate *in = ck_clog_kstate_inner(op->ks);
-    c->mat_seq = c->log->cut_seq;
-    c->mat_t0 = ck_now(t->plat);
-    state_notes(t, 1 << CK_NOTE_MATERIALIZATION);
-    if (t->incremental && in->ops->native_take)
-        return clog_materialize_native(t, c, in);
-    ck_capture *cap = calloc(1, sizeof(*cap));
-    if (!cap)
-        return CK_ENOMEM;
-    cap->checkpoint_id = c->mat_seq;
-    cap->vertex = t->vertex;
-    cap->subtask = t->subtask;
-    cap->parallelism = t->g->v[t->vertex].parallelism;
-    ck_keyed_capture *kc = &cap->keyed[cap->nkeyed++];
-    kc->op = c->log->op;
-    kc->kind = op->spec->kind;
-    kc->max_parallelism = op->spec->max_parallelism;
-    kc->kg_start = op->kg_start;
-    kc->kg_end = op->kg_end;
-    kc->nstates = in->nstates;
-    memcpy(kc->states, in->states, sizeof(kc->states));
-    kc->ops = in->ops;
-    kc->ks = in;
-    uint8_t *data = NULL;
-    size_t len = 0;
-    rc = kc->ops->view_take(in, &kc->view);
-    if (!rc)
-        rc = ck_snap_encode(cap, &data, &len);
-    ck_capture_free(cap);
-    free(cap);
-    if (rc)
-        return rc;
-    char what[40], key[CK_HANDLE_KEY_MAX + 1], local[24];
-    snprintf(what, sizeof(what), "mat%llu", (unsigned long long)c->mat_seq);
-    snprintf(local, sizeof(local), "%llu", (unsigned long long)c->mat_seq);
-    ck_handles_free(&c->mat_next);
-    rc = clog_add_file(t, c, &c->mat_next, CK_HANDLE_MATERIAL, what, local, len,
-                       ck_get_u32(data + len - 4), key);
-    if (rc) {
-        free(data);
-        return rc;
-    }
-    /* serializing costs background CPU, as a snapshot's asynchronous phase */
-    t->plat->ops->background(t->plat, c->mat_t0, SERIALIZE_FLOPS_PER_BYTE * (double)len, 0,
-                             STATE_WORK_TOKEN);
-    c->mat_bytes = c->mat_state = len;
-    rc = t->plat->ops->store_put(t->plat, key, data, len,
-                                 CLOG_TOKEN | CLOG_MAT | (uint64_t)c->k << 32);
-    if (!rc)
-        c->mat_busy = 1;
-    return rc;
-}
-
-static void snap_try_finish(ck_task *t, snap_job *j);
-
-/* A materialization failed (an upload of it did; the others ended): the
- * files it uploaded itself are deleted and checkpoints go on referring to
- * the last one. Up to state.changelog.max-failures-allowed in a row are
- * tolerated and the next is taken at the next interval; one more fails
- * the task (Flink's PeriodicMaterializationManager). */
-static void clog_mat_failed(ck_task *t, struct task_clog *c)
-{
-    int status = c->mat_failed;
-    c->mat_failed = 0;
-    for (uint32_t i = 0; i < c->mat_next.n; i++) {
-        int kept = 0; /* a file of the last materialization, referred to again */
-        for (uint32_t m = 0; m < c->mat.n && !kept; m++)
-            kept = !strcmp(c->mat.v[m].key, c->mat_next.v[i].key);
-        if (!kept)
-            store_delete(t, c->mat_next.v[i].key);
-    }
-    ck_handles_free(&c->mat_next);
-    if (++c->mat_fails > t->clog_max_failures) {
-        char why[120];
-        snprintf(why, sizeof(why), "materializing keyed state (%d failed in a row)",
-                 c->mat_fails);
-        fail(t, status, why);
-        return;
-    }
-    const ck_vertex *v = &t->g->v[t->vertex];
-    ck_logf(t->plat, CK_LOG_WARN,
-            "%s (%d/%d): materialization failed (%s), %d in a row of %d tolerated "
-            "(state.changelog.max-failures-allowed): the next at the next interval",
-            v->name, t->subtask + 1, v->parallelism, ck_strerror(status), c->mat_fails,
-            t->clog_max_failures);
-}
-
-/* A changelog upload (a segment or a materialization) ended; data and
- * len: a file's upload result (from its path). */
-static void clog_on_upload(ck_task *t, uint64_t token, int status, const uint8_t *data,
-                           size_t len)
-{
-    int k = (int)((token >> 32) & 0xff);
-    struct task_clog *c = NULL;
-    for (int i = 0; i < t->nclogs; i++)
-        if (t->clogs[i].k == k)
-            c = &t->clogs[i];
-    if (!c)
-        return;
-    if (status == CK_OK && (token & CLOG_MAT) && c->mat_ks)
-        status = clog_mat_landed(c, token, data, len);
-    if (status != CK_OK && !(token & CLOG_MAT)) {
-        /* Flink fails the job once its retries are spent; chandy has none */
-        fail(t, status, "uploading the state changelog");
-        return;
-    }
-    if (status != CK_OK && !c->mat_failed)
-        c->mat_failed = status; /* the materialization fails once its uploads end */
-    if (token & CLOG_MAT) {
-        /* once all its files are in, later checkpoints refer to it and
-         * to the segments after it */
-        if (--c->mat_busy > 0)
-            return;
-        clog_mat_release(c);
-        if (c->mat_failed) {
-            clog_mat_failed(t, c);
-            return;
-        }
-        c->mat_fails = 0;
-        uint8_t body[CK_MATERIALIZED_BODY];
-        ck_put_u32(body, (uint32_t)c->log->op);
-        ck_put_u64(body + 4, c->mat_seq);
-        ck_put_u64(body + 12, (uint64_t)c->mat_t0);
-        ck_put_u64(body + 20, (uint64_t)(ck_now(t->plat) - c->mat_t0));
-        ck_put_u64(body + 28, c->mat_bytes);
-        ck_put_u64(body + 36, c->mat_state);
-        to_jm(t, CK_MSG_MATERIALIZED, body, sizeof(body));
-        ck_handles_free(&c->mat);
-        c->mat = c->mat_next;
-        memset(&c->mat_next, 0, sizeof(c->mat_next));
-        /* Segments before it are truncated from the changelog: those a
-         * snapshot referred to go when the checkpoints that do are
-         * discarded (the coordinator's registry); the others nothing will
-         * ever refer to, and go now. */
-        uint64_t referred = c->acked;
-        int ci = (int)(c - t->clogs);
-        for (int s = 0; s < t->nsnaps; s++)
-            referred = CK_MAX(referred, t->snaps[s].clog_need[ci]);
-        uint32_t keep = 0;
-        for (uint32_t i = 0; i < c->segs.n; i++) {
-            unsigned long long first = strtoull(c->segs.v[i].local, NULL, 10);
-            if (first >= c->mat_seq) {
-                c->segs.v[keep++] = c->segs.v[i];
-                continue;
-            }
-            int flying = 0;
-            for (int f = 0; f < c->ninflight; f++)
-                flying |= c->inflight[f] == first;
-            if (first >= referred && flying) {
-                c->doomed_first[c->ndoomed] = first;
-                c->doomed[c->ndoomed++] = c->segs.v[i].key; /* ninflight bounds it */
-                continue;
-            }
-            if (first >= referred)
-                store_delete(t, c->segs.v[i].key);
-            free(c->segs.v[i].key);
-        }
-        c->segs.n = keep;
-        return;
-    }
-    for (int i = 0; i < c->ninflight; i++)
-        if ((c->inflight[i] & 0xffffffffu) == (token & 0xffffffffu)) {
-            c->inflight[i] = c->inflight[--c->ninflight];
-            break;
-        }
-    for (int i = 0; i < c->ndoomed; i++)
-        if ((c->doomed_first[i] & 0xffffffffu) == (token & 0xffffffffu)) {
-            store_delete(t, c->doomed[i]);
-            free(c->doomed[i]);
-            c->doomed[i] = c->doomed[--c->ndoomed];
-            c->doomed_first[i] = c->doomed_first[c->ndoomed];
-            break;
-        }
-    for (int i = t->nsnaps; i-- > 0;)
-        if (t->snaps[i].stage == SNAP_UPLOADING)
-            snap_try_finish(t, &t->snaps[i]);
-}
-
-/* A snapshot's synchronous phase under the changelog: what is buffered
- * goes on its way, and the snapshot refers to the last materialization
- * and every segment after it (those already in an acknowledged snapshot
- * as reused). */
-static int clog_snapshot(ck_task *t, snap_job *j)
-{
-    for (int i = 0; i < t->nclogs; i++) {
-        struct task_clog *c = &t->clogs[i];
-        int rc = clog_persist(t, c);
-        if (rc)
-            return rc;
-        j->clog_need[i] = c->log->cut_seq;
-        for (uint32_t m = 0; m < c->mat.n; m++) {
-            const ck_handle *h = &c->mat.v[m];
-            if ((rc = ck_handles_add_op(&j->clog_handles, h->kind, h->flags, h->key, h->bytes,
-                                        h->crc, h->kg_start, h->kg_end, h->op, h->local)))
-                return rc;
-        }
-        for (uint32_t s = 0; s < c->segs.n; s++) {
-            const ck_handle *h = &c->segs.v[s];
-            int old = strtoull(h->local, NULL, 10) < c->acked;
-            if ((rc = ck_handles_add_op(&j->clog_handles, h->kind,
-                                        h->flags | (old ? CK_HANDLE_REUSED : 0), h->key, h->bytes,
-                                        h->crc, h->kg_start, h->kg_end, h->op, h->local)))
-                return rc;
-        }
-    }
-    return CK_OK;
-}
-
-/* Snapshot j is complete once its own uploads ended and the changelog it
- * refers to is in the store. */
-static void snap_try_finish(ck_task *t, snap_job *j)
-{
-    if (j->uploads)
-        return;
-    for (int i = 0; i < t->nclogs && !j->aborted && !j->upload_failed; i++)
-        if (clog_uploaded(&t->clogs[i]) < j->clog_need[i])
-            return;
-    for (uint32_t i = 0; i < j->clog_handles.n && !j->aborted && !j->upload_failed; i++) {
-        const ck_handle *h = &j->clog_handles.v[i];
-        if (ck_handles_add_op(&j->handles, h->kind, h->flags, h->key, h->bytes, h->crc,
-                              h->kg_start, h->kg_end, h->op, h->local))
-            j->upload_failed = 1;
-    }
-    for (int i = 0; i < t->nclogs && !j->aborted && !j->upload_failed; i++) {
-        /* what the next ones refer to as uploaded before them */
-        struct task_clog *c = &t->clogs[i];
-        c->acked = CK_MAX(c->acked, j->clog_need[i]);
-        /* its materialization's files: later snapshots reuse them (the
-         * next materialization too, where it keeps them) */
-        for (uint32_t h = 0; h < j->clog_handles.n; h++) {
-            const ck_handle *jh = &j->clog_handles.v[h];
-            for (uint32_t m = 0; jh->kind == CK_HANDLE_MATERIAL && m < c->mat.n; m++)
-                if (!strcmp(jh->key, c->mat.v[m].key))
-                    c->mat.v[m].flags |= CK_HANDLE_REUSED;
-            for (uint32_t m = 0; jh->kind == CK_HANDLE_MATERIAL && m < c->mat_next.n; m++)
-                if (!strcmp(jh->key, c->mat_next.v[m].key))
-                    c->mat_next.v[m].flags |= CK_HANDLE_REUSED;
-        }
-    }
-    finish_uploads(t, j);
-}
-
-/* A step of a snapshot's asynchronous phase finished. */
-static void snap_progress(ck_task *t, uint64_t token, int status)
-{
-    snap_job *j = snap_find(t, token >> 2);
-    if (!j || (int)(token & 3) != j->stage)
-        return; /* aborted meanwhile */
-    if (j->stage == SNAP_SERIALIZING) {
-        j->stage = SNAP_UPLOADING;
-        if (start_uploads(t, j))
-            j->upload_failed = 1;
-    } else {
-        j->uploads--;
-        if (status != CK_OK)
-            j->upload_failed = 1;
-    }
-    snap_try_finish(t, j);
-}
-
-/* TRIGGER, COMPLETE, ABORT from the job manager. */
-static int on_checkpoint_message(ck_task *t, const ck_wire_hdr *h, const uint8_t *body)
-{
-    if (h->src != CK_EP_JM || h->len < 8)
-        return CK_EPROTO;
-    if (h->epoch != t->attempt)
-        return CK_OK; /* for another attempt of the job */
-    uint64_t id = ck_get_u64(body);
-    switch (h->type) {
-    case CK_MSG_CP_TRIGGER: {
-        if (h->len != 20)
-            return CK_EPROTO;
-        ck_barrier b = {.id = id, .ts = ck_get_i64(body + 8), .flags = ck_get_u32(body + 16)};
-        if (id <= t->last_snap)
-            return CK_OK; /* taken already: its barrier aligned before the input ended */
-        if (b.flags & CK_CP_FLAG_FINAL) {
-            if (t->state != CK_TASK_ENDED) {
-                send_decline(t, id, CK_DECLINE_FAILURE, "the task has not ended its input");
-                return CK_OK;
-            }
-            return take_checkpoint(t, &b, 0);
-        }
-        /* Its input over: a snapshot without a barrier (FLIP-147). */
-        if (outputs_closed(t))
-            return take_checkpoint(t, &b, 0);
-        if (!t->is_source || t->state != CK_TASK_RUNNING || t->recovering) {
-            send_decline(t, id, CK_DECLINE_NOT_READY, "the subtask is not running");
-            return CK_OK;
-        }
-        int rc = finish_batch(t);
-        return rc ? rc : take_checkpoint(t, &b, 0);
-    }
-    case CK_MSG_CP_COMPLETE: {
-        int rc = commit_upto(t, id);
-        if (id > t->completed)
-            t->completed = id;
-        confirm_shared(t, id);
-        if (!rc && t->state == CK_TASK_ENDED && t->ended_snap && id >= t->ended_snap) {
-            /* A checkpoint taken after its input ended is durable and its
-             * output committed: the task finishes (Flink's rule for the
-             * final checkpoint of a task). */
-            report(t, CK_MSG_TASK_FINISHED);
-            return CK_OK;
-        }
-        if (!rc && id == t->stop_id && t->state == CK_TASK_RUNNING) {
-            /* Stopped with a savepoint: committed up to it, the task ends
-             * (without ending its input: windows stay in the savepoint). */
-            for (int k = 0; k < t->chain.nops; k++) {
-                ck_op *op = &t->chain.ops[k];
-                if (op->two_phase) /* failed: the run fails (bnode.h: a sink's write) */
-                    CK_IGNORE(t->plat->ops->output_abort(t->plat, op->sink_id, op->txn));
-            }
-            flush_all(t);
-            send_all(t);
-            report(t, CK_MSG_TASK_FINISHED);
-            return CK_OK;
-        }
-        /* What was just committed is reported at once: a crash before the
-         * next periodic report must not make committed output vanish
-         * from the figures. */
-        if (!rc && t->has_2pc && t->state == CK_TASK_RUNNING) {
-            report(t, CK_MSG_METRICS);
-            t->next_report = ck_now(t->plat) + CK_METRICS_INTERVAL;
-        }
-        return rc;
-    }
-    case CK_MSG_CP_ABORT: {
-        if (id == t->stop_id)
-            t->stop_id = 0; /* the stop failed: the job goes on */
-        snap_job *j = snap_find(t, id);
-        if (j && j->stage == SNAP_UPLOADING) {
-            j->aborted = 1; /* its files are deleted once written */
-            snap_try_finish(t, j); /* at once if it only waited for the changelog */
-        } else if (j) {
-            snap_drop(t, j);
-        }
-        if (t->has_gate)
-            ck_gate_uc_cancel(&t->gate, id); /* its channel state is not needed */
-        return CK_OK;
-    }
-    }
-    return CK_EPROTO;
 }
 
 /* ---- input ------------------------------------------------------------------ */
@@ -2881,24 +1017,24 @@ static int input_step(ck_task *t, ck_time now)
             rc = ck_chain_watermark(&t->chain, e.u.wm);
             break;
         case CK_EL_END_OF_PARTITION:
-            if ((rc = finish_batch(t)))
+            if ((rc = task_finish_batch(t)))
                 return rc;
-            if ((rc = uc_poll(t))) /* the last channel's end completes channel state */
+            if ((rc = task_snap_uc_poll(t))) /* the last channel's end completes channel state */
                 return rc;
             return end_input(t);
         case CK_EL_BARRIER:
             /* Aligned: what came before the barrier is processed and published. */
-            if ((rc = finish_batch(t)))
+            if ((rc = task_finish_batch(t)))
                 return rc;
-            if ((rc = take_checkpoint(t, &e.u.barrier, t->gate.last_align_ns)))
+            if ((rc = task_snap_take(t, &e.u.barrier, t->gate.last_align_ns)))
                 return rc;
             released = 1; /* send the barrier on its way before reading on */
             break;
         case CK_EL_CANCEL:
-            if ((rc = finish_batch(t)))
+            if ((rc = task_finish_batch(t)))
                 return rc;
-            rc = decline_and_cancel(t, e.u.barrier.id, CK_DECLINE_CANCELLED,
-                                    "declined upstream (cancel marker)");
+            rc = task_snap_decline(t, e.u.barrier.id, CK_DECLINE_CANCELLED,
+                                   "declined upstream (cancel marker)");
             released = 1;
             break;
         }
@@ -2907,14 +1043,15 @@ static int input_step(ck_task *t, ck_time now)
         if (t->gate.abandoned) {
             uint64_t old = t->gate.abandoned;
             t->gate.abandoned = 0;
-            if ((rc = decline_and_cancel(t, old, CK_DECLINE_SUBSUMED,
-                                         "a newer barrier overtook its alignment")))
+            if ((rc = task_snap_decline(t, old, CK_DECLINE_SUBSUMED,
+                                        "a newer barrier overtook its alignment")))
                 return rc;
         }
     }
-    if ((rc = finish_batch(t)))
+    if ((rc = task_finish_batch(t)))
         return rc;
-    if ((rc = uc_poll(t))) /* a channel that ended completed the state, or a marker cut it */
+    /* a channel that ended completed the state, or a marker cut it */
+    if ((rc = task_snap_uc_poll(t)))
         return rc;
     return ck_gate_has_data(&t->gate) && outputs_available(t);
 }
@@ -2928,7 +1065,7 @@ static int task_on_message(void *self, uint8_t *msg, size_t len)
     int rc = ck_wire_decode(msg, len, &h);
     if (rc) {
         free(msg);
-        fail(t, rc, "malformed message");
+        task_fail(t, rc, "malformed message");
         return rc;
     }
     if (t->state == CK_TASK_FAILED || t->state == CK_TASK_FINISHED) {
@@ -2949,16 +1086,16 @@ static int task_on_message(void *self, uint8_t *msg, size_t len)
         if (!t->has_gate || h.edge != t->gate.edge)
             rc = CK_EPROTO;
         else if ((rc = ck_gate_on_event(&t->gate, &h, msg + CK_WIRE_HDR, &b)) == 1)
-            rc = unaligned_snapshot(t, &b);
+            rc = task_snap_unaligned(t, &b);
         if (rc == CK_OK)
-            rc = uc_poll(t);
+            rc = task_snap_uc_poll(t);
         free(msg);
         break;
     }
     case CK_MSG_CP_TRIGGER:
     case CK_MSG_CP_COMPLETE:
     case CK_MSG_CP_ABORT:
-        rc = on_checkpoint_message(t, &h, msg + CK_WIRE_HDR);
+        rc = task_snap_on_message(t, &h, msg + CK_WIRE_HDR);
         free(msg);
         break;
     case CK_MSG_CREDIT:
@@ -2979,548 +1116,8 @@ static int task_on_message(void *self, uint8_t *msg, size_t len)
         rc = CK_EPROTO;
     }
     if (rc)
-        fail(t, rc, "handling a message");
+        task_fail(t, rc, "handling a message");
     return rc;
-}
-
-/* The restore failed on the file restore_key (code: CK_FAIL_RESTORE_*). */
-static void fail_restore(ck_task *t, uint32_t code, const char *what)
-{
-    char msg[300];
-    snprintf(msg, sizeof(msg), "checkpoint %llu: %s: %s", (unsigned long long)t->restore_cp,
-             t->restore_key, what);
-    fail_with(t, code, t->restore_cp, t->restore_key, msg);
-}
-
-/* The code of a restore that failed with rc: CK_ECHECKSUM and
- * CK_ECORRUPT are the file's (its bytes are not those written; it does
- * not decode, or does not fit the job), anything else the restore's own
- * (memory, I/O). */
-static uint32_t restore_code(int rc)
-{
-    return rc == CK_ECHECKSUM  ? CK_FAIL_RESTORE_DAMAGED
-           : rc == CK_ECORRUPT ? CK_FAIL_RESTORE_UNREADABLE
-                               : CK_FAIL_RESTORE_IO;
-}
-
-/* Puts a decoded snapshot in place: state, source offsets, sink transactions. */
-static int apply_snapshot(ck_task *t, const ck_snapshot *s, const char **why)
-{
-    *why = "it does not belong to this subtask";
-    if (s->checkpoint_id != t->restore_cp || s->vertex != t->vertex || s->subtask != t->subtask ||
-        s->parallelism != t->g->v[t->vertex].parallelism)
-        return CK_ECORRUPT;
-    if (s->finished) {
-        /* It had finished: it stays so. A source reads nothing; the rest
-         * pass their upstreams' END_OF_PARTITION on, and it reports
-         * finished without waiting for a checkpoint. */
-        t->restored_finished = 1;
-        for (int k = 0; k < t->nparts; k++)
-            t->off[k] = t->end[k];
-        return CK_OK;
-    }
-    *why = "its state does not match the job's operators";
-    int rc = ck_chain_restore(&t->chain, s);
-    if (rc)
-        return rc;
-    if (s->has_source != t->is_source)
-        return CK_ECORRUPT;
-    /* Channel state (an unaligned checkpoint): what its barriers overtook
-     * is sent and read again before anything new. */
-    *why = "its channel state does not match the job's channels";
-    for (int i = 0; i < s->nchans; i++) {
-        const ck_chan_state *cs = &s->chans[i];
-        rc = CK_ECORRUPT;
-        if (cs->out) {
-            for (int k = 0; k < t->nrps; k++)
-                if (t->rps[k].edge->id == cs->edge)
-                    rc = ck_rp_replay(&t->rps[k].rp, cs->peer, cs->data, cs->len);
-        } else if (t->has_gate && t->gate.edge == cs->edge) {
-            rc = ck_gate_replay(&t->gate, cs->peer, cs->data, cs->len);
-        }
-        if (rc)
-            return rc;
-    }
-    /* Barriers and cancel markers of checkpoints up to the restored one,
-     * replayed from the state, are old news. */
-    if (s->nchans && t->has_gate)
-        t->gate.done_id = t->restore_cp;
-    for (int i = 0; s->has_source && i < s->source.nparts; i++) {
-        int k = 0;
-        while (k < t->nparts && t->parts[k] != s->source.parts[i])
-            k++;
-        if (k == t->nparts || s->source.offsets[i] > t->end[k])
-            return CK_ECORRUPT;
-        t->off[k] = s->source.offsets[i];
-        t->maxts[k] = s->source.maxts[i];
-    }
-    const ck_vertex *v = &t->g->v[t->vertex];
-    for (int i = 0; i < s->nsinks; i++) {
-        const ck_sink_capture *sk = &s->sinks[i];
-        ck_op *op = NULL;
-        for (int k = 0; k < t->chain.nops; k++)
-            if (v->ops[k] == sk->op)
-                op = &t->chain.ops[k];
-        if (!op || op->spec->kind != CK_OP_SINK || !op->two_phase)
-            return CK_ECORRUPT;
-        /* Transactions pre-committed up to the restored checkpoint commit now
-         * (again, if they had); the one it left open is aborted. Those the
-         * failed attempt began after it stay uncommitted for good: this
-         * attempt numbers its own transactions, so that it never writes
-         * into one of them (and commits its leftovers with its own). */
-        for (int p = 0; p < sk->npending; p++)
-            if ((rc = t->plat->ops->output_commit(t->plat, op->sink_id, sk->pending[p])))
-                return rc;
-        if ((rc = t->plat->ops->output_abort(t->plat, op->sink_id, sk->open_txn)))
-            return rc;
-        op->txn = first_txn(t);
-    }
-    return CK_OK;
-}
-
-static void started(ck_task *t);
-
-/* Downloads the next of the state handles to restore; once all are in
- * place, the task starts. */
-static int install_native(ck_task *t);
-static int install_changelog(ck_task *t);
-
-static int restore_segment(ck_task *t, uint32_t obj);
-static int restore_file(ck_task *t, uint8_t *data, size_t len, int *kept);
-
-/* Segments of one object less than this far apart are read as one range
- * (the bytes between, padding or files no longer referred to, cost less
- * than another request); farther apart, each run is its own download. */
-#define SEG_READ_GAP ((uint64_t)256 << 10)
-
-/* 1 when the downloaded range o holds h's segment. */
-static int seg_holds(const struct seg_obj *o, const ck_handle *h)
-{
-    return !strcmp(o->key, h->key) && h->offset >= o->at && h->offset - o->at <= o->len &&
-           h->bytes <= o->len - (h->offset - o->at);
-}
-
-/* The range to download for the handle being restored, a segment: its
- * own, grown by every segment of the same object still to restore that
- * lies within SEG_READ_GAP of it, as Flink reads a merged file's segments
- * by their offsets and not the whole file (a file a subtask appends to
- * across checkpoints holds segments no checkpoint refers to any more). */
-static void seg_range(const ck_task *t, uint64_t *at, uint64_t *len)
-{
-    const ck_handle *h = &t->restore.v[t->restore_next];
-    uint64_t lo = h->offset, hi = h->offset + h->bytes;
-    for (int grew = 1; grew;) {
-        grew = 0;
-        for (uint32_t k = t->restore_next + 1; k < t->restore.n; k++) {
-            const ck_handle *o = &t->restore.v[k];
-            uint64_t s = o->offset, e = o->offset + o->bytes;
-            if (!(o->flags & CK_HANDLE_SEGMENT) || strcmp(o->key, h->key) ||
-                (s >= lo && e <= hi) || s > hi + SEG_READ_GAP || e + SEG_READ_GAP < lo)
-                continue;
-            lo = s < lo ? s : lo;
-            hi = e > hi ? e : hi;
-            grew = 1;
-        }
-    }
-    *at = lo;
-    *len = hi - lo;
-}
-
-/* Every handle restored: the native files go in place, then the task
- * starts (once the backends' loading work is charged). */
-static void restore_finish(ck_task *t)
-{
-    t->restore_dl = ck_now(t->plat);
-    int failed = install_native(t) || install_changelog(t);
-    free_restore_files(t);
-    if (failed)
-        return;
-    /* What the backends did on their stores loading it is part of
-     * the restore, not of the first records' processing. */
-    ck_time unused;
-    uint64_t disk;
-    t->restore_flops += ck_chain_take_flops(&t->chain, t->restore_dl, &unused);
-    t->restore_flops += ck_chain_take_background(&t->chain, &disk, NULL);
-    t->restore_disk += disk;
-    if (t->restore_flops > 0 || t->restore_disk > 0)
-        t->plat->ops->background(t->plat, t->restore_dl, t->restore_flops, t->restore_disk,
-                                 RESTORE_LOAD_TOKEN);
-    else
-        started(t);
-}
-
-static void restore_next(ck_task *t)
-{
-    /* a segment of an object downloaded already is restored from it at
-     * once, and the handle after it is next */
-    for (;;) {
-        if (t->restore_next == t->restore.n) {
-            restore_finish(t);
-            return;
-        }
-        const ck_handle *h = &t->restore.v[t->restore_next];
-        snprintf(t->restore_key, sizeof(t->restore_key), "%s", h->key);
-        if (h->flags & CK_HANDLE_INLINE) { /* it came with the deployment */
-            uint8_t *d = malloc(h->bytes ? h->bytes : 1);
-            int kept = 0;
-            if (!d) {
-                fail_restore(t, CK_FAIL_RESTORE_IO, ck_strerror(CK_ENOMEM));
-                return;
-            }
-            memcpy(d, h->data, h->bytes);
-            int rc = restore_file(t, d, h->bytes, &kept);
-            if (!kept)
-                free(d);
-            if (rc)
-                return;
-            continue;
-        }
-        int seg = (h->flags & CK_HANDLE_SEGMENT) != 0;
-        uint32_t obj = 0;
-        while (seg && obj < t->nsegobj && !seg_holds(&t->segobj[obj], h))
-            obj++;
-        if (!seg || obj == t->nsegobj) {
-            int rc;
-            uint64_t len;
-            if (seg && t->plat->ops->store_get_range) {
-                seg_range(t, &t->seg_at, &len);
-                rc = t->plat->ops->store_get_range(t->plat, h->key, t->seg_at, len,
-                                                   RESTORE_TOKEN);
-            } else {
-                t->seg_at = 0;
-                rc = t->plat->ops->store_get(t->plat, h->key, RESTORE_TOKEN);
-            }
-            if (rc)
-                fail_restore(t, CK_FAIL_RESTORE_IO, ck_strerror(rc));
-            return;
-        }
-        if (restore_segment(t, obj))
-            return;
-    }
-}
-
-/* Puts every operator's native files in place (its backend opens them),
- * once all are downloaded; they are what the next checkpoints refer to.
- * Returns 0, or non-zero when the task failed. */
-static int install_native(ck_task *t)
-{
-    uint32_t n = t->restore.n;
-    const char **names = calloc(n + 1, sizeof(*names));
-    uint8_t **data = calloc(n + 1, sizeof(*data));
-    size_t *lens = calloc(n + 1, sizeof(*lens));
-    int rc = names && data && lens ? CK_OK : CK_ENOMEM;
-    for (uint32_t i = 0; i < n && !rc; i++) {
-        const ck_handle *h = &t->restore.v[i];
-        int first = h->kind == CK_HANDLE_NATIVE;
-        for (uint32_t k = 0; k < i && first; k++)
-            first = !(t->restore.v[k].kind == CK_HANDLE_NATIVE && t->restore.v[k].op == h->op);
-        if (!first)
-            continue;
-        uint32_t m = 0;
-        for (uint32_t k = i; k < n; k++)
-            if (t->restore.v[k].kind == CK_HANDLE_NATIVE && t->restore.v[k].op == h->op) {
-                names[m] = t->restore.v[k].local;
-                data[m] = t->rdata[k];
-                lens[m++] = t->rlen[k];
-            }
-        ck_kstate *ks = ck_chain_kstate(&t->chain, (int)h->op);
-        snprintf(t->restore_key, sizeof(t->restore_key), "%s", h->key);
-        if (!ks || !ks->ops->native_restore) {
-            fail_restore(t, CK_FAIL_RESTORE_UNREADABLE,
-                         "native state of an operator whose backend cannot read it");
-            rc = CK_ECORRUPT;
-            fail_restore(t, rc, "native state of an operator whose backend cannot read it");
-            break;
-        }
-        if ((rc = ks->ops->native_restore(ks, m, names, data, lens))) {
-            fail_restore(t, restore_code(rc),
-                         rc == CK_ECORRUPT ? "its operator's native files do not open"
-                                           : ck_strerror(rc));
-            break;
-        }
-        for (uint32_t k = i; k < n && !rc; k++) {
-            const ck_handle *f = &t->restore.v[k];
-            if (f->kind == CK_HANDLE_NATIVE && f->op == h->op && (f->flags & CK_HANDLE_SHARED))
-                rc = ck_handles_add_like(&t->confirmed, f,
-                                         f->flags & (CK_HANDLE_SHARED | CK_HANDLE_SEGMENT));
-        }
-        if (rc)
-            fail_restore(t, CK_FAIL_RESTORE_IO, ck_strerror(rc));
-    }
-    if (rc == CK_ENOMEM && t->state != CK_TASK_FAILED)
-        fail_restore(t, CK_FAIL_RESTORE_IO, ck_strerror(rc));
-    free(names);
-    free(data);
-    free(lens);
-    return rc;
-}
-
-/* Loads a materialization (a canonical file of operator op alone) into
- * the backend it wraps. Returns 0, CK_ECORRUPT (*why), CK_ENOMEM. */
-static int load_material(ck_kstate *in, int op, const uint8_t *data, size_t len,
-                         const char **why)
-{
-    ck_snapshot s;
-    int rc = ck_snap_decode(data, len, &s, why);
-    if (rc)
-        return rc;
-    rc = CK_ECORRUPT;
-    *why = "a materialization of another operator or state";
-    if (s.nkeyed == 1 && s.keyed[0].op == op && s.keyed[0].nstates == in->nstates && !s.keyed[0].native) {
-        rc = CK_OK;
-        const ck_snap_keyed *k = &s.keyed[0];
-        for (size_t e = 0; e < k->nentries && !rc; e++) {
-            const ck_snap_entry *en = &k->entries[e];
-            int32_t jh = ck_kg_java_hash(en->key, en->klen);
-            if (ck_kg_of_hash(jh, k->max_parallelism) != en->kg) {
-                *why = "an entry in another key group than its section says";
-                rc = CK_ECORRUPT;
-            } else if (en->kg >= in->kg_start && en->kg <= in->kg_end) {
-                rc = ck_snap_put_entry(in, k, en, jh);
-            }
-        }
-    }
-    ck_snapshot_free(&s);
-    return rc;
-}
-
-/* Puts every changelog operator's state back: its materialization, then
- * its changelog's segments replayed in order over it; what the next
- * checkpoints refer to. Returns 0, or non-zero when the task failed. */
-static int install_changelog(ck_task *t)
-{
-    for (int i = 0; i < t->nclogs; i++) {
-        struct task_clog *c = &t->clogs[i];
-        ck_op *op = &t->chain.ops[c->k];
-        ck_kstate *in = ck_clog_kstate_inner(op->ks);
-        uint64_t next = 0;
-        const char *why = "out of memory";
-        int rc = CK_OK;
-        /* its materialization: one canonical file, or the wrapped
-         * instance's native files (all of one materialization) */
-        uint32_t nn = 0;
-        const char **names = calloc(t->restore.n + 1, sizeof(*names));
-        uint8_t **data = calloc(t->restore.n + 1, sizeof(*data));
-        size_t *lens = calloc(t->restore.n + 1, sizeof(*lens));
-        if (!names || !data || !lens)
-            rc = CK_ENOMEM;
-        for (uint32_t h = 0; h < t->restore.n && !rc; h++) {
-            const ck_handle *f = &t->restore.v[h];
-            if (f->kind != CK_HANDLE_MATERIAL || f->op != (uint32_t)c->log->op)
-                continue;
-            snprintf(t->restore_key, sizeof(t->restore_key), "%s", f->key);
-            uint64_t seq = strtoull(f->local, NULL, 10);
-            if (c->mat.n && (seq != next || !mat_file(f) || !names[0])) {
-                why = "files of two materializations, or two canonical ones";
-                rc = CK_ECORRUPT;
-                break;
-            }
-            next = seq;
-            if (mat_file(f)) {
-                names[nn] = mat_file(f);
-                data[nn] = t->rdata[h];
-                lens[nn++] = t->rlen[h];
-            } else {
-                rc = load_material(in, c->log->op, t->rdata[h], t->rlen[h], &why);
-            }
-            if (!rc)
-                rc = ck_handles_add_op(&c->mat, f->kind, CK_HANDLE_SHARED | CK_HANDLE_REUSED,
-                                       f->key, f->bytes, f->crc, f->kg_start, f->kg_end, f->op,
-                                       f->local);
-        }
-        if (!rc && nn) {
-            why = "its wrapped backend cannot read native files";
-            rc = in->ops->native_restore ? in->ops->native_restore(in, nn, names, data, lens)
-                                         : CK_ECORRUPT;
-            if (rc == CK_ECORRUPT && in->ops->native_restore)
-                why = "its materialization's native files do not open";
-        }
-        free(names);
-        free(data);
-        free(lens);
-        /* segments in order of sequence number, each meeting the last */
-        for (int more = 1; more && !rc;) {
-            more = 0;
-            for (uint32_t h = 0; h < t->restore.n && !rc; h++) {
-                const ck_handle *f = &t->restore.v[h];
-                if (f->kind != CK_HANDLE_CHANGELOG || f->op != (uint32_t)c->log->op ||
-                    strtoull(f->local, NULL, 10) != next)
-                    continue;
-                uint64_t first;
-                uint32_t n;
-                snprintf(t->restore_key, sizeof(t->restore_key), "%s", f->key);
-                rc = ck_clog_replay(t->rdata[h], t->rlen[h], in, op->spec->max_parallelism,
-                                    &first, &n, &why);
-                if (!rc && (first != next || !n)) {
-                    why = "a changelog segment that is not the one its handle names";
-                    rc = CK_ECORRUPT;
-                }
-                t->restore_flops += (double)n * CK_STATE_WRITE_FLOPS; /* applying each */
-                if (!rc)
-                    rc = ck_handles_add_op(&c->segs, f->kind, CK_HANDLE_SHARED, f->key,
-                                           f->bytes, f->crc, f->kg_start, f->kg_end, f->op,
-                                           f->local);
-                next = first + n;
-                more = 1;
-            }
-        }
-        for (uint32_t h = 0; h < t->restore.n && !rc; h++) {
-            const ck_handle *f = &t->restore.v[h];
-            if (f->kind == CK_HANDLE_CHANGELOG && f->op == (uint32_t)c->log->op &&
-                strtoull(f->local, NULL, 10) >= next) {
-                snprintf(t->restore_key, sizeof(t->restore_key), "%s", f->key);
-                why = "changelog segments that do not meet";
-                rc = CK_ECORRUPT;
-            }
-        }
-        if (rc) {
-            fail_restore(t, restore_code(rc),
-                         rc == CK_ECORRUPT || rc == CK_ECHECKSUM ? why : ck_strerror(rc));
-            return 1;
-        }
-        c->acked = next;
-        c->log->cut_seq = next; /* this attempt's changelog goes on from there */
-        op->ks->work = in->work; /* the wrapped backend's work is the wrapper's */
-    }
-    return 0;
-}
-
-/* Takes the file of the handle being restored: checks it and puts it in
- * place (a canonical file) or keeps it (*kept: a native file, put in
- * place once all are in); then the next handle is the one being
- * restored. Returns 0, or non-zero when the task failed. */
-static int restore_file(ck_task *t, uint8_t *data, size_t len, int *kept)
-{
-    *kept = 0;
-    const ck_handle *h = &t->restore.v[t->restore_next];
-    /* Loading it allocates (decoding it, keeping it until all are in):
-     * the platform may make that fail, as memory running out would. */
-    if (ck_alloc_fails(t->plat, CK_POINT_RESTORE)) {
-        fail_restore(t, CK_FAIL_RESTORE_IO, ck_strerror(CK_ENOMEM));
-        return 1;
-    }
-    if (h->kind != CK_HANDLE_SNAPSHOT) {
-        /* a native file's handle has the CRC of the whole file; a
-         * changelog segment or canonical materialization ends with its own */
-        int native = ck_handle_crc_whole(h);
-        uint32_t crc = native ? ck_crc32c(0, data, len)
-                       : len >= 4                  ? ck_get_u32(data + len - 4)
-                                                   : ~h->crc;
-        if (len != h->bytes || crc != h->crc) {
-            fail_restore(t, CK_FAIL_RESTORE_DAMAGED,
-                         "not the file the checkpoint recorded (size or checksum)");
-            return 1;
-        }
-        if (!t->rdata) {
-            t->rdata = calloc(t->restore.n, sizeof(*t->rdata));
-            t->rlen = calloc(t->restore.n, sizeof(*t->rlen));
-            if (!t->rdata || !t->rlen) {
-                fail_restore(t, CK_FAIL_RESTORE_IO, ck_strerror(CK_ENOMEM));
-                return 1;
-            }
-        }
-        t->rdata[t->restore_next] = data;
-        t->rlen[t->restore_next] = len;
-        if (native) /* the backend opens it from the local disk */
-            t->restore_disk += len;
-        else /* decoding it */
-            t->restore_flops += SERIALIZE_FLOPS_PER_BYTE * (double)len;
-        t->restore_next++;
-        *kept = 1;
-        return 0;
-    }
-    if (len != h->bytes || len < 4 || ck_get_u32(data + len - 4) != h->crc) {
-        fail_restore(t, CK_FAIL_RESTORE_DAMAGED,
-                     "not the file the checkpoint recorded (size or checksum)");
-        return 1;
-    }
-    t->restore_flops += SERIALIZE_FLOPS_PER_BYTE * (double)len; /* decoding it */
-    ck_snapshot s;
-    const char *why;
-    int rc = ck_snap_decode(data, len, &s, &why);
-    if (rc) {
-        fail_restore(t, restore_code(rc), rc == CK_ENOMEM ? ck_strerror(rc) : why);
-        return 1;
-    }
-    rc = apply_snapshot(t, &s, &why);
-    ck_snapshot_free(&s);
-    if (rc) {
-        fail_restore(t, restore_code(rc), rc == CK_ECORRUPT ? why : ck_strerror(rc));
-        return 1;
-    }
-    t->restore_next++;
-    return 0;
-}
-
-/* Restores the handle being restored, a segment of the object segobj[obj]
- * (downloaded), from a copy of its bytes; the object goes once no handle
- * after it has a segment of it. Returns 0, or non-zero when the task
- * failed. */
-static int restore_segment(ck_task *t, uint32_t obj)
-{
-    const ck_handle *h = &t->restore.v[t->restore_next];
-    struct seg_obj *o = &t->segobj[obj];
-    if (!seg_holds(o, h)) { /* a download cut short: the object ends first */
-        fail_restore(t, CK_FAIL_RESTORE_DAMAGED,
-                     "its merged file ends before the segment the checkpoint recorded");
-        return 1;
-    }
-    uint8_t *d = malloc(h->bytes ? h->bytes : 1);
-    if (!d) {
-        fail_restore(t, CK_FAIL_RESTORE_IO, ck_strerror(CK_ENOMEM));
-        return 1;
-    }
-    memcpy(d, o->data + (h->offset - o->at), h->bytes);
-    int later = 0;
-    for (uint32_t k = t->restore_next + 1; k < t->restore.n && !later; k++) {
-        const ck_handle *n = &t->restore.v[k];
-        later = (n->flags & CK_HANDLE_SEGMENT) && seg_holds(o, n);
-    }
-    if (!later) {
-        free(o->key);
-        free(o->data);
-        *o = t->segobj[--t->nsegobj];
-    }
-    int kept, rc = restore_file(t, d, h->bytes, &kept);
-    if (!kept)
-        free(d);
-    return rc;
-}
-
-/* A download for the restore landed. Returns 1 when it kept data. */
-static int restore_done(ck_task *t, int status, uint8_t *data, size_t len)
-{
-    if (status) {
-        fail_restore(t, status == CK_ENOTFOUND ? CK_FAIL_RESTORE_MISSING : CK_FAIL_RESTORE_IO,
-                     status == CK_ENOTFOUND ? "missing" : ck_strerror(status));
-        return 0;
-    }
-    const ck_handle *h = &t->restore.v[t->restore_next];
-    if (h->flags & CK_HANDLE_SEGMENT) { /* a range of a merged object: segments come from it */
-        struct seg_obj *v = realloc(t->segobj, (t->nsegobj + 1) * sizeof(*v));
-        size_t kl = strlen(h->key) + 1;
-        char *key = malloc(kl);
-        if (key)
-            memcpy(key, h->key, kl);
-        if (v)
-            t->segobj = v;
-        if (!v || !key) {
-            free(key);
-            fail_restore(t, CK_FAIL_RESTORE_IO, ck_strerror(CK_ENOMEM));
-            return 0;
-        }
-        t->segobj[t->nsegobj++] =
-            (struct seg_obj){.key = key, .at = t->seg_at, .data = data, .len = len};
-        t->restore_bytes += len;
-        if (!restore_segment(t, t->nsegobj - 1))
-            restore_next(t);
-        return 1;
-    }
-    int kept;
-    t->restore_bytes += len;
-    if (!restore_file(t, data, len, &kept))
-        restore_next(t);
-    return kept;
 }
 
 static int task_on_complete(void *self, uint64_t token, int status, uint8_t *data,
@@ -3529,17 +1126,17 @@ static int task_on_complete(void *self, uint64_t token, int status, uint8_t *dat
     ck_task *t = self;
     if (token == RESTORE_LOAD_TOKEN) {
         if (t->state == CK_TASK_RESTORING)
-            started(t);
+            task_started(t);
     } else if (token == RESTORE_TOKEN && t->state == CK_TASK_RESTORING) {
-        if (restore_done(t, status, data, len))
+        if (task_restore_done(t, status, data, len))
             return CK_OK; /* kept */
     } else if (token != RESTORE_TOKEN && (token & CLOG_TOKEN)) {
         if (t->state != CK_TASK_FAILED)
-            clog_on_upload(t, token, status, data, len);
+            task_clog_on_upload(t, token, status, data, len);
     } else if (token != STATE_WORK_TOKEN && t->state != CK_TASK_FAILED) {
         if (token & FILE_TOKEN)
-            token = file_landed(t, token, &status, data, len);
-        snap_progress(t, token, status);
+            token = task_snap_file_landed(t, token, &status, data, len);
+        task_snap_progress(t, token, status);
     }
     free(data);
     return CK_OK;
@@ -3554,7 +1151,7 @@ static int task_on_peer_lost(void *self, int host)
     char msg[300];
     const ck_vertex *v = &t->g->v[t->vertex];
     snprintf(msg, sizeof(msg), "%s (%d/%d): %s", v->name, t->subtask + 1, v->parallelism, what);
-    fail_with(t, CK_FAIL_PEER, (uint64_t)(int64_t)host, NULL, msg);
+    task_fail_with(t, CK_FAIL_PEER, (uint64_t)(int64_t)host, NULL, msg);
     return CK_OK;
 }
 
@@ -3576,7 +1173,7 @@ static ck_time task_deadline(void *self)
     ck_time d = CK_MIN(t->next_flush, t->next_report);
     if (t->debloat && t->state == CK_TASK_RUNNING && t->next_debloat < d)
         d = t->next_debloat;
-    d = CK_MIN(d, timeout_deadline(t));
+    d = CK_MIN(d, task_snap_timeout_deadline(t));
     if (t->state == CK_TASK_RUNNING)
         d = CK_MIN(d, t->next_mat);
     if (t->is_source && t->state == CK_TASK_RUNNING && !t->stop_id) {
@@ -3599,18 +1196,18 @@ static int task_on_deadline(void *self)
         return CK_OK;
     ck_time now = ck_now(t->plat);
     if (now >= t->next_report) {
-        report(t, CK_MSG_METRICS);
+        task_report(t, CK_MSG_METRICS);
         if (t->state == CK_TASK_FAILED)
             return CK_OK;
     }
     if (now >= t->next_flush)
-        flush_all(t);
+        task_flush_all(t);
     if (t->state == CK_TASK_RUNNING && now >= t->next_mat) {
         t->next_mat = now + t->clog_interval;
         for (int i = 0; i < t->nclogs; i++) {
-            int rc = t->clogs[i].mat_busy ? CK_OK : clog_materialize(t, &t->clogs[i]);
+            int rc = t->clogs[i].mat_busy ? CK_OK : task_clog_materialize(t, &t->clogs[i]);
             if (rc) {
-                fail(t, rc, "materializing keyed state");
+                task_fail(t, rc, "materializing keyed state");
                 return rc;
             }
         }
@@ -3618,14 +1215,14 @@ static int task_on_deadline(void *self)
     if (t->debloat && t->state == CK_TASK_RUNNING && now >= t->next_debloat) {
         int rc = debloat_tick(t, now);
         if (rc) {
-            fail(t, rc, "announcing a buffer size");
+            task_fail(t, rc, "announcing a buffer size");
             return rc;
         }
     }
-    if (now >= timeout_deadline(t)) {
-        int rc = timeouts(t, now);
+    if (now >= task_snap_timeout_deadline(t)) {
+        int rc = task_snap_timeouts(t, now);
         if (rc) {
-            fail(t, rc, "turning a checkpoint unaligned");
+            task_fail(t, rc, "turning a checkpoint unaligned");
             return rc;
         }
     }
@@ -3633,14 +1230,14 @@ static int task_on_deadline(void *self)
         now >= t->next_wm) {
         int rc = source_emit_watermark(t, source_watermark(t));
         if (rc) {
-            fail(t, rc, "emitting a watermark");
+            task_fail(t, rc, "emitting a watermark");
             return rc;
         }
         arm_flush(t);
         while (t->next_wm <= now)
             t->next_wm += t->wm_interval;
     }
-    send_all(t);
+    task_send_all(t);
     return CK_OK;
 }
 
@@ -3662,7 +1259,7 @@ static void report_running(ck_task *t)
     ck_put_u64(body + 8, t->restore_cp ? (uint64_t)(start - t->restore_dl) : 0);
     ck_put_u64(body + 16, t->restore_bytes);
     ck_put_u64(body + 24, (uint64_t)(now - start));
-    to_jm(t, CK_MSG_TASK_RUNNING, body, sizeof(body));
+    task_to_jm(t, CK_MSG_TASK_RUNNING, body, sizeof(body));
 }
 
 /* The task runs: start accounting and reporting. It reports running at
@@ -3670,7 +1267,7 @@ static void report_running(ck_task *t)
  * Flink's StreamTask.restoreInternal runs the mailbox until every gate
  * consumed its recovered state (its records processed, their output
  * sent) before the task is RUNNING. */
-static void started(ck_task *t)
+void task_started(ck_task *t)
 {
     ck_time now = ck_now(t->plat);
     t->state = CK_TASK_RUNNING;
@@ -3696,40 +1293,33 @@ static int task_work(void *self)
     int rc = 0;
     if (t->state == CK_TASK_CREATED) {
         if (t->setup_err[0]) {
-            fail_with(t, CK_FAIL_TASK, 0, NULL, t->setup_err);
+            task_fail_with(t, CK_FAIL_TASK, 0, NULL, t->setup_err);
             return 0;
         }
         if (t->restore_cp) {
-            t->state = CK_TASK_RESTORING;
-            t->restore_t0 = ck_now(t->plat);
-            if (!t->restore.n) {
-                snprintf(t->restore_key, sizeof(t->restore_key), "%s", t->from.dir);
-                fail_restore(t, CK_FAIL_RESTORE_MISSING, "no state handles for this subtask");
-                return 0;
-            }
-            restore_next(t);
+            task_restore_start(t);
             return 0;
         }
-        started(t);
+        task_started(t);
     }
     if (t->state == CK_TASK_RESTORING || t->state == CK_TASK_FAILED)
         return 0;
     ck_time now = ck_now(t->plat);
     /* Credit that arrived since the last call frees output buffers first. */
-    send_all(t);
+    task_send_all(t);
     if (t->state == CK_TASK_RUNNING && !(t->is_source && t->stop_id)) {
         int has_input = t->is_source ? source_has_available(t, now)
                                      : (t->has_gate && ck_gate_has_data(&t->gate));
         if (has_input && outputs_available(t)) {
             rc = t->is_source ? source_step(t, now) : input_step(t, now);
             if (rc < 0) {
-                fail(t, rc, "processing");
+                task_fail(t, rc, "processing");
                 return rc;
             }
         } else if (t->is_source && source_done(t)) {
             rc = source_step(t, now); /* an empty source ends at once */
             if (rc < 0) {
-                fail(t, rc, "processing");
+                task_fail(t, rc, "processing");
                 return rc;
             }
         }
@@ -3738,15 +1328,15 @@ static int task_work(void *self)
      * credit below). */
     if (t->recovering && ck_gate_recovered(&t->gate))
         report_running(t);
-    send_all(t);
+    task_send_all(t);
     /* A timeoutable barrier left aligned: its snapshot may be complete. */
-    if (t->nsnaps && (rc = uc_poll(t)) < 0) {
-        fail(t, rc, "completing a snapshot");
+    if (t->nsnaps && (rc = task_snap_uc_poll(t)) < 0) {
+        task_fail(t, rc, "completing a snapshot");
         return rc;
     }
     if (t->state == CK_TASK_ENDING) {
-        flush_all(t);
-        send_all(t);
+        task_flush_all(t);
+        task_send_all(t);
         int drained = 1;
         for (int i = 0; i < t->nrps; i++)
             drained &= ck_rp_drained(&t->rps[i].rp);
@@ -3754,14 +1344,14 @@ static int task_work(void *self)
          * for the consumers (backpressure), not work. */
         acct(t, ck_now(t->plat), drained ? ACCT_IDLE : ACCT_BP);
         if (drained && t->final_cp && !t->restored_finished) {
-            report(t, CK_MSG_TASK_ENDED);
+            task_report(t, CK_MSG_TASK_ENDED);
             if (t->state == CK_TASK_ENDING) /* not failed while reporting */
                 t->state = CK_TASK_ENDED;
             /* A checkpoint it took while draining completed already. */
             if (t->state == CK_TASK_ENDED && t->ended_snap && t->completed >= t->ended_snap)
-                report(t, CK_MSG_TASK_FINISHED);
+                task_report(t, CK_MSG_TASK_FINISHED);
         } else if (drained) {
-            report(t, CK_MSG_TASK_FINISHED);
+            task_report(t, CK_MSG_TASK_FINISHED);
         }
         return 0;
     }
@@ -3809,8 +1399,6 @@ ck_node ck_task_node(ck_task *t)
 }
 
 /* ---- invariants (task.h) ------------------------------------------------------------- */
-
-#define CK_INV_MODULE "task"
 
 static int check_time(const ck_task *t, ck_inv *v)
 {
@@ -3872,10 +1460,9 @@ static int check_task(const ck_task *t, ck_inv *v)
             CK_INV(v, 4, t->state == CK_TASK_ENDING || ck_rp_drained(rp),
                    "%s: output %d not drained", ck_task_state_name(t->state), i);
         }
-    CK_INV(v, 5, t->nsnaps >= 0 && t->nsnaps <= MAX_SNAPS && t->nacked >= 0 &&
-                     t->nacked <= MAX_SNAPS,
-           "%d snapshots under way, %d acknowledged remembered (at most %d)", t->nsnaps,
-           t->nacked, MAX_SNAPS);
+    if ((rc = task_snap_check(t, v)) || (rc = task_mfile_check(t, v)) ||
+        (rc = task_clog_check(t, v)) || (rc = task_restore_check(t, v)))
+        return rc;
     return 0;
 }
 

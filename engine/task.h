@@ -84,7 +84,30 @@
  *       a stop-with-savepoint finished did not end its input (its windows
  *       stay in the savepoint) and is exempt;
  *   (5) at most MAX_SNAPS snapshots are under way and MAX_SNAPS
- *       acknowledged ones remembered.
+ *       acknowledged ones remembered;
+ *   (6) a snapshot under way is of a checkpoint it took (at most the
+ *       latest), and holds what its stage holds: waiting for channel
+ *       state, its capture; serializing, its encoded file; uploading,
+ *       neither; none has uploads in flight before it uploads;
+ *   (7) merging across checkpoints, the kept file's next append goes at
+ *       a multiple of CK_STORE_APPEND_ALIGN, and a kept file still being
+ *       made is made by a snapshot under way that is uploading;
+ *   (8) per changelog operator: at most CLOG_MAX_INFLIGHT segment uploads
+ *       in flight, and every segment doomed (deleted once its upload
+ *       ends) is one of them; its segments in increasing order of
+ *       sequence number; what acknowledged snapshots referred to at most
+ *       what the changelog cut; a materialization's files set aside only
+ *       while it uploads;
+ *   (9) a restore's next handle is at most its last + 1; downloaded files
+ *       are held only while RESTORING, and a downloaded range of a merged
+ *       file only while a handle still to restore has a segment in it.
+ *
+ * Files: the lifecycle above is engine/task.c; snapshots (5, 6) are
+ * engine/task_snapshot.c, file merging (7) engine/task_mfile.c, the state
+ * changelog (8) engine/task_changelog.c, the restore (9)
+ * engine/task_restore.c, each drawing its own state machine; they share
+ * engine/task_impl.h, which nothing outside them includes (but
+ * tests/test_task.c).
  */
 #ifndef CK_TASK_H
 #define CK_TASK_H

@@ -2387,7 +2387,7 @@ static int mat_put(ck_platform *p, const char *key, uint8_t *data, size_t len, u
     (void)p, (void)key, (void)len;
     free(data);
     mat_store.puts++;
-    if (token & (UINT64_C(1) << 62)) { /* a materialization's (task.c's CLOG_MAT) */
+    if (token & (UINT64_C(1) << 62)) { /* a materialization's (task_impl.h's CLOG_MAT) */
         mat_store.mat_token = token;
         snprintf(mat_store.mat_key, sizeof(mat_store.mat_key), "%s", key);
     }

@@ -3,7 +3,8 @@
  * restore with input channel state (the task runs only once it has read
  * it), and priority events between records (a step ends within a short
  * span of simulated time, so that a barrier or a trigger never waits
- * behind a long batch).
+ * behind a long batch), and the invariants of the task's machines
+ * (task.h (6) to (9)), checked from the inside (task_impl.h).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,8 +17,11 @@
 #include "fakeplat.h"
 #include "gate.h"
 #include "graph.h"
+#include "invcheck.h"
 #include "snapshot.h"
 #include "task.h"
+#include "task_impl.h"
+#include "testgraph.h"
 
 /* src(1) -> map(1) -> out(1): the map behind a rebalance edge (unaligned
  * checkpoints, when on, may overtake data on it), the sink chained to it;
@@ -476,6 +480,80 @@ static void test_source_step_short_for_triggers(void **state)
     pair_free(&p);
 }
 
+/* The snapshot's and the merged file's invariants, (6) and (7): a source
+ * triggered has its snapshot serializing, and the check passes; the
+ * snapshot without its encoded file, in no stage, or newer than the
+ * latest it took, breaks (6); the kept file's end off the append
+ * alignment, or the file being made by a snapshot that is not uploading,
+ * breaks (7). */
+static void test_snapshot_invariants(void **state)
+{
+    (void)state;
+    static pair p;
+    pair_init(&p, 0, 0, 0, 0);
+    p.nm.ops->work(p.nm.self);
+    deliver(&p.wm, &p);
+    p.ns.ops->work(p.ns.self);
+    assert_int_equal(send_trigger(p.ns, ck_graph_endpoint(&p.g, 0, 0, 0), 0, 1), 0);
+    ck_task *t = p.src;
+    assert_int_equal(t->nsnaps, 1);
+    snap_job *j = &t->snaps[0];
+    assert_int_equal(j->stage, SNAP_SERIALIZING);
+    assert_int_equal(ck_task_check(t, NULL), 0);
+    INV_BREAK(j->data, NULL, ck_task_check(t, &V), "task", 6);
+    INV_BREAK(j->stage, SNAP_UPLOADING, ck_task_check(t, &V), "task", 6);
+    INV_BREAK(j->stage, 0, ck_task_check(t, &V), "task", 6);
+    INV_BREAK(t->last_snap, 0, ck_task_check(t, &V), "task", 6);
+    INV_BREAK(t->seg.end, 100, ck_task_check(t, &V), "task", 7);
+    snprintf(t->seg.key, sizeof(t->seg.key), "checkpoints/test-job/shared/v0-0-a0-c1-m0.seg");
+    t->seg.end = CK_STORE_APPEND_ALIGN;
+    assert_int_equal(ck_task_check(t, NULL), 0); /* open */
+    INV_BREAK(t->seg.creator, 1, ck_task_check(t, &V), "task", 7); /* serializing */
+    INV_BREAK(t->seg.creator, 2, ck_task_check(t, &V), "task", 7); /* none */
+    pair_free(&p);
+}
+
+/* The changelog's and the restore's invariants, (8) and (9): the keyed
+ * subtask with the changelog on passes once running; a doomed segment
+ * whose upload is not in flight (none is, or another), snapshots
+ * acknowledged past the changelog's cut, or a negative count of a
+ * materialization's uploads break (8); a restore past its last handle,
+ * or a downloaded range held while running, break (9). */
+static void test_changelog_restore_invariants(void **state)
+{
+    (void)state;
+    static ck_graph g;
+    ck_config cfg;
+    ck_config_defaults(&cfg);
+    cfg.v[CK_CFG_CP_INTERVAL] = CK_NS_PER_S;
+    cfg.v[CK_CFG_CLOG_ENABLED] = 1;
+    test_graph_keyed(&g, &cfg, 2);
+    ck_job_env env = {.g = &g, .cfg = &cfg, .job_id = "test-job"};
+    fake_world w = {0};
+    fake_plat fp;
+    fake_init(&fp, &w, ck_graph_endpoint(&g, 0, 1, 0));
+    ck_task *t = ck_task_new(&env, &fp.plat, 2, 0, NULL); /* agg subtask 0 */
+    assert_non_null(t);
+    ck_node n = ck_task_node(t);
+    n.ops->work(n.self);
+    assert_int_equal(ck_task_get_state(t), CK_TASK_RUNNING);
+    assert_int_equal(t->nclogs, 1);
+    struct task_clog *c = &t->clogs[0];
+    assert_int_equal(ck_task_check(t, NULL), 0);
+    INV_BREAK(c->ndoomed, 1, ck_task_check(t, &V), "task", 8);
+    c->ninflight = c->ndoomed = 1; /* a segment uploading, deleted once it lands */
+    c->inflight[0] = c->doomed_first[0] = 5;
+    assert_int_equal(ck_task_check(t, NULL), 0);
+    INV_BREAK(c->doomed_first[0], 6, ck_task_check(t, &V), "task", 8);
+    c->ninflight = c->ndoomed = 0;
+    INV_BREAK(c->acked, c->log->cut_seq + 1, ck_task_check(t, &V), "task", 8);
+    INV_BREAK(c->mat_busy, -1, ck_task_check(t, &V), "task", 8);
+    INV_BREAK(t->restore_next, 1, ck_task_check(t, &V), "task", 9);
+    INV_BREAK(t->nsegobj, 1, ck_task_check(t, &V), "task", 9);
+    ck_task_del(t);
+    fake_clear(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -484,6 +562,8 @@ int main(void)
         cmocka_unit_test(test_step_short_for_unaligned_barriers),
         cmocka_unit_test(test_step_one_costly_record),
         cmocka_unit_test(test_source_step_short_for_triggers),
+        cmocka_unit_test(test_snapshot_invariants),
+        cmocka_unit_test(test_changelog_restore_invariants),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

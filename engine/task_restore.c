@@ -1,0 +1,511 @@
+/*
+ * task_restore.c - a subtask restoring a checkpoint or savepoint (task.h:
+ * CREATED --> RESTORING --> RUNNING): the state handles the job manager's
+ * DEPLOY handed it, downloaded one by one, each file's size and checksum
+ * checked against its handle, and its state put in place.
+ *
+ * A canonical state file (CK_HANDLE_SNAPSHOT) is decoded and applied at
+ * once (restore_apply_snapshot: keyed state, source offsets, the sinks'
+ * pending transactions committed and the open one aborted, channel state
+ * queued in front of the gate's and the partitions' channels); native
+ * files (RocksDB's) and a changelog's materialization and segments are
+ * kept until all are in, then handed to their backends
+ * (restore_install_native, task_clog_restore). A file that came inline in
+ * its handle is taken from there. A segment of a merged file (file
+ * merging, task_mfile.c) is cut out of a range of its object, downloaded
+ * with a ranged get that takes in the segments still to restore near it
+ * (restore_seg_range, SEG_READ_GAP); the range is kept while a handle
+ * still to restore has a segment in it.
+ *
+ *   CREATED --a checkpoint to restore: task_restore_start--> downloading
+ *       (RESTORING; no handle for the subtask: it fails, missing)
+ *   downloading --a file landed (task_restore_done) or came inline, checked
+ *       and applied or kept (restore_file, restore_segment); the next
+ *       handle asked for (restore_next)--> downloading
+ *   downloading --the last handle in: native files and the changelog
+ *       installed (restore_finish)--> loading (the backends' work charged
+ *       as background CPU and local disk: RESTORE_LOAD_TOKEN)
+ *   loading --that work done (at once when there is none):
+ *       task_started--> RUNNING (recovering first with input channel
+ *       state: task.c)
+ *   downloading --a file missing, damaged, unreadable, not this
+ *       subtask's (or native files its backend cannot open), or an I/O
+ *       or memory error: task_restore_fail--> FAILED
+ *       (its CK_FAIL_RESTORE_* code tells the job manager whether an
+ *       older checkpoint may do)
+ *
+ * Invariants (task.h's numbers, checked by ck_task_check):
+ *   (9) the next handle to restore is at most one past the last;
+ *       downloaded files are held only while RESTORING, and a downloaded
+ *       range of a merged file only while a handle still to restore has
+ *       a segment in it.
+ */
+#include "task_impl.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "crc32c.h"
+#include "error.h"
+
+#define CK_INV_MODULE "task" /* invariant.h */
+
+/* Segments of one object less than this far apart are read as one range
+ * (the bytes between, padding or files no longer referred to, cost less
+ * than another request); farther apart, each run is its own download. */
+#define SEG_READ_GAP ((uint64_t)256 << 10)
+
+static int restore_install_native(ck_task *t);
+static int restore_segment(ck_task *t, uint32_t obj);
+static int restore_file(ck_task *t, uint8_t *data, size_t len, int *kept);
+
+/* The restore failed on the file restore_key (code: CK_FAIL_RESTORE_*). */
+void task_restore_fail(ck_task *t, uint32_t code, const char *what)
+{
+    char msg[300];
+    snprintf(msg, sizeof(msg), "checkpoint %llu: %s: %s", (unsigned long long)t->restore_cp,
+             t->restore_key, what);
+    task_fail_with(t, code, t->restore_cp, t->restore_key, msg);
+}
+
+/* The code of a restore that failed with rc: CK_ECHECKSUM and
+ * CK_ECORRUPT are the file's (its bytes are not those written; it does
+ * not decode, or does not fit the job), anything else the restore's own
+ * (memory, I/O). */
+uint32_t task_restore_code(int rc)
+{
+    return rc == CK_ECHECKSUM  ? CK_FAIL_RESTORE_DAMAGED
+           : rc == CK_ECORRUPT ? CK_FAIL_RESTORE_UNREADABLE
+                               : CK_FAIL_RESTORE_IO;
+}
+
+/* Puts a decoded snapshot in place: state, source offsets, sink transactions. */
+static int restore_apply_snapshot(ck_task *t, const ck_snapshot *s, const char **why)
+{
+    *why = "it does not belong to this subtask";
+    if (s->checkpoint_id != t->restore_cp || s->vertex != t->vertex || s->subtask != t->subtask ||
+        s->parallelism != t->g->v[t->vertex].parallelism)
+        return CK_ECORRUPT;
+    if (s->finished) {
+        /* It had finished: it stays so. A source reads nothing; the rest
+         * pass their upstreams' END_OF_PARTITION on, and it reports
+         * finished without waiting for a checkpoint. */
+        t->restored_finished = 1;
+        for (int k = 0; k < t->nparts; k++)
+            t->off[k] = t->end[k];
+        return CK_OK;
+    }
+    *why = "its state does not match the job's operators";
+    int rc = ck_chain_restore(&t->chain, s);
+    if (rc)
+        return rc;
+    if (s->has_source != t->is_source)
+        return CK_ECORRUPT;
+    /* Channel state (an unaligned checkpoint): what its barriers overtook
+     * is sent and read again before anything new. */
+    *why = "its channel state does not match the job's channels";
+    for (int i = 0; i < s->nchans; i++) {
+        const ck_chan_state *cs = &s->chans[i];
+        rc = CK_ECORRUPT;
+        if (cs->out) {
+            for (int k = 0; k < t->nrps; k++)
+                if (t->rps[k].edge->id == cs->edge)
+                    rc = ck_rp_replay(&t->rps[k].rp, cs->peer, cs->data, cs->len);
+        } else if (t->has_gate && t->gate.edge == cs->edge) {
+            rc = ck_gate_replay(&t->gate, cs->peer, cs->data, cs->len);
+        }
+        if (rc)
+            return rc;
+    }
+    /* Barriers and cancel markers of checkpoints up to the restored one,
+     * replayed from the state, are old news. */
+    if (s->nchans && t->has_gate)
+        t->gate.done_id = t->restore_cp;
+    for (int i = 0; s->has_source && i < s->source.nparts; i++) {
+        int k = 0;
+        while (k < t->nparts && t->parts[k] != s->source.parts[i])
+            k++;
+        if (k == t->nparts || s->source.offsets[i] > t->end[k])
+            return CK_ECORRUPT;
+        t->off[k] = s->source.offsets[i];
+        t->maxts[k] = s->source.maxts[i];
+    }
+    const ck_vertex *v = &t->g->v[t->vertex];
+    for (int i = 0; i < s->nsinks; i++) {
+        const ck_sink_capture *sk = &s->sinks[i];
+        ck_op *op = NULL;
+        for (int k = 0; k < t->chain.nops; k++)
+            if (v->ops[k] == sk->op)
+                op = &t->chain.ops[k];
+        if (!op || op->spec->kind != CK_OP_SINK || !op->two_phase)
+            return CK_ECORRUPT;
+        /* Transactions pre-committed up to the restored checkpoint commit now
+         * (again, if they had); the one it left open is aborted. Those the
+         * failed attempt began after it stay uncommitted for good: this
+         * attempt numbers its own transactions, so that it never writes
+         * into one of them (and commits its leftovers with its own). */
+        for (int p = 0; p < sk->npending; p++)
+            if ((rc = t->plat->ops->output_commit(t->plat, op->sink_id, sk->pending[p])))
+                return rc;
+        if ((rc = t->plat->ops->output_abort(t->plat, op->sink_id, sk->open_txn)))
+            return rc;
+        op->txn = task_first_txn(t);
+    }
+    return CK_OK;
+}
+
+/* The native files a restore downloaded so far. */
+static void restore_free_files(ck_task *t)
+{
+    for (uint32_t i = 0; t->rdata && i < t->restore.n; i++)
+        free(t->rdata[i]);
+    free(t->rdata);
+    free(t->rlen);
+    t->rdata = NULL;
+    t->rlen = NULL;
+    for (uint32_t i = 0; i < t->nsegobj; i++) {
+        free(t->segobj[i].key);
+        free(t->segobj[i].data);
+    }
+    free(t->segobj);
+    t->segobj = NULL;
+    t->nsegobj = 0;
+}
+
+void task_restore_free(ck_task *t)
+{
+    restore_free_files(t); /* before the handles: it counts them */
+    ck_handles_free(&t->restore);
+}
+
+/* 1 when the downloaded range o holds h's segment. */
+static int restore_seg_holds(const struct seg_obj *o, const ck_handle *h)
+{
+    return !strcmp(o->key, h->key) && h->offset >= o->at && h->offset - o->at <= o->len &&
+           h->bytes <= o->len - (h->offset - o->at);
+}
+
+/* The range to download for the handle being restored, a segment: its
+ * own, grown by every segment of the same object still to restore that
+ * lies within SEG_READ_GAP of it, as Flink reads a merged file's segments
+ * by their offsets and not the whole file (a file a subtask appends to
+ * across checkpoints holds segments no checkpoint refers to any more). */
+static void restore_seg_range(const ck_task *t, uint64_t *at, uint64_t *len)
+{
+    const ck_handle *h = &t->restore.v[t->restore_next];
+    uint64_t lo = h->offset, hi = h->offset + h->bytes;
+    for (int grew = 1; grew;) {
+        grew = 0;
+        for (uint32_t k = t->restore_next + 1; k < t->restore.n; k++) {
+            const ck_handle *o = &t->restore.v[k];
+            uint64_t s = o->offset, e = o->offset + o->bytes;
+            if (!(o->flags & CK_HANDLE_SEGMENT) || strcmp(o->key, h->key) ||
+                (s >= lo && e <= hi) || s > hi + SEG_READ_GAP || e + SEG_READ_GAP < lo)
+                continue;
+            lo = s < lo ? s : lo;
+            hi = e > hi ? e : hi;
+            grew = 1;
+        }
+    }
+    *at = lo;
+    *len = hi - lo;
+}
+
+/* Every handle restored: the native files go in place, then the task
+ * starts (once the backends' loading work is charged). */
+static void restore_finish(ck_task *t)
+{
+    t->restore_dl = ck_now(t->plat);
+    int failed = restore_install_native(t) || task_clog_restore(t);
+    restore_free_files(t);
+    if (failed)
+        return;
+    /* What the backends did on their stores loading it is part of
+     * the restore, not of the first records' processing. */
+    ck_time unused;
+    uint64_t disk;
+    t->restore_flops += ck_chain_take_flops(&t->chain, t->restore_dl, &unused);
+    t->restore_flops += ck_chain_take_background(&t->chain, &disk, NULL);
+    t->restore_disk += disk;
+    if (t->restore_flops > 0 || t->restore_disk > 0)
+        t->plat->ops->background(t->plat, t->restore_dl, t->restore_flops, t->restore_disk,
+                                 RESTORE_LOAD_TOKEN);
+    else
+        task_started(t);
+}
+
+/* Downloads the next of the state handles to restore; once all are in
+ * place, the task starts. */
+static void restore_next(ck_task *t)
+{
+    /* a segment of an object downloaded already is restored from it at
+     * once, and the handle after it is next */
+    for (;;) {
+        if (t->restore_next == t->restore.n) {
+            restore_finish(t);
+            return;
+        }
+        const ck_handle *h = &t->restore.v[t->restore_next];
+        snprintf(t->restore_key, sizeof(t->restore_key), "%s", h->key);
+        if (h->flags & CK_HANDLE_INLINE) { /* it came with the deployment */
+            uint8_t *d = malloc(h->bytes ? h->bytes : 1);
+            int kept = 0;
+            if (!d) {
+                task_restore_fail(t, CK_FAIL_RESTORE_IO, ck_strerror(CK_ENOMEM));
+                return;
+            }
+            memcpy(d, h->data, h->bytes);
+            int rc = restore_file(t, d, h->bytes, &kept);
+            if (!kept)
+                free(d);
+            if (rc)
+                return;
+            continue;
+        }
+        int seg = (h->flags & CK_HANDLE_SEGMENT) != 0;
+        uint32_t obj = 0;
+        while (seg && obj < t->nsegobj && !restore_seg_holds(&t->segobj[obj], h))
+            obj++;
+        if (!seg || obj == t->nsegobj) {
+            int rc;
+            uint64_t len;
+            if (seg && t->plat->ops->store_get_range) {
+                restore_seg_range(t, &t->seg_at, &len);
+                rc = t->plat->ops->store_get_range(t->plat, h->key, t->seg_at, len,
+                                                   RESTORE_TOKEN);
+            } else {
+                t->seg_at = 0;
+                rc = t->plat->ops->store_get(t->plat, h->key, RESTORE_TOKEN);
+            }
+            if (rc)
+                task_restore_fail(t, CK_FAIL_RESTORE_IO, ck_strerror(rc));
+            return;
+        }
+        if (restore_segment(t, obj))
+            return;
+    }
+}
+
+void task_restore_start(ck_task *t)
+{
+    t->state = CK_TASK_RESTORING;
+    t->restore_t0 = ck_now(t->plat);
+    if (!t->restore.n) {
+        snprintf(t->restore_key, sizeof(t->restore_key), "%s", t->from.dir);
+        task_restore_fail(t, CK_FAIL_RESTORE_MISSING, "no state handles for this subtask");
+        return;
+    }
+    restore_next(t);
+}
+
+/* Puts every operator's native files in place (its backend opens them),
+ * once all are downloaded; they are what the next checkpoints refer to.
+ * Returns 0, or non-zero when the task failed. */
+static int restore_install_native(ck_task *t)
+{
+    uint32_t n = t->restore.n;
+    const char **names = calloc(n + 1, sizeof(*names));
+    uint8_t **data = calloc(n + 1, sizeof(*data));
+    size_t *lens = calloc(n + 1, sizeof(*lens));
+    int rc = names && data && lens ? CK_OK : CK_ENOMEM;
+    for (uint32_t i = 0; i < n && !rc; i++) {
+        const ck_handle *h = &t->restore.v[i];
+        int first = h->kind == CK_HANDLE_NATIVE;
+        for (uint32_t k = 0; k < i && first; k++)
+            first = !(t->restore.v[k].kind == CK_HANDLE_NATIVE && t->restore.v[k].op == h->op);
+        if (!first)
+            continue;
+        uint32_t m = 0;
+        for (uint32_t k = i; k < n; k++)
+            if (t->restore.v[k].kind == CK_HANDLE_NATIVE && t->restore.v[k].op == h->op) {
+                names[m] = t->restore.v[k].local;
+                data[m] = t->rdata[k];
+                lens[m++] = t->rlen[k];
+            }
+        ck_kstate *ks = ck_chain_kstate(&t->chain, (int)h->op);
+        snprintf(t->restore_key, sizeof(t->restore_key), "%s", h->key);
+        if (!ks || !ks->ops->native_restore) {
+            task_restore_fail(t, CK_FAIL_RESTORE_UNREADABLE,
+                              "native state of an operator whose backend cannot read it");
+            rc = CK_ECORRUPT;
+            task_restore_fail(t, rc, "native state of an operator whose backend cannot read it");
+            break;
+        }
+        if ((rc = ks->ops->native_restore(ks, m, names, data, lens))) {
+            task_restore_fail(t, task_restore_code(rc),
+                              rc == CK_ECORRUPT ? "its operator's native files do not open"
+                                                : ck_strerror(rc));
+            break;
+        }
+        for (uint32_t k = i; k < n && !rc; k++) {
+            const ck_handle *f = &t->restore.v[k];
+            if (f->kind == CK_HANDLE_NATIVE && f->op == h->op && (f->flags & CK_HANDLE_SHARED))
+                rc = ck_handles_add_like(&t->confirmed, f,
+                                         f->flags & (CK_HANDLE_SHARED | CK_HANDLE_SEGMENT));
+        }
+        if (rc)
+            task_restore_fail(t, CK_FAIL_RESTORE_IO, ck_strerror(rc));
+    }
+    if (rc == CK_ENOMEM && t->state != CK_TASK_FAILED)
+        task_restore_fail(t, CK_FAIL_RESTORE_IO, ck_strerror(rc));
+    free(names);
+    free(data);
+    free(lens);
+    return rc;
+}
+
+/* Takes the file of the handle being restored: checks it and puts it in
+ * place (a canonical file) or keeps it (*kept: a native file, put in
+ * place once all are in); then the next handle is the one being
+ * restored. Returns 0, or non-zero when the task failed. */
+static int restore_file(ck_task *t, uint8_t *data, size_t len, int *kept)
+{
+    *kept = 0;
+    const ck_handle *h = &t->restore.v[t->restore_next];
+    /* Loading it allocates (decoding it, keeping it until all are in):
+     * the platform may make that fail, as memory running out would. */
+    if (ck_alloc_fails(t->plat, CK_POINT_RESTORE)) {
+        task_restore_fail(t, CK_FAIL_RESTORE_IO, ck_strerror(CK_ENOMEM));
+        return 1;
+    }
+    if (h->kind != CK_HANDLE_SNAPSHOT) {
+        /* a native file's handle has the CRC of the whole file; a
+         * changelog segment or canonical materialization ends with its own */
+        int native = ck_handle_crc_whole(h);
+        uint32_t crc = native ? ck_crc32c(0, data, len)
+                       : len >= 4                  ? ck_get_u32(data + len - 4)
+                                                   : ~h->crc;
+        if (len != h->bytes || crc != h->crc) {
+            task_restore_fail(t, CK_FAIL_RESTORE_DAMAGED,
+                              "not the file the checkpoint recorded (size or checksum)");
+            return 1;
+        }
+        if (!t->rdata) {
+            t->rdata = calloc(t->restore.n, sizeof(*t->rdata));
+            t->rlen = calloc(t->restore.n, sizeof(*t->rlen));
+            if (!t->rdata || !t->rlen) {
+                task_restore_fail(t, CK_FAIL_RESTORE_IO, ck_strerror(CK_ENOMEM));
+                return 1;
+            }
+        }
+        t->rdata[t->restore_next] = data;
+        t->rlen[t->restore_next] = len;
+        if (native) /* the backend opens it from the local disk */
+            t->restore_disk += len;
+        else /* decoding it */
+            t->restore_flops += SERIALIZE_FLOPS_PER_BYTE * (double)len;
+        t->restore_next++;
+        *kept = 1;
+        return 0;
+    }
+    if (len != h->bytes || len < 4 || ck_get_u32(data + len - 4) != h->crc) {
+        task_restore_fail(t, CK_FAIL_RESTORE_DAMAGED,
+                          "not the file the checkpoint recorded (size or checksum)");
+        return 1;
+    }
+    t->restore_flops += SERIALIZE_FLOPS_PER_BYTE * (double)len; /* decoding it */
+    ck_snapshot s;
+    const char *why;
+    int rc = ck_snap_decode(data, len, &s, &why);
+    if (rc) {
+        task_restore_fail(t, task_restore_code(rc), rc == CK_ENOMEM ? ck_strerror(rc) : why);
+        return 1;
+    }
+    rc = restore_apply_snapshot(t, &s, &why);
+    ck_snapshot_free(&s);
+    if (rc) {
+        task_restore_fail(t, task_restore_code(rc), rc == CK_ECORRUPT ? why : ck_strerror(rc));
+        return 1;
+    }
+    t->restore_next++;
+    return 0;
+}
+
+/* Restores the handle being restored, a segment of the object segobj[obj]
+ * (downloaded), from a copy of its bytes; the object goes once no handle
+ * after it has a segment of it. Returns 0, or non-zero when the task
+ * failed. */
+static int restore_segment(ck_task *t, uint32_t obj)
+{
+    const ck_handle *h = &t->restore.v[t->restore_next];
+    struct seg_obj *o = &t->segobj[obj];
+    if (!restore_seg_holds(o, h)) { /* a download cut short: the object ends first */
+        task_restore_fail(t, CK_FAIL_RESTORE_DAMAGED,
+                          "its merged file ends before the segment the checkpoint recorded");
+        return 1;
+    }
+    uint8_t *d = malloc(h->bytes ? h->bytes : 1);
+    if (!d) {
+        task_restore_fail(t, CK_FAIL_RESTORE_IO, ck_strerror(CK_ENOMEM));
+        return 1;
+    }
+    memcpy(d, o->data + (h->offset - o->at), h->bytes);
+    int later = 0;
+    for (uint32_t k = t->restore_next + 1; k < t->restore.n && !later; k++) {
+        const ck_handle *n = &t->restore.v[k];
+        later = (n->flags & CK_HANDLE_SEGMENT) && restore_seg_holds(o, n);
+    }
+    if (!later) {
+        free(o->key);
+        free(o->data);
+        *o = t->segobj[--t->nsegobj];
+    }
+    int kept, rc = restore_file(t, d, h->bytes, &kept);
+    if (!kept)
+        free(d);
+    return rc;
+}
+
+/* A download for the restore landed. Returns 1 when it kept data. */
+int task_restore_done(ck_task *t, int status, uint8_t *data, size_t len)
+{
+    if (status) {
+        task_restore_fail(t, status == CK_ENOTFOUND ? CK_FAIL_RESTORE_MISSING : CK_FAIL_RESTORE_IO,
+                          status == CK_ENOTFOUND ? "missing" : ck_strerror(status));
+        return 0;
+    }
+    const ck_handle *h = &t->restore.v[t->restore_next];
+    if (h->flags & CK_HANDLE_SEGMENT) { /* a range of a merged object: segments come from it */
+        struct seg_obj *v = realloc(t->segobj, (t->nsegobj + 1) * sizeof(*v));
+        size_t kl = strlen(h->key) + 1;
+        char *key = malloc(kl);
+        if (key)
+            memcpy(key, h->key, kl);
+        if (v)
+            t->segobj = v;
+        if (!v || !key) {
+            free(key);
+            task_restore_fail(t, CK_FAIL_RESTORE_IO, ck_strerror(CK_ENOMEM));
+            return 0;
+        }
+        t->segobj[t->nsegobj++] =
+            (struct seg_obj){.key = key, .at = t->seg_at, .data = data, .len = len};
+        t->restore_bytes += len;
+        if (!restore_segment(t, t->nsegobj - 1))
+            restore_next(t);
+        return 1;
+    }
+    int kept;
+    t->restore_bytes += len;
+    if (!restore_file(t, data, len, &kept))
+        restore_next(t);
+    return kept;
+}
+
+int task_restore_check(const ck_task *t, ck_inv *v)
+{
+    CK_INV(v, 9, t->restore_next <= t->restore.n, "handle %u of %u next to restore",
+           t->restore_next, t->restore.n);
+    CK_INV(v, 9, t->state == CK_TASK_RESTORING || (!t->rdata && !t->nsegobj),
+           "%s, holding %s downloaded files and %u merged ranges",
+           ck_task_state_name(t->state), t->rdata ? "its" : "no", t->nsegobj);
+    for (uint32_t o = 0; o < t->nsegobj; o++) {
+        int later = 0;
+        for (uint32_t k = t->restore_next; k < t->restore.n && !later; k++)
+            later = (t->restore.v[k].flags & CK_HANDLE_SEGMENT) &&
+                    restore_seg_holds(&t->segobj[o], &t->restore.v[k]);
+        CK_INV(v, 9, later, "a range of %s kept that no handle still to restore has a segment in",
+               t->segobj[o].key);
+    }
+    return 0;
+}
