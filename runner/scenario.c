@@ -635,7 +635,7 @@ static void parse_rescale(ck_jin *j, const cJSON *e, ck_scenario *s, ck_fault *f
                     ck_jin_fail(j,
                                 "the job needs %d slots at this parallelism, and the cluster's "
                                 "%d task managers with taskmanager.numberOfTaskSlots = %d hold "
-                                "%d: give cluster.taskmanagers (idle ones wait for a rescale)",
+                                "%d: raise cluster.taskmanagers (idle ones wait for a rescale)",
                                 g->nslots, ntm, g->slots_per_host, ntm * g->slots_per_host);
             }
         }
