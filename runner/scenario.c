@@ -614,6 +614,19 @@ static void parse_rescale(ck_jin *j, const cJSON *e, ck_scenario *s, ck_fault *f
         f->par[op] = (uint16_t)x->valuedouble;
         ck_jin_pop(j, s2);
     }
+    /* A forward edge (a chain, Flink's vertex) keeps one parallelism: the
+     * adaptive scheduler rescales whole vertices, and a forward edge
+     * between two parallelisms is refused by Flink. */
+    for (int k = 0; k < s->graph.spec.nops && !j->failed; k++) {
+        const ck_op_spec *op = &s->graph.spec.ops[k];
+        if (op->kind != CK_OP_SOURCE && op->ship == CK_SHIP_FORWARD && op->input >= 0 &&
+            f->par[k] != f->par[op->input])
+            ck_jin_fail(j,
+                        "\"%s\" (%d) reads \"%s\" (%d) over a forward edge: give both the same "
+                        "parallelism (a chain, Flink's job vertex, has one)",
+                        op->name, f->par[k], s->graph.spec.ops[op->input].name,
+                        f->par[op->input]);
+    }
     if (!j->failed) {
         ck_job_spec *spec = malloc(sizeof(*spec));
         ck_graph *g = malloc(sizeof(*g));

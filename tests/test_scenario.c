@@ -237,8 +237,8 @@ static const bad cases[] = {
      "events[0].parallelism: the job needs 3 slots at this parallelism, and the cluster's 2 "
      "task managers"},
     {"\"expect\"", "\"events\": [{\"at\": \"1 s\", \"action\": \"rescale\", \"parallelism\": {\"out\": 1}}], \"expect\"",
-     "events[0].parallelism: the job at this parallelism does not build: out: forward "
-     "partitioning needs equal parallelism"},
+     "events[0].parallelism: \"out\" (1) reads \"agg\" (2) over a forward edge: give both "
+     "the same parallelism (a chain, Flink's job vertex, has one)"},
     {"\"expect\"", "\"events\": [{\"at\": \"1 s\", \"action\": \"rescale\", \"parallelism\": {\"agg\": 2}, \"host\": \"tm0\"}], \"expect\"",
      "events[0].host: unknown key"},
 };
