@@ -639,7 +639,7 @@ static void parse_rescale(ck_jin *j, const cJSON *e, ck_scenario *s, ck_fault *f
             for (int k = 0; k < spec->nops; k++)
                 spec->ops[k].parallelism = f->par[k];
             if (ck_graph_build(g, spec, &s->cfg, &bad, why, sizeof(why))) {
-                ck_jin_fail(j, "the job at this parallelism does not build: %s%s%s", 
+                ck_jin_fail(j, "the job at this parallelism does not build: %s%s%s",
                             bad >= 0 ? s->graph.spec.ops[bad].name : "",
                             bad >= 0 ? ": " : "", why);
             } else {
