@@ -8,8 +8,10 @@
 #include "coordinator.h"
 #include "error.h"
 #include "handle.h"
+#include "jobmanager.h"
 #include "sinkfs.h"
 #include "storefs.h"
+#include "wire.h"
 
 /* The actions of the events timeline, in the order of ck_fault_kind. */
 const char *const ck_crash_kind_names[] = {"process", "host", NULL};
@@ -19,7 +21,8 @@ const char *const ck_fault_names[] = {"crash",          "slow_cpu",      "slow_l
                                       "corrupt_checkpoint", "slow_operator", "hot_key",
                                       "slow_sink",      "store_errors",  "store_delay",
                                       "alloc_failure",  "sink_duplicate", "sink_drop",
-                                      "sink_corrupt",   NULL};
+                                      "sink_corrupt",   "rescale",       NULL};
+const char *const ck_rescale_via_names[] = {"savepoint", "checkpoint", NULL};
 
 const char *const ck_store_op_names[] = {"put", "get", "delete", NULL};
 const char *const ck_alloc_point_names[] = {"restore", "snapshot", "deploy", NULL};
@@ -64,6 +67,24 @@ int ck_fault_cuts(const ck_fault *f, int a, int b)
             sb = f->side[i];
     }
     return sa >= 0 && sb >= 0 && sa != sb;
+}
+
+uint8_t *ck_fault_request(const ck_fault *f, size_t *n)
+{
+    uint8_t body[CK_RESCALE_BODY > CK_SAVEPOINT_BODY ? CK_RESCALE_BODY : CK_SAVEPOINT_BODY];
+    uint8_t *m;
+    if (f->kind == CK_FAULT_RESCALE) {
+        ck_put_u32(body, (uint32_t)f->via);
+        m = ck_wire_msg(CK_MSG_RESCALE, CK_EP_CLIENT, CK_EP_JM, 0, body, CK_RESCALE_BODY, n);
+        if (m)
+            ck_put_u32(m + 16, (uint32_t)f->rescale); /* the header's arg */
+    } else {
+        ck_put_i64(body, f->resume_after);
+        m = ck_wire_msg(CK_MSG_SAVEPOINT, CK_EP_CLIENT, CK_EP_JM, 0, body, CK_SAVEPOINT_BODY, n);
+        if (m)
+            ck_put_u32(m + 16, (uint32_t)f->stop);
+    }
+    return m;
 }
 
 const char *ck_fault_name(ck_fault_kind k)

@@ -62,8 +62,15 @@ typedef enum ck_fault_kind {
     CK_FAULT_SINK_DUPLICATE,     /* ...applies it twice */
     CK_FAULT_SINK_DROP,          /* ...loses it */
     CK_FAULT_SINK_CORRUPT,       /* ...changes one record's value */
+    CK_FAULT_RESCALE,            /* the job's parallelism changes: stop-with-savepoint and a
+                                  * restart from it, or (the adaptive scheduler) a restart
+                                  * from the next completed checkpoint */
 } ck_fault_kind;
-#define CK_FAULT_KINDS (CK_FAULT_SINK_CORRUPT + 1)
+#define CK_FAULT_KINDS (CK_FAULT_RESCALE + 1)
+
+/* How a rescale goes (ck_fault.via), in the order of ck_rescale_via_names:
+ * the engine's CK_RESCALE_VIA_* (engine/jobmanager.h) are the same. */
+extern const char *const ck_rescale_via_names[];
 
 /* Whether a fault of kind k acts inside the processes (buggify.h). */
 static inline int ck_fault_in_process(ck_fault_kind k)
@@ -116,6 +123,7 @@ const char *ck_moment_name(ck_moment m);
 
 #define CK_MAX_FAULTS 64
 #define CK_MAX_PARTITION_HOSTS 64
+#define CK_FAULT_MAX_OPS 64 /* = CK_MAX_OPS (engine/graph.h) */
 
 /*
  * Hosts of a fault: task managers are 0..ntm-1, the job manager is ntm and
@@ -150,7 +158,16 @@ typedef struct ck_fault {
     int nside;             /* partition: hosts named, and the side each is on (0/1) */
     int side_host[CK_MAX_PARTITION_HOSTS];
     uint8_t side[CK_MAX_PARTITION_HOSTS];
+    int via;               /* rescale: 0 savepoint, 1 checkpoint (ck_rescale_via_names) */
+    int rescale;           /* rescale: its number among the timeline's rescales (0: first) */
+    uint16_t par[CK_FAULT_MAX_OPS]; /* rescale: per operator of the job (by index), the
+                                     * parallelism it names (0: the operator keeps its) */
 } ck_fault;
+
+/* The request a savepoint or rescale event sends the job manager, as `flink
+ * savepoint`, `flink stop` or a rescale would: a malloc'd message (*n
+ * bytes) from CK_EP_CLIENT, or NULL when out of memory. */
+uint8_t *ck_fault_request(const ck_fault *f, size_t *n);
 
 enum { CK_DAMAGE_BITFLIP = 0, CK_DAMAGE_TRUNCATE = 1 };
 /* The file a corrupt_checkpoint damages in the latest completed checkpoint:

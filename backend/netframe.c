@@ -211,7 +211,8 @@ int ck_netframe_check(const ck_graph *g, uint32_t src, uint32_t dst, const uint8
             global != h.src)
             return CK_EPROTO;
         return CK_OK;
-    default: /* SAVEPOINT: a client's request comes only from inside the job manager's process */
+    default: /* SAVEPOINT, RESCALE: a client's request comes only from inside the job
+              * manager's process */
         return CK_EPROTO;
     }
 }

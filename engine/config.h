@@ -218,6 +218,15 @@ typedef enum ck_cfg_type {
     X(FAILOVER, "jobmanager.execution.failover-strategy", CK_CFG_ENUM, 1, 0,   \
       1, "region: a failure restarts the failed tasks' pipelined regions; "     \
       "full: every task")                                                      \
+    X(RESCALE_MAX_DELAY, "jobmanager.adaptive-scheduler.rescale-trigger.max-delay", \
+      CK_CFG_DURATION, 0, 0, 86400000 * CK_MS_, "a rescale via checkpoint "  \
+      "waits this long at most for the next completed checkpoint, then "      \
+      "restarts from the latest; 0: the checkpoint interval times "           \
+      "(max-checkpoint-failures + 1)")                                         \
+    X(RESCALE_MAX_FAILURES,                                                    \
+      "jobmanager.adaptive-scheduler.rescale-trigger.max-checkpoint-failures", \
+      CK_CFG_INT, 2, 1, 1000000, "a rescale via checkpoint waits for no more " \
+      "than this many failed checkpoints")                                     \
     X(HB_INTERVAL, "heartbeat.interval", CK_CFG_DURATION, 10000 * CK_MS_,      \
       CK_MS_, 86400000 * CK_MS_, "how often task managers report to the job manager") \
     X(HB_TIMEOUT, "heartbeat.timeout", CK_CFG_DURATION, 50000 * CK_MS_,        \

@@ -117,6 +117,7 @@ void ck_jm_free(ck_jm *jm)
         free(jm->recoveries[i].subtasks);
     free(jm->recoveries);
     free(jm->mats);
+    free(jm->rescales);
     free(jm->fallbacks);
     ck_metrics_free(&jm->job);
     ck_restart_free(&jm->rs);
@@ -132,6 +133,33 @@ const char *ck_job_failure_name(ck_job_failure f)
     return (unsigned)f < sizeof(names) / sizeof(names[0]) ? names[f] : "?";
 }
 
+const char *ck_rescale_outcome_name(ck_rescale_outcome o)
+{
+    static const char *const names[] = {"under_way", "done", "refused", "failed",
+                                        "interrupted"};
+    return (unsigned)o < sizeof(names) / sizeof(names[0]) ? names[o] : "?";
+}
+
+/* The rescale under way, or NULL. */
+static ck_rescale *rescale_now(const ck_jm *jm)
+{
+    return jm->rescaling ? &jm->rescales[jm->rescaling - 1] : NULL;
+}
+
+/* Ends the rescale under way with outcome o (why: one line). */
+static void rescale_end(ck_jm *jm, ck_rescale_outcome o, const char *why)
+{
+    ck_rescale *rs = rescale_now(jm);
+    if (!rs)
+        return;
+    rs->outcome = o;
+    snprintf(rs->why, sizeof(rs->why), "%s", why ? why : "");
+    jm->rescaling = 0;
+    if (o != CK_RESCALE_DONE)
+        ck_logf(jm->plat, CK_LOG_WARN, "rescale %u %s: %s", rs->number,
+                ck_rescale_outcome_name(o), rs->why);
+}
+
 static void job_fail(ck_jm *jm, ck_job_failure because, const char *why)
 {
     if (jm->state == CK_JOB_FINISHED || jm->state == CK_JOB_FAILED)
@@ -144,7 +172,20 @@ static void job_fail(ck_jm *jm, ck_job_failure because, const char *why)
     ck_cc_abort_all(&jm->cc, "the job failed");
     snprintf(jm->failure, sizeof(jm->failure), "%s", why);
     jm->failed_because = because;
+    rescale_end(jm, CK_RESCALE_INTERRUPTED, "the job failed");
     ck_logf(jm->plat, CK_LOG_ERROR, "job failed: %s", why);
+}
+
+/* The sources' level now: the greatest lag of their last few reports in
+ * this attempt (one report is a sample of a lag that moves with every
+ * step a source takes). */
+static int64_t lag_level(const ck_jm *jm)
+{
+    int64_t before = 0;
+    for (uint32_t i = 0; i < jm->g->nsubtasks; i++)
+        for (uint32_t k = 0; k < CK_MIN(jm->lag_count[i], (uint32_t)CK_JM_LAG_REPORTS); k++)
+            before = CK_MAX(before, jm->lag_recent[(size_t)i * CK_JM_LAG_REPORTS + k]);
+    return before;
 }
 
 static ck_recovery *open_recovery(ck_jm *jm)
@@ -359,7 +400,18 @@ static void deploy(ck_jm *jm, ck_time now, const uint8_t *mask)
         job_fail(jm, CK_JOBFAIL_OUT_OF_MEMORY, "out of memory deploying the job");
         return;
     }
-    ck_recovery *r = open_recovery(jm);
+    /* A rescale's redeployment is no recovery's: the last recovery keeps
+     * its phases. */
+    ck_rescale *rs = rescale_now(jm);
+    if (rs && (rs->stopped == CK_TIME_NEVER || rs->deployed != CK_TIME_NEVER || mask))
+        rs = NULL;
+    ck_recovery *r = rs ? NULL : open_recovery(jm);
+    if (rs) {
+        rs->deployed = now;
+        rs->attempt = jm->attempt;
+        rs->checkpoint = jm->restore_cp;
+        jm->rescale_tracked = jm->rescaling;
+    }
     if (restart && r) {
         r->restarted = now;
         r->attempt = jm->attempt;
@@ -376,8 +428,8 @@ static void deploy(ck_jm *jm, ck_time now, const uint8_t *mask)
          * runs, and a restored task runs once its state is in place: a
          * restart holds checkpoints until every subtask restored
          * (check_restored), as a region's restart does. */
-        if (restart && r)
-            ck_cc_hold(&jm->cc, "the job restarted");
+        if (restart && (r || rs))
+            ck_cc_hold(&jm->cc, rs ? "the job rescaled" : "the job restarted");
     }
     ck_logf(jm->plat, CK_LOG_INFO, "deployed attempt %u%s%s%s", jm->attempt,
             mask ? " (the failed regions)" : "", jm->restore_cp ? " from " : "",
@@ -462,11 +514,7 @@ static ck_recovery *new_recovery(ck_jm *jm, const char *cause, int host, ck_time
     /* The sources' level before the failure: the greatest lag of their
      * last few reports in this attempt (one report is a sample of a lag
      * that moves with every step a source takes). */
-    int64_t before = 0;
-    for (uint32_t i = 0; i < jm->g->nsubtasks; i++)
-        for (uint32_t k = 0; k < CK_MIN(jm->lag_count[i], (uint32_t)CK_JM_LAG_REPORTS); k++)
-            before = CK_MAX(before, jm->lag_recent[(size_t)i * CK_JM_LAG_REPORTS + k]);
-    r->lag_before = before;
+    r->lag_before = lag_level(jm);
     r->host = host;
     snprintf(r->cause, sizeof(r->cause), "%s", cause);
     return r;
@@ -552,6 +600,7 @@ static void failover(ck_jm *jm, const char *cause, int host, const uint8_t *fail
         free(mask), free(fresh);
         return; /* what failed is restarting already */
     }
+    rescale_end(jm, CK_RESCALE_INTERRUPTED, cause);
     ck_recovery *r = joins ? open_recovery(jm) : new_recovery(jm, cause, host, now, mask);
     if (!r) {
         free(mask), free(fresh);
@@ -646,6 +695,26 @@ static void all_finished(ck_jm *jm, ck_time now)
     const ck_cp_record *sp = jm->stop_id ? ck_cc_find(&jm->cc, jm->stop_id) : NULL;
     if (sp && sp->status != CK_CP_COMPLETED)
         sp = NULL;
+    ck_rescale *rs = rescale_now(jm);
+    if (sp && rs && rs->savepoint == sp->id) {
+        /* A rescale via savepoint: the job starts again from it at once,
+         * as its user resubmits it at the new parallelism. */
+        if (rs->snapshot == CK_TIME_NEVER)
+            rs->snapshot = sp->complete;
+        rs->stopped = now;
+        jm->base.id = sp->id;
+        jm->base.flags = sp->flags;
+        ck_cc_dir(jm->cc.job_id, sp->id, sp->flags, jm->base.dir, sizeof(jm->base.dir));
+        ck_cc_abort_all(&jm->cc, "the job stopped to rescale");
+        ck_logf(jm->plat, CK_LOG_INFO, "stopped with savepoint %llu; rescaling from it",
+                (unsigned long long)sp->id);
+        jm->stop_id = 0;
+        jm->state = CK_JOB_RESTARTING;
+        jm->restart_at = now;
+        jm->restart_due = 1;
+        jm->waiting_since = now;
+        return;
+    }
     if (sp && jm->stop_resume > 0) {
         char cause[200];
         snprintf(cause, sizeof(cause), "stopped with savepoint %llu, resumed from it",
@@ -705,6 +774,128 @@ static void on_savepoint_request(ck_jm *jm, uint32_t stop, const uint8_t *body, 
     }
 }
 
+/* A rescale via checkpoint restarts now: every subtask is cancelled, and
+ * the next attempt restores the latest completed checkpoint at once (the
+ * adaptive scheduler's Restarting state, without a backoff). */
+static void rescale_restart(ck_jm *jm, ck_rescale *rs, ck_time now)
+{
+    uint8_t *all = malloc(jm->g->nsubtasks);
+    if (!all) {
+        job_fail(jm, CK_JOBFAIL_OUT_OF_MEMORY, "out of memory rescaling the job");
+        return;
+    }
+    memset(all, 1, jm->g->nsubtasks);
+    cancel_subtasks(jm, all);
+    free(all);
+    ck_cc_abort_all(&jm->cc, "the job rescales");
+    rs->stopped = now;
+    ck_logf(jm->plat, CK_LOG_INFO, "rescale %u: restarting from checkpoint %llu%s", rs->number,
+            (unsigned long long)latest_checkpoint(jm),
+            rs->waited ? "" : " (no checkpoint completed in time)");
+    jm->state = CK_JOB_RESTARTING;
+    jm->restart_at = now;
+    jm->restart_due = 1;
+    jm->waiting_since = now;
+}
+
+/* A rescale via checkpoint waits for a checkpoint that completes after it
+ * was asked for (Flink 1.20's Executing.onCompletedCheckpoint); it stops
+ * waiting after rescale-trigger.max-checkpoint-failures failed ones or at
+ * rescale-trigger.max-delay, and restarts from the latest anyway. */
+static void check_rescale_trigger(ck_jm *jm, ck_time now)
+{
+    ck_rescale *rs = rescale_now(jm);
+    if (!rs || rs->via != CK_RESCALE_VIA_CHECKPOINT || rs->stopped != CK_TIME_NEVER ||
+        jm->state != CK_JOB_RUNNING)
+        return;
+    if (jm->nended || jm->nfinished) {
+        /* its input ended meanwhile: the job finishes at this parallelism */
+        rescale_end(jm, CK_RESCALE_REFUSED, "the job's input ended while it waited");
+        return;
+    }
+    int failures = 0;
+    const ck_cp_record *done = NULL;
+    for (size_t i = 0; i < jm->cc.ncps && !done; i++) {
+        const ck_cp_record *c = &jm->cc.cps[i];
+        if (c->flags & CK_CP_FLAG_SAVEPOINT)
+            continue;
+        if (c->status == CK_CP_COMPLETED && c->complete >= rs->trigger)
+            done = c;
+        else if (c->status != CK_CP_PENDING && c->status != CK_CP_COMPLETED &&
+                 c->trigger >= rs->trigger)
+            failures++;
+    }
+    if (done) {
+        rs->waited = 1;
+        rs->snapshot = done->complete;
+    } else if (failures < ck_cfg(jm->cfg, CK_CFG_RESCALE_MAX_FAILURES) && now < rs->deadline) {
+        return;
+    }
+    rescale_restart(jm, rs, now);
+}
+
+/* A rescale request (the fault timeline's `rescale`): number, its number
+ * in the timeline; the body says how (CK_RESCALE_BODY). */
+static void on_rescale_request(ck_jm *jm, uint32_t number, const uint8_t *body, size_t len,
+                               ck_time now)
+{
+    uint32_t via = len >= CK_RESCALE_BODY ? ck_get_u32(body) : UINT32_MAX;
+    if (via != CK_RESCALE_VIA_SAVEPOINT && via != CK_RESCALE_VIA_CHECKPOINT) {
+        ck_logf(jm->plat, CK_LOG_WARN, "job manager: dropped a malformed rescale request");
+        return;
+    }
+    ck_rescale *v = realloc(jm->rescales, (jm->nrescales + 1) * sizeof(*v));
+    if (!v) {
+        job_fail(jm, CK_JOBFAIL_OUT_OF_MEMORY, "out of memory rescaling the job");
+        return;
+    }
+    jm->rescales = v;
+    ck_rescale *rs = &jm->rescales[jm->nrescales++];
+    memset(rs, 0, sizeof(*rs));
+    rs->number = number;
+    rs->via = (int)via;
+    rs->trigger = now;
+    rs->snapshot = rs->stopped = rs->deployed = rs->restored = CK_TIME_NEVER;
+    rs->first_output = rs->caught_up = rs->deadline = CK_TIME_NEVER;
+    rs->lag_before = lag_level(jm);
+    const char *busy = jm->state != CK_JOB_RUNNING ? ck_job_state_name(jm->state)
+                       : jm->rescaling             ? "rescaling already"
+                       : jm->stop_id               ? "stopping"
+                       : jm->cc.restoring || jm->nrestarting ? "restoring after a failure"
+                       : jm->nended || jm->nfinished         ? "ending its input"
+                                                             : NULL;
+    if (!busy && ((uint64_t)jm->attempt + 2) * jm->g->nsubtasks + CK_EP_TASK0 >= CK_EP_CLIENT)
+        busy = "out of endpoints for another attempt";
+    if (busy) {
+        rs->outcome = CK_RESCALE_REFUSED;
+        snprintf(rs->why, sizeof(rs->why), "the job is %s", busy);
+        ck_logf(jm->plat, CK_LOG_WARN, "rescale %u refused: %s", number, rs->why);
+        return;
+    }
+    jm->rescaling = jm->nrescales;
+    if (via == CK_RESCALE_VIA_SAVEPOINT) {
+        uint64_t id = ck_cc_trigger_savepoint(&jm->cc, 1);
+        if (!id) {
+            rescale_end(jm, CK_RESCALE_REFUSED, "the job is winding down");
+            return;
+        }
+        jm->stop_id = id;
+        jm->stop_resume = 0;
+        rs->savepoint = id;
+        ck_logf(jm->plat, CK_LOG_INFO, "rescale %u: stop-with-savepoint %llu triggered", number,
+                (unsigned long long)id);
+        return;
+    }
+    ck_time delay = ck_cfg(jm->cfg, CK_CFG_RESCALE_MAX_DELAY);
+    if (delay == 0)
+        delay = ck_cfg(jm->cfg, CK_CFG_CP_INTERVAL) *
+                (ck_cfg(jm->cfg, CK_CFG_RESCALE_MAX_FAILURES) + 1);
+    rs->deadline = now + delay;
+    ck_logf(jm->plat, CK_LOG_INFO, "rescale %u: waiting for the next completed checkpoint",
+            number);
+    check_rescale_trigger(jm, now);
+}
+
 /* Once every subtask has ended its input or finished, the final
  * checkpoint is triggered at once (FLINK-28386, Flink 1.18+) rather than at
  * the next interval, and again if it failed (failures count as for any
@@ -728,8 +919,18 @@ static void check_checkpoints(ck_jm *jm)
 {
     if (jm->stop_id) {
         const ck_cp_record *sp = ck_cc_find(&jm->cc, jm->stop_id);
+        ck_rescale *rs = rescale_now(jm);
+        if (rs && sp && rs->savepoint == sp->id && sp->status == CK_CP_COMPLETED &&
+            rs->snapshot == CK_TIME_NEVER)
+            rs->snapshot = sp->complete;
         if (sp && sp->status != CK_CP_PENDING && sp->status != CK_CP_COMPLETED) {
             jm->stop_id = 0;
+            if (rs && rs->savepoint == sp->id) {
+                char why[200];
+                snprintf(why, sizeof(why), "stop-with-savepoint %llu failed (%.120s)",
+                         (unsigned long long)sp->id, sp->reason);
+                rescale_end(jm, CK_RESCALE_FAILED, why);
+            }
             if (sp->task_declined && jm->state == CK_JOB_RUNNING) {
                 /* It failed on a task manager: the sources may have stopped
                  * at its barrier, so the job fails over, as Flink's
@@ -751,6 +952,7 @@ static void check_checkpoints(ck_jm *jm)
         jm->cc.consecutive_failures = 0;
         failover(jm, jm->cc.failure, -1, NULL);
     }
+    check_rescale_trigger(jm, ck_now(jm->plat));
     maybe_final_checkpoint(jm);
 }
 
@@ -804,6 +1006,16 @@ static void add_stats(ck_task_stats *sum, const ck_task_stats *d)
  * the sources catching up. */
 static void track_recovery(ck_jm *jm, uint32_t g, const ck_task_stats *d, ck_time now)
 {
+    ck_rescale *rs = jm->rescale_tracked ? &jm->rescales[jm->rescale_tracked - 1] : NULL;
+    if (rs && rs->attempt == jm->attempt) {
+        int all;
+        int64_t lag = source_lag(jm, &all);
+        if (d->first_out_ns >= 0 && d->first_out_ns < rs->first_output)
+            rs->first_output = d->first_out_ns;
+        if (rs->restored != CK_TIME_NEVER && rs->caught_up == CK_TIME_NEVER && all &&
+            lag <= CK_MAX(rs->lag_before, 10 * CK_NS_PER_MS))
+            rs->caught_up = now;
+    }
     ck_recovery *r = open_recovery(jm);
     if (!r || r->attempt != jm->attempt || r->restarted == CK_TIME_NEVER)
         return;
@@ -864,6 +1076,18 @@ static int on_metrics(ck_jm *jm, uint32_t g, const uint8_t *body, size_t len, in
  * the recovery has restored, and checkpoints may start again. */
 static void check_restored(ck_jm *jm, ck_time now)
 {
+    ck_rescale *rs = rescale_now(jm);
+    if (rs && rs->deployed != CK_TIME_NEVER && rs->attempt == jm->attempt &&
+        jm->nrestarting == 0) {
+        for (uint32_t i = 0; i < jm->g->nsubtasks; i++)
+            if (!jm->running[i])
+                return;
+        rs->restored = now;
+        rescale_end(jm, CK_RESCALE_DONE, NULL);
+        ck_cc_release(&jm->cc, now);
+        ck_logf(jm->plat, CK_LOG_INFO, "rescale %u restored", rs->number);
+        return;
+    }
     ck_recovery *r = open_recovery(jm);
     if (!r || r->attempt != jm->attempt || r->restarted == CK_TIME_NEVER ||
         r->restored != CK_TIME_NEVER || jm->nrestarting > 0)
@@ -992,6 +1216,11 @@ static int jm_on_message(void *self, uint8_t *msg, size_t len)
         free(msg);
         return CK_OK;
     }
+    if (h.type == CK_MSG_RESCALE && h.src == CK_EP_CLIENT) {
+        on_rescale_request(jm, h.arg, body, h.len, now);
+        free(msg);
+        return CK_OK;
+    }
     /* Everything else comes from a subtask of some attempt: the one it
      * runs, or one cancelled, whose last report counts what it read. */
     if (h.src >= jm->g->nsubtasks) {
@@ -1034,6 +1263,14 @@ static int jm_on_message(void *self, uint8_t *msg, size_t len)
                 r->restore_channels =
                     CK_MAX(r->restore_channels, (int64_t)ck_get_u64(body + 24));
                 r->restore_bytes += ck_get_u64(body + 16);
+            }
+            ck_rescale *rs = rescale_now(jm);
+            if (rs && rs->attempt == jm->attempt && rs->deployed != CK_TIME_NEVER) {
+                rs->restore_download = CK_MAX(rs->restore_download, (int64_t)ck_get_u64(body));
+                rs->restore_load = CK_MAX(rs->restore_load, (int64_t)ck_get_u64(body + 8));
+                rs->restore_channels =
+                    CK_MAX(rs->restore_channels, (int64_t)ck_get_u64(body + 24));
+                rs->restore_bytes += ck_get_u64(body + 16);
             }
             check_restored(jm, now);
         }
@@ -1163,6 +1400,9 @@ static ck_time jm_deadline(void *self)
             d = jm->tm_seen[h] + timeout + 1; /* lost once past the timeout */
         d = CK_MIN(d, refused_deadline(jm, h));
     }
+    const ck_rescale *rs = rescale_now(jm);
+    if (jm->state == CK_JOB_RUNNING && rs && rs->stopped == CK_TIME_NEVER)
+        d = CK_MIN(d, rs->deadline); /* a rescale via checkpoint stops waiting */
     if (jm->state == CK_JOB_RUNNING && jm->nrestarting == 0)
         return CK_MIN(d, ck_cc_deadline(&jm->cc));
     if (jm->state == CK_JOB_RUNNING)
@@ -1257,8 +1497,34 @@ static int check_recovery(const ck_recovery *r, size_t i, ck_inv *v)
     return 0;
 }
 
+static int check_rescale(const ck_jm *jm, size_t i, ck_inv *v)
+{
+    const ck_rescale *r = &jm->rescales[i];
+    CK_INV(v, 8,
+           before(r->trigger, r->snapshot) && before(r->snapshot, r->stopped) &&
+               before(r->trigger, r->stopped) && before(r->stopped, r->deployed) &&
+               before(r->deployed, r->restored) && before(r->restored, r->caught_up) &&
+               (r->deployed == CK_TIME_NEVER || r->stopped != CK_TIME_NEVER) &&
+               (r->restored == CK_TIME_NEVER || r->deployed != CK_TIME_NEVER),
+           "rescale %zu: trigger %lld, snapshot %lld, stopped %lld, deployed %lld, restored "
+           "%lld, caught up %lld ns",
+           i, (long long)r->trigger, (long long)r->snapshot, (long long)r->stopped,
+           (long long)r->deployed, (long long)r->restored, (long long)r->caught_up);
+    CK_INV(v, 8, (r->outcome == CK_RESCALE_UNDER_WAY) == (jm->rescaling == i + 1),
+           "rescale %zu is %s, and the one under way is %zu", i,
+           ck_rescale_outcome_name(r->outcome), jm->rescaling);
+    CK_INV(v, 8, r->outcome != CK_RESCALE_DONE || r->restored != CK_TIME_NEVER,
+           "rescale %zu done, never restored", i);
+    return 0;
+}
+
 static int check_jm(const ck_jm *jm, ck_inv *v)
 {
+    for (size_t i = 0; i < jm->nrescales; i++) {
+        int rc = check_rescale(jm, i, v);
+        if (rc)
+            return rc;
+    }
     uint32_t n = jm->g->nsubtasks, done = 0, ended = 0, restarting = 0;
     for (size_t i = 0; i < jm->nrecoveries; i++) {
         int rc = check_recovery(&jm->recoveries[i], i, v);

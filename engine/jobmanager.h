@@ -44,6 +44,30 @@
  *                FINISHED, or RESTARTING from the savepoint when the stop
  *                asked to resume after a while (an upgrade, in one run)
  *
+ * A rescale (CK_MSG_RESCALE, the timeline's `rescale` event) is recorded
+ * in `rescales` and goes one of two ways:
+ *
+ *   via savepoint (a user of Flink's default scheduler: `flink stop`, then
+ *   a resubmission at the new parallelism):
+ *   RUNNING    --RESCALE: stop-with-savepoint (on_rescale_request)--> RUNNING
+ *                stopping --it completed and every subtask ended
+ *                (all_finished)--> RESTARTING at once --DEPLOY attempt n+1
+ *                from the savepoint (deploy)--> RUNNING --every subtask
+ *                running (check_restored)--> the rescale restored
+ *   via checkpoint (Flink 1.20's adaptive scheduler, FLIP-461):
+ *   RUNNING    --RESCALE: wait--> RUNNING --the next checkpoint completed,
+ *                or rescale-trigger.max-checkpoint-failures failed, or
+ *                rescale-trigger.max-delay passed: CANCEL every subtask
+ *                (rescale_restart)--> RESTARTING at once --DEPLOY attempt
+ *                n+1 from the latest completed checkpoint--> RUNNING
+ *
+ * A rescale is refused (and recorded so) when the job is not RUNNING, is
+ * stopping, restoring, restarting regions or already rescaling. A failure
+ * before the rescale restored interrupts it: the failover restarts the job
+ * as any failure does. Which parallelism a rescale sets is the runner's
+ * business (the scenario's generations of the graph); the job manager
+ * measures the stop, the redeployment and the restore.
+ *
  * A restore that fails on the checkpoint itself (a file damaged or
  * missing, or one that does not decode: ck_fail_is_fallback) marks it
  * unrestorable, and the next attempt falls back to the previous completed
@@ -74,7 +98,12 @@
  *       finished;
  *   (6) the coordinator's marks of ended and finished subtasks are the
  *       job manager's;
- *   (7) the checkpoint coordinator keeps its invariants (coordinator.h).
+ *   (7) the checkpoint coordinator keeps its invariants (coordinator.h);
+ *   (8) a rescale's phases are in order where known: trigger <= snapshot
+ *       <= stopped <= deployed <= restored <= caught_up, each only once the
+ *       one before it (snapshot aside: a checkpoint rescale that fell back
+ *       has none); at most one rescale is under way (`rescaling`), and
+ *       every other has an outcome.
  */
 #ifndef CK_JOBMANAGER_H
 #define CK_JOBMANAGER_H
@@ -163,6 +192,46 @@ typedef struct ck_fallback {
     char why[320];                   /* the subtask's message */
 } ck_fallback;
 
+/* How a rescale goes (ck_rescale.via; the scenario's "via"). */
+enum { CK_RESCALE_VIA_SAVEPOINT = 0, CK_RESCALE_VIA_CHECKPOINT = 1 };
+
+/* What became of a rescale. */
+typedef enum ck_rescale_outcome {
+    CK_RESCALE_UNDER_WAY = 0, /* not restored yet (or the run ended first) */
+    CK_RESCALE_DONE,          /* every subtask runs restored */
+    CK_RESCALE_REFUSED,       /* the job could not rescale then (why) */
+    CK_RESCALE_FAILED,        /* its stop-with-savepoint failed: the job went on (why) */
+    CK_RESCALE_INTERRUPTED,   /* a failure came first: the job failed over (why) */
+} ck_rescale_outcome;
+
+/* "under_way", "done", "refused", "failed", "interrupted". */
+const char *ck_rescale_outcome_name(ck_rescale_outcome o);
+
+/* One rescale, its phases as the job manager saw them (CK_TIME_NEVER: not
+ * reached): asked for at `trigger`; its savepoint, or the checkpoint it
+ * waited for, complete at `snapshot`; the old attempt stopped (every
+ * subtask ended at the savepoint, or cancelled) at `stopped`; the new one
+ * deployed, restored (every subtask running), its first output and the
+ * sources caught up. */
+typedef struct ck_rescale {
+    uint32_t number; /* its number among the timeline's rescales */
+    int via;         /* CK_RESCALE_VIA_* */
+    ck_time trigger, snapshot, stopped, deployed, restored, first_output, caught_up;
+    ck_time deadline;    /* via checkpoint: when it stops waiting (rescale-trigger.max-delay) */
+    int waited;          /* via checkpoint: 1 a checkpoint completed after the trigger, 0 it
+                          * fell back (max delay or failures) */
+    uint64_t checkpoint; /* the savepoint or checkpoint the new attempt restored (0: none) */
+    uint64_t savepoint;  /* via savepoint: its stop-with-savepoint */
+    uint32_t attempt;    /* the attempt it deployed */
+    /* its restore, as a recovery's: the slowest subtask's download, load
+     * and channel-state reading, the bytes downloaded by all */
+    int64_t restore_download, restore_load, restore_channels;
+    uint64_t restore_bytes;
+    int64_t lag_before; /* the sources' lag before the trigger */
+    ck_rescale_outcome outcome;
+    char why[200]; /* refused, failed, interrupted: why */
+} ck_rescale;
+
 /* Reports over which a source's lag before a failure is taken: its level
  * then is the greatest of them, not one sample of a lag that jitters. */
 #define CK_JM_LAG_REPORTS 4
@@ -212,6 +281,11 @@ typedef struct ck_jm {
     size_t nrecoveries, caprecoveries;
     ck_materialization *mats; /* in the order they were reported */
     size_t nmats, capmats;    /* capmats in bytes (ck_reserve) */
+    ck_rescale *rescales;   /* in the order they were asked for */
+    size_t nrescales;
+    size_t rescaling;       /* 1 + the index of the one under way, 0: none */
+    size_t rescale_tracked; /* 1 + the index of the last deployed (its first output and
+                             * catching up are measured), 0: none */
     ck_fallback *fallbacks; /* restores that failed on their checkpoint, in order: */
     size_t nfallbacks;      /* those checkpoints are never restored again */
     char failure[512];   /* FAILED: why, one line */

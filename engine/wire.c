@@ -79,6 +79,8 @@ const char *ck_wire_type_name(int type)
         return "EVENT";
     case CK_MSG_MATERIALIZED:
         return "MATERIALIZED";
+    case CK_MSG_RESCALE:
+        return "RESCALE";
     }
     return "UNKNOWN";
 }

@@ -57,7 +57,9 @@ typedef enum ck_msg_type {
                                * barrier) that overtakes the channel's data, without credit */
     CK_MSG_MATERIALIZED = 19, /* task -> job manager: a changelog materialization is in the
                                * store, body = CK_MATERIALIZED_BODY */
-    CK_MSG_TYPE_MAX = 19
+    CK_MSG_RESCALE = 20,      /* client -> job manager: rescale the job, arg = the rescale's
+                               * number in the timeline, body = CK_RESCALE_BODY */
+    CK_MSG_TYPE_MAX = 20
 } ck_msg_type;
 
 /* TASK_RUNNING's body: u64 download ns | u64 load ns | u64 bytes restored |
@@ -67,6 +69,8 @@ typedef enum ck_msg_type {
  * sequence number) | i64 started | i64 duration ns | u64 bytes uploaded |
  * u64 bytes of state it covers. */
 #define CK_MATERIALIZED_BODY 44
+/* RESCALE's body: u32 via (CK_RESCALE_VIA_*, jobmanager.h). */
+#define CK_RESCALE_BODY 4
 
 /*
  * Checkpoint message bodies (little-endian):

@@ -1525,19 +1525,18 @@ static void start_fault(net_world *w, int i, ck_time now)
             host_kill(w, h); /* kill -9: its connections reset */
         }
         break;
-    case CK_FAULT_SAVEPOINT: {
-        /* As `flink savepoint` would: a request in the job manager's inbox. */
+    case CK_FAULT_SAVEPOINT:
+    case CK_FAULT_RESCALE: {
+        /* As `flink savepoint` (or a rescale) would: a request in the job
+         * manager's inbox. */
         net_node *jm = local_node(w, CK_EP_JM);
         size_t n;
-        uint8_t body[CK_SAVEPOINT_BODY];
-        ck_put_i64(body, sp->resume_after);
-        uint8_t *m = ck_wire_msg(CK_MSG_SAVEPOINT, CK_EP_CLIENT, CK_EP_JM, 0, body, sizeof(body), &n);
+        uint8_t *m = ck_fault_request(sp, &n);
         if (!jm || !m) {
             free(m);
             ck_plan_failed(&w->plan, i, jm ? "out of memory" : "the job manager is not there");
             break;
         }
-        ck_put_u32(m + 16, (uint32_t)sp->stop);
         if (ck_drive_post(&jm->b.d, CK_DMSG_MESSAGE, 0, 0, m, n))
             ck_plan_failed(&w->plan, i, "out of memory");
         break;

@@ -92,6 +92,36 @@ static void recoveries(FILE *f, const cJSON *run)
     }
 }
 
+/* One line per rescale: when, how, and its phases from its trigger. */
+static void rescales(FILE *f, const cJSON *run)
+{
+    const cJSON *rv;
+    txts t = {0};
+    cJSON_ArrayForEach(rv, ck_rf_arr(run, "rescales"))
+    {
+        double at = ck_rf_num(rv, "trigger_s", 0);
+        const char *outcome = ck_rf_str(rv, "outcome");
+        fprintf(f, "  rescale    via %s at %.3f s", txt(&t, ck_rf_str(rv, "via")), at);
+        if (outcome && strcmp(outcome, "done") && strcmp(outcome, "under_way")) {
+            fprintf(f, ": %s (%s)\n", txt(&t, outcome), txt(&t, ck_rf_str(rv, "why")));
+            continue;
+        }
+        if (ck_rf_has_num(rv, "snapshot_s"))
+            fprintf(f, ", snapshot +%.0f ms", (ck_rf_num(rv, "snapshot_s", 0) - at) * 1e3);
+        if (ck_rf_has_num(rv, "restored_s"))
+            fprintf(f, ", restored +%.0f ms (download %.0f ms, rebuild %.0f ms)",
+                    (ck_rf_num(rv, "restored_s", 0) - at) * 1e3,
+                    ck_rf_num(rv, "restore.download_s", 0) * 1e3,
+                    ck_rf_num(rv, "restore.rebuild_s", 0) * 1e3);
+        else
+            fprintf(f, ", not restored");
+        if (ck_rf_has_num(rv, "caught_up_s"))
+            fprintf(f, ", caught up +%.0f ms", (ck_rf_num(rv, "caught_up_s", 0) - at) * 1e3);
+        fprintf(f, "\n");
+    }
+    txt_free(&t);
+}
+
 void ck_summary_print(FILE *f, const cJSON *run, const char *runjson_path)
 {
     txts t = {0};
@@ -142,6 +172,7 @@ void ck_summary_print(FILE *f, const cJSON *run, const char *runjson_path)
         fprintf(f, "  backpress. %s %.0f%% of its time\n", txt(&t, worst_v), worst * 100);
     checkpoints(f, run);
     recoveries(f, run);
+    rescales(f, run);
     const cJSON *c = ck_rf_get(run, "correctness");
     const char *g = ck_rf_str(c, "guarantee");
     fprintf(f,

@@ -575,6 +575,8 @@ void ck_nemesis_draw(ck_scenario *sc, uint64_t seed, ck_nemesis_mode mode)
         case CK_FAULT_SINK_DROP:
         case CK_FAULT_SINK_CORRUPT:
             break; /* drawn apart (draw_output) */
+        case CK_FAULT_RESCALE:
+            break; /* not drawn yet */
         }
         /* When: at a time, or at a moment (with checkpoints on). */
         if (I > 0 && ck_rng_below(&g, 2)) {
@@ -770,6 +772,14 @@ cJSON *ck_nemesis_events_json(const ck_scenario *sc)
             if (f->op >= 0 && f->op < sc->job.nops)
                 cJSON_AddStringToObject(o, "sink", sc->job.ops[f->op].name);
             break;
+        case CK_FAULT_RESCALE: {
+            /* every operator's parallelism after it: a valid "parallelism" */
+            cJSON *par = cJSON_AddObjectToObject(o, "parallelism");
+            for (int k = 0; k < sc->job.nops && k < CK_FAULT_MAX_OPS; k++)
+                cJSON_AddNumberToObject(par, sc->job.ops[k].name, f->par[k]);
+            cJSON_AddStringToObject(o, "via", ck_rescale_via_names[f->via ? 1 : 0]);
+            break;
+        }
         }
         if (f->kind == CK_FAULT_SLOW_CPU || (f->kind == CK_FAULT_SLOW_LINK && f->factor != 1.0))
             cJSON_AddNumberToObject(o, "factor", f->factor);
@@ -881,6 +891,15 @@ void ck_nemesis_describe(const ck_fault *f, int ntm, char *buf, size_t len)
     case CK_FAULT_SINK_CORRUPT:
         snprintf(what, sizeof(what), "%s #%d", ck_fault_name(f->kind), f->op);
         break;
+    case CK_FAULT_RESCALE: {
+        /* the operators' parallelism after it, in the job's order */
+        size_t off = (size_t)snprintf(what, sizeof(what), "rescale %d via %s to", f->rescale,
+                                      ck_rescale_via_names[f->via ? 1 : 0]);
+        for (int k = 0; k < CK_FAULT_MAX_OPS && f->par[k] && off < sizeof(what); k++)
+            off += (size_t)snprintf(what + off, sizeof(what) - off, "%s%u", k ? "," : " ",
+                                    f->par[k]);
+        break;
+    }
     }
     char at[32];
     fmt_short(at, sizeof(at), f->at);

@@ -419,6 +419,84 @@ static cJSON *recoveries_arr(const ck_run *r)
     return a;
 }
 
+/* Operator name to parallelism, for the operators of the job. */
+static cJSON *par_obj(const ck_graph *g, const uint16_t *par)
+{
+    cJSON *o = cJSON_CreateObject();
+    for (int k = 0; k < g->spec.nops && k < CK_FAULT_MAX_OPS; k++)
+        cJSON_AddNumberToObject(o, g->spec.ops[k].name, par[k]);
+    return o;
+}
+
+/* The rescales, as the job manager measured them, each with the
+ * parallelism before and after it: the job's to start with, then each
+ * rescale's that deployed (one refused, failed or interrupted before its
+ * deployment leaves it as it was). */
+static cJSON *rescales_arr(const ck_run *r)
+{
+    cJSON *a = cJSON_CreateArray();
+    const ck_graph *g = r->job.env.g;
+    uint16_t cur[CK_FAULT_MAX_OPS] = {0};
+    for (int k = 0; k < g->spec.nops && k < CK_FAULT_MAX_OPS; k++)
+        cur[k] = (uint16_t)g->spec.ops[k].parallelism;
+    for (size_t i = 0; r->res.jm_ready && i < r->res.jm.nrescales; i++) {
+        const ck_rescale *v = &r->res.jm.rescales[i];
+        const ck_fault *f = NULL;
+        int event = -1;
+        for (int k = 0; k < r->res.nfaults && !f; k++)
+            if (r->res.faults[k].spec->kind == CK_FAULT_RESCALE &&
+                r->res.faults[k].spec->rescale == (int)v->number)
+                f = r->res.faults[k].spec, event = k;
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "event", event);
+        cJSON_AddStringToObject(o, "via", ck_rescale_via_names[v->via ? 1 : 0]);
+        cJSON_AddStringToObject(o, "outcome", ck_rescale_outcome_name(v->outcome));
+        if (v->why[0])
+            cJSON_AddStringToObject(o, "why", v->why);
+        else
+            cJSON_AddNullToObject(o, "why");
+        cJSON_AddItemToObject(o, "parallelism_before", par_obj(g, cur));
+        if (f && v->deployed != CK_TIME_NEVER)
+            memcpy(cur, f->par, sizeof(cur));
+        cJSON_AddItemToObject(o, "parallelism_after", par_obj(g, cur));
+        add_time(o, "trigger_s", v->trigger);
+        add_time(o, "snapshot_s", v->snapshot);
+        add_time(o, "stopped_s", v->stopped);
+        add_time(o, "deployed_s", v->deployed);
+        add_time(o, "restored_s", v->restored);
+        add_time(o, "first_output_s", v->first_output);
+        add_time(o, "caught_up_s", v->caught_up);
+        add_time(o, "rescale_s",
+                 v->restored == CK_TIME_NEVER ? CK_TIME_NEVER : v->restored - v->trigger);
+        if (v->via == CK_RESCALE_VIA_CHECKPOINT && v->stopped != CK_TIME_NEVER)
+            cJSON_AddBoolToObject(o, "waited_for_checkpoint", v->waited);
+        else
+            cJSON_AddNullToObject(o, "waited_for_checkpoint");
+        if (v->checkpoint)
+            cJSON_AddNumberToObject(o, "checkpoint", (double)v->checkpoint);
+        else
+            cJSON_AddNullToObject(o, "checkpoint");
+        if (v->attempt)
+            cJSON_AddNumberToObject(o, "attempt", v->attempt);
+        else
+            cJSON_AddNullToObject(o, "attempt");
+        cJSON_AddNumberToObject(o, "lag_before_s", secs(v->lag_before));
+        cJSON *rst = cJSON_AddObjectToObject(o, "restore");
+        if (v->restored == CK_TIME_NEVER) {
+            cJSON_AddNullToObject(rst, "download_s");
+            cJSON_AddNullToObject(rst, "rebuild_s");
+            cJSON_AddNullToObject(rst, "channel_state_s");
+        } else {
+            cJSON_AddNumberToObject(rst, "download_s", secs(v->restore_download));
+            cJSON_AddNumberToObject(rst, "rebuild_s", secs(v->restore_load));
+            cJSON_AddNumberToObject(rst, "channel_state_s", secs(v->restore_channels));
+        }
+        cJSON_AddNumberToObject(rst, "bytes", (double)v->restore_bytes);
+        cJSON_AddItemToArray(a, o);
+    }
+    return a;
+}
+
 static cJSON *faults_arr(const ck_run *r)
 {
     cJSON *a = cJSON_CreateArray();
@@ -463,6 +541,10 @@ static cJSON *faults_arr(const ck_run *r)
             break;
         case CK_FAULT_HOT_KEY:
             cJSON_AddNumberToObject(o, "share", sp->factor);
+            break;
+        case CK_FAULT_RESCALE:
+            cJSON_AddStringToObject(o, "via", ck_rescale_via_names[sp->via ? 1 : 0]);
+            cJSON_AddItemToObject(o, "parallelism", par_obj(r->job.env.g, sp->par));
             break;
         case CK_FAULT_STORE_ERRORS:
         case CK_FAULT_STORE_DELAY:
@@ -880,6 +962,7 @@ cJSON *ck_runjson_build(const ck_run *r, const ck_verdict *v)
 
     cJSON_AddItemToObject(root, "faults", faults_arr(r));
     cJSON_AddItemToObject(root, "recoveries", recoveries_arr(r));
+    cJSON_AddItemToObject(root, "rescales", rescales_arr(r));
     cJSON_AddItemToObject(root, "savepoints", savepoints_arr(r));
     cJSON_AddItemToObject(root, "checkpoints", checkpoints_arr(r));
     cJSON_AddItemToObject(root, "checkpoint_summary", checkpoint_summary(r));

@@ -9,6 +9,7 @@
 
 #include "error.h"
 #include "expect.h"
+#include "jobmanager.h"
 #include "jsonin.h"
 #include "keygroup.h"
 #include "segpool.h"
@@ -568,6 +569,95 @@ static void parse_store_ops(ck_jin *j, const cJSON *e, ck_fault *f)
     ck_jin_pop(j, saved);
 }
 
+/* A rescale's "parallelism": operator names to their new parallelism.
+ * Each rescale starts from the parallelism the one before it in the
+ * timeline left (the job's for the first); f->par gets every operator's
+ * parallelism after it. The job it makes must build (graph.c's rules: an
+ * operator whose parallelism differs from its input's leaves their chain,
+ * a forward edge needs equal parallelism) and fit the cluster's slots. */
+static void parse_rescale(ck_jin *j, const cJSON *e, ck_scenario *s, ck_fault *f)
+{
+    const ck_fault *prev = NULL;
+    for (int k = 0; k < s->nfaults; k++)
+        if (s->faults[k].kind == CK_FAULT_RESCALE)
+            prev = &s->faults[k], f->rescale++;
+    for (int k = 0; k < s->graph.spec.nops; k++)
+        f->par[k] = prev ? prev->par[k] : (uint16_t)s->graph.spec.ops[k].parallelism;
+    const cJSON *o = cJSON_GetObjectItemCaseSensitive(e, "parallelism");
+    size_t saved = ck_jin_push_key(j, "parallelism");
+    if (!cJSON_IsObject(o) || !o->child) {
+        ck_jin_fail(j, "expected an object of operator names and their new parallelism, "
+                       "e.g. {\"count\": 8}");
+        ck_jin_pop(j, saved);
+        return;
+    }
+    for (const cJSON *x = o->child; x && !j->failed; x = x->next) {
+        size_t s2 = ck_jin_push_key(j, x->string);
+        int op = -1;
+        for (int k = 0; k < s->graph.spec.nops; k++)
+            if (!strcmp(s->graph.spec.ops[k].name, x->string))
+                op = k;
+        if (op < 0) {
+            ck_jin_fail(j, "no operator named \"%s\" in the job", x->string);
+            break;
+        }
+        int maxp = s->graph.spec.ops[op].max_parallelism;
+        if (!cJSON_IsNumber(x) || x->valuedouble != (double)(int64_t)x->valuedouble ||
+            x->valuedouble < 1 || x->valuedouble > maxp) {
+            char got[96];
+            ck_jin_describe(x, got, sizeof(got));
+            ck_jin_fail(j, "expected a parallelism from 1 to %d (the max parallelism of \"%s\"), "
+                           "got %s",
+                        maxp, x->string, got);
+            break;
+        }
+        f->par[op] = (uint16_t)x->valuedouble;
+        ck_jin_pop(j, s2);
+    }
+    /* A forward edge (a chain, Flink's vertex) keeps one parallelism: the
+     * adaptive scheduler rescales whole vertices, and a forward edge
+     * between two parallelisms is refused by Flink. */
+    for (int k = 0; k < s->graph.spec.nops && !j->failed; k++) {
+        const ck_op_spec *op = &s->graph.spec.ops[k];
+        if (op->kind != CK_OP_SOURCE && op->ship == CK_SHIP_FORWARD && op->input >= 0 &&
+            f->par[k] != f->par[op->input])
+            ck_jin_fail(j,
+                        "\"%s\" (%d) reads \"%s\" (%d) over a forward edge: give both the same "
+                        "parallelism (a chain, Flink's job vertex, has one)",
+                        op->name, f->par[k], s->graph.spec.ops[op->input].name,
+                        f->par[op->input]);
+    }
+    if (!j->failed) {
+        ck_job_spec *spec = malloc(sizeof(*spec));
+        ck_graph *g = malloc(sizeof(*g));
+        int bad = -1;
+        char why[300];
+        if (!spec || !g) {
+            ck_jin_fail(j, "out of memory");
+        } else {
+            *spec = s->graph.spec; /* resolved: each max parallelism as the job first had it */
+            for (int k = 0; k < spec->nops; k++)
+                spec->ops[k].parallelism = f->par[k];
+            if (ck_graph_build(g, spec, &s->cfg, &bad, why, sizeof(why))) {
+                ck_jin_fail(j, "the job at this parallelism does not build: %s%s%s",
+                            bad >= 0 ? s->graph.spec.ops[bad].name : "",
+                            bad >= 0 ? ": " : "", why);
+            } else {
+                int need = ck_graph_hosts_needed(g), ntm = ck_scenario_taskmanagers(s);
+                if (need > ntm)
+                    ck_jin_fail(j,
+                                "the job needs %d slots at this parallelism, and the cluster's "
+                                "%d task managers with taskmanager.numberOfTaskSlots = %d hold "
+                                "%d: raise cluster.taskmanagers (idle ones wait for a rescale)",
+                                g->nslots, ntm, g->slots_per_host, ntm * g->slots_per_host);
+            }
+        }
+        free(spec);
+        free(g);
+    }
+    ck_jin_pop(j, saved);
+}
+
 static void parse_events(ck_jin *j, const cJSON *o, ck_scenario *s)
 {
     /* The fields each action takes besides "at" and "action". */
@@ -589,6 +679,7 @@ static void parse_events(ck_jin *j, const cJSON *o, ck_scenario *s)
         {"sink", NULL},
         {"sink", NULL},
         {"sink", NULL},
+        {"parallelism", "via", NULL},
     };
     static const char *const damages[] = {"bitflip", "truncate", NULL};
     if (!o)
@@ -744,6 +835,21 @@ static void parse_events(ck_jin *j, const cJSON *o, ck_scenario *s)
             }
             break;
         }
+        case CK_FAULT_RESCALE:
+            f->host = -1;
+            f->op = -1;
+            ck_jin_enum(j, e, "via", 0, ck_rescale_via_names, &f->via);
+            if (!j->failed && f->via == CK_RESCALE_VIA_CHECKPOINT &&
+                ck_cfg(&s->cfg, CK_CFG_CP_INTERVAL) <= 0) {
+                size_t s3 = ck_jin_push_key(j, "via");
+                ck_jin_fail(j, "\"checkpoint\" restarts from the latest completed checkpoint, "
+                               "and execution.checkpointing.interval is 0 (no checkpoints): "
+                               "use \"savepoint\"");
+                ck_jin_pop(j, s3);
+            }
+            if (!j->failed)
+                parse_rescale(j, e, s, f);
+            break;
         case CK_FAULT_HOT_KEY:
             f->host = -1;
             ck_jin_number(j, e, "share", 1, 0.0, 1.0, &f->factor);

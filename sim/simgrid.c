@@ -2097,21 +2097,18 @@ static void damage(injector *in, ck_fault_run *f)
 }
 
 /* Asks the job manager for a savepoint, as `flink savepoint` (or `flink
- * stop`) would: a message in its inbox. */
+ * stop`) would, or for a rescale: a message in its inbox. */
 static void trigger_savepoint(sim_world *w, ck_fault_run *f)
 {
     sim_node *jm = node_of(w, CK_EP_JM);
     size_t n;
-    uint8_t body[CK_SAVEPOINT_BODY];
-    ck_put_i64(body, f->spec->resume_after);
-    uint8_t *m = ck_wire_msg(CK_MSG_SAVEPOINT, CK_EP_CLIENT, CK_EP_JM, 0, body, sizeof(body), &n);
+    uint8_t *m = ck_fault_request(f->spec, &n);
     if (!jm || jm->b.d.dead || !m) {
         free(m);
         f->failed = 1;
         snprintf(f->detail, sizeof(f->detail), "the job manager is not there");
         return;
     }
-    ck_put_u32(m + 16, (uint32_t)f->spec->stop);
     post(jm, CK_DMSG_MESSAGE, 0, 0, m, n);
 }
 
@@ -2138,6 +2135,7 @@ static void fault_start(injector *in, int i)
         damage(in, f);
         break;
     case CK_FAULT_SAVEPOINT:
+    case CK_FAULT_RESCALE:
         trigger_savepoint(w, f);
         break;
     case CK_FAULT_SLOW_OPERATOR:

@@ -333,6 +333,35 @@ static int parse_events(const char *events, char *err, size_t errlen)
     return rc;
 }
 
+/* A rescale is printed where faults are: described in one line, and
+ * written as an event that reads back the same. */
+static void test_rescale_printable(void **state)
+{
+    (void)state;
+    char err[1200] = "";
+    int rc = parse_events("[{\"at\": \"1 s\", \"action\": \"rescale\","
+                          " \"parallelism\": {\"sink\": 2, \"source\": 2}}]",
+                          err, sizeof(err));
+    if (rc)
+        fprintf(stderr, "%s\n", err);
+    assert_int_equal(rc, 0);
+    char buf[200];
+    ck_nemesis_describe(&back.faults[0], 2, buf, sizeof(buf));
+    assert_string_equal(buf, "at 1s rescale 0 via savepoint to 2,2");
+    char *a = events_text(&back);
+    assert_non_null(strstr(a, "\"action\":\"rescale\",\"parallelism\":{\"source\":2,"
+                              "\"sink\":2},\"via\":\"savepoint\""));
+    char events[600];
+    snprintf(events, sizeof(events), "%s", a);
+    ck_scenario_free(&back);
+    assert_int_equal(parse_events(events, err, sizeof(err)), 0);
+    char *b = events_text(&back);
+    assert_string_equal(a, b);
+    free(a);
+    free(b);
+    ck_scenario_free(&back);
+}
+
 static void test_after_is_checked(void **state)
 {
     (void)state;
@@ -729,6 +758,7 @@ int main(void)
         cmocka_unit_test(test_focused_pairs),
         cmocka_unit_test(test_subtask_finished_moments),
         cmocka_unit_test(test_describe),
+        cmocka_unit_test(test_rescale_printable),
         cmocka_unit_test(test_after_is_checked),
         cmocka_unit_test(test_in_process_faults),
         cmocka_unit_test(test_in_process_events),

@@ -1089,7 +1089,7 @@ static int documented(const char *doc, const char *name)
  * Every name reports/ looks up in a run.json is one the writer writes:
  * the report, a suite's index and the terminal summary made from real
  * runs of a few scenarios (full, changelog and unaligned checkpoints, a
- * recovery, a savepoint, debloated buffers, a fault that ends), with
+ * recovery, a savepoint, debloated buffers, a fault that ends, rescales), with
  * every lookup recorded, and each looked up in what those files hold
  * (runner/runjson.c wrote them) and in docs/RUN-JSON.md. A report that
  * reads "full_bytes" where the writer writes "bytes_full" fails here.
@@ -1103,8 +1103,10 @@ static void report_reads_the_names_run_json_writes(void **state)
     run_once("scenarios/exchanges-1.json", "drift-debloat", NULL);
     run_once("scenarios/savepoint-stop.json", "drift-savepoint", NULL);
     run_once("scenarios/partition.json", "drift-partition", NULL);
-    static const char *const dirs[] = {"drift-crash",   "clog",           "unaligned",
-                                       "drift-debloat", "drift-savepoint", "drift-partition"};
+    run_once("tests/scenarios/rescale-same.json", "drift-rescale", NULL);
+    static const char *const dirs[] = {"drift-crash",     "clog",           "unaligned",
+                                       "drift-debloat",   "drift-savepoint", "drift-partition",
+                                       "drift-rescale"};
     enum { ND = sizeof(dirs) / sizeof(dirs[0]) };
     char paths[ND][300];
     const char *p[ND];

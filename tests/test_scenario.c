@@ -214,6 +214,33 @@ static const bad cases[] = {
      "events[0].file: expected one of \"state\", \"sst\", \"changelog\", \"materialization\""},
     {"\"expect\"", "\"events\": [{\"at\": \"2 s\", \"action\": \"savepoint\"}, {\"at\": \"1 s\", \"action\": \"savepoint\"}], \"expect\"",
      "events[1]: events must be in order of \"at\""},
+    /* rescale: operators, parallelism, via, the job it makes, the slots */
+    {"\"expect\"", "\"events\": [{\"at\": \"1 s\", \"action\": \"rescale\", \"parallelism\": {\"nope\": 2}}], \"expect\"",
+     "events[0].parallelism.nope: no operator named \"nope\" in the job"},
+    {"\"expect\"", "\"events\": [{\"at\": \"1 s\", \"action\": \"rescale\", \"parallelism\": {\"agg\": 0}}], \"expect\"",
+     "events[0].parallelism.agg: expected a parallelism from 1 to 128 (the max parallelism "
+     "of \"agg\"), got 0"},
+    {"\"expect\"", "\"events\": [{\"at\": \"1 s\", \"action\": \"rescale\", \"parallelism\": {\"agg\": 129}}], \"expect\"",
+     "events[0].parallelism.agg: expected a parallelism from 1 to 128"},
+    {"\"expect\"", "\"events\": [{\"at\": \"1 s\", \"action\": \"rescale\", \"parallelism\": {\"agg\": 1.5}}], \"expect\"",
+     "events[0].parallelism.agg: expected a parallelism from 1 to 128"},
+    {"\"expect\"", "\"events\": [{\"at\": \"1 s\", \"action\": \"rescale\", \"parallelism\": {}}], \"expect\"",
+     "events[0].parallelism: expected an object of operator names and their new parallelism"},
+    {"\"expect\"", "\"events\": [{\"at\": \"1 s\", \"action\": \"rescale\"}], \"expect\"",
+     "events[0].parallelism: expected an object of operator names"},
+    {"\"expect\"", "\"events\": [{\"at\": \"1 s\", \"action\": \"rescale\", \"parallelism\": {\"agg\": 2}, \"via\": \"restart\"}], \"expect\"",
+     "events[0].via: expected one of \"savepoint\", \"checkpoint\""},
+    {"\"expect\"", "\"events\": [{\"at\": \"1 s\", \"action\": \"rescale\", \"parallelism\": {\"agg\": 2}, \"via\": \"checkpoint\"}], \"expect\"",
+     "events[0].via: \"checkpoint\" restarts from the latest completed checkpoint, and "
+     "execution.checkpointing.interval is 0"},
+    {"\"expect\"", "\"events\": [{\"at\": \"1 s\", \"action\": \"rescale\", \"parallelism\": {\"agg\": 3, \"out\": 3}}], \"expect\"",
+     "events[0].parallelism: the job needs 3 slots at this parallelism, and the cluster's 2 "
+     "task managers"},
+    {"\"expect\"", "\"events\": [{\"at\": \"1 s\", \"action\": \"rescale\", \"parallelism\": {\"out\": 1}}], \"expect\"",
+     "events[0].parallelism: \"out\" (1) reads \"agg\" (2) over a forward edge: give both "
+     "the same parallelism (a chain, Flink's job vertex, has one)"},
+    {"\"expect\"", "\"events\": [{\"at\": \"1 s\", \"action\": \"rescale\", \"parallelism\": {\"agg\": 2}, \"host\": \"tm0\"}], \"expect\"",
+     "events[0].host: unknown key"},
 };
 
 static void test_bad_files(void **state)
@@ -273,6 +300,43 @@ static void test_events(void **state)
     assert_int_equal(f[5].how, CK_DAMAGE_TRUNCATE);
     assert_int_equal(f[5].file, CK_DAMAGE_FILE_CHANGELOG);
     assert_string_equal(ck_fault_name(f[5].kind), "corrupt_checkpoint");
+    ck_scenario_free(&sc);
+}
+
+/* Rescales: each starts from the parallelism the one before it left, and
+ * reads back from what the nemesis writes. */
+static void test_rescale_events(void **state)
+{
+    (void)state;
+    char text[4096], err[1200];
+    const char *ev =
+        "\"events\": ["
+        "{\"at\": \"1 s\", \"action\": \"rescale\", \"parallelism\": {\"agg\": 1, \"out\": 1}},"
+        "{\"after\": {\"moment\": \"checkpoint_completed\"}, \"at\": \"10 ms\","
+        " \"action\": \"rescale\", \"parallelism\": {\"src\": 1}, \"via\": \"checkpoint\"}],"
+        " \"config\": {\"execution.checkpointing.interval\": \"100 ms\"}, \"expect\"";
+    const char *at = strstr(base, "\"config\"");
+    const char *ex = strstr(base, "\"expect\"");
+    snprintf(text, sizeof(text), "%.*s%s%s", (int)(at - base), base, ev, ex + 8);
+    int rc = ck_scenario_parse(&sc, "dir/t.json", text, err, sizeof(err));
+    if (rc)
+        print_error("%s\n", err);
+    assert_int_equal(rc, 0);
+    assert_int_equal(sc.nfaults, 2);
+    const ck_fault *f = sc.faults;
+    assert_int_equal(f[0].kind, CK_FAULT_RESCALE);
+    assert_string_equal(ck_fault_name(f[0].kind), "rescale");
+    assert_int_equal(f[0].via, 0); /* savepoint, the default */
+    assert_int_equal(f[0].rescale, 0);
+    assert_int_equal(f[0].par[0], 2);
+    assert_int_equal(f[0].par[1], 1);
+    assert_int_equal(f[0].par[2], 1);
+    assert_int_equal(f[1].via, 1);
+    assert_int_equal(f[1].rescale, 1);
+    assert_int_equal(f[1].moment, CK_MOMENT_CHECKPOINT_COMPLETED);
+    assert_int_equal(f[1].par[0], 1); /* named */
+    assert_int_equal(f[1].par[1], 1); /* as the first rescale left it */
+    assert_int_equal(f[1].par[2], 1);
     ck_scenario_free(&sc);
 }
 
@@ -630,6 +694,7 @@ int main(void)
         cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_strings_are_text),
         cmocka_unit_test(test_events),
+        cmocka_unit_test(test_rescale_events),
         cmocka_unit_test(test_unreadable_file),
         cmocka_unit_test(test_expect_eval),
         cmocka_unit_test(test_expect_paths),
