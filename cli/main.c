@@ -257,6 +257,15 @@ static int cmd_savepoint(int argc, char **argv)
                timers);
         if (snap.has_source)
             printf(", offsets of %d partitions", snap.source.nparts);
+        for (int k = 0; k < snap.nopstates; k++) {
+            const ck_opstate *o = &snap.opstates[k];
+            if (snap.has_source && o->op == snap.source.op)
+                continue; /* its partitions, above */
+            static const char *const modes[] = {"", "split", "union", "broadcast"};
+            for (int l = 0; l < o->nlists; l++)
+                printf(", operator %d list \"%s\" (%s): %u entr%s", o->op, o->lists[l].name,
+                       modes[o->lists[l].mode], o->lists[l].n, o->lists[l].n == 1 ? "y" : "ies");
+        }
         if (snap.nsinks)
             printf(", %d sink%s", snap.nsinks, snap.nsinks == 1 ? "" : "s");
         printf("%s\n", ck_handle_stored(h) ? "" : ", inline in _metadata");

@@ -23,6 +23,8 @@ const char *ck_op_kind_name(ck_op_kind k)
         return "sink";
     case CK_OP_DISTINCT:
         return "distinct";
+    case CK_OP_BUFFER:
+        return "buffer";
     }
     return "?";
 }
@@ -130,6 +132,8 @@ int ck_graph_build(ck_graph *g, const ck_job_spec *spec, const ck_config *cfg,
         if (ck_op_keyed(o->kind) && o->ship != CK_SHIP_HASH)
             FAIL(i, "%s operators are keyed: their input must use \"partition\": \"hash\"",
                  ck_op_kind_name(o->kind));
+        if (o->kind == CK_OP_BUFFER && (o->buffer_count < 1 || o->buffer_count > CK_BUFFER_MAX))
+            FAIL(i, "a buffer holds 1 to %d records, not %d", CK_BUFFER_MAX, o->buffer_count);
         /* Inputs come first, so the input's parallelism is resolved. */
         if (o->kind != CK_OP_SOURCE && o->ship == CK_SHIP_FORWARD &&
             s->ops[o->input].parallelism != o->parallelism)

@@ -40,6 +40,8 @@ typedef enum ck_op_kind {
     CK_OP_WINDOW,
     CK_OP_SINK,
     CK_OP_DISTINCT, /* keyed: a record whose value its key has not had before */
+    CK_OP_BUFFER,   /* holds records in list operator state until it has `count`
+                     * (Flink's documented BufferingSink), then passes them on */
 } ck_op_kind;
 
 /* How records reach an operator (Flink's partitioners). Forward and
@@ -53,6 +55,8 @@ typedef enum ck_ship {
     CK_SHIP_BROADCAST, /* every record to every consumer subtask */
 } ck_ship;
 
+
+#define CK_BUFFER_MAX 100000 /* a buffer operator's largest count */
 
 typedef struct ck_op_spec {
     char name[CK_NAME_MAX];
@@ -70,6 +74,8 @@ typedef struct ck_op_spec {
     int64_t ooo_ms;         /* source: bounded out-of-orderness of watermarks */
     int64_t write_ns;       /* sink: time its external system takes to accept a record
                              * (waited, not computed: no core; 0: at once) */
+    int buffer_count;       /* buffer: records it holds before passing them on */
+    int buffer_seen;        /* buffer: counts the records it saw in union list state */
 } ck_op_spec;
 
 typedef struct ck_job_spec {

@@ -53,6 +53,7 @@ static int aggregate_record(ck_op *op, ck_rec *r);
 static int window_record(ck_op *op, ck_rec *r);
 static int sink_record(ck_op *op, ck_rec *r);
 static int distinct_record(ck_op *op, ck_rec *r);
+static int buffer_record(ck_op *op, ck_rec *r);
 
 static ck_op_fn process_fn(ck_op_kind k)
 {
@@ -71,6 +72,8 @@ static ck_op_fn process_fn(ck_op_kind k)
         return sink_record;
     case CK_OP_DISTINCT:
         return distinct_record;
+    case CK_OP_BUFFER:
+        return buffer_record;
     }
     return NULL;
 }
@@ -195,6 +198,7 @@ void ck_chain_free(ck_chain *c)
             free(op->clog);
             op->clog = NULL;
         }
+        free(op->held.data);
         free(op->out);
         free(op->scratch);
         free(op->ingest);
@@ -451,6 +455,63 @@ static int window_median(ck_op *op, const ck_kkey *k, int64_t *out)
     return CK_OK;
 }
 
+static int op_watermark(ck_op *op, int64_t wm);
+
+/* Hands watermark wm to the operators after op and its network outputs. */
+static int wm_forward(ck_op *op, int64_t wm)
+{
+    int rc;
+    for (int i = 0; i < op->nnext; i++)
+        if ((rc = op_watermark(op->next[i], wm)))
+            return rc;
+    ck_elem e = {.tag = CK_EL_WATERMARK};
+    e.u.wm = wm;
+    for (int i = 0; i < op->nrp; i++)
+        if ((rc = ck_rp_broadcast(&op->chain->rps[op->rp[i]].rp, &e)))
+            return rc;
+    return CK_OK;
+}
+
+/* Passes every record a buffer holds on, in order, and empties it. */
+static int buffer_flush(ck_op *op)
+{
+    size_t pos = 0;
+    const uint8_t *e;
+    uint32_t len;
+    int rc = CK_OK;
+    while (!rc && ck_oplist_next(&op->held, &pos, &e, &len)) {
+        ck_elem el;
+        rc = ck_elem_decode(e, len, &el); /* its own encoding, or checked at restore */
+        if (!rc)
+            rc = emit(op, &el.u.rec);
+    }
+    op->held.n = 0;
+    op->held.len = 0;
+    return rc;
+}
+
+static int buffer_record(ck_op *op, ck_rec *r)
+{
+    size_t n = ck_rec_size(r, r->plen);
+    if (n - 4 > CK_OPSTATE_MAX_ENTRY)
+        return CK_ETOOBIG;
+    if (grow((void **)&op->held.data, &op->held_cap, op->held.len + n + 4, 1))
+        return CK_ENOMEM;
+    ck_put_u32(op->held.data + op->held.len, (uint32_t)n);
+    ck_rec_encode(op->held.data + op->held.len + 4, r, r->plen, n);
+    op->held.len += n + 4;
+    op->held.n++;
+    op->seen++;
+    if (op->held.n < (uint32_t)op->spec->buffer_count)
+        return CK_OK;
+    int rc = buffer_flush(op);
+    if (!rc && op->wm_held) {
+        op->wm_held = 0;
+        rc = wm_forward(op, op->wm);
+    }
+    return rc;
+}
+
 static int op_watermark(ck_op *op, int64_t wm)
 {
     int rc;
@@ -494,15 +555,16 @@ static int op_watermark(ck_op *op, int64_t wm)
                 return rc;
         }
     }
-    for (int i = 0; i < op->nnext; i++)
-        if ((rc = op_watermark(op->next[i], wm)))
+    if (op->spec->kind == CK_OP_BUFFER && op->held.n) {
+        if (wm != CK_WM_MAX) {
+            op->wm_held = 1; /* passed on after the records it holds */
+            return CK_OK;
+        }
+        op->wm_held = 0;
+        if ((rc = buffer_flush(op))) /* the end of input: everything goes */
             return rc;
-    ck_elem e = {.tag = CK_EL_WATERMARK};
-    e.u.wm = wm;
-    for (int i = 0; i < op->nrp; i++)
-        if ((rc = ck_rp_broadcast(&op->chain->rps[op->rp[i]].rp, &e)))
-            return rc;
-    return CK_OK;
+    }
+    return wm_forward(op, wm);
 }
 
 int ck_chain_record(ck_chain *c, ck_rec *r)
@@ -630,11 +692,78 @@ uint64_t ck_chain_state_entries(const ck_chain *c)
     return n;
 }
 
+/* A buffer's operator state, copied into cap (operator index opi). */
+static int buffer_capture(const ck_op *op, ck_capture *cap, int opi)
+{
+    ck_opstate *os = ck_capture_opstate(cap, opi);
+    ck_oplist *l = os ? ck_opstate_add_list(os, CK_BUFFER_LIST, CK_OPSTATE_SPLIT) : NULL;
+    if (!l)
+        return CK_ENOMEM;
+    if (op->held.len) {
+        if (!(l->data = malloc(op->held.len)))
+            return CK_ENOMEM;
+        memcpy(l->data, op->held.data, op->held.len);
+        l->len = op->held.len;
+        l->n = op->held.n;
+    }
+    if (op->spec->buffer_seen) {
+        ck_oplist *u = ck_opstate_add_list(os, CK_BUFFER_SEEN, CK_OPSTATE_UNION);
+        uint8_t e[12];
+        ck_put_u32(e, (uint32_t)op->chain->subtask);
+        ck_put_u64(e + 4, op->seen);
+        if (!u || ck_oplist_add(u, e, sizeof(e)))
+            return CK_ENOMEM;
+    }
+    return CK_OK;
+}
+
+/* Takes a buffer's operator state back: the records it held, after any
+ * it holds already (a rescale may hand it several old subtasks' lists),
+ * and its share of the union counts. */
+static int buffer_restore(ck_op *op, const ck_opstate *o)
+{
+    for (int i = 0; i < o->nlists; i++) {
+        const ck_oplist *l = &o->lists[i];
+        size_t pos = 0;
+        const uint8_t *e;
+        uint32_t len;
+        if (!strcmp(l->name, CK_BUFFER_LIST) && l->mode == CK_OPSTATE_SPLIT) {
+            while (ck_oplist_next(l, &pos, &e, &len)) {
+                ck_elem el;
+                if (ck_elem_decode(e, len, &el) || el.tag != CK_EL_RECORD)
+                    return CK_ECORRUPT;
+                if (grow((void **)&op->held.data, &op->held_cap, op->held.len + len + 4, 1))
+                    return CK_ENOMEM;
+                ck_put_u32(op->held.data + op->held.len, len);
+                memcpy(op->held.data + op->held.len + 4, e, len);
+                op->held.len += (size_t)len + 4;
+                op->held.n++;
+            }
+        } else if (!strcmp(l->name, CK_BUFFER_SEEN) && l->mode == CK_OPSTATE_UNION) {
+            while (ck_oplist_next(l, &pos, &e, &len)) {
+                if (len != 12)
+                    return CK_ECORRUPT;
+                if (ck_get_u32(e) % (uint32_t)op->spec->parallelism ==
+                    (uint32_t)op->chain->subtask)
+                    op->seen += ck_get_u64(e + 4);
+            }
+        } else {
+            return CK_ECORRUPT; /* not a buffer's list */
+        }
+    }
+    return CK_OK;
+}
+
 int ck_chain_capture(ck_chain *c, ck_capture *cap, int how)
 {
     const ck_vertex *v = &c->g->v[c->vertex];
     for (int k = 0; k < c->nops; k++) {
         ck_op *op = &c->ops[k];
+        if (op->spec->kind == CK_OP_BUFFER) {
+            if (buffer_capture(op, cap, v->ops[k]))
+                goto fail;
+            continue;
+        }
         if (!ck_op_keyed(op->spec->kind))
             continue;
         ck_keyed_capture *kc = &cap->keyed[cap->nkeyed];
@@ -726,6 +855,19 @@ int ck_chain_restore(ck_chain *c, const ck_snapshot *s)
             if (ck_timerq_add(&op->timers, tm->ts, tm->kg, jh, tm->key, tm->klen, tm->ns))
                 return CK_ENOMEM;
         }
+    }
+    for (int i = 0; i < s->nopstates; i++) {
+        const ck_opstate *o = &s->opstates[i];
+        ck_op *op = op_by_index(c, o->op);
+        if (!op)
+            return CK_ECORRUPT;
+        if (op->spec->kind == CK_OP_SOURCE)
+            continue; /* the task's: its partitions */
+        if (op->spec->kind != CK_OP_BUFFER)
+            return CK_ECORRUPT;
+        int rc = buffer_restore(op, o);
+        if (rc)
+            return rc;
     }
     return CK_OK;
 }

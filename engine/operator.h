@@ -6,7 +6,20 @@
  * Operators: source (emits what the task reads from its topic), map,
  * filter, keyed aggregate (running count or sum per key, one update per
  * record), keyed tumbling event-time window (count or sum per key and
- * window, emitted when the watermark passes the window's end), sink.
+ * window, emitted when the watermark passes the window's end), buffer,
+ * sink.
+ *
+ * A buffer keeps operator state (not keyed), as Flink's documented
+ * BufferingSink (a CheckpointedFunction): the records it holds are its
+ * split-distribute list state CK_BUFFER_LIST, one entry per record in the
+ * element encoding (element.h), in arrival order. It passes them on, in
+ * order, once it holds `count` of them, or at the maximum watermark (the
+ * end of input). While it holds records it holds the watermark back too
+ * (passed on after them), so that they are never late downstream. With
+ * buffer_seen it also counts the records it saw, in union list state
+ * CK_BUFFER_SEEN (one entry per subtask: u32 subtask | u64 count; on
+ * restore subtask j sums the entries of old subtasks i with i % p == j,
+ * as Flink's examples of union state pick their share).
  *
  * Keyed state lives in a state backend instance per keyed operator
  * (kstate.h), holding exactly the key groups of this subtask: an aggregate
@@ -91,7 +104,17 @@ struct ck_op {
     ck_txn open;
     int npend;
     ck_txn pend[CK_SNAP_MAX_PENDING];
+    /* buffer: the records held (the list state's entries, owned), the
+     * records seen, and whether a watermark waits for them */
+    ck_oplist held;
+    size_t held_cap;
+    uint64_t seen;
+    int wm_held;
 };
+
+#define CK_BUFFER_LIST "buffered"
+#define CK_BUFFER_SEEN "seen"
+
 
 /* The output a sink subtask writes to: operator index and subtask. */
 static inline uint32_t ck_sink_id(int op_index, int subtask)
@@ -246,7 +269,8 @@ static inline void ck_op_clear_output(ck_op *op)
 
 /*
  * The synchronous phase of a snapshot: copy-on-write views of every keyed
- * operator's state and copies of its timers, into cap (whose other parts
+ * operator's state and copies of its timers, copies of the buffers'
+ * operator state, into cap (whose other parts
  * the task fills). `how` (0 for a savepoint: canonical views only):
  * CK_CAPTURE_CHANGELOG: an operator under the changelog leaves its entries
  * to its materialization and changelog; CK_CAPTURE_NATIVE: any other takes
@@ -260,9 +284,11 @@ int ck_chain_capture(ck_chain *c, ck_capture *cap, int how);
 
 /*
  * Loads keyed state and timers from a snapshot: every entry whose key
- * group this subtask owns (all of them when the parallelism is unchanged).
+ * group this subtask owns (all of them when the parallelism is unchanged),
+ * and the operator state of its buffers (the source's is the task's).
  * Returns 0, CK_ECORRUPT (an entry's key is not in the key group the file
- * says, or the operators do not match), CK_ENOMEM.
+ * says, operator state of an operator that keeps none or a buffered entry
+ * that is not a record, or the operators do not match), CK_ENOMEM.
  */
 CK_MUST_CHECK
 int ck_chain_restore(ck_chain *c, const ck_snapshot *s);

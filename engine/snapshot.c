@@ -1,5 +1,6 @@
 #include "snapshot.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "bytes.h"
@@ -23,7 +24,81 @@ void ck_capture_free(ck_capture *c)
     for (int i = 0; i < c->nchans; i++)
         free(c->chans[i].data);
     free(c->chans);
+    for (int i = 0; i < c->nopstates; i++)
+        for (int l = 0; l < c->opstates[i].nlists; l++)
+            free(c->opstates[i].lists[l].data);
+    free(c->opstates);
     memset(c, 0, sizeof(*c));
+}
+
+/* ---- operator state ------------------------------------------------------ */
+
+int ck_oplist_add(ck_oplist *l, const void *e, uint32_t len)
+{
+    if (len > CK_OPSTATE_MAX_ENTRY || l->n == UINT32_MAX)
+        return CK_ETOOBIG;
+    uint8_t *p = realloc(l->data, l->len + 4 + len);
+    if (!p)
+        return CK_ENOMEM;
+    l->data = p;
+    ck_put_u32(p + l->len, len);
+    if (len)
+        memcpy(p + l->len + 4, e, len);
+    l->len += 4 + (size_t)len;
+    l->n++;
+    return CK_OK;
+}
+
+int ck_oplist_next(const ck_oplist *l, size_t *pos, const uint8_t **e, uint32_t *len)
+{
+    if (*pos + 4 > l->len)
+        return 0;
+    *len = ck_get_u32(l->data + *pos);
+    *e = l->data + *pos + 4;
+    *pos += 4 + (size_t)*len;
+    return 1;
+}
+
+const ck_oplist *ck_opstate_list(const ck_opstate *o, const char *name)
+{
+    for (int l = 0; o && l < o->nlists; l++)
+        if (!strcmp(o->lists[l].name, name))
+            return &o->lists[l];
+    return NULL;
+}
+
+ck_oplist *ck_opstate_add_list(ck_opstate *o, const char *name, ck_opstate_mode m)
+{
+    if (o->nlists == CK_OPSTATE_MAX_LISTS)
+        return NULL;
+    ck_oplist *l = &o->lists[o->nlists++];
+    memset(l, 0, sizeof(*l));
+    snprintf(l->name, sizeof(l->name), "%s", name);
+    l->mode = m;
+    return l;
+}
+
+ck_opstate *ck_capture_opstate(ck_capture *c, int op)
+{
+    for (int i = 0; i < c->nopstates; i++)
+        if (c->opstates[i].op == op)
+            return &c->opstates[i];
+    if (!c->opstates && !(c->opstates = calloc(CK_MAX_OPS, sizeof(*c->opstates))))
+        return NULL;
+    if (c->nopstates == CK_MAX_OPS)
+        return NULL;
+    ck_opstate *o = &c->opstates[c->nopstates++];
+    memset(o, 0, sizeof(*o));
+    o->op = op;
+    return o;
+}
+
+const ck_opstate *ck_snap_opstate(const ck_snapshot *s, int op)
+{
+    for (int i = 0; i < s->nopstates; i++)
+        if (s->opstates[i].op == op)
+            return &s->opstates[i];
+    return NULL;
 }
 
 /* ---- encoding -------------------------------------------------------------- */
@@ -84,8 +159,11 @@ int ck_snap_encode(const ck_capture *c, uint8_t **out, size_t *len)
         section_end(&w, section_begin(&w, CK_SEC_FINISHED, 0));
         return ck_wbuf_seal_crc(&w, out, len);
     }
+    int nops = 0;
+    for (int i = 0; i < c->nopstates; i++)
+        nops += c->opstates[i].nlists > 0;
     ck_wbuf_u32(&w, (uint32_t)(c->nkeyed + c->nsinks + (c->has_source ? 1 : 0) +
-                               (c->nchans ? 1 : 0)));
+                               (c->nchans ? 1 : 0) + nops));
     for (int i = 0; i < c->nkeyed; i++) {
         const ck_keyed_capture *k = &c->keyed[i];
         size_t at = section_begin(&w, CK_SEC_KEYED, k->op);
@@ -144,13 +222,48 @@ int ck_snap_encode(const ck_capture *c, uint8_t **out, size_t *len)
         section_end(&w, at);
     }
     if (c->has_source) {
+        /* A source's partitions: its split-distribute list state, one
+         * entry per partition, and the partitions known (broadcast). */
         const ck_source_capture *s = &c->source;
-        size_t at = section_begin(&w, CK_SEC_SOURCE, s->op);
+        size_t at = section_begin(&w, CK_SEC_OPSTATE, s->op);
+        ck_wbuf_u32(&w, 2);
+        size_t nl = strlen(CK_SOURCE_SPLITS);
+        ck_wbuf_u32(&w, CK_OPSTATE_SPLIT);
+        ck_wbuf_u32(&w, (uint32_t)nl);
+        ck_wbuf_bytes(&w, CK_SOURCE_SPLITS, nl);
         ck_wbuf_u32(&w, (uint32_t)s->nparts);
+        ck_wbuf_u64(&w, (uint64_t)s->nparts * (4 + CK_SOURCE_SPLIT_BYTES));
         for (int p = 0; p < s->nparts; p++) {
+            ck_wbuf_u32(&w, CK_SOURCE_SPLIT_BYTES);
             ck_wbuf_u32(&w, (uint32_t)s->parts[p]);
             ck_wbuf_u64(&w, (uint64_t)s->offsets[p]);
             ck_wbuf_u64(&w, (uint64_t)s->maxts[p]);
+        }
+        nl = strlen(CK_SOURCE_KNOWN);
+        ck_wbuf_u32(&w, CK_OPSTATE_BROADCAST);
+        ck_wbuf_u32(&w, (uint32_t)nl);
+        ck_wbuf_bytes(&w, CK_SOURCE_KNOWN, nl);
+        ck_wbuf_u32(&w, 1);
+        ck_wbuf_u64(&w, 8);
+        ck_wbuf_u32(&w, 4);
+        ck_wbuf_u32(&w, (uint32_t)s->known);
+        section_end(&w, at);
+    }
+    for (int i = 0; i < c->nopstates; i++) {
+        const ck_opstate *o = &c->opstates[i];
+        if (!o->nlists)
+            continue;
+        size_t at = section_begin(&w, CK_SEC_OPSTATE, o->op);
+        ck_wbuf_u32(&w, (uint32_t)o->nlists);
+        for (int l = 0; l < o->nlists; l++) {
+            const ck_oplist *ol = &o->lists[l];
+            size_t nl = strlen(ol->name);
+            ck_wbuf_u32(&w, (uint32_t)ol->mode);
+            ck_wbuf_u32(&w, (uint32_t)nl);
+            ck_wbuf_bytes(&w, ol->name, nl);
+            ck_wbuf_u32(&w, ol->n);
+            ck_wbuf_u64(&w, (uint64_t)ol->len);
+            ck_wbuf_bytes(&w, ol->data, ol->len);
         }
         section_end(&w, at);
     }
@@ -190,6 +303,7 @@ void ck_snapshot_free(ck_snapshot *s)
     free(s->source.offsets);
     free(s->source.maxts);
     free(s->chans);
+    free(s->opstates);
     memset(s, 0, sizeof(*s));
 }
 
@@ -334,6 +448,97 @@ static int decode_source(ck_rbuf *r, ck_source_capture *s, const char **why)
     return r->err ? CK_ECORRUPT : CK_OK;
 }
 
+/* An OPSTATE section of operator op: every list's name, mode and each
+ * entry's length checked against the bytes present. A source's lists are
+ * also decoded into s->source. */
+static int decode_opstate(ck_rbuf *r, ck_snapshot *s, int op, const char **why)
+{
+    for (int i = 0; i < s->nopstates; i++)
+        if (s->opstates[i].op == op)
+            BAD("a repeated operator state section");
+    uint32_t nl = ck_rbuf_u32(r);
+    if (r->err || nl == 0 || nl > CK_OPSTATE_MAX_LISTS)
+        BAD("bad operator state list count");
+    if (!s->opstates && !(s->opstates = calloc(CK_MAX_OPS, sizeof(*s->opstates))))
+        return CK_ENOMEM;
+    if (s->nopstates == CK_MAX_OPS)
+        BAD("too many operator state sections");
+    ck_opstate *o = &s->opstates[s->nopstates++];
+    memset(o, 0, sizeof(*o));
+    o->op = op;
+    for (uint32_t i = 0; i < nl; i++) {
+        ck_oplist *l = &o->lists[o->nlists];
+        uint32_t mode = ck_rbuf_u32(r), nlen = ck_rbuf_u32(r);
+        if (r->err || mode < CK_OPSTATE_SPLIT || mode > CK_OPSTATE_BROADCAST || nlen < 1 ||
+            nlen >= CK_OPSTATE_NAME_MAX)
+            BAD("bad operator state list header");
+        const uint8_t *name = ck_rbuf_take(r, nlen);
+        if (!name)
+            BAD("operator state list name runs past the end");
+        for (uint32_t c = 0; c < nlen; c++)
+            if (name[c] < 0x20 || name[c] > 0x7e)
+                BAD("an operator state list name that is not printable ASCII");
+        memcpy(l->name, name, nlen);
+        l->name[nlen] = 0;
+        if (ck_opstate_list(o, l->name))
+            BAD("a repeated operator state list");
+        l->mode = (ck_opstate_mode)mode;
+        l->n = ck_rbuf_u32(r);
+        uint64_t bytes = ck_rbuf_u64(r);
+        if (r->err || bytes > ck_rbuf_left(r) || l->n > bytes / 4)
+            BAD("bad operator state list length");
+        l->data = (uint8_t *)(uintptr_t)(r->p + r->pos);
+        l->len = (size_t)bytes;
+        r->pos += (size_t)bytes;
+        /* Every entry's length within the list's bytes, which they fill. */
+        size_t at = 0;
+        for (uint32_t e = 0; e < l->n; e++) {
+            uint32_t elen = ck_get_u32(l->data + at);
+            if (elen > CK_OPSTATE_MAX_ENTRY || elen > l->len - at - 4)
+                BAD("an operator state entry runs past its list");
+            at += 4 + (size_t)elen;
+            if (e + 1 < l->n && l->len - at < 4)
+                BAD("an operator state entry runs past its list");
+        }
+        if (at != l->len)
+            BAD("an operator state list longer than its entries");
+        o->nlists++;
+    }
+    const ck_oplist *sp = ck_opstate_list(o, CK_SOURCE_SPLITS);
+    const ck_oplist *kn = ck_opstate_list(o, CK_SOURCE_KNOWN);
+    if (!sp && !kn)
+        return CK_OK;
+    if (!sp || !kn || sp->mode != CK_OPSTATE_SPLIT || kn->mode != CK_OPSTATE_BROADCAST ||
+        kn->n != 1 || kn->len != 8 || ck_get_u32(kn->data) != 4 || s->has_source)
+        BAD("bad source state");
+    ck_source_capture *src = &s->source;
+    s->has_source = 1;
+    src->op = op;
+    src->known = (int)ck_get_u32(kn->data + 4);
+    src->parts = calloc((size_t)sp->n + 1, sizeof(int));
+    src->offsets = calloc((size_t)sp->n + 1, sizeof(int64_t));
+    src->maxts = calloc((size_t)sp->n + 1, sizeof(int64_t));
+    if (!src->parts || !src->offsets || !src->maxts)
+        return CK_ENOMEM;
+    if (src->known < 0)
+        BAD("bad source state");
+    size_t pos = 0;
+    const uint8_t *e;
+    uint32_t elen;
+    while (ck_oplist_next(sp, &pos, &e, &elen)) {
+        int k = src->nparts;
+        if (elen != CK_SOURCE_SPLIT_BYTES)
+            BAD("bad source split");
+        src->parts[k] = (int)ck_get_u32(e);
+        src->offsets[k] = (int64_t)ck_get_u64(e + 4);
+        src->maxts[k] = (int64_t)ck_get_u64(e + 12);
+        if (src->parts[k] < 0 || src->offsets[k] < 0)
+            BAD("bad partition offset");
+        src->nparts++;
+    }
+    return CK_OK;
+}
+
 static int decode_channels(ck_rbuf *r, ck_snapshot *s, const char **why)
 {
     uint32_t n = ck_rbuf_u32(r);
@@ -373,14 +578,15 @@ int ck_snap_decode(const uint8_t *p, size_t len, ck_snapshot *s, const char **wh
         return CK_ECHECKSUM;
     }
     ck_rbuf r = {p, len - 4, 0, 0};
-    if (ck_rbuf_u32(&r) != CK_SNAP_MAGIC || ck_rbuf_u32(&r) != CK_SNAP_VERSION)
-        BAD("not a chandy snapshot of this version");
+    uint32_t magic = ck_rbuf_u32(&r), version = ck_rbuf_u32(&r);
+    if (magic != CK_SNAP_MAGIC || version < CK_SNAP_VERSION_MIN || version > CK_SNAP_VERSION)
+        BAD("not a chandy snapshot of a version this build reads");
     s->checkpoint_id = ck_rbuf_u64(&r);
     s->vertex = (int)ck_rbuf_u32(&r);
     s->subtask = (int)ck_rbuf_u32(&r);
     s->parallelism = (int)ck_rbuf_u32(&r);
     uint32_t nsec = ck_rbuf_u32(&r);
-    if (r.err || nsec > 3 * CK_MAX_OPS + 1)
+    if (r.err || nsec > 4 * CK_MAX_OPS + 1)
         BAD("bad section count");
     int rc = CK_OK;
     for (uint32_t i = 0; i < nsec && !rc; i++) {
@@ -396,7 +602,8 @@ int ck_snap_decode(const uint8_t *p, size_t len, ck_snapshot *s, const char **wh
             ck_snap_keyed *k = &s->keyed[s->nkeyed++];
             k->op = (int)op;
             rc = decode_keyed(&body, k, why);
-        } else if (type == CK_SEC_SOURCE && !s->has_source) {
+        } else if (type == CK_SEC_SOURCE && !s->has_source && version == 3) {
+            s->source.known = -1;
             s->has_source = 1;
             s->source.op = (int)op;
             rc = decode_source(&body, &s->source, why);
@@ -421,6 +628,8 @@ int ck_snap_decode(const uint8_t *p, size_t len, ck_snapshot *s, const char **wh
             s->finished = 1;
         } else if (type == CK_SEC_CHANNELS && !s->chans) {
             rc = decode_channels(&body, s, why);
+        } else if (type == CK_SEC_OPSTATE && version >= 4) {
+            rc = decode_opstate(&body, s, (int)op, why);
         } else {
             *why = "unknown or repeated section";
             rc = CK_ECORRUPT;

@@ -9,7 +9,7 @@
  * a savepoint, restores into any backend, and can be split by key group on
  * restore. All integers little-endian, values' fields too:
  *
- *   u32 magic "CKS1" | u32 version (3) | u64 checkpoint id |
+ *   u32 magic "CKS1" | u32 version (4; 3 is still read) | u64 checkpoint id |
  *   u32 vertex | u32 subtask | u32 parallelism | u32 sections |
  *   sections... | u32 CRC-32C of every byte before it
  *
@@ -27,7 +27,22 @@
  *            native files (an incremental checkpoint's handles of kind
  *            CK_HANDLE_NATIVE) or its materialization and changelog
  *            (CK_HANDLE_MATERIAL, CK_HANDLE_CHANGELOG)
- *   SOURCE : u32 partitions | per partition: u32 id | u64 offset | u64 max ts
+ *   OPSTATE: one operator's operator state (non-keyed, Flink's
+ *            OperatorStateHandle): u32 lists | per list: u32 mode |
+ *            u32 name length | name | u32 entries | u64 bytes |
+ *            entries: per entry u32 length | bytes (opaque to the file).
+ *            mode: CK_OPSTATE_SPLIT (Flink's getListState: on a rescale
+ *            the entries are dealt out in contiguous chunks),
+ *            CK_OPSTATE_UNION (getUnionListState: every subtask gets
+ *            every entry), CK_OPSTATE_BROADCAST (broadcast state: every
+ *            subtask holds the same copy). A source's partitions are its
+ *            list CK_SOURCE_SPLITS (split-distribute, as a FLIP-27
+ *            source's splits: u32 partition | u64 offset | u64 max ts) and
+ *            CK_SOURCE_KNOWN (broadcast: u32 the partitions its
+ *            enumerator knew; a partition past them is new, and goes by
+ *            the owner formula)
+ *   SOURCE : (version 3 only; now the source's OPSTATE section)
+ *            u32 partitions | per partition: u32 id | u64 offset | u64 max ts
  *   SINK   : u64 open transaction | u32 pending | per pending: u64 transaction
  *   FINISHED: (empty) the subtask had finished before the checkpoint: it has
  *            no state, and a restore keeps it finished (Flink's
@@ -44,12 +59,62 @@
 #include "timers.h"
 
 #define CK_SNAP_MAGIC 0x31534b43u /* "CKS1" */
-#define CK_SNAP_VERSION 3
+#define CK_SNAP_VERSION 4
+#define CK_SNAP_VERSION_MIN 3 /* the oldest still read */
 
 #define CK_SNAP_NATIVE 1u
 
 enum { CK_SEC_KEYED = 1, CK_SEC_SOURCE = 2, CK_SEC_SINK = 3, CK_SEC_FINISHED = 4,
-       CK_SEC_CHANNELS = 5 };
+       CK_SEC_CHANNELS = 5, CK_SEC_OPSTATE = 6 };
+
+/* Operator state's redistribution modes (Flink's OperatorStateHandle.Mode). */
+typedef enum ck_opstate_mode {
+    CK_OPSTATE_SPLIT = 1,     /* list state: contiguous chunks on a rescale */
+    CK_OPSTATE_UNION = 2,     /* union list state: every entry to every subtask */
+    CK_OPSTATE_BROADCAST = 3, /* broadcast state: new subtask j takes old j % oldP's */
+} ck_opstate_mode;
+
+#define CK_OPSTATE_MAX_LISTS 8
+#define CK_OPSTATE_NAME_MAX 64     /* with its terminator */
+#define CK_OPSTATE_MAX_ENTRY (1u << 26)
+/* The lists a source keeps (see OPSTATE above). */
+#define CK_SOURCE_SPLITS "source-splits"
+#define CK_SOURCE_KNOWN "source-known-partitions"
+#define CK_SOURCE_SPLIT_BYTES 20
+
+/* One named list of operator state: n entries laid out as in the file
+ * (u32 length | bytes each). A capture owns data; a decoded snapshot's
+ * points into the file image. */
+typedef struct ck_oplist {
+    char name[CK_OPSTATE_NAME_MAX];
+    ck_opstate_mode mode;
+    uint32_t n;
+    uint8_t *data;
+    size_t len;
+} ck_oplist;
+
+/* The operator state of one operator (job operator index op). */
+typedef struct ck_opstate {
+    int op;
+    int nlists;
+    ck_oplist lists[CK_OPSTATE_MAX_LISTS];
+} ck_opstate;
+
+/* Appends an entry to list l (a capture's). Returns 0, CK_ETOOBIG, CK_ENOMEM. */
+CK_MUST_CHECK
+int ck_oplist_add(ck_oplist *l, const void *e, uint32_t len);
+
+/* The entry at *pos of list l (start at 0): returns 1 with *e, *len set
+ * and *pos moved past it, or 0 at the end. The list is well formed (a
+ * capture's, or a decoded one: checked by ck_snap_decode). */
+int ck_oplist_next(const ck_oplist *l, size_t *pos, const uint8_t **e, uint32_t *len);
+
+/* List `name` of operator state o, or NULL. */
+const ck_oplist *ck_opstate_list(const ck_opstate *o, const char *name);
+
+/* Adds list `name` of mode m to o (a capture's); NULL when o has
+ * CK_OPSTATE_MAX_LISTS already. */
+ck_oplist *ck_opstate_add_list(ck_opstate *o, const char *name, ck_opstate_mode m);
 
 #define CK_SNAP_MAX_PENDING 64
 
@@ -74,6 +139,7 @@ typedef struct ck_keyed_capture {
 
 typedef struct ck_source_capture {
     int op;
+    int known;  /* partitions the enumerator knew (-1: not recorded, version 3) */
     int nparts;
     int *parts;
     int64_t *offsets, *maxts;
@@ -110,7 +176,13 @@ typedef struct ck_capture {
     ck_source_capture source;
     int nchans;
     ck_chan_state *chans;  /* malloc'd, data owned */
+    int nopstates;
+    ck_opstate *opstates;  /* malloc'd (CK_MAX_OPS), lists' data owned; not the source's */
 } ck_capture;
+
+/* The operator state slot of job operator op in a capture (allocated on
+ * first use). NULL: CK_ENOMEM. */
+ck_opstate *ck_capture_opstate(ck_capture *c, int op);
 
 /* Releases views and copies held by a capture. */
 void ck_capture_free(ck_capture *c);
@@ -162,7 +234,13 @@ typedef struct ck_snapshot {
     ck_source_capture source; /* arrays owned by the snapshot */
     int nchans;
     ck_chan_state *chans;     /* malloc'd; data in the file image */
+    int nopstates;
+    ck_opstate *opstates;     /* malloc'd; lists' data in the file image; a
+                               * source's lists too (also decoded into source) */
 } ck_snapshot;
+
+/* The operator state of job operator op in a decoded snapshot, or NULL. */
+const ck_opstate *ck_snap_opstate(const ck_snapshot *s, int op);
 
 /*
  * Decodes and checks a file image: structure, every length against the

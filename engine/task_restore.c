@@ -79,6 +79,70 @@ uint32_t task_restore_code(int rc)
                                : CK_FAIL_RESTORE_IO;
 }
 
+/*
+ * A source's partitions from its split-distribute list state, as a
+ * FLIP-27 source's reader gets its splits back: it reads exactly the
+ * partitions its list holds, from their offsets (whichever subtask read
+ * them before: on a rescale the assignment deals them out, not the owner
+ * formula); a partition its snapshot's enumerator did not know of (past
+ * `known`) is new and goes by the owner formula, as Flink's enumerator
+ * assigns a newly discovered partition. A version 3 snapshot recorded no
+ * `known`: its list is the owner formula's, which stays as source_init
+ * set it. CK_ECORRUPT: a partition the topic lacks or given twice, an
+ * offset past its end.
+ */
+static int restore_source(ck_task *t, const ck_source_capture *sc)
+{
+    const ck_topic *tp = t->env->topic;
+    int total = tp->ops->npartitions(tp->ctx);
+    if (sc->nparts > total)
+        return CK_ECORRUPT;
+    if (sc->known < 0) {
+        for (int i = 0; i < sc->nparts; i++) {
+            int k = 0;
+            while (k < t->nparts && t->parts[k] != sc->parts[i])
+                k++;
+            if (k == t->nparts || sc->offsets[i] > t->end[k])
+                return CK_ECORRUPT;
+            t->off[k] = sc->offsets[i];
+            t->maxts[k] = sc->maxts[i];
+        }
+        return CK_OK;
+    }
+    const ck_vertex *v = &t->g->v[t->vertex];
+    uint8_t *given = calloc((size_t)total + 1, 1);
+    if (!given)
+        return CK_ENOMEM;
+    int n = 0;
+    for (int i = 0; i < sc->nparts; i++) {
+        int p = sc->parts[i];
+        int64_t size = p < total ? tp->ops->size(tp->ctx, p) : 0;
+        if (p >= total || given[p] || sc->offsets[i] > size) {
+            free(given);
+            return CK_ECORRUPT;
+        }
+        given[p] = 1;
+        t->parts[n] = p;
+        t->end[n] = size;
+        t->off[n] = sc->offsets[i];
+        t->maxts[n] = sc->maxts[i];
+        n++;
+    }
+    for (int p = sc->known; p < total; p++) {
+        if (given[p] || ck_topic_owner(tp->name, p, v->parallelism) != t->subtask)
+            continue;
+        t->parts[n] = p;
+        t->end[n] = tp->ops->size(tp->ctx, p);
+        t->off[n] = 0;
+        t->maxts[n] = CK_WM_MIN;
+        n++;
+    }
+    free(given);
+    t->nparts = n;
+    t->rr = 0;
+    return CK_OK;
+}
+
 /* Puts a decoded snapshot in place: state, source offsets, sink transactions. */
 static int restore_apply_snapshot(ck_task *t, const ck_snapshot *s, const char **why)
 {
@@ -121,15 +185,8 @@ static int restore_apply_snapshot(ck_task *t, const ck_snapshot *s, const char *
      * replayed from the state, are old news. */
     if (s->nchans && t->has_gate)
         t->gate.done_id = t->restore_cp;
-    for (int i = 0; s->has_source && i < s->source.nparts; i++) {
-        int k = 0;
-        while (k < t->nparts && t->parts[k] != s->source.parts[i])
-            k++;
-        if (k == t->nparts || s->source.offsets[i] > t->end[k])
-            return CK_ECORRUPT;
-        t->off[k] = s->source.offsets[i];
-        t->maxts[k] = s->source.maxts[i];
-    }
+    if (s->has_source && (rc = restore_source(t, &s->source)))
+        return rc;
     const ck_vertex *v = &t->g->v[t->vertex];
     for (int i = 0; i < s->nsinks; i++) {
         const ck_sink_capture *sk = &s->sinks[i];

@@ -171,6 +171,7 @@ int task_snap_take(ck_task *t, const ck_barrier *b, int64_t align_ns)
         ck_source_capture *sc = &cap->source;
         cap->has_source = 1;
         sc->op = t->g->v[t->vertex].ops[0];
+        sc->known = t->env->topic->ops->npartitions(t->env->topic->ctx);
         sc->nparts = t->nparts;
         sc->parts = malloc(((size_t)t->nparts + 1) * sizeof(int));
         sc->offsets = malloc(((size_t)t->nparts + 1) * sizeof(int64_t));

@@ -297,9 +297,9 @@ static void parse_operator(ck_jin *j, const cJSON *o, ck_job_spec *job, int i)
     static const char *const keys[] = {
         "name",           "type", "input", "partition", "parallelism", "max_parallelism",
         "cpu_per_record", "fn",   "factor", "keep",     "size",        "out_of_orderness",
-        "write_time",     NULL};
+        "write_time",     "count", "count_seen", NULL};
     static const char *const types[] = {"source", "map", "filter", "aggregate", "window",
-                                        "sink", "distinct", NULL};
+                                        "sink", "distinct", "buffer", NULL};
     static const char *const ships[] = {"forward", "hash", "rebalance", "rescale", "broadcast",
                                         NULL};
     static const char *const map_fns[] = {"identity", "drop_payload", "scale", NULL};
@@ -336,6 +336,8 @@ static void parse_operator(ck_jin *j, const cJSON *o, ck_job_spec *job, int i)
         {"size", 1u << CK_OP_WINDOW},
         {"out_of_orderness", 1u << CK_OP_SOURCE},
         {"write_time", 1u << CK_OP_SINK},
+        {"count", 1u << CK_OP_BUFFER},
+        {"count_seen", 1u << CK_OP_BUFFER},
     };
     for (size_t k = 0; k < sizeof(only) / sizeof(only[0]); k++)
         if (cJSON_GetObjectItemCaseSensitive(o, only[k].key) && !(only[k].kinds & (1u << type))) {
@@ -421,6 +423,13 @@ static void parse_operator(ck_jin *j, const cJSON *o, ck_job_spec *job, int i)
         int64_t ooo = 0;
         ck_jin_duration(j, o, "out_of_orderness", 0, 0, 3600 * S_NS, &ooo);
         op->ooo_ms = ooo / 1000000;
+        break;
+    }
+    case CK_OP_BUFFER: {
+        int64_t count = 0;
+        ck_jin_int(j, o, "count", 1, 1, CK_BUFFER_MAX, &count);
+        op->buffer_count = (int)count;
+        ck_jin_bool(j, o, "count_seen", 0, &op->buffer_seen);
         break;
     }
     case CK_OP_SINK:

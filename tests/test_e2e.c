@@ -372,7 +372,8 @@ static void test_fault_scenarios(void **state)
     static const char *const names[] = {"crash-recovery", "crash-during-checkpoint",
                                         "savepoint-upgrade", "partition", "savepoint-stop",
                                         "keyed-state", "keyed-state-rocksdb",
-                                        "keyed-state-changelog", "keyed-state-changelog-rocksdb"};
+                                        "keyed-state-changelog", "keyed-state-changelog-rocksdb",
+                                        "buffering-crash"};
     char args[512];
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         snprintf(args, sizeof(args), "run scenarios/%s.json --out %s/%s", names[i], tmp, names[i]);

@@ -3,7 +3,10 @@
  * backend cannot be opened (a full disk, no inodes, too many open files):
  * the chain init fails with the backend's line and frees only what it set
  * up, and the subtask built on it fails at its start with that line,
- * for the restart strategy to decide what next.
+ * for the restart strategy to decide what next. And the buffer operator
+ * (operator state): it holds records until its count, passes them on in
+ * order with the watermark held back behind them, and a snapshot's list
+ * state gives a restored one the records it held.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,6 +16,7 @@
 #include <cmocka.h>
 
 #include "bytes.h"
+#include "element.h"
 #include "error.h"
 #include "fakeplat.h"
 #include "graph.h"
@@ -159,11 +163,150 @@ static void test_task_fails_at_start(void **state)
     fake_clear(&w);
 }
 
+/* ---- buffer -------------------------------------------------------------- */
+
+/* src(p) -> buf(p, count 3, counting) -> out(p), one chained vertex. */
+static void build_buffer(ck_graph *g, int p)
+{
+    ck_config cfg;
+    ck_config_defaults(&cfg);
+    ck_job_spec spec = {.nops = 3};
+    spec.ops[0] = (ck_op_spec){.name = "src", .kind = CK_OP_SOURCE, .parallelism = p, .input = -1};
+    spec.ops[1] = (ck_op_spec){.name = "buf", .kind = CK_OP_BUFFER, .parallelism = p, .input = 0,
+                               .buffer_count = 3, .buffer_seen = 1};
+    spec.ops[2] = (ck_op_spec){.name = "out", .kind = CK_OP_SINK, .parallelism = p, .input = 1};
+    int bad;
+    char err[200];
+    assert_int_equal(ck_graph_build(g, &spec, &cfg, &bad, err, sizeof(err)), 0);
+    assert_int_equal(g->nv, 1);
+}
+
+static void feed_value(ck_chain *c, int64_t v)
+{
+    char key[16];
+    uint32_t klen = (uint32_t)snprintf(key, sizeof(key), "k%lld", (long long)v);
+    uint8_t payload[5] = {1, 2, 3, 4, (uint8_t)v};
+    ck_rec r = {.ts = 1000 + v, .value = v, .ingest = 7 * v, .prov = ck_prov_of(1, v),
+                .key = key, .klen = klen, .payload = payload, .plen = sizeof(payload)};
+    assert_int_equal(ck_chain_record(c, &r), 0);
+}
+
+/* The values the sink staged, in order; returns how many. */
+static int sink_values(ck_chain *c, int64_t *v, int max)
+{
+    ck_op *sink = &c->ops[c->nops - 1];
+    int n = 0;
+    for (size_t at = 0; at < sink->out_len; n++) {
+        size_t len = (size_t)ck_get_u32(sink->out + at) + 4;
+        ck_elem e;
+        assert_int_equal(ck_elem_decode(sink->out + at, len, &e), 0);
+        assert_true(n < max);
+        v[n] = e.u.rec.value;
+        assert_int_equal(e.u.rec.prov, ck_prov_of(1, e.u.rec.value)); /* passed on unchanged */
+        assert_int_equal(e.u.rec.ts, 1000 + e.u.rec.value);
+        at += len;
+    }
+    return n;
+}
+
+static void test_buffer_holds_until_count(void **state)
+{
+    (void)state;
+    static ck_graph g;
+    build_buffer(&g, 1);
+    ck_chain c;
+    assert_int_equal(ck_chain_init(&c, &g, 0, 0, NULL, 0, NULL, NULL, 0), 0);
+    ck_op *buf = &c.ops[1], *sink = &c.ops[2];
+    int64_t v[16];
+    feed_value(&c, 1);
+    feed_value(&c, 2);
+    assert_int_equal(sink_values(&c, v, 16), 0); /* held */
+    assert_int_equal(buf->held.n, 2);
+    /* A watermark waits behind the records held. */
+    assert_int_equal(ck_chain_watermark(&c, 500), 0);
+    assert_true(sink->wm == CK_WM_MIN);
+    feed_value(&c, 3); /* the count: all three go, in order, then the watermark */
+    assert_int_equal(sink_values(&c, v, 16), 3);
+    assert_true(v[0] == 1 && v[1] == 2 && v[2] == 3);
+    assert_int_equal(sink->wm, 500);
+    assert_int_equal(buf->held.n, 0);
+    ck_op_clear_output(sink);
+    /* Empty: a watermark goes straight on. */
+    assert_int_equal(ck_chain_watermark(&c, 600), 0);
+    assert_int_equal(sink->wm, 600);
+    /* The end of input (the maximum watermark) passes on what is held. */
+    feed_value(&c, 4);
+    assert_int_equal(ck_chain_watermark(&c, CK_WM_MAX), 0);
+    assert_int_equal(sink_values(&c, v, 16), 1);
+    assert_int_equal(v[0], 4);
+    assert_true(sink->wm == CK_WM_MAX);
+    assert_int_equal(buf->seen, 4);
+    ck_chain_free(&c);
+}
+
+/* A snapshot taken while records are held: its split-distribute list
+ * holds them, its union list the count seen; a fresh chain restored from
+ * it passes them on before the next ones. */
+static void test_buffer_snapshot_restore(void **state)
+{
+    (void)state;
+    static ck_graph g;
+    build_buffer(&g, 2);
+    ck_chain a, b;
+    assert_int_equal(ck_chain_init(&a, &g, 0, 1, NULL, 0, NULL, NULL, 0), 0);
+    for (int64_t i = 1; i <= 5; i++) /* 3 pass, 4 and 5 held */
+        feed_value(&a, i);
+    ck_capture cap = {.checkpoint_id = 4, .vertex = 0, .subtask = 1, .parallelism = 2};
+    assert_int_equal(ck_chain_capture(&a, &cap, 0), 0);
+    feed_value(&a, 6); /* after the capture: not in it */
+    assert_int_equal(cap.nopstates, 1);
+    assert_int_equal(cap.opstates[0].op, 1);
+    const ck_oplist *held = ck_opstate_list(&cap.opstates[0], CK_BUFFER_LIST);
+    const ck_oplist *seen = ck_opstate_list(&cap.opstates[0], CK_BUFFER_SEEN);
+    assert_non_null(held);
+    assert_non_null(seen);
+    assert_int_equal(held->mode, CK_OPSTATE_SPLIT);
+    assert_int_equal(held->n, 2);
+    assert_int_equal(seen->mode, CK_OPSTATE_UNION);
+    uint8_t *file;
+    size_t len;
+    assert_int_equal(ck_snap_encode(&cap, &file, &len), 0);
+    ck_capture_free(&cap);
+    ck_snapshot s;
+    const char *why;
+    assert_int_equal(ck_snap_decode(file, len, &s, &why), 0);
+    assert_int_equal(ck_chain_init(&b, &g, 0, 1, NULL, 0, NULL, NULL, 0), 0);
+    assert_int_equal(ck_chain_restore(&b, &s), 0);
+    assert_int_equal(b.ops[1].held.n, 2);
+    assert_int_equal(b.ops[1].seen, 5);
+    feed_value(&b, 6);
+    int64_t v[16];
+    assert_int_equal(sink_values(&b, v, 16), 3);
+    assert_true(v[0] == 4 && v[1] == 5 && v[2] == 6);
+    /* A held entry that is not a record is refused. */
+    ck_chain c;
+    assert_int_equal(ck_chain_init(&c, &g, 0, 1, NULL, 0, NULL, NULL, 0), 0);
+    ck_oplist *l = &s.opstates[0].lists[0];
+    assert_string_equal(l->name, CK_BUFFER_LIST);
+    l->data[4 + 4] = CK_EL_WATERMARK; /* the first entry's tag */
+    assert_int_equal(ck_chain_restore(&c, &s), CK_ECORRUPT);
+    /* Operator state of an operator that keeps none is refused. */
+    s.opstates[0].op = 2;
+    assert_int_equal(ck_chain_restore(&c, &s), CK_ECORRUPT);
+    ck_snapshot_free(&s);
+    free(file);
+    ck_chain_free(&a);
+    ck_chain_free(&b);
+    ck_chain_free(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_chain_init_backend_fails),
         cmocka_unit_test(test_task_fails_at_start),
+        cmocka_unit_test(test_buffer_holds_until_count),
+        cmocka_unit_test(test_buffer_snapshot_restore),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

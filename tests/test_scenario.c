@@ -114,6 +114,20 @@ static const bad cases[] = {
     {"\"type\": \"aggregate\"", "\"type\": \"join\"", "job.operators[1].type: expected one of"},
     {"\"fn\": \"sum\"", "\"fn\": \"avg\"", "job.operators[1].fn: expected one of \"count\", \"sum\""},
     {"\"fn\": \"sum\"", "\"fn\": \"sum\", \"size\": \"1 s\"", "job.operators[1].size: not a setting of aggregate operators"},
+    {"\"fn\": \"sum\"", "\"fn\": \"sum\", \"count\": 5",
+     "job.operators[1].count: not a setting of aggregate operators"},
+    {"{\"name\": \"out\", \"type\": \"sink\", \"parallelism\": 2}",
+     "{\"name\": \"b\", \"type\": \"buffer\", \"parallelism\": 2}, "
+     "{\"name\": \"out\", \"type\": \"sink\", \"parallelism\": 2}",
+     "job.operators[2].count: missing (required)"},
+    {"{\"name\": \"out\", \"type\": \"sink\", \"parallelism\": 2}",
+     "{\"name\": \"b\", \"type\": \"buffer\", \"count\": 0, \"parallelism\": 2}, "
+     "{\"name\": \"out\", \"type\": \"sink\", \"parallelism\": 2}",
+     "job.operators[2].count: expected an integer from 1 to 100000, got 0"},
+    {"{\"name\": \"out\", \"type\": \"sink\", \"parallelism\": 2}",
+     "{\"name\": \"b\", \"type\": \"buffer\", \"count\": 4, \"count_seen\": 1, "
+     "\"parallelism\": 2}, {\"name\": \"out\", \"type\": \"sink\", \"parallelism\": 2}",
+     "job.operators[2].count_seen: expected true or false"},
     {"\"fn\": \"sum\"", "\"fn\": \"sum\", \"partition\": \"forward\"",
      "job.operators[1]: aggregate operators are keyed"},
     {"{\"name\": \"out\", \"type\": \"sink\", \"parallelism\": 2}",

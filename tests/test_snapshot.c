@@ -432,6 +432,181 @@ static void test_channel_state(void **state)
     free(p);
 }
 
+/* ---- operator state ------------------------------------------------------ */
+
+/* A capture with a source's partitions and an operator's three lists, one
+ * of each of Flink's modes (one entry empty). */
+static void opstate_capture(ck_capture *c)
+{
+    memset(c, 0, sizeof(*c));
+    c->checkpoint_id = 11;
+    c->vertex = 0;
+    c->subtask = 1;
+    c->parallelism = 2;
+    c->has_source = 1;
+    ck_source_capture *sc = &c->source;
+    sc->op = 0;
+    sc->known = 8;
+    sc->nparts = 3;
+    sc->parts = malloc(3 * sizeof(int));
+    sc->offsets = malloc(3 * sizeof(int64_t));
+    sc->maxts = malloc(3 * sizeof(int64_t));
+    for (int i = 0; i < 3; i++) {
+        sc->parts[i] = 1 + 2 * i;
+        sc->offsets[i] = 100 * i + 7;
+        sc->maxts[i] = i == 0 ? CK_WM_MIN : 5000 + i;
+    }
+    ck_opstate *o = ck_capture_opstate(c, 3);
+    assert_non_null(o);
+    ck_oplist *sp = ck_opstate_add_list(o, "held", CK_OPSTATE_SPLIT);
+    ck_oplist *un = ck_opstate_add_list(o, "counts", CK_OPSTATE_UNION);
+    ck_oplist *bc = ck_opstate_add_list(o, "rules", CK_OPSTATE_BROADCAST);
+    assert_int_equal(ck_oplist_add(sp, "first", 5), 0);
+    assert_int_equal(ck_oplist_add(sp, "", 0), 0);
+    assert_int_equal(ck_oplist_add(sp, "third entry", 11), 0);
+    assert_int_equal(ck_oplist_add(un, "u", 1), 0);
+    assert_int_equal(ck_oplist_add(bc, "rule-1", 6), 0);
+    assert_ptr_equal(ck_capture_opstate(c, 3), o);
+}
+
+static void test_opstate_round_trip(void **state)
+{
+    (void)state;
+    ck_capture c;
+    opstate_capture(&c);
+    uint8_t *p;
+    size_t len;
+    ck_snapshot s;
+    encode_decode(&c, &p, &len, &s);
+    assert_true(s.has_source);
+    assert_int_equal(s.source.op, 0);
+    assert_int_equal(s.source.known, 8);
+    assert_int_equal(s.source.nparts, 3);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(s.source.parts[i], 1 + 2 * i);
+        assert_int_equal(s.source.offsets[i], 100 * i + 7);
+        assert_true(s.source.maxts[i] == (i == 0 ? CK_WM_MIN : 5000 + i));
+    }
+    /* The source's partitions are split-distribute list state like any other. */
+    assert_int_equal(s.nopstates, 2);
+    const ck_opstate *so = ck_snap_opstate(&s, 0);
+    assert_non_null(so);
+    const ck_oplist *splits = ck_opstate_list(so, CK_SOURCE_SPLITS);
+    assert_non_null(splits);
+    assert_int_equal(splits->mode, CK_OPSTATE_SPLIT);
+    assert_int_equal(splits->n, 3);
+    assert_int_equal(ck_opstate_list(so, CK_SOURCE_KNOWN)->mode, CK_OPSTATE_BROADCAST);
+    const ck_opstate *o = ck_snap_opstate(&s, 3);
+    assert_non_null(o);
+    assert_int_equal(o->nlists, 3);
+    const ck_oplist *sp = ck_opstate_list(o, "held");
+    assert_int_equal(sp->mode, CK_OPSTATE_SPLIT);
+    assert_int_equal(sp->n, 3);
+    static const char *const want[] = {"first", "", "third entry"};
+    size_t pos = 0;
+    const uint8_t *e;
+    uint32_t elen;
+    for (int i = 0; i < 3; i++) {
+        assert_true(ck_oplist_next(sp, &pos, &e, &elen));
+        assert_int_equal(elen, strlen(want[i]));
+        assert_memory_equal(e, want[i], elen);
+    }
+    assert_false(ck_oplist_next(sp, &pos, &e, &elen));
+    assert_int_equal(ck_opstate_list(o, "counts")->mode, CK_OPSTATE_UNION);
+    assert_int_equal(ck_opstate_list(o, "rules")->mode, CK_OPSTATE_BROADCAST);
+    assert_null(ck_opstate_list(o, "nope"));
+    ck_snapshot_free(&s);
+
+    /* Every truncation of the body, checksummed again, is refused by the
+     * parser (never read past); so is every byte changed, or decodes. */
+    const char *why;
+    uint8_t *bad = malloc(len);
+    for (size_t cut = 36; cut < len; cut++) {
+        memcpy(bad, p, cut - 4);
+        ck_put_u32(bad + cut - 4, ck_crc32c(0, bad, cut - 4));
+        assert_int_equal(ck_snap_decode(bad, cut, &s, &why), CK_ECORRUPT);
+        assert_true(why[0] != 0);
+    }
+    ck_rng r;
+    ck_rng_init(&r, 5, 5);
+    for (int i = 0; i < 4000; i++) {
+        memcpy(bad, p, len);
+        size_t at = 32 + (size_t)ck_rng_below(&r, len - 36); /* the sections */
+        bad[at] ^= (uint8_t)(1u << ck_rng_below(&r, 8));
+        ck_put_u32(bad + len - 4, ck_crc32c(0, bad, len - 4));
+        int rc = ck_snap_decode(bad, len, &s, &why);
+        assert_true(rc == 0 || rc == CK_ECORRUPT);
+        if (rc == 0)
+            ck_snapshot_free(&s);
+        else
+            assert_true(why[0] != 0);
+    }
+    /* Targeted: a mode that is none of the three; an entry longer than its
+     * list. The second section (the operator's) starts after the source's. */
+    size_t sec2 = 32 + 16 + (size_t)ck_get_u64(p + 40);
+    assert_int_equal(ck_get_u32(p + sec2), CK_SEC_OPSTATE);
+    assert_int_equal(ck_get_u32(p + sec2 + 4), 3);
+    memcpy(bad, p, len);
+    ck_put_u32(bad + sec2 + 20, 4); /* the first list's mode */
+    ck_put_u32(bad + len - 4, ck_crc32c(0, bad, len - 4));
+    assert_int_equal(ck_snap_decode(bad, len, &s, &why), CK_ECORRUPT);
+    assert_string_equal(why, "bad operator state list header");
+    memcpy(bad, p, len);
+    /* list 1: mode 20, name length 24, "held" 28, entries 32, bytes 36, first entry 44 */
+    ck_put_u32(bad + sec2 + 44, 6);
+    ck_put_u32(bad + len - 4, ck_crc32c(0, bad, len - 4));
+    assert_int_equal(ck_snap_decode(bad, len, &s, &why), CK_ECORRUPT);
+    assert_string_equal(why, "an operator state entry runs past its list");
+    free(bad);
+    free(p);
+}
+
+/* A version 3 file (before operator state): its SOURCE section still
+ * reads, with the enumerator's partitions unknown; operator state in a
+ * version 3 file, a SOURCE section in a version 4 one, and version 2, do
+ * not. */
+static size_t v3_file(uint8_t *b, uint32_t version, uint32_t type)
+{
+    ck_put_u32(b, CK_SNAP_MAGIC);
+    ck_put_u32(b + 4, version);
+    ck_put_u64(b + 8, 6);
+    ck_put_u32(b + 16, 0);
+    ck_put_u32(b + 20, 1);
+    ck_put_u32(b + 24, 2);
+    ck_put_u32(b + 28, 1);
+    ck_put_u32(b + 32, type);
+    ck_put_u32(b + 36, 0);
+    ck_put_u64(b + 40, 4 + 2 * 20);
+    ck_put_u32(b + 48, 2);
+    for (int i = 0; i < 2; i++) {
+        ck_put_u32(b + 52 + 20 * i, (uint32_t)(3 - i));
+        ck_put_u64(b + 56 + 20 * i, (uint64_t)(40 + i));
+        ck_put_u64(b + 64 + 20 * i, (uint64_t)(900 + i));
+    }
+    ck_put_u32(b + 92, ck_crc32c(0, b, 92));
+    return 96;
+}
+
+static void test_version3_read(void **state)
+{
+    (void)state;
+    uint8_t b[128];
+    ck_snapshot s;
+    const char *why;
+    size_t n = v3_file(b, 3, CK_SEC_SOURCE);
+    assert_int_equal(ck_snap_decode(b, n, &s, &why), 0);
+    assert_true(s.has_source && s.source.nparts == 2 && s.source.known == -1);
+    assert_true(s.source.parts[0] == 3 && s.source.offsets[0] == 40 && s.source.maxts[1] == 901);
+    assert_int_equal(s.nopstates, 0);
+    ck_snapshot_free(&s);
+    n = v3_file(b, 4, CK_SEC_SOURCE);
+    assert_int_equal(ck_snap_decode(b, n, &s, &why), CK_ECORRUPT);
+    n = v3_file(b, 3, CK_SEC_OPSTATE);
+    assert_int_equal(ck_snap_decode(b, n, &s, &why), CK_ECORRUPT);
+    n = v3_file(b, 2, CK_SEC_SOURCE);
+    assert_int_equal(ck_snap_decode(b, n, &s, &why), CK_ECORRUPT);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -442,6 +617,8 @@ int main(void)
         cmocka_unit_test(test_crc32c),
         cmocka_unit_test(test_checksummed_garbage),
         cmocka_unit_test(test_finished_marker),
+        cmocka_unit_test(test_opstate_round_trip),
+        cmocka_unit_test(test_version3_read),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

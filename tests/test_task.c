@@ -380,6 +380,118 @@ static void pair_free(pair *p)
     fake_clear(&p->wm);
 }
 
+/* ---- a source's partitions restored ------------------------------------------ */
+
+/* Six partitions of MANY records. */
+static int six_np(const void *ctx)
+{
+    (void)ctx;
+    return 6;
+}
+static const ck_topic_ops six_ops = {six_np, many_size, many_at, many_read, NULL, NULL};
+
+/* Restores source subtask 0 of src(2) -> out(2) (one chained vertex) from
+ * a snapshot whose split list holds partitions parts[0..n) at offsets
+ * 10 * (i + 1), its enumerator having known `known` partitions; returns
+ * the task, running. */
+static ck_task *restore_source_task(ck_graph *g, ck_config *cfg, ck_topic *tp, ck_job_env *env,
+                                    fake_world *w, fake_plat *fp, const int *parts, int n,
+                                    int known)
+{
+    ck_config_defaults(cfg);
+    ck_job_spec spec = {.nops = 2};
+    spec.ops[0] = (ck_op_spec){.name = "src", .kind = CK_OP_SOURCE, .parallelism = 2, .input = -1};
+    spec.ops[1] = (ck_op_spec){.name = "out", .kind = CK_OP_SINK, .parallelism = 2, .input = 0};
+    int bad;
+    char err[200];
+    assert_int_equal(ck_graph_build(g, &spec, cfg, &bad, err, sizeof(err)), 0);
+    *tp = (ck_topic){&six_ops, NULL, "t"};
+    *env = (ck_job_env){.g = g, .cfg = cfg, .topic = tp, .job_id = "test-job"};
+    ck_capture cap = {.checkpoint_id = 3, .vertex = 0, .subtask = 0, .parallelism = 2};
+    cap.has_source = 1;
+    cap.source.op = 0;
+    cap.source.known = known;
+    cap.source.nparts = n;
+    cap.source.parts = calloc((size_t)n + 1, sizeof(int));
+    cap.source.offsets = calloc((size_t)n + 1, sizeof(int64_t));
+    cap.source.maxts = calloc((size_t)n + 1, sizeof(int64_t));
+    for (int i = 0; i < n; i++) {
+        cap.source.parts[i] = parts[i];
+        cap.source.offsets[i] = 10 * (i + 1);
+        cap.source.maxts[i] = 5;
+    }
+    uint8_t *file;
+    size_t len;
+    assert_int_equal(ck_snap_encode(&cap, &file, &len), 0);
+    ck_capture_free(&cap);
+    ck_handles hs = {0};
+    assert_int_equal(ck_handles_add(&hs, CK_HANDLE_SNAPSHOT, 0,
+                                    "checkpoints/test-job/chk-3/v0-0.state", len,
+                                    ck_get_u32(file + len - 4), 0, 0),
+                     0);
+    assert_int_equal(ck_handles_inline_last(&hs, file, len), 0); /* takes file */
+    ck_restore_point from = {.id = 3, .handles = &hs};
+    fake_init(fp, w, ck_graph_endpoint(g, 1, 0, 0));
+    ck_task *t = ck_task_new(env, &fp->plat, 0, 1, &from);
+    ck_handles_free(&hs);
+    assert_non_null(t);
+    ck_node node = ck_task_node(t);
+    node.ops->work(node.self);
+    assert_int_equal(node.ops->on_complete(node.self, w->bg_token, CK_OK, NULL, 0), 0);
+    assert_int_equal(ck_task_get_state(t), CK_TASK_RUNNING);
+    return t;
+}
+
+/*
+ * A FLIP-27 source's splits are its split-distribute list state: restored,
+ * the source reads exactly the partitions of its list, from their
+ * offsets, whichever subtask the owner formula would give them (a
+ * rescale's assignment deals them out); a partition its snapshot's
+ * enumerator did not know goes by the owner formula.
+ */
+static void test_source_reads_its_restored_splits(void **state)
+{
+    (void)state;
+    static ck_graph g;
+    ck_config cfg;
+    ck_topic tp;
+    ck_job_env env;
+    fake_world w = {0};
+    fake_plat fp;
+    int own[6], nown = 0, other = -1;
+    for (int p = 0; p < 6; p++) {
+        if (ck_topic_owner("t", p, 2) == 0)
+            own[nown++] = p;
+        else if (other < 0)
+            other = p;
+    }
+    assert_true(nown > 0 && other >= 0);
+    /* Every partition known: the list, another subtask's partition first. */
+    int parts[2] = {other, own[0]};
+    ck_task *t = restore_source_task(&g, &cfg, &tp, &env, &w, &fp, parts, 2, 6);
+    assert_int_equal(t->nparts, 2);
+    assert_int_equal(t->parts[0], other);
+    assert_int_equal(t->off[0], 10);
+    assert_int_equal(t->parts[1], own[0]);
+    assert_int_equal(t->off[1], 20);
+    assert_int_equal(t->end[0], MANY);
+    ck_task_del(t);
+    fake_clear(&w);
+    /* Partitions 4 and 5 are new to the snapshot: the owner formula's. */
+    t = restore_source_task(&g, &cfg, &tp, &env, &w, &fp, parts, 2, 4);
+    int want = 2;
+    for (int p = 4; p < 6; p++)
+        want += ck_topic_owner("t", p, 2) == 0 && p != other && p != own[0];
+    assert_int_equal(t->nparts, want);
+    for (int k = 2; k < t->nparts; k++) {
+        assert_true(t->parts[k] >= 4);
+        assert_int_equal(ck_topic_owner("t", t->parts[k], 2), 0);
+        assert_int_equal(t->off[k], 0);
+    }
+    ck_task_del(t);
+    fake_clear(&w);
+}
+
 /*
  * Flink's task looks at its mailbox between two records, so an unaligned
  * barrier is taken at the next record boundary. A task whose gate takes
@@ -564,6 +676,7 @@ int main(void)
         cmocka_unit_test(test_source_step_short_for_triggers),
         cmocka_unit_test(test_snapshot_invariants),
         cmocka_unit_test(test_changelog_restore_invariants),
+        cmocka_unit_test(test_source_reads_its_restored_splits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

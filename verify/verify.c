@@ -315,6 +315,7 @@ static void ref_process(ref *R, int opi, rrec r)
     const ck_op_spec *o = &R->g->spec.ops[opi];
     switch (o->kind) {
     case CK_OP_SOURCE:
+    case CK_OP_BUFFER: /* holds records and passes them on in order: the same content */
         ref_emit(R, opi, r);
         break;
     case CK_OP_MAP:

@@ -426,6 +426,7 @@ static void state_file(const ck_graph *g, int v, int s, int with_timers, blob *o
         if (op->kind == CK_OP_SOURCE) {
             c.has_source = 1;
             c.source.op = vx->ops[k];
+            c.source.known = FUZZ_PARTS;
             c.source.parts = calloc(FUZZ_PARTS, sizeof(int));
             c.source.offsets = calloc(FUZZ_PARTS, sizeof(int64_t));
             c.source.maxts = calloc(FUZZ_PARTS, sizeof(int64_t));
@@ -488,6 +489,20 @@ static void state_file(const ck_graph *g, int v, int s, int with_timers, blob *o
             sk->npending = 1;
             sk->pending[0] = 4;
         }
+    }
+    if (g->spec.ops[vx->ops[vx->nops - 1]].kind != CK_OP_SOURCE) {
+        /* Operator state: a list of each of the three modes, on the last
+         * operator of the vertex (a restore refuses it unless a buffer). */
+        ck_opstate *o = ck_capture_opstate(&c, vx->ops[vx->nops - 1]);
+        FUZZ_CHECK(o);
+        ck_oplist *l = ck_opstate_add_list(o, "buffered", CK_OPSTATE_SPLIT);
+        uint8_t el[2048];
+        size_t n = elements(el, 2, 0, 0);
+        FUZZ_CHECK(l && ck_oplist_add(l, el, (uint32_t)n) == CK_OK);
+        l = ck_opstate_add_list(o, "seen", CK_OPSTATE_UNION);
+        FUZZ_CHECK(l && ck_oplist_add(l, "012345678901", 12) == CK_OK);
+        l = ck_opstate_add_list(o, "rules", CK_OPSTATE_BROADCAST);
+        FUZZ_CHECK(l && ck_oplist_add(l, "", 0) == CK_OK);
     }
     if (vx->in_edge >= 0) {
         /* Channel state of an unaligned checkpoint: a few records from
