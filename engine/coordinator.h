@@ -70,7 +70,9 @@
  *   (3) a pending checkpoint's nacks = its subtasks acknowledged (a
  *       finished one counts as acknowledged); its metadata is written only
  *       once every subtask acknowledged and no finished subtask's state
- *       file is still being stored;
+ *       file is still being stored; it is of the generation of the job's
+ *       graph the job runs (a checkpoint keeps the generation that took
+ *       it: its subtasks are that one's);
  *   (4) a checkpoint is COMPLETED only after its metadata is stored; one
  *       that is no longer PENDING has its end time, not before its trigger;
  *   (5) a completed checkpoint's files stay in the store until
@@ -160,7 +162,8 @@ typedef struct ck_cp_record {
     uint64_t bytes_changelog; /* of those, state changelog segments */
     uint64_t inflight; /* of which channel state (unaligned) */
     int unaligned;     /* a barrier overtook data somewhere */
-    ck_cp_task *tasks; /* per subtask */
+    ck_cp_task *tasks; /* per subtask of g */
+    const ck_graph *g; /* the generation of the job's graph that took it (graph.h) */
     int metadata_sent;
     int markers_pending; /* finished subtasks' state files still being stored */
     int task_declined;   /* it failed because a subtask declined it */
@@ -203,6 +206,7 @@ typedef struct ck_cc {
      * files, per subtask (borrowed), and its directory; owned: the job
      * deletes it once subsumed (CLAIM), else it stays (NO_CLAIM, LEGACY). */
     const ck_handles *adopted;
+    uint32_t nadopted; /* its subtasks: those of the job's first generation */
     char adopted_dir[160];
     int adopted_owned;
     int force_full; /* NO_CLAIM: checkpoints are full until one completes */
@@ -248,6 +252,13 @@ int ck_cc_init(ck_cc *cc, ck_platform *plat, const ck_graph *g, const ck_config 
  * Returns 0 or CK_ENOMEM. */
 CK_MUST_CHECK
 int ck_cc_adopt(ck_cc *cc, const ck_restore_point *start, const ck_handles *tasks, int mode);
+
+/* The job runs generation g of its graph from its next attempt on (a
+ * rescale): the per-subtask marks are g's, every one clear. No checkpoint
+ * may be pending (ck_cc_abort_all first); those taken before keep their
+ * own generation. Returns 0 or CK_ENOMEM (the coordinator unchanged). */
+CK_MUST_CHECK
+int ck_cc_regenerate(ck_cc *cc, const ck_graph *g);
 
 /* Triggers a savepoint now (stop: stop-with-savepoint). Returns its id, or
  * 0 when no attempt is running. */

@@ -2,6 +2,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "error.h"
 #include "keygroup.h"
@@ -201,7 +202,65 @@ int ck_graph_build(ck_graph *g, const ck_job_spec *spec, const ck_config *cfg,
     }
     g->nsubtasks = base;
     g->slots_per_host = (int)ck_cfg(cfg, CK_CFG_TASK_SLOTS);
+    g->generation = 0;
+    g->ep_stride = base;
     return CK_OK;
+}
+
+int ck_graph_share_stride(ck_graph *gens, int n)
+{
+    uint32_t stride = 0;
+    for (int k = 0; k < n; k++) {
+        const ck_graph *g = &gens[k], *g0 = &gens[0];
+        if (g->nv != g0->nv || g->ne != g0->ne || g->spec.nops != g0->spec.nops)
+            return CK_EINVAL;
+        for (int v = 0; v < g->nv; v++)
+            if (g->v[v].nops != g0->v[v].nops || g->v[v].in_edge != g0->v[v].in_edge ||
+                memcmp(g->v[v].ops, g0->v[v].ops, sizeof(int) * (size_t)g->v[v].nops))
+                return CK_EINVAL;
+        stride = CK_MAX(stride, g->nsubtasks);
+    }
+    for (int k = 0; k < n; k++) {
+        gens[k].generation = k;
+        gens[k].ep_stride = stride;
+    }
+    return CK_OK;
+}
+
+const char *ck_graph_vertex_state(const ck_graph *g, int v, const ck_config *cfg)
+{
+    int exactly_once = ck_cfg(cfg, CK_CFG_CP_INTERVAL) > 0 &&
+                       ck_cfg(cfg, CK_CFG_CP_MODE) == CK_CP_EXACTLY_ONCE;
+    for (int k = 0; k < g->v[v].nops; k++) {
+        ck_op_kind kind = g->spec.ops[g->v[v].ops[k]].kind;
+        if (kind == CK_OP_SOURCE)
+            return "a source's partition offsets";
+        if (ck_op_keyed(kind))
+            return "keyed state";
+        if (kind == CK_OP_BUFFER)
+            return "a buffer's list state";
+        if (kind == CK_OP_SINK && exactly_once)
+            return "a sink's pending transactions (exactly-once checkpoints)";
+    }
+    if (exactly_once && ck_cfg(cfg, CK_CFG_CP_UNALIGNED))
+        return "channel state (unaligned checkpoints)";
+    return NULL;
+}
+
+int ck_graph_stateless_vertex(const ck_graph *g, int v, const ck_config *cfg)
+{
+    return ck_graph_vertex_state(g, v, cfg) == NULL;
+}
+
+int64_t ck_graph_same_subtask(const ck_graph *from, const ck_graph *to, uint32_t global)
+{
+    int v, i;
+    if (global >= from->nsubtasks)
+        return -1;
+    ck_graph_locate(from, global, &v, &i);
+    if (v >= to->nv || to->v[v].parallelism != from->v[v].parallelism)
+        return -1;
+    return (int64_t)to->v[v].base + i;
 }
 
 void ck_graph_locate(const ck_graph *g, uint32_t global, int *vertex, int *subtask)

@@ -33,6 +33,8 @@ int ck_jm_init(ck_jm *jm, ck_platform *plat, const ck_job_env *env, int ntm, uin
     memset(jm, 0, sizeof(*jm));
     jm->plat = plat;
     jm->g = g;
+    jm->gens = env->gens;
+    jm->ngens = env->gens ? env->ngens : 1;
     jm->cfg = cfg;
     jm->ntm = ntm;
     jm->state = CK_JOB_WAITING;
@@ -52,7 +54,10 @@ int ck_jm_init(ck_jm *jm, ck_platform *plat, const ck_job_env *env, int ntm, uin
     jm->sub_attempt = calloc(g->nsubtasks, sizeof(uint32_t));
     jm->region = calloc(g->nsubtasks, sizeof(uint32_t));
     jm->restarting = calloc(g->nsubtasks, 1);
-    if (!jm->tm_seen || !jm->tm_refused || !jm->tm_newer || !jm->placement || !jm->done ||
+    jm->eras = calloc((size_t)jm->ngens + 1, sizeof(*jm->eras));
+    if (jm->eras)
+        jm->eras[jm->neras++] = (ck_jm_era){0, g};
+    if (!jm->eras || !jm->tm_seen || !jm->tm_refused || !jm->tm_newer || !jm->placement || !jm->done ||
         !jm->running || !jm->ended || !jm->tasks || !jm->lag_ns || !jm->lag_recent ||
         !jm->lag_count || !jm->vertices || !jm->lhost || !jm->sub_attempt || !jm->region ||
         !jm->restarting || ck_graph_regions(g, jm->region) < 0) {
@@ -60,6 +65,7 @@ int ck_jm_init(ck_jm *jm, ck_platform *plat, const ck_job_env *env, int ntm, uin
         return CK_ENOMEM;
     }
     jm->region_failover = ck_cfg(cfg, CK_CFG_FAILOVER) == CK_FAILOVER_REGION;
+    jm->retired.start_ns = CK_TIME_NEVER;
     for (int h = 0; h < ntm; h++)
         jm->tm_seen[h] = jm->tm_refused[h] = CK_TIME_NEVER;
     for (uint32_t i = 0; i < g->nsubtasks; i++) {
@@ -113,6 +119,7 @@ void ck_jm_free(ck_jm *jm)
     free(jm->lag_ns);
     free(jm->lag_recent);
     free(jm->lag_count);
+    free(jm->eras);
     for (size_t i = 0; i < jm->nrecoveries; i++)
         free(jm->recoveries[i].subtasks);
     free(jm->recoveries);
@@ -332,6 +339,116 @@ static int is_source(const ck_jm *jm, uint32_t g)
     return jm->g->spec.ops[jm->g->v[v].ops[0]].kind == CK_OP_SOURCE;
 }
 
+/* ---- generations: a rescale redeploys the job on another graph ------------------- */
+
+static void add_stats(ck_task_stats *sum, const ck_task_stats *d);
+
+/* The generation attempt a ran. */
+static const ck_graph *graph_of(const ck_jm *jm, uint32_t a)
+{
+    int k = jm->neras - 1;
+    while (k > 0 && jm->eras[k].first_attempt > a)
+        k--;
+    return jm->eras[k].g;
+}
+
+/* What subtask i of the generation deploying restores: what the subtask
+ * of its vertex and index left in the snapshot restored (of the
+ * generation that took it; the savepoint the job started from is of the
+ * first), where its vertex has the parallelism it had then. Where the
+ * parallelism changed, the subtask is not the same one: NULL (it starts
+ * empty) when its vertex holds no state, else no handles (its restore
+ * fails on the missing state: a job whose state cannot move yet is
+ * refused a rescale up front). */
+static const ck_handles *gen_handles(const ck_jm *jm, uint32_t i)
+{
+    static const ck_handles none;
+    const ck_cp_record *c = ck_cc_find(&jm->cc, jm->restore.id);
+    int started = !c && jm->restore.id == jm->start_id && jm->start_handles;
+    const ck_graph *from = c ? c->g : jm->eras[0].g;
+    int64_t k = ck_graph_same_subtask(jm->g, from, i);
+    if (k < 0) {
+        int v, sub;
+        ck_graph_locate(jm->g, i, &v, &sub);
+        return ck_graph_stateless_vertex(jm->g, v, jm->cfg) ? NULL : &none;
+    }
+    return started ? &jm->start_handles[k] : ck_cc_handles(&jm->cc, jm->restore.id, (uint32_t)k);
+}
+
+/* The job takes generation ng of its graph from its next attempt on (a
+ * rescale's redeployment, every subtask stopped): the per-subtask arrays
+ * are ng's; a subtask keeps its counts where its vertex and index are
+ * still there, the others' go to `retired`. 0, or CK_ENOMEM (nothing
+ * changed). */
+static int regenerate(ck_jm *jm, const ck_graph *ng)
+{
+    const ck_graph *og = jm->g;
+    size_t n = ng->nsubtasks;
+    uint16_t *placement = calloc(n, sizeof(uint16_t));
+    uint16_t *lhost = calloc((size_t)ck_graph_hosts_needed(ng), sizeof(uint16_t));
+    uint8_t *done = calloc(n, 1), *running = calloc(n, 1), *ended = calloc(n, 1);
+    uint8_t *restarting = calloc(n, 1);
+    ck_metrics *tasks = calloc(n, sizeof(ck_metrics));
+    int64_t *lag_ns = calloc(n, sizeof(int64_t));
+    int64_t *lag_recent = calloc(n * CK_JM_LAG_REPORTS, sizeof(int64_t));
+    uint32_t *lag_count = calloc(n, sizeof(uint32_t));
+    uint32_t *sub_attempt = calloc(n, sizeof(uint32_t));
+    uint32_t *region = calloc(n, sizeof(uint32_t));
+    int oom = !placement || !lhost || !done || !running || !ended || !restarting || !tasks ||
+              !lag_ns || !lag_recent || !lag_count || !sub_attempt || !region ||
+              ck_graph_regions(ng, region) < 0 || jm->neras > jm->ngens ||
+              ck_cc_regenerate(&jm->cc, ng);
+    if (oom) {
+        free(placement), free(lhost), free(done), free(running), free(ended), free(restarting);
+        free(tasks), free(lag_ns), free(lag_recent), free(lag_count), free(sub_attempt);
+        free(region);
+        return CK_ENOMEM;
+    }
+    for (uint32_t i = 0; i < ng->nsubtasks; i++) {
+        int v, sub;
+        ck_graph_locate(ng, i, &v, &sub);
+        tasks[i].task.vertex = (uint32_t)v;
+        tasks[i].task.subtask = (uint32_t)sub;
+        tasks[i].task.start_ns = CK_TIME_NEVER;
+        sub_attempt[i] = jm->attempt;
+    }
+    for (uint32_t i = 0; i < og->nsubtasks; i++) {
+        int v, sub;
+        ck_graph_locate(og, i, &v, &sub);
+        if (sub < ng->v[v].parallelism) { /* the same vertex and index: its counts go on */
+            tasks[ng->v[v].base + (uint32_t)sub] = jm->tasks[i];
+        } else {
+            add_stats(&jm->retired, &jm->tasks[i].task);
+            ck_metrics_free(&jm->tasks[i]);
+        }
+    }
+    free(jm->placement), free(jm->lhost), free(jm->done), free(jm->running), free(jm->ended);
+    free(jm->restarting), free(jm->tasks), free(jm->lag_ns), free(jm->lag_recent);
+    free(jm->lag_count), free(jm->sub_attempt), free(jm->region);
+    jm->placement = placement, jm->lhost = lhost, jm->done = done, jm->running = running;
+    jm->ended = ended, jm->restarting = restarting, jm->tasks = tasks, jm->lag_ns = lag_ns;
+    jm->lag_recent = lag_recent, jm->lag_count = lag_count, jm->sub_attempt = sub_attempt;
+    jm->region = region;
+    jm->nfinished = jm->nended = jm->nrestarting = 0;
+    jm->g = ng;
+    /* its first attempt: the next one deployed */
+    jm->eras[jm->neras++] = (ck_jm_era){jm->attempt + 1, ng};
+    ck_logf(jm->plat, CK_LOG_INFO, "the job rescales to generation %d: %u subtasks",
+            ng->generation, ng->nsubtasks);
+    return CK_OK;
+}
+
+/* The generation a rescale whose old attempt stopped deploys, or NULL:
+ * none under way, or the job runs it already. */
+static const ck_graph *rescale_gen(const ck_jm *jm)
+{
+    const ck_rescale *rs = jm->rescaling ? &jm->rescales[jm->rescaling - 1] : NULL;
+    if (!rs || rs->stopped == CK_TIME_NEVER || rs->deployed != CK_TIME_NEVER || !jm->gens ||
+        rs->gen <= 0 || rs->gen >= jm->ngens || &jm->gens[rs->gen] == jm->g)
+        return NULL;
+    return &jm->gens[rs->gen];
+}
+
 /* Deploys a new attempt: of every subtask (mask NULL: the job's first
  * deployment or a full restart, state WAITING or RESTARTING), or of the
  * subtasks in mask alone (a region restart; the job is RUNNING). */
@@ -369,23 +486,20 @@ static void deploy(ck_jm *jm, ck_time now, const uint8_t *mask)
             jm->lag_count[i] = 0;
         }
     }
-    jm->plat->ops->set_routes(jm->plat, jm->attempt, jm->g->nsubtasks, hosts);
+    jm->plat->ops->set_routes(jm->plat, jm->attempt, jm->g->generation, jm->g->nsubtasks, hosts);
     /* What each subtask restores: the handles its snapshot left, as the
      * coordinator recorded them, or as the savepoint the job started from
      * lists them. */
     const ck_handles **handles = calloc(jm->g->nsubtasks, sizeof(*handles));
     for (uint32_t i = 0; handles && i < jm->g->nsubtasks; i++)
-        handles[i] = !ck_cc_find(&jm->cc, jm->restore.id) && jm->restore.id == jm->start_id &&
-                             jm->start_handles
-                         ? &jm->start_handles[i]
-                         : ck_cc_handles(&jm->cc, jm->restore.id, i);
+        handles[i] = gen_handles(jm, i);
     int oom = !handles;
     for (int h = 0; h < jm->ntm && !oom; h++) {
         if (!tm_alive(jm, h))
             continue;
         size_t blen, n;
-        uint8_t *body = ck_tm_deploy_body(jm->attempt, &jm->restore, jm->g->nsubtasks, hosts,
-                                          handles, h, &blen);
+        uint8_t *body = ck_tm_deploy_body(jm->attempt, jm->g->generation, &jm->restore,
+                                          jm->g->nsubtasks, hosts, handles, h, &blen);
         uint8_t *m = body ? ck_wire_msg(CK_MSG_DEPLOY, CK_EP_JM, CK_EP_TM0 + (uint32_t)h,
                                         jm->attempt, body, blen, &n)
                           : NULL;
@@ -453,6 +567,11 @@ static void maybe_deploy(ck_jm *jm, ck_time now)
         if (live < jm->ntm)
             return; /* the rest of the cluster is starting */
     }
+    const ck_graph *ng = regions ? NULL : rescale_gen(jm);
+    if (ng && regenerate(jm, ng)) {
+        job_fail(jm, CK_JOBFAIL_OUT_OF_MEMORY, "out of memory rescaling the job");
+        return;
+    }
     if (regions ? place_restarting(jm) : place(jm)) {
         deploy(jm, now, regions ? jm->restarting : NULL);
         return;
@@ -508,6 +627,7 @@ static ck_recovery *new_recovery(ck_jm *jm, const char *cause, int host, ck_time
     ck_recovery *r = &jm->recoveries[jm->nrecoveries++];
     memset(r, 0, sizeof(*r));
     r->subtasks = restarted;
+    r->nsubtasks = jm->g->nsubtasks;
     r->detected = now;
     r->failed = CK_TIME_NEVER;
     r->restarted = r->restored = r->first_output = r->caught_up = CK_TIME_NEVER;
@@ -617,7 +737,7 @@ static void failover(ck_jm *jm, const char *cause, int host, const uint8_t *fail
     cancel_subtasks(jm, fresh);
     free(fresh);
     /* Every attempt has endpoints of its own (graph.h): the next must fit. */
-    if (((uint64_t)jm->attempt + 2) * jm->g->nsubtasks + CK_EP_TASK0 >= CK_EP_CLIENT) {
+    if (((uint64_t)jm->attempt + 2) * ck_graph_stride(jm->g) + CK_EP_TASK0 >= CK_EP_CLIENT) {
         free(mask);
         char why[512];
         snprintf(why, sizeof(why), "%.400s (no endpoints left for attempt %u)", cause,
@@ -854,6 +974,7 @@ static void on_rescale_request(ck_jm *jm, uint32_t number, const uint8_t *body, 
     memset(rs, 0, sizeof(*rs));
     rs->number = number;
     rs->via = (int)via;
+    rs->gen = jm->gens && (int64_t)number + 1 < jm->ngens ? (int)number + 1 : jm->g->generation;
     rs->trigger = now;
     rs->snapshot = rs->stopped = rs->deployed = rs->restored = CK_TIME_NEVER;
     rs->first_output = rs->caught_up = rs->deadline = CK_TIME_NEVER;
@@ -864,7 +985,7 @@ static void on_rescale_request(ck_jm *jm, uint32_t number, const uint8_t *body, 
                        : jm->cc.restoring || jm->nrestarting ? "restoring after a failure"
                        : jm->nended || jm->nfinished         ? "ending its input"
                                                              : NULL;
-    if (!busy && ((uint64_t)jm->attempt + 2) * jm->g->nsubtasks + CK_EP_TASK0 >= CK_EP_CLIENT)
+    if (!busy && ((uint64_t)jm->attempt + 2) * ck_graph_stride(jm->g) + CK_EP_TASK0 >= CK_EP_CLIENT)
         busy = "out of endpoints for another attempt";
     if (busy) {
         rs->outcome = CK_RESCALE_REFUSED;
@@ -1028,6 +1149,34 @@ static void track_recovery(ck_jm *jm, uint32_t g, const ck_task_stats *d, ck_tim
     if (r->restored != CK_TIME_NEVER && r->caught_up == CK_TIME_NEVER && all &&
         lag <= CK_MAX(r->lag_before, 10 * CK_NS_PER_MS))
         r->caught_up = now;
+}
+
+/* The last report of subtask g of a cancelled attempt of generation og,
+ * an earlier one: it adds to the job's and its vertex's counts, and to
+ * the subtask of the same vertex and index if the job still has it, else
+ * to those of the subtasks it no longer has. */
+static int on_old_metrics(ck_jm *jm, const ck_graph *og, uint32_t g, const uint8_t *body,
+                          size_t len)
+{
+    ck_metrics d;
+    int rc = ck_metrics_decode(&d, body, len);
+    if (rc)
+        return rc;
+    rc = ck_metrics_merge(&jm->job, &d);
+    int v, sub;
+    ck_graph_locate(og, g, &v, &sub);
+    if (!rc)
+        rc = ck_metrics_merge_counts(&jm->vertices[v], &d);
+    ck_task_stats *sum = sub < jm->g->v[v].parallelism
+                             ? &jm->tasks[jm->g->v[v].base + (uint32_t)sub].task
+                             : &jm->retired;
+    ck_task_stats keep = *sum;
+    add_stats(sum, &d.task);
+    sum->host = keep.host;
+    sum->lag_records = keep.lag_records;
+    sum->lag_ns = keep.lag_ns;
+    ck_metrics_free(&d);
+    return rc;
 }
 
 /* A report of subtask g of the current attempt, or (current 0) the last
@@ -1223,6 +1372,20 @@ static int jm_on_message(void *self, uint8_t *msg, size_t len)
     }
     /* Everything else comes from a subtask of some attempt: the one it
      * runs, or one cancelled, whose last report counts what it read. */
+    const ck_graph *hg = graph_of(jm, h.epoch);
+    if (hg != jm->g) {
+        /* of an earlier generation's attempt: its counts alone */
+        if (h.type == CK_MSG_METRICS && h.src < hg->nsubtasks &&
+            on_old_metrics(jm, hg, h.src, body, h.len))
+            ck_logf(jm->plat, CK_LOG_WARN, "job manager: bad metrics from subtask %u", h.src);
+        ck_cp_ack ack;
+        if (h.type == CK_MSG_CP_ACK && ck_cp_ack_decode(body, h.len, &ack) == CK_OK) {
+            ck_cc_on_stale_ack(&jm->cc, &ack); /* its state is garbage if its checkpoint failed */
+            ck_cp_ack_free(&ack);
+        }
+        free(msg);
+        return CK_OK;
+    }
     if (h.src >= jm->g->nsubtasks) {
         free(msg);
         return CK_OK;
@@ -1520,6 +1683,16 @@ static int check_rescale(const ck_jm *jm, size_t i, ck_inv *v)
 
 static int check_jm(const ck_jm *jm, ck_inv *v)
 {
+    CK_INV(v, 9, jm->neras >= 1 && jm->eras[jm->neras - 1].g == jm->g,
+           "the job runs generation %d, its last era is of %d", jm->g->generation,
+           jm->neras ? jm->eras[jm->neras - 1].g->generation : -1);
+    for (int k = 1; k < jm->neras; k++)
+        CK_INV(v, 9,
+               jm->eras[k].first_attempt > jm->eras[k - 1].first_attempt &&
+                   jm->eras[k].first_attempt <= jm->attempt + 1,
+               "era %d (generation %d) from attempt %u, the one before from %u, newest %u", k,
+               jm->eras[k].g->generation, jm->eras[k].first_attempt,
+               jm->eras[k - 1].first_attempt, jm->attempt);
     for (size_t i = 0; i < jm->nrescales; i++) {
         int rc = check_rescale(jm, i, v);
         if (rc)

@@ -22,7 +22,13 @@ void ck_tm_init(ck_tm *tm, ck_platform *plat, const ck_graph *g, const ck_config
     tm->next_hb = CK_TIME_NEVER;
 }
 
-uint8_t *ck_tm_deploy_body(uint32_t attempt, const ck_restore_point *from, uint32_t n,
+void ck_tm_generations(ck_tm *tm, const ck_graph *gens, int ngens)
+{
+    tm->gens = gens;
+    tm->ngens = ngens;
+}
+
+uint8_t *ck_tm_deploy_body(uint32_t attempt, int gen, const ck_restore_point *from, uint32_t n,
                            const uint16_t *hosts, const ck_handles *const *handles, int host,
                            size_t *len)
 {
@@ -36,6 +42,7 @@ uint8_t *ck_tm_deploy_body(uint32_t attempt, const ck_restore_point *from, uint3
     for (uint32_t i = 0; p && i < n; i++)
         ck_put_u16(p + 2 * i, hosts[i]);
     ck_wbuf_u32(&w, id ? from->flags : 0);
+    ck_wbuf_u32(&w, (uint32_t)gen);
     p = ck_wbuf_room(&w, 2);
     if (p)
         ck_put_u16(p, (uint16_t)dl);
@@ -43,8 +50,9 @@ uint8_t *ck_tm_deploy_body(uint32_t attempt, const ck_restore_point *from, uint3
     for (uint32_t i = 0; id && i < n; i++) {
         if (hosts[i] != host)
             continue;
-        ck_wbuf_u32(&w, i);
-        ck_handles_put(&w, handles[i]);
+        ck_wbuf_u32(&w, handles[i] ? i : i | CK_DEPLOY_EMPTY);
+        if (handles[i])
+            ck_handles_put(&w, handles[i]);
     }
     if (w.err) {
         free(w.p);
@@ -75,9 +83,15 @@ static int on_deploy(ck_tm *tm, const uint8_t *b, size_t len)
     ck_restore_point from = {.id = ck_get_u64(b + 4)};
     uint32_t n = ck_get_u32(b + 12);
     size_t off = 16 + 2 * (size_t)n;
-    if (n != tm->g->nsubtasks || len < off + 6)
+    if (len < off + 10)
         return CK_EPROTO;
     from.flags = ck_get_u32(b + off);
+    uint32_t gen = ck_get_u32(b + off + 4);
+    const ck_graph *g = tm->gens ? (gen < (uint32_t)tm->ngens ? &tm->gens[gen] : NULL)
+                                 : (gen == 0 ? tm->g : NULL);
+    if (!g || n != g->nsubtasks)
+        return CK_EPROTO;
+    off += 4;
     size_t dl = ck_get_u16(b + off + 4);
     if (len < off + 6 + dl || dl >= sizeof(from.dir) || (from.id != 0) != (dl != 0) ||
         memchr(b + off + 6, 0, dl))
@@ -98,29 +112,34 @@ static int on_deploy(ck_tm *tm, const uint8_t *b, size_t len)
     }
     /* Restoring: the state handles of every subtask deployed here, in order. */
     ck_handles *hs = calloc(here + 1, sizeof(*hs));
+    uint8_t *empty = calloc(here + 1, 1); /* starts empty (CK_DEPLOY_EMPTY) */
     ck_rbuf r = {.p = b + off + 6 + dl, .len = len - off - 6 - dl};
-    int rc = hs ? CK_OK : CK_ENOMEM;
+    int rc = hs && empty ? CK_OK : CK_ENOMEM;
     for (uint32_t i = 0, k = 0; i < n && from.id && !rc; i++) {
         if (hosts[i] != tm->host)
             continue;
         const char *why;
-        if (ck_rbuf_u32(&r) != i || r.err)
+        uint32_t got = ck_rbuf_u32(&r);
+        if ((got & ~CK_DEPLOY_EMPTY) != i || r.err)
             rc = CK_EPROTO;
+        else if (got & CK_DEPLOY_EMPTY)
+            empty[k++] = 1;
         else if ((rc = ck_handles_get(&r, &hs[k++], CK_KG_UPPER_BOUND_MAX_PARALLELISM, &why)))
             rc = rc == CK_ECORRUPT ? CK_EPROTO : rc;
     }
     if (!rc && ck_rbuf_left(&r))
         rc = CK_EPROTO;
     if (!rc)
-        tm->plat->ops->set_routes(tm->plat, attempt, n, hosts);
+        tm->plat->ops->set_routes(tm->plat, attempt, (int)gen, n, hosts);
     /* A subtask that cannot be deployed told the job manager (task.h
      * ck_task_deploy_failed): the others are deployed still, or those of
      * regions that do not fail over would never run. */
     int failed = CK_OK;
     for (uint32_t i = 0, k = 0; i < n && !rc; i++)
         if (hosts[i] == tm->host) {
+            int fresh = !from.id || empty[k];
             from.handles = &hs[k++];
-            int drc = tm->plat->ops->deploy(tm->plat, attempt, i, from.id ? &from : NULL);
+            int drc = tm->plat->ops->deploy(tm->plat, attempt, i, fresh ? NULL : &from);
             failed = failed ? failed : drc;
             tm->has_attempt = 1;
             tm->attempt = attempt;
@@ -129,6 +148,7 @@ static int on_deploy(ck_tm *tm, const uint8_t *b, size_t len)
     for (uint32_t k = 0; hs && k < here; k++)
         ck_handles_free(&hs[k]);
     free(hs);
+    free(empty);
     free(hosts);
     return rc;
 }
@@ -140,7 +160,7 @@ static int on_cancel(ck_tm *tm, const uint8_t *b, size_t len)
         return CK_EPROTO;
     for (uint32_t i = 0, n = ck_get_u32(b); i < n; i++) {
         uint32_t attempt = ck_get_u32(b + 4 + 8 * i), global = ck_get_u32(b + 8 + 8 * i);
-        if (attempt != CK_ATTEMPT_ALL && global < tm->g->nsubtasks)
+        if (attempt != CK_ATTEMPT_ALL && global < ck_graph_stride(tm->g))
             tm->plat->ops->undeploy(tm->plat, attempt, global);
     }
     return CK_OK;

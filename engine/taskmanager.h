@@ -7,10 +7,14 @@
  * DEPLOY body: u32 attempt | u64 checkpoint to restore (0: none) |
  *              u32 subtasks | u16 host per global subtask (CK_HOST_NONE:
  *              not in this attempt, whose regions are restarting) |
- *              u32 flags of the checkpoint | u16 length | its directory |
+ *              u32 flags of the checkpoint | u32 the graph's generation the
+ *              attempt runs (graph.h) | u16 length | its directory |
  *              when restoring, per subtask deployed on this task manager,
  *              in order: u32 global subtask | its state handles (handle.h),
- *              as Flink's deployment descriptor carries JobManagerTaskRestore
+ *              as Flink's deployment descriptor carries JobManagerTaskRestore;
+ *              the subtask's top bit set (CK_DEPLOY_EMPTY) and no handles:
+ *              it starts empty (a subtask of a rescaled vertex that holds no
+ *              state: jobmanager.c)
  * CANCEL body: u32 count | count x (u32 attempt | u32 global subtask)
  *
  * The job manager answers every heartbeat. A task manager that hears
@@ -48,7 +52,9 @@
 
 typedef struct ck_tm {
     ck_platform *plat;
-    const ck_graph *g;
+    const ck_graph *g;    /* generation 0 */
+    const ck_graph *gens; /* every generation (ck_tm_generations), NULL: g alone */
+    int ngens;
     int host;
     int ntm;         /* task managers in the cluster: hosts a DEPLOY may name */
     ck_time hb_interval, hb_timeout, next_hb;
@@ -64,16 +70,23 @@ typedef struct ck_tm {
 void ck_tm_init(ck_tm *tm, ck_platform *plat, const ck_graph *g, const ck_config *cfg, int host,
                 int ntm);
 
+/* The job's generations (graph.h): a DEPLOY may name any of them. */
+void ck_tm_generations(ck_tm *tm, const ck_graph *gens, int ngens);
+
 ck_node ck_tm_node(ck_tm *tm);
 
 /* Checks the invariants above (invariant.h): 0 or CK_EINVARIANT. */
 CK_MUST_CHECK
 int ck_tm_check(const ck_tm *tm, ck_inv *v);
 
-/* Builds the DEPLOY body for task manager `host` (malloc'd); from: NULL or
- * id 0 to start fresh, else handles[g] are the state handles subtask g
- * restores. NULL when out of memory. */
-uint8_t *ck_tm_deploy_body(uint32_t attempt, const ck_restore_point *from, uint32_t n,
+/* The top bit of a DEPLOY's subtask: it starts empty. */
+#define CK_DEPLOY_EMPTY 0x80000000u
+
+/* Builds the DEPLOY body for task manager `host` (malloc'd) of an attempt
+ * of generation gen; from: NULL or id 0 to start fresh, else handles[g]
+ * are the state handles subtask g restores (NULL: it starts empty). NULL
+ * when out of memory. */
+uint8_t *ck_tm_deploy_body(uint32_t attempt, int gen, const ck_restore_point *from, uint32_t n,
                            const uint16_t *hosts, const ck_handles *const *handles, int host,
                            size_t *len);
 

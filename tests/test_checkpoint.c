@@ -480,6 +480,61 @@ static void test_aligned_timeout(void **state)
     rig_free(&r);
 }
 
+/* Generations of one job (a rescale's graphs): one endpoint stride, the
+ * most subtasks any has; a subtask is the same one across generations
+ * only where its vertex kept its parallelism; what state a vertex keeps
+ * decides whether it may start empty at another parallelism. */
+static void test_graph_generations(void **state)
+{
+    (void)state;
+    ck_config cfg;
+    ck_config_defaults(&cfg);
+    ck_job_spec spec = {.nops = 5};
+    spec.ops[0] = (ck_op_spec){.name = "src", .kind = CK_OP_SOURCE, .parallelism = 2, .input = -1};
+    spec.ops[1] = (ck_op_spec){.name = "m", .kind = CK_OP_MAP, .parallelism = 2, .input = 0,
+                               .ship = CK_SHIP_REBALANCE};
+    spec.ops[2] = (ck_op_spec){.name = "f", .kind = CK_OP_FILTER, .parallelism = 2, .input = 1};
+    spec.ops[3] = (ck_op_spec){.name = "agg", .kind = CK_OP_AGGREGATE, .parallelism = 3,
+                               .input = 2, .ship = CK_SHIP_HASH};
+    spec.ops[4] = (ck_op_spec){.name = "out", .kind = CK_OP_SINK, .parallelism = 3, .input = 3};
+    ck_graph gens[3];
+    int bad;
+    char e[200];
+    for (int k = 0; k < 3; k++) {
+        spec.ops[1].parallelism = spec.ops[2].parallelism = k == 1 ? 4 : k == 2 ? 1 : 2;
+        assert_int_equal(ck_graph_build(&gens[k], &spec, &cfg, &bad, e, sizeof(e)), 0);
+        assert_int_equal(gens[k].nv, 3);
+        assert_int_equal(gens[k].ep_stride, gens[k].nsubtasks);
+    }
+    assert_int_equal(ck_graph_share_stride(gens, 3), 0);
+    for (int k = 0; k < 3; k++) {
+        assert_int_equal(gens[k].generation, k);
+        assert_int_equal(gens[k].ep_stride, 9); /* 2 + 4 + 3 */
+    }
+    /* source subtask 1 and aggregate subtask 2 are the same ones in every
+     * generation; the map's are not (its parallelism changed) */
+    assert_int_equal(ck_graph_same_subtask(&gens[0], &gens[1], 1), 1);
+    assert_int_equal(ck_graph_same_subtask(&gens[0], &gens[1], 6), 8);
+    assert_int_equal(ck_graph_same_subtask(&gens[1], &gens[2], 8), 5);
+    assert_int_equal(ck_graph_same_subtask(&gens[0], &gens[1], 2), -1);
+    assert_int_equal(ck_graph_same_subtask(&gens[1], &gens[0], 5), -1);
+    assert_int_equal(ck_graph_same_subtask(&gens[0], &gens[1], 7), -1); /* past the last */
+    /* the map and filter keep no state; the source and aggregate do, and
+     * with exactly-once checkpoints a sink does, unaligned every vertex */
+    assert_null(ck_graph_vertex_state(&gens[0], 1, &cfg));
+    assert_true(ck_graph_stateless_vertex(&gens[0], 1, &cfg));
+    assert_string_equal(ck_graph_vertex_state(&gens[0], 0, &cfg), "a source's partition offsets");
+    assert_string_equal(ck_graph_vertex_state(&gens[0], 2, &cfg), "keyed state");
+    cfg.v[CK_CFG_CP_INTERVAL] = 100 * CK_NS_PER_MS;
+    cfg.v[CK_CFG_CP_UNALIGNED] = 1;
+    assert_string_equal(ck_graph_vertex_state(&gens[0], 1, &cfg),
+                        "channel state (unaligned checkpoints)");
+    /* a graph of other vertices is no generation of the job */
+    spec.ops[2].ship = CK_SHIP_REBALANCE;
+    assert_int_equal(ck_graph_build(&gens[2], &spec, &cfg, &bad, e, sizeof(e)), 0);
+    assert_int_equal(ck_graph_share_stride(gens, 3), CK_EINVAL);
+}
+
 static void test_pipelined_regions(void **state)
 {
     (void)state;
@@ -2638,6 +2693,7 @@ int main(void)
         cmocka_unit_test(test_unaligned_channel_state),
         cmocka_unit_test(test_restored_gate_credit_after_state),
         cmocka_unit_test(test_aligned_timeout),
+        cmocka_unit_test(test_graph_generations),
         cmocka_unit_test(test_pipelined_regions),
         cmocka_unit_test(test_coordinator_lifecycle),
         cmocka_unit_test(test_coordinator_overtaken_metadata),
