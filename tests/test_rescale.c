@@ -377,6 +377,34 @@ static void test_sink_rescale(void **state)
     free(err);
 }
 
+/* A crash right after a rescale out (2 -> 4): the failover restores the
+ * rescale's savepoint, which the old generation took, on the new graph:
+ * the subtasks that kept their parallelism restore theirs, the rescaled
+ * vertex's start empty again, and the output stays exactly once. */
+static void test_crash_after_rescale(void **state)
+{
+    (void)state;
+    const char *p = variant_of(STATELESS, "after",
+                               "[{\"at\": \"600 ms\", \"action\": \"rescale\","
+                               " \"parallelism\": {\"double\": 4, \"some\": 4}},"
+                               " {\"at\": \"650 ms\", \"action\": \"crash\", \"host\": \"tm1\","
+                               " \"restart_after\": \"300 ms\"}]",
+                               NULL, NULL);
+    char args[512];
+    snprintf(args, sizeof(args), "run %s --out %s/after --check-invariants", p, tmp);
+    assert_chandy("after", args, 0);
+    cJSON *run = load_run("after");
+    check_exactly_once(run);
+    const cJSON *rs = cJSON_GetArrayItem(cJSON_GetObjectItem(run, "rescales"), 0);
+    assert_string_equal(str(rs, "outcome"), "done");
+    const cJSON *rc = cJSON_GetArrayItem(cJSON_GetObjectItem(run, "recoveries"), 0);
+    assert_non_null(rc);
+    assert_true(num(rc, "checkpoint", NULL) == num(rs, "checkpoint", NULL));
+    const cJSON *vs = cJSON_GetObjectItem(cJSON_GetObjectItem(run, "job"), "vertices");
+    assert_true(num(cJSON_GetArrayItem(vs, 1), "parallelism", NULL) == 4);
+    cJSON_Delete(run);
+}
+
 /* No checkpoint completes within rescale-trigger.max-delay: the rescale
  * restarts from the latest completed one anyway (it has no snapshot phase
  * of its own), and the output stays exactly once. */
@@ -504,6 +532,7 @@ int main(void)
         cmocka_unit_test(test_stateless_determinism),
         cmocka_unit_test(test_stateless_sockets),
         cmocka_unit_test(test_sink_rescale),
+        cmocka_unit_test(test_crash_after_rescale),
     };
     return cmocka_run_group_tests(tests, ru_setup, ru_teardown);
 }
