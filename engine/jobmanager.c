@@ -57,8 +57,8 @@ int ck_jm_init(ck_jm *jm, ck_platform *plat, const ck_job_env *env, int ntm, uin
     jm->eras = calloc((size_t)jm->ngens + 1, sizeof(*jm->eras));
     if (jm->eras)
         jm->eras[jm->neras++] = (ck_jm_era){0, g};
-    if (!jm->eras || !jm->tm_seen || !jm->tm_refused || !jm->tm_newer || !jm->placement || !jm->done ||
-        !jm->running || !jm->ended || !jm->tasks || !jm->lag_ns || !jm->lag_recent ||
+    if (!jm->eras || !jm->tm_seen || !jm->tm_refused || !jm->tm_newer || !jm->placement ||
+        !jm->done || !jm->running || !jm->ended || !jm->tasks || !jm->lag_ns || !jm->lag_recent ||
         !jm->lag_count || !jm->vertices || !jm->lhost || !jm->sub_attempt || !jm->region ||
         !jm->restarting || ck_graph_regions(g, jm->region) < 0) {
         ck_jm_free(jm);
