@@ -70,6 +70,8 @@ typedef struct ck_op_spec {
     int64_t ooo_ms;         /* source: bounded out-of-orderness of watermarks */
     int64_t write_ns;       /* sink: time its external system takes to accept a record
                              * (waited, not computed: no core; 0: at once) */
+    uint64_t value_size;    /* keyed: the bytes each entry of its state weighs beyond
+                             * what it holds, modelled (handle.h CK_HANDLE_MODELLED); 0: none */
 } ck_op_spec;
 
 typedef struct ck_job_spec {
