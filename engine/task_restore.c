@@ -342,12 +342,20 @@ static int restore_install_native(ck_task *t)
         if (!first)
             continue;
         uint32_t m = 0;
+        uint64_t real = 0, model = 0;
         for (uint32_t k = i; k < n; k++)
             if (t->restore.v[k].kind == CK_HANDLE_NATIVE && t->restore.v[k].op == h->op) {
                 names[m] = t->restore.v[k].local;
                 data[m] = t->rdata[k];
                 lens[m++] = t->rlen[k];
+                real += t->restore.v[k].bytes;
+                model += t->restore.v[k].modelled;
             }
+        /* its flushes and compactions, from the restore's on, weigh what
+         * its files did (value_size), until its next native snapshot says */
+        ck_op *op = ck_chain_op(&t->chain, (int)h->op);
+        if (op && real)
+            op->heavy = (double)model / (double)real;
         ck_kstate *ks = ck_chain_kstate(&t->chain, (int)h->op);
         snprintf(t->restore_key, sizeof(t->restore_key), "%s", h->key);
         if (!ks || !ks->ops->native_restore) {
