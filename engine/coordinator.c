@@ -746,12 +746,13 @@ void ck_cc_on_ack(ck_cc *cc, uint32_t subtask, const ck_cp_ack *ack)
             return;
         }
     t->acked = 1;
-    t->bytes = ck_handles_bytes(&ack->handles);
-    r->bytes_new += ck_handles_bytes_new(&ack->handles);
+    /* sizes are what the state weighs (handle.h CK_HANDLE_MODELLED) */
+    t->bytes = ck_handles_modelled(&ack->handles);
+    r->bytes_new += ck_handles_modelled_new(&ack->handles);
     for (uint32_t i = 0; i < ack->handles.n; i++)
         if (ack->handles.v[i].kind == CK_HANDLE_CHANGELOG &&
             !(ack->handles.v[i].flags & CK_HANDLE_REUSED))
-            r->bytes_changelog += ack->handles.v[i].bytes;
+            r->bytes_changelog += ack->handles.v[i].modelled;
     t->sync_ns = ack->sync_ns;
     t->async_ns = ack->async_ns;
     t->upload_ns = ack->upload_ns;

@@ -76,6 +76,8 @@ typedef struct ck_op_spec {
                              * (waited, not computed: no core; 0: at once) */
     int buffer_count;       /* buffer: records it holds before passing them on */
     int buffer_seen;        /* buffer: counts the records it saw in union list state */
+    uint64_t value_size;    /* keyed: the bytes each entry of its state weighs beyond
+                             * what it holds, modelled (handle.h CK_HANDLE_MODELLED); 0: none */
 } ck_op_spec;
 
 typedef struct ck_job_spec {

@@ -42,7 +42,14 @@
  *                       the checkpoint's _metadata (a file smaller than
  *                       state.storage.fs.memory-threshold, Flink's
  *                       ByteStreamStateHandle); `key` is the name it would
- *                       have had, for people. Never with another flag.
+ *                       have had, for people. Never with another flag;
+ *   CK_HANDLE_MODELLED  the file stands for more state than it holds: its
+ *                       `modelled` bytes (> `bytes`) are what the state
+ *                       it holds weighs in production (an operator's
+ *                       declared value_size, SCENARIOS.md); the store,
+ *                       the network, the local disk and run.json's sizes
+ *                       count those, the file's length and checksum stay
+ *                       the real ones. Never with CK_HANDLE_INLINE.
  *
  * Wire form (in ACK and DEPLOY bodies and in _metadata), a list:
  *   u32 count | count x (u8 kind | u8 flags | u16 key length | key |
@@ -51,6 +58,7 @@
  *                        u32 operator (CK_HANDLE_NO_OP: none) |
  *                        u8 local name length | local name |
  *                        u64 offset, with CK_HANDLE_SEGMENT only |
+ *                        u64 modelled bytes, with CK_HANDLE_MODELLED only |
  *                        bytes of data, with CK_HANDLE_INLINE only)
  * A key is a store key (ck_wire_key_ok), 1..CK_HANDLE_KEY_MAX bytes; a key
  * group range is empty (start = end) for state that is not keyed; a local
@@ -72,6 +80,7 @@ enum { CK_HANDLE_SNAPSHOT = 1, CK_HANDLE_NATIVE = 2, CK_HANDLE_CHANGELOG = 3,
 #define CK_HANDLE_REUSED 2u
 #define CK_HANDLE_SEGMENT 4u
 #define CK_HANDLE_INLINE 8u
+#define CK_HANDLE_MODELLED 16u
 
 #define CK_HANDLE_INLINE_MAX (1u << 20) /* Flink's most for the memory threshold */
 
@@ -82,6 +91,7 @@ enum { CK_HANDLE_SNAPSHOT = 1, CK_HANDLE_NATIVE = 2, CK_HANDLE_CHANGELOG = 3,
 typedef struct ck_handle {
     char *key; /* malloc'd, NUL-terminated */
     uint64_t bytes;
+    uint64_t modelled; /* what its state weighs (CK_HANDLE_MODELLED); else = bytes */
     uint64_t offset; /* CK_HANDLE_SEGMENT: where the file starts in the object; else 0 */
     uint32_t crc;
     uint8_t kind, flags;
@@ -115,7 +125,8 @@ int ck_handles_add_native(ck_handles *hs, uint32_t flags, const char *key, uint6
                           uint32_t crc, uint32_t kg_start, uint32_t kg_end, uint32_t op,
                           const char *local);
 /* Appends a copy of h with flags `flags` (its offset kept when they hold
- * CK_HANDLE_SEGMENT): as ck_handles_add_op. */
+ * CK_HANDLE_SEGMENT; what it weighs, CK_HANDLE_MODELLED, kept unless
+ * CK_HANDLE_INLINE): as ck_handles_add_op. */
 CK_MUST_CHECK
 int ck_handles_add_like(ck_handles *hs, const ck_handle *h, uint32_t flags);
 /* Makes the last handle of hs the segment at `offset` of its key's
@@ -129,6 +140,11 @@ int ck_handles_segment_last(ck_handles *hs, uint64_t offset);
  * len is not its bytes or is over CK_HANDLE_INLINE_MAX. */
 CK_MUST_CHECK
 int ck_handles_inline_last(ck_handles *hs, uint8_t *data, size_t len);
+/* Makes the last handle of hs weigh `modelled` bytes (CK_HANDLE_MODELLED
+ * when more than its bytes, none when equal). CK_EINVAL when hs is empty,
+ * the handle is inline or modelled is below its bytes. */
+CK_MUST_CHECK
+int ck_handles_model_last(ck_handles *hs, uint64_t modelled);
 /* 1 when h's file is an object of the store (not CK_HANDLE_INLINE). */
 int ck_handle_stored(const ck_handle *h);
 /* 1 when s can name a native file: 1..CK_HANDLE_LOCAL_MAX of [A-Za-z0-9._-],
@@ -155,6 +171,10 @@ void ck_handles_free(ck_handles *hs);
 
 /* Sum of the files' sizes. */
 uint64_t ck_handles_bytes(const ck_handles *hs);
+/* Sums of what the files weigh (`modelled`: their bytes unless
+ * CK_HANDLE_MODELLED): of all, and of those not CK_HANDLE_REUSED. */
+uint64_t ck_handles_modelled(const ck_handles *hs);
+uint64_t ck_handles_modelled_new(const ck_handles *hs);
 
 /* Appends the wire form to w. */
 void ck_handles_put(ck_wbuf *w, const ck_handles *hs);

@@ -100,6 +100,8 @@ typedef struct ck_native_file {
     uint64_t size;
     int immutable;  /* a data file (an SST) that never changes once written: a
                      * later checkpoint may refer to it instead of uploading it */
+    uint64_t entries; /* the keyed-state entries it holds, versions and deletions
+                       * included (RocksDB's num_entries), where the backend knows */
 } ck_native_file;
 
 typedef struct ck_native_snap {

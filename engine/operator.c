@@ -635,9 +635,13 @@ double ck_chain_take_background(ck_chain *c, uint64_t *disk_bytes, int *notes)
         if (!ks)
             continue;
         ck_kstate_work *w = &c->ops[k].charged;
-        flops += (double)(ks->work.flushed - w->flushed) * CK_STATE_FLUSH_FLOPS_PER_BYTE +
-                 (double)(ks->work.compacted - w->compacted) * CK_STATE_COMPACT_FLOPS_PER_BYTE;
-        *disk_bytes += ks->work.flushed - w->flushed + 2 * (ks->work.compacted - w->compacted);
+        /* State that weighs more than it holds (value_size): its files as
+         * much heavier as its latest snapshot found them (ck_op.heavy). */
+        double heavy = c->ops[k].heavy > 1.0 ? c->ops[k].heavy : 1.0;
+        double flushed = heavy * (double)(ks->work.flushed - w->flushed);
+        double compacted = heavy * (double)(ks->work.compacted - w->compacted);
+        flops += flushed * CK_STATE_FLUSH_FLOPS_PER_BYTE + compacted * CK_STATE_COMPACT_FLOPS_PER_BYTE;
+        *disk_bytes += (uint64_t)(flushed + 2 * compacted);
         if (notes && ks->work.flushes != w->flushes)
             *notes |= 1 << CK_NOTE_STATE_FLUSH;
         if (notes && ks->work.compactions != w->compactions)
@@ -804,6 +808,11 @@ static ck_op *op_by_index(ck_chain *c, int index)
         if (v->ops[k] == index)
             return &c->ops[k];
     return NULL;
+}
+
+ck_op *ck_chain_op(ck_chain *c, int op)
+{
+    return op_by_index(c, op);
 }
 
 ck_kstate *ck_chain_kstate(ck_chain *c, int op)

@@ -121,10 +121,12 @@ static int mfile_upload_at(ck_task *t, snap_job *j, const char *key, uint64_t ba
                            size_t len)
 {
     int rc;
+    uint64_t modelled = task_snap_key_model(j, key);
     if (!base) {
-        rc = task_snap_upload(t, j, key, data, len);
-    } else if (!(rc = t->plat->ops->store_append(t->plat, key, base, data, len,
-                                                 (j->id << 2) | SNAP_UPLOADING))) {
+        rc = task_snap_upload(t, j, key, data, len, modelled);
+    } else if ((task_weigh(t, key, modelled),
+                !(rc = t->plat->ops->store_append(t->plat, key, base, data, len,
+                                                  (j->id << 2) | SNAP_UPLOADING)))) {
         j->uploads++;
     }
     if (!rc)
@@ -249,6 +251,8 @@ static int mfile_upload_paths(ck_task *t, snap_job *j, const char *shared)
                                            j->kg_start, j->kg_end, (uint32_t)n->op, nf->name);
             if (!rc)
                 rc = ck_handles_segment_last(&j->handles, base + mlen);
+            if (!rc)
+                rc = ck_handles_model_last(&j->handles, task_snap_native_model(n, nf));
             mlen += nf->size;
             nin++;
         }
@@ -315,6 +319,9 @@ int task_mfile_upload(ck_task *t, snap_job *j, const char *shared)
             }
             if (!rc)
                 rc = ck_handles_segment_last(&j->handles, base + mlen);
+            if (!rc)
+                rc = ck_handles_model_last(&j->handles,
+                                           len + (task_snap_native_model(n, nf) - nf->size));
             free(d);
             mlen += len;
         }

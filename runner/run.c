@@ -616,6 +616,16 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
     ck_backend_result_init(&r.res, &r.job);
 
     int status = 0;
+    for (int i = 0; i < sc.job.nops && r.backend == CK_BACKEND_SOCKETS; i++)
+        if (sc.job.ops[i].value_size) { /* said, never narrowed silently */
+            fprintf(stderr,
+                    "chandy: %s: job.operators[%d]: a modelled state size (value_size or "
+                    "state_size) is charged only under SimGrid: over sockets transfers take "
+                    "the time of their real bytes, while run.json's sizes report the "
+                    "modelled ones\n",
+                    scenario_path, i);
+            break;
+        }
     const ck_backend_ops *be =
         r.backend == CK_BACKEND_SIMGRID ? &ck_backend_simgrid : &ck_backend_sockets;
     rc = be->run(&r.job, &r.res, err, sizeof(err));

@@ -261,12 +261,14 @@ static cJSON *checkpoints_arr(const ck_run *r)
             cJSON_AddNumberToObject(o, "duration_s", secs(c->complete - c->trigger));
         }
         int64_t amax = 0, smax = 0, asmax = 0, upmax = 0;
-        uint64_t files = 0, inl = 0;
+        uint64_t files = 0, inl = 0, real = 0, real_full = 0;
         cJSON *align = cJSON_CreateArray(), *up = cJSON_CreateArray();
         for (uint32_t s = 0; s < g->nsubtasks; s++) {
             const ck_cp_task *t = &c->tasks[s];
             files += t->acked ? files_written(&t->handles) : 0;
             inl += ck_handles_bytes_inline(&t->handles);
+            real += ck_handles_bytes_new(&t->handles);
+            real_full += ck_handles_bytes(&t->handles);
             if (!t->acked) {
                 cJSON_AddItemToArray(align, cJSON_CreateNull());
                 cJSON_AddItemToArray(up, cJSON_CreateNull());
@@ -291,6 +293,10 @@ static cJSON *checkpoints_arr(const ck_run *r)
         cJSON_AddNumberToObject(o, "bytes_changelog", (double)c->bytes_changelog);
         cJSON_AddNumberToObject(o, "files", (double)files);
         cJSON_AddNumberToObject(o, "bytes_inline", (double)inl);
+        /* what the subtasks' files really hold: below bytes when state is
+         * modelled heavier than it is kept (value_size) */
+        cJSON_AddNumberToObject(o, "real_bytes", (double)real);
+        cJSON_AddNumberToObject(o, "real_bytes_full", (double)real_full);
         cJSON_AddBoolToObject(o, "unaligned", c->unaligned);
         cJSON_AddBoolToObject(o, "forced_full", (c->flags & CK_CP_FLAG_FULL) != 0);
         cJSON_AddNumberToObject(o, "persisted_inflight_bytes", (double)c->inflight);

@@ -709,6 +709,7 @@ static int rks_native_take(ck_kstate *s, uint64_t id, ck_native_snap *out)
             out->files = f;
         }
         ck_native_file *f = &out->files[out->n++];
+        memset(f, 0, sizeof(*f));
         snprintf(f->name, sizeof(f->name), "%s", e->d_name);
         char path[1000];
         snprintf(path, sizeof(path), "%s/%s", np->dir, e->d_name);
@@ -723,6 +724,18 @@ static int rks_native_take(ck_kstate *s, uint64_t id, ck_native_snap *out)
     }
     if (d)
         closedir(d);
+    /* each SST's entries, as RocksDB counts them (what a modelled value
+     * size weighs: handle.h CK_HANDLE_MODELLED) */
+    const rocksdb_livefiles_t *lf = rc ? NULL : rocksdb_livefiles(r->db);
+    for (int i = 0; lf && i < rocksdb_livefiles_count(lf); i++) {
+        const char *name = rocksdb_livefiles_name(lf, i);
+        name += name[0] == '/';
+        for (uint32_t k = 0; k < out->n && mine(r, lf, i); k++)
+            if (!strcmp(out->files[k].name, name))
+                out->files[k].entries = rocksdb_livefiles_entries(lf, i);
+    }
+    if (lf)
+        rocksdb_livefiles_destroy(lf);
     if (rc) {
         free(out->files);
         memset(out, 0, sizeof(*out));
