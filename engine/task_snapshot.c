@@ -59,6 +59,7 @@
 #include "coordinator.h"
 #include "crc32c.h"
 #include "error.h"
+#include "storekey.h"
 
 #define CK_INV_MODULE "task" /* invariant.h */
 
@@ -250,8 +251,9 @@ int task_snap_take(ck_task *t, const ck_barrier *b, int64_t align_ns)
         task_report(t, CK_MSG_METRICS);
     j->async_start = ck_now(t->plat);
     char dir[200];
-    ck_cc_dir(t->env->job_id, b->id, b->flags, dir, sizeof(dir));
-    ck_cc_state_key(dir, t->vertex, t->subtask, j->key, sizeof(j->key));
+    rc = ck_sk_dir(dir, sizeof(dir), t->env->job_id, b->id, !!(b->flags & CK_BARRIER_SAVEPOINT));
+    if (rc || (rc = ck_sk_state(j->key, sizeof(j->key), dir, t->vertex, t->subtask)))
+        return rc;
     if (b->flags & CK_BARRIER_STOP)
         t->stop_id = b->id; /* no more input until it completes or fails */
     if (!snap_channels_ready(t, j->id)) {
@@ -693,13 +695,13 @@ int task_snap_inline_file(const ck_task *t, const ck_native_file *nf)
 
 /* The key of private native file nf of operator op in snapshot j: in
  * the checkpoint's directory, beside its canonical file. */
-static void snap_private_key(const ck_task *t, const snap_job *j, int op, const ck_native_file *nf,
-                             char key[CK_HANDLE_KEY_MAX + 1])
+static int snap_private_key(const ck_task *t, const snap_job *j, int op, const ck_native_file *nf,
+                            char key[CK_HANDLE_KEY_MAX + 1])
 {
-    const char *slash = strrchr(j->key, '/');
-    int dl = slash ? (int)(slash - j->key) + 1 : 0;
-    snprintf(key, CK_HANDLE_KEY_MAX + 1, "%.*sv%d-%d-op%d-%s", dl, j->key, t->vertex,
-             t->subtask, op, nf->name);
+    char dir[CK_HANDLE_KEY_MAX + 1];
+    int rc = ck_sk_dirs_of(j->key, dir, sizeof(dir), NULL, 0);
+    return rc ? rc : ck_sk_private(key, CK_HANDLE_KEY_MAX + 1, dir, t->vertex, t->subtask, op,
+                                   nf->name);
 }
 
 /* Adds private native file f of n to snapshot j's handles inline (its
@@ -710,8 +712,9 @@ int task_snap_add_inline(ck_task *t, snap_job *j, struct snap_native *n, uint32_
     char key[CK_HANDLE_KEY_MAX + 1];
     uint8_t *d;
     size_t len;
-    snap_private_key(t, j, n->op, nf, key);
-    int rc = n->ks->ops->native_read(n->ks, &n->snap, f, &d, &len);
+    int rc = snap_private_key(t, j, n->op, nf, key);
+    if (!rc)
+        rc = n->ks->ops->native_read(n->ks, &n->snap, f, &d, &len);
     if (rc)
         return rc;
     rc = ck_handles_add_native(&j->handles, 0, key, len, ck_crc32c(0, d, len), j->kg_start,
@@ -747,7 +750,8 @@ static int snap_start_uploads(ck_task *t, snap_job *j)
     if (rc)
         return rc;
     char shared[200];
-    ck_cc_shared_dir(t->env->job_id, shared, sizeof(shared));
+    if ((rc = ck_sk_shared_dir(shared, sizeof(shared), t->env->job_id)))
+        return rc;
     if (t->merge_max)
         return task_mfile_upload(t, j, shared);
     /* Small files are asked first, one after another, so that the store
@@ -777,12 +781,11 @@ static int snap_start_uploads(ck_task *t, snap_job *j)
                 }
                 if (pass == 0) {
                     char key[CK_HANDLE_KEY_MAX + 1];
-                    if (nf->immutable)
-                        snprintf(key, sizeof(key), "%sop%d-%d-a%u-c%llu-%s", shared, n->op,
-                                 t->subtask, t->attempt, (unsigned long long)j->id, nf->name);
-                    else
-                        snap_private_key(t, j, n->op, nf, key);
-                    if ((rc = ck_handles_add_native(&j->handles,
+                    if ((rc = nf->immutable
+                                  ? ck_sk_shared_native(key, sizeof(key), shared, n->op,
+                                                        t->subtask, t->attempt, j->id, nf->name)
+                                  : snap_private_key(t, j, n->op, nf, key)) ||
+                        (rc = ck_handles_add_native(&j->handles,
                                                     nf->immutable ? CK_HANDLE_SHARED : 0, key,
                                                     nf->size, 0, j->kg_start, j->kg_end,
                                                     (uint32_t)n->op, nf->name)))

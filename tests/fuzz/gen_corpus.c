@@ -22,6 +22,7 @@
 #include "keygroup.h"
 #include "metrics.h"
 #include "snapshot.h"
+#include "storekey.h"
 #include "taskmanager.h"
 
 static const char *root;
@@ -191,7 +192,7 @@ static void wire_tm(const ck_graph *g)
     ck_put_u32(cancel + 8, 0);
     frame(&b, CK_MSG_CANCEL, CK_EP_JM, CK_EP_TM0, 0, 0, 0, 0, cancel, sizeof(cancel));
     ck_restore_point from = {.id = 3, .flags = 0};
-    snprintf(from.dir, sizeof(from.dir), "checkpoints/fuzzjob/chk-3/");
+    FUZZ_CHECK(ck_sk_dir(from.dir, sizeof(from.dir), "fuzzjob", 3, 0) == CK_OK);
     ck_handles hs[64];
     const ck_handles *hp[64];
     memset(hs, 0, sizeof(hs));
@@ -199,7 +200,7 @@ static void wire_tm(const ck_graph *g)
         int v, sub;
         char key[CK_HANDLE_KEY_MAX + 1];
         ck_graph_locate(g, s, &v, &sub);
-        ck_cc_state_key(from.dir, v, sub, key, sizeof(key));
+        FUZZ_CHECK(ck_sk_state(key, sizeof(key), from.dir, v, sub) == CK_OK);
         FUZZ_CHECK(ck_handles_add(&hs[s], CK_HANDLE_SNAPSHOT, 0, key, 100 + s, 0xabc00 + s, 0,
                                   128) == CK_OK);
         hp[s] = &hs[s];
@@ -544,12 +545,12 @@ static void metadata_seeds(const ck_graph *g)
                         .flags = sp == 1 ? CK_CP_FLAG_SAVEPOINT : 0, .nsubtasks = g->nsubtasks};
         m.tasks = calloc(m.nsubtasks, sizeof(*m.tasks));
         char dir[200];
-        ck_cc_dir("fuzzjob", m.id, m.flags, dir, sizeof(dir));
+        FUZZ_CHECK(ck_sk_dir(dir, sizeof(dir), "fuzzjob", m.id, sp == 1) == CK_OK);
         for (uint32_t s = 0; s < m.nsubtasks; s++) {
             int v, sub;
             ck_graph_locate(g, s, &v, &sub);
             char key[CK_HANDLE_KEY_MAX + 1];
-            ck_cc_state_key(dir, v, sub, key, sizeof(key));
+            FUZZ_CHECK(ck_sk_state(key, sizeof(key), dir, v, sub) == CK_OK);
             FUZZ_CHECK(ck_handles_add(&m.tasks[s], CK_HANDLE_SNAPSHOT, 0, key, 100 + s,
                                       0xabc00 + s, 0, 128) == CK_OK);
             if (sp != 2)
