@@ -620,7 +620,7 @@ static void maybe_complete(ck_cc *cc, ck_cp_record *r)
             return;
         }
         if (ck_handles_add(&r->tasks[s].handles, CK_HANDLE_SNAPSHOT, 0, key, len,
-                           ck_get_u32(data + len - 4), 0, 0)) {
+                           ck_get_u32(data + len - 4), CK_KGR_EMPTY)) {
             free(data);
             fail_cp(cc, r, CK_CP_DECLINED, CC_JOB_LEVEL,
                     "out of memory writing a finished subtask's state");

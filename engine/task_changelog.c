@@ -108,8 +108,8 @@ static int clog_add_file(ck_task *t, const struct task_clog *c, ck_handles *hs, 
     if (rc)
         return rc;
     const ck_op *op = &t->chain.ops[c->k];
-    return ck_handles_add_op(hs, kind, CK_HANDLE_SHARED, key, len, crc, (uint32_t)op->kg_start,
-                             (uint32_t)op->kg_end + 1, (uint32_t)c->log->op, local);
+    return ck_handles_add_op(hs, kind, CK_HANDLE_SHARED, key, len, crc, op->kgr,
+                             (uint32_t)c->log->op, local);
 }
 
 /* Cuts what c's changelog buffers into a segment and uploads it under
@@ -189,7 +189,7 @@ static int clog_materialize_native(ck_task *t, struct task_clog *c, ck_kstate *i
         }
         if (old) {
             rc = ck_handles_add_op(&c->mat_next, CK_HANDLE_MATERIAL, old->flags, old->key,
-                                   old->bytes, old->crc, old->kg_start, old->kg_end, old->op,
+                                   old->bytes, old->crc, old->kgr, old->op,
                                    local);
             continue;
         }
@@ -279,8 +279,7 @@ int task_clog_materialize(ck_task *t, struct task_clog *c)
     kc->op = c->log->op;
     kc->kind = op->spec->kind;
     kc->max_parallelism = op->spec->max_parallelism;
-    kc->kg_start = op->kg_start;
-    kc->kg_end = op->kg_end;
+    kc->kgr = op->kgr;
     kc->nstates = in->nstates;
     memcpy(kc->states, in->states, sizeof(kc->states));
     kc->ops = in->ops;
@@ -453,7 +452,7 @@ int task_clog_snapshot(ck_task *t, snap_job *j)
         for (uint32_t m = 0; m < c->mat.n; m++) {
             const ck_handle *h = &c->mat.v[m];
             if ((rc = ck_handles_add_op(&j->clog_handles, h->kind, h->flags, h->key, h->bytes,
-                                        h->crc, h->kg_start, h->kg_end, h->op, h->local)))
+                                        h->crc, h->kgr, h->op, h->local)))
                 return rc;
         }
         for (uint32_t s = 0; s < c->segs.n; s++) {
@@ -461,7 +460,7 @@ int task_clog_snapshot(ck_task *t, snap_job *j)
             int old = strtoull(h->local, NULL, 10) < c->acked;
             if ((rc = ck_handles_add_op(&j->clog_handles, h->kind,
                                         h->flags | (old ? CK_HANDLE_REUSED : 0), h->key, h->bytes,
-                                        h->crc, h->kg_start, h->kg_end, h->op, h->local)))
+                                        h->crc, h->kgr, h->op, h->local)))
                 return rc;
         }
     }
@@ -582,7 +581,7 @@ static int clog_load_material(ck_kstate *in, int op, const uint8_t *data, size_t
             if (ck_kg_of_hash(jh, k->max_parallelism) != en->kg) {
                 *why = "an entry in another key group than its section says";
                 rc = CK_ECORRUPT;
-            } else if (en->kg >= in->kg_start && en->kg <= in->kg_end) {
+            } else if (ck_kgr_contains(in->kgr, en->kg)) {
                 rc = ck_snap_put_entry(in, k, en, jh);
             }
         }
@@ -632,7 +631,7 @@ int task_clog_restore(ck_task *t)
             }
             if (!rc)
                 rc = ck_handles_add_op(&c->mat, f->kind, CK_HANDLE_SHARED | CK_HANDLE_REUSED,
-                                       f->key, f->bytes, f->crc, f->kg_start, f->kg_end, f->op,
+                                       f->key, f->bytes, f->crc, f->kgr, f->op,
                                        f->local);
         }
         if (!rc && nn) {
@@ -665,7 +664,7 @@ int task_clog_restore(ck_task *t)
                 t->restore_flops += (double)n * CK_STATE_WRITE_FLOPS; /* applying each */
                 if (!rc)
                     rc = ck_handles_add_op(&c->segs, f->kind, CK_HANDLE_SHARED, f->key,
-                                           f->bytes, f->crc, f->kg_start, f->kg_end, f->op,
+                                           f->bytes, f->crc, f->kgr, f->op,
                                            f->local);
                 next = first + n;
                 more = 1;

@@ -249,7 +249,7 @@ static int mfile_upload_paths(ck_task *t, snap_job *j, const char *shared)
                                              PATH_LEN);
             if (!rc)
                 rc = ck_handles_add_native(&j->handles, CK_HANDLE_SHARED, key, nf->size, 0,
-                                           j->kg_start, j->kg_end, (uint32_t)n->op, nf->name);
+                                           j->kgr, (uint32_t)n->op, nf->name);
             if (!rc)
                 rc = ck_handles_segment_last(&j->handles, base + mlen);
             mlen += nf->size;
@@ -313,7 +313,7 @@ int task_mfile_upload(ck_task *t, snap_job *j, const char *shared)
             if (!rc) {
                 memcpy(m + mlen, d, len);
                 rc = ck_handles_add_native(&j->handles, CK_HANDLE_SHARED, key, len,
-                                           ck_crc32c(0, d, len), j->kg_start, j->kg_end,
+                                           ck_crc32c(0, d, len), j->kgr,
                                            (uint32_t)n->op, nf->name);
             }
             if (!rc)

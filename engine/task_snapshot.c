@@ -166,7 +166,7 @@ int task_snap_take(ck_task *t, const ck_barrier *b, int64_t align_ns)
     }
     double flops = 0;
     for (int i = 0; i < cap->nkeyed; i++)
-        flops += SYNC_FLOPS_PER_KEY_GROUP * (cap->keyed[i].kg_end - cap->keyed[i].kg_start + 1) +
+        flops += SYNC_FLOPS_PER_KEY_GROUP * ck_kgr_size(cap->keyed[i].kgr) +
                  SYNC_FLOPS_PER_TIMER * (double)cap->keyed[i].ntimers;
     if (t->is_source) {
         ck_source_capture *sc = &cap->source;
@@ -216,6 +216,7 @@ int task_snap_take(ck_task *t, const ck_barrier *b, int64_t align_ns)
 
     snap_job *j = &t->snaps[t->nsnaps++];
     memset(j, 0, sizeof(*j));
+    j->kgr = CK_KGR_EMPTY; /* until its capture says which it holds */
     j->id = b->id;
     j->cap = cap;
     j->sync_ns = sync_ns;
@@ -369,10 +370,7 @@ static int snap_start_async(ck_task *t, snap_job *j)
     }
     for (int i = 0; i < cap->nchans; i++)
         j->inflight += cap->chans[i].len;
-    if (cap->nkeyed) {
-        j->kg_start = (uint32_t)cap->keyed[0].kg_start;
-        j->kg_end = (uint32_t)cap->keyed[0].kg_end + 1;
-    }
+    j->kgr = cap->nkeyed ? cap->keyed[0].kgr : CK_KGR_EMPTY;
     rc = ck_alloc_fails(t->plat, CK_POINT_SNAPSHOT) ? CK_ENOMEM
                                                      : ck_snap_encode(cap, &j->data, &j->len);
     for (int i = 0; i < cap->nkeyed; i++) {
@@ -675,7 +673,7 @@ uint64_t task_snap_file_landed(ck_task *t, uint64_t token, int *status, const ui
 int task_snap_add_reused(snap_job *j, const ck_handle *c, int op, const char *name)
 {
     int rc = ck_handles_add_native(&j->handles, CK_HANDLE_SHARED | CK_HANDLE_REUSED, c->key,
-                                   c->bytes, c->crc, j->kg_start, j->kg_end, (uint32_t)op, name);
+                                   c->bytes, c->crc, j->kgr, (uint32_t)op, name);
     if (!rc && (c->flags & CK_HANDLE_SEGMENT))
         rc = ck_handles_segment_last(&j->handles, c->offset);
     return rc;
@@ -717,8 +715,8 @@ int task_snap_add_inline(ck_task *t, snap_job *j, struct snap_native *n, uint32_
         rc = n->ks->ops->native_read(n->ks, &n->snap, f, &d, &len);
     if (rc)
         return rc;
-    rc = ck_handles_add_native(&j->handles, 0, key, len, ck_crc32c(0, d, len), j->kg_start,
-                               j->kg_end, (uint32_t)n->op, nf->name);
+    rc = ck_handles_add_native(&j->handles, 0, key, len, ck_crc32c(0, d, len), j->kgr,
+                               (uint32_t)n->op, nf->name);
     if (rc) {
         free(d);
         return rc;
@@ -738,7 +736,7 @@ static int snap_start_uploads(ck_task *t, snap_job *j)
 {
     j->upload_start = ck_now(t->plat);
     int rc = ck_handles_add(&j->handles, CK_HANDLE_SNAPSHOT, 0, j->key, j->len, j->crc,
-                            j->kg_start, j->kg_end);
+                            j->kgr);
     uint8_t *data = j->data;
     j->data = NULL; /* the store's or the handle's now */
     if (rc)
@@ -787,7 +785,7 @@ static int snap_start_uploads(ck_task *t, snap_job *j)
                                   : snap_private_key(t, j, n->op, nf, key)) ||
                         (rc = ck_handles_add_native(&j->handles,
                                                     nf->immutable ? CK_HANDLE_SHARED : 0, key,
-                                                    nf->size, 0, j->kg_start, j->kg_end,
+                                                    nf->size, 0, j->kgr,
                                                     (uint32_t)n->op, nf->name)))
                         break;
                 }
@@ -889,7 +887,7 @@ void task_snap_try_finish(ck_task *t, snap_job *j)
     for (uint32_t i = 0; i < j->clog_handles.n && !j->aborted && !j->upload_failed; i++) {
         const ck_handle *h = &j->clog_handles.v[i];
         if (ck_handles_add_op(&j->handles, h->kind, h->flags, h->key, h->bytes, h->crc,
-                              h->kg_start, h->kg_end, h->op, h->local))
+                              h->kgr, h->op, h->local))
             j->upload_failed = 1;
     }
     if (!j->aborted && !j->upload_failed)

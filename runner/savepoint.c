@@ -694,13 +694,12 @@ static int check_shared(const ck_savepoint *sp, const ck_handle *h, const ck_gra
                  file, what, h->op, v, g->v[v].name);
         return CK_EINVAL;
     }
-    int kg0, kg1;
-    ck_kg_range(i, g->v[v].parallelism, op->max_parallelism, &kg0, &kg1);
-    if (h->kg_start != (uint32_t)kg0 || h->kg_end != (uint32_t)kg1 + 1) {
+    ck_kgr own = ck_kg_range(i, g->v[v].parallelism, op->max_parallelism);
+    if (!ck_kgr_equal(h->kgr, own)) {
         snprintf(err, errlen,
-                 "%s: a %s of key groups %u to %u, where subtask %d of \"%s\" has "
+                 "%s: a %s of key groups %d to %d, where subtask %d of \"%s\" has "
                  "%d to %d (changing parallelism on restore is not supported yet)",
-                 file, what, h->kg_start, h->kg_end - 1, i, op->name, kg0, kg1);
+                 file, what, h->kgr.start, h->kgr.end, i, op->name, own.start, own.end);
         return CK_EINVAL;
     }
     int rocks = ck_cfg(cfg, CK_CFG_STATE_BACKEND) == CK_BACKEND_ROCKSDB;
