@@ -272,8 +272,8 @@ static void make_store(uint64_t nkeys)
             }
             if (lf)
                 rocksdb_livefiles_destroy(lf);
-            printf("  p%d-%d [%3d, %3d]: %6.0f MB on disk; files by level:", ps[k], i,
-                   d->kgr.start, d->kgr.end, (double)dir_bytes(dir) / 1e6);
+            printf("  p%d-%d [%3d, %3d]: %6.0f MB on disk; files by level:", ps[k], i, d->kgr.start,
+                   d->kgr.end, (double)dir_bytes(dir) / 1e6);
             for (int lv = 0; lv < CK_ROCKS_LEVELS; lv++)
                 printf(" %d", files[lv]);
             printf("\n");
@@ -337,14 +337,14 @@ static sample restore_one(int old_p, int j, mode m, int check)
     int n = 0;
     double t0 = bench_now_s();
     for (int k = 0; k < old_p; k++) {
-        ck_kgr or = ck_kg_range(k, old_p, MAXP);
-        if (ck_kgr_empty(ck_kgr_intersect(or, nr)))
+        ck_kgr old = ck_kg_range(k, old_p, MAXP);
+        if (ck_kgr_empty(ck_kgr_intersect(old, nr)))
             continue;
         char from[600];
         store_dir(old_p, k, from, sizeof(from));
         snprintf(dirs[n], sizeof(dirs[n]), "%s/local/dl-%d", root, k);
         download(from, dirs[n]);
-        src[n] = (ck_rrs_source){dirs[n], or};
+        src[n] = (ck_rrs_source){dirs[n], old};
         n++;
     }
     x.download = bench_now_s() - t0;

@@ -688,8 +688,8 @@ static void ack(cc_rig *r, uint32_t subtask, uint64_t id)
     ck_cp_ack a = {.id = id, .sync_ns = 1, .async_ns = 2};
     char key[64];
     snprintf(key, sizeof(key), "checkpoints/job/chk-%llu/s%u", (unsigned long long)id, subtask);
-    assert_int_equal(ck_handles_add(&a.handles, CK_HANDLE_SNAPSHOT, 0, key, 100 + subtask, 7, CK_KGR_EMPTY),
-                     0);
+    assert_int_equal(
+        ck_handles_add(&a.handles, CK_HANDLE_SNAPSHOT, 0, key, 100 + subtask, 7, CK_KGR_EMPTY), 0);
     ck_cc_on_ack(&r->cc, subtask, &a);
     ck_cp_ack_free(&a);
 }
@@ -712,7 +712,8 @@ static void complete_with(cc_rig *r, uint64_t id, const char *const *keys, int n
         for (int k = 0; k < n; k++) {
             char key[128];
             snprintf(key, sizeof(key), "checkpoints/job/shared/%s", keys[k]);
-            assert_int_equal(ck_handles_add_native(&a.handles, CK_HANDLE_SHARED, key, 100, 7, ck_kgr_make(0, 63), 1, "000009.sst"),
+            assert_int_equal(ck_handles_add_native(&a.handles, CK_HANDLE_SHARED, key, 100, 7,
+                                                   ck_kgr_make(0, 63), 1, "000009.sst"),
                              0);
             assert_int_equal(ck_handles_segment_last(&a.handles, 4096 * id), 0);
         }
@@ -888,7 +889,8 @@ static void test_coordinator_overtaken_metadata(void **state)
 static void ack_shared(cc_rig *r, uint32_t s, uint64_t id, const char *key, uint32_t flags)
 {
     ck_cp_ack a = {.id = id, .sync_ns = 1, .async_ns = 2};
-    assert_int_equal(ck_handles_add_native(&a.handles, CK_HANDLE_SHARED | flags, key, 100, 7, ck_kgr_make(0, 63), 1, "000009.sst"),
+    assert_int_equal(ck_handles_add_native(&a.handles, CK_HANDLE_SHARED | flags, key, 100, 7,
+                                           ck_kgr_make(0, 63), 1, "000009.sst"),
                      0);
     ck_cc_on_ack(&r->cc, s, &a);
     ck_cp_ack_free(&a);
@@ -1688,7 +1690,8 @@ static uint64_t jm_checkpoint(cc_rig *r, ck_jm *jm)
         ck_cp_ack a = {.id = id, .sync_ns = 1, .async_ns = 2};
         char key[64];
         snprintf(key, sizeof(key), "checkpoints/job/chk-%llu/s%u", (unsigned long long)id, g);
-        assert_int_equal(ck_handles_add(&a.handles, CK_HANDLE_SNAPSHOT, 0, key, 100, 7, CK_KGR_EMPTY), 0);
+        assert_int_equal(
+            ck_handles_add(&a.handles, CK_HANDLE_SNAPSHOT, 0, key, 100, 7, CK_KGR_EMPTY), 0);
         uint8_t *body;
         size_t len;
         assert_int_equal(ck_cp_ack_encode(&a, &body, &len), 0);
@@ -1862,7 +1865,8 @@ static void jm_ack(ck_jm *jm, uint32_t g, uint32_t attempt, uint64_t id)
     ck_cp_ack a = {.id = id, .sync_ns = 1, .async_ns = 2, .flags = CK_ACK_INPUT_ENDED};
     char key[64];
     snprintf(key, sizeof(key), "checkpoints/job/chk-%llu/s%u", (unsigned long long)id, g);
-    assert_int_equal(ck_handles_add(&a.handles, CK_HANDLE_SNAPSHOT, 0, key, 100, 7, CK_KGR_EMPTY), 0);
+    assert_int_equal(ck_handles_add(&a.handles, CK_HANDLE_SNAPSHOT, 0, key, 100, 7, CK_KGR_EMPTY),
+                     0);
     uint8_t *body;
     size_t len;
     assert_int_equal(ck_cp_ack_encode(&a, &body, &len), 0);
@@ -2065,7 +2069,8 @@ static void test_metadata_roundtrip_and_bad_keys(void **state)
         char key[64];
         snprintf(key, sizeof(key), "savepoints/sp-7/v0-%d.state", s);
         assert_int_equal(ck_handles_add(&m.tasks[s], CK_HANDLE_SNAPSHOT, 0, key, 100u + (unsigned)s,
-                                        0xabcu + (unsigned)s, ck_kgr_make(64u * (unsigned)s, 64u * (unsigned)s + 64 - 1)),
+                                        0xabcu + (unsigned)s,
+                                        ck_kgr_make(64u * (unsigned)s, 64u * (unsigned)s + 64 - 1)),
                          0);
     }
     for (int bad = 0; bad < 4; bad++) {

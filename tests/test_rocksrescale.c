@@ -237,8 +237,8 @@ static uint64_t same_as_heap(ck_kstate *ks)
         assert_int_equal(ks->ops->view_visit(vb, kg, collect, &y), 0);
         if (kg < ks->kgr.start || kg > ks->kgr.end) {
             if (y.n)
-                fail_msg("key group %d, outside [%d, %d]: %zu entries, first %s", kg,
-                         ks->kgr.start, ks->kgr.end, y.n, y.v[0]);
+                fail_msg("key group %d, outside [%d, %d]: %zu entries, first %s", kg, ks->kgr.start,
+                         ks->kgr.end, y.n, y.v[0]);
             continue;
         }
         assert_int_equal(heap->ops->view_visit(va, kg, collect, &x), 0);
@@ -307,14 +307,14 @@ static void run(restore *r, int old_p, int new_p, int i, mode m, int delete_file
     memset(r, 0, sizeof(*r));
     ck_kgr nr = ck_kg_range(i, new_p, MAXP);
     for (int k = 0; k < old_p; k++) {
-        ck_kgr or = ck_kg_range(k, old_p, MAXP);
-        if (ck_kgr_empty(ck_kgr_intersect(or, nr)))
+        ck_kgr old = ck_kg_range(k, old_p, MAXP);
+        if (ck_kgr_empty(ck_kgr_intersect(old, nr)))
             continue;
         char from[400];
         store_dir(old_p, k, from, sizeof(from));
         snprintf(r->dirs[r->n], sizeof(r->dirs[r->n]), "%s/dl-%d-%d", tmpdir, k, dls++);
         download(from, r->dirs[r->n]);
-        r->src[r->n] = (ck_rrs_source){r->dirs[r->n], or};
+        r->src[r->n] = (ck_rrs_source){r->dirs[r->n], old};
         r->n++;
     }
     static int runs; /* a directory per restore: a failed one's stays locked */
@@ -469,21 +469,27 @@ static void test_best_initial(void **state)
 {
     (void)state;
     ck_rrs_source two[] = {{"a", {0, 99}}, {"b", {100, 127}}};
-    assert_int_equal(ck_rrs_best_initial(two, 2, ck_kgr_make(60, 127), 0.0), 0); /* 40 key groups to 28 */
+    /* 40 key groups to 28 */
+    assert_int_equal(ck_rrs_best_initial(two, 2, ck_kgr_make(60, 127), 0.0), 0);
     assert_int_equal(ck_rrs_best_initial(two, 2, ck_kgr_make(60, 127), 0.5), 1); /* 0.4 is under */
-    assert_int_equal(ck_rrs_best_initial(two, 2, ck_kgr_make(60, 110), 0.5), 0); /* both under: the first */
+    /* both under: the first */
+    assert_int_equal(ck_rrs_best_initial(two, 2, ck_kgr_make(60, 110), 0.5), 0);
     assert_int_equal(ck_rrs_best_initial(two, 2, ck_kgr_make(60, 110), 0.39), 0);
-    assert_int_equal(ck_rrs_best_initial(two, 2, ck_kgr_make(60, 110), 0.395), 0); /* 11/28 = 0.393 */
+    /* 11/28 = 0.393 */
+    assert_int_equal(ck_rrs_best_initial(two, 2, ck_kgr_make(60, 110), 0.395), 0);
     ck_rrs_source eq[] = {{"a", {0, 31}}, {"b", {32, 95}}};
-    assert_int_equal(ck_rrs_best_initial(eq, 2, ck_kgr_make(16, 47), 0.0), 0);  /* 16 and 16: 0.5 > 0.25 */
+    /* 16 and 16: 0.5 > 0.25 */
+    assert_int_equal(ck_rrs_best_initial(eq, 2, ck_kgr_make(16, 47), 0.0), 0);
     assert_int_equal(ck_rrs_best_initial(eq, 2, ck_kgr_make(16, 127), 0.0), 1); /* 16 to 64 */
-    assert_int_equal(ck_rrs_best_initial(two, 1, ck_kgr_make(100, 127), 1.0), 0); /* one: always it */
+    /* one: always it */
+    assert_int_equal(ck_rrs_best_initial(two, 1, ck_kgr_make(100, 127), 1.0), 0);
     assert_int_equal(ck_rrs_best_initial(two, 0, ck_kgr_make(0, 127), 0.0), -1);
     /* 2 -> 3, subtask 1 [43, 85]: 21 key groups of the first, 22 of the second */
     ck_rrs_source half[] = {{"a", {0, 63}}, {"b", {64, 127}}};
     assert_int_equal(ck_rrs_best_initial(half, 2, ck_kgr_make(43, 85), 0.0), 1);
-    assert_int_equal(ck_rrs_best_initial(half, 2, ck_kgr_make(43, 85), 0.34), 1);  /* 0.344 passes */
-    assert_int_equal(ck_rrs_best_initial(half, 2, ck_kgr_make(43, 85), 0.345), 0); /* none: the first */
+    assert_int_equal(ck_rrs_best_initial(half, 2, ck_kgr_make(43, 85), 0.34), 1); /* 0.344 passes */
+    /* none: the first */
+    assert_int_equal(ck_rrs_best_initial(half, 2, ck_kgr_make(43, 85), 0.345), 0);
     int init;
     ck_rrs_opts o = {0};
     assert_int_equal(ck_rrs_plan(half, 2, ck_kgr_make(43, 85), &o, &init), CK_RRS_CLIP);
@@ -561,8 +567,7 @@ static void test_rescaled_instance_works(void **state)
         }
         char dir[400], err[300];
         snprintf(dir, sizeof(dir), "%s/again", tmpdir);
-        ck_kstate *again =
-            ck_rocks_open(dir, &small, ks->kgr, descs, 3, err, sizeof(err));
+        ck_kstate *again = ck_rocks_open(dir, &small, ks->kgr, descs, 3, err, sizeof(err));
         assert_non_null(again);
         assert_int_equal(again->ops->native_restore(again, snap.n, names, data, lens), 0);
         for (uint32_t f = 0; f < snap.n; f++)

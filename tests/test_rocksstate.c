@@ -402,7 +402,8 @@ static void test_native_snapshot_restore(void **state)
     ks[1]->ops->native_release(ks[1], &prev);
     assert_true(sharing >= 4);
     /* restored into a fresh instance: the state as of the first snapshot */
-    ck_kstate *back = ck_rocks_open(dir2, &small, ck_kgr_make(KG_LO, KG_HI), descs, 3, err, sizeof(err));
+    ck_kstate *back =
+        ck_rocks_open(dir2, &small, ck_kgr_make(KG_LO, KG_HI), descs, 3, err, sizeof(err));
     assert_non_null(back);
     assert_int_equal(back->ops->native_restore(back, nf, names, data, lens), 0);
     ck_kstate_view *bv;
@@ -475,9 +476,10 @@ static void test_changelog(void **state)
         snprintf(dir2, sizeof(dir2), "%s/clog-replayed-%d", tmpdir, over_rocks);
         ck_clog log;
         ck_clog_init(&log, 2, descs, 3);
-        ck_kstate *inner = over_rocks
-                               ? ck_rocks_open(dir, &small, ck_kgr_make(KG_LO, KG_HI), descs, 3, err, sizeof(err))
-                               : ck_kstate_new(CK_BACKEND_HASHMAP, ck_kgr_make(KG_LO, KG_HI), descs, 3);
+        ck_kstate *inner =
+            over_rocks
+                ? ck_rocks_open(dir, &small, ck_kgr_make(KG_LO, KG_HI), descs, 3, err, sizeof(err))
+                : ck_kstate_new(CK_BACKEND_HASHMAP, ck_kgr_make(KG_LO, KG_HI), descs, 3);
         assert_non_null(inner);
         ck_kstate *ks[2] = {ck_kstate_new(CK_BACKEND_HASHMAP, ck_kgr_make(KG_LO, KG_HI), descs, 3),
                             ck_clog_kstate_new(inner, &log)};
@@ -515,8 +517,8 @@ static void test_changelog(void **state)
         assert_true(n == 0 && !none); /* nothing since */
         /* materialized state + the segments after it = the state now, on
          * either backend; every segment from the start = the same */
-        ck_kstate *back[2] = {mat, ck_rocks_open(dir2, &small, ck_kgr_make(KG_LO, KG_HI), descs, 3, err,
-                                                 sizeof(err))};
+        ck_kstate *back[2] = {mat, ck_rocks_open(dir2, &small, ck_kgr_make(KG_LO, KG_HI), descs, 3,
+                                                 err, sizeof(err))};
         assert_non_null(back[1]);
         const char *why;
         for (int c = 4; c < 8; c++)

@@ -157,13 +157,13 @@ static void test_largest_fit(void **state)
                      CK_OK);
     k = roundtrip(b, CK_SK_MERGED);
     assert_true(k.n == UINT32_MAX);
-    assert_int_equal(ck_sk_clog_segment(b, sizeof(b), shared, INT32_MAX, INT32_MAX, UINT32_MAX,
-                                        UINT64_MAX),
-                     CK_OK);
+    assert_int_equal(
+        ck_sk_clog_segment(b, sizeof(b), shared, INT32_MAX, INT32_MAX, UINT32_MAX, UINT64_MAX),
+        CK_OK);
     roundtrip(b, CK_SK_CLOG_SEGMENT);
-    assert_int_equal(ck_sk_clog_mat(b, sizeof(b), shared, INT32_MAX, INT32_MAX, UINT32_MAX,
-                                    UINT64_MAX, name),
-                     CK_OK);
+    assert_int_equal(
+        ck_sk_clog_mat(b, sizeof(b), shared, INT32_MAX, INT32_MAX, UINT32_MAX, UINT64_MAX, name),
+        CK_OK);
     assert_true(strlen(b) <= CK_HANDLE_KEY_MAX);
     roundtrip(b, CK_SK_CLOG_MAT);
 }
@@ -196,30 +196,30 @@ static void test_parser_refuses(void **state)
         "",
         "_metadata",
         "chk-1/_metadata",
-        "checkpoints//chk-1/_metadata",                 /* no job */
-        "checkpoints/j/chk-/_metadata",                 /* no id */
-        "checkpoints/j/chk-01/_metadata",               /* a leading zero */
-        "checkpoints/j/chk-+1/_metadata",               /* a sign */
-        "checkpoints/j/chk- 1/_metadata",               /* a space */
-        "checkpoints/j/chk-1x/_metadata",               /* trailing junk in the id */
+        "checkpoints//chk-1/_metadata",                     /* no job */
+        "checkpoints/j/chk-/_metadata",                     /* no id */
+        "checkpoints/j/chk-01/_metadata",                   /* a leading zero */
+        "checkpoints/j/chk-+1/_metadata",                   /* a sign */
+        "checkpoints/j/chk- 1/_metadata",                   /* a space */
+        "checkpoints/j/chk-1x/_metadata",                   /* trailing junk in the id */
         "checkpoints/j/chk-18446744073709551616/_metadata", /* 2^64 */
         "checkpoints/j/chk-1/_metadata2",
         "checkpoints/j/chk-1/_metadata/",
-        "checkpoints/j/chk-1/x/_metadata",              /* a directory too deep */
+        "checkpoints/j/chk-1/x/_metadata", /* a directory too deep */
         "checkpoints/j/chk-1/v0-0.state ",
         "checkpoints/j/chk-1/v0-0.statex",
         "checkpoints/j/chk-1/v0-0",
         "checkpoints/j/chk-1/v-1-0.state",
         "checkpoints/j/chk-1/v0--1.state",
-        "checkpoints/j/chk-1/v2147483648-0.state",      /* INT32_MAX + 1 */
-        "checkpoints/j/chk-1/v0-0-op1-",                /* no name */
+        "checkpoints/j/chk-1/v2147483648-0.state", /* INT32_MAX + 1 */
+        "checkpoints/j/chk-1/v0-0-op1-",           /* no name */
         "checkpoints/j/chk-1/v0-0-op-x",
         "checkpoints/j/chk-1/v0-0-opx-y",
-        "checkpoints/j/shared/_metadata",               /* not a shared file */
+        "checkpoints/j/shared/_metadata", /* not a shared file */
         "checkpoints/j/shared/v0-0.state",
         "checkpoints/j/shared/v0-0-a1-c2-m3.seg.seg",
         "checkpoints/j/shared/v0-0-a1-c2-m3x",
-        "checkpoints/j/shared/v0-0-a4294967296-c2-m3",  /* UINT32_MAX + 1 */
+        "checkpoints/j/shared/v0-0-a4294967296-c2-m3", /* UINT32_MAX + 1 */
         "checkpoints/j/shared/v0-0-a1-c2-m4294967296",
         "checkpoints/j/shared/v0-0-a1-c2",
         "checkpoints/j/shared/v0-0-a1-c99999999999999999999-m0",
@@ -235,12 +235,12 @@ static void test_parser_refuses(void **state)
         "checkpoints/j/shared/sub/op1-0-a1-c2-a",
         "checkpoints/j/other/_metadata",
         "checkpoints/0123456789012345678901234567890123456789/chk-1/_metadata", /* job too long */
-        "savepoints/savepoint-1/_metadata",             /* no job */
+        "savepoints/savepoint-1/_metadata",                                     /* no job */
         "savepoints/savepoint--1/_metadata",
-        "savepoints/savepoint-1234567-1/_metadata",     /* longer than its name keeps */
+        "savepoints/savepoint-1234567-1/_metadata", /* longer than its name keeps */
         "savepoints/savepoint-j-/_metadata",
         "savepoints/savepoint-j-01/_metadata",
-        "savepoints/savepoint-j-1/v0-0-a1-c2-m0",       /* a shared file in a savepoint */
+        "savepoints/savepoint-j-1/v0-0-a1-c2-m0", /* a shared file in a savepoint */
         "savepoints/shared/op1-0-a1-c2-x",
         "savepoints/chk-1/_metadata",
         "checkpoints/j/chk-1/../chk-0/_metadata",
@@ -279,10 +279,21 @@ static void test_dir_names(void **state)
     assert_true(sp);
     assert_int_equal(ck_sk_parse_dir_name("savepoint-a-b-9", &id, &sp), CK_OK);
     assert_int_equal(id, 9);
-    static const char *const bad[] = {"chk-", "chk-1/", "chk-01", "chk-1a", "chk--1", "shared",
-                                      "savepoint-", "savepoint-1", "savepoint--1",
-                                      "savepoint-j-", "savepoint-j-1x", "savepoint-j/k-1",
-                                      "savepoint-j-18446744073709551616", ".", ".."};
+    static const char *const bad[] = {"chk-",
+                                      "chk-1/",
+                                      "chk-01",
+                                      "chk-1a",
+                                      "chk--1",
+                                      "shared",
+                                      "savepoint-",
+                                      "savepoint-1",
+                                      "savepoint--1",
+                                      "savepoint-j-",
+                                      "savepoint-j-1x",
+                                      "savepoint-j/k-1",
+                                      "savepoint-j-18446744073709551616",
+                                      ".",
+                                      ".."};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         if (ck_sk_parse_dir_name(bad[i], &id, &sp) != CK_EINVAL)
             fail_msg("accepted \"%s\"", bad[i]);
@@ -292,8 +303,8 @@ static void test_dirs_of(void **state)
 {
     (void)state;
     char dir[160], shared[170];
-    assert_int_equal(ck_sk_dirs_of("checkpoints/" JOB "/chk-4/v0-1.state", dir, sizeof(dir),
-                                   shared, sizeof(shared)),
+    assert_int_equal(ck_sk_dirs_of("checkpoints/" JOB "/chk-4/v0-1.state", dir, sizeof(dir), shared,
+                                   sizeof(shared)),
                      CK_OK);
     assert_string_equal(dir, "checkpoints/" JOB "/chk-4/");
     assert_string_equal(shared, "checkpoints/" JOB "/shared/");
@@ -302,9 +313,8 @@ static void test_dirs_of(void **state)
                      CK_OK);
     assert_string_equal(dir, "savepoints/savepoint-1d0b14-5/");
     assert_string_equal(shared, "");
-    assert_int_equal(ck_sk_dirs_of("checkpoints/" JOB "/chk-4/v0-1.state", dir, sizeof(dir), NULL,
-                                   0),
-                     CK_OK);
+    assert_int_equal(
+        ck_sk_dirs_of("checkpoints/" JOB "/chk-4/v0-1.state", dir, sizeof(dir), NULL, 0), CK_OK);
     /* a shared file is in no checkpoint's directory */
     assert_int_equal(ck_sk_dirs_of("checkpoints/" JOB "/shared/op1-0-a1-log3", dir, sizeof(dir),
                                    shared, sizeof(shared)),
@@ -317,9 +327,9 @@ static void test_dirs_of(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_directories),     cmocka_unit_test(test_every_kind_round_trips),
-        cmocka_unit_test(test_largest_fit),     cmocka_unit_test(test_builders_refuse),
-        cmocka_unit_test(test_parser_refuses),  cmocka_unit_test(test_dir_names),
+        cmocka_unit_test(test_directories),    cmocka_unit_test(test_every_kind_round_trips),
+        cmocka_unit_test(test_largest_fit),    cmocka_unit_test(test_builders_refuse),
+        cmocka_unit_test(test_parser_refuses), cmocka_unit_test(test_dir_names),
         cmocka_unit_test(test_dirs_of),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

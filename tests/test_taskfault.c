@@ -417,8 +417,8 @@ static void keyed_file(rig *r, int sub, const char *key, ck_handles *hs)
     assert_int_equal(ck_snap_encode(&cap, &file, &len), 0);
     ck_capture_free(&cap);
     ck_chain_free(&c);
-    assert_int_equal(ck_handles_add(hs, CK_HANDLE_SNAPSHOT, 0, key, len,
-                                    ck_get_u32(file + len - 4), CK_KGR_EMPTY),
+    assert_int_equal(ck_handles_add(hs, CK_HANDLE_SNAPSHOT, 0, key, len, ck_get_u32(file + len - 4),
+                                    CK_KGR_EMPTY),
                      0);
     fake_store_set(&r->w, key, file, len);
 }

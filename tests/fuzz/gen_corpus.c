@@ -201,7 +201,8 @@ static void wire_tm(const ck_graph *g)
         char key[CK_HANDLE_KEY_MAX + 1];
         ck_graph_locate(g, s, &v, &sub);
         FUZZ_CHECK(ck_sk_state(key, sizeof(key), from.dir, v, sub) == CK_OK);
-        FUZZ_CHECK(ck_handles_add(&hs[s], CK_HANDLE_SNAPSHOT, 0, key, 100 + s, 0xabc00 + s, ck_kgr_make(0, 127)) == CK_OK);
+        FUZZ_CHECK(ck_handles_add(&hs[s], CK_HANDLE_SNAPSHOT, 0, key, 100 + s, 0xabc00 + s,
+                                  ck_kgr_make(0, 127)) == CK_OK);
         hp[s] = &hs[s];
     }
     d = ck_tm_deploy_body(1, &from, g->nsubtasks, hosts, hp, 0, &len);
@@ -549,18 +550,19 @@ static void metadata_seeds(const ck_graph *g)
             ck_graph_locate(g, s, &v, &sub);
             char key[CK_HANDLE_KEY_MAX + 1];
             FUZZ_CHECK(ck_sk_state(key, sizeof(key), dir, v, sub) == CK_OK);
-            FUZZ_CHECK(ck_handles_add(&m.tasks[s], CK_HANDLE_SNAPSHOT, 0, key, 100 + s,
-                                      0xabc00 + s, ck_kgr_make(0, 127)) == CK_OK);
+            FUZZ_CHECK(ck_handles_add(&m.tasks[s], CK_HANDLE_SNAPSHOT, 0, key, 100 + s, 0xabc00 + s,
+                                      ck_kgr_make(0, 127)) == CK_OK);
             if (sp != 2)
                 continue;
             /* RocksDB's files: an SST uploaded earlier, a new one, the MANIFEST */
             char sk[CK_HANDLE_KEY_MAX + 1];
             snprintf(sk, sizeof(sk), "checkpoints/fuzzjob/shared/op2-%d-a0-c2-000012.sst", sub);
             FUZZ_CHECK(ck_handles_add_native(&m.tasks[s], CK_HANDLE_SHARED | CK_HANDLE_REUSED, sk,
-                                             4096, 0x77, ck_kgr_make(0, 127), 2, "000012.sst") == CK_OK);
+                                             4096, 0x77, ck_kgr_make(0, 127), 2,
+                                             "000012.sst") == CK_OK);
             snprintf(sk, sizeof(sk), "checkpoints/fuzzjob/shared/op2-%d-a0-c3-000019.sst", sub);
-            FUZZ_CHECK(ck_handles_add_native(&m.tasks[s], CK_HANDLE_SHARED, sk, 2048, 0x78, ck_kgr_make(0, 127),
-                                             2, "000019.sst") == CK_OK);
+            FUZZ_CHECK(ck_handles_add_native(&m.tasks[s], CK_HANDLE_SHARED, sk, 2048, 0x78,
+                                             ck_kgr_make(0, 127), 2, "000019.sst") == CK_OK);
             snprintf(sk, sizeof(sk), "%sv%d-%d-op2-MANIFEST-000021", dir, v, sub);
             FUZZ_CHECK(ck_handles_add_native(&m.tasks[s], 0, sk, 300, 0x79, ck_kgr_make(0, 127), 2,
                                              "MANIFEST-000021") == CK_OK);
