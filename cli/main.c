@@ -219,14 +219,14 @@ static int cmd_savepoint(int argc, char **argv)
         const char *name = strrchr(h->key, '/') + 1;
         if (h->kind != CK_HANDLE_SNAPSHOT) { /* checked by its checksum when opened */
             if (h->flags & CK_HANDLE_SEGMENT) /* a segment of a merged file */
-                printf("  %-16s %9llu bytes  %s of operator %u, key groups %u to %u, at %llu "
+                printf("  %-16s %9llu bytes  %s of operator %u, key groups %d to %d, at %llu "
                        "of %s (in ../shared)\n",
                        h->local, (unsigned long long)h->bytes, ck_handle_kind_name(h->kind),
-                       h->op, h->kg_start, h->kg_end - 1, (unsigned long long)h->offset, name);
+                       h->op, h->kgr.start, h->kgr.end, (unsigned long long)h->offset, name);
             else
-                printf("  %-16s %9llu bytes  %s of operator %u, key groups %u to %u%s\n", name,
+                printf("  %-16s %9llu bytes  %s of operator %u, key groups %d to %d%s\n", name,
                        (unsigned long long)h->bytes, ck_handle_kind_name(h->kind), h->op,
-                       h->kg_start, h->kg_end - 1,
+                       h->kgr.start, h->kgr.end,
                        (h->flags & CK_HANDLE_SHARED)   ? " (in ../shared)"
                        : (h->flags & CK_HANDLE_INLINE) ? " (inline in _metadata)"
                                                        : "");

@@ -9,6 +9,7 @@
 #include "invariant.h"
 #include "keygroup.h"
 #include "snapshot.h"
+#include "storekey.h"
 
 #define METADATA_MAGIC 0x33504b43u /* "CKP3" */
 
@@ -33,34 +34,17 @@ const char *ck_cp_status_name(ck_cp_status s)
     return "?";
 }
 
-void ck_cc_dir(const char *job_id, uint64_t id, uint32_t flags, char *buf, size_t len)
+/* The directory of checkpoint r in the store. */
+static int cp_dir(const ck_cc *cc, const ck_cp_record *r, char *buf, size_t len)
 {
-    if (flags & CK_CP_FLAG_SAVEPOINT)
-        snprintf(buf, len, "savepoints/savepoint-%.6s-%llu/", job_id, (unsigned long long)id);
-    else
-        snprintf(buf, len, "checkpoints/%s/chk-%llu/", job_id, (unsigned long long)id);
+    return ck_sk_dir(buf, len, cc->job_id, r->id, !!(r->flags & CK_CP_FLAG_SAVEPOINT));
 }
 
-void ck_cc_state_key(const char *dir, int vertex, int subtask, char *buf, size_t len)
-{
-    snprintf(buf, len, "%sv%d-%d.state", dir, vertex, subtask);
-}
-
-void ck_cc_shared_dir(const char *job_id, char *buf, size_t len)
-{
-    snprintf(buf, len, "checkpoints/%s/shared/", job_id);
-}
-
-void ck_cc_metadata_key(const char *dir, char *buf, size_t len)
-{
-    snprintf(buf, len, "%s_metadata", dir);
-}
-
-static void metadata_key(const ck_cc *cc, const ck_cp_record *r, char *buf, size_t len)
+static int metadata_key(const ck_cc *cc, const ck_cp_record *r, char *buf, size_t len)
 {
     char dir[200];
-    ck_cc_dir(cc->job_id, r->id, r->flags, dir, sizeof(dir));
-    ck_cc_metadata_key(dir, buf, len);
+    int rc = cp_dir(cc, r, dir, sizeof(dir));
+    return rc ? rc : ck_sk_metadata(buf, len, dir);
 }
 
 /* Deletes key from the store. A delete that fails leaves the file: it
@@ -81,7 +65,10 @@ static void store_delete(ck_cc *cc, const char *key)
 int ck_cc_init(ck_cc *cc, ck_platform *plat, const ck_graph *g, const ck_config *cfg,
                const char *job_id, uint64_t first_id, uint64_t seed)
 {
+    char dir[CK_HANDLE_KEY_MAX + 1];
     memset(cc, 0, sizeof(*cc));
+    if (ck_sk_job_dir(dir, sizeof(dir), job_id))
+        return CK_EINVAL; /* every key of the job's files starts with it */
     cc->plat = plat;
     cc->g = g;
     snprintf(cc->job_id, sizeof(cc->job_id), "%s", job_id);
@@ -122,25 +109,20 @@ int ck_cc_init(ck_cc *cc, ck_platform *plat, const ck_graph *g, const ck_config 
 
 /* ---- files merged across checkpoints (ck_cc.seg_live) ----------------------- */
 
-/* Of an appendable file's key ".../v<vertex>-<subtask>-a<attempt>-c<id>-m<n>.seg"
- * (task_mfile.c), its global subtask (*g), attempt and order among its
- * subtask's files (the checkpoint that made it, then n): 0, or -1 when
- * the key is not one. */
+/* Of an appendable merged file's key (storekey.h), its global subtask
+ * (*g), attempt and order among its subtask's files (the checkpoint that
+ * made it, then its number): 0, or -1 when the key is not one. */
 static int seg_parse(const ck_cc *cc, const char *key, uint32_t *g, uint32_t *attempt,
                      uint64_t *order)
 {
-    const char *base = strrchr(key, '/');
-    int v, sub, end = 0;
-    unsigned a, m;
-    unsigned long long id;
-    base = base ? base + 1 : key;
-    if (sscanf(base, "v%d-%d-a%u-c%llu-m%u.seg%n", &v, &sub, &a, &id, &m, &end) != 5 ||
-        base[end] || v < 0 || v >= cc->g->nv || sub < 0 || sub >= cc->g->v[v].parallelism ||
-        m >= (1u << 20) || id >= (UINT64_C(1) << 43))
+    ck_sk_key k;
+    if (ck_sk_parse(key, &k) || k.kind != CK_SK_MERGED || !k.appendable ||
+        k.vertex >= cc->g->nv || k.subtask >= cc->g->v[k.vertex].parallelism ||
+        k.n >= (1u << 20) || k.id >= (UINT64_C(1) << 43))
         return -1;
-    *g = cc->g->v[v].base + (uint32_t)sub;
-    *attempt = a;
-    *order = (uint64_t)id << 20 | m;
+    *g = cc->g->v[k.vertex].base + (uint32_t)k.subtask;
+    *attempt = k.attempt;
+    *order = k.id << 20 | k.n;
     return 0;
 }
 
@@ -213,8 +195,8 @@ static void seg_sweep(ck_cc *cc, int all)
     char shared[200];
     ck_store_entry *e;
     size_t n;
-    ck_cc_shared_dir(cc->job_id, shared, sizeof(shared));
-    if (!all || cc->plat->ops->store_list(cc->plat, shared, &e, &n) != CK_OK)
+    if (!all || ck_sk_shared_dir(shared, sizeof(shared), cc->job_id) ||
+        cc->plat->ops->store_list(cc->plat, shared, &e, &n) != CK_OK)
         return;
     for (size_t i = 0; i < n; i++) {
         uint32_t g, a;
@@ -343,8 +325,8 @@ static void discard(ck_cc *cc, ck_cp_record *r)
         }
     if (r->status == CK_CP_COMPLETED) {
         char key[256];
-        metadata_key(cc, r, key, sizeof(key));
-        store_delete(cc, key);
+        if (!metadata_key(cc, r, key, sizeof(key)))
+            store_delete(cc, key);
         return;
     }
     discard_dir(cc, r);
@@ -359,8 +341,8 @@ static void discard_dir(ck_cc *cc, const ck_cp_record *r)
     char dir[200];
     ck_store_entry *e;
     size_t n;
-    ck_cc_dir(cc->job_id, r->id, r->flags, dir, sizeof(dir));
-    if (cc->plat->ops->store_list(cc->plat, dir, &e, &n) == CK_OK) {
+    if (!cp_dir(cc, r, dir, sizeof(dir)) &&
+        cc->plat->ops->store_list(cc->plat, dir, &e, &n) == CK_OK) {
         for (size_t i = 0; i < n; i++)
             store_delete(cc, e[i].key);
         ck_store_entries_free(e, n);
@@ -397,8 +379,8 @@ static void retire_adopted(ck_cc *cc)
                 shared_gone(cc, h->key);
         }
     char key[200];
-    ck_cc_metadata_key(cc->adopted_dir, key, sizeof(key));
-    store_delete(cc, key);
+    if (!ck_sk_metadata(key, sizeof(key), cc->adopted_dir))
+        store_delete(cc, key);
     cc->adopted = NULL;
 }
 
@@ -597,7 +579,10 @@ static int write_metadata(ck_cc *cc, ck_cp_record *r)
     if (rc)
         return rc;
     char key[256];
-    metadata_key(cc, r, key, sizeof(key));
+    if ((rc = metadata_key(cc, r, key, sizeof(key)))) {
+        free(p);
+        return rc;
+    }
     r->metadata_sent = 1;
     return cc->plat->ops->store_put(cc->plat, key, p, len, r->id);
 }
@@ -610,7 +595,10 @@ static void maybe_complete(ck_cc *cc, ck_cp_record *r)
         r->markers_pending)
         return;
     char dir[200];
-    ck_cc_dir(cc->job_id, r->id, r->flags, dir, sizeof(dir));
+    if (cp_dir(cc, r, dir, sizeof(dir))) {
+        fail_cp(cc, r, CK_CP_DECLINED, CC_JOB_LEVEL, "the job id does not make a store key");
+        return;
+    }
     for (uint32_t s = 0; s < cc->g->nsubtasks; s++) {
         if (!r->tasks[s].finished || r->tasks[s].handles.n)
             continue;
@@ -625,15 +613,14 @@ static void maybe_complete(ck_cc *cc, ck_cp_record *r)
         c.finished = 1;
         uint8_t *data;
         size_t len;
-        char key[256];
-        ck_cc_state_key(dir, v, i, key, sizeof(key));
-        if (ck_snap_encode(&c, &data, &len)) {
+        char key[CK_HANDLE_KEY_MAX + 1];
+        if (ck_sk_state(key, sizeof(key), dir, v, i) || ck_snap_encode(&c, &data, &len)) {
             fail_cp(cc, r, CK_CP_DECLINED, CC_JOB_LEVEL,
                     "out of memory writing a finished subtask's state");
             return;
         }
         if (ck_handles_add(&r->tasks[s].handles, CK_HANDLE_SNAPSHOT, 0, key, len,
-                           ck_get_u32(data + len - 4), 0, 0)) {
+                           ck_get_u32(data + len - 4), CK_KGR_EMPTY)) {
             free(data);
             fail_cp(cc, r, CK_CP_DECLINED, CC_JOB_LEVEL,
                     "out of memory writing a finished subtask's state");
@@ -681,8 +668,8 @@ static void shared_gone_or_own(ck_cc *cc, const ck_handle *h)
 static void discard_late(ck_cc *cc, const ck_cp_record *r, const ck_cp_ack *ack, int stale)
 {
     char dir[200], shared[200];
-    ck_cc_dir(cc->job_id, r->id, r->flags, dir, sizeof(dir));
-    ck_cc_shared_dir(cc->job_id, shared, sizeof(shared));
+    if (cp_dir(cc, r, dir, sizeof(dir)) || ck_sk_shared_dir(shared, sizeof(shared), cc->job_id))
+        return;
     size_t sl = strlen(shared);
     for (uint32_t i = 0; i < ack->handles.n; i++) {
         const ck_handle *h = &ack->handles.v[i];

@@ -323,14 +323,8 @@ void ck_cc_hold(ck_cc *cc, const char *reason);
 void ck_cc_restart_subtasks(ck_cc *cc, uint32_t attempt, const uint8_t *mask);
 void ck_cc_release(ck_cc *cc, ck_time now);
 
-/* The directory of checkpoint or savepoint id in the store, with a
- * trailing slash; a subtask's state file in it; its metadata. */
-void ck_cc_dir(const char *job_id, uint64_t id, uint32_t flags, char *buf, size_t len);
-void ck_cc_state_key(const char *dir, int vertex, int subtask, char *buf, size_t len);
-void ck_cc_metadata_key(const char *dir, char *buf, size_t len);
-/* Where incremental checkpoints' shared files go: "checkpoints/<job>/shared/"
- * (Flink's layout). */
-void ck_cc_shared_dir(const char *job_id, char *buf, size_t len);
+/* The store's keys (checkpoint directories, state files, shared/) are
+ * storekey.h's. */
 
 /*
  * _metadata: "CKP3" | u64 id | i64 trigger time | u32 flags |

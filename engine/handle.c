@@ -38,13 +38,13 @@ int ck_handle_local_ok(const char *s)
 
 /* Appends one handle, checked: see handle.h. */
 static int add(ck_handles *hs, int kind, uint32_t flags, const char *key, uint64_t bytes,
-               uint64_t offset, uint32_t crc, uint32_t kg_start, uint32_t kg_end, uint32_t op,
+               uint64_t offset, uint32_t crc, ck_kgr kgr, uint32_t op,
                const char *local, const uint8_t *data, uint64_t modelled)
 {
     size_t klen = strlen(key);
     int of_op = kind != CK_HANDLE_SNAPSHOT; /* a file of one operator's state */
     if (!klen || klen > CK_HANDLE_KEY_MAX || !ck_wire_key_ok((const uint8_t *)key, klen) ||
-        kind < 1 || kind > CK_HANDLE_KIND_MAX || kg_end < kg_start ||
+        kind < 1 || kind > CK_HANDLE_KIND_MAX || kgr.start < 0 || kgr.end < kgr.start - 1 ||
         (flags & ~(CK_HANDLE_SHARED | CK_HANDLE_REUSED | CK_HANDLE_SEGMENT | CK_HANDLE_INLINE |
                    CK_HANDLE_MODELLED)) ||
         ((flags & CK_HANDLE_MODELLED) && modelled <= bytes) ||
@@ -82,8 +82,7 @@ static int add(ck_handles *hs, int kind, uint32_t flags, const char *key, uint64
     h->crc = crc;
     h->kind = (uint8_t)kind;
     h->flags = (uint8_t)flags;
-    h->kg_start = kg_start;
-    h->kg_end = kg_end;
+    h->kgr = kgr;
     h->op = op;
     snprintf(h->local, sizeof(h->local), "%s", local);
     hs->n++;
@@ -91,29 +90,28 @@ static int add(ck_handles *hs, int kind, uint32_t flags, const char *key, uint64
 }
 
 int ck_handles_add(ck_handles *hs, int kind, uint32_t flags, const char *key, uint64_t bytes,
-                   uint32_t crc, uint32_t kg_start, uint32_t kg_end)
+                   uint32_t crc, ck_kgr kgr)
 {
     if (flags & (CK_HANDLE_SEGMENT | CK_HANDLE_INLINE | CK_HANDLE_MODELLED)) /* the *_last calls */
         return CK_EINVAL;
-    return add(hs, kind, flags, key, bytes, 0, crc, kg_start, kg_end, CK_HANDLE_NO_OP, "", NULL,
-               bytes);
+    return add(hs, kind, flags, key, bytes, 0, crc, kgr, CK_HANDLE_NO_OP, "", NULL, bytes);
 }
 
 int ck_handles_add_op(ck_handles *hs, int kind, uint32_t flags, const char *key, uint64_t bytes,
-                      uint32_t crc, uint32_t kg_start, uint32_t kg_end, uint32_t op,
+                      uint32_t crc, ck_kgr kgr, uint32_t op,
                       const char *local)
 {
     if (op == CK_HANDLE_NO_OP || kind == CK_HANDLE_SNAPSHOT ||
         (flags & (CK_HANDLE_SEGMENT | CK_HANDLE_INLINE | CK_HANDLE_MODELLED)))
         return CK_EINVAL;
-    return add(hs, kind, flags, key, bytes, 0, crc, kg_start, kg_end, op, local, NULL, bytes);
+    return add(hs, kind, flags, key, bytes, 0, crc, kgr, op, local, NULL, bytes);
 }
 
 int ck_handles_add_native(ck_handles *hs, uint32_t flags, const char *key, uint64_t bytes,
-                          uint32_t crc, uint32_t kg_start, uint32_t kg_end, uint32_t op,
+                          uint32_t crc, ck_kgr kgr, uint32_t op,
                           const char *local)
 {
-    return ck_handles_add_op(hs, CK_HANDLE_NATIVE, flags, key, bytes, crc, kg_start, kg_end, op,
+    return ck_handles_add_op(hs, CK_HANDLE_NATIVE, flags, key, bytes, crc, kgr, op,
                              local);
 }
 
@@ -124,7 +122,7 @@ int ck_handles_add_like(ck_handles *hs, const ck_handle *h, uint32_t flags)
     else
         flags &= ~CK_HANDLE_MODELLED;
     return add(hs, h->kind, flags, h->key, h->bytes, flags & CK_HANDLE_SEGMENT ? h->offset : 0,
-               h->crc, h->kg_start, h->kg_end, h->op, h->local, h->data, h->modelled);
+               h->crc, h->kgr, h->op, h->local, h->data, h->modelled);
 }
 
 int ck_handles_model_last(ck_handles *hs, uint64_t modelled)
@@ -173,8 +171,8 @@ int ck_handles_copy(ck_handles *dst, const ck_handles *src)
     memset(dst, 0, sizeof(*dst));
     for (uint32_t i = 0; i < src->n; i++) {
         const ck_handle *h = &src->v[i];
-        if (add(dst, h->kind, h->flags, h->key, h->bytes, h->offset, h->crc, h->kg_start,
-                h->kg_end, h->op, h->local, h->data, h->modelled)) {
+        if (add(dst, h->kind, h->flags, h->key, h->bytes, h->offset, h->crc, h->kgr, h->op,
+                h->local, h->data, h->modelled)) {
             ck_handles_free(dst);
             return CK_ENOMEM; /* src's handles are valid: only memory can fail */
         }
@@ -257,8 +255,9 @@ void ck_handles_put(ck_wbuf *w, const ck_handles *hs)
         ck_wbuf_bytes(w, h->key, klen);
         ck_wbuf_u64(w, h->bytes);
         ck_wbuf_u32(w, h->crc);
-        ck_wbuf_u32(w, h->kg_start);
-        ck_wbuf_u32(w, h->kg_end);
+        /* half-open on the wire (handle.h) */
+        ck_wbuf_u32(w, (uint32_t)h->kgr.start);
+        ck_wbuf_u32(w, (uint32_t)(ck_kgr_empty(h->kgr) ? h->kgr.start : h->kgr.end + 1));
         ck_wbuf_u32(w, h->op);
         p = ck_wbuf_room(w, 1);
         if (p)
@@ -315,7 +314,9 @@ int ck_handles_get(ck_rbuf *r, ck_handles *hs, uint32_t max_kg, const char **why
         kbuf[klen] = 0;
         memcpy(lbuf, local, llen);
         lbuf[llen] = 0;
-        int rc = add(hs, p[0], p[1], kbuf, bytes, offset, crc, kgs, kge, op, lbuf, data, modelled);
+        /* kgs <= kge <= max_kg (at most 32768) is add's check: inclusive in memory */
+        ck_kgr kgr = kgs <= kge ? ck_kgr_make((int32_t)kgs, (int32_t)kge - 1) : ck_kgr_make(1, -1);
+        int rc = add(hs, p[0], p[1], kbuf, bytes, offset, crc, kgr, op, lbuf, data, modelled);
         if (rc == CK_ENOMEM) {
             ck_handles_free(hs);
             return rc;

@@ -5,6 +5,7 @@
 
 #include "error.h"
 #include "invariant.h"
+#include "storekey.h"
 #include "task.h"
 #include "taskmanager.h"
 #include "wire.h"
@@ -310,7 +311,9 @@ static uint64_t latest_checkpoint_point(const ck_jm *jm, ck_restore_point *out)
             if (c->id > out->id) {
                 out->id = c->id;
                 out->flags = c->flags;
-                ck_cc_dir(jm->cc.job_id, c->id, c->flags, out->dir, sizeof(out->dir));
+                /* the coordinator took only a job id that makes keys */
+                CK_IGNORE(ck_sk_dir(out->dir, sizeof(out->dir), jm->cc.job_id, c->id,
+                                    !!(c->flags & CK_CP_FLAG_SAVEPOINT)));
             }
             break;
         }
@@ -704,7 +707,9 @@ static void all_finished(ck_jm *jm, ck_time now)
         rs->stopped = now;
         jm->base.id = sp->id;
         jm->base.flags = sp->flags;
-        ck_cc_dir(jm->cc.job_id, sp->id, sp->flags, jm->base.dir, sizeof(jm->base.dir));
+        /* the coordinator took only a job id that makes keys */
+        CK_IGNORE(ck_sk_dir(jm->base.dir, sizeof(jm->base.dir), jm->cc.job_id, sp->id,
+                            !!(sp->flags & CK_CP_FLAG_SAVEPOINT)));
         ck_cc_abort_all(&jm->cc, "the job stopped to rescale");
         ck_logf(jm->plat, CK_LOG_INFO, "stopped with savepoint %llu; rescaling from it",
                 (unsigned long long)sp->id);
@@ -727,7 +732,9 @@ static void all_finished(ck_jm *jm, ck_time now)
         r->failed = sp->trigger; /* the sources paused at its barrier */
         jm->base.id = sp->id;
         jm->base.flags = sp->flags;
-        ck_cc_dir(jm->cc.job_id, sp->id, sp->flags, jm->base.dir, sizeof(jm->base.dir));
+        /* the coordinator took only a job id that makes keys */
+        CK_IGNORE(ck_sk_dir(jm->base.dir, sizeof(jm->base.dir), jm->cc.job_id, sp->id,
+                            !!(sp->flags & CK_CP_FLAG_SAVEPOINT)));
         ck_cc_abort_all(&jm->cc, "the job stopped");
         ck_logf(jm->plat, CK_LOG_INFO, "stopped with savepoint %llu; resuming in %.3f s",
                 (unsigned long long)sp->id, (double)jm->stop_resume / 1e9);

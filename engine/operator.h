@@ -81,7 +81,7 @@ struct ck_op {
     int rp[CK_MAX_OPS]; /* indices into chain->rps */
     /* keyed operators; hint: where the record being processed lives,
      * worked out ahead by the task (ck_chain_record_at), or NULL */
-    int kg_start, kg_end;
+    ck_kgr kgr;
     const ck_keyloc *hint;
     ck_kstate *ks; /* its states, in the job's state backend (kstate.h) */
     ck_kstate_work charged; /* of ks->work, what was charged already */

@@ -57,6 +57,7 @@
 #include "crc32c.h"
 #include "error.h"
 #include "keygroup.h"
+#include "storekey.h"
 
 #define CK_INV_MODULE "task" /* invariant.h */
 
@@ -79,21 +80,36 @@ static uint64_t clog_uploaded(const struct task_clog *c)
     return lo;
 }
 
+/* Which of c's files: a segment starting at seq, or materialization
+ * seq's canonical file (name NULL) or native file name. */
+struct clog_what {
+    int mat;
+    uint64_t seq;
+    const char *name;
+};
+
 /* Names c's file `what` under the job's shared/ directory (into key) and
  * adds its handle to hs: of kind, shared, covering c's operator's key
  * groups, with local name local. Returns 0 or an error. */
 static int clog_add_file(ck_task *t, const struct task_clog *c, ck_handles *hs, int kind,
-                         const char *what, const char *local, size_t len, uint32_t crc,
+                         const struct clog_what *what, const char *local, size_t len, uint32_t crc,
                          char key[CK_HANDLE_KEY_MAX + 1], uint64_t extra)
 {
     char shared[200];
-    ck_cc_shared_dir(t->env->job_id, shared, sizeof(shared));
-    if (snprintf(key, CK_HANDLE_KEY_MAX + 1, "%sop%d-%d-a%u-%s", shared, c->log->op, t->subtask,
-                 t->attempt, what) > CK_HANDLE_KEY_MAX)
-        return CK_EINVAL;
+    int rc = ck_sk_shared_dir(shared, sizeof(shared), t->env->job_id);
+    if (rc)
+        return rc;
+    if (what->mat)
+        rc = ck_sk_clog_mat(key, CK_HANDLE_KEY_MAX + 1, shared, c->log->op, t->subtask,
+                            t->attempt, what->seq, what->name);
+    else
+        rc = ck_sk_clog_segment(key, CK_HANDLE_KEY_MAX + 1, shared, c->log->op, t->subtask,
+                                t->attempt, what->seq);
+    if (rc)
+        return rc;
     const ck_op *op = &t->chain.ops[c->k];
-    int rc = ck_handles_add_op(hs, kind, CK_HANDLE_SHARED, key, len, crc, (uint32_t)op->kg_start,
-                               (uint32_t)op->kg_end + 1, (uint32_t)c->log->op, local);
+    rc = ck_handles_add_op(hs, kind, CK_HANDLE_SHARED, key, len, crc, op->kgr,
+                           (uint32_t)c->log->op, local);
     if (!rc && extra) /* its state weighs more than it holds (value_size) */
         rc = ck_handles_model_last(hs, (uint64_t)len + extra);
     if (!rc && extra)
@@ -123,10 +139,10 @@ int task_clog_persist(ck_task *t, struct task_clog *c)
         free(data);
         return CK_ENOBUFS;
     }
-    char what[40], key[CK_HANDLE_KEY_MAX + 1], local[40];
-    snprintf(what, sizeof(what), "log%llu", (unsigned long long)first);
+    char key[CK_HANDLE_KEY_MAX + 1], local[40];
+    const struct clog_what what = {0, first, NULL};
     snprintf(local, sizeof(local), "%llu-%u", (unsigned long long)first, n);
-    rc = clog_add_file(t, c, &c->segs, CK_HANDLE_CHANGELOG, what, local, len,
+    rc = clog_add_file(t, c, &c->segs, CK_HANDLE_CHANGELOG, &what, local, len,
                        ck_get_u32(data + len - 4), key, clog_value_size(t, c) * n);
     if (rc) {
         free(data);
@@ -171,7 +187,7 @@ static int clog_materialize_native(ck_task *t, struct task_clog *c, ck_kstate *i
     uint64_t vs = clog_value_size(t, c); /* what each entry of its SSTs weighs beyond */
     for (uint32_t f = 0; f < ns.n && !rc; f++) {
         const ck_native_file *nf = &ns.files[f];
-        char local[CK_HANDLE_LOCAL_MAX + 1], key[CK_HANDLE_KEY_MAX + 1], what[CK_HANDLE_KEY_MAX];
+        char local[CK_HANDLE_LOCAL_MAX + 1], key[CK_HANDLE_KEY_MAX + 1];
         if (snprintf(local, sizeof(local), "%llu_%s", (unsigned long long)c->mat_seq,
                      nf->name) >= (int)sizeof(local)) {
             rc = CK_EINVAL;
@@ -188,19 +204,19 @@ static int clog_materialize_native(ck_task *t, struct task_clog *c, ck_kstate *i
         if (old) {
             rc = ck_handles_add_op(&c->mat_next, CK_HANDLE_MATERIAL,
                                    old->flags & (uint8_t)~CK_HANDLE_MODELLED, old->key,
-                                   old->bytes, old->crc, old->kg_start, old->kg_end, old->op,
+                                   old->bytes, old->crc, old->kgr, old->op,
                                    local);
             if (!rc)
                 rc = ck_handles_model_last(&c->mat_next, old->modelled);
             continue;
         }
-        snprintf(what, sizeof(what), "mat%llu-%s", (unsigned long long)c->mat_seq, nf->name);
+        const struct clog_what what = {1, c->mat_seq, nf->name};
         if (from_paths) {
             char path[1024];
             const char *paths[1] = {path};
             uint32_t h = c->mat_next.n;
             if ((rc = in->ops->native_path(in, &ns, f, path, sizeof(path))) ||
-                (rc = clog_add_file(t, c, &c->mat_next, CK_HANDLE_MATERIAL, what, local,
+                (rc = clog_add_file(t, c, &c->mat_next, CK_HANDLE_MATERIAL, &what, local,
                                     nf->size, 0, key, extra)))
                 break;
             rc = t->plat->ops->store_put_files(t->plat, key, paths, 1,
@@ -215,7 +231,7 @@ static int clog_materialize_native(ck_task *t, struct task_clog *c, ck_kstate *i
         size_t len;
         if ((rc = in->ops->native_read(in, &ns, f, &data, &len)))
             break;
-        rc = clog_add_file(t, c, &c->mat_next, CK_HANDLE_MATERIAL, what, local, len,
+        rc = clog_add_file(t, c, &c->mat_next, CK_HANDLE_MATERIAL, &what, local, len,
                            ck_crc32c(0, data, len), key, extra);
         if (rc) {
             free(data);
@@ -280,8 +296,7 @@ int task_clog_materialize(ck_task *t, struct task_clog *c)
     kc->op = c->log->op;
     kc->kind = op->spec->kind;
     kc->max_parallelism = op->spec->max_parallelism;
-    kc->kg_start = op->kg_start;
-    kc->kg_end = op->kg_end;
+    kc->kgr = op->kgr;
     kc->nstates = in->nstates;
     memcpy(kc->states, in->states, sizeof(kc->states));
     kc->ops = in->ops;
@@ -295,12 +310,12 @@ int task_clog_materialize(ck_task *t, struct task_clog *c)
     free(cap);
     if (rc)
         return rc;
-    char what[40], key[CK_HANDLE_KEY_MAX + 1], local[24];
-    snprintf(what, sizeof(what), "mat%llu", (unsigned long long)c->mat_seq);
+    char key[CK_HANDLE_KEY_MAX + 1], local[24];
+    const struct clog_what what = {1, c->mat_seq, NULL};
     snprintf(local, sizeof(local), "%llu", (unsigned long long)c->mat_seq);
     ck_handles_free(&c->mat_next);
     uint64_t extra = clog_value_size(t, c) * in->ops->entries(in);
-    rc = clog_add_file(t, c, &c->mat_next, CK_HANDLE_MATERIAL, what, local, len,
+    rc = clog_add_file(t, c, &c->mat_next, CK_HANDLE_MATERIAL, &what, local, len,
                        ck_get_u32(data + len - 4), key, extra);
     if (rc) {
         free(data);
@@ -583,7 +598,7 @@ static int clog_load_material(ck_kstate *in, int op, const uint8_t *data, size_t
             if (ck_kg_of_hash(jh, k->max_parallelism) != en->kg) {
                 *why = "an entry in another key group than its section says";
                 rc = CK_ECORRUPT;
-            } else if (en->kg >= in->kg_start && en->kg <= in->kg_end) {
+            } else if (ck_kgr_contains(in->kgr, en->kg)) {
                 rc = ck_snap_put_entry(in, k, en, jh);
             }
         }

@@ -87,7 +87,7 @@ typedef struct snap_job {
     int full;        /* CK_BARRIER_FULL: refers to no earlier checkpoint's files */
     uint64_t inflight; /* bytes of channel state */
     ck_capture *cap; /* until encoded: SNAP_CHANNELS waits for the input's channel state */
-    uint32_t kg_start, kg_end; /* the key groups of its keyed state, [start, end) */
+    ck_kgr kgr; /* the key groups of its keyed state */
     char key[CK_HANDLE_KEY_MAX + 1];
     /* An incremental checkpoint: the operators' native snapshots, until
      * their files are read for upload; then what it stored, for the ACK. */

@@ -9,6 +9,7 @@
 
 #include "error.h"
 #include "storefs.h"
+#include "storekey.h"
 
 #define CHANDY_VERSION "0.1.0"
 
@@ -81,7 +82,9 @@ static const char *cp_kind(uint32_t flags)
 static void cp_path(const ck_run *r, const ck_cp_record *c, char *buf, size_t len)
 {
     char dir[200];
-    ck_cc_dir(r->res.jm.cc.job_id, c->id, c->flags, dir, sizeof(dir));
+    /* the coordinator took only a job id that makes keys */
+    CK_IGNORE(ck_sk_dir(dir, sizeof(dir), r->res.jm.cc.job_id, c->id,
+                        !!(c->flags & CK_CP_FLAG_SAVEPOINT)));
     size_t dl = strlen(dir);
     if (dl && dir[dl - 1] == '/')
         dir[dl - 1] = 0;
@@ -665,11 +668,11 @@ static void orphans(const ck_run *r, uint64_t *files, uint64_t *bytes)
     const ck_graph *g = r->job.env.g;
     char root[900], prefix[200];
     snprintf(root, sizeof(root), "%s/store", r->outdir);
-    ck_cc_shared_dir(cc->job_id, prefix, sizeof(prefix));
     ck_store_entry *e;
     size_t n;
     *files = *bytes = 0;
-    if (ck_storefs_list(root, prefix, &e, &n))
+    if (ck_sk_shared_dir(prefix, sizeof(prefix), cc->job_id) ||
+        ck_storefs_list(root, prefix, &e, &n))
         return;
     for (size_t k = 0; k < n; k++) {
         int ref = 0;

@@ -21,6 +21,7 @@
 #include "sinkfs.h"
 #include "snapshot.h"
 #include "storefs.h"
+#include "storekey.h"
 
 /*
  * Reads a regular file: all of it, of at most max bytes (want UINT64_MAX);
@@ -127,16 +128,11 @@ static void file_path(const ck_savepoint *sp, const char *key, char *buf, size_t
  * -1 when the name is not one. */
 static int64_t savepoint_name_id(const char *name)
 {
-    const char *dash = strrchr(name, '-');
-    if (strncmp(name, "savepoint-", 10) || !dash || dash < name + 10 || !dash[1])
+    uint64_t id;
+    int savepoint;
+    if (ck_sk_parse_dir_name(name, &id, &savepoint) || !savepoint || id > INT64_MAX)
         return -1;
-    int64_t id = 0;
-    for (const char *c = dash + 1; *c; c++) {
-        if (*c < '0' || *c > '9' || id > INT64_MAX / 10 - 1)
-            return -1;
-        id = id * 10 + (*c - '0');
-    }
-    return id;
+    return (int64_t)id;
 }
 
 /*
@@ -304,7 +300,7 @@ int ck_sp_open(ck_savepoint *sp, const char *path, char *err, size_t errlen)
     /* Every canonical file sits in the same directory of the store; the
      * files an incremental or changelog checkpoint shares with others, in
      * the job's shared/ beside it. */
-    const char *k0 = NULL, *slash;
+    const char *k0 = NULL;
     for (uint32_t s = 0; s < sp->meta.nsubtasks && !k0; s++)
         for (uint32_t k = 0; k < sp->meta.tasks[s].n && !k0; k++)
             if (sp->meta.tasks[s].v[k].kind == CK_HANDLE_SNAPSHOT)
@@ -315,18 +311,13 @@ int ck_sp_open(ck_savepoint *sp, const char *path, char *err, size_t errlen)
         ck_sp_free(sp);
         return CK_ECORRUPT;
     }
-    slash = strrchr(k0, '/');
-    if (!slash || (size_t)(slash - k0) + 2 > sizeof(sp->dir)) {
-        snprintf(err, errlen, "%s: state file \"%s\" is not in a directory", file, k0);
+    if (ck_sk_dirs_of(k0, sp->dir, sizeof(sp->dir), sp->shared, sizeof(sp->shared))) {
+        snprintf(err, errlen,
+                 "%s: state file \"%s\" is not in a checkpoint's or savepoint's directory", file,
+                 k0);
         ck_sp_free(sp);
         return CK_ECORRUPT;
     }
-    memcpy(sp->dir, k0, (size_t)(slash - k0) + 1);
-    sp->dir[slash - k0 + 1] = 0;
-    size_t parent = (size_t)(slash - k0);
-    while (parent > 0 && k0[parent - 1] != '/')
-        parent--;
-    snprintf(sp->shared, sizeof(sp->shared), "%.*sshared/", (int)parent, k0);
     uint32_t nfiles = 0;
     for (uint32_t s = 0; s < sp->meta.nsubtasks; s++)
         nfiles += sp->meta.tasks[s].n;
@@ -422,13 +413,13 @@ int ck_sp_is_latest_checkpoint(const ck_savepoint *sp)
     int latest = 1;
     struct dirent *e;
     while (latest && (e = readdir(d))) {
-        char *end;
-        if (strncmp(e->d_name, "chk-", 4))
+        uint64_t id;
+        int savepoint;
+        if (ck_sk_parse_dir_name(e->d_name, &id, &savepoint) || savepoint)
             continue;
-        unsigned long long id = strtoull(e->d_name + 4, &end, 10);
         char meta[sizeof(dir) + 300];
-        snprintf(meta, sizeof(meta), "%s/%s/_metadata", dir, e->d_name);
-        if (!*end && id > sp->meta.id && access(meta, F_OK) == 0)
+        snprintf(meta, sizeof(meta), "%s/%s/" CK_SK_METADATA, dir, e->d_name);
+        if (id > sp->meta.id && access(meta, F_OK) == 0)
             latest = 0;
     }
     closedir(d);
@@ -549,7 +540,10 @@ int ck_sp_install(const ck_savepoint *sp, const char *store_root, char *err, siz
             return CK_EIO;
         }
     }
-    snprintf(key, sizeof(key), "%s_metadata", sp->dir);
+    if (ck_sk_metadata(key, sizeof(key), sp->dir)) {
+        snprintf(err, errlen, "%s: not a snapshot's directory", sp->dir);
+        return CK_EINVAL;
+    }
     if (ck_storefs_put(store_root, key, sp->metadata, sp->metadata_len, 0)) {
         snprintf(err, errlen, "%s/%s: cannot write: %s", store_root, key, strerror(errno));
         return CK_EIO;
@@ -700,13 +694,12 @@ static int check_shared(const ck_savepoint *sp, const ck_handle *h, const ck_gra
                  file, what, h->op, v, g->v[v].name);
         return CK_EINVAL;
     }
-    int kg0, kg1;
-    ck_kg_range(i, g->v[v].parallelism, op->max_parallelism, &kg0, &kg1);
-    if (h->kg_start != (uint32_t)kg0 || h->kg_end != (uint32_t)kg1 + 1) {
+    ck_kgr own = ck_kg_range(i, g->v[v].parallelism, op->max_parallelism);
+    if (!ck_kgr_equal(h->kgr, own)) {
         snprintf(err, errlen,
-                 "%s: a %s of key groups %u to %u, where subtask %d of \"%s\" has "
+                 "%s: a %s of key groups %d to %d, where subtask %d of \"%s\" has "
                  "%d to %d (changing parallelism on restore is not supported yet)",
-                 file, what, h->kg_start, h->kg_end - 1, i, op->name, kg0, kg1);
+                 file, what, h->kgr.start, h->kgr.end, i, op->name, own.start, own.end);
         return CK_EINVAL;
     }
     int rocks = ck_cfg(cfg, CK_CFG_STATE_BACKEND) == CK_BACKEND_ROCKSDB;

@@ -369,7 +369,7 @@ static int64_t *rks_acquire(ck_kstate *s, int st, const ck_kkey *k, int create, 
     uint32_t nf = s->states[st].nfields;
     *created = 0;
     r->val_created = 0;
-    if (k->loc.kg < s->kg_start || k->loc.kg > s->kg_end)
+    if (!ck_kgr_contains(s->kgr, k->loc.kg))
         return NULL;
     size_t kl = build_key(r, st, k);
     if (!kl)
@@ -899,7 +899,7 @@ static const ck_kstate_ops rocks_kstate_ops = {
     .view_release = rks_view_release,
 };
 
-ck_kstate *ck_rocks_open(const char *dir, const ck_rocks_opts *o, int kg_start, int kg_end,
+ck_kstate *ck_rocks_open(const char *dir, const ck_rocks_opts *o, ck_kgr kgr,
                          const ck_state_desc *d, int n, char *err, size_t errlen)
 {
     rocks_ks *r = calloc(1, sizeof(*r));
@@ -909,8 +909,7 @@ ck_kstate *ck_rocks_open(const char *dir, const ck_rocks_opts *o, int kg_start, 
         return NULL;
     }
     r->base.ops = &rocks_kstate_ops;
-    r->base.kg_start = kg_start;
-    r->base.kg_end = kg_end;
+    r->base.kgr = kgr;
     r->base.nstates = n;
     memcpy(r->base.states, d, (size_t)n * sizeof(*d));
     uint64_t write_buffer = o->write_buffer, target_file = o->target_file,
@@ -973,8 +972,7 @@ int ck_rocks_rescale(ck_kstate *s, const ck_rrs_source *src, int n, int max_para
     ck_rrs_target t = {.dir = r->dir,
                        .opts = r->opts,
                        .wo = r->wo,
-                       .kg_start = s->kg_start,
-                       .kg_end = s->kg_end,
+                       .kgr = s->kgr,
                        .max_parallelism = max_parallelism,
                        .nlevels = NLEVELS,
                        .write_buffer = r->write_buffer};

@@ -688,8 +688,8 @@ static void ack(cc_rig *r, uint32_t subtask, uint64_t id)
     ck_cp_ack a = {.id = id, .sync_ns = 1, .async_ns = 2};
     char key[64];
     snprintf(key, sizeof(key), "checkpoints/job/chk-%llu/s%u", (unsigned long long)id, subtask);
-    assert_int_equal(ck_handles_add(&a.handles, CK_HANDLE_SNAPSHOT, 0, key, 100 + subtask, 7, 0, 0),
-                     0);
+    assert_int_equal(
+        ck_handles_add(&a.handles, CK_HANDLE_SNAPSHOT, 0, key, 100 + subtask, 7, CK_KGR_EMPTY), 0);
     ck_cc_on_ack(&r->cc, subtask, &a);
     ck_cp_ack_free(&a);
 }
@@ -712,8 +712,8 @@ static void complete_with(cc_rig *r, uint64_t id, const char *const *keys, int n
         for (int k = 0; k < n; k++) {
             char key[128];
             snprintf(key, sizeof(key), "checkpoints/job/shared/%s", keys[k]);
-            assert_int_equal(ck_handles_add_native(&a.handles, CK_HANDLE_SHARED, key, 100, 7, 0,
-                                                   64, 1, "000009.sst"),
+            assert_int_equal(ck_handles_add_native(&a.handles, CK_HANDLE_SHARED, key, 100, 7,
+                                                   ck_kgr_make(0, 63), 1, "000009.sst"),
                              0);
             assert_int_equal(ck_handles_segment_last(&a.handles, 4096 * id), 0);
         }
@@ -889,8 +889,8 @@ static void test_coordinator_overtaken_metadata(void **state)
 static void ack_shared(cc_rig *r, uint32_t s, uint64_t id, const char *key, uint32_t flags)
 {
     ck_cp_ack a = {.id = id, .sync_ns = 1, .async_ns = 2};
-    assert_int_equal(ck_handles_add_native(&a.handles, CK_HANDLE_SHARED | flags, key, 100, 7, 0,
-                                           64, 1, "000009.sst"),
+    assert_int_equal(ck_handles_add_native(&a.handles, CK_HANDLE_SHARED | flags, key, 100, 7,
+                                           ck_kgr_make(0, 63), 1, "000009.sst"),
                      0);
     ck_cc_on_ack(&r->cc, s, &a);
     ck_cp_ack_free(&a);
@@ -1025,12 +1025,12 @@ static void test_coordinator_failures(void **state)
     /* ...but never a file outside that checkpoint's directory. */
     ck_cp_ack bad = {.id = 1};
     assert_int_equal(ck_handles_add(&bad.handles, CK_HANDLE_SNAPSHOT, 0, "checkpoints/job/chk-0/s1",
-                                    1, 1, 0, 0),
+                                    1, 1, CK_KGR_EMPTY),
                      0);
     ck_cc_on_ack(&r.cc, 2, &bad);
     ck_cp_ack_free(&bad);
     assert_int_equal(ck_handles_add(&bad.handles, CK_HANDLE_SNAPSHOT, 0,
-                                    "checkpoints/job/chk-1/../chk-0/s1", 1, 1, 0, 0),
+                                    "checkpoints/job/chk-1/../chk-0/s1", 1, 1, CK_KGR_EMPTY),
                      0);
     ck_cc_on_ack(&r.cc, 2, &bad);
     ck_cp_ack_free(&bad);
@@ -1690,7 +1690,8 @@ static uint64_t jm_checkpoint(cc_rig *r, ck_jm *jm)
         ck_cp_ack a = {.id = id, .sync_ns = 1, .async_ns = 2};
         char key[64];
         snprintf(key, sizeof(key), "checkpoints/job/chk-%llu/s%u", (unsigned long long)id, g);
-        assert_int_equal(ck_handles_add(&a.handles, CK_HANDLE_SNAPSHOT, 0, key, 100, 7, 0, 0), 0);
+        assert_int_equal(
+            ck_handles_add(&a.handles, CK_HANDLE_SNAPSHOT, 0, key, 100, 7, CK_KGR_EMPTY), 0);
         uint8_t *body;
         size_t len;
         assert_int_equal(ck_cp_ack_encode(&a, &body, &len), 0);
@@ -1864,7 +1865,8 @@ static void jm_ack(ck_jm *jm, uint32_t g, uint32_t attempt, uint64_t id)
     ck_cp_ack a = {.id = id, .sync_ns = 1, .async_ns = 2, .flags = CK_ACK_INPUT_ENDED};
     char key[64];
     snprintf(key, sizeof(key), "checkpoints/job/chk-%llu/s%u", (unsigned long long)id, g);
-    assert_int_equal(ck_handles_add(&a.handles, CK_HANDLE_SNAPSHOT, 0, key, 100, 7, 0, 0), 0);
+    assert_int_equal(ck_handles_add(&a.handles, CK_HANDLE_SNAPSHOT, 0, key, 100, 7, CK_KGR_EMPTY),
+                     0);
     uint8_t *body;
     size_t len;
     assert_int_equal(ck_cp_ack_encode(&a, &body, &len), 0);
@@ -2067,7 +2069,8 @@ static void test_metadata_roundtrip_and_bad_keys(void **state)
         char key[64];
         snprintf(key, sizeof(key), "savepoints/sp-7/v0-%d.state", s);
         assert_int_equal(ck_handles_add(&m.tasks[s], CK_HANDLE_SNAPSHOT, 0, key, 100u + (unsigned)s,
-                                        0xabcu + (unsigned)s, 64u * (unsigned)s, 64u * (unsigned)s + 64),
+                                        0xabcu + (unsigned)s,
+                                        ck_kgr_make(64u * (unsigned)s, 64u * (unsigned)s + 64 - 1)),
                          0);
     }
     for (int bad = 0; bad < 4; bad++) {
@@ -2079,7 +2082,7 @@ static void test_metadata_roundtrip_and_bad_keys(void **state)
             m.tasks[1].v[0].key[4] = 'p';
             m.tasks[1].n = 0;
             assert_int_equal(ck_handles_add(&m.tasks[0], CK_HANDLE_SNAPSHOT, 0,
-                                            "savepoints/sp-7/v0-0.more", 1, 1, 0, 0),
+                                            "savepoints/sp-7/v0-0.more", 1, 1, CK_KGR_EMPTY),
                              0);
         }
         uint8_t *p;
@@ -2099,7 +2102,7 @@ static void test_metadata_roundtrip_and_bad_keys(void **state)
             assert_int_equal(d.tasks[1].n, 1);
             assert_string_equal(d.tasks[1].v[0].key, m.tasks[1].v[0].key);
             assert_true(d.tasks[1].v[0].bytes == 101 && d.tasks[1].v[0].crc == 0xabd &&
-                        d.tasks[1].v[0].kg_start == 64 && d.tasks[1].v[0].kg_end == 128);
+                        d.tasks[1].v[0].kgr.start == 64 && d.tasks[1].v[0].kgr.end == 127);
             ck_cp_meta_free(&d);
         }
         free(p);

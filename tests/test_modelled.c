@@ -24,11 +24,12 @@ static void test_handle_wire_keeps_modelled(void **state)
 {
     (void)state;
     ck_handles hs = {0}, back = {0}, copy = {0};
-    assert_int_equal(ck_handles_add(&hs, CK_HANDLE_SNAPSHOT, 0, "job/chk-1/v1-0", 1000, 7, 0, 64),
+    assert_int_equal(ck_handles_add(&hs, CK_HANDLE_SNAPSHOT, 0, "job/chk-1/v1-0", 1000, 7,
+                                    ck_kgr_make(0, 63)),
                      CK_OK);
     assert_int_equal(ck_handles_model_last(&hs, 40000000000ull), CK_OK);
-    assert_int_equal(ck_handles_add_native(&hs, CK_HANDLE_SHARED, "job/shared/a.sst", 500, 9, 0,
-                                           64, 1, "000012.sst"),
+    assert_int_equal(ck_handles_add_native(&hs, CK_HANDLE_SHARED, "job/shared/a.sst", 500, 9,
+                                           ck_kgr_make(0, 63), 1, "000012.sst"),
                      CK_OK);
     /* below its bytes: refused; equal: not modelled */
     assert_int_equal(ck_handles_model_last(&hs, 499), CK_EINVAL);

@@ -247,7 +247,8 @@ static void test_deploy_names_known_hosts(void **state)
     for (uint32_t i = 0; i < g.nsubtasks; i++) {
         char key[64];
         snprintf(key, sizeof(key), "checkpoints/j/chk-5/v0-%u.state", i);
-        assert_int_equal(ck_handles_add(&hs[i], CK_HANDLE_SNAPSHOT, 0, key, 10, 1, 0, 0), 0);
+        assert_int_equal(ck_handles_add(&hs[i], CK_HANDLE_SNAPSHOT, 0, key, 10, 1, CK_KGR_EMPTY),
+                         0);
         hp[i] = &hs[i];
     }
     ck_restore_point from = {.id = 5, .flags = 0, .dir = "checkpoints/j/chk-5/"};

@@ -89,8 +89,9 @@ static void map_snapshot(const ck_graph *g, uint64_t id, int n, ck_handles *hs)
     size_t len;
     assert_int_equal(ck_snap_encode(&cap, &file, &len), 0);
     ck_capture_free(&cap);
-    assert_int_equal(ck_handles_add(hs, CK_HANDLE_SNAPSHOT, 0, "checkpoints/test-job/chk-3/v1-0.state",
-                                    len, ck_get_u32(file + len - 4), 0, 0),
+    assert_int_equal(ck_handles_add(hs, CK_HANDLE_SNAPSHOT, 0,
+                                    "checkpoints/test-job/chk-3/v1-0.state", len,
+                                    ck_get_u32(file + len - 4), CK_KGR_EMPTY),
                      0);
     assert_int_equal(ck_handles_inline_last(hs, file, len), 0);
 }
@@ -427,7 +428,7 @@ static ck_task *restore_source_task(ck_graph *g, ck_config *cfg, ck_topic *tp, c
     ck_handles hs = {0};
     assert_int_equal(ck_handles_add(&hs, CK_HANDLE_SNAPSHOT, 0,
                                     "checkpoints/test-job/chk-3/v0-0.state", len,
-                                    ck_get_u32(file + len - 4), 0, 0),
+                                    ck_get_u32(file + len - 4), CK_KGR_EMPTY),
                      0);
     assert_int_equal(ck_handles_inline_last(&hs, file, len), 0); /* takes file */
     ck_restore_point from = {.id = 3, .handles = &hs};

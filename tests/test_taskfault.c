@@ -403,7 +403,7 @@ static void keyed_file(rig *r, int sub, const char *key, ck_handles *hs)
         char k[16];
         uint32_t kl = (uint32_t)snprintf(k, sizeof(k), "k%d", (int)ck_rng_below(&rg, 300));
         int kg = ck_kg_of_key(k, kl, win->spec->max_parallelism);
-        if (kg < win->kg_start || kg > win->kg_end)
+        if (kg < win->kgr.start || kg > win->kgr.end)
             continue;
         ck_rec rec = {.ts = (int64_t)ck_rng_below(&rg, 500), .value = 1, .key = k, .klen = kl};
         assert_int_equal(ck_chain_record(&c, &rec), 0);
@@ -417,8 +417,8 @@ static void keyed_file(rig *r, int sub, const char *key, ck_handles *hs)
     assert_int_equal(ck_snap_encode(&cap, &file, &len), 0);
     ck_capture_free(&cap);
     ck_chain_free(&c);
-    assert_int_equal(ck_handles_add(hs, CK_HANDLE_SNAPSHOT, 0, key, len,
-                                    ck_get_u32(file + len - 4), 0, 0),
+    assert_int_equal(ck_handles_add(hs, CK_HANDLE_SNAPSHOT, 0, key, len, ck_get_u32(file + len - 4),
+                                    CK_KGR_EMPTY),
                      0);
     fake_store_set(&r->w, key, file, len);
 }

@@ -473,7 +473,7 @@ static void source_restore_point(ck_handles *hs, ck_restore_point *rp, int finis
     memset(hs, 0, sizeof(*hs));
     assert_int_equal(ck_handles_add(hs, CK_HANDLE_SNAPSHOT, 0,
                                     "checkpoints/test-job/chk-5/v0-0.state", len,
-                                    ck_get_u32(data + len - 4), 0, 0),
+                                    ck_get_u32(data + len - 4), CK_KGR_EMPTY),
                      0);
     assert_int_equal(ck_handles_inline_last(hs, data, len), 0);
     memset(rp, 0, sizeof(*rp));
