@@ -190,7 +190,7 @@ typedef struct ck_jm {
     ck_restore_point restore; /* what the current attempt restored */
     ck_restore_point base;   /* a savepoint the job started or resumed from */
     uint64_t start_id;       /* the savepoint the job started from (0: none), */
-    const ck_handles *start_handles; /* and its state handles per subtask (env's) */
+    const ck_cp_meta *start_meta; /* and its _metadata (env's) */
     uint64_t stop_id;        /* a stop-with-savepoint under way */
     ck_time stop_resume;     /* ...and how long after it the job resumes (0: it ends) */
     uint64_t stopped_with;   /* the savepoint the job ended with */

@@ -178,7 +178,7 @@ static void test_restore_reads_channel_state_before_running(void **state)
     ck_job_env env = {.g = &g, .cfg = &cfg, .job_id = "test-job"};
     ck_handles hs = {0};
     map_snapshot(&g, 3, N, &hs);
-    ck_restore_point from = {.id = 3, .handles = &hs};
+    ck_restore_point from = {.id = 3, .handles = &hs, .old_vertex = 1, .old_parallelism = 1};
     snprintf(from.dir, sizeof(from.dir), "checkpoints/test-job/chk-3");
     fake_world w = {0};
     fake_plat fp;
@@ -252,7 +252,7 @@ static void test_restore_without_channel_state_runs_at_once(void **state)
     ck_job_env env = {.g = &g, .cfg = &cfg, .job_id = "test-job"};
     ck_handles hs = {0};
     map_snapshot(&g, 3, 0, &hs);
-    ck_restore_point from = {.id = 3, .handles = &hs};
+    ck_restore_point from = {.id = 3, .handles = &hs, .old_vertex = 1, .old_parallelism = 1};
     fake_world w = {0};
     fake_plat fp;
     fake_init(&fp, &w, ck_graph_endpoint(&g, 1, 1, 0));
