@@ -477,14 +477,20 @@ int ck_asg_check(const ck_asg *a, const ck_cp_meta *m, const ck_graph *g, ck_inv
     /* (2) per old keyed handle: the key groups taken, counted */
     uint32_t *covered = NULL;
     size_t ncov = 0;
-    for (uint32_t k = 0; k < nold; k++)
+    size_t *first = calloc(nold + 1, sizeof(*first)); /* per old subtask: its first slot */
+    if (!first)
+        return CK_ENOMEM;
+    for (uint32_t k = 0; k < nold; k++) {
+        first[k] = ncov;
         for (uint32_t h = 0; h < m->tasks[k].n; h++)
             ncov += m->tasks[k].v[h].kg_end - m->tasks[k].v[h].kg_start;
+    }
     covered = calloc(ncov + 1, sizeof(*covered));
     uint32_t *txns = calloc(nold + 1, sizeof(*txns));
     if (!covered || !txns) {
         free(covered);
         free(txns);
+        free(first);
         return CK_ENOMEM;
     }
     int rc = CK_OK;
@@ -518,10 +524,7 @@ int ck_asg_check(const ck_asg *a, const ck_cp_meta *m, const ck_graph *g, ck_inv
                                tk->kg_end <= hd->kg_end,
                         "subtask %u: takes key groups [%u, %u) of a handle of [%u, %u)", gi,
                         tk->kg_start, tk->kg_end, hd->kg_start, hd->kg_end);
-                size_t off = 0;
-                for (uint32_t q = 0; q < tk->old; q++)
-                    for (uint32_t r = 0; r < m->tasks[q].n; r++)
-                        off += m->tasks[q].v[r].kg_end - m->tasks[q].v[r].kg_start;
+                size_t off = first[tk->old];
                 for (uint32_t r = 0; r < tk->handle; r++)
                     off += m->tasks[tk->old].v[r].kg_end - m->tasks[tk->old].v[r].kg_start;
                 for (uint32_t kg = tk->kg_start; !rc && kg < tk->kg_end; kg++) {
@@ -571,5 +574,6 @@ int ck_asg_check(const ck_asg *a, const ck_cp_meta *m, const ck_graph *g, ck_inv
 #undef FAIL_IF
     free(covered);
     free(txns);
+    free(first);
     return rc;
 }
