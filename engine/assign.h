@@ -35,9 +35,9 @@
  *    any parallelism), broadcast (new j takes old j % oldP's copy); at an
  *    unchanged parallelism split-distribute and broadcast state stay with
  *    their subtask. Entry counts come from the caller (ck_asg_opstate):
- *    the pre-check reads them from the state files; without them no
- *    operator state is dealt (the job manager, which reads no file, needs
- *    none at an unchanged parallelism);
+ *    the pre-check reads them from the state files, the job manager
+ *    (which reads no file) knows the sources' from the topic; without
+ *    them no operator state is dealt;
  *  - source partitions are a source's split-distribute list state
  *    (FLIP-27): the caller passes their counts as a state named
  *    CK_ASG_SOURCE_STATE;

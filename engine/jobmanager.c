@@ -76,6 +76,7 @@ int ck_jm_init(ck_jm *jm, ck_platform *plat, const ck_job_env *env, int ntm, uin
     jm->base = env->start;
     jm->start_id = env->start.id;
     jm->start_meta = env->start_meta;
+    jm->topic = env->topic;
     if (ck_cc_init(&jm->cc, plat, g, cfg, env->job_id, jm->base.id + 1, seed)) {
         ck_jm_free(jm);
         return CK_ENOMEM;
@@ -335,8 +336,42 @@ static int restore_plan(const ck_jm *jm, ck_restore_plan *rp)
             own.tasks[i] = *ck_cc_handles(&jm->cc, jm->restore.id, i); /* borrowed */
         m = &own;
     }
+    /* The sources' partitions, dealt as their split-distribute list state
+     * (FLIP-27): old source subtask k of parallelism p read those the
+     * topic gives reader k of p (ck_topic_owner), as the pre-check found
+     * in its state file. */
+    ck_asg_opstate os[CK_MAX_OPS];
+    uint32_t *parts = calloc(m->nsubtasks + 1, sizeof(*parts));
+    int nos = 0;
+    if (!parts) {
+        free(own.tasks);
+        free(own.vertices);
+        return CK_ENOMEM;
+    }
+    int nparts = jm->topic ? jm->topic->ops->npartitions(jm->topic->ctx) : 0;
+    uint32_t base = 0;
+    /* (an old-version _metadata of another parallelism: the plan refuses it) */
+    uint32_t nv = m->nvertices               ? m->nvertices
+                  : m->nsubtasks == g->nsubtasks ? (uint32_t)g->nv
+                                               : 0;
+    for (uint32_t v = 0; v < nv; v++) {
+        uint32_t p = m->nvertices ? m->vertices[v].parallelism : (uint32_t)g->v[v].parallelism;
+        int src = m->nvertices ? m->vertices[v].ops[0].kind == CK_OP_SOURCE
+                               : g->spec.ops[g->v[v].ops[0]].kind == CK_OP_SOURCE;
+        for (int q = 0; src && jm->topic && q < nparts; q++)
+            parts[base + (uint32_t)ck_topic_owner(jm->topic->name, q, (int)p)]++;
+        /* the job's operator of the same uid, if any: the plan refuses otherwise */
+        const char *uid = m->nvertices ? m->vertices[v].ops[0].uid : g->spec.ops[g->v[v].ops[0]].uid;
+        for (int i = 0; src && jm->topic && i < g->spec.nops; i++)
+            if (!strcmp(g->spec.ops[i].uid[0] ? g->spec.ops[i].uid : g->spec.ops[i].name, uid) &&
+                g->spec.ops[i].kind == CK_OP_SOURCE)
+                os[nos++] = (ck_asg_opstate){.op = i, .name = CK_ASG_SOURCE_STATE,
+                                             .mode = CK_ASG_SPLIT_DISTRIBUTE,
+                                             .counts = parts + base};
+        base += p;
+    }
     ck_asg a;
-    int rc = ck_asg_plan(&a, m, g, NULL, 0, rp->why, sizeof(rp->why));
+    int rc = ck_asg_plan(&a, m, g, os, nos, rp->why, sizeof(rp->why));
     if (!rc)
         rc = ck_asg_applicable(&a, m, g, rp->why, sizeof(rp->why));
     rp->handles = rc ? NULL : calloc(g->nsubtasks, sizeof(*rp->handles));
@@ -379,6 +414,7 @@ static int restore_plan(const ck_jm *jm, ck_restore_plan *rp)
         restore_plan_free(rp, g->nsubtasks);
         memcpy(rp->why, why, sizeof(why));
     }
+    free(parts);
     free(own.tasks);
     free(own.vertices);
     return rc;

@@ -171,6 +171,8 @@ typedef struct ck_jm {
     ck_platform *plat;
     const ck_graph *g;
     const ck_config *cfg;
+    const ck_topic *topic; /* the job's input (env's; NULL in some tests): whose partitions
+                            * the sources' restore deals out */
     ck_job_state state;
     int ntm;
     ck_time *tm_seen;    /* last heartbeat per task manager, CK_TIME_NEVER: not alive */
