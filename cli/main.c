@@ -213,6 +213,20 @@ static int cmd_savepoint(int argc, char **argv)
                                                : "checkpoint",
            (unsigned long long)m->id, (double)m->trigger / 1e9,
            (unsigned long long)m->input_fp, m->nsubtasks);
+    /* its operators, by vertex (a version-3 _metadata has none: restored,
+     * it is taken to be of the job's own) */
+    if (!m->nvertices)
+        printf("  _metadata of version %u: no operator ids (restores only at the job's own "
+               "parallelism)\n", m->version);
+    for (uint32_t v = 0; v < m->nvertices; v++) {
+        printf("  vertex %u, parallelism %u:", v, m->vertices[v].parallelism);
+        for (uint32_t k = 0; k < m->vertices[v].nops; k++) {
+            const ck_cp_meta_op *o = &m->vertices[v].ops[k];
+            printf("%s uid \"%s\" (%s, max parallelism %u)", k ? " ->" : "", o->uid,
+                   ck_op_kind_name((ck_op_kind)o->kind), o->max_parallelism);
+        }
+        printf("\n");
+    }
     int status = 0;
     for (uint32_t i = 0; i < sp.nfiles; i++) {
         const ck_handle *h = sp.files[i].h;

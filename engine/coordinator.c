@@ -11,7 +11,8 @@
 #include "snapshot.h"
 #include "storekey.h"
 
-#define METADATA_MAGIC 0x33504b43u /* "CKP3" */
+#define METADATA_MAGIC 0x34504b43u /* "CKP4" */
+#define METADATA_MAGIC_V3 0x33504b43u /* "CKP3": read, no longer written */
 
 /* The store token of a finished subtask's state file for checkpoint id
  * (the metadata's token is the id itself). */
@@ -568,14 +569,18 @@ static int write_metadata(ck_cc *cc, ck_cp_record *r)
     ck_cp_meta m = {.id = r->id, .input_fp = cc->input_fp, .trigger = r->trigger,
                     .flags = r->flags, .nsubtasks = cc->g->nsubtasks};
     m.tasks = malloc(m.nsubtasks * sizeof(*m.tasks));
-    if (!m.tasks)
+    if (!m.tasks || ck_cp_meta_vertices(&m, cc->g)) {
+        free(m.tasks);
+        free(m.vertices);
         return CK_ENOMEM;
+    }
     for (uint32_t s = 0; s < m.nsubtasks; s++)
         m.tasks[s] = r->tasks[s].handles; /* borrowed */
     uint8_t *p;
     size_t len;
     int rc = ck_cp_meta_encode(&m, &p, &len);
     free(m.tasks);
+    free(m.vertices);
     if (rc)
         return rc;
     char key[256];
@@ -1007,20 +1012,134 @@ void ck_cc_abort_all(ck_cc *cc, const char *reason)
     seg_sweep(cc, 1);
 }
 
+int ck_cp_meta_vertices(ck_cp_meta *m, const ck_graph *g)
+{
+    m->vertices = calloc((size_t)g->nv, sizeof(*m->vertices));
+    if (!m->vertices)
+        return CK_ENOMEM;
+    m->nvertices = (uint32_t)g->nv;
+    for (int v = 0; v < g->nv; v++) {
+        ck_cp_meta_vertex *mv = &m->vertices[v];
+        mv->parallelism = (uint32_t)g->v[v].parallelism;
+        mv->nops = (uint32_t)g->v[v].nops;
+        for (int k = 0; k < g->v[v].nops; k++) {
+            const ck_op_spec *o = &g->spec.ops[g->v[v].ops[k]];
+            snprintf(mv->ops[k].uid, sizeof(mv->ops[k].uid), "%s", o->uid[0] ? o->uid : o->name);
+            mv->ops[k].kind = (uint8_t)o->kind;
+            mv->ops[k].max_parallelism = (uint32_t)o->max_parallelism;
+            mv->ops[k].index = (uint32_t)g->v[v].ops[k];
+        }
+    }
+    return CK_OK;
+}
+
 int ck_cp_meta_encode(const ck_cp_meta *m, uint8_t **out, size_t *len)
 {
+    uint64_t sum = 0;
+    for (uint32_t v = 0; v < m->nvertices; v++)
+        sum += m->vertices[v].parallelism;
+    if (!m->nvertices || sum != m->nsubtasks)
+        return CK_EINVAL;
     ck_wbuf w = {0};
     ck_wbuf_u32(&w, METADATA_MAGIC);
     ck_wbuf_u64(&w, m->id);
     ck_wbuf_u64(&w, (uint64_t)m->trigger);
     ck_wbuf_u32(&w, m->flags);
     ck_wbuf_u64(&w, m->input_fp);
-    ck_wbuf_u32(&w, m->nsubtasks);
-    for (uint32_t s = 0; s < m->nsubtasks; s++) {
-        ck_wbuf_u32(&w, s);
-        ck_handles_put(&w, &m->tasks[s]);
+    ck_wbuf_u32(&w, m->nvertices);
+    for (uint32_t v = 0; v < m->nvertices; v++) {
+        const ck_cp_meta_vertex *mv = &m->vertices[v];
+        ck_wbuf_u32(&w, mv->parallelism);
+        ck_wbuf_u32(&w, mv->nops);
+        for (uint32_t k = 0; k < mv->nops; k++) {
+            size_t ul = strlen(mv->ops[k].uid);
+            uint8_t *p = ck_wbuf_room(&w, 1);
+            if (p)
+                *p = (uint8_t)ul;
+            ck_wbuf_bytes(&w, mv->ops[k].uid, ul);
+            p = ck_wbuf_room(&w, 1);
+            if (p)
+                *p = mv->ops[k].kind;
+            ck_wbuf_u32(&w, mv->ops[k].max_parallelism);
+            ck_wbuf_u32(&w, mv->ops[k].index);
+        }
     }
+    uint32_t s = 0;
+    for (uint32_t v = 0; v < m->nvertices; v++)
+        for (uint32_t i = 0; i < m->vertices[v].parallelism; i++, s++) {
+            ck_wbuf_u32(&w, v);
+            ck_wbuf_u32(&w, i);
+            ck_handles_put(&w, &m->tasks[s]);
+        }
     return ck_wbuf_seal_crc(&w, out, len);
+}
+
+static int meta_u8(ck_rbuf *r)
+{
+    const uint8_t *b = ck_rbuf_take(r, 1);
+    return b ? *b : -1;
+}
+
+/* The vertices of a version-4 file: *why set on CK_ECORRUPT. */
+static int meta_decode_vertices(ck_rbuf *r, ck_cp_meta *m, const char **why)
+{
+    *why = "malformed";
+    m->nvertices = ck_rbuf_u32(r);
+    if (r->err || m->nvertices == 0 || m->nvertices > CK_MAX_OPS)
+        return CK_ECORRUPT;
+    m->vertices = calloc(m->nvertices, sizeof(*m->vertices));
+    if (!m->vertices)
+        return CK_ENOMEM;
+    uint32_t nops = 0;
+    uint64_t sum = 0;
+    for (uint32_t v = 0; v < m->nvertices; v++) {
+        ck_cp_meta_vertex *mv = &m->vertices[v];
+        mv->parallelism = ck_rbuf_u32(r);
+        mv->nops = ck_rbuf_u32(r);
+        *why = "a vertex of no subtask or no operator, or of too many";
+        if (r->err || mv->parallelism == 0 ||
+            mv->parallelism > CK_KG_UPPER_BOUND_MAX_PARALLELISM || mv->nops == 0 ||
+            mv->nops > CK_MAX_OPS - nops)
+            return CK_ECORRUPT;
+        nops += mv->nops;
+        sum += mv->parallelism;
+        for (uint32_t k = 0; k < mv->nops; k++) {
+            ck_cp_meta_op *o = &mv->ops[k];
+            int ul = meta_u8(r);
+            *why = "an operator uid that is empty, too long or holds a NUL";
+            const uint8_t *u = ul > 0 && ul < CK_NAME_MAX ? ck_rbuf_take(r, (size_t)ul) : NULL;
+            if (!u || memchr(u, 0, (size_t)ul))
+                return CK_ECORRUPT;
+            memcpy(o->uid, u, (size_t)ul);
+            o->uid[ul] = 0;
+            int kind = meta_u8(r);
+            o->max_parallelism = ck_rbuf_u32(r);
+            o->index = ck_rbuf_u32(r);
+            *why = "an operator of unknown kind";
+            if (r->err || kind < 0 || kind > CK_OP_DISTINCT)
+                return CK_ECORRUPT;
+            o->kind = (uint8_t)kind;
+            *why = "an operator whose max parallelism is below its parallelism or above 32768";
+            if (o->max_parallelism < mv->parallelism ||
+                o->max_parallelism > CK_KG_UPPER_BOUND_MAX_PARALLELISM)
+                return CK_ECORRUPT;
+            *why = "an operator index past the most a job has";
+            if (o->index >= CK_MAX_OPS)
+                return CK_ECORRUPT;
+            for (uint32_t w = 0; w <= v; w++)
+                for (uint32_t q = 0; q < (w == v ? k : m->vertices[w].nops); q++)
+                    if (!strcmp(m->vertices[w].ops[q].uid, o->uid) ||
+                        m->vertices[w].ops[q].index == o->index) {
+                        *why = "two operators of the same uid or index";
+                        return CK_ECORRUPT;
+                    }
+        }
+    }
+    *why = "malformed";
+    if (sum > ck_rbuf_left(r) / 42) /* vertex, index and a handle at least */
+        return CK_ECORRUPT;
+    m->nsubtasks = (uint32_t)sum;
+    return CK_OK;
 }
 
 int ck_cp_meta_decode(const uint8_t *p, size_t len, ck_cp_meta *m, const char **why)
@@ -1034,24 +1153,43 @@ int ck_cp_meta_decode(const uint8_t *p, size_t len, ck_cp_meta *m, const char **
         return CK_ECORRUPT;
     ck_rbuf r = {.p = p, .len = len - 4};
     *why = "not a checkpoint's _metadata (or of an older format)";
-    if (ck_rbuf_u32(&r) != METADATA_MAGIC)
+    uint32_t magic = ck_rbuf_u32(&r);
+    if (magic != METADATA_MAGIC && magic != METADATA_MAGIC_V3)
         return CK_ECORRUPT;
+    m->version = magic == METADATA_MAGIC ? 4 : 3;
     m->id = ck_rbuf_u64(&r);
     m->trigger = (int64_t)ck_rbuf_u64(&r);
     m->flags = ck_rbuf_u32(&r);
     m->input_fp = ck_rbuf_u64(&r);
-    m->nsubtasks = ck_rbuf_u32(&r);
-    *why = "malformed";
-    if (r.err || m->nsubtasks == 0 || m->nsubtasks > ck_rbuf_left(&r) / 38)
-        return CK_ECORRUPT;
+    if (m->version == 4) {
+        int rc = meta_decode_vertices(&r, m, why);
+        if (rc) {
+            ck_cp_meta_free(m);
+            return rc;
+        }
+    } else {
+        m->nsubtasks = ck_rbuf_u32(&r);
+        *why = "malformed";
+        if (r.err || m->nsubtasks == 0 || m->nsubtasks > ck_rbuf_left(&r) / 38)
+            return CK_ECORRUPT;
+    }
     m->tasks = calloc(m->nsubtasks, sizeof(*m->tasks));
-    if (!m->tasks)
+    if (!m->tasks) {
+        ck_cp_meta_free(m);
         return CK_ENOMEM;
+    }
+    uint32_t v = 0, i = 0;
     for (uint32_t s = 0; s < m->nsubtasks; s++) {
         *why = "malformed";
-        if (ck_rbuf_u32(&r) != s || r.err) {
+        int bad = m->version == 4 ? ck_rbuf_u32(&r) != v || ck_rbuf_u32(&r) != i
+                                  : ck_rbuf_u32(&r) != s;
+        if (bad || r.err) {
             ck_cp_meta_free(m);
             return CK_ECORRUPT;
+        }
+        if (m->version == 4 && ++i == m->vertices[v].parallelism) {
+            v++;
+            i = 0;
         }
         int rc = ck_handles_get(&r, &m->tasks[s], CK_KG_UPPER_BOUND_MAX_PARALLELISM, why);
         if (!rc && !m->tasks[s].n) {
@@ -1059,7 +1197,6 @@ int ck_cp_meta_decode(const uint8_t *p, size_t len, ck_cp_meta *m, const char **
             rc = CK_ECORRUPT;
         }
         if (rc) {
-            m->nsubtasks = s; /* what to free */
             ck_cp_meta_free(m);
             return rc;
         }
@@ -1078,6 +1215,9 @@ void ck_cp_meta_free(ck_cp_meta *m)
         ck_handles_free(&m->tasks[s]);
     free(m->tasks);
     m->tasks = NULL;
+    free(m->vertices);
+    m->vertices = NULL;
+    m->nvertices = 0;
 }
 
 /* ---- invariants (coordinator.h) ------------------------------------------------------ */

@@ -129,12 +129,15 @@ enum {
 /* Where a job (re)starts from: a checkpoint or savepoint and its directory
  * in the store ("checkpoints/<job>/chk-3/", "savepoints/savepoint-ab12cd-7/").
  * Deploying a subtask, `handles` are the state handles it restores
- * (borrowed for the call: ck_task_new copies them); elsewhere NULL. */
+ * (borrowed for the call: ck_task_new copies them), and old_vertex,
+ * old_subtask, old_parallelism the snapshot's subtask whose state they
+ * are, as the assignment (assign.h) said; elsewhere NULL and 0. */
 typedef struct ck_restore_point {
     uint64_t id;
     uint32_t flags;
     char dir[160];
     const ck_handles *handles;
+    uint32_t old_vertex, old_subtask, old_parallelism;
 } ck_restore_point;
 
 typedef struct ck_cp_task {
@@ -327,23 +330,61 @@ void ck_cc_release(ck_cc *cc, ck_time now);
  * storekey.h's. */
 
 /*
- * _metadata: "CKP3" | u64 id | i64 trigger time | u32 flags |
- *            u64 input fingerprint | u32 subtasks |
- *            per subtask: u32 index | its state handles (handle.h, at least one) |
- *            u32 crc32c of everything before.
+ * _metadata, keyed by operator (Flink's CheckpointMetadata: state per
+ * operator id), version 4:
+ *   "CKP4" | u64 id | i64 trigger time | u32 flags | u64 input fingerprint |
+ *   u32 vertices | per vertex: u32 parallelism | u32 operators |
+ *       per operator (chained, inputs first): u8 uid length | uid |
+ *       u8 kind (ck_op_kind) | u32 max parallelism | u32 index (its
+ *       position in the job, by which state files and handles name it) |
+ *   per old subtask, vertex by vertex, subtask by subtask:
+ *       u32 vertex | u32 subtask index | its state handles (handle.h, at
+ *       least one) |
+ *   u32 crc32c of everything before.
+ * A uid is 1..CK_NAME_MAX-1 bytes, none NUL, unique in the file; a max
+ * parallelism is at least its vertex's parallelism and at most 32768; an
+ * index is below CK_MAX_OPS, unique in the file.
+ * Version 3 ("CKP3", still read; no longer written) has no vertices:
+ *   "CKP3" | u64 id | i64 trigger time | u32 flags | u64 input fingerprint |
+ *   u32 subtasks | per subtask: u32 index | its state handles | u32 crc32c;
+ * decoded, it has nvertices 0 and is taken to be of the job's own
+ * operators at the job's own parallelism (assign.h).
  */
+typedef struct ck_cp_meta_op {
+    char uid[CK_NAME_MAX];
+    uint8_t kind; /* ck_op_kind */
+    uint32_t max_parallelism;
+    uint32_t index; /* its position in the job that took the snapshot */
+} ck_cp_meta_op;
+
+typedef struct ck_cp_meta_vertex {
+    uint32_t parallelism;
+    uint32_t nops;
+    ck_cp_meta_op ops[CK_MAX_OPS];
+} ck_cp_meta_vertex;
+
 typedef struct ck_cp_meta {
+    uint32_t version; /* of the file decoded: 4, or 3 (no vertices); encoding writes 4 */
     uint64_t id, input_fp;
     int64_t trigger;
     uint32_t flags, nsubtasks;
-    ck_handles *tasks; /* malloc'd, nsubtasks */
+    uint32_t nvertices;           /* 0: an old-version file */
+    ck_cp_meta_vertex *vertices;  /* malloc'd, nvertices */
+    ck_handles *tasks; /* malloc'd, nsubtasks: subtask i of vertex v is
+                        * tasks[parallelism of the vertices before v + i] */
 } ck_cp_meta;
 
-/* Encodes m into a malloc'd _metadata file image. 0 or CK_ENOMEM. */
+/* Fills m's vertices (malloc'd) with graph g's: its operators' uids,
+ * kinds, parallelism and max parallelism. 0 or CK_ENOMEM. */
+CK_MUST_CHECK
+int ck_cp_meta_vertices(ck_cp_meta *m, const ck_graph *g);
+/* Encodes m (version 4; it must have its vertices, whose parallelisms sum
+ * to nsubtasks) into a malloc'd _metadata file image. 0, CK_EINVAL (no
+ * vertices, or they do not add up) or CK_ENOMEM. */
 CK_MUST_CHECK
 int ck_cp_meta_encode(const ck_cp_meta *m, uint8_t **out, size_t *len);
-/* Decodes a _metadata file; *why says what is wrong. 0, CK_ECORRUPT (also
- * for a bad handle: handle.h), CK_ENOMEM. */
+/* Decodes a _metadata file of version 4 or 3; *why says what is wrong. 0,
+ * CK_ECORRUPT (also for a bad handle: handle.h), CK_ENOMEM. */
 CK_MUST_CHECK
 int ck_cp_meta_decode(const uint8_t *p, size_t len, ck_cp_meta *m, const char **why);
 void ck_cp_meta_free(ck_cp_meta *m);

@@ -117,6 +117,12 @@ int ck_graph_build(ck_graph *g, const ck_job_spec *spec, const ck_config *cfg,
         for (int j = 0; j < i; j++)
             if (strcmp(s->ops[j].name, o->name) == 0)
                 FAIL(i, "operator name \"%s\" is used twice", o->name);
+        if (!o->uid[0])
+            memcpy(o->uid, o->name, sizeof(o->uid));
+        for (int j = 0; j < i; j++)
+            if (strcmp(s->ops[j].uid, o->uid) == 0)
+                FAIL(i, "operator uid \"%s\" is used twice (\"%s\" and \"%s\")", o->uid,
+                     s->ops[j].name, o->name);
         if (o->parallelism == 0)
             o->parallelism = (int)ck_cfg(cfg, CK_CFG_PARALLELISM_DEFAULT);
         if (o->kind == CK_OP_SOURCE) {
@@ -140,6 +146,7 @@ int ck_graph_build(ck_graph *g, const ck_job_spec *spec, const ck_config *cfg,
             FAIL(i, "forward partitioning needs equal parallelism, but \"%s\" has %d and this has %d",
                  s->ops[o->input].name, s->ops[o->input].parallelism, o->parallelism);
         int maxp = o->max_parallelism;
+        o->max_parallelism_set = maxp > 0 || ck_cfg(cfg, CK_CFG_MAX_PARALLELISM) > 0;
         if (maxp == 0) {
             int64_t cfgmax = ck_cfg(cfg, CK_CFG_MAX_PARALLELISM);
             maxp = cfgmax > 0 ? (int)cfgmax : ck_kg_default_max_parallelism(o->parallelism);

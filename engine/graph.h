@@ -60,9 +60,13 @@ typedef enum ck_ship {
 
 typedef struct ck_op_spec {
     char name[CK_NAME_MAX];
+    char uid[CK_NAME_MAX]; /* its stable identity, as Flink's uid(): a snapshot's state
+                            * is matched to the job's operators by it ("": the name) */
     ck_op_kind kind;
     int parallelism;     /* 0: parallelism.default */
     int max_parallelism; /* 0: pipeline.max-parallelism or Flink's default */
+    int max_parallelism_set; /* resolved: the job set it (the operator's own or
+                              * pipeline.max-parallelism), rather than Flink's default */
     int input;           /* index of the input operator; -1 for a source */
     ck_ship ship;        /* how records reach this operator */
     double cpu_flops;    /* CPU cost per record processed */

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "assign.h"
 #include "error.h"
 #include "invariant.h"
 #include "storekey.h"
@@ -75,14 +76,15 @@ int ck_jm_init(ck_jm *jm, ck_platform *plat, const ck_job_env *env, int ntm, uin
     /* Started from a savepoint: checkpoint ids go on after its id. */
     jm->base = env->start;
     jm->start_id = env->start.id;
-    jm->start_handles = env->start_handles;
+    jm->start_meta = env->start_meta;
+    jm->topic = env->topic;
     if (ck_cc_init(&jm->cc, plat, g, cfg, env->job_id, jm->base.id + 1, seed)) {
         ck_jm_free(jm);
         return CK_ENOMEM;
     }
     jm->cc.input_fp = env->input_fp;
     jm->cc.stopped = 1; /* until the job runs */
-    if (ck_cc_adopt(&jm->cc, &env->start, env->start_handles,
+    if (ck_cc_adopt(&jm->cc, &env->start, env->start_meta ? env->start_meta->tasks : NULL,
                     (int)ck_cfg(cfg, CK_CFG_CLAIM_MODE))) {
         ck_jm_free(jm);
         return CK_ENOMEM;
@@ -335,6 +337,133 @@ static int is_source(const ck_jm *jm, uint32_t g)
     return jm->g->spec.ops[jm->g->v[v].ops[0]].kind == CK_OP_SOURCE;
 }
 
+/* The state each subtask of the job restores from jm->restore: */
+typedef struct ck_restore_plan {
+    const ck_handles **handles; /* per global subtask: borrowed, or one of owned */
+    ck_handles *owned;          /* per global subtask: built from a partial assignment */
+    uint32_t *origins;          /* per global subtask: old vertex, subtask, parallelism */
+    char why[400];              /* the assignment's refusal */
+} ck_restore_plan;
+
+static void restore_plan_free(ck_restore_plan *rp, uint32_t n)
+{
+    for (uint32_t i = 0; rp->owned && i < n; i++)
+        ck_handles_free(&rp->owned[i]);
+    free(rp->owned);
+    free(rp->handles);
+    free(rp->origins);
+    memset(rp, 0, sizeof(*rp));
+}
+
+/* Plans what each subtask restores from jm->restore with the state
+ * assignment (assign.h), the one the savepoint pre-check made: its
+ * handles and the snapshot's subtask they are of. 0, CK_EINVAL (the
+ * assignment refused: rp->why), CK_ENOMEM. */
+static int restore_plan(const ck_jm *jm, ck_restore_plan *rp)
+{
+    const ck_graph *g = jm->g;
+    memset(rp, 0, sizeof(*rp));
+    /* The snapshot's _metadata: the savepoint's, or one made of the
+     * coordinator's record (of this job's graph). */
+    ck_cp_meta own = {0};
+    const ck_cp_meta *m = jm->start_meta;
+    if (ck_cc_find(&jm->cc, jm->restore.id) || jm->restore.id != jm->start_id || !m) {
+        own.id = jm->restore.id;
+        own.flags = jm->restore.flags;
+        own.nsubtasks = g->nsubtasks;
+        own.tasks = calloc(g->nsubtasks, sizeof(*own.tasks));
+        if (!own.tasks || ck_cp_meta_vertices(&own, g)) {
+            free(own.tasks);
+            return CK_ENOMEM;
+        }
+        for (uint32_t i = 0; i < g->nsubtasks; i++)
+            own.tasks[i] = *ck_cc_handles(&jm->cc, jm->restore.id, i); /* borrowed */
+        m = &own;
+    }
+    /* The sources' partitions, dealt as their split-distribute list state
+     * (FLIP-27): old source subtask k of parallelism p read those the
+     * topic gives reader k of p (ck_topic_owner), as the pre-check found
+     * in its state file. */
+    ck_asg_opstate os[CK_MAX_OPS];
+    uint32_t *parts = calloc(m->nsubtasks + 1, sizeof(*parts));
+    int nos = 0;
+    if (!parts) {
+        free(own.tasks);
+        free(own.vertices);
+        return CK_ENOMEM;
+    }
+    int nparts = jm->topic ? jm->topic->ops->npartitions(jm->topic->ctx) : 0;
+    uint32_t base = 0;
+    /* (an old-version _metadata of another parallelism: the plan refuses it) */
+    uint32_t nv = m->nvertices               ? m->nvertices
+                  : m->nsubtasks == g->nsubtasks ? (uint32_t)g->nv
+                                               : 0;
+    for (uint32_t v = 0; v < nv; v++) {
+        uint32_t p = m->nvertices ? m->vertices[v].parallelism : (uint32_t)g->v[v].parallelism;
+        int src = m->nvertices ? m->vertices[v].ops[0].kind == CK_OP_SOURCE
+                               : g->spec.ops[g->v[v].ops[0]].kind == CK_OP_SOURCE;
+        for (int q = 0; src && jm->topic && q < nparts; q++)
+            parts[base + (uint32_t)ck_topic_owner(jm->topic->name, q, (int)p)]++;
+        /* the job's operator of the same uid, if any: the plan refuses otherwise */
+        const char *uid = m->nvertices ? m->vertices[v].ops[0].uid : g->spec.ops[g->v[v].ops[0]].uid;
+        for (int i = 0; src && jm->topic && i < g->spec.nops; i++)
+            if (!strcmp(g->spec.ops[i].uid[0] ? g->spec.ops[i].uid : g->spec.ops[i].name, uid) &&
+                g->spec.ops[i].kind == CK_OP_SOURCE)
+                os[nos++] = (ck_asg_opstate){.op = i, .name = CK_ASG_SOURCE_STATE,
+                                             .mode = CK_ASG_SPLIT_DISTRIBUTE,
+                                             .counts = parts + base};
+        base += p;
+    }
+    ck_asg a;
+    int rc = ck_asg_plan(&a, m, g, os, nos, rp->why, sizeof(rp->why));
+    if (!rc)
+        rc = ck_asg_applicable(&a, m, g, rp->why, sizeof(rp->why));
+    rp->handles = rc ? NULL : calloc(g->nsubtasks, sizeof(*rp->handles));
+    rp->owned = rc ? NULL : calloc(g->nsubtasks, sizeof(*rp->owned));
+    rp->origins = rc ? NULL : calloc(3 * (size_t)g->nsubtasks, sizeof(*rp->origins));
+    if (!rc && (!rp->handles || !rp->owned || !rp->origins))
+        rc = CK_ENOMEM;
+    for (uint32_t i = 0; !rc && i < g->nsubtasks; i++) {
+        const ck_asg_task *t = &a.tasks[i];
+        rp->origins[3 * i] = (uint32_t)t->old_vertex;
+        rp->origins[3 * i + 1] = (uint32_t)t->old_subtask;
+        rp->origins[3 * i + 2] = t->old_parallelism;
+        /* An old subtask's handles taken whole, in order, as they are
+         * (an unchanged parallelism): its own list; else a list made of
+         * the takes. */
+        uint32_t old = t->ntakes ? t->takes[0].old : 0;
+        int whole = t->ntakes == m->tasks[old].n;
+        for (uint32_t k = 0; whole && k < t->ntakes; k++)
+            whole = t->takes[k].old == old && t->takes[k].handle == k;
+        if (whole && t->ntakes) { /* the coordinator's or the savepoint's, not own's copy */
+            rp->handles[i] = m == &own ? ck_cc_handles(&jm->cc, jm->restore.id, old)
+                                       : &m->tasks[old];
+            continue;
+        }
+        for (uint32_t k = 0; !rc && k < t->ntakes; k++) {
+            const ck_handle *h = &m->tasks[t->takes[k].old].v[t->takes[k].handle];
+            rc = ck_handles_add_like(&rp->owned[i], h, h->flags);
+        }
+        rp->handles[i] = &rp->owned[i];
+    }
+    ck_asg_free(&a);
+    if (rc == CK_EINVAL && rp->why[0]) {
+        char tmp[sizeof(rp->why)];
+        snprintf(tmp, sizeof(tmp), "%s", rp->why);
+        snprintf(rp->why, sizeof(rp->why), "%s cannot restore: %s", jm->restore.dir, tmp);
+    }
+    if (rc) {
+        char why[sizeof(rp->why)];
+        memcpy(why, rp->why, sizeof(why));
+        restore_plan_free(rp, g->nsubtasks);
+        memcpy(rp->why, why, sizeof(why));
+    }
+    free(parts);
+    free(own.tasks);
+    free(own.vertices);
+    return rc;
+}
+
 /* Deploys a new attempt: of every subtask (mask NULL: the job's first
  * deployment or a full restart, state WAITING or RESTARTING), or of the
  * subtasks in mask alone (a region restart; the job is RUNNING). */
@@ -373,22 +502,27 @@ static void deploy(ck_jm *jm, ck_time now, const uint8_t *mask)
         }
     }
     jm->plat->ops->set_routes(jm->plat, jm->attempt, jm->g->nsubtasks, hosts);
-    /* What each subtask restores: the handles its snapshot left, as the
-     * coordinator recorded them, or as the savepoint the job started from
-     * lists them. */
-    const ck_handles **handles = calloc(jm->g->nsubtasks, sizeof(*handles));
-    for (uint32_t i = 0; handles && i < jm->g->nsubtasks; i++)
-        handles[i] = !ck_cc_find(&jm->cc, jm->restore.id) && jm->restore.id == jm->start_id &&
-                             jm->start_handles
-                         ? &jm->start_handles[i]
-                         : ck_cc_handles(&jm->cc, jm->restore.id, i);
-    int oom = !handles;
+    /* What each subtask restores: the state assignment (assign.h) of the
+     * snapshot, as the coordinator recorded it or as the savepoint the job
+     * started from lists it. */
+    ck_restore_plan rp;
+    int prc = jm->restore.id ? restore_plan(jm, &rp) : CK_OK;
+    if (prc) {
+        free(hosts);
+        if (prc == CK_ENOMEM)
+            job_fail(jm, CK_JOBFAIL_OUT_OF_MEMORY, "out of memory deploying the job");
+        else
+            job_fail(jm, CK_JOBFAIL_NO_CHECKPOINT, rp.why);
+        return;
+    }
+    const ck_handles **handles = jm->restore.id ? (const ck_handles **)rp.handles : NULL;
+    int oom = 0;
     for (int h = 0; h < jm->ntm && !oom; h++) {
         if (!tm_alive(jm, h))
             continue;
         size_t blen, n;
         uint8_t *body = ck_tm_deploy_body(jm->attempt, &jm->restore, jm->g->nsubtasks, hosts,
-                                          handles, h, &blen);
+                                          handles, jm->restore.id ? rp.origins : NULL, h, &blen);
         uint8_t *m = body ? ck_wire_msg(CK_MSG_DEPLOY, CK_EP_JM, CK_EP_TM0 + (uint32_t)h,
                                         jm->attempt, body, blen, &n)
                           : NULL;
@@ -397,7 +531,8 @@ static void deploy(ck_jm *jm, ck_time now, const uint8_t *mask)
         if (m) /* lost with its task manager: failed over by heartbeat.timeout (platform.h) */
             CK_IGNORE(jm->plat->ops->send(jm->plat, CK_EP_TM0 + (uint32_t)h, m, n));
     }
-    free(handles);
+    if (jm->restore.id)
+        restore_plan_free(&rp, jm->g->nsubtasks);
     free(hosts);
     if (oom) {
         job_fail(jm, CK_JOBFAIL_OUT_OF_MEMORY, "out of memory deploying the job");

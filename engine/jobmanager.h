@@ -240,6 +240,8 @@ typedef struct ck_jm {
     ck_platform *plat;
     const ck_graph *g;
     const ck_config *cfg;
+    const ck_topic *topic; /* the job's input (env's; NULL in some tests): whose partitions
+                            * the sources' restore deals out */
     ck_job_state state;
     int ntm;
     ck_time *tm_seen;    /* last heartbeat per task manager, CK_TIME_NEVER: not alive */
@@ -259,7 +261,7 @@ typedef struct ck_jm {
     ck_restore_point restore; /* what the current attempt restored */
     ck_restore_point base;   /* a savepoint the job started or resumed from */
     uint64_t start_id;       /* the savepoint the job started from (0: none), */
-    const ck_handles *start_handles; /* and its state handles per subtask (env's) */
+    const ck_cp_meta *start_meta; /* and its _metadata (env's) */
     uint64_t stop_id;        /* a stop-with-savepoint under way */
     ck_time stop_resume;     /* ...and how long after it the job resumes (0: it ends) */
     uint64_t stopped_with;   /* the savepoint the job ended with */

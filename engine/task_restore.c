@@ -146,9 +146,12 @@ static int restore_source(ck_task *t, const ck_source_capture *sc)
 /* Puts a decoded snapshot in place: state, source offsets, sink transactions. */
 static int restore_apply_snapshot(ck_task *t, const ck_snapshot *s, const char **why)
 {
-    *why = "it does not belong to this subtask";
-    if (s->checkpoint_id != t->restore_cp || s->vertex != t->vertex || s->subtask != t->subtask ||
-        s->parallelism != t->g->v[t->vertex].parallelism)
+    /* The state file must be of the snapshot's subtask the assignment
+     * gave this subtask (assign.h), as the DEPLOY said. */
+    *why = "it is not of the snapshot's subtask the assignment gave this subtask";
+    if (s->checkpoint_id != t->restore_cp || (uint32_t)s->vertex != t->from.old_vertex ||
+        (uint32_t)s->subtask != t->from.old_subtask ||
+        (uint32_t)s->parallelism != t->from.old_parallelism)
         return CK_ECORRUPT;
     if (s->finished) {
         /* It had finished: it stays so. A source reads nothing; the rest

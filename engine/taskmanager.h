@@ -9,7 +9,10 @@
  *              not in this attempt, whose regions are restarting) |
  *              u32 flags of the checkpoint | u16 length | its directory |
  *              when restoring, per subtask deployed on this task manager,
- *              in order: u32 global subtask | its state handles (handle.h),
+ *              in order: u32 global subtask | u32 vertex | u32 subtask
+ *              index | u32 parallelism (the snapshot's subtask it
+ *              restores, as the assignment said: assign.h; all three
+ *              CK_TM_ORIGIN_OWN: its own) | its state handles (handle.h),
  *              as Flink's deployment descriptor carries JobManagerTaskRestore
  * CANCEL body: u32 count | count x (u32 attempt | u32 global subtask)
  *
@@ -72,9 +75,13 @@ int ck_tm_check(const ck_tm *tm, ck_inv *v);
 
 /* Builds the DEPLOY body for task manager `host` (malloc'd); from: NULL or
  * id 0 to start fresh, else handles[g] are the state handles subtask g
- * restores. NULL when out of memory. */
+ * restores, and origins[3g..3g+2] the vertex, subtask index and
+ * parallelism of the snapshot's subtask whose state they are, as the
+ * assignment said (assign.h; origins NULL: each subtask its own, the
+ * identity assignment, sent as CK_TM_ORIGIN_OWN). NULL when out of memory. */
+#define CK_TM_ORIGIN_OWN UINT32_MAX
 uint8_t *ck_tm_deploy_body(uint32_t attempt, const ck_restore_point *from, uint32_t n,
-                           const uint16_t *hosts, const ck_handles *const *handles, int host,
-                           size_t *len);
+                           const uint16_t *hosts, const ck_handles *const *handles,
+                           const uint32_t *origins, int host, size_t *len);
 
 #endif

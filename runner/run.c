@@ -580,7 +580,7 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
         snprintf(r.job.env.start.dir, sizeof(r.job.env.start.dir), "%s", sp.dir);
         r.start_meta = sp.meta; /* the job manager deploys its handles */
         memset(&sp.meta, 0, sizeof(sp.meta));
-        r.job.env.start_handles = r.start_meta.tasks;
+        r.job.env.start_meta = &r.start_meta;
         ck_sp_free(&sp);
         if (rc) {
             fprintf(stderr, "chandy: %s\n", err);

@@ -331,7 +331,7 @@ static void parse_operator(ck_jin *j, const cJSON *o, ck_job_spec *job, int i)
     static const char *const keys[] = {
         "name",           "type", "input", "partition", "parallelism", "max_parallelism",
         "cpu_per_record", "fn",   "factor", "keep",     "size",        "out_of_orderness",
-        "write_time",     "count", "count_seen", "value_size", "state_size", NULL};
+        "write_time",     "count", "count_seen", "value_size", "state_size", "uid", NULL};
     static const char *const types[] = {"source", "map", "filter", "aggregate", "window",
                                         "sink", "distinct", "buffer", NULL};
     static const char *const ships[] = {"forward", "hash", "rebalance", "rescale", "broadcast",
@@ -357,6 +357,19 @@ static void parse_operator(ck_jin *j, const cJSON *o, ck_job_spec *job, int i)
         ck_jin_pop(j, s2);
         return;
     }
+    /* Its stable identity (Flink's uid()): the name unless given. */
+    memcpy(op->uid, op->name, sizeof(op->uid));
+    ck_jin_string(j, o, "uid", 0, op->uid, sizeof(op->uid));
+    if (j->failed)
+        return;
+    for (int k = 0; k < i; k++)
+        if (strcmp(job->ops[k].uid, op->uid) == 0) {
+            size_t s2 = ck_jin_push_key(j, "uid");
+            ck_jin_fail(j, "expected a uid no other operator has, got \"%s\" (that of \"%s\")",
+                        op->uid, job->ops[k].name);
+            ck_jin_pop(j, s2);
+            return;
+        }
     /* Which keys make sense for which type. */
     static const struct {
         const char *key;

@@ -2062,9 +2062,15 @@ static void test_metadata_roundtrip_and_bad_keys(void **state)
 {
     (void)state;
     ck_cp_meta m = {.id = 7, .trigger = 5, .flags = CK_CP_FLAG_SAVEPOINT, .input_fp = 99,
-                    .nsubtasks = 2};
+                    .nsubtasks = 2, .nvertices = 1};
     m.tasks = calloc(2, sizeof(*m.tasks));
+    m.vertices = calloc(1, sizeof(*m.vertices));
     assert_non_null(m.tasks);
+    assert_non_null(m.vertices);
+    m.vertices[0].parallelism = 2;
+    m.vertices[0].nops = 1;
+    m.vertices[0].ops[0] = (ck_cp_meta_op){.uid = "count", .kind = CK_OP_AGGREGATE,
+                                           .max_parallelism = 128};
     for (int s = 0; s < 2; s++) {
         char key[64];
         snprintf(key, sizeof(key), "savepoints/sp-7/v0-%d.state", s);
@@ -2098,6 +2104,10 @@ static void test_metadata_roundtrip_and_bad_keys(void **state)
         } else {
             assert_int_equal(rc, 0);
             assert_true(d.id == 7 && d.trigger == 5 && d.input_fp == 99 && d.nsubtasks == 2);
+            assert_true(d.version == 4 && d.nvertices == 1 && d.vertices[0].parallelism == 2 &&
+                        d.vertices[0].nops == 1 && d.vertices[0].ops[0].kind == CK_OP_AGGREGATE &&
+                        d.vertices[0].ops[0].max_parallelism == 128);
+            assert_string_equal(d.vertices[0].ops[0].uid, "count");
             assert_int_equal(d.flags, CK_CP_FLAG_SAVEPOINT);
             assert_int_equal(d.tasks[1].n, 1);
             assert_string_equal(d.tasks[1].v[0].key, m.tasks[1].v[0].key);

@@ -430,7 +430,8 @@ static void keyed_file(rig *r, int sub, const char *key, ck_handles *hs)
  * (NULL when it could not be created). */
 static told restore(rig *r, const ck_handles *hs, uint32_t attempt, ck_task **tp)
 {
-    ck_restore_point from = {.id = 4, .handles = hs};
+    ck_restore_point from = {.id = 4, .handles = hs, .old_vertex = 1, .old_subtask = 1,
+                             .old_parallelism = 2}; /* its own: window subtask 1 of 2 */
     snprintf(from.dir, sizeof(from.dir), "checkpoints/job/chk-4/");
     ck_task *t = ck_task_new(&r->env, &r->fp.plat, 2, attempt, &from);
     *tp = t;
@@ -560,7 +561,7 @@ static void test_tm_deploys_the_rest(void **state)
         r.w.deploy_fail = fail; /* global subtask fail - 1 */
         int before = r.w.deploys;
         size_t blen, len;
-        uint8_t *body = ck_tm_deploy_body((uint32_t)fail, NULL, 3, hosts, NULL, 0, &blen);
+        uint8_t *body = ck_tm_deploy_body((uint32_t)fail, NULL, 3, hosts, NULL, NULL, 0, &blen);
         uint8_t *m = ck_wire_msg(CK_MSG_DEPLOY, CK_EP_JM, CK_EP_TM0, (uint32_t)fail, body, blen,
                                  &len);
         free(body);

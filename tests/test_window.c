@@ -480,6 +480,7 @@ static void source_restore_point(ck_handles *hs, ck_restore_point *rp, int finis
     rp->id = 5;
     snprintf(rp->dir, sizeof(rp->dir), "checkpoints/test-job/chk-5/");
     rp->handles = hs;
+    rp->old_parallelism = 1; /* of vertex 0, subtask 0 */
 }
 
 /* Checkpoints after tasks finish (FLIP-147): a source that had finished

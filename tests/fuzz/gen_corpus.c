@@ -183,7 +183,7 @@ static void wire_tm(const ck_graph *g)
     for (uint32_t s = 0; s < g->nsubtasks; s++)
         hosts[s] = (uint16_t)ck_graph_host(g, s);
     size_t len;
-    uint8_t *d = ck_tm_deploy_body(0, NULL, g->nsubtasks, hosts, NULL, 0, &len);
+    uint8_t *d = ck_tm_deploy_body(0, NULL, g->nsubtasks, hosts, NULL, NULL, 0, &len);
     frame(&b, CK_MSG_DEPLOY, CK_EP_JM, CK_EP_TM0, 0, 0, 0, 0, d, len);
     free(d);
     uint8_t cancel[12];
@@ -205,7 +205,7 @@ static void wire_tm(const ck_graph *g)
                                   ck_kgr_make(0, 127)) == CK_OK);
         hp[s] = &hs[s];
     }
-    d = ck_tm_deploy_body(1, &from, g->nsubtasks, hosts, hp, 0, &len);
+    d = ck_tm_deploy_body(1, &from, g->nsubtasks, hosts, hp, NULL, 0, &len);
     frame(&b, CK_MSG_DEPLOY, CK_EP_JM, CK_EP_TM0, 1, 0, 0, 0, d, len);
     free(d);
     for (uint32_t s = 0; s < g->nsubtasks; s++)
@@ -558,6 +558,7 @@ static void metadata_seeds(const ck_graph *g)
         ck_cp_meta m = {.id = 3, .trigger = 900 * CK_NS_PER_MS, .input_fp = 0x1234abcd,
                         .flags = sp == 1 ? CK_CP_FLAG_SAVEPOINT : 0, .nsubtasks = g->nsubtasks};
         m.tasks = calloc(m.nsubtasks, sizeof(*m.tasks));
+        FUZZ_CHECK(m.tasks && ck_cp_meta_vertices(&m, g) == CK_OK);
         char dir[200];
         FUZZ_CHECK(ck_sk_dir(dir, sizeof(dir), "fuzzjob", m.id, sp == 1) == CK_OK);
         for (uint32_t s = 0; s < m.nsubtasks; s++) {
