@@ -243,19 +243,39 @@ static int store_fails(ck_bnode *n, int op, uint64_t token, int *rc)
     return 1;
 }
 
+static void op_store_weigh(ck_platform *p, const char *key, uint64_t bytes)
+{
+    ck_bnode *n = bn(p);
+    snprintf(n->weigh_key, sizeof(n->weigh_key), "%s", key);
+    n->weigh_bytes = bytes;
+}
+
+uint64_t ck_bnode_weight(const ck_bnode *n, const char *key, uint64_t len)
+{
+    return n->weigh_key[0] && !strcmp(n->weigh_key, key) && n->weigh_bytes > len ? n->weigh_bytes
+                                                                                : len;
+}
+
+/* A declared weight is for the one transfer asked right after it. */
+static int weighed(ck_bnode *n, int rc)
+{
+    n->weigh_key[0] = 0;
+    return rc;
+}
+
 static int op_store_put(ck_platform *p, const char *key, uint8_t *data, size_t len,
                         uint64_t token)
 {
     int rc;
     if (!ck_storefs_key_ok(key)) {
         free(data);
-        return CK_EINVAL;
+        return weighed(bn(p), CK_EINVAL);
     }
     if (store_fails(bn(p), CK_STORE_OP_PUT, token, &rc)) {
         free(data);
-        return rc;
+        return weighed(bn(p), rc);
     }
-    return bn(p)->bw->io->store_put(bn(p), key, 0, data, len, token);
+    return weighed(bn(p), bn(p)->bw->io->store_put(bn(p), key, 0, data, len, token));
 }
 
 static int op_store_append(ck_platform *p, const char *key, uint64_t at, uint8_t *data,
@@ -265,13 +285,13 @@ static int op_store_append(ck_platform *p, const char *key, uint64_t at, uint8_t
     if (!ck_storefs_key_ok(key) || !ck_store_appendable(key) || !at ||
         at % CK_STORE_APPEND_ALIGN) {
         free(data);
-        return CK_EINVAL;
+        return weighed(bn(p), CK_EINVAL);
     }
     if (store_fails(bn(p), CK_STORE_OP_PUT, token, &rc)) {
         free(data);
-        return rc;
+        return weighed(bn(p), rc);
     }
-    return bn(p)->bw->io->store_put(bn(p), key, at, data, len, token);
+    return weighed(bn(p), bn(p)->bw->io->store_put(bn(p), key, at, data, len, token));
 }
 
 static int op_mail_waiting(ck_platform *p)
@@ -284,10 +304,10 @@ static int op_store_put_files(ck_platform *p, const char *key, const char *const
 {
     int rc;
     if (!ck_storefs_key_ok(key) || n == 0)
-        return CK_EINVAL;
+        return weighed(bn(p), CK_EINVAL);
     if (store_fails(bn(p), CK_STORE_OP_PUT, token, &rc))
-        return rc;
-    return bn(p)->bw->io->store_put_files(bn(p), key, 0, paths, n, token);
+        return weighed(bn(p), rc);
+    return weighed(bn(p), bn(p)->bw->io->store_put_files(bn(p), key, 0, paths, n, token));
 }
 
 static int op_store_append_files(ck_platform *p, const char *key, uint64_t at,
@@ -296,20 +316,20 @@ static int op_store_append_files(ck_platform *p, const char *key, uint64_t at,
     int rc;
     if (!ck_storefs_key_ok(key) || !ck_store_appendable(key) || n == 0 || !at ||
         at % CK_STORE_APPEND_ALIGN)
-        return CK_EINVAL;
+        return weighed(bn(p), CK_EINVAL);
     if (store_fails(bn(p), CK_STORE_OP_PUT, token, &rc))
-        return rc;
-    return bn(p)->bw->io->store_put_files(bn(p), key, at, paths, n, token);
+        return weighed(bn(p), rc);
+    return weighed(bn(p), bn(p)->bw->io->store_put_files(bn(p), key, at, paths, n, token));
 }
 
 static int op_store_get(ck_platform *p, const char *key, uint64_t token)
 {
     int rc;
     if (!ck_storefs_key_ok(key))
-        return CK_EINVAL;
+        return weighed(bn(p), CK_EINVAL);
     if (store_fails(bn(p), CK_STORE_OP_GET, token, &rc))
-        return rc;
-    return bn(p)->bw->io->store_get(bn(p), key, 0, CK_STOREFS_WHOLE, token);
+        return weighed(bn(p), rc);
+    return weighed(bn(p), bn(p)->bw->io->store_get(bn(p), key, 0, CK_STOREFS_WHOLE, token));
 }
 
 static int op_store_get_range(ck_platform *p, const char *key, uint64_t at, uint64_t len,
@@ -317,10 +337,10 @@ static int op_store_get_range(ck_platform *p, const char *key, uint64_t at, uint
 {
     int rc;
     if (!ck_storefs_key_ok(key) || len == CK_STOREFS_WHOLE || at > (uint64_t)INT64_MAX)
-        return CK_EINVAL;
+        return weighed(bn(p), CK_EINVAL);
     if (store_fails(bn(p), CK_STORE_OP_GET, token, &rc))
-        return rc;
-    return bn(p)->bw->io->store_get(bn(p), key, at, len, token);
+        return weighed(bn(p), rc);
+    return weighed(bn(p), bn(p)->bw->io->store_get(bn(p), key, at, len, token));
 }
 
 static int op_store_list(ck_platform *p, const char *prefix, ck_store_entry **out, size_t *cnt)
@@ -413,7 +433,7 @@ static int op_kstate_open(ck_platform *p, const ck_kstate_spec *spec, ck_kstate 
     size_t l = strlen(dir);
     snprintf(dir + l, sizeof(dir) - l, "/a%u-op%d-%d", spec->attempt, spec->op, spec->subtask);
     ck_rocks_opts o = {spec->write_buffer, spec->target_file, spec->level_base};
-    *out = ck_rocks_open(dir, &o, spec->kg_start, spec->kg_end, spec->states, spec->nstates, err,
+    *out = ck_rocks_open(dir, &o, spec->kgr, spec->states, spec->nstates, err,
                          errlen);
     return *out ? CK_OK : CK_EIO;
 }
@@ -444,7 +464,7 @@ static void op_log(ck_platform *p, int level, const char *line)
     .output_commit = op_output_commit, .output_abort = op_output_abort,                   \
     .deploy = op_deploy, .undeploy = op_undeploy, .wait = op_wait,                        \
     .set_routes = op_set_routes, .log = op_log, .kstate_open = op_kstate_open,             \
-    .mail_waiting = op_mail_waiting, .fault = op_fault
+    .mail_waiting = op_mail_waiting, .fault = op_fault, .store_weigh = op_store_weigh
 
 const ck_platform_ops ck_bnode_ops = {BNODE_OPS};
 /* ...for a backend that uploads local files from their paths */

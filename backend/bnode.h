@@ -57,6 +57,7 @@
 #include "faults.h"
 #include "platform.h"
 #include "sinkfs.h"
+#include "storefs.h"
 #include "task.h"
 #include "taskmanager.h"
 
@@ -140,6 +141,10 @@ struct ck_bnode {
     uint32_t attempt;   /* a subtask's */
     uint32_t global;    /* ...and its global index */
     ck_time late_until; /* store completions wait behind one a fault delayed until then */
+    /* what the next transfer of weigh_key costs (ck_platform_ops.store_weigh);
+     * weigh_key empty: none declared */
+    char weigh_key[CK_STORE_KEY_MAX];
+    uint64_t weigh_bytes;
 };
 
 extern const ck_platform_ops ck_bnode_ops, ck_bnode_ops_files;
@@ -194,6 +199,11 @@ void ck_bnode_put_landed(const ck_bnode *n, const char *store_dir, const char *k
 CK_MUST_CHECK
 int ck_bnode_store_done(ck_bnode *n, uint64_t token, int status, uint8_t *data, size_t len,
                         ck_time due);
+/* The bytes a transfer of `key` (real length len) that node n asked for
+ * now costs: what store_weigh declared for it just before, else len. The
+ * backend's store_put and store_get call it; a backend that does not
+ * charges real bytes. */
+uint64_t ck_bnode_weight(const ck_bnode *n, const char *key, uint64_t len);
 /* Checks the invariants above (invariant.h): 0 or CK_EINVARIANT. */
 CK_MUST_CHECK
 int ck_bnode_check(const ck_bnode *n, ck_inv *v);

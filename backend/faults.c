@@ -12,6 +12,7 @@
 #include "sinkfs.h"
 #include "storefs.h"
 #include "wire.h"
+#include "storekey.h"
 
 /* The actions of the events timeline, in the order of ck_fault_kind. */
 const char *const ck_crash_kind_names[] = {"process", "host", NULL};
@@ -159,12 +160,11 @@ int ck_fault_damage(const ck_fault *f, const char *store_dir, const char *job_id
                     size_t len, char *damaged, size_t keylen)
 {
     char prefix[128], key[CK_STORE_KEY_MAX];
-    snprintf(prefix, sizeof(prefix), "checkpoints/%s/", job_id);
     int cut = f->how == CK_DAMAGE_TRUNCATE;
-    int rc;
-    if (f->file == CK_DAMAGE_FILE_STATE) {
+    int rc = ck_sk_job_dir(prefix, sizeof(prefix), job_id);
+    if (!rc && f->file == CK_DAMAGE_FILE_STATE) {
         rc = ck_storefs_damage(store_dir, prefix, cut, key, sizeof(key));
-    } else {
+    } else if (!rc) {
         rc = damage_pick(store_dir, prefix, f->file, key, sizeof(key));
         if (!rc)
             rc = ck_storefs_damage_key(store_dir, key, cut);

@@ -151,7 +151,7 @@ static void store_dir(int p, int i, char *buf, size_t len)
 typedef struct old_db {
     rocksdb_t *db;
     rocksdb_writebatch_t *b;
-    int kg_start, kg_end;
+    ck_kgr kgr;
 } old_db;
 
 static rocksdb_options_t *old_opts(void)
@@ -220,7 +220,7 @@ static void make_store(uint64_t nkeys)
     for (int k = 0; k < 2; k++)
         for (int i = 0; i < ps[k]; i++) {
             old_db *d = &dbs[k][i];
-            ck_kg_range(i, ps[k], MAXP, &d->kg_start, &d->kg_end);
+            d->kgr = ck_kg_range(i, ps[k], MAXP);
             snprintf(dir, sizeof(dir), "%s/old-p%d-%d", root, ps[k], i);
             char *e = NULL;
             d->db = rocksdb_open(o, dir, &e);
@@ -272,8 +272,8 @@ static void make_store(uint64_t nkeys)
             }
             if (lf)
                 rocksdb_livefiles_destroy(lf);
-            printf("  p%d-%d [%3d, %3d]: %6.0f MB on disk; files by level:", ps[k], i,
-                   d->kg_start, d->kg_end, (double)dir_bytes(dir) / 1e6);
+            printf("  p%d-%d [%3d, %3d]: %6.0f MB on disk; files by level:", ps[k], i, d->kgr.start,
+                   d->kgr.end, (double)dir_bytes(dir) / 1e6);
             for (int lv = 0; lv < CK_ROCKS_LEVELS; lv++)
                 printf(" %d", files[lv]);
             printf("\n");
@@ -331,28 +331,26 @@ static void download(const char *from, const char *to)
 static sample restore_one(int old_p, int j, mode m, int check)
 {
     sample x = {0};
-    int s, e;
-    ck_kg_range(j, NEW_P, MAXP, &s, &e);
+    ck_kgr nr = ck_kg_range(j, NEW_P, MAXP);
     ck_rrs_source src[4];
     char dirs[4][600];
     int n = 0;
     double t0 = bench_now_s();
     for (int k = 0; k < old_p; k++) {
-        int os, oe;
-        ck_kg_range(k, old_p, MAXP, &os, &oe);
-        if (oe < s || os > e)
+        ck_kgr old = ck_kg_range(k, old_p, MAXP);
+        if (ck_kgr_empty(ck_kgr_intersect(old, nr)))
             continue;
         char from[600];
         store_dir(old_p, k, from, sizeof(from));
         snprintf(dirs[n], sizeof(dirs[n]), "%s/local/dl-%d", root, k);
         download(from, dirs[n]);
-        src[n] = (ck_rrs_source){dirs[n], os, oe};
+        src[n] = (ck_rrs_source){dirs[n], old};
         n++;
     }
     x.download = bench_now_s() - t0;
     char dir[600], err[600];
     snprintf(dir, sizeof(dir), "%s/local/new-%d", root, j);
-    ck_kstate *ks = ck_rocks_open(dir, &flink, s, e, &desc, 1, err, sizeof(err));
+    ck_kstate *ks = ck_rocks_open(dir, &flink, nr, &desc, 1, err, sizeof(err));
     if (!ks)
         die(dir, err);
     ck_rrs_opts o = {.copy = m == M_COPY, .ingest = m == M_INGEST};
@@ -363,7 +361,7 @@ static sample restore_one(int old_p, int j, mode m, int check)
         die(ck_strerror(rc), err);
     x.compact = (double)x.st.ns[CK_RRS_PH_COMPACT] / 1e9;
     uint64_t want = 0;
-    for (int kg = s; kg <= e; kg++)
+    for (int kg = nr.start; kg <= nr.end; kg++)
         want += kg_keys[kg];
     if (check && ks->ops->entries(ks) != want) {
         fprintf(stderr, "bench_rescale: %d -> %d, subtask %d, %s: %llu keys, wanted %llu\n",
@@ -437,10 +435,9 @@ static void report(int sc, int old_p, int reps)
                 w[k] = r[k] - runs[sc][m][k][j].compact;
             }
             const ck_rrs_stats *st = &runs[sc][m][0][j].st;
-            int s, e;
-            ck_kg_range(j, NEW_P, MAXP, &s, &e);
+            ck_kgr nr = ck_kg_range(j, NEW_P, MAXP);
             char kgs[16];
-            snprintf(kgs, sizeof(kgs), "[%d, %d]", s, e);
+            snprintf(kgs, sizeof(kgs), "[%d, %d]", nr.start, nr.end);
             printf("%-7d %-10s %-6s %-6s %8.2f  ", j, kgs, mode_names[m],
                    ck_rrs_path_name(st->path), spread_of(d, reps).med);
             print_spread(spread_of(r, reps), 0);

@@ -351,7 +351,8 @@ int main(int argc, char **argv)
         char dir[400], err[300];
         snprintf(dir, sizeof(dir), "%s/chandy-%d", tmp, round);
         ck_rocks_opts o = {64u << 20, 64u << 20, 256u << 20};
-        ck_kstate *ks = ck_rocks_open(dir, &o, 0, MAXP - 1, &desc, 1, err, sizeof(err));
+        ck_kstate *ks =
+            ck_rocks_open(dir, &o, ck_kgr_make(0, MAXP - 1), &desc, 1, err, sizeof(err));
         if (!ks) {
             fprintf(stderr, "bench_state: %s\n", err);
             return 1;
@@ -362,7 +363,7 @@ int main(int argc, char **argv)
         snprintf(dir, sizeof(dir), "%s/raw-%d", tmp, round);
         r = run_raw(dir, &k, nops);
         raw = r > raw ? r : raw;
-        ks = ck_kstate_new(CK_BACKEND_HASHMAP, 0, MAXP - 1, &desc, 1);
+        ks = ck_kstate_new(CK_BACKEND_HASHMAP, ck_kgr_make(0, MAXP - 1), &desc, 1);
         r = run_backend(ks, &k, nops);
         heap = r > heap ? r : heap;
         ck_kstate_free(ks);

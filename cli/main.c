@@ -213,20 +213,34 @@ static int cmd_savepoint(int argc, char **argv)
                                                : "checkpoint",
            (unsigned long long)m->id, (double)m->trigger / 1e9,
            (unsigned long long)m->input_fp, m->nsubtasks);
+    /* its operators, by vertex (a version-3 _metadata has none: restored,
+     * it is taken to be of the job's own) */
+    if (!m->nvertices)
+        printf("  _metadata of version %u: no operator ids (restores only at the job's own "
+               "parallelism)\n", m->version);
+    for (uint32_t v = 0; v < m->nvertices; v++) {
+        printf("  vertex %u, parallelism %u:", v, m->vertices[v].parallelism);
+        for (uint32_t k = 0; k < m->vertices[v].nops; k++) {
+            const ck_cp_meta_op *o = &m->vertices[v].ops[k];
+            printf("%s uid \"%s\" (%s, max parallelism %u)", k ? " ->" : "", o->uid,
+                   ck_op_kind_name((ck_op_kind)o->kind), o->max_parallelism);
+        }
+        printf("\n");
+    }
     int status = 0;
     for (uint32_t i = 0; i < sp.nfiles; i++) {
         const ck_handle *h = sp.files[i].h;
         const char *name = strrchr(h->key, '/') + 1;
         if (h->kind != CK_HANDLE_SNAPSHOT) { /* checked by its checksum when opened */
             if (h->flags & CK_HANDLE_SEGMENT) /* a segment of a merged file */
-                printf("  %-16s %9llu bytes  %s of operator %u, key groups %u to %u, at %llu "
+                printf("  %-16s %9llu bytes  %s of operator %u, key groups %d to %d, at %llu "
                        "of %s (in ../shared)\n",
                        h->local, (unsigned long long)h->bytes, ck_handle_kind_name(h->kind),
-                       h->op, h->kg_start, h->kg_end - 1, (unsigned long long)h->offset, name);
+                       h->op, h->kgr.start, h->kgr.end, (unsigned long long)h->offset, name);
             else
-                printf("  %-16s %9llu bytes  %s of operator %u, key groups %u to %u%s\n", name,
+                printf("  %-16s %9llu bytes  %s of operator %u, key groups %d to %d%s\n", name,
                        (unsigned long long)h->bytes, ck_handle_kind_name(h->kind), h->op,
-                       h->kg_start, h->kg_end - 1,
+                       h->kgr.start, h->kgr.end,
                        (h->flags & CK_HANDLE_SHARED)   ? " (in ../shared)"
                        : (h->flags & CK_HANDLE_INLINE) ? " (inline in _metadata)"
                                                        : "");

@@ -142,7 +142,7 @@ int ck_clog_replay(const uint8_t *p, size_t len, ck_kstate *ks, int maxp, uint64
         k.loc.jhash = ck_kg_java_hash(k.key, klen);
         if (ck_kg_of_hash(k.loc.jhash, maxp) != (int)kg)
             BAD("a key in another key group than its record says");
-        if ((int)kg < ks->kg_start || (int)kg > ks->kg_end)
+        if (!ck_kgr_contains(ks->kgr, (int32_t)kg))
             continue; /* another subtask's (rescaling) */
         ck_ks_locate(ks, st, &k);
         int rc = CK_OK;

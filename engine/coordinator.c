@@ -9,8 +9,10 @@
 #include "invariant.h"
 #include "keygroup.h"
 #include "snapshot.h"
+#include "storekey.h"
 
-#define METADATA_MAGIC 0x33504b43u /* "CKP3" */
+#define METADATA_MAGIC 0x34504b43u /* "CKP4" */
+#define METADATA_MAGIC_V3 0x33504b43u /* "CKP3": read, no longer written */
 
 /* The store token of a finished subtask's state file for checkpoint id
  * (the metadata's token is the id itself). */
@@ -33,34 +35,17 @@ const char *ck_cp_status_name(ck_cp_status s)
     return "?";
 }
 
-void ck_cc_dir(const char *job_id, uint64_t id, uint32_t flags, char *buf, size_t len)
+/* The directory of checkpoint r in the store. */
+static int cp_dir(const ck_cc *cc, const ck_cp_record *r, char *buf, size_t len)
 {
-    if (flags & CK_CP_FLAG_SAVEPOINT)
-        snprintf(buf, len, "savepoints/savepoint-%.6s-%llu/", job_id, (unsigned long long)id);
-    else
-        snprintf(buf, len, "checkpoints/%s/chk-%llu/", job_id, (unsigned long long)id);
+    return ck_sk_dir(buf, len, cc->job_id, r->id, !!(r->flags & CK_CP_FLAG_SAVEPOINT));
 }
 
-void ck_cc_state_key(const char *dir, int vertex, int subtask, char *buf, size_t len)
-{
-    snprintf(buf, len, "%sv%d-%d.state", dir, vertex, subtask);
-}
-
-void ck_cc_shared_dir(const char *job_id, char *buf, size_t len)
-{
-    snprintf(buf, len, "checkpoints/%s/shared/", job_id);
-}
-
-void ck_cc_metadata_key(const char *dir, char *buf, size_t len)
-{
-    snprintf(buf, len, "%s_metadata", dir);
-}
-
-static void metadata_key(const ck_cc *cc, const ck_cp_record *r, char *buf, size_t len)
+static int metadata_key(const ck_cc *cc, const ck_cp_record *r, char *buf, size_t len)
 {
     char dir[200];
-    ck_cc_dir(cc->job_id, r->id, r->flags, dir, sizeof(dir));
-    ck_cc_metadata_key(dir, buf, len);
+    int rc = cp_dir(cc, r, dir, sizeof(dir));
+    return rc ? rc : ck_sk_metadata(buf, len, dir);
 }
 
 /* Deletes key from the store. A delete that fails leaves the file: it
@@ -81,7 +66,10 @@ static void store_delete(ck_cc *cc, const char *key)
 int ck_cc_init(ck_cc *cc, ck_platform *plat, const ck_graph *g, const ck_config *cfg,
                const char *job_id, uint64_t first_id, uint64_t seed)
 {
+    char dir[CK_HANDLE_KEY_MAX + 1];
     memset(cc, 0, sizeof(*cc));
+    if (ck_sk_job_dir(dir, sizeof(dir), job_id))
+        return CK_EINVAL; /* every key of the job's files starts with it */
     cc->plat = plat;
     cc->g = g;
     snprintf(cc->job_id, sizeof(cc->job_id), "%s", job_id);
@@ -122,25 +110,20 @@ int ck_cc_init(ck_cc *cc, ck_platform *plat, const ck_graph *g, const ck_config 
 
 /* ---- files merged across checkpoints (ck_cc.seg_live) ----------------------- */
 
-/* Of an appendable file's key ".../v<vertex>-<subtask>-a<attempt>-c<id>-m<n>.seg"
- * (task_mfile.c), its global subtask (*g), attempt and order among its
- * subtask's files (the checkpoint that made it, then n): 0, or -1 when
- * the key is not one. */
+/* Of an appendable merged file's key (storekey.h), its global subtask
+ * (*g), attempt and order among its subtask's files (the checkpoint that
+ * made it, then its number): 0, or -1 when the key is not one. */
 static int seg_parse(const ck_cc *cc, const char *key, uint32_t *g, uint32_t *attempt,
                      uint64_t *order)
 {
-    const char *base = strrchr(key, '/');
-    int v, sub, end = 0;
-    unsigned a, m;
-    unsigned long long id;
-    base = base ? base + 1 : key;
-    if (sscanf(base, "v%d-%d-a%u-c%llu-m%u.seg%n", &v, &sub, &a, &id, &m, &end) != 5 ||
-        base[end] || v < 0 || v >= cc->g->nv || sub < 0 || sub >= cc->g->v[v].parallelism ||
-        m >= (1u << 20) || id >= (UINT64_C(1) << 43))
+    ck_sk_key k;
+    if (ck_sk_parse(key, &k) || k.kind != CK_SK_MERGED || !k.appendable ||
+        k.vertex >= cc->g->nv || k.subtask >= cc->g->v[k.vertex].parallelism ||
+        k.n >= (1u << 20) || k.id >= (UINT64_C(1) << 43))
         return -1;
-    *g = cc->g->v[v].base + (uint32_t)sub;
-    *attempt = a;
-    *order = (uint64_t)id << 20 | m;
+    *g = cc->g->v[k.vertex].base + (uint32_t)k.subtask;
+    *attempt = k.attempt;
+    *order = k.id << 20 | k.n;
     return 0;
 }
 
@@ -213,8 +196,8 @@ static void seg_sweep(ck_cc *cc, int all)
     char shared[200];
     ck_store_entry *e;
     size_t n;
-    ck_cc_shared_dir(cc->job_id, shared, sizeof(shared));
-    if (!all || cc->plat->ops->store_list(cc->plat, shared, &e, &n) != CK_OK)
+    if (!all || ck_sk_shared_dir(shared, sizeof(shared), cc->job_id) ||
+        cc->plat->ops->store_list(cc->plat, shared, &e, &n) != CK_OK)
         return;
     for (size_t i = 0; i < n; i++) {
         uint32_t g, a;
@@ -343,8 +326,8 @@ static void discard(ck_cc *cc, ck_cp_record *r)
         }
     if (r->status == CK_CP_COMPLETED) {
         char key[256];
-        metadata_key(cc, r, key, sizeof(key));
-        store_delete(cc, key);
+        if (!metadata_key(cc, r, key, sizeof(key)))
+            store_delete(cc, key);
         return;
     }
     discard_dir(cc, r);
@@ -359,28 +342,29 @@ static void discard_dir(ck_cc *cc, const ck_cp_record *r)
     char dir[200];
     ck_store_entry *e;
     size_t n;
-    ck_cc_dir(cc->job_id, r->id, r->flags, dir, sizeof(dir));
-    if (cc->plat->ops->store_list(cc->plat, dir, &e, &n) == CK_OK) {
+    if (!cp_dir(cc, r, dir, sizeof(dir)) &&
+        cc->plat->ops->store_list(cc->plat, dir, &e, &n) == CK_OK) {
         for (size_t i = 0; i < n; i++)
             store_delete(cc, e[i].key);
         ck_store_entries_free(e, n);
     }
 }
 
-int ck_cc_adopt(ck_cc *cc, const ck_restore_point *start, const ck_handles *tasks, int mode)
+int ck_cc_adopt(ck_cc *cc, const ck_restore_point *start, const ck_handles *tasks,
+                uint32_t ntasks, int mode)
 {
     if (!start->id || !tasks)
         return CK_OK;
     cc->force_full = mode == CK_NO_CLAIM;
     if ((start->flags & CK_CP_FLAG_SAVEPOINT) && mode != CK_CLAIM)
         return CK_OK; /* the user's, and of no file a checkpoint could refer to */
-    for (uint32_t s = 0; s < cc->g->nsubtasks; s++)
+    for (uint32_t s = 0; s < ntasks; s++)
         for (uint32_t i = 0; i < tasks[s].n; i++)
             if ((tasks[s].v[i].flags & CK_HANDLE_SHARED) &&
                 !ck_sreg_ref(&cc->shared, tasks[s].v[i].key))
                 return CK_ENOMEM;
     cc->adopted = tasks;
-    cc->nadopted = cc->g->nsubtasks;
+    cc->nadopted = ntasks;
     cc->adopted_owned = mode == CK_CLAIM;
     snprintf(cc->adopted_dir, sizeof(cc->adopted_dir), "%s", start->dir);
     return CK_OK;
@@ -398,8 +382,8 @@ static void retire_adopted(ck_cc *cc)
                 shared_gone(cc, h->key);
         }
     char key[200];
-    ck_cc_metadata_key(cc->adopted_dir, key, sizeof(key));
-    store_delete(cc, key);
+    if (!ck_sk_metadata(key, sizeof(key), cc->adopted_dir))
+        store_delete(cc, key);
     cc->adopted = NULL;
 }
 
@@ -588,18 +572,25 @@ static int write_metadata(ck_cc *cc, ck_cp_record *r)
     ck_cp_meta m = {.id = r->id, .input_fp = cc->input_fp, .trigger = r->trigger,
                     .flags = r->flags, .nsubtasks = r->g->nsubtasks};
     m.tasks = malloc(m.nsubtasks * sizeof(*m.tasks));
-    if (!m.tasks)
+    if (!m.tasks || ck_cp_meta_vertices(&m, r->g)) { /* the generation that took it */
+        free(m.tasks);
+        free(m.vertices);
         return CK_ENOMEM;
+    }
     for (uint32_t s = 0; s < m.nsubtasks; s++)
         m.tasks[s] = r->tasks[s].handles; /* borrowed */
     uint8_t *p;
     size_t len;
     int rc = ck_cp_meta_encode(&m, &p, &len);
     free(m.tasks);
+    free(m.vertices);
     if (rc)
         return rc;
     char key[256];
-    metadata_key(cc, r, key, sizeof(key));
+    if ((rc = metadata_key(cc, r, key, sizeof(key)))) {
+        free(p);
+        return rc;
+    }
     r->metadata_sent = 1;
     return cc->plat->ops->store_put(cc->plat, key, p, len, r->id);
 }
@@ -612,7 +603,10 @@ static void maybe_complete(ck_cc *cc, ck_cp_record *r)
         r->markers_pending)
         return;
     char dir[200];
-    ck_cc_dir(cc->job_id, r->id, r->flags, dir, sizeof(dir));
+    if (cp_dir(cc, r, dir, sizeof(dir))) {
+        fail_cp(cc, r, CK_CP_DECLINED, CC_JOB_LEVEL, "the job id does not make a store key");
+        return;
+    }
     for (uint32_t s = 0; s < r->g->nsubtasks; s++) {
         if (!r->tasks[s].finished || r->tasks[s].handles.n)
             continue;
@@ -627,15 +621,14 @@ static void maybe_complete(ck_cc *cc, ck_cp_record *r)
         c.finished = 1;
         uint8_t *data;
         size_t len;
-        char key[256];
-        ck_cc_state_key(dir, v, i, key, sizeof(key));
-        if (ck_snap_encode(&c, &data, &len)) {
+        char key[CK_HANDLE_KEY_MAX + 1];
+        if (ck_sk_state(key, sizeof(key), dir, v, i) || ck_snap_encode(&c, &data, &len)) {
             fail_cp(cc, r, CK_CP_DECLINED, CC_JOB_LEVEL,
                     "out of memory writing a finished subtask's state");
             return;
         }
         if (ck_handles_add(&r->tasks[s].handles, CK_HANDLE_SNAPSHOT, 0, key, len,
-                           ck_get_u32(data + len - 4), 0, 0)) {
+                           ck_get_u32(data + len - 4), CK_KGR_EMPTY)) {
             free(data);
             fail_cp(cc, r, CK_CP_DECLINED, CC_JOB_LEVEL,
                     "out of memory writing a finished subtask's state");
@@ -683,8 +676,8 @@ static void shared_gone_or_own(ck_cc *cc, const ck_handle *h)
 static void discard_late(ck_cc *cc, const ck_cp_record *r, const ck_cp_ack *ack, int stale)
 {
     char dir[200], shared[200];
-    ck_cc_dir(cc->job_id, r->id, r->flags, dir, sizeof(dir));
-    ck_cc_shared_dir(cc->job_id, shared, sizeof(shared));
+    if (cp_dir(cc, r, dir, sizeof(dir)) || ck_sk_shared_dir(shared, sizeof(shared), cc->job_id))
+        return;
     size_t sl = strlen(shared);
     for (uint32_t i = 0; i < ack->handles.n; i++) {
         const ck_handle *h = &ack->handles.v[i];
@@ -748,12 +741,13 @@ void ck_cc_on_ack(ck_cc *cc, uint32_t subtask, const ck_cp_ack *ack)
             return;
         }
     t->acked = 1;
-    t->bytes = ck_handles_bytes(&ack->handles);
-    r->bytes_new += ck_handles_bytes_new(&ack->handles);
+    /* sizes are what the state weighs (handle.h CK_HANDLE_MODELLED) */
+    t->bytes = ck_handles_modelled(&ack->handles);
+    r->bytes_new += ck_handles_modelled_new(&ack->handles);
     for (uint32_t i = 0; i < ack->handles.n; i++)
         if (ack->handles.v[i].kind == CK_HANDLE_CHANGELOG &&
             !(ack->handles.v[i].flags & CK_HANDLE_REUSED))
-            r->bytes_changelog += ack->handles.v[i].bytes;
+            r->bytes_changelog += ack->handles.v[i].modelled;
     t->sync_ns = ack->sync_ns;
     t->async_ns = ack->async_ns;
     t->upload_ns = ack->upload_ns;
@@ -1048,20 +1042,134 @@ void ck_cc_abort_all(ck_cc *cc, const char *reason)
     seg_sweep(cc, 1);
 }
 
+int ck_cp_meta_vertices(ck_cp_meta *m, const ck_graph *g)
+{
+    m->vertices = calloc((size_t)g->nv, sizeof(*m->vertices));
+    if (!m->vertices)
+        return CK_ENOMEM;
+    m->nvertices = (uint32_t)g->nv;
+    for (int v = 0; v < g->nv; v++) {
+        ck_cp_meta_vertex *mv = &m->vertices[v];
+        mv->parallelism = (uint32_t)g->v[v].parallelism;
+        mv->nops = (uint32_t)g->v[v].nops;
+        for (int k = 0; k < g->v[v].nops; k++) {
+            const ck_op_spec *o = &g->spec.ops[g->v[v].ops[k]];
+            snprintf(mv->ops[k].uid, sizeof(mv->ops[k].uid), "%s", o->uid[0] ? o->uid : o->name);
+            mv->ops[k].kind = (uint8_t)o->kind;
+            mv->ops[k].max_parallelism = (uint32_t)o->max_parallelism;
+            mv->ops[k].index = (uint32_t)g->v[v].ops[k];
+        }
+    }
+    return CK_OK;
+}
+
 int ck_cp_meta_encode(const ck_cp_meta *m, uint8_t **out, size_t *len)
 {
+    uint64_t sum = 0;
+    for (uint32_t v = 0; v < m->nvertices; v++)
+        sum += m->vertices[v].parallelism;
+    if (!m->nvertices || sum != m->nsubtasks)
+        return CK_EINVAL;
     ck_wbuf w = {0};
     ck_wbuf_u32(&w, METADATA_MAGIC);
     ck_wbuf_u64(&w, m->id);
     ck_wbuf_u64(&w, (uint64_t)m->trigger);
     ck_wbuf_u32(&w, m->flags);
     ck_wbuf_u64(&w, m->input_fp);
-    ck_wbuf_u32(&w, m->nsubtasks);
-    for (uint32_t s = 0; s < m->nsubtasks; s++) {
-        ck_wbuf_u32(&w, s);
-        ck_handles_put(&w, &m->tasks[s]);
+    ck_wbuf_u32(&w, m->nvertices);
+    for (uint32_t v = 0; v < m->nvertices; v++) {
+        const ck_cp_meta_vertex *mv = &m->vertices[v];
+        ck_wbuf_u32(&w, mv->parallelism);
+        ck_wbuf_u32(&w, mv->nops);
+        for (uint32_t k = 0; k < mv->nops; k++) {
+            size_t ul = strlen(mv->ops[k].uid);
+            uint8_t *p = ck_wbuf_room(&w, 1);
+            if (p)
+                *p = (uint8_t)ul;
+            ck_wbuf_bytes(&w, mv->ops[k].uid, ul);
+            p = ck_wbuf_room(&w, 1);
+            if (p)
+                *p = mv->ops[k].kind;
+            ck_wbuf_u32(&w, mv->ops[k].max_parallelism);
+            ck_wbuf_u32(&w, mv->ops[k].index);
+        }
     }
+    uint32_t s = 0;
+    for (uint32_t v = 0; v < m->nvertices; v++)
+        for (uint32_t i = 0; i < m->vertices[v].parallelism; i++, s++) {
+            ck_wbuf_u32(&w, v);
+            ck_wbuf_u32(&w, i);
+            ck_handles_put(&w, &m->tasks[s]);
+        }
     return ck_wbuf_seal_crc(&w, out, len);
+}
+
+static int meta_u8(ck_rbuf *r)
+{
+    const uint8_t *b = ck_rbuf_take(r, 1);
+    return b ? *b : -1;
+}
+
+/* The vertices of a version-4 file: *why set on CK_ECORRUPT. */
+static int meta_decode_vertices(ck_rbuf *r, ck_cp_meta *m, const char **why)
+{
+    *why = "malformed";
+    m->nvertices = ck_rbuf_u32(r);
+    if (r->err || m->nvertices == 0 || m->nvertices > CK_MAX_OPS)
+        return CK_ECORRUPT;
+    m->vertices = calloc(m->nvertices, sizeof(*m->vertices));
+    if (!m->vertices)
+        return CK_ENOMEM;
+    uint32_t nops = 0;
+    uint64_t sum = 0;
+    for (uint32_t v = 0; v < m->nvertices; v++) {
+        ck_cp_meta_vertex *mv = &m->vertices[v];
+        mv->parallelism = ck_rbuf_u32(r);
+        mv->nops = ck_rbuf_u32(r);
+        *why = "a vertex of no subtask or no operator, or of too many";
+        if (r->err || mv->parallelism == 0 ||
+            mv->parallelism > CK_KG_UPPER_BOUND_MAX_PARALLELISM || mv->nops == 0 ||
+            mv->nops > CK_MAX_OPS - nops)
+            return CK_ECORRUPT;
+        nops += mv->nops;
+        sum += mv->parallelism;
+        for (uint32_t k = 0; k < mv->nops; k++) {
+            ck_cp_meta_op *o = &mv->ops[k];
+            int ul = meta_u8(r);
+            *why = "an operator uid that is empty, too long or holds a NUL";
+            const uint8_t *u = ul > 0 && ul < CK_NAME_MAX ? ck_rbuf_take(r, (size_t)ul) : NULL;
+            if (!u || memchr(u, 0, (size_t)ul))
+                return CK_ECORRUPT;
+            memcpy(o->uid, u, (size_t)ul);
+            o->uid[ul] = 0;
+            int kind = meta_u8(r);
+            o->max_parallelism = ck_rbuf_u32(r);
+            o->index = ck_rbuf_u32(r);
+            *why = "an operator of unknown kind";
+            if (r->err || kind < 0 || kind > CK_OP_DISTINCT)
+                return CK_ECORRUPT;
+            o->kind = (uint8_t)kind;
+            *why = "an operator whose max parallelism is below its parallelism or above 32768";
+            if (o->max_parallelism < mv->parallelism ||
+                o->max_parallelism > CK_KG_UPPER_BOUND_MAX_PARALLELISM)
+                return CK_ECORRUPT;
+            *why = "an operator index past the most a job has";
+            if (o->index >= CK_MAX_OPS)
+                return CK_ECORRUPT;
+            for (uint32_t w = 0; w <= v; w++)
+                for (uint32_t q = 0; q < (w == v ? k : m->vertices[w].nops); q++)
+                    if (!strcmp(m->vertices[w].ops[q].uid, o->uid) ||
+                        m->vertices[w].ops[q].index == o->index) {
+                        *why = "two operators of the same uid or index";
+                        return CK_ECORRUPT;
+                    }
+        }
+    }
+    *why = "malformed";
+    if (sum > ck_rbuf_left(r) / 42) /* vertex, index and a handle at least */
+        return CK_ECORRUPT;
+    m->nsubtasks = (uint32_t)sum;
+    return CK_OK;
 }
 
 int ck_cp_meta_decode(const uint8_t *p, size_t len, ck_cp_meta *m, const char **why)
@@ -1075,24 +1183,43 @@ int ck_cp_meta_decode(const uint8_t *p, size_t len, ck_cp_meta *m, const char **
         return CK_ECORRUPT;
     ck_rbuf r = {.p = p, .len = len - 4};
     *why = "not a checkpoint's _metadata (or of an older format)";
-    if (ck_rbuf_u32(&r) != METADATA_MAGIC)
+    uint32_t magic = ck_rbuf_u32(&r);
+    if (magic != METADATA_MAGIC && magic != METADATA_MAGIC_V3)
         return CK_ECORRUPT;
+    m->version = magic == METADATA_MAGIC ? 4 : 3;
     m->id = ck_rbuf_u64(&r);
     m->trigger = (int64_t)ck_rbuf_u64(&r);
     m->flags = ck_rbuf_u32(&r);
     m->input_fp = ck_rbuf_u64(&r);
-    m->nsubtasks = ck_rbuf_u32(&r);
-    *why = "malformed";
-    if (r.err || m->nsubtasks == 0 || m->nsubtasks > ck_rbuf_left(&r) / 38)
-        return CK_ECORRUPT;
+    if (m->version == 4) {
+        int rc = meta_decode_vertices(&r, m, why);
+        if (rc) {
+            ck_cp_meta_free(m);
+            return rc;
+        }
+    } else {
+        m->nsubtasks = ck_rbuf_u32(&r);
+        *why = "malformed";
+        if (r.err || m->nsubtasks == 0 || m->nsubtasks > ck_rbuf_left(&r) / 38)
+            return CK_ECORRUPT;
+    }
     m->tasks = calloc(m->nsubtasks, sizeof(*m->tasks));
-    if (!m->tasks)
+    if (!m->tasks) {
+        ck_cp_meta_free(m);
         return CK_ENOMEM;
+    }
+    uint32_t v = 0, i = 0;
     for (uint32_t s = 0; s < m->nsubtasks; s++) {
         *why = "malformed";
-        if (ck_rbuf_u32(&r) != s || r.err) {
+        int bad = m->version == 4 ? ck_rbuf_u32(&r) != v || ck_rbuf_u32(&r) != i
+                                  : ck_rbuf_u32(&r) != s;
+        if (bad || r.err) {
             ck_cp_meta_free(m);
             return CK_ECORRUPT;
+        }
+        if (m->version == 4 && ++i == m->vertices[v].parallelism) {
+            v++;
+            i = 0;
         }
         int rc = ck_handles_get(&r, &m->tasks[s], CK_KG_UPPER_BOUND_MAX_PARALLELISM, why);
         if (!rc && !m->tasks[s].n) {
@@ -1100,7 +1227,6 @@ int ck_cp_meta_decode(const uint8_t *p, size_t len, ck_cp_meta *m, const char **
             rc = CK_ECORRUPT;
         }
         if (rc) {
-            m->nsubtasks = s; /* what to free */
             ck_cp_meta_free(m);
             return rc;
         }
@@ -1119,6 +1245,9 @@ void ck_cp_meta_free(ck_cp_meta *m)
         ck_handles_free(&m->tasks[s]);
     free(m->tasks);
     m->tasks = NULL;
+    free(m->vertices);
+    m->vertices = NULL;
+    m->nvertices = 0;
 }
 
 /* ---- invariants (coordinator.h) ------------------------------------------------------ */

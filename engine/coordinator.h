@@ -131,12 +131,15 @@ enum {
 /* Where a job (re)starts from: a checkpoint or savepoint and its directory
  * in the store ("checkpoints/<job>/chk-3/", "savepoints/savepoint-ab12cd-7/").
  * Deploying a subtask, `handles` are the state handles it restores
- * (borrowed for the call: ck_task_new copies them); elsewhere NULL. */
+ * (borrowed for the call: ck_task_new copies them), and old_vertex,
+ * old_subtask, old_parallelism the snapshot's subtask whose state they
+ * are, as the assignment (assign.h) said; elsewhere NULL and 0. */
 typedef struct ck_restore_point {
     uint64_t id;
     uint32_t flags;
     char dir[160];
     const ck_handles *handles;
+    uint32_t old_vertex, old_subtask, old_parallelism;
 } ck_restore_point;
 
 typedef struct ck_cp_task {
@@ -206,7 +209,7 @@ typedef struct ck_cc {
      * files, per subtask (borrowed), and its directory; owned: the job
      * deletes it once subsumed (CLAIM), else it stays (NO_CLAIM, LEGACY). */
     const ck_handles *adopted;
-    uint32_t nadopted; /* its subtasks: those of the job's first generation */
+    uint32_t nadopted; /* its subtasks (of the graph that took it) */
     char adopted_dir[160];
     int adopted_owned;
     int force_full; /* NO_CLAIM: checkpoints are full until one completes */
@@ -234,8 +237,8 @@ CK_MUST_CHECK
 int ck_cc_init(ck_cc *cc, ck_platform *plat, const ck_graph *g, const ck_config *cfg,
                const char *job_id, uint64_t first_id, uint64_t seed);
 
-/* The job starts from snapshot `start` (its handles per subtask, borrowed
- * until ck_cc_free) in claim mode `mode` (CK_CLAIM, CK_NO_CLAIM or
+/* The job starts from snapshot `start` (its handles per subtask, ntasks
+ * of them, borrowed until ck_cc_free) in claim mode `mode` (CK_CLAIM, CK_NO_CLAIM or
  * CK_CLAIM_LEGACY: execution.state-recovery.claim-mode), as Flink's
  * CheckpointCoordinator restores:
  *  - a retained checkpoint's shared files are referenced like a completed
@@ -251,7 +254,8 @@ int ck_cc_init(ck_cc *cc, ck_platform *plat, const ck_graph *g, const ck_config 
  *  - LEGACY: the user owns it; never deleted, yet referred to again.
  * Returns 0 or CK_ENOMEM. */
 CK_MUST_CHECK
-int ck_cc_adopt(ck_cc *cc, const ck_restore_point *start, const ck_handles *tasks, int mode);
+int ck_cc_adopt(ck_cc *cc, const ck_restore_point *start, const ck_handles *tasks,
+                uint32_t ntasks, int mode);
 
 /* The job runs generation g of its graph from its next attempt on (a
  * rescale): the per-subtask marks are g's, every one clear. No checkpoint
@@ -334,33 +338,65 @@ void ck_cc_hold(ck_cc *cc, const char *reason);
 void ck_cc_restart_subtasks(ck_cc *cc, uint32_t attempt, const uint8_t *mask);
 void ck_cc_release(ck_cc *cc, ck_time now);
 
-/* The directory of checkpoint or savepoint id in the store, with a
- * trailing slash; a subtask's state file in it; its metadata. */
-void ck_cc_dir(const char *job_id, uint64_t id, uint32_t flags, char *buf, size_t len);
-void ck_cc_state_key(const char *dir, int vertex, int subtask, char *buf, size_t len);
-void ck_cc_metadata_key(const char *dir, char *buf, size_t len);
-/* Where incremental checkpoints' shared files go: "checkpoints/<job>/shared/"
- * (Flink's layout). */
-void ck_cc_shared_dir(const char *job_id, char *buf, size_t len);
+/* The store's keys (checkpoint directories, state files, shared/) are
+ * storekey.h's. */
 
 /*
- * _metadata: "CKP3" | u64 id | i64 trigger time | u32 flags |
- *            u64 input fingerprint | u32 subtasks |
- *            per subtask: u32 index | its state handles (handle.h, at least one) |
- *            u32 crc32c of everything before.
+ * _metadata, keyed by operator (Flink's CheckpointMetadata: state per
+ * operator id), version 4:
+ *   "CKP4" | u64 id | i64 trigger time | u32 flags | u64 input fingerprint |
+ *   u32 vertices | per vertex: u32 parallelism | u32 operators |
+ *       per operator (chained, inputs first): u8 uid length | uid |
+ *       u8 kind (ck_op_kind) | u32 max parallelism | u32 index (its
+ *       position in the job, by which state files and handles name it) |
+ *   per old subtask, vertex by vertex, subtask by subtask:
+ *       u32 vertex | u32 subtask index | its state handles (handle.h, at
+ *       least one) |
+ *   u32 crc32c of everything before.
+ * A uid is 1..CK_NAME_MAX-1 bytes, none NUL, unique in the file; a max
+ * parallelism is at least its vertex's parallelism and at most 32768; an
+ * index is below CK_MAX_OPS, unique in the file.
+ * Version 3 ("CKP3", still read; no longer written) has no vertices:
+ *   "CKP3" | u64 id | i64 trigger time | u32 flags | u64 input fingerprint |
+ *   u32 subtasks | per subtask: u32 index | its state handles | u32 crc32c;
+ * decoded, it has nvertices 0 and is taken to be of the job's own
+ * operators at the job's own parallelism (assign.h).
  */
+typedef struct ck_cp_meta_op {
+    char uid[CK_NAME_MAX];
+    uint8_t kind; /* ck_op_kind */
+    uint32_t max_parallelism;
+    uint32_t index; /* its position in the job that took the snapshot */
+} ck_cp_meta_op;
+
+typedef struct ck_cp_meta_vertex {
+    uint32_t parallelism;
+    uint32_t nops;
+    ck_cp_meta_op ops[CK_MAX_OPS];
+} ck_cp_meta_vertex;
+
 typedef struct ck_cp_meta {
+    uint32_t version; /* of the file decoded: 4, or 3 (no vertices); encoding writes 4 */
     uint64_t id, input_fp;
     int64_t trigger;
     uint32_t flags, nsubtasks;
-    ck_handles *tasks; /* malloc'd, nsubtasks */
+    uint32_t nvertices;           /* 0: an old-version file */
+    ck_cp_meta_vertex *vertices;  /* malloc'd, nvertices */
+    ck_handles *tasks; /* malloc'd, nsubtasks: subtask i of vertex v is
+                        * tasks[parallelism of the vertices before v + i] */
 } ck_cp_meta;
 
-/* Encodes m into a malloc'd _metadata file image. 0 or CK_ENOMEM. */
+/* Fills m's vertices (malloc'd) with graph g's: its operators' uids,
+ * kinds, parallelism and max parallelism. 0 or CK_ENOMEM. */
+CK_MUST_CHECK
+int ck_cp_meta_vertices(ck_cp_meta *m, const ck_graph *g);
+/* Encodes m (version 4; it must have its vertices, whose parallelisms sum
+ * to nsubtasks) into a malloc'd _metadata file image. 0, CK_EINVAL (no
+ * vertices, or they do not add up) or CK_ENOMEM. */
 CK_MUST_CHECK
 int ck_cp_meta_encode(const ck_cp_meta *m, uint8_t **out, size_t *len);
-/* Decodes a _metadata file; *why says what is wrong. 0, CK_ECORRUPT (also
- * for a bad handle: handle.h), CK_ENOMEM. */
+/* Decodes a _metadata file of version 4 or 3; *why says what is wrong. 0,
+ * CK_ECORRUPT (also for a bad handle: handle.h), CK_ENOMEM. */
 CK_MUST_CHECK
 int ck_cp_meta_decode(const uint8_t *p, size_t len, ck_cp_meta *m, const char **why);
 void ck_cp_meta_free(ck_cp_meta *m);

@@ -118,6 +118,12 @@ int ck_graph_build(ck_graph *g, const ck_job_spec *spec, const ck_config *cfg,
         for (int j = 0; j < i; j++)
             if (strcmp(s->ops[j].name, o->name) == 0)
                 FAIL(i, "operator name \"%s\" is used twice", o->name);
+        if (!o->uid[0])
+            memcpy(o->uid, o->name, sizeof(o->uid));
+        for (int j = 0; j < i; j++)
+            if (strcmp(s->ops[j].uid, o->uid) == 0)
+                FAIL(i, "operator uid \"%s\" is used twice (\"%s\" and \"%s\")", o->uid,
+                     s->ops[j].name, o->name);
         if (o->parallelism == 0)
             o->parallelism = (int)ck_cfg(cfg, CK_CFG_PARALLELISM_DEFAULT);
         if (o->kind == CK_OP_SOURCE) {
@@ -141,6 +147,7 @@ int ck_graph_build(ck_graph *g, const ck_job_spec *spec, const ck_config *cfg,
             FAIL(i, "forward partitioning needs equal parallelism, but \"%s\" has %d and this has %d",
                  s->ops[o->input].name, s->ops[o->input].parallelism, o->parallelism);
         int maxp = o->max_parallelism;
+        o->max_parallelism_set = maxp > 0 || ck_cfg(cfg, CK_CFG_MAX_PARALLELISM) > 0;
         if (maxp == 0) {
             int64_t cfgmax = ck_cfg(cfg, CK_CFG_MAX_PARALLELISM);
             maxp = cfgmax > 0 ? (int)cfgmax : ck_kg_default_max_parallelism(o->parallelism);
@@ -225,42 +232,6 @@ int ck_graph_share_stride(ck_graph *gens, int n)
         gens[k].ep_stride = stride;
     }
     return CK_OK;
-}
-
-const char *ck_graph_vertex_state(const ck_graph *g, int v, const ck_config *cfg)
-{
-    int exactly_once = ck_cfg(cfg, CK_CFG_CP_INTERVAL) > 0 &&
-                       ck_cfg(cfg, CK_CFG_CP_MODE) == CK_CP_EXACTLY_ONCE;
-    for (int k = 0; k < g->v[v].nops; k++) {
-        ck_op_kind kind = g->spec.ops[g->v[v].ops[k]].kind;
-        if (kind == CK_OP_SOURCE)
-            return "a source's partition offsets";
-        if (ck_op_keyed(kind))
-            return "keyed state";
-        if (kind == CK_OP_BUFFER)
-            return "a buffer's list state";
-        if (kind == CK_OP_SINK && exactly_once)
-            return "a sink's pending transactions (exactly-once checkpoints)";
-    }
-    if (exactly_once && ck_cfg(cfg, CK_CFG_CP_UNALIGNED))
-        return "channel state (unaligned checkpoints)";
-    return NULL;
-}
-
-int ck_graph_stateless_vertex(const ck_graph *g, int v, const ck_config *cfg)
-{
-    return ck_graph_vertex_state(g, v, cfg) == NULL;
-}
-
-int64_t ck_graph_same_subtask(const ck_graph *from, const ck_graph *to, uint32_t global)
-{
-    int v, i;
-    if (global >= from->nsubtasks)
-        return -1;
-    ck_graph_locate(from, global, &v, &i);
-    if (v >= to->nv || to->v[v].parallelism != from->v[v].parallelism)
-        return -1;
-    return (int64_t)to->v[v].base + i;
 }
 
 void ck_graph_locate(const ck_graph *g, uint32_t global, int *vertex, int *subtask)

@@ -67,9 +67,13 @@ typedef enum ck_ship {
 
 typedef struct ck_op_spec {
     char name[CK_NAME_MAX];
+    char uid[CK_NAME_MAX]; /* its stable identity, as Flink's uid(): a snapshot's state
+                            * is matched to the job's operators by it ("": the name) */
     ck_op_kind kind;
     int parallelism;     /* 0: parallelism.default */
     int max_parallelism; /* 0: pipeline.max-parallelism or Flink's default */
+    int max_parallelism_set; /* resolved: the job set it (the operator's own or
+                              * pipeline.max-parallelism), rather than Flink's default */
     int input;           /* index of the input operator; -1 for a source */
     ck_ship ship;        /* how records reach this operator */
     double cpu_flops;    /* CPU cost per record processed */
@@ -83,6 +87,8 @@ typedef struct ck_op_spec {
                              * (waited, not computed: no core; 0: at once) */
     int buffer_count;       /* buffer: records it holds before passing them on */
     int buffer_seen;        /* buffer: counts the records it saw in union list state */
+    uint64_t value_size;    /* keyed: the bytes each entry of its state weighs beyond
+                             * what it holds, modelled (handle.h CK_HANDLE_MODELLED); 0: none */
 } ck_op_spec;
 
 typedef struct ck_job_spec {
@@ -139,25 +145,6 @@ int ck_graph_build(ck_graph *g, const ck_job_spec *spec, const ck_config *cfg,
  * or edges: a generation changes parallelisms only). */
 CK_MUST_CHECK
 int ck_graph_share_stride(ck_graph *gens, int n);
-
-/* The global index in graph `to` of subtask `global` of graph `from`, two
- * generations of one job: the same vertex and subtask index, or -1 when
- * the vertex's parallelism differs between them (its subtasks are not the
- * same ones). */
-int64_t ck_graph_same_subtask(const ck_graph *from, const ck_graph *to, uint32_t global);
-
-/* Whether vertex v's subtasks keep no state in a checkpoint but their
- * place in the data flow, so that at another parallelism a new subtask of
- * v starts empty and nothing is lost: no source (its partitions' offsets),
- * no keyed operator, no buffer (list operator state), no sink writing in
- * transactions (exactly-once checkpoints: its pending ones), and no
- * channel state (unaligned checkpoints: the in-flight records of its
- * channels). */
-int ck_graph_stateless_vertex(const ck_graph *g, int v, const ck_config *cfg);
-
-/* What state vertex v keeps that a new subtask would lose ("keyed state",
- * ...), or NULL when it keeps none (ck_graph_stateless_vertex). */
-const char *ck_graph_vertex_state(const ck_graph *g, int v, const ck_config *cfg);
 
 /* Vertex and subtask index of a global subtask index. */
 void ck_graph_locate(const ck_graph *g, uint32_t global, int *vertex, int *subtask);

@@ -38,14 +38,16 @@ int ck_handle_local_ok(const char *s)
 
 /* Appends one handle, checked: see handle.h. */
 static int add(ck_handles *hs, int kind, uint32_t flags, const char *key, uint64_t bytes,
-               uint64_t offset, uint32_t crc, uint32_t kg_start, uint32_t kg_end, uint32_t op,
-               const char *local, const uint8_t *data)
+               uint64_t offset, uint32_t crc, ck_kgr kgr, uint32_t op,
+               const char *local, const uint8_t *data, uint64_t modelled)
 {
     size_t klen = strlen(key);
     int of_op = kind != CK_HANDLE_SNAPSHOT; /* a file of one operator's state */
     if (!klen || klen > CK_HANDLE_KEY_MAX || !ck_wire_key_ok((const uint8_t *)key, klen) ||
-        kind < 1 || kind > CK_HANDLE_KIND_MAX || kg_end < kg_start ||
-        (flags & ~(CK_HANDLE_SHARED | CK_HANDLE_REUSED | CK_HANDLE_SEGMENT | CK_HANDLE_INLINE)) ||
+        kind < 1 || kind > CK_HANDLE_KIND_MAX || kgr.start < 0 || kgr.end < kgr.start - 1 ||
+        (flags & ~(CK_HANDLE_SHARED | CK_HANDLE_REUSED | CK_HANDLE_SEGMENT | CK_HANDLE_INLINE |
+                   CK_HANDLE_MODELLED)) ||
+        ((flags & CK_HANDLE_MODELLED) && modelled <= bytes) ||
         ((flags & CK_HANDLE_INLINE) &&
          (flags != CK_HANDLE_INLINE || !data || bytes > CK_HANDLE_INLINE_MAX)) ||
         (!(flags & CK_HANDLE_SEGMENT) && offset) || offset > UINT64_MAX - bytes ||
@@ -75,12 +77,12 @@ static int add(ck_handles *hs, int kind, uint32_t flags, const char *key, uint64
     }
     memcpy(h->key, key, klen + 1);
     h->bytes = bytes;
+    h->modelled = (flags & CK_HANDLE_MODELLED) ? modelled : bytes;
     h->offset = offset;
     h->crc = crc;
     h->kind = (uint8_t)kind;
     h->flags = (uint8_t)flags;
-    h->kg_start = kg_start;
-    h->kg_end = kg_end;
+    h->kgr = kgr;
     h->op = op;
     snprintf(h->local, sizeof(h->local), "%s", local);
     hs->n++;
@@ -88,41 +90,59 @@ static int add(ck_handles *hs, int kind, uint32_t flags, const char *key, uint64
 }
 
 int ck_handles_add(ck_handles *hs, int kind, uint32_t flags, const char *key, uint64_t bytes,
-                   uint32_t crc, uint32_t kg_start, uint32_t kg_end)
+                   uint32_t crc, ck_kgr kgr)
 {
-    if (flags & (CK_HANDLE_SEGMENT | CK_HANDLE_INLINE)) /* the *_last calls make them */
+    if (flags & (CK_HANDLE_SEGMENT | CK_HANDLE_INLINE | CK_HANDLE_MODELLED)) /* the *_last calls */
         return CK_EINVAL;
-    return add(hs, kind, flags, key, bytes, 0, crc, kg_start, kg_end, CK_HANDLE_NO_OP, "", NULL);
+    return add(hs, kind, flags, key, bytes, 0, crc, kgr, CK_HANDLE_NO_OP, "", NULL, bytes);
 }
 
 int ck_handles_add_op(ck_handles *hs, int kind, uint32_t flags, const char *key, uint64_t bytes,
-                      uint32_t crc, uint32_t kg_start, uint32_t kg_end, uint32_t op,
+                      uint32_t crc, ck_kgr kgr, uint32_t op,
                       const char *local)
 {
     if (op == CK_HANDLE_NO_OP || kind == CK_HANDLE_SNAPSHOT ||
-        (flags & (CK_HANDLE_SEGMENT | CK_HANDLE_INLINE)))
+        (flags & (CK_HANDLE_SEGMENT | CK_HANDLE_INLINE | CK_HANDLE_MODELLED)))
         return CK_EINVAL;
-    return add(hs, kind, flags, key, bytes, 0, crc, kg_start, kg_end, op, local, NULL);
+    return add(hs, kind, flags, key, bytes, 0, crc, kgr, op, local, NULL, bytes);
 }
 
 int ck_handles_add_native(ck_handles *hs, uint32_t flags, const char *key, uint64_t bytes,
-                          uint32_t crc, uint32_t kg_start, uint32_t kg_end, uint32_t op,
+                          uint32_t crc, ck_kgr kgr, uint32_t op,
                           const char *local)
 {
-    return ck_handles_add_op(hs, CK_HANDLE_NATIVE, flags, key, bytes, crc, kg_start, kg_end, op,
+    return ck_handles_add_op(hs, CK_HANDLE_NATIVE, flags, key, bytes, crc, kgr, op,
                              local);
 }
 
 int ck_handles_add_like(ck_handles *hs, const ck_handle *h, uint32_t flags)
 {
+    if (h->modelled > h->bytes && !(flags & CK_HANDLE_INLINE))
+        flags |= CK_HANDLE_MODELLED; /* a copy weighs what the original does */
+    else
+        flags &= ~CK_HANDLE_MODELLED;
     return add(hs, h->kind, flags, h->key, h->bytes, flags & CK_HANDLE_SEGMENT ? h->offset : 0,
-               h->crc, h->kg_start, h->kg_end, h->op, h->local, h->data);
+               h->crc, h->kgr, h->op, h->local, h->data, h->modelled);
+}
+
+int ck_handles_model_last(ck_handles *hs, uint64_t modelled)
+{
+    ck_handle *h = hs->n ? &hs->v[hs->n - 1] : NULL;
+    if (!h || (h->flags & CK_HANDLE_INLINE) || modelled < h->bytes)
+        return CK_EINVAL;
+    if (modelled == h->bytes)
+        h->flags &= (uint8_t)~CK_HANDLE_MODELLED;
+    else
+        h->flags |= CK_HANDLE_MODELLED;
+    h->modelled = modelled;
+    return CK_OK;
 }
 
 int ck_handles_inline_last(ck_handles *hs, uint8_t *data, size_t len)
 {
     ck_handle *h = hs->n ? &hs->v[hs->n - 1] : NULL;
-    if (!h || h->flags || len != h->bytes || len > CK_HANDLE_INLINE_MAX) {
+    if (!h || h->flags || h->modelled != h->bytes || len != h->bytes ||
+        len > CK_HANDLE_INLINE_MAX) {
         free(data);
         return CK_EINVAL;
     }
@@ -151,8 +171,8 @@ int ck_handles_copy(ck_handles *dst, const ck_handles *src)
     memset(dst, 0, sizeof(*dst));
     for (uint32_t i = 0; i < src->n; i++) {
         const ck_handle *h = &src->v[i];
-        if (add(dst, h->kind, h->flags, h->key, h->bytes, h->offset, h->crc, h->kg_start,
-                h->kg_end, h->op, h->local, h->data)) {
+        if (add(dst, h->kind, h->flags, h->key, h->bytes, h->offset, h->crc, h->kgr, h->op,
+                h->local, h->data, h->modelled)) {
             ck_handles_free(dst);
             return CK_ENOMEM; /* src's handles are valid: only memory can fail */
         }
@@ -194,6 +214,23 @@ uint64_t ck_handles_bytes_inline(const ck_handles *hs)
     return b;
 }
 
+uint64_t ck_handles_modelled(const ck_handles *hs)
+{
+    uint64_t b = 0;
+    for (uint32_t i = 0; i < hs->n; i++)
+        b += hs->v[i].modelled;
+    return b;
+}
+
+uint64_t ck_handles_modelled_new(const ck_handles *hs)
+{
+    uint64_t b = 0;
+    for (uint32_t i = 0; i < hs->n; i++)
+        if (!(hs->v[i].flags & CK_HANDLE_REUSED))
+            b += hs->v[i].modelled;
+    return b;
+}
+
 uint64_t ck_handles_bytes_new(const ck_handles *hs)
 {
     uint64_t b = 0;
@@ -218,8 +255,9 @@ void ck_handles_put(ck_wbuf *w, const ck_handles *hs)
         ck_wbuf_bytes(w, h->key, klen);
         ck_wbuf_u64(w, h->bytes);
         ck_wbuf_u32(w, h->crc);
-        ck_wbuf_u32(w, h->kg_start);
-        ck_wbuf_u32(w, h->kg_end);
+        /* half-open on the wire (handle.h) */
+        ck_wbuf_u32(w, (uint32_t)h->kgr.start);
+        ck_wbuf_u32(w, (uint32_t)(ck_kgr_empty(h->kgr) ? h->kgr.start : h->kgr.end + 1));
         ck_wbuf_u32(w, h->op);
         p = ck_wbuf_room(w, 1);
         if (p)
@@ -227,6 +265,8 @@ void ck_handles_put(ck_wbuf *w, const ck_handles *hs)
         ck_wbuf_bytes(w, h->local, llen);
         if (h->flags & CK_HANDLE_SEGMENT)
             ck_wbuf_u64(w, h->offset);
+        if (h->flags & CK_HANDLE_MODELLED)
+            ck_wbuf_u64(w, h->modelled);
         if (h->flags & CK_HANDLE_INLINE)
             ck_wbuf_bytes(w, h->data, (size_t)h->bytes);
     }
@@ -253,6 +293,7 @@ int ck_handles_get(ck_rbuf *r, ck_handles *hs, uint32_t max_kg, const char **why
         size_t llen = lp ? lp[0] : 0;
         const uint8_t *local = ck_rbuf_take(r, llen);
         uint64_t offset = p && (p[1] & CK_HANDLE_SEGMENT) ? ck_rbuf_u64(r) : 0;
+        uint64_t modelled = p && (p[1] & CK_HANDLE_MODELLED) ? ck_rbuf_u64(r) : bytes;
         const uint8_t *data = NULL;
         *why = "bad size of an inline state file";
         if (p && (p[1] & CK_HANDLE_INLINE)) {
@@ -263,7 +304,8 @@ int ck_handles_get(ck_rbuf *r, ck_handles *hs, uint32_t max_kg, const char **why
         *why = "truncated state handle";
         if (r->err)
             goto bad;
-        *why = "bad state handle (kind, flags, key, key-group range, local name or segment)";
+        *why = "bad state handle (kind, flags, key, key-group range, local name, segment or "
+               "modelled size)";
         char kbuf[CK_HANDLE_KEY_MAX + 1], lbuf[CK_HANDLE_LOCAL_MAX + 1];
         if (klen > CK_HANDLE_KEY_MAX || llen > CK_HANDLE_LOCAL_MAX || kge > max_kg ||
             !ck_wire_key_ok(key, klen) || memchr(local, 0, llen)) /* a NUL: another name */
@@ -272,7 +314,9 @@ int ck_handles_get(ck_rbuf *r, ck_handles *hs, uint32_t max_kg, const char **why
         kbuf[klen] = 0;
         memcpy(lbuf, local, llen);
         lbuf[llen] = 0;
-        int rc = add(hs, p[0], p[1], kbuf, bytes, offset, crc, kgs, kge, op, lbuf, data);
+        /* kgs <= kge <= max_kg (at most 32768) is add's check: inclusive in memory */
+        ck_kgr kgr = kgs <= kge ? ck_kgr_make((int32_t)kgs, (int32_t)kge - 1) : ck_kgr_make(1, -1);
+        int rc = add(hs, p[0], p[1], kbuf, bytes, offset, crc, kgr, op, lbuf, data, modelled);
         if (rc == CK_ENOMEM) {
             ck_handles_free(hs);
             return rc;

@@ -10,12 +10,12 @@
  * Kinds:
  *   CK_HANDLE_SNAPSHOT  a state file in the canonical format (snapshot.h):
  *                       the subtask's state; keyed state of the key groups
- *                       [kg_start, kg_end) too, except that of operators
+ *                       kgr too, except that of operators
  *                       whose backend wrote native files;
  *   CK_HANDLE_NATIVE    a file of operator `op`'s backend instance (a
  *                       RocksDB SST, MANIFEST, CURRENT or OPTIONS file),
  *                       named `local` in the instance's directory, of key
- *                       groups [kg_start, kg_end);
+ *                       groups kgr;
  *   CK_HANDLE_CHANGELOG a segment of operator `op`'s state changelog
  *                       (changelog.h); `local` is "<first>-<records>", its
  *                       sequence numbers;
@@ -42,18 +42,30 @@
  *                       the checkpoint's _metadata (a file smaller than
  *                       state.storage.fs.memory-threshold, Flink's
  *                       ByteStreamStateHandle); `key` is the name it would
- *                       have had, for people. Never with another flag.
+ *                       have had, for people. Never with another flag;
+ *   CK_HANDLE_MODELLED  the file stands for more state than it holds: its
+ *                       `modelled` bytes (> `bytes`) are what the state
+ *                       it holds weighs in production (an operator's
+ *                       declared value_size, SCENARIOS.md); the store,
+ *                       the network, the local disk and run.json's sizes
+ *                       count those, the file's length and checksum stay
+ *                       the real ones. Never with CK_HANDLE_INLINE.
  *
  * Wire form (in ACK and DEPLOY bodies and in _metadata), a list:
  *   u32 count | count x (u8 kind | u8 flags | u16 key length | key |
  *                        u64 bytes | u32 crc32c of the file |
- *                        u32 first key group | u32 end key group |
+ *                        u32 first key group | u32 end key group (one
+ *                        past the last: half-open on the wire) |
  *                        u32 operator (CK_HANDLE_NO_OP: none) |
  *                        u8 local name length | local name |
  *                        u64 offset, with CK_HANDLE_SEGMENT only |
+ *                        u64 modelled bytes, with CK_HANDLE_MODELLED only |
  *                        bytes of data, with CK_HANDLE_INLINE only)
- * A key is a store key (ck_wire_key_ok), 1..CK_HANDLE_KEY_MAX bytes; a key
- * group range is empty (start = end) for state that is not keyed; a local
+ * A key is a store key (ck_wire_key_ok), 1..CK_HANDLE_KEY_MAX bytes. A
+ * handle's key groups are a ck_kgr (keygroup.h: inclusive [start, end]),
+ * CK_KGR_EMPTY for state that is not keyed; the wire keeps the half-open
+ * [start, end + 1) it has always had, converted by ck_handles_put and
+ * ck_handles_get alone (an empty range is written start = end). A local
  * name is 1..CK_HANDLE_LOCAL_MAX letters, digits, '.', '-' or '_' for a
  * native file and empty otherwise. An inline file is at most
  * CK_HANDLE_INLINE_MAX bytes.
@@ -63,6 +75,7 @@
 
 #include "bytes.h"
 #include "common.h"
+#include "keygroup.h"
 
 enum { CK_HANDLE_SNAPSHOT = 1, CK_HANDLE_NATIVE = 2, CK_HANDLE_CHANGELOG = 3,
        CK_HANDLE_MATERIAL = 4 };
@@ -72,6 +85,7 @@ enum { CK_HANDLE_SNAPSHOT = 1, CK_HANDLE_NATIVE = 2, CK_HANDLE_CHANGELOG = 3,
 #define CK_HANDLE_REUSED 2u
 #define CK_HANDLE_SEGMENT 4u
 #define CK_HANDLE_INLINE 8u
+#define CK_HANDLE_MODELLED 16u
 
 #define CK_HANDLE_INLINE_MAX (1u << 20) /* Flink's most for the memory threshold */
 
@@ -82,10 +96,11 @@ enum { CK_HANDLE_SNAPSHOT = 1, CK_HANDLE_NATIVE = 2, CK_HANDLE_CHANGELOG = 3,
 typedef struct ck_handle {
     char *key; /* malloc'd, NUL-terminated */
     uint64_t bytes;
+    uint64_t modelled; /* what its state weighs (CK_HANDLE_MODELLED); else = bytes */
     uint64_t offset; /* CK_HANDLE_SEGMENT: where the file starts in the object; else 0 */
     uint32_t crc;
     uint8_t kind, flags;
-    uint32_t kg_start, kg_end;
+    ck_kgr kgr;                           /* its key groups (keygroup.h) */
     uint32_t op;                          /* native: the operator; else CK_HANDLE_NO_OP */
     char local[CK_HANDLE_LOCAL_MAX + 1];  /* native: the file's name in the instance */
     uint8_t *data;                        /* CK_HANDLE_INLINE: the file (malloc'd); else NULL */
@@ -99,23 +114,25 @@ typedef struct ck_handles {
 /* Appends a handle of the subtask's state (the key is copied). 0,
  * CK_EINVAL (a key that is empty, too long or not a store key; an unknown
  * kind or flag, or CK_HANDLE_SEGMENT: ck_handles_segment_last makes a
- * segment; a range that ends before it starts) or CK_ENOMEM. */
+ * segment; a range that starts below 0 or ends more than one before it
+ * starts) or CK_ENOMEM. */
 CK_MUST_CHECK
 int ck_handles_add(ck_handles *hs, int kind, uint32_t flags, const char *key, uint64_t bytes,
-                   uint32_t crc, uint32_t kg_start, uint32_t kg_end);
+                   uint32_t crc, ck_kgr kgr);
 /* Appends a handle of operator op's state (NATIVE, CHANGELOG, MATERIAL):
  * as ck_handles_add, and CK_EINVAL for a local name that is not one. */
 CK_MUST_CHECK
 int ck_handles_add_op(ck_handles *hs, int kind, uint32_t flags, const char *key, uint64_t bytes,
-                      uint32_t crc, uint32_t kg_start, uint32_t kg_end, uint32_t op,
+                      uint32_t crc, ck_kgr kgr, uint32_t op,
                       const char *local);
 /* ck_handles_add_op of a NATIVE file. */
 CK_MUST_CHECK
 int ck_handles_add_native(ck_handles *hs, uint32_t flags, const char *key, uint64_t bytes,
-                          uint32_t crc, uint32_t kg_start, uint32_t kg_end, uint32_t op,
+                          uint32_t crc, ck_kgr kgr, uint32_t op,
                           const char *local);
 /* Appends a copy of h with flags `flags` (its offset kept when they hold
- * CK_HANDLE_SEGMENT): as ck_handles_add_op. */
+ * CK_HANDLE_SEGMENT; what it weighs, CK_HANDLE_MODELLED, kept unless
+ * CK_HANDLE_INLINE): as ck_handles_add_op. */
 CK_MUST_CHECK
 int ck_handles_add_like(ck_handles *hs, const ck_handle *h, uint32_t flags);
 /* Makes the last handle of hs the segment at `offset` of its key's
@@ -129,6 +146,11 @@ int ck_handles_segment_last(ck_handles *hs, uint64_t offset);
  * len is not its bytes or is over CK_HANDLE_INLINE_MAX. */
 CK_MUST_CHECK
 int ck_handles_inline_last(ck_handles *hs, uint8_t *data, size_t len);
+/* Makes the last handle of hs weigh `modelled` bytes (CK_HANDLE_MODELLED
+ * when more than its bytes, none when equal). CK_EINVAL when hs is empty,
+ * the handle is inline or modelled is below its bytes. */
+CK_MUST_CHECK
+int ck_handles_model_last(ck_handles *hs, uint64_t modelled);
 /* 1 when h's file is an object of the store (not CK_HANDLE_INLINE). */
 int ck_handle_stored(const ck_handle *h);
 /* 1 when s can name a native file: 1..CK_HANDLE_LOCAL_MAX of [A-Za-z0-9._-],
@@ -155,6 +177,10 @@ void ck_handles_free(ck_handles *hs);
 
 /* Sum of the files' sizes. */
 uint64_t ck_handles_bytes(const ck_handles *hs);
+/* Sums of what the files weigh (`modelled`: their bytes unless
+ * CK_HANDLE_MODELLED): of all, and of those not CK_HANDLE_REUSED. */
+uint64_t ck_handles_modelled(const ck_handles *hs);
+uint64_t ck_handles_modelled_new(const ck_handles *hs);
 
 /* Appends the wire form to w. */
 void ck_handles_put(ck_wbuf *w, const ck_handles *hs);

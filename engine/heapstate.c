@@ -178,16 +178,15 @@ static inline int key_eq(const char *a, const char *b, uint32_t n)
     return memcmp(a, b, n) == 0;
 }
 
-int ck_heap_init(ck_heap *h, int kg_start, int kg_end, size_t vsize)
+int ck_heap_init(ck_heap *h, ck_kgr kgr, size_t vsize)
 {
-    if (kg_end < kg_start || vsize > 64)
+    if (ck_kgr_empty(kgr) || kgr.start < 0 || vsize > 64)
         return CK_EINVAL;
     memset(h, 0, sizeof(*h));
-    h->kgs = calloc((size_t)(kg_end - kg_start + 1), sizeof(*h->kgs));
+    h->kgs = calloc((size_t)ck_kgr_size(kgr), sizeof(*h->kgs));
     if (!h->kgs)
         return CK_ENOMEM;
-    h->kg_start = kg_start;
-    h->kg_end = kg_end;
+    h->kgr = kgr;
     h->vsize = vsize;
     h->slot_size = SLOT_HDR + ((vsize + 7) & ~(size_t)7);
     return CK_OK;
@@ -197,7 +196,7 @@ void ck_heap_free(ck_heap *h)
 {
     if (!h->kgs)
         return;
-    for (int g = 0; g <= h->kg_end - h->kg_start; g++)
+    for (int g = 0; g <= h->kgr.end - h->kgr.start; g++)
         arr_unref(h->kgs[g].slots, h->kgs[g].cap, h->slot_size);
     free(h->kgs);
     memset(h, 0, sizeof(*h));
@@ -205,9 +204,9 @@ void ck_heap_free(ck_heap *h)
 
 static inline ck_heap_kg *table(ck_heap *h, int kg)
 {
-    if (kg < h->kg_start || kg > h->kg_end)
+    if (kg < h->kgr.start || kg > h->kgr.end)
         return NULL;
-    return &h->kgs[kg - h->kg_start];
+    return &h->kgs[kg - h->kgr.start];
 }
 
 /* Index of (key, ns) in t, or of the empty slot where it would go. */
@@ -368,9 +367,9 @@ static CK_NOINLINE void *upsert_slow(ck_heap *h, ck_heap_kg *t, uint32_t hash,
 /* The prefetch, forced inline where it is used (CK_ALWAYS_INLINE). */
 static CK_ALWAYS_INLINE void prefetch_slot(const ck_heap *h, int kg, uint32_t hash)
 {
-    if (kg < h->kg_start || kg > h->kg_end)
+    if (kg < h->kgr.start || kg > h->kgr.end)
         return;
-    const ck_heap_kg *t = &h->kgs[kg - h->kg_start];
+    const ck_heap_kg *t = &h->kgs[kg - h->kgr.start];
     if (!t->slots)
         return;
     const uint8_t *s = (const uint8_t *)slot_at(h, t, hash & (t->cap - 1));
@@ -434,9 +433,9 @@ static void visit_slots(const uint8_t *slots, uint32_t cap, size_t slot_size,
 
 void ck_heap_foreach(const ck_heap *h, int kg, ck_heap_visit fn, void *arg)
 {
-    if (kg < h->kg_start || kg > h->kg_end)
+    if (kg < h->kgr.start || kg > h->kgr.end)
         return;
-    const ck_heap_kg *t = &h->kgs[kg - h->kg_start];
+    const ck_heap_kg *t = &h->kgs[kg - h->kgr.start];
     visit_slots(t->slots, t->cap, h->slot_size, fn, arg);
 }
 
@@ -447,12 +446,12 @@ uint64_t ck_heap_bytes(const ck_heap *h)
 
 int ck_heap_view_take(ck_heap *h, ck_heap_view *v)
 {
-    int nkg = h->kg_end - h->kg_start + 1;
+    int nkg = h->kgr.end - h->kgr.start + 1;
     v->kgs = malloc((size_t)nkg * sizeof(*v->kgs));
     if (!v->kgs)
         return CK_ENOMEM;
-    v->kg_start = h->kg_start;
-    v->kg_end = h->kg_end;
+    v->kgr.start = h->kgr.start;
+    v->kgr.end = h->kgr.end;
     v->vsize = h->vsize;
     v->slot_size = h->slot_size;
     v->n = h->n;
@@ -467,18 +466,18 @@ int ck_heap_view_take(ck_heap *h, ck_heap_view *v)
 
 void ck_heap_view_foreach(const ck_heap_view *v, int kg, ck_heap_visit fn, void *arg)
 {
-    if (kg < v->kg_start || kg > v->kg_end)
+    if (kg < v->kgr.start || kg > v->kgr.end)
         return;
-    const ck_heap_kg *t = &v->kgs[kg - v->kg_start];
+    const ck_heap_kg *t = &v->kgs[kg - v->kgr.start];
     visit_slots(t->slots, t->cap, v->slot_size, fn, arg);
 }
 
 const void *ck_heap_view_get_h(const ck_heap_view *v, int kg, uint32_t hash, const char *key,
                               uint32_t klen, int64_t ns)
 {
-    if (kg < v->kg_start || kg > v->kg_end)
+    if (kg < v->kgr.start || kg > v->kgr.end)
         return NULL;
-    const ck_heap_kg *t = &v->kgs[kg - v->kg_start];
+    const ck_heap_kg *t = &v->kgs[kg - v->kgr.start];
     if (!t->slots || t->n == 0)
         return NULL;
     uint32_t mask = t->cap - 1;
@@ -494,16 +493,16 @@ const void *ck_heap_view_get_h(const ck_heap_view *v, int kg, uint32_t hash, con
 
 uint32_t ck_heap_view_count(const ck_heap_view *v, int kg)
 {
-    if (kg < v->kg_start || kg > v->kg_end)
+    if (kg < v->kgr.start || kg > v->kgr.end)
         return 0;
-    return v->kgs[kg - v->kg_start].n;
+    return v->kgs[kg - v->kgr.start].n;
 }
 
 void ck_heap_view_release(ck_heap_view *v)
 {
     if (!v->kgs)
         return;
-    for (int g = 0; g <= v->kg_end - v->kg_start; g++)
+    for (int g = 0; g <= v->kgr.end - v->kgr.start; g++)
         arr_unref(v->kgs[g].slots, v->kgs[g].cap, v->slot_size);
     free(v->kgs);
     v->kgs = NULL;
@@ -857,18 +856,17 @@ static const ck_kstate_ops heap_kstate_ops = {
     .check = hks_check,
 };
 
-ck_kstate *ck_heap_kstate_new(int kg_start, int kg_end, const ck_state_desc *d, int n)
+ck_kstate *ck_heap_kstate_new(ck_kgr kgr, const ck_state_desc *d, int n)
 {
     heap_ks *h = calloc(1, sizeof(*h));
     if (!h)
         return NULL;
     h->base.ops = &heap_kstate_ops;
-    h->base.kg_start = kg_start;
-    h->base.kg_end = kg_end;
+    h->base.kgr = kgr;
     for (int i = 0; i < n; i++) {
         int list = d[i].kind == CK_STATE_LIST;
-        if (ck_heap_init(&h->heaps[i], kg_start, kg_end, list ? 8 : 8 * (size_t)d[i].nfields) ||
-            (list && ck_heap_init(&h->elems[i], kg_start, kg_end, 8 * (size_t)d[i].nfields))) {
+        if (ck_heap_init(&h->heaps[i], kgr, list ? 8 : 8 * (size_t)d[i].nfields) ||
+            (list && ck_heap_init(&h->elems[i], kgr, 8 * (size_t)d[i].nfields))) {
             hks_free(&h->base);
             return NULL;
         }
@@ -914,19 +912,19 @@ static int check_table(const ck_heap *h, int kg, const ck_heap_kg *t, uint64_t *
 static int check_heap(const ck_heap *h, int all, int only, ck_inv *v)
 {
     uint64_t n = 0, key_bytes = 0;
-    for (int g = 0; g <= h->kg_end - h->kg_start; g++) {
+    for (int g = 0; g <= h->kgr.end - h->kgr.start; g++) {
         const ck_heap_kg *t = &h->kgs[g];
         int rc;
         if (all || g == only) {
-            rc = check_table(h, h->kg_start + g, t, &key_bytes, v);
+            rc = check_table(h, h->kgr.start + g, t, &key_bytes, v);
             if (rc)
                 return rc;
         } else {
             CK_INV(v, 2, (t->cap & (t->cap - 1)) == 0 &&
                              (uint64_t)t->n * 4 <= (uint64_t)t->cap * 3,
-                   "key group %d: %u entries in %u slots", h->kg_start + g, t->n, t->cap);
+                   "key group %d: %u entries in %u slots", h->kgr.start + g, t->n, t->cap);
             CK_INV(v, 4, !t->slots || !t->priv || arr_of(t->slots)->refs == 1,
-                   "key group %d: written in place while shared", h->kg_start + g);
+                   "key group %d: written in place while shared", h->kgr.start + g);
         }
         n += t->n;
     }
@@ -945,7 +943,7 @@ int ck_heap_check(const ck_heap *h, ck_inv *v)
 int ck_heap_check_some(const ck_heap *h, ck_inv *v)
 {
     uint64_t slots = 0;
-    int nkg = h->kg_end - h->kg_start + 1;
+    int nkg = h->kgr.end - h->kgr.start + 1;
     for (int g = 0; g < nkg; g++)
         slots += h->kgs[g].cap;
     if (slots <= CK_HEAP_CHECK_SLOTS)

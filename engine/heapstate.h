@@ -14,7 +14,7 @@
  * copying is paid only by key groups written while the view lives.
  *
  * Invariants (ck_heap_check):
- *   (1) every entry's key group lies in [kg_start, kg_end] and is the
+ *   (1) every entry's key group lies in kgr and is the
  *       group of its key (the caller passes both; the heap trusts that
  *       pairing, and cannot check it);
  *   (2) a table's capacity is a power of two and it is at most 3/4 full;
@@ -49,7 +49,7 @@ typedef struct ck_heap_kg {
 } ck_heap_kg;
 
 typedef struct ck_heap {
-    int kg_start, kg_end;
+    ck_kgr kgr;
     size_t vsize, slot_size;
     ck_heap_kg *kgs;
     uint64_t n;         /* entries */
@@ -58,7 +58,7 @@ typedef struct ck_heap {
 
 /* Returns 0, CK_ENOMEM, CK_EINVAL. Values are vsize bytes (<= 64). */
 CK_MUST_CHECK
-int ck_heap_init(ck_heap *h, int kg_start, int kg_end, size_t vsize);
+int ck_heap_init(ck_heap *h, ck_kgr kgr, size_t vsize);
 void ck_heap_free(ck_heap *h);
 
 /* The value of (key, ns) in key group kg, or NULL. jhash is the key's Java hash. */
@@ -123,7 +123,7 @@ int ck_heap_check_some(const ck_heap *h, ck_inv *v);
 
 /* A consistent, read-only view of a heap at one moment. */
 typedef struct ck_heap_view {
-    int kg_start, kg_end;
+    ck_kgr kgr;
     size_t vsize, slot_size;
     uint64_t n;
     ck_heap_kg *kgs;
@@ -143,6 +143,6 @@ void ck_heap_view_release(ck_heap_view *v);
 /* The heap as a keyed-state backend (kstate.h, "hashmap"): one heap per
  * state, a map state's entries under (key, user key) composite keys.
  * NULL when out of memory. */
-ck_kstate *ck_heap_kstate_new(int kg_start, int kg_end, const ck_state_desc *d, int n);
+ck_kstate *ck_heap_kstate_new(ck_kgr kgr, const ck_state_desc *d, int n);
 
 #endif

@@ -3,8 +3,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "assign.h"
 #include "error.h"
 #include "invariant.h"
+#include "storekey.h"
 #include "task.h"
 #include "taskmanager.h"
 #include "wire.h"
@@ -80,14 +82,16 @@ int ck_jm_init(ck_jm *jm, ck_platform *plat, const ck_job_env *env, int ntm, uin
     /* Started from a savepoint: checkpoint ids go on after its id. */
     jm->base = env->start;
     jm->start_id = env->start.id;
-    jm->start_handles = env->start_handles;
+    jm->start_meta = env->start_meta;
+    jm->topic = env->topic;
     if (ck_cc_init(&jm->cc, plat, g, cfg, env->job_id, jm->base.id + 1, seed)) {
         ck_jm_free(jm);
         return CK_ENOMEM;
     }
     jm->cc.input_fp = env->input_fp;
     jm->cc.stopped = 1; /* until the job runs */
-    if (ck_cc_adopt(&jm->cc, &env->start, env->start_handles,
+    if (ck_cc_adopt(&jm->cc, &env->start, env->start_meta ? env->start_meta->tasks : NULL,
+                    env->start_meta ? env->start_meta->nsubtasks : 0,
                     (int)ck_cfg(cfg, CK_CFG_CLAIM_MODE))) {
         ck_jm_free(jm);
         return CK_ENOMEM;
@@ -317,7 +321,9 @@ static uint64_t latest_checkpoint_point(const ck_jm *jm, ck_restore_point *out)
             if (c->id > out->id) {
                 out->id = c->id;
                 out->flags = c->flags;
-                ck_cc_dir(jm->cc.job_id, c->id, c->flags, out->dir, sizeof(out->dir));
+                /* the coordinator took only a job id that makes keys */
+                CK_IGNORE(ck_sk_dir(out->dir, sizeof(out->dir), jm->cc.job_id, c->id,
+                                    !!(c->flags & CK_CP_FLAG_SAVEPOINT)));
             }
             break;
         }
@@ -350,29 +356,6 @@ static const ck_graph *graph_of(const ck_jm *jm, uint32_t a)
     while (k > 0 && jm->eras[k].first_attempt > a)
         k--;
     return jm->eras[k].g;
-}
-
-/* What subtask i of the generation deploying restores: what the subtask
- * of its vertex and index left in the snapshot restored (of the
- * generation that took it; the savepoint the job started from is of the
- * first), where its vertex has the parallelism it had then. Where the
- * parallelism changed, the subtask is not the same one: NULL (it starts
- * empty) when its vertex holds no state, else no handles (its restore
- * fails on the missing state: a job whose state cannot move yet is
- * refused a rescale up front). */
-static const ck_handles *gen_handles(const ck_jm *jm, uint32_t i)
-{
-    static const ck_handles none;
-    const ck_cp_record *c = ck_cc_find(&jm->cc, jm->restore.id);
-    int started = !c && jm->restore.id == jm->start_id && jm->start_handles;
-    const ck_graph *from = c ? c->g : jm->eras[0].g;
-    int64_t k = ck_graph_same_subtask(jm->g, from, i);
-    if (k < 0) {
-        int v, sub;
-        ck_graph_locate(jm->g, i, &v, &sub);
-        return ck_graph_stateless_vertex(jm->g, v, jm->cfg) ? NULL : &none;
-    }
-    return started ? &jm->start_handles[k] : ck_cc_handles(&jm->cc, jm->restore.id, (uint32_t)k);
 }
 
 /* The job takes generation ng of its graph from its next attempt on (a
@@ -449,6 +432,146 @@ static const ck_graph *rescale_gen(const ck_jm *jm)
     return &jm->gens[rs->gen];
 }
 
+/* The state each subtask of the job restores from jm->restore: */
+typedef struct ck_restore_plan {
+    const ck_handles **handles; /* per global subtask: borrowed, or one of owned */
+    ck_handles *owned;          /* per global subtask: built from a partial assignment */
+    uint32_t *origins;          /* per global subtask: old vertex, subtask, parallelism */
+    char why[400];              /* the assignment's refusal */
+} ck_restore_plan;
+
+static void restore_plan_free(ck_restore_plan *rp, uint32_t n)
+{
+    for (uint32_t i = 0; rp->owned && i < n; i++)
+        ck_handles_free(&rp->owned[i]);
+    free(rp->owned);
+    free(rp->handles);
+    free(rp->origins);
+    memset(rp, 0, sizeof(*rp));
+}
+
+/* Plans what each subtask of the generation the job deploys (jm->g)
+ * restores from jm->restore with the state assignment (assign.h), the
+ * one the savepoint pre-check made: its handles and the snapshot's
+ * subtask they are of, or (handles NULL) that it starts empty. The
+ * snapshot is of the generation that took it, which a rescale's
+ * redeployment does not run. 0, CK_EINVAL (the assignment refused:
+ * rp->why), CK_ENOMEM. */
+static int restore_plan(const ck_jm *jm, ck_restore_plan *rp)
+{
+    const ck_graph *g = jm->g;
+    memset(rp, 0, sizeof(*rp));
+    /* The snapshot's _metadata: the savepoint's, or one made of the
+     * coordinator's record (of the generation that took it; the
+     * savepoint the job started from is of the first). An old-version
+     * savepoint lists no vertices: it is taken to be of the job as
+     * submitted, as the pre-check took it. */
+    ck_cp_meta own = {0};
+    ck_handles *own_tasks = NULL; /* own's list of borrowed handles, when it has one */
+    const ck_cp_meta *m = jm->start_meta;
+    const ck_cp_record *c = ck_cc_find(&jm->cc, jm->restore.id);
+    if (c || jm->restore.id != jm->start_id || !m) {
+        const ck_graph *rg = c ? c->g : jm->eras[0].g;
+        own.id = jm->restore.id;
+        own.flags = jm->restore.flags;
+        own.nsubtasks = rg->nsubtasks;
+        own.tasks = own_tasks = calloc(rg->nsubtasks, sizeof(*own.tasks));
+        if (!own.tasks || ck_cp_meta_vertices(&own, rg)) {
+            free(own_tasks);
+            return CK_ENOMEM;
+        }
+        for (uint32_t i = 0; i < rg->nsubtasks; i++)
+            own.tasks[i] = *ck_cc_handles(&jm->cc, jm->restore.id, i); /* borrowed */
+        m = &own;
+    } else if (!m->nvertices && m->nsubtasks == jm->eras[0].g->nsubtasks) {
+        own = *m; /* its handles, borrowed */
+        own.vertices = NULL;
+        if (ck_cp_meta_vertices(&own, jm->eras[0].g))
+            return CK_ENOMEM;
+        m = &own;
+    }
+    /* The sources' partitions, dealt as their split-distribute list state
+     * (FLIP-27): old source subtask k of parallelism p read those the
+     * topic gives reader k of p (ck_topic_owner), as the pre-check found
+     * in its state file. (An old-version _metadata of another parallelism
+     * lists no vertices: the plan refuses it.) */
+    ck_asg_opstate os[CK_MAX_OPS];
+    uint32_t *parts = calloc(m->nsubtasks + 1, sizeof(*parts));
+    int nos = 0;
+    if (!parts) {
+        free(own_tasks);
+        free(own.vertices);
+        return CK_ENOMEM;
+    }
+    int nparts = jm->topic ? jm->topic->ops->npartitions(jm->topic->ctx) : 0;
+    uint32_t base = 0;
+    for (uint32_t v = 0; v < m->nvertices; v++) {
+        uint32_t p = m->vertices[v].parallelism;
+        int src = m->vertices[v].ops[0].kind == CK_OP_SOURCE;
+        for (int q = 0; src && jm->topic && q < nparts; q++)
+            parts[base + (uint32_t)ck_topic_owner(jm->topic->name, q, (int)p)]++;
+        /* the job's operator of the same uid, if any: the plan refuses otherwise */
+        const char *uid = m->vertices[v].ops[0].uid;
+        for (int i = 0; src && jm->topic && i < g->spec.nops; i++)
+            if (!strcmp(g->spec.ops[i].uid[0] ? g->spec.ops[i].uid : g->spec.ops[i].name, uid) &&
+                g->spec.ops[i].kind == CK_OP_SOURCE)
+                os[nos++] = (ck_asg_opstate){.op = i, .name = CK_ASG_SOURCE_STATE,
+                                             .mode = CK_ASG_SPLIT_DISTRIBUTE,
+                                             .counts = parts + base};
+        base += p;
+    }
+    ck_asg a;
+    int rc = ck_asg_plan(&a, m, g, jm->cfg, os, nos, rp->why, sizeof(rp->why));
+    if (!rc)
+        rc = ck_asg_applicable(&a, m, g, rp->why, sizeof(rp->why));
+    rp->handles = rc ? NULL : calloc(g->nsubtasks, sizeof(*rp->handles));
+    rp->owned = rc ? NULL : calloc(g->nsubtasks, sizeof(*rp->owned));
+    rp->origins = rc ? NULL : calloc(3 * (size_t)g->nsubtasks, sizeof(*rp->origins));
+    if (!rc && (!rp->handles || !rp->owned || !rp->origins))
+        rc = CK_ENOMEM;
+    for (uint32_t i = 0; !rc && i < g->nsubtasks; i++) {
+        const ck_asg_task *t = &a.tasks[i];
+        if (t->empty) /* its vertex keeps no state: it starts empty */
+            continue;
+        rp->origins[3 * i] = (uint32_t)t->old_vertex;
+        rp->origins[3 * i + 1] = (uint32_t)t->old_subtask;
+        rp->origins[3 * i + 2] = t->old_parallelism;
+        /* An old subtask's handles taken whole, in order, as they are
+         * (an unchanged parallelism): its own list; else a list made of
+         * the takes. */
+        uint32_t old = t->ntakes ? t->takes[0].old : 0;
+        int whole = t->ntakes == m->tasks[old].n;
+        for (uint32_t k = 0; whole && k < t->ntakes; k++)
+            whole = t->takes[k].old == old && t->takes[k].handle == k;
+        if (whole && t->ntakes) { /* the coordinator's or the savepoint's, not own's copy */
+            rp->handles[i] = m == &own && own_tasks ? ck_cc_handles(&jm->cc, jm->restore.id, old)
+                                                    : &m->tasks[old];
+            continue;
+        }
+        for (uint32_t k = 0; !rc && k < t->ntakes; k++) {
+            const ck_handle *h = &m->tasks[t->takes[k].old].v[t->takes[k].handle];
+            rc = ck_handles_add_like(&rp->owned[i], h, h->flags);
+        }
+        rp->handles[i] = &rp->owned[i];
+    }
+    ck_asg_free(&a);
+    if (rc == CK_EINVAL && rp->why[0]) {
+        char tmp[sizeof(rp->why)];
+        snprintf(tmp, sizeof(tmp), "%s", rp->why);
+        snprintf(rp->why, sizeof(rp->why), "%s cannot restore: %s", jm->restore.dir, tmp);
+    }
+    if (rc) {
+        char why[sizeof(rp->why)];
+        memcpy(why, rp->why, sizeof(why));
+        restore_plan_free(rp, g->nsubtasks);
+        memcpy(rp->why, why, sizeof(why));
+    }
+    free(parts);
+    free(own_tasks);
+    free(own.vertices);
+    return rc;
+}
+
 /* Deploys a new attempt: of every subtask (mask NULL: the job's first
  * deployment or a full restart, state WAITING or RESTARTING), or of the
  * subtasks in mask alone (a region restart; the job is RUNNING). */
@@ -487,19 +610,28 @@ static void deploy(ck_jm *jm, ck_time now, const uint8_t *mask)
         }
     }
     jm->plat->ops->set_routes(jm->plat, jm->attempt, jm->g->generation, jm->g->nsubtasks, hosts);
-    /* What each subtask restores: the handles its snapshot left, as the
-     * coordinator recorded them, or as the savepoint the job started from
-     * lists them. */
-    const ck_handles **handles = calloc(jm->g->nsubtasks, sizeof(*handles));
-    for (uint32_t i = 0; handles && i < jm->g->nsubtasks; i++)
-        handles[i] = gen_handles(jm, i);
-    int oom = !handles;
+    /* What each subtask restores: the state assignment (assign.h) of the
+     * snapshot, as the coordinator recorded it or as the savepoint the job
+     * started from lists it, into the generation the job deploys. */
+    ck_restore_plan rp;
+    int prc = jm->restore.id ? restore_plan(jm, &rp) : CK_OK;
+    if (prc) {
+        free(hosts);
+        if (prc == CK_ENOMEM)
+            job_fail(jm, CK_JOBFAIL_OUT_OF_MEMORY, "out of memory deploying the job");
+        else
+            job_fail(jm, CK_JOBFAIL_NO_CHECKPOINT, rp.why);
+        return;
+    }
+    const ck_handles **handles = jm->restore.id ? (const ck_handles **)rp.handles : NULL;
+    int oom = 0;
     for (int h = 0; h < jm->ntm && !oom; h++) {
         if (!tm_alive(jm, h))
             continue;
         size_t blen, n;
         uint8_t *body = ck_tm_deploy_body(jm->attempt, jm->g->generation, &jm->restore,
-                                          jm->g->nsubtasks, hosts, handles, h, &blen);
+                                          jm->g->nsubtasks, hosts, handles,
+                                          jm->restore.id ? rp.origins : NULL, h, &blen);
         uint8_t *m = body ? ck_wire_msg(CK_MSG_DEPLOY, CK_EP_JM, CK_EP_TM0 + (uint32_t)h,
                                         jm->attempt, body, blen, &n)
                           : NULL;
@@ -508,7 +640,8 @@ static void deploy(ck_jm *jm, ck_time now, const uint8_t *mask)
         if (m) /* lost with its task manager: failed over by heartbeat.timeout (platform.h) */
             CK_IGNORE(jm->plat->ops->send(jm->plat, CK_EP_TM0 + (uint32_t)h, m, n));
     }
-    free(handles);
+    if (jm->restore.id)
+        restore_plan_free(&rp, jm->g->nsubtasks);
     free(hosts);
     if (oom) {
         job_fail(jm, CK_JOBFAIL_OUT_OF_MEMORY, "out of memory deploying the job");
@@ -824,7 +957,9 @@ static void all_finished(ck_jm *jm, ck_time now)
         rs->stopped = now;
         jm->base.id = sp->id;
         jm->base.flags = sp->flags;
-        ck_cc_dir(jm->cc.job_id, sp->id, sp->flags, jm->base.dir, sizeof(jm->base.dir));
+        /* the coordinator took only a job id that makes keys */
+        CK_IGNORE(ck_sk_dir(jm->base.dir, sizeof(jm->base.dir), jm->cc.job_id, sp->id,
+                            !!(sp->flags & CK_CP_FLAG_SAVEPOINT)));
         ck_cc_abort_all(&jm->cc, "the job stopped to rescale");
         ck_logf(jm->plat, CK_LOG_INFO, "stopped with savepoint %llu; rescaling from it",
                 (unsigned long long)sp->id);
@@ -847,7 +982,9 @@ static void all_finished(ck_jm *jm, ck_time now)
         r->failed = sp->trigger; /* the sources paused at its barrier */
         jm->base.id = sp->id;
         jm->base.flags = sp->flags;
-        ck_cc_dir(jm->cc.job_id, sp->id, sp->flags, jm->base.dir, sizeof(jm->base.dir));
+        /* the coordinator took only a job id that makes keys */
+        CK_IGNORE(ck_sk_dir(jm->base.dir, sizeof(jm->base.dir), jm->cc.job_id, sp->id,
+                            !!(sp->flags & CK_CP_FLAG_SAVEPOINT)));
         ck_cc_abort_all(&jm->cc, "the job stopped");
         ck_logf(jm->plat, CK_LOG_INFO, "stopped with savepoint %llu; resuming in %.3f s",
                 (unsigned long long)sp->id, (double)jm->stop_resume / 1e9);

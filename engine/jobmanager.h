@@ -67,12 +67,14 @@
  * as any failure does. Rescale n redeploys the job on generation 1 + n of
  * its graph (graph.h; the runner builds every generation from the
  * scenario up front): at its redeployment the job manager and the
- * coordinator take the new generation's subtasks (regenerate), and each
- * new subtask restores what the subtask of the same vertex and index left,
- * where its vertex kept its parallelism; where it changed, a vertex that
- * holds no state (ck_graph_stateless_vertex) starts empty, and one that
- * does is given no state (its restore fails: the runner refuses such a
- * rescale up front until state moves between parallelisms).
+ * coordinator take the new generation's subtasks (regenerate), and what
+ * each new subtask restores is the state assignment's (assign.h), planned
+ * from the snapshot's own generation into the new one, as at every
+ * deployment that restores: a subtask of a vertex that kept its
+ * parallelism restores its own state; where the parallelism changed, a
+ * vertex that keeps no state (ck_asg_vertex_state) starts empty, and one
+ * that does is refused by ck_asg_applicable (the job fails naming it: the
+ * runner refuses such a rescale up front by the same rule).
  *
  * A restore that fails on the checkpoint itself (a file damaged or
  * missing, or one that does not decode: ck_fail_is_fallback) marks it
@@ -264,6 +266,8 @@ typedef struct ck_jm {
     ck_task_stats retired; /* the counts of subtasks of earlier generations that this
                             * one does not have (a vertex rescaled in) */
     const ck_config *cfg;
+    const ck_topic *topic; /* the job's input (env's; NULL in some tests): whose partitions
+                            * the sources' restore deals out */
     ck_job_state state;
     int ntm;
     ck_time *tm_seen;    /* last heartbeat per task manager, CK_TIME_NEVER: not alive */
@@ -283,7 +287,7 @@ typedef struct ck_jm {
     ck_restore_point restore; /* what the current attempt restored */
     ck_restore_point base;   /* a savepoint the job started or resumed from */
     uint64_t start_id;       /* the savepoint the job started from (0: none), */
-    const ck_handles *start_handles; /* and its state handles per subtask (env's) */
+    const ck_cp_meta *start_meta; /* and its _metadata (env's) */
     uint64_t stop_id;        /* a stop-with-savepoint under way */
     ck_time stop_resume;     /* ...and how long after it the job resumes (0: it ends) */
     uint64_t stopped_with;   /* the savepoint the job ended with */

@@ -124,12 +124,10 @@ int ck_kg_subtask(int kg, int parallelism, int max_parallelism)
     return (int)((int64_t)kg * parallelism / max_parallelism);
 }
 
-void ck_kg_range(int i, int parallelism, int max_parallelism, int *start,
-                 int *end)
+ck_kgr ck_kg_range(int i, int parallelism, int max_parallelism)
 {
     int64_t p = parallelism, m = max_parallelism;
-    *start = (int)((i * m + p - 1) / p);
-    *end = (int)(((i + 1) * m - 1) / p);
+    return ck_kgr_make((int32_t)((i * m + p - 1) / p), (int32_t)(((i + 1) * m - 1) / p));
 }
 
 int ck_kg_default_max_parallelism(int parallelism)

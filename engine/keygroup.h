@@ -11,6 +11,13 @@
  *
  * Subtask i owns the key-group range [start, end] with
  *   start = ceil(i * maxP / p), end = ceil((i + 1) * maxP / p) - 1.
+ *
+ * Key-group ranges, one convention everywhere: a ck_kgr is Flink's
+ * KeyGroupRange, inclusive [start, end], empty when start > end (the
+ * empty range made by the operations below is {0, -1}). Every range kept
+ * or passed in chandy is a ck_kgr; a file format that stores another form
+ * (a state handle's half-open [start, end) on the wire) converts in its
+ * encoder and decoder only (handle.c).
  */
 #ifndef CK_KEYGROUP_H
 #define CK_KEYGROUP_H
@@ -65,9 +72,65 @@ static inline int ck_kg_of_hash(int32_t hash, int max_parallelism)
 /* Subtask index that owns key group kg. */
 int ck_kg_subtask(int kg, int parallelism, int max_parallelism);
 
-/* Inclusive key-group range owned by subtask i. */
-void ck_kg_range(int i, int parallelism, int max_parallelism, int *start,
-                 int *end);
+/* A range of key groups: [start, end], empty when start > end. */
+typedef struct ck_kgr {
+    int32_t start, end;
+} ck_kgr;
+
+#define CK_KGR_EMPTY ((ck_kgr){0, -1})
+
+static inline ck_kgr ck_kgr_make(int32_t start, int32_t end)
+{
+    return (ck_kgr){start, end};
+}
+
+static inline int ck_kgr_empty(ck_kgr r)
+{
+    return r.start > r.end;
+}
+
+/* How many key groups r holds. */
+static inline int32_t ck_kgr_size(ck_kgr r)
+{
+    return ck_kgr_empty(r) ? 0 : r.end - r.start + 1;
+}
+
+static inline int ck_kgr_contains(ck_kgr r, int32_t kg)
+{
+    return kg >= r.start && kg <= r.end;
+}
+
+/* The key groups in both a and b (CK_KGR_EMPTY when none). */
+static inline ck_kgr ck_kgr_intersect(ck_kgr a, ck_kgr b)
+{
+    ck_kgr r = {a.start > b.start ? a.start : b.start, a.end < b.end ? a.end : b.end};
+    return ck_kgr_empty(r) ? CK_KGR_EMPTY : r;
+}
+
+/* Whether a and b hold the same key groups (every empty range is equal). */
+static inline int ck_kgr_equal(ck_kgr a, ck_kgr b)
+{
+    return ck_kgr_empty(a) ? ck_kgr_empty(b) : a.start == b.start && a.end == b.end;
+}
+
+/* The smallest range holding a and b (either may be empty). */
+static inline ck_kgr ck_kgr_span(ck_kgr a, ck_kgr b)
+{
+    if (ck_kgr_empty(a))
+        return b;
+    if (ck_kgr_empty(b))
+        return a;
+    return (ck_kgr){a.start < b.start ? a.start : b.start, a.end > b.end ? a.end : b.end};
+}
+
+/* Whether every key group of a is in b (the empty range is in every one). */
+static inline int ck_kgr_within(ck_kgr a, ck_kgr b)
+{
+    return ck_kgr_empty(a) || (a.start >= b.start && a.end <= b.end);
+}
+
+/* The key-group range subtask i of parallelism owns. */
+ck_kgr ck_kg_range(int i, int parallelism, int max_parallelism);
 
 /* Flink's default: min(max(roundUpToPowerOfTwo(p + p/2), 128), 32768). */
 int ck_kg_default_max_parallelism(int parallelism);

@@ -3,9 +3,9 @@
 #include "error.h"
 #include "heapstate.h"
 
-int ck_kstate_spec_ok(int kg_start, int kg_end, const ck_state_desc *d, int n)
+int ck_kstate_spec_ok(ck_kgr kgr, const ck_state_desc *d, int n)
 {
-    if (n < 1 || n > CK_KS_MAX_STATES || kg_start > kg_end)
+    if (n < 1 || n > CK_KS_MAX_STATES || ck_kgr_empty(kgr))
         return 0;
     for (int i = 0; i < n; i++)
         if (d[i].nfields < 1 || d[i].nfields > CK_KS_MAX_FIELDS ||
@@ -15,13 +15,13 @@ int ck_kstate_spec_ok(int kg_start, int kg_end, const ck_state_desc *d, int n)
     return 1;
 }
 
-ck_kstate *ck_kstate_new(int type, int kg_start, int kg_end, const ck_state_desc *d, int n)
+ck_kstate *ck_kstate_new(int type, ck_kgr kgr, const ck_state_desc *d, int n)
 {
-    if (!ck_kstate_spec_ok(kg_start, kg_end, d, n))
+    if (!ck_kstate_spec_ok(kgr, d, n))
         return NULL;
     switch (type) {
     case CK_BACKEND_HASHMAP:
-        return ck_heap_kstate_new(kg_start, kg_end, d, n);
+        return ck_heap_kstate_new(kgr, d, n);
     default:
         return NULL;
     }
@@ -29,7 +29,7 @@ ck_kstate *ck_kstate_new(int type, int kg_start, int kg_end, const ck_state_desc
 
 int ck_ks_put_entry(ck_kstate *s, int kg, int32_t jhash, const ck_kentry *e)
 {
-    if (kg < s->kg_start || kg > s->kg_end)
+    if (!ck_kgr_contains(s->kgr, kg))
         return CK_EPROTO;
     ck_kkey k = {.loc = {jhash, kg, e->ns, 0},
                  .key = e->key,
@@ -58,8 +58,8 @@ int ck_ks_put_entry(ck_kstate *s, int kg, int32_t jhash, const ck_kentry *e)
 
 int ck_ks_check(const ck_kstate *s, ck_inv *v)
 {
-    CK_INV(v, 1, s->kg_start <= s->kg_end && s->nstates >= 1 && s->nstates <= CK_KS_MAX_STATES,
-           "%s: key groups [%d, %d], %d states", s->ops->name, s->kg_start, s->kg_end,
+    CK_INV(v, 1, !ck_kgr_empty(s->kgr) && s->nstates >= 1 && s->nstates <= CK_KS_MAX_STATES,
+           "%s: key groups [%d, %d], %d states", s->ops->name, s->kgr.start, s->kgr.end,
            s->nstates);
     return s->ops->check ? s->ops->check(s, v) : 0;
 }

@@ -3,7 +3,7 @@
  *
  * A keyed operator declares its states (ck_state_desc, Flink's
  * StateDescriptor) and keeps them in one backend instance (ck_kstate) that
- * holds exactly the key groups [kg_start, kg_end] of its subtask. Every
+ * holds exactly the key groups kgr of its subtask. Every
  * state is addressed by (key, namespace), where a window's start is the
  * namespace, and a map state's entries by a user key as well:
  *
@@ -35,8 +35,8 @@
  *
  * Invariants (ck_ks_check, through each backend's optional check):
  *   (1) a backend instance belongs to one operator subtask, holding
- *       key groups kg_start <= kg_end and 1..CK_KS_MAX_STATES states;
- *   (2) every entry's key group is in [kg_start, kg_end] and is its key's
+ *       key groups kgr, not empty and 1..CK_KS_MAX_STATES states;
+ *   (2) every entry's key group is in kgr and is its key's
  *       group (the caller computes the group; the backend trusts it);
  *   (3) a view sees the state as it was when taken, whatever is written
  *       after.
@@ -47,6 +47,7 @@
 
 #include "common.h"
 #include "invariant.h"
+#include "keygroup.h"
 
 #define CK_KS_MAX_STATES 4
 #define CK_KS_MAX_FIELDS 8
@@ -100,6 +101,8 @@ typedef struct ck_native_file {
     uint64_t size;
     int immutable;  /* a data file (an SST) that never changes once written: a
                      * later checkpoint may refer to it instead of uploading it */
+    uint64_t entries; /* the keyed-state entries it holds, versions and deletions
+                       * included (RocksDB's num_entries), where the backend knows */
 } ck_native_file;
 
 typedef struct ck_native_snap {
@@ -188,7 +191,7 @@ typedef struct ck_kstate_work {
 /* What every backend instance starts with. */
 struct ck_kstate {
     const ck_kstate_ops *ops;
-    int kg_start, kg_end;
+    ck_kgr kgr;
     int nstates;
     ck_state_desc states[CK_KS_MAX_STATES];
     ck_kstate_work work;
@@ -202,7 +205,7 @@ enum { CK_BACKEND_HASHMAP = 0, CK_BACKEND_ROCKSDB = 1 };
 /* What a backend instance is for, as the platform is asked to open one. */
 typedef struct ck_kstate_spec {
     int type;              /* CK_BACKEND_* */
-    int kg_start, kg_end;
+    ck_kgr kgr;
     const ck_state_desc *states;
     int nstates;
     int op;                /* the operator (job-wide index) */
@@ -214,13 +217,13 @@ typedef struct ck_kstate_spec {
 } ck_kstate_spec;
 
 /* 1 when the descriptions are valid (1..CK_KS_MAX_STATES states, each of a
- * known kind and 1..CK_KS_MAX_FIELDS fields) for key groups kg_start <= kg_end. */
-int ck_kstate_spec_ok(int kg_start, int kg_end, const ck_state_desc *d, int n);
+ * known kind and 1..CK_KS_MAX_FIELDS fields) for key groups kgr, not empty. */
+int ck_kstate_spec_ok(ck_kgr kgr, const ck_state_desc *d, int n);
 
-/* A backend instance of type `type` for key groups [kg_start, kg_end] and
+/* A backend instance of type `type` for key groups kgr and
  * the n states d[0..n); NULL when out of memory or the states are not
  * valid (1..CK_KS_MAX_STATES, each of 1..CK_KS_MAX_FIELDS fields). */
-ck_kstate *ck_kstate_new(int type, int kg_start, int kg_end, const ck_state_desc *d, int n);
+ck_kstate *ck_kstate_new(int type, ck_kgr kgr, const ck_state_desc *d, int n);
 
 static inline void ck_kstate_free(ck_kstate *s)
 {

@@ -110,10 +110,10 @@ static int open_backend(ck_op *op, int subtask, const ck_chain_state *st, char *
     const ck_state_desc *d = ck_op_states(op->spec, &nd);
     int type = st ? st->type : CK_BACKEND_HASHMAP;
     if (type == CK_BACKEND_HASHMAP) {
-        op->ks = ck_kstate_new(type, op->kg_start, op->kg_end, d, nd);
+        op->ks = ck_kstate_new(type, op->kgr, d, nd);
         return op->ks ? CK_OK : CK_ENOMEM;
     }
-    if (!ck_kstate_spec_ok(op->kg_start, op->kg_end, d, nd))
+    if (!ck_kstate_spec_ok(op->kgr, d, nd))
         return CK_EINVAL;
     if (!st->plat || !st->plat->ops->kstate_open) {
         snprintf(err, errlen, "state.backend.type %s: this platform has no local disk for it",
@@ -121,8 +121,7 @@ static int open_backend(ck_op *op, int subtask, const ck_chain_state *st, char *
         return CK_EINVAL;
     }
     ck_kstate_spec spec = {.type = type,
-                           .kg_start = op->kg_start,
-                           .kg_end = op->kg_end,
+                           .kgr = op->kgr,
                            .states = d,
                            .nstates = nd,
                            .op = (int)(op->spec - op->chain->g->spec.ops),
@@ -155,8 +154,7 @@ int ck_chain_init(ck_chain *c, const ck_graph *g, int vertex, int subtask,
         op->process = process_fn(s->kind);
         op->wm = CK_WM_MIN;
         if (ck_op_keyed(s->kind)) {
-            ck_kg_range(subtask, s->parallelism, s->max_parallelism, &op->kg_start,
-                        &op->kg_end);
+            op->kgr = ck_kg_range(subtask, s->parallelism, s->max_parallelism);
             int rc = open_kstate(op, subtask, st, err, errlen);
             if (rc) {
                 ck_chain_free(c);
@@ -334,7 +332,7 @@ static inline ck_kkey locate(const ck_op *op, const ck_rec *r, int64_t ns)
  * record routed wrongly), or memory. */
 static inline int acquire_error(const ck_op *op, const ck_kkey *k)
 {
-    return k->loc.kg < op->kg_start || k->loc.kg > op->kg_end ? CK_EPROTO : CK_ENOMEM;
+    return !ck_kgr_contains(op->kgr, k->loc.kg) ? CK_EPROTO : CK_ENOMEM;
 }
 
 /* The address of record r's value in distinct's map state: the value, 8
@@ -635,9 +633,13 @@ double ck_chain_take_background(ck_chain *c, uint64_t *disk_bytes, int *notes)
         if (!ks)
             continue;
         ck_kstate_work *w = &c->ops[k].charged;
-        flops += (double)(ks->work.flushed - w->flushed) * CK_STATE_FLUSH_FLOPS_PER_BYTE +
-                 (double)(ks->work.compacted - w->compacted) * CK_STATE_COMPACT_FLOPS_PER_BYTE;
-        *disk_bytes += ks->work.flushed - w->flushed + 2 * (ks->work.compacted - w->compacted);
+        /* State that weighs more than it holds (value_size): its files as
+         * much heavier as its latest snapshot found them (ck_op.heavy). */
+        double heavy = c->ops[k].heavy > 1.0 ? c->ops[k].heavy : 1.0;
+        double flushed = heavy * (double)(ks->work.flushed - w->flushed);
+        double compacted = heavy * (double)(ks->work.compacted - w->compacted);
+        flops += flushed * CK_STATE_FLUSH_FLOPS_PER_BYTE + compacted * CK_STATE_COMPACT_FLOPS_PER_BYTE;
+        *disk_bytes += (uint64_t)(flushed + 2 * compacted);
         if (notes && ks->work.flushes != w->flushes)
             *notes |= 1 << CK_NOTE_STATE_FLUSH;
         if (notes && ks->work.compactions != w->compactions)
@@ -770,8 +772,7 @@ int ck_chain_capture(ck_chain *c, ck_capture *cap, int how)
         kc->op = v->ops[k];
         kc->kind = op->spec->kind;
         kc->max_parallelism = op->spec->max_parallelism;
-        kc->kg_start = op->kg_start;
-        kc->kg_end = op->kg_end;
+        kc->kgr = op->kgr;
         kc->nstates = op->ks->nstates;
         memcpy(kc->states, op->ks->states, sizeof(kc->states));
         ck_kstate *ks = ck_clog_kstate_inner(op->ks); /* views are the wrapped backend's */
@@ -804,6 +805,11 @@ static ck_op *op_by_index(ck_chain *c, int index)
         if (v->ops[k] == index)
             return &c->ops[k];
     return NULL;
+}
+
+ck_op *ck_chain_op(ck_chain *c, int op)
+{
+    return op_by_index(c, op);
 }
 
 ck_kstate *ck_chain_kstate(ck_chain *c, int op)
@@ -840,14 +846,14 @@ int ck_chain_restore(ck_chain *c, const ck_snapshot *s)
             int32_t jh = ck_kg_java_hash(en->key, en->klen);
             if (ck_kg_of_hash(jh, k->max_parallelism) != en->kg)
                 return CK_ECORRUPT;
-            if (en->kg < op->kg_start || en->kg > op->kg_end)
+            if (!ck_kgr_contains(op->kgr, en->kg))
                 continue; /* another subtask's key group */
             if ((rc = ck_snap_put_entry(op->ks, k, en, jh)))
                 return rc;
         }
         for (size_t t = 0; t < k->ntimers; t++) {
             const ck_timer *tm = &k->timers[t];
-            if (tm->kg < op->kg_start || tm->kg > op->kg_end)
+            if (!ck_kgr_contains(op->kgr, tm->kg))
                 continue;
             int32_t jh = ck_kg_java_hash(tm->key, tm->klen);
             if (ck_kg_of_hash(jh, k->max_parallelism) != tm->kg)

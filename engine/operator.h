@@ -81,10 +81,12 @@ struct ck_op {
     int rp[CK_MAX_OPS]; /* indices into chain->rps */
     /* keyed operators; hint: where the record being processed lives,
      * worked out ahead by the task (ck_chain_record_at), or NULL */
-    int kg_start, kg_end;
+    ck_kgr kgr;
     const ck_keyloc *hint;
     ck_kstate *ks; /* its states, in the job's state backend (kstate.h) */
     ck_kstate_work charged; /* of ks->work, what was charged already */
+    double heavy; /* what a byte of ks's files weighs, modelled (value_size: its
+                   * native snapshots' weight over their bytes); 0 or 1: itself */
     ck_clog *clog;          /* state.changelog.enabled: ks writes into it */
     int64_t *scratch; /* a median window's values, sorted */
     size_t scratch_cap;
@@ -293,6 +295,8 @@ int ck_chain_capture(ck_chain *c, ck_capture *cap, int how);
 CK_MUST_CHECK
 int ck_chain_restore(ck_chain *c, const ck_snapshot *s);
 
+/* Job operator op in this chain, or NULL. */
+ck_op *ck_chain_op(ck_chain *c, int op);
 /* The state backend instance of job operator op in this chain, or NULL. */
 ck_kstate *ck_chain_kstate(ck_chain *c, int op);
 

@@ -160,6 +160,17 @@ typedef struct ck_platform_ops {
     CK_MUST_CHECK int (*store_get_range)(ck_platform *p, const char *key, uint64_t at, uint64_t len,
                                          uint64_t token);
     /*
+     * Optional (NULL: every transfer costs its real bytes). The next put,
+     * append or get (ranged or not) of `key` this endpoint asks for is
+     * charged as `bytes` bytes wherever it costs time (the network, the
+     * store's disk) instead of its real length: a file whose state weighs
+     * more than it holds (handle.h, CK_HANDLE_MODELLED). Nothing else
+     * changes: the bytes stored and returned are the real ones. Only the
+     * simulation charges it; over sockets a transfer takes the time its
+     * real bytes take.
+     */
+    void (*store_weigh)(ck_platform *p, const char *key, uint64_t bytes);
+    /*
      * Optional (NULL: the caller reads the files and puts their bytes).
      * Uploads the local files paths[0..n) (a state
      * backend's files on this host's disk, immutable until the

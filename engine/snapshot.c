@@ -188,7 +188,7 @@ int ck_snap_encode(const ck_capture *c, uint8_t **out, size_t *len)
         uint32_t groups = 0;
         ck_wbuf_u32(&w, 0);
         entry_writer ew = {&w, k, 0};
-        for (int kg = k->kg_start; kg <= k->kg_end && !none; kg++) {
+        for (int kg = k->kgr.start; kg <= k->kgr.end && !none; kg++) {
             size_t kg_at = w.len;
             ck_wbuf_u32(&w, (uint32_t)kg);
             ck_wbuf_u32(&w, 0);

@@ -124,7 +124,7 @@ typedef struct ck_keyed_capture {
     int op;                /* operator index in the job */
     ck_op_kind kind;
     int max_parallelism;
-    int kg_start, kg_end;  /* the key groups its backend holds */
+    ck_kgr kgr;  /* the key groups its backend holds */
     int nstates;
     ck_state_desc states[CK_KS_MAX_STATES];
     const ck_kstate_ops *ops;

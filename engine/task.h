@@ -141,7 +141,7 @@ typedef struct ck_job_env {
     const char *job_id;     /* names the job's checkpoints in the store */
     uint64_t input_fp;      /* fingerprint of the input, recorded in checkpoints */
     ck_restore_point start; /* a savepoint the job starts from (id 0: none) */
-    const ck_handles *start_handles; /* its state handles, per global subtask */
+    const ck_cp_meta *start_meta; /* its _metadata: its operators and state handles */
     const ck_op_slowdown *slowdowns; /* the timeline's slow_operator faults */
     int nslowdowns;
     /* A sink's transactions of attempt a are numbered from (txn_epoch + a)

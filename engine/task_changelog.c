@@ -57,6 +57,7 @@
 #include "crc32c.h"
 #include "error.h"
 #include "keygroup.h"
+#include "storekey.h"
 
 #define CK_INV_MODULE "task" /* invariant.h */
 
@@ -79,21 +80,48 @@ static uint64_t clog_uploaded(const struct task_clog *c)
     return lo;
 }
 
+/* Which of c's files: a segment starting at seq, or materialization
+ * seq's canonical file (name NULL) or native file name. */
+struct clog_what {
+    int mat;
+    uint64_t seq;
+    const char *name;
+};
+
 /* Names c's file `what` under the job's shared/ directory (into key) and
  * adds its handle to hs: of kind, shared, covering c's operator's key
  * groups, with local name local. Returns 0 or an error. */
 static int clog_add_file(ck_task *t, const struct task_clog *c, ck_handles *hs, int kind,
-                         const char *what, const char *local, size_t len, uint32_t crc,
-                         char key[CK_HANDLE_KEY_MAX + 1])
+                         const struct clog_what *what, const char *local, size_t len, uint32_t crc,
+                         char key[CK_HANDLE_KEY_MAX + 1], uint64_t extra)
 {
     char shared[200];
-    ck_cc_shared_dir(t->env->job_id, shared, sizeof(shared));
-    if (snprintf(key, CK_HANDLE_KEY_MAX + 1, "%sop%d-%d-a%u-%s", shared, c->log->op, t->subtask,
-                 t->attempt, what) > CK_HANDLE_KEY_MAX)
-        return CK_EINVAL;
+    int rc = ck_sk_shared_dir(shared, sizeof(shared), t->env->job_id);
+    if (rc)
+        return rc;
+    if (what->mat)
+        rc = ck_sk_clog_mat(key, CK_HANDLE_KEY_MAX + 1, shared, c->log->op, t->subtask,
+                            t->attempt, what->seq, what->name);
+    else
+        rc = ck_sk_clog_segment(key, CK_HANDLE_KEY_MAX + 1, shared, c->log->op, t->subtask,
+                                t->attempt, what->seq);
+    if (rc)
+        return rc;
     const ck_op *op = &t->chain.ops[c->k];
-    return ck_handles_add_op(hs, kind, CK_HANDLE_SHARED, key, len, crc, (uint32_t)op->kg_start,
-                             (uint32_t)op->kg_end + 1, (uint32_t)c->log->op, local);
+    rc = ck_handles_add_op(hs, kind, CK_HANDLE_SHARED, key, len, crc, op->kgr,
+                           (uint32_t)c->log->op, local);
+    if (!rc && extra) /* its state weighs more than it holds (value_size) */
+        rc = ck_handles_model_last(hs, (uint64_t)len + extra);
+    if (!rc && extra)
+        task_weigh(t, key, (uint64_t)len + extra); /* the put that follows */
+    return rc;
+}
+
+/* The value_size of c's operator (graph.h): what each entry, and each
+ * change, weighs beyond its bytes. */
+static uint64_t clog_value_size(const ck_task *t, const struct task_clog *c)
+{
+    return t->chain.ops[c->k].spec->value_size;
 }
 
 /* Cuts what c's changelog buffers into a segment and uploads it under
@@ -111,11 +139,11 @@ int task_clog_persist(ck_task *t, struct task_clog *c)
         free(data);
         return CK_ENOBUFS;
     }
-    char what[40], key[CK_HANDLE_KEY_MAX + 1], local[40];
-    snprintf(what, sizeof(what), "log%llu", (unsigned long long)first);
+    char key[CK_HANDLE_KEY_MAX + 1], local[40];
+    const struct clog_what what = {0, first, NULL};
     snprintf(local, sizeof(local), "%llu-%u", (unsigned long long)first, n);
-    rc = clog_add_file(t, c, &c->segs, CK_HANDLE_CHANGELOG, what, local, len,
-                       ck_get_u32(data + len - 4), key);
+    rc = clog_add_file(t, c, &c->segs, CK_HANDLE_CHANGELOG, &what, local, len,
+                       ck_get_u32(data + len - 4), key, clog_value_size(t, c) * n);
     if (rc) {
         free(data);
         return rc;
@@ -156,15 +184,17 @@ static int clog_materialize_native(ck_task *t, struct task_clog *c, ck_kstate *i
     int from_paths = t->plat->ops->store_put_files && in->ops->native_path;
     ck_handles_free(&c->mat_next);
     c->mat_bytes = c->mat_state = 0;
+    uint64_t vs = clog_value_size(t, c); /* what each entry of its SSTs weighs beyond */
     for (uint32_t f = 0; f < ns.n && !rc; f++) {
         const ck_native_file *nf = &ns.files[f];
-        char local[CK_HANDLE_LOCAL_MAX + 1], key[CK_HANDLE_KEY_MAX + 1], what[CK_HANDLE_KEY_MAX];
+        char local[CK_HANDLE_LOCAL_MAX + 1], key[CK_HANDLE_KEY_MAX + 1];
         if (snprintf(local, sizeof(local), "%llu_%s", (unsigned long long)c->mat_seq,
                      nf->name) >= (int)sizeof(local)) {
             rc = CK_EINVAL;
             break;
         }
-        c->mat_state += nf->size;
+        uint64_t extra = nf->immutable ? nf->entries * vs : 0;
+        c->mat_state += nf->size + extra;
         const ck_handle *old = NULL;
         for (uint32_t m = 0; nf->immutable && m < c->mat.n && !old; m++) {
             const char *name = clog_mat_file(&c->mat.v[m]);
@@ -172,24 +202,27 @@ static int clog_materialize_native(ck_task *t, struct task_clog *c, ck_kstate *i
                 old = &c->mat.v[m];
         }
         if (old) {
-            rc = ck_handles_add_op(&c->mat_next, CK_HANDLE_MATERIAL, old->flags, old->key,
-                                   old->bytes, old->crc, old->kg_start, old->kg_end, old->op,
+            rc = ck_handles_add_op(&c->mat_next, CK_HANDLE_MATERIAL,
+                                   old->flags & (uint8_t)~CK_HANDLE_MODELLED, old->key,
+                                   old->bytes, old->crc, old->kgr, old->op,
                                    local);
+            if (!rc)
+                rc = ck_handles_model_last(&c->mat_next, old->modelled);
             continue;
         }
-        snprintf(what, sizeof(what), "mat%llu-%s", (unsigned long long)c->mat_seq, nf->name);
+        const struct clog_what what = {1, c->mat_seq, nf->name};
         if (from_paths) {
             char path[1024];
             const char *paths[1] = {path};
             uint32_t h = c->mat_next.n;
             if ((rc = in->ops->native_path(in, &ns, f, path, sizeof(path))) ||
-                (rc = clog_add_file(t, c, &c->mat_next, CK_HANDLE_MATERIAL, what, local,
-                                    nf->size, 0, key)))
+                (rc = clog_add_file(t, c, &c->mat_next, CK_HANDLE_MATERIAL, &what, local,
+                                    nf->size, 0, key, extra)))
                 break;
             rc = t->plat->ops->store_put_files(t->plat, key, paths, 1,
                                                CLOG_TOKEN | CLOG_MAT | (uint64_t)c->k << 32 | h);
             if (!rc) {
-                c->mat_bytes += nf->size;
+                c->mat_bytes += nf->size + extra;
                 c->mat_busy++;
             }
             continue;
@@ -198,13 +231,13 @@ static int clog_materialize_native(ck_task *t, struct task_clog *c, ck_kstate *i
         size_t len;
         if ((rc = in->ops->native_read(in, &ns, f, &data, &len)))
             break;
-        rc = clog_add_file(t, c, &c->mat_next, CK_HANDLE_MATERIAL, what, local, len,
-                           ck_crc32c(0, data, len), key);
+        rc = clog_add_file(t, c, &c->mat_next, CK_HANDLE_MATERIAL, &what, local, len,
+                           ck_crc32c(0, data, len), key, extra);
         if (rc) {
             free(data);
             break;
         }
-        c->mat_bytes += len;
+        c->mat_bytes += len + extra;
         rc = t->plat->ops->store_put(t->plat, key, data, len,
                                      CLOG_TOKEN | CLOG_MAT | (uint64_t)c->k << 32);
         if (!rc)
@@ -263,8 +296,7 @@ int task_clog_materialize(ck_task *t, struct task_clog *c)
     kc->op = c->log->op;
     kc->kind = op->spec->kind;
     kc->max_parallelism = op->spec->max_parallelism;
-    kc->kg_start = op->kg_start;
-    kc->kg_end = op->kg_end;
+    kc->kgr = op->kgr;
     kc->nstates = in->nstates;
     memcpy(kc->states, in->states, sizeof(kc->states));
     kc->ops = in->ops;
@@ -278,20 +310,22 @@ int task_clog_materialize(ck_task *t, struct task_clog *c)
     free(cap);
     if (rc)
         return rc;
-    char what[40], key[CK_HANDLE_KEY_MAX + 1], local[24];
-    snprintf(what, sizeof(what), "mat%llu", (unsigned long long)c->mat_seq);
+    char key[CK_HANDLE_KEY_MAX + 1], local[24];
+    const struct clog_what what = {1, c->mat_seq, NULL};
     snprintf(local, sizeof(local), "%llu", (unsigned long long)c->mat_seq);
     ck_handles_free(&c->mat_next);
-    rc = clog_add_file(t, c, &c->mat_next, CK_HANDLE_MATERIAL, what, local, len,
-                       ck_get_u32(data + len - 4), key);
+    uint64_t extra = clog_value_size(t, c) * in->ops->entries(in);
+    rc = clog_add_file(t, c, &c->mat_next, CK_HANDLE_MATERIAL, &what, local, len,
+                       ck_get_u32(data + len - 4), key, extra);
     if (rc) {
         free(data);
         return rc;
     }
     /* serializing costs background CPU, as a snapshot's asynchronous phase */
-    t->plat->ops->background(t->plat, c->mat_t0, SERIALIZE_FLOPS_PER_BYTE * (double)len, 0,
+    t->plat->ops->background(t->plat, c->mat_t0,
+                             SERIALIZE_FLOPS_PER_BYTE * (double)(len + extra), 0,
                              STATE_WORK_TOKEN);
-    c->mat_bytes = c->mat_state = len;
+    c->mat_bytes = c->mat_state = len + extra;
     rc = t->plat->ops->store_put(t->plat, key, data, len,
                                  CLOG_TOKEN | CLOG_MAT | (uint64_t)c->k << 32);
     if (!rc)
@@ -436,16 +470,14 @@ int task_clog_snapshot(ck_task *t, snap_job *j)
         j->clog_need[i] = c->log->cut_seq;
         for (uint32_t m = 0; m < c->mat.n; m++) {
             const ck_handle *h = &c->mat.v[m];
-            if ((rc = ck_handles_add_op(&j->clog_handles, h->kind, h->flags, h->key, h->bytes,
-                                        h->crc, h->kg_start, h->kg_end, h->op, h->local)))
+            if ((rc = ck_handles_add_like(&j->clog_handles, h, h->flags)))
                 return rc;
         }
         for (uint32_t s = 0; s < c->segs.n; s++) {
             const ck_handle *h = &c->segs.v[s];
             int old = strtoull(h->local, NULL, 10) < c->acked;
-            if ((rc = ck_handles_add_op(&j->clog_handles, h->kind,
-                                        h->flags | (old ? CK_HANDLE_REUSED : 0), h->key, h->bytes,
-                                        h->crc, h->kg_start, h->kg_end, h->op, h->local)))
+            if ((rc = ck_handles_add_like(&j->clog_handles, h,
+                                          h->flags | (old ? CK_HANDLE_REUSED : 0))))
                 return rc;
         }
     }
@@ -566,7 +598,7 @@ static int clog_load_material(ck_kstate *in, int op, const uint8_t *data, size_t
             if (ck_kg_of_hash(jh, k->max_parallelism) != en->kg) {
                 *why = "an entry in another key group than its section says";
                 rc = CK_ECORRUPT;
-            } else if (en->kg >= in->kg_start && en->kg <= in->kg_end) {
+            } else if (ck_kgr_contains(in->kgr, en->kg)) {
                 rc = ck_snap_put_entry(in, k, en, jh);
             }
         }
@@ -615,9 +647,7 @@ int task_clog_restore(ck_task *t)
                 rc = clog_load_material(in, c->log->op, t->rdata[h], t->rlen[h], &why);
             }
             if (!rc)
-                rc = ck_handles_add_op(&c->mat, f->kind, CK_HANDLE_SHARED | CK_HANDLE_REUSED,
-                                       f->key, f->bytes, f->crc, f->kg_start, f->kg_end, f->op,
-                                       f->local);
+                rc = ck_handles_add_like(&c->mat, f, CK_HANDLE_SHARED | CK_HANDLE_REUSED);
         }
         if (!rc && nn) {
             why = "its wrapped backend cannot read native files";
@@ -648,9 +678,7 @@ int task_clog_restore(ck_task *t)
                 }
                 t->restore_flops += (double)n * CK_STATE_WRITE_FLOPS; /* applying each */
                 if (!rc)
-                    rc = ck_handles_add_op(&c->segs, f->kind, CK_HANDLE_SHARED, f->key,
-                                           f->bytes, f->crc, f->kg_start, f->kg_end, f->op,
-                                           f->local);
+                    rc = ck_handles_add_like(&c->segs, f, CK_HANDLE_SHARED);
                 next = first + n;
                 more = 1;
             }

@@ -87,7 +87,7 @@ typedef struct snap_job {
     int full;        /* CK_BARRIER_FULL: refers to no earlier checkpoint's files */
     uint64_t inflight; /* bytes of channel state */
     ck_capture *cap; /* until encoded: SNAP_CHANNELS waits for the input's channel state */
-    uint32_t kg_start, kg_end; /* the key groups of its keyed state, [start, end) */
+    ck_kgr kgr; /* the key groups of its keyed state */
     char key[CK_HANDLE_KEY_MAX + 1];
     /* An incremental checkpoint: the operators' native snapshots, until
      * their files are read for upload; then what it stored, for the ACK. */
@@ -95,7 +95,9 @@ typedef struct snap_job {
         ck_kstate *ks;
         int op; /* in the job */
         ck_native_snap snap;
+        uint64_t vs; /* its operator's value_size: what an entry weighs beyond its bytes */
     } nat[CK_MAX_OPS];
+    uint64_t model; /* what the canonical file's entries weigh beyond its bytes */
     int nnat;
     ck_handles handles;
     uint32_t uploads;  /* in flight */
@@ -281,6 +283,7 @@ struct ck_task {
      * to the local disk), charged once all are downloaded */
     ck_time restore_t0, restore_dl;
     uint64_t restore_bytes, restore_disk;
+    uint64_t restore_cost; /* what the download in flight weighs (0: its bytes) */
     double restore_flops;
     /* Native files downloaded, put in place once all are in. */
     uint8_t **rdata;
@@ -310,6 +313,14 @@ static inline int task_unaligned_edge(const ck_edge *e)
 
 /* Sends a message of this attempt to the job manager (lost when out of memory). */
 void task_to_jm(ck_task *t, int type, const uint8_t *body, size_t len);
+
+/* The next transfer of key costs `modelled` bytes where the platform
+ * charges what state weighs (platform.h store_weigh; 0: its real bytes). */
+static inline void task_weigh(ck_task *t, const char *key, uint64_t modelled)
+{
+    if (modelled && t->plat->ops->store_weigh)
+        t->plat->ops->store_weigh(t->plat, key, modelled);
+}
 /* Fails the task and tells the job manager why (code CK_FAIL_*, and for a
  * restore the checkpoint and the file, key, whose restore failed). */
 void task_fail_with(ck_task *t, uint32_t code, uint64_t cp, const char *key, const char *msg);
@@ -372,7 +383,12 @@ CK_MUST_CHECK int task_snap_check(const ck_task *t, ck_inv *v);
  * paths, the complete checkpoint's file a file is, and handles for a
  * file reused or inline. */
 CK_MUST_CHECK int task_snap_upload(ck_task *t, snap_job *j, const char *key, uint8_t *data,
-                                   size_t len);
+                                   size_t len, uint64_t modelled);
+/* What native file nf of n weighs (its bytes, and value_size for each
+ * entry it holds: handle.h CK_HANDLE_MODELLED), and what the
+ * files snapshot j uploads itself under key weigh together. */
+uint64_t task_snap_native_model(const struct snap_native *n, const ck_native_file *nf);
+uint64_t task_snap_key_model(const snap_job *j, const char *key);
 CK_MUST_CHECK int task_snap_upload_files_at(ck_task *t, snap_job *j, const char *key,
                                             uint64_t base, const char *const *paths,
                                             uint32_t nf, uint32_t h);

@@ -62,27 +62,27 @@
 
 #include "crc32c.h"
 #include "error.h"
+#include "storekey.h"
 
 #define CK_INV_MODULE "task" /* invariant.h */
 
 /* Names snapshot j's merged object number nobj under shared/ (into key):
  * with `seg`, a file later checkpoints may append to (its key ends in
  * CK_STORE_APPENDABLE; the coordinator's seg_parse reads it back). */
-static void mfile_key(const ck_task *t, const snap_job *j, const char *shared, unsigned nobj,
-                      int seg, char key[CK_HANDLE_KEY_MAX + 1])
+static int mfile_key(const ck_task *t, const snap_job *j, const char *shared, unsigned nobj,
+                     int seg, char key[CK_HANDLE_KEY_MAX + 1])
 {
-    snprintf(key, CK_HANDLE_KEY_MAX + 1, "%sv%d-%d-a%u-c%llu-m%u%s", shared, t->vertex,
-             t->subtask, t->attempt, (unsigned long long)j->id, nobj,
-             seg ? CK_STORE_APPENDABLE : "");
+    return ck_sk_merged(key, CK_HANDLE_KEY_MAX + 1, shared, t->vertex, t->subtask, t->attempt,
+                        j->id, nobj, seg);
 }
 
 /* Where snapshot j's object starting with a file of `first` bytes goes:
  * key and its offset there (*base; 0: a new object, put whole): the end
  * of the kept file when merging across checkpoints and it fits, else a
  * new object (which becomes the kept file, across checkpoints). */
-static void mfile_object_start(ck_task *t, snap_job *j, const char *shared, unsigned *nobj,
-                               int paths, uint64_t first, char key[CK_HANDLE_KEY_MAX + 1],
-                               uint64_t *base)
+static int mfile_object_start(ck_task *t, snap_job *j, const char *shared, unsigned *nobj,
+                              int paths, uint64_t first, char key[CK_HANDLE_KEY_MAX + 1],
+                              uint64_t *base)
 {
     /* an older snapshot than one that used the kept file: files of its own */
     int across = t->across && (!paths || t->plat->ops->store_append_files) && j->id >= t->seg.user;
@@ -92,9 +92,11 @@ static void mfile_object_start(ck_task *t, snap_job *j, const char *shared, unsi
         *base = t->seg.end;
         j->appended = t->seg.gen;
         t->seg.user = j->id;
-        return;
+        return CK_OK;
     }
-    mfile_key(t, j, shared, (*nobj)++, across, key);
+    int rc = mfile_key(t, j, shared, (*nobj)++, across, key);
+    if (rc)
+        return rc;
     if (across) { /* the file kept from now on, once its put landed */
         snprintf(t->seg.key, sizeof(t->seg.key), "%s", key);
         t->seg.creator = j->id;
@@ -103,6 +105,7 @@ static void mfile_object_start(ck_task *t, snap_job *j, const char *shared, unsi
         t->seg.gen++;
         t->seg.user = j->id;
     }
+    return CK_OK;
 }
 
 /* An object of mlen bytes went to key at base: the kept file's end moves
@@ -121,10 +124,12 @@ static int mfile_upload_at(ck_task *t, snap_job *j, const char *key, uint64_t ba
                            size_t len)
 {
     int rc;
+    uint64_t modelled = task_snap_key_model(j, key);
     if (!base) {
-        rc = task_snap_upload(t, j, key, data, len);
-    } else if (!(rc = t->plat->ops->store_append(t->plat, key, base, data, len,
-                                                 (j->id << 2) | SNAP_UPLOADING))) {
+        rc = task_snap_upload(t, j, key, data, len, modelled);
+    } else if ((task_weigh(t, key, modelled),
+                !(rc = t->plat->ops->store_append(t->plat, key, base, data, len,
+                                                  (j->id << 2) | SNAP_UPLOADING)))) {
         j->uploads++;
     }
     if (!rc)
@@ -225,7 +230,7 @@ static int mfile_upload_paths(ck_task *t, snap_job *j, const char *shared)
                 mlen = 0;
             }
             if (!rc && nin == 0) {
-                mfile_object_start(t, j, shared, &nobj, 1, nf->size, key, &base);
+                rc = mfile_object_start(t, j, shared, &nobj, 1, nf->size, key, &base);
                 h0 = j->handles.n;
             }
             if (!rc && nin == cap) {
@@ -246,9 +251,11 @@ static int mfile_upload_paths(ck_task *t, snap_job *j, const char *shared)
                                              PATH_LEN);
             if (!rc)
                 rc = ck_handles_add_native(&j->handles, CK_HANDLE_SHARED, key, nf->size, 0,
-                                           j->kg_start, j->kg_end, (uint32_t)n->op, nf->name);
+                                           j->kgr, (uint32_t)n->op, nf->name);
             if (!rc)
                 rc = ck_handles_segment_last(&j->handles, base + mlen);
+            if (!rc)
+                rc = ck_handles_model_last(&j->handles, task_snap_native_model(n, nf));
             mlen += nf->size;
             nin++;
         }
@@ -295,7 +302,7 @@ int task_mfile_upload(ck_task *t, snap_job *j, const char *shared)
                 mlen = mcap = 0;
             }
             if (!rc && !mlen)
-                mfile_object_start(t, j, shared, &nobj, 0, len, key, &base);
+                rc = mfile_object_start(t, j, shared, &nobj, 0, len, key, &base);
             /* grown by doubling: the room not written is never touched */
             if (!rc && mlen + len > mcap) {
                 size_t cap = mlen + len > 2 * mcap ? mlen + len : 2 * mcap;
@@ -310,11 +317,14 @@ int task_mfile_upload(ck_task *t, snap_job *j, const char *shared)
             if (!rc) {
                 memcpy(m + mlen, d, len);
                 rc = ck_handles_add_native(&j->handles, CK_HANDLE_SHARED, key, len,
-                                           ck_crc32c(0, d, len), j->kg_start, j->kg_end,
+                                           ck_crc32c(0, d, len), j->kgr,
                                            (uint32_t)n->op, nf->name);
             }
             if (!rc)
                 rc = ck_handles_segment_last(&j->handles, base + mlen);
+            if (!rc)
+                rc = ck_handles_model_last(&j->handles,
+                                           len + (task_snap_native_model(n, nf) - nf->size));
             free(d);
             mlen += len;
         }

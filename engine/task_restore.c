@@ -146,9 +146,12 @@ static int restore_source(ck_task *t, const ck_source_capture *sc)
 /* Puts a decoded snapshot in place: state, source offsets, sink transactions. */
 static int restore_apply_snapshot(ck_task *t, const ck_snapshot *s, const char **why)
 {
-    *why = "it does not belong to this subtask";
-    if (s->checkpoint_id != t->restore_cp || s->vertex != t->vertex || s->subtask != t->subtask ||
-        s->parallelism != t->g->v[t->vertex].parallelism)
+    /* The state file must be of the snapshot's subtask the assignment
+     * gave this subtask (assign.h), as the DEPLOY said. */
+    *why = "it is not of the snapshot's subtask the assignment gave this subtask";
+    if (s->checkpoint_id != t->restore_cp || (uint32_t)s->vertex != t->from.old_vertex ||
+        (uint32_t)s->subtask != t->from.old_subtask ||
+        (uint32_t)s->parallelism != t->from.old_parallelism)
         return CK_ECORRUPT;
     if (s->finished) {
         /* It had finished: it stays so. A source reads nothing; the rest
@@ -268,6 +271,26 @@ static void restore_seg_range(const ck_task *t, uint64_t *at, uint64_t *len)
     *len = hi - lo;
 }
 
+/* What the len bytes at `at` of object key weigh for the restore: the
+ * bytes, plus what the segments of it that the restore holds and that lie
+ * within them weigh beyond theirs (handle.h CK_HANDLE_MODELLED); 0 when
+ * nothing in it weighs more than it holds. */
+static uint64_t restore_range_model(const ck_task *t, const char *key, uint64_t at, uint64_t len)
+{
+    uint64_t extra = 0, hi = 0, end = len > UINT64_MAX - at ? UINT64_MAX : at + len;
+    for (uint32_t k = 0; k < t->restore.n; k++) {
+        const ck_handle *o = &t->restore.v[k];
+        if ((o->flags & CK_HANDLE_SEGMENT) && !strcmp(o->key, key) && o->offset >= at &&
+            o->offset + o->bytes <= end) {
+            extra += o->modelled - o->bytes;
+            hi = o->offset + o->bytes > hi ? o->offset + o->bytes : hi;
+        }
+    }
+    if (!extra)
+        return 0;
+    return (end == UINT64_MAX ? hi - at : len) + extra; /* read whole: up to its last segment */
+}
+
 /* Every handle restored: the native files go in place, then the task
  * starts (once the backends' loading work is charged). */
 static void restore_finish(ck_task *t)
@@ -328,10 +351,16 @@ static void restore_next(ck_task *t)
             uint64_t len;
             if (seg && t->plat->ops->store_get_range) {
                 restore_seg_range(t, &t->seg_at, &len);
+                t->restore_cost = restore_range_model(t, h->key, t->seg_at, len);
+                task_weigh(t, h->key, t->restore_cost);
                 rc = t->plat->ops->store_get_range(t->plat, h->key, t->seg_at, len,
                                                    RESTORE_TOKEN);
             } else {
                 t->seg_at = 0;
+                /* a merged object read whole: its segments' weight, as a range of all */
+                t->restore_cost = seg ? restore_range_model(t, h->key, 0, UINT64_MAX)
+                                      : h->modelled > h->bytes ? h->modelled : 0;
+                task_weigh(t, h->key, t->restore_cost);
                 rc = t->plat->ops->store_get(t->plat, h->key, RESTORE_TOKEN);
             }
             if (rc)
@@ -373,12 +402,20 @@ static int restore_install_native(ck_task *t)
         if (!first)
             continue;
         uint32_t m = 0;
+        uint64_t real = 0, model = 0;
         for (uint32_t k = i; k < n; k++)
             if (t->restore.v[k].kind == CK_HANDLE_NATIVE && t->restore.v[k].op == h->op) {
                 names[m] = t->restore.v[k].local;
                 data[m] = t->rdata[k];
                 lens[m++] = t->rlen[k];
+                real += t->restore.v[k].bytes;
+                model += t->restore.v[k].modelled;
             }
+        /* its flushes and compactions, from the restore's on, weigh what
+         * its files did (value_size), until its next native snapshot says */
+        ck_op *op = ck_chain_op(&t->chain, (int)h->op);
+        if (op && real)
+            op->heavy = (double)model / (double)real;
         ck_kstate *ks = ck_chain_kstate(&t->chain, (int)h->op);
         snprintf(t->restore_key, sizeof(t->restore_key), "%s", h->key);
         if (!ks || !ks->ops->native_restore) {
@@ -447,10 +484,12 @@ static int restore_file(ck_task *t, uint8_t *data, size_t len, int *kept)
         }
         t->rdata[t->restore_next] = data;
         t->rlen[t->restore_next] = len;
+        /* what its state weighs, beyond its bytes, costs as bytes would */
+        uint64_t heavy = len + (h->modelled - h->bytes);
         if (native) /* the backend opens it from the local disk */
-            t->restore_disk += len;
+            t->restore_disk += heavy;
         else /* decoding it */
-            t->restore_flops += SERIALIZE_FLOPS_PER_BYTE * (double)len;
+            t->restore_flops += SERIALIZE_FLOPS_PER_BYTE * (double)heavy;
         t->restore_next++;
         *kept = 1;
         return 0;
@@ -460,7 +499,8 @@ static int restore_file(ck_task *t, uint8_t *data, size_t len, int *kept)
                           "not the file the checkpoint recorded (size or checksum)");
         return 1;
     }
-    t->restore_flops += SERIALIZE_FLOPS_PER_BYTE * (double)len; /* decoding it */
+    /* decoding it, its state as heavy as it is modelled */
+    t->restore_flops += SERIALIZE_FLOPS_PER_BYTE * (double)(len + (h->modelled - h->bytes));
     ck_snapshot s;
     const char *why;
     int rc = ck_snap_decode(data, len, &s, &why);
@@ -513,6 +553,15 @@ static int restore_segment(ck_task *t, uint32_t obj)
     return rc;
 }
 
+/* What a download of len bytes that landed weighed: what was declared
+ * for it (restore_cost), or its bytes. */
+static uint64_t restore_weighed(ck_task *t, size_t len)
+{
+    uint64_t w = t->restore_cost > len ? t->restore_cost : len;
+    t->restore_cost = 0;
+    return w;
+}
+
 /* A download for the restore landed. Returns 1 when it kept data. */
 int task_restore_done(ck_task *t, int status, uint8_t *data, size_t len)
 {
@@ -537,13 +586,13 @@ int task_restore_done(ck_task *t, int status, uint8_t *data, size_t len)
         }
         t->segobj[t->nsegobj++] =
             (struct seg_obj){.key = key, .at = t->seg_at, .data = data, .len = len};
-        t->restore_bytes += len;
+        t->restore_bytes += restore_weighed(t, len);
         if (!restore_segment(t, t->nsegobj - 1))
             restore_next(t);
         return 1;
     }
     int kept;
-    t->restore_bytes += len;
+    t->restore_bytes += restore_weighed(t, len);
     if (!restore_file(t, data, len, &kept))
         restore_next(t);
     return kept;

@@ -59,6 +59,7 @@
 #include "coordinator.h"
 #include "crc32c.h"
 #include "error.h"
+#include "storekey.h"
 
 #define CK_INV_MODULE "task" /* invariant.h */
 
@@ -165,7 +166,7 @@ int task_snap_take(ck_task *t, const ck_barrier *b, int64_t align_ns)
     }
     double flops = 0;
     for (int i = 0; i < cap->nkeyed; i++)
-        flops += SYNC_FLOPS_PER_KEY_GROUP * (cap->keyed[i].kg_end - cap->keyed[i].kg_start + 1) +
+        flops += SYNC_FLOPS_PER_KEY_GROUP * ck_kgr_size(cap->keyed[i].kgr) +
                  SYNC_FLOPS_PER_TIMER * (double)cap->keyed[i].ntimers;
     if (t->is_source) {
         ck_source_capture *sc = &cap->source;
@@ -216,6 +217,7 @@ int task_snap_take(ck_task *t, const ck_barrier *b, int64_t align_ns)
 
     snap_job *j = &t->snaps[t->nsnaps++];
     memset(j, 0, sizeof(*j));
+    j->kgr = CK_KGR_EMPTY; /* until its capture says which it holds */
     j->id = b->id;
     j->cap = cap;
     j->sync_ns = sync_ns;
@@ -251,8 +253,9 @@ int task_snap_take(ck_task *t, const ck_barrier *b, int64_t align_ns)
         task_report(t, CK_MSG_METRICS);
     j->async_start = ck_now(t->plat);
     char dir[200];
-    ck_cc_dir(t->env->job_id, b->id, b->flags, dir, sizeof(dir));
-    ck_cc_state_key(dir, t->vertex, t->subtask, j->key, sizeof(j->key));
+    rc = ck_sk_dir(dir, sizeof(dir), t->env->job_id, b->id, !!(b->flags & CK_BARRIER_SAVEPOINT));
+    if (rc || (rc = ck_sk_state(j->key, sizeof(j->key), dir, t->vertex, t->subtask)))
+        return rc;
     if (b->flags & CK_BARRIER_STOP)
         t->stop_id = b->id; /* no more input until it completes or fails */
     if (!snap_channels_ready(t, j->id)) {
@@ -349,6 +352,32 @@ static int snap_overtake_output(ck_task *t, snap_job *j, int i, const ck_elem *b
                           ck_rp_priority_barrier(rp, be, st));
 }
 
+/* The entries of keyed capture kc's view, over its key groups. */
+static uint64_t snap_view_entries(const ck_keyed_capture *kc)
+{
+    uint64_t e = 0;
+    for (int kg = kc->kgr.start; kg <= kc->kgr.end; kg++)
+        e += kc->ops->view_count(kc->view, kg);
+    return e;
+}
+
+/* What native file nf of n weighs: an immutable file (an SST) its bytes
+ * plus its operator's value_size for each entry it holds; another file
+ * its bytes. */
+uint64_t task_snap_native_model(const struct snap_native *n, const ck_native_file *nf)
+{
+    return nf->size + (nf->immutable ? nf->entries * n->vs : 0);
+}
+
+uint64_t task_snap_key_model(const snap_job *j, const char *key)
+{
+    uint64_t m = 0;
+    for (uint32_t k = 0; k < j->handles.n; k++)
+        if (!strcmp(j->handles.v[k].key, key) && !(j->handles.v[k].flags & CK_HANDLE_REUSED))
+            m += j->handles.v[k].modelled;
+    return m;
+}
+
 /* The asynchronous phase of snapshot j: the input's channel state joins
  * it if it was unaligned, then it is serialized (background CPU) and
  * uploaded. A failure there (memory ran out serializing it) declines the
@@ -368,19 +397,31 @@ static int snap_start_async(ck_task *t, snap_job *j)
     }
     for (int i = 0; i < cap->nchans; i++)
         j->inflight += cap->chans[i].len;
-    if (cap->nkeyed) {
-        j->kg_start = (uint32_t)cap->keyed[0].kg_start;
-        j->kg_end = (uint32_t)cap->keyed[0].kg_end + 1;
-    }
+    j->kgr = cap->nkeyed ? cap->keyed[0].kgr : CK_KGR_EMPTY;
     rc = ck_alloc_fails(t->plat, CK_POINT_SNAPSHOT) ? CK_ENOMEM
                                                      : ck_snap_encode(cap, &j->data, &j->len);
     for (int i = 0; i < cap->nkeyed; i++) {
         ck_keyed_capture *kc = &cap->keyed[i];
-        if (!kc->is_native)
+        uint64_t vs = t->g->spec.ops[kc->op].value_size;
+        if (!kc->is_native) {
+            if (vs && kc->view && !kc->elsewhere)
+                j->model += vs * snap_view_entries(kc);
             continue;
-        j->nat[j->nnat].ks = kc->ks;
-        j->nat[j->nnat].op = kc->op;
-        j->nat[j->nnat++].snap = kc->native; /* the job's now */
+        }
+        struct snap_native *n = &j->nat[j->nnat++];
+        n->ks = kc->ks;
+        n->op = kc->op;
+        n->snap = kc->native; /* the job's now */
+        n->vs = vs;
+        uint64_t imm = 0, model = 0;
+        for (uint32_t f = 0; f < n->snap.n; f++)
+            if (n->snap.files[f].immutable) {
+                imm += n->snap.files[f].size;
+                model += task_snap_native_model(n, &n->snap.files[f]);
+            }
+        ck_op *cop = ck_chain_op(&t->chain, kc->op);
+        if (cop && imm) /* its flushes and compactions weigh as much more */
+            cop->heavy = (double)model / (double)imm;
         kc->is_native = 0;
     }
     ck_capture_free(cap);
@@ -395,8 +436,9 @@ static int snap_start_async(ck_task *t, snap_job *j)
     int notes;
     double flush = ck_chain_take_background(&t->chain, &disk, &notes);
     task_state_notes(t, notes);
-    t->plat->ops->background(t->plat, since, flush + SERIALIZE_FLOPS_PER_BYTE * (double)j->len,
-                             disk, (j->id << 2) | SNAP_SERIALIZING);
+    t->plat->ops->background(t->plat, since,
+                             flush + SERIALIZE_FLOPS_PER_BYTE * (double)(j->len + j->model), disk,
+                             (j->id << 2) | SNAP_SERIALIZING);
     return CK_OK;
 }
 
@@ -579,8 +621,10 @@ const ck_handle *task_snap_confirmed_find(const ck_task *t, int op, const ck_nat
 }
 
 /* Starts one upload of snapshot j (data taken). */
-int task_snap_upload(ck_task *t, snap_job *j, const char *key, uint8_t *data, size_t len)
+int task_snap_upload(ck_task *t, snap_job *j, const char *key, uint8_t *data, size_t len,
+                     uint64_t modelled)
 {
+    task_weigh(t, key, modelled);
     int rc = t->plat->ops->store_put(t->plat, key, data, len, (j->id << 2) | SNAP_UPLOADING);
     if (!rc)
         j->uploads++;
@@ -608,6 +652,7 @@ int task_snap_upload_files_at(ck_task *t, snap_job *j, const char *key, uint64_t
 {
     if (h >= FILE_HANDLES)
         return CK_ERANGE; /* not in a token */
+    task_weigh(t, key, task_snap_key_model(j, key));
     uint64_t token = FILE_TOKEN | (uint64_t)h << 40 | (j->id << 2) | SNAP_UPLOADING;
     int rc = base ? t->plat->ops->store_append_files(t->plat, key, base, paths, nf, token)
                   : t->plat->ops->store_put_files(t->plat, key, paths, nf, token);
@@ -661,6 +706,7 @@ uint64_t task_snap_file_landed(ck_task *t, uint64_t token, int *status, const ui
             *status = CK_EPROTO;
             return base;
         }
+        hd->modelled = bytes + (hd->modelled - hd->bytes); /* what it weighs beyond its bytes */
         hd->bytes = bytes;
         hd->crc = ck_get_u32(res + at + 8);
         at += CK_PUT_FILE_RESULT;
@@ -674,9 +720,11 @@ uint64_t task_snap_file_landed(ck_task *t, uint64_t token, int *status, const ui
 int task_snap_add_reused(snap_job *j, const ck_handle *c, int op, const char *name)
 {
     int rc = ck_handles_add_native(&j->handles, CK_HANDLE_SHARED | CK_HANDLE_REUSED, c->key,
-                                   c->bytes, c->crc, j->kg_start, j->kg_end, (uint32_t)op, name);
+                                   c->bytes, c->crc, j->kgr, (uint32_t)op, name);
     if (!rc && (c->flags & CK_HANDLE_SEGMENT))
         rc = ck_handles_segment_last(&j->handles, c->offset);
+    if (!rc) /* it weighs what it weighed when uploaded */
+        rc = ck_handles_model_last(&j->handles, c->modelled);
     return rc;
 }
 
@@ -694,13 +742,13 @@ int task_snap_inline_file(const ck_task *t, const ck_native_file *nf)
 
 /* The key of private native file nf of operator op in snapshot j: in
  * the checkpoint's directory, beside its canonical file. */
-static void snap_private_key(const ck_task *t, const snap_job *j, int op, const ck_native_file *nf,
-                             char key[CK_HANDLE_KEY_MAX + 1])
+static int snap_private_key(const ck_task *t, const snap_job *j, int op, const ck_native_file *nf,
+                            char key[CK_HANDLE_KEY_MAX + 1])
 {
-    const char *slash = strrchr(j->key, '/');
-    int dl = slash ? (int)(slash - j->key) + 1 : 0;
-    snprintf(key, CK_HANDLE_KEY_MAX + 1, "%.*sv%d-%d-op%d-%s", dl, j->key, t->vertex,
-             t->subtask, op, nf->name);
+    char dir[CK_HANDLE_KEY_MAX + 1];
+    int rc = ck_sk_dirs_of(j->key, dir, sizeof(dir), NULL, 0);
+    return rc ? rc : ck_sk_private(key, CK_HANDLE_KEY_MAX + 1, dir, t->vertex, t->subtask, op,
+                                   nf->name);
 }
 
 /* Adds private native file f of n to snapshot j's handles inline (its
@@ -711,12 +759,13 @@ int task_snap_add_inline(ck_task *t, snap_job *j, struct snap_native *n, uint32_
     char key[CK_HANDLE_KEY_MAX + 1];
     uint8_t *d;
     size_t len;
-    snap_private_key(t, j, n->op, nf, key);
-    int rc = n->ks->ops->native_read(n->ks, &n->snap, f, &d, &len);
+    int rc = snap_private_key(t, j, n->op, nf, key);
+    if (!rc)
+        rc = n->ks->ops->native_read(n->ks, &n->snap, f, &d, &len);
     if (rc)
         return rc;
-    rc = ck_handles_add_native(&j->handles, 0, key, len, ck_crc32c(0, d, len), j->kg_start,
-                               j->kg_end, (uint32_t)n->op, nf->name);
+    rc = ck_handles_add_native(&j->handles, 0, key, len, ck_crc32c(0, d, len), j->kgr,
+                               (uint32_t)n->op, nf->name);
     if (rc) {
         free(d);
         return rc;
@@ -736,19 +785,22 @@ static int snap_start_uploads(ck_task *t, snap_job *j)
 {
     j->upload_start = ck_now(t->plat);
     int rc = ck_handles_add(&j->handles, CK_HANDLE_SNAPSHOT, 0, j->key, j->len, j->crc,
-                            j->kg_start, j->kg_end);
+                            j->kgr);
     uint8_t *data = j->data;
     j->data = NULL; /* the store's or the handle's now */
     if (rc)
         free(data);
-    else if (j->len < t->inline_below)
+    else if (j->len + j->model < t->inline_below) /* what it weighs decides */
         rc = ck_handles_inline_last(&j->handles, data, j->len);
+    else if ((rc = ck_handles_model_last(&j->handles, j->len + j->model)))
+        free(data);
     else
-        rc = task_snap_upload(t, j, j->key, data, j->len);
+        rc = task_snap_upload(t, j, j->key, data, j->len, j->len + j->model);
     if (rc)
         return rc;
     char shared[200];
-    ck_cc_shared_dir(t->env->job_id, shared, sizeof(shared));
+    if ((rc = ck_sk_shared_dir(shared, sizeof(shared), t->env->job_id)))
+        return rc;
     if (t->merge_max)
         return task_mfile_upload(t, j, shared);
     /* Small files are asked first, one after another, so that the store
@@ -778,15 +830,16 @@ static int snap_start_uploads(ck_task *t, snap_job *j)
                 }
                 if (pass == 0) {
                     char key[CK_HANDLE_KEY_MAX + 1];
-                    if (nf->immutable)
-                        snprintf(key, sizeof(key), "%sop%d-%d-a%u-c%llu-%s", shared, n->op,
-                                 t->subtask, t->attempt, (unsigned long long)j->id, nf->name);
-                    else
-                        snap_private_key(t, j, n->op, nf, key);
-                    if ((rc = ck_handles_add_native(&j->handles,
+                    if ((rc = nf->immutable
+                                  ? ck_sk_shared_native(key, sizeof(key), shared, n->op,
+                                                        t->subtask, t->attempt, j->id, nf->name)
+                                  : snap_private_key(t, j, n->op, nf, key)) ||
+                        (rc = ck_handles_add_native(&j->handles,
                                                     nf->immutable ? CK_HANDLE_SHARED : 0, key,
-                                                    nf->size, 0, j->kg_start, j->kg_end,
-                                                    (uint32_t)n->op, nf->name)))
+                                                    nf->size, 0, j->kgr,
+                                                    (uint32_t)n->op, nf->name)) ||
+                        (rc = ck_handles_model_last(&j->handles,
+                                                    task_snap_native_model(n, nf))))
                         break;
                 }
                 if (c || inl || (nf->size >= UPLOAD_LARGE) != pass)
@@ -800,9 +853,10 @@ static int snap_start_uploads(ck_task *t, snap_job *j)
                 if ((rc = n->ks->ops->native_read(n->ks, &n->snap, f, &d, &len)))
                     break;
                 ck_handle *hd = &j->handles.v[h];
+                hd->modelled = len + (hd->modelled - hd->bytes);
                 hd->bytes = len;
                 hd->crc = ck_crc32c(0, d, len);
-                rc = task_snap_upload(t, j, hd->key, d, len);
+                rc = task_snap_upload(t, j, hd->key, d, len, hd->modelled);
             }
         }
     }
@@ -886,8 +940,7 @@ void task_snap_try_finish(ck_task *t, snap_job *j)
         return;
     for (uint32_t i = 0; i < j->clog_handles.n && !j->aborted && !j->upload_failed; i++) {
         const ck_handle *h = &j->clog_handles.v[i];
-        if (ck_handles_add_op(&j->handles, h->kind, h->flags, h->key, h->bytes, h->crc,
-                              h->kg_start, h->kg_end, h->op, h->local))
+        if (ck_handles_add_like(&j->handles, h, h->flags))
             j->upload_failed = 1;
     }
     if (!j->aborted && !j->upload_failed)

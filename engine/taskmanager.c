@@ -29,8 +29,8 @@ void ck_tm_generations(ck_tm *tm, const ck_graph *gens, int ngens)
 }
 
 uint8_t *ck_tm_deploy_body(uint32_t attempt, int gen, const ck_restore_point *from, uint32_t n,
-                           const uint16_t *hosts, const ck_handles *const *handles, int host,
-                           size_t *len)
+                           const uint16_t *hosts, const ck_handles *const *handles,
+                           const uint32_t *origins, int host, size_t *len)
 {
     uint64_t id = from ? from->id : 0;
     size_t dl = id ? strlen(from->dir) : 0;
@@ -50,9 +50,14 @@ uint8_t *ck_tm_deploy_body(uint32_t attempt, int gen, const ck_restore_point *fr
     for (uint32_t i = 0; id && i < n; i++) {
         if (hosts[i] != host)
             continue;
-        ck_wbuf_u32(&w, handles[i] ? i : i | CK_DEPLOY_EMPTY);
-        if (handles[i])
-            ck_handles_put(&w, handles[i]);
+        if (!handles[i]) {
+            ck_wbuf_u32(&w, i | CK_DEPLOY_EMPTY);
+            continue;
+        }
+        ck_wbuf_u32(&w, i);
+        for (int k = 0; k < 3; k++)
+            ck_wbuf_u32(&w, origins ? origins[3 * i + (uint32_t)k] : CK_TM_ORIGIN_OWN);
+        ck_handles_put(&w, handles[i]);
     }
     if (w.err) {
         free(w.p);
@@ -110,20 +115,37 @@ static int on_deploy(ck_tm *tm, const uint8_t *b, size_t len)
         }
         here += hosts[i] == tm->host;
     }
-    /* Restoring: the state handles of every subtask deployed here, in order. */
+    /* Restoring: the state handles of every subtask deployed here, in
+     * order, with the snapshot's subtask they were (the assignment's). */
     ck_handles *hs = calloc(here + 1, sizeof(*hs));
     uint8_t *empty = calloc(here + 1, 1); /* starts empty (CK_DEPLOY_EMPTY) */
+    uint32_t *orig = calloc(3 * (size_t)here + 1, sizeof(*orig));
     ck_rbuf r = {.p = b + off + 6 + dl, .len = len - off - 6 - dl};
-    int rc = hs && empty ? CK_OK : CK_ENOMEM;
+    int rc = hs && empty && orig ? CK_OK : CK_ENOMEM;
     for (uint32_t i = 0, k = 0; i < n && from.id && !rc; i++) {
         if (hosts[i] != tm->host)
             continue;
         const char *why;
         uint32_t got = ck_rbuf_u32(&r);
-        if ((got & ~CK_DEPLOY_EMPTY) != i || r.err)
+        if ((got & ~CK_DEPLOY_EMPTY) != i || r.err) {
             rc = CK_EPROTO;
-        else if (got & CK_DEPLOY_EMPTY)
+            break;
+        }
+        if (got & CK_DEPLOY_EMPTY) {
             empty[k++] = 1;
+            continue;
+        }
+        for (int q = 0; q < 3; q++)
+            orig[3 * k + (uint32_t)q] = ck_rbuf_u32(&r);
+        if (orig[3 * k] == CK_TM_ORIGIN_OWN) { /* the identity assignment */
+            int v, sub;
+            ck_graph_locate(g, i, &v, &sub);
+            orig[3 * k] = (uint32_t)v;
+            orig[3 * k + 1] = (uint32_t)sub;
+            orig[3 * k + 2] = (uint32_t)g->v[v].parallelism;
+        }
+        if (r.err)
+            rc = CK_EPROTO;
         else if ((rc = ck_handles_get(&r, &hs[k++], CK_KG_UPPER_BOUND_MAX_PARALLELISM, &why)))
             rc = rc == CK_ECORRUPT ? CK_EPROTO : rc;
     }
@@ -138,6 +160,9 @@ static int on_deploy(ck_tm *tm, const uint8_t *b, size_t len)
     for (uint32_t i = 0, k = 0; i < n && !rc; i++)
         if (hosts[i] == tm->host) {
             int fresh = !from.id || empty[k];
+            from.old_vertex = orig[3 * k];
+            from.old_subtask = orig[3 * k + 1];
+            from.old_parallelism = orig[3 * k + 2];
             from.handles = &hs[k++];
             int drc = tm->plat->ops->deploy(tm->plat, attempt, i, fresh ? NULL : &from);
             failed = failed ? failed : drc;
@@ -149,6 +174,7 @@ static int on_deploy(ck_tm *tm, const uint8_t *b, size_t len)
         ck_handles_free(&hs[k]);
     free(hs);
     free(empty);
+    free(orig);
     free(hosts);
     return rc;
 }

@@ -10,11 +10,15 @@
  *              u32 flags of the checkpoint | u32 the graph's generation the
  *              attempt runs (graph.h) | u16 length | its directory |
  *              when restoring, per subtask deployed on this task manager,
- *              in order: u32 global subtask | its state handles (handle.h),
+ *              in order: u32 global subtask | u32 vertex | u32 subtask
+ *              index | u32 parallelism (the snapshot's subtask it
+ *              restores, as the assignment said: assign.h; all three
+ *              CK_TM_ORIGIN_OWN: its own) | its state handles (handle.h),
  *              as Flink's deployment descriptor carries JobManagerTaskRestore;
- *              the subtask's top bit set (CK_DEPLOY_EMPTY) and no handles:
- *              it starts empty (a subtask of a rescaled vertex that holds no
- *              state: jobmanager.c)
+ *              the global subtask's top bit set (CK_DEPLOY_EMPTY) and
+ *              nothing after it: the subtask starts empty (the assignment
+ *              gives it no state: a new subtask of a rescaled vertex that
+ *              keeps none, assign.h)
  * CANCEL body: u32 count | count x (u32 attempt | u32 global subtask)
  *
  * The job manager answers every heartbeat. A task manager that hears
@@ -84,10 +88,14 @@ int ck_tm_check(const ck_tm *tm, ck_inv *v);
 
 /* Builds the DEPLOY body for task manager `host` (malloc'd) of an attempt
  * of generation gen; from: NULL or id 0 to start fresh, else handles[g]
- * are the state handles subtask g restores (NULL: it starts empty). NULL
- * when out of memory. */
+ * are the state handles subtask g restores (NULL: it starts empty), and
+ * origins[3g..3g+2] the vertex, subtask index and parallelism of the
+ * snapshot's subtask whose state they are, as the assignment said
+ * (assign.h; origins NULL: each subtask its own, the identity assignment,
+ * sent as CK_TM_ORIGIN_OWN). NULL when out of memory. */
+#define CK_TM_ORIGIN_OWN UINT32_MAX
 uint8_t *ck_tm_deploy_body(uint32_t attempt, int gen, const ck_restore_point *from, uint32_t n,
-                           const uint16_t *hosts, const ck_handles *const *handles, int host,
-                           size_t *len);
+                           const uint16_t *hosts, const ck_handles *const *handles,
+                           const uint32_t *origins, int host, size_t *len);
 
 #endif

@@ -13,6 +13,7 @@
 
 #include "crc32c.h"
 #include "error.h"
+#include "storekey.h"
 
 /*
  * Recycling. A deleted object of RECYCLE_MIN bytes or more is not
@@ -700,27 +701,26 @@ int ck_storefs_delete(const char *root, const char *key)
     return CK_OK;
 }
 
-/* The number n of a key ".../chk-<n>/<name>", 0 if it is not one; *name set. */
-static uint64_t chk_number(const char *key, const char **name)
+/* The id n of a key of a file in a checkpoint's directory (storekey.h's
+ * checkpoints/<job>/chk-<n>/), 0 if it is not one; *meta set to whether
+ * it is the checkpoint's _metadata. */
+static uint64_t chk_number(const char *key, int *meta)
 {
-    const char *p = strstr(key, "/chk-");
-    if (!p)
+    ck_sk_key k;
+    if (ck_sk_parse(key, &k) || k.savepoint ||
+        (k.kind != CK_SK_METADATA_FILE && k.kind != CK_SK_STATE && k.kind != CK_SK_PRIVATE))
         return 0;
-    char *end;
-    unsigned long long n = strtoull(p + 5, &end, 10);
-    if (end == p + 5 || *end != '/')
-        return 0;
-    *name = end + 1;
-    return n;
+    *meta = k.kind == CK_SK_METADATA_FILE;
+    return k.id;
 }
 
 uint64_t ck_storefs_latest(const ck_store_entry *e, size_t n, size_t *meta)
 {
     uint64_t latest = 0;
-    const char *name;
+    int is_meta;
     for (size_t i = 0; i < n; i++) {
-        uint64_t c = chk_number(e[i].key, &name);
-        if (c > latest && !strcmp(name, "_metadata")) {
+        uint64_t c = chk_number(e[i].key, &is_meta);
+        if (c > latest && is_meta) {
             latest = c;
             *meta = i;
         }
@@ -738,12 +738,11 @@ int ck_storefs_damage(const char *root, const char *prefix, int cut, char *key,
         return rc;
     /* The newest checkpoint with its _metadata: the one a restore would use. */
     uint64_t latest = ck_storefs_latest(e, n, &meta);
-    const char *name;
+    int is_meta;
     /* Its largest state file (the first in order among equals). */
     size_t pick = n;
     for (size_t i = 0; latest && i < n; i++) {
-        if (chk_number(e[i].key, &name) != latest || !strcmp(name, "_metadata") ||
-            e[i].size == 0)
+        if (chk_number(e[i].key, &is_meta) != latest || is_meta || e[i].size == 0)
             continue;
         if (pick == n || e[i].size > e[pick].size)
             pick = i;

@@ -24,6 +24,13 @@ const ck_jin_unit ck_units_speed[] = {
     {"f", 1}, {"kf", 1e3}, {"Mf", 1e6}, {"Gf", 1e9}, {"Tf", 1e12}, {NULL, 0},
 };
 
+const ck_jin_unit ck_units_size[] = {
+    {"B", 1},        {"kB", 1e3},     {"KB", 1e3},      {"MB", 1e6},
+    {"GB", 1e9},     {"TB", 1e12},    {"KiB", 1024.0},  {"MiB", 1048576.0},
+    {"GiB", 1073741824.0},            {"TiB", 1099511627776.0},
+    {NULL, 0},
+};
+
 const ck_jin_unit ck_units_flops[] = {
     {"f", 1}, {"kf", 1e3}, {"Mf", 1e6}, {"Gf", 1e9}, {NULL, 0},
 };

@@ -107,5 +107,6 @@ int ck_jin_parse_duration(const char *text, int64_t *ns);
 extern const ck_jin_unit ck_units_bandwidth[]; /* bytes per second */
 extern const ck_jin_unit ck_units_speed[];     /* flops per second */
 extern const ck_jin_unit ck_units_flops[];     /* flops */
+extern const ck_jin_unit ck_units_size[];      /* bytes ("4 KB", "40 GB", "1 GiB") */
 
 #endif

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "assign.h"
 #include "error.h"
 #include "expect.h"
 #include "jsonin.h"
@@ -403,18 +404,19 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
         sc.expect = NULL;
     }
     /* The job's graph per generation, one per rescale. A rescale that
-     * changes the parallelism of a vertex that keeps state is refused: its
-     * state does not move to another parallelism yet (as a savepoint of
-     * another parallelism is refused: runner/savepoint.c). A vertex that
-     * keeps none (a map, a filter, a sink without transactions) rescales:
-     * its new subtasks start empty. */
+     * changes the parallelism of a vertex that keeps state is refused up
+     * front, by the state assignment's rule (assign.h: the one the job
+     * manager's deploy and a savepoint's pre-check apply): its state does
+     * not move to another parallelism yet. A vertex that keeps none (a
+     * map, a filter, a sink without transactions) rescales: its new
+     * subtasks start empty. */
     for (int i = 0, prev = -1; i < sc.nfaults; i++) {
         const ck_fault *f = &sc.faults[i];
         if (f->kind != CK_FAULT_RESCALE)
             continue;
         for (int k = 0; k < sc.graph.spec.nops; k++) {
             int was = prev >= 0 ? sc.faults[prev].par[k] : sc.graph.spec.ops[k].parallelism;
-            const char *state = ck_graph_vertex_state(&sc.graph, sc.graph.op_vertex[k], &sc.cfg);
+            const char *state = ck_asg_vertex_state(&sc.graph, sc.graph.op_vertex[k], &sc.cfg);
             if (f->par[k] != was && state) {
                 fprintf(stderr,
                         "chandy: %s: events[%d].parallelism: \"%s\" from %d to %d: it keeps "
@@ -584,7 +586,7 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
         snprintf(r.job.env.start.dir, sizeof(r.job.env.start.dir), "%s", sp.dir);
         r.start_meta = sp.meta; /* the job manager deploys its handles */
         memset(&sp.meta, 0, sizeof(sp.meta));
-        r.job.env.start_handles = r.start_meta.tasks;
+        r.job.env.start_meta = &r.start_meta;
         ck_sp_free(&sp);
         if (rc) {
             fprintf(stderr, "chandy: %s\n", err);
@@ -631,6 +633,16 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
     ck_backend_result_init(&r.res, &r.job);
 
     int status = 0;
+    for (int i = 0; i < sc.job.nops && r.backend == CK_BACKEND_SOCKETS; i++)
+        if (sc.job.ops[i].value_size) { /* said, never narrowed silently */
+            fprintf(stderr,
+                    "chandy: %s: job.operators[%d]: a modelled state size (value_size or "
+                    "state_size) is charged only under SimGrid: over sockets transfers take "
+                    "the time of their real bytes, while run.json's sizes report the "
+                    "modelled ones\n",
+                    scenario_path, i);
+            break;
+        }
     const ck_backend_ops *be =
         r.backend == CK_BACKEND_SIMGRID ? &ck_backend_simgrid : &ck_backend_sockets;
     rc = be->run(&r.job, &r.res, err, sizeof(err));

@@ -9,6 +9,7 @@
 
 #include "error.h"
 #include "storefs.h"
+#include "storekey.h"
 
 #define CHANDY_VERSION "0.1.0"
 
@@ -81,7 +82,9 @@ static const char *cp_kind(uint32_t flags)
 static void cp_path(const ck_run *r, const ck_cp_record *c, char *buf, size_t len)
 {
     char dir[200];
-    ck_cc_dir(r->res.jm.cc.job_id, c->id, c->flags, dir, sizeof(dir));
+    /* the coordinator took only a job id that makes keys */
+    CK_IGNORE(ck_sk_dir(dir, sizeof(dir), r->res.jm.cc.job_id, c->id,
+                        !!(c->flags & CK_CP_FLAG_SAVEPOINT)));
     size_t dl = strlen(dir);
     if (dl && dir[dl - 1] == '/')
         dir[dl - 1] = 0;
@@ -268,12 +271,14 @@ static cJSON *checkpoints_arr(const ck_run *r)
             cJSON_AddNumberToObject(o, "duration_s", secs(c->complete - c->trigger));
         }
         int64_t amax = 0, smax = 0, asmax = 0, upmax = 0;
-        uint64_t files = 0, inl = 0;
+        uint64_t files = 0, inl = 0, real = 0, real_full = 0;
         cJSON *align = cJSON_CreateArray(), *up = cJSON_CreateArray();
         for (uint32_t s = 0; s < g->nsubtasks; s++) {
             const ck_cp_task *t = &c->tasks[s];
             files += t->acked ? files_written(&t->handles) : 0;
             inl += ck_handles_bytes_inline(&t->handles);
+            real += ck_handles_bytes_new(&t->handles);
+            real_full += ck_handles_bytes(&t->handles);
             if (!t->acked) {
                 cJSON_AddItemToArray(align, cJSON_CreateNull());
                 cJSON_AddItemToArray(up, cJSON_CreateNull());
@@ -298,6 +303,10 @@ static cJSON *checkpoints_arr(const ck_run *r)
         cJSON_AddNumberToObject(o, "bytes_changelog", (double)c->bytes_changelog);
         cJSON_AddNumberToObject(o, "files", (double)files);
         cJSON_AddNumberToObject(o, "bytes_inline", (double)inl);
+        /* what the subtasks' files really hold: below bytes when state is
+         * modelled heavier than it is kept (value_size) */
+        cJSON_AddNumberToObject(o, "real_bytes", (double)real);
+        cJSON_AddNumberToObject(o, "real_bytes_full", (double)real_full);
         cJSON_AddBoolToObject(o, "unaligned", c->unaligned);
         cJSON_AddBoolToObject(o, "forced_full", (c->flags & CK_CP_FLAG_FULL) != 0);
         cJSON_AddNumberToObject(o, "persisted_inflight_bytes", (double)c->inflight);
@@ -668,11 +677,11 @@ static void orphans(const ck_run *r, uint64_t *files, uint64_t *bytes)
     const ck_cc *cc = &r->res.jm.cc;
     char root[900], prefix[200];
     snprintf(root, sizeof(root), "%s/store", r->outdir);
-    ck_cc_shared_dir(cc->job_id, prefix, sizeof(prefix));
     ck_store_entry *e;
     size_t n;
     *files = *bytes = 0;
-    if (ck_storefs_list(root, prefix, &e, &n))
+    if (ck_sk_shared_dir(prefix, sizeof(prefix), cc->job_id) ||
+        ck_storefs_list(root, prefix, &e, &n))
         return;
     for (size_t k = 0; k < n; k++) {
         int ref = 0;

@@ -11,6 +11,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "assign.h"
 #include "bytes.h"
 #include "crc32c.h"
 #include "error.h"
@@ -21,6 +22,7 @@
 #include "sinkfs.h"
 #include "snapshot.h"
 #include "storefs.h"
+#include "storekey.h"
 
 /*
  * Reads a regular file: all of it, of at most max bytes (want UINT64_MAX);
@@ -127,16 +129,11 @@ static void file_path(const ck_savepoint *sp, const char *key, char *buf, size_t
  * -1 when the name is not one. */
 static int64_t savepoint_name_id(const char *name)
 {
-    const char *dash = strrchr(name, '-');
-    if (strncmp(name, "savepoint-", 10) || !dash || dash < name + 10 || !dash[1])
+    uint64_t id;
+    int savepoint;
+    if (ck_sk_parse_dir_name(name, &id, &savepoint) || !savepoint || id > INT64_MAX)
         return -1;
-    int64_t id = 0;
-    for (const char *c = dash + 1; *c; c++) {
-        if (*c < '0' || *c > '9' || id > INT64_MAX / 10 - 1)
-            return -1;
-        id = id * 10 + (*c - '0');
-    }
-    return id;
+    return (int64_t)id;
 }
 
 /*
@@ -304,7 +301,7 @@ int ck_sp_open(ck_savepoint *sp, const char *path, char *err, size_t errlen)
     /* Every canonical file sits in the same directory of the store; the
      * files an incremental or changelog checkpoint shares with others, in
      * the job's shared/ beside it. */
-    const char *k0 = NULL, *slash;
+    const char *k0 = NULL;
     for (uint32_t s = 0; s < sp->meta.nsubtasks && !k0; s++)
         for (uint32_t k = 0; k < sp->meta.tasks[s].n && !k0; k++)
             if (sp->meta.tasks[s].v[k].kind == CK_HANDLE_SNAPSHOT)
@@ -315,18 +312,13 @@ int ck_sp_open(ck_savepoint *sp, const char *path, char *err, size_t errlen)
         ck_sp_free(sp);
         return CK_ECORRUPT;
     }
-    slash = strrchr(k0, '/');
-    if (!slash || (size_t)(slash - k0) + 2 > sizeof(sp->dir)) {
-        snprintf(err, errlen, "%s: state file \"%s\" is not in a directory", file, k0);
+    if (ck_sk_dirs_of(k0, sp->dir, sizeof(sp->dir), sp->shared, sizeof(sp->shared))) {
+        snprintf(err, errlen,
+                 "%s: state file \"%s\" is not in a checkpoint's or savepoint's directory", file,
+                 k0);
         ck_sp_free(sp);
         return CK_ECORRUPT;
     }
-    memcpy(sp->dir, k0, (size_t)(slash - k0) + 1);
-    sp->dir[slash - k0 + 1] = 0;
-    size_t parent = (size_t)(slash - k0);
-    while (parent > 0 && k0[parent - 1] != '/')
-        parent--;
-    snprintf(sp->shared, sizeof(sp->shared), "%.*sshared/", (int)parent, k0);
     uint32_t nfiles = 0;
     for (uint32_t s = 0; s < sp->meta.nsubtasks; s++)
         nfiles += sp->meta.tasks[s].n;
@@ -422,13 +414,13 @@ int ck_sp_is_latest_checkpoint(const ck_savepoint *sp)
     int latest = 1;
     struct dirent *e;
     while (latest && (e = readdir(d))) {
-        char *end;
-        if (strncmp(e->d_name, "chk-", 4))
+        uint64_t id;
+        int savepoint;
+        if (ck_sk_parse_dir_name(e->d_name, &id, &savepoint) || savepoint)
             continue;
-        unsigned long long id = strtoull(e->d_name + 4, &end, 10);
         char meta[sizeof(dir) + 300];
-        snprintf(meta, sizeof(meta), "%s/%s/_metadata", dir, e->d_name);
-        if (!*end && id > sp->meta.id && access(meta, F_OK) == 0)
+        snprintf(meta, sizeof(meta), "%s/%s/" CK_SK_METADATA, dir, e->d_name);
+        if (id > sp->meta.id && access(meta, F_OK) == 0)
             latest = 0;
     }
     closedir(d);
@@ -549,7 +541,10 @@ int ck_sp_install(const ck_savepoint *sp, const char *store_root, char *err, siz
             return CK_EIO;
         }
     }
-    snprintf(key, sizeof(key), "%s_metadata", sp->dir);
+    if (ck_sk_metadata(key, sizeof(key), sp->dir)) {
+        snprintf(err, errlen, "%s: not a snapshot's directory", sp->dir);
+        return CK_EINVAL;
+    }
     if (ck_storefs_put(store_root, key, sp->metadata, sp->metadata_len, 0)) {
         snprintf(err, errlen, "%s/%s: cannot write: %s", store_root, key, strerror(errno));
         return CK_EIO;
@@ -591,18 +586,20 @@ static int op_in_vertex(const ck_graph *g, int v, int op)
     return -1;
 }
 
-/* The check of one state file against vertex v, subtask i of the job. */
+/* The check of one state file against vertex v, subtask i of the job:
+ * the snapshot's subtask i of parallelism `old_p` of the vertex the
+ * assignment matched to job vertex v (assign.h); max_parallelism: per
+ * job operator, the assignment's. */
 static int check_file(const ck_savepoint *sp, const char *file, const ck_snapshot *s,
                       const ck_graph *g, const ck_config *cfg, const ck_topic *topic, int v,
-                      int i, char *err, size_t errlen)
+                      int i, int old_p, const int *max_parallelism, char *err, size_t errlen)
 {
     const ck_vertex *vx = &g->v[v];
-    if (s->vertex != v || s->subtask != i || s->parallelism != vx->parallelism) {
+    if (s->vertex != v || s->subtask != i || s->parallelism != old_p) {
         snprintf(err, errlen,
-                 "%s/%s: holds subtask %d of %d of vertex %d, where the job has vertex %d "
-                 "\"%s\" with parallelism %d",
-                 sp->path, file, s->subtask, s->parallelism, s->vertex, v, vx->name,
-                 vx->parallelism);
+                 "%s/%s: holds subtask %d of %d of vertex %d, where the _metadata lists "
+                 "subtask %d of %d of vertex %d (the job's \"%s\")",
+                 sp->path, file, s->subtask, s->parallelism, s->vertex, i, old_p, v, vx->name);
         return CK_EINVAL;
     }
     if (s->finished)
@@ -624,11 +621,12 @@ static int check_file(const ck_savepoint *sp, const char *file, const ck_snapsho
                          ck_op_kind_name(op->kind), g->op_vertex[ks->op]);
             return CK_EINVAL;
         }
-        if (op->max_parallelism != ks->max_parallelism) {
+        if (max_parallelism[ks->op] != ks->max_parallelism) {
             snprintf(err, errlen,
-                     "%s/%s: operator %d \"%s\" has its keyed state in %d key groups (max "
-                     "parallelism), the job's has %d",
-                     sp->path, file, ks->op, op->name, ks->max_parallelism, op->max_parallelism);
+                     "%s/%s: operator %d \"%s\" has its keyed state in %d key groups, where "
+                     "the _metadata says its max parallelism is %d",
+                     sp->path, file, ks->op, op->name, ks->max_parallelism,
+                     max_parallelism[ks->op]);
             return CK_EINVAL;
         }
     }
@@ -642,7 +640,7 @@ static int check_file(const ck_savepoint *sp, const char *file, const ck_snapsho
     int nparts = topic->ops->npartitions(topic->ctx);
     for (int k = 0; s->has_source && k < s->source.nparts; k++) {
         int p = s->source.parts[k];
-        if (p < 0 || p >= nparts || ck_topic_owner(topic->name, p, vx->parallelism) != i) {
+        if (p < 0 || p >= nparts || ck_topic_owner(topic->name, p, old_p) != i) {
             snprintf(err, errlen,
                      "%s/%s: holds the offset of partition %d, which source subtask %d of the "
                      "job does not read (the input has %d partitions)",
@@ -683,11 +681,12 @@ static int check_file(const ck_savepoint *sp, const char *file, const ck_snapsho
 }
 
 /* The check of a file an incremental or changelog checkpoint keeps under
- * shared/ (handle h) against vertex v, subtask i of the job: the keyed
- * state of one of its operators, in its key groups, in a form the job's
- * state backend reads. */
+ * shared/ (handle h) of the snapshot's subtask i of parallelism old_p of
+ * job vertex v: the keyed state of one of its operators, in that
+ * subtask's key groups, in a form the job's state backend reads. */
 static int check_shared(const ck_savepoint *sp, const ck_handle *h, const ck_graph *g,
-                        const ck_config *cfg, int v, int i, char *err, size_t errlen)
+                        const ck_config *cfg, int v, int i, int old_p, const int *max_parallelism,
+                        char *err, size_t errlen)
 {
     const char *what = ck_handle_kind_name(h->kind);
     char file[sizeof(sp->path) + CK_STORE_KEY_MAX + 16];
@@ -700,13 +699,12 @@ static int check_shared(const ck_savepoint *sp, const ck_handle *h, const ck_gra
                  file, what, h->op, v, g->v[v].name);
         return CK_EINVAL;
     }
-    int kg0, kg1;
-    ck_kg_range(i, g->v[v].parallelism, op->max_parallelism, &kg0, &kg1);
-    if (h->kg_start != (uint32_t)kg0 || h->kg_end != (uint32_t)kg1 + 1) {
+    ck_kgr own = ck_kg_range(i, old_p, max_parallelism[h->op]);
+    if (!ck_kgr_equal(h->kgr, own)) {
         snprintf(err, errlen,
-                 "%s: a %s of key groups %u to %u, where subtask %d of \"%s\" has "
-                 "%d to %d (changing parallelism on restore is not supported yet)",
-                 file, what, h->kg_start, h->kg_end - 1, i, op->name, kg0, kg1);
+                 "%s: a %s of key groups %d to %d, where the _metadata's subtask %d of %d of "
+                 "\"%s\" had %d to %d",
+                 file, what, h->kgr.start, h->kgr.end, i, old_p, op->name, own.start, own.end);
         return CK_EINVAL;
     }
     int rocks = ck_cfg(cfg, CK_CFG_STATE_BACKEND) == CK_BACKEND_ROCKSDB;
@@ -732,40 +730,94 @@ static int check_shared(const ck_savepoint *sp, const ck_handle *h, const ck_gra
     return CK_OK;
 }
 
-int ck_sp_check_job(const ck_savepoint *sp, const ck_graph *g, const ck_config *cfg,
+int ck_sp_check_job(const ck_savepoint *sp, ck_graph *g, const ck_config *cfg,
                     const ck_topic *topic, char *err, size_t errlen)
 {
-    if (sp->meta.nsubtasks != g->nsubtasks) {
-        snprintf(err, errlen,
-                 "%s: the savepoint holds the state of %u subtasks, the job has %u "
-                 "(changing parallelism on restore is not supported yet)",
-                 sp->path, sp->meta.nsubtasks, g->nsubtasks);
-        return CK_EINVAL;
+    /* The state assignment decides (assign.h), the same the job manager
+     * makes when it deploys: whether the snapshot restores into this job,
+     * and whether its subtasks can apply it. */
+    char why[400];
+    ck_asg a;
+    if (errlen)
+        err[0] = 0;
+    int rc = ck_asg_plan(&a, &sp->meta, g, cfg, NULL, 0, why, sizeof(why));
+    if (!rc)
+        rc = ck_asg_applicable(&a, &sp->meta, g, why, sizeof(why));
+    if (rc) {
+        ck_asg_free(&a);
+        if (rc == CK_ENOMEM)
+            snprintf(err, errlen, "%s: out of memory", sp->path);
+        else
+            snprintf(err, errlen, "%s: %s", sp->path, why);
+        return rc;
     }
     size_t dl = strlen(sp->dir);
-    /* The handles of global subtask g are the state of vertex v, subtask i. */
-    for (uint32_t f = 0; f < sp->nfiles; f++) {
-        int v, i;
-        ck_graph_locate(g, sp->files[f].subtask, &v, &i);
+    /* The handles of old global subtask k are the state of the old vertex
+     * the assignment matched to job vertex v, subtask i of it. Sources'
+     * partitions are counted for the assignment's dealing. */
+    uint32_t *parts = calloc(sp->meta.nsubtasks + 1, sizeof(*parts));
+    if (!parts) {
+        ck_asg_free(&a);
+        snprintf(err, errlen, "%s: out of memory", sp->path);
+        return CK_ENOMEM;
+    }
+    for (uint32_t f = 0; f < sp->nfiles && !rc; f++) {
+        uint32_t k = sp->files[f].subtask;
+        int v = -1, i = 0, old_p = 0;
+        for (int nv = 0; nv < g->nv; nv++) {
+            int o = a.old_vertex[nv];
+            uint32_t op = sp->meta.nvertices ? sp->meta.vertices[o].parallelism
+                                             : (uint32_t)g->v[o].parallelism;
+            if (k >= a.old_base[o] && k < a.old_base[o] + op) {
+                v = nv;
+                i = (int)(k - a.old_base[o]);
+                old_p = (int)op;
+            }
+        }
         if (sp->files[f].h->kind != CK_HANDLE_SNAPSHOT) {
-            int rc = check_shared(sp, sp->files[f].h, g, cfg, v, i, err, errlen);
-            if (rc)
-                return rc;
+            rc = check_shared(sp, sp->files[f].h, g, cfg, v, i, old_p, a.max_parallelism, err,
+                              errlen);
             continue;
         }
         const char *name = sp->files[f].h->key + dl;
         ck_snapshot s;
-        const char *why;
-        int rc = ck_snap_decode(sp->files[f].data, sp->files[f].len, &s, &why);
+        const char *swhy;
+        rc = ck_snap_decode(sp->files[f].data, sp->files[f].len, &s, &swhy);
         if (rc) {
             snprintf(err, errlen, "%s/%s: %s", sp->path, name,
-                     rc == CK_ENOMEM ? "out of memory" : why);
-            return rc == CK_ENOMEM ? CK_ENOMEM : CK_ECORRUPT;
+                     rc == CK_ENOMEM ? "out of memory" : swhy);
+            rc = rc == CK_ENOMEM ? CK_ENOMEM : CK_ECORRUPT;
+            break;
         }
-        rc = check_file(sp, name, &s, g, cfg, topic, v, i, err, errlen);
+        rc = check_file(sp, name, &s, g, cfg, topic, v, i, old_p, a.max_parallelism, err, errlen);
+        if (s.has_source)
+            parts[k] = (uint32_t)s.source.nparts;
         ck_snapshot_free(&s);
-        if (rc)
-            return rc;
     }
-    return CK_OK;
+    /* The whole plan, with the sources' partitions dealt as their list
+     * state: checked (its invariants) before the run relies on it. */
+    ck_asg_opstate os[CK_MAX_OPS];
+    int nos = 0;
+    for (int nv = 0; nv < g->nv && !rc; nv++)
+        if (g->spec.ops[g->v[nv].ops[0]].kind == CK_OP_SOURCE)
+            os[nos++] = (ck_asg_opstate){.op = g->v[nv].ops[0],
+                                         .name = CK_ASG_SOURCE_STATE,
+                                         .mode = CK_ASG_SPLIT_DISTRIBUTE,
+                                         .counts = parts + a.old_base[a.old_vertex[nv]]};
+    ck_asg full;
+    if (!rc && (rc = ck_asg_plan(&full, &sp->meta, g, cfg, os, nos, why, sizeof(why))) == CK_OK) {
+        ck_inv inv;
+        if (ck_asg_check(&full, &sp->meta, g, &inv)) {
+            snprintf(err, errlen, "%s: the state assignment is wrong: %s", sp->path, inv.what);
+            rc = CK_EINVAL;
+        }
+        ck_asg_free(&full);
+    } else if (rc && !err[0]) {
+        snprintf(err, errlen, "%s: %s", sp->path, rc == CK_ENOMEM ? "out of memory" : why);
+    }
+    if (!rc)
+        ck_asg_adopt(&a, g); /* the snapshot's max parallelism, where the job set none */
+    free(parts);
+    ck_asg_free(&a);
+    return rc;
 }

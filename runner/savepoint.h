@@ -61,15 +61,20 @@ typedef struct ck_savepoint {
  * CK_ENOMEM, with one line in err naming the file. */
 int ck_sp_open(ck_savepoint *sp, const char *path, char *err, size_t errlen);
 
-/* Checks up front that the savepoint is of this job: a state file for
- * every subtask, each of the vertex, subtask and parallelism the job has,
- * keyed state of operators of the same kind and max parallelism, source
- * offsets of partitions the subtask reads and within the input, sink
- * transactions only where the sinks write in transactions. (The format
- * holds operator indexes and kinds, not names.) Returns 0, CK_EINVAL
- * (another job), CK_ECORRUPT (a state file does not decode), CK_ENOMEM,
- * with one line in err naming the file and what differs. */
-int ck_sp_check_job(const ck_savepoint *sp, const ck_graph *g, const ck_config *cfg,
+/* Checks up front that the savepoint restores into this job, with the
+ * state assignment the job manager makes when it deploys (assign.h:
+ * ck_asg_plan, then ck_asg_applicable): its operators matched by uid,
+ * of the same kinds, max parallelisms adopted or refused; then that each
+ * state file is of the subtask the _metadata lists it for, keyed state
+ * in that subtask's key groups, source offsets of partitions it read
+ * and within the input, sink transactions only where the sinks write in
+ * transactions; then the whole plan, sources' partitions dealt, against
+ * its invariants. On success g takes the max parallelisms adopted from
+ * the snapshot (ck_asg_adopt). Returns 0, CK_EINVAL (another job, or
+ * what the subtasks cannot restore yet), CK_ECORRUPT (a state file does
+ * not decode), CK_ENOMEM, with one line in err naming the file or the
+ * operator and what differs. */
+int ck_sp_check_job(const ck_savepoint *sp, ck_graph *g, const ck_config *cfg,
                     const ck_topic *topic, char *err, size_t errlen);
 
 /* 1 when the savepoint is a checkpoint, the latest in its directory of

@@ -292,12 +292,46 @@ static int find_op(const ck_job_spec *job, const char *name, int before)
     return -1;
 }
 
+/* A value's modelled weight at most (1 GB), a state's (100 TB): their
+ * products with a count of entries stay far within 64 bits. */
+#define MAX_VALUE_SIZE 1e9
+#define MAX_STATE_SIZE 1e14
+
+/* An aggregate's state_size (held in value_size by parse_operator) becomes
+ * the value_size that its one value per key weighs once every key of the
+ * workload was seen: state_size / keys, rounded up. */
+static void scenario_state_sizes(ck_jin *j, const cJSON *ops, ck_job_spec *job, int64_t keys)
+{
+    for (int i = 0; i < job->nops && !j->failed; i++) {
+        const cJSON *o = cJSON_GetArrayItem(ops, i);
+        if (!o || !cJSON_GetObjectItemCaseSensitive(o, "state_size"))
+            continue;
+        uint64_t ss = job->ops[i].value_size, k = keys > 0 ? (uint64_t)keys : 1;
+        uint64_t vs = (ss + k - 1) / k;
+        if (vs > (uint64_t)MAX_VALUE_SIZE) {
+            size_t s1 = ck_jin_push_key(j, "job");
+            size_t s2 = ck_jin_push_key(j, "operators");
+            size_t s3 = ck_jin_push_index(j, i);
+            size_t s4 = ck_jin_push_key(j, "state_size");
+            ck_jin_fail(j, "%llu bytes over %lld keys is %llu bytes a value, more than 1e9: "
+                           "raise workload.keys",
+                        (unsigned long long)ss, (long long)keys, (unsigned long long)vs);
+            ck_jin_pop(j, s4);
+            ck_jin_pop(j, s3);
+            ck_jin_pop(j, s2);
+            ck_jin_pop(j, s1);
+            return;
+        }
+        job->ops[i].value_size = vs;
+    }
+}
+
 static void parse_operator(ck_jin *j, const cJSON *o, ck_job_spec *job, int i)
 {
     static const char *const keys[] = {
         "name",           "type", "input", "partition", "parallelism", "max_parallelism",
         "cpu_per_record", "fn",   "factor", "keep",     "size",        "out_of_orderness",
-        "write_time",     "count", "count_seen", NULL};
+        "write_time",     "count", "count_seen", "value_size", "state_size", "uid", NULL};
     static const char *const types[] = {"source", "map", "filter", "aggregate", "window",
                                         "sink", "distinct", "buffer", NULL};
     static const char *const ships[] = {"forward", "hash", "rebalance", "rescale", "broadcast",
@@ -323,6 +357,19 @@ static void parse_operator(ck_jin *j, const cJSON *o, ck_job_spec *job, int i)
         ck_jin_pop(j, s2);
         return;
     }
+    /* Its stable identity (Flink's uid()): the name unless given. */
+    memcpy(op->uid, op->name, sizeof(op->uid));
+    ck_jin_string(j, o, "uid", 0, op->uid, sizeof(op->uid));
+    if (j->failed)
+        return;
+    for (int k = 0; k < i; k++)
+        if (strcmp(job->ops[k].uid, op->uid) == 0) {
+            size_t s2 = ck_jin_push_key(j, "uid");
+            ck_jin_fail(j, "expected a uid no other operator has, got \"%s\" (that of \"%s\")",
+                        op->uid, job->ops[k].name);
+            ck_jin_pop(j, s2);
+            return;
+        }
     /* Which keys make sense for which type. */
     static const struct {
         const char *key;
@@ -338,6 +385,8 @@ static void parse_operator(ck_jin *j, const cJSON *o, ck_job_spec *job, int i)
         {"write_time", 1u << CK_OP_SINK},
         {"count", 1u << CK_OP_BUFFER},
         {"count_seen", 1u << CK_OP_BUFFER},
+        {"value_size", (1u << CK_OP_AGGREGATE) | (1u << CK_OP_WINDOW) | (1u << CK_OP_DISTINCT)},
+        {"state_size", 1u << CK_OP_AGGREGATE},
     };
     for (size_t k = 0; k < sizeof(only) / sizeof(only[0]); k++)
         if (cJSON_GetObjectItemCaseSensitive(o, only[k].key) && !(only[k].kinds & (1u << type))) {
@@ -379,6 +428,22 @@ static void parse_operator(ck_jin *j, const cJSON *o, ck_job_spec *job, int i)
     ck_jin_quantity(j, o, "cpu_per_record", 0, ck_units_flops, "a CPU cost in flops", 0,
                     1e12, &op->cpu_flops);
     ck_jin_duration(j, o, "write_time", 0, 0, 10 * S_NS, &op->write_ns);
+    /* What its state weighs in production, modelled (value_size), or the
+     * whole of it (state_size: scenario_state_sizes turns it into a
+     * value_size once the workload's keys are known; kept here in bytes). */
+    double vs = 0, ss = 0;
+    ck_jin_quantity(j, o, "value_size", 0, ck_units_size, "a size in bytes", 0, MAX_VALUE_SIZE,
+                    &vs);
+    ck_jin_quantity(j, o, "state_size", 0, ck_units_size, "a size in bytes", 1, MAX_STATE_SIZE,
+                    &ss);
+    if (!j->failed && cJSON_GetObjectItemCaseSensitive(o, "value_size") &&
+        cJSON_GetObjectItemCaseSensitive(o, "state_size")) {
+        size_t s2 = ck_jin_push_key(j, "state_size");
+        ck_jin_fail(j, "give value_size or state_size, not both");
+        ck_jin_pop(j, s2);
+        return;
+    }
+    op->value_size = (uint64_t)(ss > 0 ? ss : vs);
     int fn = 0;
     switch (op->kind) {
     case CK_OP_MAP:
@@ -1135,6 +1200,11 @@ int ck_scenario_parse(ck_scenario *s, const char *path, const char *text, char *
     parse_config(&j, cJSON_GetObjectItemCaseSensitive(root, "config"), &s->cfg, &s->warnings);
     check_config(&j, &s->cfg);
     parse_job(&j, cJSON_GetObjectItemCaseSensitive(root, "job"), &s->job);
+    if (!j.failed) {
+        const cJSON *jo = cJSON_GetObjectItemCaseSensitive(root, "job");
+        scenario_state_sizes(&j, jo ? cJSON_GetObjectItemCaseSensitive(jo, "operators") : NULL,
+                             &s->job, s->workload.keys);
+    }
     if (!j.failed) {
         int bad = -1;
         char why[300];

@@ -1076,10 +1076,13 @@ typedef struct store_job {
     uint64_t at; /* an append's or a get's offset (0: a put) */
     uint8_t *data;
     size_t len; /* a put's bytes; a get's to read (CK_STOREFS_WHOLE: all) */
+    uint64_t weight; /* what it costs on the network and the store's disk, when its
+                      * state weighs more than its bytes (store_weigh); else 0 */
     uint64_t token;
 } store_job;
 
-static void send_store_done(sim_node *n, uint64_t token, int status, uint8_t *data, size_t len)
+static void send_store_done(sim_node *n, uint64_t token, int status, uint8_t *data, size_t len,
+                            uint64_t cost)
 {
     wait_reachable(n->w, n->w->ntm + 1, n->net_host);
     if (n->b.d.dead) {
@@ -1095,8 +1098,9 @@ static void send_store_done(sim_node *n, uint64_t token, int status, uint8_t *da
         return;
     }
     /* The answer travels back over the network to the node's host: a small
-     * header plus the data. */
-    sg_comm_t c = sg_mailbox_put_init(n->w->hosts[n->net_host].mb, it, (long)(64 + len));
+     * header plus the data (what it weighs, when more). */
+    sg_comm_t c = sg_mailbox_put_init(n->w->hosts[n->net_host].mb, it,
+                                      (long)(64 + (cost > len ? cost : len)));
     sg_comm_detach(c, item_free);
     n->w->transfers++;
 }
@@ -1253,7 +1257,8 @@ static void uploader_main(int argc, char **argv)
     sg_actor_on_exit(live_exit, NULL);
     sg_actor_on_exit(job_killed, j);
     wait_reachable(j->n->w, j->n->net_host, j->n->w->ntm + 1);
-    if (ck_sg_put(sg_mailbox_by_name(j->mbname), j, (long)(64 + j->len)) != 0)
+    uint64_t cost = j->weight > j->len ? j->weight : j->len;
+    if (ck_sg_put(sg_mailbox_by_name(j->mbname), j, (long)(64 + cost)) != 0)
         job_free(j); /* the store never got it: the node learns through its own failure */
 }
 
@@ -1271,11 +1276,11 @@ static void put_handler_main(int argc, char **argv)
     store_job *j = h->j = p;
     sim_world *w = j->n->w;
     if (j->len)
-        disk_io(w, j->len, 1);
+        disk_io(w, j->weight > j->len ? j->weight : j->len, 1);
     int status = j->at ? ck_storefs_append(w->store_dir, j->key, j->at, j->data, j->len, 0)
                        : ck_storefs_put(w->store_dir, j->key, j->data, j->len, 0);
     ck_bnode_put_landed(&j->n->b, w->store_dir, j->key, j->at, status);
-    send_store_done(j->n, j->token, status, NULL, 0);
+    send_store_done(j->n, j->token, status, NULL, 0, 0);
 }
 
 /* Before a store transfer's actors start: SimGrid's clock catches up
@@ -1312,6 +1317,7 @@ static int sim_store_put(ck_bnode *b, const char *key, uint64_t at, uint8_t *dat
     snprintf(sh->mbname, sizeof(sh->mbname), "%s", j->mbname);
     j->data = data;
     j->len = len;
+    j->weight = ck_bnode_weight(b, key, len);
     j->token = token;
     char name[64];
     snprintf(name, sizeof(name), "store-put-%llu", (unsigned long long)id);
@@ -1351,9 +1357,10 @@ static void get_handler_main(int argc, char **argv)
     uint8_t *data = NULL;
     size_t len = 0;
     int status = ck_storefs_get_range(w->store_dir, j->key, j->at, j->len, &data, &len);
+    uint64_t cost = status == CK_OK && j->weight > len ? j->weight : len;
     if (status == CK_OK && len)
-        disk_io(w, len, 0);
-    send_store_done(j->n, j->token, status, data, len);
+        disk_io(w, cost, 0);
+    send_store_done(j->n, j->token, status, data, len, status == CK_OK ? cost : 0);
 }
 
 static int sim_store_get(ck_bnode *b, const char *key, uint64_t at, uint64_t len,
@@ -1371,6 +1378,7 @@ static int sim_store_get(ck_bnode *b, const char *key, uint64_t at, uint64_t len
     j->n = n;
     j->at = at;
     j->len = (size_t)len;
+    j->weight = ck_bnode_weight(b, key, 0);
     snprintf(j->key, sizeof(j->key), "%s", key);
     snprintf(j->mbname, sizeof(j->mbname), "store-get-%llu", (unsigned long long)id);
     snprintf(sh->mbname, sizeof(sh->mbname), "%s", j->mbname);

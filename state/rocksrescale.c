@@ -57,18 +57,7 @@ static uint64_t now_ns(void)
 
 /* ---- choosing ------------------------------------------------------------------- */
 
-static int width(int a, int b)
-{
-    return b >= a ? b - a + 1 : 0;
-}
-
-/* Key groups of [a0, a1] in [b0, b1]. */
-static int overlap(int a0, int a1, int b0, int b1)
-{
-    return width(a0 > b0 ? a0 : b0, a1 < b1 ? a1 : b1);
-}
-
-int ck_rrs_best_initial(const ck_rrs_source *src, int n, int kg_start, int kg_end,
+int ck_rrs_best_initial(const ck_rrs_source *src, int n, ck_kgr kgr,
                         double threshold)
 {
     if (n <= 0)
@@ -78,8 +67,8 @@ int ck_rrs_best_initial(const ck_rrs_source *src, int n, int kg_start, int kg_en
     int best = 0, bi = -1;
     double bf = -1.0; /* Flink's Score.MIN: (Integer.MIN_VALUE, -1.0) */
     for (int i = 0; i < n; i++) {
-        int in = overlap(src[i].kg_start, src[i].kg_end, kg_start, kg_end);
-        double f = (double)in / width(src[i].kg_start, src[i].kg_end);
+        int in = ck_kgr_size(ck_kgr_intersect(src[i].kgr, kgr));
+        double f = (double)in / ck_kgr_size(src[i].kgr);
         if (f < threshold)
             continue; /* Score.MIN: never more than the best so far */
         if (bi < 0 || in > bi || (in == bi && f > bf)) {
@@ -91,7 +80,7 @@ int ck_rrs_best_initial(const ck_rrs_source *src, int n, int kg_start, int kg_en
     return best;
 }
 
-ck_rrs_path ck_rrs_plan(const ck_rrs_source *src, int n, int kg_start, int kg_end,
+ck_rrs_path ck_rrs_plan(const ck_rrs_source *src, int n, ck_kgr kgr,
                         const ck_rrs_opts *o, int *initial)
 {
     *initial = -1;
@@ -99,8 +88,8 @@ ck_rrs_path ck_rrs_plan(const ck_rrs_source *src, int n, int kg_start, int kg_en
         return CK_RRS_COPY;
     if (n > 1 && o->ingest)
         return CK_RRS_INGEST;
-    *initial = ck_rrs_best_initial(src, n, kg_start, kg_end, o->overlap);
-    if (*initial >= 0 && src[*initial].kg_start == kg_start && src[*initial].kg_end == kg_end)
+    *initial = ck_rrs_best_initial(src, n, kgr, o->overlap);
+    if (*initial >= 0 && ck_kgr_equal(src[*initial].kgr, kgr))
         return CK_RRS_REUSE;
     return CK_RRS_CLIP;
 }
@@ -274,23 +263,23 @@ static void close_timed(ck_rocks_dbh *h, ck_rrs_stats *st)
 }
 
 /*
- * Clips open instance h, which holds key groups [cur_start, cur_end], to
+ * Clips open instance h, which holds key groups cur, to
  * the target's range, as Flink's clipDBWithKeyGroupRange: per column
  * family, first the files wholly in the ranges outside (with
  * delete_files), then a range tombstone over each.
  */
-static int clip(const ck_rrs_target *t, ck_rocks_dbh *h, int cur_start, int cur_end,
-                const ck_rrs_opts *o, ck_rrs_stats *st, char *err, size_t errlen)
+static int clip(const ck_rrs_target *t, ck_rocks_dbh *h, ck_kgr cur, const ck_rrs_opts *o,
+                ck_rrs_stats *st, char *err, size_t errlen)
 {
-    char r[4][2];
+    char r[4][2]; /* [from, to) byte prefixes: half-open as RocksDB's ranges are */
     int nr = 0;
-    if (cur_start < t->kg_start) {
-        put_be16(r[nr++], cur_start);
-        put_be16(r[nr++], t->kg_start);
+    if (cur.start < t->kgr.start) {
+        put_be16(r[nr++], cur.start);
+        put_be16(r[nr++], t->kgr.start);
     }
-    if (cur_end > t->kg_end) {
-        put_be16(r[nr++], t->kg_end + 1);
-        put_be16(r[nr++], cur_end + 1);
+    if (cur.end > t->kgr.end) {
+        put_be16(r[nr++], t->kgr.end + 1);
+        put_be16(r[nr++], cur.end + 1);
     }
     if (!nr)
         return CK_OK;
@@ -395,8 +384,8 @@ static int copy_source(const ck_rrs_target *t, ck_rocks_dbh *h, const ck_rrs_sou
     uint64_t t0 = now_ns(), flush0 = st->ns[CK_RRS_PH_FLUSH];
     uint64_t cap = o->batch_bytes ? o->batch_bytes : BATCH_BYTES_DEFAULT;
     char lo[2], hi[2];
-    put_be16(lo, t->kg_start);
-    put_be16(hi, t->kg_end + 1);
+    put_be16(lo, t->kgr.start);
+    put_be16(hi, t->kgr.end + 1);
     rocksdb_readoptions_t *ro = rocksdb_readoptions_create();
     rocksdb_readoptions_set_iterate_upper_bound(ro, hi, 2);
     rocksdb_readoptions_set_fill_cache(ro, 0);
@@ -475,18 +464,18 @@ static int clip_path(const ck_rrs_target *t, const ck_rrs_source *src, int n, co
             sub[m] = src[i];
             idx[m++] = i;
         }
-    int b = ck_rrs_best_initial(sub, m, t->kg_start, t->kg_end, o->overlap);
+    int b = ck_rrs_best_initial(sub, m, t->kgr, o->overlap);
     int init = idx[b];
     st->initial = init;
     int rc = open_initial(t, &src[init], init, h, st, err, errlen);
     if (rc)
         return rc;
-    if (src[init].kg_start == t->kg_start && src[init].kg_end == t->kg_end) {
+    if (ck_kgr_equal(src[init].kgr, t->kgr)) {
         st->path = CK_RRS_REUSE;
         st->history_kept = 1;
     } else {
         st->path = CK_RRS_CLIP;
-        rc = clip(t, h, src[init].kg_start, src[init].kg_end, o, st, err, errlen);
+        rc = clip(t, h, src[init].kgr, o, st, err, errlen);
     }
     for (int k = 0; k < m && !rc; k++)
         if (k != b)
@@ -497,11 +486,11 @@ static int clip_path(const ck_rrs_target *t, const ck_rrs_source *src, int n, co
 /* 1 when every SST file of h has its keys in [kg_start, kg_end]
  * (Flink's checkSstDataAgainstKeyGroupRange over getDBKeyRange: an
  * instance without files does not conform). */
-static int conforms(const ck_rocks_dbh *h, int kg_start, int kg_end)
+static int conforms(const ck_rocks_dbh *h, ck_kgr kgr)
 {
     char lo[2], hi[2];
-    put_be16(lo, kg_start);
-    put_be16(hi, kg_end + 1);
+    put_be16(lo, kgr.start);
+    put_be16(hi, kgr.end + 1);
     const rocksdb_livefiles_t *lf = rocksdb_livefiles(h->db);
     if (!lf)
         return 0;
@@ -522,7 +511,8 @@ static int ingest_path(const ck_rrs_target *t, const ck_rrs_source *src, int n,
                        size_t errlen)
 {
     ck_rocks_export *ex[n];
-    int skip[n], nex = 0, rc = CK_OK, lo = 0, hi = -1;
+    int skip[n], nex = 0, rc = CK_OK;
+    ck_kgr span = CK_KGR_EMPTY; /* the exported instances' key groups, and between */
     memset(ex, 0, sizeof(ex));
     for (int i = 0; i < n && !rc; i++) {
         skip[i] = 1;
@@ -530,7 +520,7 @@ static int ingest_path(const ck_rrs_target *t, const ck_rrs_source *src, int n,
         if ((rc = open_source(t, &src[i], i, 0, &tmp, st, err, errlen)))
             break;
         uint64_t t0 = now_ns();
-        int ok = conforms(&tmp, src[i].kg_start, src[i].kg_end);
+        int ok = conforms(&tmp, src[i].kgr);
         st->ns[CK_RRS_PH_CHECK] += now_ns() - t0;
         if (ok) {
             t0 = now_ns();
@@ -550,10 +540,7 @@ static int ingest_path(const ck_rrs_target *t, const ck_rrs_source *src, int n,
             } else {
                 nex++;
                 skip[i] = 0;
-                if (hi < lo || src[i].kg_start < lo)
-                    lo = src[i].kg_start;
-                if (src[i].kg_end > hi)
-                    hi = src[i].kg_end;
+                span = ck_kgr_span(span, src[i].kgr);
             }
             st->ns[CK_RRS_PH_EXPORT] += now_ns() - t0;
         }
@@ -587,7 +574,7 @@ static int ingest_path(const ck_rrs_target *t, const ck_rrs_source *src, int n,
         st->ns[CK_RRS_PH_IMPORT] += now_ns() - t0;
         st->imported = (uint32_t)nex;
         if (!rc)
-            rc = clip(t, h, lo, hi, o, st, err, errlen);
+            rc = clip(t, h, span, o, st, err, errlen);
         for (int i = 0; i < n && !rc; i++)
             if (skip[i])
                 rc = copy_source(t, h, &src[i], i, o, st, err, errlen);
@@ -614,24 +601,24 @@ static int check_args(const ck_rrs_target *t, const ck_rrs_source *src, int n, c
         fail(err, errlen, "%s: an instance of %d levels", t->dir, t->nlevels);
         return CK_EINVAL;
     }
-    if (maxp < 1 || maxp > 32768 || t->kg_start < 0 || t->kg_start > t->kg_end ||
-        t->kg_end >= maxp) {
+    if (maxp < 1 || maxp > 32768 || ck_kgr_empty(t->kgr) ||
+        !ck_kgr_within(t->kgr, ck_kgr_make(0, maxp - 1))) {
         fail(err, errlen, "%s: key groups [%d, %d] with max parallelism %d: not a range", t->dir,
-             t->kg_start, t->kg_end, maxp);
+             t->kgr.start, t->kgr.end, maxp);
         return CK_EINVAL;
     }
     for (int i = 0; i < n; i++) {
-        if (!src[i].dir || src[i].kg_start < 0 || src[i].kg_start > src[i].kg_end ||
-            src[i].kg_end >= maxp) {
+        if (!src[i].dir || ck_kgr_empty(src[i].kgr) ||
+            !ck_kgr_within(src[i].kgr, ck_kgr_make(0, maxp - 1))) {
             fail(err, errlen, "old instance %d: key groups [%d, %d] with max parallelism %d: "
-                              "not a range", i, src[i].kg_start, src[i].kg_end, maxp);
+                              "not a range", i, src[i].kgr.start, src[i].kgr.end, maxp);
             return CK_EINVAL;
         }
         for (int j = 0; j < i; j++)
-            if (overlap(src[i].kg_start, src[i].kg_end, src[j].kg_start, src[j].kg_end)) {
+            if (!ck_kgr_empty(ck_kgr_intersect(src[i].kgr, src[j].kgr))) {
                 fail(err, errlen, "old instance %d (%s): key groups [%d, %d] overlap those of "
-                                  "old instance %d [%d, %d]", i, src[i].dir, src[i].kg_start,
-                     src[i].kg_end, j, src[j].kg_start, src[j].kg_end);
+                                  "old instance %d [%d, %d]", i, src[i].dir, src[i].kgr.start,
+                     src[i].kgr.end, j, src[j].kgr.start, src[j].kgr.end);
                 return CK_EINVAL;
             }
     }
@@ -649,7 +636,7 @@ int ck_rrs_restore(const ck_rrs_target *t, const ck_rrs_source *src, int n,
     if (rc)
         return rc;
     int initial;
-    ck_rrs_path p = ck_rrs_plan(src, n, t->kg_start, t->kg_end, o, &initial);
+    ck_rrs_path p = ck_rrs_plan(src, n, t->kgr, o, &initial);
     if (p == CK_RRS_COPY) {
         st->path = CK_RRS_COPY;
         uint64_t t0 = now_ns();

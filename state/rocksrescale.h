@@ -3,7 +3,7 @@
  * key-group range from the instances of another parallelism (Flink's
  * RocksDBIncrementalRestoreOperation with a changed range).
  *
- * A new subtask owns key groups [kg_start, kg_end] (inclusive, as
+ * A new subtask owns key groups kgr (inclusive, as
  * keygroup.h and Flink's KeyGroupRange). It is given every old instance
  * whose range meets its own, each downloaded into a directory of its own
  * (a native snapshot's files: SSTs, MANIFEST, CURRENT, OPTIONS), with the
@@ -64,7 +64,7 @@
  *
  * Invariants of a restore that returns 0:
  *   (1) the instance holds exactly the entries of the sources whose key
- *       group lies in [kg_start, kg_end], each once, with its value: none
+ *       group lies in kgr, each once, with its value: none
  *       outside is visible (clipped ones are covered by range tombstones
  *       until compaction drops them);
  *   (2) no source's SST file is changed, nor its MANIFEST read by
@@ -85,12 +85,13 @@
 #include <rocksdb/c.h>
 
 #include "common.h"
+#include "keygroup.h"
 #include "rocksshim.h"
 
 /* One old instance, downloaded. */
 typedef struct ck_rrs_source {
     const char *dir;
-    int kg_start, kg_end; /* the range it was declared to hold (inclusive) */
+    ck_kgr kgr; /* the range it was declared to hold */
 } ck_rrs_source;
 
 /* How to restore: Flink's keys, and chandy's copy path. */
@@ -109,7 +110,7 @@ typedef struct ck_rrs_target {
     const char *dir;               /* created: it must not exist or be empty */
     const rocksdb_options_t *opts; /* the instance's options (also the sources') */
     rocksdb_writeoptions_t *wo;    /* its writes' (the write-ahead log off) */
-    int kg_start, kg_end;          /* its key groups (inclusive) */
+    ck_kgr kgr;                    /* its key groups */
     int max_parallelism;           /* every range lies in [0, max_parallelism) */
     int nlevels;                   /* the instance's levels (rocksdb num_levels) */
     uint64_t write_buffer;         /* copies flush the memtable once it holds this
@@ -180,17 +181,17 @@ const char *ck_rrs_phase_name(int phase);
 uint64_t ck_rrs_total_ns(const ck_rrs_stats *st);
 
 /* Flink's findTheBestStateHandleForInitial: the index of the source to
- * start from for key groups [kg_start, kg_end], by the number of key
+ * start from for key groups kgr, by the number of key
  * groups it has in the range, then the fraction of its own they are;
  * one under the threshold is never preferred to one at or over it, and
  * when all are under, the first is taken (Flink 1.20). -1 when n is 0. */
-int ck_rrs_best_initial(const ck_rrs_source *src, int n, int kg_start, int kg_end,
+int ck_rrs_best_initial(const ck_rrs_source *src, int n, ck_kgr kgr,
                         double threshold);
 
-/* The path a restore of n sources into [kg_start, kg_end] with options o
+/* The path a restore of n sources into kgr with options o
  * takes, before the INGEST path checks the sources (it may then fall
  * back to CLIP), and in *initial the source it starts from (-1: none). */
-ck_rrs_path ck_rrs_plan(const ck_rrs_source *src, int n, int kg_start, int kg_end,
+ck_rrs_path ck_rrs_plan(const ck_rrs_source *src, int n, ck_kgr kgr,
                         const ck_rrs_opts *o, int *initial);
 
 /*

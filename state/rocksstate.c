@@ -369,7 +369,7 @@ static int64_t *rks_acquire(ck_kstate *s, int st, const ck_kkey *k, int create, 
     uint32_t nf = s->states[st].nfields;
     *created = 0;
     r->val_created = 0;
-    if (k->loc.kg < s->kg_start || k->loc.kg > s->kg_end)
+    if (!ck_kgr_contains(s->kgr, k->loc.kg))
         return NULL;
     size_t kl = build_key(r, st, k);
     if (!kl)
@@ -709,6 +709,7 @@ static int rks_native_take(ck_kstate *s, uint64_t id, ck_native_snap *out)
             out->files = f;
         }
         ck_native_file *f = &out->files[out->n++];
+        memset(f, 0, sizeof(*f));
         snprintf(f->name, sizeof(f->name), "%s", e->d_name);
         char path[1000];
         snprintf(path, sizeof(path), "%s/%s", np->dir, e->d_name);
@@ -723,6 +724,18 @@ static int rks_native_take(ck_kstate *s, uint64_t id, ck_native_snap *out)
     }
     if (d)
         closedir(d);
+    /* each SST's entries, as RocksDB counts them (what a modelled value
+     * size weighs: handle.h CK_HANDLE_MODELLED) */
+    const rocksdb_livefiles_t *lf = rc ? NULL : rocksdb_livefiles(r->db);
+    for (int i = 0; lf && i < rocksdb_livefiles_count(lf); i++) {
+        const char *name = rocksdb_livefiles_name(lf, i);
+        name += name[0] == '/';
+        for (uint32_t k = 0; k < out->n && mine(r, lf, i); k++)
+            if (!strcmp(out->files[k].name, name))
+                out->files[k].entries = rocksdb_livefiles_entries(lf, i);
+    }
+    if (lf)
+        rocksdb_livefiles_destroy(lf);
     if (rc) {
         free(out->files);
         memset(out, 0, sizeof(*out));
@@ -886,7 +899,7 @@ static const ck_kstate_ops rocks_kstate_ops = {
     .view_release = rks_view_release,
 };
 
-ck_kstate *ck_rocks_open(const char *dir, const ck_rocks_opts *o, int kg_start, int kg_end,
+ck_kstate *ck_rocks_open(const char *dir, const ck_rocks_opts *o, ck_kgr kgr,
                          const ck_state_desc *d, int n, char *err, size_t errlen)
 {
     rocks_ks *r = calloc(1, sizeof(*r));
@@ -896,8 +909,7 @@ ck_kstate *ck_rocks_open(const char *dir, const ck_rocks_opts *o, int kg_start, 
         return NULL;
     }
     r->base.ops = &rocks_kstate_ops;
-    r->base.kg_start = kg_start;
-    r->base.kg_end = kg_end;
+    r->base.kgr = kgr;
     r->base.nstates = n;
     memcpy(r->base.states, d, (size_t)n * sizeof(*d));
     uint64_t write_buffer = o->write_buffer, target_file = o->target_file,
@@ -960,8 +972,7 @@ int ck_rocks_rescale(ck_kstate *s, const ck_rrs_source *src, int n, int max_para
     ck_rrs_target t = {.dir = r->dir,
                        .opts = r->opts,
                        .wo = r->wo,
-                       .kg_start = s->kg_start,
-                       .kg_end = s->kg_end,
+                       .kgr = s->kgr,
                        .max_parallelism = max_parallelism,
                        .nlevels = NLEVELS,
                        .write_buffer = r->write_buffer};

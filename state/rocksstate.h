@@ -72,12 +72,12 @@ typedef struct ck_rocks_opts {
     uint64_t level_base;   /* ...compaction.level.max-size-level-base */
 } ck_rocks_opts;
 
-ck_kstate *ck_rocks_open(const char *dir, const ck_rocks_opts *o, int kg_start, int kg_end,
+ck_kstate *ck_rocks_open(const char *dir, const ck_rocks_opts *o, ck_kgr kgr,
                          const ck_state_desc *d, int n, char *err, size_t errlen);
 
 /*
  * Rescale restore: replaces the contents of instance s (ck_rocks_open's)
- * by the keys of its key groups [kg_start, kg_end] in the n old
+ * by the keys of its key groups kgr in the n old
  * instances src[0..n) (downloaded directories, each with its declared
  * range, ranges within [0, max_parallelism)), by the path Flink's keys in
  * o choose (rocksrescale.h), then runs the engine's compaction (its time

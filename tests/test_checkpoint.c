@@ -481,9 +481,8 @@ static void test_aligned_timeout(void **state)
 }
 
 /* Generations of one job (a rescale's graphs): one endpoint stride, the
- * most subtasks any has; a subtask is the same one across generations
- * only where its vertex kept its parallelism; what state a vertex keeps
- * decides whether it may start empty at another parallelism. */
+ * most subtasks any has; a graph of other vertices is none. (What each
+ * subtask of a generation restores: test_assign.) */
 static void test_graph_generations(void **state)
 {
     (void)state;
@@ -511,24 +510,6 @@ static void test_graph_generations(void **state)
         assert_int_equal(gens[k].generation, k);
         assert_int_equal(gens[k].ep_stride, 9); /* 2 + 4 + 3 */
     }
-    /* source subtask 1 and aggregate subtask 2 are the same ones in every
-     * generation; the map's are not (its parallelism changed) */
-    assert_int_equal(ck_graph_same_subtask(&gens[0], &gens[1], 1), 1);
-    assert_int_equal(ck_graph_same_subtask(&gens[0], &gens[1], 6), 8);
-    assert_int_equal(ck_graph_same_subtask(&gens[1], &gens[2], 8), 5);
-    assert_int_equal(ck_graph_same_subtask(&gens[0], &gens[1], 2), -1);
-    assert_int_equal(ck_graph_same_subtask(&gens[1], &gens[0], 5), -1);
-    assert_int_equal(ck_graph_same_subtask(&gens[0], &gens[1], 7), -1); /* past the last */
-    /* the map and filter keep no state; the source and aggregate do, and
-     * with exactly-once checkpoints a sink does, unaligned every vertex */
-    assert_null(ck_graph_vertex_state(&gens[0], 1, &cfg));
-    assert_true(ck_graph_stateless_vertex(&gens[0], 1, &cfg));
-    assert_string_equal(ck_graph_vertex_state(&gens[0], 0, &cfg), "a source's partition offsets");
-    assert_string_equal(ck_graph_vertex_state(&gens[0], 2, &cfg), "keyed state");
-    cfg.v[CK_CFG_CP_INTERVAL] = 100 * CK_NS_PER_MS;
-    cfg.v[CK_CFG_CP_UNALIGNED] = 1;
-    assert_string_equal(ck_graph_vertex_state(&gens[0], 1, &cfg),
-                        "channel state (unaligned checkpoints)");
     /* a graph of other vertices is no generation of the job */
     spec.ops[2].ship = CK_SHIP_REBALANCE;
     assert_int_equal(ck_graph_build(&gens[2], &spec, &cfg, &bad, e, sizeof(e)), 0);
@@ -743,8 +724,8 @@ static void ack(cc_rig *r, uint32_t subtask, uint64_t id)
     ck_cp_ack a = {.id = id, .sync_ns = 1, .async_ns = 2};
     char key[64];
     snprintf(key, sizeof(key), "checkpoints/job/chk-%llu/s%u", (unsigned long long)id, subtask);
-    assert_int_equal(ck_handles_add(&a.handles, CK_HANDLE_SNAPSHOT, 0, key, 100 + subtask, 7, 0, 0),
-                     0);
+    assert_int_equal(
+        ck_handles_add(&a.handles, CK_HANDLE_SNAPSHOT, 0, key, 100 + subtask, 7, CK_KGR_EMPTY), 0);
     ck_cc_on_ack(&r->cc, subtask, &a);
     ck_cp_ack_free(&a);
 }
@@ -767,8 +748,8 @@ static void complete_with(cc_rig *r, uint64_t id, const char *const *keys, int n
         for (int k = 0; k < n; k++) {
             char key[128];
             snprintf(key, sizeof(key), "checkpoints/job/shared/%s", keys[k]);
-            assert_int_equal(ck_handles_add_native(&a.handles, CK_HANDLE_SHARED, key, 100, 7, 0,
-                                                   64, 1, "000009.sst"),
+            assert_int_equal(ck_handles_add_native(&a.handles, CK_HANDLE_SHARED, key, 100, 7,
+                                                   ck_kgr_make(0, 63), 1, "000009.sst"),
                              0);
             assert_int_equal(ck_handles_segment_last(&a.handles, 4096 * id), 0);
         }
@@ -944,8 +925,8 @@ static void test_coordinator_overtaken_metadata(void **state)
 static void ack_shared(cc_rig *r, uint32_t s, uint64_t id, const char *key, uint32_t flags)
 {
     ck_cp_ack a = {.id = id, .sync_ns = 1, .async_ns = 2};
-    assert_int_equal(ck_handles_add_native(&a.handles, CK_HANDLE_SHARED | flags, key, 100, 7, 0,
-                                           64, 1, "000009.sst"),
+    assert_int_equal(ck_handles_add_native(&a.handles, CK_HANDLE_SHARED | flags, key, 100, 7,
+                                           ck_kgr_make(0, 63), 1, "000009.sst"),
                      0);
     ck_cc_on_ack(&r->cc, s, &a);
     ck_cp_ack_free(&a);
@@ -1080,12 +1061,12 @@ static void test_coordinator_failures(void **state)
     /* ...but never a file outside that checkpoint's directory. */
     ck_cp_ack bad = {.id = 1};
     assert_int_equal(ck_handles_add(&bad.handles, CK_HANDLE_SNAPSHOT, 0, "checkpoints/job/chk-0/s1",
-                                    1, 1, 0, 0),
+                                    1, 1, CK_KGR_EMPTY),
                      0);
     ck_cc_on_ack(&r.cc, 2, &bad);
     ck_cp_ack_free(&bad);
     assert_int_equal(ck_handles_add(&bad.handles, CK_HANDLE_SNAPSHOT, 0,
-                                    "checkpoints/job/chk-1/../chk-0/s1", 1, 1, 0, 0),
+                                    "checkpoints/job/chk-1/../chk-0/s1", 1, 1, CK_KGR_EMPTY),
                      0);
     ck_cc_on_ack(&r.cc, 2, &bad);
     ck_cp_ack_free(&bad);
@@ -1745,7 +1726,8 @@ static uint64_t jm_checkpoint(cc_rig *r, ck_jm *jm)
         ck_cp_ack a = {.id = id, .sync_ns = 1, .async_ns = 2};
         char key[64];
         snprintf(key, sizeof(key), "checkpoints/job/chk-%llu/s%u", (unsigned long long)id, g);
-        assert_int_equal(ck_handles_add(&a.handles, CK_HANDLE_SNAPSHOT, 0, key, 100, 7, 0, 0), 0);
+        assert_int_equal(
+            ck_handles_add(&a.handles, CK_HANDLE_SNAPSHOT, 0, key, 100, 7, CK_KGR_EMPTY), 0);
         uint8_t *body;
         size_t len;
         assert_int_equal(ck_cp_ack_encode(&a, &body, &len), 0);
@@ -1919,7 +1901,8 @@ static void jm_ack(ck_jm *jm, uint32_t g, uint32_t attempt, uint64_t id)
     ck_cp_ack a = {.id = id, .sync_ns = 1, .async_ns = 2, .flags = CK_ACK_INPUT_ENDED};
     char key[64];
     snprintf(key, sizeof(key), "checkpoints/job/chk-%llu/s%u", (unsigned long long)id, g);
-    assert_int_equal(ck_handles_add(&a.handles, CK_HANDLE_SNAPSHOT, 0, key, 100, 7, 0, 0), 0);
+    assert_int_equal(ck_handles_add(&a.handles, CK_HANDLE_SNAPSHOT, 0, key, 100, 7, CK_KGR_EMPTY),
+                     0);
     uint8_t *body;
     size_t len;
     assert_int_equal(ck_cp_ack_encode(&a, &body, &len), 0);
@@ -2115,14 +2098,21 @@ static void test_metadata_roundtrip_and_bad_keys(void **state)
 {
     (void)state;
     ck_cp_meta m = {.id = 7, .trigger = 5, .flags = CK_CP_FLAG_SAVEPOINT, .input_fp = 99,
-                    .nsubtasks = 2};
+                    .nsubtasks = 2, .nvertices = 1};
     m.tasks = calloc(2, sizeof(*m.tasks));
+    m.vertices = calloc(1, sizeof(*m.vertices));
     assert_non_null(m.tasks);
+    assert_non_null(m.vertices);
+    m.vertices[0].parallelism = 2;
+    m.vertices[0].nops = 1;
+    m.vertices[0].ops[0] = (ck_cp_meta_op){.uid = "count", .kind = CK_OP_AGGREGATE,
+                                           .max_parallelism = 128};
     for (int s = 0; s < 2; s++) {
         char key[64];
         snprintf(key, sizeof(key), "savepoints/sp-7/v0-%d.state", s);
         assert_int_equal(ck_handles_add(&m.tasks[s], CK_HANDLE_SNAPSHOT, 0, key, 100u + (unsigned)s,
-                                        0xabcu + (unsigned)s, 64u * (unsigned)s, 64u * (unsigned)s + 64),
+                                        0xabcu + (unsigned)s,
+                                        ck_kgr_make(64u * (unsigned)s, 64u * (unsigned)s + 64 - 1)),
                          0);
     }
     for (int bad = 0; bad < 4; bad++) {
@@ -2134,7 +2124,7 @@ static void test_metadata_roundtrip_and_bad_keys(void **state)
             m.tasks[1].v[0].key[4] = 'p';
             m.tasks[1].n = 0;
             assert_int_equal(ck_handles_add(&m.tasks[0], CK_HANDLE_SNAPSHOT, 0,
-                                            "savepoints/sp-7/v0-0.more", 1, 1, 0, 0),
+                                            "savepoints/sp-7/v0-0.more", 1, 1, CK_KGR_EMPTY),
                              0);
         }
         uint8_t *p;
@@ -2150,11 +2140,15 @@ static void test_metadata_roundtrip_and_bad_keys(void **state)
         } else {
             assert_int_equal(rc, 0);
             assert_true(d.id == 7 && d.trigger == 5 && d.input_fp == 99 && d.nsubtasks == 2);
+            assert_true(d.version == 4 && d.nvertices == 1 && d.vertices[0].parallelism == 2 &&
+                        d.vertices[0].nops == 1 && d.vertices[0].ops[0].kind == CK_OP_AGGREGATE &&
+                        d.vertices[0].ops[0].max_parallelism == 128);
+            assert_string_equal(d.vertices[0].ops[0].uid, "count");
             assert_int_equal(d.flags, CK_CP_FLAG_SAVEPOINT);
             assert_int_equal(d.tasks[1].n, 1);
             assert_string_equal(d.tasks[1].v[0].key, m.tasks[1].v[0].key);
             assert_true(d.tasks[1].v[0].bytes == 101 && d.tasks[1].v[0].crc == 0xabd &&
-                        d.tasks[1].v[0].kg_start == 64 && d.tasks[1].v[0].kg_end == 128);
+                        d.tasks[1].v[0].kgr.start == 64 && d.tasks[1].v[0].kgr.end == 127);
             ck_cp_meta_free(&d);
         }
         free(p);

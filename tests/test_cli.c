@@ -341,12 +341,17 @@ static void test_savepoint_of_another_job(void **state)
     static const struct {
         const char *file;
         void (*edit)(cJSON *);
-        const char *says;
+        const char *where, *says;
     } cases[] = {
-        {"moved.json", moved_parallelism, "with parallelism 2"},
-        {"kinds.json", swapped_kinds, "(of kind window)"},
-        {"maxp.json", other_max_parallelism, "max parallelism"},
-        {"parts.json", other_partitions, "partition 3"},
+        /* the state assignment's refusals name the operator by its uid */
+        {"moved.json", moved_parallelism, ": operator \"count\" (uid \"count\"): ",
+         "the snapshot holds it at parallelism 4, the job has 2"},
+        {"kinds.json", swapped_kinds, ": operator uid \"count\" ",
+         "is a aggregate in the snapshot, and the job's \"count\" is a window"},
+        {"maxp.json", other_max_parallelism, ": operator \"source\" (uid \"source\"): ",
+         "the job sets max parallelism 64, and the snapshot's state has 128 key groups"},
+        /* a state file's own check names the file */
+        {"parts.json", other_partitions, ".state: ", "partition 3"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         restore_variant(cases[i].file, cases[i].edit);
@@ -354,7 +359,7 @@ static void test_savepoint_of_another_job(void **state)
         snprintf(args, sizeof(args), "run %s/%s --quiet -s %s --out %s/other", tmp,
                  cases[i].file, sp, tmp);
         assert_int_equal(run_sh(NULL, "", "other", args), 2);
-        err_says("other", ".state: ", cases[i].says);
+        err_says("other", cases[i].where, cases[i].says);
     }
     /* The job itself is accepted. */
     restore_variant("same.json", unchanged);

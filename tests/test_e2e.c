@@ -1293,6 +1293,8 @@ static void test_resume_from_retained_checkpoint(void **state)
             strstr(listing, clog ? "materialization of operator" : "RocksDB file of operator"));
         assert_non_null(strstr(listing, "(in ../shared)"));
         assert_non_null(strstr(listing, "inline in _metadata")); /* its small files */
+        assert_non_null(strstr(listing, "vertex 0, parallelism ")); /* its operators, by uid */
+        assert_non_null(strstr(listing, "uid \""));
         free(listing);
         /* started again, without the crash, in claim mode */
         snprintf(name, sizeof(name), "resumed-%zu", c);

@@ -336,14 +336,17 @@ static void test_ack_handles_and_bad_keys(void **state)
     ck_cp_ack a = {.id = 3, .sync_ns = 4, .async_ns = 5, .align_ns = 6, .upload_ns = 2,
                    .flags = CK_ACK_UNALIGNED, .inflight = 10};
     const char *key = "checkpoints/j/chk-3/v0-0.state";
-    assert_int_equal(ck_handles_add(&a.handles, CK_HANDLE_SNAPSHOT, 0, key, 100, 7, 0, 64), 0);
+    assert_int_equal(
+        ck_handles_add(&a.handles, CK_HANDLE_SNAPSHOT, 0, key, 100, 7, ck_kgr_make(0, 63)), 0);
     assert_int_equal(ck_handles_add(&a.handles, CK_HANDLE_SNAPSHOT, CK_HANDLE_SHARED,
-                                    "checkpoints/j/shared/a", 20, 8, 64, 128), 0);
+                                    "checkpoints/j/shared/a", 20, 8, ck_kgr_make(64, 127)),
+                     0);
     /* what could not be decoded is refused when it is built */
-    assert_int_equal(ck_handles_add(&a.handles, CK_HANDLE_SNAPSHOT, 0, "a\nb", 1, 1, 0, 0),
+    assert_int_equal(ck_handles_add(&a.handles, CK_HANDLE_SNAPSHOT, 0, "a\nb", 1, 1, CK_KGR_EMPTY),
                      CK_EINVAL);
-    assert_int_equal(ck_handles_add(&a.handles, 9, 0, "k", 1, 1, 0, 0), CK_EINVAL);
-    assert_int_equal(ck_handles_add(&a.handles, CK_HANDLE_SNAPSHOT, 0, "k", 1, 1, 5, 4), CK_EINVAL);
+    assert_int_equal(ck_handles_add(&a.handles, 9, 0, "k", 1, 1, CK_KGR_EMPTY), CK_EINVAL);
+    assert_int_equal(
+        ck_handles_add(&a.handles, CK_HANDLE_SNAPSHOT, 0, "k", 1, 1, ck_kgr_make(5, 3)), CK_EINVAL);
     assert_int_equal(a.handles.n, 2);
     uint8_t *b;
     size_t n;
@@ -356,9 +359,9 @@ static void test_ack_handles_and_bad_keys(void **state)
     assert_int_equal(out.handles.n, 2);
     assert_string_equal(out.handles.v[0].key, key);
     assert_true(out.handles.v[0].bytes == 100 && out.handles.v[0].crc == 7 &&
-                out.handles.v[0].kg_start == 0 && out.handles.v[0].kg_end == 64 &&
+                out.handles.v[0].kgr.start == 0 && out.handles.v[0].kgr.end == 63 &&
                 out.handles.v[0].flags == 0);
-    assert_true(out.handles.v[1].flags == CK_HANDLE_SHARED && out.handles.v[1].kg_end == 128);
+    assert_true(out.handles.v[1].flags == CK_HANDLE_SHARED && out.handles.v[1].kgr.end == 127);
     assert_int_equal(ck_handles_bytes(&out.handles), 120);
     ck_cp_ack_free(&out);
     /* the first key starts after the fixed fields, the count and kind|flags|length */
@@ -385,8 +388,9 @@ static void test_ack_handles_and_bad_keys(void **state)
     assert_int_equal(ck_cp_ack_decode(b, n, &out), CK_ECORRUPT);
     free(b);
     /* a key-group range past the largest max parallelism */
-    assert_int_equal(ck_handles_add(&a.handles, CK_HANDLE_SNAPSHOT, 0, key, 100, 7, 0,
-                                    CK_KG_UPPER_BOUND_MAX_PARALLELISM + 1), 0);
+    assert_int_equal(ck_handles_add(&a.handles, CK_HANDLE_SNAPSHOT, 0, key, 100, 7,
+                                    ck_kgr_make(0, CK_KG_UPPER_BOUND_MAX_PARALLELISM)),
+                     0);
     assert_int_equal(ck_cp_ack_encode(&a, &b, &n), 0);
     assert_int_equal(ck_cp_ack_decode(b, n, &out), CK_ECORRUPT);
     free(b);
@@ -394,14 +398,19 @@ static void test_ack_handles_and_bad_keys(void **state)
     /* A native file: its operator and local name travel with it. */
     assert_int_equal(ck_handles_add_native(&a.handles, CK_HANDLE_SHARED | CK_HANDLE_REUSED,
                                            "checkpoints/j/shared/op3-0-a1-000012.sst", 4096, 9,
-                                           0, 64, 3, "000012.sst"),
+                                           ck_kgr_make(0, 63), 3, "000012.sst"),
                      0);
-    assert_int_equal(ck_handles_add_native(&a.handles, 0, "k", 1, 1, 0, 0, 3, "../x"), CK_EINVAL);
-    assert_int_equal(ck_handles_add_native(&a.handles, 0, "k", 1, 1, 0, 0, 3, ""), CK_EINVAL);
-    assert_int_equal(ck_handles_add_native(&a.handles, 0, "k", 1, 1, 0, 0, CK_HANDLE_NO_OP, "a"),
+    assert_int_equal(ck_handles_add_native(&a.handles, 0, "k", 1, 1, CK_KGR_EMPTY, 3, "../x"),
                      CK_EINVAL);
-    assert_int_equal(ck_handles_add_native(&a.handles, 4, "k", 1, 1, 0, 0, 3, "a"), CK_EINVAL);
-    assert_int_equal(ck_handles_add(&a.handles, CK_HANDLE_SNAPSHOT, 0, "k2", 10, 1, 0, 0), 0);
+    assert_int_equal(ck_handles_add_native(&a.handles, 0, "k", 1, 1, CK_KGR_EMPTY, 3, ""),
+                     CK_EINVAL);
+    assert_int_equal(
+        ck_handles_add_native(&a.handles, 0, "k", 1, 1, CK_KGR_EMPTY, CK_HANDLE_NO_OP, "a"),
+        CK_EINVAL);
+    assert_int_equal(ck_handles_add_native(&a.handles, 4, "k", 1, 1, CK_KGR_EMPTY, 3, "a"),
+                     CK_EINVAL);
+    assert_int_equal(ck_handles_add(&a.handles, CK_HANDLE_SNAPSHOT, 0, "k2", 10, 1, CK_KGR_EMPTY),
+                     0);
     assert_int_equal(ck_handles_bytes(&a.handles), 4106);
     assert_int_equal(ck_handles_bytes_new(&a.handles), 10);
     assert_int_equal(ck_cp_ack_encode(&a, &b, &n), 0);
@@ -423,22 +432,22 @@ static void test_ack_handles_and_bad_keys(void **state)
      * with no more than CK_HANDLE_INLINE_MAX bytes can be one. */
     uint8_t *d = malloc(5);
     memcpy(d, "state", 5);
-    assert_int_equal(ck_handles_add(&a.handles, CK_HANDLE_SNAPSHOT, 0, "c/v1-0.state", 5, 3, 0,
-                                    8),
-                     0);
+    assert_int_equal(
+        ck_handles_add(&a.handles, CK_HANDLE_SNAPSHOT, 0, "c/v1-0.state", 5, 3, ck_kgr_make(0, 7)),
+        0);
     assert_int_equal(ck_handles_inline_last(&a.handles, d, 5), 0);
-    assert_int_equal(ck_handles_add(&a.handles, CK_HANDLE_SNAPSHOT, CK_HANDLE_INLINE, "k", 1, 1,
-                                    0, 0),
-                     CK_EINVAL); /* only ck_handles_inline_last makes one */
-    assert_int_equal(ck_handles_add_native(&a.handles, CK_HANDLE_SHARED, "s/x.sst", 2, 1, 0, 8,
-                                           3, "x.sst"),
+    assert_int_equal(
+        ck_handles_add(&a.handles, CK_HANDLE_SNAPSHOT, CK_HANDLE_INLINE, "k", 1, 1, CK_KGR_EMPTY),
+        CK_EINVAL); /* only ck_handles_inline_last makes one */
+    assert_int_equal(ck_handles_add_native(&a.handles, CK_HANDLE_SHARED, "s/x.sst", 2, 1,
+                                           ck_kgr_make(0, 7), 3, "x.sst"),
                      0);
     d = malloc(2);
     assert_int_equal(ck_handles_inline_last(&a.handles, d, 2), CK_EINVAL); /* shared */
     d = malloc(3);
-    assert_int_equal(ck_handles_add_native(&a.handles, 0, "c/MANIFEST", 2, 1, 0, 8, 3,
-                                           "MANIFEST"),
-                     0);
+    assert_int_equal(
+        ck_handles_add_native(&a.handles, 0, "c/MANIFEST", 2, 1, ck_kgr_make(0, 7), 3, "MANIFEST"),
+        0);
     assert_int_equal(ck_handles_inline_last(&a.handles, d, 3), CK_EINVAL); /* not its size */
     assert_false(ck_handle_stored(&a.handles.v[0]));
     assert_true(ck_handle_stored(&a.handles.v[1]));
@@ -499,18 +508,19 @@ static void test_segment_handles(void **state)
     const char *key = "checkpoints/j/shared/v1-0-a1-c4-m0";
     assert_int_equal(ck_handles_segment_last(&a.handles, 0), CK_EINVAL); /* none yet */
     assert_int_equal(ck_handles_add_native(&a.handles, CK_HANDLE_SHARED | CK_HANDLE_SEGMENT, key,
-                                           10, 1, 0, 64, 3, "a.sst"),
+                                           10, 1, ck_kgr_make(0, 63), 3, "a.sst"),
                      CK_EINVAL); /* made by ck_handles_segment_last only */
-    assert_int_equal(ck_handles_add_native(&a.handles, CK_HANDLE_SHARED, key, 4096, 9, 0, 64, 3,
-                                           "000012.sst"),
+    assert_int_equal(ck_handles_add_native(&a.handles, CK_HANDLE_SHARED, key, 4096, 9,
+                                           ck_kgr_make(0, 63), 3, "000012.sst"),
                      0);
     assert_int_equal(ck_handles_segment_last(&a.handles, 0), 0);
-    assert_int_equal(ck_handles_add_native(&a.handles, CK_HANDLE_SHARED, key, 16, 5, 0, 64, 3,
-                                           "CURRENT"),
+    assert_int_equal(ck_handles_add_native(&a.handles, CK_HANDLE_SHARED, key, 16, 5,
+                                           ck_kgr_make(0, 63), 3, "CURRENT"),
                      0);
     assert_int_equal(ck_handles_segment_last(&a.handles, UINT64_MAX - 15), CK_EINVAL);
     ck_handles priv = {0}; /* a segment is shared: its object outlives a checkpoint */
-    assert_int_equal(ck_handles_add_native(&priv, 0, key, 16, 5, 0, 64, 3, "CURRENT"), 0);
+    assert_int_equal(ck_handles_add_native(&priv, 0, key, 16, 5, ck_kgr_make(0, 63), 3, "CURRENT"),
+                     0);
     assert_int_equal(ck_handles_segment_last(&priv, 0), CK_EINVAL);
     ck_handles_free(&priv);
     assert_int_equal(ck_handles_segment_last(&a.handles, 4096), 0);
@@ -540,8 +550,8 @@ static void test_segment_handles(void **state)
     /* the offset is the wire form's last field of a segment: a segment
      * that would end past 2^64 is corrupt */
     ck_handles_free(&a.handles);
-    assert_int_equal(ck_handles_add_native(&a.handles, CK_HANDLE_SHARED, key, 16, 5, 0, 64, 3,
-                                           "CURRENT"),
+    assert_int_equal(ck_handles_add_native(&a.handles, CK_HANDLE_SHARED, key, 16, 5,
+                                           ck_kgr_make(0, 63), 3, "CURRENT"),
                      0);
     assert_int_equal(ck_handles_segment_last(&a.handles, 7), 0);
     assert_int_equal(ck_cp_ack_encode(&a, &b, &n), 0);
@@ -562,6 +572,53 @@ static void test_segment_handles(void **state)
     ck_handles_free(&a.handles);
 }
 
+/* A handle keeps its key groups inclusive (keygroup.h) and writes them
+ * half-open, as the wire form always had them: [0, 63] is 0 | 64 on the
+ * wire, the empty range 0 | 0; both read back as they were. */
+static void test_handle_range_wire(void **state)
+{
+    (void)state;
+    ck_handles hs = {0}, back;
+    assert_int_equal(ck_handles_add(&hs, CK_HANDLE_SNAPSHOT, 0, "k", 1, 1, ck_kgr_make(0, 63)), 0);
+    assert_int_equal(ck_handles_add(&hs, CK_HANDLE_SNAPSHOT, 0, "l", 1, 1, CK_KGR_EMPTY), 0);
+    assert_int_equal(
+        ck_handles_add(&hs, CK_HANDLE_SNAPSHOT, 0, "m", 1, 1, ck_kgr_make(32767, 32767)), 0);
+    ck_wbuf w = {0};
+    ck_handles_put(&w, &hs);
+    assert_false(w.err);
+    /* count | kind flags klen | key | bytes | crc | first | end */
+    size_t at = 4 + 4 + 1 + 8 + 4, step = 4 + 1 + 8 + 4 + 4 + 4 + 4 + 1;
+    assert_int_equal(ck_get_u32(w.p + at), 0);
+    assert_int_equal(ck_get_u32(w.p + at + 4), 64);
+    assert_int_equal(ck_get_u32(w.p + at + step), 0);
+    assert_int_equal(ck_get_u32(w.p + at + step + 4), 0);
+    assert_int_equal(ck_get_u32(w.p + at + 2 * step), 32767);
+    assert_int_equal(ck_get_u32(w.p + at + 2 * step + 4), 32768);
+    ck_rbuf r = {w.p, w.len, 0, 0};
+    const char *why;
+    assert_int_equal(ck_handles_get(&r, &back, CK_KG_UPPER_BOUND_MAX_PARALLELISM, &why), 0);
+    assert_int_equal(back.n, 3);
+    assert_true(ck_kgr_equal(back.v[0].kgr, ck_kgr_make(0, 63)));
+    assert_int_equal(back.v[0].kgr.end, 63);
+    assert_true(ck_kgr_empty(back.v[1].kgr));
+    assert_int_equal(ck_kgr_size(back.v[2].kgr), 1);
+    assert_int_equal(back.v[2].kgr.start, 32767);
+    /* written again, the same bytes */
+    ck_wbuf w2 = {0};
+    ck_handles_put(&w2, &back);
+    assert_int_equal(w2.len, w.len);
+    assert_memory_equal(w2.p, w.p, w.len);
+    ck_handles_free(&back);
+    /* a range that starts after its end on the wire is refused */
+    ck_put_u32(w.p + at, 65);
+    r = (ck_rbuf){w.p, w.len, 0, 0};
+    assert_int_equal(ck_handles_get(&r, &back, CK_KG_UPPER_BOUND_MAX_PARALLELISM, &why),
+                     CK_ECORRUPT);
+    ck_handles_free(&hs);
+    free(w.p);
+    free(w2.p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -574,6 +631,7 @@ int main(void)
         cmocka_unit_test(test_reader_run_agrees),
         cmocka_unit_test(test_wire_rejects),
         cmocka_unit_test(test_ack_handles_and_bad_keys),
+        cmocka_unit_test(test_handle_range_wire),
         cmocka_unit_test(test_segment_handles),
         cmocka_unit_test(test_reader_spill_grows_with_data),
     };

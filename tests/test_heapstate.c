@@ -40,7 +40,7 @@ static void test_against_model(void **state)
 {
     (void)state;
     ck_heap h;
-    assert_int_equal(ck_heap_init(&h, 0, MAXP - 1, sizeof(int64_t)), 0);
+    assert_int_equal(ck_heap_init(&h, ck_kgr_make(0, MAXP - 1), sizeof(int64_t)), 0);
     for (int i = 0; i < NKEYS; i++)
         model[i][0] = model[i][1] = -1;
     ck_rng r;
@@ -109,12 +109,12 @@ static void test_key_group_range_enforced(void **state)
 {
     (void)state;
     ck_heap h;
-    assert_int_equal(ck_heap_init(&h, 10, 20, 8), 0);
+    assert_int_equal(ck_heap_init(&h, ck_kgr_make(10, 20), 8), 0);
     int created;
     assert_null(ck_heap_upsert(&h, 9, 1, "x", 1, 0, &created));
     assert_null(ck_heap_upsert(&h, 21, 1, "x", 1, 0, &created));
     assert_non_null(ck_heap_upsert(&h, 10, 1, "x", 1, 0, &created));
-    assert_int_equal(ck_heap_init(&h, 5, 4, 8), CK_EINVAL);
+    assert_int_equal(ck_heap_init(&h, ck_kgr_make(5, 4), 8), CK_EINVAL);
     ck_heap_free(&h);
 }
 
@@ -125,7 +125,7 @@ static void test_colliding_near_keys(void **state)
 {
     (void)state;
     ck_heap h;
-    assert_int_equal(ck_heap_init(&h, 0, MAXP - 1, sizeof(int64_t)), 0);
+    assert_int_equal(ck_heap_init(&h, ck_kgr_make(0, MAXP - 1), sizeof(int64_t)), 0);
     const int32_t jh = 7;
     const int kg = ck_kg_of_hash(jh, MAXP);
     int64_t tag = 0;
@@ -182,7 +182,7 @@ static void test_views(void **state)
 {
     (void)state;
     ck_heap h;
-    assert_int_equal(ck_heap_init(&h, 0, MAXP - 1, sizeof(int64_t)), 0);
+    assert_int_equal(ck_heap_init(&h, ck_kgr_make(0, MAXP - 1), sizeof(int64_t)), 0);
     char key[64];
     /* Short keys inline, long ones out of line. */
     for (int i = 0; i < 2000; i++) {
@@ -259,7 +259,7 @@ static void test_invariants(void **state)
 {
     (void)state;
     ck_heap h;
-    assert_int_equal(ck_heap_init(&h, 0, 3, sizeof(int64_t)), 0);
+    assert_int_equal(ck_heap_init(&h, ck_kgr_make(0, 3), sizeof(int64_t)), 0);
     char key[64];
     for (int i = 0; i < 40; i++) {
         uint32_t klen = (uint32_t)snprintf(key, sizeof(key), i % 2 ? "k%d" : "a-long-key-%d", i);
@@ -296,7 +296,7 @@ static void test_invariants(void **state)
 
     /* A heap past CK_HEAP_CHECK_SLOTS: after every step a run reads one
      * key group's slots, and the sums and every table's shape. */
-    assert_int_equal(ck_heap_init(&h, 0, MAXP - 1, sizeof(int64_t)), 0);
+    assert_int_equal(ck_heap_init(&h, ck_kgr_make(0, MAXP - 1), sizeof(int64_t)), 0);
     for (int i = 0; i < 60000; i++) {
         uint32_t klen = (uint32_t)snprintf(key, sizeof(key), "k%d", i);
         int32_t jh = ck_kg_java_hash(key, klen);
@@ -309,7 +309,7 @@ static void test_invariants(void **state)
     ck_heap_free(&h);
 
     ck_state_desc d[2] = {{"count", CK_STATE_VALUE, 1}, {"seen", CK_STATE_MAP, 2}};
-    ck_kstate *ks = ck_kstate_new(CK_BACKEND_HASHMAP, 0, 7, d, 2);
+    ck_kstate *ks = ck_kstate_new(CK_BACKEND_HASHMAP, ck_kgr_make(0, 7), d, 2);
     assert_non_null(ks);
     ck_clog log;
     ck_clog_init(&log, 3, d, 2);
@@ -334,7 +334,7 @@ static void test_invariants(void **state)
     }
     assert_int_equal(log.nbuf, 24);
     assert_int_equal(ck_ks_check(cks, NULL), 0);
-    INV_BREAK(cks->kg_start, 8, ck_ks_check(cks, &V), "kstate", 1);
+    INV_BREAK(cks->kgr.start, 8, ck_ks_check(cks, &V), "kstate", 1);
     INV_BREAK(log.nbuf, log.nbuf + 1, ck_ks_check(cks, &V), "changelog", 2);
     INV_BREAK(log.appended, 1, ck_clog_check(&log, &V), "changelog", 2);
     INV_BREAK(log.buf.p[0], 9, ck_clog_check(&log, &V), "changelog", 2);

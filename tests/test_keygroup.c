@@ -138,24 +138,100 @@ static void test_ranges_partition_groups(void **state)
         for (int p = 1; p <= maxp && p <= 40; p++) {
             int next = 0;
             for (int i = 0; i < p; i++) {
-                int s, e;
-                ck_kg_range(i, p, maxp, &s, &e);
-                assert_int_equal(s, next); /* contiguous, no gaps, no overlap */
-                for (int kg = s; kg <= e; kg++)
+                ck_kgr r = ck_kg_range(i, p, maxp);
+                assert_int_equal(r.start, next); /* contiguous, no gaps, no overlap */
+                for (int kg = r.start; kg <= r.end; kg++)
                     assert_int_equal(ck_kg_subtask(kg, p, maxp), i);
-                next = e + 1;
+                next = r.end + 1;
             }
             assert_int_equal(next, maxp);
         }
     }
     /* By hand: p = 3, maxp = 128 -> [0,42] [43,85] [86,127]. */
-    int s, e;
-    ck_kg_range(1, 3, 128, &s, &e);
-    assert_int_equal(s, 43);
-    assert_int_equal(e, 85);
-    ck_kg_range(2, 3, 128, &s, &e);
-    assert_int_equal(s, 86);
-    assert_int_equal(e, 127);
+    ck_kgr r = ck_kg_range(1, 3, 128);
+    assert_int_equal(r.start, 43);
+    assert_int_equal(r.end, 85);
+    r = ck_kg_range(2, 3, 128);
+    assert_int_equal(r.start, 86);
+    assert_int_equal(r.end, 127);
+}
+
+/* The range operations, Flink's KeyGroupRange: inclusive, empty when
+ * start > end. */
+static void test_range_operations(void **state)
+{
+    (void)state;
+    ck_kgr a = ck_kgr_make(10, 20), b = ck_kgr_make(15, 30), one = ck_kgr_make(7, 7);
+    assert_false(ck_kgr_empty(a));
+    assert_int_equal(ck_kgr_size(a), 11);
+    assert_int_equal(ck_kgr_size(one), 1);
+    assert_true(ck_kgr_contains(a, 10));
+    assert_true(ck_kgr_contains(a, 20));
+    assert_false(ck_kgr_contains(a, 9));
+    assert_false(ck_kgr_contains(a, 21));
+    ck_kgr x = ck_kgr_intersect(a, b);
+    assert_int_equal(x.start, 15);
+    assert_int_equal(x.end, 20);
+    assert_true(ck_kgr_equal(x, ck_kgr_intersect(b, a)));
+    assert_true(ck_kgr_within(x, a));
+    assert_true(ck_kgr_within(x, b));
+    assert_false(ck_kgr_within(a, b));
+    /* touching ranges share one key group; adjacent ones none */
+    x = ck_kgr_intersect(a, ck_kgr_make(20, 25));
+    assert_int_equal(ck_kgr_size(x), 1);
+    assert_int_equal(x.start, 20);
+    x = ck_kgr_intersect(a, ck_kgr_make(21, 25));
+    assert_true(ck_kgr_empty(x));
+    assert_int_equal(ck_kgr_size(x), 0);
+    assert_int_equal(x.start, 0); /* the one empty range */
+    assert_int_equal(x.end, -1);
+    /* empty ranges: all equal, in every range, containing nothing */
+    ck_kgr e1 = CK_KGR_EMPTY, e2 = ck_kgr_make(5, 4);
+    assert_true(ck_kgr_empty(e1));
+    assert_true(ck_kgr_empty(e2));
+    assert_true(ck_kgr_equal(e1, e2));
+    assert_false(ck_kgr_equal(e1, one));
+    assert_false(ck_kgr_equal(a, b));
+    assert_true(ck_kgr_equal(a, ck_kgr_make(10, 20)));
+    assert_true(ck_kgr_within(e2, one));
+    assert_false(ck_kgr_contains(e2, 4));
+    assert_false(ck_kgr_contains(e2, 5));
+    assert_int_equal(ck_kgr_size(e2), 0);
+    assert_true(ck_kgr_empty(ck_kgr_intersect(e2, a)));
+    assert_true(ck_kgr_empty(ck_kgr_intersect(a, e1)));
+}
+
+/* maxP 32768, Flink's upper bound: every parallelism's ranges cover it
+ * once, and a rescale's old and new ranges intersect as the key groups
+ * say. */
+static void test_ranges_at_max(void **state)
+{
+    (void)state;
+    const int maxp = CK_KG_UPPER_BOUND_MAX_PARALLELISM;
+    static const int ps[] = {1, 2, 3, 7, 1000, 32767, 32768};
+    for (size_t k = 0; k < sizeof(ps) / sizeof(ps[0]); k++) {
+        int p = ps[k];
+        int64_t total = 0;
+        for (int i = 0; i < p; i++) {
+            ck_kgr r = ck_kg_range(i, p, maxp);
+            assert_false(ck_kgr_empty(r));
+            assert_true(ck_kgr_within(r, ck_kgr_make(0, maxp - 1)));
+            assert_int_equal(ck_kg_subtask(r.start, p, maxp), i);
+            assert_int_equal(ck_kg_subtask(r.end, p, maxp), i);
+            total += ck_kgr_size(r);
+        }
+        assert_int_equal(total, maxp);
+    }
+    assert_int_equal(ck_kgr_size(ck_kg_range(32767, 32768, maxp)), 1);
+    assert_int_equal(ck_kg_range(32767, 32768, maxp).start, 32767);
+    /* 3 -> 4: new subtask j takes from the old ranges exactly its own */
+    for (int j = 0; j < 4; j++) {
+        ck_kgr nr = ck_kg_range(j, 4, maxp);
+        int32_t got = 0;
+        for (int i = 0; i < 3; i++)
+            got += ck_kgr_size(ck_kgr_intersect(nr, ck_kg_range(i, 3, maxp)));
+        assert_int_equal(got, ck_kgr_size(nr));
+    }
 }
 
 static void test_check(void **state)
@@ -174,6 +250,8 @@ int main(void)
         cmocka_unit_test(test_murmur_edges),
         cmocka_unit_test(test_default_max_parallelism),
         cmocka_unit_test(test_ranges_partition_groups),
+        cmocka_unit_test(test_range_operations),
+        cmocka_unit_test(test_ranges_at_max),
         cmocka_unit_test(test_check),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -193,9 +193,9 @@ static void test_same_as_heap(void **state)
     char dir[300], err[300];
     snprintf(dir, sizeof(dir), "%s/same", tmpdir);
     ck_kstate *ks[2];
-    ks[0] = ck_kstate_new(CK_BACKEND_HASHMAP, KG_LO, KG_HI, descs, 3);
+    ks[0] = ck_kstate_new(CK_BACKEND_HASHMAP, ck_kgr_make(KG_LO, KG_HI), descs, 3);
     /* 64 KiB of memtable: it flushes, and level 0 fills and compacts */
-    ks[1] = ck_rocks_open(dir, &small, KG_LO, KG_HI, descs, 3, err, sizeof(err));
+    ks[1] = ck_rocks_open(dir, &small, ck_kgr_make(KG_LO, KG_HI), descs, 3, err, sizeof(err));
     assert_non_null(ks[0]);
     assert_non_null(ks[1]);
     assert_string_equal(ks[1]->ops->name, "rocksdb");
@@ -249,9 +249,9 @@ static void test_leveled_compaction(void **state)
     char dir[300], err[300];
     snprintf(dir, sizeof(dir), "%s/levels", tmpdir);
     ck_kstate *ks[2];
-    ks[0] = ck_kstate_new(CK_BACKEND_HASHMAP, KG_LO, KG_HI, descs, 3);
+    ks[0] = ck_kstate_new(CK_BACKEND_HASHMAP, ck_kgr_make(KG_LO, KG_HI), descs, 3);
     const ck_rocks_opts tiny = {32 << 10, 16 << 10, 32 << 10};
-    ks[1] = ck_rocks_open(dir, &tiny, KG_LO, KG_HI, descs, 3, err, sizeof(err));
+    ks[1] = ck_rocks_open(dir, &tiny, ck_kgr_make(KG_LO, KG_HI), descs, 3, err, sizeof(err));
     assert_non_null(ks[1]);
     ck_rng r;
     ck_rng_init(&r, 5, 2);
@@ -294,8 +294,8 @@ static void test_work_is_deterministic(void **state)
         char dir[300], err[300];
         snprintf(dir, sizeof(dir), "%s/det%d", tmpdir, run);
         ck_kstate *ks[2];
-        ks[0] = ck_kstate_new(CK_BACKEND_HASHMAP, KG_LO, KG_HI, descs, 3);
-        ks[1] = ck_rocks_open(dir, &small, KG_LO, KG_HI, descs, 3, err, sizeof(err));
+        ks[0] = ck_kstate_new(CK_BACKEND_HASHMAP, ck_kgr_make(KG_LO, KG_HI), descs, 3);
+        ks[1] = ck_rocks_open(dir, &small, ck_kgr_make(KG_LO, KG_HI), descs, 3, err, sizeof(err));
         assert_non_null(ks[1]);
         ck_rng r;
         ck_rng_init(&r, 7, 1);
@@ -329,8 +329,8 @@ static void test_native_snapshot_restore(void **state)
     snprintf(dir, sizeof(dir), "%s/native", tmpdir);
     snprintf(dir2, sizeof(dir2), "%s/native-restored", tmpdir);
     ck_kstate *ks[2];
-    ks[0] = ck_kstate_new(CK_BACKEND_HASHMAP, KG_LO, KG_HI, descs, 3);
-    ks[1] = ck_rocks_open(dir, &small, KG_LO, KG_HI, descs, 3, err, sizeof(err));
+    ks[0] = ck_kstate_new(CK_BACKEND_HASHMAP, ck_kgr_make(KG_LO, KG_HI), descs, 3);
+    ks[1] = ck_rocks_open(dir, &small, ck_kgr_make(KG_LO, KG_HI), descs, 3, err, sizeof(err));
     assert_non_null(ks[1]);
     assert_non_null(ks[1]->ops->native_take);
     assert_null(ks[0]->ops->native_take); /* the heap has none */
@@ -402,7 +402,8 @@ static void test_native_snapshot_restore(void **state)
     ks[1]->ops->native_release(ks[1], &prev);
     assert_true(sharing >= 4);
     /* restored into a fresh instance: the state as of the first snapshot */
-    ck_kstate *back = ck_rocks_open(dir2, &small, KG_LO, KG_HI, descs, 3, err, sizeof(err));
+    ck_kstate *back =
+        ck_rocks_open(dir2, &small, ck_kgr_make(KG_LO, KG_HI), descs, 3, err, sizeof(err));
     assert_non_null(back);
     assert_int_equal(back->ops->native_restore(back, nf, names, data, lens), 0);
     ck_kstate_view *bv;
@@ -475,11 +476,12 @@ static void test_changelog(void **state)
         snprintf(dir2, sizeof(dir2), "%s/clog-replayed-%d", tmpdir, over_rocks);
         ck_clog log;
         ck_clog_init(&log, 2, descs, 3);
-        ck_kstate *inner = over_rocks
-                               ? ck_rocks_open(dir, &small, KG_LO, KG_HI, descs, 3, err, sizeof(err))
-                               : ck_kstate_new(CK_BACKEND_HASHMAP, KG_LO, KG_HI, descs, 3);
+        ck_kstate *inner =
+            over_rocks
+                ? ck_rocks_open(dir, &small, ck_kgr_make(KG_LO, KG_HI), descs, 3, err, sizeof(err))
+                : ck_kstate_new(CK_BACKEND_HASHMAP, ck_kgr_make(KG_LO, KG_HI), descs, 3);
         assert_non_null(inner);
-        ck_kstate *ks[2] = {ck_kstate_new(CK_BACKEND_HASHMAP, KG_LO, KG_HI, descs, 3),
+        ck_kstate *ks[2] = {ck_kstate_new(CK_BACKEND_HASHMAP, ck_kgr_make(KG_LO, KG_HI), descs, 3),
                             ck_clog_kstate_new(inner, &log)};
         assert_non_null(ks[1]);
         assert_string_equal(ks[1]->ops->name, "changelog");
@@ -489,7 +491,7 @@ static void test_changelog(void **state)
         uint8_t *seg[8];
         size_t seglen[8];
         uint64_t next = 0;
-        ck_kstate *mat = ck_kstate_new(CK_BACKEND_HASHMAP, KG_LO, KG_HI, descs, 3);
+        ck_kstate *mat = ck_kstate_new(CK_BACKEND_HASHMAP, ck_kgr_make(KG_LO, KG_HI), descs, 3);
         for (int c = 0; c < 8; c++) {
             for (int i = 0; i < 3000; i++)
                 step(ks, &r);
@@ -515,8 +517,8 @@ static void test_changelog(void **state)
         assert_true(n == 0 && !none); /* nothing since */
         /* materialized state + the segments after it = the state now, on
          * either backend; every segment from the start = the same */
-        ck_kstate *back[2] = {mat, ck_rocks_open(dir2, &small, KG_LO, KG_HI, descs, 3, err,
-                                                 sizeof(err))};
+        ck_kstate *back[2] = {mat, ck_rocks_open(dir2, &small, ck_kgr_make(KG_LO, KG_HI), descs, 3,
+                                                 err, sizeof(err))};
         assert_non_null(back[1]);
         const char *why;
         for (int c = 4; c < 8; c++)
@@ -543,7 +545,7 @@ static void test_changelog(void **state)
         ck_state_desc other[3];
         memcpy(other, descs, sizeof(other));
         other[0].nfields = 1;
-        ck_kstate *foreign = ck_kstate_new(CK_BACKEND_HASHMAP, KG_LO, KG_HI, other, 3);
+        ck_kstate *foreign = ck_kstate_new(CK_BACKEND_HASHMAP, ck_kgr_make(KG_LO, KG_HI), other, 3);
         assert_int_equal(ck_clog_replay(seg[7], seglen[7], foreign, MAXP, &first, &n, &why),
                          CK_ECORRUPT);
         assert_non_null(strstr(why, "states"));
@@ -567,7 +569,7 @@ static void test_cannot_open(void **state)
     assert_non_null(f);
     fclose(f);
     snprintf(dir, sizeof(dir), "%s/db", file); /* under a regular file */
-    ck_kstate *ks = ck_rocks_open(dir, &small, 0, 127, descs, 3, err, sizeof(err));
+    ck_kstate *ks = ck_rocks_open(dir, &small, ck_kgr_make(0, 127), descs, 3, err, sizeof(err));
     assert_null(ks);
     assert_non_null(strstr(err, dir));
     assert_null(strchr(err, '\n'));

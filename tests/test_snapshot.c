@@ -47,7 +47,7 @@ static int feed(ck_chain *c, ck_rng *r, int n, int64_t t0)
         int k = (int)ck_rng_below(r, 500);
         uint32_t klen = (uint32_t)snprintf(key, sizeof(key), k % 5 ? "k%d" : "a-long-key-beyond-inline-%d", k);
         int kg = ck_kg_of_key(key, klen, win->spec->max_parallelism);
-        if (kg < win->kg_start || kg > win->kg_end)
+        if (kg < win->kgr.start || kg > win->kgr.end)
             continue;
         ck_rec rec = {.ts = t0 + (int64_t)ck_rng_below(r, 300), .value = 1 + (int64_t)ck_rng_below(r, 9),
                       .key = key, .klen = klen};

@@ -89,8 +89,9 @@ static void map_snapshot(const ck_graph *g, uint64_t id, int n, ck_handles *hs)
     size_t len;
     assert_int_equal(ck_snap_encode(&cap, &file, &len), 0);
     ck_capture_free(&cap);
-    assert_int_equal(ck_handles_add(hs, CK_HANDLE_SNAPSHOT, 0, "checkpoints/test-job/chk-3/v1-0.state",
-                                    len, ck_get_u32(file + len - 4), 0, 0),
+    assert_int_equal(ck_handles_add(hs, CK_HANDLE_SNAPSHOT, 0,
+                                    "checkpoints/test-job/chk-3/v1-0.state", len,
+                                    ck_get_u32(file + len - 4), CK_KGR_EMPTY),
                      0);
     assert_int_equal(ck_handles_inline_last(hs, file, len), 0);
 }
@@ -178,7 +179,7 @@ static void test_restore_reads_channel_state_before_running(void **state)
     ck_job_env env = {.g = &g, .cfg = &cfg, .job_id = "test-job"};
     ck_handles hs = {0};
     map_snapshot(&g, 3, N, &hs);
-    ck_restore_point from = {.id = 3, .handles = &hs};
+    ck_restore_point from = {.id = 3, .handles = &hs, .old_vertex = 1, .old_parallelism = 1};
     snprintf(from.dir, sizeof(from.dir), "checkpoints/test-job/chk-3");
     fake_world w = {0};
     fake_plat fp;
@@ -252,7 +253,7 @@ static void test_restore_without_channel_state_runs_at_once(void **state)
     ck_job_env env = {.g = &g, .cfg = &cfg, .job_id = "test-job"};
     ck_handles hs = {0};
     map_snapshot(&g, 3, 0, &hs);
-    ck_restore_point from = {.id = 3, .handles = &hs};
+    ck_restore_point from = {.id = 3, .handles = &hs, .old_vertex = 1, .old_parallelism = 1};
     fake_world w = {0};
     fake_plat fp;
     fake_init(&fp, &w, ck_graph_endpoint(&g, 1, 1, 0));
@@ -427,10 +428,11 @@ static ck_task *restore_source_task(ck_graph *g, ck_config *cfg, ck_topic *tp, c
     ck_handles hs = {0};
     assert_int_equal(ck_handles_add(&hs, CK_HANDLE_SNAPSHOT, 0,
                                     "checkpoints/test-job/chk-3/v0-0.state", len,
-                                    ck_get_u32(file + len - 4), 0, 0),
+                                    ck_get_u32(file + len - 4), CK_KGR_EMPTY),
                      0);
     assert_int_equal(ck_handles_inline_last(&hs, file, len), 0); /* takes file */
-    ck_restore_point from = {.id = 3, .handles = &hs};
+    ck_restore_point from = {.id = 3, .handles = &hs, .old_vertex = 0, .old_subtask = 0,
+                             .old_parallelism = 2};
     fake_init(fp, w, ck_graph_endpoint(g, 1, 0, 0));
     ck_task *t = ck_task_new(env, &fp->plat, 0, 1, &from);
     ck_handles_free(&hs);

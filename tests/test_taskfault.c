@@ -403,7 +403,7 @@ static void keyed_file(rig *r, int sub, const char *key, ck_handles *hs)
         char k[16];
         uint32_t kl = (uint32_t)snprintf(k, sizeof(k), "k%d", (int)ck_rng_below(&rg, 300));
         int kg = ck_kg_of_key(k, kl, win->spec->max_parallelism);
-        if (kg < win->kg_start || kg > win->kg_end)
+        if (kg < win->kgr.start || kg > win->kgr.end)
             continue;
         ck_rec rec = {.ts = (int64_t)ck_rng_below(&rg, 500), .value = 1, .key = k, .klen = kl};
         assert_int_equal(ck_chain_record(&c, &rec), 0);
@@ -417,8 +417,8 @@ static void keyed_file(rig *r, int sub, const char *key, ck_handles *hs)
     assert_int_equal(ck_snap_encode(&cap, &file, &len), 0);
     ck_capture_free(&cap);
     ck_chain_free(&c);
-    assert_int_equal(ck_handles_add(hs, CK_HANDLE_SNAPSHOT, 0, key, len,
-                                    ck_get_u32(file + len - 4), 0, 0),
+    assert_int_equal(ck_handles_add(hs, CK_HANDLE_SNAPSHOT, 0, key, len, ck_get_u32(file + len - 4),
+                                    CK_KGR_EMPTY),
                      0);
     fake_store_set(&r->w, key, file, len);
 }
@@ -430,7 +430,8 @@ static void keyed_file(rig *r, int sub, const char *key, ck_handles *hs)
  * (NULL when it could not be created). */
 static told restore(rig *r, const ck_handles *hs, uint32_t attempt, ck_task **tp)
 {
-    ck_restore_point from = {.id = 4, .handles = hs};
+    ck_restore_point from = {.id = 4, .handles = hs, .old_vertex = 1, .old_subtask = 1,
+                             .old_parallelism = 2}; /* its own: window subtask 1 of 2 */
     snprintf(from.dir, sizeof(from.dir), "checkpoints/job/chk-4/");
     ck_task *t = ck_task_new(&r->env, &r->fp.plat, 2, attempt, &from);
     *tp = t;
@@ -560,7 +561,7 @@ static void test_tm_deploys_the_rest(void **state)
         r.w.deploy_fail = fail; /* global subtask fail - 1 */
         int before = r.w.deploys;
         size_t blen, len;
-        uint8_t *body = ck_tm_deploy_body((uint32_t)fail, 0, NULL, 3, hosts, NULL, 0, &blen);
+        uint8_t *body = ck_tm_deploy_body((uint32_t)fail, 0, NULL, 3, hosts, NULL, NULL, 0, &blen);
         uint8_t *m = ck_wire_msg(CK_MSG_DEPLOY, CK_EP_JM, CK_EP_TM0, (uint32_t)fail, body, blen,
                                  &len);
         free(body);

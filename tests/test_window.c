@@ -473,13 +473,14 @@ static void source_restore_point(ck_handles *hs, ck_restore_point *rp, int finis
     memset(hs, 0, sizeof(*hs));
     assert_int_equal(ck_handles_add(hs, CK_HANDLE_SNAPSHOT, 0,
                                     "checkpoints/test-job/chk-5/v0-0.state", len,
-                                    ck_get_u32(data + len - 4), 0, 0),
+                                    ck_get_u32(data + len - 4), CK_KGR_EMPTY),
                      0);
     assert_int_equal(ck_handles_inline_last(hs, data, len), 0);
     memset(rp, 0, sizeof(*rp));
     rp->id = 5;
     snprintf(rp->dir, sizeof(rp->dir), "checkpoints/test-job/chk-5/");
     rp->handles = hs;
+    rp->old_parallelism = 1; /* of vertex 0, subtask 0 */
 }
 
 /* Checkpoints after tasks finish (FLIP-147): a source that had finished

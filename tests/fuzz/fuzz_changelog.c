@@ -30,7 +30,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     size_t len;
     uint8_t *p = fuzz_file(data, size, &len);
-    ck_kstate *ks = ck_kstate_new(CK_BACKEND_HASHMAP, 32, 95, descs, 3);
+    ck_kstate *ks = ck_kstate_new(CK_BACKEND_HASHMAP, ck_kgr_make(32, 95), descs, 3);
     FUZZ_CHECK(ks);
     uint64_t first;
     uint32_t n;

@@ -67,7 +67,7 @@ static int to_capture(const ck_snapshot *s, ck_capture *c, ck_kstate **ks)
             names[i][st][k->states[st].name_len] = 0;
             d[st] = (ck_state_desc){names[i][st], k->states[st].kind, k->states[st].nfields};
         }
-        ks[i] = ck_kstate_new(CK_BACKEND_HASHMAP, lo, hi, d, k->nstates);
+        ks[i] = ck_kstate_new(CK_BACKEND_HASHMAP, ck_kgr_make(lo, hi), d, k->nstates);
         FUZZ_CHECK(ks[i]);
         uint64_t before = 0;
         for (size_t e = 0; e < k->nentries; e++) {
@@ -82,8 +82,7 @@ static int to_capture(const ck_snapshot *s, ck_capture *c, ck_kstate **ks)
         kc->op = k->op;
         kc->kind = k->kind;
         kc->max_parallelism = k->max_parallelism;
-        kc->kg_start = lo;
-        kc->kg_end = hi;
+        kc->kgr = ck_kgr_make(lo, hi);
         kc->nstates = k->nstates;
         memcpy(kc->states, d, sizeof(d));
         kc->ops = ks[i]->ops;
@@ -251,7 +250,7 @@ static void restore(const uint8_t *file, size_t len, const ck_snapshot *s, int d
     char key[CK_HANDLE_KEY_MAX + 1];
     snprintf(key, sizeof(key), "%sstate", from.dir);
     FUZZ_CHECK(ck_handles_add(&hs, CK_HANDLE_SNAPSHOT, 0, key, len,
-                              len >= 4 ? ck_get_u32(file + len - 4) : 0, 0, 0) == CK_OK);
+                              len >= 4 ? ck_get_u32(file + len - 4) : 0, CK_KGR_EMPTY) == CK_OK);
     from.handles = &hs;
     fake_world w = {0};
     fuzz_plat fp;

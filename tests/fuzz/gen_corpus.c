@@ -22,6 +22,7 @@
 #include "keygroup.h"
 #include "metrics.h"
 #include "snapshot.h"
+#include "storekey.h"
 #include "taskmanager.h"
 
 static const char *root;
@@ -127,7 +128,7 @@ static void wire_jm(const ck_graph *g)
         char key[64];
         snprintf(key, sizeof(key), "checkpoints/fuzzjob/chk-1/v0-%u.state", s);
         FUZZ_CHECK(ck_handles_add(&a.handles, CK_HANDLE_SNAPSHOT, 0, key, 120 + s, 0x1234 + s,
-                                  0, 128) == CK_OK);
+                                  ck_kgr_make(0, 127)) == CK_OK);
         if (s % 2) { /* a state file under the memory threshold: inline */
             uint8_t *st = calloc(1, 120 + s);
             FUZZ_CHECK(st != NULL);
@@ -182,7 +183,7 @@ static void wire_tm(const ck_graph *g)
     for (uint32_t s = 0; s < g->nsubtasks; s++)
         hosts[s] = (uint16_t)ck_graph_host(g, s);
     size_t len;
-    uint8_t *d = ck_tm_deploy_body(0, 0, NULL, g->nsubtasks, hosts, NULL, 0, &len);
+    uint8_t *d = ck_tm_deploy_body(0, 0, NULL, g->nsubtasks, hosts, NULL, NULL, 0, &len);
     frame(&b, CK_MSG_DEPLOY, CK_EP_JM, CK_EP_TM0, 0, 0, 0, 0, d, len);
     free(d);
     uint8_t cancel[12];
@@ -191,7 +192,7 @@ static void wire_tm(const ck_graph *g)
     ck_put_u32(cancel + 8, 0);
     frame(&b, CK_MSG_CANCEL, CK_EP_JM, CK_EP_TM0, 0, 0, 0, 0, cancel, sizeof(cancel));
     ck_restore_point from = {.id = 3, .flags = 0};
-    snprintf(from.dir, sizeof(from.dir), "checkpoints/fuzzjob/chk-3/");
+    FUZZ_CHECK(ck_sk_dir(from.dir, sizeof(from.dir), "fuzzjob", 3, 0) == CK_OK);
     ck_handles hs[64];
     const ck_handles *hp[64];
     memset(hs, 0, sizeof(hs));
@@ -199,12 +200,12 @@ static void wire_tm(const ck_graph *g)
         int v, sub;
         char key[CK_HANDLE_KEY_MAX + 1];
         ck_graph_locate(g, s, &v, &sub);
-        ck_cc_state_key(from.dir, v, sub, key, sizeof(key));
-        FUZZ_CHECK(ck_handles_add(&hs[s], CK_HANDLE_SNAPSHOT, 0, key, 100 + s, 0xabc00 + s, 0,
-                                  128) == CK_OK);
+        FUZZ_CHECK(ck_sk_state(key, sizeof(key), from.dir, v, sub) == CK_OK);
+        FUZZ_CHECK(ck_handles_add(&hs[s], CK_HANDLE_SNAPSHOT, 0, key, 100 + s, 0xabc00 + s,
+                                  ck_kgr_make(0, 127)) == CK_OK);
         hp[s] = &hs[s];
     }
-    d = ck_tm_deploy_body(1, 0, &from, g->nsubtasks, hosts, hp, 0, &len);
+    d = ck_tm_deploy_body(1, 0, &from, g->nsubtasks, hosts, hp, NULL, 0, &len);
     frame(&b, CK_MSG_DEPLOY, CK_EP_JM, CK_EP_TM0, 1, 0, 0, 0, d, len);
     free(d);
     for (uint32_t s = 0; s < g->nsubtasks; s++)
@@ -213,8 +214,9 @@ static void wire_tm(const ck_graph *g)
     free(b.p);
 }
 
-/* Keys of key groups [lo, hi] of max parallelism maxp (all when maxp is 0). */
-static int lo_kg, hi_kg, max_kg;
+/* Keys of key groups in_kg of max parallelism max_kg (all when it is 0). */
+static ck_kgr in_kg;
+static int max_kg;
 
 static const char *key_in_range(int i)
 {
@@ -224,7 +226,7 @@ static const char *key_in_range(int i)
         if (max_kg == 0)
             return key;
         int kg = ck_kg_of_hash(ck_kg_java_hash(key, strlen(key)), max_kg);
-        if (kg >= lo_kg && kg <= hi_kg)
+        if (ck_kgr_contains(in_kg, kg))
             return key;
     }
 }
@@ -301,7 +303,7 @@ static void wire_tasks(const ck_graph *g, int ntm)
         b.len = 0;
         put_u8(&b, (uint8_t)(1 + ntm + vx->base));
         max_kg = g->spec.ops[vx->ops[0]].max_parallelism;
-        ck_kg_range(0, vx->parallelism, max_kg, &lo_kg, &hi_kg);
+        in_kg = ck_kg_range(0, vx->parallelism, max_kg);
         for (int p = 0; p < producers; p++) {
             size_t n = elements(body, 6, 1, 0);
             frame(&b, CK_MSG_DATA, (uint32_t)p, 0, 0, 0, (uint16_t)in->id, 0, body, n);
@@ -388,7 +390,7 @@ static void add_state(ck_kstate *ks, int maxp, const char *key, int64_t ns, int6
     uint32_t klen = (uint32_t)strlen(key);
     int32_t jh = ck_kg_java_hash(key, klen);
     int kg = ck_kg_of_hash(jh, maxp);
-    if (kg < ks->kg_start || kg > ks->kg_end)
+    if (kg < ks->kgr.start || kg > ks->kgr.end)
         return;
     uint8_t uk[8];
     ck_put_u64(uk, (uint64_t)v);
@@ -440,11 +442,10 @@ static void state_file(const ck_graph *g, int v, int s, int with_timers, blob *o
             }
         } else if (ck_op_keyed(op->kind)) {
             int maxp = op->max_parallelism;
-            int lo, hi;
-            ck_kg_range(s, vx->parallelism, maxp, &lo, &hi);
+            ck_kgr own = ck_kg_range(s, vx->parallelism, maxp);
             int nd;
             const ck_state_desc *d = ck_op_states(op, &nd); /* the operator's states */
-            ks = ck_kstate_new(CK_BACKEND_HASHMAP, lo, hi, d, nd);
+            ks = ck_kstate_new(CK_BACKEND_HASHMAP, own, d, nd);
             FUZZ_CHECK(ks);
             for (int i = 0; i < 40; i++) {
                 char key[16];
@@ -455,8 +456,7 @@ static void state_file(const ck_graph *g, int v, int s, int with_timers, blob *o
             kc->op = vx->ops[k];
             kc->kind = op->kind;
             kc->max_parallelism = maxp;
-            kc->kg_start = lo;
-            kc->kg_end = hi;
+            kc->kgr = own;
             kc->nstates = nd;
             memcpy(kc->states, d, (size_t)nd * sizeof(*d));
             kc->ops = ks->ops;
@@ -471,7 +471,7 @@ static void state_file(const ck_graph *g, int v, int s, int with_timers, blob *o
                     snprintf(key, sizeof(key), "key-%d", t);
                     int32_t jh = ck_kg_java_hash(key, strlen(key));
                     int kg = ck_kg_of_hash(jh, maxp);
-                    if (kg < lo || kg > hi)
+                    if (!ck_kgr_contains(own, kg))
                         continue;
                     ck_timer *tm = &kc->timers[kc->ntimers++];
                     tm->ts = 199;
@@ -558,34 +558,36 @@ static void metadata_seeds(const ck_graph *g)
         ck_cp_meta m = {.id = 3, .trigger = 900 * CK_NS_PER_MS, .input_fp = 0x1234abcd,
                         .flags = sp == 1 ? CK_CP_FLAG_SAVEPOINT : 0, .nsubtasks = g->nsubtasks};
         m.tasks = calloc(m.nsubtasks, sizeof(*m.tasks));
+        FUZZ_CHECK(m.tasks && ck_cp_meta_vertices(&m, g) == CK_OK);
         char dir[200];
-        ck_cc_dir("fuzzjob", m.id, m.flags, dir, sizeof(dir));
+        FUZZ_CHECK(ck_sk_dir(dir, sizeof(dir), "fuzzjob", m.id, sp == 1) == CK_OK);
         for (uint32_t s = 0; s < m.nsubtasks; s++) {
             int v, sub;
             ck_graph_locate(g, s, &v, &sub);
             char key[CK_HANDLE_KEY_MAX + 1];
-            ck_cc_state_key(dir, v, sub, key, sizeof(key));
-            FUZZ_CHECK(ck_handles_add(&m.tasks[s], CK_HANDLE_SNAPSHOT, 0, key, 100 + s,
-                                      0xabc00 + s, 0, 128) == CK_OK);
+            FUZZ_CHECK(ck_sk_state(key, sizeof(key), dir, v, sub) == CK_OK);
+            FUZZ_CHECK(ck_handles_add(&m.tasks[s], CK_HANDLE_SNAPSHOT, 0, key, 100 + s, 0xabc00 + s,
+                                      ck_kgr_make(0, 127)) == CK_OK);
             if (sp != 2)
                 continue;
             /* RocksDB's files: an SST uploaded earlier, a new one, the MANIFEST */
             char sk[CK_HANDLE_KEY_MAX + 1];
             snprintf(sk, sizeof(sk), "checkpoints/fuzzjob/shared/op2-%d-a0-c2-000012.sst", sub);
             FUZZ_CHECK(ck_handles_add_native(&m.tasks[s], CK_HANDLE_SHARED | CK_HANDLE_REUSED, sk,
-                                             4096, 0x77, 0, 128, 2, "000012.sst") == CK_OK);
+                                             4096, 0x77, ck_kgr_make(0, 127), 2,
+                                             "000012.sst") == CK_OK);
             snprintf(sk, sizeof(sk), "checkpoints/fuzzjob/shared/op2-%d-a0-c3-000019.sst", sub);
-            FUZZ_CHECK(ck_handles_add_native(&m.tasks[s], CK_HANDLE_SHARED, sk, 2048, 0x78, 0, 128,
-                                             2, "000019.sst") == CK_OK);
+            FUZZ_CHECK(ck_handles_add_native(&m.tasks[s], CK_HANDLE_SHARED, sk, 2048, 0x78,
+                                             ck_kgr_make(0, 127), 2, "000019.sst") == CK_OK);
             snprintf(sk, sizeof(sk), "%sv%d-%d-op2-MANIFEST-000021", dir, v, sub);
-            FUZZ_CHECK(ck_handles_add_native(&m.tasks[s], 0, sk, 300, 0x79, 0, 128, 2,
+            FUZZ_CHECK(ck_handles_add_native(&m.tasks[s], 0, sk, 300, 0x79, ck_kgr_make(0, 127), 2,
                                              "MANIFEST-000021") == CK_OK);
             /* and the small ones inline (under the memory threshold) */
             snprintf(sk, sizeof(sk), "%sv%d-%d-op2-CURRENT", dir, v, sub);
             uint8_t *cur = malloc(16);
             FUZZ_CHECK(cur != NULL);
             memcpy(cur, "MANIFEST-000021\n", 16);
-            FUZZ_CHECK(ck_handles_add_native(&m.tasks[s], 0, sk, 16, 0x7a, 0, 128, 2,
+            FUZZ_CHECK(ck_handles_add_native(&m.tasks[s], 0, sk, 16, 0x7a, ck_kgr_make(0, 127), 2,
                                              "CURRENT") == CK_OK);
             FUZZ_CHECK(ck_handles_inline_last(&m.tasks[s], cur, 16) == CK_OK);
         }
