@@ -8,7 +8,9 @@
  * refused while another is under way, one a crash interrupts; a job
  * whose middle vertex keeps no state rescaled 2 -> 4 -> 2 -> 4 -> 2, both
  * ways each way, on a new graph per rescale, under SimGrid (the invariants
- * checked) and over sockets, the same run twice for one seed; and, until
+ * checked) and over sockets, the same run twice for one seed, each
+ * savepoint's _metadata of the generation that took it; a savepoint
+ * restored (run -s) with that vertex at another parallelism; and, until
  * state moves between parallelisms, the one-line refusal of a rescale of
  * a vertex that keeps state.
  */
@@ -259,6 +261,24 @@ static void test_stateless_simgrid(void **state)
     cJSON *run = load_run("sl");
     check_stateless(run);
     cJSON_Delete(run);
+    /* Each savepoint's _metadata describes the generation that took it:
+     * the first rescale's (3) the map at 2, the last one's (13) at 4. */
+    static const struct {
+        int id;
+        const char *want;
+    } sps[] = {{3, "vertex 1, parallelism 2: uid \"double\""},
+               {13, "vertex 1, parallelism 4: uid \"double\""}};
+    for (int k = 0; k < 2; k++) {
+        snprintf(args, sizeof(args), "savepoint %s/sl/store/savepoints/savepoint-*-%d", tmp,
+                 sps[k].id);
+        assert_chandy("slsp", args, 0);
+        char path[256];
+        snprintf(path, sizeof(path), "%s/slsp.out", tmp);
+        char *out = slurp(path);
+        assert_non_null(out);
+        assert_non_null(strstr(out, sps[k].want));
+        free(out);
+    }
 }
 
 static void test_stateless_determinism(void **state)
@@ -325,6 +345,41 @@ static const char *variant(const char *name, const char *events, const char *key
                            const char *value)
 {
     return variant_of(SAME, name, events, key, value);
+}
+
+/* A stop-with-savepoint of the job with its map at 2 restores (chandy run
+ * -s) into the job with the map at 4: the state assignment starts the
+ * map's subtasks empty and the others restore their own; the output,
+ * with the first run's, is exactly once. */
+static void test_stateless_savepoint_other_parallelism(void **state)
+{
+    (void)state;
+    variant_of(STATELESS, "sps",
+               "[{\"at\": \"1 s\", \"action\": \"savepoint\", \"stop\": true}]", NULL, NULL);
+    char args[512];
+    snprintf(args, sizeof(args), "run %s/sps.json --out %s/sps -q", tmp, tmp);
+    assert_chandy("sps", args, 0);
+    const char *p = variant_of(STATELESS, "spr", "[]", NULL, NULL);
+    char *text = slurp(p);
+    assert_non_null(text);
+    cJSON *s = cJSON_Parse(text);
+    free(text);
+    const cJSON *ops = cJSON_GetObjectItem(cJSON_GetObjectItem(s, "job"), "operators");
+    for (int k = 1; k <= 2; k++)
+        cJSON_ReplaceItemInObject(cJSON_GetArrayItem(ops, k), "parallelism",
+                                  cJSON_CreateNumber(4));
+    char *out = cJSON_Print(s);
+    cJSON_Delete(s);
+    assert_non_null(put_file("spr.json", out));
+    free(out);
+    snprintf(args, sizeof(args), "run %s/spr.json -s %s/sps --out %s/spr --check-invariants", tmp,
+             tmp, tmp);
+    assert_chandy("spr", args, 0);
+    cJSON *run = load_run("spr");
+    check_exactly_once(run);
+    const cJSON *vs = cJSON_GetObjectItem(cJSON_GetObjectItem(run, "job"), "vertices");
+    assert_true(num(cJSON_GetArrayItem(vs, 1), "parallelism", NULL) == 4);
+    cJSON_Delete(run);
 }
 
 #define SINK_RESCALES                                                                      \
@@ -529,6 +584,7 @@ int main(void)
         cmocka_unit_test(test_crash_interrupts),
         cmocka_unit_test(test_stateful_rescale_refused),
         cmocka_unit_test(test_stateless_simgrid),
+        cmocka_unit_test(test_stateless_savepoint_other_parallelism),
         cmocka_unit_test(test_stateless_determinism),
         cmocka_unit_test(test_stateless_sockets),
         cmocka_unit_test(test_sink_rescale),
