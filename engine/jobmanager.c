@@ -586,8 +586,24 @@ static void deploy(ck_jm *jm, ck_time now, const uint8_t *mask)
     jm->restore_cp = jm->restore.id;
     if (!mask)
         jm->stop_id = 0;
+    /* What each subtask restores: the state assignment (assign.h) of the
+     * snapshot, as the coordinator recorded it or as the savepoint the job
+     * started from lists it, into the generation the job deploys. Planned
+     * before any subtask is marked as running the new attempt: a refusal
+     * fails the job with every subtask's attempt as the coordinator has it. */
+    ck_restore_plan rp;
+    int prc = jm->restore.id ? restore_plan(jm, &rp) : CK_OK;
+    if (prc) {
+        if (prc == CK_ENOMEM)
+            job_fail(jm, CK_JOBFAIL_OUT_OF_MEMORY, "out of memory deploying the job");
+        else
+            job_fail(jm, CK_JOBFAIL_NO_CHECKPOINT, rp.why);
+        return;
+    }
     uint16_t *hosts = malloc((size_t)jm->g->nsubtasks * sizeof(uint16_t) + 1);
     if (!hosts) {
+        if (jm->restore.id)
+            restore_plan_free(&rp, jm->g->nsubtasks);
         job_fail(jm, CK_JOBFAIL_OUT_OF_MEMORY, "out of memory deploying the job");
         return;
     }
@@ -610,19 +626,6 @@ static void deploy(ck_jm *jm, ck_time now, const uint8_t *mask)
         }
     }
     jm->plat->ops->set_routes(jm->plat, jm->attempt, jm->g->generation, jm->g->nsubtasks, hosts);
-    /* What each subtask restores: the state assignment (assign.h) of the
-     * snapshot, as the coordinator recorded it or as the savepoint the job
-     * started from lists it, into the generation the job deploys. */
-    ck_restore_plan rp;
-    int prc = jm->restore.id ? restore_plan(jm, &rp) : CK_OK;
-    if (prc) {
-        free(hosts);
-        if (prc == CK_ENOMEM)
-            job_fail(jm, CK_JOBFAIL_OUT_OF_MEMORY, "out of memory deploying the job");
-        else
-            job_fail(jm, CK_JOBFAIL_NO_CHECKPOINT, rp.why);
-        return;
-    }
     const ck_handles **handles = jm->restore.id ? (const ck_handles **)rp.handles : NULL;
     int oom = 0;
     for (int h = 0; h < jm->ntm && !oom; h++) {
