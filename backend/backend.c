@@ -1,6 +1,7 @@
 #include "backend.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "error.h"
@@ -20,6 +21,23 @@ void ck_backend_result_free(ck_backend_result *r)
         ck_jm_free(&r->jm);
     r->jm_ready = 0;
     ck_sinkout_free(&r->out);
+}
+
+ck_job_env *ck_backend_envs(const ck_job_env *env)
+{
+    int n = env->gens && env->ngens > 0 ? env->ngens : 1;
+    ck_job_env *v = malloc((size_t)n * sizeof(*v));
+    for (int k = 0; v && k < n; k++) {
+        v[k] = *env;
+        v[k].g = ck_env_gen(env, k);
+    }
+    return v;
+}
+
+const ck_job_env *ck_backend_env_of(const ck_job_env *envs, int gen)
+{
+    int n = envs[0].gens && envs[0].ngens > 0 ? envs[0].ngens : 1;
+    return &envs[gen >= 0 && gen < n ? gen : 0];
 }
 
 void ck_backend_output_faults(ck_backend_result *r, const ck_graph *g, const char *sink_dir)

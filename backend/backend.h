@@ -103,6 +103,16 @@ typedef struct ck_backend_result {
  * fault of job, nothing else set. */
 void ck_backend_result_init(ck_backend_result *r, const ck_backend_job *job);
 
+/* The job's environment per generation of its graph (graph.h), env's
+ * with g the generation's: a malloc'd array of max(1, env->ngens), or
+ * NULL when out of memory. A subtask of an attempt is built from its
+ * generation's (the attempt's routes name it). */
+ck_job_env *ck_backend_envs(const ck_job_env *env);
+
+/* The environment of generation gen in envs (ck_backend_envs), or the
+ * first when the job has no such generation. */
+const ck_job_env *ck_backend_env_of(const ck_job_env *envs, int gen);
+
 /*
  * After the run, what each output fault of r did, from the sinks'
  * directory sink_dir (io/sinkfs.h), by the same rule for both backends:

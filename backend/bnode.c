@@ -443,9 +443,10 @@ static void op_undeploy(ck_platform *p, uint32_t attempt, uint32_t global)
     bn(p)->bw->io->undeploy(bn(p), attempt, global);
 }
 
-static void op_set_routes(ck_platform *p, uint32_t attempt, uint32_t count, const uint16_t *hosts)
+static void op_set_routes(ck_platform *p, uint32_t attempt, int gen, uint32_t count,
+                          const uint16_t *hosts)
 {
-    bn(p)->bw->io->set_routes(bn(p), attempt, count, hosts);
+    bn(p)->bw->io->set_routes(bn(p), attempt, gen, count, hosts);
 }
 
 static void op_log(ck_platform *p, int level, const char *line)

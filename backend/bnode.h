@@ -88,7 +88,8 @@ typedef struct ck_bnode_io {
     CK_MUST_CHECK int (*deploy)(ck_bnode *n, uint32_t attempt, uint32_t global,
                                 const struct ck_restore_point *from);
     void (*undeploy)(ck_bnode *n, uint32_t attempt, uint32_t global);
-    void (*set_routes)(ck_bnode *n, uint32_t attempt, uint32_t count, const uint16_t *hosts);
+    void (*set_routes)(ck_bnode *n, uint32_t attempt, int gen, uint32_t count,
+                       const uint16_t *hosts);
     /* Something was put in the node's host's timed completions. */
     void (*wake)(ck_bnode *n);
     /* A write under the run's output directory failed; errno says why. */

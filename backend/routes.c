@@ -20,9 +20,9 @@ void ck_routes_free(ck_routes *rt)
     ck_routes_init(rt, rt->nsubtasks);
 }
 
-int ck_routes_set(ck_routes *rt, uint32_t attempt, uint32_t n, const uint16_t *hosts)
+int ck_routes_set(ck_routes *rt, uint32_t attempt, int gen, uint32_t n, const uint16_t *hosts)
 {
-    if (n != rt->nsubtasks)
+    if (n > rt->nsubtasks)
         return CK_EINVAL;
     for (int i = 0; i < rt->n; i++)
         if (rt->v[i].attempt == attempt)
@@ -39,7 +39,7 @@ int ck_routes_set(ck_routes *rt, uint32_t attempt, uint32_t n, const uint16_t *h
     if (!h)
         return CK_ENOMEM;
     memcpy(h, hosts, (size_t)n * sizeof(*h));
-    rt->v[rt->n++] = (ck_route){attempt, h};
+    rt->v[rt->n++] = (ck_route){attempt, gen, n, h};
     if ((int64_t)attempt > rt->newest)
         rt->newest = attempt;
     return CK_OK;
@@ -52,7 +52,17 @@ int ck_routes_host(const ck_routes *rt, const ck_graph *g, uint32_t ep)
         return -1;
     for (int i = rt->n; i-- > 0;)
         if (rt->v[i].attempt == attempt)
-            return rt->v[i].hosts[global] == CK_HOST_NONE ? -1 : rt->v[i].hosts[global];
+            return global >= rt->v[i].n || rt->v[i].hosts[global] == CK_HOST_NONE
+                       ? -1
+                       : rt->v[i].hosts[global];
+    return -1;
+}
+
+int ck_routes_gen(const ck_routes *rt, uint32_t attempt)
+{
+    for (int i = rt->n; i-- > 0;)
+        if (rt->v[i].attempt == attempt)
+            return rt->v[i].gen;
     return -1;
 }
 

@@ -24,23 +24,28 @@
 
 typedef struct ck_route {
     uint32_t attempt;
+    int gen;         /* the graph's generation it runs (graph.h) */
+    uint32_t n;      /* that generation's subtasks */
     uint16_t *hosts; /* per global subtask, CK_HOST_NONE: not in the attempt */
 } ck_route;
 
 typedef struct ck_routes {
     ck_route *v;
     int n, cap;
-    uint32_t nsubtasks;
+    uint32_t nsubtasks; /* the most an attempt has: the graphs' ep_stride */
     int64_t newest;
 } ck_routes;
 
 void ck_routes_init(ck_routes *rt, uint32_t nsubtasks);
 void ck_routes_free(ck_routes *rt);
 
-/* Records attempt's table (hosts: n = nsubtasks entries). 0, CK_EINVAL
- * (another length) or CK_ENOMEM. */
+/* Records attempt's table, of generation gen (hosts: n <= nsubtasks
+ * entries). 0, CK_EINVAL (too long) or CK_ENOMEM. */
 CK_MUST_CHECK
-int ck_routes_set(ck_routes *rt, uint32_t attempt, uint32_t n, const uint16_t *hosts);
+int ck_routes_set(ck_routes *rt, uint32_t attempt, int gen, uint32_t n, const uint16_t *hosts);
+
+/* The generation attempt runs, or -1 when it has no table. */
+int ck_routes_gen(const ck_routes *rt, uint32_t attempt);
 
 /* The host of subtask endpoint ep, or -1: not a subtask's endpoint, its
  * attempt not routed, or the attempt does not deploy it. */

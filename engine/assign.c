@@ -264,6 +264,26 @@ static int match(ck_asg *a, const ck_cp_meta_vertex *ov, uint32_t nov, const ck_
     return CK_OK;
 }
 
+const char *ck_asg_vertex_state(const ck_graph *g, int v, const ck_config *cfg)
+{
+    int exactly_once = ck_cfg(cfg, CK_CFG_CP_INTERVAL) > 0 &&
+                       ck_cfg(cfg, CK_CFG_CP_MODE) == CK_CP_EXACTLY_ONCE;
+    for (int k = 0; k < g->v[v].nops; k++) {
+        ck_op_kind kind = g->spec.ops[g->v[v].ops[k]].kind;
+        if (kind == CK_OP_SOURCE)
+            return "a source's partition offsets";
+        if (ck_op_keyed(kind))
+            return "keyed state";
+        if (kind == CK_OP_BUFFER)
+            return "a buffer's list state";
+        if (kind == CK_OP_SINK && exactly_once)
+            return "a sink's pending transactions (exactly-once checkpoints)";
+    }
+    if (exactly_once && ck_cfg(cfg, CK_CFG_CP_UNALIGNED))
+        return "channel state (unaligned checkpoints)";
+    return NULL;
+}
+
 /* 1 when job vertex v writes to sinks. */
 static int has_sink(const ck_graph *g, int v)
 {
@@ -292,10 +312,15 @@ static int gets_channels(const ck_asg *a, const ck_graph *g, int v, uint32_t old
     return 0;
 }
 
-int ck_asg_plan(ck_asg *a, const ck_cp_meta *m, const ck_graph *g, const ck_asg_opstate *os,
-                int nos, char *err, size_t errlen)
+int ck_asg_plan(ck_asg *a, const ck_cp_meta *m, const ck_graph *g, const ck_config *cfg,
+                const ck_asg_opstate *os, int nos, char *err, size_t errlen)
 {
     memset(a, 0, sizeof(*a));
+    ck_config defaults;
+    if (!cfg) {
+        ck_config_defaults(&defaults);
+        cfg = &defaults;
+    }
     ck_cp_meta_vertex *mine;
     const ck_cp_meta_vertex *ov;
     uint32_t nov;
@@ -303,6 +328,13 @@ int ck_asg_plan(ck_asg *a, const ck_cp_meta *m, const ck_graph *g, const ck_asg_
     if (rc)
         return rc;
     rc = match(a, ov, nov, g, err, errlen);
+    /* A vertex that keeps no state and changed its parallelism: its new
+     * subtasks start empty. */
+    for (int v = 0; !rc && v < g->nv; v++) {
+        a->keeps[v] = ck_asg_vertex_state(g, v, cfg);
+        a->fresh[v] = !a->keeps[v] &&
+                      (int)ov[a->old_vertex[v]].parallelism != g->v[v].parallelism;
+    }
     /* Operator state: each caller's state dealt over its vertex. */
     ck_asg_chunk **chunks = NULL;
     uint32_t *nchunks = NULL;
@@ -347,6 +379,10 @@ int ck_asg_plan(ck_asg *a, const ck_cp_meta *m, const ck_graph *g, const ck_asg_
         int kop = keyed_op(g, v);
         t->kgr = kop >= 0 ? ck_kg_range(t->subtask, new_p, a->max_parallelism[kop])
                           : CK_KGR_EMPTY;
+        if (a->fresh[v]) { /* it takes nothing */
+            t->empty = 1;
+            continue;
+        }
         /* its share of each operator state of its vertex */
         uint32_t *opfrom = calloc(t->old_parallelism, sizeof(*opfrom));
         if (!opfrom) {
@@ -427,11 +463,15 @@ int ck_asg_applicable(const ck_asg *a, const ck_cp_meta *m, const ck_graph *g, c
     for (int v = 0; v < g->nv && !rc; v++) {
         const ck_cp_meta_vertex *mv = &ov[a->old_vertex[v]];
         const ck_op_spec *head = &g->spec.ops[g->v[v].ops[0]];
+        if (a->fresh[v])
+            continue; /* its subtasks start empty: they read no state file */
         if ((int)mv->parallelism != g->v[v].parallelism) {
             snprintf(err, errlen,
                      "operator \"%s\" (uid \"%s\"): the snapshot holds it at parallelism %u, the "
-                     "job has %d (changing parallelism on restore is not supported yet)",
-                     head->name, uid_of(head), mv->parallelism, g->v[v].parallelism);
+                     "job has %d, and it keeps %s, which does not move to another parallelism "
+                     "yet",
+                     head->name, uid_of(head), mv->parallelism, g->v[v].parallelism,
+                     a->keeps[v] ? a->keeps[v] : "state");
             rc = CK_EINVAL;
         }
         for (int k = 0; k < g->v[v].nops && !rc; k++) {
@@ -502,6 +542,10 @@ int ck_asg_check(const ck_asg *a, const ck_cp_meta *m, const ck_graph *g, ck_inv
                     ((int)t->old_parallelism == g->v[vx].parallelism ? sub : -1),
                 "subtask %u: old subtask %d at parallelism %u -> %d", gi, t->old_subtask,
                 t->old_parallelism, g->v[vx].parallelism);
+        FAIL_IF(5, !t->empty == !a->fresh[vx] && (!t->empty || (!t->ntakes && !t->nops)),
+                "subtask %u: starts %s, its vertex %s", gi,
+                t->empty ? "empty" : "restoring",
+                a->fresh[vx] ? "keeps no state and was rescaled" : "keeps its state");
         for (uint32_t k = 0; k < t->ntakes && !rc; k++) {
             const ck_asg_take *tk = &t->takes[k];
             uint32_t ob = a->old_base[t->old_vertex];
@@ -548,7 +592,7 @@ int ck_asg_check(const ck_asg *a, const ck_cp_meta *m, const ck_graph *g, ck_inv
         }
     /* (3) every old sink subtask's transactions taken once */
     for (int nv = 0; nv < g->nv && !rc; nv++) {
-        if (!has_sink(g, nv))
+        if (!has_sink(g, nv) || a->fresh[nv])
             continue;
         int o = a->old_vertex[nv];
         uint32_t op = 0;

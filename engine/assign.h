@@ -9,7 +9,10 @@
  * the savepoint pre-check (runner/savepoint.h) calls the same function, so
  * that "can this restore?" and "how does it restore?" are one piece of
  * code. ck_asg_applicable then says whether the subtasks can apply the
- * plan (one place for what they cannot do yet).
+ * plan (one place for what they cannot do yet). A rescale's redeployment
+ * is such a restore too: the job manager plans it from the snapshot (of
+ * the generation of the job's graph that took it) into the new
+ * generation's graph (graph.h).
  *
  * The rules (Flink 1.20's, FLINK-RESCALE notes C1 and C2):
  *  - matching: every operator of the snapshot is found in the job by its
@@ -47,6 +50,10 @@
  *    own; otherwise old subtask k's goes to the new subtasks its input
  *    edge maps it to (Flink's SubtaskStateMapper): by key-group overlap
  *    over a hash edge (RANGE), to k % newP over any other (ROUND_ROBIN).
+ *  - a vertex that keeps no state but its place in the data flow
+ *    (ck_asg_vertex_state: a map, a filter, a sink without transactions)
+ *    and whose parallelism changed: its new subtasks start empty, take
+ *    nothing, and lose nothing.
  *
  * A plan's invariants (ck_asg_check):
  *   (1) tasks[g] is new global subtask g; its old_vertex is the old vertex
@@ -57,14 +64,17 @@
  *       union is the handle's range: every key group of the snapshot is
  *       taken by exactly one new subtask;
  *   (3) every old sink subtask's transactions are taken by exactly one
- *       new subtask of its vertex;
+ *       new subtask of its vertex (none where its subtasks start empty);
  *   (4) a take names an old subtask of the matched old vertex and one of
- *       its handles, with a range inside that handle's.
+ *       its handles, with a range inside that handle's;
+ *   (5) a subtask starts empty (takes nothing) exactly when its vertex
+ *       keeps no state and its parallelism changed.
  */
 #ifndef CK_ASSIGN_H
 #define CK_ASSIGN_H
 
 #include "common.h"
+#include "config.h"
 #include "coordinator.h"
 #include "graph.h"
 #include "invariant.h"
@@ -147,6 +157,7 @@ typedef struct ck_asg_task {
     uint32_t ntakes, captakes;
     ck_asg_opchunks *ops; /* per caller's operator state of its vertex */
     uint32_t nops;
+    int empty; /* it starts empty: its vertex keeps no state and was rescaled */
 } ck_asg_task;
 
 typedef struct ck_asg {
@@ -158,24 +169,45 @@ typedef struct ck_asg {
     int adopted[CK_MAX_OPS]; /* per new operator: its max parallelism is the snapshot's,
                               * not the one the job's graph has */
     int opstate_dealt; /* operator state counts were given */
+    /* per new vertex: the state it keeps (ck_asg_vertex_state), NULL none */
+    const char *keeps[CK_MAX_OPS];
+    int fresh[CK_MAX_OPS]; /* per new vertex: keeps none, parallelism changed: starts empty */
 } ck_asg;
 
 /*
- * Plans the restore of snapshot m by job g (with nos operator states os,
- * or none: os NULL). 0; CK_EINVAL when the snapshot cannot restore into
- * the job (another job, a uid missing, a kind or a chain that differs, a
- * max parallelism refused), with one line in err; CK_ENOMEM. On error *a
- * is left empty.
+ * What state vertex v of job g keeps in a checkpoint under configuration
+ * cfg ("keyed state", "a source's partition offsets", ...), or NULL when
+ * it keeps none but its place in the data flow, so that at another
+ * parallelism a new subtask of v starts empty and nothing is lost: no
+ * source (its partitions' offsets), no keyed operator, no buffer (list
+ * operator state), no sink writing in transactions (exactly-once
+ * checkpoints: its pending ones), and no channel state (unaligned
+ * checkpoints: the in-flight records of its channels). The one rule of
+ * which vertices a restore at another parallelism may start empty: the
+ * plan follows it, and the runner's up-front refusal of a rescale asks it.
+ */
+const char *ck_asg_vertex_state(const ck_graph *g, int v, const ck_config *cfg);
+
+/*
+ * Plans the restore of snapshot m by job g configured by cfg (NULL: the
+ * defaults; it says what state each vertex keeps: ck_asg_vertex_state),
+ * with nos operator states os, or none: os NULL. 0; CK_EINVAL when the
+ * snapshot cannot restore into the job (another job, a uid missing, a
+ * kind or a chain that differs, a max parallelism refused), with one line
+ * in err; CK_ENOMEM. On error *a is left empty.
  */
 CK_MUST_CHECK
-int ck_asg_plan(ck_asg *a, const ck_cp_meta *m, const ck_graph *g, const ck_asg_opstate *os,
-                int nos, char *err, size_t errlen);
+int ck_asg_plan(ck_asg *a, const ck_cp_meta *m, const ck_graph *g, const ck_config *cfg,
+                const ck_asg_opstate *os, int nos, char *err, size_t errlen);
 
 /*
  * Whether the subtasks can apply plan a as they are: 0, or CK_EINVAL with
  * one line in err naming the operator, for what they cannot do yet: a
- * changed parallelism, or an operator at another position in the job
- * than in the snapshot (state files name operators by position).
+ * changed parallelism of a vertex that keeps state (a->keeps: its state
+ * does not move to another parallelism yet; one that keeps none starts
+ * empty), or an operator at another position in the job than in the
+ * snapshot (state files name operators by position). The one place that
+ * refuses what the subtasks cannot restore.
  */
 CK_MUST_CHECK
 int ck_asg_applicable(const ck_asg *a, const ck_cp_meta *m, const ck_graph *g, char *err,

@@ -215,7 +215,7 @@ static void seg_sweep(ck_cc *cc, int all)
 static void seg_completed(ck_cc *cc, const ck_cp_record *r)
 {
     int any = 0;
-    for (uint32_t s = 0; r->tasks && s < cc->g->nsubtasks; s++)
+    for (uint32_t s = 0; r->tasks && s < r->g->nsubtasks; s++)
         for (uint32_t i = 0; i < r->tasks[s].handles.n; i++) {
             uint32_t g, a;
             uint64_t order;
@@ -234,7 +234,7 @@ static void record_free(ck_cc *cc, ck_cp_record *r)
 {
     if (!r->tasks)
         return;
-    for (uint32_t s = 0; s < cc->g->nsubtasks; s++)
+    for (uint32_t s = 0; s < r->g->nsubtasks; s++)
         ck_handles_free(&r->tasks[s].handles);
     free(r->tasks);
     r->tasks = NULL;
@@ -274,7 +274,7 @@ const ck_handles *ck_cc_handles(const ck_cc *cc, uint64_t id, uint32_t global)
 {
     static const ck_handles none;
     const ck_cp_record *r = ck_cc_find(cc, id);
-    return r && r->tasks && global < cc->g->nsubtasks ? &r->tasks[global].handles : &none;
+    return r && r->tasks && global < r->g->nsubtasks ? &r->tasks[global].handles : &none;
 }
 
 static void send_all_tasks(ck_cc *cc, int type, uint64_t id)
@@ -315,7 +315,7 @@ static void discard_dir(ck_cc *cc, const ck_cp_record *r);
 
 static void discard(ck_cc *cc, ck_cp_record *r)
 {
-    for (uint32_t s = 0; r->tasks && s < cc->g->nsubtasks; s++)
+    for (uint32_t s = 0; r->tasks && s < r->g->nsubtasks; s++)
         for (uint32_t i = 0; i < r->tasks[s].handles.n; i++) {
             const ck_handle *h = &r->tasks[s].handles.v[i];
             if (!(h->flags & CK_HANDLE_SHARED))
@@ -350,19 +350,21 @@ static void discard_dir(ck_cc *cc, const ck_cp_record *r)
     }
 }
 
-int ck_cc_adopt(ck_cc *cc, const ck_restore_point *start, const ck_handles *tasks, int mode)
+int ck_cc_adopt(ck_cc *cc, const ck_restore_point *start, const ck_handles *tasks,
+                uint32_t ntasks, int mode)
 {
     if (!start->id || !tasks)
         return CK_OK;
     cc->force_full = mode == CK_NO_CLAIM;
     if ((start->flags & CK_CP_FLAG_SAVEPOINT) && mode != CK_CLAIM)
         return CK_OK; /* the user's, and of no file a checkpoint could refer to */
-    for (uint32_t s = 0; s < cc->g->nsubtasks; s++)
+    for (uint32_t s = 0; s < ntasks; s++)
         for (uint32_t i = 0; i < tasks[s].n; i++)
             if ((tasks[s].v[i].flags & CK_HANDLE_SHARED) &&
                 !ck_sreg_ref(&cc->shared, tasks[s].v[i].key))
                 return CK_ENOMEM;
     cc->adopted = tasks;
+    cc->nadopted = ntasks;
     cc->adopted_owned = mode == CK_CLAIM;
     snprintf(cc->adopted_dir, sizeof(cc->adopted_dir), "%s", start->dir);
     return CK_OK;
@@ -371,7 +373,7 @@ int ck_cc_adopt(ck_cc *cc, const ck_restore_point *start, const ck_handles *task
 /* Retires the adopted checkpoint (ck_cc_adopt). */
 static void retire_adopted(ck_cc *cc)
 {
-    for (uint32_t s = 0; s < cc->g->nsubtasks; s++)
+    for (uint32_t s = 0; s < cc->nadopted; s++)
         for (uint32_t i = 0; i < cc->adopted[s].n; i++) {
             const ck_handle *h = &cc->adopted[s].v[i];
             if (!(h->flags & CK_HANDLE_SHARED))
@@ -481,6 +483,7 @@ static ck_cp_record *trigger(ck_cc *cc, ck_time now, uint32_t flags)
     r->tasks = calloc(cc->g->nsubtasks, sizeof(*r->tasks));
     if (!r->tasks)
         return NULL;
+    r->g = cc->g;
     cc->ncps++;
     r->id = cc->next_id++;
     if (cc->force_full && !(flags & CK_CP_FLAG_SAVEPOINT))
@@ -567,9 +570,9 @@ void ck_cc_on_deadline(ck_cc *cc)
 static int write_metadata(ck_cc *cc, ck_cp_record *r)
 {
     ck_cp_meta m = {.id = r->id, .input_fp = cc->input_fp, .trigger = r->trigger,
-                    .flags = r->flags, .nsubtasks = cc->g->nsubtasks};
+                    .flags = r->flags, .nsubtasks = r->g->nsubtasks};
     m.tasks = malloc(m.nsubtasks * sizeof(*m.tasks));
-    if (!m.tasks || ck_cp_meta_vertices(&m, cc->g)) {
+    if (!m.tasks || ck_cp_meta_vertices(&m, r->g)) { /* the generation that took it */
         free(m.tasks);
         free(m.vertices);
         return CK_ENOMEM;
@@ -596,7 +599,7 @@ static int write_metadata(ck_cc *cc, ck_cp_record *r)
  * first, then the metadata. */
 static void maybe_complete(ck_cc *cc, ck_cp_record *r)
 {
-    if (r->status != CK_CP_PENDING || r->nacks != cc->g->nsubtasks || r->metadata_sent ||
+    if (r->status != CK_CP_PENDING || r->nacks != r->g->nsubtasks || r->metadata_sent ||
         r->markers_pending)
         return;
     char dir[200];
@@ -604,17 +607,17 @@ static void maybe_complete(ck_cc *cc, ck_cp_record *r)
         fail_cp(cc, r, CK_CP_DECLINED, CC_JOB_LEVEL, "the job id does not make a store key");
         return;
     }
-    for (uint32_t s = 0; s < cc->g->nsubtasks; s++) {
+    for (uint32_t s = 0; s < r->g->nsubtasks; s++) {
         if (!r->tasks[s].finished || r->tasks[s].handles.n)
             continue;
         ck_capture c;
         memset(&c, 0, sizeof(c));
         int v, i;
-        ck_graph_locate(cc->g, s, &v, &i);
+        ck_graph_locate(r->g, s, &v, &i);
         c.checkpoint_id = r->id;
         c.vertex = v;
         c.subtask = i;
-        c.parallelism = cc->g->v[v].parallelism;
+        c.parallelism = r->g->v[v].parallelism;
         c.finished = 1;
         uint8_t *data;
         size_t len;
@@ -701,7 +704,7 @@ void ck_cc_on_ack(ck_cc *cc, uint32_t subtask, const ck_cp_ack *ack)
         discard_late(cc, r, ack, 0);
         return;
     }
-    if (!r || subtask >= cc->g->nsubtasks || r->status != CK_CP_PENDING || r->tasks[subtask].acked)
+    if (!r || subtask >= r->g->nsubtasks || r->status != CK_CP_PENDING || r->tasks[subtask].acked)
         return; /* unknown or repeated: ignore, as Flink does */
     /* A file it reuses that nothing refers to any more may be gone: its
      * snapshot took an older completed checkpoint's files as its base
@@ -839,7 +842,7 @@ void ck_cc_on_decline(ck_cc *cc, uint32_t subtask, uint64_t id, uint32_t reason,
 {
     ck_cp_record *r = find(cc, id);
     if (!r || r->status != CK_CP_PENDING ||
-        (subtask < cc->g->nsubtasks && r->tasks[subtask].finished))
+        (subtask < r->g->nsubtasks && r->tasks[subtask].finished))
         return; /* a finished subtask's late word on a checkpoint it is in as finished */
     char why[96];
     snprintf(why, sizeof(why), "declined: %s", text);
@@ -857,7 +860,7 @@ static void stop_for(ck_cc *cc, uint32_t subtask)
     cc->stopped = 1;
     for (size_t i = 0; i < cc->ncps; i++) {
         ck_cp_record *r = &cc->cps[i];
-        if (r->status == CK_CP_PENDING && !r->tasks[subtask].acked)
+        if (r->status == CK_CP_PENDING && subtask < r->g->nsubtasks && !r->tasks[subtask].acked)
             fail_cp(cc, r, CK_CP_ABORTED, CC_NOT_COUNTED,
                     "a subtask ended its input before taking part");
     }
@@ -877,8 +880,8 @@ void ck_cc_task_ended(ck_cc *cc, uint32_t subtask)
      * acknowledged already, or on its way: it ignores the trigger). */
     for (size_t i = 0; i < cc->ncps; i++) {
         ck_cp_record *r = &cc->cps[i];
-        if (r->status == CK_CP_PENDING && !r->tasks[subtask].acked &&
-            !(r->flags & CK_CP_FLAG_FINAL))
+        if (r->status == CK_CP_PENDING && subtask < r->g->nsubtasks &&
+            !r->tasks[subtask].acked && !(r->flags & CK_CP_FLAG_FINAL))
             send_trigger(cc, r, subtask);
     }
 }
@@ -899,7 +902,8 @@ void ck_cc_task_finished(ck_cc *cc, uint32_t subtask)
         return;
     for (size_t i = 0; i < cc->ncps; i++) {
         ck_cp_record *r = &cc->cps[i];
-        if (r->status == CK_CP_PENDING && !r->tasks[subtask].acked) {
+        if (r->status == CK_CP_PENDING && subtask < r->g->nsubtasks &&
+            !r->tasks[subtask].acked) {
             ack_finished(r, subtask);
             maybe_complete(cc, r);
         }
@@ -922,12 +926,38 @@ int ck_cc_needs_final(const ck_cc *cc)
     for (size_t i = cc->ncps; i-- > 0 && !last;)
         if (cc->cps[i].status == CK_CP_COMPLETED && !(cc->cps[i].flags & CK_CP_FLAG_SAVEPOINT))
             last = &cc->cps[i];
+    if (last && last->g != cc->g)
+        last = NULL; /* of another generation: no subtask of this one took part */
     /* Only what the subtask's running attempt acknowledged counts. */
     for (uint32_t s = 0; s < cc->g->nsubtasks; s++)
         if (cc->ended[s] && !cc->finished[s] &&
             !(last && last->tasks[s].input_ended && last->tasks[s].attempt == cc->attempts[s]))
             return 1;
     return 0;
+}
+
+int ck_cc_regenerate(ck_cc *cc, const ck_graph *g)
+{
+    size_t n = g->nsubtasks;
+    uint8_t *ended = calloc(n, 1), *finished = calloc(n, 1), *seg_live = calloc(n, 1);
+    uint32_t *attempts = calloc(n, sizeof(uint32_t));
+    uint64_t *seg_newest = calloc(n, sizeof(uint64_t));
+    if (!ended || !finished || !seg_live || !attempts || !seg_newest) {
+        free(ended), free(finished), free(seg_live), free(attempts), free(seg_newest);
+        return CK_ENOMEM;
+    }
+    abort_pending(cc, "the job rescaled");
+    free(cc->ended), free(cc->finished), free(cc->seg_live), free(cc->attempts);
+    free(cc->seg_newest);
+    cc->ended = ended;
+    cc->finished = finished;
+    cc->seg_live = seg_live; /* every attempt of the old generation ended */
+    cc->attempts = attempts;
+    cc->seg_newest = seg_newest;
+    cc->nfinished = 0;
+    cc->g = g;
+    seg_sweep(cc, 1);
+    return CK_OK;
 }
 
 void ck_cc_start_attempt(ck_cc *cc, uint32_t attempt, ck_time now)
@@ -1261,6 +1291,9 @@ int ck_cc_check(const ck_cc *cc, ck_inv *v)
         if (r->status == CK_CP_PENDING) {
             uint32_t acked = 0;
             pending++;
+            CK_INV(v, 3, r->g == cc->g,
+                   "checkpoint %llu pending, of generation %d while the job runs %d", id,
+                   r->g->generation, cc->g->generation);
             for (uint32_t s = 0; s < nsub; s++) {
                 acked += r->tasks[s].acked != 0;
                 CK_INV(v, 7, !cc->finished[s] || r->tasks[s].acked,
@@ -1288,14 +1321,14 @@ int ck_cc_check(const ck_cc *cc, ck_inv *v)
         if (r->tasks && (r->status == CK_CP_PENDING || (r->status == CK_CP_COMPLETED &&
                                                         !r->retired))) {
             snprintf(whose, sizeof(whose), "checkpoint %llu", id);
-            for (uint32_t s = 0; s < nsub; s++)
+            for (uint32_t s = 0; s < r->g->nsubtasks; s++)
                 if ((rc = check_refs(cc, &r->tasks[s].handles, whose, &refs, v)))
                     return rc;
         }
     }
     CK_INV(v, 2, pending == cc->npending, "%d checkpoints pending, counted %d", pending,
            cc->npending);
-    for (uint32_t s = 0; cc->adopted && s < nsub; s++)
+    for (uint32_t s = 0; cc->adopted && s < cc->nadopted; s++)
         if ((rc = check_refs(cc, &cc->adopted[s], "the snapshot the job started from", &refs, v)))
             return rc;
     ck_inv sv;

@@ -70,7 +70,9 @@
  *   (3) a pending checkpoint's nacks = its subtasks acknowledged (a
  *       finished one counts as acknowledged); its metadata is written only
  *       once every subtask acknowledged and no finished subtask's state
- *       file is still being stored;
+ *       file is still being stored; it is of the generation of the job's
+ *       graph the job runs (a checkpoint keeps the generation that took
+ *       it: its subtasks are that one's);
  *   (4) a checkpoint is COMPLETED only after its metadata is stored; one
  *       that is no longer PENDING has its end time, not before its trigger;
  *   (5) a completed checkpoint's files stay in the store until
@@ -163,7 +165,8 @@ typedef struct ck_cp_record {
     uint64_t bytes_changelog; /* of those, state changelog segments */
     uint64_t inflight; /* of which channel state (unaligned) */
     int unaligned;     /* a barrier overtook data somewhere */
-    ck_cp_task *tasks; /* per subtask */
+    ck_cp_task *tasks; /* per subtask of g */
+    const ck_graph *g; /* the generation of the job's graph that took it (graph.h) */
     int metadata_sent;
     int markers_pending; /* finished subtasks' state files still being stored */
     int task_declined;   /* it failed because a subtask declined it */
@@ -206,6 +209,7 @@ typedef struct ck_cc {
      * files, per subtask (borrowed), and its directory; owned: the job
      * deletes it once subsumed (CLAIM), else it stays (NO_CLAIM, LEGACY). */
     const ck_handles *adopted;
+    uint32_t nadopted; /* its subtasks (of the graph that took it) */
     char adopted_dir[160];
     int adopted_owned;
     int force_full; /* NO_CLAIM: checkpoints are full until one completes */
@@ -233,8 +237,8 @@ CK_MUST_CHECK
 int ck_cc_init(ck_cc *cc, ck_platform *plat, const ck_graph *g, const ck_config *cfg,
                const char *job_id, uint64_t first_id, uint64_t seed);
 
-/* The job starts from snapshot `start` (its handles per subtask, borrowed
- * until ck_cc_free) in claim mode `mode` (CK_CLAIM, CK_NO_CLAIM or
+/* The job starts from snapshot `start` (its handles per subtask, ntasks
+ * of them, borrowed until ck_cc_free) in claim mode `mode` (CK_CLAIM, CK_NO_CLAIM or
  * CK_CLAIM_LEGACY: execution.state-recovery.claim-mode), as Flink's
  * CheckpointCoordinator restores:
  *  - a retained checkpoint's shared files are referenced like a completed
@@ -250,7 +254,15 @@ int ck_cc_init(ck_cc *cc, ck_platform *plat, const ck_graph *g, const ck_config 
  *  - LEGACY: the user owns it; never deleted, yet referred to again.
  * Returns 0 or CK_ENOMEM. */
 CK_MUST_CHECK
-int ck_cc_adopt(ck_cc *cc, const ck_restore_point *start, const ck_handles *tasks, int mode);
+int ck_cc_adopt(ck_cc *cc, const ck_restore_point *start, const ck_handles *tasks,
+                uint32_t ntasks, int mode);
+
+/* The job runs generation g of its graph from its next attempt on (a
+ * rescale): the per-subtask marks are g's, every one clear. No checkpoint
+ * may be pending (ck_cc_abort_all first); those taken before keep their
+ * own generation. Returns 0 or CK_ENOMEM (the coordinator unchanged). */
+CK_MUST_CHECK
+int ck_cc_regenerate(ck_cc *cc, const ck_graph *g);
 
 /* Triggers a savepoint now (stop: stop-with-savepoint). Returns its id, or
  * 0 when no attempt is running. */

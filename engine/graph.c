@@ -2,6 +2,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "error.h"
 #include "keygroup.h"
@@ -208,6 +209,28 @@ int ck_graph_build(ck_graph *g, const ck_job_spec *spec, const ck_config *cfg,
     }
     g->nsubtasks = base;
     g->slots_per_host = (int)ck_cfg(cfg, CK_CFG_TASK_SLOTS);
+    g->generation = 0;
+    g->ep_stride = base;
+    return CK_OK;
+}
+
+int ck_graph_share_stride(ck_graph *gens, int n)
+{
+    uint32_t stride = 0;
+    for (int k = 0; k < n; k++) {
+        const ck_graph *g = &gens[k], *g0 = &gens[0];
+        if (g->nv != g0->nv || g->ne != g0->ne || g->spec.nops != g0->spec.nops)
+            return CK_EINVAL;
+        for (int v = 0; v < g->nv; v++)
+            if (g->v[v].nops != g0->v[v].nops || g->v[v].in_edge != g0->v[v].in_edge ||
+                memcmp(g->v[v].ops, g0->v[v].ops, sizeof(int) * (size_t)g->v[v].nops))
+                return CK_EINVAL;
+        stride = CK_MAX(stride, g->nsubtasks);
+    }
+    for (int k = 0; k < n; k++) {
+        gens[k].generation = k;
+        gens[k].ep_stride = stride;
+    }
     return CK_OK;
 }
 

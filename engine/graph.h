@@ -10,9 +10,16 @@
  *
  * Numbering: subtask i of vertex v has the global index v.base + i. Every
  * attempt of the job (a restart is a new attempt) has its own endpoints:
- * subtask g of attempt a is CK_EP_TASK0 + a * nsubtasks + g, so that a
+ * subtask g of attempt a is CK_EP_TASK0 + a * ep_stride + g, so that a
  * message of an old attempt never reaches a new one. The job manager is
  * CK_EP_JM, task manager h is CK_EP_TM0 + h.
+ *
+ * Generations: a rescale redeploys the job at other parallelisms, a graph
+ * of its own (the job's generation 1 + the rescale's number; 0 is the job
+ * as submitted). Every generation has the same vertices and edges (a
+ * chain keeps one parallelism: forward edges join equal ones), and all
+ * share one ep_stride, the most subtasks any has, so that an endpoint
+ * names its attempt and subtask whatever generation the attempt runs.
  * Placement follows Flink's slot sharing: subtask i of every vertex shares
  * slot i, and slot s lives on the (s / slots-per-task-manager)-th task
  * manager the job manager has.
@@ -118,6 +125,9 @@ typedef struct ck_graph {
     uint32_t nsubtasks;
     int slots_per_host;
     int nslots; /* slots the job needs: its largest parallelism */
+    int generation;     /* 0: the job as submitted; 1 + n: after rescale n */
+    uint32_t ep_stride; /* endpoints per attempt: the most subtasks of any generation
+                         * (ck_graph_build: nsubtasks; ck_graph_share_stride) */
 } ck_graph;
 
 /*
@@ -128,6 +138,13 @@ typedef struct ck_graph {
 CK_MUST_CHECK
 int ck_graph_build(ck_graph *g, const ck_job_spec *spec, const ck_config *cfg,
                    int *bad_op, char *err, size_t errlen);
+
+/* Gives the n generations gens[0..n-1] of one job (ck_graph_build each)
+ * their numbers and one endpoint stride, the most subtasks any has.
+ * Returns 0, or CK_EINVAL when they are not of one job (other vertices
+ * or edges: a generation changes parallelisms only). */
+CK_MUST_CHECK
+int ck_graph_share_stride(ck_graph *gens, int n);
 
 /* Vertex and subtask index of a global subtask index. */
 void ck_graph_locate(const ck_graph *g, uint32_t global, int *vertex, int *subtask);
@@ -166,9 +183,15 @@ int ck_graph_regions(const ck_graph *g, uint32_t *region);
 void ck_graph_edge_outputs(const ck_graph *g, const ck_edge *e, int p, int *first, int *n);
 void ck_graph_edge_inputs(const ck_graph *g, const ck_edge *e, int c, int *first, int *n);
 
+/* Endpoints per attempt (a graph not built by ck_graph_build: its subtasks). */
+static inline uint32_t ck_graph_stride(const ck_graph *g)
+{
+    return g->ep_stride ? g->ep_stride : g->nsubtasks;
+}
+
 static inline uint32_t ck_ep_task(const ck_graph *g, uint32_t attempt, uint32_t global)
 {
-    return CK_EP_TASK0 + attempt * g->nsubtasks + global;
+    return CK_EP_TASK0 + attempt * ck_graph_stride(g) + global;
 }
 
 static inline uint32_t ck_graph_endpoint(const ck_graph *g, uint32_t attempt, int vertex,
@@ -177,14 +200,16 @@ static inline uint32_t ck_graph_endpoint(const ck_graph *g, uint32_t attempt, in
     return ck_ep_task(g, attempt, g->v[vertex].base + (uint32_t)subtask);
 }
 
-/* Splits a task endpoint into attempt and global subtask; 0 if it is not one. */
+/* Splits a task endpoint into attempt and global subtask; 0 if it is not
+ * one. The subtask is of the attempt's generation, which may have fewer
+ * than ep_stride. */
 static inline int ck_ep_task_split(const ck_graph *g, uint32_t ep, uint32_t *attempt,
                                    uint32_t *global)
 {
     if (ep < CK_EP_TASK0)
         return 0;
-    *attempt = (ep - CK_EP_TASK0) / g->nsubtasks;
-    *global = (ep - CK_EP_TASK0) % g->nsubtasks;
+    *attempt = (ep - CK_EP_TASK0) / ck_graph_stride(g);
+    *global = (ep - CK_EP_TASK0) % ck_graph_stride(g);
     return 1;
 }
 

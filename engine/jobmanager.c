@@ -35,6 +35,8 @@ int ck_jm_init(ck_jm *jm, ck_platform *plat, const ck_job_env *env, int ntm, uin
     memset(jm, 0, sizeof(*jm));
     jm->plat = plat;
     jm->g = g;
+    jm->gens = env->gens;
+    jm->ngens = env->gens ? env->ngens : 1;
     jm->cfg = cfg;
     jm->ntm = ntm;
     jm->state = CK_JOB_WAITING;
@@ -54,14 +56,18 @@ int ck_jm_init(ck_jm *jm, ck_platform *plat, const ck_job_env *env, int ntm, uin
     jm->sub_attempt = calloc(g->nsubtasks, sizeof(uint32_t));
     jm->region = calloc(g->nsubtasks, sizeof(uint32_t));
     jm->restarting = calloc(g->nsubtasks, 1);
-    if (!jm->tm_seen || !jm->tm_refused || !jm->tm_newer || !jm->placement || !jm->done ||
-        !jm->running || !jm->ended || !jm->tasks || !jm->lag_ns || !jm->lag_recent ||
+    jm->eras = calloc((size_t)jm->ngens + 1, sizeof(*jm->eras));
+    if (jm->eras)
+        jm->eras[jm->neras++] = (ck_jm_era){0, g};
+    if (!jm->eras || !jm->tm_seen || !jm->tm_refused || !jm->tm_newer || !jm->placement ||
+        !jm->done || !jm->running || !jm->ended || !jm->tasks || !jm->lag_ns || !jm->lag_recent ||
         !jm->lag_count || !jm->vertices || !jm->lhost || !jm->sub_attempt || !jm->region ||
         !jm->restarting || ck_graph_regions(g, jm->region) < 0) {
         ck_jm_free(jm);
         return CK_ENOMEM;
     }
     jm->region_failover = ck_cfg(cfg, CK_CFG_FAILOVER) == CK_FAILOVER_REGION;
+    jm->retired.start_ns = CK_TIME_NEVER;
     for (int h = 0; h < ntm; h++)
         jm->tm_seen[h] = jm->tm_refused[h] = CK_TIME_NEVER;
     for (uint32_t i = 0; i < g->nsubtasks; i++) {
@@ -85,6 +91,7 @@ int ck_jm_init(ck_jm *jm, ck_platform *plat, const ck_job_env *env, int ntm, uin
     jm->cc.input_fp = env->input_fp;
     jm->cc.stopped = 1; /* until the job runs */
     if (ck_cc_adopt(&jm->cc, &env->start, env->start_meta ? env->start_meta->tasks : NULL,
+                    env->start_meta ? env->start_meta->nsubtasks : 0,
                     (int)ck_cfg(cfg, CK_CFG_CLAIM_MODE))) {
         ck_jm_free(jm);
         return CK_ENOMEM;
@@ -116,6 +123,7 @@ void ck_jm_free(ck_jm *jm)
     free(jm->lag_ns);
     free(jm->lag_recent);
     free(jm->lag_count);
+    free(jm->eras);
     for (size_t i = 0; i < jm->nrecoveries; i++)
         free(jm->recoveries[i].subtasks);
     free(jm->recoveries);
@@ -337,6 +345,93 @@ static int is_source(const ck_jm *jm, uint32_t g)
     return jm->g->spec.ops[jm->g->v[v].ops[0]].kind == CK_OP_SOURCE;
 }
 
+/* ---- generations: a rescale redeploys the job on another graph ------------------- */
+
+static void add_stats(ck_task_stats *sum, const ck_task_stats *d);
+
+/* The generation attempt a ran. */
+static const ck_graph *graph_of(const ck_jm *jm, uint32_t a)
+{
+    int k = jm->neras - 1;
+    while (k > 0 && jm->eras[k].first_attempt > a)
+        k--;
+    return jm->eras[k].g;
+}
+
+/* The job takes generation ng of its graph from its next attempt on (a
+ * rescale's redeployment, every subtask stopped): the per-subtask arrays
+ * are ng's; a subtask keeps its counts where its vertex and index are
+ * still there, the others' go to `retired`. 0, or CK_ENOMEM (nothing
+ * changed). */
+static int regenerate(ck_jm *jm, const ck_graph *ng)
+{
+    const ck_graph *og = jm->g;
+    size_t n = ng->nsubtasks;
+    uint16_t *placement = calloc(n, sizeof(uint16_t));
+    uint16_t *lhost = calloc((size_t)ck_graph_hosts_needed(ng), sizeof(uint16_t));
+    uint8_t *done = calloc(n, 1), *running = calloc(n, 1), *ended = calloc(n, 1);
+    uint8_t *restarting = calloc(n, 1);
+    ck_metrics *tasks = calloc(n, sizeof(ck_metrics));
+    int64_t *lag_ns = calloc(n, sizeof(int64_t));
+    int64_t *lag_recent = calloc(n * CK_JM_LAG_REPORTS, sizeof(int64_t));
+    uint32_t *lag_count = calloc(n, sizeof(uint32_t));
+    uint32_t *sub_attempt = calloc(n, sizeof(uint32_t));
+    uint32_t *region = calloc(n, sizeof(uint32_t));
+    int oom = !placement || !lhost || !done || !running || !ended || !restarting || !tasks ||
+              !lag_ns || !lag_recent || !lag_count || !sub_attempt || !region ||
+              ck_graph_regions(ng, region) < 0 || jm->neras > jm->ngens ||
+              ck_cc_regenerate(&jm->cc, ng);
+    if (oom) {
+        free(placement), free(lhost), free(done), free(running), free(ended), free(restarting);
+        free(tasks), free(lag_ns), free(lag_recent), free(lag_count), free(sub_attempt);
+        free(region);
+        return CK_ENOMEM;
+    }
+    for (uint32_t i = 0; i < ng->nsubtasks; i++) {
+        int v, sub;
+        ck_graph_locate(ng, i, &v, &sub);
+        tasks[i].task.vertex = (uint32_t)v;
+        tasks[i].task.subtask = (uint32_t)sub;
+        tasks[i].task.start_ns = CK_TIME_NEVER;
+        sub_attempt[i] = jm->attempt;
+    }
+    for (uint32_t i = 0; i < og->nsubtasks; i++) {
+        int v, sub;
+        ck_graph_locate(og, i, &v, &sub);
+        if (sub < ng->v[v].parallelism) { /* the same vertex and index: its counts go on */
+            tasks[ng->v[v].base + (uint32_t)sub] = jm->tasks[i];
+        } else {
+            add_stats(&jm->retired, &jm->tasks[i].task);
+            ck_metrics_free(&jm->tasks[i]);
+        }
+    }
+    free(jm->placement), free(jm->lhost), free(jm->done), free(jm->running), free(jm->ended);
+    free(jm->restarting), free(jm->tasks), free(jm->lag_ns), free(jm->lag_recent);
+    free(jm->lag_count), free(jm->sub_attempt), free(jm->region);
+    jm->placement = placement, jm->lhost = lhost, jm->done = done, jm->running = running;
+    jm->ended = ended, jm->restarting = restarting, jm->tasks = tasks, jm->lag_ns = lag_ns;
+    jm->lag_recent = lag_recent, jm->lag_count = lag_count, jm->sub_attempt = sub_attempt;
+    jm->region = region;
+    jm->nfinished = jm->nended = jm->nrestarting = 0;
+    jm->g = ng;
+    /* its first attempt: the next one deployed */
+    jm->eras[jm->neras++] = (ck_jm_era){jm->attempt + 1, ng};
+    ck_logf(jm->plat, CK_LOG_INFO, "the job rescales to generation %d: %u subtasks",
+            ng->generation, ng->nsubtasks);
+    return CK_OK;
+}
+
+/* The generation a rescale whose old attempt stopped deploys, or NULL:
+ * none under way, or the job runs it already. */
+static const ck_graph *rescale_gen(const ck_jm *jm)
+{
+    const ck_rescale *rs = jm->rescaling ? &jm->rescales[jm->rescaling - 1] : NULL;
+    if (!rs || rs->stopped == CK_TIME_NEVER || rs->deployed != CK_TIME_NEVER || !jm->gens ||
+        rs->gen <= 0 || rs->gen >= jm->ngens || &jm->gens[rs->gen] == jm->g)
+        return NULL;
+    return &jm->gens[rs->gen];
+}
+
 /* The state each subtask of the job restores from jm->restore: */
 typedef struct ck_restore_plan {
     const ck_handles **handles; /* per global subtask: borrowed, or one of owned */
@@ -355,57 +450,68 @@ static void restore_plan_free(ck_restore_plan *rp, uint32_t n)
     memset(rp, 0, sizeof(*rp));
 }
 
-/* Plans what each subtask restores from jm->restore with the state
- * assignment (assign.h), the one the savepoint pre-check made: its
- * handles and the snapshot's subtask they are of. 0, CK_EINVAL (the
- * assignment refused: rp->why), CK_ENOMEM. */
+/* Plans what each subtask of the generation the job deploys (jm->g)
+ * restores from jm->restore with the state assignment (assign.h), the
+ * one the savepoint pre-check made: its handles and the snapshot's
+ * subtask they are of, or (handles NULL) that it starts empty. The
+ * snapshot is of the generation that took it, which a rescale's
+ * redeployment does not run. 0, CK_EINVAL (the assignment refused:
+ * rp->why), CK_ENOMEM. */
 static int restore_plan(const ck_jm *jm, ck_restore_plan *rp)
 {
     const ck_graph *g = jm->g;
     memset(rp, 0, sizeof(*rp));
     /* The snapshot's _metadata: the savepoint's, or one made of the
-     * coordinator's record (of this job's graph). */
+     * coordinator's record (of the generation that took it; the
+     * savepoint the job started from is of the first). An old-version
+     * savepoint lists no vertices: it is taken to be of the job as
+     * submitted, as the pre-check took it. */
     ck_cp_meta own = {0};
+    ck_handles *own_tasks = NULL; /* own's list of borrowed handles, when it has one */
     const ck_cp_meta *m = jm->start_meta;
-    if (ck_cc_find(&jm->cc, jm->restore.id) || jm->restore.id != jm->start_id || !m) {
+    const ck_cp_record *c = ck_cc_find(&jm->cc, jm->restore.id);
+    if (c || jm->restore.id != jm->start_id || !m) {
+        const ck_graph *rg = c ? c->g : jm->eras[0].g;
         own.id = jm->restore.id;
         own.flags = jm->restore.flags;
-        own.nsubtasks = g->nsubtasks;
-        own.tasks = calloc(g->nsubtasks, sizeof(*own.tasks));
-        if (!own.tasks || ck_cp_meta_vertices(&own, g)) {
-            free(own.tasks);
+        own.nsubtasks = rg->nsubtasks;
+        own.tasks = own_tasks = calloc(rg->nsubtasks, sizeof(*own.tasks));
+        if (!own.tasks || ck_cp_meta_vertices(&own, rg)) {
+            free(own_tasks);
             return CK_ENOMEM;
         }
-        for (uint32_t i = 0; i < g->nsubtasks; i++)
+        for (uint32_t i = 0; i < rg->nsubtasks; i++)
             own.tasks[i] = *ck_cc_handles(&jm->cc, jm->restore.id, i); /* borrowed */
+        m = &own;
+    } else if (!m->nvertices && m->nsubtasks == jm->eras[0].g->nsubtasks) {
+        own = *m; /* its handles, borrowed */
+        own.vertices = NULL;
+        if (ck_cp_meta_vertices(&own, jm->eras[0].g))
+            return CK_ENOMEM;
         m = &own;
     }
     /* The sources' partitions, dealt as their split-distribute list state
      * (FLIP-27): old source subtask k of parallelism p read those the
      * topic gives reader k of p (ck_topic_owner), as the pre-check found
-     * in its state file. */
+     * in its state file. (An old-version _metadata of another parallelism
+     * lists no vertices: the plan refuses it.) */
     ck_asg_opstate os[CK_MAX_OPS];
     uint32_t *parts = calloc(m->nsubtasks + 1, sizeof(*parts));
     int nos = 0;
     if (!parts) {
-        free(own.tasks);
+        free(own_tasks);
         free(own.vertices);
         return CK_ENOMEM;
     }
     int nparts = jm->topic ? jm->topic->ops->npartitions(jm->topic->ctx) : 0;
     uint32_t base = 0;
-    /* (an old-version _metadata of another parallelism: the plan refuses it) */
-    uint32_t nv = m->nvertices               ? m->nvertices
-                  : m->nsubtasks == g->nsubtasks ? (uint32_t)g->nv
-                                               : 0;
-    for (uint32_t v = 0; v < nv; v++) {
-        uint32_t p = m->nvertices ? m->vertices[v].parallelism : (uint32_t)g->v[v].parallelism;
-        int src = m->nvertices ? m->vertices[v].ops[0].kind == CK_OP_SOURCE
-                               : g->spec.ops[g->v[v].ops[0]].kind == CK_OP_SOURCE;
+    for (uint32_t v = 0; v < m->nvertices; v++) {
+        uint32_t p = m->vertices[v].parallelism;
+        int src = m->vertices[v].ops[0].kind == CK_OP_SOURCE;
         for (int q = 0; src && jm->topic && q < nparts; q++)
             parts[base + (uint32_t)ck_topic_owner(jm->topic->name, q, (int)p)]++;
         /* the job's operator of the same uid, if any: the plan refuses otherwise */
-        const char *uid = m->nvertices ? m->vertices[v].ops[0].uid : g->spec.ops[g->v[v].ops[0]].uid;
+        const char *uid = m->vertices[v].ops[0].uid;
         for (int i = 0; src && jm->topic && i < g->spec.nops; i++)
             if (!strcmp(g->spec.ops[i].uid[0] ? g->spec.ops[i].uid : g->spec.ops[i].name, uid) &&
                 g->spec.ops[i].kind == CK_OP_SOURCE)
@@ -415,7 +521,7 @@ static int restore_plan(const ck_jm *jm, ck_restore_plan *rp)
         base += p;
     }
     ck_asg a;
-    int rc = ck_asg_plan(&a, m, g, os, nos, rp->why, sizeof(rp->why));
+    int rc = ck_asg_plan(&a, m, g, jm->cfg, os, nos, rp->why, sizeof(rp->why));
     if (!rc)
         rc = ck_asg_applicable(&a, m, g, rp->why, sizeof(rp->why));
     rp->handles = rc ? NULL : calloc(g->nsubtasks, sizeof(*rp->handles));
@@ -425,6 +531,8 @@ static int restore_plan(const ck_jm *jm, ck_restore_plan *rp)
         rc = CK_ENOMEM;
     for (uint32_t i = 0; !rc && i < g->nsubtasks; i++) {
         const ck_asg_task *t = &a.tasks[i];
+        if (t->empty) /* its vertex keeps no state: it starts empty */
+            continue;
         rp->origins[3 * i] = (uint32_t)t->old_vertex;
         rp->origins[3 * i + 1] = (uint32_t)t->old_subtask;
         rp->origins[3 * i + 2] = t->old_parallelism;
@@ -436,8 +544,8 @@ static int restore_plan(const ck_jm *jm, ck_restore_plan *rp)
         for (uint32_t k = 0; whole && k < t->ntakes; k++)
             whole = t->takes[k].old == old && t->takes[k].handle == k;
         if (whole && t->ntakes) { /* the coordinator's or the savepoint's, not own's copy */
-            rp->handles[i] = m == &own ? ck_cc_handles(&jm->cc, jm->restore.id, old)
-                                       : &m->tasks[old];
+            rp->handles[i] = m == &own && own_tasks ? ck_cc_handles(&jm->cc, jm->restore.id, old)
+                                                    : &m->tasks[old];
             continue;
         }
         for (uint32_t k = 0; !rc && k < t->ntakes; k++) {
@@ -459,7 +567,7 @@ static int restore_plan(const ck_jm *jm, ck_restore_plan *rp)
         memcpy(rp->why, why, sizeof(why));
     }
     free(parts);
-    free(own.tasks);
+    free(own_tasks);
     free(own.vertices);
     return rc;
 }
@@ -478,8 +586,24 @@ static void deploy(ck_jm *jm, ck_time now, const uint8_t *mask)
     jm->restore_cp = jm->restore.id;
     if (!mask)
         jm->stop_id = 0;
+    /* What each subtask restores: the state assignment (assign.h) of the
+     * snapshot, as the coordinator recorded it or as the savepoint the job
+     * started from lists it, into the generation the job deploys. Planned
+     * before any subtask is marked as running the new attempt: a refusal
+     * fails the job with every subtask's attempt as the coordinator has it. */
+    ck_restore_plan rp;
+    int prc = jm->restore.id ? restore_plan(jm, &rp) : CK_OK;
+    if (prc) {
+        if (prc == CK_ENOMEM)
+            job_fail(jm, CK_JOBFAIL_OUT_OF_MEMORY, "out of memory deploying the job");
+        else
+            job_fail(jm, CK_JOBFAIL_NO_CHECKPOINT, rp.why);
+        return;
+    }
     uint16_t *hosts = malloc((size_t)jm->g->nsubtasks * sizeof(uint16_t) + 1);
     if (!hosts) {
+        if (jm->restore.id)
+            restore_plan_free(&rp, jm->g->nsubtasks);
         job_fail(jm, CK_JOBFAIL_OUT_OF_MEMORY, "out of memory deploying the job");
         return;
     }
@@ -501,28 +625,16 @@ static void deploy(ck_jm *jm, ck_time now, const uint8_t *mask)
             jm->lag_count[i] = 0;
         }
     }
-    jm->plat->ops->set_routes(jm->plat, jm->attempt, jm->g->nsubtasks, hosts);
-    /* What each subtask restores: the state assignment (assign.h) of the
-     * snapshot, as the coordinator recorded it or as the savepoint the job
-     * started from lists it. */
-    ck_restore_plan rp;
-    int prc = jm->restore.id ? restore_plan(jm, &rp) : CK_OK;
-    if (prc) {
-        free(hosts);
-        if (prc == CK_ENOMEM)
-            job_fail(jm, CK_JOBFAIL_OUT_OF_MEMORY, "out of memory deploying the job");
-        else
-            job_fail(jm, CK_JOBFAIL_NO_CHECKPOINT, rp.why);
-        return;
-    }
+    jm->plat->ops->set_routes(jm->plat, jm->attempt, jm->g->generation, jm->g->nsubtasks, hosts);
     const ck_handles **handles = jm->restore.id ? (const ck_handles **)rp.handles : NULL;
     int oom = 0;
     for (int h = 0; h < jm->ntm && !oom; h++) {
         if (!tm_alive(jm, h))
             continue;
         size_t blen, n;
-        uint8_t *body = ck_tm_deploy_body(jm->attempt, &jm->restore, jm->g->nsubtasks, hosts,
-                                          handles, jm->restore.id ? rp.origins : NULL, h, &blen);
+        uint8_t *body = ck_tm_deploy_body(jm->attempt, jm->g->generation, &jm->restore,
+                                          jm->g->nsubtasks, hosts, handles,
+                                          jm->restore.id ? rp.origins : NULL, h, &blen);
         uint8_t *m = body ? ck_wire_msg(CK_MSG_DEPLOY, CK_EP_JM, CK_EP_TM0 + (uint32_t)h,
                                         jm->attempt, body, blen, &n)
                           : NULL;
@@ -591,6 +703,11 @@ static void maybe_deploy(ck_jm *jm, ck_time now)
         if (live < jm->ntm)
             return; /* the rest of the cluster is starting */
     }
+    const ck_graph *ng = regions ? NULL : rescale_gen(jm);
+    if (ng && regenerate(jm, ng)) {
+        job_fail(jm, CK_JOBFAIL_OUT_OF_MEMORY, "out of memory rescaling the job");
+        return;
+    }
     if (regions ? place_restarting(jm) : place(jm)) {
         deploy(jm, now, regions ? jm->restarting : NULL);
         return;
@@ -646,6 +763,7 @@ static ck_recovery *new_recovery(ck_jm *jm, const char *cause, int host, ck_time
     ck_recovery *r = &jm->recoveries[jm->nrecoveries++];
     memset(r, 0, sizeof(*r));
     r->subtasks = restarted;
+    r->nsubtasks = jm->g->nsubtasks;
     r->detected = now;
     r->failed = CK_TIME_NEVER;
     r->restarted = r->restored = r->first_output = r->caught_up = CK_TIME_NEVER;
@@ -755,7 +873,7 @@ static void failover(ck_jm *jm, const char *cause, int host, const uint8_t *fail
     cancel_subtasks(jm, fresh);
     free(fresh);
     /* Every attempt has endpoints of its own (graph.h): the next must fit. */
-    if (((uint64_t)jm->attempt + 2) * jm->g->nsubtasks + CK_EP_TASK0 >= CK_EP_CLIENT) {
+    if (((uint64_t)jm->attempt + 2) * ck_graph_stride(jm->g) + CK_EP_TASK0 >= CK_EP_CLIENT) {
         free(mask);
         char why[512];
         snprintf(why, sizeof(why), "%.400s (no endpoints left for attempt %u)", cause,
@@ -996,6 +1114,7 @@ static void on_rescale_request(ck_jm *jm, uint32_t number, const uint8_t *body, 
     memset(rs, 0, sizeof(*rs));
     rs->number = number;
     rs->via = (int)via;
+    rs->gen = jm->gens && (int64_t)number + 1 < jm->ngens ? (int)number + 1 : jm->g->generation;
     rs->trigger = now;
     rs->snapshot = rs->stopped = rs->deployed = rs->restored = CK_TIME_NEVER;
     rs->first_output = rs->caught_up = rs->deadline = CK_TIME_NEVER;
@@ -1006,7 +1125,7 @@ static void on_rescale_request(ck_jm *jm, uint32_t number, const uint8_t *body, 
                        : jm->cc.restoring || jm->nrestarting ? "restoring after a failure"
                        : jm->nended || jm->nfinished         ? "ending its input"
                                                              : NULL;
-    if (!busy && ((uint64_t)jm->attempt + 2) * jm->g->nsubtasks + CK_EP_TASK0 >= CK_EP_CLIENT)
+    if (!busy && ((uint64_t)jm->attempt + 2) * ck_graph_stride(jm->g) + CK_EP_TASK0 >= CK_EP_CLIENT)
         busy = "out of endpoints for another attempt";
     if (busy) {
         rs->outcome = CK_RESCALE_REFUSED;
@@ -1170,6 +1289,34 @@ static void track_recovery(ck_jm *jm, uint32_t g, const ck_task_stats *d, ck_tim
     if (r->restored != CK_TIME_NEVER && r->caught_up == CK_TIME_NEVER && all &&
         lag <= CK_MAX(r->lag_before, 10 * CK_NS_PER_MS))
         r->caught_up = now;
+}
+
+/* The last report of subtask g of a cancelled attempt of generation og,
+ * an earlier one: it adds to the job's and its vertex's counts, and to
+ * the subtask of the same vertex and index if the job still has it, else
+ * to those of the subtasks it no longer has. */
+static int on_old_metrics(ck_jm *jm, const ck_graph *og, uint32_t g, const uint8_t *body,
+                          size_t len)
+{
+    ck_metrics d;
+    int rc = ck_metrics_decode(&d, body, len);
+    if (rc)
+        return rc;
+    rc = ck_metrics_merge(&jm->job, &d);
+    int v, sub;
+    ck_graph_locate(og, g, &v, &sub);
+    if (!rc)
+        rc = ck_metrics_merge_counts(&jm->vertices[v], &d);
+    ck_task_stats *sum = sub < jm->g->v[v].parallelism
+                             ? &jm->tasks[jm->g->v[v].base + (uint32_t)sub].task
+                             : &jm->retired;
+    ck_task_stats keep = *sum;
+    add_stats(sum, &d.task);
+    sum->host = keep.host;
+    sum->lag_records = keep.lag_records;
+    sum->lag_ns = keep.lag_ns;
+    ck_metrics_free(&d);
+    return rc;
 }
 
 /* A report of subtask g of the current attempt, or (current 0) the last
@@ -1365,6 +1512,20 @@ static int jm_on_message(void *self, uint8_t *msg, size_t len)
     }
     /* Everything else comes from a subtask of some attempt: the one it
      * runs, or one cancelled, whose last report counts what it read. */
+    const ck_graph *hg = graph_of(jm, h.epoch);
+    if (hg != jm->g) {
+        /* of an earlier generation's attempt: its counts alone */
+        if (h.type == CK_MSG_METRICS && h.src < hg->nsubtasks &&
+            on_old_metrics(jm, hg, h.src, body, h.len))
+            ck_logf(jm->plat, CK_LOG_WARN, "job manager: bad metrics from subtask %u", h.src);
+        ck_cp_ack ack;
+        if (h.type == CK_MSG_CP_ACK && ck_cp_ack_decode(body, h.len, &ack) == CK_OK) {
+            ck_cc_on_stale_ack(&jm->cc, &ack); /* its state is garbage if its checkpoint failed */
+            ck_cp_ack_free(&ack);
+        }
+        free(msg);
+        return CK_OK;
+    }
     if (h.src >= jm->g->nsubtasks) {
         free(msg);
         return CK_OK;
@@ -1662,6 +1823,16 @@ static int check_rescale(const ck_jm *jm, size_t i, ck_inv *v)
 
 static int check_jm(const ck_jm *jm, ck_inv *v)
 {
+    CK_INV(v, 9, jm->neras >= 1 && jm->eras[jm->neras - 1].g == jm->g,
+           "the job runs generation %d, its last era is of %d", jm->g->generation,
+           jm->neras ? jm->eras[jm->neras - 1].g->generation : -1);
+    for (int k = 1; k < jm->neras; k++)
+        CK_INV(v, 9,
+               jm->eras[k].first_attempt > jm->eras[k - 1].first_attempt &&
+                   jm->eras[k].first_attempt <= jm->attempt + 1,
+               "era %d (generation %d) from attempt %u, the one before from %u, newest %u", k,
+               jm->eras[k].g->generation, jm->eras[k].first_attempt,
+               jm->eras[k - 1].first_attempt, jm->attempt);
     for (size_t i = 0; i < jm->nrescales; i++) {
         int rc = check_rescale(jm, i, v);
         if (rc)

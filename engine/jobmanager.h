@@ -64,9 +64,17 @@
  * A rescale is refused (and recorded so) when the job is not RUNNING, is
  * stopping, restoring, restarting regions or already rescaling. A failure
  * before the rescale restored interrupts it: the failover restarts the job
- * as any failure does. Which parallelism a rescale sets is the runner's
- * business (the scenario's generations of the graph); the job manager
- * measures the stop, the redeployment and the restore.
+ * as any failure does. Rescale n redeploys the job on generation 1 + n of
+ * its graph (graph.h; the runner builds every generation from the
+ * scenario up front): at its redeployment the job manager and the
+ * coordinator take the new generation's subtasks (regenerate), and what
+ * each new subtask restores is the state assignment's (assign.h), planned
+ * from the snapshot's own generation into the new one, as at every
+ * deployment that restores: a subtask of a vertex that kept its
+ * parallelism restores its own state; where the parallelism changed, a
+ * vertex that keeps no state (ck_asg_vertex_state) starts empty, and one
+ * that does is refused by ck_asg_applicable (the job fails naming it: the
+ * runner refuses such a rescale up front by the same rule).
  *
  * A restore that fails on the checkpoint itself (a file damaged or
  * missing, or one that does not decode: ck_fail_is_fallback) marks it
@@ -104,6 +112,8 @@
  *       one before it (snapshot aside: a checkpoint rescale that fell back
  *       has none); at most one rescale is under way (`rescaling`), and
  *       every other has an outcome.
+ *   (9) g is the last era's generation, the eras' first attempts rise and
+ *       are at most `attempt`; every pending checkpoint is of g.
  */
 #ifndef CK_JOBMANAGER_H
 #define CK_JOBMANAGER_H
@@ -162,6 +172,7 @@ typedef struct ck_recovery {
     uint64_t checkpoint;   /* restored from (0: from the start) */
     int64_t lag_before;    /* source lag (ns) reported before the failure */
     int host;              /* the task manager whose loss caused it, or -1 */
+    uint32_t nsubtasks;    /* of the generation it restarted (graph.h) */
     uint8_t *subtasks;     /* per global subtask: 1 when this recovery restarted it
                             * (full failover: every one; region failover: the
                             * failed subtasks' regions) */
@@ -223,6 +234,8 @@ typedef struct ck_rescale {
     uint64_t checkpoint; /* the savepoint or checkpoint the new attempt restored (0: none) */
     uint64_t savepoint;  /* via savepoint: its stop-with-savepoint */
     uint32_t attempt;    /* the attempt it deployed */
+    int gen;             /* the generation of the job's graph it deploys (graph.h:
+                          * 1 + its number; the job's own when the job has none such) */
     /* its restore, as a recovery's: the slowest subtask's download, load
      * and channel-state reading, the bytes downloaded by all */
     int64_t restore_download, restore_load, restore_channels;
@@ -236,9 +249,22 @@ typedef struct ck_rescale {
  * then is the greatest of them, not one sample of a lag that jitters. */
 #define CK_JM_LAG_REPORTS 4
 
+/* A run of attempts on one generation of the job's graph. */
+typedef struct ck_jm_era {
+    uint32_t first_attempt; /* the first attempt deployed on it */
+    const ck_graph *g;
+} ck_jm_era;
+
 typedef struct ck_jm {
     ck_platform *plat;
-    const ck_graph *g;
+    const ck_graph *g;    /* the generation the job runs (graph.h): per-subtask arrays are
+                           * its nsubtasks long */
+    const ck_graph *gens; /* every generation (env's), NULL: g alone */
+    int ngens;
+    ck_jm_era *eras;      /* the generations deployed, in order (the last: g's) */
+    int neras;
+    ck_task_stats retired; /* the counts of subtasks of earlier generations that this
+                            * one does not have (a vertex rescaled in) */
     const ck_config *cfg;
     const ck_topic *topic; /* the job's input (env's; NULL in some tests): whose partitions
                             * the sources' restore deals out */

@@ -223,12 +223,15 @@ typedef struct ck_platform_ops {
      * set_routes tells the backend where the subtasks of an attempt run
      * (host index per global subtask, CK_HOST_NONE for one the attempt does
      * not deploy: region failover restarts part of the job), for backends
-     * that route by host. Return 0 or CK_E*.
+     * that route by host, and the graph's generation the attempt runs (n
+     * is that generation's subtasks; deploy builds its subtasks from it).
+     * Return 0 or CK_E*.
      */
     CK_MUST_CHECK int (*deploy)(ck_platform *p, uint32_t attempt, uint32_t global,
                                 const struct ck_restore_point *from);
     void (*undeploy)(ck_platform *p, uint32_t attempt, uint32_t global);
-    void (*set_routes)(ck_platform *p, uint32_t attempt, uint32_t n, const uint16_t *hosts);
+    void (*set_routes)(ck_platform *p, uint32_t attempt, int gen, uint32_t n,
+                       const uint16_t *hosts);
 
     /* One line of diagnostics (no newline). */
     void (*log)(ck_platform *p, int level, const char *line);

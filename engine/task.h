@@ -132,7 +132,10 @@ typedef enum ck_task_state {
 
 /* What every task of a job shares, read-only. */
 typedef struct ck_job_env {
-    const ck_graph *g;
+    const ck_graph *g;      /* the generation this env's subtasks run (ck_env_gen) */
+    const ck_graph *gens;   /* every generation of the job's graph, gens[0] the job as
+                             * submitted, 1 + n after rescale n (graph.h); NULL: g alone */
+    int ngens;
     const ck_config *cfg;
     const ck_topic *topic;
     const char *job_id;     /* names the job's checkpoints in the store */
@@ -145,6 +148,14 @@ typedef struct ck_job_env {
      * << 32: above those a run this one took over left pending (0: none) */
     uint32_t txn_epoch;
 } ck_job_env;
+
+/* Generation gen of the job's graph, or NULL when it has none such. */
+static inline const ck_graph *ck_env_gen(const ck_job_env *env, int gen)
+{
+    if (!env->gens)
+        return gen == 0 ? env->g : NULL;
+    return gen >= 0 && gen < env->ngens ? &env->gens[gen] : NULL;
+}
 
 typedef struct ck_task ck_task;
 

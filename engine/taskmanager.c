@@ -22,7 +22,13 @@ void ck_tm_init(ck_tm *tm, ck_platform *plat, const ck_graph *g, const ck_config
     tm->next_hb = CK_TIME_NEVER;
 }
 
-uint8_t *ck_tm_deploy_body(uint32_t attempt, const ck_restore_point *from, uint32_t n,
+void ck_tm_generations(ck_tm *tm, const ck_graph *gens, int ngens)
+{
+    tm->gens = gens;
+    tm->ngens = ngens;
+}
+
+uint8_t *ck_tm_deploy_body(uint32_t attempt, int gen, const ck_restore_point *from, uint32_t n,
                            const uint16_t *hosts, const ck_handles *const *handles,
                            const uint32_t *origins, int host, size_t *len)
 {
@@ -36,6 +42,7 @@ uint8_t *ck_tm_deploy_body(uint32_t attempt, const ck_restore_point *from, uint3
     for (uint32_t i = 0; p && i < n; i++)
         ck_put_u16(p + 2 * i, hosts[i]);
     ck_wbuf_u32(&w, id ? from->flags : 0);
+    ck_wbuf_u32(&w, (uint32_t)gen);
     p = ck_wbuf_room(&w, 2);
     if (p)
         ck_put_u16(p, (uint16_t)dl);
@@ -43,6 +50,10 @@ uint8_t *ck_tm_deploy_body(uint32_t attempt, const ck_restore_point *from, uint3
     for (uint32_t i = 0; id && i < n; i++) {
         if (hosts[i] != host)
             continue;
+        if (!handles[i]) {
+            ck_wbuf_u32(&w, i | CK_DEPLOY_EMPTY);
+            continue;
+        }
         ck_wbuf_u32(&w, i);
         for (int k = 0; k < 3; k++)
             ck_wbuf_u32(&w, origins ? origins[3 * i + (uint32_t)k] : CK_TM_ORIGIN_OWN);
@@ -77,9 +88,15 @@ static int on_deploy(ck_tm *tm, const uint8_t *b, size_t len)
     ck_restore_point from = {.id = ck_get_u64(b + 4)};
     uint32_t n = ck_get_u32(b + 12);
     size_t off = 16 + 2 * (size_t)n;
-    if (n != tm->g->nsubtasks || len < off + 6)
+    if (len < off + 10)
         return CK_EPROTO;
     from.flags = ck_get_u32(b + off);
+    uint32_t gen = ck_get_u32(b + off + 4);
+    const ck_graph *g = tm->gens ? (gen < (uint32_t)tm->ngens ? &tm->gens[gen] : NULL)
+                                 : (gen == 0 ? tm->g : NULL);
+    if (!g || n != g->nsubtasks)
+        return CK_EPROTO;
+    off += 4;
     size_t dl = ck_get_u16(b + off + 4);
     if (len < off + 6 + dl || dl >= sizeof(from.dir) || (from.id != 0) != (dl != 0) ||
         memchr(b + off + 6, 0, dl))
@@ -101,24 +118,33 @@ static int on_deploy(ck_tm *tm, const uint8_t *b, size_t len)
     /* Restoring: the state handles of every subtask deployed here, in
      * order, with the snapshot's subtask they were (the assignment's). */
     ck_handles *hs = calloc(here + 1, sizeof(*hs));
+    uint8_t *empty = calloc(here + 1, 1); /* starts empty (CK_DEPLOY_EMPTY) */
     uint32_t *orig = calloc(3 * (size_t)here + 1, sizeof(*orig));
     ck_rbuf r = {.p = b + off + 6 + dl, .len = len - off - 6 - dl};
-    int rc = hs && orig ? CK_OK : CK_ENOMEM;
+    int rc = hs && empty && orig ? CK_OK : CK_ENOMEM;
     for (uint32_t i = 0, k = 0; i < n && from.id && !rc; i++) {
         if (hosts[i] != tm->host)
             continue;
         const char *why;
-        int bad = ck_rbuf_u32(&r) != i;
+        uint32_t got = ck_rbuf_u32(&r);
+        if ((got & ~CK_DEPLOY_EMPTY) != i || r.err) {
+            rc = CK_EPROTO;
+            break;
+        }
+        if (got & CK_DEPLOY_EMPTY) {
+            empty[k++] = 1;
+            continue;
+        }
         for (int q = 0; q < 3; q++)
             orig[3 * k + (uint32_t)q] = ck_rbuf_u32(&r);
         if (orig[3 * k] == CK_TM_ORIGIN_OWN) { /* the identity assignment */
             int v, sub;
-            ck_graph_locate(tm->g, i, &v, &sub);
+            ck_graph_locate(g, i, &v, &sub);
             orig[3 * k] = (uint32_t)v;
             orig[3 * k + 1] = (uint32_t)sub;
-            orig[3 * k + 2] = (uint32_t)tm->g->v[v].parallelism;
+            orig[3 * k + 2] = (uint32_t)g->v[v].parallelism;
         }
-        if (bad || r.err)
+        if (r.err)
             rc = CK_EPROTO;
         else if ((rc = ck_handles_get(&r, &hs[k++], CK_KG_UPPER_BOUND_MAX_PARALLELISM, &why)))
             rc = rc == CK_ECORRUPT ? CK_EPROTO : rc;
@@ -126,18 +152,19 @@ static int on_deploy(ck_tm *tm, const uint8_t *b, size_t len)
     if (!rc && ck_rbuf_left(&r))
         rc = CK_EPROTO;
     if (!rc)
-        tm->plat->ops->set_routes(tm->plat, attempt, n, hosts);
+        tm->plat->ops->set_routes(tm->plat, attempt, (int)gen, n, hosts);
     /* A subtask that cannot be deployed told the job manager (task.h
      * ck_task_deploy_failed): the others are deployed still, or those of
      * regions that do not fail over would never run. */
     int failed = CK_OK;
     for (uint32_t i = 0, k = 0; i < n && !rc; i++)
         if (hosts[i] == tm->host) {
+            int fresh = !from.id || empty[k];
             from.old_vertex = orig[3 * k];
             from.old_subtask = orig[3 * k + 1];
             from.old_parallelism = orig[3 * k + 2];
             from.handles = &hs[k++];
-            int drc = tm->plat->ops->deploy(tm->plat, attempt, i, from.id ? &from : NULL);
+            int drc = tm->plat->ops->deploy(tm->plat, attempt, i, fresh ? NULL : &from);
             failed = failed ? failed : drc;
             tm->has_attempt = 1;
             tm->attempt = attempt;
@@ -146,6 +173,7 @@ static int on_deploy(ck_tm *tm, const uint8_t *b, size_t len)
     for (uint32_t k = 0; hs && k < here; k++)
         ck_handles_free(&hs[k]);
     free(hs);
+    free(empty);
     free(orig);
     free(hosts);
     return rc;
@@ -158,7 +186,7 @@ static int on_cancel(ck_tm *tm, const uint8_t *b, size_t len)
         return CK_EPROTO;
     for (uint32_t i = 0, n = ck_get_u32(b); i < n; i++) {
         uint32_t attempt = ck_get_u32(b + 4 + 8 * i), global = ck_get_u32(b + 8 + 8 * i);
-        if (attempt != CK_ATTEMPT_ALL && global < tm->g->nsubtasks)
+        if (attempt != CK_ATTEMPT_ALL && global < ck_graph_stride(tm->g))
             tm->plat->ops->undeploy(tm->plat, attempt, global);
     }
     return CK_OK;

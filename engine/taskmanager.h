@@ -7,13 +7,18 @@
  * DEPLOY body: u32 attempt | u64 checkpoint to restore (0: none) |
  *              u32 subtasks | u16 host per global subtask (CK_HOST_NONE:
  *              not in this attempt, whose regions are restarting) |
- *              u32 flags of the checkpoint | u16 length | its directory |
+ *              u32 flags of the checkpoint | u32 the graph's generation the
+ *              attempt runs (graph.h) | u16 length | its directory |
  *              when restoring, per subtask deployed on this task manager,
  *              in order: u32 global subtask | u32 vertex | u32 subtask
  *              index | u32 parallelism (the snapshot's subtask it
  *              restores, as the assignment said: assign.h; all three
  *              CK_TM_ORIGIN_OWN: its own) | its state handles (handle.h),
- *              as Flink's deployment descriptor carries JobManagerTaskRestore
+ *              as Flink's deployment descriptor carries JobManagerTaskRestore;
+ *              the global subtask's top bit set (CK_DEPLOY_EMPTY) and
+ *              nothing after it: the subtask starts empty (the assignment
+ *              gives it no state: a new subtask of a rescaled vertex that
+ *              keeps none, assign.h)
  * CANCEL body: u32 count | count x (u32 attempt | u32 global subtask)
  *
  * The job manager answers every heartbeat. A task manager that hears
@@ -51,7 +56,9 @@
 
 typedef struct ck_tm {
     ck_platform *plat;
-    const ck_graph *g;
+    const ck_graph *g;    /* generation 0 */
+    const ck_graph *gens; /* every generation (ck_tm_generations), NULL: g alone */
+    int ngens;
     int host;
     int ntm;         /* task managers in the cluster: hosts a DEPLOY may name */
     ck_time hb_interval, hb_timeout, next_hb;
@@ -67,20 +74,27 @@ typedef struct ck_tm {
 void ck_tm_init(ck_tm *tm, ck_platform *plat, const ck_graph *g, const ck_config *cfg, int host,
                 int ntm);
 
+/* The job's generations (graph.h): a DEPLOY may name any of them. */
+void ck_tm_generations(ck_tm *tm, const ck_graph *gens, int ngens);
+
 ck_node ck_tm_node(ck_tm *tm);
 
 /* Checks the invariants above (invariant.h): 0 or CK_EINVARIANT. */
 CK_MUST_CHECK
 int ck_tm_check(const ck_tm *tm, ck_inv *v);
 
-/* Builds the DEPLOY body for task manager `host` (malloc'd); from: NULL or
- * id 0 to start fresh, else handles[g] are the state handles subtask g
- * restores, and origins[3g..3g+2] the vertex, subtask index and
- * parallelism of the snapshot's subtask whose state they are, as the
- * assignment said (assign.h; origins NULL: each subtask its own, the
- * identity assignment, sent as CK_TM_ORIGIN_OWN). NULL when out of memory. */
+/* The top bit of a DEPLOY's subtask: it starts empty. */
+#define CK_DEPLOY_EMPTY 0x80000000u
+
+/* Builds the DEPLOY body for task manager `host` (malloc'd) of an attempt
+ * of generation gen; from: NULL or id 0 to start fresh, else handles[g]
+ * are the state handles subtask g restores (NULL: it starts empty), and
+ * origins[3g..3g+2] the vertex, subtask index and parallelism of the
+ * snapshot's subtask whose state they are, as the assignment said
+ * (assign.h; origins NULL: each subtask its own, the identity assignment,
+ * sent as CK_TM_ORIGIN_OWN). NULL when out of memory. */
 #define CK_TM_ORIGIN_OWN UINT32_MAX
-uint8_t *ck_tm_deploy_body(uint32_t attempt, const ck_restore_point *from, uint32_t n,
+uint8_t *ck_tm_deploy_body(uint32_t attempt, int gen, const ck_restore_point *from, uint32_t n,
                            const uint16_t *hosts, const ck_handles *const *handles,
                            const uint32_t *origins, int host, size_t *len);
 

@@ -207,6 +207,7 @@ struct net_world {
     msgq_item *limbo;     /* messages for local endpoints not deployed yet */
     size_t limbo_bytes;
     ck_routes routes;     /* where each attempt's subtasks run (routes.h) */
+    ck_job_env *envs;     /* per generation of the job's graph (ck_backend_envs) */
     uint8_t secret[CK_NETAUTH_KEY]; /* the run's cluster secret */
     size_t buffered;      /* bytes read and not framed yet, over the connections */
     int sec_logged;       /* security events logged */
@@ -869,7 +870,8 @@ static int net_mail_waiting(ck_bnode *b)
 static int net_deploy(ck_bnode *b, uint32_t attempt, uint32_t global,
                       const ck_restore_point *from);
 static void net_undeploy(ck_bnode *b, uint32_t attempt, uint32_t global);
-static void net_set_routes(ck_bnode *b, uint32_t attempt, uint32_t n, const uint16_t *hosts);
+static void net_set_routes(ck_bnode *b, uint32_t attempt, int gen, uint32_t n,
+                           const uint16_t *hosts);
 
 /* What differs from the SimGrid backend (bnode.h): the real clock, sockets
  * between processes, the store directory reached directly. */
@@ -978,13 +980,15 @@ static int net_deploy(ck_bnode *b, uint32_t attempt, uint32_t global,
                       const ck_restore_point *from)
 {
     net_world *w = ((net_node *)b)->w;
-    uint32_t ep = ck_ep_task(w->job->env.g, attempt, global);
+    /* built from the generation of the graph its attempt runs */
+    const ck_job_env *env = ck_backend_env_of(w->envs, ck_routes_gen(&w->routes, attempt));
+    uint32_t ep = ck_ep_task(env->g, attempt, global);
     if (local_node(w, ep))
         return CK_EEXIST;
     net_node *n = node_new(w, ep, w->host);
     if (!n)
         return CK_ENOMEM;
-    int rc = ck_bnode_make_task(&n->b, &w->job->env, attempt, global, from);
+    int rc = ck_bnode_make_task(&n->b, env, attempt, global, from);
     if (rc)
         return rc;
     limbo_release(w, n);
@@ -1002,10 +1006,11 @@ static void net_undeploy(ck_bnode *b, uint32_t attempt, uint32_t global)
         }
 }
 
-static void net_set_routes(ck_bnode *b, uint32_t attempt, uint32_t n, const uint16_t *hosts)
+static void net_set_routes(ck_bnode *b, uint32_t attempt, int gen, uint32_t n,
+                           const uint16_t *hosts)
 {
     net_world *w = ((net_node *)b)->w;
-    if (ck_routes_set(&w->routes, attempt, n, hosts))
+    if (ck_routes_set(&w->routes, attempt, gen, n, hosts))
         return;
     limbo_purge(w);
 }
@@ -1062,7 +1067,18 @@ static int host_of(void *ctx, uint32_t ep)
 
 static ck_netframe_verdict admit(net_world *w, int peer, const ck_netframe_msg *f)
 {
-    return ck_netframe_admit(w->job->env.g, w->host, peer, host_of, w, w->routes.newest, f);
+    /* A subtask's frame is checked against the graph its attempt runs;
+     * of an attempt not routed here yet, against any generation's (it is
+     * held, and decided again once routed). */
+    ck_wire_hdr h;
+    int gen = ck_wire_decode(f->msg, f->len, &h) ? 0 : ck_routes_gen(&w->routes, h.epoch);
+    int ngens = w->job->env.gens ? w->job->env.ngens : 1;
+    ck_netframe_verdict v = CK_NETFRAME_BAD;
+    for (int k = gen >= 0 ? gen : 0; k < (gen >= 0 ? gen + 1 : ngens) && v == CK_NETFRAME_BAD;
+         k++)
+        v = ck_netframe_admit(ck_backend_env_of(w->envs, k)->g, w->host, peer, host_of, w,
+                              w->routes.newest, f);
+    return v;
 }
 
 /* A frame from the authenticated host peer: to a node here, to limbo, or dropped. */
@@ -1796,7 +1812,9 @@ static int world_setup(net_world *w, int host)
 {
     ck_backend_result *r = w->r;
     w->host = host;
-    ck_routes_init(&w->routes, w->job->env.g->nsubtasks);
+    ck_routes_init(&w->routes, ck_graph_stride(w->job->env.g));
+    if (!(w->envs = ck_backend_envs(&w->job->env)))
+        return CK_ENOMEM;
     w->epfd = epoll_create1(EPOLL_CLOEXEC);
     if (w->epfd < 0)
         return CK_EIO;
@@ -1843,6 +1861,7 @@ static int world_setup(net_world *w, int host)
         if (!n || !(n->b.tm = malloc(sizeof(*n->b.tm))))
             return CK_ENOMEM;
         ck_tm_init(n->b.tm, &n->b.plat, w->job->env.g, w->job->env.cfg, host, w->ntm);
+        ck_tm_generations(n->b.tm, w->job->env.gens, w->job->env.ngens);
         n->b.d.node = ck_tm_node(n->b.tm);
     }
     return CK_OK;
@@ -1881,6 +1900,8 @@ static void world_free(net_world *w)
     }
     w->limbo_bytes = 0;
     ck_routes_free(&w->routes);
+    free(w->envs);
+    w->envs = NULL;
     if (w->out_conn)
         for (int h = 0; h <= w->ntm; h++)
             conn_free(w->out_conn[h]);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "assign.h"
 #include "error.h"
 #include "expect.h"
 #include "jsonin.h"
@@ -402,21 +403,26 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
         cJSON_Delete(sc.expect);
         sc.expect = NULL;
     }
-    /* A rescale that changes an operator's parallelism restores its
-     * state at another parallelism, which the engine does not do yet:
-     * refused as a savepoint of another parallelism is (runner/savepoint.c).
-     * Rescales to the same parallelism still stop, snapshot and redeploy. */
+    /* The job's graph per generation, one per rescale. A rescale that
+     * changes the parallelism of a vertex that keeps state is refused up
+     * front, by the state assignment's rule (assign.h: the one the job
+     * manager's deploy and a savepoint's pre-check apply): its state does
+     * not move to another parallelism yet. A vertex that keeps none (a
+     * map, a filter, a sink without transactions) rescales: its new
+     * subtasks start empty. */
     for (int i = 0, prev = -1; i < sc.nfaults; i++) {
         const ck_fault *f = &sc.faults[i];
         if (f->kind != CK_FAULT_RESCALE)
             continue;
         for (int k = 0; k < sc.graph.spec.nops; k++) {
             int was = prev >= 0 ? sc.faults[prev].par[k] : sc.graph.spec.ops[k].parallelism;
-            if (f->par[k] != was) {
+            const char *state = ck_asg_vertex_state(&sc.graph, sc.graph.op_vertex[k], &sc.cfg);
+            if (f->par[k] != was && state) {
                 fprintf(stderr,
-                        "chandy: %s: events[%d].parallelism: \"%s\" from %d to %d (changing "
-                        "parallelism on restore is not supported yet)\n",
-                        scenario_path, i, sc.graph.spec.ops[k].name, was, f->par[k]);
+                        "chandy: %s: events[%d].parallelism: \"%s\" from %d to %d: it keeps "
+                        "%s, which does not move to another parallelism yet (operators that "
+                        "keep no state rescale: maps, filters, sinks without transactions)\n",
+                        scenario_path, i, sc.graph.spec.ops[k].name, was, f->par[k], state);
                 ck_scenario_free(&sc);
                 return 2;
             }
@@ -594,7 +600,18 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
     /* A job id in Flink's form (32 hex digits), from the seed: stable across reruns. */
     snprintf(r.job_id, sizeof(r.job_id), "%016llx%016llx",
              (unsigned long long)ck_mix64(r.seed), (unsigned long long)ck_mix64(r.seed + 1));
-    r.job.env.g = &sc.graph;
+    char gerr[700];
+    if (ck_scenario_generations(&sc, &r.gens, &r.ngens, gerr, sizeof(gerr))) {
+        fprintf(stderr, "chandy: %s\n", gerr);
+        ck_cp_meta_free(&r.start_meta);
+        ck_sinkout_free(&prior);
+        ck_workload_free(&r.wl);
+        ck_scenario_free(&sc);
+        return 2;
+    }
+    r.job.env.g = &r.gens[0];
+    r.job.env.gens = r.gens;
+    r.job.env.ngens = r.ngens;
     r.job.env.cfg = &sc.cfg;
     r.job.env.topic = &r.wl.topic;
     r.job.env.job_id = r.job_id;
@@ -751,7 +768,8 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
     cJSON_Delete(run);
 out:
     ck_cp_meta_free(&r.start_meta);
-    ck_backend_result_free(&r.res);
+    ck_backend_result_free(&r.res); /* before the graphs its job manager's arrays follow */
+    free(r.gens);
     ck_sinkout_free(&prior);
     ck_workload_free(&r.wl);
     ck_scenario_free(&sc);

@@ -29,6 +29,8 @@ typedef struct ck_run {
     uint64_t prior_after;   /* and so many records it committed after, which ours repeats */
     ck_cp_meta start_meta;  /* the savepoint's _metadata: its state handles, per subtask */
     ck_backend_job job;     /* what the backend was asked to run */
+    ck_graph *gens;         /* the job's graph per generation (ck_scenario_generations) */
+    int ngens;
     ck_op_slowdown slowdowns[CK_MAX_FAULTS]; /* its slow_operator faults, for the engine */
     ck_backend_result res;  /* what came of it (backend/backend.h) */
     /* The job's fallbacks (ck_jm.fallbacks) judged against the timeline: */

@@ -100,9 +100,16 @@ static const char *job_state(const ck_run *r)
 
 /* nregions: the job's pipelined regions (ck_graph_regions), or < 0 when
  * they could not be computed. */
+/* The graph the job ended on: the generation of its last rescale that
+ * deployed (graph.h), or the job's own. */
+static const ck_graph *run_graph(const ck_run *r)
+{
+    return r->res.jm_ready && r->res.jm.g ? r->res.jm.g : r->job.env.g;
+}
+
 static cJSON *job_obj(const ck_run *r, int nregions)
 {
-    const ck_graph *g = r->job.env.g;
+    const ck_graph *g = run_graph(r);
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "state", job_state(r));
     if (r->res.jm.failure[0])
@@ -247,10 +254,10 @@ static uint32_t files_written(const ck_handles *hs)
 static cJSON *checkpoints_arr(const ck_run *r)
 {
     const ck_cc *cc = &r->res.jm.cc;
-    const ck_graph *g = r->job.env.g;
     cJSON *a = cJSON_CreateArray();
     for (size_t i = 0; i < cc->ncps; i++) {
         const ck_cp_record *c = &cc->cps[i];
+        const ck_graph *g = c->g; /* the generation that took it */
         cJSON *o = cJSON_CreateObject();
         cJSON_AddNumberToObject(o, "id", (double)c->id);
         cJSON_AddStringToObject(o, "kind", cp_kind(c->flags));
@@ -305,7 +312,7 @@ static cJSON *checkpoints_arr(const ck_run *r)
         cJSON_AddNumberToObject(o, "persisted_inflight_bytes", (double)c->inflight);
         cJSON_AddNumberToObject(o, "acknowledged", c->nacks);
         uint32_t fin = 0;
-        for (uint32_t s = 0; c->tasks && s < r->job.env.g->nsubtasks; s++)
+        for (uint32_t s = 0; c->tasks && s < g->nsubtasks; s++)
             fin += c->tasks[s].finished != 0;
         cJSON_AddNumberToObject(o, "finished_subtasks", fin);
         if (c->reason[0])
@@ -420,7 +427,7 @@ static cJSON *recoveries_arr(const ck_run *r)
         cJSON_AddNumberToObject(rst, "bytes", (double)v->restore_bytes);
         cJSON_AddStringToObject(o, "cause", v->cause);
         cJSON *rs = cJSON_AddArrayToObject(o, "restarted_subtasks");
-        for (uint32_t g = 0; v->subtasks && g < r->job.env.g->nsubtasks; g++)
+        for (uint32_t g = 0; v->subtasks && g < v->nsubtasks; g++)
             if (v->subtasks[g])
                 cJSON_AddItemToArray(rs, cJSON_CreateNumber(g));
         cJSON_AddItemToArray(a, o);
@@ -465,8 +472,11 @@ static cJSON *rescales_arr(const ck_run *r)
         else
             cJSON_AddNullToObject(o, "why");
         cJSON_AddItemToObject(o, "parallelism_before", par_obj(g, cur));
-        if (f && v->deployed != CK_TIME_NEVER)
-            memcpy(cur, f->par, sizeof(cur));
+        /* what it deployed: its generation of the graph */
+        const ck_graph *ng = ck_env_gen(&r->job.env, v->gen);
+        if (f && v->deployed != CK_TIME_NEVER && ng)
+            for (int k = 0; k < ng->spec.nops && k < CK_FAULT_MAX_OPS; k++)
+                cur[k] = (uint16_t)ng->spec.ops[k].parallelism;
         cJSON_AddItemToObject(o, "parallelism_after", par_obj(g, cur));
         add_time(o, "trigger_s", v->trigger);
         add_time(o, "snapshot_s", v->snapshot);
@@ -665,7 +675,6 @@ static int refers(const ck_handles *hs, const char *key)
 static void orphans(const ck_run *r, uint64_t *files, uint64_t *bytes)
 {
     const ck_cc *cc = &r->res.jm.cc;
-    const ck_graph *g = r->job.env.g;
     char root[900], prefix[200];
     snprintf(root, sizeof(root), "%s/store", r->outdir);
     ck_store_entry *e;
@@ -680,10 +689,10 @@ static void orphans(const ck_run *r, uint64_t *files, uint64_t *bytes)
             const ck_cp_record *c = &cc->cps[i];
             if (c->status != CK_CP_COMPLETED || c->retired || !c->tasks)
                 continue;
-            for (uint32_t s = 0; s < g->nsubtasks && !ref; s++)
+            for (uint32_t s = 0; s < c->g->nsubtasks && !ref; s++)
                 ref = refers(&c->tasks[s].handles, e[k].key);
         }
-        for (uint32_t s = 0; cc->adopted && s < g->nsubtasks && !ref; s++)
+        for (uint32_t s = 0; cc->adopted && s < cc->nadopted && !ref; s++)
             ref = refers(&cc->adopted[s], e[k].key);
         if (!ref) {
             (*files)++;
@@ -747,7 +756,7 @@ static cJSON *checkpoint_summary(const ck_run *r)
 
 cJSON *ck_runjson_build(const ck_run *r, const ck_verdict *v)
 {
-    const ck_graph *g = r->job.env.g;
+    const ck_graph *g = run_graph(r);
     const ck_metrics *job = &r->res.jm.job;
     cJSON *root = cJSON_CreateObject();
     if (!root)
@@ -768,7 +777,9 @@ cJSON *ck_runjson_build(const ck_run *r, const ck_verdict *v)
     cJSON_AddNumberToObject(root, "sim_speed",
                             r->res.wall_s > 0 ? round_to(sim_s / r->res.wall_s, 2) : 0);
 
-    uint64_t in = 0, out = 0, late = 0, bytes = 0, bufs = 0;
+    /* subtasks of earlier generations the job no longer has count too */
+    uint64_t in = 0, out = 0, late = r->res.jm.retired.late_dropped,
+             bytes = r->res.jm.retired.bytes_out, bufs = r->res.jm.retired.buffers_out;
     for (uint32_t i = 0; i < g->nsubtasks; i++) {
         const ck_task_stats *t = &r->res.jm.tasks[i].task;
         late += t->late_dropped;

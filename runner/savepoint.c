@@ -740,7 +740,7 @@ int ck_sp_check_job(const ck_savepoint *sp, ck_graph *g, const ck_config *cfg,
     ck_asg a;
     if (errlen)
         err[0] = 0;
-    int rc = ck_asg_plan(&a, &sp->meta, g, NULL, 0, why, sizeof(why));
+    int rc = ck_asg_plan(&a, &sp->meta, g, cfg, NULL, 0, why, sizeof(why));
     if (!rc)
         rc = ck_asg_applicable(&a, &sp->meta, g, why, sizeof(why));
     if (rc) {
@@ -805,7 +805,7 @@ int ck_sp_check_job(const ck_savepoint *sp, ck_graph *g, const ck_config *cfg,
                                          .mode = CK_ASG_SPLIT_DISTRIBUTE,
                                          .counts = parts + a.old_base[a.old_vertex[nv]]};
     ck_asg full;
-    if (!rc && (rc = ck_asg_plan(&full, &sp->meta, g, os, nos, why, sizeof(why))) == CK_OK) {
+    if (!rc && (rc = ck_asg_plan(&full, &sp->meta, g, cfg, os, nos, why, sizeof(why))) == CK_OK) {
         ck_inv inv;
         if (ck_asg_check(&full, &sp->meta, g, &inv)) {
             snprintf(err, errlen, "%s: the state assignment is wrong: %s", sp->path, inv.what);

@@ -1306,6 +1306,51 @@ void ck_scenario_free(ck_scenario *s)
     s->expect = NULL;
 }
 
+int ck_scenario_generations(ck_scenario *s, ck_graph **gens, int *ngens, char *err,
+                            size_t errlen)
+{
+    int n = 1;
+    for (int i = 0; i < s->nfaults; i++)
+        if (s->faults[i].kind == CK_FAULT_RESCALE && s->faults[i].rescale + 2 > n)
+            n = s->faults[i].rescale + 2;
+    ck_graph *g = calloc((size_t)n, sizeof(*g));
+    ck_job_spec *spec = malloc(sizeof(*spec));
+    if (!g || !spec) {
+        free(g), free(spec);
+        snprintf(err, errlen, "out of memory");
+        return CK_ENOMEM;
+    }
+    for (int k = 0; k < n; k++)
+        g[k] = s->graph; /* a rescale the timeline does not have: the job's own */
+    for (int i = 0; i < s->nfaults; i++) {
+        const ck_fault *f = &s->faults[i];
+        if (f->kind != CK_FAULT_RESCALE)
+            continue;
+        *spec = s->graph.spec;
+        for (int k = 0; k < spec->nops; k++)
+            spec->ops[k].parallelism = f->par[k];
+        int bad = -1;
+        char why[300];
+        if (ck_graph_build(&g[f->rescale + 1], spec, &s->cfg, &bad, why, sizeof(why))) {
+            snprintf(err, errlen, "%s: events[%d].parallelism: the job at this parallelism "
+                                  "does not build: %s",
+                     s->path, i, why);
+            free(g), free(spec);
+            return CK_EINVAL;
+        }
+    }
+    free(spec);
+    if (ck_graph_share_stride(g, n)) {
+        snprintf(err, errlen, "%s: a rescale changes the job's vertices", s->path);
+        free(g);
+        return CK_EINVAL;
+    }
+    s->graph.ep_stride = g[0].ep_stride;
+    *gens = g;
+    *ngens = n;
+    return CK_OK;
+}
+
 int ck_scenario_taskmanagers(const ck_scenario *s)
 {
     return s->cluster.taskmanagers ? s->cluster.taskmanagers : ck_graph_hosts_needed(&s->graph);

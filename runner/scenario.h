@@ -65,6 +65,14 @@ void ck_scenario_print_warnings(const ck_scenario *s, FILE *f);
  * CK_SCENARIO_NAME_MAX bytes, no '/', not "." or "..", no control characters. */
 int ck_scenario_name_ok(const char *name);
 
+/* The generations of the job's graph (graph.h): *gens (malloc'd, *ngens
+ * of them) is the job as submitted, then per rescale of the timeline, by
+ * its number, the job at the parallelism it sets; all share one endpoint
+ * stride (ck_graph_share_stride), s->graph's set to it. 0, CK_ENOMEM, or
+ * CK_EINVAL with a line in err (a rescale's job does not build). */
+int ck_scenario_generations(ck_scenario *s, ck_graph **gens, int *ngens, char *err,
+                            size_t errlen);
+
 /* Task managers the run uses: as given, or as many as the job needs. */
 int ck_scenario_taskmanagers(const ck_scenario *s);
 

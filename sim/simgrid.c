@@ -193,6 +193,7 @@ struct ck_sim {
     item *limbo, *limbo_tail;
     /* a job run */
     const ck_job_env *env;
+    ck_job_env *envs; /* per generation of the job's graph (ck_backend_envs) */
     const ck_config *cfg;
     double local_disk_bw; /* cluster.local_disk */
     int ntm;
@@ -1409,14 +1410,15 @@ static int sim_deploy(ck_bnode *b, uint32_t attempt, uint32_t global,
                       const ck_restore_point *from);
 static void sim_undeploy(ck_bnode *b, uint32_t attempt, uint32_t global);
 
-static void sim_set_routes(ck_bnode *b, uint32_t attempt, uint32_t n, const uint16_t *hosts)
+static void sim_set_routes(ck_bnode *b, uint32_t attempt, int gen, uint32_t n,
+                           const uint16_t *hosts)
 {
     /* Mailboxes are found by endpoint; the placement only tells network
      * faults where subtasks not deployed yet will be. */
     sim_world *w = ((sim_node *)b)->w;
     /* Out of memory: a network fault misses subtasks of the attempt not
      * deployed yet (it cuts them once they are). */
-    CK_IGNORE(ck_routes_set(&w->routes, attempt, n, hosts));
+    CK_IGNORE(ck_routes_set(&w->routes, attempt, gen, n, hosts));
 }
 
 static void sim_moment(ck_bnode *b, int m)
@@ -1861,6 +1863,7 @@ void ck_sim_del(ck_sim *w)
     if (w->wake)
         sg_sem_destroy(w->wake);
     ck_routes_free(&w->routes);
+    free(w->envs);
     if (w->heal)
         sg_sem_destroy(w->heal);
     /* Transfers the simulation left undelivered outlive the world: SimGrid
@@ -1885,7 +1888,9 @@ static int sim_deploy(ck_bnode *b, uint32_t attempt, uint32_t global,
 {
     sim_node *tmn = (sim_node *)b;
     sim_world *w = tmn->w;
-    const ck_graph *g = w->env->g;
+    /* built from the generation of the graph its attempt runs */
+    const ck_job_env *env = ck_backend_env_of(w->envs, ck_routes_gen(&w->routes, attempt));
+    const ck_graph *g = env->g;
     uint32_t ep = ck_ep_task(g, attempt, global);
     sim_node *old = node_of(w, ep);
     if (old && !old->b.d.dead)
@@ -1894,7 +1899,7 @@ static int sim_deploy(ck_bnode *b, uint32_t attempt, uint32_t global,
     if (!tp)
         return CK_ENOMEM;
     sim_node *n = (sim_node *)tp;
-    int rc = ck_bnode_make_task(&n->b, w->env, attempt, global, from);
+    int rc = ck_bnode_make_task(&n->b, env, attempt, global, from);
     if (rc)
         return rc;
     char name[200];
@@ -1934,6 +1939,7 @@ static int start_tm(sim_world *w, int h)
     if (!n->b.tm)
         return CK_ENOMEM;
     ck_tm_init(n->b.tm, p, w->env->g, w->cfg, h, w->ntm);
+    ck_tm_generations(n->b.tm, w->env->gens, w->env->ngens);
     return ck_sim_attach(w, CK_EP_TM0 + (uint32_t)h, ck_tm_node(n->b.tm), aname, 0);
 }
 
@@ -2392,7 +2398,12 @@ static int sim_run(const ck_backend_job *job, ck_backend_result *r, char *err, s
         return CK_EIO;
     }
     w->env = &job->env;
-    ck_routes_init(&w->routes, job->env.g->nsubtasks);
+    if (!(w->envs = ck_backend_envs(&job->env))) {
+        snprintf(err, errlen, "out of memory");
+        ck_sim_del(w);
+        return CK_ENOMEM;
+    }
+    ck_routes_init(&w->routes, ck_graph_stride(job->env.g));
     w->cfg = job->env.cfg;
     w->local_disk_bw = cl->local_disk_bw;
     w->ntm = job->ntm;

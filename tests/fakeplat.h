@@ -252,9 +252,10 @@ static void fake_log(ck_platform *p, int level, const char *line)
         fprintf(stderr, "log %d: %s\n", level, line);
 }
 
-static void fake_set_routes(ck_platform *p, uint32_t attempt, uint32_t n, const uint16_t *hosts)
+static void fake_set_routes(ck_platform *p, uint32_t attempt, int gen, uint32_t n,
+                            const uint16_t *hosts)
 {
-    (void)attempt, (void)n, (void)hosts;
+    (void)attempt, (void)gen, (void)n, (void)hosts;
     ((fake_plat *)p)->w->routes_set++;
 }
 

@@ -6,8 +6,9 @@
  * max-parallelism rules, the operator-state repartitioner against
  * worked examples of Flink's RoundRobinOperatorStateRepartitioner,
  * sources' partitions dealt as split-distribute list state, an
- * old-version _metadata, and the refusals (a uid missing, a kind that
- * differs, a changed parallelism the subtasks cannot apply yet).
+ * old-version _metadata, the refusals (a uid missing, a kind that
+ * differs, a changed parallelism the subtasks cannot apply yet), and a
+ * vertex that keeps no state starting empty at another parallelism.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -75,7 +76,7 @@ static void meta_of(ck_cp_meta *m, const ck_graph *g)
 static void plan_ok(ck_asg *a, const ck_cp_meta *m, const ck_graph *g)
 {
     char err[400] = "";
-    int rc = ck_asg_plan(a, m, g, NULL, 0, err, sizeof(err));
+    int rc = ck_asg_plan(a, m, g, NULL, NULL, 0, err, sizeof(err));
     if (rc)
         fprintf(stderr, "plan: %s\n", err);
     assert_int_equal(rc, 0);
@@ -226,7 +227,7 @@ static void test_max_parallelism_rules(void **state)
     /* set explicitly to another: refused */
     job(&g1, 1, 100, 256, NULL, CK_OP_AGGREGATE);
     assert_true(g1.spec.ops[1].max_parallelism_set);
-    assert_int_equal(ck_asg_plan(&a, &m, &g1, NULL, 0, err, sizeof(err)), CK_EINVAL);
+    assert_int_equal(ck_asg_plan(&a, &m, &g1, NULL, NULL, 0, err, sizeof(err)), CK_EINVAL);
     assert_non_null(strstr(err, "operator \"agg\" (uid \"agg\"): the job sets max parallelism 256"));
     assert_non_null(strstr(err, "128 key groups"));
     assert_null(strchr(err, '\n'));
@@ -241,7 +242,7 @@ static void test_max_parallelism_rules(void **state)
         int bad;
         assert_int_equal(ck_graph_build(&g1, &spec, &cfg, &bad, err, sizeof(err)), 0);
         assert_true(g1.spec.ops[1].max_parallelism_set);
-        assert_int_equal(ck_asg_plan(&a, &m, &g1, NULL, 0, err, sizeof(err)), CK_EINVAL);
+        assert_int_equal(ck_asg_plan(&a, &m, &g1, NULL, NULL, 0, err, sizeof(err)), CK_EINVAL);
         assert_non_null(strstr(err, "sets max parallelism 256"));
     }
     /* set to the snapshot's own: fine */
@@ -251,7 +252,7 @@ static void test_max_parallelism_rules(void **state)
     ck_asg_free(&a);
     /* the snapshot's 128 below the new parallelism 200: refused */
     job(&g1, 1, 200, 0, NULL, CK_OP_AGGREGATE);
-    assert_int_equal(ck_asg_plan(&a, &m, &g1, NULL, 0, err, sizeof(err)), CK_EINVAL);
+    assert_int_equal(ck_asg_plan(&a, &m, &g1, NULL, NULL, 0, err, sizeof(err)), CK_EINVAL);
     assert_non_null(
         strstr(err, "operator \"agg\" (uid \"agg\"): the snapshot's max parallelism 128 is below "
                     "the job's parallelism 200"));
@@ -391,7 +392,7 @@ static void test_source_partitions_dealt(void **state)
                          .counts = parts};
     ck_asg a;
     char err[300];
-    assert_int_equal(ck_asg_plan(&a, &m, &g1, &os, 1, err, sizeof(err)), 0);
+    assert_int_equal(ck_asg_plan(&a, &m, &g1, NULL, &os, 1, err, sizeof(err)), 0);
     assert_true(a.opstate_dealt);
     static const char *const want[4] = {"0:0+2", "0:2+1 1:0+1", "1:1+1", "1:2+1"};
     static const char *const files[4] = {"0", "0 1", "1", "1"};
@@ -428,11 +429,11 @@ static void test_refusals_name_the_uid(void **state)
     ck_asg a;
     char err[400];
     job(&g1, 1, 2, 0, "count-v2", CK_OP_AGGREGATE);
-    assert_int_equal(ck_asg_plan(&a, &m, &g1, NULL, 0, err, sizeof(err)), CK_EINVAL);
+    assert_int_equal(ck_asg_plan(&a, &m, &g1, NULL, NULL, 0, err, sizeof(err)), CK_EINVAL);
     assert_non_null(strstr(err, "operator uid \"count-v1\", which the job does not have"));
     assert_null(strchr(err, '\n'));
     job(&g1, 1, 2, 0, "count-v1", CK_OP_WINDOW);
-    assert_int_equal(ck_asg_plan(&a, &m, &g1, NULL, 0, err, sizeof(err)), CK_EINVAL);
+    assert_int_equal(ck_asg_plan(&a, &m, &g1, NULL, NULL, 0, err, sizeof(err)), CK_EINVAL);
     assert_non_null(strstr(err, "operator uid \"count-v1\" is a aggregate in the snapshot"));
     /* the same uid under another name: matched */
     job(&g1, 1, 2, 0, "count-v1", CK_OP_AGGREGATE);
@@ -445,7 +446,95 @@ static void test_refusals_name_the_uid(void **state)
     plan_ok(&a, &m, &g1);
     assert_int_equal(ck_asg_applicable(&a, &m, &g1, err, sizeof(err)), CK_EINVAL);
     assert_non_null(strstr(err, "operator \"agg\" (uid \"count-v1\")"));
-    assert_non_null(strstr(err, "changing parallelism on restore is not supported yet"));
+    assert_non_null(strstr(err, "the snapshot holds it at parallelism 2, the job has 3, and it "
+                                "keeps keyed state, which does not move to another parallelism "
+                                "yet"));
+    ck_asg_free(&a);
+    ck_cp_meta_free(&m);
+}
+
+/* src(2) -rebalance-> map(mp) -hash-> agg(3) -> out(3): a middle vertex
+ * that keeps no state. */
+static void job_with_map(ck_graph *g, int mp)
+{
+    ck_config cfg;
+    ck_config_defaults(&cfg);
+    ck_job_spec spec = {.nops = 4};
+    spec.ops[0] = (ck_op_spec){.name = "src", .kind = CK_OP_SOURCE, .parallelism = 2,
+                               .input = -1};
+    spec.ops[1] = (ck_op_spec){.name = "m", .kind = CK_OP_MAP, .parallelism = mp, .input = 0,
+                               .ship = CK_SHIP_REBALANCE};
+    spec.ops[2] = (ck_op_spec){.name = "agg", .kind = CK_OP_AGGREGATE, .parallelism = 3,
+                               .input = 1, .ship = CK_SHIP_HASH};
+    spec.ops[3] = (ck_op_spec){.name = "out", .kind = CK_OP_SINK, .parallelism = 3, .input = 2};
+    int bad;
+    char e[200];
+    assert_int_equal(ck_graph_build(g, &spec, &cfg, &bad, e, sizeof(e)), 0);
+    assert_int_equal(g->nv, 3);
+}
+
+/* What a vertex keeps decides whether it may start empty at another
+ * parallelism (ck_asg_vertex_state), and the plan follows that one rule:
+ * the map rescaled 2 -> 4 starts empty, taking nothing, the source and
+ * the aggregate restore their own state, the plan holds its invariants
+ * and the subtasks can apply it. With unaligned checkpoints the map keeps
+ * channel state: the same plan is refused, naming it. A subtask of the
+ * rescaled map that restored would break invariant (5). */
+static void test_stateless_vertex_starts_empty(void **state)
+{
+    (void)state;
+    ck_graph g0, g1;
+    job_with_map(&g0, 2);
+    job_with_map(&g1, 4);
+    ck_config cfg;
+    ck_config_defaults(&cfg);
+    cfg.v[CK_CFG_CP_INTERVAL] = 100 * CK_NS_PER_MS;
+    assert_null(ck_asg_vertex_state(&g0, 1, &cfg));
+    assert_string_equal(ck_asg_vertex_state(&g0, 0, &cfg), "a source's partition offsets");
+    assert_string_equal(ck_asg_vertex_state(&g0, 2, &cfg), "keyed state");
+    cfg.v[CK_CFG_CP_MODE] = CK_CP_AT_LEAST_ONCE;
+    assert_string_equal(ck_asg_vertex_state(&g0, 2, &cfg), "keyed state");
+    cfg.v[CK_CFG_CP_MODE] = CK_CP_EXACTLY_ONCE;
+    ck_cp_meta m;
+    meta_of(&m, &g0);
+    ck_asg a;
+    char err[400];
+    assert_int_equal(ck_asg_plan(&a, &m, &g1, &cfg, NULL, 0, err, sizeof(err)), 0);
+    ck_inv inv;
+    assert_int_equal(ck_asg_check(&a, &m, &g1, &inv), 0);
+    assert_int_equal(ck_asg_applicable(&a, &m, &g1, err, sizeof(err)), 0);
+    assert_true(a.fresh[1] && !a.fresh[0] && !a.fresh[2]);
+    for (uint32_t s = 0; s < g1.nsubtasks; s++) {
+        const ck_asg_task *t = &a.tasks[s];
+        if (t->vertex == 1) {
+            assert_true(t->empty);
+            assert_int_equal(t->ntakes, 0);
+            assert_int_equal(t->old_subtask, -1);
+            assert_int_equal(t->old_parallelism, 2);
+        } else {
+            assert_false(t->empty);
+            assert_int_equal(t->old_subtask, t->subtask);
+            assert_int_equal(t->ntakes, 1);
+            assert_int_equal(t->takes[0].old, a.old_base[t->old_vertex] + (uint32_t)t->subtask);
+        }
+    }
+    /* invariant (5): a rescaled stateless subtask that restores */
+    a.tasks[g1.v[1].base].empty = 0;
+    assert_int_equal(ck_asg_check(&a, &m, &g1, &inv), CK_EINVARIANT);
+    assert_non_null(strstr(inv.what, "keeps no state and was rescaled"));
+    ck_asg_free(&a);
+    /* unaligned checkpoints: the map keeps channel state */
+    cfg.v[CK_CFG_CP_UNALIGNED] = 1;
+    assert_string_equal(ck_asg_vertex_state(&g0, 1, &cfg),
+                        "channel state (unaligned checkpoints)");
+    assert_int_equal(ck_asg_plan(&a, &m, &g1, &cfg, NULL, 0, err, sizeof(err)), 0);
+    assert_false(a.fresh[1] || a.tasks[g1.v[1].base].empty);
+    assert_int_equal(ck_asg_check(&a, &m, &g1, &inv), 0);
+    assert_int_equal(ck_asg_applicable(&a, &m, &g1, err, sizeof(err)), CK_EINVAL);
+    assert_non_null(strstr(err, "operator \"m\" (uid \"m\"): the snapshot holds it at "
+                                "parallelism 2, the job has 4, and it keeps channel state "
+                                "(unaligned checkpoints)"));
+    assert_null(strchr(err, '\n'));
     ck_asg_free(&a);
     ck_cp_meta_free(&m);
 }
@@ -507,7 +596,7 @@ static void test_old_version_metadata(void **state)
     assert_int_equal(ck_cp_meta_encode(&d, &p, &len), CK_EINVAL); /* none: not written blind */
     ck_graph g1;
     job(&g1, 2, 4, 0, NULL, CK_OP_AGGREGATE);
-    assert_int_equal(ck_asg_plan(&a, &d, &g1, NULL, 0, err, sizeof(err)), CK_EINVAL);
+    assert_int_equal(ck_asg_plan(&a, &d, &g1, NULL, NULL, 0, err, sizeof(err)), CK_EINVAL);
     assert_non_null(strstr(err, "old format (version 3"));
     ck_cp_meta_free(&d);
     ck_cp_meta_free(&m);
@@ -615,7 +704,7 @@ static void test_old_version_savepoint_run(void **state)
         {"s/\"name\": \"count\",/\"name\": \"counter\", \"uid\": \"count\",/", NULL, 0},
         {"s/\"parallelism\": 4/\"parallelism\": 3/g",
          "operator \"count\" (uid \"count\"): the snapshot holds it at parallelism 4, the job "
-         "has 3 (changing parallelism on restore is not supported yet)",
+         "has 3, and it keeps keyed state, which does not move to another parallelism yet",
          2},
     };
     for (size_t k = 0; k < sizeof(variants) / sizeof(variants[0]); k++) {
@@ -677,6 +766,7 @@ int main(void)
         cmocka_unit_test(test_union_and_broadcast),
         cmocka_unit_test(test_source_partitions_dealt),
         cmocka_unit_test(test_refusals_name_the_uid),
+        cmocka_unit_test(test_stateless_vertex_starts_empty),
         cmocka_unit_test(test_old_version_metadata),
         cmocka_unit_test(test_metadata_v4_operators),
         cmocka_unit_test(test_old_version_savepoint_run),

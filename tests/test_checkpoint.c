@@ -480,6 +480,42 @@ static void test_aligned_timeout(void **state)
     rig_free(&r);
 }
 
+/* Generations of one job (a rescale's graphs): one endpoint stride, the
+ * most subtasks any has; a graph of other vertices is none. (What each
+ * subtask of a generation restores: test_assign.) */
+static void test_graph_generations(void **state)
+{
+    (void)state;
+    ck_config cfg;
+    ck_config_defaults(&cfg);
+    ck_job_spec spec = {.nops = 5};
+    spec.ops[0] = (ck_op_spec){.name = "src", .kind = CK_OP_SOURCE, .parallelism = 2, .input = -1};
+    spec.ops[1] = (ck_op_spec){.name = "m", .kind = CK_OP_MAP, .parallelism = 2, .input = 0,
+                               .ship = CK_SHIP_REBALANCE};
+    spec.ops[2] = (ck_op_spec){.name = "f", .kind = CK_OP_FILTER, .parallelism = 2, .input = 1};
+    spec.ops[3] = (ck_op_spec){.name = "agg", .kind = CK_OP_AGGREGATE, .parallelism = 3,
+                               .input = 2, .ship = CK_SHIP_HASH};
+    spec.ops[4] = (ck_op_spec){.name = "out", .kind = CK_OP_SINK, .parallelism = 3, .input = 3};
+    ck_graph gens[3];
+    int bad;
+    char e[200];
+    for (int k = 0; k < 3; k++) {
+        spec.ops[1].parallelism = spec.ops[2].parallelism = k == 1 ? 4 : k == 2 ? 1 : 2;
+        assert_int_equal(ck_graph_build(&gens[k], &spec, &cfg, &bad, e, sizeof(e)), 0);
+        assert_int_equal(gens[k].nv, 3);
+        assert_int_equal(gens[k].ep_stride, gens[k].nsubtasks);
+    }
+    assert_int_equal(ck_graph_share_stride(gens, 3), 0);
+    for (int k = 0; k < 3; k++) {
+        assert_int_equal(gens[k].generation, k);
+        assert_int_equal(gens[k].ep_stride, 9); /* 2 + 4 + 3 */
+    }
+    /* a graph of other vertices is no generation of the job */
+    spec.ops[2].ship = CK_SHIP_REBALANCE;
+    assert_int_equal(ck_graph_build(&gens[2], &spec, &cfg, &bad, e, sizeof(e)), 0);
+    assert_int_equal(ck_graph_share_stride(gens, 3), CK_EINVAL);
+}
+
 static void test_pipelined_regions(void **state)
 {
     (void)state;
@@ -2651,6 +2687,7 @@ int main(void)
         cmocka_unit_test(test_unaligned_channel_state),
         cmocka_unit_test(test_restored_gate_credit_after_state),
         cmocka_unit_test(test_aligned_timeout),
+        cmocka_unit_test(test_graph_generations),
         cmocka_unit_test(test_pipelined_regions),
         cmocka_unit_test(test_coordinator_lifecycle),
         cmocka_unit_test(test_coordinator_overtaken_metadata),

@@ -357,18 +357,46 @@ static void test_invariants(void **state)
     ck_routes_init(&rt, 3);
     assert_int_equal(ck_routes_check(&rt, NULL), 0);
     uint16_t hosts[3] = {0, 1, CK_HOST_NONE};
-    assert_int_equal(ck_routes_set(&rt, 0, 3, hosts), 0);
-    assert_int_equal(ck_routes_set(&rt, 2, 3, hosts), 0);
-    assert_int_equal(ck_routes_set(&rt, 2, 3, hosts), 0); /* set once */
+    assert_int_equal(ck_routes_set(&rt, 0, 0, 3, hosts), 0);
+    assert_int_equal(ck_routes_set(&rt, 2, 0, 3, hosts), 0);
+    assert_int_equal(ck_routes_set(&rt, 2, 0, 3, hosts), 0); /* set once */
     assert_int_equal(ck_routes_check(&rt, NULL), 0);
     INV_BREAK(rt.v[1].attempt, 0, ck_routes_check(&rt, &V), "routes", 1);
     INV_BREAK(rt.newest, 1, ck_routes_check(&rt, &V), "routes", 2);
     ck_routes_free(&rt);
 }
 
+/* An attempt of a smaller generation (a rescale in) has a shorter table:
+ * its generation is known by attempt, and an endpoint past its subtasks
+ * routes nowhere; a table longer than the stride is refused. */
+static void test_routes_generations(void **state)
+{
+    (void)state;
+    ck_graph gr = {.nsubtasks = 3, .ep_stride = 5};
+    ck_routes rt;
+    ck_routes_init(&rt, 5);
+    uint16_t big[5] = {0, 1, 1, 0, 1}, small[3] = {1, 0, 1}, huge[6] = {0};
+    assert_int_equal(ck_routes_set(&rt, 0, 1, 5, big), 0);
+    assert_int_equal(ck_routes_set(&rt, 1, 2, 3, small), 0);
+    assert_int_equal(ck_routes_set(&rt, 2, 0, 6, huge), CK_EINVAL);
+    assert_int_equal(ck_routes_gen(&rt, 0), 1);
+    assert_int_equal(ck_routes_gen(&rt, 1), 2);
+    assert_int_equal(ck_routes_gen(&rt, 2), -1);
+    assert_int_equal(ck_routes_host(&rt, &gr, ck_ep_task(&gr, 0, 4)), 1);
+    assert_int_equal(ck_routes_host(&rt, &gr, ck_ep_task(&gr, 1, 0)), 1);
+    assert_int_equal(ck_routes_host(&rt, &gr, ck_ep_task(&gr, 1, 2)), 1);
+    assert_int_equal(ck_routes_host(&rt, &gr, ck_ep_task(&gr, 1, 3)), -1); /* not in it */
+    uint32_t a, sub;
+    assert_true(ck_ep_task_split(&gr, ck_ep_task(&gr, 7, 4), &a, &sub));
+    assert_int_equal(a, 7);
+    assert_int_equal(sub, 4);
+    ck_routes_free(&rt);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_routes_generations),
         cmocka_unit_test(test_split_at_every_byte),
         cmocka_unit_test(test_two_frames_in_one_read),
         cmocka_unit_test(test_oversized),

@@ -5,8 +5,14 @@
  * exactly once, their phases in order in run.json's rescales[], under
  * SimGrid and over sockets, the same run twice for one seed; the adaptive
  * scheduler's fallback when no checkpoint completes in time; a rescale
- * refused while another is under way, one a crash interrupts; and, until the engine restores at
- * another parallelism, the one-line refusal of a rescale that changes it.
+ * refused while another is under way, one a crash interrupts; a job
+ * whose middle vertex keeps no state rescaled 2 -> 4 -> 2 -> 4 -> 2, both
+ * ways each way, on a new graph per rescale, under SimGrid (the invariants
+ * checked) and over sockets, the same run twice for one seed, each
+ * savepoint's _metadata of the generation that took it; a savepoint
+ * restored (run -s) with that vertex at another parallelism; and, until
+ * state moves between parallelisms, the one-line refusal of a rescale of
+ * a vertex that keeps state.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -22,6 +28,7 @@
 #include "runutil.h"
 
 #define SAME "tests/scenarios/rescale-same.json"
+#define STATELESS "tests/scenarios/rescale-stateless.json"
 
 /* j.k as a number, or dflt when it is null or missing. */
 static double at_or(const cJSON *j, const char *k, double dflt)
@@ -180,12 +187,136 @@ static void test_same_parallelism_sockets(void **state)
     cJSON_Delete(run);
 }
 
-/* SAME with its events (and config keys) replaced: written to <tmp>/<name>.json. */
-static const char *variant(const char *name, const char *events, const char *key,
-                           const char *value)
+/* STATELESS's rescales, in order: the parallelism of its middle vertex
+ * ("double -> some") after each, and how each went. */
+static const int stateless_par[] = {4, 2, 4, 2};
+static const char *const stateless_via[] = {"savepoint", "checkpoint", "checkpoint", "savepoint"};
+
+/* A run of STATELESS: exactly once, every rescale done with its phases in
+ * order, each one's parallelism before and after the generation it left
+ * and the one it deployed, the job's vertices, subtasks and per-subtask
+ * figures at the parallelism it ended with, and each checkpoint acknowledged
+ * by the subtasks of the generation that took it. */
+static void check_stateless(const cJSON *run)
+{
+    check_exactly_once(run);
+    const cJSON *rss = cJSON_GetObjectItem(run, "rescales");
+    assert_int_equal(cJSON_GetArraySize(rss), 4);
+    int was = 2;
+    double last_restored = 0;
+    for (int i = 0; i < 4; i++) {
+        const cJSON *rs = cJSON_GetArrayItem(rss, i);
+        assert_string_equal(str(rs, "via"), stateless_via[i]);
+        assert_string_equal(str(rs, "outcome"), "done");
+        double trigger = num(rs, "trigger_s", NULL), snapshot = num(rs, "snapshot_s", NULL);
+        double stopped = num(rs, "stopped_s", NULL), deployed = num(rs, "deployed_s", NULL);
+        double restored = num(rs, "restored_s", NULL);
+        assert_true(last_restored <= trigger);
+        assert_true(trigger <= snapshot && snapshot <= stopped && stopped <= deployed &&
+                    deployed <= restored);
+        assert_true(num(rs, "first_output_s", NULL) >= restored);
+        last_restored = restored;
+        const cJSON *before = cJSON_GetObjectItem(rs, "parallelism_before");
+        const cJSON *after = cJSON_GetObjectItem(rs, "parallelism_after");
+        assert_true(at_or(before, "double", 0) == was && at_or(before, "some", 0) == was);
+        assert_true(at_or(after, "double", 0) == stateless_par[i]);
+        assert_true(at_or(after, "some", 0) == stateless_par[i]);
+        /* the vertices that keep state keep their parallelism */
+        assert_true(at_or(after, "source", 0) == 2 && at_or(after, "total", 0) == 3 &&
+                    at_or(after, "totals", 0) == 3);
+        was = stateless_par[i];
+    }
+    const cJSON *job = cJSON_GetObjectItem(run, "job");
+    const cJSON *vs = cJSON_GetObjectItem(job, "vertices");
+    assert_int_equal(cJSON_GetArraySize(vs), 3);
+    assert_string_equal(str(cJSON_GetArrayItem(vs, 1), "name"), "double -> some");
+    assert_true(num(cJSON_GetArrayItem(vs, 0), "parallelism", NULL) == 2);
+    assert_true(num(cJSON_GetArrayItem(vs, 1), "parallelism", NULL) == was);
+    assert_true(num(cJSON_GetArrayItem(vs, 2), "parallelism", NULL) == 3);
+    assert_true(num(job, "subtasks", NULL) == 2 + was + 3);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(run, "tasks")), 2 + was + 3);
+    /* Checkpoints of the 4-wide generations had 9 subtasks to acknowledge,
+     * those of the 2-wide ones 7: both kinds completed. */
+    int seen7 = 0, seen9 = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(run, "checkpoints"))
+    {
+        int n = cJSON_GetArraySize(cJSON_GetObjectItem(c, "alignment_s"));
+        assert_true(n == 7 || n == 9);
+        if (!strcmp(str(c, "status"), "completed")) {
+            assert_true(num(c, "acknowledged", NULL) == n);
+            seen7 += n == 7, seen9 += n == 9;
+        }
+    }
+    assert_true(seen7 > 0 && seen9 > 0);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(run, "recoveries")), 0);
+}
+
+static void test_stateless_simgrid(void **state)
+{
+    (void)state;
+    char args[256];
+    snprintf(args, sizeof(args), "run %s --out %s/sl --check-invariants", STATELESS, tmp);
+    assert_chandy("sl", args, 0);
+    cJSON *run = load_run("sl");
+    check_stateless(run);
+    cJSON_Delete(run);
+    /* Each savepoint's _metadata describes the generation that took it:
+     * the first rescale's (3) the map at 2, the last one's (13) at 4. */
+    static const struct {
+        int id;
+        const char *want;
+    } sps[] = {{3, "vertex 1, parallelism 2: uid \"double\""},
+               {13, "vertex 1, parallelism 4: uid \"double\""}};
+    for (int k = 0; k < 2; k++) {
+        snprintf(args, sizeof(args), "savepoint %s/sl/store/savepoints/savepoint-*-%d", tmp,
+                 sps[k].id);
+        assert_chandy("slsp", args, 0);
+        char path[256];
+        snprintf(path, sizeof(path), "%s/slsp.out", tmp);
+        char *out = slurp(path);
+        assert_non_null(out);
+        assert_non_null(strstr(out, sps[k].want));
+        free(out);
+    }
+}
+
+static void test_stateless_determinism(void **state)
+{
+    (void)state;
+    char args[256];
+    snprintf(args, sizeof(args), "run %s --out %s/sd1 --quiet", STATELESS, tmp);
+    assert_chandy("sd1", args, 0);
+    snprintf(args, sizeof(args), "run %s --out %s/sd2 --quiet", STATELESS, tmp);
+    assert_chandy("sd2", args, 0);
+    cJSON *a = load_run("sd1"), *b = load_run("sd2");
+    strip_wall(a);
+    strip_wall(b);
+    char *ta = cJSON_Print(a), *tb = cJSON_Print(b);
+    assert_string_equal(ta, tb);
+    free(ta);
+    free(tb);
+    cJSON_Delete(a);
+    cJSON_Delete(b);
+}
+
+static void test_stateless_sockets(void **state)
+{
+    (void)state;
+    char args[256];
+    snprintf(args, sizeof(args), "run %s --backend sockets --out %s/sls", STATELESS, tmp);
+    assert_chandy("sls", args, 0);
+    cJSON *run = load_run("sls");
+    check_stateless(run);
+    cJSON_Delete(run);
+}
+
+/* base with its events (and a config key) replaced: written to <tmp>/<name>.json. */
+static const char *variant_of(const char *base, const char *name, const char *events,
+                              const char *key, const char *value)
 {
     char path[600];
-    snprintf(path, sizeof(path), "%s/%s", CHANDY_SOURCE_DIR, SAME);
+    snprintf(path, sizeof(path), "%s/%s", CHANDY_SOURCE_DIR, base);
     char *text = slurp(path);
     assert_non_null(text);
     cJSON *s = cJSON_Parse(text);
@@ -195,6 +326,11 @@ static const char *variant(const char *name, const char *events, const char *key
     cJSON_ReplaceItemInObject(s, "events", cJSON_Parse(events));
     if (key)
         cJSON_AddStringToObject(cJSON_GetObjectItem(s, "config"), key, value);
+    /* STATELESS's sink reads over a rebalance edge: it may rescale alone */
+    const cJSON *ops = cJSON_GetObjectItem(cJSON_GetObjectItem(s, "job"), "operators");
+    cJSON *sink = cJSON_GetArrayItem(ops, cJSON_GetArraySize(ops) - 1);
+    if (!strcmp(base, STATELESS))
+        cJSON_AddStringToObject(sink, "partition", "rebalance");
     char *out = cJSON_Print(s);
     cJSON_Delete(s);
     char file[128];
@@ -203,6 +339,125 @@ static const char *variant(const char *name, const char *events, const char *key
     free(out);
     assert_non_null(p);
     return p;
+}
+
+static const char *variant(const char *name, const char *events, const char *key,
+                           const char *value)
+{
+    return variant_of(SAME, name, events, key, value);
+}
+
+/* A stop-with-savepoint of the job with its map at 2 restores (chandy run
+ * -s) into the job with the map at 4: the state assignment starts the
+ * map's subtasks empty and the others restore their own; the output,
+ * with the first run's, is exactly once. */
+static void test_stateless_savepoint_other_parallelism(void **state)
+{
+    (void)state;
+    variant_of(STATELESS, "sps",
+               "[{\"at\": \"1 s\", \"action\": \"savepoint\", \"stop\": true}]", NULL, NULL);
+    char args[512];
+    snprintf(args, sizeof(args), "run %s/sps.json --out %s/sps -q", tmp, tmp);
+    assert_chandy("sps", args, 0);
+    const char *p = variant_of(STATELESS, "spr", "[]", NULL, NULL);
+    char *text = slurp(p);
+    assert_non_null(text);
+    cJSON *s = cJSON_Parse(text);
+    free(text);
+    const cJSON *ops = cJSON_GetObjectItem(cJSON_GetObjectItem(s, "job"), "operators");
+    for (int k = 1; k <= 2; k++)
+        cJSON_ReplaceItemInObject(cJSON_GetArrayItem(ops, k), "parallelism",
+                                  cJSON_CreateNumber(4));
+    char *out = cJSON_Print(s);
+    cJSON_Delete(s);
+    assert_non_null(put_file("spr.json", out));
+    free(out);
+    snprintf(args, sizeof(args), "run %s/spr.json -s %s/sps --out %s/spr --check-invariants", tmp,
+             tmp, tmp);
+    assert_chandy("spr", args, 0);
+    cJSON *run = load_run("spr");
+    check_exactly_once(run);
+    const cJSON *vs = cJSON_GetObjectItem(cJSON_GetObjectItem(run, "job"), "vertices");
+    assert_true(num(cJSON_GetArrayItem(vs, 1), "parallelism", NULL) == 4);
+    cJSON_Delete(run);
+}
+
+#define SINK_RESCALES                                                                      \
+    "[{\"at\": \"800 ms\", \"action\": \"rescale\", \"parallelism\": {\"totals\": 4}},"    \
+    " {\"at\": \"2 s\", \"action\": \"rescale\", \"via\": \"checkpoint\","                \
+    " \"parallelism\": {\"totals\": 1}}]"
+
+/* A sink writing without transactions keeps no state: in at-least-once
+ * mode it rescales 3 -> 4 -> 1, its new subtasks starting empty, and the
+ * output holds. With exactly-once checkpoints it writes in transactions,
+ * whose pending ones do not move yet: the same rescale is refused, naming
+ * them. */
+static void test_sink_rescale(void **state)
+{
+    (void)state;
+    const char *p = variant_of(STATELESS, "alo", SINK_RESCALES, "execution.checkpointing.mode",
+                               "AT_LEAST_ONCE");
+    char args[512];
+    snprintf(args, sizeof(args), "run %s --out %s/alo --check-invariants", p, tmp);
+    assert_chandy("alo", args, 0);
+    cJSON *run = load_run("alo");
+    assert_string_equal(str(cJSON_GetObjectItem(run, "job"), "state"), "FINISHED");
+    const cJSON *c = cJSON_GetObjectItem(run, "correctness");
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(c, "ok")));
+    assert_true(num(run, "correctness", "lost") == 0);
+    const cJSON *rss = cJSON_GetObjectItem(run, "rescales");
+    assert_int_equal(cJSON_GetArraySize(rss), 2);
+    for (int i = 0; i < 2; i++) {
+        const cJSON *rs = cJSON_GetArrayItem(rss, i);
+        assert_string_equal(str(rs, "outcome"), "done");
+        const cJSON *after = cJSON_GetObjectItem(rs, "parallelism_after");
+        assert_true(at_or(after, "totals", 0) == (i == 0 ? 4 : 1));
+        assert_true(at_or(after, "total", 0) == 3);
+    }
+    const cJSON *vs = cJSON_GetObjectItem(cJSON_GetObjectItem(run, "job"), "vertices");
+    assert_int_equal(cJSON_GetArraySize(vs), 4);
+    assert_string_equal(str(cJSON_GetArrayItem(vs, 3), "name"), "totals");
+    assert_true(num(cJSON_GetArrayItem(vs, 3), "parallelism", NULL) == 1);
+    cJSON_Delete(run);
+
+    p = variant_of(STATELESS, "eo", SINK_RESCALES, NULL, NULL);
+    snprintf(args, sizeof(args), "run %s --out %s/eo", p, tmp);
+    assert_chandy("eo", args, 2);
+    char path[256];
+    snprintf(path, sizeof(path), "%s/eo.err", tmp);
+    char *err = slurp(path);
+    assert_non_null(err);
+    assert_non_null(strstr(err, "events[0].parallelism: \"totals\" from 3 to 4: it keeps a "
+                                "sink's pending transactions (exactly-once checkpoints)"));
+    free(err);
+}
+
+/* A crash right after a rescale out (2 -> 4): the failover restores the
+ * rescale's savepoint, which the old generation took, on the new graph:
+ * the subtasks that kept their parallelism restore theirs, the rescaled
+ * vertex's start empty again, and the output stays exactly once. */
+static void test_crash_after_rescale(void **state)
+{
+    (void)state;
+    const char *p = variant_of(STATELESS, "after",
+                               "[{\"at\": \"600 ms\", \"action\": \"rescale\","
+                               " \"parallelism\": {\"double\": 4, \"some\": 4}},"
+                               " {\"at\": \"650 ms\", \"action\": \"crash\", \"host\": \"tm1\","
+                               " \"restart_after\": \"300 ms\"}]",
+                               NULL, NULL);
+    char args[512];
+    snprintf(args, sizeof(args), "run %s --out %s/after --check-invariants", p, tmp);
+    assert_chandy("after", args, 0);
+    cJSON *run = load_run("after");
+    check_exactly_once(run);
+    const cJSON *rs = cJSON_GetArrayItem(cJSON_GetObjectItem(run, "rescales"), 0);
+    assert_string_equal(str(rs, "outcome"), "done");
+    const cJSON *rc = cJSON_GetArrayItem(cJSON_GetObjectItem(run, "recoveries"), 0);
+    assert_non_null(rc);
+    assert_true(num(rc, "checkpoint", NULL) == num(rs, "checkpoint", NULL));
+    const cJSON *vs = cJSON_GetObjectItem(cJSON_GetObjectItem(run, "job"), "vertices");
+    assert_true(num(cJSON_GetArrayItem(vs, 1), "parallelism", NULL) == 4);
+    cJSON_Delete(run);
 }
 
 /* No checkpoint completes within rescale-trigger.max-delay: the rescale
@@ -290,15 +545,10 @@ static void test_crash_interrupts(void **state)
     cJSON_Delete(run);
 }
 
-/*
- * TO FLIP once the restore at another parallelism lands: a rescale that
- * changes a parallelism is refused today, in one line, exit status 2,
- * before anything runs. Then this test must instead run the job 3 -> 4 ->
- * 2 on "total" (via savepoint, then via checkpoint) and check it as
- * check_same does (exactly once, phases in order, parallelism_after and
- * job.vertices[] at 2).
- */
-static void test_changed_parallelism_refused_for_now(void **state)
+/* A rescale of a vertex that keeps state (here keyed state) is refused, in
+ * one line, exit status 2, before anything runs, until state moves to
+ * another parallelism; the scenario itself is valid. */
+static void test_stateful_rescale_refused(void **state)
 {
     (void)state;
     const char *p = variant("changed",
@@ -316,8 +566,8 @@ static void test_changed_parallelism_refused_for_now(void **state)
     snprintf(path, sizeof(path), "%s/ch.err", tmp);
     char *err = slurp(path);
     assert_non_null(err);
-    assert_non_null(strstr(err, "events[0].parallelism: \"total\" from 3 to 4 (changing "
-                                "parallelism on restore is not supported yet)"));
+    assert_non_null(strstr(err, "events[0].parallelism: \"total\" from 3 to 4: it keeps keyed "
+                                "state, which does not move to another parallelism yet"));
     assert_int_equal(count_of(err, "\n"), 1); /* one line */
     free(err);
     assert_null(try_load_run("ch"));
@@ -332,7 +582,13 @@ int main(void)
         cmocka_unit_test(test_checkpoint_fallback),
         cmocka_unit_test(test_refused_while_rescaling),
         cmocka_unit_test(test_crash_interrupts),
-        cmocka_unit_test(test_changed_parallelism_refused_for_now),
+        cmocka_unit_test(test_stateful_rescale_refused),
+        cmocka_unit_test(test_stateless_simgrid),
+        cmocka_unit_test(test_stateless_savepoint_other_parallelism),
+        cmocka_unit_test(test_stateless_determinism),
+        cmocka_unit_test(test_stateless_sockets),
+        cmocka_unit_test(test_sink_rescale),
+        cmocka_unit_test(test_crash_after_rescale),
     };
     return cmocka_run_group_tests(tests, ru_setup, ru_teardown);
 }

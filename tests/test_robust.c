@@ -203,7 +203,7 @@ static void test_deploy_names_known_hosts(void **state)
         if (bad)
             hosts[g.nsubtasks - 1] = bad == 1 ? 2 : 0xfffe;
         size_t blen, len;
-        uint8_t *body = ck_tm_deploy_body(1, NULL, g.nsubtasks, hosts, NULL, NULL, 1, &blen);
+        uint8_t *body = ck_tm_deploy_body(1, 0, NULL, g.nsubtasks, hosts, NULL, NULL, 1, &blen);
         assert_non_null(body);
         uint8_t *m = ck_wire_msg(CK_MSG_DEPLOY, CK_EP_JM, CK_EP_TM0 + 1, 1, body, blen, &len);
         free(body);
@@ -230,7 +230,7 @@ static void test_deploy_names_known_hosts(void **state)
     assert_true(g.nsubtasks > 3 && now_mine < mine); /* subtask 3 is left out */
     int routes = w.routes_set, deploys = w.deploys, logs = w.logs;
     size_t blen, len;
-    uint8_t *body = ck_tm_deploy_body(2, NULL, g.nsubtasks, hosts, NULL, NULL, 1, &blen);
+    uint8_t *body = ck_tm_deploy_body(2, 0, NULL, g.nsubtasks, hosts, NULL, NULL, 1, &blen);
     uint8_t *m = ck_wire_msg(CK_MSG_DEPLOY, CK_EP_JM, CK_EP_TM0 + 1, 2, body, blen, &len);
     free(body);
     assert_int_equal(n.ops->on_message(n.self, m, len), 0);
@@ -256,10 +256,10 @@ static void test_deploy_names_known_hosts(void **state)
     while (hosts[last] != 1)
         last--;
     for (int bad = 0; bad <= 2; bad++) {
-        body = ck_tm_deploy_body(3, &from, g.nsubtasks, hosts, hp, NULL, 1, &blen);
+        body = ck_tm_deploy_body(3, 0, &from, g.nsubtasks, hosts, hp, NULL, 1, &blen);
         assert_non_null(body);
         size_t other;
-        uint8_t *o = ck_tm_deploy_body(3, &from, g.nsubtasks, hosts, hp, NULL, 0, &other);
+        uint8_t *o = ck_tm_deploy_body(3, 0, &from, g.nsubtasks, hosts, hp, NULL, 0, &other);
         assert_true(other != blen || memcmp(o, body, blen)); /* host 0's differs */
         free(o);
         if (bad == 1)

@@ -561,7 +561,7 @@ static void test_tm_deploys_the_rest(void **state)
         r.w.deploy_fail = fail; /* global subtask fail - 1 */
         int before = r.w.deploys;
         size_t blen, len;
-        uint8_t *body = ck_tm_deploy_body((uint32_t)fail, NULL, 3, hosts, NULL, NULL, 0, &blen);
+        uint8_t *body = ck_tm_deploy_body((uint32_t)fail, 0, NULL, 3, hosts, NULL, NULL, 0, &blen);
         uint8_t *m = ck_wire_msg(CK_MSG_DEPLOY, CK_EP_JM, CK_EP_TM0, (uint32_t)fail, body, blen,
                                  &len);
         free(body);

@@ -183,7 +183,7 @@ static void wire_tm(const ck_graph *g)
     for (uint32_t s = 0; s < g->nsubtasks; s++)
         hosts[s] = (uint16_t)ck_graph_host(g, s);
     size_t len;
-    uint8_t *d = ck_tm_deploy_body(0, NULL, g->nsubtasks, hosts, NULL, NULL, 0, &len);
+    uint8_t *d = ck_tm_deploy_body(0, 0, NULL, g->nsubtasks, hosts, NULL, NULL, 0, &len);
     frame(&b, CK_MSG_DEPLOY, CK_EP_JM, CK_EP_TM0, 0, 0, 0, 0, d, len);
     free(d);
     uint8_t cancel[12];
@@ -205,7 +205,7 @@ static void wire_tm(const ck_graph *g)
                                   ck_kgr_make(0, 127)) == CK_OK);
         hp[s] = &hs[s];
     }
-    d = ck_tm_deploy_body(1, &from, g->nsubtasks, hosts, hp, NULL, 0, &len);
+    d = ck_tm_deploy_body(1, 0, &from, g->nsubtasks, hosts, hp, NULL, 0, &len);
     frame(&b, CK_MSG_DEPLOY, CK_EP_JM, CK_EP_TM0, 1, 0, 0, 0, d, len);
     free(d);
     for (uint32_t s = 0; s < g->nsubtasks; s++)
