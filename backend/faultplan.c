@@ -6,6 +6,7 @@
 
 #include "error.h"
 #include "graph.h"
+#include "taskmanager.h"
 #include "wire.h"
 
 static int in_force(const ck_fault_run *r)
@@ -221,6 +222,17 @@ int ck_plan_msg_moment(uint32_t src, const uint8_t *msg, size_t len, ck_moment *
     }
     if (src != CK_EP_JM || len < CK_WIRE_HDR + 8)
         return 0;
+    if (msg[0] == CK_MSG_DEPLOY) {
+        /* a rescale's: of a generation after the first, counted once
+         * (its DEPLOYs to every task manager, and a restart of it, have
+         * one id) */
+        int gen = ck_tm_deploy_generation(msg + CK_WIRE_HDR, len - CK_WIRE_HDR);
+        if (gen <= 0)
+            return 0;
+        *m = CK_MOMENT_RESCALE_DEPLOYED;
+        *id = (uint64_t)gen;
+        return 1;
+    }
     if (msg[0] == CK_MSG_CP_TRIGGER)
         *m = CK_MOMENT_CHECKPOINT_TRIGGERED;
     else if (msg[0] == CK_MSG_CP_COMPLETE)

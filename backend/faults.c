@@ -33,7 +33,8 @@ const char *const ck_moment_names[] = {"checkpoint_triggered", "checkpoint_compl
                                        "upload_started",       "restore_started",
                                        "state_flush",          "state_compaction",
                                        "materialization_started", "changelog_upload_started",
-                                       "subtask_finished",     NULL};
+                                       "subtask_finished",     "rescale_deployed",
+                                       NULL};
 
 const char *ck_moment_name(ck_moment m)
 {

@@ -115,6 +115,8 @@ typedef enum ck_moment {
     CK_MOMENT_CHANGELOG_UPLOAD,     /* ...starts uploading a changelog segment */
     CK_MOMENT_SUBTASK_FINISHED,     /* a subtask tells the job manager it finished (its input
                                      * ended and a checkpoint it took then completed) */
+    CK_MOMENT_RESCALE_DEPLOYED,     /* the job manager deploys a rescale's job (a generation
+                                     * of the job's graph not deployed before, graph.h) */
     CK_MOMENT_COUNT
 } ck_moment;
 

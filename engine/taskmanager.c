@@ -28,6 +28,19 @@ void ck_tm_generations(ck_tm *tm, const ck_graph *gens, int ngens)
     tm->ngens = ngens;
 }
 
+int ck_tm_deploy_generation(const uint8_t *b, size_t len)
+{
+    /* attempt, checkpoint id, n, n hosts, flags, then the generation */
+    if (len < 16)
+        return -1;
+    uint32_t n = ck_get_u32(b + 12);
+    size_t at = 16 + 2 * (size_t)n + 4;
+    if (n > len || at + 4 > len)
+        return -1;
+    uint32_t gen = ck_get_u32(b + at);
+    return gen > INT32_MAX ? -1 : (int)gen;
+}
+
 uint8_t *ck_tm_deploy_body(uint32_t attempt, int gen, const ck_restore_point *from, uint32_t n,
                            const uint16_t *hosts, const ck_handles *const *handles,
                            const uint32_t *origins, int host, size_t *len)

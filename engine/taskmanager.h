@@ -94,6 +94,10 @@ int ck_tm_check(const ck_tm *tm, ck_inv *v);
  * (assign.h; origins NULL: each subtask its own, the identity assignment,
  * sent as CK_TM_ORIGIN_OWN). NULL when out of memory. */
 #define CK_TM_ORIGIN_OWN UINT32_MAX
+
+/* The generation a DEPLOY body (b, len bytes) deploys, or -1 when it is
+ * too short to say: for the moment a rescale's deployment is. */
+int ck_tm_deploy_generation(const uint8_t *b, size_t len);
 uint8_t *ck_tm_deploy_body(uint32_t attempt, int gen, const ck_restore_point *from, uint32_t n,
                            const uint16_t *hosts, const ck_handles *const *handles,
                            const uint32_t *origins, int host, size_t *len);

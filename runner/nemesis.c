@@ -33,7 +33,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "assign.h"
 #include "error.h"
+#include "jobmanager.h"
 #include "rng.h"
 
 #define US INT64_C(1000)
@@ -275,6 +277,98 @@ static int may_fail_over(const ck_fault *f, int ntm)
     }
 }
 
+/* The stream of rescales: apart from the rest of the schedule's, so that
+ * a scenario whose timeline does not rescale draws as it did before. */
+#define RESCALE_STREAM (NEMESIS_STREAM + 0x500)
+
+/* What a scenario's own timeline says of rescales (scenario.h, kept when
+ * the events are replaced): whether it has one, and per operator the
+ * largest parallelism the job or any of them gives it (the most a drawn
+ * rescale gives it: the cluster is sized for it). */
+static int own_rescales(const ck_scenario *sc, int *hi)
+{
+    for (int k = 0; k < sc->graph.spec.nops; k++)
+        hi[k] = sc->own_rescales ? sc->rescale_hi[k] : sc->graph.spec.ops[k].parallelism;
+    return sc->own_rescales > 0;
+}
+
+/* The forward group of operator k: the first operator of the run of
+ * forward edges it is in (a forward edge keeps one parallelism on both
+ * ends, scenario.c's rule). */
+static int forward_root(const ck_job_spec *js, int k)
+{
+    while (js->ops[k].kind != CK_OP_SOURCE && js->ops[k].ship == CK_SHIP_FORWARD &&
+           js->ops[k].input >= 0)
+        k = js->ops[k].input;
+    return k;
+}
+
+/*
+ * The parallelism of every operator after a drawn rescale, from cur:
+ * each forward group that may rescale (ck_asg_vertex_state: a vertex
+ * whose state cannot move to another parallelism yet keeps its own)
+ * takes, with even odds, a parallelism from 1 to the most the scenario's
+ * timeline gives it; at least one changes. The job must build and need
+ * at most `hosts` task managers (*need: how many it does); 0, or -1 when
+ * eight draws found none.
+ */
+static int draw_parallelism(ck_rng *g, const ck_scenario *sc, const int *hi,
+                            const uint16_t *cur, int hosts, uint16_t *out, int *need)
+{
+    const ck_job_spec *js = &sc->graph.spec;
+    ck_job_spec *spec = malloc(sizeof(*spec));
+    ck_graph *gr = malloc(sizeof(*gr));
+    int rc = -1;
+    for (int attempt = 0; spec && gr && attempt < 8 && rc; attempt++) {
+        int changed = 0, any = -1;
+        for (int k = 0; k < js->nops; k++)
+            out[k] = cur[k];
+        for (int k = 0; k < js->nops; k++) {
+            if (forward_root(js, k) != k)
+                continue;
+            int top = 1, movable = 1;
+            for (int q = 0; q < js->nops; q++)
+                if (forward_root(js, q) == k) {
+                    top = hi[q] > top ? hi[q] : top;
+                    movable &= !ck_asg_vertex_state(&sc->graph, sc->graph.op_vertex[q], &sc->cfg);
+                }
+            if (!movable || top < 2)
+                continue;
+            any = k;
+            if (ck_rng_below(g, 2) == 0)
+                continue;
+            int p = 1 + (int)ck_rng_below(g, (uint64_t)top);
+            for (int q = 0; q < js->nops; q++)
+                if (forward_root(js, q) == k) {
+                    changed |= p != cur[q];
+                    out[q] = (uint16_t)p;
+                }
+        }
+        if (any < 0)
+            break; /* nothing may rescale */
+        if (!changed) { /* the last group that may: to another parallelism */
+            int top = hi[any] > 1 ? hi[any] : 2;
+            int p = 1 + (int)ck_rng_below(g, (uint64_t)top - 1);
+            if (p >= cur[any])
+                p++;
+            for (int q = 0; q < js->nops; q++)
+                if (forward_root(js, q) == any)
+                    out[q] = (uint16_t)p;
+        }
+        *spec = *js;
+        for (int k = 0; k < js->nops; k++)
+            spec->ops[k].parallelism = out[k];
+        int bad = -1;
+        char why[200];
+        if (!ck_graph_build(gr, spec, &sc->cfg, &bad, why, sizeof(why)) &&
+            (*need = ck_graph_hosts_needed(gr)) <= hosts)
+            rc = 0;
+    }
+    free(spec);
+    free(gr);
+    return rc;
+}
+
 /* The stream of the faults inside the processes: apart from the rest of
  * the schedule's, so that a seed draws the rest as it did before they
  * existed. */
@@ -475,6 +569,72 @@ void ck_nemesis_draw(ck_scenario *sc, uint64_t seed, ck_nemesis_mode mode)
 
     ck_fault timed[CK_MAX_FAULTS], trig[CK_MAX_FAULTS];
     int ntimed = 0, ntrig = 0;
+    /* Rescales, when the scenario's own timeline rescales (its cluster is
+     * sized for what it gives each operator): drawn first, on a stream of
+     * their own, so that the task managers they take are no spares. */
+    int hi[CK_MAX_OPS];
+    if (own_rescales(sc, hi)) {
+        ck_rng rg;
+        ck_rng_init(&rg, seed, RESCALE_STREAM + (uint64_t)mode);
+        int inuse = ck_graph_hosts_needed(&sc->graph);
+        int budget = ntm > inuse ? ntm - 1 : ntm; /* one spare kept, if there was one */
+        uint16_t cur[CK_FAULT_MAX_OPS], par[CK_FAULT_MAX_OPS];
+        for (int k = 0; k < sc->graph.spec.nops; k++)
+            cur[k] = (uint16_t)sc->graph.spec.ops[k].parallelism;
+        int nres = 1 + (int)ck_rng_below(&rg, 2);
+        for (int k = 0; k < nres; k++) {
+            /* its parallelism is drawn here to know the hosts it takes;
+             * the schedule's order may put it after another rescale,
+             * and each says every operator's parallelism, so it holds */
+            int need;
+            if (draw_parallelism(&rg, sc, hi, cur, budget, par, &need))
+                break;
+            ck_fault f;
+            memset(&f, 0, sizeof(f));
+            f.factor = 1.0;
+            f.kind = CK_FAULT_RESCALE;
+            f.host = f.op = -1;
+            memcpy(f.par, par, sizeof(par));
+            memcpy(cur, par, sizeof(par));
+            f.via = I > 0 && ck_rng_below(&rg, 2) ? CK_RESCALE_VIA_CHECKPOINT
+                                                   : CK_RESCALE_VIA_SAVEPOINT;
+            if (I > 0 && ck_rng_below(&rg, 3) == 0) {
+                f.moment = CK_MOMENT_CHECKPOINT_COMPLETED;
+                f.nth = 1 + (int)ck_rng_below(&rg, (uint64_t)tmax(1, w1 / I));
+                f.at = log_uniform(&rg, 1 * US, tmax(2 * MS, I));
+                trig[ntrig++] = f;
+            } else {
+                f.at = uniform(&rg, w0, w1);
+                int i = ntimed++;
+                while (i > 0 && timed[i - 1].at > f.at) {
+                    timed[i] = timed[i - 1];
+                    i--;
+                }
+                timed[i] = f;
+            }
+            /* Half of them with a crash while the job rebuilds at its new
+             * parallelism: from the moment its deployment goes out, within
+             * microseconds (the downloads) to a tenth of a second (the
+             * rebuild, the first records). */
+            if (disruptive < cap && ck_rng_below(&rg, 2)) {
+                ck_fault c;
+                memset(&c, 0, sizeof(c));
+                c.factor = 1.0;
+                c.kind = CK_FAULT_CRASH;
+                c.host = (int)ck_rng_below(&rg, (uint64_t)need); /* one it runs on */
+                c.duration = log_uniform(&rg, 20 * MS, longest);
+                c.moment = CK_MOMENT_RESCALE_DEPLOYED;
+                c.nth = 1 + k;
+                int y = (int)ck_rng_below(&rg, 100);
+                c.at = y < 25   ? 0
+                       : y < 65 ? log_uniform(&rg, 1 * US, 1 * MS)
+                                : log_uniform(&rg, 1 * MS, 100 * MS);
+                trig[ntrig++] = c;
+                disruptive++;
+            }
+        }
+        spare = ntm - budget;
+    }
     /* A third of the safety schedules start with a focused pair: the
      * channels of checkpoint n skewed as it is triggered, then a crash as
      * it completes. The rest is drawn as usual, up to 3 faults more. */
@@ -633,6 +793,11 @@ void ck_nemesis_draw(ck_scenario *sc, uint64_t seed, ck_nemesis_mode mode)
         sc->faults[sc->nfaults++] = timed[i];
     for (int i = 0; i < ntrig; i++)
         sc->faults[sc->nfaults++] = trig[i];
+    /* rescales numbered in the schedule's order, as the scenario's
+     * parser numbers them (generations, graph.h) */
+    for (int i = 0, r = 0; i < sc->nfaults; i++)
+        if (sc->faults[i].kind == CK_FAULT_RESCALE)
+            sc->faults[i].rescale = r++;
     /* A third of the crashes lose the host rather than kill the process:
      * drawn from a stream of their own, so that a seed's schedule is
      * otherwise the one it drew before crashes had kinds. */

@@ -22,7 +22,15 @@
  * pair: checkpoint n's channels skewed as it is triggered (a slow link or
  * CPU on a task manager in use), then a crash as it completes, so that
  * the checkpoint restored is one whose alignment lasted tens of
- * milliseconds and whose commit may not have reached the sinks. It keeps
+ * milliseconds and whose commit may not have reached the sinks. A
+ * scenario whose own timeline rescales (scenarios/swarm-rescale.json)
+ * gets one or two rescales per schedule, drawn on a stream of their own:
+ * each forward group of operators whose state may move (assign.h) at
+ * even odds to a parallelism from 1 to the most the timeline gives it,
+ * within the cluster with a spare kept, via a savepoint or the next
+ * checkpoint, at a time or after a checkpoint; half of them with a crash
+ * of a task manager it runs on from the moment its deployment goes out
+ * (rescale_deployed), within its download, rebuild or catch-up. It keeps
  * every schedule recoverable: crashes only on task
  * managers, for good only while a spare is left, no more disruptive
  * faults than the restart strategy accepts, and a damaged checkpoint only

@@ -691,6 +691,14 @@ static void parse_rescale(ck_jin *j, const cJSON *e, ck_scenario *s, ck_fault *f
     /* A forward edge (a chain, Flink's vertex) keeps one parallelism: the
      * adaptive scheduler rescales whole vertices, and a forward edge
      * between two parallelisms is refused by Flink. */
+    if (!j->failed) {
+        s->own_rescales++;
+        for (int k = 0; k < s->graph.spec.nops; k++) {
+            uint16_t was = f->rescale ? s->rescale_hi[k]
+                                      : (uint16_t)s->graph.spec.ops[k].parallelism;
+            s->rescale_hi[k] = f->par[k] > was ? f->par[k] : was;
+        }
+    }
     for (int k = 0; k < s->graph.spec.nops && !j->failed; k++) {
         const ck_op_spec *op = &s->graph.spec.ops[k];
         if (op->kind != CK_OP_SOURCE && op->ship == CK_SHIP_FORWARD && op->input >= 0 &&

@@ -42,6 +42,11 @@ typedef struct ck_scenario {
     ck_scenario_warnings warnings;
     int nfaults;
     ck_fault faults[CK_MAX_FAULTS]; /* the "events" timeline, in order */
+    /* What the file's timeline rescales (kept when a swarm replaces the
+     * events, nemesis.h): how many rescales it has, and per operator the
+     * largest parallelism the job or any of them gives it. */
+    int own_rescales;
+    uint16_t rescale_hi[CK_FAULT_MAX_OPS];
 } ck_scenario;
 
 /*

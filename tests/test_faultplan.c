@@ -23,6 +23,7 @@
 #include "error.h"
 #include "faultplan.h"
 #include "graph.h"
+#include "taskmanager.h"
 #include "wire.h"
 #include "invcheck.h"
 
@@ -220,6 +221,31 @@ static void test_message_moments(void **state)
     uint8_t *ended = ck_wire_msg(CK_MSG_TASK_ENDED, task, CK_EP_JM, 0, NULL, 0, &n);
     assert_int_equal(ck_plan_msg_moment(task, ended, n, &m, &id), 0);
     free(ended);
+    /* A DEPLOY of a generation after the first is a rescale's: its
+     * generation is the id (its DEPLOYs to each task manager, and a
+     * restart of it, count once); the first generation's is none, and
+     * one too short to say is none. */
+    uint16_t hosts[3] = {0, 1, 1};
+    for (int gen = 0; gen < 3; gen++) {
+        size_t blen;
+        uint8_t *b = ck_tm_deploy_body(4, gen, NULL, 3, hosts, NULL, NULL, 0, &blen);
+        assert_non_null(b);
+        assert_int_equal(ck_tm_deploy_generation(b, blen), gen);
+        /* attempt, checkpoint, n, 3 hosts, flags: the generation cut short */
+        assert_int_equal(ck_tm_deploy_generation(b, 4 + 8 + 4 + 6 + 4 + 3), -1);
+        assert_int_equal(ck_tm_deploy_generation(b, 4 + 8 + 4 + 6 + 4 + 4), gen);
+        uint8_t *dm = ck_wire_msg(CK_MSG_DEPLOY, CK_EP_JM, CK_EP_TM0 + 1, 4, b, blen, &n);
+        assert_int_equal(ck_plan_msg_moment(CK_EP_JM, dm, n, &m, &id), gen > 0);
+        if (gen > 0)
+            assert_true(m == CK_MOMENT_RESCALE_DEPLOYED && id == (uint64_t)gen);
+        assert_int_equal(ck_plan_msg_moment(CK_EP_TM0, dm, n, &m, &id), 0);
+        free(dm);
+        dm = ck_wire_msg(CK_MSG_DEPLOY, CK_EP_JM, CK_EP_TM0, 4, b, 10, &n);
+        assert_int_equal(ck_plan_msg_moment(CK_EP_JM, dm, n, &m, &id), 0);
+        free(dm);
+        free(b);
+    }
+    assert_string_equal(ck_moment_name(CK_MOMENT_RESCALE_DEPLOYED), "rescale_deployed");
     /* Two subtasks finishing are two occurrences: the second is due. */
     faults[0] = (ck_fault){.kind = CK_FAULT_SAVEPOINT, .host = -1, .at = 5 * MS,
                            .moment = CK_MOMENT_SUBTASK_FINISHED, .nth = 2};

@@ -23,6 +23,7 @@
 #include <cmocka.h>
 #include <cjson/cJSON.h>
 
+#include "assign.h"
 #include "nemesis.h"
 #include "scenario.h"
 
@@ -360,6 +361,119 @@ static void test_rescale_printable(void **state)
     free(a);
     free(b);
     ck_scenario_free(&back);
+}
+
+/* A scenario whose own timeline rescales (scenarios/swarm-rescale.json)
+ * gets one or two rescales per schedule: each a job that builds and fits
+ * the cluster with a spare left, forward groups at one parallelism, no
+ * operator past what the timeline gives it, only vertices whose state may
+ * move changed; numbered in the schedule's order; both vias, up and down,
+ * at times and after checkpoints; about half with a crash on a task
+ * manager the rescaled job runs on, from the moment its deployment goes
+ * out. The schedules read back as the scenario format. A scenario whose
+ * timeline does not rescale draws none. */
+static void test_rescales_drawn(void **state)
+{
+    (void)state;
+    const char *path = CHANDY_SOURCE_DIR "/scenarios/swarm-rescale.json";
+    char err[1200] = "";
+    ck_scenario rs;
+    assert_int_equal(ck_scenario_load(&rs, path, err, sizeof(err)), 0);
+    char *file = read_all(path);
+    const ck_job_spec *js = &rs.graph.spec;
+    int hi[CK_MAX_OPS];
+    for (int k = 0; k < js->nops; k++)
+        hi[k] = js->ops[k].parallelism;
+    for (int i = 0; i < rs.nfaults; i++)
+        for (int k = 0; k < js->nops; k++)
+            if (rs.faults[i].kind == CK_FAULT_RESCALE && rs.faults[i].par[k] > hi[k])
+                hi[k] = rs.faults[i].par[k];
+    assert_int_equal(hi[1], 4); /* the map, to 4 and back */
+    int ntm = ck_scenario_taskmanagers(&rs);
+    int rescales = 0, crashes = 0, via[2] = {0}, up = 0, down = 0, timed = 0, after = 0;
+    ck_graph *g = malloc(sizeof(*g));
+    ck_job_spec *spec = malloc(sizeof(*spec));
+    assert_non_null(g);
+    assert_non_null(spec);
+    for (ck_nemesis_mode m = CK_NEMESIS_SAFETY; m <= CK_NEMESIS_LIVENESS; m++)
+        for (uint64_t seed = 0; seed < 300; seed++) {
+            ck_nemesis_draw(&rs, seed, m);
+            int n = 0, need[4] = {0};
+            for (int i = 0; i < rs.nfaults; i++) {
+                const ck_fault *f = &rs.faults[i];
+                if (f->kind != CK_FAULT_RESCALE)
+                    continue;
+                assert_int_equal(f->rescale, n);
+                *spec = *js;
+                int changed = 0;
+                for (int k = 0; k < js->nops; k++) {
+                    assert_true(f->par[k] >= 1 && f->par[k] <= hi[k]);
+                    spec->ops[k].parallelism = f->par[k];
+                    if (f->par[k] != js->ops[k].parallelism) {
+                        assert_null(ck_asg_vertex_state(&rs.graph, rs.graph.op_vertex[k],
+                                                        &rs.cfg));
+                        changed = 1;
+                    }
+                    if (js->ops[k].ship == CK_SHIP_FORWARD && js->ops[k].input >= 0)
+                        assert_int_equal(f->par[k], f->par[js->ops[k].input]);
+                }
+                up += f->par[1] > js->ops[1].parallelism;
+                down += f->par[1] < js->ops[1].parallelism;
+                (void)changed;
+                int bad = -1;
+                char why[200];
+                assert_int_equal(ck_graph_build(g, spec, &rs.cfg, &bad, why, sizeof(why)), 0);
+                need[n] = ck_graph_hosts_needed(g);
+                assert_true(need[n] < ntm); /* a spare left */
+                via[f->via ? 1 : 0]++;
+                timed += f->moment == CK_MOMENT_NONE;
+                after += f->moment == CK_MOMENT_CHECKPOINT_COMPLETED;
+                n++;
+            }
+            assert_true(n >= 1 && n <= 2);
+            rescales += n;
+            for (int i = 0; i < rs.nfaults; i++) {
+                const ck_fault *f = &rs.faults[i];
+                if (f->moment != CK_MOMENT_RESCALE_DEPLOYED)
+                    continue;
+                assert_int_equal(f->kind, CK_FAULT_CRASH);
+                assert_true(f->nth >= 1 && f->nth <= n);
+                /* on a task manager one of the rescaled jobs runs on */
+                assert_true(f->host >= 0 && f->host < (need[0] > need[1] ? need[0] : need[1]));
+                assert_true(f->duration > 0); /* it comes back */
+                crashes++;
+            }
+            char *drawn = events_text(&rs);
+            char *text = with_events(file, &rs);
+            int rc = ck_scenario_parse(&back, "drawn.json", text, err, sizeof(err));
+            if (rc)
+                fprintf(stderr, "seed %llu: %s\n", (unsigned long long)seed, err);
+            assert_int_equal(rc, 0);
+            char *reread = events_text(&back);
+            assert_string_equal(drawn, reread);
+            ck_scenario_free(&back);
+            free(drawn);
+            free(text);
+            free(reread);
+        }
+    assert_true(via[0] > rescales / 4 && via[1] > rescales / 4);
+    assert_true(up > rescales / 4 && down > 0);
+    assert_true(timed > rescales / 3 && after > rescales / 8);
+    assert_true(crashes > rescales / 4 && crashes < rescales * 3 / 4);
+    free(g);
+    free(spec);
+    free(file);
+    ck_scenario_free(&rs);
+    /* swarm-crash's own timeline does not rescale: none drawn */
+    load();
+    for (uint64_t seed = 0; seed < 200; seed++) {
+        ck_nemesis_draw(&sc, seed, CK_NEMESIS_SAFETY);
+        for (int i = 0; i < sc.nfaults; i++) {
+            assert_int_not_equal(sc.faults[i].kind, CK_FAULT_RESCALE);
+            assert_int_not_equal(sc.faults[i].moment, CK_MOMENT_RESCALE_DEPLOYED);
+        }
+    }
+    ck_scenario_free(&sc);
 }
 
 static void test_after_is_checked(void **state)
@@ -759,6 +873,7 @@ int main(void)
         cmocka_unit_test(test_subtask_finished_moments),
         cmocka_unit_test(test_describe),
         cmocka_unit_test(test_rescale_printable),
+        cmocka_unit_test(test_rescales_drawn),
         cmocka_unit_test(test_after_is_checked),
         cmocka_unit_test(test_in_process_faults),
         cmocka_unit_test(test_in_process_events),

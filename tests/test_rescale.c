@@ -460,6 +460,49 @@ static void test_crash_after_rescale(void **state)
     cJSON_Delete(run);
 }
 
+/* A crash from the moment a rescale's deployment goes out (the
+ * rescale_deployed moment, which the swarm's rescales draw crashes at):
+ * on the task manager the rescaled subtasks run on, it lands after the
+ * deployment and before every subtask runs restored, during the
+ * download and rebuild; the failover restores the rescale's snapshot
+ * again, at the new parallelism, and the output stays exactly once. On
+ * both backends. */
+static void test_crash_during_rescale_restore(void **state)
+{
+    (void)state;
+    const char *p = variant_of(STATELESS, "during",
+                               "[{\"at\": \"600 ms\", \"action\": \"rescale\","
+                               " \"parallelism\": {\"double\": 4, \"some\": 4}},"
+                               " {\"after\": {\"moment\": \"rescale_deployed\"}, \"at\": \"0 us\","
+                               " \"action\": \"crash\", \"host\": \"tm0\","
+                               " \"restart_after\": \"300 ms\"}]",
+                               NULL, NULL);
+    for (int sockets = 0; sockets < 2; sockets++) {
+        char args[512], name[32];
+        snprintf(name, sizeof(name), "during%d", sockets);
+        snprintf(args, sizeof(args), "run %s --out %s/%s --check-invariants%s", p, tmp, name,
+                 sockets ? " --backend sockets" : "");
+        assert_chandy(name, args, 0);
+        cJSON *run = load_run(name);
+        check_exactly_once(run);
+        const cJSON *rs = cJSON_GetArrayItem(cJSON_GetObjectItem(run, "rescales"), 0);
+        const cJSON *crash = cJSON_GetArrayItem(cJSON_GetObjectItem(run, "faults"), 1);
+        assert_string_equal(str(crash, "action"), "crash");
+        double at = num(crash, "at_s", NULL), deployed = num(rs, "deployed_s", NULL);
+        assert_true(at >= deployed && at < deployed + 0.05);
+        if (!sockets) { /* the simulation: at that moment, before any subtask ran restored */
+            const cJSON *restored = cJSON_GetObjectItem(rs, "restored_s");
+            assert_true(at == deployed);
+            assert_true(!cJSON_IsNumber(restored) || restored->valuedouble > at);
+        }
+        const cJSON *rc = cJSON_GetArrayItem(cJSON_GetObjectItem(run, "recoveries"), 0);
+        assert_non_null(rc);
+        const cJSON *vs = cJSON_GetObjectItem(cJSON_GetObjectItem(run, "job"), "vertices");
+        assert_true(num(cJSON_GetArrayItem(vs, 1), "parallelism", NULL) == 4);
+        cJSON_Delete(run);
+    }
+}
+
 /* No checkpoint completes within rescale-trigger.max-delay: the rescale
  * restarts from the latest completed one anyway (it has no snapshot phase
  * of its own), and the output stays exactly once. */
@@ -589,6 +632,7 @@ int main(void)
         cmocka_unit_test(test_stateless_sockets),
         cmocka_unit_test(test_sink_rescale),
         cmocka_unit_test(test_crash_after_rescale),
+        cmocka_unit_test(test_crash_during_rescale_restore),
     };
     return cmocka_run_group_tests(tests, ru_setup, ru_teardown);
 }
