@@ -102,6 +102,26 @@ static void rescales(FILE *f, const cJSON *run)
         double at = ck_rf_num(rv, "trigger_s", 0);
         const char *outcome = ck_rf_str(rv, "outcome");
         fprintf(f, "  rescale    via %s at %.3f s", txt(&t, ck_rf_str(rv, "via")), at);
+        /* the operators it changes: "(count 2->4, counts 2->4)" */
+        const cJSON *before = ck_rf_get(rv, "parallelism_before"), *op;
+        int shown = 0, more = 0;
+        cJSON_ArrayForEach(op, ck_rf_get(rv, "parallelism_after"))
+        {
+            const cJSON *was = cJSON_GetObjectItemCaseSensitive(before, op->string);
+            if (!cJSON_IsNumber(op) || !cJSON_IsNumber(was) || was->valuedouble == op->valuedouble)
+                continue;
+            if (shown == 4) {
+                more++;
+                continue;
+            }
+            fprintf(f, "%s%s %.0f->%.0f", shown ? ", " : " (", txt(&t, op->string),
+                    was->valuedouble, op->valuedouble);
+            shown++;
+        }
+        if (more)
+            fprintf(f, ", %d more", more);
+        if (shown)
+            fprintf(f, ")");
         if (outcome && strcmp(outcome, "done") && strcmp(outcome, "under_way")) {
             fprintf(f, ": %s (%s)\n", txt(&t, outcome), txt(&t, ck_rf_str(rv, "why")));
             continue;

@@ -261,6 +261,15 @@ static void test_stateless_simgrid(void **state)
     cJSON *run = load_run("sl");
     check_stateless(run);
     cJSON_Delete(run);
+    /* The summary names what each rescale changed, and only that. */
+    char sumpath[256];
+    snprintf(sumpath, sizeof(sumpath), "%s/sl.out", tmp);
+    char *sum = slurp(sumpath);
+    assert_non_null(sum);
+    assert_non_null(strstr(sum, " (double 2->4, some 2->4), snapshot +"));
+    assert_non_null(strstr(sum, " (double 4->2, some 4->2), snapshot +"));
+    assert_null(strstr(sum, "total 3->3"));
+    free(sum);
     /* Each savepoint's _metadata describes the generation that took it:
      * the first rescale's (3) the map at 2, the last one's (13) at 4. */
     static const struct {
