@@ -63,12 +63,29 @@ void ck_mem_estimate_run(const ck_scenario *sc, ck_mem_estimate *e)
     }
     e->records = mean;
     e->outputs = outputs;
-    /* A hash edge connects every producer to every consumer. */
+    /* A hash edge connects every producer to every consumer. A rescale
+     * (of the timeline) deploys the job at its own parallelism: the
+     * channels of the widest generation. */
     double channels = 0;
     for (int i = 0; i < sc->graph.ne; i++) {
         const ck_edge *ed = &sc->graph.e[i];
         double up = sc->graph.v[ed->src_v].parallelism, down = ed->dst_parallelism;
         channels += ed->ship == CK_SHIP_HASH ? up * down : down;
+    }
+    for (int f = 0; f < sc->nfaults; f++) {
+        const ck_fault *ft = &sc->faults[f];
+        if (ft->kind != CK_FAULT_RESCALE)
+            continue;
+        double c = 0;
+        for (int k = 0; k < job->nops && k < CK_FAULT_MAX_OPS; k++) {
+            int in = job->ops[k].input;
+            if (in < 0 || (job->ops[k].ship == CK_SHIP_FORWARD && ft->par[k] == ft->par[in]))
+                continue; /* a source, or chained to its input */
+            c += job->ops[k].ship == CK_SHIP_HASH ? (double)ft->par[in] * ft->par[k]
+                                                  : (double)ft->par[k];
+        }
+        if (c > channels)
+            channels = c;
     }
     /* Keys have state once a record of theirs arrives. */
     double keys = (double)w->keys, used = records < keys ? records : keys;

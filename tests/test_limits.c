@@ -271,6 +271,26 @@ static void test_memory_refused(void **state)
     ck_mem_estimate_run(&sc, &e);
     assert_true(e.bytes > 1e11);
     ck_scenario_free(&sc);
+    /* 16 x 16 at first, rescaled to 4096 x 4096: its widest generation's
+     * channels count. */
+    assert_int_equal(ck_scenario_parse(&sc, "grows.json",
+                                       scenario_text("", "\"duration\": \"1 s\", \"rate\": 10",
+                                                     "", 16,
+                                                     ", \"config\": {\"taskmanager."
+                                                     "numberOfTaskSlots\": 1024}"),
+                                       err, sizeof(err)),
+                     CK_OK);
+    ck_mem_estimate narrow, wide;
+    ck_mem_estimate_run(&sc, &narrow);
+    assert_true(narrow.bytes < 1e10);
+    ck_fault *rs = &sc.faults[sc.nfaults++];
+    memset(rs, 0, sizeof(*rs));
+    rs->kind = CK_FAULT_RESCALE;
+    for (int k = 0; k < sc.graph.spec.nops; k++)
+        rs->par[k] = 4096;
+    ck_mem_estimate_run(&sc, &wide);
+    assert_true(wide.bytes > 1e11);
+    ck_scenario_free(&sc);
     /* Records scale it: twice the input, about twice the memory. */
     assert_int_equal(ck_scenario_parse(&sc, "x.json",
                                        scenario_text("", "\"duration\": \"100 s\", \"rate\": 1e6",
