@@ -1428,6 +1428,7 @@ static void on_task_failed(ck_jm *jm, uint32_t g, const uint8_t *body, size_t le
         f->at = ck_now(jm->plat);
         f->from = cp;
         f->subtask = g;
+        f->gen = jm->g->generation;
         f->code = code;
         snprintf(f->key, sizeof(f->key), "%s", key);
         snprintf(f->why, sizeof(f->why), "%s", why);
@@ -1584,6 +1585,7 @@ static int jm_on_message(void *self, uint8_t *msg, size_t len)
             break; /* a statistic: nothing depends on it */
         ck_materialization *m = &jm->mats[jm->nmats++];
         m->subtask = g;
+        m->gen = jm->g->generation;
         m->op = ck_get_u32(body);
         m->seq = ck_get_u64(body + 4);
         m->started = (ck_time)ck_get_u64(body + 12);

@@ -184,7 +184,8 @@ typedef struct ck_recovery {
  * `started`, in the store `duration` later; `bytes` uploaded for it, of a
  * state of `state_bytes`. */
 typedef struct ck_materialization {
-    uint32_t subtask, op;
+    uint32_t subtask, op; /* subtask: global, in generation gen's graph */
+    int gen;
     uint64_t seq;
     ck_time started, duration;
     uint64_t bytes, state_bytes;
@@ -197,7 +198,8 @@ typedef struct ck_materialization {
 typedef struct ck_fallback {
     ck_time at;
     uint64_t from, to;
-    uint32_t subtask;
+    uint32_t subtask; /* global, in generation gen's graph (graph.h) */
+    int gen;
     uint32_t code;
     char key[CK_HANDLE_KEY_MAX + 1]; /* the file it could not restore ("": none named) */
     char why[320];                   /* the subtask's message */

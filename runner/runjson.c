@@ -354,6 +354,13 @@ static ck_time failure_time(const ck_run *r, ck_time detected, int host, uint8_t
 /* The restores that failed on their checkpoint, and where the job went
  * back to: each with the event of the timeline that explains it, if one
  * does (ck_run_fallback_cause). */
+/* The job's graph of generation gen (graph.h): a subtask's global index
+ * means a vertex and subtask in it. */
+static const ck_graph *graph_of(const ck_run *r, int gen)
+{
+    return r->gens && gen >= 0 && gen < r->ngens ? &r->gens[gen] : r->job.env.g;
+}
+
 static cJSON *fallbacks_arr(const ck_run *r)
 {
     cJSON *a = cJSON_CreateArray();
@@ -367,8 +374,9 @@ static cJSON *fallbacks_arr(const ck_run *r)
         else
             cJSON_AddNullToObject(o, "to_checkpoint");
         int v, sub;
-        ck_graph_locate(r->job.env.g, fb->subtask, &v, &sub);
-        cJSON_AddStringToObject(o, "vertex", r->job.env.g->v[v].name);
+        const ck_graph *g = graph_of(r, fb->gen);
+        ck_graph_locate(g, fb->subtask, &v, &sub);
+        cJSON_AddStringToObject(o, "vertex", g->v[v].name);
         cJSON_AddNumberToObject(o, "subtask", sub);
         cJSON_AddStringToObject(o, "reason", ck_fail_name(fb->code));
         if (fb->key[0])
@@ -638,9 +646,10 @@ static cJSON *materializations_arr(const ck_run *r)
     for (size_t i = 0; r->res.jm_ready && i < r->res.jm.nmats; i++) {
         const ck_materialization *m = &r->res.jm.mats[i];
         int v, s;
-        ck_graph_locate(r->job.env.g, m->subtask, &v, &s);
+        const ck_graph *g = graph_of(r, m->gen);
+        ck_graph_locate(g, m->subtask, &v, &s);
         cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "vertex", r->job.env.g->v[v].name);
+        cJSON_AddStringToObject(o, "vertex", g->v[v].name);
         cJSON_AddNumberToObject(o, "subtask", s);
         cJSON_AddNumberToObject(o, "operator", m->op);
         cJSON_AddNumberToObject(o, "changes", (double)m->seq);
