@@ -286,10 +286,13 @@ const char *ck_asg_vertex_state(const ck_graph *g, int v, const ck_config *cfg)
 
 const char *ck_asg_rescale_refused(const ck_graph *g, int v, const ck_config *cfg)
 {
-    CK_UNUSED(cfg);
     for (int k = 0; k < g->v[v].nops; k++)
         if (g->spec.ops[g->v[v].ops[k]].kind == CK_OP_BUFFER)
             return "a buffer's list state, whose entries the snapshot does not count";
+    if (ck_cfg(cfg, CK_CFG_CP_INTERVAL) > 0 && ck_cfg(cfg, CK_CFG_CP_MODE) == CK_CP_EXACTLY_ONCE &&
+        ck_cfg(cfg, CK_CFG_CP_UNALIGNED))
+        return "channel state (unaligned checkpoints), whose records are not mapped to the new "
+               "channels";
     return NULL;
 }
 

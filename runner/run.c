@@ -405,9 +405,10 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
     }
     /* The job's graph per generation, one per rescale. A rescale that
      * changes the parallelism of a vertex whose state does not move to
-     * another parallelism (a buffer's list state) is refused up front, by
-     * the state assignment's rule (assign.h ck_asg_rescale_refused: the
-     * one the job manager's deploy and a savepoint's pre-check apply).
+     * another parallelism (a buffer's list state, channel state) is
+     * refused up front, by the state assignment's rule (assign.h
+     * ck_asg_rescale_refused: the one the job manager's deploy and a
+     * savepoint's pre-check apply).
      * Keyed state, sources' partitions and sinks' transactions move; a
      * vertex that keeps none starts empty. */
     for (int i = 0, prev = -1; i < sc.nfaults; i++) {
