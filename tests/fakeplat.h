@@ -72,6 +72,9 @@ typedef struct fake_world {
     int nbackground;                    /* in order (the test completes them) */
     uint64_t bg_token;                  /* the last background work's token, */
     int bgs;                            /* and how many were asked for */
+    /* sink transactions committed and aborted: (sink, txn), in order */
+    uint64_t commits[32][2], aborts[32][2];
+    int ncommits, naborts;
 } fake_world;
 
 typedef struct fake_plat {
@@ -227,7 +230,21 @@ static int fake_output(ck_platform *p, uint32_t sink, uint64_t txn, const uint8_
 
 static int fake_commit(ck_platform *p, uint32_t sink, uint64_t txn)
 {
-    (void)p, (void)sink, (void)txn;
+    fake_world *w = ((fake_plat *)p)->w;
+    if (w->ncommits < 32) {
+        w->commits[w->ncommits][0] = sink;
+        w->commits[w->ncommits++][1] = txn;
+    }
+    return 0;
+}
+
+static int fake_abort(ck_platform *p, uint32_t sink, uint64_t txn)
+{
+    fake_world *w = ((fake_plat *)p)->w;
+    if (w->naborts < 32) {
+        w->aborts[w->naborts][0] = sink;
+        w->aborts[w->naborts++][1] = txn;
+    }
     return 0;
 }
 
@@ -303,7 +320,7 @@ static const ck_platform_ops fake_ops = {
     .store_delete = fake_store_delete,
     .output = fake_output,
     .output_commit = fake_commit,
-    .output_abort = fake_commit,
+    .output_abort = fake_abort,
     .set_routes = fake_set_routes,
     .deploy = fake_deploy,
     .undeploy = fake_undeploy,
