@@ -57,7 +57,10 @@ typedef struct fake_world {
     uint32_t undeployed[2];             /* the last undeploy's attempt and subtask */
     uint64_t deployed_from;             /* the last deploy's checkpoint (0: fresh), */
     uint32_t deployed_handles;          /* the handles it was given, */
-    char deployed_key[64];              /* and the first one's key */
+    char deployed_key[64];              /* and the first one's key; */
+    ck_restore_take deployed_take;      /* its first take (another parallelism's), */
+    ck_restore_chunk deployed_chunk;    /* its first chunk, */
+    uint32_t deployed_nchunks;          /* and how many */
     int mail;                           /* what mail_waiting says */
     int deploy_fail;                    /* deploy of subtask deploy_fail - 1 fails (0: none) */
     /* the in-memory store (store_on), its completions, and faults */
@@ -288,6 +291,9 @@ static int fake_deploy(ck_platform *p, uint32_t attempt, uint32_t global,
     w->deployed_handles = from && from->handles ? from->handles->n : 0;
     snprintf(w->deployed_key, sizeof(w->deployed_key), "%s",
              w->deployed_handles ? from->handles->v[0].key : "");
+    w->deployed_take = from && from->takes ? from->takes[0] : (ck_restore_take){0};
+    w->deployed_chunk = from && from->nchunks ? from->chunks[0] : (ck_restore_chunk){0};
+    w->deployed_nchunks = from ? from->nchunks : 0;
     return 0;
 }
 
