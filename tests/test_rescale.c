@@ -10,9 +10,11 @@
  * ways each way, on a new graph per rescale, under SimGrid (the invariants
  * checked) and over sockets, the same run twice for one seed, each
  * savepoint's _metadata of the generation that took it; a savepoint
- * restored (run -s) with that vertex at another parallelism; and, until
- * state moves between parallelisms, the one-line refusal of a rescale of
- * a vertex that keeps state.
+ * restored (run -s) with that vertex at another parallelism; the
+ * one-line refusal of a rescale of a buffer (its list state does not
+ * move yet); keyed state, sources and transactional sinks rescaled out
+ * and in (heap, RocksDB, changelog; SimGrid and sockets), and a savepoint
+ * taken after a rescale restored at other parallelisms.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -621,6 +623,22 @@ static void test_keyed_rescale(void **state)
     cJSON_Delete(run);
 }
 
+/* The keyed job's rescales over sockets, one process per host: the
+ * DEPLOY's takes travel the real wire; exactly once. */
+static void test_keyed_sockets(void **state)
+{
+    (void)state;
+    char args[256];
+    snprintf(args, sizeof(args), "run %s --backend sockets --out %s/ks --quiet", KEYED, tmp);
+    assert_chandy("ks", args, 0);
+    cJSON *run = load_run("ks");
+    check_exactly_once(run);
+    static const char *const names[] = {"source", "total", "totals"};
+    for (int i = 0; i < 4; i++)
+        check_after(run, i, names, 3, i % 2 ? 2 : 4);
+    cJSON_Delete(run);
+}
+
 /* The same scenario twice for one seed: the same run.json. */
 static void test_keyed_determinism(void **state)
 {
@@ -734,6 +752,7 @@ int main(void)
         cmocka_unit_test(test_buffer_rescale_refused),
         cmocka_unit_test(test_keyed_rescale),
         cmocka_unit_test(test_keyed_determinism),
+        cmocka_unit_test(test_keyed_sockets),
         cmocka_unit_test(test_keyed_state_rescale),
         cmocka_unit_test(test_keyed_savepoint_other_parallelism),
         cmocka_unit_test(test_stateless_simgrid),
