@@ -284,6 +284,18 @@ const char *ck_asg_vertex_state(const ck_graph *g, int v, const ck_config *cfg)
     return NULL;
 }
 
+const char *ck_asg_rescale_refused(const ck_graph *g, int v, const ck_config *cfg)
+{
+    for (int k = 0; k < g->v[v].nops; k++)
+        if (g->spec.ops[g->v[v].ops[k]].kind == CK_OP_BUFFER)
+            return "a buffer's list state, whose entries the snapshot does not count";
+    if (ck_cfg(cfg, CK_CFG_CP_INTERVAL) > 0 && ck_cfg(cfg, CK_CFG_CP_MODE) == CK_CP_EXACTLY_ONCE &&
+        ck_cfg(cfg, CK_CFG_CP_UNALIGNED))
+        return "channel state (unaligned checkpoints), whose records are not mapped to the new "
+               "channels";
+    return NULL;
+}
+
 /* 1 when job vertex v writes to sinks. */
 static int has_sink(const ck_graph *g, int v)
 {
@@ -332,6 +344,7 @@ int ck_asg_plan(ck_asg *a, const ck_cp_meta *m, const ck_graph *g, const ck_conf
      * subtasks start empty. */
     for (int v = 0; !rc && v < g->nv; v++) {
         a->keeps[v] = ck_asg_vertex_state(g, v, cfg);
+        a->refused[v] = ck_asg_rescale_refused(g, v, cfg);
         a->fresh[v] = !a->keeps[v] &&
                       (int)ov[a->old_vertex[v]].parallelism != g->v[v].parallelism;
     }
@@ -462,16 +475,20 @@ int ck_asg_applicable(const ck_asg *a, const ck_cp_meta *m, const ck_graph *g, c
         return rc;
     for (int v = 0; v < g->nv && !rc; v++) {
         const ck_cp_meta_vertex *mv = &ov[a->old_vertex[v]];
-        const ck_op_spec *head = &g->spec.ops[g->v[v].ops[0]];
         if (a->fresh[v])
             continue; /* its subtasks start empty: they read no state file */
-        if ((int)mv->parallelism != g->v[v].parallelism) {
+        /* At another parallelism: keyed state (canonical files, native
+         * files its backend rescales), sources' partitions, sinks'
+         * transactions and channel state move; a buffer's list state,
+         * whose entries the snapshot does not count, does not yet. */
+        const char *refused = a->refused[v];
+        if ((int)mv->parallelism != g->v[v].parallelism && refused) {
+            const ck_op_spec *op = &g->spec.ops[g->v[v].ops[0]];
             snprintf(err, errlen,
                      "operator \"%s\" (uid \"%s\"): the snapshot holds it at parallelism %u, the "
                      "job has %d, and it keeps %s, which does not move to another parallelism "
                      "yet",
-                     head->name, uid_of(head), mv->parallelism, g->v[v].parallelism,
-                     a->keeps[v] ? a->keeps[v] : "state");
+                     op->name, uid_of(op), mv->parallelism, g->v[v].parallelism, refused);
             rc = CK_EINVAL;
         }
         for (int k = 0; k < g->v[v].nops && !rc; k++) {

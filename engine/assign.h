@@ -172,6 +172,9 @@ typedef struct ck_asg {
     /* per new vertex: the state it keeps (ck_asg_vertex_state), NULL none */
     const char *keeps[CK_MAX_OPS];
     int fresh[CK_MAX_OPS]; /* per new vertex: keeps none, parallelism changed: starts empty */
+    /* per new vertex: the state it keeps that does not move to another
+     * parallelism (ck_asg_rescale_refused), NULL none */
+    const char *refused[CK_MAX_OPS];
 } ck_asg;
 
 /*
@@ -189,6 +192,18 @@ typedef struct ck_asg {
 const char *ck_asg_vertex_state(const ck_graph *g, int v, const ck_config *cfg);
 
 /*
+ * What state vertex v of job g keeps under cfg that the subtasks cannot
+ * restore at another parallelism yet, or NULL: a buffer's list state
+ * (the snapshot does not count its entries, which the split-distribute
+ * deal needs), and channel state (unaligned checkpoints: its records are
+ * not mapped to the new channels). Keyed state, sources' partitions and
+ * sinks' transactions move. The one rule of which vertex may not change its
+ * parallelism: ck_asg_applicable and the runner's up-front refusal of a
+ * rescale ask it.
+ */
+const char *ck_asg_rescale_refused(const ck_graph *g, int v, const ck_config *cfg);
+
+/*
  * Plans the restore of snapshot m by job g configured by cfg (NULL: the
  * defaults; it says what state each vertex keeps: ck_asg_vertex_state),
  * with nos operator states os, or none: os NULL. 0; CK_EINVAL when the
@@ -203,11 +218,12 @@ int ck_asg_plan(ck_asg *a, const ck_cp_meta *m, const ck_graph *g, const ck_conf
 /*
  * Whether the subtasks can apply plan a as they are: 0, or CK_EINVAL with
  * one line in err naming the operator, for what they cannot do yet: a
- * changed parallelism of a vertex that keeps state (a->keeps: its state
- * does not move to another parallelism yet; one that keeps none starts
- * empty), or an operator at another position in the job than in the
- * snapshot (state files name operators by position). The one place that
- * refuses what the subtasks cannot restore.
+ * changed parallelism of a vertex whose state does not move to another
+ * parallelism (a->refused: ck_asg_rescale_refused; keyed state, sources'
+ * partitions and sinks' transactions move, and one that keeps none
+ * starts empty), or an operator at another position in the
+ * job than in the snapshot (state files name operators by position). The
+ * one place that refuses what the subtasks cannot restore.
  */
 CK_MUST_CHECK
 int ck_asg_applicable(const ck_asg *a, const ck_cp_meta *m, const ck_graph *g, char *err,

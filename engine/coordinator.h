@@ -134,12 +134,38 @@ enum {
  * (borrowed for the call: ck_task_new copies them), and old_vertex,
  * old_subtask, old_parallelism the snapshot's subtask whose state they
  * are, as the assignment (assign.h) said; elsewhere NULL and 0. */
+/* What a subtask takes from one state handle of another parallelism's
+ * subtask (a take of the assignment, assign.h): the snapshot's subtask
+ * the handle is of (vertex, subtask index, parallelism), what it takes
+ * (CK_ASG_* bits: KEYED, OPSTATE, CHANNELS, TXNS) and, KEYED, the key
+ * groups (kgr). */
+typedef struct ck_restore_take {
+    uint32_t old_vertex, old_subtask, old_parallelism, what;
+    ck_kgr kgr;
+} ck_restore_take;
+
+/* A run of entries [first, first + n) of operator op's (a job operator's
+ * index) list state `name` in the snapshot's subtask `old` (its index in
+ * its vertex): the entries of split-distribute operator state the
+ * assignment dealt a subtask (assign.h ck_asg_chunk). */
+typedef struct ck_restore_chunk {
+    uint32_t op;
+    char name[CK_NAME_MAX];
+    uint32_t old, first, n;
+} ck_restore_chunk;
+
 typedef struct ck_restore_point {
     uint64_t id;
     uint32_t flags;
     char dir[160];
     const ck_handles *handles;
     uint32_t old_vertex, old_subtask, old_parallelism;
+    /* Another parallelism's state: per handle what the subtask takes of
+     * it (handles->n of them; NULL: every handle is of old_subtask, taken
+     * whole), and the operator state entries dealt to it. */
+    const ck_restore_take *takes;
+    const ck_restore_chunk *chunks;
+    uint32_t nchunks;
 } ck_restore_point;
 
 typedef struct ck_cp_task {

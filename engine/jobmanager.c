@@ -83,6 +83,7 @@ int ck_jm_init(ck_jm *jm, ck_platform *plat, const ck_job_env *env, int ntm, uin
     jm->base = env->start;
     jm->start_id = env->start.id;
     jm->start_meta = env->start_meta;
+    jm->start_parts = env->start_parts;
     jm->topic = env->topic;
     if (ck_cc_init(&jm->cc, plat, g, cfg, env->job_id, jm->base.id + 1, seed)) {
         ck_jm_free(jm);
@@ -116,6 +117,9 @@ void ck_jm_free(ck_jm *jm)
     free(jm->tm_refused);
     free(jm->tm_newer);
     free(jm->placement);
+    for (int i = 0; jm->gen_parts && i < jm->ngen_parts; i++)
+        free(jm->gen_parts[i]);
+    free(jm->gen_parts);
     free(jm->lhost);
     free(jm->sub_attempt);
     free(jm->region);
@@ -437,6 +441,9 @@ typedef struct ck_restore_plan {
     const ck_handles **handles; /* per global subtask: borrowed, or one of owned */
     ck_handles *owned;          /* per global subtask: built from a partial assignment */
     uint32_t *origins;          /* per global subtask: old vertex, subtask, parallelism */
+    ck_restore_point *points;   /* per global subtask: its takes and chunks (malloc'd),
+                                 * when its handles are another parallelism's */
+    uint32_t *parts;            /* per global subtask: the partitions its sources will read */
     char why[400];              /* the assignment's refusal */
 } ck_restore_plan;
 
@@ -444,10 +451,127 @@ static void restore_plan_free(ck_restore_plan *rp, uint32_t n)
 {
     for (uint32_t i = 0; rp->owned && i < n; i++)
         ck_handles_free(&rp->owned[i]);
+    for (uint32_t i = 0; rp->points && i < n; i++) {
+        free((void *)rp->points[i].takes);
+        free((void *)rp->points[i].chunks);
+    }
+    free(rp->points);
+    free(rp->parts);
     free(rp->owned);
     free(rp->handles);
     free(rp->origins);
     memset(rp, 0, sizeof(*rp));
+}
+
+/* What subtask t of plan a takes of each of its handles, and the operator
+ * state entries dealt to it, for its DEPLOY (ck_restore_point.takes,
+ * .chunks: malloc'd). 0 or CK_ENOMEM. */
+static int plan_takes(const ck_asg *a, const ck_asg_task *t, const ck_cp_meta *m,
+                      const ck_asg_opstate *os, ck_restore_point *pt)
+{
+    ck_restore_take *tk = calloc(t->ntakes + 1, sizeof(*tk));
+    uint32_t nc = 0;
+    for (uint32_t q = 0; q < t->nops; q++)
+        nc += t->ops[q].n;
+    ck_restore_chunk *ch = calloc(nc + 1, sizeof(*ch));
+    if (!tk || !ch) {
+        free(tk);
+        free(ch);
+        return CK_ENOMEM;
+    }
+    uint32_t ob = a->old_base[t->old_vertex];
+    for (uint32_t k = 0; k < t->ntakes; k++) {
+        const ck_asg_take *x = &t->takes[k];
+        tk[k] = (ck_restore_take){.old_vertex = (uint32_t)t->old_vertex,
+                                  .old_subtask = x->old - ob,
+                                  .old_parallelism = t->old_parallelism,
+                                  .what = x->what,
+                                  .kgr = x->kgr};
+    }
+    CK_UNUSED(m);
+    nc = 0;
+    for (uint32_t q = 0; q < t->nops; q++) {
+        const ck_asg_opchunks *oc = &t->ops[q];
+        for (uint32_t c = 0; c < oc->n; c++) {
+            ck_restore_chunk *r = &ch[nc++];
+            r->op = (uint32_t)os[oc->state].op;
+            snprintf(r->name, sizeof(r->name), "%s", os[oc->state].name);
+            r->old = oc->v[c].old;
+            r->first = oc->v[c].first;
+            r->n = oc->v[c].n;
+        }
+    }
+    pt->takes = tk;
+    pt->chunks = ch;
+    pt->nchunks = nc;
+    return CK_OK;
+}
+
+/* How many partitions each subtask of the job (jm->g) will read once it
+ * restored plan a (into parts, per global subtask): the entries of the
+ * sources' partition lists dealt to it, and the partitions the old
+ * enumerator did not know of (past the sum of the old lists), by the
+ * owner formula, as restore_source takes them. */
+static void plan_parts(const ck_jm *jm, const ck_asg *a, const ck_cp_meta *m,
+                       const ck_asg_opstate *os, int nos, const uint32_t *old_parts,
+                       uint32_t *parts)
+{
+    const ck_graph *g = jm->g;
+    int total = jm->topic ? jm->topic->ops->npartitions(jm->topic->ctx) : 0;
+    CK_UNUSED(nos);
+    for (uint32_t i = 0; i < g->nsubtasks; i++) {
+        const ck_asg_task *t = &a->tasks[i];
+        parts[i] = 0;
+        if (t->empty || !jm->topic || g->spec.ops[g->v[t->vertex].ops[0]].kind != CK_OP_SOURCE)
+            continue;
+        uint64_t known = 0;
+        for (uint32_t k = 0; k < t->old_parallelism; k++)
+            known += old_parts[a->old_base[t->old_vertex] + k];
+        for (uint32_t q = 0; q < t->nops; q++)
+            if (!strcmp(os[t->ops[q].state].name, CK_ASG_SOURCE_STATE))
+                for (uint32_t c = 0; c < t->ops[q].n; c++)
+                    parts[i] += t->ops[q].v[c].n;
+        for (int p = (int)known; p < total; p++)
+            parts[i] += ck_topic_owner(jm->topic->name, p, g->v[t->vertex].parallelism) ==
+                        t->subtask;
+    }
+    CK_UNUSED(m);
+}
+
+/* The partitions each subtask of the generation deployed reads (parts;
+ * NULL: none restored, the topic's owner formula's): what a later
+ * restore of its checkpoints deals out. 0 or CK_ENOMEM. */
+static int note_parts(ck_jm *jm, const uint32_t *parts)
+{
+    const ck_graph *g = jm->g;
+    int gen = g->generation < 0 ? 0 : g->generation;
+    if (gen >= jm->ngen_parts) {
+        uint32_t **v = realloc(jm->gen_parts, (size_t)(gen + 1) * sizeof(*v));
+        if (!v)
+            return CK_ENOMEM;
+        for (int k = jm->ngen_parts; k <= gen; k++)
+            v[k] = NULL;
+        jm->gen_parts = v;
+        jm->ngen_parts = gen + 1;
+    }
+    uint32_t *mine = jm->gen_parts[gen];
+    if (!mine && !(mine = calloc(g->nsubtasks + 1, sizeof(*mine))))
+        return CK_ENOMEM;
+    jm->gen_parts[gen] = mine;
+    int total = jm->topic ? jm->topic->ops->npartitions(jm->topic->ctx) : 0;
+    for (uint32_t i = 0; i < g->nsubtasks; i++) {
+        int v, sub;
+        ck_graph_locate(g, i, &v, &sub);
+        mine[i] = 0;
+        if (parts) {
+            mine[i] = parts[i];
+            continue;
+        }
+        for (int p = 0; jm->topic && g->spec.ops[g->v[v].ops[0]].kind == CK_OP_SOURCE && p < total;
+             p++)
+            mine[i] += ck_topic_owner(jm->topic->name, p, g->v[v].parallelism) == sub;
+    }
+    return CK_OK;
 }
 
 /* Plans what each subtask of the generation the job deploys (jm->g)
@@ -491,10 +615,18 @@ static int restore_plan(const ck_jm *jm, ck_restore_plan *rp)
         m = &own;
     }
     /* The sources' partitions, dealt as their split-distribute list state
-     * (FLIP-27): old source subtask k of parallelism p read those the
-     * topic gives reader k of p (ck_topic_owner), as the pre-check found
-     * in its state file. (An old-version _metadata of another parallelism
-     * lists no vertices: the plan refuses it.) */
+     * (FLIP-27): how many old source subtask k read, as the deployment of
+     * the generation that took the checkpoint dealt them (gen_parts), as
+     * the pre-check found in the savepoint's files (start_parts), or else
+     * those the topic gives reader k of p (ck_topic_owner). (An
+     * old-version _metadata of another parallelism lists no vertices: the
+     * plan refuses it.) */
+    const uint32_t *known_parts = NULL;
+    if (c && c->g->generation >= 0 && c->g->generation < jm->ngen_parts &&
+        c->g->nsubtasks == m->nsubtasks)
+        known_parts = jm->gen_parts[c->g->generation];
+    else if (!c && jm->restore.id == jm->start_id && jm->start_meta)
+        known_parts = jm->start_parts;
     ck_asg_opstate os[CK_MAX_OPS];
     uint32_t *parts = calloc(m->nsubtasks + 1, sizeof(*parts));
     int nos = 0;
@@ -508,7 +640,9 @@ static int restore_plan(const ck_jm *jm, ck_restore_plan *rp)
     for (uint32_t v = 0; v < m->nvertices; v++) {
         uint32_t p = m->vertices[v].parallelism;
         int src = m->vertices[v].ops[0].kind == CK_OP_SOURCE;
-        for (int q = 0; src && jm->topic && q < nparts; q++)
+        for (uint32_t k = 0; src && known_parts && k < p; k++)
+            parts[base + k] = known_parts[base + k];
+        for (int q = 0; src && !known_parts && jm->topic && q < nparts; q++)
             parts[base + (uint32_t)ck_topic_owner(jm->topic->name, q, (int)p)]++;
         /* the job's operator of the same uid, if any: the plan refuses otherwise */
         const char *uid = m->vertices[v].ops[0].uid;
@@ -527,8 +661,12 @@ static int restore_plan(const ck_jm *jm, ck_restore_plan *rp)
     rp->handles = rc ? NULL : calloc(g->nsubtasks, sizeof(*rp->handles));
     rp->owned = rc ? NULL : calloc(g->nsubtasks, sizeof(*rp->owned));
     rp->origins = rc ? NULL : calloc(3 * (size_t)g->nsubtasks, sizeof(*rp->origins));
-    if (!rc && (!rp->handles || !rp->owned || !rp->origins))
+    rp->points = rc ? NULL : calloc(g->nsubtasks, sizeof(*rp->points));
+    rp->parts = rc ? NULL : calloc(g->nsubtasks, sizeof(*rp->parts));
+    if (!rc && (!rp->handles || !rp->owned || !rp->origins || !rp->points || !rp->parts))
         rc = CK_ENOMEM;
+    if (!rc)
+        plan_parts(jm, &a, m, os, nos, parts, rp->parts);
     for (uint32_t i = 0; !rc && i < g->nsubtasks; i++) {
         const ck_asg_task *t = &a.tasks[i];
         if (t->empty) /* its vertex keeps no state: it starts empty */
@@ -540,7 +678,7 @@ static int restore_plan(const ck_jm *jm, ck_restore_plan *rp)
          * (an unchanged parallelism): its own list; else a list made of
          * the takes. */
         uint32_t old = t->ntakes ? t->takes[0].old : 0;
-        int whole = t->ntakes == m->tasks[old].n;
+        int whole = t->old_subtask >= 0 && t->ntakes == m->tasks[old].n;
         for (uint32_t k = 0; whole && k < t->ntakes; k++)
             whole = t->takes[k].old == old && t->takes[k].handle == k;
         if (whole && t->ntakes) { /* the coordinator's or the savepoint's, not own's copy */
@@ -553,6 +691,8 @@ static int restore_plan(const ck_jm *jm, ck_restore_plan *rp)
             rc = ck_handles_add_like(&rp->owned[i], h, h->flags);
         }
         rp->handles[i] = &rp->owned[i];
+        if (!rc && t->old_subtask < 0)
+            rc = plan_takes(&a, t, m, os, &rp->points[i]);
     }
     ck_asg_free(&a);
     if (rc == CK_EINVAL && rp->why[0]) {
@@ -632,9 +772,9 @@ static void deploy(ck_jm *jm, ck_time now, const uint8_t *mask)
         if (!tm_alive(jm, h))
             continue;
         size_t blen, n;
-        uint8_t *body = ck_tm_deploy_body(jm->attempt, jm->g->generation, &jm->restore,
-                                          jm->g->nsubtasks, hosts, handles,
-                                          jm->restore.id ? rp.origins : NULL, h, &blen);
+        uint8_t *body = ck_tm_deploy_body_takes(
+            jm->attempt, jm->g->generation, &jm->restore, jm->g->nsubtasks, hosts, handles,
+            jm->restore.id ? rp.origins : NULL, jm->restore.id ? rp.points : NULL, h, &blen);
         uint8_t *m = body ? ck_wire_msg(CK_MSG_DEPLOY, CK_EP_JM, CK_EP_TM0 + (uint32_t)h,
                                         jm->attempt, body, blen, &n)
                           : NULL;
@@ -643,6 +783,8 @@ static void deploy(ck_jm *jm, ck_time now, const uint8_t *mask)
         if (m) /* lost with its task manager: failed over by heartbeat.timeout (platform.h) */
             CK_IGNORE(jm->plat->ops->send(jm->plat, CK_EP_TM0 + (uint32_t)h, m, n));
     }
+    if (!oom)
+        oom = note_parts(jm, jm->restore.id ? rp.parts : NULL) != CK_OK;
     if (jm->restore.id)
         restore_plan_free(&rp, jm->g->nsubtasks);
     free(hosts);

@@ -114,6 +114,10 @@ typedef struct ck_native_snap {
 typedef struct ck_kstate ck_kstate;
 typedef struct ck_kstate_view ck_kstate_view;
 
+/* The native files of one old instance a restore at another parallelism
+ * reads (ck_kstate_ops.native_rescale). */
+typedef struct ck_native_source { ck_kgr kgr; uint32_t n; const char *const *names; uint8_t *const *data; const size_t *lens; } ck_native_source;
+
 typedef struct ck_kstate_ops {
     const char *name; /* state.backend.type */
     void (*free)(ck_kstate *s);
@@ -166,6 +170,10 @@ typedef struct ck_kstate_ops {
                                      size_t len);
     CK_MUST_CHECK int (*native_restore)(ck_kstate *s, uint32_t n, const char *const *names,
                                         uint8_t *const *data, const size_t *lens);
+    /* Optional: native_restore from the files of several old instances
+     * (a restore at another parallelism), each of key groups src[i].kgr,
+     * keeping the key groups of s->kgr alone. */
+    CK_MUST_CHECK int (*native_rescale)(ck_kstate *s, uint32_t nsrc, const ck_native_source *src);
 
     CK_MUST_CHECK int (*view_take)(ck_kstate *s, ck_kstate_view **out);
     /* Canonical entries of key group kg, over every state (a list is one). */

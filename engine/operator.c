@@ -829,6 +829,11 @@ static int same_state(const ck_snap_state *f, const ck_state_desc *d)
 
 int ck_chain_restore(ck_chain *c, const ck_snapshot *s)
 {
+    return ck_chain_restore_part(c, s, NULL, 1);
+}
+
+int ck_chain_restore_part(ck_chain *c, const ck_snapshot *s, const ck_kgr *only, int opstate)
+{
     for (int i = 0; i < s->nkeyed; i++) {
         const ck_snap_keyed *k = &s->keyed[i];
         ck_op *op = op_by_index(c, k->op);
@@ -846,14 +851,14 @@ int ck_chain_restore(ck_chain *c, const ck_snapshot *s)
             int32_t jh = ck_kg_java_hash(en->key, en->klen);
             if (ck_kg_of_hash(jh, k->max_parallelism) != en->kg)
                 return CK_ECORRUPT;
-            if (!ck_kgr_contains(op->kgr, en->kg))
-                continue; /* another subtask's key group */
+            if (!ck_kgr_contains(op->kgr, en->kg) || (only && !ck_kgr_contains(*only, en->kg)))
+                continue; /* another subtask's key group, or not taken from this file */
             if ((rc = ck_snap_put_entry(op->ks, k, en, jh)))
                 return rc;
         }
         for (size_t t = 0; t < k->ntimers; t++) {
             const ck_timer *tm = &k->timers[t];
-            if (!ck_kgr_contains(op->kgr, tm->kg))
+            if (!ck_kgr_contains(op->kgr, tm->kg) || (only && !ck_kgr_contains(*only, tm->kg)))
                 continue;
             int32_t jh = ck_kg_java_hash(tm->key, tm->klen);
             if (ck_kg_of_hash(jh, k->max_parallelism) != tm->kg)
@@ -871,6 +876,8 @@ int ck_chain_restore(ck_chain *c, const ck_snapshot *s)
             continue; /* the task's: its partitions */
         if (op->spec->kind != CK_OP_BUFFER)
             return CK_ECORRUPT;
+        if (!opstate)
+            continue; /* another subtask's list */
         int rc = buffer_restore(op, o);
         if (rc)
             return rc;

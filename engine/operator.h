@@ -294,6 +294,13 @@ int ck_chain_capture(ck_chain *c, ck_capture *cap, int how);
  */
 CK_MUST_CHECK
 int ck_chain_restore(ck_chain *c, const ck_snapshot *s);
+/* The same for one take of a restore at another parallelism (assign.h):
+ * keyed entries and timers of the key groups in *only alone (NULL: every
+ * one this subtask owns), buffers' operator state when opstate. Over
+ * several files of several old subtasks the state accumulates: nothing
+ * already restored is reset. */
+CK_MUST_CHECK
+int ck_chain_restore_part(ck_chain *c, const ck_snapshot *s, const ck_kgr *only, int opstate);
 
 /* Job operator op in this chain, or NULL. */
 ck_op *ck_chain_op(ck_chain *c, int op);

@@ -201,6 +201,23 @@ ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global,
             free(t);
             return NULL;
         }
+        t->from.takes = NULL;
+        t->from.chunks = NULL;
+        if (from->takes && from->handles) {
+            t->rtakes = malloc((from->handles->n + 1) * sizeof(*t->rtakes));
+            t->rchunks = malloc((from->nchunks + 1) * sizeof(*t->rchunks));
+            if (!t->rtakes || !t->rchunks) {
+                free(t->rtakes);
+                free(t->rchunks);
+                ck_handles_free(&t->restore);
+                free(t);
+                return NULL;
+            }
+            memcpy(t->rtakes, from->takes, from->handles->n * sizeof(*t->rtakes));
+            if (from->nchunks)
+                memcpy(t->rchunks, from->chunks, from->nchunks * sizeof(*t->rchunks));
+            t->nrchunks = from->nchunks;
+        }
     }
     t->first_out_ns = -1;
     t->next_report = CK_TIME_NEVER;

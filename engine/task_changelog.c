@@ -607,14 +607,133 @@ static int clog_load_material(ck_kstate *in, int op, const uint8_t *data, size_t
     return rc;
 }
 
+/* The old subtask handle h of the restore is of (another parallelism's:
+ * its take's), or 0 (the subtask's own). */
+static uint32_t clog_origin(const ck_task *t, uint32_t h)
+{
+    return t->rtakes ? t->rtakes[h].old_subtask : 0;
+}
+
+/* 1 when changelog operator c restores the state of other key groups than
+ * its own (a restore at another parallelism): files of more than one old
+ * subtask, or of other key groups. */
+static int clog_rescaled(const ck_task *t, const struct task_clog *c)
+{
+    const ck_op *op = &t->chain.ops[c->k];
+    int seen = 0;
+    uint32_t first = 0;
+    for (uint32_t h = 0; h < t->restore.n; h++) {
+        const ck_handle *f = &t->restore.v[h];
+        if ((f->kind != CK_HANDLE_MATERIAL && f->kind != CK_HANDLE_CHANGELOG) ||
+            f->op != (uint32_t)c->log->op)
+            continue;
+        if (!ck_kgr_equal(f->kgr, op->kgr) || (seen && clog_origin(t, h) != first))
+            return 1;
+        seen = 1;
+        first = clog_origin(t, h);
+    }
+    return 0;
+}
+
+/* Changelog operator c's state from several old subtasks (a restore at
+ * another parallelism): per old subtask its canonical materialization
+ * and its segments in order over it, each change of this subtask's key
+ * groups alone, applied through the changelog backend, so that this
+ * subtask's own changelog (from its start) holds all it restored and
+ * its next checkpoints refer to no old subtask's file. A materialization
+ * in native files (RocksDB's) of other key groups is refused. 0, or an
+ * error with *why. */
+static int clog_restore_rescaled(ck_task *t, struct task_clog *c, const char **why)
+{
+    ck_op *op = &t->chain.ops[c->k];
+    int rc = CK_OK;
+    for (uint32_t o = 0; o < t->restore.n && !rc; o++) {
+        const ck_handle *fo = &t->restore.v[o];
+        if ((fo->kind != CK_HANDLE_MATERIAL && fo->kind != CK_HANDLE_CHANGELOG) ||
+            fo->op != (uint32_t)c->log->op)
+            continue;
+        int first = 1; /* the first handle of its old subtask */
+        for (uint32_t q = 0; q < o && first; q++)
+            first = !((t->restore.v[q].kind == CK_HANDLE_MATERIAL ||
+                       t->restore.v[q].kind == CK_HANDLE_CHANGELOG) &&
+                      t->restore.v[q].op == fo->op && clog_origin(t, q) == clog_origin(t, o));
+        if (!first)
+            continue;
+        uint32_t from = clog_origin(t, o);
+        uint64_t next = 0;
+        int mats = 0;
+        for (uint32_t h = o; h < t->restore.n && !rc; h++) {
+            const ck_handle *f = &t->restore.v[h];
+            if (f->kind != CK_HANDLE_MATERIAL || f->op != fo->op || clog_origin(t, h) != from)
+                continue;
+            snprintf(t->restore_key, sizeof(t->restore_key), "%s", f->key);
+            if (clog_mat_file(f)) {
+                *why = "a materialization in native files of other key groups (a restore at "
+                       "another parallelism), which is not restored yet";
+                rc = CK_ECORRUPT;
+            } else if (mats++) {
+                *why = "files of two materializations of one old subtask";
+                rc = CK_ECORRUPT;
+            } else {
+                next = strtoull(f->local, NULL, 10);
+                rc = clog_load_material(op->ks, c->log->op, t->rdata[h], t->rlen[h], why);
+            }
+        }
+        for (int more = 1; more && !rc;) {
+            more = 0;
+            for (uint32_t h = o; h < t->restore.n && !rc; h++) {
+                const ck_handle *f = &t->restore.v[h];
+                if (f->kind != CK_HANDLE_CHANGELOG || f->op != fo->op ||
+                    clog_origin(t, h) != from || strtoull(f->local, NULL, 10) != next)
+                    continue;
+                uint64_t at;
+                uint32_t n;
+                snprintf(t->restore_key, sizeof(t->restore_key), "%s", f->key);
+                rc = ck_clog_replay(t->rdata[h], t->rlen[h], op->ks, op->spec->max_parallelism,
+                                    &at, &n, why);
+                if (!rc && (at != next || !n)) {
+                    *why = "a changelog segment that is not the one its handle names";
+                    rc = CK_ECORRUPT;
+                }
+                t->restore_flops += (double)n * CK_STATE_WRITE_FLOPS;
+                next = at + n;
+                more = 1;
+            }
+        }
+        for (uint32_t h = o; h < t->restore.n && !rc; h++) {
+            const ck_handle *f = &t->restore.v[h];
+            if (f->kind == CK_HANDLE_CHANGELOG && f->op == fo->op && clog_origin(t, h) == from &&
+                strtoull(f->local, NULL, 10) >= next) {
+                snprintf(t->restore_key, sizeof(t->restore_key), "%s", f->key);
+                *why = "changelog segments that do not meet";
+                rc = CK_ECORRUPT;
+            }
+        }
+    }
+    return rc;
+}
+
 /* Puts every changelog operator's state back: its materialization, then
  * its changelog's segments replayed in order over it; what the next
- * checkpoints refer to. Returns 0, or non-zero when the task failed. */
+ * checkpoints refer to (at another parallelism: clog_restore_rescaled).
+ * Returns 0, or non-zero when the task failed. */
 int task_clog_restore(ck_task *t)
 {
     for (int i = 0; i < t->nclogs; i++) {
         struct task_clog *c = &t->clogs[i];
         ck_op *op = &t->chain.ops[c->k];
+        if (clog_rescaled(t, c)) {
+            const char *why = "out of memory";
+            int rc = clog_restore_rescaled(t, c, &why);
+            if (rc) {
+                task_restore_fail(t, task_restore_code(rc),
+                                  rc == CK_ECORRUPT || rc == CK_ECHECKSUM ? why
+                                                                          : ck_strerror(rc));
+                return 1;
+            }
+            op->ks->work = ck_clog_kstate_inner(op->ks)->work;
+            continue;
+        }
         ck_kstate *in = ck_clog_kstate_inner(op->ks);
         uint64_t next = 0;
         const char *why = "out of memory";

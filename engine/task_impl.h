@@ -277,6 +277,13 @@ struct ck_task {
     ck_restore_point from;
     char restore_key[CK_HANDLE_KEY_MAX + 1]; /* the file being restored */
     ck_handles restore;        /* the state handles to restore */
+    ck_restore_take *rtakes;   /* per handle: what it takes of it (another parallelism's
+                                * state: from.takes copied), NULL: all its own, whole */
+    ck_restore_chunk *rchunks; /* the operator state entries dealt to it (from.chunks) */
+    uint32_t nrchunks;
+    uint32_t rcanon, rfinished; /* canonical files applied, and of them finished ones */
+    uint64_t rchunk_done;       /* source partitions dealt that came from their files */
+    int rknown;                 /* partitions the old enumerators knew (-1: none seen) */
     uint32_t restore_next;     /* the next one to download */
     /* the restore's phases: it began, its downloads ended; its bytes and
      * the work of loading them (decoding, replaying, writing native files

@@ -45,8 +45,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "assign.h"
 #include "crc32c.h"
 #include "error.h"
+#include "keygroup.h"
+#include "topic.h"
 
 #define CK_INV_MODULE "task" /* invariant.h */
 
@@ -143,16 +146,120 @@ static int restore_source(ck_task *t, const ck_source_capture *sc)
     return CK_OK;
 }
 
+/* 1 when chunk c is of this source's partition list. */
+static int restore_src_chunk(const ck_task *t, const ck_restore_chunk *c)
+{
+    return c->op == (uint32_t)t->g->v[t->vertex].ops[0] && !strcmp(c->name, CK_SOURCE_SPLITS);
+}
+
+/*
+ * A source's partitions from old subtask tk's split-distribute list state
+ * at another parallelism (FLIP-27, as the assignment dealt them): exactly
+ * the entries of the chunks of that old subtask, appended to what the
+ * files before gave; the partitions its enumerator did not know of come
+ * once all are in (restore_source_new). CK_ECORRUPT: a chunk past the
+ * list's end, a partition the topic lacks or given twice (by this file
+ * or an earlier one), an offset past its end.
+ */
+static int restore_source_chunks(ck_task *t, const ck_source_capture *sc,
+                                 const ck_restore_take *tk)
+{
+    const ck_topic *tp = t->env->topic;
+    int total = tp->ops->npartitions(tp->ctx);
+    if (sc->known < 0 || sc->nparts > total || sc->known > total)
+        return CK_ECORRUPT;
+    t->rknown = sc->known > t->rknown ? sc->known : t->rknown;
+    for (uint32_t c = 0; c < t->nrchunks; c++) {
+        const ck_restore_chunk *ch = &t->rchunks[c];
+        if (!restore_src_chunk(t, ch) || ch->old != tk->old_subtask)
+            continue;
+        if (ch->first > (uint32_t)sc->nparts || ch->n > (uint32_t)sc->nparts - ch->first)
+            return CK_ECORRUPT;
+        for (uint32_t i = ch->first; i < ch->first + ch->n; i++) {
+            int p = sc->parts[i];
+            int64_t size = p >= 0 && p < total ? tp->ops->size(tp->ctx, p) : 0;
+            int dup = 0;
+            for (int k = 0; k < t->nparts && !dup; k++)
+                dup = t->parts[k] == p;
+            if (p < 0 || p >= total || dup || t->nparts >= total || sc->offsets[i] > size)
+                return CK_ECORRUPT;
+            t->parts[t->nparts] = p;
+            t->end[t->nparts] = size;
+            t->off[t->nparts] = sc->offsets[i];
+            t->maxts[t->nparts] = sc->maxts[i];
+            t->nparts++;
+        }
+        t->rchunk_done += ch->n;
+    }
+    t->rr = 0;
+    return CK_OK;
+}
+
+/* Once every file of another parallelism is in: every partition dealt
+ * to this source came (CK_ECORRUPT otherwise), and those no old
+ * enumerator knew of are its own by the owner formula, as Flink's
+ * enumerator assigns a newly discovered partition. */
+static int restore_source_new(ck_task *t)
+{
+    if (!t->is_source || !t->rtakes || t->restored_finished)
+        return CK_OK;
+    uint64_t dealt = 0;
+    for (uint32_t c = 0; c < t->nrchunks; c++)
+        dealt += restore_src_chunk(t, &t->rchunks[c]) ? t->rchunks[c].n : 0;
+    if (dealt != t->rchunk_done)
+        return CK_ECORRUPT;
+    const ck_topic *tp = t->env->topic;
+    int total = tp->ops->npartitions(tp->ctx);
+    for (int p = t->rknown < 0 ? 0 : t->rknown; p < total; p++) {
+        int dup = 0;
+        for (int k = 0; k < t->nparts && !dup; k++)
+            dup = t->parts[k] == p;
+        if (dup || t->nparts >= total ||
+            ck_topic_owner(tp->name, p, t->g->v[t->vertex].parallelism) != t->subtask)
+            continue;
+        t->parts[t->nparts] = p;
+        t->end[t->nparts] = tp->ops->size(tp->ctx, p);
+        t->off[t->nparts] = 0;
+        t->maxts[t->nparts] = CK_WM_MIN;
+        t->nparts++;
+    }
+    return CK_OK;
+}
+
 /* Puts a decoded snapshot in place: state, source offsets, sink transactions. */
 static int restore_apply_snapshot(ck_task *t, const ck_snapshot *s, const char **why)
 {
     /* The state file must be of the snapshot's subtask the assignment
-     * gave this subtask (assign.h), as the DEPLOY said. */
+     * gave this subtask (assign.h), as the DEPLOY said: the subtask's
+     * own, or (another parallelism) the one its take names, each old
+     * subtask's once. */
+    const ck_restore_take *tk = t->rtakes ? &t->rtakes[t->restore_next] : NULL;
+    uint32_t what = tk ? tk->what : CK_ASG_KEYED | CK_ASG_OPSTATE | CK_ASG_CHANNELS | CK_ASG_TXNS;
     *why = "it is not of the snapshot's subtask the assignment gave this subtask";
-    if (s->checkpoint_id != t->restore_cp || (uint32_t)s->vertex != t->from.old_vertex ||
-        (uint32_t)s->subtask != t->from.old_subtask ||
-        (uint32_t)s->parallelism != t->from.old_parallelism)
+    if (s->checkpoint_id != t->restore_cp ||
+        (uint32_t)s->vertex != (tk ? tk->old_vertex : t->from.old_vertex) ||
+        (uint32_t)s->subtask != (tk ? tk->old_subtask : t->from.old_subtask) ||
+        (uint32_t)s->parallelism != (tk ? tk->old_parallelism : t->from.old_parallelism))
         return CK_ECORRUPT;
+    for (uint32_t k = 0; tk && k < t->restore_next; k++) {
+        const ck_restore_take *o = &t->rtakes[k];
+        if (t->restore.v[k].kind == CK_HANDLE_SNAPSHOT && o->old_vertex == tk->old_vertex &&
+            o->old_subtask == tk->old_subtask) {
+            *why = "the state file of an old subtask given twice";
+            return CK_ECORRUPT;
+        }
+    }
+    t->rcanon++;
+    if (s->finished && tk) {
+        /* An old subtask that had finished: nothing of it is left to
+         * take; its partitions (read to their end) are no one's. This
+         * subtask stays finished when every old one it restores was. */
+        t->rfinished++;
+        for (uint32_t c = 0; c < t->nrchunks; c++)
+            if (restore_src_chunk(t, &t->rchunks[c]) && t->rchunks[c].old == tk->old_subtask)
+                t->rchunk_done += t->rchunks[c].n;
+        return CK_OK;
+    }
     if (s->finished) {
         /* It had finished: it stays so. A source reads nothing; the rest
          * pass their upstreams' END_OF_PARTITION on, and it reports
@@ -163,7 +270,12 @@ static int restore_apply_snapshot(ck_task *t, const ck_snapshot *s, const char *
         return CK_OK;
     }
     *why = "its state does not match the job's operators";
-    int rc = ck_chain_restore(&t->chain, s);
+    /* keyed state of the take's key groups alone (within the subtask's:
+     * ck_chain_restore_part), accumulating over the files */
+    ck_kgr none = CK_KGR_EMPTY;
+    int rc = tk ? ck_chain_restore_part(&t->chain, s, (what & CK_ASG_KEYED) ? &tk->kgr : &none,
+                                        (what & CK_ASG_OPSTATE) != 0)
+                : ck_chain_restore(&t->chain, s);
     if (rc)
         return rc;
     if (s->has_source != t->is_source)
@@ -171,7 +283,7 @@ static int restore_apply_snapshot(ck_task *t, const ck_snapshot *s, const char *
     /* Channel state (an unaligned checkpoint): what its barriers overtook
      * is sent and read again before anything new. */
     *why = "its channel state does not match the job's channels";
-    for (int i = 0; i < s->nchans; i++) {
+    for (int i = 0; (what & CK_ASG_CHANNELS) && i < s->nchans; i++) {
         const ck_chan_state *cs = &s->chans[i];
         rc = CK_ECORRUPT;
         if (cs->out) {
@@ -186,10 +298,13 @@ static int restore_apply_snapshot(ck_task *t, const ck_snapshot *s, const char *
     }
     /* Barriers and cancel markers of checkpoints up to the restored one,
      * replayed from the state, are old news. */
-    if (s->nchans && t->has_gate)
+    if (s->nchans && t->has_gate && (what & CK_ASG_CHANNELS))
         t->gate.done_id = t->restore_cp;
-    if (s->has_source && (rc = restore_source(t, &s->source)))
+    *why = "its source's partitions do not match the job's input or the assignment";
+    if (s->has_source && (what & CK_ASG_OPSTATE) &&
+        (rc = tk ? restore_source_chunks(t, &s->source, tk) : restore_source(t, &s->source)))
         return rc;
+    *why = "its sinks' transactions do not match the job's sinks";
     const ck_vertex *v = &t->g->v[t->vertex];
     for (int i = 0; i < s->nsinks; i++) {
         const ck_sink_capture *sk = &s->sinks[i];
@@ -204,10 +319,14 @@ static int restore_apply_snapshot(ck_task *t, const ck_snapshot *s, const char *
          * failed attempt began after it stay uncommitted for good: this
          * attempt numbers its own transactions, so that it never writes
          * into one of them (and commits its leftovers with its own). */
-        for (int p = 0; p < sk->npending; p++)
-            if ((rc = t->plat->ops->output_commit(t->plat, op->sink_id, sk->pending[p])))
+        /* Another parallelism's: the old subtask's output, by the one new
+         * subtask the assignment gave its transactions (TXNS). */
+        uint32_t sink = tk ? ck_sink_id(sk->op, (int)tk->old_subtask) : op->sink_id;
+        for (int p = 0; (what & CK_ASG_TXNS) && p < sk->npending; p++)
+            if ((rc = t->plat->ops->output_commit(t->plat, sink, sk->pending[p])))
                 return rc;
-        if ((rc = t->plat->ops->output_abort(t->plat, op->sink_id, sk->open_txn)))
+        if ((what & CK_ASG_TXNS) &&
+            (rc = t->plat->ops->output_abort(t->plat, sink, sk->open_txn)))
             return rc;
         op->txn = task_first_txn(t);
     }
@@ -236,6 +355,11 @@ void task_restore_free(ck_task *t)
 {
     restore_free_files(t); /* before the handles: it counts them */
     ck_handles_free(&t->restore);
+    free(t->rtakes);
+    free(t->rchunks);
+    t->rtakes = NULL;
+    t->rchunks = NULL;
+    t->nrchunks = 0;
 }
 
 /* 1 when the downloaded range o holds h's segment. */
@@ -296,6 +420,18 @@ static uint64_t restore_range_model(const ck_task *t, const char *key, uint64_t 
 static void restore_finish(ck_task *t)
 {
     t->restore_dl = ck_now(t->plat);
+    if (t->rtakes && t->rcanon && t->rfinished == t->rcanon) {
+        t->restored_finished = 1; /* every old subtask it restores had finished */
+        for (int k = 0; k < t->nparts; k++)
+            t->off[k] = t->end[k];
+    }
+    if (restore_source_new(t)) {
+        snprintf(t->restore_key, sizeof(t->restore_key), "%s", t->from.dir);
+        task_restore_fail(t, CK_FAIL_RESTORE_UNREADABLE,
+                          "the partitions the assignment dealt its source did not all come");
+        restore_free_files(t);
+        return;
+    }
     int failed = restore_install_native(t) || task_clog_restore(t);
     restore_free_files(t);
     if (failed)
@@ -376,12 +512,64 @@ void task_restore_start(ck_task *t)
 {
     t->state = CK_TASK_RESTORING;
     t->restore_t0 = ck_now(t->plat);
-    if (!t->restore.n) {
+    if (t->rtakes && t->is_source) {
+        t->nparts = 0; /* another parallelism's: exactly what the files deal it */
+        t->rknown = -1;
+    }
+    if (!t->restore.n && !t->rtakes) {
         snprintf(t->restore_key, sizeof(t->restore_key), "%s", t->from.dir);
         task_restore_fail(t, CK_FAIL_RESTORE_MISSING, "no state handles for this subtask");
         return;
     }
     restore_next(t);
+}
+
+/* The old instance native handle k is of: its take's old subtask, or
+ * (the subtask's own state) 0. */
+static uint32_t native_origin(const ck_task *t, uint32_t k)
+{
+    return t->rtakes ? t->rtakes[k].old_subtask : 0;
+}
+
+/* Hands operator op's native files (names/data/lens, grouped by old
+ * instance as restore_install_native laid them out from handle `first`
+ * on) to its backend's native_rescale, one source per old instance with
+ * its key groups. */
+static int restore_rescale_native(ck_task *t, ck_kstate *ks, uint32_t op, uint32_t first,
+                                  const char **names, uint8_t **data, size_t *lens)
+{
+    uint32_t n = t->restore.n;
+    ck_native_source *src = calloc(n + 1, sizeof(*src));
+    if (!src)
+        return CK_ENOMEM;
+    uint32_t nsrc = 0, m = 0;
+    for (uint32_t k = first; k < n; k++) {
+        const ck_handle *f = &t->restore.v[k];
+        if (f->kind != CK_HANDLE_NATIVE || f->op != op)
+            continue;
+        int seen = 0;
+        for (uint32_t q = first; q < k && !seen; q++)
+            seen = t->restore.v[q].kind == CK_HANDLE_NATIVE && t->restore.v[q].op == op &&
+                   native_origin(t, q) == native_origin(t, k);
+        if (seen)
+            continue;
+        ck_native_source *s = &src[nsrc++];
+        s->kgr = f->kgr;
+        s->names = names + m;
+        s->data = data + m;
+        s->lens = lens + m;
+        for (uint32_t q = k; q < n; q++) {
+            const ck_handle *e = &t->restore.v[q];
+            if (e->kind == CK_HANDLE_NATIVE && e->op == op &&
+                native_origin(t, q) == native_origin(t, k)) {
+                s->n++;
+                m++;
+            }
+        }
+    }
+    int rc = ks->ops->native_rescale(ks, nsrc, src);
+    free(src);
+    return rc;
 }
 
 /* Puts every operator's native files in place (its backend opens them),
@@ -401,16 +589,37 @@ static int restore_install_native(ck_task *t)
             first = !(t->restore.v[k].kind == CK_HANDLE_NATIVE && t->restore.v[k].op == h->op);
         if (!first)
             continue;
-        uint32_t m = 0;
+        /* its files, grouped by the old instance they are of (the take's
+         * old subtask; one, its own, when the parallelism is unchanged) */
+        uint32_t m = 0, nsrc = 0;
         uint64_t real = 0, model = 0;
-        for (uint32_t k = i; k < n; k++)
-            if (t->restore.v[k].kind == CK_HANDLE_NATIVE && t->restore.v[k].op == h->op) {
-                names[m] = t->restore.v[k].local;
-                data[m] = t->rdata[k];
-                lens[m++] = t->rlen[k];
-                real += t->restore.v[k].bytes;
-                model += t->restore.v[k].modelled;
+        ck_op *own = ck_chain_op(&t->chain, (int)h->op);
+        int rescale = 0;
+        for (uint32_t k = i; k < n; k++) {
+            const ck_handle *f = &t->restore.v[k];
+            if (f->kind != CK_HANDLE_NATIVE || f->op != h->op)
+                continue;
+            int seen = 0;
+            for (uint32_t q = i; q < k && !seen; q++)
+                seen = t->restore.v[q].kind == CK_HANDLE_NATIVE && t->restore.v[q].op == h->op &&
+                       native_origin(t, q) == native_origin(t, k);
+            if (seen)
+                continue;
+            nsrc++;
+            for (uint32_t q = k; q < n; q++) {
+                const ck_handle *e = &t->restore.v[q];
+                if (e->kind != CK_HANDLE_NATIVE || e->op != h->op ||
+                    native_origin(t, q) != native_origin(t, k))
+                    continue;
+                rescale |= !own || !ck_kgr_equal(e->kgr, own->kgr);
+                names[m] = e->local;
+                data[m] = t->rdata[q];
+                lens[m++] = t->rlen[q];
+                real += e->bytes;
+                model += e->modelled;
             }
+        }
+        rescale |= nsrc > 1;
         /* its flushes and compactions, from the restore's on, weigh what
          * its files did (value_size), until its next native snapshot says */
         ck_op *op = ck_chain_op(&t->chain, (int)h->op);
@@ -422,10 +631,20 @@ static int restore_install_native(ck_task *t)
             task_restore_fail(t, CK_FAIL_RESTORE_UNREADABLE,
                               "native state of an operator whose backend cannot read it");
             rc = CK_ECORRUPT;
-            task_restore_fail(t, rc, "native state of an operator whose backend cannot read it");
             break;
         }
-        if ((rc = ks->ops->native_restore(ks, m, names, data, lens))) {
+        if (rescale && !ks->ops->native_rescale) {
+            task_restore_fail(t, CK_FAIL_RESTORE_UNREADABLE,
+                              "native state of other key groups than its operator's (a restore "
+                              "at another parallelism), which its backend cannot rescale");
+            rc = CK_ECORRUPT;
+            break;
+        }
+        if (rescale)
+            rc = restore_rescale_native(t, ks, h->op, i, names, data, lens);
+        else
+            rc = ks->ops->native_restore(ks, m, names, data, lens);
+        if (rc) {
             task_restore_fail(t, task_restore_code(rc),
                               rc == CK_ECORRUPT ? "its operator's native files do not open"
                                                 : ck_strerror(rc));

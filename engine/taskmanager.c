@@ -5,6 +5,7 @@
 
 #include "bytes.h"
 #include "error.h"
+#include "assign.h"
 #include "keygroup.h"
 #include "segpool.h"
 #include "wire.h"
@@ -45,6 +46,42 @@ uint8_t *ck_tm_deploy_body(uint32_t attempt, int gen, const ck_restore_point *fr
                            const uint16_t *hosts, const ck_handles *const *handles,
                            const uint32_t *origins, int host, size_t *len)
 {
+    return ck_tm_deploy_body_takes(attempt, gen, from, n, hosts, handles, origins, NULL, host,
+                                   len);
+}
+
+/* A take's or chunk's bytes (DEPLOY body, taskmanager.h). */
+static void put_takes(ck_wbuf *w, const ck_restore_point *pt, uint32_t nhandles)
+{
+    for (uint32_t k = 0; k < nhandles; k++) {
+        const ck_restore_take *tk = &pt->takes[k];
+        ck_wbuf_u32(w, tk->old_vertex);
+        ck_wbuf_u32(w, tk->old_subtask);
+        ck_wbuf_u32(w, tk->old_parallelism);
+        ck_wbuf_u32(w, tk->what);
+        ck_wbuf_u32(w, (uint32_t)tk->kgr.start);
+        ck_wbuf_u32(w, (uint32_t)tk->kgr.end);
+    }
+    ck_wbuf_u32(w, pt->nchunks);
+    for (uint32_t k = 0; k < pt->nchunks; k++) {
+        const ck_restore_chunk *c = &pt->chunks[k];
+        size_t nl = strlen(c->name);
+        ck_wbuf_u32(w, c->op);
+        uint8_t *p = ck_wbuf_room(w, 1);
+        if (p)
+            *p = (uint8_t)nl;
+        ck_wbuf_bytes(w, c->name, nl);
+        ck_wbuf_u32(w, c->old);
+        ck_wbuf_u32(w, c->first);
+        ck_wbuf_u32(w, c->n);
+    }
+}
+
+uint8_t *ck_tm_deploy_body_takes(uint32_t attempt, int gen, const ck_restore_point *from,
+                                 uint32_t n, const uint16_t *hosts,
+                                 const ck_handles *const *handles, const uint32_t *origins,
+                                 const ck_restore_point *points, int host, size_t *len)
+{
     uint64_t id = from ? from->id : 0;
     size_t dl = id ? strlen(from->dir) : 0;
     ck_wbuf w = {0};
@@ -67,10 +104,13 @@ uint8_t *ck_tm_deploy_body(uint32_t attempt, int gen, const ck_restore_point *fr
             ck_wbuf_u32(&w, i | CK_DEPLOY_EMPTY);
             continue;
         }
-        ck_wbuf_u32(&w, i);
+        int takes = points && points[i].takes;
+        ck_wbuf_u32(&w, i | (takes ? CK_DEPLOY_TAKES : 0));
         for (int k = 0; k < 3; k++)
             ck_wbuf_u32(&w, origins ? origins[3 * i + (uint32_t)k] : CK_TM_ORIGIN_OWN);
         ck_handles_put(&w, handles[i]);
+        if (takes)
+            put_takes(&w, &points[i], handles[i]->n);
     }
     if (w.err) {
         free(w.p);
@@ -78,6 +118,64 @@ uint8_t *ck_tm_deploy_body(uint32_t attempt, int gen, const ck_restore_point *fr
     }
     *len = w.len;
     return w.p;
+}
+
+/* Reads the takes of nh handles and the chunks after them (DEPLOY body)
+ * into *tk and *ch (malloc'd): CK_EPROTO when one is not of a subtask of
+ * a parallelism, takes nothing, names unknown bits, key groups out of
+ * bounds or an operator the job lacks; CK_ENOMEM. */
+static int get_takes(ck_rbuf *r, const ck_graph *g, uint32_t nh, ck_restore_take **tk,
+                     ck_restore_chunk **ch, uint32_t *nch)
+{
+    *tk = calloc(nh + 1, sizeof(**tk));
+    *ch = NULL;
+    *nch = 0;
+    if (!*tk)
+        return CK_ENOMEM;
+    for (uint32_t k = 0; k < nh; k++) {
+        ck_restore_take *t = &(*tk)[k];
+        t->old_vertex = ck_rbuf_u32(r);
+        t->old_subtask = ck_rbuf_u32(r);
+        t->old_parallelism = ck_rbuf_u32(r);
+        t->what = ck_rbuf_u32(r);
+        t->kgr.start = (int32_t)ck_rbuf_u32(r);
+        t->kgr.end = (int32_t)ck_rbuf_u32(r);
+        int kg_ok = ck_kgr_empty(t->kgr)
+                        ? !(t->what & CK_ASG_KEYED)
+                        : t->kgr.start >= 0 && t->kgr.end < CK_KG_UPPER_BOUND_MAX_PARALLELISM &&
+                              (t->what & CK_ASG_KEYED);
+        if (r->err || t->old_vertex >= CK_MAX_OPS || t->old_parallelism < 1 ||
+            t->old_parallelism > CK_KG_UPPER_BOUND_MAX_PARALLELISM ||
+            t->old_subtask >= t->old_parallelism || !t->what ||
+            (t->what & ~(CK_ASG_KEYED | CK_ASG_OPSTATE | CK_ASG_CHANNELS | CK_ASG_TXNS)) ||
+            !kg_ok)
+            return CK_EPROTO;
+    }
+    uint32_t nc = ck_rbuf_u32(r);
+    if (r->err || nc > ck_rbuf_left(r) / 14) /* a chunk is 14 bytes at least */
+        return CK_EPROTO;
+    *ch = calloc(nc + 1, sizeof(**ch));
+    if (!*ch)
+        return CK_ENOMEM;
+    for (uint32_t k = 0; k < nc; k++) {
+        ck_restore_chunk *c = &(*ch)[k];
+        c->op = ck_rbuf_u32(r);
+        const uint8_t *nl = ck_rbuf_take(r, 1);
+        size_t l = nl ? *nl : 0;
+        const uint8_t *nm = nl ? ck_rbuf_take(r, l) : NULL;
+        if (!nm || l >= sizeof(c->name) || memchr(nm, 0, l))
+            return CK_EPROTO;
+        memcpy(c->name, nm, l);
+        c->name[l] = 0;
+        c->old = ck_rbuf_u32(r);
+        c->first = ck_rbuf_u32(r);
+        c->n = ck_rbuf_u32(r);
+        if (r->err || c->op >= (uint32_t)g->spec.nops || !c->n || c->first + c->n < c->first ||
+            c->old >= CK_KG_UPPER_BOUND_MAX_PARALLELISM)
+            return CK_EPROTO;
+        (*nch)++;
+    }
+    return CK_OK;
 }
 
 static void heartbeat(ck_tm *tm, int registering)
@@ -133,14 +231,20 @@ static int on_deploy(ck_tm *tm, const uint8_t *b, size_t len)
     ck_handles *hs = calloc(here + 1, sizeof(*hs));
     uint8_t *empty = calloc(here + 1, 1); /* starts empty (CK_DEPLOY_EMPTY) */
     uint32_t *orig = calloc(3 * (size_t)here + 1, sizeof(*orig));
+    /* another parallelism's state (CK_DEPLOY_TAKES): per handle its take,
+     * and the operator state dealt */
+    ck_restore_point *pts = calloc(here + 1, sizeof(*pts));
+    ck_restore_take **tks = calloc(here + 1, sizeof(*tks));
+    ck_restore_chunk **chs = calloc(here + 1, sizeof(*chs));
     ck_rbuf r = {.p = b + off + 6 + dl, .len = len - off - 6 - dl};
-    int rc = hs && empty && orig ? CK_OK : CK_ENOMEM;
+    int rc = hs && empty && orig && pts && tks && chs ? CK_OK : CK_ENOMEM;
     for (uint32_t i = 0, k = 0; i < n && from.id && !rc; i++) {
         if (hosts[i] != tm->host)
             continue;
         const char *why;
         uint32_t got = ck_rbuf_u32(&r);
-        if ((got & ~CK_DEPLOY_EMPTY) != i || r.err) {
+        if ((got & ~(CK_DEPLOY_EMPTY | CK_DEPLOY_TAKES)) != i || r.err ||
+            (got & CK_DEPLOY_EMPTY && got & CK_DEPLOY_TAKES)) {
             rc = CK_EPROTO;
             break;
         }
@@ -159,8 +263,14 @@ static int on_deploy(ck_tm *tm, const uint8_t *b, size_t len)
         }
         if (r.err)
             rc = CK_EPROTO;
-        else if ((rc = ck_handles_get(&r, &hs[k++], CK_KG_UPPER_BOUND_MAX_PARALLELISM, &why)))
+        else if ((rc = ck_handles_get(&r, &hs[k], CK_KG_UPPER_BOUND_MAX_PARALLELISM, &why)))
             rc = rc == CK_ECORRUPT ? CK_EPROTO : rc;
+        if (!rc && (got & CK_DEPLOY_TAKES)) {
+            rc = get_takes(&r, g, hs[k].n, &tks[k], &chs[k], &pts[k].nchunks);
+            pts[k].takes = tks[k];
+            pts[k].chunks = chs[k];
+        }
+        k++;
     }
     if (!rc && ck_rbuf_left(&r))
         rc = CK_EPROTO;
@@ -176,7 +286,11 @@ static int on_deploy(ck_tm *tm, const uint8_t *b, size_t len)
             from.old_vertex = orig[3 * k];
             from.old_subtask = orig[3 * k + 1];
             from.old_parallelism = orig[3 * k + 2];
-            from.handles = &hs[k++];
+            from.handles = &hs[k];
+            from.takes = pts[k].takes;
+            from.chunks = pts[k].chunks;
+            from.nchunks = pts[k].nchunks;
+            k++;
             int drc = tm->plat->ops->deploy(tm->plat, attempt, i, fresh ? NULL : &from);
             failed = failed ? failed : drc;
             tm->has_attempt = 1;
@@ -185,6 +299,13 @@ static int on_deploy(ck_tm *tm, const uint8_t *b, size_t len)
     rc = rc ? rc : failed;
     for (uint32_t k = 0; hs && k < here; k++)
         ck_handles_free(&hs[k]);
+    for (uint32_t k = 0; tks && chs && k < here; k++) {
+        free(tks[k]);
+        free(chs[k]);
+    }
+    free(pts);
+    free(tks);
+    free(chs);
     free(hs);
     free(empty);
     free(orig);

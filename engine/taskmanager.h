@@ -15,6 +15,13 @@
  *              restores, as the assignment said: assign.h; all three
  *              CK_TM_ORIGIN_OWN: its own) | its state handles (handle.h),
  *              as Flink's deployment descriptor carries JobManagerTaskRestore;
+ *              with the next bit set (CK_DEPLOY_TAKES: its handles are
+ *              of another parallelism's subtasks), after them per handle
+ *              u32 vertex | u32 subtask | u32 parallelism | u32 what
+ *              (CK_ASG_* bits) | i32 first | i32 last key group taken,
+ *              then u32 count | count x (u32 operator | u8 length |
+ *              state name | u32 old subtask | u32 first | u32 n): the
+ *              operator state entries dealt to it (assign.h);
  *              the global subtask's top bit set (CK_DEPLOY_EMPTY) and
  *              nothing after it: the subtask starts empty (the assignment
  *              gives it no state: a new subtask of a rescaled vertex that
@@ -85,6 +92,9 @@ int ck_tm_check(const ck_tm *tm, ck_inv *v);
 
 /* The top bit of a DEPLOY's subtask: it starts empty. */
 #define CK_DEPLOY_EMPTY 0x80000000u
+/* The next bit: its handles are of another parallelism's subtasks, and
+ * per handle its take follows them, then the operator state dealt. */
+#define CK_DEPLOY_TAKES 0x40000000u
 
 /* Builds the DEPLOY body for task manager `host` (malloc'd) of an attempt
  * of generation gen; from: NULL or id 0 to start fresh, else handles[g]
@@ -101,5 +111,12 @@ int ck_tm_deploy_generation(const uint8_t *b, size_t len);
 uint8_t *ck_tm_deploy_body(uint32_t attempt, int gen, const ck_restore_point *from, uint32_t n,
                            const uint16_t *hosts, const ck_handles *const *handles,
                            const uint32_t *origins, int host, size_t *len);
+/* The same, where points[g] (points NULL: none) may give subtask g's
+ * takes and chunks (its handles of another parallelism's subtasks:
+ * ck_restore_point.takes, .chunks), sent with CK_DEPLOY_TAKES. */
+uint8_t *ck_tm_deploy_body_takes(uint32_t attempt, int gen, const ck_restore_point *from,
+                                 uint32_t n, const uint16_t *hosts,
+                                 const ck_handles *const *handles, const uint32_t *origins,
+                                 const ck_restore_point *points, int host, size_t *len);
 
 #endif

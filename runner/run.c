@@ -404,24 +404,26 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
         sc.expect = NULL;
     }
     /* The job's graph per generation, one per rescale. A rescale that
-     * changes the parallelism of a vertex that keeps state is refused up
-     * front, by the state assignment's rule (assign.h: the one the job
-     * manager's deploy and a savepoint's pre-check apply): its state does
-     * not move to another parallelism yet. A vertex that keeps none (a
-     * map, a filter, a sink without transactions) rescales: its new
-     * subtasks start empty. */
+     * changes the parallelism of a vertex whose state does not move to
+     * another parallelism (a buffer's list state, channel state) is
+     * refused up front, by the state assignment's rule (assign.h
+     * ck_asg_rescale_refused: the one the job manager's deploy and a
+     * savepoint's pre-check apply).
+     * Keyed state, sources' partitions and sinks' transactions move; a
+     * vertex that keeps none starts empty. */
     for (int i = 0, prev = -1; i < sc.nfaults; i++) {
         const ck_fault *f = &sc.faults[i];
         if (f->kind != CK_FAULT_RESCALE)
             continue;
         for (int k = 0; k < sc.graph.spec.nops; k++) {
             int was = prev >= 0 ? sc.faults[prev].par[k] : sc.graph.spec.ops[k].parallelism;
-            const char *state = ck_asg_vertex_state(&sc.graph, sc.graph.op_vertex[k], &sc.cfg);
+            const char *state =
+                ck_asg_rescale_refused(&sc.graph, sc.graph.op_vertex[k], &sc.cfg);
             if (f->par[k] != was && state) {
                 fprintf(stderr,
                         "chandy: %s: events[%d].parallelism: \"%s\" from %d to %d: it keeps "
-                        "%s, which does not move to another parallelism yet (operators that "
-                        "keep no state rescale: maps, filters, sinks without transactions)\n",
+                        "%s, which does not move to another parallelism yet (keyed state, "
+                        "sources, sinks and stateless operators rescale)\n",
                         scenario_path, i, sc.graph.spec.ops[k].name, was, f->par[k], state);
                 ck_scenario_free(&sc);
                 return 2;
@@ -587,10 +589,14 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
         r.start_meta = sp.meta; /* the job manager deploys its handles */
         memset(&sp.meta, 0, sizeof(sp.meta));
         r.job.env.start_meta = &r.start_meta;
+        r.start_parts = sp.src_parts; /* how many partitions each old source read */
+        sp.src_parts = NULL;
+        r.job.env.start_parts = r.start_parts;
         ck_sp_free(&sp);
         if (rc) {
             fprintf(stderr, "chandy: %s\n", err);
             ck_cp_meta_free(&r.start_meta);
+            free(r.start_parts);
             ck_sinkout_free(&prior);
             ck_workload_free(&r.wl);
             ck_scenario_free(&sc);
@@ -604,6 +610,7 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
     if (ck_scenario_generations(&sc, &r.gens, &r.ngens, gerr, sizeof(gerr))) {
         fprintf(stderr, "chandy: %s\n", gerr);
         ck_cp_meta_free(&r.start_meta);
+        free(r.start_parts);
         ck_sinkout_free(&prior);
         ck_workload_free(&r.wl);
         ck_scenario_free(&sc);
@@ -768,6 +775,7 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
     cJSON_Delete(run);
 out:
     ck_cp_meta_free(&r.start_meta);
+    free(r.start_parts);
     ck_backend_result_free(&r.res); /* before the graphs its job manager's arrays follow */
     free(r.gens);
     ck_sinkout_free(&prior);

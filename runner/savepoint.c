@@ -559,6 +559,8 @@ void ck_sp_free(ck_savepoint *sp)
     free(sp->files);
     sp->nfiles = 0;
     free(sp->metadata);
+    free(sp->src_parts);
+    sp->src_parts = NULL;
     ck_cp_meta_free(&sp->meta);
     sp->files = NULL;
     sp->metadata = NULL;
@@ -639,12 +641,15 @@ static int check_file(const ck_savepoint *sp, const char *file, const ck_snapsho
     }
     int nparts = topic->ops->npartitions(topic->ctx);
     for (int k = 0; s->has_source && k < s->source.nparts; k++) {
+        /* any partition of the input: the partitions a source subtask
+         * reads are those its enumerator dealt it, which after a rescale
+         * are not the owner formula's (each once: ck_sp_check_job) */
         int p = s->source.parts[k];
-        if (p < 0 || p >= nparts || ck_topic_owner(topic->name, p, old_p) != i) {
+        if (p < 0 || p >= nparts) {
             snprintf(err, errlen,
-                     "%s/%s: holds the offset of partition %d, which source subtask %d of the "
-                     "job does not read (the input has %d partitions)",
-                     sp->path, file, p, i, nparts);
+                     "%s/%s: holds the offset of partition %d, which the input does not have "
+                     "(it has %d partitions)",
+                     sp->path, file, p, nparts);
             return CK_EINVAL;
         }
         int64_t size = topic->ops->size(topic->ctx, p);
@@ -730,7 +735,7 @@ static int check_shared(const ck_savepoint *sp, const ck_handle *h, const ck_gra
     return CK_OK;
 }
 
-int ck_sp_check_job(const ck_savepoint *sp, ck_graph *g, const ck_config *cfg,
+int ck_sp_check_job(ck_savepoint *sp, ck_graph *g, const ck_config *cfg,
                     const ck_topic *topic, char *err, size_t errlen)
 {
     /* The state assignment decides (assign.h), the same the job manager
@@ -756,7 +761,11 @@ int ck_sp_check_job(const ck_savepoint *sp, ck_graph *g, const ck_config *cfg,
      * the assignment matched to job vertex v, subtask i of it. Sources'
      * partitions are counted for the assignment's dealing. */
     uint32_t *parts = calloc(sp->meta.nsubtasks + 1, sizeof(*parts));
-    if (!parts) {
+    int nparts = topic->ops->npartitions(topic->ctx);
+    uint8_t *seen = calloc((size_t)g->nv * (size_t)(nparts + 1) + 1, 1);
+    if (!parts || !seen) {
+        free(parts);
+        free(seen);
         ck_asg_free(&a);
         snprintf(err, errlen, "%s: out of memory", sp->path);
         return CK_ENOMEM;
@@ -790,8 +799,21 @@ int ck_sp_check_job(const ck_savepoint *sp, ck_graph *g, const ck_config *cfg,
             break;
         }
         rc = check_file(sp, name, &s, g, cfg, topic, v, i, old_p, a.max_parallelism, err, errlen);
-        if (s.has_source)
+        if (!rc && s.has_source && !s.finished) {
             parts[k] = (uint32_t)s.source.nparts;
+            /* each partition read by one source subtask alone */
+            for (int q = 0; q < s.source.nparts && !rc; q++) {
+                size_t at = (size_t)v * (size_t)(nparts + 1) + (size_t)s.source.parts[q];
+                if (seen[at]) {
+                    snprintf(err, errlen,
+                             "%s/%s: holds the offset of partition %d, which another source "
+                             "subtask's file holds too",
+                             sp->path, name, s.source.parts[q]);
+                    rc = CK_EINVAL;
+                }
+                seen[at] = 1;
+            }
+        }
         ck_snapshot_free(&s);
     }
     /* The whole plan, with the sources' partitions dealt as their list
@@ -817,7 +839,11 @@ int ck_sp_check_job(const ck_savepoint *sp, ck_graph *g, const ck_config *cfg,
     }
     if (!rc)
         ck_asg_adopt(&a, g); /* the snapshot's max parallelism, where the job set none */
-    free(parts);
+    free(seen);
+    free(sp->src_parts);
+    sp->src_parts = rc ? NULL : parts; /* what the job manager deals out */
+    if (rc)
+        free(parts);
     ck_asg_free(&a);
     return rc;
 }

@@ -45,6 +45,8 @@ typedef struct ck_savepoint {
     uint32_t nfiles;
     char dir[160];       /* its directory in a store, with a trailing slash */
     char shared[170];    /* the job's shared/ beside it in the store */
+    uint32_t *src_parts; /* ck_sp_check_job: per its subtask, the partitions its
+                          * sources read (malloc'd), NULL: not checked */
 } ck_savepoint;
 
 /* Opens the savepoint at path: its directory or its _metadata file; or a
@@ -66,15 +68,17 @@ int ck_sp_open(ck_savepoint *sp, const char *path, char *err, size_t errlen);
  * ck_asg_plan, then ck_asg_applicable): its operators matched by uid,
  * of the same kinds, max parallelisms adopted or refused; then that each
  * state file is of the subtask the _metadata lists it for, keyed state
- * in that subtask's key groups, source offsets of partitions it read
- * and within the input, sink transactions only where the sinks write in
- * transactions; then the whole plan, sources' partitions dealt, against
- * its invariants. On success g takes the max parallelisms adopted from
- * the snapshot (ck_asg_adopt). Returns 0, CK_EINVAL (another job, or
+ * in that subtask's key groups, source offsets of partitions of the
+ * input, each in one subtask's file (the enumerator dealt them: after a
+ * rescale not by the owner formula), within it, sink transactions only
+ * where the sinks write in transactions; then the whole plan, sources'
+ * partitions dealt, against its invariants. On success g takes the max
+ * parallelisms adopted from the snapshot (ck_asg_adopt) and
+ * sp->src_parts how many partitions each old source subtask read. Returns 0, CK_EINVAL (another job, or
  * what the subtasks cannot restore yet), CK_ECORRUPT (a state file does
  * not decode), CK_ENOMEM, with one line in err naming the file or the
  * operator and what differs. */
-int ck_sp_check_job(const ck_savepoint *sp, ck_graph *g, const ck_config *cfg,
+int ck_sp_check_job(ck_savepoint *sp, ck_graph *g, const ck_config *cfg,
                     const ck_topic *topic, char *err, size_t errlen);
 
 /* 1 when the savepoint is a checkpoint, the latest in its directory of

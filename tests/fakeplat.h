@@ -57,7 +57,10 @@ typedef struct fake_world {
     uint32_t undeployed[2];             /* the last undeploy's attempt and subtask */
     uint64_t deployed_from;             /* the last deploy's checkpoint (0: fresh), */
     uint32_t deployed_handles;          /* the handles it was given, */
-    char deployed_key[64];              /* and the first one's key */
+    char deployed_key[64];              /* and the first one's key; */
+    ck_restore_take deployed_take;      /* its first take (another parallelism's), */
+    ck_restore_chunk deployed_chunk;    /* its first chunk, */
+    uint32_t deployed_nchunks;          /* and how many */
     int mail;                           /* what mail_waiting says */
     int deploy_fail;                    /* deploy of subtask deploy_fail - 1 fails (0: none) */
     /* the in-memory store (store_on), its completions, and faults */
@@ -72,6 +75,9 @@ typedef struct fake_world {
     int nbackground;                    /* in order (the test completes them) */
     uint64_t bg_token;                  /* the last background work's token, */
     int bgs;                            /* and how many were asked for */
+    /* sink transactions committed and aborted: (sink, txn), in order */
+    uint64_t commits[32][2], aborts[32][2];
+    int ncommits, naborts;
 } fake_world;
 
 typedef struct fake_plat {
@@ -227,7 +233,21 @@ static int fake_output(ck_platform *p, uint32_t sink, uint64_t txn, const uint8_
 
 static int fake_commit(ck_platform *p, uint32_t sink, uint64_t txn)
 {
-    (void)p, (void)sink, (void)txn;
+    fake_world *w = ((fake_plat *)p)->w;
+    if (w->ncommits < 32) {
+        w->commits[w->ncommits][0] = sink;
+        w->commits[w->ncommits++][1] = txn;
+    }
+    return 0;
+}
+
+static int fake_abort(ck_platform *p, uint32_t sink, uint64_t txn)
+{
+    fake_world *w = ((fake_plat *)p)->w;
+    if (w->naborts < 32) {
+        w->aborts[w->naborts][0] = sink;
+        w->aborts[w->naborts++][1] = txn;
+    }
     return 0;
 }
 
@@ -271,6 +291,9 @@ static int fake_deploy(ck_platform *p, uint32_t attempt, uint32_t global,
     w->deployed_handles = from && from->handles ? from->handles->n : 0;
     snprintf(w->deployed_key, sizeof(w->deployed_key), "%s",
              w->deployed_handles ? from->handles->v[0].key : "");
+    w->deployed_take = from && from->takes ? from->takes[0] : (ck_restore_take){0};
+    w->deployed_chunk = from && from->nchunks ? from->chunks[0] : (ck_restore_chunk){0};
+    w->deployed_nchunks = from ? from->nchunks : 0;
     return 0;
 }
 
@@ -303,7 +326,7 @@ static const ck_platform_ops fake_ops = {
     .store_delete = fake_store_delete,
     .output = fake_output,
     .output_commit = fake_commit,
-    .output_abort = fake_commit,
+    .output_abort = fake_abort,
     .set_routes = fake_set_routes,
     .deploy = fake_deploy,
     .undeploy = fake_undeploy,

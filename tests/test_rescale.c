@@ -10,9 +10,11 @@
  * ways each way, on a new graph per rescale, under SimGrid (the invariants
  * checked) and over sockets, the same run twice for one seed, each
  * savepoint's _metadata of the generation that took it; a savepoint
- * restored (run -s) with that vertex at another parallelism; and, until
- * state moves between parallelisms, the one-line refusal of a rescale of
- * a vertex that keeps state.
+ * restored (run -s) with that vertex at another parallelism; the
+ * one-line refusal of a rescale of a buffer (its list state does not
+ * move yet); keyed state, sources and transactional sinks rescaled out
+ * and in (heap, RocksDB, changelog; SimGrid and sockets), and a savepoint
+ * taken after a rescale restored at other parallelisms.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -29,6 +31,7 @@
 
 #define SAME "tests/scenarios/rescale-same.json"
 #define STATELESS "tests/scenarios/rescale-stateless.json"
+#define KEYED "tests/scenarios/rescale-keyed.json"
 
 /* j.k as a number, or dflt when it is null or missing. */
 static double at_or(const cJSON *j, const char *k, double dflt)
@@ -398,9 +401,10 @@ static void test_stateless_savepoint_other_parallelism(void **state)
 
 /* A sink writing without transactions keeps no state: in at-least-once
  * mode it rescales 3 -> 4 -> 1, its new subtasks starting empty, and the
- * output holds. With exactly-once checkpoints it writes in transactions,
- * whose pending ones do not move yet: the same rescale is refused, naming
- * them. */
+ * output holds. With exactly-once checkpoints it writes in transactions:
+ * the same rescale moves the pending ones (old subtask k's committed by
+ * new subtask k % the new parallelism, once), and the output is exactly
+ * once. */
 static void test_sink_rescale(void **state)
 {
     (void)state;
@@ -430,15 +434,14 @@ static void test_sink_rescale(void **state)
     cJSON_Delete(run);
 
     p = variant_of(STATELESS, "eo", SINK_RESCALES, NULL, NULL);
-    snprintf(args, sizeof(args), "run %s --out %s/eo", p, tmp);
-    assert_chandy("eo", args, 2);
-    char path[256];
-    snprintf(path, sizeof(path), "%s/eo.err", tmp);
-    char *err = slurp(path);
-    assert_non_null(err);
-    assert_non_null(strstr(err, "events[0].parallelism: \"totals\" from 3 to 4: it keeps a "
-                                "sink's pending transactions (exactly-once checkpoints)"));
-    free(err);
+    snprintf(args, sizeof(args), "run %s --out %s/eo --check-invariants", p, tmp);
+    assert_chandy("eo", args, 0);
+    run = load_run("eo");
+    check_exactly_once(run);
+    rss = cJSON_GetObjectItem(run, "rescales");
+    for (int i = 0; i < 2; i++)
+        assert_string_equal(str(cJSON_GetArrayItem(rss, i), "outcome"), "done");
+    cJSON_Delete(run);
 }
 
 /* A crash right after a rescale out (2 -> 4): the failover restores the
@@ -645,32 +648,196 @@ static void test_crash_interrupts(void **state)
     cJSON_Delete(run);
 }
 
-/* A rescale of a vertex that keeps state (here keyed state) is refused, in
- * one line, exit status 2, before anything runs, until state moves to
- * another parallelism; the scenario itself is valid. */
-static void test_stateful_rescale_refused(void **state)
+/* A rescale of a vertex whose state does not move to another parallelism
+ * yet (a buffer's list state, whose entries the snapshot does not count)
+ * is refused, in one line, exit status 2, before anything runs; the
+ * scenario itself is valid. */
+static void test_buffer_rescale_refused(void **state)
 {
     (void)state;
-    const char *p = variant("changed",
-                            "[{\"at\": \"800 ms\", \"action\": \"rescale\","
-                            " \"parallelism\": {\"total\": 4, \"totals\": 4}},"
-                            " {\"at\": \"2 s\", \"action\": \"rescale\", \"via\": \"checkpoint\","
-                            " \"parallelism\": {\"total\": 2, \"totals\": 2}}]",
-                            NULL, NULL);
+    const char *p = variant_of(STATELESS, "changed",
+                               "[{\"at\": \"800 ms\", \"action\": \"rescale\","
+                               " \"parallelism\": {\"double\": 4, \"some\": 4}}]",
+                               NULL, NULL);
+    char *text = slurp(p);
+    assert_non_null(text);
+    cJSON *s = cJSON_Parse(text);
+    free(text);
+    cJSON *ops = cJSON_GetObjectItem(cJSON_GetObjectItem(s, "job"), "operators");
+    cJSON *op = cJSON_GetArrayItem(ops, 1); /* "double": a buffer of 10 */
+    cJSON_ReplaceItemInObject(op, "type", cJSON_CreateString("buffer"));
+    cJSON_DeleteItemFromObject(op, "fn");
+    cJSON_DeleteItemFromObject(op, "factor");
+    cJSON_AddNumberToObject(op, "count", 10);
+    char *out = cJSON_Print(s);
+    cJSON_Delete(s);
+    const char *path = put_file("buffered.json", out);
+    assert_non_null(path);
+    free(out);
     char args[512];
-    snprintf(args, sizeof(args), "validate %s", p);
+    snprintf(args, sizeof(args), "validate %s", path);
     assert_chandy("cv", args, 0); /* a valid scenario: the cluster has the slots */
-    snprintf(args, sizeof(args), "run %s --out %s/ch", p, tmp);
+    snprintf(args, sizeof(args), "run %s --out %s/ch", path, tmp);
     assert_chandy("ch", args, 2);
-    char path[256];
-    snprintf(path, sizeof(path), "%s/ch.err", tmp);
-    char *err = slurp(path);
+    char epath[256];
+    snprintf(epath, sizeof(epath), "%s/ch.err", tmp);
+    char *err = slurp(epath);
     assert_non_null(err);
-    assert_non_null(strstr(err, "events[0].parallelism: \"total\" from 3 to 4: it keeps keyed "
-                                "state, which does not move to another parallelism yet"));
+    assert_non_null(strstr(err, "events[0].parallelism: \"double\" from 2 to 4: it keeps a "
+                                "buffer's list state, whose entries the snapshot does not count, "
+                                "which does not move to another parallelism yet"));
     assert_int_equal(count_of(err, "\n"), 1); /* one line */
     free(err);
     assert_null(try_load_run("ch"));
+}
+
+/* The parallelism each vertex named runs at after rescale i. */
+static void check_after(const cJSON *run, int i, const char *const *names, int n, int p)
+{
+    const cJSON *rs = cJSON_GetArrayItem(cJSON_GetObjectItem(run, "rescales"), i);
+    assert_string_equal(str(rs, "outcome"), "done");
+    const cJSON *after = cJSON_GetObjectItem(rs, "parallelism_after");
+    for (int k = 0; k < n; k++)
+        assert_true(at_or(after, names[k], 0) == p);
+}
+
+/* A keyed job rescaled with its state, source and sink: 2 -> 4 via a
+ * stop-with-savepoint, 4 -> 2 via a checkpoint, 2 -> 4 via a checkpoint,
+ * 4 -> 2 via a savepoint. Each new subtask restores the key groups,
+ * partitions and pending transactions the assignment deals it from
+ * several old subtasks' files: every record's running sum is right, each
+ * output once, every input record counted (the invariants checked). */
+static void test_keyed_rescale(void **state)
+{
+    (void)state;
+    char args[512];
+    snprintf(args, sizeof(args), "run %s --out %s/kr --quiet --check-invariants", KEYED, tmp);
+    assert_chandy("kr", args, 0);
+    cJSON *run = load_run("kr");
+    check_exactly_once(run);
+    assert_true(num(run, "correctness", "expected") == 12000);
+    assert_true(num(run, "correctness", "received") == 12000);
+    static const char *const names[] = {"source", "total", "totals"};
+    for (int i = 0; i < 4; i++)
+        check_after(run, i, names, 3, i % 2 ? 2 : 4);
+    cJSON_Delete(run);
+}
+
+/* The keyed job's rescales over sockets, one process per host: the
+ * DEPLOY's takes travel the real wire; exactly once. */
+static void test_keyed_sockets(void **state)
+{
+    (void)state;
+    char args[256];
+    snprintf(args, sizeof(args), "run %s --backend sockets --out %s/ks --quiet", KEYED, tmp);
+    assert_chandy("ks", args, 0);
+    cJSON *run = load_run("ks");
+    check_exactly_once(run);
+    static const char *const names[] = {"source", "total", "totals"};
+    for (int i = 0; i < 4; i++)
+        check_after(run, i, names, 3, i % 2 ? 2 : 4);
+    cJSON_Delete(run);
+}
+
+/* The same scenario twice for one seed: the same run.json. */
+static void test_keyed_determinism(void **state)
+{
+    (void)state;
+    char args[256];
+    snprintf(args, sizeof(args), "run %s --out %s/kd1 --quiet", KEYED, tmp);
+    assert_chandy("kd1", args, 0);
+    snprintf(args, sizeof(args), "run %s --out %s/kd2 --quiet", KEYED, tmp);
+    assert_chandy("kd2", args, 0);
+    cJSON *a = load_run("kd1"), *b = load_run("kd2");
+    strip_wall(a);
+    strip_wall(b);
+    char *ta = cJSON_Print(a), *tb = cJSON_Print(b);
+    assert_string_equal(ta, tb);
+    free(ta);
+    free(tb);
+    cJSON_Delete(a);
+    cJSON_Delete(b);
+}
+
+/* keyed-state's job (map state, a window's list state and its timers,
+ * value state) rescaled out via a savepoint and in via a checkpoint
+ * (distinct in, the others out), then a crash restores a checkpoint the
+ * rescaled job took: on the heap, on RocksDB (via savepoints, canonical)
+ * and under the changelog backend; each exactly once with keyed-state's
+ * expected output, every rescale done. */
+static void test_keyed_state_rescale(void **state)
+{
+    (void)state;
+    static const char *const scenarios[] = {
+        "tests/scenarios/rescale-keyed-state.json",
+        "tests/scenarios/rescale-keyed-state-rocksdb.json",
+        "tests/scenarios/rescale-keyed-state-changelog.json",
+    };
+    for (int k = 0; k < 3; k++) {
+        char args[512], tag[16];
+        snprintf(tag, sizeof(tag), "ks%d", k);
+        snprintf(args, sizeof(args), "run %s/%s --out %s/%s --quiet --check-invariants",
+                 CHANDY_SOURCE_DIR, scenarios[k], tmp, tag);
+        assert_chandy(tag, args, 0);
+        cJSON *run = load_run(tag);
+        check_exactly_once(run);
+        assert_true(num(run, "correctness", "expected") == 94351);
+        static const char *const out4[] = {"source", "median-1s", "count"};
+        static const char *const in2[] = {"first-values"};
+        check_after(run, 0, out4, 3, 4);
+        check_after(run, 0, in2, 1, 2);
+        check_after(run, 1, out4, 3, 2);
+        check_after(run, 1, in2, 1, 4);
+        /* the crash restored a checkpoint of the rescaled job */
+        const cJSON *rec = cJSON_GetArrayItem(cJSON_GetObjectItem(run, "recoveries"), 0);
+        assert_true(num(rec, "checkpoint", NULL) >= 5);
+        cJSON_Delete(run);
+    }
+}
+
+/* A stop-with-savepoint of the keyed job after it rescaled 2 -> 4
+ * restores (chandy run -s) at 3, 2 and 1: its sources read exactly the
+ * partitions the savepoint's files hold (dealt at the rescale, not by the
+ * owner formula), and the output, with the first run's, is exactly
+ * once. */
+static void test_keyed_savepoint_other_parallelism(void **state)
+{
+    (void)state;
+    variant_of(KEYED, "ksp",
+               "[{\"at\": \"600 ms\", \"action\": \"rescale\", \"via\": \"savepoint\","
+               " \"parallelism\": {\"source\": 4, \"total\": 4, \"totals\": 4}},"
+               " {\"at\": \"1400 ms\", \"action\": \"savepoint\", \"stop\": true}]",
+               NULL, NULL);
+    char args[512];
+    snprintf(args, sizeof(args), "run %s/ksp.json --out %s/ksp -q", tmp, tmp);
+    assert_chandy("ksp", args, 0);
+    for (int p = 1; p <= 3; p++) {
+        const char *path = variant_of(KEYED, "kspr", "[]", NULL, NULL);
+        char *text = slurp(path);
+        assert_non_null(text);
+        cJSON *s = cJSON_Parse(text);
+        free(text);
+        cJSON_DeleteItemFromObject(s, "expect");
+        const cJSON *ops = cJSON_GetObjectItem(cJSON_GetObjectItem(s, "job"), "operators");
+        for (int k = 0; k < 3; k++)
+            cJSON_ReplaceItemInObject(cJSON_GetArrayItem(ops, k), "parallelism",
+                                      cJSON_CreateNumber(p));
+        char *out = cJSON_Print(s);
+        cJSON_Delete(s);
+        assert_non_null(put_file("kspr.json", out));
+        free(out);
+        char tag[16];
+        snprintf(tag, sizeof(tag), "kspr%d", p);
+        snprintf(args, sizeof(args), "run %s/kspr.json -s %s/ksp --out %s/%s --check-invariants",
+                 tmp, tmp, tmp, tag);
+        assert_chandy(tag, args, 0);
+        cJSON *run = load_run(tag);
+        check_exactly_once(run);
+        assert_true(num(run, "correctness", "expected") == 12000);
+        const cJSON *vs = cJSON_GetObjectItem(cJSON_GetObjectItem(run, "job"), "vertices");
+        assert_true(num(cJSON_GetArrayItem(vs, 0), "parallelism", NULL) == p);
+        cJSON_Delete(run);
+    }
 }
 
 int main(void)
@@ -682,7 +849,12 @@ int main(void)
         cmocka_unit_test(test_checkpoint_fallback),
         cmocka_unit_test(test_refused_while_rescaling),
         cmocka_unit_test(test_crash_interrupts),
-        cmocka_unit_test(test_stateful_rescale_refused),
+        cmocka_unit_test(test_buffer_rescale_refused),
+        cmocka_unit_test(test_keyed_rescale),
+        cmocka_unit_test(test_keyed_determinism),
+        cmocka_unit_test(test_keyed_sockets),
+        cmocka_unit_test(test_keyed_state_rescale),
+        cmocka_unit_test(test_keyed_savepoint_other_parallelism),
         cmocka_unit_test(test_stateless_simgrid),
         cmocka_unit_test(test_stateless_savepoint_other_parallelism),
         cmocka_unit_test(test_stateless_determinism),

@@ -281,6 +281,62 @@ static void test_deploy_names_known_hosts(void **state)
             assert_int_equal(w.logs, logs + 1);
         }
     }
+    /* Restoring another parallelism's state, each subtask is handed per
+     * handle its take (the old subtask, what it takes, its key groups)
+     * and the operator state dealt; a take or a chunk that cannot be is
+     * refused with the whole body: nothing taken, unknown bits, an old
+     * subtask past its parallelism, key groups without KEYED or past the
+     * bound, a chunk of an operator the job lacks, a truncated body. */
+    ck_restore_point pts[64];
+    ck_restore_take tks[64];
+    ck_restore_chunk chs[64];
+    for (int bad = 0; bad <= 7; bad++) {
+        for (uint32_t i = 0; i < g.nsubtasks; i++) {
+            tks[i] = (ck_restore_take){.old_vertex = 0, .old_subtask = i % 2,
+                                       .old_parallelism = 2, .what = 1 | 2, .kgr = {3, 9}};
+            chs[i] = (ck_restore_chunk){.op = 0, .name = "splits", .old = 1, .first = 2, .n = 3};
+            pts[i] = (ck_restore_point){.takes = &tks[i], .chunks = &chs[i], .nchunks = 1};
+        }
+        ck_restore_take *tb = &tks[last];
+        if (bad == 1)
+            tb->what = 0;
+        if (bad == 2)
+            tb->what |= 16;
+        if (bad == 3)
+            tb->old_subtask = 2;
+        if (bad == 4)
+            tb->what = 2; /* key groups without KEYED */
+        if (bad == 5)
+            tb->kgr.end = 1 << 20;
+        if (bad == 6)
+            chs[last].op = (uint32_t)g.spec.nops;
+        body = ck_tm_deploy_body_takes(4, 0, &from, g.nsubtasks, hosts, hp, NULL, pts, 1, &blen);
+        assert_non_null(body);
+        if (bad == 7)
+            blen -= 3; /* truncated in its last chunk */
+        m = ck_wire_msg(CK_MSG_DEPLOY, CK_EP_JM, CK_EP_TM0 + 1, 4, body, blen, &len);
+        free(body);
+        routes = w.routes_set, deploys = w.deploys, logs = w.logs;
+        assert_int_equal(n.ops->on_message(n.self, m, len), 0);
+        if (!bad) {
+            assert_int_equal(w.deploys, deploys + now_mine);
+            assert_int_equal(w.deployed_from, 5);
+            assert_string_equal(w.deployed_key, hs[last].v[0].key);
+            assert_int_equal(w.deployed_take.old_subtask, last % 2);
+            assert_int_equal(w.deployed_take.old_parallelism, 2);
+            assert_int_equal(w.deployed_take.what, 3);
+            assert_true(ck_kgr_equal(w.deployed_take.kgr, (ck_kgr){3, 9}));
+            assert_int_equal(w.deployed_nchunks, 1);
+            assert_string_equal(w.deployed_chunk.name, "splits");
+            assert_int_equal(w.deployed_chunk.old, 1);
+            assert_int_equal(w.deployed_chunk.first, 2);
+            assert_int_equal(w.deployed_chunk.n, 3);
+        } else {
+            assert_int_equal(w.deploys, deploys);
+            assert_int_equal(w.routes_set, routes);
+            assert_int_equal(w.logs, logs + 1);
+        }
+    }
     for (uint32_t i = 0; i < g.nsubtasks; i++)
         ck_handles_free(&hs[i]);
     /* CANCEL names attempt and subtask pairs; a body of another length is

@@ -18,6 +18,8 @@
 #include "gate.h"
 #include "graph.h"
 #include "invcheck.h"
+#include "keygroup.h"
+#include "operator.h"
 #include "snapshot.h"
 #include "task.h"
 #include "task_impl.h"
@@ -494,6 +496,311 @@ static void test_source_reads_its_restored_splits(void **state)
     fake_clear(&w);
 }
 
+/* ---- restores at another parallelism ----------------------------------------- */
+
+/* Appends capture c's file, inline, to hs (c freed). */
+static void add_file(ck_handles *hs, ck_capture *c, ck_kgr kgr)
+{
+    uint8_t *file;
+    size_t len;
+    assert_int_equal(ck_snap_encode(c, &file, &len), 0);
+    char key[80];
+    snprintf(key, sizeof(key), "checkpoints/test-job/chk-%llu/v%d-%d.state",
+             (unsigned long long)c->checkpoint_id, c->vertex, c->subtask);
+    ck_capture_free(c);
+    assert_int_equal(ck_handles_add(hs, CK_HANDLE_SNAPSHOT, 0, key, len,
+                                    ck_get_u32(file + len - 4), kgr),
+                     0);
+    assert_int_equal(ck_handles_inline_last(hs, file, len), 0); /* takes file */
+}
+
+/* Deploys global subtask `global` of g (attempt 1) to restore hs with
+ * per handle the takes tk and the chunks ch; runs its restore to the end
+ * and returns the task, RUNNING or FAILED. */
+static ck_task *restore_takes(ck_job_env *env, fake_world *w, fake_plat *fp, uint32_t global,
+                              const ck_handles *hs, const ck_restore_take *tk,
+                              const ck_restore_chunk *ch, uint32_t nch)
+{
+    const ck_graph *g = env->g;
+    int v, sub;
+    ck_graph_locate(g, global, &v, &sub);
+    ck_restore_point from = {.id = 3, .handles = hs, .old_vertex = tk[0].old_vertex,
+                             .old_subtask = UINT32_MAX, .old_parallelism = tk[0].old_parallelism,
+                             .takes = tk, .chunks = ch, .nchunks = nch};
+    fake_init(fp, w, ck_graph_endpoint(g, 1, v, sub));
+    ck_task *t = ck_task_new(env, &fp->plat, global, 1, &from);
+    assert_non_null(t);
+    ck_node node = ck_task_node(t);
+    node.ops->work(node.self);
+    if (ck_task_get_state(t) == CK_TASK_RESTORING && w->nbackground > 0)
+        assert_int_equal(node.ops->on_complete(node.self, w->bg_token, CK_OK, NULL, 0), 0);
+    return t;
+}
+
+/* src(1) => agg(p) -> out(p): a keyed sum, of max parallelism 128. */
+static void build_agg(ck_graph *g, ck_config *cfg, int p)
+{
+    ck_config_defaults(cfg);
+    ck_job_spec spec = {.nops = 3};
+    spec.ops[0] = (ck_op_spec){.name = "src", .kind = CK_OP_SOURCE, .parallelism = 1, .input = -1};
+    spec.ops[1] = (ck_op_spec){.name = "agg", .kind = CK_OP_AGGREGATE, .parallelism = p,
+                               .input = 0, .ship = CK_SHIP_HASH, .agg_fn = CK_AGG_SUM};
+    spec.ops[2] = (ck_op_spec){.name = "out", .kind = CK_OP_SINK, .parallelism = p, .input = 1};
+    int bad;
+    char err[200];
+    assert_int_equal(ck_graph_build(g, &spec, cfg, &bad, err, sizeof(err)), 0);
+}
+
+/* Old agg subtask k of 2's state file: a running sum for each of 2000
+ * keys of its key groups. */
+static void agg_file(const ck_graph *g2, int k, ck_handles *hs)
+{
+    ck_chain c;
+    assert_int_equal(ck_chain_init(&c, g2, 1, k, NULL, 0, NULL, NULL, 0), 0);
+    const ck_op *agg = &c.ops[0];
+    for (int i = 0; i < 2000; i++) {
+        char key[16];
+        uint32_t klen = (uint32_t)snprintf(key, sizeof(key), "k%d", i);
+        if (!ck_kgr_contains(agg->kgr, ck_kg_of_key(key, klen, agg->spec->max_parallelism)))
+            continue;
+        ck_rec rec = {.ts = i, .value = 1 + i % 7, .key = key, .klen = klen};
+        assert_int_equal(ck_chain_record(&c, &rec), 0);
+    }
+    ck_capture cap = {.checkpoint_id = 3, .vertex = 1, .subtask = k, .parallelism = 2};
+    assert_int_equal(ck_chain_capture(&c, &cap, 0), 0);
+    add_file(hs, &cap, agg->kgr);
+    ck_chain_free(&c);
+}
+
+/*
+ * Rescaled 2 -> 3, the keyed vertex's new subtask 1 owns key groups
+ * [43, 85] of 128, which old subtasks 0 ([0, 63]) and 1 ([64, 127]) held:
+ * given both files, it takes from each exactly the key groups its take
+ * names, the state of both accumulating: as many entries as a subtask
+ * that read both files whole and kept its own key groups, none outside
+ * them. A take one key group short restores fewer; the same file given
+ * twice fails the restore.
+ */
+static void test_restore_two_files_takes_its_key_groups(void **state)
+{
+    (void)state;
+    static ck_graph g2, g3;
+    ck_config cfg2, cfg3;
+    build_agg(&g2, &cfg2, 2);
+    build_agg(&g3, &cfg3, 3);
+    ck_handles hs = {0};
+    agg_file(&g2, 0, &hs);
+    agg_file(&g2, 1, &hs);
+    ck_kgr mine = ck_kg_range(1, 3, 128);
+    assert_int_equal(mine.start, 43);
+    assert_int_equal(mine.end, 85);
+    /* the reference: both files restored whole into a chain of [43, 85] */
+    ck_chain ref;
+    assert_int_equal(ck_chain_init(&ref, &g3, 1, 1, NULL, 0, NULL, NULL, 0), 0);
+    for (uint32_t h = 0; h < 2; h++) {
+        ck_snapshot s;
+        const char *why;
+        assert_int_equal(ck_snap_decode(hs.v[h].data, hs.v[h].bytes, &s, &why), 0);
+        assert_int_equal(ck_chain_restore(&ref, &s), 0);
+        ck_snapshot_free(&s);
+    }
+    uint64_t want = ck_chain_state_entries(&ref);
+    assert_true(want > 100);
+    ck_chain_free(&ref);
+
+    ck_topic tp = {&six_ops, NULL, "t"};
+    ck_job_env env = {.g = &g3, .cfg = &cfg3, .topic = &tp, .job_id = "test-job"};
+    fake_world w = {0};
+    fake_plat fp;
+    ck_restore_take tk[2] = {
+        {.old_vertex = 1, .old_subtask = 0, .old_parallelism = 2, .what = 1 /* KEYED */,
+         .kgr = {43, 63}},
+        {.old_vertex = 1, .old_subtask = 1, .old_parallelism = 2, .what = 1, .kgr = {64, 85}},
+    };
+    uint32_t global = (uint32_t)g3.v[1].base + 1;
+    ck_task *t = restore_takes(&env, &w, &fp, global, &hs, tk, NULL, 0);
+    assert_int_equal(ck_task_get_state(t), CK_TASK_RUNNING);
+    assert_true(ck_chain_state_entries(&t->chain) == want);
+    ck_task_del(t);
+    fake_clear(&w);
+    /* one key group short: fewer entries */
+    tk[1].kgr.end = 84;
+    t = restore_takes(&env, &w, &fp, global, &hs, tk, NULL, 0);
+    assert_int_equal(ck_task_get_state(t), CK_TASK_RUNNING);
+    assert_true(ck_chain_state_entries(&t->chain) < want);
+    ck_task_del(t);
+    fake_clear(&w);
+    /* old subtask 0's file twice (as the take of the second): refused */
+    tk[1] = (ck_restore_take){.old_vertex = 1, .old_subtask = 0, .old_parallelism = 2,
+                              .what = 1, .kgr = {43, 63}};
+    ck_handles dup = {0};
+    for (int k = 0; k < 2; k++)
+        assert_int_equal(ck_handles_add_like(&dup, &hs.v[0], hs.v[0].flags), 0);
+    t = restore_takes(&env, &w, &fp, global, &dup, tk, NULL, 0);
+    assert_int_equal(ck_task_get_state(t), CK_TASK_FAILED);
+    ck_task_del(t);
+    fake_clear(&w);
+    ck_handles_free(&dup);
+    ck_handles_free(&hs);
+}
+
+/* Old source subtask k of src(2) -> out(2): its split list parts[0..n),
+ * at offsets 100 * k + 10 * (i + 1), of 6 partitions known. */
+static void source_file(int k, const int *parts, int n, ck_handles *hs)
+{
+    ck_capture cap = {.checkpoint_id = 3, .vertex = 0, .subtask = k, .parallelism = 2};
+    cap.has_source = 1;
+    cap.source.op = 0;
+    cap.source.known = 6;
+    cap.source.nparts = n;
+    cap.source.parts = calloc((size_t)n + 1, sizeof(int));
+    cap.source.offsets = calloc((size_t)n + 1, sizeof(int64_t));
+    cap.source.maxts = calloc((size_t)n + 1, sizeof(int64_t));
+    for (int i = 0; i < n; i++) {
+        cap.source.parts[i] = parts[i];
+        cap.source.offsets[i] = 100 * k + 10 * (i + 1);
+        cap.source.maxts[i] = 5 + k;
+    }
+    add_file(hs, &cap, CK_KGR_EMPTY);
+}
+
+/*
+ * Rescaled 2 -> 3, a source subtask dealt entry 1 of old subtask 0's
+ * split list and entries 0 and 1 of old subtask 1's reads exactly those
+ * three partitions, from their offsets, and no other (all six known: no
+ * new one by the owner formula). A chunk past a list's end fails the
+ * restore; so does one whose old subtask's file it was not given.
+ */
+static void test_restore_source_reads_its_chunks(void **state)
+{
+    (void)state;
+    static ck_graph g;
+    ck_config cfg;
+    ck_config_defaults(&cfg);
+    ck_job_spec spec = {.nops = 2};
+    spec.ops[0] = (ck_op_spec){.name = "src", .kind = CK_OP_SOURCE, .parallelism = 3, .input = -1};
+    spec.ops[1] = (ck_op_spec){.name = "out", .kind = CK_OP_SINK, .parallelism = 3, .input = 0};
+    int bad;
+    char err[200];
+    assert_int_equal(ck_graph_build(&g, &spec, &cfg, &bad, err, sizeof(err)), 0);
+    ck_handles hs = {0};
+    const int p0[3] = {0, 2, 4}, p1[3] = {1, 3, 5};
+    source_file(0, p0, 3, &hs);
+    source_file(1, p1, 3, &hs);
+    ck_topic tp = {&six_ops, NULL, "t"};
+    ck_job_env env = {.g = &g, .cfg = &cfg, .topic = &tp, .job_id = "test-job"};
+    fake_world w = {0};
+    fake_plat fp;
+    ck_restore_take tk[2] = {
+        {.old_vertex = 0, .old_subtask = 0, .old_parallelism = 2, .what = 2 /* OPSTATE */},
+        {.old_vertex = 0, .old_subtask = 1, .old_parallelism = 2, .what = 2},
+    };
+    ck_restore_chunk ch[2] = {
+        {.op = 0, .name = CK_SOURCE_SPLITS, .old = 0, .first = 1, .n = 1},
+        {.op = 0, .name = CK_SOURCE_SPLITS, .old = 1, .first = 0, .n = 2},
+    };
+    ck_task *t = restore_takes(&env, &w, &fp, 1, &hs, tk, ch, 2);
+    assert_int_equal(ck_task_get_state(t), CK_TASK_RUNNING);
+    assert_int_equal(t->nparts, 3);
+    assert_int_equal(t->parts[0], 2);
+    assert_int_equal(t->off[0], 20);
+    assert_int_equal(t->parts[1], 1);
+    assert_int_equal(t->off[1], 110);
+    assert_int_equal(t->parts[2], 3);
+    assert_int_equal(t->off[2], 120);
+    assert_int_equal(t->maxts[2], 6);
+    ck_task_del(t);
+    fake_clear(&w);
+    /* past the end of old subtask 1's list */
+    ch[1].first = 2;
+    t = restore_takes(&env, &w, &fp, 1, &hs, tk, ch, 2);
+    assert_int_equal(ck_task_get_state(t), CK_TASK_FAILED);
+    ck_task_del(t);
+    fake_clear(&w);
+    /* a chunk of old subtask 1, whose file it was not given */
+    ch[1].first = 0;
+    ck_handles one = {0};
+    assert_int_equal(ck_handles_add_like(&one, &hs.v[0], hs.v[0].flags), 0);
+    t = restore_takes(&env, &w, &fp, 1, &one, tk, ch, 2);
+    assert_int_equal(ck_task_get_state(t), CK_TASK_FAILED);
+    ck_task_del(t);
+    fake_clear(&w);
+    ck_handles_free(&one);
+    ck_handles_free(&hs);
+}
+
+/* Old sink subtask k of src(2) -rebalance-> out(4): pending transactions
+ * 10 k + 1 and 10 k + 2, 10 k + 3 open. */
+static void sink_file(int k, ck_handles *hs)
+{
+    ck_capture cap = {.checkpoint_id = 3, .vertex = 1, .subtask = k, .parallelism = 4};
+    cap.nsinks = 1;
+    cap.sinks[0] = (ck_sink_capture){.op = 1, .open_txn = 10 * (uint64_t)k + 3, .npending = 2,
+                                     .pending = {10 * (uint64_t)k + 1, 10 * (uint64_t)k + 2}};
+    add_file(hs, &cap, CK_KGR_EMPTY);
+}
+
+/*
+ * A transactional sink rescaled 4 -> 2: new subtask 1 takes the
+ * transactions of old subtasks 1 and 3 (k % 2): it commits each one's
+ * pending transactions under that old subtask's sink id and aborts its
+ * open one, once. A file it takes for nothing else (no TXNS) commits
+ * nothing.
+ */
+static void test_restore_sink_commits_removed_subtasks_once(void **state)
+{
+    (void)state;
+    static ck_graph g;
+    ck_config cfg;
+    ck_config_defaults(&cfg);
+    cfg.v[CK_CFG_CP_INTERVAL] = 100 * CK_NS_PER_MS;
+    cfg.v[CK_CFG_CP_MODE] = CK_CP_EXACTLY_ONCE;
+    ck_job_spec spec = {.nops = 2};
+    spec.ops[0] = (ck_op_spec){.name = "src", .kind = CK_OP_SOURCE, .parallelism = 2, .input = -1};
+    spec.ops[1] = (ck_op_spec){.name = "out", .kind = CK_OP_SINK, .parallelism = 2, .input = 0,
+                               .ship = CK_SHIP_REBALANCE};
+    int bad;
+    char err[200];
+    assert_int_equal(ck_graph_build(&g, &spec, &cfg, &bad, err, sizeof(err)), 0);
+    ck_handles hs = {0};
+    sink_file(1, &hs);
+    sink_file(3, &hs);
+    ck_topic tp = {&six_ops, NULL, "t"};
+    ck_job_env env = {.g = &g, .cfg = &cfg, .topic = &tp, .job_id = "test-job"};
+    fake_world w = {0};
+    fake_plat fp;
+    ck_restore_take tk[2] = {
+        {.old_vertex = 1, .old_subtask = 1, .old_parallelism = 4, .what = 8 /* TXNS */},
+        {.old_vertex = 1, .old_subtask = 3, .old_parallelism = 4, .what = 8},
+    };
+    uint32_t global = (uint32_t)g.v[1].base + 1;
+    ck_task *t = restore_takes(&env, &w, &fp, global, &hs, tk, NULL, 0);
+    assert_int_equal(ck_task_get_state(t), CK_TASK_RUNNING);
+    assert_int_equal(w.ncommits, 4);
+    assert_int_equal(w.naborts, 2);
+    for (int k = 0; k < 2; k++) {
+        uint64_t old = k ? 3 : 1;
+        for (int q = 0; q < 2; q++) {
+            assert_true(w.commits[2 * k + q][0] == ck_sink_id(1, (int)old));
+            assert_true(w.commits[2 * k + q][1] == 10 * old + 1 + (uint64_t)q);
+        }
+        assert_true(w.aborts[k][0] == ck_sink_id(1, (int)old));
+        assert_true(w.aborts[k][1] == 10 * old + 3);
+    }
+    ck_task_del(t);
+    fake_clear(&w);
+    memset(&w, 0, sizeof(w));
+    /* taken for its channel state alone: nothing committed */
+    tk[0].what = tk[1].what = 4;
+    t = restore_takes(&env, &w, &fp, global, &hs, tk, NULL, 0);
+    assert_int_equal(ck_task_get_state(t), CK_TASK_RUNNING);
+    assert_int_equal(w.ncommits, 0);
+    assert_int_equal(w.naborts, 0);
+    ck_task_del(t);
+    fake_clear(&w);
+    ck_handles_free(&hs);
+}
+
 /*
  * Flink's task looks at its mailbox between two records, so an unaligned
  * barrier is taken at the next record boundary. A task whose gate takes
@@ -679,6 +986,9 @@ int main(void)
         cmocka_unit_test(test_snapshot_invariants),
         cmocka_unit_test(test_changelog_restore_invariants),
         cmocka_unit_test(test_source_reads_its_restored_splits),
+        cmocka_unit_test(test_restore_two_files_takes_its_key_groups),
+        cmocka_unit_test(test_restore_source_reads_its_chunks),
+        cmocka_unit_test(test_restore_sink_commits_removed_subtasks_once),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
