@@ -389,6 +389,7 @@ static void test_rescales_drawn(void **state)
             if (rs.faults[i].kind == CK_FAULT_RESCALE && rs.faults[i].par[k] > hi[k])
                 hi[k] = rs.faults[i].par[k];
     assert_int_equal(hi[1], 4); /* the map, to 4 and back */
+    assert_int_equal(hi[2], 4); /* the count */
     int ntm = ck_scenario_taskmanagers(&rs);
     int rescales = 0, crashes = 0, via[2] = {0}, up = 0, down = 0, timed = 0, after = 0;
     ck_graph *g = malloc(sizeof(*g));
@@ -410,7 +411,7 @@ static void test_rescales_drawn(void **state)
                     assert_true(f->par[k] >= 1 && f->par[k] <= hi[k]);
                     spec->ops[k].parallelism = f->par[k];
                     if (f->par[k] != js->ops[k].parallelism) {
-                        assert_null(ck_asg_vertex_state(&rs.graph, rs.graph.op_vertex[k],
+                        assert_null(ck_asg_rescale_refused(&rs.graph, rs.graph.op_vertex[k],
                                                         &rs.cfg));
                         changed = 1;
                     }
