@@ -1511,10 +1511,11 @@ static int documented(const char *doc, const char *name)
  * Every name reports/ looks up in a run.json is one the writer writes:
  * the report, a suite's index and the terminal summary made from real
  * runs of a few scenarios (full, changelog and unaligned checkpoints, a
- * recovery, a savepoint, debloated buffers, a fault that ends, rescales), with
- * every lookup recorded, and each looked up in what those files hold
- * (runner/runjson.c wrote them) and in docs/RUN-JSON.md. A report that
- * reads "full_bytes" where the writer writes "bytes_full" fails here.
+ * recovery, a savepoint, debloated buffers, a fault that ends, rescales,
+ * one refused), with every lookup recorded, and each looked up in what
+ * those files hold (runner/runjson.c wrote them) and in docs/RUN-JSON.md.
+ * A report that reads "full_bytes" where the writer writes "bytes_full"
+ * fails here.
  */
 static void report_reads_the_names_run_json_writes(void **state)
 {
@@ -1526,9 +1527,10 @@ static void report_reads_the_names_run_json_writes(void **state)
     run_once("scenarios/savepoint-stop.json", "drift-savepoint", NULL);
     run_once("scenarios/partition.json", "drift-partition", NULL);
     run_once("tests/scenarios/rescale-same.json", "drift-rescale", NULL);
-    static const char *const dirs[] = {"drift-crash",     "clog",           "unaligned",
+    run_once(refused_variant(), "drift-refused", NULL); /* a refused rescale: what it asked */
+    static const char *const dirs[] = {"drift-crash",     "clog",            "unaligned",
                                        "drift-debloat",   "drift-savepoint", "drift-partition",
-                                       "drift-rescale"};
+                                       "drift-rescale",   "drift-refused"};
     enum { ND = sizeof(dirs) / sizeof(dirs[0]) };
     char paths[ND][300];
     const char *p[ND];
