@@ -587,12 +587,17 @@ static int recovery_phases(const cJSON *rv, double *ph)
 
 static const char *const phase_names[] = {"detection", "restart", "restore", "catch-up"};
 
-static const phased recovery_kind = {"recoveries",        4,
-                                     phase_names,         recovery_phases,
-                                     "recovery_s",        "r",
-                                     "plot-recovery",     "Recovery time by phase",
-                                     "recoveries.csv",    1,
-                                     "time (s)"};
+static const phased recovery_kind = {.arr = "recoveries",
+                                     .nph = 4,
+                                     .names = phase_names,
+                                     .phases = recovery_phases,
+                                     .total = "recovery_s",
+                                     .mark = "r",
+                                     .id = "plot-recovery",
+                                     .title = "Recovery time by phase",
+                                     .csv = "recoveries.csv",
+                                     .scale = 1,
+                                     .ylabel = "time (s)"};
 
 /* Has the rescale run (done, or under way when the run ended)? A refused,
  * failed or interrupted one has no phases to draw. */
@@ -641,12 +646,17 @@ static int rescale_phases(const cJSON *rs, double *ph)
 static const char *const rescale_phase_names[] = {
     "snapshot", "stop", "deploy", "download", "rebuild", "rest of restore", "catch-up"};
 
-static const phased rescale_kind = {"rescales",          7,
-                                    rescale_phase_names, rescale_phases,
-                                    "rescale_s",         "s",
-                                    "plot-rescale",      "Rescale time by phase",
-                                    "rescales.csv",      1e3,
-                                    "time (ms)"};
+static const phased rescale_kind = {.arr = "rescales",
+                                    .nph = 7,
+                                    .names = rescale_phase_names,
+                                    .phases = rescale_phases,
+                                    .total = "rescale_s",
+                                    .mark = "s",
+                                    .id = "plot-rescale",
+                                    .title = "Rescale time by phase",
+                                    .csv = "rescales.csv",
+                                    .scale = 1e3,
+                                    .ylabel = "time (ms)"};
 
 /* The most events of kind P any run of e had. */
 static int max_events(const entry *e, const phased *P)
