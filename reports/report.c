@@ -28,6 +28,7 @@
 #include "published.h"
 #include "runfile.h"
 #include "strbuf.h"
+#include "summary.h"
 
 /* An entry: one run, or a sweep point's runs over seeds. */
 typedef struct entry {
@@ -348,6 +349,26 @@ static void section(rep *R, const char *id, const char *title, const char *note)
 
 /* ---- the tables ------------------------------------------------------------------ */
 
+/* The texts v[0..n) (NULL: "-") as one: "a" when all are a, else each
+ * distinct one with how many have it, "a x2, b x1", in order. */
+static void distinct_text(const char *const *v, int n, char *buf, size_t len)
+{
+    size_t at = 0;
+    buf[0] = 0;
+    for (int r = 0; r < n; r++) {
+        const char *s = v[r] ? v[r] : "-";
+        int seen = 0, count = 0;
+        for (int q = 0; q < n; q++) {
+            int same = !strcmp(v[q] ? v[q] : "-", s);
+            seen |= same && q < r;
+            count += same;
+        }
+        if (!seen && at < len)
+            at += (size_t)snprintf(buf + at, len - at, count == n ? "%s%s" : "%s%s x%d",
+                                   at ? ", " : "", s, count);
+    }
+}
+
 static void runs_table(rep *R)
 {
     static const char *const head[] = {"entry", "scenario", "backend", "seeds", "job",
@@ -362,23 +383,10 @@ static void runs_table(rep *R)
         fmt_agg(tm, sizeof(tm), field_agg(E, "sim_time_s"), "%.3f");
         fmt_agg(wall, sizeof(wall), field_agg(E, "wall_time_s"), "%.2f");
         /* The job's end state, and how many runs ended so when they differ. */
-        size_t at = 0;
-        state[0] = 0;
-        for (int r = 0; r < E->nrf; r++) {
-            const char *st = ck_rf_str(ROOT(E, r), "job.state");
-            st = st ? st : "-";
-            int seen = 0, count = 0;
-            for (int q = 0; q < E->nrf; q++) {
-                const char *o2 = ck_rf_str(ROOT(E, q), "job.state");
-                int same = !strcmp(o2 ? o2 : "-", st);
-                seen |= same && q < r;
-                count += same;
-            }
-            if (!seen && at < sizeof(state))
-                at += (size_t)snprintf(state + at, sizeof(state) - at,
-                                       count == E->nrf ? "%s%s" : "%s%s x%d", at ? ", " : "", st,
-                                       count);
-        }
+        const char *st[CK_REPORT_MAX_SEEDS];
+        for (int r = 0; r < E->nrf; r++)
+            st[r] = ck_rf_str(ROOT(E, r), "job.state");
+        distinct_text(st, E->nrf, state, sizeof(state));
         const char *cells[] = {E->tag, ck_rf_str(o, "scenario"), ck_rf_str(o, "backend"),
                                seeds, state, tm, wall};
         t_row(&t, cells);
@@ -543,9 +551,29 @@ static void state_table(rep *R)
                   state_figures);
 }
 
-/* A recovery's phases in seconds: detection, restart, restore, catch-up
- * (NaN for a phase it never reached). */
-static void phases(const cJSON *rv, double ph[4])
+/*
+ * Events drawn as stacked bars of their phases, one bar per event: the
+ * recoveries and the rescales of a run. An event's phases are times in
+ * seconds (NaN for a phase it never reached); an entry's bar for its
+ * k-th event stacks each phase's median over the runs that drew it.
+ */
+typedef struct phased {
+    const char *arr;                /* the run.json array: "recoveries", "rescales" */
+    int nph;                        /* phases, at most MAX_PHASES */
+    const char *const *names;       /* of the phases: the legend */
+    /* Fills ph[nph]; 0 when the event has no bar (it never ran). */
+    int (*phases)(const cJSON *ev, double *ph);
+    const char *total;              /* the event's own total */
+    const char *mark;               /* "#1 r2": entry #1's second event */
+    const char *id, *title, *csv;   /* the chart */
+    double scale;                   /* seconds to the chart's unit */
+    const char *ylabel;
+} phased;
+
+#define MAX_PHASES 8
+
+/* A recovery's phases: detection, restart, restore, catch-up. */
+static int recovery_phases(const cJSON *rv, double *ph)
 {
     double f = num_or_nan(rv, "failure_s"), d = num_or_nan(rv, "detected_s"),
            s = num_or_nan(rv, "restarted_s"), r = num_or_nan(rv, "restored_s"),
@@ -554,35 +582,145 @@ static void phases(const cJSON *rv, double ph[4])
     ph[1] = s - d;
     ph[2] = r - s;
     ph[3] = c - r;
+    return 1;
 }
 
 static const char *const phase_names[] = {"detection", "restart", "restore", "catch-up"};
 
-/* The most recoveries any run of e had. */
-static int max_recoveries(const entry *e)
+static const phased recovery_kind = {.arr = "recoveries",
+                                     .nph = 4,
+                                     .names = phase_names,
+                                     .phases = recovery_phases,
+                                     .total = "recovery_s",
+                                     .mark = "r",
+                                     .id = "plot-recovery",
+                                     .title = "Recovery time by phase",
+                                     .csv = "recoveries.csv",
+                                     .scale = 1,
+                                     .ylabel = "time (s)"};
+
+/* Has the rescale run (done, or under way when the run ended)? A refused,
+ * failed or interrupted one has no phases to draw. */
+static int rescale_ran(const cJSON *rs)
+{
+    const char *o = ck_rf_str(rs, "outcome");
+    return o && (!strcmp(o, "done") || !strcmp(o, "under_way"));
+}
+
+/*
+ * A rescale's phases: snapshot (trigger to its savepoint or the checkpoint
+ * it waited for), stop (to the old attempt gone), deploy (to the new one
+ * deployed), download and rebuild (the slowest subtask's), the rest of
+ * the restore (to every subtask running) and catch-up. A phase starts
+ * where the last one known ended, so that a rescale via checkpoint that
+ * stopped waiting (no snapshot_s) still adds up to its rescale_s; the
+ * slowest download and rebuild (maybe of two subtasks) are cut to the
+ * restore they are part of.
+ */
+static int rescale_phases(const cJSON *rs, double *ph)
+{
+    double t = num_or_nan(rs, "trigger_s"), sn = num_or_nan(rs, "snapshot_s"),
+           st = num_or_nan(rs, "stopped_s"), de = num_or_nan(rs, "deployed_s"),
+           re = num_or_nan(rs, "restored_s"), cu = num_or_nan(rs, "caught_up_s");
+    double from = t;
+    ph[0] = sn - from;
+    from = isfinite(sn) ? sn : from;
+    ph[1] = st - from;
+    from = isfinite(st) ? st : from;
+    ph[2] = de - from;
+    double restore = re - de;
+    double dl = num_or_nan(rs, "restore.download_s"), rb = num_or_nan(rs, "restore.rebuild_s");
+    if (isfinite(restore)) {
+        dl = fmax(0, fmin(isfinite(dl) ? dl : 0, restore));
+        rb = fmax(0, fmin(isfinite(rb) ? rb : 0, restore - dl));
+        ph[3] = dl;
+        ph[4] = rb;
+        ph[5] = restore - dl - rb;
+    } else {
+        ph[3] = ph[4] = ph[5] = NAN;
+    }
+    ph[6] = cu - re;
+    return rescale_ran(rs);
+}
+
+static const char *const rescale_phase_names[] = {
+    "snapshot", "stop", "deploy", "download", "rebuild", "rest of restore", "catch-up"};
+
+static const phased rescale_kind = {.arr = "rescales",
+                                    .nph = 7,
+                                    .names = rescale_phase_names,
+                                    .phases = rescale_phases,
+                                    .total = "rescale_s",
+                                    .mark = "s",
+                                    .id = "plot-rescale",
+                                    .title = "Rescale time by phase",
+                                    .csv = "rescales.csv",
+                                    .scale = 1e3,
+                                    .ylabel = "time (ms)"};
+
+/* The most events of kind P any run of e had. */
+static int max_events(const entry *e, const phased *P)
 {
     int m = 0;
     for (int r = 0; r < e->nrf; r++) {
-        int n = cJSON_GetArraySize(ck_rf_arr(ROOT(e, r), "recoveries"));
+        int n = cJSON_GetArraySize(ck_rf_arr(ROOT(e, r), P->arr));
         m = n > m ? n : m;
     }
     return m;
 }
 
-/* Recovery k of e: figure j (0-3 phases, 4 total, 5 failure time) over its runs. */
-static agg recovery_agg(const entry *e, int k, int j)
+/* Event k of e: phase j (0 to nph - 1) or its total (j = nph), over the
+ * runs whose event k has a bar. */
+static agg event_agg(const entry *e, const phased *P, int k, int j)
 {
     double v[CK_REPORT_MAX_SEEDS];
     int n = 0;
     for (int r = 0; r < e->nrf; r++) {
-        const cJSON *rv = cJSON_GetArrayItem(ck_rf_arr(ROOT(e, r), "recoveries"), k);
-        if (!rv)
+        const cJSON *ev = cJSON_GetArrayItem(ck_rf_arr(ROOT(e, r), P->arr), k);
+        double ph[MAX_PHASES];
+        if (!ev || !P->phases(ev, ph))
             continue;
-        double ph[4];
-        phases(rv, ph);
-        v[n++] = j < 4 ? ph[j] : j == 4 ? num_or_nan(rv, "recovery_s") : num_or_nan(rv, "failure_s");
+        v[n++] = j < P->nph ? ph[j] : num_or_nan(ev, P->total);
     }
     return agg_of(v, (size_t)n);
+}
+
+/* Did event k of e run (have a bar) in any run of e? */
+static int event_ran(const entry *e, const phased *P, int k)
+{
+    for (int r = 0; r < e->nrf; r++) {
+        const cJSON *ev = cJSON_GetArrayItem(ck_rf_arr(ROOT(e, r), P->arr), k);
+        double ph[MAX_PHASES];
+        if (ev && P->phases(ev, ph))
+            return 1;
+    }
+    return 0;
+}
+
+/* Event k of e: a field of it (a dotted path), over the runs that have it. */
+static agg event_field_agg(const entry *e, const phased *P, int k, const char *field)
+{
+    double v[CK_REPORT_MAX_SEEDS];
+    int n = 0;
+    for (int r = 0; r < e->nrf; r++) {
+        const cJSON *ev = cJSON_GetArrayItem(ck_rf_arr(ROOT(e, r), P->arr), k);
+        if (ev)
+            v[n++] = num_or_nan(ev, field);
+    }
+    return agg_of(v, (size_t)n);
+}
+
+/* The most recoveries any run of e had. */
+static int max_recoveries(const entry *e)
+{
+    return max_events(e, &recovery_kind);
+}
+
+/* Recovery k of e: figure j (0-3 phases, 4 total, 5 failure time) over its runs. */
+static agg recovery_agg(const entry *e, int k, int j)
+{
+    return j < 5 ? event_agg(e, &recovery_kind, k, j)
+                 : event_field_agg(e, &recovery_kind, k, "failure_s");
 }
 
 static void recovery_table(rep *R)
@@ -634,6 +772,106 @@ static void recovery_table(rep *R)
             const char *cells[10] = {E->tag};
             for (int c2 = 1; c2 < 10; c2++)
                 cells[c2] = s[c2];
+            t_row(&t, cells);
+            rows++;
+        }
+    }
+    if (!rows)
+        t_none(&t);
+    t_end(&t);
+}
+
+/* A text of each run's rescale k of e (of the run's root and the
+ * rescale), as distinct_text joins them over the runs that have it. */
+static void rescale_text(const entry *e, int k,
+                         void (*of)(const cJSON *, const cJSON *, char *, size_t), char *buf,
+                         size_t len)
+{
+    char t[CK_REPORT_MAX_SEEDS][400];
+    const char *v[CK_REPORT_MAX_SEEDS];
+    int n = 0;
+    for (int r = 0; r < e->nrf; r++) {
+        const cJSON *rs = cJSON_GetArrayItem(ck_rf_arr(ROOT(e, r), "rescales"), k);
+        if (!rs)
+            continue;
+        of(ROOT(e, r), rs, t[n], sizeof(t[n]));
+        v[n] = t[n];
+        n++;
+    }
+    distinct_text(v, n, buf, len);
+}
+
+static void rescale_via(const cJSON *root, const cJSON *rs, char *buf, size_t len)
+{
+    (void)root;
+    const char *via = ck_rf_str(rs, "via");
+    snprintf(buf, len, "%s", via ? via : "-");
+}
+
+/* What it changed, "double 2->4, some 2->4"; for one that never deployed
+ * (its parallelism after is the one before), what its event asked for,
+ * "asked double 2->3"; else "unchanged". */
+static void rescale_ops(const cJSON *root, const cJSON *rs, char *buf, size_t len)
+{
+    const cJSON *before = ck_rf_get(rs, "parallelism_before");
+    if (ck_summary_rescaled(before, ck_rf_get(rs, "parallelism_after"), 8, buf, len))
+        return;
+    double at = ck_rf_num(rs, "event", -1);
+    const cJSON *ev = at >= 0 && at < 1e6 ? cJSON_GetArrayItem(ck_rf_arr(root, "faults"), (int)at)
+                                          : NULL;
+    char asked[400];
+    if (ev && ck_summary_rescaled(before, ck_rf_get(ev, "parallelism"), 8, asked, sizeof(asked)))
+        snprintf(buf, len, "asked %s", asked);
+    else
+        snprintf(buf, len, "unchanged");
+}
+
+/* "done", or "refused: the job is rescaling already". */
+static void rescale_outcome(const cJSON *root, const cJSON *rs, char *buf, size_t len)
+{
+    (void)root;
+    const char *o = ck_rf_str(rs, "outcome"), *why = ck_rf_str(rs, "why");
+    snprintf(buf, len, "%s%s%s", o ? o : "-", why ? ": " : "", why ? why : "");
+}
+
+static agg scaled(agg a, double f)
+{
+    a.med *= f;
+    a.lo *= f;
+    a.hi *= f;
+    return a;
+}
+
+/* Every rescale of every entry, refused ones too: what it changed, how
+ * it ended, and its phases as the chart stacks them. */
+static void rescale_table(rep *R)
+{
+    const phased *P = &rescale_kind;
+    enum { COLS = 6 + 7 + 2 };
+    static const char *const head[COLS] = {
+        "entry",         "rescale",         "via",           "parallelism",
+        "outcome",       "trigger at (s)",  "snapshot (ms)", "stop (ms)",
+        "deploy (ms)",   "download (ms)",   "rebuild (ms)",  "rest of restore (ms)",
+        "catch-up (ms)", "downloaded (bytes)", "rescale, to restored (ms)"};
+    table t;
+    t_begin(&t, R, "Rescales", head, COLS);
+    int rows = 0;
+    for (int i = 0; i < R->n; i++) {
+        const entry *E = &R->e[i];
+        for (int k = 0; k < max_events(E, P); k++) {
+            char s[COLS][600];
+            const char *cells[COLS] = {E->tag};
+            snprintf(s[1], sizeof(s[1]), "%d", k + 1);
+            rescale_text(E, k, rescale_via, s[2], sizeof(s[2]));
+            rescale_text(E, k, rescale_ops, s[3], sizeof(s[3]));
+            rescale_text(E, k, rescale_outcome, s[4], sizeof(s[4]));
+            fmt_agg(s[5], sizeof(s[5]), event_field_agg(E, P, k, "trigger_s"), "%.3f");
+            for (int p = 0; p < P->nph; p++)
+                fmt_agg(s[6 + p], sizeof(s[6]), scaled(event_agg(E, P, k, p), 1e3), "%.2f");
+            fmt_agg(s[13], sizeof(s[13]), event_field_agg(E, P, k, "restore.bytes"), "%.0f");
+            fmt_agg(s[14], sizeof(s[14]), scaled(event_agg(E, P, k, P->nph), 1e3), "%.2f");
+            for (int c = 1; c < COLS; c++)
+                cells[c] = s[c];
             t_row(&t, cells);
             rows++;
         }
@@ -1161,30 +1399,39 @@ static void plot_timeseries(rep *R, series_set *ss, const bands *B, const char *
     ss_free(ss);
 }
 
-static void plot_recoveries(rep *R)
+/* Events of kind P as stacked bars of their phases: one bar per entry
+ * and event that ran, "#1 r2" for entry #1's second. */
+static void plot_phases(rep *R, const phased *P)
 {
     char idb[64];
     ck_plot_bar bars[256];
-    double seg[256][4];
+    double seg[256][MAX_PHASES];
     char labels[256][24];
     size_t nb = 0;
     for (int i = 0; i < R->n; i++)
-        for (int k = 0; k < max_recoveries(&R->e[i]) && nb < 256; k++) {
-            for (int p = 0; p < 4; p++)
-                seg[nb][p] = recovery_agg(&R->e[i], k, p).med;
-            snprintf(labels[nb], sizeof(labels[nb]), "%s r%d", R->e[i].tag, k + 1);
+        for (int k = 0; k < max_events(&R->e[i], P) && nb < 256; k++) {
+            if (!event_ran(&R->e[i], P, k))
+                continue; /* refused, failed or interrupted in every run: its table row says */
+            for (int p = 0; p < P->nph; p++)
+                seg[nb][p] = event_agg(&R->e[i], P, k, p).med * P->scale;
+            snprintf(labels[nb], sizeof(labels[nb]), "%s %s%d", R->e[i].tag, P->mark, k + 1);
             bars[nb] = (ck_plot_bar){R->e[i].tag, labels[nb], i, seg[nb], 0, NAN, NAN};
             nb++;
         }
     chart_open(R);
-    ck_plot_bars_svg(&R->html, &(ck_plot_bars){.id = pid(R, idb, "plot-recovery"),
-                                               .title = "Recovery time by phase",
-                                               .ylabel = "time (s)",
-                                               .seg_names = phase_names,
-                                               .nseg = 4,
+    ck_plot_bars_svg(&R->html, &(ck_plot_bars){.id = pid(R, idb, P->id),
+                                               .title = P->title,
+                                               .ylabel = P->ylabel,
+                                               .seg_names = P->names,
+                                               .nseg = (size_t)P->nph,
                                                .bars = bars,
                                                .nbars = nb});
-    chart_close(R, "recoveries.csv");
+    chart_close(R, P->csv);
+}
+
+static void plot_recoveries(rep *R)
+{
+    plot_phases(R, &recovery_kind);
 }
 
 static const cJSON *vertex_of(const cJSON *root, const char *name)
@@ -1337,9 +1584,11 @@ static void csv_str(ck_sb *b, const char *s)
 
 static int write_csvs(rep *R, const char *dir, char *err, size_t errlen)
 {
-    ck_sb f[6] = {{0}};
-    static const char *const files[6] = {"runs.csv",       "timeseries.csv", "checkpoints.csv",
-                                         "recoveries.csv", "vertices.csv",   "faults.csv"};
+    enum { NF = 7 };
+    ck_sb f[NF] = {{0}};
+    static const char *const files[NF] = {"runs.csv",       "timeseries.csv", "checkpoints.csv",
+                                          "recoveries.csv", "vertices.csv",   "faults.csv",
+                                          "rescales.csv"};
     ck_sb_puts(&f[0], "entry,seed,label,scenario,backend,state,sim_time_s,records_in,records_out,"
                       "throughput_in_rps,latency_p50_ms,latency_p99_ms,ok,path\n");
     ck_sb_puts(&f[1], "entry,seed,t_s,in_rps,out_rps,latency_p50_ms,latency_p99_ms\n");
@@ -1350,6 +1599,11 @@ static int write_csvs(rep *R, const char *dir, char *err, size_t errlen)
                       "catch_up_s,checkpoint,restarted_subtasks\n");
     ck_sb_puts(&f[4], "entry,seed,vertex,parallelism,busy_ratio,backpressured_ratio,idle_ratio\n");
     ck_sb_puts(&f[5], "entry,seed,action,host,at_s,ended_s,restarted_s,applied\n");
+    ck_sb_puts(&f[6], "entry,seed,rescale,via,outcome,why,trigger_s,snapshot_s,stopped_s,"
+                      "deployed_s,restored_s,first_output_s,caught_up_s,rescale_s,download_s,"
+                      "rebuild_s,channel_state_s,bytes,phase_snapshot_s,phase_stop_s,"
+                      "phase_deploy_s,phase_download_s,phase_rebuild_s,phase_restore_rest_s,"
+                      "phase_catch_up_s\n");
     for (int i = 0; i < R->n; i++)
         for (int r = 0; r < R->e[i].nrf; r++) {
             const cJSON *o = ROOT(&R->e[i], r), *e;
@@ -1401,7 +1655,7 @@ static int write_csvs(rep *R, const char *dir, char *err, size_t errlen)
                 for (int j = 0; j < 7; j++)
                     csv_num(&f[3], num_or_nan(e, k[j]));
                 double ph[4];
-                phases(e, ph);
+                recovery_phases(e, ph);
                 for (int j = 0; j < 4; j++)
                     csv_num(&f[3], ph[j]);
                 csv_num(&f[3], num_or_nan(e, "checkpoint"));
@@ -1428,9 +1682,29 @@ static int write_csvs(rep *R, const char *dir, char *err, size_t errlen)
                 csv_num(&f[5], num_or_nan(e, "restarted_s"));
                 ck_sb_printf(&f[5], ",%d\n", ck_rf_bool(e, "applied"));
             }
+            nr = 0;
+            cJSON_ArrayForEach(e, ck_rf_arr(o, "rescales"))
+            {
+                ck_sb_printf(&f[6], "%s,%d", lead, ++nr);
+                csv_str(&f[6], ck_rf_str(e, "via"));
+                csv_str(&f[6], ck_rf_str(e, "outcome"));
+                csv_str(&f[6], ck_rf_str(e, "why"));
+                static const char *const k[] = {
+                    "trigger_s",      "snapshot_s",          "stopped_s",
+                    "deployed_s",     "restored_s",          "first_output_s",
+                    "caught_up_s",    "rescale_s",           "restore.download_s",
+                    "restore.rebuild_s", "restore.channel_state_s", "restore.bytes"};
+                for (size_t j = 0; j < sizeof(k) / sizeof(k[0]); j++)
+                    csv_num(&f[6], num_or_nan(e, k[j]));
+                double ph[MAX_PHASES];
+                rescale_phases(e, ph);
+                for (int j = 0; j < rescale_kind.nph; j++)
+                    csv_num(&f[6], ph[j]);
+                ck_sb_puts(&f[6], "\n");
+            }
         }
     int rc = 0;
-    for (int k = 0; k < 6; k++) {
+    for (int k = 0; k < NF; k++) {
         char path[1100];
         snprintf(path, sizeof(path), "%s/%s", dir, files[k]);
         if (!rc && ck_sb_write(&f[k], path)) {
@@ -1507,7 +1781,8 @@ static void page_head(rep *R, const char *title)
     }
     ck_sb_puts(h, "<nav><a href=\"#checkpoints\">checkpoints</a> · "
                   "<a href=\"#throughput\">throughput and latency</a> · "
-                  "<a href=\"#recovery\">recovery</a> · <a href=\"#vertices\">vertices</a> · "
+                  "<a href=\"#recovery\">recovery</a> · <a href=\"#rescales\">rescales</a> · "
+                  "<a href=\"#vertices\">vertices</a> · "
                   "<a href=\"#network\">in-flight data</a> · "
                   "<a href=\"#correctness\">correctness</a></nav>\n");
 }
@@ -1646,6 +1921,16 @@ int ck_report_make_entries(const ck_report_entry *spec, int n, const char *outdi
             "the sources' lag back under its level before the failure.");
     plot_recoveries(&R);
     recovery_table(&R);
+
+    section(&R, "rescales", "Rescales",
+            "Snapshot: from the rescale's trigger to its savepoint (or the checkpoint it waited "
+            "for) completing; stop: to the old attempt gone; deploy: to the new attempt "
+            "deployed; download and rebuild: the slowest subtask's state download and rebuild; "
+            "rest of restore: to every subtask running restored; catch-up: to the sources' lag "
+            "back under its level before the trigger. A rescale refused, failed or interrupted "
+            "has a row in the table and no bar.");
+    plot_phases(&R, &rescale_kind);
+    rescale_table(&R);
 
     section(&R, "vertices", "Busy, backpressured and idle time", NULL);
     plot_vertices(&R);
@@ -1835,6 +2120,10 @@ int ck_report_index(const ck_report_section *sec, int n, const char *outdir, con
                             "latency (ms)", lf, ln);
         } else if (!strcmp(plot, "recovery")) {
             plot_recoveries(&R);
+        } else if (!strcmp(plot, "rescale")) {
+            /* one bar per rescale of each run, and what each changed */
+            plot_phases(&R, &rescale_kind);
+            rescale_table(&R);
         } else if (!strcmp(plot, "vertices")) {
             plot_vertices(&R);
         } else if (!strcmp(plot, "state")) {
@@ -1935,7 +2224,7 @@ static void fid_values(const cJSON *o, double v[NFID])
     const cJSON *rv = cJSON_GetArrayItem(ck_rf_arr(o, "recoveries"), 0);
     double ph[4] = {NAN, NAN, NAN, NAN};
     if (rv)
-        phases(rv, ph);
+        recovery_phases(rv, ph);
     for (int k = 0; k < 4; k++)
         v[2 + k] = ph[k];
     v[6] = rv ? num_or_nan(rv, "recovery_s") : NAN;

@@ -92,6 +92,28 @@ static void recoveries(FILE *f, const cJSON *run)
     }
 }
 
+int ck_summary_rescaled(const cJSON *before, const cJSON *after, int max, char *buf, size_t len)
+{
+    const cJSON *op;
+    int changed = 0;
+    size_t at = 0;
+    if (len)
+        buf[0] = 0;
+    const cJSON *ops = cJSON_IsObject(after) ? after : NULL;
+    cJSON_ArrayForEach(op, ops)
+    {
+        const cJSON *was = cJSON_GetObjectItemCaseSensitive(before, op->string);
+        if (!cJSON_IsNumber(op) || !cJSON_IsNumber(was) || was->valuedouble == op->valuedouble)
+            continue;
+        if (changed++ < max && at < len)
+            at += (size_t)snprintf(buf + at, len - at, "%s%s %.0f->%.0f", at ? ", " : "",
+                                   op->string, was->valuedouble, op->valuedouble);
+    }
+    if (changed > max && at < len)
+        snprintf(buf + at, len - at, ", %d more", changed - max);
+    return changed;
+}
+
 /* One line per rescale: when, how, and its phases from its trigger. */
 static void rescales(FILE *f, const cJSON *run)
 {
@@ -103,27 +125,13 @@ static void rescales(FILE *f, const cJSON *run)
         const char *outcome = ck_rf_str(rv, "outcome");
         fprintf(f, "  rescale    via %s at %.3f s", txt(&t, ck_rf_str(rv, "via")), at);
         /* the operators it changes: "(count 2->4, counts 2->4)" */
-        const cJSON *before = ck_rf_get(rv, "parallelism_before"), *op;
-        int shown = 0, more = 0;
-        cJSON_ArrayForEach(op, ck_rf_get(rv, "parallelism_after"))
-        {
-            const cJSON *was = cJSON_GetObjectItemCaseSensitive(before, op->string);
-            if (!cJSON_IsNumber(op) || !cJSON_IsNumber(was) || was->valuedouble == op->valuedouble)
-                continue;
-            if (shown == 4) {
-                more++;
-                continue;
-            }
-            fprintf(f, "%s%s %.0f->%.0f", shown ? ", " : " (", txt(&t, op->string),
-                    was->valuedouble, op->valuedouble);
-            shown++;
-        }
-        if (more)
-            fprintf(f, ", %d more", more);
-        if (shown)
-            fprintf(f, ")");
+        char ops[600];
+        if (ck_summary_rescaled(ck_rf_get(rv, "parallelism_before"),
+                                ck_rf_get(rv, "parallelism_after"), 4, ops, sizeof(ops)))
+            fprintf(f, " (%s)", txt(&t, ops));
         if (outcome && strcmp(outcome, "done") && strcmp(outcome, "under_way")) {
             fprintf(f, ": %s (%s)\n", txt(&t, outcome), txt(&t, ck_rf_str(rv, "why")));
+            txt_free(&t);
             continue;
         }
         if (ck_rf_has_num(rv, "snapshot_s"))
@@ -138,6 +146,7 @@ static void rescales(FILE *f, const cJSON *run)
         if (ck_rf_has_num(rv, "caught_up_s"))
             fprintf(f, ", caught up +%.0f ms", (ck_rf_num(rv, "caught_up_s", 0) - at) * 1e3);
         fprintf(f, "\n");
+        txt_free(&t); /* a line's strings are printed: the next line has 8 of its own */
     }
     txt_free(&t);
 }

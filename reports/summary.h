@@ -13,4 +13,11 @@
  * runjson_path. */
 void ck_summary_print(FILE *f, const cJSON *run, const char *runjson_path);
 
+/* The operators whose parallelism differs between before and after (a
+ * rescale's parallelism_before and parallelism_after: operator names to
+ * numbers), in after's order, as "double 2->4, some 2->4": at most max of
+ * them, then ", N more". Writes buf (truncated to len); returns how many
+ * operators changed. */
+int ck_summary_rescaled(const cJSON *before, const cJSON *after, int max, char *buf, size_t len);
+
 #endif

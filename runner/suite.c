@@ -79,8 +79,8 @@ static int load(suite *S, char *err, size_t errlen)
     static const char *const top[] = {"name", "description", "comparisons", NULL};
     static const char *const cmp_keys[] = {"title", "note", "plot", "runs", NULL};
     static const char *const run_keys[] = {"scenario", "label", "set", "seed", "backend", NULL};
-    static const char *const plots[] = {"checkpoints", "throughput", "latency",
-                                        "recovery",    "vertices",   "state",   NULL};
+    static const char *const plots[] = {"checkpoints", "throughput", "latency", "recovery",
+                                        "vertices",    "state",      "rescale", NULL};
     static const char *const backends[] = {"simgrid", "sockets", NULL};
     char base[PATH_MAX];
     dir_of(S->file, base, sizeof(base));

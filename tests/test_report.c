@@ -8,10 +8,14 @@
  * console and no request (scripts/render.sh, the README screenshot's
  * command). Hostile run.json files (extreme numbers, markup, formulas)
  * give finite charts and inert text; the size chart draws each kind a
- * real run has; and every name the report looks up in a run.json is one
- * real run.json files hold and docs/RUN-JSON.md names.
+ * real run has; rescales are drawn as bars of their phases, one per
+ * rescale that ran, with a table row each, in a run's report and in a
+ * suite's (the numbers read back from the page agree with run.json); and
+ * every name the report looks up in a run.json is one real run.json files
+ * hold and docs/RUN-JSON.md names.
  */
 #include <ctype.h>
+#include <math.h>
 #include <setjmp.h>
 #include <strings.h>
 #include <stdarg.h>
@@ -786,6 +790,11 @@ static const char extreme_run[] =
     " \"recoveries\": [{\"failure_s\": -1e308, \"detected_s\": 1e308, \"restarted_s\": 1e-308,"
     "  \"restored_s\": 1e308, \"caught_up_s\": -1e308, \"recovery_s\": 1e308, \"checkpoint\": 1e308,"
     "  \"restore\": {\"download_s\": 1e308, \"replay_s\": -1e308}}],"
+    " \"rescales\": [{\"via\": \"savepoint\", \"outcome\": \"done\", \"trigger_s\": 0,"
+    "  \"snapshot_s\": 1e296, \"stopped_s\": 1e308, \"deployed_s\": -1e308, \"restored_s\": 1e-308,"
+    "  \"caught_up_s\": 1e308, \"rescale_s\": 1e308, \"parallelism_before\": {\"v\": 1e308},"
+    "  \"parallelism_after\": {\"v\": -1e308},"
+    "  \"restore\": {\"download_s\": 1e308, \"rebuild_s\": -1e308, \"bytes\": 1e308}}],"
     " \"materializations\": [{\"bytes\": 1e308}, {\"bytes\": 1e308}],"
     " \"timeseries\": [{\"t_s\": -1e308, \"in_rps\": 1e308, \"out_rps\": -1e308,"
     "  \"latency_p50_ms\": 1e-308, \"latency_p99_ms\": 1e308, \"inflight_bytes\": 1e308,"
@@ -828,7 +837,8 @@ static void extreme_numbers_draw_finite(void **state)
         fail_msg("a chart holds a number that is not one: \"%s\"", what);
     /* Every chart was drawn from something (none is empty). */
     static const char *const ids[] = {"plot-checkpoint-duration", "plot-checkpoint-size",
-                                      "plot-throughput", "plot-latency", "plot-vertices"};
+                                      "plot-throughput", "plot-latency", "plot-vertices",
+                                      "plot-rescale"};
     for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
         char *svg = svg_of(html, ids[i]);
         assert_non_null(svg);
@@ -1077,6 +1087,418 @@ static void sizes_by_kind_from_real_runs(void **state)
     free(html);
 }
 
+/* ---- rescales: a bar of phases each, a table row each ------------------------ */
+
+/* What the rescales' tests run: rescale-stateless (four rescales, all
+ * done) with a fifth a millisecond after the fourth, refused (the job is
+ * rescaling already); the scenario's expectations still hold. */
+static const char *refused_variant(void)
+{
+    char *text = slurp(CHANDY_SOURCE_DIR "/tests/scenarios/rescale-stateless.json");
+    assert_non_null(text);
+    cJSON *sc = cJSON_Parse(text);
+    free(text);
+    assert_non_null(sc);
+    cJSON_AddItemToArray(cJSON_GetObjectItem(sc, "events"),
+                         cJSON_Parse("{\"at\": \"3001 ms\", \"action\": \"rescale\", \"via\": "
+                                     "\"checkpoint\", \"parallelism\": {\"double\": 3, "
+                                     "\"some\": 3}}"));
+    char *out = cJSON_Print(sc);
+    const char *path = put_file("rescale-refused.json", out);
+    assert_non_null(path);
+    free(out);
+    cJSON_Delete(sc);
+    return path;
+}
+
+static double jnum(const cJSON *o, const char *a, const char *b)
+{
+    const cJSON *x = cJSON_GetObjectItem(o, a);
+    if (b)
+        x = cJSON_GetObjectItem(x, b);
+    return cJSON_IsNumber(x) ? x->valuedouble : NAN;
+}
+
+/* A rescale's phases in ms as the report must stack them, from its
+ * run.json entry: snapshot, stop, deploy, download, rebuild, the rest of
+ * the restore, catch-up; each from where the last known one ended, the
+ * download and rebuild cut to the restore. */
+static void want_phases(const cJSON *rs, double ph[7])
+{
+    double t = jnum(rs, "trigger_s", NULL), sn = jnum(rs, "snapshot_s", NULL),
+           st = jnum(rs, "stopped_s", NULL), de = jnum(rs, "deployed_s", NULL),
+           re = jnum(rs, "restored_s", NULL), cu = jnum(rs, "caught_up_s", NULL);
+    double dl = jnum(rs, "restore", "download_s"), rb = jnum(rs, "restore", "rebuild_s");
+    double from = t;
+    ph[0] = sn - from;
+    if (sn == sn)
+        from = sn;
+    ph[1] = st - from;
+    if (st == st)
+        from = st;
+    ph[2] = de - from;
+    double restore = re - de;
+    dl = dl == dl ? dl : 0;
+    rb = rb == rb ? rb : 0;
+    dl = dl < restore ? dl : restore;
+    rb = rb < restore - dl ? rb : restore - dl;
+    ph[3] = restore == restore ? dl : NAN;
+    ph[4] = restore == restore ? rb : NAN;
+    ph[5] = restore - dl - rb;
+    ph[6] = cu - re;
+    for (int i = 0; i < 7; i++)
+        ph[i] *= 1e3;
+}
+
+static const char *const rs_phase[7] = {"snapshot", "stop",            "deploy",  "download",
+                                        "rebuild",  "rest of restore", "catch-up"};
+
+/* The bar labelled label in svg: its segments' phase names and values, in
+ * stacking order (from the axis up); how many, or -1 when it has no bar. */
+static int bar_segments(const char *svg, const char *label, char names[][32], double *v, int max)
+{
+    char key[128];
+    snprintf(key, sizeof(key), "<g class=\"bar\" data-label=\"%s\">", label);
+    const char *a = strstr(svg, key);
+    if (!a)
+        return -1;
+    const char *z = strstr(a, "</g>");
+    int n = 0;
+    char tip[128];
+    snprintf(tip, sizeof(tip), "<title>%s, ", label);
+    for (const char *p = a; (p = strstr(p, tip)) && p < z && n < max; n++) {
+        p += strlen(tip);
+        const char *colon = strstr(p, ": ");
+        snprintf(names[n], 32, "%.*s", (int)(colon - p), p);
+        v[n] = strtod(colon + 2, NULL);
+    }
+    return n;
+}
+
+/* The cells of each row of the HTML table with caption, unescaped ("&gt;"
+ * as ">"); rows[r][c], r from 0 (the header is left out); how many rows. */
+static int table_cells(const char *html, const char *caption, char rows[][16][200], int max)
+{
+    char key[200];
+    snprintf(key, sizeof(key), "<caption>%s</caption>", caption);
+    const char *a = strstr(html, key);
+    assert_non_null(a);
+    const char *end = strstr(a, "</table>");
+    int n = 0;
+    const char *p = strstr(a, "</tr>"); /* past the header */
+    while ((p = strstr(p, "<tr>")) && p < end && n < max) {
+        const char *rz = strstr(p, "</tr>");
+        int c = 0;
+        for (const char *q = p; (q = strstr(q, "<td")) && q < rz && c < 16; c++) {
+            q = strchr(q, '>') + 1;
+            const char *qz = strstr(q, "</td>");
+            char *out = rows[n][c];
+            size_t o = 0;
+            for (const char *x = q; x < qz && o < 199;) {
+                static const struct {
+                    const char *ent, *ch;
+                } ents[] = {{"&gt;", ">"}, {"&lt;", "<"}, {"&amp;", "&"}, {"&#39;", "'"},
+                            {"&quot;", "\""}};
+                size_t k;
+                for (k = 0; k < 5; k++)
+                    if (!strncmp(x, ents[k].ent, strlen(ents[k].ent)))
+                        break;
+                if (k < 5) {
+                    out[o++] = ents[k].ch[0];
+                    x += strlen(ents[k].ent);
+                } else {
+                    out[o++] = *x++;
+                }
+            }
+            out[o] = 0;
+            q = qz;
+        }
+        for (; c < 16; c++)
+            rows[n][c][0] = 0;
+        n++;
+        p = rz;
+    }
+    return n;
+}
+
+/* "a 1->2", the operators whose parallelism differs from before to after. */
+static size_t ops_diff(const cJSON *before, const cJSON *after, char *buf, size_t len)
+{
+    const cJSON *op;
+    size_t at = 0;
+    buf[0] = 0;
+    cJSON_ArrayForEach(op, after)
+    {
+        double was = cJSON_GetObjectItem(before, op->string)->valuedouble;
+        if (was != op->valuedouble)
+            at += (size_t)snprintf(buf + at, len - at, "%s%s %.0f->%.0f", at ? ", " : "",
+                                   op->string, was, op->valuedouble);
+    }
+    return at;
+}
+
+/* "double 2->4, some 2->4": the operators a rescale changed; for one
+ * that did not deploy, "asked ..." what its event in faults asked for. */
+static void want_ops(const cJSON *run, const cJSON *rs, char *buf, size_t len)
+{
+    const cJSON *before = cJSON_GetObjectItem(rs, "parallelism_before");
+    if (ops_diff(before, cJSON_GetObjectItem(rs, "parallelism_after"), buf, len))
+        return;
+    double event = jnum(rs, "event", NULL);
+    const cJSON *ev =
+        event == event ? cJSON_GetArrayItem(cJSON_GetObjectItem(run, "faults"), (int)event) : NULL;
+    char want[300];
+    if (ev && ops_diff(before, cJSON_GetObjectItem(ev, "parallelism"), want, sizeof(want)))
+        snprintf(buf, len, "asked %s", want);
+    else
+        snprintf(buf, len, "unchanged");
+}
+
+/* Checks entry tag's rescales in html (its chart with id, its table
+ * rows from row 0 of the Rescales table) against run's, parsed back. */
+static void check_rescales(const char *html, const char *id, const char *tag, const cJSON *run)
+{
+    const cJSON *rss = cJSON_GetObjectItem(run, "rescales");
+    int n = cJSON_GetArraySize(rss);
+    char *svg = svg_of(html, id);
+    assert_non_null(svg);
+    static char rows[64][16][200];
+    int nrows = table_cells(html, "Rescales", rows, 64);
+    int at = -1; /* the entry's first row */
+    for (int r = 0; r < nrows && at < 0; r++)
+        if (!strcmp(rows[r][0], tag))
+            at = r;
+    assert_true(at >= 0);
+    for (int k = 0; k < n; k++) {
+        const cJSON *rs = cJSON_GetArrayItem(rss, k);
+        const char *outcome = cJSON_GetObjectItem(rs, "outcome")->valuestring;
+        int done = !strcmp(outcome, "done");
+        double want[7];
+        want_phases(rs, want);
+        char label[64], names[16][32];
+        double v[16];
+        snprintf(label, sizeof(label), "%s s%d", tag, k + 1);
+        int nseg = bar_segments(svg, label, names, v, 16);
+        if (!done) {
+            if (nseg >= 0)
+                fail_msg("%s (%s) has a bar", label, outcome);
+        } else {
+            /* Every phase longer than nothing, in order, with its value. */
+            int j = 0;
+            for (int p = 0; p < 7; p++) {
+                if (!(want[p] > 0))
+                    continue;
+                if (j >= nseg || strcmp(names[j], rs_phase[p]))
+                    fail_msg("%s: segment %d is %s, expected %s (%g ms)", label, j,
+                             j < nseg ? names[j] : "missing", rs_phase[p], want[p]);
+                if (fabs(v[j] - want[p]) > 1e-5 * want[p] + 1e-9)
+                    fail_msg("%s: %s is %g ms, run.json says %g", label, rs_phase[p], v[j],
+                             want[p]);
+                j++;
+            }
+            if (j != nseg)
+                fail_msg("%s: %d segments, expected %d", label, nseg, j);
+        }
+        /* Its table row. */
+        char (*c)[200] = rows[at + k];
+        char num[16], ops[300], oc[300];
+        snprintf(num, sizeof(num), "%d", k + 1);
+        assert_string_equal(c[0], tag);
+        assert_string_equal(c[1], num);
+        assert_string_equal(c[2], cJSON_GetObjectItem(rs, "via")->valuestring);
+        want_ops(run, rs, ops, sizeof(ops));
+        assert_string_equal(c[3], ops);
+        const cJSON *why = cJSON_GetObjectItem(rs, "why");
+        snprintf(oc, sizeof(oc), "%s%s%s", outcome, cJSON_IsString(why) ? ": " : "",
+                 cJSON_IsString(why) ? why->valuestring : "");
+        assert_string_equal(c[4], oc);
+        assert_true(fabs(strtod(c[5], NULL) - jnum(rs, "trigger_s", NULL)) < 0.0005 + 1e-9);
+        for (int p = 0; p < 7; p++) {
+            if (!done) {
+                assert_string_equal(c[6 + p], "-");
+                continue;
+            }
+            if (fabs(strtod(c[6 + p], NULL) - want[p]) > 0.005 + 1e-9)
+                fail_msg("%s: the table's %s is %s ms, run.json says %g", label, rs_phase[p],
+                         c[6 + p], want[p]);
+        }
+        assert_true(fabs(strtod(c[13], NULL) - jnum(rs, "restore", "bytes")) < 0.5);
+        if (done)
+            assert_true(fabs(strtod(c[14], NULL) - jnum(rs, "rescale_s", NULL) * 1e3) <
+                        0.005 + 1e-9);
+        else
+            assert_string_equal(c[14], "-");
+    }
+    free(svg);
+}
+
+/*
+ * A run with rescales, one of them refused: its report draws a bar of
+ * phases per rescale that ran and none for the refused one, and its table
+ * has a row each, with the numbers of its run.json (read back from the
+ * page); the CSV file has every rescale; the terminal summary names each
+ * rescale's operators; Chromium renders the page with a clean console.
+ */
+static void rescales_drawn_with_their_phases(void **state)
+{
+    (void)state;
+    const char *sc = refused_variant();
+    char args[700], path[512];
+    snprintf(args, sizeof(args), "run %s --out %s/rs", sc, tmp);
+    assert_chandy("rs", args, 0);
+    /* The summary: every line names its operators (strings freed line by line). */
+    snprintf(path, sizeof(path), "%s/rs.out", tmp);
+    char *out = slurp(path);
+    assert_non_null(out);
+    assert_non_null(strstr(out, "  rescale    via savepoint at 3.000 s (double 4->2, some "
+                                "4->2), snapshot +"));
+    assert_non_null(strstr(out, "  rescale    via checkpoint at 3.001 s: refused (the job is "
+                                "rescaling already)"));
+    assert_null(strstr(out, "?"));
+    free(out);
+    cJSON *run = load_run("rs");
+    const cJSON *rss = cJSON_GetObjectItem(run, "rescales");
+    assert_int_equal(cJSON_GetArraySize(rss), 5);
+    assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(rss, 4), "outcome")->valuestring,
+                        "refused");
+
+    snprintf(args, sizeof(args), "report %s/rs -o %s/rep-rs", tmp, tmp);
+    assert_chandy("report-rs", args, 0);
+    snprintf(path, sizeof(path), "%s/rep-rs/index.html", tmp);
+    char *html = slurp(path);
+    assert_non_null(html);
+    assert_non_null(strstr(html, "<h2 id=\"rescales\">Rescales</h2>"));
+    char *svg = svg_of(html, "plot-rescale");
+    assert_int_equal(count_of(svg, "<g class=\"bar\""), 4);
+    free(svg);
+    check_rescales(html, "plot-rescale", "#1", run);
+    char why[200];
+    const char *bad = html_check(html, why, sizeof(why));
+    if (bad)
+        fail_msg("index.html: %s", bad);
+    free(html);
+    snprintf(path, sizeof(path), "%s/rep-rs/summary.md", tmp);
+    char *md = slurp(path);
+    assert_non_null(strstr(md, "**Rescales**"));
+    assert_non_null(strstr(md, "| asked double 2-\\>3, some 2-\\>3 | refused: the job is "
+                               "rescaling already |"));
+    free(md);
+    int ragged;
+    snprintf(path, sizeof(path), "%s/rep-rs/rescales.csv", tmp);
+    assert_int_equal(csv_rows(path, &ragged), 5);
+    assert_int_equal(ragged, 0);
+    cJSON_Delete(run);
+    snprintf(path, sizeof(path), "%s/rep-rs/index.html", tmp);
+    render_ok(path, "rescales.png");
+}
+
+/* A made-up run.json: a rescale via checkpoint that stopped waiting (no
+ * snapshot_s: its stop runs from the trigger), one whose slowest download
+ * and rebuild add up to more than its restore (cut to it), and one
+ * interrupted part way (no bar, its reason in the table). */
+static const char rescale_run[] =
+    "{\"scenario\": \"made\", \"backend\": \"simgrid\", \"seed\": 3, \"sim_time_s\": 9,"
+    " \"checkpoints\": [], \"recoveries\": [], \"timeseries\": [], \"faults\": [],"
+    " \"rescales\": ["
+    "  {\"via\": \"checkpoint\", \"outcome\": \"done\", \"why\": null,"
+    "   \"parallelism_before\": {\"a\": 1, \"b\": 2}, \"parallelism_after\": {\"a\": 1, \"b\": 4},"
+    "   \"trigger_s\": 1, \"snapshot_s\": null, \"stopped_s\": 1.5, \"deployed_s\": 1.75,"
+    "   \"restored_s\": 2.25, \"caught_up_s\": 3, \"rescale_s\": 1.25,"
+    "   \"restore\": {\"download_s\": 0.125, \"rebuild_s\": 0.25, \"channel_state_s\": 0,"
+    "   \"bytes\": 4096}},"
+    "  {\"via\": \"savepoint\", \"outcome\": \"done\", \"why\": null,"
+    "   \"parallelism_before\": {\"a\": 1, \"b\": 4}, \"parallelism_after\": {\"a\": 2, \"b\": 2},"
+    "   \"trigger_s\": 4, \"snapshot_s\": 4.125, \"stopped_s\": 4.25, \"deployed_s\": 4.5,"
+    "   \"restored_s\": 5, \"caught_up_s\": 5.5, \"rescale_s\": 1,"
+    "   \"restore\": {\"download_s\": 0.375, \"rebuild_s\": 0.25, \"channel_state_s\": 0,"
+    "   \"bytes\": 1e6}},"
+    "  {\"via\": \"savepoint\", \"outcome\": \"interrupted\","
+    "   \"why\": \"task manager tm1 lost\","
+    "   \"parallelism_before\": {\"a\": 2, \"b\": 2}, \"parallelism_after\": {\"a\": 2, \"b\": 2},"
+    "   \"trigger_s\": 6, \"snapshot_s\": 6.5, \"stopped_s\": null, \"deployed_s\": null,"
+    "   \"restored_s\": null, \"caught_up_s\": null, \"rescale_s\": null,"
+    "   \"restore\": {\"download_s\": null, \"rebuild_s\": null, \"channel_state_s\": null,"
+    "   \"bytes\": 0}}],"
+    " \"job\": {\"state\": \"FINISHED\", \"vertices\": []}, \"config\": {}}";
+
+static void rescale_phases_add_up(void **state)
+{
+    (void)state;
+    char path[512], out[300], err[600];
+    snprintf(path, sizeof(path), "%s/made", tmp);
+    mkdir(path, 0755);
+    assert_non_null(put_file("made/run.json", rescale_run));
+    const char *p = path;
+    ck_report_entry e = {NULL, &p, 1};
+    snprintf(out, sizeof(out), "%s/rep-made", tmp);
+    if (ck_report_make_entries(&e, 1, out, NULL, err, sizeof(err)))
+        fail_msg("%s", err);
+    snprintf(path, sizeof(path), "%s/index.html", out);
+    char *html = slurp(path);
+    assert_non_null(html);
+    cJSON *run = cJSON_Parse(rescale_run);
+    check_rescales(html, "plot-rescale", "#1", run);
+    /* The figures by hand: the first's stop from its trigger (500 ms), its
+     * restore's rest 125 ms; the second's download and rebuild cut to
+     * its 500 ms restore (375 and 125, nothing left). */
+    char *svg = svg_of(html, "plot-rescale");
+    assert_non_null(strstr(svg, "<title>#1 s1, stop: 500</title>"));
+    assert_non_null(strstr(svg, "<title>#1 s1, rest of restore: 125</title>"));
+    assert_non_null(strstr(svg, "<title>#1 s2, download: 375</title>"));
+    assert_non_null(strstr(svg, "<title>#1 s2, rebuild: 125</title>"));
+    assert_null(strstr(svg, "#1 s2, rest of restore"));
+    assert_null(strstr(svg, "#1 s3"));
+    free(svg);
+    assert_non_null(strstr(html, "<td class=\"n\">a 1-&gt;2, b 4-&gt;2</td>"));
+    assert_non_null(strstr(html, "interrupted: task manager tm1 lost"));
+    free(html);
+    cJSON_Delete(run);
+}
+
+/*
+ * A suite comparing rescales (the heap against RocksDB): "plot": "rescale"
+ * draws one bar per rescale of each run, and the table beside it, from the
+ * runs' run.json files; Chromium renders the index cleanly.
+ */
+static void suite_plots_rescales(void **state)
+{
+    (void)state;
+    const char *suite = put_file(
+        "rescale-suite.json",
+        "{\"name\": \"rescales\", \"description\": \"Rescales by state backend.\","
+        " \"comparisons\": [\n"
+        " {\"title\": \"Rescales\", \"plot\": \"rescale\", \"note\": \"Heap against RocksDB.\","
+        "  \"runs\": [{\"scenario\": \"" CHANDY_SOURCE_DIR "/tests/scenarios/rescale-stateless.json\","
+        "    \"label\": \"heap\"},"
+        "   {\"scenario\": \"" CHANDY_SOURCE_DIR "/tests/scenarios/rescale-stateless.json\","
+        "    \"label\": \"rocksdb\", \"set\": {\"state.backend.type\": \"rocksdb\"}}]}]}\n");
+    assert_non_null(suite);
+    char args[600], path[512];
+    snprintf(args, sizeof(args), "suite %s --out %s/rsuite", suite, tmp);
+    assert_chandy("rsuite", args, 0);
+    snprintf(path, sizeof(path), "%s/rsuite/index.html", tmp);
+    char *html = slurp(path);
+    assert_non_null(html);
+    char *svg = svg_of(html, "c1-plot-rescale");
+    assert_non_null(svg);
+    assert_int_equal(count_of(svg, "<g class=\"bar\""), 8);
+    free(svg);
+    for (int r = 1; r <= 2; r++) {
+        char dir[64], tag[8];
+        snprintf(dir, sizeof(dir), "rsuite/runs/r%d", r);
+        snprintf(tag, sizeof(tag), "#%d", r);
+        cJSON *run = load_run(dir);
+        check_rescales(html, "c1-plot-rescale", tag, run);
+        cJSON_Delete(run);
+    }
+    char why[200];
+    const char *bad = html_check(html, why, sizeof(why));
+    if (bad)
+        fail_msg("index.html: %s", bad);
+    free(html);
+    render_ok(path, "rsuite.png");
+}
+
 /* Is `name` (in backticks) in docs/RUN-JSON.md? */
 static int documented(const char *doc, const char *name)
 {
@@ -1089,10 +1511,11 @@ static int documented(const char *doc, const char *name)
  * Every name reports/ looks up in a run.json is one the writer writes:
  * the report, a suite's index and the terminal summary made from real
  * runs of a few scenarios (full, changelog and unaligned checkpoints, a
- * recovery, a savepoint, debloated buffers, a fault that ends, rescales), with
- * every lookup recorded, and each looked up in what those files hold
- * (runner/runjson.c wrote them) and in docs/RUN-JSON.md. A report that
- * reads "full_bytes" where the writer writes "bytes_full" fails here.
+ * recovery, a savepoint, debloated buffers, a fault that ends, rescales,
+ * one refused), with every lookup recorded, and each looked up in what
+ * those files hold (runner/runjson.c wrote them) and in docs/RUN-JSON.md.
+ * A report that reads "full_bytes" where the writer writes "bytes_full"
+ * fails here.
  */
 static void report_reads_the_names_run_json_writes(void **state)
 {
@@ -1104,9 +1527,10 @@ static void report_reads_the_names_run_json_writes(void **state)
     run_once("scenarios/savepoint-stop.json", "drift-savepoint", NULL);
     run_once("scenarios/partition.json", "drift-partition", NULL);
     run_once("tests/scenarios/rescale-same.json", "drift-rescale", NULL);
-    static const char *const dirs[] = {"drift-crash",     "clog",           "unaligned",
+    run_once(refused_variant(), "drift-refused", NULL); /* a refused rescale: what it asked */
+    static const char *const dirs[] = {"drift-crash",     "clog",            "unaligned",
                                        "drift-debloat",   "drift-savepoint", "drift-partition",
-                                       "drift-rescale"};
+                                       "drift-rescale",   "drift-refused"};
     enum { ND = sizeof(dirs) / sizeof(dirs[0]) };
     char paths[ND][300];
     const char *p[ND];
@@ -1128,12 +1552,13 @@ static void report_reads_the_names_run_json_writes(void **state)
         fail_msg("%s", err);
     /* A suite's index with every chart it draws. */
     static const char *const plots[] = {"checkpoints", "throughput", "latency", "recovery",
-                                        "vertices", "state"};
-    ck_report_section sec[6];
-    for (int k = 0; k < 6; k++)
+                                        "vertices", "state", "rescale"};
+    enum { NP = sizeof(plots) / sizeof(plots[0]) };
+    ck_report_section sec[NP];
+    for (int k = 0; k < NP; k++)
         sec[k] = (ck_report_section){plots[k], NULL, "c1", plots[k], e, ND + 1};
     snprintf(out, sizeof(out), "%s/rep-drift-index", tmp);
-    if (ck_report_index(sec, 6, out, "drift", NULL, err, sizeof(err)))
+    if (ck_report_index(sec, NP, out, "drift", NULL, err, sizeof(err)))
         fail_msg("%s", err);
     /* The summary printed after each run. */
     for (int i = 0; i < ND; i++) {
@@ -1186,6 +1611,9 @@ int main(void)
         cmocka_unit_test(strings_are_text_in_markdown_and_csv),
         cmocka_unit_test(sizes_by_kind_from_real_runs),
         cmocka_unit_test(report_reads_the_names_run_json_writes),
+        cmocka_unit_test(rescales_drawn_with_their_phases),
+        cmocka_unit_test(rescale_phases_add_up),
+        cmocka_unit_test(suite_plots_rescales),
     };
     return cmocka_run_group_tests(tests, ru_setup, ru_teardown);
 }
