@@ -63,3 +63,61 @@ int ck_ks_check(const ck_kstate *s, ck_inv *v)
            s->nstates);
     return s->ops->check ? s->ops->check(s, v) : 0;
 }
+
+static const char *const rebuild_path_names[] = {
+#define CK_KS_REBUILD_NAME(id, name) name,
+    CK_KS_REBUILD_PATHS(CK_KS_REBUILD_NAME)
+#undef CK_KS_REBUILD_NAME
+};
+
+const char *ck_ks_rebuild_path_name(int path)
+{
+    if (path == CK_KS_REBUILD_NONE)
+        return "none";
+    return path >= 0 && path < CK_KS_REBUILD_NPATHS ? rebuild_path_names[path] : "?";
+}
+
+ck_kstate_rebuild ck_kstate_rebuild_since(const ck_kstate_rebuild *a, const ck_kstate_rebuild *b)
+{
+    ck_kstate_rebuild d = {
+        .rebuilds = a->rebuilds - b->rebuilds,
+        .path = a->path,
+        .opened = a->opened - b->opened,
+        .keys_iterated = a->keys_iterated - b->keys_iterated,
+        .keys_written = a->keys_written - b->keys_written,
+        .bytes_written = a->bytes_written - b->bytes_written,
+        .files_linked = a->files_linked - b->files_linked,
+        .files_deleted = a->files_deleted - b->files_deleted,
+        .files_imported = a->files_imported - b->files_imported,
+        .ranges_deleted = a->ranges_deleted - b->ranges_deleted,
+        .bytes_linked = a->bytes_linked - b->bytes_linked,
+        .bytes_deleted = a->bytes_deleted - b->bytes_deleted,
+        .bytes_imported = a->bytes_imported - b->bytes_imported,
+        .flushes = a->flushes - b->flushes,
+        .compactions = a->compactions - b->compactions,
+        .flushed = a->flushed - b->flushed,
+        .compacted = a->compacted - b->compacted,
+    };
+    return d;
+}
+
+double ck_kstate_rebuild_cost(const ck_kstate_rebuild *r, double heavy, uint64_t *disk_bytes)
+{
+    double h = heavy > 1.0 ? heavy : 1.0;
+    double keys = (double)(r->keys_iterated > r->keys_written ? r->keys_iterated
+                                                                : r->keys_written);
+    double files = (double)r->files_linked * CK_REBUILD_LINK_FLOPS +
+                   (double)r->files_deleted * CK_REBUILD_DELETE_FILE_FLOPS +
+                   (double)r->files_imported * CK_REBUILD_IMPORT_FILE_FLOPS;
+    double flops = (double)r->opened * CK_REBUILD_OPEN_FLOPS + keys * CK_REBUILD_KEY_FLOPS +
+                   (double)r->ranges_deleted * CK_REBUILD_RANGE_FLOPS +
+                   h * ((double)r->bytes_written * CK_REBUILD_BYTE_FLOPS + files +
+                        (double)r->flushed * CK_REBUILD_FLUSH_FLOPS_PER_BYTE +
+                        (double)r->compacted * CK_REBUILD_COMPACT_FLOPS_PER_BYTE);
+    /* the copies read what they write from the old instances' files; a
+     * flush writes its bytes; a compaction reads its inputs and writes as
+     * much back */
+    *disk_bytes = (uint64_t)(h * ((double)r->bytes_written + (double)r->flushed +
+                                  2.0 * (double)r->compacted));
+    return flops;
+}

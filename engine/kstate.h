@@ -111,6 +111,9 @@ typedef struct ck_native_snap {
     void *priv; /* the backend's */
 } ck_native_snap;
 
+/* One old instance's native files, for a restore at another parallelism. */
+typedef struct ck_native_source { ck_kgr kgr; uint32_t n; const char *const *names; uint8_t *const *data; const size_t *lens; } ck_native_source;
+
 typedef struct ck_kstate ck_kstate;
 typedef struct ck_kstate_view ck_kstate_view;
 
@@ -147,7 +150,8 @@ typedef struct ck_kstate_ops {
 
     /* Optional: a backend that wraps another (the changelog backend)
      * returns it: snapshots, views and native files are the wrapped one's,
-     * and the wrapper leaves those operations NULL. */
+     * and the wrapper leaves those operations NULL (native_rescale it
+     * forwards: a rebuild is no change to log). */
     ck_kstate *(*inner)(ck_kstate *s);
 
     /* Optional (NULL: snapshots are canonical views only). native_take, in
@@ -166,6 +170,17 @@ typedef struct ck_kstate_ops {
                                      size_t len);
     CK_MUST_CHECK int (*native_restore)(ck_kstate *s, uint32_t n, const char *const *names,
                                         uint8_t *const *data, const size_t *lens);
+    /* Optional: a restore at another parallelism (a rescale): replaces the
+     * instance's contents by the entries of its key groups s->kgr held by
+     * the nsrc old instances src (their native files as they were read,
+     * each with the range it held; ranges do not overlap), by the path
+     * the backend's rescale options choose (ck_kstate_spec.rescale), and
+     * opens it. What the rebuild did is added to s->work.rebuild. The
+     * instance starts a new file history: none of its files is one an
+     * earlier checkpoint uploaded. Returns 0 or CK_E* (CK_ECORRUPT: the
+     * files do not make the instances they claim); on failure the caller
+     * frees s, as after a failed native_restore. */
+    CK_MUST_CHECK int (*native_rescale)(ck_kstate *s, uint32_t nsrc, const ck_native_source *src);
 
     CK_MUST_CHECK int (*view_take)(ck_kstate *s, ck_kstate_view **out);
     /* Canonical entries of key group kg, over every state (a list is one). */
@@ -180,13 +195,75 @@ typedef struct ck_kstate_ops {
     int (*check)(const ck_kstate *s, ck_inv *v);
 } ck_kstate_ops;
 
+/* How an instance was rebuilt for a new key-group range (a rescale
+ * restore): the paths of state/rocksrescale.h, in its order. */
+#define CK_KS_REBUILD_PATHS(X)                                                 \
+    X(REUSE, "reuse")   /* one old instance of the same range, as it is */     \
+    X(CLIP, "clip")     /* one put in place and clipped, the others copied */  \
+    X(INGEST, "ingest") /* those whose files lie in their range imported */    \
+    X(COPY, "copy")     /* every key of the range copied into an empty one */
+
+typedef enum ck_ks_rebuild_path {
+    CK_KS_REBUILD_NONE = -1,
+#define CK_KS_REBUILD_ENUM(id, name) CK_KS_REBUILD_##id,
+    CK_KS_REBUILD_PATHS(CK_KS_REBUILD_ENUM)
+#undef CK_KS_REBUILD_ENUM
+        CK_KS_REBUILD_NPATHS
+} ck_ks_rebuild_path;
+
+/* "reuse", "clip", ...; "none" for CK_KS_REBUILD_NONE, "?" out of range. */
+const char *ck_ks_rebuild_path_name(int path);
+
+/* What rebuilding instances for new key-group ranges did
+ * (ck_kstate_ops.native_rescale), summed over the rebuilds: the counts
+ * the cost model charges (ck_kstate_rebuild_cost). */
+typedef struct ck_kstate_rebuild {
+    uint32_t rebuilds;  /* rescale restores */
+    int path;           /* the last one's: CK_KS_REBUILD_* */
+    uint32_t opened;    /* instances opened: the initial, temporary and exported ones */
+    uint64_t keys_iterated, keys_written, bytes_written; /* by the copies (key + value) */
+    uint32_t files_linked, files_deleted, files_imported, ranges_deleted;
+    uint64_t bytes_linked, bytes_deleted, bytes_imported;
+    uint32_t flushes, compactions; /* the copies' memtable flushes; the compaction after */
+    uint64_t flushed, compacted;   /* their bytes */
+} ck_kstate_rebuild;
+
 /* The work a backend did on its own store, which the task charges as
  * simulated time (a backend that works in memory leaves it at zero). */
 typedef struct ck_kstate_work {
     uint64_t reads, writes;      /* accesses that reached the store */
     uint64_t flushed, compacted; /* bytes written by flushes and compactions */
     uint32_t flushes, compactions;
+    ck_kstate_rebuild rebuild;   /* rescale restores (not in the fields above) */
 } ck_kstate_work;
+
+/*
+ * The cost model of a rebuild (engine/kstate.c; docs/ARCHITECTURE.md,
+ * "The rebuild's cost model"): the work r counts, in CPU flops on a
+ * 1 Gflop/s core (returned) and bytes read and written on the local disk
+ * (*disk_bytes). Every term is calibrated on bench_rescale's per-phase
+ * wall times on RocksDB over the page cache (CK_REBUILD_* below), so the
+ * CPU term carries what writing there costs; the disk bytes are what the
+ * simulated local disk charges on top: the copies' source reads, the
+ * flushes' writes, the compaction's reads and writes. Terms in bytes and
+ * files are scaled by heavy (a state that weighs more than it holds:
+ * ck_op.heavy, at least 1): its files would be as much larger, and as
+ * many more at a fixed target file size; terms per key are not.
+ */
+#define CK_REBUILD_OPEN_FLOPS 0.0          /* per instance opened */
+#define CK_REBUILD_KEY_FLOPS 0.0           /* per key iterated and written */
+#define CK_REBUILD_BYTE_FLOPS 0.0          /* per byte copied */
+#define CK_REBUILD_LINK_FLOPS 0.0          /* per file put in place */
+#define CK_REBUILD_DELETE_FILE_FLOPS 0.0   /* per file deleted wholly */
+#define CK_REBUILD_IMPORT_FILE_FLOPS 0.0   /* per file exported and imported */
+#define CK_REBUILD_RANGE_FLOPS 0.0         /* per range tombstone */
+#define CK_REBUILD_FLUSH_FLOPS_PER_BYTE 0.0
+#define CK_REBUILD_COMPACT_FLOPS_PER_BYTE 0.0
+
+double ck_kstate_rebuild_cost(const ck_kstate_rebuild *r, double heavy, uint64_t *disk_bytes);
+
+/* a - b, field by field (the path: a's): what was done since b. */
+ck_kstate_rebuild ck_kstate_rebuild_since(const ck_kstate_rebuild *a, const ck_kstate_rebuild *b);
 
 /* What every backend instance starts with. */
 struct ck_kstate {
@@ -202,6 +279,15 @@ struct ck_kstate {
  * (ck_platform_ops.kstate_open): they do I/O. */
 enum { CK_BACKEND_HASHMAP = 0, CK_BACKEND_ROCKSDB = 1 };
 
+/* How a backend rebuilds an instance at a rescale (native_rescale):
+ * Flink's keys, and chandy's full copy. */
+typedef struct ck_kstate_rescale {
+    int ingest;       /* state.backend.rocksdb.use-ingest-db-restore-mode */
+    int delete_files; /* state.backend.rocksdb.rescaling.use-delete-files-in-range */
+    double overlap;   /* state.backend.rocksdb.restore-overlap-fraction-threshold, 0..1 */
+    int copy;         /* state.backend.rocksdb.rescaling.full-copy (chandy's) */
+} ck_kstate_rescale;
+
 /* What a backend instance is for, as the platform is asked to open one. */
 typedef struct ck_kstate_spec {
     int type;              /* CK_BACKEND_* */
@@ -214,6 +300,8 @@ typedef struct ck_kstate_spec {
     uint64_t write_buffer; /* state.backend.rocksdb.writebuffer.size */
     uint64_t target_file;  /* ...compaction.level.target-file-size-base */
     uint64_t level_base;   /* ...compaction.level.max-size-level-base */
+    int max_parallelism;   /* the operator's key groups: [0, max_parallelism) */
+    ck_kstate_rescale rescale;
 } ck_kstate_spec;
 
 /* 1 when the descriptions are valid (1..CK_KS_MAX_STATES states, each of a
