@@ -3,6 +3,8 @@
 #include "error.h"
 #include "heapstate.h"
 
+#include <math.h>
+
 int ck_kstate_spec_ok(ck_kgr kgr, const ck_state_desc *d, int n)
 {
     if (n < 1 || n > CK_KS_MAX_STATES || ck_kgr_empty(kgr))
@@ -97,8 +99,22 @@ ck_kstate_rebuild ck_kstate_rebuild_since(const ck_kstate_rebuild *a, const ck_k
         .compactions = a->compactions - b->compactions,
         .flushed = a->flushed - b->flushed,
         .compacted = a->compacted - b->compacted,
+        .target_file = a->target_file,
     };
     return d;
+}
+
+/* The files n files of `bytes` would be at weight h: as many as the
+ * weight fills at the target size, and never fewer than there are. */
+static double modelled_files(uint32_t n, uint64_t bytes, double h, uint64_t target)
+{
+    double f = (double)n;
+    if (target && h > 1.0) {
+        double w = ceil(h * (double)bytes / (double)target);
+        if (w > f)
+            f = w;
+    }
+    return f;
 }
 
 double ck_kstate_rebuild_cost(const ck_kstate_rebuild *r, double heavy, uint64_t *disk_bytes)
@@ -106,14 +122,17 @@ double ck_kstate_rebuild_cost(const ck_kstate_rebuild *r, double heavy, uint64_t
     double h = heavy > 1.0 ? heavy : 1.0;
     double keys = (double)(r->keys_iterated > r->keys_written ? r->keys_iterated
                                                                 : r->keys_written);
-    double files = (double)r->files_linked * CK_REBUILD_LINK_FLOPS +
-                   (double)r->files_deleted * CK_REBUILD_DELETE_FILE_FLOPS +
-                   (double)r->files_imported * CK_REBUILD_IMPORT_FILE_FLOPS;
+    double files = modelled_files(r->files_linked, r->bytes_linked, h, r->target_file) *
+                       CK_REBUILD_LINK_FLOPS +
+                   modelled_files(r->files_deleted, r->bytes_deleted, h, r->target_file) *
+                       CK_REBUILD_DELETE_FILE_FLOPS +
+                   modelled_files(r->files_imported, r->bytes_imported, h, r->target_file) *
+                       CK_REBUILD_IMPORT_FILE_FLOPS;
     double flops = (double)r->opened * CK_REBUILD_OPEN_FLOPS + keys * CK_REBUILD_KEY_FLOPS +
-                   (double)r->ranges_deleted * CK_REBUILD_RANGE_FLOPS +
-                   h * ((double)r->bytes_written * CK_REBUILD_BYTE_FLOPS + files +
-                        (double)r->flushed * CK_REBUILD_FLUSH_FLOPS_PER_BYTE +
-                        (double)r->compacted * CK_REBUILD_COMPACT_FLOPS_PER_BYTE);
+                   (double)r->ranges_deleted * CK_REBUILD_RANGE_FLOPS + files +
+                   h * ((double)r->bytes_written * CK_REBUILD_BYTE_FLOPS +
+                        (double)r->flushed * CK_STATE_FLUSH_FLOPS_PER_BYTE +
+                        (double)r->compacted * CK_STATE_COMPACT_FLOPS_PER_BYTE);
     /* the copies read what they write from the old instances' files; a
      * flush writes its bytes; a compaction reads its inputs and writes as
      * much back */

@@ -226,6 +226,9 @@ typedef struct ck_kstate_rebuild {
     uint64_t bytes_linked, bytes_deleted, bytes_imported;
     uint32_t flushes, compactions; /* the copies' memtable flushes; the compaction after */
     uint64_t flushed, compacted;   /* their bytes */
+    uint64_t target_file; /* the instance's file size target (0: none): a state
+                           * weighing more has as many more files as its
+                           * weight fills at this size */
 } ck_kstate_rebuild;
 
 /* The work a backend did on its own store, which the task charges as
@@ -238,27 +241,39 @@ typedef struct ck_kstate_work {
 } ck_kstate_work;
 
 /*
+ * The cost of a RocksDB backend's flushes and compactions, in flops on a
+ * 1 Gflop/s core per byte written (building an SST: encoding,
+ * compressing, checksums; compacting: reading, merging and writing every
+ * byte again), wherever they run: after the operator's writes
+ * (ck_chain_take_background) and in a rescale's rebuild. bench_rescale
+ * measures 6.7 and 15 ns per byte with Flink's benchmark values of 128
+ * bytes, 4.8 and 7.6 with values of 1 KiB: these lie between.
+ */
+#define CK_STATE_FLUSH_FLOPS_PER_BYTE 5.0
+#define CK_STATE_COMPACT_FLOPS_PER_BYTE 10.0
+
+/*
  * The cost model of a rebuild (engine/kstate.c; docs/ARCHITECTURE.md,
  * "The rebuild's cost model"): the work r counts, in CPU flops on a
  * 1 Gflop/s core (returned) and bytes read and written on the local disk
- * (*disk_bytes). Every term is calibrated on bench_rescale's per-phase
- * wall times on RocksDB over the page cache (CK_REBUILD_* below), so the
- * CPU term carries what writing there costs; the disk bytes are what the
- * simulated local disk charges on top: the copies' source reads, the
- * flushes' writes, the compaction's reads and writes. Terms in bytes and
- * files are scaled by heavy (a state that weighs more than it holds:
- * ck_op.heavy, at least 1): its files would be as much larger, and as
- * many more at a fixed target file size; terms per key are not.
+ * (*disk_bytes). Each constant is a unit cost bench_rescale measured:
+ * a phase's wall time over the count it does, RocksDB over the page
+ * cache, so the CPU term carries what writing there cost; the disk bytes
+ * are what the simulated local disk charges on top: the copies' reads of
+ * the old instances, the flushes' writes, the compaction's reads and
+ * writes. For a state that weighs more than it holds (ck_op.heavy, at
+ * least 1), terms in bytes are scaled by heavy, and terms in files count
+ * the files its weight would fill at the instance's target file size
+ * (at least as many as there were); terms per key and per instance are
+ * not scaled: the keys are real.
  */
-#define CK_REBUILD_OPEN_FLOPS 0.0          /* per instance opened */
-#define CK_REBUILD_KEY_FLOPS 0.0           /* per key iterated and written */
-#define CK_REBUILD_BYTE_FLOPS 0.0          /* per byte copied */
-#define CK_REBUILD_LINK_FLOPS 0.0          /* per file put in place */
-#define CK_REBUILD_DELETE_FILE_FLOPS 0.0   /* per file deleted wholly */
-#define CK_REBUILD_IMPORT_FILE_FLOPS 0.0   /* per file exported and imported */
-#define CK_REBUILD_RANGE_FLOPS 0.0         /* per range tombstone */
-#define CK_REBUILD_FLUSH_FLOPS_PER_BYTE 0.0
-#define CK_REBUILD_COMPACT_FLOPS_PER_BYTE 0.0
+#define CK_REBUILD_OPEN_FLOPS 30e6        /* per instance opened (and closed) */
+#define CK_REBUILD_KEY_FLOPS 1340.0       /* per key copied: iterated, batched, written */
+#define CK_REBUILD_BYTE_FLOPS 4.0         /* per byte copied (key and value) */
+#define CK_REBUILD_LINK_FLOPS 60e3        /* per file put in place (a hard link, a copy) */
+#define CK_REBUILD_DELETE_FILE_FLOPS 60e3 /* per file deleted whole (as a link: not measured) */
+#define CK_REBUILD_IMPORT_FILE_FLOPS 5e6  /* per file checked, exported and imported */
+#define CK_REBUILD_RANGE_FLOPS 28e3       /* per range tombstone */
 
 double ck_kstate_rebuild_cost(const ck_kstate_rebuild *r, double heavy, uint64_t *disk_bytes);
 

@@ -217,14 +217,11 @@ double ck_chain_take_flops(ck_chain *c, ck_time now, ck_time *wait_ns);
  * RocksDB's gets and puts cost the operator's thread about a microsecond
  * and a half and one on a 1 Gflop/s core (memtable and block-cache hits,
  * WAL off: RocksDB's own db_bench figures for small values); flushing
- * (building an SST file: encoding, compressing, checksums) and compacting
- * (reading, merging and writing every byte again) run on a background
- * thread, charged per byte written.
+ * and compacting run on a background thread, charged per byte written
+ * (kstate.h's CK_STATE_FLUSH_FLOPS_PER_BYTE, CK_STATE_COMPACT_FLOPS_PER_BYTE).
  */
 #define CK_STATE_READ_FLOPS 1500.0
 #define CK_STATE_WRITE_FLOPS 1000.0
-#define CK_STATE_FLUSH_FLOPS_PER_BYTE 5.0
-#define CK_STATE_COMPACT_FLOPS_PER_BYTE 10.0
 
 /* The background work of the state backends' flushes and compactions
  * since the last call, and of their rescale rebuilds (ck_kstate_work.rebuild,

@@ -941,6 +941,7 @@ static void rebuild_add(ck_kstate_rebuild *a, const ck_kstate_rebuild *b)
     a->compactions += b->compactions;
     a->flushed += b->flushed;
     a->compacted += b->compacted;
+    a->target_file = b->target_file;
 }
 
 /* A restore at another parallelism (kstate.h native_rescale): each old
@@ -970,6 +971,7 @@ static int rks_native_rescale(ck_kstate *s, uint32_t nsrc, const ck_native_sourc
     if (!rc) {
         ck_kstate_rebuild b;
         ck_rocks_rebuild_counts(&st, &b);
+        b.target_file = r->target_file;
         rebuild_add(&s->work.rebuild, &b);
     }
     free(rs);
