@@ -1,5 +1,6 @@
 #include "kstate.h"
 
+#include "bytes.h"
 #include "error.h"
 #include "heapstate.h"
 
@@ -139,4 +140,35 @@ double ck_kstate_rebuild_cost(const ck_kstate_rebuild *r, double heavy, uint64_t
     *disk_bytes = (uint64_t)(h * ((double)r->bytes_written + (double)r->flushed +
                                   2.0 * (double)r->compacted));
     return flops;
+}
+
+void ck_kstate_rebuild_put(uint8_t *p, const ck_kstate_rebuild *r)
+{
+    for (int i = 0; i < CK_KS_REBUILD_NPATHS; i++)
+        ck_put_u32(p + 4 * i, r->rebuilds && r->path == i ? r->rebuilds : 0);
+    p += 4 * CK_KS_REBUILD_NPATHS;
+    ck_put_u64(p, r->keys_iterated);
+    ck_put_u64(p + 8, r->keys_written);
+    ck_put_u64(p + 16, r->bytes_written);
+    ck_put_u32(p + 24, r->files_linked);
+    ck_put_u32(p + 28, r->files_deleted);
+    ck_put_u32(p + 32, r->files_imported);
+    ck_put_u32(p + 36, r->ranges_deleted);
+}
+
+void ck_kstate_rebuild_add_wire(ck_kstate_rebuild *r, uint32_t *paths, const uint8_t *p)
+{
+    for (int i = 0; i < CK_KS_REBUILD_NPATHS; i++) {
+        uint32_t n = ck_get_u32(p + 4 * i);
+        paths[i] += n;
+        r->rebuilds += n;
+    }
+    p += 4 * CK_KS_REBUILD_NPATHS;
+    r->keys_iterated += ck_get_u64(p);
+    r->keys_written += ck_get_u64(p + 8);
+    r->bytes_written += ck_get_u64(p + 16);
+    r->files_linked += ck_get_u32(p + 24);
+    r->files_deleted += ck_get_u32(p + 28);
+    r->files_imported += ck_get_u32(p + 32);
+    r->ranges_deleted += ck_get_u32(p + 36);
 }

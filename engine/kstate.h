@@ -277,6 +277,20 @@ typedef struct ck_kstate_work {
 
 double ck_kstate_rebuild_cost(const ck_kstate_rebuild *r, double heavy, uint64_t *disk_bytes);
 
+/* The counts of rebuilds as a task reports them (wire.h TASK_RUNNING):
+ * u32 rebuilds by path (CK_KS_REBUILD_NPATHS of them, reuse first) | u64
+ * keys iterated | u64 keys written | u64 bytes written | u32 files linked |
+ * u32 files deleted | u32 files imported | u32 ranges deleted. */
+#define CK_REBUILD_WIRE (4 * 4 + 3 * 8 + 4 * 4)
+
+/* Writes r's counts, its rebuilds under its path (none: not counted),
+ * at p (CK_REBUILD_WIRE bytes). */
+void ck_kstate_rebuild_put(uint8_t *p, const ck_kstate_rebuild *r);
+
+/* Adds the counts at p (ck_kstate_rebuild_put's) to r, and its rebuilds
+ * by path to paths[CK_KS_REBUILD_NPATHS]. */
+void ck_kstate_rebuild_add_wire(ck_kstate_rebuild *r, uint32_t *paths, const uint8_t *p);
+
 /* a - b, field by field (the path: a's): what was done since b. */
 ck_kstate_rebuild ck_kstate_rebuild_since(const ck_kstate_rebuild *a, const ck_kstate_rebuild *b);
 

@@ -1263,6 +1263,21 @@ static void report_running(ck_task *t)
     ck_put_u64(body + 8, t->restore_cp ? (uint64_t)(start - t->restore_dl) : 0);
     ck_put_u64(body + 16, t->restore_bytes);
     ck_put_u64(body + 24, (uint64_t)(now - start));
+    /* its keyed operators' rebuilds for a new key-group range (a rescale);
+     * a chain's are summed, each under its path */
+    uint32_t paths[CK_KS_REBUILD_NPATHS] = {0};
+    ck_kstate_rebuild sum = {.path = CK_KS_REBUILD_NONE};
+    for (int k = 0; k < t->chain.nops; k++) {
+        const ck_kstate *ks = t->chain.ops[k].ks;
+        if (ks && ks->work.rebuild.rebuilds) {
+            uint8_t one[CK_REBUILD_WIRE];
+            ck_kstate_rebuild_put(one, &ks->work.rebuild);
+            ck_kstate_rebuild_add_wire(&sum, paths, one);
+        }
+    }
+    ck_kstate_rebuild_put(body + 32, &sum);
+    for (int i = 0; i < CK_KS_REBUILD_NPATHS; i++)
+        ck_put_u32(body + 32 + 4 * i, paths[i]);
     task_to_jm(t, CK_MSG_TASK_RUNNING, body, sizeof(body));
 }
 
