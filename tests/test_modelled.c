@@ -6,6 +6,10 @@
  * modelled bytes: doubling the declared state doubles a checkpoint's
  * upload and a restore's download, on the heap and on RocksDB, while
  * run.json reports the modelled sizes and the process keeps kilobytes.
+ * And the cost model of a rescale's rebuild (kstate.h
+ * ck_kstate_rebuild_cost): it ranks the paths as bench_rescale measured
+ * them and grows with the weight; a task's rebuild counts add up as it
+ * reports them.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -327,11 +331,41 @@ static void test_rebuild_cost_ranks_paths(void **state)
     assert_string_equal(ck_ks_rebuild_path_name(9), "?");
 }
 
+/* A task's rebuilds as it reports them (TASK_RUNNING) add up, by path. */
+static void test_rebuild_wire(void **state)
+{
+    (void)state;
+    uint8_t p[CK_REBUILD_WIRE];
+    ck_kstate_rebuild sum = {0};
+    uint32_t paths[CK_KS_REBUILD_NPATHS] = {0};
+    ck_kstate_rebuild_put(p, &bench_clip);
+    ck_kstate_rebuild_add_wire(&sum, paths, p);
+    ck_kstate_rebuild_put(p, &bench_ingest);
+    ck_kstate_rebuild_add_wire(&sum, paths, p);
+    ck_kstate_rebuild_put(p, &bench_clip);
+    ck_kstate_rebuild_add_wire(&sum, paths, p);
+    ck_kstate_rebuild none = {.path = CK_KS_REBUILD_NONE}; /* nothing rebuilt */
+    ck_kstate_rebuild_put(p, &none);
+    ck_kstate_rebuild_add_wire(&sum, paths, p);
+    assert_int_equal(sum.rebuilds, 3);
+    assert_int_equal(paths[CK_KS_REBUILD_CLIP], 2);
+    assert_int_equal(paths[CK_KS_REBUILD_INGEST], 1);
+    assert_int_equal(paths[CK_KS_REBUILD_COPY] + paths[CK_KS_REBUILD_REUSE], 0);
+    assert_int_equal(sum.keys_iterated, 2 * bench_clip.keys_iterated);
+    assert_int_equal(sum.keys_written, 2 * bench_clip.keys_written);
+    assert_int_equal(sum.bytes_written, 2 * bench_clip.bytes_written);
+    assert_int_equal(sum.files_linked, 2 * bench_clip.files_linked);
+    assert_int_equal(sum.files_imported, bench_ingest.files_imported);
+    assert_int_equal(sum.ranges_deleted, 2 * bench_clip.ranges_deleted + bench_ingest.ranges_deleted);
+    assert_int_equal(sum.files_deleted, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_handle_wire_keeps_modelled),
         cmocka_unit_test(test_rebuild_cost_ranks_paths),
+        cmocka_unit_test(test_rebuild_wire),
         cmocka_unit_test(test_scenario_fields),
         cmocka_unit_test(test_scenario_value_size_needs_keyed_state),
         cmocka_unit_test(test_doubling_heap),
