@@ -74,7 +74,8 @@ enum { MAXP = 128, KEY_BYTES = 96, MAX_VALUE_BYTES = 4096, NEW_P = 3, MAX_REPS =
 static int value_bytes = 128; /* --value-bytes: a multiple of 64 */
 
 static const ck_state_desc desc = {"value", CK_STATE_LIST, 8}; /* 2 x 8 x 8 = 128 bytes */
-static const ck_rocks_opts flink = {.write_buffer = 64u << 20, .target_file = 64u << 20, .level_base = 256u << 20};
+static const ck_rocks_opts flink = {.write_buffer = 64u << 20, .target_file = 64u << 20,
+                                    .level_base = 256u << 20};
 
 static char root[512];
 static uint64_t kg_keys[MAXP]; /* keys written per key group */

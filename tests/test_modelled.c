@@ -320,7 +320,8 @@ static void test_rebuild_cost_ranks_paths(void **state)
     one.ranges_deleted = 0;
     uint64_t d;
     double f10 = ck_kstate_rebuild_cost(&one, 10.0, &d);
-    assert_true(f10 > 87 * CK_REBUILD_IMPORT_FILE_FLOPS && f10 < 88.5 * CK_REBUILD_IMPORT_FILE_FLOPS);
+    assert_true(f10 > 87 * CK_REBUILD_IMPORT_FILE_FLOPS &&
+                f10 < 88.5 * CK_REBUILD_IMPORT_FILE_FLOPS);
     /* below 1, a weight is 1 */
     assert_true(ck_kstate_rebuild_cost(&bench_copy, 0.0, &d) == copy && d == dcopy);
     /* nothing done, nothing charged */
@@ -356,7 +357,8 @@ static void test_rebuild_wire(void **state)
     assert_int_equal(sum.bytes_written, 2 * bench_clip.bytes_written);
     assert_int_equal(sum.files_linked, 2 * bench_clip.files_linked);
     assert_int_equal(sum.files_imported, bench_ingest.files_imported);
-    assert_int_equal(sum.ranges_deleted, 2 * bench_clip.ranges_deleted + bench_ingest.ranges_deleted);
+    assert_int_equal(sum.ranges_deleted,
+                     2 * bench_clip.ranges_deleted + bench_ingest.ranges_deleted);
     assert_int_equal(sum.files_deleted, 0);
 }
 

@@ -40,7 +40,8 @@ static char tmpdir[256];
 
 /* 64 KiB memtables into 64 KiB files, a 256 KiB level 1: a small state
  * flushes and compacts through several levels. */
-static const ck_rocks_opts small = {.write_buffer = 64 << 10, .target_file = 64 << 10, .level_base = 256 << 10};
+static const ck_rocks_opts small = {.write_buffer = 64 << 10, .target_file = 64 << 10,
+                                    .level_base = 256 << 10};
 
 static int setup(void **state)
 {
@@ -250,7 +251,8 @@ static void test_leveled_compaction(void **state)
     snprintf(dir, sizeof(dir), "%s/levels", tmpdir);
     ck_kstate *ks[2];
     ks[0] = ck_kstate_new(CK_BACKEND_HASHMAP, ck_kgr_make(KG_LO, KG_HI), descs, 3);
-    const ck_rocks_opts tiny = {.write_buffer = 32 << 10, .target_file = 16 << 10, .level_base = 32 << 10};
+    const ck_rocks_opts tiny = {.write_buffer = 32 << 10, .target_file = 16 << 10,
+                                .level_base = 32 << 10};
     ks[1] = ck_rocks_open(dir, &tiny, ck_kgr_make(KG_LO, KG_HI), descs, 3, err, sizeof(err));
     assert_non_null(ks[1]);
     ck_rng r;
