@@ -432,7 +432,11 @@ static int op_kstate_open(ck_platform *p, const ck_kstate_spec *spec, ck_kstate 
     }
     size_t l = strlen(dir);
     snprintf(dir + l, sizeof(dir) - l, "/a%u-op%d-%d", spec->attempt, spec->op, spec->subtask);
-    ck_rocks_opts o = {spec->write_buffer, spec->target_file, spec->level_base};
+    ck_rocks_opts o = {.write_buffer = spec->write_buffer,
+                       .target_file = spec->target_file,
+                       .level_base = spec->level_base,
+                       .max_parallelism = spec->max_parallelism,
+                       .rescale = spec->rescale};
     *out = ck_rocks_open(dir, &o, spec->kgr, spec->states, spec->nstates, err,
                          errlen);
     return *out ? CK_OK : CK_EIO;

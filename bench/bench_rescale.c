@@ -37,8 +37,15 @@
  *    the slowest subtask's restore, rep by rep, with their spread; and for
  *    the copy path the download against the rebuild.
  *
- * Usage: bench_rescale [GiB] [--reps N] [--dir DIR] [--keep]
+ * 4. Calibration of the engine's cost model of a rebuild
+ *    (ck_kstate_rebuild_cost): each phase's wall time over the count it
+ *    charges, summed over every restore, and the model against the
+ *    measured times and ratios (docs/ARCHITECTURE.md, "The rebuild's
+ *    cost model").
+ *
+ * Usage: bench_rescale [GiB] [--reps N] [--value-bytes B] [--dir DIR] [--keep]
  *   GiB   bytes of keys and values, 0.05 to 4 (default 1)
+ *   B     bytes of each value, a multiple of 64 (default 128, Flink's)
  *   DIR   where the store and the instances go (default: a new directory
  *         under /tmp, removed at the end); needs about 4.5 x GiB free
  *         (the store, a subtask's download and its new instance)
@@ -62,10 +69,13 @@
 #include "rocksrescale.h"
 #include "rocksstate.h"
 
-enum { MAXP = 128, KEY_BYTES = 96, VALUE_BYTES = 128, NEW_P = 3, MAX_REPS = 20 };
+enum { MAXP = 128, KEY_BYTES = 96, MAX_VALUE_BYTES = 4096, NEW_P = 3, MAX_REPS = 20 };
+
+static int value_bytes = 128; /* --value-bytes: a multiple of 64 */
 
 static const ck_state_desc desc = {"value", CK_STATE_LIST, 8}; /* 2 x 8 x 8 = 128 bytes */
-static const ck_rocks_opts flink = {64u << 20, 64u << 20, 256u << 20};
+static const ck_rocks_opts flink = {.write_buffer = 64u << 20, .target_file = 64u << 20,
+                                    .level_base = 256u << 20};
 
 static char root[512];
 static uint64_t kg_keys[MAXP]; /* keys written per key group */
@@ -96,7 +106,7 @@ static void make_kv(uint64_t i, char *key, int64_t *val)
     key[1] = (char)(i >> 16);
     key[2] = (char)(i >> 8);
     key[3] = (char)i;
-    for (int f = 0; f < VALUE_BYTES / 8; f++)
+    for (int f = 0; f < value_bytes / 8; f++)
         val[f] = (int64_t)splitmix(&s);
 }
 
@@ -170,7 +180,7 @@ static rocksdb_options_t *old_opts(void)
 static void put_key(old_db *d, int kg, const char *key, const int64_t *val,
                     rocksdb_writeoptions_t *wo)
 {
-    char k[2 + 1 + 4 + KEY_BYTES + 8], v[VALUE_BYTES];
+    char k[2 + 1 + 4 + KEY_BYTES + 8], v[MAX_VALUE_BYTES];
     k[0] = (char)(kg >> 8);
     k[1] = (char)kg;
     k[2] = 0; /* the state */
@@ -179,10 +189,10 @@ static void put_key(old_db *d, int kg, const char *key, const int64_t *val,
     memcpy(k + 7, key, KEY_BYTES);
     memset(k + 7 + KEY_BYTES, 0, 8);
     k[7 + KEY_BYTES] = (char)0x80; /* namespace 0 */
-    for (int f = 0; f < VALUE_BYTES / 8; f++)
+    for (int f = 0; f < value_bytes / 8; f++)
         for (int b = 0; b < 8; b++)
             v[8 * f + b] = (char)((uint64_t)val[f] >> (8 * b));
-    rocksdb_writebatch_put(d->b, k, sizeof(k), v, sizeof(v));
+    rocksdb_writebatch_put(d->b, k, sizeof(k), v, (size_t)value_bytes);
     if (rocksdb_writebatch_count(d->b) >= 1000) {
         char *e = NULL;
         rocksdb_write(d->db, wo, d->b, &e);
@@ -229,7 +239,7 @@ static void make_store(uint64_t nkeys)
             d->b = rocksdb_writebatch_create();
         }
     char key[KEY_BYTES];
-    int64_t val[VALUE_BYTES / 8];
+    int64_t val[MAX_VALUE_BYTES / 8];
     double t0 = bench_now_s();
     for (uint64_t i = 0; i < nkeys; i++) {
         make_kv(i, key, val);
@@ -499,6 +509,95 @@ static void report(int sc, int old_p, int reps)
     }
 }
 
+/* ---- calibration ------------------------------------------------------------------------ */
+
+/* The engine's cost model of a rebuild (ck_kstate_rebuild_cost, kstate.h)
+ * is calibrated here: over every restore measured (both rescales, every
+ * mode, rep and subtask), each phase's wall time over the count it
+ * charges is that count's unit cost, in ns (a flop per ns: the model's
+ * 1 Gflop/s core). Then the model, with its constants as built, against
+ * the measurements: the slowest subtask's modelled CPU time by path, and
+ * the ratios to copy, modelled and measured. */
+static void calibrate(int reps)
+{
+    double ns[CK_RRS_NPHASES] = {0};
+    double keys = 0, bytes = 0, opened = 0, linked = 0, imported = 0, ranges = 0, fdel = 0,
+           flushed = 0, compacted = 0;
+    for (int sc = 0; sc < 2; sc++)
+        for (int m = 0; m < NMODES; m++)
+            for (int k = 0; k < reps; k++)
+                for (int j = 0; j < NEW_P; j++) {
+                    const ck_rrs_stats *st = &runs[sc][m][k][j].st;
+                    for (int p = 0; p < CK_RRS_NPHASES; p++)
+                        ns[p] += (double)st->ns[p];
+                    keys += (double)st->keys_written;
+                    bytes += (double)st->bytes_written;
+                    opened += st->opened;
+                    linked += st->files_linked;
+                    imported += st->files_imported;
+                    ranges += st->ranges_deleted;
+                    fdel += st->files_deleted;
+                    flushed += (double)st->flushed;
+                    compacted += (double)st->compacted;
+                }
+#define PER(a, b) ((b) > 0 ? (a) / (b) : 0.0)
+    printf("\ncalibration (value bytes %d): unit costs over every restore, ns (= flops at 1 "
+           "Gflop/s), against the model's constants (kstate.h CK_REBUILD_*):\n", value_bytes);
+    printf("  per instance opened      %10.0f  (OPEN %.0f)\n", PER(ns[CK_RRS_PH_OPEN], opened),
+           CK_REBUILD_OPEN_FLOPS);
+    printf("  per key copied           %10.1f  (KEY %.0f + %.0f bytes x BYTE %.2f = %.1f)\n",
+           PER(ns[CK_RRS_PH_COPY], keys), CK_REBUILD_KEY_FLOPS, PER(bytes, keys),
+           CK_REBUILD_BYTE_FLOPS, CK_REBUILD_KEY_FLOPS + PER(bytes, keys) * CK_REBUILD_BYTE_FLOPS);
+    printf("  per byte copied          %10.2f\n", PER(ns[CK_RRS_PH_COPY], bytes));
+    printf("  per file linked          %10.0f  (LINK %.0f)\n", PER(ns[CK_RRS_PH_LINK], linked),
+           CK_REBUILD_LINK_FLOPS);
+    printf("  per file imported        %10.0f  (IMPORT_FILE %.0f; check, export and import)\n",
+           PER(ns[CK_RRS_PH_CHECK] + ns[CK_RRS_PH_EXPORT] + ns[CK_RRS_PH_IMPORT], imported),
+           CK_REBUILD_IMPORT_FILE_FLOPS);
+    printf("  per range deleted        %10.0f  (RANGE %.0f)\n",
+           PER(ns[CK_RRS_PH_DELETE_RANGE], ranges), CK_REBUILD_RANGE_FLOPS);
+    printf("  per file deleted         %10.0f  (DELETE_FILE %.0f; %.0f files)\n",
+           PER(ns[CK_RRS_PH_DELETE_FILES], fdel), CK_REBUILD_DELETE_FILE_FLOPS, fdel);
+    printf("  per byte flushed         %10.2f  (FLUSH %.2f; %.0f MB)\n",
+           PER(ns[CK_RRS_PH_FLUSH], flushed), CK_STATE_FLUSH_FLOPS_PER_BYTE, flushed / 1e6);
+    printf("  per byte compacted       %10.2f  (COMPACT %.2f; %.0f MB)\n",
+           PER(ns[CK_RRS_PH_COMPACT], compacted), CK_STATE_COMPACT_FLOPS_PER_BYTE,
+           compacted / 1e6);
+#undef PER
+    static const int olds[2] = {2, 4};
+    for (int sc = 0; sc < 2; sc++) {
+        double meas[NMODES][MAX_REPS], model[NMODES][MAX_REPS];
+        for (int m = 0; m < NMODES; m++)
+            for (int k = 0; k < reps; k++) {
+                meas[m][k] = slowest(runs[sc][m][k], 1);
+                model[m][k] = 0;
+                for (int j = 0; j < NEW_P; j++) {
+                    ck_kstate_rebuild rb;
+                    uint64_t disk;
+                    ck_rocks_rebuild_counts(&runs[sc][m][k][j].st, &rb);
+                    double t = ck_kstate_rebuild_cost(&rb, 1.0, &disk) / 1e9;
+                    if (t > model[m][k])
+                        model[m][k] = t;
+                }
+            }
+        printf("  %d -> %d, the slowest subtask, s: measured / modelled CPU:", olds[sc], NEW_P);
+        for (int m = 0; m < NMODES; m++)
+            printf("  %s %.3f / %.3f", mode_names[m], spread_of(meas[m], reps).med,
+                   spread_of(model[m], reps).med);
+        printf("\n    ");
+        for (int m = M_CLIP; m < NMODES; m++) {
+            double rm[MAX_REPS], rx[MAX_REPS];
+            for (int k = 0; k < reps; k++) {
+                rm[k] = meas[m][k] / meas[M_COPY][k];
+                rx[k] = model[M_COPY][k] > 0 ? model[m][k] / model[M_COPY][k] : 0;
+            }
+            printf("  %s/copy measured %.3f, modelled %.3f", mode_names[m],
+                   spread_of(rm, reps).med, spread_of(rx, reps).med);
+        }
+        printf("\n");
+    }
+}
+
 int main(int argc, char **argv)
 {
     double gib = 1.0;
@@ -509,14 +608,22 @@ int main(int argc, char **argv)
             reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--dir") && i + 1 < argc)
             base = argv[++i];
+        else if (!strcmp(argv[i], "--value-bytes") && i + 1 < argc)
+            value_bytes = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--keep"))
             keep = 1;
         else if (argv[i][0] != '-' && atof(argv[i]) > 0)
             gib = atof(argv[i]);
         else {
-            fprintf(stderr, "usage: bench_rescale [GiB] [--reps N] [--dir DIR] [--keep]\n");
+            fprintf(stderr, "usage: bench_rescale [GiB] [--reps N] [--value-bytes B] [--dir DIR] "
+                            "[--keep]\n");
             return 2;
         }
+    }
+    if (value_bytes < 64 || value_bytes > MAX_VALUE_BYTES || value_bytes % 64) {
+        fprintf(stderr, "bench_rescale: --value-bytes: a multiple of 64 from 64 to %d\n",
+                MAX_VALUE_BYTES);
+        return 2;
     }
     if (gib < 0.05 || gib > 4 || reps < 1 || reps > MAX_REPS) {
         fprintf(stderr, "bench_rescale: GiB from 0.05 to 4, reps from 1 to %d\n", MAX_REPS);
@@ -530,9 +637,9 @@ int main(int argc, char **argv)
     char local[600];
     snprintf(local, sizeof(local), "%s/local", root);
     mkdir(local, 0755);
-    uint64_t nkeys = (uint64_t)(gib * (double)(1u << 30) / (KEY_BYTES + VALUE_BYTES));
+    uint64_t nkeys = (uint64_t)(gib * (double)(1u << 30) / (KEY_BYTES + value_bytes));
     printf("bench_rescale: %.2f M keys of %d bytes with values of %d bytes (%.2f GiB), max "
-           "parallelism %d, in %s\n", (double)nkeys / 1e6, KEY_BYTES, VALUE_BYTES, gib, MAXP,
+           "parallelism %d, in %s\n", (double)nkeys / 1e6, KEY_BYTES, value_bytes, gib, MAXP,
            root);
     printf("RocksDB backend: write buffer, target file 64 mb, level 1 256 mb; write batches of "
            "2 mb or 500 entries\nold instances:\n");
@@ -562,6 +669,7 @@ int main(int argc, char **argv)
             t[k] = slowest(runs[0][m][k], 1);
         aim[0][m] = spread_of(t, reps).med;
     }
+    calibrate(reps);
     double best = aim[0][M_CLIP] < aim[0][M_INGEST] ? aim[0][M_CLIP] : aim[0][M_INGEST];
     printf("\naim: clip or ingest at least 5x faster than copy on scale-out (2 -> 3): "
            "%.1fx: %s\n", aim[0][M_COPY] / best, aim[0][M_COPY] / best >= 5 ? "met" : "not met");

@@ -350,7 +350,8 @@ int main(int argc, char **argv)
     for (int round = 0; round < 3; round++) {
         char dir[400], err[300];
         snprintf(dir, sizeof(dir), "%s/chandy-%d", tmp, round);
-        ck_rocks_opts o = {64u << 20, 64u << 20, 256u << 20};
+        ck_rocks_opts o = {.write_buffer = 64u << 20, .target_file = 64u << 20,
+                           .level_base = 256u << 20};
         ck_kstate *ks =
             ck_rocks_open(dir, &o, ck_kgr_make(0, MAXP - 1), &desc, 1, err, sizeof(err));
         if (!ks) {

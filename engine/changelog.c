@@ -255,6 +255,19 @@ static ck_kstate *cks_inner(ck_kstate *s)
     return cl(s)->inner;
 }
 
+/* A rescale's rebuild is the wrapped backend's, and no change to log: the
+ * changelog of the new range starts after the materialization it
+ * rebuilds (its segments are replayed over it, task_changelog.c). */
+static int cks_native_rescale(ck_kstate *s, uint32_t nsrc, const ck_native_source *src)
+{
+    clog_ks *c = cl(s);
+    if (!c->inner->ops->native_rescale)
+        return CK_ECORRUPT; /* the wrapped backend cannot read native files */
+    int rc = c->inner->ops->native_rescale(c->inner, nsrc, src);
+    sync_work(c);
+    return rc;
+}
+
 /* Snapshots, flushes and views are the wrapped backend's (ck_kstate_ops.inner). */
 static int cks_check(const ck_kstate *s, ck_inv *v)
 {
@@ -275,6 +288,7 @@ static const ck_kstate_ops clog_kstate_ops = {
     .list_get = cks_list_get,
     .entries = cks_entries,
     .inner = cks_inner,
+    .native_rescale = cks_native_rescale,
     .check = cks_check,
 };
 

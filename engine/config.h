@@ -126,6 +126,10 @@ typedef enum ck_cfg_type {
     X(ROCKS_OVERLAP, "state.backend.rocksdb.restore-overlap-fraction-threshold", \
       CK_CFG_DECIMAL, 0, 0, 1000, "a rescale starts from an instance with at " \
       "least this fraction of its key groups in the new range, if any has")    \
+    X(ROCKS_FULL_COPY, "state.backend.rocksdb.rescaling.full-copy", CK_CFG_BOOL, \
+      0, 0, 1, "chandy's, not Flink's: a rescale copies every old instance's " \
+      "keys of the new key groups into an empty instance (the full rebuild, " \
+      "the baseline of bench_rescale), whatever the keys above say")          \
     X(MAX_PARALLELISM, "pipeline.max-parallelism", CK_CFG_INT, -1, -1, 32768,  \
       "key groups of keyed operators; -1: Flink's default rule")               \
     X(AUTO_WATERMARK_INTERVAL, "pipeline.auto-watermark-interval",             \

@@ -1717,6 +1717,7 @@ static int jm_on_message(void *self, uint8_t *msg, size_t len)
                 rs->restore_channels =
                     CK_MAX(rs->restore_channels, (int64_t)ck_get_u64(body + 24));
                 rs->restore_bytes += ck_get_u64(body + 16);
+                ck_kstate_rebuild_add_wire(&rs->rebuild, rs->rebuild_paths, body + 32);
             }
             check_restored(jm, now);
         }

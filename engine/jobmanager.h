@@ -242,6 +242,10 @@ typedef struct ck_rescale {
      * and channel-state reading, the bytes downloaded by all */
     int64_t restore_download, restore_load, restore_channels;
     uint64_t restore_bytes;
+    /* the keyed-state instances its subtasks rebuilt for their new key
+     * groups (kstate.h): summed, and how many by each path */
+    ck_kstate_rebuild rebuild;
+    uint32_t rebuild_paths[CK_KS_REBUILD_NPATHS];
     int64_t lag_before; /* the sources' lag before the trigger */
     ck_rescale_outcome outcome;
     char why[200]; /* refused, failed, interrupted: why */

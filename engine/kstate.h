@@ -116,7 +116,13 @@ typedef struct ck_kstate_view ck_kstate_view;
 
 /* The native files of one old instance a restore at another parallelism
  * reads (ck_kstate_ops.native_rescale). */
-typedef struct ck_native_source { ck_kgr kgr; uint32_t n; const char *const *names; uint8_t *const *data; const size_t *lens; } ck_native_source;
+typedef struct ck_native_source {
+    ck_kgr kgr; /* the key groups it held */
+    uint32_t n; /* its files: names, contents, lengths */
+    const char *const *names;
+    uint8_t *const *data;
+    const size_t *lens;
+} ck_native_source;
 
 typedef struct ck_kstate_ops {
     const char *name; /* state.backend.type */
@@ -151,7 +157,8 @@ typedef struct ck_kstate_ops {
 
     /* Optional: a backend that wraps another (the changelog backend)
      * returns it: snapshots, views and native files are the wrapped one's,
-     * and the wrapper leaves those operations NULL. */
+     * and the wrapper leaves those operations NULL (native_rescale it
+     * forwards: a rebuild is no change to log). */
     ck_kstate *(*inner)(ck_kstate *s);
 
     /* Optional (NULL: snapshots are canonical views only). native_take, in
@@ -170,9 +177,16 @@ typedef struct ck_kstate_ops {
                                      size_t len);
     CK_MUST_CHECK int (*native_restore)(ck_kstate *s, uint32_t n, const char *const *names,
                                         uint8_t *const *data, const size_t *lens);
-    /* Optional: native_restore from the files of several old instances
-     * (a restore at another parallelism), each of key groups src[i].kgr,
-     * keeping the key groups of s->kgr alone. */
+    /* Optional: a restore at another parallelism (a rescale): replaces the
+     * instance's contents by the entries of its key groups s->kgr held by
+     * the nsrc old instances src (their native files as they were read,
+     * each with the range it held; ranges do not overlap), by the path
+     * the backend's rescale options choose (ck_kstate_spec.rescale), and
+     * opens it. What the rebuild did is added to s->work.rebuild. The
+     * instance starts a new file history: none of its files is one an
+     * earlier checkpoint uploaded. Returns 0 or CK_E* (CK_ECORRUPT: the
+     * files do not make the instances they claim); on failure the caller
+     * frees s, as after a failed native_restore. */
     CK_MUST_CHECK int (*native_rescale)(ck_kstate *s, uint32_t nsrc, const ck_native_source *src);
 
     CK_MUST_CHECK int (*view_take)(ck_kstate *s, ck_kstate_view **out);
@@ -188,13 +202,104 @@ typedef struct ck_kstate_ops {
     int (*check)(const ck_kstate *s, ck_inv *v);
 } ck_kstate_ops;
 
+/* How an instance was rebuilt for a new key-group range (a rescale
+ * restore): the paths of state/rocksrescale.h, in its order. */
+#define CK_KS_REBUILD_PATHS(X)                                                 \
+    X(REUSE, "reuse")   /* one old instance of the same range, as it is */     \
+    X(CLIP, "clip")     /* one put in place and clipped, the others copied */  \
+    X(INGEST, "ingest") /* those whose files lie in their range imported */    \
+    X(COPY, "copy")     /* every key of the range copied into an empty one */
+
+typedef enum ck_ks_rebuild_path {
+    CK_KS_REBUILD_NONE = -1,
+#define CK_KS_REBUILD_ENUM(id, name) CK_KS_REBUILD_##id,
+    CK_KS_REBUILD_PATHS(CK_KS_REBUILD_ENUM)
+#undef CK_KS_REBUILD_ENUM
+        CK_KS_REBUILD_NPATHS
+} ck_ks_rebuild_path;
+
+/* "reuse", "clip", ...; "none" for CK_KS_REBUILD_NONE, "?" out of range. */
+const char *ck_ks_rebuild_path_name(int path);
+
+/* What rebuilding instances for new key-group ranges did
+ * (ck_kstate_ops.native_rescale), summed over the rebuilds: the counts
+ * the cost model charges (ck_kstate_rebuild_cost). */
+typedef struct ck_kstate_rebuild {
+    uint32_t rebuilds;  /* rescale restores */
+    int path;           /* the last one's: CK_KS_REBUILD_* */
+    uint32_t opened;    /* instances opened: the initial, temporary and exported ones */
+    uint64_t keys_iterated, keys_written, bytes_written; /* by the copies (key + value) */
+    uint32_t files_linked, files_deleted, files_imported, ranges_deleted;
+    uint64_t bytes_linked, bytes_deleted, bytes_imported;
+    uint32_t flushes, compactions; /* the copies' memtable flushes; the compaction after */
+    uint64_t flushed, compacted;   /* their bytes */
+    uint64_t target_file; /* the instance's file size target (0: none): a state
+                           * weighing more has as many more files as its
+                           * weight fills at this size */
+} ck_kstate_rebuild;
+
 /* The work a backend did on its own store, which the task charges as
  * simulated time (a backend that works in memory leaves it at zero). */
 typedef struct ck_kstate_work {
     uint64_t reads, writes;      /* accesses that reached the store */
     uint64_t flushed, compacted; /* bytes written by flushes and compactions */
     uint32_t flushes, compactions;
+    ck_kstate_rebuild rebuild;   /* rescale restores (not in the fields above) */
 } ck_kstate_work;
+
+/*
+ * The cost of a RocksDB backend's flushes and compactions, in flops on a
+ * 1 Gflop/s core per byte written (building an SST: encoding,
+ * compressing, checksums; compacting: reading, merging and writing every
+ * byte again), wherever they run: after the operator's writes
+ * (ck_chain_take_background) and in a rescale's rebuild. bench_rescale
+ * measures 6.7 and 15 ns per byte with Flink's benchmark values of 128
+ * bytes, 4.8 and 7.6 with values of 1 KiB: these lie between.
+ */
+#define CK_STATE_FLUSH_FLOPS_PER_BYTE 5.0
+#define CK_STATE_COMPACT_FLOPS_PER_BYTE 10.0
+
+/*
+ * The cost model of a rebuild (engine/kstate.c; docs/ARCHITECTURE.md,
+ * "The rebuild's cost model"): the work r counts, in CPU flops on a
+ * 1 Gflop/s core (returned) and bytes read and written on the local disk
+ * (*disk_bytes). Each constant is a unit cost bench_rescale measured:
+ * a phase's wall time over the count it does, RocksDB over the page
+ * cache, so the CPU term carries what writing there cost; the disk bytes
+ * are what the simulated local disk charges on top: the copies' reads of
+ * the old instances, the flushes' writes, the compaction's reads and
+ * writes. For a state that weighs more than it holds (ck_op.heavy, at
+ * least 1), terms in bytes are scaled by heavy, and terms in files count
+ * the files its weight would fill at the instance's target file size
+ * (at least as many as there were); terms per key and per instance are
+ * not scaled: the keys are real.
+ */
+#define CK_REBUILD_OPEN_FLOPS 30e6        /* per instance opened (and closed) */
+#define CK_REBUILD_KEY_FLOPS 1340.0       /* per key copied: iterated, batched, written */
+#define CK_REBUILD_BYTE_FLOPS 4.0         /* per byte copied (key and value) */
+#define CK_REBUILD_LINK_FLOPS 60e3        /* per file put in place (a hard link, a copy) */
+#define CK_REBUILD_DELETE_FILE_FLOPS 60e3 /* per file deleted whole (as a link: not measured) */
+#define CK_REBUILD_IMPORT_FILE_FLOPS 5e6  /* per file checked, exported and imported */
+#define CK_REBUILD_RANGE_FLOPS 28e3       /* per range tombstone */
+
+double ck_kstate_rebuild_cost(const ck_kstate_rebuild *r, double heavy, uint64_t *disk_bytes);
+
+/* The counts of rebuilds as a task reports them (wire.h TASK_RUNNING):
+ * u32 rebuilds by path (CK_KS_REBUILD_NPATHS of them, reuse first) | u64
+ * keys iterated | u64 keys written | u64 bytes written | u32 files linked |
+ * u32 files deleted | u32 files imported | u32 ranges deleted. */
+#define CK_REBUILD_WIRE (4 * 4 + 3 * 8 + 4 * 4)
+
+/* Writes r's counts, its rebuilds under its path (none: not counted),
+ * at p (CK_REBUILD_WIRE bytes). */
+void ck_kstate_rebuild_put(uint8_t *p, const ck_kstate_rebuild *r);
+
+/* Adds the counts at p (ck_kstate_rebuild_put's) to r, and its rebuilds
+ * by path to paths[CK_KS_REBUILD_NPATHS]. */
+void ck_kstate_rebuild_add_wire(ck_kstate_rebuild *r, uint32_t *paths, const uint8_t *p);
+
+/* a - b, field by field (the path: a's): what was done since b. */
+ck_kstate_rebuild ck_kstate_rebuild_since(const ck_kstate_rebuild *a, const ck_kstate_rebuild *b);
 
 /* What every backend instance starts with. */
 struct ck_kstate {
@@ -210,6 +315,15 @@ struct ck_kstate {
  * (ck_platform_ops.kstate_open): they do I/O. */
 enum { CK_BACKEND_HASHMAP = 0, CK_BACKEND_ROCKSDB = 1 };
 
+/* How a backend rebuilds an instance at a rescale (native_rescale):
+ * Flink's keys, and chandy's full copy. */
+typedef struct ck_kstate_rescale {
+    int ingest;       /* state.backend.rocksdb.use-ingest-db-restore-mode */
+    int delete_files; /* state.backend.rocksdb.rescaling.use-delete-files-in-range */
+    double overlap;   /* state.backend.rocksdb.restore-overlap-fraction-threshold, 0..1 */
+    int copy;         /* state.backend.rocksdb.rescaling.full-copy (chandy's) */
+} ck_kstate_rescale;
+
 /* What a backend instance is for, as the platform is asked to open one. */
 typedef struct ck_kstate_spec {
     int type;              /* CK_BACKEND_* */
@@ -222,6 +336,8 @@ typedef struct ck_kstate_spec {
     uint64_t write_buffer; /* state.backend.rocksdb.writebuffer.size */
     uint64_t target_file;  /* ...compaction.level.target-file-size-base */
     uint64_t level_base;   /* ...compaction.level.max-size-level-base */
+    int max_parallelism;   /* the operator's key groups: [0, max_parallelism) */
+    ck_kstate_rescale rescale;
 } ck_kstate_spec;
 
 /* 1 when the descriptions are valid (1..CK_KS_MAX_STATES states, each of a

@@ -129,7 +129,9 @@ static int open_backend(ck_op *op, int subtask, const ck_chain_state *st, char *
                            .attempt = st->attempt,
                            .write_buffer = st->write_buffer,
                            .target_file = st->target_file,
-                           .level_base = st->level_base};
+                           .level_base = st->level_base,
+                           .max_parallelism = op->spec->max_parallelism,
+                           .rescale = st->rescale};
     return st->plat->ops->kstate_open(st->plat, &spec, &op->ks, err, errlen);
 }
 
@@ -648,6 +650,16 @@ double ck_chain_take_background(ck_chain *c, uint64_t *disk_bytes, int *notes)
         w->compactions = ks->work.compactions;
         w->flushed = ks->work.flushed;
         w->compacted = ks->work.compacted;
+        /* a rescale's rebuild (native_rescale), by the rebuild's cost model */
+        ck_kstate_rebuild rb = ck_kstate_rebuild_since(&ks->work.rebuild, &w->rebuild);
+        uint64_t rdisk = 0;
+        flops += ck_kstate_rebuild_cost(&rb, heavy, &rdisk);
+        *disk_bytes += rdisk;
+        if (notes && rb.flushes)
+            *notes |= 1 << CK_NOTE_STATE_FLUSH;
+        if (notes && rb.compactions)
+            *notes |= 1 << CK_NOTE_STATE_COMPACTION;
+        w->rebuild = ks->work.rebuild;
     }
     return flops;
 }

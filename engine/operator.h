@@ -169,6 +169,7 @@ typedef struct ck_chain_state {
     uint64_t write_buffer; /* state.backend.rocksdb.writebuffer.size */
     uint64_t target_file;  /* ...compaction.level.target-file-size-base */
     uint64_t level_base;   /* ...compaction.level.max-size-level-base */
+    ck_kstate_rescale rescale; /* how a rescale rebuilds an instance (kstate.h) */
     ck_platform *plat;     /* opens the backends that do I/O (kstate_open) */
     uint32_t attempt;
     int changelog;         /* state.changelog.enabled: wrap it (changelog.h) */
@@ -216,19 +217,17 @@ double ck_chain_take_flops(ck_chain *c, ck_time now, ck_time *wait_ns);
  * RocksDB's gets and puts cost the operator's thread about a microsecond
  * and a half and one on a 1 Gflop/s core (memtable and block-cache hits,
  * WAL off: RocksDB's own db_bench figures for small values); flushing
- * (building an SST file: encoding, compressing, checksums) and compacting
- * (reading, merging and writing every byte again) run on a background
- * thread, charged per byte written.
+ * and compacting run on a background thread, charged per byte written
+ * (kstate.h's CK_STATE_FLUSH_FLOPS_PER_BYTE, CK_STATE_COMPACT_FLOPS_PER_BYTE).
  */
 #define CK_STATE_READ_FLOPS 1500.0
 #define CK_STATE_WRITE_FLOPS 1000.0
-#define CK_STATE_FLUSH_FLOPS_PER_BYTE 5.0
-#define CK_STATE_COMPACT_FLOPS_PER_BYTE 10.0
 
 /* The background work of the state backends' flushes and compactions
- * since the last call: CPU (flops, returned) and bytes read and written on
- * the local disk (*disk_bytes: a flush writes its bytes, a compaction
- * reads its inputs and writes as much back); *notes gets bit
+ * since the last call, and of their rescale rebuilds (ck_kstate_work.rebuild,
+ * by ck_kstate_rebuild_cost): CPU (flops, returned) and bytes read and
+ * written on the local disk (*disk_bytes: a flush writes its bytes, a
+ * compaction reads its inputs and writes as much back); *notes gets bit
  * CK_NOTE_STATE_FLUSH / CK_NOTE_STATE_COMPACTION (platform.h) when there
  * were any (NULL: not wanted). */
 double ck_chain_take_background(ck_chain *c, uint64_t *disk_bytes, int *notes);

@@ -326,6 +326,10 @@ ck_task *ck_task_new(const ck_job_env *env, ck_platform *plat, uint32_t global,
                           .write_buffer = (uint64_t)ck_cfg(cfg, CK_CFG_ROCKS_WRITEBUFFER),
                           .target_file = (uint64_t)ck_cfg(cfg, CK_CFG_ROCKS_TARGET_FILE),
                           .level_base = (uint64_t)ck_cfg(cfg, CK_CFG_ROCKS_LEVEL_BASE),
+                          .rescale = {.ingest = (int)ck_cfg(cfg, CK_CFG_ROCKS_INGEST_RESTORE),
+                                      .delete_files = (int)ck_cfg(cfg, CK_CFG_ROCKS_DELETE_FILES),
+                                      .overlap = (double)ck_cfg(cfg, CK_CFG_ROCKS_OVERLAP) / 1000.0,
+                                      .copy = (int)ck_cfg(cfg, CK_CFG_ROCKS_FULL_COPY)},
                           .plat = plat,
                           .attempt = attempt,
                           .changelog = (int)ck_cfg(cfg, CK_CFG_CLOG_ENABLED)};
@@ -1276,6 +1280,21 @@ static void report_running(ck_task *t)
     ck_put_u64(body + 8, t->restore_cp ? (uint64_t)(start - t->restore_dl) : 0);
     ck_put_u64(body + 16, t->restore_bytes);
     ck_put_u64(body + 24, (uint64_t)(now - start));
+    /* its keyed operators' rebuilds for a new key-group range (a rescale);
+     * a chain's are summed, each under its path */
+    uint32_t paths[CK_KS_REBUILD_NPATHS] = {0};
+    ck_kstate_rebuild sum = {.path = CK_KS_REBUILD_NONE};
+    for (int k = 0; k < t->chain.nops; k++) {
+        const ck_kstate *ks = t->chain.ops[k].ks;
+        if (ks && ks->work.rebuild.rebuilds) {
+            uint8_t one[CK_REBUILD_WIRE];
+            ck_kstate_rebuild_put(one, &ks->work.rebuild);
+            ck_kstate_rebuild_add_wire(&sum, paths, one);
+        }
+    }
+    ck_kstate_rebuild_put(body + 32, &sum);
+    for (int i = 0; i < CK_KS_REBUILD_NPATHS; i++)
+        ck_put_u32(body + 32 + 4 * i, paths[i]);
     task_to_jm(t, CK_MSG_TASK_RUNNING, body, sizeof(body));
 }
 

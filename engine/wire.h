@@ -22,6 +22,7 @@
 
 #include "common.h"
 #include "handle.h"
+#include "kstate.h"
 
 #define CK_WIRE_HDR 28
 
@@ -63,8 +64,10 @@ typedef enum ck_msg_type {
 } ck_msg_type;
 
 /* TASK_RUNNING's body: u64 download ns | u64 load ns | u64 bytes restored |
- * u64 ns reading the input channel state it restored. */
-#define CK_RUNNING_BODY 32
+ * u64 ns reading the input channel state it restored | its keyed-state
+ * instances rebuilt for a new key-group range (kstate.h ck_kstate_rebuild,
+ * CK_REBUILD_WIRE bytes: ck_kstate_rebuild_put). */
+#define CK_RUNNING_BODY (32 + CK_REBUILD_WIRE)
 /* MATERIALIZED's body: u32 operator | u64 changes it holds (the changelog's
  * sequence number) | i64 started | i64 duration ns | u64 bytes uploaded |
  * u64 bytes of state it covers. */

@@ -519,6 +519,19 @@ static cJSON *rescales_arr(const ck_run *r)
             cJSON_AddNumberToObject(rst, "channel_state_s", secs(v->restore_channels));
         }
         cJSON_AddNumberToObject(rst, "bytes", (double)v->restore_bytes);
+        /* the keyed-state instances rebuilt for their new key groups */
+        cJSON *rb = cJSON_AddObjectToObject(rst, "rebuild");
+        cJSON_AddNumberToObject(rb, "instances", v->rebuild.rebuilds);
+        cJSON *paths = cJSON_AddObjectToObject(rb, "paths");
+        for (int p = 0; p < CK_KS_REBUILD_NPATHS; p++)
+            cJSON_AddNumberToObject(paths, ck_ks_rebuild_path_name(p), v->rebuild_paths[p]);
+        cJSON_AddNumberToObject(rb, "keys_iterated", (double)v->rebuild.keys_iterated);
+        cJSON_AddNumberToObject(rb, "keys_written", (double)v->rebuild.keys_written);
+        cJSON_AddNumberToObject(rb, "bytes_written", (double)v->rebuild.bytes_written);
+        cJSON_AddNumberToObject(rb, "files_linked", v->rebuild.files_linked);
+        cJSON_AddNumberToObject(rb, "files_deleted", v->rebuild.files_deleted);
+        cJSON_AddNumberToObject(rb, "files_imported", v->rebuild.files_imported);
+        cJSON_AddNumberToObject(rb, "ranges_deleted", v->rebuild.ranges_deleted);
         cJSON_AddItemToArray(a, o);
     }
     return a;

@@ -29,6 +29,8 @@ typedef struct rocks_ks {
     char *dir;
     uint64_t write_buffer;
     uint64_t target_file, level_base; /* compaction's output file size, level 1's target */
+    int maxp;          /* a rescale's bound on key groups */
+    ck_rrs_opts rs;    /* how a rescale rebuilds */
     /* per level, the largest key its last compaction took: the next one
      * takes the file after it (round robin, as LevelDB's compact pointer) */
     char *cptr[NLEVELS];
@@ -844,6 +846,30 @@ static int count_entries(rocks_ks *r)
     return CK_OK;
 }
 
+/* Makes directory dir (it must not hold anything) and writes the n files
+ * there: 0, CK_ECORRUPT (a name that is not a file's in one directory)
+ * or CK_EIO. */
+static int write_files(const char *dir, uint32_t n, const char *const *names,
+                       uint8_t *const *data, const size_t *lens)
+{
+    if (mkdir(dir, 0755))
+        return CK_EIO;
+    for (uint32_t i = 0; i < n; i++) {
+        if (!names[i] || !names[i][0] || strchr(names[i], '/') || !strcmp(names[i], ".") ||
+            !strcmp(names[i], ".."))
+            return CK_ECORRUPT;
+        char path[1000];
+        snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+        FILE *f = fopen(path, "wb");
+        int ok = f && fwrite(data[i], 1, lens[i], f) == lens[i];
+        if (f && fclose(f))
+            ok = 0;
+        if (!ok)
+            return CK_EIO;
+    }
+    return CK_OK;
+}
+
 static int rks_native_restore(ck_kstate *s, uint32_t n, const char *const *names,
                               uint8_t *const *data, const size_t *lens)
 {
@@ -854,18 +880,9 @@ static int rks_native_restore(ck_kstate *s, uint32_t n, const char *const *names
     rocksdb_free(err);
     err = NULL;
     rm_flat_dir(r->dir);
-    if (mkdir(r->dir, 0755))
-        return CK_EIO;
-    for (uint32_t i = 0; i < n; i++) {
-        char path[1000];
-        snprintf(path, sizeof(path), "%s/%s", r->dir, names[i]);
-        FILE *f = fopen(path, "wb");
-        int ok = f && fwrite(data[i], 1, lens[i], f) == lens[i];
-        if (f && fclose(f))
-            ok = 0;
-        if (!ok)
-            return CK_EIO;
-    }
+    int wrc = write_files(r->dir, n, names, data, lens);
+    if (wrc)
+        return wrc;
     ck_rocks_dbh h;
     char why[300];
     rocksdb_options_set_create_if_missing(r->opts, 0); /* as the OPTIONS file records */
@@ -876,6 +893,90 @@ static int rks_native_restore(ck_kstate *s, uint32_t n, const char *const *names
     db_adopt(r, &h);
     rc = compact(r); /* what opening it scheduled */
     return rc ? rc : count_entries(r);
+}
+
+_Static_assert((int)CK_RRS_REUSE == (int)CK_KS_REBUILD_REUSE &&
+                   (int)CK_RRS_CLIP == (int)CK_KS_REBUILD_CLIP &&
+                   (int)CK_RRS_INGEST == (int)CK_KS_REBUILD_INGEST &&
+                   (int)CK_RRS_COPY == (int)CK_KS_REBUILD_COPY,
+               "rocksrescale.h's paths are kstate.h's, in its order");
+
+void ck_rocks_rebuild_counts(const ck_rrs_stats *st, ck_kstate_rebuild *out)
+{
+    *out = (ck_kstate_rebuild){.rebuilds = 1,
+                               .path = (int)st->path,
+                               .opened = st->opened,
+                               .keys_iterated = st->keys_iterated,
+                               .keys_written = st->keys_written,
+                               .bytes_written = st->bytes_written,
+                               .files_linked = st->files_linked,
+                               .files_deleted = st->files_deleted,
+                               .files_imported = st->files_imported,
+                               .ranges_deleted = st->ranges_deleted,
+                               .bytes_linked = st->bytes_linked,
+                               .bytes_deleted = st->bytes_deleted,
+                               .bytes_imported = st->bytes_imported,
+                               .flushes = st->flushes,
+                               .compactions = st->compactions,
+                               .flushed = st->flushed,
+                               .compacted = st->compacted};
+}
+
+static void rebuild_add(ck_kstate_rebuild *a, const ck_kstate_rebuild *b)
+{
+    a->rebuilds += b->rebuilds;
+    a->path = b->path;
+    a->opened += b->opened;
+    a->keys_iterated += b->keys_iterated;
+    a->keys_written += b->keys_written;
+    a->bytes_written += b->bytes_written;
+    a->files_linked += b->files_linked;
+    a->files_deleted += b->files_deleted;
+    a->files_imported += b->files_imported;
+    a->ranges_deleted += b->ranges_deleted;
+    a->bytes_linked += b->bytes_linked;
+    a->bytes_deleted += b->bytes_deleted;
+    a->bytes_imported += b->bytes_imported;
+    a->flushes += b->flushes;
+    a->compactions += b->compactions;
+    a->flushed += b->flushed;
+    a->compacted += b->compacted;
+    a->target_file = b->target_file;
+}
+
+/* A restore at another parallelism (kstate.h native_rescale): each old
+ * instance's files into a download directory of its own beside the
+ * instance's, rebuilt by ck_rocks_rescale, the downloads removed. */
+static int rks_native_rescale(ck_kstate *s, uint32_t nsrc, const ck_native_source *src)
+{
+    rocks_ks *r = (rocks_ks *)s;
+    if (nsrc < 1 || nsrc > 32768)
+        return CK_EINVAL;
+    ck_rrs_source *rs = calloc(nsrc, sizeof(*rs));
+    char (*dirs)[1000] = calloc(nsrc, sizeof(*dirs));
+    int rc = rs && dirs ? CK_OK : CK_ENOMEM;
+    uint32_t made = 0;
+    for (uint32_t i = 0; i < nsrc && !rc; i++, made++) {
+        snprintf(dirs[i], sizeof(dirs[i]), "%s.rs%u", r->dir, i);
+        rm_flat_dir(dirs[i]); /* a crashed attempt's */
+        rc = write_files(dirs[i], src[i].n, src[i].names, src[i].data, src[i].lens);
+        rs[i] = (ck_rrs_source){.dir = dirs[i], .kgr = src[i].kgr};
+    }
+    ck_rrs_stats st;
+    char err[600] = "";
+    if (!rc)
+        rc = ck_rocks_rescale(s, rs, (int)nsrc, r->maxp, &r->rs, &st, err, sizeof(err));
+    for (uint32_t i = 0; i < made; i++)
+        rm_flat_dir(dirs[i]);
+    if (!rc) {
+        ck_kstate_rebuild b;
+        ck_rocks_rebuild_counts(&st, &b);
+        b.target_file = r->target_file;
+        rebuild_add(&s->work.rebuild, &b);
+    }
+    free(rs);
+    free(dirs);
+    return rc;
 }
 
 static const ck_kstate_ops rocks_kstate_ops = {
@@ -893,6 +994,7 @@ static const ck_kstate_ops rocks_kstate_ops = {
     .native_path = rks_native_path,
     .native_release = rks_native_release,
     .native_restore = rks_native_restore,
+    .native_rescale = rks_native_rescale,
     .view_take = rks_view_take,
     .view_count = rks_view_count,
     .view_visit = rks_view_visit,
@@ -917,6 +1019,11 @@ ck_kstate *ck_rocks_open(const char *dir, const ck_rocks_opts *o, ck_kgr kgr,
     r->write_buffer = write_buffer;
     r->target_file = target_file;
     r->level_base = level_base;
+    r->maxp = o->max_parallelism > 0 ? o->max_parallelism : 32768;
+    r->rs = (ck_rrs_opts){.ingest = o->rescale.ingest,
+                          .delete_files = o->rescale.delete_files,
+                          .overlap = o->rescale.overlap,
+                          .copy = o->rescale.copy};
     r->opts = rocksdb_options_create();
     rocksdb_options_set_create_if_missing(r->opts, 1);
     /* no compaction of RocksDB's own: the engine's (compact()) runs in

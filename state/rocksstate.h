@@ -46,7 +46,12 @@
  *
  * Rescaling: ck_rocks_rescale replaces an instance's contents by the keys
  * of its key groups taken from old instances of another parallelism, by
- * Flink's paths (rocksrescale.h).
+ * Flink's paths (rocksrescale.h); native_rescale (kstate.h) does it from
+ * the old instances' native files as a restore downloaded them: each
+ * source's files are written to a directory of their own beside the
+ * instance's (<dir>.rs<i>), the path is the one ck_rocks_opts.rescale
+ * chooses, the downloads are removed after, and the counts go to the
+ * instance's work (ck_kstate_work.rebuild) for the engine to charge.
  */
 #ifndef CK_ROCKSSTATE_H
 #define CK_ROCKSSTATE_H
@@ -70,6 +75,8 @@ typedef struct ck_rocks_opts {
     uint64_t write_buffer; /* state.backend.rocksdb.writebuffer.size */
     uint64_t target_file;  /* ...compaction.level.target-file-size-base */
     uint64_t level_base;   /* ...compaction.level.max-size-level-base */
+    int max_parallelism;   /* a rescale's bound on key groups (0: 32768) */
+    ck_kstate_rescale rescale; /* how native_rescale rebuilds (Flink's keys) */
 } ck_rocks_opts;
 
 ck_kstate *ck_rocks_open(const char *dir, const ck_rocks_opts *o, ck_kgr kgr,
@@ -96,5 +103,9 @@ ck_kstate *ck_rocks_open(const char *dir, const ck_rocks_opts *o, ck_kgr kgr,
 CK_MUST_CHECK
 int ck_rocks_rescale(ck_kstate *s, const ck_rrs_source *src, int n, int max_parallelism,
                      const ck_rrs_opts *o, ck_rrs_stats *st, char *err, size_t errlen);
+
+/* The counts of a rescale restore st, as the engine's cost model takes
+ * them (kstate.h's ck_kstate_rebuild, one rebuild). */
+void ck_rocks_rebuild_counts(const ck_rrs_stats *st, ck_kstate_rebuild *out);
 
 #endif

@@ -6,6 +6,10 @@
  * modelled bytes: doubling the declared state doubles a checkpoint's
  * upload and a restore's download, on the heap and on RocksDB, while
  * run.json reports the modelled sizes and the process keeps kilobytes.
+ * And the cost model of a rescale's rebuild (kstate.h
+ * ck_kstate_rebuild_cost): it ranks the paths as bench_rescale measured
+ * them and grows with the weight; a task's rebuild counts add up as it
+ * reports them.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +19,7 @@
 #include <cmocka.h>
 
 #include "handle.h"
+#include "kstate.h"
 #include "runutil.h"
 #include "wire.h"
 
@@ -262,10 +267,107 @@ static void test_doubling_rocksdb(void **state)
     doubling("rocksdb");
 }
 
+/* ---- the rebuild's cost model ----------------------------------------------------- */
+
+/* What bench_rescale's restores of the middle new subtask of 2 -> 3, [43,
+ * 85], did on 0.5 GiB of Flink's benchmark state (keys of 96 bytes,
+ * values of 128; 64 MiB files), by each path: the same state. */
+static const ck_kstate_rebuild bench_copy = {
+    .rebuilds = 1, .path = CK_KS_REBUILD_COPY, .opened = 2, .keys_iterated = 800000,
+    .keys_written = 800000, .bytes_written = 188000000, .flushes = 3, .flushed = 188000000,
+    .target_file = 64 << 20};
+static const ck_kstate_rebuild bench_clip = {
+    .rebuilds = 1, .path = CK_KS_REBUILD_CLIP, .opened = 2, .keys_iterated = 390000,
+    .keys_written = 390000, .bytes_written = 94000000, .files_linked = 8,
+    .bytes_linked = 292000000, .ranges_deleted = 1, .flushes = 1, .flushed = 94000000,
+    .target_file = 64 << 20};
+static const ck_kstate_rebuild bench_ingest = {
+    .rebuilds = 1, .path = CK_KS_REBUILD_INGEST, .opened = 2, .files_imported = 10,
+    .bytes_imported = 584000000, .ranges_deleted = 2, .target_file = 64 << 20};
+
+/* The model ranks the paths as bench_rescale measured them, near its
+ * ratios (clip/copy 0.44, ingest/copy 0.02 on this state), and a state
+ * that weighs more costs more: its bytes in proportion, its keys not. */
+static void test_rebuild_cost_ranks_paths(void **state)
+{
+    (void)state;
+    uint64_t dcopy, dclip, dingest;
+    double copy = ck_kstate_rebuild_cost(&bench_copy, 1.0, &dcopy);
+    double clip = ck_kstate_rebuild_cost(&bench_clip, 1.0, &dclip);
+    double ingest = ck_kstate_rebuild_cost(&bench_ingest, 1.0, &dingest);
+    assert_true(copy > clip && clip > ingest && ingest > 0);
+    assert_true(clip / copy > 0.3 && clip / copy < 0.6);
+    assert_true(ingest / copy < 0.1);
+    /* on a 1 Gflop/s core, copy takes bench_rescale's seconds, within a third */
+    assert_true(copy / 1e9 > 2.86 / 1.33 && copy / 1e9 < 2.86 * 1.33);
+    /* the local disk: the copies read and flush their bytes; an import none */
+    assert_true(dcopy > dclip && dclip > dingest);
+    assert_int_equal(dingest, 0);
+    assert_int_equal(dcopy, 2 * 188000000ull);
+    /* heavier: every path more, still in that order; bytes x 10 */
+    uint64_t hcopy_d, hclip_d, hingest_d;
+    double hcopy = ck_kstate_rebuild_cost(&bench_copy, 10.0, &hcopy_d);
+    double hclip = ck_kstate_rebuild_cost(&bench_clip, 10.0, &hclip_d);
+    double hingest = ck_kstate_rebuild_cost(&bench_ingest, 10.0, &hingest_d);
+    assert_true(hcopy > copy && hclip > clip && hingest > ingest);
+    assert_true(hcopy > hclip && hclip > hingest);
+    assert_int_equal(hcopy_d, 10 * dcopy);
+    /* the keys are real: not ten times the cost */
+    assert_true(hcopy < 10 * copy);
+    /* 10 x 584 MB in 64 MiB files: 88 files imported, not 10 */
+    ck_kstate_rebuild one = bench_ingest;
+    one.opened = 0;
+    one.ranges_deleted = 0;
+    uint64_t d;
+    double f10 = ck_kstate_rebuild_cost(&one, 10.0, &d);
+    assert_true(f10 > 87 * CK_REBUILD_IMPORT_FILE_FLOPS &&
+                f10 < 88.5 * CK_REBUILD_IMPORT_FILE_FLOPS);
+    /* below 1, a weight is 1 */
+    assert_true(ck_kstate_rebuild_cost(&bench_copy, 0.0, &d) == copy && d == dcopy);
+    /* nothing done, nothing charged */
+    ck_kstate_rebuild none = {.path = CK_KS_REBUILD_NONE};
+    assert_true(ck_kstate_rebuild_cost(&none, 5.0, &d) == 0.0 && d == 0);
+    assert_string_equal(ck_ks_rebuild_path_name(CK_KS_REBUILD_INGEST), "ingest");
+    assert_string_equal(ck_ks_rebuild_path_name(CK_KS_REBUILD_NONE), "none");
+    assert_string_equal(ck_ks_rebuild_path_name(9), "?");
+}
+
+/* A task's rebuilds as it reports them (TASK_RUNNING) add up, by path. */
+static void test_rebuild_wire(void **state)
+{
+    (void)state;
+    uint8_t p[CK_REBUILD_WIRE];
+    ck_kstate_rebuild sum = {0};
+    uint32_t paths[CK_KS_REBUILD_NPATHS] = {0};
+    ck_kstate_rebuild_put(p, &bench_clip);
+    ck_kstate_rebuild_add_wire(&sum, paths, p);
+    ck_kstate_rebuild_put(p, &bench_ingest);
+    ck_kstate_rebuild_add_wire(&sum, paths, p);
+    ck_kstate_rebuild_put(p, &bench_clip);
+    ck_kstate_rebuild_add_wire(&sum, paths, p);
+    ck_kstate_rebuild none = {.path = CK_KS_REBUILD_NONE}; /* nothing rebuilt */
+    ck_kstate_rebuild_put(p, &none);
+    ck_kstate_rebuild_add_wire(&sum, paths, p);
+    assert_int_equal(sum.rebuilds, 3);
+    assert_int_equal(paths[CK_KS_REBUILD_CLIP], 2);
+    assert_int_equal(paths[CK_KS_REBUILD_INGEST], 1);
+    assert_int_equal(paths[CK_KS_REBUILD_COPY] + paths[CK_KS_REBUILD_REUSE], 0);
+    assert_int_equal(sum.keys_iterated, 2 * bench_clip.keys_iterated);
+    assert_int_equal(sum.keys_written, 2 * bench_clip.keys_written);
+    assert_int_equal(sum.bytes_written, 2 * bench_clip.bytes_written);
+    assert_int_equal(sum.files_linked, 2 * bench_clip.files_linked);
+    assert_int_equal(sum.files_imported, bench_ingest.files_imported);
+    assert_int_equal(sum.ranges_deleted,
+                     2 * bench_clip.ranges_deleted + bench_ingest.ranges_deleted);
+    assert_int_equal(sum.files_deleted, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_handle_wire_keeps_modelled),
+        cmocka_unit_test(test_rebuild_cost_ranks_paths),
+        cmocka_unit_test(test_rebuild_wire),
         cmocka_unit_test(test_scenario_fields),
         cmocka_unit_test(test_scenario_value_size_needs_keyed_state),
         cmocka_unit_test(test_doubling_heap),

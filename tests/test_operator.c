@@ -29,11 +29,14 @@
  * RocksDB's open does when the disk is full; counts the attempts. */
 static int open_calls;
 
+static ck_kstate_spec last_spec; /* the last one asked for */
+
 static int failing_kstate_open(ck_platform *p, const ck_kstate_spec *spec, ck_kstate **out,
                                char *err, size_t errlen)
 {
     (void)p;
     open_calls++;
+    last_spec = *spec;
     *out = NULL;
     snprintf(err, errlen, "local/a%u-op%d-%d: cannot open RocksDB: No space left on device",
              spec->attempt, spec->op, spec->subtask);
@@ -121,6 +124,11 @@ static void test_task_fails_at_start(void **state)
     ck_config cfg;
     build(&g, &cfg);
     cfg.v[CK_CFG_STATE_BACKEND] = CK_BACKEND_ROCKSDB;
+    /* the rescale keys reach the backend (ck_kstate_spec.rescale) */
+    cfg.v[CK_CFG_ROCKS_INGEST_RESTORE] = 1;
+    cfg.v[CK_CFG_ROCKS_DELETE_FILES] = 1;
+    cfg.v[CK_CFG_ROCKS_OVERLAP] = 750; /* 0.75 */
+    cfg.v[CK_CFG_ROCKS_FULL_COPY] = 1;
     ck_topic_ops tops = {.npartitions = no_parts, .size = no_size};
     ck_topic topic = {&tops, NULL, "t"};
     ck_job_env env = {.g = &g, .cfg = &cfg, .topic = &topic, .job_id = "test-job"};
@@ -131,6 +139,12 @@ static void test_task_fails_at_start(void **state)
     ck_task *t = ck_task_new(&env, &fp.plat, 1, 0, NULL); /* the window's subtask */
     assert_non_null(t); /* it exists, to fail when it starts */
     assert_int_equal(open_calls, 1);
+    assert_int_equal(last_spec.rescale.ingest, 1);
+    assert_int_equal(last_spec.rescale.delete_files, 1);
+    assert_true(last_spec.rescale.overlap > 0.7499 && last_spec.rescale.overlap < 0.7501);
+    assert_int_equal(last_spec.rescale.copy, 1);
+    assert_int_equal(last_spec.max_parallelism, g.spec.ops[1].max_parallelism);
+    assert_true(last_spec.max_parallelism >= 1);
     ck_node node = ck_task_node(t);
     while (node.ops->work(node.self) > 0)
         ;
@@ -160,6 +174,77 @@ static void test_task_fails_at_start(void **state)
     }
     assert_int_equal(failed, 1);
     ck_task_del(t);
+    fake_clear(&w);
+}
+
+/* A platform whose keyed-state backend is the heap (a rebuild's counts
+ * are set by hand below). */
+static int heap_kstate_open(ck_platform *p, const ck_kstate_spec *spec, ck_kstate **out,
+                            char *err, size_t errlen)
+{
+    (void)p, (void)err, (void)errlen;
+    *out = ck_kstate_new(CK_BACKEND_HASHMAP, spec->kgr, spec->states, spec->nstates);
+    return *out ? CK_OK : CK_ENOMEM;
+}
+
+/* A rescale's rebuild (ck_kstate_work.rebuild) is charged as background
+ * work once, by ck_kstate_rebuild_cost, at the operator's weight: what a
+ * restore's loading phase takes (task_restore.c restore_finish). */
+static void test_chain_charges_rebuild(void **state)
+{
+    (void)state;
+    ck_graph g;
+    ck_config cfg;
+    build(&g, &cfg);
+    fake_world w = {0};
+    fake_plat fp;
+    fake_init(&fp, &w, CK_EP_TASK0 + 1);
+    static ck_platform_ops ops;
+    ops = fake_ops;
+    ops.kstate_open = heap_kstate_open;
+    fp.plat.ops = &ops;
+    ck_chain_state st = {.type = CK_BACKEND_ROCKSDB, .plat = &fp.plat};
+    ck_chain c;
+    char err[300] = "";
+    assert_int_equal(ck_chain_init(&c, &g, 1, 0, NULL, 0, &st, err, sizeof(err)), 0);
+    ck_kstate *ks = c.ops[0].ks;
+    assert_non_null(ks);
+    uint64_t disk;
+    int notes;
+    assert_true(ck_chain_take_background(&c, &disk, &notes) == 0.0 && disk == 0);
+    /* a copy path's counts: 200k keys of 224 bytes, flushed and compacted */
+    ck_kstate_rebuild rb = {.rebuilds = 1, .path = CK_KS_REBUILD_COPY, .opened = 2,
+                            .keys_iterated = 200000, .keys_written = 200000,
+                            .bytes_written = 200000 * 224, .flushes = 1, .flushed = 30 << 20,
+                            .compactions = 1, .compacted = 30 << 20};
+    ks->work.rebuild = rb;
+    uint64_t want_disk;
+    double want = ck_kstate_rebuild_cost(&rb, 1.0, &want_disk);
+    assert_true(want > 0 && want_disk > 0);
+    double got = ck_chain_take_background(&c, &disk, &notes);
+    assert_true(got > want * 0.999999 && got < want * 1.000001);
+    assert_int_equal(disk, want_disk);
+    assert_true(notes & (1 << CK_NOTE_STATE_FLUSH));
+    assert_true(notes & (1 << CK_NOTE_STATE_COMPACTION));
+    /* charged once */
+    assert_true(ck_chain_take_background(&c, &disk, &notes) == 0.0 && disk == 0 && !notes);
+    /* the same rebuild again at four times the weight: more, its bytes x 4 */
+    c.ops[0].heavy = 4.0;
+    ks->work.rebuild.rebuilds++;
+    ks->work.rebuild.keys_iterated += rb.keys_iterated;
+    ks->work.rebuild.keys_written += rb.keys_written;
+    ks->work.rebuild.bytes_written += rb.bytes_written;
+    ks->work.rebuild.flushed += rb.flushed;
+    ks->work.rebuild.compacted += rb.compacted;
+    ks->work.rebuild.opened += rb.opened;
+    uint64_t heavy_disk;
+    double heavy = ck_kstate_rebuild_cost(&rb, 4.0, &heavy_disk);
+    got = ck_chain_take_background(&c, &disk, &notes);
+    assert_true(got > heavy * 0.999999 && got < heavy * 1.000001);
+    assert_true(heavy > 2 * want);
+    assert_int_equal(disk, heavy_disk);
+    assert_true(heavy_disk >= 4 * want_disk - 4 && heavy_disk <= 4 * want_disk + 4);
+    ck_chain_free(&c);
     fake_clear(&w);
 }
 
@@ -305,6 +390,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_chain_init_backend_fails),
         cmocka_unit_test(test_task_fails_at_start),
+        cmocka_unit_test(test_chain_charges_rebuild),
         cmocka_unit_test(test_buffer_holds_until_count),
         cmocka_unit_test(test_buffer_snapshot_restore),
     };

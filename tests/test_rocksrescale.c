@@ -45,7 +45,8 @@ static const ck_state_desc descs[] = {
 
 /* 64 KiB memtables into 32 KiB files, a 64 KiB level 1: the old
  * instances flush and compact through several levels. */
-static const ck_rocks_opts small = {64 << 10, 32 << 10, 64 << 10};
+static const ck_rocks_opts small = {.write_buffer = 64 << 10, .target_file = 32 << 10,
+                                    .level_base = 64 << 10};
 
 static char tmpdir[256];
 static ck_kstate *heap; /* every key group: what each restore must hold */

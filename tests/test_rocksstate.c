@@ -40,7 +40,8 @@ static char tmpdir[256];
 
 /* 64 KiB memtables into 64 KiB files, a 256 KiB level 1: a small state
  * flushes and compacts through several levels. */
-static const ck_rocks_opts small = {64 << 10, 64 << 10, 256 << 10};
+static const ck_rocks_opts small = {.write_buffer = 64 << 10, .target_file = 64 << 10,
+                                    .level_base = 256 << 10};
 
 static int setup(void **state)
 {
@@ -250,7 +251,8 @@ static void test_leveled_compaction(void **state)
     snprintf(dir, sizeof(dir), "%s/levels", tmpdir);
     ck_kstate *ks[2];
     ks[0] = ck_kstate_new(CK_BACKEND_HASHMAP, ck_kgr_make(KG_LO, KG_HI), descs, 3);
-    const ck_rocks_opts tiny = {32 << 10, 16 << 10, 32 << 10};
+    const ck_rocks_opts tiny = {.write_buffer = 32 << 10, .target_file = 16 << 10,
+                                .level_base = 32 << 10};
     ks[1] = ck_rocks_open(dir, &tiny, ck_kgr_make(KG_LO, KG_HI), descs, 3, err, sizeof(err));
     assert_non_null(ks[1]);
     ck_rng r;
@@ -450,6 +452,248 @@ static void test_native_snapshot_restore(void **state)
     ck_kstate_free(ks[1]);
 }
 
+/* ---- rescale: native_rescale ------------------------------------------------------- */
+
+enum { RS_KEYS = 6000, RS_LO = 32, RS_HI = 95 };
+
+/* Key i of the rescale test: its text, location and value state's fields. */
+static void rs_key(int i, char *buf, uint32_t *len, ck_keyloc *loc)
+{
+    *len = (uint32_t)snprintf(buf, 32, "rescale-key-%d", i);
+    int32_t jh = ck_kg_java_hash(buf, *len);
+    *loc = (ck_keyloc){.jhash = jh, .kg = ck_kg_of_hash(jh, MAXP)};
+}
+
+/* An old instance of key groups kgr holding every rescale key of them
+ * (value state; every third key a map entry as well), its native files
+ * read into src (names and data malloc'd). */
+typedef struct rs_old {
+    char names[64][64];
+    const char *np[64];
+    uint8_t *data[64];
+    size_t lens[64];
+    ck_native_source src;
+} rs_old;
+
+static void rs_make_old(const char *dir, ck_kgr kgr, rs_old *o)
+{
+    char err[300];
+    /* level 1 in files of 8 KiB, in key order */
+    const ck_rocks_opts narrow = {.write_buffer = 32 << 10, .target_file = 8 << 10,
+                                  .level_base = 1 << 20};
+    ck_kstate *ks = ck_rocks_open(dir, &narrow, kgr, descs, 3, err, sizeof(err));
+    assert_non_null(ks);
+    for (int i = 0; i < RS_KEYS; i++) {
+        char key[32];
+        uint32_t klen;
+        ck_keyloc loc;
+        rs_key(i, key, &klen, &loc);
+        if (!ck_kgr_contains(kgr, loc.kg))
+            continue;
+        ck_kkey k = {.loc = loc, .key = key, .klen = klen};
+        int created;
+        int64_t *v = ck_ks_acquire(ks, 0, &k, 1, &created);
+        assert_non_null(v);
+        v[0] = i;
+        v[1] = loc.kg;
+        assert_int_equal(ck_ks_release(ks, 0, &k, v, 1), 0);
+        if (i % 3 == 0) {
+            uint8_t uk[2] = {1, (uint8_t)i};
+            ck_kkey m = {.loc = loc, .key = key, .klen = klen, .ukey = uk, .uklen = 2};
+            v = ck_ks_acquire(ks, 1, &m, 1, &created);
+            assert_non_null(v);
+            v[0] = -i;
+            assert_int_equal(ck_ks_release(ks, 1, &m, v, 1), 0);
+        }
+    }
+    ck_native_snap n;
+    assert_int_equal(ks->ops->native_take(ks, 1, &n), 0);
+    assert_true(n.n <= 64);
+    int files[CK_ROCKS_LEVELS];
+    uint64_t bytes[CK_ROCKS_LEVELS];
+    assert_int_equal(ck_rocks_levels(ks, files, bytes), 0);
+    assert_true(files[1] >= 4); /* so that some lie wholly outside [32, 95] */
+    for (uint32_t i = 0; i < n.n; i++) {
+        snprintf(o->names[i], sizeof(o->names[i]), "%s", n.files[i].name);
+        o->np[i] = o->names[i];
+        assert_int_equal(ks->ops->native_read(ks, &n, i, &o->data[i], &o->lens[i]), 0);
+    }
+    o->src = (ck_native_source){.kgr = kgr, .n = n.n, .names = o->np, .data = o->data,
+                                .lens = o->lens};
+    ks->ops->native_release(ks, &n);
+    ck_kstate_free(ks);
+}
+
+/* What rescale target ks holds, key group by key group over every one of
+ * max parallelism: exactly the rescale keys of [RS_LO, RS_HI], each with
+ * its values, and nothing else. */
+static void rs_check(ck_kstate *ks)
+{
+    ck_kstate *in = ck_clog_kstate_inner(ks);
+    uint64_t want[MAXP] = {0}, total = 0;
+    for (int i = 0; i < RS_KEYS; i++) {
+        char key[32];
+        uint32_t klen;
+        ck_keyloc loc;
+        rs_key(i, key, &klen, &loc);
+        int in_range = loc.kg >= RS_LO && loc.kg <= RS_HI;
+        if (in_range) {
+            want[loc.kg] += 1 + (i % 3 == 0);
+            total += 1 + (i % 3 == 0);
+        }
+        ck_kkey k = {.loc = loc, .key = key, .klen = klen};
+        int created;
+        int64_t *v = ck_ks_acquire(ks, 0, &k, 0, &created);
+        if (!in_range) {
+            assert_null(v); /* not the instance's: refused, whatever the files hold */
+            continue;
+        }
+        assert_non_null(v);
+        assert_int_equal(v[0], i);
+        assert_int_equal(v[1], loc.kg);
+        assert_int_equal(ck_ks_release(ks, 0, &k, v, 0), 0);
+    }
+    ck_kstate_view *v;
+    assert_int_equal(in->ops->view_take(in, &v), 0);
+    for (int kg = 0; kg < MAXP; kg++)
+        assert_int_equal(in->ops->view_count(v, kg), want[kg]);
+    in->ops->view_release(v);
+    assert_int_equal(ks->ops->entries(ks), total);
+}
+
+/* Two instances of [0, 63] and [64, 127] restored into [32, 95] by every
+ * path Flink's keys (and chandy's full copy) choose: exactly the keys of
+ * the new range, their values, none outside; the rebuild's counts in the
+ * instance's work, as the path does them; the downloads removed; and the
+ * instance goes on (writes, a native snapshot). Through the changelog
+ * backend too, which hands the rebuild to the backend it wraps. */
+static void test_native_rescale(void **state)
+{
+    (void)state;
+    char dir[300], err[300];
+    rs_old a, b;
+    snprintf(dir, sizeof(dir), "%s/rs-old-a", tmpdir);
+    rs_make_old(dir, ck_kgr_make(0, 63), &a);
+    snprintf(dir, sizeof(dir), "%s/rs-old-b", tmpdir);
+    rs_make_old(dir, ck_kgr_make(64, 127), &b);
+    ck_native_source src[2] = {a.src, b.src};
+    uint64_t in_b = 0, in_all = 0; /* entries of [32, 95] in b, in both */
+    for (int i = 0; i < RS_KEYS; i++) {
+        char key[32];
+        uint32_t klen;
+        ck_keyloc loc;
+        rs_key(i, key, &klen, &loc);
+        if (loc.kg >= RS_LO && loc.kg <= RS_HI) {
+            in_all += 1 + (i % 3 == 0);
+            in_b += (loc.kg >= 64) * (1 + (i % 3 == 0));
+        }
+    }
+    struct {
+        ck_kstate_rescale rs;
+        int path, changelog;
+    } cases[] = {
+        {{0}, CK_KS_REBUILD_CLIP, 0},
+        {{.delete_files = 1}, CK_KS_REBUILD_CLIP, 0},
+        {{.ingest = 1}, CK_KS_REBUILD_INGEST, 0},
+        {{.ingest = 1, .delete_files = 1}, CK_KS_REBUILD_INGEST, 0},
+        {{.copy = 1}, CK_KS_REBUILD_COPY, 0},
+        {{0}, CK_KS_REBUILD_CLIP, 1},
+    };
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        snprintf(dir, sizeof(dir), "%s/rs-new-%zu", tmpdir, c);
+        ck_rocks_opts o = small;
+        o.max_parallelism = MAXP;
+        o.rescale = cases[c].rs;
+        ck_kstate *ks = ck_rocks_open(dir, &o, ck_kgr_make(RS_LO, RS_HI), descs, 3, err,
+                                      sizeof(err));
+        assert_non_null(ks);
+        ck_clog log;
+        if (cases[c].changelog) {
+            ck_clog_init(&log, 0, descs, 3);
+            ks = ck_clog_kstate_new(ks, &log);
+            assert_non_null(ks);
+        }
+        assert_non_null(ks->ops->native_rescale);
+        assert_int_equal(ks->ops->native_rescale(ks, 2, src), 0);
+        const ck_kstate_rebuild *rb = &ks->work.rebuild;
+        assert_int_equal(rb->rebuilds, 1);
+        assert_int_equal(rb->path, cases[c].path);
+        if (cases[c].path == CK_KS_REBUILD_COPY) {
+            assert_int_equal(rb->keys_written, in_all); /* every key of the range */
+            assert_int_equal(rb->files_linked, 0);
+        } else if (cases[c].path == CK_KS_REBUILD_CLIP) {
+            /* a is the initial instance (32 key groups of it in the range, as
+             * b; a first): b's keys of the range are copied in */
+            assert_int_equal(rb->keys_written, in_b);
+            assert_true(rb->files_linked > 0);
+            assert_int_equal(rb->ranges_deleted, 1); /* [0, 32): a ends at 63 */
+        } else {
+            assert_int_equal(rb->keys_written, 0); /* imported whole */
+            assert_true(rb->files_imported >= 2);
+            assert_int_equal(rb->ranges_deleted, 2); /* [0, 32) and [96, 128) */
+        }
+        if (cases[c].rs.delete_files && cases[c].path == CK_KS_REBUILD_CLIP)
+            assert_true(rb->files_deleted > 0); /* level 1's files of [0, 31] */
+        if (cases[c].changelog)
+            assert_int_equal(ck_clog_kstate_inner(ks)->work.rebuild.rebuilds, 1);
+        rs_check(ks);
+        /* the downloads are gone */
+        char dl[400];
+        struct stat sb;
+        snprintf(dl, sizeof(dl), "%s.rs0", dir);
+        assert_int_not_equal(stat(dl, &sb), 0);
+        snprintf(dl, sizeof(dl), "%s.rs1", dir);
+        assert_int_not_equal(stat(dl, &sb), 0);
+        /* it goes on: a write, a native snapshot */
+        char key[32];
+        uint32_t klen;
+        ck_keyloc loc;
+        int i = 0;
+        do
+            rs_key(RS_KEYS + i++, key, &klen, &loc);
+        while (loc.kg < RS_LO || loc.kg > RS_HI);
+        ck_kkey k = {.loc = loc, .key = key, .klen = klen};
+        int created;
+        int64_t *v = ck_ks_acquire(ks, 0, &k, 1, &created);
+        assert_non_null(v);
+        assert_int_equal(created, 1);
+        assert_int_equal(ck_ks_release(ks, 0, &k, v, 1), 0);
+        assert_int_equal(ks->ops->entries(ks), in_all + 1);
+        ck_kstate *in = ck_clog_kstate_inner(ks);
+        ck_native_snap n;
+        assert_int_equal(in->ops->native_take(in, 2, &n), 0);
+        assert_true(n.n > 0);
+        in->ops->native_release(in, &n);
+        ck_kstate_free(ks);
+        if (cases[c].changelog)
+            ck_clog_free(&log);
+    }
+    /* a source whose files are not a database, and one whose name is a
+     * path: refused */
+    snprintf(dir, sizeof(dir), "%s/rs-bad", tmpdir);
+    ck_kstate *ks = ck_rocks_open(dir, &small, ck_kgr_make(RS_LO, RS_HI), descs, 3, err,
+                                  sizeof(err));
+    assert_non_null(ks);
+    ck_native_source bad[2] = {a.src, b.src};
+    bad[1].n = 1; /* one file of b's: no CURRENT, or no MANIFEST */
+    assert_int_equal(ks->ops->native_rescale(ks, 2, bad), CK_ECORRUPT);
+    ck_kstate_free(ks);
+    ks = ck_rocks_open(dir, &small, ck_kgr_make(RS_LO, RS_HI), descs, 3, err, sizeof(err));
+    assert_non_null(ks);
+    const char *sneaky[64];
+    memcpy(sneaky, a.np, sizeof(sneaky));
+    sneaky[0] = "../escape";
+    bad[0] = a.src;
+    bad[0].names = sneaky;
+    bad[1] = b.src;
+    assert_int_equal(ks->ops->native_rescale(ks, 2, bad), CK_ECORRUPT);
+    ck_kstate_free(ks);
+    for (uint32_t i = 0; i < a.src.n; i++)
+        free(a.data[i]);
+    for (uint32_t i = 0; i < b.src.n; i++)
+        free(b.data[i]);
+}
+
 /* Copies every canonical entry of a's view into b (a materialization
  * restored). */
 typedef struct copier {
@@ -582,6 +826,7 @@ int main(void)
         cmocka_unit_test(test_leveled_compaction),
         cmocka_unit_test(test_work_is_deterministic),
         cmocka_unit_test(test_native_snapshot_restore),
+        cmocka_unit_test(test_native_rescale),
         cmocka_unit_test(test_changelog),
         cmocka_unit_test(test_cannot_open),
     };
