@@ -650,7 +650,10 @@ static int restore_install_native(ck_task *t)
                                                 : ck_strerror(rc));
             break;
         }
-        for (uint32_t k = i; k < n && !rc; k++) {
+        /* A rebuilt instance starts a new file history (Flink's new
+         * backend UUID): its first incremental checkpoint uploads every
+         * file, none of the old instances' is confirmed for reuse. */
+        for (uint32_t k = i; k < n && !rc && !rescale; k++) {
             const ck_handle *f = &t->restore.v[k];
             if (f->kind == CK_HANDLE_NATIVE && f->op == h->op && (f->flags & CK_HANDLE_SHARED))
                 rc = ck_handles_add_like(&t->confirmed, f,
