@@ -756,6 +756,177 @@ static void test_old_version_savepoint_run(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+
+/* The old subtasks new subtask i reads under (ship, out): "a b c". */
+static void reads_str(ck_ship ship, int out, uint32_t p0, uint32_t p1, uint32_t i, char *buf,
+                      size_t len)
+{
+    buf[0] = 0;
+    for (uint32_t k = 0; k < p0; k++) {
+        int r = ck_asg_channel_reads(ship, out, p0, p1, k, i);
+        assert_true(r == 0 || r == 1);
+        if (r) {
+            size_t l = strlen(buf);
+            snprintf(buf + l, len - l, "%s%u", l ? " " : "", k);
+        }
+    }
+}
+
+/* Flink's SubtaskStateMapper per partitioner, by hand: a hash edge's
+ * input channel state by key-group range overlap (RANGE, 32768 key
+ * groups), its output state and a rebalance edge's both sides round
+ * robin (ARBITRARY, ROUND_ROBIN), pointwise and broadcast edges refused
+ * at a changed parallelism and their own at an unchanged one. */
+static void test_channel_mappers_by_hand(void **state)
+{
+    (void)state;
+    static const struct {
+        ck_ship ship;
+        int out;
+        uint32_t p0, p1, i;
+        const char *want;
+    } cases[] = {
+        /* hash input, 2 -> 3: new [0,10922] [10923,21845] [21846,32767] */
+        {CK_SHIP_HASH, 0, 2, 3, 0, "0"},
+        {CK_SHIP_HASH, 0, 2, 3, 1, "0 1"},
+        {CK_SHIP_HASH, 0, 2, 3, 2, "1"},
+        /* hash input, 3 -> 2 */
+        {CK_SHIP_HASH, 0, 3, 2, 0, "0 1"},
+        {CK_SHIP_HASH, 0, 3, 2, 1, "1 2"},
+        /* hash output (ARBITRARY: round robin) */
+        {CK_SHIP_HASH, 1, 3, 2, 0, "0 2"},
+        {CK_SHIP_HASH, 1, 3, 2, 1, "1"},
+        {CK_SHIP_HASH, 1, 2, 3, 2, ""},
+        /* rebalance, both sides round robin: 10 -> 4 and 2 -> 5 */
+        {CK_SHIP_REBALANCE, 0, 10, 4, 0, "0 4 8"},
+        {CK_SHIP_REBALANCE, 0, 10, 4, 3, "3 7"},
+        {CK_SHIP_REBALANCE, 1, 10, 4, 1, "1 5 9"},
+        {CK_SHIP_REBALANCE, 0, 2, 5, 1, "1"},
+        {CK_SHIP_REBALANCE, 0, 2, 5, 4, ""},
+        /* unchanged parallelism: its own, whatever the edge */
+        {CK_SHIP_BROADCAST, 0, 3, 3, 1, "1"},
+        {CK_SHIP_FORWARD, 1, 2, 2, 0, "0"},
+        {CK_SHIP_HASH, 0, 4, 4, 2, "2"},
+    };
+    char got[200];
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        reads_str(cases[c].ship, cases[c].out, cases[c].p0, cases[c].p1, cases[c].i, got,
+                  sizeof(got));
+        if (strcmp(got, cases[c].want))
+            fprintf(stderr, "case %zu: %s %s %u -> %u, new %u: got \"%s\", want \"%s\"\n", c,
+                    ck_ship_name(cases[c].ship), cases[c].out ? "output" : "input", cases[c].p0,
+                    cases[c].p1, cases[c].i, got, cases[c].want);
+        assert_string_equal(got, cases[c].want);
+    }
+    assert_int_equal(ck_asg_channel_mapper(CK_SHIP_HASH, 0), CK_ASG_MAP_RANGE);
+    assert_int_equal(ck_asg_channel_mapper(CK_SHIP_HASH, 1), CK_ASG_MAP_ARBITRARY);
+    assert_int_equal(ck_asg_channel_mapper(CK_SHIP_REBALANCE, 0), CK_ASG_MAP_ROUND_ROBIN);
+    assert_true(ck_asg_mapper_ambiguous(CK_ASG_MAP_RANGE));
+    assert_false(ck_asg_mapper_ambiguous(CK_ASG_MAP_ROUND_ROBIN));
+    ck_ship refused[] = {CK_SHIP_FORWARD, CK_SHIP_RESCALE, CK_SHIP_BROADCAST};
+    for (int k = 0; k < 3; k++)
+        for (int out = 0; out < 2; out++) {
+            assert_int_equal(ck_asg_channel_mapper(refused[k], out), CK_ASG_MAP_UNSUPPORTED);
+            assert_int_equal(ck_asg_channel_reads(refused[k], out, 2, 3, 0, 0), CK_EINVAL);
+        }
+    assert_int_equal(ck_asg_channel_reads(CK_SHIP_HASH, 0, 2, 3, 2, 0), CK_EINVAL);
+    assert_int_equal(ck_asg_channel_reads(CK_SHIP_HASH, 0, 2, 3, 0, 3), CK_EINVAL);
+    assert_int_equal(ck_asg_channel_reads(CK_SHIP_HASH, 0, 0, 3, 0, 0), CK_EINVAL);
+}
+
+/* Over many parallelisms and max parallelisms: every old subtask's
+ * channel state goes to at least one new subtask, on both sides of hash
+ * and rebalance edges; over a hash edge, a record of key group kg held
+ * in old subtask k's input channel state (k owned kg) is read by kg's
+ * new owner, and after the recipients' key-group filter lands in exactly
+ * that one. */
+static void test_channel_state_every_record_lands_once(void **state)
+{
+    (void)state;
+    static const int maxps[] = {128, 7, 100, 32768};
+    ck_ship ships[] = {CK_SHIP_HASH, CK_SHIP_REBALANCE};
+    for (uint32_t p0 = 1; p0 <= 9; p0++)
+        for (uint32_t p1 = 1; p1 <= 9; p1++) {
+            for (int s = 0; s < 2; s++)
+                for (int out = 0; out < 2; out++)
+                    for (uint32_t k = 0; k < p0; k++) {
+                        int n = 0;
+                        for (uint32_t i = 0; i < p1; i++)
+                            n += ck_asg_channel_reads(ships[s], out, p0, p1, k, i) == 1;
+                        assert_true(n >= 1);
+                        if (!(s == 0 && out == 0)) /* round robin: unique */
+                            assert_int_equal(n, 1);
+                    }
+            for (size_t mi = 0; mi < sizeof(maxps) / sizeof(maxps[0]); mi++) {
+                int maxp = maxps[mi];
+                if ((int)p0 > maxp || (int)p1 > maxp)
+                    continue;
+                for (int kg = 0; kg < maxp; kg++) {
+                    uint32_t k = (uint32_t)ck_kg_subtask(kg, (int)p0, maxp);
+                    int landed = 0;
+                    for (uint32_t i = 0; i < p1; i++) {
+                        if (ck_asg_channel_reads(CK_SHIP_HASH, 0, p0, p1, k, i) != 1)
+                            continue;
+                        /* the recipient's filter: its own key groups only */
+                        landed += ck_kgr_contains(ck_kg_range((int)i, (int)p1, maxp), kg);
+                    }
+                    if (landed != 1)
+                        fprintf(stderr, "%u -> %u, max parallelism %d: key group %d of old "
+                                "subtask %u lands in %d subtasks\n", p0, p1, maxp, kg, k, landed);
+                    assert_int_equal(landed, 1);
+                }
+            }
+        }
+}
+
+/* The plan at a changed parallelism of a vertex behind a hash edge with
+ * unaligned checkpoints: the aggregate 2 -> 3 takes its input channel
+ * state by key-group overlap (new 1 from old 0 and 1) and holds
+ * invariant (6); a plan that drops one old subtask's channel state
+ * breaks it. */
+static void test_plan_channel_takes(void **state)
+{
+    (void)state;
+    ck_graph g0, g1;
+    job(&g0, 1, 2, 128, "agg", CK_OP_AGGREGATE);
+    job(&g1, 1, 3, 128, "agg", CK_OP_AGGREGATE);
+    ck_config cfg;
+    ck_config_defaults(&cfg);
+    cfg.v[CK_CFG_CP_INTERVAL] = 100 * CK_NS_PER_MS;
+    cfg.v[CK_CFG_CP_UNALIGNED] = 1;
+    ck_cp_meta m;
+    meta_of(&m, &g0);
+    ck_asg a;
+    char err[400];
+    assert_int_equal(ck_asg_plan(&a, &m, &g1, &cfg, NULL, 0, err, sizeof(err)), 0);
+    ck_inv inv;
+    assert_int_equal(ck_asg_check(&a, &m, &g1, &inv), 0);
+    const char *want[] = {"0", "0 1", "1"};
+    for (int i = 0; i < 3; i++) {
+        const ck_asg_task *t = &a.tasks[g1.v[1].base + (uint32_t)i];
+        char got[64] = "";
+        for (uint32_t k = 0; k < t->ntakes; k++)
+            if (t->takes[k].what & CK_ASG_CHANNELS) {
+                size_t l = strlen(got);
+                snprintf(got + l, sizeof(got) - l, "%s%u", l ? " " : "",
+                         t->takes[k].old - a.old_base[1]);
+            }
+        assert_string_equal(got, want[i]);
+    }
+    /* new 2 no longer reads old 1's channel state: old 1's is still read by
+     * new 1, so drop new 1's too */
+    for (int i = 1; i < 3; i++) {
+        ck_asg_task *t = &a.tasks[g1.v[1].base + (uint32_t)i];
+        for (uint32_t k = 0; k < t->ntakes; k++)
+            if (t->takes[k].old == a.old_base[1] + 1)
+                t->takes[k].what &= ~CK_ASG_CHANNELS;
+    }
+    assert_int_equal(ck_asg_check(&a, &m, &g1, &inv), CK_EINVARIANT);
+    assert_non_null(strstr(inv.what, "input channel state is taken by no subtask"));
+    ck_asg_free(&a);
+    ck_cp_meta_free(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -770,6 +941,9 @@ int main(void)
         cmocka_unit_test(test_old_version_metadata),
         cmocka_unit_test(test_metadata_v4_operators),
         cmocka_unit_test(test_old_version_savepoint_run),
+        cmocka_unit_test(test_channel_mappers_by_hand),
+        cmocka_unit_test(test_channel_state_every_record_lands_once),
+        cmocka_unit_test(test_plan_channel_takes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
