@@ -6,6 +6,7 @@
 
 #include "error.h"
 #include "keygroup.h"
+#include "topic.h"
 
 #define CK_INV_MODULE "assign" /* invariant.h */
 
@@ -293,6 +294,134 @@ static int has_sink(const ck_graph *g, int v)
     return 0;
 }
 
+/* ---- operator state from the snapshot's counts (assign.h) ----------------------------- */
+
+/* The canonical handle of old subtask s, or NULL. */
+static const ck_handle *canonical(const ck_cp_meta *m, uint32_t s)
+{
+    for (uint32_t h = 0; h < m->tasks[s].n; h++)
+        if (m->tasks[s].v[h].kind == CK_HANDLE_SNAPSHOT)
+            return &m->tasks[s].v[h];
+    return NULL;
+}
+
+static const char *mode_name(int mode)
+{
+    return mode == 1 ? "split-distribute" : mode == 2 ? "union" : "broadcast";
+}
+
+int ck_asg_opstate_from_meta(const ck_cp_meta *m, const ck_graph *g, const char *topic,
+                             int nparts, ck_asg_opstate *os, int max, uint32_t **counts,
+                             char *err, size_t errlen)
+{
+    *counts = NULL;
+    if (!m->nvertices) /* version 3: the plan refuses it at another parallelism */
+        return 0;
+    /* first: how many counts, at most (each listed state, per old subtask) */
+    size_t room = 0;
+    uint32_t base = 0;
+    for (uint32_t v = 0; v < m->nvertices; v++) {
+        uint32_t p = m->vertices[v].parallelism;
+        for (uint32_t k = 0; k < p; k++) {
+            const ck_handle *h = canonical(m, base + k);
+            room += (size_t)(h ? h->nopc : 0) * p;
+        }
+        room += p; /* a source's partitions by the topic */
+        base += p;
+    }
+    uint32_t *c = calloc(room + 1, sizeof(*c));
+    if (!c)
+        return CK_ENOMEM;
+    size_t used = 0;
+    int n = 0, rc = CK_OK;
+    base = 0;
+    for (uint32_t v = 0; v < m->nvertices && !rc; base += m->vertices[v++].parallelism) {
+        const ck_cp_meta_vertex *mv = &m->vertices[v];
+        uint32_t p = mv->parallelism;
+        int counted = 1;
+        for (uint32_t k = 0; k < p; k++) {
+            const ck_handle *h = canonical(m, base + k);
+            counted &= h && (h->flags & CK_HANDLE_OPCOUNTS);
+        }
+        if (!counted) { /* a source's partitions by the topic's rule */
+            if (mv->ops[0].kind != CK_OP_SOURCE || !topic || nparts <= 0)
+                continue;
+            int op = op_of_uid(g, mv->ops[0].uid);
+            if (op < 0 || g->spec.ops[op].kind != CK_OP_SOURCE)
+                continue;
+            if (n >= max) {
+                snprintf(err, errlen, "the snapshot lists more than %d operator states", max);
+                rc = CK_EINVAL;
+                break;
+            }
+            uint32_t *pc = c + used;
+            used += p;
+            for (int q = 0; q < nparts; q++)
+                pc[ck_topic_owner(topic, q, (int)p)]++;
+            os[n++] = (ck_asg_opstate){.op = op, .name = CK_ASG_SOURCE_STATE,
+                                       .mode = CK_ASG_SPLIT_DISTRIBUTE, .counts = pc};
+            continue;
+        }
+        int first = n;
+        for (uint32_t k = 0; k < p && !rc; k++) {
+            const ck_handle *h = canonical(m, base + k);
+            for (uint32_t x = 0; x < h->nopc && !rc; x++) {
+                const ck_handle_opcount *oc = &h->opc[x];
+                uint32_t q = 0;
+                while (q < mv->nops && mv->ops[q].index != oc->op)
+                    q++;
+                if (q == mv->nops) {
+                    snprintf(err, errlen,
+                             "the snapshot's subtask %u lists operator state \"%s\" of "
+                             "operator %u, which its vertex does not have",
+                             base + k, oc->name, oc->op);
+                    rc = CK_EINVAL;
+                    break;
+                }
+                int op = op_of_uid(g, mv->ops[q].uid);
+                if (op < 0)
+                    continue; /* the plan refuses the restore, naming it */
+                ck_asg_mode mode = oc->mode == 2   ? CK_ASG_UNION
+                                   : oc->mode == 3 ? CK_ASG_BROADCAST
+                                                   : CK_ASG_SPLIT_DISTRIBUTE;
+                int s = first;
+                while (s < n && (os[s].op != op || strcmp(os[s].name, oc->name)))
+                    s++;
+                if (s < n && os[s].mode != mode) {
+                    snprintf(err, errlen,
+                             "operator uid \"%s\": the snapshot lists its state \"%s\" as %s "
+                             "and as %s",
+                             mv->ops[q].uid, oc->name, mode_name((int)oc->mode),
+                             mode_name(os[s].mode == CK_ASG_UNION       ? 2
+                                       : os[s].mode == CK_ASG_BROADCAST ? 3
+                                                                        : 1));
+                    rc = CK_EINVAL;
+                    break;
+                }
+                if (s == n) {
+                    if (n >= max || used + p > room) {
+                        snprintf(err, errlen, "the snapshot lists more than %d operator states",
+                                 max);
+                        rc = CK_EINVAL;
+                        break;
+                    }
+                    os[n] = (ck_asg_opstate){.op = op, .mode = mode, .counts = c + used};
+                    snprintf(os[n].name, sizeof(os[n].name), "%s", oc->name);
+                    used += p;
+                    n++;
+                }
+                ((uint32_t *)os[s].counts)[k] = oc->entries;
+            }
+        }
+    }
+    if (rc) {
+        free(c);
+        return rc;
+    }
+    *counts = c;
+    return n;
+}
+
 /* ---- channel state: Flink's SubtaskStateMapper (assign.h) ------------------------------ */
 
 ck_asg_mapper ck_asg_channel_mapper(ck_ship ship, int out)
@@ -456,7 +585,10 @@ int ck_asg_plan(ck_asg *a, const ck_cp_meta *m, const ck_graph *g, const ck_conf
             uint32_t old = a->old_base[o] + k;
             const ck_handles *hs = &m->tasks[old];
             int own = t->old_subtask == (int)k;
-            uint32_t what_any = (own ? CK_ASG_OPSTATE : 0) | (opfrom[k] ? CK_ASG_OPSTATE : 0) |
+            /* at an unchanged parallelism a subtask restores its own file:
+             * its chunks (ops) say what Flink deals of union state beyond */
+            uint32_t what_any = (own ? CK_ASG_OPSTATE : 0) |
+                                (opfrom[k] && t->old_subtask < 0 ? CK_ASG_OPSTATE : 0) |
                                 gets_channels(g, v, t->old_parallelism, t, k) |
                                 (has_sink(g, v) && k % (uint32_t)new_p == (uint32_t)t->subtask
                                      ? CK_ASG_TXNS

@@ -38,9 +38,13 @@
  *    any parallelism), broadcast (new j takes old j % oldP's copy); at an
  *    unchanged parallelism split-distribute and broadcast state stay with
  *    their subtask. Entry counts come from the caller (ck_asg_opstate):
- *    the pre-check reads them from the state files, the job manager
- *    (which reads no file) knows the sources' from the topic; without
- *    them no operator state is dealt;
+ *    the job manager (which reads no file) and the pre-check both take
+ *    them from the _metadata's canonical handles
+ *    (ck_asg_opstate_from_meta), or of an older _metadata the sources'
+ *    from the topic; without them no operator state is dealt. At an
+ *    unchanged parallelism a subtask's takes are its own file: its
+ *    chunks (ops) still say what Flink deals it of other subtasks' union
+ *    state;
  *  - source partitions are a source's split-distribute list state
  *    (FLIP-27): the caller passes their counts as a state named
  *    CK_ASG_SOURCE_STATE;
@@ -126,10 +130,40 @@ void ck_asg_chunks_free(ck_asg_chunk **out, uint32_t nslots);
  * them). */
 typedef struct ck_asg_opstate {
     int op;
-    char name[CK_NAME_MAX];
+    char name[CK_HANDLE_STATE_NAME_MAX];
     ck_asg_mode mode;
     const uint32_t *counts;
 } ck_asg_opstate;
+
+/* The most operator states a job's snapshot deals (per operator, its
+ * lists: snapshot.h). */
+#define CK_ASG_MAX_OPSTATES CK_HANDLE_MAX_OPCOUNTS
+
+/*
+ * The operator state of snapshot m that a restore into job g deals, for
+ * ck_asg_plan: one policy for the job manager (which reads no state file)
+ * and the savepoint pre-check. From the snapshot's canonical handles'
+ * counts (CK_HANDLE_OPCOUNTS, a version-5 _metadata): per (operator,
+ * state name) of an old vertex every one of whose subtasks' canonical
+ * handles lists its counts, the mode it was written with and each old
+ * subtask's entries (0 where a subtask lists none) - a buffer's
+ * `buffered` list, a source's `source-splits` and
+ * `source-known-partitions`, and the rest. Of an old vertex without
+ * them (a version-4 or -3 _metadata), only a source's partitions, by the
+ * topic's rule (old source subtask k of parallelism p read the partitions
+ * ck_topic_owner gives reader k of p: topic `topic` of nparts partitions;
+ * none without a topic), as split-distribute state CK_ASG_SOURCE_STATE.
+ * An old operator the job does not have (by uid) is left out: the plan
+ * refuses it. Writes up to max into os, their counts into *counts
+ * (malloc'd: free it once the plan is made; os points into it). Returns
+ * how many; CK_EINVAL with one line in err when the counts contradict the
+ * snapshot (an operator its vertex does not have, a state listed in two
+ * modes, more than max); CK_ENOMEM.
+ */
+CK_MUST_CHECK
+int ck_asg_opstate_from_meta(const ck_cp_meta *m, const ck_graph *g, const char *topic,
+                             int nparts, ck_asg_opstate *os, int max, uint32_t **counts,
+                             char *err, size_t errlen);
 
 /* What a take is for (bits). */
 #define CK_ASG_KEYED 1u   /* key groups kgr of its keyed state */

@@ -490,38 +490,23 @@ static int restore_plan(const ck_jm *jm, ck_restore_plan *rp)
             return CK_ENOMEM;
         m = &own;
     }
-    /* The sources' partitions, dealt as their split-distribute list state
-     * (FLIP-27): old source subtask k of parallelism p read those the
-     * topic gives reader k of p (ck_topic_owner), as the pre-check found
-     * in its state file. (An old-version _metadata of another parallelism
-     * lists no vertices: the plan refuses it.) */
-    ck_asg_opstate os[CK_MAX_OPS];
-    uint32_t *parts = calloc(m->nsubtasks + 1, sizeof(*parts));
-    int nos = 0;
-    if (!parts) {
-        free(own_tasks);
-        free(own.vertices);
-        return CK_ENOMEM;
-    }
+    /* Operator state, dealt from the snapshot's counts (assign.h: a
+     * buffer's list, sources' partitions as their split-distribute list
+     * state, FLIP-27); of a snapshot without them, the sources' by the
+     * topic's rule. (An old-version _metadata of another parallelism lists
+     * no vertices: the plan refuses it.) */
+    ck_asg_opstate *os = calloc(CK_ASG_MAX_OPSTATES, sizeof(*os));
+    uint32_t *parts = NULL;
     int nparts = jm->topic ? jm->topic->ops->npartitions(jm->topic->ctx) : 0;
-    uint32_t base = 0;
-    for (uint32_t v = 0; v < m->nvertices; v++) {
-        uint32_t p = m->vertices[v].parallelism;
-        int src = m->vertices[v].ops[0].kind == CK_OP_SOURCE;
-        for (int q = 0; src && jm->topic && q < nparts; q++)
-            parts[base + (uint32_t)ck_topic_owner(jm->topic->name, q, (int)p)]++;
-        /* the job's operator of the same uid, if any: the plan refuses otherwise */
-        const char *uid = m->vertices[v].ops[0].uid;
-        for (int i = 0; src && jm->topic && i < g->spec.nops; i++)
-            if (!strcmp(g->spec.ops[i].uid[0] ? g->spec.ops[i].uid : g->spec.ops[i].name, uid) &&
-                g->spec.ops[i].kind == CK_OP_SOURCE)
-                os[nos++] = (ck_asg_opstate){.op = i, .name = CK_ASG_SOURCE_STATE,
-                                             .mode = CK_ASG_SPLIT_DISTRIBUTE,
-                                             .counts = parts + base};
-        base += p;
-    }
+    int nos = os ? ck_asg_opstate_from_meta(m, g, jm->topic ? jm->topic->name : NULL, nparts, os,
+                                            CK_ASG_MAX_OPSTATES, &parts, rp->why,
+                                            sizeof(rp->why))
+                 : CK_ENOMEM;
     ck_asg a;
-    int rc = ck_asg_plan(&a, m, g, jm->cfg, os, nos, rp->why, sizeof(rp->why));
+    int rc = nos < 0 ? nos : ck_asg_plan(&a, m, g, jm->cfg, os, nos, rp->why, sizeof(rp->why));
+    if (nos < 0)
+        memset(&a, 0, sizeof(a));
+    free(os);
     if (!rc)
         rc = ck_asg_applicable(&a, m, g, rp->why, sizeof(rp->why));
     rp->handles = rc ? NULL : calloc(g->nsubtasks, sizeof(*rp->handles));

@@ -57,7 +57,7 @@ uint8_t *ck_tm_deploy_body(uint32_t attempt, int gen, const ck_restore_point *fr
         ck_wbuf_u32(&w, i);
         for (int k = 0; k < 3; k++)
             ck_wbuf_u32(&w, origins ? origins[3 * i + (uint32_t)k] : CK_TM_ORIGIN_OWN);
-        ck_handles_put(&w, handles[i]);
+        ck_handles_put_bare(&w, handles[i]); /* it reads its operator state from its files */
     }
     if (w.err) {
         free(w.p);

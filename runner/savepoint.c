@@ -753,14 +753,7 @@ int ck_sp_check_job(const ck_savepoint *sp, ck_graph *g, const ck_config *cfg,
     }
     size_t dl = strlen(sp->dir);
     /* The handles of old global subtask k are the state of the old vertex
-     * the assignment matched to job vertex v, subtask i of it. Sources'
-     * partitions are counted for the assignment's dealing. */
-    uint32_t *parts = calloc(sp->meta.nsubtasks + 1, sizeof(*parts));
-    if (!parts) {
-        ck_asg_free(&a);
-        snprintf(err, errlen, "%s: out of memory", sp->path);
-        return CK_ENOMEM;
-    }
+     * the assignment matched to job vertex v, subtask i of it. */
     for (uint32_t f = 0; f < sp->nfiles && !rc; f++) {
         uint32_t k = sp->files[f].subtask;
         int v = -1, i = 0, old_p = 0;
@@ -790,20 +783,26 @@ int ck_sp_check_job(const ck_savepoint *sp, ck_graph *g, const ck_config *cfg,
             break;
         }
         rc = check_file(sp, name, &s, g, cfg, topic, v, i, old_p, a.max_parallelism, err, errlen);
-        if (s.has_source)
-            parts[k] = (uint32_t)s.source.nparts;
         ck_snapshot_free(&s);
     }
-    /* The whole plan, with the sources' partitions dealt as their list
-     * state: checked (its invariants) before the run relies on it. */
-    ck_asg_opstate os[CK_MAX_OPS];
+    /* The whole plan, with the operator state dealt as the job manager
+     * deals it (from the _metadata's counts; of an older one, the sources'
+     * partitions by the topic's rule): checked (its invariants) before the
+     * run relies on it. */
+    ck_asg_opstate *os = rc ? NULL : calloc(CK_ASG_MAX_OPSTATES, sizeof(*os));
+    uint32_t *parts = NULL;
     int nos = 0;
-    for (int nv = 0; nv < g->nv && !rc; nv++)
-        if (g->spec.ops[g->v[nv].ops[0]].kind == CK_OP_SOURCE)
-            os[nos++] = (ck_asg_opstate){.op = g->v[nv].ops[0],
-                                         .name = CK_ASG_SOURCE_STATE,
-                                         .mode = CK_ASG_SPLIT_DISTRIBUTE,
-                                         .counts = parts + a.old_base[a.old_vertex[nv]]};
+    if (!rc && !os)
+        rc = CK_ENOMEM;
+    if (!rc) {
+        nos = ck_asg_opstate_from_meta(&sp->meta, g, topic ? topic->name : NULL,
+                                       topic ? topic->ops->npartitions(topic->ctx) : 0, os,
+                                       CK_ASG_MAX_OPSTATES, &parts, why, sizeof(why));
+        if (nos < 0) {
+            rc = nos;
+            snprintf(err, errlen, "%s: %s", sp->path, rc == CK_ENOMEM ? "out of memory" : why);
+        }
+    }
     ck_asg full;
     if (!rc && (rc = ck_asg_plan(&full, &sp->meta, g, cfg, os, nos, why, sizeof(why))) == CK_OK) {
         ck_inv inv;
@@ -817,6 +816,7 @@ int ck_sp_check_job(const ck_savepoint *sp, ck_graph *g, const ck_config *cfg,
     }
     if (!rc)
         ck_asg_adopt(&a, g); /* the snapshot's max parallelism, where the job set none */
+    free(os);
     free(parts);
     ck_asg_free(&a);
     return rc;
