@@ -171,6 +171,12 @@ static int restore_apply_snapshot(ck_task *t, const ck_snapshot *s, const char *
     /* Channel state (an unaligned checkpoint): what its barriers overtook
      * is sent and read again before anything new. */
     *why = "its channel state does not match the job's channels";
+    /* At another parallelism a keyed subtask keeps, of its restored input
+     * state, the records of its own key groups (gate.h). */
+    if (t->has_gate && ck_chain_keyed(&t->chain) &&
+        t->from.old_parallelism != (uint32_t)t->g->v[t->vertex].parallelism)
+        ck_gate_replay_filter(&t->gate, t->chain.ops[0].kgr,
+                              t->chain.ops[0].spec->max_parallelism);
     for (int i = 0; i < s->nchans; i++) {
         const ck_chan_state *cs = &s->chans[i];
         rc = CK_ECORRUPT;

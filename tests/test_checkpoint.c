@@ -408,6 +408,74 @@ static void test_restored_gate_credit_after_state(void **state)
 }
 
 /*
+ * Restored at another parallelism over a hash edge (assign.h: an old
+ * subtask's input channel state goes to every new subtask whose key
+ * groups overlap its), each new subtask keeps the restored records of its
+ * own key groups: the same state of 20 keys replayed into the gates of
+ * new subtasks 0..2 of 3 (max parallelism 128) comes out of exactly one
+ * of them per record, in order, the others counted as filtered; what the
+ * channels receive afterwards is never filtered, and without the filter
+ * (an unchanged parallelism) every restored record is read.
+ */
+static void test_restored_state_key_group_filter(void **state)
+{
+    (void)state;
+    static const char keys[] = "abcdefghijklmnopqrst";
+    ck_wbuf st = {0};
+    for (int v = 0; v < 20; v++) {
+        ck_elem e = {.tag = CK_EL_RECORD};
+        e.u.rec.key = &keys[v];
+        e.u.rec.klen = 1;
+        e.u.rec.value = v;
+        ck_elem_encode(ck_wbuf_room(&st, ck_elem_size(&e)), &e);
+    }
+    int owner[20], seen[20] = {0};
+    for (int v = 0; v < 20; v++)
+        owner[v] = ck_kg_subtask(ck_kg_of_key(&keys[v], 1, 128), 3, 128);
+    int live_owner = ck_kg_subtask(ck_kg_of_key("k", 1, 128), 3, 128), foreign_live = 0;
+    for (int i = 0; i <= 3; i++) { /* 3: no filter */
+        static rig r;
+        rig_init(&r, 1);
+        fake_clear(&r.w);
+        ck_gate_free(&r.gate);
+        uint32_t eps[2] = {20, 21};
+        assert_int_equal(ck_gate_init(&r.gate, &r.cp.plat, 1, 0, 2, eps, 2, 8), 0);
+        if (i < 3)
+            ck_gate_replay_filter(&r.gate, ck_kg_range(i, 3, 128), 128);
+        assert_int_equal(ck_gate_replay(&r.gate, 0, st.p, st.len), 0);
+        char trace[512] = "", want[512] = "";
+        drain(&r, trace, sizeof(trace));
+        int kept = 0;
+        for (int v = 0; v < 20; v++)
+            if (i == 3 || owner[v] == i) {
+                size_t l = strlen(want);
+                snprintf(want + l, sizeof(want) - l, "0:%d ", v);
+                kept++;
+                if (i < 3)
+                    seen[v]++;
+            }
+        assert_string_equal(trace, want);
+        assert_int_equal(r.gate.replay_filtered, (uint64_t)(20 - kept));
+        assert_true(ck_gate_recovered(&r.gate));
+        /* what arrives now is another matter: never filtered, even a key
+         * group the subtask does not own (key "k" is one new subtask's) */
+        ck_gate_announce(&r.gate);
+        put_rec(&r, 1, 99);
+        pump(&r);
+        pump(&r);
+        trace[0] = 0;
+        drain(&r, trace, sizeof(trace));
+        assert_string_equal(trace, "1:99 ");
+        foreign_live += i < 3 && i != live_owner;
+        rig_free(&r);
+    }
+    for (int v = 0; v < 20; v++)
+        assert_int_equal(seen[v], 1); /* exactly one owner each */
+    assert_int_equal(foreign_live, 2);
+    free(st.p);
+}
+
+/*
  * The aligned-checkpoint timeout. In the gate: checkpoint 1 aligns in the
  * data (channel 0 blocked behind its barrier) until the timeout turns it
  * unaligned: channel 0 is unblocked and keeps nothing (what follows its
@@ -2849,6 +2917,7 @@ int main(void)
         cmocka_unit_test(test_jm_failure_merges_into_pending_restart),
         cmocka_unit_test(test_metadata_roundtrip_and_bad_keys),
         cmocka_unit_test(test_metadata_opcounts),
+        cmocka_unit_test(test_restored_state_key_group_filter),
         cmocka_unit_test(test_shared_registry),
         cmocka_unit_test(test_coordinator_appendable_files),
         cmocka_unit_test(test_coordinator_invariants),
