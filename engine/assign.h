@@ -201,6 +201,13 @@ int ck_asg_opstate_from_meta(const ck_cp_meta *m, const ck_graph *g, const char 
  *     records of its own key groups (the recipient's filter, gate.h);
  *   UNSUPPORTED: refused ("Cannot rescale the given pointwise
  *     partitioner").
+ * Inside a state file the channels are named by the old peer at their
+ * other end; the same mapping renames them where the peer's side changed
+ * its parallelism (Flink's InflightDataRescalingDescriptor): an input
+ * channel from old producer p is read as from the new producers that take
+ * p's output state (ck_asg_channel_reads(ship, 1, ...)), an output
+ * subpartition for old consumer d goes to the new consumers that take
+ * d's input state (ck_asg_channel_reads(ship, 0, ...)).
  */
 typedef enum ck_asg_mapper {
     CK_ASG_MAP_ARBITRARY,
