@@ -6,6 +6,7 @@
 
 #include "error.h"
 #include "keygroup.h"
+#include "topic.h"
 
 #define CK_INV_MODULE "assign" /* invariant.h */
 
@@ -305,23 +306,197 @@ static int has_sink(const ck_graph *g, int v)
     return 0;
 }
 
-/* Whether old subtask k's channel state goes to new subtask i of vertex v
- * (Flink's SubtaskStateMapper: RANGE over a hash edge, ROUND_ROBIN else). */
-static int gets_channels(const ck_asg *a, const ck_graph *g, int v, uint32_t old_p,
-                         const ck_asg_task *t, uint32_t k)
+/* ---- operator state from the snapshot's counts (assign.h) ----------------------------- */
+
+/* The canonical handle of old subtask s, or NULL. */
+static const ck_handle *canonical(const ck_cp_meta *m, uint32_t s)
 {
-    int new_p = g->v[v].parallelism;
-    if ((int)old_p == new_p)
-        return (int)k == t->subtask;
-    if (k % (uint32_t)new_p == (uint32_t)t->subtask)
-        return 1;
-    const ck_vertex *vx = &g->v[v];
-    if (vx->in_edge >= 0 && g->e[vx->in_edge].ship == CK_SHIP_HASH && !ck_kgr_empty(t->kgr)) {
-        int kop = keyed_op(g, v);
-        ck_kgr r = ck_kg_range((int)k, (int)old_p, a->max_parallelism[kop]);
-        return !ck_kgr_empty(ck_kgr_intersect(r, t->kgr));
+    for (uint32_t h = 0; h < m->tasks[s].n; h++)
+        if (m->tasks[s].v[h].kind == CK_HANDLE_SNAPSHOT)
+            return &m->tasks[s].v[h];
+    return NULL;
+}
+
+static const char *mode_name(int mode)
+{
+    return mode == 1 ? "split-distribute" : mode == 2 ? "union" : "broadcast";
+}
+
+int ck_asg_opstate_from_meta(const ck_cp_meta *m, const ck_graph *g, const char *topic,
+                             int nparts, ck_asg_opstate *os, int max, uint32_t **counts,
+                             char *err, size_t errlen)
+{
+    *counts = NULL;
+    if (!m->nvertices) /* version 3: the plan refuses it at another parallelism */
+        return 0;
+    /* first: how many counts, at most (each listed state, per old subtask) */
+    size_t room = 0;
+    uint32_t base = 0;
+    for (uint32_t v = 0; v < m->nvertices; v++) {
+        uint32_t p = m->vertices[v].parallelism;
+        for (uint32_t k = 0; k < p; k++) {
+            const ck_handle *h = canonical(m, base + k);
+            room += (size_t)(h ? h->nopc : 0) * p;
+        }
+        room += p; /* a source's partitions by the topic */
+        base += p;
     }
-    return 0;
+    uint32_t *c = calloc(room + 1, sizeof(*c));
+    if (!c)
+        return CK_ENOMEM;
+    size_t used = 0;
+    int n = 0, rc = CK_OK;
+    base = 0;
+    for (uint32_t v = 0; v < m->nvertices && !rc; base += m->vertices[v++].parallelism) {
+        const ck_cp_meta_vertex *mv = &m->vertices[v];
+        uint32_t p = mv->parallelism;
+        int counted = 1;
+        for (uint32_t k = 0; k < p; k++) {
+            const ck_handle *h = canonical(m, base + k);
+            counted &= h && (h->flags & CK_HANDLE_OPCOUNTS);
+        }
+        if (!counted) { /* a source's partitions by the topic's rule */
+            if (mv->ops[0].kind != CK_OP_SOURCE || !topic || nparts <= 0)
+                continue;
+            int op = op_of_uid(g, mv->ops[0].uid);
+            if (op < 0 || g->spec.ops[op].kind != CK_OP_SOURCE)
+                continue;
+            if (n >= max) {
+                snprintf(err, errlen, "the snapshot lists more than %d operator states", max);
+                rc = CK_EINVAL;
+                break;
+            }
+            uint32_t *pc = c + used;
+            used += p;
+            for (int q = 0; q < nparts; q++)
+                pc[ck_topic_owner(topic, q, (int)p)]++;
+            os[n++] = (ck_asg_opstate){.op = op, .name = CK_ASG_SOURCE_STATE,
+                                       .mode = CK_ASG_SPLIT_DISTRIBUTE, .counts = pc};
+            continue;
+        }
+        int first = n;
+        for (uint32_t k = 0; k < p && !rc; k++) {
+            const ck_handle *h = canonical(m, base + k);
+            for (uint32_t x = 0; x < h->nopc && !rc; x++) {
+                const ck_handle_opcount *oc = &h->opc[x];
+                uint32_t q = 0;
+                while (q < mv->nops && mv->ops[q].index != oc->op)
+                    q++;
+                if (q == mv->nops) {
+                    snprintf(err, errlen,
+                             "the snapshot's subtask %u lists operator state \"%s\" of "
+                             "operator %u, which its vertex does not have",
+                             base + k, oc->name, oc->op);
+                    rc = CK_EINVAL;
+                    break;
+                }
+                int op = op_of_uid(g, mv->ops[q].uid);
+                if (op < 0)
+                    continue; /* the plan refuses the restore, naming it */
+                ck_asg_mode mode = oc->mode == 2   ? CK_ASG_UNION
+                                   : oc->mode == 3 ? CK_ASG_BROADCAST
+                                                   : CK_ASG_SPLIT_DISTRIBUTE;
+                int s = first;
+                while (s < n && (os[s].op != op || strcmp(os[s].name, oc->name)))
+                    s++;
+                if (s < n && os[s].mode != mode) {
+                    snprintf(err, errlen,
+                             "operator uid \"%s\": the snapshot lists its state \"%s\" as %s "
+                             "and as %s",
+                             mv->ops[q].uid, oc->name, mode_name((int)oc->mode),
+                             mode_name(os[s].mode == CK_ASG_UNION       ? 2
+                                       : os[s].mode == CK_ASG_BROADCAST ? 3
+                                                                        : 1));
+                    rc = CK_EINVAL;
+                    break;
+                }
+                if (s == n) {
+                    if (n >= max || used + p > room) {
+                        snprintf(err, errlen, "the snapshot lists more than %d operator states",
+                                 max);
+                        rc = CK_EINVAL;
+                        break;
+                    }
+                    os[n] = (ck_asg_opstate){.op = op, .mode = mode, .counts = c + used};
+                    snprintf(os[n].name, sizeof(os[n].name), "%s", oc->name);
+                    used += p;
+                    n++;
+                }
+                ((uint32_t *)os[s].counts)[k] = oc->entries;
+            }
+        }
+    }
+    if (rc) {
+        free(c);
+        return rc;
+    }
+    *counts = c;
+    return n;
+}
+
+/* ---- channel state: Flink's SubtaskStateMapper (assign.h) ------------------------------ */
+
+ck_asg_mapper ck_asg_channel_mapper(ck_ship ship, int out)
+{
+    switch (ship) {
+    case CK_SHIP_HASH: return out ? CK_ASG_MAP_ARBITRARY : CK_ASG_MAP_RANGE;
+    case CK_SHIP_REBALANCE: return out ? CK_ASG_MAP_ARBITRARY : CK_ASG_MAP_ROUND_ROBIN;
+    default: return CK_ASG_MAP_UNSUPPORTED; /* pointwise, broadcast */
+    }
+}
+
+int ck_asg_mapper_ambiguous(ck_asg_mapper m)
+{
+    return m == CK_ASG_MAP_FULL || m == CK_ASG_MAP_RANGE;
+}
+
+int ck_asg_channel_reads(ck_ship ship, int out, uint32_t old_p, uint32_t new_p, uint32_t k,
+                         uint32_t i)
+{
+    if (old_p < 1 || new_p < 1 || k >= old_p || i >= new_p ||
+        old_p > CK_KG_UPPER_BOUND_MAX_PARALLELISM || new_p > CK_KG_UPPER_BOUND_MAX_PARALLELISM)
+        return CK_EINVAL;
+    if (old_p == new_p)
+        return k == i;
+    switch (ck_asg_channel_mapper(ship, out)) {
+    case CK_ASG_MAP_ARBITRARY:
+    case CK_ASG_MAP_ROUND_ROBIN: return k % new_p == i;
+    case CK_ASG_MAP_FIRST: return i == 0;
+    case CK_ASG_MAP_FULL: return 1;
+    case CK_ASG_MAP_RANGE: {
+        int maxp = CK_KG_UPPER_BOUND_MAX_PARALLELISM;
+        ck_kgr r = ck_kg_range((int)i, (int)new_p, maxp);
+        uint32_t first = (uint32_t)ck_kg_subtask(r.start, (int)old_p, maxp);
+        uint32_t last = (uint32_t)ck_kg_subtask(r.end, (int)old_p, maxp);
+        return k >= first && k <= last;
+    }
+    default: return CK_EINVAL;
+    }
+}
+
+/* Which channel state of old subtask k new subtask t of vertex v restores
+ * (CK_ASG_CHANNELS, CK_ASG_OUT_CHANNELS), where the state's edges carry
+ * any (hash and rebalance edges: gate.h). */
+static uint32_t gets_channels(const ck_graph *g, int v, uint32_t old_p, const ck_asg_task *t,
+                              uint32_t k)
+{
+    const ck_vertex *vx = &g->v[v];
+    uint32_t new_p = (uint32_t)vx->parallelism, what = 0;
+    if (old_p == new_p) /* its own, whole */
+        return k == (uint32_t)t->subtask ? CK_ASG_CHANNELS | CK_ASG_OUT_CHANNELS : 0;
+    if (vx->in_edge >= 0) {
+        ck_ship ship = g->e[vx->in_edge].ship;
+        if (ck_asg_channel_mapper(ship, 0) != CK_ASG_MAP_UNSUPPORTED &&
+            ck_asg_channel_reads(ship, 0, old_p, new_p, k, (uint32_t)t->subtask) == 1)
+            what |= CK_ASG_CHANNELS;
+    }
+    for (int q = 0; q < vx->nout; q++) {
+        ck_ship ship = g->e[vx->out_edges[q]].ship;
+        if (ck_asg_channel_mapper(ship, 1) != CK_ASG_MAP_UNSUPPORTED &&
+            ck_asg_channel_reads(ship, 1, old_p, new_p, k, (uint32_t)t->subtask) == 1)
+            what |= CK_ASG_OUT_CHANNELS;
+    }
+    return what;
 }
 
 int ck_asg_plan(ck_asg *a, const ck_cp_meta *m, const ck_graph *g, const ck_config *cfg,
@@ -423,10 +598,11 @@ int ck_asg_plan(ck_asg *a, const ck_cp_meta *m, const ck_graph *g, const ck_conf
             uint32_t old = a->old_base[o] + k;
             const ck_handles *hs = &m->tasks[old];
             int own = t->old_subtask == (int)k;
-            uint32_t what_any = (own ? CK_ASG_OPSTATE : 0) | (opfrom[k] ? CK_ASG_OPSTATE : 0) |
-                                (gets_channels(a, g, v, t->old_parallelism, t, k)
-                                     ? CK_ASG_CHANNELS
-                                     : 0) |
+            /* at an unchanged parallelism a subtask restores its own file:
+             * its chunks (ops) say what Flink deals of union state beyond */
+            uint32_t what_any = (own ? CK_ASG_OPSTATE : 0) |
+                                (opfrom[k] && t->old_subtask < 0 ? CK_ASG_OPSTATE : 0) |
+                                gets_channels(g, v, t->old_parallelism, t, k) |
                                 (has_sink(g, v) && k % (uint32_t)new_p == (uint32_t)t->subtask
                                      ? CK_ASG_TXNS
                                      : 0);
@@ -624,6 +800,38 @@ int ck_asg_check(const ck_asg *a, const ck_cp_meta *m, const ck_graph *g, ck_inv
             FAIL_IF(3, !snap || txns[old] == 1,
                     "old sink subtask %u's transactions are taken by %u subtasks", old,
                     txns[old]);
+        }
+    }
+    /* (6) at a changed parallelism, every old subtask's channel state of
+     * an edge that carries any taken by at least one new subtask */
+    for (int nv = 0; nv < g->nv && !rc; nv++) {
+        const ck_vertex *vx = &g->v[nv];
+        uint32_t want = 0;
+        if (vx->in_edge >= 0 &&
+            ck_asg_channel_mapper(g->e[vx->in_edge].ship, 0) != CK_ASG_MAP_UNSUPPORTED)
+            want |= CK_ASG_CHANNELS;
+        for (int q = 0; q < vx->nout; q++)
+            if (ck_asg_channel_mapper(g->e[vx->out_edges[q]].ship, 1) != CK_ASG_MAP_UNSUPPORTED)
+                want |= CK_ASG_OUT_CHANNELS;
+        if (a->fresh[nv] || !want)
+            continue;
+        int o = a->old_vertex[nv];
+        uint32_t op = 0;
+        for (uint32_t q = 0; q < a->ntasks; q++)
+            if (a->tasks[q].vertex == nv)
+                op = a->tasks[q].old_parallelism;
+        for (uint32_t k = 0; k < op && !rc; k++) {
+            uint32_t old = a->old_base[o] + k, got = 0;
+            int snap = 0;
+            for (uint32_t h = 0; old < nold && h < m->tasks[old].n; h++)
+                snap |= m->tasks[old].v[h].kind == CK_HANDLE_SNAPSHOT;
+            for (uint32_t q = 0; q < a->ntasks; q++)
+                for (uint32_t x = 0; a->tasks[q].vertex == nv && x < a->tasks[q].ntakes; x++)
+                    if (a->tasks[q].takes[x].old == old)
+                        got |= a->tasks[q].takes[x].what;
+            FAIL_IF(6, !snap || (got & want) == want,
+                    "old subtask %u's %s channel state is taken by no subtask", old,
+                    (want & ~got & CK_ASG_CHANNELS) ? "input" : "output");
         }
     }
 #undef FAIL_IF

@@ -38,18 +38,23 @@
  *    any parallelism), broadcast (new j takes old j % oldP's copy); at an
  *    unchanged parallelism split-distribute and broadcast state stay with
  *    their subtask. Entry counts come from the caller (ck_asg_opstate):
- *    the pre-check reads them from the state files, the job manager
- *    (which reads no file) knows the sources' from the topic; without
- *    them no operator state is dealt;
+ *    the job manager (which reads no file) and the pre-check both take
+ *    them from the _metadata's canonical handles
+ *    (ck_asg_opstate_from_meta), or of an older _metadata the sources'
+ *    from the topic; without them no operator state is dealt. At an
+ *    unchanged parallelism a subtask's takes are its own file: its
+ *    chunks (ops) still say what Flink deals it of other subtasks' union
+ *    state;
  *  - source partitions are a source's split-distribute list state
  *    (FLIP-27): the caller passes their counts as a state named
  *    CK_ASG_SOURCE_STATE;
  *  - pending sink transactions: old sink subtask k's go to new subtask
  *    k % newP, so that each is committed exactly once;
  *  - channel state (unaligned): at an unchanged parallelism a subtask's
- *    own; otherwise old subtask k's goes to the new subtasks its input
- *    edge maps it to (Flink's SubtaskStateMapper): by key-group overlap
- *    over a hash edge (RANGE), to k % newP over any other (ROUND_ROBIN).
+ *    own; otherwise old subtask k's input channel state goes to the new
+ *    subtasks its input edge's partitioner maps it to, and its output
+ *    (result subpartition) state to those its output edges' map it to:
+ *    ck_asg_channel_reads, Flink's SubtaskStateMapper (below);
  *  - a vertex that keeps no state but its place in the data flow
  *    (ck_asg_vertex_state: a map, a filter, a sink without transactions)
  *    and whose parallelism changed: its new subtasks start empty, take
@@ -68,7 +73,11 @@
  *   (4) a take names an old subtask of the matched old vertex and one of
  *       its handles, with a range inside that handle's;
  *   (5) a subtask starts empty (takes nothing) exactly when its vertex
- *       keeps no state and its parallelism changed.
+ *       keeps no state and its parallelism changed;
+ *   (6) every old subtask's input channel state, where its input edge
+ *       carries any, and output channel state, where an output edge does,
+ *       is taken by at least one new subtask of its vertex (none where
+ *       its subtasks start empty).
  */
 #ifndef CK_ASSIGN_H
 #define CK_ASSIGN_H
@@ -121,16 +130,109 @@ void ck_asg_chunks_free(ck_asg_chunk **out, uint32_t nslots);
  * them). */
 typedef struct ck_asg_opstate {
     int op;
-    char name[CK_NAME_MAX];
+    char name[CK_HANDLE_STATE_NAME_MAX];
     ck_asg_mode mode;
     const uint32_t *counts;
 } ck_asg_opstate;
 
+/* The most operator states a job's snapshot deals (per operator, its
+ * lists: snapshot.h). */
+#define CK_ASG_MAX_OPSTATES CK_HANDLE_MAX_OPCOUNTS
+
+/*
+ * The operator state of snapshot m that a restore into job g deals, for
+ * ck_asg_plan: one policy for the job manager (which reads no state file)
+ * and the savepoint pre-check. From the snapshot's canonical handles'
+ * counts (CK_HANDLE_OPCOUNTS, a version-5 _metadata): per (operator,
+ * state name) of an old vertex every one of whose subtasks' canonical
+ * handles lists its counts, the mode it was written with and each old
+ * subtask's entries (0 where a subtask lists none) - a buffer's
+ * `buffered` list, a source's `source-splits` and
+ * `source-known-partitions`, and the rest. Of an old vertex without
+ * them (a version-4 or -3 _metadata), only a source's partitions, by the
+ * topic's rule (old source subtask k of parallelism p read the partitions
+ * ck_topic_owner gives reader k of p: topic `topic` of nparts partitions;
+ * none without a topic), as split-distribute state CK_ASG_SOURCE_STATE.
+ * An old operator the job does not have (by uid) is left out: the plan
+ * refuses it. Writes up to max into os, their counts into *counts
+ * (malloc'd: free it once the plan is made; os points into it). Returns
+ * how many; CK_EINVAL with one line in err when the counts contradict the
+ * snapshot (an operator its vertex does not have, a state listed in two
+ * modes, more than max); CK_ENOMEM.
+ */
+CK_MUST_CHECK
+int ck_asg_opstate_from_meta(const ck_cp_meta *m, const ck_graph *g, const char *topic,
+                             int nparts, ck_asg_opstate *os, int max, uint32_t **counts,
+                             char *err, size_t errlen);
+
 /* What a take is for (bits). */
 #define CK_ASG_KEYED 1u   /* key groups kgr of its keyed state */
 #define CK_ASG_OPSTATE 2u /* operator state (chunks say which entries) */
-#define CK_ASG_CHANNELS 4u /* its channel state */
+#define CK_ASG_CHANNELS 4u /* its input channel state (its gate's) */
 #define CK_ASG_TXNS 8u    /* its sinks' pending transactions, to commit */
+#define CK_ASG_OUT_CHANNELS 16u /* its output (result subpartition) channel state */
+
+/*
+ * Flink's SubtaskStateMapper: which old subtasks' channel state a new
+ * subtask reads when the parallelism of one side of an edge changed
+ * (StateAssignmentOperation's reDistributeInputChannelStates and
+ * reDistributeResultSubpartitionStates). Each partitioner names two:
+ * getDownstreamSubtaskStateMapper for the consumer's input channel state
+ * and getUpstreamSubtaskStateMapper (ARBITRARY unless overridden) for the
+ * producer's output state. Flink 1.20's partitioners and chandy's edges:
+ *   hash (KeyGroupStreamPartitioner): input RANGE, output ARBITRARY;
+ *   rebalance (RebalancePartitioner; ShufflePartitioner alike): input
+ *     ROUND_ROBIN, output ARBITRARY;
+ *   forward, rescale (pointwise) and broadcast: UNSUPPORTED on both sides;
+ *     such an edge never carries channel state (its barriers stay
+ *     aligned: StreamPartitioner.isSupportsUnalignedCheckpoint, gate.h);
+ *   (GlobalPartitioner's FIRST and custom partitioners' FULL have no
+ *     chandy edge.)
+ * The mappers, as getOldSubtasks(new i, oldP, newP):
+ *   ROUND_ROBIN: old i, i + newP, i + 2 newP, ... (old k goes to k % newP;
+ *     new subtasks past oldP read none); unique;
+ *   ARBITRARY: as ROUND_ROBIN (Flink: "may be changed later");
+ *   FIRST: every old subtask to new 0; unique;
+ *   FULL: every old subtask to every new one; ambiguous;
+ *   RANGE: the old subtasks whose key-group ranges overlap new i's, both
+ *     computed with 32768 key groups (UPPER_BOUND_MAX_PARALLELISM: "the
+ *     actual maxParallelism cancels out"); ambiguous: an old subtask
+ *     overlapping two new ones goes to both, and each keeps only the
+ *     records of its own key groups (the recipient's filter, gate.h);
+ *   UNSUPPORTED: refused ("Cannot rescale the given pointwise
+ *     partitioner").
+ * Inside a state file the channels are named by the old peer at their
+ * other end; the same mapping renames them where the peer's side changed
+ * its parallelism (Flink's InflightDataRescalingDescriptor): an input
+ * channel from old producer p is read as from the new producers that take
+ * p's output state (ck_asg_channel_reads(ship, 1, ...)), an output
+ * subpartition for old consumer d goes to the new consumers that take
+ * d's input state (ck_asg_channel_reads(ship, 0, ...)).
+ */
+typedef enum ck_asg_mapper {
+    CK_ASG_MAP_ARBITRARY,
+    CK_ASG_MAP_FIRST,
+    CK_ASG_MAP_FULL,
+    CK_ASG_MAP_RANGE,
+    CK_ASG_MAP_ROUND_ROBIN,
+    CK_ASG_MAP_UNSUPPORTED,
+} ck_asg_mapper;
+
+/* The mapper of an edge shipping by `ship`, for its producer's output
+ * state (out = 1, upstream) or its consumer's input state (out = 0). */
+ck_asg_mapper ck_asg_channel_mapper(ck_ship ship, int out);
+/* 1 when the mapper may give one old subtask to several new ones (their
+ * records are then filtered by the recipient). */
+int ck_asg_mapper_ambiguous(ck_asg_mapper m);
+/*
+ * Whether new subtask i (of new_p) restores the channel state old subtask
+ * k (of old_p) kept on its side (out: 1 output, 0 input) of an edge
+ * shipping by `ship`: 1 or 0; at an unchanged parallelism its own (k ==
+ * i). CK_EINVAL for an index out of range or, at a changed parallelism,
+ * an UNSUPPORTED mapper. The one place of the mapping: the plan asks it.
+ */
+int ck_asg_channel_reads(ck_ship ship, int out, uint32_t old_p, uint32_t new_p, uint32_t k,
+                         uint32_t i);
 
 /* One old handle a new subtask restores. */
 typedef struct ck_asg_take {

@@ -11,7 +11,8 @@
 #include "snapshot.h"
 #include "storekey.h"
 
-#define METADATA_MAGIC 0x34504b43u /* "CKP4" */
+#define METADATA_MAGIC 0x35504b43u /* "CKP5" */
+#define METADATA_MAGIC_V4 0x34504b43u /* "CKP4": read, no longer written */
 #define METADATA_MAGIC_V3 0x33504b43u /* "CKP3": read, no longer written */
 
 /* The store token of a finished subtask's state file for checkpoint id
@@ -1146,7 +1147,7 @@ static int meta_decode_vertices(ck_rbuf *r, ck_cp_meta *m, const char **why)
             o->max_parallelism = ck_rbuf_u32(r);
             o->index = ck_rbuf_u32(r);
             *why = "an operator of unknown kind";
-            if (r->err || kind < 0 || kind > CK_OP_DISTINCT)
+            if (r->err || kind < 0 || kind > CK_OP_KIND_MAX)
                 return CK_ECORRUPT;
             o->kind = (uint8_t)kind;
             *why = "an operator whose max parallelism is below its parallelism or above 32768";
@@ -1184,14 +1185,14 @@ int ck_cp_meta_decode(const uint8_t *p, size_t len, ck_cp_meta *m, const char **
     ck_rbuf r = {.p = p, .len = len - 4};
     *why = "not a checkpoint's _metadata (or of an older format)";
     uint32_t magic = ck_rbuf_u32(&r);
-    if (magic != METADATA_MAGIC && magic != METADATA_MAGIC_V3)
+    if (magic != METADATA_MAGIC && magic != METADATA_MAGIC_V4 && magic != METADATA_MAGIC_V3)
         return CK_ECORRUPT;
-    m->version = magic == METADATA_MAGIC ? 4 : 3;
+    m->version = magic == METADATA_MAGIC ? 5 : magic == METADATA_MAGIC_V4 ? 4 : 3;
     m->id = ck_rbuf_u64(&r);
     m->trigger = (int64_t)ck_rbuf_u64(&r);
     m->flags = ck_rbuf_u32(&r);
     m->input_fp = ck_rbuf_u64(&r);
-    if (m->version == 4) {
+    if (m->version >= 4) {
         int rc = meta_decode_vertices(&r, m, why);
         if (rc) {
             ck_cp_meta_free(m);
@@ -1211,13 +1212,13 @@ int ck_cp_meta_decode(const uint8_t *p, size_t len, ck_cp_meta *m, const char **
     uint32_t v = 0, i = 0;
     for (uint32_t s = 0; s < m->nsubtasks; s++) {
         *why = "malformed";
-        int bad = m->version == 4 ? ck_rbuf_u32(&r) != v || ck_rbuf_u32(&r) != i
+        int bad = m->version >= 4 ? ck_rbuf_u32(&r) != v || ck_rbuf_u32(&r) != i
                                   : ck_rbuf_u32(&r) != s;
         if (bad || r.err) {
             ck_cp_meta_free(m);
             return CK_ECORRUPT;
         }
-        if (m->version == 4 && ++i == m->vertices[v].parallelism) {
+        if (m->version >= 4 && ++i == m->vertices[v].parallelism) {
             v++;
             i = 0;
         }
@@ -1226,6 +1227,12 @@ int ck_cp_meta_decode(const uint8_t *p, size_t len, ck_cp_meta *m, const char **
             *why = "a subtask without state handles";
             rc = CK_ECORRUPT;
         }
+        /* operator-state counts came with version 5 */
+        for (uint32_t h = 0; !rc && m->version < 5 && h < m->tasks[s].n; h++)
+            if (m->tasks[s].v[h].flags & CK_HANDLE_OPCOUNTS) {
+                *why = "operator-state counts in a _metadata of a version before 5";
+                rc = CK_ECORRUPT;
+            }
         if (rc) {
             ck_cp_meta_free(m);
             return rc;

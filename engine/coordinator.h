@@ -369,8 +369,8 @@ void ck_cc_release(ck_cc *cc, ck_time now);
 
 /*
  * _metadata, keyed by operator (Flink's CheckpointMetadata: state per
- * operator id), version 4:
- *   "CKP4" | u64 id | i64 trigger time | u32 flags | u64 input fingerprint |
+ * operator id), version 5:
+ *   "CKP5" | u64 id | i64 trigger time | u32 flags | u64 input fingerprint |
  *   u32 vertices | per vertex: u32 parallelism | u32 operators |
  *       per operator (chained, inputs first): u8 uid length | uid |
  *       u8 kind (ck_op_kind) | u32 max parallelism | u32 index (its
@@ -381,7 +381,13 @@ void ck_cc_release(ck_cc *cc, ck_time now);
  *   u32 crc32c of everything before.
  * A uid is 1..CK_NAME_MAX-1 bytes, none NUL, unique in the file; a max
  * parallelism is at least its vertex's parallelism and at most 32768; an
- * index is below CK_MAX_OPS, unique in the file.
+ * index is below CK_MAX_OPS, unique in the file. A canonical handle lists
+ * its operator state's entry counts per (operator, state name) and mode
+ * (CK_HANDLE_OPCOUNTS, handle.h), as Flink's OperatorStateHandle carries
+ * its offsets and mode: the job manager deals operator state from them
+ * (ck_asg_opstate_from_meta, assign.h).
+ * Version 4 ("CKP4", still read; no longer written) is version 5 without
+ * operator-state counts (a handle with CK_HANDLE_OPCOUNTS is corrupt).
  * Version 3 ("CKP3", still read; no longer written) has no vertices:
  *   "CKP3" | u64 id | i64 trigger time | u32 flags | u64 input fingerprint |
  *   u32 subtasks | per subtask: u32 index | its state handles | u32 crc32c;
@@ -402,7 +408,8 @@ typedef struct ck_cp_meta_vertex {
 } ck_cp_meta_vertex;
 
 typedef struct ck_cp_meta {
-    uint32_t version; /* of the file decoded: 4, or 3 (no vertices); encoding writes 4 */
+    uint32_t version; /* of the file decoded: 5, 4 (no operator-state counts) or 3 (no
+                       * vertices); encoding writes 5 */
     uint64_t id, input_fp;
     int64_t trigger;
     uint32_t flags, nsubtasks;
@@ -416,12 +423,12 @@ typedef struct ck_cp_meta {
  * kinds, parallelism and max parallelism. 0 or CK_ENOMEM. */
 CK_MUST_CHECK
 int ck_cp_meta_vertices(ck_cp_meta *m, const ck_graph *g);
-/* Encodes m (version 4; it must have its vertices, whose parallelisms sum
+/* Encodes m (version 5; it must have its vertices, whose parallelisms sum
  * to nsubtasks) into a malloc'd _metadata file image. 0, CK_EINVAL (no
  * vertices, or they do not add up) or CK_ENOMEM. */
 CK_MUST_CHECK
 int ck_cp_meta_encode(const ck_cp_meta *m, uint8_t **out, size_t *len);
-/* Decodes a _metadata file of version 4 or 3; *why says what is wrong. 0,
+/* Decodes a _metadata file of version 5, 4 or 3; *why says what is wrong. 0,
  * CK_ECORRUPT (also for a bad handle: handle.h), CK_ENOMEM. */
 CK_MUST_CHECK
 int ck_cp_meta_decode(const uint8_t *p, size_t len, ck_cp_meta *m, const char **why);

@@ -441,6 +441,12 @@ int ck_gate_next(ck_gate *g, ck_elem *e, int *released)
         }
         switch (e->tag) {
         case CK_EL_RECORD:
+            if (c->cur_replay && g->rf_maxp > 0 &&
+                !ck_kgr_contains(g->rf_kgr,
+                                 ck_kg_of_hash(ck_rec_jhash(&e->u.rec), g->rf_maxp))) {
+                g->replay_filtered++; /* another new subtask's key group */
+                continue;
+            }
             return 1;
         case CK_EL_WATERMARK:
             if (e->u.wm > c->wm) {
@@ -681,6 +687,12 @@ void ck_gate_uc_cancel(ck_gate *g, uint64_t id)
         uc_abandon(g);
         g->uc_abandoned = 0; /* the task knows */
     }
+}
+
+void ck_gate_replay_filter(ck_gate *g, ck_kgr kgr, int maxp)
+{
+    g->rf_kgr = kgr;
+    g->rf_maxp = maxp > 0 ? maxp : 0;
 }
 
 int ck_gate_replay(ck_gate *g, uint32_t peer, const uint8_t *data, size_t len)

@@ -176,6 +176,11 @@ typedef struct ck_gate {
     ck_wbuf *uc_state;      /* per channel: the bytes the barrier overtook */
     uint64_t uc_abandoned;  /* an unaligned checkpoint given up; the task clears it */
     uint32_t replay_left;   /* restored buffers not read through yet (no credit until 0) */
+    /* restored at another parallelism (ck_gate_replay_filter): the key
+     * groups whose records of restored state it keeps; rf_maxp 0: all */
+    ck_kgr rf_kgr;
+    int rf_maxp;
+    uint64_t replay_filtered; /* records of restored state dropped: not its key groups */
 } ck_gate;
 
 /*
@@ -274,6 +279,20 @@ void ck_gate_uc_cancel(ck_gate *g, uint64_t id);
  * channel), CK_ENOMEM. */
 CK_MUST_CHECK
 int ck_gate_replay(ck_gate *g, uint32_t peer, const uint8_t *data, size_t len);
+
+/*
+ * Restored at another parallelism over a hash edge, whose input channel
+ * state maps ambiguously (assign.h: RANGE gives an old subtask's state to
+ * every new subtask whose key groups overlap its): a record read from
+ * restored state whose key group (of max parallelism maxp) is outside
+ * kgr is dropped, counted in replay_filtered, as Flink's recipient drops
+ * the records of key groups it does not own (InflightDataRescalingDescriptor,
+ * RecordFilter): the old subtask's other new owners read them. maxp 0
+ * turns it off (the default; at an unchanged parallelism a subtask owns
+ * every record of its own state). What the channels receive is never
+ * filtered: new producers route by the new ranges.
+ */
+void ck_gate_replay_filter(ck_gate *g, ck_kgr kgr, int maxp);
 
 /* True once every buffer of restored channel state has been read through
  * (or there was none). */

@@ -50,6 +50,7 @@ typedef enum ck_op_kind {
     CK_OP_BUFFER,   /* holds records in list operator state until it has `count`
                      * (Flink's documented BufferingSink), then passes them on */
 } ck_op_kind;
+#define CK_OP_KIND_MAX CK_OP_BUFFER /* the last kind: a file's kind above it is corrupt */
 
 /* How records reach an operator (Flink's partitioners). Forward and
  * rescale are pointwise: a producer subtask has channels to some consumer

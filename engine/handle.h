@@ -43,6 +43,14 @@
  *                       state.storage.fs.memory-threshold, Flink's
  *                       ByteStreamStateHandle); `key` is the name it would
  *                       have had, for people. Never with another flag;
+ *   CK_HANDLE_OPCOUNTS  a canonical file (CK_HANDLE_SNAPSHOT) that lists
+ *                       its operator state (snapshot.h's OPSTATE sections)
+ *                       as Flink's OperatorStateHandle does: per
+ *                       (operator, state name) its redistribution mode and
+ *                       number of entries (`opc`, none when it holds no
+ *                       operator state), so that the job manager, which
+ *                       reads no state file, can deal it at another
+ *                       parallelism (assign.h); allowed with any other flag;
  *   CK_HANDLE_MODELLED  the file stands for more state than it holds: its
  *                       `modelled` bytes (> `bytes`) are what the state
  *                       it holds weighs in production (an operator's
@@ -60,6 +68,9 @@
  *                        u8 local name length | local name |
  *                        u64 offset, with CK_HANDLE_SEGMENT only |
  *                        u64 modelled bytes, with CK_HANDLE_MODELLED only |
+ *                        with CK_HANDLE_OPCOUNTS only: u16 count | count x
+ *                        (u32 operator | u8 mode | u32 entries |
+ *                        u8 name length | name) |
  *                        bytes of data, with CK_HANDLE_INLINE only)
  * A key is a store key (ck_wire_key_ok), 1..CK_HANDLE_KEY_MAX bytes. A
  * handle's key groups are a ck_kgr (keygroup.h: inclusive [start, end]),
@@ -68,7 +79,10 @@
  * ck_handles_get alone (an empty range is written start = end). A local
  * name is 1..CK_HANDLE_LOCAL_MAX letters, digits, '.', '-' or '_' for a
  * native file and empty otherwise. An inline file is at most
- * CK_HANDLE_INLINE_MAX bytes.
+ * CK_HANDLE_INLINE_MAX bytes. An operator-state count names an operator
+ * below CK_HANDLE_NO_OP, a mode 1..3 (snapshot.h's ck_opstate_mode:
+ * split-distribute, union, broadcast) and a state name of 1..63 bytes
+ * without NUL; no (operator, name) twice; at most CK_HANDLE_MAX_OPCOUNTS.
  */
 #ifndef CK_HANDLE_H
 #define CK_HANDLE_H
@@ -86,6 +100,18 @@ enum { CK_HANDLE_SNAPSHOT = 1, CK_HANDLE_NATIVE = 2, CK_HANDLE_CHANGELOG = 3,
 #define CK_HANDLE_SEGMENT 4u
 #define CK_HANDLE_INLINE 8u
 #define CK_HANDLE_MODELLED 16u
+#define CK_HANDLE_OPCOUNTS 32u
+
+#define CK_HANDLE_MAX_OPCOUNTS 512 /* 64 operators x 8 lists (snapshot.h) */
+#define CK_HANDLE_STATE_NAME_MAX 64 /* with its terminator, as snapshot.h's names */
+
+/* One (operator, state name) of a canonical file's operator state. */
+typedef struct ck_handle_opcount {
+    uint32_t op;     /* the operator's index in the job that took it */
+    uint8_t mode;    /* 1 split-distribute, 2 union, 3 broadcast */
+    uint32_t entries;
+    char name[CK_HANDLE_STATE_NAME_MAX];
+} ck_handle_opcount;
 
 #define CK_HANDLE_INLINE_MAX (1u << 20) /* Flink's most for the memory threshold */
 
@@ -104,6 +130,8 @@ typedef struct ck_handle {
     uint32_t op;                          /* native: the operator; else CK_HANDLE_NO_OP */
     char local[CK_HANDLE_LOCAL_MAX + 1];  /* native: the file's name in the instance */
     uint8_t *data;                        /* CK_HANDLE_INLINE: the file (malloc'd); else NULL */
+    ck_handle_opcount *opc; /* CK_HANDLE_OPCOUNTS: its operator state (malloc'd) */
+    uint32_t nopc;
 } ck_handle;
 
 typedef struct ck_handles {
@@ -151,6 +179,12 @@ int ck_handles_inline_last(ck_handles *hs, uint8_t *data, size_t len);
  * the handle is inline or modelled is below its bytes. */
 CK_MUST_CHECK
 int ck_handles_model_last(ck_handles *hs, uint64_t modelled);
+/* Makes the last handle of hs, a canonical file, list its operator state:
+ * n counts v (copied; none: it holds none), CK_HANDLE_OPCOUNTS. 0,
+ * CK_EINVAL (hs empty, not a canonical file, a count that is not one:
+ * above), CK_ENOMEM. */
+CK_MUST_CHECK
+int ck_handles_opcounts_last(ck_handles *hs, const ck_handle_opcount *v, uint32_t n);
 /* 1 when h's file is an object of the store (not CK_HANDLE_INLINE). */
 int ck_handle_stored(const ck_handle *h);
 /* 1 when s can name a native file: 1..CK_HANDLE_LOCAL_MAX of [A-Za-z0-9._-],
@@ -184,6 +218,10 @@ uint64_t ck_handles_modelled_new(const ck_handles *hs);
 
 /* Appends the wire form to w. */
 void ck_handles_put(ck_wbuf *w, const ck_handles *hs);
+/* As ck_handles_put, without the operator-state counts (CK_HANDLE_OPCOUNTS
+ * cleared): for a restoring subtask, which reads its operator state from
+ * its files (snapshot.h) and needs them not. */
+void ck_handles_put_bare(ck_wbuf *w, const ck_handles *hs);
 /* Reads a list into hs (empty) from r. 0, CK_ECORRUPT (with hs emptied,
  * *why saying what is wrong) or CK_ENOMEM. Handles whose key group range
  * ends past max_kg are corrupt. */

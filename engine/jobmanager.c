@@ -83,7 +83,6 @@ int ck_jm_init(ck_jm *jm, ck_platform *plat, const ck_job_env *env, int ntm, uin
     jm->base = env->start;
     jm->start_id = env->start.id;
     jm->start_meta = env->start_meta;
-    jm->start_parts = env->start_parts;
     jm->topic = env->topic;
     if (ck_cc_init(&jm->cc, plat, g, cfg, env->job_id, jm->base.id + 1, seed)) {
         ck_jm_free(jm);
@@ -117,9 +116,6 @@ void ck_jm_free(ck_jm *jm)
     free(jm->tm_refused);
     free(jm->tm_newer);
     free(jm->placement);
-    for (int i = 0; jm->gen_parts && i < jm->ngen_parts; i++)
-        free(jm->gen_parts[i]);
-    free(jm->gen_parts);
     free(jm->lhost);
     free(jm->sub_attempt);
     free(jm->region);
@@ -443,7 +439,6 @@ typedef struct ck_restore_plan {
     uint32_t *origins;          /* per global subtask: old vertex, subtask, parallelism */
     ck_restore_point *points;   /* per global subtask: its takes and chunks (malloc'd),
                                  * when its handles are another parallelism's */
-    uint32_t *parts;            /* per global subtask: the partitions its sources will read */
     char why[400];              /* the assignment's refusal */
 } ck_restore_plan;
 
@@ -456,7 +451,6 @@ static void restore_plan_free(ck_restore_plan *rp, uint32_t n)
         free((void *)rp->points[i].chunks);
     }
     free(rp->points);
-    free(rp->parts);
     free(rp->owned);
     free(rp->handles);
     free(rp->origins);
@@ -507,73 +501,6 @@ static int plan_takes(const ck_asg *a, const ck_asg_task *t, const ck_cp_meta *m
     return CK_OK;
 }
 
-/* How many partitions each subtask of the job (jm->g) will read once it
- * restored plan a (into parts, per global subtask): the entries of the
- * sources' partition lists dealt to it, and the partitions the old
- * enumerator did not know of (past the sum of the old lists), by the
- * owner formula, as restore_source takes them. */
-static void plan_parts(const ck_jm *jm, const ck_asg *a, const ck_cp_meta *m,
-                       const ck_asg_opstate *os, int nos, const uint32_t *old_parts,
-                       uint32_t *parts)
-{
-    const ck_graph *g = jm->g;
-    int total = jm->topic ? jm->topic->ops->npartitions(jm->topic->ctx) : 0;
-    CK_UNUSED(nos);
-    for (uint32_t i = 0; i < g->nsubtasks; i++) {
-        const ck_asg_task *t = &a->tasks[i];
-        parts[i] = 0;
-        if (t->empty || !jm->topic || g->spec.ops[g->v[t->vertex].ops[0]].kind != CK_OP_SOURCE)
-            continue;
-        uint64_t known = 0;
-        for (uint32_t k = 0; k < t->old_parallelism; k++)
-            known += old_parts[a->old_base[t->old_vertex] + k];
-        for (uint32_t q = 0; q < t->nops; q++)
-            if (!strcmp(os[t->ops[q].state].name, CK_ASG_SOURCE_STATE))
-                for (uint32_t c = 0; c < t->ops[q].n; c++)
-                    parts[i] += t->ops[q].v[c].n;
-        for (int p = (int)known; p < total; p++)
-            parts[i] += ck_topic_owner(jm->topic->name, p, g->v[t->vertex].parallelism) ==
-                        t->subtask;
-    }
-    CK_UNUSED(m);
-}
-
-/* The partitions each subtask of the generation deployed reads (parts;
- * NULL: none restored, the topic's owner formula's): what a later
- * restore of its checkpoints deals out. 0 or CK_ENOMEM. */
-static int note_parts(ck_jm *jm, const uint32_t *parts)
-{
-    const ck_graph *g = jm->g;
-    int gen = g->generation < 0 ? 0 : g->generation;
-    if (gen >= jm->ngen_parts) {
-        uint32_t **v = realloc(jm->gen_parts, (size_t)(gen + 1) * sizeof(*v));
-        if (!v)
-            return CK_ENOMEM;
-        for (int k = jm->ngen_parts; k <= gen; k++)
-            v[k] = NULL;
-        jm->gen_parts = v;
-        jm->ngen_parts = gen + 1;
-    }
-    uint32_t *mine = jm->gen_parts[gen];
-    if (!mine && !(mine = calloc(g->nsubtasks + 1, sizeof(*mine))))
-        return CK_ENOMEM;
-    jm->gen_parts[gen] = mine;
-    int total = jm->topic ? jm->topic->ops->npartitions(jm->topic->ctx) : 0;
-    for (uint32_t i = 0; i < g->nsubtasks; i++) {
-        int v, sub;
-        ck_graph_locate(g, i, &v, &sub);
-        mine[i] = 0;
-        if (parts) {
-            mine[i] = parts[i];
-            continue;
-        }
-        for (int p = 0; jm->topic && g->spec.ops[g->v[v].ops[0]].kind == CK_OP_SOURCE && p < total;
-             p++)
-            mine[i] += ck_topic_owner(jm->topic->name, p, g->v[v].parallelism) == sub;
-    }
-    return CK_OK;
-}
-
 /* Plans what each subtask of the generation the job deploys (jm->g)
  * restores from jm->restore with the state assignment (assign.h), the
  * one the savepoint pre-check made: its handles and the snapshot's
@@ -614,59 +541,30 @@ static int restore_plan(const ck_jm *jm, ck_restore_plan *rp)
             return CK_ENOMEM;
         m = &own;
     }
-    /* The sources' partitions, dealt as their split-distribute list state
-     * (FLIP-27): how many old source subtask k read, as the deployment of
-     * the generation that took the checkpoint dealt them (gen_parts), as
-     * the pre-check found in the savepoint's files (start_parts), or else
-     * those the topic gives reader k of p (ck_topic_owner). (An
-     * old-version _metadata of another parallelism lists no vertices: the
-     * plan refuses it.) */
-    const uint32_t *known_parts = NULL;
-    if (c && c->g->generation >= 0 && c->g->generation < jm->ngen_parts &&
-        c->g->nsubtasks == m->nsubtasks)
-        known_parts = jm->gen_parts[c->g->generation];
-    else if (!c && jm->restore.id == jm->start_id && jm->start_meta)
-        known_parts = jm->start_parts;
-    ck_asg_opstate os[CK_MAX_OPS];
-    uint32_t *parts = calloc(m->nsubtasks + 1, sizeof(*parts));
-    int nos = 0;
-    if (!parts) {
-        free(own_tasks);
-        free(own.vertices);
-        return CK_ENOMEM;
-    }
+    /* Operator state, dealt from the snapshot's counts (assign.h: a
+     * buffer's list, sources' partitions as their split-distribute list
+     * state, FLIP-27); of a snapshot without them, the sources' by the
+     * topic's rule. (An old-version _metadata of another parallelism lists
+     * no vertices: the plan refuses it.) */
+    ck_asg_opstate *os = calloc(CK_ASG_MAX_OPSTATES, sizeof(*os));
+    uint32_t *parts = NULL;
     int nparts = jm->topic ? jm->topic->ops->npartitions(jm->topic->ctx) : 0;
-    uint32_t base = 0;
-    for (uint32_t v = 0; v < m->nvertices; v++) {
-        uint32_t p = m->vertices[v].parallelism;
-        int src = m->vertices[v].ops[0].kind == CK_OP_SOURCE;
-        for (uint32_t k = 0; src && known_parts && k < p; k++)
-            parts[base + k] = known_parts[base + k];
-        for (int q = 0; src && !known_parts && jm->topic && q < nparts; q++)
-            parts[base + (uint32_t)ck_topic_owner(jm->topic->name, q, (int)p)]++;
-        /* the job's operator of the same uid, if any: the plan refuses otherwise */
-        const char *uid = m->vertices[v].ops[0].uid;
-        for (int i = 0; src && jm->topic && i < g->spec.nops; i++)
-            if (!strcmp(g->spec.ops[i].uid[0] ? g->spec.ops[i].uid : g->spec.ops[i].name, uid) &&
-                g->spec.ops[i].kind == CK_OP_SOURCE)
-                os[nos++] = (ck_asg_opstate){.op = i, .name = CK_ASG_SOURCE_STATE,
-                                             .mode = CK_ASG_SPLIT_DISTRIBUTE,
-                                             .counts = parts + base};
-        base += p;
-    }
+    int nos = os ? ck_asg_opstate_from_meta(m, g, jm->topic ? jm->topic->name : NULL, nparts, os,
+                                            CK_ASG_MAX_OPSTATES, &parts, rp->why,
+                                            sizeof(rp->why))
+                 : CK_ENOMEM;
     ck_asg a;
-    int rc = ck_asg_plan(&a, m, g, jm->cfg, os, nos, rp->why, sizeof(rp->why));
+    int rc = nos < 0 ? nos : ck_asg_plan(&a, m, g, jm->cfg, os, nos, rp->why, sizeof(rp->why));
+    if (nos < 0)
+        memset(&a, 0, sizeof(a));
     if (!rc)
         rc = ck_asg_applicable(&a, m, g, rp->why, sizeof(rp->why));
     rp->handles = rc ? NULL : calloc(g->nsubtasks, sizeof(*rp->handles));
     rp->owned = rc ? NULL : calloc(g->nsubtasks, sizeof(*rp->owned));
     rp->origins = rc ? NULL : calloc(3 * (size_t)g->nsubtasks, sizeof(*rp->origins));
     rp->points = rc ? NULL : calloc(g->nsubtasks, sizeof(*rp->points));
-    rp->parts = rc ? NULL : calloc(g->nsubtasks, sizeof(*rp->parts));
-    if (!rc && (!rp->handles || !rp->owned || !rp->origins || !rp->points || !rp->parts))
+    if (!rc && (!rp->handles || !rp->owned || !rp->origins || !rp->points))
         rc = CK_ENOMEM;
-    if (!rc)
-        plan_parts(jm, &a, m, os, nos, parts, rp->parts);
     for (uint32_t i = 0; !rc && i < g->nsubtasks; i++) {
         const ck_asg_task *t = &a.tasks[i];
         if (t->empty) /* its vertex keeps no state: it starts empty */
@@ -695,6 +593,7 @@ static int restore_plan(const ck_jm *jm, ck_restore_plan *rp)
             rc = plan_takes(&a, t, m, os, &rp->points[i]);
     }
     ck_asg_free(&a);
+    free(os);
     if (rc == CK_EINVAL && rp->why[0]) {
         char tmp[sizeof(rp->why)];
         snprintf(tmp, sizeof(tmp), "%s", rp->why);
@@ -783,8 +682,6 @@ static void deploy(ck_jm *jm, ck_time now, const uint8_t *mask)
         if (m) /* lost with its task manager: failed over by heartbeat.timeout (platform.h) */
             CK_IGNORE(jm->plat->ops->send(jm->plat, CK_EP_TM0 + (uint32_t)h, m, n));
     }
-    if (!oom)
-        oom = note_parts(jm, jm->restore.id ? rp.parts : NULL) != CK_OK;
     if (jm->restore.id)
         restore_plan_free(&rp, jm->g->nsubtasks);
     free(hosts);

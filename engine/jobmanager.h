@@ -294,11 +294,6 @@ typedef struct ck_jm {
     ck_restore_point base;   /* a savepoint the job started or resumed from */
     uint64_t start_id;       /* the savepoint the job started from (0: none), */
     const ck_cp_meta *start_meta; /* and its _metadata (env's) */
-    const uint32_t *start_parts; /* per its subtask: the partitions its sources read
-                                  * (env's; NULL: the topic's owner formula's) */
-    uint32_t **gen_parts; /* per generation deployed: per subtask, the partitions its
-                           * sources read (the assignment's deal), NULL: not deployed */
-    int ngen_parts;
     uint64_t stop_id;        /* a stop-with-savepoint under way */
     ck_time stop_resume;     /* ...and how long after it the job resumes (0: it ends) */
     uint64_t stopped_with;   /* the savepoint the job ended with */

@@ -2,6 +2,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "bytes.h"
 #include "crc32c.h"
@@ -143,6 +144,41 @@ static void section_end(ck_wbuf *w, size_t at)
 {
     if (!w->err)
         ck_put_u64(w->p + at, (uint64_t)(w->len - at - 8));
+}
+
+static int opcount_push(ck_handle_opcount *out, int max, int *n, int op, ck_opstate_mode mode,
+                        const char *name, uint32_t entries)
+{
+    if (*n >= max)
+        return CK_ETOOBIG;
+    ck_handle_opcount *c = &out[(*n)++];
+    memset(c, 0, sizeof(*c));
+    c->op = (uint32_t)op;
+    c->mode = (uint8_t)mode;
+    c->entries = entries;
+    snprintf(c->name, sizeof(c->name), "%s", name);
+    return CK_OK;
+}
+
+int ck_capture_opcounts(const ck_capture *c, ck_handle_opcount *out, int max)
+{
+    int n = 0, rc = CK_OK;
+    if (c->finished)
+        return 0;
+    if (c->has_source) { /* as ck_snap_encode writes a source's lists */
+        rc = opcount_push(out, max, &n, c->source.op, CK_OPSTATE_SPLIT, CK_SOURCE_SPLITS,
+                          (uint32_t)c->source.nparts);
+        if (!rc)
+            rc = opcount_push(out, max, &n, c->source.op, CK_OPSTATE_BROADCAST,
+                              CK_SOURCE_KNOWN, 1);
+    }
+    for (int i = 0; !rc && i < c->nopstates; i++) {
+        const ck_opstate *o = &c->opstates[i];
+        for (int l = 0; !rc && l < o->nlists; l++)
+            rc = opcount_push(out, max, &n, o->op, o->lists[l].mode, o->lists[l].name,
+                              o->lists[l].n);
+    }
+    return rc ? rc : n;
 }
 
 int ck_snap_encode(const ck_capture *c, uint8_t **out, size_t *len)

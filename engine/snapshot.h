@@ -55,6 +55,7 @@
 #define CK_SNAPSHOT_H
 
 #include "graph.h"
+#include "handle.h"
 #include "kstate.h"
 #include "timers.h"
 
@@ -190,6 +191,14 @@ void ck_capture_free(ck_capture *c);
 /* Encodes a capture into a malloc'd file image. Returns 0 or CK_ENOMEM. */
 CK_MUST_CHECK
 int ck_snap_encode(const ck_capture *c, uint8_t **out, size_t *len);
+
+/* The operator state ck_snap_encode writes of capture c (its OPSTATE
+ * sections, a source's lists included), as its canonical handle lists it
+ * (handle.h, CK_HANDLE_OPCOUNTS): per (operator, list) its mode and
+ * number of entries, in the file's order, into out (room for max);
+ * returns how many, or CK_ETOOBIG past max. None for a finished subtask's
+ * capture (it writes no other section). */
+int ck_capture_opcounts(const ck_capture *c, ck_handle_opcount *out, int max);
 
 /* ---- decoded (restore) ---------------------------------------------------- */
 

@@ -142,8 +142,6 @@ typedef struct ck_job_env {
     uint64_t input_fp;      /* fingerprint of the input, recorded in checkpoints */
     ck_restore_point start; /* a savepoint the job starts from (id 0: none) */
     const ck_cp_meta *start_meta; /* its _metadata: its operators and state handles */
-    const uint32_t *start_parts;  /* per its subtask: the partitions its sources read
-                                   * (NULL: the topic's owner formula's) */
     const ck_op_slowdown *slowdowns; /* the timeline's slow_operator faults */
     int nslowdowns;
     /* A sink's transactions of attempt a are numbered from (txn_epoch + a)

@@ -98,6 +98,8 @@ typedef struct snap_job {
         uint64_t vs; /* its operator's value_size: what an entry weighs beyond its bytes */
     } nat[CK_MAX_OPS];
     uint64_t model; /* what the canonical file's entries weigh beyond its bytes */
+    ck_handle_opcount *opc; /* its operator state's counts, for its handle (malloc'd) */
+    int nopc;
     int nnat;
     ck_handles handles;
     uint32_t uploads;  /* in flight */

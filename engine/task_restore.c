@@ -234,7 +234,9 @@ static int restore_apply_snapshot(ck_task *t, const ck_snapshot *s, const char *
      * own, or (another parallelism) the one its take names, each old
      * subtask's once. */
     const ck_restore_take *tk = t->rtakes ? &t->rtakes[t->restore_next] : NULL;
-    uint32_t what = tk ? tk->what : CK_ASG_KEYED | CK_ASG_OPSTATE | CK_ASG_CHANNELS | CK_ASG_TXNS;
+    uint32_t what = tk ? tk->what
+                       : CK_ASG_KEYED | CK_ASG_OPSTATE | CK_ASG_CHANNELS | CK_ASG_OUT_CHANNELS |
+                             CK_ASG_TXNS;
     *why = "it is not of the snapshot's subtask the assignment gave this subtask";
     if (s->checkpoint_id != t->restore_cp ||
         (uint32_t)s->vertex != (tk ? tk->old_vertex : t->from.old_vertex) ||
@@ -283,8 +285,16 @@ static int restore_apply_snapshot(ck_task *t, const ck_snapshot *s, const char *
     /* Channel state (an unaligned checkpoint): what its barriers overtook
      * is sent and read again before anything new. */
     *why = "its channel state does not match the job's channels";
-    for (int i = 0; (what & CK_ASG_CHANNELS) && i < s->nchans; i++) {
+    /* At another parallelism a keyed subtask keeps, of its restored input
+     * state, the records of its own key groups (gate.h). */
+    if (t->has_gate && ck_chain_keyed(&t->chain) &&
+        t->from.old_parallelism != (uint32_t)t->g->v[t->vertex].parallelism)
+        ck_gate_replay_filter(&t->gate, t->chain.ops[0].kgr,
+                              t->chain.ops[0].spec->max_parallelism);
+    for (int i = 0; i < s->nchans; i++) {
         const ck_chan_state *cs = &s->chans[i];
+        if (!(what & (cs->out ? CK_ASG_OUT_CHANNELS : CK_ASG_CHANNELS)))
+            continue; /* another new subtask's to replay */
         rc = CK_ECORRUPT;
         if (cs->out) {
             for (int k = 0; k < t->nrps; k++)

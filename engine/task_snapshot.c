@@ -424,6 +424,11 @@ static int snap_start_async(ck_task *t, snap_job *j)
             cop->heavy = (double)model / (double)imm;
         kc->is_native = 0;
     }
+    /* what its canonical handle lists of its operator state (handle.h) */
+    if (!rc && !(j->opc = malloc(CK_HANDLE_MAX_OPCOUNTS * sizeof(*j->opc))))
+        rc = CK_ENOMEM;
+    if (!rc && (j->nopc = ck_capture_opcounts(cap, j->opc, CK_HANDLE_MAX_OPCOUNTS)) < 0)
+        rc = j->nopc;
     ck_capture_free(cap);
     free(cap);
     j->cap = NULL;
@@ -550,6 +555,7 @@ static snap_job *snap_find(ck_task *t, uint64_t id)
 static void snap_drop(ck_task *t, snap_job *j)
 {
     free(j->data);
+    free(j->opc);
     if (j->cap) {
         ck_capture_free(j->cap);
         free(j->cap);
@@ -786,6 +792,8 @@ static int snap_start_uploads(ck_task *t, snap_job *j)
     j->upload_start = ck_now(t->plat);
     int rc = ck_handles_add(&j->handles, CK_HANDLE_SNAPSHOT, 0, j->key, j->len, j->crc,
                             j->kgr);
+    if (!rc)
+        rc = ck_handles_opcounts_last(&j->handles, j->opc, (uint32_t)j->nopc);
     uint8_t *data = j->data;
     j->data = NULL; /* the store's or the handle's now */
     if (rc)

@@ -108,7 +108,7 @@ uint8_t *ck_tm_deploy_body_takes(uint32_t attempt, int gen, const ck_restore_poi
         ck_wbuf_u32(&w, i | (takes ? CK_DEPLOY_TAKES : 0));
         for (int k = 0; k < 3; k++)
             ck_wbuf_u32(&w, origins ? origins[3 * i + (uint32_t)k] : CK_TM_ORIGIN_OWN);
-        ck_handles_put(&w, handles[i]);
+        ck_handles_put_bare(&w, handles[i]); /* it reads its operator state from its files */
         if (takes)
             put_takes(&w, &points[i], handles[i]->n);
     }
@@ -147,7 +147,8 @@ static int get_takes(ck_rbuf *r, const ck_graph *g, uint32_t nh, ck_restore_take
         if (r->err || t->old_vertex >= CK_MAX_OPS || t->old_parallelism < 1 ||
             t->old_parallelism > CK_KG_UPPER_BOUND_MAX_PARALLELISM ||
             t->old_subtask >= t->old_parallelism || !t->what ||
-            (t->what & ~(CK_ASG_KEYED | CK_ASG_OPSTATE | CK_ASG_CHANNELS | CK_ASG_TXNS)) ||
+            (t->what & ~(CK_ASG_KEYED | CK_ASG_OPSTATE | CK_ASG_CHANNELS | CK_ASG_OUT_CHANNELS |
+                         CK_ASG_TXNS)) ||
             !kg_ok)
             return CK_EPROTO;
     }

@@ -589,14 +589,10 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
         r.start_meta = sp.meta; /* the job manager deploys its handles */
         memset(&sp.meta, 0, sizeof(sp.meta));
         r.job.env.start_meta = &r.start_meta;
-        r.start_parts = sp.src_parts; /* how many partitions each old source read */
-        sp.src_parts = NULL;
-        r.job.env.start_parts = r.start_parts;
         ck_sp_free(&sp);
         if (rc) {
             fprintf(stderr, "chandy: %s\n", err);
             ck_cp_meta_free(&r.start_meta);
-            free(r.start_parts);
             ck_sinkout_free(&prior);
             ck_workload_free(&r.wl);
             ck_scenario_free(&sc);
@@ -610,7 +606,6 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
     if (ck_scenario_generations(&sc, &r.gens, &r.ngens, gerr, sizeof(gerr))) {
         fprintf(stderr, "chandy: %s\n", gerr);
         ck_cp_meta_free(&r.start_meta);
-        free(r.start_parts);
         ck_sinkout_free(&prior);
         ck_workload_free(&r.wl);
         ck_scenario_free(&sc);
@@ -775,7 +770,6 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
     cJSON_Delete(run);
 out:
     ck_cp_meta_free(&r.start_meta);
-    free(r.start_parts);
     ck_backend_result_free(&r.res); /* before the graphs its job manager's arrays follow */
     free(r.gens);
     ck_sinkout_free(&prior);

@@ -28,7 +28,6 @@ typedef struct ck_run {
     int prior_cut;          /* of that output only what came before the snapshot's cut */
     uint64_t prior_after;   /* and so many records it committed after, which ours repeats */
     ck_cp_meta start_meta;  /* the savepoint's _metadata: its state handles, per subtask */
-    uint32_t *start_parts;  /* ...and per subtask the partitions its sources read */
     ck_backend_job job;     /* what the backend was asked to run */
     ck_graph *gens;         /* the job's graph per generation (ck_scenario_generations) */
     int ngens;

@@ -559,8 +559,6 @@ void ck_sp_free(ck_savepoint *sp)
     free(sp->files);
     sp->nfiles = 0;
     free(sp->metadata);
-    free(sp->src_parts);
-    sp->src_parts = NULL;
     ck_cp_meta_free(&sp->meta);
     sp->files = NULL;
     sp->metadata = NULL;
@@ -758,14 +756,11 @@ int ck_sp_check_job(ck_savepoint *sp, ck_graph *g, const ck_config *cfg,
     }
     size_t dl = strlen(sp->dir);
     /* The handles of old global subtask k are the state of the old vertex
-     * the assignment matched to job vertex v, subtask i of it. Sources'
-     * partitions are counted for the assignment's dealing. */
-    uint32_t *parts = calloc(sp->meta.nsubtasks + 1, sizeof(*parts));
+     * the assignment matched to job vertex v, subtask i of it. Each
+     * partition's offset is held by one source subtask's file alone. */
     int nparts = topic->ops->npartitions(topic->ctx);
     uint8_t *seen = calloc((size_t)g->nv * (size_t)(nparts + 1) + 1, 1);
-    if (!parts || !seen) {
-        free(parts);
-        free(seen);
+    if (!seen) {
         ck_asg_free(&a);
         snprintf(err, errlen, "%s: out of memory", sp->path);
         return CK_ENOMEM;
@@ -799,33 +794,37 @@ int ck_sp_check_job(ck_savepoint *sp, ck_graph *g, const ck_config *cfg,
             break;
         }
         rc = check_file(sp, name, &s, g, cfg, topic, v, i, old_p, a.max_parallelism, err, errlen);
-        if (!rc && s.has_source && !s.finished) {
-            parts[k] = (uint32_t)s.source.nparts;
-            /* each partition read by one source subtask alone */
-            for (int q = 0; q < s.source.nparts && !rc; q++) {
-                size_t at = (size_t)v * (size_t)(nparts + 1) + (size_t)s.source.parts[q];
-                if (seen[at]) {
-                    snprintf(err, errlen,
-                             "%s/%s: holds the offset of partition %d, which another source "
-                             "subtask's file holds too",
-                             sp->path, name, s.source.parts[q]);
-                    rc = CK_EINVAL;
-                }
-                seen[at] = 1;
+        for (int q = 0; !rc && s.has_source && !s.finished && q < s.source.nparts; q++) {
+            size_t at = (size_t)v * (size_t)(nparts + 1) + (size_t)s.source.parts[q];
+            if (seen[at]) {
+                snprintf(err, errlen,
+                         "%s/%s: holds the offset of partition %d, which another source "
+                         "subtask's file holds too",
+                         sp->path, name, s.source.parts[q]);
+                rc = CK_EINVAL;
             }
+            seen[at] = 1;
         }
         ck_snapshot_free(&s);
     }
-    /* The whole plan, with the sources' partitions dealt as their list
-     * state: checked (its invariants) before the run relies on it. */
-    ck_asg_opstate os[CK_MAX_OPS];
+    /* The whole plan, with the operator state dealt as the job manager
+     * deals it (from the _metadata's counts; of an older one, the sources'
+     * partitions by the topic's rule): checked (its invariants) before the
+     * run relies on it. */
+    ck_asg_opstate *os = rc ? NULL : calloc(CK_ASG_MAX_OPSTATES, sizeof(*os));
+    uint32_t *parts = NULL;
     int nos = 0;
-    for (int nv = 0; nv < g->nv && !rc; nv++)
-        if (g->spec.ops[g->v[nv].ops[0]].kind == CK_OP_SOURCE)
-            os[nos++] = (ck_asg_opstate){.op = g->v[nv].ops[0],
-                                         .name = CK_ASG_SOURCE_STATE,
-                                         .mode = CK_ASG_SPLIT_DISTRIBUTE,
-                                         .counts = parts + a.old_base[a.old_vertex[nv]]};
+    if (!rc && !os)
+        rc = CK_ENOMEM;
+    if (!rc) {
+        nos = ck_asg_opstate_from_meta(&sp->meta, g, topic ? topic->name : NULL,
+                                       topic ? topic->ops->npartitions(topic->ctx) : 0, os,
+                                       CK_ASG_MAX_OPSTATES, &parts, why, sizeof(why));
+        if (nos < 0) {
+            rc = nos;
+            snprintf(err, errlen, "%s: %s", sp->path, rc == CK_ENOMEM ? "out of memory" : why);
+        }
+    }
     ck_asg full;
     if (!rc && (rc = ck_asg_plan(&full, &sp->meta, g, cfg, os, nos, why, sizeof(why))) == CK_OK) {
         ck_inv inv;
@@ -840,10 +839,8 @@ int ck_sp_check_job(ck_savepoint *sp, ck_graph *g, const ck_config *cfg,
     if (!rc)
         ck_asg_adopt(&a, g); /* the snapshot's max parallelism, where the job set none */
     free(seen);
-    free(sp->src_parts);
-    sp->src_parts = rc ? NULL : parts; /* what the job manager deals out */
-    if (rc)
-        free(parts);
+    free(os);
+    free(parts);
     ck_asg_free(&a);
     return rc;
 }

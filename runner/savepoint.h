@@ -45,8 +45,6 @@ typedef struct ck_savepoint {
     uint32_t nfiles;
     char dir[160];       /* its directory in a store, with a trailing slash */
     char shared[170];    /* the job's shared/ beside it in the store */
-    uint32_t *src_parts; /* ck_sp_check_job: per its subtask, the partitions its
-                          * sources read (malloc'd), NULL: not checked */
 } ck_savepoint;
 
 /* Opens the savepoint at path: its directory or its _metadata file; or a
@@ -73,8 +71,8 @@ int ck_sp_open(ck_savepoint *sp, const char *path, char *err, size_t errlen);
  * rescale not by the owner formula), within it, sink transactions only
  * where the sinks write in transactions; then the whole plan, sources'
  * partitions dealt, against its invariants. On success g takes the max
- * parallelisms adopted from the snapshot (ck_asg_adopt) and
- * sp->src_parts how many partitions each old source subtask read. Returns 0, CK_EINVAL (another job, or
+ * parallelisms adopted from the snapshot (ck_asg_adopt). Returns 0,
+ * CK_EINVAL (another job, or
  * what the subtasks cannot restore yet), CK_ECORRUPT (a state file does
  * not decode), CK_ENOMEM, with one line in err naming the file or the
  * operator and what differs. */

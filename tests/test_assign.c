@@ -643,7 +643,7 @@ static void test_metadata_v4_operators(void **state)
     ck_cp_meta d;
     const char *why;
     assert_int_equal(ck_cp_meta_decode(p, len, &d, &why), 0);
-    assert_int_equal(d.version, 4);
+    assert_int_equal(d.version, 5);
     assert_int_equal(d.nvertices, 2);
     assert_int_equal(d.vertices[1].parallelism, 3);
     assert_int_equal(d.vertices[1].nops, 2);
@@ -709,7 +709,7 @@ static void test_old_version_savepoint_run(void **state)
     snprintf(stop, sizeof(stop), "%s/stop", tmp);
     static ck_savepoint sp;
     assert_int_equal(ck_sp_open(&sp, stop, err, sizeof(err)), 0);
-    assert_int_equal(sp.meta.version, 4);
+    assert_int_equal(sp.meta.version, 5);
     char meta[700];
     snprintf(meta, sizeof(meta), "%s/_metadata", sp.path);
     /* restored from the new format */
@@ -750,9 +750,13 @@ static void test_old_version_savepoint_run(void **state)
             assert_int_equal(system(cmd), 0);
         }
     }
-    /* rewritten in the old, and restored again */
+    /* rewritten in the old, and restored again (its handles without the
+     * operator-state counts, which came with version 5) */
     uint8_t *p;
     size_t len;
+    for (uint32_t s = 0; s < sp.meta.nsubtasks; s++)
+        for (uint32_t h = 0; h < sp.meta.tasks[s].n; h++)
+            sp.meta.tasks[s].v[h].flags &= (uint8_t)~CK_HANDLE_OPCOUNTS;
     encode_v3(&sp.meta, &p, &len);
     ck_sp_free(&sp);
     FILE *f = fopen(meta, "wb");
@@ -779,6 +783,363 @@ static void test_old_version_savepoint_run(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+
+/* The old subtasks new subtask i reads under (ship, out): "a b c". */
+static void reads_str(ck_ship ship, int out, uint32_t p0, uint32_t p1, uint32_t i, char *buf,
+                      size_t len)
+{
+    buf[0] = 0;
+    for (uint32_t k = 0; k < p0; k++) {
+        int r = ck_asg_channel_reads(ship, out, p0, p1, k, i);
+        assert_true(r == 0 || r == 1);
+        if (r) {
+            size_t l = strlen(buf);
+            snprintf(buf + l, len - l, "%s%u", l ? " " : "", k);
+        }
+    }
+}
+
+/* Flink's SubtaskStateMapper per partitioner, by hand: a hash edge's
+ * input channel state by key-group range overlap (RANGE, 32768 key
+ * groups), its output state and a rebalance edge's both sides round
+ * robin (ARBITRARY, ROUND_ROBIN), pointwise and broadcast edges refused
+ * at a changed parallelism and their own at an unchanged one. */
+static void test_channel_mappers_by_hand(void **state)
+{
+    (void)state;
+    static const struct {
+        ck_ship ship;
+        int out;
+        uint32_t p0, p1, i;
+        const char *want;
+    } cases[] = {
+        /* hash input, 2 -> 3: new [0,10922] [10923,21845] [21846,32767] */
+        {CK_SHIP_HASH, 0, 2, 3, 0, "0"},
+        {CK_SHIP_HASH, 0, 2, 3, 1, "0 1"},
+        {CK_SHIP_HASH, 0, 2, 3, 2, "1"},
+        /* hash input, 3 -> 2 */
+        {CK_SHIP_HASH, 0, 3, 2, 0, "0 1"},
+        {CK_SHIP_HASH, 0, 3, 2, 1, "1 2"},
+        /* hash output (ARBITRARY: round robin) */
+        {CK_SHIP_HASH, 1, 3, 2, 0, "0 2"},
+        {CK_SHIP_HASH, 1, 3, 2, 1, "1"},
+        {CK_SHIP_HASH, 1, 2, 3, 2, ""},
+        /* rebalance, both sides round robin: 10 -> 4 and 2 -> 5 */
+        {CK_SHIP_REBALANCE, 0, 10, 4, 0, "0 4 8"},
+        {CK_SHIP_REBALANCE, 0, 10, 4, 3, "3 7"},
+        {CK_SHIP_REBALANCE, 1, 10, 4, 1, "1 5 9"},
+        {CK_SHIP_REBALANCE, 0, 2, 5, 1, "1"},
+        {CK_SHIP_REBALANCE, 0, 2, 5, 4, ""},
+        /* unchanged parallelism: its own, whatever the edge */
+        {CK_SHIP_BROADCAST, 0, 3, 3, 1, "1"},
+        {CK_SHIP_FORWARD, 1, 2, 2, 0, "0"},
+        {CK_SHIP_HASH, 0, 4, 4, 2, "2"},
+    };
+    char got[200];
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        reads_str(cases[c].ship, cases[c].out, cases[c].p0, cases[c].p1, cases[c].i, got,
+                  sizeof(got));
+        if (strcmp(got, cases[c].want))
+            fprintf(stderr, "case %zu: %s %s %u -> %u, new %u: got \"%s\", want \"%s\"\n", c,
+                    ck_ship_name(cases[c].ship), cases[c].out ? "output" : "input", cases[c].p0,
+                    cases[c].p1, cases[c].i, got, cases[c].want);
+        assert_string_equal(got, cases[c].want);
+    }
+    assert_int_equal(ck_asg_channel_mapper(CK_SHIP_HASH, 0), CK_ASG_MAP_RANGE);
+    assert_int_equal(ck_asg_channel_mapper(CK_SHIP_HASH, 1), CK_ASG_MAP_ARBITRARY);
+    assert_int_equal(ck_asg_channel_mapper(CK_SHIP_REBALANCE, 0), CK_ASG_MAP_ROUND_ROBIN);
+    assert_true(ck_asg_mapper_ambiguous(CK_ASG_MAP_RANGE));
+    assert_false(ck_asg_mapper_ambiguous(CK_ASG_MAP_ROUND_ROBIN));
+    ck_ship refused[] = {CK_SHIP_FORWARD, CK_SHIP_RESCALE, CK_SHIP_BROADCAST};
+    for (int k = 0; k < 3; k++)
+        for (int out = 0; out < 2; out++) {
+            assert_int_equal(ck_asg_channel_mapper(refused[k], out), CK_ASG_MAP_UNSUPPORTED);
+            assert_int_equal(ck_asg_channel_reads(refused[k], out, 2, 3, 0, 0), CK_EINVAL);
+        }
+    assert_int_equal(ck_asg_channel_reads(CK_SHIP_HASH, 0, 2, 3, 2, 0), CK_EINVAL);
+    assert_int_equal(ck_asg_channel_reads(CK_SHIP_HASH, 0, 2, 3, 0, 3), CK_EINVAL);
+    assert_int_equal(ck_asg_channel_reads(CK_SHIP_HASH, 0, 0, 3, 0, 0), CK_EINVAL);
+}
+
+/* Over many parallelisms and max parallelisms: every old subtask's
+ * channel state goes to at least one new subtask, on both sides of hash
+ * and rebalance edges; over a hash edge, a record of key group kg held
+ * in old subtask k's input channel state (k owned kg) is read by kg's
+ * new owner, and after the recipients' key-group filter lands in exactly
+ * that one. */
+static void test_channel_state_every_record_lands_once(void **state)
+{
+    (void)state;
+    static const int maxps[] = {128, 7, 100, 32768};
+    ck_ship ships[] = {CK_SHIP_HASH, CK_SHIP_REBALANCE};
+    for (uint32_t p0 = 1; p0 <= 9; p0++)
+        for (uint32_t p1 = 1; p1 <= 9; p1++) {
+            for (int s = 0; s < 2; s++)
+                for (int out = 0; out < 2; out++)
+                    for (uint32_t k = 0; k < p0; k++) {
+                        int n = 0;
+                        for (uint32_t i = 0; i < p1; i++)
+                            n += ck_asg_channel_reads(ships[s], out, p0, p1, k, i) == 1;
+                        assert_true(n >= 1);
+                        if (!(s == 0 && out == 0)) /* round robin: unique */
+                            assert_int_equal(n, 1);
+                    }
+            for (size_t mi = 0; mi < sizeof(maxps) / sizeof(maxps[0]); mi++) {
+                int maxp = maxps[mi];
+                if ((int)p0 > maxp || (int)p1 > maxp)
+                    continue;
+                for (int kg = 0; kg < maxp; kg++) {
+                    uint32_t k = (uint32_t)ck_kg_subtask(kg, (int)p0, maxp);
+                    int landed = 0;
+                    for (uint32_t i = 0; i < p1; i++) {
+                        if (ck_asg_channel_reads(CK_SHIP_HASH, 0, p0, p1, k, i) != 1)
+                            continue;
+                        /* the recipient's filter: its own key groups only */
+                        landed += ck_kgr_contains(ck_kg_range((int)i, (int)p1, maxp), kg);
+                    }
+                    if (landed != 1)
+                        fprintf(stderr, "%u -> %u, max parallelism %d: key group %d of old "
+                                "subtask %u lands in %d subtasks\n", p0, p1, maxp, kg, k, landed);
+                    assert_int_equal(landed, 1);
+                }
+            }
+        }
+}
+
+/* The plan at a changed parallelism of a vertex behind a hash edge with
+ * unaligned checkpoints: the aggregate 2 -> 3 takes its input channel
+ * state by key-group overlap (new 1 from old 0 and 1) and holds
+ * invariant (6); a plan that drops one old subtask's channel state
+ * breaks it. */
+static void test_plan_channel_takes(void **state)
+{
+    (void)state;
+    ck_graph g0, g1;
+    job(&g0, 1, 2, 128, "agg", CK_OP_AGGREGATE);
+    job(&g1, 1, 3, 128, "agg", CK_OP_AGGREGATE);
+    ck_config cfg;
+    ck_config_defaults(&cfg);
+    cfg.v[CK_CFG_CP_INTERVAL] = 100 * CK_NS_PER_MS;
+    cfg.v[CK_CFG_CP_UNALIGNED] = 1;
+    ck_cp_meta m;
+    meta_of(&m, &g0);
+    ck_asg a;
+    char err[400];
+    assert_int_equal(ck_asg_plan(&a, &m, &g1, &cfg, NULL, 0, err, sizeof(err)), 0);
+    ck_inv inv;
+    assert_int_equal(ck_asg_check(&a, &m, &g1, &inv), 0);
+    const char *want[] = {"0", "0 1", "1"};
+    for (int i = 0; i < 3; i++) {
+        const ck_asg_task *t = &a.tasks[g1.v[1].base + (uint32_t)i];
+        char got[64] = "";
+        for (uint32_t k = 0; k < t->ntakes; k++)
+            if (t->takes[k].what & CK_ASG_CHANNELS) {
+                size_t l = strlen(got);
+                snprintf(got + l, sizeof(got) - l, "%s%u", l ? " " : "",
+                         t->takes[k].old - a.old_base[1]);
+            }
+        assert_string_equal(got, want[i]);
+    }
+    /* new 2 no longer reads old 1's channel state: old 1's is still read by
+     * new 1, so drop new 1's too */
+    for (int i = 1; i < 3; i++) {
+        ck_asg_task *t = &a.tasks[g1.v[1].base + (uint32_t)i];
+        for (uint32_t k = 0; k < t->ntakes; k++)
+            if (t->takes[k].old == a.old_base[1] + 1)
+                t->takes[k].what &= ~CK_ASG_CHANNELS;
+    }
+    assert_int_equal(ck_asg_check(&a, &m, &g1, &inv), CK_EINVARIANT);
+    assert_non_null(strstr(inv.what, "input channel state is taken by no subtask"));
+    ck_asg_free(&a);
+    ck_cp_meta_free(&m);
+}
+
+
+/* src(nsrc) -> buf (a buffer, counting what it saw, p) -> out(p), over a
+ * rebalance edge: two vertices, the sink chained to the buffer. */
+static void job_buf(ck_graph *g, int nsrc, int p)
+{
+    ck_config cfg;
+    ck_config_defaults(&cfg);
+    ck_job_spec spec = {.nops = 3};
+    spec.ops[0] = (ck_op_spec){.name = "src", .kind = CK_OP_SOURCE, .parallelism = nsrc,
+                               .input = -1};
+    spec.ops[1] = (ck_op_spec){.name = "buf", .kind = CK_OP_BUFFER, .parallelism = p, .input = 0,
+                               .ship = CK_SHIP_REBALANCE, .buffer_count = 10,
+                               .buffer_seen = 1};
+    spec.ops[2] = (ck_op_spec){.name = "out", .kind = CK_OP_SINK, .parallelism = p, .input = 1};
+    int bad;
+    char e[200];
+    if (ck_graph_build(g, &spec, &cfg, &bad, e, sizeof(e)))
+        fprintf(stderr, "job_buf: %s\n", e);
+    assert_int_equal(g->nv, 2);
+}
+
+/* Lists on each canonical handle of m (of job_buf's g) its operator
+ * state as a run's subtasks would: the sources' partitions (parts[k]) and
+ * the partitions known, the buffer's `buffered` (buffered[k]) and its
+ * union `count_seen`. */
+static void add_counts(ck_cp_meta *m, const ck_graph *g, const uint32_t *parts,
+                       const uint32_t *buffered)
+{
+    for (uint32_t s = 0; s < m->nsubtasks; s++) {
+        int v, i;
+        ck_graph_locate(g, s, &v, &i);
+        ck_handle_opcount c[2];
+        memset(c, 0, sizeof(c));
+        if (v == 0) {
+            c[0] = (ck_handle_opcount){.op = 0, .mode = 1, .entries = parts[i]};
+            snprintf(c[0].name, sizeof(c[0].name), "%s", CK_SOURCE_SPLITS);
+            c[1] = (ck_handle_opcount){.op = 0, .mode = 3, .entries = 1};
+            snprintf(c[1].name, sizeof(c[1].name), "%s", CK_SOURCE_KNOWN);
+        } else {
+            c[0] = (ck_handle_opcount){.op = 1, .mode = 1, .entries = buffered[i]};
+            snprintf(c[0].name, sizeof(c[0].name), "buffered");
+            c[1] = (ck_handle_opcount){.op = 1, .mode = 2, .entries = 1};
+            snprintf(c[1].name, sizeof(c[1].name), "count_seen");
+        }
+        assert_int_equal(ck_handles_opcounts_last(&m->tasks[s], c, 2), 0);
+    }
+}
+
+/* The chunks new subtask j of vertex v gets of operator state `name`. */
+static void chunks_of(const ck_asg *a, const ck_graph *g, const ck_asg_opstate *os, int v,
+                      int j, const char *name, char *buf, size_t len)
+{
+    const ck_asg_task *t = &a->tasks[g->v[v].base + (uint32_t)j];
+    buf[0] = 0;
+    for (uint32_t k = 0; k < t->nops; k++)
+        if (!strcmp(os[t->ops[k].state].name, name))
+            chunks_str(t->ops[k].v, t->ops[k].n, buf, len);
+}
+
+/* Operator state dealt from the _metadata's counts alone, as the job
+ * manager does (it reads no state file): through a version-5 _metadata
+ * and back, the buffer's split-distribute list 3 -> 2 and 2 -> 5 in
+ * Flink's contiguous chunks, its union list to every subtask, the
+ * sources' broadcast list j % oldP and their partitions split; without
+ * counts (a version-4 file) the sources' partitions by the topic's rule
+ * and nothing else; counts that contradict the snapshot refused. */
+static void test_opstate_from_meta(void **state)
+{
+    (void)state;
+    static const struct {
+        int s0, p0, s1, p1;
+        uint32_t parts[3], buffered[3];
+        const char *want[5];
+    } cases[] = {
+        {1, 3, 1, 2, {4}, {3, 1, 2}, {"0:0+3", "1:0+1 2:0+2"}},
+        {1, 2, 1, 5, {4}, {4, 3}, {"0:0+2", "0:2+2", "1:0+1", "1:1+1", "1:2+1"}},
+    };
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        ck_graph g0, g1;
+        job_buf(&g0, cases[c].s0, cases[c].p0);
+        job_buf(&g1, 3, cases[c].p1); /* the source 1 -> 3 too */
+        ck_cp_meta m0, m;
+        meta_of(&m0, &g0);
+        add_counts(&m0, &g0, cases[c].parts, cases[c].buffered);
+        uint8_t *p;
+        size_t len;
+        const char *why;
+        assert_int_equal(ck_cp_meta_encode(&m0, &p, &len), 0);
+        assert_int_equal(ck_cp_meta_decode(p, len, &m, &why), 0);
+        free(p);
+        assert_int_equal(m.version, 5);
+        ck_asg_opstate os[CK_ASG_MAX_OPSTATES];
+        uint32_t *counts;
+        char err[300];
+        int nos = ck_asg_opstate_from_meta(&m, &g1, "clicks", 4, os, CK_ASG_MAX_OPSTATES,
+                                           &counts, err, sizeof(err));
+        assert_int_equal(nos, 4);
+        ck_asg a;
+        assert_int_equal(ck_asg_plan(&a, &m, &g1, NULL, os, nos, err, sizeof(err)), 0);
+        ck_inv inv;
+        assert_int_equal(ck_asg_check(&a, &m, &g1, &inv), 0);
+        char got[200], want[200];
+        for (int j = 0; j < cases[c].p1; j++) {
+            chunks_of(&a, &g1, os, 1, j, "buffered", got, sizeof(got));
+            assert_string_equal(got, cases[c].want[j]);
+            chunks_of(&a, &g1, os, 1, j, "count_seen", got, sizeof(got));
+            want[0] = 0;
+            for (int k = 0; k < cases[c].p0; k++) {
+                size_t l = strlen(want);
+                snprintf(want + l, sizeof(want) - l, "%s%d:0+1", k ? " " : "", k);
+            }
+            assert_string_equal(got, want);
+        }
+        for (int j = 0; j < 3; j++) { /* the source 1 -> 3 */
+            chunks_of(&a, &g1, os, 0, j, CK_SOURCE_KNOWN, got, sizeof(got));
+            assert_string_equal(got, "0:0+1");
+            chunks_of(&a, &g1, os, 0, j, CK_SOURCE_SPLITS, got, sizeof(got));
+            snprintf(want, sizeof(want), "0:%d+%d", j == 0 ? 0 : j + 1, j == 0 ? 2 : 1);
+            assert_string_equal(got, want);
+        }
+        ck_asg_free(&a);
+        free(counts);
+        /* without counts (version 4): the sources' partitions, by the topic */
+        for (uint32_t s = 0; s < m.nsubtasks; s++)
+            m.tasks[s].v[0].flags &= (uint8_t)~CK_HANDLE_OPCOUNTS;
+        nos = ck_asg_opstate_from_meta(&m, &g1, "clicks", 4, os, CK_ASG_MAX_OPSTATES, &counts,
+                                       err, sizeof(err));
+        assert_int_equal(nos, 1);
+        assert_string_equal(os[0].name, CK_ASG_SOURCE_STATE);
+        assert_int_equal(os[0].op, 0);
+        assert_int_equal(os[0].counts[0], 4);
+        free(counts);
+        /* no topic: nothing */
+        assert_int_equal(ck_asg_opstate_from_meta(&m, &g1, NULL, 0, os, CK_ASG_MAX_OPSTATES,
+                                                  &counts, err, sizeof(err)),
+                         0);
+        free(counts);
+        ck_cp_meta_free(&m);
+        ck_cp_meta_free(&m0);
+    }
+    /* broadcast state j % oldP: the source 2 -> 3 */
+    ck_graph g0, g1;
+    job_buf(&g0, 2, 2);
+    job_buf(&g1, 3, 2);
+    ck_cp_meta m;
+    meta_of(&m, &g0);
+    const uint32_t parts[] = {2, 2}, buffered[] = {1, 1};
+    add_counts(&m, &g0, parts, buffered);
+    ck_asg_opstate os[CK_ASG_MAX_OPSTATES];
+    uint32_t *counts;
+    char err[300], got[100];
+    int nos = ck_asg_opstate_from_meta(&m, &g1, "clicks", 4, os, CK_ASG_MAX_OPSTATES, &counts,
+                                       err, sizeof(err));
+    assert_int_equal(nos, 4);
+    ck_asg a;
+    assert_int_equal(ck_asg_plan(&a, &m, &g1, NULL, os, nos, err, sizeof(err)), 0);
+    static const char *const known[3] = {"0:0+1", "1:0+1", "0:0+1"};
+    for (int j = 0; j < 3; j++) {
+        chunks_of(&a, &g1, os, 0, j, CK_SOURCE_KNOWN, got, sizeof(got));
+        assert_string_equal(got, known[j]);
+    }
+    ck_asg_free(&a);
+    free(counts);
+    /* counts that contradict the snapshot: one state in two modes, an
+     * operator its vertex does not have */
+    m.tasks[3].v[0].opc[1].mode = 1;
+    snprintf(m.tasks[3].v[0].opc[1].name, sizeof(m.tasks[3].v[0].opc[1].name), "buffered");
+    m.tasks[3].v[0].opc[0].mode = 2;
+    snprintf(m.tasks[3].v[0].opc[0].name, sizeof(m.tasks[3].v[0].opc[0].name), "count_seen");
+    m.tasks[2].v[0].opc[1].mode = 1;
+    assert_int_equal(ck_asg_opstate_from_meta(&m, &g1, "clicks", 4, os, CK_ASG_MAX_OPSTATES,
+                                              &counts, err, sizeof(err)),
+                     CK_EINVAL);
+    assert_non_null(strstr(err, "operator uid \"buf\": the snapshot lists its state "
+                                "\"count_seen\" as"));
+    assert_null(counts);
+    m.tasks[2].v[0].opc[1].mode = 2;
+    m.tasks[2].v[0].opc[0].op = 0;
+    assert_int_equal(ck_asg_opstate_from_meta(&m, &g1, "clicks", 4, os, CK_ASG_MAX_OPSTATES,
+                                              &counts, err, sizeof(err)),
+                     CK_EINVAL);
+    assert_non_null(strstr(err, "lists operator state \"buffered\" of operator 0, which its "
+                                "vertex does not have"));
+    ck_cp_meta_free(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -793,6 +1154,10 @@ int main(void)
         cmocka_unit_test(test_old_version_metadata),
         cmocka_unit_test(test_metadata_v4_operators),
         cmocka_unit_test(test_old_version_savepoint_run),
+        cmocka_unit_test(test_channel_mappers_by_hand),
+        cmocka_unit_test(test_channel_state_every_record_lands_once),
+        cmocka_unit_test(test_plan_channel_takes),
+        cmocka_unit_test(test_opstate_from_meta),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,11 +13,13 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cmocka.h>
 
 #include "bytes.h"
 #include "coordinator.h"
+#include "crc32c.h"
 #include "rng.h"
 #include "snapshot.h"
 #include "error.h"
@@ -25,6 +27,7 @@
 #include "gate.h"
 #include "invcheck.h"
 #include "jobmanager.h"
+#include "keygroup.h"
 #include "metrics.h"
 #include "operator.h"
 #include "partition.h"
@@ -402,6 +405,74 @@ static void test_restored_gate_credit_after_state(void **state)
     assert_string_equal(trace, "1:3 ");
     free(st.p);
     rig_free(&r);
+}
+
+/*
+ * Restored at another parallelism over a hash edge (assign.h: an old
+ * subtask's input channel state goes to every new subtask whose key
+ * groups overlap its), each new subtask keeps the restored records of its
+ * own key groups: the same state of 20 keys replayed into the gates of
+ * new subtasks 0..2 of 3 (max parallelism 128) comes out of exactly one
+ * of them per record, in order, the others counted as filtered; what the
+ * channels receive afterwards is never filtered, and without the filter
+ * (an unchanged parallelism) every restored record is read.
+ */
+static void test_restored_state_key_group_filter(void **state)
+{
+    (void)state;
+    static const char keys[] = "abcdefghijklmnopqrst";
+    ck_wbuf st = {0};
+    for (int v = 0; v < 20; v++) {
+        ck_elem e = {.tag = CK_EL_RECORD};
+        e.u.rec.key = &keys[v];
+        e.u.rec.klen = 1;
+        e.u.rec.value = v;
+        ck_elem_encode(ck_wbuf_room(&st, ck_elem_size(&e)), &e);
+    }
+    int owner[20], seen[20] = {0};
+    for (int v = 0; v < 20; v++)
+        owner[v] = ck_kg_subtask(ck_kg_of_key(&keys[v], 1, 128), 3, 128);
+    int live_owner = ck_kg_subtask(ck_kg_of_key("k", 1, 128), 3, 128), foreign_live = 0;
+    for (int i = 0; i <= 3; i++) { /* 3: no filter */
+        static rig r;
+        rig_init(&r, 1);
+        fake_clear(&r.w);
+        ck_gate_free(&r.gate);
+        uint32_t eps[2] = {20, 21};
+        assert_int_equal(ck_gate_init(&r.gate, &r.cp.plat, 1, 0, 2, eps, 2, 8), 0);
+        if (i < 3)
+            ck_gate_replay_filter(&r.gate, ck_kg_range(i, 3, 128), 128);
+        assert_int_equal(ck_gate_replay(&r.gate, 0, st.p, st.len), 0);
+        char trace[512] = "", want[512] = "";
+        drain(&r, trace, sizeof(trace));
+        int kept = 0;
+        for (int v = 0; v < 20; v++)
+            if (i == 3 || owner[v] == i) {
+                size_t l = strlen(want);
+                snprintf(want + l, sizeof(want) - l, "0:%d ", v);
+                kept++;
+                if (i < 3)
+                    seen[v]++;
+            }
+        assert_string_equal(trace, want);
+        assert_int_equal(r.gate.replay_filtered, (uint64_t)(20 - kept));
+        assert_true(ck_gate_recovered(&r.gate));
+        /* what arrives now is another matter: never filtered, even a key
+         * group the subtask does not own (key "k" is one new subtask's) */
+        ck_gate_announce(&r.gate);
+        put_rec(&r, 1, 99);
+        pump(&r);
+        pump(&r);
+        trace[0] = 0;
+        drain(&r, trace, sizeof(trace));
+        assert_string_equal(trace, "1:99 ");
+        foreign_live += i < 3 && i != live_owner;
+        rig_free(&r);
+    }
+    for (int v = 0; v < 20; v++)
+        assert_int_equal(seen[v], 1); /* exactly one owner each */
+    assert_int_equal(foreign_live, 2);
+    free(st.p);
 }
 
 /*
@@ -2140,7 +2211,7 @@ static void test_metadata_roundtrip_and_bad_keys(void **state)
         } else {
             assert_int_equal(rc, 0);
             assert_true(d.id == 7 && d.trigger == 5 && d.input_fp == 99 && d.nsubtasks == 2);
-            assert_true(d.version == 4 && d.nvertices == 1 && d.vertices[0].parallelism == 2 &&
+            assert_true(d.version == 5 && d.nvertices == 1 && d.vertices[0].parallelism == 2 &&
                         d.vertices[0].nops == 1 && d.vertices[0].ops[0].kind == CK_OP_AGGREGATE &&
                         d.vertices[0].ops[0].max_parallelism == 128);
             assert_string_equal(d.vertices[0].ops[0].uid, "count");
@@ -2154,6 +2225,138 @@ static void test_metadata_roundtrip_and_bad_keys(void **state)
         free(p);
     }
     m.tasks[1].n = 1;
+    ck_cp_meta_free(&m);
+}
+
+/* Rewrites a _metadata image's magic to version v's and seals it again. */
+static void meta_as_version(uint8_t *p, size_t len, int v)
+{
+    p[3] = (uint8_t)('0' + v);
+    ck_put_u32(p + len - 4, ck_crc32c(0, p, len - 4));
+}
+
+/* Version 5 carries each canonical handle's operator-state counts (per
+ * operator and state name, its mode and entries; with an inline file
+ * too) there and back; a version-4 file still reads, without them, and
+ * one that holds counts is corrupt; bad counts are refused when made and
+ * when read (a mode past broadcast), and every truncation of a valid file
+ * (sealed again, so that the parser meets it) is one clear refusal. */
+static void test_metadata_opcounts(void **state)
+{
+    (void)state;
+    ck_cp_meta m = {.id = 3, .nsubtasks = 2, .nvertices = 1};
+    m.tasks = calloc(2, sizeof(*m.tasks));
+    m.vertices = calloc(1, sizeof(*m.vertices));
+    assert_non_null(m.tasks);
+    assert_non_null(m.vertices);
+    m.vertices[0].parallelism = 2;
+    m.vertices[0].nops = 1;
+    m.vertices[0].ops[0] = (ck_cp_meta_op){.uid = "buf", .kind = CK_OP_BUFFER,
+                                           .max_parallelism = 128, .index = 1};
+    ck_handle_opcount c[2];
+    memset(c, 0, sizeof(c));
+    c[0] = (ck_handle_opcount){.op = 1, .mode = 1, .entries = 500};
+    snprintf(c[0].name, sizeof(c[0].name), "buffered");
+    c[1] = (ck_handle_opcount){.op = 1, .mode = 2, .entries = 1};
+    snprintf(c[1].name, sizeof(c[1].name), "count_seen");
+    for (int s = 0; s < 2; s++) {
+        char key[64];
+        snprintf(key, sizeof(key), "checkpoints/j/chk-3/v0-%d.state", s);
+        assert_int_equal(ck_handles_add(&m.tasks[s], CK_HANDLE_SNAPSHOT, 0, key, 4, 7,
+                                        CK_KGR_EMPTY),
+                         0);
+        c[0].entries = 500u + (uint32_t)s;
+        assert_int_equal(ck_handles_opcounts_last(&m.tasks[s], c, 2), 0);
+    }
+    uint8_t *data = malloc(4);
+    memcpy(data, "abcd", 4);
+    assert_int_equal(ck_handles_inline_last(&m.tasks[1], data, 4), 0); /* after the counts */
+    /* bad counts are not made */
+    ck_handle_opcount bad[2];
+    memcpy(bad, c, sizeof(bad));
+    bad[1].mode = 4;
+    assert_int_equal(ck_handles_opcounts_last(&m.tasks[0], bad, 2), CK_EINVAL);
+    memcpy(bad, c, sizeof(bad));
+    snprintf(bad[1].name, sizeof(bad[1].name), "buffered");
+    assert_int_equal(ck_handles_opcounts_last(&m.tasks[0], bad, 2), CK_EINVAL); /* twice */
+    bad[1].name[0] = 0;
+    assert_int_equal(ck_handles_opcounts_last(&m.tasks[0], bad, 2), CK_EINVAL);
+    uint8_t *p;
+    size_t len;
+    assert_int_equal(ck_cp_meta_encode(&m, &p, &len), 0);
+    assert_int_equal(memcmp(p, "CKP5", 4), 0);
+    ck_cp_meta d;
+    const char *why = "";
+    int drc = ck_cp_meta_decode(p, len, &d, &why);
+    if (drc)
+        fprintf(stderr, "decode: %s\n", why);
+    assert_int_equal(drc, 0);
+    assert_int_equal(d.version, 5);
+    for (int s = 0; s < 2; s++) {
+        const ck_handle *h = &d.tasks[s].v[0];
+        assert_true(h->flags & CK_HANDLE_OPCOUNTS);
+        assert_int_equal(h->nopc, 2);
+        assert_int_equal(h->opc[0].op, 1);
+        assert_int_equal(h->opc[0].mode, 1);
+        assert_int_equal(h->opc[0].entries, 500u + (uint32_t)s);
+        assert_string_equal(h->opc[0].name, "buffered");
+        assert_int_equal(h->opc[1].mode, 2);
+        assert_string_equal(h->opc[1].name, "count_seen");
+    }
+    assert_true(d.tasks[1].v[0].flags & CK_HANDLE_INLINE);
+    assert_memory_equal(d.tasks[1].v[0].data, "abcd", 4);
+    /* a copy keeps them */
+    ck_handles cp;
+    assert_int_equal(ck_handles_copy(&cp, &d.tasks[1]), 0);
+    assert_int_equal(cp.v[0].nopc, 2);
+    ck_handles like = {0};
+    assert_int_equal(ck_handles_add_like(&like, &d.tasks[0].v[0], 0), 0);
+    assert_int_equal(like.v[0].nopc, 2);
+    assert_string_equal(like.v[0].opc[1].name, "count_seen");
+    ck_handles_free(&like);
+    ck_handles_free(&cp);
+    ck_cp_meta_free(&d);
+    /* version 4 with counts: corrupt, one clear reason */
+    uint8_t *q = malloc(len);
+    memcpy(q, p, len);
+    meta_as_version(q, len, 4);
+    assert_int_equal(ck_cp_meta_decode(q, len, &d, &why), CK_ECORRUPT);
+    assert_string_equal(why, "operator-state counts in a _metadata of a version before 5");
+    /* a mode past broadcast on the wire: the first count's mode byte is
+     * 10 bytes before its name ("buffered") */
+    memcpy(q, p, len);
+    uint8_t *at = memmem(q, len, "buffered", 8);
+    assert_non_null(at);
+    assert_int_equal(at[-6], 1);
+    at[-6] = 9;
+    ck_put_u32(q + len - 4, ck_crc32c(0, q, len - 4));
+    assert_int_equal(ck_cp_meta_decode(q, len, &d, &why), CK_ECORRUPT);
+    assert_non_null(strstr(why, "operator-state counts"));
+    /* every truncation, sealed again */
+    for (size_t cut = 8; cut < len; cut++) {
+        memcpy(q, p, cut - 4);
+        ck_put_u32(q + cut - 4, ck_crc32c(0, q, cut - 4));
+        int rc = ck_cp_meta_decode(q, cut, &d, &why);
+        assert_int_equal(rc, CK_ECORRUPT);
+        assert_non_null(why);
+    }
+    free(q);
+    free(p);
+    /* version 4 without counts still reads */
+    for (int s = 0; s < 2; s++) {
+        ck_handles_truncate(&m.tasks[s], 0);
+        assert_int_equal(ck_handles_add(&m.tasks[s], CK_HANDLE_SNAPSHOT, 0, "checkpoints/j/x", 4,
+                                        7, CK_KGR_EMPTY),
+                         0);
+    }
+    assert_int_equal(ck_cp_meta_encode(&m, &p, &len), 0);
+    meta_as_version(p, len, 4);
+    assert_int_equal(ck_cp_meta_decode(p, len, &d, &why), 0);
+    assert_int_equal(d.version, 4);
+    assert_false(d.tasks[0].v[0].flags & CK_HANDLE_OPCOUNTS);
+    assert_int_equal(d.tasks[0].v[0].nopc, 0);
+    ck_cp_meta_free(&d);
+    free(p);
     ck_cp_meta_free(&m);
 }
 
@@ -2713,6 +2916,8 @@ int main(void)
         cmocka_unit_test(test_jm_final_checkpoint_at_a_region_failover),
         cmocka_unit_test(test_jm_failure_merges_into_pending_restart),
         cmocka_unit_test(test_metadata_roundtrip_and_bad_keys),
+        cmocka_unit_test(test_metadata_opcounts),
+        cmocka_unit_test(test_restored_state_key_group_filter),
         cmocka_unit_test(test_shared_registry),
         cmocka_unit_test(test_coordinator_appendable_files),
         cmocka_unit_test(test_coordinator_invariants),

@@ -301,7 +301,7 @@ static void test_deploy_names_known_hosts(void **state)
         if (bad == 1)
             tb->what = 0;
         if (bad == 2)
-            tb->what |= 16;
+            tb->what |= 32; /* past CK_ASG_OUT_CHANNELS */
         if (bad == 3)
             tb->old_subtask = 2;
         if (bad == 4)

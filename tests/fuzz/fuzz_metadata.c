@@ -7,9 +7,10 @@
  * are replaced by the CRC-32C of the rest, so that the fuzzer gets past
  * the checksum into the structure.
  *
- * Checked: a refused file says why; an accepted one of version 4 encodes
+ * Checked: a refused file says why; an accepted one of version 5 encodes
  * back (ck_cp_meta_encode) to exactly its bytes (the format has one
- * encoding); one of version 3 is read, never written again;
+ * encoding); one of version 4 (no operator-state counts) or 3 is read,
+ * never written again;
  * ck_sp_open refuses with one line naming the file, or opens it.
  */
 #include "fuzz_common.h"
@@ -55,12 +56,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (rc) {
         FUZZ_CHECK(rc == CK_ECORRUPT || rc == CK_ENOMEM);
         FUZZ_CHECK(why && why[0]);
-    } else if (m.version == 4) {
+    } else if (m.version == 5) {
         uint8_t *again;
         size_t alen;
         FUZZ_CHECK(ck_cp_meta_encode(&m, &again, &alen) == CK_OK);
         FUZZ_CHECK(alen == len && memcmp(again, p, len) == 0);
         free(again);
+        ck_cp_meta_free(&m);
+    } else if (m.version == 4) { /* read, never written again: no counts */
+        FUZZ_CHECK(m.nvertices > 0 && m.nsubtasks > 0);
+        for (uint32_t s = 0; s < m.nsubtasks; s++)
+            for (uint32_t h = 0; h < m.tasks[s].n; h++)
+                FUZZ_CHECK(!(m.tasks[s].v[h].flags & CK_HANDLE_OPCOUNTS));
         ck_cp_meta_free(&m);
     } else { /* an old-version file: read, never written again */
         FUZZ_CHECK(m.version == 3 && m.nvertices == 0 && m.nsubtasks > 0);
