@@ -327,6 +327,8 @@ int ck_run_judge_fallbacks(ck_run *r)
     return 0;
 }
 
+static int run_generations(const ck_run *r, const ck_graph *g, ck_verify_gen *gens);
+
 int ck_run_judge_injected(ck_run *r, const ck_verdict *v, int whole)
 {
     memset(&r->injected, 0, sizeof(r->injected));
@@ -348,9 +350,18 @@ int ck_run_judge_injected(ck_run *r, const ck_verdict *v, int whole)
                      dir, i, ck_strerror(rc));
         n++;
     }
+    /* the generations the verdict was given */
+    ck_verify_gen *gens = NULL;
+    if (!rc && n &&
+        !(gens = malloc((size_t)(1 + (r->res.jm_ready ? r->res.jm.neras : 0)) * sizeof(*gens)))) {
+        rc = CK_ENOMEM;
+        snprintf(err, sizeof(err), "out of memory");
+    }
     if (!rc && n)
-        rc = ck_injected_expect(&r->sc->graph, &r->wl, &r->res.out, v->guarantee, v->partial, f,
-                                n, &r->injected, err, sizeof(err));
+        rc = ck_injected_expect_gens(gens, run_generations(r, &r->sc->graph, gens), &r->wl,
+                                     &r->res.out, v->guarantee, v->partial, f, n, &r->injected,
+                                     err, sizeof(err));
+    free(gens);
     for (int i = 0; i < n; i++)
         ck_sinkout_free(&recs[i]);
     if (!n)
