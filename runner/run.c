@@ -22,8 +22,10 @@
 #include "summary.h"
 #include "savepoint.h"
 #include "simgrid.h"
+#include "snapshot.h"
 #include "sockets.h"
 #include "storefs.h"
+#include "storekey.h"
 #include "verify.h"
 
 /* Whether a run checks invariants unless told (CMake's CHANDY_INVARIANTS). */
@@ -325,6 +327,8 @@ int ck_run_judge_fallbacks(ck_run *r)
     return 0;
 }
 
+static int run_generations(const ck_run *r, const ck_graph *g, ck_verify_gen *gens);
+
 int ck_run_judge_injected(ck_run *r, const ck_verdict *v, int whole)
 {
     memset(&r->injected, 0, sizeof(r->injected));
@@ -346,9 +350,18 @@ int ck_run_judge_injected(ck_run *r, const ck_verdict *v, int whole)
                      dir, i, ck_strerror(rc));
         n++;
     }
+    /* the generations the verdict was given */
+    ck_verify_gen *gens = NULL;
+    if (!rc && n &&
+        !(gens = malloc((size_t)(1 + (r->res.jm_ready ? r->res.jm.neras : 0)) * sizeof(*gens)))) {
+        rc = CK_ENOMEM;
+        snprintf(err, sizeof(err), "out of memory");
+    }
     if (!rc && n)
-        rc = ck_injected_expect(&r->sc->graph, &r->wl, &r->res.out, v->guarantee, v->partial, f,
-                                n, &r->injected, err, sizeof(err));
+        rc = ck_injected_expect_gens(gens, run_generations(r, &r->sc->graph, gens), &r->wl,
+                                     &r->res.out, v->guarantee, v->partial, f, n, &r->injected,
+                                     err, sizeof(err));
+    free(gens);
     for (int i = 0; i < n; i++)
         ck_sinkout_free(&recs[i]);
     if (!n)
@@ -364,6 +377,124 @@ int ck_run_judge_injected(ck_run *r, const ck_verdict *v, int whole)
     if (!r->checker_ok)
         snprintf(r->checker_failure, sizeof(r->checker_failure), "%s", why);
     return !r->checker_ok;
+}
+
+/*
+ * Where the snapshot that rescale v restored cut the input: per source
+ * partition, the offset its source read up to (malloc'd). Read from the
+ * subtasks' state files the checkpoint coordinator recorded (a source's
+ * is small: inline in the acknowledgement; else from the run's store).
+ * NULL when the run cannot say: no snapshot, a file gone from the store
+ * (a checkpoint retention dropped) or that does not decode, in-flight
+ * data (an unaligned cut: records before it were processed after the
+ * restore), or a partition no source lists while its sources were still
+ * reading.
+ */
+static int64_t *rescale_cut(const ck_run *r, const ck_rescale *v)
+{
+    const ck_cc *cc = &r->res.jm.cc;
+    const ck_cp_record *rec = NULL;
+    for (size_t i = 0; i < cc->ncps && !rec; i++)
+        if (cc->cps[i].id == v->checkpoint && cc->cps[i].status == CK_CP_COMPLETED &&
+            cc->cps[i].tasks)
+            rec = &cc->cps[i];
+    int nparts = r->wl.spec.partitions;
+    if (!rec || nparts <= 0)
+        return NULL;
+    char root[700];
+    snprintf(root, sizeof(root), "%s/store", r->outdir);
+    int64_t *from = malloc((size_t)nparts * sizeof(*from));
+    uint8_t *set = calloc((size_t)nparts, 1);
+    int ok = from && set, finished = 0;
+    for (uint32_t st = 0; ok && st < rec->g->nsubtasks; st++) {
+        const ck_handles *hs = &rec->tasks[st].handles;
+        for (uint32_t k = 0; ok && k < hs->n; k++) {
+            const ck_handle *h = &hs->v[k];
+            if (h->kind != CK_HANDLE_SNAPSHOT)
+                continue;
+            uint8_t *data = NULL;
+            size_t len = 0;
+            if (h->flags & CK_HANDLE_INLINE) {
+                data = h->data;
+                len = (size_t)h->bytes;
+            } else if (ck_storefs_get_range(root, h->key, h->offset, h->bytes, &data, &len) ||
+                       len != h->bytes) {
+                free(data);
+                ok = 0;
+                break;
+            }
+            ck_snapshot sn;
+            const char *why;
+            if (ck_snap_decode(data, len, &sn, &why)) {
+                ok = 0;
+            } else {
+                ok = sn.nchans == 0;
+                finished |= sn.finished;
+                for (int i = 0; ok && sn.has_source && i < sn.source.nparts; i++) {
+                    int p = sn.source.parts[i];
+                    if (p < 0 || p >= nparts) {
+                        ok = 0;
+                    } else {
+                        from[p] = sn.source.offsets[i];
+                        set[p] = 1;
+                    }
+                }
+                ck_snapshot_free(&sn);
+            }
+            if (!(h->flags & CK_HANDLE_INLINE))
+                free(data);
+        }
+    }
+    /* A partition no source lists: read whole by one that finished. */
+    for (int p = 0; ok && p < nparts; p++)
+        if (!set[p]) {
+            ok = finished;
+            from[p] = r->wl.parts[p].n;
+        }
+    free(set);
+    if (ok)
+        return from;
+    free(from);
+    return NULL;
+}
+
+/* r->cuts: each deployed rescale's (rescale_cut). 0 or CK_ENOMEM. */
+static int read_cuts(ck_run *r)
+{
+    if (!r->res.jm_ready || !r->res.jm.nrescales)
+        return CK_OK;
+    r->cuts = calloc(r->res.jm.nrescales, sizeof(*r->cuts));
+    if (!r->cuts)
+        return CK_ENOMEM;
+    r->ncuts = r->res.jm.nrescales;
+    for (size_t i = 0; i < r->ncuts; i++)
+        if (r->res.jm.rescales[i].deployed != CK_TIME_NEVER)
+            r->cuts[i] = rescale_cut(r, &r->res.jm.rescales[i]);
+    return CK_OK;
+}
+
+/*
+ * The generations the job ran, for the verdict: each era of the job
+ * manager's (a graph deployed), the first from the job's start, each
+ * later one from the cut of the rescale that deployed it (its first
+ * attempt). gens has room for 1 + the eras. Returns how many.
+ */
+static int run_generations(const ck_run *r, const ck_graph *g, ck_verify_gen *gens)
+{
+    gens[0] = (ck_verify_gen){g, NULL};
+    if (!r->res.jm_ready || r->res.jm.neras < 2)
+        return 1;
+    int n = 0;
+    for (int e = 0; e < r->res.jm.neras; e++) {
+        const ck_jm_era *era = &r->res.jm.eras[e];
+        gens[n] = (ck_verify_gen){era->g, NULL};
+        for (size_t i = 0; e > 0 && i < r->ncuts; i++)
+            if (r->res.jm.rescales[i].deployed != CK_TIME_NEVER &&
+                r->res.jm.rescales[i].attempt == era->first_attempt)
+                gens[n].from = r->cuts[i];
+        n++;
+    }
+    return n;
 }
 
 int ck_run_main(const char *scenario_path, const ck_run_opts *o)
@@ -690,7 +821,22 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
     int partial = (r.res.jm_ready && r.res.jm.stopped_with) || (r.job.env.start.id && !r.prior_output[0]) ||
                   r.res.unfinished;
     ck_verdict v;
-    rc = ck_verify(&sc.graph, &r.wl, &r.res.out, guarantee, partial, &v, err, sizeof(err));
+    /* A rescaled job is verified generation by generation where its output
+     * depends on parallelism (verify.h). */
+    ck_verify_gen *gens = NULL;
+    int ngens = 1;
+    rc = read_cuts(&r);
+    if (!rc && !(gens = malloc((size_t)(1 + (r.res.jm_ready ? r.res.jm.neras : 0)) *
+                               sizeof(*gens))))
+        rc = CK_ENOMEM;
+    if (!rc) {
+        ngens = run_generations(&r, &sc.graph, gens);
+        rc = ck_verify_gens(gens, ngens, &r.wl, &r.res.out, guarantee, partial, &v, err,
+                            sizeof(err));
+    } else {
+        snprintf(err, sizeof(err), "out of memory");
+    }
+    free(gens);
     if (rc) {
         /* Output that cannot be checked is not correct; run.json still says what happened. */
         fprintf(stderr, "chandy: %s: verifying the output: %s\n", scenario_path, err);
@@ -770,6 +916,11 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
     cJSON_Delete(run);
 out:
     ck_cp_meta_free(&r.start_meta);
+    for (size_t i = 0; i < r.ncuts; i++)
+        free(r.cuts[i]);
+    free(r.cuts);
+    r.cuts = NULL;
+    r.ncuts = 0;
     ck_backend_result_free(&r.res); /* before the graphs its job manager's arrays follow */
     free(r.gens);
     ck_sinkout_free(&prior);

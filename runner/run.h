@@ -43,6 +43,12 @@ typedef struct ck_run {
     ck_injected injected;   /* what the verdict had to show (faults 0: none) */
     int checker_ok;         /* 1: it showed exactly that */
     char checker_failure[600]; /* else why: the output check is wrong ("": none) */
+    /* Per rescale of res.jm.rescales: the source offsets, per partition, of
+     * the snapshot it restored, where the generation it deployed took over
+     * the input (NULL: it did not deploy, or the run cannot say); for the
+     * verdict and run.json's rescales[].cut */
+    int64_t **cuts;
+    size_t ncuts;
 } ck_run;
 
 const char *ck_backend_name(ck_backend b);

@@ -507,6 +507,14 @@ static cJSON *rescales_arr(const ck_run *r)
             cJSON_AddNumberToObject(o, "attempt", v->attempt);
         else
             cJSON_AddNullToObject(o, "attempt");
+        /* where the generation it deployed took over the input */
+        if (i < r->ncuts && r->cuts[i]) {
+            cJSON *cut = cJSON_AddArrayToObject(o, "cut");
+            for (int p = 0; p < r->wl.spec.partitions; p++)
+                cJSON_AddItemToArray(cut, cJSON_CreateNumber((double)r->cuts[i][p]));
+        } else {
+            cJSON_AddNullToObject(o, "cut");
+        }
         cJSON_AddNumberToObject(o, "lag_before_s", secs(v->lag_before));
         cJSON *rst = cJSON_AddObjectToObject(o, "restore");
         if (v->restored == CK_TIME_NEVER) {
@@ -969,6 +977,10 @@ cJSON *ck_runjson_build(const ck_run *r, const ck_verdict *v)
     cJSON_AddNumberToObject(c, "unexpected", (double)v->unexpected);
     cJSON_AddNumberToObject(c, "wrong_totals", (double)v->wrong_totals);
     cJSON_AddBoolToObject(c, "ok", v->ok);
+    if (v->first_wrong[0])
+        cJSON_AddStringToObject(c, "first_wrong", v->first_wrong);
+    else
+        cJSON_AddNullToObject(c, "first_wrong");
     if (r->degraded[0])
         cJSON_AddStringToObject(c, "degraded", r->degraded);
     else

@@ -93,7 +93,9 @@ static int each_record(const ck_sinkout *o, int sink, rec_fn fn, void *ctx)
 }
 
 typedef struct expect_ctx {
-    const ck_graph *g;
+    const ck_graph *g; /* the first generation's */
+    const ck_verify_gen *gens; /* every generation the run went through (verify.h) */
+    int ngens;
     ck_guarantee guarantee;
     const ck_injected_fault *f;
     ck_injected *e;
@@ -109,7 +111,7 @@ static ck_running *running_of(expect_ctx *c, int sink)
 {
     ck_running *rv = &c->run[sink];
     if (!rv->final && !c->err) {
-        int rc = ck_verify_running(c->g, c->w, sink, rv);
+        int rc = ck_verify_running_gens(c->gens, c->ngens, c->w, sink, rv);
         if (rc)
             c->err = rc;
     }
@@ -140,7 +142,7 @@ static int expect_record(void *ctx, uint32_t sink_id, const ck_rec *r)
     ck_injected *e = c->e;
     int sink = (int)(sink_id >> 16);
     int kind = c->f->what.kind;
-    ck_grouping gr = ck_verify_grouping(c->g, sink, c->guarantee);
+    ck_grouping gr = ck_verify_grouping_gens(c->gens, c->ngens, sink, c->guarantee);
     int64_t key = keyidx_find(c->keys, r->key, r->klen, -1);
     int running = gr == CK_GROUPING_RUNNING && r->prov != CK_PROV_WINDOW && key >= 0;
     e->records++;
@@ -194,6 +196,16 @@ int ck_injected_expect(const ck_graph *g, const ck_workload *w, const ck_sinkout
                        ck_guarantee guarantee, int partial, const ck_injected_fault *f, int n,
                        ck_injected *e, char *err, size_t errlen)
 {
+    ck_verify_gen one = {g, NULL};
+    return ck_injected_expect_gens(&one, 1, w, out, guarantee, partial, f, n, e, err, errlen);
+}
+
+int ck_injected_expect_gens(const ck_verify_gen *gens, int ngens, const ck_workload *w,
+                            const ck_sinkout *out, ck_guarantee guarantee, int partial,
+                            const ck_injected_fault *f, int n, ck_injected *e, char *err,
+                            size_t errlen)
+{
+    const ck_graph *g = gens[0].g;
     memset(e, 0, sizeof(*e));
     keyidx keys = {0};
     ck_running *run = calloc(CK_MAX_OPS, sizeof(*run));
@@ -202,7 +214,8 @@ int ck_injected_expect(const ck_graph *g, const ck_workload *w, const ck_sinkout
         snprintf(err, errlen, "the output faults' known answer: out of memory");
         return CK_ENOMEM;
     }
-    expect_ctx c = {.g = g, .guarantee = guarantee, .e = e, .keys = &keys, .run = run, .w = w};
+    expect_ctx c = {.g = g, .gens = gens, .ngens = ngens, .guarantee = guarantee, .e = e,
+                    .keys = &keys, .run = run, .w = w};
     int rc = CK_OK;
     for (int i = 0; i < n && !rc; i++) {
         c.f = &f[i];

@@ -58,6 +58,11 @@ typedef struct ck_injected {
 int ck_injected_expect(const ck_graph *g, const ck_workload *w, const ck_sinkout *out,
                        ck_guarantee guarantee, int partial, const ck_injected_fault *f, int n,
                        ck_injected *e, char *err, size_t errlen);
+/* The same for a run over generations gens[0..ngens) (ck_verify_gens). */
+int ck_injected_expect_gens(const ck_verify_gen *gens, int ngens, const ck_workload *w,
+                            const ck_sinkout *out, ck_guarantee guarantee, int partial,
+                            const ck_injected_fault *f, int n, ck_injected *e, char *err,
+                            size_t errlen);
 
 /*
  * Whether verdict v explains the injected damage e exactly (at least once,

@@ -1,5 +1,6 @@
 #include "verify.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -49,6 +50,13 @@ enum {
                             * the identity is (key, value) without time or provenance */
 };
 
+/* Or'ed into an expected tuple's `grouped`: a copy that may or may not be
+ * there (a broadcast edge's consumer parallelism changed at a rescale and
+ * the generation that made the copies is not known: between the fewest
+ * and the most copies a generation makes). */
+#define TUPLE_OPTIONAL 0x100
+#define GROUPING(t) ((t)->grouped & 0xff)
+
 typedef struct tvec {
     tuple *t;
     size_t n, cap;
@@ -67,6 +75,8 @@ static uint64_t tuple_hash(int op, uint32_t key, int64_t ts, uint64_t prov, int6
 static int tvec_push(tvec *a, int op, int grouped, uint32_t key, int64_t ts, int64_t value,
                      uint64_t prov)
 {
+    int flags = grouped & ~0xff;
+    grouped &= 0xff;
     if (a->n == a->cap) {
         size_t ncap = a->cap ? a->cap * 2 : 1024;
         tuple *nt = realloc(a->t, ncap * sizeof(*nt));
@@ -78,7 +88,7 @@ static int tvec_push(tvec *a, int op, int grouped, uint32_t key, int64_t ts, int
     tuple *t = &a->t[a->n++];
     t->key = key;
     t->op = (uint16_t)op;
-    t->grouped = (uint16_t)grouped;
+    t->grouped = (uint16_t)(grouped | flags);
     if (grouped == GROUPED_FIRST) {
         ts = 0;
         prov = 0;
@@ -94,7 +104,7 @@ static int tvec_push(tvec *a, int op, int grouped, uint32_t key, int64_t ts, int
 /* Same identity: the same output (or, grouped, the same output but for its value). */
 static inline int tuple_eq(const tuple *a, const tuple *b)
 {
-    int by_value = a->grouped == GROUPED_NO || a->grouped == GROUPED_FIRST;
+    int by_value = GROUPING(a) == GROUPED_NO || GROUPING(a) == GROUPED_FIRST;
     return a->hash == b->hash && a->key == b->key && a->op == b->op && a->ts == b->ts &&
            a->prov == b->prov && (!by_value || a->value == b->value);
 }
@@ -187,6 +197,7 @@ static void partition(tuple *t, size_t n, int d, size_t start[257])
 typedef struct entry {
     const tuple *rep; /* NULL: empty slot */
     uint64_t exp;     /* expected occurrences */
+    uint64_t opt;     /* and occurrences that may be there (TUPLE_OPTIONAL) */
     uint64_t seen;    /* received occurrences (grouped: with a value at least the expected) */
 } entry;
 
@@ -229,7 +240,9 @@ typedef struct wtable {
 } wtable;
 
 typedef struct ref {
-    const ck_graph *g;
+    const ck_graph *g; /* the first generation's: the job's operators */
+    const ck_verify_gen *gens; /* every generation the run went through, in order */
+    int ngens;
     const ck_workload *w;
     int64_t *agg[CK_MAX_OPS]; /* per aggregate op: accumulator per key id */
     wtable win[CK_MAX_OPS];   /* per window op */
@@ -242,13 +255,26 @@ typedef struct ref {
     int64_t *step[CK_MAX_OPS];  /* ...the least a record of the key added to it... */
     uint8_t *fall[CK_MAX_OPS];  /* ...and 1 when one took something away (no bounds) */
     int err;
+    /* The first wrong output (by provenance: the earliest input it stands
+     * for), described for ck_verdict.first_wrong */
+    int blamed;
+    uint64_t blame_prov;
+    int blame_op;
+    uint32_t blame_key;
+    char *blame;
+    size_t blamelen;
 } ref;
 
-/* A record in the reference: key id, event time, value, provenance. */
+/* A record in the reference: key id, event time, value, provenance; the
+ * generations that may have processed it (gen_lo..gen_hi: one, unless a
+ * cut is not known or it is a window's result) and whether it is a copy
+ * that may or may not be there (TUPLE_OPTIONAL). */
 typedef struct rrec {
     uint32_t key;
     int64_t ts, value;
     uint64_t prov;
+    int gen_lo, gen_hi;
+    int optional;
 } rrec;
 
 /* Provenance as element.h lays it out: partition above, offset below. */
@@ -298,15 +324,35 @@ static wentry *win_find(wtable *t, uint32_t key, int64_t start)
 
 static void ref_process(ref *R, int opi, rrec r);
 
+/* The parallelism of operator op in generation gen. */
+static int gen_parallelism(const ref *R, int gen, int op)
+{
+    return R->gens[gen].g->spec.ops[op].parallelism;
+}
+
 static void ref_emit(ref *R, int opi, rrec r)
 {
     const ck_job_spec *s = &R->g->spec;
     for (int d = opi + 1; d < s->nops && !R->err; d++)
         if (s->ops[d].input == opi) {
-            /* A broadcast edge hands every consumer subtask a copy. */
-            int copies = s->ops[d].ship == CK_SHIP_BROADCAST ? s->ops[d].parallelism : 1;
-            for (int c = 0; c < copies && !R->err; c++)
-                ref_process(R, d, r);
+            /* A broadcast edge hands every consumer subtask of the
+             * generation that processed the record a copy. Where that
+             * generation is not known and the parallelisms differ, the
+             * copies beyond the fewest may or may not be there. */
+            int lo = 1, hi = 1;
+            if (s->ops[d].ship == CK_SHIP_BROADCAST) {
+                lo = hi = gen_parallelism(R, r.gen_lo, d);
+                for (int gn = r.gen_lo + 1; gn <= r.gen_hi; gn++) {
+                    int p = gen_parallelism(R, gn, d);
+                    lo = p < lo ? p : lo;
+                    hi = p > hi ? p : hi;
+                }
+            }
+            for (int c = 0; c < hi && !R->err; c++) {
+                rrec x = r;
+                x.optional |= c >= lo;
+                ref_process(R, d, x);
+            }
         }
 }
 
@@ -330,6 +376,8 @@ static void ref_process(ref *R, int opi, rrec r)
         break;
     }
     case CK_OP_AGGREGATE: {
+        if (r.optional)
+            break; /* a copy that may not exist: verify.h, not counted */
         /* The update is caused by this record: it keeps its provenance. */
         int64_t *acc = &R->agg[opi][r.key];
         *acc = wrap_add(*acc, ck_ref_agg_add(o->agg_fn, r.value));
@@ -338,6 +386,8 @@ static void ref_process(ref *R, int opi, rrec r)
         break;
     }
     case CK_OP_WINDOW: {
+        if (r.optional)
+            break;
         wentry *e = win_find(&R->win[opi], r.key, ck_ref_window_start(r.ts, o->window_ms));
         if (!e) {
             R->err = CK_ENOMEM;
@@ -361,6 +411,8 @@ static void ref_process(ref *R, int opi, rrec r)
         break;
     }
     case CK_OP_DISTINCT: {
+        if (r.optional)
+            break;
         wentry *e = win_find(&R->seen[opi], r.key, r.value);
         if (!e) {
             R->err = CK_ENOMEM;
@@ -371,8 +423,11 @@ static void ref_process(ref *R, int opi, rrec r)
         break;
     }
     case CK_OP_SINK: {
-        if (tvec_push(&R->expected, opi, R->grouped[opi], r.key, r.ts, r.value, r.prov))
+        if (tvec_push(&R->expected, opi, R->grouped[opi] | (r.optional ? TUPLE_OPTIONAL : 0),
+                      r.key, r.ts, r.value, r.prov))
             R->err = CK_ENOMEM;
+        if (r.optional)
+            break;
         /* Running values after a reordering edge: the last one of a key is
          * the same in any order (counts and sums commute). */
         if (R->final[opi] && r.prov != CK_PROV_WINDOW) {
@@ -416,11 +471,35 @@ static int ref_fire_windows(ref *R, int opi)
         int64_t value = all[i].acc;
         if (R->g->spec.ops[opi].agg_fn == CK_AGG_MEDIAN)
             value = ck_ref_lower_median(all[i].vals, all[i].n);
-        rrec r = {all[i].key, all[i].start + size - 1, value, CK_PROV_WINDOW};
+        /* Fired by a watermark: in whichever generation it passed the
+         * window's end, which the run does not say. */
+        rrec r = {all[i].key, all[i].start + size - 1, value, CK_PROV_WINDOW, 0, R->ngens - 1, 0};
         ref_emit(R, opi, r);
     }
     free(all);
     return R->err;
+}
+
+/*
+ * The generations that may have processed record k of partition p: the
+ * one whose cut it is at or after and the next's it is before. A
+ * generation whose cut is not known may have started anywhere before the
+ * next known one: the record may be in it or the one before. Cuts rise
+ * (each generation restored a snapshot taken after the one before's).
+ */
+static void source_gens(const ref *R, int p, int64_t k, rrec *r)
+{
+    r->gen_lo = r->gen_hi = 0;
+    for (int gn = 1; gn < R->ngens; gn++) {
+        const int64_t *from = R->gens[gn].from;
+        if (!from) {
+            r->gen_hi = gn;
+        } else if (k >= from[p]) {
+            r->gen_lo = r->gen_hi = gn;
+        } else {
+            break;
+        }
+    }
 }
 
 static int ref_run(ref *R)
@@ -437,7 +516,8 @@ static int ref_run(ref *R)
             for (int p = 0; p < w->spec.partitions && !R->err; p++) {
                 const ck_wl_part *part = &w->parts[p];
                 for (int64_t k = 0; k < part->n && !R->err; k++) {
-                    rrec r = {part->key[k], part->ts[k], part->value[k], ref_prov(p, k)};
+                    rrec r = {part->key[k], part->ts[k], part->value[k], ref_prov(p, k), 0, 0, 0};
+                    source_gens(R, p, k, &r);
                     ref_process(R, i, r);
                 }
             }
@@ -479,9 +559,9 @@ const char *ck_guarantee_name(ck_guarantee g)
  * fewer keep a key's records, which come from one source partition, in
  * order. A running aggregate's values, or which record a distinct passes,
  * then depend on arrival order. */
-static int reordered_before(const ck_graph *g, int sink, ck_op_kind kind)
+static int reordered_before(const ck_verify_gen *gens, int ngens, int sink, ck_op_kind kind)
 {
-    const ck_job_spec *s = &g->spec;
+    const ck_job_spec *s = &gens[0].g->spec;
     int seen = 0;
     for (int o = s->ops[sink].input; o >= 0; o = s->ops[o].input) {
         if (s->ops[o].kind == kind)
@@ -490,9 +570,12 @@ static int reordered_before(const ck_graph *g, int sink, ck_op_kind kind)
         if (!seen || in < 0)
             continue;
         ck_ship sh = s->ops[o].ship;
-        if (sh == CK_SHIP_REBALANCE || sh == CK_SHIP_BROADCAST ||
-            (sh == CK_SHIP_RESCALE && s->ops[in].parallelism < s->ops[o].parallelism))
+        if (sh == CK_SHIP_REBALANCE || sh == CK_SHIP_BROADCAST)
             return 1;
+        /* a rescale edge reorders in any generation with more consumers */
+        for (int gn = 0; sh == CK_SHIP_RESCALE && gn < ngens; gn++)
+            if (gens[gn].g->spec.ops[in].parallelism < gens[gn].g->spec.ops[o].parallelism)
+                return 1;
     }
     return 0;
 }
@@ -525,6 +608,54 @@ static int running_value_ok(const ref *R, ck_guarantee g, int op, uint32_t key, 
     return g == CK_AT_LEAST_ONCE || r->value <= R->final[op][key];
 }
 
+/* Where an output came from, in words. */
+static void describe_prov(char *buf, size_t len, uint64_t prov, int64_t ts)
+{
+    if (prov == CK_PROV_WINDOW)
+        snprintf(buf, len, "the window ending at event time %lld ms", (long long)ts);
+    else
+        snprintf(buf, len, "partition %llu offset %llu (event time %lld ms)",
+                 (unsigned long long)(prov >> CK_PROV_OFFSET_BITS),
+                 (unsigned long long)(prov & (((uint64_t)1 << CK_PROV_OFFSET_BITS) - 1)),
+                 (long long)ts);
+}
+
+/* Names what is wrong with the output of sink op for key (what, a
+ * sentence's end), unless one with an earlier provenance is named: a
+ * key's state lost or doubled at a cut shows first where it went wrong.
+ * A second wrong of the same output (a value that differs: the one
+ * received unexpected, the one expected lost) is added to the first. */
+static void blame(ref *R, int op, uint32_t key, uint64_t prov, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static void blame(ref *R, int op, uint32_t key, uint64_t prov, const char *fmt, ...)
+{
+    if (!R->blame)
+        return;
+    int n;
+    if (R->blamed && prov == R->blame_prov && op == R->blame_op && key == R->blame_key) {
+        size_t have = strlen(R->blame);
+        n = (int)have + snprintf(R->blame + have, R->blamelen - have, "; ");
+    } else {
+        if (R->blamed && prov >= R->blame_prov)
+            return;
+        R->blamed = 1;
+        R->blame_prov = prov;
+        R->blame_op = op;
+        R->blame_key = key;
+        uint32_t klen = 0;
+        const char *k = ck_workload_key(R->w, key, &klen);
+        n = snprintf(R->blame, R->blamelen, "sink \"%s\" key \"%.*s\": ",
+                     op < R->g->spec.nops ? R->g->spec.ops[op].name : "?",
+                     (int)(klen > 64 ? 64 : klen), k);
+    }
+    if (n < 0 || (size_t)n >= R->blamelen)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(R->blame + n, R->blamelen - (size_t)n, fmt, ap);
+    va_end(ap);
+}
+
 /* Collects the sinks' outputs as tuples; records with keys the workload
  * does not have are unexpected at once, and so are running values out of
  * their bounds (running_value_ok). */
@@ -552,6 +683,13 @@ static int collect_output(const ck_sinkout *out, keymap *keys, ref *R, tvec *got
             int64_t key = keymap_find(keys, r->key, r->klen, -1);
             if (key >= 0 && !running_value_ok(R, v->guarantee, op, (uint32_t)key, r)) {
                 v->unexpected++; /* a wrong value: its identity stays unmatched */
+                char from[120];
+                describe_prov(from, sizeof(from), r->prov, r->ts);
+                blame(R, op, (uint32_t)key, r->prov,
+                      "running value %lld for %s is outside what any order gives "
+                      "[%lld, %lld]",
+                      (long long)r->value, from, (long long)R->step[op][key],
+                      (long long)R->final[op][key]);
                 continue;
             }
             if (key < 0)
@@ -577,7 +715,7 @@ static int collect_output(const ck_sinkout *out, keymap *keys, ref *R, tvec *got
  * only adds differences that are not negative: none can wrap.
  */
 static void match_partition(ptable *pt, const tuple *exp, size_t ne, const tuple *got,
-                            size_t ng, ck_verdict *v)
+                            size_t ng, ck_verdict *v, ref *R)
 {
     /* At most ne distinct tuples: a table at most half full. */
     size_t cap = 16;
@@ -594,24 +732,56 @@ static void match_partition(ptable *pt, const tuple *exp, size_t ne, const tuple
     }
     pt->cap = cap;
     memset(pt->e, 0, cap * sizeof(*pt->e));
-    for (size_t i = 0; i < ne; i++)
-        ptable_find(pt, &exp[i], 1)->exp++;
-    for (size_t i = 0; i < ng; i++) {
-        entry *e = ptable_find(pt, &got[i], 0);
-        if (!e || (got[i].grouped == GROUPED_AT_LEAST && got[i].value < e->rep->value))
-            v->unexpected++;
+    for (size_t i = 0; i < ne; i++) {
+        entry *e = ptable_find(pt, &exp[i], 1);
+        if (exp[i].grouped & TUPLE_OPTIONAL)
+            e->opt++;
         else
-            e->seen++;
+            e->exp++;
     }
+    char from[120];
+    for (size_t i = 0; i < ng; i++) {
+        const tuple *t = &got[i];
+        entry *e = ptable_find(pt, t, 0);
+        if (!e || (GROUPING(t) == GROUPED_AT_LEAST && t->value < e->rep->value)) {
+            v->unexpected++;
+            describe_prov(from, sizeof(from), t->prov, t->ts);
+            if (e)
+                blame(R, t->op, t->key, t->prov, "value %lld for %s, below the %lld expected",
+                      (long long)t->value, from, (long long)e->rep->value);
+            else
+                blame(R, t->op, t->key, t->prov,
+                      "value %lld for %s, which the reference never produced",
+                      (long long)t->value, from);
+        } else {
+            e->seen++;
+        }
+    }
+    /* Optional copies that came count as expected, so that received =
+     * expected - lost + duplicated + unexpected holds. */
     for (size_t j = 0; j < pt->cap; j++) {
         const entry *e = &pt->e[j];
         if (!e->rep)
             continue;
-        v->expected += e->exp;
-        if (e->seen < e->exp)
+        const tuple *t = e->rep;
+        uint64_t most = e->exp + e->opt;
+        v->expected += e->seen <= e->exp ? e->exp : e->seen < most ? e->seen : most;
+        if (e->seen == e->exp || (e->seen > e->exp && e->seen <= most))
+            continue;
+        describe_prov(from, sizeof(from), t->prov, t->ts);
+        if (e->seen < e->exp) {
             v->lost += e->exp - e->seen;
-        else
-            v->duplicated += e->seen - e->exp;
+            if (!v->partial)
+                blame(R, t->op, t->key, t->prov, "value %lld for %s: %llu of %llu%s missing",
+                  (long long)t->value, from, (unsigned long long)(e->exp - e->seen),
+                  (unsigned long long)e->exp, e->opt ? " (or more)" : "");
+        } else {
+            v->duplicated += e->seen - most;
+            if (v->guarantee == CK_EXACTLY_ONCE)
+                blame(R, t->op, t->key, t->prov, "value %lld for %s: written %llu times, %llu%s expected",
+                  (long long)t->value, from, (unsigned long long)e->seen,
+                  (unsigned long long)e->exp, e->opt ? " or more" : "");
+        }
     }
 }
 
@@ -621,12 +791,12 @@ static void match_partition(ptable *pt, const tuple *exp, size_t ne, const tuple
 /* Matches exp[0..ne) with got[0..ng), which share the hash digits above
  * depth d: in one table when small, else bucket by bucket. */
 static void match_range(ptable *pt, tuple *exp, size_t ne, tuple *got, size_t ng, int d,
-                        ck_verdict *v)
+                        ck_verdict *v, ref *R)
 {
     if (pt->err)
         return;
     if ((ne <= PART_MAX && ng <= PART_MAX) || d == 8) {
-        match_partition(pt, exp, ne, got, ng, v);
+        match_partition(pt, exp, ne, got, ng, v, R);
         return;
     }
     size_t es[257], gs[257];
@@ -634,14 +804,14 @@ static void match_range(ptable *pt, tuple *exp, size_t ne, tuple *got, size_t ng
     partition(got, ng, d, gs);
     for (int b = 0; b < 256; b++)
         match_range(pt, exp + es[b], es[b + 1] - es[b], got + gs[b], gs[b + 1] - gs[b], d + 1,
-                    v);
+                    v, R);
 }
 
 /* Matches expected with received. */
-static int match(tvec *exp, tvec *got, ck_verdict *v)
+static int match(tvec *exp, tvec *got, ck_verdict *v, ref *R)
 {
     ptable pt = {0};
-    match_range(&pt, exp->t, exp->n, got->t, got->n, 0, v);
+    match_range(&pt, exp->t, exp->n, got->t, got->n, 0, v, R);
     free(pt.e);
     return pt.err;
 }
@@ -651,15 +821,22 @@ _Static_assert(GROUPED_NO == (int)CK_GROUPING_EXACT && GROUPED_AT_LEAST == (int)
                    GROUPED_FIRST == (int)CK_GROUPING_FIRST,
                "one numbering of the groupings");
 
-ck_grouping ck_verify_grouping(const ck_graph *g, int sink, ck_guarantee guarantee)
+ck_grouping ck_verify_grouping_gens(const ck_verify_gen *gens, int ngens, int sink,
+                                    ck_guarantee guarantee)
 {
-    if (reordered_before(g, sink, CK_OP_AGGREGATE))
+    if (reordered_before(gens, ngens, sink, CK_OP_AGGREGATE))
         return CK_GROUPING_RUNNING;
-    if (guarantee == CK_AT_LEAST_ONCE && after_aggregate(g, sink))
+    if (guarantee == CK_AT_LEAST_ONCE && after_aggregate(gens[0].g, sink))
         return CK_GROUPING_AT_LEAST;
-    if (reordered_before(g, sink, CK_OP_DISTINCT))
+    if (reordered_before(gens, ngens, sink, CK_OP_DISTINCT))
         return CK_GROUPING_FIRST;
     return CK_GROUPING_EXACT;
+}
+
+ck_grouping ck_verify_grouping(const ck_graph *g, int sink, ck_guarantee guarantee)
+{
+    ck_verify_gen one = {g, NULL};
+    return ck_verify_grouping_gens(&one, 1, sink, guarantee);
 }
 
 void ck_running_free(ck_running *rv)
@@ -671,15 +848,19 @@ void ck_running_free(ck_running *rv)
     memset(rv, 0, sizeof(*rv));
 }
 
-int ck_verify_running(const ck_graph *g, const ck_workload *w, int sink, ck_running *rv)
+int ck_verify_running_gens(const ck_verify_gen *gens, int ngens, const ck_workload *w, int sink,
+                           ck_running *rv)
 {
     memset(rv, 0, sizeof(*rv));
+    const ck_graph *g = gens[0].g;
     if (sink < 0 || sink >= g->spec.nops || g->spec.ops[sink].kind != CK_OP_SINK ||
-        ck_verify_grouping(g, sink, CK_EXACTLY_ONCE) != CK_GROUPING_RUNNING)
+        ck_verify_grouping_gens(gens, ngens, sink, CK_EXACTLY_ONCE) != CK_GROUPING_RUNNING)
         return CK_EINVAL;
     ref R;
     memset(&R, 0, sizeof(R));
     R.g = g;
+    R.gens = gens;
+    R.ngens = ngens;
     R.w = w;
     size_t n = (size_t)w->nkeys + 1;
     R.grouped[sink] = GROUPED_UNORDERED;
@@ -708,20 +889,64 @@ int ck_verify_running(const ck_graph *g, const ck_workload *w, int sink, ck_runn
     return rc;
 }
 
+int ck_verify_running(const ck_graph *g, const ck_workload *w, int sink, ck_running *rv)
+{
+    ck_verify_gen one = {g, NULL};
+    return ck_verify_running_gens(&one, 1, w, sink, rv);
+}
+
+/* Checks that the generations are of one job: its operators, in order. */
+static int gens_check(const ck_verify_gen *gens, int ngens, char *err, size_t errlen)
+{
+    if (ngens < 1 || !gens[0].g) {
+        snprintf(err, errlen, "no generation of the job to verify against");
+        return CK_EINVAL;
+    }
+    for (int gn = 1; gn < ngens; gn++) {
+        const ck_job_spec *a = &gens[0].g->spec, *b = gens[gn].g ? &gens[gn].g->spec : NULL;
+        int same = b && a->nops == b->nops;
+        for (int i = 0; same && i < a->nops; i++)
+            same = a->ops[i].kind == b->ops[i].kind && a->ops[i].input == b->ops[i].input &&
+                   a->ops[i].ship == b->ops[i].ship;
+        if (!same) {
+            snprintf(err, errlen, "generation %d of the job has other operators than the first",
+                     gn);
+            return CK_EINVAL;
+        }
+    }
+    return CK_OK;
+}
+
 int ck_verify(const ck_graph *g, const ck_workload *w, const ck_sinkout *out,
               ck_guarantee guarantee, int partial, ck_verdict *v, char *err, size_t errlen)
+{
+    ck_verify_gen one = {g, NULL};
+    return ck_verify_gens(&one, 1, w, out, guarantee, partial, v, err, errlen);
+}
+
+int ck_verify_gens(const ck_verify_gen *gens, int ngens, const ck_workload *w,
+                   const ck_sinkout *out, ck_guarantee guarantee, int partial, ck_verdict *v,
+                   char *err, size_t errlen)
 {
     memset(v, 0, sizeof(*v));
     v->guarantee = guarantee;
     v->partial = partial;
+    int rc = gens_check(gens, ngens, err, errlen);
+    if (rc)
+        return rc;
+    const ck_graph *g = gens[0].g;
     ref R;
     memset(&R, 0, sizeof(R));
     R.g = g;
+    R.gens = gens;
+    R.ngens = ngens;
     R.w = w;
+    R.blame = v->first_wrong;
+    R.blamelen = sizeof(v->first_wrong);
     for (int i = 0; i < g->spec.nops; i++) {
         if (g->spec.ops[i].kind != CK_OP_SINK)
             continue;
-        R.grouped[i] = (int)ck_verify_grouping(g, i, guarantee);
+        R.grouped[i] = (int)ck_verify_grouping_gens(gens, ngens, i, guarantee);
         if (R.grouped[i] == GROUPED_UNORDERED) {
             R.final[i] = calloc((size_t)w->nkeys + 1, sizeof(int64_t));
             R.has[i] = calloc((size_t)w->nkeys + 1, 1);
@@ -734,7 +959,7 @@ int ck_verify(const ck_graph *g, const ck_workload *w, const ck_sinkout *out,
             }
         }
     }
-    int rc = ref_run(&R);
+    rc = ref_run(&R);
     if (rc) {
         snprintf(err, errlen, "reference computation: out of memory");
         ref_free(&R);
@@ -746,11 +971,16 @@ int ck_verify(const ck_graph *g, const ck_workload *w, const ck_sinkout *out,
         snprintf(err, errlen, "comparing outputs: out of memory");
     else
         rc = collect_output(out, &keys, &R, &got, v, err, errlen);
-    if (!rc && (rc = match(&R.expected, &got, v)))
+    if (!rc && (rc = match(&R.expected, &got, v, &R)))
         snprintf(err, errlen, "comparing outputs: out of memory");
     for (int i = 0; i < g->spec.nops && !rc && !partial; i++)
         for (int64_t k = 0; R.final[i] && k < w->nkeys; k++)
-            v->wrong_totals += R.has[i][k] == 1;
+            if (R.has[i][k] == 1) {
+                v->wrong_totals++;
+                blame(&R, i, (uint32_t)k, UINT64_MAX,
+                      "no output carried its final running value %lld",
+                      (long long)R.final[i][k]);
+            }
     free(keys.slot);
     free(got.t);
     ref_free(&R);
@@ -758,5 +988,7 @@ int ck_verify(const ck_graph *g, const ck_workload *w, const ck_sinkout *out,
         return rc;
     v->ok = (partial || v->lost == 0) && v->unexpected == 0 && v->wrong_totals == 0 &&
             (guarantee == CK_AT_LEAST_ONCE || v->duplicated == 0);
+    if (v->ok)
+        v->first_wrong[0] = 0;
     return CK_OK;
 }

@@ -59,6 +59,34 @@
  * generator's disorder); records the engine dropped as late therefore show
  * up as lost or unexpected, and are reported separately by the run. Which
  * subtask of a sink wrote a record, and in what order, is not checked.
+ *
+ * Rescales. A job that changed its parallelism ran as generations of its
+ * graph (graph.h), each from a cut: the snapshot it restored, which says
+ * per source partition the offset it read from. The reference does not
+ * depend on parallelism: it reads every partition whole, keeps one state
+ * per key (not per subtask or key group) and does not look at which sink
+ * subtask wrote what, so the same input gives the same expected output at
+ * any parallelism and across any rescale, and a key whose state a rescale
+ * lost shows as a running value that restarts (below what the reference
+ * has: lost and unexpected, or, behind a reordering edge, a final value
+ * never reached), one whose state it doubled as a value that jumps
+ * (exactly once: unexpected). Where the output does depend on
+ * parallelism, the reference takes each generation's:
+ *   - a broadcast edge makes as many copies of a record as its consumer
+ *     had subtasks in the generation that processed the record: the one
+ *     whose cut the record's source offset is at or after (records still
+ *     in flight at an unaligned cut are not: broadcast edges never carry
+ *     channel state). A window's result, which a watermark fires in
+ *     whichever generation it passed the window's end, and a record
+ *     around a cut the run could not say, may have the copies of any
+ *     generation it could be in: between the fewest and the most, the
+ *     copies beyond the fewest optional (an aggregate, window or distinct
+ *     behind such a broadcast edge counts only the fewest: the job is
+ *     then outside what the check decides);
+ *   - a rescale edge reorders a key's records when, in any generation, it
+ *     had more consumers than producers.
+ * ck_verdict.first_wrong names the first wrong output (the one caused by
+ * the earliest input), its sink and key: where a key's state went wrong.
  */
 #ifndef CK_VERIFY_H
 #define CK_VERIFY_H
@@ -79,7 +107,21 @@ typedef struct ck_verdict {
     uint64_t lost, duplicated, unexpected;
     uint64_t wrong_totals; /* keys whose final running value no output carried (below) */
     int ok;
+    /* Not ok: what is wrong first ("sink \"s\" key \"k\": ..."), the wrong
+     * output caused by the earliest input (a window's or a final value's
+     * after every record's); "" when ok */
+    char first_wrong[320];
 } ck_verdict;
+
+/* One generation of the job the run went through (a rescale starts the
+ * next): its graph, of which only the operators' parallelism may differ
+ * from the first's, and its cut: per source partition, the offset of the
+ * first record it read (the snapshot it restored); NULL for the first
+ * generation, or when the run could not say. */
+typedef struct ck_verify_gen {
+    const ck_graph *g;
+    const int64_t *from;
+} ck_verify_gen;
 
 /*
  * Computes the reference output of job g over workload w, compares it with
@@ -94,6 +136,13 @@ typedef struct ck_verdict {
 int ck_verify(const ck_graph *g, const ck_workload *w, const ck_sinkout *out,
               ck_guarantee guarantee, int partial, ck_verdict *v, char *err, size_t errlen);
 
+/* The same over the ngens generations gens[] the run went through, in
+ * order (above); ck_verify is this with g alone. CK_EINVAL with a line in
+ * err when the generations are not of one job. */
+int ck_verify_gens(const ck_verify_gen *gens, int ngens, const ck_workload *w,
+                   const ck_sinkout *out, ck_guarantee guarantee, int partial, ck_verdict *v,
+                   char *err, size_t errlen);
+
 const char *ck_guarantee_name(ck_guarantee g);
 
 /* How the output of a sink is compared (above). */
@@ -107,6 +156,8 @@ typedef enum ck_grouping {
 
 /* The grouping of sink (an operator index of g) under guarantee. */
 ck_grouping ck_verify_grouping(const ck_graph *g, int sink, ck_guarantee guarantee);
+ck_grouping ck_verify_grouping_gens(const ck_verify_gen *gens, int ngens, int sink,
+                                    ck_guarantee guarantee);
 
 /* The reference's running values of a CK_GROUPING_RUNNING sink, per key
  * id: whether the key reached the sink (has), its final value, and
@@ -121,6 +172,8 @@ typedef struct ck_running {
 /* Computes rv for sink (the reference computation over w). 0, CK_ENOMEM
  * or CK_EINVAL (not such a sink). */
 int ck_verify_running(const ck_graph *g, const ck_workload *w, int sink, ck_running *rv);
+int ck_verify_running_gens(const ck_verify_gen *gens, int ngens, const ck_workload *w, int sink,
+                           ck_running *rv);
 void ck_running_free(ck_running *rv);
 
 #endif
