@@ -649,6 +649,32 @@ static void test_crash_interrupts(void **state)
     cJSON_Delete(run);
 }
 
+/* A rescale of a vertex whose state does not move to another parallelism
+ * yet (channel state: scenarios/rescale-unaligned.json, a keyed count
+ * 2 -> 3 under unaligned checkpoints) is refused, in one line, exit
+ * status 2, before anything runs; the scenario itself is valid. */
+static void test_unaligned_rescale_refused(void **state)
+{
+    (void)state;
+    const char *path = "scenarios/rescale-unaligned.json";
+    char args[512];
+    snprintf(args, sizeof(args), "validate %s", path);
+    assert_chandy("uv", args, 0);
+    snprintf(args, sizeof(args), "run %s --out %s/uc", path, tmp);
+    assert_chandy("uc", args, 2);
+    char epath[256];
+    snprintf(epath, sizeof(epath), "%s/uc.err", tmp);
+    char *err = slurp(epath);
+    assert_non_null(err);
+    assert_non_null(strstr(err, "events[0].parallelism: \"count\" from 2 to 3: it keeps "
+                                "channel state (unaligned checkpoints)"));
+    assert_non_null(strstr(err, "which does not move to another parallelism yet (keyed state, "
+                                "sources, buffers, sinks and stateless operators rescale)"));
+    assert_int_equal(count_of(err, "\n"), 1); /* one line */
+    free(err);
+    assert_null(try_load_run("uc"));
+}
+
 /* The parallelism each vertex named runs at after rescale i. */
 static void check_after(const cJSON *run, int i, const char *const *names, int n, int p)
 {
@@ -839,6 +865,7 @@ int main(void)
         cmocka_unit_test(test_checkpoint_fallback),
         cmocka_unit_test(test_refused_while_rescaling),
         cmocka_unit_test(test_crash_interrupts),
+        cmocka_unit_test(test_unaligned_rescale_refused),
         cmocka_unit_test(test_buffer_rescale),
         cmocka_unit_test(test_keyed_rescale),
         cmocka_unit_test(test_keyed_determinism),
