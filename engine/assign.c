@@ -287,9 +287,6 @@ const char *ck_asg_vertex_state(const ck_graph *g, int v, const ck_config *cfg)
 
 const char *ck_asg_rescale_refused(const ck_graph *g, int v, const ck_config *cfg)
 {
-    for (int k = 0; k < g->v[v].nops; k++)
-        if (g->spec.ops[g->v[v].ops[k]].kind == CK_OP_BUFFER)
-            return "a buffer's list state, whose entries the snapshot does not count";
     if (ck_cfg(cfg, CK_CFG_CP_INTERVAL) > 0 && ck_cfg(cfg, CK_CFG_CP_MODE) == CK_CP_EXACTLY_ONCE &&
         ck_cfg(cfg, CK_CFG_CP_UNALIGNED))
         return "channel state (unaligned checkpoints), whose records are not mapped to the new "
@@ -551,6 +548,8 @@ int ck_asg_plan(ck_asg *a, const ck_cp_meta *m, const ck_graph *g, const ck_conf
                                     nchunks + slot[s]);
         }
         a->opstate_dealt = !rc;
+        for (int s = 0; !rc && s < nos; s++)
+            a->counted[os[s].op] = 1;
     }
     a->ntasks = g->nsubtasks;
     a->tasks = rc ? NULL : calloc(g->nsubtasks, sizeof(*a->tasks));
@@ -655,9 +654,13 @@ int ck_asg_applicable(const ck_asg *a, const ck_cp_meta *m, const ck_graph *g, c
             continue; /* its subtasks start empty: they read no state file */
         /* At another parallelism: keyed state (canonical files, native
          * files its backend rescales), sources' partitions, sinks'
-         * transactions and channel state move; a buffer's list state,
-         * whose entries the snapshot does not count, does not yet. */
+         * transactions and a buffer's list state move; a buffer's list
+         * state that the snapshot does not count (an older _metadata:
+         * no entries to deal) does not. */
         const char *refused = a->refused[v];
+        for (int k = 0; k < g->v[v].nops && !refused; k++)
+            if (g->spec.ops[g->v[v].ops[k]].kind == CK_OP_BUFFER && !a->counted[g->v[v].ops[k]])
+                refused = "a buffer's list state, whose entries the snapshot does not count";
         if ((int)mv->parallelism != g->v[v].parallelism && refused) {
             const ck_op_spec *op = &g->spec.ops[g->v[v].ops[0]];
             snprintf(err, errlen,

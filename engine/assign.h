@@ -277,6 +277,8 @@ typedef struct ck_asg {
     /* per new vertex: the state it keeps that does not move to another
      * parallelism (ck_asg_rescale_refused), NULL none */
     const char *refused[CK_MAX_OPS];
+    /* per new operator: the caller gave counts of operator state of it */
+    int counted[CK_MAX_OPS];
 } ck_asg;
 
 /*
@@ -295,11 +297,11 @@ const char *ck_asg_vertex_state(const ck_graph *g, int v, const ck_config *cfg);
 
 /*
  * What state vertex v of job g keeps under cfg that the subtasks cannot
- * restore at another parallelism yet, or NULL: a buffer's list state
- * (the snapshot does not count its entries, which the split-distribute
- * deal needs), and channel state (unaligned checkpoints: its records are
- * not mapped to the new channels). Keyed state, sources' partitions and
- * sinks' transactions move. The one rule of which vertex may not change its
+ * restore at another parallelism yet, or NULL: channel state (unaligned
+ * checkpoints: its records are not mapped to the new channels). Keyed
+ * state, sources' partitions, buffers' list state and sinks'
+ * transactions move (a buffer's only where the snapshot counts its
+ * entries: ck_asg_applicable). The one rule of which vertex may not change its
  * parallelism: ck_asg_applicable and the runner's up-front refusal of a
  * rescale ask it.
  */
@@ -322,8 +324,9 @@ int ck_asg_plan(ck_asg *a, const ck_cp_meta *m, const ck_graph *g, const ck_conf
  * one line in err naming the operator, for what they cannot do yet: a
  * changed parallelism of a vertex whose state does not move to another
  * parallelism (a->refused: ck_asg_rescale_refused; keyed state, sources'
- * partitions and sinks' transactions move, and one that keeps none
- * starts empty), or an operator at another position in the
+ * partitions, buffers' lists and sinks' transactions move, and one that
+ * keeps none starts empty), a buffer's list state that the snapshot does
+ * not count (an older _metadata), or an operator at another position in the
  * job than in the snapshot (state files name operators by position). The
  * one place that refuses what the subtasks cannot restore.
  */

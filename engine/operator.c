@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "bytes.h"
+#include "coordinator.h"
 #include "error.h"
 #include "keygroup.h"
 #include "snapshot.h"
@@ -731,38 +732,69 @@ static int buffer_capture(const ck_op *op, ck_capture *cap, int opi)
     return CK_OK;
 }
 
+/* Puts entry e of buffer list l back (buffer_restore). */
+static int buffer_entry(ck_op *op, const ck_oplist *l, const uint8_t *e, uint32_t len)
+{
+    if (!strcmp(l->name, CK_BUFFER_LIST) && l->mode == CK_OPSTATE_SPLIT) {
+        ck_elem el;
+        if (ck_elem_decode(e, len, &el) || el.tag != CK_EL_RECORD)
+            return CK_ECORRUPT;
+        if (grow((void **)&op->held.data, &op->held_cap, op->held.len + len + 4, 1))
+            return CK_ENOMEM;
+        ck_put_u32(op->held.data + op->held.len, len);
+        memcpy(op->held.data + op->held.len + 4, e, len);
+        op->held.len += (size_t)len + 4;
+        op->held.n++;
+        return CK_OK;
+    }
+    if (!strcmp(l->name, CK_BUFFER_SEEN) && l->mode == CK_OPSTATE_UNION) {
+        if (len != 12)
+            return CK_ECORRUPT;
+        if (ck_get_u32(e) % (uint32_t)op->spec->parallelism == (uint32_t)op->chain->subtask)
+            op->seen += ck_get_u64(e + 4);
+        return CK_OK;
+    }
+    return CK_ECORRUPT; /* not a buffer's list */
+}
+
 /* Takes a buffer's operator state back: the records it held, after any
  * it holds already (a rescale may hand it several old subtasks' lists),
- * and its share of the union counts. */
-static int buffer_restore(ck_op *op, const ck_opstate *o)
+ * and its share of the union counts; of another parallelism, the entries
+ * deal gives alone (ck_chain_restore_part). */
+static int buffer_restore(ck_op *op, const ck_opstate *o, ck_chain_deal *deal)
 {
     for (int i = 0; i < o->nlists; i++) {
         const ck_oplist *l = &o->lists[i];
         size_t pos = 0;
         const uint8_t *e;
         uint32_t len;
-        if (!strcmp(l->name, CK_BUFFER_LIST) && l->mode == CK_OPSTATE_SPLIT) {
-            while (ck_oplist_next(l, &pos, &e, &len)) {
-                ck_elem el;
-                if (ck_elem_decode(e, len, &el) || el.tag != CK_EL_RECORD)
-                    return CK_ECORRUPT;
-                if (grow((void **)&op->held.data, &op->held_cap, op->held.len + len + 4, 1))
-                    return CK_ENOMEM;
-                ck_put_u32(op->held.data + op->held.len, len);
-                memcpy(op->held.data + op->held.len + 4, e, len);
-                op->held.len += (size_t)len + 4;
-                op->held.n++;
-            }
-        } else if (!strcmp(l->name, CK_BUFFER_SEEN) && l->mode == CK_OPSTATE_UNION) {
-            while (ck_oplist_next(l, &pos, &e, &len)) {
-                if (len != 12)
-                    return CK_ECORRUPT;
-                if (ck_get_u32(e) % (uint32_t)op->spec->parallelism ==
-                    (uint32_t)op->chain->subtask)
-                    op->seen += ck_get_u64(e + 4);
-            }
-        } else {
+        int rc;
+        if (!deal) {
+            while (ck_oplist_next(l, &pos, &e, &len))
+                if ((rc = buffer_entry(op, l, e, len)))
+                    return rc;
+            continue;
+        }
+        if (strcmp(l->name, CK_BUFFER_LIST) && strcmp(l->name, CK_BUFFER_SEEN))
             return CK_ECORRUPT; /* not a buffer's list */
+        for (uint32_t c = 0; c < deal->nv; c++) {
+            const ck_restore_chunk *ch = &deal->v[c];
+            if (ch->op != (uint32_t)o->op || ch->old != deal->old || strcmp(ch->name, l->name))
+                continue;
+            if (ch->first > l->n || ch->n > l->n - ch->first)
+                return CK_ECORRUPT; /* past the list's end */
+            /* the list's entries are length-prefixed: walk to the first */
+            pos = 0;
+            for (uint32_t k = 0; k < ch->first; k++)
+                if (!ck_oplist_next(l, &pos, &e, &len))
+                    return CK_ECORRUPT;
+            for (uint32_t k = 0; k < ch->n; k++) {
+                if (!ck_oplist_next(l, &pos, &e, &len))
+                    return CK_ECORRUPT;
+                if ((rc = buffer_entry(op, l, e, len)))
+                    return rc;
+            }
+            deal->applied += ch->n;
         }
     }
     return CK_OK;
@@ -841,10 +873,11 @@ static int same_state(const ck_snap_state *f, const ck_state_desc *d)
 
 int ck_chain_restore(ck_chain *c, const ck_snapshot *s)
 {
-    return ck_chain_restore_part(c, s, NULL, 1);
+    return ck_chain_restore_part(c, s, NULL, 1, NULL);
 }
 
-int ck_chain_restore_part(ck_chain *c, const ck_snapshot *s, const ck_kgr *only, int opstate)
+int ck_chain_restore_part(ck_chain *c, const ck_snapshot *s, const ck_kgr *only, int opstate,
+                          ck_chain_deal *deal)
 {
     for (int i = 0; i < s->nkeyed; i++) {
         const ck_snap_keyed *k = &s->keyed[i];
@@ -890,7 +923,7 @@ int ck_chain_restore_part(ck_chain *c, const ck_snapshot *s, const ck_kgr *only,
             return CK_ECORRUPT;
         if (!opstate)
             continue; /* another subtask's list */
-        int rc = buffer_restore(op, o);
+        int rc = buffer_restore(op, o, deal);
         if (rc)
             return rc;
     }

@@ -293,13 +293,33 @@ int ck_chain_capture(ck_chain *c, ck_capture *cap, int how);
  */
 CK_MUST_CHECK
 int ck_chain_restore(ck_chain *c, const ck_snapshot *s);
+/* The operator state entries the assignment dealt a subtask restoring at
+ * another parallelism (coordinator.h ck_restore_chunk, assign.h), as one
+ * old subtask's file gives them: of that file's lists, the chunks naming
+ * old subtask `old` (nv chunks in v, any old subtask's), in their order.
+ * applied counts the entries taken. */
+struct ck_restore_chunk;
+typedef struct ck_chain_deal {
+    uint32_t old;
+    const struct ck_restore_chunk *v;
+    uint32_t nv;
+    uint64_t applied;
+} ck_chain_deal;
+
 /* The same for one take of a restore at another parallelism (assign.h):
  * keyed entries and timers of the key groups in *only alone (NULL: every
- * one this subtask owns), buffers' operator state when opstate. Over
- * several files of several old subtasks the state accumulates: nothing
- * already restored is reset. */
+ * one this subtask owns), and, when opstate, its buffers' operator state:
+ * the entries deal gives (NULL: every list whole). Each list's chunks
+ * are taken in order: split-distribute entries [first, first + n) are
+ * appended to the records held; a union list (every old subtask's whole,
+ * dealt to every new subtask) counts the records each old subtask saw,
+ * the new subtask keeping old subtask k's when k % its parallelism is its
+ * index. Over several files of several old subtasks the state
+ * accumulates: nothing already restored is reset. CK_ECORRUPT also for
+ * a chunk past its list's end. */
 CK_MUST_CHECK
-int ck_chain_restore_part(ck_chain *c, const ck_snapshot *s, const ck_kgr *only, int opstate);
+int ck_chain_restore_part(ck_chain *c, const ck_snapshot *s, const ck_kgr *only, int opstate,
+                          ck_chain_deal *deal);
 
 /* Job operator op in this chain, or NULL. */
 ck_op *ck_chain_op(ck_chain *c, int op);

@@ -284,7 +284,7 @@ struct ck_task {
     ck_restore_chunk *rchunks; /* the operator state entries dealt to it (from.chunks) */
     uint32_t nrchunks;
     uint32_t rcanon, rfinished; /* canonical files applied, and of them finished ones */
-    uint64_t rchunk_done;       /* source partitions dealt that came from their files */
+    uint64_t rchunk_done;       /* operator state entries dealt that came from their files */
     int rknown;                 /* partitions the old enumerators knew (-1: none seen) */
     uint32_t restore_next;     /* the next one to download */
     /* the restore's phases: it began, its downloads ended; its bytes and

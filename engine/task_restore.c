@@ -152,6 +152,30 @@ static int restore_src_chunk(const ck_task *t, const ck_restore_chunk *c)
     return c->op == (uint32_t)t->g->v[t->vertex].ops[0] && !strcmp(c->name, CK_SOURCE_SPLITS);
 }
 
+/* 1 when chunk c's entries are restored and counted (rchunk_done): this
+ * source's partitions, or a list of one of its chain's buffers. */
+static int restore_counted_chunk(const ck_task *t, const ck_restore_chunk *c)
+{
+    const ck_vertex *v = &t->g->v[t->vertex];
+    for (int k = 0; k < v->nops; k++)
+        if (c->op == (uint32_t)v->ops[k] && t->g->spec.ops[v->ops[k]].kind == CK_OP_BUFFER)
+            return 1;
+    return restore_src_chunk(t, c);
+}
+
+/* Once every file of another parallelism is in: every operator state
+ * entry dealt to this subtask came from its file (CK_ECORRUPT
+ * otherwise). */
+static int restore_chunks_done(const ck_task *t)
+{
+    if (!t->rtakes || t->restored_finished)
+        return CK_OK;
+    uint64_t dealt = 0;
+    for (uint32_t c = 0; c < t->nrchunks; c++)
+        dealt += restore_counted_chunk(t, &t->rchunks[c]) ? t->rchunks[c].n : 0;
+    return dealt == t->rchunk_done ? CK_OK : CK_ECORRUPT;
+}
+
 /*
  * A source's partitions from old subtask tk's split-distribute list state
  * at another parallelism (FLIP-27, as the assignment dealt them): exactly
@@ -203,11 +227,6 @@ static int restore_source_new(ck_task *t)
 {
     if (!t->is_source || !t->rtakes || t->restored_finished)
         return CK_OK;
-    uint64_t dealt = 0;
-    for (uint32_t c = 0; c < t->nrchunks; c++)
-        dealt += restore_src_chunk(t, &t->rchunks[c]) ? t->rchunks[c].n : 0;
-    if (dealt != t->rchunk_done)
-        return CK_ECORRUPT;
     const ck_topic *tp = t->env->topic;
     int total = tp->ops->npartitions(tp->ctx);
     for (int p = t->rknown < 0 ? 0 : t->rknown; p < total; p++) {
@@ -258,7 +277,7 @@ static int restore_apply_snapshot(ck_task *t, const ck_snapshot *s, const char *
          * subtask stays finished when every old one it restores was. */
         t->rfinished++;
         for (uint32_t c = 0; c < t->nrchunks; c++)
-            if (restore_src_chunk(t, &t->rchunks[c]) && t->rchunks[c].old == tk->old_subtask)
+            if (restore_counted_chunk(t, &t->rchunks[c]) && t->rchunks[c].old == tk->old_subtask)
                 t->rchunk_done += t->rchunks[c].n;
         return CK_OK;
     }
@@ -275,11 +294,15 @@ static int restore_apply_snapshot(ck_task *t, const ck_snapshot *s, const char *
     /* keyed state of the take's key groups alone (within the subtask's:
      * ck_chain_restore_part), accumulating over the files */
     ck_kgr none = CK_KGR_EMPTY;
+    /* its buffers' operator state: the entries the assignment dealt it
+     * of this old subtask's lists */
+    ck_chain_deal deal = {.old = tk ? tk->old_subtask : 0, .v = t->rchunks, .nv = t->nrchunks};
     int rc = tk ? ck_chain_restore_part(&t->chain, s, (what & CK_ASG_KEYED) ? &tk->kgr : &none,
-                                        (what & CK_ASG_OPSTATE) != 0)
+                                        (what & CK_ASG_OPSTATE) != 0, &deal)
                 : ck_chain_restore(&t->chain, s);
     if (rc)
         return rc;
+    t->rchunk_done += deal.applied;
     if (s->has_source != t->is_source)
         return CK_ECORRUPT;
     /* Channel state (an unaligned checkpoint): what its barriers overtook
@@ -435,10 +458,10 @@ static void restore_finish(ck_task *t)
         for (int k = 0; k < t->nparts; k++)
             t->off[k] = t->end[k];
     }
-    if (restore_source_new(t)) {
+    if (restore_chunks_done(t) || restore_source_new(t)) {
         snprintf(t->restore_key, sizeof(t->restore_key), "%s", t->from.dir);
         task_restore_fail(t, CK_FAIL_RESTORE_UNREADABLE,
-                          "the partitions the assignment dealt its source did not all come");
+                          "the operator state the assignment dealt it did not all come");
         restore_free_files(t);
         return;
     }

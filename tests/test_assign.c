@@ -28,6 +28,7 @@
 #include "error.h"
 #include "graph.h"
 #include "keygroup.h"
+#include "operator.h"
 #include "savepoint.h"
 
 /* src(nsrc) => agg(p, max parallelism maxp; 0: the default) -> out(p):
@@ -433,8 +434,8 @@ static void buffer_job(ck_graph *g, int p)
 
 /* The refusals name the uid: state of an operator the job does not
  * have; an operator whose kind changed; a changed parallelism of a
- * buffer, whose list state the subtasks cannot apply at another
- * parallelism yet (ck_asg_applicable), where keyed state moves. A uid of
+ * buffer whose list state the snapshot does not count (ck_asg_applicable),
+ * where keyed state and a counted buffer's list move. A uid of
  * its own restores under another name. */
 static void test_refusals_name_the_uid(void **state)
 {
@@ -464,10 +465,27 @@ static void test_refusals_name_the_uid(void **state)
     assert_int_equal(ck_asg_applicable(&a, &m, &g1, err, sizeof(err)), 0);
     ck_asg_free(&a);
     ck_cp_meta_free(&m);
-    /* a buffer's list state does not, yet: refused, named */
+    /* a buffer's list state, its entries counted: it moves, each new
+     * subtask dealt its chunks */
     buffer_job(&g0, 2);
     meta_of(&m, &g0);
     buffer_job(&g1, 3);
+    ck_config dcfg;
+    ck_config_defaults(&dcfg);
+    assert_null(ck_asg_rescale_refused(&g1, 1, &dcfg));
+    const uint32_t held[2] = {4, 5};
+    ck_asg_opstate os = {.op = 1, .name = CK_BUFFER_LIST, .mode = CK_ASG_SPLIT_DISTRIBUTE,
+                         .counts = held};
+    assert_int_equal(ck_asg_plan(&a, &m, &g1, NULL, &os, 1, err, sizeof(err)), 0);
+    assert_int_equal(ck_asg_applicable(&a, &m, &g1, err, sizeof(err)), 0);
+    uint32_t dealt = 0;
+    for (uint32_t s = 0; s < a.ntasks; s++)
+        for (uint32_t q = 0; q < a.tasks[s].nops; q++)
+            for (uint32_t c = 0; c < a.tasks[s].ops[q].n; c++)
+                dealt += a.tasks[s].ops[q].v[c].n;
+    assert_int_equal(dealt, 9);
+    ck_asg_free(&a);
+    /* uncounted (an older _metadata): it does not, refused, named */
     plan_ok(&a, &m, &g1);
     assert_int_equal(ck_asg_applicable(&a, &m, &g1, err, sizeof(err)), CK_EINVAL);
     assert_non_null(strstr(err, "operator \"buf\" (uid \"buf\")"));

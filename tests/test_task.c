@@ -13,6 +13,8 @@
 
 #include <cmocka.h>
 
+#include "assign.h"
+#include "element.h"
 #include "error.h"
 #include "fakeplat.h"
 #include "gate.h"
@@ -729,6 +731,150 @@ static void test_restore_source_reads_its_chunks(void **state)
     ck_handles_free(&hs);
 }
 
+/* src(1) -rebalance-> buf(p) -> out(p): a buffer of 100 records that
+ * counts what it saw in union list state. */
+static void build_buf(ck_graph *g, ck_config *cfg, int p)
+{
+    ck_config_defaults(cfg);
+    ck_job_spec spec = {.nops = 3};
+    spec.ops[0] = (ck_op_spec){.name = "src", .kind = CK_OP_SOURCE, .parallelism = 1, .input = -1};
+    spec.ops[1] = (ck_op_spec){.name = "buf", .kind = CK_OP_BUFFER, .parallelism = p, .input = 0,
+                               .ship = CK_SHIP_REBALANCE, .buffer_count = 100,
+                               .buffer_seen = 1};
+    spec.ops[2] = (ck_op_spec){.name = "out", .kind = CK_OP_SINK, .parallelism = p, .input = 1};
+    int bad;
+    char err[200];
+    assert_int_equal(ck_graph_build(g, &spec, cfg, &bad, err, sizeof(err)), 0);
+}
+
+/* Old buf subtask k of 2's state file: it holds n records of values
+ * 100 k, 100 k + 1, ... and saw n. */
+static void buf_file(const ck_graph *g2, int k, int n, ck_handles *hs)
+{
+    ck_chain c;
+    assert_int_equal(ck_chain_init(&c, g2, 1, k, NULL, 0, NULL, NULL, 0), 0);
+    for (int i = 0; i < n; i++) {
+        ck_rec rec = {.ts = i, .value = 100 * k + i, .key = "k", .klen = 1};
+        assert_int_equal(ck_chain_record(&c, &rec), 0);
+    }
+    assert_int_equal(c.ops[0].held.n, n);
+    ck_capture cap = {.checkpoint_id = 3, .vertex = 1, .subtask = k, .parallelism = 2};
+    assert_int_equal(ck_chain_capture(&c, &cap, 0), 0);
+    add_file(hs, &cap, CK_KGR_EMPTY);
+    ck_chain_free(&c);
+}
+
+/* The values of the records buffer op holds, in order, into v (at most
+ * max); returns how many. */
+static int held_values(const ck_op *op, int64_t *v, int max)
+{
+    size_t pos = 0;
+    const uint8_t *e;
+    uint32_t len;
+    int n = 0;
+    while (ck_oplist_next(&op->held, &pos, &e, &len)) {
+        ck_elem el;
+        assert_int_equal(ck_elem_decode(e, len, &el), 0);
+        assert_int_equal(el.tag, CK_EL_RECORD);
+        if (n < max)
+            v[n] = el.u.rec.value;
+        n++;
+    }
+    return n;
+}
+
+/*
+ * A buffer rescaled 2 -> 3: old subtask 0 held 4 records, old subtask 1
+ * held 5; split-distributed (assign.h), new subtask 1 gets entry 3 of
+ * old 0's list and entries 0 and 1 of old 1's, and holds exactly those
+ * three records, in the plan's order; the union list of what each old
+ * subtask saw comes whole from both files, and it keeps old subtask 1's
+ * count (1 % 3 == 1). The chunks are the ones the assignment deals. A
+ * chunk past a list's end fails the restore, and so does a chunk of an
+ * old subtask whose file never came.
+ */
+static void test_restore_buffer_takes_its_chunks(void **state)
+{
+    (void)state;
+    static ck_graph g2, g3;
+    ck_config cfg2, cfg3;
+    build_buf(&g2, &cfg2, 2);
+    build_buf(&g3, &cfg3, 3);
+    ck_handles hs = {0};
+    buf_file(&g2, 0, 4, &hs);
+    buf_file(&g2, 1, 5, &hs);
+    /* what the assignment deals new subtask 1 of the 9 entries */
+    const uint32_t counts[2] = {4, 5};
+    ck_asg_chunk *out[3] = {0};
+    uint32_t nout[3] = {0};
+    assert_int_equal(ck_asg_repartition(CK_ASG_SPLIT_DISTRIBUTE, 1, 2, 3, counts, out, nout), 0);
+    assert_int_equal(nout[1], 2);
+    assert_int_equal(out[1][0].old, 0);
+    assert_int_equal(out[1][0].first, 3);
+    assert_int_equal(out[1][0].n, 1);
+    assert_int_equal(out[1][1].old, 1);
+    assert_int_equal(out[1][1].first, 0);
+    assert_int_equal(out[1][1].n, 2);
+    ck_asg_chunks_free(out, 3);
+    ck_topic tp = {&six_ops, NULL, "t"};
+    ck_job_env env = {.g = &g3, .cfg = &cfg3, .topic = &tp, .job_id = "test-job"};
+    fake_world w = {0};
+    fake_plat fp;
+    ck_restore_take tk[2] = {
+        {.old_vertex = 1, .old_subtask = 0, .old_parallelism = 2, .what = 2 /* OPSTATE */},
+        {.old_vertex = 1, .old_subtask = 1, .old_parallelism = 2, .what = 2},
+    };
+    ck_restore_chunk ch[4] = {
+        {.op = 1, .name = CK_BUFFER_LIST, .old = 0, .first = 3, .n = 1},
+        {.op = 1, .name = CK_BUFFER_LIST, .old = 1, .first = 0, .n = 2},
+        {.op = 1, .name = CK_BUFFER_SEEN, .old = 0, .first = 0, .n = 1},
+        {.op = 1, .name = CK_BUFFER_SEEN, .old = 1, .first = 0, .n = 1},
+    };
+    uint32_t global = (uint32_t)g3.v[1].base + 1;
+    ck_task *t = restore_takes(&env, &w, &fp, global, &hs, tk, ch, 4);
+    assert_int_equal(ck_task_get_state(t), CK_TASK_RUNNING);
+    const ck_op *buf = &t->chain.ops[0];
+    assert_int_equal(buf->spec->kind, CK_OP_BUFFER);
+    int64_t v[8];
+    assert_int_equal(held_values(buf, v, 8), 3);
+    assert_int_equal(v[0], 3);
+    assert_int_equal(v[1], 100);
+    assert_int_equal(v[2], 101);
+    assert_int_equal(buf->seen, 5);
+    ck_task_del(t);
+    fake_clear(&w);
+    /* new subtask 0 of 3, dealt old 0's entries [0, 3): old 0's count */
+    ck_restore_chunk ch0[3] = {
+        {.op = 1, .name = CK_BUFFER_LIST, .old = 0, .first = 0, .n = 3},
+        {.op = 1, .name = CK_BUFFER_SEEN, .old = 0, .first = 0, .n = 1},
+        {.op = 1, .name = CK_BUFFER_SEEN, .old = 1, .first = 0, .n = 1},
+    };
+    t = restore_takes(&env, &w, &fp, global - 1, &hs, tk, ch0, 3);
+    assert_int_equal(ck_task_get_state(t), CK_TASK_RUNNING);
+    assert_int_equal(held_values(&t->chain.ops[0], v, 8), 3);
+    assert_int_equal(v[0], 0);
+    assert_int_equal(v[2], 2);
+    assert_int_equal(t->chain.ops[0].seen, 4);
+    ck_task_del(t);
+    fake_clear(&w);
+    /* past the end of old subtask 1's list */
+    ch[1].first = 4;
+    t = restore_takes(&env, &w, &fp, global, &hs, tk, ch, 4);
+    assert_int_equal(ck_task_get_state(t), CK_TASK_FAILED);
+    ck_task_del(t);
+    fake_clear(&w);
+    /* a chunk of old subtask 1, whose file it was not given */
+    ch[1].first = 0;
+    ck_handles one = {0};
+    assert_int_equal(ck_handles_add_like(&one, &hs.v[0], hs.v[0].flags), 0);
+    t = restore_takes(&env, &w, &fp, global, &one, tk, ch, 4);
+    assert_int_equal(ck_task_get_state(t), CK_TASK_FAILED);
+    ck_task_del(t);
+    fake_clear(&w);
+    ck_handles_free(&one);
+    ck_handles_free(&hs);
+}
+
 /* Old sink subtask k of src(2) -rebalance-> out(4): pending transactions
  * 10 k + 1 and 10 k + 2, 10 k + 3 open. */
 static void sink_file(int k, ck_handles *hs)
@@ -988,6 +1134,7 @@ int main(void)
         cmocka_unit_test(test_source_reads_its_restored_splits),
         cmocka_unit_test(test_restore_two_files_takes_its_key_groups),
         cmocka_unit_test(test_restore_source_reads_its_chunks),
+        cmocka_unit_test(test_restore_buffer_takes_its_chunks),
         cmocka_unit_test(test_restore_sink_commits_removed_subtasks_once),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
