@@ -340,7 +340,9 @@ static void test_checksummed_garbage(void **state)
         if (i % 2) { /* a plausible header */
             ck_put_u32(buf, CK_SNAP_MAGIC);
             ck_put_u32(buf + 4, CK_SNAP_VERSION);
-            ck_put_u32(buf + 28, (uint32_t)ck_rng_below(&r, 4));
+            ck_put_u64(buf + 28, (uint64_t)ck_rng_below(&r, (uint32_t)n + 8));
+            ck_put_u64(buf + 36, i % 4 == 1 ? n : (uint64_t)ck_rng_below(&r, (uint32_t)n + 8));
+            ck_put_u32(buf + 44, (uint32_t)ck_rng_below(&r, 4));
         }
         ck_put_u32(buf + n - 4, ck_crc32c(0, buf, n - 4));
         ck_snapshot s;
@@ -377,12 +379,18 @@ static void test_finished_marker(void **state)
     ck_snapshot_free(&s);
     /* Two sections, the second a FINISHED one: refused. */
     uint8_t two[128];
-    memcpy(two, p, len - 4);
-    ck_put_u32(two + 28, 2);
-    memcpy(two + len - 4, p + 32, 16); /* the section again */
+    assert_int_equal(len, 88); /* 48 header, 16 section, 16 index, 4 + 4 CRCs */
+    memcpy(two, p, 64);
+    memcpy(two + 64, p + 48, 16); /* the section again */
+    memcpy(two + 80, p + 64, 20);
+    ck_put_u32(two + 44, 2);
+    ck_put_u64(two + 28, 84 + 16);
+    ck_put_u64(two + 36, len + 16);
+    ck_put_u64(two + 88, 84 + 16); /* the blocks' start */
     size_t n2 = len - 4 + 16;
     ck_put_u32(two + n2, ck_crc32c(0, two, n2));
     assert_int_equal(ck_snap_decode(two, n2 + 4, &s, &why), CK_ECORRUPT);
+    assert_string_equal(why, "unknown or repeated section");
     free(p);
 }
 
@@ -416,16 +424,16 @@ static void test_channel_state(void **state)
     assert_true(s.chans[1].out == 1 && s.chans[1].edge == 4 && s.chans[1].peer == 0);
     assert_memory_equal(s.chans[1].data, out, strlen(out));
     ck_snapshot_free(&s);
-    /* The section: type, op, u64 length at 32; count at 48; the first
-     * channel's direction|edge at 52, peer at 56, length at 60. */
+    /* The section: type, op, u64 length at 48; count at 64; the first
+     * channel's direction|edge at 68, peer at 72, length at 76. */
     uint8_t *bad = malloc(len);
     memcpy(bad, p, len);
-    ck_put_u64(bad + 60, 1u << 20); /* more than the file holds */
+    ck_put_u64(bad + 76, 1u << 20); /* more than the file holds */
     ck_put_u32(bad + len - 4, ck_crc32c(0, bad, len - 4));
     assert_int_equal(ck_snap_decode(bad, len, &s, &why), CK_ECORRUPT);
     assert_string_equal(why, "bad channel state");
     memcpy(bad, p, len);
-    ck_put_u32(bad + 52, 2u << 16 | 3); /* a direction that is neither */
+    ck_put_u32(bad + 68, 2u << 16 | 3); /* a direction that is neither */
     ck_put_u32(bad + len - 4, ck_crc32c(0, bad, len - 4));
     assert_int_equal(ck_snap_decode(bad, len, &s, &why), CK_ECORRUPT);
     free(bad);
@@ -543,7 +551,7 @@ static void test_opstate_round_trip(void **state)
     }
     /* Targeted: a mode that is none of the three; an entry longer than its
      * list. The second section (the operator's) starts after the source's. */
-    size_t sec2 = 32 + 16 + (size_t)ck_get_u64(p + 40);
+    size_t sec2 = 48 + 16 + (size_t)ck_get_u64(p + 56);
     assert_int_equal(ck_get_u32(p + sec2), CK_SEC_OPSTATE);
     assert_int_equal(ck_get_u32(p + sec2 + 4), 3);
     memcpy(bad, p, len);
