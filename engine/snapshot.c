@@ -181,6 +181,101 @@ int ck_capture_opcounts(const ck_capture *c, ck_handle_opcount *out, int max)
     return rc ? rc : n;
 }
 
+/* The key groups a capture's index covers: every keyed section's and
+ * every timer's (CK_KGR_EMPTY: none). */
+static ck_kgr capture_index_range(const ck_capture *c)
+{
+    int32_t lo = INT32_MAX, hi = -1;
+    for (int i = 0; i < c->nkeyed; i++) {
+        const ck_keyed_capture *k = &c->keyed[i];
+        if (k->kgr.start <= k->kgr.end) {
+            lo = k->kgr.start < lo ? k->kgr.start : lo;
+            hi = k->kgr.end > hi ? k->kgr.end : hi;
+        }
+        for (size_t t = 0; t < k->ntimers; t++) {
+            lo = k->timers[t].kg < lo ? k->timers[t].kg : lo;
+            hi = k->timers[t].kg > hi ? k->timers[t].kg : hi;
+        }
+    }
+    return hi < 0 || lo < 0 ? CK_KGR_EMPTY : (ck_kgr){lo, hi};
+}
+
+typedef struct timer_ref {
+    int kg;
+    size_t i;
+} timer_ref;
+
+static int timer_ref_cmp(const void *a, const void *b)
+{
+    const timer_ref *x = a, *y = b;
+    if (x->kg != y->kg)
+        return x->kg < y->kg ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* The key-group blocks of a capture (snapshot.h: BLOCKS) into b, for key
+ * groups ix: block g starts at off[g] of b and has CRC crc[g]; off[n] is
+ * b's length. Returns 0, CK_ENOMEM, CK_ETOOBIG. */
+static int encode_blocks(const ck_capture *c, ck_kgr ix, ck_wbuf *b, uint64_t *off, uint32_t *crc)
+{
+    int n = ix.end - ix.start + 1, rc = CK_OK;
+    timer_ref *tr[CK_MAX_OPS] = {0};
+    size_t tpos[CK_MAX_OPS] = {0};
+    for (int i = 0; i < c->nkeyed && !rc; i++) {
+        const ck_keyed_capture *k = &c->keyed[i];
+        if (!(tr[i] = malloc((k->ntimers ? k->ntimers : 1) * sizeof(timer_ref)))) {
+            rc = CK_ENOMEM;
+            break;
+        }
+        for (size_t t = 0; t < k->ntimers; t++)
+            tr[i][t] = (timer_ref){k->timers[t].kg, t};
+        qsort(tr[i], k->ntimers, sizeof(timer_ref), timer_ref_cmp);
+    }
+    for (int g = 0; g < n && !rc; g++) {
+        int kg = ix.start + g, any = 0;
+        size_t g_at = b->len;
+        off[g] = g_at;
+        for (int i = 0; i < c->nkeyed && !rc; i++) {
+            const ck_keyed_capture *k = &c->keyed[i];
+            int none = k->is_native || k->elsewhere;
+            size_t n_at = b->len;
+            ck_wbuf_u32(b, 0);
+            entry_writer ew = {b, k, 0};
+            if (!none && kg >= k->kgr.start && kg <= k->kgr.end &&
+                (k->ops->view_visit(k->view, kg, write_entry, &ew) || b->err)) {
+                rc = CK_ENOMEM;
+                break;
+            }
+            if (ew.n > UINT32_MAX) {
+                rc = CK_ETOOBIG;
+                break;
+            }
+            if (!b->err)
+                ck_put_u32(b->p + n_at, (uint32_t)ew.n);
+            size_t t0 = tpos[i];
+            while (tpos[i] < k->ntimers && tr[i][tpos[i]].kg == kg)
+                tpos[i]++;
+            ck_wbuf_u32(b, (uint32_t)(tpos[i] - t0));
+            for (size_t t = t0; t < tpos[i]; t++) {
+                const ck_timer *tm = &k->timers[tr[i][t].i];
+                ck_wbuf_u64(b, (uint64_t)tm->ts);
+                ck_wbuf_u64(b, (uint64_t)tr[i][t].i); /* its place in firing order */
+                ck_wbuf_u64(b, (uint64_t)tm->ns);
+                ck_wbuf_u32(b, tm->klen);
+                ck_wbuf_bytes(b, tm->key, tm->klen);
+            }
+            any |= ew.n > 0 || tpos[i] > t0;
+        }
+        if (!any) /* an empty key group: an empty block */
+            b->len = g_at;
+        crc[g] = b->err ? 0 : ck_crc32c(0, b->p + g_at, b->len - g_at);
+    }
+    off[n] = b->len;
+    for (int i = 0; i < c->nkeyed; i++)
+        free(tr[i]);
+    return rc ? rc : b->err ? CK_ENOMEM : CK_OK;
+}
+
 int ck_snap_encode(const ck_capture *c, uint8_t **out, size_t *len)
 {
     ck_wbuf w = {0};
@@ -190,17 +285,35 @@ int ck_snap_encode(const ck_capture *c, uint8_t **out, size_t *len)
     ck_wbuf_u32(&w, (uint32_t)c->vertex);
     ck_wbuf_u32(&w, (uint32_t)c->subtask);
     ck_wbuf_u32(&w, (uint32_t)c->parallelism);
+    size_t lens_at = w.len;
+    ck_wbuf_u64(&w, 0); /* head length */
+    ck_wbuf_u64(&w, 0); /* file length */
+    ck_kgr ix = c->finished ? CK_KGR_EMPTY : capture_index_range(c);
+    int nix = ix.end - ix.start + 1;
+    ck_wbuf b = {0};
+    uint64_t *off = calloc((size_t)nix + 1, sizeof(*off));
+    uint32_t *crc = calloc((size_t)nix + 1, sizeof(*crc));
+    int rc = off && crc ? CK_OK : CK_ENOMEM;
+    if (!rc)
+        rc = encode_blocks(c, ix, &b, off, crc);
+    if (rc) {
+        free(off);
+        free(crc);
+        free(b.p);
+        free(w.p);
+        return rc;
+    }
     if (c->finished) {
         ck_wbuf_u32(&w, 1);
         section_end(&w, section_begin(&w, CK_SEC_FINISHED, 0));
-        return ck_wbuf_seal_crc(&w, out, len);
+    } else {
+        int nops = 0;
+        for (int i = 0; i < c->nopstates; i++)
+            nops += c->opstates[i].nlists > 0;
+        ck_wbuf_u32(&w, (uint32_t)(c->nkeyed + c->nsinks + (c->has_source ? 1 : 0) +
+                                   (c->nchans ? 1 : 0) + nops));
     }
-    int nops = 0;
-    for (int i = 0; i < c->nopstates; i++)
-        nops += c->opstates[i].nlists > 0;
-    ck_wbuf_u32(&w, (uint32_t)(c->nkeyed + c->nsinks + (c->has_source ? 1 : 0) +
-                               (c->nchans ? 1 : 0) + nops));
-    for (int i = 0; i < c->nkeyed; i++) {
+    for (int i = 0; i < c->nkeyed && !c->finished; i++) {
         const ck_keyed_capture *k = &c->keyed[i];
         size_t at = section_begin(&w, CK_SEC_KEYED, k->op);
         ck_wbuf_u32(&w, (uint32_t)k->kind);
@@ -216,48 +329,9 @@ int ck_snap_encode(const ck_capture *c, uint8_t **out, size_t *len)
             ck_wbuf_u32(&w, (uint32_t)nl);
             ck_wbuf_bytes(&w, d->name, nl);
         }
-        /* One pass over the view (a backend may visit by scanning, as
-         * RocksDB iterates): each key group's count and the number of key
-         * groups are written after their entries, where room was left; a
-         * key group with none is taken back. */
-        size_t groups_at = w.len;
-        uint32_t groups = 0;
-        ck_wbuf_u32(&w, 0);
-        entry_writer ew = {&w, k, 0};
-        for (int kg = k->kgr.start; kg <= k->kgr.end && !none; kg++) {
-            size_t kg_at = w.len;
-            ck_wbuf_u32(&w, (uint32_t)kg);
-            ck_wbuf_u32(&w, 0);
-            ew.n = 0;
-            if (k->ops->view_visit(k->view, kg, write_entry, &ew) || w.err) {
-                free(w.p);
-                return CK_ENOMEM;
-            }
-            if (ew.n > UINT32_MAX) {
-                free(w.p);
-                return CK_ETOOBIG;
-            }
-            if (ew.n == 0) {
-                w.len = kg_at;
-                continue;
-            }
-            ck_put_u32(w.p + kg_at + 4, (uint32_t)ew.n);
-            groups++;
-        }
-        if (!w.err)
-            ck_put_u32(w.p + groups_at, groups);
-        ck_wbuf_u32(&w, (uint32_t)k->ntimers);
-        for (size_t t = 0; t < k->ntimers; t++) {
-            const ck_timer *tm = &k->timers[t];
-            ck_wbuf_u64(&w, (uint64_t)tm->ts);
-            ck_wbuf_u32(&w, (uint32_t)tm->kg);
-            ck_wbuf_u64(&w, (uint64_t)tm->ns);
-            ck_wbuf_u32(&w, tm->klen);
-            ck_wbuf_bytes(&w, tm->key, tm->klen);
-        }
         section_end(&w, at);
     }
-    if (c->has_source) {
+    if (c->has_source && !c->finished) {
         /* A source's partitions: its split-distribute list state, one
          * entry per partition, and the partitions known (broadcast). */
         const ck_source_capture *s = &c->source;
@@ -285,7 +359,7 @@ int ck_snap_encode(const ck_capture *c, uint8_t **out, size_t *len)
         ck_wbuf_u32(&w, (uint32_t)s->known);
         section_end(&w, at);
     }
-    for (int i = 0; i < c->nopstates; i++) {
+    for (int i = 0; i < c->nopstates && !c->finished; i++) {
         const ck_opstate *o = &c->opstates[i];
         if (!o->nlists)
             continue;
@@ -303,7 +377,7 @@ int ck_snap_encode(const ck_capture *c, uint8_t **out, size_t *len)
         }
         section_end(&w, at);
     }
-    for (int i = 0; i < c->nsinks; i++) {
+    for (int i = 0; i < c->nsinks && !c->finished; i++) {
         const ck_sink_capture *s = &c->sinks[i];
         size_t at = section_begin(&w, CK_SEC_SINK, s->op);
         ck_wbuf_u64(&w, s->open_txn);
@@ -312,7 +386,7 @@ int ck_snap_encode(const ck_capture *c, uint8_t **out, size_t *len)
             ck_wbuf_u64(&w, s->pending[k]);
         section_end(&w, at);
     }
-    if (c->nchans) {
+    if (c->nchans && !c->finished) {
         size_t at = section_begin(&w, CK_SEC_CHANNELS, 0);
         ck_wbuf_u32(&w, (uint32_t)c->nchans);
         for (int i = 0; i < c->nchans; i++) {
@@ -324,6 +398,25 @@ int ck_snap_encode(const ck_capture *c, uint8_t **out, size_t *len)
         }
         section_end(&w, at);
     }
+    /* The index: where each key group's block starts, from the file's
+     * start, and its CRC; then the head's own CRC. */
+    uint64_t head = w.len + 8 + 8 * ((uint64_t)nix + 1) + 4 * (uint64_t)nix + 4;
+    ck_wbuf_u32(&w, (uint32_t)(nix ? ix.start : 0));
+    ck_wbuf_u32(&w, (uint32_t)nix);
+    for (int g = 0; g <= nix; g++)
+        ck_wbuf_u64(&w, head + off[g]);
+    for (int g = 0; g < nix; g++)
+        ck_wbuf_u32(&w, crc[g]);
+    if (!w.err) {
+        ck_put_u64(w.p + lens_at, head);
+        ck_put_u64(w.p + lens_at + 8, head + b.len + 4);
+        ck_wbuf_u32(&w, ck_crc32c(0, w.p, w.len));
+    }
+    if (b.len)
+        ck_wbuf_bytes(&w, b.p, b.len);
+    free(off);
+    free(crc);
+    free(b.p);
     return ck_wbuf_seal_crc(&w, out, len);
 }
 
@@ -340,6 +433,8 @@ void ck_snapshot_free(ck_snapshot *s)
     free(s->source.maxts);
     free(s->chans);
     free(s->opstates);
+    free(s->ix_off);
+    free(s->ix_crc);
     memset(s, 0, sizeof(*s));
 }
 
@@ -387,7 +482,7 @@ static int read_entry(ck_rbuf *r, const ck_snap_keyed *k, ck_snap_entry *en)
     return CK_OK;
 }
 
-static int decode_keyed(ck_rbuf *r, ck_snap_keyed *k, const char **why)
+static int decode_keyed(ck_rbuf *r, ck_snap_keyed *k, uint32_t version, const char **why)
 {
     uint32_t kind = ck_rbuf_u32(r);
     k->kind = (ck_op_kind)kind;
@@ -415,6 +510,8 @@ static int decode_keyed(ck_rbuf *r, ck_snap_keyed *k, const char **why)
         d->kind = (ck_state_kind)sk;
         k->nstates++;
     }
+    if (version >= 5) /* its entries and timers are in the key groups' blocks */
+        return r->err ? CK_ECORRUPT : CK_OK;
     uint32_t groups = ck_rbuf_u32(r);
     if (r->err || groups > 32768 || (k->native && groups))
         BAD("bad key group count");
@@ -600,44 +697,23 @@ static int decode_channels(ck_rbuf *r, ck_snapshot *s, const char **why)
     return CK_OK;
 }
 
-int ck_snap_decode(const uint8_t *p, size_t len, ck_snapshot *s, const char **why)
+/* The sections of a file (nsec of them) at r, of a given version. */
+static int decode_sections(ck_rbuf *rr, uint32_t version, uint32_t nsec, ck_snapshot *s,
+                           const char **why)
 {
-    memset(s, 0, sizeof(*s));
-    *why = "";
-    if (len < 36) {
-        *why = "shorter than a header";
-        return CK_ECHECKSUM;
-    }
-    uint32_t want = ck_get_u32(p + len - 4);
-    if (ck_crc32c(0, p, len - 4) != want) {
-        *why = "checksum mismatch (truncated or damaged)";
-        return CK_ECHECKSUM;
-    }
-    ck_rbuf r = {p, len - 4, 0, 0};
-    uint32_t magic = ck_rbuf_u32(&r), version = ck_rbuf_u32(&r);
-    if (magic != CK_SNAP_MAGIC || version < CK_SNAP_VERSION_MIN || version > CK_SNAP_VERSION)
-        BAD("not a chandy snapshot of a version this build reads");
-    s->checkpoint_id = ck_rbuf_u64(&r);
-    s->vertex = (int)ck_rbuf_u32(&r);
-    s->subtask = (int)ck_rbuf_u32(&r);
-    s->parallelism = (int)ck_rbuf_u32(&r);
-    uint32_t nsec = ck_rbuf_u32(&r);
-    if (r.err || nsec > 4 * CK_MAX_OPS + 1)
-        BAD("bad section count");
+    ck_rbuf r = *rr;
     int rc = CK_OK;
     for (uint32_t i = 0; i < nsec && !rc; i++) {
         uint32_t type = ck_rbuf_u32(&r), op = ck_rbuf_u32(&r);
         uint64_t blen = ck_rbuf_u64(&r);
-        if (r.err || op >= CK_MAX_OPS || blen > ck_rbuf_left(&r)) {
-            ck_snapshot_free(s);
+        if (r.err || op >= CK_MAX_OPS || blen > ck_rbuf_left(&r))
             BAD("section runs past the end");
-        }
         ck_rbuf body = {r.p + r.pos, (size_t)blen, 0, 0};
         r.pos += (size_t)blen;
         if (type == CK_SEC_KEYED && s->nkeyed < CK_MAX_OPS) {
             ck_snap_keyed *k = &s->keyed[s->nkeyed++];
             k->op = (int)op;
-            rc = decode_keyed(&body, k, why);
+            rc = decode_keyed(&body, k, version, why);
         } else if (type == CK_SEC_SOURCE && !s->has_source && version == 3) {
             s->source.known = -1;
             s->has_source = 1;
@@ -675,6 +751,266 @@ int ck_snap_decode(const uint8_t *p, size_t len, ck_snapshot *s, const char **wh
             rc = CK_ECORRUPT;
         }
     }
+    *rr = r;
+    return rc;
+}
+
+int ck_snap_head_len(const uint8_t *p, size_t len, uint64_t *head)
+{
+    if (len < CK_SNAP_PREFIX)
+        return CK_ECHECKSUM;
+    uint32_t version = ck_get_u32(p + 4);
+    if (ck_get_u32(p) != CK_SNAP_MAGIC || version < CK_SNAP_VERSION_MIN ||
+        version > CK_SNAP_VERSION)
+        return CK_ECORRUPT;
+    if (version < 5)
+        return 0;
+    *head = ck_get_u64(p + 28);
+    return 1;
+}
+
+/* check: the head's CRC (0: the whole file's was). */
+static int decode_head(const uint8_t *p, size_t len, ck_snapshot *s, int check, const char **why)
+{
+    memset(s, 0, sizeof(*s));
+    *why = "";
+    uint64_t head = 0;
+    int rc = ck_snap_head_len(p, len, &head);
+    if (rc <= 0) {
+        *why = rc == CK_ECHECKSUM ? "shorter than a header"
+                                  : "not a chandy snapshot with a key-group index";
+        return rc ? rc : CK_ECORRUPT;
+    }
+    if (head < CK_SNAP_PREFIX + 16 + 4 || head > len) {
+        /* the head's length is not yet checked: a damaged one is a damaged file */
+        *why = "its head runs past the bytes read (truncated or damaged)";
+        return CK_ECHECKSUM;
+    }
+    if (check && ck_crc32c(0, p, (size_t)head - 4) != ck_get_u32(p + head - 4)) {
+        *why = "head checksum mismatch (truncated or damaged)";
+        return CK_ECHECKSUM;
+    }
+    ck_rbuf r = {p, (size_t)head - 4, 8, 0};
+    s->checkpoint_id = ck_rbuf_u64(&r);
+    s->vertex = (int)ck_rbuf_u32(&r);
+    s->subtask = (int)ck_rbuf_u32(&r);
+    s->parallelism = (int)ck_rbuf_u32(&r);
+    s->head_len = ck_rbuf_u64(&r);
+    s->file_len = ck_rbuf_u64(&r);
+    uint32_t nsec = ck_rbuf_u32(&r);
+    if (r.err || nsec > 4 * CK_MAX_OPS + 1)
+        BAD("bad section count");
+    rc = decode_sections(&r, 5, nsec, s, why);
+    uint32_t first = ck_rbuf_u32(&r), n = ck_rbuf_u32(&r);
+    if (!rc && (r.err || first > 32768 || n > 32768 - first ||
+                (uint64_t)n * 12 + 8 != ck_rbuf_left(&r) || (n && !s->nkeyed))) {
+        *why = "bad key-group index";
+        rc = CK_ECORRUPT;
+    }
+    if (!rc && !((s->ix_off = calloc((size_t)n + 1, 8)) && (s->ix_crc = calloc((size_t)n + 1, 4))))
+        rc = CK_ENOMEM;
+    for (uint32_t g = 0; !rc && g <= n; g++) {
+        s->ix_off[g] = ck_rbuf_u64(&r);
+        if (g ? s->ix_off[g] < s->ix_off[g - 1] : s->ix_off[g] != head) {
+            *why = "bad key-group index offsets";
+            rc = CK_ECORRUPT;
+        }
+    }
+    for (uint32_t g = 0; !rc && g < n; g++)
+        s->ix_crc[g] = ck_rbuf_u32(&r);
+    if (!rc && (r.err || s->ix_off[n] > UINT64_MAX - 4 || s->ix_off[n] + 4 != s->file_len)) {
+        *why = "its key-group index does not end where the file does";
+        rc = CK_ECORRUPT;
+    }
+    for (int i = 0; !rc && i < s->nkeyed; i++)
+        if (n && first + n > (uint32_t)s->keyed[i].max_parallelism) {
+            *why = "a key group past the maximum parallelism";
+            rc = CK_ECORRUPT;
+        }
+    s->ix_first = (int)first;
+    s->ix_n = (int)n;
+    if (rc)
+        ck_snapshot_free(s);
+    return rc;
+}
+
+/* The blocks of s's index that key groups want take: g0..g1 (g1 < g0: none). */
+static void index_span(const ck_snapshot *s, ck_kgr want, int *g0, int *g1)
+{
+    int lo = want.start > s->ix_first ? want.start : s->ix_first;
+    int hi = want.end < s->ix_first + s->ix_n - 1 ? want.end : s->ix_first + s->ix_n - 1;
+    *g0 = lo - s->ix_first;
+    *g1 = hi - s->ix_first;
+    if (want.start > want.end || hi < lo) {
+        *g0 = 0;
+        *g1 = -1;
+    }
+}
+
+void ck_snap_range(const ck_snapshot *s, ck_kgr want, uint64_t *at, uint64_t *len)
+{
+    int g0, g1;
+    index_span(s, want, &g0, &g1);
+    *at = g1 < g0 ? s->head_len : s->ix_off[g0];
+    *len = g1 < g0 ? 0 : s->ix_off[g1 + 1] - s->ix_off[g0];
+}
+
+static int timer_order_cmp(const void *a, const void *b)
+{
+    const ck_timer *x = a, *y = b;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* One block's timers and entries, counted (fill 0) or put in s (fill 1). */
+static int read_block(ck_rbuf *r, ck_snapshot *s, int kg, int fill)
+{
+    for (int i = 0; i < s->nkeyed; i++) {
+        ck_snap_keyed *k = &s->keyed[i];
+        uint32_t n = ck_rbuf_u32(r);
+        if (r->err || (n && k->native) || kg >= k->max_parallelism)
+            return CK_ECORRUPT;
+        for (uint32_t e = 0; e < n; e++) {
+            ck_snap_entry *en = fill ? &k->entries[k->nentries] : NULL;
+            if (read_entry(r, k, en))
+                return CK_ECORRUPT;
+            if (fill)
+                en->kg = kg;
+            k->nentries++;
+        }
+        uint32_t nt = ck_rbuf_u32(r);
+        if (r->err || nt > ck_rbuf_left(r) / 28)
+            return CK_ECORRUPT;
+        for (uint32_t t = 0; t < nt; t++) {
+            ck_timer tm = {0};
+            tm.ts = (int64_t)ck_rbuf_u64(r);
+            tm.seq = ck_rbuf_u64(r);
+            tm.ns = (int64_t)ck_rbuf_u64(r);
+            tm.klen = ck_rbuf_u32(r);
+            tm.key = (char *)ck_rbuf_take(r, tm.klen);
+            tm.kg = kg;
+            if (r->err || (tm.klen && !tm.key))
+                return CK_ECORRUPT;
+            if (fill)
+                k->timers[k->ntimers] = tm;
+            k->ntimers++;
+        }
+    }
+    return r->pos == r->len ? CK_OK : CK_ECORRUPT;
+}
+
+int ck_snap_decode_head(const uint8_t *p, size_t len, ck_snapshot *s, const char **why)
+{
+    return decode_head(p, len, s, 1, why);
+}
+
+/* check: each block's CRC (0: the whole file's was). */
+static int decode_range(ck_snapshot *s, ck_kgr want, const uint8_t *p, size_t len, int check,
+                        const char **why)
+{
+    int g0, g1;
+    index_span(s, want, &g0, &g1);
+    *why = "";
+    uint64_t at = g1 < g0 ? 0 : s->ix_off[g0];
+    if (g1 >= g0 && s->ix_off[g1 + 1] - at > len) {
+        *why = "the bytes read end before its key groups' (truncated)";
+        return CK_ECHECKSUM;
+    }
+    for (int g = g0; g <= g1 && check; g++) {
+        size_t b = (size_t)(s->ix_off[g] - at), e = (size_t)(s->ix_off[g + 1] - at);
+        if (ck_crc32c(0, p + b, e - b) != s->ix_crc[g]) {
+            *why = "key-group block checksum mismatch (damaged)";
+            return CK_ECHECKSUM;
+        }
+    }
+    /* counted first (every length checked), then put in place */
+    size_t ne[CK_MAX_OPS], nt[CK_MAX_OPS];
+    for (int i = 0; i < s->nkeyed; i++) {
+        ne[i] = s->keyed[i].nentries;
+        nt[i] = s->keyed[i].ntimers;
+    }
+    for (int fill = 0; fill < 2; fill++) {
+        for (int i = 0; fill && i < s->nkeyed; i++) {
+            ck_snap_keyed *k = &s->keyed[i];
+            ck_snap_entry *ev = realloc(k->entries, (k->nentries ? k->nentries : 1) * sizeof(*ev));
+            if (ev)
+                k->entries = ev;
+            ck_timer *tv = realloc(k->timers, (k->ntimers ? k->ntimers : 1) * sizeof(*tv));
+            if (tv)
+                k->timers = tv;
+            if (!ev || !tv)
+                return CK_ENOMEM;
+            k->nentries = ne[i];
+            k->ntimers = nt[i];
+        }
+        for (int g = g0; g <= g1; g++) {
+            size_t b = (size_t)(s->ix_off[g] - at), e = (size_t)(s->ix_off[g + 1] - at);
+            ck_rbuf r = {p + b, e - b, 0, 0};
+            if (e > b && read_block(&r, s, s->ix_first + g, fill)) {
+                for (int i = 0; i < s->nkeyed; i++) {
+                    s->keyed[i].nentries = ne[i];
+                    s->keyed[i].ntimers = nt[i];
+                }
+                BAD("bad key-group block");
+            }
+        }
+    }
+    /* timers back in firing order (equal times fire as registered) */
+    for (int i = 0; i < s->nkeyed; i++)
+        qsort(s->keyed[i].timers, s->keyed[i].ntimers, sizeof(ck_timer), timer_order_cmp);
+    return CK_OK;
+}
+
+int ck_snap_decode_range(ck_snapshot *s, ck_kgr want, const uint8_t *p, size_t len,
+                         const char **why)
+{
+    return decode_range(s, want, p, len, 1, why);
+}
+
+int ck_snap_decode(const uint8_t *p, size_t len, ck_snapshot *s, const char **why)
+{
+    memset(s, 0, sizeof(*s));
+    *why = "";
+    if (len < 36) {
+        *why = "shorter than a header";
+        return CK_ECHECKSUM;
+    }
+    uint32_t want = ck_get_u32(p + len - 4);
+    if (ck_crc32c(0, p, len - 4) != want) {
+        *why = "checksum mismatch (truncated or damaged)";
+        return CK_ECHECKSUM;
+    }
+    ck_rbuf r = {p, len - 4, 0, 0};
+    uint32_t magic = ck_rbuf_u32(&r), version = ck_rbuf_u32(&r);
+    if (magic != CK_SNAP_MAGIC || version < CK_SNAP_VERSION_MIN || version > CK_SNAP_VERSION)
+        BAD("not a chandy snapshot of a version this build reads");
+    if (version >= 5) {
+        /* the whole file's CRC held: it is what was written (a length
+         * that does not fit is the writer's, not damage) */
+        int rc = decode_head(p, len - 4, s, 0, why);
+        if (rc == CK_ECHECKSUM)
+            rc = CK_ECORRUPT;
+        if (!rc && s->file_len != len) {
+            *why = "not as long as its head says";
+            rc = CK_ECORRUPT;
+        }
+        if (!rc) {
+            ck_kgr all = {s->ix_first, s->ix_first + s->ix_n - 1};
+            rc = decode_range(s, all, p + s->head_len, len - 4 - (size_t)s->head_len, 0, why);
+            if (rc == CK_ECHECKSUM)
+                rc = CK_ECORRUPT;
+        }
+        if (rc)
+            ck_snapshot_free(s);
+        return rc;
+    }
+    s->checkpoint_id = ck_rbuf_u64(&r);
+    s->vertex = (int)ck_rbuf_u32(&r);
+    s->subtask = (int)ck_rbuf_u32(&r);
+    s->parallelism = (int)ck_rbuf_u32(&r);
+    uint32_t nsec = ck_rbuf_u32(&r);
+    if (r.err || nsec > 4 * CK_MAX_OPS + 1)
+        BAD("bad section count");
+    int rc = decode_sections(&r, version, nsec, s, why);
     if (!rc && r.pos != r.len) {
         *why = "bytes after the last section";
         rc = CK_ECORRUPT;

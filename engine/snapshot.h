@@ -9,13 +9,36 @@
  * a savepoint, restores into any backend, and can be split by key group on
  * restore. All integers little-endian, values' fields too:
  *
- *   u32 magic "CKS1" | u32 version (4; 3 is still read) | u64 checkpoint id |
- *   u32 vertex | u32 subtask | u32 parallelism | u32 sections |
- *   sections... | u32 CRC-32C of every byte before it
+ *   HEAD  : u32 magic "CKS1" | u32 version (5; 4 and 3 are still read) |
+ *           u64 checkpoint id | u32 vertex | u32 subtask | u32 parallelism |
+ *           u64 head length (HEAD's bytes, its CRC included) |
+ *           u64 file length | u32 sections | sections... |
+ *           INDEX: u32 first key group | u32 n | (n + 1) x u64 where key
+ *           group first + g's block starts, from the file's start (the last:
+ *           where the blocks end) | n x u32 each block's CRC-32C |
+ *           u32 CRC-32C of HEAD's bytes before it
+ *   BLOCKS: per key group first .. first + n - 1, its block: empty when
+ *           it has neither entries nor timers, else per KEYED section (in
+ *           their order): u32 entries | entries | u32 timers |
+ *           per timer: u64 time | u64 its place in the subtask's firing
+ *           order (equal times fire in it) | u64 namespace | u32 key
+ *           length | key
+ *   u32 CRC-32C of every byte before it (the whole file: its handle's)
+ *
+ * Flink's KeyGroupsStateHandle: a restore that takes key groups [a, b]
+ * of the file reads HEAD, then the blocks of a .. b alone (one range),
+ * each checked by its CRC, as the whole file is by the last one. The
+ * index is in the file, read with a first small ranged get (HEAD's length
+ * is at a fixed place of it), not in the handle: a handle travels in
+ * every ACK, DEPLOY and _metadata, and would grow by 12 bytes a key group.
+ * Versions 3 and 4 had no index: HEAD's fixed part without the two
+ * lengths, the entries and timers in their KEYED section (below), and the
+ * whole-file CRC alone.
  *
  *   section: u32 type | u32 operator index | u64 body length | body
  *   KEYED  : u32 operator kind | u32 max parallelism | u32 flags |
  *            u32 states | per state: u32 kind | u32 fields | u32 name length | name
+ *            (version 5 ends here: entries and timers in BLOCKS)
  *            u32 groups | per group: u32 key group | u32 entries |
  *                 per entry: u32 state | u32 key length | u64 namespace | key |
  *                     [MAP state: u32 user key length | user key] |
@@ -60,8 +83,9 @@
 #include "timers.h"
 
 #define CK_SNAP_MAGIC 0x31534b43u /* "CKS1" */
-#define CK_SNAP_VERSION 4
+#define CK_SNAP_VERSION 5
 #define CK_SNAP_VERSION_MIN 3 /* the oldest still read */
+#define CK_SNAP_PREFIX 48     /* a version 5 file's fixed header: its head's length at 28 */
 
 #define CK_SNAP_NATIVE 1u
 
@@ -246,6 +270,11 @@ typedef struct ck_snapshot {
     int nopstates;
     ck_opstate *opstates;     /* malloc'd; lists' data in the file image; a
                                * source's lists too (also decoded into source) */
+    /* version 5: the key-group index (ix_n 0: none, or an older file) */
+    uint64_t head_len, file_len;
+    int ix_first, ix_n;       /* the key groups ix_first .. ix_first + ix_n - 1 */
+    uint64_t *ix_off;         /* ix_n + 1: where each one's block starts in the file */
+    uint32_t *ix_crc;         /* ix_n: each block's CRC-32C */
 } ck_snapshot;
 
 /* The operator state of job operator op in a decoded snapshot, or NULL. */
@@ -260,6 +289,38 @@ const ck_opstate *ck_snap_opstate(const ck_snapshot *s, int op);
 CK_MUST_CHECK
 int ck_snap_decode(const uint8_t *p, size_t len, ck_snapshot *s, const char **why);
 void ck_snapshot_free(ck_snapshot *s);
+
+/*
+ * Reading a version 5 file by key group (a restore that takes some of
+ * its key groups: a ranged get of its head, then one of the blocks of
+ * its key groups).
+ *
+ * ck_snap_head_len: from the file's first len bytes (at least
+ * CK_SNAP_PREFIX), its head's length into *head: 1; 0: an older version
+ * (no index: read it whole); CK_ECHECKSUM (too short), CK_ECORRUPT (not
+ * a snapshot).
+ *
+ * ck_snap_decode_head: decodes the head from the file's first len bytes
+ * (at least its head): every section but the keyed entries and timers,
+ * and the index; the head's CRC checked. 0, CK_ECHECKSUM, CK_ECORRUPT,
+ * CK_ENOMEM.
+ *
+ * ck_snap_range: the bytes of the file (*at, *len) that hold the blocks
+ * of key groups want (len 0: none of them in the file).
+ *
+ * ck_snap_decode_range: decodes the blocks of key groups want from p, the
+ * len bytes of the file ck_snap_range gave, into s (entries and timers
+ * point into p): each block's CRC checked against the index. 0,
+ * CK_ECHECKSUM (short, or a block not what was written), CK_ECORRUPT,
+ * CK_ENOMEM; s is unchanged on error.
+ */
+int ck_snap_head_len(const uint8_t *p, size_t len, uint64_t *head);
+CK_MUST_CHECK
+int ck_snap_decode_head(const uint8_t *p, size_t len, ck_snapshot *s, const char **why);
+void ck_snap_range(const ck_snapshot *s, ck_kgr want, uint64_t *at, uint64_t *len);
+CK_MUST_CHECK
+int ck_snap_decode_range(ck_snapshot *s, ck_kgr want, const uint8_t *p, size_t len,
+                         const char **why);
 
 /* Puts decoded entry en of keyed section k into backend ks (its key's Java
  * hash jhash), values converted from little-endian: a restore. Returns 0,

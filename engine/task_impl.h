@@ -302,6 +302,12 @@ struct ck_task {
     struct seg_obj *segobj;
     uint32_t nsegobj;
     uint64_t seg_at; /* where the range being downloaded starts (a whole object: 0) */
+    /* A canonical file read by key group (restore_ranged): its head read
+     * so far, then its key groups' blocks (RANGED_*). */
+    int rphase;
+    uint8_t *rhead;
+    size_t rhead_len;
+    uint64_t rfetched; /* its bytes downloaded */
 };
 
 /* Transaction ids are unique per attempt: attempt << 32 | sequence. */

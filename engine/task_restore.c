@@ -58,9 +58,18 @@
  * than another request); farther apart, each run is its own download. */
 #define SEG_READ_GAP ((uint64_t)256 << 10)
 
+/* A canonical file read by key group: the first ranged get reads this
+ * much of it, its head whole mostly (the head says its own length: the
+ * rest of it, when longer, is read next); a file no longer than twice
+ * this is read whole. */
+#define RANGED_HEAD_READ ((uint64_t)1 << 10)
+enum { RANGED_NONE = 0, RANGED_HEAD = 1, RANGED_BLOCKS = 2 };
+
 static int restore_install_native(ck_task *t);
 static int restore_segment(ck_task *t, uint32_t obj);
 static int restore_file(ck_task *t, uint8_t *data, size_t len, int *kept);
+static void restore_next(ck_task *t);
+static uint64_t restore_weighed(ck_task *t, size_t len);
 
 /* The restore failed on the file restore_key (code: CK_FAIL_RESTORE_*). */
 void task_restore_fail(ck_task *t, uint32_t code, const char *what)
@@ -382,6 +391,10 @@ static void restore_free_files(ck_task *t)
     free(t->segobj);
     t->segobj = NULL;
     t->nsegobj = 0;
+    free(t->rhead);
+    t->rhead = NULL;
+    t->rhead_len = 0;
+    t->rphase = RANGED_NONE;
 }
 
 void task_restore_free(ck_task *t)
@@ -483,6 +496,188 @@ static void restore_finish(ck_task *t)
         task_started(t);
 }
 
+/* The key groups of the canonical file being restored that its take
+ * wants (CK_KGR_EMPTY: none, its other state alone); *narrower: fewer
+ * than the file holds. */
+static ck_kgr ranged_want(const ck_task *t, int *narrower)
+{
+    const ck_handle *h = &t->restore.v[t->restore_next];
+    const ck_restore_take *tk = t->rtakes ? &t->rtakes[t->restore_next] : NULL;
+    ck_kgr want =
+        tk && (tk->what & CK_ASG_KEYED) ? ck_kgr_intersect(tk->kgr, h->kgr) : CK_KGR_EMPTY;
+    int wn = want.end - want.start + 1, hn = h->kgr.end - h->kgr.start + 1;
+    *narrower = tk && hn > 0 && (wn < 0 ? 0 : wn) < hn;
+    return want;
+}
+
+/* What len bytes of the file being restored weigh (its modelled bytes
+ * in proportion; 0: its bytes). */
+static uint64_t ranged_cost(const ck_handle *h, uint64_t len)
+{
+    if (h->modelled <= h->bytes || !h->bytes)
+        return 0;
+    return (uint64_t)((double)len * (double)h->modelled / (double)h->bytes);
+}
+
+/* Asks for the len bytes at `at` of the file being restored. */
+static void ranged_get(ck_task *t, int phase, uint64_t at, uint64_t len)
+{
+    const ck_handle *h = &t->restore.v[t->restore_next];
+    t->rphase = phase;
+    t->seg_at = at;
+    t->restore_cost = ranged_cost(h, len);
+    task_weigh(t, h->key, t->restore_cost);
+    int rc = t->plat->ops->store_get_range(t->plat, h->key, at, len, RESTORE_TOKEN);
+    if (rc)
+        task_restore_fail(t, CK_FAIL_RESTORE_IO, ck_strerror(rc));
+}
+
+/* Starts reading the canonical file being restored by key group, when
+ * its take wants fewer key groups than it holds: 1, or 0 (read whole). */
+static int restore_ranged(ck_task *t)
+{
+    const ck_handle *h = &t->restore.v[t->restore_next];
+    int narrower;
+    ranged_want(t, &narrower);
+    if (h->kind != CK_HANDLE_SNAPSHOT || (h->flags & (CK_HANDLE_SEGMENT | CK_HANDLE_INLINE)) ||
+        !narrower || !t->plat->ops->store_get_range || h->bytes <= 2 * RANGED_HEAD_READ)
+        return 0;
+    t->rfetched = 0;
+    ranged_get(t, RANGED_HEAD, 0, RANGED_HEAD_READ);
+    return 1;
+}
+
+/* The file read by key group is in: its head (rhead) and its key groups'
+ * blocks (the len bytes at seg_at at p; the head's when p is NULL),
+ * decoded and applied; then the next handle. 0, or non-zero when the
+ * task failed. */
+static int ranged_apply(ck_task *t, const uint8_t *p, size_t len)
+{
+    const ck_handle *h = &t->restore.v[t->restore_next];
+    int narrower;
+    ck_kgr want = ranged_want(t, &narrower);
+    if (ck_alloc_fails(t->plat, CK_POINT_RESTORE)) {
+        task_restore_fail(t, CK_FAIL_RESTORE_IO, ck_strerror(CK_ENOMEM));
+        return 1;
+    }
+    /* decoding it: what was read, as heavy as it is modelled */
+    uint64_t w = ranged_cost(h, t->rfetched);
+    t->restore_flops += SERIALIZE_FLOPS_PER_BYTE * (double)(w > t->rfetched ? w : t->rfetched);
+    ck_snapshot s;
+    const char *why;
+    int rc = ck_snap_decode_head(t->rhead, t->rhead_len, &s, &why);
+    if (!rc && s.file_len != h->bytes) {
+        ck_snapshot_free(&s);
+        why = "not the file the checkpoint recorded (size)";
+        rc = CK_ECHECKSUM;
+    }
+    if (rc) {
+        task_restore_fail(t, task_restore_code(rc), rc == CK_ENOMEM ? ck_strerror(rc) : why);
+        return 1;
+    }
+    uint64_t at, rl;
+    ck_snap_range(&s, want, &at, &rl);
+    if (!p) { /* the blocks are within the head's read */
+        p = at <= t->rhead_len ? t->rhead + at : t->rhead;
+        len = at <= t->rhead_len ? t->rhead_len - (size_t)at : 0;
+    }
+    rc = ck_snap_decode_range(&s, want, p, len, &why);
+    if (!rc)
+        rc = restore_apply_snapshot(t, &s, &why);
+    ck_snapshot_free(&s);
+    if (rc) {
+        task_restore_fail(t, task_restore_code(rc),
+                          rc == CK_ECORRUPT || rc == CK_ECHECKSUM ? why : ck_strerror(rc));
+        return 1;
+    }
+    free(t->rhead);
+    t->rhead = NULL;
+    t->rhead_len = 0;
+    t->rphase = RANGED_NONE;
+    t->restore_next++;
+    return 0;
+}
+
+/* A ranged get of the file read by key group landed: the head (more of
+ * it asked for when longer than what came), then its key groups' blocks
+ * (those the head's read took in not read again: the rest of them follows
+ * its bytes). Returns 1 when it kept data. */
+static int ranged_done(ck_task *t, uint8_t *data, size_t len)
+{
+    const ck_handle *h = &t->restore.v[t->restore_next];
+    t->restore_bytes += restore_weighed(t, len);
+    t->rfetched += len;
+    if (t->rphase == RANGED_BLOCKS && t->seg_at != t->rhead_len) {
+        if (!ranged_apply(t, data, len))
+            restore_next(t);
+        return 0;
+    }
+    int kept = 0, blocks = t->rphase == RANGED_BLOCKS; /* these follow the head's bytes */
+    if (!t->rhead) {
+        t->rhead = data;
+        kept = 1;
+    } else {
+        uint8_t *v = realloc(t->rhead, t->rhead_len + len);
+        if (!v) {
+            task_restore_fail(t, CK_FAIL_RESTORE_IO, ck_strerror(CK_ENOMEM));
+            return 0;
+        }
+        memcpy(v + t->rhead_len, data, len);
+        t->rhead = v;
+    }
+    t->rhead_len += len;
+    if (blocks) {
+        if (!ranged_apply(t, NULL, 0))
+            restore_next(t);
+        return kept;
+    }
+    uint64_t head = 0;
+    int rc = ck_snap_head_len(t->rhead, t->rhead_len, &head);
+    if (rc == 0) { /* an older file, without an index: read it whole */
+        free(t->rhead);
+        t->rhead = NULL;
+        t->rhead_len = 0;
+        t->rphase = RANGED_NONE;
+        t->seg_at = 0;
+        t->restore_cost = h->modelled > h->bytes ? h->modelled : 0;
+        task_weigh(t, h->key, t->restore_cost);
+        if ((rc = t->plat->ops->store_get(t->plat, h->key, RESTORE_TOKEN)))
+            task_restore_fail(t, CK_FAIL_RESTORE_IO, ck_strerror(rc));
+        return kept;
+    }
+    if (rc < 0 || head > h->bytes || head < CK_SNAP_PREFIX) {
+        task_restore_fail(t, rc < 0 ? task_restore_code(rc) : CK_FAIL_RESTORE_DAMAGED,
+                          "its head is not that of the file the checkpoint recorded");
+        return kept;
+    }
+    if (head > t->rhead_len) { /* the rest of the head */
+        if (len == 0) {
+            task_restore_fail(t, CK_FAIL_RESTORE_DAMAGED, "it ends before its head does");
+            return kept;
+        }
+        ranged_get(t, RANGED_HEAD, t->rhead_len, head - t->rhead_len);
+        return kept;
+    }
+    ck_snapshot s;
+    const char *why;
+    if ((rc = ck_snap_decode_head(t->rhead, t->rhead_len, &s, &why))) {
+        task_restore_fail(t, task_restore_code(rc), rc == CK_ENOMEM ? ck_strerror(rc) : why);
+        return kept;
+    }
+    int narrower;
+    uint64_t at, rl;
+    ck_snap_range(&s, ranged_want(t, &narrower), &at, &rl);
+    ck_snapshot_free(&s);
+    if (rl > 0 && at + rl > t->rhead_len) { /* what the head's read did not take in */
+        uint64_t from = at > t->rhead_len ? at : t->rhead_len;
+        ranged_get(t, RANGED_BLOCKS, from, at + rl - from);
+        return kept;
+    }
+    if (!ranged_apply(t, NULL, 0))
+        restore_next(t);
+    return kept;
+}
+
 /* Downloads the next of the state handles to restore; once all are in
  * place, the task starts. */
 static void restore_next(ck_task *t)
@@ -515,6 +710,8 @@ static void restore_next(ck_task *t)
         uint32_t obj = 0;
         while (seg && obj < t->nsegobj && !restore_seg_holds(&t->segobj[obj], h))
             obj++;
+        if (!seg && restore_ranged(t))
+            return;
         if (!seg || obj == t->nsegobj) {
             int rc;
             uint64_t len;
@@ -825,6 +1022,8 @@ int task_restore_done(ck_task *t, int status, uint8_t *data, size_t len)
                           status == CK_ENOTFOUND ? "missing" : ck_strerror(status));
         return 0;
     }
+    if (t->rphase != RANGED_NONE)
+        return ranged_done(t, data, len);
     const ck_handle *h = &t->restore.v[t->restore_next];
     if (h->flags & CK_HANDLE_SEGMENT) { /* a range of a merged object: segments come from it */
         struct seg_obj *v = realloc(t->segobj, (t->nsegobj + 1) * sizeof(*v));
@@ -857,7 +1056,7 @@ int task_restore_check(const ck_task *t, ck_inv *v)
 {
     CK_INV(v, 9, t->restore_next <= t->restore.n, "handle %u of %u next to restore",
            t->restore_next, t->restore.n);
-    CK_INV(v, 9, t->state == CK_TASK_RESTORING || (!t->rdata && !t->nsegobj),
+    CK_INV(v, 9, t->state == CK_TASK_RESTORING || (!t->rdata && !t->nsegobj && !t->rhead),
            "%s, holding %s downloaded files and %u merged ranges",
            ck_task_state_name(t->state), t->rdata ? "its" : "no", t->nsegobj);
     for (uint32_t o = 0; o < t->nsegobj; o++) {

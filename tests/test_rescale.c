@@ -804,6 +804,24 @@ static void test_keyed_state_rescale(void **state)
         check_after(run, 0, in2, 1, 2);
         check_after(run, 1, out4, 3, 2);
         check_after(run, 1, in2, 1, 4);
+        /* A new subtask downloads, of a canonical file, the key groups it
+         * takes (their blocks, by the file's index) and its head: at each
+         * rescale every file is downloaded about once, where whole files,
+         * each by every new subtask taking some of its key groups, made
+         * the first 1.4 times the checkpoint's bytes. */
+        for (int i = 0; k == 0 && i < 2; i++) {
+            const cJSON *rs = cJSON_GetArrayItem(cJSON_GetObjectItem(run, "rescales"), i);
+            double cp = num(rs, "checkpoint", NULL), full = 0;
+            const cJSON *c;
+            cJSON_ArrayForEach(c, cJSON_GetObjectItem(run, "checkpoints"))
+                if (num(c, "id", NULL) == cp)
+                    full = num(c, "bytes_full", NULL);
+            double got = num(rs, "restore", "bytes");
+            if (!(full > 0 && got > 0 && got < 1.05 * full))
+                fprintf(stderr, "rescale %d downloaded %g bytes of a checkpoint of %g\n", i,
+                        got, full);
+            assert_true(full > 0 && got > 0 && got < 1.05 * full);
+        }
         /* the crash restored a checkpoint of the rescaled job */
         const cJSON *rec = cJSON_GetArrayItem(cJSON_GetObjectItem(run, "recoveries"), 0);
         assert_true(num(rec, "checkpoint", NULL) >= 5);

@@ -340,7 +340,9 @@ static void test_checksummed_garbage(void **state)
         if (i % 2) { /* a plausible header */
             ck_put_u32(buf, CK_SNAP_MAGIC);
             ck_put_u32(buf + 4, CK_SNAP_VERSION);
-            ck_put_u32(buf + 28, (uint32_t)ck_rng_below(&r, 4));
+            ck_put_u64(buf + 28, (uint64_t)ck_rng_below(&r, (uint32_t)n + 8));
+            ck_put_u64(buf + 36, i % 4 == 1 ? n : (uint64_t)ck_rng_below(&r, (uint32_t)n + 8));
+            ck_put_u32(buf + 44, (uint32_t)ck_rng_below(&r, 4));
         }
         ck_put_u32(buf + n - 4, ck_crc32c(0, buf, n - 4));
         ck_snapshot s;
@@ -377,12 +379,18 @@ static void test_finished_marker(void **state)
     ck_snapshot_free(&s);
     /* Two sections, the second a FINISHED one: refused. */
     uint8_t two[128];
-    memcpy(two, p, len - 4);
-    ck_put_u32(two + 28, 2);
-    memcpy(two + len - 4, p + 32, 16); /* the section again */
+    assert_int_equal(len, 88); /* 48 header, 16 section, 16 index, 4 + 4 CRCs */
+    memcpy(two, p, 64);
+    memcpy(two + 64, p + 48, 16); /* the section again */
+    memcpy(two + 80, p + 64, 20);
+    ck_put_u32(two + 44, 2);
+    ck_put_u64(two + 28, 84 + 16);
+    ck_put_u64(two + 36, len + 16);
+    ck_put_u64(two + 88, 84 + 16); /* the blocks' start */
     size_t n2 = len - 4 + 16;
     ck_put_u32(two + n2, ck_crc32c(0, two, n2));
     assert_int_equal(ck_snap_decode(two, n2 + 4, &s, &why), CK_ECORRUPT);
+    assert_string_equal(why, "unknown or repeated section");
     free(p);
 }
 
@@ -416,16 +424,16 @@ static void test_channel_state(void **state)
     assert_true(s.chans[1].out == 1 && s.chans[1].edge == 4 && s.chans[1].peer == 0);
     assert_memory_equal(s.chans[1].data, out, strlen(out));
     ck_snapshot_free(&s);
-    /* The section: type, op, u64 length at 32; count at 48; the first
-     * channel's direction|edge at 52, peer at 56, length at 60. */
+    /* The section: type, op, u64 length at 48; count at 64; the first
+     * channel's direction|edge at 68, peer at 72, length at 76. */
     uint8_t *bad = malloc(len);
     memcpy(bad, p, len);
-    ck_put_u64(bad + 60, 1u << 20); /* more than the file holds */
+    ck_put_u64(bad + 76, 1u << 20); /* more than the file holds */
     ck_put_u32(bad + len - 4, ck_crc32c(0, bad, len - 4));
     assert_int_equal(ck_snap_decode(bad, len, &s, &why), CK_ECORRUPT);
     assert_string_equal(why, "bad channel state");
     memcpy(bad, p, len);
-    ck_put_u32(bad + 52, 2u << 16 | 3); /* a direction that is neither */
+    ck_put_u32(bad + 68, 2u << 16 | 3); /* a direction that is neither */
     ck_put_u32(bad + len - 4, ck_crc32c(0, bad, len - 4));
     assert_int_equal(ck_snap_decode(bad, len, &s, &why), CK_ECORRUPT);
     free(bad);
@@ -543,7 +551,7 @@ static void test_opstate_round_trip(void **state)
     }
     /* Targeted: a mode that is none of the three; an entry longer than its
      * list. The second section (the operator's) starts after the source's. */
-    size_t sec2 = 32 + 16 + (size_t)ck_get_u64(p + 40);
+    size_t sec2 = 48 + 16 + (size_t)ck_get_u64(p + 56);
     assert_int_equal(ck_get_u32(p + sec2), CK_SEC_OPSTATE);
     assert_int_equal(ck_get_u32(p + sec2 + 4), 3);
     memcpy(bad, p, len);
@@ -607,6 +615,188 @@ static void test_version3_read(void **state)
     assert_int_equal(ck_snap_decode(b, n, &s, &why), CK_ECORRUPT);
 }
 
+/* A copy of the n bytes at p in a buffer of exactly n (a read past them
+ * is the sanitizer's). */
+static uint8_t *exact(const uint8_t *p, size_t n)
+{
+    uint8_t *c = malloc(n ? n : 1);
+    memcpy(c, p, n);
+    return c;
+}
+
+/* Whole decode's entries and timers of key groups [a, b] against a ranged
+ * decode's: the same, in the same order. */
+static void same_as_filtered(const ck_snapshot *all, const ck_snapshot *got, int a, int b)
+{
+    assert_int_equal(all->nkeyed, got->nkeyed);
+    for (int i = 0; i < all->nkeyed; i++) {
+        const ck_snap_keyed *x = &all->keyed[i], *y = &got->keyed[i];
+        size_t n = 0, nt = 0;
+        for (size_t e = 0; e < x->nentries; e++) {
+            const ck_snap_entry *p = &x->entries[e];
+            if (p->kg < a || p->kg > b)
+                continue;
+            assert_true(n < y->nentries);
+            const ck_snap_entry *q = &y->entries[n++];
+            assert_true(p->st == q->st && p->kg == q->kg && p->ns == q->ns &&
+                        p->klen == q->klen && p->count == q->count && p->uklen == q->uklen);
+            assert_memory_equal(p->key, q->key, p->klen);
+            assert_memory_equal(p->value, q->value,
+                                8 * (size_t)p->count * x->states[p->st].nfields);
+        }
+        assert_int_equal(n, y->nentries);
+        for (size_t t = 0; t < x->ntimers; t++) {
+            const ck_timer *p = &x->timers[t];
+            if (p->kg < a || p->kg > b)
+                continue;
+            assert_true(nt < y->ntimers);
+            const ck_timer *q = &y->timers[nt++];
+            assert_true(p->ts == q->ts && p->kg == q->kg && p->ns == q->ns && p->klen == q->klen);
+            assert_memory_equal(p->key, q->key, p->klen);
+        }
+        assert_int_equal(nt, y->ntimers);
+    }
+}
+
+/* A file read by key group (a restore that takes some of its key groups):
+ * for random ranges [a, b], its head and the one range ck_snap_range
+ * names, each in a buffer of exactly its bytes, decode to the whole
+ * file's entries and timers of a .. b; the range is exactly their blocks;
+ * a byte changed in it or in the head, or the range cut short, fails
+ * the checksum. */
+static void test_ranged_read(void **state)
+{
+    (void)state;
+    static ck_graph g;
+    ck_config cfg;
+    build(&g, &cfg);
+    ck_chain a;
+    assert_int_equal(ck_chain_init(&a, &g, 1, 1, NULL, 0, NULL, NULL, 0), 0);
+    ck_rng r;
+    ck_rng_init(&r, 11, 11);
+    feed(&a, &r, 5000, 0);
+    ck_kgr kgr = a.ops[0].kgr;
+    ck_capture cap = {.checkpoint_id = 3, .vertex = 1, .subtask = 1, .parallelism = 2};
+    assert_int_equal(ck_chain_capture(&a, &cap, 0), 0);
+    uint8_t *file;
+    size_t len;
+    ck_snapshot all;
+    encode_decode(&cap, &file, &len, &all);
+    assert_true(all.keyed[0].nentries > 100 && all.keyed[0].ntimers > 10);
+    assert_true(all.ix_first == kgr.start && all.ix_n == kgr.end - kgr.start + 1);
+    uint64_t head;
+    assert_int_equal(ck_snap_head_len(file, CK_SNAP_PREFIX, &head), 1);
+    assert_true(head < len);
+    const char *why;
+    for (int i = 0; i < 400; i++) {
+        int lo = kgr.start - 2 + (int)ck_rng_below(&r, (uint32_t)(kgr.end - kgr.start + 5));
+        int hi = lo + (int)ck_rng_below(&r, (uint32_t)(kgr.end - lo + 3));
+        lo = lo < 0 ? 0 : lo;
+        uint8_t *h = exact(file, (size_t)head);
+        ck_snapshot s;
+        assert_int_equal(ck_snap_decode_head(h, (size_t)head, &s, &why), 0);
+        uint64_t at, rl;
+        ck_snap_range(&s, (ck_kgr){lo, hi}, &at, &rl);
+        int a0 = lo > kgr.start ? lo : kgr.start, b0 = hi < kgr.end ? hi : kgr.end;
+        if (a0 <= b0) { /* exactly the blocks of a0 .. b0 */
+            assert_true(at == all.ix_off[a0 - kgr.start]);
+            assert_true(at + rl == all.ix_off[b0 - kgr.start + 1]);
+        } else {
+            assert_true(rl == 0);
+        }
+        uint8_t *blk = exact(file + at, (size_t)rl);
+        if (rl) { /* cut short by one byte: refused */
+            assert_int_equal(ck_snap_decode_range(&s, (ck_kgr){lo, hi}, blk, (size_t)rl - 1, &why),
+                             CK_ECHECKSUM);
+            size_t d = (size_t)ck_rng_below(&r, (uint32_t)rl);
+            blk[d] ^= (uint8_t)(1u << ck_rng_below(&r, 8));
+            assert_int_equal(ck_snap_decode_range(&s, (ck_kgr){lo, hi}, blk, (size_t)rl, &why),
+                             CK_ECHECKSUM);
+            memcpy(blk, file + at, (size_t)rl);
+        }
+        assert_int_equal(ck_snap_decode_range(&s, (ck_kgr){lo, hi}, blk, (size_t)rl, &why), 0);
+        same_as_filtered(&all, &s, lo, hi);
+        ck_snapshot_free(&s);
+        /* the head damaged, or cut short */
+        size_t d = (size_t)ck_rng_below(&r, (uint32_t)head);
+        h[d] ^= (uint8_t)(1u << ck_rng_below(&r, 8));
+        int rc = ck_snap_decode_head(h, (size_t)head, &s, &why);
+        assert_true(rc == CK_ECHECKSUM || rc == CK_ECORRUPT);
+        assert_true(why[0] != 0);
+        assert_int_equal(ck_snap_decode_head(file, (size_t)head - 1 - (size_t)i % 40, &s, &why),
+                         CK_ECHECKSUM);
+        free(h);
+        free(blk);
+    }
+    ck_snapshot_free(&all);
+    free(file);
+    ck_chain_free(&a);
+}
+
+/* The head's parser against well-checksummed damage: every byte of the
+ * head changed (its CRC made good again) decodes or is refused with a
+ * reason, never read past; so is a block's (its CRC in the index made
+ * good again), by the ranged decoder. */
+static void test_ranged_fuzz(void **state)
+{
+    (void)state;
+    static ck_graph g;
+    ck_config cfg;
+    build(&g, &cfg);
+    ck_chain a;
+    assert_int_equal(ck_chain_init(&a, &g, 1, 1, NULL, 0, NULL, NULL, 0), 0);
+    ck_rng r;
+    ck_rng_init(&r, 12, 12);
+    feed(&a, &r, 800, 0);
+    ck_capture cap = {.checkpoint_id = 3, .vertex = 1, .subtask = 1, .parallelism = 2};
+    assert_int_equal(ck_chain_capture(&a, &cap, 0), 0);
+    uint8_t *file;
+    size_t len;
+    ck_snapshot all;
+    encode_decode(&cap, &file, &len, &all);
+    uint64_t head = all.head_len;
+    const char *why;
+    ck_snapshot s;
+    for (size_t at = 0; at < head - 4; at++) {
+        for (int bit = 0; bit < 8; bit += 3) {
+            uint8_t *h = exact(file, (size_t)head);
+            h[at] ^= (uint8_t)(1u << bit);
+            ck_put_u32(h + head - 4, ck_crc32c(0, h, (size_t)head - 4));
+            int rc = ck_snap_decode_head(h, (size_t)head, &s, &why);
+            if (at >= 28 && at < 36) /* the head's own length: it no longer fits */
+                assert_true(rc == CK_ECHECKSUM || rc == CK_ECORRUPT || rc == 0);
+            else
+                assert_true(rc == 0 || rc == CK_ECORRUPT);
+            if (rc == 0)
+                ck_snapshot_free(&s);
+            else
+                assert_true(why[0] != 0);
+            free(h);
+        }
+    }
+    /* blocks: a byte changed, the block's CRC in the index made good */
+    for (int i = 0; i < 3000; i++) {
+        int g0 = (int)ck_rng_below(&r, (uint32_t)all.ix_n);
+        size_t b = (size_t)all.ix_off[g0], e = (size_t)all.ix_off[g0 + 1];
+        if (b == e)
+            continue;
+        uint8_t *blk = exact(file + b, e - b);
+        blk[ck_rng_below(&r, (uint32_t)(e - b))] ^= (uint8_t)(1u << ck_rng_below(&r, 8));
+        assert_int_equal(ck_snap_decode_head(file, (size_t)head, &s, &why), 0);
+        s.ix_crc[g0] = ck_crc32c(0, blk, e - b);
+        ck_kgr one = {all.ix_first + g0, all.ix_first + g0};
+        int rc = ck_snap_decode_range(&s, one, blk, e - b, &why);
+        assert_true(rc == 0 || rc == CK_ECORRUPT);
+        if (rc)
+            assert_true(why[0] != 0);
+        ck_snapshot_free(&s);
+        free(blk);
+    }
+    ck_snapshot_free(&all);
+    free(file);
+    ck_chain_free(&a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -615,6 +805,8 @@ int main(void)
         cmocka_unit_test(test_map_state_distinct),
         cmocka_unit_test(test_list_state_median),
         cmocka_unit_test(test_crc32c),
+        cmocka_unit_test(test_ranged_read),
+        cmocka_unit_test(test_ranged_fuzz),
         cmocka_unit_test(test_checksummed_garbage),
         cmocka_unit_test(test_finished_marker),
         cmocka_unit_test(test_opstate_round_trip),
