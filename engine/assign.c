@@ -496,6 +496,15 @@ static uint32_t gets_channels(const ck_graph *g, int v, uint32_t old_p, const ck
     return what;
 }
 
+/* Whether snapshot m may hold channel state: only one taken with
+ * unaligned barriers, or aligned ones that may turn unaligned after the
+ * aligned-checkpoint timeout. An aligned checkpoint's or a savepoint's
+ * files hold none, so no subtask downloads a file for it. */
+static int may_hold_channels(const ck_cp_meta *m)
+{
+    return (m->flags & (CK_CP_FLAG_UNALIGNED | CK_CP_FLAG_TIMEOUTABLE)) != 0;
+}
+
 int ck_asg_plan(ck_asg *a, const ck_cp_meta *m, const ck_graph *g, const ck_config *cfg,
                 const ck_asg_opstate *os, int nos, char *err, size_t errlen)
 {
@@ -601,7 +610,9 @@ int ck_asg_plan(ck_asg *a, const ck_cp_meta *m, const ck_graph *g, const ck_conf
              * its chunks (ops) say what Flink deals of union state beyond */
             uint32_t what_any = (own ? CK_ASG_OPSTATE : 0) |
                                 (opfrom[k] && t->old_subtask < 0 ? CK_ASG_OPSTATE : 0) |
-                                gets_channels(g, v, t->old_parallelism, t, k) |
+                                (may_hold_channels(m)
+                                     ? gets_channels(g, v, t->old_parallelism, t, k)
+                                     : 0) |
                                 (has_sink(g, v) && k % (uint32_t)new_p == (uint32_t)t->subtask
                                      ? CK_ASG_TXNS
                                      : 0);
@@ -806,8 +817,9 @@ int ck_asg_check(const ck_asg *a, const ck_cp_meta *m, const ck_graph *g, ck_inv
         }
     }
     /* (6) at a changed parallelism, every old subtask's channel state of
-     * an edge that carries any taken by at least one new subtask */
-    for (int nv = 0; nv < g->nv && !rc; nv++) {
+     * an edge that carries any, in a snapshot that may hold any, taken by
+     * at least one new subtask */
+    for (int nv = 0; nv < g->nv && !rc && may_hold_channels(m); nv++) {
         const ck_vertex *vx = &g->v[nv];
         uint32_t want = 0;
         if (vx->in_edge >= 0 &&
@@ -837,6 +849,10 @@ int ck_asg_check(const ck_asg *a, const ck_cp_meta *m, const ck_graph *g, ck_inv
                     (want & ~got & CK_ASG_CHANNELS) ? "input" : "output");
         }
     }
+    for (uint32_t q = 0; q < a->ntasks && !rc && !may_hold_channels(m); q++)
+        for (uint32_t x = 0; x < a->tasks[q].ntakes && !rc; x++)
+            FAIL_IF(6, !(a->tasks[q].takes[x].what & (CK_ASG_CHANNELS | CK_ASG_OUT_CHANNELS)),
+                    "new subtask %u takes channel state from a snapshot that holds none", q);
 #undef FAIL_IF
     free(covered);
     free(txns);

@@ -74,10 +74,13 @@
  *       its handles, with a range inside that handle's;
  *   (5) a subtask starts empty (takes nothing) exactly when its vertex
  *       keeps no state and its parallelism changed;
- *   (6) every old subtask's input channel state, where its input edge
- *       carries any, and output channel state, where an output edge does,
- *       is taken by at least one new subtask of its vertex (none where
- *       its subtasks start empty).
+ *   (6) in a snapshot that may hold channel state (taken unaligned, or
+ *       aligned with the aligned-checkpoint timeout), every old subtask's
+ *       input channel state, where its input edge carries any, and output
+ *       channel state, where an output edge does, is taken by at least
+ *       one new subtask of its vertex (none where its subtasks start
+ *       empty); from any other snapshot no take is for channel state
+ *       alone, so no subtask downloads a file it needs nothing from.
  */
 #ifndef CK_ASSIGN_H
 #define CK_ASSIGN_H

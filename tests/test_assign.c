@@ -941,6 +941,7 @@ static void test_plan_channel_takes(void **state)
     cfg.v[CK_CFG_CP_UNALIGNED] = 1;
     ck_cp_meta m;
     meta_of(&m, &g0);
+    m.flags = CK_CP_FLAG_UNALIGNED; /* a checkpoint taken unaligned */
     ck_asg a;
     char err[400];
     assert_int_equal(ck_asg_plan(&a, &m, &g1, &cfg, NULL, 0, err, sizeof(err)), 0);
@@ -972,6 +973,65 @@ static void test_plan_channel_takes(void **state)
     ck_cp_meta_free(&m);
 }
 
+
+/* An aligned snapshot holds no channel state: the aggregate rescaled
+ * 8 -> 4 in front of a rebalance edge (a ROUND_ROBIN output mapping)
+ * takes from an aligned checkpoint only the files of the old subtasks
+ * whose key groups it gets (2i and 2i + 1), none for channel state, so
+ * none of its subtasks downloads a file it needs nothing from; a plan
+ * that takes channel state from such a snapshot breaks invariant (6).
+ * From a checkpoint taken unaligned the same plan also takes the output
+ * channel state dealt round robin. */
+static void test_aligned_snapshot_no_channel_takes(void **state)
+{
+    (void)state;
+    ck_graph g0, g1;
+    ck_graph *gs[2] = {&g0, &g1};
+    for (int k = 0; k < 2; k++) {
+        ck_config cfg;
+        ck_config_defaults(&cfg);
+        ck_job_spec spec = {.nops = 3};
+        spec.ops[0] = (ck_op_spec){.name = "src", .kind = CK_OP_SOURCE, .parallelism = 4,
+                                   .input = -1};
+        spec.ops[1] = (ck_op_spec){.name = "agg", .kind = CK_OP_AGGREGATE,
+                                   .parallelism = k ? 4 : 8, .input = 0, .ship = CK_SHIP_HASH,
+                                   .max_parallelism = 128};
+        spec.ops[2] = (ck_op_spec){.name = "out", .kind = CK_OP_SINK, .parallelism = k ? 4 : 8,
+                                   .input = 1, .ship = CK_SHIP_REBALANCE};
+        int bad;
+        char e[200];
+        assert_int_equal(ck_graph_build(gs[k], &spec, &cfg, &bad, e, sizeof(e)), 0);
+    }
+    ck_cp_meta m;
+    meta_of(&m, &g0);
+    ck_asg a;
+    ck_inv inv;
+    plan_ok(&a, &m, &g1);
+    for (int i = 0; i < 4; i++) {
+        const ck_asg_task *t = &a.tasks[g1.v[1].base + (uint32_t)i];
+        assert_int_equal(t->ntakes, 2);
+        for (uint32_t k = 0; k < t->ntakes; k++) {
+            assert_int_equal(t->takes[k].old - a.old_base[1], (uint32_t)(2 * i) + k);
+            assert_int_equal(t->takes[k].what & (CK_ASG_CHANNELS | CK_ASG_OUT_CHANNELS), 0);
+        }
+    }
+    a.tasks[g1.v[1].base].takes[0].what |= CK_ASG_OUT_CHANNELS;
+    assert_int_equal(ck_asg_check(&a, &m, &g1, &inv), CK_EINVARIANT);
+    assert_non_null(strstr(inv.what, "takes channel state from a snapshot that holds none"));
+    ck_asg_free(&a);
+    m.flags = CK_CP_FLAG_UNALIGNED;
+    plan_ok(&a, &m, &g1);
+    uint32_t outs = 0, takes = 0;
+    for (int i = 0; i < 4; i++) {
+        const ck_asg_task *t = &a.tasks[g1.v[1].base + (uint32_t)i];
+        takes += t->ntakes;
+        for (uint32_t k = 0; k < t->ntakes; k++)
+            outs += (t->takes[k].what & CK_ASG_OUT_CHANNELS) != 0;
+    }
+    assert_true(outs >= 8 && takes > 8);
+    ck_asg_free(&a);
+    ck_cp_meta_free(&m);
+}
 
 /* src(nsrc) -> buf (a buffer, counting what it saw, p) -> out(p), over a
  * rebalance edge: two vertices, the sink chained to the buffer. */
@@ -1175,6 +1235,7 @@ int main(void)
         cmocka_unit_test(test_channel_mappers_by_hand),
         cmocka_unit_test(test_channel_state_every_record_lands_once),
         cmocka_unit_test(test_plan_channel_takes),
+        cmocka_unit_test(test_aligned_snapshot_no_channel_takes),
         cmocka_unit_test(test_opstate_from_meta),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -14,7 +14,8 @@
  * one-line refusal of a rescale of a buffer (its list state does not
  * move yet); keyed state, sources and transactional sinks rescaled out
  * and in (heap, RocksDB, changelog; SimGrid and sockets), and a savepoint
- * taken after a rescale restored at other parallelisms.
+ * taken after a rescale restored at other parallelisms; the rescale
+ * scenarios shipped in scenarios/ show what their descriptions say.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -874,6 +875,125 @@ static void test_keyed_savepoint_other_parallelism(void **state)
     }
 }
 
+/* The first checkpoint triggered after t (the job's next after a rescale
+ * restored), or NULL. */
+static const cJSON *checkpoint_after(const cJSON *run, double t)
+{
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(run, "checkpoints"))
+    {
+        if (num(c, "trigger_s", NULL) > t && !strcmp(str(c, "status"), "completed"))
+            return c;
+    }
+    return NULL;
+}
+
+/* The operator's parallelism after rescale i. */
+static double par_after(const cJSON *run, int i, const char *op)
+{
+    const cJSON *rs = cJSON_GetArrayItem(cJSON_GetObjectItem(run, "rescales"), i);
+    return at_or(cJSON_GetObjectItem(rs, "parallelism_after"), op, -1);
+}
+
+/* The rescale scenarios shipped in scenarios/ (each checked by its own
+ * expect block: the run exits 0 only if it holds) show what their
+ * descriptions say: on the heap, out via a savepoint and in via a
+ * checkpoint, with no native rebuild; on RocksDB with incremental
+ * checkpoints, out via a checkpoint rebuilt natively by clipping (the
+ * path counted), whose first checkpoint after uploads every file and
+ * later ones are incremental again, and in via a savepoint (canonical:
+ * nothing rebuilt natively, the first checkpoint full); a crash just
+ * after a rescale restores the rescale's checkpoint again at the new
+ * parallelism, and one while the rescaled subtasks rebuild interrupts
+ * it and restores the same checkpoint. */
+static void test_shipped_scenarios(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"heap-out",   "heap-in",     "rocksdb-out",
+                                        "rocksdb-in", "crash-after", "crash-during"};
+    for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+        char args[512], tag[32];
+        snprintf(tag, sizeof(tag), "sh-%s", names[k]);
+        snprintf(args, sizeof(args),
+                 "run %s/scenarios/rescale-%s.json --out %s/%s --quiet --check-invariants",
+                 CHANDY_SOURCE_DIR, names[k], tmp, tag);
+        assert_chandy(tag, args, 0);
+        cJSON *run = load_run(tag);
+        check_exactly_once(run);
+        const cJSON *rs = cJSON_GetArrayItem(cJSON_GetObjectItem(run, "rescales"), 0);
+        const cJSON *rb = cJSON_GetObjectItem(cJSON_GetObjectItem(rs, "restore"), "rebuild");
+        const cJSON *paths = cJSON_GetObjectItem(rb, "paths");
+        const char *n = names[k];
+        int out = strstr(n, "-out") || !strcmp(n, "crash-during");
+        assert_true(par_after(run, 0, "count") == (out ? 4 : 2));
+        if (!strcmp(n, "crash-during")) {
+            /* tm0's subtasks were rebuilding when it crashed: only tm1's
+             * report their instances; the failover restores the same
+             * checkpoint at the new parallelism */
+            assert_string_equal(str(rs, "outcome"), "interrupted");
+            const cJSON *crash = cJSON_GetArrayItem(cJSON_GetObjectItem(run, "faults"), 1);
+            assert_true(num(crash, "at_s", NULL) > num(rs, "deployed_s", NULL));
+            assert_true(at_or(rb, "instances", 0) >= 1 && at_or(rb, "instances", 0) < 4);
+            const cJSON *rc = cJSON_GetArrayItem(cJSON_GetObjectItem(run, "recoveries"), 0);
+            assert_true(num(rc, "checkpoint", NULL) == num(rs, "checkpoint", NULL));
+            const cJSON *vs = cJSON_GetObjectItem(cJSON_GetObjectItem(run, "job"), "vertices");
+            assert_true(num(cJSON_GetArrayItem(vs, 1), "parallelism", NULL) == 4);
+            cJSON_Delete(run);
+            continue;
+        }
+        assert_string_equal(str(rs, "outcome"), "done");
+        assert_string_equal(str(rs, "via"), strstr(n, "heap-out") || strstr(n, "rocksdb-in")
+                                                ? "savepoint"
+                                                : "checkpoint");
+        assert_true(num(rs, "restore", "download_s") > 0);
+        assert_true(num(rs, "restore", "rebuild_s") > 0);
+        int native = !strcmp(n, "rocksdb-out") || !strcmp(n, "crash-after");
+        if (!native) {
+            assert_true(at_or(rb, "instances", -1) == 0);
+        } else {
+            /* each new subtask's instance rebuilt from the old ones' files */
+            assert_true(at_or(rb, "instances", 0) == par_after(run, 0, "count"));
+            assert_true(at_or(paths, "clip", 0) == at_or(rb, "instances", 0));
+            assert_true(at_or(rb, "files_linked", 0) > 0);
+            if (!strcmp(n, "rocksdb-out")) /* one old instance each: clipped only */
+                assert_true(at_or(rb, "ranges_deleted", 0) == 4 &&
+                            at_or(rb, "keys_written", -1) == 0);
+            else /* two each: one clipped, the other's keys copied in */
+                assert_true(at_or(rb, "keys_written", 0) > 0);
+        }
+        if (strstr(n, "rocksdb")) {
+            /* a rescaled instance is a new backend: its first checkpoint
+             * uploads every file, far more than the last incremental one
+             * before the rescale */
+            double restored = num(rs, "restored_s", NULL);
+            const cJSON *first = checkpoint_after(run, restored);
+            assert_non_null(first);
+            assert_true(num(first, "bytes", NULL) == num(first, "bytes_full", NULL));
+            const cJSON *before = cJSON_GetArrayItem(cJSON_GetObjectItem(run, "checkpoints"), 1);
+            assert_true(num(before, "bytes", NULL) < num(before, "bytes_full", NULL));
+            assert_true(num(first, "bytes", NULL) > 10 * num(before, "bytes", NULL));
+            /* and the checkpoints go back to incremental */
+            const cJSON *cps = cJSON_GetObjectItem(run, "checkpoints");
+            const cJSON *last = cJSON_GetArrayItem(cps, cJSON_GetArraySize(cps) - 1);
+            assert_true(num(last, "bytes", NULL) < num(last, "bytes_full", NULL));
+        }
+        if (!strcmp(n, "heap-in"))
+            assert_true(cJSON_IsTrue(cJSON_GetObjectItem(rs, "waited_for_checkpoint")));
+        if (!strcmp(n, "crash-after")) {
+            /* the crash came after the rescale restored; the failover
+             * restored its checkpoint again at the new parallelism */
+            const cJSON *crash = cJSON_GetArrayItem(cJSON_GetObjectItem(run, "faults"), 1);
+            assert_true(num(crash, "at_s", NULL) > num(rs, "restored_s", NULL));
+            const cJSON *rc = cJSON_GetArrayItem(cJSON_GetObjectItem(run, "recoveries"), 0);
+            assert_true(num(rc, "checkpoint", NULL) == num(rs, "checkpoint", NULL));
+            assert_true(num(rc, "restore", "replay_s") > 0);
+            const cJSON *vs = cJSON_GetObjectItem(cJSON_GetObjectItem(run, "job"), "vertices");
+            assert_true(num(cJSON_GetArrayItem(vs, 1), "parallelism", NULL) == 2);
+        }
+        cJSON_Delete(run);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -898,6 +1018,7 @@ int main(void)
         cmocka_unit_test(test_crash_after_rescale),
         cmocka_unit_test(test_generation_names),
         cmocka_unit_test(test_crash_during_rescale_restore),
+        cmocka_unit_test(test_shipped_scenarios),
     };
     return cmocka_run_group_tests(tests, ru_setup, ru_teardown);
 }
