@@ -285,15 +285,6 @@ const char *ck_asg_vertex_state(const ck_graph *g, int v, const ck_config *cfg)
     return NULL;
 }
 
-const char *ck_asg_rescale_refused(const ck_graph *g, int v, const ck_config *cfg)
-{
-    if (ck_cfg(cfg, CK_CFG_CP_INTERVAL) > 0 && ck_cfg(cfg, CK_CFG_CP_MODE) == CK_CP_EXACTLY_ONCE &&
-        ck_cfg(cfg, CK_CFG_CP_UNALIGNED))
-        return "channel state (unaligned checkpoints), whose records are not mapped to the new "
-               "channels";
-    return NULL;
-}
-
 /* 1 when job vertex v writes to sinks. */
 static int has_sink(const ck_graph *g, int v)
 {
@@ -496,6 +487,20 @@ static uint32_t gets_channels(const ck_graph *g, int v, uint32_t old_p, const ck
     return what;
 }
 
+/* Whether the channel state of new vertex v moves to other channels
+ * (CK_ASG_REROUTE): its parallelism or that of a vertex at the other end
+ * of one of its edges differs from the snapshot's (oldp, per new vertex). */
+static int channels_move(const ck_graph *g, const uint32_t *oldp, int v)
+{
+    const ck_vertex *vx = &g->v[v];
+#define CHANGED(x) ((int)oldp[(x)] != g->v[(x)].parallelism)
+    int moved = CHANGED(v) || (vx->in_edge >= 0 && CHANGED(g->e[vx->in_edge].src_v));
+    for (int q = 0; q < vx->nout; q++)
+        moved |= CHANGED(g->e[vx->out_edges[q]].dst_v);
+#undef CHANGED
+    return moved;
+}
+
 /* Whether snapshot m may hold channel state: only one taken with
  * unaligned barriers, or aligned ones that may turn unaligned after the
  * aligned-checkpoint timeout. An aligned checkpoint's or a savepoint's
@@ -521,11 +526,12 @@ int ck_asg_plan(ck_asg *a, const ck_cp_meta *m, const ck_graph *g, const ck_conf
     if (rc)
         return rc;
     rc = match(a, ov, nov, g, err, errlen);
+    uint32_t oldp[CK_MAX_OPS] = {0}; /* per new vertex: its old parallelism */
     /* A vertex that keeps no state and changed its parallelism: its new
      * subtasks start empty. */
     for (int v = 0; !rc && v < g->nv; v++) {
         a->keeps[v] = ck_asg_vertex_state(g, v, cfg);
-        a->refused[v] = ck_asg_rescale_refused(g, v, cfg);
+        oldp[v] = ov[a->old_vertex[v]].parallelism;
         a->fresh[v] = !a->keeps[v] &&
                       (int)ov[a->old_vertex[v]].parallelism != g->v[v].parallelism;
     }
@@ -602,6 +608,18 @@ int ck_asg_plan(ck_asg *a, const ck_cp_meta *m, const ck_graph *g, const ck_conf
             for (uint32_t c = 0; c < oc->n; c++)
                 opfrom[oc->v[c].old] = 1;
         }
+        int moved = channels_move(g, oldp, v);
+        if (may_hold_channels(m)) {
+            const ck_vertex *vx = &g->v[v];
+#define MOVED(e) (ck_asg_channel_mapper((e)->ship, 0) != CK_ASG_MAP_UNSUPPORTED && \
+                  ((int)oldp[(e)->src_v] != g->v[(e)->src_v].parallelism || \
+                   (int)oldp[(e)->dst_v] != g->v[(e)->dst_v].parallelism))
+            t->moved_in = vx->in_edge >= 0 && MOVED(&g->e[vx->in_edge]) &&
+                          !a->fresh[g->e[vx->in_edge].src_v];
+            for (int q = 0; q < vx->nout; q++)
+                t->moved_out |= MOVED(&g->e[vx->out_edges[q]]);
+#undef MOVED
+        }
         for (uint32_t k = 0; !rc && k < t->old_parallelism; k++) {
             uint32_t old = a->old_base[o] + k;
             const ck_handles *hs = &m->tasks[old];
@@ -616,6 +634,8 @@ int ck_asg_plan(ck_asg *a, const ck_cp_meta *m, const ck_graph *g, const ck_conf
                                 (has_sink(g, v) && k % (uint32_t)new_p == (uint32_t)t->subtask
                                      ? CK_ASG_TXNS
                                      : 0);
+            if (moved && (what_any & (CK_ASG_CHANNELS | CK_ASG_OUT_CHANNELS)))
+                what_any |= CK_ASG_REROUTE;
             for (uint32_t h = 0; !rc && h < hs->n; h++) {
                 const ck_handle *hd = &hs->v[h];
                 ck_asg_take tk = {.old = old, .handle = h, .kgr = CK_KGR_EMPTY};
@@ -668,7 +688,7 @@ int ck_asg_applicable(const ck_asg *a, const ck_cp_meta *m, const ck_graph *g, c
          * transactions and a buffer's list state move; a buffer's list
          * state that the snapshot does not count (an older _metadata:
          * no entries to deal) does not. */
-        const char *refused = a->refused[v];
+        const char *refused = NULL;
         for (int k = 0; k < g->v[v].nops && !refused; k++)
             if (g->spec.ops[g->v[v].ops[k]].kind == CK_OP_BUFFER && !a->counted[g->v[v].ops[k]])
                 refused = "a buffer's list state, whose entries the snapshot does not count";
@@ -840,19 +860,39 @@ int ck_asg_check(const ck_asg *a, const ck_cp_meta *m, const ck_graph *g, ck_inv
             int snap = 0;
             for (uint32_t h = 0; old < nold && h < m->tasks[old].n; h++)
                 snap |= m->tasks[old].v[h].kind == CK_HANDLE_SNAPSHOT;
+            uint32_t outs = 0;
             for (uint32_t q = 0; q < a->ntasks; q++)
                 for (uint32_t x = 0; a->tasks[q].vertex == nv && x < a->tasks[q].ntakes; x++)
-                    if (a->tasks[q].takes[x].old == old)
+                    if (a->tasks[q].takes[x].old == old) {
                         got |= a->tasks[q].takes[x].what;
+                        outs += (a->tasks[q].takes[x].what & CK_ASG_OUT_CHANNELS) != 0;
+                    }
             FAIL_IF(6, !snap || (got & want) == want,
                     "old subtask %u's %s channel state is taken by no subtask", old,
                     (want & ~got & CK_ASG_CHANNELS) ? "input" : "output");
+            FAIL_IF(6, !snap || !(want & CK_ASG_OUT_CHANNELS) || outs == 1,
+                    "old subtask %u's output channel state is taken by %u subtasks", old, outs);
         }
     }
     for (uint32_t q = 0; q < a->ntasks && !rc && !may_hold_channels(m); q++)
         for (uint32_t x = 0; x < a->tasks[q].ntakes && !rc; x++)
             FAIL_IF(6, !(a->tasks[q].takes[x].what & (CK_ASG_CHANNELS | CK_ASG_OUT_CHANNELS)),
                     "new subtask %u takes channel state from a snapshot that holds none", q);
+    /* (7) CK_ASG_REROUTE on the takes of channel state that moves */
+    uint32_t oldp[CK_MAX_OPS];
+    for (uint32_t q = 0; q < a->ntasks; q++)
+        oldp[a->tasks[q].vertex] = a->tasks[q].old_parallelism;
+    for (uint32_t q = 0; q < a->ntasks && !rc; q++) {
+        const ck_asg_task *t = &a->tasks[q];
+        int moved = channels_move(g, oldp, t->vertex);
+        for (uint32_t x = 0; x < t->ntakes && !rc; x++) {
+            uint32_t w = t->takes[x].what;
+            int chans = (w & (CK_ASG_CHANNELS | CK_ASG_OUT_CHANNELS)) != 0;
+            FAIL_IF(7, !(w & CK_ASG_REROUTE) == !(chans && moved),
+                    "new subtask %u's take %u of old subtask %u is%s marked to move channels",
+                    q, x, t->takes[x].old, (w & CK_ASG_REROUTE) ? "" : " not");
+        }
+    }
 #undef FAIL_IF
     free(covered);
     free(txns);

@@ -54,7 +54,9 @@
  *    own; otherwise old subtask k's input channel state goes to the new
  *    subtasks its input edge's partitioner maps it to, and its output
  *    (result subpartition) state to those its output edges' map it to:
- *    ck_asg_channel_reads, Flink's SubtaskStateMapper (below);
+ *    ck_asg_channel_reads, Flink's SubtaskStateMapper (below); where a
+ *    vertex at either end of an edge changed parallelism, the takes say
+ *    so (CK_ASG_REROUTE) and the state goes to the new channels;
  *  - a vertex that keeps no state but its place in the data flow
  *    (ck_asg_vertex_state: a map, a filter, a sink without transactions)
  *    and whose parallelism changed: its new subtasks start empty, take
@@ -76,11 +78,16 @@
  *       keeps no state and its parallelism changed;
  *   (6) in a snapshot that may hold channel state (taken unaligned, or
  *       aligned with the aligned-checkpoint timeout), every old subtask's
- *       input channel state, where its input edge carries any, and output
- *       channel state, where an output edge does, is taken by at least
- *       one new subtask of its vertex (none where its subtasks start
- *       empty); from any other snapshot no take is for channel state
- *       alone, so no subtask downloads a file it needs nothing from.
+ *       input channel state, where its input edge carries any, is taken
+ *       by at least one new subtask of its vertex, and output channel
+ *       state, where an output edge does, by exactly one (its records
+ *       are sent again: by two, they would arrive twice); none where its
+ *       subtasks start empty; from any other snapshot no take is for
+ *       channel state alone, so no subtask downloads a file it needs
+ *       nothing from;
+ *   (7) a take of channel state is marked CK_ASG_REROUTE exactly when its
+ *       vertex, or the vertex at the other end of one of its edges,
+ *       changed parallelism, and only a take of channel state is.
  */
 #ifndef CK_ASSIGN_H
 #define CK_ASSIGN_H
@@ -174,6 +181,12 @@ int ck_asg_opstate_from_meta(const ck_cp_meta *m, const ck_graph *g, const char 
 #define CK_ASG_CHANNELS 4u /* its input channel state (its gate's) */
 #define CK_ASG_TXNS 8u    /* its sinks' pending transactions, to commit */
 #define CK_ASG_OUT_CHANNELS 16u /* its output (result subpartition) channel state */
+/* Its channel state moves to other channels: its vertex, or the vertex at
+ * the other end of one of its edges, changed parallelism. Its input state
+ * is replayed on channel (old producer mod producers), its watermarks
+ * dropped (ck_gate_replay_moved); its output state's records are routed
+ * again by their edge's partitioner over the new consumers. */
+#define CK_ASG_REROUTE 32u
 
 /*
  * Flink's SubtaskStateMapper: which old subtasks' channel state a new
@@ -205,12 +218,15 @@ int ck_asg_opstate_from_meta(const ck_cp_meta *m, const ck_graph *g, const char 
  *   UNSUPPORTED: refused ("Cannot rescale the given pointwise
  *     partitioner").
  * Inside a state file the channels are named by the old peer at their
- * other end; the same mapping renames them where the peer's side changed
- * its parallelism (Flink's InflightDataRescalingDescriptor): an input
- * channel from old producer p is read as from the new producers that take
- * p's output state (ck_asg_channel_reads(ship, 1, ...)), an output
- * subpartition for old consumer d goes to the new consumers that take
- * d's input state (ck_asg_channel_reads(ship, 0, ...)).
+ * other end. Where a side changed its parallelism, an input channel from
+ * old producer p is read as from new producer p % newP, the one that takes
+ * p's output state (ck_asg_channel_reads(ship, 1, ...)), as Flink's
+ * InflightDataRescalingDescriptor renames it; an output subpartition's
+ * records are routed again by the edge's partitioner over the new
+ * consumers, each to the one that owns it, where Flink sends the buffers
+ * to every consumer that took the old consumer's input state and has
+ * them filter. Both work because channel state holds whole elements
+ * (gate.h, partition.h).
  */
 typedef enum ck_asg_mapper {
     CK_ASG_MAP_ARBITRARY,
@@ -263,6 +279,11 @@ typedef struct ck_asg_task {
     ck_asg_opchunks *ops; /* per caller's operator state of its vertex */
     uint32_t nops;
     int empty; /* it starts empty: its vertex keeps no state and was rescaled */
+    /* from a snapshot that may hold channel state, where its input edge's
+     * (moved_in) or one of its output edges' (moved_out) two ends are not
+     * both at their old parallelism: its gate waits for the producers'
+     * recovered markers, it sends its own (gate.h ck_gate_expect_recovered) */
+    uint8_t moved_in, moved_out;
 } ck_asg_task;
 
 typedef struct ck_asg {
@@ -277,9 +298,6 @@ typedef struct ck_asg {
     /* per new vertex: the state it keeps (ck_asg_vertex_state), NULL none */
     const char *keeps[CK_MAX_OPS];
     int fresh[CK_MAX_OPS]; /* per new vertex: keeps none, parallelism changed: starts empty */
-    /* per new vertex: the state it keeps that does not move to another
-     * parallelism (ck_asg_rescale_refused), NULL none */
-    const char *refused[CK_MAX_OPS];
     /* per new operator: the caller gave counts of operator state of it */
     int counted[CK_MAX_OPS];
 } ck_asg;
@@ -299,18 +317,6 @@ typedef struct ck_asg {
 const char *ck_asg_vertex_state(const ck_graph *g, int v, const ck_config *cfg);
 
 /*
- * What state vertex v of job g keeps under cfg that the subtasks cannot
- * restore at another parallelism yet, or NULL: channel state (unaligned
- * checkpoints: its records are not mapped to the new channels). Keyed
- * state, sources' partitions, buffers' list state and sinks'
- * transactions move (a buffer's only where the snapshot counts its
- * entries: ck_asg_applicable). The one rule of which vertex may not change its
- * parallelism: ck_asg_applicable and the runner's up-front refusal of a
- * rescale ask it.
- */
-const char *ck_asg_rescale_refused(const ck_graph *g, int v, const ck_config *cfg);
-
-/*
  * Plans the restore of snapshot m by job g configured by cfg (NULL: the
  * defaults; it says what state each vertex keeps: ck_asg_vertex_state),
  * with nos operator states os, or none: os NULL. 0; CK_EINVAL when the
@@ -325,11 +331,11 @@ int ck_asg_plan(ck_asg *a, const ck_cp_meta *m, const ck_graph *g, const ck_conf
 /*
  * Whether the subtasks can apply plan a as they are: 0, or CK_EINVAL with
  * one line in err naming the operator, for what they cannot do yet: a
- * changed parallelism of a vertex whose state does not move to another
- * parallelism (a->refused: ck_asg_rescale_refused; keyed state, sources'
- * partitions, buffers' lists and sinks' transactions move, and one that
- * keeps none starts empty), a buffer's list state that the snapshot does
- * not count (an older _metadata), or an operator at another position in the
+ * changed parallelism of a vertex with a buffer's list state that the
+ * snapshot does not count (an older _metadata; every other state moves:
+ * keyed state, sources' partitions, buffers' lists, sinks' transactions,
+ * channel state, and a vertex that keeps none starts empty), or an
+ * operator at another position in the
  * job than in the snapshot (state files name operators by position). The
  * one place that refuses what the subtasks cannot restore.
  */

@@ -29,6 +29,7 @@ static ck_buf *buf_new(ck_segpool *pool, uint32_t cap, uint32_t need)
     b->mem = block + BUF_HEAD;
     b->pool = pool;
     b->len = 0;
+    b->cont = b->open_at = 0;
     b->cap = CK_MIN(cap, pool->seg_size);
     b->room = small ? small_room(pool) : pool->seg_size;
     return b;
@@ -82,6 +83,7 @@ ck_buf *ck_buf_wrap(uint8_t *msg, uint32_t len)
     b->len = len;
     b->cap = len;
     b->room = len;
+    b->cont = b->open_at = 0;
     return b;
 }
 

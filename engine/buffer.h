@@ -34,6 +34,11 @@ typedef struct ck_buf {
     uint32_t room;     /* payload bytes its block has: the segment size, or
                         * CK_SEGPOOL_SMALL in a small block (segpool.h) until
                         * ck_buf_grow; len <= room */
+    /* a producer's, for its output channel state (partition.h): */
+    uint32_t cont;     /* its first cont bytes go on with an element that an
+                        * earlier buffer began (cont <= len) */
+    uint32_t open_at;  /* 1 + where an element starts in it that ends in a
+                        * later buffer; 0: none */
 } ck_buf;
 
 static inline uint8_t *ck_buf_data(const ck_buf *b)

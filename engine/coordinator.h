@@ -166,6 +166,9 @@ typedef struct ck_restore_point {
     const ck_restore_take *takes;
     const ck_restore_chunk *chunks;
     uint32_t nchunks;
+    /* its input, its output channel state moves to other channels
+     * (assign.h ck_asg_task.moved_in, moved_out) */
+    int moved_in, moved_out;
 } ck_restore_point;
 
 typedef struct ck_cp_task {

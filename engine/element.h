@@ -66,6 +66,9 @@ typedef enum ck_elem_tag {
 #define CK_BARRIER_TIMEOUTABLE 16u /* aligned, unaligned once the aligned-checkpoint
                                     * timeout has passed since its start (ts) */
 #define CK_BARRIER_FULL 32u /* the snapshot refers to no earlier checkpoint's files */
+/* Not a checkpoint's: a producer restored at another parallelism sent the
+ * channel state it restored before it (gate.h ck_gate_expect_recovered) */
+#define CK_BARRIER_RECOVERED 64u
 
 #define CK_ELEM_PREFIX 5       /* u32 len + u8 tag */
 #define CK_REC_FIXED 42        /* fixed part of a record body */

@@ -158,20 +158,6 @@ static void spill_done(ck_gate *g, int i)
     ck_elem_reader_init(&c->scan);
 }
 
-/* Channel i's barrier came as an EVENT: everything it received is state,
- * the first part of an element that spans into the data its producer
- * queued after the barrier too (its producer's output state holds the
- * rest, and the two are replayed in that order). */
-static int spill_close(ck_gate *g, int i)
-{
-    ck_chan *c = &g->chans[i];
-    ck_wbuf *w = &g->uc_state[i];
-    if (c->scan.spill_len > 0)
-        ck_wbuf_bytes(w, c->scan.spill, c->scan.spill_len);
-    spill_done(g, i);
-    return w->err ? CK_ENOMEM : CK_OK;
-}
-
 /*
  * Bytes channel i received while spilling: every element up to its
  * barrier of the checkpoint being collected (or a newer one) or its
@@ -187,11 +173,14 @@ static int spill(ck_gate *g, int i, const uint8_t *data, size_t len)
     int rc = 0;
     ck_elem_reader_feed(&c->scan, data, len);
     while (c->spilling && (rc = ck_elem_reader_next(&c->scan, &e)) == 1) {
-        if ((e.tag == CK_EL_BARRIER && e.u.barrier.id >= g->uc_id) ||
+        if ((e.tag == CK_EL_BARRIER && e.u.barrier.id >= g->uc_id &&
+             !(e.u.barrier.flags & CK_BARRIER_RECOVERED)) ||
             e.tag == CK_EL_END_OF_PARTITION) {
             spill_done(g, i);
             break;
         }
+        if (e.tag == CK_EL_BARRIER && (e.u.barrier.flags & CK_BARRIER_RECOVERED))
+            continue; /* of the restore this attempt made: not state */
         size_t n = ck_elem_size(&e);
         uint8_t *p = ck_wbuf_room(w, n);
         if (!p)
@@ -318,12 +307,31 @@ static void unblock_all(ck_gate *g)
 {
     for (int i = 0; i < g->nchan; i++) {
         ck_chan *c = &g->chans[i];
-        if (!c->blocked)
+        if (!c->blocked || (c->rec_held && g->rec_left > 0))
             continue;
+        c->rec_held = 0;
         c->blocked = 0;
         if (c->cur || c->queue.n > 0)
             avail_push(g, i);
     }
+}
+
+/* Channel c delivered its producer's recovered marker (gate.h). */
+static void on_recovered(ck_gate *g, ck_chan *c)
+{
+    if (g->rec_left <= 0 || c->rec_held || c->cur_replay)
+        return; /* not expected: nothing moved here; or an old one, restored */
+    c->rec_held = 1;
+    c->blocked = 1; /* popped from the available ring at the next turn */
+    if (--g->rec_left == 0)
+        unblock_all(g);
+}
+
+void ck_gate_expect_recovered(ck_gate *g)
+{
+    g->rec_left = 0;
+    for (int i = 0; i < g->nchan; i++)
+        g->rec_left += !g->chans[i].ended;
 }
 
 /* Alignment done: hand the barrier up. */
@@ -449,6 +457,10 @@ int ck_gate_next(ck_gate *g, ck_elem *e, int *released)
             }
             return 1;
         case CK_EL_WATERMARK:
+            if (c->cur_replay && g->rf_moved) {
+                g->replay_wm_dropped++; /* an old channel's */
+                continue;
+            }
             if (e->u.wm > c->wm) {
                 int64_t old = c->wm;
                 c->wm = e->u.wm;
@@ -479,6 +491,10 @@ int ck_gate_next(ck_gate *g, ck_elem *e, int *released)
                 return 1;
             continue;
         case CK_EL_BARRIER:
+            if (e->u.barrier.flags & CK_BARRIER_RECOVERED) {
+                on_recovered(g, c);
+                continue;
+            }
             if (on_barrier(g, c, e))
                 return 1;
             continue;
@@ -615,8 +631,11 @@ static int go_unaligned(ck_gate *g, uint64_t n, int except)
         if (ci->ended || (i != except && ci->barrier >= n))
             continue; /* after its barrier: not state */
         int rc = spill_unread(g, i);
+        /* its barrier came: all it had unread is state but the first part
+         * of an element whose rest its producer queued after the barrier:
+         * the producer's output state holds that element whole */
         if (!rc && i == except && ci->spilling)
-            rc = spill_close(g, i); /* its barrier came: all it had unread is state */
+            spill_done(g, i);
         if (rc)
             return rc;
     }
@@ -657,7 +676,9 @@ int ck_gate_on_event(ck_gate *g, const ck_wire_hdr *h, const uint8_t *body, ck_b
         uc_abandon(g);
     if (g->uc_id == n) {
         c->barrier = n;
-        return c->spilling ? spill_close(g, (int)ch) : 0; /* its state is complete */
+        if (c->spilling)
+            spill_done(g, (int)ch); /* its state is complete (as above) */
+        return 0;
     }
     /* The first barrier of checkpoint n to come unaligned (an alignment of
      * n in progress turns unaligned): everything received and not read
@@ -695,9 +716,14 @@ void ck_gate_replay_filter(ck_gate *g, ck_kgr kgr, int maxp)
     g->rf_maxp = maxp > 0 ? maxp : 0;
 }
 
+void ck_gate_replay_moved(ck_gate *g)
+{
+    g->rf_moved = 1;
+}
+
 int ck_gate_replay(ck_gate *g, uint32_t peer, const uint8_t *data, size_t len)
 {
-    uint32_t ch = peer - g->first;
+    uint32_t ch = g->rf_moved ? peer % (uint32_t)g->nchan : peer - g->first;
     if (ch >= (uint32_t)g->nchan || len == 0 || len > CK_WIRE_MAX_BODY)
         return CK_ECORRUPT;
     uint8_t *m = malloc((size_t)CK_WIRE_HDR + len);
@@ -755,10 +781,12 @@ static int check_chan(const ck_gate *g, int i, ck_inv *v)
            c->in_avail || c->blocked || (!c->cur && !c->queue.n && !c->replay.n),
            "channel %d: %u buffers queued, %u restored%s, yet not on the available ring", i,
            c->queue.n, c->replay.n, c->cur ? ", one being read" : "");
-    CK_INV(v, 10, !c->blocked || (g->align_id && g->exactly_once && c->barrier >= g->align_id),
-           "channel %d: blocked with barrier %llu delivered, aligning %llu%s", i,
+    CK_INV(v, 10,
+           !c->blocked || (c->rec_held && g->rec_left > 0) ||
+               (g->align_id && g->exactly_once && c->barrier >= g->align_id),
+           "channel %d: blocked with barrier %llu delivered, aligning %llu%s%s", i,
            (unsigned long long)c->barrier, (unsigned long long)g->align_id,
-           g->exactly_once ? "" : " at least once");
+           g->exactly_once ? "" : " at least once", c->rec_held ? ", held for recovery" : "");
     CK_INV(v, 11, !c->spilling || (g->uc_id && g->uc_state && !c->ended),
            "channel %d: spilling%s while collecting checkpoint %llu", i,
            c->ended ? " after its end" : "", (unsigned long long)g->uc_id);
@@ -768,7 +796,7 @@ static int check_chan(const ck_gate *g, int i, ck_inv *v)
 int ck_gate_check(const ck_gate *g, ck_inv *v)
 {
     uint64_t floating = 0, bytes = 0;
-    int ended = 0, in_avail = 0, waiting = 0, spilling = 0, have = 0;
+    int ended = 0, in_avail = 0, waiting = 0, spilling = 0, have = 0, unheld = 0;
     uint64_t replay = 0;
     int64_t wm = CK_WM_MAX;
     int at_wm = 0;
@@ -785,6 +813,7 @@ int ck_gate_check(const ck_gate *g, ck_inv *v)
         spilling += c->spilling;
         replay += c->replay.n + c->cur_replay;
         if (!c->ended) {
+            unheld += !c->rec_held;
             have += g->align_id && c->barrier >= g->align_id;
             if (c->wm < wm) {
                 wm = c->wm;
@@ -826,6 +855,9 @@ int ck_gate_check(const ck_gate *g, ck_inv *v)
     CK_INV(v, 10, !g->align_id || (g->align_id > g->done_id && g->align_have == have),
            "aligning %llu (done %llu): %d channels counted aligned, %d delivered it",
            (unsigned long long)g->align_id, (unsigned long long)g->done_id, g->align_have, have);
+    CK_INV(v, 10, g->rec_left <= 0 || g->rec_left == unheld,
+           "%d channels' recovered markers to come, %d open channels not held", g->rec_left,
+           unheld);
     CK_INV(v, 11, g->uc_pending == spilling, "%d channels spilling, counted %d", spilling,
            g->uc_pending);
     CK_INV(v, 12, g->replay_left == replay, "%llu restored buffers unread, counted %u",

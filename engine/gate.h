@@ -36,7 +36,9 @@
  *       open), and wm_min_n the open channels at it;
  *   (10) while aligning, align_id > done_id and align_have = the open
  *       channels that delivered its barrier; a channel is blocked only
- *       while aligning in exactly-once mode, after delivering the barrier;
+ *       while aligning in exactly-once mode, after delivering the barrier,
+ *       or held after its recovered marker (rec_held) while rec_left > 0,
+ *       rec_left being the open channels not held;
  *   (11) uc_pending = the channels spilling; a channel spills only while
  *       checkpoint uc_id collects channel state, and not once it ended;
  *   (12) replay_left = sum(c.replay.n + c.cur_replay): the restored
@@ -74,7 +76,13 @@
  * state: on the channel it came on, the data received and not yet read;
  * on every other open channel, the data not yet read plus whatever
  * arrives until that channel's barrier does (or it ends). The data is
- * still read and processed as usual meanwhile.
+ * still read and processed as usual meanwhile. Channel state holds whole
+ * elements: when the barrier comes as an EVENT in the middle of an
+ * element (its producer sent the element's first buffers, then the
+ * barrier overtook the rest), the part received is left out, and the
+ * producer's output channel state holds the element whole (partition.h),
+ * so that a restore at another parallelism can route each element on its
+ * own.
  *
  *   IDLE --EVENT barrier n--> COLLECTING(n) (handed up; channels without
  *        their barrier spilling)
@@ -130,6 +138,7 @@ typedef struct ck_chan {
     uint8_t blocked;  /* exactly-once alignment holds it back */
     uint8_t spilling; /* an unaligned checkpoint keeps what arrives until its barrier */
     uint8_t cur_replay; /* cur is restored channel state (not one of the owned buffers) */
+    uint8_t rec_held; /* blocked after its producer's recovered marker, until every one's */
     ck_elem_reader scan; /* a spilling channel's bytes, element by element */
     ck_bufq replay;   /* restored channel state, read before the queue */
 } ck_chan;
@@ -181,6 +190,11 @@ typedef struct ck_gate {
     ck_kgr rf_kgr;
     int rf_maxp;
     uint64_t replay_filtered; /* records of restored state dropped: not its key groups */
+    /* restored state of old channels (ck_gate_replay_moved): on channel
+     * peer mod nchan, its watermarks dropped */
+    int rf_moved;
+    uint64_t replay_wm_dropped;
+    int rec_left; /* channels whose recovered marker is still to come */
 } ck_gate;
 
 /*
@@ -228,8 +242,8 @@ static inline int ck_gate_run(ck_gate *g, ck_rec *out, size_t *ends, int max)
     if (g->avail_n == 0)
         return 0;
     const ck_chan *c = &g->chans[g->avail[g->avail_head]];
-    if (!c->cur || c->blocked)
-        return 0;
+    if (!c->cur || c->blocked || (c->cur_replay && (g->rf_maxp || g->rf_moved)))
+        return 0; /* restored state filtered (ck_gate_next) */
     return ck_elem_reader_run(&c->reader, out, ends, max);
 }
 
@@ -293,6 +307,31 @@ int ck_gate_replay(ck_gate *g, uint32_t peer, const uint8_t *data, size_t len);
  * filtered: new producers route by the new ranges.
  */
 void ck_gate_replay_filter(ck_gate *g, ck_kgr kgr, int maxp);
+
+/*
+ * Restored at another parallelism, of this gate's or of its producers'
+ * vertex: the channel state of an old channel (from old producer subtask
+ * peer, which may be past the new producers) is replayed on channel peer
+ * mod nchan, behind any other old channel's dealt to it; each holds whole
+ * elements, so that their records follow each other intact. Their
+ * watermarks are dropped (counted in replay_wm_dropped): an old channel's
+ * watermark says nothing of the new channel's producer, and a watermark
+ * held back is safe where one raised too early is not. Call before
+ * ck_gate_replay.
+ */
+void ck_gate_replay_moved(ck_gate *g);
+
+/*
+ * Restored where the producers' or this gate's parallelism changed: each
+ * producer sends, after the output channel state it restored and before
+ * anything new, a recovered marker (a barrier flagged
+ * CK_BARRIER_RECOVERED). A channel that delivered its marker is held, as
+ * in an alignment, until every open channel did: the old in-flight
+ * records, whichever new producer routes them, are read before any new
+ * one, so that records of one source partition stay in order across
+ * producers whose partitions moved. A gate that expects none drops them.
+ */
+void ck_gate_expect_recovered(ck_gate *g);
 
 /* True once every buffer of restored channel state has been read through
  * (or there was none). */

@@ -575,6 +575,8 @@ static int restore_plan(const ck_jm *jm, ck_restore_plan *rp)
         /* An old subtask's handles taken whole, in order, as they are
          * (an unchanged parallelism): its own list; else a list made of
          * the takes. */
+        rp->points[i].moved_in = t->moved_in;
+        rp->points[i].moved_out = t->moved_out;
         uint32_t old = t->ntakes ? t->takes[0].old : 0;
         int whole = t->old_subtask >= 0 && t->ntakes == m->tasks[old].n;
         for (uint32_t k = 0; whole && k < t->ntakes; k++)

@@ -227,6 +227,30 @@ static inline int emit(ck_op *op, ck_rec *r)
     return emit_all(op, r);
 }
 
+int ck_rp_out_route(ck_rp_out *o, ck_rec *r)
+{
+    int sub = 0; /* forward: its one subpartition */
+    switch (o->edge->ship) {
+    case CK_SHIP_HASH:
+        if (!r->hashed) { /* it goes with the record: the keyed operator needs it too */
+            r->jhash = ck_kg_java_hash(r->key, r->klen);
+            r->hashed = 1;
+        }
+        sub = o->kg_sub[ck_kg_of_hash(r->jhash, o->edge->dst_max_parallelism)];
+        break;
+    case CK_SHIP_REBALANCE:
+    case CK_SHIP_RESCALE:
+        sub = o->rr;
+        if (++o->rr == o->rp.nsub)
+            o->rr = 0;
+        break;
+    case CK_SHIP_BROADCAST: /* every one: the caller's */
+    case CK_SHIP_FORWARD:
+        break;
+    }
+    return sub;
+}
+
 /* emit, in general: copies for each chained successor, then the network. */
 static CK_NOINLINE int emit_all(ck_op *op, ck_rec *r)
 {
@@ -240,28 +264,14 @@ static CK_NOINLINE int emit_all(ck_op *op, ck_rec *r)
     }
     for (int i = 0; i < op->nrp; i++) {
         ck_rp_out *o = &op->chain->rps[op->rp[i]];
-        int sub = 0; /* forward: its one subpartition */
-        switch (o->edge->ship) {
-        case CK_SHIP_HASH:
-            if (!r->hashed) { /* it goes with the record: the keyed operator needs it too */
-                r->jhash = ck_kg_java_hash(r->key, r->klen);
-                r->hashed = 1;
-            }
-            sub = o->kg_sub[ck_kg_of_hash(r->jhash, o->edge->dst_max_parallelism)];
-            break;
-        case CK_SHIP_REBALANCE:
-        case CK_SHIP_RESCALE:
-            sub = o->rr;
-            if (++o->rr == o->rp.nsub)
-                o->rr = 0;
-            break;
-        case CK_SHIP_BROADCAST:
+        int sub;
+        if (o->edge->ship == CK_SHIP_BROADCAST) {
             for (sub = 0; sub < o->rp.nsub - 1; sub++)
                 if ((rc = ck_rp_emit_rec(&o->rp, sub, r)))
                     return rc;
-            break; /* the last below */
-        case CK_SHIP_FORWARD:
-            break;
+            /* the last below */
+        } else {
+            sub = ck_rp_out_route(o, r);
         }
         if ((rc = ck_rp_emit_rec(&o->rp, sub, r)))
             return rc;

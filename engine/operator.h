@@ -131,6 +131,12 @@ typedef struct ck_rp_out {
     int rr;           /* rebalance, rescale: the subpartition of the next record */
 } ck_rp_out;
 
+/* The subpartition record r goes to over o by its edge's partitioner: by
+ * key group (hash; r's key hash set if it was not), round robin
+ * (rebalance, rescale), the one (forward); broadcast edges send to every
+ * subpartition, which the caller does. */
+int ck_rp_out_route(ck_rp_out *o, ck_rec *r);
+
 /* A slow_operator fault: operator `op` (its index in the job) costs
  * `factor` times its CPU per record from `from` to `to` (the run's time:
  * both backends' clocks start at the run's start). Overlapping ones on one

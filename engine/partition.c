@@ -48,6 +48,7 @@ void ck_rp_free(ck_rp *rp)
         ck_bufq_clear(&rp->subs[i].queue);
         ck_buf_del(rp->subs[i].cur);
         rp->subs[i].bar_buf = NULL;
+        free(rp->subs[i].head);
     }
     free(rp->subs);
     ck_bitset_free(&rp->ready);
@@ -120,17 +121,38 @@ static int cur_fit(ck_subpart *s, size_t n)
     return CK_OK;
 }
 
-/* Appends n bytes to subpartition s, cutting them across buffers. */
+/* Room for a head of n bytes in s (partition.h). */
+static int head_room(ck_subpart *s, size_t n)
+{
+    if (n <= s->head_cap)
+        return CK_OK;
+    uint8_t *h = realloc(s->head, n);
+    if (!h)
+        return CK_ENOMEM;
+    s->head = h;
+    s->head_cap = (uint32_t)n;
+    return CK_OK;
+}
+
+/* Appends the n bytes of one element to subpartition s, cutting them
+ * across buffers: the buffer it starts in says where (open_at), one that
+ * takes a later piece starts with it (cont). */
 static int write_bytes(ck_rp *rp, ck_subpart *s, const uint8_t *p, size_t n)
 {
-    while (n > 0) {
-        int rc;
+    int rc = head_room(s, n);
+    if (rc)
+        return rc;
+    for (int first = 1; n > 0; first = 0) {
         if (!s->cur && (rc = new_cur(rp, s)))
             return rc;
         size_t take = CK_MIN((size_t)(s->cur->cap - s->cur->len), n);
         if ((rc = cur_fit(s, take)))
             return rc;
         ck_buf *b = s->cur;
+        if (!first)
+            b->cont = (uint32_t)take; /* a fresh buffer: finished the last round */
+        else if (take < n)
+            b->open_at = b->len + 1;
         memcpy(ck_buf_data(b) + b->len, p, take);
         b->len += (uint32_t)take;
         p += take;
@@ -232,6 +254,25 @@ int ck_rp_on_credit(ck_rp *rp, int consumer, uint32_t credits)
     return CK_OK;
 }
 
+/* Buffer b of s goes out: the head s keeps (partition.h) grows by b, or
+ * ends in it, and an element that starts in b and goes on past it is the
+ * new head. Its room was reserved when the element was cut. */
+static void keep_head(ck_subpart *s, const ck_buf *b)
+{
+    if (s->head_len && b->cont == b->len && s->head_len + b->len <= s->head_cap) {
+        memcpy(s->head + s->head_len, ck_buf_data(b), b->len);
+        s->head_len += b->len;
+        if (s->head_len >= 4 && s->head_len == 4 + (size_t)ck_get_u32(s->head))
+            s->head_len = 0; /* it ended with b */
+    } else {
+        s->head_len = 0;
+    }
+    if (b->open_at) {
+        s->head_len = b->len - (b->open_at - 1);
+        memcpy(s->head, ck_buf_data(b) + b->open_at - 1, s->head_len);
+    }
+}
+
 /* Sends subpartition i's queued buffers while it has credit. */
 static int send_sub(ck_rp *rp, int i)
 {
@@ -265,6 +306,7 @@ static int send_sub(ck_rp *rp, int i)
             .len = b->len,
         };
         ck_wire_encode(b->mem, &h);
+        keep_head(s, b);
         rp->queued_bytes -= b->len;
         s->bytes_sent += b->len;
         s->bufs_sent++;
@@ -359,6 +401,17 @@ static void send_event(ck_rp *rp, int i, uint8_t *m, uint32_t len)
     CK_IGNORE(rp->plat->ops->send(rp->plat, rp->subs[i].dst_ep, m, (size_t)CK_WIRE_HDR + len));
 }
 
+/* Appends to w the output channel state of s: the head it keeps of an
+ * element sent in part, then the bytes of the buffers queued before
+ * `upto` (NULL: all). Whole elements (partition.h). */
+static void out_state(const ck_subpart *s, const ck_buf *upto, ck_wbuf *w)
+{
+    if (s->head_len)
+        ck_wbuf_bytes(w, s->head, s->head_len);
+    for (const ck_buf *b = s->queue.head; b != upto; b = b->next)
+        ck_wbuf_bytes(w, ck_buf_data(b), b->len);
+}
+
 int ck_rp_priority_barrier(ck_rp *rp, const ck_elem *e, ck_wbuf *state)
 {
     size_t n = ck_elem_size(e);
@@ -367,8 +420,7 @@ int ck_rp_priority_barrier(ck_rp *rp, const ck_elem *e, ck_wbuf *state)
         if (s->ended)
             continue;
         finish_cur(rp, s);
-        for (const ck_buf *b = s->queue.head; b; b = b->next)
-            ck_wbuf_bytes(&state[i], ck_buf_data(b), b->len);
+        out_state(s, NULL, &state[i]);
         if (state[i].err)
             return CK_ENOMEM;
         uint8_t *m = malloc((size_t)CK_WIRE_HDR + n);
@@ -386,12 +438,29 @@ int ck_rp_replay(ck_rp *rp, uint32_t consumer, const uint8_t *data, size_t len)
     if (sub >= (uint32_t)rp->nsub || rp->subs[sub].ended)
         return CK_ECORRUPT;
     ck_subpart *s = &rp->subs[sub];
-    /* In segments, as it was sent: the consumer's buffers are that big. */
+    /* In segments, as it was sent: the consumer's buffers are that big.
+     * The state holds whole elements; each segment says where one that
+     * spans segments starts (open_at) and how far it goes on (cont), as
+     * write_bytes's do. */
+    const uint8_t *base = data;
+    size_t at = 0, next = 0, total = len; /* next: where the next element starts */
     while (len > 0) {
         uint32_t take = (uint32_t)CK_MIN((size_t)rp->segment_size, len);
+        size_t last = SIZE_MAX; /* where the last element that starts in it does */
+        uint32_t cont = next > at ? (uint32_t)CK_MIN(next - at, (size_t)take) : 0;
+        while (next < at + take && next + 4 <= total) {
+            last = next;
+            next += 4 + (size_t)ck_get_u32(base + next);
+        }
+        if (last != SIZE_MAX && next > at + take && head_room(s, next - last))
+            return CK_ENOMEM;
         ck_buf *b = ck_buf_copy(rp->pool, data, take);
         if (!b)
             return CK_ENOMEM;
+        b->cont = cont;
+        if (last != SIZE_MAX && next > at + take)
+            b->open_at = (uint32_t)(last - at) + 1;
+        at += take;
         uint32_t before = sub_held(s);
         rp->pool_used++;
         rp->queued_bytes += take;
@@ -436,8 +505,9 @@ int ck_rp_timeout_barrier(ck_rp *rp, ck_wbuf *state)
             continue;
         /* What is queued before it is output channel state. */
         ck_buf *prev = NULL;
-        for (ck_buf *b = s->queue.head; b != bar; prev = b, b = b->next)
-            ck_wbuf_bytes(&state[i], ck_buf_data(b), b->len);
+        for (ck_buf *b = s->queue.head; b != bar; b = b->next)
+            prev = b;
+        out_state(s, bar, &state[i]);
         if (state[i].err)
             return CK_ENOMEM;
         uint32_t before = sub_held(s);
@@ -488,6 +558,10 @@ static int check_sub(const ck_rp *rp, int i, uint64_t *bytes, ck_inv *v)
     for (const ck_buf *b = s->queue.head; b; b = b->next) {
         CK_INV(v, 8, b->len > 0 && b->len <= b->cap && b->cap <= rp->segment_size,
                "subpartition %d: a queued buffer of %u bytes, cap %u", i, b->len, b->cap);
+        CK_INV(v, 10, b->cont <= b->len && b->open_at <= b->len,
+               "subpartition %d: a queued buffer of %u bytes goes on with an element for %u, "
+               "starts one at %u",
+               i, b->len, b->cont, b->open_at);
         *bytes += b->len;
         bar |= b == s->bar_buf;
         tail = b;
@@ -498,6 +572,12 @@ static int check_sub(const ck_rp *rp, int i, uint64_t *bytes, ck_inv *v)
     CK_INV(v, 8, !s->cur || (s->cur->len <= s->cur->cap && s->cur->cap <= rp->segment_size),
            "subpartition %d: the buffer being filled holds %u bytes, cap %u", i,
            s->cur ? s->cur->len : 0, s->cur ? s->cur->cap : 0);
+    const ck_buf *first = s->queue.head ? s->queue.head : s->cur;
+    CK_INV(v, 10,
+           s->head_len <= s->head_cap && (!s->head_len || (first && first->cont > 0)),
+           "subpartition %d: keeps %u bytes of an element sent in part (room %u), and the "
+           "next buffer goes on with %s",
+           i, s->head_len, s->head_cap, first && first->cont ? "it" : "none");
     CK_INV(v, 9, !s->bar_buf || bar,
            "subpartition %d: its timeoutable barrier's buffer is not queued", i);
     return 0;

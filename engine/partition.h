@@ -32,11 +32,20 @@
  *       cap, nor its cap more than the segment size; a subpartition cuts
  *       new buffers at a size in [CK_RP_MIN_BUFFER, segment size];
  *   (9) bar_pending = the subpartitions whose bar_buf is set, and a set
- *       bar_buf is one of its queued buffers.
+ *       bar_buf is one of its queued buffers;
+ *  (10) a buffer's cont (the bytes that go on with an element begun in
+ *       the buffer before it) is at most its len, and its open_at within
+ *       it; head_len <= head_cap, and a held head is the start of the
+ *       element that the first queued or current buffer goes on with.
  *
  * Barriers of unaligned checkpoints do not queue: ck_rp_priority_barrier
  * sends one as an EVENT at once, without credit, and copies what it
- * overtook (the queued buffers) as output channel state. A barrier of the
+ * overtook (the queued buffers) as output channel state. An element that
+ * spans buffers may have been sent in part: the subpartition keeps a copy
+ * of the part sent (head) until the rest goes, and the output state starts
+ * with it, whole, where the consumer's input state leaves the part it got
+ * out (gate.h): each state holds whole elements, so that a restore at
+ * another parallelism can route them one by one. A barrier of the
  * aligned-checkpoint timeout queues in a buffer of its own (bar_buf) that
  * ck_rp_timeout_barrier can still pull out and send ahead. A consumer's
  * BUFFER_SIZE caps the size at which new buffers are finished.
@@ -64,6 +73,11 @@ typedef struct ck_subpart {
     uint32_t buf_size; /* payload capacity of new buffers */
     int ended;         /* END_OF_PARTITION serialized */
     ck_buf *bar_buf;   /* the queued buffer holding only a timeoutable barrier, or NULL */
+    /* the bytes sent of an element whose rest is still queued: output
+     * channel state starts with them (head_cap: at least that element's
+     * size, reserved when it was cut) */
+    uint8_t *head;
+    uint32_t head_len, head_cap;
     uint64_t bytes_sent, bufs_sent;
 } ck_subpart;
 

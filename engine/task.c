@@ -1317,6 +1317,21 @@ void task_started(ck_task *t)
     /* No materialization with it turned off or a negative interval (Flink's
      * PeriodicMaterializationManager.start) */
     t->next_mat = t->nclogs && t->clog_interval >= 0 ? now + t->clog_interval : CK_TIME_NEVER;
+    /* Restored where channel state moved: after the output channel state
+     * it restored, before anything new, a recovered marker on each edge
+     * (gate.h ck_gate_expect_recovered). */
+    if (t->restore_cp && t->from.moved_out) {
+        ck_elem e = {.tag = CK_EL_BARRIER,
+                     .u.barrier = {.id = t->restore_cp, .flags = CK_BARRIER_RECOVERED}};
+        for (int i = 0; i < t->nrps; i++)
+            if (task_unaligned_edge(t->rps[i].edge)) {
+                if (ck_rp_broadcast(&t->rps[i].rp, &e)) {
+                    task_fail(t, CK_ENOMEM, "sending its recovered markers");
+                    return;
+                }
+                ck_rp_flush(&t->rps[i].rp);
+            }
+    }
     if (t->has_gate && !ck_gate_recovered(&t->gate))
         t->recovering = 1;
     else

@@ -254,6 +254,33 @@ static int restore_source_new(ck_task *t)
     return CK_OK;
 }
 
+/* Output channel state of an old subtask over o's edge, at another
+ * parallelism: each record goes out again by the edge's partitioner over
+ * the new consumers, ahead of anything new; watermarks and barriers of
+ * the old channel are dropped (gate.h ck_gate_replay_moved says why). The
+ * state holds whole elements (partition.h). */
+static int reroute(ck_rp_out *o, const uint8_t *data, size_t len)
+{
+    if (o->edge->ship == CK_SHIP_BROADCAST)
+        return CK_ECORRUPT; /* no channel state on broadcast edges */
+    while (len > 0) {
+        if (len < 4 || ck_get_u32(data) > len - 4)
+            return CK_ECORRUPT;
+        size_t n = 4 + (size_t)ck_get_u32(data);
+        ck_elem e;
+        int rc = ck_elem_decode(data, n, &e);
+        if (rc)
+            return rc;
+        if (e.tag == CK_EL_RECORD && (rc = ck_rp_emit_rec(&o->rp, ck_rp_out_route(o, &e.u.rec),
+                                                          &e.u.rec)))
+            return rc;
+        data += n;
+        len -= n;
+    }
+    ck_rp_flush(&o->rp);
+    return CK_OK;
+}
+
 /* Puts a decoded snapshot in place: state, source offsets, sink transactions. */
 static int restore_apply_snapshot(ck_task *t, const ck_snapshot *s, const char **why)
 {
@@ -264,7 +291,8 @@ static int restore_apply_snapshot(ck_task *t, const ck_snapshot *s, const char *
     const ck_restore_take *tk = t->rtakes ? &t->rtakes[t->restore_next] : NULL;
     uint32_t what = tk ? tk->what
                        : CK_ASG_KEYED | CK_ASG_OPSTATE | CK_ASG_CHANNELS | CK_ASG_OUT_CHANNELS |
-                             CK_ASG_TXNS;
+                             CK_ASG_TXNS |
+                             (t->from.moved_in || t->from.moved_out ? CK_ASG_REROUTE : 0);
     *why = "it is not of the snapshot's subtask the assignment gave this subtask";
     if (s->checkpoint_id != t->restore_cp ||
         (uint32_t)s->vertex != (tk ? tk->old_vertex : t->from.old_vertex) ||
@@ -323,6 +351,10 @@ static int restore_apply_snapshot(ck_task *t, const ck_snapshot *s, const char *
         t->from.old_parallelism != (uint32_t)t->g->v[t->vertex].parallelism)
         ck_gate_replay_filter(&t->gate, t->chain.ops[0].kgr,
                               t->chain.ops[0].spec->max_parallelism);
+    /* Its state moves to other channels (assign.h CK_ASG_REROUTE). */
+    int moved = (what & CK_ASG_REROUTE) != 0;
+    if (moved && t->has_gate)
+        ck_gate_replay_moved(&t->gate);
     for (int i = 0; i < s->nchans; i++) {
         const ck_chan_state *cs = &s->chans[i];
         if (!(what & (cs->out ? CK_ASG_OUT_CHANNELS : CK_ASG_CHANNELS)))
@@ -331,7 +363,8 @@ static int restore_apply_snapshot(ck_task *t, const ck_snapshot *s, const char *
         if (cs->out) {
             for (int k = 0; k < t->nrps; k++)
                 if (t->rps[k].edge->id == cs->edge)
-                    rc = ck_rp_replay(&t->rps[k].rp, cs->peer, cs->data, cs->len);
+                    rc = moved ? reroute(&t->rps[k], cs->data, cs->len)
+                               : ck_rp_replay(&t->rps[k].rp, cs->peer, cs->data, cs->len);
         } else if (t->has_gate && t->gate.edge == cs->edge) {
             rc = ck_gate_replay(&t->gate, cs->peer, cs->data, cs->len);
         }
@@ -742,6 +775,10 @@ void task_restore_start(ck_task *t)
 {
     t->state = CK_TASK_RESTORING;
     t->restore_t0 = ck_now(t->plat);
+    /* its producers send recovered markers after the channel state they
+     * restored (gate.h) */
+    if (t->from.moved_in && t->has_gate)
+        ck_gate_expect_recovered(&t->gate);
     if (t->rtakes && t->is_source) {
         t->nparts = 0; /* another parallelism's: exactly what the files deal it */
         t->rknown = -1;

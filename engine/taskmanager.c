@@ -105,7 +105,9 @@ uint8_t *ck_tm_deploy_body_takes(uint32_t attempt, int gen, const ck_restore_poi
             continue;
         }
         int takes = points && points[i].takes;
-        ck_wbuf_u32(&w, i | (takes ? CK_DEPLOY_TAKES : 0));
+        ck_wbuf_u32(&w, i | (takes ? CK_DEPLOY_TAKES : 0) |
+                            (points && points[i].moved_in ? CK_DEPLOY_MOVED_IN : 0) |
+                            (points && points[i].moved_out ? CK_DEPLOY_MOVED_OUT : 0));
         for (int k = 0; k < 3; k++)
             ck_wbuf_u32(&w, origins ? origins[3 * i + (uint32_t)k] : CK_TM_ORIGIN_OWN);
         ck_handles_put_bare(&w, handles[i]); /* it reads its operator state from its files */
@@ -148,7 +150,7 @@ static int get_takes(ck_rbuf *r, const ck_graph *g, uint32_t nh, ck_restore_take
             t->old_parallelism > CK_KG_UPPER_BOUND_MAX_PARALLELISM ||
             t->old_subtask >= t->old_parallelism || !t->what ||
             (t->what & ~(CK_ASG_KEYED | CK_ASG_OPSTATE | CK_ASG_CHANNELS | CK_ASG_OUT_CHANNELS |
-                         CK_ASG_TXNS)) ||
+                         CK_ASG_TXNS | CK_ASG_REROUTE)) ||
             !kg_ok)
             return CK_EPROTO;
     }
@@ -244,8 +246,9 @@ static int on_deploy(ck_tm *tm, const uint8_t *b, size_t len)
             continue;
         const char *why;
         uint32_t got = ck_rbuf_u32(&r);
-        if ((got & ~(CK_DEPLOY_EMPTY | CK_DEPLOY_TAKES)) != i || r.err ||
-            (got & CK_DEPLOY_EMPTY && got & CK_DEPLOY_TAKES)) {
+        const uint32_t moved = CK_DEPLOY_MOVED_IN | CK_DEPLOY_MOVED_OUT;
+        if ((got & ~(CK_DEPLOY_EMPTY | CK_DEPLOY_TAKES | moved)) != i || r.err ||
+            (got & CK_DEPLOY_EMPTY && got & (CK_DEPLOY_TAKES | moved))) {
             rc = CK_EPROTO;
             break;
         }
@@ -253,6 +256,8 @@ static int on_deploy(ck_tm *tm, const uint8_t *b, size_t len)
             empty[k++] = 1;
             continue;
         }
+        pts[k].moved_in = (got & CK_DEPLOY_MOVED_IN) != 0;
+        pts[k].moved_out = (got & CK_DEPLOY_MOVED_OUT) != 0;
         for (int q = 0; q < 3; q++)
             orig[3 * k + (uint32_t)q] = ck_rbuf_u32(&r);
         if (orig[3 * k] == CK_TM_ORIGIN_OWN) { /* the identity assignment */
@@ -291,6 +296,8 @@ static int on_deploy(ck_tm *tm, const uint8_t *b, size_t len)
             from.takes = pts[k].takes;
             from.chunks = pts[k].chunks;
             from.nchunks = pts[k].nchunks;
+            from.moved_in = pts[k].moved_in;
+            from.moved_out = pts[k].moved_out;
             k++;
             int drc = tm->plat->ops->deploy(tm->plat, attempt, i, fresh ? NULL : &from);
             failed = failed ? failed : drc;

@@ -21,7 +21,9 @@
  *              (CK_ASG_* bits) | i32 first | i32 last key group taken,
  *              then u32 count | count x (u32 operator | u8 length |
  *              state name | u32 old subtask | u32 first | u32 n): the
- *              operator state entries dealt to it (assign.h);
+ *              operator state entries dealt to it (assign.h); with the
+ *              bits after it set (CK_DEPLOY_MOVED_IN, _OUT), its input,
+ *              its output channel state moves to other channels;
  *              the global subtask's top bit set (CK_DEPLOY_EMPTY) and
  *              nothing after it: the subtask starts empty (the assignment
  *              gives it no state: a new subtask of a rescaled vertex that
@@ -95,6 +97,11 @@ int ck_tm_check(const ck_tm *tm, ck_inv *v);
 /* The next bit: its handles are of another parallelism's subtasks, and
  * per handle its take follows them, then the operator state dealt. */
 #define CK_DEPLOY_TAKES 0x40000000u
+/* And the next two: its input (MOVED_IN), its output (MOVED_OUT) channel
+ * state moves to other channels (assign.h ck_asg_task.moved_in, moved_out):
+ * its gate waits for recovered markers, it sends its own. */
+#define CK_DEPLOY_MOVED_IN 0x20000000u
+#define CK_DEPLOY_MOVED_OUT 0x10000000u
 
 /* Builds the DEPLOY body for task manager `host` (malloc'd) of an attempt
  * of generation gen; from: NULL or id 0 to start fresh, else handles[g]

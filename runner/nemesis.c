@@ -305,9 +305,7 @@ static int forward_root(const ck_job_spec *js, int k)
 
 /*
  * The parallelism of every operator after a drawn rescale, from cur:
- * each forward group that may rescale (ck_asg_rescale_refused: a vertex
- * whose state cannot move to another parallelism yet keeps its own)
- * takes, with even odds, a parallelism from 1 to the most the scenario's
+ * each forward group takes, with even odds, a parallelism from 1 to the most the scenario's
  * timeline gives it; at least one changes. The job must build and need
  * at most `hosts` task managers (*need: how many it does); 0, or -1 when
  * eight draws found none.
@@ -326,14 +324,11 @@ static int draw_parallelism(ck_rng *g, const ck_scenario *sc, const int *hi,
         for (int k = 0; k < js->nops; k++) {
             if (forward_root(js, k) != k)
                 continue;
-            int top = 1, movable = 1;
+            int top = 1;
             for (int q = 0; q < js->nops; q++)
-                if (forward_root(js, q) == k) {
+                if (forward_root(js, q) == k)
                     top = hi[q] > top ? hi[q] : top;
-                    movable &=
-                        !ck_asg_rescale_refused(&sc->graph, sc->graph.op_vertex[q], &sc->cfg);
-                }
-            if (!movable || top < 2)
+            if (top < 2)
                 continue;
             any = k;
             if (ck_rng_below(g, 2) == 0)

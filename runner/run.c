@@ -534,33 +534,6 @@ int ck_run_main(const char *scenario_path, const ck_run_opts *o)
         cJSON_Delete(sc.expect);
         sc.expect = NULL;
     }
-    /* The job's graph per generation, one per rescale. A rescale that
-     * changes the parallelism of a vertex whose state does not move to
-     * another parallelism (channel state) is refused up front, by the
-     * state assignment's rule (assign.h ck_asg_rescale_refused: the one
-     * the job manager's deploy and a savepoint's pre-check apply).
-     * Keyed state, sources' partitions, buffers' list state and sinks'
-     * transactions move; a vertex that keeps none starts empty. */
-    for (int i = 0, prev = -1; i < sc.nfaults; i++) {
-        const ck_fault *f = &sc.faults[i];
-        if (f->kind != CK_FAULT_RESCALE)
-            continue;
-        for (int k = 0; k < sc.graph.spec.nops; k++) {
-            int was = prev >= 0 ? sc.faults[prev].par[k] : sc.graph.spec.ops[k].parallelism;
-            const char *state =
-                ck_asg_rescale_refused(&sc.graph, sc.graph.op_vertex[k], &sc.cfg);
-            if (f->par[k] != was && state) {
-                fprintf(stderr,
-                        "chandy: %s: events[%d].parallelism: \"%s\" from %d to %d: it keeps "
-                        "%s, which does not move to another parallelism yet (keyed state, "
-                        "sources, buffers, sinks and stateless operators rescale)\n",
-                        scenario_path, i, sc.graph.spec.ops[k].name, was, f->par[k], state);
-                ck_scenario_free(&sc);
-                return 2;
-            }
-        }
-        prev = i;
-    }
     r.backend = o->backend;
     r.verbose = o->verbose;
     r.job.ntm = ck_scenario_taskmanagers(&sc);

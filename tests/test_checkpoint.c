@@ -366,6 +366,120 @@ static void test_unaligned_channel_state(void **state)
     rig_free(&r);
 }
 
+/* Record v of producer p with a 300-byte payload: it spans buffers of
+ * 256 bytes. */
+static void put_big(rig *r, int p, int64_t v)
+{
+    static const uint8_t pad[300];
+    ck_elem e = {.tag = CK_EL_RECORD};
+    e.u.rec.key = "k";
+    e.u.rec.klen = 1;
+    e.u.rec.ts = p;
+    e.u.rec.value = v;
+    e.u.rec.payload = pad;
+    e.u.rec.plen = sizeof(pad);
+    assert_int_equal(ck_rp_emit(&r->rp[p], 0, &e), 0);
+}
+
+static void put_recovered(rig *r, int p)
+{
+    ck_elem e = {.tag = CK_EL_BARRIER};
+    e.u.barrier.id = 7;
+    e.u.barrier.flags = CK_BARRIER_RECOVERED;
+    assert_int_equal(ck_rp_emit(&r->rp[p], 0, &e), 0);
+}
+
+/*
+ * Channel state holds whole elements, as a restore at another parallelism
+ * needs to route them one by one: producer 0 cuts records of 340 bytes
+ * into buffers of 256 and sends two (record 1 and the first part of
+ * record 2) before its unaligned barrier overtakes the rest. Its output
+ * state is records 2 and 3 whole (the part of record 2 it sent kept
+ * aside), and the gate's input state record 1 alone: the part of record 2
+ * it got is left out. Restored where parallelisms changed, the input state
+ * of old producer 2 is read on channel 2 mod 2 = 0, and a gate that
+ * expects recovered markers holds a channel that delivered its marker
+ * until every one did: the old records routed by producer 1 (0:2, 0:3)
+ * come before producer 0's new 0:9, whichever channel is read first.
+ */
+static void test_channel_state_whole_elements(void **state)
+{
+    (void)state;
+    static rig r;
+    rig_init(&r, 1);
+    r.gate.uc_edge = 1;
+    assert_int_equal(ck_rp_set_buffer_size(&r.rp[0], 0, 256), 0);
+    for (int v = 1; v <= 3; v++)
+        put_big(&r, 0, v);
+    pump(&r); /* the two exclusive credits: 512 bytes go */
+    assert_int_equal(r.rp[0].subs[0].bufs_sent, 2);
+    assert_true(r.rp[0].subs[0].head_len > 0); /* record 2 sent in part */
+    assert_int_equal(ck_rp_check(&r.rp[0], NULL), 0);
+    ck_elem be = {.tag = CK_EL_BARRIER};
+    be.u.barrier.id = 1;
+    be.u.barrier.flags = CK_BARRIER_UNALIGNED;
+    ck_wbuf out0 = {0}, out1 = {0};
+    assert_int_equal(ck_rp_priority_barrier(&r.rp[0], &be, &out0), 0);
+    char trace[256] = "";
+    trace_bytes(&out0, trace, sizeof(trace));
+    assert_string_equal(trace, "0:2 0:3 ");
+    pump(&r);
+    assert_int_equal(r.snapshot, 1);
+    assert_int_equal(ck_rp_priority_barrier(&r.rp[1], &be, &out1), 0);
+    pump(&r);
+    assert_true(ck_gate_uc_complete(&r.gate));
+    ck_wbuf *st = ck_gate_uc_take(&r.gate);
+    trace_bytes(&st[0], trace, sizeof(trace));
+    assert_string_equal(trace, "0:1 ");
+    assert_int_equal(st[1].len, 0);
+    for (int i = 0; i < 4; i++)
+        pump(&r);
+    trace[0] = 0;
+    drain(&r, trace, sizeof(trace));
+    assert_string_equal(trace, "0:1 0:2 0:3 "); /* the stream itself unchanged */
+    assert_int_equal(ck_gate_check(&r.gate, NULL), 0);
+    assert_int_equal(ck_rp_check(&r.rp[0], NULL), 0);
+
+    static rig q;
+    rig_init(&q, 1);
+    q.gate.uc_edge = 1;
+    ck_gate_replay_moved(&q.gate);
+    ck_gate_expect_recovered(&q.gate);
+    assert_int_equal(ck_gate_replay(&q.gate, 2, st[0].p, st[0].len), 0);
+    assert_int_equal(ck_rp_replay(&q.rp[1], 0, out0.p, out0.len), 0);
+    put_recovered(&q, 0);
+    put_rec(&q, 0, 9);
+    put_recovered(&q, 1);
+    put_rec(&q, 1, 7);
+    trace[0] = 0;
+    for (int i = 0; i < 6; i++) {
+        pump(&q);
+        drain(&q, trace, sizeof(trace));
+        assert_int_equal(ck_gate_check(&q.gate, NULL), 0);
+    }
+    assert_int_equal(q.gate.rec_left, 0);
+    /* old records first; then the new ones, in either order */
+    assert_true(!strcmp(trace, "0:1 0:2 0:3 0:9 1:7 ") || !strcmp(trace, "0:1 0:2 0:3 1:7 0:9 "));
+    /* a gate that expects none drops a marker */
+    static rig n;
+    rig_init(&n, 1);
+    put_recovered(&n, 0);
+    put_rec(&n, 0, 5);
+    pump(&n);
+    pump(&n);
+    trace[0] = 0;
+    drain(&n, trace, sizeof(trace));
+    assert_string_equal(trace, "0:5 ");
+    for (int i = 0; i < 2; i++)
+        free(st[i].p);
+    free(st);
+    free(out0.p);
+    free(out1.p);
+    rig_free(&n);
+    rig_free(&q);
+    rig_free(&r);
+}
+
 /* A gate restored with channel state announces no credit until it has
  * read that state through (Flink requests a gate's partitions once its
  * recovered state is consumed): nothing new can arrive before it. */
@@ -2888,6 +3002,7 @@ int main(void)
         cmocka_unit_test(test_ending_channel_completes_alignment),
         cmocka_unit_test(test_cancel_marker_ends_alignment),
         cmocka_unit_test(test_unaligned_channel_state),
+        cmocka_unit_test(test_channel_state_whole_elements),
         cmocka_unit_test(test_restored_gate_credit_after_state),
         cmocka_unit_test(test_aligned_timeout),
         cmocka_unit_test(test_graph_generations),

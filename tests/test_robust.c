@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "assign.h"
 #include "error.h"
 #include "fakeplat.h"
 #include "invcheck.h"
@@ -301,7 +302,7 @@ static void test_deploy_names_known_hosts(void **state)
         if (bad == 1)
             tb->what = 0;
         if (bad == 2)
-            tb->what |= 32; /* past CK_ASG_OUT_CHANNELS */
+            tb->what |= CK_ASG_REROUTE << 1; /* past the last bit */
         if (bad == 3)
             tb->old_subtask = 2;
         if (bad == 4)
