@@ -257,47 +257,40 @@ void ck_handles_free(ck_handles *hs)
     memset(hs, 0, sizeof(*hs));
 }
 
-uint64_t ck_handles_bytes(const ck_handles *hs)
+/* The sum over hs's files whose flags, masked by mask, are want: of their
+ * bytes, or of what they weigh (`modelled`). */
+static uint64_t sum(const ck_handles *hs, int modelled, uint32_t mask, uint32_t want)
 {
     uint64_t b = 0;
     for (uint32_t i = 0; i < hs->n; i++)
-        b += hs->v[i].bytes;
+        if ((hs->v[i].flags & mask) == want)
+            b += modelled ? hs->v[i].modelled : hs->v[i].bytes;
     return b;
+}
+
+uint64_t ck_handles_bytes(const ck_handles *hs)
+{
+    return sum(hs, 0, 0, 0);
 }
 
 uint64_t ck_handles_bytes_inline(const ck_handles *hs)
 {
-    uint64_t b = 0;
-    for (uint32_t i = 0; i < hs->n; i++)
-        if (hs->v[i].flags & CK_HANDLE_INLINE)
-            b += hs->v[i].bytes;
-    return b;
+    return sum(hs, 0, CK_HANDLE_INLINE, CK_HANDLE_INLINE);
 }
 
 uint64_t ck_handles_modelled(const ck_handles *hs)
 {
-    uint64_t b = 0;
-    for (uint32_t i = 0; i < hs->n; i++)
-        b += hs->v[i].modelled;
-    return b;
+    return sum(hs, 1, 0, 0);
 }
 
 uint64_t ck_handles_modelled_new(const ck_handles *hs)
 {
-    uint64_t b = 0;
-    for (uint32_t i = 0; i < hs->n; i++)
-        if (!(hs->v[i].flags & CK_HANDLE_REUSED))
-            b += hs->v[i].modelled;
-    return b;
+    return sum(hs, 1, CK_HANDLE_REUSED, 0);
 }
 
 uint64_t ck_handles_bytes_new(const ck_handles *hs)
 {
-    uint64_t b = 0;
-    for (uint32_t i = 0; i < hs->n; i++)
-        if (!(hs->v[i].flags & CK_HANDLE_REUSED))
-            b += hs->v[i].bytes;
-    return b;
+    return sum(hs, 0, CK_HANDLE_REUSED, 0);
 }
 
 static void put(ck_wbuf *w, const ck_handles *hs, int counts)

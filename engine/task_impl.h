@@ -395,8 +395,8 @@ void task_snap_free(ck_task *t);
 CK_MUST_CHECK int task_snap_check(const ck_task *t, ck_inv *v);
 /* A snapshot's files, for the merged objects of task_mfile_upload: an upload
  * (data taken) or one from local paths, whether files go up from their
- * paths, the complete checkpoint's file a file is, and handles for a
- * file reused or inline. */
+ * paths, and whether a file goes up at all (else its handle is added,
+ * reused or inline: task_snap_kept). */
 CK_MUST_CHECK int task_snap_upload(ck_task *t, snap_job *j, const char *key, uint8_t *data,
                                    size_t len, uint64_t modelled);
 /* What native file nf of n weighs (its bytes, and value_size for each
@@ -408,12 +408,9 @@ CK_MUST_CHECK int task_snap_upload_files_at(ck_task *t, snap_job *j, const char 
                                             uint64_t base, const char *const *paths,
                                             uint32_t nf, uint32_t h);
 int task_snap_by_path(const ck_task *t, const snap_job *j);
-const ck_handle *task_snap_confirmed_find(const ck_task *t, int op, const ck_native_file *f);
-int task_snap_inline_file(const ck_task *t, const ck_native_file *nf);
-CK_MUST_CHECK int task_snap_add_reused(snap_job *j, const ck_handle *c, int op,
-                                       const char *name);
-CK_MUST_CHECK int task_snap_add_inline(ck_task *t, snap_job *j, struct snap_native *n,
-                                       uint32_t f);
+/* Native file f of n kept out of snapshot j's uploads (referred to or
+ * inline: 1, its handle added when rc is given), or 0: it goes up. */
+int task_snap_kept(ck_task *t, snap_job *j, struct snap_native *n, uint32_t f, int *rc);
 
 /* ---- the merged file (task_mfile.c) ---- */
 

@@ -217,13 +217,8 @@ static int mfile_upload_paths(ck_task *t, snap_job *j, const char *shared)
         struct snap_native *n = &j->nat[i];
         for (uint32_t f = 0; f < n->snap.n && !rc; f++) {
             const ck_native_file *nf = &n->snap.files[f];
-            const ck_handle *c =
-                nf->immutable && !j->full ? task_snap_confirmed_find(t, n->op, nf) : NULL;
-            if (c || task_snap_inline_file(t, nf)) {
-                rc = c ? task_snap_add_reused(j, c, n->op, nf->name)
-                       : task_snap_add_inline(t, j, n, f);
+            if (task_snap_kept(t, j, n, f, &rc))
                 continue;
-            }
             if (nin && base + mlen + nf->size > t->merge_max) { /* this object is full */
                 rc = mfile_upload_object(t, j, key, base, mlen, buf, paths, nin, h0);
                 nin = 0;
@@ -285,13 +280,8 @@ int task_mfile_upload(ck_task *t, snap_job *j, const char *shared)
         struct snap_native *n = &j->nat[i];
         for (uint32_t f = 0; f < n->snap.n && !rc; f++) {
             const ck_native_file *nf = &n->snap.files[f];
-            const ck_handle *c =
-                nf->immutable && !j->full ? task_snap_confirmed_find(t, n->op, nf) : NULL;
-            if (c || task_snap_inline_file(t, nf)) {
-                rc = c ? task_snap_add_reused(j, c, n->op, nf->name)
-                       : task_snap_add_inline(t, j, n, f);
+            if (task_snap_kept(t, j, n, f, &rc))
                 continue;
-            }
             uint8_t *d;
             size_t len;
             if ((rc = n->ks->ops->native_read(n->ks, &n->snap, f, &d, &len)))

@@ -616,7 +616,7 @@ int task_snap_check(const ck_task *t, ck_inv *v)
 
 /* The native file of operator op named name that the latest complete
  * checkpoint stored, or NULL. */
-const ck_handle *task_snap_confirmed_find(const ck_task *t, int op, const ck_native_file *f)
+static const ck_handle *snap_confirmed_find(const ck_task *t, int op, const ck_native_file *f)
 {
     for (uint32_t i = 0; i < t->confirmed.n; i++) {
         const ck_handle *h = &t->confirmed.v[i];
@@ -723,7 +723,7 @@ uint64_t task_snap_file_landed(ck_task *t, uint64_t token, int *status, const ui
 }
 
 /* Refers snapshot j to c, the file an earlier checkpoint stored. */
-int task_snap_add_reused(snap_job *j, const ck_handle *c, int op, const char *name)
+static int snap_add_reused(snap_job *j, const ck_handle *c, int op, const char *name)
 {
     int rc = ck_handles_add_native(&j->handles, CK_HANDLE_SHARED | CK_HANDLE_REUSED, c->key,
                                    c->bytes, c->crc, j->kgr, (uint32_t)op, name);
@@ -741,7 +741,7 @@ int task_snap_add_reused(snap_job *j, const ck_handle *c, int op, const char *na
  * a snapshot's own files are: its canonical file and its native files
  * private to it (MANIFEST, CURRENT, OPTIONS); a file later checkpoints
  * may refer to (an SST under shared/) is always stored. */
-int task_snap_inline_file(const ck_task *t, const ck_native_file *nf)
+static int snap_inline_file(const ck_task *t, const ck_native_file *nf)
 {
     return !nf->immutable && nf->size < t->inline_below;
 }
@@ -759,7 +759,7 @@ static int snap_private_key(const ck_task *t, const snap_job *j, int op, const c
 
 /* Adds private native file f of n to snapshot j's handles inline (its
  * bytes read now, on the task's thread: a few kB at most). */
-int task_snap_add_inline(ck_task *t, snap_job *j, struct snap_native *n, uint32_t f)
+static int snap_add_inline(ck_task *t, snap_job *j, struct snap_native *n, uint32_t f)
 {
     const ck_native_file *nf = &n->snap.files[f];
     char key[CK_HANDLE_KEY_MAX + 1];
@@ -777,6 +777,21 @@ int task_snap_add_inline(ck_task *t, snap_job *j, struct snap_native *n, uint32_
         return rc;
     }
     return ck_handles_inline_last(&j->handles, d, len);
+}
+
+/* Is file f of snapshot j's native n kept out of the uploads: one the
+ * latest complete checkpoint stored (immutable, and j incremental:
+ * referred to), or a small private one (inline)? 1 then, and with rc
+ * given its handle is added (*rc: 0 or why not); 0 when it goes up. */
+int task_snap_kept(ck_task *t, snap_job *j, struct snap_native *n, uint32_t f, int *rc)
+{
+    const ck_native_file *nf = &n->snap.files[f];
+    const ck_handle *c = nf->immutable && !j->full ? snap_confirmed_find(t, n->op, nf) : NULL;
+    if (!c && !snap_inline_file(t, nf))
+        return 0;
+    if (rc)
+        *rc = c ? snap_add_reused(j, c, n->op, nf->name) : snap_add_inline(t, j, n, f);
+    return 1;
 }
 
 /* Uploads snapshot j: its canonical file, and the native files of its
@@ -828,14 +843,8 @@ static int snap_start_uploads(ck_task *t, snap_job *j)
             struct snap_native *n = &j->nat[i];
             for (uint32_t f = 0; f < n->snap.n && !rc; f++, h++) {
                 const ck_native_file *nf = &n->snap.files[f];
-                const ck_handle *c =
-                    nf->immutable && !j->full ? task_snap_confirmed_find(t, n->op, nf) : NULL;
-                int inl = !c && task_snap_inline_file(t, nf);
-                if (pass == 0 && (c || inl)) {
-                    rc = c ? task_snap_add_reused(j, c, n->op, nf->name)
-                           : task_snap_add_inline(t, j, n, f);
-                    continue;
-                }
+                if (task_snap_kept(t, j, n, f, pass == 0 ? &rc : NULL))
+                    continue; /* its handle added in the first pass */
                 if (pass == 0) {
                     char key[CK_HANDLE_KEY_MAX + 1];
                     if ((rc = nf->immutable
@@ -850,7 +859,7 @@ static int snap_start_uploads(ck_task *t, snap_job *j)
                                                     task_snap_native_model(n, nf))))
                         break;
                 }
-                if (c || inl || (nf->size >= UPLOAD_LARGE) != pass)
+                if ((nf->size >= UPLOAD_LARGE) != pass)
                     continue;
                 if (from_paths) {
                     rc = snap_upload_file(t, j, n, f, h);

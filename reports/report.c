@@ -710,17 +710,35 @@ static agg event_field_agg(const entry *e, const phased *P, int k, const char *f
     return agg_of(v, (size_t)n);
 }
 
-/* The most recoveries any run of e had. */
-static int max_recoveries(const entry *e)
+/* a in another unit: its figures times f. */
+static agg scaled(agg a, double f)
 {
-    return max_events(e, &recovery_kind);
+    a.med *= f;
+    a.lo *= f;
+    a.hi *= f;
+    return a;
 }
 
-/* Recovery k of e: figure j (0-3 phases, 4 total, 5 failure time) over its runs. */
-static agg recovery_agg(const entry *e, int k, int j)
+/* The cells of event k of e in a table of events of kind P, w bytes
+ * apart from s: its number in cell 1, its phases from cell first on and
+ * its total in cell total, in the unit of P's chart, with format f. */
+static void event_cells(const entry *e, const phased *P, int k, const char *f, char *s, size_t w,
+                        int first, int total)
 {
-    return j < 5 ? event_agg(e, &recovery_kind, k, j)
-                 : event_field_agg(e, &recovery_kind, k, "failure_s");
+    snprintf(s + w, w, "%d", k + 1);
+    for (int p = 0; p < P->nph; p++)
+        fmt_agg(s + (size_t)(first + p) * w, w, scaled(event_agg(e, P, k, p), P->scale), f);
+    fmt_agg(s + (size_t)total * w, w, scaled(event_agg(e, P, k, P->nph), P->scale), f);
+}
+
+/* A row of t (at most 32 columns): e's tag, then cells 1 to t->cols - 1
+ * of s, w bytes apart. */
+static void event_row(table *t, const entry *e, const char *s, size_t w)
+{
+    const char *cells[32] = {e->tag};
+    for (int c = 1; c < t->cols && c < 32; c++)
+        cells[c] = s + (size_t)c * w;
+    t_row(t, cells);
 }
 
 static void recovery_table(rep *R)
@@ -734,13 +752,11 @@ static void recovery_table(rep *R)
     int rows = 0;
     for (int i = 0; i < R->n; i++) {
         const entry *E = &R->e[i];
-        for (int k = 0; k < max_recoveries(E); k++) {
+        for (int k = 0; k < max_events(E, &recovery_kind); k++) {
             char s[10][80];
-            snprintf(s[1], sizeof(s[1]), "%d", k + 1);
-            fmt_agg(s[2], sizeof(s[2]), recovery_agg(E, k, 5), "%.3f");
-            for (int p = 0; p < 4; p++)
-                fmt_agg(s[3 + p], sizeof(s[3]), recovery_agg(E, k, p), "%.3f");
-            fmt_agg(s[7], sizeof(s[7]), recovery_agg(E, k, 4), "%.3f");
+            event_cells(E, &recovery_kind, k, "%.3f", s[0], sizeof(s[0]), 3, 7);
+            fmt_agg(s[2], sizeof(s[2]), event_field_agg(E, &recovery_kind, k, "failure_s"),
+                    "%.3f");
             double v[CK_REPORT_MAX_SEEDS];
             int n = 0;
             for (int r = 0; r < E->nrf; r++) {
@@ -769,10 +785,7 @@ static void recovery_table(rep *R)
                 fmt_num(ofs, sizeof(ofs), "%.0f", of);
                 snprintf(s[9] + strlen(s[9]), sizeof(s[9]) - strlen(s[9]), " of %s", ofs);
             }
-            const char *cells[10] = {E->tag};
-            for (int c2 = 1; c2 < 10; c2++)
-                cells[c2] = s[c2];
-            t_row(&t, cells);
+            event_row(&t, E, s[0], sizeof(s[0]));
             rows++;
         }
     }
@@ -834,14 +847,6 @@ static void rescale_outcome(const cJSON *root, const cJSON *rs, char *buf, size_
     snprintf(buf, len, "%s%s%s", o ? o : "-", why ? ": " : "", why ? why : "");
 }
 
-static agg scaled(agg a, double f)
-{
-    a.med *= f;
-    a.lo *= f;
-    a.hi *= f;
-    return a;
-}
-
 /* Every rescale of every entry, refused ones too: what it changed, how
  * it ended, and its phases as the chart stacks them. */
 static void rescale_table(rep *R)
@@ -860,19 +865,13 @@ static void rescale_table(rep *R)
         const entry *E = &R->e[i];
         for (int k = 0; k < max_events(E, P); k++) {
             char s[COLS][600];
-            const char *cells[COLS] = {E->tag};
-            snprintf(s[1], sizeof(s[1]), "%d", k + 1);
+            event_cells(E, P, k, "%.2f", s[0], sizeof(s[0]), 6, 14);
             rescale_text(E, k, rescale_via, s[2], sizeof(s[2]));
             rescale_text(E, k, rescale_ops, s[3], sizeof(s[3]));
             rescale_text(E, k, rescale_outcome, s[4], sizeof(s[4]));
             fmt_agg(s[5], sizeof(s[5]), event_field_agg(E, P, k, "trigger_s"), "%.3f");
-            for (int p = 0; p < P->nph; p++)
-                fmt_agg(s[6 + p], sizeof(s[6]), scaled(event_agg(E, P, k, p), 1e3), "%.2f");
             fmt_agg(s[13], sizeof(s[13]), event_field_agg(E, P, k, "restore.bytes"), "%.0f");
-            fmt_agg(s[14], sizeof(s[14]), scaled(event_agg(E, P, k, P->nph), 1e3), "%.2f");
-            for (int c = 1; c < COLS; c++)
-                cells[c] = s[c];
-            t_row(&t, cells);
+            event_row(&t, E, s[0], sizeof(s[0]));
             rows++;
         }
     }

@@ -274,6 +274,26 @@ static void test_stateless_simgrid(void **state)
     assert_non_null(strstr(sum, " (double 2->4, some 2->4), snapshot +"));
     assert_non_null(strstr(sum, " (double 4->2, some 4->2), snapshot +"));
     assert_null(strstr(sum, "total 3->3"));
+    /* One line per rescale, in the timeline's order, each naming its own
+     * change (2->4 out, 4->2 back, twice): a line with before and after
+     * swapped, or another rescale's operators, fails here. */
+    static const char *const lines[] = {
+        "  rescale    via savepoint at 0.600 s (double 2->4, some 2->4), snapshot +",
+        "  rescale    via checkpoint at 1.400 s (double 4->2, some 4->2), snapshot +",
+        "  rescale    via checkpoint at 2.200 s (double 2->4, some 2->4), snapshot +",
+        "  rescale    via savepoint at 3.000 s (double 4->2, some 4->2), snapshot +"};
+    const char *line = sum;
+    int nlines = 0;
+    while ((line = strstr(line, "\n  rescale    via ")) != NULL) {
+        line++;
+        assert_true(nlines < 4);
+        if (strncmp(line, lines[nlines], strlen(lines[nlines])))
+            print_error("rescale line %d: \"%.*s\", expected it to start \"%s\"\n", nlines,
+                        (int)strcspn(line, "\n"), line, lines[nlines]);
+        assert_memory_equal(line, lines[nlines], strlen(lines[nlines]));
+        nlines++;
+    }
+    assert_int_equal(nlines, 4);
     free(sum);
     /* Each savepoint's _metadata describes the generation that took it:
      * the first rescale's (3) the map at 2, the last one's (13) at 4. */

@@ -25,6 +25,22 @@ static int exists(const char *fmt, const char *a)
     return access(path, F_OK) == 0;
 }
 
+/* The text of the cells of the first row of data (<td>) after from, up
+ * to max of them; how many. */
+static int row_cells(const char *from, char cells[][80], int max)
+{
+    const char *p = strstr(from, "<td");
+    const char *end = p ? strstr(p, "</tr>") : NULL;
+    int n = 0;
+    while (p && p < end && n < max) {
+        p = strchr(p, '>') + 1;
+        const char *q = strstr(p, "</td>");
+        snprintf(cells[n++], 80, "%.*s", (int)(q - p), p);
+        p = strstr(q, "<td");
+    }
+    return n;
+}
+
 static void comparisons_side_by_side(void **state)
 {
     (void)state;
@@ -68,6 +84,18 @@ static void comparisons_side_by_side(void **state)
     assert_non_null(strstr(html, "id=\"c1-plot-checkpoint-duration\""));
     assert_non_null(strstr(html, "id=\"c2-plot-throughput\""));
     assert_int_equal(count_of(html, "<caption>Key figures</caption>"), 2);
+    /* The first comparison's key figures: run 1's own, each in its column
+     * (no recovery; its throughput, latency p99 and correct output). */
+    char cells[8][80], want[80];
+    assert_int_equal(row_cells(strstr(html, "<caption>Key figures</caption>"), cells, 8), 8);
+    cJSON *r1 = load_run("s/runs/r1");
+    assert_string_equal(cells[3], "-");
+    snprintf(want, sizeof(want), "%.0f", num(r1, "throughput_in_rps", NULL));
+    assert_string_equal(cells[4], want);
+    snprintf(want, sizeof(want), "%.1f", num(r1, "latency_ms", "p99"));
+    assert_string_equal(cells[5], want);
+    assert_string_equal(cells[7], "correct");
+    cJSON_Delete(r1);
     assert_non_null(strstr(html, "#2 every 600 ms, small-cp, simgrid, seed 11"));
     assert_non_null(strstr(html, "href=\"c1/index.html\""));
     assert_non_null(strstr(html, "href=\"c1/checkpoints.csv\""));
