@@ -1608,6 +1608,7 @@ static int jm_on_message(void *self, uint8_t *msg, size_t len)
                 r->restore_channels =
                     CK_MAX(r->restore_channels, (int64_t)ck_get_u64(body + 24));
                 r->restore_bytes += ck_get_u64(body + 16);
+                r->restore_records += ck_get_u64(body + 32 + CK_REBUILD_WIRE);
             }
             ck_rescale *rs = rescale_now(jm);
             if (rs && rs->attempt == jm->attempt && rs->deployed != CK_TIME_NEVER) {
@@ -1616,6 +1617,7 @@ static int jm_on_message(void *self, uint8_t *msg, size_t len)
                 rs->restore_channels =
                     CK_MAX(rs->restore_channels, (int64_t)ck_get_u64(body + 24));
                 rs->restore_bytes += ck_get_u64(body + 16);
+                rs->restore_records += ck_get_u64(body + 32 + CK_REBUILD_WIRE);
                 ck_kstate_rebuild_add_wire(&rs->rebuild, rs->rebuild_paths, body + 32);
             }
             check_restored(jm, now);

@@ -168,6 +168,7 @@ typedef struct ck_recovery {
      * gate restore), the bytes downloaded */
     int64_t restore_download, restore_load, restore_channels;
     uint64_t restore_bytes;
+    uint64_t restore_records; /* in-flight records replayed from channel state, by all */
     uint32_t attempt;      /* the attempt that recovered */
     uint64_t checkpoint;   /* restored from (0: from the start) */
     int64_t lag_before;    /* source lag (ns) reported before the failure */
@@ -242,6 +243,7 @@ typedef struct ck_rescale {
      * and channel-state reading, the bytes downloaded by all */
     int64_t restore_download, restore_load, restore_channels;
     uint64_t restore_bytes;
+    uint64_t restore_records; /* in-flight records replayed from channel state, by all */
     /* the keyed-state instances its subtasks rebuilt for their new key
      * groups (kstate.h): summed, and how many by each path */
     ck_kstate_rebuild rebuild;

@@ -1295,6 +1295,7 @@ static void report_running(ck_task *t)
     ck_kstate_rebuild_put(body + 32, &sum);
     for (int i = 0; i < CK_KS_REBUILD_NPATHS; i++)
         ck_put_u32(body + 32 + 4 * i, paths[i]);
+    ck_put_u64(body + 32 + CK_REBUILD_WIRE, t->restore_records);
     task_to_jm(t, CK_MSG_TASK_RUNNING, body, sizeof(body));
 }
 

@@ -292,6 +292,7 @@ struct ck_task {
      * to the local disk), charged once all are downloaded */
     ck_time restore_t0, restore_dl;
     uint64_t restore_bytes, restore_disk;
+    uint64_t restore_records; /* in-flight records of its channel state it replays */
     uint64_t restore_cost; /* what the download in flight weighs (0: its bytes) */
     double restore_flops;
     /* Native files downloaded, put in place once all are in. */

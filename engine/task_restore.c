@@ -259,7 +259,7 @@ static int restore_source_new(ck_task *t)
  * the new consumers, ahead of anything new; watermarks and barriers of
  * the old channel are dropped (gate.h ck_gate_replay_moved says why). The
  * state holds whole elements (partition.h). */
-static int reroute(ck_rp_out *o, const uint8_t *data, size_t len)
+static int reroute(ck_rp_out *o, const uint8_t *data, size_t len, uint64_t *records)
 {
     if (o->edge->ship == CK_SHIP_BROADCAST)
         return CK_ECORRUPT; /* no channel state on broadcast edges */
@@ -271,14 +271,32 @@ static int reroute(ck_rp_out *o, const uint8_t *data, size_t len)
         int rc = ck_elem_decode(data, n, &e);
         if (rc)
             return rc;
-        if (e.tag == CK_EL_RECORD && (rc = ck_rp_emit_rec(&o->rp, ck_rp_out_route(o, &e.u.rec),
-                                                          &e.u.rec)))
-            return rc;
+        if (e.tag == CK_EL_RECORD) {
+            if ((rc = ck_rp_emit_rec(&o->rp, ck_rp_out_route(o, &e.u.rec), &e.u.rec)))
+                return rc;
+            ++*records;
+        }
         data += n;
         len -= n;
     }
     ck_rp_flush(&o->rp);
     return CK_OK;
+}
+
+/* The records in channel state data[0..len) (whole elements) that a gate
+ * filtering by key groups kgr of max parallelism maxp (0: none) keeps. */
+static uint64_t records_in(const uint8_t *data, size_t len, ck_kgr kgr, int maxp)
+{
+    uint64_t n = 0;
+    for (size_t at = 0; at + 4 <= len && 4 + (size_t)ck_get_u32(data + at) <= len - at;) {
+        size_t sz = 4 + (size_t)ck_get_u32(data + at);
+        ck_elem e;
+        if (!ck_elem_decode(data + at, sz, &e) && e.tag == CK_EL_RECORD &&
+            (maxp <= 0 || ck_kgr_contains(kgr, ck_kg_of_hash(ck_rec_jhash(&e.u.rec), maxp))))
+            n++;
+        at += sz;
+    }
+    return n;
 }
 
 /* Puts a decoded snapshot in place: state, source offsets, sink transactions. */
@@ -363,9 +381,13 @@ static int restore_apply_snapshot(ck_task *t, const ck_snapshot *s, const char *
         if (cs->out) {
             for (int k = 0; k < t->nrps; k++)
                 if (t->rps[k].edge->id == cs->edge)
-                    rc = moved ? reroute(&t->rps[k], cs->data, cs->len)
+                    rc = moved ? reroute(&t->rps[k], cs->data, cs->len, &t->restore_records)
                                : ck_rp_replay(&t->rps[k].rp, cs->peer, cs->data, cs->len);
+            if (!rc && !moved)
+                t->restore_records += records_in(cs->data, cs->len, CK_KGR_EMPTY, 0);
         } else if (t->has_gate && t->gate.edge == cs->edge) {
+            t->restore_records +=
+                records_in(cs->data, cs->len, t->gate.rf_kgr, t->gate.rf_maxp);
             rc = ck_gate_replay(&t->gate, cs->peer, cs->data, cs->len);
         }
         if (rc)

@@ -66,8 +66,9 @@ typedef enum ck_msg_type {
 /* TASK_RUNNING's body: u64 download ns | u64 load ns | u64 bytes restored |
  * u64 ns reading the input channel state it restored | its keyed-state
  * instances rebuilt for a new key-group range (kstate.h ck_kstate_rebuild,
- * CK_REBUILD_WIRE bytes: ck_kstate_rebuild_put). */
-#define CK_RUNNING_BODY (32 + CK_REBUILD_WIRE)
+ * CK_REBUILD_WIRE bytes: ck_kstate_rebuild_put) | u64 in-flight records
+ * it replayed from channel state (read again, or sent again). */
+#define CK_RUNNING_BODY (40 + CK_REBUILD_WIRE)
 /* MATERIALIZED's body: u32 operator | u64 changes it holds (the changelog's
  * sequence number) | i64 started | i64 duration ns | u64 bytes uploaded |
  * u64 bytes of state it covers. */

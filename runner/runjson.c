@@ -433,6 +433,7 @@ static cJSON *recoveries_arr(const ck_run *r)
             cJSON_AddNumberToObject(rst, "channel_state_s", secs(v->restore_channels));
         }
         cJSON_AddNumberToObject(rst, "bytes", (double)v->restore_bytes);
+        cJSON_AddNumberToObject(rst, "records_replayed", (double)v->restore_records);
         cJSON_AddStringToObject(o, "cause", v->cause);
         cJSON *rs = cJSON_AddArrayToObject(o, "restarted_subtasks");
         for (uint32_t g = 0; v->subtasks && g < v->nsubtasks; g++)
@@ -527,6 +528,7 @@ static cJSON *rescales_arr(const ck_run *r)
             cJSON_AddNumberToObject(rst, "channel_state_s", secs(v->restore_channels));
         }
         cJSON_AddNumberToObject(rst, "bytes", (double)v->restore_bytes);
+        cJSON_AddNumberToObject(rst, "records_replayed", (double)v->restore_records);
         /* the keyed-state instances rebuilt for their new key groups */
         cJSON *rb = cJSON_AddObjectToObject(rst, "rebuild");
         cJSON_AddNumberToObject(rb, "instances", v->rebuild.rebuilds);

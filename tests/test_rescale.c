@@ -88,6 +88,7 @@ static void check_done(const cJSON *run, const cJSON *rs, const char *via)
     assert_true(num(rs, "attempt", NULL) >= 1);
     assert_true(num(rs, "restore", "download_s") >= 0);
     assert_true(num(rs, "restore", "rebuild_s") > 0); /* its state was put in place */
+    assert_true(num(rs, "restore", "records_replayed") == 0); /* no channel state */
     /* Aligned checkpoints: no channel state (over sockets, a real clock may
      * see a few microseconds pass where there is none to read). */
     if (!strcmp(str(run, "backend"), "simgrid"))
@@ -715,6 +716,10 @@ static void test_unaligned_rescale(void **state)
         /* tens of kilobytes in flight, restored at the new parallelism */
         assert_true(num(cp, "persisted_inflight_bytes", NULL) > 20000);
         assert_true(num(cJSON_GetObjectItem(rs, "restore"), "channel_state_s", NULL) > 0);
+        /* about a record of 400 bytes per 450 bytes in flight, each once */
+        double recs = num(rs, "restore", "records_replayed");
+        double inflight = num(cp, "persisted_inflight_bytes", NULL);
+        assert_true(recs > inflight / 600 && recs < inflight / 300);
     }
     const char *all[] = {"count", "counts"};
     check_after(run, 0, all, 2, 3);
