@@ -727,6 +727,25 @@ static void test_unaligned_rescale(void **state)
     const char *up[] = {"source", "parse"};
     check_after(run, 1, up, 2, 3);
     cJSON_Delete(run);
+
+    /* Over sockets: the same rescales, exactly once, with in-flight data
+     * restored (how much depends on the real clock's timing). */
+    snprintf(args, sizeof(args), "run %s --backend sockets --out %s/ucs --check-invariants", path,
+             tmp);
+    assert_chandy("ucs", args, 0);
+    run = load_run("ucs");
+    check_exactly_once(run);
+    rss = cJSON_GetObjectItem(run, "rescales");
+    assert_int_equal(cJSON_GetArraySize(rss), 2);
+    double replayed = 0;
+    for (int i = 0; i < 2; i++) {
+        const cJSON *rs = cJSON_GetArrayItem(rss, i);
+        assert_string_equal(str(rs, "outcome"), "done");
+        replayed += num(rs, "restore", "records_replayed");
+    }
+    assert_true(replayed > 0);
+    check_after(run, 1, all, 2, 1);
+    cJSON_Delete(run);
 }
 
 /* A keyed job rescaled with its state, source and sink: 2 -> 4 via a
