@@ -501,6 +501,18 @@ static int channels_move(const ck_graph *g, const uint32_t *oldp, int v)
     return moved;
 }
 
+/* Whether vertex v has an edge that channel state may be taken on (hash
+ * and rebalance edges: gate.h). */
+static int carries_channels(const ck_graph *g, int v)
+{
+    const ck_vertex *vx = &g->v[v];
+    int any = vx->in_edge >= 0 &&
+              ck_asg_channel_mapper(g->e[vx->in_edge].ship, 0) != CK_ASG_MAP_UNSUPPORTED;
+    for (int q = 0; q < vx->nout; q++)
+        any |= ck_asg_channel_mapper(g->e[vx->out_edges[q]].ship, 1) != CK_ASG_MAP_UNSUPPORTED;
+    return any;
+}
+
 /* Whether snapshot m may hold channel state: only one taken with
  * unaligned barriers, or aligned ones that may turn unaligned after the
  * aligned-checkpoint timeout. An aligned checkpoint's or a savepoint's
@@ -531,6 +543,11 @@ int ck_asg_plan(ck_asg *a, const ck_cp_meta *m, const ck_graph *g, const ck_conf
      * subtasks start empty. */
     for (int v = 0; !rc && v < g->nv; v++) {
         a->keeps[v] = ck_asg_vertex_state(g, v, cfg);
+        /* the snapshot's in-flight data, whatever the new job's
+         * checkpoints are: a job restored with unaligned checkpoints
+         * turned off still restores what the old one's overtook */
+        if (!a->keeps[v] && may_hold_channels(m) && carries_channels(g, v))
+            a->keeps[v] = "channel state (the snapshot's in-flight data)";
         oldp[v] = ov[a->old_vertex[v]].parallelism;
         a->fresh[v] = !a->keeps[v] &&
                       (int)ov[a->old_vertex[v]].parallelism != g->v[v].parallelism;

@@ -58,9 +58,11 @@
  *    vertex at either end of an edge changed parallelism, the takes say
  *    so (CK_ASG_REROUTE) and the state goes to the new channels;
  *  - a vertex that keeps no state but its place in the data flow
- *    (ck_asg_vertex_state: a map, a filter, a sink without transactions)
- *    and whose parallelism changed: its new subtasks start empty, take
- *    nothing, and lose nothing.
+ *    (ck_asg_vertex_state: a map, a filter, a sink without transactions;
+ *    from a snapshot that may hold channel state, one without a hash or
+ *    rebalance edge, whatever the new job's checkpoints are) and whose
+ *    parallelism changed: its new subtasks start empty, take nothing,
+ *    and lose nothing.
  *
  * A plan's invariants (ck_asg_check):
  *   (1) tasks[g] is new global subtask g; its old_vertex is the old vertex

@@ -606,6 +606,17 @@ static void test_stateless_vertex_starts_empty(void **state)
     assert_int_equal(ck_asg_check(&a, &m, &g1, &inv), CK_EINVARIANT);
     assert_non_null(strstr(inv.what, "output channel state is taken by 2 subtasks"));
     ck_asg_free(&a);
+    /* the same snapshot into a job with unaligned checkpoints turned off:
+     * the map's in-flight data is still restored, not dropped with a
+     * fresh start */
+    cfg.v[CK_CFG_CP_UNALIGNED] = 0;
+    assert_null(ck_asg_vertex_state(&g0, 1, &cfg));
+    assert_int_equal(ck_asg_plan(&a, &m, &g1, &cfg, NULL, 0, err, sizeof(err)), 0);
+    assert_int_equal(ck_asg_check(&a, &m, &g1, &inv), 0);
+    assert_false(a.fresh[1] || a.tasks[g1.v[1].base].empty);
+    assert_string_equal(a.keeps[1], "channel state (the snapshot's in-flight data)");
+    assert_int_equal(a.tasks[g1.v[1].base].ntakes, 1);
+    ck_asg_free(&a);
     ck_cp_meta_free(&m);
 }
 
