@@ -254,6 +254,20 @@ static int restore_source_new(ck_task *t)
     return CK_OK;
 }
 
+/* The next element of channel state data[0..len) (whole elements) from
+ * *at, decoded into e, *at past it: 1; 0 at the end; CK_ECORRUPT. */
+static int chan_next(const uint8_t *data, size_t len, size_t *at, ck_elem *e)
+{
+    if (*at == len)
+        return 0;
+    if (len - *at < 4 || ck_get_u32(data + *at) > len - *at - 4)
+        return CK_ECORRUPT;
+    size_t n = 4 + (size_t)ck_get_u32(data + *at);
+    int rc = ck_elem_decode(data + *at, n, e);
+    *at += n;
+    return rc ? rc : 1;
+}
+
 /* Output channel state of an old subtask over o's edge, at another
  * parallelism: each record goes out again by the edge's partitioner over
  * the new consumers, ahead of anything new; watermarks and barriers of
@@ -263,22 +277,16 @@ static int reroute(ck_rp_out *o, const uint8_t *data, size_t len, uint64_t *reco
 {
     if (o->edge->ship == CK_SHIP_BROADCAST)
         return CK_ECORRUPT; /* no channel state on broadcast edges */
-    while (len > 0) {
-        if (len < 4 || ck_get_u32(data) > len - 4)
-            return CK_ECORRUPT;
-        size_t n = 4 + (size_t)ck_get_u32(data);
-        ck_elem e;
-        int rc = ck_elem_decode(data, n, &e);
-        if (rc)
-            return rc;
+    ck_elem e;
+    int rc;
+    for (size_t at = 0; (rc = chan_next(data, len, &at, &e)) == 1;)
         if (e.tag == CK_EL_RECORD) {
             if ((rc = ck_rp_emit_rec(&o->rp, ck_rp_out_route(o, &e.u.rec), &e.u.rec)))
                 return rc;
             ++*records;
         }
-        data += n;
-        len -= n;
-    }
+    if (rc)
+        return rc;
     ck_rp_flush(&o->rp);
     return CK_OK;
 }
@@ -288,14 +296,10 @@ static int reroute(ck_rp_out *o, const uint8_t *data, size_t len, uint64_t *reco
 static uint64_t records_in(const uint8_t *data, size_t len, ck_kgr kgr, int maxp)
 {
     uint64_t n = 0;
-    for (size_t at = 0; at + 4 <= len && 4 + (size_t)ck_get_u32(data + at) <= len - at;) {
-        size_t sz = 4 + (size_t)ck_get_u32(data + at);
-        ck_elem e;
-        if (!ck_elem_decode(data + at, sz, &e) && e.tag == CK_EL_RECORD &&
-            (maxp <= 0 || ck_kgr_contains(kgr, ck_kg_of_hash(ck_rec_jhash(&e.u.rec), maxp))))
-            n++;
-        at += sz;
-    }
+    ck_elem e;
+    for (size_t at = 0; chan_next(data, len, &at, &e) == 1;)
+        n += e.tag == CK_EL_RECORD &&
+             (maxp <= 0 || ck_kgr_contains(kgr, ck_kg_of_hash(ck_rec_jhash(&e.u.rec), maxp)));
     return n;
 }
 

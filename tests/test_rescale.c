@@ -61,6 +61,16 @@ static void check_exactly_once(const cJSON *run)
     assert_true(num(run, "correctness", "expected") > 0);
 }
 
+/* Runs `chandy args` (its files named name): exit status 0, the job ran
+ * to its end with the output exactly once. Its run.json, to delete. */
+static cJSON *run_exactly_once(const char *name, const char *args)
+{
+    assert_chandy(name, args, 0);
+    cJSON *run = load_run(name);
+    check_exactly_once(run);
+    return run;
+}
+
 /* A rescale that completed: its phases in order, its restore measured,
  * the parallelism it names the job's after it. */
 static void check_done(const cJSON *run, const cJSON *rs, const char *via)
@@ -409,9 +419,7 @@ static void test_stateless_savepoint_other_parallelism(void **state)
     free(out);
     snprintf(args, sizeof(args), "run %s/spr.json -s %s/sps --out %s/spr --check-invariants", tmp,
              tmp, tmp);
-    assert_chandy("spr", args, 0);
-    cJSON *run = load_run("spr");
-    check_exactly_once(run);
+    cJSON *run = run_exactly_once("spr", args);
     const cJSON *vs = cJSON_GetObjectItem(cJSON_GetObjectItem(run, "job"), "vertices");
     assert_true(num(cJSON_GetArrayItem(vs, 1), "parallelism", NULL) == 4);
     cJSON_Delete(run);
@@ -458,9 +466,7 @@ static void test_sink_rescale(void **state)
 
     p = variant_of(STATELESS, "eo", SINK_RESCALES, NULL, NULL);
     snprintf(args, sizeof(args), "run %s --out %s/eo --check-invariants", p, tmp);
-    assert_chandy("eo", args, 0);
-    run = load_run("eo");
-    check_exactly_once(run);
+    run = run_exactly_once("eo", args);
     rss = cJSON_GetObjectItem(run, "rescales");
     for (int i = 0; i < 2; i++)
         assert_string_equal(str(cJSON_GetArrayItem(rss, i), "outcome"), "done");
@@ -482,9 +488,7 @@ static void test_crash_after_rescale(void **state)
                                NULL, NULL);
     char args[512];
     snprintf(args, sizeof(args), "run %s --out %s/after --check-invariants", p, tmp);
-    assert_chandy("after", args, 0);
-    cJSON *run = load_run("after");
-    check_exactly_once(run);
+    cJSON *run = run_exactly_once("after", args);
     const cJSON *rs = cJSON_GetArrayItem(cJSON_GetObjectItem(run, "rescales"), 0);
     assert_string_equal(str(rs, "outcome"), "done");
     const cJSON *rc = cJSON_GetArrayItem(cJSON_GetObjectItem(run, "recoveries"), 0);
@@ -562,9 +566,7 @@ static void test_generation_names(void **state)
     free(out);
     char args[512];
     snprintf(args, sizeof(args), "run %s --out %s/gens --check-invariants", p, tmp);
-    assert_chandy("gens", args, 0);
-    cJSON *run = load_run("gens");
-    check_exactly_once(run);
+    cJSON *run = run_exactly_once("gens", args);
     const cJSON *m;
     int seen[3] = {0}, late = 0;
     double rescaled = num(cJSON_GetArrayItem(cJSON_GetObjectItem(run, "rescales"), 0),
@@ -598,9 +600,7 @@ static void test_checkpoint_fallback(void **state)
                             "jobmanager.adaptive-scheduler.rescale-trigger.max-delay", "50 ms");
     char args[512];
     snprintf(args, sizeof(args), "run %s --out %s/fb --quiet --check-invariants", p, tmp);
-    assert_chandy("fb", args, 0);
-    cJSON *run = load_run("fb");
-    check_exactly_once(run);
+    cJSON *run = run_exactly_once("fb", args);
     const cJSON *rs = cJSON_GetArrayItem(cJSON_GetObjectItem(run, "rescales"), 0);
     assert_string_equal(str(rs, "outcome"), "done");
     assert_true(cJSON_IsFalse(cJSON_GetObjectItem(rs, "waited_for_checkpoint")));
@@ -624,9 +624,7 @@ static void test_refused_while_rescaling(void **state)
                             NULL, NULL);
     char args[512];
     snprintf(args, sizeof(args), "run %s --out %s/tw", p, tmp);
-    assert_chandy("tw", args, 0);
-    cJSON *run = load_run("tw");
-    check_exactly_once(run);
+    cJSON *run = run_exactly_once("tw", args);
     const cJSON *rs = cJSON_GetObjectItem(run, "rescales");
     assert_int_equal(cJSON_GetArraySize(rs), 2);
     assert_string_equal(str(cJSON_GetArrayItem(rs, 0), "outcome"), "done");
@@ -657,9 +655,7 @@ static void test_crash_interrupts(void **state)
                             NULL, NULL);
     char args[512];
     snprintf(args, sizeof(args), "run %s --out %s/cr --quiet --check-invariants", p, tmp);
-    assert_chandy("cr", args, 0);
-    cJSON *run = load_run("cr");
-    check_exactly_once(run);
+    cJSON *run = run_exactly_once("cr", args);
     const cJSON *rs = cJSON_GetArrayItem(cJSON_GetObjectItem(run, "rescales"), 0);
     assert_string_equal(str(rs, "outcome"), "interrupted");
     assert_string_equal(str(rs, "why"), "task manager tm0: the connection broke");
@@ -692,9 +688,7 @@ static void test_unaligned_rescale(void **state)
     const char *path = "scenarios/rescale-unaligned.json";
     char args[512];
     snprintf(args, sizeof(args), "run %s --out %s/uc --check-invariants", path, tmp);
-    assert_chandy("uc", args, 0);
-    cJSON *run = load_run("uc");
-    check_exactly_once(run);
+    cJSON *run = run_exactly_once("uc", args);
     const cJSON *rss = cJSON_GetObjectItem(run, "rescales");
     assert_int_equal(cJSON_GetArraySize(rss), 2);
     const cJSON *cps = cJSON_GetObjectItem(run, "checkpoints");
@@ -732,9 +726,7 @@ static void test_unaligned_rescale(void **state)
      * restored (how much depends on the real clock's timing). */
     snprintf(args, sizeof(args), "run %s --backend sockets --out %s/ucs --check-invariants", path,
              tmp);
-    assert_chandy("ucs", args, 0);
-    run = load_run("ucs");
-    check_exactly_once(run);
+    run = run_exactly_once("ucs", args);
     rss = cJSON_GetObjectItem(run, "rescales");
     assert_int_equal(cJSON_GetArraySize(rss), 2);
     double replayed = 0;
@@ -759,9 +751,7 @@ static void test_keyed_rescale(void **state)
     (void)state;
     char args[512];
     snprintf(args, sizeof(args), "run %s --out %s/kr --quiet --check-invariants", KEYED, tmp);
-    assert_chandy("kr", args, 0);
-    cJSON *run = load_run("kr");
-    check_exactly_once(run);
+    cJSON *run = run_exactly_once("kr", args);
     assert_true(num(run, "correctness", "expected") == 12000);
     assert_true(num(run, "correctness", "received") == 12000);
     static const char *const names[] = {"source", "total", "totals"};
@@ -777,9 +767,7 @@ static void test_keyed_sockets(void **state)
     (void)state;
     char args[256];
     snprintf(args, sizeof(args), "run %s --backend sockets --out %s/ks --quiet", KEYED, tmp);
-    assert_chandy("ks", args, 0);
-    cJSON *run = load_run("ks");
-    check_exactly_once(run);
+    cJSON *run = run_exactly_once("ks", args);
     static const char *const names[] = {"source", "total", "totals"};
     for (int i = 0; i < 4; i++)
         check_after(run, i, names, 3, i % 2 ? 2 : 4);
@@ -798,9 +786,7 @@ static void test_buffer_rescale(void **state)
     char args[512];
     snprintf(args, sizeof(args), "run %s --out %s/br --quiet --check-invariants", BUFFERING,
              tmp);
-    assert_chandy("br", args, 0);
-    cJSON *run = load_run("br");
-    check_exactly_once(run);
+    cJSON *run = run_exactly_once("br", args);
     static const char *const names[] = {"parse", "batch", "batched"};
     static const int after[] = {3, 2, 4, 1};
     for (int i = 0; i < 4; i++)

@@ -658,6 +658,22 @@ static void same_as_filtered(const ck_snapshot *all, const ck_snapshot *got, int
     }
 }
 
+/* Subtask 1 of 2 of build()'s job as chain a, fed n random records (r
+ * seeded seed, left to the caller), captured as checkpoint 3 into cap and
+ * encoded: the file, its length and its decoding. */
+static void fed_file(ck_graph *g, ck_chain *a, ck_rng *r, uint64_t seed, int n, ck_capture *cap,
+                     uint8_t **file, size_t *len, ck_snapshot *all)
+{
+    ck_config cfg;
+    build(g, &cfg);
+    assert_int_equal(ck_chain_init(a, g, 1, 1, NULL, 0, NULL, NULL, 0), 0);
+    ck_rng_init(r, seed, seed);
+    feed(a, r, n, 0);
+    *cap = (ck_capture){.checkpoint_id = 3, .vertex = 1, .subtask = 1, .parallelism = 2};
+    assert_int_equal(ck_chain_capture(a, cap, 0), 0);
+    encode_decode(cap, file, len, all);
+}
+
 /* A file read by key group (a restore that takes some of its key groups):
  * for random ranges [a, b], its head and the one range ck_snap_range
  * names, each in a buffer of exactly its bytes, decode to the whole
@@ -668,20 +684,14 @@ static void test_ranged_read(void **state)
 {
     (void)state;
     static ck_graph g;
-    ck_config cfg;
-    build(&g, &cfg);
     ck_chain a;
-    assert_int_equal(ck_chain_init(&a, &g, 1, 1, NULL, 0, NULL, NULL, 0), 0);
     ck_rng r;
-    ck_rng_init(&r, 11, 11);
-    feed(&a, &r, 5000, 0);
-    ck_kgr kgr = a.ops[0].kgr;
-    ck_capture cap = {.checkpoint_id = 3, .vertex = 1, .subtask = 1, .parallelism = 2};
-    assert_int_equal(ck_chain_capture(&a, &cap, 0), 0);
+    ck_capture cap;
     uint8_t *file;
     size_t len;
     ck_snapshot all;
-    encode_decode(&cap, &file, &len, &all);
+    fed_file(&g, &a, &r, 11, 5000, &cap, &file, &len, &all);
+    ck_kgr kgr = a.ops[0].kgr;
     assert_true(all.keyed[0].nentries > 100 && all.keyed[0].ntimers > 10);
     assert_true(all.ix_first == kgr.start && all.ix_n == kgr.end - kgr.start + 1);
     uint64_t head;
@@ -741,19 +751,13 @@ static void test_ranged_fuzz(void **state)
 {
     (void)state;
     static ck_graph g;
-    ck_config cfg;
-    build(&g, &cfg);
     ck_chain a;
-    assert_int_equal(ck_chain_init(&a, &g, 1, 1, NULL, 0, NULL, NULL, 0), 0);
     ck_rng r;
-    ck_rng_init(&r, 12, 12);
-    feed(&a, &r, 800, 0);
-    ck_capture cap = {.checkpoint_id = 3, .vertex = 1, .subtask = 1, .parallelism = 2};
-    assert_int_equal(ck_chain_capture(&a, &cap, 0), 0);
+    ck_capture cap;
     uint8_t *file;
     size_t len;
     ck_snapshot all;
-    encode_decode(&cap, &file, &len, &all);
+    fed_file(&g, &a, &r, 12, 800, &cap, &file, &len, &all);
     uint64_t head = all.head_len;
     const char *why;
     ck_snapshot s;
